@@ -1,0 +1,3 @@
+"""CLI commands for demo (filled in by its issue)."""
+
+COMMANDS: list = []

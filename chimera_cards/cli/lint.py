@@ -1,0 +1,3 @@
+"""CLI commands for lint (filled in by its issue)."""
+
+COMMANDS: list = []

@@ -1,0 +1,3 @@
+"""CLI commands for review (filled in by its issue)."""
+
+COMMANDS: list = []

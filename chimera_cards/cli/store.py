@@ -1,0 +1,3 @@
+"""CLI commands for store (filled in by its issue)."""
+
+COMMANDS: list = []
