@@ -1,0 +1,359 @@
+"""The SKILL.md card model: parse a card from its exact bytes into frontmatter, body and sections.
+
+A card is YAML frontmatter between two ``---`` lines followed by a Markdown body. Parsing is
+deliberately strict about the envelope (size, encoding, fences, YAML features) and lenient about
+content: unknown keys and unknown or duplicate sections are kept so the linter can report them.
+The raw bytes stay on the card because every hash, signature and lockfile entry is over them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from markdown_it import MarkdownIt
+
+from chimera_cards.errors import ChimeraError
+
+CARD_SECTIONS = ("Trigger", "Do", "Avoid", "Check", "Risk")
+MAX_CARD_BYTES = 1024 * 1024
+MAX_FRONTMATTER_BYTES = 64 * 1024
+# Deep nesting in YAML makes the (recursive) composer blow the stack; no real card nests past a few.
+MAX_FRONTMATTER_DEPTH = 32
+CARD_FILENAME = "SKILL.md"
+FENCE = "---"
+BOM = b"\xef\xbb\xbf"
+
+AGENT_SKILLS_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+CHIMERA_KEYS = (
+    "version", "kind", "provenance", "status", "triggers", "stage", "topic", "allowed_tools",
+)
+KNOWN_KEYS = frozenset(AGENT_SKILLS_KEYS + CHIMERA_KEYS)
+
+
+class CardParseError(ChimeraError):
+    """The bytes are not a well-formed card; the message names the problem and, where known, the line."""
+
+    def __init__(self, message: str, *, line: int | None = None, path: str | None = None) -> None:
+        where = "".join(
+            part for part in (f"{path}: " if path else "", f"line {line}: " if line else "")
+        )
+        super().__init__(where + message)
+        self.line = line
+        self.path = path
+        self.reason = message
+
+
+class CardReadError(ChimeraError):
+    """The card cannot be read at all (missing, not a regular file, permissions): unreadable input."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str  # heading text, e.g. "Risk"
+    line: int  # 1-based line of the heading in the file
+    text: str  # the section's Markdown body, heading excluded, stripped
+
+
+@dataclass
+class Card:
+    raw: bytes  # exact bytes as given; hashes are always over these
+    frontmatter: dict  # every key, known or not
+    body: str  # text after the closing fence (line endings normalised to LF)
+    body_line: int  # 1-based file line where the body starts
+    sections: list[Section]  # every level-2 heading, in order, duplicates kept
+    path: str | None = None  # where it was read from, if anywhere
+    frontmatter_text: str = ""  # the YAML between the fences, LF line endings (for scans)
+    frontmatter_line: int = 2  # 1-based file line where the YAML starts
+    key_lines: dict[str, int] = field(default_factory=dict)  # top-level key -> file line
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.raw).hexdigest()
+
+    @property
+    def name(self) -> str | None:
+        value = self.frontmatter.get("name")
+        return value if isinstance(value, str) else None
+
+    @property
+    def description(self) -> str | None:
+        value = self.frontmatter.get("description")
+        return value if isinstance(value, str) else None
+
+    @property
+    def triggers(self) -> list[str]:
+        value = self.frontmatter.get("triggers")
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list):
+            return [str(item) for item in value if isinstance(item, (str, int, float))]
+        return []
+
+    @property
+    def unknown_keys(self) -> list[str]:
+        return [key for key in self.frontmatter if key not in KNOWN_KEYS]
+
+    def section(self, title: str) -> Section | None:
+        """The first section with exactly this title, or None."""
+        for section in self.sections:
+            if section.title == title:
+                return section
+        return None
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        prefix = data[: exc.start]
+        line = prefix.count(b"\n") + 1
+        raise CardParseError(
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})", line=line
+        ) from None
+
+
+def _check_yaml_features(text: str, first_line: int) -> None:
+    """Refuse anchors, aliases and deep nesting from the event stream, before anything is built.
+
+    Events are produced without constructing values, so an alias bomb is caught while it is still
+    a few hundred bytes.
+    """
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            line = event.start_mark.line + first_line if event.start_mark else None
+            if isinstance(event, yaml.AliasEvent):
+                raise CardParseError(
+                    f"YAML alias '*{event.anchor}' in frontmatter is not allowed", line=line
+                )
+            if getattr(event, "anchor", None) is not None:
+                raise CardParseError(
+                    f"YAML anchor '&{event.anchor}' in frontmatter is not allowed", line=line
+                )
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_FRONTMATTER_DEPTH:
+                    raise CardParseError(
+                        f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels", line=line
+                    )
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, first_line) from None
+
+
+def _yaml_error(exc: yaml.YAMLError, first_line: int) -> CardParseError:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    line = mark.line + first_line if mark is not None else None
+    return CardParseError(f"invalid YAML in frontmatter: {problem}", line=line)
+
+
+def _top_level_key_lines(text: str, first_line: int) -> dict[str, int]:
+    """File line of each top-level key, so lint findings can point at the key."""
+    lines: dict[str, int] = {}
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return lines
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _value in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                lines.setdefault(key_node.value, key_node.start_mark.line + first_line)
+    return lines
+
+
+def _load_frontmatter(text: str, first_line: int) -> dict:
+    size = len(text.encode("utf-8"))
+    if size > MAX_FRONTMATTER_BYTES:
+        raise CardParseError(
+            f"frontmatter is {size} bytes; the limit is {MAX_FRONTMATTER_BYTES}", line=first_line
+        )
+    _check_yaml_features(text, first_line)
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, first_line) from None
+    except RecursionError:
+        raise CardParseError("frontmatter nests too deeply", line=first_line) from None
+    if value is None:
+        raise CardParseError("frontmatter is empty; expected a mapping of keys", line=first_line)
+    if not isinstance(value, dict):
+        raise CardParseError(
+            f"frontmatter must be a mapping of keys, not a {type(value).__name__}", line=first_line
+        )
+    for key in value:
+        if not isinstance(key, str):
+            # YAML 1.1 turns `on:`/`yes:` into booleans; say so rather than carry a non-text key.
+            raise CardParseError(
+                f"frontmatter key {key!r} is not a string (quote it)", line=first_line
+            )
+    return value
+
+
+def _sections(body: str, body_line: int) -> list[Section]:
+    """Level-2 headings at the top level of the Markdown, from markdown-it's token stream.
+
+    Using the parser (not a regex) is what makes a ``## Risk`` inside a fenced or indented code
+    block body text rather than a section.
+    """
+    tokens = MarkdownIt("commonmark").parse(body)
+    lines = body.split("\n")
+    heads: list[tuple[str, int, int]] = []  # (title, start line idx, line idx after heading)
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h2" and token.level == 0 and token.map:
+            inline = tokens[index + 1]
+            title = inline.content.strip() if inline.type == "inline" else ""
+            heads.append((title, token.map[0], token.map[1]))
+    sections = []
+    for number, (title, start, after) in enumerate(heads):
+        end = heads[number + 1][1] if number + 1 < len(heads) else len(lines)
+        text = "\n".join(lines[after:end]).strip()
+        sections.append(Section(title=title, line=body_line + start, text=text))
+    return sections
+
+
+def parse_card(data: bytes, path: str | None = None) -> Card:
+    """Parse a SKILL.md from its exact bytes. Raises CardParseError with the line where relevant.
+
+    A file without frontmatter is a parse error: every Agent Skills card carries at least ``name``
+    and ``description``, and a card without a name cannot be stored, pinned or reviewed.
+    """
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError("parse_card takes bytes")
+    data = bytes(data)
+    try:
+        return _parse(data, path)
+    except CardParseError as exc:
+        if path is None or exc.path is not None:
+            raise
+        raise CardParseError(exc.reason, line=exc.line, path=path) from None
+
+
+def _parse(data: bytes, path: str | None) -> Card:
+    if len(data) > MAX_CARD_BYTES:
+        raise CardParseError(f"card is {len(data)} bytes; the limit is {MAX_CARD_BYTES}")
+    text = _decode(data[len(BOM):] if data.startswith(BOM) else data)
+    # One line model for everything (fences, YAML marks, markdown-it maps): CRLF and lone CR are
+    # line breaks, as CommonMark treats them.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines[0] != FENCE:
+        raise CardParseError(
+            "no YAML frontmatter: the first line must be exactly '---'", line=1
+        )
+    close = None
+    for number in range(1, len(lines)):
+        if lines[number] == FENCE:
+            close = number
+            break
+    if close is None:
+        raise CardParseError("frontmatter opened on line 1 is never closed by a '---' line", line=1)
+    frontmatter_text = "\n".join(lines[1:close])
+    if frontmatter_text:
+        frontmatter_text += "\n"
+    frontmatter = _load_frontmatter(frontmatter_text, first_line=2)
+    body_line = close + 2
+    body = "\n".join(lines[close + 1 :])
+    return Card(
+        raw=data,
+        frontmatter=frontmatter,
+        body=body,
+        body_line=body_line,
+        sections=_sections(body, body_line),
+        path=path,
+        frontmatter_text=frontmatter_text,
+        frontmatter_line=2,
+        key_lines=_top_level_key_lines(frontmatter_text, 2),
+    )
+
+
+def _card_file(path: Path) -> Path:
+    return path / CARD_FILENAME if path.is_dir() else path
+
+
+def read_card_bytes(path: str | os.PathLike) -> tuple[bytes, str]:
+    """Read a SKILL.md (or a card directory's SKILL.md) -> (exact bytes, resolved file path).
+
+    Refuses anything that is not a regular file, anything over MAX_CARD_BYTES, and a symlinked
+    SKILL.md whose target lies outside its card directory (a card must not smuggle in another file).
+    """
+    given = Path(path)
+    if not given.exists() and not given.is_symlink():
+        raise CardReadError(f"{given}: no such file or directory")
+    file = _card_file(given)
+    if not file.exists() and not file.is_symlink():
+        raise CardReadError(f"{given}: no {CARD_FILENAME} in this directory")
+    card_dir = file.parent.resolve()
+    try:
+        resolved = file.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise CardReadError(f"{file}: broken or looping symlink") from None
+    if file.is_symlink() and not resolved.is_relative_to(card_dir):
+        raise ChimeraError(f"{file}: symlink points outside the card directory ({resolved})")
+    try:
+        # O_NONBLOCK so a FIFO planted as SKILL.md cannot hang us before the type check.
+        fd = os.open(resolved, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise CardReadError(f"{file}: cannot read ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise CardReadError(f"{file}: not a regular file")
+        if info.st_size > MAX_CARD_BYTES:
+            raise CardParseError(
+                f"card is {info.st_size} bytes; the limit is {MAX_CARD_BYTES}", path=str(file)
+            )
+        chunks = []
+        remaining = MAX_CARD_BYTES + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    except IsADirectoryError:
+        raise CardReadError(f"{file}: is a directory") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > MAX_CARD_BYTES:  # grew between fstat and read
+        raise CardParseError(f"card is over the {MAX_CARD_BYTES}-byte limit", path=str(file))
+    return data, str(resolved)
+
+
+def load_card(path: str | os.PathLike) -> Card:
+    """Read and parse one card; parse errors name the file."""
+    data, resolved = read_card_bytes(path)
+    return parse_card(data, path=resolved)
+
+
+def find_card_files(path: str | os.PathLike) -> list[Path]:
+    """A SKILL.md file, a card directory, or a folder of card directories -> the SKILL.md files.
+
+    Only one level of card directories is searched; the result is sorted so output is stable.
+    An existing folder with no cards gives an empty list (the caller decides whether that is bad).
+    """
+    root = Path(path)
+    if not root.exists():
+        raise CardReadError(f"{root}: no such file or directory")
+    if not root.is_dir():
+        return [root]
+    if (root / CARD_FILENAME).exists() or (root / CARD_FILENAME).is_symlink():
+        return [root / CARD_FILENAME]
+    try:
+        children = sorted(root.iterdir(), key=lambda p: p.name)
+    except OSError as exc:
+        raise CardReadError(f"{root}: cannot list ({exc.strerror})") from None
+    return [
+        child / CARD_FILENAME
+        for child in children
+        if child.is_dir() and ((child / CARD_FILENAME).exists() or (child / CARD_FILENAME).is_symlink())
+    ]

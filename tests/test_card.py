@@ -1,0 +1,317 @@
+"""The SKILL.md model: envelope parsing from bytes, limits, and sections from the Markdown tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+
+import pytest
+
+from chimera_cards.card import (
+    CARD_SECTIONS,
+    MAX_CARD_BYTES,
+    MAX_FRONTMATTER_BYTES,
+    Card,
+    CardParseError,
+    CardReadError,
+    Section,
+    find_card_files,
+    load_card,
+    parse_card,
+    read_card_bytes,
+)
+from chimera_cards.errors import ChimeraError
+
+FIVE = "".join(f"## {title}\n\n{title} text.\n\n" for title in CARD_SECTIONS)
+CARD = (
+    "---\nname: demo-card\ndescription: A demo.\ntriggers:\n- one\n- two\n---\n\n" + FIVE
+).encode()
+
+
+def test_parses_frontmatter_body_and_five_sections_with_file_lines():
+    card = parse_card(CARD)
+    assert card.frontmatter["name"] == "demo-card"
+    assert card.name == "demo-card"
+    assert card.description == "A demo."
+    assert card.triggers == ["one", "two"]
+    assert card.body_line == 8
+    assert [s.title for s in card.sections] == list(CARD_SECTIONS)
+    assert card.sections[0] == Section(title="Trigger", line=9, text="Trigger text.")
+    assert card.sections[4].line == 25
+    assert card.section("Check").text == "Check text."
+    assert card.section("Nope") is None
+    assert card.key_lines["description"] == 3
+
+
+def test_sha256_is_over_the_exact_raw_bytes():
+    card = parse_card(CARD)
+    assert card.raw == CARD
+    assert card.sha256 == hashlib.sha256(CARD).hexdigest()
+
+
+def test_bom_is_allowed_and_hash_still_covers_it():
+    data = b"\xef\xbb\xbf" + CARD
+    card = parse_card(data)
+    assert card.name == "demo-card"
+    assert card.sha256 == hashlib.sha256(data).hexdigest()
+    assert card.sections[0].line == 9
+
+
+def test_crlf_card_parses_like_lf_with_the_same_lines_but_its_own_hash():
+    data = CARD.replace(b"\n", b"\r\n")
+    card = parse_card(data)
+    lf = parse_card(CARD)
+    assert card.frontmatter == lf.frontmatter
+    assert card.sections == lf.sections
+    assert "\r" not in card.body
+    assert card.sha256 != lf.sha256
+
+
+def test_fenced_risk_heading_is_body_text_not_a_section():
+    data = (
+        b"---\nname: x\ndescription: y\n---\n## Do\n\n```markdown\n## Risk\nnot real\n```\n\n"
+        b"~~~\n## Check\n~~~\n"
+    )
+    card = parse_card(data)
+    assert [s.title for s in card.sections] == ["Do"]
+    assert "## Risk" in card.sections[0].text
+
+
+def test_indented_code_heading_is_body_text_not_a_section():
+    data = b"---\nname: x\ndescription: y\n---\n## Do\n\nText.\n\n    ## Risk\n"
+    assert [s.title for s in parse_card(data).sections] == ["Do"]
+
+
+def test_heading_inside_blockquote_is_not_a_section():
+    data = b"---\nname: x\ndescription: y\n---\n## Do\n\n> ## Risk\n> quoted\n"
+    assert [s.title for s in parse_card(data).sections] == ["Do"]
+
+
+def test_setext_level_two_heading_is_a_section():
+    data = b"---\nname: x\ndescription: y\n---\nRisk\n----\n\nreal\n"
+    card = parse_card(data)
+    assert card.sections == [Section(title="Risk", line=5, text="real")]
+
+
+def test_level_one_and_three_headings_stay_inside_the_section():
+    data = b"---\nname: x\ndescription: y\n---\n# Title\n## Do\n### Step\nx\n"
+    card = parse_card(data)
+    assert card.sections == [Section(title="Do", line=6, text="### Step\nx")]
+
+
+def test_duplicate_and_unknown_sections_are_kept_in_order():
+    data = b"---\nname: x\ndescription: y\n---\n## Do\na\n## Extra\nb\n## Do\nc\n"
+    card = parse_card(data)
+    assert [(s.title, s.line, s.text) for s in card.sections] == [
+        ("Do", 5, "a"), ("Extra", 7, "b"), ("Do", 9, "c"),
+    ]
+    assert card.section("Do").text == "a"
+
+
+def test_four_dash_line_does_not_close_the_frontmatter():
+    data = b"---\nname: x\ndescription: |\n  a\n----\n  b\n---\n## Do\n"
+    with pytest.raises(CardParseError):
+        # '----' is inside the YAML, where it is invalid: it must not be taken as the fence.
+        parse_card(data)
+    ok = b"---\nname: x\ndescription: \"a\n  ----\n  b\"\n---\n## Do\n"
+    card = parse_card(ok)
+    assert "----" in card.description
+    assert card.body_line == 7
+
+
+def test_four_dash_only_frontmatter_is_never_closed():
+    with pytest.raises(CardParseError, match="never closed"):
+        parse_card(b"---\nname: x\n----\n## Do\n")
+
+
+def test_fence_with_trailing_space_does_not_close():
+    with pytest.raises(CardParseError, match="never closed"):
+        parse_card(b"---\nname: x\n--- \n## Do\n")
+
+
+def test_missing_closing_fence_is_a_parse_error_on_line_one():
+    with pytest.raises(CardParseError) as exc:
+        parse_card(b"---\nname: x\ndescription: y\n\n## Do\n")
+    assert exc.value.line == 1
+    assert "never closed" in str(exc.value)
+
+
+def test_missing_frontmatter_is_a_parse_error():
+    with pytest.raises(CardParseError, match="no YAML frontmatter"):
+        parse_card(b"# Just markdown\n\n## Do\n")
+
+
+def test_empty_file_is_a_parse_error():
+    with pytest.raises(CardParseError):
+        parse_card(b"")
+
+
+def test_non_utf8_bytes_are_a_parse_error_with_line():
+    with pytest.raises(CardParseError) as exc:
+        parse_card(b"---\nname: x\ndescription: caf\xe9\n---\n")
+    assert exc.value.line == 3
+    assert "UTF-8" in str(exc.value)
+
+
+def test_alias_bomb_is_refused_before_it_expands():
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i, prev in zip("bcdefghi", "abcdefgh"):
+        lines.append(f"{i}: &{i} [" + ",".join([f"*{prev}"] * 9) + "]")
+    bomb = ("---\n" + "\n".join(lines) + "\n---\n").encode()
+    assert len(bomb) < 400
+    start = time.monotonic()
+    with pytest.raises(CardParseError, match="anchor|alias") as exc:
+        parse_card(bomb)
+    assert time.monotonic() - start < 1.0
+    assert exc.value.line == 2
+
+
+def test_a_lone_alias_is_refused():
+    with pytest.raises(CardParseError, match="alias"):
+        parse_card(b"---\nname: x\ndescription: *undefined\n---\n")
+
+
+def test_merge_key_with_anchor_is_refused():
+    data = b"---\nbase: &b {name: x}\ncard:\n  <<: *b\n---\n"
+    with pytest.raises(CardParseError, match="anchor"):
+        parse_card(data)
+
+
+def test_frontmatter_over_64_kib_is_refused():
+    big = "description: " + "a" * MAX_FRONTMATTER_BYTES + "\n"
+    with pytest.raises(CardParseError, match="frontmatter is .* bytes"):
+        parse_card(("---\nname: x\n" + big + "---\n").encode())
+
+
+def test_deeply_nested_frontmatter_is_refused_not_a_crash():
+    data = ("---\nx: " + "[" * 5000 + "]" * 5000 + "\n---\n").encode()
+    with pytest.raises(CardParseError, match="nest"):
+        parse_card(data)
+
+
+@pytest.mark.parametrize("yaml_text", ["- a\n- b\n", "just a string\n", "42\n"])
+def test_non_mapping_frontmatter_is_refused(yaml_text):
+    with pytest.raises(CardParseError, match="mapping"):
+        parse_card(f"---\n{yaml_text}---\n".encode())
+
+
+def test_empty_frontmatter_is_refused():
+    with pytest.raises(CardParseError, match="empty"):
+        parse_card(b"---\n---\n## Do\n")
+
+
+def test_invalid_yaml_names_the_file_line():
+    with pytest.raises(CardParseError) as exc:
+        parse_card(b"---\nname: x\ndescription: [unclosed\nother: 1\n---\n")
+    assert exc.value.line is not None and exc.value.line >= 3
+
+
+def test_python_tags_are_refused_by_safe_load():
+    with pytest.raises(CardParseError):
+        parse_card(b"---\nname: !!python/object/apply:os.system ['true']\n---\n")
+
+
+def test_non_string_key_is_refused():
+    with pytest.raises(CardParseError, match="not a string"):
+        parse_card(b"---\nname: x\non: push\n---\n")
+
+
+def test_card_over_one_mib_is_refused():
+    data = CARD + b"x" * MAX_CARD_BYTES
+    with pytest.raises(CardParseError, match="limit"):
+        parse_card(data)
+
+
+def test_unknown_keys_are_kept_and_listed():
+    card = parse_card(b"---\nname: x\ndescription: y\nflavour: mint\nversion: 1\n---\n")
+    assert card.frontmatter["flavour"] == "mint"
+    assert card.unknown_keys == ["flavour"]
+
+
+def test_single_string_trigger_is_a_one_item_list():
+    card = parse_card(b"---\nname: x\ntriggers: when asked\n---\n")
+    assert card.triggers == ["when asked"]
+
+
+def test_parse_error_names_the_path_when_given():
+    with pytest.raises(CardParseError, match=r"^cards/x/SKILL.md: line 1:"):
+        parse_card(b"nope\n", path="cards/x/SKILL.md")
+
+
+def test_parse_error_is_a_chimera_error_with_exit_1():
+    with pytest.raises(ChimeraError) as exc:
+        parse_card(b"nope")
+    assert exc.value.exit_code == 1
+
+
+# --- reading from disk -----------------------------------------------------------------------
+
+
+def _write_card(directory, data=CARD):
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "SKILL.md").write_bytes(data)
+    return directory / "SKILL.md"
+
+
+def test_read_card_bytes_from_file_and_from_directory(tmp_path):
+    file = _write_card(tmp_path / "demo-card")
+    assert read_card_bytes(file) == (CARD, str(file.resolve()))
+    assert read_card_bytes(tmp_path / "demo-card") == (CARD, str(file.resolve()))
+    card = load_card(tmp_path / "demo-card")
+    assert isinstance(card, Card) and card.path == str(file.resolve())
+
+
+def test_read_missing_path_is_unreadable_input_exit_2(tmp_path):
+    with pytest.raises(CardReadError) as exc:
+        read_card_bytes(tmp_path / "nothing")
+    assert exc.value.exit_code == 2
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CardReadError, match="no SKILL.md"):
+        read_card_bytes(tmp_path / "empty")
+
+
+def test_symlink_pointing_outside_the_card_directory_is_refused(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"---\nname: stolen\n---\n")
+    card_dir = tmp_path / "cards" / "evil"
+    card_dir.mkdir(parents=True)
+    (card_dir / "SKILL.md").symlink_to(secret)
+    with pytest.raises(ChimeraError, match="outside the card directory"):
+        read_card_bytes(card_dir)
+
+
+def test_symlink_inside_the_card_directory_is_followed(tmp_path):
+    card_dir = tmp_path / "demo-card"
+    card_dir.mkdir()
+    (card_dir / "real.md").write_bytes(CARD)
+    (card_dir / "SKILL.md").symlink_to("real.md")
+    data, resolved = read_card_bytes(card_dir)
+    assert data == CARD and resolved.endswith("real.md")
+
+
+def test_fifo_is_refused_without_hanging(tmp_path):
+    card_dir = tmp_path / "fifo-card"
+    card_dir.mkdir()
+    os.mkfifo(card_dir / "SKILL.md")
+    with pytest.raises(CardReadError, match="not a regular file"):
+        read_card_bytes(card_dir)
+
+
+def test_oversized_file_is_refused_before_reading(tmp_path):
+    file = _write_card(tmp_path / "big", CARD + b"x" * MAX_CARD_BYTES)
+    with pytest.raises(CardParseError, match="limit"):
+        read_card_bytes(file)
+
+
+def test_find_card_files_file_dir_and_folder_of_dirs(tmp_path):
+    a = _write_card(tmp_path / "lib" / "a-card")
+    b = _write_card(tmp_path / "lib" / "b-card")
+    (tmp_path / "lib" / "not-a-card").mkdir()
+    (tmp_path / "lib" / "README.md").write_text("hi")
+    assert find_card_files(a) == [a]
+    assert find_card_files(tmp_path / "lib" / "b-card") == [b]
+    assert find_card_files(tmp_path / "lib") == [a, b]
+    assert find_card_files(tmp_path / "lib" / "not-a-card") == []
+    with pytest.raises(CardReadError):
+        find_card_files(tmp_path / "missing")
