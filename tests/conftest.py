@@ -1,0 +1,293 @@
+"""Shared test fixtures: real cards on disk, a real HTTP(S) server on 127.0.0.1, store dumps.
+
+Everything here is real (files, sockets, SQLite); nothing stands in for the code under test.
+
+- ``make_card(tmp_path, name, ...)`` writes a valid five-section SKILL.md into ``tmp_path/<dir>/``
+  and returns the card directory. Fixture ``card_factory`` is the same bound to ``tmp_path``.
+- ``card_server`` is a threaded HTTP server on 127.0.0.1 (``https_card_server`` the same over TLS
+  with a throwaway self-signed certificate; ``https_card_server.ssl_context`` trusts it). Serve a
+  path with ``server.serve(path, body, ...)``; redirects, delays, oversize bodies, HTML pages and
+  HTTP errors are options of ``serve``. ``server.url(path)`` gives the absolute URL and
+  ``server.hits`` the paths requested, in order.
+- ``dump_store(path)`` returns every row of every table of an SQLite file, for "the store is
+  exactly as before" assertions after a refused operation.
+"""
+
+from __future__ import annotations
+
+import datetime
+import http.server
+import ipaddress
+import sqlite3
+import ssl
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+DEFAULT_SECTIONS = {
+    "Trigger": "You are about to do the thing this card is about, and it matters that it goes well.",
+    "Do": "1. Do the first step.\n2. Do the second step and check its output.",
+    "Avoid": "Skipping the check because the last run passed.",
+    "Check": "Run the check and read its output; it must name the case it tested.",
+    "Risk": "The check itself can be wrong; make it fail once on purpose.",
+}
+
+
+def card_text(
+    name: str,
+    *,
+    description: str | None = None,
+    triggers: list[str] | None = None,
+    frontmatter: dict | None = None,
+    sections: dict[str, str] | None = None,
+    body: str | None = None,
+) -> str:
+    """The text of a valid five-section card; ``frontmatter`` adds or overrides keys.
+
+    Values in ``frontmatter`` are written with ``yaml.safe_dump``, so any key/value can be planted
+    (e.g. ``{"provenance": "clean", "status": "active"}`` for a card lying about itself). ``body``
+    replaces the whole body verbatim; ``sections`` replaces the section texts.
+    """
+    import yaml
+
+    meta: dict = {
+        "name": name,
+        "description": description or f"Test card {name}: what to do when the thing happens.",
+        "version": "0.1.0",
+        "triggers": triggers or [f"working on {name}", "the thing happens again"],
+        "license": "Apache-2.0",
+    }
+    meta.update(frontmatter or {})
+    meta = {key: value for key, value in meta.items() if value is not None}
+    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+    if body is None:
+        parts = [f"## {title}\n\n{text}\n" for title, text in (sections or DEFAULT_SECTIONS).items()]
+        body = "\n" + "\n".join(parts)
+    return f"---\n{head}---\n{body}"
+
+
+def make_card(
+    tmp_path: Path,
+    name: str,
+    *,
+    dirname: str | None = None,
+    raw: bytes | None = None,
+    **kwargs,
+) -> Path:
+    """Write ``tmp_path/<dirname or name>/SKILL.md`` and return the card directory.
+
+    ``raw`` writes those exact bytes instead of a generated card (for broken or hostile cards);
+    other keyword arguments go to ``card_text``.
+    """
+    card_dir = Path(tmp_path) / (dirname or name)
+    card_dir.mkdir(parents=True, exist_ok=True)
+    data = raw if raw is not None else card_text(name, **kwargs).encode("utf-8")
+    (card_dir / "SKILL.md").write_bytes(data)
+    return card_dir
+
+
+@pytest.fixture
+def card_factory(tmp_path):
+    """``card_factory(name, **kwargs)`` == ``make_card(tmp_path / "cards", name, **kwargs)``."""
+
+    def factory(name: str, **kwargs) -> Path:
+        return make_card(tmp_path / "cards", name, **kwargs)
+
+    return factory
+
+
+@dataclass
+class Route:
+    """What the fixture server answers for one path."""
+
+    body: bytes = b""
+    status: int = 200
+    content_type: str | None = "text/markdown; charset=utf-8"
+    location: str | None = None  # set with a 3xx status for a redirect
+    delay: float = 0.0  # seconds to wait before answering (a slow server)
+    trickle: float = 0.0  # seconds to wait between 1 KiB chunks of the body
+    content_length: bool = True  # False: no Content-Length header, body until close
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class CardServer:
+    """A real threaded HTTP server on 127.0.0.1 serving configured routes; unknown paths are 404."""
+
+    def __init__(self, *, tls: bool = False) -> None:
+        self.routes: dict[str, Route] = {}
+        self.hits: list[str] = []
+        self._stop = threading.Event()
+        self.ssl_context: ssl.SSLContext | None = None
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                server.hits.append(path)
+                route = server.routes.get(path)
+                if route is None:
+                    self.send_error(404, "Not Found")
+                    return
+                if route.delay and server._stop.wait(route.delay):
+                    return
+                try:
+                    self.send_response(route.status)
+                    if route.location is not None:
+                        self.send_header("Location", route.location)
+                    if route.content_type:
+                        self.send_header("Content-Type", route.content_type)
+                    if route.content_length:
+                        self.send_header("Content-Length", str(len(route.body)))
+                    for key, value in route.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    if not route.trickle:
+                        self.wfile.write(route.body)
+                        return
+                    for start in range(0, len(route.body), 1024):
+                        self.wfile.write(route.body[start : start + 1024])
+                        self.wfile.flush()
+                        if server._stop.wait(route.trickle):
+                            return
+                except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+                    pass  # the client gave up (timeout, size limit): that is the point
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.block_on_close = False
+        self.scheme = "http"
+        if tls:
+            self.scheme = "https"
+            cert, key = _self_signed_cert(Path(_tmpdir_for_certs()))
+            server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            server_ctx.load_cert_chain(cert, key)
+            self.httpd.socket = server_ctx.wrap_socket(self.httpd.socket, server_side=True)
+            self.ssl_context = ssl.create_default_context(cafile=str(cert))
+        self.port = self.httpd.server_address[1]
+        # A short poll interval keeps teardown (shutdown waits for one poll) fast.
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def start(self) -> "CardServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def url(self, path: str) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
+
+    def serve(self, path: str, body: bytes | str = b"", **options) -> str:
+        """Serve ``body`` at ``path`` (options: see ``Route``) and return its absolute URL."""
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        self.routes[path] = Route(body=body, **options)
+        return self.url(path)
+
+    def redirect(self, path: str, to: str, status: int = 302) -> str:
+        """Answer ``path`` with a redirect to ``to`` (a path on this server or an absolute URL)."""
+        return self.serve(path, b"", status=status, location=to, content_type=None)
+
+
+_CERT_DIRS: list[str] = []
+
+
+def _tmpdir_for_certs() -> str:
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="chimera-test-cert-")
+    _CERT_DIRS.append(directory)
+    return directory
+
+
+def _self_signed_cert(directory: Path) -> tuple[Path, Path]:
+    """A throwaway certificate for 127.0.0.1, made with cryptography (already a dependency)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path = directory / "cert.pem"
+    key_path = directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+@pytest.fixture
+def card_server():
+    """A started HTTP server on 127.0.0.1 (see ``CardServer``), stopped after the test."""
+    server = CardServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def https_card_server():
+    """Like ``card_server`` but over TLS; pass ``server.ssl_context`` to the client to trust it."""
+    server = CardServer(tls=True).start()
+    yield server
+    server.stop()
+
+
+def dump_store(path: str | Path) -> dict[str, list[tuple]]:
+    """Every row of every table (sorted), plus the schema version: compare before/after a fault."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name"
+            )
+        ]
+        dump: dict[str, list[tuple]] = {
+            "user_version": [(conn.execute("PRAGMA user_version").fetchone()[0],)]
+        }
+        for table in tables:
+            rows = conn.execute(f'SELECT * FROM "{table}"').fetchall()
+            dump[table] = sorted(rows, key=repr)
+        return dump
+    finally:
+        conn.close()
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    import shutil
+
+    for directory in _CERT_DIRS:
+        shutil.rmtree(directory, ignore_errors=True)
