@@ -1,3 +1,110 @@
-"""CLI commands for lint (filled in by its issue)."""
+"""``chimera-cards lint`` and ``chimera-cards hash``: thin click skins over lint.py and integrity.py."""
 
-COMMANDS: list = []
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+import click
+
+from chimera_cards import __version__
+from chimera_cards.card import read_card_bytes
+from chimera_cards.cli.common import echo_json, reports_errors
+from chimera_cards.integrity import sha256_hex, sri
+from chimera_cards.lint import RULES, LintReport, lint_paths
+
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _artifact_uri(path: str | None) -> str:
+    if not path:
+        return ""
+    p = Path(path)
+    return p.as_uri() if p.is_absolute() else quote(p.as_posix())
+
+
+def to_sarif(report: LintReport) -> dict:
+    """A minimal valid SARIF 2.1.0 log: one run, the rules used, one result per finding."""
+    used = sorted({f.rule for f in report.findings})
+    results = []
+    for finding in report.findings:
+        location: dict = {"artifactLocation": {"uri": _artifact_uri(finding.path)}}
+        if finding.line:
+            location["region"] = {"startLine": finding.line}
+        results.append({
+            "ruleId": finding.rule,
+            "ruleIndex": used.index(finding.rule),
+            "level": _SARIF_LEVEL[finding.severity],
+            "message": {"text": finding.message},
+            "locations": [{"physicalLocation": location}],
+        })
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "chimera-cards",
+                "version": __version__,
+                "rules": [{"id": rule, "shortDescription": {"text": RULES.get(rule, rule)}}
+                          for rule in used],
+            }},
+            "results": results,
+        }],
+    }
+
+
+def format_text(report: LintReport) -> str:
+    lines = [
+        f"{f.path}:{f.line or 0}: {f.severity} [{f.rule}] {f.message}" for f in report.findings
+    ]
+    cards = len(report.files)
+    lines.append(
+        f"{cards} card{'s' if cards != 1 else ''}: {report.errors} error(s), "
+        f"{report.warnings} warning(s), {report.infos} info"
+    )
+    return "\n".join(lines)
+
+
+@click.command("lint")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--strict/--lenient", "strict", default=True, show_default=True,
+              help="strict: five sections and Chimera frontmatter (skills/-style libraries); "
+                   "lenient: plain Agent Skills cards with a free-form body.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
+              show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@reports_errors
+def lint(paths: tuple[str, ...], strict: bool, fmt: str, as_json: bool) -> None:
+    """Lint SKILL.md cards: a file, a card directory, or a folder of card directories.
+
+    Exit 0 when no errors, 1 when errors were found, 2 on usage errors or unreadable input.
+    The hidden-instruction scan runs in every mode.
+    """
+    report = lint_paths(paths, strict=strict)
+    if as_json or fmt == "json":
+        echo_json({"mode": "strict" if strict else "lenient", **report.to_dict()})
+    elif fmt == "sarif":
+        click.echo(json.dumps(to_sarif(report), indent=2))
+    else:
+        click.echo(format_text(report))
+    sys.exit(1 if report.errors else 0)
+
+
+@click.command("hash")
+@click.argument("path", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print {path, sha256, integrity, bytes}.")
+@reports_errors
+def hash_(path: str, as_json: bool) -> None:
+    """Print the SHA-256 of a card's exact bytes, in hex and as sha256-<base64> (SRI)."""
+    data, resolved = read_card_bytes(path)
+    result = {"path": resolved, "sha256": sha256_hex(data), "integrity": sri(data), "bytes": len(data)}
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(f"{result['sha256']}  {result['integrity']}  {path}")
+
+
+COMMANDS = [lint, hash_]

@@ -1,0 +1,569 @@
+"""Lint a parsed card: shape rules (name, description, sections, vocabularies) and the
+hidden-instruction scan.
+
+Every finding has a stable rule id, a severity and, where there is one, a file line. Shape rules
+depend on the mode: ``strict`` is for Chimera-shaped libraries (five sections, Chimera frontmatter),
+``lenient`` is for plain Agent Skills cards with a free-form body. The hidden-instruction scan is
+the same in every mode, because an importer must see a smuggled instruction whatever the card's
+shape.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable
+
+import yaml
+
+from chimera_cards.card import (
+    CARD_FILENAME,
+    CARD_SECTIONS,
+    Card,
+    CardParseError,
+    CardReadError,
+    ChimeraError,
+    find_card_files,
+    load_card,
+)
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+
+# Vocabularies. They accept everything the published Chimera cards use and a little more; a value
+# outside them is an error so a typo ("verfiy") cannot silently drop a card out of retrieval.
+VOCABULARIES: dict[str, tuple[str, ...]] = {
+    "kind": ("pattern", "anti_pattern", "checklist", "procedure", "reference"),
+    "stage": ("define", "design", "build", "verify", "review", "ship", "operate"),
+    "topic": ("ai-agents", "software-dev", "devops", "research", "security", "data", "writing"),
+    "provenance": ("clean", "tainted"),
+    "status": ("active", "pending", "rejected", "retired"),
+}
+# Frontmatter a Chimera-shaped card carries; missing ones are reported in strict mode.
+CHIMERA_REQUIRED = ("version", "kind", "stage", "topic", "triggers", "provenance", "status")
+
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+COMPATIBILITY_MAX = 500
+BASE64_MIN = 100
+
+# Rule id -> one-line description (used for SARIF rule metadata and the docs).
+RULES: dict[str, str] = {
+    "parse-error": "The file is not a well-formed card (envelope, encoding, YAML, limits).",
+    "read-refused": "The card file was refused (symlink outside its directory, too large).",
+    "name-missing": "Frontmatter has no string `name`.",
+    "name-format": "`name` is 1-64 chars of [a-z0-9-] with no leading, trailing or double hyphen.",
+    "name-dirname": "`name` equals the card directory's name.",
+    "description-missing": "Frontmatter has no non-empty string `description`.",
+    "description-length": "`description` is at most 1024 characters.",
+    "field-type": "A known frontmatter field has the wrong type.",
+    "frontmatter-unknown-key": "Frontmatter key outside Agent Skills and Chimera fields.",
+    "chimera-field-missing": "Strict mode: a Chimera frontmatter field is missing.",
+    "kind-value": "`kind` is outside its vocabulary.",
+    "stage-value": "`stage` is outside its vocabulary.",
+    "topic-value": "`topic` is outside its vocabulary.",
+    "provenance-value": "`provenance` is outside its vocabulary.",
+    "status-value": "`status` is outside its vocabulary.",
+    "section-missing": "Strict mode: one of Trigger, Do, Avoid, Check, Risk is missing.",
+    "section-empty": "Strict mode: a card section has no text.",
+    "section-order": "Strict mode: the five sections are not in the order Trigger, Do, Avoid, Check, Risk.",
+    "section-duplicate": "A section heading appears more than once.",
+    "section-unknown": "Strict mode: a level-2 section outside the five.",
+    "hidden-bidi": "Unicode bidirectional control characters (Trojan Source).",
+    "hidden-zero-width": "Zero-width characters.",
+    "hidden-tag": "Unicode Tag block characters: invisible ASCII (decoded in the message).",
+    "hidden-variation-selector": "Runs of variation selectors that can smuggle bytes.",
+    "hidden-control": "C0/C1 control characters other than tab and newline.",
+    "hidden-format": "Other invisible or format characters.",
+    "html-comment": "HTML comments: invisible when rendered, read by a model.",
+    "markdown-comment": "Markdown comment idiom `[//]: # (...)`, invisible when rendered.",
+    "override-phrase": "Text that tries to override the agent's instructions.",
+    "pipe-to-shell": "Downloads piped straight into a shell or interpreter.",
+    "base64-blob": "Long base64 runs that can hide a payload.",
+    "url": "URLs the card points to, listed for the reviewer.",
+}
+
+
+@dataclass
+class Finding:
+    rule: str  # stable id, e.g. "name-format", "hidden-bidi"
+    severity: str  # "error" | "warning" | "info"
+    message: str
+    line: int | None = None
+    path: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def has_errors(findings: Iterable[Finding]) -> bool:
+    return any(f.severity == ERROR for f in findings)
+
+
+# --- the hidden-instruction scan -------------------------------------------------------------
+
+_BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x061C}
+_ZERO_WIDTH = {0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x180E}
+# Letters that render as blank but are not category Cf (Hangul fillers, braille blank).
+_BLANK_LETTERS = {0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800}
+_VS = set(range(0xFE00, 0xFE10))
+_VS_SUPPLEMENT = range(0xE0100, 0xE01F0)
+
+
+def _hidden_class(ch: str) -> str | None:
+    """The rule id a single character falls under, or None if it is visible/ordinary."""
+    cp = ord(ch)
+    if cp in _BIDI:
+        return "hidden-bidi"
+    if cp in _ZERO_WIDTH:
+        return "hidden-zero-width"
+    if 0xE0000 <= cp <= 0xE007F:
+        return "hidden-tag"
+    if cp in _VS or cp in _VS_SUPPLEMENT:
+        return "hidden-variation-selector"
+    if ch in "\n\t":
+        return None
+    category = unicodedata.category(ch)
+    if category == "Cc":
+        return "hidden-control"
+    if category in ("Cf", "Zl", "Zp", "Co") or cp in _BLANK_LETTERS:
+        return "hidden-format"
+    return None
+
+
+def _char_label(ch: str) -> str:
+    name = unicodedata.name(ch, "")
+    return f"U+{ord(ch):04X}" + (f" {name}" if name else "")
+
+
+def _decode_tags(run: str) -> str:
+    """Tag characters mirror ASCII at U+E0000 + n; decode the printable ones."""
+    out = []
+    for ch in run:
+        cp = ord(ch) - 0xE0000
+        out.append(chr(cp) if 0x20 <= cp <= 0x7E else f"<U+{ord(ch):04X}>")
+    return "".join(out)
+
+
+def reveal(text: str) -> str:
+    """Make hidden characters visible: ``<U+202E>`` for each, Tag runs decoded as ``<TAG:text>``.
+
+    A lone U+FE0E/U+FE0F right after a visible character (the emoji presentation selector in
+    "⚠️") is left alone; it is ordinary text.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        kind = _hidden_class(ch)
+        if kind == "hidden-tag":
+            j = i
+            while j < len(text) and _hidden_class(text[j]) == "hidden-tag":
+                j += 1
+            out.append(f"<TAG:{_decode_tags(text[i:j])}>")
+            i = j
+            continue
+        if kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i):
+            out.append(ch)
+        elif kind is not None:
+            out.append(f"<U+{ord(ch):04X}>")
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _is_lone_emoji_selector(text: str, i: int) -> bool:
+    cp = ord(text[i])
+    if cp not in (0xFE0E, 0xFE0F):
+        return False
+    before_ok = i > 0 and _hidden_class(text[i - 1]) is None and not text[i - 1].isspace()
+    after = text[i + 1] if i + 1 < len(text) else ""
+    return before_ok and not (after and _hidden_class(after) == "hidden-variation-selector")
+
+
+def _line_of(text: str, pos: int, first_line: int) -> int:
+    return first_line + text.count("\n", 0, pos)
+
+
+def _snippet(text: str, start: int, end: int, width: int = 40) -> str:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end == -1 else line_end
+    lo = max(line_start, start - width)
+    hi = min(line_end, end + width)
+    return reveal(text[lo:hi]).strip()
+
+
+_OVERRIDE_PATTERNS = [
+    r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
+    r"(?:previous|prior|above|earlier|preceding|former|original|existing|other|system)\s+"
+    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|context|messages|orders)\b",
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:your|the)\s+(?:instructions|rules|guidelines)\b",
+    r"\byou\s+are\s+now\s+(?:a|an|the|in|no\s+longer|free|unrestricted|jailbroken|DAN)\b",
+    r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b",
+    r"\b(?:reveal|print|show|output|repeat|leak|dump|ignore|override|replace|forget)\s+"
+    r"(?:me\s+)?(?:the\s+|your\s+)?(?:system\s+prompt|hidden\s+instructions)\b",
+    r"\b(?:new|updated|real|actual)\s+system\s+prompt\s*:",
+    r"\bsystem\s+prompt\s+override\b",
+    r"<\s*/?\s*(?:system|im_start|im_end)\s*>|<\|im_start\|>|<\|system\|>",
+    r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
+    r"the\s+user\b",
+    r"\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b",
+]
+_OVERRIDE_RE = re.compile("|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS), re.IGNORECASE)
+
+_SHELLS = r"(?:(?:sudo\s+(?:-\S+\s+)*)?(?:/\S*/)?(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
+_PIPE_TO_SHELL_RE = re.compile(
+    rf"\b(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*{_SHELLS}\b"
+    rf"|(?:{_SHELLS})\s+(?:-\S+\s+)*<\(\s*(?:curl|wget)\b"
+    rf"|(?:{_SHELLS})\s+-c\s+[\"']?\$\(\s*(?:curl|wget)\b",
+    re.IGNORECASE,
+)
+_BASE64_RE = re.compile(rf"[A-Za-z0-9+/]{{{BASE64_MIN},}}={{0,2}}|[A-Za-z0-9_-]{{{BASE64_MIN},}}={{0,2}}")
+_URL_RE = re.compile(
+    r"\b(?:(?:https?|ftp|file)://[^\s<>()\[\]{}\"'`]*|(?:data|javascript):[^\s<>()\[\]{}\"'`]+)",
+    re.IGNORECASE,
+)
+_HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|\Z)", re.DOTALL)
+_MD_COMMENT_RE = re.compile(r"^ {0,3}\[(?://|comment|_|#)\]:\s*(?:#|<>)\s*(.*)$", re.MULTILINE | re.IGNORECASE)
+
+_HIDDEN_MESSAGES = {
+    "hidden-bidi": "bidi control",
+    "hidden-zero-width": "zero-width character",
+    "hidden-variation-selector": "variation selector run",
+    "hidden-control": "control character",
+    "hidden-format": "invisible/format character",
+}
+
+
+def _scan_characters(text: str, first_line: int) -> list[Finding]:
+    findings: list[Finding] = []
+    i = 0
+    while i < len(text):
+        kind = _hidden_class(text[i])
+        if kind is None or (kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i)):
+            i += 1
+            continue
+        # Group a run of the same class on one line into one finding.
+        j = i + 1
+        while j < len(text) and text[j] != "\n" and _hidden_class(text[j]) == kind:
+            j += 1
+        run = text[i:j]
+        line = _line_of(text, i, first_line)
+        if kind == "hidden-tag":
+            message = f"Unicode Tag characters hide text: {_decode_tags(run)!r}"
+        else:
+            labels = ", ".join(dict.fromkeys(_char_label(ch) for ch in run))
+            count = f"{len(run)} x " if len(run) > 1 else ""
+            message = f"{_HIDDEN_MESSAGES[kind]} {count}{labels} in: {_snippet(text, i, j)}"
+        findings.append(Finding(kind, ERROR, message, line))
+        i = j
+    return findings
+
+
+def _is_base64_payload(run: str) -> bool:
+    body = run.rstrip("=")
+    # Require a real mix; long identifiers or hex digests are not base64 payloads.
+    return (
+        any(c.isupper() for c in body)
+        and any(c.islower() for c in body)
+        and any(c.isdigit() for c in body)
+    )
+
+
+def scan_hidden(text: str, *, first_line: int = 1) -> list[Finding]:
+    """The hidden-instruction scan over one piece of card text; lines count from ``first_line``."""
+    findings = _scan_characters(text, first_line)
+    for match in _HTML_COMMENT_RE.finditer(text):
+        content = reveal(" ".join(match.group(1).split()))
+        shown = content if len(content) <= 80 else content[:77] + "..."
+        findings.append(
+            Finding("html-comment", WARNING, f"HTML comment (hidden when rendered): {shown!r}",
+                    _line_of(text, match.start(), first_line))
+        )
+    for match in _MD_COMMENT_RE.finditer(text):
+        findings.append(
+            Finding("markdown-comment", WARNING,
+                    f"Markdown comment (hidden when rendered): {reveal(match.group(0).strip())!r}",
+                    _line_of(text, match.start(), first_line))
+        )
+    for match in _OVERRIDE_RE.finditer(text):
+        phrase = reveal(" ".join(match.group(0).split()))
+        findings.append(
+            Finding("override-phrase", ERROR, f"instruction-override phrase: {phrase!r}",
+                    _line_of(text, match.start(), first_line))
+        )
+    for match in _PIPE_TO_SHELL_RE.finditer(text):
+        findings.append(
+            Finding("pipe-to-shell", ERROR,
+                    f"download piped into a shell: {reveal(match.group(0))!r}",
+                    _line_of(text, match.start(), first_line))
+        )
+    for match in _BASE64_RE.finditer(text):
+        if _is_base64_payload(match.group(0)):
+            run = match.group(0)
+            findings.append(
+                Finding("base64-blob", WARNING,
+                        f"{len(run)}-character base64 run: {run[:24]}...{run[-8:]}",
+                        _line_of(text, match.start(), first_line))
+            )
+    for match in _URL_RE.finditer(text):
+        url = match.group(0).rstrip(".,;:!?*_")
+        findings.append(Finding("url", INFO, f"links to {reveal(url)}", _line_of(text, match.start(), first_line)))
+    return findings
+
+
+def _escaped_scalar_findings(card: Card, raw_findings: list[Finding]) -> list[Finding]:
+    """Hidden content written as YAML escapes (``"\\u202e"``) only appears once parsed; scan the
+    decoded double-quoted scalars too, reporting only what the raw-text scan did not already see.
+    """
+    text = card.frontmatter_text
+    try:
+        tokens = list(yaml.scan(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return []
+    seen = {(f.rule, f.message) for f in raw_findings}
+    extra: list[Finding] = []
+    for token in tokens:
+        if not isinstance(token, yaml.ScalarToken) or token.style != '"':
+            continue
+        source = text[token.start_mark.index + 1 : token.end_mark.index - 1]
+        if "\\" not in source:
+            continue
+        line = token.start_mark.line + card.frontmatter_line
+        for finding in scan_hidden(token.value, first_line=line):
+            if (finding.rule, finding.message) in seen or finding.rule == "url":
+                continue
+            finding.line = line
+            finding.message += " (written as a YAML escape)"
+            extra.append(finding)
+    return extra
+
+
+# --- shape rules -----------------------------------------------------------------------------
+
+_NAME_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+def _key_line(card: Card, key: str) -> int:
+    return card.key_lines.get(key, card.frontmatter_line)
+
+
+def _name_findings(card: Card, dirname: str | None) -> list[Finding]:
+    name = card.frontmatter.get("name")
+    line = _key_line(card, "name")
+    if not isinstance(name, str) or not name:
+        return [Finding("name-missing", ERROR, "frontmatter has no string 'name'", line)]
+    findings = []
+    problems = []
+    if len(name) > NAME_MAX:
+        problems.append(f"is {len(name)} characters (max {NAME_MAX})")
+    if not re.fullmatch(r"[a-z0-9-]+", name):
+        problems.append("may only contain lowercase letters, digits and hyphens")
+    elif not _NAME_RE.fullmatch(name):
+        problems.append("must not start or end with a hyphen or contain '--'")
+    if problems:
+        findings.append(Finding("name-format", ERROR, f"name {reveal(name)!r} " + "; ".join(problems), line))
+    if dirname is not None and name != dirname:
+        findings.append(
+            Finding("name-dirname", ERROR, f"name {reveal(name)!r} differs from its directory {dirname!r}", line)
+        )
+    return findings
+
+
+def _description_findings(card: Card, strict: bool) -> list[Finding]:
+    value = card.frontmatter.get("description")
+    line = _key_line(card, "description")
+    if not isinstance(value, str) or not value.strip():
+        return [Finding("description-missing", ERROR, "frontmatter has no non-empty 'description'", line)]
+    if len(value) > DESCRIPTION_MAX:
+        # Anthropic's own claude-api card runs over 1024; lenient mode reads it, strict refuses it.
+        return [
+            Finding("description-length", ERROR if strict else WARNING,
+                    f"description is {len(value)} characters (max {DESCRIPTION_MAX})", line)
+        ]
+    return []
+
+
+def _is_str_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _type_findings(card: Card) -> list[Finding]:
+    fm = card.frontmatter
+    expect = {
+        "license": (lambda v: isinstance(v, str), "a string"),
+        "compatibility": (lambda v: isinstance(v, str) and len(v) <= COMPATIBILITY_MAX,
+                          f"a string of at most {COMPATIBILITY_MAX} characters"),
+        "metadata": (lambda v: isinstance(v, dict), "a mapping"),
+        "allowed-tools": (lambda v: isinstance(v, str) or _is_str_list(v), "a string or list of strings"),
+        "allowed_tools": (lambda v: isinstance(v, str) or _is_str_list(v), "a string or list of strings"),
+        "version": (lambda v: isinstance(v, (str, int, float)) and not isinstance(v, bool), "a version string"),
+        "triggers": (lambda v: _is_str_list(v) and all(item.strip() for item in v),
+                     "a list of non-empty strings"),
+    }
+    findings = []
+    for key, (ok, wanted) in expect.items():
+        if key in fm and not ok(fm[key]):
+            findings.append(
+                Finding("field-type", ERROR, f"'{key}' must be {wanted}", _key_line(card, key))
+            )
+    return findings
+
+
+def _vocabulary_findings(card: Card) -> list[Finding]:
+    findings = []
+    for key, allowed in VOCABULARIES.items():
+        if key not in card.frontmatter:
+            continue
+        value = card.frontmatter[key]
+        if not isinstance(value, str) or value not in allowed:
+            findings.append(
+                Finding(f"{key}-value", ERROR,
+                        f"{key} {value!r} is not one of: {', '.join(allowed)}", _key_line(card, key))
+            )
+    return findings
+
+
+def _section_findings(card: Card, strict: bool) -> list[Finding]:
+    findings = []
+    seen: dict[str, int] = {}
+    for section in card.sections:
+        if section.title in seen:
+            # A second "## Risk" makes it ambiguous which one a reader (or model) obeys.
+            findings.append(
+                Finding("section-duplicate", ERROR if strict else WARNING,
+                        f"section {section.title!r} repeats the one on line {seen[section.title]}",
+                        section.line)
+            )
+        else:
+            seen[section.title] = section.line
+    if not strict:
+        return findings
+    for section in card.sections:
+        if section.title not in CARD_SECTIONS:
+            findings.append(
+                Finding("section-unknown", WARNING,
+                        f"section {reveal(section.title)!r} is not one of {', '.join(CARD_SECTIONS)}",
+                        section.line)
+            )
+    for title in CARD_SECTIONS:
+        section = card.section(title)
+        if section is None:
+            findings.append(Finding("section-missing", ERROR, f"missing section '## {title}'", card.body_line))
+        elif not section.text.strip():
+            findings.append(Finding("section-empty", ERROR, f"section '## {title}' is empty", section.line))
+    present = [s for s in card.sections if s.title in CARD_SECTIONS and seen.get(s.title) == s.line]
+    order = [s.title for s in present]
+    expected = [t for t in CARD_SECTIONS if t in order]
+    if order != expected:
+        first_wrong = next(s for s, want in zip(present, expected) if s.title != want)
+        findings.append(
+            Finding("section-order", ERROR,
+                    f"sections are {', '.join(order)}; expected {', '.join(expected)}", first_wrong.line)
+        )
+    return findings
+
+
+def _dirname_for(card: Card) -> str | None:
+    if card.path and os.path.basename(card.path) == CARD_FILENAME:
+        return os.path.basename(os.path.dirname(card.path)) or None
+    return None
+
+
+def lint_card(card: Card, *, strict: bool = True, dirname: str | None = None) -> list[Finding]:
+    """Every finding for one parsed card, sorted by line. ``dirname`` defaults to the directory of
+    ``card.path`` when that is a SKILL.md (a card read from a URL has none, and skips the check).
+    """
+    if dirname is None:
+        dirname = _dirname_for(card)
+    findings: list[Finding] = []
+    findings += _name_findings(card, dirname)
+    findings += _description_findings(card, strict)
+    findings += _type_findings(card)
+    findings += _vocabulary_findings(card)
+    for key in card.unknown_keys:
+        findings.append(
+            Finding("frontmatter-unknown-key", WARNING,
+                    f"unknown frontmatter key {reveal(key)!r}", _key_line(card, key))
+        )
+    if strict:
+        for key in CHIMERA_REQUIRED:
+            if key not in card.frontmatter:
+                findings.append(
+                    Finding("chimera-field-missing", WARNING,
+                            f"Chimera field '{key}' is missing", card.frontmatter_line)
+                )
+    findings += _section_findings(card, strict)
+    hidden = scan_hidden(card.frontmatter_text, first_line=card.frontmatter_line)
+    hidden += _escaped_scalar_findings(card, hidden)
+    hidden += scan_hidden(card.body, first_line=card.body_line)
+    findings += hidden
+    for finding in findings:
+        finding.path = card.path
+    return sorted(findings, key=lambda f: (f.line or 0, SEVERITIES.index(f.severity), f.rule))
+
+
+# --- linting paths (what the CLI calls) --------------------------------------------------------
+
+
+@dataclass
+class LintReport:
+    files: list[str]  # every card file looked at, in order
+    findings: list[Finding]
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity == ERROR for f in self.findings)
+
+    @property
+    def warnings(self) -> int:
+        return sum(f.severity == WARNING for f in self.findings)
+
+    @property
+    def infos(self) -> int:
+        return sum(f.severity == INFO for f in self.findings)
+
+    def to_dict(self) -> dict:
+        return {
+            "files": self.files,
+            "summary": {"cards": len(self.files), "errors": self.errors,
+                        "warnings": self.warnings, "infos": self.infos},
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def lint_paths(paths: Iterable[str | os.PathLike], *, strict: bool = True) -> LintReport:
+    """Lint SKILL.md files, card directories or folders of card directories.
+
+    A card that cannot be parsed becomes a ``parse-error`` finding (so one bad card does not hide
+    the rest); a path that does not exist or holds no card raises CardReadError (exit 2).
+    """
+    files: list[Path] = []
+    for path in paths:
+        found = find_card_files(path)
+        if not found:
+            raise CardReadError(f"{path}: no {CARD_FILENAME} found (expected a card, a card directory "
+                                f"or a folder of card directories)")
+        files.extend(found)
+    findings: list[Finding] = []
+    for file in files:
+        try:
+            card = load_card(file)
+        except CardReadError:
+            raise
+        except ChimeraError as exc:
+            line = getattr(exc, "line", None)
+            reason = getattr(exc, "reason", str(exc))
+            rule = "parse-error" if isinstance(exc, CardParseError) else "read-refused"
+            findings.append(Finding(rule, ERROR, reason, line, str(file)))
+            continue
+        card_findings = lint_card(card, strict=strict, dirname=file.parent.name if file.name == CARD_FILENAME else None)
+        for finding in card_findings:
+            finding.path = str(file)
+        findings.extend(card_findings)
+    return LintReport(files=[str(f) for f in files], findings=findings)
