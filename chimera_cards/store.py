@@ -1,0 +1,625 @@
+"""The card store: one SQLite file holding every version of every card, and a hash-chained audit log.
+
+Cards are kept as their exact bytes, content-addressed by SHA-256 (``blobs``); each (name, bytes)
+pair is a row of ``versions`` with where it came from, its provenance and status and its lint
+findings; at most one version per name is ``active`` (a partial unique index enforces it). Every
+change — an import, a status change, a verification — appends an ``audit`` entry that holds the
+hash of the entry before it, so editing or deleting an entry breaks the chain. ``verify_store``
+re-hashes every blob, walks the chain, and replays it to check that each version row is exactly
+what the log says was recorded (so a status flipped by hand in the SQLite file is caught).
+
+Schema changes are an ordered ``MIGRATIONS`` list; ``PRAGMA user_version`` is how many have been
+applied, and a store written by a newer chimera-cards (more migrations than this one knows) is
+refused rather than guessed at. Every change runs inside ``Store.transaction()`` (``BEGIN
+IMMEDIATE``), so concurrent writers queue on the busy timeout instead of failing, and a process
+killed mid-change leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import sqlite3
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence, Union
+
+from chimera_cards.errors import ChimeraError
+
+STATUSES = ("active", "pending", "rejected", "retired")
+PROVENANCES = ("clean", "tainted")
+GENESIS_HASH = "0" * 64
+# 'CHMC': marks the SQLite file as ours, so we never migrate someone else's database.
+APPLICATION_ID = 0x43484D43
+SQLITE_HEADER = b"SQLite format 3\x00"
+DEFAULT_TIMEOUT = 30.0
+
+# A migration is SQL text (any number of statements) or a callable taking the connection; it runs
+# inside the migrating transaction. Append only: never edit or reorder an entry once released.
+Migration = Union[str, Callable[[sqlite3.Connection], None]]
+
+_SCHEMA_1 = """
+CREATE TABLE blobs (
+    sha256 TEXT PRIMARY KEY,
+    data   BLOB NOT NULL,
+    size   INTEGER NOT NULL
+);
+CREATE TABLE versions (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL,
+    sha256      TEXT NOT NULL REFERENCES blobs(sha256),
+    origin      TEXT NOT NULL,
+    final_url   TEXT,
+    imported_at TEXT NOT NULL,
+    provenance  TEXT NOT NULL CHECK (provenance IN ('clean', 'tainted')),
+    status      TEXT NOT NULL CHECK (status IN ('active', 'pending', 'rejected', 'retired')),
+    reason      TEXT NOT NULL DEFAULT '',
+    findings    TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (name, sha256)
+);
+CREATE UNIQUE INDEX versions_one_active ON versions(name) WHERE status = 'active';
+CREATE INDEX versions_status ON versions(status);
+CREATE TABLE audit (
+    seq       INTEGER PRIMARY KEY,
+    ts        TEXT NOT NULL,
+    event     TEXT NOT NULL,
+    name      TEXT,
+    sha256    TEXT,
+    detail    TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash      TEXT NOT NULL
+);
+-- The chain makes tampering detectable; these triggers stop accidents through the normal API.
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+"""
+
+MIGRATIONS: list[Migration] = [_SCHEMA_1]
+
+# Extra checks run by verify_store after the built-in ones, as "module:function" so a later
+# module (e.g. signed review statements) can add one without this module importing it. Each is
+# called as fn(store, conn) and returns an iterable of Problem.
+EXTRA_VERIFY_CHECKS: tuple[str, ...] = ()
+
+
+class StoreError(ChimeraError):
+    """The store file cannot be used (not a database, newer schema, missing): unreadable input."""
+
+    exit_code = 2
+
+
+def default_store_path() -> Path:
+    """``$CHIMERA_CARDS_HOME/cards.db``, else ``$XDG_DATA_HOME/chimera-cards/cards.db``, else
+    ``~/.local/share/chimera-cards/cards.db``."""
+    home = os.environ.get("CHIMERA_CARDS_HOME")
+    if home:
+        return Path(home) / "cards.db"
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
+    return base / "chimera-cards" / "cards.db"
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def canonical_json(value) -> str:
+    """Sorted keys, no whitespace, UTF-8 text: the one form that is hashed."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def audit_hash(seq: int, ts: str, event: str, name: str | None, sha256: str | None,
+               detail: str, prev_hash: str) -> str:
+    """SHA-256 of the canonical JSON of an entry (``detail`` as its stored JSON text)."""
+    entry = {"seq": seq, "ts": ts, "event": event, "name": name, "sha256": sha256,
+             "detail": detail, "prev_hash": prev_hash}
+    return hashlib.sha256(canonical_json(entry).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Version:
+    id: int
+    name: str
+    sha256: str
+    origin: str
+    final_url: str | None
+    imported_at: str
+    provenance: str
+    status: str
+    reason: str
+    findings: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_row(cls, row: Sequence) -> "Version":
+        return cls(id=row[0], name=row[1], sha256=row[2], origin=row[3], final_url=row[4],
+                   imported_at=row[5], provenance=row[6], status=row[7], reason=row[8],
+                   findings=json.loads(row[9]) if row[9] else [])
+
+
+_VERSION_COLUMNS = ("id, name, sha256, origin, final_url, imported_at, provenance, status, "
+                    "reason, findings")
+
+
+@dataclass
+class AuditEntry:
+    seq: int
+    ts: str
+    event: str
+    name: str | None
+    sha256: str | None
+    detail: dict
+    prev_hash: str
+    hash: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Problem:
+    """One thing verify found wrong; ``kind`` is a stable id, ``message`` says what and where."""
+
+    kind: str
+    message: str
+    name: str | None = None
+    sha256: str | None = None
+    seq: int | None = None
+
+    def to_dict(self) -> dict:
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+
+@dataclass
+class VerifyReport:
+    ok: bool
+    blobs: int
+    bytes: int
+    versions: int
+    audit_entries: int
+    problems: list[Problem]
+    head: str  # hash of the last audit entry before this verification was recorded
+    seconds: float = 0.0
+    recorded: bool = False  # whether the outcome was appended to the audit log
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["problems"] = [problem.to_dict() for problem in self.problems]
+        return data
+
+
+def _check_file(path: Path) -> None:
+    """Refuse a non-empty file that is not SQLite before sqlite3 gets to touch it."""
+    if path.is_dir():
+        raise StoreError(f"{path}: is a directory, not a store file")
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read store ({exc.strerror})") from None
+    if head and head != SQLITE_HEADER:
+        raise StoreError(f"{path}: not a chimera-cards store (not an SQLite database)")
+
+
+def _split_sql(script: str) -> list[str]:
+    """Statements of a script, split where SQLite says a statement is complete (so triggers with
+    ``;`` inside BEGIN..END stay whole). executescript would COMMIT the migrating transaction."""
+    statements, buffer = [], ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip() and not buffer.strip().startswith("--"):
+        statements.append(buffer.strip())
+    return statements
+
+
+class Store:
+    """An open card store. Use as a context manager or call ``close()``."""
+
+    def __init__(self, path: str | os.PathLike | None = None, *, create: bool = True,
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.path = Path(path) if path is not None else default_store_path()
+        if self.path.exists():
+            _check_file(self.path)
+        elif not create:
+            raise StoreError(f"{self.path}: no store here (import a card first, or pass --store)")
+        else:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"{self.path.parent}: cannot create ({exc.strerror})") from None
+        try:
+            self._conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open store ({exc})") from None
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            self._set_wal()
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            # WAL + NORMAL cannot corrupt or half-apply a transaction on a crash; it may lose the
+            # last commits on power loss, which a re-import repeats.
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            text = str(exc)
+            if "not a database" in text or "malformed" in text:
+                raise StoreError(f"{self.path}: not a chimera-cards store ({text})") from None
+            raise StoreError(f"{self.path}: cannot open store ({text})") from None
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _set_wal(self) -> None:
+        # Switching a fresh file to WAL needs a moment of exclusive access, and the busy handler is
+        # not always consulted for it; a few short retries cover processes opening at once.
+        for attempt in range(50):
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or attempt == 49:
+                    raise
+                time.sleep(0.02 * (1 + attempt % 5))
+
+    @property
+    def schema_version(self) -> int:
+        return self._conn.execute("PRAGMA user_version").fetchone()[0]
+
+    def _check_identity(self, version: int) -> None:
+        if version > len(MIGRATIONS):
+            raise StoreError(
+                f"{self.path}: store schema version {version} is newer than this chimera-cards "
+                f"understands (up to {len(MIGRATIONS)}); upgrade chimera-cards"
+            )
+        app_id = self._conn.execute("PRAGMA application_id").fetchone()[0]
+        if version == 0:
+            tables = self._conn.execute(
+                "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchone()[0]
+            if tables or app_id not in (0, APPLICATION_ID):
+                raise StoreError(f"{self.path}: an SQLite database, but not a chimera-cards store")
+        elif app_id != APPLICATION_ID:
+            raise StoreError(f"{self.path}: an SQLite database, but not a chimera-cards store")
+
+    def _migrate(self) -> None:
+        version = self.schema_version
+        self._check_identity(version)
+        if version == len(MIGRATIONS):
+            return
+        with self.transaction() as conn:
+            version = self.schema_version  # another process may have migrated meanwhile
+            self._check_identity(version)
+            for migration in MIGRATIONS[version:]:
+                if callable(migration):
+                    migration(conn)
+                else:
+                    for statement in _split_sql(migration):
+                        conn.execute(statement)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``): committed on success, rolled back on any
+        exception, so a change is all-or-nothing."""
+        if self._conn.in_transaction:
+            raise RuntimeError("store transactions do not nest")
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees one consistent state of the store."""
+        if self._conn.in_transaction:
+            yield self._conn
+            return
+        self._conn.execute("BEGIN")
+        try:
+            yield self._conn
+        finally:
+            if self._conn.in_transaction:
+                self._conn.execute("COMMIT")
+
+    # -- writing (call inside transaction()) -------------------------------------------------
+
+    def put_blob(self, conn: sqlite3.Connection, data: bytes) -> str:
+        """Store ``data`` under its SHA-256 (no-op if present) and return the hex digest."""
+        sha = hashlib.sha256(data).hexdigest()
+        conn.execute("INSERT OR IGNORE INTO blobs (sha256, data, size) VALUES (?, ?, ?)",
+                     (sha, sqlite3.Binary(data), len(data)))
+        return sha
+
+    def add_version(self, conn: sqlite3.Connection, *, name: str, sha256: str, origin: str,
+                    final_url: str | None, provenance: str, status: str, reason: str = "",
+                    findings: Sequence[dict] = (), detail: dict | None = None) -> Version:
+        """Insert a new version (its blob must be stored) and audit it as an ``import``. If
+        ``status`` is active, the name's current active version is retired as superseded."""
+        if provenance not in PROVENANCES:
+            raise ValueError(f"provenance {provenance!r}")
+        if status not in STATUSES:
+            raise ValueError(f"status {status!r}")
+        if status == "active":
+            self._retire_active(conn, name, sha256)
+        imported_at = utc_now()
+        cursor = conn.execute(
+            "INSERT INTO versions (name, sha256, origin, final_url, imported_at, provenance, "
+            "status, reason, findings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (name, sha256, origin, final_url, imported_at, provenance, status, reason,
+             canonical_json(list(findings))),
+        )
+        version = Version(id=cursor.lastrowid, name=name, sha256=sha256, origin=origin,
+                          final_url=final_url, imported_at=imported_at, provenance=provenance,
+                          status=status, reason=reason, findings=list(findings))
+        self.append_audit(conn, "import", name, sha256, {
+            "id": version.id, "origin": origin, "final_url": final_url,
+            "provenance": provenance, "status": status, "reason": reason, **(detail or {}),
+        })
+        return version
+
+    def set_status(self, conn: sqlite3.Connection, name: str, sha256: str, status: str,
+                   reason: str = "", detail: dict | None = None) -> Version:
+        """Change one version's status and audit it. Activating retires the name's current active
+        version ("superseded"); that is audited too. Same status again is a no-op."""
+        if status not in STATUSES:
+            raise ValueError(f"status {status!r}")
+        version = self._version(conn, name, sha256)
+        if version is None:
+            raise ChimeraError(f"no version {sha256[:12]} of {name!r} in the store")
+        if version.status == status:
+            return version
+        if status == "active":
+            self._retire_active(conn, name, sha256)
+        self._change_status(conn, version, status, reason, detail)
+        version.status, version.reason = status, reason
+        return version
+
+    def _retire_active(self, conn: sqlite3.Connection, name: str, new_sha: str) -> None:
+        row = conn.execute(f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND "
+                           "status = 'active'", (name,)).fetchone()
+        if row is not None and row[2] != new_sha:
+            self._change_status(conn, Version.from_row(row), "retired",
+                                f"superseded by {new_sha[:12]}", None)
+
+    def _change_status(self, conn, version: Version, status: str, reason: str,
+                       detail: dict | None) -> None:
+        conn.execute("UPDATE versions SET status = ?, reason = ? WHERE id = ?",
+                     (status, reason, version.id))
+        self.append_audit(conn, "status", version.name, version.sha256, {
+            "id": version.id, "from": version.status, "to": status, "reason": reason,
+            **(detail or {}),
+        })
+
+    def append_audit(self, conn: sqlite3.Connection, event: str, name: str | None,
+                     sha256: str | None, detail: dict) -> AuditEntry:
+        """Append one entry chained to the current last one (call inside transaction())."""
+        last = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS_HASH)
+        ts = utc_now()
+        detail_text = canonical_json(detail)
+        digest = audit_hash(seq, ts, event, name, sha256, detail_text, prev)
+        conn.execute("INSERT INTO audit (seq, ts, event, name, sha256, detail, prev_hash, hash) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     (seq, ts, event, name, sha256, detail_text, prev, digest))
+        return AuditEntry(seq, ts, event, name, sha256, dict(detail), prev, digest)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def get_blob(self, sha256: str) -> bytes | None:
+        row = self._conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha256,)).fetchone()
+        return bytes(row[0]) if row else None
+
+    def versions(self, name: str | None = None, status: str | None = None) -> list[Version]:
+        """Versions, by name then import order; optionally of one name and/or one status."""
+        where, args = [], []
+        if name is not None:
+            where.append("name = ?")
+            args.append(name)
+        if status is not None:
+            where.append("status = ?")
+            args.append(status)
+        sql = f"SELECT {_VERSION_COLUMNS} FROM versions"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY name, id"
+        return [Version.from_row(row) for row in self._conn.execute(sql, args)]
+
+    def active(self, name: str) -> Version | None:
+        row = self._conn.execute(f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND "
+                                 "status = 'active'", (name,)).fetchone()
+        return Version.from_row(row) if row else None
+
+    def version(self, name: str, sha256: str) -> Version | None:
+        return self._version(self._conn, name, sha256)
+
+    def _version(self, conn, name: str, sha256: str) -> Version | None:
+        row = conn.execute(f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND "
+                           "sha256 = ?", (name, sha256)).fetchone()
+        return Version.from_row(row) if row else None
+
+    def find_version(self, name: str, sha_prefix: str) -> Version:
+        """The version of ``name`` whose hash starts with ``sha_prefix`` (at least 6 hex digits)."""
+        prefix = sha_prefix.strip().lower()
+        if len(prefix) < 6 or any(ch not in "0123456789abcdef" for ch in prefix):
+            raise ChimeraError(f"--version {sha_prefix!r}: give at least 6 hex digits of the SHA-256",
+                               exit_code=2)
+        matches = [v for v in self.versions(name=name) if v.sha256.startswith(prefix)]
+        if not matches:
+            raise ChimeraError(f"no version {prefix} of {name!r} in the store")
+        if len(matches) > 1:
+            raise ChimeraError(f"{prefix} matches {len(matches)} versions of {name!r}; give more digits",
+                               exit_code=2)
+        return matches[0]
+
+    def names(self) -> list[str]:
+        return [row[0] for row in self._conn.execute("SELECT DISTINCT name FROM versions ORDER BY name")]
+
+    def audit_entries(self) -> list[AuditEntry]:
+        return [
+            AuditEntry(seq, ts, event, name, sha, _loads_or_raw(detail), prev, digest)
+            for seq, ts, event, name, sha, detail, prev, digest in self._conn.execute(
+                "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq")
+        ]
+
+    def audit_head(self) -> str:
+        row = self._conn.execute("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        return row[0] if row else GENESIS_HASH
+
+
+def _loads_or_raw(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {"unparsable": text}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+# -- verification ---------------------------------------------------------------------------
+
+
+def check_blobs(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], int, int]:
+    """Re-hash every blob: its bytes must hash to its key and match its recorded size."""
+    problems: list[Problem] = []
+    count = total = 0
+    sha256 = hashlib.sha256
+    for key, size, data in conn.execute("SELECT sha256, size, data FROM blobs"):
+        count += 1
+        total += len(data)
+        if sha256(data).hexdigest() != key:
+            problems.append(Problem("blob-hash", f"blob {key}: its bytes do not hash to its key",
+                                    sha256=key))
+        if size != len(data):
+            problems.append(Problem("blob-size", f"blob {key}: recorded size {size}, "
+                                    f"actual {len(data)}", sha256=key))
+    return problems, count, total
+
+
+def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], int, dict]:
+    """Walk the chain: contiguous seq from 1, each prev_hash the hash before it, each hash right.
+    Returns the problems, the entry count, and the state of every version the log records."""
+    problems: list[Problem] = []
+    state: dict[tuple[str, str], dict] = {}
+    prev = GENESIS_HASH
+    expected_seq = 1
+    count = 0
+    for seq, ts, event, name, sha, detail, prev_hash, digest in conn.execute(
+            "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq"):
+        count += 1
+        if seq != expected_seq:
+            problems.append(Problem("audit-gap", f"audit entries {expected_seq}..{seq - 1} are "
+                                    "missing (deleted?)", seq=seq))
+        if prev_hash != prev:
+            problems.append(Problem("audit-chain", f"audit entry {seq}: prev_hash does not match "
+                                    "the entry before it", seq=seq))
+        if audit_hash(seq, ts, event, name, sha, detail, prev_hash) != digest:
+            problems.append(Problem("audit-hash", f"audit entry {seq} ({event} {name}): content "
+                                    "does not match its hash (edited?)", seq=seq))
+        prev, expected_seq = digest, seq + 1
+        if event in ("import", "status"):
+            info = _loads_or_raw(detail)
+            if event == "import":
+                state[(name, sha)] = {"id": info.get("id"), "status": info.get("status"),
+                                      "provenance": info.get("provenance"), "seq": seq}
+            elif (name, sha) in state:
+                state[(name, sha)]["status"] = info.get("to")
+            else:
+                problems.append(Problem("audit-orphan", f"audit entry {seq}: status change for "
+                                        f"{name} {sha} which was never imported", seq=seq))
+    return problems, count, state
+
+
+def check_versions(store: Store, conn: sqlite3.Connection,
+                   state: dict[tuple[str, str], dict]) -> tuple[list[Problem], int]:
+    """Each version row must point at a stored blob and be exactly what the audit log recorded."""
+    problems: list[Problem] = []
+    blobs = {row[0] for row in conn.execute("SELECT sha256 FROM blobs")}
+    seen = set()
+    count = 0
+    for vid, name, sha, provenance, status in conn.execute(
+            "SELECT id, name, sha256, provenance, status FROM versions ORDER BY id"):
+        count += 1
+        label = f"version {name} {sha[:12]}"
+        if sha not in blobs:
+            problems.append(Problem("blob-missing", f"{label}: its blob is missing", name, sha))
+        recorded = state.get((name, sha))
+        if recorded is None:
+            problems.append(Problem("version-unrecorded", f"{label}: not in the audit log "
+                                    "(inserted or re-pointed by hand?)", name, sha))
+            continue
+        seen.add((name, sha))
+        for key, actual in (("id", vid), ("status", status), ("provenance", provenance)):
+            if recorded[key] != actual:
+                problems.append(Problem("version-mismatch", f"{label}: {key} is {actual!r} but "
+                                        f"the audit log says {recorded[key]!r}", name, sha))
+    for (name, sha), recorded in state.items():
+        if (name, sha) not in seen:
+            problems.append(Problem("version-missing", f"version {name} {sha[:12]}: recorded in "
+                                    f"audit entry {recorded['seq']} but missing from the store",
+                                    name, sha, recorded["seq"]))
+    return problems, count
+
+
+def _resolve_check(spec: str) -> Callable:
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def verify_store(store: Store, *, record: bool = True,
+                 extra_checks: Iterable[str | Callable] | None = None) -> VerifyReport:
+    """Check blobs, versions and the audit chain (plus ``EXTRA_VERIFY_CHECKS``, or
+    ``extra_checks`` if given) in one consistent snapshot; then, if ``record``, append a
+    ``verify`` audit entry with the outcome. Returns the report; never raises for tampering."""
+    start = time.perf_counter()
+    checks = EXTRA_VERIFY_CHECKS if extra_checks is None else tuple(extra_checks)
+    with store.snapshot() as conn:
+        problems, blob_count, total = check_blobs(store, conn)
+        chain_problems, entries, state = check_audit_chain(store, conn)
+        version_problems, version_count = check_versions(store, conn, state)
+        problems += chain_problems + version_problems
+        for check in checks:
+            fn = _resolve_check(check) if isinstance(check, str) else check
+            problems.extend(fn(store, conn))
+        head = store.audit_head()
+    report = VerifyReport(ok=not problems, blobs=blob_count, bytes=total, versions=version_count,
+                          audit_entries=entries, problems=problems, head=head,
+                          seconds=time.perf_counter() - start)
+    if record:
+        try:
+            with store.transaction() as conn:
+                store.append_audit(conn, "verify", None, None, {
+                    "ok": report.ok, "problems": len(problems), "blobs": blob_count,
+                    "versions": version_count, "audit_entries": entries,
+                    "kinds": sorted({p.kind for p in problems}),
+                })
+            report.recorded = True
+        except sqlite3.OperationalError:
+            pass  # a read-only store can still be verified; the report says it was not recorded
+    return report

@@ -1,0 +1,319 @@
+"""The SQLite store: schema and migrations, one active version per name, the audit hash chain,
+and verify catching each kind of tampering done directly to the SQLite file."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from chimera_cards import store as store_mod
+from chimera_cards.store import (
+    APPLICATION_ID,
+    MIGRATIONS,
+    Problem,
+    Store,
+    StoreError,
+    default_store_path,
+    verify_store,
+)
+from conftest import dump_store
+
+
+def _add(store: Store, name: str, data: bytes, *, status: str = "active",
+         provenance: str = "clean"):
+    with store.transaction() as conn:
+        sha = store.put_blob(conn, data)
+        return store.add_version(conn, name=name, sha256=sha, origin=f"/cards/{name}/SKILL.md",
+                                 final_url=None, provenance=provenance, status=status,
+                                 findings=[{"rule": "r", "severity": "warning", "message": "m"}])
+
+
+@pytest.fixture
+def db(tmp_path) -> Path:
+    return tmp_path / "cards.db"
+
+
+@pytest.fixture
+def filled(db) -> Path:
+    with Store(db) as store:
+        _add(store, "alpha", b"alpha one")
+        _add(store, "alpha", b"alpha two", status="pending", provenance="tainted")
+        _add(store, "beta", b"beta one")
+    return db
+
+
+def _raw(db: Path) -> sqlite3.Connection:
+    """A plain sqlite3 connection, as an attacker with the file would use."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("DROP TRIGGER IF EXISTS audit_no_update")
+    conn.execute("DROP TRIGGER IF EXISTS audit_no_delete")
+    return conn
+
+
+def _kinds(db: Path) -> list[str]:
+    with Store(db) as store:
+        report = verify_store(store, record=False)
+    assert report.ok is (not report.problems)
+    return sorted({problem.kind for problem in report.problems})
+
+
+def test_new_store_is_wal_and_at_the_latest_schema(db):
+    with Store(db) as store:
+        assert store.schema_version == len(MIGRATIONS)
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+
+
+def test_default_store_path_prefers_chimera_home_then_xdg(monkeypatch, tmp_path):
+    monkeypatch.setenv("CHIMERA_CARDS_HOME", str(tmp_path / "home"))
+    assert default_store_path() == tmp_path / "home" / "cards.db"
+    monkeypatch.delenv("CHIMERA_CARDS_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_store_path() == tmp_path / "xdg" / "chimera-cards" / "cards.db"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    assert default_store_path() == tmp_path / "user" / ".local/share/chimera-cards/cards.db"
+
+
+def test_a_file_that_is_not_a_database_is_refused_and_left_alone(db):
+    db.write_bytes(b"name alpha\nthis is a text file\n")
+    with pytest.raises(StoreError, match="not an SQLite database"):
+        Store(db)
+    assert db.read_bytes() == b"name alpha\nthis is a text file\n"
+
+
+def test_someone_elses_sqlite_database_is_not_migrated(db):
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE payroll (who TEXT)")
+    conn.commit()
+    conn.close()
+    before = dump_store(db)
+    with pytest.raises(StoreError, match="not a chimera-cards store"):
+        Store(db)
+    assert dump_store(db) == before
+
+
+def test_a_store_from_a_newer_schema_is_refused_and_left_alone(filled):
+    conn = sqlite3.connect(filled)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    conn.commit()
+    conn.close()
+    before = dump_store(filled)
+    with pytest.raises(StoreError, match="newer than this chimera-cards understands"):
+        Store(filled)
+    assert dump_store(filled) == before
+
+
+def test_missing_store_is_not_created_for_readers(db):
+    with pytest.raises(StoreError, match="no store here"):
+        Store(db, create=False)
+    assert not db.exists()
+
+
+def test_a_new_migration_upgrades_an_existing_store_in_place(filled, monkeypatch):
+    monkeypatch.setattr(store_mod, "MIGRATIONS", MIGRATIONS + [
+        "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT);\n"
+        "INSERT INTO settings VALUES ('threshold', '1');"
+    ])
+    with Store(filled) as store:
+        assert store.schema_version == len(MIGRATIONS) + 1
+        assert [v.name for v in store.versions()] == ["alpha", "alpha", "beta"]
+    conn = sqlite3.connect(filled)
+    assert conn.execute("SELECT value FROM settings").fetchone() == ("1",)
+
+
+def test_only_one_active_version_per_name_even_by_raw_sql(filled):
+    conn = sqlite3.connect(filled)
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("UPDATE versions SET status = 'active' WHERE name = 'alpha'")
+
+
+def test_activating_a_version_retires_the_previous_active_one_as_history(filled):
+    with Store(filled) as store:
+        two = hashlib.sha256(b"alpha two").hexdigest()
+        with store.transaction() as conn:
+            store.set_status(conn, "alpha", two, "active", "approved")
+        statuses = {v.sha256: (v.status, v.reason) for v in store.versions(name="alpha")}
+        one = hashlib.sha256(b"alpha one").hexdigest()
+        assert statuses[two] == ("active", "approved")
+        assert statuses[one] == ("retired", f"superseded by {two[:12]}")
+        assert [e.event for e in store.audit_entries()][-2:] == ["status", "status"]
+        assert verify_store(store).ok
+
+
+def test_a_failed_transaction_leaves_nothing(filled):
+    before = dump_store(filled)
+    with Store(filled) as store:
+        with pytest.raises(RuntimeError):
+            with store.transaction() as conn:
+                _sha = store.put_blob(conn, b"gamma")
+                store.add_version(conn, name="gamma", sha256=_sha, origin="/x", final_url=None,
+                                  provenance="clean", status="active")
+                raise RuntimeError("boom")
+    assert dump_store(filled) == before
+
+
+def test_blobs_are_content_addressed_and_shared(db):
+    with Store(db) as store:
+        a = _add(store, "alpha", b"same bytes")
+        assert store.get_blob(a.sha256) == b"same bytes"
+        assert a.sha256 == hashlib.sha256(b"same bytes").hexdigest()
+        assert store.get_blob("0" * 64) is None
+
+
+def test_audit_log_chains_every_entry_to_the_previous_one(filled):
+    with Store(filled) as store:
+        entries = store.audit_entries()
+    assert [e.seq for e in entries] == [1, 2, 3]
+    assert entries[0].prev_hash == "0" * 64
+    assert all(b.prev_hash == a.hash for a, b in zip(entries, entries[1:]))
+    assert [e.event for e in entries] == ["import", "import", "import"]
+
+
+def test_the_audit_log_refuses_update_and_delete_through_sqlite(filled):
+    conn = sqlite3.connect(filled)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("DELETE FROM audit WHERE seq = 1")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("UPDATE audit SET event = 'x'")
+
+
+def test_verify_is_clean_on_an_untouched_store_and_records_itself(filled):
+    with Store(filled) as store:
+        report = verify_store(store)
+        assert report.ok and report.problems == []
+        assert (report.blobs, report.versions, report.audit_entries) == (3, 3, 3)
+        assert report.recorded
+        last = store.audit_entries()[-1]
+        assert last.event == "verify" and last.detail["ok"] is True
+        assert verify_store(store).ok  # its own entry chains correctly
+
+
+def test_verify_catches_an_edited_blob(filled):
+    conn = _raw(filled)
+    conn.execute("UPDATE blobs SET data = ? WHERE data = ?", (b"beta 0ne", b"beta one"))
+    assert _kinds(filled) == ["blob-hash"]
+
+
+def test_verify_catches_a_wrong_blob_size(filled):
+    _raw(filled).execute("UPDATE blobs SET size = 1 WHERE data = ?", (b"beta one",))
+    assert _kinds(filled) == ["blob-size"]
+
+
+def test_verify_catches_a_deleted_blob(filled):
+    _raw(filled).execute("DELETE FROM blobs WHERE data = ?", (b"beta one",))
+    assert _kinds(filled) == ["blob-missing"]
+
+
+def test_verify_catches_a_version_repointed_at_another_blob(filled):
+    other = hashlib.sha256(b"alpha one").hexdigest()
+    _raw(filled).execute("UPDATE versions SET sha256 = ? WHERE name = 'beta'", (other,))
+    assert _kinds(filled) == ["version-missing", "version-unrecorded"]
+
+
+def test_verify_catches_a_status_flipped_by_hand(filled):
+    conn = _raw(filled)
+    conn.execute("UPDATE versions SET status = 'retired' WHERE name = 'alpha' AND status = 'active'")
+    conn.execute("UPDATE versions SET status = 'active', provenance = 'clean' "
+                 "WHERE name = 'alpha' AND status = 'pending'")
+    assert _kinds(filled) == ["version-mismatch"]
+
+
+def test_verify_catches_a_version_inserted_by_hand(filled):
+    conn = _raw(filled)
+    sha = hashlib.sha256(b"gamma").hexdigest()
+    conn.execute("INSERT INTO blobs VALUES (?, ?, 5)", (sha, b"gamma"))
+    conn.execute("INSERT INTO versions (name, sha256, origin, imported_at, provenance, status) "
+                 "VALUES ('gamma', ?, '/x', 'now', 'clean', 'active')", (sha,))
+    assert _kinds(filled) == ["version-unrecorded"]
+
+
+def test_verify_catches_a_deleted_version(filled):
+    _raw(filled).execute("DELETE FROM versions WHERE name = 'beta'")
+    assert _kinds(filled) == ["version-missing"]
+
+
+def test_verify_catches_an_edited_audit_entry(filled):
+    _raw(filled).execute("UPDATE audit SET detail = replace(detail, 'clean', 'cleen') WHERE seq = 1")
+    assert "audit-hash" in _kinds(filled)
+
+
+def test_verify_catches_an_audit_entry_edited_and_rehashed(filled):
+    """Rewriting one entry and its hash breaks the next entry's prev_hash."""
+    conn = _raw(filled)
+    seq, ts, event, name, sha, detail, prev, _ = conn.execute(
+        "SELECT * FROM audit WHERE seq = 2").fetchone()
+    detail = detail.replace('"pending"', '"active"')
+    digest = store_mod.audit_hash(seq, ts, event, name, sha, detail, prev)
+    conn.execute("UPDATE audit SET detail = ?, hash = ? WHERE seq = 2", (detail, digest))
+    assert "audit-chain" in _kinds(filled)
+
+
+def test_verify_catches_a_deleted_audit_entry(filled):
+    _raw(filled).execute("DELETE FROM audit WHERE seq = 2")
+    kinds = _kinds(filled)
+    assert "audit-gap" in kinds and "audit-chain" in kinds
+
+
+def test_verify_names_each_problem(filled):
+    conn = _raw(filled)
+    conn.execute("UPDATE blobs SET data = ? WHERE data = ?", (b"x", b"beta one"))
+    conn.execute("DELETE FROM audit WHERE seq = 2")
+    with Store(filled) as store:
+        report = verify_store(store)
+    assert not report.ok
+    messages = " | ".join(p.message for p in report.problems)
+    assert "do not hash to its key" in messages and "missing (deleted?)" in messages
+
+
+def test_extra_verify_checks_run_and_their_problems_fail_verify(filled):
+    calls = []
+
+    def signatures(store, conn):
+        calls.append(conn.execute("SELECT count(*) FROM versions").fetchone()[0])
+        return [Problem("signature", "alpha: approval signature does not match", name="alpha")]
+
+    with Store(filled) as store:
+        report = verify_store(store, extra_checks=[signatures], record=False)
+    assert calls == [3]
+    assert not report.ok and report.problems[0].kind == "signature"
+
+
+def test_extra_verify_checks_by_dotted_name(filled, monkeypatch):
+    monkeypatch.setattr(store_mod, "EXTRA_VERIFY_CHECKS", ("tests_store_extra_check:check",))
+    import sys
+    import types
+
+    module = types.ModuleType("tests_store_extra_check")
+    module.check = lambda store, conn: [Problem("extra", "extra check ran")]
+    monkeypatch.setitem(sys.modules, "tests_store_extra_check", module)
+    with Store(filled) as store:
+        assert [p.kind for p in verify_store(store, record=False).problems] == ["extra"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write a 0444 file")
+def test_verify_of_a_read_only_store_still_reports(filled):
+    with Store(filled) as store:
+        verify_store(store)  # leave the WAL checkpointed state consistent
+    filled.chmod(0o444)
+    try:
+        with Store(filled) as store:
+            report = verify_store(store)
+        assert report.ok and not report.recorded
+    finally:
+        filled.chmod(0o644)
+
+
+def test_find_version_by_prefix(filled):
+    with Store(filled) as store:
+        sha = hashlib.sha256(b"alpha two").hexdigest()
+        assert store.find_version("alpha", sha[:8]).sha256 == sha
+        with pytest.raises(Exception, match="at least 6 hex digits"):
+            store.find_version("alpha", "ab")
+        with pytest.raises(Exception, match="no version"):
+            store.find_version("alpha", "ffffffff" if not sha.startswith("ff") else "00000000")
