@@ -216,14 +216,21 @@ _OVERRIDE_PATTERNS = [
 ]
 _OVERRIDE_RE = re.compile("|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS), re.IGNORECASE)
 
-_SHELLS = r"(?:(?:sudo\s+(?:-\S+\s+)*)?(?:/\S*/)?(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
+_FETCHERS = r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)"
+_INTERPRETERS = r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
+# Each alternative starts with a literal word so the scan stays linear on large cards.
 _PIPE_TO_SHELL_RE = re.compile(
-    rf"\b(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*{_SHELLS}\b"
-    rf"|(?:{_SHELLS})\s+(?:-\S+\s+)*<\(\s*(?:curl|wget)\b"
-    rf"|(?:{_SHELLS})\s+-c\s+[\"']?\$\(\s*(?:curl|wget)\b",
+    rf"\b{_FETCHERS}\b[^\n|]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:/[\w/]*/)?{_INTERPRETERS}\b"
+    rf"|\b{_INTERPRETERS}\b[^\n]{{0,40}}?[<$]\(\s*{_FETCHERS}\b",
     re.IGNORECASE,
 )
-_BASE64_RE = re.compile(rf"[A-Za-z0-9+/]{{{BASE64_MIN},}}={{0,2}}|[A-Za-z0-9_-]{{{BASE64_MIN},}}={{0,2}}")
+# The lookbehind makes each run match once from its start instead of being retried at every offset.
+_BASE64_RE = re.compile(
+    rf"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{{{BASE64_MIN},}}={{0,2}}"
+    rf"|(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{{{BASE64_MIN},}}={{0,2}}"
+)
+# Printable ASCII, tab and newline are never hidden; only other characters need a closer look.
+_CANDIDATE_RE = re.compile(r"[^\t\n\x20-\x7e]")
 _URL_RE = re.compile(
     r"\b(?:(?:https?|ftp|file)://[^\s<>()\[\]{}\"'`]*|(?:data|javascript):[^\s<>()\[\]{}\"'`]+)",
     re.IGNORECASE,
@@ -243,7 +250,11 @@ _HIDDEN_MESSAGES = {
 def _scan_characters(text: str, first_line: int) -> list[Finding]:
     findings: list[Finding] = []
     i = 0
-    while i < len(text):
+    while True:
+        match = _CANDIDATE_RE.search(text, i)
+        if match is None:
+            break
+        i = match.start()
         kind = _hidden_class(text[i])
         if kind is None or (kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i)):
             i += 1
