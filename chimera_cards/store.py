@@ -81,12 +81,50 @@ CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """
 
+_SCHEMA_2_REVIEW = """
+-- Review (issue 4): the trust list, signed review statements, review settings, and the FTS5 index
+-- that retrieve.match ranks with. Statements are kept as signed; trust is decided on every read.
+CREATE TABLE trust (
+    name     TEXT PRIMARY KEY,
+    keyid    TEXT NOT NULL UNIQUE,
+    pubkey   TEXT NOT NULL,
+    added_at TEXT NOT NULL
+);
+CREATE TABLE statements (
+    id        INTEGER PRIMARY KEY,
+    name      TEXT NOT NULL,
+    sha256    TEXT NOT NULL,
+    decision  TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
+    keyid     TEXT NOT NULL,
+    signed_at TEXT NOT NULL,
+    envelope  TEXT NOT NULL,
+    UNIQUE (sha256, keyid, decision)
+);
+CREATE INDEX statements_sha256 ON statements(sha256);
+CREATE TABLE review_settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE card_fts USING fts5(name, description, triggers, tokenize = 'unicode61');
+CREATE TABLE index_queue (version_id INTEGER PRIMARY KEY);
+CREATE TRIGGER versions_index_queue AFTER INSERT ON versions
+BEGIN INSERT OR IGNORE INTO index_queue (version_id) VALUES (new.id); END;
+CREATE TRIGGER versions_index_drop AFTER DELETE ON versions
+BEGIN
+    DELETE FROM card_fts WHERE rowid = old.id;
+    DELETE FROM index_queue WHERE version_id = old.id;
+END;
+INSERT INTO index_queue (version_id) SELECT id FROM versions;
+"""
+
 MIGRATIONS: list[Migration] = [_SCHEMA_1]
+MIGRATIONS.append(_SCHEMA_2_REVIEW)  # review (issue 4): trust, statements, review_settings, FTS5 index
 
 # Extra checks run by verify_store after the built-in ones, as "module:function" so a later
 # module (e.g. signed review statements) can add one without this module importing it. Each is
 # called as fn(store, conn) and returns an iterable of Problem.
-EXTRA_VERIFY_CHECKS: tuple[str, ...] = ()
+# review (issue 4): stored signatures must match the bytes they are about.
+EXTRA_VERIFY_CHECKS: tuple[str, ...] = ("chimera_cards.review:verify_check",)
 
 
 class StoreError(ChimeraError):
