@@ -1,3 +1,313 @@
-"""CLI commands for review (filled in by its issue)."""
+"""CLI for review and retrieval: keys, trust, review, approve, reject, retire, match.
 
-COMMANDS: list = []
+Thin click skins over ``keys``, ``review`` and ``retrieve``; nothing here decides anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from chimera_cards.cli.common import echo_json, reports_errors
+from chimera_cards.keys import generate_key, load_private_key, read_passphrase_file, read_public_key
+from chimera_cards import retrieve, review
+from chimera_cards.store import Store, default_store_path
+
+store_option = click.option(
+    "--store",
+    "store_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Store file (default: $CHIMERA_CARDS_HOME/cards.db, else the XDG data dir).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+passphrase_option = click.option(
+    "--passphrase-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="File holding the key's passphrase.",
+)
+
+
+def _open(store_path: Path | None, *, create: bool = False) -> Store:
+    return Store(store_path or default_store_path(), create=create)
+
+
+def _load_key(keyfile: Path, passphrase_file: Path | None):
+    passphrase = read_passphrase_file(passphrase_file) if passphrase_file else None
+    return load_private_key(keyfile, passphrase=passphrase)
+
+
+def _print_changes(changes) -> None:
+    for c in changes:
+        click.echo(f"{c.name} {c.sha256[:12]}: {c.old} -> {c.new} ({c.reason})")
+
+
+# --- keys -----------------------------------------------------------------------------------
+
+
+@click.group("keys")
+def keys_group() -> None:
+    """Reviewer signing keys (Ed25519)."""
+
+
+@keys_group.command("generate")
+@click.argument("name")
+@click.option("-o", "--output", "keyfile", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Private key file (default: $CHIMERA_CARDS_HOME/keys/NAME.key).")
+@passphrase_option
+@store_option
+@json_option
+@reports_errors
+def keys_generate(name, keyfile, passphrase_file, store_path, as_json) -> None:
+    """Make a key pair: KEYFILE (0600) and KEYFILE.pub; the new key joins the store's trust list."""
+    passphrase = read_passphrase_file(passphrase_file) if passphrase_file else None
+    with _open(store_path, create=True) as store:
+        gen = generate_key(name, keyfile, passphrase=passphrase)
+        try:
+            _, changes = review.add_trust(store, name, gen.public)
+        except BaseException:
+            # Leave nothing half-made: a key that could not be trusted is removed again.
+            gen.keyfile.unlink(missing_ok=True)
+            gen.pubfile.unlink(missing_ok=True)
+            raise
+    if as_json:
+        echo_json({**gen.to_dict(), "trusted": True, "changes": [c.to_dict() for c in changes]})
+        return
+    click.echo(gen.public.text(name))
+    click.echo(f"private key: {gen.keyfile} (0600); public key: {gen.pubfile}; key id {gen.public.keyid}",
+               err=True)
+    click.echo(f"trusted in {store.path} as {name!r}", err=True)
+
+
+# --- trust ----------------------------------------------------------------------------------
+
+
+@click.group("trust")
+def trust_group() -> None:
+    """The store's trust list of reviewer keys, and how many must approve (threshold)."""
+
+
+@trust_group.command("add")
+@click.argument("name")
+@click.argument("pubkey")
+@store_option
+@json_option
+@reports_errors
+def trust_add(name, pubkey, store_path, as_json) -> None:
+    """Trust PUBKEY (a .pub file or the key text) as NAME."""
+    public = read_public_key(pubkey)
+    with _open(store_path, create=True) as store:
+        key, changes = review.add_trust(store, name, public)
+    if as_json:
+        echo_json({**key.to_dict(), "changes": [c.to_dict() for c in changes]})
+        return
+    click.echo(f"trusted {name} ({key.keyid})")
+    _print_changes(changes)
+
+
+@trust_group.command("list")
+@store_option
+@json_option
+@reports_errors
+def trust_list(store_path, as_json) -> None:
+    """The trusted keys and the threshold."""
+    with _open(store_path) as store:
+        keys, threshold = review.trust_status(store)
+    if as_json:
+        echo_json({"threshold": threshold, "keys": [k.to_dict() for k in keys]})
+        return
+    click.echo(f"threshold: {threshold}")
+    for k in keys:
+        click.echo(f"{k.name}\t{k.keyid}\t{k.public.text()}")
+
+
+@trust_group.command("remove")
+@click.argument("name")
+@store_option
+@json_option
+@reports_errors
+def trust_remove(name, store_path, as_json) -> None:
+    """Stop trusting NAME's key; its approvals no longer count."""
+    with _open(store_path) as store:
+        key, changes = review.remove_trust(store, name)
+    if as_json:
+        echo_json({**key.to_dict(), "changes": [c.to_dict() for c in changes]})
+        return
+    click.echo(f"removed {name} ({key.keyid})")
+    _print_changes(changes)
+
+
+@trust_group.command("threshold")
+@click.argument("k", type=click.IntRange(min=1), required=False)
+@store_option
+@json_option
+@reports_errors
+def trust_threshold(k, store_path, as_json) -> None:
+    """Show, or set to K, how many distinct trusted reviewers must approve a version."""
+    with _open(store_path, create=k is not None) as store:
+        changes = review.set_threshold(store, k) if k is not None else []
+        _, threshold = review.trust_status(store)
+    if as_json:
+        echo_json({"threshold": threshold, "changes": [c.to_dict() for c in changes]})
+        return
+    click.echo(f"threshold: {threshold}")
+    _print_changes(changes)
+
+
+# --- review / approve / reject / retire ------------------------------------------------------
+
+
+def _format_view(v: review.ReviewView) -> str:
+    out = [
+        f"card:       {v.name}",
+        f"sha256:     {v.sha256}",
+        f"status:     {v.status}" + (f" ({v.reason})" if v.reason else ""),
+        f"provenance: {v.provenance}",
+        f"origin:     {v.origin}" + (f" -> {v.final_url}" if v.final_url and v.final_url != v.origin else ""),
+        f"approvals:  {len(v.verdict['approvers'])} of {v.verdict['threshold']} required",
+        "",
+        "== what an agent would be given (hidden characters shown as <U+XXXX>) ==",
+        v.revealed_prompt_text.rstrip("\n"),
+        "",
+        f"== findings ({len(v.findings)}) ==",
+    ]
+    for f in v.findings:
+        line = f":{f['line']}" if f.get("line") else ""
+        out.append(f"{f['severity']}{line} [{f['rule']}] {f['message']}")
+    if not v.findings:
+        out.append("none")
+    out.append("")
+    if v.diff_against:
+        out.append(f"== diff against last approved version {v.diff_against[:12]} ==")
+        out.append(v.diff.rstrip("\n") or "(identical text)")
+    else:
+        out.append("== diff: no earlier approved version of this name ==")
+    out.append("")
+    out.append(f"approve with: chimera-cards approve {v.name} --key KEYFILE --sha256 {v.sha256}")
+    return "\n".join(out)
+
+
+@click.command("review")
+@click.argument("name", required=False)
+@click.option("--sha256", "sha256", default=None, help="Review this version (default: the newest pending).")
+@store_option
+@json_option
+@reports_errors
+def review_cmd(name, sha256, store_path, as_json) -> None:
+    """No NAME: the queue of pending versions. NAME: everything needed to decide on it."""
+    with _open(store_path) as store:
+        if name is None:
+            queue = review.review_queue(store)
+            if as_json:
+                echo_json([q.to_dict() for q in queue])
+                return
+            for q in queue:
+                why = f"  ({q.reason})" if q.reason else ""
+                click.echo(
+                    f"{q.name}\t{q.sha256}\t{q.provenance}\t{q.approvals}/{q.threshold}\t{q.origin}{why}"
+                )
+            if not queue:
+                click.echo("nothing pending", err=True)
+            return
+        view = review.review_view(store, name, sha256)
+    if as_json:
+        echo_json(view.to_dict())
+        return
+    click.echo(_format_view(view))
+
+
+def _decision_output(d: review.Decision, as_json: bool) -> None:
+    if as_json:
+        echo_json(d.to_dict())
+        return
+    verb = "approved" if d.decision == "approve" else "rejected"
+    note = "" if d.recorded else " (already recorded)"
+    click.echo(f"{verb} {d.name} {d.sha256[:12]} as {d.reviewer}{note}: status {d.status}")
+    if d.decision == "approve" and d.status != "active":
+        v = d.verdict
+        click.echo(f"{len(v['approvers'])} of {v['threshold']} required trusted approvals so far")
+    _print_changes([c for c in d.changes if not (c.sha256 == d.sha256 and c.new == d.status)])
+
+
+@click.command("approve")
+@click.argument("name")
+@click.option("--key", "keyfile", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Your private key file.")
+@click.option("--sha256", "sha256", required=True, help="SHA-256 of the exact bytes you reviewed.")
+@click.option("--note", default="", help="A note kept in the signed statement.")
+@passphrase_option
+@store_option
+@json_option
+@reports_errors
+def approve_cmd(name, keyfile, sha256, note, passphrase_file, store_path, as_json) -> None:
+    """Sign an approval of NAME's version with this SHA-256."""
+    private = _load_key(keyfile, passphrase_file)
+    with _open(store_path) as store:
+        d = review.approve(store, name, sha256, private, note)
+    _decision_output(d, as_json)
+
+
+@click.command("reject")
+@click.argument("name")
+@click.option("--key", "keyfile", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--sha256", "sha256", required=True, help="SHA-256 of the exact bytes you reject.")
+@click.option("--reason", required=True, help="Why (kept in the signed statement).")
+@passphrase_option
+@store_option
+@json_option
+@reports_errors
+def reject_cmd(name, keyfile, sha256, reason, passphrase_file, store_path, as_json) -> None:
+    """Sign a rejection: the version (and any later import of the same bytes) stays rejected."""
+    private = _load_key(keyfile, passphrase_file)
+    with _open(store_path) as store:
+        d = review.reject(store, name, sha256, private, reason)
+    _decision_output(d, as_json)
+
+
+@click.command("retire")
+@click.argument("name")
+@click.option("--sha256", "sha256", default=None, help="Retire this version (default: the active one).")
+@click.option("--reason", default="", help="Why it is withdrawn.")
+@store_option
+@json_option
+@reports_errors
+def retire_cmd(name, sha256, reason, store_path, as_json) -> None:
+    """Withdraw a version from use. Not a security verdict (that is reject)."""
+    with _open(store_path) as store:
+        change = review.retire(store, name, sha256, reason)
+    if as_json:
+        echo_json(change.to_dict())
+        return
+    click.echo(f"retired {change.name} {change.sha256[:12]} (was {change.old})")
+
+
+# --- match -----------------------------------------------------------------------------------
+
+
+@click.command("match")
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(min=1, max=100), default=5, show_default=True,
+              help="At most this many cards.")
+@click.option("--level", type=click.IntRange(1, 2), default=2, show_default=True,
+              help="1: name, description, triggers; 2: + the body.")
+@store_option
+@json_option
+@reports_errors
+def match_cmd(query, k, level, store_path, as_json) -> None:
+    """Approved cards for QUERY, ready for a prompt. Pending, rejected, retired or tampered cards
+    are never shown."""
+    with _open(store_path) as store:
+        matches = retrieve.match(store, query, k=k, level=level)
+    if as_json:
+        echo_json({"matches": [m.to_dict() for m in matches],
+                   "prompt": retrieve.render_for_prompt(matches)})
+        return
+    if not matches:
+        click.echo("no approved card matches", err=True)
+        return
+    click.echo(retrieve.render_for_prompt(matches))
+
+
+COMMANDS = [keys_group, trust_group, review_cmd, approve_cmd, reject_cmd, retire_cmd, match_cmd]

@@ -1,0 +1,290 @@
+"""The single gate between the store and a model's prompt.
+
+``match`` ranks cards with the store's FTS5 index (BM25 over name, description and triggers) and
+returns only versions that are ``active`` *and* still verify now: the blob is re-hashed against
+its recorded SHA-256, and unless it is a clean import from a local path, its review statements are
+re-verified against the current trust list and threshold. Anything else is absent, not ranked low.
+``render_for_prompt`` wraps each card in ``<skill-card ...>`` … ``</skill-card>`` with the card
+text escaped, so a card cannot close the wrapper or forge another card's.
+
+Index upkeep: a trigger on ``versions`` (added by the review migration) queues each new version
+in the same transaction that inserts it; ``sync_index`` drains the queue before every query. The
+index holds a version's name, description and triggers, which never change for a given SHA-256;
+status is *not* in the index but joined live from ``versions``, so no status change can leave the
+index saying something the store does not.
+
+Every code path that hands card text to a model must come through here; ``MODEL_READ_PATHS`` and
+``OTHER_READ_PATHS`` list every function in the package allowed to read card bytes, and a test
+walks the source to check that nothing else does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import sqlite3
+from dataclasses import dataclass, field
+
+from chimera_cards.card import CardParseError, parse_card
+from chimera_cards.errors import UsageError
+from chimera_cards.prompt import render_card
+from chimera_cards.trust import evaluate, get_threshold, trusted_keys
+
+# Functions that may hand card text to a model: the gate and its renderer.
+MODEL_READ_PATHS = frozenset(
+    {
+        "chimera_cards.retrieve.match",
+        "chimera_cards.retrieve._match",
+        "chimera_cards.retrieve.render_for_prompt",
+    }
+)
+# Functions that read card bytes for a human or a file, never for a model (review screen, export,
+# integrity checks, indexing). Listed so the read-path test notices any new reader.
+OTHER_READ_PATHS = frozenset(
+    {
+        "chimera_cards.retrieve.sync_index",  # name/description/triggers into the index
+        "chimera_cards.retrieve.gate_check",  # re-hash for the gate
+        "chimera_cards.retrieve.prompt_preview",  # what the reviewer is shown before approving
+    }
+)
+
+MAX_QUERY_TERMS = 32
+BM25_WEIGHTS = (10.0, 4.0, 2.0)  # name, description, triggers: a hit in the name says most
+LEVELS = (1, 2)
+
+
+@dataclass
+class Match:
+    name: str
+    sha256: str
+    provenance: str  # as recorded at import: "clean" | "tainted"
+    origin: str
+    basis: str  # why it may be used: "clean-path" | "approved"
+    approvers: list[str] = field(default_factory=list)  # trusted key ids (basis "approved")
+    score: float = 0.0  # BM25 (lower is better, as SQLite reports it)
+    level: int = 2
+    text: str = ""  # the card rendered at ``level``, unescaped
+
+    @property
+    def approved_after_taint(self) -> bool:
+        return self.provenance != "clean" and self.basis == "approved"
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "sha256": self.sha256,
+            "provenance": self.provenance,
+            "origin": self.origin,
+            "basis": self.basis,
+            "approved_after_taint": self.approved_after_taint,
+            "approvers": self.approvers,
+            "score": self.score,
+            "level": self.level,
+            "text": self.text,
+        }
+
+
+@dataclass
+class GateDecision:
+    ok: bool
+    basis: str = ""  # "clean-path" | "approved" when ok
+    reason: str = ""  # why not, when not ok
+    approvers: list[str] = field(default_factory=list)
+    data: bytes = b""  # the verified bytes (only when ok)
+
+
+def is_url(origin: str | None) -> bool:
+    return bool(origin) and origin.lower().startswith(("http://", "https://"))
+
+
+def fts_query(query: str) -> str | None:
+    """The user's words as an FTS5 query that cannot be read as FTS5 syntax.
+
+    Each word becomes a double-quoted string (quotes doubled), joined with OR, so operators,
+    column filters, ``NEAR`` and unbalanced quotes in the input are just text.
+    """
+    words = re.findall(r"\w+", query)[:MAX_QUERY_TERMS]
+    if not words:
+        return None
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def sync_index(conn: sqlite3.Connection) -> int:
+    """Index every queued version (call inside a write transaction); returns how many."""
+    rows = conn.execute(
+        "SELECT q.version_id, v.name, b.data FROM index_queue q "
+        "JOIN versions v ON v.id = q.version_id LEFT JOIN blobs b ON b.sha256 = v.sha256"
+    ).fetchall()
+    for vid, name, data in rows:
+        description, triggers = "", ""
+        try:
+            card = parse_card(bytes(data or b""))
+            description = card.description or ""
+            triggers = "\n".join(card.triggers)
+        except CardParseError:
+            pass  # a broken blob is still findable by name; the gate will refuse it anyway
+        conn.execute("DELETE FROM card_fts WHERE rowid = ?", (vid,))
+        conn.execute(
+            "INSERT INTO card_fts(rowid, name, description, triggers) VALUES (?, ?, ?, ?)",
+            (vid, name, description, triggers),
+        )
+    conn.execute("DELETE FROM index_queue")
+    return len(rows)
+
+
+def gate_check(
+    conn: sqlite3.Connection,
+    *,
+    name: str,
+    sha256: str,
+    origin: str | None,
+    final_url: str | None,
+    provenance: str,
+    status: str,
+    trusted,
+    threshold: int,
+    verify: bool = True,
+) -> GateDecision:
+    """May this version go to a model right now? Re-hashes and re-verifies; never trusts columns alone."""
+    if status != "active":
+        return GateDecision(False, reason=f"status is {status}")
+    row = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha256,)).fetchone()
+    if row is None:
+        return GateDecision(False, reason="blob is missing")
+    data = bytes(row[0])
+    if not verify:  # benchmark baseline only: what the gate costs
+        return GateDecision(True, basis="unverified", data=data)
+    if hashlib.sha256(data).hexdigest() != sha256:
+        return GateDecision(False, reason="stored bytes do not match their SHA-256")
+    envelopes = [
+        r[0] for r in conn.execute("SELECT envelope FROM statements WHERE sha256 = ?", (sha256,))
+    ]
+    verdict = evaluate(envelopes, trusted, name=name, sha256=sha256, threshold=threshold)
+    if verdict.rejected:
+        return GateDecision(False, reason="rejected by a trusted reviewer")
+    if provenance == "clean" and not is_url(origin) and not is_url(final_url):
+        return GateDecision(True, basis="clean-path", approvers=verdict.approvers, data=data)
+    if verdict.approved:
+        return GateDecision(True, basis="approved", approvers=verdict.approvers, data=data)
+    return GateDecision(
+        False,
+        reason=f"{len(verdict.approvers)} of {threshold} required trusted approvals verify",
+    )
+
+
+def match(store, query: str, k: int = 5, level: int = 2, *, verify: bool = True) -> list[Match]:
+    """Up to ``k`` usable cards for ``query``, best first. The only way card text reaches a model.
+
+    ``verify=False`` exists for the benchmark's baseline and is never used by a caller that
+    renders for a model.
+    """
+    if level not in LEVELS:
+        raise UsageError("level must be 1 or 2")
+    if k < 1:
+        raise UsageError("k must be at least 1")
+    q = fts_query(query)
+    if q is None:
+        return []
+    with store.snapshot() as conn:
+        dirty = conn.execute("SELECT 1 FROM index_queue LIMIT 1").fetchone() is not None
+    if dirty:
+        with store.transaction() as wconn:
+            sync_index(wconn)
+    with store.snapshot() as conn:  # one consistent state for ranking and verification
+        return _match(conn, q, k, level, verify)
+
+
+def _match(conn: sqlite3.Connection, q: str, k: int, level: int, verify: bool) -> list[Match]:
+    trusted = trusted_keys(conn)
+    threshold = get_threshold(conn)
+    out: list[Match] = []
+    page = max(2 * k, 16)
+    offset = 0
+    w = BM25_WEIGHTS
+    while len(out) < k:
+        rows = conn.execute(
+            "SELECT v.name, v.sha256, v.origin, v.final_url, v.provenance, v.status, "
+            f"bm25(card_fts, {w[0]}, {w[1]}, {w[2]}) AS score "
+            "FROM card_fts JOIN versions v ON v.id = card_fts.rowid "
+            "WHERE card_fts MATCH ? AND v.status = 'active' "
+            "ORDER BY score LIMIT ? OFFSET ?",
+            (q, page, offset),
+        ).fetchall()
+        if not rows:
+            break
+        offset += len(rows)
+        for name, sha, origin, final_url, provenance, status, score in rows:
+            decision = gate_check(
+                conn,
+                name=name,
+                sha256=sha,
+                origin=origin,
+                final_url=final_url,
+                provenance=provenance,
+                status=status,
+                trusted=trusted,
+                threshold=threshold,
+                verify=verify,
+            )
+            if not decision.ok:
+                continue
+            try:
+                card = parse_card(decision.data)
+            except CardParseError:
+                continue
+            out.append(
+                Match(
+                    name=name,
+                    sha256=sha,
+                    provenance=provenance,
+                    origin=final_url or origin,
+                    basis=decision.basis,
+                    approvers=decision.approvers,
+                    score=score,
+                    level=level,
+                    text=render_card(card, level),
+                )
+            )
+            if len(out) == k:
+                break
+    return out
+
+
+def _attr(value: str) -> str:
+    return html.escape(value, quote=True)
+
+
+def _escape_text(text: str) -> str:
+    # '&' first (html.escape does), then '<' and '>': the text can no longer contain a tag.
+    return html.escape(text, quote=False)
+
+
+def render_one(m: Match) -> str:
+    if m.approved_after_taint:
+        review = f"approved after arriving tainted ({len(m.approvers)} trusted reviewer(s))"
+    elif m.basis == "approved":
+        review = f"approved ({len(m.approvers)} trusted reviewer(s))"
+    else:
+        review = "clean local import"
+    return (
+        f'<skill-card name="{_attr(m.name)}" sha256="{_attr(m.sha256)}" '
+        f'provenance="{_attr(m.provenance)}" review="{_attr(review)}">\n'
+        f"{_escape_text(m.text.rstrip())}\n"
+        "</skill-card>"
+    )
+
+
+def render_for_prompt(matches: list[Match]) -> str:
+    """The cards as prompt text. Card text is escaped (``&`` ``<`` ``>``), so it cannot close or
+    forge a ``<skill-card>`` wrapper; read it as text, not markup."""
+    return "\n\n".join(render_one(m) for m in matches)
+
+
+def prompt_preview(name: str, sha256: str, provenance: str, origin: str, data: bytes, level: int = 2) -> str:
+    """Exactly what ``render_for_prompt`` would give a model for these bytes once they are usable."""
+    card = parse_card(data)
+    basis = "clean-path" if provenance == "clean" and not is_url(origin) else "approved"
+    m = Match(name, sha256, provenance, origin, basis, ["<reviewer>"] if basis == "approved" else [],
+              level=level, text=render_card(card, level))
+    return render_for_prompt([m])

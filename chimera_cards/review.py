@@ -1,0 +1,567 @@
+"""Review: look at a pending card, then approve, reject or retire it with a signed statement.
+
+``approve`` and ``reject`` sign a review statement (see ``trust``) over the SHA-256 the reviewer
+typed — which must be the stored version's hash, so you approve the bytes you read, not whatever is
+there now — store it, and let ``reconcile`` apply the trust policy: a version whose trusted,
+distinct approvals reach the threshold becomes ``active`` (the previously active version of the
+name is kept as history with status ``retired`` and reason "superseded by …"); any trusted
+rejection makes it ``rejected``, and a rejected version never comes back, whatever is imported.
+``retire`` withdraws a version from use without a security verdict and needs no key.
+
+Statements travel with the card: ``write_statements`` puts them in ``approvals.jsonl`` beside an
+exported SKILL.md, and ``import_statements`` reads that file when a card folder is imported,
+keeping only what verifies over the imported bytes. ``signature_problems`` is what ``verify``
+adds to its report.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chimera_cards.card import CardParseError, parse_card
+from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.integrity import sha256_hex
+from chimera_cards.keys import EnvelopeError, parse_envelope, public_of
+from chimera_cards.lint import has_errors, lint_card, reveal
+from chimera_cards.retrieve import is_url, prompt_preview
+from chimera_cards.trust import (
+    TrustedKey,
+    Verdict,
+    add_trusted as trust_add,
+    remove_trusted as trust_remove,
+    set_threshold as trust_set_threshold,
+    evaluate,
+    get_threshold,
+    make_statement,
+    peek_statement,
+    sign_statement,
+    trusted_keys,
+)
+
+APPROVALS_FILENAME = "approvals.jsonl"
+MAX_APPROVALS_FILE_BYTES = 1024 * 1024
+SUPERSEDED = "retired"  # the status a previously active version keeps as history
+
+
+def _hex(value: str) -> str:
+    v = value.strip().lower()
+    if len(v) != 64 or any(c not in "0123456789abcdef" for c in v):
+        raise UsageError(f"--sha256 must be 64 hex digits, got {value!r}")
+    return v
+
+
+def _version_row(conn: sqlite3.Connection, name: str, sha256: str):
+    return conn.execute(
+        "SELECT id, name, sha256, origin, final_url, provenance, status, reason, findings "
+        "FROM versions WHERE name = ? AND sha256 = ?",
+        (name, sha256),
+    ).fetchone()
+
+
+def envelopes_for(conn: sqlite3.Connection, sha256: str) -> list[str]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT envelope FROM statements WHERE sha256 = ? ORDER BY id", (sha256,)
+        )
+    ]
+
+
+def verdict_for(conn: sqlite3.Connection, name: str, sha256: str) -> Verdict:
+    return evaluate(
+        envelopes_for(conn, sha256),
+        trusted_keys(conn),
+        name=name,
+        sha256=sha256,
+        threshold=get_threshold(conn),
+    )
+
+
+def _is_clean_path(origin: str | None, final_url: str | None, provenance: str) -> bool:
+    return provenance == "clean" and not is_url(origin) and not is_url(final_url)
+
+
+def _lint_errors(findings_json: str | None) -> bool:
+    try:
+        findings = json.loads(findings_json or "[]")
+    except ValueError:
+        return True  # unreadable findings: fail closed
+    return any(isinstance(f, dict) and f.get("severity") == "error" for f in findings)
+
+
+def store_statement(conn: sqlite3.Connection, envelope: dict | str) -> bool:
+    """Keep an envelope (indexed by what it claims; trust is decided on every read). New?"""
+    text = envelope if isinstance(envelope, str) else json.dumps(envelope, sort_keys=True)
+    st = peek_statement(text)
+    if st is None:
+        raise ChimeraError("not a chimera review statement")
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (st.name, st.sha256.lower(), st.decision, st.reviewer, st.time, text),
+    )
+    return cur.rowcount > 0
+
+
+@dataclass
+class Change:
+    name: str
+    sha256: str
+    old: str
+    new: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "sha256": self.sha256, "from": self.old, "to": self.new, "reason": self.reason}
+
+
+def _set_status(store, conn, name: str, sha: str, old: str, new: str, reason: str,
+                changes: list[Change], detail: dict | None = None) -> None:
+    # Through the store, so the audit log records it and `verify` can replay it; activating
+    # retires the name's current active version ("superseded"), which is recorded here too.
+    if new == "active":
+        current = conn.execute(
+            "SELECT sha256 FROM versions WHERE name = ? AND status = 'active'", (name,)
+        ).fetchone()
+        if current is not None and current[0] != sha:
+            changes.append(Change(name, current[0], "active", SUPERSEDED, f"superseded by {sha[:12]}"))
+    store.set_status(conn, name, sha, new, reason, detail)
+    changes.append(Change(name, sha, old, new, reason))
+
+
+def reconcile(store, conn: sqlite3.Connection, names: list[str] | None = None) -> list[Change]:
+    """Bring statuses in line with the statements, trust list and threshold (inside a transaction).
+
+    pending + approved (and no lint errors) -> active, superseding the active one;
+    pending/active + a trusted rejection -> rejected; active by approval but no longer approved
+    (a key removed, the threshold raised) -> pending. Clean path imports need no approval.
+    """
+    sql = (
+        "SELECT id, name, sha256, origin, final_url, provenance, status, findings FROM versions "
+        "WHERE status IN ('pending', 'active')"
+    )
+    params: tuple = ()
+    if names is not None:
+        sql += f" AND name IN ({','.join('?' * len(names))})"
+        params = tuple(names)
+    rows = conn.execute(sql + " ORDER BY id", params).fetchall()
+    trusted = trusted_keys(conn)
+    threshold = get_threshold(conn)
+    changes: list[Change] = []
+    for vid, name, sha, origin, final_url, provenance, status, findings in rows:
+        verdict = evaluate(envelopes_for(conn, sha), trusted, name=name, sha256=sha, threshold=threshold)
+        if verdict.rejected:
+            _set_status(store, conn, name, sha, status, "rejected", "rejected by a trusted reviewer", changes)
+            continue
+        clean = _is_clean_path(origin, final_url, provenance)
+        if status == "pending" and verdict.approved and not _lint_errors(findings):
+            n = len(verdict.approvers)
+            _set_status(store, conn, name, sha, "pending", "active",
+                        f"approved by {n} of {threshold} required trusted reviewer(s)", changes,
+                        {"approvers": verdict.approvers})
+        elif status == "active" and not clean and not verdict.approved:
+            _set_status(store, conn, name, sha, "active", "pending",
+                        f"approvals no longer meet the trust policy ({len(verdict.approvers)} of {threshold})",
+                        changes)
+    return changes
+
+
+# --- trust list changes (each re-applies the policy to every pending/active version) ----------
+
+
+def add_trust(store, name: str, public) -> tuple[TrustedKey, list[Change]]:
+    """Trust a reviewer's key; statements by it that were imported earlier now count."""
+    with store.transaction() as conn:
+        key = trust_add(conn, name, public)
+        store.append_audit(conn, "trust-add", None, None, {"name": name, "keyid": key.keyid})
+        return key, reconcile(store, conn)
+
+
+def remove_trust(store, name: str) -> tuple[TrustedKey, list[Change]]:
+    """Stop trusting a key: versions that were active only on its approvals go back to pending."""
+    with store.transaction() as conn:
+        key = trust_remove(conn, name)
+        store.append_audit(conn, "trust-remove", None, None, {"name": name, "keyid": key.keyid})
+        return key, reconcile(store, conn)
+
+
+def set_threshold(store, k: int) -> list[Change]:
+    with store.transaction() as conn:
+        trust_set_threshold(conn, k)
+        store.append_audit(conn, "trust-threshold", None, None, {"threshold": k})
+        return reconcile(store, conn)
+
+
+def trust_status(store) -> tuple[list[TrustedKey], int]:
+    with store.snapshot() as conn:
+        return trusted_keys(conn), get_threshold(conn)
+
+
+# --- approve / reject / retire -----------------------------------------------------------------
+
+
+@dataclass
+class Decision:
+    name: str
+    sha256: str
+    decision: str
+    reviewer: str
+    status: str  # the version's status after the decision
+    verdict: dict
+    changes: list[Change] = field(default_factory=list)
+    recorded: bool = True  # False when the same reviewer had already said the same thing
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "sha256": self.sha256,
+            "decision": self.decision,
+            "reviewer": self.reviewer,
+            "status": self.status,
+            "verdict": self.verdict,
+            "changes": [c.to_dict() for c in self.changes],
+            "recorded": self.recorded,
+        }
+
+
+def _decide(store, name: str, sha256: str, private, decision: str, note: str) -> Decision:
+    sha = _hex(sha256)
+    keyid = public_of(private).keyid
+    with store.transaction() as conn:
+        row = _version_row(conn, name, sha)
+        if row is None:
+            known = [r[0] for r in conn.execute("SELECT sha256 FROM versions WHERE name = ?", (name,))]
+            if not known:
+                raise ChimeraError(f"no card named {name!r} in the store")
+            raise ChimeraError(
+                f"no version of {name!r} has sha256 {sha[:16]}…; you must give the hash of the "
+                f"bytes you reviewed (see `chimera-cards review {name}`)"
+            )
+        vid, _, _, origin, final_url, provenance, status, _, findings = row
+        if keyid not in {k.keyid for k in trusted_keys(conn)}:
+            raise ChimeraError(f"key {keyid} is not in this store's trust list (chimera-cards trust add)")
+        blob = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
+        if blob is None or sha256_hex(bytes(blob[0])) != sha:
+            raise ChimeraError(f"the stored bytes of {name!r} no longer hash to {sha[:16]}…; refusing to sign")
+        if decision == "approve":
+            if status == "rejected":
+                raise ChimeraError(f"{name} {sha[:12]} was rejected; a rejected version stays rejected")
+            if _lint_errors(findings):
+                raise ChimeraError(f"{name} {sha[:12]} has lint errors; fix the card and import it again")
+        st = make_statement(name, sha, decision, keyid, note)
+        recorded = store_statement(conn, sign_statement(private, st))
+        store.append_audit(conn, decision, name, sha, {"reviewer": keyid, "note": note})
+        changes: list[Change] = []
+        if decision == "reject" and status != "rejected":
+            # A verdict on the bytes whatever their status (retired history included); the
+            # reviewer's reason is what `show` and `review` display.
+            _set_status(store, conn, name, sha, status, "rejected", note, changes, {"reviewer": keyid})
+        changes += reconcile(store, conn, [name])
+        status_now = conn.execute("SELECT status FROM versions WHERE id = ?", (vid,)).fetchone()[0]
+        verdict = verdict_for(conn, name, sha)
+    return Decision(name, sha, decision, keyid, status_now, verdict.to_dict(), changes, recorded)
+
+
+def approve(store, name: str, sha256: str, private, note: str = "") -> Decision:
+    return _decide(store, name, sha256, private, "approve", note)
+
+
+def reject(store, name: str, sha256: str, private, reason: str) -> Decision:
+    if not reason.strip():
+        raise UsageError("a rejection needs a --reason")
+    return _decide(store, name, sha256, private, "reject", reason)
+
+
+def retire(store, name: str, sha256: str | None = None, reason: str = "") -> Change:
+    """Withdraw a version (the active one by default) from use. Not a security verdict."""
+    with store.transaction() as conn:
+        if sha256 is None:
+            row = conn.execute(
+                "SELECT id, sha256, status FROM versions WHERE name = ? AND status = 'active'", (name,)
+            ).fetchone()
+            if row is None:
+                raise ChimeraError(f"{name!r} has no active version to retire (give --sha256)")
+        else:
+            sha = _hex(sha256)
+            row = conn.execute(
+                "SELECT id, sha256, status FROM versions WHERE name = ? AND sha256 = ?", (name, sha)
+            ).fetchone()
+            if row is None:
+                raise ChimeraError(f"no version of {name!r} has sha256 {sha[:16]}…")
+        vid, sha, status = row
+        if status == "rejected":
+            raise ChimeraError(f"{name} {sha[:12]} is rejected; retiring would hide the verdict")
+        if status == "retired":
+            raise ChimeraError(f"{name} {sha[:12]} is already retired")
+        changes: list[Change] = []
+        _set_status(store, conn, name, sha, status, "retired", reason or "retired", changes)
+    return changes[-1]
+
+
+# --- the review screen ------------------------------------------------------------------------
+
+
+@dataclass
+class ReviewView:
+    name: str
+    sha256: str
+    status: str
+    provenance: str
+    origin: str
+    final_url: str | None
+    reason: str | None
+    prompt_text: str  # exactly what a model would be given once the version is usable
+    findings: list[dict]  # lint + hidden-instruction findings, messages with hidden chars revealed
+    diff_against: str | None  # sha256 of the last approved version of the name, if any
+    diff: str  # unified diff (hidden chars revealed), "" when there is nothing to compare
+    verdict: dict
+
+    @property
+    def revealed_prompt_text(self) -> str:
+        return reveal(self.prompt_text)
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["revealed_prompt_text"] = self.revealed_prompt_text
+        return d
+
+
+@dataclass
+class QueueItem:
+    name: str
+    sha256: str
+    provenance: str
+    origin: str
+    reason: str | None
+    approvals: int
+    threshold: int
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def review_queue(store) -> list[QueueItem]:
+    with store.snapshot() as conn:
+        return _review_queue(conn)
+
+
+def _review_queue(conn: sqlite3.Connection) -> list[QueueItem]:
+    threshold = get_threshold(conn)
+    out = []
+    for vid, name, sha, origin, final_url, prov, reason in conn.execute(
+        "SELECT id, name, sha256, origin, final_url, provenance, reason FROM versions "
+        "WHERE status = 'pending' ORDER BY name, id"
+    ).fetchall():
+        v = verdict_for(conn, name, sha)
+        out.append(QueueItem(name, sha, prov, final_url or origin, reason, len(v.approvers), threshold))
+    return out
+
+
+def _last_approved(conn: sqlite3.Connection, name: str, exclude: str):
+    row = conn.execute(
+        "SELECT sha256 FROM versions WHERE name = ? AND status = 'active' AND sha256 != ?",
+        (name, exclude),
+    ).fetchone()
+    if row is None:  # no active one: the most recent version that was once in use
+        row = conn.execute(
+            "SELECT sha256 FROM versions WHERE name = ? AND status = 'retired' AND sha256 != ? "
+            "ORDER BY id DESC LIMIT 1",
+            (name, exclude),
+        ).fetchone()
+    return row[0] if row else None
+
+
+def review_view(store, name: str, sha256: str | None = None) -> ReviewView:
+    with store.snapshot() as conn:
+        return _review_view(conn, name, sha256)
+
+
+def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> ReviewView:
+    if sha256 is None:
+        rows = conn.execute(
+            "SELECT sha256 FROM versions WHERE name = ? AND status = 'pending' ORDER BY id DESC", (name,)
+        ).fetchall()
+        if not rows:
+            if conn.execute("SELECT 1 FROM versions WHERE name = ?", (name,)).fetchone() is None:
+                raise ChimeraError(f"no card named {name!r} in the store")
+            raise ChimeraError(f"{name!r} has no pending version; give --sha256 to review another")
+        sha = rows[0][0]
+    else:
+        sha = _hex(sha256)
+    row = _version_row(conn, name, sha)
+    if row is None:
+        raise ChimeraError(f"no version of {name!r} has sha256 {sha[:16]}…")
+    _, _, _, origin, final_url, provenance, status, reason, _ = row
+    blob = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
+    data = bytes(blob[0]) if blob else b""
+    if sha256_hex(data) != sha:
+        raise ChimeraError(f"the stored bytes of {name} {sha[:12]} do not match their SHA-256 (run verify)")
+    try:
+        card = parse_card(data)
+    except CardParseError as exc:
+        raise ChimeraError(f"stored card {name} does not parse: {exc}") from None
+    findings = [f.to_dict() for f in lint_card(card)]
+    for f in findings:
+        f["message"] = reveal(f["message"])
+    text = prompt_preview(name, sha, provenance, final_url or origin, data)
+    base = _last_approved(conn, name, sha)
+    diff = ""
+    if base is not None:
+        old = bytes(conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (base,)).fetchone()[0])
+        diff = "".join(
+            difflib.unified_diff(
+                reveal(old.decode("utf-8", "replace")).splitlines(keepends=True),
+                reveal(data.decode("utf-8", "replace")).splitlines(keepends=True),
+                fromfile=f"{name}@{base[:12]}",
+                tofile=f"{name}@{sha[:12]}",
+            )
+        )
+    return ReviewView(
+        name=name,
+        sha256=sha,
+        status=status,
+        provenance=provenance,
+        origin=origin,
+        final_url=final_url,
+        reason=reason,
+        prompt_text=text,
+        findings=findings,
+        diff_against=base,
+        diff=diff,
+        verdict=verdict_for(conn, name, sha).to_dict(),
+    )
+
+
+# --- portable statements ----------------------------------------------------------------------
+
+
+def write_statements(store, name: str, sha256: str, directory: str | os.PathLike) -> Path | None:
+    """Write every stored statement about (name, sha256) as ``approvals.jsonl`` in ``directory``.
+
+    Called by ``export`` after it writes SKILL.md; returns the file, or None when there is nothing
+    to write. The file is written to a temporary name and renamed, so it is whole or absent.
+    """
+    with store.snapshot() as conn:
+        rows = conn.execute(
+            "SELECT envelope FROM statements WHERE sha256 = ? AND name = ? ORDER BY id", (sha256, name)
+        ).fetchall()
+    if not rows:
+        return None
+    path = Path(directory) / APPROVALS_FILENAME
+    tmp = path.with_name(path.name + ".tmp")
+    lines = [json.dumps(json.loads(r[0]), sort_keys=True, separators=(",", ":")) for r in rows]
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+@dataclass
+class StatementImport:
+    accepted: int = 0  # statements that verify over these bytes under this store's trust list
+    kept_unverified: int = 0  # well-formed for these bytes but not (yet) by a trusted key
+    problems: list[str] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "accepted": self.accepted,
+            "kept_unverified": self.kept_unverified,
+            "problems": self.problems,
+            "changes": [c.to_dict() for c in self.changes],
+        }
+
+
+def read_statements_file(path: Path) -> list[str]:
+    try:
+        if path.stat().st_size > MAX_APPROVALS_FILE_BYTES:
+            raise ChimeraError(f"{path} is larger than 1 MiB")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ChimeraError(f"cannot read {path}: {exc}") from None
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def import_statements(store, card_dir: str | os.PathLike, name: str, sha256: str) -> StatementImport | None:
+    """Read ``approvals.jsonl`` beside an imported SKILL.md and apply it to (name, sha256).
+
+    Statements about other bytes or other names are dropped (reported), never stored: a signature
+    copied next to different bytes proves nothing about them. Statements for these bytes are kept
+    even if their key is not trusted here yet, so adding the key later (``trust add``) counts them.
+    Returns None when the folder has no approvals file.
+    """
+    path = Path(card_dir) / APPROVALS_FILENAME
+    if not path.is_file():
+        return None
+    result = StatementImport()
+    lines = read_statements_file(path)
+    with store.transaction() as conn:
+        trusted = trusted_keys(conn)
+        threshold = get_threshold(conn)
+        for i, line in enumerate(lines, 1):
+            try:
+                parse_envelope(line)
+            except EnvelopeError as exc:
+                result.problems.append(f"{path.name} line {i}: {exc}")
+                continue
+            claimed = peek_statement(line)
+            if claimed is None:
+                result.problems.append(f"{path.name} line {i}: not a chimera review statement")
+                continue
+            if claimed.sha256.lower() != sha256 or claimed.name != name:
+                result.problems.append(
+                    f"{path.name} line {i}: statement is for {claimed.name} {claimed.sha256[:12]}, "
+                    f"not these bytes ({name} {sha256[:12]}); ignored"
+                )
+                continue
+            v = evaluate([line], trusted, name=name, sha256=sha256, threshold=threshold)
+            if v.problems:
+                result.kept_unverified += 1
+                result.problems.append(f"{path.name} line {i}: {v.problems[0]}")
+            else:
+                result.accepted += 1
+            if store_statement(conn, line):
+                store.append_audit(conn, "statement-imported", name, sha256,
+                                   {"decision": claimed.decision, "reviewer": claimed.reviewer,
+                                    "verified": not v.problems})
+        result.changes = reconcile(store, conn, [name])
+    return result
+
+
+def verify_check(store, conn: sqlite3.Connection) -> list:
+    """``verify``'s signature check (registered in ``store.EXTRA_VERIFY_CHECKS``): every stored
+    statement by a trusted key must verify over the bytes it is stored with. (Whether an active
+    version still meets the trust policy is the gate's question, asked on every read.)"""
+    from chimera_cards.store import Problem  # the store imports this module lazily, by name
+
+    trusted = trusted_keys(conn)
+    trusted_ids = {k.keyid for k in trusted}
+    threshold = get_threshold(conn)
+    problems: list = []
+    by_sha: dict[str, list[tuple[str, str]]] = {}
+    for name, sha, env in conn.execute("SELECT name, sha256, envelope FROM statements ORDER BY id"):
+        by_sha.setdefault(sha, []).append((name, env))
+    for name, sha, origin, final_url, provenance, status in conn.execute(
+        "SELECT name, sha256, origin, final_url, provenance, status FROM versions ORDER BY id"
+    ).fetchall():
+        blob = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
+        actual = sha256_hex(bytes(blob[0])) if blob else None
+        envs = [e for n, e in by_sha.get(sha, []) if n == name]
+        label = f"{name} {sha[:12]}"
+        if envs and actual != sha:
+            problems.append(Problem(
+                "signature-mismatch",
+                f"{label}: signed statement(s) over {sha[:12]} do not match the stored bytes "
+                f"(they hash to {(actual or 'nothing')[:12]})", name, sha))
+        for env in envs:
+            claimed = peek_statement(env)
+            if claimed is None or claimed.reviewer not in trusted_ids:
+                continue  # a key not trusted here says nothing either way
+            v = evaluate([env], trusted, name=name, sha256=sha, threshold=threshold)
+            if v.problems:
+                problems.append(Problem("signature-invalid", f"{label}: {v.problems[0]}", name, sha))
+    return problems
