@@ -261,7 +261,7 @@ def remove_trusted(conn: sqlite3.Connection, name: str) -> TrustedKey:
 
 
 def get_threshold(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT value FROM settings WHERE key = ?", (THRESHOLD_SETTING,)).fetchone()
+    row = conn.execute("SELECT value FROM review_settings WHERE key = ?", (THRESHOLD_SETTING,)).fetchone()
     return int(row[0]) if row else DEFAULT_THRESHOLD
 
 
@@ -269,7 +269,7 @@ def set_threshold(conn: sqlite3.Connection, k: int) -> None:
     if k < 1:
         raise UsageError("threshold must be at least 1")
     conn.execute(
-        "INSERT INTO settings(key, value) VALUES (?, ?) "
+        "INSERT INTO review_settings(key, value) VALUES (?, ?) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (THRESHOLD_SETTING, str(k)),
     )
