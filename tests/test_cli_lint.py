@@ -1,0 +1,140 @@
+"""`chimera-cards lint` and `chimera-cards hash` through click, with exit codes and formats."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+
+from click.testing import CliRunner
+
+from chimera_cards.cli import main
+
+GOOD = (
+    "---\nname: good-card\ndescription: A good card.\nversion: 0.1.0\nkind: pattern\nstage: build\n"
+    "topic: software-dev\ntriggers:\n- writing code\nprovenance: clean\nstatus: active\n---\n\n"
+    + "".join(f"## {t}\n\n{t} text.\n\n" for t in ("Trigger", "Do", "Avoid", "Check", "Risk"))
+).encode()
+PLAIN = b"---\nname: plain-card\ndescription: Free-form.\n---\n# Plain\n\nSee https://example.com.\n"
+
+
+def write(tmp_path, dirname, data):
+    (tmp_path / dirname).mkdir(parents=True, exist_ok=True)
+    (tmp_path / dirname / "SKILL.md").write_bytes(data)
+    return tmp_path / dirname
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(map(str, args)))
+
+
+def test_clean_library_exits_0_with_summary(tmp_path):
+    write(tmp_path, "good-card", GOOD)
+    result = run("lint", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "1 card: 0 error(s), 0 warning(s), 0 info"
+
+
+def test_errors_exit_1_and_show_path_line_rule(tmp_path):
+    card = write(tmp_path, "wrong-dir", GOOD.replace(b"## Check\n\nCheck text.\n\n", b""))
+    result = run("lint", card / "SKILL.md")
+    assert result.exit_code == 1
+    assert "SKILL.md:2: error [name-dirname]" in result.output
+    assert "error [section-missing] missing section '## Check'" in result.output
+
+
+def test_plain_agent_skills_card_fails_strict_but_passes_lenient(tmp_path):
+    card = write(tmp_path, "plain-card", PLAIN)
+    assert run("lint", card).exit_code == 1
+    result = run("lint", "--lenient", card)
+    assert result.exit_code == 0, result.output
+    assert "info [url] links to https://example.com" in result.output
+
+
+def test_hidden_text_fails_even_in_lenient_mode(tmp_path):
+    card = write(tmp_path, "plain-card", PLAIN + "Hello\u202eworld\n".encode())
+    result = run("lint", "--lenient", card)
+    assert result.exit_code == 1
+    assert "[hidden-bidi]" in result.output and "<U+202E>" in result.output
+
+
+def test_unparseable_card_is_a_finding_and_exit_1(tmp_path):
+    write(tmp_path, "bad", b"---\nname: bad\n")
+    result = run("lint", tmp_path)
+    assert result.exit_code == 1
+    assert "error [parse-error]" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_missing_path_is_exit_2_with_one_line(tmp_path):
+    result = run("lint", tmp_path / "nope")
+    assert result.exit_code == 2
+    assert result.output.strip().count("\n") == 0
+    assert result.output.startswith("error: ")
+
+
+def test_no_path_is_a_usage_error():
+    assert run("lint").exit_code == 2
+
+
+def test_json_format_lists_findings_and_summary(tmp_path):
+    write(tmp_path, "good-card", GOOD)
+    write(tmp_path, "plain-card", PLAIN)
+    result = run("lint", "--format", "json", tmp_path)
+    assert result.exit_code == 1
+    data = json.loads(result.output)
+    assert data["mode"] == "strict"
+    assert data["summary"]["cards"] == 2
+    rules = {f["rule"] for f in data["findings"]}
+    assert {"section-missing", "chimera-field-missing", "url"} <= rules
+    assert all(set(f) == {"rule", "severity", "message", "line", "path"} for f in data["findings"])
+    assert json.loads(run("lint", "--json", tmp_path).output) == data
+
+
+def test_sarif_is_a_minimal_valid_2_1_0_log(tmp_path):
+    write(tmp_path, "plain-card", PLAIN + b"<!-- hidden -->\n")
+    result = run("lint", "--lenient", "--format", "sarif", tmp_path)
+    assert result.exit_code == 0
+    log = json.loads(result.output)
+    assert log["version"] == "2.1.0" and "sarif-2.1.0" in log["$schema"]
+    (sarif_run,) = log["runs"]
+    driver = sarif_run["tool"]["driver"]
+    assert driver["name"] == "chimera-cards"
+    rule_ids = [r["id"] for r in driver["rules"]]
+    assert rule_ids == ["html-comment", "url"]
+    levels = {r["ruleId"]: r["level"] for r in sarif_run["results"]}
+    assert levels == {"html-comment": "warning", "url": "note"}
+    for res in sarif_run["results"]:
+        assert rule_ids[res["ruleIndex"]] == res["ruleId"]
+        loc = res["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"].startswith("file://")
+        assert loc["region"]["startLine"] >= 1
+        assert res["message"]["text"]
+
+
+def test_hash_prints_hex_and_sri_of_exact_bytes(tmp_path):
+    data = GOOD.replace(b"\n", b"\r\n")
+    card = write(tmp_path, "good-card", data)
+    digest = hashlib.sha256(data).digest()
+    result = run("hash", card)
+    assert result.exit_code == 0
+    hex_, sri, path = result.output.split()
+    assert hex_ == digest.hex()
+    assert sri == "sha256-" + base64.b64encode(digest).decode()
+    result = run("hash", "--json", card / "SKILL.md")
+    assert json.loads(result.output) == {
+        "path": str((card / "SKILL.md").resolve()), "sha256": digest.hex(),
+        "integrity": "sha256-" + base64.b64encode(digest).decode(), "bytes": len(data),
+    }
+
+
+def test_hash_hashes_even_a_card_that_does_not_parse(tmp_path):
+    card = write(tmp_path, "bad", b"\xff\xfe not utf-8")
+    result = run("hash", card)
+    assert result.exit_code == 0
+    assert result.output.split()[0] == hashlib.sha256(b"\xff\xfe not utf-8").hexdigest()
+
+
+def test_hash_of_missing_path_is_exit_2(tmp_path):
+    result = run("hash", tmp_path / "nope")
+    assert result.exit_code == 2 and result.output.startswith("error: ")
