@@ -146,13 +146,16 @@ def _check_yaml_features(text: str, first_line: int) -> None:
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
     except yaml.YAMLError as exc:
-        raise _yaml_error(exc, first_line) from None
+        raise _yaml_error(exc, text, first_line) from None
 
 
-def _yaml_error(exc: yaml.YAMLError, first_line: int) -> CardParseError:
+def _yaml_error(exc: yaml.YAMLError, text: str, first_line: int) -> CardParseError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     line = mark.line + first_line if mark is not None else None
+    if isinstance(exc, yaml.reader.ReaderError):
+        # The reader refuses control characters; it reports a character offset, not a line.
+        line = text.count("\n", 0, exc.position) + first_line
     return CardParseError(f"invalid YAML in frontmatter: {problem}", line=line)
 
 
@@ -180,7 +183,7 @@ def _load_frontmatter(text: str, first_line: int) -> dict:
     try:
         value = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise _yaml_error(exc, first_line) from None
+        raise _yaml_error(exc, text, first_line) from None
     except RecursionError:
         raise CardParseError("frontmatter nests too deeply", line=first_line) from None
     if value is None:

@@ -315,3 +315,14 @@ def test_find_card_files_file_dir_and_folder_of_dirs(tmp_path):
     assert find_card_files(tmp_path / "lib" / "not-a-card") == []
     with pytest.raises(CardReadError):
         find_card_files(tmp_path / "missing")
+
+
+def test_control_character_in_frontmatter_is_a_parse_error_with_line():
+    with pytest.raises(CardParseError, match="unacceptable character") as exc:
+        parse_card(b"---\nname: x\ndescription: a\x07b\n---\n")
+    assert exc.value.line == 3
+
+
+def test_second_yaml_document_in_frontmatter_is_refused():
+    with pytest.raises(CardParseError, match="another document"):
+        parse_card(b"---\nname: x\n...\n--- \nfoo: 1\n---\n")
