@@ -1,0 +1,76 @@
+"""Attempters: whatever edits the workspace for one attempt (a scripted fixer, a CLI agent, a model).
+
+The protocol is small on purpose: the loop hands over the prompt and the workspace path; the
+attempter edits files and reports its tool steps. It never reports its patch: the loop takes the
+real diff from the workspace, so an attempter's account of what it did cannot stand in for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from reference_loop.errors import LoopError
+
+if TYPE_CHECKING:
+    from reference_loop.tasks import Task
+
+
+@dataclass
+class ToolStep:
+    name: str
+    ok: bool
+    error: str = ""
+
+
+@dataclass
+class AttemptOutcome:
+    steps: list[ToolStep] = field(default_factory=list)
+    description: str = ""     # the attempter's own account; never the patch
+
+    def first_failure(self) -> ToolStep | None:
+        return next((step for step in self.steps if not step.ok), None)
+
+
+class Attempter(Protocol):
+    name: str
+
+    def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome: ...
+
+
+# Hooks for attempter kinds that live in their own modules: kind -> (module, factory). Each
+# factory is called as factory(argument, seed=seed). Adding a kind is one line here.
+_HOOKS = {
+    "cmd": ("reference_loop.attempters.cmd", "make_cmd_attempter"),    # cmd:COMMAND
+    "llm": ("reference_loop.attempters.llm", "make_llm_attempter"),    # llm:MODEL
+}
+
+
+def make_attempter(spec: str, *, seed: int = 0, task: "Task | None" = None) -> Attempter:
+    """Resolve ``scripted:NAME``, ``cmd:COMMAND`` or ``llm:MODEL`` to an attempter.
+
+    ``task`` is needed by the scripted attempters only (they draw their candidate fixes from the
+    task folder); ``seed`` makes their choice among plausible fixes vary as a sampled model's would.
+    """
+    kind, sep, arg = spec.partition(":")
+    if not sep or not arg:
+        raise LoopError(f"attempter {spec!r} must look like scripted:NAME, cmd:COMMAND or "
+                        "llm:MODEL", exit_code=2)
+    if kind == "scripted":
+        from reference_loop.attempters.scripted import make_scripted  # noqa: PLC0415 - cycle
+
+        return make_scripted(arg, seed=seed, task=task)
+    if kind in _HOOKS:
+        module_name, factory_name = _HOOKS[kind]
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            raise LoopError(f"attempter kind {kind!r} is not available in this build",
+                            exit_code=2) from exc
+        return getattr(module, factory_name)(arg, seed=seed)
+    raise LoopError(f"unknown attempter kind {kind!r} in {spec!r} "
+                    "(expected scripted:, cmd: or llm:)", exit_code=2)

@@ -1,0 +1,18 @@
+"""Small statistics helpers."""
+
+
+def mean(values):
+    if not values:
+        raise ValueError("mean of empty data")
+    return sum(values) / len(values)
+
+
+def median(values):
+    """The middle value of ``values`` (the mean of the two middle values for even lengths)."""
+    if not values:
+        raise ValueError("median of empty data")
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    if len(ordered) % 2 == 0:
+        return (ordered[mid - 1] + ordered[mid]) / 2
+    return ordered[mid]

@@ -1,0 +1,5 @@
+"""Text helpers."""
+
+
+def slugify(title):
+    return title.lower().replace(" ", "-")
