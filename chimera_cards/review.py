@@ -487,49 +487,78 @@ def read_statements_file(path: Path) -> list[str]:
 
 
 def import_statements(store, card_dir: str | os.PathLike, name: str, sha256: str) -> StatementImport | None:
-    """Read ``approvals.jsonl`` beside an imported SKILL.md and apply it to (name, sha256).
+    """Read ``approvals.jsonl`` in ``card_dir`` and apply it to (name, sha256), in one transaction.
 
-    Statements about other bytes or other names are dropped (reported), never stored: a signature
-    copied next to different bytes proves nothing about them. Statements for these bytes are kept
-    even if their key is not trusted here yet, so adding the key later (``trust add``) counts them.
-    Returns None when the folder has no approvals file.
+    Returns None when the folder has no approvals file. See ``apply_statements``.
     """
     path = Path(card_dir) / APPROVALS_FILENAME
     if not path.is_file():
         return None
-    result = StatementImport()
     lines = read_statements_file(path)
     with store.transaction() as conn:
-        trusted = trusted_keys(conn)
-        threshold = get_threshold(conn)
-        for i, line in enumerate(lines, 1):
-            try:
-                parse_envelope(line)
-            except EnvelopeError as exc:
-                result.problems.append(f"{path.name} line {i}: {exc}")
-                continue
-            claimed = peek_statement(line)
-            if claimed is None:
-                result.problems.append(f"{path.name} line {i}: not a chimera review statement")
-                continue
-            if claimed.sha256.lower() != sha256 or claimed.name != name:
-                result.problems.append(
-                    f"{path.name} line {i}: statement is for {claimed.name} {claimed.sha256[:12]}, "
-                    f"not these bytes ({name} {sha256[:12]}); ignored"
-                )
-                continue
-            v = evaluate([line], trusted, name=name, sha256=sha256, threshold=threshold)
-            if v.problems:
-                result.kept_unverified += 1
-                result.problems.append(f"{path.name} line {i}: {v.problems[0]}")
-            else:
-                result.accepted += 1
-            if store_statement(conn, line):
-                store.append_audit(conn, "statement-imported", name, sha256,
-                                   {"decision": claimed.decision, "reviewer": claimed.reviewer,
-                                    "verified": not v.problems})
-        result.changes = reconcile(store, conn, [name])
+        return apply_statements(store, conn, lines, name, sha256, label=path.name)
+
+
+def apply_statements(store, conn: sqlite3.Connection, lines: list[str], name: str, sha256: str,
+                     *, label: str = APPROVALS_FILENAME) -> StatementImport:
+    """Keep the statements about exactly (name, sha256) and re-apply the trust policy.
+
+    Statements about other bytes or other names are dropped (reported), never stored: a signature
+    copied next to different bytes proves nothing about them. Statements for these bytes are kept
+    even if their key is not trusted here yet, so adding the key later (``trust add``) counts them.
+    """
+    result = StatementImport()
+    trusted = trusted_keys(conn)
+    threshold = get_threshold(conn)
+    for i, line in enumerate(lines, 1):
+        try:
+            parse_envelope(line)
+        except EnvelopeError as exc:
+            result.problems.append(f"{label} line {i}: {exc}")
+            continue
+        claimed = peek_statement(line)
+        if claimed is None:
+            result.problems.append(f"{label} line {i}: not a chimera review statement")
+            continue
+        if claimed.sha256.lower() != sha256 or claimed.name != name:
+            result.problems.append(
+                f"{label} line {i}: statement is for {claimed.name} {claimed.sha256[:12]}, "
+                f"not these bytes ({name} {sha256[:12]}); ignored"
+            )
+            continue
+        v = evaluate([line], trusted, name=name, sha256=sha256, threshold=threshold)
+        if v.problems:
+            result.kept_unverified += 1
+            result.problems.append(f"{label} line {i}: {v.problems[0]}")
+        else:
+            result.accepted += 1
+        if store_statement(conn, line):
+            store.append_audit(conn, "statement-imported", name, sha256,
+                               {"decision": claimed.decision, "reviewer": claimed.reviewer,
+                                "verified": not v.problems})
+    result.changes = reconcile(store, conn, [name])
     return result
+
+
+def import_hook(store, conn: sqlite3.Connection, candidate, version, new: bool):
+    """``importer.IMPORT_HOOKS`` entry: honour an ``approvals.jsonl`` shipped beside a SKILL.md.
+
+    Runs inside the import's transaction for path imports only (a URL names one file, never its
+    approvals). An unreadable or oversized approvals file counts for nothing: the card imports
+    as it would without one (pending, if tainted), which is the safe side.
+    """
+    file = getattr(candidate, "file", None)
+    if file is None or is_url(version.origin):
+        return None
+    path = Path(file).parent / APPROVALS_FILENAME
+    if not path.is_file():
+        return None
+    try:
+        lines = read_statements_file(path)
+    except ChimeraError:
+        return None
+    apply_statements(store, conn, lines, version.name, version.sha256, label=str(path))
+    return store.version(version.name, version.sha256)  # same connection: sees this transaction
 
 
 def verify_check(store, conn: sqlite3.Connection) -> list:
