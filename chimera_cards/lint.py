@@ -107,8 +107,9 @@ def has_errors(findings: Iterable[Finding]) -> bool:
 
 _BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x061C}
 _ZERO_WIDTH = {0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x180E}
-# Letters that render as blank but are not category Cf (Hangul fillers, braille blank).
-_BLANK_LETTERS = {0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800}
+# Characters that render as blank but are not category Cf (Hangul fillers, braille blank,
+# combining grapheme joiner, Khmer inherent vowels).
+_BLANK_LETTERS = {0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x034F, 0x17B4, 0x17B5}
 _VS = set(range(0xFE00, 0xFE10))
 _VS_SUPPLEMENT = range(0xE0100, 0xE01F0)
 
@@ -180,7 +181,10 @@ def _is_lone_emoji_selector(text: str, i: int) -> bool:
     cp = ord(text[i])
     if cp not in (0xFE0E, 0xFE0F):
         return False
-    before_ok = i > 0 and _hidden_class(text[i - 1]) is None and not text[i - 1].isspace()
+    # Emoji (non-ASCII) and keycap bases take a presentation selector; after a plain letter it
+    # could only be carrying bits.
+    prev = text[i - 1] if i > 0 else ""
+    before_ok = bool(prev) and _hidden_class(prev) is None and (ord(prev) > 0x7F or prev in "0123456789#*")
     after = text[i + 1] if i + 1 < len(text) else ""
     return before_ok and not (after and _hidden_class(after) == "hidden-variation-selector")
 

@@ -256,7 +256,8 @@ def test_hidden_characters_written_as_yaml_escapes_are_found():
     assert "'hi'" in next(f for f in findings if f.rule == "hidden-tag").message
 
 
-@pytest.mark.parametrize("char", ["\u00ad", "\u2028", "\u180e", "\u3164", "\U000f0000", "\u061c"])
+@pytest.mark.parametrize("char", ["\u00ad", "\u2028", "\u180e", "\u3164", "\U000f0000", "\u061c",
+                                  "\u034f", "\u2062", "\ufff9"])
 def test_other_invisible_and_format_characters_are_errors(char):
     findings = hidden(f"a{char}b")
     assert len(findings) == 1 and findings[0].severity == "error"
@@ -272,6 +273,8 @@ def test_variation_selector_run_is_an_error_but_emoji_selector_is_not():
     smuggled = "a" + "".join(chr(0xFE00 + n) for n in (3, 7, 1, 15))
     assert rules(hidden(smuggled)) == ["hidden-variation-selector"]
     assert rules(hidden("a" + chr(0xE0100) + chr(0xE0142))) == ["hidden-variation-selector"]
+    assert hidden("keycap 1\ufe0f\u20e3") == []
+    assert rules(hidden("le\ufe0ftt\ufe0fers")) == ["hidden-variation-selector"] * 2
 
 
 def test_html_comment_is_a_warning_showing_its_content():
