@@ -207,13 +207,20 @@ class Workspace:
         paths that differ from the snapshot are removed or rewritten.
         """
         snap = self._require_snapshot()
-        current = self._stage_all()
         touched: list[str] = []
-        if current != snap.tree:
+        for _pass in range(2):
+            current = self._stage_all()
+            if current == snap.tree:
+                break
             out = self._run(
                 "diff-tree", "-r", "-z", "--no-renames", "--raw", current, snap.tree
             ).stdout
-            touched = self._apply_tree_change(out)
+            changed = self._apply_tree_change(out)
+            touched += changed
+            # A .gitignore the attempt added or edited can hide the attempt's own new files; with
+            # the snapshot's ignore rules back in place, one more pass finds and removes them.
+            if not any(p.rsplit("/", 1)[-1] == ".gitignore" for p in changed):
+                break
         touched += self._fix_directories(snap)
         self.last_restored = touched
 

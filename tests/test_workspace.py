@@ -1,0 +1,442 @@
+"""Workspace: real git, real files. The workspace must come back byte-identical after any attempt,
+the diff must be the real change (it applies with `git apply`), and a user's repository around or
+inside the workspace must not be touched."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reference_loop.errors import LoopError
+from reference_loop.workspace import Workspace
+
+BINARY = bytes(range(256)) * 8 + b"\0\xff\x00tail"
+
+
+def tree_state(root: Path, *, skip_git: bool = True) -> dict[str, tuple]:
+    """Everything observable about a tree: kind, permission bits, bytes or link target."""
+    state: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        if skip_git:
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, root)
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                state[rel] = ("link", os.readlink(full))
+            elif stat.S_ISDIR(st.st_mode):
+                state[rel] = ("dir",)
+            else:
+                state[rel] = ("file", stat.S_IMODE(st.st_mode), Path(full).read_bytes())
+    return state
+
+
+def dir_digest(root: Path) -> dict[str, str]:
+    """Bytes of every file under a directory (a user's .git), to prove it was not written."""
+    out = {}
+    for dirpath, _dirs, files in os.walk(root):
+        for f in files:
+            full = os.path.join(dirpath, f)
+            out[os.path.relpath(full, root)] = hashlib.sha256(Path(full).read_bytes()).hexdigest()
+    return out
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_OPTIONAL_LOCKS="0",
+        GIT_AUTHOR_NAME="u", GIT_AUTHOR_EMAIL="u@x", GIT_COMMITTER_NAME="u",
+        GIT_COMMITTER_EMAIL="u@x", GIT_CEILING_DIRECTORIES=str(cwd.parent),
+    )
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def make_project(root: Path) -> Path:
+    """A small project with every kind of entry git can hold, plus empty dirs git cannot."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "pkg" / "mod.py").write_text("def add(a, b):\n    return a - b\n")
+    (root / "src" / "pkg" / "__init__.py").write_text("")
+    (root / "README.md").write_text("readme\n")
+    (root / "data.bin").write_bytes(BINARY)
+    (root / "run.sh").write_text("#!/bin/sh\necho run\n")
+    os.chmod(root / "run.sh", 0o755)
+    (root / "plain.txt").write_text("plain\n")
+    os.symlink("src/pkg/mod.py", root / "link_to_mod")
+    os.symlink("README.md", root / "link_to_readme")
+    (root / "empty").mkdir()
+    (root / "nested_empty" / "a" / "b").mkdir(parents=True)
+    (root / "old_name.txt").write_text("a file that gets renamed\n" * 20)
+    (root / "file_to_dir").write_text("becomes a directory\n")
+    (root / "dir_to_file").mkdir()
+    (root / "dir_to_file" / "inner.txt").write_text("inner\n")
+    (root / "to_delete.txt").write_text("delete me\n")
+    return root
+
+
+def attempt_everything(root: Path) -> None:
+    """An attempt that makes every kind of change the workspace must undo."""
+    (root / "src" / "pkg" / "mod.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "data.bin").write_bytes(BINARY[::-1] + b"\x01")
+    os.chmod(root / "plain.txt", 0o755)
+    os.chmod(root / "run.sh", 0o644)
+    (root / "to_delete.txt").unlink()
+    (root / "new_file.txt").write_text("new\n")
+    (root / "new" / "deep" / "er").mkdir(parents=True)
+    (root / "new" / "deep" / "er" / "x.py").write_text("x = 1\n")
+    (root / "new_empty" / "inner").mkdir(parents=True)
+    (root / "empty").rmdir()
+    shutil.rmtree(root / "nested_empty" / "a" / "b")
+    (root / "link_to_mod").unlink()
+    os.symlink("README.md", root / "link_to_mod")  # changed symlink target
+    (root / "link_to_readme").unlink()
+    (root / "link_to_readme").write_text("now a regular file\n")  # symlink -> file
+    os.rename(root / "old_name.txt", root / "new_name.txt")
+    (root / "file_to_dir").unlink()
+    (root / "file_to_dir").mkdir()
+    (root / "file_to_dir" / "child.txt").write_text("child\n")
+    shutil.rmtree(root / "dir_to_file")
+    (root / "dir_to_file").write_text("was a directory\n")
+    (root / "new_bin.dat").write_bytes(b"\x00\x01\x02" * 100)
+
+
+@pytest.fixture
+def project(tmp_path):
+    return make_project(tmp_path / "proj")
+
+
+def test_restore_is_byte_exact_after_every_kind_of_change(project):
+    before = tree_state(project)
+    with Workspace(project) as ws:
+        ws.snapshot()
+        attempt_everything(project)
+        assert tree_state(project) != before
+        ws.restore()
+        assert tree_state(project) == before
+        assert ws.diff().files == []
+
+
+def test_diff_names_every_kind_of_change(project):
+    with Workspace(project) as ws:
+        ws.snapshot()
+        attempt_everything(project)
+        diff = ws.diff()
+        ws.restore()
+    by_path = {c.path: c for c in diff.files}
+    assert by_path["src/pkg/mod.py"].status == "M"
+    assert by_path["data.bin"].status == "M"
+    assert by_path["plain.txt"].status == "M"  # mode only
+    assert by_path["run.sh"].status == "M"
+    assert by_path["to_delete.txt"].status == "D"
+    assert by_path["new_file.txt"].status == "A"
+    assert by_path["new/deep/er/x.py"].status == "A"
+    assert by_path["link_to_mod"].status == "M"  # symlink target changed
+    assert by_path["link_to_readme"].status == "T"  # symlink became a file
+    assert by_path["new_name.txt"].status == "R"
+    assert by_path["new_name.txt"].old_path == "old_name.txt"
+    assert by_path["file_to_dir/child.txt"].status == "A"
+    assert by_path["file_to_dir"].status == "D"
+    assert by_path["dir_to_file"].status == "A"
+    assert by_path["dir_to_file/inner.txt"].status == "D"
+    text = diff.text
+    assert "-    return a - b\n+    return a + b" in text
+    assert "GIT binary patch" in text
+    assert "old mode 100644\nnew mode 100755" in text
+    assert "rename from old_name.txt\nrename to new_name.txt" in text
+    assert "-src/pkg/mod.py\n\\ No newline at end of file\n+README.md" in text
+    assert diff.raw.decode("utf-8") == text
+
+
+def test_diff_is_real_it_applies_to_the_snapshot_and_reproduces_the_attempt(project, tmp_path):
+    with Workspace(project) as ws:
+        ws.snapshot()
+        attempt_everything(project)
+        # git cannot carry empty dirs; drop the ones the attempt made so the states compare.
+        shutil.rmtree(project / "new_empty")
+        after = tree_state(project)
+        diff = ws.diff()
+        ws.restore()
+    copy = tmp_path / "copy"
+    shutil.copytree(project, copy, symlinks=True)
+    patch = tmp_path / "attempt.patch"
+    patch.write_bytes(diff.raw)
+    git(copy, "apply", "--binary", str(patch))
+    got = tree_state(copy)
+    # Empty dirs were removed by the attempt, which a patch cannot say; compare everything else.
+    for gone in ("empty", "nested_empty/a/b"):
+        got.pop(gone)
+    assert got == after
+
+
+def test_restore_after_an_exception_mid_attempt(project):
+    before = tree_state(project)
+    ws = Workspace(project)
+    ws.snapshot()
+    with pytest.raises(RuntimeError):
+        try:
+            (project / "data.bin").write_bytes(b"half-written")
+            (project / "half" / "way").mkdir(parents=True)
+            (project / "half" / "way" / "f.txt").write_text("x")
+            os.chmod(project / "README.md", 0o700)
+            raise RuntimeError("attempter crashed mid-edit")
+        finally:
+            ws.restore()
+            ws.close()
+    assert tree_state(project) == before
+
+
+def test_repeated_attempts_each_restore_to_the_same_snapshot(project):
+    before = tree_state(project)
+    with Workspace(project) as ws:
+        ws.snapshot()
+        for i in range(3):
+            (project / "README.md").write_text(f"attempt {i}\n")
+            (project / f"attempt_{i}.txt").write_text("x")
+            diff = ws.diff()
+            assert {c.path for c in diff.files} == {"README.md", f"attempt_{i}.txt"}
+            ws.restore()
+            assert tree_state(project) == before
+
+
+def test_empty_dirs_present_at_snapshot_are_kept_and_new_ones_removed(project):
+    with Workspace(project) as ws:
+        ws.snapshot()
+        (project / "brand" / "new" / "tree").mkdir(parents=True)
+        (project / "empty" / "sub").mkdir()
+        (project / "nested_empty" / "a" / "b" / "c").mkdir()
+        ws.restore()
+    assert not (project / "brand").exists()
+    assert (project / "empty").is_dir() and not any((project / "empty").iterdir())
+    assert (project / "nested_empty" / "a" / "b").is_dir()
+    assert not (project / "nested_empty" / "a" / "b" / "c").exists()
+
+
+def test_symlink_to_directory_is_restored_as_a_link_and_never_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("outside the workspace\n")
+    root = tmp_path / "ws"
+    (root / "real").mkdir(parents=True)
+    (root / "real" / "f.txt").write_text("f\n")
+    before = tree_state(root)
+    with Workspace(root) as ws:
+        ws.snapshot()
+        # Replace a real directory by a symlink pointing outside: restore must remove the link,
+        # not write the snapshot's files through it into the outside directory.
+        shutil.rmtree(root / "real")
+        os.symlink(outside, root / "real")
+        ws.restore()
+    assert tree_state(root) == before
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+
+
+def test_ignored_files_are_neither_diffed_nor_touched(project):
+    (project / ".gitignore").write_text("*.log\n")
+    (project / "keep.log").write_text("old log\n")
+    (project / "doomed.log").write_text("will be deleted by the attempt\n")
+    with Workspace(project, ignore=["build/"]) as ws:
+        ws.snapshot()
+        (project / "keep.log").write_text("new log\n")
+        (project / "doomed.log").unlink()
+        (project / "build").mkdir()
+        (project / "build" / "out.o").write_bytes(b"\x7fELF")
+        (project / "src" / "pkg" / "__pycache__").mkdir()
+        (project / "src" / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"pyc")
+        (project / ".pytest_cache").mkdir()
+        (project / ".pytest_cache" / "v").write_text("cache")
+        (project / "README.md").write_text("changed\n")
+        diff = ws.diff()
+        ws.restore()
+    assert [c.path for c in diff.files] == ["README.md"]
+    assert "log" not in diff.text and "pyc" not in diff.text
+    assert (project / "keep.log").read_text() == "new log\n"
+    assert not (project / "doomed.log").exists()
+    assert (project / "build" / "out.o").read_bytes() == b"\x7fELF"
+    assert (project / "src" / "pkg" / "__pycache__" / "mod.cpython-311.pyc").exists()
+    assert (project / ".pytest_cache" / "v").exists()
+    assert (project / "README.md").read_text() == "readme\n"
+
+
+def test_a_new_gitignore_cannot_hide_a_new_file_from_restore(project):
+    before = tree_state(project)
+    with Workspace(project) as ws:
+        ws.snapshot()
+        (project / ".gitignore").write_text("sneaky.txt\n")
+        (project / "sneaky.txt").write_text("hidden by the attempt's own ignore rule\n")
+        ws.restore()
+    assert tree_state(project) == before
+
+
+def _user_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "user_repo"
+    make_project(repo / "sub")
+    (repo / "top.txt").write_text("top\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    (repo / "top.txt").write_text("stashed change\n")
+    git(repo, "stash", "-q")
+    (repo / "top.txt").write_text("staged change\n")
+    git(repo, "add", "top.txt")
+    (repo / "sub" / "README.md").write_text("unstaged user edit\n")
+    (repo / "untracked_by_user.txt").write_text("u\n")
+    return repo
+
+
+def _repo_fingerprint(repo: Path) -> tuple:
+    index = (repo / ".git" / "index").read_bytes()
+    return (
+        index,
+        dir_digest(repo / ".git"),
+        git(repo, "status", "--porcelain"),
+        git(repo, "stash", "list"),
+        git(repo, "rev-parse", "HEAD"),
+    )
+
+
+@pytest.mark.parametrize("where", ["subdir", "repo_root"])
+def test_inside_a_user_repo_its_index_head_stash_and_git_dir_are_untouched(tmp_path, where):
+    repo = _user_repo(tmp_path)
+    root = repo / "sub" if where == "subdir" else repo
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(root)
+    with Workspace(root) as ws:
+        ws.snapshot()
+        attempt_everything(repo / "sub")
+        (root / "extra.txt").write_text("x\n")
+        diff = ws.diff()
+        ws.restore()
+    assert tree_state(root) == before
+    assert _repo_fingerprint(repo) == fingerprint
+    assert all(not c.path.startswith(".git/") and c.path != ".git" for c in diff.files)
+    assert ".git/" not in diff.text
+
+
+def test_inherited_git_environment_cannot_redirect_the_workspace(tmp_path, monkeypatch):
+    repo = _user_repo(tmp_path)
+    fingerprint = _repo_fingerprint(repo)
+    # A caller running inside a git hook has these set; they must not reach the private store.
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(repo / ".git" / "index"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(repo))
+    root = tmp_path / "elsewhere"
+    make_project(root)
+    before = tree_state(root)
+    with Workspace(root) as ws:
+        ws.snapshot()
+        attempt_everything(root)
+        ws.diff()
+        ws.restore()
+    assert tree_state(root) == before
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    monkeypatch.delenv("GIT_WORK_TREE")
+    assert _repo_fingerprint(repo) == fingerprint
+
+
+def test_user_config_and_gitattributes_cannot_change_the_bytes(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".gitconfig").write_text("[core]\n\tautocrlf = true\n\tfilemode = false\n")
+    (home / ".config" / "git" / "ignore").write_text("*.txt\n")
+    (home / ".config" / "git" / "attributes").write_text("* text=auto eol=crlf\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".gitattributes").write_text("* text eol=crlf\n*.md ident\n")
+    (root / "crlf.txt").write_bytes(b"windows\r\nline\r\n")
+    (root / "lf.md").write_bytes(b"$Id$\nunix\n")
+    before = tree_state(root)
+    with Workspace(root) as ws:
+        ws.snapshot()
+        (root / "crlf.txt").write_bytes(b"changed\n")
+        (root / "lf.md").write_bytes(b"changed\r\n")
+        os.chmod(root / "lf.md", 0o755)
+        diff = ws.diff()
+        ws.restore()
+    assert {c.path for c in diff.files} == {"crlf.txt", "lf.md"}  # *.txt not globally ignored
+    assert tree_state(root) == before
+
+
+def test_missing_git_is_a_clear_error(tmp_path, monkeypatch):
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    monkeypatch.setenv("PATH", str(empty_bin))
+    with pytest.raises(LoopError, match="git is not installed or not on PATH"):
+        Workspace(tmp_path)
+
+
+def test_diff_or_restore_without_a_snapshot_is_refused(project):
+    with Workspace(project) as ws:
+        with pytest.raises(LoopError, match="no snapshot"):
+            ws.restore()
+        with pytest.raises(LoopError, match="no snapshot"):
+            ws.diff()
+
+
+def test_not_a_directory_is_refused(tmp_path):
+    with pytest.raises(LoopError, match="not a directory"):
+        Workspace(tmp_path / "missing")
+
+
+def test_private_git_dir_lives_outside_the_workspace_and_close_removes_it(project):
+    ws = Workspace(project)
+    ws.snapshot()
+    private = Path(ws._env["GIT_DIR"])
+    assert private.is_dir()
+    assert project not in private.parents
+    assert not (project / ".git").exists()
+    ws.close()
+    assert not private.parent.exists()
+    ws.close()  # idempotent
+
+
+def test_restore_touches_only_the_changed_paths_of_a_big_tree(tmp_path):
+    root = tmp_path / "big"
+    for d in range(40):
+        (root / f"d{d:02d}").mkdir(parents=True)
+        for f in range(50):
+            (root / f"d{d:02d}" / f"f{f:02d}.txt").write_text(f"{d} {f}\n" * 10)
+    with Workspace(root) as ws:
+        ws.snapshot()
+        changed = {"d00/f00.txt", "d17/f33.txt", "d39/f49.txt"}
+        for rel in changed:
+            (root / rel).write_text("changed\n")
+        (root / "d05" / "added.txt").write_text("new\n")
+        (root / "d06" / "f06.txt").unlink()
+        untouched = {
+            str(p.relative_to(root)): os.lstat(p)
+            for p in root.rglob("*.txt")
+            if str(p.relative_to(root)) not in changed | {"d05/added.txt"}
+        }
+        ws.restore()
+        assert sorted(ws.last_restored) == sorted(changed | {"d05/added.txt", "d06/f06.txt"})
+    # A rewritten file gets a new ctime; the 1996 untouched ones keep theirs, and their inode.
+    for rel, st in untouched.items():
+        now = os.lstat(root / rel)
+        assert (now.st_ino, now.st_ctime_ns, now.st_mtime_ns) == (
+            st.st_ino, st.st_ctime_ns, st.st_mtime_ns), rel
+    assert len(untouched) == 1996
+
+
+def test_snapshot_returns_a_tree_id_and_is_stable(project):
+    with Workspace(project) as ws:
+        first = ws.snapshot()
+        assert len(first) == 40 and int(first, 16) >= 0
+        assert ws.snapshot() == first
+        (project / "README.md").write_text("x\n")
+        second = ws.snapshot()
+        assert second != first
+        (project / "README.md").write_text("y\n")
+        ws.restore()
+    assert (project / "README.md").read_text() == "x\n"  # back to the latest snapshot
