@@ -119,34 +119,33 @@ def _decode(data: bytes) -> str:
         ) from None
 
 
-def _check_yaml_features(text: str, first_line: int) -> None:
-    """Refuse anchors, aliases and deep nesting from the event stream, before anything is built.
-
-    Events are produced without constructing values, so an alias bomb is caught while it is still
-    a few hundred bytes.
+class _CardYamlLoader(yaml.SafeLoader):
+    """SafeLoader that refuses anchors, aliases and deep nesting while composing, before anything
+    is constructed, so an alias bomb is caught while it is still a few hundred bytes.
     """
-    depth = 0
-    try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            line = event.start_mark.line + first_line if event.start_mark else None
-            if isinstance(event, yaml.AliasEvent):
+
+    def __init__(self, stream: str, first_line: int) -> None:
+        super().__init__(stream)
+        self._first_line = first_line
+        self._depth = 0
+
+    def compose_node(self, parent, index):  # type: ignore[override]
+        event = self.peek_event()
+        line = event.start_mark.line + self._first_line
+        if isinstance(event, yaml.AliasEvent):
+            raise CardParseError(f"YAML alias '*{event.anchor}' in frontmatter is not allowed", line=line)
+        if getattr(event, "anchor", None) is not None:
+            raise CardParseError(f"YAML anchor '&{event.anchor}' in frontmatter is not allowed", line=line)
+        # The composer recurses per level; refuse deep nesting before it can exhaust the stack.
+        self._depth += 1
+        try:
+            if self._depth > MAX_FRONTMATTER_DEPTH:
                 raise CardParseError(
-                    f"YAML alias '*{event.anchor}' in frontmatter is not allowed", line=line
+                    f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels", line=line
                 )
-            if getattr(event, "anchor", None) is not None:
-                raise CardParseError(
-                    f"YAML anchor '&{event.anchor}' in frontmatter is not allowed", line=line
-                )
-            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                depth += 1
-                if depth > MAX_FRONTMATTER_DEPTH:
-                    raise CardParseError(
-                        f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels", line=line
-                    )
-            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                depth -= 1
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, text, first_line) from None
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def _yaml_error(exc: yaml.YAMLError, text: str, first_line: int) -> CardParseError:
@@ -159,13 +158,9 @@ def _yaml_error(exc: yaml.YAMLError, text: str, first_line: int) -> CardParseErr
     return CardParseError(f"invalid YAML in frontmatter: {problem}", line=line)
 
 
-def _top_level_key_lines(text: str, first_line: int) -> dict[str, int]:
+def _key_lines(node: yaml.Node | None, first_line: int) -> dict[str, int]:
     """File line of each top-level key, so lint findings can point at the key."""
     lines: dict[str, int] = {}
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return lines
     if isinstance(node, yaml.MappingNode):
         for key_node, _value in node.value:
             if isinstance(key_node, yaml.ScalarNode):
@@ -173,15 +168,19 @@ def _top_level_key_lines(text: str, first_line: int) -> dict[str, int]:
     return lines
 
 
-def _load_frontmatter(text: str, first_line: int) -> dict:
+def _load_frontmatter(text: str, first_line: int) -> tuple[dict, dict[str, int]]:
     size = len(text.encode("utf-8"))
     if size > MAX_FRONTMATTER_BYTES:
         raise CardParseError(
             f"frontmatter is {size} bytes; the limit is {MAX_FRONTMATTER_BYTES}", line=first_line
         )
-    _check_yaml_features(text, first_line)
     try:
-        value = yaml.safe_load(text)
+        loader = _CardYamlLoader(text, first_line)  # the reader refuses control characters here
+        try:
+            node = loader.get_single_node()
+            value = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, text, first_line) from None
     except RecursionError:
@@ -198,7 +197,7 @@ def _load_frontmatter(text: str, first_line: int) -> dict:
             raise CardParseError(
                 f"frontmatter key {key!r} is not a string (quote it)", line=first_line
             )
-    return value
+    return value, _key_lines(node, first_line)
 
 
 def _sections(body: str, body_line: int) -> list[Section]:
@@ -262,7 +261,7 @@ def _parse(data: bytes, path: str | None) -> Card:
     frontmatter_text = "\n".join(lines[1:close])
     if frontmatter_text:
         frontmatter_text += "\n"
-    frontmatter = _load_frontmatter(frontmatter_text, first_line=2)
+    frontmatter, key_lines = _load_frontmatter(frontmatter_text, first_line=2)
     body_line = close + 2
     body = "\n".join(lines[close + 1 :])
     return Card(
@@ -274,7 +273,7 @@ def _parse(data: bytes, path: str | None) -> Card:
         path=path,
         frontmatter_text=frontmatter_text,
         frontmatter_line=2,
-        key_lines=_top_level_key_lines(frontmatter_text, 2),
+        key_lines=key_lines,
     )
 
 
