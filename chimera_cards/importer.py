@@ -25,11 +25,9 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import sqlite3
 import ssl
 import time
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
@@ -40,7 +38,7 @@ from chimera_cards.fetch import DEFAULT_TIMEOUT, fetch_url, is_url
 from chimera_cards.integrity import check_integrity, expected_hex
 from chimera_cards.lint import Finding, has_errors, lint_card
 from chimera_cards.lockfile import check_pin, read_lockfile
-from chimera_cards.store import Store, Version
+from chimera_cards.store import Store, Version, check_storable_name
 
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
 # enough that the write lock is never held for long and memory stays bounded.
@@ -56,9 +54,6 @@ IMPORT_HOOKS: tuple[str, ...] = ()
 # Test hook: when set to a file path, the import creates that file inside its write transaction
 # and then sleeps, so a test can SIGKILL the process mid-transaction. Has no other effect.
 PAUSE_ENV = "CHIMERA_CARDS_TEST_PAUSE_IN_IMPORT"
-
-_BAD_NAME_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs")
-
 
 @dataclass
 class Candidate:
@@ -129,17 +124,6 @@ def declared_taint(card: Card) -> str | None:
     if isinstance(value, str) and value.strip().lower() == "clean":
         return None
     return f"the card declares provenance {value!r}"
-
-
-def check_storable_name(name: str | None) -> str:
-    """Refuse names that cannot safely be a directory name or a lockfile field."""
-    if not name:
-        raise ChimeraError("card has no string 'name' in its frontmatter; cannot store it")
-    if (name in (".", "..") or len(name) > 200 or "/" in name or "\\" in name
-            or any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)):
-        raise ChimeraError(f"card name {name!r} cannot be stored (whitespace, path separators, "
-                           "control or invisible characters)")
-    return name
 
 
 def prepare(data: bytes, *, origin: str, final_url: str | None, from_url: bool,

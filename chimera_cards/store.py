@@ -22,7 +22,9 @@ import importlib
 import json
 import os
 import sqlite3
+import tempfile
 import time
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -127,6 +129,13 @@ MIGRATIONS.append(_SCHEMA_2_REVIEW)  # review (issue 4): trust, statements, revi
 EXTRA_VERIFY_CHECKS: tuple[str, ...] = ("chimera_cards.review:verify_check",)
 
 
+# Run by export_card after it writes SKILL.md, as "module:function" called
+# fn(store, name, sha256, card_dir) -> Path | None (a file written next to the card, e.g. approvals).
+EXPORT_HOOKS: tuple[str, ...] = ()
+
+_BAD_NAME_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs")
+
+
 class StoreError(ChimeraError):
     """The store file cannot be used (not a database, newer schema, missing): unreadable input."""
 
@@ -142,6 +151,17 @@ def default_store_path() -> Path:
     xdg = os.environ.get("XDG_DATA_HOME")
     base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
     return base / "chimera-cards" / "cards.db"
+
+
+def check_storable_name(name: str | None) -> str:
+    """Refuse names that cannot safely be a directory name or a lockfile field."""
+    if not name:
+        raise ChimeraError("card has no string 'name' in its frontmatter; cannot store it")
+    if (name in (".", "..") or len(name) > 200 or "/" in name or "\\" in name
+            or any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)):
+        raise ChimeraError(f"card name {name!r} cannot be stored (whitespace, path separators, "
+                           "control or invisible characters)")
+    return name
 
 
 def utc_now() -> str:
@@ -661,3 +681,73 @@ def verify_store(store: Store, *, record: bool = True,
         except sqlite3.OperationalError:
             pass  # a read-only store can still be verified; the report says it was not recorded
     return report
+
+
+# -- export ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ExportResult:
+    name: str
+    sha256: str
+    status: str
+    path: str  # DIR/NAME/SKILL.md
+    files: list[str] = field(default_factory=list)  # anything EXPORT_HOOKS wrote beside it
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def select_version(store: Store, name: str, sha_prefix: str | None = None) -> Version:
+    """``sha_prefix`` given: that version. Otherwise the active one, else the newest."""
+    if sha_prefix:
+        return store.find_version(name, sha_prefix)
+    found = store.versions(name=name)
+    if not found:
+        raise ChimeraError(f"no card named {name!r} in the store")
+    return store.active(name) or found[-1]
+
+
+def export_card(store: Store, name: str, directory: str | os.PathLike, *,
+                sha_prefix: str | None = None) -> ExportResult:
+    """Write the byte-identical SKILL.md of ``name`` to ``directory/name/SKILL.md`` (atomically).
+
+    Without ``sha_prefix`` only the active version is exported: exporting "the card" must not
+    quietly hand out a pending or rejected one. The bytes are re-hashed first, so a blob edited
+    in the SQLite file is refused rather than exported.
+    """
+    if sha_prefix:
+        version = store.find_version(name, sha_prefix)
+    else:
+        version = store.active(name)
+        if version is None:
+            others = store.versions(name=name)
+            if not others:
+                raise ChimeraError(f"no card named {name!r} in the store")
+            listed = ", ".join(f"{v.sha256[:12]} {v.status}" for v in others)
+            raise ChimeraError(f"{name} has no active version ({listed}); pass --version SHA")
+    check_storable_name(version.name)
+    data = store.get_blob(version.sha256)
+    if data is None or hashlib.sha256(data).hexdigest() != version.sha256:
+        raise ChimeraError(f"{name} {version.sha256[:12]}: stored bytes are missing or do not "
+                           "match their hash; run `chimera-cards verify`")
+    card_dir = Path(directory) / version.name
+    card_dir.mkdir(parents=True, exist_ok=True)
+    target = card_dir / "SKILL.md"
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        raise ChimeraError(f"{target}: exists and is not a regular file; refusing to write there")
+    fd, tmp = tempfile.mkstemp(prefix=".SKILL.md.", dir=card_dir)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    files = []
+    for spec in EXPORT_HOOKS:
+        written = _resolve_check(spec)(store, version.name, version.sha256, card_dir)
+        if written:
+            files.append(str(written))
+    return ExportResult(name=version.name, sha256=version.sha256, status=version.status,
+                        path=str(target), files=files)

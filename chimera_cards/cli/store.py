@@ -1,3 +1,237 @@
-"""CLI commands for store (filled in by its issue)."""
+"""CLI for the card store: import, lock, list, show, export, audit, verify.
 
-COMMANDS: list = []
+Thin click skins over ``importer``, ``lockfile`` and ``store``; the decisions live there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from chimera_cards.cli.common import echo_json, reports_errors
+from chimera_cards.fetch import DEFAULT_TIMEOUT, is_url
+from chimera_cards.importer import ImportResult, import_source
+from chimera_cards.lockfile import write_lockfile
+from chimera_cards.store import (
+    STATUSES,
+    Store,
+    Version,
+    default_store_path,
+    export_card,
+    select_version,
+    verify_store,
+)
+
+store_option = click.option(
+    "--store",
+    "store_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Store file (default: $CHIMERA_CARDS_HOME/cards.db, else the XDG data dir).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def _open(store_path: Path | None, *, create: bool = False) -> Store:
+    # Readers never create a store: verifying a mistyped path must not report an empty "ok".
+    return Store(store_path or default_store_path(), create=create)
+
+
+def _single_card_source(source: str) -> bool:
+    path = Path(source)
+    return is_url(source) or path.is_file() or (path / "SKILL.md").exists()
+
+
+def _result_line(result: ImportResult) -> str:
+    short = (result.sha256 or "")[:12]
+    if result.outcome == "present":
+        line = f"already present {result.name} {short} {result.status}"
+    else:
+        line = f"imported {result.name} {short} {result.status} ({result.provenance})"
+    if result.reason and result.status != "active":
+        line += f": {result.reason}"
+    return line
+
+
+def _error_line(result: ImportResult) -> str:
+    message = result.error or "refused"
+    return message if result.source in message else f"{result.source}: {message}"
+
+
+@click.command("import")
+@click.argument("source")
+@click.option("--sha256", "sha256", default=None, metavar="HEX",
+              help="The card's bytes must hash to this SHA-256, or nothing is stored.")
+@click.option("--integrity", default=None, metavar="sha256-BASE64",
+              help="Same as --sha256, in Subresource-Integrity form.")
+@click.option("--lockfile", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Refuse any card whose name and hash are not pinned in this lockfile.")
+@click.option("--taint", is_flag=True, help="Mark the import tainted (held pending for review).")
+@click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True,
+              help="Seconds allowed for fetching a URL.")
+@store_option
+@json_option
+@reports_errors
+def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, as_json) -> None:
+    """Import SOURCE: a SKILL.md, a card directory, a folder of cards, or an http(s) URL.
+
+    One line per card. Exit 0 when every card imported (or was already present), 1 when any was
+    refused, 2 for a usage error.
+    """
+    with _open(store_path, create=True) as store:
+        results = import_source(store, source, sha256=sha256, integrity=integrity,
+                                lockfile=lockfile, taint=taint, timeout=timeout)
+    if as_json:
+        payload = [r.to_dict() for r in results]
+        echo_json(payload[0] if _single_card_source(source) and len(payload) == 1 else payload)
+    for result in results:
+        if result.ok:
+            if not as_json:
+                click.echo(_result_line(result))
+        else:
+            click.echo(f"error: {_error_line(result)}", err=True)
+    refused = [r.exit_code for r in results if not r.ok]
+    if refused:
+        raise SystemExit(max(1, max(refused)) if len(results) == 1 else 1)
+
+
+@click.command("lock")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("cards.lock"), show_default=True, help="Lockfile to write.")
+@store_option
+@json_option
+@reports_errors
+def lock_cmd(output, store_path, as_json) -> None:
+    """Write a lockfile pinning every active card to its SHA-256."""
+    with _open(store_path) as store:
+        pins = {v.name: v.sha256 for v in store.versions(status="active")}
+    write_lockfile(output, pins)
+    if as_json:
+        echo_json({"path": str(output), "pins": pins})
+    else:
+        click.echo(f"wrote {len(pins)} card{'s' if len(pins) != 1 else ''} to {output}")
+
+
+def _version_row(v: Version) -> str:
+    origin = v.final_url if v.final_url and v.final_url != v.origin else v.origin
+    return f"{v.name}  {v.status:<8} {v.provenance:<7} {v.sha256[:12]}  {v.imported_at}  {origin}"
+
+
+@click.command("list")
+@click.option("--status", type=click.Choice(STATUSES), default=None, help="Only this status.")
+@store_option
+@json_option
+@reports_errors
+def list_cmd(status, store_path, as_json) -> None:
+    """List every stored version (name, status, provenance, hash, import time, origin)."""
+    with _open(store_path) as store:
+        found = store.versions(status=status)
+    if as_json:
+        echo_json([v.to_dict() for v in found])
+        return
+    for v in found:
+        click.echo(_version_row(v))
+
+
+@click.command("show")
+@click.argument("name")
+@click.option("--version", "sha_prefix", default=None, metavar="SHA",
+              help="A version's SHA-256 (or its first 6+ hex digits); default the active one.")
+@store_option
+@json_option
+@reports_errors
+def show_cmd(name, sha_prefix, store_path, as_json) -> None:
+    """Show one card version: metadata, origin, findings, and the history of its versions."""
+    with _open(store_path) as store:
+        version = select_version(store, name, sha_prefix)
+        history = store.versions(name=name)
+        size = len(store.get_blob(version.sha256) or b"")
+    if as_json:
+        echo_json({**version.to_dict(), "size": size,
+                   "history": [{k: v for k, v in h.to_dict().items() if k != "findings"}
+                               for h in history]})
+        return
+    fields = [("name", version.name), ("sha256", version.sha256), ("status", version.status),
+              ("provenance", version.provenance), ("origin", version.origin)]
+    if version.final_url and version.final_url != version.origin:
+        fields.append(("final url", version.final_url))
+    fields += [("imported", version.imported_at), ("size", f"{size} bytes")]
+    if version.reason:
+        fields.append(("reason", version.reason))
+    for label, value in fields:
+        click.echo(f"{label + ':':<12}{value}")
+    click.echo(f"findings:   {len(version.findings) or 'none'}")
+    for f in version.findings:
+        where = f"line {f.get('line')}" if f.get("line") else "-"
+        click.echo(f"  {where:<9} {f.get('severity', ''):<8} {f.get('rule', '')}: {f.get('message', '')}")
+    click.echo(f"history:    {len(history)} version{'s' if len(history) != 1 else ''}")
+    for h in history:
+        mark = "*" if h.sha256 == version.sha256 else " "
+        click.echo(f"  {mark} {h.imported_at}  {h.sha256[:12]}  {h.status:<8} {h.provenance:<7} "
+                   f"{h.reason}".rstrip())
+
+
+@click.command("export")
+@click.argument("name")
+@click.option("-o", "--output", "directory", required=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Directory; the card is written to DIR/NAME/SKILL.md.")
+@click.option("--version", "sha_prefix", default=None, metavar="SHA",
+              help="Export this version instead of the active one.")
+@store_option
+@json_option
+@reports_errors
+def export_cmd(name, directory, sha_prefix, store_path, as_json) -> None:
+    """Write the byte-identical SKILL.md of a card (its active version by default)."""
+    with _open(store_path) as store:
+        result = export_card(store, name, directory, sha_prefix=sha_prefix)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    click.echo(f"exported {result.name} {result.sha256[:12]} to {result.path}")
+    for extra in result.files:
+        click.echo(f"  with {extra}")
+
+
+@click.command("audit")
+@store_option
+@json_option
+@reports_errors
+def audit_cmd(store_path, as_json) -> None:
+    """Print the append-only audit log (each entry holds the hash of the one before it)."""
+    with _open(store_path) as store:
+        entries = store.audit_entries()
+    if as_json:
+        echo_json([e.to_dict() for e in entries])
+        return
+    for e in entries:
+        subject = f" {e.name} {e.sha256[:12]}" if e.name and e.sha256 else (f" {e.name}" if e.name else "")
+        detail = " ".join(f"{k}={v}" for k, v in e.detail.items() if v not in (None, "", []))
+        click.echo(f"{e.seq:>5} {e.ts} {e.event}{subject}  {detail}".rstrip())
+
+
+@click.command("verify")
+@store_option
+@json_option
+@reports_errors
+def verify_cmd(store_path, as_json) -> None:
+    """Re-hash every blob, check every version against the audit log, walk the hash chain.
+
+    Exit 1 naming each problem if anything was tampered with. The outcome is itself audited.
+    """
+    with _open(store_path) as store:
+        report = verify_store(store)
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        for problem in report.problems:
+            click.echo(f"FAIL {problem.kind}: {problem.message}")
+        verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
+        click.echo(f"{verdict}: {report.blobs} blobs ({report.bytes} bytes), {report.versions} "
+                   f"versions, {report.audit_entries} audit entries")
+    if not report.ok:
+        raise SystemExit(1)
+
+
+COMMANDS = [import_cmd, lock_cmd, list_cmd, show_cmd, export_cmd, audit_cmd, verify_cmd]
