@@ -73,7 +73,7 @@ def _block(record: AttemptRecord, view: _View, *, mode: str, first_same: int | N
     if view.summary_only:
         return "- " + record.summary(with_files=with_patch)
     lines = [f"### Attempt {record.number} — {record.verdict}"]
-    if record.signature:
+    if record.signature and first_same is None:
         lines.append(f"Failure signature: {record.signature}")
     if first_same is not None:
         lines.append(f"Failed the same way as attempt {first_same} (its output is shown there).")

@@ -48,12 +48,20 @@ def normalise(text: str, *, workspace: str | Path | None = None) -> str:
 _TEST_FAILURE = re.compile(
     r"^(FAILED |ERROR |E\s|\S+Error\b|\S+Exception\b|AssertionError|assert |Traceback)"
 )
+_NAMED_FAILURE = re.compile(r"^(FAILED|ERROR|FAIL:|--- FAIL:|not ok) ")
 _SUMMARY = re.compile(r"\b\d+ (failed|errors?|passed)\b|\bno tests ran\b")
 
 
 def _pick_lines(lines: Iterable[str]) -> list[str]:
-    """The lines that say which test failed and how; pytest's summary line as a last resort."""
+    """The lines that say which test failed and how; pytest's summary line as a last resort.
+
+    Runner summary lines naming the failed test (``FAILED test_x.py::test_y - ...``) come first:
+    they are one per failure, while ``E`` detail lines vary with the assertion's repr.
+    """
     lines = [ln.rstrip() for ln in lines if ln.strip()]
+    named = [ln for ln in lines if _NAMED_FAILURE.match(ln.lstrip())]
+    if named:
+        return named
     failing = [ln for ln in lines if _TEST_FAILURE.match(ln.lstrip())]
     if failing:
         return failing

@@ -69,6 +69,10 @@ class Task:
     def verify_command(self) -> str:
         return self.verify.replace("{python}", shlex.quote(sys.executable))
 
+    def shown_verify(self) -> str:
+        """The verify command as a prompt shows it (no interpreter path from this machine)."""
+        return self.verify.replace("{python}", "python")
+
     def project_files(self) -> dict[str, bytes]:
         if self.project is None:
             return {}
