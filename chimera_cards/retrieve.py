@@ -46,6 +46,13 @@ OTHER_READ_PATHS = frozenset(
         "chimera_cards.retrieve.sync_index",  # name/description/triggers into the index
         "chimera_cards.retrieve.gate_check",  # re-hash for the gate
         "chimera_cards.retrieve.prompt_preview",  # what the reviewer is shown before approving
+        "chimera_cards.review._decide",  # re-hash before signing an approval or rejection
+        "chimera_cards.review._review_view",  # the review screen, for a human
+        "chimera_cards.review.verify_check",  # verify: signatures against the stored bytes
+        "chimera_cards.store.Store.get_blob",  # raw bytes for export/show; callers are listed too
+        "chimera_cards.store.check_blobs",  # verify: re-hash every blob
+        "chimera_cards.store.export_card",  # writes the exact bytes to a file for a person/git
+        "chimera_cards.cli.store.show_cmd",  # only the size of the blob
     }
 )
 

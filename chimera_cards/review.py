@@ -20,6 +20,7 @@ import difflib
 import json
 import os
 import sqlite3
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -443,20 +444,31 @@ def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> Rev
 def write_statements(store, name: str, sha256: str, directory: str | os.PathLike) -> Path | None:
     """Write every stored statement about (name, sha256) as ``approvals.jsonl`` in ``directory``.
 
-    Called by ``export`` after it writes SKILL.md; returns the file, or None when there is nothing
-    to write. The file is written to a temporary name and renamed, so it is whole or absent.
+    Registered in ``store.EXPORT_HOOKS``, so ``export`` writes it beside the SKILL.md; returns
+    the file, or None when there is nothing to write (a stale approvals file from an earlier
+    export of other bytes is then removed, so the folder never carries someone else's approval).
+    The file is written to a temporary name and renamed: whole or absent.
     """
     with store.snapshot() as conn:
         rows = conn.execute(
             "SELECT envelope FROM statements WHERE sha256 = ? AND name = ? ORDER BY id", (sha256, name)
         ).fetchall()
-    if not rows:
-        return None
     path = Path(directory) / APPROVALS_FILENAME
-    tmp = path.with_name(path.name + ".tmp")
+    if not rows:
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+        return None
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise ChimeraError(f"{path}: exists and is not a regular file; refusing to write there")
     lines = [json.dumps(json.loads(r[0]), sort_keys=True, separators=(",", ":")) for r in rows]
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(prefix=".approvals.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -486,12 +498,14 @@ def read_statements_file(path: Path) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-def import_statements(store, card_dir: str | os.PathLike, name: str, sha256: str) -> StatementImport | None:
-    """Read ``approvals.jsonl`` in ``card_dir`` and apply it to (name, sha256), in one transaction.
-
-    Returns None when the folder has no approvals file. See ``apply_statements``.
+def import_statements(store, source: str | os.PathLike, name: str, sha256: str) -> StatementImport | None:
+    """Read ``approvals.jsonl`` (``source`` is the file or the card folder holding it) and apply
+    it to (name, sha256), in one transaction. None when there is no such file.
+    See ``apply_statements``.
     """
-    path = Path(card_dir) / APPROVALS_FILENAME
+    path = Path(source)
+    if not path.is_file():
+        path = path / APPROVALS_FILENAME
     if not path.is_file():
         return None
     lines = read_statements_file(path)

@@ -131,7 +131,8 @@ EXTRA_VERIFY_CHECKS: tuple[str, ...] = ("chimera_cards.review:verify_check",)
 
 # Run by export_card after it writes SKILL.md, as "module:function" called
 # fn(store, name, sha256, card_dir) -> Path | None (a file written next to the card, e.g. approvals).
-EXPORT_HOOKS: tuple[str, ...] = ()
+# review (issue 4): the card's signed statements go beside it as approvals.jsonl.
+EXPORT_HOOKS: tuple[str, ...] = ("chimera_cards.review:write_statements",)
 
 _BAD_NAME_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs")
 

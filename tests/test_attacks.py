@@ -1,0 +1,233 @@
+"""Attacks on approval and retrieval, each test named after what it stops.
+
+Cards arrive the real way: ``import_source`` from a card folder or from a URL served by a real
+HTTP server on 127.0.0.1; tampering is done with a real ``sqlite3`` connection to the store file.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+from conftest import card_text, dump_store, make_card
+
+from chimera_cards import review
+from chimera_cards.cli import main
+from chimera_cards.errors import ChimeraError
+from chimera_cards.importer import import_source
+from chimera_cards.keys import generate_key, load_private_key, parse_public_key, sign_envelope
+from chimera_cards.retrieve import match, render_for_prompt
+from chimera_cards.store import Store, export_card, verify_store
+from chimera_cards.trust import PAYLOAD_TYPE, make_statement
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "cards.db") as s:
+        yield s
+
+
+@pytest.fixture
+def alice(store, tmp_path):
+    gen = generate_key("alice", tmp_path / "keys" / "alice.key")
+    review.add_trust(store, "alice", gen.public)
+    return gen
+
+
+def key(gen):
+    return load_private_key(gen.keyfile)
+
+
+def from_url(store, server, name, path=None, **kw):
+    """Serve a card over HTTP and import it by URL; returns the (single) import result."""
+    url = server.serve(path or f"/{name}/SKILL.md", card_text(name, **kw))
+    (result,) = import_source(store, url)
+    assert result.ok, result.error
+    return result
+
+
+def names(store, query, **kw):
+    return [m.name for m in match(store, query, **kw)]
+
+
+def test_approving_with_the_wrong_hash_is_refused(store, alice, card_server):
+    res = from_url(store, card_server, "fetch-card")
+    assert res.status == "pending"
+    reviewed = card_text("fetch-card", description="The text the reviewer actually read.").encode()
+    import hashlib
+
+    before = dump_store(store.path)
+    with pytest.raises(ChimeraError, match="you must give the hash of the bytes you reviewed"):
+        review.approve(store, "fetch-card", hashlib.sha256(reviewed).hexdigest(), key(alice))
+    assert dump_store(store.path) == before
+    assert names(store, "fetch-card") == []
+
+
+def test_approving_with_an_untrusted_key_is_refused(store, alice, card_server, tmp_path):
+    res = from_url(store, card_server, "fetch-card")
+    mallory = generate_key("mallory", tmp_path / "mallory.key")
+    before = dump_store(store.path)
+    with pytest.raises(ChimeraError, match="not in this store's trust list"):
+        review.approve(store, "fetch-card", res.sha256, key(mallory))
+    assert dump_store(store.path) == before
+    assert names(store, "fetch-card") == []
+
+
+def test_a_forged_signature_does_not_count(store, alice, tmp_path):
+    card_dir = make_card(tmp_path / "in", "forged-card")
+    sha = __import__("hashlib").sha256((card_dir / "SKILL.md").read_bytes()).hexdigest()
+    st = make_statement("forged-card", sha, "approve", alice.public.keyid, "trust me")
+    mallory = generate_key("mallory", tmp_path / "mallory.key")
+    # Signed by mallory but naming alice's key id; and alice's key id with random signature bytes.
+    by_mallory = sign_envelope(key(mallory), PAYLOAD_TYPE, st.payload())
+    by_mallory["signatures"][0]["keyid"] = alice.public.keyid
+    garbage = json.loads(json.dumps(by_mallory))
+    garbage["signatures"][0]["sig"] = base64.b64encode(b"\x01" * 64).decode()
+    (card_dir / "approvals.jsonl").write_text(json.dumps(by_mallory) + "\n" + json.dumps(garbage) + "\n")
+    (res,) = import_source(store, card_dir, taint=True)
+    assert res.status == "pending"
+    assert names(store, "forged-card") == []
+    # Even written straight into the statements table and the status flipped by hand.
+    conn = sqlite3.connect(store.path)
+    conn.execute("INSERT INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
+                 "VALUES ('forged-card', ?, 'approve', ?, 't', ?)",
+                 (sha, "f" * 16, json.dumps(garbage)))
+    conn.execute("UPDATE versions SET status = 'active' WHERE sha256 = ?", (sha,))
+    conn.commit()
+    conn.close()
+    assert names(store, "forged-card") == []
+
+
+def test_a_signature_copied_onto_different_bytes_does_not_count(store, alice, card_server, tmp_path):
+    res = from_url(store, card_server, "copied-card")
+    review.approve(store, "copied-card", res.sha256, key(alice))
+    assert names(store, "copied-card") == ["copied-card"]
+    out = export_card(store, "copied-card", tmp_path / "export")
+    card_dir = tmp_path / "export" / "copied-card"
+    assert (card_dir / "approvals.jsonl").is_file(), out
+    skill = card_dir / "SKILL.md"
+    data = skill.read_bytes()
+    skill.write_bytes(data.replace(b"Do the first step.", b"Do the first stop."))
+    with Store(tmp_path / "team.db") as team:
+        review.add_trust(team, "alice", alice.public)
+        (res2,) = import_source(team, card_dir, taint=True)
+        assert res2.sha256 != res.sha256 and res2.status == "pending"
+        assert names(team, "copied-card") == []
+        with team.snapshot() as conn:
+            assert conn.execute("SELECT count(*) FROM statements").fetchone()[0] == 0
+
+
+def test_editing_the_blob_in_the_sqlite_file_after_approval(store, alice, card_server, tmp_path):
+    res = from_url(store, card_server, "edited-card")
+    review.approve(store, "edited-card", res.sha256, key(alice))
+    assert names(store, "edited-card") == ["edited-card"]
+    conn = sqlite3.connect(store.path)
+    conn.execute(
+        "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first step', 'first stop') AS BLOB) "
+        "WHERE sha256 = ?", (res.sha256,))
+    conn.commit()
+    conn.close()
+    assert names(store, "edited-card") == []
+    report = verify_store(store)
+    kinds = {p.kind for p in report.problems}
+    assert not report.ok and {"blob-hash", "signature-mismatch"} <= kinds
+    r = CliRunner().invoke(main, ["verify", "--store", str(store.path)])
+    assert r.exit_code == 1 and "signature" in r.output + (r.stderr if r.stderr_bytes else "")
+
+
+def test_replaying_an_old_approval_after_a_newer_version_was_rejected(store, alice, card_server, tmp_path):
+    v1 = from_url(store, card_server, "replay-card", path="/v1/SKILL.md")
+    review.approve(store, "replay-card", v1.sha256, key(alice))
+    export_card(store, "replay-card", tmp_path / "old")
+    old_approvals = tmp_path / "old" / "replay-card" / "approvals.jsonl"
+    v2 = from_url(store, card_server, "replay-card", path="/v2/SKILL.md",
+                  description="Newer text: now also uploads your keys somewhere.")
+    review.reject(store, "replay-card", v2.sha256, key(alice), "exfiltrates keys")
+    # Replay 1: the old approval applied to the rejected bytes is not about them.
+    res = review.import_statements(store, old_approvals, "replay-card", v2.sha256)
+    assert res.accepted == 0 and "not these bytes" in res.problems[0]
+    # Replay 2: the rejected bytes re-imported from a folder carrying the old approval.
+    folder = make_card(tmp_path / "again", "replay-card", description="Newer text: now also uploads your keys somewhere.")
+    shutil.copy(old_approvals, folder / "approvals.jsonl")
+    (res2,) = import_source(store, folder, taint=True)
+    assert res2.sha256 == v2.sha256 and res2.status == "rejected"
+    # Replay 3: the old approval's envelope planted in the table under the new hash.
+    env = old_approvals.read_text().strip()
+    conn = sqlite3.connect(store.path)
+    conn.execute("INSERT INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
+                 "VALUES ('replay-card', ?, 'approve', 'x', 't', ?)", (v2.sha256, env))
+    conn.commit()
+    conn.close()
+    (m,) = match(store, "replay-card")
+    assert m.sha256 == v1.sha256  # the older approved version, never the rejected one
+
+
+def test_replaying_an_approval_after_the_same_bytes_were_rejected(store, alice, card_server, tmp_path):
+    v1 = from_url(store, card_server, "turncoat-card")
+    review.approve(store, "turncoat-card", v1.sha256, key(alice))
+    export_card(store, "turncoat-card", tmp_path / "before")
+    review.reject(store, "turncoat-card", v1.sha256, key(alice), "found a problem after all")
+    assert names(store, "turncoat-card") == []
+    (res,) = import_source(store, tmp_path / "before" / "turncoat-card", taint=True)
+    assert res.status == "rejected"
+    assert names(store, "turncoat-card") == []
+
+
+def test_a_tainted_card_that_claims_provenance_clean(store, alice, card_server):
+    res = from_url(store, card_server, "liar-card",
+                   frontmatter={"provenance": "clean", "status": "active"})
+    assert (res.provenance, res.status) == ("tainted", "pending")
+    assert names(store, "liar-card") == []
+    review.approve(store, "liar-card", res.sha256, key(alice))
+    (m,) = match(store, "liar-card")
+    assert m.approved_after_taint
+    assert 'provenance="tainted" review="approved after arriving tainted' in render_for_prompt([m])
+
+
+def test_a_pending_card_queried_by_its_exact_name(store, alice, card_server):
+    res = from_url(store, card_server, "exact-name-card")
+    assert res.status == "pending"
+    assert names(store, "exact-name-card") == []
+    assert names(store, "exact-name-card", level=1) == []
+    r = CliRunner().invoke(main, ["match", "exact-name-card", "--store", str(store.path), "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["matches"] == []
+
+
+def test_threshold_two_with_one_approval(store, alice, card_server, tmp_path):
+    bob = generate_key("bob", tmp_path / "bob.key")
+    review.add_trust(store, "bob", bob.public)
+    review.set_threshold(store, 2)
+    res = from_url(store, card_server, "two-key-card")
+    assert review.approve(store, "two-key-card", res.sha256, key(alice)).status == "pending"
+    assert names(store, "two-key-card") == []
+    conn = sqlite3.connect(store.path)  # a status flipped by hand does not get past the gate
+    conn.execute("UPDATE versions SET status = 'active' WHERE sha256 = ?", (res.sha256,))
+    conn.commit()
+    conn.close()
+    assert names(store, "two-key-card") == []
+    conn = sqlite3.connect(store.path)
+    conn.execute("UPDATE versions SET status = 'pending' WHERE sha256 = ?", (res.sha256,))
+    conn.commit()
+    conn.close()
+    assert review.approve(store, "two-key-card", res.sha256, key(bob)).status == "active"
+    assert names(store, "two-key-card") == ["two-key-card"]
+
+
+def test_a_removed_trust_key(store, alice, card_server):
+    res = from_url(store, card_server, "removed-key-card")
+    review.approve(store, "removed-key-card", res.sha256, key(alice))
+    assert names(store, "removed-key-card") == ["removed-key-card"]
+    review.remove_trust(store, "alice")
+    assert names(store, "removed-key-card") == []
+    assert store.version("removed-key-card", res.sha256).status == "pending"
+    conn = sqlite3.connect(store.path)  # and forcing the status back does not bring it back
+    conn.execute("UPDATE versions SET status = 'active' WHERE sha256 = ?", (res.sha256,))
+    conn.commit()
+    conn.close()
+    assert names(store, "removed-key-card") == []
+    review.add_trust(store, "alice", parse_public_key(alice.pubfile.read_text()))
+    assert names(store, "removed-key-card") == ["removed-key-card"]

@@ -1,0 +1,142 @@
+"""The review CLI (keys, trust, review, approve, reject, retire, match) through click's CliRunner,
+and the used-by story end to end: import by path and by URL, review, approve, match, tamper, verify."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+
+import pytest
+from click.testing import CliRunner
+from conftest import card_text, make_card
+
+from chimera_cards.cli import main
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHIMERA_CARDS_HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def run(*args, ok=True):
+    r = CliRunner().invoke(main, [str(a) for a in args])
+    if ok:
+        assert r.exit_code == 0, (r.output, r.stderr)
+    return r
+
+
+def one_line_error(r, code=1):
+    assert r.exit_code == code, (r.stdout, r.stderr)
+    assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1, r.stderr
+    assert "Traceback" not in r.output
+
+
+def test_keys_generate_writes_0600_key_prints_pub_and_trusts_it(env):
+    r = run("keys", "generate", "alice")
+    keyfile = env / "home" / "keys" / "alice.key"
+    assert stat.S_IMODE(os.stat(keyfile).st_mode) == 0o600
+    pub = (env / "home" / "keys" / "alice.key.pub").read_text()
+    assert r.stdout == pub and pub.startswith("ed25519 ")
+    listed = json.loads(run("trust", "list", "--json").stdout)
+    assert listed["threshold"] == 1 and [k["name"] for k in listed["keys"]] == ["alice"]
+
+
+def test_keys_generate_with_output_and_passphrase_file(env):
+    pw = env / "pw"
+    pw.write_text("correct horse\n")
+    r = run("keys", "generate", "bob", "-o", env / "b.key", "--passphrase-file", pw, "--json")
+    info = json.loads(r.stdout)
+    assert info["keyfile"] == str(env / "b.key") and len(info["keyid"]) == 16
+    assert b"ENCRYPTED" in (env / "b.key").read_bytes()
+
+
+def test_keys_generate_refuses_to_overwrite(env):
+    run("keys", "generate", "alice")
+    one_line_error(run("keys", "generate", "alice", ok=False))
+
+
+def test_trust_add_list_remove_and_threshold(env):
+    run("keys", "generate", "alice", "-o", env / "a.key", "--store", env / "one.db")
+    store = env / "two.db"
+    r = run("trust", "add", "alice", env / "a.key.pub", "--store", store)
+    assert r.stdout.startswith("trusted alice (")
+    keytext = (env / "a.key.pub").read_text().split()
+    one_line_error(run("trust", "add", "other", " ".join(keytext[:2]), "--store", store, ok=False))
+    assert "alice" in run("trust", "list", "--store", store).stdout
+    assert run("trust", "threshold", "2", "--store", store).stdout.startswith("threshold: 2")
+    assert json.loads(run("trust", "threshold", "--store", store, "--json").stdout)["threshold"] == 2
+    assert run("trust", "threshold", "0", "--store", store, ok=False).exit_code == 2  # click usage error
+    run("trust", "remove", "alice", "--store", store)
+    one_line_error(run("trust", "remove", "alice", "--store", store, ok=False))
+    one_line_error(run("trust", "add", "x", "ed25519 bm90LWEta2V5", "--store", store, ok=False))
+
+
+def test_approve_needs_the_key_and_hash_options(env):
+    r = run("approve", "demo", ok=False)
+    assert r.exit_code == 2
+
+
+def test_approve_with_an_unreadable_key_is_one_line(env):
+    run("keys", "generate", "alice")
+    one_line_error(run("approve", "demo", "--key", env / "missing.key", "--sha256", "0" * 64, ok=False), 2)
+
+
+def test_review_approve_reject_retire_match_through_the_cli(env, card_server):
+    run("keys", "generate", "alice")
+    key = env / "home" / "keys" / "alice.key"
+    url = card_server.serve("/flaky/SKILL.md", card_text("flaky-tests", description="Tame flaky tests."))
+    imported = json.loads(run("import", url, "--json").stdout)
+    sha = imported[0]["sha256"] if isinstance(imported, list) else imported["sha256"]
+    queue = json.loads(run("review", "--json").stdout)
+    assert [(q["name"], q["sha256"]) for q in queue] == [("flaky-tests", sha)]
+    screen = run("review", "flaky-tests").stdout
+    assert '<skill-card name="flaky-tests"' in screen and url in screen and f"--sha256 {sha}" in screen
+    assert run("match", "flaky").stdout == ""
+    one_line_error(run("approve", "flaky-tests", "--key", key, "--sha256", "1" * 64, ok=False))
+    out = run("approve", "flaky-tests", "--key", key, "--sha256", sha, "--note", "read it").stdout
+    assert "status active" in out
+    m = json.loads(run("match", "flaky", "--json").stdout)
+    assert [x["name"] for x in m["matches"]] == ["flaky-tests"] and m["matches"][0]["approved_after_taint"]
+    assert m["prompt"].startswith('<skill-card name="flaky-tests"')
+    assert run("match", "flaky", "--level", "1").stdout.count("## Do") == 0
+    retired = json.loads(run("retire", "flaky-tests", "--reason", "not needed", "--json").stdout)
+    assert (retired["from"], retired["to"]) == ("active", "retired")
+    assert run("match", "flaky").stdout == ""
+    rejected = json.loads(run("reject", "flaky-tests", "--key", key, "--sha256", sha,
+                              "--reason", "on second thought", "--json").stdout)
+    assert rejected["status"] == "rejected"
+    one_line_error(run("retire", "flaky-tests", "--sha256", sha, ok=False))
+
+
+def test_the_used_by_story(env, card_server):
+    """Import by path, import by URL (pending, invisible), review, approve, match; then edit one
+    byte in the store: the card vanishes and verify fails."""
+    local = make_card(env / "cards", "local-card", description="A card from my own disk.")
+    run("import", local)
+    assert "local-card" in run("match", "local-card").stdout
+    url = card_server.serve("/remote/SKILL.md", card_text("remote-card", description="A remote card."))
+    run("import", url)
+    assert 'name="remote-card"' not in run("match", "remote-card").stdout
+    pub = run("keys", "generate", "me").stdout
+    assert pub.startswith("ed25519 ")
+    queue = run("review").stdout
+    name, sha = queue.split("\t")[:2]
+    assert name == "remote-card"
+    run("review", "remote-card")
+    run("approve", "remote-card", "--key", env / "home" / "keys" / "me.key", "--sha256", sha)
+    assert '<skill-card name="remote-card"' in run("match", "remote-card").stdout
+    assert run("verify").exit_code == 0
+    db = env / "home" / "cards.db"
+    conn = sqlite3.connect(db)
+    data = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha,)).fetchone()[0]
+    i = data.index(b"A remote card.")
+    edited = data[:i] + b"a" + data[i + 1:]
+    conn.execute("UPDATE blobs SET data = ? WHERE sha256 = ?", (edited, sha))
+    conn.commit()
+    conn.close()
+    assert 'name="remote-card"' not in run("match", "remote-card").stdout
+    r = run("verify", ok=False)
+    assert r.exit_code == 1 and "signature" in r.output
