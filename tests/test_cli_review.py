@@ -28,6 +28,12 @@ def run(*args, ok=True):
     return r
 
 
+def imported(r) -> dict:
+    """The import result of a single-card import (``import --json`` gives an object for one card)."""
+    data = json.loads(r.stdout)
+    return data[0] if isinstance(data, list) else data
+
+
 def one_line_error(r, code=1):
     assert r.exit_code == code, (r.stdout, r.stderr)
     assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1, r.stderr
@@ -88,8 +94,7 @@ def test_review_approve_reject_retire_match_through_the_cli(env, card_server):
     run("keys", "generate", "alice")
     key = env / "home" / "keys" / "alice.key"
     url = card_server.serve("/flaky/SKILL.md", card_text("flaky-tests", description="Tame flaky tests."))
-    imported = json.loads(run("import", url, "--json").stdout)
-    sha = imported[0]["sha256"] if isinstance(imported, list) else imported["sha256"]
+    sha = imported(run("import", url, "--json"))["sha256"]
     queue = json.loads(run("review", "--json").stdout)
     assert [(q["name"], q["sha256"]) for q in queue] == [("flaky-tests", sha)]
     screen = run("review", "flaky-tests").stdout
@@ -140,3 +145,27 @@ def test_the_used_by_story(env, card_server):
     assert 'name="remote-card"' not in run("match", "remote-card").stdout
     r = run("verify", ok=False)
     assert r.exit_code == 1 and "signature" in r.output
+
+
+def test_exported_approvals_make_the_card_active_in_a_teammates_store(env, card_server):
+    mine, theirs = env / "mine.db", env / "theirs.db"
+    run("keys", "generate", "alice", "-o", env / "alice.key", "--store", mine)
+    url = card_server.serve("/c/SKILL.md", card_text("shared-card"))
+    sha = imported(run("import", url, "--store", mine, "--json"))["sha256"]
+    run("approve", "shared-card", "--key", env / "alice.key", "--sha256", sha, "--store", mine)
+    run("export", "shared-card", "-o", env / "repo", "--store", mine)
+    folder = env / "repo" / "shared-card"
+    assert (folder / "approvals.jsonl").is_file()
+    # Without alice in their trust list, the card is pending there, even from the same folder.
+    r = imported(run("import", folder, "--taint", "--store", theirs, "--json"))
+    assert r["status"] == "pending"
+    # Trusting alice counts the statement that came with the card.
+    out = run("trust", "add", "alice", env / "alice.key.pub", "--store", theirs).stdout
+    assert "shared-card" in out and "-> active" in out
+    assert 'name="shared-card"' in run("match", "shared-card", "--store", theirs).stdout
+    # A third store that trusts alice from the start: a --taint import with her approval is active.
+    third = env / "third.db"
+    run("trust", "add", "alice", env / "alice.key.pub", "--store", third)
+    r = imported(run("import", folder, "--taint", "--store", third, "--json"))
+    assert (r["provenance"], r["status"]) == ("tainted", "active")
+    assert run("verify", "--store", third).exit_code == 0
