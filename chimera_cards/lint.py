@@ -290,45 +290,36 @@ def _is_base64_payload(run: str) -> bool:
     )
 
 
+def _shown(text: str, limit: int = 80) -> str:
+    text = reveal(" ".join(text.split()))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# (regex, rule, severity, message from the match, or None to skip the match)
+_PATTERN_RULES = (
+    (_HTML_COMMENT_RE, "html-comment", WARNING,
+     lambda m: f"HTML comment (hidden when rendered): {_shown(m.group(1))!r}"),
+    (_MD_COMMENT_RE, "markdown-comment", WARNING,
+     lambda m: f"Markdown comment (hidden when rendered): {_shown(m.group(0))!r}"),
+    (_OVERRIDE_RE, "override-phrase", ERROR,
+     lambda m: f"instruction-override phrase: {_shown(m.group(0))!r}"),
+    (_PIPE_TO_SHELL_RE, "pipe-to-shell", ERROR,
+     lambda m: f"download piped into a shell: {_shown(m.group(0), 120)!r}"),
+    (_BASE64_RE, "base64-blob", WARNING,
+     lambda m: f"{len(m.group(0))}-character base64 run: {m.group(0)[:24]}...{m.group(0)[-8:]}"
+     if _is_base64_payload(m.group(0)) else None),
+    (_URL_RE, "url", INFO, lambda m: f"links to {reveal(m.group(0).rstrip('.,;:!?*_'))}"),
+)
+
+
 def scan_hidden(text: str, *, first_line: int = 1) -> list[Finding]:
     """The hidden-instruction scan over one piece of card text; lines count from ``first_line``."""
     findings = _scan_characters(text, first_line)
-    for match in _HTML_COMMENT_RE.finditer(text):
-        content = reveal(" ".join(match.group(1).split()))
-        shown = content if len(content) <= 80 else content[:77] + "..."
-        findings.append(
-            Finding("html-comment", WARNING, f"HTML comment (hidden when rendered): {shown!r}",
-                    _line_of(text, match.start(), first_line))
-        )
-    for match in _MD_COMMENT_RE.finditer(text):
-        findings.append(
-            Finding("markdown-comment", WARNING,
-                    f"Markdown comment (hidden when rendered): {reveal(match.group(0).strip())!r}",
-                    _line_of(text, match.start(), first_line))
-        )
-    for match in _OVERRIDE_RE.finditer(text):
-        phrase = reveal(" ".join(match.group(0).split()))
-        findings.append(
-            Finding("override-phrase", ERROR, f"instruction-override phrase: {phrase!r}",
-                    _line_of(text, match.start(), first_line))
-        )
-    for match in _PIPE_TO_SHELL_RE.finditer(text):
-        findings.append(
-            Finding("pipe-to-shell", ERROR,
-                    f"download piped into a shell: {reveal(match.group(0))!r}",
-                    _line_of(text, match.start(), first_line))
-        )
-    for match in _BASE64_RE.finditer(text):
-        if _is_base64_payload(match.group(0)):
-            run = match.group(0)
-            findings.append(
-                Finding("base64-blob", WARNING,
-                        f"{len(run)}-character base64 run: {run[:24]}...{run[-8:]}",
-                        _line_of(text, match.start(), first_line))
-            )
-    for match in _URL_RE.finditer(text):
-        url = match.group(0).rstrip(".,;:!?*_")
-        findings.append(Finding("url", INFO, f"links to {reveal(url)}", _line_of(text, match.start(), first_line)))
+    for regex, rule, severity, describe in _PATTERN_RULES:
+        for match in regex.finditer(text):
+            message = describe(match)
+            if message is not None:
+                findings.append(Finding(rule, severity, message, _line_of(text, match.start(), first_line)))
     return findings
 
 
