@@ -25,10 +25,10 @@ from chimera_cards.card import (
     Card,
     CardParseError,
     CardReadError,
-    ChimeraError,
     find_card_files,
     load_card,
 )
+from chimera_cards.errors import ChimeraError
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)
