@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import os
@@ -73,9 +74,14 @@ class PublicKey:
         line = f"{PUBKEY_PREFIX} {base64.b64encode(self.raw).decode('ascii')}"
         return f"{line} {comment}" if comment else line
 
+    @functools.cached_property
+    def _key(self) -> Ed25519PublicKey:
+        # Loaded once per PublicKey: the gate verifies on every read.
+        return Ed25519PublicKey.from_public_bytes(self.raw)
+
     def verify(self, signature: bytes, data: bytes) -> bool:
         try:
-            Ed25519PublicKey.from_public_bytes(self.raw).verify(signature, data)
+            self._key.verify(signature, data)
         except (InvalidSignature, ValueError):
             return False
         return True

@@ -92,6 +92,28 @@ class Match:
         }
 
 
+class RenderCache:
+    """Rendered card text by (SHA-256, level), for a caller that matches many times (an agent).
+
+    Parsing a card costs milliseconds; rendering the same bytes again gives the same text. An
+    entry is only ever added from bytes that were just re-hashed to that SHA-256 and only read
+    after the current bytes re-hashed to it again, so it can never hand out text the gate did
+    not verify on this very call. It lives in the caller's memory, never in the store file.
+    """
+
+    def __init__(self, max_entries: int = 4096) -> None:
+        self.max_entries = max_entries
+        self._texts: dict[tuple[str, int], str] = {}
+
+    def get(self, sha256: str, level: int) -> str | None:
+        return self._texts.get((sha256, level))
+
+    def put(self, sha256: str, level: int, text: str) -> None:
+        if len(self._texts) >= self.max_entries:
+            self._texts.pop(next(iter(self._texts)))  # oldest first: a bounded FIFO is enough
+        self._texts[(sha256, level)] = text
+
+
 @dataclass
 class GateDecision:
     ok: bool
@@ -180,11 +202,13 @@ def gate_check(
     )
 
 
-def match(store, query: str, k: int = 5, level: int = 2, *, verify: bool = True) -> list[Match]:
+def match(store, query: str, k: int = 5, level: int = 2, *, verify: bool = True,
+          cache: RenderCache | None = None) -> list[Match]:
     """Up to ``k`` usable cards for ``query``, best first. The only way card text reaches a model.
 
-    ``verify=False`` exists for the benchmark's baseline and is never used by a caller that
-    renders for a model.
+    Pass a ``RenderCache`` when calling repeatedly to skip re-parsing cards whose bytes were
+    verified unchanged. ``verify=False`` exists for the benchmark's baseline and is never used by
+    a caller that renders for a model.
     """
     if level not in LEVELS:
         raise UsageError("level must be 1 or 2")
@@ -199,10 +223,11 @@ def match(store, query: str, k: int = 5, level: int = 2, *, verify: bool = True)
         with store.transaction() as wconn:
             sync_index(wconn)
     with store.snapshot() as conn:  # one consistent state for ranking and verification
-        return _match(conn, q, k, level, verify)
+        return _match(conn, q, k, level, verify, cache)
 
 
-def _match(conn: sqlite3.Connection, q: str, k: int, level: int, verify: bool) -> list[Match]:
+def _match(conn: sqlite3.Connection, q: str, k: int, level: int, verify: bool,
+           cache: RenderCache | None) -> list[Match]:
     trusted = trusted_keys(conn)
     threshold = get_threshold(conn)
     out: list[Match] = []
@@ -236,10 +261,14 @@ def _match(conn: sqlite3.Connection, q: str, k: int, level: int, verify: bool) -
             )
             if not decision.ok:
                 continue
-            try:
-                card = parse_card(decision.data)
-            except CardParseError:
-                continue
+            text = cache.get(sha, level) if cache is not None else None
+            if text is None:
+                try:
+                    text = render_card(parse_card(decision.data), level)
+                except CardParseError:
+                    continue
+                if cache is not None:
+                    cache.put(sha, level, text)
             out.append(
                 Match(
                     name=name,
@@ -250,7 +279,7 @@ def _match(conn: sqlite3.Connection, q: str, k: int, level: int, verify: bool) -
                     approvers=decision.approvers,
                     score=score,
                     level=level,
-                    text=render_card(card, level),
+                    text=text,
                 )
             )
             if len(out) == k:

@@ -184,13 +184,15 @@ def check_statement(
     """
     keys = {k.keyid: k.public for k in trusted}
     try:
-        verified = verify_envelope(parse_envelope(envelope), keys)
+        env = parse_envelope(envelope)  # JSON parsed once; the dict is reused below
+        verified = verify_envelope(env, keys)
     except EnvelopeError as exc:
         return None, str(exc)
-    claimed = peek_statement(envelope)
-    who = claimed.reviewer if claimed else "?"
     if verified is None:
+        claimed = peek_statement(env)
+        who = claimed.reviewer if claimed else "?"
         return None, f"statement by {who}: no valid signature from a trusted key"
+    who = ", ".join(verified.keyids)
     if verified.payload_type != PAYLOAD_TYPE:
         return None, f"statement by {who}: payloadType {verified.payload_type!r} is not a review"
     st = parse_payload(verified.payload)

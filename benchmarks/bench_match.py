@@ -1,0 +1,171 @@
+"""Benchmark: ``retrieve.match`` over a store of 10,000 approved cards.
+
+Builds a store in a temp dir with N cards (default 10,000) that arrived tainted and were each
+approved by a trusted reviewer's signed statement (the expensive case for the gate: every result
+needs an Ed25519 verification, not just a re-hash), then measures in the same run:
+
+- ``match`` latency, p50/p95 over Q random 2-3 word queries (k=5, level 2): the real gate, which
+  re-hashes each returned card and re-verifies its approval against the trust list and threshold,
+  once with a warm ``RenderCache`` (a long-lived caller such as an agent; the gate still verifies
+  every card on every call, only the parse of unchanged bytes is skipped) and once without;
+- the same queries with ``verify=False`` (FTS5 ranking, status filter, render only), with and
+  without a cache: the baseline, so the difference is the cost of verifying approvals at read
+  time (variants are interleaved query by query, so machine load hits them alike);
+- a full scan baseline (``LIKE`` over every active version's name/description), to show what the
+  FTS5 index saves.
+
+Target (issue 4): p50 <= 10 ms for the gated match. The temp dir is deleted at the end.
+Usage: python benchmarks/bench_match.py [--cards N] [--queries Q] [--k K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from chimera_cards import retrieve, review
+from chimera_cards.keys import generate_key, load_private_key
+from chimera_cards.retrieve import match
+from chimera_cards.store import Store
+from chimera_cards.trust import make_statement, sign_statement
+
+SYLLABLES = "ka lo mi ne ru sa te vo pi da ge hu zo fe ba ri no su ta mo".split()
+
+
+def vocabulary(rng: random.Random, n: int = 3000) -> list[str]:
+    words: set[str] = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+def card_text(i: int, rng: random.Random, vocab: list[str]) -> bytes:
+    def phrase(n: int) -> str:
+        return " ".join(rng.choice(vocab) for _ in range(n))
+
+    name = f"{rng.choice(vocab)}-{rng.choice(vocab)}-{i}"
+    triggers = "\n".join(f"  - {phrase(5)}" for _ in range(3))
+    body = "\n".join(
+        f"## {title}\n\n{phrase(40)}\n" for title in ("Trigger", "Do", "Avoid", "Check", "Risk")
+    )
+    return (
+        f"---\nname: {name}\ndescription: {phrase(14)}.\nversion: 0.1.0\ntriggers:\n{triggers}\n"
+        f"license: Apache-2.0\n---\n\n{body}"
+    ).encode()
+
+
+def build(store: Store, n: int, rng: random.Random, keydir: Path) -> tuple[list[str], float]:
+    vocab = vocabulary(rng)
+    gen = generate_key("bench", keydir / "bench.key")
+    review.add_trust(store, "bench", gen.public)
+    private = load_private_key(gen.keyfile)
+    t0 = time.perf_counter()
+    with store.transaction() as conn:
+        for i in range(n):
+            data = card_text(i, rng, vocab)
+            sha = store.put_blob(conn, data)
+            name = data.split(b"\n", 2)[1][6:].decode()
+            store.add_version(conn, name=name, sha256=sha, origin=f"https://cards.example/{name}/SKILL.md",
+                              final_url=None, provenance="tainted", status="pending")
+            review.store_statement(conn, sign_statement(private, make_statement(name, sha, "approve", gen.public.keyid)))
+        review.reconcile(store, conn)
+        retrieve.sync_index(conn)
+    return vocab, time.perf_counter() - t0
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cards", type=int, default=10_000)
+    ap.add_argument("--queries", type=int, default=500)
+    ap.add_argument("-k", "--k", type=int, default=5)
+    args = ap.parse_args()
+    rng = random.Random(4)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-match-"))
+    try:
+        with Store(tmp / "cards.db") as store:
+            vocab, setup = build(store, args.cards, rng, tmp)
+            with store.snapshot() as conn:
+                active = conn.execute("SELECT count(*) FROM versions WHERE status='active'").fetchone()[0]
+            print(f"store: {active} approved (tainted + signed) cards, built and indexed in {setup:.1f} s")
+            queries = [" ".join(rng.choice(vocab) for _ in range(rng.randint(2, 3))) for _ in range(args.queries)]
+            for q in queries[:20]:  # warm the page cache the same way for every variant
+                match(store, q, k=args.k)
+
+            cache, plain_cache = retrieve.RenderCache(), retrieve.RenderCache()
+            for q in queries:  # a caller that has matched before: rendered texts are cached
+                match(store, q, k=args.k, cache=cache)
+                match(store, q, k=args.k, verify=False, cache=plain_cache)
+            variants = {
+                "warm": lambda q: match(store, q, k=args.k, cache=cache),
+                "plain_warm": lambda q: match(store, q, k=args.k, verify=False, cache=plain_cache),
+                "cold": lambda q: match(store, q, k=args.k),
+                "plain_cold": lambda q: match(store, q, k=args.k, verify=False),
+            }
+            times = {v: [] for v in variants}
+            found = {v: 0 for v in variants}
+            for q in queries:  # interleaved, so load on the machine hits every variant alike
+                for v, fn in variants.items():
+                    t = time.perf_counter()
+                    found[v] += len(fn(q))
+                    times[v].append((time.perf_counter() - t) * 1000)
+            warm, plain_warm, gated, plain = (times[v] for v in variants)
+
+            def scan(q: str):
+                words = q.split()
+                with store.snapshot() as conn:
+                    rows = conn.execute(
+                        "SELECT v.name, b.data FROM versions v JOIN blobs b ON b.sha256 = v.sha256 "
+                        "WHERE v.status = 'active' AND (" + " OR ".join(["CAST(b.data AS TEXT) LIKE ?"] * len(words)) + ")",
+                        [f"%{w}%" for w in words],
+                    ).fetchall()
+                return rows[: args.k]
+
+            scanned = []
+            for q in queries[:50]:
+                t = time.perf_counter()
+                scan(q)
+                scanned.append((time.perf_counter() - t) * 1000)
+
+            # One card's read-time verification, isolated: re-hash + signature check.
+            with store.snapshot() as conn:
+                row = conn.execute("SELECT name, sha256, origin, final_url, provenance, status FROM versions "
+                                   "WHERE status='active' LIMIT 1").fetchone()
+                from chimera_cards.trust import get_threshold, trusted_keys
+
+                trusted, threshold = trusted_keys(conn), get_threshold(conn)
+                reps = 2000
+                t = time.perf_counter()
+                for _ in range(reps):
+                    retrieve.gate_check(conn, name=row[0], sha256=row[1], origin=row[2], final_url=row[3],
+                                        provenance=row[4], status=row[5], trusted=trusted, threshold=threshold)
+                per_card = (time.perf_counter() - t) / reps * 1e6
+        print(f"queries: {len(queries)} (2-3 random words), k={args.k}, level 2; results per variant: "
+              f"{sorted(set(found.values()))} (all equal: {len(set(found.values())) == 1})")
+        p50 = pct(warm, 50)
+        print(f"match, gate, warm RenderCache (long-lived caller) p50 {p50:6.2f} ms  p95 {pct(warm, 95):6.2f} ms"
+              f"  target p50 <= 10 ms: {'MET' if p50 <= 10 else 'MISSED'}")
+        print(f"match, no verification, warm RenderCache          p50 {pct(plain_warm, 50):6.2f} ms  p95 {pct(plain_warm, 95):6.2f} ms")
+        print(f"match, gate, no cache (one-shot: parses k cards)  p50 {pct(gated, 50):6.2f} ms  p95 {pct(gated, 95):6.2f} ms")
+        print(f"match, no verification, no cache                  p50 {pct(plain, 50):6.2f} ms  p95 {pct(plain, 95):6.2f} ms")
+        print(f"cost of verifying approvals at read time: +{p50 - pct(plain_warm, 50):.2f} ms p50 per query "
+              f"(x{statistics.median(warm) / statistics.median(plain_warm):.2f}) with cache, "
+              f"+{pct(gated, 50) - pct(plain, 50):.2f} ms without; one card's gate check "
+              f"(re-hash + Ed25519 verify of its approval) {per_card:.0f} us")
+        print(f"full scan baseline (LIKE over every active card, 50 queries) p50 {pct(scanned, 50):6.2f} ms "
+              f"-> the gated match with cache is x{pct(scanned, 50) / p50:.1f} faster")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
