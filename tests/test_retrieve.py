@@ -182,3 +182,23 @@ def test_match_without_verification_is_only_a_baseline_for_benchmarks(store):
     # The unverified path would hand out the edited bytes: that is why nothing but the benchmark uses it.
     assert names(match(store, "alpha", verify=False)) == ["alpha"]
     assert retrieve.match(store, "alpha") == []
+
+
+def test_a_render_cache_never_serves_text_for_bytes_that_changed(store):
+    sha = add(store, "alpha")
+    cache = retrieve.RenderCache()
+    assert names(match(store, "alpha", cache=cache)) == ["alpha"]
+    assert cache.get(sha, 2) is not None
+    conn = sqlite3.connect(store.path)
+    conn.execute("UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first', 'worst') AS BLOB)"
+                 " WHERE sha256 = ?", (sha,))
+    conn.commit()
+    conn.close()
+    assert match(store, "alpha", cache=cache) == []
+
+
+def test_a_render_cache_is_bounded():
+    cache = retrieve.RenderCache(max_entries=2)
+    for i in range(3):
+        cache.put(str(i), 2, "t")
+    assert cache.get("0", 2) is None and cache.get("2", 2) == "t"
