@@ -9,29 +9,18 @@ from pathlib import Path
 
 import click
 
-from chimera_cards.cli.common import echo_json, reports_errors
-from chimera_cards.keys import generate_key, load_private_key, read_passphrase_file, read_public_key
 from chimera_cards import retrieve, review
-from chimera_cards.store import Store, default_store_path
+from chimera_cards.cli.common import echo_json, reports_errors
+# The store commands' --store/--json options and opener, so both areas behave identically.
+from chimera_cards.cli.store import _open, json_option, store_option
+from chimera_cards.keys import generate_key, load_private_key, read_passphrase_file, read_public_key
 
-store_option = click.option(
-    "--store",
-    "store_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Store file (default: $CHIMERA_CARDS_HOME/cards.db, else the XDG data dir).",
-)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 passphrase_option = click.option(
     "--passphrase-file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="File holding the key's passphrase.",
 )
-
-
-def _open(store_path: Path | None, *, create: bool = False) -> Store:
-    return Store(store_path or default_store_path(), create=create)
 
 
 def _load_key(keyfile: Path, passphrase_file: Path | None):
