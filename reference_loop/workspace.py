@@ -13,10 +13,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import stat
 import tempfile
+import time
 import weakref
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from reference_loop.errors import LoopError
@@ -108,7 +110,22 @@ class _Snapshot:
     tree: str
     # Directories with no tracked file below them (git does not record empty dirs); every
     # directory in this set, nested ones included, is recreated by restore.
-    empty_dirs: frozenset[str] = field(default_factory=frozenset)
+    empty_dirs: frozenset[str]
+    # Every directory of the snapshot ("" is the root) -> (inode, mtime_ns, when it was read).
+    # A new directory changes its parent's mtime, so restore only lists directories whose
+    # mtime moved (or is too recent to trust) instead of walking the tree again.
+    dirs: dict[str, tuple[int, int, int]]
+
+
+@dataclass
+class _Entry:
+    """One line of ``git diff --raw`` from the snapshot (src) to the current state (dst)."""
+
+    status: str
+    src_mode: str
+    src_sha: str
+    path: str
+    new_path: str | None = None  # renames: where the file went
 
 
 class Workspace:
@@ -128,14 +145,12 @@ class Workspace:
         base_env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         git = shutil.which("git", path=base_env.get("PATH", os.defpath))
         if git is None:
-            raise LoopError(
-                "git is not installed or not on PATH; the workspace needs it to snapshot and restore"
-            )
+            raise LoopError(_NO_GIT)
         self._git = git
         self._ignore = (*(DEFAULT_IGNORE if default_ignore else ()), *ignore)
         self._snapshot: _Snapshot | None = None
-        # Paths (relative, '/'-separated) the last restore removed or rewrote; lets callers and
-        # tests see that restore cost scales with the change, not with the tree.
+        # Paths (relative, '/'-separated; directories end in '/') the last restore removed,
+        # rewrote or recreated: restore's cost scales with this list, not with the tree.
         self.last_restored: list[str] = []
         self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-")
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
@@ -149,10 +164,7 @@ class Workspace:
             "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_ATTR_NOSYSTEM": "1",
             "GIT_TERMINAL_PROMPT": "0",
-            "GIT_AUTHOR_NAME": "reference-loop",
-            "GIT_AUTHOR_EMAIL": "reference-loop@localhost",
-            "GIT_COMMITTER_NAME": "reference-loop",
-            "GIT_COMMITTER_EMAIL": "reference-loop@localhost",
+            "GIT_LITERAL_PATHSPECS": "1",
             "LC_ALL": "C",
         }
         try:
@@ -177,52 +189,43 @@ class Workspace:
     def snapshot_tree(self) -> str | None:
         return self._snapshot.tree if self._snapshot else None
 
-    # -- the three operations --------------------------------------------------------------
+    # -- the operations --------------------------------------------------------------------
 
     def snapshot(self) -> str:
         """Record the current state; return its tree id. A later snapshot replaces the earlier."""
         tree = self._stage_all()
-        self._snapshot = _Snapshot(tree, frozenset(self._empty_dirs()))
+        empty = self._empty_dirs()
+        listed = self._run("ls-tree", "-r", "-d", "-z", "--name-only", tree).stdout
+        self._snapshot = _Snapshot(
+            tree, frozenset(empty), self._stat_dirs({"", *empty, *_split_z(listed)})
+        )
         return tree
 
     def diff(self) -> Diff:
         """The real change from the snapshot to the current state (call it before restore)."""
         snap = self._require_snapshot()
-        current = self._stage_all()
-        if current == snap.tree:
-            return Diff(text="", files=[], raw=b"")
-        raw = self._run(
-            "diff", "--binary", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
-            snap.tree, current,
-        ).stdout
-        names = self._run(
-            "diff", "--name-status", "-z", "-M", "--no-ext-diff", snap.tree, current
-        ).stdout
-        return Diff(text=raw.decode("utf-8", "replace"), files=_parse_name_status(names), raw=raw)
+        diff, _entries = self._diff_to(snap, self._stage_all())
+        return diff
 
     def restore(self) -> None:
         """Put the workspace back byte-exactly as it was at the snapshot.
 
-        Works whatever state the attempt left (also after an exception mid-attempt). Only the
-        paths that differ from the snapshot are removed or rewritten.
+        Works whatever state the attempt left (also after an exception mid-attempt): it looks at
+        the workspace afresh. Only the paths that differ from the snapshot are written.
         """
         snap = self._require_snapshot()
-        touched: list[str] = []
-        for _pass in range(2):
-            current = self._stage_all()
-            if current == snap.tree:
-                break
-            out = self._run(
-                "diff-tree", "-r", "-z", "--no-renames", "--raw", current, snap.tree
-            ).stdout
-            changed = self._apply_tree_change(out)
-            touched += changed
-            # A .gitignore the attempt added or edited can hide the attempt's own new files; with
-            # the snapshot's ignore rules back in place, one more pass finds and removes them.
-            if not any(p.rsplit("/", 1)[-1] == ".gitignore" for p in changed):
-                break
-        touched += self._fix_directories(snap)
-        self.last_restored = touched
+        self._restore(snap, self._stage_all(), None)
+
+    def diff_and_restore(self) -> Diff:
+        """:meth:`diff` then :meth:`restore` with one look at the workspace instead of two.
+
+        The loop's normal path after the verifier; the saving is one full scan per attempt.
+        """
+        snap = self._require_snapshot()
+        current = self._stage_all()
+        diff, entries = self._diff_to(snap, current)
+        self._restore(snap, current, entries)
+        return diff
 
     # -- internals -------------------------------------------------------------------------
 
@@ -231,8 +234,7 @@ class Workspace:
         self._run("init", "--quiet", "--template=", gitdir)
         info = os.path.join(gitdir, "info")
         os.makedirs(info, exist_ok=True)
-        excludes = os.path.join(info, "exclude")
-        with open(excludes, "w", encoding="utf-8") as fh:
+        with open(os.path.join(info, "exclude"), "w", encoding="utf-8") as fh:
             fh.write("".join(f"{p}\n" for p in self._ignore))
         with open(os.path.join(info, "attributes"), "w", encoding="utf-8") as fh:
             fh.write(_BYTE_EXACT_ATTRIBUTES)
@@ -254,16 +256,10 @@ class Workspace:
     ) -> subprocess.CompletedProcess[bytes]:
         try:
             proc = subprocess.run(
-                [self._git, *args],
-                cwd=self.root,
-                env=self._env,
-                input=input,
-                capture_output=True,
+                [self._git, *args], cwd=self.root, env=self._env, input=input, capture_output=True
             )
         except FileNotFoundError as exc:
-            raise LoopError(
-                "git is not installed or not on PATH; the workspace needs it to snapshot and restore"
-            ) from exc
+            raise LoopError(_NO_GIT) from exc
         if check and proc.returncode != 0:
             msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             detail = msg[-1] if msg else f"exit {proc.returncode}"
@@ -280,14 +276,97 @@ class Workspace:
 
         The index keeps stat data from the previous call, so only changed files are rehashed.
         """
-        self._run("add", "-A", "--ignore-errors", "--", ".")
+        self._run("add", "-A", "--ignore-errors")
         return self._run("write-tree").stdout.decode().strip()
+
+    def _diff_to(self, snap: _Snapshot, current: str) -> tuple[Diff, list[_Entry]]:
+        if current == snap.tree:
+            return Diff(text="", files=[], raw=b""), []
+        patch = self._run(
+            "diff", "--binary", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
+            snap.tree, current,
+        ).stdout
+        entries = _parse_raw(
+            self._run("diff", "--raw", "-z", "-M", "--no-abbrev", snap.tree, current).stdout
+        )
+        files = [
+            FileChange(e.new_path, "R", e.path) if e.status == "R" else FileChange(e.path, e.status)
+            for e in entries
+        ]
+        return Diff(text=patch.decode("utf-8", "replace"), files=files, raw=patch), entries
+
+    def _restore(self, snap: _Snapshot, current: str, entries: list[_Entry] | None) -> None:
+        touched: list[str] = []
+        for _pass in range(2):
+            if entries is None:
+                if current == snap.tree:
+                    break
+                entries = _parse_raw(
+                    self._run(
+                        "diff", "--raw", "-z", "--no-renames", "--no-abbrev", snap.tree, current
+                    ).stdout
+                )
+            changed = self._revert(snap, entries)
+            touched += changed
+            # A .gitignore the attempt added or edited can hide the attempt's own new files; with
+            # the snapshot's ignore rules back in place, one more look finds and removes them.
+            if not any(p.rsplit("/", 1)[-1] == ".gitignore" for p in changed):
+                break
+            entries, current = None, self._stage_all()
+        touched += self._fix_directories(snap)
+        self.last_restored = touched
+
+    def _revert(self, snap: _Snapshot, entries: list[_Entry]) -> list[str]:
+        """Undo the raw diff entries in the work tree and the private index."""
+        remove: list[str] = []
+        write: dict[str, tuple[str, str]] = {}  # path -> (mode, sha) at the snapshot
+        for e in entries:
+            if e.status == "A":
+                remove.append(e.path)
+            elif e.status == "R":
+                remove.append(e.new_path or e.path)
+                write[e.path] = (e.src_mode, e.src_sha)
+            else:  # D, M, T
+                if e.status == "T":
+                    remove.append(e.path)
+                write[e.path] = (e.src_mode, e.src_sha)
+        # Remove what the snapshot does not have first, so a path that changed between file and
+        # directory is free before checkout writes it (and we never write through a new symlink).
+        for path in remove:
+            self._remove_path(path, snap)
+        info = [f"0 {_ZERO_SHA}\t".encode() + os.fsencode(p) for p in remove if p not in write]
+        info += [f"{m} {sha}\t".encode() + os.fsencode(p) for p, (m, sha) in write.items()]
+        if info:
+            self._run("update-index", "-z", "--index-info", input=b"\0".join(info) + b"\0")
+        if write:
+            # -u refreshes the stat data of what it writes, so the next scan stays cheap.
+            self._run(
+                "checkout-index", "-f", "-u", "-z", "--stdin",
+                input=b"\0".join(os.fsencode(p) for p in write) + b"\0",
+            )
+        return sorted(set(remove) | set(write))
+
+    def _remove_path(self, path: str, snap: _Snapshot) -> None:
+        full = self.root / path
+        try:
+            if full.is_dir() and not full.is_symlink():
+                shutil.rmtree(full)  # a nested repository (gitlink) the attempt created
+            else:
+                os.unlink(full)
+        except FileNotFoundError:
+            pass
+        # Drop parent directories the removal left empty, unless the snapshot had them.
+        parent = path.rpartition("/")[0]
+        while parent and parent not in snap.dirs:
+            try:
+                os.rmdir(self.root / parent)
+            except OSError:
+                break
+            parent = parent.rpartition("/")[0]
 
     def _empty_dirs(self) -> set[str]:
         """Every directory (nested ones too) that holds no tracked file; needs a staged index."""
-        out = self._run(
-            "ls-files", "-z", "--others", "--directory", "--exclude-standard"
-        ).stdout
+        out = self._run("ls-files", "-z", "--others", "--directory", "--exclude-standard").stdout
         found: set[str] = set()
         nested: list[str] = []
         for entry in _split_z(out):
@@ -295,95 +374,91 @@ class Workspace:
                 continue  # an untracked file cannot remain right after `add -A`; be safe anyway
             top = entry.rstrip("/")
             found.add(top)
-            # git reports only the topmost dir of a tree of empty dirs; record the whole tree.
-            for dirpath, dirnames, _files in os.walk(self.root / top):
-                rel = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
-                dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
-                nested.extend(f"{rel}/{d}" for d in dirnames)
-        if nested:
-            # Ignored dirs (a __pycache__ inside an otherwise empty dir) are not ours to keep.
-            ignored = set(
-                _split_z(
-                    self._run(
-                        "check-ignore", "-z", "--stdin", "--no-index",
-                        input=b"\0".join(os.fsencode(d + "/") for d in nested) + b"\0",
-                        check=False,
-                    ).stdout
-                )
-            )
-            found.update(d for d in nested if d + "/" not in ignored and not any(
-                d.startswith(i if i.endswith("/") else i + "/") for i in ignored))
-        return found
+            nested.extend(self._subdirs(top))  # git reports only the top of a tree of empty dirs
+        return found | set(self._not_ignored(nested))
 
-    def _apply_tree_change(self, raw_diff: bytes) -> list[str]:
-        """Apply ``diff-tree --raw current snapshot`` output to the index and the work tree."""
-        remove: list[tuple[str, str]] = []  # (path, current mode)
-        write: list[str] = []
-        index_info: list[bytes] = []
-        fields = raw_diff.split(b"\0")
-        i = 0
-        while i + 1 < len(fields) and fields[i]:
-            meta = fields[i].decode().lstrip(":").split()
-            path = os.fsdecode(fields[i + 1])
-            i += 2
-            old_mode, new_mode, _old_sha, new_sha, status = meta[0], meta[1], meta[2], meta[3], meta[4]
-            if status in ("D", "T"):
-                remove.append((path, old_mode))
-            if status == "D":
-                index_info.append(b"0 " + _ZERO_SHA.encode() + b"\t" + os.fsencode(path))
-            else:
-                index_info.append(f"{new_mode} {new_sha}\t".encode() + os.fsencode(path))
-                write.append(path)
-        # Remove what the snapshot does not have first, so a path that changed between file and
-        # directory is free before checkout writes it (and we never write through a new symlink).
-        for path, mode in remove:
-            self._remove_path(path, mode)
-        self._run("update-index", "-z", "--index-info", input=b"\0".join(index_info) + b"\0")
-        if write:
-            # -u refreshes the stat data of what it writes, so the next scan stays cheap.
-            self._run(
-                "checkout-index", "-f", "-u", "-z", "--stdin",
-                input=b"\0".join(os.fsencode(p) for p in write) + b"\0",
-            )
-        return sorted({p for p, _ in remove} | set(write))
+    def _subdirs(self, top: str) -> list[str]:
+        out = []
+        for dirpath, dirnames, _files in os.walk(self.root / top):
+            rel = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
+            dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+            out.extend(f"{rel}/{d}" for d in dirnames)
+        return out
 
-    def _remove_path(self, path: str, mode: str) -> None:
-        full = self.root / path
-        try:
-            if mode == "160000" and full.is_dir() and not full.is_symlink():
-                shutil.rmtree(full)  # a nested repository the attempt created
-            else:
-                os.unlink(full)
-        except FileNotFoundError:
-            pass
-        # Drop parent directories the removal left empty; restore recreates any that the
-        # snapshot had (as parents of its files, or in its empty-dir list).
-        parent = Path(path).parent
-        while parent != Path("."):
+    def _not_ignored(self, dirs: list[str]) -> list[str]:
+        """The directories not matched by an ignore rule (nor inside an ignored one)."""
+        if not dirs:
+            return []
+        out = self._run(
+            "check-ignore", "-z", "--stdin", "--no-index",
+            input=b"\0".join(os.fsencode(d + "/") for d in dirs) + b"\0",
+            check=False,
+        ).stdout
+        ignored = {p.rstrip("/") for p in _split_z(out)}
+        return [
+            d for d in dirs
+            if d not in ignored and not any(d.startswith(i + "/") for i in ignored)
+        ]
+
+    def _stat_dirs(self, dirs: Iterable[str]) -> dict[str, tuple[int, int, int]]:
+        now = time.time_ns()
+        out = {}
+        for d in dirs:
             try:
-                os.rmdir(self.root / parent)
+                st = os.lstat(self.root / d)
             except OSError:
-                break
-            parent = parent.parent
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                out[d] = (st.st_ino, st.st_mtime_ns, now)
+        return out
 
     def _fix_directories(self, snap: _Snapshot) -> list[str]:
-        """Recreate the snapshot's empty dirs; remove empty dirs the attempt created."""
+        """Recreate the snapshot's empty dirs; remove empty dirs the attempt created.
+
+        Only directories whose mtime moved since they were recorded are listed; a directory
+        that holds only ignored files (e.g. a new __pycache__) is not empty and stays.
+        """
         touched: list[str] = []
         for d in sorted(snap.empty_dirs):
             if not os.path.isdir(self.root / d):
                 os.makedirs(self.root / d, exist_ok=True)
                 touched.append(d + "/")
-        now = self._empty_dirs()
-        extra = now - snap.empty_dirs
-        # Deepest first, so a new tree of empty dirs goes away bottom-up; a dir holding only
-        # ignored files (e.g. __pycache__) is not empty and stays: ignored files are not ours.
-        for d in sorted(extra, key=lambda p: p.count("/"), reverse=True):
+        moved: list[str] = []
+        candidates: list[str] = []
+        for d, (ino, mtime, seen) in snap.dirs.items():
             try:
-                os.rmdir(self.root / d)
-                touched.append(d + "/")
+                st = os.lstat(self.root / d)
             except OSError:
-                pass
+                continue  # gone: a snapshot dir with files was recreated by checkout; else above
+            # A change within the filesystem's timestamp granularity of the recording could leave
+            # mtime equal; such recent directories are always listed.
+            if (st.st_ino, st.st_mtime_ns) == (ino, mtime) and mtime < seen - _RACY_NS:
+                continue
+            moved.append(d)
+            if not stat.S_ISDIR(st.st_mode):
+                continue
+            with os.scandir(self.root / d) as it:
+                for entry in it:
+                    rel = f"{d}/{entry.name}" if d else entry.name
+                    if entry.is_dir(follow_symlinks=False) and rel not in snap.dirs:
+                        candidates.append(rel)
+        if candidates:
+            nested = [sub for top in candidates for sub in self._subdirs(top)]
+            keep = set(self._not_ignored(candidates + nested))
+            # Deepest first, so a new tree of empty dirs goes away bottom-up.
+            for d in sorted(keep, key=lambda p: p.count("/"), reverse=True):
+                try:
+                    os.rmdir(self.root / d)
+                    touched.append(d + "/")
+                except OSError:
+                    pass  # holds ignored files: not ours to remove
+        snap.dirs.update(self._stat_dirs(moved))
         return touched
+
+
+_NO_GIT = "git is not installed or not on PATH; the workspace needs it to snapshot and restore"
+# Directories modified less than this long before we recorded them are listed on every restore.
+_RACY_NS = 2_000_000_000
 
 
 def _cfg_path(path: str) -> str:
@@ -394,20 +469,22 @@ def _split_z(data: bytes) -> list[str]:
     return [os.fsdecode(p) for p in data.split(b"\0") if p]
 
 
-def _parse_name_status(data: bytes) -> list[FileChange]:
-    parts = _split_z(data)
-    changes: list[FileChange] = []
+def _parse_raw(data: bytes) -> list[_Entry]:
+    """``git diff --raw -z --no-abbrev`` output -> entries (renames carry both paths)."""
+    fields = data.split(b"\0")
+    entries: list[_Entry] = []
     i = 0
-    while i < len(parts):
-        status = parts[i]
+    while i < len(fields) and fields[i].startswith(b":"):
+        src_mode, _dst_mode, src_sha, _dst_sha, status = fields[i][1:].decode().split()
         letter = status[0]
+        path = os.fsdecode(fields[i + 1])
         if letter in ("R", "C"):
-            changes.append(FileChange(path=parts[i + 2], status=letter, old_path=parts[i + 1]))
+            entries.append(_Entry("R", src_mode, src_sha, path, os.fsdecode(fields[i + 2])))
             i += 3
         else:
-            changes.append(FileChange(path=parts[i + 1], status=letter))
+            entries.append(_Entry(letter, src_mode, src_sha, path))
             i += 2
-    return changes
+    return entries
 
 
 def changed_paths(diff: Diff) -> Iterable[str]:

@@ -9,6 +9,7 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -114,15 +115,32 @@ def project(tmp_path):
     return make_project(tmp_path / "proj")
 
 
-def test_restore_is_byte_exact_after_every_kind_of_change(project):
+def age_dirs(root: Path, seconds: int = 3600) -> None:
+    """Backdate every directory's mtime, as in a tree nobody touched for a while."""
+    past = time.time() - seconds
+    for dirpath, _dirs, _files in os.walk(root):
+        os.utime(dirpath, (past, past), follow_symlinks=False)
+
+
+@pytest.mark.parametrize("aged", [False, True], ids=["fresh_tree", "old_tree"])
+@pytest.mark.parametrize("combined", [False, True], ids=["diff_then_restore", "diff_and_restore"])
+def test_restore_is_byte_exact_after_every_kind_of_change(project, combined, aged):
+    if aged:  # restore then trusts unchanged directory mtimes instead of listing every dir
+        age_dirs(project)
     before = tree_state(project)
     with Workspace(project) as ws:
         ws.snapshot()
         attempt_everything(project)
+        (project / "src" / "pkg" / "new_empty_sub").mkdir()
         assert tree_state(project) != before
-        ws.restore()
+        if combined:
+            diff = ws.diff_and_restore()
+        else:
+            diff = ws.diff()
+            ws.restore()
         assert tree_state(project) == before
         assert ws.diff().files == []
+    assert {c.path for c in diff.files} >= {"src/pkg/mod.py", "new_name.txt", "to_delete.txt"}
 
 
 def test_diff_names_every_kind_of_change(project):
@@ -207,7 +225,10 @@ def test_repeated_attempts_each_restore_to_the_same_snapshot(project):
             assert tree_state(project) == before
 
 
-def test_empty_dirs_present_at_snapshot_are_kept_and_new_ones_removed(project):
+@pytest.mark.parametrize("aged", [False, True], ids=["fresh_tree", "old_tree"])
+def test_empty_dirs_present_at_snapshot_are_kept_and_new_ones_removed(project, aged):
+    if aged:
+        age_dirs(project)
     with Workspace(project) as ws:
         ws.snapshot()
         (project / "brand" / "new" / "tree").mkdir(parents=True)
