@@ -317,10 +317,13 @@ def render_for_prompt(matches: list[Match]) -> str:
     return "\n\n".join(render_one(m) for m in matches)
 
 
-def prompt_preview(name: str, sha256: str, provenance: str, origin: str, data: bytes, level: int = 2) -> str:
-    """Exactly what ``render_for_prompt`` would give a model for these bytes once they are usable."""
+def prompt_preview(name: str, sha256: str, provenance: str, origin: str, data: bytes, *,
+                   approvals: int = 1, level: int = 2) -> str:
+    """Exactly what ``render_for_prompt`` would give a model for these bytes once ``approvals``
+    trusted reviewers have approved them (or at once, for a clean path import)."""
     card = parse_card(data)
     basis = "clean-path" if provenance == "clean" and not is_url(origin) else "approved"
-    m = Match(name, sha256, provenance, origin, basis, ["<reviewer>"] if basis == "approved" else [],
-              level=level, text=render_card(card, level))
+    approvers = [f"reviewer-{i + 1}" for i in range(approvals)] if basis == "approved" else []
+    m = Match(name, sha256, provenance, origin, basis, approvers, level=level,
+              text=render_card(card, level))
     return render_for_prompt([m])

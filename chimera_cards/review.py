@@ -409,7 +409,9 @@ def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> Rev
     findings = [f.to_dict() for f in lint_card(card)]
     for f in findings:
         f["message"] = reveal(f["message"])
-    text = prompt_preview(name, sha, provenance, final_url or origin, data)
+    verdict = verdict_for(conn, name, sha)
+    text = prompt_preview(name, sha, provenance, final_url or origin, data,
+                          approvals=max(len(verdict.approvers), verdict.threshold))
     base = _last_approved(conn, name, sha)
     diff = ""
     if base is not None:
@@ -434,7 +436,7 @@ def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> Rev
         findings=findings,
         diff_against=base,
         diff=diff,
-        verdict=verdict_for(conn, name, sha).to_dict(),
+        verdict=verdict.to_dict(),
     )
 
 
