@@ -226,6 +226,16 @@ def match(store, query: str, k: int = 5, level: int = 2, *, verify: bool = True,
         return _match(conn, q, k, level, verify, cache)
 
 
+def match_path(path, query: str, k: int = 5, level: int = 2) -> list[Match]:
+    """``match`` on the store file at ``path``, for callers that hold a path and must not open a
+    store themselves (the reference loop reaches cards only through this module). A missing store
+    is an error (exit 2), never a new empty one."""
+    from chimera_cards.store import Store
+
+    with Store(path, create=False) as store:
+        return match(store, query, k=k, level=level)
+
+
 def _match(conn: sqlite3.Connection, q: str, k: int, level: int, verify: bool,
            cache: RenderCache | None) -> list[Match]:
     trusted = trusted_keys(conn)
