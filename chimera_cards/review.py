@@ -216,6 +216,7 @@ class Decision:
     verdict: dict
     changes: list[Change] = field(default_factory=list)
     recorded: bool = True  # False when the same reviewer had already said the same thing
+    reviewer_name: str = ""  # the signing key's name in this store's trust list
 
     def to_dict(self) -> dict:
         return {
@@ -227,6 +228,7 @@ class Decision:
             "verdict": self.verdict,
             "changes": [c.to_dict() for c in self.changes],
             "recorded": self.recorded,
+            "reviewer_name": self.reviewer_name,
         }
 
 
@@ -244,7 +246,8 @@ def _decide(store, name: str, sha256: str, private, decision: str, note: str) ->
                 f"bytes you reviewed (see `chimera-cards review {name}`)"
             )
         vid, _, _, origin, final_url, provenance, status, _, findings = row
-        if keyid not in {k.keyid for k in trusted_keys(conn)}:
+        key_names = {k.keyid: k.name for k in trusted_keys(conn)}
+        if keyid not in key_names:
             raise ChimeraError(f"key {keyid} is not in this store's trust list (chimera-cards trust add)")
         blob = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
         if blob is None or sha256_hex(bytes(blob[0])) != sha:
@@ -265,7 +268,8 @@ def _decide(store, name: str, sha256: str, private, decision: str, note: str) ->
         changes += reconcile(store, conn, [name])
         status_now = conn.execute("SELECT status FROM versions WHERE id = ?", (vid,)).fetchone()[0]
         verdict = verdict_for(conn, name, sha)
-    return Decision(name, sha, decision, keyid, status_now, verdict.to_dict(), changes, recorded)
+    return Decision(name, sha, decision, keyid, status_now, verdict.to_dict(), changes, recorded,
+                    key_names[keyid])
 
 
 def approve(store, name: str, sha256: str, private, note: str = "") -> Decision:

@@ -102,11 +102,12 @@ def test_review_approve_reject_retire_match_through_the_cli(env, card_server):
     assert run("match", "flaky").stdout == ""
     one_line_error(run("approve", "flaky-tests", "--key", key, "--sha256", "1" * 64, ok=False))
     out = run("approve", "flaky-tests", "--key", key, "--sha256", sha, "--note", "read it").stdout
-    assert "status active" in out
+    assert out.startswith(f"approved flaky-tests {sha[:12]} as alice (") and "status active" in out
     m = json.loads(run("match", "flaky", "--json").stdout)
     assert [x["name"] for x in m["matches"]] == ["flaky-tests"] and m["matches"][0]["approved_after_taint"]
     assert m["prompt"].startswith('<skill-card name="flaky-tests"')
     assert run("match", "flaky", "--level", "1").stdout.count("## Do") == 0
+    assert 'name="flaky-tests"' in run("match", "tame", "flaky", "-k", "1").stdout  # several words
     retired = json.loads(run("retire", "flaky-tests", "--reason", "not needed", "--json").stdout)
     assert (retired["from"], retired["to"]) == ("active", "retired")
     assert run("match", "flaky").stdout == ""

@@ -213,7 +213,8 @@ def _decision_output(d: review.Decision, as_json: bool) -> None:
         return
     verb = "approved" if d.decision == "approve" else "rejected"
     note = "" if d.recorded else " (already recorded)"
-    click.echo(f"{verb} {d.name} {d.sha256[:12]} as {d.reviewer}{note}: status {d.status}")
+    who = f"{d.reviewer_name} ({d.reviewer})" if d.reviewer_name else d.reviewer
+    click.echo(f"{verb} {d.name} {d.sha256[:12]} as {who}{note}: status {d.status}")
     if d.decision == "approve" and d.status != "active":
         v = d.verdict
         click.echo(f"{len(v['approvers'])} of {v['threshold']} required trusted approvals so far")
@@ -276,7 +277,7 @@ def retire_cmd(name, sha256, reason, store_path, as_json) -> None:
 
 
 @click.command("match")
-@click.argument("query")
+@click.argument("query", nargs=-1, required=True)
 @click.option("-k", "k", type=click.IntRange(min=1, max=100), default=5, show_default=True,
               help="At most this many cards.")
 @click.option("--level", type=click.IntRange(1, 2), default=2, show_default=True,
@@ -285,10 +286,10 @@ def retire_cmd(name, sha256, reason, store_path, as_json) -> None:
 @json_option
 @reports_errors
 def match_cmd(query, k, level, store_path, as_json) -> None:
-    """Approved cards for QUERY, ready for a prompt. Pending, rejected, retired or tampered cards
-    are never shown."""
+    """Approved cards for QUERY (one or more words), ready for a prompt. Pending, rejected,
+    retired or tampered cards are never shown."""
     with _open(store_path) as store:
-        matches = retrieve.match(store, query, k=k, level=level)
+        matches = retrieve.match(store, " ".join(query), k=k, level=level)
     if as_json:
         echo_json({"matches": [m.to_dict() for m in matches],
                    "prompt": retrieve.render_for_prompt(matches)})
