@@ -1,13 +1,194 @@
-"""The ``reference-loop`` command (filled in by the loop issue)."""
+"""The ``reference-loop`` command: a thin click skin over loop.run_task, tasks and check.run_check."""
 
 from __future__ import annotations
 
+import functools
+import json
+import sys
+from typing import Any, Callable
+
 import click
 
+from chimera_cards.errors import ChimeraError
 from reference_loop import __version__
+from reference_loop.attempters import make_attempter
+from reference_loop.check import run_check
+from reference_loop.errors import LoopError
+from reference_loop.events import Event, EventLog
+from reference_loop.history import DEFAULT_BUDGET, MODES
+from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, ON_REPEAT, RunResult, run_task
+from reference_loop.planner import make_planner
+from reference_loop.tasks import inline_task, resolve_task, sample_tasks, three_failure_task
+
+
+def reports_loop_errors(fn: Callable) -> Callable:
+    """LoopError/ChimeraError -> one ``error:`` line on stderr and its exit code, no traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (LoopError, ChimeraError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+    return wrapper
+
+
+def _echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, default=str))
+
+
+def progress_line(event: Event, max_attempts: int) -> str | None:
+    """One stderr line per event worth showing while a run is in progress."""
+    d = event.data
+    if event.kind == "attempt_started":
+        return f"attempt {d['attempt']}/{max_attempts}: running {d['attempter']} …"
+    if event.kind == "history_injected":
+        return (f"attempt {d['attempt']}/{max_attempts}: history of {d['records']} earlier "
+                f"attempt(s) injected ({d['chars']} chars)")
+    if event.kind == "attempt_finished":
+        line = f"attempt {d['attempt']}/{max_attempts}: {d['verdict']}"
+        if d.get("files"):
+            line += f" (touched {', '.join(d['files'])})"
+        if d.get("signature"):
+            line += f" — {d['signature']}"
+        return line
+    if event.kind == "signature_repeated":
+        return f"attempt {d['attempt']}: failed the same way as attempt {d['same_as']}"
+    if event.kind == "replanned":
+        return f"re-planned with {d['planner']} for attempt {d['attempt']}"
+    if event.kind == "escalated":
+        return f"escalated to {d['to_attempter']} for attempt {d['attempt']}"
+    return None
+
+
+def _stderr_sink(max_attempts: int) -> Callable[[Event], None]:
+    def sink(event: Event) -> None:
+        line = progress_line(event, max_attempts)
+        if line is not None:
+            click.echo(line, err=True)
+    return sink
+
+
+def summary_lines(result: RunResult, max_attempts: int) -> list[str]:
+    verdicts = ", ".join(f"{r.number}:{r.verdict}" for r in result.attempts)
+    status = (f"solved at attempt {result.solved_at} of {max_attempts}" if result.solved
+              else f"not solved after {len(result.attempts)} attempts")
+    signatures = {r.signature for r in result.attempts if r.signature}
+    lines = [f"{result.task}: {status} (history {result.history_mode})",
+             f"verdicts: {verdicts}",
+             f"history injections: {result.injections}"
+             + (f"; re-plans: {result.replans}" if result.replans else "")
+             + (f"; escalations: {result.escalations}" if result.escalations else ""),
+             f"distinct failure signatures: {len(signatures)}"]
+    lines += [f"  - {sig}" for sig in sorted(signatures)]
+    return lines
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="reference-loop")
 def main() -> None:
     """The reference carry-the-failure-forward retry loop."""
+
+
+@main.command("run")
+@click.option("--task", "task_ref", metavar="NAME|DIR", help="A sample task name or a task folder "
+              "(worked on in a temporary copy).")
+@click.option("--workspace", type=click.Path(file_okay=False), help="Work in place on this "
+              "folder (needs --verify and --task-text).")
+@click.option("--verify", help="Verify command for --workspace ({python} = this interpreter).")
+@click.option("--task-text", help="Task text for --workspace.")
+@click.option("--timeout", type=float, default=60.0, show_default=True,
+              help="Verify timeout in seconds for --workspace.")
+@click.option("--candidates", type=click.Path(file_okay=False), help="Folder of candidate-fix "
+              "overlays for scripted attempters with --workspace.")
+@click.option("--attempter", default="scripted:rederive", show_default=True,
+              help="scripted:NAME, cmd:COMMAND or llm:MODEL.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--history", "history_mode", type=click.Choice(MODES), default="accumulate",
+              show_default=True)
+@click.option("--max-attempts", type=click.IntRange(min=1), default=DEFAULT_MAX_ATTEMPTS,
+              show_default=True)
+@click.option("--budget", type=click.IntRange(min=1), default=DEFAULT_BUDGET, show_default=True,
+              help="Character budget for the rendered history.")
+@click.option("--on-repeat", type=click.Choice(ON_REPEAT), default="none", show_default=True,
+              help="What to change when a failure signature repeats.")
+@click.option("--planner", "planner_spec", default="scripted", show_default=True,
+              help="Planner used by --on-repeat replan (and escalate, once escalated).")
+@click.option("--escalate-to", help="Attempter spec used by --on-repeat escalate.")
+@click.option("--events", "events_path", type=click.Path(dir_okay=False),
+              help="Write every event as a JSON line to FILE.")
+@click.option("--prompts-dir", type=click.Path(file_okay=False),
+              help="Write the exact prompt of attempt N to DIR/attempt-N.txt.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
+@reports_loop_errors
+def run_cmd(task_ref: str | None, workspace: str | None, verify: str | None,
+            task_text: str | None, timeout: float, candidates: str | None, attempter: str,
+            seed: int, history_mode: str, max_attempts: int, budget: int, on_repeat: str,
+            planner_spec: str, escalate_to: str | None, events_path: str | None,
+            prompts_dir: str | None, as_json: bool) -> None:
+    """Run the loop on a task (exit 0 solved, 1 not solved, 2 usage)."""
+    if bool(task_ref) == bool(workspace):
+        raise LoopError("give exactly one of --task NAME|DIR or --workspace PATH", exit_code=2)
+    if workspace:
+        task = inline_task(task_text or "", verify or "", timeout=timeout,
+                           candidates_dir=candidates)
+    else:
+        if verify or task_text or candidates:
+            raise LoopError("--verify, --task-text and --candidates go with --workspace",
+                            exit_code=2)
+        task = resolve_task(task_ref)
+    main_attempter = make_attempter(attempter, seed=seed, task=task)
+    stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
+    planner = make_planner(planner_spec) if on_repeat != "none" else None
+    with EventLog(sink=_stderr_sink(max_attempts), jsonl_path=events_path) as log:
+        result = run_task(task, main_attempter, workspace=workspace, history_mode=history_mode,
+                          max_attempts=max_attempts, budget=budget, events=log,
+                          prompts_dir=prompts_dir, planner=planner, on_repeat=on_repeat,
+                          escalate_to=stronger)
+    if as_json:
+        _echo_json(result.to_dict())
+    else:
+        for line in summary_lines(result, max_attempts):
+            click.echo(line)
+    sys.exit(0 if result.solved else 1)
+
+
+@main.command("tasks")
+@click.option("--json", "as_json", is_flag=True, help="Print the tasks as JSON.")
+@reports_loop_errors
+def tasks_cmd(as_json: bool) -> None:
+    """List the sample tasks."""
+    tasks = sample_tasks()
+    if as_json:
+        _echo_json([t.to_dict() for t in tasks])
+        return
+    width = max(len(t.name) for t in tasks)
+    for t in tasks:
+        flag = "  [fails three times]" if t.known_three_failures else ""
+        click.echo(f"{t.name:<{width}}  {t.description}{flag}")
+
+
+@main.command("check")
+@click.option("--task", "task_ref", metavar="NAME|DIR",
+              help="Task that fails three times (default: the sample task flagged so).")
+@click.option("--attempter", default="scripted:rederive", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--history", "history_mode", type=click.Choice(MODES), default="accumulate",
+              show_default=True, help="Check another history mode (last and none must fail).")
+@click.option("--prompts-dir", type=click.Path(file_okay=False),
+              help="Keep the prompts the check looked at.")
+@click.option("--json", "as_json", is_flag=True, help="Print the check result as JSON.")
+@reports_loop_errors
+def check_cmd(task_ref: str | None, attempter: str, seed: int, history_mode: str,
+              prompts_dir: str | None, as_json: bool) -> None:
+    """The card's Check: attempt 3's prompt must show attempt 1's patch (exit 0 pass, 1 fail)."""
+    task = resolve_task(task_ref) if task_ref else three_failure_task()
+    result = run_check(task, attempter=attempter, history_mode=history_mode, seed=seed,
+                       prompts_dir=prompts_dir)
+    if as_json:
+        _echo_json(result.to_dict())
+    else:
+        click.echo(result.message)
+    sys.exit(0 if result.passed else 1)

@@ -47,6 +47,11 @@ def records_shown(records: Sequence[AttemptRecord], mode: str) -> int:
     return 1 if mode == "last" else len(records)
 
 
+def mentions(text: str, token: str) -> bool:
+    """Whether ``token`` occurs in ``text`` as a whole word (``sort_in_place`` not in ``xsort_in_placey``)."""
+    return re.search(r"(?<![A-Za-z0-9_])" + re.escape(token) + r"(?![A-Za-z0-9_])", text) is not None
+
+
 def join_numbers(numbers: Sequence[int]) -> str:
     """[2, 3] -> "2 and 3"; [1, 2, 4] -> "1, 2 and 4"."""
     items = [str(n) for n in numbers]

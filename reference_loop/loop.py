@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from reference_loop.attempters import Attempter, AttemptOutcome
+from reference_loop.cards import DEFAULT_CARDS_IN, CardsBlock, cards_for_attempt, check_cards_in
 from reference_loop.errors import LoopError
 from reference_loop.events import EventLog
 from reference_loop.history import DEFAULT_BUDGET, check_mode, records_shown, render
@@ -86,12 +87,14 @@ class RunResult:
         }
 
 
-def compose_prompt(task: Task, history_text: str, plan: str = "") -> str:
-    """The exact text an attempter receives."""
+def compose_prompt(task: Task, history_text: str, plan: str = "", cards: str = "") -> str:
+    """The exact text an attempter receives (``cards``: a section from ``reference_loop.cards``)."""
     parts = [f"# Task\n\n{task.text.strip()}",
              f"## How the result is checked\n\n`{task.shown_verify()}` must exit 0. The workspace "
              "is reverted after every failed attempt, so each attempt starts from the original "
              "files."]
+    if cards:
+        parts.append(cards.strip())
     if plan:
         parts.append(f"## Plan\n\n{plan.strip()}")
     if history_text:
@@ -115,9 +118,12 @@ def run_loop(
     escalate_to: Attempter | None = None,
     log_dir: str | Path | None = None,
     ignore: Sequence[str] = (),
+    cards: CardsBlock | None = None,
+    cards_in: str = DEFAULT_CARDS_IN,
 ) -> RunResult:
     """Run the loop on ``workspace`` in place and return every attempt's record."""
     check_mode(history_mode)
+    check_cards_in(cards_in)
     if max_attempts < 1:
         raise LoopError(f"max attempts must be at least 1, got {max_attempts}", exit_code=2)
     if on_repeat not in ON_REPEAT:
@@ -154,7 +160,11 @@ def run_loop(
         for number in range(1, max_attempts + 1):
             history_text = render(history.records, history_mode, budget)
             shown = records_shown(history.records, history_mode)
-            prompt = compose_prompt(task, history_text, plan)
+            cards_text = cards_for_attempt(cards, number, cards_in)
+            prompt = compose_prompt(task, history_text, plan, cards_text)
+            if cards_text:
+                log.emit("cards_injected", attempt=number, cards=cards.count,
+                         chars=len(cards_text))
             if shown:
                 log.emit("history_injected", attempt=number, records=shown,
                          chars=len(history_text))
@@ -255,4 +265,6 @@ def run_task(task: Task, attempter: Attempter, *, workspace: str | Path | None =
         return run_loop(task, attempter, workspace=workspace, **kwargs)
     with tempfile.TemporaryDirectory(prefix=f"reference-loop-{task.name}-") as tmp:
         copy = copy_project(task, Path(tmp) / task.name)
-        return run_loop(task, attempter, workspace=copy, **kwargs)
+        result = run_loop(task, attempter, workspace=copy, **kwargs)
+    result.workspace = f"temporary copy of {task.project} (removed)"
+    return result

@@ -59,3 +59,9 @@ def test_timeout_and_pass_signatures():
 def test_summary_line_used_when_no_failing_lines_given():
     sig = failure_signature([], output="collected 3 items\n\n2 failed, 1 passed in 0.50s\n")
     assert sig == "<n> failed, <n> passed in <duration>"
+
+
+def test_named_failure_lines_win_over_assertion_detail_lines():
+    lines = ["E       assert [1, 2, 3] == [3, 1, 2]", "E         Use -v to get more diff",
+             "FAILED test_stats.py::test_keeps_order - assert [1, 2, ..."]
+    assert failure_signature(lines) == "FAILED test_stats.py::test_keeps_order - assert [<n>, <n>, ..."

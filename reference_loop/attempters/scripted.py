@@ -22,6 +22,7 @@ from pathlib import Path
 
 from reference_loop.attempters import AttemptOutcome, ToolStep
 from reference_loop.errors import LoopError
+from reference_loop.history import mentions
 from reference_loop.tasks import Candidate, Task
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{5,}")
@@ -74,10 +75,6 @@ def distinguishing_text(task: Task) -> dict[str, list[str]]:
     return result
 
 
-def shown_in(prompt: str, text: str) -> bool:
-    return re.search(r"(?<![A-Za-z0-9_])" + re.escape(text) + r"(?![A-Za-z0-9_])", prompt) is not None
-
-
 @dataclass
 class _ScriptedBase:
     task: Task
@@ -116,7 +113,7 @@ class RederiveAttempter(_ScriptedBase):
         self.markers = distinguishing_text(self.task)
 
     def ruled_out(self, prompt: str, cand: Candidate) -> bool:
-        return any(shown_in(prompt, text) for text in self.markers.get(cand.name, []))
+        return any(mentions(prompt, text) for text in self.markers.get(cand.name, []))
 
     def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome:
         for cand in self.order:

@@ -1,0 +1,124 @@
+"""The reference-loop CLI: run, tasks and check, as a user types them (CliRunner)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from test_loop import make_task_dir  # the tiny fast task the loop tests use
+
+from click.testing import CliRunner
+
+from reference_loop.cli import main
+from reference_loop.tasks import three_failure_task
+
+
+def _run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_run_three_failure_task_then_grep_attempt_one_string_in_attempt_three(tmp_path):
+    """The issue's "done means": attempt 3's prompt file holds an attempt-1-only string."""
+    prompts = tmp_path / "p"
+    name = three_failure_task().name
+    res = _run("run", "--task", name, "--prompts-dir", str(prompts), "--json")
+    assert res.exit_code == 0, res.output
+    run = json.loads(res.stdout)
+    assert run["solved_at"] == 4 and run["injections"] == 3
+    first, second = run["attempts"][0], run["attempts"][1]
+    only_first = [f for f in first["files"] if f not in second["files"]]
+    assert only_first, "attempt 1 should touch a file attempt 2 does not"
+    assert all(f not in (prompts / "attempt-1.txt").read_text() for f in only_first)
+    assert any(f in (prompts / "attempt-3.txt").read_text() for f in only_first)
+    for attempt in run["attempts"]:
+        assert {"number", "verdict", "patch", "first_failing_step", "signature"} <= set(attempt)
+    assert "attempt 1/5: fail" in res.stderr and "injected" in res.stderr
+
+
+def test_run_with_last_history_hides_attempt_one_from_attempt_three(tmp_path):
+    task_dir = make_task_dir(tmp_path / "task")
+    prompts = tmp_path / "p"
+    res = _run("run", "--task", str(task_dir), "--history", "last", "--prompts-dir",
+               str(prompts), "--json")
+    assert res.exit_code == 1
+    run = json.loads(res.stdout)
+    assert run["attempts"][0]["patch"] == run["attempts"][2]["patch"]   # re-derived
+    files_one = set(run["attempts"][0]["files"]) - set(run["attempts"][1]["files"])
+    marker = "helper_alpha_only" if "alpha" in run["attempts"][0]["patch"] else None
+    text = (prompts / "attempt-3.txt").read_text()
+    assert "Attempt 1 —" not in text
+    assert all(f not in text for f in files_one)
+    if marker:
+        assert marker not in text
+
+
+def test_run_text_summary_and_events_file(tmp_path):
+    events = tmp_path / "e.jsonl"
+    res = _run("run", "--task", str(make_task_dir(tmp_path / "task")), "--events", str(events))
+    assert res.exit_code == 0
+    assert "solved at attempt 4 of 5" in res.stdout
+    assert "history injections: 3" in res.stdout and "distinct failure signatures: 3" in res.stdout
+    kinds = [json.loads(line)["kind"] for line in events.read_text().splitlines()]
+    assert kinds.count("history_injected") == 3 and kinds[-1] == "run_finished"
+
+
+def test_run_in_place_on_a_users_workspace(tmp_path):
+    task_dir = make_task_dir(tmp_path / "task")
+    ws = task_dir / "project"
+    res = _run("run", "--workspace", str(ws), "--verify", "{python} -B check.py",
+               "--task-text", "Set MODE to fixed", "--candidates", str(task_dir / "candidates"),
+               "--attempter", "scripted:walk", "--max-attempts", "6", "--json")
+    assert res.exit_code == 0, res.output
+    assert (ws / "m.py").read_text() == 'MODE = "fixed"\n'   # the passing change stays
+
+
+def test_unsolved_in_place_run_leaves_the_workspace_as_it_was(tmp_path):
+    task_dir = make_task_dir(tmp_path / "task")
+    ws = task_dir / "project"
+    shutil.rmtree(task_dir / "candidates" / "fix")   # only wrong ideas left: it cannot solve
+    before = {p.name: p.read_bytes() for p in ws.iterdir()}
+    res = _run("run", "--workspace", str(ws), "--verify", "{python} -B check.py",
+               "--task-text", "Set MODE", "--candidates", str(task_dir / "candidates"),
+               "--attempter", "scripted:rederive", "--history", "none", "--max-attempts", "2")
+    assert res.exit_code == 1
+    assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
+
+
+def test_run_on_repeat_replan_reports_the_replan(tmp_path):
+    res = _run("run", "--task", str(make_task_dir(tmp_path / "task")), "--history", "last",
+               "--on-repeat", "replan", "--json")
+    run = json.loads(res.stdout)
+    assert run["replans"] >= 1 and "re-planned with scripted:planner" in res.stderr
+
+
+def test_usage_errors_exit_2_with_one_line():
+    for args in (["run"], ["run", "--task", "no-such-task"],
+                 ["run", "--task", "stats-median", "--workspace", "."],
+                 ["run", "--workspace", ".", "--verify", "true"],
+                 ["run", "--task", "stats-median", "--attempter", "bogus"],
+                 ["run", "--task", "stats-median", "--on-repeat", "escalate"]):
+        res = _run(*args)
+        assert res.exit_code == 2, (args, res.output)
+        assert res.stderr.startswith("error: ") and len(res.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in res.output
+
+
+def test_tasks_lists_samples_with_the_three_failure_flag():
+    res = _run("tasks", "--json")
+    assert res.exit_code == 0
+    tasks = json.loads(res.stdout)
+    assert [t["known_three_failures"] for t in tasks].count(True) == 1
+    assert all(t["name"] and t["description"] for t in tasks)
+    text = _run("tasks").stdout
+    assert "[fails three times]" in text and three_failure_task().name in text
+
+
+def test_check_cli_passes_and_fails_with_one_line(tmp_path):
+    task_dir = str(make_task_dir(tmp_path / "task"))
+    good = _run("check", "--task", task_dir)
+    assert good.exit_code == 0 and good.stdout.startswith("PASS")
+    assert len(good.stdout.strip().splitlines()) == 1
+    bad = _run("check", "--task", task_dir, "--history", "last")
+    assert bad.exit_code == 1 and bad.stdout.startswith("FAIL")
+    void = _run("check", "--task", task_dir, "--history", "none", "--json")
+    assert void.exit_code == 1 and json.loads(void.stdout)["void"] is True
