@@ -21,6 +21,7 @@ EVENT_KINDS = (
     "attempt_finished",
     "workspace_restored",
     "history_injected",
+    "cards_injected",      # approved skill cards put in an attempt's prompt (reference_loop.cards)
     "signature_repeated",
     "replanned",
     "escalated",
