@@ -43,8 +43,10 @@ class PairedComparison:
 
     @property
     def significant(self) -> bool:
-        """True when the interval excludes zero (a difference not explained by noise)."""
-        return self.ci_low > 0 or self.ci_high < 0
+        """True only when the exact test (p < 1 - confidence) and the interval (excludes 0)
+        agree. At the small n of a bench the score interval can exclude 0 while the exact test
+        cannot reject (b=2, c=0: p=0.5); we call that noise, not a difference."""
+        return self.p_value < 1 - self.confidence and (self.ci_low > 0 or self.ci_high < 0)
 
     def to_dict(self) -> dict:
         d = asdict(self)

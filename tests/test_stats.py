@@ -67,6 +67,14 @@ def test_small_difference_at_small_n_is_reported_as_noise() -> None:
     assert not result.significant
 
 
+def test_interval_alone_does_not_make_two_pairs_significant() -> None:
+    # b=2, c=0 out of 2: the score interval excludes 0 but the exact p is 0.5 — noise.
+    result = paired_compare([True, True], [False, False])
+    assert result.ci_low > 0
+    assert result.p_value == 0.5
+    assert not result.significant
+
+
 def test_unpaired_inputs_are_refused() -> None:
     with pytest.raises(LoopError, match="same pairs"):
         paired_compare([True], [True, False])

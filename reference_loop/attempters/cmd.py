@@ -1,0 +1,173 @@
+"""The ``cmd:`` attempter: run any command-line coding agent in the workspace.
+
+``cmd:aider --yes --message-file {prompt_file}`` runs aider with the composed prompt written to a
+file. Placeholders: ``{prompt_file}`` (the prompt, in a private temp dir *outside* the workspace so
+it never shows up in the diff), ``{workspace}`` and ``{attempt}``. Without ``{prompt_file}`` the
+prompt goes to the command's stdin. The agent edits the files itself; the loop diffs them.
+
+The command runs in its own session (process group), so a timeout kills the agent *and* every
+child it started. Its exit status and the tail of its stderr become the tool step.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reference_loop.attempters import AttemptOutcome, ToolStep
+from reference_loop.errors import LoopError
+
+DEFAULT_TIMEOUT = 600.0
+STDERR_TAIL_CHARS = 2000
+_PLACEHOLDERS = ("{prompt_file}", "{workspace}", "{attempt}")
+
+
+def tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:
+    """The last ``limit`` characters, cut at a line start, with a marker when cut."""
+    text = text.rstrip()
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    nl = cut.find("\n")
+    if 0 <= nl < len(cut) - 1:
+        cut = cut[nl + 1:]
+    return f"… ({len(text) - len(cut)} chars cut) …\n{cut}"
+
+
+def kill_group(proc: subprocess.Popen, grace: float = 2.0) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after ``grace`` seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(timeout=grace)
+            # The leader is gone; children may still be alive in the group, so fall through to
+            # SIGKILL the group once more.
+        except subprocess.TimeoutExpired:
+            continue
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
+        pass
+
+
+@dataclass
+class CmdAttempter:
+    """Runs ``argv`` (with placeholders) once per attempt in the workspace."""
+
+    argv: list[str]
+    timeout: float = DEFAULT_TIMEOUT
+    seed: int = 0
+    env: dict[str, str] = field(default_factory=dict)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.argv:
+            raise LoopError("cmd: attempter needs a command, e.g. 'cmd:aider --yes --message-file {prompt_file}'",
+                            exit_code=2)
+        if not self.name:
+            self.name = "cmd:" + Path(self.argv[0]).name
+        exe = self.argv[0]
+        if "{" not in exe and shutil.which(exe) is None and not Path(exe).is_file():
+            raise LoopError(f"cmd: attempter: command not found: {exe}", exit_code=2)
+
+    @property
+    def uses_prompt_file(self) -> bool:
+        return any("{prompt_file}" in a for a in self.argv)
+
+    def command_for(self, prompt_file: Path, workspace: Path, attempt: int) -> list[str]:
+        values = {"{prompt_file}": str(prompt_file), "{workspace}": str(workspace), "{attempt}": str(attempt)}
+        out = []
+        for arg in self.argv:
+            for key, value in values.items():
+                arg = arg.replace(key, value)
+            out.append(arg)
+        return out
+
+    def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome:
+        workspace = Path(workspace)
+        with tempfile.TemporaryDirectory(prefix="reference-loop-cmd-") as tmp:
+            tmpdir = Path(tmp)
+            prompt_file = tmpdir / f"prompt-attempt-{attempt}.txt"
+            prompt_file.write_text(prompt, encoding="utf-8")
+            argv = self.command_for(prompt_file, workspace, attempt)
+            env = {
+                **os.environ,
+                **self.env,
+                "REFERENCE_LOOP_ATTEMPT": str(attempt),
+                "REFERENCE_LOOP_SEED": str(self.seed),
+                "REFERENCE_LOOP_PROMPT_FILE": str(prompt_file),
+            }
+            # Output goes to files, not pipes: a grandchild that keeps a pipe open cannot hang us.
+            stdout_path, stderr_path = tmpdir / "stdout", tmpdir / "stderr"
+            started = time.monotonic()
+            with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+                stdin = subprocess.DEVNULL if self.uses_prompt_file else open(prompt_file, "rb")
+                try:
+                    try:
+                        proc = subprocess.Popen(
+                            argv, cwd=workspace, env=env, stdin=stdin, stdout=out, stderr=err,
+                            start_new_session=True,
+                        )
+                    except OSError as exc:
+                        return AttemptOutcome(
+                            steps=[ToolStep(self.name, False, f"could not start {argv[0]}: {exc.strerror or exc}")],
+                            description=f"{self.name} did not start",
+                        )
+                    timed_out = False
+                    try:
+                        code = proc.wait(timeout=self.timeout)
+                    except subprocess.TimeoutExpired:
+                        timed_out = True
+                        kill_group(proc)
+                        code = proc.returncode
+                    except BaseException:
+                        # Ctrl-C or an error in the loop: never leave the agent running.
+                        kill_group(proc)
+                        raise
+                    else:
+                        # The agent exited; children it left behind in its group go with it.
+                        try:
+                            os.killpg(proc.pid, signal.SIGKILL)
+                        except (ProcessLookupError, PermissionError):
+                            pass
+                finally:
+                    if stdin is not subprocess.DEVNULL:
+                        stdin.close()
+            duration = time.monotonic() - started
+            stderr_tail = tail(stderr_path.read_bytes().decode("utf-8", "replace"))
+        shown = " ".join(shlex.quote(a) for a in self.argv)
+        if timed_out:
+            error = f"timed out after {self.timeout:g}s; process group killed"
+            if stderr_tail:
+                error += "\n" + stderr_tail
+            return AttemptOutcome([ToolStep(self.name, False, error)], f"ran {shown}: timed out")
+        if code != 0:
+            error = f"exit status {code}"
+            if stderr_tail:
+                error += "\n" + stderr_tail
+            return AttemptOutcome([ToolStep(self.name, False, error)], f"ran {shown}: exit {code}")
+        return AttemptOutcome([ToolStep(self.name, True)], f"ran {shown}: exit 0 in {duration:.1f}s")
+
+
+def parse_cmd_spec(command: str) -> list[str]:
+    """Split the text after ``cmd:`` as a shell would (quotes respected), without running a shell."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise LoopError(f"cmd: attempter: cannot parse command {command!r}: {exc}", exit_code=2) from None
+    return argv
+
+
+def make_cmd_attempter(command: str, *, seed: int = 0, timeout: float = DEFAULT_TIMEOUT) -> CmdAttempter:
+    """Build the attempter for ``cmd:<command>`` (the part after ``cmd:``)."""
+    return CmdAttempter(parse_cmd_spec(command), timeout=timeout, seed=seed)
