@@ -12,6 +12,8 @@ import click
 from chimera_cards.errors import ChimeraError
 from reference_loop import __version__
 from reference_loop.attempters import make_attempter
+from reference_loop.cards import (CARDS_IN, DEFAULT_CARDS_IN, DEFAULT_K, cards_from_options,
+                                  describe as describe_cards)
 from reference_loop.check import run_check
 from reference_loop.errors import LoopError
 from reference_loop.events import Event, EventLog
@@ -44,6 +46,9 @@ def progress_line(event: Event, max_attempts: int) -> str | None:
     d = event.data
     if event.kind == "attempt_started":
         return f"attempt {d['attempt']}/{max_attempts}: running {d['attempter']} …"
+    if event.kind == "cards_injected":
+        return (f"attempt {d['attempt']}/{max_attempts}: {d['cards']} approved card(s) in the "
+                f"prompt ({d['chars']} chars)")
     if event.kind == "history_injected":
         return (f"attempt {d['attempt']}/{max_attempts}: history of {d['records']} earlier "
                 f"attempt(s) injected ({d['chars']} chars)")
@@ -121,13 +126,23 @@ def main() -> None:
               help="Write every event as a JSON line to FILE.")
 @click.option("--prompts-dir", type=click.Path(file_okay=False),
               help="Write the exact prompt of attempt N to DIR/attempt-N.txt.")
+@click.option("--cards", "cards_query", metavar="QUERY", help="Put the approved skill cards "
+              "matching QUERY in the prompt (through chimera-cards' retrieval gate).")
+@click.option("--store", "cards_store", type=click.Path(dir_okay=False), help="Card store for "
+              "--cards (default: chimera-cards' store).")
+@click.option("-k", "cards_k", type=click.IntRange(1, 100), default=DEFAULT_K, show_default=True,
+              help="At most this many cards with --cards.")
+@click.option("--cards-in", type=click.Choice(CARDS_IN), default=DEFAULT_CARDS_IN,
+              show_default=True, help="Cards in every prompt (each attempt is a fresh call) or "
+              "only the first.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @reports_loop_errors
 def run_cmd(task_ref: str | None, workspace: str | None, verify: str | None,
             task_text: str | None, timeout: float, candidates: str | None, attempter: str,
             seed: int, history_mode: str, max_attempts: int, budget: int, on_repeat: str,
             planner_spec: str, escalate_to: str | None, events_path: str | None,
-            prompts_dir: str | None, as_json: bool) -> None:
+            prompts_dir: str | None, cards_query: str | None, cards_store: str | None,
+            cards_k: int, cards_in: str, as_json: bool) -> None:
     """Run the loop on a task (exit 0 solved, 1 not solved, 2 usage)."""
     if bool(task_ref) == bool(workspace):
         raise LoopError("give exactly one of --task NAME|DIR or --workspace PATH", exit_code=2)
@@ -142,13 +157,16 @@ def run_cmd(task_ref: str | None, workspace: str | None, verify: str | None,
     main_attempter = make_attempter(attempter, seed=seed, task=task)
     stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
     planner = make_planner(planner_spec) if on_repeat != "none" else None
+    cards = cards_from_options(cards_query, cards_store, cards_k)
+    if cards is not None:
+        click.echo(describe_cards(cards), err=True)
     with EventLog(sink=_stderr_sink(max_attempts), jsonl_path=events_path) as log:
         result = run_task(task, main_attempter, workspace=workspace, history_mode=history_mode,
                           max_attempts=max_attempts, budget=budget, events=log,
                           prompts_dir=prompts_dir, planner=planner, on_repeat=on_repeat,
-                          escalate_to=stronger)
+                          escalate_to=stronger, cards=cards, cards_in=cards_in)
     if as_json:
-        _echo_json(result.to_dict())
+        _echo_json({**result.to_dict(), "cards": cards.to_dict() if cards else None})
     else:
         for line in summary_lines(result, max_attempts):
             click.echo(line)
@@ -192,3 +210,9 @@ def check_cmd(task_ref: str | None, attempter: str, seed: int, history_mode: str
     else:
         click.echo(result.message)
     sys.exit(0 if result.passed else 1)
+
+
+# `reference-loop bench` is defined in its own module (issue 6); registered here.
+from reference_loop.cli_bench import bench_cmd  # noqa: E402
+
+main.add_command(bench_cmd)
