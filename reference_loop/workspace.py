@@ -72,7 +72,8 @@ _CONFIG = """\
 \tsubmodule = short
 """
 
-_ZERO_SHA = "0" * 40
+_SYMLINK = "120000"
+_GITLINK = "160000"
 
 
 @dataclass
@@ -193,7 +194,8 @@ class Workspace:
 
     def snapshot(self) -> str:
         """Record the current state; return its tree id. A later snapshot replaces the earlier."""
-        tree = self._stage_all()
+        self._stage_all()
+        tree = self._run("write-tree").stdout.decode().strip()
         empty = self._empty_dirs()
         listed = self._run("ls-tree", "-r", "-d", "-z", "--name-only", tree).stdout
         self._snapshot = _Snapshot(
@@ -203,8 +205,7 @@ class Workspace:
 
     def diff(self) -> Diff:
         """The real change from the snapshot to the current state (call it before restore)."""
-        snap = self._require_snapshot()
-        diff, _entries = self._diff_to(snap, self._stage_all())
+        diff, _entries = self._changes(self._require_snapshot(), patch=True)
         return diff
 
     def restore(self) -> None:
@@ -214,7 +215,8 @@ class Workspace:
         the workspace afresh. Only the paths that differ from the snapshot are written.
         """
         snap = self._require_snapshot()
-        self._restore(snap, self._stage_all(), None)
+        _diff, entries = self._changes(snap, patch=False)
+        self._restore(snap, entries)
 
     def diff_and_restore(self) -> Diff:
         """:meth:`diff` then :meth:`restore` with one look at the workspace instead of two.
@@ -222,9 +224,8 @@ class Workspace:
         The loop's normal path after the verifier; the saving is one full scan per attempt.
         """
         snap = self._require_snapshot()
-        current = self._stage_all()
-        diff, entries = self._diff_to(snap, current)
-        self._restore(snap, current, entries)
+        diff, entries = self._changes(snap, patch=True)
+        self._restore(snap, entries)
         return diff
 
     # -- internals -------------------------------------------------------------------------
@@ -271,80 +272,116 @@ class Workspace:
             raise LoopError("workspace has no snapshot yet; call snapshot() first")
         return self._snapshot
 
-    def _stage_all(self) -> str:
-        """Stage the current state into the private index and return its tree id.
+    def _stage_all(self) -> None:
+        """Stage the current state into the private index.
 
         The index keeps stat data from the previous call, so only changed files are rehashed.
         """
         self._run("add", "-A", "--ignore-errors")
-        return self._run("write-tree").stdout.decode().strip()
 
-    def _diff_to(self, snap: _Snapshot, current: str) -> tuple[Diff, list[_Entry]]:
-        if current == snap.tree:
-            return Diff(text="", files=[], raw=b""), []
-        patch = self._run(
-            "diff", "--binary", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
-            snap.tree, current,
-        ).stdout
-        entries = _parse_raw(
-            self._run("diff", "--raw", "-z", "-M", "--no-abbrev", snap.tree, current).stdout
-        )
+    def _changes(self, snap: _Snapshot, *, patch: bool) -> tuple[Diff, list[_Entry]]:
+        """Stage the current state and compare it with the snapshot: one git diff process gives
+        the raw entries (modes and blob ids, for restore) and, with ``patch``, the patch text."""
+        self._stage_all()
+        args = ["diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv"]
+        args += ["-M", "-p", "--binary", "--no-color"] if patch else ["--no-renames"]
+        out = self._run(*args, snap.tree).stdout
+        entries, pos = _parse_raw(out)
+        patch_bytes = out[pos:] if patch else b""
         files = [
-            FileChange(e.new_path, "R", e.path) if e.status == "R" else FileChange(e.path, e.status)
+            FileChange(e.new_path, "R", e.path) if e.new_path else FileChange(e.path, e.status)
             for e in entries
         ]
-        return Diff(text=patch.decode("utf-8", "replace"), files=files, raw=patch), entries
+        text = patch_bytes.decode("utf-8", "replace")
+        return Diff(text=text, files=files, raw=patch_bytes), entries
 
-    def _restore(self, snap: _Snapshot, current: str, entries: list[_Entry] | None) -> None:
+    def _restore(self, snap: _Snapshot, entries: list[_Entry]) -> None:
         touched: list[str] = []
         for _pass in range(2):
-            if entries is None:
-                if current == snap.tree:
-                    break
-                entries = _parse_raw(
-                    self._run(
-                        "diff", "--raw", "-z", "--no-renames", "--no-abbrev", snap.tree, current
-                    ).stdout
-                )
             changed = self._revert(snap, entries)
             touched += changed
             # A .gitignore the attempt added or edited can hide the attempt's own new files; with
             # the snapshot's ignore rules back in place, one more look finds and removes them.
             if not any(p.rsplit("/", 1)[-1] == ".gitignore" for p in changed):
                 break
-            entries, current = None, self._stage_all()
+            _diff, entries = self._changes(snap, patch=False)
         touched += self._fix_directories(snap)
         self.last_restored = touched
 
     def _revert(self, snap: _Snapshot, entries: list[_Entry]) -> list[str]:
-        """Undo the raw diff entries in the work tree and the private index."""
+        """Undo the raw diff entries in the work tree, writing snapshot blobs from the store.
+
+        The private index is left holding the attempt's entries for these paths: their stat data
+        no longer matches, so the next scan rehashes just them (a few files) and the index
+        needs no extra write here.
+        """
         remove: list[str] = []
-        write: dict[str, tuple[str, str]] = {}  # path -> (mode, sha) at the snapshot
+        write: dict[str, tuple[str, str]] = {}  # path -> (mode, blob id) at the snapshot
         for e in entries:
             if e.status == "A":
                 remove.append(e.path)
-            elif e.status == "R":
-                remove.append(e.new_path or e.path)
+            elif e.new_path:  # rename: the new name goes, the old one comes back
+                remove.append(e.new_path)
                 write[e.path] = (e.src_mode, e.src_sha)
             else:  # D, M, T
                 if e.status == "T":
                     remove.append(e.path)
                 write[e.path] = (e.src_mode, e.src_sha)
         # Remove what the snapshot does not have first, so a path that changed between file and
-        # directory is free before checkout writes it (and we never write through a new symlink).
+        # directory is free before the snapshot's version is written.
         for path in remove:
             self._remove_path(path, snap)
-        info = [f"0 {_ZERO_SHA}\t".encode() + os.fsencode(p) for p in remove if p not in write]
-        info += [f"{m} {sha}\t".encode() + os.fsencode(p) for p, (m, sha) in write.items()]
-        if info:
-            self._run("update-index", "-z", "--index-info", input=b"\0".join(info) + b"\0")
         if write:
-            # -u refreshes the stat data of what it writes, so the next scan stays cheap.
-            self._run(
-                "checkout-index", "-f", "-u", "-z", "--stdin",
-                input=b"\0".join(os.fsencode(p) for p in write) + b"\0",
-            )
+            self._write_from_store(write)
         return sorted(set(remove) | set(write))
+
+    def _write_from_store(self, write: dict[str, tuple[str, str]]) -> None:
+        blobs = sorted({sha for mode, sha in write.values() if mode != _GITLINK})
+        data: dict[str, bytes] = {}
+        if blobs:
+            out = self._run("cat-file", "--batch", input="".join(f"{b}\n" for b in blobs).encode()).stdout
+            pos = 0
+            while pos < len(out):
+                nl = out.index(b"\n", pos)
+                header = out[pos:nl].split()
+                if len(header) != 3:
+                    raise LoopError(f"snapshot object missing from the private store: {out[pos:nl]!r}")
+                size = int(header[2])
+                data[header[0].decode()] = out[nl + 1 : nl + 1 + size]
+                pos = nl + 1 + size + 1
+        for path, (mode, sha) in sorted(write.items()):
+            full = os.fsencode(self.root / path)
+            self._make_parents(path)
+            _clear(full)
+            if mode == _SYMLINK:
+                os.symlink(data[sha], full)
+            elif mode == _GITLINK:
+                os.mkdir(full)  # what git checks out for a nested repository: an empty dir
+            else:
+                # O_EXCL|O_NOFOLLOW: a fresh file, never through a link; the umask applies as for git.
+                fd = os.open(
+                    full,
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                    0o777 if mode == "100755" else 0o666,
+                )
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data[sha])
+
+    def _make_parents(self, path: str) -> None:
+        """Create the leading directories of ``path``; like git, replace any leading component
+        that is not a real directory (a symlink would let a write land outside the workspace)."""
+        parts = path.split("/")[:-1]
+        current = self.root
+        for part in parts:
+            current = current / part
+            try:
+                st = os.lstat(current)
+            except FileNotFoundError:
+                os.mkdir(current)
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                os.unlink(current)
+                os.mkdir(current)
 
     def _remove_path(self, path: str, snap: _Snapshot) -> None:
         full = self.root / path
@@ -469,22 +506,39 @@ def _split_z(data: bytes) -> list[str]:
     return [os.fsdecode(p) for p in data.split(b"\0") if p]
 
 
-def _parse_raw(data: bytes) -> list[_Entry]:
-    """``git diff --raw -z --no-abbrev`` output -> entries (renames carry both paths)."""
-    fields = data.split(b"\0")
+def _parse_raw(data: bytes) -> tuple[list[_Entry], int]:
+    """``git diff --raw -z --no-abbrev`` records -> (entries, offset where the patch starts).
+
+    Parsed by position, not by splitting on NUL: a patch of a "text" file may contain NULs.
+    """
     entries: list[_Entry] = []
-    i = 0
-    while i < len(fields) and fields[i].startswith(b":"):
-        src_mode, _dst_mode, src_sha, _dst_sha, status = fields[i][1:].decode().split()
-        letter = status[0]
-        path = os.fsdecode(fields[i + 1])
-        if letter in ("R", "C"):
-            entries.append(_Entry("R", src_mode, src_sha, path, os.fsdecode(fields[i + 2])))
-            i += 3
-        else:
-            entries.append(_Entry(letter, src_mode, src_sha, path))
-            i += 2
-    return entries
+    pos = 0
+    while data.startswith(b":", pos):
+        end = data.index(b"\0", pos)
+        src_mode, _dst_mode, src_sha, _dst_sha, status = data[pos + 1 : end].decode().split()
+        pos = end + 1
+        paths = []
+        for _ in range(2 if status[0] in "RC" else 1):
+            end = data.index(b"\0", pos)
+            paths.append(os.fsdecode(data[pos:end]))
+            pos = end + 1
+        new_path = paths[1] if len(paths) == 2 else None
+        entries.append(_Entry(status[0], src_mode, src_sha, paths[0], new_path))
+    if data.startswith(b"\0", pos):  # the raw block's terminator before the patch
+        pos += 1
+    return entries, pos
+
+
+def _clear(path: bytes) -> None:
+    """Remove whatever is at ``path`` (file, symlink, or a directory in the way), if anything."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
 
 
 def changed_paths(diff: Diff) -> Iterable[str]:
