@@ -100,3 +100,28 @@ def cards_for_attempt(block: CardsBlock | None, number: int, cards_in: str) -> s
     if block is None or not block.text:
         return ""
     return block.text if cards_in == "every" or number == 1 else ""
+
+
+def cards_from_options(query: str | None, store: str | os.PathLike | None,
+                       k: int = DEFAULT_K) -> CardsBlock | None:
+    """What ``reference-loop run --cards QUERY [--store PATH] [-k N]`` asks for (None: no cards).
+
+    The store defaults to chimera-cards' own (``$CHIMERA_CARDS_HOME/cards.db``, else the XDG
+    data dir); a store that does not exist is an error, never silently no cards.
+    """
+    if query is None:
+        if store is not None:
+            raise LoopError("--store goes with --cards QUERY", exit_code=2)
+        return None
+    from chimera_cards.store import default_store_path
+
+    return load_cards(store if store is not None else default_store_path(), query, k=k)
+
+
+def describe(block: CardsBlock) -> str:
+    """One line for a person: which cards a run carries, and why each may be there."""
+    if not block.cards:
+        return (f"cards: no approved card matches {block.query!r} in {block.source}; "
+                "running without cards")
+    listed = "; ".join(f"{c['name']} ({c['label']})" for c in block.cards)
+    return f"cards: {block.count} approved card(s) for {block.query!r}: {listed}"
