@@ -185,7 +185,7 @@ def _format_view(v: review.ReviewView) -> str:
 @json_option
 @reports_errors
 def review_cmd(name, sha256, store_path, as_json) -> None:
-    """No NAME: the queue of pending versions. NAME: everything needed to decide on it."""
+    """The queue of pending versions, or (NAME) everything needed to decide on one."""
     with _open(store_path) as store:
         if name is None:
             queue = review.review_queue(store)
