@@ -215,6 +215,8 @@ class Workspace:
         the workspace afresh. Only the paths that differ from the snapshot are written.
         """
         snap = self._require_snapshot()
+        # An attempt that removed the whole workspace gets it back, like any deleted directory.
+        self.root.mkdir(parents=True, exist_ok=True)
         _diff, entries = self._changes(snap, patch=False)
         self._restore(snap, entries)
 
@@ -255,6 +257,8 @@ class Workspace:
     def _run(
         self, *args: str, input: bytes | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[bytes]:
+        if not self.root.is_dir():
+            raise LoopError(f"workspace directory is gone: {self.root}")
         try:
             proc = subprocess.run(
                 [self._git, *args], cwd=self.root, env=self._env, input=input, capture_output=True

@@ -212,6 +212,35 @@ def test_restore_after_an_exception_mid_attempt(project):
     assert tree_state(project) == before
 
 
+def test_restore_brings_back_a_workspace_the_attempt_deleted_entirely(project):
+    before = tree_state(project)
+    with Workspace(project) as ws:
+        ws.snapshot()
+        shutil.rmtree(project)
+        with pytest.raises(LoopError, match="workspace directory is gone"):
+            ws.diff()
+        ws.restore()
+    assert tree_state(project) == before
+
+
+def test_a_nested_repository_in_the_workspace_is_left_alone(project):
+    nested = project / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    (nested / "lib.py").write_text("x = 1\n")
+    git(nested, "init", "-q")
+    git(nested, "add", "-A")
+    git(nested, "commit", "-q", "-m", "vendored")
+    nested_git = dir_digest(nested / ".git")
+    before = tree_state(project)
+    with Workspace(project) as ws:
+        ws.snapshot()
+        (project / "README.md").write_text("changed\n")
+        diff = ws.diff_and_restore()
+    assert [c.path for c in diff.files] == ["README.md"]
+    assert tree_state(project) == before
+    assert dir_digest(nested / ".git") == nested_git
+
+
 def test_repeated_attempts_each_restore_to_the_same_snapshot(project):
     before = tree_state(project)
     with Workspace(project) as ws:
@@ -219,10 +248,12 @@ def test_repeated_attempts_each_restore_to_the_same_snapshot(project):
         for i in range(3):
             (project / "README.md").write_text(f"attempt {i}\n")
             (project / f"attempt_{i}.txt").write_text("x")
-            diff = ws.diff()
+            diff = ws.diff() if i % 2 else ws.diff_and_restore()
             assert {c.path for c in diff.files} == {"README.md", f"attempt_{i}.txt"}
-            ws.restore()
+            ws.restore()  # the loop's `finally`: after diff_and_restore it has nothing to do
             assert tree_state(project) == before
+            if i % 2 == 0:
+                assert ws.last_restored == []
 
 
 @pytest.mark.parametrize("aged", [False, True], ids=["fresh_tree", "old_tree"])
