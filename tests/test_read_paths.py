@@ -153,3 +153,35 @@ def test_the_match_command_and_the_python_api_use_the_gate():
     mtree = ast.parse(Path(retrieve.__file__).read_text())
     match_fn = next(f for q, f in _functions("chimera_cards.retrieve", mtree) if q.endswith(".match"))
     assert "_match" in _called_names(match_fn)
+
+
+def test_the_loops_one_card_reader_asks_the_gate_and_renders_with_its_renderer():
+    """``reference_loop.cards`` is the only loop module that touches ``chimera_cards.retrieve``; it
+    gets cards from ``match_path`` (``match`` on a store file) and wraps them with
+    ``render_for_prompt``, so card text reaches a loop prompt only through the gate."""
+    from reference_loop import cards
+
+    tree = ast.parse(Path(cards.__file__).read_text(encoding="utf-8"))
+    called = {
+        f"{n.func.value.id}.{n.func.attr}"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+    }
+    assert {c for c in called if c.startswith("retrieve.")} == {
+        "retrieve.match_path",
+        "retrieve.render_for_prompt",
+    }
+    rtree = ast.parse(Path(retrieve.__file__).read_text(encoding="utf-8"))
+    match_path = next(f for q, f in _functions("chimera_cards.retrieve", rtree) if q.endswith(".match_path"))
+    assert "match" in _called_names(match_path)
+
+    def imports_gate(path: Path) -> bool:
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.ImportFrom) and "retrieve" in ((n.module or "") + " ".join(a.name for a in n.names)):
+                return True
+            if isinstance(n, ast.Import) and any("retrieve" in a.name for a in n.names):
+                return True
+        return False
+
+    others = [m for m, path in _modules(reference_loop) if m != "reference_loop.cards" and imports_gate(path)]
+    assert not others, f"loop modules reaching for the gate around reference_loop.cards: {others}"
