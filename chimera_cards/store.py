@@ -33,6 +33,8 @@ from typing import Callable, Iterable, Iterator, Sequence, Union
 
 from chimera_cards.errors import ChimeraError
 
+_encode_str = json.encoder.encode_basestring
+
 STATUSES = ("active", "pending", "rejected", "retired")
 PROVENANCES = ("clean", "tainted")
 GENESIS_HASH = "0" * 64
@@ -174,12 +176,21 @@ def canonical_json(value) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _json_value(value) -> str:
+    # json.dumps(ensure_ascii=False) encodes a str with exactly this (C) function.
+    return _encode_str(value) if isinstance(value, str) else json.dumps(value)
+
+
 def audit_hash(seq: int, ts: str, event: str, name: str | None, sha256: str | None,
                detail: str, prev_hash: str) -> str:
-    """SHA-256 of the canonical JSON of an entry (``detail`` as its stored JSON text)."""
-    entry = {"seq": seq, "ts": ts, "event": event, "name": name, "sha256": sha256,
-             "detail": detail, "prev_hash": prev_hash}
-    return hashlib.sha256(canonical_json(entry).encode("utf-8")).hexdigest()
+    """SHA-256 of the canonical JSON (``canonical_json``) of an entry, ``detail`` as its stored
+    JSON text. Spelled out key by key, in sorted order, because verify hashes every entry and
+    this is several times faster than building and sorting a dict; a test pins the equality."""
+    text = ('{"detail":' + _json_value(detail) + ',"event":' + _json_value(event)
+            + ',"name":' + _json_value(name) + ',"prev_hash":' + _json_value(prev_hash)
+            + ',"seq":' + _json_value(seq) + ',"sha256":' + _json_value(sha256)
+            + ',"ts":' + _json_value(ts) + '}')
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass
@@ -305,6 +316,11 @@ class Store:
             raise StoreError(f"{self.path}: cannot open store ({exc})") from None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            # Typical cards are ~4 KB: with 16 KB pages most blobs fit in one page instead of an
+            # overflow chain (only takes effect on a new, empty file); mmap makes verify's full
+            # read of every blob cheaper.
+            self._conn.execute("PRAGMA page_size = 16384")
+            self._conn.execute(f"PRAGMA mmap_size = {256 * 1024 * 1024}")
             self._set_wal()
             self._conn.execute("PRAGMA foreign_keys = ON")
             # WAL + NORMAL cannot corrupt or half-apply a transaction on a crash; it may lose the

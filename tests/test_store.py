@@ -317,3 +317,15 @@ def test_find_version_by_prefix(filled):
             store.find_version("alpha", "ab")
         with pytest.raises(Exception, match="no version"):
             store.find_version("alpha", "ffffffff" if not sha.startswith("ff") else "00000000")
+
+
+@pytest.mark.parametrize("name,sha,detail,ts", [
+    ("alpha", "a" * 64, '{"k":"v"}', "2026-01-01T00:00:00.000000Z"),
+    (None, None, '{"note":"caf\\u00e9 \\"quoted\\" \\u202e"}', "t"),
+    ("naïve-名前\u202e", "b" * 64, "{}", 12345),  # a non-text ts, as a hand-edited row could hold
+])
+def test_audit_hash_is_sha256_of_the_canonical_json_of_the_entry(name, sha, detail, ts):
+    entry = {"seq": 7, "ts": ts, "event": "import", "name": name, "sha256": sha,
+             "detail": detail, "prev_hash": "0" * 64}
+    expected = hashlib.sha256(store_mod.canonical_json(entry).encode("utf-8")).hexdigest()
+    assert store_mod.audit_hash(7, ts, "import", name, sha, detail, "0" * 64) == expected

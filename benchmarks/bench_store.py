@@ -1,0 +1,127 @@
+"""Benchmark: importing a folder of cards into the store, and verifying the store.
+
+Generates N cards (default 2,000, ~4 KB each like the published Chimera cards) in a temp dir and
+measures, in the same run:
+
+- import: ``import_source(store, folder)`` (read, hash, parse, lint, write) in cards/s, next to
+  the baseline of parsing + linting the same cards with no store at all;
+- verify: ``verify_store`` in MB/s of card bytes, next to hashlib's own SHA-256 MB/s over the
+  same bytes already in memory, and their ratio; with and without the extra checks registered by
+  other modules (review's signature check), so each cost is visible.
+
+Targets (issue 3): >= 2,000 cards/s import; verify close to hashlib. The temp dir is deleted at
+the end. Usage: python benchmarks/bench_store.py [--cards N] [--repeat R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from chimera_cards.card import parse_card, read_card_bytes
+from chimera_cards.importer import import_source
+from chimera_cards.lint import lint_card
+from chimera_cards.store import Store, verify_store
+
+WORDS = ("agent verifier patch attempt history budget context card review approve store hash "
+         "lockfile retry signal failure record prompt diff test check risk trigger avoid").split()
+
+
+def paragraph(rng: random.Random, words: int) -> str:
+    text = " ".join(rng.choice(WORDS) for _ in range(words))
+    return text[0].upper() + text[1:] + "."
+
+
+def card_bytes(index: int, rng: random.Random) -> bytes:
+    name = f"bench-card-{index:05d}"
+    head = (f"---\nname: {name}\ndescription: {paragraph(rng, 18)}\nversion: 0.1.0\nkind: pattern\n"
+            f"stage: build\ntopic: ai-agents\ntriggers:\n- {paragraph(rng, 5)}\n- {paragraph(rng, 6)}\n"
+            "provenance: clean\nstatus: active\nlicense: Apache-2.0\n---\n")
+    sections = [f"## {title}\n\n{paragraph(rng, 60)}\n\n{paragraph(rng, 50)}\n"
+                for title in ("Trigger", "Do", "Avoid", "Check", "Risk")]
+    return (head + "\n" + "\n".join(sections)).encode("utf-8")
+
+
+def generate(root: Path, count: int, seed: int = 7) -> int:
+    rng = random.Random(seed)
+    total = 0
+    for index in range(count):
+        card_dir = root / f"bench-card-{index:05d}"
+        card_dir.mkdir(parents=True)
+        data = card_bytes(index, rng)
+        (card_dir / "SKILL.md").write_bytes(data)
+        total += len(data)
+    return total
+
+
+def best_of(repeat: int, fn):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best kept)")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-store-"))
+    try:
+        folder = tmp / "cards"
+        total = generate(folder, args.cards)
+        files = sorted(folder.glob("*/SKILL.md"))
+        print(f"{args.cards} cards, {total / 1e6:.2f} MB ({total / args.cards:.0f} bytes each)")
+
+        def parse_and_lint():
+            for file in files:
+                data, resolved = read_card_bytes(file)
+                lint_card(parse_card(data, path=resolved), strict=False)
+
+        base, _ = best_of(args.repeat, parse_and_lint)
+
+        def fresh_import():
+            db = tmp / f"store-{time.monotonic_ns()}.db"
+            with Store(db) as store:
+                start = time.perf_counter()
+                results = import_source(store, folder)
+                elapsed = time.perf_counter() - start
+            assert all(r.outcome == "imported" for r in results), "import failed"
+            return elapsed, db
+
+        runs = [fresh_import() for _ in range(args.repeat)]
+        imported, db = min(runs)
+        print(f"import:  {args.cards / imported:8.0f} cards/s  ({imported:.3f} s; includes read, "
+              f"hash, parse, lint, write)")
+        print(f"  baseline read+parse+lint only, no store: {args.cards / base:8.0f} cards/s "
+              f"-> the store costs {100 * (imported - base) / imported:.0f}% of import time")
+
+        with Store(db) as store:
+            again, _ = best_of(1, lambda: import_source(store, folder))
+            print(f"  re-import of the same folder (all already present): {args.cards / again:.0f} cards/s")
+            blobs = [bytes(row[0]) for row in store._conn.execute("SELECT data FROM blobs")]
+            hashed, _ = best_of(args.repeat, lambda: [hashlib.sha256(b).hexdigest() for b in blobs])
+            core, report = best_of(args.repeat, lambda: verify_store(store, record=False,
+                                                                     extra_checks=()))
+            assert report.ok, report.problems
+            full, report = best_of(args.repeat, lambda: verify_store(store, record=False))
+            assert report.ok, report.problems
+        mb = total / 1e6
+        print(f"hashlib sha256 over the same bytes: {mb / hashed:8.0f} MB/s")
+        print(f"verify (blobs + versions + audit chain): {mb / core:8.0f} MB/s  "
+              f"ratio to hashlib {hashed / core:.2f}  ({core * 1000:.1f} ms)")
+        print(f"verify with extra checks (signatures):   {mb / full:8.0f} MB/s  "
+              f"ratio to hashlib {hashed / full:.2f}  ({full * 1000:.1f} ms)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
