@@ -10,7 +10,7 @@ rejection makes it ``rejected``, and a rejected version never comes back, whatev
 
 Statements travel with the card: ``write_statements`` puts them in ``approvals.jsonl`` beside an
 exported SKILL.md, and ``import_statements`` reads that file when a card folder is imported,
-keeping only what verifies over the imported bytes. ``signature_problems`` is what ``verify``
+keeping only statements about exactly the imported bytes. ``verify_check`` is what ``verify``
 adds to its report.
 """
 
@@ -34,12 +34,13 @@ from chimera_cards.trust import (
     TrustedKey,
     Verdict,
     add_trusted as trust_add,
-    remove_trusted as trust_remove,
-    set_threshold as trust_set_threshold,
+    check_statement,
     evaluate,
     get_threshold,
     make_statement,
     peek_statement,
+    remove_trusted as trust_remove,
+    set_threshold as trust_set_threshold,
     sign_statement,
     trusted_keys,
 )
@@ -96,17 +97,40 @@ def _lint_errors(findings_json: str | None) -> bool:
 
 
 def store_statement(conn: sqlite3.Connection, envelope: dict | str) -> bool:
-    """Keep an envelope (indexed by what it claims; trust is decided on every read). New?"""
+    """Keep an envelope (indexed by what it claims; trust is decided on every read). New?
+
+    One row per (sha256, claimed reviewer, decision). A row whose signature does not verify
+    under the current trust list gives way to one that does, so a forged statement planted in
+    an approvals file cannot occupy the slot of the reviewer's real one.
+    """
     text = envelope if isinstance(envelope, str) else json.dumps(envelope, sort_keys=True)
     st = peek_statement(text)
     if st is None:
         raise ChimeraError("not a chimera review statement")
-    cur = conn.execute(
-        "INSERT OR IGNORE INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        (st.name, st.sha256.lower(), st.decision, st.reviewer, st.time, text),
-    )
-    return cur.rowcount > 0
+    sha = st.sha256.lower()
+    row = conn.execute(
+        "SELECT id, envelope FROM statements WHERE sha256 = ? AND keyid = ? AND decision = ?",
+        (sha, st.reviewer, st.decision),
+    ).fetchone()
+    if row is None:
+        conn.execute(
+            "INSERT INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (st.name, sha, st.decision, st.reviewer, st.time, text),
+        )
+        return True
+    if row[1] == text:
+        return False
+    trusted = trusted_keys(conn)
+    new_ok, _ = check_statement(text, trusted, name=st.name, sha256=sha)
+    old_ok, _ = check_statement(row[1], trusted, name=st.name, sha256=sha)
+    if new_ok is not None and old_ok is None:
+        conn.execute(
+            "UPDATE statements SET name = ?, signed_at = ?, envelope = ? WHERE id = ?",
+            (st.name, st.time, text, row[0]),
+        )
+        return True
+    return False
 
 
 @dataclass
@@ -547,6 +571,10 @@ def apply_statements(store, conn: sqlite3.Connection, lines: list[str], name: st
             )
             continue
         v = evaluate([line], trusted, name=name, sha256=sha256, threshold=threshold)
+        if v.problems and claimed.reviewer in {k.keyid for k in trusted}:
+            # Claims a reviewer we trust but does not verify: a forgery, not worth keeping.
+            result.problems.append(f"{label} line {i}: {v.problems[0]}; dropped")
+            continue
         if v.problems:
             result.kept_unverified += 1
             result.problems.append(f"{label} line {i}: {v.problems[0]}")

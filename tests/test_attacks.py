@@ -231,3 +231,27 @@ def test_a_removed_trust_key(store, alice, card_server):
     assert names(store, "removed-key-card") == []
     review.add_trust(store, "alice", parse_public_key(alice.pubfile.read_text()))
     assert names(store, "removed-key-card") == ["removed-key-card"]
+
+
+def test_a_forged_statement_cannot_occupy_a_reviewers_slot(store, alice, tmp_path):
+    bob = generate_key("bob", tmp_path / "bob.key")  # not trusted yet when the forgery arrives
+    mallory = generate_key("mallory", tmp_path / "mallory.key")
+    card_dir = make_card(tmp_path / "in", "squat-card")
+    sha = __import__("hashlib").sha256((card_dir / "SKILL.md").read_bytes()).hexdigest()
+    lines = []
+    for victim in (alice, bob):
+        st = make_statement("squat-card", sha, "approve", victim.public.keyid)
+        env = sign_envelope(key(mallory), PAYLOAD_TYPE, st.payload())
+        env["signatures"][0]["keyid"] = victim.public.keyid
+        lines.append(json.dumps(env))
+    (card_dir / "approvals.jsonl").write_text("\n".join(lines) + "\n")
+    (res,) = import_source(store, card_dir, taint=True)
+    assert res.status == "pending"
+    with store.snapshot() as conn:  # the one claiming a trusted reviewer is dropped at once
+        assert [r[0] for r in conn.execute("SELECT keyid FROM statements")] == [bob.public.keyid]
+    review.add_trust(store, "bob", bob.public)
+    review.set_threshold(store, 2)
+    assert review.approve(store, "squat-card", sha, key(alice)).status == "pending"
+    d = review.approve(store, "squat-card", sha, key(bob))
+    assert d.recorded and d.status == "active"
+    assert names(store, "squat-card") == ["squat-card"]
