@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Mapping
 from chimera_cards.card import Card, find_card_files, parse_card, read_card_bytes
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT, fetch_url, is_url
-from chimera_cards.integrity import check_integrity, expected_hex
+from chimera_cards.integrity import check_integrity, expected_hex, sha256_hex
 from chimera_cards.lint import Finding, has_errors, lint_card
 from chimera_cards.lockfile import check_pin, read_lockfile
 from chimera_cards.store import Store, Version, check_storable_name
@@ -56,25 +56,21 @@ IMPORT_HOOKS: tuple[str, ...] = ("chimera_cards.review:import_hook",)
 # and then sleeps, so a test can SIGKILL the process mid-transaction. Has no other effect.
 PAUSE_ENV = "CHIMERA_CARDS_TEST_PAUSE_IN_IMPORT"
 
+
 @dataclass
 class Candidate:
     """A card whose bytes were read, checked and parsed, ready to be stored."""
 
-    card: Card
+    name: str
+    sha256: str
+    raw: bytes
     origin: str  # absolute file path, or the URL as given
     final_url: str | None  # URL after redirects (None for a path)
     provenance: str
     taint_reasons: list[str]
     findings: list[Finding]
     file: Path | None = None  # the card file on disk, for hooks that look next to it
-
-    @property
-    def name(self) -> str:
-        return self.card.name or ""
-
-    @property
-    def sha256(self) -> str:
-        return self.card.sha256
+    card: Card | None = None  # None when these bytes were already stored (not parsed again)
 
     def hold_reasons(self) -> list[str]:
         """Why this version may not become active on import (empty: it may)."""
@@ -129,10 +125,24 @@ def declared_taint(card: Card) -> str | None:
 
 def prepare(data: bytes, *, origin: str, final_url: str | None, from_url: bool,
             expected: str | None, pins: Mapping[str, str] | None, pins_source: str,
-            taint: bool, file: Path | None = None) -> Candidate:
-    """Steps 2-4 for bytes already read: integrity, parse, pin, provenance, lint."""
+            taint: bool, file: Path | None = None,
+            stored: Callable[[str], Version | None] | None = None) -> Candidate:
+    """Steps 2-4 for bytes already read: integrity, parse, pin, provenance, lint.
+
+    ``stored(sha256)`` returns the version already holding these exact bytes, if any: such a
+    card was parsed, checked and linted when it was stored, and its import is a no-op, so it
+    is not parsed again (only its pins are checked). That keeps re-importing a folder cheap.
+    """
     if expected:
         check_integrity(data, expected)  # before parsing: a wrong card is never even parsed
+    sha = sha256_hex(data)
+    known = stored(sha) if stored is not None else None
+    if known is not None:
+        if pins is not None:
+            check_pin(pins, known.name, sha, source=pins_source)
+        return Candidate(name=known.name, sha256=sha, raw=data, origin=origin,
+                         final_url=final_url, provenance=known.provenance, taint_reasons=[],
+                         findings=[], file=file)
     card = parse_card(data, path=origin)
     name = check_storable_name(card.name)
     if pins is not None:
@@ -147,9 +157,9 @@ def prepare(data: bytes, *, origin: str, final_url: str | None, from_url: bool,
         reasons.append(declared)
     # A URL has no card directory, so the name-matches-directory rule does not apply to it.
     findings = lint_card(card, strict=False, dirname=name if from_url else None)
-    return Candidate(card=card, origin=origin, final_url=final_url,
+    return Candidate(name=name, sha256=sha, raw=data, origin=origin, final_url=final_url,
                      provenance="tainted" if reasons else "clean", taint_reasons=reasons,
-                     findings=findings, file=file)
+                     findings=findings, file=file, card=card)
 
 
 def _refused(source: str, exc: ChimeraError) -> ImportResult:
@@ -197,7 +207,7 @@ def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple
     existing = store.version(cand.name, cand.sha256)  # same connection: sees this transaction
     if existing is not None:
         return existing, False  # same bytes again: no-op, whatever the status (rejected stays)
-    sha = store.put_blob(conn, cand.card.raw)
+    sha = store.put_blob(conn, cand.raw)
     hold = cand.hold_reasons()
     version = store.add_version(
         conn, name=cand.name, sha256=sha, origin=cand.origin, final_url=cand.final_url,
@@ -232,7 +242,8 @@ def import_source(
         pins, pins_source = read_lockfile(lockfile), str(lockfile)
     hook_fns = [_resolve_hook(h) for h in (IMPORT_HOOKS if hooks is None else hooks)]
     source = str(source)
-    common = dict(expected=expected, pins=pins, pins_source=pins_source, taint=taint)
+    common = dict(expected=expected, pins=pins, pins_source=pins_source, taint=taint,
+                  stored=store.version_with_bytes)
 
     if is_url(source):
         try:

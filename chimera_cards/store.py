@@ -123,6 +123,8 @@ INSERT INTO index_queue (version_id) SELECT id FROM versions;
 
 MIGRATIONS: list[Migration] = [_SCHEMA_1]
 MIGRATIONS.append(_SCHEMA_2_REVIEW)  # review (issue 4): trust, statements, review_settings, FTS5 index
+# Import looks a card's bytes up by hash alone, to skip re-parsing what is already stored.
+MIGRATIONS.append("CREATE INDEX IF NOT EXISTS versions_sha256 ON versions(sha256);")
 
 # Extra checks run by verify_store after the built-in ones, as "module:function" so a later
 # module (e.g. signed review statements) can add one without this module importing it. Each is
@@ -539,6 +541,13 @@ class Store:
         row = conn.execute(f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND "
                            "sha256 = ?", (name, sha256)).fetchone()
         return Version.from_row(row) if row else None
+
+    def version_with_bytes(self, sha256: str) -> Version | None:
+        """The version holding exactly these bytes, if there is one (a card's name is in its
+        bytes, so there is at most one unless the store was edited by hand)."""
+        rows = self._conn.execute(f"SELECT {_VERSION_COLUMNS} FROM versions WHERE sha256 = ? "
+                                  "LIMIT 2", (sha256,)).fetchall()
+        return Version.from_row(rows[0]) if len(rows) == 1 else None
 
     def find_version(self, name: str, sha_prefix: str) -> Version:
         """The version of ``name`` whose hash starts with ``sha_prefix`` (at least 6 hex digits)."""

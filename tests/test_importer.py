@@ -386,3 +386,19 @@ def test_a_failing_hook_refuses_only_its_card(store, card_factory):
     assert [r.outcome for r in results] == ["imported", "refused"]
     assert [v.name for v in store.versions()] == ["a-card"]
     assert verify_store(store).ok
+
+
+def test_already_stored_bytes_are_not_parsed_again_but_pins_still_apply(seeded, card_factory,
+                                                                        monkeypatch, tmp_path):
+    card = card_factory("seed-card")
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("stored bytes were parsed again")
+
+    monkeypatch.setattr(importer_mod, "parse_card", no_parse)
+    result = one(import_source(seeded, card))
+    assert (result.outcome, result.name, result.status) == ("present", "seed-card", "active")
+    lock = tmp_path / "other.lock"
+    lock.write_text(f"seed-card {'0' * 64}\n")
+    assert "does not match" in one(import_source(seeded, card, lockfile=lock)).error
+    assert "sha256 mismatch" in one(import_source(seeded, card, sha256="1" * 64)).error
