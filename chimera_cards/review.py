@@ -28,7 +28,7 @@ from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.integrity import sha256_hex
 from chimera_cards.keys import EnvelopeError, parse_envelope, public_of
-from chimera_cards.lint import has_errors, lint_card, reveal
+from chimera_cards.lint import lint_card, reveal
 from chimera_cards.retrieve import is_url, prompt_preview
 from chimera_cards.trust import (
     TrustedKey,
@@ -159,12 +159,15 @@ def _set_status(store, conn, name: str, sha: str, old: str, new: str, reason: st
     changes.append(Change(name, sha, old, new, reason))
 
 
-def reconcile(store, conn: sqlite3.Connection, names: list[str] | None = None) -> list[Change]:
+def reconcile(store, conn: sqlite3.Connection, names: list[str] | None = None, *,
+              approved_now: str | None = None) -> list[Change]:
     """Bring statuses in line with the statements, trust list and threshold (inside a transaction).
 
-    pending + approved (and no lint errors) -> active, superseding the active one;
-    pending/active + a trusted rejection -> rejected; active by approval but no longer approved
-    (a key removed, the threshold raised) -> pending. Clean path imports need no approval.
+    pending + approved (and no lint errors) -> active, superseding the active one — but a version
+    older than the active one is only activated when a reviewer approves it right now
+    (``approved_now``), never as a side effect of a trust change or an import (no silent
+    rollback); pending/active + a trusted rejection -> rejected; active by approval but no longer
+    approved (a key removed, the threshold raised) -> pending. Clean path imports need no approval.
     """
     sql = (
         "SELECT id, name, sha256, origin, final_url, provenance, status, findings FROM versions "
@@ -178,13 +181,22 @@ def reconcile(store, conn: sqlite3.Connection, names: list[str] | None = None) -
     trusted = trusted_keys(conn)
     threshold = get_threshold(conn)
     changes: list[Change] = []
-    for vid, name, sha, origin, final_url, provenance, status, findings in rows:
+    for vid, name, sha, origin, final_url, provenance, _, findings in rows:
+        # Re-read: an earlier row in this loop may have superseded this one.
+        status = conn.execute("SELECT status FROM versions WHERE id = ?", (vid,)).fetchone()[0]
+        if status not in ("pending", "active"):
+            continue
         verdict = evaluate(envelopes_for(conn, sha), trusted, name=name, sha256=sha, threshold=threshold)
         if verdict.rejected:
             _set_status(store, conn, name, sha, status, "rejected", "rejected by a trusted reviewer", changes)
             continue
         clean = _is_clean_path(origin, final_url, provenance)
         if status == "pending" and verdict.approved and not _lint_errors(findings):
+            current = conn.execute(
+                "SELECT id FROM versions WHERE name = ? AND status = 'active'", (name,)
+            ).fetchone()
+            if current is not None and current[0] > vid and sha != approved_now:
+                continue  # an older version must not silently replace a newer active one
             n = len(verdict.approvers)
             _set_status(store, conn, name, sha, "pending", "active",
                         f"approved by {n} of {threshold} required trusted reviewer(s)", changes,
@@ -289,7 +301,7 @@ def _decide(store, name: str, sha256: str, private, decision: str, note: str) ->
             # A verdict on the bytes whatever their status (retired history included); the
             # reviewer's reason is what `show` and `review` display.
             _set_status(store, conn, name, sha, status, "rejected", note, changes, {"reviewer": keyid})
-        changes += reconcile(store, conn, [name])
+        changes += reconcile(store, conn, [name], approved_now=sha if decision == "approve" else None)
         status_now = conn.execute("SELECT status FROM versions WHERE id = ?", (vid,)).fetchone()[0]
         verdict = verdict_for(conn, name, sha)
     return Decision(name, sha, decision, keyid, status_now, verdict.to_dict(), changes, recorded,

@@ -235,3 +235,20 @@ def test_verify_reports_a_statement_whose_signature_does_not_verify(store, tmp_p
     with store.snapshot() as conn:
         v = evaluate([json.dumps(env)], trusted_keys(conn), name="demo", sha256=sha, threshold=1)
     assert not v.approved
+
+
+def test_trusting_a_key_never_rolls_back_to_an_older_version(store, tmp_path):
+    old = add(store, "demo")  # pending, from a URL
+    gen = generate_key("bob", tmp_path / "bob.key")
+    with store.transaction() as conn:  # bob's approval arrives before bob is trusted
+        from chimera_cards.trust import make_statement, sign_statement
+
+        review.store_statement(conn, sign_statement(load_private_key(gen.keyfile),
+                                                    make_statement("demo", old, "approve", gen.public.keyid)))
+    new = add(store, "demo", status="active", provenance="clean", origin="/c/demo",
+              description="The newer, local text.")
+    _, changes = review.add_trust(store, "bob", gen.public)
+    assert changes == [] and status(store, "demo", new) == "active" and status(store, "demo", old) == "pending"
+    # A reviewer who approves the older bytes right now does get them.
+    review.approve(store, "demo", old, load_private_key(gen.keyfile))
+    assert status(store, "demo", old) == "active" and status(store, "demo", new) == "retired"
