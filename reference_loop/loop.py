@@ -20,7 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from reference_loop.attempters import Attempter, AttemptOutcome
 from reference_loop.cards import DEFAULT_CARDS_IN, CardsBlock, cards_for_attempt, check_cards_in
@@ -120,8 +120,13 @@ def run_loop(
     ignore: Sequence[str] = (),
     cards: CardsBlock | None = None,
     cards_in: str = DEFAULT_CARDS_IN,
+    reviewer: Callable[[AttemptRecord], str | None] | None = None,
 ) -> RunResult:
-    """Run the loop on ``workspace`` in place and return every attempt's record."""
+    """Run the loop on ``workspace`` in place and return every attempt's record.
+
+    ``reviewer`` (e.g. a critic model) may return a note for a failed attempt; it is stored
+    beside the verifier output, never instead of it.
+    """
     check_mode(history_mode)
     check_cards_in(cards_in)
     if max_attempts < 1:
@@ -204,6 +209,8 @@ def run_loop(
                 description=outcome.description,
                 duration=time.monotonic() - started,
             )
+            if reviewer is not None and not record.solved:
+                record.reviewer_note = reviewer(record) or None
             earlier = [r for r in history.records if r.signature]
             history.append(record)
             ledger.add_record(record)

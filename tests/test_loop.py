@@ -351,3 +351,14 @@ def test_bad_settings_are_usage_errors(task, tmp_path):
         with pytest.raises(LoopError) as exc:
             run_task(task, att, **kwargs)
         assert exc.value.exit_code == 2
+
+
+def test_reviewer_note_reaches_the_next_prompt_beside_the_verifier_output(tmp_path):
+    ws = in_place_project(tmp_path / "ws")
+    result = run_loop(inline(tmp_path), ListAttempter([mode("alpha"), mode("fixed")]),
+                      workspace=ws, max_attempts=2,
+                      reviewer=lambda rec: f"critic: attempt {rec.number} set the wrong mode")
+    assert result.attempts[0].reviewer_note == "critic: attempt 1 set the wrong mode"
+    assert result.attempts[1].reviewer_note is None          # a pass is not reviewed
+    prompt = result.prompts[1]
+    assert prompt.index("mode is 'alpha'") < prompt.index("critic: attempt 1 set the wrong mode")
