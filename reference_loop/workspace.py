@@ -194,7 +194,18 @@ class Workspace:
 
     def snapshot(self) -> str:
         """Record the current state; return its tree id. A later snapshot replaces the earlier."""
-        self._stage_all()
+        snap = self._snapshot
+        if snap is None:
+            self._stage_all()
+        else:
+            # Snapshotting again right after a restore is common (a snapshot per attempt): if
+            # nothing differs from the current snapshot, keep it and skip the extra scans.
+            _diff, entries = self._changes(snap, patch=False)
+            if not entries:
+                moved, new, missing = self._dir_changes(snap)
+                if not new and not missing:
+                    snap.dirs.update(self._stat_dirs(moved))
+                    return snap.tree
         tree = self._run("write-tree").stdout.decode().strip()
         empty = self._empty_dirs()
         listed = self._run("ls-tree", "-r", "-d", "-z", "--name-only", tree).stdout
@@ -456,45 +467,55 @@ class Workspace:
     def _fix_directories(self, snap: _Snapshot) -> list[str]:
         """Recreate the snapshot's empty dirs; remove empty dirs the attempt created.
 
-        Only directories whose mtime moved since they were recorded are listed; a directory
-        that holds only ignored files (e.g. a new __pycache__) is not empty and stays.
+        A directory that holds only ignored files (e.g. a new __pycache__) is not empty and stays.
         """
         touched: list[str] = []
         for d in sorted(snap.empty_dirs):
             if not os.path.isdir(self.root / d):
                 os.makedirs(self.root / d, exist_ok=True)
                 touched.append(d + "/")
+        moved, new, _missing = self._dir_changes(snap)
+        # Deepest first, so a new tree of empty dirs goes away bottom-up.
+        for d in sorted(new, key=lambda p: p.count("/"), reverse=True):
+            try:
+                os.rmdir(self.root / d)
+                touched.append(d + "/")
+            except OSError:
+                pass  # holds ignored files: not ours to remove
+        snap.dirs.update(self._stat_dirs(moved))
+        return touched
+
+    def _dir_changes(self, snap: _Snapshot) -> tuple[list[str], list[str], bool]:
+        """(directories whose mtime moved, new non-ignored directories, whether a snapshot
+        directory is missing). Only directories whose mtime moved are listed: a new directory
+        always changes its parent's mtime."""
         moved: list[str] = []
         candidates: list[str] = []
+        missing = False
         for d, (ino, mtime, seen) in snap.dirs.items():
             try:
                 st = os.lstat(self.root / d)
             except OSError:
-                continue  # gone: a snapshot dir with files was recreated by checkout; else above
+                missing = True
+                continue
             # A change within the filesystem's timestamp granularity of the recording could leave
             # mtime equal; such recent directories are always listed.
             if (st.st_ino, st.st_mtime_ns) == (ino, mtime) and mtime < seen - _RACY_NS:
                 continue
             moved.append(d)
             if not stat.S_ISDIR(st.st_mode):
+                missing = True
                 continue
             with os.scandir(self.root / d) as it:
                 for entry in it:
                     rel = f"{d}/{entry.name}" if d else entry.name
                     if entry.is_dir(follow_symlinks=False) and rel not in snap.dirs:
                         candidates.append(rel)
+        new: list[str] = []
         if candidates:
             nested = [sub for top in candidates for sub in self._subdirs(top)]
-            keep = set(self._not_ignored(candidates + nested))
-            # Deepest first, so a new tree of empty dirs goes away bottom-up.
-            for d in sorted(keep, key=lambda p: p.count("/"), reverse=True):
-                try:
-                    os.rmdir(self.root / d)
-                    touched.append(d + "/")
-                except OSError:
-                    pass  # holds ignored files: not ours to remove
-        snap.dirs.update(self._stat_dirs(moved))
-        return touched
+            new = self._not_ignored(candidates + nested)
+        return moved, new, missing
 
 
 _NO_GIT = "git is not installed or not on PATH; the workspace needs it to snapshot and restore"

@@ -272,6 +272,23 @@ def test_empty_dirs_present_at_snapshot_are_kept_and_new_ones_removed(project, a
     assert not (project / "nested_empty" / "a" / "b" / "c").exists()
 
 
+@pytest.mark.parametrize("aged", [False, True], ids=["fresh_tree", "old_tree"])
+def test_a_new_snapshot_takes_in_directory_changes_made_since_the_last(project, aged):
+    if aged:
+        age_dirs(project)
+    with Workspace(project) as ws:
+        ws.snapshot()
+        (project / "empty").rmdir()
+        (project / "made_later" / "inner").mkdir(parents=True)
+        tree = ws.snapshot()
+        assert ws.snapshot() == tree
+        (project / "made_later" / "inner").rmdir()
+        (project / "empty").mkdir()
+        ws.restore()
+    assert (project / "made_later" / "inner").is_dir()
+    assert not (project / "empty").exists()
+
+
 def test_symlink_to_directory_is_restored_as_a_link_and_never_followed(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
