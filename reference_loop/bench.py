@@ -398,14 +398,14 @@ def _ci(c: PairedComparison) -> str:
 
 def format_table(result: BenchResult) -> str:
     """The human-readable report: arms table, validity gates, paired comparisons vs `last`."""
-    head = ("arm", "solved", "rate", "att-to-solve", "repeat-patch", "injections", "prompt@last",
-            "wall s", "status")
+    head = ("arm", "solved", "rate", "att-to-solve", "repeat-patch", "injections", "replan/esc",
+            "prompt@last", "wall s", "status")
     rows = [head]
     for a in result.arms:
         rows.append((
             a.arm, f"{a.solved}/{a.runs}", _fmt(a.solved_rate), _fmt(a.mean_attempts_to_solve),
             f"{a.repeat_patch_rate:.2f} ({a.repeated_attempts}/{a.attempts})", str(a.injections),
-            f"{a.mean_last_prompt_chars:.0f}", f"{a.wall_time:.1f}", "ok" if a.valid else "VOID",
+            f"{a.replans}/{a.escalations}", f"{a.mean_last_prompt_chars:.0f}", f"{a.wall_time:.1f}", "ok" if a.valid else "VOID",
         ))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = [f"attempter {result.attempter}"
@@ -449,11 +449,17 @@ def write_plot(result: BenchResult, path: str | Path) -> Path:
     except ImportError:
         raise LoopError("the plot needs matplotlib: pip install 'chimera-cards[plot]'") from None
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for a in result.arms:
-        xs = [p.attempt for p in a.per_attempt]
-        ax1.plot(xs, [p.solved_rate for p in a.per_attempt], marker="o", label=a.arm)
-        pts = [(p.attempt, p.repeat_rate) for p in a.per_attempt if p.repeat_rate is not None]
-        ax2.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=a.arm)
+    styles = ["-", "--", "-.", ":"]
+    markers = ["o", "s", "^", "D", "v", "x"]
+    for i, a in enumerate(result.arms):
+        # Arms often coincide exactly; a small x offset and distinct styles keep each visible.
+        dx = (i - (len(result.arms) - 1) / 2) * 0.05
+        style = {"linestyle": styles[i % len(styles)], "marker": markers[i % len(markers)],
+                 "label": a.arm, "alpha": 0.85}
+        xs = [p.attempt + dx for p in a.per_attempt]
+        ax1.plot(xs, [p.solved_rate for p in a.per_attempt], **style)
+        pts = [(p.attempt + dx, p.repeat_rate) for p in a.per_attempt if p.repeat_rate is not None]
+        ax2.plot([x for x, _ in pts], [y for _, y in pts], **style)
     ax1.set(title="Solved by attempt k", xlabel="attempt", ylabel="share of runs", ylim=(-0.03, 1.03))
     ax2.set(title="Attempt k repeats an earlier patch", xlabel="attempt",
             ylabel="share of attempts k", ylim=(-0.03, 1.03))
