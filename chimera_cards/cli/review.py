@@ -23,6 +23,10 @@ passphrase_option = click.option(
 )
 
 
+key_option = click.option("--key", "keyfile", required=True,
+                          type=click.Path(dir_okay=False, path_type=Path), help="Your private key file.")
+
+
 def _load_key(keyfile: Path, passphrase_file: Path | None):
     passphrase = read_passphrase_file(passphrase_file) if passphrase_file else None
     return load_private_key(keyfile, passphrase=passphrase)
@@ -223,8 +227,7 @@ def _decision_output(d: review.Decision, as_json: bool) -> None:
 
 @click.command("approve")
 @click.argument("name")
-@click.option("--key", "keyfile", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Your private key file.")
+@key_option
 @click.option("--sha256", "sha256", required=True, help="SHA-256 of the exact bytes you reviewed.")
 @click.option("--note", default="", help="A note kept in the signed statement.")
 @passphrase_option
@@ -241,7 +244,7 @@ def approve_cmd(name, keyfile, sha256, note, passphrase_file, store_path, as_jso
 
 @click.command("reject")
 @click.argument("name")
-@click.option("--key", "keyfile", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@key_option
 @click.option("--sha256", "sha256", required=True, help="SHA-256 of the exact bytes you reject.")
 @click.option("--reason", required=True, help="Why (kept in the signed statement).")
 @passphrase_option
