@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from test_loop import make_task_dir  # the tiny fast task the loop tests use
-
 import pytest
 
 from reference_loop.check import attempt_one_only, run_check
 from reference_loop.events import EventLog
 from reference_loop.records import AttemptRecord
 from reference_loop.tasks import load_task_dir, three_failure_task
+from test_loop import make_task_dir  # the tiny fast task the loop tests use
 
 
 @pytest.fixture

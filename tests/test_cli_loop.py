@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 
-from test_loop import make_task_dir  # the tiny fast task the loop tests use
-
 from click.testing import CliRunner
 
 from reference_loop.cli import main
 from reference_loop.tasks import three_failure_task
+from test_loop import make_task_dir  # the tiny fast task the loop tests use
 
 
 def _run(*args):

@@ -362,3 +362,16 @@ def test_reviewer_note_reaches_the_next_prompt_beside_the_verifier_output(tmp_pa
     assert result.attempts[1].reviewer_note is None          # a pass is not reviewed
     prompt = result.prompts[1]
     assert prompt.index("mode is 'alpha'") < prompt.index("critic: attempt 1 set the wrong mode")
+
+
+def test_each_repeat_event_gets_one_replan_and_the_plan_follows_the_latest_ledger(tmp_path):
+    ws = in_place_project(tmp_path / "ws")
+    planner = ScriptedPlanner()
+    log = EventLog()
+    att = ListAttempter([mode("alpha"), mode("beta"), mode("alpha"), mode("beta"), mode("fixed")])
+    result = run_loop(inline(tmp_path), att, workspace=ws, max_attempts=5, events=log,
+                      planner=planner, on_repeat="replan")
+    assert result.solved_at == 5
+    assert log.count("signature_repeated") == 2 and log.count("replanned") == 2
+    assert [e.data["attempt"] for e in log.events("replanned")] == [4, 5]
+    assert "attempts 2 and 4" in planner.calls[1][1] and "attempts 2 and 4" in result.prompts[4]
