@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 import click
@@ -147,6 +148,8 @@ def run_cmd(task_ref: str | None, workspace: str | None, verify: str | None,
     if bool(task_ref) == bool(workspace):
         raise LoopError("give exactly one of --task NAME|DIR or --workspace PATH", exit_code=2)
     if workspace:
+        if not Path(workspace).is_dir():
+            raise LoopError(f"workspace is not a directory: {workspace}", exit_code=2)
         task = inline_task(task_text or "", verify or "", timeout=timeout,
                            candidates_dir=candidates)
     else:

@@ -121,3 +121,9 @@ def test_check_cli_passes_and_fails_with_one_line(tmp_path):
     assert bad.exit_code == 1 and bad.stdout.startswith("FAIL")
     void = _run("check", "--task", task_dir, "--history", "none", "--json")
     assert void.exit_code == 1 and json.loads(void.stdout)["void"] is True
+
+
+def test_missing_workspace_is_named_in_the_error(tmp_path):
+    res = _run("run", "--workspace", str(tmp_path / "gone"), "--verify", "true",
+               "--task-text", "x")
+    assert res.exit_code == 2 and "workspace is not a directory" in res.stderr
