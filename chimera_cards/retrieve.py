@@ -207,8 +207,8 @@ def match(store, query: str, k: int = 5, level: int = 2, *, verify: bool = True,
     """Up to ``k`` usable cards for ``query``, best first. The only way card text reaches a model.
 
     Pass a ``RenderCache`` when calling repeatedly to skip re-parsing cards whose bytes were
-    verified unchanged. ``verify=False`` exists for the benchmark's baseline and is never used by
-    a caller that renders for a model.
+    verified unchanged. ``verify=False`` exists only for the benchmark's baseline (with its own
+    cache); ``tests/test_read_paths.py`` fails if anything in the packages passes it.
     """
     if level not in LEVELS:
         raise UsageError("level must be 1 or 2")

@@ -185,3 +185,21 @@ def test_the_loops_one_card_reader_asks_the_gate_and_renders_with_its_renderer()
 
     others = [m for m, path in _modules(reference_loop) if m != "reference_loop.cards" and imports_gate(path)]
     assert not others, f"loop modules reaching for the gate around reference_loop.cards: {others}"
+
+
+def _callee(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def test_nothing_in_the_packages_turns_the_gates_verification_off():
+    offenders = []
+    for pkg in (chimera_cards, reference_loop):
+        for module, path in _modules(pkg):
+            for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(n, ast.Call) and _callee(n) in {"match", "_match", "match_path"} and any(
+                    kw.arg == "verify" and not (isinstance(kw.value, ast.Constant) and kw.value.value is True)
+                    for kw in n.keywords
+                ) and module != "chimera_cards.retrieve":
+                    offenders.append(f"{module}:{n.lineno}")
+    assert not offenders, f"verify= passed outside the gate (benchmark baseline only): {offenders}"
