@@ -113,9 +113,10 @@ def lock_cmd(output, store_path, as_json) -> None:
         click.echo(f"wrote {len(pins)} card{'s' if len(pins) != 1 else ''} to {output}")
 
 
-def _version_row(v: Version) -> str:
+def _version_row(v: Version, width: int) -> str:
     origin = v.final_url if v.final_url and v.final_url != v.origin else v.origin
-    return f"{v.name}  {v.status:<8} {v.provenance:<7} {v.sha256[:12]}  {v.imported_at}  {origin}"
+    return (f"{v.name:<{width}}  {v.status:<8} {v.provenance:<7} {v.sha256[:12]}  "
+            f"{v.imported_at}  {origin}")
 
 
 @click.command("list")
@@ -130,8 +131,9 @@ def list_cmd(status, store_path, as_json) -> None:
     if as_json:
         echo_json([v.to_dict() for v in found])
         return
+    width = max((len(v.name) for v in found), default=0)
     for v in found:
-        click.echo(_version_row(v))
+        click.echo(_version_row(v, width))
 
 
 @click.command("show")
