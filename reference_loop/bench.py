@@ -287,12 +287,13 @@ def machine_info() -> dict[str, Any]:
 
 
 def run_one(task: Task, arm: Arm, seed: int, *, attempter: str, escalate_to: str | None,
-            max_attempts: int, attempt_timeout: float | None) -> RunOutcome:
+            max_attempts: int, attempt_timeout: float | None,
+            ignore: Sequence[str] = ()) -> RunOutcome:
     """One loop run on a fresh temporary copy of the task; attempters are built per run so a
     scripted or sampled attempter starts from its seed every time."""
     att = _build(attempter, seed, task, attempt_timeout)
     kwargs: dict[str, Any] = {"history_mode": arm.history_mode, "max_attempts": max_attempts,
-                              "on_repeat": arm.on_repeat}
+                              "on_repeat": arm.on_repeat, "ignore": tuple(ignore)}
     if arm.on_repeat == "replan":
         kwargs["planner"] = make_planner("scripted")
     if arm.on_repeat == "escalate":
@@ -309,6 +310,16 @@ def _build(spec: str, seed: int, task: Task, attempt_timeout: float | None):
     return att
 
 
+def check_attempters(tasks: Sequence[Task], attempter: str, escalate_to: str | None,
+                     attempt_timeout: float | None = None) -> None:
+    """Build each attempter once up front, so a bad spec is one clear error before any run."""
+    if not tasks:
+        raise LoopError("no tasks to run", exit_code=2)
+    _build(attempter, 0, tasks[0], attempt_timeout)
+    if escalate_to:
+        _build(escalate_to, 0, tasks[0], attempt_timeout)
+
+
 def run_bench(
     tasks: Sequence[Task],
     *,
@@ -319,9 +330,13 @@ def run_bench(
     escalate_to: str | None = None,
     jobs: int = 1,
     attempt_timeout: float | None = None,
+    ignore: Sequence[str] = (),
     progress: Callable[[RunOutcome], None] | None = None,
 ) -> BenchResult:
-    """Run every arm on every task x seed pair and summarise. ``progress`` is called per run."""
+    """Run every arm on every task x seed pair and summarise. ``progress`` is called per run.
+
+    ``ignore``: extra workspace ignore patterns, e.g. an agent's own chat-history files, which
+    would otherwise make every patch look new and hide repeats."""
     arms = list(arms) if arms is not None else parse_arms(None, escalate_to=escalate_to)
     if seeds < 1:
         raise LoopError(f"--seeds must be at least 1, got {seeds}", exit_code=2)
@@ -333,10 +348,7 @@ def run_bench(
         raise LoopError("no tasks to run", exit_code=2)
     if any(a.on_repeat == "escalate" for a in arms) and not escalate_to:
         raise LoopError("arm accumulate+escalate needs --escalate-to SPEC", exit_code=2)
-    # Build each attempter once up front so a bad spec is one clear error before any run.
-    _build(attempter, 0, tasks[0], attempt_timeout)
-    if escalate_to:
-        _build(escalate_to, 0, tasks[0], attempt_timeout)
+    check_attempters(tasks, attempter, escalate_to, attempt_timeout)
 
     jobs_list = [(task, arm, seed) for task in tasks for seed in range(seeds) for arm in arms]
     started = time.monotonic()
@@ -344,7 +356,8 @@ def run_bench(
     def work(item: tuple[Task, Arm, int]) -> RunOutcome:
         task, arm, seed = item
         return run_one(task, arm, seed, attempter=attempter, escalate_to=escalate_to,
-                       max_attempts=max_attempts, attempt_timeout=attempt_timeout)
+                       max_attempts=max_attempts, attempt_timeout=attempt_timeout,
+                       ignore=ignore)
 
     outcomes: list[RunOutcome] = []
     if jobs == 1:

@@ -14,8 +14,8 @@ from pathlib import Path
 import click
 
 from chimera_cards.errors import ChimeraError
-from reference_loop.bench import (ARMS, DEFAULT_ATTEMPTER, format_table, load_tasks, parse_arms,
-                                  run_bench, write_plot)
+from reference_loop.bench import (ARMS, DEFAULT_ATTEMPTER, check_attempters, format_table,
+                                  load_tasks, parse_arms, run_bench, write_plot)
 from reference_loop.errors import LoopError
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS
 
@@ -43,6 +43,8 @@ def _fail(exc: LoopError | ChimeraError) -> None:
               help="Runs in parallel.")
 @click.option("--attempt-timeout", type=float, default=None,
               help="Seconds a cmd: agent may run per attempt before its process group is killed.")
+@click.option("--ignore", "ignore", multiple=True, metavar="GLOB",
+              help="Extra workspace ignore pattern (repeatable), e.g. an agent's history files.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the full results (every run) as JSON.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -51,8 +53,8 @@ def _fail(exc: LoopError | ChimeraError) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON, not a table.")
 def bench_cmd(attempter: str, escalate_to: str | None, arms: str | None, tasks_dir: Path | None,
               task_names: tuple[str, ...], seeds: int, max_attempts: int, jobs: int,
-              attempt_timeout: float | None, out_path: Path | None, plot_path: Path | None,
-              as_json: bool) -> None:
+              attempt_timeout: float | None, ignore: tuple[str, ...], out_path: Path | None,
+              plot_path: Path | None, as_json: bool) -> None:
     """Compare history arms (none, last, accumulate, ...) over the same task x seed pairs.
 
     Prints per arm: solved rate, attempts to solve, repeat-patch rate, injections, prompt size
@@ -63,13 +65,14 @@ def bench_cmd(attempter: str, escalate_to: str | None, arms: str | None, tasks_d
     try:
         chosen = parse_arms(arms, escalate_to=escalate_to)
         tasks = load_tasks(tasks_dir, task_names)
+        check_attempters(tasks, attempter, escalate_to, attempt_timeout)
         total = len(tasks) * seeds * len(chosen)
         with click.progressbar(length=max(total, 0), label="bench", file=sys.stderr,
                                show_pos=True, item_show_func=lambda o: (
                                    f"{o.arm} {o.task} seed {o.seed}" if o else "")) as bar:
             result = run_bench(tasks, attempter=attempter, arms=chosen, seeds=seeds,
                                max_attempts=max_attempts, escalate_to=escalate_to, jobs=jobs,
-                               attempt_timeout=attempt_timeout,
+                               attempt_timeout=attempt_timeout, ignore=ignore,
                                progress=lambda o: bar.update(1, o))
         if out_path is not None:
             try:

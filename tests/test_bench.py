@@ -133,6 +133,22 @@ def test_cmd_agent_can_be_benched(tmp_path: Path, tasks_dir: Path) -> None:
     assert result.arm("none").repeat_patch_rate == pytest.approx(2 / 3)
 
 
+def test_agent_history_files_hide_repeats_unless_ignored(tmp_path: Path, tasks_dir: Path) -> None:
+    # An agent that makes the same wrong edit every time but logs to a file in the workspace.
+    agent = tmp_path / "stubborn.py"
+    agent.write_text(
+        "import os\nopen('value.py', 'w').write('VALUE = 1\\n')\n"
+        "open('.agent-history', 'a').write(os.environ['REFERENCE_LOOP_ATTEMPT'])\n"
+    )
+    spec = f"cmd:{shlex.quote(sys.executable)} {agent}"
+    arms = parse_arms("none")
+    noisy = run_bench(load_tasks(tasks_dir), attempter=spec, seeds=1, max_attempts=3, arms=arms)
+    assert noisy.arm("none").repeat_patch_rate == 0.0
+    clean = run_bench(load_tasks(tasks_dir), attempter=spec, seeds=1, max_attempts=3, arms=arms,
+                      ignore=[".agent-history"])
+    assert clean.arm("none").repeat_patch_rate == pytest.approx(2 / 3)
+
+
 def test_usage_errors_are_clear() -> None:
     with pytest.raises(LoopError, match="unknown arm 'accumulte'"):
         parse_arms("none,accumulte")
