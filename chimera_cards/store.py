@@ -405,14 +405,23 @@ class Store:
         exception, so a change is all-or-nothing."""
         if self._conn.in_transaction:
             raise RuntimeError("store transactions do not nest")
-        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise ChimeraError(f"{self.path}: cannot start a write ({exc}); another process may "
+                               "be holding the store") from None
         try:
             yield self._conn
         except BaseException:
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
             raise
-        self._conn.execute("COMMIT")
+        try:
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise ChimeraError(f"{self.path}: could not commit ({exc}); nothing was stored") from None
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

@@ -246,3 +246,16 @@ def test_verify_ok_then_tampering_exits_1_naming_the_problem(db, card_factory):
     assert "FAIL blob-hash" in result.stdout
     data = json.loads(run("verify", "--json", "--store", db).stdout)
     assert data["ok"] is False and data["problems"][0]["kind"] == "blob-hash"
+
+
+def test_a_corrupted_store_is_one_error_line_not_a_traceback(db, card_factory):
+    run("import", card_factory("x-card"), "--store", db)
+    data = bytearray(db.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # keep the header, wreck the schema page
+    db.write_bytes(bytes(data))
+    for path in (db.parent / "cards.db-wal", db.parent / "cards.db-shm"):
+        path.unlink(missing_ok=True)
+    for args in (["list"], ["verify"], ["import", card_factory("y-card")]):
+        result = run(*args, "--store", db)
+        assert result.exit_code in (1, 2), result.output
+        one_error_line(result)

@@ -5,11 +5,14 @@ Thin click skins over ``importer``, ``lockfile`` and ``store``; the decisions li
 
 from __future__ import annotations
 
+import functools
+import sqlite3
 from pathlib import Path
 
 import click
 
 from chimera_cards.cli.common import echo_json, reports_errors
+from chimera_cards.errors import ChimeraError
 from chimera_cards.fetch import DEFAULT_TIMEOUT, is_url
 from chimera_cards.importer import ImportResult, import_source
 from chimera_cards.lockfile import write_lockfile
@@ -31,6 +34,19 @@ store_option = click.option(
     help="Store file (default: $CHIMERA_CARDS_HOME/cards.db, else the XDG data dir).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def database_errors(fn):
+    """A damaged or locked SQLite file mid-command is one error line too, not a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except sqlite3.Error as exc:
+            raise ChimeraError(f"store: {exc}") from None
+
+    return wrapper
 
 
 def _open(store_path: Path | None, *, create: bool = False) -> Store:
@@ -73,6 +89,7 @@ def _error_line(result: ImportResult) -> str:
 @store_option
 @json_option
 @reports_errors
+@database_errors
 def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, as_json) -> None:
     """Import SOURCE: a SKILL.md, a card directory, a folder of cards, or an http(s) URL.
 
@@ -102,6 +119,7 @@ def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, 
 @store_option
 @json_option
 @reports_errors
+@database_errors
 def lock_cmd(output, store_path, as_json) -> None:
     """Write a lockfile pinning every active card to its SHA-256."""
     with _open(store_path) as store:
@@ -124,6 +142,7 @@ def _version_row(v: Version, width: int) -> str:
 @store_option
 @json_option
 @reports_errors
+@database_errors
 def list_cmd(status, store_path, as_json) -> None:
     """List every stored version (name, status, provenance, hash, import time, origin)."""
     with _open(store_path) as store:
@@ -143,6 +162,7 @@ def list_cmd(status, store_path, as_json) -> None:
 @store_option
 @json_option
 @reports_errors
+@database_errors
 def show_cmd(name, sha_prefix, store_path, as_json) -> None:
     """Show one card version: metadata, origin, findings, and the history of its versions."""
     with _open(store_path) as store:
@@ -184,6 +204,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
 @store_option
 @json_option
 @reports_errors
+@database_errors
 def export_cmd(name, directory, sha_prefix, store_path, as_json) -> None:
     """Write the byte-identical SKILL.md of a card (its active version by default)."""
     with _open(store_path) as store:
@@ -200,6 +221,7 @@ def export_cmd(name, directory, sha_prefix, store_path, as_json) -> None:
 @store_option
 @json_option
 @reports_errors
+@database_errors
 def audit_cmd(store_path, as_json) -> None:
     """Print the append-only audit log (each entry holds the hash of the one before it)."""
     with _open(store_path) as store:
@@ -217,6 +239,7 @@ def audit_cmd(store_path, as_json) -> None:
 @store_option
 @json_option
 @reports_errors
+@database_errors
 def verify_cmd(store_path, as_json) -> None:
     """Re-hash every blob, check every version against the audit log, walk the hash chain.
 
