@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -206,10 +206,11 @@ def _read_bounded(path: Path, head: int, tail: int) -> tuple[str, list[str], lis
     interesting: list[str] = []
     total = 0
     with open(path, "rb") as fh:
-        for raw in fh:
+        for raw, skipped in _log_lines(fh):
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
-            if len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS] + f" … [{len(line) - MAX_LINE_CHARS} chars cut]"
+            if len(line) > MAX_LINE_CHARS or skipped:
+                cut = len(line) - MAX_LINE_CHARS + skipped
+                line = line[:MAX_LINE_CHARS] + f" … [{cut} chars cut]"
             total += 1
             if line.strip():
                 last.append(line.strip())
@@ -227,6 +228,23 @@ def _read_bounded(path: Path, head: int, tail: int) -> tuple[str, list[str], lis
         parts.append(f"… {omitted} lines omitted …")
     parts.extend(tail_part)
     return "\n".join(parts), interesting, list(last)
+
+
+def _log_lines(fh) -> Iterator[tuple[bytes, int]]:
+    """(line, bytes skipped) pairs; a line longer than the read limit (a minified blob, a
+    progress bar without newlines) is never held whole in memory: the rest is skipped."""
+    limit = MAX_LINE_CHARS * 4  # a UTF-8 character is at most 4 bytes
+    while True:
+        chunk = fh.readline(limit)
+        if not chunk:
+            return
+        skipped = 0
+        if len(chunk) == limit and not chunk.endswith(b"\n"):
+            while more := fh.readline(1 << 20):
+                skipped += len(more.rstrip(b"\r\n"))
+                if more.endswith(b"\n"):
+                    break
+        yield chunk, skipped
 
 
 def _is_pytest(command: str, lines: list[str]) -> bool:

@@ -200,3 +200,16 @@ def test_huge_lines_are_cut_in_the_result_but_whole_on_disk(tmp_path):
     assert len(result.output) < 3000
     assert "chars cut]" in result.output
     assert os.path.getsize(log) == 50001
+
+
+def test_a_single_enormous_line_is_cut_without_reading_it_whole(tmp_path):
+    log = tmp_path / "blob.log"
+    result = run_verifier(
+        f"{sys.executable} -c \"import sys; sys.stdout.write('y' * 5_000_000 + '\\nAssertionError: at the end\\n')\"",
+        tmp_path, timeout=30, log_path=log,
+    )
+    lines = result.output.splitlines()
+    assert lines[0] == "y" * 2000 + " … [4998000 chars cut]"
+    assert lines[1] == "AssertionError: at the end"
+    assert result.failure_lines == ["AssertionError: at the end"]
+    assert os.path.getsize(log) == 5_000_000 + len("\nAssertionError: at the end\n")
