@@ -169,3 +169,43 @@ def test_smollm2_edits_a_workspace_when_installed(llm_mod, ws: Path) -> None:
     out = make_llm_attempter("SmolLM2").attempt("Fix add() in calc.py so add(1, 2) == 3.", ws, attempt=1)
     # A 135M model may or may not produce a usable edit; the call itself must work and be recorded.
     assert out.steps[0].name == "model" and out.steps[0].ok, out.steps[0].error
+
+
+def _value_task(root: Path):
+    from reference_loop.tasks import load_task_dir
+
+    (root / "project").mkdir(parents=True)
+    (root / "project" / "value.py").write_text("VALUE = 0\n")
+    (root / "task.toml").write_text(
+        'name = "value-four"\ntask = "Set VALUE to 4 in value.py."\n'
+        "verify = \"grep -qx 'VALUE = 4' value.py || { echo 'AssertionError: VALUE is not 4'; exit 1; }\"\n"
+        "timeout = 20\n"
+    )
+    return load_task_dir(root)
+
+
+def test_llm_attempter_solves_a_task_through_the_loop(fixed_model, tmp_path: Path) -> None:
+    from reference_loop.attempters import make_attempter
+    from reference_loop.loop import run_task
+
+    fixed_model.reply = "value.py\n<<<<<<< SEARCH\nVALUE = 0\n=======\nVALUE = 4\n>>>>>>> REPLACE\n"
+    task = _value_task(tmp_path / "task")
+    result = run_task(task, make_attempter("llm:reference-loop-fixed"), max_attempts=2)
+    assert result.solved and result.solved_at == 1
+    assert "+VALUE = 4" in result.attempts[0].patch
+
+
+def test_unusable_replies_are_recorded_as_the_failing_step_and_never_as_repeats(
+        fixed_model, tmp_path: Path) -> None:
+    from reference_loop.bench import load_tasks, parse_arms, run_bench
+
+    fixed_model.reply = "Just change VALUE to 4."
+    _value_task(tmp_path / "task")
+    result = run_bench(load_tasks(tmp_path / "task"), attempter="llm:reference-loop-fixed",
+                       arms=parse_arms("last,accumulate"), seeds=1, max_attempts=3)
+    acc = result.arm("accumulate")
+    assert acc.solved == 0 and acc.attempts == 3
+    # Three empty patches are "no edit" three times, not a repeated patch.
+    assert acc.repeat_patch_rate == 0.0
+    # The next prompt told the model why: its reply held no usable edit.
+    assert any("parse-edit" in p and "no edit found" in p for p in fixed_model.prompts[1:])
