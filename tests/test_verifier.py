@@ -205,7 +205,7 @@ def test_huge_lines_are_cut_in_the_result_but_whole_on_disk(tmp_path):
 def test_a_single_enormous_line_is_cut_without_reading_it_whole(tmp_path):
     log = tmp_path / "blob.log"
     result = run_verifier(
-        f"{sys.executable} -c \"import sys; sys.stdout.write('y' * 5_000_000 + '\\nAssertionError: at the end\\n')\"",
+        f"{sys.executable} -c \"import sys; sys.stdout.write('y' * 5_000_000 + '\\nAssertionError: at the end\\n'); sys.exit(1)\"",
         tmp_path, timeout=30, log_path=log,
     )
     lines = result.output.splitlines()
