@@ -400,7 +400,7 @@ def _step_loop(step: Step, store: Store, work: Path, state: dict, *, history_mod
     block = load_cards(store.path, QUERY)
     workspace = copy_project(task, work / "workspace" / task.name)
     prompts_dir = work / "prompts"
-    step.lines.append(f"$ reference-loop run --task {task.name} --history {history_mode} "
+    step.lines.append(f"same as: reference-loop run --task {task.name} --history {history_mode} "
                       f"--max-attempts {max_attempts} --cards {QUERY!r} --store {store.path} "
                       f"--prompts-dir {prompts_dir}")
     step.lines.append(f"cards in the prompt: {', '.join(c['name'] + ' (' + c['label'] + ')' for c in block.cards) or 'none'}")
@@ -434,6 +434,17 @@ def _step_loop(step: Step, store: Store, work: Path, state: dict, *, history_mod
                 check.message)
     step.expect("history injections were counted (a run with zero proves nothing)",
                 run.injections > 0, f"{run.injections} injection(s)")
+    # A verifier that cannot run (no pytest, say) fails every attempt the same way, and the
+    # check above would still pass: prove the tests really ran.
+    one, two = (run.attempts + [None, None])[:2]
+    first_output = next((l for l in (one.verifier_output if one else "").splitlines() if l.strip()),
+                        "")
+    step.expect("attempts 1 and 2 failed in different ways, so the verifier really ran the tests",
+                one is not None and two is not None and one.signature != two.signature,
+                f"attempt 1's verifier said: {first_output[:160]}")
+    if history_mode == "accumulate" and max_attempts >= 4:
+        step.expect("the right fix passes once earlier ideas are ruled out",
+                    run.solved, f"verdicts: {[r.verdict for r in run.attempts]}")
     step.data = {"check": check.to_dict(), "cards": block.to_dict(),
                  "card_injections": card_injections, "run": run.to_dict(),
                  "prompts_dir": str(prompts_dir)}
