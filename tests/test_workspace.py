@@ -509,3 +509,30 @@ def test_snapshot_returns_a_tree_id_and_is_stable(project):
         (project / "README.md").write_text("y\n")
         ws.restore()
     assert (project / "README.md").read_text() == "x\n"  # back to the latest snapshot
+
+
+def test_odd_file_names_survive_diff_and_restore(tmp_path):
+    root = tmp_path / "odd"
+    root.mkdir()
+    names = ["with space.txt", "ünïcödé.txt", "new\nline.txt", "-leading-dash", 'quote"s.txt',
+             "tab\there", os.fsdecode(b"latin1-\xff.txt")]
+    for name in names:
+        (root / name).write_text(f"{name!r}\n")
+    before = tree_state(root)
+    with Workspace(root) as ws:
+        ws.snapshot()
+        for name in names[:3]:
+            (root / name).write_text("changed\n")
+        for name in names[3:5]:
+            (root / name).unlink()
+        (root / "new \u2603 file\n.txt").write_text("added\n")
+        os.rename(root / names[5], root / "renamed\ttab")
+        diff = ws.diff_and_restore()
+    assert tree_state(root) == before
+    by_path = {c.path: c for c in diff.files}
+    for name in names[:3]:
+        assert by_path[name].status == "M"
+    for name in names[3:5]:
+        assert by_path[name].status == "D"
+    assert by_path["new \u2603 file\n.txt"].status == "A"
+    assert by_path["renamed\ttab"].old_path == "tab\there"
