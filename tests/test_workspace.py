@@ -115,6 +115,15 @@ def project(tmp_path):
     return make_project(tmp_path / "proj")
 
 
+@pytest.fixture(params=[False, True], ids=["fresh_tree", "old_tree"])
+def any_age_project(project, request):
+    """The project as just written, and as a tree whose directories nobody touched for an hour
+    (restore then trusts unchanged directory mtimes instead of listing every directory)."""
+    if request.param:
+        age_dirs(project)
+    return project
+
+
 def age_dirs(root: Path, seconds: int = 3600) -> None:
     """Backdate every directory's mtime, as in a tree nobody touched for a while."""
     past = time.time() - seconds
@@ -122,11 +131,9 @@ def age_dirs(root: Path, seconds: int = 3600) -> None:
         os.utime(dirpath, (past, past), follow_symlinks=False)
 
 
-@pytest.mark.parametrize("aged", [False, True], ids=["fresh_tree", "old_tree"])
 @pytest.mark.parametrize("combined", [False, True], ids=["diff_then_restore", "diff_and_restore"])
-def test_restore_is_byte_exact_after_every_kind_of_change(project, combined, aged):
-    if aged:  # restore then trusts unchanged directory mtimes instead of listing every dir
-        age_dirs(project)
+def test_restore_is_byte_exact_after_every_kind_of_change(any_age_project, combined):
+    project = any_age_project
     before = tree_state(project)
     with Workspace(project) as ws:
         ws.snapshot()
@@ -256,10 +263,8 @@ def test_repeated_attempts_each_restore_to_the_same_snapshot(project):
                 assert ws.last_restored == []
 
 
-@pytest.mark.parametrize("aged", [False, True], ids=["fresh_tree", "old_tree"])
-def test_empty_dirs_present_at_snapshot_are_kept_and_new_ones_removed(project, aged):
-    if aged:
-        age_dirs(project)
+def test_empty_dirs_present_at_snapshot_are_kept_and_new_ones_removed(any_age_project):
+    project = any_age_project
     with Workspace(project) as ws:
         ws.snapshot()
         (project / "brand" / "new" / "tree").mkdir(parents=True)
@@ -272,10 +277,8 @@ def test_empty_dirs_present_at_snapshot_are_kept_and_new_ones_removed(project, a
     assert not (project / "nested_empty" / "a" / "b" / "c").exists()
 
 
-@pytest.mark.parametrize("aged", [False, True], ids=["fresh_tree", "old_tree"])
-def test_a_new_snapshot_takes_in_directory_changes_made_since_the_last(project, aged):
-    if aged:
-        age_dirs(project)
+def test_a_new_snapshot_takes_in_directory_changes_made_since_the_last(any_age_project):
+    project = any_age_project
     with Workspace(project) as ws:
         ws.snapshot()
         (project / "empty").rmdir()
