@@ -298,12 +298,18 @@ def parse_envelope(data: str | bytes | dict) -> dict:
     return env
 
 
-def verify_envelope(env: dict, trusted: dict[str, PublicKey]) -> VerifiedEnvelope | None:
+def verify_envelope(
+    env: dict, trusted: dict[str, PublicKey], memo: dict[bytes, bool] | None = None
+) -> VerifiedEnvelope | None:
     """Check each signature against the trusted keys (keyid -> key); None if none verifies.
 
     The keyid in a signature entry is only a hint: every trusted key is tried against a
     signature whose hint is missing or unknown, so relabelling a signature cannot make it count
     for another key, and a valid signature is not lost to a wrong hint.
+
+    ``memo`` (optional) remembers the outcome of each Ed25519 check by SHA-256 of
+    (public key, signature, signed message): the same three inputs always give the same answer,
+    so a long-lived caller skips repeating the arithmetic, never the check of what is trusted.
     """
     env = parse_envelope(env)
     try:
@@ -320,9 +326,19 @@ def verify_envelope(env: dict, trusted: dict[str, PublicKey]) -> VerifiedEnvelop
         hint = s.get("keyid")
         candidates = [trusted[hint]] if isinstance(hint, str) and hint in trusted else list(trusted.values())
         for key in candidates:
-            if key.keyid not in ok and key.verify(sig, message):
+            if key.keyid not in ok and _verify(key, sig, message, memo):
                 ok.append(key.keyid)
                 break
     if not ok:
         return None
     return VerifiedEnvelope(env["payloadType"], payload, tuple(ok))
+
+
+def _verify(key: PublicKey, sig: bytes, message: bytes, memo: dict[bytes, bool] | None) -> bool:
+    if memo is None:
+        return key.verify(sig, message)
+    ident = hashlib.sha256(key.raw + b"\0" + sig + b"\0" + message).digest()
+    found = memo.get(ident)
+    if found is None:
+        found = memo[ident] = key.verify(sig, message)
+    return found

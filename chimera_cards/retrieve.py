@@ -93,17 +93,23 @@ class Match:
 
 
 class RenderCache:
-    """Rendered card text by (SHA-256, level), for a caller that matches many times (an agent).
+    """What a caller that matches many times (an agent) need not recompute: rendered card text by
+    (SHA-256, level), and the outcomes of Ed25519 checks.
 
     Parsing a card costs milliseconds; rendering the same bytes again gives the same text. An
-    entry is only ever added from bytes that were just re-hashed to that SHA-256 and only read
-    after the current bytes re-hashed to it again, so it can never hand out text the gate did
-    not verify on this very call. It lives in the caller's memory, never in the store file.
+    entry is only added from bytes that were just re-hashed to that SHA-256, and only read after
+    the current bytes re-hashed to it again and their approvals checked out on this very call, so
+    it never hands out text the gate did not verify now. The signature memo is keyed by SHA-256 of
+    (public key, signature, signed message): identical inputs always verify identically, so it
+    skips arithmetic, never a check — statements, the trust list and the threshold are re-read on
+    every call, and any changed byte is a new key. It lives in the caller's memory, never in the
+    store file. ``memo_signatures=False`` keeps only the render cache.
     """
 
-    def __init__(self, max_entries: int = 4096) -> None:
+    def __init__(self, max_entries: int = 4096, *, memo_signatures: bool = True) -> None:
         self.max_entries = max_entries
         self._texts: dict[tuple[str, int], str] = {}
+        self.signatures: dict[bytes, bool] | None = {} if memo_signatures else None
 
     def get(self, sha256: str, level: int) -> str | None:
         return self._texts.get((sha256, level))
@@ -112,6 +118,8 @@ class RenderCache:
         if len(self._texts) >= self.max_entries:
             self._texts.pop(next(iter(self._texts)))  # oldest first: a bounded FIFO is enough
         self._texts[(sha256, level)] = text
+        if self.signatures is not None and len(self.signatures) > 4 * self.max_entries:
+            self.signatures.clear()  # bounded; refilling costs one verification per signature
 
 
 @dataclass
@@ -174,6 +182,7 @@ def gate_check(
     trusted,
     threshold: int,
     verify: bool = True,
+    memo: dict[bytes, bool] | None = None,
 ) -> GateDecision:
     """May this version go to a model right now? Re-hashes and re-verifies; never trusts columns alone."""
     if status != "active":
@@ -189,7 +198,7 @@ def gate_check(
     envelopes = [
         r[0] for r in conn.execute("SELECT envelope FROM statements WHERE sha256 = ?", (sha256,))
     ]
-    verdict = evaluate(envelopes, trusted, name=name, sha256=sha256, threshold=threshold)
+    verdict = evaluate(envelopes, trusted, name=name, sha256=sha256, threshold=threshold, memo=memo)
     if verdict.rejected:
         return GateDecision(False, reason="rejected by a trusted reviewer")
     if provenance == "clean" and not is_url(origin) and not is_url(final_url):
@@ -268,6 +277,7 @@ def _match(conn: sqlite3.Connection, q: str, k: int, level: int, verify: bool,
                 trusted=trusted,
                 threshold=threshold,
                 verify=verify,
+                memo=cache.signatures if cache is not None else None,
             )
             if not decision.ok:
                 continue

@@ -174,7 +174,12 @@ class Verdict:
 
 
 def check_statement(
-    envelope: dict | str, trusted: Iterable[TrustedKey], *, name: str, sha256: str
+    envelope: dict | str,
+    trusted: Iterable[TrustedKey],
+    *,
+    name: str,
+    sha256: str,
+    memo: dict[bytes, bool] | None = None,
 ) -> tuple[Statement | None, str | None]:
     """Verify one envelope for one card version: (statement, None) if it counts, else (None, why).
 
@@ -185,7 +190,7 @@ def check_statement(
     keys = {k.keyid: k.public for k in trusted}
     try:
         env = parse_envelope(envelope)  # JSON parsed once; the dict is reused below
-        verified = verify_envelope(env, keys)
+        verified = verify_envelope(env, keys, memo)
     except EnvelopeError as exc:
         return None, str(exc)
     if verified is None:
@@ -217,11 +222,12 @@ def evaluate(
     name: str,
     sha256: str,
     threshold: int,
+    memo: dict[bytes, bool] | None = None,
 ) -> Verdict:
     trusted = list(trusted)
     verdict = Verdict(threshold=threshold)
     for env in envelopes:
-        st, problem = check_statement(env, trusted, name=name, sha256=sha256)
+        st, problem = check_statement(env, trusted, name=name, sha256=sha256, memo=memo)
         if st is None:
             verdict.problems.append(problem or "statement does not verify")
             continue

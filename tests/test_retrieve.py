@@ -202,3 +202,28 @@ def test_a_render_cache_is_bounded():
     for i in range(3):
         cache.put(str(i), 2, "t")
     assert cache.get("0", 2) is None and cache.get("2", 2) == "t"
+
+
+def test_a_warm_cache_still_sees_a_removed_key_and_an_edited_signature(store, tmp_path):
+    sha = add(store, "alpha", status="pending", provenance="tainted", origin="https://x.test/SKILL.md")
+    gen = generate_key("alice", tmp_path / "a.key")
+    review.add_trust(store, "alice", gen.public)
+    review.approve(store, "alpha", sha, load_private_key(gen.keyfile))
+    cache = retrieve.RenderCache()
+    assert names(match(store, "alpha", cache=cache)) == ["alpha"] and cache.signatures
+    review.remove_trust(store, "alice")
+    conn = sqlite3.connect(store.path)  # even with the status forced back to active
+    conn.execute("UPDATE versions SET status = 'active' WHERE sha256 = ?", (sha,))
+    conn.commit()
+    assert match(store, "alpha", cache=cache) == []
+    review.add_trust(store, "alice", gen.public)
+    assert names(match(store, "alpha", cache=cache)) == ["alpha"]
+    import json
+
+    env = json.loads(conn.execute("SELECT envelope FROM statements").fetchone()[0])
+    sig = env["signatures"][0]["sig"]
+    env["signatures"][0]["sig"] = ("A" if sig[0] != "A" else "B") + sig[1:]
+    conn.execute("UPDATE statements SET envelope = ?", (json.dumps(env),))
+    conn.commit()
+    conn.close()
+    assert match(store, "alpha", cache=cache) == []
