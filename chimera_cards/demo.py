@@ -206,7 +206,7 @@ def _short(sha: str | None) -> str:
     return (sha or "")[:12]
 
 
-def _match_names(store: Store) -> list[retrieve.Match]:
+def _match_query(store: Store) -> list[retrieve.Match]:
     return retrieve.match(store, QUERY, k=5)
 
 
@@ -339,7 +339,7 @@ def _step_url_card(step: Step, store: Store, work: Path, state: dict, **_: Any) 
     step.expect("a URL import is tainted and pending, whatever the card claims",
                 r.outcome == "imported" and r.provenance == "tainted" and r.status == "pending",
                 f"{r.outcome}, {r.provenance}, {r.status} {r.error or ''}")
-    matches = _match_names(store)
+    matches = _match_query(store)
     names = [m.name for m in matches]
     step.lines.append(f"$ chimera-cards match {QUERY!r}  ->  {', '.join(names) or 'nothing'}")
     step.expect("the pending URL card is absent from match", URL_CARD not in names,
@@ -372,7 +372,7 @@ def _step_review_approve(step: Step, store: Store, work: Path, state: dict, **_:
 
 
 def _step_match(step: Step, store: Store, work: Path, state: dict, **_: Any) -> None:
-    matches = _match_names(store)
+    matches = _match_query(store)
     names = [m.name for m in matches]
     step.lines.append(f"$ chimera-cards match {QUERY!r}")
     for m in matches:
