@@ -518,6 +518,7 @@ def write_statements(store, name: str, sha256: str, directory: str | os.PathLike
 class StatementImport:
     accepted: int = 0  # statements that verify over these bytes under this store's trust list
     kept_unverified: int = 0  # well-formed for these bytes but not (yet) by a trusted key
+    about_this_card: int = 0  # well-formed statements naming this card, for any bytes
     problems: list[str] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
 
@@ -525,6 +526,7 @@ class StatementImport:
         return {
             "accepted": self.accepted,
             "kept_unverified": self.kept_unverified,
+            "about_this_card": self.about_this_card,
             "problems": self.problems,
             "changes": [c.to_dict() for c in self.changes],
         }
@@ -576,6 +578,8 @@ def apply_statements(store, conn: sqlite3.Connection, lines: list[str], name: st
         if claimed is None:
             result.problems.append(f"{label} line {i}: not a chimera review statement")
             continue
+        if claimed.name == name:
+            result.about_this_card += 1
         if claimed.sha256.lower() != sha256 or claimed.name != name:
             result.problems.append(
                 f"{label} line {i}: statement is for {claimed.name} {claimed.sha256[:12]}, "
@@ -604,8 +608,10 @@ def import_hook(store, conn: sqlite3.Connection, candidate, version, new: bool):
     """``importer.IMPORT_HOOKS`` entry: honour an ``approvals.jsonl`` shipped beside a SKILL.md.
 
     Runs inside the import's transaction for path imports only (a URL names one file, never its
-    approvals). An unreadable or oversized approvals file counts for nothing: the card imports
-    as it would without one (pending, if tainted), which is the safe side.
+    approvals). A folder whose approvals name this card but do not approve these exact bytes
+    (an exported card edited afterwards) imports as ``pending``, even from a clean path. An
+    unreadable or oversized approvals file counts for nothing: the card imports as it would
+    without one (pending, if tainted), which is the safe side.
     """
     file = getattr(candidate, "file", None)
     if file is None or is_url(version.origin):
@@ -617,8 +623,26 @@ def import_hook(store, conn: sqlite3.Connection, candidate, version, new: bool):
         lines = read_statements_file(path)
     except ChimeraError:
         return None
-    apply_statements(store, conn, lines, version.name, version.sha256, label=str(path))
-    return store.version(version.name, version.sha256)  # same connection: sees this transaction
+    name, sha = version.name, version.sha256
+    result = apply_statements(store, conn, lines, name, sha, label=str(path))
+    now = store.version(name, sha)  # same connection: sees this transaction
+    if new and now.status == "active" and result.about_this_card and not verdict_for(conn, name, sha).approved:
+        # The folder carries approvals for this card, but not for these bytes: it was edited
+        # after review (or its reviewer is not trusted here). Hold it, and give back the active
+        # place to the version this import had just superseded.
+        superseded = conn.execute(
+            "SELECT sha256 FROM versions WHERE name = ? AND status = 'retired' AND reason = ? "
+            "ORDER BY id DESC LIMIT 1",
+            (name, f"superseded by {sha[:12]}"),
+        ).fetchone()
+        store.set_status(conn, name, sha, "pending",
+                         f"{APPROVALS_FILENAME} beside it does not approve these bytes "
+                         "(edited after review, or reviewer not trusted here): needs review")
+        if superseded is not None:
+            store.set_status(conn, name, superseded[0], "active",
+                             f"restored: the import of {sha[:12]} was held for review")
+        now = store.version(name, sha)
+    return now
 
 
 def verify_check(store, conn: sqlite3.Connection) -> list:

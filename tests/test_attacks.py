@@ -255,3 +255,20 @@ def test_a_forged_statement_cannot_occupy_a_reviewers_slot(store, alice, tmp_pat
     d = review.approve(store, "squat-card", sha, key(bob))
     assert d.recorded and d.status == "active"
     assert names(store, "squat-card") == ["squat-card"]
+
+
+def test_editing_an_exported_card_makes_it_pending_even_from_a_clean_path(store, alice, card_server, tmp_path):
+    res = from_url(store, card_server, "exported-card")
+    review.approve(store, "exported-card", res.sha256, key(alice))
+    export_card(store, "exported-card", tmp_path / "repo")
+    skill = tmp_path / "repo" / "exported-card" / "SKILL.md"
+    skill.write_bytes(skill.read_bytes().replace(b"second step", b"second stop"))
+    (edited,) = import_source(store, skill.parent)  # a path import, no --taint
+    assert edited.provenance == "clean" and edited.status == "pending"
+    assert "does not approve these bytes" in edited.reason
+    assert [m.sha256 for m in match(store, "exported-card")] == [res.sha256]  # the approved one stays
+    assert verify_store(store).ok
+    with Store(tmp_path / "fresh.db") as fresh:  # and in a store that trusts the reviewer
+        review.add_trust(fresh, "alice", alice.public)
+        (r,) = import_source(fresh, skill.parent)
+        assert r.status == "pending" and names(fresh, "exported-card") == []
