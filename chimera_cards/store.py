@@ -618,12 +618,14 @@ def check_blobs(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], 
 
 def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], int, dict]:
     """Walk the chain: contiguous seq from 1, each prev_hash the hash before it, each hash right.
-    Returns the problems, the entry count, and the state of every version the log records."""
+    Returns the problems, the entry count, and, replaying the log, the state of every version it
+    records: {(name, sha256): [id, status, provenance, seq of its import entry]}."""
     problems: list[Problem] = []
-    state: dict[tuple[str, str], dict] = {}
+    state: dict[tuple[str, str], list] = {}
     prev = GENESIS_HASH
     expected_seq = 1
     count = 0
+    loads = json.loads
     for seq, ts, event, name, sha, detail, prev_hash, digest in conn.execute(
             "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq"):
         count += 1
@@ -637,47 +639,54 @@ def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Prob
             problems.append(Problem("audit-hash", f"audit entry {seq} ({event} {name}): content "
                                     "does not match its hash (edited?)", seq=seq))
         prev, expected_seq = digest, seq + 1
-        if event in ("import", "status"):
-            info = _loads_or_raw(detail)
-            if event == "import":
-                state[(name, sha)] = {"id": info.get("id"), "status": info.get("status"),
-                                      "provenance": info.get("provenance"), "seq": seq}
-            elif (name, sha) in state:
-                state[(name, sha)]["status"] = info.get("to")
-            else:
-                problems.append(Problem("audit-orphan", f"audit entry {seq}: status change for "
-                                        f"{name} {sha} which was never imported", seq=seq))
+        if event != "import" and event != "status":
+            continue
+        try:
+            info = loads(detail)
+        except (ValueError, TypeError):
+            info = None
+        if not isinstance(info, dict):
+            problems.append(Problem("audit-detail", f"audit entry {seq}: detail is not a JSON "
+                                    "object", seq=seq))
+            continue
+        if event == "import":
+            state[(name, sha)] = [info.get("id"), info.get("status"), info.get("provenance"), seq]
+        elif (name, sha) in state:
+            state[(name, sha)][1] = info.get("to")
+        else:
+            problems.append(Problem("audit-orphan", f"audit entry {seq}: status change for "
+                                    f"{name} {sha} which was never imported", seq=seq))
     return problems, count, state
 
 
 def check_versions(store: Store, conn: sqlite3.Connection,
-                   state: dict[tuple[str, str], dict]) -> tuple[list[Problem], int]:
+                   state: dict[tuple[str, str], list]) -> tuple[list[Problem], int]:
     """Each version row must point at a stored blob and be exactly what the audit log recorded."""
     problems: list[Problem] = []
-    blobs = {row[0] for row in conn.execute("SELECT sha256 FROM blobs")}
-    seen = set()
+    for name, sha in conn.execute("SELECT v.name, v.sha256 FROM versions v LEFT JOIN blobs b "
+                                  "ON b.sha256 = v.sha256 WHERE b.sha256 IS NULL ORDER BY v.id"):
+        problems.append(Problem("blob-missing", f"version {name} {sha[:12]}: its blob is missing",
+                                name, sha))
+    remaining = dict(state)
     count = 0
-    for vid, name, sha, provenance, status in conn.execute(
-            "SELECT id, name, sha256, provenance, status FROM versions ORDER BY id"):
+    for vid, name, sha, status, provenance in conn.execute(
+            "SELECT id, name, sha256, status, provenance FROM versions ORDER BY id"):
         count += 1
-        label = f"version {name} {sha[:12]}"
-        if sha not in blobs:
-            problems.append(Problem("blob-missing", f"{label}: its blob is missing", name, sha))
-        recorded = state.get((name, sha))
+        recorded = remaining.pop((name, sha), None)
         if recorded is None:
-            problems.append(Problem("version-unrecorded", f"{label}: not in the audit log "
-                                    "(inserted or re-pointed by hand?)", name, sha))
-            continue
-        seen.add((name, sha))
-        for key, actual in (("id", vid), ("status", status), ("provenance", provenance)):
-            if recorded[key] != actual:
-                problems.append(Problem("version-mismatch", f"{label}: {key} is {actual!r} but "
-                                        f"the audit log says {recorded[key]!r}", name, sha))
-    for (name, sha), recorded in state.items():
-        if (name, sha) not in seen:
-            problems.append(Problem("version-missing", f"version {name} {sha[:12]}: recorded in "
-                                    f"audit entry {recorded['seq']} but missing from the store",
-                                    name, sha, recorded["seq"]))
+            problems.append(Problem("version-unrecorded", f"version {name} {sha[:12]}: not in the "
+                                    "audit log (inserted or re-pointed by hand?)", name, sha))
+        elif recorded[0] != vid or recorded[1] != status or recorded[2] != provenance:
+            for key, actual, logged in (("id", vid, recorded[0]), ("status", status, recorded[1]),
+                                        ("provenance", provenance, recorded[2])):
+                if actual != logged:
+                    problems.append(Problem("version-mismatch", f"version {name} {sha[:12]}: "
+                                            f"{key} is {actual!r} but the audit log says "
+                                            f"{logged!r}", name, sha))
+    for (name, sha), recorded in remaining.items():
+        problems.append(Problem("version-missing", f"version {name} {sha[:12]}: recorded in audit "
+                                f"entry {recorded[3]} but missing from the store", name, sha,
+                                recorded[3]))
     return problems, count
 
 

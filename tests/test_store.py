@@ -329,3 +329,12 @@ def test_audit_hash_is_sha256_of_the_canonical_json_of_the_entry(name, sha, deta
              "detail": detail, "prev_hash": "0" * 64}
     expected = hashlib.sha256(store_mod.canonical_json(entry).encode("utf-8")).hexdigest()
     assert store_mod.audit_hash(7, ts, "import", name, sha, detail, "0" * 64) == expected
+
+
+def test_verify_catches_an_audit_detail_replaced_by_non_json_even_if_rehashed(filled):
+    conn = _raw(filled)
+    seq, ts, event, name, sha, _detail, prev, _ = conn.execute(
+        "SELECT * FROM audit WHERE seq = 3").fetchone()
+    digest = store_mod.audit_hash(seq, ts, event, name, sha, "not json", prev)
+    conn.execute("UPDATE audit SET detail = 'not json', hash = ? WHERE seq = 3", (digest,))
+    assert _kinds(filled) == ["audit-detail", "version-unrecorded"]
