@@ -98,6 +98,13 @@ def _gone(pid: int) -> bool:
     return "Z" in state.split()[1]
 
 
+def _wait_gone(pid: int, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _gone(pid)
+
+
 def test_hanging_agent_is_killed_at_the_timeout_with_its_children(tmp_path: Path, ws: Path) -> None:
     pidfile = tmp_path / "child.pid"
     script = tmp_path / "hang.py"
@@ -113,11 +120,7 @@ def test_hanging_agent_is_killed_at_the_timeout_with_its_children(tmp_path: Path
     assert time.monotonic() - started < 10
     assert not out.steps[0].ok
     assert "timed out after 1s" in out.steps[0].error
-    child = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while not _gone(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _gone(child), "the agent's child survived the timeout"
+    assert _wait_gone(int(pidfile.read_text())), "the agent's child survived the timeout"
 
 
 def test_children_left_behind_by_a_finished_agent_are_killed(tmp_path: Path, ws: Path) -> None:
@@ -131,11 +134,7 @@ def test_children_left_behind_by_a_finished_agent_are_killed(tmp_path: Path, ws:
     )
     out = CmdAttempter([sys.executable, str(script)]).attempt("x", ws, attempt=1)
     assert out.steps[0].ok
-    pid = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while not _gone(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _gone(pid)
+    assert _wait_gone(int(pidfile.read_text())), "a child left behind by the agent survived"
 
 
 def test_missing_agent_binary_is_one_clear_usage_error() -> None:
