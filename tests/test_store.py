@@ -54,6 +54,13 @@ def _raw(db: Path) -> sqlite3.Connection:
     return conn
 
 
+def _sql(db: Path, statement: str) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
 def _kinds(db: Path) -> list[str]:
     with Store(db) as store:
         report = verify_store(store, record=False)
@@ -88,10 +95,7 @@ def test_a_file_that_is_not_a_database_is_refused_and_left_alone(db):
 
 
 def test_someone_elses_sqlite_database_is_not_migrated(db):
-    conn = sqlite3.connect(db)
-    conn.execute("CREATE TABLE payroll (who TEXT)")
-    conn.commit()
-    conn.close()
+    _sql(db, "CREATE TABLE payroll (who TEXT)")
     before = dump_store(db)
     with pytest.raises(StoreError, match="not a chimera-cards store"):
         Store(db)
@@ -99,10 +103,7 @@ def test_someone_elses_sqlite_database_is_not_migrated(db):
 
 
 def test_a_store_from_a_newer_schema_is_refused_and_left_alone(filled):
-    conn = sqlite3.connect(filled)
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
-    conn.commit()
-    conn.close()
+    _sql(filled, f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     before = dump_store(filled)
     with pytest.raises(StoreError, match="newer than this chimera-cards understands"):
         Store(filled)
