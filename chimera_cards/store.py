@@ -324,6 +324,8 @@ class Store:
             # read of every blob cheaper.
             self._conn.execute("PRAGMA page_size = 16384")
             self._conn.execute(f"PRAGMA mmap_size = {256 * 1024 * 1024}")
+            # Refuse a foreign or newer file before changing anything about it (even its journal).
+            self._check_identity(self.schema_version)
             self._set_wal()
             self._conn.execute("PRAGMA foreign_keys = ON")
             # WAL + NORMAL cannot corrupt or half-apply a transaction on a crash; it may lose the

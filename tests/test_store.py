@@ -339,3 +339,16 @@ def test_verify_catches_an_audit_detail_replaced_by_non_json_even_if_rehashed(fi
     digest = store_mod.audit_hash(seq, ts, event, name, sha, "not json", prev)
     conn.execute("UPDATE audit SET detail = 'not json', hash = ? WHERE seq = 3", (digest,))
     assert _kinds(filled) == ["audit-detail", "version-unrecorded"]
+
+
+def test_a_newer_store_is_refused_before_anything_about_it_changes(filled):
+    conn = sqlite3.connect(filled)
+    conn.execute("PRAGMA journal_mode = DELETE")  # a future version might not use WAL
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 5}")
+    conn.commit()
+    conn.close()
+    before = filled.read_bytes()
+    with pytest.raises(StoreError, match="newer"):
+        Store(filled)
+    assert filled.read_bytes() == before
+    assert not Path(f"{filled}-wal").exists()
