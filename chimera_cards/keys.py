@@ -40,17 +40,11 @@ class KeyFileError(ChimeraError):
     """A key file or key text that cannot be used (unreadable, wrong type, wrong passphrase)."""
 
 
-def chimera_home() -> Path:
-    """``$CHIMERA_CARDS_HOME``, else the XDG data dir: the same root the store defaults under."""
-    home = os.environ.get("CHIMERA_CARDS_HOME")
-    if home:
-        return Path(home)
-    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(xdg) / "chimera-cards"
-
-
 def default_keyfile(name: str) -> Path:
-    return chimera_home() / "keys" / f"{name}.key"
+    """``keys/NAME.key`` beside the default store (``$CHIMERA_CARDS_HOME``, else the XDG data dir)."""
+    from chimera_cards.store import default_store_path  # one definition of "home"
+
+    return default_store_path().parent / "keys" / f"{name}.key"
 
 
 def check_key_name(name: str) -> str:
