@@ -27,7 +27,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from chimera_cards.card import CardParseError, parse_card
-from chimera_cards.errors import UsageError
+from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.prompt import render_card
 from chimera_cards.trust import evaluate, get_threshold, trusted_keys
 
@@ -229,8 +229,13 @@ def match(store, query: str, k: int = 5, level: int = 2, *, verify: bool = True,
     with store.snapshot() as conn:
         dirty = conn.execute("SELECT 1 FROM index_queue LIMIT 1").fetchone() is not None
     if dirty:
-        with store.transaction() as wconn:
-            sync_index(wconn)
+        try:
+            with store.transaction() as wconn:
+                sync_index(wconn)
+        except (sqlite3.OperationalError, ChimeraError):
+            # Read-only, or another writer holds the lock: answer from what is indexed; versions
+            # not yet indexed are absent this time (never unchecked).
+            pass
     with store.snapshot() as conn:  # one consistent state for ranking and verification
         return _match(conn, q, k, level, verify, cache)
 

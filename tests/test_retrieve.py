@@ -227,3 +227,21 @@ def test_a_warm_cache_still_sees_a_removed_key_and_an_edited_signature(store, tm
     conn.commit()
     conn.close()
     assert match(store, "alpha", cache=cache) == []
+
+
+def test_a_store_it_cannot_write_still_answers_from_what_is_indexed(tmp_path):
+    path = tmp_path / "busy.db"
+    with Store(path) as s:
+        add(s, "alpha")
+        assert names(match(s, "alpha")) == ["alpha"]
+        add(s, "alpha-two", description="alpha again")  # queued, not yet indexed
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        with Store(path, create=False, timeout=0.2) as s:
+            assert names(match(s, "alpha")) == ["alpha"]  # no error; the new one is just absent
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    with Store(path) as s:
+        assert set(names(match(s, "alpha"))) == {"alpha", "alpha-two"}
