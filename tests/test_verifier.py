@@ -213,3 +213,26 @@ def test_a_single_enormous_line_is_cut_without_reading_it_whole(tmp_path):
     assert lines[1] == "AssertionError: at the end"
     assert result.failure_lines == ["AssertionError: at the end"]
     assert os.path.getsize(log) == 5_000_000 + len("\nAssertionError: at the end\n")
+
+
+def test_ctrl_c_while_verifying_kills_the_process_group_and_propagates(tmp_path):
+    import signal
+    import subprocess
+
+    script = (
+        "from pathlib import Path\n"
+        "from reference_loop.verifier import run_verifier\n"
+        "try:\n"
+        "    run_verifier('sleep 120 & echo $! > bg.pid; sleep 120', Path('.'), timeout=60)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, stdout=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "bg.pid").exists() or not (tmp_path / "bg.pid").read_text().strip():
+        assert time.monotonic() < deadline, "verify command never started"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=20)
+    assert out.decode().strip() == "interrupted"
+    assert wait_dead(int((tmp_path / "bg.pid").read_text()))
