@@ -484,6 +484,10 @@ def write_plot(result: BenchResult, path: str | Path) -> Path:
                  f"{len(result.seeds)} seeds", fontsize=10)
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    try:
+        fig.savefig(out, dpi=110)
+    except OSError as exc:
+        raise LoopError(f"cannot write {out}: {exc.strerror or exc}") from None
+    finally:
+        plt.close(fig)
     return out

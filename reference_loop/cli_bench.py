@@ -36,10 +36,11 @@ def _fail(exc: LoopError | ChimeraError) -> None:
               default=None, help="A folder of task folders (or one task folder).")
 @click.option("--task", "task_names", multiple=True, metavar="NAME|DIR",
               help="A sample task name or task folder; repeatable. Default: all sample tasks.")
-@click.option("--seeds", type=int, default=5, show_default=True,
+@click.option("--seeds", type=click.IntRange(min=1), default=5, show_default=True,
               help="Seeds 0..N-1 per task; every arm runs on the same task x seed pairs.")
-@click.option("--max-attempts", type=int, default=DEFAULT_MAX_ATTEMPTS, show_default=True)
-@click.option("--jobs", type=int, default=min(2, os.cpu_count() or 1), show_default=True,
+@click.option("--max-attempts", type=click.IntRange(min=1), default=DEFAULT_MAX_ATTEMPTS,
+              show_default=True)
+@click.option("--jobs", type=click.IntRange(min=1), default=min(2, os.cpu_count() or 1), show_default=True,
               help="Runs in parallel.")
 @click.option("--attempt-timeout", type=float, default=None,
               help="Seconds a cmd: agent may run per attempt before its process group is killed.")
@@ -66,6 +67,10 @@ def bench_cmd(attempter: str, escalate_to: str | None, arms: str | None, tasks_d
         chosen = parse_arms(arms, escalate_to=escalate_to)
         tasks = load_tasks(tasks_dir, task_names)
         check_attempters(tasks, attempter, escalate_to, attempt_timeout)
+        for path in (out_path, plot_path):
+            # Refuse before the run, not after minutes of work are lost.
+            if path is not None and not path.resolve().parent.is_dir():
+                raise LoopError(f"cannot write {path}: no such directory", exit_code=2)
         total = len(tasks) * seeds * len(chosen)
         with click.progressbar(length=max(total, 0), label="bench", file=sys.stderr,
                                show_pos=True, item_show_func=lambda o: (

@@ -189,6 +189,12 @@ def test_cli_usage_errors_are_one_line_exit_2(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "tasks folder not found" in res.stderr
     res = CliRunner().invoke(bench_cmd, ["--attempter", "nope:x", "--task", "stats-median"])
     assert res.exit_code == 2 and "Traceback" not in res.output
+    res = CliRunner().invoke(bench_cmd, ["--seeds", "0"])
+    assert res.exit_code == 2 and "--seeds" in res.stderr
+    # An unwritable --out is refused before the run, not after it.
+    res = CliRunner().invoke(bench_cmd, ["--task", "stats-median", "--out",
+                                         str(tmp_path / "no" / "such" / "r.json")])
+    assert res.exit_code == 2 and res.stderr.startswith("error: cannot write") and "no such directory" in res.stderr
 
 
 def test_plot_is_written_when_matplotlib_is_installed(tasks_dir: Path, tmp_path: Path) -> None:
