@@ -278,7 +278,9 @@ class Workspace:
             raise LoopError(_NO_GIT) from exc
         if check and proc.returncode != 0:
             msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            detail = msg[-1] if msg else f"exit {proc.returncode}"
+            # git ends with a generic "fatal: adding files failed"; the cause is the first error.
+            errors = [line for line in msg if line.startswith("error:")]
+            detail = (errors or msg or [f"exit {proc.returncode}"])[0 if errors else -1]
             raise LoopError(f"git {args[0]} failed in workspace {self.root}: {detail}")
         return proc
 
