@@ -95,12 +95,11 @@ def parse_edit(reply: str) -> Edit:
 
 
 def _clean_path(raw: str) -> str:
-    """A path as a model writes it: strip quotes, backticks, markdown emphasis, a 'File:' label."""
-    p = raw.strip().strip("`*\"'").strip()
-    p = re.sub(r"^(?:#+\s*)?(?:file(?:name)?|path)\s*:\s*", "", p, flags=re.I).strip("`*\"' ")
-    if p.endswith(":"):
-        p = p[:-1]
-    return p
+    """A path as a model writes it: without a '### ' heading mark, a 'File:' label, quotes,
+    backticks, bold markers or a trailing colon."""
+    p = re.sub(r"^#+\s*", "", raw.strip())
+    p = re.sub(r"^(?:file(?:name)?|path)\s*:\s*", "", p, flags=re.I)
+    return p.strip().rstrip(":").strip("`*\"' ").rstrip(":")
 
 
 def _plausible_path(p: str) -> bool:

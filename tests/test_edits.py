@@ -50,6 +50,13 @@ def test_search_replace_tolerates_trailing_whitespace_mistakes(ws: Path) -> None
     assert (ws / "pkg" / "calc.py").read_text() == CALC.replace("a - b", "a + b")
 
 
+@pytest.mark.parametrize("label", ["pkg/calc.py", "`pkg/calc.py`:", "**pkg/calc.py**",
+                                   "### pkg/calc.py", "File: `pkg/calc.py`", "pkg/calc.py:"])
+def test_path_labels_as_models_write_them(ws: Path, label: str) -> None:
+    reply = f"{label}\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+    assert parse_edit(reply).paths == ["pkg/calc.py"]
+
+
 def test_search_text_not_in_file_is_a_clear_error_and_writes_nothing(ws: Path) -> None:
     reply = (
         "pkg/new.py\n<<<<<<< SEARCH\n=======\nX = 1\n>>>>>>> REPLACE\n\n"
@@ -116,6 +123,13 @@ def test_whole_file_replacement_with_path_line_before_the_fence(ws: Path) -> Non
     edit = parse_edit(reply)
     assert edit.format == "whole-file"
     apply_edit(edit, ws)
+    assert (ws / "pkg" / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+def test_whole_file_in_the_format_the_llm_prompt_shows_files(ws: Path) -> None:
+    # The llm: attempter shows files as "### path" + fence; a model echoing that is understood.
+    reply = "### pkg/calc.py\n```\ndef add(a, b):\n    return a + b\n```\n"
+    apply_edit(parse_edit(reply), ws)
     assert (ws / "pkg" / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
 
 
