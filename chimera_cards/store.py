@@ -325,7 +325,7 @@ class Store:
             self._conn.execute("PRAGMA page_size = 16384")
             self._conn.execute(f"PRAGMA mmap_size = {256 * 1024 * 1024}")
             # Refuse a foreign or newer file before changing anything about it (even its journal).
-            self._check_identity(self.schema_version)
+            self._check_identity_now()
             self._set_wal()
             self._conn.execute("PRAGMA foreign_keys = ON")
             # WAL + NORMAL cannot corrupt or half-apply a transaction on a crash; it may lose the
@@ -384,10 +384,16 @@ class Store:
         elif app_id != APPLICATION_ID:
             raise StoreError(f"{self.path}: an SQLite database, but not a chimera-cards store")
 
+    def _check_identity_now(self) -> int:
+        # One read snapshot: otherwise another process's first migration could commit between
+        # reading user_version (0) and counting tables (some), which looks like a foreign file.
+        with self.snapshot():
+            version = self.schema_version
+            self._check_identity(version)
+        return version
+
     def _migrate(self) -> None:
-        version = self.schema_version
-        self._check_identity(version)
-        if version == len(MIGRATIONS):
+        if self._check_identity_now() == len(MIGRATIONS):
             return
         with self.transaction() as conn:
             version = self.schema_version  # another process may have migrated meanwhile

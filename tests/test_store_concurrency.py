@@ -119,7 +119,7 @@ def test_a_process_killed_inside_its_import_transaction_leaves_nothing(tmp_path)
         assert len(store.versions()) == 31 and verify_store(store).ok
 
 
-@pytest.mark.parametrize("writers", [2])
+@pytest.mark.parametrize("writers", [3])
 def test_concurrent_opening_of_a_brand_new_store_migrates_once(tmp_path, writers):
     db = tmp_path / "fresh.db"
     code = "import sys; from chimera_cards.store import Store; Store(sys.argv[1]).close()"
