@@ -313,6 +313,14 @@ class Workspace:
         return Diff(text=text, files=files, raw=patch_bytes), entries
 
     def _restore(self, snap: _Snapshot, entries: list[_Entry]) -> None:
+        try:
+            self._restore_entries(snap, entries)
+        except OSError as exc:
+            # e.g. a directory the attempt made unwritable: say where, in one line.
+            where = os.fsdecode(exc.filename) if exc.filename is not None else str(self.root)
+            raise LoopError(f"restore failed at {where}: {exc.strerror or exc}") from exc
+
+    def _restore_entries(self, snap: _Snapshot, entries: list[_Entry]) -> None:
         touched: list[str] = []
         for _pass in range(2):
             changed = self._revert(snap, entries)

@@ -539,3 +539,37 @@ def test_odd_file_names_survive_diff_and_restore(tmp_path):
         assert by_path[name].status == "D"
     assert by_path["new \u2603 file\n.txt"].status == "A"
     assert by_path["renamed\ttab"].old_path == "tab\there"
+
+
+def _lock_dir(path: Path) -> bool:
+    """Make a directory unwritable even for root (chattr +i), else by mode; False if neither."""
+    if os.geteuid() != 0:
+        os.chmod(path, 0o555)
+        return True
+    chattr = shutil.which("chattr")
+    return bool(chattr) and subprocess.run([chattr, "+i", str(path)], capture_output=True).returncode == 0
+
+
+def _unlock_dir(path: Path) -> None:
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+    else:
+        os.chmod(path, 0o755)
+
+
+def test_a_directory_the_attempt_locked_gives_one_clear_error_not_a_traceback(tmp_path):
+    root = tmp_path / "ws"
+    (root / "locked").mkdir(parents=True)
+    (root / "locked" / "f.txt").write_text("f\n")
+    with Workspace(root) as ws:
+        ws.snapshot()
+        (root / "locked" / "f.txt").unlink()
+        if not _lock_dir(root / "locked"):
+            pytest.skip("cannot make a directory unwritable here (no chattr)")
+        try:
+            with pytest.raises(LoopError, match=r"restore failed at .*locked/f\.txt: "):
+                ws.restore()
+        finally:
+            _unlock_dir(root / "locked")
+        ws.restore()  # once the directory is writable again, restore completes
+    assert (root / "locked" / "f.txt").read_text() == "f\n"
