@@ -60,7 +60,8 @@ _ERROR_LINE = re.compile(
 _SUMMARY_COUNT = re.compile(r"^(=+ )?(\d+ \w+(, )?)+ in [\d.]+s( \([\d:.]+\))?( =+)?$")
 _PYTEST_OUTPUT = re.compile(
     r"test session starts|short test summary info|^(=+ )?(no tests ran|\d+ (passed|failed|errors?)"
-    r"\b.* in [\d.]+s)|^ERROR: (usage|file or directory not found)|^(INTERNALERROR|ImportError while)"
+    r"\b.* in [\d.]+s)|^ERROR: (usage|file or directory not found)"
+    r"|^(INTERNALERROR|ImportError while)"
 )
 
 
@@ -218,8 +219,8 @@ def _read_bounded(path: Path, head: int, tail: int) -> tuple[str, list[str], lis
                 head_part.append(line)
             else:
                 tail_part.append(line)
-            if len(interesting) < 10_000 and (
-                _TEST_FAILURE.search(line) or _ERROR_LINE.search(line) or _PYTEST_OUTPUT.search(line)
+            if len(interesting) < 10_000 and any(
+                pattern.search(line) for pattern in (_TEST_FAILURE, _ERROR_LINE, _PYTEST_OUTPUT)
             ):
                 interesting.append(line)
     omitted = total - len(head_part) - len(tail_part)

@@ -364,13 +364,15 @@ class Workspace:
         blobs = sorted({sha for mode, sha in write.values() if mode != _GITLINK})
         data: dict[str, bytes] = {}
         if blobs:
-            out = self._run("cat-file", "--batch", input="".join(f"{b}\n" for b in blobs).encode()).stdout
+            request = "".join(f"{b}\n" for b in blobs).encode()
+            out = self._run("cat-file", "--batch", input=request).stdout
             pos = 0
             while pos < len(out):
                 nl = out.index(b"\n", pos)
                 header = out[pos:nl].split()
                 if len(header) != 3:
-                    raise LoopError(f"snapshot object missing from the private store: {out[pos:nl]!r}")
+                    missing = out[pos:nl].decode("utf-8", "replace")
+                    raise LoopError(f"snapshot object missing from the private store: {missing}")
                 size = int(header[2])
                 data[header[0].decode()] = out[nl + 1 : nl + 1 + size]
                 pos = nl + 1 + size + 1
@@ -383,7 +385,7 @@ class Workspace:
             elif mode == _GITLINK:
                 os.mkdir(full)  # what git checks out for a nested repository: an empty dir
             else:
-                # O_EXCL|O_NOFOLLOW: a fresh file, never through a link; the umask applies as for git.
+                # O_EXCL|O_NOFOLLOW: a fresh file, never through a link; umask applies, as for git.
                 fd = os.open(
                     full,
                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,

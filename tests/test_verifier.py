@@ -98,7 +98,8 @@ def test_non_pytest_exit_codes_follow_the_mapping(tmp_path):
     assert plain.failure_lines == ["Error: disk full"]
     exit_one = run_verifier("echo checking; echo mismatch in output; exit 1", tmp_path, timeout=10)
     assert exit_one.verdict == "fail"
-    assert exit_one.failure_lines == ["checking", "mismatch in output"]  # generic fallback: last lines
+    # No recognisable line: the generic fallback is the last lines of output.
+    assert exit_one.failure_lines == ["checking", "mismatch in output"]
 
 
 def test_killed_by_a_signal_is_error(tmp_path):
@@ -171,7 +172,11 @@ def test_runs_in_the_given_directory(tmp_path):
 
 @pytest.mark.parametrize(
     ("command", "cwd", "timeout", "message"),
-    [("  ", ".", 5, "empty"), ("true", "missing", 5, "does not exist"), ("true", ".", 0, "positive")],
+    [
+        ("  ", ".", 5, "empty"),
+        ("true", "missing", 5, "does not exist"),
+        ("true", ".", 0, "positive"),
+    ],
 )
 def test_bad_arguments_are_clear_errors(tmp_path, command, cwd, timeout, message):
     with pytest.raises(LoopError, match=message):
@@ -204,10 +209,12 @@ def test_huge_lines_are_cut_in_the_result_but_whole_on_disk(tmp_path):
 
 def test_a_single_enormous_line_is_cut_without_reading_it_whole(tmp_path):
     log = tmp_path / "blob.log"
-    result = run_verifier(
-        f"{sys.executable} -c \"import sys; sys.stdout.write('y' * 5_000_000 + '\\nAssertionError: at the end\\n'); sys.exit(1)\"",
-        tmp_path, timeout=30, log_path=log,
+    (tmp_path / "blob.py").write_text(
+        "import sys\n"
+        "sys.stdout.write('y' * 5_000_000 + '\\nAssertionError: at the end\\n')\n"
+        "sys.exit(1)\n"
     )
+    result = run_verifier(f"{sys.executable} blob.py", tmp_path, timeout=30, log_path=log)
     lines = result.output.splitlines()
     assert lines[0] == "y" * 2000 + " … [4998000 chars cut]"
     assert lines[1] == "AssertionError: at the end"

@@ -547,7 +547,9 @@ def _lock_dir(path: Path) -> bool:
         os.chmod(path, 0o555)
         return True
     chattr = shutil.which("chattr")
-    return bool(chattr) and subprocess.run([chattr, "+i", str(path)], capture_output=True).returncode == 0
+    if not chattr:
+        return False
+    return subprocess.run([chattr, "+i", str(path)], capture_output=True).returncode == 0
 
 
 def _unlock_dir(path: Path) -> None:
