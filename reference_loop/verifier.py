@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -281,7 +281,7 @@ def _judge(
     return "error", f"exit {exit_code} without failing-test lines"
 
 
-def extract_failure_lines(lines: list[str], last_lines: list[str] = ()) -> list[str]:
+def extract_failure_lines(lines: Sequence[str], last_lines: Sequence[str] = ()) -> list[str]:
     """The lines that say what failed: pytest ``E`` lines and ``FAILED``/``ERROR`` summaries,
     assertion and ``...Error:`` lines; when none match (a tool that is not a test runner), the
     last few non-empty lines of output."""
