@@ -108,6 +108,14 @@ def test_missing_source_is_exit_2(db, tmp_path):
     assert "no such file" in one_error_line(result)
 
 
+@pytest.mark.parametrize("extra", [["--sha256", "xyz"], ["--lockfile", "missing.lock"]])
+def test_a_usage_error_does_not_create_a_store(db, card_factory, extra):
+    result = run("import", card_factory("x-card"), "--store", db, *extra)
+    assert result.exit_code == 2
+    one_error_line(result)
+    assert not db.exists()
+
+
 def test_a_store_that_is_not_a_database_is_exit_2_and_untouched(tmp_path, card_factory):
     bogus = tmp_path / "cards.db"
     bogus.write_text("hello\n")

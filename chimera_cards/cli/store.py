@@ -12,10 +12,12 @@ from pathlib import Path
 import click
 
 from chimera_cards.cli.common import echo_json, reports_errors
-from chimera_cards.errors import ChimeraError
+from chimera_cards.card import find_card_files
+from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT, is_url
 from chimera_cards.importer import ImportResult, import_source
-from chimera_cards.lockfile import write_lockfile
+from chimera_cards.integrity import expected_hex
+from chimera_cards.lockfile import read_lockfile, write_lockfile
 from chimera_cards.store import (
     STATUSES,
     Store,
@@ -96,6 +98,13 @@ def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, 
     One line per card. Exit 0 when every card imported (or was already present), 1 when any was
     refused, 2 for a usage error.
     """
+    # Usage errors first, so a bad invocation does not even create a store file.
+    expected_hex(sha256, integrity)
+    if lockfile is not None:
+        read_lockfile(lockfile)
+    if not is_url(source) and not find_card_files(source):
+        raise UsageError(f"{source}: no cards found (expected a SKILL.md, a card directory, "
+                         "or a folder of card directories)")
     with _open(store_path, create=True) as store:
         results = import_source(store, source, sha256=sha256, integrity=integrity,
                                 lockfile=lockfile, taint=taint, timeout=timeout)
