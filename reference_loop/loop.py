@@ -1,10 +1,10 @@
 """The reference loop: attempt, judge, capture the real diff, revert, record, retry with history.
 
 Per attempt: compose the prompt (task + plan + rendered history) -> the attempter edits the
-workspace -> take the real diff from the workspace -> run the verifier -> restore the workspace
-unless it passed -> append an ``AttemptRecord`` -> go again. The diff is taken right after the
-attempter and before the verifier runs, so files the verifier itself writes never pollute the
-recorded patch; the restore after the verdict removes both.
+workspace -> run the verifier -> take the real diff from the workspace and, unless it passed,
+restore it in the same scan -> append an ``AttemptRecord`` -> go again. One scan of the tree per
+attempt keeps the cost near ``git status``; the caches a verifier writes (``__pycache__``,
+``.pytest_cache`` ...) are in the workspace's default ignore list, so they stay out of the patch.
 
 When a failure signature repeats, the loop changes something structural instead of appending
 one more copy of the same failure: it re-plans (planner + ``TaskLedger.context()``) or escalates
@@ -182,10 +182,16 @@ def run_loop(
             started = time.monotonic()
             dirty = True
             outcome: AttemptOutcome = current.attempt(prompt, root, attempt=number)
-            diff = ws.diff()   # the real change, from the workspace, before anything reverts it
             log_path = Path(log_dir) / f"attempt-{number}.log" if log_dir is not None else None
             result = run_verifier(task.verify_command(), root, timeout=task.timeout,
                                   log_path=log_path)
+            # The real change comes from the workspace, never from the attempter's description.
+            # A passing change stays; a failing one is diffed and reverted in one scan.
+            if result.verdict == "pass":
+                diff = ws.diff()
+            else:
+                diff = ws.diff_and_restore()
+                dirty = False
             failed_step = outcome.first_failure()
             patch, truncated = bound_patch(diff.text, patch_limit)
             record = AttemptRecord(
@@ -218,8 +224,6 @@ def run_loop(
                 solved = True
                 dirty = False   # the passing change stays
             else:
-                ws.restore()
-                dirty = False
                 log.emit("workspace_restored", attempt=number, paths=len(ws.last_restored))
             log.emit("attempt_finished", attempt=number, verdict=record.verdict,
                      signature=record.signature, files=record.files, attempter=current.name,
