@@ -212,9 +212,7 @@ def _match_query(store: Store) -> list[retrieve.Match]:
 
 def trimmed_review_screen(view: review.ReviewView, keep: int = REVIEW_TEXT_LINES) -> list[str]:
     """The ``chimera-cards review NAME`` screen with the card text cut to ``keep`` lines."""
-    from chimera_cards.cli.review import _format_view   # one formatter for the command and demo
-
-    lines = _format_view(view).splitlines()
+    lines = review.format_view(view).splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("== what an agent"))
     end = next((i for i in range(head + 1, len(lines)) if lines[i].startswith("== ")), len(lines))
     text = lines[head + 1:end]

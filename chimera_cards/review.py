@@ -678,3 +678,34 @@ def verify_check(store, conn: sqlite3.Connection) -> list:
             if v.problems:
                 problems.append(Problem("signature-invalid", f"{label}: {v.problems[0]}", name, sha))
     return problems
+
+
+def format_view(v: ReviewView) -> str:
+    """The review screen as text: what `chimera-cards review NAME` prints and the demo shows."""
+    out = [
+        f"card:       {v.name}",
+        f"sha256:     {v.sha256}",
+        f"status:     {v.status}" + (f" ({v.reason})" if v.reason else ""),
+        f"provenance: {v.provenance}",
+        f"origin:     {v.origin}" + (f" -> {v.final_url}" if v.final_url and v.final_url != v.origin else ""),
+        f"approvals:  {len(v.verdict['approvers'])} of {v.verdict['threshold']} required",
+        "",
+        "== what an agent would be given once approved (hidden characters shown as <U+XXXX>) ==",
+        v.revealed_prompt_text.rstrip("\n"),
+        "",
+        f"== findings ({len(v.findings)}) ==",
+    ]
+    for f in v.findings:
+        line = f":{f['line']}" if f.get("line") else ""
+        out.append(f"{f['severity']}{line} [{f['rule']}] {f['message']}")
+    if not v.findings:
+        out.append("none")
+    out.append("")
+    if v.diff_against:
+        out.append(f"== diff against last approved version {v.diff_against[:12]} ==")
+        out.append(v.diff.rstrip("\n") or "(identical text)")
+    else:
+        out.append("== diff: no earlier approved version of this name ==")
+    out.append("")
+    out.append(f"approve with: chimera-cards approve {v.name} --key KEYFILE --sha256 {v.sha256}")
+    return "\n".join(out)

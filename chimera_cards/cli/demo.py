@@ -10,8 +10,7 @@ from pathlib import Path
 
 import click
 
-from chimera_cards.cli.common import echo_json, reports_errors
-from chimera_cards.cli.store import json_option
+from chimera_cards.cli.common import echo_json, json_option, reports_errors
 from chimera_cards.demo import MAX_ATTEMPTS, TOTAL_STEPS, DemoResult, Step, demo_steps
 from chimera_cards.errors import UsageError
 from reference_loop.history import MODES as HISTORY_MODES

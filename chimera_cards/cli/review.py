@@ -10,9 +10,8 @@ from pathlib import Path
 import click
 
 from chimera_cards import retrieve, review
-from chimera_cards.cli.common import echo_json, reports_errors
+from chimera_cards.cli.common import echo_json, json_option, open_store, reports_errors, store_option
 # The store commands' --store/--json options and opener, so both areas behave identically.
-from chimera_cards.cli.store import _open, json_option, store_option
 from chimera_cards.keys import generate_key, load_private_key, read_passphrase_file, read_public_key
 
 passphrase_option = click.option(
@@ -56,7 +55,7 @@ def keys_group() -> None:
 def keys_generate(name, keyfile, passphrase_file, store_path, as_json) -> None:
     """Make a key pair: KEYFILE (0600) and KEYFILE.pub; the new key joins the store's trust list."""
     passphrase = read_passphrase_file(passphrase_file) if passphrase_file else None
-    with _open(store_path, create=True) as store:
+    with open_store(store_path, create=True) as store:
         gen = generate_key(name, keyfile, passphrase=passphrase)
         try:
             _, changes = review.add_trust(store, name, gen.public)
@@ -91,7 +90,7 @@ def trust_group() -> None:
 def trust_add(name, pubkey, store_path, as_json) -> None:
     """Trust PUBKEY (a .pub file or the key text) as NAME."""
     public = read_public_key(pubkey)
-    with _open(store_path, create=True) as store:
+    with open_store(store_path, create=True) as store:
         key, changes = review.add_trust(store, name, public)
     if as_json:
         echo_json({**key.to_dict(), "changes": [c.to_dict() for c in changes]})
@@ -106,7 +105,7 @@ def trust_add(name, pubkey, store_path, as_json) -> None:
 @reports_errors
 def trust_list(store_path, as_json) -> None:
     """The trusted keys and the threshold."""
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         keys, threshold = review.trust_status(store)
     if as_json:
         echo_json({"threshold": threshold, "keys": [k.to_dict() for k in keys]})
@@ -123,7 +122,7 @@ def trust_list(store_path, as_json) -> None:
 @reports_errors
 def trust_remove(name, store_path, as_json) -> None:
     """Stop trusting NAME's key; its approvals no longer count."""
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         key, changes = review.remove_trust(store, name)
     if as_json:
         echo_json({**key.to_dict(), "changes": [c.to_dict() for c in changes]})
@@ -139,7 +138,7 @@ def trust_remove(name, store_path, as_json) -> None:
 @reports_errors
 def trust_threshold(k, store_path, as_json) -> None:
     """Show, or set to K, how many distinct trusted reviewers must approve a version."""
-    with _open(store_path, create=k is not None) as store:
+    with open_store(store_path, create=k is not None) as store:
         changes = review.set_threshold(store, k) if k is not None else []
         _, threshold = review.trust_status(store)
     if as_json:
@@ -152,36 +151,6 @@ def trust_threshold(k, store_path, as_json) -> None:
 # --- review / approve / reject / retire ------------------------------------------------------
 
 
-def _format_view(v: review.ReviewView) -> str:
-    out = [
-        f"card:       {v.name}",
-        f"sha256:     {v.sha256}",
-        f"status:     {v.status}" + (f" ({v.reason})" if v.reason else ""),
-        f"provenance: {v.provenance}",
-        f"origin:     {v.origin}" + (f" -> {v.final_url}" if v.final_url and v.final_url != v.origin else ""),
-        f"approvals:  {len(v.verdict['approvers'])} of {v.verdict['threshold']} required",
-        "",
-        "== what an agent would be given (hidden characters shown as <U+XXXX>) ==",
-        v.revealed_prompt_text.rstrip("\n"),
-        "",
-        f"== findings ({len(v.findings)}) ==",
-    ]
-    for f in v.findings:
-        line = f":{f['line']}" if f.get("line") else ""
-        out.append(f"{f['severity']}{line} [{f['rule']}] {f['message']}")
-    if not v.findings:
-        out.append("none")
-    out.append("")
-    if v.diff_against:
-        out.append(f"== diff against last approved version {v.diff_against[:12]} ==")
-        out.append(v.diff.rstrip("\n") or "(identical text)")
-    else:
-        out.append("== diff: no earlier approved version of this name ==")
-    out.append("")
-    out.append(f"approve with: chimera-cards approve {v.name} --key KEYFILE --sha256 {v.sha256}")
-    return "\n".join(out)
-
-
 @click.command("review")
 @click.argument("name", required=False)
 @click.option("--sha256", "sha256", default=None, help="Review this version (default: the newest pending).")
@@ -190,7 +159,7 @@ def _format_view(v: review.ReviewView) -> str:
 @reports_errors
 def review_cmd(name, sha256, store_path, as_json) -> None:
     """The queue of pending versions, or (NAME) everything needed to decide on one."""
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         if name is None:
             queue = review.review_queue(store)
             if as_json:
@@ -208,7 +177,7 @@ def review_cmd(name, sha256, store_path, as_json) -> None:
     if as_json:
         echo_json(view.to_dict())
         return
-    click.echo(_format_view(view))
+    click.echo(review.format_view(view))
 
 
 def _decision_output(d: review.Decision, as_json: bool) -> None:
@@ -237,7 +206,7 @@ def _decision_output(d: review.Decision, as_json: bool) -> None:
 def approve_cmd(name, keyfile, sha256, note, passphrase_file, store_path, as_json) -> None:
     """Sign an approval of NAME's version with this SHA-256."""
     private = _load_key(keyfile, passphrase_file)
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         d = review.approve(store, name, sha256, private, note)
     _decision_output(d, as_json)
 
@@ -254,7 +223,7 @@ def approve_cmd(name, keyfile, sha256, note, passphrase_file, store_path, as_jso
 def reject_cmd(name, keyfile, sha256, reason, passphrase_file, store_path, as_json) -> None:
     """Sign a rejection: the version (and any later import of the same bytes) stays rejected."""
     private = _load_key(keyfile, passphrase_file)
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         d = review.reject(store, name, sha256, private, reason)
     _decision_output(d, as_json)
 
@@ -268,7 +237,7 @@ def reject_cmd(name, keyfile, sha256, reason, passphrase_file, store_path, as_js
 @reports_errors
 def retire_cmd(name, sha256, reason, store_path, as_json) -> None:
     """Withdraw a version from use. Not a security verdict (that is reject)."""
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         change = review.retire(store, name, sha256, reason)
     if as_json:
         echo_json(change.to_dict())
@@ -291,7 +260,7 @@ def retire_cmd(name, sha256, reason, store_path, as_json) -> None:
 def match_cmd(query, k, level, store_path, as_json) -> None:
     """Approved cards for QUERY (one or more words), ready for a prompt. Pending, rejected,
     retired or tampered cards are never shown."""
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         matches = retrieve.match(store, " ".join(query), k=k, level=level)
     if as_json:
         echo_json({"matches": [m.to_dict() for m in matches],

@@ -5,55 +5,24 @@ Thin click skins over ``importer``, ``lockfile`` and ``store``; the decisions li
 
 from __future__ import annotations
 
-import functools
-import sqlite3
 from pathlib import Path
 
 import click
 
-from chimera_cards.cli.common import echo_json, reports_errors
+from chimera_cards.cli.common import echo_json, json_option, open_store, reports_errors, store_option
 from chimera_cards.card import find_card_files
-from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.errors import UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT, is_url
 from chimera_cards.importer import ImportResult, import_source
 from chimera_cards.integrity import expected_hex
 from chimera_cards.lockfile import read_lockfile, write_lockfile
 from chimera_cards.store import (
     STATUSES,
-    Store,
     Version,
-    default_store_path,
     export_card,
     select_version,
     verify_store,
 )
-
-store_option = click.option(
-    "--store",
-    "store_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Store file (default: $CHIMERA_CARDS_HOME/cards.db, else the XDG data dir).",
-)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-
-
-def database_errors(fn):
-    """A damaged or locked SQLite file mid-command is one error line too, not a traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except sqlite3.Error as exc:
-            raise ChimeraError(f"store: {exc}") from None
-
-    return wrapper
-
-
-def _open(store_path: Path | None, *, create: bool = False) -> Store:
-    # Readers never create a store: verifying a mistyped path must not report an empty "ok".
-    return Store(store_path or default_store_path(), create=create)
 
 
 def _single_card_source(source: str) -> bool:
@@ -91,7 +60,6 @@ def _error_line(result: ImportResult) -> str:
 @store_option
 @json_option
 @reports_errors
-@database_errors
 def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, as_json) -> None:
     """Import SOURCE: a SKILL.md, a card directory, a folder of cards, or an http(s) URL.
 
@@ -105,7 +73,7 @@ def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, 
     if not is_url(source) and not find_card_files(source):
         raise UsageError(f"{source}: no cards found (expected a SKILL.md, a card directory, "
                          "or a folder of card directories)")
-    with _open(store_path, create=True) as store:
+    with open_store(store_path, create=True) as store:
         results = import_source(store, source, sha256=sha256, integrity=integrity,
                                 lockfile=lockfile, taint=taint, timeout=timeout)
     if as_json:
@@ -128,10 +96,9 @@ def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, 
 @store_option
 @json_option
 @reports_errors
-@database_errors
 def lock_cmd(output, store_path, as_json) -> None:
     """Write a lockfile pinning every active card to its SHA-256."""
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         pins = {v.name: v.sha256 for v in store.versions(status="active")}
     write_lockfile(output, pins)
     if as_json:
@@ -151,10 +118,9 @@ def _version_row(v: Version, width: int) -> str:
 @store_option
 @json_option
 @reports_errors
-@database_errors
 def list_cmd(status, store_path, as_json) -> None:
     """List every stored version (name, status, provenance, hash, import time, origin)."""
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         found = store.versions(status=status)
     if as_json:
         echo_json([v.to_dict() for v in found])
@@ -171,10 +137,9 @@ def list_cmd(status, store_path, as_json) -> None:
 @store_option
 @json_option
 @reports_errors
-@database_errors
 def show_cmd(name, sha_prefix, store_path, as_json) -> None:
     """Show one card version: metadata, origin, findings, and the history of its versions."""
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         version = select_version(store, name, sha_prefix)
         history = store.versions(name=name)
         size = len(store.get_blob(version.sha256) or b"")
@@ -213,10 +178,9 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
 @store_option
 @json_option
 @reports_errors
-@database_errors
 def export_cmd(name, directory, sha_prefix, store_path, as_json) -> None:
     """Write the byte-identical SKILL.md of a card (its active version by default)."""
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         result = export_card(store, name, directory, sha_prefix=sha_prefix)
     if as_json:
         echo_json(result.to_dict())
@@ -230,10 +194,9 @@ def export_cmd(name, directory, sha_prefix, store_path, as_json) -> None:
 @store_option
 @json_option
 @reports_errors
-@database_errors
 def audit_cmd(store_path, as_json) -> None:
     """Print the append-only audit log (each entry holds the hash of the one before it)."""
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         entries = store.audit_entries()
     if as_json:
         echo_json([e.to_dict() for e in entries])
@@ -248,13 +211,12 @@ def audit_cmd(store_path, as_json) -> None:
 @store_option
 @json_option
 @reports_errors
-@database_errors
 def verify_cmd(store_path, as_json) -> None:
     """Re-hash every blob, check every version against the audit log, walk the hash chain.
 
     Exit 1 naming each problem if anything was tampered with. The outcome is itself audited.
     """
-    with _open(store_path) as store:
+    with open_store(store_path) as store:
         report = verify_store(store)
     if as_json:
         echo_json(report.to_dict())
