@@ -150,7 +150,7 @@ def fts_query(query: str) -> str | None:
 def sync_index(conn: sqlite3.Connection) -> int:
     """Index every queued version (call inside a write transaction); returns how many."""
     rows = conn.execute(
-        "SELECT q.version_id, v.name, b.data FROM index_queue q "
+        "SELECT q.version_id, v.name, CAST(b.data AS BLOB) FROM index_queue q "
         "JOIN versions v ON v.id = q.version_id LEFT JOIN blobs b ON b.sha256 = v.sha256"
     ).fetchall()
     for vid, name, data in rows:
@@ -187,7 +187,7 @@ def gate_check(
     """May this version go to a model right now? Re-hashes and re-verifies; never trusts columns alone."""
     if status != "active":
         return GateDecision(False, reason=f"status is {status}")
-    row = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha256,)).fetchone()
+    row = conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha256,)).fetchone()
     if row is None:
         return GateDecision(False, reason="blob is missing")
     data = bytes(row[0])

@@ -285,7 +285,7 @@ def _decide(store, name: str, sha256: str, private, decision: str, note: str) ->
         key_names = {k.keyid: k.name for k in trusted_keys(conn)}
         if keyid not in key_names:
             raise ChimeraError(f"key {keyid} is not in this store's trust list (chimera-cards trust add)")
-        blob = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
+        blob = conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
         if blob is None or sha256_hex(bytes(blob[0])) != sha:
             raise ChimeraError(f"the stored bytes of {name!r} no longer hash to {sha[:16]}…; refusing to sign")
         if decision == "approve":
@@ -438,7 +438,7 @@ def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> Rev
     if row is None:
         raise ChimeraError(f"no version of {name!r} has sha256 {sha[:16]}…")
     _, _, _, origin, final_url, provenance, status, reason, _ = row
-    blob = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
+    blob = conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
     data = bytes(blob[0]) if blob else b""
     if sha256_hex(data) != sha:
         raise ChimeraError(f"the stored bytes of {name} {sha[:12]} do not match their SHA-256 (run verify)")
@@ -455,7 +455,7 @@ def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> Rev
     base = _last_approved(conn, name, sha)
     diff = ""
     if base is not None:
-        old = bytes(conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (base,)).fetchone()[0])
+        old = bytes(conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (base,)).fetchone()[0])
         diff = "".join(
             difflib.unified_diff(
                 reveal(old.decode("utf-8", "replace")).splitlines(keepends=True),
@@ -661,7 +661,7 @@ def verify_check(store, conn: sqlite3.Connection) -> list:
     for name, sha, origin, final_url, provenance, status in conn.execute(
         "SELECT name, sha256, origin, final_url, provenance, status FROM versions ORDER BY id"
     ).fetchall():
-        blob = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
+        blob = conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
         actual = sha256_hex(bytes(blob[0])) if blob else None
         envs = [e for n, e in by_sha.get(sha, []) if n == name]
         label = f"{name} {sha[:12]}"

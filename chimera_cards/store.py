@@ -529,7 +529,7 @@ class Store:
     # -- reading -----------------------------------------------------------------------------
 
     def get_blob(self, sha256: str) -> bytes | None:
-        row = self._conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha256,)).fetchone()
+        row = self._conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha256,)).fetchone()
         return bytes(row[0]) if row else None
 
     def versions(self, name: str | None = None, status: str | None = None) -> list[Version]:
@@ -612,7 +612,7 @@ def check_blobs(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], 
     problems: list[Problem] = []
     count = total = 0
     sha256 = hashlib.sha256
-    for key, size, data in conn.execute("SELECT sha256, size, data FROM blobs"):
+    for key, size, data in conn.execute("SELECT sha256, size, CAST(data AS BLOB) FROM blobs"):
         count += 1
         total += len(data)
         if sha256(data).hexdigest() != key:

@@ -139,6 +139,24 @@ def test_editing_the_blob_in_the_sqlite_file_after_approval(store, alice, card_s
     assert r.exit_code == 1 and "signature" in r.output + (r.stderr if r.stderr_bytes else "")
 
 
+def test_blob_rewritten_as_text_by_plain_sql_replace_is_tampered_not_a_crash(store, alice, card_server):
+    # SQLite's replace() on a BLOB returns TEXT: the obvious hand edit changes the column's type.
+    res = from_url(store, card_server, "retyped-card")
+    review.approve(store, "retyped-card", res.sha256, key(alice))
+    conn = sqlite3.connect(store.path)
+    conn.execute("UPDATE blobs SET data = replace(data, 'first step', 'first stop') WHERE sha256 = ?",
+                 (res.sha256,))
+    conn.commit()
+    assert conn.execute("SELECT typeof(data) FROM blobs WHERE sha256 = ?", (res.sha256,)).fetchone() == ("text",)
+    conn.close()
+    assert names(store, "retyped-card") == []
+    report = verify_store(store)
+    assert not report.ok and "blob-hash" in {p.kind for p in report.problems}
+    r = CliRunner().invoke(main, ["match", "retyped", "--store", str(store.path)])
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    assert "retyped-card" not in r.output
+
+
 def test_replaying_an_old_approval_after_a_newer_version_was_rejected(store, alice, card_server, tmp_path):
     v1 = from_url(store, card_server, "replay-card", path="/v1/SKILL.md")
     review.approve(store, "replay-card", v1.sha256, key(alice))
