@@ -326,3 +326,25 @@ def test_control_character_in_frontmatter_is_a_parse_error_with_line():
 def test_second_yaml_document_in_frontmatter_is_refused():
     with pytest.raises(CardParseError, match="another document"):
         parse_card(b"---\nname: x\n...\n--- \nfoo: 1\n---\n")
+
+
+def test_block_only_markdown_pass_gives_the_sections_a_full_parse_gives():
+    # Sections are split from markdown-it's block pass alone (the inline pass is skipped for
+    # speed); the titles must be exactly the heading text a full CommonMark parse carries.
+    from markdown_it import MarkdownIt
+
+    body = (
+        "intro\n\n## Do *this* `now` [link](http://x) ##\n\ntext\n\nSetext **two**\nlines\n---\n"
+        "```\n## Fenced\n```\n\n    ## Indented\n\n> ## Quoted\n\n- ## In a list\n\n"
+        "<div>\n## In html\n</div>\n\n[ref]: http://example.com\n##   Spaced\\#  \n"
+        "## Risk\u00a0\u202e\n\n##\n\n## Trailing #hash ###  \nend\0\n"
+    )
+    data = ("---\nname: x\ndescription: y\n---\n" + body).encode()
+    full = MarkdownIt("commonmark").parse(body)
+    expected = [
+        (full[i + 1].content.strip(), 5 + token.map[0])
+        for i, token in enumerate(full)
+        if token.type == "heading_open" and token.tag == "h2" and token.level == 0
+    ]
+    assert len(expected) == 6
+    assert [(s.title, s.line) for s in parse_card(data).sections] == expected
