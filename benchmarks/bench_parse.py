@@ -58,6 +58,9 @@ def main() -> None:
     parse = row("parse_card", lambda: [card_module.parse_card(d, path=p) for d, p in zip(raw, paths)])
     row("  frontmatter YAML (_load_frontmatter)",
         lambda: [card_module._load_frontmatter(c.frontmatter_text, 2) for c in cards], parse)
+    row("  the same on the pure-Python YAML path",
+        lambda: [card_module._load_frontmatter(c.frontmatter_text, 2, libyaml=False) for c in cards],
+        parse)
     row("  sections (markdown-it block parse)",
         lambda: [card_module._sections(c.body, c.body_line) for c in cards], parse)
     lint = row("lint_card(strict=False)", lambda: [lint_module.lint_card(c, strict=False) for c in cards])

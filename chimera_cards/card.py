@@ -25,6 +25,9 @@ MAX_CARD_BYTES = 1024 * 1024
 MAX_FRONTMATTER_BYTES = 64 * 1024
 # Deep nesting in YAML makes the (recursive) composer blow the stack; no real card nests past a few.
 MAX_FRONTMATTER_DEPTH = 32
+# libyaml's C parser reads a card's frontmatter ~8x faster than PyYAML's pure-Python one. It is
+# used when PyYAML was built with it; tests set this to False to run the pure path too.
+LIBYAML = yaml.__with_libyaml__
 CARD_FILENAME = "SKILL.md"
 FENCE = "---"
 BOM = b"\xef\xbb\xbf"
@@ -169,12 +172,45 @@ def _key_lines(node: yaml.Node | None, first_line: int) -> dict[str, int]:
     return lines
 
 
-def _load_frontmatter(text: str, first_line: int) -> tuple[dict, dict[str, int]]:
-    size = len(text.encode("utf-8"))
-    if size > MAX_FRONTMATTER_BYTES:
-        raise CardParseError(
-            f"frontmatter is {size} bytes; the limit is {MAX_FRONTMATTER_BYTES}", line=first_line
-        )
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent, yaml.AliasEvent)
+_COLLECTION_STARTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_COLLECTION_ENDS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def _check_events(text: str, first_line: int) -> None:
+    """The composer's refusals (anchor, alias, nesting), made on libyaml's event stream before
+    anything is composed or constructed; events come one at a time, so a bomb stops at its
+    first anchor.
+    """
+    depth = 0  # collections open around the next node
+    for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        if isinstance(event, _NODE_EVENTS):
+            line = event.start_mark.line + first_line
+            if isinstance(event, yaml.AliasEvent):
+                raise CardParseError(f"YAML alias '*{event.anchor}' in frontmatter is not allowed", line=line)
+            if event.anchor is not None:
+                raise CardParseError(f"YAML anchor '&{event.anchor}' in frontmatter is not allowed", line=line)
+            if depth + 1 > MAX_FRONTMATTER_DEPTH:
+                raise CardParseError(
+                    f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels", line=line
+                )
+            if isinstance(event, _COLLECTION_STARTS):
+                depth += 1
+        elif isinstance(event, _COLLECTION_ENDS):
+            depth -= 1
+
+
+def _construct_with_libyaml(text: str, first_line: int) -> tuple[object, yaml.Node | None]:
+    _check_events(text, first_line)
+    loader = yaml.CSafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        return (loader.construct_document(node) if node is not None else None), node
+    finally:
+        loader.dispose()
+
+
+def _construct_pure(text: str, first_line: int) -> tuple[object, yaml.Node | None]:
     try:
         loader = _CardYamlLoader(text, first_line)  # the reader refuses control characters here
         try:
@@ -186,6 +222,33 @@ def _load_frontmatter(text: str, first_line: int) -> tuple[dict, dict[str, int]]
         raise _yaml_error(exc, text, first_line) from None
     except RecursionError:
         raise CardParseError("frontmatter nests too deeply", line=first_line) from None
+    return value, node
+
+
+def _construct(text: str, first_line: int, libyaml: bool) -> tuple[object, yaml.Node | None]:
+    if not libyaml:
+        return _construct_pure(text, first_line)
+    try:
+        return _construct_with_libyaml(text, first_line)
+    except (yaml.YAMLError, CardParseError, RecursionError) as exc:
+        refused = exc
+    # libyaml words its errors differently; the pure path gives the message and line cards have
+    # always got (errors are rare, so reading twice here costs nothing in bulk imports).
+    value, node = _construct_pure(text, first_line)
+    if isinstance(refused, CardParseError):
+        raise refused  # never accept what the event scan refused, whatever the pure path says
+    return value, node
+
+
+def _load_frontmatter(
+    text: str, first_line: int, *, libyaml: bool | None = None
+) -> tuple[dict, dict[str, int]]:
+    size = len(text.encode("utf-8"))
+    if size > MAX_FRONTMATTER_BYTES:
+        raise CardParseError(
+            f"frontmatter is {size} bytes; the limit is {MAX_FRONTMATTER_BYTES}", line=first_line
+        )
+    value, node = _construct(text, first_line, LIBYAML if libyaml is None else libyaml)
     if value is None:
         raise CardParseError("frontmatter is empty; expected a mapping of keys", line=first_line)
     if not isinstance(value, dict):

@@ -7,6 +7,7 @@ import os
 import time
 
 import pytest
+import yaml
 
 from chimera_cards.card import (
     CARD_SECTIONS,
@@ -21,7 +22,19 @@ from chimera_cards.card import (
     parse_card,
     read_card_bytes,
 )
+from chimera_cards import card as card_module
 from chimera_cards.errors import ChimeraError
+
+
+@pytest.fixture(autouse=True, params=["libyaml", "pure-python"])
+def yaml_path(request, monkeypatch):
+    """Every test here runs on both frontmatter readers: libyaml's (events checked first) and the
+    pure-Python composer used where PyYAML has no libyaml."""
+    if request.param == "libyaml" and not yaml.__with_libyaml__:
+        pytest.skip("PyYAML built without libyaml")
+    monkeypatch.setattr(card_module, "LIBYAML", request.param == "libyaml")
+    return request.param
+
 
 FIVE = "".join(f"## {title}\n\n{title} text.\n\n" for title in CARD_SECTIONS)
 CARD = (
@@ -348,3 +361,87 @@ def test_block_only_markdown_pass_gives_the_sections_a_full_parse_gives():
     ]
     assert len(expected) == 6
     assert [(s.title, s.line) for s in parse_card(data).sections] == expected
+
+
+REFUSED_FRONTMATTER = [
+    "a: &x [1]\nb: *x\n",  # anchor first
+    "name: x\ndescription: *undefined\n",  # lone alias
+    "base: &b {name: x}\ncard:\n  <<: *b\n",  # merge key
+    "name: x\nlist:\n- ok\n- &deep {a: 1}\n",  # anchor below the top level
+    "x: " + "[" * 40 + "]" * 40 + "\n",  # nesting
+    "x: " + "{a: " * 33 + "1" + "}" * 33 + "\n",
+    "name: x\ndescription: [unclosed\nother: 1\n",  # syntax errors, worded by PyYAML
+    "name: x\n  bad: indent\n",
+    "name: x\ndescription: a\x07b\n",  # reader error
+    "name: !!python/object/apply:os.system ['true']\n",
+    "name: x\n...\n--- \nfoo: 1\n",
+    "name: x\non: push\n",
+    "- a\n- b\n",
+    "key: 'unterminated\n",
+    "name: x\ndescription: \"bad \\q escape\"\n",
+    "{a: 1, b: [2, 3}\n",
+    "name: x\n\tdescription: tab\n",
+]
+
+
+@pytest.mark.parametrize("yaml_text", REFUSED_FRONTMATTER)
+def test_libyaml_and_pure_readers_refuse_with_the_same_message_and_line(yaml_text):
+    data = f"---\n{yaml_text}---\n".encode()
+    errors = []
+    for libyaml in (True, False):
+        card_module.LIBYAML = libyaml
+        with pytest.raises(CardParseError) as exc:
+            parse_card(data, path="card/SKILL.md")
+        errors.append((str(exc.value), exc.value.line))
+    assert errors[0] == errors[1]
+
+
+def test_libyaml_event_scan_refuses_an_anchor_before_any_node_is_composed(monkeypatch):
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML built without libyaml")
+    composed = []
+    real = yaml.CSafeLoader.get_single_node
+    monkeypatch.setattr(yaml.CSafeLoader, "get_single_node",
+                        lambda self: composed.append(1) or real(self))
+    with pytest.raises(CardParseError, match="anchor") as exc:
+        card_module._construct_with_libyaml("a: 1\nb: &x [1]\n", 2)
+    assert exc.value.line == 3 and composed == []
+    card_module._construct_with_libyaml("a: 1\n", 2)
+    assert composed == [1]  # the spy does see a normal load
+
+
+def test_nesting_at_the_limit_is_accepted_and_one_deeper_refused_on_both_readers():
+    limit = card_module.MAX_FRONTMATTER_DEPTH
+    # The mapping is level 1, then limit - 2 lists, then the scalar: exactly `limit` levels.
+    ok = "x: " + "[" * (limit - 2) + "1" + "]" * (limit - 2) + "\n"
+    deep = "x: " + "[" * (limit - 1) + "1" + "]" * (limit - 1) + "\n"
+    for libyaml in (True, False):
+        card_module.LIBYAML = libyaml
+        assert parse_card(f"---\n{ok}---\n".encode()).frontmatter["x"]
+        with pytest.raises(CardParseError, match=f"deeper than {limit}") as exc:
+            parse_card(f"---\n{deep}---\n".encode())
+        assert exc.value.line == 2
+
+
+ACCEPTED_FRONTMATTER = [
+    "name: x\ndescription: y\n",
+    "name: x\ndescription: >\n  folded\n  text\ntriggers:\n- one\n- 'two: quoted'\n",
+    "name: x\nversion: 1.0\ncount: 3\nflag: yes\nwhen: 2024-01-02\nnothing: ~\n",
+    "name: x\ndescription: \"esc \\u202e \\t \\x41\"\nmetadata: {a: [1, 2], b: {c: d}}\n",
+    "name: x\ndescription: |\n  line one\n\n  line three\n# comment\nlast: end\n",
+    "\ufeffname: x\n",
+    "name: x\r\ndescription: caf\u00e9 \u2014 \U0001f600\n",
+    "? complex key\n: value\nname: x\n",
+    "name: x\nname: again\n",
+]
+
+
+@pytest.mark.parametrize("yaml_text", ACCEPTED_FRONTMATTER)
+def test_libyaml_and_pure_readers_give_the_same_frontmatter_and_key_lines(yaml_text):
+    data = f"---\n{yaml_text}---\n".encode()
+    parsed = []
+    for libyaml in (True, False):
+        card_module.LIBYAML = libyaml
+        card = parse_card(data)
+        parsed.append((card.frontmatter, card.key_lines))
+    assert parsed[0] == parsed[1]
