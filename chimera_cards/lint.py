@@ -328,6 +328,8 @@ def _escaped_scalar_findings(card: Card, raw_findings: list[Finding]) -> list[Fi
     decoded double-quoted scalars too, reporting only what the raw-text scan did not already see.
     """
     text = card.frontmatter_text
+    if "\\" not in text:
+        return []  # no escape anywhere, so every scalar reads as written: the raw scan saw it all
     try:
         tokens = list(yaml.scan(text, Loader=yaml.SafeLoader))
     except yaml.YAMLError:
