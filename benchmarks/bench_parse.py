@@ -65,6 +65,8 @@ def main() -> None:
         lambda: [card_module._sections(c.body, c.body_line) for c in cards], parse)
     lint = row("lint_card(strict=False)", lambda: [lint_module.lint_card(c, strict=False) for c in cards])
     row("  scan_hidden(body)", lambda: [lint_module.scan_hidden(c.body) for c in cards], lint)
+    row("  scan_hidden(body, fast=False): every regex at every offset",
+        lambda: [lint_module.scan_hidden(c.body, fast=False) for c in cards], lint)
     row("  scan_hidden(frontmatter)",
         lambda: [lint_module.scan_hidden(c.frontmatter_text) for c in cards], lint)
     row("  YAML-escaped scalars", lambda: [lint_module._escaped_scalar_findings(c, []) for c in cards],

@@ -202,6 +202,8 @@ def _snippet(text: str, start: int, end: int, width: int = 40) -> str:
     return reveal(text[lo:hi]).strip()
 
 
+# Every match of these must start at a word listed for the rule in _FINDERS (below); add any
+# new leading word there too, or the fast scan will not look for it.
 _OVERRIDE_PATTERNS = [
     r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
     r"(?:previous|prior|above|earlier|preceding|former|original|existing|other|system)\s+"
@@ -222,7 +224,8 @@ _OVERRIDE_RE = re.compile("|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS), re.I
 
 _FETCHERS = r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)"
 _INTERPRETERS = r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
-# Each alternative starts with a literal word so the scan stays linear on large cards.
+# Each alternative starts with a literal word so the scan stays linear on large cards (and the
+# fast scan finds them by those words: keep _FINDERS["pipe-to-shell"] in step).
 _PIPE_TO_SHELL_RE = re.compile(
     rf"\b{_FETCHERS}\b[^\n|]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:/[\w/]*/)?{_INTERPRETERS}\b"
     rf"|\b{_INTERPRETERS}\b[^\n]{{0,40}}?[<$]\(\s*{_FETCHERS}\b",
@@ -251,14 +254,20 @@ _HIDDEN_MESSAGES = {
 }
 
 
-def _scan_characters(text: str, first_line: int) -> list[Finding]:
+def _scan_characters(text: str, first_line: int, *, fast: bool = True) -> list[Finding]:
+    """``fast=False`` looks at every character (the reference the fast path is tested against)."""
     findings: list[Finding] = []
+    if fast and text.isascii() and text.replace("\n", " ").replace("\t", " ").isprintable():
+        return findings  # printable ASCII, tab and newline only: nothing can hide here
     i = 0
     while True:
-        match = _CANDIDATE_RE.search(text, i)
-        if match is None:
+        if fast:
+            match = _CANDIDATE_RE.search(text, i)
+            if match is None:
+                break
+            i = match.start()
+        elif i >= len(text):
             break
-        i = match.start()
         kind = _hidden_class(text[i])
         if kind is None or (kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i)):
             i += 1
@@ -312,11 +321,106 @@ _PATTERN_RULES = (
 )
 
 
-def scan_hidden(text: str, *, first_line: int = 1) -> list[Finding]:
-    """The hidden-instruction scan over one piece of card text; lines count from ``first_line``."""
-    findings = _scan_characters(text, first_line)
+# --- finding the pattern rules' matches fast ---
+#
+# Python's re has no fast search for a pattern that starts with \b, an alternation or an
+# IGNORECASE letter: it tries the whole pattern at every offset (~0.5 ms per rule on a 4 KB
+# card). Each rule below instead lists literal words, one of which every match must start at
+# (the "starts"), found with str.find, then tries the same regex only there. Matching at those
+# offsets in order, resuming after each match, finds exactly what finditer finds, because no
+# match can start anywhere else. A rule may also name "needs": literals one of which every match
+# contains; without any of them the rule cannot match at all.
+#
+# Case: the words are looked up in a lower-cased copy of the text in which every character that
+# IGNORECASE matches to an ASCII letter has become that letter at the same offset. Besides ASCII
+# those are only U+0130, U+0131, U+017F and U+212A (the test suite checks every code point).
+_FOLD_TO_ASCII = {"\u0130": "i", "\u0131": "i", "\u017f": "s"}  # U+212A lower-cases to "k"
+
+
+def _fold(text: str) -> str:
+    if not text.isascii():
+        for char, letter in _FOLD_TO_ASCII.items():
+            if char in text:
+                text = text.replace(char, letter)
+    folded = text.lower()
+    # Only U+0130 (replaced above) lower-cases to two characters; stay safe if Unicode adds one.
+    return folded if len(folded) == len(text) else ""
+
+
+@dataclass(frozen=True)
+class _Finder:
+    starts: tuple[tuple[str, tuple[int, ...]], ...]  # (word, offsets back from it a match may start)
+    needs: tuple[str, ...] = ()  # a match contains one of these (empty: no such gate)
+    folded: bool = True  # look the words up case-folded (False: they have no letters)
+
+
+def _w(*words: str, back: tuple[int, ...] = (0,)) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    return tuple((word, back) for word in words)
+
+
+_FETCHER_WORDS = ("curl", "wget", "fetch", "iwr", "irm", "invoke-")
+_FINDERS: dict[str, _Finder] = {
+    "override-phrase": _Finder(
+        _w("ignore", "disregard", "forget", "override", "bypass", "you", "from", "reveal", "print",
+           "show", "output", "repeat", "leak", "dump", "replace", "new", "updated", "real",
+           "actual", "system", "do", "never", "without", "<")),
+    "pipe-to-shell": _Finder(
+        _w(*_FETCHER_WORDS, "python", "perl", "ruby", "node", "iex") + _w("sh", back=(0, 1, 2)),
+        needs=_FETCHER_WORDS),
+    "url": _Finder(_w("://", back=(3, 4, 5)) + _w("data:", "javascript:")),
+    "markdown-comment": _Finder((), needs=("]:",), folded=False),
+    "base64-blob": _Finder(()),  # gated on token length in _finditer
+}
+
+
+def _finditer(regex: re.Pattern, rule: str, text: str, folded: str | None) -> Iterable[re.Match]:
+    """``regex.finditer(text)``, found without trying the regex at every offset where possible."""
+    finder = _FINDERS.get(rule)
+    if finder is None:
+        return regex.finditer(text)
+    if rule == "base64-blob":
+        # A run is 100+ non-space characters, so some whitespace-separated token is that long.
+        if max(map(len, text.split()), default=0) < BASE64_MIN:
+            return ()
+        return regex.finditer(text)
+    haystack = folded if finder.folded else text
+    if not haystack:  # the fold could not keep offsets
+        return regex.finditer(text)
+    if finder.needs and not any(word in haystack for word in finder.needs):
+        return ()
+    if not finder.starts:
+        return regex.finditer(text)
+    offsets: set[int] = set()
+    for word, back in finder.starts:
+        at = haystack.find(word)
+        while at != -1:
+            offsets.update(at - b for b in back if at >= b)
+            at = haystack.find(word, at + 1)
+    return _match_at(regex, text, sorted(offsets))
+
+
+def _match_at(regex: re.Pattern, text: str, offsets: list[int]) -> Iterable[re.Match]:
+    end = 0
+    for offset in offsets:
+        if offset < end:
+            continue  # inside the previous match; finditer resumes after it too
+        match = regex.match(text, offset)
+        if match is not None:
+            yield match
+            end = max(match.end(), offset + 1)  # as finditer steps past an empty match
+
+
+def scan_hidden(text: str, *, first_line: int = 1, fast: bool = True) -> list[Finding]:
+    """The hidden-instruction scan over one piece of card text; lines count from ``first_line``.
+
+    ``fast=False`` runs every regex over every offset and looks at every character: the plain
+    reference the fast path must agree with (the tests compare them).
+    """
+    findings = _scan_characters(text, first_line, fast=fast)
+    folded = _fold(text) if fast else None
     for regex, rule, severity, describe in _PATTERN_RULES:
-        for match in regex.finditer(text):
+        matches = _finditer(regex, rule, text, folded) if fast else regex.finditer(text)
+        for match in matches:
             message = describe(match)
             if message is not None:
                 findings.append(Finding(rule, severity, message, _line_of(text, match.start(), first_line)))
