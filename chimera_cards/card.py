@@ -367,12 +367,12 @@ def read_card_bytes(path: str | os.PathLike) -> tuple[bytes, str]:
     file = _card_file(given)
     if not file.exists() and not file.is_symlink():
         raise CardReadError(f"{given}: no {CARD_FILENAME} in this directory")
-    card_dir = file.parent.resolve()
     try:
         resolved = file.resolve(strict=True)
     except (OSError, RuntimeError):
         raise CardReadError(f"{file}: broken or looping symlink") from None
-    if file.is_symlink() and not resolved.is_relative_to(card_dir):
+    # Resolving walks every path component with lstat; do the card directory only when needed.
+    if file.is_symlink() and not resolved.is_relative_to(file.parent.resolve()):
         raise ChimeraError(f"{file}: symlink points outside the card directory ({resolved})")
     try:
         # O_NONBLOCK so a FIFO planted as SKILL.md cannot hang us before the type check.
