@@ -24,9 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from chimera_cards.card import parse_card, read_card_bytes
+from chimera_cards.card import _load_frontmatter, _sections, parse_card, read_card_bytes
 from chimera_cards.importer import _store_batch, import_source, prepare
-from chimera_cards.lint import lint_card
+from chimera_cards.lint import lint_card, scan_hidden
 from chimera_cards.store import Store, check_blobs, verify_store
 
 WORDS = ("agent verifier patch attempt history budget context card review approve store hash "
@@ -133,6 +133,19 @@ def main() -> None:
         written = min(writes_only() for _ in range(args.repeat))
         print(f"  store writes alone (blobs, versions, audit chain, FTS queue): "
               f"{args.cards / written:8.0f} cards/s")
+
+        # Where a fresh import's time goes, per card (parse and lint split into their big parts).
+        yaml_time, _ = best_of(args.repeat, lambda: [_load_frontmatter(c.frontmatter_text, 2)
+                                                     for c in cards])
+        markdown_time, _ = best_of(args.repeat, lambda: [_sections(c.body, c.body_line)
+                                                         for c in cards])
+        scan_time, _ = best_of(args.repeat, lambda: [
+            (scan_hidden(c.frontmatter_text), scan_hidden(c.body)) for c in cards])
+        us = 1e6 / args.cards
+        print(f"  per card: read {read_time * us:.0f} us, parse {parse_time * us:.0f} us "
+              f"(YAML {yaml_time * us:.0f}, Markdown {markdown_time * us:.0f}), lint "
+              f"{lint_time * us:.0f} us (hidden-instruction scan {scan_time * us:.0f}), "
+              f"store writes {written * us:.0f} us; import as a whole {imported * us:.0f} us")
 
         with Store(db) as store:
             again, _ = best_of(1, lambda: import_source(store, folder))
