@@ -23,6 +23,7 @@ import os
 import platform
 import statistics
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -124,6 +125,8 @@ class RunOutcome:
     replans: int
     escalations: int
     wall: float
+    failing_steps: list[str] = field(default_factory=list)   # per attempt: first failing tool
+                                                              # step's name, "" if none failed
 
     @property
     def repeat_count(self) -> int:
@@ -152,6 +155,8 @@ def outcome_from_result(arm: str, task: str, seed: int, result: RunResult, wall:
         fingerprints=fps, repeats=repeat_flags(fps), injections=result.injections,
         last_prompt_chars=len(result.prompts[-1]) if result.prompts else 0,
         replans=result.replans, escalations=result.escalations, wall=wall,
+        failing_steps=[r.first_failing_step.name if r.first_failing_step else ""
+                       for r in result.attempts],
     )
 
 
@@ -184,6 +189,8 @@ class ArmSummary:
     wall_time: float
     valid: bool
     gate: str                 # why it is valid or VOID, in one line
+    # attempts by first failing tool step (e.g. "model", "parse-edit"): why an llm arm failed
+    failing_steps: dict[str, int] = field(default_factory=dict)
     per_attempt: list[AttemptPoint] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -232,7 +239,9 @@ def summarise_arm(arm: Arm, runs: Sequence[RunOutcome], max_attempts: int) -> Ar
         injections=injections, replans=sum(r.replans for r in runs),
         escalations=sum(r.escalations for r in runs),
         mean_last_prompt_chars=statistics.fmean(r.last_prompt_chars for r in runs) if runs else 0.0,
-        wall_time=sum(r.wall for r in runs), valid=valid, gate=gate, per_attempt=points,
+        wall_time=sum(r.wall for r in runs), valid=valid, gate=gate,
+        failing_steps=dict(sorted(Counter(s for r in runs for s in r.failing_steps if s).items())),
+        per_attempt=points,
     )
 
 
@@ -430,6 +439,12 @@ def format_table(result: BenchResult) -> str:
                                for j, (cell, w) in enumerate(zip(row, widths))).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
+    steps = [(a.arm, a.failing_steps) for a in result.arms if a.failing_steps]
+    if steps:
+        lines.append("")
+        lines.append("First failing tool step (attempts):")
+        for arm, counts in steps:
+            lines.append(f"  {arm}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     lines.append("")
     lines.append("Validity gates:")
     for a in result.arms:

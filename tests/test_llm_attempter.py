@@ -207,5 +207,6 @@ def test_unusable_replies_are_recorded_as_the_failing_step_and_never_as_repeats(
     assert acc.solved == 0 and acc.attempts == 3
     # Three empty patches are "no edit" three times, not a repeated patch.
     assert acc.repeat_patch_rate == 0.0
+    assert acc.failing_steps == {"parse-edit": 3}
     # The next prompt told the model why: its reply held no usable edit.
     assert any("parse-edit" in p and "no edit found" in p for p in fixed_model.prompts[1:])
