@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,10 @@ class CardParseError(ChimeraError):
         self.line = line
         self.path = path
         self.reason = message
+
+
+class _EventScanRefusal(CardParseError):
+    """An anchor, alias or nesting refused on libyaml's event stream (before composing)."""
 
 
 class CardReadError(ChimeraError):
@@ -187,11 +192,11 @@ def _check_events(text: str, first_line: int) -> None:
         if isinstance(event, _NODE_EVENTS):
             line = event.start_mark.line + first_line
             if isinstance(event, yaml.AliasEvent):
-                raise CardParseError(f"YAML alias '*{event.anchor}' in frontmatter is not allowed", line=line)
+                raise _EventScanRefusal(f"YAML alias '*{event.anchor}' in frontmatter is not allowed", line=line)
             if event.anchor is not None:
-                raise CardParseError(f"YAML anchor '&{event.anchor}' in frontmatter is not allowed", line=line)
+                raise _EventScanRefusal(f"YAML anchor '&{event.anchor}' in frontmatter is not allowed", line=line)
             if depth + 1 > MAX_FRONTMATTER_DEPTH:
-                raise CardParseError(
+                raise _EventScanRefusal(
                     f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels", line=line
                 )
             if isinstance(event, _COLLECTION_STARTS):
@@ -225,30 +230,14 @@ def _construct_pure(text: str, first_line: int) -> tuple[object, yaml.Node | Non
     return value, node
 
 
-def _construct(text: str, first_line: int, libyaml: bool) -> tuple[object, yaml.Node | None]:
-    if not libyaml:
-        return _construct_pure(text, first_line)
-    try:
-        return _construct_with_libyaml(text, first_line)
-    except (yaml.YAMLError, CardParseError, RecursionError) as exc:
-        refused = exc
-    # libyaml words its errors differently; the pure path gives the message and line cards have
-    # always got (errors are rare, so reading twice here costs nothing in bulk imports).
-    value, node = _construct_pure(text, first_line)
-    if isinstance(refused, CardParseError):
-        raise refused  # never accept what the event scan refused, whatever the pure path says
-    return value, node
+# Inputs on which libyaml and PyYAML's pure-Python reader are known to disagree (found by
+# comparing the two on generated frontmatter): tabs (PyYAML refuses them inside plain scalars),
+# a BOM inside the stream (libyaml drops it, PyYAML keeps it in the key), tags, and a comment
+# glued to a block scalar header. Those go the pure way, so they are read exactly as before.
+_LIBYAML_DISAGREES = re.compile(r"[\t\ufeff!]|[|>][-+0-9]*#")
 
 
-def _load_frontmatter(
-    text: str, first_line: int, *, libyaml: bool | None = None
-) -> tuple[dict, dict[str, int]]:
-    size = len(text.encode("utf-8"))
-    if size > MAX_FRONTMATTER_BYTES:
-        raise CardParseError(
-            f"frontmatter is {size} bytes; the limit is {MAX_FRONTMATTER_BYTES}", line=first_line
-        )
-    value, node = _construct(text, first_line, LIBYAML if libyaml is None else libyaml)
+def _checked(value: object, node: yaml.Node | None, first_line: int) -> tuple[dict, dict[str, int]]:
     if value is None:
         raise CardParseError("frontmatter is empty; expected a mapping of keys", line=first_line)
     if not isinstance(value, dict):
@@ -262,6 +251,33 @@ def _load_frontmatter(
                 f"frontmatter key {key!r} is not a string (quote it)", line=first_line
             )
     return value, _key_lines(node, first_line)
+
+
+def _load_frontmatter(
+    text: str, first_line: int, *, libyaml: bool | None = None
+) -> tuple[dict, dict[str, int]]:
+    size = len(text.encode("utf-8"))
+    if size > MAX_FRONTMATTER_BYTES:
+        raise CardParseError(
+            f"frontmatter is {size} bytes; the limit is {MAX_FRONTMATTER_BYTES}", line=first_line
+        )
+    if not (LIBYAML if libyaml is None else libyaml) or _LIBYAML_DISAGREES.search(text):
+        return _checked(*_construct_pure(text, first_line), first_line)
+    scan_refusal = None
+    try:
+        return _checked(*_construct_with_libyaml(text, first_line), first_line)
+    except CardParseError as exc:
+        if isinstance(exc, _EventScanRefusal):
+            scan_refusal = exc
+    except (yaml.YAMLError, RecursionError):
+        pass
+    # Refused: libyaml words errors differently, and may stumble where PyYAML does not; the pure
+    # path gives the message and line cards have always got (errors are rare, so reading twice
+    # costs nothing in bulk imports).
+    result = _checked(*_construct_pure(text, first_line), first_line)
+    if scan_refusal is not None:
+        raise scan_refusal  # never accept what the event scan refused, whatever the pure path says
+    return result
 
 
 @functools.lru_cache(maxsize=1)

@@ -445,3 +445,77 @@ def test_libyaml_and_pure_readers_give_the_same_frontmatter_and_key_lines(yaml_t
         card = parse_card(data)
         parsed.append((card.frontmatter, card.key_lines))
     assert parsed[0] == parsed[1]
+
+
+# Where libyaml and PyYAML's pure reader disagree, the card must still read as it always did.
+@pytest.mark.parametrize("yaml_text", [
+    "key: a\tb\n",  # PyYAML refuses a tab inside a plain scalar; libyaml takes it
+    "list:\n- a\n\ufeff\n",  # libyaml drops a BOM inside the stream
+    "\ufeffname: x\nk: v\n\ufeffother: y\n",
+    "k: !!str 1\nname: x\n",  # tags
+    "? !\n",
+    "!\n",
+    "k: |-#c\n  text\n",  # a comment glued to a block scalar header
+    ">#}\n",
+])
+def test_inputs_libyaml_reads_differently_are_read_the_pure_way(yaml_text):
+    outcomes = []
+    for libyaml in (True, False):
+        try:
+            outcomes.append(repr(card_module._load_frontmatter(yaml_text, 2, libyaml=libyaml)))
+        except CardParseError as exc:
+            outcomes.append(f"refused: {exc}")
+    assert outcomes[0] == outcomes[1]
+
+
+def _generated_frontmatter(rng) -> str:
+    scalars = ["x", "a b", "'q ''x'' y'", '"d \\u202e \\x41 \\" \\\\ "', "1", "1.0", "0x1F", "017",
+               "yes", "on", "~", "", "2024-01-02", ".inf", "-", "a: b", "a #c", "a#b", "@x", "%x",
+               "[1, 2]", "{a: 1}", "[a, [b, {c: d}]]", "\u00e9 \u4e2d \U0001f600", "a\u2028b", "a\x85b",
+               "'multi\n  line'", '"multi\n  line\\\n  x"', "<<", "?x", ":x", "x:", "- x", "&a x",
+               "*a", "|\n  lit\n   more\n", ">-\n  fold\n\n  para\n", "|+\n  keep\n\n", "\n  plain\n  multi\n"]
+    keys = ["name", "description", "triggers", "a b", "'quoted'", '"dq"', "1", "yes", "? complex", "\u00e9"]
+    pieces = ["\n", ": ", "- ", "[", "]", "{", "}", ",", "'", '"', "\\", "#", "? ", "|", ">", "...",
+              "---", "%YAML 1.1\n", "&a ", "*a", "\u2028", "\x85", "\r", "\x07", " ", "  ", "x", "1"]
+    if rng.random() < 0.5:
+        return "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) + "\n"
+    lines = []
+    for _ in range(rng.randint(1, 5)):
+        key, roll = rng.choice(keys), rng.random()
+        if roll < 0.6:
+            lines.append(f"{key}: {rng.choice(scalars)}")
+        elif roll < 0.8:
+            lines.append(f"{key}:\n" + "\n".join(f"{rng.choice(['- ', '  - '])}{rng.choice(scalars)}"
+                                                 for _ in range(rng.randint(1, 3))))
+        else:
+            lines.append(f"{key}:\n" + "\n".join(f"  {rng.choice(keys)}: {rng.choice(scalars)}"
+                                                 for _ in range(rng.randint(1, 3))))
+    return "\n".join(lines) + rng.choice(["\n", "\n# end\n", "\n...\n"])
+
+
+def test_libyaml_and_pure_readers_agree_on_generated_frontmatter(yaml_path):
+    if yaml_path != "libyaml":
+        pytest.skip("compares the two readers once")
+    import random
+
+    rng = random.Random(1130)
+    for _ in range(1200):
+        text = _generated_frontmatter(rng)
+        outcomes = []
+        for libyaml in (True, False):
+            try:
+                outcomes.append(repr(card_module._load_frontmatter(text, 2, libyaml=libyaml)))
+            except CardParseError as exc:
+                outcomes.append(f"refused: {exc}")
+        assert outcomes[0] == outcomes[1], repr(text)
+
+
+def test_an_event_scan_refusal_stands_even_if_the_pure_reader_were_to_accept(monkeypatch, yaml_path):
+    if yaml_path != "libyaml":
+        pytest.skip("the event scan is the libyaml path")
+    # Fail closed: the pure re-read (for the canonical message) must never turn a refusal into
+    # an accepted card. Make the pure reader accept everything to see that it cannot.
+    monkeypatch.setattr(card_module, "_construct_pure", lambda text, first_line: ({"a": [1]}, None))
+    with pytest.raises(CardParseError, match="anchor '&x'") as exc:
+        card_module._load_frontmatter("a: &x [1]\n", 2)
+    assert exc.value.line == 2
