@@ -369,7 +369,7 @@ _FINDERS: dict[str, _Finder] = {
         needs=_FETCHER_WORDS),
     "url": _Finder(_w("://", back=(3, 4, 5)) + _w("data:", "javascript:")),
     "markdown-comment": _Finder((), needs=("]:",), folded=False),
-    "base64-blob": _Finder(()),  # gated on token length in _finditer
+    "base64-blob": _Finder(()),  # searched token by token: _base64_runs
 }
 
 
@@ -379,10 +379,7 @@ def _finditer(regex: re.Pattern, rule: str, text: str, folded: str | None) -> It
     if finder is None:
         return regex.finditer(text)
     if rule == "base64-blob":
-        # A run is 100+ non-space characters, so some whitespace-separated token is that long.
-        if max(map(len, text.split()), default=0) < BASE64_MIN:
-            return ()
-        return regex.finditer(text)
+        return _base64_runs(regex, text)
     haystack = folded if finder.folded else text
     if not haystack:  # the fold could not keep offsets
         return regex.finditer(text)
@@ -396,7 +393,28 @@ def _finditer(regex: re.Pattern, rule: str, text: str, folded: str | None) -> It
         while at != -1:
             offsets.update(at - b for b in back if at >= b)
             at = haystack.find(word, at + 1)
-    return _match_at(regex, text, sorted(offsets))
+    # Every match starts at \b or at "<", so never between two word characters ("do" in "undo").
+    return _match_at(regex, text, [
+        at for at in sorted(offsets) if not (at and _is_word(text[at]) and _is_word(text[at - 1]))
+    ])
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"  # what \w is for re's str patterns
+
+
+def _base64_runs(regex: re.Pattern, text: str) -> Iterable[re.Match]:
+    """Base64 matches are runs of 100+ non-space characters, so each lies inside one
+    whitespace-separated token that long; search only those (lookbehind still sees the text
+    before a token, and nothing after it can extend a run).
+    """
+    at = 0
+    for token in text.split():
+        if len(token) >= BASE64_MIN:
+            # No shorter token can hold this one, so its first occurrence from here is its place.
+            at = text.find(token, at)
+            yield from regex.finditer(text, at, at + len(token))
+            at += len(token)
 
 
 def _match_at(regex: re.Pattern, text: str, offsets: list[int]) -> Iterable[re.Match]:
