@@ -192,9 +192,13 @@ def _check_events(text: str, first_line: int) -> None:
         if isinstance(event, _NODE_EVENTS):
             line = event.start_mark.line + first_line
             if isinstance(event, yaml.AliasEvent):
-                raise _EventScanRefusal(f"YAML alias '*{event.anchor}' in frontmatter is not allowed", line=line)
+                raise _EventScanRefusal(
+                    f"YAML alias '*{event.anchor}' in frontmatter is not allowed", line=line
+                )
             if event.anchor is not None:
-                raise _EventScanRefusal(f"YAML anchor '&{event.anchor}' in frontmatter is not allowed", line=line)
+                raise _EventScanRefusal(
+                    f"YAML anchor '&{event.anchor}' in frontmatter is not allowed", line=line
+                )
             if depth + 1 > MAX_FRONTMATTER_DEPTH:
                 raise _EventScanRefusal(
                     f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels", line=line

@@ -474,7 +474,8 @@ _TRIGGERS = [
     "data:text/html;base64,PHNjcmlwdD4", "JavaScript:alert(1)", "xhttps://nope", "http:/half",
     "<!-- hidden note -->", "<!-- never closed", "[//]: # (secret)", "   [comment]: <> (x)",
     "[_]: # y", "[#]:#tight", "a" * 99, "aB3" * 33 + "c", "(" + "Zy8" * 33 + ")", "Q1w" * 33,
-    ("Ab1" * 40 + " ") * 2, "x!" + "Ab1" * 40, "Ab1" * 40 + "\u00e9" + "Ab1" * 34, "_do", "1you", "\u00e9do not", "Ab1" * 40, "ab-_1" * 30 + "==", "QUJD" * 30 + "=", "/" + "Zz9+" * 30,
+    ("Ab1" * 40 + " ") * 2, "x!" + "Ab1" * 40, "Ab1" * 40 + "\u00e9" + "Ab1" * 34, "_do", "1you",
+    "\u00e9do not", "Ab1" * 40, "ab-_1" * 30 + "==", "QUJD" * 30 + "=", "/" + "Zz9+" * 30,
     "know your snow", "redo nothing", "shush", "dashboard", "python-style", "nodes", "<br>",
 ]
 # Characters that IGNORECASE matches to ASCII letters, to write trigger words with.
