@@ -105,15 +105,20 @@ def _wait_gone(pid: int, seconds: float = 5.0) -> bool:
     return _gone(pid)
 
 
-def test_hanging_agent_is_killed_at_the_timeout_with_its_children(tmp_path: Path, ws: Path) -> None:
+def _agent_with_child(tmp_path: Path, then: str) -> tuple[Path, Path]:
+    """An agent script that starts a long-lived child, records its pid, then runs ``then``."""
     pidfile = tmp_path / "child.pid"
-    script = tmp_path / "hang.py"
+    script = tmp_path / "agent_with_child.py"
     script.write_text(
-        "import subprocess, sys, time\n"
+        "import subprocess, time\n"
         "child = subprocess.Popen(['sleep', '60'])\n"
-        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
-        "time.sleep(60)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n" + then
     )
+    return script, pidfile
+
+
+def test_hanging_agent_is_killed_at_the_timeout_with_its_children(tmp_path: Path, ws: Path) -> None:
+    script, pidfile = _agent_with_child(tmp_path, "time.sleep(60)\n")
     att = CmdAttempter([sys.executable, str(script)], timeout=1.0)
     started = time.monotonic()
     out = att.attempt("x", ws, attempt=1)
@@ -125,13 +130,7 @@ def test_hanging_agent_is_killed_at_the_timeout_with_its_children(tmp_path: Path
 
 def test_children_left_behind_by_a_finished_agent_are_killed(tmp_path: Path, ws: Path) -> None:
     # An agent that exits but leaves a background writer could change files after the diff.
-    pidfile = tmp_path / "bg.pid"
-    script = tmp_path / "leave.py"
-    script.write_text(
-        "import subprocess\n"
-        "p = subprocess.Popen(['sleep', '60'])\n"
-        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
-    )
+    script, pidfile = _agent_with_child(tmp_path, "")
     out = CmdAttempter([sys.executable, str(script)]).attempt("x", ws, attempt=1)
     assert out.steps[0].ok
     assert _wait_gone(int(pidfile.read_text())), "a child left behind by the agent survived"
