@@ -76,7 +76,8 @@ def workspace_files_text(root: Path, *, max_file: int = MAX_FILE_CHARS, max_tota
                 skipped.append(rel)
                 continue
             total += len(text)
-            parts.append(f"### {rel}\n```\n{text}{'' if text.endswith(chr(10)) or not text else chr(10)}```")
+            body = text if not text or text.endswith("\n") else text + "\n"
+            parts.append(f"### {rel}\n```\n{body}```")
     out = "\n\n".join(parts)
     if skipped:
         out += "\n\n(Not shown: " + ", ".join(skipped) + ")"
@@ -84,6 +85,7 @@ def workspace_files_text(root: Path, *, max_file: int = MAX_FILE_CHARS, max_tota
 
 
 def compose_model_prompt(prompt: str, workspace: Path) -> str:
+    """What the model gets: the loop's prompt, the reply formats, then the files."""
     return f"{prompt.rstrip()}\n\n## How to answer\n\n{EDIT_INSTRUCTIONS}\n\n## Files\n\n{workspace_files_text(workspace)}\n"
 
 
