@@ -92,7 +92,8 @@ def load_tasks(tasks_dir: str | Path | None = None, names: Sequence[str] = ()) -
         elif root.is_dir():
             found = [load_task_dir(p) for p in sorted(root.iterdir()) if (p / MANIFEST).is_file()]
             if not found:
-                raise LoopError(f"{root}: no task folders (subfolders with {MANIFEST})", exit_code=2)
+                raise LoopError(f"{root}: no task folders (subfolders with {MANIFEST})",
+                                exit_code=2)
             tasks.extend(found)
         else:
             raise LoopError(f"{root}: tasks folder not found", exit_code=2)
@@ -147,7 +148,8 @@ def repeat_flags(fingerprints: Sequence[str]) -> list[bool]:
     return flags
 
 
-def outcome_from_result(arm: str, task: str, seed: int, result: RunResult, wall: float) -> RunOutcome:
+def outcome_from_result(arm: str, task: str, seed: int, result: RunResult,
+                        wall: float) -> RunOutcome:
     fps = [r.patch_fingerprint for r in result.attempts]
     return RunOutcome(
         arm=arm, task=task, seed=seed, solved=result.solved, solved_at=result.solved_at,
@@ -427,7 +429,8 @@ def format_table(result: BenchResult) -> str:
         rows.append((
             a.arm, f"{a.solved}/{a.runs}", _fmt(a.solved_rate), _fmt(a.mean_attempts_to_solve),
             f"{a.repeat_patch_rate:.2f} ({a.repeated_attempts}/{a.attempts})", str(a.injections),
-            f"{a.replans}/{a.escalations}", f"{a.mean_last_prompt_chars:.0f}", f"{a.wall_time:.1f}", "ok" if a.valid else "VOID",
+            f"{a.replans}/{a.escalations}", f"{a.mean_last_prompt_chars:.0f}",
+            f"{a.wall_time:.1f}", "ok" if a.valid else "VOID",
         ))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = [f"attempter {result.attempter}"
@@ -488,7 +491,8 @@ def write_plot(result: BenchResult, path: str | Path) -> Path:
         ax1.plot(xs, [p.solved_rate for p in a.per_attempt], **style)
         pts = [(p.attempt + dx, p.repeat_rate) for p in a.per_attempt if p.repeat_rate is not None]
         ax2.plot([x for x, _ in pts], [y for _, y in pts], **style)
-    ax1.set(title="Solved by attempt k", xlabel="attempt", ylabel="share of runs", ylim=(-0.03, 1.03))
+    ax1.set(title="Solved by attempt k", xlabel="attempt", ylabel="share of runs",
+            ylim=(-0.03, 1.03))
     ax2.set(title="Attempt k repeats an earlier patch", xlabel="attempt",
             ylabel="share of attempts k", ylim=(-0.03, 1.03))
     for ax in (ax1, ax2):

@@ -40,7 +40,8 @@ def _fail(exc: LoopError | ChimeraError) -> None:
               help="Seeds 0..N-1 per task; every arm runs on the same task x seed pairs.")
 @click.option("--max-attempts", type=click.IntRange(min=1), default=DEFAULT_MAX_ATTEMPTS,
               show_default=True)
-@click.option("--jobs", type=click.IntRange(min=1), default=min(2, os.cpu_count() or 1), show_default=True,
+@click.option("--jobs", type=click.IntRange(min=1), default=min(2, os.cpu_count() or 1),
+              show_default=True,
               help="Runs in parallel.")
 @click.option("--attempt-timeout", type=float, default=None,
               help="Seconds a cmd: agent may run per attempt before its process group is killed.")

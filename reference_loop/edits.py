@@ -123,7 +123,8 @@ def _parse_search_replace(lines: list[str]) -> list[FileEdit]:
             i += 1
             while i < len(lines) and not _DIVIDER.match(lines[i]):
                 if _SEARCH.match(lines[i]) or _REPLACE.match(lines[i]):
-                    raise EditError(f"search/replace block at reply line {i + 1} has no ======= divider")
+                    raise EditError(f"search/replace block at reply line {i + 1} "
+                                    "has no ======= divider")
                 search.append(lines[i])
                 i += 1
             if i >= len(lines):
@@ -131,7 +132,8 @@ def _parse_search_replace(lines: list[str]) -> list[FileEdit]:
             i += 1
             while i < len(lines) and not _REPLACE.match(lines[i]):
                 if _SEARCH.match(lines[i]):
-                    raise EditError(f"search/replace block at reply line {i + 1} has no >>>>>>> REPLACE")
+                    raise EditError(f"search/replace block at reply line {i + 1} "
+                                    "has no >>>>>>> REPLACE")
                 replace.append(lines[i])
                 i += 1
             if i >= len(lines):
@@ -167,11 +169,13 @@ def _join(lines: list[str]) -> str:
 
 
 def _looks_like_diff(lines: list[str]) -> bool:
-    has_headers = any(
-        line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")
-        for i, line in enumerate(lines)
-    )
+    has_headers = any(_file_header_at(lines, i) for i in range(len(lines)))
     return has_headers and any(line.startswith("@@") for line in lines)
+
+
+def _file_header_at(lines: list[str], i: int) -> bool:
+    """A diff's ``--- old`` / ``+++ new`` header pair starts at line ``i``."""
+    return lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")
 
 
 def _diff_path(header: str) -> str | None:
@@ -187,7 +191,7 @@ def _parse_diff(lines: list[str]) -> list[FileEdit]:
     files: list[FileEdit] = []
     i = 0
     while i < len(lines):
-        if lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+        if _file_header_at(lines, i):
             old_path = _diff_path(lines[i])
             new_path = _diff_path(lines[i + 1])
             if old_path is None and new_path is None:
@@ -200,7 +204,7 @@ def _parse_diff(lines: list[str]) -> list[FileEdit]:
                 i += 1
                 while i < len(lines):
                     line = lines[i]
-                    if line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+                    if _file_header_at(lines, i):
                         break
                     if line.startswith("@@") or _FENCE.match(line):
                         break
@@ -301,7 +305,8 @@ def safe_path(root: Path, rel: str) -> Path:
 def apply_edit(edit: Edit, root: Path) -> list[str]:
     """Apply ``edit`` under ``root``; return the paths changed. All or nothing."""
     root = Path(root)
-    planned: dict[Path, tuple[str, str | None]] = {}   # target -> (rel path, new text or None=delete)
+    # target -> (rel path, new text, or None to delete)
+    planned: dict[Path, tuple[str, str | None]] = {}
     for fe in edit.files:
         target = safe_path(root, fe.path)
         prior = planned.get(target)
@@ -355,7 +360,7 @@ def _apply_file_edit(fe: FileEdit, current: str | None) -> str | None:
                 text = block.replace
                 continue
             if not block.search.strip():
-                # An empty SEARCH on an existing file means "put this at the top"? Ambiguous: refuse.
+                # An empty SEARCH on an existing file could mean "prepend" or "replace": refuse.
                 raise EditError(f"{fe.path}: block {n} has an empty SEARCH but the file exists")
             text = _replace_once(text, block.search, block.replace, fe.path, n)
         return text
@@ -384,7 +389,8 @@ def _replace_once(text: str, search: str, replace: str, path: str, n: int) -> st
     if not hits:
         raise EditError(f"{path}: SEARCH text of block {n} was not found in the file")
     if len(hits) > 1:
-        raise EditError(f"{path}: SEARCH text of block {n} matches {len(hits)} places; make it unique")
+        raise EditError(f"{path}: SEARCH text of block {n} matches {len(hits)} places; "
+                        "make it unique")
     at = hits[0]
     new = (replace[:-1] if replace.endswith("\n") else replace).split("\n") if replace else []
     return "\n".join(lines[:at] + new + lines[at + len(want):])
@@ -405,7 +411,8 @@ def _apply_hunk(text: str, hunk: Hunk, path: str, n: int) -> str:
         hint = (hunk.old_start - 1) if hunk.old_start else None
         at = _find_block(lines, hunk.old, hint)
         if at is None:
-            raise EditError(f"{path}: hunk {n} does not apply (its context and removed lines are not in the file)")
+            raise EditError(f"{path}: hunk {n} does not apply (its context and removed lines "
+                            "are not in the file)")
         lines[at:at + len(hunk.old)] = hunk.new
     out = "\n".join(lines)
     return out + "\n" if trailing_newline or not text else out

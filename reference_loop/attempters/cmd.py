@@ -72,8 +72,8 @@ class CmdAttempter:
 
     def __post_init__(self) -> None:
         if not self.argv:
-            raise LoopError("cmd: attempter needs a command, e.g. 'cmd:aider --yes --message-file {prompt_file}'",
-                            exit_code=2)
+            raise LoopError("cmd: attempter needs a command, e.g. "
+                            "'cmd:aider --yes --message-file {prompt_file}'", exit_code=2)
         if not self.name:
             self.name = "cmd:" + Path(self.argv[0]).name
         exe = self.argv[0]
@@ -85,7 +85,8 @@ class CmdAttempter:
         return any("{prompt_file}" in a for a in self.argv)
 
     def command_for(self, prompt_file: Path, workspace: Path, attempt: int) -> list[str]:
-        values = {"{prompt_file}": str(prompt_file), "{workspace}": str(workspace), "{attempt}": str(attempt)}
+        values = {"{prompt_file}": str(prompt_file), "{workspace}": str(workspace),
+                  "{attempt}": str(attempt)}
         out = []
         for arg in self.argv:
             for key, value in values.items():
@@ -120,7 +121,8 @@ class CmdAttempter:
                         )
                     except OSError as exc:
                         return AttemptOutcome(
-                            steps=[ToolStep(self.name, False, f"could not start {argv[0]}: {exc.strerror or exc}")],
+                            steps=[ToolStep(self.name, False,
+                                            f"could not start {argv[0]}: {exc.strerror or exc}")],
                             description=f"{self.name} did not start",
                         )
                     timed_out = False
@@ -156,18 +158,21 @@ class CmdAttempter:
             if stderr_tail:
                 error += "\n" + stderr_tail
             return AttemptOutcome([ToolStep(self.name, False, error)], f"ran {shown}: exit {code}")
-        return AttemptOutcome([ToolStep(self.name, True)], f"ran {shown}: exit 0 in {duration:.1f}s")
+        return AttemptOutcome([ToolStep(self.name, True)],
+                              f"ran {shown}: exit 0 in {duration:.1f}s")
 
 
 def parse_cmd_spec(command: str) -> list[str]:
-    """Split the text after ``cmd:`` as a shell would (quotes respected), without running a shell."""
+    """Split the text after ``cmd:`` as a shell would (quotes respected), without a shell."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:
-        raise LoopError(f"cmd: attempter: cannot parse command {command!r}: {exc}", exit_code=2) from None
+        raise LoopError(f"cmd: attempter: cannot parse command {command!r}: {exc}",
+                        exit_code=2) from None
     return argv
 
 
-def make_cmd_attempter(command: str, *, seed: int = 0, timeout: float = DEFAULT_TIMEOUT) -> CmdAttempter:
+def make_cmd_attempter(command: str, *, seed: int = 0,
+                       timeout: float = DEFAULT_TIMEOUT) -> CmdAttempter:
     """Build the attempter for ``cmd:<command>`` (the part after ``cmd:``)."""
     return CmdAttempter(parse_cmd_spec(command), timeout=timeout, seed=seed)

@@ -23,7 +23,8 @@ from reference_loop.errors import LoopError
 
 MAX_FILE_CHARS = 20_000
 MAX_FILES_CHARS = 60_000
-_SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".venv", "venv", "node_modules", ".mypy_cache"}
+_SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".venv", "venv", "node_modules",
+              ".mypy_cache"}
 
 EDIT_INSTRUCTIONS = """\
 Reply with the change as one or more SEARCH/REPLACE blocks, each preceded by the file's path:
@@ -52,7 +53,8 @@ def import_llm() -> Any:
     return llm
 
 
-def workspace_files_text(root: Path, *, max_file: int = MAX_FILE_CHARS, max_total: int = MAX_FILES_CHARS) -> str:
+def workspace_files_text(root: Path, *, max_file: int = MAX_FILE_CHARS,
+                         max_total: int = MAX_FILES_CHARS) -> str:
     """The workspace's small UTF-8 text files, each under a ``### path`` heading in a fence.
 
     Binary, huge and tool-cache files are left out (named, so the model knows they exist)."""
@@ -60,7 +62,8 @@ def workspace_files_text(root: Path, *, max_file: int = MAX_FILE_CHARS, max_tota
     skipped: list[str] = []
     total = 0
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
+        dirnames[:] = sorted(d for d in dirnames
+                             if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
         for fn in sorted(filenames):
             path = Path(dirpath) / fn
             rel = path.relative_to(root).as_posix()
@@ -86,7 +89,8 @@ def workspace_files_text(root: Path, *, max_file: int = MAX_FILE_CHARS, max_tota
 
 def compose_model_prompt(prompt: str, workspace: Path) -> str:
     """What the model gets: the loop's prompt, the reply formats, then the files."""
-    return f"{prompt.rstrip()}\n\n## How to answer\n\n{EDIT_INSTRUCTIONS}\n\n## Files\n\n{workspace_files_text(workspace)}\n"
+    files = workspace_files_text(workspace)
+    return f"{prompt.rstrip()}\n\n## How to answer\n\n{EDIT_INSTRUCTIONS}\n\n## Files\n\n{files}\n"
 
 
 @dataclass
@@ -123,7 +127,8 @@ class LLMAttempter:
             edit = parse_edit(reply)
         except EditError as exc:
             steps.append(ToolStep("parse-edit", False, str(exc)))
-            return AttemptOutcome(steps, f"{self.name}: reply held no usable edit ({len(reply)} chars)")
+            return AttemptOutcome(steps,
+                                  f"{self.name}: reply held no usable edit ({len(reply)} chars)")
         steps.append(ToolStep("parse-edit", True))
         try:
             changed = apply_edit(edit, workspace)
@@ -131,13 +136,15 @@ class LLMAttempter:
             steps.append(ToolStep("apply-edit", False, str(exc)))
             return AttemptOutcome(steps, f"{self.name}: {edit.format} edit did not apply")
         steps.append(ToolStep("apply-edit", True))
-        return AttemptOutcome(steps, f"{self.name}: applied a {edit.format} edit to {', '.join(changed) or 'no files'}")
+        touched = ", ".join(changed) or "no files"
+        return AttemptOutcome(steps, f"{self.name}: applied a {edit.format} edit to {touched}")
 
 
 def make_llm_attempter(model_id: str, *, seed: int = 0) -> LLMAttempter:
     """Build the attempter for ``llm:<model_id>``; an unknown model is one clear error."""
     if not model_id.strip():
-        raise LoopError("llm: attempter needs a model id, e.g. 'llm:SmolLM2' or 'llm:gpt-4o-mini'", exit_code=2)
+        raise LoopError("llm: attempter needs a model id, e.g. 'llm:SmolLM2' or "
+                        "'llm:gpt-4o-mini'", exit_code=2)
     llm = import_llm()
     try:
         model = llm.get_model(model_id)
