@@ -1,0 +1,5 @@
+"""Money formatting."""
+
+
+def format_cents(cents):
+    return "$" + str(cents / 100)
