@@ -7,7 +7,13 @@ import sys
 
 import pytest
 
+from reference_loop.attempters import make_attempter
+from reference_loop.attempters.scripted import distinguishing_text, seeded_order
 from reference_loop.errors import LoopError
+from reference_loop.events import EventLog
+from reference_loop.ledger import CAUSES_HEADING
+from reference_loop.loop import run_task
+from reference_loop.planner import ScriptedPlanner
 from reference_loop.tasks import (copy_project, inline_task, load_task_dir, resolve_task,
                                   sample_tasks, three_failure_task)
 
@@ -91,3 +97,51 @@ def test_inline_task_needs_text_and_verify_and_reads_a_candidates_folder(tmp_pat
     (tmp_path / "c" / "first").mkdir(parents=True)
     task = inline_task("fix", "pytest -q", candidates_dir=tmp_path / "c")
     assert [c.name for c in task.candidates] == ["first"] and task.project is None
+
+
+# -- money-format: the sample task where two different wrong fixes fail the same way -----------
+
+def test_money_format_tries_both_wrong_fixes_before_the_right_one_on_every_seed():
+    task = resolve_task("money-format")
+    assert [c.name for c in task.candidates if c.fixes] == ["sign-first"]
+    for seed in range(10):
+        assert seeded_order(task.candidates, seed, task.name)[-1].name == "sign-first"
+    # Each wrong fix touches an identifier of its own, so the rederive attempter can tell them
+    # apart once a patch is in the prompt.
+    markers = distinguishing_text(task)
+    assert "as_dollars" in markers["float-format"] and "whole_dollars" in markers["divmod-split"]
+
+
+def test_money_format_repeats_a_signature_under_accumulate_and_replans_exactly_once(monkeypatch):
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")   # the sample needs no plugin
+    task = resolve_task("money-format")
+    planner = ScriptedPlanner()
+    log = EventLog()
+    rederive = make_attempter("scripted:rederive", task=task)
+    result = run_task(task, rederive, history_mode="accumulate", on_repeat="replan",
+                      planner=planner, events=log)
+    first, second, third = result.attempts
+    # Two different patches (not one patch repeated), one normalised failure signature.
+    assert first.patch_fingerprint != second.patch_fingerprint
+    assert first.signature == second.signature != ""
+    assert "test_negative" in first.signature and "'$-<n>' == '-$<n>" in first.signature
+    assert sorted(rederive.chosen[:2]) == ["divmod-split", "float-format"]
+    assert log.count("signature_repeated") == 1 and log.count("replanned") == 1
+    assert log.events("signature_repeated")[0].data["same_as"] == 1
+    assert [e.data["attempt"] for e in log.events("replanned")] == [3]
+    # The re-plan saw the accumulated cause (both attempts, one signature) under the heading.
+    (task_text, context), = planner.calls
+    assert task_text == task.text
+    causes = context.split(CAUSES_HEADING, 1)[1]
+    assert "attempts 1 and 2" in causes and "test_negative" in causes
+    assert third.verdict == "pass" and result.solved_at == 3 and result.replans == 1
+
+
+def test_money_format_escalates_once_to_the_strong_attempter(monkeypatch):
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    task = resolve_task("money-format")
+    log = EventLog()
+    result = run_task(task, make_attempter("scripted:rederive", task=task), on_repeat="escalate",
+                      escalate_to=make_attempter("scripted:strong", task=task), events=log)
+    assert [a.attempter for a in result.attempts] == ["scripted:rederive"] * 2 + ["scripted:strong"]
+    assert log.count("escalated") == 1 and result.escalations == 1 and result.solved_at == 3
