@@ -352,3 +352,81 @@ def test_a_newer_store_is_refused_before_anything_about_it_changes(filled):
         Store(filled)
     assert filled.read_bytes() == before
     assert not Path(f"{filled}-wal").exists()
+
+
+def _reference_replay(conn: sqlite3.Connection) -> tuple[list[tuple], dict]:
+    """The chain check and replay written plainly (audit_hash and json.loads on every entry):
+    what verify's fast path must agree with."""
+    import json
+
+    problems, state, prev, expected = [], {}, store_mod.GENESIS_HASH, 1
+    for seq, ts, event, name, sha, detail, prev_hash, digest in conn.execute(
+            "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq"):
+        if seq != expected:
+            problems.append(("audit-gap", seq))
+        if prev_hash != prev:
+            problems.append(("audit-chain", seq))
+        if store_mod.audit_hash(seq, ts, event, name, sha, detail, prev_hash) != digest:
+            problems.append(("audit-hash", seq))
+        prev, expected = digest, seq + 1
+        if event not in ("import", "status"):
+            continue
+        try:
+            info = json.loads(detail)
+        except (ValueError, TypeError):
+            info = None
+        if not isinstance(info, dict):
+            problems.append(("audit-detail", seq))
+        elif event == "import":
+            state[(name, sha)] = [info.get("id"), info.get("status"), info.get("provenance"), seq]
+        elif (name, sha) in state:
+            state[(name, sha)][1] = info.get("to")
+        else:
+            problems.append(("audit-orphan", seq))
+    return problems, state
+
+
+def test_verify_replays_hand_written_audit_entries_exactly_like_a_plain_json_replay(filled):
+    """Verify hashes and decodes entries on a fast path; entries an attacker could write by hand
+    (non-canonical JSON, duplicate keys, trailing data, odd text, NULLs, a re-chained log) must
+    give the same problems and the same replayed state as audit_hash + json.loads."""
+    conn = _raw(filled)
+    details = [
+        ("import", "gamma", "c" * 64, ' {"id": 9, "status": "active", "provenance": "clean"} '),
+        ("import", "delta", "d" * 64, '{"id":10,"status":"active","status":"pending"}'),
+        ("status", "delta", "d" * 64, '{"to":"retired"}  '),
+        ("status", "delta", "d" * 64, '{"to":"active"} trailing'),
+        ("import", "eps\"il\\on\n\u202e名", "e" * 64, '{"id":11,"status":"pending","provenance":"tainted","reason":"a \\"q\\" \\u00e9"}'),
+        ("import", "zeta", "f" * 64, "[1, 2]"),
+        ("import", "eta", "0" * 64, '{"id":12,"status":"active"'),
+        ("status", None, None, '{"to":"active"}'),
+        ("status", "theta", "1" * 64, '{"to":"active"}'),
+        ("note", "iota", None, "not json at all"),
+        ("import", "kappa", "2" * 64, '{"id":13,"status":"active","provenance":"clean"}'),
+    ]
+    seq, prev = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+    for event, name, sha, detail in details:
+        seq += 1
+        ts = f"2026-01-01T00:00:{seq:02d}.000000Z"
+        digest = store_mod.audit_hash(seq, ts, event, name, sha, detail, prev)
+        conn.execute("INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     (seq, ts, event, name, sha, detail, prev, digest))
+        prev = digest
+    # A wrong stored hash mid-chain (so the next prev_hash breaks too), and a non-text timestamp
+    # (hashed the slow way; its hash no longer matches).
+    conn.execute("UPDATE audit SET hash = ? WHERE seq = ?", ("f" * 64, seq - 3))
+    conn.execute("UPDATE audit SET ts = 12345 WHERE seq = 2")
+    reference_problems, reference_state = _reference_replay(conn)
+    with Store(filled) as store, store.snapshot() as snap:
+        problems, count, state = store_mod.check_audit_chain(store, snap)
+    assert [(p.kind, p.seq) for p in problems] == reference_problems
+    assert state == reference_state
+    assert count == seq
+    assert {"audit-detail", "audit-hash", "audit-chain", "audit-orphan"} <= {k for k, _ in reference_problems}
+
+
+def test_verify_reports_an_audit_detail_stored_as_a_blob_instead_of_crashing(filled):
+    conn = _raw(filled)
+    conn.execute("UPDATE audit SET detail = CAST(detail AS BLOB) WHERE seq = 2")
+    assert conn.execute("SELECT typeof(detail) FROM audit WHERE seq = 2").fetchone() == ("blob",)
+    assert "audit-hash" in _kinds(filled)
