@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import functools
-import json
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import click
 
-from chimera_cards.errors import ChimeraError
+from chimera_cards.cli.common import echo_json, reports_errors
 from reference_loop import __version__
 from reference_loop.attempters import make_attempter
 from reference_loop.cards import (CARDS_IN, DEFAULT_CARDS_IN, DEFAULT_K, cards_from_options,
@@ -22,24 +20,6 @@ from reference_loop.history import DEFAULT_BUDGET, MODES
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, ON_REPEAT, RunResult, run_task
 from reference_loop.planner import make_planner
 from reference_loop.tasks import inline_task, resolve_task, sample_tasks, three_failure_task
-
-
-def reports_loop_errors(fn: Callable) -> Callable:
-    """LoopError/ChimeraError -> one ``error:`` line on stderr and its exit code, no traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (LoopError, ChimeraError) as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-
-    return wrapper
-
-
-def _echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, default=str))
 
 
 def progress_line(event: Event, max_attempts: int) -> str | None:
@@ -137,7 +117,7 @@ def main() -> None:
               show_default=True, help="Cards in every prompt (each attempt is a fresh call) or "
               "only the first.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
-@reports_loop_errors
+@reports_errors
 def run_cmd(task_ref: str | None, workspace: str | None, verify: str | None,
             task_text: str | None, timeout: float, candidates: str | None, attempter: str,
             seed: int, history_mode: str, max_attempts: int, budget: int, on_repeat: str,
@@ -169,7 +149,7 @@ def run_cmd(task_ref: str | None, workspace: str | None, verify: str | None,
                           prompts_dir=prompts_dir, planner=planner, on_repeat=on_repeat,
                           escalate_to=stronger, cards=cards, cards_in=cards_in)
     if as_json:
-        _echo_json({**result.to_dict(), "cards": cards.to_dict() if cards else None})
+        echo_json({**result.to_dict(), "cards": cards.to_dict() if cards else None})
     else:
         for line in summary_lines(result, max_attempts):
             click.echo(line)
@@ -178,12 +158,12 @@ def run_cmd(task_ref: str | None, workspace: str | None, verify: str | None,
 
 @main.command("tasks")
 @click.option("--json", "as_json", is_flag=True, help="Print the tasks as JSON.")
-@reports_loop_errors
+@reports_errors
 def tasks_cmd(as_json: bool) -> None:
     """List the sample tasks."""
     tasks = sample_tasks()
     if as_json:
-        _echo_json([t.to_dict() for t in tasks])
+        echo_json([t.to_dict() for t in tasks])
         return
     width = max(len(t.name) for t in tasks)
     for t in tasks:
@@ -201,7 +181,7 @@ def tasks_cmd(as_json: bool) -> None:
 @click.option("--prompts-dir", type=click.Path(file_okay=False),
               help="Keep the prompts the check looked at.")
 @click.option("--json", "as_json", is_flag=True, help="Print the check result as JSON.")
-@reports_loop_errors
+@reports_errors
 def check_cmd(task_ref: str | None, attempter: str, seed: int, history_mode: str,
               prompts_dir: str | None, as_json: bool) -> None:
     """The card's Check: attempt 3's prompt must show attempt 1's patch (exit 0 pass, 1 fail)."""
@@ -209,7 +189,7 @@ def check_cmd(task_ref: str | None, attempter: str, seed: int, history_mode: str
     result = run_check(task, attempter=attempter, history_mode=history_mode, seed=seed,
                        prompts_dir=prompts_dir)
     if as_json:
-        _echo_json(result.to_dict())
+        echo_json(result.to_dict())
     else:
         click.echo(result.message)
     sys.exit(0 if result.passed else 1)

@@ -91,7 +91,7 @@ def bench_cmd(attempter: str, escalate_to: str | None, arms: str | None, tasks_d
                 click.echo(f"plot written to {plot_path}", err=True)
             except LoopError as exc:
                 click.echo(f"plot skipped: {exc}", err=True)
-    except (LoopError, ChimeraError) as exc:
+    except ChimeraError as exc:
         _fail(exc)
         return
     if as_json:

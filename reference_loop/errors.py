@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from chimera_cards.errors import ChimeraError
 
-class LoopError(Exception):
-    """Bad input or a missing tool (e.g. no ``git``): one clear line, never a traceback."""
 
-    exit_code = 1
+class LoopError(ChimeraError):
+    """Bad input or a missing tool (e.g. no ``git``): one clear line, never a traceback.
 
-    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
-        super().__init__(message)
-        if exit_code is not None:
-            self.exit_code = exit_code
+    A ChimeraError, so both commands report errors through the same one-line wrapper.
+    """
