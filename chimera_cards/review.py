@@ -616,9 +616,12 @@ def import_hook(store, conn: sqlite3.Connection, candidate, version, new: bool):
     file = getattr(candidate, "file", None)
     if file is None or is_url(version.origin):
         return None
-    path = Path(file).parent / APPROVALS_FILENAME
-    if not path.is_file():
+    # os.path rather than pathlib: this runs for every card of a folder import, and nearly always
+    # finds nothing (isfile is False for a missing file and for any error reaching it).
+    approvals = os.path.join(os.path.dirname(file), APPROVALS_FILENAME)
+    if not os.path.isfile(approvals):
         return None
+    path = Path(approvals)
     try:
         lines = read_statements_file(path)
     except ChimeraError:
