@@ -626,7 +626,7 @@ def check_blobs(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], 
     return problems, count, total
 
 
-# Rows fetched per call by verify's passes over small rows (audit entries, versions).
+# Audit rows fetched per call by the chain check (small rows; blobs are read one at a time).
 _VERIFY_CHUNK = 512
 # The parser json.loads uses; called directly (see _detail_object) to skip loads' wrappers.
 _scan_json = json.JSONDecoder().scan_once
