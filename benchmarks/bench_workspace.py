@@ -166,7 +166,7 @@ def main() -> int:
 
         # A: every attempt calls snapshot(), diff() and restore() (three looks at the tree).
         sep_times, sep_status = [], []
-        print(f"\nA. snapshot() + diff() + restore() per attempt")
+        print("\nA. snapshot() + diff() + restore() per attempt")
         print(f"{'attempt':>7} {'snapshot':>9} {'diff':>8} {'restore':>8} {'total':>8} "
               f"{'git status':>11} {'ratio':>6}")
         for attempt in range(1, args.attempts + 1):
@@ -193,7 +193,7 @@ def main() -> int:
         # B: what the loop does: one snapshot per run, then diff_and_restore() per attempt.
         loop_times, loop_status = [], []
         ws.snapshot()
-        print(f"\nB. the loop: snapshot() once, then diff_and_restore() per attempt")
+        print("\nB. the loop: snapshot() once, then diff_and_restore() per attempt")
         print(f"{'attempt':>7} {'diff+restore':>13} {'git status':>11} {'ratio':>6}")
         for attempt in range(1, args.attempts + 1):
             make_changes(root, paths, args.changes, rng, 50 + attempt)

@@ -36,7 +36,7 @@ from chimera_cards.card import Card, find_card_files, parse_card, read_card_byte
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT, fetch_url, is_url
 from chimera_cards.integrity import check_integrity, expected_hex, sha256_hex
-from chimera_cards.lint import Finding, has_errors, lint_card
+from chimera_cards.lint import Finding, lint_card
 from chimera_cards.lockfile import check_pin, read_lockfile
 from chimera_cards.store import Store, Version, check_storable_name
 

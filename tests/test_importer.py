@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from pathlib import Path
 
 import pytest
 
