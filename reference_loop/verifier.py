@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_loop.errors import LoopError
+from reference_loop.process import run_in_group
 
 HEAD_LINES = 40
 TAIL_LINES = 80
@@ -131,34 +131,14 @@ def run_verifier(
 
     try:
         start = time.monotonic()
-        timed_out = False
         with open(log_file, "wb") as out:
             try:
-                proc = subprocess.Popen(
-                    ["/bin/sh", "-c", command],
-                    cwd=cwd,
-                    env=run_env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,  # own process group, so the whole tree can be killed
-                )
+                exit_code, timed_out = run_in_group(
+                    ["/bin/sh", "-c", command], cwd=cwd, env=run_env,
+                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                    timeout=timeout)
             except OSError as exc:
                 raise LoopError(f"cannot start verify command {command!r}: {exc}") from exc
-            try:
-                exit_code: int | None = proc.wait(timeout=timeout)
-            except BaseException as exc:
-                # Timeout, Ctrl-C or anything else: nothing of the verify run may survive us.
-                _kill_group(proc.pid)
-                proc.wait()
-                if not isinstance(exc, subprocess.TimeoutExpired):
-                    raise
-                timed_out = True
-                exit_code = None
-            else:
-                # Children the command left running in the background (a server a test forgot)
-                # would keep the workspace busy across the restore; they go too.
-                _kill_group(proc.pid)
         duration = time.monotonic() - start
         output, matched, last = _read_bounded(log_file, head_lines, tail_lines)
     finally:
@@ -186,13 +166,6 @@ def _failure_lines(verdict: str, reason: str, matched: list[str], last: list[str
         # A hang often prints nothing useful; the timeout itself is the failure to carry forward.
         found.append(f"timeout: {reason}")
     return found
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _read_bounded(path: Path, head: int, tail: int) -> tuple[str, list[str], list[str]]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -23,8 +22,10 @@ from pathlib import Path
 
 from reference_loop.attempters import AttemptOutcome, ToolStep
 from reference_loop.errors import LoopError
+from reference_loop.process import run_in_group
 
 DEFAULT_TIMEOUT = 600.0
+KILL_GRACE = 2.0  # an agent gets a SIGTERM and this long to clean up before SIGKILL
 STDERR_TAIL_CHARS = 2000
 _PLACEHOLDERS = ("{prompt_file}", "{workspace}", "{attempt}")
 
@@ -39,25 +40,6 @@ def tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:
     if 0 <= nl < len(cut) - 1:
         cut = cut[nl + 1:]
     return f"… ({len(text) - len(cut)} chars cut) …\n{cut}"
-
-
-def kill_group(proc: subprocess.Popen, grace: float = 2.0) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is left after ``grace`` seconds."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            proc.wait(timeout=grace)
-            # The leader is gone; children may still be alive in the group, so fall through to
-            # SIGKILL the group once more.
-        except subprocess.TimeoutExpired:
-            continue
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
-        pass
 
 
 @dataclass
@@ -115,33 +97,15 @@ class CmdAttempter:
                 stdin = subprocess.DEVNULL if self.uses_prompt_file else open(prompt_file, "rb")
                 try:
                     try:
-                        proc = subprocess.Popen(
+                        code, timed_out = run_in_group(
                             argv, cwd=workspace, env=env, stdin=stdin, stdout=out, stderr=err,
-                            start_new_session=True,
-                        )
+                            timeout=self.timeout, grace=KILL_GRACE)
                     except OSError as exc:
                         return AttemptOutcome(
                             steps=[ToolStep(self.name, False,
                                             f"could not start {argv[0]}: {exc.strerror or exc}")],
                             description=f"{self.name} did not start",
                         )
-                    timed_out = False
-                    try:
-                        code = proc.wait(timeout=self.timeout)
-                    except subprocess.TimeoutExpired:
-                        timed_out = True
-                        kill_group(proc)
-                        code = proc.returncode
-                    except BaseException:
-                        # Ctrl-C or an error in the loop: never leave the agent running.
-                        kill_group(proc)
-                        raise
-                    else:
-                        # The agent exited; children it left behind in its group go with it.
-                        try:
-                            os.killpg(proc.pid, signal.SIGKILL)
-                        except (ProcessLookupError, PermissionError):
-                            pass
                 finally:
                     if stdin is not subprocess.DEVNULL:
                         stdin.close()
