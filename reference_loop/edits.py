@@ -118,26 +118,8 @@ def _parse_search_replace(lines: list[str]) -> list[FileEdit]:
             path = _path_above(lines, i) or current_path
             if path is None:
                 raise EditError(f"search/replace block at reply line {i + 1} names no file path")
-            search: list[str] = []
-            replace: list[str] = []
-            i += 1
-            while i < len(lines) and not _DIVIDER.match(lines[i]):
-                if _SEARCH.match(lines[i]) or _REPLACE.match(lines[i]):
-                    raise EditError(f"search/replace block at reply line {i + 1} "
-                                    "has no ======= divider")
-                search.append(lines[i])
-                i += 1
-            if i >= len(lines):
-                raise EditError("search/replace block is not closed (no ======= divider)")
-            i += 1
-            while i < len(lines) and not _REPLACE.match(lines[i]):
-                if _SEARCH.match(lines[i]):
-                    raise EditError(f"search/replace block at reply line {i + 1} "
-                                    "has no >>>>>>> REPLACE")
-                replace.append(lines[i])
-                i += 1
-            if i >= len(lines):
-                raise EditError("search/replace block is not closed (no >>>>>>> REPLACE)")
+            search, i = _block_half(lines, i + 1, _DIVIDER, (_SEARCH, _REPLACE), "======= divider")
+            replace, i = _block_half(lines, i + 1, _REPLACE, (_SEARCH,), ">>>>>>> REPLACE")
             current_path = path
             if path not in by_path:
                 by_path[path] = FileEdit(path, "search-replace")
@@ -145,6 +127,21 @@ def _parse_search_replace(lines: list[str]) -> list[FileEdit]:
             by_path[path].blocks.append(SearchReplace(_join(search), _join(replace)))
         i += 1
     return [by_path[p] for p in order]
+
+
+def _block_half(lines: list[str], i: int, end: re.Pattern, stray: tuple[re.Pattern, ...],
+                marker: str) -> tuple[list[str], int]:
+    """The lines of one half of a search/replace block, from ``i`` up to the ``end`` marker line,
+    and that line's index; a block marker met first means the block is malformed."""
+    part: list[str] = []
+    while i < len(lines) and not end.match(lines[i]):
+        if any(r.match(lines[i]) for r in stray):
+            raise EditError(f"search/replace block at reply line {i + 1} has no {marker}")
+        part.append(lines[i])
+        i += 1
+    if i >= len(lines):
+        raise EditError(f"search/replace block is not closed (no {marker})")
+    return part, i
 
 
 def _path_above(lines: list[str], i: int) -> str | None:
