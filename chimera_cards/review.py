@@ -21,7 +21,7 @@ import json
 import os
 import sqlite3
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from chimera_cards.card import CardParseError, parse_card
@@ -255,17 +255,8 @@ class Decision:
     reviewer_name: str = ""  # the signing key's name in this store's trust list
 
     def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "sha256": self.sha256,
-            "decision": self.decision,
-            "reviewer": self.reviewer,
-            "status": self.status,
-            "verdict": self.verdict,
-            "changes": [c.to_dict() for c in self.changes],
-            "recorded": self.recorded,
-            "reviewer_name": self.reviewer_name,
-        }
+        # Change renames old/new to from/to in JSON, so changes use its own to_dict.
+        return {**asdict(self), "changes": [c.to_dict() for c in self.changes]}
 
 
 def _decide(store, name: str, sha256: str, private, decision: str, note: str) -> Decision:
@@ -367,9 +358,7 @@ class ReviewView:
         return reveal(self.prompt_text)
 
     def to_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        d["revealed_prompt_text"] = self.revealed_prompt_text
-        return d
+        return {**asdict(self), "revealed_prompt_text": self.revealed_prompt_text}
 
 
 @dataclass
@@ -383,7 +372,7 @@ class QueueItem:
     threshold: int
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return asdict(self)
 
 
 def review_queue(store) -> list[QueueItem]:
@@ -523,13 +512,7 @@ class StatementImport:
     changes: list[Change] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {
-            "accepted": self.accepted,
-            "kept_unverified": self.kept_unverified,
-            "about_this_card": self.about_this_card,
-            "problems": self.problems,
-            "changes": [c.to_dict() for c in self.changes],
-        }
+        return {**asdict(self), "changes": [c.to_dict() for c in self.changes]}
 
 
 def read_statements_file(path: Path) -> list[str]:

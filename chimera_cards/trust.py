@@ -15,7 +15,7 @@ import base64
 import binascii
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable
 
@@ -66,14 +66,7 @@ class Statement:
         return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
     def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "sha256": self.sha256,
-            "decision": self.decision,
-            "reviewer": self.reviewer,
-            "time": self.time,
-            "note": self.note,
-        }
+        return asdict(self)
 
 
 def now_utc() -> str:
@@ -163,14 +156,7 @@ class Verdict:
         return bool(self.rejecters)
 
     def to_dict(self) -> dict:
-        return {
-            "approved": self.approved,
-            "rejected": self.rejected,
-            "threshold": self.threshold,
-            "approvers": self.approvers,
-            "rejecters": self.rejecters,
-            "problems": self.problems,
-        }
+        return {"approved": self.approved, "rejected": self.rejected, **asdict(self)}
 
 
 def check_statement(
