@@ -1,28 +1,17 @@
 """The ``chimera-cards`` command: a thin click skin over the Python API.
 
-Each area keeps its commands in its own module and exports them as ``COMMANDS``; this module only
-assembles the group and turns ``ChimeraError`` into one stderr line and an exit code.
+``main`` is assembled on first use (``cli/app.py``), so importing a helper from this package —
+``cli.common``, as ``reference-loop`` does — does not load every command and its dependencies.
 """
 
 from __future__ import annotations
 
-import importlib
-
-import click
-
-from chimera_cards import __version__
-
-# Modules that contribute commands. Each exposes COMMANDS: list[click.Command].
-_COMMAND_MODULES = ("lint", "store", "review", "demo")
+from typing import Any
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="chimera-cards")
-def main() -> None:
-    """Skill cards as dependencies: lint, hash, import, review, approve, retrieve."""
+def __getattr__(name: str) -> Any:
+    if name == "main":
+        from chimera_cards.cli.app import main
 
-
-for _name in _COMMAND_MODULES:
-    _mod = importlib.import_module(f"chimera_cards.cli.{_name}")
-    for _cmd in getattr(_mod, "COMMANDS", []):
-        main.add_command(_cmd)
+        return main
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
