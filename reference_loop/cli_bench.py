@@ -13,16 +13,11 @@ from pathlib import Path
 
 import click
 
-from chimera_cards.errors import ChimeraError
+from chimera_cards.cli.common import echo_json, reports_errors
 from reference_loop.bench import (ARMS, DEFAULT_ATTEMPTER, check_attempters, format_table,
                                   load_tasks, parse_arms, run_bench, write_plot)
 from reference_loop.errors import LoopError
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS
-
-
-def _fail(exc: LoopError | ChimeraError) -> None:
-    click.echo(f"error: {exc}", err=True)
-    sys.exit(exc.exit_code)
 
 
 @click.command("bench")
@@ -53,6 +48,7 @@ def _fail(exc: LoopError | ChimeraError) -> None:
               default=None, help="Write a PNG of solved and repeat-patch rate per attempt "
                                  "(needs matplotlib: pip install 'chimera-cards[plot]').")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON, not a table.")
+@reports_errors
 def bench_cmd(attempter: str, escalate_to: str | None, arms: str | None, tasks_dir: Path | None,
               task_names: tuple[str, ...], seeds: int, max_attempts: int, jobs: int,
               attempt_timeout: float | None, ignore: tuple[str, ...], out_path: Path | None,
@@ -64,38 +60,34 @@ def bench_cmd(attempter: str, escalate_to: str | None, arms: str | None, tasks_d
     counted zero injections is VOID) and a paired comparison of every arm against `last`.
     Exit 0 when every arm is valid, 1 when one is VOID, 2 on a usage error.
     """
-    try:
-        chosen = parse_arms(arms, escalate_to=escalate_to)
-        tasks = load_tasks(tasks_dir, task_names)
-        check_attempters(tasks, attempter, escalate_to, attempt_timeout)
-        for path in (out_path, plot_path):
-            # Refuse before the run, not after minutes of work are lost.
-            if path is not None and not path.resolve().parent.is_dir():
-                raise LoopError(f"cannot write {path}: no such directory", exit_code=2)
-        total = len(tasks) * seeds * len(chosen)
-        with click.progressbar(length=max(total, 0), label="bench", file=sys.stderr,
-                               show_pos=True, item_show_func=lambda o: (
-                                   f"{o.arm} {o.task} seed {o.seed}" if o else "")) as bar:
-            result = run_bench(tasks, attempter=attempter, arms=chosen, seeds=seeds,
-                               max_attempts=max_attempts, escalate_to=escalate_to, jobs=jobs,
-                               attempt_timeout=attempt_timeout, ignore=ignore,
-                               progress=lambda o: bar.update(1, o))
-        if out_path is not None:
-            try:
-                out_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
-            except OSError as exc:
-                raise LoopError(f"cannot write {out_path}: {exc.strerror}", exit_code=2) from None
-        if plot_path is not None:
-            try:
-                write_plot(result, plot_path)
-                click.echo(f"plot written to {plot_path}", err=True)
-            except LoopError as exc:
-                click.echo(f"plot skipped: {exc}", err=True)
-    except ChimeraError as exc:
-        _fail(exc)
-        return
+    chosen = parse_arms(arms, escalate_to=escalate_to)
+    tasks = load_tasks(tasks_dir, task_names)
+    check_attempters(tasks, attempter, escalate_to, attempt_timeout)
+    for path in (out_path, plot_path):
+        # Refuse before the run, not after minutes of work are lost.
+        if path is not None and not path.resolve().parent.is_dir():
+            raise LoopError(f"cannot write {path}: no such directory", exit_code=2)
+    total = len(tasks) * seeds * len(chosen)
+    with click.progressbar(length=max(total, 0), label="bench", file=sys.stderr,
+                           show_pos=True, item_show_func=lambda o: (
+                               f"{o.arm} {o.task} seed {o.seed}" if o else "")) as bar:
+        result = run_bench(tasks, attempter=attempter, arms=chosen, seeds=seeds,
+                           max_attempts=max_attempts, escalate_to=escalate_to, jobs=jobs,
+                           attempt_timeout=attempt_timeout, ignore=ignore,
+                           progress=lambda o: bar.update(1, o))
+    if out_path is not None:
+        try:
+            out_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise LoopError(f"cannot write {out_path}: {exc.strerror}", exit_code=2) from None
+    if plot_path is not None:
+        try:
+            write_plot(result, plot_path)
+            click.echo(f"plot written to {plot_path}", err=True)
+        except LoopError as exc:
+            click.echo(f"plot skipped: {exc}", err=True)
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2))
+        echo_json(result.to_dict())
     else:
         click.echo(format_table(result))
     sys.exit(0 if result.valid else 1)
