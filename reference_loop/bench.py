@@ -34,7 +34,8 @@ from reference_loop.errors import LoopError
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, RunResult, run_task
 from reference_loop.planner import make_planner
 from reference_loop.stats import PairedComparison, paired_compare
-from reference_loop.tasks import MANIFEST, Task, load_task_dir, resolve_task, sample_tasks
+from reference_loop.tasks import (MANIFEST, Task, load_task_dir, load_task_dirs, resolve_task,
+                                  sample_tasks)
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def load_tasks(tasks_dir: str | Path | None = None, names: Sequence[str] = ()) -
         if (root / MANIFEST).is_file():
             tasks.append(load_task_dir(root))
         elif root.is_dir():
-            found = [load_task_dir(p) for p in sorted(root.iterdir()) if (p / MANIFEST).is_file()]
+            found = load_task_dirs(root)
             if not found:
                 raise LoopError(f"{root}: no task folders (subfolders with {MANIFEST})",
                                 exit_code=2)

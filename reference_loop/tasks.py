@@ -29,6 +29,12 @@ PROJECT_DIR = "project"
 DEFAULT_TIMEOUT = 60.0
 
 
+def tree_files(root: Path) -> dict[str, bytes]:
+    """Relative POSIX path -> contents of every file under ``root``, in path order."""
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
 @dataclass
 class Candidate:
     """One fix a scripted attempter may try: files to write over the project."""
@@ -41,8 +47,7 @@ class Candidate:
 
     def files(self) -> dict[str, bytes]:
         """Relative path -> contents of every file in the overlay."""
-        return {p.relative_to(self.path).as_posix(): p.read_bytes()
-                for p in sorted(self.path.rglob("*")) if p.is_file()}
+        return tree_files(self.path)
 
     def apply(self, workspace: Path) -> list[str]:
         written = []
@@ -74,10 +79,7 @@ class Task:
         return self.verify.replace("{python}", "python")
 
     def project_files(self) -> dict[str, bytes]:
-        if self.project is None:
-            return {}
-        return {p.relative_to(self.project).as_posix(): p.read_bytes()
-                for p in sorted(self.project.rglob("*")) if p.is_file()}
+        return tree_files(self.project) if self.project is not None else {}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -143,9 +145,13 @@ def sample_tasks_root() -> Path:
     return Path(str(resources.files("reference_loop.sample_tasks")))
 
 
-def sample_tasks() -> list[Task]:
-    root = sample_tasks_root()
+def load_task_dirs(root: Path) -> list[Task]:
+    """Every task folder (a subfolder holding a manifest) directly under ``root``, by name."""
     return [load_task_dir(p) for p in sorted(root.iterdir()) if (p / MANIFEST).is_file()]
+
+
+def sample_tasks() -> list[Task]:
+    return load_task_dirs(sample_tasks_root())
 
 
 def three_failure_task() -> Task:

@@ -55,10 +55,11 @@ def distinguishing_text(task: Task) -> dict[str, list[str]]:
     project file, in no other candidate and not in the task text. An explicit ``marker`` in the
     manifest wins.
     """
+    project = task.project_files()
     base: set[str] = _tokens(task.text.encode())
-    for data in task.project_files().values():
+    for data in project.values():
         base |= _tokens(data)
-    project_paths = set(task.project_files())
+    project_paths = set(project)
     own: dict[str, set[str]] = {}
     for cand in task.candidates:
         files = cand.files()
