@@ -144,6 +144,15 @@ def _block_half(lines: list[str], i: int, end: re.Pattern, stray: tuple[re.Patte
     return part, i
 
 
+def _info_path(info: str) -> str | None:
+    """The file path a code fence's info string ends with (```python app.py), if plausible."""
+    words = info.split()
+    if not words:
+        return None
+    path = _clean_path(words[-1])
+    return path if _plausible_path(path) else None
+
+
 def _path_above(lines: list[str], i: int) -> str | None:
     """The file path written just above line ``i``: a fence's info string or a line of its own."""
     j = i - 1
@@ -151,9 +160,9 @@ def _path_above(lines: list[str], i: int) -> str | None:
         stripped = lines[j].strip()
         fence = _FENCE.match(stripped)
         if fence:
-            info = fence.group(2).split()
-            if info and _plausible_path(_clean_path(info[-1])):
-                return _clean_path(info[-1])
+            path = _info_path(fence.group(2))
+            if path is not None:
+                return path
         elif stripped:
             cand = _clean_path(stripped)
             return cand if _plausible_path(cand) else None
@@ -253,11 +262,8 @@ def _parse_whole_files(lines: list[str]) -> list[FileEdit]:
             i += 1
             continue
         fence = m.group(1)
-        info = m.group(2).strip().split()
-        path: str | None = None
-        if info and _plausible_path(_clean_path(info[-1])):
-            path = _clean_path(info[-1])
-        else:
+        path = _info_path(m.group(2))
+        if path is None:
             j = i - 1
             while j >= 0 and not lines[j].strip():
                 j -= 1

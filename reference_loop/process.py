@@ -57,8 +57,5 @@ def run_in_group(
         kill_group(proc, grace)
         raise
     # Children left in the background (a server a test forgot) would keep the workspace busy.
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    kill_group(proc)
     return code, False

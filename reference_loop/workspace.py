@@ -411,14 +411,8 @@ class Workspace:
                 os.mkdir(current)
 
     def _remove_path(self, path: str, snap: _Snapshot) -> None:
-        full = self.root / path
-        try:
-            if full.is_dir() and not full.is_symlink():
-                shutil.rmtree(full)  # a nested repository (gitlink) the attempt created
-            else:
-                os.unlink(full)
-        except FileNotFoundError:
-            pass
+        # A file, a symlink, or a nested repository (gitlink) the attempt created.
+        _clear(os.fsencode(self.root / path))
         # Drop parent directories the removal left empty, unless the snapshot had them.
         parent = path.rpartition("/")[0]
         while parent and parent not in snap.dirs:
@@ -576,11 +570,3 @@ def _clear(path: bytes) -> None:
         shutil.rmtree(path)
     else:
         os.unlink(path)
-
-
-def changed_paths(diff: Diff) -> Iterable[str]:
-    """Every path a diff touches (both sides of a rename)."""
-    for change in diff.files:
-        if change.old_path:
-            yield change.old_path
-        yield change.path

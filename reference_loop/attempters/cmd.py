@@ -27,7 +27,6 @@ from reference_loop.process import run_in_group
 DEFAULT_TIMEOUT = 600.0
 KILL_GRACE = 2.0  # an agent gets a SIGTERM and this long to clean up before SIGKILL
 STDERR_TAIL_CHARS = 2000
-_PLACEHOLDERS = ("{prompt_file}", "{workspace}", "{attempt}")
 
 
 def tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:
