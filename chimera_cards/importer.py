@@ -23,7 +23,6 @@ does not stop the rest, and a killed process leaves either a whole batch or noth
 
 from __future__ import annotations
 
-import importlib
 import os
 import sqlite3
 import ssl
@@ -38,7 +37,7 @@ from chimera_cards.fetch import DEFAULT_TIMEOUT, fetch_url, is_url
 from chimera_cards.integrity import check_integrity, expected_hex, sha256_hex
 from chimera_cards.lint import Finding, lint_card
 from chimera_cards.lockfile import check_pin, read_lockfile
-from chimera_cards.store import Store, Version, check_storable_name
+from chimera_cards.store import Store, Version, check_storable_name, resolve_hook
 
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
 # enough that the write lock is never held for long and memory stays bounded.
@@ -70,7 +69,6 @@ class Candidate:
     taint_reasons: list[str]
     findings: list[Finding]
     file: Path | None = None  # the card file on disk, for hooks that look next to it
-    card: Card | None = None  # None when these bytes were already stored (not parsed again)
 
     def hold_reasons(self) -> list[str]:
         """Why this version may not become active on import (empty: it may)."""
@@ -146,7 +144,7 @@ def prepare(data: bytes, *, origin: str, final_url: str | None, from_url: bool,
     card = parse_card(data, path=origin)
     name = check_storable_name(card.name)
     if pins is not None:
-        check_pin(pins, name, card.sha256, source=pins_source)
+        check_pin(pins, name, sha, source=pins_source)
     reasons = []
     if from_url:
         reasons.append("imported from a URL")
@@ -159,18 +157,11 @@ def prepare(data: bytes, *, origin: str, final_url: str | None, from_url: bool,
     findings = lint_card(card, strict=False, dirname=name if from_url else None)
     return Candidate(name=name, sha256=sha, raw=data, origin=origin, final_url=final_url,
                      provenance="tainted" if reasons else "clean", taint_reasons=reasons,
-                     findings=findings, file=file, card=card)
+                     findings=findings, file=file)
 
 
 def _refused(source: str, exc: ChimeraError) -> ImportResult:
     return ImportResult(source=source, outcome="refused", error=str(exc), exit_code=exc.exit_code)
-
-
-def _resolve_hook(spec: str | Callable) -> Callable:
-    if callable(spec):
-        return spec
-    module, _, attr = spec.partition(":")
-    return getattr(importlib.import_module(module), attr)
 
 
 def _store_batch(store: Store, batch: list[tuple[str, Candidate]],
@@ -240,7 +231,7 @@ def import_source(
         pins, pins_source = lockfile, "the lockfile"
     else:
         pins, pins_source = read_lockfile(lockfile), str(lockfile)
-    hook_fns = [_resolve_hook(h) for h in (IMPORT_HOOKS if hooks is None else hooks)]
+    hook_fns = [resolve_hook(h) for h in (IMPORT_HOOKS if hooks is None else hooks)]
     source = str(source)
     common = dict(expected=expected, pins=pins, pins_source=pins_source, taint=taint,
                   stored=store.version_with_bytes)

@@ -60,7 +60,7 @@ def check_key_name(name: str) -> str:
 class PublicKey:
     raw: bytes  # the 32 raw Ed25519 public-key bytes
 
-    @property
+    @functools.cached_property  # read per statement on every match; the key never changes
     def keyid(self) -> str:
         return hashlib.sha256(self.raw).hexdigest()[:16]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Mapping
 
+from chimera_cards.atomic import write_atomic
 from chimera_cards.errors import ChimeraError, UsageError
 
 _LINE = re.compile(r"(\S+)\s+([0-9a-fA-F]{64})")
@@ -60,15 +60,7 @@ def write_lockfile(path: str | os.PathLike, pins: Mapping[str, str]) -> None:
     for name in pins:
         if not name or any(ch.isspace() for ch in name):
             raise ChimeraError(f"card name {name!r} cannot be written to a lockfile")
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(format_lockfile(pins))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(Path(path), format_lockfile(pins).encode("utf-8"))
 
 
 def check_pin(pins: Mapping[str, str], name: str, sha256: str, *, source: str = "lockfile") -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.prompt import render_card
+from chimera_cards.prompt import LEVELS, render_card
 from chimera_cards.trust import evaluate, get_threshold, trusted_keys
 
 # Functions that may hand card text to a model: the gate and its renderer.
@@ -58,7 +58,6 @@ OTHER_READ_PATHS = frozenset(
 
 MAX_QUERY_TERMS = 32
 BM25_WEIGHTS = (10.0, 4.0, 2.0)  # name, description, triggers: a hit in the name says most
-LEVELS = (1, 2)
 
 
 @dataclass
@@ -135,6 +134,12 @@ def is_url(origin: str | None) -> bool:
     return bool(origin) and origin.lower().startswith(("http://", "https://"))
 
 
+def is_clean_path(origin: str | None, final_url: str | None, provenance: str) -> bool:
+    """A clean import from a local path: usable without approvals. The gate and review's status
+    rules must agree on this, so both call it."""
+    return provenance == "clean" and not is_url(origin) and not is_url(final_url)
+
+
 def fts_query(query: str) -> str | None:
     """The user's words as an FTS5 query that cannot be read as FTS5 syntax.
 
@@ -201,7 +206,7 @@ def gate_check(
     verdict = evaluate(envelopes, trusted, name=name, sha256=sha256, threshold=threshold, memo=memo)
     if verdict.rejected:
         return GateDecision(False, reason="rejected by a trusted reviewer")
-    if provenance == "clean" and not is_url(origin) and not is_url(final_url):
+    if is_clean_path(origin, final_url, provenance):
         return GateDecision(True, basis="clean-path", approvers=verdict.approvers, data=data)
     if verdict.approved:
         return GateDecision(True, basis="approved", approvers=verdict.approvers, data=data)
@@ -347,7 +352,7 @@ def prompt_preview(name: str, sha256: str, provenance: str, origin: str, data: b
     """Exactly what ``render_for_prompt`` would give a model for these bytes once ``approvals``
     trusted reviewers have approved them (or at once, for a clean path import)."""
     card = parse_card(data)
-    basis = "clean-path" if provenance == "clean" and not is_url(origin) else "approved"
+    basis = "clean-path" if is_clean_path(origin, None, provenance) else "approved"
     approvers = [f"reviewer-{i + 1}" for i in range(approvals)] if basis == "approved" else []
     m = Match(name, sha256, provenance, origin, basis, approvers, level=level,
               text=render_card(card, level))

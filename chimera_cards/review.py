@@ -20,16 +20,16 @@ import difflib
 import json
 import os
 import sqlite3
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from chimera_cards.card import CardParseError, parse_card
+from chimera_cards.atomic import write_atomic
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.integrity import sha256_hex
 from chimera_cards.keys import EnvelopeError, parse_envelope, public_of
 from chimera_cards.lint import lint_card, reveal
-from chimera_cards.retrieve import is_url, prompt_preview
+from chimera_cards.retrieve import is_clean_path, is_url, prompt_preview
 from chimera_cards.trust import (
     TrustedKey,
     Verdict,
@@ -82,10 +82,6 @@ def verdict_for(conn: sqlite3.Connection, name: str, sha256: str) -> Verdict:
         sha256=sha256,
         threshold=get_threshold(conn),
     )
-
-
-def _is_clean_path(origin: str | None, final_url: str | None, provenance: str) -> bool:
-    return provenance == "clean" and not is_url(origin) and not is_url(final_url)
 
 
 def _lint_errors(findings_json: str | None) -> bool:
@@ -190,7 +186,7 @@ def reconcile(store, conn: sqlite3.Connection, names: list[str] | None = None, *
         if verdict.rejected:
             _set_status(store, conn, name, sha, status, "rejected", "rejected by a trusted reviewer", changes)
             continue
-        clean = _is_clean_path(origin, final_url, provenance)
+        clean = is_clean_path(origin, final_url, provenance)
         if status == "pending" and verdict.approved and not _lint_errors(findings):
             current = conn.execute(
                 "SELECT id FROM versions WHERE name = ? AND status = 'active'", (name,)
@@ -381,13 +377,14 @@ def review_queue(store) -> list[QueueItem]:
 
 
 def _review_queue(conn: sqlite3.Connection) -> list[QueueItem]:
-    threshold = get_threshold(conn)
+    # The trust list and threshold once for the whole queue, not once per pending version.
+    trusted, threshold = trusted_keys(conn), get_threshold(conn)
     out = []
     for vid, name, sha, origin, final_url, prov, reason in conn.execute(
         "SELECT id, name, sha256, origin, final_url, provenance, reason FROM versions "
         "WHERE status = 'pending' ORDER BY name, id"
     ).fetchall():
-        v = verdict_for(conn, name, sha)
+        v = evaluate(envelopes_for(conn, sha), trusted, name=name, sha256=sha, threshold=threshold)
         out.append(QueueItem(name, sha, prov, final_url or origin, reason, len(v.approvers), threshold))
     return out
 
@@ -492,14 +489,7 @@ def write_statements(store, name: str, sha256: str, directory: str | os.PathLike
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise ChimeraError(f"{path}: exists and is not a regular file; refusing to write there")
     lines = [json.dumps(json.loads(r[0]), sort_keys=True, separators=(",", ":")) for r in rows]
-    fd, tmp = tempfile.mkstemp(prefix=".approvals.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
     return path
 
 
@@ -647,11 +637,13 @@ def verify_check(store, conn: sqlite3.Connection) -> list:
     for name, sha, origin, final_url, provenance, status in conn.execute(
         "SELECT name, sha256, origin, final_url, provenance, status FROM versions ORDER BY id"
     ).fetchall():
+        envs = [e for n, e in by_sha.get(sha, []) if n == name]
+        if not envs:
+            continue  # nothing signed over this version; check_blobs already re-hashed its bytes
         blob = conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
         actual = sha256_hex(bytes(blob[0])) if blob else None
-        envs = [e for n, e in by_sha.get(sha, []) if n == name]
         label = f"{name} {sha[:12]}"
-        if envs and actual != sha:
+        if actual != sha:
             problems.append(Problem(
                 "signature-mismatch",
                 f"{label}: signed statement(s) over {sha[:12]} do not match the stored bytes "

@@ -22,7 +22,6 @@ import importlib
 import json
 import os
 import sqlite3
-import tempfile
 import time
 import unicodedata
 from contextlib import contextmanager
@@ -31,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence, Union
 
+from chimera_cards.atomic import write_atomic
 from chimera_cards.errors import ChimeraError
 
 _encode_str = json.encoder.encode_basestring
@@ -738,7 +738,11 @@ def check_versions(store: Store, conn: sqlite3.Connection,
     return problems, count
 
 
-def _resolve_check(spec: str) -> Callable:
+def resolve_hook(spec: str | Callable) -> Callable:
+    """A hook given as a callable, or as ``"module:function"`` loaded when first needed (so the
+    store does not import the review code that registers itself here)."""
+    if callable(spec):
+        return spec
     module, _, attr = spec.partition(":")
     return getattr(importlib.import_module(module), attr)
 
@@ -756,7 +760,7 @@ def verify_store(store: Store, *, record: bool = True,
         version_problems, version_count = check_versions(store, conn, state)
         problems += chain_problems + version_problems
         for check in checks:
-            fn = _resolve_check(check) if isinstance(check, str) else check
+            fn = resolve_hook(check)
             problems.extend(fn(store, conn))
         head = store.audit_head()
     report = VerifyReport(ok=not problems, blobs=blob_count, bytes=total, versions=version_count,
@@ -829,17 +833,10 @@ def export_card(store: Store, name: str, directory: str | os.PathLike, *,
     target = card_dir / "SKILL.md"
     if target.is_symlink() or (target.exists() and not target.is_file()):
         raise ChimeraError(f"{target}: exists and is not a regular file; refusing to write there")
-    fd, tmp = tempfile.mkstemp(prefix=".SKILL.md.", dir=card_dir)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, data)
     files = []
     for spec in EXPORT_HOOKS:
-        written = _resolve_check(spec)(store, version.name, version.sha256, card_dir)
+        written = resolve_hook(spec)(store, version.name, version.sha256, card_dir)
         if written:
             files.append(str(written))
     return ExportResult(name=version.name, sha256=version.sha256, status=version.status,
