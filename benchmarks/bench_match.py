@@ -35,7 +35,7 @@ from chimera_cards.retrieve import match
 from chimera_cards.store import Store
 from chimera_cards.trust import make_statement, sign_statement
 
-SYLLABLES = "ka lo mi ne ru sa te vo pi da ge hu zo fe ba ri no su ta mo".split()
+SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "pi", "da", "ge", "hu", "zo", "fe", "ba", "ri", "no", "su", "ta", "mo"]
 
 
 def vocabulary(rng: random.Random, n: int = 3000) -> list[str]:
@@ -71,9 +71,19 @@ def build(store: Store, n: int, rng: random.Random, keydir: Path) -> tuple[list[
             data = card_text(i, rng, vocab)
             sha = store.put_blob(conn, data)
             name = data.split(b"\n", 2)[1][6:].decode()
-            store.add_version(conn, name=name, sha256=sha, origin=f"https://cards.example/{name}/SKILL.md",
-                              final_url=None, provenance="tainted", status="pending")
-            review.store_statement(conn, sign_statement(private, make_statement(name, sha, "approve", gen.public.keyid)))
+            store.add_version(
+                conn,
+                name=name,
+                sha256=sha,
+                origin=f"https://cards.example/{name}/SKILL.md",
+                final_url=None,
+                provenance="tainted",
+                status="pending",
+            )
+            review.store_statement(
+                conn,
+                sign_statement(private, make_statement(name, sha, "approve", gen.public.keyid)),
+            )
         review.reconcile(store, conn)
         retrieve.sync_index(conn)
     return vocab, time.perf_counter() - t0
@@ -96,9 +106,16 @@ def main() -> None:
         with Store(tmp / "cards.db") as store:
             vocab, setup = build(store, args.cards, rng, tmp)
             with store.snapshot() as conn:
-                active = conn.execute("SELECT count(*) FROM versions WHERE status='active'").fetchone()[0]
-            print(f"store: {active} approved (tainted + signed) cards, built and indexed in {setup:.1f} s")
-            queries = [" ".join(rng.choice(vocab) for _ in range(rng.randint(2, 3))) for _ in range(args.queries)]
+                active = conn.execute(
+                    "SELECT count(*) FROM versions WHERE status='active'"
+                ).fetchone()[0]
+            print(
+                f"store: {active} approved (tainted + signed) cards, built and indexed in {setup:.1f} s"
+            )
+            queries = [
+                " ".join(rng.choice(vocab) for _ in range(rng.randint(2, 3)))
+                for _ in range(args.queries)
+            ]
             for q in queries[:20]:  # warm the page cache the same way for every variant
                 match(store, q, k=args.k)
 
@@ -129,7 +146,9 @@ def main() -> None:
                 with store.snapshot() as conn:
                     rows = conn.execute(
                         "SELECT v.name, b.data FROM versions v JOIN blobs b ON b.sha256 = v.sha256 "
-                        "WHERE v.status = 'active' AND (" + " OR ".join(["CAST(b.data AS TEXT) LIKE ?"] * len(words)) + ")",
+                        "WHERE v.status = 'active' AND ("
+                        + " OR ".join(["CAST(b.data AS TEXT) LIKE ?"] * len(words))
+                        + ")",
                         [f"%{w}%" for w in words],
                     ).fetchall()
                 return rows[: args.k]
@@ -142,19 +161,32 @@ def main() -> None:
 
             # One card's read-time verification, isolated: re-hash + signature check.
             with store.snapshot() as conn:
-                row = conn.execute("SELECT name, sha256, origin, final_url, provenance, status FROM versions "
-                                   "WHERE status='active' LIMIT 1").fetchone()
+                row = conn.execute(
+                    "SELECT name, sha256, origin, final_url, provenance, status FROM versions "
+                    "WHERE status='active' LIMIT 1"
+                ).fetchone()
                 from chimera_cards.trust import get_threshold, trusted_keys
 
                 trusted, threshold = trusted_keys(conn), get_threshold(conn)
                 reps = 2000
                 t = time.perf_counter()
                 for _ in range(reps):
-                    retrieve.gate_check(conn, name=row[0], sha256=row[1], origin=row[2], final_url=row[3],
-                                        provenance=row[4], status=row[5], trusted=trusted, threshold=threshold)
+                    retrieve.gate_check(
+                        conn,
+                        name=row[0],
+                        sha256=row[1],
+                        origin=row[2],
+                        final_url=row[3],
+                        provenance=row[4],
+                        status=row[5],
+                        trusted=trusted,
+                        threshold=threshold,
+                    )
                 per_card = (time.perf_counter() - t) / reps * 1e6
-        print(f"queries: {len(queries)} (2-3 random words), k={args.k}, level 2; results per variant: "
-              f"{sorted(set(found.values()))} (all equal: {len(set(found.values())) == 1})")
+        print(
+            f"queries: {len(queries)} (2-3 random words), k={args.k}, level 2; results per variant: "
+            f"{sorted(set(found.values()))} (all equal: {len(set(found.values())) == 1})"
+        )
         p50 = pct(warm, 50)
         rows = [
             ("gate, warm cache (render + signature memo)", warm),
@@ -165,14 +197,20 @@ def main() -> None:
         ]
         for label, ts in rows:
             print(f"match, {label:<52} p50 {pct(ts, 50):6.2f} ms  p95 {pct(ts, 95):6.2f} ms")
-        print(f"target p50 <= 10 ms (gate, warm cache): {'MET' if p50 <= 10 else 'MISSED'}; "
-              f"every-signature-verified variant: {'MET' if pct(render_only_t, 50) <= 10 else 'MISSED'}")
-        print(f"cost of verifying approvals at read time (k={args.k} Ed25519 checks + re-hash): "
-              f"+{pct(render_only_t, 50) - pct(plain_warm, 50):.2f} ms p50 per query; with the "
-              f"signature memo +{p50 - pct(plain_warm, 50):.2f} ms; one card's full gate check "
-              f"{per_card:.0f} us")
-        print(f"full scan baseline (LIKE over every active card, 50 queries) p50 {pct(scanned, 50):6.2f} ms "
-              f"-> the gated match with cache is x{pct(scanned, 50) / p50:.1f} faster")
+        print(
+            f"target p50 <= 10 ms (gate, warm cache): {'MET' if p50 <= 10 else 'MISSED'}; "
+            f"every-signature-verified variant: {'MET' if pct(render_only_t, 50) <= 10 else 'MISSED'}"
+        )
+        print(
+            f"cost of verifying approvals at read time (k={args.k} Ed25519 checks + re-hash): "
+            f"+{pct(render_only_t, 50) - pct(plain_warm, 50):.2f} ms p50 per query; with the "
+            f"signature memo +{p50 - pct(plain_warm, 50):.2f} ms; one card's full gate check "
+            f"{per_card:.0f} us"
+        )
+        print(
+            f"full scan baseline (LIKE over every active card, 50 queries) p50 {pct(scanned, 50):6.2f} ms "
+            f"-> the gated match with cache is x{pct(scanned, 50) / p50:.1f} faster"
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_store import card_bytes  # noqa: E402  (the same cards the import benchmark uses)
+from bench_store import card_bytes
 
-from chimera_cards import card as card_module  # noqa: E402
-from chimera_cards import lint as lint_module  # noqa: E402
+from chimera_cards import card as card_module
+from chimera_cards import lint as lint_module
 
 clock = time.process_time
 
@@ -47,7 +47,9 @@ def main() -> None:
     paths = [f"/cards/bench-card-{index:05d}/SKILL.md" for index in range(args.cards)]
     cards = [card_module.parse_card(data, path=path) for data, path in zip(raw, paths)]
     size = sum(map(len, raw)) / len(raw)
-    print(f"{args.cards} cards of {size:.0f} bytes; microseconds of CPU per card, best of {args.repeat}")
+    print(
+        f"{args.cards} cards of {size:.0f} bytes; microseconds of CPU per card, best of {args.repeat}"
+    )
 
     def row(label: str, fn, whole: float | None = None) -> float:
         cost = per_card(args.repeat, args.cards, fn)
@@ -55,22 +57,45 @@ def main() -> None:
         print(f"  {label:48s} {cost:8.1f} us{share}")
         return cost
 
-    parse = row("parse_card", lambda: [card_module.parse_card(d, path=p) for d, p in zip(raw, paths)])
-    row("  frontmatter YAML (_load_frontmatter)",
-        lambda: [card_module._load_frontmatter(c.frontmatter_text, 2) for c in cards], parse)
-    row("  the same on the pure-Python YAML path",
-        lambda: [card_module._load_frontmatter(c.frontmatter_text, 2, libyaml=False) for c in cards],
-        parse)
-    row("  sections (markdown-it block parse)",
-        lambda: [card_module._sections(c.body, c.body_line) for c in cards], parse)
-    lint = row("lint_card(strict=False)", lambda: [lint_module.lint_card(c, strict=False) for c in cards])
+    parse = row(
+        "parse_card", lambda: [card_module.parse_card(d, path=p) for d, p in zip(raw, paths)]
+    )
+    row(
+        "  frontmatter YAML (_load_frontmatter)",
+        lambda: [card_module._load_frontmatter(c.frontmatter_text, 2) for c in cards],
+        parse,
+    )
+    row(
+        "  the same on the pure-Python YAML path",
+        lambda: [
+            card_module._load_frontmatter(c.frontmatter_text, 2, libyaml=False) for c in cards
+        ],
+        parse,
+    )
+    row(
+        "  sections (markdown-it block parse)",
+        lambda: [card_module._sections(c.body, c.body_line) for c in cards],
+        parse,
+    )
+    lint = row(
+        "lint_card(strict=False)", lambda: [lint_module.lint_card(c, strict=False) for c in cards]
+    )
     row("  scan_hidden(body)", lambda: [lint_module.scan_hidden(c.body) for c in cards], lint)
-    row("  scan_hidden(body, fast=False): every regex at every offset",
-        lambda: [lint_module.scan_hidden(c.body, fast=False) for c in cards], lint)
-    row("  scan_hidden(frontmatter)",
-        lambda: [lint_module.scan_hidden(c.frontmatter_text) for c in cards], lint)
-    row("  YAML-escaped scalars", lambda: [lint_module._escaped_scalar_findings(c, []) for c in cards],
-        lint)
+    row(
+        "  scan_hidden(body, fast=False): every regex at every offset",
+        lambda: [lint_module.scan_hidden(c.body, fast=False) for c in cards],
+        lint,
+    )
+    row(
+        "  scan_hidden(frontmatter)",
+        lambda: [lint_module.scan_hidden(c.frontmatter_text) for c in cards],
+        lint,
+    )
+    row(
+        "  YAML-escaped scalars",
+        lambda: [lint_module._escaped_scalar_findings(c, []) for c in cards],
+        lint,
+    )
     total = parse + lint
     print(f"parse + lint: {total:.1f} us per card = {1e6 / total:.0f} cards/s on one core")
 

@@ -29,8 +29,7 @@ from chimera_cards.importer import _store_batch, import_source, prepare
 from chimera_cards.lint import lint_card, scan_hidden
 from chimera_cards.store import Store, check_blobs, verify_store
 
-WORDS = ("agent verifier patch attempt history budget context card review approve store hash "
-         "lockfile retry signal failure record prompt diff test check risk trigger avoid").split()
+WORDS = ["agent", "verifier", "patch", "attempt", "history", "budget", "context", "card", "review", "approve", "store", "hash", "lockfile", "retry", "signal", "failure", "record", "prompt", "diff", "test", "check", "risk", "trigger", "avoid"]
 
 
 def paragraph(rng: random.Random, words: int) -> str:
@@ -40,11 +39,15 @@ def paragraph(rng: random.Random, words: int) -> str:
 
 def card_bytes(index: int, rng: random.Random) -> bytes:
     name = f"bench-card-{index:05d}"
-    head = (f"---\nname: {name}\ndescription: {paragraph(rng, 18)}\nversion: 0.1.0\nkind: pattern\n"
-            f"stage: build\ntopic: ai-agents\ntriggers:\n- {paragraph(rng, 5)}\n- {paragraph(rng, 6)}\n"
-            "provenance: clean\nstatus: active\nlicense: Apache-2.0\n---\n")
-    sections = [f"## {title}\n\n{paragraph(rng, 60)}\n\n{paragraph(rng, 50)}\n"
-                for title in ("Trigger", "Do", "Avoid", "Check", "Risk")]
+    head = (
+        f"---\nname: {name}\ndescription: {paragraph(rng, 18)}\nversion: 0.1.0\nkind: pattern\n"
+        f"stage: build\ntopic: ai-agents\ntriggers:\n- {paragraph(rng, 5)}\n- {paragraph(rng, 6)}\n"
+        "provenance: clean\nstatus: active\nlicense: Apache-2.0\n---\n"
+    )
+    sections = [
+        f"## {title}\n\n{paragraph(rng, 60)}\n\n{paragraph(rng, 50)}\n"
+        for title in ("Trigger", "Do", "Avoid", "Check", "Risk")
+    ]
     return (head + "\n" + "\n".join(sections)).encode("utf-8")
 
 
@@ -109,30 +112,48 @@ def main() -> None:
 
         runs = [fresh_import() for _ in range(args.repeat)]
         imported, db = min(runs)
-        print(f"import:  {args.cards / imported:8.0f} cards/s  ({imported:.3f} s CPU; includes read, "
-              f"hash, parse, lint, write)")
-        print(f"  baseline read+parse+lint only, no store: {args.cards / base:8.0f} cards/s "
-              f"(read {args.cards / read_time:.0f}/s, parse {args.cards / parse_time:.0f}/s, "
-              f"lint {args.cards / lint_time:.0f}/s)")
+        print(
+            f"import:  {args.cards / imported:8.0f} cards/s  ({imported:.3f} s CPU; includes read, "
+            f"hash, parse, lint, write)"
+        )
+        print(
+            f"  baseline read+parse+lint only, no store: {args.cards / base:8.0f} cards/s "
+            f"(read {args.cards / read_time:.0f}/s, parse {args.cards / parse_time:.0f}/s, "
+            f"lint {args.cards / lint_time:.0f}/s)"
+        )
 
         # The store's own share: the same cards prepared up front, then only the batched writes.
         candidates = []
         for file in files:
             data, resolved = read_card_bytes(file)
-            candidates.append((str(file), prepare(data, origin=resolved, final_url=None,
-                                                  from_url=False, expected=None, pins=None,
-                                                  pins_source="", taint=False)))
+            candidates.append(
+                (
+                    str(file),
+                    prepare(
+                        data,
+                        origin=resolved,
+                        final_url=None,
+                        from_url=False,
+                        expected=None,
+                        pins=None,
+                        pins_source="",
+                        taint=False,
+                    ),
+                )
+            )
 
         def writes_only():
             with Store(tmp / f"writes-{time.monotonic_ns()}.db") as store:
                 start = clock()
                 for offset in range(0, len(candidates), 500):
-                    _store_batch(store, candidates[offset:offset + 500], [])
+                    _store_batch(store, candidates[offset : offset + 500], [])
                 return clock() - start
 
         written = min(writes_only() for _ in range(args.repeat))
-        print(f"  store writes alone (blobs, versions, audit chain, FTS queue): "
-              f"{args.cards / written:8.0f} cards/s")
+        print(
+            f"  store writes alone (blobs, versions, audit chain, FTS queue): "
+            f"{args.cards / written:8.0f} cards/s"
+        )
 
         # The same per-card preparation import does, interleaved as import does it (read, hash,
         # look the hash up in a store, parse, lint), with no writes: what import costs beyond
@@ -142,54 +163,83 @@ def main() -> None:
                 start = clock()
                 for file in files:
                     data, resolved = read_card_bytes(file)
-                    prepare(data, origin=resolved, final_url=None, from_url=False,
-                            expected=None, pins=None, pins_source="", taint=False,
-                            file=Path(resolved), stored=store.version_with_bytes)
+                    prepare(
+                        data,
+                        origin=resolved,
+                        final_url=None,
+                        from_url=False,
+                        expected=None,
+                        pins=None,
+                        pins_source="",
+                        taint=False,
+                        file=Path(resolved),
+                        stored=store.version_with_bytes,
+                    )
                 return clock() - start
 
         prepared = min(prepare_all() for _ in range(args.repeat))
-        print(f"  prepare alone, card by card as import does (read, hash, look-up, parse, lint): "
-              f"{args.cards / prepared:8.0f} cards/s")
+        print(
+            f"  prepare alone, card by card as import does (read, hash, look-up, parse, lint): "
+            f"{args.cards / prepared:8.0f} cards/s"
+        )
 
         # Where a fresh import's time goes, per card (parse and lint split into their big parts).
-        yaml_time, _ = best_of(args.repeat, lambda: [_load_frontmatter(c.frontmatter_text, 2)
-                                                     for c in cards])
-        markdown_time, _ = best_of(args.repeat, lambda: [_sections(c.body, c.body_line)
-                                                         for c in cards])
-        scan_time, _ = best_of(args.repeat, lambda: [
-            (scan_hidden(c.frontmatter_text), scan_hidden(c.body)) for c in cards])
+        yaml_time, _ = best_of(
+            args.repeat, lambda: [_load_frontmatter(c.frontmatter_text, 2) for c in cards]
+        )
+        markdown_time, _ = best_of(
+            args.repeat, lambda: [_sections(c.body, c.body_line) for c in cards]
+        )
+        scan_time, _ = best_of(
+            args.repeat,
+            lambda: [(scan_hidden(c.frontmatter_text), scan_hidden(c.body)) for c in cards],
+        )
         us = 1e6 / args.cards
-        print(f"  per card: read {read_time * us:.0f} us, parse {parse_time * us:.0f} us "
-              f"(YAML {yaml_time * us:.0f}, Markdown {markdown_time * us:.0f}), lint "
-              f"{lint_time * us:.0f} us (hidden-instruction scan {scan_time * us:.0f}), "
-              f"store writes {written * us:.0f} us; import as a whole {imported * us:.0f} us")
-        print(f"  import = prepare {prepared * us:.0f} us + store writes {written * us:.0f} us + "
-              f"the rest {(imported - prepared - written) * us:.0f} us (batching, savepoints, "
-              f"import hooks, results; negative when within the run-to-run noise)")
+        print(
+            f"  per card: read {read_time * us:.0f} us, parse {parse_time * us:.0f} us "
+            f"(YAML {yaml_time * us:.0f}, Markdown {markdown_time * us:.0f}), lint "
+            f"{lint_time * us:.0f} us (hidden-instruction scan {scan_time * us:.0f}), "
+            f"store writes {written * us:.0f} us; import as a whole {imported * us:.0f} us"
+        )
+        print(
+            f"  import = prepare {prepared * us:.0f} us + store writes {written * us:.0f} us + "
+            f"the rest {(imported - prepared - written) * us:.0f} us (batching, savepoints, "
+            f"import hooks, results; negative when within the run-to-run noise)"
+        )
 
         with Store(db) as store:
             again, _ = best_of(1, lambda: import_source(store, folder))
-            print(f"  re-import of the same folder (all already present): {args.cards / again:.0f} cards/s")
+            print(
+                f"  re-import of the same folder (all already present): {args.cards / again:.0f} cards/s"
+            )
             blobs = [store.get_blob(v.sha256) for v in store.versions()]
             hashed, _ = best_of(args.repeat, lambda: [hashlib.sha256(b).hexdigest() for b in blobs])
+
             def blob_pass():
                 with store.snapshot() as conn:
                     return check_blobs(store, conn)
 
             blobs_only, _ = best_of(args.repeat, blob_pass)
-            core, report = best_of(args.repeat, lambda: verify_store(store, record=False,
-                                                                     extra_checks=()))
+            core, report = best_of(
+                args.repeat, lambda: verify_store(store, record=False, extra_checks=())
+            )
             assert report.ok, report.problems
             full, report = best_of(args.repeat, lambda: verify_store(store, record=False))
             assert report.ok, report.problems
         mb = total / 1e6
         print(f"hashlib sha256 over the same bytes: {mb / hashed:8.0f} MB/s")
-        print(f"verify's blob re-hash pass (read from SQLite + hash): {mb / blobs_only:8.0f} MB/s  "
-              f"ratio to hashlib {hashed / blobs_only:.2f}")
-        print(f"verify (blobs + versions + audit chain): {mb / core:8.0f} MB/s  "
-              f"ratio to hashlib {hashed / core:.2f}  ({core * 1000:.1f} ms)")
-        print(f"verify with extra checks (signatures):   {mb / full:8.0f} MB/s  "
-              f"ratio to hashlib {hashed / full:.2f}  ({full * 1000:.1f} ms)")
+        print(
+            f"verify's blob re-hash pass (read from SQLite + hash): {mb / blobs_only:8.0f} MB/s  "
+            f"ratio to hashlib {hashed / blobs_only:.2f}"
+        )
+        print(
+            f"verify (blobs + versions + audit chain): {mb / core:8.0f} MB/s  "
+            f"ratio to hashlib {hashed / core:.2f}  ({core * 1000:.1f} ms)"
+        )
+        print(
+            f"verify with extra checks (signatures):   {mb / full:8.0f} MB/s  "
+            f"ratio to hashlib {hashed / full:.2f}  ({full * 1000:.1f} ms)"
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -68,9 +68,14 @@ def make_changes(root: Path, paths: list[str], n: int, rng: random.Random, attem
 def git(root: Path, *args: str, gitdir: Path) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(
-        GIT_DIR=str(gitdir), GIT_WORK_TREE=str(root), GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b",
-        GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b",
+        GIT_DIR=str(gitdir),
+        GIT_WORK_TREE=str(root),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_AUTHOR_NAME="b",
+        GIT_AUTHOR_EMAIL="b@b",
+        GIT_COMMITTER_NAME="b",
+        GIT_COMMITTER_EMAIL="b@b",
     )
     return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
 
@@ -139,8 +144,10 @@ def main() -> int:
         t0 = time.perf_counter()
         paths = generate_tree(root, args.files, args.mb, rng)
         size = sum((root / p).stat().st_size for p in paths)
-        print(f"tree: {len(paths)} files, {size / 1e6:.1f} MB, generated in "
-              f"{time.perf_counter() - t0:.1f}s  ({root})")
+        print(
+            f"tree: {len(paths)} files, {size / 1e6:.1f} MB, generated in "
+            f"{time.perf_counter() - t0:.1f}s  ({root})"
+        )
 
         # A normal git repo of the same tree (its GIT_DIR beside it, so the tree stays the same).
         gitdir = tmp / "status.git"
@@ -167,8 +174,10 @@ def main() -> int:
         # A: every attempt calls snapshot(), diff() and restore() (three looks at the tree).
         sep_times, sep_status = [], []
         print("\nA. snapshot() + diff() + restore() per attempt")
-        print(f"{'attempt':>7} {'snapshot':>9} {'diff':>8} {'restore':>8} {'total':>8} "
-              f"{'git status':>11} {'ratio':>6}")
+        print(
+            f"{'attempt':>7} {'snapshot':>9} {'diff':>8} {'restore':>8} {'total':>8} "
+            f"{'git status':>11} {'ratio':>6}"
+        )
         for attempt in range(1, args.attempts + 1):
             t0 = time.perf_counter()
             ws.snapshot()
@@ -186,9 +195,11 @@ def main() -> int:
             assert not ws.diff().files, "restore left changes behind"
             sep_times.append(total)
             sep_status.append(st)
-            print(f"{attempt:>7} {t1 - t0:>8.3f}s {t3 - t2:>7.3f}s {t5 - t4:>7.3f}s {total:>7.3f}s "
-                  f"{st:>10.3f}s {total / st:>5.2f}x   ({len(d.files)} files in diff, "
-                  f"{len(ws.last_restored)} paths restored)")
+            print(
+                f"{attempt:>7} {t1 - t0:>8.3f}s {t3 - t2:>7.3f}s {t5 - t4:>7.3f}s {total:>7.3f}s "
+                f"{st:>10.3f}s {total / st:>5.2f}x   ({len(d.files)} files in diff, "
+                f"{len(ws.last_restored)} paths restored)"
+            )
 
         # B: what the loop does: one snapshot per run, then diff_and_restore() per attempt.
         loop_times, loop_status = [], []
@@ -205,8 +216,10 @@ def main() -> int:
             assert not ws.diff().files, "restore left changes behind"
             loop_times.append(t1 - t0)
             loop_status.append(st)
-            print(f"{attempt:>7} {t1 - t0:>12.3f}s {st:>10.3f}s {(t1 - t0) / st:>5.2f}x   "
-                  f"({len(d.files)} files in diff, {len(ws.last_restored)} paths restored)")
+            print(
+                f"{attempt:>7} {t1 - t0:>12.3f}s {st:>10.3f}s {(t1 - t0) / st:>5.2f}x   "
+                f"({len(d.files)} files in diff, {len(ws.last_restored)} paths restored)"
+            )
         ws.close()
 
         base = FullCopy(root)
@@ -226,8 +239,10 @@ def main() -> int:
             t4 = time.perf_counter()
             total = (t1 - t0) + (t3 - t2) + (t4 - t3)
             base_times.append(total)
-            print(f"full-copy attempt {attempt}: snapshot {t1 - t0:.2f}s diff {t3 - t2:.2f}s "
-                  f"restore {t4 - t3:.2f}s total {total:.2f}s ({len(changed)} changed)")
+            print(
+                f"full-copy attempt {attempt}: snapshot {t1 - t0:.2f}s diff {t3 - t2:.2f}s "
+                f"restore {t4 - t3:.2f}s total {total:.2f}s ({len(changed)} changed)"
+            )
 
         sep_med, loop_med = statistics.median(sep_times), statistics.median(loop_times)
         st_med = statistics.median(sep_status + loop_status)
@@ -239,9 +254,11 @@ def main() -> int:
         print(f"  full-copy baseline:                 {base_med * 1000:8.1f} ms")
         for label, value in (("A", sep_med), ("B", loop_med)):
             r_status, r_base = value / st_med, base_med / value
-            print(f"  {label}: / git status = {r_status:.2f}x (target <= 2x) "
-                  f"{'OK' if r_status <= 2 else 'MISSED'};  full-copy / {label} = {r_base:.1f}x "
-                  f"(target >= 20x) {'OK' if r_base >= 20 else 'MISSED'}")
+            print(
+                f"  {label}: / git status = {r_status:.2f}x (target <= 2x) "
+                f"{'OK' if r_status <= 2 else 'MISSED'};  full-copy / {label} = {r_base:.1f}x "
+                f"(target >= 20x) {'OK' if r_base >= 20 else 'MISSED'}"
+            )
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

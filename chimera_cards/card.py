@@ -35,7 +35,14 @@ BOM = b"\xef\xbb\xbf"
 
 AGENT_SKILLS_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 CHIMERA_KEYS = (
-    "version", "kind", "provenance", "status", "triggers", "stage", "topic", "allowed_tools",
+    "version",
+    "kind",
+    "provenance",
+    "status",
+    "triggers",
+    "stage",
+    "topic",
+    "allowed_tools",
 )
 KNOWN_KEYS = frozenset(AGENT_SKILLS_KEYS + CHIMERA_KEYS)
 
@@ -142,9 +149,13 @@ class _CardYamlLoader(yaml.SafeLoader):
         event = self.peek_event()
         line = event.start_mark.line + self._first_line
         if isinstance(event, yaml.AliasEvent):
-            raise CardParseError(f"YAML alias '*{event.anchor}' in frontmatter is not allowed", line=line)
+            raise CardParseError(
+                f"YAML alias '*{event.anchor}' in frontmatter is not allowed", line=line
+            )
         if getattr(event, "anchor", None) is not None:
-            raise CardParseError(f"YAML anchor '&{event.anchor}' in frontmatter is not allowed", line=line)
+            raise CardParseError(
+                f"YAML anchor '&{event.anchor}' in frontmatter is not allowed", line=line
+            )
         # The composer recurses per level; refuse deep nesting before it can exhaust the stack.
         self._depth += 1
         try:
@@ -336,15 +347,13 @@ def parse_card(data: bytes, path: str | None = None) -> Card:
 def _parse(data: bytes, path: str | None) -> Card:
     if len(data) > MAX_CARD_BYTES:
         raise CardParseError(f"card is {len(data)} bytes; the limit is {MAX_CARD_BYTES}")
-    text = _decode(data[len(BOM):] if data.startswith(BOM) else data)
+    text = _decode(data[len(BOM) :] if data.startswith(BOM) else data)
     # One line model for everything (fences, YAML marks, markdown-it maps): CRLF and lone CR are
     # line breaks, as CommonMark treats them.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     if lines[0] != FENCE:
-        raise CardParseError(
-            "no YAML frontmatter: the first line must be exactly '---'", line=1
-        )
+        raise CardParseError("no YAML frontmatter: the first line must be exactly '---'", line=1)
     close = None
     for number in range(1, len(lines)):
         if lines[number] == FENCE:
@@ -451,5 +460,6 @@ def find_card_files(path: str | os.PathLike) -> list[Path]:
     return [
         child / CARD_FILENAME
         for child in children
-        if child.is_dir() and ((child / CARD_FILENAME).exists() or (child / CARD_FILENAME).is_symlink())
+        if child.is_dir()
+        and ((child / CARD_FILENAME).exists() or (child / CARD_FILENAME).is_symlink())
     ]

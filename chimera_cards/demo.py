@@ -26,10 +26,11 @@ from __future__ import annotations
 import http.server
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from chimera_cards import retrieve, review
 from chimera_cards.errors import ChimeraError
@@ -42,9 +43,9 @@ OWN_CARD = "carry-the-failure-forward"
 URL_CARD = "read-the-failing-assertion"
 QUERY = "retry loop failing test"
 REVIEWER = "demo-reviewer"
-REVIEW_TEXT_LINES = 8        # lines of "what an agent would be given" kept in the trimmed screen
-HISTORY_EXCERPT_HITS = 3     # lines quoted around the attempt-1-only string
-MAX_ATTEMPTS = 5             # the sample task fails three times; attempt 4 shows how it ends
+REVIEW_TEXT_LINES = 8  # lines of "what an agent would be given" kept in the trimmed screen
+HISTORY_EXCERPT_HITS = 3  # lines quoted around the attempt-1-only string
+MAX_ATTEMPTS = 5  # the sample task fails three times; attempt 4 shows how it ends
 
 # The card the demo serves over HTTP. It claims to be clean and active; a URL import is tainted
 # and pending whatever a card says about itself, and that is part of what the demo shows.
@@ -95,9 +96,9 @@ passing. Run the whole file, not only the test that failed.
 
 @dataclass
 class Expectation:
-    what: str           # the rule, e.g. "the URL card is absent from match before approval"
+    what: str  # the rule, e.g. "the URL card is absent from match before approval"
     ok: bool
-    detail: str = ""    # what was seen, when it helps to know
+    detail: str = ""  # what was seen, when it helps to know
 
     def to_dict(self) -> dict[str, Any]:
         return {"what": self.what, "ok": self.ok, "detail": self.detail}
@@ -121,9 +122,15 @@ class Step:
         return bool(ok)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"number": self.number, "title": self.title, "ok": self.ok,
-                "seconds": round(self.seconds, 3), "lines": self.lines,
-                "expectations": [e.to_dict() for e in self.expectations], "data": self.data}
+        return {
+            "number": self.number,
+            "title": self.title,
+            "ok": self.ok,
+            "seconds": round(self.seconds, 3),
+            "lines": self.lines,
+            "expectations": [e.to_dict() for e in self.expectations],
+            "data": self.data,
+        }
 
 
 @dataclass
@@ -142,11 +149,15 @@ class DemoResult:
         return [(s.number, e) for s in self.steps for e in s.expectations if not e.ok]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "workdir": self.workdir, "kept": self.kept,
-                "seconds": round(self.seconds, 3),
-                "expectations": sum(len(s.expectations) for s in self.steps),
-                "failed": [{"step": n, **e.to_dict()} for n, e in self.failed],
-                "steps": [s.to_dict() for s in self.steps]}
+        return {
+            "ok": self.ok,
+            "workdir": self.workdir,
+            "kept": self.kept,
+            "seconds": round(self.seconds, 3),
+            "expectations": sum(len(s.expectations) for s in self.steps),
+            "failed": [{"step": n, **e.to_dict()} for n, e in self.failed],
+            "steps": [s.to_dict() for s in self.steps],
+        }
 
 
 TITLES = (
@@ -172,7 +183,7 @@ class CardHTTPServer:
         hits = self.hits
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:   # the demo prints its own lines
+            def log_message(self, *args: Any) -> None:  # the demo prints its own lines
                 pass
 
             def do_GET(self) -> None:
@@ -189,10 +200,11 @@ class CardHTTPServer:
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
-    def __enter__(self) -> "CardHTTPServer":
+    def __enter__(self) -> CardHTTPServer:
         self._thread.start()
         return self
 
@@ -215,22 +227,31 @@ def trimmed_review_screen(view: review.ReviewView, keep: int = REVIEW_TEXT_LINES
     lines = review.format_view(view).splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("== what an agent"))
     end = next((i for i in range(head + 1, len(lines)) if lines[i].startswith("== ")), len(lines))
-    text = lines[head + 1:end]
+    text = lines[head + 1 : end]
     while text and not text[-1]:
         text.pop()
     if len(text) > keep:
-        text = text[:keep] + [f"… {len(text) - keep} more line(s) of card text "
-                              f"(`chimera-cards review {view.name}` shows them all) …"]
-    return lines[:head + 1] + text + [""] + lines[end:]
+        text = text[:keep] + [
+            f"… {len(text) - keep} more line(s) of card text "
+            f"(`chimera-cards review {view.name}` shows them all) …"
+        ]
+    return lines[: head + 1] + text + [""] + lines[end:]
 
 
 def history_section(prompt: str) -> str:
     """The history part of a composed prompt (from its history heading on), "" when there is none."""
     from reference_loop import history
 
-    starts = [i for i in (prompt.find(history.HEADING), prompt.find(history.LAST_HEADING),
-                          prompt.find(history.NONE_TEXT)) if i >= 0]
-    return prompt[min(starts):].rstrip("\n") if starts else ""
+    starts = [
+        i
+        for i in (
+            prompt.find(history.HEADING),
+            prompt.find(history.LAST_HEADING),
+            prompt.find(history.NONE_TEXT),
+        )
+        if i >= 0
+    ]
+    return prompt[min(starts) :].rstrip("\n") if starts else ""
 
 
 def history_excerpt(section: str, tokens: list[str], hits: int = HISTORY_EXCERPT_HITS) -> list[str]:
@@ -255,8 +276,13 @@ def history_excerpt(section: str, tokens: list[str], hits: int = HISTORY_EXCERPT
     return keep
 
 
-def demo_steps(workdir: str | Path, *, history_mode: str = "accumulate", seed: int = 0,
-               max_attempts: int = MAX_ATTEMPTS) -> Iterator[Step]:
+def demo_steps(
+    workdir: str | Path,
+    *,
+    history_mode: str = "accumulate",
+    seed: int = 0,
+    max_attempts: int = MAX_ATTEMPTS,
+) -> Iterator[Step]:
     """Run the demo in ``workdir`` (an empty folder the caller owns), one step at a time.
 
     ``history_mode`` is the loop's: the default ``accumulate`` is the card's method; ``last``
@@ -273,14 +299,21 @@ def demo_steps(workdir: str | Path, *, history_mode: str = "accumulate", seed: i
             step = Step(number, title)
             started = time.monotonic()
             try:
-                fn(step, store, work, state, history_mode=history_mode, seed=seed,
-                   max_attempts=max_attempts)
+                fn(
+                    step,
+                    store,
+                    work,
+                    state,
+                    history_mode=history_mode,
+                    seed=seed,
+                    max_attempts=max_attempts,
+                )
             except (ChimeraError, LoopError) as exc:
                 step.expect("the step runs without an error", False, str(exc))
             step.seconds = time.monotonic() - started
             yield step
             if any(e.what == "the step runs without an error" for e in step.expectations):
-                return   # later steps build on this one
+                return  # later steps build on this one
 
 
 def run_demo(workdir: str | Path, *, kept: bool = False, **options: Any) -> DemoResult:
@@ -300,24 +333,35 @@ def _step_own_card(step: Step, store: Store, work: Path, state: dict, **_: Any) 
     card_dir = library_card_dir()
     step.lines.append(f"card folder: {card_dir}  (chimera_cards.library, shipped in the package)")
     report = lint_paths([card_dir])
-    step.lines.append(f"$ chimera-cards lint {card_dir.name}/  ->  {len(report.files)} card: "
-                      f"{report.errors} error(s), {report.warnings} warning(s)")
-    step.expect("the project's own card lints clean (no errors, no warnings)",
-                report.errors == 0 and report.warnings == 0,
-                f"{report.errors} error(s), {report.warnings} warning(s)")
+    step.lines.append(
+        f"$ chimera-cards lint {card_dir.name}/  ->  {len(report.files)} card: "
+        f"{report.errors} error(s), {report.warnings} warning(s)"
+    )
+    step.expect(
+        "the project's own card lints clean (no errors, no warnings)",
+        report.errors == 0 and report.warnings == 0,
+        f"{report.errors} error(s), {report.warnings} warning(s)",
+    )
     results = import_source(store, card_dir)
     r = results[0]
-    step.lines.append(f"$ chimera-cards import {card_dir.name}/  ->  {r.outcome} {r.name} "
-                      f"{_short(r.sha256)}  provenance {r.provenance}, status {r.status}")
-    step.expect("imported by path as clean and active",
-                len(results) == 1 and r.outcome == "imported" and r.provenance == "clean"
-                and r.status == "active", f"{r.outcome}, {r.provenance}, {r.status} {r.error or ''}")
+    step.lines.append(
+        f"$ chimera-cards import {card_dir.name}/  ->  {r.outcome} {r.name} "
+        f"{_short(r.sha256)}  provenance {r.provenance}, status {r.status}"
+    )
+    step.expect(
+        "imported by path as clean and active",
+        len(results) == 1
+        and r.outcome == "imported"
+        and r.provenance == "clean"
+        and r.status == "active",
+        f"{r.outcome}, {r.provenance}, {r.status} {r.error or ''}",
+    )
     step.data = {"card": str(card_dir), "lint": report.to_dict(), "import": r.to_dict()}
 
 
 def _step_url_card(step: Step, store: Store, work: Path, state: dict, **_: Any) -> None:
     body = URL_CARD_TEXT.encode("utf-8")
-    served = work / "served" / URL_CARD / "SKILL.md"   # a copy of what the server hands out
+    served = work / "served" / URL_CARD / "SKILL.md"  # a copy of what the server hands out
     served.parent.mkdir(parents=True)
     served.write_bytes(body)
     with CardHTTPServer(f"/{URL_CARD}/SKILL.md", body) as server:
@@ -328,22 +372,32 @@ def _step_url_card(step: Step, store: Store, work: Path, state: dict, **_: Any) 
     r = results[0]
     state["url"] = server.url
     state["url_sha"] = r.sha256
-    step.lines.append(f"$ chimera-cards import {server.url}  ->  {r.outcome} {r.name} "
-                      f"{_short(r.sha256)}  provenance {r.provenance}, status {r.status}")
+    step.lines.append(
+        f"$ chimera-cards import {server.url}  ->  {r.outcome} {r.name} "
+        f"{_short(r.sha256)}  provenance {r.provenance}, status {r.status}"
+    )
     if r.reason:
         step.lines.append(f"  why pending: {r.reason}")
     step.lines.append("server stopped")
     step.expect("the card was fetched from the local server", bool(hits), f"requests: {hits}")
-    step.expect("a URL import is tainted and pending, whatever the card claims",
-                r.outcome == "imported" and r.provenance == "tainted" and r.status == "pending",
-                f"{r.outcome}, {r.provenance}, {r.status} {r.error or ''}")
+    step.expect(
+        "a URL import is tainted and pending, whatever the card claims",
+        r.outcome == "imported" and r.provenance == "tainted" and r.status == "pending",
+        f"{r.outcome}, {r.provenance}, {r.status} {r.error or ''}",
+    )
     matches = _match_query(store)
     names = [m.name for m in matches]
     step.lines.append(f"$ chimera-cards match {QUERY!r}  ->  {', '.join(names) or 'nothing'}")
-    step.expect("the pending URL card is absent from match", URL_CARD not in names,
-                f"match returned {names}")
-    step.expect("match does return the clean card, so the absence means something",
-                OWN_CARD in names, f"match returned {names}")
+    step.expect(
+        "the pending URL card is absent from match",
+        URL_CARD not in names,
+        f"match returned {names}",
+    )
+    step.expect(
+        "match does return the clean card, so the absence means something",
+        OWN_CARD in names,
+        f"match returned {names}",
+    )
     step.data = {"url": server.url, "import": r.to_dict(), "match_before": names}
 
 
@@ -351,22 +405,40 @@ def _step_review_approve(step: Step, store: Store, work: Path, state: dict, **_:
     view = review.review_view(store, URL_CARD)
     step.lines.append(f"$ chimera-cards review {URL_CARD}   (trimmed)")
     step.lines += ["  " + line if line else "" for line in trimmed_review_screen(view)]
-    step.expect("the review screen shows the bytes that were imported",
-                view.sha256 == state.get("url_sha"), f"{_short(view.sha256)}")
+    step.expect(
+        "the review screen shows the bytes that were imported",
+        view.sha256 == state.get("url_sha"),
+        f"{_short(view.sha256)}",
+    )
     keyfile = work / "keys" / f"{REVIEWER}.key"
     gen = generate_key(REVIEWER, keyfile)
     _, changes = review.add_trust(store, REVIEWER, gen.public)
-    step.lines.append(f"$ chimera-cards keys generate {REVIEWER} -o {keyfile}  ->  key id "
-                      f"{gen.public.keyid} (private key 0600), trusted in this store")
-    decision = review.approve(store, URL_CARD, view.sha256, load_private_key(keyfile),
-                              note="reviewed in chimera-cards demo")
+    step.lines.append(
+        f"$ chimera-cards keys generate {REVIEWER} -o {keyfile}  ->  key id "
+        f"{gen.public.keyid} (private key 0600), trusted in this store"
+    )
+    decision = review.approve(
+        store,
+        URL_CARD,
+        view.sha256,
+        load_private_key(keyfile),
+        note="reviewed in chimera-cards demo",
+    )
     step.lines.append(f"$ chimera-cards approve {URL_CARD} --key {keyfile} --sha256 {view.sha256}")
-    step.lines.append(f"  approved {decision.name} {_short(decision.sha256)} as {decision.reviewer}: "
-                      f"status {decision.status}")
-    step.expect("approving the reviewed hash with a trusted key makes the card active",
-                decision.status == "active", f"status {decision.status}")
-    step.data = {"review": {k: v for k, v in view.to_dict().items() if k != "prompt_text"},
-                 "key": gen.to_dict(), "decision": decision.to_dict()}
+    step.lines.append(
+        f"  approved {decision.name} {_short(decision.sha256)} as {decision.reviewer}: "
+        f"status {decision.status}"
+    )
+    step.expect(
+        "approving the reviewed hash with a trusted key makes the card active",
+        decision.status == "active",
+        f"status {decision.status}",
+    )
+    step.data = {
+        "review": {k: v for k, v in view.to_dict().items() if k != "prompt_text"},
+        "key": gen.to_dict(),
+        "decision": decision.to_dict(),
+    }
 
 
 def _step_match(step: Step, store: Store, work: Path, state: dict, **_: Any) -> None:
@@ -377,18 +449,29 @@ def _step_match(step: Step, store: Store, work: Path, state: dict, **_: Any) -> 
         wrapper = retrieve.render_one(m).splitlines()[0]
         step.lines.append(f"  {wrapper}")
     url_match = next((m for m in matches if m.name == URL_CARD), None)
-    step.expect("the approved URL card is in match", url_match is not None,
-                f"match returned {names}")
-    step.expect("it is labelled as approved after arriving tainted",
-                url_match is not None and url_match.approved_after_taint
-                and "approved after arriving tainted" in retrieve.render_one(url_match),
-                "" if url_match is None else f"basis {url_match.basis}, "
-                f"provenance {url_match.provenance}")
+    step.expect(
+        "the approved URL card is in match", url_match is not None, f"match returned {names}"
+    )
+    step.expect(
+        "it is labelled as approved after arriving tainted",
+        url_match is not None
+        and url_match.approved_after_taint
+        and "approved after arriving tainted" in retrieve.render_one(url_match),
+        "" if url_match is None else f"basis {url_match.basis}, provenance {url_match.provenance}",
+    )
     step.data = {"match_after": [m.to_dict() for m in matches]}
 
 
-def _step_loop(step: Step, store: Store, work: Path, state: dict, *, history_mode: str,
-               seed: int, max_attempts: int) -> None:
+def _step_loop(
+    step: Step,
+    store: Store,
+    work: Path,
+    state: dict,
+    *,
+    history_mode: str,
+    seed: int,
+    max_attempts: int,
+) -> None:
     from reference_loop.cards import load_cards
     from reference_loop.check import run_check
     from reference_loop.events import EventLog
@@ -398,51 +481,87 @@ def _step_loop(step: Step, store: Store, work: Path, state: dict, *, history_mod
     block = load_cards(store.path, QUERY)
     workspace = copy_project(task, work / "workspace" / task.name)
     prompts_dir = work / "prompts"
-    step.lines.append(f"same as: reference-loop run --task {task.name} --history {history_mode} "
-                      f"--max-attempts {max_attempts} --cards {QUERY!r} --store {store.path} "
-                      f"--prompts-dir {prompts_dir}")
-    step.lines.append(f"cards in the prompt: {', '.join(c['name'] + ' (' + c['label'] + ')' for c in block.cards) or 'none'}")
+    step.lines.append(
+        f"same as: reference-loop run --task {task.name} --history {history_mode} "
+        f"--max-attempts {max_attempts} --cards {QUERY!r} --store {store.path} "
+        f"--prompts-dir {prompts_dir}"
+    )
+    step.lines.append(
+        f"cards in the prompt: {', '.join(c['name'] + ' (' + c['label'] + ')' for c in block.cards) or 'none'}"
+    )
     with EventLog(jsonl_path=work / "events.jsonl") as log:
-        check = run_check(task, attempter="scripted:rederive", history_mode=history_mode,
-                          seed=seed, max_attempts=max_attempts, events=log,
-                          workspace=workspace, prompts_dir=prompts_dir, cards=block)
+        check = run_check(
+            task,
+            attempter="scripted:rederive",
+            history_mode=history_mode,
+            seed=seed,
+            max_attempts=max_attempts,
+            events=log,
+            workspace=workspace,
+            prompts_dir=prompts_dir,
+            cards=block,
+        )
         card_injections = log.count("cards_injected")
     run = check.run
     assert run is not None
     for rec in run.attempts:
-        step.lines.append(f"  attempt {rec.number}: {rec.verdict:<4}  touched "
-                          f"{', '.join(rec.files) or 'nothing'}")
-    step.lines.append(f"  {'solved at attempt ' + str(run.solved_at) if run.solved else 'not solved'}"
-                      f"; history injections: {run.injections}; card injections: {card_injections}")
+        step.lines.append(
+            f"  attempt {rec.number}: {rec.verdict:<4}  touched {', '.join(rec.files) or 'nothing'}"
+        )
+    step.lines.append(
+        f"  {'solved at attempt ' + str(run.solved_at) if run.solved else 'not solved'}"
+        f"; history injections: {run.injections}; card injections: {card_injections}"
+    )
     first = run.prompts[0] if run.prompts else ""
-    step.expect("attempt 1's prompt carries every approved card, the URL card included",
-                block.count > 0 and all(f'<skill-card name="{c["name"]}"' in first
-                                        for c in block.cards)
-                and any(c["name"] == URL_CARD for c in block.cards),
-                f"cards: {[c['name'] for c in block.cards]}")
+    step.expect(
+        "attempt 1's prompt carries every approved card, the URL card included",
+        block.count > 0
+        and all(f'<skill-card name="{c["name"]}"' in first for c in block.cards)
+        and any(c["name"] == URL_CARD for c in block.cards),
+        f"cards: {[c['name'] for c in block.cards]}",
+    )
     section = history_section(run.prompts[2]) if len(run.prompts) >= 3 else ""
-    step.lines.append(f"attempt 3's prompt ({prompts_dir / 'attempt-3.txt'}), history section, "
-                      "trimmed:")
-    step.lines += ["  | " + line for line in history_excerpt(section, check.found or check.attempt1_only)]
+    step.lines.append(
+        f"attempt 3's prompt ({prompts_dir / 'attempt-3.txt'}), history section, trimmed:"
+    )
+    step.lines += [
+        "  | " + line for line in history_excerpt(section, check.found or check.attempt1_only)
+    ]
     if check.attempt1_only:
-        step.lines.append(f"strings only attempt 1's patch has: {', '.join(check.attempt1_only)}; "
-                          f"found in attempt 3's prompt: {', '.join(check.found) or 'none'}")
+        step.lines.append(
+            f"strings only attempt 1's patch has: {', '.join(check.attempt1_only)}; "
+            f"found in attempt 3's prompt: {', '.join(check.found) or 'none'}"
+        )
     step.lines.append(check.message)
-    step.expect("attempt 3's prompt shows a string only attempt 1 produced", check.passed,
-                check.message)
-    step.expect("history injections were counted (a run with zero proves nothing)",
-                run.injections > 0, f"{run.injections} injection(s)")
+    step.expect(
+        "attempt 3's prompt shows a string only attempt 1 produced", check.passed, check.message
+    )
+    step.expect(
+        "history injections were counted (a run with zero proves nothing)",
+        run.injections > 0,
+        f"{run.injections} injection(s)",
+    )
     # A verifier that cannot run (no pytest, say) fails every attempt the same way, and the
     # check above would still pass: prove the tests really ran.
     one, two = (run.attempts + [None, None])[:2]
-    first_output = next((l for l in (one.verifier_output if one else "").splitlines() if l.strip()),
-                        "")
-    step.expect("attempts 1 and 2 failed in different ways, so the verifier really ran the tests",
-                one is not None and two is not None and one.signature != two.signature,
-                f"attempt 1's verifier said: {first_output[:160]}")
+    first_output = next(
+        (l for l in (one.verifier_output if one else "").splitlines() if l.strip()), ""
+    )
+    step.expect(
+        "attempts 1 and 2 failed in different ways, so the verifier really ran the tests",
+        one is not None and two is not None and one.signature != two.signature,
+        f"attempt 1's verifier said: {first_output[:160]}",
+    )
     if history_mode == "accumulate" and max_attempts >= 4:
-        step.expect("the right fix passes once earlier ideas are ruled out",
-                    run.solved, f"verdicts: {[r.verdict for r in run.attempts]}")
-    step.data = {"check": check.to_dict(), "cards": block.to_dict(),
-                 "card_injections": card_injections, "run": run.to_dict(),
-                 "prompts_dir": str(prompts_dir)}
+        step.expect(
+            "the right fix passes once earlier ideas are ruled out",
+            run.solved,
+            f"verdicts: {[r.verdict for r in run.attempts]}",
+        )
+    step.data = {
+        "check": check.to_dict(),
+        "cards": block.to_dict(),
+        "card_injections": card_injections,
+        "run": run.to_dict(),
+        "prompts_dir": str(prompts_dir),
+    }

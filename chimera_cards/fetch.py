@@ -49,14 +49,16 @@ def is_url(source: str) -> bool:
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """Hand 3xx responses back to the caller instead of following them."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D401
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
         return None
 
 
 def _check_scheme(url: str) -> str:
     scheme = urllib.parse.urlsplit(url).scheme.lower()
     if scheme not in ALLOWED_SCHEMES:
-        raise FetchError(f"{url}: only http and https URLs can be fetched, not {scheme or 'no scheme'!r}")
+        raise FetchError(
+            f"{url}: only http and https URLs can be fetched, not {scheme or 'no scheme'!r}"
+        )
     return scheme
 
 
@@ -101,11 +103,15 @@ def fetch_url(
             if exc.code in (301, 302, 303, 307, 308):
                 target = exc.headers.get("Location")
                 if not target:
-                    raise FetchError(f"{current}: HTTP {exc.code} redirect without a Location") from None
+                    raise FetchError(
+                        f"{current}: HTTP {exc.code} redirect without a Location"
+                    ) from None
                 nxt = urllib.parse.urljoin(current, target)
                 next_scheme = _check_scheme(nxt)
                 if scheme == "https" and next_scheme != "https":
-                    raise FetchError(f"{current}: refused redirect from https to {next_scheme} ({nxt})") from None
+                    raise FetchError(
+                        f"{current}: refused redirect from https to {next_scheme} ({nxt})"
+                    ) from None
                 if nxt in seen:
                     raise FetchError(f"{url}: redirect loop ({current} -> {nxt})") from None
                 if len(seen) > MAX_REDIRECTS:
@@ -119,7 +125,7 @@ def fetch_url(
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 raise FetchError(f"{url}: timed out after {timeout:g}s") from None
             raise FetchError(f"{current}: cannot connect ({reason})") from None
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             raise FetchError(f"{url}: timed out after {timeout:g}s") from None
         except (http.client.HTTPException, OSError, ValueError) as exc:
             raise FetchError(f"{current}: fetch failed ({exc.__class__.__name__}: {exc})") from None
@@ -127,7 +133,9 @@ def fetch_url(
             return _read_body(response, url, current, timeout, deadline, max_bytes)
 
 
-def _read_body(response, url: str, current: str, timeout: float, deadline: float, max_bytes: int) -> Fetched:
+def _read_body(
+    response, url: str, current: str, timeout: float, deadline: float, max_bytes: int
+) -> Fetched:
     content_type = response.headers.get("Content-Type")
     length = response.headers.get("Content-Length")
     if length and length.strip().isdigit() and int(length) > max_bytes:
@@ -147,10 +155,12 @@ def _read_body(response, url: str, current: str, timeout: float, deadline: float
             if total > max_bytes:
                 raise FetchError(f"{current}: body is over the {max_bytes}-byte limit")
             chunks.append(chunk)
-    except (socket.timeout, TimeoutError):
+    except TimeoutError:
         raise FetchError(f"{url}: timed out after {timeout:g}s") from None
     except (http.client.HTTPException, OSError) as exc:
-        raise FetchError(f"{current}: fetch failed while reading ({exc.__class__.__name__}: {exc})") from None
+        raise FetchError(
+            f"{current}: fetch failed while reading ({exc.__class__.__name__}: {exc})"
+        ) from None
     data = b"".join(chunks)
     if _looks_like_html(None, data[:64]):
         raise FetchError(f"{current}: got an HTML page, not a SKILL.md card")

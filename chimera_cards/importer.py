@@ -27,9 +27,9 @@ import os
 import sqlite3
 import ssl
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 from chimera_cards.card import Card, find_card_files, parse_card, read_card_bytes
 from chimera_cards.errors import ChimeraError, UsageError
@@ -77,7 +77,9 @@ class Candidate:
             reasons.append("tainted (" + "; ".join(self.taint_reasons) + "): needs review")
         errors = [f for f in self.findings if f.severity == "error"]
         if errors:
-            listed = ", ".join(f"{f.rule}" + (f" (line {f.line})" if f.line else "") for f in errors[:5])
+            listed = ", ".join(
+                f"{f.rule}" + (f" (line {f.line})" if f.line else "") for f in errors[:5]
+            )
             more = f" and {len(errors) - 5} more" if len(errors) > 5 else ""
             reasons.append(f"lint errors: {listed}{more}")
         return reasons
@@ -104,10 +106,17 @@ class ImportResult:
 
     def to_dict(self) -> dict:
         return {
-            "name": self.name, "sha256": self.sha256, "provenance": self.provenance,
-            "status": self.status, "origin": self.origin, "final_url": self.final_url,
-            "findings": self.findings, "result": self.outcome, "reason": self.reason,
-            "error": self.error, "source": self.source,
+            "name": self.name,
+            "sha256": self.sha256,
+            "provenance": self.provenance,
+            "status": self.status,
+            "origin": self.origin,
+            "final_url": self.final_url,
+            "findings": self.findings,
+            "result": self.outcome,
+            "reason": self.reason,
+            "error": self.error,
+            "source": self.source,
         }
 
 
@@ -121,10 +130,19 @@ def declared_taint(card: Card) -> str | None:
     return f"the card declares provenance {value!r}"
 
 
-def prepare(data: bytes, *, origin: str, final_url: str | None, from_url: bool,
-            expected: str | None, pins: Mapping[str, str] | None, pins_source: str,
-            taint: bool, file: Path | None = None,
-            stored: Callable[[str], Version | None] | None = None) -> Candidate:
+def prepare(
+    data: bytes,
+    *,
+    origin: str,
+    final_url: str | None,
+    from_url: bool,
+    expected: str | None,
+    pins: Mapping[str, str] | None,
+    pins_source: str,
+    taint: bool,
+    file: Path | None = None,
+    stored: Callable[[str], Version | None] | None = None,
+) -> Candidate:
     """Steps 2-4 for bytes already read: integrity, parse, pin, provenance, lint.
 
     ``stored(sha256)`` returns the version already holding these exact bytes, if any: such a
@@ -138,9 +156,17 @@ def prepare(data: bytes, *, origin: str, final_url: str | None, from_url: bool,
     if known is not None:
         if pins is not None:
             check_pin(pins, known.name, sha, source=pins_source)
-        return Candidate(name=known.name, sha256=sha, raw=data, origin=origin,
-                         final_url=final_url, provenance=known.provenance, taint_reasons=[],
-                         findings=[], file=file)
+        return Candidate(
+            name=known.name,
+            sha256=sha,
+            raw=data,
+            origin=origin,
+            final_url=final_url,
+            provenance=known.provenance,
+            taint_reasons=[],
+            findings=[],
+            file=file,
+        )
     card = parse_card(data, path=origin)
     name = check_storable_name(card.name)
     if pins is not None:
@@ -155,17 +181,26 @@ def prepare(data: bytes, *, origin: str, final_url: str | None, from_url: bool,
         reasons.append(declared)
     # A URL has no card directory, so the name-matches-directory rule does not apply to it.
     findings = lint_card(card, strict=False, dirname=name if from_url else None)
-    return Candidate(name=name, sha256=sha, raw=data, origin=origin, final_url=final_url,
-                     provenance="tainted" if reasons else "clean", taint_reasons=reasons,
-                     findings=findings, file=file)
+    return Candidate(
+        name=name,
+        sha256=sha,
+        raw=data,
+        origin=origin,
+        final_url=final_url,
+        provenance="tainted" if reasons else "clean",
+        taint_reasons=reasons,
+        findings=findings,
+        file=file,
+    )
 
 
 def _refused(source: str, exc: ChimeraError) -> ImportResult:
     return ImportResult(source=source, outcome="refused", error=str(exc), exit_code=exc.exit_code)
 
 
-def _store_batch(store: Store, batch: list[tuple[str, Candidate]],
-                 hooks: list[Callable]) -> list[ImportResult]:
+def _store_batch(
+    store: Store, batch: list[tuple[str, Candidate]], hooks: list[Callable]
+) -> list[ImportResult]:
     results: list[ImportResult] = []
     with store.transaction() as conn:
         for source, cand in batch:
@@ -181,12 +216,20 @@ def _store_batch(store: Store, batch: list[tuple[str, Candidate]],
                 error = exc if isinstance(exc, ChimeraError) else ChimeraError(f"store: {exc}")
                 results.append(_refused(source, error))
                 continue
-            results.append(ImportResult(
-                source=source, outcome="imported" if new else "present", name=version.name,
-                sha256=version.sha256, provenance=version.provenance, status=version.status,
-                origin=version.origin, final_url=version.final_url, reason=version.reason,
-                findings=version.findings,
-            ))
+            results.append(
+                ImportResult(
+                    source=source,
+                    outcome="imported" if new else "present",
+                    name=version.name,
+                    sha256=version.sha256,
+                    provenance=version.provenance,
+                    status=version.status,
+                    origin=version.origin,
+                    final_url=version.final_url,
+                    reason=version.reason,
+                    findings=version.findings,
+                )
+            )
         pause = os.environ.get(PAUSE_ENV)
         if pause:
             Path(pause).write_text(str(os.getpid()))
@@ -201,9 +244,15 @@ def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple
     sha = store.put_blob(conn, cand.raw)
     hold = cand.hold_reasons()
     version = store.add_version(
-        conn, name=cand.name, sha256=sha, origin=cand.origin, final_url=cand.final_url,
-        provenance=cand.provenance, status="pending" if hold else "active",
-        reason="; ".join(hold), findings=[f.to_dict() for f in cand.findings],
+        conn,
+        name=cand.name,
+        sha256=sha,
+        origin=cand.origin,
+        final_url=cand.final_url,
+        provenance=cand.provenance,
+        status="pending" if hold else "active",
+        reason="; ".join(hold),
+        findings=[f.to_dict() for f in cand.findings],
     )
     return version, True
 
@@ -233,25 +282,35 @@ def import_source(
         pins, pins_source = read_lockfile(lockfile), str(lockfile)
     hook_fns = [resolve_hook(h) for h in (IMPORT_HOOKS if hooks is None else hooks)]
     source = str(source)
-    common = dict(expected=expected, pins=pins, pins_source=pins_source, taint=taint,
-                  stored=store.version_with_bytes)
+    common = dict(
+        expected=expected,
+        pins=pins,
+        pins_source=pins_source,
+        taint=taint,
+        stored=store.version_with_bytes,
+    )
 
     if is_url(source):
         try:
             fetched = fetch_url(source, timeout=timeout, ssl_context=ssl_context)
-            cand = prepare(fetched.data, origin=source, final_url=fetched.final_url,
-                           from_url=True, **common)
+            cand = prepare(
+                fetched.data, origin=source, final_url=fetched.final_url, from_url=True, **common
+            )
         except ChimeraError as exc:
             return [_refused(source, exc)]
         return _store_batch(store, [(source, cand)], hook_fns)
 
     files = find_card_files(source)
     if not files:
-        raise UsageError(f"{source}: no cards found (expected a SKILL.md, a card directory, "
-                         "or a folder of card directories)")
+        raise UsageError(
+            f"{source}: no cards found (expected a SKILL.md, a card directory, "
+            "or a folder of card directories)"
+        )
     if expected and len(files) != 1:
-        raise UsageError(f"{source}: --sha256/--integrity pins one card but this holds "
-                         f"{len(files)}; use --lockfile for a folder")
+        raise UsageError(
+            f"{source}: --sha256/--integrity pins one card but this holds "
+            f"{len(files)}; use --lockfile for a folder"
+        )
 
     results: list[ImportResult] = []
     batch: list[tuple[str, Candidate]] = []
@@ -261,8 +320,9 @@ def import_source(
         label = str(file)
         try:
             data, resolved = read_card_bytes(file)
-            cand = prepare(data, origin=resolved, final_url=None, from_url=False,
-                           file=Path(resolved), **common)
+            cand = prepare(
+                data, origin=resolved, final_url=None, from_url=False, file=Path(resolved), **common
+            )
         except ChimeraError as exc:
             results.append(_refused(label, exc))
             continue

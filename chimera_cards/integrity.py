@@ -46,7 +46,7 @@ def _hex_from_sri(value: str) -> str:
 
 def _hex_from_any(value: str) -> str:
     value = value.strip()
-    bare = value[len("sha256:"):] if value.lower().startswith("sha256:") else value
+    bare = value[len("sha256:") :] if value.lower().startswith("sha256:") else value
     if _HEX_RE.fullmatch(bare):
         return bare.lower()
     if value.lower().startswith("sha256-"):

@@ -181,7 +181,9 @@ def load_private_key(
     except TypeError:
         # cryptography says TypeError both for "encrypted, no passphrase" and the reverse.
         if passphrase is None:
-            raise KeyFileError(f"key file {path} is passphrase-protected; give --passphrase-file") from None
+            raise KeyFileError(
+                f"key file {path} is passphrase-protected; give --passphrase-file"
+            ) from None
         raise KeyFileError(f"key file {path} is not encrypted; drop --passphrase-file") from None
     except (ValueError, UnsupportedAlgorithm):
         msg = "wrong passphrase or not a PEM private key" if passphrase else "not a PEM private key"
@@ -201,14 +203,18 @@ def parse_public_key(text: str) -> PublicKey:
             raise KeyFileError("not a valid PEM public key") from None
         if not isinstance(key, Ed25519PublicKey):
             raise KeyFileError("PEM public key is not Ed25519")
-        return PublicKey(key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
+        return PublicKey(
+            key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        )
     parts = stripped.split()
     if len(parts) >= 2 and parts[0] == "ssh-ed25519":
         try:
             key = serialization.load_ssh_public_key(" ".join(parts[:2]).encode("ascii"))
         except (ValueError, UnsupportedAlgorithm, UnicodeEncodeError):
             raise KeyFileError("not a valid ssh-ed25519 public key") from None
-        return PublicKey(key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
+        return PublicKey(
+            key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        )
     if len(parts) >= 2 and parts[0] == PUBKEY_PREFIX:
         b64 = parts[1]
     elif len(parts) == 1:
@@ -318,7 +324,9 @@ def verify_envelope(
         except (binascii.Error, ValueError):
             continue
         hint = s.get("keyid")
-        candidates = [trusted[hint]] if isinstance(hint, str) and hint in trusted else list(trusted.values())
+        candidates = (
+            [trusted[hint]] if isinstance(hint, str) and hint in trusted else list(trusted.values())
+        )
         for key in candidates:
             if key.keyid not in ok and _verify(key, sig, message, memo):
                 ok.append(key.keyid)

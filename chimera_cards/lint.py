@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable
 
 import yaml
 
@@ -184,7 +184,9 @@ def _is_lone_emoji_selector(text: str, i: int) -> bool:
     # Emoji (non-ASCII) and keycap bases take a presentation selector; after a plain letter it
     # could only be carrying bits.
     prev = text[i - 1] if i > 0 else ""
-    before_ok = bool(prev) and _hidden_class(prev) is None and (ord(prev) > 0x7F or prev in "0123456789#*")
+    before_ok = (
+        bool(prev) and _hidden_class(prev) is None and (ord(prev) > 0x7F or prev in "0123456789#*")
+    )
     after = text[i + 1] if i + 1 < len(text) else ""
     return before_ok and not (after and _hidden_class(after) == "hidden-variation-selector")
 
@@ -243,7 +245,9 @@ _URL_RE = re.compile(
     re.IGNORECASE,
 )
 _HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|\Z)", re.DOTALL)
-_MD_COMMENT_RE = re.compile(r"^ {0,3}\[(?://|comment|_|#)\]:\s*(?:#|<>)\s*(.*)$", re.MULTILINE | re.IGNORECASE)
+_MD_COMMENT_RE = re.compile(
+    r"^ {0,3}\[(?://|comment|_|#)\]:\s*(?:#|<>)\s*(.*)$", re.MULTILINE | re.IGNORECASE
+)
 
 _HIDDEN_MESSAGES = {
     "hidden-bidi": "bidi control",
@@ -269,7 +273,9 @@ def _scan_characters(text: str, first_line: int, *, fast: bool = True) -> list[F
         elif i >= len(text):
             break
         kind = _hidden_class(text[i])
-        if kind is None or (kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i)):
+        if kind is None or (
+            kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i)
+        ):
             i += 1
             continue
         # Group a run of the same class on one line into one finding.
@@ -306,17 +312,40 @@ def _shown(text: str, limit: int = 80) -> str:
 
 # (regex, rule, severity, message from the match, or None to skip the match)
 _PATTERN_RULES = (
-    (_HTML_COMMENT_RE, "html-comment", WARNING,
-     lambda m: f"HTML comment (hidden when rendered): {_shown(m.group(1))!r}"),
-    (_MD_COMMENT_RE, "markdown-comment", WARNING,
-     lambda m: f"Markdown comment (hidden when rendered): {_shown(m.group(0))!r}"),
-    (_OVERRIDE_RE, "override-phrase", ERROR,
-     lambda m: f"instruction-override phrase: {_shown(m.group(0))!r}"),
-    (_PIPE_TO_SHELL_RE, "pipe-to-shell", ERROR,
-     lambda m: f"download piped into a shell: {_shown(m.group(0), 120)!r}"),
-    (_BASE64_RE, "base64-blob", WARNING,
-     lambda m: f"{len(m.group(0))}-character base64 run: {m.group(0)[:24]}...{m.group(0)[-8:]}"
-     if _is_base64_payload(m.group(0)) else None),
+    (
+        _HTML_COMMENT_RE,
+        "html-comment",
+        WARNING,
+        lambda m: f"HTML comment (hidden when rendered): {_shown(m.group(1))!r}",
+    ),
+    (
+        _MD_COMMENT_RE,
+        "markdown-comment",
+        WARNING,
+        lambda m: f"Markdown comment (hidden when rendered): {_shown(m.group(0))!r}",
+    ),
+    (
+        _OVERRIDE_RE,
+        "override-phrase",
+        ERROR,
+        lambda m: f"instruction-override phrase: {_shown(m.group(0))!r}",
+    ),
+    (
+        _PIPE_TO_SHELL_RE,
+        "pipe-to-shell",
+        ERROR,
+        lambda m: f"download piped into a shell: {_shown(m.group(0), 120)!r}",
+    ),
+    (
+        _BASE64_RE,
+        "base64-blob",
+        WARNING,
+        lambda m: (
+            f"{len(m.group(0))}-character base64 run: {m.group(0)[:24]}...{m.group(0)[-8:]}"
+            if _is_base64_payload(m.group(0))
+            else None
+        ),
+    ),
     (_URL_RE, "url", INFO, lambda m: f"links to {reveal(m.group(0).rstrip('.,;:!?*_'))}"),
 )
 
@@ -349,7 +378,9 @@ def _fold(text: str) -> str:
 
 @dataclass(frozen=True)
 class _Finder:
-    starts: tuple[tuple[str, tuple[int, ...]], ...]  # (word, offsets back from it a match may start)
+    starts: tuple[
+        tuple[str, tuple[int, ...]], ...
+    ]  # (word, offsets back from it a match may start)
     needs: tuple[str, ...] = ()  # a match contains one of these (empty: no such gate)
     folded: bool = True  # look the words up case-folded (False: they have no letters)
 
@@ -361,12 +392,37 @@ def _w(*words: str, back: tuple[int, ...] = (0,)) -> tuple[tuple[str, tuple[int,
 _FETCHER_WORDS = ("curl", "wget", "fetch", "iwr", "irm", "invoke-")
 _FINDERS: dict[str, _Finder] = {
     "override-phrase": _Finder(
-        _w("ignore", "disregard", "forget", "override", "bypass", "you", "from", "reveal", "print",
-           "show", "output", "repeat", "leak", "dump", "replace", "new", "updated", "real",
-           "actual", "system", "do", "never", "without", "<")),
+        _w(
+            "ignore",
+            "disregard",
+            "forget",
+            "override",
+            "bypass",
+            "you",
+            "from",
+            "reveal",
+            "print",
+            "show",
+            "output",
+            "repeat",
+            "leak",
+            "dump",
+            "replace",
+            "new",
+            "updated",
+            "real",
+            "actual",
+            "system",
+            "do",
+            "never",
+            "without",
+            "<",
+        )
+    ),
     "pipe-to-shell": _Finder(
         _w(*_FETCHER_WORDS, "python", "perl", "ruby", "node", "iex") + _w("sh", back=(0, 1, 2)),
-        needs=_FETCHER_WORDS),
+        needs=_FETCHER_WORDS,
+    ),
     "url": _Finder(_w("://", back=(3, 4, 5)) + _w("data:", "javascript:")),
     "markdown-comment": _Finder((), needs=("]:",), folded=False),
     "base64-blob": _Finder(()),  # searched token by token: _base64_runs
@@ -394,9 +450,15 @@ def _finditer(regex: re.Pattern, rule: str, text: str, folded: str | None) -> It
             offsets.update(at - b for b in back if at >= b)
             at = haystack.find(word, at + 1)
     # Every match starts at \b or at "<", so never between two word characters ("do" in "undo").
-    return _match_at(regex, text, [
-        at for at in sorted(offsets) if not (at and _is_word(text[at]) and _is_word(text[at - 1]))
-    ])
+    return _match_at(
+        regex,
+        text,
+        [
+            at
+            for at in sorted(offsets)
+            if not (at and _is_word(text[at]) and _is_word(text[at - 1]))
+        ],
+    )
 
 
 def _is_word(char: str) -> bool:
@@ -441,7 +503,9 @@ def scan_hidden(text: str, *, first_line: int = 1, fast: bool = True) -> list[Fi
         for match in matches:
             message = describe(match)
             if message is not None:
-                findings.append(Finding(rule, severity, message, _line_of(text, match.start(), first_line)))
+                findings.append(
+                    Finding(rule, severity, message, _line_of(text, match.start(), first_line))
+                )
     return findings
 
 
@@ -497,10 +561,17 @@ def _name_findings(card: Card, dirname: str | None) -> list[Finding]:
     elif not _NAME_RE.fullmatch(name):
         problems.append("must not start or end with a hyphen or contain '--'")
     if problems:
-        findings.append(Finding("name-format", ERROR, f"name {reveal(name)!r} " + "; ".join(problems), line))
+        findings.append(
+            Finding("name-format", ERROR, f"name {reveal(name)!r} " + "; ".join(problems), line)
+        )
     if dirname is not None and name != dirname:
         findings.append(
-            Finding("name-dirname", ERROR, f"name {reveal(name)!r} differs from its directory {dirname!r}", line)
+            Finding(
+                "name-dirname",
+                ERROR,
+                f"name {reveal(name)!r} differs from its directory {dirname!r}",
+                line,
+            )
         )
     return findings
 
@@ -509,12 +580,20 @@ def _description_findings(card: Card, strict: bool) -> list[Finding]:
     value = card.frontmatter.get("description")
     line = _key_line(card, "description")
     if not isinstance(value, str) or not value.strip():
-        return [Finding("description-missing", ERROR, "frontmatter has no non-empty 'description'", line)]
+        return [
+            Finding(
+                "description-missing", ERROR, "frontmatter has no non-empty 'description'", line
+            )
+        ]
     if len(value) > DESCRIPTION_MAX:
         # Anthropic's own claude-api card runs over 1024; lenient mode reads it, strict refuses it.
         return [
-            Finding("description-length", ERROR if strict else WARNING,
-                    f"description is {len(value)} characters (max {DESCRIPTION_MAX})", line)
+            Finding(
+                "description-length",
+                ERROR if strict else WARNING,
+                f"description is {len(value)} characters (max {DESCRIPTION_MAX})",
+                line,
+            )
         ]
     return []
 
@@ -527,14 +606,27 @@ def _type_findings(card: Card) -> list[Finding]:
     fm = card.frontmatter
     expect = {
         "license": (lambda v: isinstance(v, str), "a string"),
-        "compatibility": (lambda v: isinstance(v, str) and len(v) <= COMPATIBILITY_MAX,
-                          f"a string of at most {COMPATIBILITY_MAX} characters"),
+        "compatibility": (
+            lambda v: isinstance(v, str) and len(v) <= COMPATIBILITY_MAX,
+            f"a string of at most {COMPATIBILITY_MAX} characters",
+        ),
         "metadata": (lambda v: isinstance(v, dict), "a mapping"),
-        "allowed-tools": (lambda v: isinstance(v, str) or _is_str_list(v), "a string or list of strings"),
-        "allowed_tools": (lambda v: isinstance(v, str) or _is_str_list(v), "a string or list of strings"),
-        "version": (lambda v: isinstance(v, (str, int, float)) and not isinstance(v, bool), "a version string"),
-        "triggers": (lambda v: _is_str_list(v) and all(item.strip() for item in v),
-                     "a list of non-empty strings"),
+        "allowed-tools": (
+            lambda v: isinstance(v, str) or _is_str_list(v),
+            "a string or list of strings",
+        ),
+        "allowed_tools": (
+            lambda v: isinstance(v, str) or _is_str_list(v),
+            "a string or list of strings",
+        ),
+        "version": (
+            lambda v: isinstance(v, (str, int, float)) and not isinstance(v, bool),
+            "a version string",
+        ),
+        "triggers": (
+            lambda v: _is_str_list(v) and all(item.strip() for item in v),
+            "a list of non-empty strings",
+        ),
     }
     findings = []
     for key, (ok, wanted) in expect.items():
@@ -553,8 +645,12 @@ def _vocabulary_findings(card: Card) -> list[Finding]:
         value = card.frontmatter[key]
         if not isinstance(value, str) or value not in allowed:
             findings.append(
-                Finding(f"{key}-value", ERROR,
-                        f"{key} {value!r} is not one of: {', '.join(allowed)}", _key_line(card, key))
+                Finding(
+                    f"{key}-value",
+                    ERROR,
+                    f"{key} {value!r} is not one of: {', '.join(allowed)}",
+                    _key_line(card, key),
+                )
             )
     return findings
 
@@ -566,9 +662,12 @@ def _section_findings(card: Card, strict: bool) -> list[Finding]:
         if section.title in seen:
             # A second "## Risk" makes it ambiguous which one a reader (or model) obeys.
             findings.append(
-                Finding("section-duplicate", ERROR if strict else WARNING,
-                        f"section {section.title!r} repeats the one on line {seen[section.title]}",
-                        section.line)
+                Finding(
+                    "section-duplicate",
+                    ERROR if strict else WARNING,
+                    f"section {section.title!r} repeats the one on line {seen[section.title]}",
+                    section.line,
+                )
             )
         else:
             seen[section.title] = section.line
@@ -577,24 +676,35 @@ def _section_findings(card: Card, strict: bool) -> list[Finding]:
     for section in card.sections:
         if section.title not in CARD_SECTIONS:
             findings.append(
-                Finding("section-unknown", WARNING,
-                        f"section {reveal(section.title)!r} is not one of {', '.join(CARD_SECTIONS)}",
-                        section.line)
+                Finding(
+                    "section-unknown",
+                    WARNING,
+                    f"section {reveal(section.title)!r} is not one of {', '.join(CARD_SECTIONS)}",
+                    section.line,
+                )
             )
     for title in CARD_SECTIONS:
         section = card.section(title)
         if section is None:
-            findings.append(Finding("section-missing", ERROR, f"missing section '## {title}'", card.body_line))
+            findings.append(
+                Finding("section-missing", ERROR, f"missing section '## {title}'", card.body_line)
+            )
         elif not section.text.strip():
-            findings.append(Finding("section-empty", ERROR, f"section '## {title}' is empty", section.line))
+            findings.append(
+                Finding("section-empty", ERROR, f"section '## {title}' is empty", section.line)
+            )
     present = [s for s in card.sections if s.title in CARD_SECTIONS and seen.get(s.title) == s.line]
     order = [s.title for s in present]
     expected = [t for t in CARD_SECTIONS if t in order]
     if order != expected:
         first_wrong = next(s for s, want in zip(present, expected) if s.title != want)
         findings.append(
-            Finding("section-order", ERROR,
-                    f"sections are {', '.join(order)}; expected {', '.join(expected)}", first_wrong.line)
+            Finding(
+                "section-order",
+                ERROR,
+                f"sections are {', '.join(order)}; expected {', '.join(expected)}",
+                first_wrong.line,
+            )
         )
     return findings
 
@@ -618,15 +728,23 @@ def lint_card(card: Card, *, strict: bool = True, dirname: str | None = None) ->
     findings += _vocabulary_findings(card)
     for key in card.unknown_keys:
         findings.append(
-            Finding("frontmatter-unknown-key", WARNING,
-                    f"unknown frontmatter key {reveal(key)!r}", _key_line(card, key))
+            Finding(
+                "frontmatter-unknown-key",
+                WARNING,
+                f"unknown frontmatter key {reveal(key)!r}",
+                _key_line(card, key),
+            )
         )
     if strict:
         for key in CHIMERA_REQUIRED:
             if key not in card.frontmatter:
                 findings.append(
-                    Finding("chimera-field-missing", WARNING,
-                            f"Chimera field '{key}' is missing", card.frontmatter_line)
+                    Finding(
+                        "chimera-field-missing",
+                        WARNING,
+                        f"Chimera field '{key}' is missing",
+                        card.frontmatter_line,
+                    )
                 )
     findings += _section_findings(card, strict)
     hidden = scan_hidden(card.frontmatter_text, first_line=card.frontmatter_line)
@@ -661,8 +779,12 @@ class LintReport:
     def to_dict(self) -> dict:
         return {
             "files": self.files,
-            "summary": {"cards": len(self.files), "errors": self.errors,
-                        "warnings": self.warnings, "infos": self.infos},
+            "summary": {
+                "cards": len(self.files),
+                "errors": self.errors,
+                "warnings": self.warnings,
+                "infos": self.infos,
+            },
             "findings": [f.to_dict() for f in self.findings],
         }
 
@@ -677,8 +799,10 @@ def lint_paths(paths: Iterable[str | os.PathLike], *, strict: bool = True) -> Li
     for path in paths:
         found = find_card_files(path)
         if not found:
-            raise CardReadError(f"{path}: no {CARD_FILENAME} found (expected a card, a card directory "
-                                f"or a folder of card directories)")
+            raise CardReadError(
+                f"{path}: no {CARD_FILENAME} found (expected a card, a card directory "
+                f"or a folder of card directories)"
+            )
         files.extend(found)
     findings: list[Finding] = []
     for file in files:
@@ -692,7 +816,9 @@ def lint_paths(paths: Iterable[str | os.PathLike], *, strict: bool = True) -> Li
             rule = "parse-error" if isinstance(exc, CardParseError) else "read-refused"
             findings.append(Finding(rule, ERROR, reason, line, str(file)))
             continue
-        card_findings = lint_card(card, strict=strict, dirname=file.parent.name if file.name == CARD_FILENAME else None)
+        card_findings = lint_card(
+            card, strict=strict, dirname=file.parent.name if file.name == CARD_FILENAME else None
+        )
         for finding in card_findings:
             finding.path = str(file)
         findings.extend(card_findings)

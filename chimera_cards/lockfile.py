@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from chimera_cards.atomic import write_atomic
 from chimera_cards.errors import ChimeraError, UsageError
@@ -33,7 +33,9 @@ def parse_lockfile(text: str, *, source: str = "lockfile") -> dict[str, str]:
             continue
         match = _LINE.fullmatch(stripped)
         if not match:
-            raise UsageError(f"{source}: line {number}: expected 'name sha256', got {stripped[:80]!r}")
+            raise UsageError(
+                f"{source}: line {number}: expected 'name sha256', got {stripped[:80]!r}"
+            )
         name, digest = match.group(1), match.group(2).lower()
         if name in pins:
             raise UsageError(f"{source}: line {number}: {name} is listed twice")
@@ -68,7 +70,9 @@ def check_pin(pins: Mapping[str, str], name: str, sha256: str, *, source: str = 
     refused too: with a lockfile, only what it lists may come in (like ``npm ci``)."""
     expected = pins.get(name)
     if expected is None:
-        raise LockfileError(f"{name} is not in {source} (import without --lockfile, then "
-                            "`chimera-cards lock`, to add it)")
+        raise LockfileError(
+            f"{name} is not in {source} (import without --lockfile, then "
+            "`chimera-cards lock`, to add it)"
+        )
     if expected != sha256:
         raise LockfileError(f"{name}: sha256 {sha256} does not match {source} ({expected})")

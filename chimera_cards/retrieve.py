@@ -192,7 +192,9 @@ def gate_check(
     """May this version go to a model right now? Re-hashes and re-verifies; never trusts columns alone."""
     if status != "active":
         return GateDecision(False, reason=f"status is {status}")
-    row = conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha256,)).fetchone()
+    row = conn.execute(
+        "SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha256,)
+    ).fetchone()
     if row is None:
         return GateDecision(False, reason="blob is missing")
     data = bytes(row[0])
@@ -216,8 +218,15 @@ def gate_check(
     )
 
 
-def match(store, query: str, k: int = 5, level: int = 2, *, verify: bool = True,
-          cache: RenderCache | None = None) -> list[Match]:
+def match(
+    store,
+    query: str,
+    k: int = 5,
+    level: int = 2,
+    *,
+    verify: bool = True,
+    cache: RenderCache | None = None,
+) -> list[Match]:
     """Up to ``k`` usable cards for ``query``, best first. The only way card text reaches a model.
 
     Pass a ``RenderCache`` when calling repeatedly to skip re-parsing cards whose bytes were
@@ -255,8 +264,9 @@ def match_path(path, query: str, k: int = 5, level: int = 2) -> list[Match]:
         return match(store, query, k=k, level=level)
 
 
-def _match(conn: sqlite3.Connection, q: str, k: int, level: int, verify: bool,
-           cache: RenderCache | None) -> list[Match]:
+def _match(
+    conn: sqlite3.Connection, q: str, k: int, level: int, verify: bool, cache: RenderCache | None
+) -> list[Match]:
     trusted = trusted_keys(conn)
     threshold = get_threshold(conn)
     out: list[Match] = []
@@ -347,13 +357,29 @@ def render_for_prompt(matches: list[Match]) -> str:
     return "\n\n".join(render_one(m) for m in matches)
 
 
-def prompt_preview(name: str, sha256: str, provenance: str, origin: str, data: bytes, *,
-                   approvals: int = 1, level: int = 2) -> str:
+def prompt_preview(
+    name: str,
+    sha256: str,
+    provenance: str,
+    origin: str,
+    data: bytes,
+    *,
+    approvals: int = 1,
+    level: int = 2,
+) -> str:
     """Exactly what ``render_for_prompt`` would give a model for these bytes once ``approvals``
     trusted reviewers have approved them (or at once, for a clean path import)."""
     card = parse_card(data)
     basis = "clean-path" if is_clean_path(origin, None, provenance) else "approved"
     approvers = [f"reviewer-{i + 1}" for i in range(approvals)] if basis == "approved" else []
-    m = Match(name, sha256, provenance, origin, basis, approvers, level=level,
-              text=render_card(card, level))
+    m = Match(
+        name,
+        sha256,
+        provenance,
+        origin,
+        basis,
+        approvers,
+        level=level,
+        text=render_card(card, level),
+    )
     return render_for_prompt([m])

@@ -23,8 +23,8 @@ import sqlite3
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.atomic import write_atomic
+from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.integrity import sha256_hex
 from chimera_cards.keys import EnvelopeError, parse_envelope, public_of
@@ -33,16 +33,22 @@ from chimera_cards.retrieve import is_clean_path, is_url, prompt_preview
 from chimera_cards.trust import (
     TrustedKey,
     Verdict,
-    add_trusted as trust_add,
     check_statement,
     evaluate,
     get_threshold,
     make_statement,
     peek_statement,
-    remove_trusted as trust_remove,
-    set_threshold as trust_set_threshold,
     sign_statement,
     trusted_keys,
+)
+from chimera_cards.trust import (
+    add_trusted as trust_add,
+)
+from chimera_cards.trust import (
+    remove_trusted as trust_remove,
+)
+from chimera_cards.trust import (
+    set_threshold as trust_set_threshold,
 )
 
 APPROVALS_FILENAME = "approvals.jsonl"
@@ -138,11 +144,26 @@ class Change:
     reason: str
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "sha256": self.sha256, "from": self.old, "to": self.new, "reason": self.reason}
+        return {
+            "name": self.name,
+            "sha256": self.sha256,
+            "from": self.old,
+            "to": self.new,
+            "reason": self.reason,
+        }
 
 
-def _set_status(store, conn, name: str, sha: str, old: str, new: str, reason: str,
-                changes: list[Change], detail: dict | None = None) -> None:
+def _set_status(
+    store,
+    conn,
+    name: str,
+    sha: str,
+    old: str,
+    new: str,
+    reason: str,
+    changes: list[Change],
+    detail: dict | None = None,
+) -> None:
     # Through the store, so the audit log records it and `verify` can replay it; activating
     # retires the name's current active version ("superseded"), which is recorded here too.
     if new == "active":
@@ -150,13 +171,20 @@ def _set_status(store, conn, name: str, sha: str, old: str, new: str, reason: st
             "SELECT sha256 FROM versions WHERE name = ? AND status = 'active'", (name,)
         ).fetchone()
         if current is not None and current[0] != sha:
-            changes.append(Change(name, current[0], "active", SUPERSEDED, f"superseded by {sha[:12]}"))
+            changes.append(
+                Change(name, current[0], "active", SUPERSEDED, f"superseded by {sha[:12]}")
+            )
     store.set_status(conn, name, sha, new, reason, detail)
     changes.append(Change(name, sha, old, new, reason))
 
 
-def reconcile(store, conn: sqlite3.Connection, names: list[str] | None = None, *,
-              approved_now: str | None = None) -> list[Change]:
+def reconcile(
+    store,
+    conn: sqlite3.Connection,
+    names: list[str] | None = None,
+    *,
+    approved_now: str | None = None,
+) -> list[Change]:
     """Bring statuses in line with the statements, trust list and threshold (inside a transaction).
 
     pending + approved (and no lint errors) -> active, superseding the active one — but a version
@@ -182,9 +210,20 @@ def reconcile(store, conn: sqlite3.Connection, names: list[str] | None = None, *
         status = conn.execute("SELECT status FROM versions WHERE id = ?", (vid,)).fetchone()[0]
         if status not in ("pending", "active"):
             continue
-        verdict = evaluate(envelopes_for(conn, sha), trusted, name=name, sha256=sha, threshold=threshold)
+        verdict = evaluate(
+            envelopes_for(conn, sha), trusted, name=name, sha256=sha, threshold=threshold
+        )
         if verdict.rejected:
-            _set_status(store, conn, name, sha, status, "rejected", "rejected by a trusted reviewer", changes)
+            _set_status(
+                store,
+                conn,
+                name,
+                sha,
+                status,
+                "rejected",
+                "rejected by a trusted reviewer",
+                changes,
+            )
             continue
         clean = is_clean_path(origin, final_url, provenance)
         if status == "pending" and verdict.approved and not _lint_errors(findings):
@@ -194,13 +233,28 @@ def reconcile(store, conn: sqlite3.Connection, names: list[str] | None = None, *
             if current is not None and current[0] > vid and sha != approved_now:
                 continue  # an older version must not silently replace a newer active one
             n = len(verdict.approvers)
-            _set_status(store, conn, name, sha, "pending", "active",
-                        f"approved by {n} of {threshold} required trusted reviewer(s)", changes,
-                        {"approvers": verdict.approvers})
+            _set_status(
+                store,
+                conn,
+                name,
+                sha,
+                "pending",
+                "active",
+                f"approved by {n} of {threshold} required trusted reviewer(s)",
+                changes,
+                {"approvers": verdict.approvers},
+            )
         elif status == "active" and not clean and not verdict.approved:
-            _set_status(store, conn, name, sha, "active", "pending",
-                        f"approvals no longer meet the trust policy ({len(verdict.approvers)} of {threshold})",
-                        changes)
+            _set_status(
+                store,
+                conn,
+                name,
+                sha,
+                "active",
+                "pending",
+                f"approvals no longer meet the trust policy ({len(verdict.approvers)} of {threshold})",
+                changes,
+            )
     return changes
 
 
@@ -261,7 +315,9 @@ def _decide(store, name: str, sha256: str, private, decision: str, note: str) ->
     with store.transaction() as conn:
         row = _version_row(conn, name, sha)
         if row is None:
-            known = [r[0] for r in conn.execute("SELECT sha256 FROM versions WHERE name = ?", (name,))]
+            known = [
+                r[0] for r in conn.execute("SELECT sha256 FROM versions WHERE name = ?", (name,))
+            ]
             if not known:
                 raise ChimeraError(f"no card named {name!r} in the store")
             raise ChimeraError(
@@ -271,15 +327,25 @@ def _decide(store, name: str, sha256: str, private, decision: str, note: str) ->
         vid, _, _, origin, final_url, provenance, status, _, findings = row
         key_names = {k.keyid: k.name for k in trusted_keys(conn)}
         if keyid not in key_names:
-            raise ChimeraError(f"key {keyid} is not in this store's trust list (chimera-cards trust add)")
-        blob = conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
+            raise ChimeraError(
+                f"key {keyid} is not in this store's trust list (chimera-cards trust add)"
+            )
+        blob = conn.execute(
+            "SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)
+        ).fetchone()
         if blob is None or sha256_hex(bytes(blob[0])) != sha:
-            raise ChimeraError(f"the stored bytes of {name!r} no longer hash to {sha[:16]}…; refusing to sign")
+            raise ChimeraError(
+                f"the stored bytes of {name!r} no longer hash to {sha[:16]}…; refusing to sign"
+            )
         if decision == "approve":
             if status == "rejected":
-                raise ChimeraError(f"{name} {sha[:12]} was rejected; a rejected version stays rejected")
+                raise ChimeraError(
+                    f"{name} {sha[:12]} was rejected; a rejected version stays rejected"
+                )
             if _lint_errors(findings):
-                raise ChimeraError(f"{name} {sha[:12]} has lint errors; fix the card and import it again")
+                raise ChimeraError(
+                    f"{name} {sha[:12]} has lint errors; fix the card and import it again"
+                )
         st = make_statement(name, sha, decision, keyid, note)
         recorded = store_statement(conn, sign_statement(private, st))
         store.append_audit(conn, decision, name, sha, {"reviewer": keyid, "note": note})
@@ -287,12 +353,25 @@ def _decide(store, name: str, sha256: str, private, decision: str, note: str) ->
         if decision == "reject" and status != "rejected":
             # A verdict on the bytes whatever their status (retired history included); the
             # reviewer's reason is what `show` and `review` display.
-            _set_status(store, conn, name, sha, status, "rejected", note, changes, {"reviewer": keyid})
-        changes += reconcile(store, conn, [name], approved_now=sha if decision == "approve" else None)
+            _set_status(
+                store, conn, name, sha, status, "rejected", note, changes, {"reviewer": keyid}
+            )
+        changes += reconcile(
+            store, conn, [name], approved_now=sha if decision == "approve" else None
+        )
         status_now = conn.execute("SELECT status FROM versions WHERE id = ?", (vid,)).fetchone()[0]
         verdict = verdict_for(conn, name, sha)
-    return Decision(name, sha, decision, keyid, status_now, verdict.to_dict(), changes, recorded,
-                    key_names[keyid])
+    return Decision(
+        name,
+        sha,
+        decision,
+        keyid,
+        status_now,
+        verdict.to_dict(),
+        changes,
+        recorded,
+        key_names[keyid],
+    )
 
 
 def approve(store, name: str, sha256: str, private, note: str = "") -> Decision:
@@ -310,7 +389,8 @@ def retire(store, name: str, sha256: str | None = None, reason: str = "") -> Cha
     with store.transaction() as conn:
         if sha256 is None:
             row = conn.execute(
-                "SELECT id, sha256, status FROM versions WHERE name = ? AND status = 'active'", (name,)
+                "SELECT id, sha256, status FROM versions WHERE name = ? AND status = 'active'",
+                (name,),
             ).fetchone()
             if row is None:
                 raise ChimeraError(f"{name!r} has no active version to retire (give --sha256)")
@@ -385,7 +465,9 @@ def _review_queue(conn: sqlite3.Connection) -> list[QueueItem]:
         "WHERE status = 'pending' ORDER BY name, id"
     ).fetchall():
         v = evaluate(envelopes_for(conn, sha), trusted, name=name, sha256=sha, threshold=threshold)
-        out.append(QueueItem(name, sha, prov, final_url or origin, reason, len(v.approvers), threshold))
+        out.append(
+            QueueItem(name, sha, prov, final_url or origin, reason, len(v.approvers), threshold)
+        )
     return out
 
 
@@ -411,7 +493,8 @@ def review_view(store, name: str, sha256: str | None = None) -> ReviewView:
 def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> ReviewView:
     if sha256 is None:
         rows = conn.execute(
-            "SELECT sha256 FROM versions WHERE name = ? AND status = 'pending' ORDER BY id DESC", (name,)
+            "SELECT sha256 FROM versions WHERE name = ? AND status = 'pending' ORDER BY id DESC",
+            (name,),
         ).fetchall()
         if not rows:
             if conn.execute("SELECT 1 FROM versions WHERE name = ?", (name,)).fetchone() is None:
@@ -427,7 +510,9 @@ def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> Rev
     blob = conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
     data = bytes(blob[0]) if blob else b""
     if sha256_hex(data) != sha:
-        raise ChimeraError(f"the stored bytes of {name} {sha[:12]} do not match their SHA-256 (run verify)")
+        raise ChimeraError(
+            f"the stored bytes of {name} {sha[:12]} do not match their SHA-256 (run verify)"
+        )
     try:
         card = parse_card(data)
     except CardParseError as exc:
@@ -436,12 +521,22 @@ def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> Rev
     for f in findings:
         f["message"] = reveal(f["message"])
     verdict = verdict_for(conn, name, sha)
-    text = prompt_preview(name, sha, provenance, final_url or origin, data,
-                          approvals=max(len(verdict.approvers), verdict.threshold))
+    text = prompt_preview(
+        name,
+        sha,
+        provenance,
+        final_url or origin,
+        data,
+        approvals=max(len(verdict.approvers), verdict.threshold),
+    )
     base = _last_approved(conn, name, sha)
     diff = ""
     if base is not None:
-        old = bytes(conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (base,)).fetchone()[0])
+        old = bytes(
+            conn.execute(
+                "SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (base,)
+            ).fetchone()[0]
+        )
         diff = "".join(
             difflib.unified_diff(
                 reveal(old.decode("utf-8", "replace")).splitlines(keepends=True),
@@ -479,7 +574,8 @@ def write_statements(store, name: str, sha256: str, directory: str | os.PathLike
     """
     with store.snapshot() as conn:
         rows = conn.execute(
-            "SELECT envelope FROM statements WHERE sha256 = ? AND name = ? ORDER BY id", (sha256, name)
+            "SELECT envelope FROM statements WHERE sha256 = ? AND name = ? ORDER BY id",
+            (sha256, name),
         ).fetchall()
     path = Path(directory) / APPROVALS_FILENAME
     if not rows:
@@ -515,7 +611,9 @@ def read_statements_file(path: Path) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-def import_statements(store, source: str | os.PathLike, name: str, sha256: str) -> StatementImport | None:
+def import_statements(
+    store, source: str | os.PathLike, name: str, sha256: str
+) -> StatementImport | None:
     """Read ``approvals.jsonl`` (``source`` is the file or the card folder holding it) and apply
     it to (name, sha256), in one transaction. None when there is no such file.
     See ``apply_statements``.
@@ -530,8 +628,15 @@ def import_statements(store, source: str | os.PathLike, name: str, sha256: str) 
         return apply_statements(store, conn, lines, name, sha256, label=path.name)
 
 
-def apply_statements(store, conn: sqlite3.Connection, lines: list[str], name: str, sha256: str,
-                     *, label: str = APPROVALS_FILENAME) -> StatementImport:
+def apply_statements(
+    store,
+    conn: sqlite3.Connection,
+    lines: list[str],
+    name: str,
+    sha256: str,
+    *,
+    label: str = APPROVALS_FILENAME,
+) -> StatementImport:
     """Keep the statements about exactly (name, sha256) and re-apply the trust policy.
 
     Statements about other bytes or other names are dropped (reported), never stored: a signature
@@ -570,9 +675,17 @@ def apply_statements(store, conn: sqlite3.Connection, lines: list[str], name: st
         else:
             result.accepted += 1
         if store_statement(conn, line):
-            store.append_audit(conn, "statement-imported", name, sha256,
-                               {"decision": claimed.decision, "reviewer": claimed.reviewer,
-                                "verified": not v.problems})
+            store.append_audit(
+                conn,
+                "statement-imported",
+                name,
+                sha256,
+                {
+                    "decision": claimed.decision,
+                    "reviewer": claimed.reviewer,
+                    "verified": not v.problems,
+                },
+            )
     result.changes = reconcile(store, conn, [name])
     return result
 
@@ -602,7 +715,12 @@ def import_hook(store, conn: sqlite3.Connection, candidate, version, new: bool):
     name, sha = version.name, version.sha256
     result = apply_statements(store, conn, lines, name, sha, label=str(path))
     now = store.version(name, sha)  # same connection: sees this transaction
-    if new and now.status == "active" and result.about_this_card and not verdict_for(conn, name, sha).approved:
+    if (
+        new
+        and now.status == "active"
+        and result.about_this_card
+        and not verdict_for(conn, name, sha).approved
+    ):
         # The folder carries approvals for this card, but not for these bytes: it was edited
         # after review (or its reviewer is not trusted here). Hold it, and give back the active
         # place to the version this import had just superseded.
@@ -611,12 +729,22 @@ def import_hook(store, conn: sqlite3.Connection, candidate, version, new: bool):
             "ORDER BY id DESC LIMIT 1",
             (name, f"superseded by {sha[:12]}"),
         ).fetchone()
-        store.set_status(conn, name, sha, "pending",
-                         f"{APPROVALS_FILENAME} beside it does not approve these bytes "
-                         "(edited after review, or reviewer not trusted here): needs review")
+        store.set_status(
+            conn,
+            name,
+            sha,
+            "pending",
+            f"{APPROVALS_FILENAME} beside it does not approve these bytes "
+            "(edited after review, or reviewer not trusted here): needs review",
+        )
         if superseded is not None:
-            store.set_status(conn, name, superseded[0], "active",
-                             f"restored: the import of {sha[:12]} was held for review")
+            store.set_status(
+                conn,
+                name,
+                superseded[0],
+                "active",
+                f"restored: the import of {sha[:12]} was held for review",
+            )
         now = store.version(name, sha)
     return now
 
@@ -640,21 +768,30 @@ def verify_check(store, conn: sqlite3.Connection) -> list:
         envs = [e for n, e in by_sha.get(sha, []) if n == name]
         if not envs:
             continue  # nothing signed over this version; check_blobs already re-hashed its bytes
-        blob = conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
+        blob = conn.execute(
+            "SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)
+        ).fetchone()
         actual = sha256_hex(bytes(blob[0])) if blob else None
         label = f"{name} {sha[:12]}"
         if actual != sha:
-            problems.append(Problem(
-                "signature-mismatch",
-                f"{label}: signed statement(s) over {sha[:12]} do not match the stored bytes "
-                f"(they hash to {(actual or 'nothing')[:12]})", name, sha))
+            problems.append(
+                Problem(
+                    "signature-mismatch",
+                    f"{label}: signed statement(s) over {sha[:12]} do not match the stored bytes "
+                    f"(they hash to {(actual or 'nothing')[:12]})",
+                    name,
+                    sha,
+                )
+            )
         for env in envs:
             claimed = peek_statement(env)
             if claimed is None or claimed.reviewer not in trusted_ids:
                 continue  # a key not trusted here says nothing either way
             v = evaluate([env], trusted, name=name, sha256=sha, threshold=threshold)
             if v.problems:
-                problems.append(Problem("signature-invalid", f"{label}: {v.problems[0]}", name, sha))
+                problems.append(
+                    Problem("signature-invalid", f"{label}: {v.problems[0]}", name, sha)
+                )
     return problems
 
 
@@ -665,7 +802,8 @@ def format_view(v: ReviewView) -> str:
         f"sha256:     {v.sha256}",
         f"status:     {v.status}" + (f" ({v.reason})" if v.reason else ""),
         f"provenance: {v.provenance}",
-        f"origin:     {v.origin}" + (f" -> {v.final_url}" if v.final_url and v.final_url != v.origin else ""),
+        f"origin:     {v.origin}"
+        + (f" -> {v.final_url}" if v.final_url and v.final_url != v.origin else ""),
         f"approvals:  {len(v.verdict['approvers'])} of {v.verdict['threshold']} required",
         "",
         "== what an agent would be given once approved (hidden characters shown as <U+XXXX>) ==",

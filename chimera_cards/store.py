@@ -24,11 +24,12 @@ import os
 import sqlite3
 import time
 import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence, Union
+from typing import Union
 
 from chimera_cards.atomic import write_atomic
 from chimera_cards.errors import ChimeraError
@@ -122,7 +123,9 @@ INSERT INTO index_queue (version_id) SELECT id FROM versions;
 """
 
 MIGRATIONS: list[Migration] = [_SCHEMA_1]
-MIGRATIONS.append(_SCHEMA_2_REVIEW)  # review (issue 4): trust, statements, review_settings, FTS5 index
+MIGRATIONS.append(
+    _SCHEMA_2_REVIEW
+)  # review (issue 4): trust, statements, review_settings, FTS5 index
 # Import looks a card's bytes up by hash alone, to skip re-parsing what is already stored.
 MIGRATIONS.append("CREATE INDEX IF NOT EXISTS versions_sha256 ON versions(sha256);")
 
@@ -162,15 +165,22 @@ def check_storable_name(name: str | None) -> str:
     """Refuse names that cannot safely be a directory name or a lockfile field."""
     if not name:
         raise ChimeraError("card has no string 'name' in its frontmatter; cannot store it")
-    if (name in (".", "..") or len(name) > 200 or "/" in name or "\\" in name
-            or any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)):
-        raise ChimeraError(f"card name {name!r} cannot be stored (whitespace, path separators, "
-                           "control or invisible characters)")
+    if (
+        name in (".", "..")
+        or len(name) > 200
+        or "/" in name
+        or "\\" in name
+        or any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)
+    ):
+        raise ChimeraError(
+            f"card name {name!r} cannot be stored (whitespace, path separators, "
+            "control or invisible characters)"
+        )
     return name
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def canonical_json(value) -> str:
@@ -185,14 +195,21 @@ def _json_value(value) -> str:
     return "null" if value is None else json.dumps(value)
 
 
-def audit_hash(seq: int, ts: str, event: str, name: str | None, sha256: str | None,
-               detail: str, prev_hash: str) -> str:
+def audit_hash(
+    seq: int, ts: str, event: str, name: str | None, sha256: str | None, detail: str, prev_hash: str
+) -> str:
     """SHA-256 of the canonical JSON (``canonical_json``) of an entry, ``detail`` as its stored
     JSON text. Spelled out key by key, in sorted order, because verify hashes every entry and
     this is several times faster than building and sorting a dict; a test pins the equality."""
     text = '{"detail":%s,"event":%s,"name":%s,"prev_hash":%s,"seq":%s,"sha256":%s,"ts":%s}' % (
-        _json_value(detail), _json_value(event), _json_value(name), _json_value(prev_hash),
-        seq if type(seq) is int else json.dumps(seq), _json_value(sha256), _json_value(ts))
+        _json_value(detail),
+        _json_value(event),
+        _json_value(name),
+        _json_value(prev_hash),
+        seq if type(seq) is int else json.dumps(seq),
+        _json_value(sha256),
+        _json_value(ts),
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -213,14 +230,24 @@ class Version:
         return asdict(self)
 
     @classmethod
-    def from_row(cls, row: Sequence) -> "Version":
-        return cls(id=row[0], name=row[1], sha256=row[2], origin=row[3], final_url=row[4],
-                   imported_at=row[5], provenance=row[6], status=row[7], reason=row[8],
-                   findings=json.loads(row[9]) if row[9] else [])
+    def from_row(cls, row: Sequence) -> Version:
+        return cls(
+            id=row[0],
+            name=row[1],
+            sha256=row[2],
+            origin=row[3],
+            final_url=row[4],
+            imported_at=row[5],
+            provenance=row[6],
+            status=row[7],
+            reason=row[8],
+            findings=json.loads(row[9]) if row[9] else [],
+        )
 
 
-_VERSION_COLUMNS = ("id, name, sha256, origin, final_url, imported_at, provenance, status, "
-                    "reason, findings")
+_VERSION_COLUMNS = (
+    "id, name, sha256, origin, final_url, imported_at, provenance, status, reason, findings"
+)
 
 
 @dataclass
@@ -301,8 +328,13 @@ def _split_sql(script: str) -> list[str]:
 class Store:
     """An open card store. Use as a context manager or call ``close()``."""
 
-    def __init__(self, path: str | os.PathLike | None = None, *, create: bool = True,
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        create: bool = True,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
         self.path = Path(path) if path is not None else default_store_path()
         if self.path.exists():
             _check_file(self.path)
@@ -347,7 +379,7 @@ class Store:
     def close(self) -> None:
         self._conn.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -361,7 +393,7 @@ class Store:
                 self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
                 return
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc) or attempt == 49:
+                if ("locked" not in str(exc) and "busy" not in str(exc)) or attempt == 49:
                     raise
                 time.sleep(0.02 * (1 + attempt % 5))
 
@@ -378,7 +410,8 @@ class Store:
         app_id = self._conn.execute("PRAGMA application_id").fetchone()[0]
         if version == 0:
             tables = self._conn.execute(
-                "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchone()[0]
+                "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+            ).fetchone()[0]
             if tables or app_id not in (0, APPLICATION_ID):
                 raise StoreError(f"{self.path}: an SQLite database, but not a chimera-cards store")
         elif app_id != APPLICATION_ID:
@@ -416,8 +449,10 @@ class Store:
         try:
             self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise ChimeraError(f"{self.path}: cannot start a write ({exc}); another process may "
-                               "be holding the store") from None
+            raise ChimeraError(
+                f"{self.path}: cannot start a write ({exc}); another process may "
+                "be holding the store"
+            ) from None
         try:
             yield self._conn
         except BaseException:
@@ -429,7 +464,9 @@ class Store:
         except sqlite3.Error as exc:
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
-            raise ChimeraError(f"{self.path}: could not commit ({exc}); nothing was stored") from None
+            raise ChimeraError(
+                f"{self.path}: could not commit ({exc}); nothing was stored"
+            ) from None
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -449,13 +486,26 @@ class Store:
     def put_blob(self, conn: sqlite3.Connection, data: bytes) -> str:
         """Store ``data`` under its SHA-256 (no-op if present) and return the hex digest."""
         sha = hashlib.sha256(data).hexdigest()
-        conn.execute("INSERT OR IGNORE INTO blobs (sha256, data, size) VALUES (?, ?, ?)",
-                     (sha, sqlite3.Binary(data), len(data)))
+        conn.execute(
+            "INSERT OR IGNORE INTO blobs (sha256, data, size) VALUES (?, ?, ?)",
+            (sha, sqlite3.Binary(data), len(data)),
+        )
         return sha
 
-    def add_version(self, conn: sqlite3.Connection, *, name: str, sha256: str, origin: str,
-                    final_url: str | None, provenance: str, status: str, reason: str = "",
-                    findings: Sequence[dict] = (), detail: dict | None = None) -> Version:
+    def add_version(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        name: str,
+        sha256: str,
+        origin: str,
+        final_url: str | None,
+        provenance: str,
+        status: str,
+        reason: str = "",
+        findings: Sequence[dict] = (),
+        detail: dict | None = None,
+    ) -> Version:
         """Insert a new version (its blob must be stored) and audit it as an ``import``. If
         ``status`` is active, the name's current active version is retired as superseded."""
         if provenance not in PROVENANCES:
@@ -468,20 +518,56 @@ class Store:
         cursor = conn.execute(
             "INSERT INTO versions (name, sha256, origin, final_url, imported_at, provenance, "
             "status, reason, findings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (name, sha256, origin, final_url, imported_at, provenance, status, reason,
-             canonical_json(list(findings))),
+            (
+                name,
+                sha256,
+                origin,
+                final_url,
+                imported_at,
+                provenance,
+                status,
+                reason,
+                canonical_json(list(findings)),
+            ),
         )
-        version = Version(id=cursor.lastrowid, name=name, sha256=sha256, origin=origin,
-                          final_url=final_url, imported_at=imported_at, provenance=provenance,
-                          status=status, reason=reason, findings=list(findings))
-        self.append_audit(conn, "import", name, sha256, {
-            "id": version.id, "origin": origin, "final_url": final_url,
-            "provenance": provenance, "status": status, "reason": reason, **(detail or {}),
-        })
+        version = Version(
+            id=cursor.lastrowid,
+            name=name,
+            sha256=sha256,
+            origin=origin,
+            final_url=final_url,
+            imported_at=imported_at,
+            provenance=provenance,
+            status=status,
+            reason=reason,
+            findings=list(findings),
+        )
+        self.append_audit(
+            conn,
+            "import",
+            name,
+            sha256,
+            {
+                "id": version.id,
+                "origin": origin,
+                "final_url": final_url,
+                "provenance": provenance,
+                "status": status,
+                "reason": reason,
+                **(detail or {}),
+            },
+        )
         return version
 
-    def set_status(self, conn: sqlite3.Connection, name: str, sha256: str, status: str,
-                   reason: str = "", detail: dict | None = None) -> Version:
+    def set_status(
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        sha256: str,
+        status: str,
+        reason: str = "",
+        detail: dict | None = None,
+    ) -> Version:
         """Change one version's status and audit it. Activating retires the name's current active
         version ("superseded"); that is audited too. Same status again is a no-op."""
         if status not in STATUSES:
@@ -498,38 +584,61 @@ class Store:
         return version
 
     def _retire_active(self, conn: sqlite3.Connection, name: str, new_sha: str) -> None:
-        row = conn.execute(f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND "
-                           "status = 'active'", (name,)).fetchone()
+        row = conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND status = 'active'", (name,)
+        ).fetchone()
         if row is not None and row[2] != new_sha:
-            self._change_status(conn, Version.from_row(row), "retired",
-                                f"superseded by {new_sha[:12]}", None)
+            self._change_status(
+                conn, Version.from_row(row), "retired", f"superseded by {new_sha[:12]}", None
+            )
 
-    def _change_status(self, conn, version: Version, status: str, reason: str,
-                       detail: dict | None) -> None:
-        conn.execute("UPDATE versions SET status = ?, reason = ? WHERE id = ?",
-                     (status, reason, version.id))
-        self.append_audit(conn, "status", version.name, version.sha256, {
-            "id": version.id, "from": version.status, "to": status, "reason": reason,
-            **(detail or {}),
-        })
+    def _change_status(
+        self, conn, version: Version, status: str, reason: str, detail: dict | None
+    ) -> None:
+        conn.execute(
+            "UPDATE versions SET status = ?, reason = ? WHERE id = ?", (status, reason, version.id)
+        )
+        self.append_audit(
+            conn,
+            "status",
+            version.name,
+            version.sha256,
+            {
+                "id": version.id,
+                "from": version.status,
+                "to": status,
+                "reason": reason,
+                **(detail or {}),
+            },
+        )
 
-    def append_audit(self, conn: sqlite3.Connection, event: str, name: str | None,
-                     sha256: str | None, detail: dict) -> AuditEntry:
+    def append_audit(
+        self,
+        conn: sqlite3.Connection,
+        event: str,
+        name: str | None,
+        sha256: str | None,
+        detail: dict,
+    ) -> AuditEntry:
         """Append one entry chained to the current last one (call inside transaction())."""
         last = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
         seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS_HASH)
         ts = utc_now()
         detail_text = canonical_json(detail)
         digest = audit_hash(seq, ts, event, name, sha256, detail_text, prev)
-        conn.execute("INSERT INTO audit (seq, ts, event, name, sha256, detail, prev_hash, hash) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                     (seq, ts, event, name, sha256, detail_text, prev, digest))
+        conn.execute(
+            "INSERT INTO audit (seq, ts, event, name, sha256, detail, prev_hash, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (seq, ts, event, name, sha256, detail_text, prev, digest),
+        )
         return AuditEntry(seq, ts, event, name, sha256, dict(detail), prev, digest)
 
     # -- reading -----------------------------------------------------------------------------
 
     def get_blob(self, sha256: str) -> bytes | None:
-        row = self._conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha256,)).fetchone()
+        row = self._conn.execute(
+            "SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha256,)
+        ).fetchone()
         return bytes(row[0]) if row else None
 
     def versions(self, name: str | None = None, status: str | None = None) -> list[Version]:
@@ -548,47 +657,56 @@ class Store:
         return [Version.from_row(row) for row in self._conn.execute(sql, args)]
 
     def active(self, name: str) -> Version | None:
-        row = self._conn.execute(f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND "
-                                 "status = 'active'", (name,)).fetchone()
+        row = self._conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND status = 'active'", (name,)
+        ).fetchone()
         return Version.from_row(row) if row else None
 
     def version(self, name: str, sha256: str) -> Version | None:
         return self._version(self._conn, name, sha256)
 
     def _version(self, conn, name: str, sha256: str) -> Version | None:
-        row = conn.execute(f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND "
-                           "sha256 = ?", (name, sha256)).fetchone()
+        row = conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND sha256 = ?", (name, sha256)
+        ).fetchone()
         return Version.from_row(row) if row else None
 
     def version_with_bytes(self, sha256: str) -> Version | None:
         """The version holding exactly these bytes, if there is one (a card's name is in its
         bytes, so there is at most one unless the store was edited by hand)."""
-        rows = self._conn.execute(f"SELECT {_VERSION_COLUMNS} FROM versions WHERE sha256 = ? "
-                                  "LIMIT 2", (sha256,)).fetchall()
+        rows = self._conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM versions WHERE sha256 = ? LIMIT 2", (sha256,)
+        ).fetchall()
         return Version.from_row(rows[0]) if len(rows) == 1 else None
 
     def find_version(self, name: str, sha_prefix: str) -> Version:
         """The version of ``name`` whose hash starts with ``sha_prefix`` (at least 6 hex digits)."""
         prefix = sha_prefix.strip().lower()
         if len(prefix) < 6 or any(ch not in "0123456789abcdef" for ch in prefix):
-            raise ChimeraError(f"--version {sha_prefix!r}: give at least 6 hex digits of the SHA-256",
-                               exit_code=2)
+            raise ChimeraError(
+                f"--version {sha_prefix!r}: give at least 6 hex digits of the SHA-256", exit_code=2
+            )
         matches = [v for v in self.versions(name=name) if v.sha256.startswith(prefix)]
         if not matches:
             raise ChimeraError(f"no version {prefix} of {name!r} in the store")
         if len(matches) > 1:
-            raise ChimeraError(f"{prefix} matches {len(matches)} versions of {name!r}; give more digits",
-                               exit_code=2)
+            raise ChimeraError(
+                f"{prefix} matches {len(matches)} versions of {name!r}; give more digits",
+                exit_code=2,
+            )
         return matches[0]
 
     def names(self) -> list[str]:
-        return [row[0] for row in self._conn.execute("SELECT DISTINCT name FROM versions ORDER BY name")]
+        return [
+            row[0] for row in self._conn.execute("SELECT DISTINCT name FROM versions ORDER BY name")
+        ]
 
     def audit_entries(self) -> list[AuditEntry]:
         return [
             AuditEntry(seq, ts, event, name, sha, _loads_or_raw(detail), prev, digest)
             for seq, ts, event, name, sha, detail, prev, digest in self._conn.execute(
-                "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq")
+                "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq"
+            )
         ]
 
     def audit_head(self) -> str:
@@ -618,11 +736,15 @@ def check_blobs(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], 
         count += 1
         total += len(data)
         if sha256(data).hexdigest() != key:
-            problems.append(Problem("blob-hash", f"blob {key}: its bytes do not hash to its key",
-                                    sha256=key))
+            problems.append(
+                Problem("blob-hash", f"blob {key}: its bytes do not hash to its key", sha256=key)
+            )
         if size != len(data):
-            problems.append(Problem("blob-size", f"blob {key}: recorded size {size}, "
-                                    f"actual {len(data)}", sha256=key))
+            problems.append(
+                Problem(
+                    "blob-size", f"blob {key}: recorded size {size}, actual {len(data)}", sha256=key
+                )
+            )
     return problems, count, total
 
 
@@ -661,80 +783,156 @@ def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Prob
     count = 0
     sha256, enc, text_form, detail_object = hashlib.sha256, _encode_str, _CHAIN_TEXT, _detail_object
     cursor = conn.execute(
-        "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq")
+        "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq"
+    )
     while rows := cursor.fetchmany(_VERIFY_CHUNK):
         count += len(rows)
         for seq, ts, event, name, sha, detail, prev_hash, digest in rows:
             if seq != expected_seq:
-                problems.append(Problem("audit-gap", f"audit entries {expected_seq}..{seq - 1} "
-                                        "are missing (deleted?)", seq=seq))
+                problems.append(
+                    Problem(
+                        "audit-gap",
+                        f"audit entries {expected_seq}..{seq - 1} are missing (deleted?)",
+                        seq=seq,
+                    )
+                )
             if prev_hash != prev:
-                problems.append(Problem("audit-chain", f"audit entry {seq}: prev_hash does not "
-                                        "match the entry before it", seq=seq))
+                problems.append(
+                    Problem(
+                        "audit-chain",
+                        f"audit entry {seq}: prev_hash does not match the entry before it",
+                        seq=seq,
+                    )
+                )
             # audit_hash inlined for the row shape the store writes (every field text, name and
             # sha256 text or NULL, seq an integer); anything else goes through audit_hash itself.
             # A test pins that both give the same hash.
-            if (type(seq) is int and type(ts) is str and type(event) is str
-                    and type(detail) is str and type(prev_hash) is str
-                    and (name is None or type(name) is str) and (sha is None or type(sha) is str)):
-                actual = sha256((text_form % (
-                    enc(detail), enc(event), "null" if name is None else enc(name), enc(prev_hash),
-                    seq, "null" if sha is None else enc(sha), enc(ts))).encode()).hexdigest()
+            if (
+                type(seq) is int
+                and type(ts) is str
+                and type(event) is str
+                and type(detail) is str
+                and type(prev_hash) is str
+                and (name is None or type(name) is str)
+                and (sha is None or type(sha) is str)
+            ):
+                actual = sha256(
+                    (
+                        text_form
+                        % (
+                            enc(detail),
+                            enc(event),
+                            "null" if name is None else enc(name),
+                            enc(prev_hash),
+                            seq,
+                            "null" if sha is None else enc(sha),
+                            enc(ts),
+                        )
+                    ).encode()
+                ).hexdigest()
             else:
                 try:
                     actual = audit_hash(seq, ts, event, name, sha, detail, prev_hash)
                 except TypeError:  # a value JSON cannot hold (a BLOB): not written by the store
                     actual = None
             if actual != digest:
-                problems.append(Problem("audit-hash", f"audit entry {seq} ({event} {name}): "
-                                        "content does not match its hash (edited?)", seq=seq))
+                problems.append(
+                    Problem(
+                        "audit-hash",
+                        f"audit entry {seq} ({event} {name}): "
+                        "content does not match its hash (edited?)",
+                        seq=seq,
+                    )
+                )
             prev, expected_seq = digest, seq + 1
             if event != "import" and event != "status":
                 continue
             info = detail_object(detail)
             if info is None:
-                problems.append(Problem("audit-detail", f"audit entry {seq}: detail is not a "
-                                        "JSON object", seq=seq))
+                problems.append(
+                    Problem(
+                        "audit-detail", f"audit entry {seq}: detail is not a JSON object", seq=seq
+                    )
+                )
                 continue
             if event == "import":
-                state[(name, sha)] = [info.get("id"), info.get("status"), info.get("provenance"),
-                                      seq]
+                state[(name, sha)] = [
+                    info.get("id"),
+                    info.get("status"),
+                    info.get("provenance"),
+                    seq,
+                ]
             elif (name, sha) in state:
                 state[(name, sha)][1] = info.get("to")
             else:
-                problems.append(Problem("audit-orphan", f"audit entry {seq}: status change for "
-                                        f"{name} {sha} which was never imported", seq=seq))
+                problems.append(
+                    Problem(
+                        "audit-orphan",
+                        f"audit entry {seq}: status change for "
+                        f"{name} {sha} which was never imported",
+                        seq=seq,
+                    )
+                )
     return problems, count, state
 
 
-def check_versions(store: Store, conn: sqlite3.Connection,
-                   state: dict[tuple[str, str], list]) -> tuple[list[Problem], int]:
+def check_versions(
+    store: Store, conn: sqlite3.Connection, state: dict[tuple[str, str], list]
+) -> tuple[list[Problem], int]:
     """Each version row must point at a stored blob and be exactly what the audit log recorded."""
     problems: list[Problem] = []
-    for name, sha in conn.execute("SELECT v.name, v.sha256 FROM versions v LEFT JOIN blobs b "
-                                  "ON b.sha256 = v.sha256 WHERE b.sha256 IS NULL ORDER BY v.id"):
-        problems.append(Problem("blob-missing", f"version {name} {sha[:12]}: its blob is missing",
-                                name, sha))
+    for name, sha in conn.execute(
+        "SELECT v.name, v.sha256 FROM versions v LEFT JOIN blobs b "
+        "ON b.sha256 = v.sha256 WHERE b.sha256 IS NULL ORDER BY v.id"
+    ):
+        problems.append(
+            Problem("blob-missing", f"version {name} {sha[:12]}: its blob is missing", name, sha)
+        )
     remaining = dict(state)
     count = 0
     for vid, name, sha, status, provenance in conn.execute(
-            "SELECT id, name, sha256, status, provenance FROM versions ORDER BY id"):
+        "SELECT id, name, sha256, status, provenance FROM versions ORDER BY id"
+    ):
         count += 1
         recorded = remaining.pop((name, sha), None)
         if recorded is None:
-            problems.append(Problem("version-unrecorded", f"version {name} {sha[:12]}: not in the "
-                                    "audit log (inserted or re-pointed by hand?)", name, sha))
+            problems.append(
+                Problem(
+                    "version-unrecorded",
+                    f"version {name} {sha[:12]}: not in the "
+                    "audit log (inserted or re-pointed by hand?)",
+                    name,
+                    sha,
+                )
+            )
         elif recorded[0] != vid or recorded[1] != status or recorded[2] != provenance:
-            for key, actual, logged in (("id", vid, recorded[0]), ("status", status, recorded[1]),
-                                        ("provenance", provenance, recorded[2])):
+            for key, actual, logged in (
+                ("id", vid, recorded[0]),
+                ("status", status, recorded[1]),
+                ("provenance", provenance, recorded[2]),
+            ):
                 if actual != logged:
-                    problems.append(Problem("version-mismatch", f"version {name} {sha[:12]}: "
-                                            f"{key} is {actual!r} but the audit log says "
-                                            f"{logged!r}", name, sha))
+                    problems.append(
+                        Problem(
+                            "version-mismatch",
+                            f"version {name} {sha[:12]}: "
+                            f"{key} is {actual!r} but the audit log says "
+                            f"{logged!r}",
+                            name,
+                            sha,
+                        )
+                    )
     for (name, sha), recorded in remaining.items():
-        problems.append(Problem("version-missing", f"version {name} {sha[:12]}: recorded in audit "
-                                f"entry {recorded[3]} but missing from the store", name, sha,
-                                recorded[3]))
+        problems.append(
+            Problem(
+                "version-missing",
+                f"version {name} {sha[:12]}: recorded in audit "
+                f"entry {recorded[3]} but missing from the store",
+                name,
+                sha,
+                recorded[3],
+            )
+        )
     return problems, count
 
 
@@ -747,8 +945,9 @@ def resolve_hook(spec: str | Callable) -> Callable:
     return getattr(importlib.import_module(module), attr)
 
 
-def verify_store(store: Store, *, record: bool = True,
-                 extra_checks: Iterable[str | Callable] | None = None) -> VerifyReport:
+def verify_store(
+    store: Store, *, record: bool = True, extra_checks: Iterable[str | Callable] | None = None
+) -> VerifyReport:
     """Check blobs, versions and the audit chain (plus ``EXTRA_VERIFY_CHECKS``, or
     ``extra_checks`` if given) in one consistent snapshot; then, if ``record``, append a
     ``verify`` audit entry with the outcome. Returns the report; never raises for tampering."""
@@ -763,17 +962,33 @@ def verify_store(store: Store, *, record: bool = True,
             fn = resolve_hook(check)
             problems.extend(fn(store, conn))
         head = store.audit_head()
-    report = VerifyReport(ok=not problems, blobs=blob_count, bytes=total, versions=version_count,
-                          audit_entries=entries, problems=problems, head=head,
-                          seconds=time.perf_counter() - start)
+    report = VerifyReport(
+        ok=not problems,
+        blobs=blob_count,
+        bytes=total,
+        versions=version_count,
+        audit_entries=entries,
+        problems=problems,
+        head=head,
+        seconds=time.perf_counter() - start,
+    )
     if record:
         try:
             with store.transaction() as conn:
-                store.append_audit(conn, "verify", None, None, {
-                    "ok": report.ok, "problems": len(problems), "blobs": blob_count,
-                    "versions": version_count, "audit_entries": entries,
-                    "kinds": sorted({p.kind for p in problems}),
-                })
+                store.append_audit(
+                    conn,
+                    "verify",
+                    None,
+                    None,
+                    {
+                        "ok": report.ok,
+                        "problems": len(problems),
+                        "blobs": blob_count,
+                        "versions": version_count,
+                        "audit_entries": entries,
+                        "kinds": sorted({p.kind for p in problems}),
+                    },
+                )
             report.recorded = True
         except sqlite3.OperationalError:
             pass  # a read-only store can still be verified; the report says it was not recorded
@@ -805,8 +1020,9 @@ def select_version(store: Store, name: str, sha_prefix: str | None = None) -> Ve
     return store.active(name) or found[-1]
 
 
-def export_card(store: Store, name: str, directory: str | os.PathLike, *,
-                sha_prefix: str | None = None) -> ExportResult:
+def export_card(
+    store: Store, name: str, directory: str | os.PathLike, *, sha_prefix: str | None = None
+) -> ExportResult:
     """Write the byte-identical SKILL.md of ``name`` to ``directory/name/SKILL.md`` (atomically).
 
     Without ``sha_prefix`` only the active version is exported: exporting "the card" must not
@@ -826,8 +1042,10 @@ def export_card(store: Store, name: str, directory: str | os.PathLike, *,
     check_storable_name(version.name)
     data = store.get_blob(version.sha256)
     if data is None or hashlib.sha256(data).hexdigest() != version.sha256:
-        raise ChimeraError(f"{name} {version.sha256[:12]}: stored bytes are missing or do not "
-                           "match their hash; run `chimera-cards verify`")
+        raise ChimeraError(
+            f"{name} {version.sha256[:12]}: stored bytes are missing or do not "
+            "match their hash; run `chimera-cards verify`"
+        )
     card_dir = Path(directory) / version.name
     card_dir.mkdir(parents=True, exist_ok=True)
     target = card_dir / "SKILL.md"
@@ -839,5 +1057,10 @@ def export_card(store: Store, name: str, directory: str | os.PathLike, *,
         written = resolve_hook(spec)(store, version.name, version.sha256, card_dir)
         if written:
             files.append(str(written))
-    return ExportResult(name=version.name, sha256=version.sha256, status=version.status,
-                        path=str(target), files=files)
+    return ExportResult(
+        name=version.name,
+        sha256=version.sha256,
+        status=version.status,
+        path=str(target),
+        files=files,
+    )

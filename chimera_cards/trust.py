@@ -15,9 +15,9 @@ import base64
 import binascii
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from typing import Iterable
+from datetime import UTC, datetime
 
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.keys import (
@@ -70,10 +70,12 @@ class Statement:
 
 
 def now_utc() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def make_statement(name: str, sha256: str, decision: str, reviewer: str, note: str = "") -> Statement:
+def make_statement(
+    name: str, sha256: str, decision: str, reviewer: str, note: str = ""
+) -> Statement:
     if decision not in DECISIONS:
         raise UsageError(f"decision must be one of {', '.join(DECISIONS)}")
     if len(note) > MAX_NOTE_CHARS:
@@ -190,7 +192,10 @@ def check_statement(
     if st is None:
         return None, f"statement by {who}: payload is not a chimera review statement"
     if st.reviewer not in verified.keyids:
-        return None, f"statement names reviewer {st.reviewer} but is signed by {', '.join(verified.keyids)}"
+        return (
+            None,
+            f"statement names reviewer {st.reviewer} but is signed by {', '.join(verified.keyids)}",
+        )
     if st.sha256.lower() != sha256.lower():
         return None, (
             f"signature by {st.reviewer} is over sha256 {st.sha256[:16]}…, "
@@ -255,7 +260,9 @@ def remove_trusted(conn: sqlite3.Connection, name: str) -> TrustedKey:
 
 
 def get_threshold(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT value FROM review_settings WHERE key = ?", (THRESHOLD_SETTING,)).fetchone()
+    row = conn.execute(
+        "SELECT value FROM review_settings WHERE key = ?", (THRESHOLD_SETTING,)
+    ).fetchone()
     return int(row[0]) if row else DEFAULT_THRESHOLD
 
 

@@ -24,25 +24,32 @@ import platform
 import statistics
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from reference_loop.attempters import make_attempter
 from reference_loop.errors import LoopError
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, RunResult, run_task
 from reference_loop.planner import make_planner
 from reference_loop.stats import PairedComparison, paired_compare
-from reference_loop.tasks import (MANIFEST, Task, load_task_dir, load_task_dirs, resolve_task,
-                                  sample_tasks)
+from reference_loop.tasks import (
+    MANIFEST,
+    Task,
+    load_task_dir,
+    load_task_dirs,
+    resolve_task,
+    sample_tasks,
+)
 
 
 @dataclass(frozen=True)
 class Arm:
     name: str
     history_mode: str
-    on_repeat: str = "none"       # "none" | "replan" | "escalate"
+    on_repeat: str = "none"  # "none" | "replan" | "escalate"
 
     @property
     def should_inject(self) -> bool:
@@ -74,8 +81,9 @@ def parse_arms(text: str | Sequence[str] | None, *, escalate_to: str | None = No
         if name not in ARMS:
             raise LoopError(f"unknown arm {name!r} (expected: {', '.join(ARMS)})", exit_code=2)
         if name == "accumulate+escalate" and not escalate_to:
-            raise LoopError("arm accumulate+escalate needs a second attempter (--escalate-to SPEC)",
-                            exit_code=2)
+            raise LoopError(
+                "arm accumulate+escalate needs a second attempter (--escalate-to SPEC)", exit_code=2
+            )
         if all(a.name != name for a in arms):
             arms.append(ARMS[name])
     if not arms:
@@ -93,8 +101,9 @@ def load_tasks(tasks_dir: str | Path | None = None, names: Sequence[str] = ()) -
         elif root.is_dir():
             found = load_task_dirs(root)
             if not found:
-                raise LoopError(f"{root}: no task folders (subfolders with {MANIFEST})",
-                                exit_code=2)
+                raise LoopError(
+                    f"{root}: no task folders (subfolders with {MANIFEST})", exit_code=2
+                )
             tasks.extend(found)
         else:
             raise LoopError(f"{root}: tasks folder not found", exit_code=2)
@@ -120,15 +129,15 @@ class RunOutcome:
     solved_at: int | None
     attempts: int
     verdicts: list[str]
-    fingerprints: list[str]          # normalised-patch fingerprint per attempt ("" = no change)
-    repeats: list[bool]              # per attempt: same patch as an earlier attempt of this run
+    fingerprints: list[str]  # normalised-patch fingerprint per attempt ("" = no change)
+    repeats: list[bool]  # per attempt: same patch as an earlier attempt of this run
     injections: int
     last_prompt_chars: int
     replans: int
     escalations: int
     wall: float
-    failing_steps: list[str] = field(default_factory=list)   # per attempt: first failing tool
-                                                              # step's name, "" if none failed
+    failing_steps: list[str] = field(default_factory=list)  # per attempt: first failing tool
+    # step's name, "" if none failed
 
     @property
     def repeat_count(self) -> int:
@@ -149,17 +158,28 @@ def repeat_flags(fingerprints: Sequence[str]) -> list[bool]:
     return flags
 
 
-def outcome_from_result(arm: str, task: str, seed: int, result: RunResult,
-                        wall: float) -> RunOutcome:
+def outcome_from_result(
+    arm: str, task: str, seed: int, result: RunResult, wall: float
+) -> RunOutcome:
     fps = [r.patch_fingerprint for r in result.attempts]
     return RunOutcome(
-        arm=arm, task=task, seed=seed, solved=result.solved, solved_at=result.solved_at,
-        attempts=len(result.attempts), verdicts=[r.verdict for r in result.attempts],
-        fingerprints=fps, repeats=repeat_flags(fps), injections=result.injections,
+        arm=arm,
+        task=task,
+        seed=seed,
+        solved=result.solved,
+        solved_at=result.solved_at,
+        attempts=len(result.attempts),
+        verdicts=[r.verdict for r in result.attempts],
+        fingerprints=fps,
+        repeats=repeat_flags(fps),
+        injections=result.injections,
         last_prompt_chars=len(result.prompts[-1]) if result.prompts else 0,
-        replans=result.replans, escalations=result.escalations, wall=wall,
-        failing_steps=[r.first_failing_step.name if r.first_failing_step else ""
-                       for r in result.attempts],
+        replans=result.replans,
+        escalations=result.escalations,
+        wall=wall,
+        failing_steps=[
+            r.first_failing_step.name if r.first_failing_step else "" for r in result.attempts
+        ],
     )
 
 
@@ -168,8 +188,8 @@ class AttemptPoint:
     """One arm at attempt k, over all runs: for the per-attempt plot."""
 
     attempt: int
-    solved_rate: float        # share of runs solved by attempt k
-    runs_reaching: int        # runs that made an attempt k
+    solved_rate: float  # share of runs solved by attempt k
+    runs_reaching: int  # runs that made an attempt k
     repeat_rate: float | None  # share of those attempts k that repeated an earlier patch
 
 
@@ -191,7 +211,7 @@ class ArmSummary:
     mean_last_prompt_chars: float
     wall_time: float
     valid: bool
-    gate: str                 # why it is valid or VOID, in one line
+    gate: str  # why it is valid or VOID, in one line
     # attempts by first failing tool step (e.g. "model", "parse-edit"): why an llm arm failed
     failing_steps: dict[str, int] = field(default_factory=dict)
     per_attempt: list[AttemptPoint] = field(default_factory=list)
@@ -215,34 +235,59 @@ def summarise_arm(arm: Arm, runs: Sequence[RunOutcome], max_attempts: int) -> Ar
         elif retried == 0:
             valid, gate = False, "VOID: no run reached a second attempt, so nothing was injected"
         else:
-            valid, gate = False, (f"VOID: {retried} runs retried but 0 history injections were "
-                                  "counted (the history never reached the prompt)")
+            valid, gate = (
+                False,
+                (
+                    f"VOID: {retried} runs retried but 0 history injections were "
+                    "counted (the history never reached the prompt)"
+                ),
+            )
     else:
         valid = injections == 0
-        gate = ("ok: no injections, as the arm requires" if valid
-                else f"VOID: arm 'none' injected history {injections} times")
+        gate = (
+            "ok: no injections, as the arm requires"
+            if valid
+            else f"VOID: arm 'none' injected history {injections} times"
+        )
     points = []
     for k in range(1, max_attempts + 1):
         reaching = [r for r in runs if r.attempts >= k]
-        points.append(AttemptPoint(
-            attempt=k,
-            solved_rate=(sum(1 for r in runs if r.solved_at is not None and r.solved_at <= k) / n
-                         if n else 0.0),
-            runs_reaching=len(reaching),
-            repeat_rate=(sum(1 for r in reaching if r.repeats[k - 1]) / len(reaching)
-                         if reaching else None),
-        ))
+        points.append(
+            AttemptPoint(
+                attempt=k,
+                solved_rate=(
+                    sum(1 for r in runs if r.solved_at is not None and r.solved_at <= k) / n
+                    if n
+                    else 0.0
+                ),
+                runs_reaching=len(reaching),
+                repeat_rate=(
+                    sum(1 for r in reaching if r.repeats[k - 1]) / len(reaching)
+                    if reaching
+                    else None
+                ),
+            )
+        )
     return ArmSummary(
-        arm=arm.name, history_mode=arm.history_mode, on_repeat=arm.on_repeat, runs=n,
-        solved=len(solved), solved_rate=len(solved) / n if n else 0.0,
-        mean_attempts_to_solve=(statistics.fmean(r.solved_at for r in solved if r.solved_at)
-                                if solved else None),
-        attempts=attempts, repeated_attempts=repeated,
+        arm=arm.name,
+        history_mode=arm.history_mode,
+        on_repeat=arm.on_repeat,
+        runs=n,
+        solved=len(solved),
+        solved_rate=len(solved) / n if n else 0.0,
+        mean_attempts_to_solve=(
+            statistics.fmean(r.solved_at for r in solved if r.solved_at) if solved else None
+        ),
+        attempts=attempts,
+        repeated_attempts=repeated,
         repeat_patch_rate=repeated / attempts if attempts else 0.0,
-        injections=injections, replans=sum(r.replans for r in runs),
+        injections=injections,
+        replans=sum(r.replans for r in runs),
         escalations=sum(r.escalations for r in runs),
         mean_last_prompt_chars=statistics.fmean(r.last_prompt_chars for r in runs) if runs else 0.0,
-        wall_time=sum(r.wall for r in runs), valid=valid, gate=gate,
+        wall_time=sum(r.wall for r in runs),
+        valid=valid,
+        gate=gate,
         failing_steps=dict(sorted(Counter(s for r in runs for s in r.failing_steps if s).items())),
         per_attempt=points,
     )
@@ -253,7 +298,7 @@ class BenchResult:
     attempter: str
     escalate_to: str | None
     arms: list[ArmSummary]
-    solved_vs_baseline: list[PairedComparison]       # each arm vs `last`: solved
+    solved_vs_baseline: list[PairedComparison]  # each arm vs `last`: solved
     repeat_free_vs_baseline: list[PairedComparison]  # each arm vs `last`: run had no repeat
     runs: list[RunOutcome]
     tasks: list[str]
@@ -298,14 +343,26 @@ def machine_info() -> dict[str, Any]:
     }
 
 
-def run_one(task: Task, arm: Arm, seed: int, *, attempter: str, escalate_to: str | None,
-            max_attempts: int, attempt_timeout: float | None,
-            ignore: Sequence[str] = ()) -> RunOutcome:
+def run_one(
+    task: Task,
+    arm: Arm,
+    seed: int,
+    *,
+    attempter: str,
+    escalate_to: str | None,
+    max_attempts: int,
+    attempt_timeout: float | None,
+    ignore: Sequence[str] = (),
+) -> RunOutcome:
     """One loop run on a fresh temporary copy of the task; attempters are built per run so a
     scripted or sampled attempter starts from its seed every time."""
     att = _build(attempter, seed, task, attempt_timeout)
-    kwargs: dict[str, Any] = {"history_mode": arm.history_mode, "max_attempts": max_attempts,
-                              "on_repeat": arm.on_repeat, "ignore": tuple(ignore)}
+    kwargs: dict[str, Any] = {
+        "history_mode": arm.history_mode,
+        "max_attempts": max_attempts,
+        "on_repeat": arm.on_repeat,
+        "ignore": tuple(ignore),
+    }
     if arm.on_repeat == "replan":
         kwargs["planner"] = make_planner("scripted")
     if arm.on_repeat == "escalate":
@@ -318,12 +375,16 @@ def run_one(task: Task, arm: Arm, seed: int, *, attempter: str, escalate_to: str
 def _build(spec: str, seed: int, task: Task, attempt_timeout: float | None):
     att = make_attempter(spec, seed=seed, task=task)
     if attempt_timeout is not None and hasattr(att, "timeout"):
-        att.timeout = attempt_timeout   # the cmd: attempter's agent timeout
+        att.timeout = attempt_timeout  # the cmd: attempter's agent timeout
     return att
 
 
-def check_attempters(tasks: Sequence[Task], attempter: str, escalate_to: str | None,
-                     attempt_timeout: float | None = None) -> None:
+def check_attempters(
+    tasks: Sequence[Task],
+    attempter: str,
+    escalate_to: str | None,
+    attempt_timeout: float | None = None,
+) -> None:
     """Build each attempter once up front, so a bad spec is one clear error before any run."""
     if not tasks:
         raise LoopError("no tasks to run", exit_code=2)
@@ -367,9 +428,16 @@ def run_bench(
 
     def work(item: tuple[Task, Arm, int]) -> RunOutcome:
         task, arm, seed = item
-        return run_one(task, arm, seed, attempter=attempter, escalate_to=escalate_to,
-                       max_attempts=max_attempts, attempt_timeout=attempt_timeout,
-                       ignore=ignore)
+        return run_one(
+            task,
+            arm,
+            seed,
+            attempter=attempter,
+            escalate_to=escalate_to,
+            max_attempts=max_attempts,
+            attempt_timeout=attempt_timeout,
+            ignore=ignore,
+        )
 
     outcomes: list[RunOutcome] = []
     if jobs == 1:
@@ -385,8 +453,9 @@ def run_bench(
                 if progress:
                     progress(out)
 
-    summaries = [summarise_arm(arm, [o for o in outcomes if o.arm == arm.name], max_attempts)
-                 for arm in arms]
+    summaries = [
+        summarise_arm(arm, [o for o in outcomes if o.arm == arm.name], max_attempts) for arm in arms
+    ]
     solved_cmp: list[PairedComparison] = []
     repeat_cmp: list[PairedComparison] = []
     if any(a.name == BASELINE for a in arms):
@@ -396,17 +465,35 @@ def run_bench(
             if arm.name == BASELINE:
                 continue
             mine = sorted((o for o in outcomes if o.arm == arm.name), key=key)
-            assert [key(o) for o in mine] == [key(o) for o in base]   # same pairs, by construction
-            solved_cmp.append(paired_compare([o.solved for o in mine], [o.solved for o in base],
-                                             arm=arm.name, baseline=BASELINE))
-            repeat_cmp.append(paired_compare([o.repeat_count == 0 for o in mine],
-                                             [o.repeat_count == 0 for o in base],
-                                             arm=arm.name, baseline=BASELINE))
+            assert [key(o) for o in mine] == [key(o) for o in base]  # same pairs, by construction
+            solved_cmp.append(
+                paired_compare(
+                    [o.solved for o in mine],
+                    [o.solved for o in base],
+                    arm=arm.name,
+                    baseline=BASELINE,
+                )
+            )
+            repeat_cmp.append(
+                paired_compare(
+                    [o.repeat_count == 0 for o in mine],
+                    [o.repeat_count == 0 for o in base],
+                    arm=arm.name,
+                    baseline=BASELINE,
+                )
+            )
     return BenchResult(
-        attempter=attempter, escalate_to=escalate_to, arms=summaries,
-        solved_vs_baseline=solved_cmp, repeat_free_vs_baseline=repeat_cmp, runs=outcomes,
-        tasks=[t.name for t in tasks], seeds=list(range(seeds)), max_attempts=max_attempts,
-        wall_time=time.monotonic() - started, machine=machine_info(),
+        attempter=attempter,
+        escalate_to=escalate_to,
+        arms=summaries,
+        solved_vs_baseline=solved_cmp,
+        repeat_free_vs_baseline=repeat_cmp,
+        runs=outcomes,
+        tasks=[t.name for t in tasks],
+        seeds=list(range(seeds)),
+        max_attempts=max_attempts,
+        wall_time=time.monotonic() - started,
+        machine=machine_info(),
     )
 
 
@@ -423,24 +510,48 @@ def _ci(c: PairedComparison) -> str:
 
 def format_table(result: BenchResult) -> str:
     """The human-readable report: arms table, validity gates, paired comparisons vs `last`."""
-    head = ("arm", "solved", "rate", "att-to-solve", "repeat-patch", "injections", "replan/esc",
-            "prompt@last", "wall s", "status")
+    head = (
+        "arm",
+        "solved",
+        "rate",
+        "att-to-solve",
+        "repeat-patch",
+        "injections",
+        "replan/esc",
+        "prompt@last",
+        "wall s",
+        "status",
+    )
     rows = [head]
     for a in result.arms:
-        rows.append((
-            a.arm, f"{a.solved}/{a.runs}", _fmt(a.solved_rate), _fmt(a.mean_attempts_to_solve),
-            f"{a.repeat_patch_rate:.2f} ({a.repeated_attempts}/{a.attempts})", str(a.injections),
-            f"{a.replans}/{a.escalations}", f"{a.mean_last_prompt_chars:.0f}",
-            f"{a.wall_time:.1f}", "ok" if a.valid else "VOID",
-        ))
+        rows.append(
+            (
+                a.arm,
+                f"{a.solved}/{a.runs}",
+                _fmt(a.solved_rate),
+                _fmt(a.mean_attempts_to_solve),
+                f"{a.repeat_patch_rate:.2f} ({a.repeated_attempts}/{a.attempts})",
+                str(a.injections),
+                f"{a.replans}/{a.escalations}",
+                f"{a.mean_last_prompt_chars:.0f}",
+                f"{a.wall_time:.1f}",
+                "ok" if a.valid else "VOID",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = [f"attempter {result.attempter}"
-             + (f", escalate to {result.escalate_to}" if result.escalate_to else "")
-             + f"; {len(result.tasks)} tasks x {len(result.seeds)} seeds; "
-               f"max {result.max_attempts} attempts; {result.wall_time:.1f}s"]
+    lines = [
+        f"attempter {result.attempter}"
+        + (f", escalate to {result.escalate_to}" if result.escalate_to else "")
+        + f"; {len(result.tasks)} tasks x {len(result.seeds)} seeds; "
+        f"max {result.max_attempts} attempts; {result.wall_time:.1f}s"
+    ]
     for i, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(w) if j == 0 else cell.rjust(w)
-                               for j, (cell, w) in enumerate(zip(row, widths))).rstrip())
+        lines.append(
+            "  ".join(
+                cell.ljust(w) if j == 0 else cell.rjust(w)
+                for j, (cell, w) in enumerate(zip(row, widths))
+            ).rstrip()
+        )
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
     steps = [(a.arm, a.failing_steps) for a in result.arms if a.failing_steps]
@@ -456,15 +567,21 @@ def format_table(result: BenchResult) -> str:
     if result.solved_vs_baseline:
         n = result.solved_vs_baseline[0].n
         lines.append("")
-        lines.append(f"Paired vs {BASELINE} over the same {n} task x seed pairs "
-                     "(b = arm yes & last no, c = reverse; exact McNemar p; 95% Newcombe CI):")
+        lines.append(
+            f"Paired vs {BASELINE} over the same {n} task x seed pairs "
+            "(b = arm yes & last no, c = reverse; exact McNemar p; 95% Newcombe CI):"
+        )
         for s, r in zip(result.solved_vs_baseline, result.repeat_free_vs_baseline):
             verdict = "differs" if s.significant else "no clear difference (noise)"
-            lines.append(f"  {s.arm:<20} solved      diff {_ci(s)}  b={s.b} c={s.c}  "
-                         f"p={s.p_value:.3g}  {verdict}")
+            lines.append(
+                f"  {s.arm:<20} solved      diff {_ci(s)}  b={s.b} c={s.c}  "
+                f"p={s.p_value:.3g}  {verdict}"
+            )
             verdict = "differs" if r.significant else "no clear difference (noise)"
-            lines.append(f"  {'':<20} repeat-free diff {_ci(r)}  b={r.b} c={r.c}  "
-                         f"p={r.p_value:.3g}  {verdict}")
+            lines.append(
+                f"  {'':<20} repeat-free diff {_ci(r)}  b={r.b} c={r.c}  "
+                f"p={r.p_value:.3g}  {verdict}"
+            )
     elif len(result.arms) > 1:
         lines.append("")
         lines.append(f"(no paired comparison: arm '{BASELINE}' was not run)")
@@ -474,10 +591,10 @@ def format_table(result: BenchResult) -> str:
 def write_plot(result: BenchResult, path: str | Path) -> Path:
     """Solved rate and repeat-patch rate per arm per attempt, as a PNG. Needs matplotlib."""
     try:
-        import matplotlib  # noqa: PLC0415 - optional extra
+        import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt  # noqa: PLC0415
+        import matplotlib.pyplot as plt
     except ImportError:
         raise LoopError("the plot needs matplotlib: pip install 'chimera-cards[plot]'") from None
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -486,22 +603,34 @@ def write_plot(result: BenchResult, path: str | Path) -> Path:
     for i, a in enumerate(result.arms):
         # Arms often coincide exactly; a small x offset and distinct styles keep each visible.
         dx = (i - (len(result.arms) - 1) / 2) * 0.05
-        style = {"linestyle": styles[i % len(styles)], "marker": markers[i % len(markers)],
-                 "label": a.arm, "alpha": 0.85}
+        style = {
+            "linestyle": styles[i % len(styles)],
+            "marker": markers[i % len(markers)],
+            "label": a.arm,
+            "alpha": 0.85,
+        }
         xs = [p.attempt + dx for p in a.per_attempt]
         ax1.plot(xs, [p.solved_rate for p in a.per_attempt], **style)
         pts = [(p.attempt + dx, p.repeat_rate) for p in a.per_attempt if p.repeat_rate is not None]
         ax2.plot([x for x, _ in pts], [y for _, y in pts], **style)
-    ax1.set(title="Solved by attempt k", xlabel="attempt", ylabel="share of runs",
-            ylim=(-0.03, 1.03))
-    ax2.set(title="Attempt k repeats an earlier patch", xlabel="attempt",
-            ylabel="share of attempts k", ylim=(-0.03, 1.03))
+    ax1.set(
+        title="Solved by attempt k", xlabel="attempt", ylabel="share of runs", ylim=(-0.03, 1.03)
+    )
+    ax2.set(
+        title="Attempt k repeats an earlier patch",
+        xlabel="attempt",
+        ylabel="share of attempts k",
+        ylim=(-0.03, 1.03),
+    )
     for ax in (ax1, ax2):
         ax.set_xticks(range(1, result.max_attempts + 1))
         ax.grid(alpha=0.3)
     ax2.legend(fontsize=8, loc="best")
-    fig.suptitle(f"reference-loop bench: {result.attempter}, {len(result.tasks)} tasks x "
-                 f"{len(result.seeds)} seeds", fontsize=10)
+    fig.suptitle(
+        f"reference-loop bench: {result.attempter}, {len(result.tasks)} tasks x "
+        f"{len(result.seeds)} seeds",
+        fontsize=10,
+    )
     fig.tight_layout()
     out = Path(path)
     try:

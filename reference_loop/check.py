@@ -30,15 +30,21 @@ class CheckResult:
     task: str
     history_mode: str
     injections: int
-    attempt1_only: list[str] = field(default_factory=list)   # strings only attempt 1's patch has
-    found: list[str] = field(default_factory=list)           # ...of those, in attempt 3's prompt
+    attempt1_only: list[str] = field(default_factory=list)  # strings only attempt 1's patch has
+    found: list[str] = field(default_factory=list)  # ...of those, in attempt 3's prompt
     run: RunResult | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "void": self.void, "message": self.message,
-                "task": self.task, "history_mode": self.history_mode,
-                "injections": self.injections, "attempt1_only": self.attempt1_only,
-                "found": self.found}
+        return {
+            "passed": self.passed,
+            "void": self.void,
+            "message": self.message,
+            "task": self.task,
+            "history_mode": self.history_mode,
+            "injections": self.injections,
+            "attempt1_only": self.attempt1_only,
+            "found": self.found,
+        }
 
 
 def _changed_identifiers(patch: str) -> set[str]:
@@ -50,8 +56,11 @@ def _changed_identifiers(patch: str) -> set[str]:
     words: set[str] = set()
     for line in patch.splitlines():
         if line[:1] in "+-" and not line.startswith(("+++", "---")):
-            words |= {w for w in _WORD.findall(line[1:])
-                      if "_" in w.strip("_") or w.startswith("_") or re.search(r"\d|[a-z][A-Z]", w)}
+            words |= {
+                w
+                for w in _WORD.findall(line[1:])
+                if "_" in w.strip("_") or w.startswith("_") or re.search(r"\d|[a-z][A-Z]", w)
+            }
     return words
 
 
@@ -71,42 +80,70 @@ def attempt_one_only(records: list[AttemptRecord], baseline_prompt: str) -> list
     return sorted(t for t in tokens if not any(mentions(text, t) for text in elsewhere))
 
 
-def run_check(task: Task | None = None, *, attempter: str = "scripted:rederive",
-              history_mode: str = "accumulate", seed: int = 0,
-              max_attempts: int = 3, events: EventLog | None = None,
-              **loop_kwargs: Any) -> CheckResult:
+def run_check(
+    task: Task | None = None,
+    *,
+    attempter: str = "scripted:rederive",
+    history_mode: str = "accumulate",
+    seed: int = 0,
+    max_attempts: int = 3,
+    events: EventLog | None = None,
+    **loop_kwargs: Any,
+) -> CheckResult:
     # Three attempts are all the check looks at; a fourth would only cost time.
     task = task or three_failure_task()
     log = events if events is not None else EventLog()
-    run = run_task(task, make_attempter(attempter, seed=seed, task=task),
-                   history_mode=history_mode, max_attempts=max(3, max_attempts), events=log,
-                   **loop_kwargs)
-    result = CheckResult(passed=False, void=False, message="", task=task.name,
-                         history_mode=history_mode, injections=run.injections, run=run)
+    run = run_task(
+        task,
+        make_attempter(attempter, seed=seed, task=task),
+        history_mode=history_mode,
+        max_attempts=max(3, max_attempts),
+        events=log,
+        **loop_kwargs,
+    )
+    result = CheckResult(
+        passed=False,
+        void=False,
+        message="",
+        task=task.name,
+        history_mode=history_mode,
+        injections=run.injections,
+        run=run,
+    )
     solved_early = next((r.number for r in run.attempts[:3] if r.solved), None)
     if solved_early is not None:
-        result.message = (f"FAIL: {task.name} was solved at attempt {solved_early}; the check "
-                          "needs a task that fails at least three times")
+        result.message = (
+            f"FAIL: {task.name} was solved at attempt {solved_early}; the check "
+            "needs a task that fails at least three times"
+        )
         return result
     if run.injections == 0:
         result.void = True
-        result.message = (f"FAIL (void): zero history injections were counted in "
-                          f"{history_mode!r} mode, so the run proves nothing")
+        result.message = (
+            f"FAIL (void): zero history injections were counted in "
+            f"{history_mode!r} mode, so the run proves nothing"
+        )
         return result
     result.attempt1_only = attempt_one_only(run.attempts, run.prompts[0])
     if not result.attempt1_only:
-        result.message = (f"FAIL: attempt 1's patch on {task.name} has no file or identifier of "
-                          "its own, so the check cannot tell whether it was carried forward")
+        result.message = (
+            f"FAIL: attempt 1's patch on {task.name} has no file or identifier of "
+            "its own, so the check cannot tell whether it was carried forward"
+        )
         return result
     result.found = [t for t in result.attempt1_only if mentions(run.prompts[2], t)]
     shown = ", ".join(result.attempt1_only)
     if result.found:
         result.passed = True
-        result.message = (f"PASS: attempt 3's prompt shows {', '.join(result.found)} from attempt "
-                          f"1's patch (only attempt 1 touched it); {run.injections} history "
-                          f"injections counted")
+        result.message = (
+            f"PASS: attempt 3's prompt shows {', '.join(result.found)} from attempt "
+            f"1's patch (only attempt 1 touched it); {run.injections} history "
+            f"injections counted"
+        )
     else:
-        result.message = (f"FAIL: attempt 3's prompt contains none of attempt 1's own strings "
-                          f"({shown}); attempt 1 was not carried forward "
-                          f"({run.injections} injections counted, history {history_mode!r})")
+        result.message = (
+            f"FAIL: attempt 3's prompt contains none of attempt 1's own strings "
+            f"({shown}); attempt 1 was not carried forward "
+            f"({run.injections} injections counted, history {history_mode!r})"
+        )
     return result

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import click
 
 from chimera_cards.cli.common import echo_json, reports_errors
 from reference_loop import __version__
 from reference_loop.attempters import make_attempter
-from reference_loop.cards import (CARDS_IN, DEFAULT_CARDS_IN, DEFAULT_K, cards_from_options,
-                                  describe as describe_cards)
+from reference_loop.cards import (
+    CARDS_IN,
+    DEFAULT_CARDS_IN,
+    DEFAULT_K,
+    cards_from_options,
+)
+from reference_loop.cards import (
+    describe as describe_cards,
+)
 from reference_loop.check import run_check
 from reference_loop.errors import LoopError
 from reference_loop.events import Event, EventLog
@@ -28,11 +35,15 @@ def progress_line(event: Event, max_attempts: int) -> str | None:
     if event.kind == "attempt_started":
         return f"attempt {d['attempt']}/{max_attempts}: running {d['attempter']} …"
     if event.kind == "cards_injected":
-        return (f"attempt {d['attempt']}/{max_attempts}: {d['cards']} approved card(s) in the "
-                f"prompt ({d['chars']} chars)")
+        return (
+            f"attempt {d['attempt']}/{max_attempts}: {d['cards']} approved card(s) in the "
+            f"prompt ({d['chars']} chars)"
+        )
     if event.kind == "history_injected":
-        return (f"attempt {d['attempt']}/{max_attempts}: history of {d['records']} earlier "
-                f"attempt(s) injected ({d['chars']} chars)")
+        return (
+            f"attempt {d['attempt']}/{max_attempts}: history of {d['records']} earlier "
+            f"attempt(s) injected ({d['chars']} chars)"
+        )
     if event.kind == "attempt_finished":
         line = f"attempt {d['attempt']}/{max_attempts}: {d['verdict']}"
         if d.get("files"):
@@ -54,20 +65,26 @@ def _stderr_sink(max_attempts: int) -> Callable[[Event], None]:
         line = progress_line(event, max_attempts)
         if line is not None:
             click.echo(line, err=True)
+
     return sink
 
 
 def summary_lines(result: RunResult, max_attempts: int) -> list[str]:
     verdicts = ", ".join(f"{r.number}:{r.verdict}" for r in result.attempts)
-    status = (f"solved at attempt {result.solved_at} of {max_attempts}" if result.solved
-              else f"not solved after {len(result.attempts)} attempts")
+    status = (
+        f"solved at attempt {result.solved_at} of {max_attempts}"
+        if result.solved
+        else f"not solved after {len(result.attempts)} attempts"
+    )
     signatures = {r.signature for r in result.attempts if r.signature}
-    lines = [f"{result.task}: {status} (history {result.history_mode})",
-             f"verdicts: {verdicts}",
-             f"history injections: {result.injections}"
-             + (f"; re-plans: {result.replans}" if result.replans else "")
-             + (f"; escalations: {result.escalations}" if result.escalations else ""),
-             f"distinct failure signatures: {len(signatures)}"]
+    lines = [
+        f"{result.task}: {status} (history {result.history_mode})",
+        f"verdicts: {verdicts}",
+        f"history injections: {result.injections}"
+        + (f"; re-plans: {result.replans}" if result.replans else "")
+        + (f"; escalations: {result.escalations}" if result.escalations else ""),
+        f"distinct failure signatures: {len(signatures)}",
+    ]
     lines += [f"  - {sig}" for sig in sorted(signatures)]
     return lines
 
@@ -79,63 +96,144 @@ def main() -> None:
 
 
 @main.command("run")
-@click.option("--task", "task_ref", metavar="NAME|DIR", help="A sample task name or a task folder "
-              "(worked on in a temporary copy).")
-@click.option("--workspace", type=click.Path(file_okay=False), help="Work in place on this "
-              "folder (needs --verify and --task-text).")
+@click.option(
+    "--task",
+    "task_ref",
+    metavar="NAME|DIR",
+    help="A sample task name or a task folder (worked on in a temporary copy).",
+)
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False),
+    help="Work in place on this folder (needs --verify and --task-text).",
+)
 @click.option("--verify", help="Verify command for --workspace ({python} = this interpreter).")
 @click.option("--task-text", help="Task text for --workspace.")
-@click.option("--timeout", type=float, default=60.0, show_default=True,
-              help="Verify timeout in seconds for --workspace.")
-@click.option("--candidates", type=click.Path(file_okay=False), help="Folder of candidate-fix "
-              "overlays for scripted attempters with --workspace.")
-@click.option("--attempter", default="scripted:rederive", show_default=True,
-              help="scripted:NAME, cmd:COMMAND or llm:MODEL.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Verify timeout in seconds for --workspace.",
+)
+@click.option(
+    "--candidates",
+    type=click.Path(file_okay=False),
+    help="Folder of candidate-fix overlays for scripted attempters with --workspace.",
+)
+@click.option(
+    "--attempter",
+    default="scripted:rederive",
+    show_default=True,
+    help="scripted:NAME, cmd:COMMAND or llm:MODEL.",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--history", "history_mode", type=click.Choice(MODES), default="accumulate",
-              show_default=True)
-@click.option("--max-attempts", type=click.IntRange(min=1), default=DEFAULT_MAX_ATTEMPTS,
-              show_default=True)
-@click.option("--budget", type=click.IntRange(min=1), default=DEFAULT_BUDGET, show_default=True,
-              help="Character budget for the rendered history.")
-@click.option("--on-repeat", type=click.Choice(ON_REPEAT), default="none", show_default=True,
-              help="What to change when a failure signature repeats.")
-@click.option("--planner", "planner_spec", default="scripted", show_default=True,
-              help="Planner used by --on-repeat replan (and escalate, once escalated).")
+@click.option(
+    "--history", "history_mode", type=click.Choice(MODES), default="accumulate", show_default=True
+)
+@click.option(
+    "--max-attempts", type=click.IntRange(min=1), default=DEFAULT_MAX_ATTEMPTS, show_default=True
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=DEFAULT_BUDGET,
+    show_default=True,
+    help="Character budget for the rendered history.",
+)
+@click.option(
+    "--on-repeat",
+    type=click.Choice(ON_REPEAT),
+    default="none",
+    show_default=True,
+    help="What to change when a failure signature repeats.",
+)
+@click.option(
+    "--planner",
+    "planner_spec",
+    default="scripted",
+    show_default=True,
+    help="Planner used by --on-repeat replan (and escalate, once escalated).",
+)
 @click.option("--escalate-to", help="Attempter spec used by --on-repeat escalate.")
-@click.option("--events", "events_path", type=click.Path(dir_okay=False),
-              help="Write every event as a JSON line to FILE.")
-@click.option("--prompts-dir", type=click.Path(file_okay=False),
-              help="Write the exact prompt of attempt N to DIR/attempt-N.txt.")
-@click.option("--cards", "cards_query", metavar="QUERY", help="Put the approved skill cards "
-              "matching QUERY in the prompt (through chimera-cards' retrieval gate).")
-@click.option("--store", "cards_store", type=click.Path(dir_okay=False), help="Card store for "
-              "--cards (default: chimera-cards' store).")
-@click.option("-k", "cards_k", type=click.IntRange(1, 100), default=DEFAULT_K, show_default=True,
-              help="At most this many cards with --cards.")
-@click.option("--cards-in", type=click.Choice(CARDS_IN), default=DEFAULT_CARDS_IN,
-              show_default=True, help="Cards in every prompt (each attempt is a fresh call) or "
-              "only the first.")
+@click.option(
+    "--events",
+    "events_path",
+    type=click.Path(dir_okay=False),
+    help="Write every event as a JSON line to FILE.",
+)
+@click.option(
+    "--prompts-dir",
+    type=click.Path(file_okay=False),
+    help="Write the exact prompt of attempt N to DIR/attempt-N.txt.",
+)
+@click.option(
+    "--cards",
+    "cards_query",
+    metavar="QUERY",
+    help="Put the approved skill cards "
+    "matching QUERY in the prompt (through chimera-cards' retrieval gate).",
+)
+@click.option(
+    "--store",
+    "cards_store",
+    type=click.Path(dir_okay=False),
+    help="Card store for --cards (default: chimera-cards' store).",
+)
+@click.option(
+    "-k",
+    "cards_k",
+    type=click.IntRange(1, 100),
+    default=DEFAULT_K,
+    show_default=True,
+    help="At most this many cards with --cards.",
+)
+@click.option(
+    "--cards-in",
+    type=click.Choice(CARDS_IN),
+    default=DEFAULT_CARDS_IN,
+    show_default=True,
+    help="Cards in every prompt (each attempt is a fresh call) or only the first.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @reports_errors
-def run_cmd(task_ref: str | None, workspace: str | None, verify: str | None,
-            task_text: str | None, timeout: float, candidates: str | None, attempter: str,
-            seed: int, history_mode: str, max_attempts: int, budget: int, on_repeat: str,
-            planner_spec: str, escalate_to: str | None, events_path: str | None,
-            prompts_dir: str | None, cards_query: str | None, cards_store: str | None,
-            cards_k: int, cards_in: str, as_json: bool) -> None:
+def run_cmd(
+    task_ref: str | None,
+    workspace: str | None,
+    verify: str | None,
+    task_text: str | None,
+    timeout: float,
+    candidates: str | None,
+    attempter: str,
+    seed: int,
+    history_mode: str,
+    max_attempts: int,
+    budget: int,
+    on_repeat: str,
+    planner_spec: str,
+    escalate_to: str | None,
+    events_path: str | None,
+    prompts_dir: str | None,
+    cards_query: str | None,
+    cards_store: str | None,
+    cards_k: int,
+    cards_in: str,
+    as_json: bool,
+) -> None:
     """Run the loop on a task (exit 0 solved, 1 not solved, 2 usage)."""
     if bool(task_ref) == bool(workspace):
         raise LoopError("give exactly one of --task NAME|DIR or --workspace PATH", exit_code=2)
     if workspace:
         if not Path(workspace).is_dir():
             raise LoopError(f"workspace is not a directory: {workspace}", exit_code=2)
-        task = inline_task(task_text or "", verify or "", timeout=timeout,
-                           candidates_dir=candidates)
+        task = inline_task(
+            task_text or "", verify or "", timeout=timeout, candidates_dir=candidates
+        )
     else:
         if verify or task_text or candidates:
-            raise LoopError("--verify, --task-text and --candidates go with --workspace",
-                            exit_code=2)
+            raise LoopError(
+                "--verify, --task-text and --candidates go with --workspace", exit_code=2
+            )
         task = resolve_task(task_ref)
     main_attempter = make_attempter(attempter, seed=seed, task=task)
     stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
@@ -144,10 +242,21 @@ def run_cmd(task_ref: str | None, workspace: str | None, verify: str | None,
     if cards is not None:
         click.echo(describe_cards(cards), err=True)
     with EventLog(sink=_stderr_sink(max_attempts), jsonl_path=events_path) as log:
-        result = run_task(task, main_attempter, workspace=workspace, history_mode=history_mode,
-                          max_attempts=max_attempts, budget=budget, events=log,
-                          prompts_dir=prompts_dir, planner=planner, on_repeat=on_repeat,
-                          escalate_to=stronger, cards=cards, cards_in=cards_in)
+        result = run_task(
+            task,
+            main_attempter,
+            workspace=workspace,
+            history_mode=history_mode,
+            max_attempts=max_attempts,
+            budget=budget,
+            events=log,
+            prompts_dir=prompts_dir,
+            planner=planner,
+            on_repeat=on_repeat,
+            escalate_to=stronger,
+            cards=cards,
+            cards_in=cards_in,
+        )
     if as_json:
         echo_json({**result.to_dict(), "cards": cards.to_dict() if cards else None})
     else:
@@ -172,22 +281,40 @@ def tasks_cmd(as_json: bool) -> None:
 
 
 @main.command("check")
-@click.option("--task", "task_ref", metavar="NAME|DIR",
-              help="Task that fails three times (default: the sample task flagged so).")
+@click.option(
+    "--task",
+    "task_ref",
+    metavar="NAME|DIR",
+    help="Task that fails three times (default: the sample task flagged so).",
+)
 @click.option("--attempter", default="scripted:rederive", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--history", "history_mode", type=click.Choice(MODES), default="accumulate",
-              show_default=True, help="Check another history mode (last and none must fail).")
-@click.option("--prompts-dir", type=click.Path(file_okay=False),
-              help="Keep the prompts the check looked at.")
+@click.option(
+    "--history",
+    "history_mode",
+    type=click.Choice(MODES),
+    default="accumulate",
+    show_default=True,
+    help="Check another history mode (last and none must fail).",
+)
+@click.option(
+    "--prompts-dir", type=click.Path(file_okay=False), help="Keep the prompts the check looked at."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the check result as JSON.")
 @reports_errors
-def check_cmd(task_ref: str | None, attempter: str, seed: int, history_mode: str,
-              prompts_dir: str | None, as_json: bool) -> None:
+def check_cmd(
+    task_ref: str | None,
+    attempter: str,
+    seed: int,
+    history_mode: str,
+    prompts_dir: str | None,
+    as_json: bool,
+) -> None:
     """The card's Check: attempt 3's prompt must show attempt 1's patch (exit 0 pass, 1 fail)."""
     task = resolve_task(task_ref) if task_ref else three_failure_task()
-    result = run_check(task, attempter=attempter, history_mode=history_mode, seed=seed,
-                       prompts_dir=prompts_dir)
+    result = run_check(
+        task, attempter=attempter, history_mode=history_mode, seed=seed, prompts_dir=prompts_dir
+    )
     if as_json:
         echo_json(result.to_dict())
     else:

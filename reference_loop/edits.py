@@ -39,9 +39,9 @@ class SearchReplace:
 
 @dataclass(frozen=True)
 class Hunk:
-    old_start: int | None      # 1-based, from the header; a hint only
-    old: list[str]             # context + removed lines, without the newline
-    new: list[str]             # context + added lines
+    old_start: int | None  # 1-based, from the header; a hint only
+    old: list[str]  # context + removed lines, without the newline
+    new: list[str]  # context + added lines
 
 
 @dataclass
@@ -51,15 +51,15 @@ class FileEdit:
 
     path: str
     kind: str
-    content: str | None = None                                  # whole-file replacement
-    blocks: list[SearchReplace] = field(default_factory=list)   # search-replace
-    hunks: list[Hunk] = field(default_factory=list)             # diff
-    new_file: bool = False                                      # diff from /dev/null
+    content: str | None = None  # whole-file replacement
+    blocks: list[SearchReplace] = field(default_factory=list)  # search-replace
+    hunks: list[Hunk] = field(default_factory=list)  # diff
+    new_file: bool = False  # diff from /dev/null
 
 
 @dataclass
 class Edit:
-    format: str                 # one of FORMATS
+    format: str  # one of FORMATS
     files: list[FileEdit]
 
     @property
@@ -129,8 +129,9 @@ def _parse_search_replace(lines: list[str]) -> list[FileEdit]:
     return [by_path[p] for p in order]
 
 
-def _block_half(lines: list[str], i: int, end: re.Pattern, stray: tuple[re.Pattern, ...],
-                marker: str) -> tuple[list[str], int]:
+def _block_half(
+    lines: list[str], i: int, end: re.Pattern, stray: tuple[re.Pattern, ...], marker: str
+) -> tuple[list[str], int]:
     """The lines of one half of a search/replace block, from ``i`` up to the ``end`` marker line,
     and that line's index; a block marker met first means the block is malformed."""
     part: list[str] = []
@@ -214,7 +215,7 @@ def _parse_diff(lines: list[str]) -> list[FileEdit]:
                         break
                     if line.startswith("@@") or _FENCE.match(line):
                         break
-                    if line.startswith("\\"):          # "\ No newline at end of file"
+                    if line.startswith("\\"):  # "\ No newline at end of file"
                         i += 1
                         continue
                     if line.startswith("-"):
@@ -226,7 +227,7 @@ def _parse_diff(lines: list[str]) -> list[FileEdit]:
                         hunk.old.append(line[1:])
                         hunk.new.append(line[1:])
                     else:
-                        break   # prose after the diff
+                        break  # prose after the diff
                     i += 1
                 _trim_trailing_blank_context(hunk)
                 hunks.append(hunk)
@@ -246,8 +247,12 @@ def _parse_diff(lines: list[str]) -> list[FileEdit]:
 def _trim_trailing_blank_context(hunk: Hunk) -> None:
     # The blank line that ends a diff inside prose is read as empty context; drop it when it is
     # the last line of both sides, so it does not have to match.
-    while hunk.old and hunk.new and hunk.old[-1] == "" and hunk.new[-1] == "" and (
-        len(hunk.old) > 1 or len(hunk.new) > 1
+    while (
+        hunk.old
+        and hunk.new
+        and hunk.old[-1] == ""
+        and hunk.new[-1] == ""
+        and (len(hunk.old) > 1 or len(hunk.new) > 1)
     ):
         hunk.old.pop()
         hunk.new.pop()
@@ -392,11 +397,12 @@ def _replace_once(text: str, search: str, replace: str, path: str, n: int) -> st
     if not hits:
         raise EditError(f"{path}: SEARCH text of block {n} was not found in the file")
     if len(hits) > 1:
-        raise EditError(f"{path}: SEARCH text of block {n} matches {len(hits)} places; "
-                        "make it unique")
+        raise EditError(
+            f"{path}: SEARCH text of block {n} matches {len(hits)} places; make it unique"
+        )
     at = hits[0]
     new = (replace[:-1] if replace.endswith("\n") else replace).split("\n") if replace else []
-    return "\n".join(lines[:at] + new + lines[at + len(want):])
+    return "\n".join(lines[:at] + new + lines[at + len(want) :])
 
 
 def _apply_hunk(text: str, hunk: Hunk, path: str, n: int) -> str:
@@ -414,9 +420,11 @@ def _apply_hunk(text: str, hunk: Hunk, path: str, n: int) -> str:
         hint = (hunk.old_start - 1) if hunk.old_start else None
         at = _find_block(lines, hunk.old, hint)
         if at is None:
-            raise EditError(f"{path}: hunk {n} does not apply (its context and removed lines "
-                            "are not in the file)")
-        lines[at:at + len(hunk.old)] = hunk.new
+            raise EditError(
+                f"{path}: hunk {n} does not apply (its context and removed lines "
+                "are not in the file)"
+            )
+        lines[at : at + len(hunk.old)] = hunk.new
     out = "\n".join(lines)
     return out + "\n" if trailing_newline or not text else out
 
@@ -427,8 +435,9 @@ def _find_all(lines: list[str], want: list[str]) -> list[int]:
     for norm in (lambda s: s, lambda s: s.rstrip()):
         target = [norm(s) for s in want]
         hits = [
-            k for k in range(len(lines) - len(want) + 1)
-            if [norm(s) for s in lines[k:k + len(want)]] == target
+            k
+            for k in range(len(lines) - len(want) + 1)
+            if [norm(s) for s in lines[k : k + len(want)]] == target
         ]
         if hits:
             return hits

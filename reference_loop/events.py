@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 from reference_loop.errors import LoopError
 
@@ -21,7 +22,7 @@ EVENT_KINDS = (
     "attempt_finished",
     "workspace_restored",
     "history_injected",
-    "cards_injected",      # approved skill cards put in an attempt's prompt (reference_loop.cards)
+    "cards_injected",  # approved skill cards put in an attempt's prompt (reference_loop.cards)
     "signature_repeated",
     "replanned",
     "escalated",
@@ -43,8 +44,9 @@ class Event:
 class EventLog:
     """Collects events in order; each goes to ``sink`` and to ``jsonl_path`` as it happens."""
 
-    def __init__(self, sink: Callable[[Event], None] | None = None,
-                 jsonl_path: str | Path | None = None) -> None:
+    def __init__(
+        self, sink: Callable[[Event], None] | None = None, jsonl_path: str | Path | None = None
+    ) -> None:
         self.sink = sink
         self._events: list[Event] = []
         self._counts: Counter[str] = Counter()
@@ -53,8 +55,9 @@ class EventLog:
             try:
                 self._file = open(jsonl_path, "w", encoding="utf-8")
             except OSError as exc:
-                raise LoopError(f"cannot write events file {jsonl_path}: {exc.strerror}",
-                                exit_code=2) from exc
+                raise LoopError(
+                    f"cannot write events file {jsonl_path}: {exc.strerror}", exit_code=2
+                ) from exc
 
     def emit(self, kind: str, **data: Any) -> Event:
         if kind not in EVENT_KINDS:
@@ -81,7 +84,7 @@ class EventLog:
             self._file.close()
             self._file = None
 
-    def __enter__(self) -> "EventLog":
+    def __enter__(self) -> EventLog:
         return self
 
     def __exit__(self, *exc: object) -> None:

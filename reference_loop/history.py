@@ -13,16 +13,17 @@ history).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from reference_loop.errors import LoopError
 from reference_loop.records import AttemptRecord, bound_patch
 
 MODES = ("accumulate", "last", "none", "accumulate-nopatch")
 DEFAULT_BUDGET = 12_000
-HEADING = ("## Earlier attempts — each one below was tried, failed, and was reverted. "
-           "Do NOT repeat them.")
+HEADING = (
+    "## Earlier attempts — each one below was tried, failed, and was reverted. Do NOT repeat them."
+)
 LAST_HEADING = "## Previous attempt — it was tried, failed, and was reverted."
 NONE_TEXT = "The previous attempt failed and was reverted."
 OUTPUT_TAIL_LINES = 8
@@ -34,8 +35,9 @@ _STAGES = ("output_tail", "output_drop", "patch_short", "patch_drop", "summary")
 
 def check_mode(mode: str) -> str:
     if mode not in MODES:
-        raise LoopError(f"unknown history mode {mode!r} (expected one of: {', '.join(MODES)})",
-                        exit_code=2)
+        raise LoopError(
+            f"unknown history mode {mode!r} (expected one of: {', '.join(MODES)})", exit_code=2
+        )
     return mode
 
 
@@ -49,7 +51,9 @@ def records_shown(records: Sequence[AttemptRecord], mode: str) -> int:
 
 def mentions(text: str, token: str) -> bool:
     """Whether ``token`` occurs in ``text`` as a whole word (``sort_in_place`` not in ``xsort_in_placey``)."""
-    return re.search(r"(?<![A-Za-z0-9_])" + re.escape(token) + r"(?![A-Za-z0-9_])", text) is not None
+    return (
+        re.search(r"(?<![A-Za-z0-9_])" + re.escape(token) + r"(?![A-Za-z0-9_])", text) is not None
+    )
 
 
 def join_numbers(numbers: Sequence[int]) -> str:
@@ -67,13 +71,20 @@ def _fence(text: str, lang: str = "") -> str:
 
 @dataclass
 class _View:
-    output: str = "full"    # full | tail | drop
-    patch: str = "full"     # full | short | drop
+    output: str = "full"  # full | tail | drop
+    patch: str = "full"  # full | short | drop
     summary_only: bool = False
 
 
-def _block(record: AttemptRecord, view: _View, *, mode: str, first_same: int | None,
-           same_group: list[int], same_patch_as: int | None) -> str:
+def _block(
+    record: AttemptRecord,
+    view: _View,
+    *,
+    mode: str,
+    first_same: int | None,
+    same_group: list[int],
+    same_patch_as: int | None,
+) -> str:
     with_patch = mode != "accumulate-nopatch"
     if view.summary_only:
         return "- " + record.summary(with_files=with_patch)
@@ -95,7 +106,9 @@ def _block(record: AttemptRecord, view: _View, *, mode: str, first_same: int | N
         elif same_patch_as is not None:
             lines.append(f"Patch: identical to attempt {same_patch_as}'s patch (reverted).")
         elif view.patch == "drop":
-            lines.append("Patch: omitted to fit the prompt budget (files touched are listed above).")
+            lines.append(
+                "Patch: omitted to fit the prompt budget (files touched are listed above)."
+            )
         else:
             text = record.patch
             if view.patch == "short":
@@ -110,8 +123,9 @@ def _block(record: AttemptRecord, view: _View, *, mode: str, first_same: int | N
             if view.output == "tail":
                 tail = text.rstrip().splitlines()
                 if len(tail) > OUTPUT_TAIL_LINES:
-                    text = (f"… {len(tail) - OUTPUT_TAIL_LINES} lines omitted …\n"
-                            + "\n".join(tail[-OUTPUT_TAIL_LINES:]))
+                    text = f"… {len(tail) - OUTPUT_TAIL_LINES} lines omitted …\n" + "\n".join(
+                        tail[-OUTPUT_TAIL_LINES:]
+                    )
             lines.append("Verifier output:")
             lines.append(_fence(text))
         if record.reviewer_note and view.output != "drop":
@@ -132,13 +146,22 @@ def _compose(records: Sequence[AttemptRecord], views: list[_View], mode: str, he
         same_patch_as = patches.get(rec.patch_fingerprint) if rec.patch_fingerprint else None
         if rec.patch_fingerprint and same_patch_as is None:
             patches[rec.patch_fingerprint] = rec.number
-        blocks.append(_block(rec, view, mode=mode, first_same=first_same, same_group=group,
-                             same_patch_as=same_patch_as))
+        blocks.append(
+            _block(
+                rec,
+                view,
+                mode=mode,
+                first_same=first_same,
+                same_group=group,
+                same_patch_as=same_patch_as,
+            )
+        )
     return "\n\n".join(blocks) + "\n"
 
 
-def render(records: Sequence[AttemptRecord], mode: str = "accumulate",
-           budget: int = DEFAULT_BUDGET) -> str:
+def render(
+    records: Sequence[AttemptRecord], mode: str = "accumulate", budget: int = DEFAULT_BUDGET
+) -> str:
     """The history section for the next prompt ("" when there is nothing to show)."""
     check_mode(mode)
     if budget <= 0:

@@ -34,8 +34,9 @@ class TaskLedger:
         if fact and fact not in self.facts:
             self.facts.append(fact)
 
-    def add_cause(self, signature: str, text: str, attempt: int,
-                  files: list[str] | None = None) -> Cause:
+    def add_cause(
+        self, signature: str, text: str, attempt: int, files: list[str] | None = None
+    ) -> Cause:
         """Record why ``attempt`` failed; a known signature gains the attempt, not a new bullet."""
         for cause in self.causes:
             if cause.signature == signature:

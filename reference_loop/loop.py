@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from reference_loop.attempters import Attempter, AttemptOutcome
 from reference_loop.cards import DEFAULT_CARDS_IN, CardsBlock, cards_for_attempt, check_cards_in
@@ -29,8 +30,14 @@ from reference_loop.events import EventLog
 from reference_loop.history import DEFAULT_BUDGET, check_mode, records_shown, render
 from reference_loop.ledger import TaskLedger
 from reference_loop.planner import Planner
-from reference_loop.records import (DEFAULT_PATCH_LIMIT, AttemptRecord, FailedStep, History,
-                                    bound_patch, patch_fingerprint)
+from reference_loop.records import (
+    DEFAULT_PATCH_LIMIT,
+    AttemptRecord,
+    FailedStep,
+    History,
+    bound_patch,
+    patch_fingerprint,
+)
 from reference_loop.signature import failure_signature
 from reference_loop.tasks import Task, copy_project
 from reference_loop.verifier import run_verifier
@@ -46,8 +53,8 @@ class RunResult:
     solved: bool
     history_mode: str
     attempts: list[AttemptRecord]
-    prompts: list[str]                 # the exact prompt of each attempt, in order
-    injections: int                    # history_injected events
+    prompts: list[str]  # the exact prompt of each attempt, in order
+    injections: int  # history_injected events
     workspace: str
     replans: int = 0
     escalations: int = 0
@@ -78,7 +85,9 @@ class RunResult:
                     "files": r.files,
                     "first_failing_step": (
                         {"name": r.first_failing_step.name, "error": r.first_failing_step.error}
-                        if r.first_failing_step else None),
+                        if r.first_failing_step
+                        else None
+                    ),
                     "signature": r.signature,
                     "prompt_chars": len(p),
                 }
@@ -89,10 +98,12 @@ class RunResult:
 
 def compose_prompt(task: Task, history_text: str, plan: str = "", cards: str = "") -> str:
     """The exact text an attempter receives (``cards``: a section from ``reference_loop.cards``)."""
-    parts = [f"# Task\n\n{task.text.strip()}",
-             f"## How the result is checked\n\n`{task.shown_verify()}` must exit 0. The workspace "
-             "is reverted after every failed attempt, so each attempt starts from the original "
-             "files."]
+    parts = [
+        f"# Task\n\n{task.text.strip()}",
+        f"## How the result is checked\n\n`{task.shown_verify()}` must exit 0. The workspace "
+        "is reverted after every failed attempt, so each attempt starts from the original "
+        "files.",
+    ]
     if cards:
         parts.append(cards.strip())
     if plan:
@@ -132,8 +143,10 @@ def run_loop(
     if max_attempts < 1:
         raise LoopError(f"max attempts must be at least 1, got {max_attempts}", exit_code=2)
     if on_repeat not in ON_REPEAT:
-        raise LoopError(f"unknown on-repeat action {on_repeat!r} "
-                        f"(expected one of: {', '.join(ON_REPEAT)})", exit_code=2)
+        raise LoopError(
+            f"unknown on-repeat action {on_repeat!r} (expected one of: {', '.join(ON_REPEAT)})",
+            exit_code=2,
+        )
     if on_repeat == "replan" and planner is None:
         raise LoopError("on-repeat 'replan' needs a planner", exit_code=2)
     if on_repeat == "escalate" and escalate_to is None:
@@ -144,8 +157,9 @@ def run_loop(
         try:
             prompts_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise LoopError(f"cannot create prompts dir {prompts_dir}: {exc.strerror}",
-                            exit_code=2) from exc
+            raise LoopError(
+                f"cannot create prompts dir {prompts_dir}: {exc.strerror}", exit_code=2
+            ) from exc
     log = events if events is not None else EventLog()
     history = History()
     ledger = TaskLedger()
@@ -157,34 +171,40 @@ def run_loop(
     solved = False
 
     ws = Workspace(root, ignore=ignore)
-    dirty = False   # the workspace may differ from the snapshot and must be restored
+    dirty = False  # the workspace may differ from the snapshot and must be restored
     try:
         ws.snapshot()
-        log.emit("run_started", task=task.name, history_mode=history_mode,
-                 max_attempts=max_attempts, attempter=current.name, workspace=str(root))
+        log.emit(
+            "run_started",
+            task=task.name,
+            history_mode=history_mode,
+            max_attempts=max_attempts,
+            attempter=current.name,
+            workspace=str(root),
+        )
         for number in range(1, max_attempts + 1):
             history_text = render(history.records, history_mode, budget)
             shown = records_shown(history.records, history_mode)
             cards_text = cards_for_attempt(cards, number, cards_in)
             prompt = compose_prompt(task, history_text, plan, cards_text)
             if cards_text:
-                log.emit("cards_injected", attempt=number, cards=cards.count,
-                         chars=len(cards_text))
+                log.emit("cards_injected", attempt=number, cards=cards.count, chars=len(cards_text))
             if shown:
-                log.emit("history_injected", attempt=number, records=shown,
-                         chars=len(history_text))
+                log.emit("history_injected", attempt=number, records=shown, chars=len(history_text))
             prompts.append(prompt)
             if prompts_dir is not None:
                 (prompts_dir / f"attempt-{number}.txt").write_text(prompt, encoding="utf-8")
 
-            log.emit("attempt_started", attempt=number, attempter=current.name,
-                     prompt_chars=len(prompt))
+            log.emit(
+                "attempt_started", attempt=number, attempter=current.name, prompt_chars=len(prompt)
+            )
             started = time.monotonic()
             dirty = True
             outcome: AttemptOutcome = current.attempt(prompt, root, attempt=number)
             log_path = Path(log_dir) / f"attempt-{number}.log" if log_dir is not None else None
-            result = run_verifier(task.verify_command(), root, timeout=task.timeout,
-                                  log_path=log_path)
+            result = run_verifier(
+                task.verify_command(), root, timeout=task.timeout, log_path=log_path
+            )
             # The real change comes from the workspace, never from the attempter's description.
             # A passing change stays; a failing one is diffed and reverted in one scan.
             if result.verdict == "pass":
@@ -203,13 +223,18 @@ def run_loop(
                 patch_chars=len(diff.text),
                 patch_fingerprint=patch_fingerprint(diff.text),
                 files=[f.path for f in diff.files],
-                first_failing_step=(FailedStep(failed_step.name, failed_step.error)
-                                    if failed_step else None),
+                first_failing_step=(
+                    FailedStep(failed_step.name, failed_step.error) if failed_step else None
+                ),
                 signature=failure_signature(
-                    result.failure_lines, verdict=result.verdict, output=result.output,
-                    tool_error=(f"{failed_step.name}: {failed_step.error}"
-                                if failed_step else None),
-                    workspace=root),
+                    result.failure_lines,
+                    verdict=result.verdict,
+                    output=result.output,
+                    tool_error=(
+                        f"{failed_step.name}: {failed_step.error}" if failed_step else None
+                    ),
+                    workspace=root,
+                ),
                 failure_lines=list(result.failure_lines),
                 attempter=current.name,
                 description=outcome.description,
@@ -222,55 +247,85 @@ def run_loop(
             ledger.add_record(record)
             if record.solved:
                 solved = True
-                dirty = False   # the passing change stays
+                dirty = False  # the passing change stays
             else:
                 log.emit("workspace_restored", attempt=number, paths=len(ws.last_restored))
-            log.emit("attempt_finished", attempt=number, verdict=record.verdict,
-                     signature=record.signature, files=record.files, attempter=current.name,
-                     patch_chars=record.patch_chars, duration=round(record.duration, 3))
+            log.emit(
+                "attempt_finished",
+                attempt=number,
+                verdict=record.verdict,
+                signature=record.signature,
+                files=record.files,
+                attempter=current.name,
+                patch_chars=record.patch_chars,
+                duration=round(record.duration, 3),
+            )
             if solved:
                 break
 
             same = next((r.number for r in earlier if r.signature == record.signature), None)
             if same is None:
                 continue
-            log.emit("signature_repeated", attempt=number, same_as=same,
-                     signature=record.signature)
+            log.emit("signature_repeated", attempt=number, same_as=same, signature=record.signature)
             if number == max_attempts:
-                continue   # nothing left to change for: no re-plan or escalation after the last
+                continue  # nothing left to change for: no re-plan or escalation after the last
             if on_repeat == "escalate" and escalate_to is not None and current is not escalate_to:
-                log.emit("escalated", attempt=number + 1, from_attempter=current.name,
-                         to_attempter=escalate_to.name)
+                log.emit(
+                    "escalated",
+                    attempt=number + 1,
+                    from_attempter=current.name,
+                    to_attempter=escalate_to.name,
+                )
                 current = escalate_to
                 escalations += 1
             elif on_repeat in ("replan", "escalate") and planner is not None:
                 plan = planner.plan(task.text, ledger.context())
-                log.emit("replanned", attempt=number + 1, planner=getattr(planner, "name", ""),
-                         chars=len(plan))
+                log.emit(
+                    "replanned",
+                    attempt=number + 1,
+                    planner=getattr(planner, "name", ""),
+                    chars=len(plan),
+                )
                 replans += 1
     finally:
         try:
             if dirty:
                 # Exception or Ctrl-C mid-attempt: put the workspace back before propagating.
                 ws.restore()
-                log.emit("workspace_restored", attempt=len(history) + 1,
-                         paths=len(ws.last_restored), reason="interrupted")
+                log.emit(
+                    "workspace_restored",
+                    attempt=len(history) + 1,
+                    paths=len(ws.last_restored),
+                    reason="interrupted",
+                )
         finally:
             ws.close()
 
-    log.emit("run_finished", solved=solved, attempts=len(history),
-             injections=log.count("history_injected"), replans=replans, escalations=escalations)
+    log.emit(
+        "run_finished",
+        solved=solved,
+        attempts=len(history),
+        injections=log.count("history_injected"),
+        replans=replans,
+        escalations=escalations,
+    )
     return RunResult(
-        task=task.name, solved=solved, history_mode=history_mode,
-        attempts=list(history.records), prompts=prompts,
-        injections=log.count("history_injected"), workspace=str(root),
-        replans=replans, escalations=escalations,
+        task=task.name,
+        solved=solved,
+        history_mode=history_mode,
+        attempts=list(history.records),
+        prompts=prompts,
+        injections=log.count("history_injected"),
+        workspace=str(root),
+        replans=replans,
+        escalations=escalations,
         events=[e.to_dict() for e in log.events()],
     )
 
 
-def run_task(task: Task, attempter: Attempter, *, workspace: str | Path | None = None,
-             **kwargs: Any) -> RunResult:
+def run_task(
+    task: Task, attempter: Attempter, *, workspace: str | Path | None = None, **kwargs: Any
+) -> RunResult:
     """Run ``task`` on a temporary copy of its project, or in place when ``workspace`` is given."""
     if workspace is not None:
         return run_loop(task, attempter, workspace=workspace, **kwargs)

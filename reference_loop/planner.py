@@ -39,8 +39,10 @@ class ScriptedPlanner:
         if CAUSES_HEADING in ledger_context:
             tail = ledger_context.split(CAUSES_HEADING, 1)[1]
             causes = [ln[2:] for ln in tail.splitlines() if ln.startswith("- ")]
-        lines = ["Plan (re-planned because a failure repeated):",
-                 "1. Re-read the failing assertion and the code it exercises before editing."]
+        lines = [
+            "Plan (re-planned because a failure repeated):",
+            "1. Re-read the failing assertion and the code it exercises before editing.",
+        ]
         step = 2
         for cause in causes:
             lines.append(f"{step}. Ruled out — {cause}")

@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Mapping, Sequence
+from typing import IO
 
 
 def kill_group(proc: subprocess.Popen, grace: float = 0.0) -> None:
@@ -46,8 +47,15 @@ def run_in_group(
     SIGTERM when given); after a normal exit whatever the command left running in its group is
     killed too. Raises OSError when the command cannot start.
     """
-    proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=stdin, stdout=stdout,
-                            stderr=stderr, start_new_session=True)
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+    )
     try:
         code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from reference_loop.errors import LoopError
 
@@ -20,8 +21,7 @@ VERDICTS = ("pass", "fail", "error", "timeout")
 
 
 def truncation_marker(shown: int, total: int, lines_omitted: int) -> str:
-    return (f"[… patch truncated: {lines_omitted} more lines, showing {shown} of {total} "
-            f"chars …]")
+    return f"[… patch truncated: {lines_omitted} more lines, showing {shown} of {total} chars …]"
 
 
 def bound_patch(text: str, limit: int = DEFAULT_PATCH_LIMIT) -> tuple[str, bool]:
@@ -85,19 +85,19 @@ class FailedStep:
 @dataclass
 class AttemptRecord:
     number: int
-    verdict: str                      # "pass" | "fail" | "error" | "timeout"
-    verifier_output: str = ""         # bounded by the verifier (head + tail)
-    patch: str = ""                   # bounded by bound_patch
+    verdict: str  # "pass" | "fail" | "error" | "timeout"
+    verifier_output: str = ""  # bounded by the verifier (head + tail)
+    patch: str = ""  # bounded by bound_patch
     patch_truncated: bool = False
-    patch_chars: int = 0              # size of the full, unbounded patch
-    patch_fingerprint: str = ""       # patch_fingerprint() of the full patch
-    files: list[str] = field(default_factory=list)   # paths the patch touched
+    patch_chars: int = 0  # size of the full, unbounded patch
+    patch_fingerprint: str = ""  # patch_fingerprint() of the full patch
+    files: list[str] = field(default_factory=list)  # paths the patch touched
     first_failing_step: FailedStep | None = None
-    signature: str = ""               # signature.failure_signature(); "" when it passed
+    signature: str = ""  # signature.failure_signature(); "" when it passed
     failure_lines: list[str] = field(default_factory=list)
     reviewer_note: str | None = None  # beside the verifier output, never instead of it
     attempter: str = ""
-    description: str = ""             # the attempter's own account; never used as the patch
+    description: str = ""  # the attempter's own account; never used as the patch
     duration: float = 0.0
 
     def __post_init__(self) -> None:
@@ -125,7 +125,7 @@ class AttemptRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "AttemptRecord":
+    def from_dict(cls, data: dict[str, Any]) -> AttemptRecord:
         data = dict(data)
         step = data.get("first_failing_step")
         if step is not None:

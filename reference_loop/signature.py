@@ -9,16 +9,24 @@ collapse repeats in the rendering and to notice when it is going round in circle
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 MAX_SIGNATURE_LINES = 4
 MAX_SIGNATURE_CHARS = 400
 
 # Order matters: the specific patterns run before the generic number rule eats their digits.
 _RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
-    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
+    (
+        re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I),
+        "<uuid>",
+    ),
+    (
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+        ),
+        "<time>",
+    ),
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
     (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
     # Temp dirs: /tmp/..., /var/folders/..., pytest's tmp_path, Windows %TEMP%.

@@ -16,9 +16,9 @@ Pure logic: no I/O.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
-from typing import Sequence
 
 from reference_loop.errors import LoopError
 
@@ -27,18 +27,18 @@ from reference_loop.errors import LoopError
 class PairedComparison:
     arm: str
     baseline: str
-    n: int                 # pairs compared
-    both: int              # solved under both arms
-    b: int                 # solved by the arm only
-    c: int                 # solved by the baseline only
+    n: int  # pairs compared
+    both: int  # solved under both arms
+    b: int  # solved by the arm only
+    c: int  # solved by the baseline only
     neither: int
     arm_rate: float
     baseline_rate: float
-    diff: float            # arm_rate - baseline_rate
+    diff: float  # arm_rate - baseline_rate
     ci_low: float
     ci_high: float
     confidence: float
-    p_value: float         # exact two-sided McNemar (binomial on the discordant pairs)
+    p_value: float  # exact two-sided McNemar (binomial on the discordant pairs)
     method: str = "exact McNemar p; Newcombe (1998) method 10 hybrid score CI"
 
     @property

@@ -31,8 +31,11 @@ DEFAULT_TIMEOUT = 60.0
 
 def tree_files(root: Path) -> dict[str, bytes]:
     """Relative POSIX path -> contents of every file under ``root``, in path order."""
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @dataclass
@@ -41,9 +44,9 @@ class Candidate:
 
     name: str
     path: Path
-    weight: float = 1.0          # plausibility for seeded choice; 0 = only after all others
-    fixes: bool = False          # the manifest's claim, used only by scripted:strong
-    marker: list[str] = field(default_factory=list)   # optional explicit distinguishing text
+    weight: float = 1.0  # plausibility for seeded choice; 0 = only after all others
+    fixes: bool = False  # the manifest's claim, used only by scripted:strong
+    marker: list[str] = field(default_factory=list)  # optional explicit distinguishing text
 
     def files(self) -> dict[str, bytes]:
         """Relative path -> contents of every file in the overlay."""
@@ -67,8 +70,8 @@ class Task:
     timeout: float = DEFAULT_TIMEOUT
     description: str = ""
     known_three_failures: bool = False
-    root: Path | None = None         # the task folder (None for an in-place workspace task)
-    project: Path | None = None      # the files to copy into a workspace
+    root: Path | None = None  # the task folder (None for an in-place workspace task)
+    project: Path | None = None  # the files to copy into a workspace
     candidates: list[Candidate] = field(default_factory=list)
 
     def verify_command(self) -> str:
@@ -124,21 +127,34 @@ def load_task_dir(path: str | Path) -> Task:
             raise LoopError(f"{manifest}: candidate {i} needs a 'dir'", exit_code=2)
         cdir = (root / entry["dir"]).resolve()
         if not cdir.is_dir() or not cdir.is_relative_to(root.resolve()):
-            raise LoopError(f"{manifest}: candidate dir {entry['dir']!r} is not a folder "
-                            "inside the task", exit_code=2)
+            raise LoopError(
+                f"{manifest}: candidate dir {entry['dir']!r} is not a folder inside the task",
+                exit_code=2,
+            )
         weight = entry.get("weight", 1.0)
         if not isinstance(weight, (int, float)) or weight < 0:
             raise LoopError(f"{manifest}: candidate {i} weight must be >= 0", exit_code=2)
         marker = entry.get("marker", [])
-        candidates.append(Candidate(
-            name=str(entry.get("name", Path(entry["dir"]).name)), path=cdir,
-            weight=float(weight), fixes=bool(entry.get("fixes", False)),
-            marker=[marker] if isinstance(marker, str) else list(marker)))
+        candidates.append(
+            Candidate(
+                name=str(entry.get("name", Path(entry["dir"]).name)),
+                path=cdir,
+                weight=float(weight),
+                fixes=bool(entry.get("fixes", False)),
+                marker=[marker] if isinstance(marker, str) else list(marker),
+            )
+        )
     return Task(
-        name=str(data.get("name", root.name)), text=text.strip(), verify=verify,
-        timeout=float(timeout), description=str(data.get("description", "")).strip(),
+        name=str(data.get("name", root.name)),
+        text=text.strip(),
+        verify=verify,
+        timeout=float(timeout),
+        description=str(data.get("description", "")).strip(),
         known_three_failures=bool(data.get("known_three_failures", False)),
-        root=root, project=project, candidates=candidates)
+        root=root,
+        project=project,
+        candidates=candidates,
+    )
 
 
 def sample_tasks_root() -> Path:
@@ -172,12 +188,20 @@ def resolve_task(name_or_dir: str | Path) -> Task:
         if task.name == str(name_or_dir):
             return task
     names = ", ".join(t.name for t in tasks)
-    raise LoopError(f"no task folder or sample task named {str(name_or_dir)!r} "
-                    f"(sample tasks: {names})", exit_code=2)
+    raise LoopError(
+        f"no task folder or sample task named {str(name_or_dir)!r} (sample tasks: {names})",
+        exit_code=2,
+    )
 
 
-def inline_task(text: str, verify: str, *, timeout: float = DEFAULT_TIMEOUT,
-                name: str = "workspace", candidates_dir: str | Path | None = None) -> Task:
+def inline_task(
+    text: str,
+    verify: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    name: str = "workspace",
+    candidates_dir: str | Path | None = None,
+) -> Task:
     """A task for a user's own project, worked on in place (no copy, no manifest)."""
     if not text.strip() or not verify.strip():
         raise LoopError("an in-place task needs both --task-text and --verify", exit_code=2)
@@ -186,16 +210,20 @@ def inline_task(text: str, verify: str, *, timeout: float = DEFAULT_TIMEOUT,
         cdir = Path(candidates_dir)
         if not cdir.is_dir():
             raise LoopError(f"{cdir}: candidates folder not found", exit_code=2)
-        candidates = [Candidate(name=p.name, path=p.resolve())
-                      for p in sorted(cdir.iterdir()) if p.is_dir()]
-    return Task(name=name, text=text.strip(), verify=verify, timeout=timeout,
-                candidates=candidates)
+        candidates = [
+            Candidate(name=p.name, path=p.resolve()) for p in sorted(cdir.iterdir()) if p.is_dir()
+        ]
+    return Task(name=name, text=text.strip(), verify=verify, timeout=timeout, candidates=candidates)
 
 
 def copy_project(task: Task, dest: Path) -> Path:
     """Copy the task's project files into ``dest`` (which must not exist yet)."""
     if task.project is None:
         raise LoopError(f"task {task.name!r} has no project files to copy")
-    shutil.copytree(task.project, dest, symlinks=True,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
+    shutil.copytree(
+        task.project,
+        dest,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"),
+    )
     return dest

@@ -40,8 +40,12 @@ MAX_FAILURE_LINES = 40
 FALLBACK_FAILURE_LINES = 5
 
 # pytest's documented exit codes that mean "could not run the tests", not "tests failed".
-_PYTEST_ERROR_EXITS = {2: "interrupted or collection error", 3: "internal error",
-                       4: "usage error", 5: "no tests collected"}
+_PYTEST_ERROR_EXITS = {
+    2: "interrupted or collection error",
+    3: "internal error",
+    4: "usage error",
+    5: "no tests collected",
+}
 
 # Lines that say a test failed, in any common runner (pytest, unittest, go, TAP, node).
 _TEST_FAILURE = re.compile(
@@ -67,14 +71,14 @@ _PYTEST_OUTPUT = re.compile(
 
 @dataclass
 class VerifyResult:
-    verdict: str                # "pass" | "fail" | "error" | "timeout"
-    exit_code: int | None       # None on timeout; negative: killed by that signal
-    output_path: Path | None    # whole output on disk (None if no log_path was given)
-    output: str                 # bounded: head and tail with "… N lines omitted …"
+    verdict: str  # "pass" | "fail" | "error" | "timeout"
+    exit_code: int | None  # None on timeout; negative: killed by that signal
+    output_path: Path | None  # whole output on disk (None if no log_path was given)
+    output: str  # bounded: head and tail with "… N lines omitted …"
     failure_lines: list[str] = field(default_factory=list)
     duration: float = 0.0
     command: str = ""
-    reason: str = ""            # one line saying why this verdict (e.g. "pytest exit 5: ...")
+    reason: str = ""  # one line saying why this verdict (e.g. "pytest exit 5: ...")
 
     @property
     def passed(self) -> bool:
@@ -134,9 +138,14 @@ def run_verifier(
         with open(log_file, "wb") as out:
             try:
                 exit_code, timed_out = run_in_group(
-                    ["/bin/sh", "-c", command], cwd=cwd, env=run_env,
-                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                    timeout=timeout)
+                    ["/bin/sh", "-c", command],
+                    cwd=cwd,
+                    env=run_env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    timeout=timeout,
+                )
             except OSError as exc:
                 raise LoopError(f"cannot start verify command {command!r}: {exc}") from exc
         duration = time.monotonic() - start

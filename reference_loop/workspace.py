@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import stat
+import subprocess
 import tempfile
 import time
 import weakref
@@ -448,14 +448,16 @@ class Workspace:
         if not dirs:
             return []
         out = self._run(
-            "check-ignore", "-z", "--stdin", "--no-index",
+            "check-ignore",
+            "-z",
+            "--stdin",
+            "--no-index",
             input=b"\0".join(os.fsencode(d + "/") for d in dirs) + b"\0",
             check=False,
         ).stdout
         ignored = {p.rstrip("/") for p in _split_z(out)}
         return [
-            d for d in dirs
-            if d not in ignored and not any(d.startswith(i + "/") for i in ignored)
+            d for d in dirs if d not in ignored and not any(d.startswith(i + "/") for i in ignored)
         ]
 
     def _stat_dirs(self, dirs: Iterable[str]) -> dict[str, tuple[int, int, int]]:

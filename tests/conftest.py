@@ -63,7 +63,9 @@ def card_text(
     meta = {key: value for key, value in meta.items() if value is not None}
     head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
     if body is None:
-        parts = [f"## {title}\n\n{text}\n" for title, text in (sections or DEFAULT_SECTIONS).items()]
+        parts = [
+            f"## {title}\n\n{text}\n" for title, text in (sections or DEFAULT_SECTIONS).items()
+        ]
         body = "\n" + "\n".join(parts)
     return f"---\n{head}---\n{body}"
 
@@ -176,7 +178,7 @@ class CardServer:
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
 
-    def start(self) -> "CardServer":
+    def start(self) -> CardServer:
         self._thread.start()
         return self
 
@@ -220,7 +222,7 @@ def _self_signed_cert(directory: Path) -> tuple[Path, Path]:
 
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     cert = (
         x509.CertificateBuilder()
         .subject_name(subject)

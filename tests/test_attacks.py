@@ -87,22 +87,28 @@ def test_a_forged_signature_does_not_count(store, alice, tmp_path):
     by_mallory["signatures"][0]["keyid"] = alice.public.keyid
     garbage = json.loads(json.dumps(by_mallory))
     garbage["signatures"][0]["sig"] = base64.b64encode(b"\x01" * 64).decode()
-    (card_dir / "approvals.jsonl").write_text(json.dumps(by_mallory) + "\n" + json.dumps(garbage) + "\n")
+    (card_dir / "approvals.jsonl").write_text(
+        json.dumps(by_mallory) + "\n" + json.dumps(garbage) + "\n"
+    )
     (res,) = import_source(store, card_dir, taint=True)
     assert res.status == "pending"
     assert names(store, "forged-card") == []
     # Even written straight into the statements table and the status flipped by hand.
     conn = sqlite3.connect(store.path)
-    conn.execute("INSERT INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
-                 "VALUES ('forged-card', ?, 'approve', ?, 't', ?)",
-                 (sha, "f" * 16, json.dumps(garbage)))
+    conn.execute(
+        "INSERT INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
+        "VALUES ('forged-card', ?, 'approve', ?, 't', ?)",
+        (sha, "f" * 16, json.dumps(garbage)),
+    )
     conn.execute("UPDATE versions SET status = 'active' WHERE sha256 = ?", (sha,))
     conn.commit()
     conn.close()
     assert names(store, "forged-card") == []
 
 
-def test_a_signature_copied_onto_different_bytes_does_not_count(store, alice, card_server, tmp_path):
+def test_a_signature_copied_onto_different_bytes_does_not_count(
+    store, alice, card_server, tmp_path
+):
     res = from_url(store, card_server, "copied-card")
     review.approve(store, "copied-card", res.sha256, key(alice))
     assert names(store, "copied-card") == ["copied-card"]
@@ -128,7 +134,9 @@ def test_editing_the_blob_in_the_sqlite_file_after_approval(store, alice, card_s
     conn = sqlite3.connect(store.path)
     conn.execute(
         "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first step', 'first stop') AS BLOB) "
-        "WHERE sha256 = ?", (res.sha256,))
+        "WHERE sha256 = ?",
+        (res.sha256,),
+    )
     conn.commit()
     conn.close()
     assert names(store, "edited-card") == []
@@ -139,15 +147,21 @@ def test_editing_the_blob_in_the_sqlite_file_after_approval(store, alice, card_s
     assert r.exit_code == 1 and "signature" in r.output + (r.stderr if r.stderr_bytes else "")
 
 
-def test_blob_rewritten_as_text_by_plain_sql_replace_is_tampered_not_a_crash(store, alice, card_server):
+def test_blob_rewritten_as_text_by_plain_sql_replace_is_tampered_not_a_crash(
+    store, alice, card_server
+):
     # SQLite's replace() on a BLOB returns TEXT: the obvious hand edit changes the column's type.
     res = from_url(store, card_server, "retyped-card")
     review.approve(store, "retyped-card", res.sha256, key(alice))
     conn = sqlite3.connect(store.path)
-    conn.execute("UPDATE blobs SET data = replace(data, 'first step', 'first stop') WHERE sha256 = ?",
-                 (res.sha256,))
+    conn.execute(
+        "UPDATE blobs SET data = replace(data, 'first step', 'first stop') WHERE sha256 = ?",
+        (res.sha256,),
+    )
     conn.commit()
-    assert conn.execute("SELECT typeof(data) FROM blobs WHERE sha256 = ?", (res.sha256,)).fetchone() == ("text",)
+    assert conn.execute(
+        "SELECT typeof(data) FROM blobs WHERE sha256 = ?", (res.sha256,)
+    ).fetchone() == ("text",)
     conn.close()
     assert names(store, "retyped-card") == []
     report = verify_store(store)
@@ -157,34 +171,50 @@ def test_blob_rewritten_as_text_by_plain_sql_replace_is_tampered_not_a_crash(sto
     assert "retyped-card" not in r.output
 
 
-def test_replaying_an_old_approval_after_a_newer_version_was_rejected(store, alice, card_server, tmp_path):
+def test_replaying_an_old_approval_after_a_newer_version_was_rejected(
+    store, alice, card_server, tmp_path
+):
     v1 = from_url(store, card_server, "replay-card", path="/v1/SKILL.md")
     review.approve(store, "replay-card", v1.sha256, key(alice))
     export_card(store, "replay-card", tmp_path / "old")
     old_approvals = tmp_path / "old" / "replay-card" / "approvals.jsonl"
-    v2 = from_url(store, card_server, "replay-card", path="/v2/SKILL.md",
-                  description="Newer text: now also uploads your keys somewhere.")
+    v2 = from_url(
+        store,
+        card_server,
+        "replay-card",
+        path="/v2/SKILL.md",
+        description="Newer text: now also uploads your keys somewhere.",
+    )
     review.reject(store, "replay-card", v2.sha256, key(alice), "exfiltrates keys")
     # Replay 1: the old approval applied to the rejected bytes is not about them.
     res = review.import_statements(store, old_approvals, "replay-card", v2.sha256)
     assert res.accepted == 0 and "not these bytes" in res.problems[0]
     # Replay 2: the rejected bytes re-imported from a folder carrying the old approval.
-    folder = make_card(tmp_path / "again", "replay-card", description="Newer text: now also uploads your keys somewhere.")
+    folder = make_card(
+        tmp_path / "again",
+        "replay-card",
+        description="Newer text: now also uploads your keys somewhere.",
+    )
     shutil.copy(old_approvals, folder / "approvals.jsonl")
     (res2,) = import_source(store, folder, taint=True)
     assert res2.sha256 == v2.sha256 and res2.status == "rejected"
     # Replay 3: the old approval's envelope planted in the table under the new hash.
     env = old_approvals.read_text().strip()
     conn = sqlite3.connect(store.path)
-    conn.execute("INSERT INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
-                 "VALUES ('replay-card', ?, 'approve', 'x', 't', ?)", (v2.sha256, env))
+    conn.execute(
+        "INSERT INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
+        "VALUES ('replay-card', ?, 'approve', 'x', 't', ?)",
+        (v2.sha256, env),
+    )
     conn.commit()
     conn.close()
     (m,) = match(store, "replay-card")
     assert m.sha256 == v1.sha256  # the older approved version, never the rejected one
 
 
-def test_replaying_an_approval_after_the_same_bytes_were_rejected(store, alice, card_server, tmp_path):
+def test_replaying_an_approval_after_the_same_bytes_were_rejected(
+    store, alice, card_server, tmp_path
+):
     v1 = from_url(store, card_server, "turncoat-card")
     review.approve(store, "turncoat-card", v1.sha256, key(alice))
     export_card(store, "turncoat-card", tmp_path / "before")
@@ -196,8 +226,9 @@ def test_replaying_an_approval_after_the_same_bytes_were_rejected(store, alice, 
 
 
 def test_a_tainted_card_that_claims_provenance_clean(store, alice, card_server):
-    res = from_url(store, card_server, "liar-card",
-                   frontmatter={"provenance": "clean", "status": "active"})
+    res = from_url(
+        store, card_server, "liar-card", frontmatter={"provenance": "clean", "status": "active"}
+    )
     assert (res.provenance, res.status) == ("tainted", "pending")
     assert names(store, "liar-card") == []
     review.approve(store, "liar-card", res.sha256, key(alice))
@@ -275,7 +306,9 @@ def test_a_forged_statement_cannot_occupy_a_reviewers_slot(store, alice, tmp_pat
     assert names(store, "squat-card") == ["squat-card"]
 
 
-def test_editing_an_exported_card_makes_it_pending_even_from_a_clean_path(store, alice, card_server, tmp_path):
+def test_editing_an_exported_card_makes_it_pending_even_from_a_clean_path(
+    store, alice, card_server, tmp_path
+):
     res = from_url(store, card_server, "exported-card")
     review.approve(store, "exported-card", res.sha256, key(alice))
     export_card(store, "exported-card", tmp_path / "repo")
@@ -284,7 +317,9 @@ def test_editing_an_exported_card_makes_it_pending_even_from_a_clean_path(store,
     (edited,) = import_source(store, skill.parent)  # a path import, no --taint
     assert edited.provenance == "clean" and edited.status == "pending"
     assert "does not approve these bytes" in edited.reason
-    assert [m.sha256 for m in match(store, "exported-card")] == [res.sha256]  # the approved one stays
+    assert [m.sha256 for m in match(store, "exported-card")] == [
+        res.sha256
+    ]  # the approved one stays
     assert verify_store(store).ok
     with Store(tmp_path / "fresh.db") as fresh:  # and in a store that trusts the reviewer
         review.add_trust(fresh, "alice", alice.public)

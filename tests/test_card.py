@@ -9,6 +9,7 @@ import time
 import pytest
 import yaml
 
+from chimera_cards import card as card_module
 from chimera_cards.card import (
     CARD_SECTIONS,
     MAX_CARD_BYTES,
@@ -22,7 +23,6 @@ from chimera_cards.card import (
     parse_card,
     read_card_bytes,
 )
-from chimera_cards import card as card_module
 from chimera_cards.errors import ChimeraError
 
 
@@ -117,7 +117,9 @@ def test_duplicate_and_unknown_sections_are_kept_in_order():
     data = b"---\nname: x\ndescription: y\n---\n## Do\na\n## Extra\nb\n## Do\nc\n"
     card = parse_card(data)
     assert [(s.title, s.line, s.text) for s in card.sections] == [
-        ("Do", 5, "a"), ("Extra", 7, "b"), ("Do", 9, "c"),
+        ("Do", 5, "a"),
+        ("Extra", 7, "b"),
+        ("Do", 9, "c"),
     ]
     assert card.section("Do").text == "a"
 
@@ -127,7 +129,7 @@ def test_four_dash_line_does_not_close_the_frontmatter():
     with pytest.raises(CardParseError):
         # '----' is inside the YAML, where it is invalid: it must not be taken as the fence.
         parse_card(data)
-    ok = b"---\nname: x\ndescription: \"a\n  ----\n  b\"\n---\n## Do\n"
+    ok = b'---\nname: x\ndescription: "a\n  ----\n  b"\n---\n## Do\n'
     card = parse_card(ok)
     assert "----" in card.description
     assert card.body_line == 7
@@ -378,7 +380,7 @@ REFUSED_FRONTMATTER = [
     "name: x\non: push\n",
     "- a\n- b\n",
     "key: 'unterminated\n",
-    "name: x\ndescription: \"bad \\q escape\"\n",
+    'name: x\ndescription: "bad \\q escape"\n',
     "{a: 1, b: [2, 3}\n",
     "name: x\n\tdescription: tab\n",
 ]
@@ -401,8 +403,9 @@ def test_libyaml_event_scan_refuses_an_anchor_before_any_node_is_composed(monkey
         pytest.skip("PyYAML built without libyaml")
     composed = []
     real = yaml.CSafeLoader.get_single_node
-    monkeypatch.setattr(yaml.CSafeLoader, "get_single_node",
-                        lambda self: composed.append(1) or real(self))
+    monkeypatch.setattr(
+        yaml.CSafeLoader, "get_single_node", lambda self: composed.append(1) or real(self)
+    )
     with pytest.raises(CardParseError, match="anchor") as exc:
         card_module._construct_with_libyaml("a: 1\nb: &x [1]\n", 2)
     assert exc.value.line == 3 and composed == []
@@ -427,7 +430,7 @@ ACCEPTED_FRONTMATTER = [
     "name: x\ndescription: y\n",
     "name: x\ndescription: >\n  folded\n  text\ntriggers:\n- one\n- 'two: quoted'\n",
     "name: x\nversion: 1.0\ncount: 3\nflag: yes\nwhen: 2024-01-02\nnothing: ~\n",
-    "name: x\ndescription: \"esc \\u202e \\t \\x41\"\nmetadata: {a: [1, 2], b: {c: d}}\n",
+    'name: x\ndescription: "esc \\u202e \\t \\x41"\nmetadata: {a: [1, 2], b: {c: d}}\n',
     "name: x\ndescription: |\n  line one\n\n  line three\n# comment\nlast: end\n",
     "\ufeffname: x\n",
     "name: x\r\ndescription: caf\u00e9 \u2014 \U0001f600\n",
@@ -448,16 +451,19 @@ def test_libyaml_and_pure_readers_give_the_same_frontmatter_and_key_lines(yaml_t
 
 
 # Where libyaml and PyYAML's pure reader disagree, the card must still read as it always did.
-@pytest.mark.parametrize("yaml_text", [
-    "key: a\tb\n",  # PyYAML refuses a tab inside a plain scalar; libyaml takes it
-    "list:\n- a\n\ufeff\n",  # libyaml drops a BOM inside the stream
-    "\ufeffname: x\nk: v\n\ufeffother: y\n",
-    "k: !!str 1\nname: x\n",  # tags
-    "? !\n",
-    "!\n",
-    "k: |-#c\n  text\n",  # a comment glued to a block scalar header
-    ">#}\n",
-])
+@pytest.mark.parametrize(
+    "yaml_text",
+    [
+        "key: a\tb\n",  # PyYAML refuses a tab inside a plain scalar; libyaml takes it
+        "list:\n- a\n\ufeff\n",  # libyaml drops a BOM inside the stream
+        "\ufeffname: x\nk: v\n\ufeffother: y\n",
+        "k: !!str 1\nname: x\n",  # tags
+        "? !\n",
+        "!\n",
+        "k: |-#c\n  text\n",  # a comment glued to a block scalar header
+        ">#}\n",
+    ],
+)
 def test_inputs_libyaml_reads_differently_are_read_the_pure_way(yaml_text):
     outcomes = []
     for libyaml in (True, False):
@@ -469,14 +475,89 @@ def test_inputs_libyaml_reads_differently_are_read_the_pure_way(yaml_text):
 
 
 def _generated_frontmatter(rng) -> str:
-    scalars = ["x", "a b", "'q ''x'' y'", '"d \\u202e \\x41 \\" \\\\ "', "1", "1.0", "0x1F", "017",
-               "yes", "on", "~", "", "2024-01-02", ".inf", "-", "a: b", "a #c", "a#b", "@x", "%x",
-               "[1, 2]", "{a: 1}", "[a, [b, {c: d}]]", "\u00e9 \u4e2d \U0001f600", "a\u2028b", "a\x85b",
-               "'multi\n  line'", '"multi\n  line\\\n  x"', "<<", "?x", ":x", "x:", "- x", "&a x",
-               "*a", "|\n  lit\n   more\n", ">-\n  fold\n\n  para\n", "|+\n  keep\n\n", "\n  plain\n  multi\n"]
-    keys = ["name", "description", "triggers", "a b", "'quoted'", '"dq"', "1", "yes", "? complex", "\u00e9"]
-    pieces = ["\n", ": ", "- ", "[", "]", "{", "}", ",", "'", '"', "\\", "#", "? ", "|", ">", "...",
-              "---", "%YAML 1.1\n", "&a ", "*a", "\u2028", "\x85", "\r", "\x07", " ", "  ", "x", "1"]
+    scalars = [
+        "x",
+        "a b",
+        "'q ''x'' y'",
+        '"d \\u202e \\x41 \\" \\\\ "',
+        "1",
+        "1.0",
+        "0x1F",
+        "017",
+        "yes",
+        "on",
+        "~",
+        "",
+        "2024-01-02",
+        ".inf",
+        "-",
+        "a: b",
+        "a #c",
+        "a#b",
+        "@x",
+        "%x",
+        "[1, 2]",
+        "{a: 1}",
+        "[a, [b, {c: d}]]",
+        "\u00e9 \u4e2d \U0001f600",
+        "a\u2028b",
+        "a\x85b",
+        "'multi\n  line'",
+        '"multi\n  line\\\n  x"',
+        "<<",
+        "?x",
+        ":x",
+        "x:",
+        "- x",
+        "&a x",
+        "*a",
+        "|\n  lit\n   more\n",
+        ">-\n  fold\n\n  para\n",
+        "|+\n  keep\n\n",
+        "\n  plain\n  multi\n",
+    ]
+    keys = [
+        "name",
+        "description",
+        "triggers",
+        "a b",
+        "'quoted'",
+        '"dq"',
+        "1",
+        "yes",
+        "? complex",
+        "\u00e9",
+    ]
+    pieces = [
+        "\n",
+        ": ",
+        "- ",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "'",
+        '"',
+        "\\",
+        "#",
+        "? ",
+        "|",
+        ">",
+        "...",
+        "---",
+        "%YAML 1.1\n",
+        "&a ",
+        "*a",
+        "\u2028",
+        "\x85",
+        "\r",
+        "\x07",
+        " ",
+        "  ",
+        "x",
+        "1",
+    ]
     if rng.random() < 0.5:
         return "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) + "\n"
     lines = []
@@ -485,11 +566,20 @@ def _generated_frontmatter(rng) -> str:
         if roll < 0.6:
             lines.append(f"{key}: {rng.choice(scalars)}")
         elif roll < 0.8:
-            lines.append(f"{key}:\n" + "\n".join(f"{rng.choice(['- ', '  - '])}{rng.choice(scalars)}"
-                                                 for _ in range(rng.randint(1, 3))))
+            lines.append(
+                f"{key}:\n"
+                + "\n".join(
+                    f"{rng.choice(['- ', '  - '])}{rng.choice(scalars)}"
+                    for _ in range(rng.randint(1, 3))
+                )
+            )
         else:
-            lines.append(f"{key}:\n" + "\n".join(f"  {rng.choice(keys)}: {rng.choice(scalars)}"
-                                                 for _ in range(rng.randint(1, 3))))
+            lines.append(
+                f"{key}:\n"
+                + "\n".join(
+                    f"  {rng.choice(keys)}: {rng.choice(scalars)}" for _ in range(rng.randint(1, 3))
+                )
+            )
     return "\n".join(lines) + rng.choice(["\n", "\n# end\n", "\n...\n"])
 
 

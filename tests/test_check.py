@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from test_loop import make_task_dir  # the tiny fast task the loop tests use
 
 from reference_loop.check import attempt_one_only, run_check
 from reference_loop.events import EventLog
 from reference_loop.records import AttemptRecord
 from reference_loop.tasks import load_task_dir, three_failure_task
-from test_loop import make_task_dir  # the tiny fast task the loop tests use
 
 
 @pytest.fixture
@@ -54,8 +54,11 @@ def test_a_task_solved_before_attempt_three_cannot_pass(fast_task):
 
 
 def test_attempt_one_strings_come_from_its_patch_not_from_attempt_two_or_the_task():
-    one = _rec(1, "+import helper_only_one\n+shared_name = 1\n+plain words here\n",
-               ["pkg/new_file.py", "common.py"])
+    one = _rec(
+        1,
+        "+import helper_only_one\n+shared_name = 1\n+plain words here\n",
+        ["pkg/new_file.py", "common.py"],
+    )
     two = _rec(2, "+shared_name = 2\n", ["common.py"], output="E  NameError: in_output_two")
     three = _rec(3, "+import helper_only_one\n", ["pkg/new_file.py"])
     strings = attempt_one_only([one, two, three], "# Task\nfix common.py")

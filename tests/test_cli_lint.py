@@ -15,7 +15,9 @@ GOOD = (
     "topic: software-dev\ntriggers:\n- writing code\nprovenance: clean\nstatus: active\n---\n\n"
     + "".join(f"## {t}\n\n{t} text.\n\n" for t in ("Trigger", "Do", "Avoid", "Check", "Risk"))
 ).encode()
-PLAIN = b"---\nname: plain-card\ndescription: Free-form.\n---\n# Plain\n\nSee https://example.com.\n"
+PLAIN = (
+    b"---\nname: plain-card\ndescription: Free-form.\n---\n# Plain\n\nSee https://example.com.\n"
+)
 
 
 def write(tmp_path, dirname, data):
@@ -123,8 +125,10 @@ def test_hash_prints_hex_and_sri_of_exact_bytes(tmp_path):
     assert sri == "sha256-" + base64.b64encode(digest).decode()
     result = run("hash", "--json", card / "SKILL.md")
     assert json.loads(result.output) == {
-        "path": str((card / "SKILL.md").resolve()), "sha256": digest.hex(),
-        "integrity": "sha256-" + base64.b64encode(digest).decode(), "bytes": len(data),
+        "path": str((card / "SKILL.md").resolve()),
+        "sha256": digest.hex(),
+        "integrity": "sha256-" + base64.b64encode(digest).decode(),
+        "bytes": len(data),
     }
 
 

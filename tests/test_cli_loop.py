@@ -6,10 +6,10 @@ import json
 import shutil
 
 from click.testing import CliRunner
+from test_loop import make_task_dir  # the tiny fast task the loop tests use
 
 from reference_loop.cli import main
 from reference_loop.tasks import three_failure_task
-from test_loop import make_task_dir  # the tiny fast task the loop tests use
 
 
 def _run(*args):
@@ -37,11 +37,12 @@ def test_run_three_failure_task_then_grep_attempt_one_string_in_attempt_three(tm
 def test_run_with_last_history_hides_attempt_one_from_attempt_three(tmp_path):
     task_dir = make_task_dir(tmp_path / "task")
     prompts = tmp_path / "p"
-    res = _run("run", "--task", str(task_dir), "--history", "last", "--prompts-dir",
-               str(prompts), "--json")
+    res = _run(
+        "run", "--task", str(task_dir), "--history", "last", "--prompts-dir", str(prompts), "--json"
+    )
     assert res.exit_code == 1
     run = json.loads(res.stdout)
-    assert run["attempts"][0]["patch"] == run["attempts"][2]["patch"]   # re-derived
+    assert run["attempts"][0]["patch"] == run["attempts"][2]["patch"]  # re-derived
     files_one = set(run["attempts"][0]["files"]) - set(run["attempts"][1]["files"])
     marker = "helper_alpha_only" if "alpha" in run["attempts"][0]["patch"] else None
     text = (prompts / "attempt-3.txt").read_text()
@@ -64,38 +65,76 @@ def test_run_text_summary_and_events_file(tmp_path):
 def test_run_in_place_on_a_users_workspace(tmp_path):
     task_dir = make_task_dir(tmp_path / "task")
     ws = task_dir / "project"
-    res = _run("run", "--workspace", str(ws), "--verify", "{python} -B check.py",
-               "--task-text", "Set MODE to fixed", "--candidates", str(task_dir / "candidates"),
-               "--attempter", "scripted:walk", "--max-attempts", "6", "--json")
+    res = _run(
+        "run",
+        "--workspace",
+        str(ws),
+        "--verify",
+        "{python} -B check.py",
+        "--task-text",
+        "Set MODE to fixed",
+        "--candidates",
+        str(task_dir / "candidates"),
+        "--attempter",
+        "scripted:walk",
+        "--max-attempts",
+        "6",
+        "--json",
+    )
     assert res.exit_code == 0, res.output
-    assert (ws / "m.py").read_text() == 'MODE = "fixed"\n'   # the passing change stays
+    assert (ws / "m.py").read_text() == 'MODE = "fixed"\n'  # the passing change stays
 
 
 def test_unsolved_in_place_run_leaves_the_workspace_as_it_was(tmp_path):
     task_dir = make_task_dir(tmp_path / "task")
     ws = task_dir / "project"
-    shutil.rmtree(task_dir / "candidates" / "fix")   # only wrong ideas left: it cannot solve
+    shutil.rmtree(task_dir / "candidates" / "fix")  # only wrong ideas left: it cannot solve
     before = {p.name: p.read_bytes() for p in ws.iterdir()}
-    res = _run("run", "--workspace", str(ws), "--verify", "{python} -B check.py",
-               "--task-text", "Set MODE", "--candidates", str(task_dir / "candidates"),
-               "--attempter", "scripted:rederive", "--history", "none", "--max-attempts", "2")
+    res = _run(
+        "run",
+        "--workspace",
+        str(ws),
+        "--verify",
+        "{python} -B check.py",
+        "--task-text",
+        "Set MODE",
+        "--candidates",
+        str(task_dir / "candidates"),
+        "--attempter",
+        "scripted:rederive",
+        "--history",
+        "none",
+        "--max-attempts",
+        "2",
+    )
     assert res.exit_code == 1
     assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
 
 
 def test_run_on_repeat_replan_reports_the_replan(tmp_path):
-    res = _run("run", "--task", str(make_task_dir(tmp_path / "task")), "--history", "last",
-               "--on-repeat", "replan", "--json")
+    res = _run(
+        "run",
+        "--task",
+        str(make_task_dir(tmp_path / "task")),
+        "--history",
+        "last",
+        "--on-repeat",
+        "replan",
+        "--json",
+    )
     run = json.loads(res.stdout)
     assert run["replans"] >= 1 and "re-planned with scripted:planner" in res.stderr
 
 
 def test_usage_errors_exit_2_with_one_line():
-    for args in (["run"], ["run", "--task", "no-such-task"],
-                 ["run", "--task", "stats-median", "--workspace", "."],
-                 ["run", "--workspace", ".", "--verify", "true"],
-                 ["run", "--task", "stats-median", "--attempter", "bogus"],
-                 ["run", "--task", "stats-median", "--on-repeat", "escalate"]):
+    for args in (
+        ["run"],
+        ["run", "--task", "no-such-task"],
+        ["run", "--task", "stats-median", "--workspace", "."],
+        ["run", "--workspace", ".", "--verify", "true"],
+        ["run", "--task", "stats-median", "--attempter", "bogus"],
+        ["run", "--task", "stats-median", "--on-repeat", "escalate"],
+    ):
         res = _run(*args)
         assert res.exit_code == 2, (args, res.output)
         assert res.stderr.startswith("error: ") and len(res.stderr.strip().splitlines()) == 1
@@ -124,6 +163,5 @@ def test_check_cli_passes_and_fails_with_one_line(tmp_path):
 
 
 def test_missing_workspace_is_named_in_the_error(tmp_path):
-    res = _run("run", "--workspace", str(tmp_path / "gone"), "--verify", "true",
-               "--task-text", "x")
+    res = _run("run", "--workspace", str(tmp_path / "gone"), "--verify", "true", "--task-text", "x")
     assert res.exit_code == 2 and "workspace is not a directory" in res.stderr

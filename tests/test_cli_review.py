@@ -73,8 +73,12 @@ def test_trust_add_list_remove_and_threshold(env):
     one_line_error(run("trust", "add", "other", " ".join(keytext[:2]), "--store", store, ok=False))
     assert "alice" in run("trust", "list", "--store", store).stdout
     assert run("trust", "threshold", "2", "--store", store).stdout.startswith("threshold: 2")
-    assert json.loads(run("trust", "threshold", "--store", store, "--json").stdout)["threshold"] == 2
-    assert run("trust", "threshold", "0", "--store", store, ok=False).exit_code == 2  # click usage error
+    assert (
+        json.loads(run("trust", "threshold", "--store", store, "--json").stdout)["threshold"] == 2
+    )
+    assert (
+        run("trust", "threshold", "0", "--store", store, ok=False).exit_code == 2
+    )  # click usage error
     run("trust", "remove", "alice", "--store", store)
     one_line_error(run("trust", "remove", "alice", "--store", store, ok=False))
     one_line_error(run("trust", "add", "x", "ed25519 bm90LWEta2V5", "--store", store, ok=False))
@@ -87,32 +91,51 @@ def test_approve_needs_the_key_and_hash_options(env):
 
 def test_approve_with_an_unreadable_key_is_one_line(env):
     run("keys", "generate", "alice")
-    one_line_error(run("approve", "demo", "--key", env / "missing.key", "--sha256", "0" * 64, ok=False), 2)
+    one_line_error(
+        run("approve", "demo", "--key", env / "missing.key", "--sha256", "0" * 64, ok=False), 2
+    )
 
 
 def test_review_approve_reject_retire_match_through_the_cli(env, card_server):
     run("keys", "generate", "alice")
     key = env / "home" / "keys" / "alice.key"
-    url = card_server.serve("/flaky/SKILL.md", card_text("flaky-tests", description="Tame flaky tests."))
+    url = card_server.serve(
+        "/flaky/SKILL.md", card_text("flaky-tests", description="Tame flaky tests.")
+    )
     sha = imported(run("import", url, "--json"))["sha256"]
     queue = json.loads(run("review", "--json").stdout)
     assert [(q["name"], q["sha256"]) for q in queue] == [("flaky-tests", sha)]
     screen = run("review", "flaky-tests").stdout
-    assert '<skill-card name="flaky-tests"' in screen and url in screen and f"--sha256 {sha}" in screen
+    assert (
+        '<skill-card name="flaky-tests"' in screen and url in screen and f"--sha256 {sha}" in screen
+    )
     assert run("match", "flaky").stdout == ""
     one_line_error(run("approve", "flaky-tests", "--key", key, "--sha256", "1" * 64, ok=False))
     out = run("approve", "flaky-tests", "--key", key, "--sha256", sha, "--note", "read it").stdout
     assert out.startswith(f"approved flaky-tests {sha[:12]} as alice (") and "status active" in out
     m = json.loads(run("match", "flaky", "--json").stdout)
-    assert [x["name"] for x in m["matches"]] == ["flaky-tests"] and m["matches"][0]["approved_after_taint"]
+    assert [x["name"] for x in m["matches"]] == ["flaky-tests"] and m["matches"][0][
+        "approved_after_taint"
+    ]
     assert m["prompt"].startswith('<skill-card name="flaky-tests"')
     assert run("match", "flaky", "--level", "1").stdout.count("## Do") == 0
     assert 'name="flaky-tests"' in run("match", "tame", "flaky", "-k", "1").stdout  # several words
     retired = json.loads(run("retire", "flaky-tests", "--reason", "not needed", "--json").stdout)
     assert (retired["from"], retired["to"]) == ("active", "retired")
     assert run("match", "flaky").stdout == ""
-    rejected = json.loads(run("reject", "flaky-tests", "--key", key, "--sha256", sha,
-                              "--reason", "on second thought", "--json").stdout)
+    rejected = json.loads(
+        run(
+            "reject",
+            "flaky-tests",
+            "--key",
+            key,
+            "--sha256",
+            sha,
+            "--reason",
+            "on second thought",
+            "--json",
+        ).stdout
+    )
     assert rejected["status"] == "rejected"
     one_line_error(run("retire", "flaky-tests", "--sha256", sha, ok=False))
 
@@ -123,7 +146,9 @@ def test_the_used_by_story(env, card_server):
     local = make_card(env / "cards", "local-card", description="A card from my own disk.")
     run("import", local)
     assert "local-card" in run("match", "local-card").stdout
-    url = card_server.serve("/remote/SKILL.md", card_text("remote-card", description="A remote card."))
+    url = card_server.serve(
+        "/remote/SKILL.md", card_text("remote-card", description="A remote card.")
+    )
     run("import", url)
     assert 'name="remote-card"' not in run("match", "remote-card").stdout
     pub = run("keys", "generate", "me").stdout
@@ -139,7 +164,7 @@ def test_the_used_by_story(env, card_server):
     conn = sqlite3.connect(db)
     data = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha,)).fetchone()[0]
     i = data.index(b"A remote card.")
-    edited = data[:i] + b"a" + data[i + 1:]
+    edited = data[:i] + b"a" + data[i + 1 :]
     conn.execute("UPDATE blobs SET data = ? WHERE sha256 = ?", (edited, sha))
     conn.commit()
     conn.close()

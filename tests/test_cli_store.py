@@ -9,9 +9,9 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
+from conftest import card_text, dump_store, make_card
 
 from chimera_cards.cli import main
-from conftest import card_text, dump_store, make_card
 
 
 @pytest.fixture
@@ -60,10 +60,15 @@ def test_importing_the_same_card_again_says_already_present(db, card_factory):
 
 
 def test_url_import_is_pending_and_says_why(db, card_server):
-    url = card_server.serve("/c/SKILL.md", card_text("net-card", frontmatter={"provenance": "clean"}))
+    url = card_server.serve(
+        "/c/SKILL.md", card_text("net-card", frontmatter={"provenance": "clean"})
+    )
     result = run("import", url, "--store", db)
     assert result.exit_code == 0
-    assert "net-card" in result.stdout and "pending (tainted): tainted (imported from a URL" in result.stdout
+    assert (
+        "net-card" in result.stdout
+        and "pending (tainted): tainted (imported from a URL" in result.stdout
+    )
 
 
 def test_hash_mismatch_exits_1_with_one_line_and_stores_nothing(db, card_factory):
@@ -190,8 +195,9 @@ def test_show_gives_metadata_findings_and_history(db, card_factory):
     assert f"sha256:     {old_sha}" in text  # the active version by default
     assert "frontmatter-unknown-key" in text
     assert "history:    2 versions" in text
-    data = json.loads(run("show", "shown", "--version", sha_of(second)[:8], "--json",
-                          "--store", db).stdout)
+    data = json.loads(
+        run("show", "shown", "--version", sha_of(second)[:8], "--json", "--store", db).stdout
+    )
     assert data["status"] == "pending" and data["sha256"] == sha_of(second)
     assert [h["status"] for h in data["history"]] == ["active", "pending"]
     assert data["findings"] and data["origin"].endswith("SKILL.md")

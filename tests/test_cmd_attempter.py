@@ -62,7 +62,9 @@ def test_without_placeholder_the_prompt_goes_to_stdin(agent: Path, ws: Path) -> 
 
 def test_placeholders_for_workspace_and_attempt(tmp_path: Path, ws: Path) -> None:
     script = tmp_path / "mark.py"
-    script.write_text("import sys, pathlib\npathlib.Path(sys.argv[1], 'mark.txt').write_text(sys.argv[2])\n")
+    script.write_text(
+        "import sys, pathlib\npathlib.Path(sys.argv[1], 'mark.txt').write_text(sys.argv[2])\n"
+    )
     att = make_cmd_attempter(f"{PY} {script} {{workspace}} attempt-{{attempt}}")
     att.attempt("anything", ws, attempt=5)
     assert (ws / "mark.txt").read_text() == "attempt-5"
@@ -81,7 +83,9 @@ def test_nonzero_exit_is_a_failing_tool_step_with_the_stderr_tail(agent: Path, w
 
 def test_long_stderr_is_cut_to_its_tail(tmp_path: Path, ws: Path) -> None:
     script = tmp_path / "noisy.py"
-    script.write_text("import sys\nfor i in range(5000):\n    sys.stderr.write(f'line {i}\\n')\nsys.exit(1)\n")
+    script.write_text(
+        "import sys\nfor i in range(5000):\n    sys.stderr.write(f'line {i}\\n')\nsys.exit(1)\n"
+    )
     out = make_cmd_attempter(f"{PY} {script}").attempt("x", ws, attempt=1)
     err = out.steps[0].error
     assert "line 4999" in err and "line 0\n" not in err

@@ -16,8 +16,13 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from chimera_cards.cli import main
-from chimera_cards.demo import (OWN_CARD, URL_CARD, history_excerpt, history_section,
-                                library_card_dir)
+from chimera_cards.demo import (
+    OWN_CARD,
+    URL_CARD,
+    history_excerpt,
+    history_section,
+    library_card_dir,
+)
 
 
 def _demo(*args):
@@ -32,13 +37,19 @@ def test_demo_meets_every_expectation_and_keeps_what_it_made_with_keep(tmp_path)
     for n in range(1, 6):
         assert f"[{n}/5]" in out
     assert not re.search(r"^  FAIL ", out, re.M)
-    assert re.search(rf"import {re.escape(OWN_CARD)}/ +-> +imported .* provenance clean, status active", out)
+    assert re.search(
+        rf"import {re.escape(OWN_CARD)}/ +-> +imported .* provenance clean, status active", out
+    )
     assert re.search(r"import http://127\.0\.0\.1:\d+/.* provenance tainted, status pending", out)
     assert "ok   the pending URL card is absent from match" in out
     assert "ok   approving the reviewed hash with a trusted key makes the card active" in out
     assert 'review="approved after arriving tainted (1 trusted reviewer(s))"' in out
-    assert re.search(r"^ +\| \+def sort_in_place\(values\): +<-- sort_in_place: only attempt 1 "
-                     r"produced this$", out, re.M)
+    assert re.search(
+        r"^ +\| \+def sort_in_place\(values\): +<-- sort_in_place: only attempt 1 "
+        r"produced this$",
+        out,
+        re.M,
+    )
     assert re.search(r"history injections: [1-9]", out)
     assert re.search(r"demo: all \d+ expectations met", out)
     assert f"kept: {keep}" in out
@@ -82,9 +93,11 @@ def test_the_project_card_is_found_inside_the_package():
 
 
 def test_history_excerpt_marks_the_first_line_with_each_attempt_one_string():
-    prompt = ("# Task\n\nfix it\n\n## Earlier attempts — each one below was tried, failed, and "
-              "was reverted. Do NOT repeat them.\n\n### Attempt 1 — fail\nFiles touched: a.py\n"
-              "+def only_in_one():\n+    only_in_one()\n\n### Attempt 2 — fail\n")
+    prompt = (
+        "# Task\n\nfix it\n\n## Earlier attempts — each one below was tried, failed, and "
+        "was reverted. Do NOT repeat them.\n\n### Attempt 1 — fail\nFiles touched: a.py\n"
+        "+def only_in_one():\n+    only_in_one()\n\n### Attempt 2 — fail\n"
+    )
     section = history_section(prompt)
     assert section.startswith("## Earlier attempts")
     lines = history_excerpt(section, ["only_in_one"])

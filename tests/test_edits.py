@@ -50,10 +50,21 @@ def test_search_replace_tolerates_trailing_whitespace_mistakes(ws: Path) -> None
     assert (ws / "pkg" / "calc.py").read_text() == CALC.replace("a - b", "a + b")
 
 
-@pytest.mark.parametrize("label", ["pkg/calc.py", "`pkg/calc.py`:", "**pkg/calc.py**",
-                                   "### pkg/calc.py", "File: `pkg/calc.py`", "pkg/calc.py:"])
+@pytest.mark.parametrize(
+    "label",
+    [
+        "pkg/calc.py",
+        "`pkg/calc.py`:",
+        "**pkg/calc.py**",
+        "### pkg/calc.py",
+        "File: `pkg/calc.py`",
+        "pkg/calc.py:",
+    ],
+)
 def test_path_labels_as_models_write_them(ws: Path, label: str) -> None:
-    reply = f"{label}\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+    reply = (
+        f"{label}\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+    )
     assert parse_edit(reply).paths == ["pkg/calc.py"]
 
 
@@ -119,7 +130,9 @@ def test_diff_hunk_that_does_not_match_is_refused(ws: Path) -> None:
 
 
 def test_whole_file_replacement_with_path_line_before_the_fence(ws: Path) -> None:
-    reply = "The fixed file:\n\npkg/calc.py\n```python\ndef add(a, b):\n    return a + b\n```\nDone."
+    reply = (
+        "The fixed file:\n\npkg/calc.py\n```python\ndef add(a, b):\n    return a + b\n```\nDone."
+    )
     edit = parse_edit(reply)
     assert edit.format == "whole-file"
     apply_edit(edit, ws)

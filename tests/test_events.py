@@ -11,8 +11,16 @@ from reference_loop.events import EVENT_KINDS, EventLog
 
 
 def test_required_event_kinds_exist():
-    for kind in ("attempt_started", "attempt_finished", "workspace_restored", "history_injected",
-                 "signature_repeated", "replanned", "escalated", "run_finished"):
+    for kind in (
+        "attempt_started",
+        "attempt_finished",
+        "workspace_restored",
+        "history_injected",
+        "signature_repeated",
+        "replanned",
+        "escalated",
+        "run_finished",
+    ):
         assert kind in EVENT_KINDS
 
 
@@ -26,8 +34,14 @@ def test_events_go_to_sink_and_jsonl_and_are_counted(tmp_path):
     assert [e.kind for e in seen] == ["attempt_started", "history_injected", "history_injected"]
     assert log.count("history_injected") == 2 and log.count("escalated") == 0
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    assert lines[1] == {**lines[1], "kind": "history_injected", "attempt": 2, "records": 1,
-                        "chars": 120, "seq": 2}
+    assert lines[1] == {
+        **lines[1],
+        "kind": "history_injected",
+        "attempt": 2,
+        "records": 1,
+        "chars": 120,
+        "seq": 2,
+    }
     assert [e.data["attempt"] for e in log.events("history_injected")] == [2, 3]
 
 

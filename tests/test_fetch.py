@@ -93,8 +93,9 @@ def test_html_content_type_is_refused(card_server):
 
 
 def test_html_body_with_a_lying_content_type_is_refused(card_server):
-    url = card_server.serve("/page", "\n<!DOCTYPE html><html><body>login</body></html>",
-                            content_type="text/plain")
+    url = card_server.serve(
+        "/page", "\n<!DOCTYPE html><html><body>login</body></html>", content_type="text/plain"
+    )
     with pytest.raises(FetchError, match="HTML page"):
         fetch_url(url, timeout=5)
 
@@ -121,8 +122,9 @@ def test_https_to_http_downgrade_is_refused(https_card_server, card_server):
     plain = card_server.serve("/SKILL.md", CARD)
     https_card_server.redirect("/SKILL.md", plain)
     with pytest.raises(FetchError, match="refused redirect from https to http"):
-        fetch_url(https_card_server.url("/SKILL.md"), timeout=5,
-                  ssl_context=https_card_server.ssl_context)
+        fetch_url(
+            https_card_server.url("/SKILL.md"), timeout=5, ssl_context=https_card_server.ssl_context
+        )
     assert card_server.hits == []  # the plain-http URL was never requested
 
 

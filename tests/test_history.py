@@ -11,16 +11,30 @@ from reference_loop.history import HEADING, NONE_TEXT, records_shown, render
 from reference_loop.records import AttemptRecord, bound_patch, patch_fingerprint
 
 
-def _rec(n: int, sig: str, ident: str, *, output_lines: int = 5, patch_lines: int = 3,
-         verdict: str = "fail") -> AttemptRecord:
-    patch = (f"diff --git a/{ident}.py b/{ident}.py\n"
-             + "".join(f"+def {ident}_{i}(): pass\n" for i in range(patch_lines)))
+def _rec(
+    n: int,
+    sig: str,
+    ident: str,
+    *,
+    output_lines: int = 5,
+    patch_lines: int = 3,
+    verdict: str = "fail",
+) -> AttemptRecord:
+    patch = f"diff --git a/{ident}.py b/{ident}.py\n" + "".join(
+        f"+def {ident}_{i}(): pass\n" for i in range(patch_lines)
+    )
     bounded, cut = bound_patch(patch)
     return AttemptRecord(
-        number=n, verdict=verdict, signature=sig, files=[f"{ident}.py"],
+        number=n,
+        verdict=verdict,
+        signature=sig,
+        files=[f"{ident}.py"],
         verifier_output="\n".join(f"output {ident} line {i}" for i in range(output_lines)),
-        patch=bounded, patch_truncated=cut, patch_chars=len(patch),
-        patch_fingerprint=patch_fingerprint(patch))
+        patch=bounded,
+        patch_truncated=cut,
+        patch_chars=len(patch),
+        patch_fingerprint=patch_fingerprint(patch),
+    )
 
 
 def test_nothing_is_rendered_before_the_first_attempt():
@@ -75,10 +89,10 @@ def test_budget_shrinks_the_oldest_verbose_fields_first():
     full = render(recs, "accumulate", budget=10**6)
     text = render(recs, "accumulate", budget=len(full) - 200)
     assert len(text) <= len(full) - 200
-    first = text[text.index("### Attempt 1"):text.index("### Attempt 2")]
-    last = text[text.index("### Attempt 3"):]
+    first = text[text.index("### Attempt 1") : text.index("### Attempt 2")]
+    last = text[text.index("### Attempt 3") :]
     assert "lines omitted" in first
-    assert "output id3 line 0" in last          # the newest attempt is still whole
+    assert "output id3 line 0" in last  # the newest attempt is still whole
 
 
 @pytest.mark.parametrize("budget", [50, 300, 800, 2000])
@@ -87,7 +101,7 @@ def test_budget_never_drops_an_attempt(budget):
     text = render(recs, "accumulate", budget=budget)
     for n in range(1, 8):
         assert re.search(rf"Attempt {n} — fail", text), f"attempt {n} vanished at {budget}"
-        assert f"id{n}.py" in text   # files touched survive in the one-line summary
+        assert f"id{n}.py" in text  # files touched survive in the one-line summary
 
 
 def test_budget_is_respected_when_summaries_fit():
@@ -126,6 +140,7 @@ def test_unknown_mode_and_bad_budget_are_usage_errors():
 
 def test_records_shown_counts_what_each_mode_carries():
     recs = [_rec(1, "A", "a"), _rec(2, "B", "b")]
-    assert [records_shown(recs, m) for m in ("accumulate", "last", "none", "accumulate-nopatch")] \
-        == [2, 1, 0, 2]
+    assert [
+        records_shown(recs, m) for m in ("accumulate", "last", "none", "accumulate-nopatch")
+    ] == [2, 1, 0, 2]
     assert records_shown([], "accumulate") == 0

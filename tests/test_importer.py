@@ -8,12 +8,12 @@ import hashlib
 import os
 
 import pytest
+from conftest import card_text, dump_store, make_card
 
 from chimera_cards import importer as importer_mod
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.importer import import_source
 from chimera_cards.store import Store, verify_store
-from conftest import card_text, dump_store, make_card
 
 
 @pytest.fixture
@@ -81,8 +81,9 @@ def test_url_import_records_the_final_url_after_redirects(store, card_server):
 
 
 @pytest.mark.parametrize("declared", ["tainted", "TAINTED", "unknown", "cleanish", "", None])
-def test_path_import_of_a_card_declaring_non_clean_provenance_is_tainted(store, card_factory,
-                                                                          declared):
+def test_path_import_of_a_card_declaring_non_clean_provenance_is_tainted(
+    store, card_factory, declared
+):
     raw = card_text("self-tainted").replace("license:", f"provenance: {declared!r}\nlicense:")
     if declared is None:
         raw = card_text("self-tainted").replace("license:", "provenance: [clean]\nlicense:")
@@ -118,8 +119,16 @@ def test_frontmatter_status_active_does_not_activate_a_tainted_card(store, card_
 
 
 def test_card_with_lint_errors_is_pending_with_the_reason(store, card_factory):
-    card = card_factory("hidden-card", sections={"Trigger": "Read this \u202egnirts\u202c now.",
-                                                 "Do": "d", "Avoid": "a", "Check": "c", "Risk": "r"})
+    card = card_factory(
+        "hidden-card",
+        sections={
+            "Trigger": "Read this \u202egnirts\u202c now.",
+            "Do": "d",
+            "Avoid": "a",
+            "Check": "c",
+            "Risk": "r",
+        },
+    )
     result = one(import_source(store, card))
     assert (result.status, result.provenance) == ("pending", "clean")
     assert "lint errors: hidden-bidi" in result.reason
@@ -182,11 +191,11 @@ def test_lockfile_pins_are_enforced(seeded, card_factory, tmp_path):
     bad = card_factory("locked-bad")
     card_factory("unlisted")
     lock = tmp_path / "cards.lock"
-    lock.write_text(f"locked-good {sha((good / 'SKILL.md').read_bytes())}\n"
-                    f"locked-bad {'0' * 64}\n")
+    lock.write_text(f"locked-good {sha((good / 'SKILL.md').read_bytes())}\nlocked-bad {'0' * 64}\n")
     before = dump_store(seeded.path)
-    results = {r.source.split(os.sep)[-2]: r for r in import_source(seeded, bad.parent,
-                                                                    lockfile=lock)}
+    results = {
+        r.source.split(os.sep)[-2]: r for r in import_source(seeded, bad.parent, lockfile=lock)
+    }
     assert results["locked-good"].outcome == "imported"
     assert "does not match" in results["locked-bad"].error
     assert "not in" in results["unlisted"].error
@@ -215,8 +224,9 @@ def test_new_clean_bytes_become_active_and_the_old_version_is_history(seeded, ca
 
 def test_new_tainted_bytes_do_not_replace_the_active_version(seeded, card_factory):
     old = seeded.active("seed-card")
-    result = one(import_source(seeded, card_factory("seed-card", description="Edited."),
-                               taint=True))
+    result = one(
+        import_source(seeded, card_factory("seed-card", description="Edited."), taint=True)
+    )
     assert result.status == "pending"
     assert seeded.active("seed-card").sha256 == old.sha256
 
@@ -270,7 +280,8 @@ def test_folders_larger_than_a_batch_import_completely(store, tmp_path, monkeypa
     results = import_source(store, tmp_path / "many")
     assert [r.outcome for r in results].count("imported") == 8
     assert [r.source.split(os.sep)[-2] for r in results] == sorted(
-        [f"card-{i}" for i in range(8)] + ["card-broken"])
+        [f"card-{i}" for i in range(8)] + ["card-broken"]
+    )
     assert verify_store(store).ok
 
 
@@ -307,8 +318,7 @@ def test_oversized_body_is_refused(seeded, card_server):
 
 
 def test_html_instead_of_a_card_is_refused(seeded, card_server):
-    url = card_server.serve("/login", "<html><body>Sign in</body></html>",
-                            content_type="text/html")
+    url = card_server.serve("/login", "<html><body>Sign in</body></html>", content_type="text/html")
     assert_refused_and_unchanged(seeded, url, "HTML page")
 
 
@@ -319,8 +329,10 @@ def test_non_utf8_card_is_refused(seeded, card_factory):
 
 def test_alias_bomb_is_refused(seeded, card_factory):
     bomb = "---\nname: bomb\na: &a [x, x, x, x, x, x, x, x, x]\n"
-    bomb += "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
-                    for p, c in zip("abcdefgh", "bcdefghi"))
+    bomb += "".join(
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+        for p, c in zip("abcdefgh", "bcdefghi")
+    )
     bomb += "---\n\n## Trigger\n\nx\n"
     assert_refused_and_unchanged(seeded, card_factory("bomb", raw=bomb.encode()), "not allowed")
 
@@ -369,8 +381,10 @@ def test_import_hooks_see_new_and_present_versions_inside_the_transaction(store,
     result = one(import_source(store, card, hooks=[hook]))
     assert result.status == "active" and result.reason == "approved by hook"
     one(import_source(store, card, hooks=[hook]))
-    assert seen == [("approved-card", "pending", True, "SKILL.md"),
-                    ("approved-card", "active", False, "SKILL.md")]
+    assert seen == [
+        ("approved-card", "pending", True, "SKILL.md"),
+        ("approved-card", "active", False, "SKILL.md"),
+    ]
     assert verify_store(store).ok
 
 
@@ -387,8 +401,9 @@ def test_a_failing_hook_refuses_only_its_card(store, card_factory):
     assert verify_store(store).ok
 
 
-def test_already_stored_bytes_are_not_parsed_again_but_pins_still_apply(seeded, card_factory,
-                                                                        monkeypatch, tmp_path):
+def test_already_stored_bytes_are_not_parsed_again_but_pins_still_apply(
+    seeded, card_factory, monkeypatch, tmp_path
+):
     card = card_factory("seed-card")
 
     def no_parse(*args, **kwargs):

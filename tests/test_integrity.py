@@ -48,8 +48,14 @@ def test_expected_hex_refuses_two_different_pins():
 
 
 @pytest.mark.parametrize(
-    "bad", ["abc", "sha256-!!!", "sha512-" + base64.b64encode(b"x" * 64).decode(),
-            "sha256-" + base64.b64encode(b"short").decode(), "g" * 64],
+    "bad",
+    [
+        "abc",
+        "sha256-!!!",
+        "sha512-" + base64.b64encode(b"x" * 64).decode(),
+        "sha256-" + base64.b64encode(b"short").decode(),
+        "g" * 64,
+    ],
 )
 def test_malformed_pins_are_usage_errors(bad):
     with pytest.raises(UsageError):

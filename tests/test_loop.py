@@ -23,15 +23,15 @@ from reference_loop.loop import run_loop, run_task
 from reference_loop.planner import ScriptedPlanner
 from reference_loop.tasks import inline_task, load_task_dir
 
-CHECK = '''import sys
+CHECK = """import sys
 import m
 if m.MODE != "fixed":
     print(f"FAILED check.py::test_mode_{m.MODE} - mode is {m.MODE!r}")
     sys.exit(1)
 print("1 passed")
-'''
+"""
 
-MANIFEST = '''name = "modes"
+MANIFEST = """name = "modes"
 description = "MODE must be fixed"
 task = "Set MODE in m.py so that check.py passes."
 verify = "{python} -B check.py"
@@ -49,7 +49,7 @@ weight = 1
 dir = "candidates/fix"
 weight = 0
 fixes = true
-'''
+"""
 
 
 def make_task_dir(root: Path) -> Path:
@@ -59,7 +59,7 @@ def make_task_dir(root: Path) -> Path:
         "project/m.py": 'MODE = "broken"\n',
         "project/check.py": CHECK,
         "candidates/alpha/m.py": 'MODE = "alpha"\n\n\ndef helper_alpha_only():\n    return 1\n',
-        "candidates/beta/m.py": 'from beta_shim import beta_value\n\nMODE = beta_value()\n',
+        "candidates/beta/m.py": "from beta_shim import beta_value\n\nMODE = beta_value()\n",
         "candidates/beta/beta_shim.py": 'def beta_value():\n    return "beta"\n',
         "candidates/gamma/m.py": 'gamma_table = {"x": "gamma"}\nMODE = gamma_table["x"]\n',
         "candidates/fix/m.py": 'MODE = "fixed"\n',
@@ -136,6 +136,7 @@ def inline(tmp_path: Path):
 
 # -- the card's central rule ------------------------------------------------------------------
 
+
 def test_attempt_three_prompt_shows_attempt_one_patch(task, tmp_path):
     att = make_attempter("scripted:rederive", task=task)
     result = run_task(task, att, history_mode="accumulate", max_attempts=5)
@@ -160,8 +161,9 @@ def test_last_mode_hides_attempt_one_from_attempt_three_which_rederives_it(task)
 
 
 def test_none_mode_retries_with_only_it_failed(task):
-    result = run_task(task, make_attempter("scripted:rederive", task=task),
-                      history_mode="none", max_attempts=3)
+    result = run_task(
+        task, make_attempter("scripted:rederive", task=task), history_mode="none", max_attempts=3
+    )
     assert result.injections == 0
     assert len({r.patch_fingerprint for r in result.attempts}) == 1
     assert "failed and was reverted" in result.prompts[1] and "Attempt 1" not in result.prompts[1]
@@ -173,16 +175,18 @@ def test_no_injection_event_before_attempt_two(task):
     injected = log.events("history_injected")
     assert [e.data["attempt"] for e in injected] == list(range(2, len(result.attempts) + 1))
     assert HEADING not in result.prompts[0]
-    assert all(e.data["chars"] > 0 and e.data["records"] == e.data["attempt"] - 1
-               for e in injected)
+    assert all(e.data["chars"] > 0 and e.data["records"] == e.data["attempt"] - 1 for e in injected)
 
 
 # -- the evidence is real ---------------------------------------------------------------------
 
+
 def test_patch_comes_from_the_workspace_not_the_attempters_description(tmp_path):
     ws = in_place_project(tmp_path / "ws")
-    att = ListAttempter([{"m.py": 'MODE = "quiet_change_zeta"\n', "new_zeta.py": "Z = 1\n"}],
-                        description="I edited README.md only")
+    att = ListAttempter(
+        [{"m.py": 'MODE = "quiet_change_zeta"\n', "new_zeta.py": "Z = 1\n"}],
+        description="I edited README.md only",
+    )
     result = run_loop(inline(tmp_path), att, workspace=ws, max_attempts=1)
     rec = result.attempts[0]
     assert "quiet_change_zeta" in rec.patch and "new_zeta.py" in rec.patch
@@ -192,26 +196,39 @@ def test_patch_comes_from_the_workspace_not_the_attempters_description(tmp_path)
 
 def test_first_failing_tool_step_is_recorded(tmp_path):
     ws = in_place_project(tmp_path / "ws")
-    att = ListAttempter([mode("alpha")], steps=[ToolStep("read", True),
-                                                ToolStep("apply", False, "hunk 2 did not match"),
-                                                ToolStep("lint", False, "later")])
+    att = ListAttempter(
+        [mode("alpha")],
+        steps=[
+            ToolStep("read", True),
+            ToolStep("apply", False, "hunk 2 did not match"),
+            ToolStep("lint", False, "later"),
+        ],
+    )
     rec = run_loop(inline(tmp_path), att, workspace=ws, max_attempts=1).attempts[0]
-    assert (rec.first_failing_step.name, rec.first_failing_step.error) == \
-        ("apply", "hunk 2 did not match")
-    assert "test_mode_alpha" in rec.signature   # the test failure wins over the tool error
+    assert (rec.first_failing_step.name, rec.first_failing_step.error) == (
+        "apply",
+        "hunk 2 did not match",
+    )
+    assert "test_mode_alpha" in rec.signature  # the test failure wins over the tool error
 
 
 def test_long_patch_is_truncated_in_the_record_and_says_so(tmp_path):
     ws = in_place_project(tmp_path / "ws")
     big = "".join(f"LINE_{i} = {i}\n" for i in range(400))
-    result = run_loop(inline(tmp_path), ListAttempter([mode("alpha", big)] * 2), workspace=ws,
-                      max_attempts=2, patch_limit=500)
+    result = run_loop(
+        inline(tmp_path),
+        ListAttempter([mode("alpha", big)] * 2),
+        workspace=ws,
+        max_attempts=2,
+        patch_limit=500,
+    )
     rec = result.attempts[0]
     assert rec.patch_truncated and rec.patch_chars > 500 and "patch truncated" in rec.patch
     assert "patch truncated" in result.prompts[1]
 
 
 # -- the workspace is put back ----------------------------------------------------------------
+
 
 def test_unsolved_run_leaves_the_workspace_byte_identical(tmp_path):
     ws = in_place_project(tmp_path / "ws")
@@ -239,8 +256,12 @@ def test_unsolved_run_leaves_the_workspace_byte_identical(tmp_path):
 
 def test_solved_run_leaves_the_passing_change_in_place(tmp_path):
     ws = in_place_project(tmp_path / "ws")
-    result = run_loop(inline(tmp_path), ListAttempter([mode("alpha"), mode("fixed")]),
-                      workspace=ws, max_attempts=3)
+    result = run_loop(
+        inline(tmp_path),
+        ListAttempter([mode("alpha"), mode("fixed")]),
+        workspace=ws,
+        max_attempts=3,
+    )
     assert result.solved_at == 2
     assert (ws / "m.py").read_text() == 'MODE = "fixed"\n'
 
@@ -272,14 +293,21 @@ def test_exception_mid_attempt_leaves_the_workspace_byte_identical(tmp_path, exc
 
 # -- repeats change something structural ------------------------------------------------------
 
+
 def test_repeated_signature_triggers_exactly_one_replan_with_the_ledger_causes(tmp_path):
     ws = in_place_project(tmp_path / "ws")
     planner = ScriptedPlanner()
     log = EventLog()
-    att = ListAttempter([mode("alpha"), mode("beta"), mode("alpha", "X_ONE = 1\n"),
-                         mode("fixed")])
-    result = run_loop(inline(tmp_path), att, workspace=ws, max_attempts=5, events=log,
-                      planner=planner, on_repeat="replan")
+    att = ListAttempter([mode("alpha"), mode("beta"), mode("alpha", "X_ONE = 1\n"), mode("fixed")])
+    result = run_loop(
+        inline(tmp_path),
+        att,
+        workspace=ws,
+        max_attempts=5,
+        events=log,
+        planner=planner,
+        on_repeat="replan",
+    )
     assert result.solved_at == 4
     assert log.count("signature_repeated") == 1 and log.count("replanned") == 1
     assert [e.data["attempt"] for e in log.events("replanned")] == [4]
@@ -293,15 +321,22 @@ def test_repeated_signature_triggers_exactly_one_replan_with_the_ledger_causes(t
     # The repeat renders once with a recurrence note rather than a second copy of the failure.
     assert "failed the same way in attempts 1 and 3" in result.prompts[3].lower()
     history = result.prompts[3].split(HEADING, 1)[1]
-    assert history.count("mode is 'alpha'") == 2   # attempt 1's signature line and output only
+    assert history.count("mode is 'alpha'") == 2  # attempt 1's signature line and output only
 
 
 def test_repeat_on_the_final_attempt_changes_nothing(tmp_path):
     ws = in_place_project(tmp_path / "ws")
     planner = ScriptedPlanner()
     log = EventLog()
-    run_loop(inline(tmp_path), ListAttempter([mode("alpha"), mode("beta"), mode("alpha")]),
-             workspace=ws, max_attempts=3, events=log, planner=planner, on_repeat="replan")
+    run_loop(
+        inline(tmp_path),
+        ListAttempter([mode("alpha"), mode("beta"), mode("alpha")]),
+        workspace=ws,
+        max_attempts=3,
+        events=log,
+        planner=planner,
+        on_repeat="replan",
+    )
     assert log.count("signature_repeated") == 1
     assert log.count("replanned") == 0 and planner.calls == []
 
@@ -311,8 +346,15 @@ def test_repeat_escalates_once_to_the_stronger_attempter(tmp_path):
     log = EventLog()
     weak = ListAttempter([mode("alpha"), mode("beta")], name="test:weak")
     strong = ListAttempter([mode("fixed")], name="test:strong")
-    result = run_loop(inline(tmp_path), weak, workspace=ws, max_attempts=5, events=log,
-                      on_repeat="escalate", escalate_to=strong)
+    result = run_loop(
+        inline(tmp_path),
+        weak,
+        workspace=ws,
+        max_attempts=5,
+        events=log,
+        on_repeat="escalate",
+        escalate_to=strong,
+    )
     # weak: alpha, beta, beta (repeat) -> escalate -> strong fixes at attempt 4
     assert [r.attempter for r in result.attempts] == ["test:weak"] * 3 + ["test:strong"]
     assert result.solved_at == 4
@@ -323,19 +365,30 @@ def test_repeat_escalates_once_to_the_stronger_attempter(tmp_path):
 def test_a_run_without_repeats_never_replans(task):
     planner = ScriptedPlanner()
     log = EventLog()
-    run_task(task, make_attempter("scripted:rederive", task=task), planner=planner,
-             on_repeat="replan", events=log)
+    run_task(
+        task,
+        make_attempter("scripted:rederive", task=task),
+        planner=planner,
+        on_repeat="replan",
+        events=log,
+    )
     assert log.count("signature_repeated") == 0 and planner.calls == []
 
 
 # -- outputs and settings ---------------------------------------------------------------------
 
+
 def test_prompts_dir_holds_the_exact_prompt_of_each_attempt_and_events_go_to_jsonl(task, tmp_path):
     prompts = tmp_path / "p"
     events = tmp_path / "events.jsonl"
     with EventLog(jsonl_path=events) as log:
-        result = run_task(task, make_attempter("scripted:walk", task=task), max_attempts=2,
-                          prompts_dir=prompts, events=log)
+        result = run_task(
+            task,
+            make_attempter("scripted:walk", task=task),
+            max_attempts=2,
+            prompts_dir=prompts,
+            events=log,
+        )
     for n, prompt in enumerate(result.prompts, 1):
         assert (prompts / f"attempt-{n}.txt").read_text() == prompt
     kinds = [line.split('"kind": "')[1].split('"')[0] for line in events.read_text().splitlines()]
@@ -346,8 +399,13 @@ def test_prompts_dir_holds_the_exact_prompt_of_each_attempt_and_events_go_to_jso
 
 def test_bad_settings_are_usage_errors(task, tmp_path):
     att = make_attempter("scripted:walk", task=task)
-    for kwargs in ({"max_attempts": 0}, {"on_repeat": "replan"}, {"on_repeat": "escalate"},
-                   {"on_repeat": "pray"}, {"history_mode": "all"}):
+    for kwargs in (
+        {"max_attempts": 0},
+        {"on_repeat": "replan"},
+        {"on_repeat": "escalate"},
+        {"on_repeat": "pray"},
+        {"history_mode": "all"},
+    ):
         with pytest.raises(LoopError) as exc:
             run_task(task, att, **kwargs)
         assert exc.value.exit_code == 2
@@ -355,11 +413,15 @@ def test_bad_settings_are_usage_errors(task, tmp_path):
 
 def test_reviewer_note_reaches_the_next_prompt_beside_the_verifier_output(tmp_path):
     ws = in_place_project(tmp_path / "ws")
-    result = run_loop(inline(tmp_path), ListAttempter([mode("alpha"), mode("fixed")]),
-                      workspace=ws, max_attempts=2,
-                      reviewer=lambda rec: f"critic: attempt {rec.number} set the wrong mode")
+    result = run_loop(
+        inline(tmp_path),
+        ListAttempter([mode("alpha"), mode("fixed")]),
+        workspace=ws,
+        max_attempts=2,
+        reviewer=lambda rec: f"critic: attempt {rec.number} set the wrong mode",
+    )
     assert result.attempts[0].reviewer_note == "critic: attempt 1 set the wrong mode"
-    assert result.attempts[1].reviewer_note is None          # a pass is not reviewed
+    assert result.attempts[1].reviewer_note is None  # a pass is not reviewed
     prompt = result.prompts[1]
     assert prompt.index("mode is 'alpha'") < prompt.index("critic: attempt 1 set the wrong mode")
 
@@ -369,8 +431,15 @@ def test_each_repeat_event_gets_one_replan_and_the_plan_follows_the_latest_ledge
     planner = ScriptedPlanner()
     log = EventLog()
     att = ListAttempter([mode("alpha"), mode("beta"), mode("alpha"), mode("beta"), mode("fixed")])
-    result = run_loop(inline(tmp_path), att, workspace=ws, max_attempts=5, events=log,
-                      planner=planner, on_repeat="replan")
+    result = run_loop(
+        inline(tmp_path),
+        att,
+        workspace=ws,
+        max_attempts=5,
+        events=log,
+        planner=planner,
+        on_repeat="replan",
+    )
     assert result.solved_at == 5
     assert log.count("signature_repeated") == 2 and log.count("replanned") == 2
     assert [e.data["attempt"] for e in log.events("replanned")] == [4, 5]

@@ -101,11 +101,15 @@ def test_every_function_that_reads_card_text_is_registered():
 
 def test_the_registry_names_real_readers_only():
     found = card_readers(chimera_cards)
-    stale = (retrieve.MODEL_READ_PATHS | retrieve.OTHER_READ_PATHS) - set(found) - {
-        # registered because they hand card text onward, though they read it via the gate
-        "chimera_cards.retrieve.render_for_prompt",
-        "chimera_cards.retrieve.match",
-    }
+    stale = (
+        (retrieve.MODEL_READ_PATHS | retrieve.OTHER_READ_PATHS)
+        - set(found)
+        - {
+            # registered because they hand card text onward, though they read it via the gate
+            "chimera_cards.retrieve.render_for_prompt",
+            "chimera_cards.retrieve.match",
+        }
+    )
     assert not stale, f"registered but no longer reading card text: {stale}"
 
 
@@ -147,11 +151,15 @@ def test_the_match_command_and_the_python_api_use_the_gate():
     called = {
         f"{n.func.value.id}.{n.func.attr}"
         for n in ast.walk(fn)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
     }
     assert {"retrieve.match", "retrieve.render_for_prompt"} <= called
     mtree = ast.parse(Path(retrieve.__file__).read_text())
-    match_fn = next(f for q, f in _functions("chimera_cards.retrieve", mtree) if q.endswith(".match"))
+    match_fn = next(
+        f for q, f in _functions("chimera_cards.retrieve", mtree) if q.endswith(".match")
+    )
     assert "_match" in _called_names(match_fn)
 
 
@@ -165,25 +173,35 @@ def test_the_loops_one_card_reader_asks_the_gate_and_renders_with_its_renderer()
     called = {
         f"{n.func.value.id}.{n.func.attr}"
         for n in ast.walk(tree)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
     }
     assert {c for c in called if c.startswith("retrieve.")} == {
         "retrieve.match_path",
         "retrieve.render_for_prompt",
     }
     rtree = ast.parse(Path(retrieve.__file__).read_text(encoding="utf-8"))
-    match_path = next(f for q, f in _functions("chimera_cards.retrieve", rtree) if q.endswith(".match_path"))
+    match_path = next(
+        f for q, f in _functions("chimera_cards.retrieve", rtree) if q.endswith(".match_path")
+    )
     assert "match" in _called_names(match_path)
 
     def imports_gate(path: Path) -> bool:
         for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(n, ast.ImportFrom) and "retrieve" in ((n.module or "") + " ".join(a.name for a in n.names)):
+            if isinstance(n, ast.ImportFrom) and "retrieve" in (
+                (n.module or "") + " ".join(a.name for a in n.names)
+            ):
                 return True
             if isinstance(n, ast.Import) and any("retrieve" in a.name for a in n.names):
                 return True
         return False
 
-    others = [m for m, path in _modules(reference_loop) if m != "reference_loop.cards" and imports_gate(path)]
+    others = [
+        m
+        for m, path in _modules(reference_loop)
+        if m != "reference_loop.cards" and imports_gate(path)
+    ]
     assert not others, f"loop modules reaching for the gate around reference_loop.cards: {others}"
 
 
@@ -197,9 +215,15 @@ def test_nothing_in_the_packages_turns_the_gates_verification_off():
     for pkg in (chimera_cards, reference_loop):
         for module, path in _modules(pkg):
             for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(n, ast.Call) and _callee(n) in {"match", "_match", "match_path"} and any(
-                    kw.arg == "verify" and not (isinstance(kw.value, ast.Constant) and kw.value.value is True)
-                    for kw in n.keywords
-                ) and module != "chimera_cards.retrieve":
+                if (
+                    isinstance(n, ast.Call)
+                    and _callee(n) in {"match", "_match", "match_path"}
+                    and any(
+                        kw.arg == "verify"
+                        and not (isinstance(kw.value, ast.Constant) and kw.value.value is True)
+                        for kw in n.keywords
+                    )
+                    and module != "chimera_cards.retrieve"
+                ):
                     offenders.append(f"{module}:{n.lineno}")
     assert not offenders, f"verify= passed outside the gate (benchmark baseline only): {offenders}"

@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from reference_loop.errors import LoopError
-from reference_loop.records import (AttemptRecord, FailedStep, History, bound_patch,
-                                    normalise_patch, patch_fingerprint)
+from reference_loop.records import (
+    AttemptRecord,
+    FailedStep,
+    History,
+    bound_patch,
+    normalise_patch,
+    patch_fingerprint,
+)
 
 
 def _patch(lines: int) -> str:
@@ -24,8 +30,10 @@ def test_long_patch_is_cut_at_a_line_boundary_and_says_so():
     assert truncated
     body, marker = bounded.rsplit("\n", 1)[0], bounded.splitlines()[-1]
     assert len(body) <= 2000
-    assert all(line.startswith("+line number ") and line.endswith("of the patch")
-               for line in body.splitlines())
+    assert all(
+        line.startswith("+line number ") and line.endswith("of the patch")
+        for line in body.splitlines()
+    )
     assert "patch truncated" in marker and f"of {len(text)} chars" in marker
 
 
@@ -67,17 +75,27 @@ def test_unknown_verdict_is_refused():
 
 
 def test_record_round_trips_through_dict_with_reviewer_note_beside_output():
-    rec = AttemptRecord(3, "fail", verifier_output="E assert 1 == 2", patch="+x\n",
-                        first_failing_step=FailedStep("edit", "no such file"),
-                        reviewer_note="the fix is in the wrong function")
+    rec = AttemptRecord(
+        3,
+        "fail",
+        verifier_output="E assert 1 == 2",
+        patch="+x\n",
+        first_failing_step=FailedStep("edit", "no such file"),
+        reviewer_note="the fix is in the wrong function",
+    )
     again = AttemptRecord.from_dict(rec.to_dict())
     assert again == rec
     assert again.verifier_output == "E assert 1 == 2" and again.reviewer_note
 
 
 def test_summary_names_number_verdict_signature_step_and_files():
-    rec = AttemptRecord(2, "fail", signature="FAILED t.py::x", files=["a.py", "new.py"],
-                        first_failing_step=FailedStep("write", "denied"))
+    rec = AttemptRecord(
+        2,
+        "fail",
+        signature="FAILED t.py::x",
+        files=["a.py", "new.py"],
+        first_failing_step=FailedStep("write", "denied"),
+    )
     line = rec.summary()
     assert line.startswith("Attempt 2 — fail")
     assert "FAILED t.py::x" in line and "write" in line and "new.py" in line

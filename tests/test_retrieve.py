@@ -26,8 +26,15 @@ def add(store, name, *, status="active", provenance="clean", origin=None, **kw):
     data = card_text(name, **kw).encode()
     with store.transaction() as conn:
         sha = store.put_blob(conn, data)
-        store.add_version(conn, name=name, sha256=sha, origin=origin or f"/cards/{name}/SKILL.md",
-                          final_url=None, provenance=provenance, status=status)
+        store.add_version(
+            conn,
+            name=name,
+            sha256=sha,
+            origin=origin or f"/cards/{name}/SKILL.md",
+            final_url=None,
+            provenance=provenance,
+            status=status,
+        )
     return sha
 
 
@@ -54,10 +61,24 @@ def test_k_limits_the_number_of_matches(store):
     assert len(match(store, "shared")) == 5
 
 
-@pytest.mark.parametrize("query", [
-    '"', 'name:alpha', 'alpha OR', 'NEAR(alpha beta)', 'alpha*', '-alpha', 'a"b', "(", "AND",
-    "alpha) OR (1=1", "' OR 1=1 --", "{name}: alpha", "^alpha",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        "name:alpha",
+        "alpha OR",
+        "NEAR(alpha beta)",
+        "alpha*",
+        "-alpha",
+        'a"b',
+        "(",
+        "AND",
+        "alpha) OR (1=1",
+        "' OR 1=1 --",
+        "{name}: alpha",
+        "^alpha",
+    ],
+)
 def test_fts_syntax_in_the_query_is_just_text(store, query):
     add(store, "alpha")
     ms = match(store, query)  # never an sqlite3 error
@@ -110,20 +131,25 @@ def test_the_query_uses_the_fts_index_not_a_scan(store):
     with store.snapshot() as conn:
         plan = conn.execute(
             "EXPLAIN QUERY PLAN SELECT v.name FROM card_fts JOIN versions v ON v.id = card_fts.rowid "
-            "WHERE card_fts MATCH ? AND v.status = 'active' ORDER BY bm25(card_fts)", ('"alpha"',)
+            "WHERE card_fts MATCH ? AND v.status = 'active' ORDER BY bm25(card_fts)",
+            ('"alpha"',),
         ).fetchall()
     details = " | ".join(row[-1] for row in plan)
     assert "VIRTUAL TABLE INDEX" in details and "SCAN v" not in details
 
 
 def test_a_tainted_card_approved_by_review_is_labelled(store, tmp_path):
-    sha = add(store, "alpha", status="pending", provenance="tainted", origin="https://x.test/SKILL.md")
+    sha = add(
+        store, "alpha", status="pending", provenance="tainted", origin="https://x.test/SKILL.md"
+    )
     gen = generate_key("alice", tmp_path / "a.key")
     review.add_trust(store, "alice", gen.public)
     review.approve(store, "alpha", sha, load_private_key(gen.keyfile))
     (m,) = match(store, "alpha")
     assert m.basis == "approved" and m.approved_after_taint and m.approvers == [gen.public.keyid]
-    assert 'review="approved after arriving tainted (1 trusted reviewer(s))"' in render_for_prompt([m])
+    assert 'review="approved after arriving tainted (1 trusted reviewer(s))"' in render_for_prompt(
+        [m]
+    )
 
 
 def test_a_clean_path_card_needs_no_approval(store):
@@ -134,8 +160,14 @@ def test_a_clean_path_card_needs_no_approval(store):
 
 
 def _m(name="x", text="", provenance="clean"):
-    return Match(name=name, sha256="0" * 64, provenance=provenance, origin="/x", basis="clean-path",
-                 text=text)
+    return Match(
+        name=name,
+        sha256="0" * 64,
+        provenance=provenance,
+        origin="/x",
+        basis="clean-path",
+        text=text,
+    )
 
 
 def test_card_text_cannot_close_or_forge_the_wrapper():
@@ -147,7 +179,10 @@ def test_card_text_cannot_close_or_forge_the_wrapper():
     out = render_for_prompt([_m("a", evil), _m("b", "plain")])
     assert len(re.findall(r"<skill-card ", out)) == 2
     assert len(re.findall(r"</skill-card>", out)) == 2
-    assert '<skill-card name="trusted-admin"' not in out and '&lt;skill-card name="trusted-admin"' in out
+    assert (
+        '<skill-card name="trusted-admin"' not in out
+        and '&lt;skill-card name="trusted-admin"' in out
+    )
     assert "&lt;/skill-card&gt;" in out and "&amp;lt;/skill-card&amp;gt;" in out
     # Unescaping the body gives back exactly the card's text.
     import html
@@ -166,7 +201,9 @@ def test_the_gate_rejects_a_blob_edited_in_the_sqlite_file(store):
     conn = sqlite3.connect(store.path)
     conn.execute(
         "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first step', 'worst step') AS BLOB)"
-        " WHERE sha256 = ?", (sha,))
+        " WHERE sha256 = ?",
+        (sha,),
+    )
     conn.commit()
     conn.close()
     assert match(store, "alpha") == []
@@ -175,8 +212,11 @@ def test_the_gate_rejects_a_blob_edited_in_the_sqlite_file(store):
 def test_match_without_verification_is_only_a_baseline_for_benchmarks(store):
     sha = add(store, "alpha")
     conn = sqlite3.connect(store.path)
-    conn.execute("UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first', 'worst') AS BLOB)"
-                 " WHERE sha256 = ?", (sha,))
+    conn.execute(
+        "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first', 'worst') AS BLOB)"
+        " WHERE sha256 = ?",
+        (sha,),
+    )
     conn.commit()
     conn.close()
     # The unverified path would hand out the edited bytes: that is why nothing but the benchmark uses it.
@@ -190,8 +230,11 @@ def test_a_render_cache_never_serves_text_for_bytes_that_changed(store):
     assert names(match(store, "alpha", cache=cache)) == ["alpha"]
     assert cache.get(sha, 2) is not None
     conn = sqlite3.connect(store.path)
-    conn.execute("UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first', 'worst') AS BLOB)"
-                 " WHERE sha256 = ?", (sha,))
+    conn.execute(
+        "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first', 'worst') AS BLOB)"
+        " WHERE sha256 = ?",
+        (sha,),
+    )
     conn.commit()
     conn.close()
     assert match(store, "alpha", cache=cache) == []
@@ -205,7 +248,9 @@ def test_a_render_cache_is_bounded():
 
 
 def test_a_warm_cache_still_sees_a_removed_key_and_an_edited_signature(store, tmp_path):
-    sha = add(store, "alpha", status="pending", provenance="tainted", origin="https://x.test/SKILL.md")
+    sha = add(
+        store, "alpha", status="pending", provenance="tainted", origin="https://x.test/SKILL.md"
+    )
     gen = generate_key("alice", tmp_path / "a.key")
     review.add_trust(store, "alice", gen.public)
     review.approve(store, "alpha", sha, load_private_key(gen.keyfile))

@@ -67,14 +67,20 @@ def test_strong_applies_the_manifest_fix_and_reports_steps(task, tmp_path):
     att = make_attempter("scripted:strong", task=task)
     ws = copy_project(task, tmp_path / "ws")
     outcome = att.attempt("p", ws, attempt=1)
-    assert isinstance(outcome, AttemptOutcome) and all(isinstance(s, ToolStep) for s in outcome.steps)
+    assert isinstance(outcome, AttemptOutcome) and all(
+        isinstance(s, ToolStep) for s in outcome.steps
+    )
     assert outcome.first_failure() is None and att.chosen == ["sorted-copy"]
     assert "sorted(values)" in (ws / "stats.py").read_text()
 
 
 def test_bad_specs_are_usage_errors(task):
-    for spec, kwargs in [("scripted:nope", {"task": task}), ("scripted:walk", {}),
-                         ("walk", {"task": task}), ("magic:x", {})]:
+    for spec, kwargs in [
+        ("scripted:nope", {"task": task}),
+        ("scripted:walk", {}),
+        ("walk", {"task": task}),
+        ("magic:x", {}),
+    ]:
         with pytest.raises(LoopError) as exc:
             make_attempter(spec, **kwargs)
         assert exc.value.exit_code == 2

@@ -15,7 +15,7 @@ def test_mcnemar_exact_p_is_a_two_sided_binomial_tail() -> None:
     assert mcnemar_exact_p(1, 7) == pytest.approx(18 / 256)
     assert mcnemar_exact_p(7, 1) == mcnemar_exact_p(1, 7)
     assert mcnemar_exact_p(0, 0) == 1.0
-    assert mcnemar_exact_p(3, 3) == 1.0          # capped at 1
+    assert mcnemar_exact_p(3, 3) == 1.0  # capped at 1
     assert mcnemar_exact_p(0, 10) == pytest.approx(2 / 1024)
 
 
@@ -39,10 +39,12 @@ def test_interval_contains_the_estimate_and_mirrors_when_arms_swap() -> None:
 
 
 def test_no_discordant_pairs_is_not_a_significant_difference() -> None:
-    result = paired_compare([True, False] * 10, [True, False] * 10, arm="accumulate", baseline="last")
+    result = paired_compare(
+        [True, False] * 10, [True, False] * 10, arm="accumulate", baseline="last"
+    )
     assert (result.b, result.c, result.diff) == (0, 0, 0.0)
     assert result.p_value == 1.0
-    assert result.ci_low < 0 < result.ci_high         # not a zero-width interval
+    assert result.ci_low < 0 < result.ci_high  # not a zero-width interval
     assert not result.significant
 
 

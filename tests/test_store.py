@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import dump_store
 
 from chimera_cards import store as store_mod
 from chimera_cards.store import (
@@ -20,16 +21,23 @@ from chimera_cards.store import (
     default_store_path,
     verify_store,
 )
-from conftest import dump_store
 
 
-def _add(store: Store, name: str, data: bytes, *, status: str = "active",
-         provenance: str = "clean"):
+def _add(
+    store: Store, name: str, data: bytes, *, status: str = "active", provenance: str = "clean"
+):
     with store.transaction() as conn:
         sha = store.put_blob(conn, data)
-        return store.add_version(conn, name=name, sha256=sha, origin=f"/cards/{name}/SKILL.md",
-                                 final_url=None, provenance=provenance, status=status,
-                                 findings=[{"rule": "r", "severity": "warning", "message": "m"}])
+        return store.add_version(
+            conn,
+            name=name,
+            sha256=sha,
+            origin=f"/cards/{name}/SKILL.md",
+            final_url=None,
+            provenance=provenance,
+            status=status,
+            findings=[{"rule": "r", "severity": "warning", "message": "m"}],
+        )
 
 
 @pytest.fixture
@@ -117,10 +125,15 @@ def test_missing_store_is_not_created_for_readers(db):
 
 
 def test_a_new_migration_upgrades_an_existing_store_in_place(filled, monkeypatch):
-    monkeypatch.setattr(store_mod, "MIGRATIONS", MIGRATIONS + [
-        "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT);\n"
-        "INSERT INTO settings VALUES ('threshold', '1');"
-    ])
+    monkeypatch.setattr(
+        store_mod,
+        "MIGRATIONS",
+        MIGRATIONS
+        + [
+            "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT);\n"
+            "INSERT INTO settings VALUES ('threshold', '1');"
+        ],
+    )
     with Store(filled) as store:
         assert store.schema_version == len(MIGRATIONS) + 1
         assert [v.name for v in store.versions()] == ["alpha", "alpha", "beta"]
@@ -149,13 +162,18 @@ def test_activating_a_version_retires_the_previous_active_one_as_history(filled)
 
 def test_a_failed_transaction_leaves_nothing(filled):
     before = dump_store(filled)
-    with Store(filled) as store:
-        with pytest.raises(RuntimeError):
-            with store.transaction() as conn:
-                _sha = store.put_blob(conn, b"gamma")
-                store.add_version(conn, name="gamma", sha256=_sha, origin="/x", final_url=None,
-                                  provenance="clean", status="active")
-                raise RuntimeError("boom")
+    with Store(filled) as store, pytest.raises(RuntimeError), store.transaction() as conn:
+        _sha = store.put_blob(conn, b"gamma")
+        store.add_version(
+            conn,
+            name="gamma",
+            sha256=_sha,
+            origin="/x",
+            final_url=None,
+            provenance="clean",
+            status="active",
+        )
+        raise RuntimeError("boom")
     assert dump_store(filled) == before
 
 
@@ -219,9 +237,13 @@ def test_verify_catches_a_version_repointed_at_another_blob(filled):
 
 def test_verify_catches_a_status_flipped_by_hand(filled):
     conn = _raw(filled)
-    conn.execute("UPDATE versions SET status = 'retired' WHERE name = 'alpha' AND status = 'active'")
-    conn.execute("UPDATE versions SET status = 'active', provenance = 'clean' "
-                 "WHERE name = 'alpha' AND status = 'pending'")
+    conn.execute(
+        "UPDATE versions SET status = 'retired' WHERE name = 'alpha' AND status = 'active'"
+    )
+    conn.execute(
+        "UPDATE versions SET status = 'active', provenance = 'clean' "
+        "WHERE name = 'alpha' AND status = 'pending'"
+    )
     assert _kinds(filled) == ["version-mismatch"]
 
 
@@ -229,8 +251,11 @@ def test_verify_catches_a_version_inserted_by_hand(filled):
     conn = _raw(filled)
     sha = hashlib.sha256(b"gamma").hexdigest()
     conn.execute("INSERT INTO blobs VALUES (?, ?, 5)", (sha, b"gamma"))
-    conn.execute("INSERT INTO versions (name, sha256, origin, imported_at, provenance, status) "
-                 "VALUES ('gamma', ?, '/x', 'now', 'clean', 'active')", (sha,))
+    conn.execute(
+        "INSERT INTO versions (name, sha256, origin, imported_at, provenance, status) "
+        "VALUES ('gamma', ?, '/x', 'now', 'clean', 'active')",
+        (sha,),
+    )
     assert _kinds(filled) == ["version-unrecorded"]
 
 
@@ -240,7 +265,9 @@ def test_verify_catches_a_deleted_version(filled):
 
 
 def test_verify_catches_an_edited_audit_entry(filled):
-    _raw(filled).execute("UPDATE audit SET detail = replace(detail, 'clean', 'cleen') WHERE seq = 1")
+    _raw(filled).execute(
+        "UPDATE audit SET detail = replace(detail, 'clean', 'cleen') WHERE seq = 1"
+    )
     assert "audit-hash" in _kinds(filled)
 
 
@@ -248,7 +275,8 @@ def test_verify_catches_an_audit_entry_edited_and_rehashed(filled):
     """Rewriting one entry and its hash breaks the next entry's prev_hash."""
     conn = _raw(filled)
     seq, ts, event, name, sha, detail, prev, _ = conn.execute(
-        "SELECT * FROM audit WHERE seq = 2").fetchone()
+        "SELECT * FROM audit WHERE seq = 2"
+    ).fetchone()
     detail = detail.replace('"pending"', '"active"')
     digest = store_mod.audit_hash(seq, ts, event, name, sha, detail, prev)
     conn.execute("UPDATE audit SET detail = ?, hash = ? WHERE seq = 2", (detail, digest))
@@ -320,14 +348,29 @@ def test_find_version_by_prefix(filled):
             store.find_version("alpha", "ffffffff" if not sha.startswith("ff") else "00000000")
 
 
-@pytest.mark.parametrize("name,sha,detail,ts", [
-    ("alpha", "a" * 64, '{"k":"v"}', "2026-01-01T00:00:00.000000Z"),
-    (None, None, '{"note":"caf\\u00e9 \\"quoted\\" \\u202e"}', "t"),
-    ("naïve-名前\u202e", "b" * 64, "{}", 12345),  # a non-text ts, as a hand-edited row could hold
-])
+@pytest.mark.parametrize(
+    "name,sha,detail,ts",
+    [
+        ("alpha", "a" * 64, '{"k":"v"}', "2026-01-01T00:00:00.000000Z"),
+        (None, None, '{"note":"caf\\u00e9 \\"quoted\\" \\u202e"}', "t"),
+        (
+            "naïve-名前\u202e",
+            "b" * 64,
+            "{}",
+            12345,
+        ),  # a non-text ts, as a hand-edited row could hold
+    ],
+)
 def test_audit_hash_is_sha256_of_the_canonical_json_of_the_entry(name, sha, detail, ts):
-    entry = {"seq": 7, "ts": ts, "event": "import", "name": name, "sha256": sha,
-             "detail": detail, "prev_hash": "0" * 64}
+    entry = {
+        "seq": 7,
+        "ts": ts,
+        "event": "import",
+        "name": name,
+        "sha256": sha,
+        "detail": detail,
+        "prev_hash": "0" * 64,
+    }
     expected = hashlib.sha256(store_mod.canonical_json(entry).encode("utf-8")).hexdigest()
     assert store_mod.audit_hash(7, ts, "import", name, sha, detail, "0" * 64) == expected
 
@@ -335,7 +378,8 @@ def test_audit_hash_is_sha256_of_the_canonical_json_of_the_entry(name, sha, deta
 def test_verify_catches_an_audit_detail_replaced_by_non_json_even_if_rehashed(filled):
     conn = _raw(filled)
     seq, ts, event, name, sha, _detail, prev, _ = conn.execute(
-        "SELECT * FROM audit WHERE seq = 3").fetchone()
+        "SELECT * FROM audit WHERE seq = 3"
+    ).fetchone()
     digest = store_mod.audit_hash(seq, ts, event, name, sha, "not json", prev)
     conn.execute("UPDATE audit SET detail = 'not json', hash = ? WHERE seq = 3", (digest,))
     assert _kinds(filled) == ["audit-detail", "version-unrecorded"]
@@ -361,7 +405,8 @@ def _reference_replay(conn: sqlite3.Connection) -> tuple[list[tuple], dict]:
 
     problems, state, prev, expected = [], {}, store_mod.GENESIS_HASH, 1
     for seq, ts, event, name, sha, detail, prev_hash, digest in conn.execute(
-            "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq"):
+        "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq"
+    ):
         if seq != expected:
             problems.append(("audit-gap", seq))
         if prev_hash != prev:
@@ -396,7 +441,12 @@ def test_verify_replays_hand_written_audit_entries_exactly_like_a_plain_json_rep
         ("import", "delta", "d" * 64, '{"id":10,"status":"active","status":"pending"}'),
         ("status", "delta", "d" * 64, '{"to":"retired"}  '),
         ("status", "delta", "d" * 64, '{"to":"active"} trailing'),
-        ("import", "eps\"il\\on\n\u202e名", "e" * 64, '{"id":11,"status":"pending","provenance":"tainted","reason":"a \\"q\\" \\u00e9"}'),
+        (
+            "import",
+            'eps"il\\on\n\u202e名',
+            "e" * 64,
+            '{"id":11,"status":"pending","provenance":"tainted","reason":"a \\"q\\" \\u00e9"}',
+        ),
         ("import", "zeta", "f" * 64, "[1, 2]"),
         ("import", "eta", "0" * 64, '{"id":12,"status":"active"'),
         ("status", None, None, '{"to":"active"}'),
@@ -409,8 +459,10 @@ def test_verify_replays_hand_written_audit_entries_exactly_like_a_plain_json_rep
         seq += 1
         ts = f"2026-01-01T00:00:{seq:02d}.000000Z"
         digest = store_mod.audit_hash(seq, ts, event, name, sha, detail, prev)
-        conn.execute("INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                     (seq, ts, event, name, sha, detail, prev, digest))
+        conn.execute(
+            "INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (seq, ts, event, name, sha, detail, prev, digest),
+        )
         prev = digest
     # A wrong stored hash mid-chain (so the next prev_hash breaks too), and a non-text timestamp
     # (hashed the slow way; its hash no longer matches).
@@ -422,7 +474,9 @@ def test_verify_replays_hand_written_audit_entries_exactly_like_a_plain_json_rep
     assert [(p.kind, p.seq) for p in problems] == reference_problems
     assert state == reference_state
     assert count == seq
-    assert {"audit-detail", "audit-hash", "audit-chain", "audit-orphan"} <= {k for k, _ in reference_problems}
+    assert {"audit-detail", "audit-hash", "audit-chain", "audit-orphan"} <= {
+        k for k, _ in reference_problems
+    }
 
 
 def test_verify_reports_an_audit_detail_stored_as_a_blob_instead_of_crashing(filled):

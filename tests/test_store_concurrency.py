@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import dump_store, make_card
 
 from chimera_cards.importer import PAUSE_ENV
 from chimera_cards.store import Store, verify_store
-from conftest import dump_store, make_card
 
 CLI = [sys.executable, "-c", "from chimera_cards.cli import main; main()"]
 PER_PROCESS = int(os.environ.get("CHIMERA_CARDS_CONCURRENCY_CARDS", "10"))
@@ -42,8 +42,12 @@ def test_eight_processes_importing_different_cards_end_with_every_version(tmp_pa
     db = tmp_path / "cards.db"
     groups = [_cards(tmp_path / f"p{n}", f"p{n}", PER_PROCESS) for n in range(8)]
     procs = [
-        subprocess.Popen([sys.executable, "-c", WORKER, str(db), *map(str, cards)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(db), *map(str, cards)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for cards in groups
     ]
     for proc in procs:
@@ -65,9 +69,15 @@ def test_two_cli_processes_importing_at_once_both_succeed(tmp_path):
     _cards(tmp_path / "right", "right", 20)
     make_card(tmp_path / "left", "shared-card")
     make_card(tmp_path / "right", "shared-card")  # identical bytes in both folders
-    procs = [subprocess.Popen([*CLI, "import", str(tmp_path / side), "--store", str(db)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for side in ("left", "right")]
+    procs = [
+        subprocess.Popen(
+            [*CLI, "import", str(tmp_path / side), "--store", str(db)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for side in ("left", "right")
+    ]
     outputs = [proc.communicate(timeout=TIMEOUT) for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0], outputs
     shared = [line for out, _ in outputs for line in out.splitlines() if "shared-card" in line]
@@ -88,8 +98,12 @@ def test_a_process_killed_inside_its_import_transaction_leaves_nothing(tmp_path)
     _cards(folder, "doomed", 30)
     marker = tmp_path / "inside-transaction"
     env = {**os.environ, PAUSE_ENV: str(marker)}
-    proc = subprocess.Popen([*CLI, "import", str(folder), "--store", str(db)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*CLI, "import", str(folder), "--store", str(db)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         while not marker.exists():
@@ -112,8 +126,12 @@ def test_a_process_killed_inside_its_import_transaction_leaves_nothing(tmp_path)
         assert verify_store(store, record=False).ok
     assert dump_store(db) == before
     # And the interrupted import can simply be run again.
-    rerun = subprocess.run([*CLI, "import", str(folder), "--store", str(db)],
-                           capture_output=True, text=True, timeout=TIMEOUT)
+    rerun = subprocess.run(
+        [*CLI, "import", str(folder), "--store", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert rerun.returncode == 0, rerun.stderr
     with Store(db) as store:
         assert len(store.versions()) == 31 and verify_store(store).ok
@@ -123,8 +141,10 @@ def test_a_process_killed_inside_its_import_transaction_leaves_nothing(tmp_path)
 def test_concurrent_opening_of_a_brand_new_store_migrates_once(tmp_path, writers):
     db = tmp_path / "fresh.db"
     code = "import sys; from chimera_cards.store import Store; Store(sys.argv[1]).close()"
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(db)], stderr=subprocess.PIPE,
-                              text=True) for _ in range(writers * 3)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(db)], stderr=subprocess.PIPE, text=True)
+        for _ in range(writers * 3)
+    ]
     for proc in procs:
         _, err = proc.communicate(timeout=TIMEOUT)
         assert proc.returncode == 0, err

@@ -14,8 +14,14 @@ from reference_loop.events import EventLog
 from reference_loop.ledger import CAUSES_HEADING
 from reference_loop.loop import run_task
 from reference_loop.planner import ScriptedPlanner
-from reference_loop.tasks import (copy_project, inline_task, load_task_dir, resolve_task,
-                                  sample_tasks, three_failure_task)
+from reference_loop.tasks import (
+    copy_project,
+    inline_task,
+    load_task_dir,
+    resolve_task,
+    sample_tasks,
+    three_failure_task,
+)
 
 
 def _task_dir(tmp_path, manifest: str):
@@ -28,7 +34,7 @@ def _task_dir(tmp_path, manifest: str):
     return root
 
 
-GOOD = '''name = "demo"
+GOOD = """name = "demo"
 description = "d"
 task = "fix it"
 verify = "{python} -m pytest -q"
@@ -36,7 +42,7 @@ timeout = 5
 [[candidates]]
 dir = "candidates/one"
 weight = 2
-'''
+"""
 
 
 def test_sample_tasks_ship_with_one_known_three_failure_task():
@@ -56,13 +62,16 @@ def test_task_folder_is_read_with_its_candidates(tmp_path):
     assert task.verify_command() == f"{shlex.quote(sys.executable)} -m pytest -q"
 
 
-@pytest.mark.parametrize("manifest, needle", [
-    ('task = "x"\n', "'verify'"),
-    ('verify = "v"\n', "'task'"),
-    ('task = "x"\nverify = "v"\ntimeout = -1\n', "timeout"),
-    ('task = "x"\nverify = "v"\n[[candidates]]\ndir = "../../etc"\n', "not a folder inside"),
-    ('task = [\n', "unreadable manifest"),
-])
+@pytest.mark.parametrize(
+    "manifest, needle",
+    [
+        ('task = "x"\n', "'verify'"),
+        ('verify = "v"\n', "'task'"),
+        ('task = "x"\nverify = "v"\ntimeout = -1\n', "timeout"),
+        ('task = "x"\nverify = "v"\n[[candidates]]\ndir = "../../etc"\n', "not a folder inside"),
+        ("task = [\n", "unreadable manifest"),
+    ],
+)
 def test_bad_manifest_is_one_clear_usage_error(tmp_path, manifest, needle):
     with pytest.raises(LoopError) as exc:
         load_task_dir(_task_dir(tmp_path, manifest))
@@ -101,6 +110,7 @@ def test_inline_task_needs_text_and_verify_and_reads_a_candidates_folder(tmp_pat
 
 # -- money-format: the sample task where two different wrong fixes fail the same way -----------
 
+
 def test_money_format_tries_both_wrong_fixes_before_the_right_one_on_every_seed():
     task = resolve_task("money-format")
     assert [c.name for c in task.candidates if c.fixes] == ["sign-first"]
@@ -113,13 +123,14 @@ def test_money_format_tries_both_wrong_fixes_before_the_right_one_on_every_seed(
 
 
 def test_money_format_repeats_a_signature_under_accumulate_and_replans_exactly_once(monkeypatch):
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")   # the sample needs no plugin
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the sample needs no plugin
     task = resolve_task("money-format")
     planner = ScriptedPlanner()
     log = EventLog()
     rederive = make_attempter("scripted:rederive", task=task)
-    result = run_task(task, rederive, history_mode="accumulate", on_repeat="replan",
-                      planner=planner, events=log)
+    result = run_task(
+        task, rederive, history_mode="accumulate", on_repeat="replan", planner=planner, events=log
+    )
     first, second, third = result.attempts
     # Two different patches (not one patch repeated), one normalised failure signature.
     assert first.patch_fingerprint != second.patch_fingerprint
@@ -130,7 +141,7 @@ def test_money_format_repeats_a_signature_under_accumulate_and_replans_exactly_o
     assert log.events("signature_repeated")[0].data["same_as"] == 1
     assert [e.data["attempt"] for e in log.events("replanned")] == [3]
     # The re-plan saw the accumulated cause (both attempts, one signature) under the heading.
-    (task_text, context), = planner.calls
+    ((task_text, context),) = planner.calls
     assert task_text == task.text
     causes = context.split(CAUSES_HEADING, 1)[1]
     assert "attempts 1 and 2" in causes and "test_negative" in causes
@@ -141,7 +152,12 @@ def test_money_format_escalates_once_to_the_strong_attempter(monkeypatch):
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     task = resolve_task("money-format")
     log = EventLog()
-    result = run_task(task, make_attempter("scripted:rederive", task=task), on_repeat="escalate",
-                      escalate_to=make_attempter("scripted:strong", task=task), events=log)
+    result = run_task(
+        task,
+        make_attempter("scripted:rederive", task=task),
+        on_repeat="escalate",
+        escalate_to=make_attempter("scripted:strong", task=task),
+        events=log,
+    )
     assert [a.attempter for a in result.attempts] == ["scripted:rederive"] * 2 + ["scripted:strong"]
     assert log.count("escalated") == 1 and result.escalations == 1 and result.solved_at == 3

@@ -57,7 +57,9 @@ def test_threshold_two_with_one_approval_is_not_approved(reviewers):
 
 def test_the_same_reviewer_approving_twice_counts_once(reviewers):
     alice, bob, _ = reviewers
-    v = evaluate([_approve(alice), _approve(alice)], [alice[0], bob[0]], name="demo", sha256=SHA, threshold=2)
+    v = evaluate(
+        [_approve(alice), _approve(alice)], [alice[0], bob[0]], name="demo", sha256=SHA, threshold=2
+    )
     assert v.approvers == [alice[0].keyid] and not v.approved
 
 
@@ -105,7 +107,9 @@ def test_a_payload_of_another_type_is_not_a_review(reviewers):
 
 def test_garbage_envelopes_are_problems_not_crashes(reviewers):
     alice = reviewers[0]
-    v = evaluate(["not json", {"payload": 1}, "[]"], [alice[0]], name="demo", sha256=SHA, threshold=1)
+    v = evaluate(
+        ["not json", {"payload": 1}, "[]"], [alice[0]], name="demo", sha256=SHA, threshold=1
+    )
     assert not v.approved and len(v.problems) == 3
 
 

@@ -139,7 +139,11 @@ def test_output_is_whole_on_disk_and_bounded_in_the_result(tmp_path):
     log = tmp_path / "out.log"
     result = run_verifier(
         "i=1; while [ $i -le 1000 ]; do echo line $i; i=$((i+1)); done; exit 1",
-        tmp_path, timeout=30, log_path=log, head_lines=10, tail_lines=20,
+        tmp_path,
+        timeout=30,
+        log_path=log,
+        head_lines=10,
+        tail_lines=20,
     )
     lines = result.output.splitlines()
     assert lines[:10] == [f"line {i}" for i in range(1, 11)]

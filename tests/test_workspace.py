@@ -52,9 +52,14 @@ def dir_digest(root: Path) -> dict[str, str]:
 def git(cwd: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(
-        GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_OPTIONAL_LOCKS="0",
-        GIT_AUTHOR_NAME="u", GIT_AUTHOR_EMAIL="u@x", GIT_COMMITTER_NAME="u",
-        GIT_COMMITTER_EMAIL="u@x", GIT_CEILING_DIRECTORIES=str(cwd.parent),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_AUTHOR_NAME="u",
+        GIT_AUTHOR_EMAIL="u@x",
+        GIT_COMMITTER_NAME="u",
+        GIT_COMMITTER_EMAIL="u@x",
+        GIT_CEILING_DIRECTORIES=str(cwd.parent),
     )
     return subprocess.run(
         ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
@@ -497,7 +502,10 @@ def test_restore_touches_only_the_changed_paths_of_a_big_tree(tmp_path):
     for rel, st in untouched.items():
         now = os.lstat(root / rel)
         assert (now.st_ino, now.st_ctime_ns, now.st_mtime_ns) == (
-            st.st_ino, st.st_ctime_ns, st.st_mtime_ns), rel
+            st.st_ino,
+            st.st_ctime_ns,
+            st.st_mtime_ns,
+        ), rel
     assert len(untouched) == 796
 
 
@@ -517,8 +525,15 @@ def test_snapshot_returns_a_tree_id_and_is_stable(project):
 def test_odd_file_names_survive_diff_and_restore(tmp_path):
     root = tmp_path / "odd"
     root.mkdir()
-    names = ["with space.txt", "ünïcödé.txt", "new\nline.txt", "-leading-dash", 'quote"s.txt',
-             "tab\there", os.fsdecode(b"latin1-\xff.txt")]
+    names = [
+        "with space.txt",
+        "ünïcödé.txt",
+        "new\nline.txt",
+        "-leading-dash",
+        'quote"s.txt',
+        "tab\there",
+        os.fsdecode(b"latin1-\xff.txt"),
+    ]
     for name in names:
         (root / name).write_text(f"{name!r}\n")
     before = tree_state(root)

@@ -6,8 +6,9 @@ import functools
 import json
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 

@@ -30,22 +30,38 @@ def _workdir(keep: Path | None) -> Path:
     if keep is None:
         return Path(tempfile.mkdtemp(prefix="chimera-cards-demo-"))
     if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
-        raise UsageError(f"--keep {keep}: must be a new or empty folder (the demo writes a "
-                         "store, keys and a workspace there)")
+        raise UsageError(
+            f"--keep {keep}: must be a new or empty folder (the demo writes a "
+            "store, keys and a workspace there)"
+        )
     keep.mkdir(parents=True, exist_ok=True)
     return keep
 
 
 @click.command("demo")
-@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Run in this new or empty folder and keep it (store, key, prompts, workspace); "
-                   "default: a temporary folder, removed at the end.")
-@click.option("--history", "history_mode", type=click.Choice(HISTORY_MODES),
-              default="accumulate", show_default=True,
-              help="The loop's history mode; 'last' is the overwrite bug, and the demo's own "
-                   "check then fails (exit 1).")
-@click.option("--max-attempts", type=click.IntRange(min=3), default=MAX_ATTEMPTS,
-              show_default=True, help="Attempts for the loop step (at least 3).")
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run in this new or empty folder and keep it (store, key, prompts, workspace); "
+    "default: a temporary folder, removed at the end.",
+)
+@click.option(
+    "--history",
+    "history_mode",
+    type=click.Choice(HISTORY_MODES),
+    default="accumulate",
+    show_default=True,
+    help="The loop's history mode; 'last' is the overwrite bug, and the demo's own "
+    "check then fails (exit 1).",
+)
+@click.option(
+    "--max-attempts",
+    type=click.IntRange(min=3),
+    default=MAX_ATTEMPTS,
+    show_default=True,
+    help="Attempts for the loop step (at least 3).",
+)
 @json_option
 @reports_errors
 def demo(keep: Path | None, history_mode: str, max_attempts: int, as_json: bool) -> None:
@@ -56,8 +72,10 @@ def demo(keep: Path | None, history_mode: str, max_attempts: int, as_json: bool)
     started = time.monotonic()
     try:
         if not as_json:
-            click.echo(f"chimera-cards demo in {work}"
-                       + ("" if keep else " (a temporary folder, removed at the end)"))
+            click.echo(
+                f"chimera-cards demo in {work}"
+                + ("" if keep else " (a temporary folder, removed at the end)")
+            )
         for step in demo_steps(work, history_mode=history_mode, max_attempts=max_attempts):
             result.steps.append(step)
             if not as_json:
@@ -75,8 +93,10 @@ def demo(keep: Path | None, history_mode: str, max_attempts: int, as_json: bool)
             click.echo(f"demo: all {total} expectations met in {result.seconds:.1f} s")
         else:
             failed = result.failed
-            click.echo(f"demo: {len(failed)} of {total} expectations FAILED "
-                       f"({len(result.steps)} of {TOTAL_STEPS} steps ran):")
+            click.echo(
+                f"demo: {len(failed)} of {total} expectations FAILED "
+                f"({len(result.steps)} of {TOTAL_STEPS} steps ran):"
+            )
             for number, e in failed:
                 click.echo(f"  step {number}: {e.what}" + (f" ({e.detail})" if e.detail else ""))
         click.echo(f"kept: {work}" if keep else f"removed {work}")

@@ -34,25 +34,33 @@ def to_sarif(report: LintReport) -> dict:
         location: dict = {"artifactLocation": {"uri": _artifact_uri(finding.path)}}
         if finding.line:
             location["region"] = {"startLine": finding.line}
-        results.append({
-            "ruleId": finding.rule,
-            "ruleIndex": used.index(finding.rule),
-            "level": _SARIF_LEVEL[finding.severity],
-            "message": {"text": finding.message},
-            "locations": [{"physicalLocation": location}],
-        })
+        results.append(
+            {
+                "ruleId": finding.rule,
+                "ruleIndex": used.index(finding.rule),
+                "level": _SARIF_LEVEL[finding.severity],
+                "message": {"text": finding.message},
+                "locations": [{"physicalLocation": location}],
+            }
+        )
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "chimera-cards",
-                "version": __version__,
-                "rules": [{"id": rule, "shortDescription": {"text": RULES.get(rule, rule)}}
-                          for rule in used],
-            }},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "chimera-cards",
+                        "version": __version__,
+                        "rules": [
+                            {"id": rule, "shortDescription": {"text": RULES.get(rule, rule)}}
+                            for rule in used
+                        ],
+                    }
+                },
+                "results": results,
+            }
+        ],
     }
 
 
@@ -70,11 +78,21 @@ def format_text(report: LintReport) -> str:
 
 @click.command("lint")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--strict/--lenient", "strict", default=True, show_default=True,
-              help="strict: five sections and Chimera frontmatter (skills/-style libraries); "
-                   "lenient: plain Agent Skills cards with a free-form body.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
-              show_default=True)
+@click.option(
+    "--strict/--lenient",
+    "strict",
+    default=True,
+    show_default=True,
+    help="strict: five sections and Chimera frontmatter (skills/-style libraries); "
+    "lenient: plain Agent Skills cards with a free-form body.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif"]),
+    default="text",
+    show_default=True,
+)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @reports_errors
 def lint(paths: tuple[str, ...], strict: bool, fmt: str, as_json: bool) -> None:
@@ -100,7 +118,12 @@ def lint(paths: tuple[str, ...], strict: bool, fmt: str, as_json: bool) -> None:
 def hash_(path: str, as_json: bool) -> None:
     """Print the SHA-256 of a card's exact bytes, in hex and as sha256-<base64> (SRI)."""
     data, resolved = read_card_bytes(path)
-    result = {"path": resolved, "sha256": sha256_hex(data), "integrity": sri(data), "bytes": len(data)}
+    result = {
+        "path": resolved,
+        "sha256": sha256_hex(data),
+        "integrity": sri(data),
+        "bytes": len(data),
+    }
     if as_json:
         echo_json(result)
     else:

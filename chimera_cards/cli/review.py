@@ -10,7 +10,14 @@ from pathlib import Path
 import click
 
 from chimera_cards import retrieve, review
-from chimera_cards.cli.common import echo_json, json_option, open_store, reports_errors, store_option
+from chimera_cards.cli.common import (
+    echo_json,
+    json_option,
+    open_store,
+    reports_errors,
+    store_option,
+)
+
 # The store commands' --store/--json options and opener, so both areas behave identically.
 from chimera_cards.keys import generate_key, load_private_key, read_passphrase_file, read_public_key
 
@@ -22,8 +29,13 @@ passphrase_option = click.option(
 )
 
 
-key_option = click.option("--key", "keyfile", required=True,
-                          type=click.Path(dir_okay=False, path_type=Path), help="Your private key file.")
+key_option = click.option(
+    "--key",
+    "keyfile",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Your private key file.",
+)
 
 
 def _load_key(keyfile: Path, passphrase_file: Path | None):
@@ -46,8 +58,14 @@ def keys_group() -> None:
 
 @keys_group.command("generate")
 @click.argument("name")
-@click.option("-o", "--output", "keyfile", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="Private key file (default: $CHIMERA_CARDS_HOME/keys/NAME.key).")
+@click.option(
+    "-o",
+    "--output",
+    "keyfile",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Private key file (default: $CHIMERA_CARDS_HOME/keys/NAME.key).",
+)
 @passphrase_option
 @store_option
 @json_option
@@ -68,8 +86,10 @@ def keys_generate(name, keyfile, passphrase_file, store_path, as_json) -> None:
         echo_json({**gen.to_dict(), "trusted": True, "changes": [c.to_dict() for c in changes]})
         return
     click.echo(gen.public.text(name))
-    click.echo(f"private key: {gen.keyfile} (0600); public key: {gen.pubfile}; key id {gen.public.keyid}",
-               err=True)
+    click.echo(
+        f"private key: {gen.keyfile} (0600); public key: {gen.pubfile}; key id {gen.public.keyid}",
+        err=True,
+    )
     click.echo(f"trusted in {store.path} as {name!r}", err=True)
 
 
@@ -153,7 +173,9 @@ def trust_threshold(k, store_path, as_json) -> None:
 
 @click.command("review")
 @click.argument("name", required=False)
-@click.option("--sha256", "sha256", default=None, help="Review this version (default: the newest pending).")
+@click.option(
+    "--sha256", "sha256", default=None, help="Review this version (default: the newest pending)."
+)
 @store_option
 @json_option
 @reports_errors
@@ -230,7 +252,9 @@ def reject_cmd(name, keyfile, sha256, reason, passphrase_file, store_path, as_js
 
 @click.command("retire")
 @click.argument("name")
-@click.option("--sha256", "sha256", default=None, help="Retire this version (default: the active one).")
+@click.option(
+    "--sha256", "sha256", default=None, help="Retire this version (default: the active one)."
+)
 @click.option("--reason", default="", help="Why it is withdrawn.")
 @store_option
 @json_option
@@ -250,10 +274,21 @@ def retire_cmd(name, sha256, reason, store_path, as_json) -> None:
 
 @click.command("match")
 @click.argument("query", nargs=-1, required=True)
-@click.option("-k", "k", type=click.IntRange(min=1, max=100), default=5, show_default=True,
-              help="At most this many cards.")
-@click.option("--level", type=click.IntRange(1, 2), default=2, show_default=True,
-              help="1: name, description, triggers; 2: + the body.")
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(min=1, max=100),
+    default=5,
+    show_default=True,
+    help="At most this many cards.",
+)
+@click.option(
+    "--level",
+    type=click.IntRange(1, 2),
+    default=2,
+    show_default=True,
+    help="1: name, description, triggers; 2: + the body.",
+)
 @store_option
 @json_option
 @reports_errors
@@ -263,8 +298,12 @@ def match_cmd(query, k, level, store_path, as_json) -> None:
     with open_store(store_path) as store:
         matches = retrieve.match(store, " ".join(query), k=k, level=level)
     if as_json:
-        echo_json({"matches": [m.to_dict() for m in matches],
-                   "prompt": retrieve.render_for_prompt(matches)})
+        echo_json(
+            {
+                "matches": [m.to_dict() for m in matches],
+                "prompt": retrieve.render_for_prompt(matches),
+            }
+        )
         return
     if not matches:
         click.echo("no approved card matches", err=True)

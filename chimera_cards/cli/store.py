@@ -9,8 +9,14 @@ from pathlib import Path
 
 import click
 
-from chimera_cards.cli.common import echo_json, json_option, open_store, reports_errors, store_option
 from chimera_cards.card import find_card_files
+from chimera_cards.cli.common import (
+    echo_json,
+    json_option,
+    open_store,
+    reports_errors,
+    store_option,
+)
 from chimera_cards.errors import UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT, is_url
 from chimera_cards.importer import ImportResult, import_source
@@ -48,15 +54,33 @@ def _error_line(result: ImportResult) -> str:
 
 @click.command("import")
 @click.argument("source")
-@click.option("--sha256", "sha256", default=None, metavar="HEX",
-              help="The card's bytes must hash to this SHA-256, or nothing is stored.")
-@click.option("--integrity", default=None, metavar="sha256-BASE64",
-              help="Same as --sha256, in Subresource-Integrity form.")
-@click.option("--lockfile", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Refuse any card whose name and hash are not pinned in this lockfile.")
+@click.option(
+    "--sha256",
+    "sha256",
+    default=None,
+    metavar="HEX",
+    help="The card's bytes must hash to this SHA-256, or nothing is stored.",
+)
+@click.option(
+    "--integrity",
+    default=None,
+    metavar="sha256-BASE64",
+    help="Same as --sha256, in Subresource-Integrity form.",
+)
+@click.option(
+    "--lockfile",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Refuse any card whose name and hash are not pinned in this lockfile.",
+)
 @click.option("--taint", is_flag=True, help="Mark the import tainted (held pending for review).")
-@click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True,
-              help="Seconds allowed for fetching a URL.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    help="Seconds allowed for fetching a URL.",
+)
 @store_option
 @json_option
 @reports_errors
@@ -71,11 +95,20 @@ def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, 
     if lockfile is not None:
         read_lockfile(lockfile)
     if not is_url(source) and not find_card_files(source):
-        raise UsageError(f"{source}: no cards found (expected a SKILL.md, a card directory, "
-                         "or a folder of card directories)")
+        raise UsageError(
+            f"{source}: no cards found (expected a SKILL.md, a card directory, "
+            "or a folder of card directories)"
+        )
     with open_store(store_path, create=True) as store:
-        results = import_source(store, source, sha256=sha256, integrity=integrity,
-                                lockfile=lockfile, taint=taint, timeout=timeout)
+        results = import_source(
+            store,
+            source,
+            sha256=sha256,
+            integrity=integrity,
+            lockfile=lockfile,
+            taint=taint,
+            timeout=timeout,
+        )
     if as_json:
         payload = [r.to_dict() for r in results]
         echo_json(payload[0] if _single_card_source(source) and len(payload) == 1 else payload)
@@ -91,8 +124,14 @@ def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, 
 
 
 @click.command("lock")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("cards.lock"), show_default=True, help="Lockfile to write.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("cards.lock"),
+    show_default=True,
+    help="Lockfile to write.",
+)
 @store_option
 @json_option
 @reports_errors
@@ -109,8 +148,10 @@ def lock_cmd(output, store_path, as_json) -> None:
 
 def _version_row(v: Version, width: int) -> str:
     origin = v.final_url if v.final_url and v.final_url != v.origin else v.origin
-    return (f"{v.name:<{width}}  {v.status:<8} {v.provenance:<7} {v.sha256[:12]}  "
-            f"{v.imported_at}  {origin}")
+    return (
+        f"{v.name:<{width}}  {v.status:<8} {v.provenance:<7} {v.sha256[:12]}  "
+        f"{v.imported_at}  {origin}"
+    )
 
 
 @click.command("list")
@@ -132,8 +173,13 @@ def list_cmd(status, store_path, as_json) -> None:
 
 @click.command("show")
 @click.argument("name")
-@click.option("--version", "sha_prefix", default=None, metavar="SHA",
-              help="A version's SHA-256 (or its first 6+ hex digits); default the active one.")
+@click.option(
+    "--version",
+    "sha_prefix",
+    default=None,
+    metavar="SHA",
+    help="A version's SHA-256 (or its first 6+ hex digits); default the active one.",
+)
 @store_option
 @json_option
 @reports_errors
@@ -144,12 +190,23 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         history = store.versions(name=name)
         size = len(store.get_blob(version.sha256) or b"")
     if as_json:
-        echo_json({**version.to_dict(), "size": size,
-                   "history": [{k: v for k, v in h.to_dict().items() if k != "findings"}
-                               for h in history]})
+        echo_json(
+            {
+                **version.to_dict(),
+                "size": size,
+                "history": [
+                    {k: v for k, v in h.to_dict().items() if k != "findings"} for h in history
+                ],
+            }
+        )
         return
-    fields = [("name", version.name), ("sha256", version.sha256), ("status", version.status),
-              ("provenance", version.provenance), ("origin", version.origin)]
+    fields = [
+        ("name", version.name),
+        ("sha256", version.sha256),
+        ("status", version.status),
+        ("provenance", version.provenance),
+        ("origin", version.origin),
+    ]
     if version.final_url and version.final_url != version.origin:
         fields.append(("final url", version.final_url))
     fields += [("imported", version.imported_at), ("size", f"{size} bytes")]
@@ -160,21 +217,35 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
     click.echo(f"findings:   {len(version.findings) or 'none'}")
     for f in version.findings:
         where = f"line {f.get('line')}" if f.get("line") else "-"
-        click.echo(f"  {where:<9} {f.get('severity', ''):<8} {f.get('rule', '')}: {f.get('message', '')}")
+        click.echo(
+            f"  {where:<9} {f.get('severity', ''):<8} {f.get('rule', '')}: {f.get('message', '')}"
+        )
     click.echo(f"history:    {len(history)} version{'s' if len(history) != 1 else ''}")
     for h in history:
         mark = "*" if h.sha256 == version.sha256 else " "
-        click.echo(f"  {mark} {h.imported_at}  {h.sha256[:12]}  {h.status:<8} {h.provenance:<7} "
-                   f"{h.reason}".rstrip())
+        click.echo(
+            f"  {mark} {h.imported_at}  {h.sha256[:12]}  {h.status:<8} {h.provenance:<7} "
+            f"{h.reason}".rstrip()
+        )
 
 
 @click.command("export")
 @click.argument("name")
-@click.option("-o", "--output", "directory", required=True,
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Directory; the card is written to DIR/NAME/SKILL.md.")
-@click.option("--version", "sha_prefix", default=None, metavar="SHA",
-              help="Export this version instead of the active one.")
+@click.option(
+    "-o",
+    "--output",
+    "directory",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory; the card is written to DIR/NAME/SKILL.md.",
+)
+@click.option(
+    "--version",
+    "sha_prefix",
+    default=None,
+    metavar="SHA",
+    help="Export this version instead of the active one.",
+)
 @store_option
 @json_option
 @reports_errors
@@ -202,7 +273,11 @@ def audit_cmd(store_path, as_json) -> None:
         echo_json([e.to_dict() for e in entries])
         return
     for e in entries:
-        subject = f" {e.name} {e.sha256[:12]}" if e.name and e.sha256 else (f" {e.name}" if e.name else "")
+        subject = (
+            f" {e.name} {e.sha256[:12]}"
+            if e.name and e.sha256
+            else (f" {e.name}" if e.name else "")
+        )
         detail = " ".join(f"{k}={v}" for k, v in e.detail.items() if v not in (None, "", []))
         click.echo(f"{e.seq:>5} {e.ts} {e.event}{subject}  {detail}".rstrip())
 
@@ -224,8 +299,10 @@ def verify_cmd(store_path, as_json) -> None:
         for problem in report.problems:
             click.echo(f"FAIL {problem.kind}: {problem.message}")
         verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
-        click.echo(f"{verdict}: {report.blobs} blobs ({report.bytes} bytes), {report.versions} "
-                   f"versions, {report.audit_entries} audit entries")
+        click.echo(
+            f"{verdict}: {report.blobs} blobs ({report.bytes} bytes), {report.versions} "
+            f"versions, {report.audit_entries} audit entries"
+        )
     if not report.ok:
         raise SystemExit(1)
 

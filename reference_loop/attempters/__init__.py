@@ -28,7 +28,7 @@ class ToolStep:
 @dataclass
 class AttemptOutcome:
     steps: list[ToolStep] = field(default_factory=list)
-    description: str = ""     # the attempter's own account; never the patch
+    description: str = ""  # the attempter's own account; never the patch
 
     def first_failure(self) -> ToolStep | None:
         return next((step for step in self.steps if not step.ok), None)
@@ -43,12 +43,12 @@ class Attempter(Protocol):
 # Hooks for attempter kinds that live in their own modules: kind -> (module, factory). Each
 # factory is called as factory(argument, seed=seed). Adding a kind is one line here.
 _HOOKS = {
-    "cmd": ("reference_loop.attempters.cmd", "make_cmd_attempter"),    # cmd:COMMAND
-    "llm": ("reference_loop.attempters.llm", "make_llm_attempter"),    # llm:MODEL
+    "cmd": ("reference_loop.attempters.cmd", "make_cmd_attempter"),  # cmd:COMMAND
+    "llm": ("reference_loop.attempters.llm", "make_llm_attempter"),  # llm:MODEL
 }
 
 
-def make_attempter(spec: str, *, seed: int = 0, task: "Task | None" = None) -> Attempter:
+def make_attempter(spec: str, *, seed: int = 0, task: Task | None = None) -> Attempter:
     """Resolve ``scripted:NAME``, ``cmd:COMMAND`` or ``llm:MODEL`` to an attempter.
 
     ``task`` is needed by the scripted attempters only (they draw their candidate fixes from the
@@ -56,10 +56,12 @@ def make_attempter(spec: str, *, seed: int = 0, task: "Task | None" = None) -> A
     """
     kind, sep, arg = spec.partition(":")
     if not sep or not arg:
-        raise LoopError(f"attempter {spec!r} must look like scripted:NAME, cmd:COMMAND or "
-                        "llm:MODEL", exit_code=2)
+        raise LoopError(
+            f"attempter {spec!r} must look like scripted:NAME, cmd:COMMAND or llm:MODEL",
+            exit_code=2,
+        )
     if kind == "scripted":
-        from reference_loop.attempters.scripted import make_scripted  # noqa: PLC0415 - cycle
+        from reference_loop.attempters.scripted import make_scripted
 
         return make_scripted(arg, seed=seed, task=task)
     if kind in _HOOKS:
@@ -69,8 +71,11 @@ def make_attempter(spec: str, *, seed: int = 0, task: "Task | None" = None) -> A
         except ModuleNotFoundError as exc:
             if exc.name != module_name:
                 raise
-            raise LoopError(f"attempter kind {kind!r} is not available in this build",
-                            exit_code=2) from exc
+            raise LoopError(
+                f"attempter kind {kind!r} is not available in this build", exit_code=2
+            ) from exc
         return getattr(module, factory_name)(arg, seed=seed)
-    raise LoopError(f"unknown attempter kind {kind!r} in {spec!r} "
-                    "(expected scripted:, cmd: or llm:)", exit_code=2)
+    raise LoopError(
+        f"unknown attempter kind {kind!r} in {spec!r} (expected scripted:, cmd: or llm:)",
+        exit_code=2,
+    )

@@ -37,7 +37,7 @@ def tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:
     cut = text[-limit:]
     nl = cut.find("\n")
     if 0 <= nl < len(cut) - 1:
-        cut = cut[nl + 1:]
+        cut = cut[nl + 1 :]
     return f"… ({len(text) - len(cut)} chars cut) …\n{cut}"
 
 
@@ -53,8 +53,11 @@ class CmdAttempter:
 
     def __post_init__(self) -> None:
         if not self.argv:
-            raise LoopError("cmd: attempter needs a command, e.g. "
-                            "'cmd:aider --yes --message-file {prompt_file}'", exit_code=2)
+            raise LoopError(
+                "cmd: attempter needs a command, e.g. "
+                "'cmd:aider --yes --message-file {prompt_file}'",
+                exit_code=2,
+            )
         if not self.name:
             self.name = "cmd:" + Path(self.argv[0]).name
         exe = self.argv[0]
@@ -66,8 +69,11 @@ class CmdAttempter:
         return any("{prompt_file}" in a for a in self.argv)
 
     def command_for(self, prompt_file: Path, workspace: Path, attempt: int) -> list[str]:
-        values = {"{prompt_file}": str(prompt_file), "{workspace}": str(workspace),
-                  "{attempt}": str(attempt)}
+        values = {
+            "{prompt_file}": str(prompt_file),
+            "{workspace}": str(workspace),
+            "{attempt}": str(attempt),
+        }
         out = []
         for arg in self.argv:
             for key, value in values.items():
@@ -97,12 +103,24 @@ class CmdAttempter:
                 try:
                     try:
                         code, timed_out = run_in_group(
-                            argv, cwd=workspace, env=env, stdin=stdin, stdout=out, stderr=err,
-                            timeout=self.timeout, grace=KILL_GRACE)
+                            argv,
+                            cwd=workspace,
+                            env=env,
+                            stdin=stdin,
+                            stdout=out,
+                            stderr=err,
+                            timeout=self.timeout,
+                            grace=KILL_GRACE,
+                        )
                     except OSError as exc:
                         return AttemptOutcome(
-                            steps=[ToolStep(self.name, False,
-                                            f"could not start {argv[0]}: {exc.strerror or exc}")],
+                            steps=[
+                                ToolStep(
+                                    self.name,
+                                    False,
+                                    f"could not start {argv[0]}: {exc.strerror or exc}",
+                                )
+                            ],
                             description=f"{self.name} did not start",
                         )
                 finally:
@@ -121,8 +139,9 @@ class CmdAttempter:
             if stderr_tail:
                 error += "\n" + stderr_tail
             return AttemptOutcome([ToolStep(self.name, False, error)], f"ran {shown}: exit {code}")
-        return AttemptOutcome([ToolStep(self.name, True)],
-                              f"ran {shown}: exit 0 in {duration:.1f}s")
+        return AttemptOutcome(
+            [ToolStep(self.name, True)], f"ran {shown}: exit 0 in {duration:.1f}s"
+        )
 
 
 def parse_cmd_spec(command: str) -> list[str]:
@@ -130,12 +149,14 @@ def parse_cmd_spec(command: str) -> list[str]:
     try:
         argv = shlex.split(command)
     except ValueError as exc:
-        raise LoopError(f"cmd: attempter: cannot parse command {command!r}: {exc}",
-                        exit_code=2) from None
+        raise LoopError(
+            f"cmd: attempter: cannot parse command {command!r}: {exc}", exit_code=2
+        ) from None
     return argv
 
 
-def make_cmd_attempter(command: str, *, seed: int = 0,
-                       timeout: float = DEFAULT_TIMEOUT) -> CmdAttempter:
+def make_cmd_attempter(
+    command: str, *, seed: int = 0, timeout: float = DEFAULT_TIMEOUT
+) -> CmdAttempter:
     """Build the attempter for ``cmd:<command>`` (the part after ``cmd:``)."""
     return CmdAttempter(parse_cmd_spec(command), timeout=timeout, seed=seed)

@@ -23,8 +23,15 @@ from reference_loop.errors import LoopError
 
 MAX_FILE_CHARS = 20_000
 MAX_FILES_CHARS = 60_000
-_SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".venv", "venv", "node_modules",
-              ".mypy_cache"}
+_SKIP_DIRS = {
+    ".git",
+    "__pycache__",
+    ".pytest_cache",
+    ".venv",
+    "venv",
+    "node_modules",
+    ".mypy_cache",
+}
 
 EDIT_INSTRUCTIONS = """\
 Reply with the change as one or more SEARCH/REPLACE blocks, each preceded by the file's path:
@@ -43,7 +50,7 @@ is also accepted.) Edit only files listed below."""
 def import_llm() -> Any:
     """The ``llm`` module, or a LoopError saying how to install it."""
     try:
-        import llm  # noqa: PLC0415 - optional extra, imported only when asked for
+        import llm
     except ImportError:
         raise LoopError(
             "the llm: attempter needs the 'llm' library: pip install 'chimera-cards[llm]' "
@@ -53,8 +60,9 @@ def import_llm() -> Any:
     return llm
 
 
-def workspace_files_text(root: Path, *, max_file: int = MAX_FILE_CHARS,
-                         max_total: int = MAX_FILES_CHARS) -> str:
+def workspace_files_text(
+    root: Path, *, max_file: int = MAX_FILE_CHARS, max_total: int = MAX_FILES_CHARS
+) -> str:
     """The workspace's small UTF-8 text files, each under a ``### path`` heading in a fence.
 
     Binary, huge and tool-cache files are left out (named, so the model knows they exist)."""
@@ -62,8 +70,9 @@ def workspace_files_text(root: Path, *, max_file: int = MAX_FILE_CHARS,
     skipped: list[str] = []
     total = 0
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames
-                             if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info")
+        )
         for fn in sorted(filenames):
             path = Path(dirpath) / fn
             rel = path.relative_to(root).as_posix()
@@ -119,16 +128,19 @@ class LLMAttempter:
             reply = self.model.prompt(full, **self.prompt_options()).text()
         except Exception as exc:  # any model/plugin/network failure is the attempt's failing step
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return AttemptOutcome([ToolStep("model", False, f"{type(exc).__name__}: {msg}")],
-                                  f"{self.name}: the model call failed")
+            return AttemptOutcome(
+                [ToolStep("model", False, f"{type(exc).__name__}: {msg}")],
+                f"{self.name}: the model call failed",
+            )
         self.last_reply = reply
         steps = [ToolStep("model", True)]
         try:
             edit = parse_edit(reply)
         except EditError as exc:
             steps.append(ToolStep("parse-edit", False, str(exc)))
-            return AttemptOutcome(steps,
-                                  f"{self.name}: reply held no usable edit ({len(reply)} chars)")
+            return AttemptOutcome(
+                steps, f"{self.name}: reply held no usable edit ({len(reply)} chars)"
+            )
         steps.append(ToolStep("parse-edit", True))
         try:
             changed = apply_edit(edit, workspace)
@@ -143,8 +155,9 @@ class LLMAttempter:
 def make_llm_attempter(model_id: str, *, seed: int = 0) -> LLMAttempter:
     """Build the attempter for ``llm:<model_id>``; an unknown model is one clear error."""
     if not model_id.strip():
-        raise LoopError("llm: attempter needs a model id, e.g. 'llm:SmolLM2' or "
-                        "'llm:gpt-4o-mini'", exit_code=2)
+        raise LoopError(
+            "llm: attempter needs a model id, e.g. 'llm:SmolLM2' or 'llm:gpt-4o-mini'", exit_code=2
+        )
     llm = import_llm()
     try:
         model = llm.get_model(model_id)

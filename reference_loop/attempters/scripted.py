@@ -43,8 +43,11 @@ def seeded_order(candidates: list[Candidate], seed: int, salt: str = "") -> list
 
 
 def _tokens(data: bytes) -> set[str]:
-    return {tok for tok in _IDENT.findall(data.decode("utf-8", "replace")) if "_" in tok.strip("_")
-            or tok.startswith("_")}
+    return {
+        tok
+        for tok in _IDENT.findall(data.decode("utf-8", "replace"))
+        if "_" in tok.strip("_") or tok.startswith("_")
+    }
 
 
 def distinguishing_text(task: Task) -> dict[str, list[str]]:
@@ -82,13 +85,15 @@ class _ScriptedBase:
     seed: int = 0
     name: str = "scripted"
     order: list[Candidate] = field(init=False)
-    chosen: list[str] = field(init=False, default_factory=list)   # candidate per attempt
+    chosen: list[str] = field(init=False, default_factory=list)  # candidate per attempt
 
     def __post_init__(self) -> None:
         if not self.task.candidates:
-            raise LoopError(f"{self.name} needs candidate fixes, and task {self.task.name!r} "
-                            "has none (add [[candidates]] to task.toml or pass --candidates)",
-                            exit_code=2)
+            raise LoopError(
+                f"{self.name} needs candidate fixes, and task {self.task.name!r} "
+                "has none (add [[candidates]] to task.toml or pass --candidates)",
+                exit_code=2,
+            )
         self.order = seeded_order(self.task.candidates, self.seed, self.task.name)
 
     def _apply(self, cand: Candidate, workspace: Path, why: str) -> AttemptOutcome:
@@ -100,8 +105,9 @@ class _ScriptedBase:
             steps.append(ToolStep(f"write:{cand.name}", False, str(exc)))
             return AttemptOutcome(steps, f"could not apply {cand.name}")
         steps.append(ToolStep(f"write:{cand.name}", True))
-        return AttemptOutcome(steps, f"{self.name} applied candidate {cand.name} "
-                                     f"({', '.join(written)}): {why}")
+        return AttemptOutcome(
+            steps, f"{self.name} applied candidate {cand.name} ({', '.join(written)}): {why}"
+        )
 
 
 @dataclass
@@ -147,8 +153,10 @@ SCRIPTED = {"rederive": RederiveAttempter, "walk": WalkAttempter, "strong": Stro
 
 def make_scripted(name: str, *, seed: int = 0, task: Task | None = None) -> _ScriptedBase:
     if name not in SCRIPTED:
-        raise LoopError(f"unknown scripted attempter {name!r} "
-                        f"(expected one of: {', '.join(sorted(SCRIPTED))})", exit_code=2)
+        raise LoopError(
+            f"unknown scripted attempter {name!r} (expected one of: {', '.join(sorted(SCRIPTED))})",
+            exit_code=2,
+        )
     if task is None:
         raise LoopError(f"scripted:{name} needs a task with candidate fixes", exit_code=2)
     return SCRIPTED[name](task=task, seed=seed)

@@ -4,4 +4,4 @@
 def page(items, number, size=10):
     """The items on 1-based page ``number``."""
     start = number * size
-    return items[start:start + size]
+    return items[start : start + size]

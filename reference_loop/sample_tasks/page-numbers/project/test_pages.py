@@ -1,5 +1,4 @@
 import pytest
-
 from pages import page
 
 ITEMS = list(range(25))

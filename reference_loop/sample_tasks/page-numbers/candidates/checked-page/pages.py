@@ -6,4 +6,4 @@ def page(items, number, size=10):
     if number < 1:
         raise ValueError(f"page numbers start at 1, got {number}")
     start = (number - 1) * size
-    return items[start:start + size]
+    return items[start : start + size]

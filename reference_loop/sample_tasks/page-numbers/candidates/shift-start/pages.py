@@ -8,4 +8,4 @@ def _first_index_of(number, size):
 def page(items, number, size=10):
     """The items on 1-based page ``number``."""
     start = _first_index_of(number, size)
-    return items[start:start + size]
+    return items[start : start + size]
