@@ -15,7 +15,6 @@ from chimera_cards.errors import (
     StatusChangeError,
     UnknownCardError,
     UnknownVersionError,
-    UntrustedKeyError,
     UsageError,
 )
 from chimera_cards.keys import generate_key, load_private_key
@@ -23,12 +22,6 @@ from chimera_cards.store import Store, verify_store
 from chimera_cards.trust import evaluate, trusted_keys
 
 URL = "https://cards.example/x/SKILL.md"
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "cards.db") as s:
-        yield s
 
 
 def add(store, name, *, status="pending", provenance="tainted", origin=URL, findings=(), **kw):
@@ -74,17 +67,6 @@ def test_approve_with_the_pending_hash_activates_and_keeps_the_old_active_as_his
     assert verify_store(store).ok
 
 
-def test_threshold_two_needs_two_distinct_reviewers(store, tmp_path):
-    sha = add(store, "demo")
-    alice = reviewer(store, tmp_path, "alice")
-    bob = reviewer(store, tmp_path, "bob")
-    review.set_threshold(store, 2)
-    assert review.approve(store, "demo", sha, alice).status == "pending"
-    again = review.approve(store, "demo", sha, alice)
-    assert again.status == "pending" and not again.recorded
-    assert review.approve(store, "demo", sha, bob).status == "active"
-
-
 def test_raising_the_threshold_sends_an_approved_version_back_to_pending(store, tmp_path):
     sha = add(store, "demo")
     alice = reviewer(store, tmp_path, "alice")
@@ -124,19 +106,6 @@ def test_retire_withdraws_the_active_version_without_a_verdict(store, tmp_path):
         review.retire(store, "demo")
     with pytest.raises(StatusChangeError):
         review.retire(store, "demo", sha)
-    assert dump_store(store.path) == before
-
-
-def test_removing_a_trusted_key_sends_its_approvals_back_to_pending(store, tmp_path):
-    sha = add(store, "demo")
-    alice = reviewer(store, tmp_path, "alice")
-    review.approve(store, "demo", sha, alice)
-    _, changes = review.remove_trust(store, "alice")
-    assert [(c.name, c.new) for c in changes] == [("demo", "pending")]
-    assert status(store, "demo", sha) == "pending"
-    before = dump_store(store.path)
-    with pytest.raises(UntrustedKeyError):
-        review.remove_trust(store, "alice")
     assert dump_store(store.path) == before
 
 
