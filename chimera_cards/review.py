@@ -50,9 +50,8 @@ from chimera_cards.keys import (
 )
 from chimera_cards.lint import lint_card, reveal
 from chimera_cards.retrieve import is_clean_path, is_url, prompt_preview
-from chimera_cards.store import SUPERSEDED, Problem, Store
+from chimera_cards.store import SUPERSEDED, THRESHOLD_SETTING, Problem, Store
 from chimera_cards.trust import (
-    THRESHOLD_SETTING,
     TrustedKey,
     Verdict,
     check_statement,
@@ -255,7 +254,13 @@ def add_trust(store: Store, name: str, public) -> tuple[TrustedKey, list[Change]
                 )
         store.add_trust_row(name, public.keyid, public.text())
         key = TrustedKey(name, public)
-        store.append_audit(conn, "trust-add", None, None, {"name": name, "keyid": key.keyid})
+        store.append_audit(
+            conn,
+            "trust-add",
+            None,
+            None,
+            {"name": name, "keyid": key.keyid, "public_key": public.text()},
+        )
         return key, reconcile(store, conn)
 
 

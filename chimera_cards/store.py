@@ -353,6 +353,12 @@ def _check_file(path: Path) -> None:
         raise StoreError(f"{path}: not a chimera-cards store (not an SQLite database)")
 
 
+def _is_empty(path: Path) -> bool:
+    """A 0-byte file with no write-ahead log beside it holding the store's first pages."""
+    wal = Path(str(path) + "-wal")
+    return path.stat().st_size == 0 and not (wal.exists() and wal.stat().st_size > 0)
+
+
 def _split_sql(script: str) -> list[str]:
     """Statements of a script, split where SQLite says a statement is complete (so triggers with
     ``;`` inside BEGIN..END stay whole). executescript would COMMIT the migrating transaction."""
@@ -381,6 +387,9 @@ class Store:
         self.path = Path(path) if path is not None else default_store_path()
         if self.path.exists():
             _check_file(self.path)
+            if not create and _is_empty(self.path):
+                # sqlite3 would take an empty file for an empty store (and verify would say ok).
+                raise StoreError(f"{self.path}: empty file, not a chimera-cards store")
         elif not create:
             raise StoreError(f"{self.path}: no store here (import a card first, or pass --store)")
         else:
@@ -1257,6 +1266,67 @@ def check_versions(
     return problems, count
 
 
+# Audit events that change the trust list and the threshold; verify replays them.
+TRUST_EVENTS = ("trust-add", "trust-remove", "trust-threshold")
+THRESHOLD_SETTING = "trust.threshold"
+
+
+def check_trust(store: Store, conn: sqlite3.Connection) -> list[Problem]:
+    """Replay the trust changes in the audit log: the trust list and the threshold stored now
+    must be exactly what the log says was set (so a key inserted by hand is reported).
+
+    Returns:
+        One Problem per key or setting that differs from the log.
+    """
+    problems: list[Problem] = []
+    keys: dict[str, dict] = {}
+    threshold: str | None = None
+    for event, detail in conn.execute(
+        "SELECT event, detail FROM audit WHERE event IN (?, ?, ?) ORDER BY seq", TRUST_EVENTS
+    ):
+        info = _detail_object(detail) or {}
+        name = info.get("name")
+        if event == "trust-add" and isinstance(name, str):
+            keys[name] = info
+        elif event == "trust-remove" and isinstance(name, str):
+            keys.pop(name, None)
+        elif event == "trust-threshold":
+            threshold = str(info.get("threshold"))
+    for name, keyid, pubkey in store.trust_rows():
+        logged = keys.pop(name, None)
+        if logged is None:
+            problems.append(
+                Problem(
+                    "trust-unrecorded",
+                    f"trusted key {name!r} ({keyid}) is not in the audit log (added by hand?)",
+                )
+            )
+        elif logged.get("keyid") != keyid or logged.get("public_key", pubkey) != pubkey:
+            problems.append(
+                Problem(
+                    "trust-mismatch",
+                    f"trusted key {name!r}: the stored key is not the one the audit log recorded",
+                )
+            )
+    for name, logged in keys.items():
+        problems.append(
+            Problem(
+                "trust-missing",
+                f"trusted key {name!r} ({logged.get('keyid')}) is in the audit log but missing "
+                "from the trust list",
+            )
+        )
+    stored = store.get_setting(THRESHOLD_SETTING)
+    if stored != threshold:
+        problems.append(
+            Problem(
+                "threshold-mismatch",
+                f"the threshold setting is {stored!r} but the audit log says {threshold!r}",
+            )
+        )
+    return problems
+
+
 def resolve_hook(spec: str | Callable) -> Callable:
     """A hook given as a callable, or as ``"module:function"`` loaded when first needed (so the
     store does not import the review code that registers itself here)."""
@@ -1278,7 +1348,7 @@ def verify_store(
         problems, blob_count, total = check_blobs(store, conn)
         chain_problems, entries, state = check_audit_chain(store, conn)
         version_problems, version_count = check_versions(store, conn, state)
-        problems += chain_problems + version_problems
+        problems += chain_problems + version_problems + check_trust(store, conn)
         for check in checks:
             fn = resolve_hook(check)
             problems.extend(fn(store, conn))
@@ -1311,8 +1381,10 @@ def verify_store(
                     },
                 )
             report.recorded = True
-        except sqlite3.OperationalError:
-            pass  # a read-only store can still be verified; the report says it was not recorded
+        except (sqlite3.OperationalError, StoreWriteError):
+            # A read-only store or a full disk can still be verified; the report says it was
+            # not recorded.
+            pass
     return report
 
 
