@@ -583,7 +583,7 @@ class Store:
             ),
         )
         version = Version(
-            id=cursor.lastrowid,
+            id=int(cursor.lastrowid or 0),
             name=name,
             sha256=sha256,
             origin=origin,
@@ -1082,7 +1082,7 @@ def check_blobs(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], 
 # Audit rows fetched per call by the chain check (small rows; blobs are read one at a time).
 _VERIFY_CHUNK = 512
 # The parser json.loads uses; called directly (see _detail_object) to skip loads' wrappers.
-_scan_json = json.JSONDecoder().scan_once
+_scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _detail_object(detail):
@@ -1422,6 +1422,7 @@ def export_card(
     quietly hand out a pending or rejected one. The bytes are re-hashed first, so a blob edited
     in the SQLite file is refused rather than exported.
     """
+    version: Version | None
     if sha_prefix:
         version = store.find_version(name, sha_prefix)
     else:
