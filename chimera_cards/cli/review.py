@@ -184,6 +184,8 @@ def review_cmd(name, sha256, store_path, as_json) -> None:
     with open_store(store_path) as store:
         if name is None:
             queue = review.review_queue(store)
+            for line in queue.skipped:
+                click.echo(f"warning: {line}", err=True)
             if as_json:
                 echo_json([q.to_dict() for q in queue])
                 return
@@ -297,6 +299,8 @@ def match_cmd(query, k, level, store_path, as_json) -> None:
     retired or tampered cards are never shown."""
     with open_store(store_path) as store:
         matches = retrieve.match(store, " ".join(query), k=k, level=level)
+    for line in matches.skipped:
+        click.echo(f"warning: {line}", err=True)
     if as_json:
         echo_json(
             {
