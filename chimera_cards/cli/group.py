@@ -174,5 +174,4 @@ def _one_line(exc: click.UsageError) -> click.UsageError:
     if isinstance(exc, (_OneLineUsageError, _NO_ARGS_IS_HELP)):
         return exc  # `chimera-cards` alone shows the help, as click does
     converted = _OneLineUsageError(exc.format_message(), exc.ctx)
-    converted.exit_code = exc.exit_code
     return converted
