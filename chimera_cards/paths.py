@@ -15,15 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from chimera_cards.atomic import WriteError
-from chimera_cards.errors import ChimeraError
+from chimera_cards.errors import LinkEscapeError
 
 __all__ = ["LinkEscapeError", "check_link_inside", "write_atomic_inside"]
 
 _NOFOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-class LinkEscapeError(ChimeraError):
-    """A symlink (or a non-folder) inside a folder the user named, where a real folder belongs."""
 
 
 def check_link_inside(root: Path, child: Path) -> None:
