@@ -51,7 +51,42 @@ _EXPORTS = {
     "render_for_prompt": "chimera_cards.retrieve",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+# The same names as _EXPORTS, spelled out for tools that read __all__ without running it.
+__all__ = [
+    "__version__",
+    "ChimeraError",
+    "UsageError",
+    "Card",
+    "parse_card",
+    "read_card_bytes",
+    "find_card_files",
+    "Finding",
+    "LintReport",
+    "lint_card",
+    "lint_paths",
+    "sha256_hex",
+    "sri",
+    "Store",
+    "default_store_path",
+    "export_card",
+    "verify_store",
+    "ImportResult",
+    "import_source",
+    "FetchError",
+    "fetch_url",
+    "read_lockfile",
+    "write_lockfile",
+    "generate_key",
+    "load_private_key",
+    "approve",
+    "reject",
+    "retire",
+    "review_queue",
+    "review_view",
+    "match",
+    "match_path",
+    "render_for_prompt",
+]
 
 
 def __getattr__(name: str) -> Any:

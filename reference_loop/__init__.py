@@ -28,7 +28,21 @@ _EXPORTS = {
     "demo_steps": "reference_loop.demo",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+# The same names as _EXPORTS, spelled out for tools that read __all__ without running it.
+__all__ = [
+    "__version__",
+    "LoopError",
+    "RunResult",
+    "run_task",
+    "make_attempter",
+    "Task",
+    "resolve_task",
+    "sample_tasks",
+    "run_check",
+    "load_cards",
+    "run_bench",
+    "demo_steps",
+]
 
 
 def __getattr__(name: str) -> Any:

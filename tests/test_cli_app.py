@@ -186,7 +186,7 @@ def test_python_dash_m_runs_each_command(module, prog):
 
 @pytest.mark.parametrize("package", [chimera_cards, reference_loop])
 def test_every_name_in_all_is_importable(package):
-    assert "__version__" in package.__all__
+    assert set(package.__all__) == {"__version__", *package._EXPORTS}
     for name in package.__all__:
         assert getattr(package, name) is not None, name
     with pytest.raises(AttributeError):
