@@ -30,18 +30,18 @@ _EXPORTS = {
 
 # The same names as _EXPORTS, spelled out for tools that read __all__ without running it.
 __all__ = [
-    "__version__",
     "LoopError",
     "RunResult",
-    "run_task",
-    "make_attempter",
     "Task",
-    "resolve_task",
-    "sample_tasks",
-    "run_check",
-    "load_cards",
-    "run_bench",
+    "__version__",
     "demo_steps",
+    "load_cards",
+    "make_attempter",
+    "resolve_task",
+    "run_bench",
+    "run_check",
+    "run_task",
+    "sample_tasks",
 ]
 
 
