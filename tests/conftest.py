@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime
 import http.server
 import ipaddress
+import os
 import sqlite3
 import ssl
 import threading
@@ -33,6 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+# A stray OSError or ValueError must fail the test that caused it, not become a tidy line.
+os.environ.setdefault("CHIMERA_CARDS_DEBUG", "1")
 
 DEFAULT_SECTIONS = {
     "Trigger": "You are about to do the thing this card is about, and it matters that it goes well.",
