@@ -398,6 +398,19 @@ def _sections(body: str, body_line: int) -> tuple[list[Section], tuple[tuple[int
     return sections, tuple(code)
 
 
+def code_block_lines(text: str, first_line: int = 1) -> tuple[tuple[int, int], ...]:
+    """File lines [start, end) of every fenced or indented code block of a Markdown text.
+
+    Args:
+        text: Markdown with LF line endings.
+        first_line: the file line of the text's first line.
+
+    Returns:
+        The ranges, in order.
+    """
+    return _sections(text, first_line)[1]
+
+
 def parse_card(data: bytes, path: str | None = None) -> Card:
     """Parse a SKILL.md from its exact bytes. Raises CardParseError with the line where relevant.
 
