@@ -38,6 +38,7 @@ from chimera_cards.fetch import DEFAULT_TIMEOUT, fetch_url, is_url
 from chimera_cards.integrity import check_integrity, expected_hex, sha256_hex
 from chimera_cards.lint import Finding, lint_card
 from chimera_cards.lockfile import check_pin, read_lockfile
+from chimera_cards.paths import check_link_inside
 from chimera_cards.store import Store, Version, check_storable_name, resolve_hook
 
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
@@ -320,9 +321,12 @@ def import_source(
     batch: list[tuple[str, Candidate]] = []
     batch_bytes = 0
     slots: list[int] = []  # result index each batched card fills, to keep results in file order
+    root = Path(source)
     for file in files:
         label = str(file)
         try:
+            if file.parent.parent == root:  # a card folder inside a folder of cards
+                check_link_inside(root, file.parent)
             data, resolved = read_card_bytes(file)
             cand = prepare(
                 data, origin=resolved, final_url=None, from_url=False, file=Path(resolved), **common

@@ -30,18 +30,17 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from chimera_cards.atomic import write_atomic
 from chimera_cards.errors import (
     StoreError,
     StoreWriteError,
     TamperedBlobError,
     UnknownCardError,
     UnknownVersionError,
-    UnsafeTargetError,
     UnstorableNameError,
     UsageError,
 )
 from chimera_cards.integrity import is_hex
+from chimera_cards.paths import write_atomic_inside
 
 _encode_str = json.encoder.encode_basestring
 
@@ -1443,13 +1442,8 @@ def export_card(
             "match their hash; run `chimera-cards verify`"
         )
     card_dir = Path(directory) / version.name
-    card_dir.mkdir(parents=True, exist_ok=True)
-    target = card_dir / "SKILL.md"
-    if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise UnsafeTargetError(
-            f"{target}: exists and is not a regular file; refusing to write there"
-        )
-    write_atomic(target, data)
+    # Never through a symlinked DIR/NAME/ or SKILL.md: the export stays inside DIR.
+    target = write_atomic_inside(Path(directory), [version.name], "SKILL.md", data)
     files = []
     for spec in EXPORT_HOOKS:
         written = resolve_hook(spec)(store, version.name, version.sha256, card_dir)

@@ -156,6 +156,8 @@ def run_loop(
         prompts_dir = Path(prompts_dir)
         try:
             prompts_dir.mkdir(parents=True, exist_ok=True)
+            # Refuse a folder that exists but takes no files (/proc/self) before any attempt.
+            tempfile.TemporaryFile(dir=prompts_dir).close()
         except OSError as exc:
             raise LoopError(
                 f"cannot create prompts dir {prompts_dir}: {exc.strerror}", exit_code=2
