@@ -550,10 +550,9 @@ def _last_approved(store: Store, name: str, exclude: str) -> str | None:
     current = store.active(name)
     if current is not None and current.sha256 != exclude:
         return current.sha256
-    if current is None:  # no active one: the most recent version that was once in use
-        retired = store.last_retired(name, exclude=exclude)
-        return retired.sha256 if retired else None
-    return None
+    # No other active one: the most recent version that was once in use.
+    retired = store.last_retired(name, exclude=exclude)
+    return retired.sha256 if retired else None
 
 
 def review_view(store: Store, name: str, sha256: str | None = None) -> ReviewView:
@@ -840,8 +839,7 @@ def verify_check(store: Store, conn: sqlite3.Connection) -> list[Problem]:
     by_sha: dict[str, list[tuple[str, str]]] = {}
     for name, sha, env in store.all_statements():
         by_sha.setdefault(sha, []).append((name, env))
-    for version in store.versions(order="id"):
-        name, sha = version.name, version.sha256
+    for name, sha in store.version_keys():
         envs = [e for n, e in by_sha.get(sha, []) if n == name]
         if not envs:
             continue  # nothing signed over this version; check_blobs already re-hashed its bytes

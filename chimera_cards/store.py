@@ -740,6 +740,11 @@ class Store:
         ).fetchone()
         return Version.from_row(row) if row else None
 
+    def version_keys(self) -> list[tuple[str, str]]:
+        """(name, sha256) of every version in import order: what a full pass needs, without
+        building a Version (and parsing its findings) for each."""
+        return self._conn.execute("SELECT name, sha256 FROM versions ORDER BY id").fetchall()
+
     def status_of(self, version_id: int) -> str | None:
         """The current status of the version with this row id."""
         row = self._conn.execute(
