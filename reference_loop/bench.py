@@ -32,7 +32,7 @@ from typing import Any
 
 from reference_loop.attempters import make_attempter
 from reference_loop.errors import LoopError
-from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, RunResult, run_task
+from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, LoopOptions, RunResult, run_task
 from reference_loop.planner import make_planner
 from reference_loop.stats import PairedComparison, paired_compare
 from reference_loop.tasks import (
@@ -357,18 +357,18 @@ def run_one(
     """One loop run on a fresh temporary copy of the task; attempters are built per run so a
     scripted or sampled attempter starts from its seed every time."""
     att = _build(attempter, seed, task, attempt_timeout)
-    kwargs: dict[str, Any] = {
-        "history_mode": arm.history_mode,
-        "max_attempts": max_attempts,
-        "on_repeat": arm.on_repeat,
-        "ignore": tuple(ignore),
-    }
+    options = LoopOptions(
+        history_mode=arm.history_mode,
+        max_attempts=max_attempts,
+        on_repeat=arm.on_repeat,
+        ignore=tuple(ignore),
+    )
     if arm.on_repeat == "replan":
-        kwargs["planner"] = make_planner("scripted")
+        options.planner = make_planner("scripted")
     if arm.on_repeat == "escalate":
-        kwargs["escalate_to"] = _build(escalate_to or "", seed, task, attempt_timeout)
+        options.escalate_to = _build(escalate_to or "", seed, task, attempt_timeout)
     started = time.monotonic()
-    result = run_task(task, att, **kwargs)
+    result = run_task(task, att, options=options)
     return outcome_from_result(arm.name, task.name, seed, result, time.monotonic() - started)
 
 

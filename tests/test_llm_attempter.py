@@ -200,11 +200,13 @@ def _value_task(root: Path):
 
 def test_llm_attempter_solves_a_task_through_the_loop(fixed_model, tmp_path: Path) -> None:
     from reference_loop.attempters import make_attempter
-    from reference_loop.loop import run_task
+    from reference_loop.loop import LoopOptions, run_task
 
     fixed_model.reply = "value.py\n<<<<<<< SEARCH\nVALUE = 0\n=======\nVALUE = 4\n>>>>>>> REPLACE\n"
     task = _value_task(tmp_path / "task")
-    result = run_task(task, make_attempter("llm:reference-loop-fixed"), max_attempts=2)
+    result = run_task(
+        task, make_attempter("llm:reference-loop-fixed"), options=LoopOptions(max_attempts=2)
+    )
     assert result.solved and result.solved_at == 1
     assert "+VALUE = 4" in result.attempts[0].patch
 
