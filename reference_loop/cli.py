@@ -21,6 +21,7 @@ from reference_loop.cards import (
     describe as describe_cards,
 )
 from reference_loop.check import run_check
+from reference_loop.edits import EDIT_FORMATS
 from reference_loop.errors import LoopUsageError
 from reference_loop.events import Event, EventLog
 from reference_loop.history import DEFAULT_BUDGET, MODES
@@ -92,6 +93,16 @@ def summary_lines(result: RunResult, max_attempts: int) -> list[str]:
     ]
     lines += [f"  - {sig}" for sig in sorted(signatures)]
     return lines
+
+
+def set_edit_format(edit_format: str, *attempters: object) -> None:
+    """Teach ``edit_format`` to every attempter that answers in text (``llm:``); asking for a
+    format from attempters that edit files themselves is a usage error."""
+    takers = [a for a in attempters if a is not None and hasattr(a, "edit_format")]
+    if edit_format != "auto" and not takers:
+        raise LoopUsageError("--edit-format goes with an llm: attempter (others edit files)")
+    for attempter in takers:
+        attempter.edit_format = edit_format  # type: ignore[attr-defined]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -201,6 +212,13 @@ def main() -> None:
     help="Cards in every prompt (each attempt is a fresh call) or only the first.",
 )
 @click.option(
+    "--edit-format",
+    type=click.Choice(EDIT_FORMATS),
+    default="auto",
+    show_default=True,
+    help="The reply format an llm: attempter is taught (auto: whole files for a small task).",
+)
+@click.option(
     "--protect",
     "protect",
     metavar="GLOB",
@@ -231,6 +249,7 @@ def run_cmd(
     cards_store: str | None,
     cards_k: int,
     cards_in: str,
+    edit_format: str,
     protect: tuple[str, ...],
     as_json: bool,
 ) -> None:
@@ -249,6 +268,7 @@ def run_cmd(
         task = resolve_task(task_ref)
     main_attempter = make_attempter(attempter, seed=seed, task=task)
     stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
+    set_edit_format(edit_format, main_attempter, stronger)
     planner = make_planner(planner_spec) if on_repeat != "none" else None
     cards = cards_from_options(cards_query, cards_store, cards_k)
     options = LoopOptions(

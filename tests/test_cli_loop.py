@@ -135,6 +135,7 @@ def test_usage_errors_exit_2_with_one_line():
         ["run", "--task", "stats-median", "--attempter", "bogus"],
         ["run", "--task", "stats-median", "--on-repeat", "escalate"],
         ["run", "--task", "stats-median", "--protect", "../outside"],
+        ["run", "--task", "stats-median", "--edit-format", "diff"],  # scripted edits itself
     ):
         res = _run(*args)
         assert res.exit_code == 2, (args, res.output)

@@ -109,9 +109,10 @@ def test_model_reply_diff_is_applied_to_the_workspace(fixed_model, ws: Path) -> 
     ]
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     sent = fixed_model.prompts[0]
-    # The model gets the loop's prompt, the reply format, and the files it has to change.
+    # The model gets the loop's prompt, one reply format with its example (whole files for a
+    # task this small), and the files it has to change.
     assert sent.startswith("Make test_add pass.")
-    assert "<<<<<<< SEARCH" in sent
+    assert "complete new content" in sent and "Example: if greet.py held" in sent
     assert "### calc.py\n```\ndef add(a, b):\n    return a - b\n```" in sent
     assert "(Not shown: logo.bin)" in sent
     assert fixed_model.seeds == [3]
