@@ -1,4 +1,4 @@
-"""The ``reference-loop`` command: a thin click skin over loop.run_task, tasks and check.run_check."""
+"""The ``reference-loop`` command: a thin click skin over loop.run_task, tasks and check."""
 
 from __future__ import annotations
 
@@ -265,7 +265,7 @@ def run_cmd(
     else:
         if verify or task_text or candidates:
             raise LoopUsageError("--verify, --task-text and --candidates go with --workspace")
-        task = resolve_task(task_ref)
+        task = resolve_task(task_ref or "")
     main_attempter = make_attempter(attempter, seed=seed, task=task)
     stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
     set_edit_format(edit_format, main_attempter, stronger)

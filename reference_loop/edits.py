@@ -809,20 +809,20 @@ def _apply_hunk(text: str, hunk: Hunk, path: str, n: int, notes: list[str]) -> s
         lines[at:at] = hunk.new
     else:
         hint = (hunk.old_start - 1) if hunk.old_start else None
-        found = _find_block(lines, hunk.old, hint)
-        if found is None:
-            found = _find_fuzzy(lines, hunk, hint)
-            if found is None:
+        exact = _find_block(lines, hunk.old, hint)
+        if exact is not None:
+            lines[exact : exact + len(hunk.old)] = hunk.new
+        else:
+            fuzzy = _find_fuzzy(lines, hunk, hint)
+            if fuzzy is None:
                 raise EditError(
                     f"{path}: hunk {n} does not apply (its context and removed lines "
                     "are not in the file, even ignoring whitespace)"
                 )
-            at, old_len, new, how = found
+            at, old_len, new, how = fuzzy
             offset = f", {at - hint:+d} lines from its header" if hint is not None else ""
             notes.append(f"{path}: hunk {n} applied fuzzily ({how}{offset})")
             lines[at : at + old_len] = new
-        else:
-            lines[found : found + len(hunk.old)] = hunk.new
     out = "\n".join(lines)
     return out + "\n" if trailing_newline or not text else out
 

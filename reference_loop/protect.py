@@ -110,30 +110,30 @@ def verify_paths(verify: str) -> tuple[str, ...]:
             if anchored not in found:
                 found.append(anchored)
 
-    state = "command"  # command word | runner (script next) | tests (every path argument)
+    state = "command"  # command word | runner (script next) | module | tests | args
     for word in words:
-        if word in _SEPARATORS:
-            state = "command"
-        elif state == "command":
-            name = word.rsplit("/", 1)[-1]
-            if word == "{python}" or name in _RUNNERS:
-                state = "tests" if name in _TEST_RUNNERS else "runner"
-            elif "/" in word or _FILE_LIKE.match(word):
-                add(word)
-                state = "args"
-            else:
-                state = "args"
-        elif state == "runner":
-            if word == "-m":
-                state = "module"
-            elif not word.startswith("-"):
-                add(word)
-                state = "args"
-        elif state == "module":
-            state = "tests" if word in _TEST_RUNNERS else "args"
-        elif state == "tests" and not word.startswith("-"):
+        state, run = _step(state, word)
+        if run:
             add(word)
     return tuple(found)
+
+
+def _step(state: str, word: str) -> tuple[str, bool]:
+    """One word of a verify command: the next state, and whether the word is a file it runs."""
+    if word in _SEPARATORS:
+        return "command", False
+    if state == "command":
+        name = word.rsplit("/", 1)[-1]
+        if word == "{python}" or name in _RUNNERS:
+            return ("tests" if name in _TEST_RUNNERS else "runner"), False
+        return "args", "/" in word or bool(_FILE_LIKE.match(word))
+    if state == "runner":
+        if word == "-m":
+            return "module", False
+        return ("runner", False) if word.startswith("-") else ("args", True)
+    if state == "module":
+        return ("tests" if word in _TEST_RUNNERS else "args"), False
+    return state, state == "tests" and not word.startswith("-")
 
 
 def _matches(path: str, pattern: str) -> bool:

@@ -1,4 +1,4 @@
-"""Tasks: a folder with a ``task.toml`` manifest, the project files, and (optionally) candidate fixes.
+"""Tasks: a folder with a ``task.toml`` manifest, the project files and optional candidate fixes.
 
 Layout of a task folder::
 
