@@ -102,7 +102,7 @@ def test_a_manifest_names_its_own_protected_paths(tmp_path):
 def test_resolve_by_sample_name_or_folder_and_unknown_name_lists_the_samples(tmp_path):
     assert resolve_task("stats-median").known_three_failures
     assert resolve_task(str(_task_dir(tmp_path, GOOD))).name == "demo"
-    with pytest.raises(LoopError) as exc:
+    with pytest.raises(LoopUsageError) as exc:
         resolve_task("no-such-task")
     assert exc.value.exit_code == 2 and "stats-median" in str(exc.value)
 
