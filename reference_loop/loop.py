@@ -349,6 +349,39 @@ def _after_repeat(
         state.replans += 1
 
 
+def _keep_record(
+    record: AttemptRecord,
+    history: History,
+    ledger: TaskLedger,
+    options: LoopOptions,
+    log: EventLog,
+    ws: Workspace,
+) -> int | None:
+    """Add the reviewer's note, append the record, tell the events; return the number of an
+    earlier attempt that failed with the same signature (a repeat), if any."""
+    if options.reviewer is not None and not record.solved:
+        record.reviewer_note = options.reviewer(record) or None
+    earlier = [r for r in history.records if r.signature]
+    history.append(record)
+    ledger.add_record(record)
+    if not record.solved:
+        log.emit("workspace_restored", attempt=record.number, paths=len(ws.last_restored))
+    log.emit(
+        "attempt_finished",
+        attempt=record.number,
+        verdict=record.verdict,
+        signature=record.signature,
+        files=record.files,
+        attempter=record.attempter,
+        patch_chars=record.patch_chars,
+        duration=round(record.duration, 3),
+        protected_violation=record.protected_violation,
+    )
+    if record.solved:
+        return None
+    return next((r.number for r in earlier if r.signature == record.signature), None)
+
+
 def _compose_for(
     task: Task, number: int, history: History, state: _RunState, options: LoopOptions, log: EventLog
 ) -> str:
@@ -422,28 +455,10 @@ def run_loop(
             dirty = True
             record = _attempt_once(task, state.current, prompt, number, ws, protected, options, log)
             dirty = False  # a failed attempt was reverted; a passing change stays
-            if options.reviewer is not None and not record.solved:
-                record.reviewer_note = options.reviewer(record) or None
-            earlier = [r for r in history.records if r.signature]
-            history.append(record)
-            ledger.add_record(record)
+            same = _keep_record(record, history, ledger, options, log, ws)
             solved = record.solved
-            if not solved:
-                log.emit("workspace_restored", attempt=number, paths=len(ws.last_restored))
-            log.emit(
-                "attempt_finished",
-                attempt=number,
-                verdict=record.verdict,
-                signature=record.signature,
-                files=record.files,
-                attempter=state.current.name,
-                patch_chars=record.patch_chars,
-                duration=round(record.duration, 3),
-                protected_violation=record.protected_violation,
-            )
             if solved:
                 break
-            same = next((r.number for r in earlier if r.signature == record.signature), None)
             if same is not None:
                 _after_repeat(task, record, same, state, ledger, options, log)
     finally:
