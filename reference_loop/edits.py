@@ -761,7 +761,7 @@ def _apply_file_edit(fe: FileEdit, current: str | None, notes: list[str]) -> str
             if not block.search.strip():
                 # An empty SEARCH on an existing file could mean "prepend" or "replace": refuse.
                 raise EditError(f"{fe.path}: block {n} has an empty SEARCH but the file exists")
-            text = _replace_once(text, block.search, block.replace, fe.path, n)
+            text = _replace_once(text, block.search, block.replace, fe.path, n, notes)
         return text
     if fe.kind == "diff":
         if fe.new_file or current is None:
@@ -775,7 +775,7 @@ def _apply_file_edit(fe: FileEdit, current: str | None, notes: list[str]) -> str
     raise EditError(f"unknown edit kind {fe.kind!r}")  # pragma: no cover - parse never makes one
 
 
-def _replace_once(text: str, search: str, replace: str, path: str, n: int) -> str:
+def _replace_once(text: str, search: str, replace: str, path: str, n: int, notes: list[str]) -> str:
     count = text.count(search)
     if count == 1:
         return text.replace(search, replace, 1)
@@ -784,7 +784,20 @@ def _replace_once(text: str, search: str, replace: str, path: str, n: int) -> st
     # Models often get trailing whitespace or the final newline wrong: retry line-wise.
     lines = text.split("\n")
     want = search[:-1].split("\n") if search.endswith("\n") else search.split("\n")
+    new = (replace[:-1] if replace.endswith("\n") else replace).split("\n") if replace else []
     hits = _find_all(lines, want)
+    if not hits and any(w.strip() for w in want):
+        # Small models re-indent what they quote: match ignoring whitespace, once only.
+        squashed = [_squash(w) for w in want]
+        hits = [
+            k
+            for k in range(len(lines) - len(want) + 1)
+            if [_squash(s) for s in lines[k : k + len(want)]] == squashed
+        ]
+        if len(hits) == 1:
+            notes.append(f"{path}: SEARCH of block {n} matched ignoring whitespace")
+            found = lines[hits[0] : hits[0] + len(want)]
+            new = _reindent(want, new, found)
     if not hits:
         raise EditError(f"{path}: SEARCH text of block {n} was not found in the file")
     if len(hits) > 1:
@@ -792,7 +805,6 @@ def _replace_once(text: str, search: str, replace: str, path: str, n: int) -> st
             f"{path}: SEARCH text of block {n} matches {len(hits)} places; make it unique"
         )
     at = hits[0]
-    new = (replace[:-1] if replace.endswith("\n") else replace).split("\n") if replace else []
     return "\n".join(lines[:at] + new + lines[at + len(want) :])
 
 

@@ -356,6 +356,15 @@ def test_diff_with_other_indentation_and_wrong_line_numbers_applies_fuzzily(tmp_
     assert "lines from its header" in edit.notes[0]
 
 
+def test_search_quoted_with_other_indentation_matches_and_keeps_the_files(tmp_path) -> None:
+    ws = project(tmp_path, {"stats.py": STATS})
+    edit = parse_edit(reply("reindented-search.txt"), editable_files(ws))
+    apply_edit(edit, ws)
+    text = (ws / "stats.py").read_text()
+    assert "def median(values):\n    values = sorted(values)\n    mid = len(values) // 2\n" in text
+    assert edit.notes == ["stats.py: SEARCH of block 1 matched ignoring whitespace"]
+
+
 def test_fuzzy_hunk_farther_than_the_offset_bound_does_not_apply(tmp_path) -> None:
     ws = project(tmp_path, {"stats.py": STATS})
     far = reply("fuzzy-diff.txt").replace("@@ -40,4 +40,4 @@", "@@ -400,4 +400,4 @@")
