@@ -134,9 +134,9 @@ class LLMAttempter:
             edit = parse_edit(reply, editable_files(workspace))
         except EditError as exc:
             steps.append(ToolStep("parse-edit", False, str(exc)))
-            what = "repeated the example" if isinstance(exc, EchoedExampleError) else "held"
+            what = "repeated the example: no" if isinstance(exc, EchoedExampleError) else "held no"
             return AttemptOutcome(
-                steps, f"{self.name}: reply {what} no usable edit ({len(reply)} chars)"
+                steps, f"{self.name}: reply {what} usable edit ({len(reply)} chars)"
             )
         steps.append(ToolStep("parse-edit", True))
         try:
