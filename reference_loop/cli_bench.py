@@ -24,7 +24,7 @@ from reference_loop.bench import (
     run_bench,
     write_plot,
 )
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS
 
 
@@ -138,7 +138,7 @@ def bench_cmd(
     for path in (out_path, plot_path):
         # Refuse before the run, not after minutes of work are lost.
         if path is not None and not path.resolve().parent.is_dir():
-            raise LoopError(f"cannot write {path}: no such directory", exit_code=2)
+            raise LoopUsageError(f"cannot write {path}: no such directory")
     total = len(tasks) * seeds * len(chosen)
     with click.progressbar(
         length=max(total, 0),
@@ -163,7 +163,7 @@ def bench_cmd(
         try:
             out_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
-            raise LoopError(f"cannot write {out_path}: {exc.strerror}", exit_code=2) from None
+            raise LoopUsageError(f"cannot write {out_path}: {exc.strerror}") from None
     if plot_path is not None:
         try:
             write_plot(result, plot_path)
