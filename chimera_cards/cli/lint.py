@@ -1,4 +1,4 @@
-"""``chimera-cards lint`` and ``chimera-cards hash``: thin click skins over lint.py and integrity.py."""
+"""``chimera-cards lint`` and ``hash``: thin click skins over lint.py and integrity.py."""
 
 from __future__ import annotations
 
