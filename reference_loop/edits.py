@@ -265,8 +265,7 @@ def parse_edit(reply: str, editable: Mapping[str, str] | None = None) -> Edit:
     edit = _parse(reply)
     if editable is not None:
         # A real file of this workspace may look like an example; only elsewhere is it an echo.
-        if any(p not in editable for p in edit.paths):
-            _reject_echo(edit)
+        _drop_echoes(edit, editable)
         _resolve(edit, editable)
     unresolved = [f for f in edit.files if not f.path]
     if unresolved and len(unresolved) == len(edit.files):
@@ -554,13 +553,21 @@ def _example_shapes() -> set[tuple]:
     return shapes
 
 
-def _reject_echo(edit: Edit) -> None:
+def _drop_echoes(edit: Edit, editable: Mapping[str, str]) -> None:
+    """Leave out every file edit that is an instructions example aimed outside the task's
+    files (a model often echoes the whole prompt); nothing left means no edit at all."""
     shapes = _example_shapes()
-    if edit.files and all(_shape(fe) in shapes for fe in edit.files):
+    echoed = [fe for fe in edit.files if fe.path not in editable and _shape(fe) in shapes]
+    if not echoed:
+        return
+    names = ", ".join(dict.fromkeys(fe.path or "no path" for fe in echoed))
+    if len(echoed) == len(edit.files):
         raise EchoedExampleError(
-            "no edit: the reply repeats the example from the instructions "
-            f"({', '.join(p or 'no path' for p in edit.paths)}), not a change to the task's files"
+            f"no edit: the reply repeats the example from the instructions ({names}), "
+            "not a change to the task's files"
         )
+    edit.files = [fe for fe in edit.files if all(fe is not e for e in echoed)]
+    edit.notes.append(f"the instructions' example ({names}) was left out")
 
 
 def _resolve(edit: Edit, editable: Mapping[str, str]) -> None:

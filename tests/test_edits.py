@@ -462,3 +462,14 @@ def test_real_reply_of_only_test_code_is_no_edit(tmp_path, name, task) -> None:
     ws = sample_project(tmp_path, task)
     with pytest.raises(EditError, match="no edit found"):
         parse_edit(reply(name), editable_files(ws))
+
+
+def test_real_reply_echoing_the_whole_prompt_is_no_change(tmp_path) -> None:
+    """Gemma 3 270M wrote the prompt back: the example's greet.py and the shown files."""
+    ws = sample_project(tmp_path, "money-format")
+    before = {p.name: p.read_bytes() for p in ws.iterdir()}
+    edit = parse_edit(reply("gemma3-270m-money-format-1.txt"), editable_files(ws))
+    assert edit.notes == ["the instructions' example (greet.py) was left out"]
+    assert "greet.py" not in edit.paths
+    assert apply_edit(edit, ws) == []  # the task's files written back as they were
+    assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
