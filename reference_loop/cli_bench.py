@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from chimera_cards.cli.common import echo_json, reports_errors
+from chimera_cards.cli.common import SECONDS, echo_json, reports_errors
 from reference_loop.bench import (
     ARMS,
     DEFAULT_ATTEMPTER,
@@ -82,7 +82,7 @@ from reference_loop.loop import DEFAULT_MAX_ATTEMPTS
 )
 @click.option(
     "--attempt-timeout",
-    type=float,
+    type=SECONDS,
     default=None,
     help="Seconds a cmd: agent may run per attempt before its process group is killed.",
 )
