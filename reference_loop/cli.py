@@ -26,6 +26,7 @@ from reference_loop.events import Event, EventLog
 from reference_loop.history import DEFAULT_BUDGET, MODES
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, ON_REPEAT, RunResult, run_task
 from reference_loop.planner import make_planner
+from reference_loop.process import exits_cleanly_on_sigterm
 from reference_loop.tasks import inline_task, resolve_task, sample_tasks, three_failure_task
 
 
@@ -197,6 +198,7 @@ def main() -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @reports_errors
+@exits_cleanly_on_sigterm
 def run_cmd(
     task_ref: str | None,
     workspace: str | None,

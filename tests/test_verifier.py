@@ -247,3 +247,17 @@ def test_ctrl_c_while_verifying_kills_the_process_group_and_propagates(tmp_path)
     out, _ = proc.communicate(timeout=20)
     assert out.decode().strip() == "interrupted"
     assert wait_dead(int((tmp_path / "bg.pid").read_text()))
+
+
+def test_a_setsid_child_of_the_verifier_does_not_survive_its_timeout(tmp_path):
+    command = (
+        f'{sys.executable} -c "import os, time; os.setsid(); '
+        "open('bg.pid', 'w').write(str(os.getpid())); time.sleep(120)\" & sleep 120"
+    )
+    result = run_verifier(command, tmp_path, timeout=1)
+    assert result.verdict == "timeout"
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "bg.pid").exists() or not (tmp_path / "bg.pid").read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert wait_dead(int((tmp_path / "bg.pid").read_text()))
