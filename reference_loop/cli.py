@@ -27,6 +27,7 @@ from reference_loop.history import DEFAULT_BUDGET, MODES
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, ON_REPEAT, RunResult, run_task
 from reference_loop.planner import make_planner
 from reference_loop.process import exits_cleanly_on_sigterm
+from reference_loop.sandbox import make_sandbox, sandbox_attempters
 from reference_loop.tasks import inline_task, resolve_task, sample_tasks, three_failure_task
 
 
@@ -196,6 +197,14 @@ def main() -> None:
     show_default=True,
     help="Cards in every prompt (each attempt is a fresh call) or only the first.",
 )
+@click.option(
+    "--sandbox",
+    "use_sandbox",
+    is_flag=True,
+    help="Run the verifier and a cmd: attempter under bubblewrap: private PID namespace, "
+    "the workspace the only writable path, no network.",
+)
+@click.option("--sandbox-net", is_flag=True, help="With --sandbox, keep the network.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @reports_errors
 @exits_cleanly_on_sigterm
@@ -220,9 +229,12 @@ def run_cmd(
     cards_store: str | None,
     cards_k: int,
     cards_in: str,
+    use_sandbox: bool,
+    sandbox_net: bool,
     as_json: bool,
 ) -> None:
     """Run the loop on a task (exit 0 solved, 1 not solved, 2 usage)."""
+    sandbox = make_sandbox(net=sandbox_net) if use_sandbox or sandbox_net else None
     if bool(task_ref) == bool(workspace):
         raise LoopError("give exactly one of --task NAME|DIR or --workspace PATH", exit_code=2)
     if workspace:
@@ -239,6 +251,7 @@ def run_cmd(
         task = resolve_task(task_ref)
     main_attempter = make_attempter(attempter, seed=seed, task=task)
     stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
+    sandbox_attempters(sandbox, main_attempter, stronger)
     planner = make_planner(planner_spec) if on_repeat != "none" else None
     cards = cards_from_options(cards_query, cards_store, cards_k)
     if cards is not None:
@@ -258,6 +271,7 @@ def run_cmd(
             escalate_to=stronger,
             cards=cards,
             cards_in=cards_in,
+            sandbox=sandbox,
         )
     if as_json:
         echo_json({**result.to_dict(), "cards": cards.to_dict() if cards else None})

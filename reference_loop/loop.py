@@ -38,6 +38,7 @@ from reference_loop.records import (
     bound_patch,
     patch_fingerprint,
 )
+from reference_loop.sandbox import Sandbox
 from reference_loop.signature import failure_signature
 from reference_loop.tasks import Task, copy_project
 from reference_loop.verifier import run_verifier
@@ -132,11 +133,13 @@ def run_loop(
     cards: CardsBlock | None = None,
     cards_in: str = DEFAULT_CARDS_IN,
     reviewer: Callable[[AttemptRecord], str | None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> RunResult:
     """Run the loop on ``workspace`` in place and return every attempt's record.
 
     ``reviewer`` (e.g. a critic model) may return a note for a failed attempt; it is stored
-    beside the verifier output, never instead of it.
+    beside the verifier output, never instead of it. ``sandbox`` runs the verifier inside
+    bubblewrap (a ``cmd:`` attempter gets its own ``sandbox``).
     """
     check_mode(history_mode)
     check_cards_in(cards_in)
@@ -203,7 +206,11 @@ def run_loop(
             outcome: AttemptOutcome = current.attempt(prompt, root, attempt=number)
             log_path = Path(log_dir) / f"attempt-{number}.log" if log_dir is not None else None
             result = run_verifier(
-                task.verify_command(), root, timeout=task.timeout, log_path=log_path
+                task.verify_command(),
+                root,
+                timeout=task.timeout,
+                log_path=log_path,
+                sandbox=sandbox,
             )
             # The real change comes from the workspace, never from the attempter's description.
             # A passing change stays; a failing one is diffed and reverted in one scan.

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from reference_loop.errors import LoopError
 from reference_loop.process import run_in_group
+from reference_loop.sandbox import Sandbox
 
 HEAD_LINES = 40
 TAIL_LINES = 80
@@ -106,11 +107,13 @@ def run_verifier(
     env: Mapping[str, str] | None = None,
     head_lines: int = HEAD_LINES,
     tail_lines: int = TAIL_LINES,
+    sandbox: Sandbox | None = None,
 ) -> VerifyResult:
     """Run ``command`` in ``cwd`` under ``/bin/sh -c`` and return its verdict.
 
     The Python running this module is first on PATH, so ``pytest``/``python`` resolve to the
     workspace's interpreter. ``env`` (if given) is added on top of the current environment.
+    With ``sandbox`` the command runs inside it, ``cwd`` being the only writable path.
     """
     if not command.strip():
         raise LoopError("verify command is empty")
@@ -137,8 +140,11 @@ def run_verifier(
         start = time.monotonic()
         with open(log_file, "wb") as out:
             try:
+                argv = ["/bin/sh", "-c", command]
+                if sandbox is not None:
+                    argv = sandbox.wrap(argv, workspace=cwd)
                 exit_code, timed_out = run_in_group(
-                    ["/bin/sh", "-c", command],
+                    argv,
                     cwd=cwd,
                     env=run_env,
                     stdin=subprocess.DEVNULL,

@@ -23,6 +23,7 @@ from pathlib import Path
 from reference_loop.attempters import AttemptOutcome, ToolStep
 from reference_loop.errors import LoopError
 from reference_loop.process import run_in_group
+from reference_loop.sandbox import Sandbox
 
 DEFAULT_TIMEOUT = 600.0
 KILL_GRACE = 2.0  # an agent gets a SIGTERM and this long to clean up before SIGKILL
@@ -50,6 +51,7 @@ class CmdAttempter:
     seed: int = 0
     env: dict[str, str] = field(default_factory=dict)
     name: str = ""
+    sandbox: Sandbox | None = None  # run inside bubblewrap, the workspace the only writable path
 
     def __post_init__(self) -> None:
         if not self.argv:
@@ -88,6 +90,8 @@ class CmdAttempter:
             prompt_file = tmpdir / f"prompt-attempt-{attempt}.txt"
             prompt_file.write_text(prompt, encoding="utf-8")
             argv = self.command_for(prompt_file, workspace, attempt)
+            if self.sandbox is not None:
+                argv = self.sandbox.wrap(argv, workspace=workspace, readable=[tmpdir])
             env = {
                 **os.environ,
                 **self.env,
