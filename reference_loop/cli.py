@@ -27,7 +27,9 @@ from reference_loop.history import DEFAULT_BUDGET, MODES
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, ON_REPEAT, RunResult, run_task
 from reference_loop.planner import make_planner
 from reference_loop.process import exits_cleanly_on_sigterm
+from reference_loop.records import describe_files
 from reference_loop.sandbox import make_sandbox, sandbox_attempters
+from reference_loop.textsafe import visible
 from reference_loop.tasks import inline_task, resolve_task, sample_tasks, three_failure_task
 
 
@@ -49,7 +51,7 @@ def progress_line(event: Event, max_attempts: int) -> str | None:
     if event.kind == "attempt_finished":
         line = f"attempt {d['attempt']}/{max_attempts}: {d['verdict']}"
         if d.get("files"):
-            line += f" (touched {', '.join(d['files'])})"
+            line += f" (touched {describe_files(d['files'], d.get('files_total'), limit=5)})"
         if d.get("signature"):
             line += f" — {d['signature']}"
         return line
@@ -66,7 +68,7 @@ def _stderr_sink(max_attempts: int) -> Callable[[Event], None]:
     def sink(event: Event) -> None:
         line = progress_line(event, max_attempts)
         if line is not None:
-            click.echo(line, err=True)
+            click.echo(visible(line), err=True)
 
     return sink
 
@@ -277,7 +279,7 @@ def run_cmd(
         echo_json({**result.to_dict(), "cards": cards.to_dict() if cards else None})
     else:
         for line in summary_lines(result, max_attempts):
-            click.echo(line)
+            click.echo(visible(line))
     sys.exit(0 if result.solved else 1)
 
 

@@ -263,6 +263,7 @@ def run_loop(
                 verdict=record.verdict,
                 signature=record.signature,
                 files=record.files,
+                files_total=record.files_total,
                 attempter=current.name,
                 patch_chars=record.patch_chars,
                 duration=round(record.duration, 3),

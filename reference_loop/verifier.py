@@ -33,6 +33,7 @@ from pathlib import Path
 from reference_loop.errors import LoopError
 from reference_loop.process import run_in_group
 from reference_loop.sandbox import Sandbox
+from reference_loop.textsafe import visible
 
 HEAD_LINES = 40
 TAIL_LINES = 80
@@ -196,7 +197,8 @@ def _read_bounded(path: Path, head: int, tail: int) -> tuple[str, list[str], lis
     total = 0
     with open(path, "rb") as fh:
         for raw, skipped in _log_lines(fh):
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            # Escape sequences never reach the result: it goes to a terminal and into a prompt.
+            line = visible(raw.decode("utf-8", "replace").rstrip("\r\n"))
             if len(line) > MAX_LINE_CHARS or skipped:
                 cut = len(line) - MAX_LINE_CHARS + skipped
                 line = line[:MAX_LINE_CHARS] + f" … [{cut} chars cut]"

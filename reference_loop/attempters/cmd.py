@@ -24,6 +24,7 @@ from reference_loop.attempters import AttemptOutcome, ToolStep
 from reference_loop.errors import LoopError
 from reference_loop.process import run_in_group
 from reference_loop.sandbox import Sandbox
+from reference_loop.textsafe import visible
 
 DEFAULT_TIMEOUT = 600.0
 KILL_GRACE = 2.0  # an agent gets a SIGTERM and this long to clean up before SIGKILL
@@ -131,7 +132,7 @@ class CmdAttempter:
                     if stdin is not subprocess.DEVNULL:
                         stdin.close()
             duration = time.monotonic() - started
-            stderr_tail = tail(stderr_path.read_bytes().decode("utf-8", "replace"))
+            stderr_tail = tail(visible(stderr_path.read_bytes().decode("utf-8", "replace")))
         shown = " ".join(shlex.quote(a) for a in self.argv)
         if timed_out:
             error = f"timed out after {self.timeout:g}s; process group killed"
