@@ -15,6 +15,7 @@ import contextlib
 import ctypes
 import functools
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -35,6 +36,10 @@ __all__ = [
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
 _KILL_ROUNDS = 20  # a fork bomb gets this many sweeps; each sweep kills what it finds
+_MARK_VARIABLE = "REFERENCE_LOOP_PROCESS_TREE"
+# The subreaper flag belongs to the process, not to a thread: count the threads running a command.
+_subreaper_lock = threading.Lock()
+_subreaper_state = {"users": 0, "restore": 0}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,16 +82,20 @@ def run_in_group(
     given); after a normal exit whatever it left running is killed too, including processes
     that left its group with ``setsid``. Raises OSError when the command cannot start.
     """
+    # Every process the command starts inherits this mark; an orphan reparented to us is only
+    # killed when it carries the mark, so a child another thread started is never touched.
+    mark = secrets.token_hex(8)
+    env = {**env, _MARK_VARIABLE: mark}
     with _subreaper():
         before = _children(os.getpid())
         proc: subprocess.Popen | None = None
         try:
             # Started inside the try: an interrupt that lands while Popen returns still finds
-            # the new child (it is a child of ours that was not there before) and kills it.
+            # the new child (a marked child of ours) and kills it.
             proc = subprocess.Popen(
                 list(argv),
                 cwd=cwd,
-                env=dict(env),
+                env=env,
                 stdin=stdin,
                 stdout=stdout,
                 stderr=stderr,
@@ -95,28 +104,37 @@ def run_in_group(
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             assert proc is not None
-            _kill_everything(proc, before, grace)
+            _kill_everything(proc, before, mark, grace)
             return None, True
         except BaseException:
-            _kill_everything(proc, before, grace)
+            _kill_everything(proc, before, mark, grace)
             raise
         # Children left in the background (a server a test forgot) would keep the workspace busy.
-        _kill_everything(proc, before, 0.0)
+        _kill_everything(proc, before, mark, 0.0)
         return code, False
 
 
-def _kill_everything(proc: subprocess.Popen | None, before: set[int], grace: float) -> None:
-    """Kill ``proc``'s group, then every descendant of ``proc`` and every process reparented to
-    us since ``before`` (with their descendants), sweeping until none is left; reap our own."""
+def _kill_everything(
+    proc: subprocess.Popen | None, before: set[int], mark: str, grace: float
+) -> None:
+    """Kill ``proc``'s group, then every descendant of ``proc`` and every marked process
+    reparented to us since ``before`` (with their descendants), sweeping until none is left;
+    reap the ones that became ours."""
     if proc is not None:
         kill_group(proc, grace)
     me = os.getpid()
     killed: set[int] = set()
+    marked: set[int] = set()
     quiet = 0
     for _round in range(_KILL_ROUNDS):
         table = _process_table()
-        # Our new children: the command itself until it is reaped, and whatever it orphaned.
-        roots = {pid for pid, ppid in table.items() if ppid == me and pid not in before}
+        roots = set()
+        if proc is not None and proc.returncode is None and table.get(proc.pid) == me:
+            roots.add(proc.pid)
+        for pid, ppid in table.items():
+            if ppid == me and pid not in before and pid not in marked and _has_mark(pid, mark):
+                marked.add(pid)
+        roots |= {pid for pid in marked if pid in table}
         alive = _descendants(roots, table) - killed
         if not alive:
             # A fork that was under way during the last look shows up in the next one.
@@ -169,6 +187,14 @@ def _process_table_entry(pid: int) -> int | None:
     return int(fields[1]) if len(fields) > 1 else None
 
 
+def _has_mark(pid: int, mark: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return f"{_MARK_VARIABLE}={mark}".encode() in fh.read().split(b"\0")
+    except OSError:
+        return False
+
+
 def _process_table() -> dict[int, int]:
     """pid -> parent pid for every process we can see in /proc."""
     table: dict[int, int] = {}
@@ -205,21 +231,28 @@ def _descendants(roots: set[int], table: dict[int, int]) -> set[int]:
 
 @contextlib.contextmanager
 def _subreaper() -> Iterator[None]:
-    """Make this process the child subreaper for the duration, then put the old value back."""
+    """Make this process a child subreaper while any thread runs a command; the first one in
+    turns the flag on (unless it already was), the last one out puts it back."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl = libc.prctl
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         yield  # not Linux: the process group is all there is
         return
-    old = ctypes.c_int(0)
-    got = prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(old), 0, 0, 0) == 0
-    changed = got and not old.value and prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    with _subreaper_lock:
+        _subreaper_state["users"] += 1
+        if _subreaper_state["users"] == 1:
+            old = ctypes.c_int(0)
+            prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(old), 0, 0, 0)
+            _subreaper_state["restore"] = int(not old.value)
+            if not old.value:
+                prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     try:
         yield
     finally:
-        if changed:
-            prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        with _subreaper_lock:
+            _subreaper_state["users"] -= 1
+            if _subreaper_state["users"] == 0 and _subreaper_state["restore"]:
+                prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
 
 @contextlib.contextmanager

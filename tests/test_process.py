@@ -137,3 +137,31 @@ def test_sigterm_to_the_loop_restores_the_workspace(tmp_path):
     assert "Traceback" not in err.decode()
     assert sorted(p.name for p in ws.iterdir()) == ["check.py", "m.py"]
     assert (ws / "m.py").read_text() == 'MODE = "broken"\n'
+
+
+def test_a_child_another_thread_starts_meanwhile_is_left_alone(tmp_path):
+    # Commands run from several threads (the bench does): one command's clean-up must not kill
+    # what another thread started while it ran.
+    import threading
+
+    started = threading.Event()
+    result: list[tuple[int | None, bool]] = []
+
+    def command() -> None:
+        script = "import time, pathlib; pathlib.Path('up').write_text('1'); time.sleep(1)\n"
+        result.append(run([PY, "-c", SETSID_WRITER + script], tmp_path))
+        started.set()
+
+    thread = threading.Thread(target=command)
+    thread.start()
+    while not (tmp_path / "up").exists():
+        time.sleep(0.01)
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        thread.join(timeout=30)
+        assert result == [(0, False)]
+        assert other.poll() is None, "another thread's child was killed"
+        assert wait_gone(int((tmp_path / "writer.pid").read_text()))
+    finally:
+        other.kill()
+        other.wait()
