@@ -46,6 +46,8 @@ DEFAULT_IGNORE: tuple[str, ...] = (
 _BYTE_EXACT_ATTRIBUTES = "* -text -eol -ident -filter -working-tree-encoding\n"
 
 # The private repository's whole config: user/system config is switched off by the environment.
+# bigFileThreshold and the small pack windows let git stream a large blob (restore, diff) instead
+# of holding it, or a whole mapped pack, in memory.
 _CONFIG = """\
 [core]
 \trepositoryformatversion = 0
@@ -57,6 +59,9 @@ _CONFIG = """\
 \tsymlinks = true
 \tquotepath = false
 \tfsmonitor = false
+\tbigFileThreshold = 8m
+\tpackedGitWindowSize = 8m
+\tpackedGitLimit = 32m
 \tuntrackedCache = false
 \tlooseCompression = 1
 \thooksPath = {hooks}
@@ -451,7 +456,15 @@ class Workspace:
     def _changes(self, snap: _Snapshot) -> list[_Entry]:
         """Stage the current state; the raw changes from the snapshot, every path included."""
         self._stage_all()
-        args = ["diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-renames", "--no-ext-diff"]
+        args = [
+            "diff-index",
+            "--cached",
+            "--raw",
+            "-z",
+            "--no-abbrev",
+            "--no-renames",
+            "--no-ext-diff",
+        ]
         entries, _pos = _parse_raw(self._run(*args, snap.tree).stdout)
         # A repository git recorded as a gitlink without saying so: stage its files.
         if any(e.dst_mode == _GITLINK for e in entries) and self._adopt_gitlinks():
@@ -472,18 +485,14 @@ class Workspace:
             return Diff(text="", files=[], raw=b"")
         big = self._big_paths(shown)
         small = [e for e in shown if e.path not in big]
-        base = ["diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv"]
-        base += ["-p", "--no-color", "--full-index"]
         out = b""
-        if small:
-            args = [*base, "-M", "--binary", snap.tree]
-            if len(small) == len(entries):
-                out = self._run(*args).stdout
-            else:
-                out = self._diff_subset(args, small)
+        if small and len(small) == len(entries):
+            out = self._run("diff-index", "--cached", *_PATCH_ARGS, "-M", "--binary", snap.tree)
+            out = out.stdout
+        elif small:
+            out = self._diff_subset(snap.tree, small, ["-M", "--binary"])
         if big:
-            args = [*base, "--no-renames", snap.tree]
-            big_out = self._diff_subset(args, [e for e in shown if e.path in big])
+            big_out = self._diff_subset(snap.tree, [e for e in shown if e.path in big], [])
             out = _merge_raw_patches(out, big_out)
         found, pos = _parse_raw(out)
         patch_bytes = out[pos:]
@@ -493,13 +502,14 @@ class Workspace:
         ]
         return Diff(text=patch_bytes.decode("utf-8", "replace"), files=files, raw=patch_bytes)
 
-    def _diff_subset(self, args: list[str], entries: list[_Entry]) -> bytes:
-        """``git diff`` limited to ``entries``: through a temporary index holding the snapshot
-        plus just those changes, so no path list has to fit on a command line."""
+    def _diff_subset(self, tree: str, entries: list[_Entry], extra: list[str]) -> bytes:
+        """The patch from ``tree`` to ``tree`` plus just ``entries``' changes: the second tree
+        is built in a temporary index (no path list has to fit on a command line), and two
+        trees are compared without looking at the work tree, so a large file is never read."""
         index = os.path.join(self._tmp, "subset-index")
         env = {**self._env, "GIT_INDEX_FILE": index}
         try:
-            self._run("read-tree", args[-1], env=env)
+            self._run("read-tree", tree, env=env)
             request = b"".join(
                 (
                     b"0 " + _ZERO_SHA
@@ -512,10 +522,12 @@ class Workspace:
                 for e in entries
             )
             self._run("update-index", "-z", "--index-info", input=request, env=env)
-            return self._run(*args, env=env, config=[_DIFF_BIG]).stdout
+            other = self._run("write-tree", env=env).stdout.decode().strip()
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(index)
+        renames = extra if extra else ["--no-renames"]
+        return self._run("diff-tree", "-r", *_PATCH_ARGS, *renames, tree, other).stdout
 
     def _not_ignored_entries(self, entries: list[_Entry]) -> list[_Entry]:
         request = b"".join(os.fsencode(e.path) + b"\0" for e in entries)
@@ -781,7 +793,7 @@ _NO_GIT = "git is not installed or not on PATH; the workspace needs it to snapsh
 _RACY_NS = 2_000_000_000
 # A changed file larger than this is named in the patch ("Binary files ... differ"), not inlined.
 BIG_FILE_BYTES = 8 * 1024 * 1024
-_DIFF_BIG = f"core.bigFileThreshold={BIG_FILE_BYTES}"
+_PATCH_ARGS = ("--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv", "-p", "--no-color")
 _BULK_CHECKIN = "core.bigFileThreshold=1"
 _CHUNK = 1 << 20
 _TOP_DIRS = ("--show-toplevel", "--git-dir", "--git-common-dir")
