@@ -174,7 +174,7 @@ class Workspace:
         # Paths (relative, '/'-separated; directories end in '/') the last restore removed,
         # rewrote or recreated: restore's cost scales with this list, not with the tree.
         self.last_restored: list[str] = []
-        self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-")
+        self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-", dir=self._store_parent())
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
         gitdir = os.path.join(self._tmp, "git")
         self._index = os.path.join(self._tmp, "index")
@@ -197,6 +197,16 @@ class Workspace:
         except BaseException:
             self.close()
             raise
+
+    def _store_parent(self) -> str | None:
+        """Where the private store goes: in memory (``/dev/shm``) for the top of a repository,
+        whose store only holds what differs from the user's index (creating and deleting its
+        few hundred small files on a busy disk costs more than the whole scan); the default
+        temp directory otherwise, where the first snapshot holds every byte of the tree."""
+        shm = "/dev/shm"
+        if os.path.lexists(self.root / ".git") and os.path.isdir(shm) and os.access(shm, os.W_OK):
+            return shm
+        return None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -232,11 +242,8 @@ class Workspace:
                     snap.dirs.update(self._stat_dirs(moved))
                     return snap.tree
         tree = self._run("write-tree").stdout.decode().strip()
-        empty = self._empty_dirs()
-        listed = self._run("ls-tree", "-r", "-d", "-z", "--name-only", tree).stdout
-        dirs = self._stat_dirs({"", *empty, *_split_z(listed)})
-        gits = frozenset(d + "/.git" if d else ".git" for d in dirs if self._lexists(d, ".git"))
-        self._snapshot = _Snapshot(tree, frozenset(empty), dirs, gits, started)
+        dirs, empty, gits = self._scan_dirs()
+        self._snapshot = _Snapshot(tree, frozenset(empty), dirs, frozenset(gits), started)
         return tree
 
     def diff(self) -> Diff:
@@ -705,28 +712,39 @@ class Workspace:
                 break
             parent = parent.rpartition("/")[0]
 
-    def _empty_dirs(self) -> set[str]:
-        """Every directory (nested ones too) that holds no file; needs a staged index."""
-        out = self._run("ls-files", "-z", "--others", "--directory").stdout
-        found: set[str] = set()
-        nested: list[str] = []
-        for entry in _split_z(out):
-            if not entry.endswith("/"):
-                continue  # an untracked file cannot remain right after `add -A`; be safe anyway
-            top = entry.rstrip("/")
-            found.add(top)
-            nested.extend(self._subdirs(top))  # git reports only the top of a tree of empty dirs
-        return found | set(nested)
-
-    def _subdirs(self, top: str) -> list[str]:
-        out = []
-        for dirpath, dirnames, _files in os.walk(self.root / top):
-            rel = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
-            dirnames[:] = [
-                d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))
-            ]
-            out.extend(f"{rel}/{d}" for d in dirnames)
-        return out
+    def _scan_dirs(self) -> tuple[dict[str, tuple[int, int, int]], set[str], set[str]]:
+        """One pass over the directories: every directory (-> inode, mtime, when read), those
+        with no file anywhere below (git does not record them), and every ``.git`` entry."""
+        now = time.time_ns()
+        dirs: dict[str, tuple[int, int, int]] = {}
+        has_file: dict[str, bool] = {}
+        gits: set[str] = set()
+        st = os.lstat(self.root)
+        dirs[""] = (st.st_ino, st.st_mtime_ns, now)
+        order = [""]
+        todo = [""]
+        while todo:
+            d = todo.pop()
+            found = False
+            with os.scandir(self.root / d if d else self.root) as it:
+                for entry in it:
+                    rel = f"{d}/{entry.name}" if d else entry.name
+                    if entry.name == ".git":
+                        gits.add(rel)
+                    elif entry.is_dir(follow_symlinks=False):
+                        est = entry.stat(follow_symlinks=False)
+                        dirs[rel] = (est.st_ino, est.st_mtime_ns, now)
+                        order.append(rel)
+                        todo.append(rel)
+                    elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                        found = True
+            has_file[d] = found
+        # Deepest first, so a directory knows whether anything below it holds a file.
+        for d in sorted(order, key=lambda p: p.count("/"), reverse=True):
+            if d and has_file[d]:
+                has_file[d.rpartition("/")[0]] = True
+        empty = {d for d in order if d and not has_file[d]}
+        return dirs, empty, gits
 
     def _stat_dirs(self, dirs: Iterable[str]) -> dict[str, tuple[int, int, int]]:
         now = time.time_ns()
