@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.prompt import LEVELS, render_card
+from chimera_cards.store import Store
 from chimera_cards.trust import evaluate, get_threshold, trusted_keys
 
 # Functions that may hand card text to a model: the gate and its renderer.
@@ -43,13 +44,13 @@ MODEL_READ_PATHS = frozenset(
 # integrity checks, indexing). Listed so the read-path test notices any new reader.
 OTHER_READ_PATHS = frozenset(
     {
-        "chimera_cards.retrieve.sync_index",  # name/description/triggers into the index
         "chimera_cards.retrieve.gate_check",  # re-hash for the gate
         "chimera_cards.retrieve.prompt_preview",  # what the reviewer is shown before approving
         "chimera_cards.review._decide",  # re-hash before signing an approval or rejection
         "chimera_cards.review._review_view",  # the review screen, for a human
         "chimera_cards.review.verify_check",  # verify: signatures against the stored bytes
         "chimera_cards.store.Store.get_blob",  # raw bytes for export/show; callers are listed too
+        "chimera_cards.store.Store.index_queue",  # for sync_index: name/description/triggers
         "chimera_cards.store.check_blobs",  # verify: re-hash every blob
         "chimera_cards.store.export_card",  # writes the exact bytes to a file for a person/git
         "chimera_cards.cli.store.show_cmd",  # only the size of the blob
@@ -121,6 +122,17 @@ class RenderCache:
             self.signatures.clear()  # bounded; refilling costs one verification per signature
 
 
+class MatchList(list):
+    """The matches, best first (a plain list of ``Match``), plus ``skipped``: one line per card
+    the gate could not read or verify (a broken row, unreadable or tampered bytes, text that is
+    not valid Unicode) and per condition that hid cards (a store that could not be indexed).
+    Those cards are left out; every other card is still served."""
+
+    def __init__(self, matches=(), skipped: list[str] | None = None) -> None:
+        super().__init__(matches)
+        self.skipped: list[str] = skipped if skipped is not None else []
+
+
 @dataclass
 class GateDecision:
     ok: bool
@@ -152,31 +164,55 @@ def fts_query(query: str) -> str | None:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-def sync_index(conn: sqlite3.Connection) -> int:
-    """Index every queued version (call inside a write transaction); returns how many."""
-    rows = conn.execute(
-        "SELECT q.version_id, v.name, CAST(b.data AS BLOB) FROM index_queue q "
-        "JOIN versions v ON v.id = q.version_id LEFT JOIN blobs b ON b.sha256 = v.sha256"
-    ).fetchall()
-    for vid, name, data in rows:
+def sync_index(store: Store, problems: list[str] | None = None) -> int:
+    """Index every queued version (call inside ``store.transaction()``); returns how many.
+
+    The queue is always drained: a version whose row or text cannot be indexed is reported in
+    ``problems`` (when given) and indexed by name only, or not at all, so one broken card never
+    blocks the index for the others. The gate refuses such a card anyway.
+    """
+    done = 0
+    for vid, name, data, problem in store.index_queue():
+        if name is None:
+            _note(problems, f"not indexed: {problem}")
+            continue
         description, triggers = "", ""
         try:
-            card = parse_card(bytes(data or b""))
+            card = parse_card(data or b"")
             description = card.description or ""
             triggers = "\n".join(card.triggers)
         except CardParseError:
             pass  # a broken blob is still findable by name; the gate will refuse it anyway
-        conn.execute("DELETE FROM card_fts WHERE rowid = ?", (vid,))
-        conn.execute(
-            "INSERT INTO card_fts(rowid, name, description, triggers) VALUES (?, ?, ?, ?)",
-            (vid, name, description, triggers),
-        )
-    conn.execute("DELETE FROM index_queue")
-    return len(rows)
+        try:
+            store.index_version(vid, name, description, triggers)
+        except (UnicodeError, ValueError, sqlite3.Error) as exc:
+            _note(problems, f"{_label(name)}: indexed by name only ({_reason(exc)})")
+            try:
+                store.index_version(vid, name, "", "")
+            except (UnicodeError, ValueError, sqlite3.Error):
+                continue
+        done += 1
+    store.clear_index_queue()
+    return done
+
+
+def _note(problems: list[str] | None, text: str) -> None:
+    if problems is not None:
+        problems.append(text)
+
+
+def _label(name: object) -> str:
+    # For messages about broken rows: never let the label itself be unprintable.
+    return ascii(name) if not isinstance(name, str) else name.encode("utf-8", "replace").decode()
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).encode("utf-8", "backslashreplace").decode().split())
+    return f"{type(exc).__name__}: {text}"[:200]
 
 
 def gate_check(
-    conn: sqlite3.Connection,
+    store: Store,
     *,
     name: str,
     sha256: str,
@@ -189,22 +225,22 @@ def gate_check(
     verify: bool = True,
     memo: dict[bytes, bool] | None = None,
 ) -> GateDecision:
-    """May this version go to a model right now? Re-hashes and re-verifies; never trusts columns alone."""
+    """May this version go to a model right now? Re-hashes and re-verifies; never trusts columns
+    alone.
+
+    Returns:
+        The decision, with the verified bytes when it is ok.
+    """
     if status != "active":
         return GateDecision(False, reason=f"status is {status}")
-    row = conn.execute(
-        "SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha256,)
-    ).fetchone()
-    if row is None:
+    data = store.get_blob(sha256)
+    if data is None:
         return GateDecision(False, reason="blob is missing")
-    data = bytes(row[0])
     if not verify:  # benchmark baseline only: what the gate costs
         return GateDecision(True, basis="unverified", data=data)
     if hashlib.sha256(data).hexdigest() != sha256:
         return GateDecision(False, reason="stored bytes do not match their SHA-256")
-    envelopes = [
-        r[0] for r in conn.execute("SELECT envelope FROM statements WHERE sha256 = ?", (sha256,))
-    ]
+    envelopes = store.envelopes(sha256)
     verdict = evaluate(envelopes, trusted, name=name, sha256=sha256, threshold=threshold, memo=memo)
     if verdict.rejected:
         return GateDecision(False, reason="rejected by a trusted reviewer")
@@ -219,19 +255,29 @@ def gate_check(
 
 
 def match(
-    store,
+    store: Store,
     query: str,
     k: int = 5,
     level: int = 2,
     *,
     verify: bool = True,
     cache: RenderCache | None = None,
-) -> list[Match]:
+) -> MatchList:
     """Up to ``k`` usable cards for ``query``, best first. The only way card text reaches a model.
 
     Pass a ``RenderCache`` when calling repeatedly to skip re-parsing cards whose bytes were
     verified unchanged. ``verify=False`` exists only for the benchmark's baseline (with its own
     cache); ``tests/test_read_paths.py`` fails if anything in the packages passes it.
+
+    Args:
+        store: the open store.
+        query: the user's words (never read as FTS5 syntax).
+        k: at most this many cards.
+        level: 1 (name and description) or 2 (the whole card).
+
+    Returns:
+        The usable matches, best first, as a ``MatchList``: its ``skipped`` lines name the cards
+        left out because they are broken, and anything else that hid cards.
     """
     if level not in LEVELS:
         raise UsageError("level must be 1 or 2")
@@ -239,82 +285,99 @@ def match(
         raise UsageError("k must be at least 1")
     q = fts_query(query)
     if q is None:
-        return []
-    with store.snapshot() as conn:
-        dirty = conn.execute("SELECT 1 FROM index_queue LIMIT 1").fetchone() is not None
+        return MatchList()
+    skipped: list[str] = []
+    with store.snapshot():
+        dirty = store.index_dirty()
     if dirty:
         try:
-            with store.transaction() as wconn:
-                sync_index(wconn)
-        except (sqlite3.OperationalError, ChimeraError):
-            # Read-only, or another writer holds the lock: answer from what is indexed; versions
-            # not yet indexed are absent this time (never unchecked).
-            pass
-    with store.snapshot() as conn:  # one consistent state for ranking and verification
-        return _match(conn, q, k, level, verify, cache)
+            with store.transaction():
+                sync_index(store, skipped)
+        except (sqlite3.OperationalError, ChimeraError) as exc:
+            # Read-only, or another writer holds the lock: answer from what is indexed, and say
+            # how many active cards could not be considered (never serve them unchecked).
+            with store.snapshot():
+                waiting = store.index_backlog()
+            if waiting:
+                skipped.append(
+                    f"{waiting} active card(s) are not indexed yet and were not searched: the "
+                    f"store cannot be written now ({_reason(exc)}); run again with write access"
+                )
+    with store.snapshot():  # one consistent state for ranking and verification
+        return MatchList(_match(store, q, k, level, verify, cache, skipped), skipped)
 
 
-def match_path(path, query: str, k: int = 5, level: int = 2) -> list[Match]:
+def match_path(path, query: str, k: int = 5, level: int = 2) -> MatchList:
     """``match`` on the store file at ``path``, for callers that hold a path and must not open a
     store themselves (the reference loop reaches cards only through this module). A missing store
     is an error (exit 2), never a new empty one."""
-    from chimera_cards.store import Store
-
     with Store(path, create=False) as store:
         return match(store, query, k=k, level=level)
 
 
 def _match(
-    conn: sqlite3.Connection, q: str, k: int, level: int, verify: bool, cache: RenderCache | None
+    store: Store,
+    q: str,
+    k: int,
+    level: int,
+    verify: bool,
+    cache: RenderCache | None,
+    skipped: list[str],
 ) -> list[Match]:
-    trusted = trusted_keys(conn)
-    threshold = get_threshold(conn)
+    trusted = trusted_keys(store)
+    threshold = get_threshold(store)
+    memo = cache.signatures if cache is not None else None
     out: list[Match] = []
     page = max(2 * k, 16)
     offset = 0
-    w = BM25_WEIGHTS
     while len(out) < k:
-        rows = conn.execute(
-            "SELECT v.name, v.sha256, v.origin, v.final_url, v.provenance, v.status, "
-            f"bm25(card_fts, {w[0]}, {w[1]}, {w[2]}) AS score "
-            "FROM card_fts JOIN versions v ON v.id = card_fts.rowid "
-            "WHERE card_fts MATCH ? AND v.status = 'active' "
-            "ORDER BY score LIMIT ? OFFSET ?",
-            (q, page, offset),
-        ).fetchall()
-        if not rows:
+        # Rank inside FTS5 first, then read only the page's versions: the index also holds
+        # versions that are not active, so a page may yield fewer than k and the loop goes on.
+        ranked = store.search_index(q, BM25_WEIGHTS, page, offset)
+        if not ranked:
             break
-        offset += len(rows)
-        for name, sha, origin, final_url, provenance, status, score in rows:
-            decision = gate_check(
-                conn,
-                name=name,
-                sha256=sha,
-                origin=origin,
-                final_url=final_url,
-                provenance=provenance,
-                status=status,
-                trusted=trusted,
-                threshold=threshold,
-                verify=verify,
-                memo=cache.signatures if cache is not None else None,
-            )
-            if not decision.ok:
+        offset += len(ranked)
+        versions, problems = store.versions_by_id([vid for vid, _ in ranked], status="active")
+        skipped.extend(f"skipped: {text}" for _, text in problems)
+        for vid, score in ranked:
+            v = versions.get(vid)
+            if v is None:
                 continue
-            text = cache.get(sha, level) if cache is not None else None
-            if text is None:
-                try:
-                    text = render_card(parse_card(decision.data), level)
-                except CardParseError:
+            label = f"{_label(v.name)} {v.sha256[:12]}"
+            try:
+                decision = gate_check(
+                    store,
+                    name=v.name,
+                    sha256=v.sha256,
+                    origin=v.origin,
+                    final_url=v.final_url,
+                    provenance=v.provenance,
+                    status=v.status,
+                    trusted=trusted,
+                    threshold=threshold,
+                    verify=verify,
+                    memo=memo,
+                )
+                if not decision.ok:
+                    if decision.reason in _BROKEN:
+                        skipped.append(f"skipped {label}: {decision.reason} (run verify)")
                     continue
-                if cache is not None:
-                    cache.put(sha, level, text)
+                text = cache.get(v.sha256, level) if cache is not None else None
+                if text is None:
+                    text = render_card(parse_card(decision.data), level)
+                    text.encode("utf-8")  # text that is not valid Unicode must not reach a prompt
+                    if cache is not None:
+                        cache.put(v.sha256, level, text)
+            except (sqlite3.Error, CardParseError, UnicodeError, ValueError, TypeError) as exc:
+                # One card's content must never make the gate fail for the others.
+                skipped.append(f"skipped {label}: {_reason(exc)}")
+                continue
             out.append(
                 Match(
-                    name=name,
-                    sha256=sha,
-                    provenance=provenance,
-                    origin=final_url or origin,
+                    name=v.name,
+                    sha256=v.sha256,
+                    provenance=v.provenance,
+                    origin=v.final_url or v.origin,
                     basis=decision.basis,
                     approvers=decision.approvers,
                     score=score,
@@ -325,6 +388,11 @@ def _match(
             if len(out) == k:
                 break
     return out
+
+
+# Refusals that mean the card is broken or tampered with (reported), as opposed to a card that is
+# simply not usable (awaiting approvals, rejected), which is absent without a word.
+_BROKEN = ("blob is missing", "stored bytes do not match their SHA-256")
 
 
 def _attr(value: str) -> str:

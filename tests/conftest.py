@@ -9,8 +9,16 @@ Everything here is real (files, sockets, SQLite); nothing stands in for the code
   path with ``server.serve(path, body, ...)``; redirects, delays, oversize bodies, HTML pages and
   HTTP errors are options of ``serve``. ``server.url(path)`` gives the absolute URL and
   ``server.hits`` the paths requested, in order.
+- ``drip_server`` is a raw TCP server on 127.0.0.1 that answers every request one byte at a time
+  (``server.drip(head, body, interval)``): a server that trickles headers or a body to outlast a
+  per-read socket timeout.
 - ``dump_store(path)`` returns every row of every table of an SQLite file, for "the store is
   exactly as before" assertions after a refused operation.
+- Fixture ``store`` is an open ``Store`` on a new file under ``tmp_path/store/``.
+- Tampering, as an attacker holding the SQLite file would do it (a plain ``sqlite3`` connection,
+  never the store's API): ``tamper(path, sql, params)`` runs one statement; ``edit_blob`` replaces
+  text inside a blob (kept a BLOB); ``force_status`` sets a version's status; ``plant_statement``
+  inserts a statement row.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import datetime
 import http.server
 import ipaddress
+import os
 import sqlite3
 import ssl
 import threading
@@ -25,6 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+# A stray OSError or ValueError must fail the test that caused it, not become a tidy line.
+os.environ.setdefault("CHIMERA_CARDS_DEBUG", "1")
 
 DEFAULT_SECTIONS = {
     "Trigger": "You are about to do the thing this card is about, and it matters that it goes well.",
@@ -267,6 +279,76 @@ def https_card_server():
     server.stop()
 
 
+class DripServer:
+    """A real TCP server on 127.0.0.1 that sends its answer one byte per ``interval`` seconds.
+
+    Each byte arrives well within any per-read socket timeout, so only a deadline for the whole
+    fetch stops it. ``url(path)`` gives the URL; ``connections`` counts accepted connections.
+    """
+
+    def __init__(self) -> None:
+        import socket
+
+        self.head = b"HTTP/1.0 200 OK\r\nContent-Type: text/markdown\r\n\r\n"
+        self.body = b""
+        self.interval = 0.2
+        self.connections = 0
+        self._stop = threading.Event()
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.05)
+        self.port = self._sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def drip(self, head: bytes | None = None, body: bytes = b"", interval: float = 0.2) -> None:
+        """Answer with ``head`` (default: a 200 status line and headers) then ``body``."""
+        if head is not None:
+            self.head = head
+        self.body, self.interval = body, interval
+
+    def url(self, path: str = "/SKILL.md") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn) -> None:
+        with conn:
+            try:
+                conn.settimeout(5)
+                conn.recv(65536)  # the request; its content does not matter
+                for i in range(len(self.head + self.body)):
+                    conn.sendall((self.head + self.body)[i : i + 1])
+                    if self._stop.wait(self.interval):
+                        return
+            except OSError:
+                pass  # the client cut the connection: that is what a deadline does
+
+    def start(self) -> DripServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._sock.close()
+        self._thread.join(timeout=5)
+
+
+@pytest.fixture
+def drip_server():
+    """A started ``DripServer`` on 127.0.0.1, stopped after the test."""
+    server = DripServer().start()
+    yield server
+    server.stop()
+
+
 def dump_store(path: str | Path) -> dict[str, list[tuple]]:
     """Every row of every table (sorted), plus the schema version: compare before/after a fault."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -286,6 +368,56 @@ def dump_store(path: str | Path) -> dict[str, list[tuple]]:
         return dump
     finally:
         conn.close()
+
+
+@pytest.fixture
+def store(tmp_path):
+    from chimera_cards.store import Store
+
+    with Store(tmp_path / "store" / "cards.db") as opened:
+        yield opened
+
+
+def tamper(path: str | Path, sql: str, params: tuple = ()) -> None:
+    """Run one statement on the store file with a plain sqlite3 connection and commit it."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute(sql, params)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def edit_blob(path: str | Path, sha256: str, old: str, new: str) -> None:
+    """Replace ``old`` with ``new`` in the stored bytes of ``sha256``, leaving its key as it was."""
+    tamper(
+        path,
+        "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), ?, ?) AS BLOB) WHERE sha256 = ?",
+        (old, new, sha256),
+    )
+
+
+def force_status(path: str | Path, sha256: str, status: str) -> None:
+    """Set the status of every version holding these bytes, bypassing the store and its audit."""
+    tamper(path, "UPDATE versions SET status = ? WHERE sha256 = ?", (status, sha256))
+
+
+def plant_statement(
+    path: str | Path,
+    name: str,
+    sha256: str,
+    envelope: str,
+    *,
+    keyid: str = "x",
+    decision: str = "approve",
+) -> None:
+    """Insert a statement row directly, as if an attacker wrote it into the file."""
+    tamper(
+        path,
+        "INSERT INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
+        "VALUES (?, ?, ?, ?, 't', ?)",
+        (name, sha256, decision, keyid, envelope),
+    )
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:

@@ -134,6 +134,8 @@ def test_usage_errors_exit_2_with_one_line():
         ["run", "--workspace", ".", "--verify", "true"],
         ["run", "--task", "stats-median", "--attempter", "bogus"],
         ["run", "--task", "stats-median", "--on-repeat", "escalate"],
+        ["run", "--task", "stats-median", "--protect", "../outside"],
+        ["run", "--task", "stats-median", "--edit-format", "diff"],  # scripted edits itself
     ):
         res = _run(*args)
         assert res.exit_code == 2, (args, res.output)
@@ -204,3 +206,33 @@ def test_progress_line_of_a_three_thousand_file_attempt_is_short():
     line = progress_line(event, 5)
     assert line is not None and len(line) < 300
     assert "and 2,995 more files" in line
+
+
+def test_protect_glob_makes_an_in_place_change_fail_and_leaves_the_workspace(tmp_path):
+    task_dir = make_task_dir(tmp_path / "task")
+    ws = task_dir / "project"
+    before = {p.name: p.read_bytes() for p in ws.iterdir()}
+    res = _run(
+        "run",
+        "--workspace",
+        str(ws),
+        "--verify",
+        "{python} -B check.py",
+        "--task-text",
+        "Set MODE to fixed",
+        "--candidates",
+        str(task_dir / "candidates"),
+        "--attempter",
+        "scripted:strong",
+        "--max-attempts",
+        "2",
+        "--protect",
+        "m.py",
+        "--json",
+    )
+    assert res.exit_code == 1, res.output
+    run = json.loads(res.stdout)
+    assert [a["protected_violation"] for a in run["attempts"]] == [True, True]
+    assert run["attempts"][0]["first_failing_step"]["name"] == "protected-paths"
+    assert "attempt 1/2: changed protected path(s) m.py" in res.stderr
+    assert {p.name: p.read_bytes() for p in ws.iterdir()} == before

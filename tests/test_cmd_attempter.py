@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from reference_loop.attempters.cmd import CmdAttempter, make_cmd_attempter
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopError, LoopUsageError
 
 PY = shlex.quote(sys.executable)
 
@@ -142,7 +142,7 @@ def test_children_left_behind_by_a_finished_agent_are_killed(tmp_path: Path, ws:
 
 
 def test_missing_agent_binary_is_one_clear_usage_error() -> None:
-    with pytest.raises(LoopError, match="command not found: no-such-agent-xyz") as info:
+    with pytest.raises(LoopUsageError, match="command not found: no-such-agent-xyz") as info:
         make_cmd_attempter("no-such-agent-xyz --yes --message-file {prompt_file}")
     assert info.value.exit_code == 2
 
@@ -166,7 +166,7 @@ def test_agent_sees_seed_and_prompt_file_in_its_environment(tmp_path: Path, ws: 
 def test_a_setsid_child_of_the_agent_cannot_edit_the_workspace_after_the_revert(
     tmp_path: Path, ws: Path
 ) -> None:
-    from reference_loop.loop import run_loop
+    from reference_loop.loop import LoopOptions, run_loop
     from reference_loop.tasks import inline_task
 
     (ws / "check.py").write_text("import value\nassert value.VALUE == 42\n")
@@ -186,7 +186,10 @@ def test_a_setsid_child_of_the_agent_cannot_edit_the_workspace_after_the_revert(
     )
     task = inline_task("make VALUE 42", "{python} -B check.py", timeout=20)
     result = run_loop(
-        task, CmdAttempter([sys.executable, str(script)]), workspace=ws, max_attempts=1
+        task,
+        CmdAttempter([sys.executable, str(script)]),
+        workspace=ws,
+        options=LoopOptions(max_attempts=1),
     )
     assert _wait_gone(int((tmp_path / "writer.pid").read_text()))
     time.sleep(1.5)

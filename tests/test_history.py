@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.history import HEADING, NONE_TEXT, records_shown, render
 from reference_loop.records import AttemptRecord, bound_patch, patch_fingerprint
 
@@ -131,7 +131,7 @@ def test_patch_with_backticks_cannot_close_its_fence():
 
 
 def test_unknown_mode_and_bad_budget_are_usage_errors():
-    with pytest.raises(LoopError) as exc:
+    with pytest.raises(LoopUsageError) as exc:
         render([_rec(1, "A", "a")], "everything")
     assert exc.value.exit_code == 2
     with pytest.raises(LoopError):
@@ -151,7 +151,7 @@ def test_an_attempt_that_creates_three_thousand_files_keeps_the_history_in_budge
 
     from reference_loop.attempters import AttemptOutcome, ToolStep
     from reference_loop.history import DEFAULT_BUDGET
-    from reference_loop.loop import run_loop
+    from reference_loop.loop import LoopOptions, run_loop
     from reference_loop.records import MAX_RECORD_FILES
     from reference_loop.tasks import inline_task
 
@@ -169,7 +169,7 @@ def test_an_attempt_that_creates_three_thousand_files_keeps_the_history_in_budge
             return AttemptOutcome([ToolStep("flood", True)])
 
     task = inline_task("x", "{python} -B check.py", timeout=20)
-    result = run_loop(task, Flooder(), workspace=ws, max_attempts=2)
+    result = run_loop(task, Flooder(), workspace=ws, options=LoopOptions(max_attempts=2))
     first = result.attempts[0]
     assert first.files_total == 3000 and len(first.files) == MAX_RECORD_FILES
     history = result.prompts[1][result.prompts[1].index(HEADING) :]
