@@ -1126,6 +1126,10 @@ def _section_findings(card: Card, chimera: bool) -> list[Finding]:
     return findings
 
 
+def _plain_or_revealed(text: str) -> str:
+    return text if text.isascii() and text.isprintable() else reveal(text)
+
+
 def _frontmatter_findings(card: Card, chimera: bool) -> list[Finding]:
     findings: list[Finding] = []
     known = KNOWN_KEYS if chimera else frozenset(AGENT_SKILLS_KEYS)
@@ -1136,7 +1140,7 @@ def _frontmatter_findings(card: Card, chimera: bool) -> list[Finding]:
                 Finding(
                     "frontmatter-unknown-key",
                     WARNING,
-                    f"unknown frontmatter key {(key if key.isascii() and key.isprintable() else reveal(key))!r}"
+                    f"unknown frontmatter key {_plain_or_revealed(key)!r}"
                     + (
                         "" if chimera else " (the Agent Skills spec keeps extra fields in metadata)"
                     ),
