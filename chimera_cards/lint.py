@@ -739,25 +739,27 @@ def _scan(
 ) -> None:
     _scan_characters(text, lines, out, fast=fast)
     folded = _fold(text) if fast else None
-    override_lines: set[int] = set()
+    # Override phrases are matched once, in the text as a reader takes it in (normalised); the
+    # normalisation keeps every line where it was, so lines and messages need no mapping back.
+    plain = _phrase_text(text)
+    plain_folded = (folded if plain is text else _fold(plain)) if fast else None
     for regex, rule, default_severity, keep, describe in _PATTERN_RULES:
-        matches = _finditer(regex, rule, text, folded) if fast else regex.finditer(text)
+        haystack, fold = (plain, plain_folded) if rule == "override-phrase" else (text, folded)
+        where = lines if haystack is text else _Lines(haystack, lines.first_line)
+        matches = _finditer(regex, rule, haystack, fold) if fast else regex.finditer(haystack)
         for match in matches:
             if not keep(match):
                 continue
-            line = lines(match.start())
+            line = where(match.start())
             severity = default_severity
             if rule in _COMMENT_RULES:
                 # Inside a code block a comment is shown verbatim; elsewhere nobody sees it.
                 severity = WARNING if _in_code(line, code) else comments
-            if rule == "override-phrase":
-                override_lines.add(line)
             if out.full(rule):
                 out.omit(rule, severity, line)
             else:
                 out.add(Finding(rule, severity, describe(match), line))
     _scan_split_base64(text, lines, out)
-    _scan_normalised_phrases(text, lines, out, override_lines, fast=fast)
 
 
 _BASE64_PIECE_RE = re.compile(_BASE64_PIECE)
@@ -851,8 +853,24 @@ _INVISIBLE_RE = re.compile(
     + "]"
 )
 _CONFUSABLE_RE = re.compile("[" + re.escape("".join(map(chr, _CONFUSABLES))) + "]")
-# Markdown emphasis and code-span marks: "ig**no**re" renders (and is read) as "ignore".
-_EMPHASIS_RE = re.compile("[*_~`]+")
+# Markdown emphasis and code-span marks: "ig**no**re" renders (and is read) as "ignore". An
+# underscore inside a word is not emphasis (CommonMark), and names like im_start keep it.
+_UNDERSCORES_RE = re.compile("_+")
+
+
+def _drop_emphasis(text: str) -> str:
+    for mark in "*~`":
+        if mark in text:
+            text = text.replace(mark, "")
+    if "_" not in text:
+        return text
+
+    def edge(match: re.Match) -> str:
+        start, end = match.span()
+        inside = start > 0 and _is_word(text[start - 1]) and end < len(text) and _is_word(text[end])
+        return match.group() if inside else ""
+
+    return _UNDERSCORES_RE.sub(edge, text)
 
 
 def _phrase_text(text: str) -> str:
@@ -865,42 +883,8 @@ def _phrase_text(text: str) -> str:
             text = unicodedata.normalize("NFKC", text)
         if _CONFUSABLE_RE.search(text):
             text = text.translate(_CONFUSABLES)
-    return _EMPHASIS_RE.sub("", text)
-
-
-def _scan_normalised_phrases(
-    text: str, lines: _Lines, out: _Collector, seen_lines: set[int], *, fast: bool
-) -> None:
-    """Override phrases that only appear once the text is normalised (homoglyphs, emphasis,
-    invisible characters splitting a word); lines that already hold one are not reported twice.
-    """
-    if text.isascii() and not any(mark in text for mark in "*_~`"):
-        return  # nothing to normalise
-    plain = _phrase_text(text)
-    if plain == text:
-        return
-    plain_lines = _Lines(plain, lines.first_line)
-    if fast:
-        matches = _finditer(_OVERRIDE_RE, "override-phrase", plain, _fold(plain))
-    else:
-        matches = _OVERRIDE_RE.finditer(plain)
-    for match in matches:
-        line = plain_lines(match.start())
-        if line in seen_lines:
-            continue
-        seen_lines.add(line)
-        if out.full("override-phrase"):
-            out.omit("override-phrase", ERROR, line)
-            continue
-        out.add(
-            Finding(
-                "override-phrase",
-                ERROR,
-                f"instruction-override phrase (once look-alike letters, invisible characters "
-                f"and emphasis are normalised): {_shown(match.group(0))!r}",
-                line,
-            )
-        )
+    stripped = _drop_emphasis(text)
+    return stripped if stripped != text else text  # the same object when nothing changed
 
 
 def _escaped_scalar_findings(card: Card, raw_findings: list[Finding]) -> list[Finding]:
@@ -1142,6 +1126,10 @@ def _section_findings(card: Card, chimera: bool) -> list[Finding]:
     return findings
 
 
+def _plain_or_revealed(text: str) -> str:
+    return text if text.isascii() and text.isprintable() else reveal(text)
+
+
 def _frontmatter_findings(card: Card, chimera: bool) -> list[Finding]:
     findings: list[Finding] = []
     known = KNOWN_KEYS if chimera else frozenset(AGENT_SKILLS_KEYS)
@@ -1152,7 +1140,7 @@ def _frontmatter_findings(card: Card, chimera: bool) -> list[Finding]:
                 Finding(
                     "frontmatter-unknown-key",
                     WARNING,
-                    f"unknown frontmatter key {(key if key.isascii() and key.isprintable() else reveal(key))!r}"
+                    f"unknown frontmatter key {_plain_or_revealed(key)!r}"
                     + (
                         "" if chimera else " (the Agent Skills spec keeps extra fields in metadata)"
                     ),
