@@ -52,6 +52,7 @@ __all__ = [
     "UnsafePathError",
     "bundle_digest",
     "bundle_from_files",
+    "bundles_from_tree",
     "check_path",
     "diff_bundles",
     "find_bundle_dirs",
@@ -335,6 +336,42 @@ def bundle_from_files(
         for path, (data, executable) in sorted(kept.items(), key=lambda kv: kv[0].encode())
     )
     return Bundle(files, MappingProxyType({p: d for p, (d, _) in kept.items()}))
+
+
+def bundles_from_tree(
+    entries: Mapping[str, tuple[bytes, bool]], *, where: str = "archive"
+) -> list[tuple[str, Bundle]]:
+    """Split a tree of files (an archive, a git commit) into its skills.
+
+    A skill is a folder holding ``SKILL.md`` that is not inside another skill (or inside an
+    ignored folder); files outside every skill (a repository's README) belong to none.
+
+    Args:
+        entries: path -> (bytes, executable) for the whole tree; every path is checked.
+        where: what to name in error messages.
+    Returns:
+        (folder path inside the tree, "" for the top; Bundle) per skill, sorted by folder path.
+    Raises:
+        BundleError (or a subclass) for any unsafe path, or a skill breaking a bundle rule.
+    """
+    roots: set[str] = set()
+    for path in entries:
+        parts = check_path(path)
+        if parts[-1] == SKILL_FILE and not any(p in IGNORED_NAMES for p in parts):
+            roots.add("/".join(parts[:-1]))
+
+    def inside(path: str, root: str) -> bool:
+        return root == "" or path.startswith(root + "/")
+
+    outer = sorted(
+        (r for r in roots if not any(o != r and inside(r, o) for o in roots)), key=str.encode
+    )
+    found: list[tuple[str, Bundle]] = []
+    for root in outer:
+        cut = len(root) + 1 if root else 0
+        files = {p[cut:]: v for p, v in entries.items() if inside(p, root)}
+        found.append((root, bundle_from_files(files, where=f"{where}:{root}" if root else where)))
+    return found
 
 
 def _decode_name(raw: bytes, where: bytes) -> str:
