@@ -530,7 +530,8 @@ def find_bundle_dirs(path: str | os.PathLike) -> list[Path]:
     stack: list[tuple[Path, int]] = [(root, 0)]
     while stack:
         directory, depth = stack.pop()
-        if (directory / SKILL_FILE).is_file():
+        # Whatever is named SKILL.md marks a skill; a symlink or FIFO is refused when read.
+        if os.path.lexists(directory / SKILL_FILE):
             found.append(directory)
             continue
         if depth >= MAX_DEPTH:

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from chimera_cards.bundle import SKILL_FILE, Bundle
-from chimera_cards.lint import INFO, WARNING, Finding, scan_hidden
+from chimera_cards.card import Card
+from chimera_cards.lint import INFO, WARNING, Finding, lint_card, scan_hidden
 
 __all__ = [
     "CODE_RULES",
@@ -30,6 +31,8 @@ __all__ = [
     "FileReport",
     "binary_type",
     "classify",
+    "finding_id",
+    "lint_bundle",
     "scan_bundle",
     "scan_python",
     "scan_script",
@@ -602,3 +605,39 @@ def _hidden_scan(path: str, text: str) -> list[Finding]:
     for finding in kept:
         finding.path = path
     return kept
+
+
+def lint_bundle(card: Card, bundle: Bundle, *, dirname: str | None) -> list[Finding]:
+    """Every finding about a bundle: the card's own lint, then each other file (hidden
+    instructions in text, scripts as code, binaries listed), each finding with its path.
+
+    Args:
+        card: the parsed SKILL.md.
+        bundle: the whole bundle.
+        dirname: the skill's folder name (for the name-matches-folder rule), None to skip it.
+    Returns:
+        The findings.
+    """
+    findings = lint_card(card, strict=False, dirname=dirname)
+    for f in findings:
+        f.path = SKILL_FILE
+    return findings + scan_bundle(bundle).findings
+
+
+def finding_id(finding: Finding | dict) -> str:
+    """A finding's stable id, ``RULE@PATH:LINE`` (e.g. ``override-phrase@SKILL.md:14``): the same
+    bytes always give the same ids, so a reviewer can accept a finding by name in a signed
+    approval (``approve --accept ID``).
+
+    Args:
+        finding: a Finding or its dict form.
+    Returns:
+        The id.
+    """
+    if isinstance(finding, Finding):
+        finding = finding.to_dict()
+    existing = finding.get("id")
+    if isinstance(existing, str) and existing:
+        return existing
+    path = finding.get("path") or SKILL_FILE
+    return f"{finding.get('rule')}@{path}:{finding.get('line') or 0}"
