@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, sys.argv[1])
 
-from chimera_cards import review  # noqa: E402
-from chimera_cards.importer import import_source  # noqa: E402
-from chimera_cards.keys import generate_key, load_private_key  # noqa: E402
-from chimera_cards.store import Store  # noqa: E402
+from chimera_cards import review
+from chimera_cards.importer import import_source
+from chimera_cards.keys import generate_key, load_private_key
+from chimera_cards.store import Store
 
 out, work = Path(sys.argv[2]), Path(sys.argv[3])
 shutil.rmtree(work, ignore_errors=True)
