@@ -126,6 +126,7 @@ class ImportResult:
     digest: str | None = None  # the bundle digest
     skill_sha256: str | None = None  # SHA-256 of SKILL.md
     files: int = 0  # files in the bundle
+    error_kind: str | None = None  # the refusal's class name, e.g. "LinkError"
 
     @property
     def ok(self) -> bool:
@@ -146,6 +147,7 @@ class ImportResult:
             "result": self.outcome,
             "reason": self.reason,
             "error": self.error,
+            "error_kind": self.error_kind,
             "source": self.source,
         }
 
@@ -230,7 +232,13 @@ def prepare(
 
 
 def _refused(source: str, exc: ChimeraError) -> ImportResult:
-    return ImportResult(source=source, outcome="refused", error=str(exc), exit_code=exc.exit_code)
+    return ImportResult(
+        source=source,
+        outcome="refused",
+        error=str(exc),
+        exit_code=exc.exit_code,
+        error_kind=type(exc).__name__,
+    )
 
 
 def _store_batch(
