@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from chimera_cards.bundle import SKILL_FILE, Bundle
 from chimera_cards.card import Card
-from chimera_cards.lint import INFO, WARNING, Finding, lint_card, scan_hidden
+from chimera_cards.lint import INFO, WARNING, Finding, lint_card, lint_text
 
 __all__ = [
     "CODE_RULES",
@@ -560,12 +560,12 @@ def scan_bundle(
 
     Args:
         bundle: the bundle.
-        hidden: the hidden-instruction scan for one text file, called (path, text); default
-            ``lint.scan_hidden`` with the path set on each finding.
+        hidden: the hidden-instruction scan for one text file, called (text, path); default
+            ``lint.lint_text`` (comments are errors in Markdown, warnings elsewhere).
     Returns:
         The file listing and every finding, each with its path.
     """
-    scan_text = hidden or _hidden_scan
+    scan_text = hidden or lint_text
     reports: list[FileReport] = []
     findings: list[Finding] = []
     for f in bundle.files:
@@ -586,25 +586,10 @@ def scan_bundle(
                 )
             )
             continue
-        findings.extend(scan_text(f.path, text))
+        findings.extend(scan_text(text, f.path))
         if report.kind == "script":
             findings.extend(scan_script(f.path, text, report.language))
     return BundleScan(reports, findings)
-
-
-# Comments are how HTML, XML and code document themselves, and the reviewer reads these files
-# raw; a comment is "hidden" only where the file is shown rendered (Markdown, plain text).
-_RENDERED_ONLY_RULES = ("html-comment", "markdown-comment")
-_RENDERED_SUFFIXES = (".md", ".markdown", ".mdx", ".txt", ".rst")
-
-
-def _hidden_scan(path: str, text: str) -> list[Finding]:
-    found = scan_hidden(text)
-    rendered = path.lower().endswith(_RENDERED_SUFFIXES) or "." not in path.rsplit("/", 1)[-1]
-    kept = [f for f in found if rendered or f.rule not in _RENDERED_ONLY_RULES]
-    for finding in kept:
-        finding.path = path
-    return kept
 
 
 def lint_bundle(card: Card, bundle: Bundle, *, dirname: str | None) -> list[Finding]:
@@ -618,16 +603,16 @@ def lint_bundle(card: Card, bundle: Bundle, *, dirname: str | None) -> list[Find
     Returns:
         The findings.
     """
-    findings = lint_card(card, strict=False, dirname=dirname)
+    findings = lint_card(card, dirname=dirname)
     for f in findings:
         f.path = SKILL_FILE
     return findings + scan_bundle(bundle).findings
 
 
 def finding_id(finding: Finding | dict) -> str:
-    """A finding's stable id, ``RULE@PATH:LINE`` (e.g. ``override-phrase@SKILL.md:14``): the same
-    bytes always give the same ids, so a reviewer can accept a finding by name in a signed
-    approval (``approve --accept ID``).
+    """A finding's stable id (``Finding.id``, e.g. ``override-phrase-3f2a9c01de``): the same bytes
+    always give the same ids, so a reviewer can accept a finding by name in a signed approval
+    (``approve --accept ID``).
 
     Args:
         finding: a Finding or its dict form.
@@ -635,9 +620,14 @@ def finding_id(finding: Finding | dict) -> str:
         The id.
     """
     if isinstance(finding, Finding):
-        finding = finding.to_dict()
+        return finding.id
     existing = finding.get("id")
     if isinstance(existing, str) and existing:
         return existing
-    path = finding.get("path") or SKILL_FILE
-    return f"{finding.get('rule')}@{path}:{finding.get('line') or 0}"
+    # Stored before findings carried ids: the id lint would give the same finding.
+    return Finding(
+        str(finding.get("rule")),
+        str(finding.get("severity")),
+        str(finding.get("message")),
+        finding.get("line"),
+    ).id
