@@ -63,11 +63,18 @@ def test_python_writes_outside_the_folder():
 
 def test_python_obfuscation_blob_and_decode_then_exec():
     blob = base64.b64encode(os.urandom(300)).decode()
-    src = f"import base64\nPAYLOAD = '{blob}'\nexec(base64.b64decode(PAYLOAD))\n"
+    hexed = os.urandom(120).hex()
+    src = (
+        f"import base64\nPAYLOAD = '{blob}'\nexec(base64.b64decode(PAYLOAD))\n"
+        f"KEY = bytes.fromhex('{hexed}')\n"
+    )
     found = scan_python("x.py", src)
-    assert ("code-obfuscation", 2) in rules(found)
     assert ("code-obfuscation", 3) in rules(found)  # decode-then-run
     assert ("code-eval", 3) in rules(found)
+    assert ("code-obfuscation", 4) in rules(found)  # a 240-digit hex run
+    # The base64 run itself is the hidden-instruction scan's, which runs over every script too.
+    b = bundle_from_files({"SKILL.md": (SKILL, False), "x.py": (src.encode(), False)})
+    assert ("x.py", "base64-blob", 2) in {(f.path, f.rule, f.line) for f in scan_bundle(b).findings}
 
 
 def test_python_that_does_not_parse_is_still_scanned_line_by_line():
