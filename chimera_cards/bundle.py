@@ -381,6 +381,7 @@ class FoundSkill:
     root: str  # its folder inside the tree, "" for the top
     bundle: Bundle | None = None
     error: BundleError | None = None
+    sidecar: bytes | None = None  # the approvals.jsonl at the top of the skill, if any
 
 
 def split_tree(
@@ -405,8 +406,10 @@ def split_tree(
         cut = len(root) + 1 if root else 0
         files = {p[cut:]: v for p, v in entries.items() if _inside(p, root)}
         label = f"{where}:{root}" if root else where
+        sidecar = files.get(SIDECAR_FILES[0])
         try:
-            found.append(FoundSkill(root, bundle_from_files(files, where=label)))
+            bundle = bundle_from_files(files, where=label)
+            found.append(FoundSkill(root, bundle, sidecar=sidecar[0] if sidecar else None))
         except BundleError as exc:
             found.append(FoundSkill(root, error=exc))
     return found

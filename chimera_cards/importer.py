@@ -80,6 +80,7 @@ class Candidate:
     file: Path | None = None  # the SKILL.md on disk, for hooks that look next to it
     bundle: Bundle | None = None
     source: dict = field(default_factory=dict)  # how it was fetched (kind, url, ref, commit, path)
+    approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
 
     @property
     def skill_sha256(self) -> str:
@@ -177,6 +178,7 @@ def prepare(
     expected_digest: str | None = None,
     dirname: str | None = None,
     source: dict | None = None,
+    approvals: bytes | None = None,
 ) -> Candidate:
     """Integrity, parse, pin, provenance and lint for a bundle already read.
 
@@ -201,6 +203,7 @@ def prepare(
         file=file,
         bundle=bundle,
         source=dict(source or {}),
+        approvals=approvals,
     )
     if known is not None:
         if pins is not None:
@@ -418,6 +421,7 @@ def import_source(
                 file=item.skill_file,
                 dirname=item.folder or None,
                 source=item.info,
+                approvals=item.approvals,
                 **common,
             )
         except ChimeraError as exc:

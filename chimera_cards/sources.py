@@ -54,6 +54,7 @@ class SkillSource:
     bundle: Bundle | None = None
     error: ChimeraError | None = None
     skill_file: Path | None = None  # SKILL.md on disk (a folder import), for approvals beside it
+    approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
     info: dict = field(default_factory=dict)  # kind, url, ref, commit, path: for `update`
 
 
@@ -76,6 +77,7 @@ def _from_tree(entries, *, where: str, origin: str, final_url, network: bool, in
                 bundle=found.bundle,
                 error=found.error,
                 info={**info, "path": found.root},
+                approvals=found.sidecar,
             )
         )
     return out
@@ -198,6 +200,7 @@ def _git(source: str, ref: str | None, timeout: float) -> list[SkillSource]:
                 bundle=found.bundle,
                 error=found.error,
                 info={**info, "path": found.root},
+                approvals=found.sidecar,
             )
         )
     return out

@@ -7,14 +7,15 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from conftest import dump_store, make_skill
+from conftest import dump_store, git, make_git_repo, make_skill
 
 from chimera_cards import review
 from chimera_cards.cli import main
 from chimera_cards.errors import LintBlockedError, UsageError
 from chimera_cards.importer import import_source
-from chimera_cards.keys import generate_key, load_private_key
+from chimera_cards.keys import generate_key, load_private_key, parse_public_key
 from chimera_cards.retrieve import match
+from chimera_cards.store import Store, export_card
 from chimera_cards.trust import peek_statement
 
 FILES = {
@@ -129,3 +130,25 @@ def test_accept_through_the_cli(store, alice, tmp_path):
     ok = CliRunner().invoke(main, [*args, "--accept", finding["id"], "--json"])
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["status"] == "active"
+
+
+def test_approvals_shipped_in_a_git_repository_make_the_skill_active(
+    store, alice, tmp_path, git_server
+):
+    skill = make_skill(tmp_path / "src", "team-skill", FILES)
+    (res,) = import_source(store, skill, taint=True)
+    review.approve(store, "team-skill", res.sha256, alice)
+    export_card(store, "team-skill", git_server.root / "team.git")
+    make_git_repo(git_server.root / "team.git")
+    with Store(tmp_path / "b.db") as theirs:
+        public = parse_public_key((tmp_path / "alice.key.pub").read_text())
+        review.add_trust(theirs, "alice", public)
+        (got,) = import_source(theirs, git_server.url("team.git"))
+        assert (got.provenance, got.status) == ("tainted", "active")
+        assert [m.name for m in match(theirs, "team-skill")] == ["team-skill"]
+        edited = git_server.root / "team.git" / "team-skill" / "references" / "guide.md"
+        edited.write_text("edited after review\n")
+        git(git_server.root / "team.git", "commit", "-qam", "edit")
+        (again,) = import_source(theirs, git_server.url("team.git"))
+        assert again.status == "pending"  # its approvals are for other bytes
+        assert store.active("team-skill").sha256 == res.sha256
