@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -52,9 +53,8 @@ from chimera_cards.keys import (
 )
 from chimera_cards.lint import reveal
 from chimera_cards.retrieve import is_clean_path, is_url, prompt_preview
-from chimera_cards.store import SUPERSEDED, Problem, Store
+from chimera_cards.store import SUPERSEDED, THRESHOLD_SETTING, Problem, Store
 from chimera_cards.trust import (
-    THRESHOLD_SETTING,
     TrustedKey,
     Verdict,
     check_statement,
@@ -187,7 +187,11 @@ def reconcile(
     rollback); pending/active + a trusted rejection -> rejected; active by approval but no longer
     approved (a key removed, the threshold raised) -> pending. Clean path imports need no approval.
     """
-    candidates = store.versions(statuses=("pending", "active"), names=names, order="id")
+    if names is None:
+        # Every version: one that cannot be read is left as it is rather than blocking the rest.
+        candidates, _ = store.versions_tolerant(statuses=("pending", "active"))
+    else:
+        candidates = store.versions(statuses=("pending", "active"), names=names, order="id")
     trusted = trusted_keys(store)
     threshold = get_threshold(store)
     changes: list[Change] = []
@@ -268,7 +272,13 @@ def add_trust(store: Store, name: str, public) -> tuple[TrustedKey, list[Change]
                 )
         store.add_trust_row(name, public.keyid, public.text())
         key = TrustedKey(name, public)
-        store.append_audit(conn, "trust-add", None, None, {"name": name, "keyid": key.keyid})
+        store.append_audit(
+            conn,
+            "trust-add",
+            None,
+            None,
+            {"name": name, "keyid": key.keyid, "public_key": public.text()},
+        )
         return key, reconcile(store, conn)
 
 
@@ -534,15 +544,36 @@ class QueueItem:
         return asdict(self)
 
 
-def review_queue(store: Store) -> list[QueueItem]:
-    """Every pending version, by name, with how many trusted approvals it has so far."""
+class ReviewQueue(list):
+    """The pending versions (a plain list of ``QueueItem``), plus ``skipped``: one line per
+    pending version whose row or statements cannot be read (it is left out; the rest are listed)."""
+
+    def __init__(self, items=(), skipped: list[str] | None = None) -> None:
+        super().__init__(items)
+        self.skipped: list[str] = skipped if skipped is not None else []
+
+
+def review_queue(store: Store) -> ReviewQueue:
+    """Every pending version, by name, with how many trusted approvals it has so far.
+
+    Returns:
+        The queue; versions that cannot be read are named in its ``skipped`` list instead.
+    """
     with store.snapshot():
         # The trust list and threshold once for the whole queue, not once per pending version.
         trusted, threshold = trusted_keys(store), get_threshold(store)
-        out = []
-        for v in store.versions(status="pending"):
+        pending, skipped = store.versions_tolerant(status="pending")
+        out = ReviewQueue(skipped=[f"skipped: {text}" for text in skipped])
+        for v in sorted(pending, key=lambda v: (v.name, v.id)):
+            try:
+                envelopes = store.envelopes(v.sha256)
+            except sqlite3.Error as exc:
+                out.skipped.append(
+                    f"skipped {v.name} {v.sha256[:12]}: statements unreadable ({exc})"
+                )
+                continue
             verdict = evaluate(
-                store.envelopes(v.sha256),
+                envelopes,
                 trusted,
                 name=v.name,
                 sha256=v.sha256,
@@ -560,6 +591,15 @@ def review_queue(store: Store) -> list[QueueItem]:
                 )
             )
         return out
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _printable(text: str) -> str:
+    # A lone surrogate cannot be encoded, printed or sent anywhere: show it as <U+XXXX> so the
+    # reviewer sees it (the gate never serves such a card).
+    return _SURROGATE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
 def _last_approved(store: Store, name: str, exclude: str) -> str | None:
@@ -598,7 +638,7 @@ def _file_views(bundle: Bundle, scan: BundleScan) -> list[dict]:
             view["type"] = report.type
         else:
             view["language"] = report.language
-            view["text"] = reveal(bundle.contents[f.path].decode("utf-8"))
+            view["text"] = _printable(reveal(bundle.contents[f.path].decode("utf-8")))
         out.append(view)
     return out
 
@@ -658,8 +698,8 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
     scan = scan_bundle(bundle)
     findings = [f.to_dict() for f in lint_bundle(card, bundle, dirname=None)]
     for f in findings:
-        f["message"] = reveal(f["message"])
-        f["id"] = finding_id(f)
+        f["id"] = finding_id(f)  # from the finding as found, before its message is revealed
+        f["message"] = _printable(reveal(f["message"]))
     verdict = verdict_for(store, name, sha)
     text = prompt_preview(
         name,
@@ -679,6 +719,7 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
         if old is not None:
             diff = _file_diffs(old, bundle, name, base, sha)
             changes = diff_bundles(old, bundle).to_dict()
+    text, diff = _printable(text), _printable(diff)
     return ReviewView(
         name=name,
         sha256=sha,
@@ -837,8 +878,9 @@ def import_hook(store: Store, conn: sqlite3.Connection, candidate, version, new:
 
     Runs inside the import's transaction for path imports, and for skills read out of an
     archive or a git repository that carries the file at the skill's top (a bare card URL names
-    one file, never its approvals); statements count only if a trusted key signed these bytes. A folder whose approvals name this card but do not approve these exact bytes
-    (an exported card edited afterwards) imports as ``pending``, even from a clean path. An
+    one file, never its approvals); statements count only if a trusted key signed these bytes.
+    A folder whose approvals name this card but do not approve these exact bytes (an exported
+    card edited afterwards) imports as ``pending``, even from a clean path. An
     unreadable or oversized approvals file counts for nothing: the card imports as it would
     without one (pending, if tainted), which is the safe side.
     """
