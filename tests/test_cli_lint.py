@@ -8,6 +8,7 @@ import json
 
 from click.testing import CliRunner
 
+from chimera_cards.bundle import read_bundle_dir
 from chimera_cards.cli import main
 
 GOOD = (
@@ -137,15 +138,20 @@ def test_hash_prints_hex_and_sri_of_exact_bytes(tmp_path):
     digest = hashlib.sha256(data).digest()
     result = run("hash", card)
     assert result.exit_code == 0
-    hex_, sri, path = result.output.split()
+    # SKILL.md's hash (hex, SRI) as before, then the bundle digest over every file.
+    hex_, sri, digest_field, _path = result.output.split()
     assert hex_ == digest.hex()
     assert sri == "sha256-" + base64.b64encode(digest).decode()
+    bundle = read_bundle_dir(card)
+    assert digest_field == f"digest:{bundle.digest}"
     result = run("hash", "--json", card / "SKILL.md")
     assert json.loads(result.output) == {
-        "path": str((card / "SKILL.md").resolve()),
+        "path": str(card.resolve()),
         "sha256": digest.hex(),
         "integrity": "sha256-" + base64.b64encode(digest).decode(),
         "bytes": len(data),
+        "digest": bundle.digest,
+        "manifest": [f.to_dict() for f in bundle.files],
     }
 
 
