@@ -96,6 +96,9 @@ def summary_lines(result: RunResult, max_attempts: int) -> list[str]:
         + (f"; escalations: {result.escalations}" if result.escalations else ""),
         f"distinct failure signatures: {len(signatures)}",
     ]
+    violations = [str(r.number) for r in result.attempts if r.protected_violation]
+    if violations:
+        lines.insert(3, f"protected-path violations (reverted): attempts {', '.join(violations)}")
     lines += [f"  - {sig}" for sig in sorted(signatures)]
     return lines
 

@@ -212,7 +212,7 @@ def test_protect_glob_makes_an_in_place_change_fail_and_leaves_the_workspace(tmp
     task_dir = make_task_dir(tmp_path / "task")
     ws = task_dir / "project"
     before = {p.name: p.read_bytes() for p in ws.iterdir()}
-    res = _run(
+    res_args = [
         "run",
         "--workspace",
         str(ws),
@@ -229,10 +229,13 @@ def test_protect_glob_makes_an_in_place_change_fail_and_leaves_the_workspace(tmp
         "--protect",
         "m.py",
         "--json",
-    )
+    ]
+    res = _run(*res_args)
     assert res.exit_code == 1, res.output
     run = json.loads(res.stdout)
     assert [a["protected_violation"] for a in run["attempts"]] == [True, True]
     assert run["attempts"][0]["first_failing_step"]["name"] == "protected-paths"
     assert "attempt 1/2: changed protected path(s) m.py" in res.stderr
+    text = _run(*[a for a in res_args if a != "--json"])
+    assert "protected-path violations (reverted): attempts 1, 2" in text.stdout
     assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
