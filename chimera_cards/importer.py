@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from chimera_cards.card import Card, find_card_files, parse_card, read_card_bytes
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
@@ -286,7 +287,7 @@ def import_source(
         pins, pins_source = read_lockfile(lockfile), str(lockfile)
     hook_fns = [resolve_hook(h) for h in (IMPORT_HOOKS if hooks is None else hooks)]
     source = str(source)
-    common = dict(
+    common: dict[str, Any] = dict(
         expected=expected,
         pins=pins,
         pins_source=pins_source,
