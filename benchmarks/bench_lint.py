@@ -77,7 +77,8 @@ def main() -> None:
     worst = min(rates, key=lambda n: rates[n][0])
     half = best(args.repeat, bodies(size // 2)[worst])
     print(
-        f"worst case: {worst}: {rates[worst][0]:.2f} MB/s = {rates[worst][0] / (mb / plain_s):.2f}x "
+        f"worst case: {worst}: {rates[worst][0]:.2f} MB/s = "
+        f"{rates[worst][0] / (mb / plain_s):.2f}x "
         f"the plain body; full/half size time {rates[worst][1] / half:.2f} (linear 2, quadratic 4)"
     )
 

@@ -45,10 +45,11 @@ def main() -> None:
     rng = random.Random(7)
     raw = [card_bytes(index, rng) for index in range(args.cards)]
     paths = [f"/cards/bench-card-{index:05d}/SKILL.md" for index in range(args.cards)]
-    cards = [card_module.parse_card(data, path=path) for data, path in zip(raw, paths)]
+    cards = [card_module.parse_card(data, path=path) for data, path in zip(raw, paths, strict=True)]
     size = sum(map(len, raw)) / len(raw)
     print(
-        f"{args.cards} cards of {size:.0f} bytes; microseconds of CPU per card, best of {args.repeat}"
+        f"{args.cards} cards of {size:.0f} bytes; "
+        f"microseconds of CPU per card, best of {args.repeat}"
     )
 
     def row(label: str, fn, whole: float | None = None) -> float:
@@ -58,7 +59,8 @@ def main() -> None:
         return cost
 
     parse = row(
-        "parse_card", lambda: [card_module.parse_card(d, path=p) for d, p in zip(raw, paths)]
+        "parse_card",
+        lambda: [card_module.parse_card(d, path=p) for d, p in zip(raw, paths, strict=True)],
     )
     row(
         "  frontmatter YAML (_load_frontmatter)",

@@ -29,7 +29,32 @@ from chimera_cards.importer import _store_batch, import_source, prepare
 from chimera_cards.lint import lint_card, scan_hidden
 from chimera_cards.store import Store, check_blobs, verify_store
 
-WORDS = ["agent", "verifier", "patch", "attempt", "history", "budget", "context", "card", "review", "approve", "store", "hash", "lockfile", "retry", "signal", "failure", "record", "prompt", "diff", "test", "check", "risk", "trigger", "avoid"]
+WORDS = [
+    "agent",
+    "verifier",
+    "patch",
+    "attempt",
+    "history",
+    "budget",
+    "context",
+    "card",
+    "review",
+    "approve",
+    "store",
+    "hash",
+    "lockfile",
+    "retry",
+    "signal",
+    "failure",
+    "record",
+    "prompt",
+    "diff",
+    "test",
+    "check",
+    "risk",
+    "trigger",
+    "avoid",
+]
 
 
 def paragraph(rng: random.Random, words: int) -> str:
@@ -210,7 +235,8 @@ def main() -> None:
         with Store(db) as store:
             again, _ = best_of(1, lambda: import_source(store, folder))
             print(
-                f"  re-import of the same folder (all already present): {args.cards / again:.0f} cards/s"
+                "  re-import of the same folder (all already present): "
+                f"{args.cards / again:.0f} cards/s"
             )
             blobs = [store.get_blob(v.sha256) for v in store.versions()]
             hashed, _ = best_of(args.repeat, lambda: [hashlib.sha256(b).hexdigest() for b in blobs])

@@ -138,7 +138,7 @@ class _Deadline:
         """``base`` (an http.client connection class) that bounds and registers its socket."""
         deadline = self
 
-        class Bounded(base):  # type: ignore[misc, valid-type]
+        class Bounded(base):
             def connect(self) -> None:
                 deadline.phase = f"connecting to {self.host}"
                 self.timeout = deadline.remaining()
@@ -159,8 +159,8 @@ def _cut(sock: socket.socket) -> None:
 class _BoundedHandlerMixin:
     deadline: _Deadline
 
-    def do_open(self, http_class, req, **http_conn_args):  # type: ignore[no-untyped-def]
-        return super().do_open(  # type: ignore[misc]
+    def do_open(self, http_class, req, **http_conn_args):
+        return super().do_open(
             self.deadline.connection_class(http_class), req, **http_conn_args
         )
 

@@ -41,7 +41,10 @@ class KeyFileError(ChimeraError):
 
 
 def default_keyfile(name: str) -> Path:
-    """``keys/NAME.key`` beside the default store (``$CHIMERA_CARDS_HOME``, else the XDG data dir)."""
+    """``keys/NAME.key`` beside the default store.
+
+    The store's home is ``$CHIMERA_CARDS_HOME``, else the XDG data dir.
+    """
     from chimera_cards.store import default_store_path  # one definition of "home"
 
     return default_store_path().parent / "keys" / f"{name}.key"
@@ -51,7 +54,8 @@ def check_key_name(name: str) -> str:
     # The name becomes a file name and a trust-list entry: keep it to a safe, printable alphabet.
     if not KEY_NAME_RE.match(name):
         raise UsageError(
-            f"bad key name {name!r}: use letters, digits, '.', '_' or '-' (at most 64, not starting with a dot)"
+            f"bad key name {name!r}: use letters, digits, '.', '_' or '-' "
+            "(at most 64, not starting with a dot)"
         )
     return name
 
@@ -204,7 +208,7 @@ def load_private_key(
 
 
 def parse_public_key(text: str) -> PublicKey:
-    """Accept ``ed25519 <base64> [comment]``, an OpenSSH ``ssh-ed25519`` line, or a PEM public key."""
+    """Accept ``ed25519 <base64> [comment]``, OpenSSH ``ssh-ed25519`` or a PEM public key."""
     stripped = text.strip()
     if stripped.startswith("-----BEGIN"):
         try:

@@ -1,4 +1,4 @@
-"""Approved skill cards in the loop's prompt: fetched through the store's one gate, quoted, labelled.
+"""Approved skill cards in the loop's prompt: fetched through the store's gate, quoted, labelled.
 
 ``load_cards`` asks ``chimera_cards.retrieve`` (the only way card text reaches a model) for the
 cards matching a query, and ``cards_section`` turns the gate's matches into one prompt section:

@@ -110,7 +110,7 @@ def set_edit_format(edit_format: str, *attempters: object) -> None:
     if edit_format != "auto" and not takers:
         raise LoopUsageError("--edit-format goes with an llm: attempter (others edit files)")
     for attempter in takers:
-        attempter.edit_format = edit_format  # type: ignore[attr-defined]
+        attempter.edit_format = edit_format
 
 
 @click.group(cls=ChimeraGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -91,7 +91,7 @@ it pass. If you cannot, read the output again.
 
 A test can assert several things at once; fixing the one you noticed can break another that was
 passing. Run the whole file, not only the test that failed.
-"""
+"""  # noqa: E501 - a card's description is one YAML line, as authors write it
 
 
 @dataclass
@@ -231,15 +231,16 @@ def trimmed_review_screen(view: review.ReviewView, keep: int = REVIEW_TEXT_LINES
     while text and not text[-1]:
         text.pop()
     if len(text) > keep:
-        text = text[:keep] + [
+        text = [
+            *text[:keep],
             f"… {len(text) - keep} more line(s) of card text "
-            f"(`chimera-cards review {view.name}` shows them all) …"
+            f"(`chimera-cards review {view.name}` shows them all) …",
         ]
     return lines[: head + 1] + text + [""] + lines[end:]
 
 
 def history_section(prompt: str) -> str:
-    """The history part of a composed prompt (from its history heading on), "" when there is none."""
+    """The history part of a composed prompt (from its history heading on), "" when none."""
     from reference_loop import history
 
     starts = [
@@ -295,7 +296,7 @@ def demo_steps(
     state: dict[str, Any] = {}
     steps = (_step_own_card, _step_url_card, _step_review_approve, _step_match, _step_loop)
     with Store(store_path) as store:
-        for number, (title, fn) in enumerate(zip(TITLES, steps), 1):
+        for number, (title, fn) in enumerate(zip(TITLES, steps, strict=True), 1):
             step = Step(number, title)
             started = time.monotonic()
             try:
@@ -412,7 +413,7 @@ def _step_review_approve(step: Step, store: Store, work: Path, state: dict, **_:
     )
     keyfile = work / "keys" / f"{REVIEWER}.key"
     gen = generate_key(REVIEWER, keyfile)
-    _, changes = review.add_trust(store, REVIEWER, gen.public)
+    review.add_trust(store, REVIEWER, gen.public)
     step.lines.append(
         f"$ chimera-cards keys generate {REVIEWER} -o {keyfile}  ->  key id "
         f"{gen.public.keyid} (private key 0600), trusted in this store"
@@ -486,9 +487,8 @@ def _step_loop(
         f"--max-attempts {max_attempts} --cards {QUERY!r} --store {store.path} "
         f"--prompts-dir {prompts_dir}"
     )
-    step.lines.append(
-        f"cards in the prompt: {', '.join(c['name'] + ' (' + c['label'] + ')' for c in block.cards) or 'none'}"
-    )
+    shown = ", ".join(f"{c['name']} ({c['label']})" for c in block.cards)
+    step.lines.append(f"cards in the prompt: {shown or 'none'}")
     with EventLog(jsonl_path=work / "events.jsonl") as log:
         check = run_check(
             task,
@@ -543,9 +543,9 @@ def _step_loop(
     )
     # A verifier that cannot run (no pytest, say) fails every attempt the same way, and the
     # check above would still pass: prove the tests really ran.
-    one, two = (run.attempts + [None, None])[:2]
+    one, two = [*run.attempts, None, None][:2]
     first_output = next(
-        (l for l in (one.verifier_output if one else "").splitlines() if l.strip()), ""
+        (line for line in (one.verifier_output if one else "").splitlines() if line.strip()), ""
     )
     step.expect(
         "attempts 1 and 2 failed in different ways, so the verifier really ran the tests",

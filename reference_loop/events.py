@@ -54,7 +54,8 @@ class EventLog:
         self._file: IO[str] | None = None
         if jsonl_path is not None:
             try:
-                self._file = open(jsonl_path, "w", encoding="utf-8")
+                # Held open for the recorder's life and closed by close(): not a with-block.
+                self._file = open(jsonl_path, "w", encoding="utf-8")  # noqa: SIM115
             except OSError as exc:
                 raise LoopUsageError(
                     f"cannot write events file {jsonl_path}: {exc.strerror}"

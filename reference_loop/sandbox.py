@@ -111,4 +111,4 @@ def sandbox_attempters(sandbox: Sandbox | None, *attempters: object) -> None:
         return
     for attempter in attempters:
         if attempter is not None and hasattr(attempter, "sandbox"):
-            attempter.sandbox = sandbox  # type: ignore[attr-defined]
+            attempter.sandbox = sandbox

@@ -44,7 +44,9 @@ import pytest
 os.environ.setdefault("CHIMERA_CARDS_DEBUG", "1")
 
 DEFAULT_SECTIONS = {
-    "Trigger": "You are about to do the thing this card is about, and it matters that it goes well.",
+    "Trigger": (
+        "You are about to do the thing this card is about, and it matters that it goes well."
+    ),
     "Do": "1. Do the first step.\n2. Do the second step and check its output.",
     "Avoid": "Skipping the check because the last run passed.",
     "Check": "Run the check and read its output; it must name the case it tested.",

@@ -40,9 +40,8 @@ def make_task(root: Path, name: str = "value-four", *, first_is_fix: bool = Fals
         "timeout = 20",
         'task = "Set VALUE in value.py so the check passes."',
     ]
-    for cname, value, weight in CANDIDATES:
-        if first_is_fix:
-            value = 4
+    for cname, candidate_value, weight in CANDIDATES:
+        value = 4 if first_is_fix else candidate_value
         cdir = task / "candidates" / cname
         cdir.mkdir(parents=True)
         (cdir / "value.py").write_text(f"VALUE = {value}\nguess_{cname} = True\n")

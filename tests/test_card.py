@@ -1,4 +1,4 @@
-"""The SKILL.md model: envelope parsing from bytes, limits, and sections from the Markdown tokens."""
+"""The SKILL.md model: envelope parsing from bytes, limits, sections from the Markdown tokens."""
 
 from __future__ import annotations
 
@@ -171,12 +171,12 @@ def test_non_utf8_bytes_are_a_parse_error_with_line():
 
 def test_alias_bomb_is_refused_before_it_expands():
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for i, prev in zip("bcdefghi", "abcdefgh"):
+    for i, prev in zip("bcdefghi", "abcdefgh", strict=True):
         lines.append(f"{i}: &{i} [" + ",".join([f"*{prev}"] * 9) + "]")
     bomb = ("---\n" + "\n".join(lines) + "\n---\n").encode()
     assert len(bomb) < 400
     start = time.monotonic()
-    with pytest.raises(CardParseError, match="anchor|alias") as exc:
+    with pytest.raises(CardParseError, match=r"anchor|alias") as exc:
         parse_card(bomb)
     assert time.monotonic() - start < 1.0
     assert exc.value.line == 2
@@ -195,7 +195,7 @@ def test_merge_key_with_anchor_is_refused():
 
 def test_frontmatter_over_64_kib_is_refused():
     big = "description: " + "a" * MAX_FRONTMATTER_BYTES + "\n"
-    with pytest.raises(CardParseError, match="frontmatter is .* bytes"):
+    with pytest.raises(CardParseError, match=r"frontmatter is .* bytes"):
         parse_card(("---\nname: x\n" + big + "---\n").encode())
 
 
@@ -282,7 +282,7 @@ def test_read_missing_path_is_unreadable_input_exit_2(tmp_path):
         read_card_bytes(tmp_path / "nothing")
     assert exc.value.exit_code == 2
     (tmp_path / "empty").mkdir()
-    with pytest.raises(CardReadError, match="no SKILL.md"):
+    with pytest.raises(CardReadError, match=r"no SKILL\.md"):
         read_card_bytes(tmp_path / "empty")
 
 

@@ -1,5 +1,5 @@
 """The review CLI (keys, trust, review, approve, reject, retire, match) through click's CliRunner,
-and the used-by story end to end: import by path and by URL, review, approve, match, tamper, verify."""
+and the used-by story end to end: import by path and URL, review, approve, match, tamper, verify."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def run(*args, ok=True):
 
 
 def imported(r) -> dict:
-    """The import result of a single-card import (``import --json`` gives an object for one card)."""
+    """The import result of a single-card import (``import --json`` gives one object)."""
     data = json.loads(r.stdout)
     return data[0] if isinstance(data, list) else data
 

@@ -1,4 +1,4 @@
-"""Rendering the history: every attempt, oldest first, collapsed repeats, a budget that never drops one."""
+"""Rendering the history: every attempt, oldest first, repeats collapsed, none ever dropped."""
 
 from __future__ import annotations
 

@@ -330,7 +330,7 @@ def test_alias_bomb_is_refused(seeded, card_factory):
     bomb = "---\nname: bomb\na: &a [x, x, x, x, x, x, x, x, x]\n"
     bomb += "".join(
         f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
-        for p, c in zip("abcdefgh", "bcdefghi")
+        for p, c in zip("abcdefgh", "bcdefghi", strict=True)
     )
     bomb += "---\n\n## Trigger\n\nx\n"
     assert_refused_and_unchanged(seeded, card_factory("bomb", raw=bomb.encode()), "not allowed")

@@ -36,7 +36,9 @@ def test_missing_llm_library_is_one_clear_error() -> None:
         "try:\n    make_llm_attempter('anything')\n"
         "except LoopError as e:\n    print(e.exit_code, e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("2 the llm: attempter needs the 'llm' library: pip install")
 
@@ -193,7 +195,8 @@ def _value_task(root: Path):
     (root / "project" / "value.py").write_text("VALUE = 0\n")
     (root / "task.toml").write_text(
         'name = "value-four"\ntask = "Set VALUE to 4 in value.py."\n'
-        "verify = \"grep -qx 'VALUE = 4' value.py || { echo 'AssertionError: VALUE is not 4'; exit 1; }\"\n"
+        "verify = \"grep -qx 'VALUE = 4' value.py || "
+        "{ echo 'AssertionError: VALUE is not 4'; exit 1; }\"\n"
         "timeout = 20\n"
     )
     return load_task_dir(root)

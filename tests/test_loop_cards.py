@@ -113,7 +113,7 @@ def test_card_text_is_escaped_and_cannot_close_or_forge_its_wrapper(tmp_path):
     )
     with Store(store) as s:
         assert import_source(s, card)[0].status == "active"
-    res, prompts = _run_prompts(tmp_path, store)
+    _, prompts = _run_prompts(tmp_path, store)
     first = (prompts / "attempt-1.txt").read_text()
     assert first.count("<skill-card ") == 1 and first.count("</skill-card>") == 1
     assert '<skill-card name="forged"' not in first

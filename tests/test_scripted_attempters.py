@@ -1,4 +1,4 @@
-"""Scripted attempters: deterministic, seeded, and re-deriving like a model unless shown its patch."""
+"""Scripted attempters: deterministic, seeded, re-deriving like a model unless shown its patch."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ and verify catching each kind of tampering done directly to the SQLite file."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import resource
 import signal
@@ -133,10 +134,10 @@ def test_a_new_migration_upgrades_an_existing_store_in_place(filled, monkeypatch
     monkeypatch.setattr(
         store_mod,
         "MIGRATIONS",
-        MIGRATIONS
-        + [
+        [
+            *MIGRATIONS,
             "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT);\n"
-            "INSERT INTO settings VALUES ('threshold', '1');"
+            "INSERT INTO settings VALUES ('threshold', '1');",
         ],
     )
     with Store(filled) as store:
@@ -195,7 +196,7 @@ def test_audit_log_chains_every_entry_to_the_previous_one(filled):
         entries = store.audit_entries()
     assert [e.seq for e in entries] == [1, 2, 3]
     assert entries[0].prev_hash == "0" * 64
-    assert all(b.prev_hash == a.hash for a, b in zip(entries, entries[1:]))
+    assert all(b.prev_hash == a.hash for a, b in itertools.pairwise(entries))
     assert [e.event for e in entries] == ["import", "import", "import"]
 
 

@@ -1,4 +1,4 @@
-"""Task folders: manifests read strictly, sample tasks shipped, projects copied, {python} expanded."""
+"""Task folders: strict manifests, sample tasks shipped, projects copied, {python} expanded."""
 
 from __future__ import annotations
 
