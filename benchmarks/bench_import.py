@@ -6,7 +6,7 @@ copied under new names up to --cards (default 2,000, ~3.9 KB each): the ``name``
 folder are renamed, nothing else, so Markdown, YAML and the scan see real text. Measured in the
 same run: the whole CLI process (wall time, best of --repeat, fresh store each time), the same
 import in-process (CPU time), and the floor ``python -c pass`` start-up.
-Target (issue 12): >= 2,000 cards/s for the whole process.
+Target: >= 2,000 cards/s for the whole process.
 Usage: python benchmarks/bench_import.py [--cards N] [--repeat R]
 """
 

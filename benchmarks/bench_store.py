@@ -9,7 +9,7 @@ measures, in the same run:
   same bytes already in memory, and their ratio; with and without the extra checks registered by
   other modules (review's signature check), so each cost is visible.
 
-Targets (issue 3): >= 2,000 cards/s import; verify close to hashlib. The temp dir is deleted at
+Targets: >= 2,000 cards/s import; verify close to hashlib. The temp dir is deleted at
 the end. Times are this process's CPU time, best of --repeat runs (see ``clock``).
 Usage: python benchmarks/bench_store.py [--cards N] [--repeat R]
 """

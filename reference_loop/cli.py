@@ -375,7 +375,7 @@ def check_cmd(
     sys.exit(0 if result.passed else 1)
 
 
-# `reference-loop bench` is defined in its own module (issue 6); registered here.
+# `reference-loop bench` is defined in its own module; registered here.
 from reference_loop.cli_bench import bench_cmd  # noqa: E402
 
 main.add_command(bench_cmd)

@@ -17,7 +17,7 @@ def _run(*args):
 
 
 def test_run_three_failure_task_then_grep_attempt_one_string_in_attempt_three(tmp_path):
-    """The issue's "done means": attempt 3's prompt file holds an attempt-1-only string."""
+    """The loop's promise: attempt 3's prompt file holds an attempt-1-only string."""
     prompts = tmp_path / "p"
     name = three_failure_task().name
     res = _run("run", "--task", name, "--prompts-dir", str(prompts), "--json")
