@@ -78,6 +78,19 @@ def make_statement(
     note: str = "",
     accepted: tuple[str, ...] = (),
 ) -> Statement:
+    """Build an unsigned review statement, stamped with the current time.
+
+    Args:
+        name: the card's name.
+        sha256: the SHA-256 of the exact bytes reviewed (hex; lower-cased here).
+        decision: ``approve`` or ``reject``.
+        reviewer: the reviewer's key id.
+        note: free text, at most ``MAX_NOTE_CHARS``.
+        accepted: ids of findings the reviewer accepts with this approval.
+
+    Returns:
+        The statement. Raises ``UsageError`` for an unknown decision or a too-long note.
+    """
     if decision not in DECISIONS:
         raise UsageError(f"decision must be one of {', '.join(DECISIONS)}")
     if len(note) > MAX_NOTE_CHARS:
@@ -88,6 +101,15 @@ def make_statement(
 
 
 def sign_statement(private, statement: Statement) -> dict:
+    """Sign a statement with a reviewer's private key.
+
+    Args:
+        private: the reviewer's Ed25519 private key (``keys.load_private_key``).
+        statement: what is being signed.
+
+    Returns:
+        The DSSE envelope as a dict, ready to store or write to ``approvals.jsonl``.
+    """
     return sign_envelope(private, PAYLOAD_TYPE, statement.payload())
 
 
@@ -223,6 +245,20 @@ def evaluate(
     threshold: int,
     memo: dict[bytes, bool] | None = None,
 ) -> Verdict:
+    """The whole trust policy, as a pure function of the statements and the trust list.
+
+    Args:
+        envelopes: stored DSSE envelopes (dicts or their JSON text) about any version.
+        trusted: the store's trusted keys.
+        name: the card name the statements must be about.
+        sha256: the exact bytes' SHA-256 the statements must be about.
+        threshold: how many distinct trusted approvals make the version approved.
+        memo: optional cache of signature checks, shared across calls.
+
+    Returns:
+        A ``Verdict``: distinct trusted approvers and rejecters, accepted finding ids, and the
+        reason each statement that did not count was skipped.
+    """
     trusted = list(trusted)
     verdict = Verdict(threshold=threshold)
     for env in envelopes:
