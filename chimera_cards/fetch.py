@@ -160,9 +160,7 @@ class _BoundedHandlerMixin:
     deadline: _Deadline
 
     def do_open(self, http_class, req, **http_conn_args):
-        return super().do_open(
-            self.deadline.connection_class(http_class), req, **http_conn_args
-        )
+        return super().do_open(self.deadline.connection_class(http_class), req, **http_conn_args)
 
 
 class _BoundedHTTPHandler(_BoundedHandlerMixin, urllib.request.HTTPHandler):
