@@ -166,7 +166,7 @@ def gate_version(
 
 
 def is_url(origin: str | None) -> bool:
-    return bool(origin) and origin.lower().startswith(("http://", "https://"))
+    return origin is not None and origin.lower().startswith(("http://", "https://"))
 
 
 def is_clean_path(origin: str | None, final_url: str | None, provenance: str) -> bool:

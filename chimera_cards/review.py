@@ -108,17 +108,9 @@ def store_statement(store: Store, envelope: dict | str) -> bool:
     if st is None:
         raise StatementError("not a chimera review statement")
     sha = st.sha256.lower()
-    fields = dict(
-        name=st.name,
-        sha256=sha,
-        decision=st.decision,
-        keyid=st.reviewer,
-        signed_at=st.time,
-        envelope=text,
-    )
     slot = store.statement_slot(sha, st.reviewer, st.decision)
     if slot is None:
-        store.put_statement(**fields)
+        _put(store, st, sha, text, None)
         return True
     if slot[1] == text:
         return False
@@ -126,9 +118,21 @@ def store_statement(store: Store, envelope: dict | str) -> bool:
     new_ok, _ = check_statement(text, trusted, name=st.name, sha256=sha)
     old_ok, _ = check_statement(slot[1], trusted, name=st.name, sha256=sha)
     if new_ok is not None and old_ok is None:
-        store.put_statement(**fields, replace_id=slot[0])
+        _put(store, st, sha, text, slot[0])
         return True
     return False
+
+
+def _put(store: Store, st, sha: str, text: str, replace_id: int | None) -> None:
+    store.put_statement(
+        name=st.name,
+        sha256=sha,
+        decision=st.decision,
+        keyid=st.reviewer,
+        signed_at=st.time,
+        envelope=text,
+        replace_id=replace_id,
+    )
 
 
 @dataclass
@@ -606,10 +610,9 @@ def _last_approved(store: Store, name: str, exclude: str) -> str | None:
     current = store.active(name)
     if current is not None and current.sha256 != exclude:
         return current.sha256
-    if current is None:  # no active one: the most recent version that was once in use
-        retired = store.last_retired(name, exclude=exclude)
-        return retired.sha256 if retired else None
-    return None
+    # No other active one: the most recent version that was once in use.
+    retired = store.last_retired(name, exclude=exclude)
+    return retired.sha256 if retired else None
 
 
 def review_view(store: Store, name: str, sha256: str | None = None) -> ReviewView:
@@ -913,6 +916,7 @@ def import_hook(store: Store, conn: sqlite3.Connection, candidate, version, new:
     now = store.version(name, sha)  # same connection: sees this transaction
     if (
         new
+        and now is not None
         and now.status == "active"
         and result.about_this_card
         and not verdict_for(store, name, sha).approved
@@ -956,8 +960,7 @@ def verify_check(store: Store, conn: sqlite3.Connection) -> list[Problem]:
     by_sha: dict[str, list[tuple[str, str]]] = {}
     for name, sha, env in store.all_statements():
         by_sha.setdefault(sha, []).append((name, env))
-    for version in store.versions(order="id"):
-        name, sha = version.name, version.sha256
+    for name, sha in store.version_keys():
         envs = [e for n, e in by_sha.get(sha, []) if n == name]
         if not envs:
             continue  # nothing signed over this version; check_blobs already re-hashed its bytes

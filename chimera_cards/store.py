@@ -695,7 +695,7 @@ class Store:
             ),
         )
         version = Version(
-            id=cursor.lastrowid,
+            id=int(cursor.lastrowid or 0),
             name=name,
             sha256=sha256,
             origin=origin,
@@ -956,6 +956,11 @@ class Store:
         ).fetchone()
         return Version.from_row(row) if row else None
 
+    def version_keys(self) -> list[tuple[str, str]]:
+        """(name, sha256) of every version in import order: what a full pass needs, without
+        building a Version (and parsing its findings) for each."""
+        return self._conn.execute("SELECT name, sha256 FROM versions ORDER BY id").fetchall()
+
     def status_of(self, version_id: int) -> str | None:
         """The current status of the version with this row id."""
         row = self._conn.execute(
@@ -1160,9 +1165,10 @@ class Store:
     ) -> list[tuple[int, float]]:
         """Index entries matching the FTS5 query ``fts``, best BM25 first, whatever their status.
 
-        Ranked inside FTS5 (``rank MATCH 'bm25(...)' ORDER BY rank``) and returning only rowids
-        and scores: FTS5 keeps the best ``limit`` as it scans, with no join per matching row.
-        Join the page with ``versions_by_id`` afterwards.
+        Ranked on the FTS5 table alone (``bm25(...)`` in ORDER BY with a LIMIT), returning only
+        rowids and scores: SQLite keeps the best ``limit`` as it scans, with no join per matching
+        row. Join the page with ``versions_by_id`` afterwards. (Measured at 100,000 cards: about
+        3x faster than joining first, and faster than FTS5's ``rank MATCH`` form.)
 
         Args:
             fts: an FTS5 query (already safe: see ``retrieve.fts_query``).
@@ -1173,11 +1179,11 @@ class Store:
         Returns:
             (version id, score) pairs; lower scores are better, as SQLite reports BM25.
         """
-        rank = "bm25(" + ", ".join(repr(float(w)) for w in weights) + ")"
+        bm25 = "bm25(card_fts, " + ", ".join(repr(float(w)) for w in weights) + ")"
         return self._conn.execute(
-            "SELECT rowid, rank FROM card_fts WHERE card_fts MATCH ? AND rank MATCH ? "
-            "ORDER BY rank LIMIT ? OFFSET ?",
-            (fts, rank, limit, offset),
+            f"SELECT rowid, {bm25} AS score FROM card_fts WHERE card_fts MATCH ? "
+            "ORDER BY score LIMIT ? OFFSET ?",
+            (fts, limit, offset),
         ).fetchall()
 
     def versions_by_id(
@@ -1298,7 +1304,7 @@ def check_blobs(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], 
 # Audit rows fetched per call by the chain check (small rows; blobs are read one at a time).
 _VERIFY_CHUNK = 512
 # The parser json.loads uses; called directly (see _detail_object) to skip loads' wrappers.
-_scan_json = json.JSONDecoder().scan_once
+_scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _detail_object(detail):

@@ -144,8 +144,11 @@ class LLMAttempter:
         except EditError as exc:
             steps.append(ToolStep("apply-edit", False, str(exc)))
             return AttemptOutcome(steps, f"{self.name}: {edit.format} edit did not apply")
+        if not changed:
+            steps.append(ToolStep("apply-edit", False, "the edit leaves every file as it was"))
+            return AttemptOutcome(steps, f"{self.name}: {edit.format} edit changed nothing")
         steps.append(ToolStep("apply-edit", True))
-        touched = ", ".join(changed) or "no files"
+        touched = ", ".join(changed)
         notes = f" ({'; '.join(edit.notes)})" if edit.notes else ""
         return AttemptOutcome(
             steps, f"{self.name}: applied a {edit.format} edit to {touched}{notes}"
