@@ -6,7 +6,7 @@ and measures in the same run:
 
 - hashing: ``bundle.read_bundle_dir`` over every skill (walk, every refusal check, read, SHA-256,
   manifest, digest) against ``sha256sum`` over exactly the same files (one process, all paths
-  given at once); the ratio is the target (at most 1.5x);
+  given at once); the ratio is the target (issue: at most 1.5x);
 Times are CPU seconds (this process plus the children it waited for), best of --repeat.
 
 - import: ``import_source(store, collection)`` into a fresh store (files/s: read, hash, parse,
@@ -231,12 +231,12 @@ def main() -> None:
         single_rate = n_singles / single_t
         bundle_rate = files / bundle_t
         print(
-            f"import {n_singles} single-file cards              "
-            f"{single_t:8.2f} s  {single_rate:8.0f} cards/s"
+            f"import {n_singles} single-file cards              {single_t:8.2f} s  "
+            f"{single_rate:8.0f} cards/s"
         )
         print(
-            f"import {args.skills} bundles ({files} files)          "
-            f"{bundle_t:8.2f} s  {bundle_rate:8.0f} files/s"
+            f"import {args.skills} bundles ({files} files)          {bundle_t:8.2f} s  "
+            f"{bundle_rate:8.0f} files/s"
         )
         verdict = "MET" if bundle_rate >= single_rate else "NOT MET"
         print(
