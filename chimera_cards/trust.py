@@ -41,6 +41,8 @@ MAX_NOTE_CHARS = 4000
 
 @dataclass(frozen=True)
 class Statement:
+    """One reviewer's decision about one card's exact bytes (an in-toto Statement v1)."""
+
     name: str
     sha256: str
     decision: str  # "approve" | "reject"
@@ -50,6 +52,7 @@ class Statement:
     accepted: tuple[str, ...] = ()  # finding ids the reviewer accepted as true positives
 
     def payload(self) -> bytes:
+        """The canonical JSON bytes that get signed (sorted keys, no spaces, UTF-8)."""
         predicate: dict = {
             "decision": self.decision,
             "reviewer": self.reviewer,
@@ -158,6 +161,8 @@ def peek_statement(envelope: dict | str) -> Statement | None:
 
 @dataclass(frozen=True)
 class TrustedKey:
+    """A reviewer's public key under the name it has in this store's trust list."""
+
     name: str
     public: PublicKey
 
@@ -181,10 +186,12 @@ class Verdict:
 
     @property
     def approved(self) -> bool:
+        """Enough distinct trusted approvals, and no trusted rejection."""
         return not self.rejecters and len(self.approvers) >= self.threshold
 
     @property
     def rejected(self) -> bool:
+        """Any trusted rejection: it outweighs every approval."""
         return bool(self.rejecters)
 
     def to_dict(self) -> dict:
