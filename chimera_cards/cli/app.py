@@ -11,7 +11,7 @@ import click
 from chimera_cards import __version__
 
 # Modules that contribute commands. Each exposes COMMANDS: list[click.Command].
-_COMMAND_MODULES = ("lint", "store", "review", "demo")
+_COMMAND_MODULES = ("lint", "store", "review", "install", "demo")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
