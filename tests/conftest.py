@@ -9,6 +9,8 @@ Everything here is real (files, sockets, SQLite); nothing stands in for the code
   path with ``server.serve(path, body, ...)``; redirects, delays, oversize bodies, HTML pages and
   HTTP errors are options of ``serve``. ``server.url(path)`` gives the absolute URL and
   ``server.hits`` the paths requested, in order.
+- ``make_skill(tmp_path, name, files)`` writes a multi-file skill (SKILL.md plus scripts,
+  references, assets; a file given as ``(bytes, True)`` is made executable).
 - ``dump_store(path)`` returns every row of every table of an SQLite file, for "the store is
   exactly as before" assertions after a refused operation.
 """
@@ -88,6 +90,23 @@ def make_card(
     data = raw if raw is not None else card_text(name, **kwargs).encode("utf-8")
     (card_dir / "SKILL.md").write_bytes(data)
     return card_dir
+
+
+def make_skill(
+    tmp_path: Path,
+    name: str,
+    files: dict[str, bytes | str | tuple[bytes | str, bool]] | None = None,
+) -> Path:
+    """Write a multi-file skill ``tmp_path/<name>/``: a valid SKILL.md plus ``files``
+    (path -> bytes or text, or (bytes or text, executable)); returns the skill folder."""
+    skill = make_card(tmp_path, name)
+    for rel, value in (files or {}).items():
+        data, executable = value if isinstance(value, tuple) else (value, False)
+        target = skill / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        target.chmod(0o755 if executable else 0o644)
+    return skill
 
 
 @pytest.fixture
@@ -265,6 +284,16 @@ def https_card_server():
     server = CardServer(tls=True).start()
     yield server
     server.stop()
+
+
+def corpus_dir() -> Path | None:
+    """``../shared/corpus`` beside the checkout (or beside the worktrees folder), if present:
+    the real skills some tests also try; those tests skip in a fresh clone."""
+    repo = Path(__file__).resolve().parent.parent
+    for candidate in (repo.parent / "shared" / "corpus", repo.parent.parent / "shared" / "corpus"):
+        if candidate.is_dir():
+            return candidate
+    return None
 
 
 def dump_store(path: str | Path) -> dict[str, list[tuple]]:
