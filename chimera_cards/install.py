@@ -1,0 +1,582 @@
+"""Put approved skill bundles where agents read them, and notice when they change.
+
+An installed skill is a folder ``DIR/<name>/`` holding the bundle's files byte for byte (with
+their executable bits) plus a receipt, ``.chimera-install.json``, saying which bundle digest was
+written, from which store, when. The receipt is a bundle sidecar (``bundle.SIDECAR_FILES``), so
+hashing an installed folder gives back the bundle's digest. ``DIR/.chimera-installed.json`` lists
+what this tool installed into ``DIR``, so a folder that was deleted is reported ``missing``.
+
+Writing is atomic per skill: the files go into a hidden temp folder in the same ``DIR``, which
+then takes the place of the old folder in one ``renameat2(RENAME_EXCHANGE)`` (where the kernel
+lacks it, two renames, and the next run puts a stranded old copy back), so a crash leaves the old
+copy or the new one, never a mix. A folder this tool did not install is never overwritten
+without ``force``.
+
+This module knows files and folders; which bundle may be installed and what a folder's bytes
+mean (ok, modified, revoked, unknown) is decided by the caller against the store
+(``skills.py``), through the pure ``classify``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from chimera_cards.atomic import write_atomic
+from chimera_cards.bundle import (
+    SKILL_FILE,
+    Bundle,
+    BundleDiff,
+    BundleFile,
+    bundle_digest,
+    check_path,
+    diff_bundles,
+    is_ignored,
+)
+from chimera_cards.errors import ChimeraError, UsageError
+
+__all__ = [
+    "INDEX_NAME",
+    "RECEIPT_NAME",
+    "STATES",
+    "FolderScan",
+    "ForeignFolderError",
+    "InstallError",
+    "NotInstalledError",
+    "Receipt",
+    "SkillState",
+    "classify",
+    "find_skill_folders",
+    "read_index",
+    "read_receipt",
+    "remove_skill",
+    "scan_folder",
+    "write_skill",
+]
+
+RECEIPT_NAME = ".chimera-install.json"
+INDEX_NAME = ".chimera-installed.json"
+RECEIPT_FORMAT = 1
+TOOL = "chimera-cards"
+STATES = ("ok", "modified", "revoked", "unknown", "missing")
+# Hidden siblings this module makes in DIR while writing or removing a skill.
+_TMP_MARK = ".chimera-tmp-"
+_OLD_MARK = ".chimera-old-"
+_MAX_RECEIPT_BYTES = 64 * 1024
+
+
+class InstallError(ChimeraError):
+    """A skill cannot be installed or removed as asked (exit 1)."""
+
+
+class ForeignFolderError(InstallError):
+    """The folder exists and this tool did not install it: it is left alone without ``force``."""
+
+
+class NotInstalledError(InstallError):
+    """Uninstall of a folder this tool did not install (or that is not there)."""
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What ``install`` wrote into a skill folder, about itself."""
+
+    name: str
+    digest: str  # the bundle digest written
+    store: str  # the store it came from
+    installed_at: str
+    tool: str = TOOL
+    format: int = RECEIPT_FORMAT
+
+    def to_bytes(self) -> bytes:
+        return (json.dumps(asdict(self), indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Receipt | None:
+        """The receipt in ``data``, or None when it is not one of ours (then the folder counts
+        as not installed by this tool)."""
+        try:
+            value = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            return None
+        if not isinstance(value, dict) or value.get("tool") != TOOL:
+            return None
+        fields = ("name", "digest", "store", "installed_at")
+        if not all(isinstance(value.get(k), str) for k in fields):
+            return None
+        return cls(*(value[k] for k in fields))
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_receipt(folder: str | os.PathLike) -> Receipt | None:
+    """The receipt inside ``folder``, or None (no receipt, not a regular file, not ours).
+
+    Args:
+        folder: a skill folder.
+    Returns:
+        The Receipt, or None.
+    """
+    path = Path(folder) / RECEIPT_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(_MAX_RECEIPT_BYTES + 1)
+    finally:
+        os.close(fd)
+    return None if len(data) > _MAX_RECEIPT_BYTES else Receipt.from_bytes(data)
+
+
+# -- reading a folder -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FolderScan:
+    """What is on disk in one skill folder, as bundle files, and what cannot be a bundle file."""
+
+    files: tuple[BundleFile, ...]
+    problems: tuple[str, ...] = ()  # e.g. "scripts/x: symlink"; any problem means "modified"
+
+    @property
+    def digest(self) -> str:
+        return bundle_digest(self.files)
+
+
+def scan_folder(folder: str | os.PathLike) -> FolderScan:
+    """Hash every file of a skill folder the way the bundle manifest does, without refusing.
+
+    A check must say what is wrong rather than stop at the first oddity, so links, special files
+    and unreadable files become ``problems`` instead of exceptions. Ignored names and sidecars
+    (``bundle.is_ignored``, the receipt included) are left out, as the bundle reader does.
+
+    Args:
+        folder: the skill folder.
+    Returns:
+        The files (sorted by path bytes) and problems found.
+    """
+    files: list[BundleFile] = []
+    problems: list[str] = []
+    stack: list[tuple[str, tuple[str, ...]]] = [(os.fspath(folder), ())]
+    file_digest = hashlib.file_digest
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError as exc:
+            problems.append(f"{'/'.join(prefix) or '.'}: cannot read ({exc.strerror})")
+            continue
+        for entry in entries:
+            parts = (*prefix, entry.name)
+            if is_ignored(parts):
+                continue
+            rel = "/".join(parts)
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                problems.append(f"{rel}: cannot read ({exc.strerror})")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                stack.append((entry.path, parts))
+            elif stat.S_ISLNK(st.st_mode):
+                problems.append(f"{rel}: symlink")
+            elif not stat.S_ISREG(st.st_mode):
+                problems.append(f"{rel}: not a regular file")
+            else:
+                try:
+                    fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                    with os.fdopen(fd, "rb") as handle:
+                        sha = file_digest(handle, "sha256").hexdigest()
+                        size = os.fstat(handle.fileno()).st_size
+                except OSError as exc:
+                    problems.append(f"{rel}: cannot read ({exc.strerror})")
+                    continue
+                files.append(BundleFile(rel, bool(st.st_mode & stat.S_IXUSR), size, sha))
+    files.sort(key=lambda f: f.path.encode("utf-8", "surrogateescape"))
+    return FolderScan(tuple(files), tuple(problems))
+
+
+def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
+    """The skill folders directly inside a skills directory (``DIR/<name>/``), sorted by name.
+
+    Hidden entries (this tool's temp folders, the index) are not skills. A sub-folder counts
+    when it holds a ``SKILL.md`` or a receipt, so an installed folder whose ``SKILL.md`` was
+    deleted is still checked.
+
+    Args:
+        directory: e.g. ``.claude/skills``.
+    Returns:
+        The folders; none if ``directory`` does not exist.
+    """
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise UsageError(f"{directory}: cannot read ({exc.strerror})") from None
+    found = []
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+            continue
+        path = Path(entry.path)
+        if (path / SKILL_FILE).exists() or (path / RECEIPT_NAME).exists():
+            found.append(path)
+    return found
+
+
+# -- the index of what was installed into a directory ------------------------------------------
+
+
+def read_index(directory: str | os.PathLike) -> dict[str, dict]:
+    """``{name: {"digest": ..., "installed_at": ...}}`` this tool recorded for ``directory``.
+
+    An unreadable or foreign index counts as empty: it only serves to report ``missing``.
+
+    Args:
+        directory: a skills directory.
+    Returns:
+        The recorded installs.
+    """
+    try:
+        value = json.loads((Path(directory) / INDEX_NAME).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    skills = value.get("skills") if isinstance(value, dict) else None
+    if not isinstance(skills, dict):
+        return {}
+    return {k: v for k, v in skills.items() if isinstance(v, dict) and "digest" in v}
+
+
+def _write_index(directory: Path, skills: Mapping[str, dict]) -> None:
+    data = {"tool": TOOL, "skills": {k: skills[k] for k in sorted(skills)}}
+    write_atomic(directory / INDEX_NAME, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+
+
+def _record(directory: Path, name: str, entry: dict | None) -> None:
+    skills = read_index(directory)
+    if entry is None:
+        if name not in skills:
+            return
+        skills.pop(name)
+    else:
+        skills[name] = entry
+    _write_index(directory, skills)
+
+
+# -- writing and removing ---------------------------------------------------------------------
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False if unsupported."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _sibling(directory: Path, name: str, mark: str) -> Path:
+    return directory / f".{name}{mark}{secrets.token_hex(4)}"
+
+
+def _leftovers(directory: Path, name: str, mark: str) -> list[Path]:
+    prefix = f".{name}{mark}"
+    try:
+        return [Path(e.path) for e in os.scandir(directory) if e.name.startswith(prefix)]
+    except FileNotFoundError:
+        return []
+
+
+def recover(directory: str | os.PathLike, name: str) -> None:
+    """Finish what a crashed write or removal of ``name`` left behind.
+
+    A stranded old copy (the process died between the two renames of the fallback swap) goes back
+    in place when the folder is missing; temp folders are deleted.
+    """
+    directory = Path(directory)
+    target = directory / name
+    for old in _leftovers(directory, name, _OLD_MARK):
+        if not target.exists():
+            os.rename(old, target)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+    for tmp in _leftovers(directory, name, _TMP_MARK):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _write_files(root: Path, bundle: Bundle, receipt: Receipt) -> None:
+    root.mkdir(mode=0o755)
+    made = {root}
+    for f in bundle.files:
+        parts = check_path(f.path)  # the store's bundles were checked; a path is never trusted
+        path = root.joinpath(*parts)
+        for parent in reversed(path.parents):
+            if parent not in made and len(parent.parts) > len(root.parts):
+                parent.mkdir(mode=0o755, exist_ok=True)
+                made.add(parent)
+        data = bundle.contents[f.path]
+        if len(data) != f.size or hashlib.sha256(data).hexdigest() != f.sha256:
+            raise InstallError(f"{receipt.name}: {f.path} does not match its manifest entry")
+        mode = 0o777 if f.executable else 0o666  # less the umask, as git and cp do
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    fd = os.open(root / RECEIPT_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(receipt.to_bytes())
+
+
+def write_skill(
+    directory: str | os.PathLike,
+    bundle: Bundle,
+    *,
+    name: str,
+    store: str,
+    force: bool = False,
+    now: str | None = None,
+) -> Receipt:
+    """Write ``bundle`` to ``directory/name/`` atomically, with its receipt, and record it.
+
+    Args:
+        directory: the skills directory (created if missing).
+        bundle: the exact files to write (their bytes are re-hashed against the manifest).
+        name: the folder name (the skill's name).
+        store: the store path, for the receipt.
+        force: replace a folder this tool did not install.
+        now: the time to record (default: now, UTC).
+    Returns:
+        The receipt written.
+    Raises:
+        ForeignFolderError: the folder exists without our receipt and ``force`` is false.
+        InstallError: the target is not a folder, or a file does not match its manifest entry.
+    """
+    directory = Path(directory)
+    check_name(name)
+    directory.mkdir(parents=True, exist_ok=True)
+    recover(directory, name)
+    target = directory / name
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise InstallError(f"{target}: exists and is not a folder; refusing to write there")
+    if target.exists() and not force and read_receipt(target) is None:
+        raise ForeignFolderError(
+            f"{target}: exists and was not installed by chimera-cards; pass --force to replace it"
+        )
+    receipt = Receipt(name=name, digest=bundle.digest, store=store, installed_at=now or utc_now())
+    tmp = _sibling(directory, name, _TMP_MARK)
+    try:
+        _write_files(tmp, bundle, receipt)
+        if not target.exists():
+            os.rename(tmp, target)
+        elif _exchange(tmp, target):
+            shutil.rmtree(tmp)  # now the old copy
+        else:
+            old = _sibling(directory, name, _OLD_MARK)
+            os.rename(target, old)
+            os.rename(tmp, target)
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _record(directory, name, {"digest": receipt.digest, "installed_at": receipt.installed_at})
+    return receipt
+
+
+def remove_skill(directory: str | os.PathLike, name: str, *, force: bool = False) -> Receipt | None:
+    """Remove ``directory/name/`` if this tool installed it (moved aside in one rename first, so
+    an agent never sees half a folder), and forget it in the index.
+
+    Args:
+        directory: the skills directory.
+        name: the skill folder's name.
+        force: remove it even without our receipt.
+    Returns:
+        The receipt the folder had (None when forced on a foreign folder, or already gone but
+        still recorded).
+    Raises:
+        NotInstalledError: nothing there and nothing recorded, or a folder we did not install.
+    """
+    directory = Path(directory)
+    check_name(name)
+    recover(directory, name)
+    target = directory / name
+    recorded = name in read_index(directory)
+    if not target.exists() and not target.is_symlink():
+        if not recorded:
+            raise NotInstalledError(f"{target}: not installed")
+        _record(directory, name, None)
+        return None
+    receipt = read_receipt(target) if target.is_dir() and not target.is_symlink() else None
+    if receipt is None and not force:
+        raise NotInstalledError(
+            f"{target}: was not installed by chimera-cards; pass --force to remove it"
+        )
+    if target.is_symlink() or not target.is_dir():
+        target.unlink()
+    else:
+        old = _sibling(directory, name, _TMP_MARK)
+        os.rename(target, old)
+        shutil.rmtree(old)
+    _record(directory, name, None)
+    return receipt
+
+
+def check_name(name: str) -> str:
+    """Refuse a name that cannot be one folder directly inside the skills directory."""
+    if not name or name.startswith(".") or "/" in name or "\\" in name or "\x00" in name:
+        raise UsageError(f"{name!r} cannot be a skill folder name")
+    return name
+
+
+# -- what a folder's bytes mean ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A stored version whose bundle a folder may be compared with, and whether it is usable now.
+
+    ``usable`` is the gate's answer today (active and approved under today's trust list, or a
+    clean local import); ``why`` says why not when it is not.
+    """
+
+    name: str
+    digest: str
+    status: str
+    usable: bool
+    why: str = ""
+    files: tuple[BundleFile, ...] = ()
+
+
+@dataclass
+class SkillState:
+    """One line of ``check``: a skill folder and what its bytes are."""
+
+    name: str
+    path: str
+    state: str  # one of STATES
+    detail: str = ""
+    digest: str | None = None  # of the folder as it is now
+    expected: str | None = None  # the digest it was installed with / compared against
+    installed: bool = False  # it has our receipt (or was recorded as installed)
+    diff: BundleDiff | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["diff"] = self.diff.to_dict() if self.diff is not None else None
+        return data
+
+    def line(self) -> str:
+        text = f"{self.state:<8} {self.name}"
+        return f"{text}  {self.detail}" if self.detail else text
+
+
+def describe_diff(diff: BundleDiff, problems: Iterable[str] = ()) -> str:
+    """What differs, file by file: ``changed x.py; added notes.txt; exec bit flipped run.sh``."""
+    parts = []
+    for label, paths in (
+        ("changed", diff.changed),
+        ("added", diff.added),
+        ("removed", diff.removed),
+        ("exec bit flipped", diff.mode_changed),
+    ):
+        if paths:
+            parts.append(f"{label} {', '.join(paths)}")
+    parts.extend(problems)
+    return "; ".join(parts)
+
+
+def classify(
+    folder: Path,
+    scan: FolderScan,
+    receipt: Receipt | None,
+    by_digest: Mapping[str, list[Candidate]],
+    by_name: Mapping[str, Candidate | None],
+) -> SkillState:
+    """Decide what one folder's bytes are (pure: everything from the store is passed in).
+
+    Args:
+        folder: the skill folder.
+        scan: its files as on disk.
+        receipt: its receipt, if any.
+        by_digest: stored versions for a bundle digest (the folder's, the receipt's).
+        by_name: the version a name is compared with when the folder matches nothing (the
+            usable one, else the newest).
+    Returns:
+        ok when the bytes are a usable bundle; revoked when they are a stored bundle that is not
+        usable now; modified when they differ from what was installed (or from the stored
+        bundle of that name), naming each file; unknown otherwise.
+    """
+    name = receipt.name if receipt else folder.name
+    base = SkillState(
+        name=name,
+        path=str(folder),
+        state="unknown",
+        digest=scan.digest,
+        installed=receipt is not None,
+        expected=receipt.digest if receipt else None,
+        problems=list(scan.problems),
+    )
+    if not scan.problems:
+        found = by_digest.get(scan.digest, [])
+        usable = [c for c in found if c.usable]
+        if usable:
+            pick = next((c for c in usable if c.name == name), usable[0])
+            base.state, base.name, base.expected = "ok", pick.name, pick.digest
+            return base
+        if found:
+            pick = next((c for c in found if c.name == name), found[0])
+            base.state, base.name, base.expected = "revoked", pick.name, pick.digest
+            base.detail = pick.why or f"version is {pick.status}"
+            return base
+    reference: Candidate | None = None
+    if receipt is not None:
+        reference = next(iter(by_digest.get(receipt.digest, [])), None)
+    if reference is None:
+        reference = by_name.get(name)
+    if reference is None:
+        base.detail = "not in the store" if not scan.problems else "; ".join(scan.problems)
+        return base
+    diff = diff_bundles(reference.files, scan.files)
+    base.state, base.diff, base.expected = "modified", diff, reference.digest
+    base.detail = describe_diff(diff, scan.problems) or "differs from the installed bundle"
+    return base
+
+
+def missing_state(directory: Path, name: str, entry: Mapping[str, object]) -> SkillState:
+    """The line for a skill recorded as installed whose folder is gone."""
+    digest = entry.get("digest")
+    return SkillState(
+        name=name,
+        path=str(directory / name),
+        state="missing",
+        detail="recorded as installed; folder is gone",
+        expected=digest if isinstance(digest, str) else None,
+        installed=True,
+    )
