@@ -20,6 +20,12 @@ from chimera_cards.cli.common import (
 
 # The store commands' --store/--json options and opener, so both areas behave identically.
 from chimera_cards.keys import generate_key, load_private_key, read_passphrase_file, read_public_key
+from chimera_cards.trustfile import (
+    apply_trust_file,
+    read_trust_file,
+    store_trust_file,
+    write_trust_file,
+)
 
 passphrase_option = click.option(
     "--passphrase-file",
@@ -166,6 +172,37 @@ def trust_threshold(k, store_path, as_json) -> None:
         return
     click.echo(f"threshold: {threshold}")
     _print_changes(changes)
+
+
+@trust_group.command("sync")
+@click.argument("trust_file", type=click.Path(dir_okay=False, path_type=Path))
+@store_option
+@json_option
+@reports_errors
+def trust_sync(trust_file, store_path, as_json) -> None:
+    """Make the trust list and threshold equal to TRUST_FILE (a team's file kept in git)."""
+    trust = read_trust_file(trust_file)
+    with open_store(store_path, create=True) as store:
+        changes = apply_trust_file(store, trust)
+    if as_json:
+        echo_json({**trust.to_dict(), "changes": [c.to_dict() for c in changes]})
+        return
+    click.echo(
+        f"trust list now: {', '.join(sorted(trust.keys)) or 'empty'}; threshold {trust.threshold}"
+    )
+    _print_changes(changes)
+
+
+@trust_group.command("export")
+@click.argument("trust_file", type=click.Path(dir_okay=False, path_type=Path))
+@store_option
+@reports_errors
+def trust_export(trust_file, store_path) -> None:
+    """Write the trust list and threshold to TRUST_FILE, for a team's git repository."""
+    with open_store(store_path) as store:
+        trust = store_trust_file(store)
+    write_trust_file(trust_file, trust)
+    click.echo(f"wrote {len(trust.keys)} key(s), threshold {trust.threshold}, to {trust_file}")
 
 
 # --- review / approve / reject / retire ------------------------------------------------------
