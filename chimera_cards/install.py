@@ -39,11 +39,15 @@ from chimera_cards.bundle import (
     BundleDiff,
     BundleFile,
     bundle_digest,
+    bundle_from_files,
     check_path,
     diff_bundles,
     is_ignored,
 )
 from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.retrieve import gate_check
+from chimera_cards.review import envelopes_for
+from chimera_cards.trust import evaluate, get_threshold, trusted_keys
 
 __all__ = [
     "INDEX_NAME",
@@ -580,3 +584,369 @@ def missing_state(directory: Path, name: str, entry: Mapping[str, object]) -> Sk
         expected=digest if isinstance(digest, str) else None,
         installed=True,
     )
+
+
+# -- against the store -------------------------------------------------------------------------
+
+
+class NotApprovedError(InstallError):
+    """The named skill has no version that may be used now (pending, rejected, retired, or its
+    approvals no longer verify): it is not installed."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Whose approvals count when deciding what may be installed and what ``check`` calls ok.
+
+    ``None`` fields mean the store's own trust list and threshold. A trust file given to
+    ``check`` replaces both, and then only signed approvals count (a clean local import is not
+    an approval anyone in the file made).
+    """
+
+    trusted: tuple | None = None  # tuple[TrustedKey, ...]
+    threshold: int | None = None
+
+    @property
+    def from_file(self) -> bool:
+        return self.trusted is not None
+
+
+@dataclass(frozen=True)
+class StoredSkill:
+    """A stored version seen as a bundle, and whether it may be used now."""
+
+    name: str
+    version_id: int
+    sha256: str
+    digest: str
+    status: str
+    usable: bool
+    why: str
+    files: tuple[BundleFile, ...]
+
+    def candidate(self) -> Candidate:
+        return Candidate(self.name, self.digest, self.status, self.usable, self.why, self.files)
+
+
+def _usable(conn, version, policy: Policy, trusted, threshold) -> tuple[bool, str]:
+    if policy.from_file:
+        if version.status != "active":
+            return False, f"version is {version.status}"
+        verdict = evaluate(
+            envelopes_for(conn, version.sha256),
+            trusted,
+            name=version.name,
+            sha256=version.sha256,
+            threshold=threshold,
+        )
+        if verdict.approved:
+            return True, ""
+        if verdict.rejected:
+            return False, "rejected by a reviewer in the trust file"
+        return False, (
+            f"{len(verdict.approvers)} of {threshold} approvals by keys in the trust file verify"
+        )
+    decision = gate_check(
+        conn,
+        name=version.name,
+        sha256=version.sha256,
+        origin=version.origin,
+        final_url=version.final_url,
+        provenance=version.provenance,
+        status=version.status,
+        trusted=trusted,
+        threshold=threshold,
+    )
+    if decision.ok:
+        return True, ""
+    why = decision.reason
+    if version.status != "active" and version.reason:
+        why = f"{version.status}: {version.reason}"
+    return False, why
+
+
+def stored_skills(
+    store, policy: Policy = Policy(), names: Iterable[str] | None = None
+) -> list[StoredSkill]:
+    """Every stored version (of ``names``, or all) as a bundle manifest, with the gate's answer.
+
+    Args:
+        store: an open Store.
+        policy: whose approvals count (default: the store's trust list and threshold).
+        names: only these names.
+    Returns:
+        One StoredSkill per version, oldest first.
+    """
+    wanted = set(names) if names is not None else None
+    out = []
+    with store.snapshot() as conn:
+        trusted = list(policy.trusted) if policy.trusted is not None else trusted_keys(conn)
+        threshold = policy.threshold if policy.threshold is not None else get_threshold(conn)
+        for version in store.versions():
+            if wanted is not None and version.name not in wanted:
+                continue
+            data = store.get_blob(version.sha256)
+            if data is None:
+                continue
+            files = (BundleFile(SKILL_FILE, False, len(data), hashlib.sha256(data).hexdigest()),)
+            usable, why = _usable(conn, version, policy, trusted, threshold)
+            out.append(
+                StoredSkill(
+                    version.name,
+                    version.id,
+                    version.sha256,
+                    bundle_digest(files),
+                    version.status,
+                    usable,
+                    why,
+                    files,
+                )
+            )
+    return out
+
+
+def load_bundle(store, skill: StoredSkill) -> Bundle:
+    """The exact files of a stored version, re-hashed (a tampered store is refused)."""
+    data = store.get_blob(skill.sha256)
+    if data is None or hashlib.sha256(data).hexdigest() != skill.sha256:
+        raise InstallError(
+            f"{skill.name} {skill.sha256[:12]}: stored bytes are missing or do not match "
+            "their hash; run `chimera-cards verify`"
+        )
+    bundle = bundle_from_files({SKILL_FILE: (data, False)}, where=skill.name)
+    if bundle.digest != skill.digest:
+        raise InstallError(f"{skill.name}: stored bundle does not match its digest")
+    return bundle
+
+
+def installable(skills: Iterable[StoredSkill], name: str, digest: str | None = None) -> StoredSkill:
+    """The version of ``name`` to install: the usable one (or the one with ``digest``).
+
+    Raises:
+        NotApprovedError: no usable version; the message names the newest one and why.
+    """
+    mine = [s for s in skills if s.name == name]
+    if not mine:
+        raise NotApprovedError(f"no skill named {name!r} in the store")
+    if digest is not None:
+        # A lockfile pins the bundle digest; older lockfiles pinned SKILL.md's SHA-256.
+        pinned = [s for s in mine if digest in (s.digest, s.sha256)]
+        if not pinned:
+            raise NotApprovedError(f"{name}: no stored version has bundle digest {digest[:12]}")
+        mine = pinned
+    usable = [s for s in mine if s.usable]
+    if usable:
+        return usable[-1]
+    newest = mine[-1]
+    raise NotApprovedError(
+        f"{name} {newest.digest[:12]} is {newest.status}, not approved for use"
+        + (f" ({newest.why})" if newest.why and newest.why != f"status is {newest.status}" else "")
+        + "; review and approve it first"
+    )
+
+
+@dataclass
+class InstallResult:
+    name: str
+    digest: str
+    path: str
+    action: str  # "installed" | "replaced" | "unchanged"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def install(
+    store, names: Iterable[str], directory: str | os.PathLike, *, force: bool = False
+) -> list[InstallResult]:
+    """Install the approved bundle of each name into ``directory/<name>/``.
+
+    Every name is resolved before anything is written, so a refused name leaves the directory
+    untouched. A folder already holding exactly that bundle (with our receipt) is left as is.
+
+    Args:
+        store: an open Store.
+        names: skill names.
+        directory: the skills directory (e.g. ``.claude/skills``).
+        force: replace folders this tool did not install.
+    Returns:
+        One InstallResult per name.
+    Raises:
+        NotApprovedError: a name has no usable version.
+        ForeignFolderError: a folder is in the way and ``force`` is false.
+    """
+    directory = Path(directory)
+    names = list(dict.fromkeys(names))
+    for name in names:
+        check_name(name)
+    skills = stored_skills(store, names=names)
+    chosen = [installable(skills, name) for name in names]
+    bundles = [load_bundle(store, skill) for skill in chosen]
+    for skill in chosen:
+        target = directory / skill.name
+        if target.exists() and not force and read_receipt(target) is None:
+            raise ForeignFolderError(
+                f"{target}: exists and was not installed by chimera-cards; "
+                "pass --force to replace it"
+            )
+    results = []
+    for skill, bundle in zip(chosen, bundles, strict=True):
+        target = directory / skill.name
+        receipt = read_receipt(target) if target.is_dir() else None
+        if receipt is not None and scan_folder(target).digest == bundle.digest:
+            results.append(InstallResult(skill.name, bundle.digest, str(target), "unchanged"))
+            continue
+        action = "replaced" if target.exists() else "installed"
+        write_skill(directory, bundle, name=skill.name, store=str(store.path), force=force)
+        results.append(InstallResult(skill.name, bundle.digest, str(target), action))
+    return results
+
+
+@dataclass
+class CheckReport:
+    states: list[SkillState]
+
+    @property
+    def ok(self) -> bool:
+        return all(s.ok for s in self.states)
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "skills": [s.to_dict() for s in self.states]}
+
+
+def _by_name(skills: list[StoredSkill]) -> dict[str, Candidate]:
+    out: dict[str, Candidate] = {}
+    for skill in skills:  # oldest first: a later usable version wins, else the newest
+        if skill.usable or skill.name not in out or not out[skill.name].usable:
+            out[skill.name] = skill.candidate()
+    return out
+
+
+def check(
+    store, directories: Iterable[str | os.PathLike], policy: Policy = Policy()
+) -> CheckReport:
+    """One state per skill folder in each directory, plus ``missing`` for recorded installs
+    whose folder is gone.
+
+    Args:
+        store: an open Store.
+        directories: skills directories (e.g. ``.claude/skills``).
+        policy: whose approvals count (default: the store's trust list and threshold).
+    Returns:
+        The report; ``ok`` only when every state is ok.
+    """
+    skills = stored_skills(store, policy)
+    by_digest: dict[str, list[Candidate]] = {}
+    for skill in skills:
+        by_digest.setdefault(skill.digest, []).append(skill.candidate())
+    by_name = _by_name(skills)
+    states = []
+    for directory in map(Path, directories):
+        seen = set()
+        for folder in find_skill_folders(directory):
+            seen.add(folder.name)
+            states.append(
+                classify(folder, scan_folder(folder), read_receipt(folder), by_digest, by_name)
+            )
+        for name, entry in sorted(read_index(directory).items()):
+            if name not in seen:
+                states.append(missing_state(directory, name, entry))
+    return CheckReport(states)
+
+
+@dataclass
+class SyncAction:
+    name: str
+    action: str  # "install" | "replace" | "remove" | "keep" | "skip"
+    reason: str = ""
+    digest: str | None = None  # the bundle to write (install/replace)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def line(self) -> str:
+        text = f"{self.action:<8} {self.name}"
+        if self.digest and self.action in ("install", "replace"):
+            text += f" {self.digest[:12]}"
+        return f"{text}  {self.reason}" if self.reason else text
+
+
+def plan_sync(
+    store,
+    directory: str | os.PathLike,
+    names: Iterable[str] | None = None,
+    pins: Mapping[str, str] | None = None,
+) -> list[SyncAction]:
+    """What ``sync`` would do to make ``directory`` hold exactly the approved set.
+
+    The set is ``names`` (their usable versions) or ``pins`` (name -> bundle digest, from a
+    lockfile), else every usable skill in the store. Folders this tool did not install are
+    never touched; folders it installed that are no longer usable are removed.
+
+    Args:
+        store: an open Store.
+        directory: the skills directory.
+        names: the skills wanted.
+        pins: the exact bundles wanted (a lockfile).
+    Returns:
+        One action per name involved, sorted by name.
+    """
+    directory = Path(directory)
+    skills = stored_skills(store)
+    if pins is not None:
+        wanted: dict[str, str | None] = dict(pins)
+    elif names is not None:
+        wanted = {check_name(n): None for n in names}
+    else:
+        wanted = {s.name: None for s in skills if s.usable}
+    report = check(store, [directory])
+    present = {s.path: s for s in report.states}
+    actions: dict[str, SyncAction] = {}
+    for name, digest in wanted.items():
+        target = directory / name
+        state = present.get(str(target))
+        try:
+            skill = installable(skills, name, digest)
+        except NotApprovedError as exc:
+            if state is not None and state.installed and state.state != "missing":
+                actions[name] = SyncAction(name, "remove", f"not usable: {exc}")
+            else:
+                actions[name] = SyncAction(name, "skip", str(exc))
+            continue
+        if state is None or state.state == "missing":
+            actions[name] = SyncAction(name, "install", "", skill.digest)
+        elif not state.installed:
+            actions[name] = SyncAction(name, "skip", "folder was not installed by chimera-cards")
+        elif state.state == "ok" and state.digest == skill.digest:
+            actions[name] = SyncAction(name, "keep", "", skill.digest)
+        else:
+            why = "upgraded" if state.state in ("ok", "revoked") else state.state
+            actions[name] = SyncAction(name, "replace", why, skill.digest)
+    for state in report.states:
+        if state.name in actions or Path(state.path).name in actions:
+            continue
+        if state.installed and state.state == "revoked":
+            actions[state.name] = SyncAction(state.name, "remove", f"revoked: {state.detail}")
+        elif state.installed and state.state == "missing":
+            actions[state.name] = SyncAction(state.name, "remove", "folder is gone; forget it")
+    return [actions[n] for n in sorted(actions)]
+
+
+def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) -> list[SyncAction]:
+    """Carry out a plan from ``plan_sync`` (installs first, then removals).
+
+    Returns:
+        The actions done (keep/skip included, as planned).
+    """
+    directory = Path(directory)
+    plan = list(plan)
+    skills = stored_skills(store)
+    for action in plan:
+        if action.action in ("install", "replace"):
+            skill = installable(skills, action.name, action.digest)
+            bundle = load_bundle(store, skill)
+            write_skill(directory, bundle, name=action.name, store=str(store.path))
+    for action in plan:
+        if action.action == "remove":
+            remove_skill(directory, action.name)
+    return plan

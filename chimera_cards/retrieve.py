@@ -53,6 +53,8 @@ OTHER_READ_PATHS = frozenset(
         "chimera_cards.store.check_blobs",  # verify: re-hash every blob
         "chimera_cards.store.export_card",  # writes the exact bytes to a file for a person/git
         "chimera_cards.cli.store.show_cmd",  # only the size of the blob
+        "chimera_cards.install.stored_skills",  # manifests, to compare installed folders with
+        "chimera_cards.install.load_bundle",  # files install writes, only after gate_check said yes
     }
 )
 

@@ -24,6 +24,7 @@ from chimera_cards import review
 from chimera_cards.atomic import write_atomic
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.keys import PublicKey, check_key_name, parse_public_key
+from chimera_cards.trust import TrustedKey
 
 __all__ = [
     "TrustFile",
@@ -51,6 +52,9 @@ class TrustFileError(UsageError):
 class TrustFile:
     threshold: int = 1
     keys: dict[str, PublicKey] = field(default_factory=dict)
+
+    def trusted_keys(self) -> list[TrustedKey]:
+        return [TrustedKey(name, key) for name, key in self.keys.items()]
 
     def to_dict(self) -> dict:
         return {
