@@ -111,6 +111,7 @@ def test_missing_source_is_exit_2(db, tmp_path):
     result = run("import", tmp_path / "nope", "--store", db)
     assert result.exit_code == 2
     assert "no such file" in one_error_line(result)
+    assert not db.exists() or dump_store(db)["versions"] == []
 
 
 @pytest.mark.parametrize("extra", [["--sha256", "xyz"], ["--lockfile", "missing.lock"]])
@@ -148,6 +149,7 @@ def test_readers_do_not_create_a_missing_store(db):
     for args in (["list"], ["verify"], ["audit"], ["show", "x"], ["lock", "-o", db.parent / "l"]):
         result = run(*args, "--store", db)
         assert result.exit_code == 2, args
+        assert not db.exists(), args
         assert "no store here" in one_error_line(result)
     assert not db.exists()
 

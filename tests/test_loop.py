@@ -397,18 +397,21 @@ def test_prompts_dir_holds_the_exact_prompt_of_each_attempt_and_events_go_to_jso
     assert kinds.count("workspace_restored") == sum(not r.solved for r in result.attempts)
 
 
-def test_bad_settings_are_usage_errors(task, tmp_path):
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"max_attempts": 0}, "max attempts must be at least 1"),
+        ({"on_repeat": "replan"}, "needs a planner"),
+        ({"on_repeat": "escalate"}, "needs an attempter to escalate to"),
+        ({"on_repeat": "pray"}, "unknown on-repeat action 'pray'"),
+        ({"history_mode": "all"}, "unknown history mode 'all'"),
+    ],
+)
+def test_bad_settings_are_usage_errors(task, kwargs, message):
     att = make_attempter("scripted:walk", task=task)
-    for kwargs in (
-        {"max_attempts": 0},
-        {"on_repeat": "replan"},
-        {"on_repeat": "escalate"},
-        {"on_repeat": "pray"},
-        {"history_mode": "all"},
-    ):
-        with pytest.raises(LoopError) as exc:
-            run_task(task, att, **kwargs)
-        assert exc.value.exit_code == 2
+    with pytest.raises(LoopError, match=message) as exc:
+        run_task(task, att, **kwargs)
+    assert exc.value.exit_code == 2
 
 
 def test_reviewer_note_reaches_the_next_prompt_beside_the_verifier_output(tmp_path):

@@ -7,19 +7,13 @@ import re
 import sqlite3
 
 import pytest
-from conftest import card_text
+from conftest import card_text, edit_blob, force_status, tamper
 
 from chimera_cards import retrieve, review
 from chimera_cards.errors import UsageError
 from chimera_cards.keys import generate_key, load_private_key
 from chimera_cards.retrieve import Match, fts_query, match, render_for_prompt
 from chimera_cards.store import Store
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "cards.db") as s:
-        yield s
 
 
 def add(store, name, *, status="active", provenance="clean", origin=None, **kw):
@@ -198,28 +192,14 @@ def test_a_card_name_cannot_break_out_of_its_attribute():
 
 def test_the_gate_rejects_a_blob_edited_in_the_sqlite_file(store):
     sha = add(store, "alpha")
-    conn = sqlite3.connect(store.path)
-    conn.execute(
-        "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first step', 'worst step') AS BLOB)"
-        " WHERE sha256 = ?",
-        (sha,),
-    )
-    conn.commit()
-    conn.close()
+    edit_blob(store.path, sha, "first step", "worst step")
     assert match(store, "alpha") == []
 
 
 def test_match_without_verification_is_only_a_baseline_for_benchmarks(store):
     sha = add(store, "alpha")
-    conn = sqlite3.connect(store.path)
-    conn.execute(
-        "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first', 'worst') AS BLOB)"
-        " WHERE sha256 = ?",
-        (sha,),
-    )
-    conn.commit()
-    conn.close()
-    # The unverified path would hand out the edited bytes: that is why nothing but the benchmark uses it.
+    edit_blob(store.path, sha, "first", "worst")
+    # The unverified path would hand out the edited bytes: that is why only the benchmark uses it.
     assert names(match(store, "alpha", verify=False)) == ["alpha"]
     assert retrieve.match(store, "alpha") == []
 
@@ -229,14 +209,7 @@ def test_a_render_cache_never_serves_text_for_bytes_that_changed(store):
     cache = retrieve.RenderCache()
     assert names(match(store, "alpha", cache=cache)) == ["alpha"]
     assert cache.get(sha, 2) is not None
-    conn = sqlite3.connect(store.path)
-    conn.execute(
-        "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first', 'worst') AS BLOB)"
-        " WHERE sha256 = ?",
-        (sha,),
-    )
-    conn.commit()
-    conn.close()
+    edit_blob(store.path, sha, "first", "worst")
     assert match(store, "alpha", cache=cache) == []
 
 
@@ -257,20 +230,18 @@ def test_a_warm_cache_still_sees_a_removed_key_and_an_edited_signature(store, tm
     cache = retrieve.RenderCache()
     assert names(match(store, "alpha", cache=cache)) == ["alpha"] and cache.signatures
     review.remove_trust(store, "alice")
-    conn = sqlite3.connect(store.path)  # even with the status forced back to active
-    conn.execute("UPDATE versions SET status = 'active' WHERE sha256 = ?", (sha,))
-    conn.commit()
+    force_status(store.path, sha, "active")  # even with the status forced back to active
     assert match(store, "alpha", cache=cache) == []
     review.add_trust(store, "alice", gen.public)
     assert names(match(store, "alpha", cache=cache)) == ["alpha"]
     import json
 
-    env = json.loads(conn.execute("SELECT envelope FROM statements").fetchone()[0])
+    with store.snapshot():
+        (stored,) = store.envelopes(sha)
+    env = json.loads(stored)
     sig = env["signatures"][0]["sig"]
     env["signatures"][0]["sig"] = ("A" if sig[0] != "A" else "B") + sig[1:]
-    conn.execute("UPDATE statements SET envelope = ?", (json.dumps(env),))
-    conn.commit()
-    conn.close()
+    tamper(store.path, "UPDATE statements SET envelope = ?", (json.dumps(env),))
     assert match(store, "alpha", cache=cache) == []
 
 
