@@ -46,7 +46,6 @@ from chimera_cards.bundle import (
 )
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.retrieve import gate_check
-from chimera_cards.review import envelopes_for
 from chimera_cards.trust import evaluate, get_threshold, trusted_keys
 
 __all__ = [
@@ -628,12 +627,12 @@ class StoredSkill:
         return Candidate(self.name, self.digest, self.status, self.usable, self.why, self.files)
 
 
-def _usable(conn, version, policy: Policy, trusted, threshold) -> tuple[bool, str]:
+def _usable(store, version, policy: Policy, trusted, threshold) -> tuple[bool, str]:
     if policy.from_file:
         if version.status != "active":
             return False, f"version is {version.status}"
         verdict = evaluate(
-            envelopes_for(conn, version.sha256),
+            store.envelopes(version.sha256),
             trusted,
             name=version.name,
             sha256=version.sha256,
@@ -647,7 +646,7 @@ def _usable(conn, version, policy: Policy, trusted, threshold) -> tuple[bool, st
             f"{len(verdict.approvers)} of {threshold} approvals by keys in the trust file verify"
         )
     decision = gate_check(
-        conn,
+        store,
         name=version.name,
         sha256=version.sha256,
         origin=version.origin,
@@ -679,9 +678,9 @@ def stored_skills(
     """
     wanted = set(names) if names is not None else None
     out = []
-    with store.snapshot() as conn:
-        trusted = list(policy.trusted) if policy.trusted is not None else trusted_keys(conn)
-        threshold = policy.threshold if policy.threshold is not None else get_threshold(conn)
+    with store.snapshot():
+        trusted = list(policy.trusted) if policy.trusted is not None else trusted_keys(store)
+        threshold = policy.threshold if policy.threshold is not None else get_threshold(store)
         for version in store.versions():
             if wanted is not None and version.name not in wanted:
                 continue
@@ -689,7 +688,7 @@ def stored_skills(
             if data is None:
                 continue
             files = (BundleFile(SKILL_FILE, False, len(data), hashlib.sha256(data).hexdigest()),)
-            usable, why = _usable(conn, version, policy, trusted, threshold)
+            usable, why = _usable(store, version, policy, trusted, threshold)
             out.append(
                 StoredSkill(
                     version.name,
