@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import hashlib
+import html
 import json
 import os
 import secrets
@@ -44,6 +45,7 @@ from chimera_cards.bundle import (
     diff_bundles,
     is_ignored,
 )
+from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.retrieve import gate_check
 from chimera_cards.trust import evaluate, get_threshold, trusted_keys
@@ -949,3 +951,67 @@ def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) 
         if action.action == "remove":
             remove_skill(directory, action.name)
     return plan
+
+
+# -- for agents that take a system prompt ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AvailableSkill:
+    name: str
+    description: str
+    location: str  # the installed SKILL.md, absolute
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def available_skills(
+    store, names: Iterable[str], directory: str | os.PathLike
+) -> tuple[list[AvailableSkill], list[str]]:
+    """The skills among ``names`` installed in ``directory`` with bytes ``check`` calls ok.
+
+    An agent told about a skill reads its ``SKILL.md`` from the location given, so only a
+    folder whose bytes are the approved bundle is offered.
+
+    Args:
+        store: an open Store.
+        names: matched skill names, best first.
+        directory: where they should be installed.
+    Returns:
+        (the installed skills in the order of ``names``, the names that are not installed ok).
+    """
+    directory = Path(directory)
+    ok = {s.name: s for s in check(store, [directory]).states if s.ok}
+    found, absent = [], []
+    for name in names:
+        state = ok.get(name)
+        if state is None:
+            absent.append(name)
+            continue
+        location = (Path(state.path) / SKILL_FILE).absolute()
+        try:
+            card = parse_card(location.read_bytes(), path=str(location))
+        except (OSError, CardParseError):
+            absent.append(name)
+            continue
+        description = card.description if isinstance(card.description, str) else ""
+        found.append(AvailableSkill(name, description, str(location)))
+    return found, absent
+
+
+def render_skills_xml(skills: Iterable[AvailableSkill]) -> str:
+    """The Agent Skills ``<available_skills>`` block (the layout ``skills-ref to-prompt``
+    prints), every value escaped so a description cannot close an element."""
+    lines = ["<available_skills>"]
+    for skill in skills:
+        lines.append("<skill>")
+        for tag, value in (
+            ("name", skill.name),
+            ("description", skill.description),
+            ("location", skill.location),
+        ):
+            lines += [f"<{tag}>", html.escape(value, quote=True), f"</{tag}>"]
+        lines.append("</skill>")
+    lines.append("</available_skills>")
+    return "\n".join(lines)

@@ -379,3 +379,17 @@ def prompt_preview(
         text=render_card(card, level),
     )
     return render_for_prompt([m])
+
+
+def held_back(store: Store, query: str, k: int = 5) -> list[str]:
+    """Names of pending cards that would have matched ``query`` (for a one-line hint that
+    something awaits review); never their text.
+
+    Returns:
+        Up to ``k`` names, best match first.
+    """
+    q = fts_query(query)
+    if q is None:
+        return []
+    with store.snapshot():
+        return store.search_names(q, "pending", k)
