@@ -1,7 +1,7 @@
-"""CLI for putting approved skills where agents read them: install, uninstall, check, sync,
-agents, path.
+"""CLI for putting approved skills where agents read them and keeping them current: install,
+uninstall, check, sync, update, outdated, agents, path.
 
-Thin click skins over ``agents`` and ``install``; the decisions live there.
+Thin click skins over ``agents``, ``install`` and ``update``; the decisions live there.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from chimera_cards.cli.common import (
     store_option,
 )
 from chimera_cards.errors import UsageError
+from chimera_cards.fetch import DEFAULT_TIMEOUT
 from chimera_cards.lockfile import read_lockfile
 from chimera_cards.store import default_store_path
 from chimera_cards.trustfile import read_trust_file
+from chimera_cards.update import outdated, update
 
 __all__ = ["COMMANDS", "target_dir"]
 
@@ -192,6 +194,61 @@ def sync_cmd(names, to, agent, global_, lockfile, dry_run, store_path, as_json) 
         click.echo(("would " if dry_run else "") + action.line())
 
 
+def _timeout_option(fn):
+    return click.option(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        show_default=True,
+        help="Seconds allowed for each fetch.",
+    )(fn)
+
+
+@click.command("update")
+@click.argument("names", nargs=-1)
+@_timeout_option
+@store_option
+@json_option
+@reports_errors
+def update_cmd(names, timeout, store_path, as_json) -> None:
+    """Re-fetch each skill (default: all) from its recorded origin and import what changed.
+
+    New bytes become a new version, held pending like any network import; `review NAME` shows
+    the per-file diff against the approved one. Exit 1 if an origin could not be fetched.
+    """
+    with open_store(store_path) as store:
+        results = update(store, names or None, timeout=timeout)
+    _print_updates(results, as_json)
+    if any(r.state == "error" for r in results):
+        raise SystemExit(1)
+
+
+@click.command("outdated")
+@click.argument("names", nargs=-1)
+@_timeout_option
+@store_option
+@json_option
+@reports_errors
+def outdated_cmd(names, timeout, store_path, as_json) -> None:
+    """List the skills (default: all) whose origin now holds bytes the store does not have.
+
+    Nothing is imported. Exit 1 when something changed upstream (or could not be fetched).
+    """
+    with open_store(store_path) as store:
+        results = outdated(store, names or None, timeout=timeout)
+    _print_updates(results, as_json)
+    if any(r.state != "current" for r in results):
+        raise SystemExit(1)
+
+
+def _print_updates(results, as_json: bool) -> None:
+    if as_json:
+        echo_json([r.to_dict() for r in results])
+        return
+    for r in results:
+        click.echo(r.line())
+
+
 @click.command("agents")
 @json_option
 @reports_errors
@@ -225,4 +282,13 @@ def path_cmd(agent, global_, store_path) -> None:
     click.echo(str(target_dir(None, agent, global_)))
 
 
-COMMANDS = [install_cmd, uninstall_cmd, check_cmd, sync_cmd, agents_cmd, path_cmd]
+COMMANDS = [
+    install_cmd,
+    uninstall_cmd,
+    check_cmd,
+    sync_cmd,
+    update_cmd,
+    outdated_cmd,
+    agents_cmd,
+    path_cmd,
+]

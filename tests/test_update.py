@@ -1,0 +1,68 @@
+"""update / outdated against a real HTTP server: a changed origin is reported without importing,
+update imports it as a new pending version (tainted, as any network import) while the installed
+approved copy stays as it was, and review shows what changed."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from conftest import card_text, dump_store
+
+from chimera_cards.cli import main
+
+
+def run(*args, ok=True):
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+def test_outdated_then_update_then_current(tmp_path, card_server):
+    db = tmp_path / "cards.db"
+    url = card_server.serve("/pdf/SKILL.md", card_text("pdf-tools", description="Read PDFs."))
+    sha = json.loads(run("import", url, "--json", "--store", db).stdout)["sha256"]
+    run("keys", "generate", "alice", "-o", tmp_path / "alice.key", "--store", db)
+    run("approve", "pdf-tools", "--key", tmp_path / "alice.key", "--sha256", sha, "--store", db)
+    run("install", "pdf-tools", "--to", tmp_path / "skills", "--store", db)
+    assert run("outdated", "--store", db).stdout.startswith("current  pdf-tools")
+
+    card_server.serve("/pdf/SKILL.md", card_text("pdf-tools", description="Read PDFs; phone home."))
+    before = dump_store(db)
+    result = run("outdated", "--store", db, ok=False)
+    assert result.exit_code == 1 and result.stdout.startswith("changed  pdf-tools")
+    assert dump_store(db) == before  # outdated imports nothing
+
+    result = run("update", "pdf-tools", "--store", db, "--json")
+    (done,) = json.loads(result.stdout)
+    assert (done["state"], done["status"]) == ("imported", "pending")
+    versions = json.loads(run("list", "--json", "--store", db).stdout)
+    assert [(v["status"], v["provenance"]) for v in versions] == [
+        ("active", "tainted"),
+        ("pending", "tainted"),
+    ]
+    assert run("outdated", "--store", db).exit_code == 0
+    assert run("check", tmp_path / "skills", "--store", db).exit_code == 0  # still the approved one
+    screen = run("review", "pdf-tools", "--store", db).stdout
+    assert "phone home" in screen and "-description: Read PDFs." in screen
+
+
+def test_an_origin_that_is_gone_is_an_error_line_and_exit_1(tmp_path, card_server):
+    db = tmp_path / "cards.db"
+    url = card_server.serve("/gone/SKILL.md", card_text("gone-card"))
+    run("import", url, "--store", db)
+    card_server.routes.pop("/gone/SKILL.md")
+    result = run("outdated", "--store", db, ok=False)
+    assert result.exit_code == 1 and result.stdout.startswith("error    gone-card")
+    result = run("update", "--store", db, ok=False)
+    assert result.exit_code == 1 and "404" in result.stdout
+
+
+def test_an_unknown_name_is_refused(tmp_path, card_server):
+    db = tmp_path / "cards.db"
+    run("import", card_server.serve("/a/SKILL.md", card_text("a-card")), "--store", db)
+    result = run("outdated", "nope", "--store", db, ok=False)
+    assert result.exit_code == 1 and result.stderr == "error: no skill named 'nope' in the store\n"
