@@ -64,6 +64,7 @@ __all__ = [
     "find_skill_folders",
     "read_index",
     "read_receipt",
+    "record_installs",
     "remove_skill",
     "scan_folder",
     "write_skill",
@@ -102,6 +103,9 @@ class Receipt:
     installed_at: str
     tool: str = TOOL
     format: int = RECEIPT_FORMAT
+
+    def index_entry(self) -> dict:
+        return {"digest": self.digest, "installed_at": self.installed_at}
 
     def to_bytes(self) -> bytes:
         return (json.dumps(asdict(self), indent=2, sort_keys=True) + "\n").encode("utf-8")
@@ -274,15 +278,19 @@ def _write_index(directory: Path, skills: Mapping[str, dict]) -> None:
     write_atomic(directory / INDEX_NAME, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
 
 
-def _record(directory: Path, name: str, entry: dict | None) -> None:
+def record_installs(directory: str | os.PathLike, changes: Mapping[str, dict | None]) -> None:
+    """Update the index of ``directory``: ``{name: entry}`` records an install, ``{name: None}``
+    forgets one. Callers writing many skills record them once at the end."""
+    directory = Path(directory)
     skills = read_index(directory)
-    if entry is None:
-        if name not in skills:
-            return
-        skills.pop(name)
-    else:
-        skills[name] = entry
-    _write_index(directory, skills)
+    before = dict(skills)
+    for name, entry in changes.items():
+        if entry is None:
+            skills.pop(name, None)
+        else:
+            skills[name] = entry
+    if skills != before or not (directory / INDEX_NAME).exists():
+        _write_index(directory, skills)
 
 
 # -- writing and removing ---------------------------------------------------------------------
@@ -362,6 +370,7 @@ def write_skill(
     store: str,
     force: bool = False,
     now: str | None = None,
+    record: bool = True,
 ) -> Receipt:
     """Write ``bundle`` to ``directory/name/`` atomically, with its receipt, and record it.
 
@@ -372,6 +381,8 @@ def write_skill(
         store: the store path, for the receipt.
         force: replace a folder this tool did not install.
         now: the time to record (default: now, UTC).
+        record: add it to the directory's index now (False: the caller calls
+            ``record_installs`` once for a batch).
     Returns:
         The receipt written.
     Raises:
@@ -405,7 +416,8 @@ def write_skill(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    _record(directory, name, {"digest": receipt.digest, "installed_at": receipt.installed_at})
+    if record:
+        record_installs(directory, {name: receipt.index_entry()})
     return receipt
 
 
@@ -431,7 +443,7 @@ def remove_skill(directory: str | os.PathLike, name: str, *, force: bool = False
     if not target.exists() and not target.is_symlink():
         if not recorded:
             raise NotInstalledError(f"{target}: not installed")
-        _record(directory, name, None)
+        record_installs(directory, {name: None})
         return None
     receipt = read_receipt(target) if target.is_dir() and not target.is_symlink() else None
     if receipt is None and not force:
@@ -444,7 +456,7 @@ def remove_skill(directory: str | os.PathLike, name: str, *, force: bool = False
         old = _sibling(directory, name, _TMP_MARK)
         os.rename(target, old)
         shutil.rmtree(old)
-    _record(directory, name, None)
+    record_installs(directory, {name: None})
     return receipt
 
 
@@ -791,15 +803,23 @@ def install(
                 "pass --force to replace it"
             )
     results = []
-    for skill, bundle in zip(chosen, bundles, strict=True):
-        target = directory / skill.name
-        receipt = read_receipt(target) if target.is_dir() else None
-        if receipt is not None and scan_folder(target).digest == bundle.digest:
-            results.append(InstallResult(skill.name, bundle.digest, str(target), "unchanged"))
-            continue
-        action = "replaced" if target.exists() else "installed"
-        write_skill(directory, bundle, name=skill.name, store=str(store.path), force=force)
-        results.append(InstallResult(skill.name, bundle.digest, str(target), action))
+    written: dict[str, dict] = {}
+    try:
+        for skill, bundle in zip(chosen, bundles, strict=True):
+            target = directory / skill.name
+            receipt = read_receipt(target) if target.is_dir() else None
+            if receipt is not None and scan_folder(target).digest == bundle.digest:
+                results.append(InstallResult(skill.name, bundle.digest, str(target), "unchanged"))
+                continue
+            action = "replaced" if target.exists() else "installed"
+            receipt = write_skill(
+                directory, bundle, name=skill.name, store=str(store.path), force=force, record=False
+            )
+            written[skill.name] = receipt.index_entry()
+            results.append(InstallResult(skill.name, bundle.digest, str(target), action))
+    finally:
+        if written:  # what was written is recorded even if a later skill failed
+            record_installs(directory, written)
     return results
 
 
@@ -942,11 +962,19 @@ def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) 
     directory = Path(directory)
     plan = list(plan)
     skills = stored_skills(store)
-    for action in plan:
-        if action.action in ("install", "replace"):
-            skill = installable(skills, action.name, action.digest)
-            bundle = load_bundle(store, skill)
-            write_skill(directory, bundle, name=action.name, store=str(store.path))
+    written: dict[str, dict] = {}
+    try:
+        for action in plan:
+            if action.action in ("install", "replace"):
+                skill = installable(skills, action.name, action.digest)
+                bundle = load_bundle(store, skill)
+                receipt = write_skill(
+                    directory, bundle, name=action.name, store=str(store.path), record=False
+                )
+                written[action.name] = receipt.index_entry()
+    finally:
+        if written:
+            record_installs(directory, written)
     for action in plan:
         if action.action == "remove":
             remove_skill(directory, action.name)
