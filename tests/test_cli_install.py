@@ -273,3 +273,26 @@ def test_match_skills_xml_points_at_the_installed_skill_md(env, card_server):
 def test_match_skills_xml_needs_a_folder(env):
     result = run("match", "pdf", "--format", "skills-xml", ok=False)
     assert result.exit_code == 2 and "--to DIR or --agent" in result.stderr
+
+
+def test_check_all_covers_every_agent_folder_that_exists(env, card_server):
+    approve(env, "everywhere", import_url(card_server, "everywhere"))
+    run("install", "everywhere", "--agent", "claude")
+    run("install", "everywhere", "--agent", "codex", "--global")
+    result = json.loads(run("check", "--all", "--json").stdout)
+    paths = sorted(s["path"] for s in result["skills"])
+    assert paths == sorted(
+        [
+            str(env / "project" / ".claude" / "skills" / "everywhere"),
+            str(env / "home" / ".codex" / "skills" / "everywhere"),
+        ]
+    )
+    assert result["ok"] is True
+
+
+def test_installing_the_same_bundle_again_changes_nothing(env, card_server):
+    approve(env, "same", import_url(card_server, "same"))
+    run("install", "same", "--to", env / "skills")
+    receipt = (env / "skills" / "same" / RECEIPT_NAME).read_bytes()
+    assert run("install", "same", "--to", env / "skills").stdout.startswith("unchanged same")
+    assert (env / "skills" / "same" / RECEIPT_NAME).read_bytes() == receipt
