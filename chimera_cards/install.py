@@ -235,7 +235,7 @@ def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
         The folders; none if ``directory`` does not exist.
     """
     try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        entries = sorted(os.scandir(os.fspath(directory)), key=lambda e: e.name)
     except FileNotFoundError:
         return []
     except OSError as exc:

@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from chimera_cards.errors import ChimeraError
 from chimera_cards.importer import ImportResult, import_source
@@ -81,6 +82,10 @@ def origins(store: Store, names: Iterable[str] | None = None) -> list[tuple[str,
     return sorted(out)
 
 
+def _options(timeout: float | None) -> dict[str, Any]:
+    return {} if timeout is None else {"timeout": timeout}
+
+
 def _stored_identities(store: Store, name: str) -> set[str]:
     return {_identity(v) for v in store.versions(name=name)}
 
@@ -120,7 +125,7 @@ def outdated(
         One UpdateResult per name; ``changed`` ones differ upstream.
     """
     out = []
-    options = {} if timeout is None else {"timeout": timeout}
+    options = _options(timeout)
     with tempfile.TemporaryDirectory(prefix="chimera-cards-outdated-") as tmp:
         for index, (name, version) in enumerate(origins(store, names)):
             with Store(Path(tmp) / f"peek-{index}.db") as scratch:
@@ -150,7 +155,7 @@ def update(
         One UpdateResult per name: ``imported`` with the new version's status, else ``current``.
     """
     out = []
-    options = {} if timeout is None else {"timeout": timeout}
+    options = _options(timeout)
     for name, version in origins(store, names):
         known = _stored_identities(store, name)
         try:
