@@ -46,18 +46,22 @@ __all__ = [
     "BundleError",
     "BundleFile",
     "BundleLimitError",
+    "FoundSkill",
     "LinkError",
     "MissingSkillError",
     "SpecialFileError",
     "UnsafePathError",
     "bundle_digest",
     "bundle_from_files",
+    "bundles_from_tree",
     "check_path",
     "diff_bundles",
     "find_bundle_dirs",
     "is_ignored",
     "manifest_bytes",
     "read_bundle_dir",
+    "skill_roots",
+    "split_tree",
 ]
 
 MAX_FILES = 1000
@@ -338,6 +342,87 @@ def bundle_from_files(
     return Bundle(files, MappingProxyType({p: d for p, (d, _) in kept.items()}))
 
 
+def skill_roots(paths: Iterable[str]) -> list[str]:
+    """The skill folders of a tree: folders holding ``SKILL.md``, not inside another skill or an
+    ignored folder, sorted by path bytes ("" is the top of the tree).
+
+    Args:
+        paths: every file path of the tree (POSIX, relative).
+    Returns:
+        The skill folder paths.
+    """
+    roots: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        if parts[-1] == SKILL_FILE and not any(p in IGNORED_NAMES for p in parts):
+            roots.add("/".join(parts[:-1]))
+    return sorted(
+        (r for r in roots if not any(o != r and _inside(r, o) for o in roots)), key=str.encode
+    )
+
+
+def _inside(path: str, root: str) -> bool:
+    return root == "" or path.startswith(root + "/")
+
+
+@dataclass(frozen=True)
+class FoundSkill:
+    """One skill found in a tree: its bundle, or why it was refused (other skills still count)."""
+
+    root: str  # its folder inside the tree, "" for the top
+    bundle: Bundle | None = None
+    error: BundleError | None = None
+
+
+def split_tree(
+    entries: Mapping[str, tuple[bytes, bool]], *, where: str = "archive"
+) -> list[FoundSkill]:
+    """Split a tree of files (an archive, a git commit) into its skills, each checked on its own.
+
+    Files outside every skill (a repository's README) belong to none and are not kept.
+
+    Args:
+        entries: path -> (bytes, executable) for the whole tree; every path is checked.
+        where: what to name in error messages.
+    Returns:
+        One FoundSkill per skill folder, sorted by folder path.
+    Raises:
+        UnsafePathError for an unsafe path anywhere in the tree (the whole tree is suspect).
+    """
+    for path in entries:
+        check_path(path)
+    found: list[FoundSkill] = []
+    for root in skill_roots(entries):
+        cut = len(root) + 1 if root else 0
+        files = {p[cut:]: v for p, v in entries.items() if _inside(p, root)}
+        label = f"{where}:{root}" if root else where
+        try:
+            found.append(FoundSkill(root, bundle_from_files(files, where=label)))
+        except BundleError as exc:
+            found.append(FoundSkill(root, error=exc))
+    return found
+
+
+def bundles_from_tree(
+    entries: Mapping[str, tuple[bytes, bool]], *, where: str = "archive"
+) -> list[tuple[str, Bundle]]:
+    """``split_tree``, raising the first skill's refusal instead of returning it.
+
+    Args:
+        entries: path -> (bytes, executable) for the whole tree.
+        where: what to name in error messages.
+    Returns:
+        (folder path inside the tree, Bundle) per skill, sorted by folder path.
+    """
+    out: list[tuple[str, Bundle]] = []
+    for skill in split_tree(entries, where=where):
+        if skill.error is not None:
+            raise skill.error
+        assert skill.bundle is not None
+        out.append((skill.root, skill.bundle))
+    return out
+
+
 def _decode_name(raw: bytes, where: bytes) -> str:
     try:
         return raw.decode("utf-8")
@@ -446,7 +531,8 @@ def find_bundle_dirs(path: str | os.PathLike) -> list[Path]:
     stack: list[tuple[Path, int]] = [(root, 0)]
     while stack:
         directory, depth = stack.pop()
-        if (directory / SKILL_FILE).is_file():
+        # Whatever is named SKILL.md marks a skill; a symlink or FIFO is refused when read.
+        if os.path.lexists(directory / SKILL_FILE):
             found.append(directory)
             continue
         if depth >= MAX_DEPTH:

@@ -40,14 +40,13 @@ from chimera_cards.bundle import (
     BundleDiff,
     BundleFile,
     bundle_digest,
-    bundle_from_files,
     check_path,
     diff_bundles,
     is_ignored,
 )
 from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.retrieve import gate_check
+from chimera_cards.retrieve import is_clean_path
 from chimera_cards.trust import evaluate, get_threshold, trusted_keys
 
 __all__ = [
@@ -642,73 +641,78 @@ class StoredSkill:
 
 
 def _usable(store, version, policy: Policy, trusted, threshold) -> tuple[bool, str]:
-    if policy.from_file:
-        if version.status != "active":
-            return False, f"version is {version.status}"
-        verdict = evaluate(
-            store.envelopes(version.sha256),
-            trusted,
-            name=version.name,
-            sha256=version.sha256,
-            threshold=threshold,
-        )
-        if verdict.approved:
-            return True, ""
-        if verdict.rejected:
-            return False, "rejected by a reviewer in the trust file"
-        return False, (
-            f"{len(verdict.approvers)} of {threshold} approvals by keys in the trust file verify"
-        )
-    decision = gate_check(
-        store,
+    """The gate's rule for one version, without re-reading the store's copy of its files.
+
+    Installing re-reads and re-hashes them (``load_bundle``); checking compares a folder's own
+    bytes with the manifest, so what matters there is only whether the version is active and its
+    statements, over exactly that digest, verify under ``policy`` now. ``verify`` covers the
+    store's copy.
+    """
+    if version.status != "active":
+        why = f"{version.status}: {version.reason}" if version.reason else version.status
+        return False, why
+    verdict = evaluate(
+        store.envelopes(version.sha256),
+        trusted,
         name=version.name,
         sha256=version.sha256,
-        origin=version.origin,
-        final_url=version.final_url,
-        provenance=version.provenance,
-        status=version.status,
-        trusted=trusted,
         threshold=threshold,
     )
-    if decision.ok:
+    who = "a reviewer in the trust file" if policy.from_file else "a trusted reviewer"
+    if verdict.rejected:
+        return False, f"rejected by {who}"
+    if not policy.from_file and is_clean_path(
+        version.origin, version.final_url, version.provenance
+    ):
         return True, ""
-    why = decision.reason
-    if version.status != "active" and version.reason:
-        why = f"{version.status}: {version.reason}"
-    return False, why
+    if verdict.approved:
+        return True, ""
+    keys = "keys in the trust file" if policy.from_file else "trusted reviewers"
+    return False, f"{len(verdict.approvers)} of {threshold} required approvals by {keys} verify"
 
 
 def stored_skills(
-    store, policy: Policy = Policy(), names: Iterable[str] | None = None
+    store,
+    policy: Policy = Policy(),
+    names: Iterable[str] | None = None,
+    digests: Iterable[str] = (),
 ) -> list[StoredSkill]:
-    """Every stored version (of ``names``, or all) as a bundle manifest, with the gate's answer.
+    """Stored versions as bundle manifests, with the gate's answer under ``policy``.
 
     Args:
         store: an open Store.
         policy: whose approvals count (default: the store's trust list and threshold).
-        names: only these names.
+        names: the versions of these names (default: every version).
+        digests: and the versions with these bundle digests, whatever their name.
     Returns:
         One StoredSkill per version, oldest first.
     """
-    wanted = set(names) if names is not None else None
-    out = []
     with store.snapshot():
         trusted = list(policy.trusted) if policy.trusted is not None else trusted_keys(store)
         threshold = policy.threshold if policy.threshold is not None else get_threshold(store)
-        for version in store.versions():
-            if wanted is not None and version.name not in wanted:
+        if names is None:
+            versions = store.versions()
+        else:
+            wanted = set(names)
+            versions = [v for v in store.versions() if v.name in wanted]
+        seen = {v.id for v in versions}
+        for digest in dict.fromkeys(digests):
+            for v in store.versions_by_digest(digest):
+                if v.id not in seen:
+                    seen.add(v.id)
+                    versions.append(v)
+        out = []
+        for version in sorted(versions, key=lambda v: v.id):
+            files = tuple(store.bundle_files(version.digest))
+            if not files:
                 continue
-            data = store.get_blob(version.sha256)
-            if data is None:
-                continue
-            files = (BundleFile(SKILL_FILE, False, len(data), hashlib.sha256(data).hexdigest()),)
             usable, why = _usable(store, version, policy, trusted, threshold)
             out.append(
                 StoredSkill(
                     version.name,
                     version.id,
                     version.sha256,
-                    bundle_digest(files),
+                    version.digest,
                     version.status,
                     usable,
                     why,
@@ -719,14 +723,12 @@ def stored_skills(
 
 
 def load_bundle(store, skill: StoredSkill) -> Bundle:
-    """The exact files of a stored version, re-hashed (a tampered store is refused)."""
-    data = store.get_blob(skill.sha256)
-    if data is None or hashlib.sha256(data).hexdigest() != skill.sha256:
-        raise InstallError(
-            f"{skill.name} {skill.sha256[:12]}: stored bytes are missing or do not match "
-            "their hash; run `chimera-cards verify`"
-        )
-    bundle = bundle_from_files({SKILL_FILE: (data, False)}, where=skill.name)
+    """The exact files of a stored version, every one re-hashed against the manifest.
+
+    Raises:
+        TamperedBlobError: the store's copy no longer matches (run ``verify``).
+    """
+    bundle = store.get_bundle(skill.version_id)
     if bundle.digest != skill.digest:
         raise InstallError(f"{skill.name}: stored bundle does not match its digest")
     return bundle
@@ -856,19 +858,29 @@ def check(
     Returns:
         The report; ``ok`` only when every state is ok.
     """
-    skills = stored_skills(store, policy)
+    found = []
+    for directory in map(Path, directories):
+        found.append(
+            (
+                directory,
+                [(f, scan_folder(f), read_receipt(f)) for f in find_skill_folders(directory)],
+            )
+        )
+    names = {f.name for _, folders in found for f, _, _ in folders}
+    names |= {r.name for _, folders in found for _, _, r in folders if r is not None}
+    digests = {scan.digest for _, folders in found for _, scan, _ in folders}
+    digests |= {r.digest for _, folders in found for _, _, r in folders if r is not None}
+    skills = stored_skills(store, policy, names, digests)
     by_digest: dict[str, list[Candidate]] = {}
     for skill in skills:
         by_digest.setdefault(skill.digest, []).append(skill.candidate())
     by_name = _by_name(skills)
     states = []
-    for directory in map(Path, directories):
+    for directory, folders in found:
         seen = set()
-        for folder in find_skill_folders(directory):
+        for folder, scan, receipt in folders:
             seen.add(folder.name)
-            states.append(
-                classify(folder, scan_folder(folder), read_receipt(folder), by_digest, by_name)
-            )
+            states.append(classify(folder, scan, receipt, by_digest, by_name))
         for name, entry in sorted(read_index(directory).items()):
             if name not in seen:
                 states.append(missing_state(directory, name, entry))

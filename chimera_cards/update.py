@@ -20,7 +20,7 @@ from chimera_cards.errors import ChimeraError
 from chimera_cards.importer import ImportResult, import_source
 from chimera_cards.store import Store, Version
 
-__all__ = ["UpdateResult", "origins", "outdated", "update"]
+__all__ = ["UpdateResult", "origins", "outdated", "refetch_args", "update"]
 
 
 class UnknownSkillError(ChimeraError):
@@ -86,6 +86,29 @@ def _options(timeout: float | None) -> dict[str, Any]:
     return {} if timeout is None else {"timeout": timeout}
 
 
+def refetch_args(version: Version) -> tuple[str, dict[str, Any]]:
+    """Where and how to fetch ``version``'s skill again, from what its import recorded.
+
+    A git import records the remote and the ref asked for (re-resolved now, so a branch moves
+    on; a commit stays put); an archive or repository may hold several skills, so the name
+    picks this one. Versions stored before sources were recorded re-fetch their origin.
+
+    Returns:
+        (source, keyword arguments for ``import_source``).
+    """
+    info = version.source or {}
+    kind = info.get("kind")
+    if kind == "git" and info.get("url"):
+        return str(info["url"]), {"ref": info.get("ref"), "skill": version.name}
+    if kind == "archive" and info.get("url"):
+        return str(info["url"]), {"skill": version.name}
+    if kind in ("folder", "file") and info.get("path"):
+        return str(info["path"]), {}
+    if kind == "url" and info.get("url"):
+        return str(info["url"]), {}
+    return version.origin, {}
+
+
 def _stored_identities(store: Store, name: str) -> set[str]:
     return {_identity(v) for v in store.versions(name=name)}
 
@@ -129,8 +152,9 @@ def outdated(
     with tempfile.TemporaryDirectory(prefix="chimera-cards-outdated-") as tmp:
         for index, (name, version) in enumerate(origins(store, names)):
             with Store(Path(tmp) / f"peek-{index}.db") as scratch:
+                source, extra = refetch_args(version)
                 try:
-                    results = import_source(scratch, version.origin, hooks=(), **options)
+                    results = import_source(scratch, source, hooks=(), **extra, **options)
                 except ChimeraError as exc:
                     out.append(
                         UpdateResult(
@@ -158,8 +182,9 @@ def update(
     options = _options(timeout)
     for name, version in origins(store, names):
         known = _stored_identities(store, name)
+        source, extra = refetch_args(version)
         try:
-            results = import_source(store, version.origin, **options)
+            results = import_source(store, source, **extra, **options)
         except ChimeraError as exc:
             out.append(
                 UpdateResult(name, version.origin, "error", _identity(version), detail=str(exc))

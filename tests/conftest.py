@@ -11,6 +11,9 @@ Everything here is real (files, sockets, SQLite); nothing stands in for the code
   ``server.hits`` the paths requested, in order.
 - ``make_skill(tmp_path, name, files)`` writes a multi-file skill (SKILL.md plus scripts,
   references, assets; a file given as ``(bytes, True)`` is made executable).
+- ``git(repo, *args)``, ``make_git_repo(path)`` run real git with a fixed identity;
+  ``git_server`` is a real ``git daemon`` on 127.0.0.1 (``git_server.url(name)`` for a repo
+  under ``git_server.root``).
 - ``dump_store(path)`` returns every row of every table of an SQLite file, for "the store is
   exactly as before" assertions after a refused operation.
 - Fixture ``store`` is an open ``Store`` on a new file under ``tmp_path/store/``.
@@ -289,6 +292,101 @@ def https_card_server():
     server = CardServer(tls=True).start()
     yield server
     server.stop()
+
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.org",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.org",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run real git in ``repo`` with a fixed identity and no user config; return stdout."""
+    import os
+    import subprocess
+
+    done = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={**os.environ, **GIT_ENV},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def make_git_repo(path: Path) -> Path:
+    """``git init`` (branch ``main``) a folder, commit everything in it, return the folder."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "skills")
+    return path
+
+
+@dataclass
+class GitServer:
+    """``git daemon`` serving every repository under ``root`` on 127.0.0.1."""
+
+    root: Path
+    port: int = 0
+    proc: object = None
+
+    def url(self, name: str) -> str:
+        return f"git://127.0.0.1:{self.port}/{name}"
+
+
+@pytest.fixture
+def git_server(tmp_path):
+    """A real ``git daemon`` on 127.0.0.1 exporting ``git_server.root`` (repos go under it)."""
+    import socket
+    import subprocess
+    import time
+
+    root = tmp_path / "git-served"
+    root.mkdir()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            f"--base-path={root}",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(root),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("git daemon did not start")
+            time.sleep(0.05)
+    server = GitServer(root, port, proc)
+    yield server
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def corpus_dir() -> Path | None:

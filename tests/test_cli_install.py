@@ -223,7 +223,7 @@ def test_check_against_a_trust_file_without_the_reviewer_is_revoked(env, card_se
     assert run("check", env / "skills", "--trust-file", trust).exit_code == 0
     trust.write_text("threshold 1\n")
     result = run("check", env / "skills", "--trust-file", trust, ok=False)
-    assert result.stdout.startswith("revoked  team  0 of 1 approvals")
+    assert result.stdout.startswith("revoked  team  0 of 1 required approvals by keys in the trust")
 
 
 @pytest.mark.parametrize(
