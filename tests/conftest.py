@@ -117,6 +117,17 @@ def make_skill(
     return skill
 
 
+def skill_archive(folder: Path) -> bytes:
+    """A ``.skill`` zip of ``folder`` the way packagers write one: ``NAME/...`` entries, file
+    modes kept (so executable bits travel)."""
+    import shutil
+
+    made = shutil.make_archive(
+        str(folder.parent / f"{folder.name}-pkg"), "zip", folder.parent, folder.name
+    )
+    return Path(made).read_bytes()
+
+
 @pytest.fixture
 def card_factory(tmp_path):
     """``card_factory(name, **kwargs)`` == ``make_card(tmp_path / "cards", name, **kwargs)``."""
