@@ -29,7 +29,7 @@ from pathlib import Path
 
 from chimera_cards.bundle import read_bundle_dir
 from chimera_cards.importer import import_source
-from chimera_cards.install import check, install, write_skill
+from chimera_cards.install import check, install, record_installs, write_skill
 from chimera_cards.store import Store
 
 WORDS = [
@@ -91,13 +91,16 @@ def generate(root: Path, count: int, seed: int = 11) -> tuple[int, int]:
     return files, total
 
 
-def best(fn, repeat: int) -> float:
-    times = []
+def best_of(fns: dict, repeat: int) -> dict[str, float]:
+    """Best wall time of each function; runs are interleaved so that all of them see the same
+    machine load (other processes share these cores)."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(values) for name, values in times.items()}
 
 
 def main() -> None:
@@ -134,12 +137,14 @@ def main() -> None:
 
             def do_write() -> None:
                 target = fresh("write")
+                written = {}
                 for name in names:
-                    write_skill(target, bundles[name], name=name, store="bench")
+                    receipt = write_skill(target, bundles[name], name=name, store="b", record=False)
+                    written[name] = receipt.index_entry()
+                record_installs(target, written)
 
-            t_cp = best(cp, args.repeat)
-            t_install = best(do_install, args.repeat)
-            t_write = best(do_write, args.repeat)
+            t = best_of({"cp": cp, "install": do_install, "write": do_write}, args.repeat)
+            t_cp, t_install, t_write = t["cp"], t["install"], t["write"]
             print(f"cp -r          {t_cp * 1000:8.1f} ms")
             print(
                 f"install        {t_install * 1000:8.1f} ms  ratio {t_install / t_cp:.2f}x  "
@@ -163,8 +168,6 @@ def main() -> None:
                 report = check(store, [installed])
                 assert report.ok and len(report.states) == args.skills
 
-            t_sum = best(sha256sum, args.repeat)
-            t_check = best(do_check, args.repeat)
             exe = Path(sys.executable).parent / "chimera-cards"
             env = {**os.environ, "CHIMERA_CARDS_HOME": str(work)}
 
@@ -176,7 +179,8 @@ def main() -> None:
                     stdout=subprocess.DEVNULL,
                 )
 
-            t_cli = best(cli_check, args.repeat)
+            t = best_of({"sum": sha256sum, "check": do_check, "cli": cli_check}, args.repeat)
+            t_sum, t_check, t_cli = t["sum"], t["check"], t["cli"]
             print(f"sha256sum      {t_sum * 1000:8.1f} ms")
             print(
                 f"check          {t_check * 1000:8.1f} ms  ratio {t_check / t_sum:.2f}x  "

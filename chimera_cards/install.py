@@ -339,26 +339,41 @@ def recover(directory: str | os.PathLike, name: str) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def _write_files(root: Path, bundle: Bundle, receipt: Receipt) -> None:
-    root.mkdir(mode=0o755)
-    made = {root}
+    # Plain strings and os calls: with thousands of small files the pathlib objects cost more
+    # than the writes.
+    base = os.fspath(root)
+    os.mkdir(base, 0o755)
+    made: set[str] = set()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    sha256 = hashlib.sha256
     for f in bundle.files:
         parts = check_path(f.path)  # the store's bundles were checked; a path is never trusted
-        path = root.joinpath(*parts)
-        for parent in reversed(path.parents):
-            if parent not in made and len(parent.parts) > len(root.parts):
-                parent.mkdir(mode=0o755, exist_ok=True)
-                made.add(parent)
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            if folder not in made:
+                os.mkdir(f"{base}/{folder}", 0o755)
+                made.add(folder)
         data = bundle.contents[f.path]
-        if len(data) != f.size or hashlib.sha256(data).hexdigest() != f.sha256:
+        if len(data) != f.size or sha256(data).hexdigest() != f.sha256:
             raise InstallError(f"{receipt.name}: {f.path} does not match its manifest entry")
-        mode = 0o777 if f.executable else 0o666  # less the umask, as git and cp do
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-    fd = os.open(root / RECEIPT_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(receipt.to_bytes())
+        # 0o777 / 0o666 less the umask, as git and cp do.
+        fd = os.open(f"{base}/{f.path}", flags, 0o777 if f.executable else 0o666)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+    fd = os.open(f"{base}/{RECEIPT_NAME}", flags, 0o666)
+    try:
+        _write_all(fd, receipt.to_bytes())
+    finally:
+        os.close(fd)
 
 
 def write_skill(
