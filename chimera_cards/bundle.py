@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -78,6 +79,8 @@ IGNORED_NAMES = frozenset({".git", ".hg", ".svn", ".DS_Store", "Thumbs.db", "__M
 # hashing or re-importing it gives back the same digest.
 SIDECAR_FILES = ("approvals.jsonl", ".chimera-install.json")
 
+# A backslash, a control character, or a lone surrogate (how Python spells undecodable bytes).
+_BAD_PATH_CHAR = re.compile("[\\\\\x00-\x1f\x7f\ud800-\udfff]")
 _EXEC_MODE = "755"
 _PLAIN_MODE = "644"
 
@@ -250,12 +253,14 @@ def check_path(path: str) -> tuple[str, ...]:
     """
     if not path or path.startswith("/") or (len(path) > 1 and path[1] == ":"):
         raise UnsafePathError(f"{path!r}: absolute or empty path in a skill bundle")
-    if "\\" in path:
-        raise UnsafePathError(f"{path!r}: backslash in a path (a separator on Windows)")
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in path):
+    bad = _BAD_PATH_CHAR.search(path)
+    if bad is not None:
+        ch = bad.group(0)
+        if ch == "\\":
+            raise UnsafePathError(f"{path!r}: backslash in a path (a separator on Windows)")
+        if "\ud800" <= ch <= "\udfff":
+            raise UnsafePathError(f"{path!r}: file name is not valid UTF-8")
         raise UnsafePathError(f"{path!r}: control character in a path")
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in path):
-        raise UnsafePathError(f"{path!r}: file name is not valid UTF-8")
     parts = tuple(path.split("/"))
     for part in parts:
         if part == "..":
@@ -321,12 +326,17 @@ def bundle_from_files(
     Raises:
         UnsafePathError, BundleLimitError, MissingSkillError.
     """
+    return _bundle(entries, where=where, checked=False)
+
+
+def _bundle(entries: Mapping[str, tuple[bytes, bool]], *, where: str, checked: bool) -> Bundle:
     kept: dict[str, tuple[bytes, bool]] = {}
     total = 0
     for path, (data, executable) in entries.items():
-        parts = check_path(path)
-        if is_ignored(parts):
-            continue
+        if not checked:  # read_bundle_dir checked and filtered every path while walking
+            parts = check_path(path)
+            if is_ignored(parts):
+                continue
         _check_file_size(path, len(data))
         total += len(data)
         kept[path] = (bytes(data), bool(executable))
@@ -372,6 +382,7 @@ class FoundSkill:
     root: str  # its folder inside the tree, "" for the top
     bundle: Bundle | None = None
     error: BundleError | None = None
+    sidecar: bytes | None = None  # the approvals.jsonl at the top of the skill, if any
 
 
 def split_tree(
@@ -396,8 +407,10 @@ def split_tree(
         cut = len(root) + 1 if root else 0
         files = {p[cut:]: v for p, v in entries.items() if _inside(p, root)}
         label = f"{where}:{root}" if root else where
+        sidecar = files.get(SIDECAR_FILES[0])
         try:
-            found.append(FoundSkill(root, bundle_from_files(files, where=label)))
+            bundle = bundle_from_files(files, where=label)
+            found.append(FoundSkill(root, bundle, sidecar=sidecar[0] if sidecar else None))
         except BundleError as exc:
             found.append(FoundSkill(root, error=exc))
     return found
@@ -484,8 +497,15 @@ def _read_regular(path: bytes, rel: str, expected: os.stat_result) -> bytes:
             or st.st_dev != expected.st_dev
         ):
             raise BundleError(f"{rel}: changed while it was being read")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+        chunks = []
+        left = min(st.st_size, MAX_FILE_BYTES) + 1  # one byte more shows a file that grew
+        while left > 0:
+            chunk = os.read(fd, left)
+            chunks.append(chunk)
+            if len(chunk) < left:  # a short read of a regular file is its end
+                break
+            left -= len(chunk)
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(fd)
     _check_file_size(rel, len(data))
@@ -512,7 +532,7 @@ def read_bundle_dir(path: str | os.PathLike) -> Bundle:
     for rel, abs_path, st in walked:
         data = _read_regular(abs_path, rel, st)
         entries[rel] = (data, bool(st.st_mode & stat.S_IXUSR))
-    return bundle_from_files(entries, where=str(root))
+    return _bundle(entries, where=str(root), checked=True)
 
 
 def find_bundle_dirs(path: str | os.PathLike) -> list[Path]:

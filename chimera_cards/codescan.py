@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from chimera_cards.bundle import SKILL_FILE, Bundle
 from chimera_cards.card import Card
-from chimera_cards.lint import INFO, WARNING, Finding, lint_card, scan_hidden
+from chimera_cards.lint import INFO, WARNING, Finding, lint_card, lint_text
 
 __all__ = [
     "CODE_RULES",
@@ -82,8 +82,10 @@ _SHEBANG_LANGUAGES = (
 )
 # Long enough that identifiers, hashes in lockfiles (64 hex) and short tokens are not flagged.
 BLOB_MIN = 200
-_BASE64_BLOB = re.compile(rf"[A-Za-z0-9+/]{{{BLOB_MIN},}}={{0,2}}")
-_HEX_BLOB = re.compile(rf"(?:[0-9a-fA-F]{{2}}){{{BLOB_MIN // 2},}}|(?:\\x[0-9a-fA-F]{{2}}){{32,}}")
+# Base64 runs are the hidden-instruction scan's (``base64-blob``, every text file); scripts add
+# hex, as one run of digits or as \\x escapes.
+_HEX_BLOB = re.compile(rf"[0-9a-fA-F]{{{BLOB_MIN},}}")
+_HEX_ESCAPES = re.compile(r"(?:\\x[0-9a-fA-F]{2}){32,}")
 
 _MAGIC: tuple[tuple[bytes, int, str], ...] = (
     (b"\x7fELF", 0, "ELF executable"),
@@ -277,12 +279,94 @@ def _open_mode(node: ast.Call) -> str:
     return "r"
 
 
-class _PyScanner(ast.NodeVisitor):
+_BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+_CALL_SITE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
+
+
+def _sensitive_names() -> frozenset[str]:
+    names = {n.rsplit(".", 1)[-1] for n in (*_PY_EXEC_CALLS, *_PY_EVAL_CALLS, *_PY_FS_WRITERS)}
+    return frozenset(names | _PATH_WRITE_METHODS | {"open", "home", "expanduser"})
+
+
+_SENSITIVE = _sensitive_names()
+
+
+class _PyScanner:
+    """Imports are read first (statements only), so an alias (``import subprocess as sp``) is
+    known when ``sp.run`` is seen. Then only the statements on lines where such a name is called
+    are walked for calls: walking every expression of every script costs more than parsing it,
+    and a call can only be flagged if its name (or the alias naming it) is written at the call.
+    """
+
     def __init__(self, path: str) -> None:
         self.path = path
         self.aliases: dict[str, str] = {}
         self.findings: list[Finding] = []
-        self._decoded_lines: set[int] = set()
+
+    def scan(self, tree: ast.Module, text: str) -> list[Finding]:
+        imports: list[ast.stmt] = []
+        self._statements(tree.body, imports.append)
+        for node in sorted(imports, key=lambda n: n.lineno):
+            if isinstance(node, ast.Import):
+                self.visit_Import(node)
+            elif isinstance(node, ast.ImportFrom):
+                self.visit_ImportFrom(node)
+        wanted = _SENSITIVE | set(self.aliases)
+        lines: set[int] = set()
+        newlines = 0
+        last = 0
+        for m in _CALL_SITE.finditer(text):
+            if m.group(1).rsplit(".", 1)[-1] in wanted or m.group(1).split(".", 1)[0] in wanted:
+                newlines += text.count("\n", last, m.start())
+                last = m.start()
+                lines.add(newlines + 1)
+        if lines:
+            for call in self._calls_on(tree.body, lines):
+                self.visit_Call(call)
+        _blob_findings(text, self.path, 1, self.findings)
+        return sorted(self.findings, key=lambda f: f.line or 0)
+
+    def _statements(self, body: list, found) -> None:
+        for st in body:
+            if isinstance(st, (ast.Import, ast.ImportFrom)):
+                found(st)
+            for name in _BODY_FIELDS:
+                children = getattr(st, name, None)
+                if children:
+                    if name == "handlers" or name == "cases":
+                        for child in children:
+                            self._statements(child.body, found)
+                    else:
+                        self._statements(children, found)
+
+    def _calls_on(self, body: list, lines: set[int]) -> list[ast.Call]:
+        """Every call inside the statements that span one of ``lines``."""
+        out: list[ast.Call] = []
+        for st in body:
+            start, end = st.lineno, st.end_lineno or st.lineno
+            if not any(start <= n <= end for n in lines):
+                continue
+            nested = [name for name in _BODY_FIELDS if getattr(st, name, None)]
+            if not nested:
+                out.extend(n for n in ast.walk(st) if isinstance(n, ast.Call))
+                continue
+            for name, value in ast.iter_fields(st):
+                if name in _BODY_FIELDS:
+                    if name == "handlers" or name == "cases":
+                        for child in value:
+                            out.extend(self._calls_on(child.body, lines))
+                            guard = getattr(child, "type", None) or getattr(child, "guard", None)
+                            if guard is not None:
+                                out.extend(n for n in ast.walk(guard) if isinstance(n, ast.Call))
+                    else:
+                        out.extend(self._calls_on(value, lines))
+                elif isinstance(value, ast.AST):
+                    out.extend(n for n in ast.walk(value) if isinstance(n, ast.Call))
+                elif isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, ast.AST):
+                            out.extend(n for n in ast.walk(item) if isinstance(n, ast.Call))
+        return out
 
     def add(self, rule: str, severity: str, message: str, node: ast.AST) -> None:
         self.findings.append(
@@ -359,24 +443,15 @@ class _PyScanner(ast.NodeVisitor):
                     )
         if name in ("os.path.expanduser", "pathlib.Path.home", "Path.home"):
             self.add("code-write-outside", INFO, f"{name}: reaches into the home folder", node)
-        self.generic_visit(node)
-
-    def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, (str, bytes)):
-            text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
-            _blob_findings(text, self.path, getattr(node, "lineno", 1), self.findings)
 
 
 def _blob_findings(text: str, path: str, line: int, out: list[Finding]) -> None:
-    for regex, label in ((_BASE64_BLOB, "base64"), (_HEX_BLOB, "hex")):
+    regexes = [(_HEX_BLOB, "hex")]
+    if "\\x" in text:
+        regexes.append((_HEX_ESCAPES, "hex-escaped"))
+    for regex, label in regexes:
         for m in regex.finditer(text):
             run = m.group(0)
-            if label == "base64" and not (
-                any(c.isupper() for c in run)
-                and any(c.islower() for c in run)
-                and any(c.isdigit() for c in run)
-            ):
-                continue
             where = line + text.count("\n", 0, m.start())
             out.append(
                 Finding(
@@ -402,9 +477,7 @@ def scan_python(path: str, text: str) -> list[Finding]:
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError):
         return _scan_lines(path, text, _GENERIC_RULES)
-    scanner = _PyScanner(path)
-    scanner.visit(tree)
-    return scanner.findings
+    return _PyScanner(path).scan(tree, text)
 
 
 # --- shell and other languages, line by line ------------------------------------------------
@@ -510,18 +583,31 @@ _GENERIC_RULES: tuple[_Rule, ...] = (
 def _scan_lines(
     path: str, text: str, rules: Iterable[_Rule], *, comment: str | None = None
 ) -> list[Finding]:
+    # Each rule first searches the whole text (multiline: a superset of what it finds line by
+    # line), so only rules that can match at all pay for the per-line pass.
+    live = [rule for rule in rules if _anywhere(rule[0]).search(text)]
     findings: list[Finding] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        code = line
-        if comment is not None:
-            stripped = line.lstrip()
-            if stripped.startswith(comment) and not stripped.startswith("#!"):
-                continue
-        for regex, rule, severity, describe in rules:
-            for m in regex.finditer(code):
-                findings.append(Finding(rule, severity, describe(m)[:200], number, path))
-        _blob_findings(line, path, number, findings)
-    return findings
+    if live:
+        for number, line in enumerate(text.splitlines(), 1):
+            if comment is not None:
+                stripped = line.lstrip()
+                if stripped.startswith(comment) and not stripped.startswith("#!"):
+                    continue
+            for regex, rule, severity, describe in live:
+                for m in regex.finditer(line):
+                    findings.append(Finding(rule, severity, describe(m)[:200], number, path))
+    _blob_findings(text, path, 1, findings)
+    return sorted(findings, key=lambda f: f.line or 0)
+
+
+_MULTILINE: dict[re.Pattern, re.Pattern] = {}
+
+
+def _anywhere(regex: re.Pattern) -> re.Pattern:
+    found = _MULTILINE.get(regex)
+    if found is None:
+        found = _MULTILINE[regex] = re.compile(regex.pattern, regex.flags | re.MULTILINE)
+    return found
 
 
 def scan_shell(path: str, text: str) -> list[Finding]:
@@ -560,12 +646,12 @@ def scan_bundle(
 
     Args:
         bundle: the bundle.
-        hidden: the hidden-instruction scan for one text file, called (path, text); default
-            ``lint.scan_hidden`` with the path set on each finding.
+        hidden: the hidden-instruction scan for one text file, called (text, path); default
+            ``lint.lint_text`` (comments are errors in Markdown, warnings elsewhere).
     Returns:
         The file listing and every finding, each with its path.
     """
-    scan_text = hidden or _hidden_scan
+    scan_text = hidden or lint_text
     reports: list[FileReport] = []
     findings: list[Finding] = []
     for f in bundle.files:
@@ -586,25 +672,10 @@ def scan_bundle(
                 )
             )
             continue
-        findings.extend(scan_text(f.path, text))
+        findings.extend(scan_text(text, f.path))
         if report.kind == "script":
             findings.extend(scan_script(f.path, text, report.language))
     return BundleScan(reports, findings)
-
-
-# Comments are how HTML, XML and code document themselves, and the reviewer reads these files
-# raw; a comment is "hidden" only where the file is shown rendered (Markdown, plain text).
-_RENDERED_ONLY_RULES = ("html-comment", "markdown-comment")
-_RENDERED_SUFFIXES = (".md", ".markdown", ".mdx", ".txt", ".rst")
-
-
-def _hidden_scan(path: str, text: str) -> list[Finding]:
-    found = scan_hidden(text)
-    rendered = path.lower().endswith(_RENDERED_SUFFIXES) or "." not in path.rsplit("/", 1)[-1]
-    kept = [f for f in found if rendered or f.rule not in _RENDERED_ONLY_RULES]
-    for finding in kept:
-        finding.path = path
-    return kept
 
 
 def lint_bundle(card: Card, bundle: Bundle, *, dirname: str | None) -> list[Finding]:
@@ -618,16 +689,16 @@ def lint_bundle(card: Card, bundle: Bundle, *, dirname: str | None) -> list[Find
     Returns:
         The findings.
     """
-    findings = lint_card(card, strict=False, dirname=dirname)
+    findings = lint_card(card, dirname=dirname)
     for f in findings:
         f.path = SKILL_FILE
     return findings + scan_bundle(bundle).findings
 
 
 def finding_id(finding: Finding | dict) -> str:
-    """A finding's stable id, ``RULE@PATH:LINE`` (e.g. ``override-phrase@SKILL.md:14``): the same
-    bytes always give the same ids, so a reviewer can accept a finding by name in a signed
-    approval (``approve --accept ID``).
+    """A finding's stable id (``Finding.id``, e.g. ``override-phrase-3f2a9c01de``): the same bytes
+    always give the same ids, so a reviewer can accept a finding by name in a signed approval
+    (``approve --accept ID``).
 
     Args:
         finding: a Finding or its dict form.
@@ -635,9 +706,14 @@ def finding_id(finding: Finding | dict) -> str:
         The id.
     """
     if isinstance(finding, Finding):
-        finding = finding.to_dict()
+        return finding.id
     existing = finding.get("id")
     if isinstance(existing, str) and existing:
         return existing
-    path = finding.get("path") or SKILL_FILE
-    return f"{finding.get('rule')}@{path}:{finding.get('line') or 0}"
+    # Stored before findings carried ids: the id lint would give the same finding.
+    return Finding(
+        str(finding.get("rule")),
+        str(finding.get("severity")),
+        str(finding.get("message")),
+        finding.get("line"),
+    ).id

@@ -24,6 +24,7 @@ from chimera_cards.bundle import (
     MAX_FILE_BYTES,
     MAX_FILES,
     MAX_TOTAL_BYTES,
+    SIDECAR_FILES,
     BundleError,
     BundleLimitError,
     FoundSkill,
@@ -272,11 +273,11 @@ def read_git(
         blobs = _cat_blobs(repo, sorted({oid for v in wanted.values() for _, oid, _ in v}), timeout)
         for root, picked in wanted.items():
             label = f"{where}:{root}" if root else where
+            files = {rel: (blobs[oid], executable) for rel, oid, executable in picked}
+            sidecar = files.get(SIDECAR_FILES[0])
             try:
-                bundle = bundle_from_files(
-                    {rel: (blobs[oid], executable) for rel, oid, executable in picked}, where=label
-                )
-                found.append(FoundSkill(root, bundle))
+                bundle = bundle_from_files(files, where=label)
+                found.append(FoundSkill(root, bundle, sidecar=sidecar[0] if sidecar else None))
             except BundleError as exc:
                 found.append(FoundSkill(root, error=exc))
     finally:

@@ -80,6 +80,7 @@ class Candidate:
     file: Path | None = None  # the SKILL.md on disk, for hooks that look next to it
     bundle: Bundle | None = None
     source: dict = field(default_factory=dict)  # how it was fetched (kind, url, ref, commit, path)
+    approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
 
     @property
     def skill_sha256(self) -> str:
@@ -126,6 +127,7 @@ class ImportResult:
     digest: str | None = None  # the bundle digest
     skill_sha256: str | None = None  # SHA-256 of SKILL.md
     files: int = 0  # files in the bundle
+    error_kind: str | None = None  # the refusal's class name, e.g. "LinkError"
 
     @property
     def ok(self) -> bool:
@@ -146,6 +148,7 @@ class ImportResult:
             "result": self.outcome,
             "reason": self.reason,
             "error": self.error,
+            "error_kind": self.error_kind,
             "source": self.source,
         }
 
@@ -175,6 +178,7 @@ def prepare(
     expected_digest: str | None = None,
     dirname: str | None = None,
     source: dict | None = None,
+    approvals: bytes | None = None,
 ) -> Candidate:
     """Integrity, parse, pin, provenance and lint for a bundle already read.
 
@@ -199,6 +203,7 @@ def prepare(
         file=file,
         bundle=bundle,
         source=dict(source or {}),
+        approvals=approvals,
     )
     if known is not None:
         if pins is not None:
@@ -230,7 +235,13 @@ def prepare(
 
 
 def _refused(source: str, exc: ChimeraError) -> ImportResult:
-    return ImportResult(source=source, outcome="refused", error=str(exc), exit_code=exc.exit_code)
+    return ImportResult(
+        source=source,
+        outcome="refused",
+        error=str(exc),
+        exit_code=exc.exit_code,
+        error_kind=type(exc).__name__,
+    )
 
 
 def _store_batch(
@@ -410,6 +421,7 @@ def import_source(
                 file=item.skill_file,
                 dirname=item.folder or None,
                 source=item.info,
+                approvals=item.approvals,
                 **common,
             )
         except ChimeraError as exc:

@@ -835,27 +835,39 @@ def apply_statements(
 def import_hook(store: Store, conn: sqlite3.Connection, candidate, version, new: bool):
     """``importer.IMPORT_HOOKS`` entry: honour an ``approvals.jsonl`` shipped beside a SKILL.md.
 
-    Runs inside the import's transaction for path imports only (a URL names one file, never its
-    approvals). A folder whose approvals name this card but do not approve these exact bytes
+    Runs inside the import's transaction for path imports, and for skills read out of an
+    archive or a git repository that carries the file at the skill's top (a bare card URL names
+    one file, never its approvals); statements count only if a trusted key signed these bytes. A folder whose approvals name this card but do not approve these exact bytes
     (an exported card edited afterwards) imports as ``pending``, even from a clean path. An
     unreadable or oversized approvals file counts for nothing: the card imports as it would
     without one (pending, if tainted), which is the safe side.
     """
-    file = getattr(candidate, "file", None)
-    if file is None or is_url(version.origin):
-        return None
-    # os.path rather than pathlib: this runs for every card of a folder import, and nearly always
-    # finds nothing (isfile is False for a missing file and for any error reaching it).
-    approvals = os.path.join(os.path.dirname(file), APPROVALS_FILENAME)
-    if not os.path.isfile(approvals):
-        return None
-    path = Path(approvals)
-    try:
-        lines = read_statements_file(path)
-    except ApprovalsFileError:
-        return None
+    shipped = getattr(candidate, "approvals", None)
+    if shipped is not None:
+        # Inside an archive or repository, beside the skill: signatures decide, not the channel.
+        if len(shipped) > MAX_APPROVALS_FILE_BYTES:
+            return None
+        try:
+            lines = [ln for ln in shipped.decode("utf-8").splitlines() if ln.strip()]
+        except UnicodeDecodeError:
+            return None
+        label = f"{version.origin} {APPROVALS_FILENAME}"
+    else:
+        file = getattr(candidate, "file", None)
+        if file is None or is_url(version.origin):
+            return None
+        # os.path rather than pathlib: this runs for every card of a folder import, and nearly
+        # always finds nothing (isfile is False for a missing file and for any error reaching it).
+        approvals = os.path.join(os.path.dirname(file), APPROVALS_FILENAME)
+        if not os.path.isfile(approvals):
+            return None
+        try:
+            lines = read_statements_file(Path(approvals))
+        except ApprovalsFileError:
+            return None
+        label = approvals
     name, sha = version.name, version.sha256
-    result = apply_statements(store, conn, lines, name, sha, label=str(path))
+    result = apply_statements(store, conn, lines, name, sha, label=label)
     now = store.version(name, sha)  # same connection: sees this transaction
     if (
         new

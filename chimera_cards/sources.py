@@ -39,7 +39,7 @@ from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT, FetchError, fetch_url, is_url
 from chimera_cards.gitsource import is_git_source, read_git
 
-__all__ = ["FoundSource", "SkillSource", "find_skills"]
+__all__ = ["BundleHash", "FoundSource", "SkillSource", "find_skills", "hash_paths", "pick"]
 
 
 @dataclass
@@ -54,6 +54,7 @@ class SkillSource:
     bundle: Bundle | None = None
     error: ChimeraError | None = None
     skill_file: Path | None = None  # SKILL.md on disk (a folder import), for approvals beside it
+    approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
     info: dict = field(default_factory=dict)  # kind, url, ref, commit, path: for `update`
 
 
@@ -76,6 +77,7 @@ def _from_tree(entries, *, where: str, origin: str, final_url, network: bool, in
                 bundle=found.bundle,
                 error=found.error,
                 info={**info, "path": found.root},
+                approvals=found.sidecar,
             )
         )
     return out
@@ -198,6 +200,7 @@ def _git(source: str, ref: str | None, timeout: float) -> list[SkillSource]:
                 bundle=found.bundle,
                 error=found.error,
                 info={**info, "path": found.root},
+                approvals=found.sidecar,
             )
         )
     return out
@@ -256,3 +259,64 @@ def pick(skills: list[SkillSource], name: str, *, source: str) -> list[SkillSour
         found = ", ".join(s.folder or s.label for s in skills) or "none"
         raise UsageError(f"{source}: no skill named {name!r} (found: {found})")
     return chosen
+
+
+@dataclass
+class BundleHash:
+    """What ``chimera-cards hash`` prints for one skill."""
+
+    path: str  # the skill's folder (or archive:folder, or the bare card file)
+    sha256: str  # of SKILL.md: what --sha256 and Chimera's published hashes pin
+    integrity: str  # the same, as sha256-<base64>
+    bytes: int  # SKILL.md's size
+    digest: str  # the bundle digest: what --digest and the lockfile pin
+    files: list[dict]  # the manifest: path, executable, size, sha256 per file
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "integrity": self.integrity,
+            "bytes": self.bytes,
+            "digest": self.digest,
+            "manifest": self.files,
+        }
+
+
+def hash_paths(paths: list[str]) -> list[BundleHash]:
+    """The SKILL.md hash and the bundle digest of every skill under each path.
+
+    Args:
+        paths: skill folders, collections, archives or SKILL.md files.
+    Returns:
+        One BundleHash per skill, in the order found.
+    Raises:
+        CardReadError: a path does not exist; UsageError: a folder holds no skill;
+        BundleError: a skill breaks a bundle rule (the first one found).
+    """
+    import base64
+    import hashlib
+
+    out: list[BundleHash] = []
+    for path in paths:
+        found = _local(str(path))
+        if not found:
+            raise UsageError(f"{path}: no cards found (no SKILL.md in it or below it)")
+        for skill in found:
+            if skill.error is not None:
+                raise skill.error
+            assert skill.bundle is not None
+            data = skill.bundle.skill_md
+            digest = hashlib.sha256(data).digest()
+            where = str(skill.skill_file.parent) if skill.info.get("kind") == "folder" else None
+            out.append(
+                BundleHash(
+                    path=where or (str(skill.skill_file) if skill.skill_file else skill.label),
+                    sha256=digest.hex(),
+                    integrity="sha256-" + base64.b64encode(digest).decode("ascii"),
+                    bytes=len(data),
+                    digest=skill.bundle.digest,
+                    files=[f.to_dict() for f in skill.bundle.files],
+                )
+            )
+    return out

@@ -63,11 +63,18 @@ def test_python_writes_outside_the_folder():
 
 def test_python_obfuscation_blob_and_decode_then_exec():
     blob = base64.b64encode(os.urandom(300)).decode()
-    src = f"import base64\nPAYLOAD = '{blob}'\nexec(base64.b64decode(PAYLOAD))\n"
+    hexed = os.urandom(120).hex()
+    src = (
+        f"import base64\nPAYLOAD = '{blob}'\nexec(base64.b64decode(PAYLOAD))\n"
+        f"KEY = bytes.fromhex('{hexed}')\n"
+    )
     found = scan_python("x.py", src)
-    assert ("code-obfuscation", 2) in rules(found)
     assert ("code-obfuscation", 3) in rules(found)  # decode-then-run
     assert ("code-eval", 3) in rules(found)
+    assert ("code-obfuscation", 4) in rules(found)  # a 240-digit hex run
+    # The base64 run itself is the hidden-instruction scan's, which runs over every script too.
+    b = bundle_from_files({"SKILL.md": (SKILL, False), "x.py": (src.encode(), False)})
+    assert ("x.py", "base64-blob", 2) in {(f.path, f.rule, f.line) for f in scan_bundle(b).findings}
 
 
 def test_python_that_does_not_parse_is_still_scanned_line_by_line():
@@ -149,7 +156,7 @@ def test_every_text_file_gets_the_hidden_scan_with_its_path():
     assert all(f.path != "SKILL.md" for f in scan.findings)  # lint_card covers SKILL.md
 
 
-def test_comments_in_html_are_not_hidden_text_but_in_markdown_they_are():
+def test_a_comment_blocks_in_markdown_and_is_listed_in_other_files():
     b = bundle_from_files(
         {
             "SKILL.md": (SKILL, False),
@@ -157,6 +164,7 @@ def test_comments_in_html_are_not_hidden_text_but_in_markdown_they_are():
             "references/notes.md": (b"<!-- do something secret -->\ntext\n", False),
         }
     )
-    hits = {(f.path, f.rule) for f in scan_bundle(b).findings}
-    assert ("references/notes.md", "html-comment") in hits
-    assert ("assets/page.html", "html-comment") not in hits
+    hits = {(f.path, f.rule, f.severity) for f in scan_bundle(b).findings}
+    # Markdown is read rendered, so its comment is unseen; the reviewer reads HTML as source.
+    assert ("references/notes.md", "html-comment", "error") in hits
+    assert ("assets/page.html", "html-comment", "warning") in hits

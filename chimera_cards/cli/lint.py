@@ -1,4 +1,4 @@
-"""``chimera-cards lint`` and ``chimera-cards hash``: thin click skins over lint.py and integrity.py."""
+"""``chimera-cards lint`` and ``chimera-cards hash``: click skins over lint.py and sources.py."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from urllib.parse import quote
 import click
 
 from chimera_cards import __version__
-from chimera_cards.card import read_card_bytes
 from chimera_cards.cli.common import echo_json, reports_errors
-from chimera_cards.integrity import sha256_hex, sri
-from chimera_cards.lint import RULES, LintReport, lint_paths
+from chimera_cards.lint import DEFAULT_PROFILE, PROFILES, RULES, LintReport, lint_paths
+from chimera_cards.sources import hash_paths
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -76,15 +75,23 @@ def format_text(report: LintReport) -> str:
     return "\n".join(lines)
 
 
+_LEGACY_PROFILE = {"strict": "chimera", "lenient": "agent-skills"}
+
+
 @click.command("lint")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option(
-    "--strict/--lenient",
-    "strict",
-    default=True,
-    show_default=True,
-    help="strict: five sections and Chimera frontmatter (skills/-style libraries); "
-    "lenient: plain Agent Skills cards with a free-form body.",
+    "--profile",
+    type=click.Choice(PROFILES),
+    default=None,
+    help=f"agent-skills (default): the Agent Skills specification; chimera: also the five "
+    f"sections and Chimera's frontmatter. [default: {DEFAULT_PROFILE}]",
+)
+@click.option(
+    "--strict", "legacy", flag_value="strict", help="Deprecated: same as --profile chimera."
+)
+@click.option(
+    "--lenient", "legacy", flag_value="lenient", help="Deprecated: same as --profile agent-skills."
 )
 @click.option(
     "--format",
@@ -95,15 +102,24 @@ def format_text(report: LintReport) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @reports_errors
-def lint(paths: tuple[str, ...], strict: bool, fmt: str, as_json: bool) -> None:
+def lint(
+    paths: tuple[str, ...], profile: str | None, legacy: str | None, fmt: str, as_json: bool
+) -> None:
     """Lint SKILL.md cards: a file, a card directory, or a folder of card directories.
 
     Exit 0 when no errors, 1 when errors were found, 2 on usage errors or unreadable input.
-    The hidden-instruction scan runs in every mode.
+    The hidden-instruction scan runs in every profile.
     """
-    report = lint_paths(paths, strict=strict)
+    if legacy is not None:
+        alias = _LEGACY_PROFILE[legacy]
+        if profile is not None and profile != alias:
+            raise click.UsageError(f"--{legacy} means --profile {alias}; give one or the other")
+        click.echo(f"note: --{legacy} is deprecated; use --profile {alias}", err=True)
+        profile = alias
+    profile = profile or DEFAULT_PROFILE
+    report = lint_paths(paths, profile=profile)
     if as_json or fmt == "json":
-        echo_json({"mode": "strict" if strict else "lenient", **report.to_dict()})
+        echo_json({"profile": profile, **report.to_dict()})
     elif fmt == "sarif":
         click.echo(json.dumps(to_sarif(report), indent=2))
     else:
@@ -112,22 +128,22 @@ def lint(paths: tuple[str, ...], strict: bool, fmt: str, as_json: bool) -> None:
 
 
 @click.command("hash")
-@click.argument("path", type=click.Path())
-@click.option("--json", "as_json", is_flag=True, help="Print {path, sha256, integrity, bytes}.")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print each skill's hashes and its manifest.")
 @reports_errors
-def hash_(path: str, as_json: bool) -> None:
-    """Print the SHA-256 of a card's exact bytes, in hex and as sha256-<base64> (SRI)."""
-    data, resolved = read_card_bytes(path)
-    result = {
-        "path": resolved,
-        "sha256": sha256_hex(data),
-        "integrity": sri(data),
-        "bytes": len(data),
-    }
+def hash_(paths: tuple[str, ...], as_json: bool) -> None:
+    """Print, per skill, the SHA-256 of SKILL.md (hex and sha256-<base64>) and the bundle digest
+    over every file of the skill. PATHS: skill folders, collections, archives, SKILL.md files.
+
+    Pin SKILL.md alone with `import --sha256`, the whole skill with `import --digest`.
+    """
+    results = hash_paths(list(paths))
     if as_json:
-        echo_json(result)
-    else:
-        click.echo(f"{result['sha256']}  {result['integrity']}  {path}")
+        payload = [r.to_dict() for r in results]
+        echo_json(payload[0] if len(paths) == 1 and len(payload) == 1 else payload)
+        return
+    for r in results:
+        click.echo(f"{r.sha256}  {r.integrity}  digest:{r.digest}  {r.path}")
 
 
 COMMANDS = [lint, hash_]

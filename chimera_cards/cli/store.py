@@ -18,12 +18,14 @@ from chimera_cards.cli.common import (
     reports_errors,
     store_option,
 )
+from chimera_cards.codescan import finding_id
 from chimera_cards.errors import UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT, is_url
 from chimera_cards.gitsource import is_git_source
 from chimera_cards.importer import ImportResult, import_source
 from chimera_cards.integrity import expected_hex, parse_sha256
 from chimera_cards.lockfile import read_lockfile, write_lockfile
+from chimera_cards.review import accepted_findings
 from chimera_cards.store import (
     STATUSES,
     Version,
@@ -222,12 +224,14 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         history = store.versions(name=name)
         files = store.bundle_files(version.digest)
         size = sum(f.size for f in files)
+        accepted = accepted_findings(store, version.name, version.sha256)
     if as_json:
         echo_json(
             {
                 **version.to_dict(),
                 "size": size,
                 "manifest": [f.to_dict() for f in files],
+                "accepted": accepted,
                 "history": [
                     {k: v for k, v in h.to_dict().items() if k != "findings"} for h in history
                 ],
@@ -258,10 +262,10 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         mode = "755" if f.executable else "644"
         click.echo(f"  {mode} {f.size:>9} {f.sha256[:12]}  {f.path}")
     for f in version.findings:
-        where = f"line {f.get('line')}" if f.get("line") else "-"
-        click.echo(
-            f"  {where:<9} {f.get('severity', ''):<8} {f.get('rule', '')}: {f.get('message', '')}"
-        )
+        fid = finding_id(f)
+        where = f"{f.get('path') or 'SKILL.md'}:{f.get('line') or '-'}"
+        mark = " (accepted in a signed approval)" if fid in accepted else ""
+        click.echo(f"  {where:<9} {f.get('severity', ''):<8} {fid}: {f.get('message', '')}{mark}")
     click.echo(f"history:    {len(history)} version{'s' if len(history) != 1 else ''}")
     for h in history:
         mark = "*" if h.sha256 == version.sha256 else " "
