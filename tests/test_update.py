@@ -5,6 +5,7 @@ approved copy stays as it was, and review shows what changed."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 from click.testing import CliRunner
 from conftest import card_text, dump_store, make_skill, skill_archive
@@ -94,3 +95,41 @@ def test_a_changed_archive_upstream_becomes_a_pending_version_with_a_per_file_di
     screen = run("review", "pdf-kit", "--store", db).stdout
     assert "scripts/run.sh" in screen and "references/b.md" in screen
     assert "curl evil" in screen
+
+
+def _git(cwd, *args):
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def test_a_branch_that_moved_on_a_remote_git_repository_is_outdated_and_updates(
+    tmp_path, git_server
+):
+    """The recorded source is the remote and the ref asked for (not the commit it resolved to),
+    so a new commit on the branch is what outdated sees and update imports, tainted."""
+    db = tmp_path / "cards.db"
+    repo = git_server.root / "skills.git"
+    make_skill(repo, "git-kit", {"scripts/go.sh": ("#!/bin/sh\necho 1\n", True)})
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "one")
+    data = json.loads(
+        run("import", git_server.url("skills.git"), "--ref", "main", "--json", "--store", db).stdout
+    )
+    first = data[0] if isinstance(data, list) else data
+    assert (first["provenance"], first["status"]) == ("tainted", "pending")
+    assert run("outdated", "--store", db).stdout.startswith("current  git-kit")
+
+    (repo / "git-kit" / "scripts" / "go.sh").write_text("#!/bin/sh\necho 2\n")
+    _git(repo, "commit", "-qam", "two")
+    assert run("outdated", "--store", db, ok=False).exit_code == 1
+    (done,) = json.loads(run("update", "--store", db, "--json").stdout)
+    assert (done["state"], done["status"]) == ("imported", "pending")
+    versions = json.loads(run("list", "--json", "--store", db).stdout)
+    assert len(versions) == 2 and {v["provenance"] for v in versions} == {"tainted"}
+    assert run("outdated", "--store", db).exit_code == 0
