@@ -12,9 +12,10 @@ lacks it, two renames, and the next run puts a stranded old copy back), so a cra
 copy or the new one, never a mix. A folder this tool did not install is never overwritten
 without ``force``.
 
-This module knows files and folders; which bundle may be installed and what a folder's bytes
-mean (ok, modified, revoked, unknown) is decided by the caller against the store
-(``skills.py``), through the pure ``classify``.
+The first half of this module knows only files and folders (``write_skill``, ``scan_folder``,
+``classify``: pure); the second half asks the store which bundle may be installed and what a
+folder's bytes are (``install``, ``check``, ``plan_sync``/``apply_sync``), applying the gate's rule:
+active, and approved under today's trust list and threshold (or a clean local import).
 """
 
 from __future__ import annotations
@@ -53,19 +54,38 @@ __all__ = [
     "INDEX_NAME",
     "RECEIPT_NAME",
     "STATES",
+    "AvailableSkill",
+    "Candidate",
+    "CheckReport",
     "FolderScan",
     "ForeignFolderError",
     "InstallError",
+    "InstallResult",
+    "NotApprovedError",
     "NotInstalledError",
+    "Policy",
     "Receipt",
     "SkillState",
+    "StoredSkill",
+    "SyncAction",
+    "apply_sync",
+    "available_skills",
+    "check",
+    "check_name",
     "classify",
     "find_skill_folders",
+    "install",
+    "installable",
+    "load_bundle",
+    "plan_sync",
     "read_index",
     "read_receipt",
     "record_installs",
+    "recover",
     "remove_skill",
+    "render_skills_xml",
     "scan_folder",
+    "stored_skills",
     "write_skill",
 ]
 
