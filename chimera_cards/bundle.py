@@ -537,8 +537,8 @@ def read_bundle_dir(path: str | os.PathLike) -> Bundle:
 
 def find_bundle_dirs(path: str | os.PathLike) -> list[Path]:
     """The skill folders under ``path``: itself if it holds ``SKILL.md``, otherwise every folder
-    below it that does (not looking inside a skill for more, nor inside ignored folders or
-    symlinked ones), sorted by path.
+    below it that does (not looking inside a skill for more, nor inside ignored folders; a
+    symlinked folder holding ``SKILL.md`` is listed but never looked into), sorted by path.
 
     Args:
         path: a skill folder or a collection (a folder of skill folders, at any depth up to
@@ -560,9 +560,16 @@ def find_bundle_dirs(path: str | os.PathLike) -> list[Path]:
         try:
             with os.scandir(directory) as it:
                 for entry in it:
-                    if entry.name in IGNORED_NAMES or not entry.is_dir(follow_symlinks=False):
+                    if entry.name in IGNORED_NAMES:
                         continue
-                    stack.append((Path(entry.path), depth + 1))
+                    if entry.is_symlink():
+                        # Listed, never descended: the importer refuses one that leads out of
+                        # the folder the user named (paths.check_link_inside).
+                        if os.path.lexists(os.path.join(entry.path, SKILL_FILE)):
+                            found.append(Path(entry.path))
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((Path(entry.path), depth + 1))
         except OSError:
             continue
     return sorted(found, key=os.fsencode)

@@ -105,6 +105,10 @@ class UnsafeTargetError(ChimeraError):
     """The path to write is a symlink or not a regular file: writing there could land elsewhere."""
 
 
+class LinkEscapeError(UnsafeTargetError):
+    """A symlink (or a non-folder) inside a folder the user named, where a real folder belongs."""
+
+
 class ApprovalsFileError(ChimeraError):
     """An approvals file beside a card cannot be read or is too large."""
 

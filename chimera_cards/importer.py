@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from chimera_cards.bundle import SKILL_FILE, Bundle
 from chimera_cards.card import Card, parse_card
@@ -195,7 +196,7 @@ def prepare(
         raise IntegrityError(f"bundle digest mismatch: expected {expected_digest}, got {digest}")
     legacy = skill_sha if len(bundle.files) == 1 else None
     known = stored(digest) if stored is not None else None
-    common = dict(
+    common: dict[str, Any] = dict(
         sha256=digest,
         raw=bundle.skill_md,
         origin=origin,
@@ -395,7 +396,7 @@ def import_source(
             f"{source}: --sha256/--integrity/--digest pins one card but this holds "
             f"{len(found)}; use --skill NAME or --lockfile"
         )
-    common = dict(
+    common: dict[str, Any] = dict(
         expected=expected,
         expected_digest=expected_digest,
         pins=pins,

@@ -29,7 +29,8 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -315,6 +316,16 @@ def record_installs(directory: str | os.PathLike, changes: Mapping[str, dict | N
 # -- writing and removing ---------------------------------------------------------------------
 
 
+@contextmanager
+def _disk_errors(what: str) -> Iterator[None]:
+    """An OSError from the file system (a path through a file, no permission, a full disk) as
+    one InstallError line."""
+    try:
+        yield
+    except OSError as exc:
+        raise InstallError(f"{what}: {exc.strerror or exc}") from None
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False if unsupported."""
     try:
@@ -425,31 +436,35 @@ def write_skill(
     """
     directory = Path(directory)
     check_name(name)
-    directory.mkdir(parents=True, exist_ok=True)
-    recover(directory, name)
-    target = directory / name
-    if target.is_symlink() or (target.exists() and not target.is_dir()):
-        raise InstallError(f"{target}: exists and is not a folder; refusing to write there")
-    if target.exists() and not force and read_receipt(target) is None:
-        raise ForeignFolderError(
-            f"{target}: exists and was not installed by chimera-cards; pass --force to replace it"
+    with _disk_errors(f"cannot write {directory / name}"):
+        directory.mkdir(parents=True, exist_ok=True)
+        recover(directory, name)
+        target = directory / name
+        if target.is_symlink() or (target.exists() and not target.is_dir()):
+            raise InstallError(f"{target}: exists and is not a folder; refusing to write there")
+        if target.exists() and not force and read_receipt(target) is None:
+            raise ForeignFolderError(
+                f"{target}: exists and was not installed by chimera-cards; "
+                "pass --force to replace it"
+            )
+        receipt = Receipt(
+            name=name, digest=bundle.digest, store=store, installed_at=now or utc_now()
         )
-    receipt = Receipt(name=name, digest=bundle.digest, store=store, installed_at=now or utc_now())
-    tmp = _sibling(directory, name, _TMP_MARK)
-    try:
-        _write_files(tmp, bundle, receipt)
-        if not target.exists():
-            os.rename(tmp, target)
-        elif _exchange(tmp, target):
-            shutil.rmtree(tmp)  # now the old copy
-        else:
-            old = _sibling(directory, name, _OLD_MARK)
-            os.rename(target, old)
-            os.rename(tmp, target)
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        tmp = _sibling(directory, name, _TMP_MARK)
+        try:
+            _write_files(tmp, bundle, receipt)
+            if not target.exists():
+                os.rename(tmp, target)
+            elif _exchange(tmp, target):
+                shutil.rmtree(tmp)  # now the old copy
+            else:
+                old = _sibling(directory, name, _OLD_MARK)
+                os.rename(target, old)
+                os.rename(tmp, target)
+                shutil.rmtree(old)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     if record:
         record_installs(directory, {name: receipt.index_entry()})
     return receipt
@@ -471,25 +486,26 @@ def remove_skill(directory: str | os.PathLike, name: str, *, force: bool = False
     """
     directory = Path(directory)
     check_name(name)
-    recover(directory, name)
-    target = directory / name
-    recorded = name in read_index(directory)
-    if not target.exists() and not target.is_symlink():
-        if not recorded:
-            raise NotInstalledError(f"{target}: not installed")
-        record_installs(directory, {name: None})
-        return None
-    receipt = read_receipt(target) if target.is_dir() and not target.is_symlink() else None
-    if receipt is None and not force:
-        raise NotInstalledError(
-            f"{target}: was not installed by chimera-cards; pass --force to remove it"
-        )
-    if target.is_symlink() or not target.is_dir():
-        target.unlink()
-    else:
-        old = _sibling(directory, name, _TMP_MARK)
-        os.rename(target, old)
-        shutil.rmtree(old)
+    with _disk_errors(f"cannot remove {directory / name}"):
+        recover(directory, name)
+        target = directory / name
+        recorded = name in read_index(directory)
+        if not target.exists() and not target.is_symlink():
+            if not recorded:
+                raise NotInstalledError(f"{target}: not installed")
+            record_installs(directory, {name: None})
+            return None
+        receipt = read_receipt(target) if target.is_dir() and not target.is_symlink() else None
+        if receipt is None and not force:
+            raise NotInstalledError(
+                f"{target}: was not installed by chimera-cards; pass --force to remove it"
+            )
+        if target.is_symlink() or not target.is_dir():
+            target.unlink()
+        else:
+            old = _sibling(directory, name, _TMP_MARK)
+            os.rename(target, old)
+            shutil.rmtree(old)
     record_installs(directory, {name: None})
     return receipt
 

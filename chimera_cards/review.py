@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -52,9 +53,8 @@ from chimera_cards.keys import (
 )
 from chimera_cards.lint import reveal
 from chimera_cards.retrieve import is_clean_path, is_url, prompt_preview
-from chimera_cards.store import SUPERSEDED, Problem, Store
+from chimera_cards.store import SUPERSEDED, THRESHOLD_SETTING, Problem, Store
 from chimera_cards.trust import (
-    THRESHOLD_SETTING,
     TrustedKey,
     Verdict,
     check_statement,
@@ -108,17 +108,9 @@ def store_statement(store: Store, envelope: dict | str) -> bool:
     if st is None:
         raise StatementError("not a chimera review statement")
     sha = st.sha256.lower()
-    fields = dict(
-        name=st.name,
-        sha256=sha,
-        decision=st.decision,
-        keyid=st.reviewer,
-        signed_at=st.time,
-        envelope=text,
-    )
     slot = store.statement_slot(sha, st.reviewer, st.decision)
     if slot is None:
-        store.put_statement(**fields)
+        _put(store, st, sha, text, None)
         return True
     if slot[1] == text:
         return False
@@ -126,9 +118,21 @@ def store_statement(store: Store, envelope: dict | str) -> bool:
     new_ok, _ = check_statement(text, trusted, name=st.name, sha256=sha)
     old_ok, _ = check_statement(slot[1], trusted, name=st.name, sha256=sha)
     if new_ok is not None and old_ok is None:
-        store.put_statement(**fields, replace_id=slot[0])
+        _put(store, st, sha, text, slot[0])
         return True
     return False
+
+
+def _put(store: Store, st, sha: str, text: str, replace_id: int | None) -> None:
+    store.put_statement(
+        name=st.name,
+        sha256=sha,
+        decision=st.decision,
+        keyid=st.reviewer,
+        signed_at=st.time,
+        envelope=text,
+        replace_id=replace_id,
+    )
 
 
 @dataclass
@@ -187,7 +191,11 @@ def reconcile(
     rollback); pending/active + a trusted rejection -> rejected; active by approval but no longer
     approved (a key removed, the threshold raised) -> pending. Clean path imports need no approval.
     """
-    candidates = store.versions(statuses=("pending", "active"), names=names, order="id")
+    if names is None:
+        # Every version: one that cannot be read is left as it is rather than blocking the rest.
+        candidates, _ = store.versions_tolerant(statuses=("pending", "active"))
+    else:
+        candidates = store.versions(statuses=("pending", "active"), names=names, order="id")
     trusted = trusted_keys(store)
     threshold = get_threshold(store)
     changes: list[Change] = []
@@ -268,7 +276,13 @@ def add_trust(store: Store, name: str, public) -> tuple[TrustedKey, list[Change]
                 )
         store.add_trust_row(name, public.keyid, public.text())
         key = TrustedKey(name, public)
-        store.append_audit(conn, "trust-add", None, None, {"name": name, "keyid": key.keyid})
+        store.append_audit(
+            conn,
+            "trust-add",
+            None,
+            None,
+            {"name": name, "keyid": key.keyid, "public_key": public.text()},
+        )
         return key, reconcile(store, conn)
 
 
@@ -534,15 +548,36 @@ class QueueItem:
         return asdict(self)
 
 
-def review_queue(store: Store) -> list[QueueItem]:
-    """Every pending version, by name, with how many trusted approvals it has so far."""
+class ReviewQueue(list):
+    """The pending versions (a plain list of ``QueueItem``), plus ``skipped``: one line per
+    pending version whose row or statements cannot be read (it is left out; the rest are listed)."""
+
+    def __init__(self, items=(), skipped: list[str] | None = None) -> None:
+        super().__init__(items)
+        self.skipped: list[str] = skipped if skipped is not None else []
+
+
+def review_queue(store: Store) -> ReviewQueue:
+    """Every pending version, by name, with how many trusted approvals it has so far.
+
+    Returns:
+        The queue; versions that cannot be read are named in its ``skipped`` list instead.
+    """
     with store.snapshot():
         # The trust list and threshold once for the whole queue, not once per pending version.
         trusted, threshold = trusted_keys(store), get_threshold(store)
-        out = []
-        for v in store.versions(status="pending"):
+        pending, skipped = store.versions_tolerant(status="pending")
+        out = ReviewQueue(skipped=[f"skipped: {text}" for text in skipped])
+        for v in sorted(pending, key=lambda v: (v.name, v.id)):
+            try:
+                envelopes = store.envelopes(v.sha256)
+            except sqlite3.Error as exc:
+                out.skipped.append(
+                    f"skipped {v.name} {v.sha256[:12]}: statements unreadable ({exc})"
+                )
+                continue
             verdict = evaluate(
-                store.envelopes(v.sha256),
+                envelopes,
                 trusted,
                 name=v.name,
                 sha256=v.sha256,
@@ -562,14 +597,22 @@ def review_queue(store: Store) -> list[QueueItem]:
         return out
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _printable(text: str) -> str:
+    # A lone surrogate cannot be encoded, printed or sent anywhere: show it as <U+XXXX> so the
+    # reviewer sees it (the gate never serves such a card).
+    return _SURROGATE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+
+
 def _last_approved(store: Store, name: str, exclude: str) -> str | None:
     current = store.active(name)
     if current is not None and current.sha256 != exclude:
         return current.sha256
-    if current is None:  # no active one: the most recent version that was once in use
-        retired = store.last_retired(name, exclude=exclude)
-        return retired.sha256 if retired else None
-    return None
+    # No other active one: the most recent version that was once in use.
+    retired = store.last_retired(name, exclude=exclude)
+    return retired.sha256 if retired else None
 
 
 def review_view(store: Store, name: str, sha256: str | None = None) -> ReviewView:
@@ -598,7 +641,7 @@ def _file_views(bundle: Bundle, scan: BundleScan) -> list[dict]:
             view["type"] = report.type
         else:
             view["language"] = report.language
-            view["text"] = reveal(bundle.contents[f.path].decode("utf-8"))
+            view["text"] = _printable(reveal(bundle.contents[f.path].decode("utf-8")))
         out.append(view)
     return out
 
@@ -658,8 +701,8 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
     scan = scan_bundle(bundle)
     findings = [f.to_dict() for f in lint_bundle(card, bundle, dirname=None)]
     for f in findings:
-        f["message"] = reveal(f["message"])
-        f["id"] = finding_id(f)
+        f["id"] = finding_id(f)  # from the finding as found, before its message is revealed
+        f["message"] = _printable(reveal(f["message"]))
     verdict = verdict_for(store, name, sha)
     text = prompt_preview(
         name,
@@ -679,6 +722,7 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
         if old is not None:
             diff = _file_diffs(old, bundle, name, base, sha)
             changes = diff_bundles(old, bundle).to_dict()
+    text, diff = _printable(text), _printable(diff)
     return ReviewView(
         name=name,
         sha256=sha,
@@ -837,8 +881,9 @@ def import_hook(store: Store, conn: sqlite3.Connection, candidate, version, new:
 
     Runs inside the import's transaction for path imports, and for skills read out of an
     archive or a git repository that carries the file at the skill's top (a bare card URL names
-    one file, never its approvals); statements count only if a trusted key signed these bytes. A folder whose approvals name this card but do not approve these exact bytes
-    (an exported card edited afterwards) imports as ``pending``, even from a clean path. An
+    one file, never its approvals); statements count only if a trusted key signed these bytes.
+    A folder whose approvals name this card but do not approve these exact bytes (an exported
+    card edited afterwards) imports as ``pending``, even from a clean path. An
     unreadable or oversized approvals file counts for nothing: the card imports as it would
     without one (pending, if tainted), which is the safe side.
     """
@@ -871,6 +916,7 @@ def import_hook(store: Store, conn: sqlite3.Connection, candidate, version, new:
     now = store.version(name, sha)  # same connection: sees this transaction
     if (
         new
+        and now is not None
         and now.status == "active"
         and result.about_this_card
         and not verdict_for(store, name, sha).approved
@@ -914,8 +960,7 @@ def verify_check(store: Store, conn: sqlite3.Connection) -> list[Problem]:
     by_sha: dict[str, list[tuple[str, str]]] = {}
     for name, sha, env in store.all_statements():
         by_sha.setdefault(sha, []).append((name, env))
-    for version in store.versions(order="id"):
-        name, sha = version.name, version.sha256
+    for name, sha in store.version_keys():
         envs = [e for n, e in by_sha.get(sha, []) if n == name]
         if not envs:
             continue  # nothing signed over this version; check_blobs already re-hashed its bytes

@@ -38,6 +38,7 @@ from chimera_cards.card import MAX_CARD_BYTES, CardReadError, read_card_bytes
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT, FetchError, fetch_url, is_url
 from chimera_cards.gitsource import is_git_source, read_git
+from chimera_cards.paths import LinkEscapeError, check_link_inside
 
 __all__ = ["BundleHash", "FoundSource", "SkillSource", "find_skills", "hash_paths", "pick"]
 
@@ -83,7 +84,7 @@ def _from_tree(entries, *, where: str, origin: str, final_url, network: bool, in
     return out
 
 
-def _folder_skill(path: Path) -> SkillSource:
+def _folder_skill(path: Path, root: Path | None = None) -> SkillSource:
     resolved = path.resolve()
     skill = SkillSource(
         label=str(path),
@@ -95,8 +96,10 @@ def _folder_skill(path: Path) -> SkillSource:
         info={"kind": "folder", "path": str(resolved)},
     )
     try:
+        if root is not None and path != root:
+            check_link_inside(root, path)  # a skill folder linked out of the folder named
         skill.bundle = read_bundle_dir(path)
-    except BundleError as exc:
+    except (BundleError, LinkEscapeError) as exc:
         skill.error = exc
     return skill
 
@@ -106,7 +109,7 @@ def _local(source: str) -> list[SkillSource]:
     if not path.exists() and not path.is_symlink():
         raise CardReadError(f"{source}: no such file or directory")
     if path.is_dir():
-        return [_folder_skill(d) for d in find_bundle_dirs(path)]
+        return [_folder_skill(d, path) for d in find_bundle_dirs(path)]
     if path.name == SKILL_FILE:
         return [_folder_skill(path.parent)]
     with open(path, "rb") as handle:
@@ -308,10 +311,13 @@ def hash_paths(paths: list[str]) -> list[BundleHash]:
             assert skill.bundle is not None
             data = skill.bundle.skill_md
             digest = hashlib.sha256(data).digest()
-            where = str(skill.skill_file.parent) if skill.info.get("kind") == "folder" else None
+            if skill.info.get("kind") == "folder" and skill.skill_file is not None:
+                where = str(skill.skill_file.parent)
+            else:
+                where = str(skill.skill_file) if skill.skill_file else skill.label
             out.append(
                 BundleHash(
-                    path=where or (str(skill.skill_file) if skill.skill_file else skill.label),
+                    path=where,
                     sha256=digest.hex(),
                     integrity="sha256-" + base64.b64encode(digest).decode("ascii"),
                     bytes=len(data),

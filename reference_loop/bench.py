@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from reference_loop.attempters import make_attempter
-from reference_loop.errors import LoopError
-from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, RunResult, run_task
+from reference_loop.errors import LoopError, LoopUsageError
+from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, LoopOptions, RunResult, run_task
 from reference_loop.planner import make_planner
 from reference_loop.stats import PairedComparison, paired_compare
 from reference_loop.tasks import (
@@ -79,15 +79,15 @@ def parse_arms(text: str | Sequence[str] | None, *, escalate_to: str | None = No
     arms: list[Arm] = []
     for name in names:
         if name not in ARMS:
-            raise LoopError(f"unknown arm {name!r} (expected: {', '.join(ARMS)})", exit_code=2)
+            raise LoopUsageError(f"unknown arm {name!r} (expected: {', '.join(ARMS)})")
         if name == "accumulate+escalate" and not escalate_to:
-            raise LoopError(
-                "arm accumulate+escalate needs a second attempter (--escalate-to SPEC)", exit_code=2
+            raise LoopUsageError(
+                "arm accumulate+escalate needs a second attempter (--escalate-to SPEC)"
             )
         if all(a.name != name for a in arms):
             arms.append(ARMS[name])
     if not arms:
-        raise LoopError("no arms to run", exit_code=2)
+        raise LoopUsageError("no arms to run")
     return arms
 
 
@@ -101,19 +101,17 @@ def load_tasks(tasks_dir: str | Path | None = None, names: Sequence[str] = ()) -
         elif root.is_dir():
             found = load_task_dirs(root)
             if not found:
-                raise LoopError(
-                    f"{root}: no task folders (subfolders with {MANIFEST})", exit_code=2
-                )
+                raise LoopUsageError(f"{root}: no task folders (subfolders with {MANIFEST})")
             tasks.extend(found)
         else:
-            raise LoopError(f"{root}: tasks folder not found", exit_code=2)
+            raise LoopUsageError(f"{root}: tasks folder not found")
     tasks.extend(resolve_task(n) for n in names)
     if tasks_dir is None and not names:
         tasks = sample_tasks()
     seen: set[str] = set()
     for task in tasks:
         if task.name in seen:
-            raise LoopError(f"two tasks are named {task.name!r}; pairs must be unique", exit_code=2)
+            raise LoopUsageError(f"two tasks are named {task.name!r}; pairs must be unique")
         seen.add(task.name)
     return tasks
 
@@ -357,18 +355,18 @@ def run_one(
     """One loop run on a fresh temporary copy of the task; attempters are built per run so a
     scripted or sampled attempter starts from its seed every time."""
     att = _build(attempter, seed, task, attempt_timeout)
-    kwargs: dict[str, Any] = {
-        "history_mode": arm.history_mode,
-        "max_attempts": max_attempts,
-        "on_repeat": arm.on_repeat,
-        "ignore": tuple(ignore),
-    }
+    options = LoopOptions(
+        history_mode=arm.history_mode,
+        max_attempts=max_attempts,
+        on_repeat=arm.on_repeat,
+        ignore=tuple(ignore),
+    )
     if arm.on_repeat == "replan":
-        kwargs["planner"] = make_planner("scripted")
+        options.planner = make_planner("scripted")
     if arm.on_repeat == "escalate":
-        kwargs["escalate_to"] = _build(escalate_to or "", seed, task, attempt_timeout)
+        options.escalate_to = _build(escalate_to or "", seed, task, attempt_timeout)
     started = time.monotonic()
-    result = run_task(task, att, **kwargs)
+    result = run_task(task, att, options=options)
     return outcome_from_result(arm.name, task.name, seed, result, time.monotonic() - started)
 
 
@@ -387,7 +385,7 @@ def check_attempters(
 ) -> None:
     """Build each attempter once up front, so a bad spec is one clear error before any run."""
     if not tasks:
-        raise LoopError("no tasks to run", exit_code=2)
+        raise LoopUsageError("no tasks to run")
     _build(attempter, 0, tasks[0], attempt_timeout)
     if escalate_to:
         _build(escalate_to, 0, tasks[0], attempt_timeout)
@@ -412,15 +410,15 @@ def run_bench(
     would otherwise make every patch look new and hide repeats."""
     arms = list(arms) if arms is not None else parse_arms(None, escalate_to=escalate_to)
     if seeds < 1:
-        raise LoopError(f"--seeds must be at least 1, got {seeds}", exit_code=2)
+        raise LoopUsageError(f"--seeds must be at least 1, got {seeds}")
     if max_attempts < 1:
-        raise LoopError(f"--max-attempts must be at least 1, got {max_attempts}", exit_code=2)
+        raise LoopUsageError(f"--max-attempts must be at least 1, got {max_attempts}")
     if jobs < 1:
-        raise LoopError(f"--jobs must be at least 1, got {jobs}", exit_code=2)
+        raise LoopUsageError(f"--jobs must be at least 1, got {jobs}")
     if not tasks:
-        raise LoopError("no tasks to run", exit_code=2)
+        raise LoopUsageError("no tasks to run")
     if any(a.on_repeat == "escalate" for a in arms) and not escalate_to:
-        raise LoopError("arm accumulate+escalate needs --escalate-to SPEC", exit_code=2)
+        raise LoopUsageError("arm accumulate+escalate needs --escalate-to SPEC")
     check_attempters(tasks, attempter, escalate_to, attempt_timeout)
 
     jobs_list = [(task, arm, seed) for task in tasks for seed in range(seeds) for arm in arms]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from chimera_cards.cli.common import echo_json, reports_errors
+from chimera_cards.cli.common import SECONDS, echo_json, reports_errors
 from reference_loop.bench import (
     ARMS,
     DEFAULT_ATTEMPTER,
@@ -24,7 +24,7 @@ from reference_loop.bench import (
     run_bench,
     write_plot,
 )
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS
 
 
@@ -82,7 +82,7 @@ from reference_loop.loop import DEFAULT_MAX_ATTEMPTS
 )
 @click.option(
     "--attempt-timeout",
-    type=float,
+    type=SECONDS,
     default=None,
     help="Seconds a cmd: agent may run per attempt before its process group is killed.",
 )
@@ -138,7 +138,7 @@ def bench_cmd(
     for path in (out_path, plot_path):
         # Refuse before the run, not after minutes of work are lost.
         if path is not None and not path.resolve().parent.is_dir():
-            raise LoopError(f"cannot write {path}: no such directory", exit_code=2)
+            raise LoopUsageError(f"cannot write {path}: no such directory")
     total = len(tasks) * seeds * len(chosen)
     with click.progressbar(
         length=max(total, 0),
@@ -163,7 +163,7 @@ def bench_cmd(
         try:
             out_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
-            raise LoopError(f"cannot write {out_path}: {exc.strerror}", exit_code=2) from None
+            raise LoopUsageError(f"cannot write {out_path}: {exc.strerror}") from None
     if plot_path is not None:
         try:
             write_plot(result, plot_path)

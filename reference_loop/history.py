@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reference_loop.errors import LoopError
-from reference_loop.records import AttemptRecord, bound_patch
+from reference_loop.errors import LoopUsageError
+from reference_loop.records import AttemptRecord, bound_patch, describe_files
 
 MODES = ("accumulate", "last", "none", "accumulate-nopatch")
 DEFAULT_BUDGET = 12_000
@@ -35,9 +35,7 @@ _STAGES = ("output_tail", "output_drop", "patch_short", "patch_drop", "summary")
 
 def check_mode(mode: str) -> str:
     if mode not in MODES:
-        raise LoopError(
-            f"unknown history mode {mode!r} (expected one of: {', '.join(MODES)})", exit_code=2
-        )
+        raise LoopUsageError(f"unknown history mode {mode!r} (expected one of: {', '.join(MODES)})")
     return mode
 
 
@@ -100,7 +98,7 @@ def _block(
         lines.append(f"First failing tool step: {step.name}: {step.error}".rstrip(": "))
     if with_patch:
         if record.files:
-            lines.append("Files touched: " + ", ".join(record.files))
+            lines.append("Files touched: " + describe_files(record.files, record.files_total))
         if not record.patch:
             lines.append("Patch: (no change to the workspace)")
         elif same_patch_as is not None:
@@ -165,7 +163,7 @@ def render(
     """The history section for the next prompt ("" when there is nothing to show)."""
     check_mode(mode)
     if budget <= 0:
-        raise LoopError(f"history budget must be positive, got {budget}", exit_code=2)
+        raise LoopUsageError(f"history budget must be positive, got {budget}")
     records = list(records)
     if not records:
         return ""

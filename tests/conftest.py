@@ -14,6 +14,9 @@ Everything here is real (files, sockets, SQLite); nothing stands in for the code
 - ``git(repo, *args)``, ``make_git_repo(path)`` run real git with a fixed identity;
   ``git_server`` is a real ``git daemon`` on 127.0.0.1 (``git_server.url(name)`` for a repo
   under ``git_server.root``).
+- ``drip_server`` is a raw TCP server on 127.0.0.1 that answers every request one byte at a time
+  (``server.drip(head, body, interval)``): a server that trickles headers or a body to outlast a
+  per-read socket timeout.
 - ``dump_store(path)`` returns every row of every table of an SQLite file, for "the store is
   exactly as before" assertions after a refused operation.
 - Fixture ``store`` is an open ``Store`` on a new file under ``tmp_path/store/``.
@@ -28,6 +31,7 @@ from __future__ import annotations
 import datetime
 import http.server
 import ipaddress
+import os
 import sqlite3
 import ssl
 import threading
@@ -35,6 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+# A stray OSError or ValueError must fail the test that caused it, not become a tidy line.
+os.environ.setdefault("CHIMERA_CARDS_DEBUG", "1")
 
 DEFAULT_SECTIONS = {
     "Trigger": "You are about to do the thing this card is about, and it matters that it goes well.",
@@ -408,6 +415,76 @@ def corpus_dir() -> Path | None:
         if candidate.is_dir():
             return candidate
     return None
+
+
+class DripServer:
+    """A real TCP server on 127.0.0.1 that sends its answer one byte per ``interval`` seconds.
+
+    Each byte arrives well within any per-read socket timeout, so only a deadline for the whole
+    fetch stops it. ``url(path)`` gives the URL; ``connections`` counts accepted connections.
+    """
+
+    def __init__(self) -> None:
+        import socket
+
+        self.head = b"HTTP/1.0 200 OK\r\nContent-Type: text/markdown\r\n\r\n"
+        self.body = b""
+        self.interval = 0.2
+        self.connections = 0
+        self._stop = threading.Event()
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.05)
+        self.port = self._sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def drip(self, head: bytes | None = None, body: bytes = b"", interval: float = 0.2) -> None:
+        """Answer with ``head`` (default: a 200 status line and headers) then ``body``."""
+        if head is not None:
+            self.head = head
+        self.body, self.interval = body, interval
+
+    def url(self, path: str = "/SKILL.md") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn) -> None:
+        with conn:
+            try:
+                conn.settimeout(5)
+                conn.recv(65536)  # the request; its content does not matter
+                for i in range(len(self.head + self.body)):
+                    conn.sendall((self.head + self.body)[i : i + 1])
+                    if self._stop.wait(self.interval):
+                        return
+            except OSError:
+                pass  # the client cut the connection: that is what a deadline does
+
+    def start(self) -> DripServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._sock.close()
+        self._thread.join(timeout=5)
+
+
+@pytest.fixture
+def drip_server():
+    """A started ``DripServer`` on 127.0.0.1, stopped after the test."""
+    server = DripServer().start()
+    yield server
+    server.stop()
 
 
 def dump_store(path: str | Path) -> dict[str, list[tuple]]:

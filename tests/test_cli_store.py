@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -293,3 +294,16 @@ def test_a_corrupted_store_is_one_error_line_not_a_traceback(db, card_factory):
         result = run(*args, "--store", db)
         assert result.exit_code in (1, 2), result.output
         one_error_line(result)
+
+
+def test_import_from_a_header_trickling_server_stops_at_the_timeout_and_stores_nothing(
+    db, drip_server
+):
+    drip_server.drip(interval=1.0)  # one header byte a second
+    start = time.monotonic()
+    result = run("import", drip_server.url(), "--store", db, "--timeout", "2")
+    assert time.monotonic() - start < 5
+    assert result.exit_code == 1
+    assert "timed out after 2s (waiting for the response headers)" in one_error_line(result)
+    rows = sqlite3.connect(db).execute("SELECT count(*) FROM versions").fetchone()[0]
+    assert rows == 0

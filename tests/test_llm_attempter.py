@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 
 CALC = "def add(a, b):\n    return a - b\n"
 
@@ -109,9 +109,10 @@ def test_model_reply_diff_is_applied_to_the_workspace(fixed_model, ws: Path) -> 
     ]
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     sent = fixed_model.prompts[0]
-    # The model gets the loop's prompt, the reply format, and the files it has to change.
+    # The model gets the loop's prompt, one reply format with its example (whole files for a
+    # task this small), and the files it has to change.
     assert sent.startswith("Make test_add pass.")
-    assert "<<<<<<< SEARCH" in sent
+    assert "complete new content" in sent and "Example: if greet.py held" in sent
     assert "### calc.py\n```\ndef add(a, b):\n    return a - b\n```" in sent
     assert "(Not shown: logo.bin)" in sent
     assert fixed_model.seeds == [3]
@@ -166,7 +167,7 @@ def test_model_error_is_a_failing_model_step_not_a_crash(fixed_model, ws: Path) 
 def test_unknown_model_is_one_clear_usage_error(llm_mod) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
-    with pytest.raises(LoopError, match="unknown model 'no-such-model-xyz'") as info:
+    with pytest.raises(LoopUsageError, match="unknown model 'no-such-model-xyz'") as info:
         make_llm_attempter("no-such-model-xyz")
     assert info.value.exit_code == 2
 
@@ -200,11 +201,13 @@ def _value_task(root: Path):
 
 def test_llm_attempter_solves_a_task_through_the_loop(fixed_model, tmp_path: Path) -> None:
     from reference_loop.attempters import make_attempter
-    from reference_loop.loop import run_task
+    from reference_loop.loop import LoopOptions, run_task
 
     fixed_model.reply = "value.py\n<<<<<<< SEARCH\nVALUE = 0\n=======\nVALUE = 4\n>>>>>>> REPLACE\n"
     task = _value_task(tmp_path / "task")
-    result = run_task(task, make_attempter("llm:reference-loop-fixed"), max_attempts=2)
+    result = run_task(
+        task, make_attempter("llm:reference-loop-fixed"), options=LoopOptions(max_attempts=2)
+    )
     assert result.solved and result.solved_at == 1
     assert "+VALUE = 4" in result.attempts[0].patch
 

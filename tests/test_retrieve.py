@@ -245,7 +245,7 @@ def test_a_warm_cache_still_sees_a_removed_key_and_an_edited_signature(store, tm
     assert match(store, "alpha", cache=cache) == []
 
 
-def test_a_store_it_cannot_write_still_answers_from_what_is_indexed(tmp_path):
+def test_a_store_it_cannot_write_answers_from_the_index_and_says_what_it_left_out(tmp_path):
     path = tmp_path / "busy.db"
     with Store(path) as s:
         add(s, "alpha")
@@ -255,9 +255,122 @@ def test_a_store_it_cannot_write_still_answers_from_what_is_indexed(tmp_path):
     writer.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     try:
         with Store(path, create=False, timeout=0.2) as s:
-            assert names(match(s, "alpha")) == ["alpha"]  # no error; the new one is just absent
+            found = match(s, "alpha")
+            assert names(found) == ["alpha"]  # no error, and it says what it could not search
+            assert len(found.skipped) == 1
+            assert "1 active card(s) are not indexed yet" in found.skipped[0]
     finally:
         writer.execute("ROLLBACK")
         writer.close()
     with Store(path) as s:
         assert set(names(match(s, "alpha"))) == {"alpha", "alpha-two"}
+
+
+# --- one broken card never takes the gate down for the others ---------------------------------
+
+
+def _lone_surrogate_card(name: str) -> bytes:
+    """A card whose YAML holds a lone surrogate escape: text that is not valid Unicode."""
+    text = card_text(name, description="Helps with SURROGATE things.")
+    line = "description: Helps with SURROGATE things."
+    assert line in text
+    return text.replace(line, 'description: "Helps with \\ud800 things."').encode()
+
+
+def _plant(store, name: str, data: bytes) -> str:
+    """Store bytes as an active clean-path version, bypassing import's checks (as a hand edit)."""
+    with store.transaction() as conn:
+        sha = store.put_blob(conn, data)
+        store.add_version(
+            conn,
+            name=name,
+            sha256=sha,
+            origin=f"/cards/{name}/SKILL.md",
+            final_url=None,
+            provenance="clean",
+            status="active",
+        )
+    return sha
+
+
+def _queue_length(store) -> int:
+    with store.snapshot() as conn:
+        return conn.execute("SELECT count(*) FROM index_queue").fetchone()[0]
+
+
+def test_a_card_with_text_that_is_not_unicode_does_not_break_match_for_others(store):
+    add(store, "alpha-card", description="Shared words about deploys.")
+    sha = _plant(store, "broken-card", _lone_surrogate_card("broken-card"))
+    found = match(store, "alpha broken deploys")
+    assert names(found) == ["alpha-card"]
+    assert len(found.skipped) >= 1 and any("broken-card" in s for s in found.skipped)
+    assert all(s.encode("utf-8") and "\n" not in s for s in found.skipped)
+    assert _queue_length(store) == 0  # the index sync drained its queue
+    # Rejecting or retiring the broken card leaves the others served, without warnings.
+    review.retire(store, "broken-card", sha)
+    again = match(store, "alpha broken deploys")
+    assert names(again) == ["alpha-card"] and again.skipped == []
+
+
+def test_a_version_row_with_text_that_is_not_utf8_is_skipped_and_reported(store):
+    add(store, "alpha-card", description="Shared words about deploys.")
+    sha = add(store, "beta-card", description="Shared words about deploys too.")
+    assert sorted(names(match(store, "deploys"))) == ["alpha-card", "beta-card"]
+    tamper(
+        store.path,
+        "UPDATE versions SET origin = CAST(X'2FFFFE2F' AS TEXT) WHERE sha256 = ?",
+        (sha,),
+    )
+    found = match(store, "deploys")
+    assert names(found) == ["alpha-card"]
+    assert len(found.skipped) == 1 and "cannot be read" in found.skipped[0]
+
+
+def test_a_queued_row_that_cannot_be_read_does_not_block_the_index(store):
+    add(store, "alpha-card", description="Shared words about deploys.")
+    # A version inserted by hand with a name that is not UTF-8: the queue trigger picks it up.
+    sha = add(store, "beta-card", status="pending", provenance="tainted")
+    assert names(match(store, "deploys")) == ["alpha-card"]  # indexes both
+    tamper(
+        store.path,
+        "INSERT INTO versions (name, sha256, origin, imported_at, provenance, status) "
+        "VALUES (CAST(X'FF62' AS TEXT), ?, '/x', 't', 'clean', 'active')",
+        (sha,),
+    )
+    assert _queue_length(store) == 1
+    found = match(store, "deploys")
+    assert names(found) == ["alpha-card"]
+    assert any("not indexed" in s for s in found.skipped)
+    assert _queue_length(store) == 0
+    assert names(match(store, "deploys")) == ["alpha-card"]
+
+
+def test_a_corrupted_blob_is_skipped_and_reported_not_served(store):
+    add(store, "alpha-card", description="Shared words about deploys.")
+    sha = add(store, "beta-card", description="Shared words about deploys too.")
+    assert len(match(store, "deploys")) == 2
+    tamper(store.path, "UPDATE blobs SET data = X'00FF' WHERE sha256 = ?", (sha,))
+    found = match(store, "deploys")
+    assert names(found) == ["alpha-card"]
+    assert found.skipped == [
+        f"skipped beta-card {sha[:12]}: stored bytes do not match their SHA-256 (run verify)"
+    ]
+
+
+def test_the_match_command_prints_one_warning_line_per_broken_card(store):
+    from click.testing import CliRunner
+
+    from chimera_cards.cli import main
+
+    add(store, "alpha-card", description="Shared words about deploys.")
+    _plant(store, "broken-card", _lone_surrogate_card("broken-card"))
+    store.close()
+    r = CliRunner().invoke(
+        main, ["match", "alpha", "broken", "deploys", "--store", str(store.path)]
+    )
+    assert r.exit_code == 0, r.output
+    assert '<skill-card name="alpha-card"' in r.stdout and "broken-card" not in r.stdout
+    warnings = r.stderr.splitlines()
+    assert warnings and all(w.startswith("warning: ") for w in warnings)
+    assert any("broken-card" in w for w in warnings)
+    assert "Traceback" not in r.output

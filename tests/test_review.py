@@ -13,6 +13,7 @@ from chimera_cards.errors import (
     LintBlockedError,
     RejectedError,
     StatusChangeError,
+    TamperedBlobError,
     UnknownCardError,
     UnknownVersionError,
     UsageError,
@@ -261,3 +262,50 @@ def test_trusting_a_key_never_rolls_back_to_an_older_version(store, tmp_path):
     # A reviewer who approves the older bytes right now does get them.
     review.approve(store, "demo", old, load_private_key(gen.keyfile))
     assert status(store, "demo", old) == "active" and status(store, "demo", new) == "retired"
+
+
+def test_a_pending_row_that_cannot_be_read_does_not_hide_the_review_queue(store):
+    from conftest import tamper
+
+    good = add(store, "alpha")
+    bad = add(store, "beta")
+    tamper(
+        store.path, "UPDATE versions SET origin = CAST(X'FFFE' AS TEXT) WHERE sha256 = ?", (bad,)
+    )
+    queue = review.review_queue(store)
+    assert [(q.name, q.sha256) for q in queue] == [("alpha", good)]
+    assert len(queue.skipped) == 1 and "cannot be read" in queue.skipped[0]
+
+
+def test_the_review_screen_shows_text_that_is_not_unicode_visibly(store):
+    text = card_text("demo", description="Helps with SURROGATE things.")
+    data = text.replace(
+        "description: Helps with SURROGATE things.", 'description: "Helps with \\ud800 things."'
+    ).encode()
+    with store.transaction() as conn:
+        sha = store.put_blob(conn, data)
+        store.add_version(
+            conn,
+            name="demo",
+            sha256=sha,
+            origin=URL,
+            final_url=None,
+            provenance="tainted",
+            status="pending",
+        )
+    try:
+        view = review.review_view(store, "demo")
+    except TamperedBlobError:
+        return  # parse refuses such text outright: the screen says so in one error
+    assert "<U+D800>" in view.prompt_text
+    review.format_view(view).encode("utf-8")  # printable
+
+
+def test_reviewing_the_active_version_diffs_against_the_one_it_superseded(store, tmp_path):
+    old = add(store, "demo", status="active", provenance="clean", origin="/c/demo")
+    new = add(
+        store, "demo", status="active", provenance="clean", origin="/c/demo", description="Newer."
+    )
+    assert status(store, "demo", old) == "retired"
+    view = review.review_view(store, "demo", new)
+    assert view.diff_against == old and "+description: Newer." in view.diff

@@ -14,13 +14,14 @@ import click
 from chimera_cards import install as inst
 from chimera_cards.agents import agent_locations, find_agent, project_dir, user_dir
 from chimera_cards.cli.common import (
+    SECONDS,
     echo_json,
     json_option,
     open_store,
     reports_errors,
     store_option,
 )
-from chimera_cards.errors import UsageError
+from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT
 from chimera_cards.lockfile import read_lockfile
 from chimera_cards.store import default_store_path
@@ -65,7 +66,7 @@ def _target_options(fn):
 @json_option
 @reports_errors
 def install_cmd(names, to, agent, global_, force, store_path, as_json) -> None:
-    """Write the approved bundle of each NAME, byte for byte, into the agent's skills folder.
+    """Write each NAME's approved bundle, byte for byte, into an agent's skills folder.
 
     Pending, rejected or retired versions are refused; nothing is written unless every NAME can
     be installed.
@@ -149,13 +150,15 @@ def check_cmd(dirs, agent, global_, all_, trust_file, store_path, as_json) -> No
         policy = inst.Policy(tuple(trust.trusted_keys()), trust.threshold)
     with open_store(store_path) as store:
         report = inst.check(store, directories, policy)
+    if not report.states:
+        # A CI job pointed at the wrong folder must not pass by finding nothing to check.
+        where = ", ".join(str(d) for d in directories) or "any agent folder"
+        raise ChimeraError(f"no skill folders in {where}")
     if as_json:
         echo_json(report.to_dict())
     else:
         for state in report.states:
             click.echo(state.line())
-        if not report.states:
-            click.echo("no skills found", err=True)
     if not report.ok:
         raise SystemExit(1)
 
@@ -197,7 +200,7 @@ def sync_cmd(names, to, agent, global_, lockfile, dry_run, store_path, as_json) 
 def _timeout_option(fn):
     return click.option(
         "--timeout",
-        type=float,
+        type=SECONDS,
         default=DEFAULT_TIMEOUT,
         show_default=True,
         help="Seconds allowed for each fetch.",
@@ -277,7 +280,12 @@ def path_cmd(agent, global_, store_path) -> None:
     if agent is None:
         if global_:
             raise UsageError("--global goes with --agent")
-        click.echo(str(store_path or default_store_path()))
+        path = store_path or default_store_path()
+        if path.exists() and not path.is_file():
+            raise UsageError(f"{path}: not a store file")
+        if not path.exists() and path.parent.exists() and not path.parent.is_dir():
+            raise UsageError(f"{path}: its folder is a file")
+        click.echo(str(path))
         return
     click.echo(str(target_dir(None, agent, global_)))
 

@@ -1,4 +1,4 @@
-"""``chimera-cards lint`` and ``chimera-cards hash``: click skins over lint.py and sources.py."""
+"""``chimera-cards lint`` and ``hash``: thin click skins over lint.py and sources.py."""
 
 from __future__ import annotations
 
@@ -132,8 +132,9 @@ def lint(
 @click.option("--json", "as_json", is_flag=True, help="Print each skill's hashes and its manifest.")
 @reports_errors
 def hash_(paths: tuple[str, ...], as_json: bool) -> None:
-    """Print, per skill, the SHA-256 of SKILL.md (hex and sha256-<base64>) and the bundle digest
-    over every file of the skill. PATHS: skill folders, collections, archives, SKILL.md files.
+    """Print each skill's SKILL.md SHA-256 (hex, SRI) and its bundle digest over every file.
+
+    PATHS: skill folders, collections, archives, SKILL.md files.
 
     Pin SKILL.md alone with `import --sha256`, the whole skill with `import --digest`.
     """

@@ -18,6 +18,7 @@ from chimera_cards.cli.common import (
     store_option,
 )
 from chimera_cards.cli.install import target_dir
+from chimera_cards.errors import UsageError
 
 # The store commands' --store/--json options and opener, so both areas behave identically.
 from chimera_cards.keys import generate_key, load_private_key, read_passphrase_file, read_public_key
@@ -27,6 +28,8 @@ from chimera_cards.trustfile import (
     store_trust_file,
     write_trust_file,
 )
+
+MAX_THRESHOLD = 10_000
 
 passphrase_option = click.option(
     "--passphrase-file",
@@ -159,7 +162,8 @@ def trust_remove(name, store_path, as_json) -> None:
 
 
 @trust_group.command("threshold")
-@click.argument("k", type=click.IntRange(min=1), required=False)
+# No team has more reviewers than this; a larger number is a typo (and overflows SQLite).
+@click.argument("k", type=click.IntRange(min=1, max=MAX_THRESHOLD), required=False)
 @store_option
 @json_option
 @reports_errors
@@ -219,9 +223,13 @@ def trust_export(trust_file, store_path) -> None:
 @reports_errors
 def review_cmd(name, sha256, store_path, as_json) -> None:
     """The queue of pending versions, or (NAME) everything needed to decide on one."""
+    if sha256 and name is None:
+        raise UsageError("--sha256 picks a version of NAME; give the card's NAME too")
     with open_store(store_path) as store:
         if name is None:
             queue = review.review_queue(store)
+            for line in queue.skipped:
+                click.echo(f"warning: {line}", err=True)
             if as_json:
                 echo_json([q.to_dict() for q in queue])
                 return
@@ -363,6 +371,8 @@ def match_cmd(query, k, level, fmt, to, agent, global_, store_path, as_json) -> 
     """Approved cards for QUERY (one or more words), ready for a prompt. Pending, rejected,
     retired or tampered cards are never shown (a pending one that would have matched is named on
     stderr). Exit 1 when nothing matches, like grep."""
+    if fmt != "skills-xml" and (to is not None or agent is not None or global_):
+        raise UsageError("--to, --agent and --global go with --format skills-xml")
     directory = target_dir(to, agent, global_) if fmt == "skills-xml" else None
     text = " ".join(query)
     with open_store(store_path) as store:
@@ -371,6 +381,8 @@ def match_cmd(query, k, level, fmt, to, agent, global_, store_path, as_json) -> 
         waiting = [n for n in retrieve.held_back(store, text, k) if n not in shown]
         if directory is not None:
             skills, absent = install.available_skills(store, [m.name for m in matches], directory)
+    for line in matches.skipped:
+        click.echo(f"warning: {line}", err=True)
     pending = f"pending review, not shown: {', '.join(waiting)}" if waiting else ""
     if waiting and matches:
         click.echo(f"note: {pending} (see `chimera-cards review`)", err=True)

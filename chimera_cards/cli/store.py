@@ -12,6 +12,7 @@ import click
 from chimera_cards.bundle import find_bundle_dirs
 from chimera_cards.card import CardReadError
 from chimera_cards.cli.common import (
+    SECONDS,
     echo_json,
     json_option,
     open_store,
@@ -99,7 +100,7 @@ def _error_line(result: ImportResult) -> str:
 @click.option("--taint", is_flag=True, help="Mark the import tainted (held pending for review).")
 @click.option(
     "--timeout",
-    type=float,
+    type=SECONDS,
     default=DEFAULT_TIMEOUT,
     show_default=True,
     help="Seconds allowed for fetching a URL.",
@@ -110,8 +111,10 @@ def _error_line(result: ImportResult) -> str:
 def import_cmd(
     source, sha256, integrity, digest, ref, skill, lockfile, taint, timeout, store_path, as_json
 ) -> None:
-    """Import SOURCE: a skill folder, a folder of skills, a SKILL.md, an archive (.zip, .skill,
-    .tar.gz; path or URL), a git repository (path or URL; --ref), or a SKILL.md URL.
+    """Import SOURCE: skill folders, an archive, a git repository, or a URL.
+
+    SOURCE: a skill folder, a folder of skills, a SKILL.md, an archive (.zip, .skill, .tar.gz;
+    path or URL), a git repository (path or URL; --ref), or a SKILL.md URL.
 
     Every file of each skill is stored as one bundle. One line per skill. Exit 0 when every skill
     imported (or was already present), 1 when any was refused, 2 for a usage error.
@@ -154,7 +157,7 @@ def import_cmd(
             click.echo(f"error: {_error_line(result)}", err=True)
     refused = [r.exit_code for r in results if not r.ok]
     if refused:
-        raise SystemExit(max(1, max(refused)) if len(results) == 1 else 1)
+        raise SystemExit(max(1, *refused) if len(results) == 1 else 1)
 
 
 @click.command("lock")
@@ -301,8 +304,10 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
 @json_option
 @reports_errors
 def export_cmd(name, directory, sha_prefix, unapproved, store_path, as_json) -> None:
-    """Write a skill's whole folder, byte-identical with executable bits, plus approvals.jsonl
-    (its active, approved version by default)."""
+    """Write a skill's whole folder byte-identical, exec bits kept, plus approvals.jsonl.
+
+    Its active, approved version by default.
+    """
     with open_store(store_path) as store:
         result = export_card(store, name, directory, sha_prefix=sha_prefix, unapproved=unapproved)
     if as_json:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 
 if TYPE_CHECKING:
     from reference_loop.tasks import Task
@@ -56,9 +56,8 @@ def make_attempter(spec: str, *, seed: int = 0, task: Task | None = None) -> Att
     """
     kind, sep, arg = spec.partition(":")
     if not sep or not arg:
-        raise LoopError(
-            f"attempter {spec!r} must look like scripted:NAME, cmd:COMMAND or llm:MODEL",
-            exit_code=2,
+        raise LoopUsageError(
+            f"attempter {spec!r} must look like scripted:NAME, cmd:COMMAND or llm:MODEL"
         )
     if kind == "scripted":
         from reference_loop.attempters.scripted import make_scripted
@@ -71,11 +70,8 @@ def make_attempter(spec: str, *, seed: int = 0, task: Task | None = None) -> Att
         except ModuleNotFoundError as exc:
             if exc.name != module_name:
                 raise
-            raise LoopError(
-                f"attempter kind {kind!r} is not available in this build", exit_code=2
-            ) from exc
+            raise LoopUsageError(f"attempter kind {kind!r} is not available in this build") from exc
         return getattr(module, factory_name)(arg, seed=seed)
-    raise LoopError(
-        f"unknown attempter kind {kind!r} in {spec!r} (expected scripted:, cmd: or llm:)",
-        exit_code=2,
+    raise LoopUsageError(
+        f"unknown attempter kind {kind!r} in {spec!r} (expected scripted:, cmd: or llm:)"
     )

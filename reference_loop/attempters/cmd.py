@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_loop.attempters import AttemptOutcome, ToolStep
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 from reference_loop.process import run_in_group
+from reference_loop.sandbox import Sandbox
+from reference_loop.textsafe import visible
 
 DEFAULT_TIMEOUT = 600.0
 KILL_GRACE = 2.0  # an agent gets a SIGTERM and this long to clean up before SIGKILL
@@ -50,19 +52,19 @@ class CmdAttempter:
     seed: int = 0
     env: dict[str, str] = field(default_factory=dict)
     name: str = ""
+    sandbox: Sandbox | None = None  # run inside bubblewrap, the workspace the only writable path
 
     def __post_init__(self) -> None:
         if not self.argv:
-            raise LoopError(
+            raise LoopUsageError(
                 "cmd: attempter needs a command, e.g. "
-                "'cmd:aider --yes --message-file {prompt_file}'",
-                exit_code=2,
+                "'cmd:aider --yes --message-file {prompt_file}'"
             )
         if not self.name:
             self.name = "cmd:" + Path(self.argv[0]).name
         exe = self.argv[0]
         if "{" not in exe and shutil.which(exe) is None and not Path(exe).is_file():
-            raise LoopError(f"cmd: attempter: command not found: {exe}", exit_code=2)
+            raise LoopUsageError(f"cmd: attempter: command not found: {exe}")
 
     @property
     def uses_prompt_file(self) -> bool:
@@ -88,6 +90,8 @@ class CmdAttempter:
             prompt_file = tmpdir / f"prompt-attempt-{attempt}.txt"
             prompt_file.write_text(prompt, encoding="utf-8")
             argv = self.command_for(prompt_file, workspace, attempt)
+            if self.sandbox is not None:
+                argv = self.sandbox.wrap(argv, workspace=workspace, readable=[tmpdir])
             env = {
                 **os.environ,
                 **self.env,
@@ -127,7 +131,7 @@ class CmdAttempter:
                     if stdin is not subprocess.DEVNULL:
                         stdin.close()
             duration = time.monotonic() - started
-            stderr_tail = tail(stderr_path.read_bytes().decode("utf-8", "replace"))
+            stderr_tail = tail(visible(stderr_path.read_bytes().decode("utf-8", "replace")))
         shown = " ".join(shlex.quote(a) for a in self.argv)
         if timed_out:
             error = f"timed out after {self.timeout:g}s; process group killed"
@@ -149,9 +153,7 @@ def parse_cmd_spec(command: str) -> list[str]:
     try:
         argv = shlex.split(command)
     except ValueError as exc:
-        raise LoopError(
-            f"cmd: attempter: cannot parse command {command!r}: {exc}", exit_code=2
-        ) from None
+        raise LoopUsageError(f"cmd: attempter: cannot parse command {command!r}: {exc}") from None
     return argv
 
 

