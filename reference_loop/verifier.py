@@ -129,7 +129,7 @@ def run_verifier(
     run_env["PATH"] = bindir + os.pathsep + run_env.get("PATH", os.defpath)
 
     keep_log = log_path is not None
-    if keep_log:
+    if log_path is not None:
         log_file = Path(log_path)
         log_file.parent.mkdir(parents=True, exist_ok=True)
     else:

@@ -498,8 +498,8 @@ class Workspace:
         small = [e for e in shown if e.path not in big]
         out = b""
         if small and len(small) == len(entries):
-            out = self._run("diff-index", "--cached", *_PATCH_ARGS, "-M", "--binary", snap.tree)
-            out = out.stdout
+            args = ("diff-index", "--cached", *_PATCH_ARGS, "-M", "--binary", snap.tree)
+            out = self._run(*args).stdout
         elif small:
             out = self._diff_subset(snap.tree, small, ["-M", "--binary"])
         if big:
