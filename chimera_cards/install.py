@@ -203,7 +203,6 @@ def scan_folder(folder: str | os.PathLike) -> FolderScan:
     files: list[BundleFile] = []
     problems: list[str] = []
     stack: list[tuple[str, tuple[str, ...]]] = [(os.fspath(folder), ())]
-    file_digest = hashlib.file_digest
     while stack:
         directory, prefix = stack.pop()
         try:
@@ -217,29 +216,45 @@ def scan_folder(folder: str | os.PathLike) -> FolderScan:
             if is_ignored(parts):
                 continue
             rel = "/".join(parts)
+            # The entry's type comes with the directory listing; the mode and size come from
+            # the opened file itself, so a file swapped for a link meanwhile is not followed.
             try:
-                st = entry.stat(follow_symlinks=False)
+                if entry.is_symlink():
+                    problems.append(f"{rel}: symlink")
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, parts))
+                elif not entry.is_file(follow_symlinks=False):
+                    problems.append(f"{rel}: not a regular file")
+                else:
+                    found = _hash_file(entry.path)
+                    if found is None:
+                        problems.append(f"{rel}: not a regular file")
+                    else:
+                        executable, size, sha = found
+                        files.append(BundleFile(rel, executable, size, sha))
             except OSError as exc:
                 problems.append(f"{rel}: cannot read ({exc.strerror})")
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                stack.append((entry.path, parts))
-            elif stat.S_ISLNK(st.st_mode):
-                problems.append(f"{rel}: symlink")
-            elif not stat.S_ISREG(st.st_mode):
-                problems.append(f"{rel}: not a regular file")
-            else:
-                try:
-                    fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-                    with os.fdopen(fd, "rb") as handle:
-                        sha = file_digest(handle, "sha256").hexdigest()
-                        size = os.fstat(handle.fileno()).st_size
-                except OSError as exc:
-                    problems.append(f"{rel}: cannot read ({exc.strerror})")
-                    continue
-                files.append(BundleFile(rel, bool(st.st_mode & stat.S_IXUSR), size, sha))
     files.sort(key=lambda f: f.path.encode("utf-8", "surrogateescape"))
     return FolderScan(tuple(files), tuple(problems))
+
+
+def _hash_file(path: str) -> tuple[bool, int, str] | None:
+    """(executable, size, SHA-256) of a regular file, read through one descriptor; None when it
+    is not a regular file (it changed since it was listed)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        digest = hashlib.sha256()
+        size = 0
+        # One read for a file of the usual size; chunks for a large one.
+        while chunk := os.read(fd, max(st.st_size + 1, 1 << 16) if size == 0 else 1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+        return bool(st.st_mode & stat.S_IXUSR), size, digest.hexdigest()
+    finally:
+        os.close(fd)
 
 
 def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
@@ -376,7 +391,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _write_files(root: Path, bundle: Bundle, receipt: Receipt) -> None:
+def _write_files(root: Path, bundle: Bundle, receipt: Receipt, rehash: bool) -> None:
     # Plain strings and os calls: with thousands of small files the pathlib objects cost more
     # than the writes.
     base = os.fspath(root)
@@ -392,7 +407,7 @@ def _write_files(root: Path, bundle: Bundle, receipt: Receipt) -> None:
                 os.mkdir(f"{base}/{folder}", 0o755)
                 made.add(folder)
         data = bundle.contents[f.path]
-        if len(data) != f.size or sha256(data).hexdigest() != f.sha256:
+        if len(data) != f.size or (rehash and sha256(data).hexdigest() != f.sha256):
             raise InstallError(f"{receipt.name}: {f.path} does not match its manifest entry")
         # 0o777 / 0o666 less the umask, as git and cp do.
         fd = os.open(f"{base}/{f.path}", flags, 0o777 if f.executable else 0o666)
@@ -416,6 +431,7 @@ def write_skill(
     force: bool = False,
     now: str | None = None,
     record: bool = True,
+    rehash: bool = True,
 ) -> Receipt:
     """Write ``bundle`` to ``directory/name/`` atomically, with its receipt, and record it.
 
@@ -428,6 +444,8 @@ def write_skill(
         now: the time to record (default: now, UTC).
         record: add it to the directory's index now (False: the caller calls
             ``record_installs`` once for a batch).
+        rehash: hash every file against the manifest while writing (False only for a bundle
+            just read with ``Store.get_bundle``, which re-hashed every file itself).
     Returns:
         The receipt written.
     Raises:
@@ -452,7 +470,7 @@ def write_skill(
         )
         tmp = _sibling(directory, name, _TMP_MARK)
         try:
-            _write_files(tmp, bundle, receipt)
+            _write_files(tmp, bundle, receipt, rehash)
             if not target.exists():
                 os.rename(tmp, target)
             elif _exchange(tmp, target):
@@ -866,7 +884,13 @@ def install(
                 continue
             action = "replaced" if target.exists() else "installed"
             receipt = write_skill(
-                directory, bundle, name=skill.name, store=str(store.path), force=force, record=False
+                directory,
+                bundle,
+                name=skill.name,
+                store=str(store.path),
+                force=force,
+                record=False,
+                rehash=False,  # load_bundle re-hashed every file
             )
             written[skill.name] = receipt.index_entry()
             results.append(InstallResult(skill.name, bundle.digest, str(target), action))
@@ -1032,7 +1056,12 @@ def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) 
                 skill = installable(skills, action.name, action.digest)
                 bundle = load_bundle(store, skill)
                 receipt = write_skill(
-                    directory, bundle, name=action.name, store=str(store.path), record=False
+                    directory,
+                    bundle,
+                    name=action.name,
+                    store=str(store.path),
+                    record=False,
+                    rehash=False,  # load_bundle re-hashed every file
                 )
                 written[action.name] = receipt.index_entry()
     finally:

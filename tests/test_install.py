@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera_cards.bundle import bundle_from_files, read_bundle_dir
+from chimera_cards.bundle import Bundle, bundle_from_files, read_bundle_dir
 from chimera_cards.install import (
     INDEX_NAME,
     RECEIPT_NAME,
@@ -269,3 +269,13 @@ def test_classify_unknown_for_a_hand_made_folder(tmp_path):
     (hand / "SKILL.md").write_bytes(b"---\nname: hand-made\n---\n")
     state = classify(hand, scan_folder(hand), None, {}, {})
     assert (state.state, state.installed) == ("unknown", False)
+
+
+def test_bytes_that_do_not_match_the_manifest_are_refused_and_nothing_is_written(tmp_path):
+    good = make_bundle()
+    swapped = dict(good.contents)
+    swapped["scripts/extract.py"] = swapped["scripts/extract.py"].replace(b"text", b"pwnd")
+    forged = Bundle(good.files, swapped)
+    with pytest.raises(InstallError, match="does not match its manifest entry"):
+        write_skill(tmp_path / "skills", forged, name="pdf-tools", store="s")
+    assert [p.name for p in (tmp_path / "skills").iterdir()] == []
