@@ -8,9 +8,10 @@ real diff from the workspace, so an attempter's account of what it did cannot st
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reference_loop.errors import LoopError
 
@@ -48,11 +49,21 @@ _HOOKS = {
 }
 
 
-def make_attempter(spec: str, *, seed: int = 0, task: Task | None = None) -> Attempter:
+def make_attempter(
+    spec: str,
+    *,
+    seed: int = 0,
+    task: Task | None = None,
+    timeout: float | None = None,
+    options: Mapping[str, str] | None = None,
+    context_tokens: int | None = None,
+) -> Attempter:
     """Resolve ``scripted:NAME``, ``cmd:COMMAND`` or ``llm:MODEL`` to an attempter.
 
     ``task`` is needed by the scripted attempters only (they draw their candidate fixes from the
     task folder); ``seed`` makes their choice among plausible fixes vary as a sampled model's would.
+    ``timeout`` bounds one attempt of a ``cmd:`` or ``llm:`` attempter; ``options`` (``-o KEY
+    VALUE``) and ``context_tokens`` are for ``llm:`` models only.
     """
     kind, sep, arg = spec.partition(":")
     if not sep or not arg:
@@ -61,6 +72,10 @@ def make_attempter(spec: str, *, seed: int = 0, task: Task | None = None) -> Att
             exit_code=2,
         )
     if kind == "scripted":
+        if options:
+            raise LoopError(
+                f"model options (-o) apply to llm: attempters only, not {spec!r}", exit_code=2
+            )
         from reference_loop.attempters.scripted import make_scripted
 
         return make_scripted(arg, seed=seed, task=task)
@@ -74,7 +89,16 @@ def make_attempter(spec: str, *, seed: int = 0, task: Task | None = None) -> Att
             raise LoopError(
                 f"attempter kind {kind!r} is not available in this build", exit_code=2
             ) from exc
-        return getattr(module, factory_name)(arg, seed=seed)
+        kwargs: dict[str, Any] = {"seed": seed}
+        if timeout is not None:
+            kwargs["timeout"] = timeout
+        if kind == "llm":
+            kwargs.update(options=dict(options or {}), context_tokens=context_tokens)
+        elif options:
+            raise LoopError(
+                f"model options (-o) apply to llm: attempters only, not {spec!r}", exit_code=2
+            )
+        return getattr(module, factory_name)(arg, **kwargs)
     raise LoopError(
         f"unknown attempter kind {kind!r} in {spec!r} (expected scripted:, cmd: or llm:)",
         exit_code=2,
