@@ -35,7 +35,28 @@ from chimera_cards.retrieve import match
 from chimera_cards.store import Store
 from chimera_cards.trust import make_statement, sign_statement
 
-SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "pi", "da", "ge", "hu", "zo", "fe", "ba", "ri", "no", "su", "ta", "mo"]
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "sa",
+    "te",
+    "vo",
+    "pi",
+    "da",
+    "ge",
+    "hu",
+    "zo",
+    "fe",
+    "ba",
+    "ri",
+    "no",
+    "su",
+    "ta",
+    "mo",
+]
 
 
 def vocabulary(rng: random.Random, n: int = 3000) -> list[str]:
@@ -81,11 +102,11 @@ def build(store: Store, n: int, rng: random.Random, keydir: Path) -> tuple[list[
                 status="pending",
             )
             review.store_statement(
-                conn,
+                store,
                 sign_statement(private, make_statement(name, sha, "approve", gen.public.keyid)),
             )
         review.reconcile(store, conn)
-        retrieve.sync_index(conn)
+        retrieve.sync_index(store)
     return vocab, time.perf_counter() - t0
 
 
@@ -167,12 +188,12 @@ def main() -> None:
                 ).fetchone()
                 from chimera_cards.trust import get_threshold, trusted_keys
 
-                trusted, threshold = trusted_keys(conn), get_threshold(conn)
+                trusted, threshold = trusted_keys(store), get_threshold(store)
                 reps = 2000
                 t = time.perf_counter()
                 for _ in range(reps):
                     retrieve.gate_check(
-                        conn,
+                        store,
                         name=row[0],
                         sha256=row[1],
                         origin=row[2],

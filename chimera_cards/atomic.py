@@ -6,19 +6,42 @@ import os
 import tempfile
 from pathlib import Path
 
+from chimera_cards.errors import ChimeraError
+
+__all__ = ["WriteError", "write_atomic"]
+
+
+class WriteError(ChimeraError):
+    """An output path the user named cannot be written (missing folder, a file in the way, …)."""
+
+    exit_code = 2
+
 
 def write_atomic(target: Path, data: bytes) -> None:
     """Write ``data`` to a temp file beside ``target``, then rename it over ``target``.
 
     The temp file is in the same directory so the rename stays on one filesystem; it is removed
     if anything (including Ctrl-C) stops the write.
+
+    Args:
+        target: the file to create or replace.
+        data: its new bytes.
+
+    Raises:
+        WriteError: the folder is missing or not writable, or ``target`` cannot be replaced.
     """
     target = Path(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise WriteError(f"cannot write {target}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise WriteError(f"cannot write {target}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -32,11 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimera_cards.card import Card, find_card_files, parse_card, read_card_bytes
-from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT, fetch_url, is_url
 from chimera_cards.integrity import check_integrity, expected_hex, sha256_hex
 from chimera_cards.lint import Finding, lint_card
 from chimera_cards.lockfile import check_pin, read_lockfile
+from chimera_cards.paths import check_link_inside
 from chimera_cards.store import Store, Version, check_storable_name, resolve_hook
 
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
@@ -205,15 +206,18 @@ def _store_batch(
     with store.transaction() as conn:
         for source, cand in batch:
             try:
-                conn.execute("SAVEPOINT card")
-                version, new = _store_one(store, conn, cand)
-                for hook in hooks:
-                    version = hook(store, conn, cand, version, new) or version
-                conn.execute("RELEASE card")
+                with store.savepoint("card"):
+                    version, new = _store_one(store, conn, cand)
+                    for hook in hooks:
+                        version = hook(store, conn, cand, version, new) or version
             except (ChimeraError, sqlite3.Error) as exc:
-                conn.execute("ROLLBACK TO card")
-                conn.execute("RELEASE card")
-                error = exc if isinstance(exc, ChimeraError) else ChimeraError(f"store: {exc}")
+                if not conn.in_transaction:
+                    # SQLite undid the whole transaction (disk full, I/O error): nothing of this
+                    # batch is stored, so no card of it may be reported as imported.
+                    raise StoreWriteError(
+                        f"{store.path}: could not write ({exc}); nothing of this batch was stored"
+                    ) from None
+                error = exc if isinstance(exc, ChimeraError) else StoreWriteError(f"store: {exc}")
                 results.append(_refused(source, error))
                 continue
             results.append(
@@ -316,9 +320,12 @@ def import_source(
     batch: list[tuple[str, Candidate]] = []
     batch_bytes = 0
     slots: list[int] = []  # result index each batched card fills, to keep results in file order
+    root = Path(source)
     for file in files:
         label = str(file)
         try:
+            if file.parent.parent == root:  # a card folder inside a folder of cards
+                check_link_inside(root, file.parent)
             data, resolved = read_card_bytes(file)
             cand = prepare(
                 data, origin=resolved, final_url=None, from_url=False, file=Path(resolved), **common
@@ -331,10 +338,10 @@ def import_source(
         batch.append((label, cand))
         batch_bytes += len(data)
         if len(batch) >= BATCH_CARDS or batch_bytes >= BATCH_BYTES:
-            for slot, result in zip(slots, _store_batch(store, batch, hook_fns)):
+            for slot, result in zip(slots, _store_batch(store, batch, hook_fns), strict=True):
                 results[slot] = result
             batch, batch_bytes, slots = [], 0, []
     if batch:
-        for slot, result in zip(slots, _store_batch(store, batch, hook_fns)):
+        for slot, result in zip(slots, _store_batch(store, batch, hook_fns), strict=True):
             results[slot] = result
     return results

@@ -11,11 +11,10 @@ import base64
 import binascii
 import hashlib
 import hmac
-import re
 
 from chimera_cards.errors import ChimeraError, UsageError
 
-_HEX_RE = re.compile(r"[0-9a-fA-F]{64}")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
 class IntegrityError(ChimeraError):
@@ -23,7 +22,27 @@ class IntegrityError(ChimeraError):
 
 
 def sha256_hex(data: bytes) -> str:
+    """The lowercase hex SHA-256 of ``data``."""
     return hashlib.sha256(data).hexdigest()
+
+
+def is_hex(value: str, length: int | None = None) -> bool:
+    """Whether ``value`` is non-empty hex digits (either case), of exactly ``length`` if given."""
+    if not value or (length is not None and len(value) != length):
+        return False
+    return all(ch in _HEX_DIGITS for ch in value)
+
+
+def parse_sha256(value: str, what: str = "--sha256") -> str:
+    """A full SHA-256 given as 64 hex digits (surrounding space and case ignored), lowercased.
+
+    Raises:
+        UsageError: it is not 64 hex digits.
+    """
+    digest = value.strip().lower()
+    if not is_hex(digest, 64):
+        raise UsageError(f"{what} must be 64 hex digits, got {value!r}")
+    return digest
 
 
 def sri(data: bytes) -> str:
@@ -47,7 +66,7 @@ def _hex_from_sri(value: str) -> str:
 def _hex_from_any(value: str) -> str:
     value = value.strip()
     bare = value[len("sha256:") :] if value.lower().startswith("sha256:") else value
-    if _HEX_RE.fullmatch(bare):
+    if is_hex(bare, 64):
         return bare.lower()
     if value.lower().startswith("sha256-"):
         return _hex_from_sri(value)
@@ -55,7 +74,7 @@ def _hex_from_any(value: str) -> str:
 
 
 def expected_hex(sha256: str | None, integrity: str | None) -> str | None:
-    """Normalise a pinned hash given as hex (``sha256``) and/or SRI (``integrity``) to lowercase hex.
+    """Normalise a pinned hash given as hex (``sha256``) and/or SRI (``integrity``) to lower hex.
 
     Both given and disagreeing is a usage error: one of them is a typo and guessing which would
     silently pin the wrong card.

@@ -29,7 +29,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.errors import ChimeraError, KeyExistsError, KeyWriteError, UsageError
 
 PUBKEY_PREFIX = "ed25519"
 KEY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -131,7 +131,7 @@ def generate_key(
     pubpath = Path(str(path) + ".pub")
     for existing in (path, pubpath):
         if existing.exists() or existing.is_symlink():
-            raise ChimeraError(f"{existing} already exists; refusing to overwrite a key")
+            raise KeyExistsError(f"{existing} already exists; refusing to overwrite a key")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     private = Ed25519PrivateKey.generate()
     encryption = (
@@ -146,14 +146,14 @@ def generate_key(
     try:
         _write_new_file(path, pem, 0o600)
     except FileExistsError:
-        raise ChimeraError(f"{path} already exists; refusing to overwrite a key") from None
+        raise KeyExistsError(f"{path} already exists; refusing to overwrite a key") from None
     except OSError as exc:
-        raise ChimeraError(f"cannot write {path}: {exc.strerror}") from None
+        raise KeyWriteError(f"cannot write {path}: {exc.strerror}") from None
     try:
         _write_new_file(pubpath, (public.text(name) + "\n").encode("ascii"), 0o644)
     except OSError as exc:
         path.unlink(missing_ok=True)  # leave nothing half-written: no private key without its .pub
-        raise ChimeraError(f"cannot write {pubpath}: {exc.strerror or exc}") from None
+        raise KeyWriteError(f"cannot write {pubpath}: {exc.strerror or exc}") from None
     return GeneratedKey(name=name, keyfile=path, pubfile=pubpath, public=public)
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.prompt import LEVELS, render_card
+from chimera_cards.store import Store
 from chimera_cards.trust import evaluate, get_threshold, trusted_keys
 
 # Functions that may hand card text to a model: the gate and its renderer.
@@ -43,13 +44,13 @@ MODEL_READ_PATHS = frozenset(
 # integrity checks, indexing). Listed so the read-path test notices any new reader.
 OTHER_READ_PATHS = frozenset(
     {
-        "chimera_cards.retrieve.sync_index",  # name/description/triggers into the index
         "chimera_cards.retrieve.gate_check",  # re-hash for the gate
         "chimera_cards.retrieve.prompt_preview",  # what the reviewer is shown before approving
         "chimera_cards.review._decide",  # re-hash before signing an approval or rejection
         "chimera_cards.review._review_view",  # the review screen, for a human
         "chimera_cards.review.verify_check",  # verify: signatures against the stored bytes
         "chimera_cards.store.Store.get_blob",  # raw bytes for export/show; callers are listed too
+        "chimera_cards.store.Store.index_queue",  # for sync_index: name/description/triggers
         "chimera_cards.store.check_blobs",  # verify: re-hash every blob
         "chimera_cards.store.export_card",  # writes the exact bytes to a file for a person/git
         "chimera_cards.cli.store.show_cmd",  # only the size of the blob
@@ -152,31 +153,24 @@ def fts_query(query: str) -> str | None:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-def sync_index(conn: sqlite3.Connection) -> int:
-    """Index every queued version (call inside a write transaction); returns how many."""
-    rows = conn.execute(
-        "SELECT q.version_id, v.name, CAST(b.data AS BLOB) FROM index_queue q "
-        "JOIN versions v ON v.id = q.version_id LEFT JOIN blobs b ON b.sha256 = v.sha256"
-    ).fetchall()
-    for vid, name, data in rows:
+def sync_index(store: Store) -> int:
+    """Index every queued version (call inside ``store.transaction()``); returns how many."""
+    queued = store.index_queue()
+    for vid, name, data in queued:
         description, triggers = "", ""
         try:
-            card = parse_card(bytes(data or b""))
+            card = parse_card(data or b"")
             description = card.description or ""
             triggers = "\n".join(card.triggers)
         except CardParseError:
             pass  # a broken blob is still findable by name; the gate will refuse it anyway
-        conn.execute("DELETE FROM card_fts WHERE rowid = ?", (vid,))
-        conn.execute(
-            "INSERT INTO card_fts(rowid, name, description, triggers) VALUES (?, ?, ?, ?)",
-            (vid, name, description, triggers),
-        )
-    conn.execute("DELETE FROM index_queue")
-    return len(rows)
+        store.index_version(vid, name, description, triggers)
+    store.clear_index_queue()
+    return len(queued)
 
 
 def gate_check(
-    conn: sqlite3.Connection,
+    store: Store,
     *,
     name: str,
     sha256: str,
@@ -189,22 +183,22 @@ def gate_check(
     verify: bool = True,
     memo: dict[bytes, bool] | None = None,
 ) -> GateDecision:
-    """May this version go to a model right now? Re-hashes and re-verifies; never trusts columns alone."""
+    """May this version go to a model right now? Re-hashes and re-verifies; never trusts columns
+    alone.
+
+    Returns:
+        The decision, with the verified bytes when it is ok.
+    """
     if status != "active":
         return GateDecision(False, reason=f"status is {status}")
-    row = conn.execute(
-        "SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha256,)
-    ).fetchone()
-    if row is None:
+    data = store.get_blob(sha256)
+    if data is None:
         return GateDecision(False, reason="blob is missing")
-    data = bytes(row[0])
     if not verify:  # benchmark baseline only: what the gate costs
         return GateDecision(True, basis="unverified", data=data)
     if hashlib.sha256(data).hexdigest() != sha256:
         return GateDecision(False, reason="stored bytes do not match their SHA-256")
-    envelopes = [
-        r[0] for r in conn.execute("SELECT envelope FROM statements WHERE sha256 = ?", (sha256,))
-    ]
+    envelopes = store.envelopes(sha256)
     verdict = evaluate(envelopes, trusted, name=name, sha256=sha256, threshold=threshold, memo=memo)
     if verdict.rejected:
         return GateDecision(False, reason="rejected by a trusted reviewer")
@@ -219,7 +213,7 @@ def gate_check(
 
 
 def match(
-    store,
+    store: Store,
     query: str,
     k: int = 5,
     level: int = 2,
@@ -232,6 +226,15 @@ def match(
     Pass a ``RenderCache`` when calling repeatedly to skip re-parsing cards whose bytes were
     verified unchanged. ``verify=False`` exists only for the benchmark's baseline (with its own
     cache); ``tests/test_read_paths.py`` fails if anything in the packages passes it.
+
+    Args:
+        store: the open store.
+        query: the user's words (never read as FTS5 syntax).
+        k: at most this many cards.
+        level: 1 (name and description) or 2 (the whole card).
+
+    Returns:
+        The usable matches, best first.
     """
     if level not in LEVELS:
         raise UsageError("level must be 1 or 2")
@@ -240,60 +243,51 @@ def match(
     q = fts_query(query)
     if q is None:
         return []
-    with store.snapshot() as conn:
-        dirty = conn.execute("SELECT 1 FROM index_queue LIMIT 1").fetchone() is not None
+    with store.snapshot():
+        dirty = store.index_dirty()
     if dirty:
         try:
-            with store.transaction() as wconn:
-                sync_index(wconn)
+            with store.transaction():
+                sync_index(store)
         except (sqlite3.OperationalError, ChimeraError):
             # Read-only, or another writer holds the lock: answer from what is indexed; versions
             # not yet indexed are absent this time (never unchecked).
             pass
-    with store.snapshot() as conn:  # one consistent state for ranking and verification
-        return _match(conn, q, k, level, verify, cache)
+    with store.snapshot():  # one consistent state for ranking and verification
+        return _match(store, q, k, level, verify, cache)
 
 
 def match_path(path, query: str, k: int = 5, level: int = 2) -> list[Match]:
     """``match`` on the store file at ``path``, for callers that hold a path and must not open a
     store themselves (the reference loop reaches cards only through this module). A missing store
     is an error (exit 2), never a new empty one."""
-    from chimera_cards.store import Store
-
     with Store(path, create=False) as store:
         return match(store, query, k=k, level=level)
 
 
 def _match(
-    conn: sqlite3.Connection, q: str, k: int, level: int, verify: bool, cache: RenderCache | None
+    store: Store, q: str, k: int, level: int, verify: bool, cache: RenderCache | None
 ) -> list[Match]:
-    trusted = trusted_keys(conn)
-    threshold = get_threshold(conn)
+    trusted = trusted_keys(store)
+    threshold = get_threshold(store)
     out: list[Match] = []
     page = max(2 * k, 16)
     offset = 0
-    w = BM25_WEIGHTS
     while len(out) < k:
-        rows = conn.execute(
-            "SELECT v.name, v.sha256, v.origin, v.final_url, v.provenance, v.status, "
-            f"bm25(card_fts, {w[0]}, {w[1]}, {w[2]}) AS score "
-            "FROM card_fts JOIN versions v ON v.id = card_fts.rowid "
-            "WHERE card_fts MATCH ? AND v.status = 'active' "
-            "ORDER BY score LIMIT ? OFFSET ?",
-            (q, page, offset),
-        ).fetchall()
+        rows = store.search_active(q, BM25_WEIGHTS, page, offset)
         if not rows:
             break
         offset += len(rows)
-        for name, sha, origin, final_url, provenance, status, score in rows:
+        for version, score in rows:
+            sha = version.sha256
             decision = gate_check(
-                conn,
-                name=name,
+                store,
+                name=version.name,
                 sha256=sha,
-                origin=origin,
-                final_url=final_url,
-                provenance=provenance,
-                status=status,
+                origin=version.origin,
+                final_url=version.final_url,
+                provenance=version.provenance,
+                status=version.status,
                 trusted=trusted,
                 threshold=threshold,
                 verify=verify,
@@ -311,10 +305,10 @@ def _match(
                     cache.put(sha, level, text)
             out.append(
                 Match(
-                    name=name,
+                    name=version.name,
                     sha256=sha,
-                    provenance=provenance,
-                    origin=final_url or origin,
+                    provenance=version.provenance,
+                    origin=version.final_url or version.origin,
                     basis=decision.basis,
                     approvers=decision.approvers,
                     score=score,

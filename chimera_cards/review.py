@@ -25,12 +25,33 @@ from pathlib import Path
 
 from chimera_cards.atomic import write_atomic
 from chimera_cards.card import CardParseError, parse_card
-from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.integrity import sha256_hex
-from chimera_cards.keys import EnvelopeError, parse_envelope, public_of
+from chimera_cards.errors import (
+    ApprovalsFileError,
+    LintBlockedError,
+    RejectedError,
+    StatementError,
+    StatusChangeError,
+    TamperedBlobError,
+    TrustConflictError,
+    UnknownCardError,
+    UnknownVersionError,
+    UnsafeTargetError,
+    UntrustedKeyError,
+    UsageError,
+)
+from chimera_cards.integrity import parse_sha256, sha256_hex
+from chimera_cards.keys import (
+    EnvelopeError,
+    check_key_name,
+    parse_envelope,
+    parse_public_key,
+    public_of,
+)
 from chimera_cards.lint import lint_card, reveal
 from chimera_cards.retrieve import is_clean_path, is_url, prompt_preview
+from chimera_cards.store import SUPERSEDED, Problem, Store
 from chimera_cards.trust import (
+    THRESHOLD_SETTING,
     TrustedKey,
     Verdict,
     check_statement,
@@ -41,64 +62,27 @@ from chimera_cards.trust import (
     sign_statement,
     trusted_keys,
 )
-from chimera_cards.trust import (
-    add_trusted as trust_add,
-)
-from chimera_cards.trust import (
-    remove_trusted as trust_remove,
-)
-from chimera_cards.trust import (
-    set_threshold as trust_set_threshold,
-)
 
 APPROVALS_FILENAME = "approvals.jsonl"
 MAX_APPROVALS_FILE_BYTES = 1024 * 1024
-SUPERSEDED = "retired"  # the status a previously active version keeps as history
 
 
-def _hex(value: str) -> str:
-    v = value.strip().lower()
-    if len(v) != 64 or any(c not in "0123456789abcdef" for c in v):
-        raise UsageError(f"--sha256 must be 64 hex digits, got {value!r}")
-    return v
-
-
-def _version_row(conn: sqlite3.Connection, name: str, sha256: str):
-    return conn.execute(
-        "SELECT id, name, sha256, origin, final_url, provenance, status, reason, findings "
-        "FROM versions WHERE name = ? AND sha256 = ?",
-        (name, sha256),
-    ).fetchone()
-
-
-def envelopes_for(conn: sqlite3.Connection, sha256: str) -> list[str]:
-    return [
-        r[0]
-        for r in conn.execute(
-            "SELECT envelope FROM statements WHERE sha256 = ? ORDER BY id", (sha256,)
-        )
-    ]
-
-
-def verdict_for(conn: sqlite3.Connection, name: str, sha256: str) -> Verdict:
+def verdict_for(store: Store, name: str, sha256: str) -> Verdict:
+    """What the trusted statements stored about (name, sha256) say under the current policy."""
     return evaluate(
-        envelopes_for(conn, sha256),
-        trusted_keys(conn),
+        store.envelopes(sha256),
+        trusted_keys(store),
         name=name,
         sha256=sha256,
-        threshold=get_threshold(conn),
+        threshold=get_threshold(store),
     )
 
 
-def _lint_errors(findings_json: str | None) -> bool:
-    try:
-        findings = json.loads(findings_json or "[]")
-    except ValueError:
-        return True  # unreadable findings: fail closed
+def _lint_errors(findings: list) -> bool:
     return any(isinstance(f, dict) and f.get("severity") == "error" for f in findings)
 
 
-def store_statement(conn: sqlite3.Connection, envelope: dict | str) -> bool:
+def store_statement(store: Store, envelope: dict | str) -> bool:
     """Keep an envelope (indexed by what it claims; trust is decided on every read). New?
 
     One row per (sha256, claimed reviewer, decision). A row whose signature does not verify
@@ -108,29 +92,27 @@ def store_statement(conn: sqlite3.Connection, envelope: dict | str) -> bool:
     text = envelope if isinstance(envelope, str) else json.dumps(envelope, sort_keys=True)
     st = peek_statement(text)
     if st is None:
-        raise ChimeraError("not a chimera review statement")
+        raise StatementError("not a chimera review statement")
     sha = st.sha256.lower()
-    row = conn.execute(
-        "SELECT id, envelope FROM statements WHERE sha256 = ? AND keyid = ? AND decision = ?",
-        (sha, st.reviewer, st.decision),
-    ).fetchone()
-    if row is None:
-        conn.execute(
-            "INSERT INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (st.name, sha, st.decision, st.reviewer, st.time, text),
-        )
+    fields = dict(
+        name=st.name,
+        sha256=sha,
+        decision=st.decision,
+        keyid=st.reviewer,
+        signed_at=st.time,
+        envelope=text,
+    )
+    slot = store.statement_slot(sha, st.reviewer, st.decision)
+    if slot is None:
+        store.put_statement(**fields)
         return True
-    if row[1] == text:
+    if slot[1] == text:
         return False
-    trusted = trusted_keys(conn)
+    trusted = trusted_keys(store)
     new_ok, _ = check_statement(text, trusted, name=st.name, sha256=sha)
-    old_ok, _ = check_statement(row[1], trusted, name=st.name, sha256=sha)
+    old_ok, _ = check_statement(slot[1], trusted, name=st.name, sha256=sha)
     if new_ok is not None and old_ok is None:
-        conn.execute(
-            "UPDATE statements SET name = ?, signed_at = ?, envelope = ? WHERE id = ?",
-            (st.name, st.time, text, row[0]),
-        )
+        store.put_statement(**fields, replace_id=slot[0])
         return True
     return False
 
@@ -154,8 +136,8 @@ class Change:
 
 
 def _set_status(
-    store,
-    conn,
+    store: Store,
+    conn: sqlite3.Connection,
     name: str,
     sha: str,
     old: str,
@@ -167,19 +149,17 @@ def _set_status(
     # Through the store, so the audit log records it and `verify` can replay it; activating
     # retires the name's current active version ("superseded"), which is recorded here too.
     if new == "active":
-        current = conn.execute(
-            "SELECT sha256 FROM versions WHERE name = ? AND status = 'active'", (name,)
-        ).fetchone()
-        if current is not None and current[0] != sha:
+        current = store.active(name)
+        if current is not None and current.sha256 != sha:
             changes.append(
-                Change(name, current[0], "active", SUPERSEDED, f"superseded by {sha[:12]}")
+                Change(name, current.sha256, "active", SUPERSEDED, f"superseded by {sha[:12]}")
             )
     store.set_status(conn, name, sha, new, reason, detail)
     changes.append(Change(name, sha, old, new, reason))
 
 
 def reconcile(
-    store,
+    store: Store,
     conn: sqlite3.Connection,
     names: list[str] | None = None,
     *,
@@ -193,25 +173,18 @@ def reconcile(
     rollback); pending/active + a trusted rejection -> rejected; active by approval but no longer
     approved (a key removed, the threshold raised) -> pending. Clean path imports need no approval.
     """
-    sql = (
-        "SELECT id, name, sha256, origin, final_url, provenance, status, findings FROM versions "
-        "WHERE status IN ('pending', 'active')"
-    )
-    params: tuple = ()
-    if names is not None:
-        sql += f" AND name IN ({','.join('?' * len(names))})"
-        params = tuple(names)
-    rows = conn.execute(sql + " ORDER BY id", params).fetchall()
-    trusted = trusted_keys(conn)
-    threshold = get_threshold(conn)
+    candidates = store.versions(statuses=("pending", "active"), names=names, order="id")
+    trusted = trusted_keys(store)
+    threshold = get_threshold(store)
     changes: list[Change] = []
-    for vid, name, sha, origin, final_url, provenance, _, findings in rows:
-        # Re-read: an earlier row in this loop may have superseded this one.
-        status = conn.execute("SELECT status FROM versions WHERE id = ?", (vid,)).fetchone()[0]
+    for version in candidates:
+        vid, name, sha = version.id, version.name, version.sha256
+        # Re-read: an earlier version in this loop may have superseded this one.
+        status = store.status_of(vid)
         if status not in ("pending", "active"):
             continue
         verdict = evaluate(
-            envelopes_for(conn, sha), trusted, name=name, sha256=sha, threshold=threshold
+            store.envelopes(sha), trusted, name=name, sha256=sha, threshold=threshold
         )
         if verdict.rejected:
             _set_status(
@@ -225,12 +198,10 @@ def reconcile(
                 changes,
             )
             continue
-        clean = is_clean_path(origin, final_url, provenance)
-        if status == "pending" and verdict.approved and not _lint_errors(findings):
-            current = conn.execute(
-                "SELECT id FROM versions WHERE name = ? AND status = 'active'", (name,)
-            ).fetchone()
-            if current is not None and current[0] > vid and sha != approved_now:
+        clean = is_clean_path(version.origin, version.final_url, version.provenance)
+        if status == "pending" and verdict.approved and not _lint_errors(version.findings):
+            current = store.active(name)
+            if current is not None and current.id > vid and sha != approved_now:
                 continue  # an older version must not silently replace a newer active one
             n = len(verdict.approvers)
             _set_status(
@@ -252,7 +223,8 @@ def reconcile(
                 sha,
                 "active",
                 "pending",
-                f"approvals no longer meet the trust policy ({len(verdict.approvers)} of {threshold})",
+                "approvals no longer meet the trust policy "
+                f"({len(verdict.approvers)} of {threshold})",
                 changes,
             )
     return changes
@@ -261,32 +233,61 @@ def reconcile(
 # --- trust list changes (each re-applies the policy to every pending/active version) ----------
 
 
-def add_trust(store, name: str, public) -> tuple[TrustedKey, list[Change]]:
-    """Trust a reviewer's key; statements by it that were imported earlier now count."""
+def add_trust(store: Store, name: str, public) -> tuple[TrustedKey, list[Change]]:
+    """Trust a reviewer's key; statements by it that were imported earlier now count.
+
+    Returns:
+        The trusted key and the status changes re-applying the policy caused.
+    """
+    check_key_name(name)
     with store.transaction() as conn:
-        key = trust_add(conn, name, public)
+        for other, keyid, text in store.trust_rows():
+            if keyid == public.keyid and other != name:
+                raise TrustConflictError(f"key {public.keyid} is already trusted as {other!r}")
+            if other == name and parse_public_key(text) != public:
+                raise TrustConflictError(
+                    f"a different key is already trusted as {name!r}; remove it first"
+                )
+        store.add_trust_row(name, public.keyid, public.text())
+        key = TrustedKey(name, public)
         store.append_audit(conn, "trust-add", None, None, {"name": name, "keyid": key.keyid})
         return key, reconcile(store, conn)
 
 
-def remove_trust(store, name: str) -> tuple[TrustedKey, list[Change]]:
-    """Stop trusting a key: versions that were active only on its approvals go back to pending."""
+def remove_trust(store: Store, name: str) -> tuple[TrustedKey, list[Change]]:
+    """Stop trusting a key: versions that were active only on its approvals go back to pending.
+
+    Returns:
+        The key no longer trusted and the status changes re-applying the policy caused.
+    """
     with store.transaction() as conn:
-        key = trust_remove(conn, name)
+        texts = {other: text for other, _, text in store.trust_rows()}
+        if name not in texts:
+            raise UntrustedKeyError(f"no trusted key named {name!r}")
+        store.remove_trust_row(name)
+        key = TrustedKey(name, parse_public_key(texts[name]))
         store.append_audit(conn, "trust-remove", None, None, {"name": name, "keyid": key.keyid})
         return key, reconcile(store, conn)
 
 
-def set_threshold(store, k: int) -> list[Change]:
+def set_threshold(store: Store, k: int) -> list[Change]:
+    """Require ``k`` distinct trusted approvals from now on, and re-apply the policy.
+
+    Returns:
+        The status changes it caused.
+    """
+    if k < 1:
+        raise UsageError("threshold must be at least 1")
     with store.transaction() as conn:
-        trust_set_threshold(conn, k)
+        store.set_setting(THRESHOLD_SETTING, str(k))
         store.append_audit(conn, "trust-threshold", None, None, {"threshold": k})
         return reconcile(store, conn)
 
 
-def trust_status(store) -> tuple[list[TrustedKey], int]:
-    with store.snapshot() as conn:
-        return trusted_keys(conn), get_threshold(conn)
+def trust_status(store: Store) -> tuple[list[TrustedKey], int]:
+    """The trust list and the threshold, read in one snapshot."""
+    with store.snapshot():
+        return trusted_keys(store), get_threshold(store)
 
 
 # --- approve / reject / retire -----------------------------------------------------------------
@@ -309,45 +310,40 @@ class Decision:
         return {**asdict(self), "changes": [c.to_dict() for c in self.changes]}
 
 
-def _decide(store, name: str, sha256: str, private, decision: str, note: str) -> Decision:
-    sha = _hex(sha256)
+def _decide(store: Store, name: str, sha256: str, private, decision: str, note: str) -> Decision:
+    sha = parse_sha256(sha256)
     keyid = public_of(private).keyid
     with store.transaction() as conn:
-        row = _version_row(conn, name, sha)
-        if row is None:
-            known = [
-                r[0] for r in conn.execute("SELECT sha256 FROM versions WHERE name = ?", (name,))
-            ]
-            if not known:
-                raise ChimeraError(f"no card named {name!r} in the store")
-            raise ChimeraError(
+        version = store.version(name, sha)
+        if version is None:
+            if not store.versions(name=name):
+                raise UnknownCardError(f"no card named {name!r} in the store")
+            raise UnknownVersionError(
                 f"no version of {name!r} has sha256 {sha[:16]}…; you must give the hash of the "
                 f"bytes you reviewed (see `chimera-cards review {name}`)"
             )
-        vid, _, _, origin, final_url, provenance, status, _, findings = row
-        key_names = {k.keyid: k.name for k in trusted_keys(conn)}
+        status = version.status
+        key_names = {k.keyid: k.name for k in trusted_keys(store)}
         if keyid not in key_names:
-            raise ChimeraError(
+            raise UntrustedKeyError(
                 f"key {keyid} is not in this store's trust list (chimera-cards trust add)"
             )
-        blob = conn.execute(
-            "SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)
-        ).fetchone()
-        if blob is None or sha256_hex(bytes(blob[0])) != sha:
-            raise ChimeraError(
+        blob = store.get_blob(sha)
+        if blob is None or sha256_hex(blob) != sha:
+            raise TamperedBlobError(
                 f"the stored bytes of {name!r} no longer hash to {sha[:16]}…; refusing to sign"
             )
         if decision == "approve":
             if status == "rejected":
-                raise ChimeraError(
+                raise RejectedError(
                     f"{name} {sha[:12]} was rejected; a rejected version stays rejected"
                 )
-            if _lint_errors(findings):
-                raise ChimeraError(
+            if _lint_errors(version.findings):
+                raise LintBlockedError(
                     f"{name} {sha[:12]} has lint errors; fix the card and import it again"
                 )
         st = make_statement(name, sha, decision, keyid, note)
-        recorded = store_statement(conn, sign_statement(private, st))
+        recorded = store_statement(store, sign_statement(private, st))
         store.append_audit(conn, decision, name, sha, {"reviewer": keyid, "note": note})
         changes: list[Change] = []
         if decision == "reject" and status != "rejected":
@@ -359,8 +355,8 @@ def _decide(store, name: str, sha256: str, private, decision: str, note: str) ->
         changes += reconcile(
             store, conn, [name], approved_now=sha if decision == "approve" else None
         )
-        status_now = conn.execute("SELECT status FROM versions WHERE id = ?", (vid,)).fetchone()[0]
-        verdict = verdict_for(conn, name, sha)
+        status_now = store.status_of(version.id) or status
+        verdict = verdict_for(store, name, sha)
     return Decision(
         name,
         sha,
@@ -374,38 +370,65 @@ def _decide(store, name: str, sha256: str, private, decision: str, note: str) ->
     )
 
 
-def approve(store, name: str, sha256: str, private, note: str = "") -> Decision:
+def approve(store: Store, name: str, sha256: str, private, note: str = "") -> Decision:
+    """Sign and store an approval of exactly these bytes, then re-apply the trust policy.
+
+    Args:
+        store: the open store.
+        name: the card's name.
+        sha256: the 64-hex SHA-256 of the bytes the reviewer read.
+        private: the reviewer's private key (its public key must be trusted here).
+        note: free text kept in the signed statement.
+
+    Returns:
+        What was recorded and the version's status afterwards.
+
+    Raises:
+        UnknownCardError, UnknownVersionError, UntrustedKeyError, TamperedBlobError,
+        RejectedError, LintBlockedError: the refusal, by type.
+    """
     return _decide(store, name, sha256, private, "approve", note)
 
 
-def reject(store, name: str, sha256: str, private, reason: str) -> Decision:
+def reject(store: Store, name: str, sha256: str, private, reason: str) -> Decision:
+    """Sign and store a rejection of exactly these bytes; the version becomes ``rejected``.
+
+    Args and raises as ``approve`` (``reason`` is required: UsageError when blank).
+    """
     if not reason.strip():
         raise UsageError("a rejection needs a --reason")
     return _decide(store, name, sha256, private, "reject", reason)
 
 
-def retire(store, name: str, sha256: str | None = None, reason: str = "") -> Change:
-    """Withdraw a version (the active one by default) from use. Not a security verdict."""
+def retire(store: Store, name: str, sha256: str | None = None, reason: str = "") -> Change:
+    """Withdraw a version (the active one by default) from use. Not a security verdict.
+
+    Returns:
+        The status change.
+
+    Raises:
+        UnknownVersionError: no such version (or no active one, when ``sha256`` is None).
+        StatusChangeError: the version is rejected or already retired.
+    """
     with store.transaction() as conn:
         if sha256 is None:
-            row = conn.execute(
-                "SELECT id, sha256, status FROM versions WHERE name = ? AND status = 'active'",
-                (name,),
-            ).fetchone()
-            if row is None:
-                raise ChimeraError(f"{name!r} has no active version to retire (give --sha256)")
+            version = store.active(name)
+            if version is None:
+                raise UnknownVersionError(
+                    f"{name!r} has no active version to retire (give --sha256)"
+                )
         else:
-            sha = _hex(sha256)
-            row = conn.execute(
-                "SELECT id, sha256, status FROM versions WHERE name = ? AND sha256 = ?", (name, sha)
-            ).fetchone()
-            if row is None:
-                raise ChimeraError(f"no version of {name!r} has sha256 {sha[:16]}…")
-        vid, sha, status = row
+            sha = parse_sha256(sha256)
+            version = store.version(name, sha)
+            if version is None:
+                raise UnknownVersionError(f"no version of {name!r} has sha256 {sha[:16]}…")
+        sha, status = version.sha256, version.status
         if status == "rejected":
-            raise ChimeraError(f"{name} {sha[:12]} is rejected; retiring would hide the verdict")
+            raise StatusChangeError(
+                f"{name} {sha[:12]} is rejected; retiring would hide the verdict"
+            )
         if status == "retired":
-            raise ChimeraError(f"{name} {sha[:12]} is already retired")
+            raise StatusChangeError(f"{name} {sha[:12]} is already retired")
         changes: list[Change] = []
         _set_status(store, conn, name, sha, status, "retired", reason or "retired", changes)
     return changes[-1]
@@ -451,92 +474,100 @@ class QueueItem:
         return asdict(self)
 
 
-def review_queue(store) -> list[QueueItem]:
-    with store.snapshot() as conn:
-        return _review_queue(conn)
+def review_queue(store: Store) -> list[QueueItem]:
+    """Every pending version, by name, with how many trusted approvals it has so far."""
+    with store.snapshot():
+        # The trust list and threshold once for the whole queue, not once per pending version.
+        trusted, threshold = trusted_keys(store), get_threshold(store)
+        out = []
+        for v in store.versions(status="pending"):
+            verdict = evaluate(
+                store.envelopes(v.sha256),
+                trusted,
+                name=v.name,
+                sha256=v.sha256,
+                threshold=threshold,
+            )
+            out.append(
+                QueueItem(
+                    v.name,
+                    v.sha256,
+                    v.provenance,
+                    v.final_url or v.origin,
+                    v.reason,
+                    len(verdict.approvers),
+                    threshold,
+                )
+            )
+        return out
 
 
-def _review_queue(conn: sqlite3.Connection) -> list[QueueItem]:
-    # The trust list and threshold once for the whole queue, not once per pending version.
-    trusted, threshold = trusted_keys(conn), get_threshold(conn)
-    out = []
-    for vid, name, sha, origin, final_url, prov, reason in conn.execute(
-        "SELECT id, name, sha256, origin, final_url, provenance, reason FROM versions "
-        "WHERE status = 'pending' ORDER BY name, id"
-    ).fetchall():
-        v = evaluate(envelopes_for(conn, sha), trusted, name=name, sha256=sha, threshold=threshold)
-        out.append(
-            QueueItem(name, sha, prov, final_url or origin, reason, len(v.approvers), threshold)
-        )
-    return out
+def _last_approved(store: Store, name: str, exclude: str) -> str | None:
+    current = store.active(name)
+    if current is not None and current.sha256 != exclude:
+        return current.sha256
+    if current is None:  # no active one: the most recent version that was once in use
+        retired = store.last_retired(name, exclude=exclude)
+        return retired.sha256 if retired else None
+    return None
 
 
-def _last_approved(conn: sqlite3.Connection, name: str, exclude: str):
-    row = conn.execute(
-        "SELECT sha256 FROM versions WHERE name = ? AND status = 'active' AND sha256 != ?",
-        (name, exclude),
-    ).fetchone()
-    if row is None:  # no active one: the most recent version that was once in use
-        row = conn.execute(
-            "SELECT sha256 FROM versions WHERE name = ? AND status = 'retired' AND sha256 != ? "
-            "ORDER BY id DESC LIMIT 1",
-            (name, exclude),
-        ).fetchone()
-    return row[0] if row else None
+def review_view(store: Store, name: str, sha256: str | None = None) -> ReviewView:
+    """What a reviewer must see before deciding: the prompt text, findings, diff and verdict.
+
+    Args:
+        store: the open store.
+        name: the card's name.
+        sha256: which version (64 hex digits); the newest pending one when None.
+
+    Raises:
+        UnknownCardError, UnknownVersionError: nothing to show.
+        TamperedBlobError: the stored bytes do not hash to their SHA-256.
+    """
+    with store.snapshot():
+        return _review_view(store, name, sha256)
 
 
-def review_view(store, name: str, sha256: str | None = None) -> ReviewView:
-    with store.snapshot() as conn:
-        return _review_view(conn, name, sha256)
-
-
-def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> ReviewView:
+def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
     if sha256 is None:
-        rows = conn.execute(
-            "SELECT sha256 FROM versions WHERE name = ? AND status = 'pending' ORDER BY id DESC",
-            (name,),
-        ).fetchall()
-        if not rows:
-            if conn.execute("SELECT 1 FROM versions WHERE name = ?", (name,)).fetchone() is None:
-                raise ChimeraError(f"no card named {name!r} in the store")
-            raise ChimeraError(f"{name!r} has no pending version; give --sha256 to review another")
-        sha = rows[0][0]
+        pending = store.versions(name=name, status="pending")
+        if not pending:
+            if not store.versions(name=name):
+                raise UnknownCardError(f"no card named {name!r} in the store")
+            raise UnknownVersionError(
+                f"{name!r} has no pending version; give --sha256 to review another"
+            )
+        sha = pending[-1].sha256
     else:
-        sha = _hex(sha256)
-    row = _version_row(conn, name, sha)
-    if row is None:
-        raise ChimeraError(f"no version of {name!r} has sha256 {sha[:16]}…")
-    _, _, _, origin, final_url, provenance, status, reason, _ = row
-    blob = conn.execute("SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
-    data = bytes(blob[0]) if blob else b""
+        sha = parse_sha256(sha256)
+    version = store.version(name, sha)
+    if version is None:
+        raise UnknownVersionError(f"no version of {name!r} has sha256 {sha[:16]}…")
+    data = store.get_blob(sha) or b""
     if sha256_hex(data) != sha:
-        raise ChimeraError(
+        raise TamperedBlobError(
             f"the stored bytes of {name} {sha[:12]} do not match their SHA-256 (run verify)"
         )
     try:
         card = parse_card(data)
     except CardParseError as exc:
-        raise ChimeraError(f"stored card {name} does not parse: {exc}") from None
+        raise TamperedBlobError(f"stored card {name} does not parse: {exc}") from None
     findings = [f.to_dict() for f in lint_card(card)]
     for f in findings:
         f["message"] = reveal(f["message"])
-    verdict = verdict_for(conn, name, sha)
+    verdict = verdict_for(store, name, sha)
     text = prompt_preview(
         name,
         sha,
-        provenance,
-        final_url or origin,
+        version.provenance,
+        version.final_url or version.origin,
         data,
         approvals=max(len(verdict.approvers), verdict.threshold),
     )
-    base = _last_approved(conn, name, sha)
+    base = _last_approved(store, name, sha)
     diff = ""
     if base is not None:
-        old = bytes(
-            conn.execute(
-                "SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (base,)
-            ).fetchone()[0]
-        )
+        old = store.get_blob(base) or b""
         diff = "".join(
             difflib.unified_diff(
                 reveal(old.decode("utf-8", "replace")).splitlines(keepends=True),
@@ -548,11 +579,11 @@ def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> Rev
     return ReviewView(
         name=name,
         sha256=sha,
-        status=status,
-        provenance=provenance,
-        origin=origin,
-        final_url=final_url,
-        reason=reason,
+        status=version.status,
+        provenance=version.provenance,
+        origin=version.origin,
+        final_url=version.final_url,
+        reason=version.reason,
         prompt_text=text,
         findings=findings,
         diff_against=base,
@@ -564,7 +595,9 @@ def _review_view(conn: sqlite3.Connection, name: str, sha256: str | None) -> Rev
 # --- portable statements ----------------------------------------------------------------------
 
 
-def write_statements(store, name: str, sha256: str, directory: str | os.PathLike) -> Path | None:
+def write_statements(
+    store: Store, name: str, sha256: str, directory: str | os.PathLike
+) -> Path | None:
     """Write every stored statement about (name, sha256) as ``approvals.jsonl`` in ``directory``.
 
     Registered in ``store.EXPORT_HOOKS``, so ``export`` writes it beside the SKILL.md; returns
@@ -572,19 +605,20 @@ def write_statements(store, name: str, sha256: str, directory: str | os.PathLike
     export of other bytes is then removed, so the folder never carries someone else's approval).
     The file is written to a temporary name and renamed: whole or absent.
     """
-    with store.snapshot() as conn:
-        rows = conn.execute(
-            "SELECT envelope FROM statements WHERE sha256 = ? AND name = ? ORDER BY id",
-            (sha256, name),
-        ).fetchall()
+    with store.snapshot():
+        envelopes = store.envelopes(sha256, name)
     path = Path(directory) / APPROVALS_FILENAME
-    if not rows:
+    if not envelopes:
         if path.is_file() and not path.is_symlink():
             path.unlink()
         return None
     if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise ChimeraError(f"{path}: exists and is not a regular file; refusing to write there")
-    lines = [json.dumps(json.loads(r[0]), sort_keys=True, separators=(",", ":")) for r in rows]
+        raise UnsafeTargetError(
+            f"{path}: exists and is not a regular file; refusing to write there"
+        )
+    lines = [
+        json.dumps(json.loads(env), sort_keys=True, separators=(",", ":")) for env in envelopes
+    ]
     write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
     return path
 
@@ -604,15 +638,15 @@ class StatementImport:
 def read_statements_file(path: Path) -> list[str]:
     try:
         if path.stat().st_size > MAX_APPROVALS_FILE_BYTES:
-            raise ChimeraError(f"{path} is larger than 1 MiB")
+            raise ApprovalsFileError(f"{path} is larger than 1 MiB")
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ChimeraError(f"cannot read {path}: {exc}") from None
+        raise ApprovalsFileError(f"cannot read {path}: {exc}") from None
     return [line for line in text.splitlines() if line.strip()]
 
 
 def import_statements(
-    store, source: str | os.PathLike, name: str, sha256: str
+    store: Store, source: str | os.PathLike, name: str, sha256: str
 ) -> StatementImport | None:
     """Read ``approvals.jsonl`` (``source`` is the file or the card folder holding it) and apply
     it to (name, sha256), in one transaction. None when there is no such file.
@@ -629,7 +663,7 @@ def import_statements(
 
 
 def apply_statements(
-    store,
+    store: Store,
     conn: sqlite3.Connection,
     lines: list[str],
     name: str,
@@ -644,8 +678,8 @@ def apply_statements(
     even if their key is not trusted here yet, so adding the key later (``trust add``) counts them.
     """
     result = StatementImport()
-    trusted = trusted_keys(conn)
-    threshold = get_threshold(conn)
+    trusted = trusted_keys(store)
+    threshold = get_threshold(store)
     for i, line in enumerate(lines, 1):
         try:
             parse_envelope(line)
@@ -674,7 +708,7 @@ def apply_statements(
             result.problems.append(f"{label} line {i}: {v.problems[0]}")
         else:
             result.accepted += 1
-        if store_statement(conn, line):
+        if store_statement(store, line):
             store.append_audit(
                 conn,
                 "statement-imported",
@@ -690,7 +724,7 @@ def apply_statements(
     return result
 
 
-def import_hook(store, conn: sqlite3.Connection, candidate, version, new: bool):
+def import_hook(store: Store, conn: sqlite3.Connection, candidate, version, new: bool):
     """``importer.IMPORT_HOOKS`` entry: honour an ``approvals.jsonl`` shipped beside a SKILL.md.
 
     Runs inside the import's transaction for path imports only (a URL names one file, never its
@@ -710,7 +744,7 @@ def import_hook(store, conn: sqlite3.Connection, candidate, version, new: bool):
     path = Path(approvals)
     try:
         lines = read_statements_file(path)
-    except ChimeraError:
+    except ApprovalsFileError:
         return None
     name, sha = version.name, version.sha256
     result = apply_statements(store, conn, lines, name, sha, label=str(path))
@@ -719,16 +753,12 @@ def import_hook(store, conn: sqlite3.Connection, candidate, version, new: bool):
         new
         and now.status == "active"
         and result.about_this_card
-        and not verdict_for(conn, name, sha).approved
+        and not verdict_for(store, name, sha).approved
     ):
         # The folder carries approvals for this card, but not for these bytes: it was edited
         # after review (or its reviewer is not trusted here). Hold it, and give back the active
         # place to the version this import had just superseded.
-        superseded = conn.execute(
-            "SELECT sha256 FROM versions WHERE name = ? AND status = 'retired' AND reason = ? "
-            "ORDER BY id DESC LIMIT 1",
-            (name, f"superseded by {sha[:12]}"),
-        ).fetchone()
+        superseded = store.last_retired(name, reason=f"superseded by {sha[:12]}")
         store.set_status(
             conn,
             name,
@@ -741,7 +771,7 @@ def import_hook(store, conn: sqlite3.Connection, candidate, version, new: bool):
             store.set_status(
                 conn,
                 name,
-                superseded[0],
+                superseded.sha256,
                 "active",
                 f"restored: the import of {sha[:12]} was held for review",
             )
@@ -749,29 +779,28 @@ def import_hook(store, conn: sqlite3.Connection, candidate, version, new: bool):
     return now
 
 
-def verify_check(store, conn: sqlite3.Connection) -> list:
+def verify_check(store: Store, conn: sqlite3.Connection) -> list[Problem]:
     """``verify``'s signature check (registered in ``store.EXTRA_VERIFY_CHECKS``): every stored
     statement by a trusted key must verify over the bytes it is stored with. (Whether an active
-    version still meets the trust policy is the gate's question, asked on every read.)"""
-    from chimera_cards.store import Problem  # the store imports this module lazily, by name
+    version still meets the trust policy is the gate's question, asked on every read.)
 
-    trusted = trusted_keys(conn)
+    Returns:
+        One Problem per mismatch or invalid signature.
+    """
+    trusted = trusted_keys(store)
     trusted_ids = {k.keyid for k in trusted}
-    threshold = get_threshold(conn)
-    problems: list = []
+    threshold = get_threshold(store)
+    problems: list[Problem] = []
     by_sha: dict[str, list[tuple[str, str]]] = {}
-    for name, sha, env in conn.execute("SELECT name, sha256, envelope FROM statements ORDER BY id"):
+    for name, sha, env in store.all_statements():
         by_sha.setdefault(sha, []).append((name, env))
-    for name, sha, origin, final_url, provenance, status in conn.execute(
-        "SELECT name, sha256, origin, final_url, provenance, status FROM versions ORDER BY id"
-    ).fetchall():
+    for version in store.versions(order="id"):
+        name, sha = version.name, version.sha256
         envs = [e for n, e in by_sha.get(sha, []) if n == name]
         if not envs:
             continue  # nothing signed over this version; check_blobs already re-hashed its bytes
-        blob = conn.execute(
-            "SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha,)
-        ).fetchone()
-        actual = sha256_hex(bytes(blob[0])) if blob else None
+        blob = store.get_blob(sha)
+        actual = sha256_hex(blob) if blob is not None else None
         label = f"{name} {sha[:12]}"
         if actual != sha:
             problems.append(

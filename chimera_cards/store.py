@@ -1,4 +1,4 @@
-"""The card store: one SQLite file holding every version of every card, and a hash-chained audit log.
+"""The card store: one SQLite file holding every version of every card and a hash-chained audit log.
 
 Cards are kept as their exact bytes, content-addressed by SHA-256 (``blobs``); each (name, bytes)
 pair is a row of ``versions`` with where it came from, its provenance and status and its lint
@@ -29,14 +29,24 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Union
 
-from chimera_cards.atomic import write_atomic
-from chimera_cards.errors import ChimeraError
+from chimera_cards.errors import (
+    StoreError,
+    StoreWriteError,
+    TamperedBlobError,
+    UnknownCardError,
+    UnknownVersionError,
+    UnstorableNameError,
+    UsageError,
+)
+from chimera_cards.integrity import is_hex
+from chimera_cards.paths import write_atomic_inside
 
 _encode_str = json.encoder.encode_basestring
 
 STATUSES = ("active", "pending", "rejected", "retired")
+# The status a previously active version keeps as history when another one becomes active.
+SUPERSEDED = "retired"
 PROVENANCES = ("clean", "tainted")
 GENESIS_HASH = "0" * 64
 # 'CHMC': marks the SQLite file as ours, so we never migrate someone else's database.
@@ -46,7 +56,7 @@ DEFAULT_TIMEOUT = 30.0
 
 # A migration is SQL text (any number of statements) or a callable taking the connection; it runs
 # inside the migrating transaction. Append only: never edit or reorder an entry once released.
-Migration = Union[str, Callable[[sqlite3.Connection], None]]
+Migration = str | Callable[[sqlite3.Connection], None]
 
 _SCHEMA_1 = """
 CREATE TABLE blobs (
@@ -137,17 +147,11 @@ EXTRA_VERIFY_CHECKS: tuple[str, ...] = ("chimera_cards.review:verify_check",)
 
 
 # Run by export_card after it writes SKILL.md, as "module:function" called
-# fn(store, name, sha256, card_dir) -> Path | None (a file written next to the card, e.g. approvals).
+# fn(store, name, sha256, card_dir) -> Path | None (a file written beside the card, e.g. approvals).
 # review (issue 4): the card's signed statements go beside it as approvals.jsonl.
 EXPORT_HOOKS: tuple[str, ...] = ("chimera_cards.review:write_statements",)
 
 _BAD_NAME_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs")
-
-
-class StoreError(ChimeraError):
-    """The store file cannot be used (not a database, newer schema, missing): unreadable input."""
-
-    exit_code = 2
 
 
 def default_store_path() -> Path:
@@ -164,7 +168,7 @@ def default_store_path() -> Path:
 def check_storable_name(name: str | None) -> str:
     """Refuse names that cannot safely be a directory name or a lockfile field."""
     if not name:
-        raise ChimeraError("card has no string 'name' in its frontmatter; cannot store it")
+        raise UnstorableNameError("card has no string 'name' in its frontmatter; cannot store it")
     if (
         name in (".", "..")
         or len(name) > 200
@@ -172,7 +176,7 @@ def check_storable_name(name: str | None) -> str:
         or "\\" in name
         or any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)
     ):
-        raise ChimeraError(
+        raise UnstorableNameError(
             f"card name {name!r} cannot be stored (whitespace, path separators, "
             "control or invisible characters)"
         )
@@ -180,12 +184,17 @@ def check_storable_name(name: str | None) -> str:
 
 
 def utc_now() -> str:
+    """Now in UTC as ISO 8601 with microseconds and a ``Z``: every timestamp the store writes."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def canonical_json(value) -> str:
     """Sorted keys, no whitespace, UTF-8 text: the one form that is hashed."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# The one spelling of an audit entry's hashed text: canonical_json of its fields, keys sorted.
+_CHAIN_TEXT = '{"detail":%s,"event":%s,"name":%s,"prev_hash":%s,"seq":%s,"sha256":%s,"ts":%s}'
 
 
 def _json_value(value) -> str:
@@ -201,7 +210,7 @@ def audit_hash(
     """SHA-256 of the canonical JSON (``canonical_json``) of an entry, ``detail`` as its stored
     JSON text. Spelled out key by key, in sorted order, because verify hashes every entry and
     this is several times faster than building and sorting a dict; a test pins the equality."""
-    text = '{"detail":%s,"event":%s,"name":%s,"prev_hash":%s,"seq":%s,"sha256":%s,"ts":%s}' % (
+    text = _CHAIN_TEXT % (
         _json_value(detail),
         _json_value(event),
         _json_value(name),
@@ -241,8 +250,25 @@ class Version:
             provenance=row[6],
             status=row[7],
             reason=row[8],
-            findings=json.loads(row[9]) if row[9] else [],
+            findings=_findings(row[9]),
         )
+
+
+def _findings(text: str | None) -> list[dict]:
+    # Unreadable findings count as an error finding: a version must never look clean by accident.
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        value = None
+    if isinstance(value, list):
+        return value
+    return [
+        {
+            "rule": "unreadable-findings",
+            "severity": "error",
+            "message": "stored lint findings are not readable",
+        }
+    ]
 
 
 _VERSION_COLUMNS = (
@@ -449,7 +475,7 @@ class Store:
         try:
             self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise ChimeraError(
+            raise StoreWriteError(
                 f"{self.path}: cannot start a write ({exc}); another process may "
                 "be holding the store"
             ) from None
@@ -464,7 +490,7 @@ class Store:
         except sqlite3.Error as exc:
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
-            raise ChimeraError(
+            raise StoreWriteError(
                 f"{self.path}: could not commit ({exc}); nothing was stored"
             ) from None
 
@@ -572,9 +598,9 @@ class Store:
         version ("superseded"); that is audited too. Same status again is a no-op."""
         if status not in STATUSES:
             raise ValueError(f"status {status!r}")
-        version = self._version(conn, name, sha256)
+        version = self.version(name, sha256)
         if version is None:
-            raise ChimeraError(f"no version {sha256[:12]} of {name!r} in the store")
+            raise UnknownVersionError(f"no version {sha256[:12]} of {name!r} in the store")
         if version.status == status:
             return version
         if status == "active":
@@ -584,13 +610,9 @@ class Store:
         return version
 
     def _retire_active(self, conn: sqlite3.Connection, name: str, new_sha: str) -> None:
-        row = conn.execute(
-            f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND status = 'active'", (name,)
-        ).fetchone()
-        if row is not None and row[2] != new_sha:
-            self._change_status(
-                conn, Version.from_row(row), "retired", f"superseded by {new_sha[:12]}", None
-            )
+        current = self.active(name)
+        if current is not None and current.sha256 != new_sha:
+            self._change_status(conn, current, SUPERSEDED, f"superseded by {new_sha[:12]}", None)
 
     def _change_status(
         self, conn, version: Version, status: str, reason: str, detail: dict | None
@@ -641,8 +663,27 @@ class Store:
         ).fetchone()
         return bytes(row[0]) if row else None
 
-    def versions(self, name: str | None = None, status: str | None = None) -> list[Version]:
-        """Versions, by name then import order; optionally of one name and/or one status."""
+    def versions(
+        self,
+        name: str | None = None,
+        status: str | None = None,
+        *,
+        statuses: Sequence[str] | None = None,
+        names: Sequence[str] | None = None,
+        order: str = "name",
+    ) -> list[Version]:
+        """Versions matching every filter given.
+
+        Args:
+            name: only this card's versions.
+            status: only versions with this status.
+            statuses: only versions with one of these statuses.
+            names: only versions of one of these cards.
+            order: ``"name"`` (by name, then import order) or ``"id"`` (import order).
+
+        Returns:
+            The matching versions, in the order asked for.
+        """
         where, args = [], []
         if name is not None:
             where.append("name = ?")
@@ -650,25 +691,50 @@ class Store:
         if status is not None:
             where.append("status = ?")
             args.append(status)
+        for column, values in (("status", statuses), ("name", names)):
+            if values is not None:
+                where.append(f"{column} IN ({','.join('?' * len(values))})")
+                args.extend(values)
         sql = f"SELECT {_VERSION_COLUMNS} FROM versions"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY name, id"
+        sql += " ORDER BY id" if order == "id" else " ORDER BY name, id"
         return [Version.from_row(row) for row in self._conn.execute(sql, args)]
 
     def active(self, name: str) -> Version | None:
+        """The active version of ``name``, if it has one (there is at most one)."""
         row = self._conn.execute(
             f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND status = 'active'", (name,)
         ).fetchone()
         return Version.from_row(row) if row else None
 
     def version(self, name: str, sha256: str) -> Version | None:
-        return self._version(self._conn, name, sha256)
-
-    def _version(self, conn, name: str, sha256: str) -> Version | None:
-        row = conn.execute(
+        """The version of ``name`` with exactly these bytes, if stored."""
+        row = self._conn.execute(
             f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND sha256 = ?", (name, sha256)
         ).fetchone()
+        return Version.from_row(row) if row else None
+
+    def status_of(self, version_id: int) -> str | None:
+        """The current status of the version with this row id."""
+        row = self._conn.execute(
+            "SELECT status FROM versions WHERE id = ?", (version_id,)
+        ).fetchone()
+        return row[0] if row else None
+
+    def last_retired(
+        self, name: str, *, exclude: str = "", reason: str | None = None
+    ) -> Version | None:
+        """The most recently imported retired version of ``name`` (not ``exclude``), optionally
+        only one retired with exactly ``reason``."""
+        sql = (
+            f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND status = ? AND sha256 != ?"
+        )
+        args: list = [name, SUPERSEDED, exclude]
+        if reason is not None:
+            sql += " AND reason = ?"
+            args.append(reason)
+        row = self._conn.execute(sql + " ORDER BY id DESC LIMIT 1", args).fetchone()
         return Version.from_row(row) if row else None
 
     def version_with_bytes(self, sha256: str) -> Version | None:
@@ -682,17 +748,14 @@ class Store:
     def find_version(self, name: str, sha_prefix: str) -> Version:
         """The version of ``name`` whose hash starts with ``sha_prefix`` (at least 6 hex digits)."""
         prefix = sha_prefix.strip().lower()
-        if len(prefix) < 6 or any(ch not in "0123456789abcdef" for ch in prefix):
-            raise ChimeraError(
-                f"--version {sha_prefix!r}: give at least 6 hex digits of the SHA-256", exit_code=2
-            )
+        if len(prefix) < 6 or not is_hex(prefix):
+            raise UsageError(f"--version {sha_prefix!r}: give at least 6 hex digits of the SHA-256")
         matches = [v for v in self.versions(name=name) if v.sha256.startswith(prefix)]
         if not matches:
-            raise ChimeraError(f"no version {prefix} of {name!r} in the store")
+            raise UnknownVersionError(f"no version {prefix} of {name!r} in the store")
         if len(matches) > 1:
-            raise ChimeraError(
-                f"{prefix} matches {len(matches)} versions of {name!r}; give more digits",
-                exit_code=2,
+            raise UsageError(
+                f"{prefix} matches {len(matches)} versions of {name!r}; give more digits"
             )
         return matches[0]
 
@@ -705,13 +768,169 @@ class Store:
         return [
             AuditEntry(seq, ts, event, name, sha, _loads_or_raw(detail), prev, digest)
             for seq, ts, event, name, sha, detail, prev, digest in self._conn.execute(
-                "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq"
+                "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash "
+                "FROM audit ORDER BY seq"
             )
         ]
 
     def audit_head(self) -> str:
+        """The hash of the last audit entry (the genesis hash for an empty log)."""
         row = self._conn.execute("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
         return row[0] if row else GENESIS_HASH
+
+    # -- trust list, settings and review statements --------------------------------------------
+
+    def trust_rows(self) -> list[tuple[str, str, str]]:
+        """Every trusted key as (name, keyid, public key text), by name."""
+        return self._conn.execute("SELECT name, keyid, pubkey FROM trust ORDER BY name").fetchall()
+
+    def add_trust_row(self, name: str, keyid: str, pubkey: str) -> bool:
+        """Record a trusted key (call inside transaction()); False if exactly it is there."""
+        cursor = self._conn.execute(
+            "INSERT OR IGNORE INTO trust(name, keyid, pubkey, added_at) VALUES (?, ?, ?, ?)",
+            (name, keyid, pubkey, utc_now()),
+        )
+        return cursor.rowcount > 0
+
+    def remove_trust_row(self, name: str) -> None:
+        """Forget the trusted key called ``name`` (call inside transaction())."""
+        self._conn.execute("DELETE FROM trust WHERE name = ?", (name,))
+
+    def get_setting(self, key: str) -> str | None:
+        """A review setting's stored text, or None when it was never set."""
+        row = self._conn.execute(
+            "SELECT value FROM review_settings WHERE key = ?", (key,)
+        ).fetchone()
+        return row[0] if row else None
+
+    def set_setting(self, key: str, value: str) -> None:
+        """Store a review setting (call inside transaction())."""
+        self._conn.execute(
+            "INSERT INTO review_settings(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def envelopes(self, sha256: str, name: str | None = None) -> list[str]:
+        """The stored statement envelopes about these bytes (and this name, if given), in the
+        order they were stored."""
+        if name is None:
+            rows = self._conn.execute(
+                "SELECT envelope FROM statements WHERE sha256 = ? ORDER BY id", (sha256,)
+            )
+        else:
+            rows = self._conn.execute(
+                "SELECT envelope FROM statements WHERE sha256 = ? AND name = ? ORDER BY id",
+                (sha256, name),
+            )
+        return [row[0] for row in rows]
+
+    def all_statements(self) -> list[tuple[str, str, str]]:
+        """Every stored statement as (name, sha256, envelope), in the order they were stored."""
+        return self._conn.execute(
+            "SELECT name, sha256, envelope FROM statements ORDER BY id"
+        ).fetchall()
+
+    def statement_slot(self, sha256: str, keyid: str, decision: str) -> tuple[int, str] | None:
+        """The (row id, envelope) holding what ``keyid`` claims it decided about these bytes."""
+        return self._conn.execute(
+            "SELECT id, envelope FROM statements WHERE sha256 = ? AND keyid = ? AND decision = ?",
+            (sha256, keyid, decision),
+        ).fetchone()
+
+    def put_statement(
+        self,
+        *,
+        name: str,
+        sha256: str,
+        decision: str,
+        keyid: str,
+        signed_at: str,
+        envelope: str,
+        replace_id: int | None = None,
+    ) -> None:
+        """Store a statement envelope, or replace row ``replace_id`` (call inside transaction())."""
+        if replace_id is None:
+            self._conn.execute(
+                "INSERT INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (name, sha256, decision, keyid, signed_at, envelope),
+            )
+        else:
+            self._conn.execute(
+                "UPDATE statements SET name = ?, signed_at = ?, envelope = ? WHERE id = ?",
+                (name, signed_at, envelope, replace_id),
+            )
+
+    # -- the search index ----------------------------------------------------------------------
+
+    def index_dirty(self) -> bool:
+        """Whether any version waits to be indexed."""
+        return self._conn.execute("SELECT 1 FROM index_queue LIMIT 1").fetchone() is not None
+
+    def index_queue(self) -> list[tuple[int, str, bytes | None]]:
+        """Versions waiting to be indexed, as (version id, name, blob bytes or None)."""
+        return [
+            (vid, name, None if data is None else bytes(data))
+            for vid, name, data in self._conn.execute(
+                "SELECT q.version_id, v.name, CAST(b.data AS BLOB) FROM index_queue q "
+                "JOIN versions v ON v.id = q.version_id LEFT JOIN blobs b ON b.sha256 = v.sha256"
+            )
+        ]
+
+    def index_version(self, version_id: int, name: str, description: str, triggers: str) -> None:
+        """(Re)write one version's index entry and take it off the queue (inside transaction())."""
+        self._conn.execute("DELETE FROM card_fts WHERE rowid = ?", (version_id,))
+        self._conn.execute(
+            "INSERT INTO card_fts(rowid, name, description, triggers) VALUES (?, ?, ?, ?)",
+            (version_id, name, description, triggers),
+        )
+        self._conn.execute("DELETE FROM index_queue WHERE version_id = ?", (version_id,))
+
+    def clear_index_queue(self) -> None:
+        """Drop every queue entry, including those of versions that no longer exist."""
+        self._conn.execute("DELETE FROM index_queue")
+
+    def search_active(
+        self, fts: str, weights: Sequence[float], limit: int, offset: int = 0
+    ) -> list[tuple[Version, float]]:
+        """Active versions whose index entry matches the FTS5 query ``fts``, best BM25 first.
+
+        Args:
+            fts: an FTS5 query (already safe: see ``retrieve.fts_query``).
+            weights: BM25 weights for the name, description and triggers columns.
+            limit: at most this many results.
+            offset: skip this many of the best results first.
+
+        Returns:
+            (version, score) pairs; lower scores are better, as SQLite reports BM25.
+        """
+        w = [float(x) for x in weights]
+        rows = self._conn.execute(
+            f"SELECT {', '.join('v.' + c.strip() for c in _VERSION_COLUMNS.split(','))}, "
+            f"bm25(card_fts, {w[0]}, {w[1]}, {w[2]}) AS score "
+            "FROM card_fts JOIN versions v ON v.id = card_fts.rowid "
+            "WHERE card_fts MATCH ? AND v.status = 'active' "
+            "ORDER BY score LIMIT ? OFFSET ?",
+            (fts, limit, offset),
+        ).fetchall()
+        return [(Version.from_row(row), row[-1]) for row in rows]
+
+    @contextmanager
+    def savepoint(self, name: str = "step") -> Iterator[None]:
+        """A nested all-or-nothing step inside transaction(): on an exception, only this step is
+        undone and the exception propagates."""
+        self._conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            # A disk-full or I/O error makes SQLite roll back the whole transaction itself; then
+            # there is no savepoint left to return to.
+            if self._conn.in_transaction:
+                self._conn.execute(f"ROLLBACK TO {name}")
+                self._conn.execute(f"RELEASE {name}")
+            raise
+        self._conn.execute(f"RELEASE {name}")
 
 
 def _loads_or_raw(text: str) -> dict:
@@ -752,7 +971,6 @@ def check_blobs(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], 
 _VERIFY_CHUNK = 512
 # The parser json.loads uses; called directly (see _detail_object) to skip loads' wrappers.
 _scan_json = json.JSONDecoder().scan_once
-_CHAIN_TEXT = '{"detail":%s,"event":%s,"name":%s,"prev_hash":%s,"seq":%d,"sha256":%s,"ts":%s}'
 
 
 def _detail_object(detail):
@@ -1016,7 +1234,7 @@ def select_version(store: Store, name: str, sha_prefix: str | None = None) -> Ve
         return store.find_version(name, sha_prefix)
     found = store.versions(name=name)
     if not found:
-        raise ChimeraError(f"no card named {name!r} in the store")
+        raise UnknownCardError(f"no card named {name!r} in the store")
     return store.active(name) or found[-1]
 
 
@@ -1036,22 +1254,21 @@ def export_card(
         if version is None:
             others = store.versions(name=name)
             if not others:
-                raise ChimeraError(f"no card named {name!r} in the store")
+                raise UnknownCardError(f"no card named {name!r} in the store")
             listed = ", ".join(f"{v.sha256[:12]} {v.status}" for v in others)
-            raise ChimeraError(f"{name} has no active version ({listed}); pass --version SHA")
+            raise UnknownVersionError(
+                f"{name} has no active version ({listed}); pass --version SHA"
+            )
     check_storable_name(version.name)
     data = store.get_blob(version.sha256)
     if data is None or hashlib.sha256(data).hexdigest() != version.sha256:
-        raise ChimeraError(
+        raise TamperedBlobError(
             f"{name} {version.sha256[:12]}: stored bytes are missing or do not "
             "match their hash; run `chimera-cards verify`"
         )
     card_dir = Path(directory) / version.name
-    card_dir.mkdir(parents=True, exist_ok=True)
-    target = card_dir / "SKILL.md"
-    if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise ChimeraError(f"{target}: exists and is not a regular file; refusing to write there")
-    write_atomic(target, data)
+    # Never through a symlinked DIR/NAME/ or SKILL.md: the export stays inside DIR.
+    target = write_atomic_inside(Path(directory), [version.name], "SKILL.md", data)
     files = []
     for spec in EXPORT_HOOKS:
         written = resolve_hook(spec)(store, version.name, version.sha256, card_dir)

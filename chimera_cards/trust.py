@@ -14,21 +14,19 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 
-from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.errors import UsageError
 from chimera_cards.keys import (
     EnvelopeError,
     PublicKey,
-    check_key_name,
     parse_envelope,
     parse_public_key,
     sign_envelope,
     verify_envelope,
 )
+from chimera_cards.store import Store, utc_now
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -69,10 +67,6 @@ class Statement:
         return asdict(self)
 
 
-def now_utc() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
 def make_statement(
     name: str, sha256: str, decision: str, reviewer: str, note: str = ""
 ) -> Statement:
@@ -80,7 +74,7 @@ def make_statement(
         raise UsageError(f"decision must be one of {', '.join(DECISIONS)}")
     if len(note) > MAX_NOTE_CHARS:
         raise UsageError(f"note is longer than {MAX_NOTE_CHARS} characters")
-    return Statement(name, sha256.lower(), decision, reviewer, now_utc(), note)
+    return Statement(name, sha256.lower(), decision, reviewer, utc_now(), note)
 
 
 def sign_statement(private, statement: Statement) -> dict:
@@ -116,7 +110,7 @@ def parse_payload(payload: bytes) -> Statement | None:
 
 
 def peek_statement(envelope: dict | str) -> Statement | None:
-    """The statement an envelope *claims*, unverified: only for indexing and messages, never trust."""
+    """The statement an envelope *claims*, unverified: for indexing and messages, never trust."""
     try:
         env = parse_envelope(envelope)
         return parse_payload(base64.b64decode(env["payload"], validate=True))
@@ -231,46 +225,34 @@ def evaluate(
 # --- the trust list and threshold in the store ------------------------------------------------
 
 
-def trusted_keys(conn: sqlite3.Connection) -> list[TrustedKey]:
-    rows = conn.execute("SELECT name, pubkey FROM trust ORDER BY name").fetchall()
-    return [TrustedKey(r[0], parse_public_key(r[1])) for r in rows]
+def trusted_keys(store: Store) -> list[TrustedKey]:
+    """The store's trust list, by name.
+
+    Args:
+        store: the open store (inside a snapshot or transaction for a consistent answer).
+
+    Returns:
+        Every trusted key with the name it is trusted under.
+    """
+    return [TrustedKey(name, parse_public_key(text)) for name, _, text in store.trust_rows()]
 
 
-def add_trusted(conn: sqlite3.Connection, name: str, public: PublicKey) -> TrustedKey:
-    check_key_name(name)
-    row = conn.execute("SELECT name FROM trust WHERE keyid = ?", (public.keyid,)).fetchone()
-    if row is not None and row[0] != name:
-        raise ChimeraError(f"key {public.keyid} is already trusted as {row[0]!r}")
-    existing = conn.execute("SELECT pubkey FROM trust WHERE name = ?", (name,)).fetchone()
-    if existing is not None and parse_public_key(existing[0]) != public:
-        raise ChimeraError(f"a different key is already trusted as {name!r}; remove it first")
-    conn.execute(
-        "INSERT OR IGNORE INTO trust(name, keyid, pubkey, added_at) VALUES (?, ?, ?, ?)",
-        (name, public.keyid, public.text(), now_utc()),
-    )
-    return TrustedKey(name, public)
+def get_threshold(store: Store) -> int:
+    """How many distinct trusted approvals a version needs (the default when never set).
 
-
-def remove_trusted(conn: sqlite3.Connection, name: str) -> TrustedKey:
-    row = conn.execute("SELECT pubkey FROM trust WHERE name = ?", (name,)).fetchone()
-    if row is None:
-        raise ChimeraError(f"no trusted key named {name!r}")
-    conn.execute("DELETE FROM trust WHERE name = ?", (name,))
-    return TrustedKey(name, parse_public_key(row[0]))
-
-
-def get_threshold(conn: sqlite3.Connection) -> int:
-    row = conn.execute(
-        "SELECT value FROM review_settings WHERE key = ?", (THRESHOLD_SETTING,)
-    ).fetchone()
-    return int(row[0]) if row else DEFAULT_THRESHOLD
-
-
-def set_threshold(conn: sqlite3.Connection, k: int) -> None:
-    if k < 1:
-        raise UsageError("threshold must be at least 1")
-    conn.execute(
-        "INSERT INTO review_settings(key, value) VALUES (?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (THRESHOLD_SETTING, str(k)),
-    )
+    Raises:
+        UsageError: the stored setting is not a whole number of at least 1 (edited by hand).
+    """
+    text = store.get_setting(THRESHOLD_SETTING)
+    if text is None:
+        return DEFAULT_THRESHOLD
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        value = 0
+    if value < 1 or str(value) != str(text).strip():
+        raise UsageError(
+            f"the store's {THRESHOLD_SETTING} setting is {text!r}, not a whole number of at "
+            "least 1; fix it with `chimera-cards trust threshold K`"
+        )
+    return value

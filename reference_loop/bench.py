@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from reference_loop.attempters import AttemptOutcome, make_attempter
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.history import DEFAULT_BUDGET
-from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, RunResult, run_task
+from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, LoopOptions, RunResult, run_task
 from reference_loop.planner import make_planner
 from reference_loop.stats import PairedComparison, paired_compare
 from reference_loop.stop import kill_child_processes
@@ -90,15 +90,15 @@ def parse_arms(text: str | Sequence[str] | None, *, escalate_to: str | None = No
     arms: list[Arm] = []
     for name in names:
         if name not in ARMS:
-            raise LoopError(f"unknown arm {name!r} (expected: {', '.join(ARMS)})", exit_code=2)
+            raise LoopUsageError(f"unknown arm {name!r} (expected: {', '.join(ARMS)})")
         if name == "accumulate+escalate" and not escalate_to:
-            raise LoopError(
-                "arm accumulate+escalate needs a second attempter (--escalate-to SPEC)", exit_code=2
+            raise LoopUsageError(
+                "arm accumulate+escalate needs a second attempter (--escalate-to SPEC)"
             )
         if all(a.name != name for a in arms):
             arms.append(ARMS[name])
     if not arms:
-        raise LoopError("no arms to run", exit_code=2)
+        raise LoopUsageError("no arms to run")
     return arms
 
 
@@ -112,19 +112,17 @@ def load_tasks(tasks_dir: str | Path | None = None, names: Sequence[str] = ()) -
         elif root.is_dir():
             found = load_task_dirs(root)
             if not found:
-                raise LoopError(
-                    f"{root}: no task folders (subfolders with {MANIFEST})", exit_code=2
-                )
+                raise LoopUsageError(f"{root}: no task folders (subfolders with {MANIFEST})")
             tasks.extend(found)
         else:
-            raise LoopError(f"{root}: tasks folder not found", exit_code=2)
+            raise LoopUsageError(f"{root}: tasks folder not found")
     tasks.extend(resolve_task(n) for n in names)
     if tasks_dir is None and not names:
         tasks = sample_tasks()
     seen: set[str] = set()
     for task in tasks:
         if task.name in seen:
-            raise LoopError(f"two tasks are named {task.name!r}; pairs must be unique", exit_code=2)
+            raise LoopUsageError(f"two tasks are named {task.name!r}; pairs must be unique")
         seen.add(task.name)
     return tasks
 
@@ -439,9 +437,10 @@ class AttempterSettings:
     options: Mapping[str, str] = field(default_factory=dict)  # -o KEY VALUE, llm: only
     context_tokens: int | None = None  # --context-tokens, llm: only
     prompts_dir: Path | None = None  # per run: <dir>/<arm>/<task>/seed-<n>/
+    edit_format: str = "auto"  # the reply format taught to llm: models (edits.EDIT_FORMATS)
 
     def build(self, spec: str, seed: int, task: Task) -> Any:
-        return make_attempter(
+        att = make_attempter(
             spec,
             seed=seed,
             task=task,
@@ -449,6 +448,9 @@ class AttempterSettings:
             options=self.options if spec.startswith("llm:") else None,
             context_tokens=self.context_tokens,
         )
+        if hasattr(att, "edit_format"):
+            att.edit_format = self.edit_format
+        return att
 
 
 class BenchStopped(Exception):
@@ -540,17 +542,17 @@ def run_one(
         for att in built:
             if hasattr(att, "transcript_dir"):
                 att.transcript_dir = where
-    kwargs: dict[str, Any] = {
-        "history_mode": arm.history_mode,
-        "max_attempts": max_attempts,
-        "on_repeat": arm.on_repeat,
-        "ignore": tuple(ignore),
-        "budget": budget,
-    }
+    options = LoopOptions(
+        history_mode=arm.history_mode,
+        max_attempts=max_attempts,
+        on_repeat=arm.on_repeat,
+        ignore=tuple(ignore),
+        budget=budget,
+    )
     if arm.on_repeat == "replan":
-        kwargs["planner"] = make_planner("scripted")
+        options.planner = make_planner("scripted")
     if arm.on_repeat == "escalate":
-        kwargs["escalate_to"] = _Guarded(built[1], live.stop)
+        options.escalate_to = _Guarded(built[1], live.stop)
     tmp = tempfile.mkdtemp(prefix=f"reference-loop-{task.name}-")
     with live.lock:
         live.tmpdirs.add(tmp)
@@ -559,7 +561,7 @@ def run_one(
     try:
         started = time.monotonic()
         copy = copy_project(task, Path(tmp) / task.name)
-        result = run_task(task, _Guarded(built[0], live.stop), workspace=copy, **kwargs)
+        result = run_task(task, _Guarded(built[0], live.stop), workspace=copy, options=options)
         calls = [c.to_dict() for att in built for c in getattr(att, "calls", [])]
         calls.sort(key=lambda c: c["attempt"])
         return outcome_from_result(
@@ -593,7 +595,7 @@ def check_attempters(
     Returns the history budget per task: what is left of a model's context after attempt 1's
     prompt and the reply (``ContextTooSmall`` when nothing is). Others get ``default_budget``."""
     if not tasks:
-        raise LoopError("no tasks to run", exit_code=2)
+        raise LoopUsageError("no tasks to run")
     settings = settings or AttempterSettings()
     budgets = {t.name: default_budget for t in tasks}
     for spec in filter(None, (attempter, escalate_to)):
@@ -649,15 +651,15 @@ def run_bench(
     if attempt_timeout is not None:
         settings.attempt_timeout = attempt_timeout
     if seeds < 1:
-        raise LoopError(f"--seeds must be at least 1, got {seeds}", exit_code=2)
+        raise LoopUsageError(f"--seeds must be at least 1, got {seeds}")
     if max_attempts < 1:
-        raise LoopError(f"--max-attempts must be at least 1, got {max_attempts}", exit_code=2)
+        raise LoopUsageError(f"--max-attempts must be at least 1, got {max_attempts}")
     if jobs < 1:
-        raise LoopError(f"--jobs must be at least 1, got {jobs}", exit_code=2)
+        raise LoopUsageError(f"--jobs must be at least 1, got {jobs}")
     if not tasks:
-        raise LoopError("no tasks to run", exit_code=2)
+        raise LoopUsageError("no tasks to run")
     if any(a.on_repeat == "escalate" for a in arms) and not escalate_to:
-        raise LoopError("arm accumulate+escalate needs --escalate-to SPEC", exit_code=2)
+        raise LoopUsageError("arm accumulate+escalate needs --escalate-to SPEC")
     if budgets is None:
         budgets = check_attempters(tasks, attempter, escalate_to, settings)
     with _private_tempdir():

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 
 CARDS_IN = ("every", "first")
 DEFAULT_CARDS_IN = "every"
@@ -60,9 +60,8 @@ class CardsBlock:
 
 def check_cards_in(value: str) -> str:
     if value not in CARDS_IN:
-        raise LoopError(
-            f"unknown cards placement {value!r} (expected one of: {', '.join(CARDS_IN)})",
-            exit_code=2,
+        raise LoopUsageError(
+            f"unknown cards placement {value!r} (expected one of: {', '.join(CARDS_IN)})"
         )
     return value
 
@@ -105,9 +104,8 @@ def load_cards(
     from chimera_cards import retrieve
 
     if not query.strip():
-        raise LoopError(
-            "--cards needs a query (words to match card names, descriptions and triggers)",
-            exit_code=2,
+        raise LoopUsageError(
+            "--cards needs a query (words to match card names, descriptions and triggers)"
         )
     matches = retrieve.match_path(store_path, query, k=k, level=level)
     return cards_section(matches, query, str(store_path))
@@ -130,7 +128,7 @@ def cards_from_options(
     """
     if query is None:
         if store is not None:
-            raise LoopError("--store goes with --cards QUERY", exit_code=2)
+            raise LoopUsageError("--store goes with --cards QUERY")
         return None
     from chimera_cards.store import default_store_path
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from reference_loop.attempters import make_attempter
 from reference_loop.events import EventLog
 from reference_loop.history import mentions
-from reference_loop.loop import RunResult, run_task
+from reference_loop.loop import LoopOptions, RunResult, run_task
 from reference_loop.records import AttemptRecord
 from reference_loop.tasks import Task, three_failure_task
 
@@ -88,18 +89,36 @@ def run_check(
     seed: int = 0,
     max_attempts: int = 3,
     events: EventLog | None = None,
-    **loop_kwargs: Any,
+    workspace: str | Path | None = None,
+    **option_fields: Any,
 ) -> CheckResult:
+    """Run the three-failure task and judge whether attempt 1 reached attempt 3's prompt.
+
+    Args:
+        task: the task (default: the sample task flagged ``known_three_failures``).
+        attempter: the attempter spec.
+        history_mode: the history mode checked (``last`` and ``none`` must fail).
+        seed: the attempter's seed.
+        max_attempts: attempts to run (at least 3).
+        events: where events go.
+        workspace: work in place here instead of a temporary copy.
+        option_fields: further LoopOptions fields (``prompts_dir``, ``cards`` ...).
+
+    Returns:
+        The CheckResult (passed, void, message, ...).
+    """
     # Three attempts are all the check looks at; a fourth would only cost time.
     task = task or three_failure_task()
     log = events if events is not None else EventLog()
+    options = LoopOptions(
+        history_mode=history_mode, max_attempts=max(3, max_attempts), **option_fields
+    )
     run = run_task(
         task,
         make_attempter(attempter, seed=seed, task=task),
-        history_mode=history_mode,
-        max_attempts=max(3, max_attempts),
+        workspace=workspace,
+        options=options,
         events=log,
-        **loop_kwargs,
     )
     result = CheckResult(
         passed=False,

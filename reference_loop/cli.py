@@ -1,4 +1,4 @@
-"""The ``reference-loop`` command: a thin click skin over loop.run_task, tasks and check.run_check."""
+"""The ``reference-loop`` command: a thin click skin over loop.run_task, tasks and check."""
 
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ from reference_loop.cards import (
     describe as describe_cards,
 )
 from reference_loop.check import run_check
-from reference_loop.errors import LoopError
+from reference_loop.edits import EDIT_FORMATS
+from reference_loop.errors import LoopUsageError
 from reference_loop.events import Event, EventLog
 from reference_loop.history import DEFAULT_BUDGET, MODES
-from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, ON_REPEAT, RunResult, run_task
+from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, ON_REPEAT, LoopOptions, RunResult, run_task
 from reference_loop.planner import make_planner
 from reference_loop.tasks import inline_task, resolve_task, sample_tasks, three_failure_task
 
@@ -51,6 +52,11 @@ def progress_line(event: Event, max_attempts: int) -> str | None:
         if d.get("signature"):
             line += f" — {d['signature']}"
         return line
+    if event.kind == "protected_violation":
+        return (
+            f"attempt {d['attempt']}/{max_attempts}: changed protected path(s) "
+            f"{', '.join(d['paths'])} — reverted before verifying"
+        )
     if event.kind == "signature_repeated":
         return f"attempt {d['attempt']}: failed the same way as attempt {d['same_as']}"
     if event.kind == "replanned":
@@ -87,6 +93,16 @@ def summary_lines(result: RunResult, max_attempts: int) -> list[str]:
     ]
     lines += [f"  - {sig}" for sig in sorted(signatures)]
     return lines
+
+
+def set_edit_format(edit_format: str, *attempters: object) -> None:
+    """Teach ``edit_format`` to every attempter that answers in text (``llm:``); asking for a
+    format from attempters that edit files themselves is a usage error."""
+    takers = [a for a in attempters if a is not None and hasattr(a, "edit_format")]
+    if edit_format != "auto" and not takers:
+        raise LoopUsageError("--edit-format goes with an llm: attempter (others edit files)")
+    for attempter in takers:
+        attempter.edit_format = edit_format  # type: ignore[attr-defined]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -195,6 +211,21 @@ def main() -> None:
     show_default=True,
     help="Cards in every prompt (each attempt is a fresh call) or only the first.",
 )
+@click.option(
+    "--edit-format",
+    type=click.Choice(EDIT_FORMATS),
+    default="auto",
+    show_default=True,
+    help="The reply format an llm: attempter is taught (auto: whole files for a small task).",
+)
+@click.option(
+    "--protect",
+    "protect",
+    metavar="GLOB",
+    multiple=True,
+    help="Also protect paths matching GLOB (repeatable; the tests and the files the verify "
+    "command names are protected already). An attempt that changes one is reverted and fails.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @reports_errors
 def run_cmd(
@@ -218,45 +249,45 @@ def run_cmd(
     cards_store: str | None,
     cards_k: int,
     cards_in: str,
+    edit_format: str,
+    protect: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Run the loop on a task (exit 0 solved, 1 not solved, 2 usage)."""
     if bool(task_ref) == bool(workspace):
-        raise LoopError("give exactly one of --task NAME|DIR or --workspace PATH", exit_code=2)
+        raise LoopUsageError("give exactly one of --task NAME|DIR or --workspace PATH")
     if workspace:
         if not Path(workspace).is_dir():
-            raise LoopError(f"workspace is not a directory: {workspace}", exit_code=2)
+            raise LoopUsageError(f"workspace is not a directory: {workspace}")
         task = inline_task(
             task_text or "", verify or "", timeout=timeout, candidates_dir=candidates
         )
     else:
         if verify or task_text or candidates:
-            raise LoopError(
-                "--verify, --task-text and --candidates go with --workspace", exit_code=2
-            )
-        task = resolve_task(task_ref)
+            raise LoopUsageError("--verify, --task-text and --candidates go with --workspace")
+        task = resolve_task(task_ref or "")
     main_attempter = make_attempter(attempter, seed=seed, task=task)
     stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
+    set_edit_format(edit_format, main_attempter, stronger)
     planner = make_planner(planner_spec) if on_repeat != "none" else None
     cards = cards_from_options(cards_query, cards_store, cards_k)
+    options = LoopOptions(
+        history_mode=history_mode,
+        max_attempts=max_attempts,
+        budget=budget,
+        prompts_dir=prompts_dir,
+        planner=planner,
+        on_repeat=on_repeat,
+        escalate_to=stronger,
+        cards=cards,
+        cards_in=cards_in,
+        protect=protect,
+    )
+    options.check()
     if cards is not None:
         click.echo(describe_cards(cards), err=True)
     with EventLog(sink=_stderr_sink(max_attempts), jsonl_path=events_path) as log:
-        result = run_task(
-            task,
-            main_attempter,
-            workspace=workspace,
-            history_mode=history_mode,
-            max_attempts=max_attempts,
-            budget=budget,
-            events=log,
-            prompts_dir=prompts_dir,
-            planner=planner,
-            on_repeat=on_repeat,
-            escalate_to=stronger,
-            cards=cards,
-            cards_in=cards_in,
-        )
+        result = run_task(task, main_attempter, workspace=workspace, options=options, events=log)
     if as_json:
         echo_json({**result.to_dict(), "cards": cards.to_dict() if cards else None})
     else:

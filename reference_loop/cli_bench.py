@@ -28,7 +28,8 @@ from reference_loop.bench import (
     run_bench,
     write_plot,
 )
-from reference_loop.errors import LoopError
+from reference_loop.edits import EDIT_FORMATS
+from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS
 from reference_loop.stop import signals_raise_stopped
 
@@ -62,7 +63,7 @@ def write_json_file(path: Path, data: dict) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise LoopError(f"cannot write {path}: {exc.strerror}", exit_code=2) from None
+        raise LoopUsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
 @click.command("bench")
@@ -133,6 +134,13 @@ def write_json_file(path: Path, data: dict) -> None:
     help="A model option passed to llm (as `llm -o`), e.g. -o n_ctx 8192 -o max_tokens 512.",
 )
 @click.option(
+    "--edit-format",
+    type=click.Choice(EDIT_FORMATS),
+    default="auto",
+    show_default=True,
+    help="The reply format taught to llm: models (auto picks by task size).",
+)
+@click.option(
     "--context-tokens",
     type=click.IntRange(min=1),
     default=None,
@@ -180,6 +188,7 @@ def bench_cmd(
     jobs: int | None,
     attempt_timeout: float | None,
     model_options: tuple[tuple[str, str], ...],
+    edit_format: str,
     context_tokens: int | None,
     prompts_dir: Path | None,
     ignore: tuple[str, ...],
@@ -202,12 +211,13 @@ def bench_cmd(
     for path in (out_path, plot_path):
         # Refuse before the run, not after minutes of work are lost.
         if path is not None and not path.resolve().parent.is_dir():
-            raise LoopError(f"cannot write {path}: no such directory", exit_code=2)
+            raise LoopUsageError(f"cannot write {path}: no such directory")
     settings = AttempterSettings(
         attempt_timeout=attempt_timeout,
         options=dict(model_options),
         context_tokens=context_tokens,
         prompts_dir=prompts_dir,
+        edit_format=edit_format,
     )
     # A bad spec or a prompt that cannot fit the model is refused before the progress bar.
     budgets = check_attempters(tasks, attempter, escalate_to, settings)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopError, LoopUsageError
 
 EVENT_KINDS = (
     "run_started",
@@ -23,6 +23,7 @@ EVENT_KINDS = (
     "workspace_restored",
     "history_injected",
     "cards_injected",  # approved skill cards put in an attempt's prompt (reference_loop.cards)
+    "protected_violation",  # an attempt changed a protected path; reverted before verifying
     "signature_repeated",
     "replanned",
     "escalated",
@@ -55,8 +56,8 @@ class EventLog:
             try:
                 self._file = open(jsonl_path, "w", encoding="utf-8")
             except OSError as exc:
-                raise LoopError(
-                    f"cannot write events file {jsonl_path}: {exc.strerror}", exit_code=2
+                raise LoopUsageError(
+                    f"cannot write events file {jsonl_path}: {exc.strerror}"
                 ) from exc
 
     def emit(self, kind: str, **data: Any) -> Event:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 from reference_loop.records import AttemptRecord, bound_patch
 
 MODES = ("accumulate", "last", "none", "accumulate-nopatch")
@@ -35,9 +35,7 @@ _STAGES = ("output_tail", "output_drop", "patch_short", "patch_drop", "summary")
 
 def check_mode(mode: str) -> str:
     if mode not in MODES:
-        raise LoopError(
-            f"unknown history mode {mode!r} (expected one of: {', '.join(MODES)})", exit_code=2
-        )
+        raise LoopUsageError(f"unknown history mode {mode!r} (expected one of: {', '.join(MODES)})")
     return mode
 
 
@@ -165,7 +163,7 @@ def render(
     """The history section for the next prompt ("" when there is nothing to show)."""
     check_mode(mode)
     if budget <= 0:
-        raise LoopError(f"history budget must be positive, got {budget}", exit_code=2)
+        raise LoopUsageError(f"history budget must be positive, got {budget}")
     records = list(records)
     if not records:
         return ""

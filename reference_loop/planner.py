@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 from reference_loop.ledger import CAUSES_HEADING
 
 
@@ -57,5 +57,5 @@ def make_planner(spec: str) -> Planner:
         return ScriptedPlanner()
     # Hook: an ``llm:MODEL`` planner would be resolved here (see attempters/llm.py).
     if re.match(r"^llm:", spec):
-        raise LoopError(f"planner {spec!r} is not available in this build", exit_code=2)
-    raise LoopError(f"unknown planner {spec!r} (expected: scripted)", exit_code=2)
+        raise LoopUsageError(f"planner {spec!r} is not available in this build")
+    raise LoopUsageError(f"unknown planner {spec!r} (expected: scripted)")

@@ -99,6 +99,7 @@ class AttemptRecord:
     attempter: str = ""
     description: str = ""  # the attempter's own account; never used as the patch
     duration: float = 0.0
+    protected_violation: bool = False  # it changed a protected path (reverted before verifying)
 
     def __post_init__(self) -> None:
         if self.number < 1:

@@ -1,8 +1,9 @@
-"""Tasks: a folder with a ``task.toml`` manifest, the project files, and (optionally) candidate fixes.
+"""Tasks: a folder with a ``task.toml`` manifest, the project files and optional candidate fixes.
 
 Layout of a task folder::
 
     task.toml          name, description, task (text), verify, timeout, known_three_failures,
+                       protect (glob patterns an attempt may not change; default: the tests),
                        and [[candidates]] tables (name, dir, weight, fixes, marker)
     project/           the files the loop works on (copied to a temporary workspace)
     candidates/NAME/   whole-file overlays a scripted attempter writes over the project
@@ -22,7 +23,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopError, LoopUsageError
+from reference_loop.protect import DEFAULT_PROTECT, check_patterns, verify_paths
 
 MANIFEST = "task.toml"
 PROJECT_DIR = "project"
@@ -73,6 +75,11 @@ class Task:
     root: Path | None = None  # the task folder (None for an in-place workspace task)
     project: Path | None = None  # the files to copy into a workspace
     candidates: list[Candidate] = field(default_factory=list)
+    protect: tuple[str, ...] = DEFAULT_PROTECT  # glob patterns an attempt may not change
+
+    def protected(self) -> tuple[str, ...]:
+        """Every protected pattern: ``protect`` plus the files the verify command names."""
+        return (*self.protect, *(p for p in verify_paths(self.verify) if p not in self.protect))
 
     def verify_command(self) -> str:
         return self.verify.replace("{python}", shlex.quote(sys.executable))
@@ -93,13 +100,14 @@ class Task:
             "timeout": self.timeout,
             "path": str(self.root) if self.root else None,
             "candidates": [c.name for c in self.candidates],
+            "protected": list(self.protected()),
         }
 
 
 def _require(data: dict, key: str, kind: type, where: Path) -> Any:
     value = data.get(key)
     if not isinstance(value, kind) or (isinstance(value, str) and not value.strip()):
-        raise LoopError(f"{where}: '{key}' must be a non-empty {kind.__name__}", exit_code=2)
+        raise LoopUsageError(f"{where}: '{key}' must be a non-empty {kind.__name__}")
     return value
 
 
@@ -108,32 +116,31 @@ def load_task_dir(path: str | Path) -> Task:
     root = Path(path)
     manifest = root / MANIFEST
     if not manifest.is_file():
-        raise LoopError(f"{root}: not a task folder (no {MANIFEST})", exit_code=2)
+        raise LoopUsageError(f"{root}: not a task folder (no {MANIFEST})")
     try:
         data = tomllib.loads(manifest.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise LoopError(f"{manifest}: unreadable manifest: {exc}", exit_code=2) from exc
+        raise LoopUsageError(f"{manifest}: unreadable manifest: {exc}") from exc
     text = _require(data, "task", str, manifest)
     verify = _require(data, "verify", str, manifest)
     timeout = data.get("timeout", DEFAULT_TIMEOUT)
     if not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise LoopError(f"{manifest}: 'timeout' must be a positive number", exit_code=2)
+        raise LoopUsageError(f"{manifest}: 'timeout' must be a positive number")
     project = root / PROJECT_DIR
     if not project.is_dir():
-        raise LoopError(f"{root}: no {PROJECT_DIR}/ folder with the project files", exit_code=2)
+        raise LoopUsageError(f"{root}: no {PROJECT_DIR}/ folder with the project files")
     candidates = []
     for i, entry in enumerate(data.get("candidates", []), 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("dir"), str):
-            raise LoopError(f"{manifest}: candidate {i} needs a 'dir'", exit_code=2)
+            raise LoopUsageError(f"{manifest}: candidate {i} needs a 'dir'")
         cdir = (root / entry["dir"]).resolve()
         if not cdir.is_dir() or not cdir.is_relative_to(root.resolve()):
-            raise LoopError(
-                f"{manifest}: candidate dir {entry['dir']!r} is not a folder inside the task",
-                exit_code=2,
+            raise LoopUsageError(
+                f"{manifest}: candidate dir {entry['dir']!r} is not a folder inside the task"
             )
         weight = entry.get("weight", 1.0)
         if not isinstance(weight, (int, float)) or weight < 0:
-            raise LoopError(f"{manifest}: candidate {i} weight must be >= 0", exit_code=2)
+            raise LoopUsageError(f"{manifest}: candidate {i} weight must be >= 0")
         marker = entry.get("marker", [])
         candidates.append(
             Candidate(
@@ -144,6 +151,13 @@ def load_task_dir(path: str | Path) -> Task:
                 marker=[marker] if isinstance(marker, str) else list(marker),
             )
         )
+    protect = data.get("protect", DEFAULT_PROTECT)
+    if not isinstance(protect, (list, tuple)):
+        raise LoopUsageError(f"{manifest}: 'protect' must be a list of glob patterns")
+    try:
+        protect = check_patterns(protect)
+    except LoopUsageError as exc:
+        raise LoopUsageError(f"{manifest}: {exc}") from None
     return Task(
         name=str(data.get("name", root.name)),
         text=text.strip(),
@@ -154,6 +168,7 @@ def load_task_dir(path: str | Path) -> Task:
         root=root,
         project=project,
         candidates=candidates,
+        protect=protect,
     )
 
 
@@ -188,9 +203,8 @@ def resolve_task(name_or_dir: str | Path) -> Task:
         if task.name == str(name_or_dir):
             return task
     names = ", ".join(t.name for t in tasks)
-    raise LoopError(
-        f"no task folder or sample task named {str(name_or_dir)!r} (sample tasks: {names})",
-        exit_code=2,
+    raise LoopUsageError(
+        f"no task folder or sample task named {str(name_or_dir)!r} (sample tasks: {names})"
     )
 
 
@@ -204,12 +218,12 @@ def inline_task(
 ) -> Task:
     """A task for a user's own project, worked on in place (no copy, no manifest)."""
     if not text.strip() or not verify.strip():
-        raise LoopError("an in-place task needs both --task-text and --verify", exit_code=2)
+        raise LoopUsageError("an in-place task needs both --task-text and --verify")
     candidates = []
     if candidates_dir is not None:
         cdir = Path(candidates_dir)
         if not cdir.is_dir():
-            raise LoopError(f"{cdir}: candidates folder not found", exit_code=2)
+            raise LoopUsageError(f"{cdir}: candidates folder not found")
         candidates = [
             Candidate(name=p.name, path=p.resolve()) for p in sorted(cdir.iterdir()) if p.is_dir()
         ]

@@ -9,6 +9,9 @@ Everything here is real (files, sockets, SQLite); nothing stands in for the code
   path with ``server.serve(path, body, ...)``; redirects, delays, oversize bodies, HTML pages and
   HTTP errors are options of ``serve``. ``server.url(path)`` gives the absolute URL and
   ``server.hits`` the paths requested, in order.
+- ``drip_server`` is a raw TCP server on 127.0.0.1 that answers every request one byte at a time
+  (``server.drip(head, body, interval)``): a server that trickles headers or a body to outlast a
+  per-read socket timeout.
 - ``dump_store(path)`` returns every row of every table of an SQLite file, for "the store is
   exactly as before" assertions after a refused operation.
 """
@@ -264,6 +267,76 @@ def card_server():
 def https_card_server():
     """Like ``card_server`` but over TLS; pass ``server.ssl_context`` to the client to trust it."""
     server = CardServer(tls=True).start()
+    yield server
+    server.stop()
+
+
+class DripServer:
+    """A real TCP server on 127.0.0.1 that sends its answer one byte per ``interval`` seconds.
+
+    Each byte arrives well within any per-read socket timeout, so only a deadline for the whole
+    fetch stops it. ``url(path)`` gives the URL; ``connections`` counts accepted connections.
+    """
+
+    def __init__(self) -> None:
+        import socket
+
+        self.head = b"HTTP/1.0 200 OK\r\nContent-Type: text/markdown\r\n\r\n"
+        self.body = b""
+        self.interval = 0.2
+        self.connections = 0
+        self._stop = threading.Event()
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.05)
+        self.port = self._sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def drip(self, head: bytes | None = None, body: bytes = b"", interval: float = 0.2) -> None:
+        """Answer with ``head`` (default: a 200 status line and headers) then ``body``."""
+        if head is not None:
+            self.head = head
+        self.body, self.interval = body, interval
+
+    def url(self, path: str = "/SKILL.md") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn) -> None:
+        with conn:
+            try:
+                conn.settimeout(5)
+                conn.recv(65536)  # the request; its content does not matter
+                for i in range(len(self.head + self.body)):
+                    conn.sendall((self.head + self.body)[i : i + 1])
+                    if self._stop.wait(self.interval):
+                        return
+            except OSError:
+                pass  # the client cut the connection: that is what a deadline does
+
+    def start(self) -> DripServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._sock.close()
+        self._thread.join(timeout=5)
+
+
+@pytest.fixture
+def drip_server():
+    """A started ``DripServer`` on 127.0.0.1, stopped after the test."""
+    server = DripServer().start()
     yield server
     server.stop()
 

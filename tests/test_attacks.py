@@ -17,7 +17,12 @@ from conftest import card_text, dump_store, make_card
 
 from chimera_cards import review
 from chimera_cards.cli import main
-from chimera_cards.errors import ChimeraError
+from chimera_cards.errors import (
+    UnknownCardError,
+    UnknownVersionError,
+    UntrustedKeyError,
+    UsageError,
+)
 from chimera_cards.importer import import_source
 from chimera_cards.keys import generate_key, load_private_key, parse_public_key, sign_envelope
 from chimera_cards.retrieve import match, render_for_prompt
@@ -61,8 +66,12 @@ def test_approving_with_the_wrong_hash_is_refused(store, alice, card_server):
     import hashlib
 
     before = dump_store(store.path)
-    with pytest.raises(ChimeraError, match="you must give the hash of the bytes you reviewed"):
+    with pytest.raises(UnknownVersionError):
         review.approve(store, "fetch-card", hashlib.sha256(reviewed).hexdigest(), key(alice))
+    with pytest.raises(UsageError):
+        review.approve(store, "fetch-card", "not-hex", key(alice))
+    with pytest.raises(UnknownCardError):
+        review.approve(store, "no-such-card", res.sha256, key(alice))
     assert dump_store(store.path) == before
     assert names(store, "fetch-card") == []
 
@@ -71,7 +80,7 @@ def test_approving_with_an_untrusted_key_is_refused(store, alice, card_server, t
     res = from_url(store, card_server, "fetch-card")
     mallory = generate_key("mallory", tmp_path / "mallory.key")
     before = dump_store(store.path)
-    with pytest.raises(ChimeraError, match="not in this store's trust list"):
+    with pytest.raises(UntrustedKeyError):
         review.approve(store, "fetch-card", res.sha256, key(mallory))
     assert dump_store(store.path) == before
     assert names(store, "fetch-card") == []

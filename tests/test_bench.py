@@ -25,7 +25,7 @@ from reference_loop.bench import (
     summarise_arm,
 )
 from reference_loop.cli_bench import bench_cmd
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 
 # Three plausible wrong values before the right one; each candidate leaves its own identifier in
 # the patch so the scripted "rederive" attempter can tell when its idea was shown to it.
@@ -222,9 +222,9 @@ def test_agent_history_files_hide_repeats_unless_ignored(tmp_path: Path, tasks_d
 
 
 def test_usage_errors_are_clear() -> None:
-    with pytest.raises(LoopError, match="unknown arm 'accumulte'"):
+    with pytest.raises(LoopUsageError, match="unknown arm 'accumulte'"):
         parse_arms("none,accumulte")
-    with pytest.raises(LoopError, match="needs a second attempter"):
+    with pytest.raises(LoopUsageError, match="needs a second attempter"):
         parse_arms("accumulate+escalate")
     assert [a.name for a in parse_arms(None, escalate_to="scripted:strong")][
         -1
@@ -424,7 +424,9 @@ def test_saved_descriptor_keeps_output_when_fd1_is_redirected(tmp_path: Path) ->
         "print('lost')\n"
         "out.write('kept\\n'); out.flush()\n"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60
+    )
     assert res.stdout == "kept\n", res.stderr
 
 

@@ -134,6 +134,8 @@ def test_usage_errors_exit_2_with_one_line():
         ["run", "--workspace", ".", "--verify", "true"],
         ["run", "--task", "stats-median", "--attempter", "bogus"],
         ["run", "--task", "stats-median", "--on-repeat", "escalate"],
+        ["run", "--task", "stats-median", "--protect", "../outside"],
+        ["run", "--task", "stats-median", "--edit-format", "diff"],  # scripted edits itself
     ):
         res = _run(*args)
         assert res.exit_code == 2, (args, res.output)
@@ -165,3 +167,33 @@ def test_check_cli_passes_and_fails_with_one_line(tmp_path):
 def test_missing_workspace_is_named_in_the_error(tmp_path):
     res = _run("run", "--workspace", str(tmp_path / "gone"), "--verify", "true", "--task-text", "x")
     assert res.exit_code == 2 and "workspace is not a directory" in res.stderr
+
+
+def test_protect_glob_makes_an_in_place_change_fail_and_leaves_the_workspace(tmp_path):
+    task_dir = make_task_dir(tmp_path / "task")
+    ws = task_dir / "project"
+    before = {p.name: p.read_bytes() for p in ws.iterdir()}
+    res = _run(
+        "run",
+        "--workspace",
+        str(ws),
+        "--verify",
+        "{python} -B check.py",
+        "--task-text",
+        "Set MODE to fixed",
+        "--candidates",
+        str(task_dir / "candidates"),
+        "--attempter",
+        "scripted:strong",
+        "--max-attempts",
+        "2",
+        "--protect",
+        "m.py",
+        "--json",
+    )
+    assert res.exit_code == 1, res.output
+    run = json.loads(res.stdout)
+    assert [a["protected_violation"] for a in run["attempts"]] == [True, True]
+    assert run["attempts"][0]["first_failing_step"]["name"] == "protected-paths"
+    assert "attempt 1/2: changed protected path(s) m.py" in res.stderr
+    assert {p.name: p.read_bytes() for p in ws.iterdir()} == before

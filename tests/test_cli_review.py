@@ -61,7 +61,11 @@ def test_keys_generate_with_output_and_passphrase_file(env):
 
 def test_keys_generate_refuses_to_overwrite(env):
     run("keys", "generate", "alice")
+    keys = env / "home" / "keys"
+    before = {p.name: p.read_bytes() for p in keys.iterdir()}
+    assert set(before) == {"alice.key", "alice.key.pub"}
     one_line_error(run("keys", "generate", "alice", ok=False))
+    assert {p.name: p.read_bytes() for p in keys.iterdir()} == before
 
 
 def test_trust_add_list_remove_and_threshold(env):

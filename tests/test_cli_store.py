@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -273,3 +274,16 @@ def test_a_corrupted_store_is_one_error_line_not_a_traceback(db, card_factory):
         result = run(*args, "--store", db)
         assert result.exit_code in (1, 2), result.output
         one_error_line(result)
+
+
+def test_import_from_a_header_trickling_server_stops_at_the_timeout_and_stores_nothing(
+    db, drip_server
+):
+    drip_server.drip(interval=0.2)
+    start = time.monotonic()
+    result = run("import", drip_server.url(), "--store", db, "--timeout", "1")
+    assert time.monotonic() - start < 4
+    assert result.exit_code == 1
+    assert "timed out after 1s (waiting for the response headers)" in one_error_line(result)
+    rows = sqlite3.connect(db).execute("SELECT count(*) FROM versions").fetchone()[0]
+    assert rows == 0

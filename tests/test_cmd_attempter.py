@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reference_loop.attempters.cmd import CmdAttempter, make_cmd_attempter
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopError, LoopUsageError
 
 PY = shlex.quote(sys.executable)
 
@@ -141,7 +141,7 @@ def test_children_left_behind_by_a_finished_agent_are_killed(tmp_path: Path, ws:
 
 
 def test_missing_agent_binary_is_one_clear_usage_error() -> None:
-    with pytest.raises(LoopError, match="command not found: no-such-agent-xyz") as info:
+    with pytest.raises(LoopUsageError, match="command not found: no-such-agent-xyz") as info:
         make_cmd_attempter("no-such-agent-xyz --yes --message-file {prompt_file}")
     assert info.value.exit_code == 2
 

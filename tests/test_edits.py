@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from reference_loop.edits import EditError, apply_edit, parse_edit
+from reference_loop.edits import (
+    EchoedExampleError,
+    EditError,
+    apply_edit,
+    choose_format,
+    edit_instructions,
+    editable_files,
+    parse_edit,
+)
+from reference_loop.errors import LoopUsageError
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 
@@ -206,3 +215,184 @@ def test_binary_file_is_not_edited_as_text(ws: Path) -> None:
     with pytest.raises(EditError, match="not UTF-8"):
         apply_edit(parse_edit(reply), ws)
     assert (ws / "blob.bin").read_bytes() == b"\xff\xfe\x00\x01"
+
+
+# -- what small models write: each rule with a reply in the shape a real run reported ----------
+
+REPLIES = Path(__file__).parent / "fixtures" / "replies"
+STATS = (
+    '"""Statistics helpers."""\n\nimport math\n\n\n'
+    "def mean(values):\n    return sum(values) / len(values)\n\n\n"
+    "def median(values):\n    values.sort()\n    mid = len(values) // 2\n    return values[mid]\n\n\n"
+    "def spread(values):\n    return max(values) - min(values)\n"
+)
+RECT = (
+    "class Rect:\n    def __init__(self, width, height):\n        self.width = width\n"
+    "        self.height = height\n\n    def area(self):\n        return self.width + self.height\n"
+)
+
+
+def reply(name: str) -> str:
+    return (REPLIES / name).read_text()
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "proj"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_fenced_whole_file_without_a_path_applies_when_one_file_is_editable(tmp_path) -> None:
+    calc = '"""Arithmetic."""\n\n\n' + CALC
+    ws = project(tmp_path, {"calc.py": calc, "test_calc.py": "from calc import add\n"})
+    editable = editable_files(ws)
+    assert list(editable) == ["calc.py"]  # the test file is protected, so not editable
+    edit = parse_edit(reply("pathless-whole-file.txt"), editable)
+    assert apply_edit(edit, ws) == ["calc.py"]
+    assert (ws / "calc.py").read_text() == calc.replace("a - b", "a + b")
+    assert edit.notes == ["code block without a path read as the whole of calc.py"]
+
+
+def test_pathless_block_with_only_some_functions_keeps_the_others(tmp_path) -> None:
+    ws = project(tmp_path, {"calc.py": CALC})
+    edit = parse_edit("```python\ndef add(a, b):\n    return a + b\n```\n", editable_files(ws))
+    assert edit.notes == ["code block read as a new version of add in calc.py"]
+    apply_edit(edit, ws)
+    assert (ws / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+
+
+def test_fenced_block_without_a_path_is_refused_when_two_files_could_be_meant(tmp_path) -> None:
+    ws = project(tmp_path, {"calc.py": CALC, "other.py": "X = 1\n"})
+    with pytest.raises(EditError, match=r"names no file path.*editable: calc\.py, other\.py"):
+        parse_edit("```python\nprint('hello')\n```\n", editable_files(ws))
+
+
+def test_a_command_in_a_fence_is_not_read_as_the_whole_file(tmp_path) -> None:
+    ws = project(tmp_path, {"calc.py": CALC})
+    with pytest.raises(EditError, match="no edit found"):
+        parse_edit("Run this:\n```\npytest -q\n```\n", editable_files(ws))
+
+
+def test_block_defining_a_function_replaces_only_that_definition(tmp_path) -> None:
+    ws = project(tmp_path, {"stats.py": STATS, "report.py": "from stats import median\n"})
+    edit = parse_edit(reply("definition-only.txt"), editable_files(ws))
+    assert edit.format == "definition" and edit.paths == ["stats.py"]
+    apply_edit(edit, ws)
+    text = (ws / "stats.py").read_text()
+    assert "import math" in text and "def mean(values):" in text and "def spread(" in text
+    assert "ordered = sorted(values)" in text and "values.sort()" not in text
+    ns: dict = {}
+    exec(compile(text, "stats.py", "exec"), ns)
+    assert ns["median"]([3, 1, 2, 4]) == 2.5
+
+
+def test_method_shown_flush_left_goes_back_into_its_class(tmp_path) -> None:
+    ws = project(tmp_path, {"rect.py": RECT, "main.py": "print(1)\n"})
+    apply_edit(parse_edit(reply("method-flush-left.txt"), editable_files(ws)), ws)
+    ns: dict = {}
+    exec(compile((ws / "rect.py").read_text(), "rect.py", "exec"), ns)
+    assert ns["Rect"](2, 3).area() == 6
+    assert (
+        "    def area(self):\n        return self.width * self.height\n"
+        in (ws / "rect.py").read_text()
+    )
+
+
+def test_search_block_without_divider_holding_a_definition_replaces_it(tmp_path) -> None:
+    ws = project(tmp_path, {"stats.py": STATS})
+    edit = parse_edit(reply("dividerless-definition.txt"), editable_files(ws))
+    assert edit.format == "definition"
+    apply_edit(edit, ws)
+    assert "ordered[mid - 1] + ordered[mid]" in (ws / "stats.py").read_text()
+    assert "def spread(values):" in (ws / "stats.py").read_text()
+
+
+def test_search_block_without_divider_and_no_definition_says_the_divider_is_missing(
+    tmp_path,
+) -> None:
+    ws = project(tmp_path, {"calc.py": CALC})
+    with pytest.raises(EditError, match="no ======= divider"):
+        parse_edit(reply("dividerless-fragment.txt"), editable_files(ws))
+
+
+def test_placeholder_path_resolves_to_the_one_editable_file(tmp_path) -> None:
+    ws = project(tmp_path, {"calc.py": CALC, "test_calc.py": "x = 1\n"})
+    edit = parse_edit(reply("placeholder-path.txt"), editable_files(ws))
+    assert edit.paths == ["calc.py"]
+    assert edit.notes == ["placeholder path path/to/file.py read as calc.py"]
+    apply_edit(edit, ws)
+    assert "a + b" in (ws / "calc.py").read_text()
+
+
+def test_placeholder_path_with_several_files_goes_to_the_one_holding_the_search(tmp_path) -> None:
+    ws = project(tmp_path, {"calc.py": CALC, "util.py": "X = 1\n"})
+    assert parse_edit(reply("placeholder-path.txt"), editable_files(ws)).paths == ["calc.py"]
+
+
+@pytest.mark.parametrize("fmt", ["whole", "search-replace", "diff"])
+def test_reply_identical_to_the_taught_example_is_no_edit(tmp_path, fmt) -> None:
+    ws = project(tmp_path, {"calc.py": CALC})
+    instructions = edit_instructions(fmt)
+    example = instructions.split("would change its greeting:\n\n", 1)[1].split("\n(greet.py")[0]
+    with pytest.raises(EchoedExampleError, match="no edit: the reply repeats the example"):
+        parse_edit(f"Sure!\n\n{example}\n", editable_files(ws))
+
+
+def test_echo_of_the_old_instructions_example_is_no_edit_not_a_missing_file(tmp_path) -> None:
+    ws = project(tmp_path, {"calc.py": CALC})
+    with pytest.raises(EchoedExampleError, match=r"path/to/file\.py"):
+        parse_edit(reply("echoed-legacy-example.txt"), editable_files(ws))
+
+
+def test_diff_with_other_indentation_and_wrong_line_numbers_applies_fuzzily(tmp_path) -> None:
+    ws = project(tmp_path, {"stats.py": STATS})
+    edit = parse_edit(reply("fuzzy-diff.txt"), editable_files(ws))
+    apply_edit(edit, ws)
+    text = (ws / "stats.py").read_text()
+    assert "    values = sorted(values)\n    mid = len(values) // 2\n" in text
+    assert edit.notes and "hunk 1 applied fuzzily (ignoring whitespace" in edit.notes[0]
+    assert "lines from its header" in edit.notes[0]
+
+
+def test_fuzzy_hunk_farther_than_the_offset_bound_does_not_apply(tmp_path) -> None:
+    ws = project(tmp_path, {"stats.py": STATS})
+    far = reply("fuzzy-diff.txt").replace("@@ -40,4 +40,4 @@", "@@ -400,4 +400,4 @@")
+    with pytest.raises(EditError, match="even ignoring whitespace"):
+        apply_edit(parse_edit(far, editable_files(ws)), ws)
+    assert (ws / "stats.py").read_text() == STATS
+
+
+def test_each_taught_example_is_itself_a_valid_edit_of_greet(tmp_path) -> None:
+    for fmt in ("whole", "search-replace", "diff"):
+        ws = project(tmp_path / fmt, {"greet.py": 'def greet(name):\n    return "Hello " + name\n'})
+        text = edit_instructions(fmt)
+        example = text.split("would change its greeting:\n\n", 1)[1].split("\n(greet.py")[0]
+        apply_edit(parse_edit(example), ws)
+        assert 'f"Hello, {name}!"' in (ws / "greet.py").read_text(), fmt
+
+
+def test_auto_teaches_whole_files_for_a_small_task_and_search_replace_for_a_big_one() -> None:
+    assert choose_format("auto", {"calc.py": CALC}) == "whole"
+    big = {f"m{i}.py": "x = 1\n" * 300 for i in range(3)}
+    assert choose_format("auto", big) == "search-replace"
+    assert choose_format("diff", {"calc.py": CALC}) == "diff"
+    with pytest.raises(LoopUsageError, match="unknown edit format"):
+        choose_format("patch", {})
+
+
+@pytest.mark.parametrize(
+    ("fmt", "taught", "not_taught"),
+    [
+        ("auto", "complete new content", "<<<<<<< SEARCH"),
+        ("search-replace", "<<<<<<< SEARCH", "+++ b/"),
+        ("diff", "+++ b/greet.py", "<<<<<<< SEARCH"),
+    ],
+)
+def test_model_prompt_teaches_exactly_one_format(tmp_path, fmt, taught, not_taught) -> None:
+    from reference_loop.attempters.llm import compose_model_prompt
+
+    ws = project(tmp_path, {"calc.py": CALC})
+    sent = compose_model_prompt("Fix add().", ws, fmt)
+    assert taught in sent and not_taught not in sent and "Example: if greet.py held" in sent

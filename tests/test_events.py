@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.events import EVENT_KINDS, EventLog
 
 
@@ -59,6 +59,6 @@ def test_unknown_kind_is_refused():
 
 
 def test_unwritable_events_file_is_one_clear_error(tmp_path):
-    with pytest.raises(LoopError) as exc:
+    with pytest.raises(LoopUsageError) as exc:
         EventLog(jsonl_path=tmp_path / "missing" / "e.jsonl")
     assert exc.value.exit_code == 2

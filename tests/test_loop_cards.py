@@ -21,7 +21,7 @@ from reference_loop.attempters import make_attempter
 from reference_loop.cards import cards_section, load_cards
 from reference_loop.cli import main as loop_main
 from reference_loop.events import EventLog
-from reference_loop.loop import run_task
+from reference_loop.loop import LoopOptions, run_task
 from reference_loop.tasks import load_task_dir
 
 QUERY = "flaky deploy rollback"
@@ -132,10 +132,8 @@ def test_cards_go_in_every_prompt_by_default_and_only_the_first_with_cards_in_fi
         run = run_task(
             task,
             make_attempter("scripted:rederive", task=task),
-            max_attempts=3,
             events=log,
-            cards=block,
-            cards_in=cards_in,
+            options=LoopOptions(max_attempts=3, cards=block, cards_in=cards_in),
         )
         assert ['<skill-card name="deploy-rollback"' in p for p in run.prompts] == expected
         assert log.count("cards_injected") == sum(expected)

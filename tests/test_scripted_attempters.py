@@ -6,7 +6,7 @@ import pytest
 
 from reference_loop.attempters import AttemptOutcome, ToolStep, make_attempter
 from reference_loop.attempters.scripted import distinguishing_text, seeded_order
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 from reference_loop.tasks import copy_project, three_failure_task
 
 
@@ -81,6 +81,6 @@ def test_bad_specs_are_usage_errors(task):
         ("walk", {"task": task}),
         ("magic:x", {}),
     ]:
-        with pytest.raises(LoopError) as exc:
+        with pytest.raises(LoopUsageError) as exc:
             make_attempter(spec, **kwargs)
         assert exc.value.exit_code == 2

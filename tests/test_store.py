@@ -12,6 +12,7 @@ import pytest
 from conftest import dump_store
 
 from chimera_cards import store as store_mod
+from chimera_cards.errors import UnknownVersionError, UsageError
 from chimera_cards.store import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -342,9 +343,11 @@ def test_find_version_by_prefix(filled):
     with Store(filled) as store:
         sha = hashlib.sha256(b"alpha two").hexdigest()
         assert store.find_version("alpha", sha[:8]).sha256 == sha
-        with pytest.raises(Exception, match="at least 6 hex digits"):
+        with pytest.raises(UsageError):
             store.find_version("alpha", "ab")
-        with pytest.raises(Exception, match="no version"):
+        with pytest.raises(UsageError):
+            store.find_version("alpha", "not-hex-at-all")
+        with pytest.raises(UnknownVersionError):
             store.find_version("alpha", "ffffffff" if not sha.startswith("ff") else "00000000")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 
@@ -9,11 +10,12 @@ import pytest
 
 from reference_loop.attempters import make_attempter
 from reference_loop.attempters.scripted import distinguishing_text, seeded_order
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.events import EventLog
 from reference_loop.ledger import CAUSES_HEADING
-from reference_loop.loop import run_task
+from reference_loop.loop import LoopOptions, run_task
 from reference_loop.planner import ScriptedPlanner
+from reference_loop.protect import DEFAULT_PROTECT
 from reference_loop.tasks import (
     copy_project,
     inline_task,
@@ -70,18 +72,37 @@ def test_task_folder_is_read_with_its_candidates(tmp_path):
         ('task = "x"\nverify = "v"\ntimeout = -1\n', "timeout"),
         ('task = "x"\nverify = "v"\n[[candidates]]\ndir = "../../etc"\n', "not a folder inside"),
         ("task = [\n", "unreadable manifest"),
+        ('task = "x"\nverify = "v"\nprotect = "tests/"\n', "'protect' must be a list"),
+        ('task = "x"\nverify = "v"\nprotect = ["../up"]\n', "inside the workspace"),
     ],
 )
 def test_bad_manifest_is_one_clear_usage_error(tmp_path, manifest, needle):
-    with pytest.raises(LoopError) as exc:
+    with pytest.raises(LoopUsageError, match=re.escape(needle)) as exc:
         load_task_dir(_task_dir(tmp_path, manifest))
-    assert exc.value.exit_code == 2 and needle in str(exc.value)
+    assert exc.value.exit_code == 2
+
+
+def test_protected_paths_default_to_the_tests_and_the_verify_scripts(tmp_path):
+    task = load_task_dir(_task_dir(tmp_path, GOOD.replace("-m pytest -q", "-B ci/check.py")))
+    assert task.protect == DEFAULT_PROTECT
+    assert task.protected() == (*DEFAULT_PROTECT, "ci/check.py")
+    assert task.to_dict()["protected"] == list(task.protected())
+
+
+def test_a_manifest_names_its_own_protected_paths(tmp_path):
+    task = load_task_dir(
+        _task_dir(
+            tmp_path,
+            GOOD.replace("[[candidates]]", 'protect = ["spec/", "./golden.txt"]\n[[candidates]]'),
+        )
+    )
+    assert task.protect == ("spec/", "golden.txt")
 
 
 def test_resolve_by_sample_name_or_folder_and_unknown_name_lists_the_samples(tmp_path):
     assert resolve_task("stats-median").known_three_failures
     assert resolve_task(str(_task_dir(tmp_path, GOOD))).name == "demo"
-    with pytest.raises(LoopError) as exc:
+    with pytest.raises(LoopUsageError) as exc:
         resolve_task("no-such-task")
     assert exc.value.exit_code == 2 and "stats-median" in str(exc.value)
 
@@ -129,7 +150,10 @@ def test_money_format_repeats_a_signature_under_accumulate_and_replans_exactly_o
     log = EventLog()
     rederive = make_attempter("scripted:rederive", task=task)
     result = run_task(
-        task, rederive, history_mode="accumulate", on_repeat="replan", planner=planner, events=log
+        task,
+        rederive,
+        events=log,
+        options=LoopOptions(history_mode="accumulate", on_repeat="replan", planner=planner),
     )
     first, second, third = result.attempts
     # Two different patches (not one patch repeated), one normalised failure signature.
@@ -155,9 +179,10 @@ def test_money_format_escalates_once_to_the_strong_attempter(monkeypatch):
     result = run_task(
         task,
         make_attempter("scripted:rederive", task=task),
-        on_repeat="escalate",
-        escalate_to=make_attempter("scripted:strong", task=task),
         events=log,
+        options=LoopOptions(
+            on_repeat="escalate", escalate_to=make_attempter("scripted:strong", task=task)
+        ),
     )
     assert [a.attempter for a in result.attempts] == ["scripted:rederive"] * 2 + ["scripted:strong"]
     assert log.count("escalated") == 1 and result.escalations == 1 and result.solved_at == 3

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 
 if TYPE_CHECKING:
     from reference_loop.tasks import Task
@@ -67,15 +67,12 @@ def make_attempter(
     """
     kind, sep, arg = spec.partition(":")
     if not sep or not arg:
-        raise LoopError(
-            f"attempter {spec!r} must look like scripted:NAME, cmd:COMMAND or llm:MODEL",
-            exit_code=2,
+        raise LoopUsageError(
+            f"attempter {spec!r} must look like scripted:NAME, cmd:COMMAND or llm:MODEL"
         )
     if kind == "scripted":
         if options:
-            raise LoopError(
-                f"model options (-o) apply to llm: attempters only, not {spec!r}", exit_code=2
-            )
+            raise LoopUsageError(f"model options (-o) apply to llm: attempters only, not {spec!r}")
         from reference_loop.attempters.scripted import make_scripted
 
         return make_scripted(arg, seed=seed, task=task)
@@ -86,20 +83,15 @@ def make_attempter(
         except ModuleNotFoundError as exc:
             if exc.name != module_name:
                 raise
-            raise LoopError(
-                f"attempter kind {kind!r} is not available in this build", exit_code=2
-            ) from exc
+            raise LoopUsageError(f"attempter kind {kind!r} is not available in this build") from exc
         kwargs: dict[str, Any] = {"seed": seed}
         if timeout is not None:
             kwargs["timeout"] = timeout
         if kind == "llm":
             kwargs.update(options=dict(options or {}), context_tokens=context_tokens)
         elif options:
-            raise LoopError(
-                f"model options (-o) apply to llm: attempters only, not {spec!r}", exit_code=2
-            )
+            raise LoopUsageError(f"model options (-o) apply to llm: attempters only, not {spec!r}")
         return getattr(module, factory_name)(arg, **kwargs)
-    raise LoopError(
-        f"unknown attempter kind {kind!r} in {spec!r} (expected scripted:, cmd: or llm:)",
-        exit_code=2,
+    raise LoopUsageError(
+        f"unknown attempter kind {kind!r} in {spec!r} (expected scripted:, cmd: or llm:)"
     )

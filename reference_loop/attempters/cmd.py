@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_loop.attempters import AttemptOutcome, ToolStep
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 from reference_loop.process import run_in_group
 
 DEFAULT_TIMEOUT = 600.0
@@ -53,16 +53,15 @@ class CmdAttempter:
 
     def __post_init__(self) -> None:
         if not self.argv:
-            raise LoopError(
+            raise LoopUsageError(
                 "cmd: attempter needs a command, e.g. "
-                "'cmd:aider --yes --message-file {prompt_file}'",
-                exit_code=2,
+                "'cmd:aider --yes --message-file {prompt_file}'"
             )
         if not self.name:
             self.name = "cmd:" + Path(self.argv[0]).name
         exe = self.argv[0]
         if "{" not in exe and shutil.which(exe) is None and not Path(exe).is_file():
-            raise LoopError(f"cmd: attempter: command not found: {exe}", exit_code=2)
+            raise LoopUsageError(f"cmd: attempter: command not found: {exe}")
 
     @property
     def uses_prompt_file(self) -> bool:
@@ -149,9 +148,7 @@ def parse_cmd_spec(command: str) -> list[str]:
     try:
         argv = shlex.split(command)
     except ValueError as exc:
-        raise LoopError(
-            f"cmd: attempter: cannot parse command {command!r}: {exc}", exit_code=2
-        ) from None
+        raise LoopUsageError(f"cmd: attempter: cannot parse command {command!r}: {exc}") from None
     return argv
 
 

@@ -38,8 +38,16 @@ from reference_loop.attempters.model_worker import (
     WorkerTimeout,
     load_plugin_modules,
 )
-from reference_loop.edits import EditError, apply_edit, parse_edit
-from reference_loop.errors import LoopError
+from reference_loop.edits import (
+    EchoedExampleError,
+    EditError,
+    apply_edit,
+    choose_format,
+    edit_instructions,
+    editable_files,
+    parse_edit,
+)
+from reference_loop.errors import LoopError, LoopUsageError
 
 if TYPE_CHECKING:
     from reference_loop.tasks import Task
@@ -65,7 +73,7 @@ DEFAULT_TIMEOUT = 600.0
 # Code and English through a small-vocabulary tokenizer run about 3-4 chars a token; 3 errs on
 # the side of a prompt that fits.
 CHARS_PER_TOKEN_ESTIMATE = 3.0
-REPLY_RESERVE = 512  # tokens kept free for the reply when the model's max_tokens is unknown
+REPLY_RESERVE = 512  # tokens kept for the reply when max_tokens is not given (<= 1/4 window)
 MARGIN_TOKENS = 64  # chat template and a re-plan's few lines
 # Context windows of models whose plugin does not say, as those plugins run them.
 DEFAULT_CONTEXT = {
@@ -81,19 +89,6 @@ _SKIP_DIRS = {
     ".mypy_cache",
 }
 
-EDIT_INSTRUCTIONS = """\
-Reply with the change as one or more SEARCH/REPLACE blocks, each preceded by the file's path:
-
-path/to/file.py
-<<<<<<< SEARCH
-exact lines currently in the file
-=======
-the lines to put there instead
->>>>>>> REPLACE
-
-(A unified diff, or the whole new file in a fenced code block whose first line names the path,
-is also accepted.) Edit only files listed below."""
-
 
 class ContextTooSmall(LoopError):
     """Even attempt 1's prompt and the reply cannot fit the model's context window."""
@@ -104,10 +99,9 @@ def import_llm() -> Any:
     try:
         import llm
     except ImportError:
-        raise LoopError(
+        raise LoopUsageError(
             "the llm: attempter needs the 'llm' library: pip install 'chimera-cards[llm]' "
-            "(or '.[llm]' from a checkout)",
-            exit_code=2,
+            "(or '.[llm]' from a checkout)"
         ) from None
     load_plugin_modules(llm)
     return llm
@@ -169,10 +163,11 @@ def workspace_files_text(
     return out
 
 
-def compose_model_prompt(prompt: str, workspace: Path) -> str:
-    """What the model gets: the loop's prompt, the reply formats, then the files."""
+def compose_model_prompt(prompt: str, workspace: Path, edit_format: str = "auto") -> str:
+    """What the model gets: the loop's prompt, one reply format with its example, the files."""
     files = workspace_files_text(workspace)
-    return f"{prompt.rstrip()}\n\n## How to answer\n\n{EDIT_INSTRUCTIONS}\n\n## Files\n\n{files}\n"
+    taught = edit_instructions(choose_format(edit_format, editable_files(workspace)))
+    return f"{prompt.rstrip()}\n\n## How to answer\n\n{taught}\n\n## Files\n\n{files}\n"
 
 
 @dataclass
@@ -210,6 +205,7 @@ class LLMAttempter:
     worker: ModelWorker | None = None
     _context: int | None = field(default=None, repr=False)
     _context_known: bool = field(default=False, repr=False)
+    edit_format: str = "auto"  # the reply format taught (reference_loop.edits.EDIT_FORMATS)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -228,9 +224,13 @@ class LLMAttempter:
             opts["seed"] = attempt_seed(self.seed, attempt)
         return opts
 
-    def reply_reserve(self) -> int:
+    def reply_reserve(self, context: int | None = None) -> int:
+        """Tokens kept free for the reply: ``-o max_tokens``, else ``REPLY_RESERVE`` but at most
+        a quarter of the window (a small window still leaves room for the prompt)."""
         value = self.options.get("max_tokens")
-        return int(value) if value else REPLY_RESERVE
+        if value:
+            return int(value)
+        return min(REPLY_RESERVE, context // 4) if context else REPLY_RESERVE
 
     def context_window(self) -> int | None:
         """The model's context in tokens: as the model says, else --context-tokens, else the
@@ -266,9 +266,9 @@ class LLMAttempter:
             return default
         from reference_loop.loop import compose_prompt
 
-        fixed = compose_model_prompt(compose_prompt(task, ""), task.project)
+        fixed = compose_model_prompt(compose_prompt(task, ""), task.project, self.edit_format)
         tokens, counted = self.count_tokens(fixed)
-        reserve = self.reply_reserve()
+        reserve = self.reply_reserve(context)
         room = context - reserve - MARGIN_TOKENS - tokens
         if room <= 0:
             how = "tokens" if counted else "tokens (estimated)"
@@ -291,7 +291,7 @@ class LLMAttempter:
 
     def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome:
         workspace = Path(workspace)
-        full = compose_model_prompt(prompt, workspace)
+        full = compose_model_prompt(prompt, workspace, self.edit_format)
         self._save(attempt, "prompt", full)
         try:
             tokens, counted = self.count_tokens(full)
@@ -300,7 +300,7 @@ class LLMAttempter:
             return self._model_failed(attempt, full, 0, False, str(exc))
         call = CallInfo(attempt, len(full), tokens, counted)
         self.calls.append(call)
-        reserve = self.reply_reserve()
+        reserve = self.reply_reserve(context)
         if context is not None and tokens + reserve > context:
             call.error = (
                 f"prompt is {tokens} tokens and the reply needs {reserve}, but the context "
@@ -334,11 +334,12 @@ class LLMAttempter:
         )
         steps = [ToolStep("model", True)]
         try:
-            edit = parse_edit(reply)
+            edit = parse_edit(reply, editable_files(workspace))
         except EditError as exc:
             steps.append(ToolStep("parse-edit", False, str(exc)))
+            what = "repeated the example" if isinstance(exc, EchoedExampleError) else "held"
             return AttemptOutcome(
-                steps, f"{self.name}: reply held no usable edit ({len(reply)} chars)"
+                steps, f"{self.name}: reply {what} no usable edit ({len(reply)} chars)"
             )
         steps.append(ToolStep("parse-edit", True))
         try:
@@ -348,7 +349,10 @@ class LLMAttempter:
             return AttemptOutcome(steps, f"{self.name}: {edit.format} edit did not apply")
         steps.append(ToolStep("apply-edit", True))
         touched = ", ".join(changed) or "no files"
-        return AttemptOutcome(steps, f"{self.name}: applied a {edit.format} edit to {touched}")
+        notes = f" ({'; '.join(edit.notes)})" if edit.notes else ""
+        return AttemptOutcome(
+            steps, f"{self.name}: applied a {edit.format} edit to {touched}{notes}"
+        )
 
     def _model_failed(
         self, attempt: int, full: str, tokens: int, counted: bool, error: str
@@ -385,17 +389,16 @@ def make_llm_attempter(
     ``options`` are ``-o KEY VALUE`` pairs, validated by the model's own ``Options`` as ``llm -o``
     validates them."""
     if not model_id.strip():
-        raise LoopError(
-            "llm: attempter needs a model id, e.g. 'llm:SmolLM2' or 'llm:gpt-4o-mini'", exit_code=2
+        raise LoopUsageError(
+            "llm: attempter needs a model id, e.g. 'llm:SmolLM2' or 'llm:gpt-4o-mini'"
         )
     llm = import_llm()
     try:
         model = llm.get_model(model_id)
     except llm.UnknownModelError:
-        raise LoopError(
+        raise LoopUsageError(
             f"llm: unknown model {model_id!r} (see `llm models`; a local one needs its plugin, "
-            "e.g. pip install 'chimera-cards[gguf]')",
-            exit_code=2,
+            "e.g. pip install 'chimera-cards[gguf]')"
         ) from None
     opts_cls = getattr(model, "Options", None)
     names = frozenset(getattr(opts_cls, "model_fields", {}) or {})
@@ -404,16 +407,15 @@ def make_llm_attempter(
         unknown = sorted(set(options) - names)
         if unknown:
             known = ", ".join(sorted(names)) or "none"
-            raise LoopError(
-                f"llm:{model_id}: unknown option {unknown[0]!r} (this model takes: {known})",
-                exit_code=2,
+            raise LoopUsageError(
+                f"llm:{model_id}: unknown option {unknown[0]!r} (this model takes: {known})"
             )
         try:
             parsed = opts_cls(**dict(options))  # type: ignore[misc]
         except Exception as exc:  # pydantic's ValidationError, without importing pydantic
             first = str(exc).strip().splitlines()
             detail = first[-1].strip() if first else type(exc).__name__
-            raise LoopError(f"llm:{model_id}: bad option value: {detail}", exit_code=2) from None
+            raise LoopUsageError(f"llm:{model_id}: bad option value: {detail}") from None
         validated = {k: v for k, v in parsed if k in options and v is not None}
     return LLMAttempter(
         model_id,

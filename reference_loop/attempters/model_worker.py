@@ -22,6 +22,8 @@ import importlib
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -88,12 +90,8 @@ def _reply(model: Any, text: str, options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _serve(conn: Connection, model_id: str, log_path: str) -> None:
-    # The model's own chatter goes to the log, never to the bench's terminal or pipes.
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
+def _serve(conn: Connection, model_id: str) -> None:
+    # Started with fds 1 and 2 on the log file: the model's chatter never reaches the bench.
     # Ctrl-C reaches the whole foreground group; the parent decides when the worker stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -149,10 +147,19 @@ class ModelWorker:
         if self._tmp is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="reference-loop-model-")
             self.log_path = os.path.join(self._tmp.name, "worker.log")
-        ctx = multiprocessing.get_context("spawn")
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_serve, args=(child, self.model_id, self.log_path), daemon=True)
-        proc.start()
+        # A plain child process (not multiprocessing's spawn, which re-runs the caller's main
+        # script) that gets its end of a socket pair as an inherited descriptor.
+        parent, child = multiprocessing.Pipe()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        with open(self.log_path, "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", __name__, self.model_id, str(child.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                pass_fds=(child.fileno(),),
+                env=env,
+            )
         child.close()
         self.process, self.conn = proc, parent
         status, value = self._receive(START_TIMEOUT, what="start")
@@ -172,7 +179,7 @@ class ModelWorker:
         try:
             return self.conn.recv()
         except (EOFError, OSError):
-            code = self.process.exitcode if self.process is not None else None
+            code = self.process.poll() if self.process is not None else None
             self.kill()
             raise WorkerDied(
                 f"the model worker exited during {what} (exit {code}){self.log_tail()}"
@@ -180,7 +187,7 @@ class ModelWorker:
 
     def request(self, kind: str, payload: Any, *, timeout: float | None) -> Any:
         """Send one request and wait for its answer; a model-side error is a LoopError."""
-        if self.process is None or not self.process.is_alive():
+        if self.process is None or self.process.poll() is not None:
             self._start()
         assert self.conn is not None
         try:
@@ -204,22 +211,32 @@ class ModelWorker:
     def kill(self) -> None:
         """Stop the worker now (SIGKILL: a native call ignores anything gentler)."""
         if self.process is not None:
-            if self.process.is_alive():
+            if self.process.poll() is None:
                 self.process.kill()
-            self.process.join(5)
+            self.process.wait(5)
         if self.conn is not None:
             self.conn.close()
         self.process = self.conn = None
 
     def close(self) -> None:
         """Ask the worker to exit, kill it if it does not, and remove its log folder."""
-        if self.process is not None and self.conn is not None and self.process.is_alive():
+        if self.process is not None and self.conn is not None and self.process.poll() is None:
             try:
                 self.conn.send(("stop", None))
-                self.process.join(2)
-            except (BrokenPipeError, OSError):
+                self.process.wait(2)
+            except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+
+def main(argv: list[str]) -> None:
+    """Worker entry point: ``python -m reference_loop.attempters.model_worker MODEL_ID FD``."""
+    model_id, fd = argv
+    _serve(Connection(int(fd)), model_id)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

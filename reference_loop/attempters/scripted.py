@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_loop.attempters import AttemptOutcome, ToolStep
-from reference_loop.errors import LoopError
+from reference_loop.errors import LoopUsageError
 from reference_loop.history import mentions
 from reference_loop.tasks import Candidate, Task
 
@@ -89,10 +89,9 @@ class _ScriptedBase:
 
     def __post_init__(self) -> None:
         if not self.task.candidates:
-            raise LoopError(
+            raise LoopUsageError(
                 f"{self.name} needs candidate fixes, and task {self.task.name!r} "
-                "has none (add [[candidates]] to task.toml or pass --candidates)",
-                exit_code=2,
+                "has none (add [[candidates]] to task.toml or pass --candidates)"
             )
         self.order = seeded_order(self.task.candidates, self.seed, self.task.name)
 
@@ -153,10 +152,9 @@ SCRIPTED = {"rederive": RederiveAttempter, "walk": WalkAttempter, "strong": Stro
 
 def make_scripted(name: str, *, seed: int = 0, task: Task | None = None) -> _ScriptedBase:
     if name not in SCRIPTED:
-        raise LoopError(
-            f"unknown scripted attempter {name!r} (expected one of: {', '.join(sorted(SCRIPTED))})",
-            exit_code=2,
+        raise LoopUsageError(
+            f"unknown scripted attempter {name!r} (expected one of: {', '.join(sorted(SCRIPTED))})"
         )
     if task is None:
-        raise LoopError(f"scripted:{name} needs a task with candidate fixes", exit_code=2)
+        raise LoopUsageError(f"scripted:{name} needs a task with candidate fixes")
     return SCRIPTED[name](task=task, seed=seed)
