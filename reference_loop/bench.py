@@ -151,6 +151,7 @@ class RunOutcome:
     violations: list[bool] = field(default_factory=list)  # per attempt: touched a protected path
     calls: list[dict[str, Any]] = field(default_factory=list)  # per model call: CallInfo dicts
     history_budget: int = DEFAULT_BUDGET  # chars the history could take (fitted to the context)
+    history_cut_chars: int = 0  # most chars the shrink stages cut from one attempt's history
 
     @property
     def repeat_count(self) -> int:
@@ -206,6 +207,14 @@ def outcome_from_result(
         violations=violations,
         calls=list(calls),
         history_budget=history_budget,
+        history_cut_chars=max(
+            (
+                int(e.get("cut_chars", 0))
+                for e in result.events
+                if e.get("kind") == "history_injected"
+            ),
+            default=0,
+        ),
     )
 
 

@@ -495,6 +495,7 @@ def test_the_bench_explains_a_null_per_arm(fixed_model, tmp_path: Path) -> None:
         settings=AttempterSettings(options={"max_tokens": "10"}, prompts_dir=prompts),
     )
     acc = result.arm("accumulate")
+    assert result.runs[0].history_cut_chars == 0  # no context given: the default budget held
     assert (acc.applied_edits, acc.attempts, acc.cut_replies) == (2, 3, 1)
     assert acc.violations == 0 and acc.seconds_per_call is not None
     run = result.runs[0]
@@ -617,3 +618,27 @@ def test_a_signal_stops_the_bench_at_once_keeps_what_finished_and_leaves_no_work
             or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
         )
     assert list(private_tmp.iterdir()) == []
+
+
+def test_a_small_context_shrinks_the_history_and_the_run_says_how_much(
+    fixed_model, tmp_path: Path
+) -> None:
+    fixed_model.reply = WRONG_REPLY
+    for n, value in ((2, 1), (3, 3), (4, 5)):  # a different wrong patch every attempt
+        fixed_model.set(f"reply-{n}.txt", WRONG_REPLY.replace("VALUE = 2", f"VALUE = {value}"))
+    fixed_model.set("tokenizer")  # one token per word
+    task = _plain_task(tmp_path / "tasks")
+    settings = AttempterSettings(options={"max_tokens": "50"}, context_tokens=400)
+    result = run_bench(
+        load_tasks(task),
+        arms=parse_arms("accumulate"),
+        seeds=1,
+        max_attempts=4,
+        attempter="llm:reference-loop-fixture",
+        settings=settings,
+    )
+    run = result.runs[0]
+    assert run.history_budget < 12_000 and run.history_cut_chars > 0
+    # Every prompt fitted: no attempt failed at the context step, the model answered each one.
+    assert run.failing_steps.count("context") == 0 and len(fixed_model.calls()) == 4
+    assert all(c["prompt_tokens"] + 50 <= 400 for c in run.calls)

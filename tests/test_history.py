@@ -144,3 +144,18 @@ def test_records_shown_counts_what_each_mode_carries():
         records_shown(recs, m) for m in ("accumulate", "last", "none", "accumulate-nopatch")
     ] == [2, 1, 0, 2]
     assert records_shown([], "accumulate") == 0
+
+
+def test_render_fitted_says_how_many_characters_the_budget_cut() -> None:
+    from reference_loop.history import render_fitted
+    from reference_loop.records import AttemptRecord
+
+    records = [
+        AttemptRecord(number=n, verdict="fail", verifier_output="E assert 1 == 2\n" * 40)
+        for n in (1, 2, 3)
+    ]
+    full, cut = render_fitted(records, "accumulate", 1_000_000)
+    assert cut == 0
+    small, cut = render_fitted(records, "accumulate", 600)
+    assert cut == len(full) - len(small) > 0
+    assert "Attempt 1" in small  # shrunk oldest-first, never dropped
