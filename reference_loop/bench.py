@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reference_loop.attempters import AttemptOutcome, make_attempter
+from reference_loop.attempters import AttemptOutcome, fit_to_task, make_attempter
 from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.history import DEFAULT_BUDGET
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, LoopOptions, RunResult, run_task
@@ -610,10 +610,8 @@ def check_attempters(
     for spec in filter(None, (attempter, escalate_to)):
         att = settings.build(spec, 0, tasks[0])
         try:
-            fit = getattr(att, "history_budget", None)
-            if callable(fit):
-                for t in tasks:
-                    budgets[t.name] = min(budgets[t.name], fit(t, default=default_budget))
+            for t in tasks:
+                budgets[t.name] = fit_to_task(t, budgets[t.name], att)
         finally:
             _close(att)
     return budgets

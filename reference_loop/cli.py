@@ -10,7 +10,7 @@ import click
 
 from chimera_cards.cli.common import echo_json, reports_errors
 from reference_loop import __version__
-from reference_loop.attempters import make_attempter
+from reference_loop.attempters import fit_to_task, make_attempter
 from reference_loop.cards import (
     CARDS_IN,
     DEFAULT_CARDS_IN,
@@ -269,6 +269,7 @@ def run_cmd(
     main_attempter = make_attempter(attempter, seed=seed, task=task)
     stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
     set_edit_format(edit_format, main_attempter, stronger)
+    budget = fit_to_task(task, budget, main_attempter, stronger, transcripts=prompts_dir)
     planner = make_planner(planner_spec) if on_repeat != "none" else None
     cards = cards_from_options(cards_query, cards_store, cards_k)
     options = LoopOptions(

@@ -358,3 +358,32 @@ def test_stock_smollm2_refuses_a_sample_task_in_one_line_instead_of_failing_ever
         att.history_budget(resolve_task("stats-median"), default=12_000)
     att.close()
     assert info.value.exit_code == 1
+
+
+def test_run_saves_the_model_transcript_under_prompts_dir(fixed_model, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from reference_loop.cli import main
+
+    fixed_model.reply = "value.py\n<<<<<<< SEARCH\nVALUE = 0\n=======\nVALUE = 4\n>>>>>>> REPLACE\n"
+    _value_task(tmp_path / "task")
+    prompts = tmp_path / "prompts"
+    res = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--task",
+            str(tmp_path / "task"),
+            "--attempter",
+            "llm:reference-loop-fixture",
+            "--prompts-dir",
+            str(prompts),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    # The loop's prompt, and the exact text the model got (files and reply format added).
+    loop_prompt = (prompts / "attempt-1.txt").read_text()
+    sent = (prompts / "attempt-1.prompt.txt").read_text()
+    assert sent == fixed_model.prompts[0] and sent.startswith(loop_prompt.rstrip())
+    assert len(sent) > len(loop_prompt)
+    assert (prompts / "attempt-1.reply.txt").read_text() == fixed_model.reply

