@@ -265,11 +265,21 @@ def parse_edit(reply: str, editable: Mapping[str, str] | None = None) -> Edit:
     edit = _parse(reply)
     if editable is not None:
         # A real file of this workspace may look like an example; only elsewhere is it an echo.
-        if any(p not in editable for p in edit.paths):
-            _reject_echo(edit)
+        _drop_echoes(edit, editable)
         _resolve(edit, editable)
-    if any(not f.path for f in edit.files):
+    unresolved = [f for f in edit.files if not f.path]
+    if unresolved and len(unresolved) == len(edit.files):
         raise EditError(_no_path_message(editable))
+    if unresolved:
+        # Small models surround the fix with test code and commentary blocks: keep what resolved.
+        edit.files = [f for f in edit.files if f.path]
+        edit.notes.append(
+            f"{len(unresolved)} code block(s) naming no file and matching no definition "
+            "were left out"
+        )
+    if {f.kind for f in edit.files} == {"definition"}:
+        edit.format = "definition"
+    edit.notes = list(dict.fromkeys(edit.notes))  # a block repeated five times is one note
     return edit
 
 
@@ -286,9 +296,10 @@ def _parse(reply: str) -> Edit:
         return Edit("search-replace", _parse_search_replace(lines))
     if _looks_like_diff(lines):
         return Edit("diff", _parse_diff(lines))
-    files = _parse_whole_files(lines)
+    notes: list[str] = []
+    files = _parse_whole_files(lines, notes)
     if files:
-        return Edit("whole-file", files)
+        return Edit("whole-file", files, notes)
     raise EditError(_NO_EDIT)
 
 
@@ -475,7 +486,7 @@ def _trim_trailing_blank_context(hunk: Hunk) -> None:
         hunk.new.pop()
 
 
-def _parse_whole_files(lines: list[str]) -> list[FileEdit]:
+def _parse_whole_files(lines: list[str], notes: list[str] | None = None) -> list[FileEdit]:
     files: list[FileEdit] = []
     pathless: list[FileEdit] = []
     i = 0
@@ -499,6 +510,14 @@ def _parse_whole_files(lines: list[str]) -> list[FileEdit]:
         while i < len(lines) and not lines[i].strip().startswith(fence[0] * len(fence)):
             body.append(lines[i])
             i += 1
+        if i >= len(lines):
+            # The reply stops inside this block (cut at max tokens): a half file is no edit.
+            if notes is not None:
+                notes.append(
+                    f"a code block cut off at the end of the reply ({path or 'no path'})"
+                    " was left out"
+                )
+            break
         i += 1
         if path is not None:
             files.append(FileEdit(path, "replace", content=_join(body)))
@@ -534,13 +553,21 @@ def _example_shapes() -> set[tuple]:
     return shapes
 
 
-def _reject_echo(edit: Edit) -> None:
+def _drop_echoes(edit: Edit, editable: Mapping[str, str]) -> None:
+    """Leave out every file edit that is an instructions example aimed outside the task's
+    files (a model often echoes the whole prompt); nothing left means no edit at all."""
     shapes = _example_shapes()
-    if edit.files and all(_shape(fe) in shapes for fe in edit.files):
+    echoed = [fe for fe in edit.files if fe.path not in editable and _shape(fe) in shapes]
+    if not echoed:
+        return
+    names = ", ".join(dict.fromkeys(fe.path or "no path" for fe in echoed))
+    if len(echoed) == len(edit.files):
         raise EchoedExampleError(
-            "no edit: the reply repeats the example from the instructions "
-            f"({', '.join(p or 'no path' for p in edit.paths)}), not a change to the task's files"
+            f"no edit: the reply repeats the example from the instructions ({names}), "
+            "not a change to the task's files"
         )
+    edit.files = [fe for fe in edit.files if all(fe is not e for e in echoed)]
+    edit.notes.append(f"the instructions' example ({names}) was left out")
 
 
 def _resolve(edit: Edit, editable: Mapping[str, str]) -> None:
@@ -555,9 +582,6 @@ def _resolve(edit: Edit, editable: Mapping[str, str]) -> None:
                 fe.path = target
         if fe.kind in ("replace", "definition") and (not fe.path or fe.kind == "definition"):
             _resolve_block(edit, fe, editable)
-    kinds = {fe.kind for fe in edit.files}
-    if kinds == {"definition"}:
-        edit.format = "definition"
 
 
 def _placeholder_target(fe: FileEdit, editable: Mapping[str, str]) -> str | None:
@@ -698,7 +722,8 @@ def safe_path(root: Path, rel: str) -> Path:
 
 
 def apply_edit(edit: Edit, root: Path) -> list[str]:
-    """Apply ``edit`` under ``root``; return the paths changed. All or nothing."""
+    """Apply ``edit`` under ``root``; return the paths it changed (a file the edit leaves as it
+    was is not written and not listed). All or nothing."""
     root = Path(root)
     # target -> (rel path, new text, or None to delete)
     planned: dict[Path, tuple[str, str | None]] = {}
@@ -721,6 +746,8 @@ def apply_edit(edit: Edit, root: Path) -> list[str]:
                 target.unlink()
                 changed.append(rel)
             continue
+        if target.is_file() and target.read_bytes() == text.encode("utf-8"):
+            continue  # the edit leaves this file as it was: not a change
         target.parent.mkdir(parents=True, exist_ok=True)
         mode = target.stat().st_mode if target.exists() else None
         tmp = target.with_name(f".{target.name}.edit-tmp")
@@ -761,7 +788,7 @@ def _apply_file_edit(fe: FileEdit, current: str | None, notes: list[str]) -> str
             if not block.search.strip():
                 # An empty SEARCH on an existing file could mean "prepend" or "replace": refuse.
                 raise EditError(f"{fe.path}: block {n} has an empty SEARCH but the file exists")
-            text = _replace_once(text, block.search, block.replace, fe.path, n)
+            text = _replace_once(text, block.search, block.replace, fe.path, n, notes)
         return text
     if fe.kind == "diff":
         if fe.new_file or current is None:
@@ -775,7 +802,7 @@ def _apply_file_edit(fe: FileEdit, current: str | None, notes: list[str]) -> str
     raise EditError(f"unknown edit kind {fe.kind!r}")  # pragma: no cover - parse never makes one
 
 
-def _replace_once(text: str, search: str, replace: str, path: str, n: int) -> str:
+def _replace_once(text: str, search: str, replace: str, path: str, n: int, notes: list[str]) -> str:
     count = text.count(search)
     if count == 1:
         return text.replace(search, replace, 1)
@@ -784,7 +811,20 @@ def _replace_once(text: str, search: str, replace: str, path: str, n: int) -> st
     # Models often get trailing whitespace or the final newline wrong: retry line-wise.
     lines = text.split("\n")
     want = search[:-1].split("\n") if search.endswith("\n") else search.split("\n")
+    new = (replace[:-1] if replace.endswith("\n") else replace).split("\n") if replace else []
     hits = _find_all(lines, want)
+    if not hits and any(w.strip() for w in want):
+        # Small models re-indent what they quote: match ignoring whitespace, once only.
+        squashed = [_squash(w) for w in want]
+        hits = [
+            k
+            for k in range(len(lines) - len(want) + 1)
+            if [_squash(s) for s in lines[k : k + len(want)]] == squashed
+        ]
+        if len(hits) == 1:
+            notes.append(f"{path}: SEARCH of block {n} matched ignoring whitespace")
+            found = lines[hits[0] : hits[0] + len(want)]
+            new = _reindent(want, new, found)
     if not hits:
         raise EditError(f"{path}: SEARCH text of block {n} was not found in the file")
     if len(hits) > 1:
@@ -792,7 +832,6 @@ def _replace_once(text: str, search: str, replace: str, path: str, n: int) -> st
             f"{path}: SEARCH text of block {n} matches {len(hits)} places; make it unique"
         )
     at = hits[0]
-    new = (replace[:-1] if replace.endswith("\n") else replace).split("\n") if replace else []
     return "\n".join(lines[:at] + new + lines[at + len(want) :])
 
 

@@ -48,13 +48,19 @@ pkg/calc.py
 
 
 def test_search_replace_path_in_fence_info_string(ws: Path) -> None:
-    reply = "```python pkg/calc.py\n<<<<<<< SEARCH\n    return a * b\n=======\n    return b * a\n>>>>>>> REPLACE\n```\n"
+    reply = (
+        "```python pkg/calc.py\n<<<<<<< SEARCH\n    return a * b\n=======\n"
+        "    return b * a\n>>>>>>> REPLACE\n```\n"
+    )
     apply_edit(parse_edit(reply), ws)
     assert "return b * a" in (ws / "pkg" / "calc.py").read_text()
 
 
 def test_search_replace_tolerates_trailing_whitespace_mistakes(ws: Path) -> None:
-    reply = "pkg/calc.py\n<<<<<<< SEARCH\n    return a - b   \n=======\n    return a + b\n>>>>>>> REPLACE\n"
+    reply = (
+        "pkg/calc.py\n<<<<<<< SEARCH\n    return a - b   \n=======\n"
+        "    return a + b\n>>>>>>> REPLACE\n"
+    )
     apply_edit(parse_edit(reply), ws)
     assert (ws / "pkg" / "calc.py").read_text() == CALC.replace("a - b", "a + b")
 
@@ -80,7 +86,8 @@ def test_path_labels_as_models_write_them(ws: Path, label: str) -> None:
 def test_search_text_not_in_file_is_a_clear_error_and_writes_nothing(ws: Path) -> None:
     reply = (
         "pkg/new.py\n<<<<<<< SEARCH\n=======\nX = 1\n>>>>>>> REPLACE\n\n"
-        "pkg/calc.py\n<<<<<<< SEARCH\n    return a / b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+        "pkg/calc.py\n<<<<<<< SEARCH\n    return a / b\n=======\n"
+        "    return a + b\n>>>>>>> REPLACE\n"
     )
     with pytest.raises(EditError, match="block 1 was not found"):
         apply_edit(parse_edit(reply), ws)
@@ -132,7 +139,10 @@ def test_unified_diff_creates_and_deletes_files(ws: Path) -> None:
 
 
 def test_diff_hunk_that_does_not_match_is_refused(ws: Path) -> None:
-    reply = "--- a/pkg/calc.py\n+++ b/pkg/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a // b\n+    return a + b\n"
+    reply = (
+        "--- a/pkg/calc.py\n+++ b/pkg/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
+        "-    return a // b\n+    return a + b\n"
+    )
     with pytest.raises(EditError, match="hunk 1 does not apply"):
         apply_edit(parse_edit(reply), ws)
     assert (ws / "pkg" / "calc.py").read_text() == CALC
@@ -165,7 +175,7 @@ def test_whole_file_replacement_keeps_the_file_mode(ws: Path) -> None:
 
 
 def test_reply_without_any_edit_says_what_was_expected() -> None:
-    with pytest.raises(EditError, match="no edit found.*search/replace.*unified diff.*fenced"):
+    with pytest.raises(EditError, match=r"no edit found.*search/replace.*unified diff.*fenced"):
         parse_edit("I think the bug is in add(); you should change the minus to a plus.")
 
 
@@ -192,7 +202,7 @@ def test_paths_that_leave_the_workspace_are_refused(ws: Path, path: str, why: st
 
 def test_diff_path_escaping_the_workspace_is_refused(ws: Path) -> None:
     reply = "--- /dev/null\n+++ b/../escape.txt\n@@ -0,0 +1 @@\n+pwned\n"
-    with pytest.raises(EditError, match="'..'"):
+    with pytest.raises(EditError, match=r"'\.\.'"):
         apply_edit(parse_edit(reply), ws)
     assert not (ws.parent / "escape.txt").exists()
 
@@ -223,7 +233,8 @@ REPLIES = Path(__file__).parent / "fixtures" / "replies"
 STATS = (
     '"""Statistics helpers."""\n\nimport math\n\n\n'
     "def mean(values):\n    return sum(values) / len(values)\n\n\n"
-    "def median(values):\n    values.sort()\n    mid = len(values) // 2\n    return values[mid]\n\n\n"
+    "def median(values):\n    values.sort()\n    mid = len(values) // 2\n"
+    "    return values[mid]\n\n\n"
     "def spread(values):\n    return max(values) - min(values)\n"
 )
 RECT = (
@@ -356,6 +367,15 @@ def test_diff_with_other_indentation_and_wrong_line_numbers_applies_fuzzily(tmp_
     assert "lines from its header" in edit.notes[0]
 
 
+def test_search_quoted_with_other_indentation_matches_and_keeps_the_files(tmp_path) -> None:
+    ws = project(tmp_path, {"stats.py": STATS})
+    edit = parse_edit(reply("reindented-search.txt"), editable_files(ws))
+    apply_edit(edit, ws)
+    text = (ws / "stats.py").read_text()
+    assert "def median(values):\n    values = sorted(values)\n    mid = len(values) // 2\n" in text
+    assert edit.notes == ["stats.py: SEARCH of block 1 matched ignoring whitespace"]
+
+
 def test_fuzzy_hunk_farther_than_the_offset_bound_does_not_apply(tmp_path) -> None:
     ws = project(tmp_path, {"stats.py": STATS})
     far = reply("fuzzy-diff.txt").replace("@@ -40,4 +40,4 @@", "@@ -400,4 +400,4 @@")
@@ -396,3 +416,60 @@ def test_model_prompt_teaches_exactly_one_format(tmp_path, fmt, taught, not_taug
     ws = project(tmp_path, {"calc.py": CALC})
     sent = compose_model_prompt("Fix add().", ws, fmt)
     assert taught in sent and not_taught not in sent and "Example: if greet.py held" in sent
+
+
+# -- real replies: SmolLM2-135M-Instruct on the sample tasks (tests/fixtures/replies/README.md) --
+
+SAMPLES = Path(__file__).parent.parent / "reference_loop" / "sample_tasks"
+
+
+def sample_project(tmp_path: Path, task: str) -> Path:
+    files = {p.name: p.read_text() for p in (SAMPLES / task / "project").iterdir() if p.is_file()}
+    return project(tmp_path, files)
+
+
+def test_real_reply_with_the_fix_among_test_blocks_replaces_the_definition(tmp_path) -> None:
+    ws = sample_project(tmp_path, "port-config")
+    edit = parse_edit(reply("smollm2-135m-port-config-1.txt"), editable_files(ws))
+    assert edit.format == "definition" and set(edit.paths) == {"config.py"}
+    assert "code block read as a new version of get_port in config.py" in edit.notes
+    assert any("were left out" in n for n in edit.notes)  # its test blocks name no file
+    assert any("cut off at the end of the reply" in n for n in edit.notes)
+    # The model wrote back the function it was shown: an edit that changes nothing.
+    assert apply_edit(edit, ws) == []
+
+
+def test_real_reply_cut_at_max_tokens_applies_its_last_complete_block(tmp_path) -> None:
+    ws = sample_project(tmp_path, "title-slug")
+    (ws / "text.py").write_text("BROKEN = True\n")
+    edit = parse_edit(reply("smollm2-135m-title-slug-1.txt"), editable_files(ws))
+    assert set(edit.paths) == {"text.py"}
+    assert edit.notes == ["a code block cut off at the end of the reply (text.py) was left out"]
+    assert apply_edit(edit, ws) == ["text.py"]
+    text = (ws / "text.py").read_text()  # the whole complete copy, not the half one after it
+    assert text.startswith('"""Text helpers."""\n')
+    assert text.endswith('def slugify(title):\n    return title.lower().replace(" ", "-")\n')
+
+
+@pytest.mark.parametrize(
+    ("name", "task"),
+    [
+        ("smollm2-135m-page-numbers-1.txt", "page-numbers"),
+        ("smollm2-135m-stats-median-2.txt", "stats-median"),
+    ],
+)
+def test_real_reply_of_only_test_code_is_no_edit(tmp_path, name, task) -> None:
+    ws = sample_project(tmp_path, task)
+    with pytest.raises(EditError, match="no edit found"):
+        parse_edit(reply(name), editable_files(ws))
+
+
+def test_real_reply_echoing_the_whole_prompt_is_no_change(tmp_path) -> None:
+    """Gemma 3 270M wrote the prompt back: the example's greet.py and the shown files."""
+    ws = sample_project(tmp_path, "money-format")
+    before = {p.name: p.read_bytes() for p in ws.iterdir()}
+    edit = parse_edit(reply("gemma3-270m-money-format-1.txt"), editable_files(ws))
+    assert edit.notes == ["the instructions' example (greet.py) was left out"]
+    assert "greet.py" not in edit.paths
+    assert apply_edit(edit, ws) == []  # the task's files written back as they were
+    assert {p.name: p.read_bytes() for p in ws.iterdir()} == before

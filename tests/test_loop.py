@@ -7,6 +7,7 @@ script printing pytest-style FAILED lines), so each attempt costs milliseconds, 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,13 +16,14 @@ import pytest
 
 from reference_loop.attempters import AttemptOutcome, ToolStep, make_attempter
 from reference_loop.attempters.scripted import distinguishing_text
+from reference_loop.edits import apply_edit, editable_files, parse_edit
 from reference_loop.errors import LoopUsageError
 from reference_loop.events import EventLog
 from reference_loop.history import HEADING
 from reference_loop.ledger import CAUSES_HEADING
 from reference_loop.loop import PROTECTED_STEP, LoopOptions, run_loop, run_task
 from reference_loop.planner import ScriptedPlanner
-from reference_loop.tasks import inline_task, load_task_dir
+from reference_loop.tasks import inline_task, load_task_dir, resolve_task
 
 CHECK = """import sys
 import m
@@ -556,3 +558,37 @@ def test_file_the_verify_command_runs_is_protected_and_extra_globs_add_to_it(tmp
     )
     assert [r.protected_violation for r in run.attempts] == [True, False] and run.solved_at == 2
     assert "data.bin (matches *.bin)" in run.attempts[0].first_failing_step.error
+
+
+@dataclass
+class ReplayAttempter:
+    """Replays a captured model reply through the edit parser, as the llm: attempter would."""
+
+    reply: str
+    name: str = "test:replay"
+
+    def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome:
+        edit = parse_edit(self.reply, editable_files(workspace))
+        changed = apply_edit(edit, workspace)
+        return AttemptOutcome([ToolStep("apply-edit", True)], f"changed {changed}")
+
+
+def test_real_small_model_reply_that_rewrites_the_test_is_reverted_and_fails(tmp_path):
+    """SmolLM2-135M's reply to money-format wrote a new test_money.py (a real captured reply)."""
+    captured = Path(__file__).parent / "fixtures" / "replies" / "smollm2-135m-money-format-1.txt"
+    task = resolve_task("money-format")
+    ws = tmp_path / "ws"
+    shutil.copytree(task.project, ws)
+    before = tree_state(ws)
+    result = run_loop(
+        task,
+        ReplayAttempter(captured.read_text()),
+        workspace=ws,
+        options=LoopOptions(max_attempts=1),
+    )
+    rec = result.attempts[0]
+    assert rec.protected_violation and not result.solved
+    assert rec.files == ["test_money.py"] and "test_money.py (matches test_*.py)" in (
+        rec.first_failing_step.error
+    )
+    assert tree_state(ws) == before

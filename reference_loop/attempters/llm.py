@@ -350,9 +350,9 @@ class LLMAttempter:
             edit = parse_edit(reply, editable_files(workspace))
         except EditError as exc:
             steps.append(ToolStep("parse-edit", False, str(exc)))
-            what = "repeated the example" if isinstance(exc, EchoedExampleError) else "held"
+            what = "repeated the example: no" if isinstance(exc, EchoedExampleError) else "held no"
             return AttemptOutcome(
-                steps, f"{self.name}: reply {what} no usable edit ({len(reply)} chars)"
+                steps, f"{self.name}: reply {what} usable edit ({len(reply)} chars)"
             )
         steps.append(ToolStep("parse-edit", True))
         try:
@@ -360,8 +360,11 @@ class LLMAttempter:
         except EditError as exc:
             steps.append(ToolStep("apply-edit", False, str(exc)))
             return AttemptOutcome(steps, f"{self.name}: {edit.format} edit did not apply")
+        if not changed:
+            steps.append(ToolStep("apply-edit", False, "the edit leaves every file as it was"))
+            return AttemptOutcome(steps, f"{self.name}: {edit.format} edit changed nothing")
         steps.append(ToolStep("apply-edit", True))
-        touched = ", ".join(changed) or "no files"
+        touched = ", ".join(changed)
         notes = f" ({'; '.join(edit.notes)})" if edit.notes else ""
         return AttemptOutcome(
             steps, f"{self.name}: applied a {edit.format} edit to {touched}{notes}"
