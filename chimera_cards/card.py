@@ -88,6 +88,9 @@ class Card:
     frontmatter_text: str = ""  # the YAML between the fences, LF line endings (for scans)
     frontmatter_line: int = 2  # 1-based file line where the YAML starts
     key_lines: dict[str, int] = field(default_factory=dict)  # top-level key -> file line
+    # File lines [start, end) of every fenced or indented code block, at any depth: text there is
+    # shown verbatim when the card is rendered.
+    code_lines: tuple[tuple[int, int], ...] = ()
 
     @property
     def sha256(self) -> str:
@@ -104,8 +107,28 @@ class Card:
         return value if isinstance(value, str) else None
 
     @property
+    def metadata(self) -> dict:
+        """The Agent Skills ``metadata`` map (empty when absent or not a mapping)."""
+        value = self.frontmatter.get("metadata")
+        return value if isinstance(value, dict) else {}
+
+    def chimera_field(self, key: str) -> object:
+        """A Chimera field: top-level (Chimera's own cards) or under ``metadata`` (spec-valid
+        cards keep extra fields there); None when neither has it.
+        """
+        if key in self.frontmatter:
+            return self.frontmatter[key]
+        return self.metadata.get(key)
+
+    @property
     def triggers(self) -> list[str]:
-        value = self.frontmatter.get("triggers")
+        if "triggers" in self.frontmatter:
+            value = self.frontmatter["triggers"]
+        else:
+            # metadata values are strings in the spec: one trigger per line.
+            value = self.metadata.get("triggers")
+            if isinstance(value, str):
+                return [line.strip() for line in value.splitlines() if line.strip()]
         if isinstance(value, str):
             return [value]
         if isinstance(value, list):
@@ -188,6 +211,46 @@ def _key_lines(node: yaml.Node | None, first_line: int) -> dict[str, int]:
     return lines
 
 
+# A lone surrogate can only come from an escape ("\ud800"): decoded UTF-8 never holds one.
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _check_nodes(node: yaml.Node | None, first_line: int, escapes: bool) -> None:
+    """Refuse what a mapping must not hold: a key given twice (YAML would keep the last one
+    silently, so a reviewer and the loader could read different values) and, where the text has
+    escapes, strings that are not Unicode scalar values (a lone surrogate cannot be encoded, so
+    every later write or render of the card would fail).
+    """
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        line = current.start_mark.line + first_line
+        if isinstance(current, yaml.ScalarNode):
+            bad = _SURROGATE_RE.search(current.value) if escapes else None
+            if bad is not None:
+                raise CardParseError(
+                    f"frontmatter holds U+{ord(bad.group()):04X}, a lone surrogate, which is not "
+                    "a Unicode scalar value",
+                    line=line,
+                )
+        elif isinstance(current, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key_node, value_node in current.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    key_line = key_node.start_mark.line + first_line
+                    if key_node.value in seen:
+                        raise CardParseError(
+                            f"duplicate frontmatter key {key_node.value!r} (first on line "
+                            f"{seen[key_node.value]})",
+                            line=key_line,
+                        )
+                    seen[key_node.value] = key_line
+                stack.append(key_node)
+                stack.append(value_node)
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
+
+
 _NODE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent, yaml.AliasEvent)
 _COLLECTION_STARTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _COLLECTION_ENDS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
@@ -252,7 +315,10 @@ def _construct_pure(text: str, first_line: int) -> tuple[object, yaml.Node | Non
 _LIBYAML_DISAGREES = re.compile(r"[\t\ufeff!]|[|>][-+0-9]*#")
 
 
-def _checked(value: object, node: yaml.Node | None, first_line: int) -> tuple[dict, dict[str, int]]:
+def _checked(
+    value: object, node: yaml.Node | None, first_line: int, escapes: bool = True
+) -> tuple[dict, dict[str, int]]:
+    _check_nodes(node, first_line, escapes)
     if value is None:
         raise CardParseError("frontmatter is empty; expected a mapping of keys", line=first_line)
     if not isinstance(value, dict):
@@ -276,11 +342,12 @@ def _load_frontmatter(
         raise CardParseError(
             f"frontmatter is {size} bytes; the limit is {MAX_FRONTMATTER_BYTES}", line=first_line
         )
+    escapes = "\\" in text
     if not (LIBYAML if libyaml is None else libyaml) or _LIBYAML_DISAGREES.search(text):
-        return _checked(*_construct_pure(text, first_line), first_line)
+        return _checked(*_construct_pure(text, first_line), first_line, escapes)
     scan_refusal = None
     try:
-        return _checked(*_construct_with_libyaml(text, first_line), first_line)
+        return _checked(*_construct_with_libyaml(text, first_line), first_line, escapes)
     except CardParseError as exc:
         if isinstance(exc, _EventScanRefusal):
             scan_refusal = exc
@@ -289,7 +356,7 @@ def _load_frontmatter(
     # Refused: libyaml words errors differently, and may stumble where PyYAML does not; the pure
     # path gives the message and line cards have always got (errors are rare, so reading twice
     # costs nothing in bulk imports).
-    result = _checked(*_construct_pure(text, first_line), first_line)
+    result = _checked(*_construct_pure(text, first_line), first_line, escapes)
     if scan_refusal is not None:
         raise scan_refusal  # never accept what the event scan refused, whatever the pure path says
     return result
@@ -305,8 +372,9 @@ def _block_parser() -> MarkdownIt:
     return MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 
-def _sections(body: str, body_line: int) -> list[Section]:
-    """Level-2 headings at the top level of the Markdown, from markdown-it's token stream.
+def _sections(body: str, body_line: int) -> tuple[list[Section], tuple[tuple[int, int], ...]]:
+    """Level-2 headings at the top level of the Markdown, from markdown-it's token stream, and
+    the file lines of every code block.
 
     Using the parser (not a regex) is what makes a ``## Risk`` inside a fenced or indented code
     block body text rather than a section.
@@ -314,8 +382,11 @@ def _sections(body: str, body_line: int) -> list[Section]:
     tokens = _block_parser().parse(body)
     lines = body.split("\n")
     heads: list[tuple[str, int, int]] = []  # (title, start line idx, line idx after heading)
+    code: list[tuple[int, int]] = []
     for index, token in enumerate(tokens):
-        if token.type == "heading_open" and token.tag == "h2" and token.level == 0 and token.map:
+        if token.type in ("fence", "code_block") and token.map:
+            code.append((body_line + token.map[0], body_line + token.map[1]))
+        elif token.type == "heading_open" and token.tag == "h2" and token.level == 0 and token.map:
             inline = tokens[index + 1]
             title = inline.content.strip() if inline.type == "inline" else ""
             heads.append((title, token.map[0], token.map[1]))
@@ -324,7 +395,20 @@ def _sections(body: str, body_line: int) -> list[Section]:
         end = heads[number + 1][1] if number + 1 < len(heads) else len(lines)
         text = "\n".join(lines[after:end]).strip()
         sections.append(Section(title=title, line=body_line + start, text=text))
-    return sections
+    return sections, tuple(code)
+
+
+def code_block_lines(text: str, first_line: int = 1) -> tuple[tuple[int, int], ...]:
+    """File lines [start, end) of every fenced or indented code block of a Markdown text.
+
+    Args:
+        text: Markdown with LF line endings.
+        first_line: the file line of the text's first line.
+
+    Returns:
+        The ranges, in order.
+    """
+    return _sections(text, first_line)[1]
 
 
 def parse_card(data: bytes, path: str | None = None) -> Card:
@@ -367,16 +451,18 @@ def _parse(data: bytes, path: str | None) -> Card:
     frontmatter, key_lines = _load_frontmatter(frontmatter_text, first_line=2)
     body_line = close + 2
     body = "\n".join(lines[close + 1 :])
+    sections, code_lines = _sections(body, body_line)
     return Card(
         raw=data,
         frontmatter=frontmatter,
         body=body,
         body_line=body_line,
-        sections=_sections(body, body_line),
+        sections=sections,
         path=path,
         frontmatter_text=frontmatter_text,
         frontmatter_line=2,
         key_lines=key_lines,
+        code_lines=code_lines,
     )
 
 

@@ -132,7 +132,10 @@ def generate_key(
     for existing in (path, pubpath):
         if existing.exists() or existing.is_symlink():
             raise KeyExistsError(f"{existing} already exists; refusing to overwrite a key")
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise KeyWriteError(f"cannot write {path}: {exc.strerror or exc}", exit_code=2) from None
     private = Ed25519PrivateKey.generate()
     encryption = (
         serialization.BestAvailableEncryption(passphrase)
@@ -157,6 +160,9 @@ def generate_key(
     return GeneratedKey(name=name, keyfile=path, pubfile=pubpath, public=public)
 
 
+MAX_PASSPHRASE_BYTES = 1023
+
+
 def read_passphrase_file(path: str | os.PathLike) -> bytes:
     try:
         data = Path(path).read_bytes()
@@ -166,6 +172,10 @@ def read_passphrase_file(path: str | os.PathLike) -> bytes:
     data = data.rstrip(b"\r\n")
     if not data:
         raise UsageError(f"passphrase file {path} is empty")
+    if len(data) > MAX_PASSPHRASE_BYTES:  # what the key encryption accepts
+        raise UsageError(
+            f"passphrase file {path} holds {len(data)} bytes; the limit is {MAX_PASSPHRASE_BYTES}"
+        )
     return data
 
 

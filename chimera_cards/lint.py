@@ -1,15 +1,19 @@
 """Lint a parsed card: shape rules (name, description, sections, vocabularies) and the
 hidden-instruction scan.
 
-Every finding has a stable rule id, a severity and, where there is one, a file line. Shape rules
-depend on the mode: ``strict`` is for Chimera-shaped libraries (five sections, Chimera frontmatter),
-``lenient`` is for plain Agent Skills cards with a free-form body. The hidden-instruction scan is
-the same in every mode, because an importer must see a smuggled instruction whatever the card's
-shape.
+Every finding has a stable rule id, a severity, where there is one a file line, and an ``id``
+derived from those and its message (the same bytes always give the same ids, so a reviewer can
+accept a named finding). Shape rules depend on the profile: ``agent-skills`` (the default) is the
+Agent Skills specification as skills-ref checks it; ``chimera`` adds the five sections and
+Chimera's frontmatter. The hidden-instruction scan is the same in every profile, because an
+importer must see a smuggled instruction whatever the card's shape, and ``lint_text`` runs it
+alone over any other text file of a skill.
 """
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 import os
 import re
 import unicodedata
@@ -20,18 +24,50 @@ from pathlib import Path
 import yaml
 
 from chimera_cards.card import (
+    AGENT_SKILLS_KEYS,
     CARD_FILENAME,
     CARD_SECTIONS,
+    KNOWN_KEYS,
     Card,
     CardParseError,
     CardReadError,
+    code_block_lines,
     find_card_files,
     load_card,
 )
 from chimera_cards.errors import ChimeraError
 
+__all__ = [
+    "DEFAULT_PROFILE",
+    "MAX_FINDINGS_PER_RULE",
+    "PROFILES",
+    "RULES",
+    "VOCABULARIES",
+    "Finding",
+    "LintReport",
+    "UnknownProfileError",
+    "has_errors",
+    "is_markdown_path",
+    "lint_card",
+    "lint_paths",
+    "lint_text",
+    "resolve_profile",
+    "reveal",
+    "scan_hidden",
+]
+
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)
+
+AGENT_SKILLS, CHIMERA = "agent-skills", "chimera"
+PROFILES = (AGENT_SKILLS, CHIMERA)
+DEFAULT_PROFILE = AGENT_SKILLS
+# Past this many findings of one rule in one file the rest are only counted (in one summary
+# finding of that rule): a megabyte of zero-width characters must not store a quarter of a
+# million findings, and one blocking finding blocks as well as a thousand.
+MAX_FINDINGS_PER_RULE = 20
+# Longest text a finding's message quotes from the card (a URL, a Tag payload).
+MESSAGE_QUOTE_MAX = 200
 
 # Vocabularies. They accept everything the published Chimera cards use and a little more; a value
 # outside them is an error so a typo ("verfiy") cannot silently drop a card out of retrieval.
@@ -60,7 +96,7 @@ RULES: dict[str, str] = {
     "description-missing": "Frontmatter has no non-empty string `description`.",
     "description-length": "`description` is at most 1024 characters.",
     "field-type": "A known frontmatter field has the wrong type.",
-    "frontmatter-unknown-key": "Frontmatter key outside Agent Skills and Chimera fields.",
+    "frontmatter-unknown-key": "Top-level frontmatter key outside the profile's fields.",
     "chimera-field-missing": "Strict mode: a Chimera frontmatter field is missing.",
     "kind-value": "`kind` is outside its vocabulary.",
     "stage-value": "`stage` is outside its vocabulary.",
@@ -79,12 +115,18 @@ RULES: dict[str, str] = {
     "hidden-control": "C0/C1 control characters other than tab and newline.",
     "hidden-format": "Other invisible or format characters.",
     "html-comment": "HTML comments: invisible when rendered, read by a model.",
-    "markdown-comment": "Markdown comment idiom `[//]: # (...)`, invisible when rendered.",
+    "markdown-comment": "Link-reference definitions used as comments (`[//]: # (...)`, a title).",
     "override-phrase": "Text that tries to override the agent's instructions.",
     "pipe-to-shell": "Downloads piped straight into a shell or interpreter.",
     "base64-blob": "Long base64 runs that can hide a payload.",
     "url": "URLs the card points to, listed for the reviewer.",
 }
+
+
+class UnknownProfileError(ChimeraError):
+    """A lint profile name that is not one of PROFILES."""
+
+    exit_code = 2
 
 
 @dataclass
@@ -95,8 +137,19 @@ class Finding:
     line: int | None = None
     path: str | None = None
 
+    @property
+    def id(self) -> str:
+        """``rule-<10 hex>`` over rule, severity, line and message: the same bytes give the same
+        id on every run, so ``approve --accept ID`` names one finding. The path is left out so
+        the id does not depend on where a bundle was unpacked.
+        """
+        key = f"{self.rule}\0{self.severity}\0{self.line}\0{self.message}".encode(
+            "utf-8", "backslashreplace"
+        )
+        return f"{self.rule}-{hashlib.sha256(key).hexdigest()[:10]}"
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "id": self.id}
 
 
 def has_errors(findings: Iterable[Finding]) -> bool:
@@ -110,8 +163,32 @@ _ZERO_WIDTH = {0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x180E}
 # Characters that render as blank but are not category Cf (Hangul fillers, braille blank,
 # combining grapheme joiner, Khmer inherent vowels).
 _BLANK_LETTERS = {0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x034F, 0x17B4, 0x17B5}
-_VS = set(range(0xFE00, 0xFE10))
+# Mongolian free variation selectors (U+180B-180D, U+180F) carry bits like U+FE00-FE0F.
+_VS = set(range(0xFE00, 0xFE10)) | {0x180B, 0x180C, 0x180D, 0x180F}
 _VS_SUPPLEMENT = range(0xE0100, 0xE01F0)
+# Default_Ignorable_Code_Point from Unicode's DerivedCoreProperties.txt: what a renderer may draw
+# as nothing. Every one is hidden (the test suite checks this table against the property where
+# the `regex` module can name it); those not in a class above are hidden-format.
+DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+_IGNORABLE = frozenset(cp for lo, hi in DEFAULT_IGNORABLE for cp in range(lo, hi + 1))
 
 
 def _hidden_class(ch: str) -> str | None:
@@ -130,7 +207,7 @@ def _hidden_class(ch: str) -> str | None:
     category = unicodedata.category(ch)
     if category == "Cc":
         return "hidden-control"
-    if category in ("Cf", "Zl", "Zp", "Co") or cp in _BLANK_LETTERS:
+    if category in ("Cf", "Zl", "Zp", "Co") or cp in _BLANK_LETTERS or cp in _IGNORABLE:
         return "hidden-format"
     return None
 
@@ -143,7 +220,7 @@ def _char_label(ch: str) -> str:
 def _decode_tags(run: str) -> str:
     """Tag characters mirror ASCII at U+E0000 + n; decode the printable ones."""
     out = []
-    for ch in run:
+    for ch in run[:MESSAGE_QUOTE_MAX]:
         cp = ord(ch) - 0xE0000
         out.append(chr(cp) if 0x20 <= cp <= 0x7E else f"<U+{ord(ch):04X}>")
     return "".join(out)
@@ -191,14 +268,68 @@ def _is_lone_emoji_selector(text: str, i: int) -> bool:
     return before_ok and not (after and _hidden_class(after) == "hidden-variation-selector")
 
 
-def _line_of(text: str, pos: int, first_line: int) -> int:
-    return first_line + text.count("\n", 0, pos)
+class _Lines:
+    """File line of an offset in one text; newlines are indexed on first use, so each look-up
+    costs a bisection rather than a count from the start (many findings stay linear).
+    """
+
+    def __init__(self, text: str, first_line: int) -> None:
+        self.text = text
+        self.first_line = first_line
+        self._breaks: list[int] | None = None
+
+    def __call__(self, pos: int) -> int:
+        if self._breaks is None:
+            self._breaks = [m.start() for m in re.finditer("\n", self.text)]
+        return self.first_line + bisect.bisect_left(self._breaks, pos)
+
+
+class _Collector:
+    """The findings of one file, at most ``limit`` per rule; the rest are only counted and
+    reported as one finding per rule, as severe as the worst one left out.
+    """
+
+    def __init__(self, limit: int = MAX_FINDINGS_PER_RULE) -> None:
+        self.limit = limit
+        self.findings: list[Finding] = []
+        self.kept: dict[str, int] = {}
+        self.omitted: dict[str, list] = {}  # rule -> [count, severity, first line]
+
+    def full(self, rule: str) -> bool:
+        return self.kept.get(rule, 0) >= self.limit
+
+    def add(self, finding: Finding) -> None:
+        if self.full(finding.rule):
+            self.omit(finding.rule, finding.severity, finding.line)
+        else:
+            self.kept[finding.rule] = self.kept.get(finding.rule, 0) + 1
+            self.findings.append(finding)
+
+    def omit(self, rule: str, severity: str, line: int | None, count: int = 1) -> None:
+        entry = self.omitted.setdefault(rule, [0, severity, line])
+        entry[0] += count
+        if SEVERITIES.index(severity) < SEVERITIES.index(entry[1]):
+            entry[1] = severity
+
+    def result(self) -> list[Finding]:
+        summaries = [
+            Finding(
+                rule,
+                severity,
+                f"{count} more {rule} finding(s) in this file, not listed "
+                f"(at most {self.limit} per rule are)",
+                line,
+            )
+            for rule, (count, severity, line) in self.omitted.items()
+        ]
+        return self.findings + summaries
 
 
 def _snippet(text: str, start: int, end: int, width: int = 40) -> str:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end == -1 else line_end
+    # Look for the line's ends only within the window, so a long line costs no more.
+    line_start = text.rfind("\n", max(0, start - width), start) + 1
+    line_end = text.find("\n", end, end + width)
+    line_end = min(len(text), end + width) if line_end == -1 else line_end
     lo = max(line_start, start - width)
     hi = min(line_end, end + width)
     return reveal(text[lo:hi]).strip()
@@ -217,7 +348,9 @@ _OVERRIDE_PATTERNS = [
     r"(?:me\s+)?(?:the\s+|your\s+)?(?:system\s+prompt|hidden\s+instructions)\b",
     r"\b(?:new|updated|real|actual)\s+system\s+prompt\s*:",
     r"\bsystem\s+prompt\s+override\b",
-    r"<\s*/?\s*(?:system|im_start|im_end)\s*>|<\|im_start\|>|<\|system\|>",
+    # One optional slash between two optional spaces would be two \s* back to back: quadratic
+    # on "<" followed by a megabyte of spaces. Spaces after the slash only when there is one.
+    r"<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>|<\|im_start\|>|<\|system\|>",
     r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
     r"the\s+user\b",
     r"\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b",
@@ -228,11 +361,17 @@ _FETCHERS = r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)"
 _INTERPRETERS = r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
 # Each alternative starts with a literal word so the scan stays linear on large cards (and the
 # fast scan finds them by those words: keep _FINDERS["pipe-to-shell"] in step).
+_PIPE_TAIL = rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:/[\w/]*/)?{_INTERPRETERS}\b"
 _PIPE_TO_SHELL_RE = re.compile(
-    rf"\b{_FETCHERS}\b[^\n|]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:/[\w/]*/)?{_INTERPRETERS}\b"
+    rf"\b{_FETCHERS}\b[^\n|]*{_PIPE_TAIL}"
     rf"|\b{_INTERPRETERS}\b[^\n]{{0,40}}?[<$]\(\s*{_FETCHERS}\b",
     re.IGNORECASE,
 )
+# The fast scan matches the first alternative in two steps: every fetcher before the same pipe
+# shares what follows that pipe, so it is looked at once per pipe, not once per fetcher (which
+# made "curl curl curl ..." quadratic).
+_PIPE_HEAD_RE = re.compile(rf"\b{_FETCHERS}\b", re.IGNORECASE)
+_PIPE_TAIL_RE = re.compile(_PIPE_TAIL, re.IGNORECASE)
 # The lookbehind makes each run match once from its start instead of being retried at every offset.
 _BASE64_RE = re.compile(
     rf"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{{{BASE64_MIN},}}={{0,2}}"
@@ -245,8 +384,11 @@ _URL_RE = re.compile(
     re.IGNORECASE,
 )
 _HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|\Z)", re.DOTALL)
+# A link-reference definition renders as nothing: with a dummy destination (`#`, `<>`) or a
+# title it is a comment whatever its label (`[//]: # (...)`, `[x]: /a "..."`). A plain
+# `[1]: https://...` is an ordinary reference link and passes (its URL is listed anyway).
 _MD_COMMENT_RE = re.compile(
-    r"^ {0,3}\[(?://|comment|_|#)\]:\s*(?:#|<>)\s*(.*)$", re.MULTILINE | re.IGNORECASE
+    r"^ {0,3}\[(?!\s*\])[^\]\n]{1,999}\]:[ \t]*(<[^>\n]*>|\S*)[ \t]*([\"'(].*)?$", re.MULTILINE
 )
 
 _HIDDEN_MESSAGES = {
@@ -258,11 +400,10 @@ _HIDDEN_MESSAGES = {
 }
 
 
-def _scan_characters(text: str, first_line: int, *, fast: bool = True) -> list[Finding]:
+def _scan_characters(text: str, lines: _Lines, out: _Collector, *, fast: bool = True) -> None:
     """``fast=False`` looks at every character (the reference the fast path is tested against)."""
-    findings: list[Finding] = []
     if fast and text.isascii() and text.replace("\n", " ").replace("\t", " ").isprintable():
-        return findings  # printable ASCII, tab and newline only: nothing can hide here
+        return  # printable ASCII, tab and newline only: nothing can hide here
     i = 0
     while True:
         if fast:
@@ -283,16 +424,21 @@ def _scan_characters(text: str, first_line: int, *, fast: bool = True) -> list[F
         while j < len(text) and text[j] != "\n" and _hidden_class(text[j]) == kind:
             j += 1
         run = text[i:j]
-        line = _line_of(text, i, first_line)
+        line = lines(i)
+        if out.full(kind):
+            out.omit(kind, ERROR, line)
+            i = j
+            continue
         if kind == "hidden-tag":
             message = f"Unicode Tag characters hide text: {_decode_tags(run)!r}"
         else:
-            labels = ", ".join(dict.fromkeys(_char_label(ch) for ch in run))
+            kinds = list(dict.fromkeys(run))
+            labels = ", ".join(_char_label(ch) for ch in kinds[:8])
+            labels += f", ... ({len(kinds)} different)" if len(kinds) > 8 else ""
             count = f"{len(run)} x " if len(run) > 1 else ""
             message = f"{_HIDDEN_MESSAGES[kind]} {count}{labels} in: {_snippet(text, i, j)}"
-        findings.append(Finding(kind, ERROR, message, line))
+        out.add(Finding(kind, ERROR, message, line))
         i = j
-    return findings
 
 
 def _is_base64_payload(run: str) -> bool:
@@ -303,6 +449,18 @@ def _is_base64_payload(run: str) -> bool:
         and any(c.islower() for c in body)
         and any(c.isdigit() for c in body)
     )
+
+
+def _url_shown(url: str) -> str:
+    url = reveal(url.rstrip(".,;:!?*_"))
+    return url if len(url) <= MESSAGE_QUOTE_MAX else url[: MESSAGE_QUOTE_MAX - 3] + "..."
+
+
+def _markdown_comment(match: re.Match) -> str | None:
+    destination, title = match.group(1), (match.group(2) or "").strip()
+    if destination not in ("", "<>") and not destination.startswith("#") and not title:
+        return None  # an ordinary reference link
+    return f"Markdown comment (hidden when rendered): {_shown(match.group(0))!r}"
 
 
 def _shown(text: str, limit: int = 80) -> str:
@@ -318,12 +476,7 @@ _PATTERN_RULES = (
         WARNING,
         lambda m: f"HTML comment (hidden when rendered): {_shown(m.group(1))!r}",
     ),
-    (
-        _MD_COMMENT_RE,
-        "markdown-comment",
-        WARNING,
-        lambda m: f"Markdown comment (hidden when rendered): {_shown(m.group(0))!r}",
-    ),
+    (_MD_COMMENT_RE, "markdown-comment", WARNING, _markdown_comment),
     (
         _OVERRIDE_RE,
         "override-phrase",
@@ -346,7 +499,7 @@ _PATTERN_RULES = (
             else None
         ),
     ),
-    (_URL_RE, "url", INFO, lambda m: f"links to {reveal(m.group(0).rstrip('.,;:!?*_'))}"),
+    (_URL_RE, "url", INFO, lambda m: f"links to {_url_shown(m.group(0))}"),
 )
 
 
@@ -443,6 +596,12 @@ def _finditer(regex: re.Pattern, rule: str, text: str, folded: str | None) -> It
         return ()
     if not finder.starts:
         return regex.finditer(text)
+    if rule == "pipe-to-shell":
+        return _pipe_matches(regex, text, _offsets(finder, text, haystack))
+    return _match_at(regex, text, _offsets(finder, text, haystack))
+
+
+def _offsets(finder: _Finder, text: str, haystack: str) -> list[int]:
     offsets: set[int] = set()
     for word, back in finder.starts:
         at = haystack.find(word)
@@ -450,15 +609,36 @@ def _finditer(regex: re.Pattern, rule: str, text: str, folded: str | None) -> It
             offsets.update(at - b for b in back if at >= b)
             at = haystack.find(word, at + 1)
     # Every match starts at \b or at "<", so never between two word characters ("do" in "undo").
-    return _match_at(
-        regex,
-        text,
-        [
-            at
-            for at in sorted(offsets)
-            if not (at and _is_word(text[at]) and _is_word(text[at - 1]))
-        ],
-    )
+    return [
+        at for at in sorted(offsets) if not (at and _is_word(text[at]) and _is_word(text[at - 1]))
+    ]
+
+
+def _pipe_matches(regex: re.Pattern, text: str, offsets: list[int]) -> Iterable[re.Match]:
+    """``_match_at`` for pipe-to-shell, linear: a fetcher's match ends at the first ``|`` after
+    it on its line, and whether that pipe feeds a shell is decided once per pipe.
+    """
+    tails: dict[int, bool] = {}
+    end = 0
+    newline = pipe = -1  # next of each at or after the offset (offsets only grow: linear)
+    for offset in offsets:
+        if offset < end:
+            continue
+        if _PIPE_HEAD_RE.match(text, offset):
+            if newline < offset:
+                newline = text.find("\n", offset) % (len(text) + 1)  # -1 -> len(text)
+            if pipe < offset:
+                pipe = text.find("|", offset) % (len(text) + 1)
+            if pipe >= newline:
+                continue  # no pipe on this line: no fetcher here can match
+            if pipe not in tails:
+                tails[pipe] = _PIPE_TAIL_RE.match(text, pipe) is not None
+            if not tails[pipe]:
+                continue
+        match = regex.match(text, offset)
+        if match is not None:
+            yield match
+            end = max(match.end(), offset + 1)
 
 
 def _is_word(char: str) -> bool:
@@ -490,23 +670,163 @@ def _match_at(regex: re.Pattern, text: str, offsets: list[int]) -> Iterable[re.M
             end = max(match.end(), offset + 1)  # as finditer steps past an empty match
 
 
-def scan_hidden(text: str, *, first_line: int = 1, fast: bool = True) -> list[Finding]:
-    """The hidden-instruction scan over one piece of card text; lines count from ``first_line``.
+def scan_hidden(
+    text: str,
+    *,
+    first_line: int = 1,
+    fast: bool = True,
+    comments: str = ERROR,
+    code_lines: tuple[tuple[int, int], ...] = (),
+) -> list[Finding]:
+    """The hidden-instruction scan over one piece of text; lines count from ``first_line``.
 
-    ``fast=False`` runs every regex over every offset and looks at every character: the plain
-    reference the fast path must agree with (the tests compare them).
+    Args:
+        text: the text (card frontmatter, body, or a whole file of a skill).
+        first_line: file line of the text's first line.
+        fast: False runs every regex over every offset and looks at every character: the plain
+            reference the fast path must agree with (the tests compare them).
+        comments: severity of HTML and Markdown comments outside code blocks (error where the
+            text is Markdown that a reviewer may read rendered; warning for source files).
+        code_lines: file lines [start, end) of code blocks, where comments show when rendered.
+
+    Returns:
+        The findings, at most MAX_FINDINGS_PER_RULE per rule plus one summary per capped rule.
     """
-    findings = _scan_characters(text, first_line, fast=fast)
+    out = _Collector()
+    _scan(text, _Lines(text, first_line), out, fast=fast, comments=comments, code=code_lines)
+    return out.result()
+
+
+_COMMENT_RULES = ("html-comment", "markdown-comment")
+
+
+def _in_code(line: int, code: tuple[tuple[int, int], ...]) -> bool:
+    return any(start <= line < end for start, end in code)
+
+
+def _scan(
+    text: str,
+    lines: _Lines,
+    out: _Collector,
+    *,
+    fast: bool = True,
+    comments: str = ERROR,
+    code: tuple[tuple[int, int], ...] = (),
+) -> None:
+    _scan_characters(text, lines, out, fast=fast)
     folded = _fold(text) if fast else None
-    for regex, rule, severity, describe in _PATTERN_RULES:
+    override_lines: set[int] = set()
+    for regex, rule, default_severity, describe in _PATTERN_RULES:
         matches = _finditer(regex, rule, text, folded) if fast else regex.finditer(text)
         for match in matches:
+            line = lines(match.start())
+            severity = default_severity
+            if rule in _COMMENT_RULES:
+                # Inside a code block a comment is shown verbatim; elsewhere nobody sees it.
+                severity = WARNING if _in_code(line, code) else comments
+            if rule == "override-phrase":
+                override_lines.add(line)
+            if out.full(rule):
+                if describe(match) is not None:
+                    out.omit(rule, severity, line)
+                continue
             message = describe(match)
             if message is not None:
-                findings.append(
-                    Finding(rule, severity, message, _line_of(text, match.start(), first_line))
-                )
-    return findings
+                out.add(Finding(rule, severity, message, line))
+    _scan_normalised_phrases(text, lines, out, override_lines, fast=fast)
+
+
+# Latin look-alikes from other scripts, mapped to the letter they imitate (after NFKC, which
+# already folds fullwidth, mathematical and other compatibility letters). A small table of
+# the Cyrillic, Greek and Latin-extension letters that pass for ASCII in an override phrase.
+_CONFUSABLES = str.maketrans(
+    {
+        **dict.fromkeys("аɑα", "a"),
+        **dict.fromkeys("АΑ", "A"),
+        **dict.fromkeys("ВΒ", "B"),
+        **dict.fromkeys("сϲ", "c"),
+        **dict.fromkeys("СϹ", "C"),
+        **dict.fromkeys("ԁ", "d"),
+        **dict.fromkeys("еε", "e"),
+        **dict.fromkeys("ЕΕ", "E"),
+        **dict.fromkeys("ɡ", "g"),
+        **dict.fromkeys("һ", "h"),
+        **dict.fromkeys("НΗ", "H"),
+        **dict.fromkeys("іιıɩ", "i"),
+        **dict.fromkeys("ІΙӀ", "I"),
+        **dict.fromkeys("ј", "j"),
+        **dict.fromkeys("ЈͿ", "J"),
+        **dict.fromkeys("κ", "k"),
+        **dict.fromkeys("КΚ", "K"),
+        **dict.fromkeys("ӏ", "l"),
+        **dict.fromkeys("МΜ", "M"),
+        **dict.fromkeys("ΝN", "N"),
+        **dict.fromkeys("оοσ", "o"),
+        **dict.fromkeys("ОΟ", "O"),
+        **dict.fromkeys("рρ", "p"),
+        **dict.fromkeys("РΡ", "P"),
+        **dict.fromkeys("ԛ", "q"),
+        **dict.fromkeys("ѕ", "s"),
+        **dict.fromkeys("Ѕ", "S"),
+        **dict.fromkeys("τ", "t"),
+        **dict.fromkeys("ТΤ", "T"),
+        **dict.fromkeys("υ", "u"),
+        **dict.fromkeys("ν", "v"),
+        **dict.fromkeys("ԝ", "w"),
+        **dict.fromkeys("хχ", "x"),
+        **dict.fromkeys("ХΧ", "X"),
+        **dict.fromkeys("уγ", "y"),
+        **dict.fromkeys("УΥ", "Y"),
+        **dict.fromkeys("ΖZ", "Z"),
+    }
+)
+_INVISIBLE = dict.fromkeys(_IGNORABLE)
+# Markdown emphasis and code-span marks: "ig**no**re" renders (and is read) as "ignore".
+_EMPHASIS = str.maketrans("", "", "*_~`")
+
+
+def _phrase_text(text: str) -> str:
+    """The text as a reader takes it in: invisible code points dropped, NFKC, look-alike letters
+    mapped to Latin, emphasis marks dropped. Newlines are kept, so lines still count the same.
+    """
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text.translate(_INVISIBLE)).translate(_CONFUSABLES)
+    return text.translate(_EMPHASIS)
+
+
+def _scan_normalised_phrases(
+    text: str, lines: _Lines, out: _Collector, seen_lines: set[int], *, fast: bool
+) -> None:
+    """Override phrases that only appear once the text is normalised (homoglyphs, emphasis,
+    invisible characters splitting a word); lines that already hold one are not reported twice.
+    """
+    if text.isascii() and not any(mark in text for mark in "*_~`"):
+        return  # nothing to normalise
+    plain = _phrase_text(text)
+    if plain == text:
+        return
+    plain_lines = _Lines(plain, lines.first_line)
+    if fast:
+        matches = _finditer(_OVERRIDE_RE, "override-phrase", plain, _fold(plain))
+    else:
+        matches = _OVERRIDE_RE.finditer(plain)
+    for match in matches:
+        line = plain_lines(match.start())
+        if line in seen_lines:
+            continue
+        seen_lines.add(line)
+        if out.full("override-phrase"):
+            out.omit("override-phrase", ERROR, line)
+            continue
+        out.add(
+            Finding(
+                "override-phrase",
+                ERROR,
+                f"instruction-override phrase (once look-alike letters, invisible characters "
+                f"and emphasis are normalised): {_shown(match.group(0))!r}",
+                line,
+            )
+        )
 
 
 def _escaped_scalar_findings(card: Card, raw_findings: list[Finding]) -> list[Finding]:
@@ -576,7 +896,7 @@ def _name_findings(card: Card, dirname: str | None) -> list[Finding]:
     return findings
 
 
-def _description_findings(card: Card, strict: bool) -> list[Finding]:
+def _description_findings(card: Card, chimera: bool) -> list[Finding]:
     value = card.frontmatter.get("description")
     line = _key_line(card, "description")
     if not isinstance(value, str) or not value.strip():
@@ -586,11 +906,12 @@ def _description_findings(card: Card, strict: bool) -> list[Finding]:
             )
         ]
     if len(value) > DESCRIPTION_MAX:
-        # Anthropic's own claude-api card runs over 1024; lenient mode reads it, strict refuses it.
+        # Anthropic's own claude-api card runs over 1024; the spec profile reads it (a warning),
+        # the chimera profile refuses it.
         return [
             Finding(
                 "description-length",
-                ERROR if strict else WARNING,
+                ERROR if chimera else WARNING,
                 f"description is {len(value)} characters (max {DESCRIPTION_MAX})",
                 line,
             )
@@ -602,60 +923,98 @@ def _is_str_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
-def _type_findings(card: Card) -> list[Finding]:
+def _is_string_map(value: object) -> bool:
+    # skills-ref reads metadata with strictyaml, where every scalar is a string: a number or a
+    # boolean is read as its text, a nested list or mapping is not a string at all.
+    return isinstance(value, dict) and all(
+        isinstance(key, str) and isinstance(item, (str, int, float)) and item is not None
+        for key, item in value.items()
+    )
+
+
+def _has_trigger_lines(value: object) -> bool:
+    if isinstance(value, str):
+        return bool(value.strip())
+    return _is_str_list(value) and all(item.strip() for item in value)  # type: ignore[union-attr]
+
+
+# key -> (accepts the value, what it must be); the spec's fields, then Chimera's.
+_SPEC_TYPES: dict[str, tuple] = {
+    "license": (lambda v: isinstance(v, str), "a string"),
+    "compatibility": (
+        lambda v: isinstance(v, str) and 0 < len(v) <= COMPATIBILITY_MAX,
+        f"a string of 1 to {COMPATIBILITY_MAX} characters",
+    ),
+    "metadata": (_is_string_map, "a mapping of string keys to string values"),
+    "allowed-tools": (
+        lambda v: isinstance(v, str) or _is_str_list(v),
+        "a string or list of strings",
+    ),
+}
+_CHIMERA_TYPES: dict[str, tuple] = {
+    "allowed_tools": (
+        lambda v: isinstance(v, str) or _is_str_list(v),
+        "a string or list of strings",
+    ),
+    "version": (
+        lambda v: isinstance(v, (str, int, float)) and not isinstance(v, bool),
+        "a version string",
+    ),
+    "triggers": (
+        lambda v: _is_str_list(v) and all(item.strip() for item in v),
+        "a list of non-empty strings",
+    ),
+}
+
+
+def _type_findings(card: Card, chimera: bool) -> list[Finding]:
     fm = card.frontmatter
-    expect = {
-        "license": (lambda v: isinstance(v, str), "a string"),
-        "compatibility": (
-            lambda v: isinstance(v, str) and len(v) <= COMPATIBILITY_MAX,
-            f"a string of at most {COMPATIBILITY_MAX} characters",
-        ),
-        "metadata": (lambda v: isinstance(v, dict), "a mapping"),
-        "allowed-tools": (
-            lambda v: isinstance(v, str) or _is_str_list(v),
-            "a string or list of strings",
-        ),
-        "allowed_tools": (
-            lambda v: isinstance(v, str) or _is_str_list(v),
-            "a string or list of strings",
-        ),
-        "version": (
-            lambda v: isinstance(v, (str, int, float)) and not isinstance(v, bool),
-            "a version string",
-        ),
-        "triggers": (
-            lambda v: _is_str_list(v) and all(item.strip() for item in v),
-            "a list of non-empty strings",
-        ),
-    }
     findings = []
+    expect = {**_SPEC_TYPES, **_CHIMERA_TYPES} if chimera else _SPEC_TYPES
     for key, (ok, wanted) in expect.items():
         if key in fm and not ok(fm[key]):
             findings.append(
                 Finding("field-type", ERROR, f"'{key}' must be {wanted}", _key_line(card, key))
             )
+    meta = card.metadata
+    if chimera and "triggers" in meta and not _has_trigger_lines(meta["triggers"]):
+        findings.append(
+            Finding(
+                "field-type",
+                ERROR,
+                "'metadata.triggers' must be a string with one trigger per line",
+                _key_line(card, "metadata"),
+            )
+        )
     return findings
 
 
-def _vocabulary_findings(card: Card) -> list[Finding]:
+def _vocabulary_findings(card: Card, chimera: bool) -> list[Finding]:
+    """Top-level Chimera fields are checked in every profile (the importer reads a top-level
+    ``provenance``, and a typo must not pass); under ``metadata`` only in the chimera profile,
+    since the spec leaves metadata free-form.
+    """
     findings = []
     for key, allowed in VOCABULARIES.items():
-        if key not in card.frontmatter:
+        if key in card.frontmatter:
+            value, where = card.frontmatter[key], key
+        elif chimera and key in card.metadata:
+            value, where = card.metadata[key], "metadata"
+        else:
             continue
-        value = card.frontmatter[key]
         if not isinstance(value, str) or value not in allowed:
             findings.append(
                 Finding(
                     f"{key}-value",
                     ERROR,
                     f"{key} {value!r} is not one of: {', '.join(allowed)}",
-                    _key_line(card, key),
+                    _key_line(card, where),
                 )
             )
     return findings
 
 
-def _section_findings(card: Card, strict: bool) -> list[Finding]:
+def _section_findings(card: Card, chimera: bool) -> list[Finding]:
     findings = []
     seen: dict[str, int] = {}
     for section in card.sections:
@@ -664,14 +1023,14 @@ def _section_findings(card: Card, strict: bool) -> list[Finding]:
             findings.append(
                 Finding(
                     "section-duplicate",
-                    ERROR if strict else WARNING,
+                    ERROR if chimera else WARNING,
                     f"section {section.title!r} repeats the one on line {seen[section.title]}",
                     section.line,
                 )
             )
         else:
             seen[section.title] = section.line
-    if not strict:
+    if not chimera:
         return findings
     for section in card.sections:
         if section.title not in CARD_SECTIONS:
@@ -709,35 +1068,27 @@ def _section_findings(card: Card, strict: bool) -> list[Finding]:
     return findings
 
 
-def _dirname_for(card: Card) -> str | None:
-    if card.path and os.path.basename(card.path) == CARD_FILENAME:
-        return os.path.basename(os.path.dirname(card.path)) or None
-    return None
-
-
-def lint_card(card: Card, *, strict: bool = True, dirname: str | None = None) -> list[Finding]:
-    """Every finding for one parsed card, sorted by line. ``dirname`` defaults to the directory of
-    ``card.path`` when that is a SKILL.md (a card read from a URL has none, and skips the check).
-    """
-    if dirname is None:
-        dirname = _dirname_for(card)
+def _frontmatter_findings(card: Card, chimera: bool) -> list[Finding]:
     findings: list[Finding] = []
-    findings += _name_findings(card, dirname)
-    findings += _description_findings(card, strict)
-    findings += _type_findings(card)
-    findings += _vocabulary_findings(card)
-    for key in card.unknown_keys:
-        findings.append(
-            Finding(
-                "frontmatter-unknown-key",
-                WARNING,
-                f"unknown frontmatter key {reveal(key)!r}",
-                _key_line(card, key),
+    known = KNOWN_KEYS if chimera else frozenset(AGENT_SKILLS_KEYS)
+    for key in card.frontmatter:
+        if key not in known:
+            # A warning, as skills-ref's spec check treats extra fields: the card still works.
+            findings.append(
+                Finding(
+                    "frontmatter-unknown-key",
+                    WARNING,
+                    f"unknown frontmatter key {reveal(key)!r}"
+                    + (
+                        "" if chimera else " (the Agent Skills spec keeps extra fields in metadata)"
+                    ),
+                    _key_line(card, key),
+                )
             )
-        )
-    if strict:
+    findings += _vocabulary_findings(card, chimera)
+    if chimera:
         for key in CHIMERA_REQUIRED:
-            if key not in card.frontmatter:
+            if key not in card.frontmatter and key not in card.metadata:
                 findings.append(
                     Finding(
                         "chimera-field-missing",
@@ -746,13 +1097,108 @@ def lint_card(card: Card, *, strict: bool = True, dirname: str | None = None) ->
                         card.frontmatter_line,
                     )
                 )
-    findings += _section_findings(card, strict)
-    hidden = scan_hidden(card.frontmatter_text, first_line=card.frontmatter_line)
-    hidden += _escaped_scalar_findings(card, hidden)
-    hidden += scan_hidden(card.body, first_line=card.body_line)
-    findings += hidden
+    return findings
+
+
+def _dirname_for(card: Card) -> str | None:
+    if card.path and os.path.basename(card.path) == CARD_FILENAME:
+        return os.path.basename(os.path.dirname(card.path)) or None
+    return None
+
+
+def resolve_profile(profile: str | None = None, strict: bool | None = None) -> str:
+    """The profile to lint with: ``profile`` if given, else the one the old ``strict`` flag named
+    (True: chimera, False: agent-skills), else DEFAULT_PROFILE.
+
+    Raises:
+        UnknownProfileError: ``profile`` is not one of PROFILES.
+    """
+    if profile is not None:
+        if profile not in PROFILES:
+            raise UnknownProfileError(
+                f"unknown lint profile {profile!r}; choose one of: {', '.join(PROFILES)}"
+            )
+        return profile
+    if strict is not None:
+        return CHIMERA if strict else AGENT_SKILLS
+    return DEFAULT_PROFILE
+
+
+def lint_card(
+    card: Card,
+    *,
+    profile: str | None = None,
+    strict: bool | None = None,
+    dirname: str | None = None,
+) -> list[Finding]:
+    """Every finding for one parsed card, sorted by line.
+
+    Args:
+        card: the parsed card.
+        profile: "agent-skills" (the default: the Agent Skills specification) or "chimera"
+            (also the five sections and Chimera's frontmatter).
+        strict: the old switch, kept as an alias: True is "chimera", False "agent-skills".
+        dirname: the card's directory name; defaults to the directory of ``card.path`` when
+            that is a SKILL.md (a card read from a URL has none, and skips the check).
+
+    Returns:
+        The findings, at most MAX_FINDINGS_PER_RULE per rule (plus one summary per capped rule).
+    """
+    chimera = resolve_profile(profile, strict) == CHIMERA
+    if dirname is None:
+        dirname = _dirname_for(card)
+    out = _Collector()
+    for finding in (
+        _name_findings(card, dirname)
+        + _description_findings(card, chimera)
+        + _type_findings(card, chimera)
+        + _frontmatter_findings(card, chimera)
+        + _section_findings(card, chimera)
+    ):
+        out.add(finding)
+    # Frontmatter is not rendered, but a comment there is as unseen as one in the body.
+    _scan(card.frontmatter_text, _Lines(card.frontmatter_text, card.frontmatter_line), out)
+    for finding in _escaped_scalar_findings(card, out.findings):
+        out.add(finding)
+    _scan(card.body, _Lines(card.body, card.body_line), out, code=card.code_lines)
+    findings = out.result()
     for finding in findings:
         finding.path = card.path
+    return sorted(findings, key=lambda f: (f.line or 0, SEVERITIES.index(f.severity), f.rule))
+
+
+_MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+
+
+def is_markdown_path(path: str | os.PathLike) -> bool:
+    """Whether a skill's file is Markdown (read rendered, so a comment in it is unseen)."""
+    return str(path).lower().endswith(_MARKDOWN_SUFFIXES)
+
+
+def lint_text(text: str, path: str, *, markdown: bool | None = None) -> list[Finding]:
+    """The hidden-instruction scan over one text file of a skill other than its SKILL.md.
+
+    Args:
+        text: the file's text (decoded; line endings as in the file).
+        path: the file's path as it should appear in each finding (e.g. relative to the skill).
+        markdown: whether the file is Markdown; by default, from its suffix. In Markdown an HTML
+            or Markdown comment outside a code block is an error (hidden when rendered); in any
+            other file it is a warning (the reviewer reads the source).
+
+    Returns:
+        The findings, sorted by line, each with ``path`` set, capped per rule as lint_card's.
+    """
+    if markdown is None:
+        markdown = is_markdown_path(path)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    code: tuple[tuple[int, int], ...] = ()
+    if markdown and ("<!--" in text or "]:" in text):
+        code = code_block_lines(text, 1)
+    out = _Collector()
+    _scan(text, _Lines(text, 1), out, comments=ERROR if markdown else WARNING, code=code)
+    findings = out.result()
+    for finding in findings:
+        finding.path = path
     return sorted(findings, key=lambda f: (f.line or 0, SEVERITIES.index(f.severity), f.rule))
 
 
@@ -789,12 +1235,24 @@ class LintReport:
         }
 
 
-def lint_paths(paths: Iterable[str | os.PathLike], *, strict: bool = True) -> LintReport:
+def lint_paths(
+    paths: Iterable[str | os.PathLike],
+    *,
+    profile: str | None = None,
+    strict: bool | None = None,
+) -> LintReport:
     """Lint SKILL.md files, card directories or folders of card directories.
 
-    A card that cannot be parsed becomes a ``parse-error`` finding (so one bad card does not hide
-    the rest); a path that does not exist or holds no card raises CardReadError (exit 2).
+    Args:
+        paths: what to lint.
+        profile: "agent-skills" (default) or "chimera"; ``strict`` is the old alias.
+
+    Returns:
+        A LintReport. A card that cannot be parsed becomes a ``parse-error`` finding (so one bad
+        card does not hide the rest); a path that does not exist or holds no card raises
+        CardReadError (exit 2).
     """
+    profile = resolve_profile(profile, strict)
     files: list[Path] = []
     for path in paths:
         found = find_card_files(path)
@@ -817,7 +1275,7 @@ def lint_paths(paths: Iterable[str | os.PathLike], *, strict: bool = True) -> Li
             findings.append(Finding(rule, ERROR, reason, line, str(file)))
             continue
         card_findings = lint_card(
-            card, strict=strict, dirname=file.parent.name if file.name == CARD_FILENAME else None
+            card, profile=profile, dirname=file.parent.name if file.name == CARD_FILENAME else None
         )
         for finding in card_findings:
             finding.path = str(file)

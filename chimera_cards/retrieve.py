@@ -122,6 +122,17 @@ class RenderCache:
             self.signatures.clear()  # bounded; refilling costs one verification per signature
 
 
+class MatchList(list):
+    """The matches, best first (a plain list of ``Match``), plus ``skipped``: one line per card
+    the gate could not read or verify (a broken row, unreadable or tampered bytes, text that is
+    not valid Unicode) and per condition that hid cards (a store that could not be indexed).
+    Those cards are left out; every other card is still served."""
+
+    def __init__(self, matches=(), skipped: list[str] | None = None) -> None:
+        super().__init__(matches)
+        self.skipped: list[str] = skipped if skipped is not None else []
+
+
 @dataclass
 class GateDecision:
     ok: bool
@@ -153,10 +164,18 @@ def fts_query(query: str) -> str | None:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-def sync_index(store: Store) -> int:
-    """Index every queued version (call inside ``store.transaction()``); returns how many."""
-    queued = store.index_queue()
-    for vid, name, data in queued:
+def sync_index(store: Store, problems: list[str] | None = None) -> int:
+    """Index every queued version (call inside ``store.transaction()``); returns how many.
+
+    The queue is always drained: a version whose row or text cannot be indexed is reported in
+    ``problems`` (when given) and indexed by name only, or not at all, so one broken card never
+    blocks the index for the others. The gate refuses such a card anyway.
+    """
+    done = 0
+    for vid, name, data, problem in store.index_queue():
+        if name is None:
+            _note(problems, f"not indexed: {problem}")
+            continue
         description, triggers = "", ""
         try:
             card = parse_card(data or b"")
@@ -164,9 +183,32 @@ def sync_index(store: Store) -> int:
             triggers = "\n".join(card.triggers)
         except CardParseError:
             pass  # a broken blob is still findable by name; the gate will refuse it anyway
-        store.index_version(vid, name, description, triggers)
+        try:
+            store.index_version(vid, name, description, triggers)
+        except (UnicodeError, ValueError, sqlite3.Error) as exc:
+            _note(problems, f"{_label(name)}: indexed by name only ({_reason(exc)})")
+            try:
+                store.index_version(vid, name, "", "")
+            except (UnicodeError, ValueError, sqlite3.Error):
+                continue
+        done += 1
     store.clear_index_queue()
-    return len(queued)
+    return done
+
+
+def _note(problems: list[str] | None, text: str) -> None:
+    if problems is not None:
+        problems.append(text)
+
+
+def _label(name: object) -> str:
+    # For messages about broken rows: never let the label itself be unprintable.
+    return ascii(name) if not isinstance(name, str) else name.encode("utf-8", "replace").decode()
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).encode("utf-8", "backslashreplace").decode().split())
+    return f"{type(exc).__name__}: {text}"[:200]
 
 
 def gate_check(
@@ -220,7 +262,7 @@ def match(
     *,
     verify: bool = True,
     cache: RenderCache | None = None,
-) -> list[Match]:
+) -> MatchList:
     """Up to ``k`` usable cards for ``query``, best first. The only way card text reaches a model.
 
     Pass a ``RenderCache`` when calling repeatedly to skip re-parsing cards whose bytes were
@@ -234,7 +276,8 @@ def match(
         level: 1 (name and description) or 2 (the whole card).
 
     Returns:
-        The usable matches, best first.
+        The usable matches, best first, as a ``MatchList``: its ``skipped`` lines name the cards
+        left out because they are broken, and anything else that hid cards.
     """
     if level not in LEVELS:
         raise UsageError("level must be 1 or 2")
@@ -242,22 +285,29 @@ def match(
         raise UsageError("k must be at least 1")
     q = fts_query(query)
     if q is None:
-        return []
+        return MatchList()
+    skipped: list[str] = []
     with store.snapshot():
         dirty = store.index_dirty()
     if dirty:
         try:
             with store.transaction():
-                sync_index(store)
-        except (sqlite3.OperationalError, ChimeraError):
-            # Read-only, or another writer holds the lock: answer from what is indexed; versions
-            # not yet indexed are absent this time (never unchecked).
-            pass
+                sync_index(store, skipped)
+        except (sqlite3.OperationalError, ChimeraError) as exc:
+            # Read-only, or another writer holds the lock: answer from what is indexed, and say
+            # how many active cards could not be considered (never serve them unchecked).
+            with store.snapshot():
+                waiting = store.index_backlog()
+            if waiting:
+                skipped.append(
+                    f"{waiting} active card(s) are not indexed yet and were not searched: the "
+                    f"store cannot be written now ({_reason(exc)}); run again with write access"
+                )
     with store.snapshot():  # one consistent state for ranking and verification
-        return _match(store, q, k, level, verify, cache)
+        return MatchList(_match(store, q, k, level, verify, cache, skipped), skipped)
 
 
-def match_path(path, query: str, k: int = 5, level: int = 2) -> list[Match]:
+def match_path(path, query: str, k: int = 5, level: int = 2) -> MatchList:
     """``match`` on the store file at ``path``, for callers that hold a path and must not open a
     store themselves (the reference loop reaches cards only through this module). A missing store
     is an error (exit 2), never a new empty one."""
@@ -266,49 +316,68 @@ def match_path(path, query: str, k: int = 5, level: int = 2) -> list[Match]:
 
 
 def _match(
-    store: Store, q: str, k: int, level: int, verify: bool, cache: RenderCache | None
+    store: Store,
+    q: str,
+    k: int,
+    level: int,
+    verify: bool,
+    cache: RenderCache | None,
+    skipped: list[str],
 ) -> list[Match]:
     trusted = trusted_keys(store)
     threshold = get_threshold(store)
+    memo = cache.signatures if cache is not None else None
     out: list[Match] = []
     page = max(2 * k, 16)
     offset = 0
     while len(out) < k:
-        rows = store.search_active(q, BM25_WEIGHTS, page, offset)
-        if not rows:
+        # Rank inside FTS5 first, then read only the page's versions: the index also holds
+        # versions that are not active, so a page may yield fewer than k and the loop goes on.
+        ranked = store.search_index(q, BM25_WEIGHTS, page, offset)
+        if not ranked:
             break
-        offset += len(rows)
-        for version, score in rows:
-            sha = version.sha256
-            decision = gate_check(
-                store,
-                name=version.name,
-                sha256=sha,
-                origin=version.origin,
-                final_url=version.final_url,
-                provenance=version.provenance,
-                status=version.status,
-                trusted=trusted,
-                threshold=threshold,
-                verify=verify,
-                memo=cache.signatures if cache is not None else None,
-            )
-            if not decision.ok:
+        offset += len(ranked)
+        versions, problems = store.versions_by_id([vid for vid, _ in ranked], status="active")
+        skipped.extend(f"skipped: {text}" for _, text in problems)
+        for vid, score in ranked:
+            v = versions.get(vid)
+            if v is None:
                 continue
-            text = cache.get(sha, level) if cache is not None else None
-            if text is None:
-                try:
-                    text = render_card(parse_card(decision.data), level)
-                except CardParseError:
+            label = f"{_label(v.name)} {v.sha256[:12]}"
+            try:
+                decision = gate_check(
+                    store,
+                    name=v.name,
+                    sha256=v.sha256,
+                    origin=v.origin,
+                    final_url=v.final_url,
+                    provenance=v.provenance,
+                    status=v.status,
+                    trusted=trusted,
+                    threshold=threshold,
+                    verify=verify,
+                    memo=memo,
+                )
+                if not decision.ok:
+                    if decision.reason in _BROKEN:
+                        skipped.append(f"skipped {label}: {decision.reason} (run verify)")
                     continue
-                if cache is not None:
-                    cache.put(sha, level, text)
+                text = cache.get(v.sha256, level) if cache is not None else None
+                if text is None:
+                    text = render_card(parse_card(decision.data), level)
+                    text.encode("utf-8")  # text that is not valid Unicode must not reach a prompt
+                    if cache is not None:
+                        cache.put(v.sha256, level, text)
+            except (sqlite3.Error, CardParseError, UnicodeError, ValueError, TypeError) as exc:
+                # One card's content must never make the gate fail for the others.
+                skipped.append(f"skipped {label}: {_reason(exc)}")
+                continue
             out.append(
                 Match(
-                    name=version.name,
-                    sha256=sha,
-                    provenance=version.provenance,
-                    origin=version.final_url or version.origin,
+                    name=v.name,
+                    sha256=v.sha256,
+                    provenance=v.provenance,
+                    origin=v.final_url or v.origin,
                     basis=decision.basis,
                     approvers=decision.approvers,
                     score=score,
@@ -319,6 +388,11 @@ def _match(
             if len(out) == k:
                 break
     return out
+
+
+# Refusals that mean the card is broken or tampered with (reported), as opposed to a card that is
+# simply not usable (awaiting approvals, rejected), which is absent without a word.
+_BROKEN = ("blob is missing", "stored bytes do not match their SHA-256")
 
 
 def _attr(value: str) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -49,9 +50,8 @@ from chimera_cards.keys import (
 )
 from chimera_cards.lint import lint_card, reveal
 from chimera_cards.retrieve import is_clean_path, is_url, prompt_preview
-from chimera_cards.store import SUPERSEDED, Problem, Store
+from chimera_cards.store import SUPERSEDED, THRESHOLD_SETTING, Problem, Store
 from chimera_cards.trust import (
-    THRESHOLD_SETTING,
     TrustedKey,
     Verdict,
     check_statement,
@@ -173,7 +173,11 @@ def reconcile(
     rollback); pending/active + a trusted rejection -> rejected; active by approval but no longer
     approved (a key removed, the threshold raised) -> pending. Clean path imports need no approval.
     """
-    candidates = store.versions(statuses=("pending", "active"), names=names, order="id")
+    if names is None:
+        # Every version: one that cannot be read is left as it is rather than blocking the rest.
+        candidates, _ = store.versions_tolerant(statuses=("pending", "active"))
+    else:
+        candidates = store.versions(statuses=("pending", "active"), names=names, order="id")
     trusted = trusted_keys(store)
     threshold = get_threshold(store)
     changes: list[Change] = []
@@ -250,7 +254,13 @@ def add_trust(store: Store, name: str, public) -> tuple[TrustedKey, list[Change]
                 )
         store.add_trust_row(name, public.keyid, public.text())
         key = TrustedKey(name, public)
-        store.append_audit(conn, "trust-add", None, None, {"name": name, "keyid": key.keyid})
+        store.append_audit(
+            conn,
+            "trust-add",
+            None,
+            None,
+            {"name": name, "keyid": key.keyid, "public_key": public.text()},
+        )
         return key, reconcile(store, conn)
 
 
@@ -474,15 +484,36 @@ class QueueItem:
         return asdict(self)
 
 
-def review_queue(store: Store) -> list[QueueItem]:
-    """Every pending version, by name, with how many trusted approvals it has so far."""
+class ReviewQueue(list):
+    """The pending versions (a plain list of ``QueueItem``), plus ``skipped``: one line per
+    pending version whose row or statements cannot be read (it is left out; the rest are listed)."""
+
+    def __init__(self, items=(), skipped: list[str] | None = None) -> None:
+        super().__init__(items)
+        self.skipped: list[str] = skipped if skipped is not None else []
+
+
+def review_queue(store: Store) -> ReviewQueue:
+    """Every pending version, by name, with how many trusted approvals it has so far.
+
+    Returns:
+        The queue; versions that cannot be read are named in its ``skipped`` list instead.
+    """
     with store.snapshot():
         # The trust list and threshold once for the whole queue, not once per pending version.
         trusted, threshold = trusted_keys(store), get_threshold(store)
-        out = []
-        for v in store.versions(status="pending"):
+        pending, skipped = store.versions_tolerant(status="pending")
+        out = ReviewQueue(skipped=[f"skipped: {text}" for text in skipped])
+        for v in sorted(pending, key=lambda v: (v.name, v.id)):
+            try:
+                envelopes = store.envelopes(v.sha256)
+            except sqlite3.Error as exc:
+                out.skipped.append(
+                    f"skipped {v.name} {v.sha256[:12]}: statements unreadable ({exc})"
+                )
+                continue
             verdict = evaluate(
-                store.envelopes(v.sha256),
+                envelopes,
                 trusted,
                 name=v.name,
                 sha256=v.sha256,
@@ -500,6 +531,15 @@ def review_queue(store: Store) -> list[QueueItem]:
                 )
             )
         return out
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _printable(text: str) -> str:
+    # A lone surrogate cannot be encoded, printed or sent anywhere: show it as <U+XXXX> so the
+    # reviewer sees it (the gate never serves such a card).
+    return _SURROGATE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
 def _last_approved(store: Store, name: str, exclude: str) -> str | None:
@@ -554,7 +594,7 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
         raise TamperedBlobError(f"stored card {name} does not parse: {exc}") from None
     findings = [f.to_dict() for f in lint_card(card)]
     for f in findings:
-        f["message"] = reveal(f["message"])
+        f["message"] = _printable(reveal(f["message"]))
     verdict = verdict_for(store, name, sha)
     text = prompt_preview(
         name,
@@ -576,6 +616,7 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
                 tofile=f"{name}@{sha[:12]}",
             )
         )
+    text, diff = _printable(text), _printable(diff)
     return ReviewView(
         name=name,
         sha256=sha,

@@ -254,6 +254,22 @@ class Version:
         )
 
 
+_ID_CHUNK = 500
+_TEXT_FIELDS = ("name", "sha256", "origin", "imported_at", "provenance", "status", "reason")
+
+
+def _checked_version(row: Sequence) -> Version:
+    """Version.from_row for a row that may have been written by hand: every text column must
+    hold text (SQLite lets any column hold a BLOB or a number)."""
+    version = Version.from_row(row)
+    for name in _TEXT_FIELDS:
+        if type(getattr(version, name)) is not str:
+            raise ValueError(f"{name} is not text")
+    if version.final_url is not None and type(version.final_url) is not str:
+        raise ValueError("final_url is not text")
+    return version
+
+
 def _findings(text: str | None) -> list[dict]:
     # Unreadable findings count as an error finding: a version must never look clean by accident.
     try:
@@ -336,6 +352,12 @@ def _check_file(path: Path) -> None:
         raise StoreError(f"{path}: not a chimera-cards store (not an SQLite database)")
 
 
+def _is_empty(path: Path) -> bool:
+    """A 0-byte file with no write-ahead log beside it holding the store's first pages."""
+    wal = Path(str(path) + "-wal")
+    return path.stat().st_size == 0 and not (wal.exists() and wal.stat().st_size > 0)
+
+
 def _split_sql(script: str) -> list[str]:
     """Statements of a script, split where SQLite says a statement is complete (so triggers with
     ``;`` inside BEGIN..END stay whole). executescript would COMMIT the migrating transaction."""
@@ -364,6 +386,9 @@ class Store:
         self.path = Path(path) if path is not None else default_store_path()
         if self.path.exists():
             _check_file(self.path)
+            if not create and _is_empty(self.path):
+                # sqlite3 would take an empty file for an empty store (and verify would say ok).
+                raise StoreError(f"{self.path}: empty file, not a chimera-cards store")
         elif not create:
             raise StoreError(f"{self.path}: no store here (import a card first, or pass --store)")
         else:
@@ -868,15 +893,37 @@ class Store:
         """Whether any version waits to be indexed."""
         return self._conn.execute("SELECT 1 FROM index_queue LIMIT 1").fetchone() is not None
 
-    def index_queue(self) -> list[tuple[int, str, bytes | None]]:
-        """Versions waiting to be indexed, as (version id, name, blob bytes or None)."""
-        return [
-            (vid, name, None if data is None else bytes(data))
-            for vid, name, data in self._conn.execute(
-                "SELECT q.version_id, v.name, CAST(b.data AS BLOB) FROM index_queue q "
-                "JOIN versions v ON v.id = q.version_id LEFT JOIN blobs b ON b.sha256 = v.sha256"
-            )
-        ]
+    def index_backlog(self) -> int:
+        """How many active versions wait to be indexed (they cannot match until they are)."""
+        return self._conn.execute(
+            "SELECT count(*) FROM index_queue q JOIN versions v ON v.id = q.version_id "
+            "WHERE v.status = 'active'"
+        ).fetchone()[0]
+
+    def index_queue(self) -> Iterator[tuple[int, str | None, bytes | None, str | None]]:
+        """Versions waiting to be indexed, as (version id, name, blob bytes, problem).
+
+        A row that cannot be read (text that is not UTF-8, a name that is not text) comes back
+        with name None and a problem saying why, so one broken row never stops the others.
+        """
+        ids = [row[0] for row in self._conn.execute("SELECT version_id FROM index_queue")]
+        for vid in ids:
+            try:
+                row = self._conn.execute(
+                    "SELECT v.name, CAST(b.data AS BLOB) FROM versions v "
+                    "LEFT JOIN blobs b ON b.sha256 = v.sha256 WHERE v.id = ?",
+                    (vid,),
+                ).fetchone()
+            except sqlite3.Error as exc:
+                yield vid, None, None, f"version row {vid} cannot be read ({exc})"
+                continue
+            if row is None:
+                continue  # the version is gone; clear_index_queue drops its entry
+            name, data = row
+            if type(name) is not str:
+                yield vid, None, None, f"version row {vid}: its name is not text"
+                continue
+            yield vid, name, None if data is None else bytes(data), None
 
     def index_version(self, version_id: int, name: str, description: str, triggers: str) -> None:
         """(Re)write one version's index entry and take it off the queue (inside transaction())."""
@@ -891,10 +938,14 @@ class Store:
         """Drop every queue entry, including those of versions that no longer exist."""
         self._conn.execute("DELETE FROM index_queue")
 
-    def search_active(
+    def search_index(
         self, fts: str, weights: Sequence[float], limit: int, offset: int = 0
-    ) -> list[tuple[Version, float]]:
-        """Active versions whose index entry matches the FTS5 query ``fts``, best BM25 first.
+    ) -> list[tuple[int, float]]:
+        """Index entries matching the FTS5 query ``fts``, best BM25 first, whatever their status.
+
+        Ranked inside FTS5 (``rank MATCH 'bm25(...)' ORDER BY rank``) and returning only rowids
+        and scores: FTS5 keeps the best ``limit`` as it scans, with no join per matching row.
+        Join the page with ``versions_by_id`` afterwards.
 
         Args:
             fts: an FTS5 query (already safe: see ``retrieve.fts_query``).
@@ -903,18 +954,78 @@ class Store:
             offset: skip this many of the best results first.
 
         Returns:
-            (version, score) pairs; lower scores are better, as SQLite reports BM25.
+            (version id, score) pairs; lower scores are better, as SQLite reports BM25.
         """
-        w = [float(x) for x in weights]
-        rows = self._conn.execute(
-            f"SELECT {', '.join('v.' + c.strip() for c in _VERSION_COLUMNS.split(','))}, "
-            f"bm25(card_fts, {w[0]}, {w[1]}, {w[2]}) AS score "
-            "FROM card_fts JOIN versions v ON v.id = card_fts.rowid "
-            "WHERE card_fts MATCH ? AND v.status = 'active' "
-            "ORDER BY score LIMIT ? OFFSET ?",
-            (fts, limit, offset),
+        rank = "bm25(" + ", ".join(repr(float(w)) for w in weights) + ")"
+        return self._conn.execute(
+            "SELECT rowid, rank FROM card_fts WHERE card_fts MATCH ? AND rank MATCH ? "
+            "ORDER BY rank LIMIT ? OFFSET ?",
+            (fts, rank, limit, offset),
         ).fetchall()
-        return [(Version.from_row(row), row[-1]) for row in rows]
+
+    def versions_by_id(
+        self, ids: Sequence[int], *, status: str | None = None
+    ) -> tuple[dict[int, Version], list[tuple[int, str]]]:
+        """The versions with these row ids (only those with ``status``, if given).
+
+        Returns:
+            ({id: version}, [(id, problem)]): a row that cannot be read (text that is not UTF-8,
+            a column of the wrong type) is a problem, never an exception, so one broken row
+            never hides the others.
+        """
+        found: dict[int, Version] = {}
+        problems: list[tuple[int, str]] = []
+        if len(ids) > _ID_CHUNK:  # stay far below SQLite's limit on bound parameters
+            for i in range(0, len(ids), _ID_CHUNK):
+                more, bad = self.versions_by_id(ids[i : i + _ID_CHUNK], status=status)
+                found.update(more)
+                problems.extend(bad)
+            return found, problems
+        if not ids:
+            return found, problems
+        sql = f"SELECT {_VERSION_COLUMNS} FROM versions WHERE id IN "
+        extra = "" if status is None else " AND status = ?"
+        tail = () if status is None else (status,)
+        rows: list | None
+        try:
+            rows = self._conn.execute(
+                sql + f"({','.join('?' * len(ids))}){extra}", (*ids, *tail)
+            ).fetchall()
+        except sqlite3.Error:
+            rows = None  # some row is unreadable: read them one by one to find which
+        if rows is None:
+            rows = []
+            for vid in ids:
+                try:
+                    row = self._conn.execute(sql + f"(?){extra}", (vid, *tail)).fetchone()
+                except sqlite3.Error as exc:
+                    problems.append((vid, f"version row {vid} cannot be read ({exc})"))
+                    continue
+                if row is not None:
+                    rows.append(row)
+        for row in rows:
+            try:
+                found[row[0]] = _checked_version(row)
+            except (ValueError, TypeError) as exc:
+                problems.append((row[0], f"version row {row[0]} is malformed ({exc})"))
+        return found, problems
+
+    def versions_tolerant(
+        self, *, status: str | None = None, statuses: Sequence[str] | None = None
+    ) -> tuple[list[Version], list[str]]:
+        """Like ``versions(status=..., statuses=..., order="id")``, but a row that cannot be read
+        is reported in the second list instead of failing the whole listing."""
+        where, args = [], []
+        if status is not None:
+            where.append("status = ?")
+            args.append(status)
+        if statuses is not None:
+            where.append(f"status IN ({','.join('?' * len(statuses))})")
+            args.extend(statuses)
+        sql = "SELECT id FROM versions" + (" WHERE " + " AND ".join(where) if where else "")
+        ids = [row[0] for row in self._conn.execute(sql + " ORDER BY id", args)]
+        found, problems = self.versions_by_id(ids)
+        return [found[i] for i in ids if i in found], [text for _, text in problems]
 
     @contextmanager
     def savepoint(self, name: str = "step") -> Iterator[None]:
@@ -1154,6 +1265,67 @@ def check_versions(
     return problems, count
 
 
+# Audit events that change the trust list and the threshold; verify replays them.
+TRUST_EVENTS = ("trust-add", "trust-remove", "trust-threshold")
+THRESHOLD_SETTING = "trust.threshold"
+
+
+def check_trust(store: Store, conn: sqlite3.Connection) -> list[Problem]:
+    """Replay the trust changes in the audit log: the trust list and the threshold stored now
+    must be exactly what the log says was set (so a key inserted by hand is reported).
+
+    Returns:
+        One Problem per key or setting that differs from the log.
+    """
+    problems: list[Problem] = []
+    keys: dict[str, dict] = {}
+    threshold: str | None = None
+    for event, detail in conn.execute(
+        "SELECT event, detail FROM audit WHERE event IN (?, ?, ?) ORDER BY seq", TRUST_EVENTS
+    ):
+        info = _detail_object(detail) or {}
+        name = info.get("name")
+        if event == "trust-add" and isinstance(name, str):
+            keys[name] = info
+        elif event == "trust-remove" and isinstance(name, str):
+            keys.pop(name, None)
+        elif event == "trust-threshold":
+            threshold = str(info.get("threshold"))
+    for name, keyid, pubkey in store.trust_rows():
+        logged = keys.pop(name, None)
+        if logged is None:
+            problems.append(
+                Problem(
+                    "trust-unrecorded",
+                    f"trusted key {name!r} ({keyid}) is not in the audit log (added by hand?)",
+                )
+            )
+        elif logged.get("keyid") != keyid or logged.get("public_key", pubkey) != pubkey:
+            problems.append(
+                Problem(
+                    "trust-mismatch",
+                    f"trusted key {name!r}: the stored key is not the one the audit log recorded",
+                )
+            )
+    for name, logged in keys.items():
+        problems.append(
+            Problem(
+                "trust-missing",
+                f"trusted key {name!r} ({logged.get('keyid')}) is in the audit log but missing "
+                "from the trust list",
+            )
+        )
+    stored = store.get_setting(THRESHOLD_SETTING)
+    if stored != threshold:
+        problems.append(
+            Problem(
+                "threshold-mismatch",
+                f"the threshold setting is {stored!r} but the audit log says {threshold!r}",
+            )
+        )
+    return problems
+
+
 def resolve_hook(spec: str | Callable) -> Callable:
     """A hook given as a callable, or as ``"module:function"`` loaded when first needed (so the
     store does not import the review code that registers itself here)."""
@@ -1175,7 +1347,7 @@ def verify_store(
         problems, blob_count, total = check_blobs(store, conn)
         chain_problems, entries, state = check_audit_chain(store, conn)
         version_problems, version_count = check_versions(store, conn, state)
-        problems += chain_problems + version_problems
+        problems += chain_problems + version_problems + check_trust(store, conn)
         for check in checks:
             fn = resolve_hook(check)
             problems.extend(fn(store, conn))
@@ -1208,8 +1380,10 @@ def verify_store(
                     },
                 )
             report.recorded = True
-        except sqlite3.OperationalError:
-            pass  # a read-only store can still be verified; the report says it was not recorded
+        except (sqlite3.OperationalError, StoreWriteError):
+            # A read-only store or a full disk can still be verified; the report says it was
+            # not recorded.
+            pass
     return report
 
 

@@ -26,14 +26,13 @@ from chimera_cards.keys import (
     sign_envelope,
     verify_envelope,
 )
-from chimera_cards.store import Store, utc_now
+from chimera_cards.store import THRESHOLD_SETTING, Store, utc_now
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://chimera-cards.dev/review/v1"
 DECISIONS = ("approve", "reject")
 DEFAULT_THRESHOLD = 1
-THRESHOLD_SETTING = "trust.threshold"
 MAX_NOTE_CHARS = 4000
 
 

@@ -2,6 +2,57 @@
 
 A retry loop (attempt -> verify -> capture the real diff -> revert -> retry) that keeps a list of
 per-attempt records and renders every one of them into the next prompt.
+
+It builds on ``chimera_cards`` (cards reach the prompt through its retrieval gate); never the
+reverse. The names in ``__all__`` are the public API, loaded on first use.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from chimera_cards import __version__  # one version for the one distribution
+
+_EXPORTS = {
+    "LoopError": "reference_loop.errors",
+    "RunResult": "reference_loop.loop",
+    "run_task": "reference_loop.loop",
+    "make_attempter": "reference_loop.attempters",
+    "Task": "reference_loop.tasks",
+    "resolve_task": "reference_loop.tasks",
+    "sample_tasks": "reference_loop.tasks",
+    "run_check": "reference_loop.check",
+    "load_cards": "reference_loop.cards",
+    "run_bench": "reference_loop.bench",
+    "demo_steps": "reference_loop.demo",
+}
+
+# The same names as _EXPORTS, spelled out for tools that read __all__ without running it.
+__all__ = [
+    "LoopError",
+    "RunResult",
+    "Task",
+    "__version__",
+    "demo_steps",
+    "load_cards",
+    "make_attempter",
+    "resolve_task",
+    "run_bench",
+    "run_check",
+    "run_task",
+    "sample_tasks",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

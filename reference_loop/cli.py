@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from chimera_cards.cli.common import echo_json, reports_errors
+from chimera_cards.cli.common import SECONDS, echo_json, reports_errors
+from chimera_cards.cli.group import ChimeraGroup
 from reference_loop import __version__
 from reference_loop.attempters import fit_to_task, make_attempter
 from reference_loop.cards import (
@@ -105,7 +106,7 @@ def set_edit_format(edit_format: str, *attempters: object) -> None:
         attempter.edit_format = edit_format  # type: ignore[attr-defined]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ChimeraGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="reference-loop")
 def main() -> None:
     """The reference carry-the-failure-forward retry loop."""
@@ -127,7 +128,7 @@ def main() -> None:
 @click.option("--task-text", help="Task text for --workspace.")
 @click.option(
     "--timeout",
-    type=float,
+    type=SECONDS,
     default=60.0,
     show_default=True,
     help="Verify timeout in seconds for --workspace.",

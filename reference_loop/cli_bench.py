@@ -11,12 +11,13 @@ import json
 import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import IO
 
 import click
 
-from chimera_cards.cli.common import reports_errors
+from chimera_cards.cli.common import SECONDS, reports_errors
 from reference_loop.bench import (
     ARMS,
     DEFAULT_ATTEMPTER,
@@ -53,6 +54,17 @@ def owned_stream(stream: IO) -> IO:
         return stream
     stream.flush()
     return os.fdopen(os.dup(fd), "w", encoding="utf-8", closefd=True)
+
+
+def check_writable_dir(path: Path) -> None:
+    """Create ``path`` and prove a file can be written there, before any run (not after an hour
+    of model calls)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise LoopUsageError(f"cannot write to {path}: {exc.strerror or exc}") from None
 
 
 def write_json_file(path: Path, data: dict) -> None:
@@ -119,7 +131,7 @@ def write_json_file(path: Path, data: dict) -> None:
 )
 @click.option(
     "--attempt-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=SECONDS,
     default=None,
     help="Seconds one attempt of a cmd: agent or llm: model may take (default 600); then the "
     "agent's process group or the model worker is killed and the attempt fails.",
@@ -212,6 +224,8 @@ def bench_cmd(
         # Refuse before the run, not after minutes of work are lost.
         if path is not None and not path.resolve().parent.is_dir():
             raise LoopUsageError(f"cannot write {path}: no such directory")
+    if prompts_dir is not None:
+        check_writable_dir(prompts_dir)
     settings = AttempterSettings(
         attempt_timeout=attempt_timeout,
         options=dict(model_options),

@@ -189,6 +189,8 @@ def _prompts_dir(path: str | Path | None) -> Path | None:
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
+        # Refuse a folder that exists but takes no files (/proc/self) before any attempt.
+        tempfile.TemporaryFile(dir=path).close()
     except OSError as exc:
         raise LoopUsageError(f"cannot create prompts dir {path}: {exc.strerror}") from exc
     return path

@@ -14,6 +14,11 @@ Everything here is real (files, sockets, SQLite); nothing stands in for the code
   per-read socket timeout.
 - ``dump_store(path)`` returns every row of every table of an SQLite file, for "the store is
   exactly as before" assertions after a refused operation.
+- Fixture ``store`` is an open ``Store`` on a new file under ``tmp_path/store/``.
+- Tampering, as an attacker holding the SQLite file would do it (a plain ``sqlite3`` connection,
+  never the store's API): ``tamper(path, sql, params)`` runs one statement; ``edit_blob`` replaces
+  text inside a blob (kept a BLOB); ``force_status`` sets a version's status; ``plant_statement``
+  inserts a statement row.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import datetime
 import json
 import http.server
 import ipaddress
+import os
 import sqlite3
 import ssl
 import threading
@@ -29,6 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+# A stray OSError or ValueError must fail the test that caused it, not become a tidy line.
+os.environ.setdefault("CHIMERA_CARDS_DEBUG", "1")
 
 DEFAULT_SECTIONS = {
     "Trigger": "You are about to do the thing this card is about, and it matters that it goes well.",
@@ -360,6 +369,56 @@ def dump_store(path: str | Path) -> dict[str, list[tuple]]:
         return dump
     finally:
         conn.close()
+
+
+@pytest.fixture
+def store(tmp_path):
+    from chimera_cards.store import Store
+
+    with Store(tmp_path / "store" / "cards.db") as opened:
+        yield opened
+
+
+def tamper(path: str | Path, sql: str, params: tuple = ()) -> None:
+    """Run one statement on the store file with a plain sqlite3 connection and commit it."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute(sql, params)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def edit_blob(path: str | Path, sha256: str, old: str, new: str) -> None:
+    """Replace ``old`` with ``new`` in the stored bytes of ``sha256``, leaving its key as it was."""
+    tamper(
+        path,
+        "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), ?, ?) AS BLOB) WHERE sha256 = ?",
+        (old, new, sha256),
+    )
+
+
+def force_status(path: str | Path, sha256: str, status: str) -> None:
+    """Set the status of every version holding these bytes, bypassing the store and its audit."""
+    tamper(path, "UPDATE versions SET status = ? WHERE sha256 = ?", (status, sha256))
+
+
+def plant_statement(
+    path: str | Path,
+    name: str,
+    sha256: str,
+    envelope: str,
+    *,
+    keyid: str = "x",
+    decision: str = "approve",
+) -> None:
+    """Insert a statement row directly, as if an attacker wrote it into the file."""
+    tamper(
+        path,
+        "INSERT INTO statements(name, sha256, decision, keyid, signed_at, envelope) "
+        "VALUES (?, ?, ?, ?, 't', ?)",
+        (name, sha256, decision, keyid, envelope),
+    )
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:

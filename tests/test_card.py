@@ -435,7 +435,6 @@ ACCEPTED_FRONTMATTER = [
     "\ufeffname: x\n",
     "name: x\r\ndescription: caf\u00e9 \u2014 \U0001f600\n",
     "? complex key\n: value\nname: x\n",
-    "name: x\nname: again\n",
 ]
 
 
@@ -609,3 +608,61 @@ def test_an_event_scan_refusal_stands_even_if_the_pure_reader_were_to_accept(mon
     with pytest.raises(CardParseError, match="anchor '&x'") as exc:
         card_module._load_frontmatter("a: &x [1]\n", 2, libyaml=True)
     assert exc.value.line == 2
+
+
+# --- refused at parse time: what a reviewer and the loader could read differently ----------------
+
+
+@pytest.mark.parametrize(
+    "yaml_text",
+    [
+        'name: x\ndescription: "bad \\ud800 value"\n',
+        'name: x\n"key \\udfff": 1\n',
+        'name: x\nmetadata:\n  note: "\\ud83d\\ude00"\n',  # a UTF-16 pair is still two surrogates
+        'name: x\nlist:\n- "\\U0000DC00"\n',
+    ],
+)
+def test_lone_surrogate_escape_in_frontmatter_is_refused_at_parse_time(yaml_text):
+    for libyaml in (True, False):
+        card_module.LIBYAML = libyaml
+        with pytest.raises(CardParseError, match="lone surrogate") as exc:
+            parse_card(f"---\n{yaml_text}---\nbody\n".encode())
+        assert exc.value.line is not None and exc.value.line >= 2
+
+
+def test_escaped_astral_character_is_still_accepted():
+    card = parse_card(b'---\nname: x\ndescription: "smile \\U0001F600"\n---\n')
+    assert card.description == "smile \U0001f600"
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "line"),
+    [
+        ("name: x\nname: again\n", 3),
+        ("name: x\ndescription: a\n'description': b\n", 4),
+        ("name: x\nmetadata:\n  k: 1\n  k: 2\n", 5),
+    ],
+)
+def test_duplicate_yaml_key_is_a_parse_error_not_last_one_wins(yaml_text, line):
+    for libyaml in (True, False):
+        card_module.LIBYAML = libyaml
+        with pytest.raises(CardParseError, match="duplicate frontmatter key") as exc:
+            parse_card(f"---\n{yaml_text}---\n".encode())
+        assert exc.value.line == line
+
+
+def test_code_block_lines_are_recorded_for_fenced_and_indented_blocks():
+    body = "## Do\n\n```html\n<!-- shown -->\n```\n\ntext\n\n    indented\n"
+    card = parse_card(b"---\nname: x\n---\n" + body.encode())
+    # body starts on file line 4: fence on 6-8, indented block on 12
+    assert card.code_lines == ((6, 9), (12, 13))
+
+
+def test_chimera_fields_and_triggers_are_read_from_metadata_too():
+    data = (
+        b"---\nname: x\ndescription: d\nmetadata:\n  kind: pattern\n"
+        b"  triggers: |-\n    first trigger\n    second trigger\n---\n"
+    )
+    card = parse_card(data)
+    assert card.chimera_field("kind") == "pattern"
+    assert card.triggers == ["first trigger", "second trigger"]

@@ -32,30 +32,44 @@ def run(*args):
 
 def test_clean_library_exits_0_with_summary(tmp_path):
     write(tmp_path, "good-card", GOOD)
-    result = run("lint", tmp_path)
+    result = run("lint", "--profile", "chimera", tmp_path)
     assert result.exit_code == 0, result.output
     assert result.output.strip() == "1 card: 0 error(s), 0 warning(s), 0 info"
 
 
 def test_errors_exit_1_and_show_path_line_rule(tmp_path):
     card = write(tmp_path, "wrong-dir", GOOD.replace(b"## Check\n\nCheck text.\n\n", b""))
-    result = run("lint", card / "SKILL.md")
+    result = run("lint", "--profile", "chimera", card / "SKILL.md")
     assert result.exit_code == 1
     assert "SKILL.md:2: error [name-dirname]" in result.output
     assert "error [section-missing] missing section '## Check'" in result.output
 
 
-def test_plain_agent_skills_card_fails_strict_but_passes_lenient(tmp_path):
+def test_plain_agent_skills_card_passes_by_default_and_fails_the_chimera_profile(tmp_path):
     card = write(tmp_path, "plain-card", PLAIN)
-    assert run("lint", card).exit_code == 1
-    result = run("lint", "--lenient", card)
+    assert run("lint", "--profile", "chimera", card).exit_code == 1
+    result = run("lint", card)
     assert result.exit_code == 0, result.output
     assert "info [url] links to https://example.com" in result.output
 
 
-def test_hidden_text_fails_even_in_lenient_mode(tmp_path):
+def test_strict_and_lenient_still_work_with_a_deprecation_note_on_stderr(tmp_path):
+    card = write(tmp_path, "plain-card", PLAIN)
+    strict = CliRunner().invoke(main, ["lint", "--strict", str(card)])
+    assert strict.exit_code == 1
+    assert "[section-missing]" in strict.stdout
+    assert "--strict is deprecated; use --profile chimera" in strict.stderr
+    lenient = CliRunner().invoke(main, ["lint", "--lenient", "--json", str(card)])
+    assert lenient.exit_code == 0
+    assert json.loads(lenient.stdout)["profile"] == "agent-skills"
+    assert "--lenient is deprecated" in lenient.stderr
+    clash = run("lint", "--strict", "--profile", "agent-skills", card)
+    assert clash.exit_code == 2
+
+
+def test_hidden_text_fails_in_every_profile(tmp_path):
     card = write(tmp_path, "plain-card", PLAIN + "Hello\u202eworld\n".encode())
-    result = run("lint", "--lenient", card)
+    result = run("lint", card)
     assert result.exit_code == 1
     assert "[hidden-bidi]" in result.output and "<U+202E>" in result.output
 
@@ -82,20 +96,23 @@ def test_no_path_is_a_usage_error():
 def test_json_format_lists_findings_and_summary(tmp_path):
     write(tmp_path, "good-card", GOOD)
     write(tmp_path, "plain-card", PLAIN)
-    result = run("lint", "--format", "json", tmp_path)
+    result = run("lint", "--profile", "chimera", "--format", "json", tmp_path)
     assert result.exit_code == 1
     data = json.loads(result.output)
-    assert data["mode"] == "strict"
+    assert data["profile"] == "chimera"
     assert data["summary"]["cards"] == 2
     rules = {f["rule"] for f in data["findings"]}
     assert {"section-missing", "chimera-field-missing", "url"} <= rules
-    assert all(set(f) == {"rule", "severity", "message", "line", "path"} for f in data["findings"])
-    assert json.loads(run("lint", "--json", tmp_path).output) == data
+    assert all(
+        set(f) == {"rule", "severity", "message", "line", "path", "id"} for f in data["findings"]
+    )
+    assert all(f["id"].startswith(f["rule"] + "-") for f in data["findings"])
+    assert json.loads(run("lint", "--profile", "chimera", "--json", tmp_path).output) == data
 
 
 def test_sarif_is_a_minimal_valid_2_1_0_log(tmp_path):
-    write(tmp_path, "plain-card", PLAIN + b"<!-- hidden -->\n")
-    result = run("lint", "--lenient", "--format", "sarif", tmp_path)
+    write(tmp_path, "plain-card", PLAIN + b"```\n<!-- shown as code -->\n```\n")
+    result = run("lint", "--format", "sarif", tmp_path)
     assert result.exit_code == 0
     log = json.loads(result.output)
     assert log["version"] == "2.1.0" and "sarif-2.1.0" in log["$schema"]

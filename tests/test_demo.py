@@ -16,7 +16,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from chimera_cards.cli import main
-from chimera_cards.demo import (
+from reference_loop.demo import (
     OWN_CARD,
     URL_CARD,
     history_excerpt,

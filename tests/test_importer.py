@@ -18,12 +18,6 @@ from chimera_cards.store import Store, verify_store
 
 
 @pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "store" / "cards.db") as opened:
-        yield opened
-
-
-@pytest.fixture
 def seeded(store, card_factory):
     """A store that already holds one active card, so "unchanged" is a real comparison."""
     [result] = import_source(store, card_factory("seed-card"))

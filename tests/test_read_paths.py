@@ -136,7 +136,12 @@ def test_the_reference_loop_reaches_cards_only_through_the_gate():
     offenders = {}
     for module, path in _modules(reference_loop):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        bad = _called_names(tree) & LOOP_FORBIDDEN
+        forbidden = LOOP_FORBIDDEN
+        if module == "reference_loop.demo":
+            # The demo plays the user (it creates a store and imports into it), so it opens a
+            # Store; it still reads no card bytes around the gate.
+            forbidden = LOOP_FORBIDDEN - {"Store"}
+        bad = _called_names(tree) & forbidden
         sql = [s for s in _strings(tree) if BLOB_SQL.search(s)]
         if bad or sql:
             offenders[module] = sorted(bad) + (["SELECT data FROM blobs"] if sql else [])
@@ -200,7 +205,8 @@ def test_the_loops_one_card_reader_asks_the_gate_and_renders_with_its_renderer()
     others = [
         m
         for m, path in _modules(reference_loop)
-        if m != "reference_loop.cards" and imports_gate(path)
+        # The demo shows what `chimera-cards match` prints, by calling the gate itself.
+        if m not in ("reference_loop.cards", "reference_loop.demo") and imports_gate(path)
     ]
     assert not others, f"loop modules reaching for the gate around reference_loop.cards: {others}"
 

@@ -7,19 +7,13 @@ import re
 import sqlite3
 
 import pytest
-from conftest import card_text
+from conftest import card_text, edit_blob, force_status, tamper
 
 from chimera_cards import retrieve, review
 from chimera_cards.errors import UsageError
 from chimera_cards.keys import generate_key, load_private_key
 from chimera_cards.retrieve import Match, fts_query, match, render_for_prompt
 from chimera_cards.store import Store
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "cards.db") as s:
-        yield s
 
 
 def add(store, name, *, status="active", provenance="clean", origin=None, **kw):
@@ -198,28 +192,14 @@ def test_a_card_name_cannot_break_out_of_its_attribute():
 
 def test_the_gate_rejects_a_blob_edited_in_the_sqlite_file(store):
     sha = add(store, "alpha")
-    conn = sqlite3.connect(store.path)
-    conn.execute(
-        "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first step', 'worst step') AS BLOB)"
-        " WHERE sha256 = ?",
-        (sha,),
-    )
-    conn.commit()
-    conn.close()
+    edit_blob(store.path, sha, "first step", "worst step")
     assert match(store, "alpha") == []
 
 
 def test_match_without_verification_is_only_a_baseline_for_benchmarks(store):
     sha = add(store, "alpha")
-    conn = sqlite3.connect(store.path)
-    conn.execute(
-        "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first', 'worst') AS BLOB)"
-        " WHERE sha256 = ?",
-        (sha,),
-    )
-    conn.commit()
-    conn.close()
-    # The unverified path would hand out the edited bytes: that is why nothing but the benchmark uses it.
+    edit_blob(store.path, sha, "first", "worst")
+    # The unverified path would hand out the edited bytes: that is why only the benchmark uses it.
     assert names(match(store, "alpha", verify=False)) == ["alpha"]
     assert retrieve.match(store, "alpha") == []
 
@@ -229,14 +209,7 @@ def test_a_render_cache_never_serves_text_for_bytes_that_changed(store):
     cache = retrieve.RenderCache()
     assert names(match(store, "alpha", cache=cache)) == ["alpha"]
     assert cache.get(sha, 2) is not None
-    conn = sqlite3.connect(store.path)
-    conn.execute(
-        "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'first', 'worst') AS BLOB)"
-        " WHERE sha256 = ?",
-        (sha,),
-    )
-    conn.commit()
-    conn.close()
+    edit_blob(store.path, sha, "first", "worst")
     assert match(store, "alpha", cache=cache) == []
 
 
@@ -257,24 +230,22 @@ def test_a_warm_cache_still_sees_a_removed_key_and_an_edited_signature(store, tm
     cache = retrieve.RenderCache()
     assert names(match(store, "alpha", cache=cache)) == ["alpha"] and cache.signatures
     review.remove_trust(store, "alice")
-    conn = sqlite3.connect(store.path)  # even with the status forced back to active
-    conn.execute("UPDATE versions SET status = 'active' WHERE sha256 = ?", (sha,))
-    conn.commit()
+    force_status(store.path, sha, "active")  # even with the status forced back to active
     assert match(store, "alpha", cache=cache) == []
     review.add_trust(store, "alice", gen.public)
     assert names(match(store, "alpha", cache=cache)) == ["alpha"]
     import json
 
-    env = json.loads(conn.execute("SELECT envelope FROM statements").fetchone()[0])
+    with store.snapshot():
+        (stored,) = store.envelopes(sha)
+    env = json.loads(stored)
     sig = env["signatures"][0]["sig"]
     env["signatures"][0]["sig"] = ("A" if sig[0] != "A" else "B") + sig[1:]
-    conn.execute("UPDATE statements SET envelope = ?", (json.dumps(env),))
-    conn.commit()
-    conn.close()
+    tamper(store.path, "UPDATE statements SET envelope = ?", (json.dumps(env),))
     assert match(store, "alpha", cache=cache) == []
 
 
-def test_a_store_it_cannot_write_still_answers_from_what_is_indexed(tmp_path):
+def test_a_store_it_cannot_write_answers_from_the_index_and_says_what_it_left_out(tmp_path):
     path = tmp_path / "busy.db"
     with Store(path) as s:
         add(s, "alpha")
@@ -284,9 +255,122 @@ def test_a_store_it_cannot_write_still_answers_from_what_is_indexed(tmp_path):
     writer.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     try:
         with Store(path, create=False, timeout=0.2) as s:
-            assert names(match(s, "alpha")) == ["alpha"]  # no error; the new one is just absent
+            found = match(s, "alpha")
+            assert names(found) == ["alpha"]  # no error, and it says what it could not search
+            assert len(found.skipped) == 1
+            assert "1 active card(s) are not indexed yet" in found.skipped[0]
     finally:
         writer.execute("ROLLBACK")
         writer.close()
     with Store(path) as s:
         assert set(names(match(s, "alpha"))) == {"alpha", "alpha-two"}
+
+
+# --- one broken card never takes the gate down for the others ---------------------------------
+
+
+def _lone_surrogate_card(name: str) -> bytes:
+    """A card whose YAML holds a lone surrogate escape: text that is not valid Unicode."""
+    text = card_text(name, description="Helps with SURROGATE things.")
+    line = "description: Helps with SURROGATE things."
+    assert line in text
+    return text.replace(line, 'description: "Helps with \\ud800 things."').encode()
+
+
+def _plant(store, name: str, data: bytes) -> str:
+    """Store bytes as an active clean-path version, bypassing import's checks (as a hand edit)."""
+    with store.transaction() as conn:
+        sha = store.put_blob(conn, data)
+        store.add_version(
+            conn,
+            name=name,
+            sha256=sha,
+            origin=f"/cards/{name}/SKILL.md",
+            final_url=None,
+            provenance="clean",
+            status="active",
+        )
+    return sha
+
+
+def _queue_length(store) -> int:
+    with store.snapshot() as conn:
+        return conn.execute("SELECT count(*) FROM index_queue").fetchone()[0]
+
+
+def test_a_card_with_text_that_is_not_unicode_does_not_break_match_for_others(store):
+    add(store, "alpha-card", description="Shared words about deploys.")
+    sha = _plant(store, "broken-card", _lone_surrogate_card("broken-card"))
+    found = match(store, "alpha broken deploys")
+    assert names(found) == ["alpha-card"]
+    assert len(found.skipped) >= 1 and any("broken-card" in s for s in found.skipped)
+    assert all(s.encode("utf-8") and "\n" not in s for s in found.skipped)
+    assert _queue_length(store) == 0  # the index sync drained its queue
+    # Rejecting or retiring the broken card leaves the others served, without warnings.
+    review.retire(store, "broken-card", sha)
+    again = match(store, "alpha broken deploys")
+    assert names(again) == ["alpha-card"] and again.skipped == []
+
+
+def test_a_version_row_with_text_that_is_not_utf8_is_skipped_and_reported(store):
+    add(store, "alpha-card", description="Shared words about deploys.")
+    sha = add(store, "beta-card", description="Shared words about deploys too.")
+    assert sorted(names(match(store, "deploys"))) == ["alpha-card", "beta-card"]
+    tamper(
+        store.path,
+        "UPDATE versions SET origin = CAST(X'2FFFFE2F' AS TEXT) WHERE sha256 = ?",
+        (sha,),
+    )
+    found = match(store, "deploys")
+    assert names(found) == ["alpha-card"]
+    assert len(found.skipped) == 1 and "cannot be read" in found.skipped[0]
+
+
+def test_a_queued_row_that_cannot_be_read_does_not_block_the_index(store):
+    add(store, "alpha-card", description="Shared words about deploys.")
+    # A version inserted by hand with a name that is not UTF-8: the queue trigger picks it up.
+    sha = add(store, "beta-card", status="pending", provenance="tainted")
+    assert names(match(store, "deploys")) == ["alpha-card"]  # indexes both
+    tamper(
+        store.path,
+        "INSERT INTO versions (name, sha256, origin, imported_at, provenance, status) "
+        "VALUES (CAST(X'FF62' AS TEXT), ?, '/x', 't', 'clean', 'active')",
+        (sha,),
+    )
+    assert _queue_length(store) == 1
+    found = match(store, "deploys")
+    assert names(found) == ["alpha-card"]
+    assert any("not indexed" in s for s in found.skipped)
+    assert _queue_length(store) == 0
+    assert names(match(store, "deploys")) == ["alpha-card"]
+
+
+def test_a_corrupted_blob_is_skipped_and_reported_not_served(store):
+    add(store, "alpha-card", description="Shared words about deploys.")
+    sha = add(store, "beta-card", description="Shared words about deploys too.")
+    assert len(match(store, "deploys")) == 2
+    tamper(store.path, "UPDATE blobs SET data = X'00FF' WHERE sha256 = ?", (sha,))
+    found = match(store, "deploys")
+    assert names(found) == ["alpha-card"]
+    assert found.skipped == [
+        f"skipped beta-card {sha[:12]}: stored bytes do not match their SHA-256 (run verify)"
+    ]
+
+
+def test_the_match_command_prints_one_warning_line_per_broken_card(store):
+    from click.testing import CliRunner
+
+    from chimera_cards.cli import main
+
+    add(store, "alpha-card", description="Shared words about deploys.")
+    _plant(store, "broken-card", _lone_surrogate_card("broken-card"))
+    store.close()
+    r = CliRunner().invoke(
+        main, ["match", "alpha", "broken", "deploys", "--store", str(store.path)]
+    )
+    assert r.exit_code == 0, r.output
+    assert '<skill-card name="alpha-card"' in r.stdout and "broken-card" not in r.stdout
+    warnings = r.stderr.splitlines()
+    assert warnings and all(w.startswith("warning: ") for w in warnings)
+    assert any("broken-card" in w for w in warnings)
+    assert "Traceback" not in r.output

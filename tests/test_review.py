@@ -13,9 +13,9 @@ from chimera_cards.errors import (
     LintBlockedError,
     RejectedError,
     StatusChangeError,
+    TamperedBlobError,
     UnknownCardError,
     UnknownVersionError,
-    UntrustedKeyError,
     UsageError,
 )
 from chimera_cards.keys import generate_key, load_private_key
@@ -23,12 +23,6 @@ from chimera_cards.store import Store, verify_store
 from chimera_cards.trust import evaluate, trusted_keys
 
 URL = "https://cards.example/x/SKILL.md"
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "cards.db") as s:
-        yield s
 
 
 def add(store, name, *, status="pending", provenance="tainted", origin=URL, findings=(), **kw):
@@ -74,17 +68,6 @@ def test_approve_with_the_pending_hash_activates_and_keeps_the_old_active_as_his
     assert verify_store(store).ok
 
 
-def test_threshold_two_needs_two_distinct_reviewers(store, tmp_path):
-    sha = add(store, "demo")
-    alice = reviewer(store, tmp_path, "alice")
-    bob = reviewer(store, tmp_path, "bob")
-    review.set_threshold(store, 2)
-    assert review.approve(store, "demo", sha, alice).status == "pending"
-    again = review.approve(store, "demo", sha, alice)
-    assert again.status == "pending" and not again.recorded
-    assert review.approve(store, "demo", sha, bob).status == "active"
-
-
 def test_raising_the_threshold_sends_an_approved_version_back_to_pending(store, tmp_path):
     sha = add(store, "demo")
     alice = reviewer(store, tmp_path, "alice")
@@ -124,19 +107,6 @@ def test_retire_withdraws_the_active_version_without_a_verdict(store, tmp_path):
         review.retire(store, "demo")
     with pytest.raises(StatusChangeError):
         review.retire(store, "demo", sha)
-    assert dump_store(store.path) == before
-
-
-def test_removing_a_trusted_key_sends_its_approvals_back_to_pending(store, tmp_path):
-    sha = add(store, "demo")
-    alice = reviewer(store, tmp_path, "alice")
-    review.approve(store, "demo", sha, alice)
-    _, changes = review.remove_trust(store, "alice")
-    assert [(c.name, c.new) for c in changes] == [("demo", "pending")]
-    assert status(store, "demo", sha) == "pending"
-    before = dump_store(store.path)
-    with pytest.raises(UntrustedKeyError):
-        review.remove_trust(store, "alice")
     assert dump_store(store.path) == before
 
 
@@ -292,3 +262,40 @@ def test_trusting_a_key_never_rolls_back_to_an_older_version(store, tmp_path):
     # A reviewer who approves the older bytes right now does get them.
     review.approve(store, "demo", old, load_private_key(gen.keyfile))
     assert status(store, "demo", old) == "active" and status(store, "demo", new) == "retired"
+
+
+def test_a_pending_row_that_cannot_be_read_does_not_hide_the_review_queue(store):
+    from conftest import tamper
+
+    good = add(store, "alpha")
+    bad = add(store, "beta")
+    tamper(
+        store.path, "UPDATE versions SET origin = CAST(X'FFFE' AS TEXT) WHERE sha256 = ?", (bad,)
+    )
+    queue = review.review_queue(store)
+    assert [(q.name, q.sha256) for q in queue] == [("alpha", good)]
+    assert len(queue.skipped) == 1 and "cannot be read" in queue.skipped[0]
+
+
+def test_the_review_screen_shows_text_that_is_not_unicode_visibly(store):
+    text = card_text("demo", description="Helps with SURROGATE things.")
+    data = text.replace(
+        "description: Helps with SURROGATE things.", 'description: "Helps with \\ud800 things."'
+    ).encode()
+    with store.transaction() as conn:
+        sha = store.put_blob(conn, data)
+        store.add_version(
+            conn,
+            name="demo",
+            sha256=sha,
+            origin=URL,
+            final_url=None,
+            provenance="tainted",
+            status="pending",
+        )
+    try:
+        view = review.review_view(store, "demo")
+    except TamperedBlobError:
+        return  # parse refuses such text outright: the screen says so in one error
+    assert "<U+D800>" in view.prompt_text
+    review.format_view(view).encode("utf-8")  # printable

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
+import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -487,3 +491,149 @@ def test_verify_reports_an_audit_detail_stored_as_a_blob_instead_of_crashing(fil
     conn.execute("UPDATE audit SET detail = CAST(detail AS BLOB) WHERE seq = 2")
     assert conn.execute("SELECT typeof(detail) FROM audit WHERE seq = 2").fetchone() == ("blob",)
     assert "audit-hash" in _kinds(filled)
+
+
+# --- edge cases: full disk, busy or empty files, hand-edited settings and trust ---------------
+
+
+def _cli(*args: str, limit: int | None = None) -> subprocess.CompletedProcess:
+    """Run the real CLI in a subprocess, optionally with every file it writes capped at ``limit``
+    bytes (RLIMIT_FSIZE): writes past it fail as they would on a full disk."""
+
+    def cap() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed process
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-c", "from chimera_cards.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=cap if limit is not None else None,
+        check=False,
+    )
+
+
+def test_a_full_disk_mid_import_is_one_clean_error_and_stores_nothing_of_the_batch(
+    tmp_path, card_factory
+):
+    db = tmp_path / "cards.db"
+    assert _cli("import", str(card_factory("first-card")), "--store", str(db)).returncode == 0
+    before = dump_store(db)
+    words = " ".join(f"word{j}" for j in range(1500))  # ~12 KB cards: the batch spills to disk
+    for i in range(250):
+        card_factory(f"bulk-{i:03d}", description=f"Bulk card {i}: {words}")
+    result = _cli(
+        "import", str(tmp_path / "cards"), "--store", str(db), limit=db.stat().st_size + 512_000
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "savepoint" not in result.stderr and "Traceback" not in result.stderr
+    assert dump_store(db) == before
+    verified = _cli("verify", "--store", str(db))
+    assert verified.returncode == 0 and verified.stdout.startswith("ok:"), verified.stderr
+
+
+def test_verify_still_reports_when_it_cannot_record_its_outcome(filled):
+    writer = sqlite3.connect(filled, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # the store cannot be written now (locked, disk full, ...)
+    try:
+        with Store(filled, timeout=0.2) as store:
+            report = verify_store(store)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert report.ok and not report.recorded and report.versions == 3
+
+
+def test_verify_of_an_empty_file_is_an_error_not_ok(tmp_path):
+    empty = tmp_path / "cards.db"
+    empty.touch()
+    with pytest.raises(StoreError):
+        Store(empty, create=False)
+    result = _cli("verify", "--store", str(empty))
+    assert result.returncode == 2 and result.stderr.startswith("error: ")
+    assert "empty" in result.stderr and result.stderr.count("\n") == 1
+    assert empty.stat().st_size == 0
+
+
+@pytest.mark.parametrize("value", ["abc", "1.5", "0", "-2", "", "2x"])
+def test_a_threshold_setting_that_is_not_a_whole_number_is_a_usage_error(filled, value):
+    from chimera_cards.retrieve import match
+
+    with Store(filled) as store:
+        assert [m.name for m in match(store, "alpha")] == []  # builds the index
+    _sql_params(
+        filled, "INSERT INTO review_settings(key, value) VALUES ('trust.threshold', ?)", value
+    )
+    with Store(filled) as store, pytest.raises(UsageError, match=r"trust\.threshold"):
+        match(store, "alpha")
+    result = _cli("match", "alpha", "--store", str(filled))
+    assert result.returncode == 2 and result.stderr.startswith("error: ")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def _sql_params(db: Path, statement: str, *params) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute(statement, params)
+    conn.commit()
+    conn.close()
+
+
+def _trusted(store: Store, tmp_path: Path, name: str):
+    from chimera_cards import review
+    from chimera_cards.keys import generate_key
+
+    gen = generate_key(name, tmp_path / f"{name}.key")
+    review.add_trust(store, name, gen.public)
+    return gen
+
+
+def test_trust_changes_are_in_the_audit_chain_and_replay_cleanly(filled, tmp_path):
+    from chimera_cards import review
+
+    with Store(filled) as store:
+        _trusted(store, tmp_path, "alice")
+        _trusted(store, tmp_path, "bob")
+        review.remove_trust(store, "bob")
+        review.set_threshold(store, 2)
+        events = [e.event for e in store.audit_entries()]
+        assert events.count("trust-add") == 2 and "trust-remove" in events
+        assert "trust-threshold" in events
+        assert verify_store(store).ok
+
+
+def test_a_trust_row_inserted_by_hand_is_reported_by_verify(filled, tmp_path):
+    from chimera_cards.keys import generate_key
+
+    mallory = generate_key("mallory", tmp_path / "m.key").public
+    _sql_params(
+        filled,
+        "INSERT INTO trust(name, keyid, pubkey, added_at) VALUES ('mallory', ?, ?, 't')",
+        mallory.keyid,
+        mallory.text(),
+    )
+    with Store(filled) as store:
+        report = verify_store(store)
+    assert not report.ok and [p.kind for p in report.problems] == ["trust-unrecorded"]
+
+
+def test_trust_list_and_threshold_edited_by_hand_are_reported_by_verify(filled, tmp_path):
+    from chimera_cards.keys import generate_key
+
+    with Store(filled) as store:
+        _trusted(store, tmp_path, "alice")
+        _trusted(store, tmp_path, "bob")
+    other = generate_key("other", tmp_path / "o.key").public
+    _sql_params(filled, "DELETE FROM trust WHERE name = 'bob'")
+    _sql_params(
+        filled,
+        "UPDATE trust SET keyid = ?, pubkey = ? WHERE name = 'alice'",
+        other.keyid,
+        other.text(),
+    )
+    _sql_params(filled, "INSERT INTO review_settings(key, value) VALUES ('trust.threshold', '1')")
+    with Store(filled) as store:
+        kinds = sorted(p.kind for p in verify_store(store).problems)
+    assert kinds == ["threshold-mismatch", "trust-mismatch", "trust-missing"]

@@ -1,26 +1,113 @@
-"""The ``chimera-cards`` group: each area keeps its commands in its own module and exports them
-as ``COMMANDS``; this module only assembles them (errors are reported by ``common.reports_errors``).
+"""The ``chimera-cards`` group: the table of its commands, each loaded only when it runs.
+
+Each area keeps its commands in its own module (``cli/lint.py``, ``cli/store.py``,
+``cli/review.py``); this module only names them. To add a command, add one row to ``COMMANDS``
+(name, ``"module:attribute"``, the first line of its docstring; a test checks they agree).
+Commands from other packages come in through the ``chimera_cards.commands`` entry points
+(``reference-loop`` registers ``demo`` there), so this package never imports them.
 """
 
 from __future__ import annotations
 
-import importlib
-
 import click
 
 from chimera_cards import __version__
+from chimera_cards.cli.group import ChimeraGroup, LazyCommand
 
-# Modules that contribute commands. Each exposes COMMANDS: list[click.Command].
-_COMMAND_MODULES = ("lint", "store", "review", "demo")
+__all__ = ["COMMANDS", "main"]
+
+_LINT, _STORE, _REVIEW = (
+    "chimera_cards.cli.lint",
+    "chimera_cards.cli.store",
+    "chimera_cards.cli.review",
+)
+
+COMMANDS: dict[str, LazyCommand] = {
+    name: LazyCommand(target, short_help)
+    for name, target, short_help in (
+        (
+            "lint",
+            f"{_LINT}:lint",
+            "Lint SKILL.md cards: a file, a card directory, or a folder of card directories.",
+        ),
+        (
+            "hash",
+            f"{_LINT}:hash_",
+            "Print the SHA-256 of a card's exact bytes, in hex and as sha256-<base64> (SRI).",
+        ),
+        (
+            "import",
+            f"{_STORE}:import_cmd",
+            "Import SOURCE: a SKILL.md, a card directory, a folder of cards, or an http(s) URL.",
+        ),
+        (
+            "lock",
+            f"{_STORE}:lock_cmd",
+            "Write a lockfile pinning every active card to its SHA-256.",
+        ),
+        (
+            "list",
+            f"{_STORE}:list_cmd",
+            "List every stored version (name, status, provenance, hash, import time, origin).",
+        ),
+        (
+            "show",
+            f"{_STORE}:show_cmd",
+            "Show one card version: metadata, origin, findings, and the history of its versions.",
+        ),
+        (
+            "export",
+            f"{_STORE}:export_cmd",
+            "Write the byte-identical SKILL.md of a card (its active version by default).",
+        ),
+        (
+            "audit",
+            f"{_STORE}:audit_cmd",
+            "Print the append-only audit log (each entry holds the hash of the one before it).",
+        ),
+        (
+            "verify",
+            f"{_STORE}:verify_cmd",
+            "Re-hash every blob, check every version against the audit log, walk the hash chain.",
+        ),
+        ("keys", f"{_REVIEW}:keys_group", "Reviewer signing keys (Ed25519)."),
+        (
+            "trust",
+            f"{_REVIEW}:trust_group",
+            "The store's trust list of reviewer keys, and how many must approve (threshold).",
+        ),
+        (
+            "review",
+            f"{_REVIEW}:review_cmd",
+            "The queue of pending versions, or (NAME) everything needed to decide on one.",
+        ),
+        (
+            "approve",
+            f"{_REVIEW}:approve_cmd",
+            "Sign an approval of NAME's version with this SHA-256.",
+        ),
+        (
+            "reject",
+            f"{_REVIEW}:reject_cmd",
+            "Sign a rejection: the version (and any later import of the same bytes) stays "
+            "rejected.",
+        ),
+        ("retire", f"{_REVIEW}:retire_cmd", "Withdraw a version from use."),
+        (
+            "match",
+            f"{_REVIEW}:match_cmd",
+            "Approved cards for QUERY (one or more words), ready for a prompt.",
+        ),
+    )
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=ChimeraGroup,
+    lazy=COMMANDS,
+    plugins=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="chimera-cards")
 def main() -> None:
     """Skill cards as dependencies: lint, hash, import, review, approve, retrieve."""
-
-
-for _name in _COMMAND_MODULES:
-    _mod = importlib.import_module(f"chimera_cards.cli.{_name}")
-    for _cmd in getattr(_mod, "COMMANDS", []):
-        main.add_command(_cmd)

@@ -1,4 +1,4 @@
-"""``chimera-cards lint`` and ``chimera-cards hash``: thin click skins over lint.py and integrity.py."""
+"""``chimera-cards lint`` and ``hash``: thin click skins over lint.py and integrity.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from chimera_cards import __version__
 from chimera_cards.card import read_card_bytes
 from chimera_cards.cli.common import echo_json, reports_errors
 from chimera_cards.integrity import sha256_hex, sri
-from chimera_cards.lint import RULES, LintReport, lint_paths
+from chimera_cards.lint import DEFAULT_PROFILE, PROFILES, RULES, LintReport, lint_paths
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -76,15 +76,23 @@ def format_text(report: LintReport) -> str:
     return "\n".join(lines)
 
 
+_LEGACY_PROFILE = {"strict": "chimera", "lenient": "agent-skills"}
+
+
 @click.command("lint")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option(
-    "--strict/--lenient",
-    "strict",
-    default=True,
-    show_default=True,
-    help="strict: five sections and Chimera frontmatter (skills/-style libraries); "
-    "lenient: plain Agent Skills cards with a free-form body.",
+    "--profile",
+    type=click.Choice(PROFILES),
+    default=None,
+    help=f"agent-skills (default): the Agent Skills specification; chimera: also the five "
+    f"sections and Chimera's frontmatter. [default: {DEFAULT_PROFILE}]",
+)
+@click.option(
+    "--strict", "legacy", flag_value="strict", help="Deprecated: same as --profile chimera."
+)
+@click.option(
+    "--lenient", "legacy", flag_value="lenient", help="Deprecated: same as --profile agent-skills."
 )
 @click.option(
     "--format",
@@ -95,15 +103,24 @@ def format_text(report: LintReport) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @reports_errors
-def lint(paths: tuple[str, ...], strict: bool, fmt: str, as_json: bool) -> None:
+def lint(
+    paths: tuple[str, ...], profile: str | None, legacy: str | None, fmt: str, as_json: bool
+) -> None:
     """Lint SKILL.md cards: a file, a card directory, or a folder of card directories.
 
     Exit 0 when no errors, 1 when errors were found, 2 on usage errors or unreadable input.
-    The hidden-instruction scan runs in every mode.
+    The hidden-instruction scan runs in every profile.
     """
-    report = lint_paths(paths, strict=strict)
+    if legacy is not None:
+        alias = _LEGACY_PROFILE[legacy]
+        if profile is not None and profile != alias:
+            raise click.UsageError(f"--{legacy} means --profile {alias}; give one or the other")
+        click.echo(f"note: --{legacy} is deprecated; use --profile {alias}", err=True)
+        profile = alias
+    profile = profile or DEFAULT_PROFILE
+    report = lint_paths(paths, profile=profile)
     if as_json or fmt == "json":
-        echo_json({"mode": "strict" if strict else "lenient", **report.to_dict()})
+        echo_json({"profile": profile, **report.to_dict()})
     elif fmt == "sarif":
         click.echo(json.dumps(to_sarif(report), indent=2))
     else:

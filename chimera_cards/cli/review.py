@@ -17,9 +17,12 @@ from chimera_cards.cli.common import (
     reports_errors,
     store_option,
 )
+from chimera_cards.errors import UsageError
 
 # The store commands' --store/--json options and opener, so both areas behave identically.
 from chimera_cards.keys import generate_key, load_private_key, read_passphrase_file, read_public_key
+
+MAX_THRESHOLD = 10_000
 
 passphrase_option = click.option(
     "--passphrase-file",
@@ -152,7 +155,8 @@ def trust_remove(name, store_path, as_json) -> None:
 
 
 @trust_group.command("threshold")
-@click.argument("k", type=click.IntRange(min=1), required=False)
+# No team has more reviewers than this; a larger number is a typo (and overflows SQLite).
+@click.argument("k", type=click.IntRange(min=1, max=MAX_THRESHOLD), required=False)
 @store_option
 @json_option
 @reports_errors
@@ -181,9 +185,13 @@ def trust_threshold(k, store_path, as_json) -> None:
 @reports_errors
 def review_cmd(name, sha256, store_path, as_json) -> None:
     """The queue of pending versions, or (NAME) everything needed to decide on one."""
+    if sha256 and name is None:
+        raise UsageError("--sha256 picks a version of NAME; give the card's NAME too")
     with open_store(store_path) as store:
         if name is None:
             queue = review.review_queue(store)
+            for line in queue.skipped:
+                click.echo(f"warning: {line}", err=True)
             if as_json:
                 echo_json([q.to_dict() for q in queue])
                 return
@@ -297,6 +305,8 @@ def match_cmd(query, k, level, store_path, as_json) -> None:
     retired or tampered cards are never shown."""
     with open_store(store_path) as store:
         matches = retrieve.match(store, " ".join(query), k=k, level=level)
+    for line in matches.skipped:
+        click.echo(f"warning: {line}", err=True)
     if as_json:
         echo_json(
             {

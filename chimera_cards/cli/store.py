@@ -11,6 +11,7 @@ import click
 
 from chimera_cards.card import find_card_files
 from chimera_cards.cli.common import (
+    SECONDS,
     echo_json,
     json_option,
     open_store,
@@ -76,7 +77,7 @@ def _error_line(result: ImportResult) -> str:
 @click.option("--taint", is_flag=True, help="Mark the import tainted (held pending for review).")
 @click.option(
     "--timeout",
-    type=float,
+    type=SECONDS,
     default=DEFAULT_TIMEOUT,
     show_default=True,
     help="Seconds allowed for fetching a URL.",
@@ -120,7 +121,7 @@ def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, 
             click.echo(f"error: {_error_line(result)}", err=True)
     refused = [r.exit_code for r in results if not r.ok]
     if refused:
-        raise SystemExit(max(1, max(refused)) if len(results) == 1 else 1)
+        raise SystemExit(max(1, *refused) if len(results) == 1 else 1)
 
 
 @click.command("lock")

@@ -1,4 +1,8 @@
-"""``chimera-cards demo``: the main job end to end in a throwaway folder (a skin over ``demo``)."""
+"""``chimera-cards demo``: the main job end to end in a throwaway folder (a skin over ``demo``).
+
+Registered on the ``chimera-cards`` group by ``reference_loop.plugin`` (an entry point), since
+``chimera_cards`` never imports ``reference_loop``.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,8 @@ from pathlib import Path
 import click
 
 from chimera_cards.cli.common import echo_json, json_option, reports_errors
-from chimera_cards.demo import MAX_ATTEMPTS, TOTAL_STEPS, DemoResult, Step, demo_steps
 from chimera_cards.errors import UsageError
+from reference_loop.demo import MAX_ATTEMPTS, TOTAL_STEPS, DemoResult, Step, demo_steps
 from reference_loop.history import MODES as HISTORY_MODES
 
 
@@ -34,7 +38,10 @@ def _workdir(keep: Path | None) -> Path:
             f"--keep {keep}: must be a new or empty folder (the demo writes a "
             "store, keys and a workspace there)"
         )
-    keep.mkdir(parents=True, exist_ok=True)
+    try:
+        keep.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--keep {keep}: cannot create it ({exc.strerror or exc})") from None
     return keep
 
 
@@ -65,8 +72,11 @@ def _workdir(keep: Path | None) -> Path:
 @json_option
 @reports_errors
 def demo(keep: Path | None, history_mode: str, max_attempts: int, as_json: bool) -> None:
-    """Lint, import by path and by URL, review, approve, match, and run the loop with the cards,
-    checking every step (exit 0 all expectations met, 1 any failed)."""
+    """Run the main job end to end in a throwaway folder, checking every step.
+
+    Lint, import by path and by URL, review, approve, match, and run the loop with the cards
+    (exit 0 all expectations met, 1 any failed).
+    """
     work = _workdir(keep)
     result = DemoResult(workdir=str(work), kept=keep is not None)
     started = time.monotonic()
@@ -101,6 +111,3 @@ def demo(keep: Path | None, history_mode: str, max_attempts: int, as_json: bool)
                 click.echo(f"  step {number}: {e.what}" + (f" ({e.detail})" if e.detail else ""))
         click.echo(f"kept: {work}" if keep else f"removed {work}")
     sys.exit(0 if result.ok else 1)
-
-
-COMMANDS = [demo]
