@@ -147,7 +147,7 @@ class RunOutcome:
     wall: float
     failing_steps: list[str] = field(default_factory=list)  # per attempt: first failing tool
     # step's name, "" if none failed
-    edits: list[bool] = field(default_factory=list)  # per attempt: an edit changed the workspace
+    edits: list[bool] = field(default_factory=list)  # per attempt: an allowed edit changed files
     violations: list[bool] = field(default_factory=list)  # per attempt: touched a protected path
     calls: list[dict[str, Any]] = field(default_factory=list)  # per model call: CallInfo dicts
     history_budget: int = DEFAULT_BUDGET  # chars the history could take (fitted to the context)
@@ -203,7 +203,8 @@ def outcome_from_result(
         failing_steps=[
             r.first_failing_step.name if r.first_failing_step else "" for r in result.attempts
         ],
-        edits=[bool(fp) or v for fp, v in zip(fps, violations, strict=True)],
+        # A change to a protected path was reverted before the verifier ran: not an edit.
+        edits=[bool(fp) and not v for fp, v in zip(fps, violations, strict=True)],
         violations=violations,
         calls=list(calls),
         history_budget=history_budget,

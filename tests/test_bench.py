@@ -642,3 +642,24 @@ def test_a_small_context_shrinks_the_history_and_the_run_says_how_much(
     # Every prompt fitted: no attempt failed at the context step, the model answered each one.
     assert run.failing_steps.count("context") == 0 and len(fixed_model.calls()) == 4
     assert all(c["prompt_tokens"] + 50 <= 400 for c in run.calls)
+
+
+def test_an_edit_to_a_protected_test_is_a_violation_not_an_edit(
+    fixed_model, tmp_path: Path
+) -> None:
+    task = _plain_task(tmp_path / "tasks")
+    (task / "project" / "test_value.py").write_text("def test_value():\n    assert False\n")
+    fixed_model.reply = (
+        "test_value.py\n<<<<<<< SEARCH\n    assert False\n=======\n    assert True\n"
+        ">>>>>>> REPLACE\n"
+    )
+    result = run_bench(
+        load_tasks(task),
+        attempter="llm:reference-loop-fixture",
+        arms=parse_arms("none"),
+        seeds=1,
+        max_attempts=2,
+    )
+    none = result.arm("none")
+    assert none.violations == 2 and none.applied_edits == 0 and none.solved == 0
+    assert none.gate.startswith("VOID: no attempt produced an applicable edit")
