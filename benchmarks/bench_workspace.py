@@ -1,20 +1,32 @@
-"""Benchmark: Workspace snapshot+diff+restore vs `git status` and vs a full-copy baseline.
+"""Benchmark: what a loop run costs in the workspace, against git's own floors, in one run.
 
-Generates a tree (default 20,000 files / ~200 MB) in a temp dir, changes a few files per attempt
-(modify, add, delete, chmod) and times, per attempt and in the same run:
+Trees are generated once into ``--dir`` (default /tmp/bench-workspace-trees) and reused; each is a
+git repository whose ``.git`` is a gitfile pointing at a git dir beside the tree, so the same
+tree can be measured as a repository (gitfile present) and as a plain directory (gitfile moved
+away). Every figure is a ratio against a baseline measured in the same run on the same tree:
 
-- Workspace A: snapshot() + diff() + restore() every attempt (each one also printed alone);
-- Workspace B: what the loop does, snapshot() once per run then diff_and_restore() per attempt;
-- `git status --porcelain` on a normal git repository of the same tree, with the same changes;
-- the full-copy baseline: read every file into memory, compare every file, rewrite every file.
+- WHOLE RUN (the headline): ``Workspace(root)`` + first ``snapshot()`` + one attempt changing 10
+  files + ``diff_and_restore()`` + ``close()`` (the attempt's own edits are not timed), on a clean
+  repository, a dirty one (files modified and added since the user's last ``git add``), and a
+  plain directory. Floors: ``git status`` (repositories; target <= 3x) and
+  ``git hash-object --stdin-paths`` over every file (plain directory; target <= 1.5x).
+- ``close()`` alone (target <= 0.1 s at 100k files).
+- Per attempt, 10 / 1,000 / 10,000 changed files: ``diff_and_restore()`` against
+  ``git checkout -- . && git clean -fdq`` undoing the same change in the repository (target <= 2x
+  at 10,000), on the repository (tracked) and on the plain directory (untracked).
+- Memory: peak RSS (this process and its git children) to snapshot a tree holding a new 200 MB
+  file, to diff+restore an attempt that adds one, and to restore one an attempt deleted
+  (target < 100 MB).
 
-Targets (issue 5): Workspace <= 2x `git status`, and >= 20x faster than the full-copy baseline.
-The tree is deleted at the end. Usage: python benchmarks/bench_workspace.py [--files N] [--mb M]
+The user's repository (its index, HEAD, stash, hooks) is checked unchanged at the end.
+Usage: python benchmarks/bench_workspace.py [--sizes 20000,100000] [--mb-per-20k 200]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import random
 import shutil
@@ -28,48 +40,9 @@ from pathlib import Path
 from reference_loop.workspace import Workspace
 
 
-def generate_tree(root: Path, files: int, total_mb: float, rng: random.Random) -> list[str]:
-    """Files spread over nested dirs (~100 per dir); half text, half random bytes."""
-    avg = int(total_mb * 1024 * 1024 / files)
-    paths: list[str] = []
-    per_dir = 100
-    for i in range(files):
-        d = i // per_dir
-        rel = f"pkg{d // 20:03d}/mod{d % 20:02d}/file{i:05d}.{'txt' if i % 2 else 'bin'}"
-        full = root / rel
-        full.parent.mkdir(parents=True, exist_ok=True)
-        size = max(1, int(avg * rng.uniform(0.5, 1.5)))
-        if i % 2:
-            line = f"line of text for file {i} ".encode() * 4 + b"\n"
-            data = (line * (size // len(line) + 1))[:size]
-        else:
-            data = os.urandom(size)
-        full.write_bytes(data)
-        paths.append(rel)
-    return paths
-
-
-def make_changes(root: Path, paths: list[str], n: int, rng: random.Random, attempt: int) -> None:
-    """n changes of mixed kinds, like an attempt: modify, add, delete, chmod."""
-    picks = rng.sample(paths, n)
-    for k, rel in enumerate(picks):
-        full = root / rel
-        kind = k % 5
-        if kind in (0, 1, 2):
-            with open(full, "ab") as fh:
-                fh.write(f"\nchanged in attempt {attempt}\n".encode())
-        elif kind == 3:
-            full.unlink()
-        else:
-            os.chmod(full, 0o755)
-    (root / f"pkg000/new_in_attempt_{attempt}.txt").write_text("new file\n")
-
-
-def git(root: Path, *args: str, gitdir: Path) -> subprocess.CompletedProcess[bytes]:
+def git(root: Path, *args: str, input: bytes | None = None) -> bytes:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(
-        GIT_DIR=str(gitdir),
-        GIT_WORK_TREE=str(root),
         GIT_CONFIG_NOSYSTEM="1",
         GIT_CONFIG_GLOBAL=os.devnull,
         GIT_AUTHOR_NAME="b",
@@ -77,191 +50,299 @@ def git(root: Path, *args: str, gitdir: Path) -> subprocess.CompletedProcess[byt
         GIT_COMMITTER_NAME="b",
         GIT_COMMITTER_EMAIL="b@b",
     )
-    return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    return subprocess.run(
+        ["git", *args], cwd=root, env=env, check=True, capture_output=True, input=input
+    ).stdout
 
 
-class FullCopy:
-    """The common approach: keep every file's bytes in memory, compare all, rewrite all."""
+def generate_tree(root: Path, files: int, total_mb: float, seed: int) -> None:
+    """Files spread over nested dirs (~100 per dir); half text, half random bytes."""
+    rng = random.Random(seed)
+    avg = int(total_mb * 1024 * 1024 / files)
+    for i in range(files):
+        d = i // 100
+        rel = f"pkg{d // 20:03d}/mod{d % 20:02d}/file{i:06d}.{'txt' if i % 2 else 'bin'}"
+        full = root / rel
+        full.parent.mkdir(parents=True, exist_ok=True)
+        size = max(1, int(avg * rng.uniform(0.5, 1.5)))
+        if i % 2:
+            line = f"line of text for file {i} ".encode() * 4 + b"\n"
+            data = (line * (size // len(line) + 1))[:size]
+        else:
+            data = rng.randbytes(size)
+        full.write_bytes(data)
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.saved: dict[str, tuple[bytes, int]] = {}
 
-    def _walk(self) -> list[str]:
-        out = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = [d for d in dirnames if d != ".git"]
-            for f in filenames:
-                out.append(os.path.relpath(os.path.join(dirpath, f), self.root))
-        return out
+def tree_for(base: Path, files: int, mb: float) -> tuple[Path, Path]:
+    """(tree, its git dir), generated and committed once, reused on later runs."""
+    home = base / f"t{files}-{int(mb)}mb"
+    root, gitdir, done = home / "tree", home / "user.git", home / "ready"
+    if done.exists():
+        return root, gitdir
+    shutil.rmtree(home, ignore_errors=True)
+    root.mkdir(parents=True)
+    t0 = time.perf_counter()
+    generate_tree(root, files, mb, seed=files)
+    git(root, "init", "-q", f"--separate-git-dir={gitdir}")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    done.write_text("1")
+    print(f"generated {files} files / {mb:.0f} MB in {time.perf_counter() - t0:.0f}s ({root})")
+    return root, gitdir
 
-    def snapshot(self) -> None:
-        self.saved = {}
-        for rel in self._walk():
-            full = self.root / rel
-            self.saved[rel] = (full.read_bytes(), os.lstat(full).st_mode)
 
-    def diff(self) -> list[str]:
-        changed = []
-        now = set(self._walk())
-        for rel in now | set(self.saved):
-            full = self.root / rel
-            if rel not in self.saved or rel not in now:
-                changed.append(rel)
-            else:
-                data, mode = self.saved[rel]
-                if full.read_bytes() != data or os.lstat(full).st_mode != mode:
-                    changed.append(rel)
-        return changed
+def tracked_files(root: Path) -> list[str]:
+    return [p for p in git(root, "ls-files", "-z").decode().split("\0") if p]
 
-    def restore(self) -> None:
-        for rel in self._walk():
-            if rel not in self.saved:
-                os.unlink(self.root / rel)
-        for rel, (data, mode) in self.saved.items():
-            full = self.root / rel
-            full.parent.mkdir(parents=True, exist_ok=True)
-            full.write_bytes(data)
-            os.chmod(full, mode & 0o7777)
+
+def make_changes(root: Path, paths: list[str], n: int, seed: int) -> None:
+    """n changes of mixed kinds, like an attempt: modify, add, delete, chmod."""
+    rng = random.Random(seed)
+    for k, rel in enumerate(rng.sample(paths, n)):
+        full = root / rel
+        kind = k % 5
+        if kind in (0, 1):
+            with open(full, "ab") as fh:
+                fh.write(f"\nchanged by attempt {seed}\n".encode())
+        elif kind == 2:
+            (full.parent / f"new-{seed}-{k}.txt").write_text("a new file\n")
+        elif kind == 3:
+            full.unlink()
+        else:
+            os.chmod(full, 0o755)
+
+
+def timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def median_of(fn, runs: int = 3) -> float:
+    return statistics.median(timed(fn) for _ in range(runs))
+
+
+def git_status_time(root: Path) -> float:
+    git(root, "status", "--porcelain")  # warm
+    return median_of(lambda: git(root, "status", "--porcelain"))
+
+
+def hash_object_time(root: Path) -> float:
+    """git hash-object --stdin-paths over every file: read and hash every byte once."""
+    paths = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        paths += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames]
+    request = "".join(f"{p}\n" for p in paths).encode()
+    return median_of(lambda: git(root, "hash-object", "--stdin-paths", input=request), 2)
+
+
+def whole_run(root: Path, gitdir: Path, paths: list[str], seed: int) -> dict[str, float]:
+    """The loop's workspace work for one run: create, snapshot, (attempt), diff+restore, close."""
+    before = fingerprint(root, gitdir)
+    t0 = time.perf_counter()
+    ws = Workspace(root)
+    t1 = time.perf_counter()
+    ws.snapshot()
+    t2 = time.perf_counter()
+    make_changes(root, paths, 10, seed)
+    t3 = time.perf_counter()
+    diff = ws.diff_and_restore()
+    t4 = time.perf_counter()
+    ws.close()
+    t5 = time.perf_counter()
+    assert len(diff.files) >= 10, diff.files
+    check_untouched(root, gitdir, before)
+    return {
+        "init": t1 - t0,
+        "snapshot": t2 - t1,
+        "diff_restore": t4 - t3,
+        "close": t5 - t4,
+        "total": (t2 - t0) + (t5 - t3),
+    }
+
+
+def check_untouched(root: Path, gitdir: Path, before: str) -> None:
+    if fingerprint(root, gitdir) != before:
+        raise SystemExit("the user's repository changed: index, refs, stash or hooks differ")
+
+
+def fingerprint(root: Path, gitdir: Path) -> str:
+    if not gitdir.is_dir():
+        return ""
+    digest = hashlib.sha256()
+    for rel in ("index", "HEAD", "packed-refs", "refs", "hooks", "config"):
+        p = gitdir / rel
+        if p.is_file():
+            digest.update(p.read_bytes())
+        elif p.is_dir():
+            for dirpath, _d, files in sorted(os.walk(p)):
+                for f in sorted(files):
+                    digest.update(Path(dirpath, f).read_bytes())
+    digest.update(git(root, f"--git-dir={gitdir}", "stash", "list"))
+    return digest.hexdigest()
+
+
+def bench_size(base: Path, files: int, mb: float, changes: list[int], out: dict) -> None:
+    root, gitdir = tree_for(base, files, mb)
+    paths = tracked_files(root)
+    print(f"\n=== {files:,} files, {mb:.0f} MB ===")
+    res: dict = out.setdefault(str(files), {})
+
+    # WHOLE RUN: clean repository.
+    status = git_status_time(root)
+    run = whole_run(root, gitdir, paths, seed=1)
+    res["clean"] = {**run, "floor": status, "ratio": run["total"] / status}
+    report("repo, clean", run, status, "git status", 3.0)
+
+    # WHOLE RUN: dirty repository (1% modified, 1% new since the user's last add).
+    dirt = max(10, files // 100)
+    rng = random.Random(7)
+    for k, rel in enumerate(rng.sample(paths, dirt)):
+        with open(root / rel, "ab") as fh:
+            fh.write(b"user edit\n")
+        (root / f"{rel}.untracked-{k}").write_text("user's new file\n")
+    status = git_status_time(root)
+    run = whole_run(root, gitdir, paths, seed=2)
+    res["dirty"] = {**run, "floor": status, "ratio": run["total"] / status}
+    report(f"repo, dirty ({dirt} edited + {dirt} new)", run, status, "git status", 3.0)
+    git(root, "checkout", "--", ".")
+    git(root, "clean", "-fdq")
+
+    # WHOLE RUN: not a repository.
+    gitfile = root / ".git"
+    hidden = root.parent / "gitfile.away"
+    os.rename(gitfile, hidden)
+    try:
+        floor = hash_object_time(root)
+        run = whole_run(root, gitdir, paths, seed=3)
+        res["plain"] = {**run, "floor": floor, "ratio": run["total"] / floor}
+        report("plain directory", run, floor, "hash-object", 1.5)
+
+        # Per attempt on the plain directory (every file untracked by any user index).
+        with Workspace(root) as ws:
+            ws.snapshot()
+            for k in changes:
+                make_changes(root, paths, k, seed=100 + k)
+                took = timed(lambda ws=ws: ws.diff_and_restore())
+                res.setdefault("attempt_plain", {})[str(k)] = took
+                print(f"  per attempt, plain dir, {k:>6,} changes: diff+restore {took:7.3f}s")
+    finally:
+        os.rename(hidden, gitfile)
+
+    # Per attempt on the repository, against git checkout + clean undoing the same change.
+    with Workspace(root) as ws:
+        ws.snapshot()
+        for k in changes:
+            make_changes(root, paths, k, seed=200 + k)
+            git(root, "status", "--porcelain")  # both start with a warm cache
+            floor = timed(lambda: (git(root, "checkout", "--", "."), git(root, "clean", "-fdq")))
+            make_changes(root, paths, k, seed=200 + k)
+            before = fingerprint(root, gitdir)
+            took = timed(ws.diff_and_restore)
+            check_untouched(root, gitdir, before)
+            res.setdefault("attempt_repo", {})[str(k)] = {"took": took, "floor": floor}
+            ok = "OK" if took <= 2 * floor or k < 10_000 else "MISSED"
+            print(
+                f"  per attempt, repository, {k:>6,} changes: diff+restore {took:7.3f}s, "
+                f"checkout+clean {floor:7.3f}s = {took / floor:5.2f}x"
+                + (f" (target <= 2x) {ok}" if k >= 10_000 else "")
+            )
+    print("  user's index, HEAD, refs, stash and hooks: unchanged by every workspace call")
+
+
+def report(label: str, run: dict, floor: float, floor_name: str, target: float) -> None:
+    ratio = run["total"] / floor
+    print(
+        f"  WHOLE RUN {label}: {run['total']:.3f}s = {ratio:.2f}x {floor_name} ({floor:.3f}s), "
+        f"target <= {target}x {'OK' if ratio <= target else 'MISSED'}"
+    )
+    print(
+        f"      init {run['init']:.3f}s, first snapshot {run['snapshot']:.3f}s, "
+        f"diff+restore {run['diff_restore']:.3f}s, close {run['close']:.3f}s "
+        f"(target <= 0.1s {'OK' if run['close'] <= 0.1 else 'MISSED'})"
+    )
+
+
+MEMORY_CHILD = """
+import os, resource, sys, time
+from pathlib import Path
+from reference_loop.workspace import Workspace
+root, case = Path(sys.argv[1]), sys.argv[2]
+big = root / "big.bin"
+def mb(): return max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                     resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+def write_big():
+    with open(big, "wb") as fh:
+        for _ in range(200):
+            fh.write(os.urandom(1 << 20))
+if case == "snapshot":
+    write_big()
+    with Workspace(root) as ws:
+        ws.snapshot()
+elif case == "new":
+    with Workspace(root) as ws:
+        ws.snapshot()
+        write_big()
+        ws.diff_and_restore()
+        assert not big.exists()
+else:
+    write_big()
+    with Workspace(root) as ws:
+        ws.snapshot()
+        big.unlink()
+        ws.restore()
+        assert big.stat().st_size == 200 << 20
+print(mb())
+"""
+
+
+def bench_memory(out: dict) -> None:
+    print("\n=== memory: a 200 MB file (peak RSS of this process or any git child) ===")
+    for case, label in (
+        ("snapshot", "snapshot a tree holding a new 200 MB file"),
+        ("new", "diff+restore an attempt that adds a 200 MB file"),
+        ("deleted", "restore a 200 MB file an attempt deleted"),
+    ):
+        with tempfile.TemporaryDirectory(prefix="bench-ws-mem-") as tmp:
+            (Path(tmp) / "small.txt").write_text("x\n")
+            proc = subprocess.run(
+                [sys.executable, "-c", MEMORY_CHILD, tmp, case],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            peak = float(proc.stdout.strip())
+        out.setdefault("memory_mb", {})[case] = peak
+        print(f"  {label}: {peak:.0f} MB (target < 100 MB) {'OK' if peak < 100 else 'MISSED'}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--files", type=int, default=20_000)
-    ap.add_argument("--mb", type=float, default=200.0, help="total size of the tree in MB")
-    ap.add_argument("--changes", type=int, default=10, help="files changed per attempt")
-    ap.add_argument("--attempts", type=int, default=5)
-    ap.add_argument("--baseline-attempts", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--dir", default=None, help="parent dir for the generated tree (default: /tmp)")
+    ap.add_argument("--sizes", default="20000,100000", help="tree sizes in files, comma-separated")
+    ap.add_argument("--mb-per-20k", type=float, default=200.0, help="MB per 20,000 files")
+    ap.add_argument("--changes", default="10,1000,10000", help="changes per attempt to time")
+    ap.add_argument("--dir", default="/tmp/bench-workspace-trees", help="where trees are kept")
+    ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
-    rng = random.Random(args.seed)
-
-    tmp = Path(tempfile.mkdtemp(prefix="bench-workspace-", dir=args.dir))
-    try:
-        root = tmp / "tree"
-        root.mkdir()
-        t0 = time.perf_counter()
-        paths = generate_tree(root, args.files, args.mb, rng)
-        size = sum((root / p).stat().st_size for p in paths)
-        print(
-            f"tree: {len(paths)} files, {size / 1e6:.1f} MB, generated in "
-            f"{time.perf_counter() - t0:.1f}s  ({root})"
-        )
-
-        # A normal git repo of the same tree (its GIT_DIR beside it, so the tree stays the same).
-        gitdir = tmp / "status.git"
-        git(root, "init", "-q", gitdir=gitdir)
-        git(root, "add", "-A", gitdir=gitdir)
-        git(root, "commit", "-q", "-m", "base", gitdir=gitdir)
-        git(root, "status", "--porcelain", gitdir=gitdir)  # warm the stat cache
-
-        ws = Workspace(root)
-        t0 = time.perf_counter()
-        ws.snapshot()
-        first = time.perf_counter() - t0
-        print(f"workspace first snapshot (hashes the whole tree once): {first:.2f}s")
-
-        def status_time() -> float:
-            """`git status` on the same changed tree (median of 3 runs)."""
-            runs = []
-            for _ in range(3):
-                s0 = time.perf_counter()
-                git(root, "status", "--porcelain", gitdir=gitdir)
-                runs.append(time.perf_counter() - s0)
-            return statistics.median(runs)
-
-        # A: every attempt calls snapshot(), diff() and restore() (three looks at the tree).
-        sep_times, sep_status = [], []
-        print("\nA. snapshot() + diff() + restore() per attempt")
-        print(
-            f"{'attempt':>7} {'snapshot':>9} {'diff':>8} {'restore':>8} {'total':>8} "
-            f"{'git status':>11} {'ratio':>6}"
-        )
-        for attempt in range(1, args.attempts + 1):
-            t0 = time.perf_counter()
-            ws.snapshot()
-            t1 = time.perf_counter()
-            make_changes(root, paths, args.changes, rng, attempt)
-            t2 = time.perf_counter()
-            d = ws.diff()
-            t3 = time.perf_counter()
-            st = status_time()
-            t4 = time.perf_counter()
-            ws.restore()
-            t5 = time.perf_counter()
-            total = (t1 - t0) + (t3 - t2) + (t5 - t4)
-            assert len(d.files) >= args.changes, d.files
-            assert not ws.diff().files, "restore left changes behind"
-            sep_times.append(total)
-            sep_status.append(st)
-            print(
-                f"{attempt:>7} {t1 - t0:>8.3f}s {t3 - t2:>7.3f}s {t5 - t4:>7.3f}s {total:>7.3f}s "
-                f"{st:>10.3f}s {total / st:>5.2f}x   ({len(d.files)} files in diff, "
-                f"{len(ws.last_restored)} paths restored)"
-            )
-
-        # B: what the loop does: one snapshot per run, then diff_and_restore() per attempt.
-        loop_times, loop_status = [], []
-        ws.snapshot()
-        print("\nB. the loop: snapshot() once, then diff_and_restore() per attempt")
-        print(f"{'attempt':>7} {'diff+restore':>13} {'git status':>11} {'ratio':>6}")
-        for attempt in range(1, args.attempts + 1):
-            make_changes(root, paths, args.changes, rng, 50 + attempt)
-            st = status_time()
-            t0 = time.perf_counter()
-            d = ws.diff_and_restore()
-            t1 = time.perf_counter()
-            assert len(d.files) >= args.changes, d.files
-            assert not ws.diff().files, "restore left changes behind"
-            loop_times.append(t1 - t0)
-            loop_status.append(st)
-            print(
-                f"{attempt:>7} {t1 - t0:>12.3f}s {st:>10.3f}s {(t1 - t0) / st:>5.2f}x   "
-                f"({len(d.files)} files in diff, {len(ws.last_restored)} paths restored)"
-            )
-        ws.close()
-
-        base = FullCopy(root)
-        t0 = time.perf_counter()
-        base.snapshot()
-        print(f"\nfull-copy first snapshot (reads the whole tree): {time.perf_counter() - t0:.2f}s")
-        base_times = []
-        for attempt in range(1, args.baseline_attempts + 1):
-            t0 = time.perf_counter()
-            base.snapshot()
-            t1 = time.perf_counter()
-            make_changes(root, paths, args.changes, rng, 100 + attempt)
-            t2 = time.perf_counter()
-            changed = base.diff()
-            t3 = time.perf_counter()
-            base.restore()
-            t4 = time.perf_counter()
-            total = (t1 - t0) + (t3 - t2) + (t4 - t3)
-            base_times.append(total)
-            print(
-                f"full-copy attempt {attempt}: snapshot {t1 - t0:.2f}s diff {t3 - t2:.2f}s "
-                f"restore {t4 - t3:.2f}s total {total:.2f}s ({len(changed)} changed)"
-            )
-
-        sep_med, loop_med = statistics.median(sep_times), statistics.median(loop_times)
-        st_med = statistics.median(sep_status + loop_status)
-        base_med = statistics.median(base_times)
-        print("\nmedian per attempt:")
-        print(f"  A. workspace snapshot+diff+restore: {sep_med * 1000:8.1f} ms")
-        print(f"  B. workspace diff_and_restore:      {loop_med * 1000:8.1f} ms")
-        print(f"  git status --porcelain:             {st_med * 1000:8.1f} ms")
-        print(f"  full-copy baseline:                 {base_med * 1000:8.1f} ms")
-        for label, value in (("A", sep_med), ("B", loop_med)):
-            r_status, r_base = value / st_med, base_med / value
-            print(
-                f"  {label}: / git status = {r_status:.2f}x (target <= 2x) "
-                f"{'OK' if r_status <= 2 else 'MISSED'};  full-copy / {label} = {r_base:.1f}x "
-                f"(target >= 20x) {'OK' if r_base >= 20 else 'MISSED'}"
-            )
-        return 0
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    base = Path(args.dir)
+    base.mkdir(parents=True, exist_ok=True)
+    changes = [int(c) for c in args.changes.split(",")]
+    out: dict = {}
+    print(f"load average at start: {os.getloadavg()[0]:.1f} (2 shared cores)")
+    bench_memory(out)
+    for files in (int(s) for s in args.sizes.split(",")):
+        bench_size(base, files, args.mb_per_20k * files / 20_000, changes, out)
+    print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
+    print("\nHEADLINE whole run / floor:")
+    for files, res in out.items():
+        if files == "memory_mb":
+            continue
+        figures = ", ".join(f"{k} {res[k]['ratio']:.2f}x" for k in ("clean", "dirty", "plain"))
+        print(f"  {int(files):,} files: {figures}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2))
+    return 0
 
 
 if __name__ == "__main__":

@@ -283,8 +283,21 @@ def _check_events(text: str, first_line: int) -> None:
             depth -= 1
 
 
+# Every node nested one level deeper needs one of these indicators (a block key or entry, a flow
+# collection), and anchors and aliases need '&' and '*'; text with neither and fewer indicators
+# than the depth limit cannot hold what the event scan refuses, so the scan is skipped for it.
+_NESTING_INDICATOR_RE = re.compile(r"[:?-](?=\s|$)|[\[{]", re.MULTILINE)
+
+
+def _needs_event_scan(text: str) -> bool:
+    if "&" in text or "*" in text:
+        return True
+    return len(_NESTING_INDICATOR_RE.findall(text)) >= MAX_FRONTMATTER_DEPTH
+
+
 def _construct_with_libyaml(text: str, first_line: int) -> tuple[object, yaml.Node | None]:
-    _check_events(text, first_line)
+    if _needs_event_scan(text):
+        _check_events(text, first_line)
     loader = yaml.CSafeLoader(text)
     try:
         node = loader.get_single_node()

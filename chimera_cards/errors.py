@@ -17,6 +17,7 @@ __all__ = [
     "StoreWriteError",
     "TamperedBlobError",
     "TrustConflictError",
+    "UnapprovedExportError",
     "UnknownCardError",
     "UnknownVersionError",
     "UnstorableNameError",
@@ -110,3 +111,8 @@ class LinkEscapeError(UnsafeTargetError):
 
 class ApprovalsFileError(ChimeraError):
     """An approvals file beside a card cannot be read or is too large."""
+
+
+class UnapprovedExportError(ChimeraError):
+    """A version the gate does not pass (pending, rejected, retired, approvals not verifying)
+    was asked for where only approved bytes may go (export without --unapproved)."""

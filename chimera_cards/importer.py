@@ -30,14 +30,23 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from chimera_cards.card import Card, find_card_files, parse_card, read_card_bytes
+from chimera_cards.bundle import SKILL_FILE, Bundle
+from chimera_cards.card import Card, parse_card
+from chimera_cards.codescan import lint_bundle
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
-from chimera_cards.fetch import DEFAULT_TIMEOUT, fetch_url, is_url
-from chimera_cards.integrity import check_integrity, expected_hex, sha256_hex
-from chimera_cards.lint import Finding, lint_card
+from chimera_cards.fetch import DEFAULT_TIMEOUT
+from chimera_cards.integrity import (
+    IntegrityError,
+    check_integrity,
+    expected_hex,
+    parse_sha256,
+    sha256_hex,
+)
+from chimera_cards.lint import Finding
 from chimera_cards.lockfile import check_pin, read_lockfile
-from chimera_cards.paths import check_link_inside
+from chimera_cards.sources import SkillSource, find_skills, pick
 from chimera_cards.store import Store, Version, check_storable_name, resolve_hook
 
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
@@ -59,17 +68,24 @@ PAUSE_ENV = "CHIMERA_CARDS_TEST_PAUSE_IN_IMPORT"
 
 @dataclass
 class Candidate:
-    """A card whose bytes were read, checked and parsed, ready to be stored."""
+    """A skill whose bundle was read, checked and parsed, ready to be stored."""
 
     name: str
-    sha256: str
-    raw: bytes
-    origin: str  # absolute file path, or the URL as given
+    sha256: str  # the bundle digest: the identity a review statement signs
+    raw: bytes  # the SKILL.md bytes
+    origin: str  # absolute SKILL.md path, archive path, URL, or repository@commit
     final_url: str | None  # URL after redirects (None for a path)
     provenance: str
     taint_reasons: list[str]
     findings: list[Finding]
-    file: Path | None = None  # the card file on disk, for hooks that look next to it
+    file: Path | None = None  # the SKILL.md on disk, for hooks that look next to it
+    bundle: Bundle | None = None
+    source: dict = field(default_factory=dict)  # how it was fetched (kind, url, ref, commit, path)
+    approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
+
+    @property
+    def skill_sha256(self) -> str:
+        return _skill_sha(self.bundle) if self.bundle is not None else sha256_hex(self.raw)
 
     def hold_reasons(self) -> list[str]:
         """Why this version may not become active on import (empty: it may)."""
@@ -79,19 +95,28 @@ class Candidate:
         errors = [f for f in self.findings if f.severity == "error"]
         if errors:
             listed = ", ".join(
-                f"{f.rule}" + (f" (line {f.line})" if f.line else "") for f in errors[:5]
+                (f"{f.path}:" if f.path and f.path != SKILL_FILE else "")
+                + f"{f.rule}"
+                + (f" (line {f.line})" if f.line else "")
+                for f in errors[:5]
             )
             more = f" and {len(errors) - 5} more" if len(errors) > 5 else ""
             reasons.append(f"lint errors: {listed}{more}")
         return reasons
 
 
+def _skill_sha(bundle: Bundle) -> str:
+    found = bundle.file(SKILL_FILE)
+    assert found is not None  # every bundle has one (bundle_from_files)
+    return found.sha256
+
+
 @dataclass
 class ImportResult:
-    source: str  # the file or URL this result is about
+    source: str  # the skill folder, file, archive entry or URL this result is about
     outcome: str  # "imported" | "present" | "refused"
     name: str | None = None
-    sha256: str | None = None
+    sha256: str | None = None  # the version's identity (its bundle digest)
     provenance: str | None = None
     status: str | None = None
     origin: str | None = None
@@ -100,6 +125,10 @@ class ImportResult:
     findings: list[dict] = field(default_factory=list)
     error: str | None = None  # why refused
     exit_code: int = 0  # 0 ok; for a refused card, the error's exit code
+    digest: str | None = None  # the bundle digest
+    skill_sha256: str | None = None  # SHA-256 of SKILL.md
+    files: int = 0  # files in the bundle
+    error_kind: str | None = None  # the refusal's class name, e.g. "LinkError"
 
     @property
     def ok(self) -> bool:
@@ -109,6 +138,9 @@ class ImportResult:
         return {
             "name": self.name,
             "sha256": self.sha256,
+            "digest": self.digest,
+            "skill_sha256": self.skill_sha256,
+            "files": self.files,
             "provenance": self.provenance,
             "status": self.status,
             "origin": self.origin,
@@ -117,6 +149,7 @@ class ImportResult:
             "result": self.outcome,
             "reason": self.reason,
             "error": self.error,
+            "error_kind": self.error_kind,
             "source": self.source,
         }
 
@@ -132,7 +165,7 @@ def declared_taint(card: Card) -> str | None:
 
 
 def prepare(
-    data: bytes,
+    bundle: Bundle,
     *,
     origin: str,
     final_url: str | None,
@@ -143,35 +176,46 @@ def prepare(
     taint: bool,
     file: Path | None = None,
     stored: Callable[[str], Version | None] | None = None,
+    expected_digest: str | None = None,
+    dirname: str | None = None,
+    source: dict | None = None,
+    approvals: bytes | None = None,
 ) -> Candidate:
-    """Steps 2-4 for bytes already read: integrity, parse, pin, provenance, lint.
+    """Integrity, parse, pin, provenance and lint for a bundle already read.
 
-    ``stored(sha256)`` returns the version already holding these exact bytes, if any: such a
-    card was parsed, checked and linted when it was stored, and its import is a no-op, so it
-    is not parsed again (only its pins are checked). That keeps re-importing a folder cheap.
+    ``expected`` pins the SKILL.md bytes (``--sha256``), ``expected_digest`` the whole bundle
+    (``--digest``); both are checked before anything is parsed. ``stored(digest)`` returns the
+    version already holding this bundle, if any: it was parsed and linted when it was stored and
+    its import is a no-op, so it is not parsed again (only its pins are checked).
     """
+    skill_sha = _skill_sha(bundle)
     if expected:
-        check_integrity(data, expected)  # before parsing: a wrong card is never even parsed
-    sha = sha256_hex(data)
-    known = stored(sha) if stored is not None else None
+        check_integrity(bundle.skill_md, expected)  # before parsing: a wrong card is never parsed
+    digest = bundle.digest
+    if expected_digest and expected_digest != digest:
+        raise IntegrityError(f"bundle digest mismatch: expected {expected_digest}, got {digest}")
+    legacy = skill_sha if len(bundle.files) == 1 else None
+    known = stored(digest) if stored is not None else None
+    common: dict[str, Any] = dict(
+        sha256=digest,
+        raw=bundle.skill_md,
+        origin=origin,
+        final_url=final_url,
+        file=file,
+        bundle=bundle,
+        source=dict(source or {}),
+        approvals=approvals,
+    )
     if known is not None:
         if pins is not None:
-            check_pin(pins, known.name, sha, source=pins_source)
+            check_pin(pins, known.name, digest, source=pins_source, legacy=legacy)
         return Candidate(
-            name=known.name,
-            sha256=sha,
-            raw=data,
-            origin=origin,
-            final_url=final_url,
-            provenance=known.provenance,
-            taint_reasons=[],
-            findings=[],
-            file=file,
+            name=known.name, provenance=known.provenance, taint_reasons=[], findings=[], **common
         )
-    card = parse_card(data, path=origin)
+    card = parse_card(bundle.skill_md, path=origin)
     name = check_storable_name(card.name)
     if pins is not None:
-        check_pin(pins, name, sha, source=pins_source)
+        check_pin(pins, name, digest, source=pins_source, legacy=legacy)
     reasons = []
     if from_url:
         reasons.append("imported from a URL")
@@ -180,23 +224,25 @@ def prepare(
     declared = declared_taint(card)
     if declared:
         reasons.append(declared)
-    # A URL has no card directory, so the name-matches-directory rule does not apply to it.
-    findings = lint_card(card, strict=False, dirname=name if from_url else None)
+    # Without a folder (a bare card URL) the name-matches-folder rule does not apply.
+    findings = lint_bundle(card, bundle, dirname=dirname or name)
     return Candidate(
         name=name,
-        sha256=sha,
-        raw=data,
-        origin=origin,
-        final_url=final_url,
         provenance="tainted" if reasons else "clean",
         taint_reasons=reasons,
         findings=findings,
-        file=file,
+        **common,
     )
 
 
 def _refused(source: str, exc: ChimeraError) -> ImportResult:
-    return ImportResult(source=source, outcome="refused", error=str(exc), exit_code=exc.exit_code)
+    return ImportResult(
+        source=source,
+        outcome="refused",
+        error=str(exc),
+        exit_code=exc.exit_code,
+        error_kind=type(exc).__name__,
+    )
 
 
 def _store_batch(
@@ -232,6 +278,9 @@ def _store_batch(
                     final_url=version.final_url,
                     reason=version.reason,
                     findings=version.findings,
+                    digest=version.digest,
+                    skill_sha256=version.skill_sha256,
+                    files=len(cand.bundle.files) if cand.bundle is not None else 1,
                 )
             )
         pause = os.environ.get(PAUSE_ENV)
@@ -241,24 +290,49 @@ def _store_batch(
     return results
 
 
+def _known(store: Store, name: str, digest: str) -> Version | None:
+    """The version of ``name`` with this bundle (a pre-bundle version counts by its digest)."""
+    found = store.version(name, digest)
+    if found is not None:
+        return found
+    for v in store.versions_by_digest(digest):
+        if v.name == name:
+            return v
+    return None
+
+
 def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple[Version, bool]:
-    existing = store.version(cand.name, cand.sha256)  # same connection: sees this transaction
+    existing = _known(store, cand.name, cand.sha256)  # same connection: sees this transaction
     if existing is not None:
-        return existing, False  # same bytes again: no-op, whatever the status (rejected stays)
-    sha = store.put_blob(conn, cand.raw)
+        return existing, False  # same bundle again: no-op, whatever the status (rejected stays)
+    assert cand.bundle is not None
+    digest = store.put_bundle(conn, cand.bundle)
     hold = cand.hold_reasons()
     version = store.add_version(
         conn,
         name=cand.name,
-        sha256=sha,
+        sha256=digest,
         origin=cand.origin,
         final_url=cand.final_url,
         provenance=cand.provenance,
         status="pending" if hold else "active",
         reason="; ".join(hold),
         findings=[f.to_dict() for f in cand.findings],
+        detail={
+            "files": len(cand.bundle.files),
+            **({"source": cand.source} if cand.source else {}),
+        },
+        source=cand.source,
     )
     return version, True
+
+
+def _stored_by_digest(store: Store) -> Callable[[str], Version | None]:
+    def lookup(digest: str) -> Version | None:
+        found = store.versions_by_digest(digest)
+        return found[0] if len(found) == 1 else None
+
+    return lookup
 
 
 def import_source(
@@ -267,76 +341,97 @@ def import_source(
     *,
     sha256: str | None = None,
     integrity: str | None = None,
+    digest: str | None = None,
     lockfile: str | os.PathLike | Mapping[str, str] | None = None,
     taint: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
     ssl_context: ssl.SSLContext | None = None,
     hooks: Iterable[str | Callable] | None = None,
+    ref: str | None = None,
+    skill: str | None = None,
 ) -> list[ImportResult]:
-    """Import every card SOURCE names; one ImportResult per card, in order.
+    """Import every skill SOURCE names; one ImportResult per skill, in order.
 
+    Args:
+        store: the open store.
+        source: a skill folder, a collection, a SKILL.md, an archive (path or URL), a git
+            repository (path or URL), or a SKILL.md URL (see ``sources.find_skills``).
+        sha256, integrity: pin the SKILL.md bytes (one skill only).
+        digest: pin the bundle digest (one skill only).
+        lockfile: pins by name (bundle digests; older lockfiles' SKILL.md hashes still read).
+        taint: hold the import for review whatever its origin.
+        ref: a git branch, tag or commit.
+        skill: import only the skill of this name (folder or frontmatter name).
+    Returns:
+        One result per skill: imported, present or refused.
     Raises (nothing stored) only for a bad invocation: a malformed hash, an unreadable lockfile,
-    a path that does not exist, a folder without cards, or a pinned hash with several cards.
-    Each card's own failure is a ``refused`` result, and the other cards still import.
+    a path that does not exist, a source without skills, a pin with several skills.
+    A source that cannot be read at all (fetch, git, unsafe archive) is one refused result.
     """
     expected = expected_hex(sha256, integrity)
+    expected_digest = parse_sha256(digest, "--digest") if digest else None
     if lockfile is None or isinstance(lockfile, Mapping):
         pins, pins_source = lockfile, "the lockfile"
     else:
         pins, pins_source = read_lockfile(lockfile), str(lockfile)
     hook_fns = [resolve_hook(h) for h in (IMPORT_HOOKS if hooks is None else hooks)]
     source = str(source)
-    common = dict(
+    try:
+        found = find_skills(source, ref=ref, timeout=timeout, ssl_context=ssl_context)
+    except UsageError:
+        raise
+    except ChimeraError as exc:
+        if exc.exit_code == 2 and not isinstance(exc, IntegrityError):
+            raise
+        return [_refused(source, exc)]
+    if skill is not None:
+        found = pick(found, skill, source=source)
+    if not found:
+        raise UsageError(
+            f"{source}: no cards found (expected a SKILL.md, a skill folder, a folder of "
+            "them, an archive or a repository holding them)"
+        )
+    if (expected or expected_digest) and len(found) != 1:
+        raise UsageError(
+            f"{source}: --sha256/--integrity/--digest pins one card but this holds "
+            f"{len(found)}; use --skill NAME or --lockfile"
+        )
+    common: dict[str, Any] = dict(
         expected=expected,
+        expected_digest=expected_digest,
         pins=pins,
         pins_source=pins_source,
         taint=taint,
-        stored=store.version_with_bytes,
+        stored=_stored_by_digest(store),
     )
-
-    if is_url(source):
-        try:
-            fetched = fetch_url(source, timeout=timeout, ssl_context=ssl_context)
-            cand = prepare(
-                fetched.data, origin=source, final_url=fetched.final_url, from_url=True, **common
-            )
-        except ChimeraError as exc:
-            return [_refused(source, exc)]
-        return _store_batch(store, [(source, cand)], hook_fns)
-
-    files = find_card_files(source)
-    if not files:
-        raise UsageError(
-            f"{source}: no cards found (expected a SKILL.md, a card directory, "
-            "or a folder of card directories)"
-        )
-    if expected and len(files) != 1:
-        raise UsageError(
-            f"{source}: --sha256/--integrity pins one card but this holds "
-            f"{len(files)}; use --lockfile for a folder"
-        )
-
-    results: list[ImportResult] = []
+    results: list[ImportResult | None] = []
     batch: list[tuple[str, Candidate]] = []
     batch_bytes = 0
-    slots: list[int] = []  # result index each batched card fills, to keep results in file order
-    root = Path(source)
-    for file in files:
-        label = str(file)
+    slots: list[int] = []  # result index each batched skill fills, to keep results in order
+    for item in found:
+        label = _label(item)
         try:
-            if file.parent.parent == root:  # a card folder inside a folder of cards
-                check_link_inside(root, file.parent)
-            data, resolved = read_card_bytes(file)
+            if item.error is not None:
+                raise item.error
+            assert item.bundle is not None
             cand = prepare(
-                data, origin=resolved, final_url=None, from_url=False, file=Path(resolved), **common
+                item.bundle,
+                origin=item.origin,
+                final_url=item.final_url,
+                from_url=item.network,
+                file=item.skill_file,
+                dirname=item.folder or None,
+                source=item.info,
+                approvals=item.approvals,
+                **common,
             )
         except ChimeraError as exc:
             results.append(_refused(label, exc))
             continue
         slots.append(len(results))
-        results.append(None)  # type: ignore[arg-type]  # filled when the batch is stored
+        results.append(None)  # filled when the batch is stored
         batch.append((label, cand))
-        batch_bytes += len(data)
+        batch_bytes += item.bundle.total_bytes
         if len(batch) >= BATCH_CARDS or batch_bytes >= BATCH_BYTES:
             for slot, result in zip(slots, _store_batch(store, batch, hook_fns), strict=True):
                 results[slot] = result
@@ -344,4 +439,9 @@ def import_source(
     if batch:
         for slot, result in zip(slots, _store_batch(store, batch, hook_fns), strict=True):
             results[slot] = result
-    return results
+    return [r for r in results if r is not None]
+
+
+def _label(item: SkillSource) -> str:
+    # A folder's result names its SKILL.md, as single-card imports always have.
+    return str(item.skill_file) if item.skill_file is not None else item.label

@@ -377,6 +377,12 @@ _BASE64_RE = re.compile(
     rf"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{{{BASE64_MIN},}}={{0,2}}"
     rf"|(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{{{BASE64_MIN},}}={{0,2}}"
 )
+# Base64 cut into pieces (MIME's 76-character lines, or spaces every few characters) so that no
+# piece is long enough for the base64 rule: two or more pieces of 16+ characters in a row.
+_BASE64_PIECE = r"[A-Za-z0-9+/]{16,}={0,2}"
+_BASE64_SPLIT_RE = re.compile(
+    rf"(?<![A-Za-z0-9+/=]){_BASE64_PIECE}(?:\s+(?:>\s*)*{_BASE64_PIECE})+"  # also in a quote
+)
 # Printable ASCII, tab and newline are never hidden; only other characters need a closer look.
 _CANDIDATE_RE = re.compile(r"[^\t\n\x20-\x7e]")
 _URL_RE = re.compile(
@@ -452,54 +458,72 @@ def _is_base64_payload(run: str) -> bool:
 
 
 def _url_shown(url: str) -> str:
-    url = reveal(url.rstrip(".,;:!?*_"))
+    # reveal never shortens, so revealing a prefix a little longer than the limit is enough.
+    url = reveal(url.rstrip(".,;:!?*_")[: MESSAGE_QUOTE_MAX + 1])
     return url if len(url) <= MESSAGE_QUOTE_MAX else url[: MESSAGE_QUOTE_MAX - 3] + "..."
 
 
-def _markdown_comment(match: re.Match) -> str | None:
+def _is_markdown_comment(match: re.Match) -> bool:
     destination, title = match.group(1), (match.group(2) or "").strip()
-    if destination not in ("", "<>") and not destination.startswith("#") and not title:
-        return None  # an ordinary reference link
-    return f"Markdown comment (hidden when rendered): {_shown(match.group(0))!r}"
+    # Otherwise an ordinary reference link.
+    return destination in ("", "<>") or destination.startswith("#") or bool(title)
 
 
 def _shown(text: str, limit: int = 80) -> str:
-    text = reveal(" ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    # Reveal a growing prefix, not the whole match: a megabyte-long comment is shown cut anyway,
+    # and once the prefix shows more than ``limit`` its first characters are the whole text's.
+    size = 4 * limit
+    while True:
+        shown = reveal(" ".join(text[:size].split()))
+        if size >= len(text) or len(shown) > limit:
+            break
+        size *= 4
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
-# (regex, rule, severity, message from the match, or None to skip the match)
+def _always(_match: re.Match) -> bool:
+    return True
+
+
+# (regex, rule, severity, whether a match is a finding, its message). The message is only built
+# for findings that are kept, so a capped rule costs a match and a test per occurrence.
 _PATTERN_RULES = (
     (
         _HTML_COMMENT_RE,
         "html-comment",
         WARNING,
+        _always,
         lambda m: f"HTML comment (hidden when rendered): {_shown(m.group(1))!r}",
     ),
-    (_MD_COMMENT_RE, "markdown-comment", WARNING, _markdown_comment),
+    (
+        _MD_COMMENT_RE,
+        "markdown-comment",
+        WARNING,
+        _is_markdown_comment,
+        lambda m: f"Markdown comment (hidden when rendered): {_shown(m.group(0))!r}",
+    ),
     (
         _OVERRIDE_RE,
         "override-phrase",
         ERROR,
+        _always,
         lambda m: f"instruction-override phrase: {_shown(m.group(0))!r}",
     ),
     (
         _PIPE_TO_SHELL_RE,
         "pipe-to-shell",
         ERROR,
+        _always,
         lambda m: f"download piped into a shell: {_shown(m.group(0), 120)!r}",
     ),
     (
         _BASE64_RE,
         "base64-blob",
         WARNING,
-        lambda m: (
-            f"{len(m.group(0))}-character base64 run: {m.group(0)[:24]}...{m.group(0)[-8:]}"
-            if _is_base64_payload(m.group(0))
-            else None
-        ),
+        lambda m: _is_base64_payload(m.group(0)),
+        lambda m: f"{len(m.group(0))}-character base64 run: {m.group(0)[:24]}...{m.group(0)[-8:]}",
     ),
-    (_URL_RE, "url", INFO, lambda m: f"links to {_url_shown(m.group(0))}"),
+    (_URL_RE, "url", INFO, _always, lambda m: f"links to {_url_shown(m.group(0))}"),
 )
 
 
@@ -715,25 +739,67 @@ def _scan(
 ) -> None:
     _scan_characters(text, lines, out, fast=fast)
     folded = _fold(text) if fast else None
-    override_lines: set[int] = set()
-    for regex, rule, default_severity, describe in _PATTERN_RULES:
-        matches = _finditer(regex, rule, text, folded) if fast else regex.finditer(text)
+    # Override phrases are matched once, in the text as a reader takes it in (normalised); the
+    # normalisation keeps every line where it was, so lines and messages need no mapping back.
+    plain = _phrase_text(text)
+    plain_folded = (folded if plain is text else _fold(plain)) if fast else None
+    for regex, rule, default_severity, keep, describe in _PATTERN_RULES:
+        haystack, fold = (plain, plain_folded) if rule == "override-phrase" else (text, folded)
+        where = lines if haystack is text else _Lines(haystack, lines.first_line)
+        matches = _finditer(regex, rule, haystack, fold) if fast else regex.finditer(haystack)
         for match in matches:
-            line = lines(match.start())
+            if not keep(match):
+                continue
+            line = where(match.start())
             severity = default_severity
             if rule in _COMMENT_RULES:
                 # Inside a code block a comment is shown verbatim; elsewhere nobody sees it.
                 severity = WARNING if _in_code(line, code) else comments
-            if rule == "override-phrase":
-                override_lines.add(line)
             if out.full(rule):
-                if describe(match) is not None:
-                    out.omit(rule, severity, line)
-                continue
-            message = describe(match)
-            if message is not None:
-                out.add(Finding(rule, severity, message, line))
-    _scan_normalised_phrases(text, lines, out, override_lines, fast=fast)
+                out.omit(rule, severity, line)
+            else:
+                out.add(Finding(rule, severity, describe(match), line))
+    _scan_split_base64(text, lines, out)
+
+
+_BASE64_PIECE_RE = re.compile(_BASE64_PIECE)
+
+
+def _has_both_cases(text: str) -> bool:
+    return any(c.isupper() for c in text) and any(c.islower() for c in text)
+
+
+def _scan_split_base64(text: str, lines: _Lines, out: _Collector) -> None:
+    # Cheap gate first (a C-speed split): at least two whole tokens that could be pieces.
+    pieces = [t for t in text.split() if len(t) >= 16 and _BASE64_PIECE_RE.search(t)]
+    if len(pieces) < 2 or sum(map(len, pieces)) < BASE64_MIN:
+        return
+    for match in _BASE64_SPLIT_RE.finditer(text):
+        pieces = [piece for piece in match.group(0).split() if piece.strip(">")]
+        pieces = [piece.lstrip(">") for piece in pieces]
+        joined = "".join(pieces)
+        if (
+            len(joined) < BASE64_MIN
+            or any(len(piece) >= BASE64_MIN for piece in pieces)  # the base64 rule saw it
+            or not _is_base64_payload(joined)
+            # Random base64 has both cases in every 16+ piece; words in a row of long words,
+            # or hex digests, do not.
+            or not all(_has_both_cases(piece) for piece in pieces[:-1])
+        ):
+            continue
+        line = lines(match.start())
+        if out.full("base64-blob"):
+            out.omit("base64-blob", WARNING, line)
+            continue
+        out.add(
+            Finding(
+                "base64-blob",
+                WARNING,
+                f"{len(joined)}-character base64 run split into {len(pieces)} pieces: "
+                f"{joined[:24]}...{joined[-8:]}",
+                line,
+            )
+        )
 
 
 # Latin look-alikes from other scripts, mapped to the letter they imitate (after NFKC, which
@@ -760,7 +826,7 @@ _CONFUSABLES = str.maketrans(
         **dict.fromkeys("КΚ", "K"),
         **dict.fromkeys("ӏ", "l"),
         **dict.fromkeys("МΜ", "M"),
-        **dict.fromkeys("ΝN", "N"),
+        **dict.fromkeys("Ν", "N"),
         **dict.fromkeys("оοσ", "o"),
         **dict.fromkeys("ОΟ", "O"),
         **dict.fromkeys("рρ", "p"),
@@ -777,12 +843,34 @@ _CONFUSABLES = str.maketrans(
         **dict.fromkeys("ХΧ", "X"),
         **dict.fromkeys("уγ", "y"),
         **dict.fromkeys("УΥ", "Y"),
-        **dict.fromkeys("ΖZ", "Z"),
+        **dict.fromkeys("Ζ", "Z"),
     }
 )
-_INVISIBLE = dict.fromkeys(_IGNORABLE)
-# Markdown emphasis and code-span marks: "ig**no**re" renders (and is read) as "ignore".
-_EMPHASIS = str.maketrans("", "", "*_~`")
+# Searched with re (C speed) before any per-character translate, which costs far more.
+_INVISIBLE_RE = re.compile(
+    "["
+    + "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in DEFAULT_IGNORABLE)
+    + "]"
+)
+_CONFUSABLE_RE = re.compile("[" + re.escape("".join(map(chr, _CONFUSABLES))) + "]")
+# Markdown emphasis and code-span marks: "ig**no**re" renders (and is read) as "ignore". An
+# underscore inside a word is not emphasis (CommonMark), and names like im_start keep it.
+_UNDERSCORES_RE = re.compile("_+")
+
+
+def _drop_emphasis(text: str) -> str:
+    for mark in "*~`":
+        if mark in text:
+            text = text.replace(mark, "")
+    if "_" not in text:
+        return text
+
+    def edge(match: re.Match) -> str:
+        start, end = match.span()
+        inside = start > 0 and _is_word(text[start - 1]) and end < len(text) and _is_word(text[end])
+        return match.group() if inside else ""
+
+    return _UNDERSCORES_RE.sub(edge, text)
 
 
 def _phrase_text(text: str) -> str:
@@ -790,43 +878,13 @@ def _phrase_text(text: str) -> str:
     mapped to Latin, emphasis marks dropped. Newlines are kept, so lines still count the same.
     """
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text.translate(_INVISIBLE)).translate(_CONFUSABLES)
-    return text.translate(_EMPHASIS)
-
-
-def _scan_normalised_phrases(
-    text: str, lines: _Lines, out: _Collector, seen_lines: set[int], *, fast: bool
-) -> None:
-    """Override phrases that only appear once the text is normalised (homoglyphs, emphasis,
-    invisible characters splitting a word); lines that already hold one are not reported twice.
-    """
-    if text.isascii() and not any(mark in text for mark in "*_~`"):
-        return  # nothing to normalise
-    plain = _phrase_text(text)
-    if plain == text:
-        return
-    plain_lines = _Lines(plain, lines.first_line)
-    if fast:
-        matches = _finditer(_OVERRIDE_RE, "override-phrase", plain, _fold(plain))
-    else:
-        matches = _OVERRIDE_RE.finditer(plain)
-    for match in matches:
-        line = plain_lines(match.start())
-        if line in seen_lines:
-            continue
-        seen_lines.add(line)
-        if out.full("override-phrase"):
-            out.omit("override-phrase", ERROR, line)
-            continue
-        out.add(
-            Finding(
-                "override-phrase",
-                ERROR,
-                f"instruction-override phrase (once look-alike letters, invisible characters "
-                f"and emphasis are normalised): {_shown(match.group(0))!r}",
-                line,
-            )
-        )
+        text = _INVISIBLE_RE.sub("", text)
+        if not unicodedata.is_normalized("NFKC", text):
+            text = unicodedata.normalize("NFKC", text)
+        if _CONFUSABLE_RE.search(text):
+            text = text.translate(_CONFUSABLES)
+    stripped = _drop_emphasis(text)
+    return stripped if stripped != text else text  # the same object when nothing changed
 
 
 def _escaped_scalar_findings(card: Card, raw_findings: list[Finding]) -> list[Finding]:
@@ -1068,6 +1126,10 @@ def _section_findings(card: Card, chimera: bool) -> list[Finding]:
     return findings
 
 
+def _plain_or_revealed(text: str) -> str:
+    return text if text.isascii() and text.isprintable() else reveal(text)
+
+
 def _frontmatter_findings(card: Card, chimera: bool) -> list[Finding]:
     findings: list[Finding] = []
     known = KNOWN_KEYS if chimera else frozenset(AGENT_SKILLS_KEYS)
@@ -1078,7 +1140,7 @@ def _frontmatter_findings(card: Card, chimera: bool) -> list[Finding]:
                 Finding(
                     "frontmatter-unknown-key",
                     WARNING,
-                    f"unknown frontmatter key {reveal(key)!r}"
+                    f"unknown frontmatter key {_plain_or_revealed(key)!r}"
                     + (
                         "" if chimera else " (the Agent Skills spec keeps extra fields in metadata)"
                     ),

@@ -1,6 +1,9 @@
-"""The lockfile: which exact bytes each card name is pinned to, as text a person can review.
+"""The lockfile: which exact bundle each skill name is pinned to, as text a person can review.
 
-Format (like go.sum): one ``NAME SHA256HEX`` per line, names sorted, ``#`` comments and blank
+Format (like go.sum): one ``NAME DIGEST`` per line, the bundle digest (every file of the skill,
+its path and executable bit: see docs/bundles.md). A lockfile written before bundles pinned the
+SKILL.md SHA-256 instead; such a pin still reads, and matches only the one-file bundle of exactly
+that SKILL.md, so any file beside it is drift. Names sorted, ``#`` comments and blank
 lines ignored. ``read_lockfile`` refuses anything else with the line number, and a name listed
 twice (two pins for one name is a merge accident, not a choice). ``write_lockfile`` writes
 atomically so a crash never leaves half a lockfile.
@@ -17,7 +20,10 @@ from chimera_cards.atomic import write_atomic
 from chimera_cards.errors import ChimeraError, UsageError
 
 _LINE = re.compile(r"(\S+)\s+([0-9a-fA-F]{64})")
-HEADER = "# chimera-cards lockfile: one card per line, `name sha256` of its exact SKILL.md bytes\n"
+HEADER = (
+    "# chimera-cards lockfile: one skill per line, `name digest`, the bundle digest over every\n"
+    "# file of the skill (docs/bundles.md); a lockfile that pinned SKILL.md's SHA-256 still reads\n"
+)
 
 
 class LockfileError(ChimeraError):
@@ -65,14 +71,33 @@ def write_lockfile(path: str | os.PathLike, pins: Mapping[str, str]) -> None:
     write_atomic(Path(path), format_lockfile(pins).encode("utf-8"))
 
 
-def check_pin(pins: Mapping[str, str], name: str, sha256: str, *, source: str = "lockfile") -> None:
-    """Raise LockfileError unless ``name`` is pinned to exactly ``sha256``. An unlisted name is
-    refused too: with a lockfile, only what it lists may come in (like ``npm ci``)."""
+def check_pin(
+    pins: Mapping[str, str],
+    name: str,
+    digest: str,
+    *,
+    source: str = "lockfile",
+    legacy: str | None = None,
+) -> None:
+    """Raise LockfileError unless ``name`` is pinned to exactly this bundle. An unlisted name is
+    refused too: with a lockfile, only what it lists may come in (like ``npm ci``).
+
+    Args:
+        pins: name -> pinned hash.
+        name: the skill's name.
+        digest: its bundle digest (every file, path and executable bit).
+        source: the lockfile, for messages.
+        legacy: for a bundle that is SKILL.md alone, its SKILL.md hash: what lockfiles written
+            before bundles pinned, which pins exactly that one-file bundle.
+    """
     expected = pins.get(name)
     if expected is None:
         raise LockfileError(
             f"{name} is not in {source} (import without --lockfile, then "
             "`chimera-cards lock`, to add it)"
         )
-    if expected != sha256:
-        raise LockfileError(f"{name}: sha256 {sha256} does not match {source} ({expected})")
+    if expected != digest and (legacy is None or expected != legacy):
+        raise LockfileError(
+            f"{name}: bundle digest {digest} does not match {source} ({expected}); "
+            "some file of the skill differs from what was locked"
+        )

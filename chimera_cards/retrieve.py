@@ -20,16 +20,16 @@ walks the source to check that nothing else does.
 
 from __future__ import annotations
 
-import hashlib
 import html
 import re
 import sqlite3
 from dataclasses import dataclass, field
 
+from chimera_cards.bundle import SKILL_FILE, BundleFile
 from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.prompt import LEVELS, render_card
-from chimera_cards.store import Store
+from chimera_cards.store import Store, Version
 from chimera_cards.trust import evaluate, get_threshold, trusted_keys
 
 # Functions that may hand card text to a model: the gate and its renderer.
@@ -53,7 +53,11 @@ OTHER_READ_PATHS = frozenset(
         "chimera_cards.store.Store.index_queue",  # for sync_index: name/description/triggers
         "chimera_cards.store.check_blobs",  # verify: re-hash every blob
         "chimera_cards.store.export_card",  # writes the exact bytes to a file for a person/git
-        "chimera_cards.cli.store.show_cmd",  # only the size of the blob
+        "chimera_cards.store.Store.get_bundle",  # every file of a bundle, re-hashed; callers listed
+        "chimera_cards.store.Store.skill_bytes",  # SKILL.md alone, re-hashed; callers listed
+        "chimera_cards.store.Store._bundle_of",  # records a bare card blob as its one-file bundle
+        "chimera_cards.store.Store.approved_bundle",  # for installers: only after the gate passed
+        "chimera_cards.store.check_bundles",  # verify: manifests against their file rows
     }
 )
 
@@ -72,6 +76,7 @@ class Match:
     score: float = 0.0  # BM25 (lower is better, as SQLite reports it)
     level: int = 2
     text: str = ""  # the card rendered at ``level``, unescaped
+    files: list[tuple[str, int]] = field(default_factory=list)  # other files: (path, size)
 
     @property
     def approved_after_taint(self) -> bool:
@@ -89,6 +94,7 @@ class Match:
             "score": self.score,
             "level": self.level,
             "text": self.text,
+            "files": [{"path": p, "size": n} for p, n in self.files],
         }
 
 
@@ -139,11 +145,28 @@ class GateDecision:
     basis: str = ""  # "clean-path" | "approved" when ok
     reason: str = ""  # why not, when not ok
     approvers: list[str] = field(default_factory=list)
-    data: bytes = b""  # the verified bytes (only when ok)
+    data: bytes = b""  # the verified SKILL.md bytes (only when ok)
+    files: tuple[BundleFile, ...] = ()  # the bundle's other files, verified (only when ok)
+
+
+def gate_version(
+    store: Store, version: Version, *, memo: dict[bytes, bool] | None = None
+) -> GateDecision:
+    """``gate_check`` with the trust list and threshold read from the store now.
+
+    Args:
+        store: the open store (inside a snapshot for one consistent answer).
+        version: the version to check.
+    Returns:
+        The decision.
+    """
+    return gate_check(
+        store, version, trusted=trusted_keys(store), threshold=get_threshold(store), memo=memo
+    )
 
 
 def is_url(origin: str | None) -> bool:
-    return bool(origin) and origin.lower().startswith(("http://", "https://"))
+    return origin is not None and origin.lower().startswith(("http://", "https://"))
 
 
 def is_clean_path(origin: str | None, final_url: str | None, provenance: str) -> bool:
@@ -213,41 +236,58 @@ def _reason(exc: BaseException) -> str:
 
 def gate_check(
     store: Store,
+    version: Version | None = None,
     *,
-    name: str,
-    sha256: str,
-    origin: str | None,
-    final_url: str | None,
-    provenance: str,
-    status: str,
     trusted,
     threshold: int,
     verify: bool = True,
     memo: dict[bytes, bool] | None = None,
+    name: str | None = None,
+    sha256: str | None = None,
+    **_columns,
 ) -> GateDecision:
-    """May this version go to a model right now? Re-hashes and re-verifies; never trusts columns
-    alone.
+    """May this version go to a model right now? Re-hashes every file of its bundle and
+    re-verifies its statements; never trusts columns alone.
 
+    Args:
+        store: the open store.
+        version: the version; or give ``name`` and ``sha256`` and it is read from the store
+            (other column keywords are accepted and ignored: the row is re-read).
+        trusted: the trust list; threshold: approvals needed.
     Returns:
-        The decision, with the verified bytes when it is ok.
+        The decision, with the verified SKILL.md bytes and the other files when it is ok.
     """
+    if version is None:
+        version = store.version(name or "", sha256 or "")
+        if version is None:
+            return GateDecision(False, reason="no such version")
+    name, sha256, status = version.name, version.sha256, version.status
+    origin, final_url, provenance = version.origin, version.final_url, version.provenance
     if status != "active":
         return GateDecision(False, reason=f"status is {status}")
-    data = store.get_blob(sha256)
-    if data is None:
-        return GateDecision(False, reason="blob is missing")
     if not verify:  # benchmark baseline only: what the gate costs
+        data = store.get_blob(version.skill_sha256)
+        if data is None:
+            return GateDecision(False, reason="blob is missing")
         return GateDecision(True, basis="unverified", data=data)
-    if hashlib.sha256(data).hexdigest() != sha256:
+    try:
+        bundle = store.get_bundle(version)  # every file re-hashed
+    except ChimeraError:
         return GateDecision(False, reason="stored bytes do not match their SHA-256")
+    data = bundle.skill_md
+    others = tuple(f for f in bundle.files if f.path != SKILL_FILE)
     envelopes = store.envelopes(sha256)
     verdict = evaluate(envelopes, trusted, name=name, sha256=sha256, threshold=threshold, memo=memo)
     if verdict.rejected:
         return GateDecision(False, reason="rejected by a trusted reviewer")
     if is_clean_path(origin, final_url, provenance):
-        return GateDecision(True, basis="clean-path", approvers=verdict.approvers, data=data)
+        return GateDecision(
+            True, basis="clean-path", approvers=verdict.approvers, data=data, files=others
+        )
     if verdict.approved:
-        return GateDecision(True, basis="approved", approvers=verdict.approvers, data=data)
+        return GateDecision(
+            True, basis="approved", approvers=verdict.approvers, data=data, files=others
+        )
     return GateDecision(
         False,
         reason=f"{len(verdict.approvers)} of {threshold} required trusted approvals verify",
@@ -347,12 +387,7 @@ def _match(
             try:
                 decision = gate_check(
                     store,
-                    name=v.name,
-                    sha256=v.sha256,
-                    origin=v.origin,
-                    final_url=v.final_url,
-                    provenance=v.provenance,
-                    status=v.status,
+                    v,
                     trusted=trusted,
                     threshold=threshold,
                     verify=verify,
@@ -383,6 +418,7 @@ def _match(
                     score=score,
                     level=level,
                     text=text,
+                    files=[(f.path, f.size) for f in decision.files],
                 )
             )
             if len(out) == k:
@@ -411,10 +447,16 @@ def render_one(m: Match) -> str:
         review = f"approved ({len(m.approvers)} trusted reviewer(s))"
     else:
         review = "clean local import"
+    listing = ""
+    if m.files:
+        # The other files are listed, never inlined: the agent opens the one it needs.
+        lines = "".join(f"- {path} ({size} bytes)\n" for path, size in m.files)
+        listing = f"\nOther files in this skill:\n{_escape_text(lines)}"
     return (
         f'<skill-card name="{_attr(m.name)}" sha256="{_attr(m.sha256)}" '
         f'provenance="{_attr(m.provenance)}" review="{_attr(review)}">\n'
         f"{_escape_text(m.text.rstrip())}\n"
+        f"{listing}"
         "</skill-card>"
     )
 
@@ -434,6 +476,7 @@ def prompt_preview(
     *,
     approvals: int = 1,
     level: int = 2,
+    files: list[tuple[str, int]] | None = None,
 ) -> str:
     """Exactly what ``render_for_prompt`` would give a model for these bytes once ``approvals``
     trusted reviewers have approved them (or at once, for a clean path import)."""
@@ -449,5 +492,6 @@ def prompt_preview(
         approvers,
         level=level,
         text=render_card(card, level),
+        files=list(files or []),
     )
     return render_for_prompt([m])

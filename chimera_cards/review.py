@@ -21,11 +21,14 @@ import json
 import os
 import re
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from chimera_cards.atomic import write_atomic
+from chimera_cards.bundle import SKILL_FILE, Bundle, diff_bundles
 from chimera_cards.card import CardParseError, parse_card
+from chimera_cards.codescan import BundleScan, finding_id, lint_bundle, scan_bundle
 from chimera_cards.errors import (
     ApprovalsFileError,
     LintBlockedError,
@@ -48,7 +51,7 @@ from chimera_cards.keys import (
     parse_public_key,
     public_of,
 )
-from chimera_cards.lint import lint_card, reveal
+from chimera_cards.lint import reveal
 from chimera_cards.retrieve import is_clean_path, is_url, prompt_preview
 from chimera_cards.store import SUPERSEDED, THRESHOLD_SETTING, Problem, Store
 from chimera_cards.trust import (
@@ -78,8 +81,19 @@ def verdict_for(store: Store, name: str, sha256: str) -> Verdict:
     )
 
 
-def _lint_errors(findings: list) -> bool:
-    return any(isinstance(f, dict) and f.get("severity") == "error" for f in findings)
+def _lint_errors(findings: list, accepted: Iterable[str] = ()) -> list[str]:
+    """Ids of the error findings that no trusted approval accepted (empty: nothing blocks)."""
+    ok = set(accepted)
+    return [
+        finding_id(f)
+        for f in findings
+        if isinstance(f, dict) and f.get("severity") == "error" and finding_id(f) not in ok
+    ]
+
+
+def accepted_findings(store: Store, name: str, sha256: str) -> list[str]:
+    """Finding ids accepted inside the trusted, verifying approvals of (name, sha256)."""
+    return verdict_for(store, name, sha256).accepted
 
 
 def store_statement(store: Store, envelope: dict | str) -> bool:
@@ -94,17 +108,9 @@ def store_statement(store: Store, envelope: dict | str) -> bool:
     if st is None:
         raise StatementError("not a chimera review statement")
     sha = st.sha256.lower()
-    fields = dict(
-        name=st.name,
-        sha256=sha,
-        decision=st.decision,
-        keyid=st.reviewer,
-        signed_at=st.time,
-        envelope=text,
-    )
     slot = store.statement_slot(sha, st.reviewer, st.decision)
     if slot is None:
-        store.put_statement(**fields)
+        _put(store, st, sha, text, None)
         return True
     if slot[1] == text:
         return False
@@ -112,9 +118,21 @@ def store_statement(store: Store, envelope: dict | str) -> bool:
     new_ok, _ = check_statement(text, trusted, name=st.name, sha256=sha)
     old_ok, _ = check_statement(slot[1], trusted, name=st.name, sha256=sha)
     if new_ok is not None and old_ok is None:
-        store.put_statement(**fields, replace_id=slot[0])
+        _put(store, st, sha, text, slot[0])
         return True
     return False
+
+
+def _put(store: Store, st, sha: str, text: str, replace_id: int | None) -> None:
+    store.put_statement(
+        name=st.name,
+        sha256=sha,
+        decision=st.decision,
+        keyid=st.reviewer,
+        signed_at=st.time,
+        envelope=text,
+        replace_id=replace_id,
+    )
 
 
 @dataclass
@@ -203,7 +221,11 @@ def reconcile(
             )
             continue
         clean = is_clean_path(version.origin, version.final_url, version.provenance)
-        if status == "pending" and verdict.approved and not _lint_errors(version.findings):
+        if (
+            status == "pending"
+            and verdict.approved
+            and not _lint_errors(version.findings, verdict.accepted)
+        ):
             current = store.active(name)
             if current is not None and current.id > vid and sha != approved_now:
                 continue  # an older version must not silently replace a newer active one
@@ -320,7 +342,15 @@ class Decision:
         return {**asdict(self), "changes": [c.to_dict() for c in self.changes]}
 
 
-def _decide(store: Store, name: str, sha256: str, private, decision: str, note: str) -> Decision:
+def _decide(
+    store: Store,
+    name: str,
+    sha256: str,
+    private,
+    decision: str,
+    note: str,
+    accept: Iterable[str] = (),
+) -> Decision:
     sha = parse_sha256(sha256)
     keyid = public_of(private).keyid
     with store.transaction() as conn:
@@ -338,23 +368,42 @@ def _decide(store: Store, name: str, sha256: str, private, decision: str, note: 
             raise UntrustedKeyError(
                 f"key {keyid} is not in this store's trust list (chimera-cards trust add)"
             )
-        blob = store.get_blob(sha)
-        if blob is None or sha256_hex(blob) != sha:
+        try:
+            store.get_bundle(version)  # every file re-hashed: sign only what is really there
+        except TamperedBlobError:
             raise TamperedBlobError(
                 f"the stored bytes of {name!r} no longer hash to {sha[:16]}…; refusing to sign"
-            )
+            ) from None
         if decision == "approve":
             if status == "rejected":
                 raise RejectedError(
                     f"{name} {sha[:12]} was rejected; a rejected version stays rejected"
                 )
-            if _lint_errors(version.findings):
-                raise LintBlockedError(
-                    f"{name} {sha[:12]} has lint errors; fix the card and import it again"
+            known = {finding_id(f) for f in version.findings if isinstance(f, dict)}
+            unknown = sorted(set(accept) - known)
+            if unknown:
+                raise UsageError(
+                    f"--accept {unknown[0]}: no such finding on {name} {sha[:12]} "
+                    "(ids are listed by `chimera-cards review`)"
                 )
-        st = make_statement(name, sha, decision, keyid, note)
+            blocking = _lint_errors(version.findings, accept)
+            if blocking:
+                listed = ", ".join(blocking[:5]) + (" …" if len(blocking) > 5 else "")
+                raise LintBlockedError(
+                    f"{name} {sha[:12]} has lint errors ({listed}); fix the skill and import it "
+                    "again, or accept each by id with --accept if it is a true positive you read"
+                )
+        elif accept:
+            raise UsageError("--accept goes with approve, not reject")
+        st = make_statement(name, sha, decision, keyid, note, tuple(accept))
         recorded = store_statement(store, sign_statement(private, st))
-        store.append_audit(conn, decision, name, sha, {"reviewer": keyid, "note": note})
+        store.append_audit(
+            conn,
+            decision,
+            name,
+            sha,
+            {"reviewer": keyid, "note": note, **({"accepted": sorted(accept)} if accept else {})},
+        )
         changes: list[Change] = []
         if decision == "reject" and status != "rejected":
             # A verdict on the bytes whatever their status (retired history included); the
@@ -380,15 +429,25 @@ def _decide(store: Store, name: str, sha256: str, private, decision: str, note: 
     )
 
 
-def approve(store: Store, name: str, sha256: str, private, note: str = "") -> Decision:
+def approve(
+    store: Store,
+    name: str,
+    sha256: str,
+    private,
+    note: str = "",
+    *,
+    accept: Iterable[str] = (),
+) -> Decision:
     """Sign and store an approval of exactly these bytes, then re-apply the trust policy.
 
     Args:
         store: the open store.
         name: the card's name.
-        sha256: the 64-hex SHA-256 of the bytes the reviewer read.
+        sha256: the 64-hex identity of the version the reviewer read (its bundle digest).
         private: the reviewer's private key (its public key must be trusted here).
         note: free text kept in the signed statement.
+        accept: ids of error findings the reviewer read and accepts (a security skill quoting
+            an attack); recorded inside the signed statement. Any other error still blocks.
 
     Returns:
         What was recorded and the version's status afterwards.
@@ -397,7 +456,7 @@ def approve(store: Store, name: str, sha256: str, private, note: str = "") -> De
         UnknownCardError, UnknownVersionError, UntrustedKeyError, TamperedBlobError,
         RejectedError, LintBlockedError: the refusal, by type.
     """
-    return _decide(store, name, sha256, private, "approve", note)
+    return _decide(store, name, sha256, private, "approve", note, tuple(accept))
 
 
 def reject(store: Store, name: str, sha256: str, private, reason: str) -> Decision:
@@ -459,8 +518,13 @@ class ReviewView:
     prompt_text: str  # exactly what a model would be given once the version is usable
     findings: list[dict]  # lint + hidden-instruction findings, messages with hidden chars revealed
     diff_against: str | None  # sha256 of the last approved version of the name, if any
-    diff: str  # unified diff (hidden chars revealed), "" when there is nothing to compare
+    diff: str  # per-file unified diffs (hidden chars revealed), "" when nothing to compare
     verdict: dict
+    digest: str = ""  # the bundle digest
+    manifest: list[dict] = field(default_factory=list)  # every file: path, executable, size, sha
+    files: list[dict] = field(default_factory=list)  # every file, text revealed (not binaries)
+    changes: dict = field(default_factory=dict)  # added/removed/changed/mode_changed vs the base
+    accepted: list[str] = field(default_factory=list)  # finding ids accepted in signed approvals
 
     @property
     def revealed_prompt_text(self) -> str:
@@ -546,10 +610,9 @@ def _last_approved(store: Store, name: str, exclude: str) -> str | None:
     current = store.active(name)
     if current is not None and current.sha256 != exclude:
         return current.sha256
-    if current is None:  # no active one: the most recent version that was once in use
-        retired = store.last_retired(name, exclude=exclude)
-        return retired.sha256 if retired else None
-    return None
+    # No other active one: the most recent version that was once in use.
+    retired = store.last_retired(name, exclude=exclude)
+    return retired.sha256 if retired else None
 
 
 def review_view(store: Store, name: str, sha256: str | None = None) -> ReviewView:
@@ -568,6 +631,52 @@ def review_view(store: Store, name: str, sha256: str | None = None) -> ReviewVie
         return _review_view(store, name, sha256)
 
 
+def _file_views(bundle: Bundle, scan: BundleScan) -> list[dict]:
+    kinds = {r.path: r for r in scan.files}
+    out = []
+    for f in bundle.files:
+        report = kinds[f.path]
+        view = {**f.to_dict(), "kind": report.kind}
+        if report.kind == "binary":
+            view["type"] = report.type
+        else:
+            view["language"] = report.language
+            view["text"] = _printable(reveal(bundle.contents[f.path].decode("utf-8")))
+        out.append(view)
+    return out
+
+
+def _file_diffs(old: Bundle, new: Bundle, name: str, old_sha: str, new_sha: str) -> str:
+    """Unified diffs of every added, removed or changed text file (hidden chars revealed)."""
+
+    def lines(bundle: Bundle, path: str) -> list[str]:
+        data = bundle.contents.get(path)
+        if data is None:
+            return []
+        if b"\0" in data:
+            return [f"(binary, {len(data)} bytes, sha256 {sha256_hex(data)})\n"]
+        return reveal(data.decode("utf-8", "replace")).splitlines(keepends=True)
+
+    change = diff_bundles(old, new)
+    out = []
+    for path in sorted({*change.added, *change.removed, *change.changed}, key=str.encode):
+        out.append(
+            "".join(
+                difflib.unified_diff(
+                    lines(old, path),
+                    lines(new, path),
+                    fromfile=f"{name}@{old_sha[:12]}/{path}",
+                    tofile=f"{name}@{new_sha[:12]}/{path}",
+                )
+            )
+        )
+    for path in change.mode_changed:
+        was = old.file(path)
+        mode = "755 -> 644" if was is not None and was.executable else "644 -> 755"
+        out.append(f"mode {mode}: {path}\n")
+    return "".join(out)
+
+
 def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
     if sha256 is None:
         pending = store.versions(name=name, status="pending")
@@ -583,17 +692,16 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
     version = store.version(name, sha)
     if version is None:
         raise UnknownVersionError(f"no version of {name!r} has sha256 {sha[:16]}…")
-    data = store.get_blob(sha) or b""
-    if sha256_hex(data) != sha:
-        raise TamperedBlobError(
-            f"the stored bytes of {name} {sha[:12]} do not match their SHA-256 (run verify)"
-        )
+    bundle = store.get_bundle(version)  # every file re-hashed (TamperedBlobError)
+    data = bundle.skill_md
     try:
         card = parse_card(data)
     except CardParseError as exc:
         raise TamperedBlobError(f"stored card {name} does not parse: {exc}") from None
-    findings = [f.to_dict() for f in lint_card(card)]
+    scan = scan_bundle(bundle)
+    findings = [f.to_dict() for f in lint_bundle(card, bundle, dirname=None)]
     for f in findings:
+        f["id"] = finding_id(f)  # from the finding as found, before its message is revealed
         f["message"] = _printable(reveal(f["message"]))
     verdict = verdict_for(store, name, sha)
     text = prompt_preview(
@@ -603,19 +711,17 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
         version.final_url or version.origin,
         data,
         approvals=max(len(verdict.approvers), verdict.threshold),
+        files=[(f.path, f.size) for f in bundle.files if f.path != SKILL_FILE],
     )
     base = _last_approved(store, name, sha)
     diff = ""
+    changes: dict = {}
     if base is not None:
-        old = store.get_blob(base) or b""
-        diff = "".join(
-            difflib.unified_diff(
-                reveal(old.decode("utf-8", "replace")).splitlines(keepends=True),
-                reveal(data.decode("utf-8", "replace")).splitlines(keepends=True),
-                fromfile=f"{name}@{base[:12]}",
-                tofile=f"{name}@{sha[:12]}",
-            )
-        )
+        old_version = store.version(name, base)
+        old = store.get_bundle(old_version) if old_version is not None else None
+        if old is not None:
+            diff = _file_diffs(old, bundle, name, base, sha)
+            changes = diff_bundles(old, bundle).to_dict()
     text, diff = _printable(text), _printable(diff)
     return ReviewView(
         name=name,
@@ -630,6 +736,11 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
         diff_against=base,
         diff=diff,
         verdict=verdict.to_dict(),
+        digest=version.digest,
+        manifest=[f.to_dict() for f in bundle.files],
+        files=_file_views(bundle, scan),
+        changes=changes,
+        accepted=accepted_findings(store, name, sha),
     )
 
 
@@ -768,30 +879,44 @@ def apply_statements(
 def import_hook(store: Store, conn: sqlite3.Connection, candidate, version, new: bool):
     """``importer.IMPORT_HOOKS`` entry: honour an ``approvals.jsonl`` shipped beside a SKILL.md.
 
-    Runs inside the import's transaction for path imports only (a URL names one file, never its
-    approvals). A folder whose approvals name this card but do not approve these exact bytes
-    (an exported card edited afterwards) imports as ``pending``, even from a clean path. An
+    Runs inside the import's transaction for path imports, and for skills read out of an
+    archive or a git repository that carries the file at the skill's top (a bare card URL names
+    one file, never its approvals); statements count only if a trusted key signed these bytes.
+    A folder whose approvals name this card but do not approve these exact bytes (an exported
+    card edited afterwards) imports as ``pending``, even from a clean path. An
     unreadable or oversized approvals file counts for nothing: the card imports as it would
     without one (pending, if tainted), which is the safe side.
     """
-    file = getattr(candidate, "file", None)
-    if file is None or is_url(version.origin):
-        return None
-    # os.path rather than pathlib: this runs for every card of a folder import, and nearly always
-    # finds nothing (isfile is False for a missing file and for any error reaching it).
-    approvals = os.path.join(os.path.dirname(file), APPROVALS_FILENAME)
-    if not os.path.isfile(approvals):
-        return None
-    path = Path(approvals)
-    try:
-        lines = read_statements_file(path)
-    except ApprovalsFileError:
-        return None
+    shipped = getattr(candidate, "approvals", None)
+    if shipped is not None:
+        # Inside an archive or repository, beside the skill: signatures decide, not the channel.
+        if len(shipped) > MAX_APPROVALS_FILE_BYTES:
+            return None
+        try:
+            lines = [ln for ln in shipped.decode("utf-8").splitlines() if ln.strip()]
+        except UnicodeDecodeError:
+            return None
+        label = f"{version.origin} {APPROVALS_FILENAME}"
+    else:
+        file = getattr(candidate, "file", None)
+        if file is None or is_url(version.origin):
+            return None
+        # os.path rather than pathlib: this runs for every card of a folder import, and nearly
+        # always finds nothing (isfile is False for a missing file and for any error reaching it).
+        approvals = os.path.join(os.path.dirname(file), APPROVALS_FILENAME)
+        if not os.path.isfile(approvals):
+            return None
+        try:
+            lines = read_statements_file(Path(approvals))
+        except ApprovalsFileError:
+            return None
+        label = approvals
     name, sha = version.name, version.sha256
-    result = apply_statements(store, conn, lines, name, sha, label=str(path))
+    result = apply_statements(store, conn, lines, name, sha, label=label)
     now = store.version(name, sha)  # same connection: sees this transaction
     if (
         new
+        and now is not None
         and now.status == "active"
         and result.about_this_card
         and not verdict_for(store, name, sha).approved
@@ -835,20 +960,22 @@ def verify_check(store: Store, conn: sqlite3.Connection) -> list[Problem]:
     by_sha: dict[str, list[tuple[str, str]]] = {}
     for name, sha, env in store.all_statements():
         by_sha.setdefault(sha, []).append((name, env))
-    for version in store.versions(order="id"):
-        name, sha = version.name, version.sha256
+    for name, sha in store.version_keys():
         envs = [e for n, e in by_sha.get(sha, []) if n == name]
         if not envs:
             continue  # nothing signed over this version; check_blobs already re-hashed its bytes
-        blob = store.get_blob(sha)
-        actual = sha256_hex(blob) if blob is not None else None
         label = f"{name} {sha[:12]}"
-        if actual != sha:
+        version = store.version(name, sha)  # only versions with statements are read
+        try:
+            if version is None:
+                raise TamperedBlobError("its version row is gone")
+            store.get_bundle(version)
+        except TamperedBlobError as exc:
             problems.append(
                 Problem(
                     "signature-mismatch",
-                    f"{label}: signed statement(s) over {sha[:12]} do not match the stored bytes "
-                    f"(they hash to {(actual or 'nothing')[:12]})",
+                    f"{label}: signed statement(s) over {sha[:12]} do not match the stored "
+                    f"bytes ({exc})",
                     name,
                     sha,
                 )
@@ -876,20 +1003,45 @@ def format_view(v: ReviewView) -> str:
         + (f" -> {v.final_url}" if v.final_url and v.final_url != v.origin else ""),
         f"approvals:  {len(v.verdict['approvers'])} of {v.verdict['threshold']} required",
         "",
+        f"== manifest: {len(v.manifest)} file(s), bundle digest {v.digest} ==",
+    ]
+    for f in v.manifest:
+        mode = "755" if f["executable"] else "644"
+        out.append(f"{mode} {f['size']:>9} {f['sha256']}  {f['path']}")
+    out += [
+        "",
         "== what an agent would be given once approved (hidden characters shown as <U+XXXX>) ==",
         v.revealed_prompt_text.rstrip("\n"),
-        "",
-        f"== findings ({len(v.findings)}) ==",
     ]
+    for f in v.files:
+        if f["path"] == SKILL_FILE:
+            continue
+        if f["kind"] == "binary":
+            out += ["", f"== {f['path']}: binary, {f['size']} bytes, {f['type']}, {f['sha256']} =="]
+            continue
+        what = f"script ({f['language']})" if f["kind"] == "script" else "text"
+        out += ["", f"== {f['path']}: {what}, {f['size']} bytes (hidden characters shown) =="]
+        out.append(f["text"].rstrip("\n"))
+    out += ["", f"== findings ({len(v.findings)}) =="]
     for f in v.findings:
-        line = f":{f['line']}" if f.get("line") else ""
-        out.append(f"{f['severity']}{line} [{f['rule']}] {f['message']}")
+        mark = " (accepted)" if f.get("id") in v.accepted else ""
+        out.append(f"{f['severity']} {f.get('id')} {f['message']}{mark}")
     if not v.findings:
         out.append("none")
     out.append("")
     if v.diff_against:
-        out.append(f"== diff against last approved version {v.diff_against[:12]} ==")
-        out.append(v.diff.rstrip("\n") or "(identical text)")
+        c = v.changes
+        summary = ", ".join(
+            f"{len(c.get(k, []))} {label}"
+            for k, label in (
+                ("added", "added"),
+                ("removed", "removed"),
+                ("changed", "changed"),
+                ("mode_changed", "mode changed"),
+            )
+        )
+        out.append(f"== diff against last approved version {v.diff_against[:12]} ({summary}) ==")
+        out.append(v.diff.rstrip("\n") or "(identical files)")
     else:
         out.append("== diff: no earlier approved version of this name ==")
     out.append("")

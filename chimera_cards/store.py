@@ -21,7 +21,9 @@ import hashlib
 import importlib
 import json
 import os
+import shutil
 import sqlite3
+import tempfile
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -30,17 +32,28 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from chimera_cards.atomic import WriteError
+from chimera_cards.bundle import (
+    SKILL_FILE,
+    Bundle,
+    BundleFile,
+    bundle_digest,
+    bundle_from_files,
+    manifest_bytes,
+)
 from chimera_cards.errors import (
+    LinkEscapeError,
     StoreError,
     StoreWriteError,
     TamperedBlobError,
+    UnapprovedExportError,
     UnknownCardError,
     UnknownVersionError,
+    UnsafeTargetError,
     UnstorableNameError,
     UsageError,
 )
 from chimera_cards.integrity import is_hex
-from chimera_cards.paths import write_atomic_inside
 
 _encode_str = json.encoder.encode_basestring
 
@@ -139,6 +152,53 @@ MIGRATIONS.append(
 # Import looks a card's bytes up by hash alone, to skip re-parsing what is already stored.
 MIGRATIONS.append("CREATE INDEX IF NOT EXISTS versions_sha256 ON versions(sha256);")
 
+_SCHEMA_4_BUNDLES = """
+-- Skills are folders: a version is a bundle of files. Each file's bytes are a blob; the bundle's
+-- manifest (bundle.manifest_bytes) is a blob too, keyed by the bundle digest, and bundle_files
+-- lists it as rows. A version's sha256 is the hash its review statements sign: the bundle digest
+-- for every version stored from now on; a version stored before keeps its SKILL.md hash (so its
+-- approvals keep verifying) and gets its one-file bundle recorded beside it.
+ALTER TABLE versions ADD COLUMN digest TEXT;
+ALTER TABLE versions ADD COLUMN skill_sha256 TEXT;
+ALTER TABLE versions ADD COLUMN source TEXT NOT NULL DEFAULT '{}';
+CREATE TABLE bundle_files (
+    digest     TEXT NOT NULL,
+    path       TEXT NOT NULL,
+    executable INTEGER NOT NULL CHECK (executable IN (0, 1)),
+    size       INTEGER NOT NULL,
+    sha256     TEXT NOT NULL REFERENCES blobs(sha256),
+    PRIMARY KEY (digest, path)
+) WITHOUT ROWID;
+CREATE INDEX versions_digest ON versions(digest);
+"""
+
+
+def _migrate_bundles(conn: sqlite3.Connection) -> None:
+    """Migration 4: the bundle tables, and each existing version recorded as a one-file bundle."""
+    for statement in _split_sql(_SCHEMA_4_BUNDLES):
+        conn.execute(statement)
+    rows = conn.execute(
+        "SELECT v.id, v.sha256, b.size FROM versions v JOIN blobs b ON b.sha256 = v.sha256"
+    ).fetchall()
+    for vid, sha, size in rows:
+        manifest = manifest_bytes([BundleFile(SKILL_FILE, False, size, sha)])
+        digest = hashlib.sha256(manifest).hexdigest()
+        conn.execute(
+            "INSERT OR IGNORE INTO blobs (sha256, data, size) VALUES (?, ?, ?)",
+            (digest, sqlite3.Binary(manifest), len(manifest)),
+        )
+        conn.execute(
+            "INSERT OR IGNORE INTO bundle_files (digest, path, executable, size, sha256) "
+            "VALUES (?, ?, 0, ?, ?)",
+            (digest, SKILL_FILE, size, sha),
+        )
+        conn.execute(
+            "UPDATE versions SET digest = ?, skill_sha256 = sha256 WHERE id = ?", (digest, vid)
+        )
+
+
+MIGRATIONS.append(_migrate_bundles)
+
 # Extra checks run by verify_store after the built-in ones, as "module:function" so a later
 # module (e.g. signed review statements) can add one without this module importing it. Each is
 # called as fn(store, conn) and returns an iterable of Problem.
@@ -234,6 +294,9 @@ class Version:
     status: str
     reason: str
     findings: list[dict] = field(default_factory=list)
+    digest: str = ""  # the bundle digest (see bundle.py); equals sha256 unless stored pre-bundles
+    skill_sha256: str = ""  # SHA-256 of the SKILL.md bytes
+    source: dict = field(default_factory=dict)  # how it was fetched: kind, ref, commit, path
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -251,6 +314,9 @@ class Version:
             status=row[7],
             reason=row[8],
             findings=_findings(row[9]),
+            digest=row[10] or row[2],
+            skill_sha256=row[11] or row[2],
+            source=_loads_or_raw(row[12]) if row[12] else {},
         )
 
 
@@ -288,7 +354,8 @@ def _findings(text: str | None) -> list[dict]:
 
 
 _VERSION_COLUMNS = (
-    "id, name, sha256, origin, final_url, imported_at, provenance, status, reason, findings"
+    "id, name, sha256, origin, final_url, imported_at, provenance, status, reason, findings, "
+    "digest, skill_sha256, source"
 )
 
 
@@ -543,6 +610,43 @@ class Store:
         )
         return sha
 
+    def put_bundle(self, conn: sqlite3.Connection, bundle: Bundle) -> str:
+        """Store every file of ``bundle`` as a blob, its manifest as a blob keyed by the bundle
+        digest, and its file rows; returns the digest (no-op for a bundle already stored)."""
+        digest = bundle.digest
+        stored = "SELECT 1 FROM bundle_files WHERE digest = ? LIMIT 1"
+        if conn.execute(stored, (digest,)).fetchone():
+            return digest
+        for f in bundle.files:
+            self.put_blob(conn, bundle.contents[f.path])
+        manifest = bundle.manifest()
+        conn.execute(
+            "INSERT OR IGNORE INTO blobs (sha256, data, size) VALUES (?, ?, ?)",
+            (digest, sqlite3.Binary(manifest), len(manifest)),
+        )
+        conn.executemany(
+            "INSERT INTO bundle_files (digest, path, executable, size, sha256) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(digest, f.path, int(f.executable), f.size, f.sha256) for f in bundle.files],
+        )
+        return digest
+
+    def _bundle_of(self, conn: sqlite3.Connection, sha256: str) -> tuple[str, str]:
+        """(bundle digest, SKILL.md hash) for a version about to be added under ``sha256``.
+
+        ``sha256`` is normally a digest stored by ``put_bundle``. A bare card's blob hash is also
+        accepted (callers that store only SKILL.md bytes): it keeps that hash as its identity,
+        as a version stored before bundles does, and its one-file bundle is stored beside it."""
+        row = conn.execute(
+            "SELECT sha256 FROM bundle_files WHERE digest = ? AND path = 'SKILL.md'", (sha256,)
+        ).fetchone()
+        if row is not None:
+            return sha256, row[0]
+        data = self.get_blob(sha256)
+        if data is None:
+            raise TamperedBlobError(f"no stored bytes for {sha256[:12]}")
+        return self.put_bundle(conn, bundle_from_files({"SKILL.md": (data, False)})), sha256
+
     def add_version(
         self,
         conn: sqlite3.Connection,
@@ -556,9 +660,13 @@ class Store:
         reason: str = "",
         findings: Sequence[dict] = (),
         detail: dict | None = None,
+        source: dict | None = None,
     ) -> Version:
         """Insert a new version (its blob must be stored) and audit it as an ``import``. If
-        ``status`` is active, the name's current active version is retired as superseded."""
+        ``status`` is active, the name's current active version is retired as superseded.
+
+        ``sha256`` is the bundle digest of a bundle stored with ``put_bundle`` (a blob's own hash
+        is accepted for a bare card: it is then recorded as its one-file bundle)."""
         if provenance not in PROVENANCES:
             raise ValueError(f"provenance {provenance!r}")
         if status not in STATUSES:
@@ -566,9 +674,11 @@ class Store:
         if status == "active":
             self._retire_active(conn, name, sha256)
         imported_at = utc_now()
+        digest, skill_sha = self._bundle_of(conn, sha256)
         cursor = conn.execute(
             "INSERT INTO versions (name, sha256, origin, final_url, imported_at, provenance, "
-            "status, reason, findings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "status, reason, findings, digest, skill_sha256, source) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 name,
                 sha256,
@@ -579,10 +689,13 @@ class Store:
                 status,
                 reason,
                 canonical_json(list(findings)),
+                digest,
+                skill_sha,
+                canonical_json(source or {}),
             ),
         )
         version = Version(
-            id=cursor.lastrowid,
+            id=int(cursor.lastrowid or 0),
             name=name,
             sha256=sha256,
             origin=origin,
@@ -592,6 +705,9 @@ class Store:
             status=status,
             reason=reason,
             findings=list(findings),
+            digest=digest,
+            skill_sha256=skill_sha,
+            source=dict(source or {}),
         )
         self.append_audit(
             conn,
@@ -688,6 +804,106 @@ class Store:
         ).fetchone()
         return bytes(row[0]) if row else None
 
+    def bundle_files(self, digest: str) -> list[BundleFile]:
+        """The manifest rows of a stored bundle, sorted by path bytes (empty if not stored)."""
+        rows = self._conn.execute(
+            "SELECT path, executable, size, sha256 FROM bundle_files WHERE digest = ?", (digest,)
+        ).fetchall()
+        files = [BundleFile(p, bool(x), size, sha) for p, x, size, sha in rows]
+        return sorted(files, key=lambda f: f.path.encode())
+
+    def get_bundle(self, version: Version | int) -> Bundle:
+        """A version's whole bundle, every file re-hashed on the way out.
+
+        Args:
+            version: the Version, or its row id.
+        Returns:
+            The Bundle (files sorted by path bytes, contents exact bytes).
+        Raises:
+            TamperedBlobError: a file or the manifest is missing, or any byte no longer hashes
+                to what the manifest (and the version's digest) says.
+            UnknownVersionError: no version with that id.
+        """
+        if not isinstance(version, Version):
+            found = self.version_by_id(version)
+            if found is None:
+                raise UnknownVersionError(f"no version with id {version}")
+            version = found
+        label = f"{version.name} {version.sha256[:12]}"
+        files = self.bundle_files(version.digest)
+        if not files or bundle_digest(files) != version.digest:
+            raise TamperedBlobError(
+                f"{label}: its file list is missing or does not match its bundle digest; "
+                "run `chimera-cards verify`"
+            )
+        contents: dict[str, tuple[bytes, bool]] = {}
+        for f in files:
+            data = self.get_blob(f.sha256)
+            if data is None or len(data) != f.size or hashlib.sha256(data).hexdigest() != f.sha256:
+                raise TamperedBlobError(
+                    f"{label}: stored bytes of {f.path} are missing or do not match their hash; "
+                    "run `chimera-cards verify`"
+                )
+            contents[f.path] = (data, f.executable)
+        bundle = bundle_from_files(contents, where=label)
+        skill = bundle.file(SKILL_FILE)
+        # The version's identity must name these bytes: its bundle digest, or (a version stored
+        # before bundles) the SKILL.md hash of a bundle that is SKILL.md alone.
+        legacy = len(bundle.files) == 1 and skill is not None and skill.sha256 == version.sha256
+        if (
+            bundle.digest != version.digest
+            or skill is None
+            or skill.sha256 != version.skill_sha256
+            or (version.sha256 != bundle.digest and not legacy)
+        ):
+            raise TamperedBlobError(f"{label}: bundle does not hash to its digest")
+        return bundle
+
+    def skill_bytes(self, version: Version) -> bytes:
+        """The exact SKILL.md bytes of a version, re-hashed (TamperedBlobError if they differ)."""
+        data = self.get_blob(version.skill_sha256)
+        if data is None or hashlib.sha256(data).hexdigest() != version.skill_sha256:
+            raise TamperedBlobError(
+                f"{version.name} {version.sha256[:12]}: stored SKILL.md bytes are missing or do "
+                "not match their hash; run `chimera-cards verify`"
+            )
+        return data
+
+    def version_by_id(self, version_id: int) -> Version | None:
+        row = self._conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM versions WHERE id = ?", (version_id,)
+        ).fetchone()
+        return Version.from_row(row) if row else None
+
+    def versions_by_digest(self, digest: str) -> list[Version]:
+        """Every version whose bundle has this digest (whatever its status), oldest first."""
+        return [
+            Version.from_row(row)
+            for row in self._conn.execute(
+                f"SELECT {_VERSION_COLUMNS} FROM versions WHERE digest = ? OR sha256 = ? "
+                "ORDER BY id",
+                (digest, digest),
+            )
+        ]
+
+    def approved_bundle(self, name: str) -> tuple[Version, Bundle] | None:
+        """The bundle of ``name`` an agent may be given now, or None.
+
+        That is the active version, if the gate passes it on this very call (its approvals
+        verify against today's trust list and threshold, or it is a clean local import) and
+        every one of its files re-hashes to the manifest.
+        """
+        from chimera_cards.retrieve import gate_version  # retrieve imports this module
+
+        with self.snapshot():
+            version = self.active(name)
+            if version is None:
+                return None
+            decision = gate_version(self, version)
+            if not decision.ok:
+                return None
+            return version, self.get_bundle(version)
+
     def versions(
         self,
         name: str | None = None,
@@ -739,6 +955,11 @@ class Store:
             f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ? AND sha256 = ?", (name, sha256)
         ).fetchone()
         return Version.from_row(row) if row else None
+
+    def version_keys(self) -> list[tuple[str, str]]:
+        """(name, sha256) of every version in import order: what a full pass needs, without
+        building a Version (and parsing its findings) for each."""
+        return self._conn.execute("SELECT name, sha256 FROM versions ORDER BY id").fetchall()
 
     def status_of(self, version_id: int) -> str | None:
         """The current status of the version with this row id."""
@@ -911,7 +1132,8 @@ class Store:
             try:
                 row = self._conn.execute(
                     "SELECT v.name, CAST(b.data AS BLOB) FROM versions v "
-                    "LEFT JOIN blobs b ON b.sha256 = v.sha256 WHERE v.id = ?",
+                    "LEFT JOIN blobs b ON b.sha256 = coalesce(v.skill_sha256, v.sha256) "
+                    "WHERE v.id = ?",
                     (vid,),
                 ).fetchone()
             except sqlite3.Error as exc:
@@ -943,9 +1165,10 @@ class Store:
     ) -> list[tuple[int, float]]:
         """Index entries matching the FTS5 query ``fts``, best BM25 first, whatever their status.
 
-        Ranked inside FTS5 (``rank MATCH 'bm25(...)' ORDER BY rank``) and returning only rowids
-        and scores: FTS5 keeps the best ``limit`` as it scans, with no join per matching row.
-        Join the page with ``versions_by_id`` afterwards.
+        Ranked on the FTS5 table alone (``bm25(...)`` in ORDER BY with a LIMIT), returning only
+        rowids and scores: SQLite keeps the best ``limit`` as it scans, with no join per matching
+        row. Join the page with ``versions_by_id`` afterwards. (Measured at 100,000 cards: about
+        3x faster than joining first, and faster than FTS5's ``rank MATCH`` form.)
 
         Args:
             fts: an FTS5 query (already safe: see ``retrieve.fts_query``).
@@ -956,11 +1179,11 @@ class Store:
         Returns:
             (version id, score) pairs; lower scores are better, as SQLite reports BM25.
         """
-        rank = "bm25(" + ", ".join(repr(float(w)) for w in weights) + ")"
+        bm25 = "bm25(card_fts, " + ", ".join(repr(float(w)) for w in weights) + ")"
         return self._conn.execute(
-            "SELECT rowid, rank FROM card_fts WHERE card_fts MATCH ? AND rank MATCH ? "
-            "ORDER BY rank LIMIT ? OFFSET ?",
-            (fts, rank, limit, offset),
+            f"SELECT rowid, {bm25} AS score FROM card_fts WHERE card_fts MATCH ? "
+            "ORDER BY score LIMIT ? OFFSET ?",
+            (fts, limit, offset),
         ).fetchall()
 
     def versions_by_id(
@@ -1081,7 +1304,7 @@ def check_blobs(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], 
 # Audit rows fetched per call by the chain check (small rows; blobs are read one at a time).
 _VERIFY_CHUNK = 512
 # The parser json.loads uses; called directly (see _detail_object) to skip loads' wrappers.
-_scan_json = json.JSONDecoder().scan_once
+_scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _detail_object(detail):
@@ -1265,6 +1488,62 @@ def check_versions(
     return problems, count
 
 
+def check_bundles(store: Store, conn: sqlite3.Connection) -> list[Problem]:
+    """Every version's bundle: its file rows must hash to its digest, the stored manifest must be
+    those rows' manifest, and every file's blob must be there with its recorded size (the blobs'
+    own bytes are re-hashed by ``check_blobs``), so any file of any bundle is checked."""
+    problems: list[Problem] = []
+    files: dict[str, list[BundleFile]] = {}
+    sizes = dict(conn.execute("SELECT sha256, size FROM blobs"))
+    for digest, path, executable, size, sha in conn.execute(
+        "SELECT digest, path, executable, size, sha256 FROM bundle_files"
+    ):
+        files.setdefault(digest, []).append(BundleFile(path, bool(executable), size, sha))
+    for name, sha, digest in conn.execute(
+        "SELECT name, sha256, digest FROM versions ORDER BY id"
+    ).fetchall():
+        label = f"version {name} {sha[:12]}"
+        rows = files.get(digest or "")
+        if not rows:
+            problems.append(
+                Problem("bundle-missing", f"{label}: its file list is missing", name, sha)
+            )
+            continue
+        manifest = manifest_bytes(rows)
+        if hashlib.sha256(manifest).hexdigest() != digest:
+            problems.append(
+                Problem(
+                    "bundle-manifest",
+                    f"{label}: its file list does not hash to its bundle digest {digest[:12]}",
+                    name,
+                    sha,
+                )
+            )
+        stored = store.get_blob(digest)
+        if stored is not None and stored != manifest:
+            problems.append(
+                Problem(
+                    "bundle-manifest", f"{label}: stored manifest differs from its files", name, sha
+                )
+            )
+        for f in rows:
+            if f.sha256 not in sizes:
+                problems.append(
+                    Problem("blob-missing", f"{label}: bytes of {f.path} are missing", name, sha)
+                )
+            elif sizes[f.sha256] != f.size:
+                problems.append(
+                    Problem(
+                        "bundle-size",
+                        f"{label}: {f.path} is recorded as {f.size} bytes, stored "
+                        f"{sizes[f.sha256]}",
+                        name,
+                        sha,
+                    )
+                )
+    return problems
+
+
 # Audit events that change the trust list and the threshold; verify replays them.
 TRUST_EVENTS = ("trust-add", "trust-remove", "trust-threshold")
 THRESHOLD_SETTING = "trust.threshold"
@@ -1348,6 +1627,7 @@ def verify_store(
         chain_problems, entries, state = check_audit_chain(store, conn)
         version_problems, version_count = check_versions(store, conn, state)
         problems += chain_problems + version_problems + check_trust(store, conn)
+        problems += check_bundles(store, conn)
         for check in checks:
             fn = resolve_hook(check)
             problems.extend(fn(store, conn))
@@ -1397,6 +1677,8 @@ class ExportResult:
     status: str
     path: str  # DIR/NAME/SKILL.md
     files: list[str] = field(default_factory=list)  # anything EXPORT_HOOKS wrote beside it
+    digest: str = ""  # the bundle digest
+    bundle_files: list[str] = field(default_factory=list)  # every file of the bundle written
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -1412,46 +1694,128 @@ def select_version(store: Store, name: str, sha_prefix: str | None = None) -> Ve
     return store.active(name) or found[-1]
 
 
-def export_card(
-    store: Store, name: str, directory: str | os.PathLike, *, sha_prefix: str | None = None
-) -> ExportResult:
-    """Write the byte-identical SKILL.md of ``name`` to ``directory/name/SKILL.md`` (atomically).
-
-    Without ``sha_prefix`` only the active version is exported: exporting "the card" must not
-    quietly hand out a pending or rejected one. The bytes are re-hashed first, so a blob edited
-    in the SQLite file is refused rather than exported.
-    """
+def _choose_export_version(store: Store, name: str, sha_prefix: str | None) -> Version:
     if sha_prefix:
-        version = store.find_version(name, sha_prefix)
-    else:
-        version = store.active(name)
-        if version is None:
-            others = store.versions(name=name)
-            if not others:
-                raise UnknownCardError(f"no card named {name!r} in the store")
-            listed = ", ".join(f"{v.sha256[:12]} {v.status}" for v in others)
-            raise UnknownVersionError(
-                f"{name} has no active version ({listed}); pass --version SHA"
-            )
-    check_storable_name(version.name)
-    data = store.get_blob(version.sha256)
-    if data is None or hashlib.sha256(data).hexdigest() != version.sha256:
-        raise TamperedBlobError(
-            f"{name} {version.sha256[:12]}: stored bytes are missing or do not "
-            "match their hash; run `chimera-cards verify`"
+        return store.find_version(name, sha_prefix)
+    version = store.active(name)
+    if version is None:
+        others = store.versions(name=name)
+        if not others:
+            raise UnknownCardError(f"no card named {name!r} in the store")
+        listed = ", ".join(f"{v.sha256[:12]} {v.status}" for v in others)
+        raise UnknownVersionError(
+            f"{name} has no active version ({listed}); pass --version SHA --unapproved"
         )
-    card_dir = Path(directory) / version.name
-    # Never through a symlinked DIR/NAME/ or SKILL.md: the export stays inside DIR.
-    target = write_atomic_inside(Path(directory), [version.name], "SKILL.md", data)
-    files = []
-    for spec in EXPORT_HOOKS:
-        written = resolve_hook(spec)(store, version.name, version.sha256, card_dir)
-        if written:
-            files.append(str(written))
+    return version
+
+
+def _check_export_target(target: Path) -> None:
+    """Refuse to write through a symlink, or to replace anything but a skill folder (or an
+    empty folder): the export stays inside the folder the user named."""
+    if target.is_symlink():
+        raise LinkEscapeError(f"{target} is a symlink; refusing to write through it")
+    if target.exists() and not target.is_dir():
+        raise UnsafeTargetError(f"{target}: exists and is not a folder; refusing to write there")
+    if target.is_dir() and any(target.iterdir()):
+        skill = target / SKILL_FILE
+        if skill.is_symlink() or (skill.exists() and not skill.is_file()):
+            raise LinkEscapeError(
+                f"{skill}: exists and is not a regular file; refusing to replace it"
+            )
+        if not skill.is_file():
+            raise UnsafeTargetError(
+                f"{target}: exists and is not a skill folder (no {SKILL_FILE}); refusing to "
+                "replace it"
+            )
+
+
+def write_bundle_dir(bundle: Bundle, staging: Path) -> None:
+    """Write every file of ``bundle`` under the new folder ``staging`` (executable bit kept)."""
+    for f in bundle.files:
+        target = staging.joinpath(*f.path.split("/"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755 if f.executable else 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(bundle.contents[f.path])
+        os.chmod(target, 0o755 if f.executable else 0o644)  # the umask must not drop the bit
+
+
+def export_card(
+    store: Store,
+    name: str,
+    directory: str | os.PathLike,
+    *,
+    sha_prefix: str | None = None,
+    unapproved: bool = False,
+) -> ExportResult:
+    """Write the whole bundle of ``name`` to ``directory/name/``, byte-identical, exec bits kept,
+    plus ``approvals.jsonl`` (``EXPORT_HOOKS``).
+
+    Without ``sha_prefix`` the active version is exported. Only a version the gate passes now
+    (approved, or a clean local import) is written unless ``unapproved``: exporting "the skill"
+    must not quietly hand out a pending or rejected one. Every file is re-hashed first, and the
+    folder is built beside the target and renamed into place, so the target holds the old
+    folder or the new one, never a mix.
+
+    Args:
+        store: the open store.
+        name: the skill's name.
+        directory: the parent folder; the skill goes to ``directory/name``.
+        sha_prefix: a version's hash (or its first 6+ hex digits) instead of the active one.
+        unapproved: allow a version the gate does not pass (pending, rejected, retired).
+    Returns:
+        What was written.
+    """
+    from chimera_cards.retrieve import gate_version  # retrieve imports this module
+
+    with store.snapshot():
+        version = _choose_export_version(store, name, sha_prefix)
+        check_storable_name(version.name)
+        bundle = store.get_bundle(version)  # tampered bytes are refused whatever the status
+        if not unapproved:
+            decision = gate_version(store, version)
+            if not decision.ok:
+                raise UnapprovedExportError(
+                    f"{version.name} {version.sha256[:12]} is not approved "
+                    f"({version.status}: {decision.reason}); pass --unapproved to export it anyway"
+                )
+    parent = Path(directory)
+    target = parent / version.name
+    _check_export_target(target)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{version.name}.", dir=parent))
+    except OSError as exc:
+        raise WriteError(f"cannot write {parent}: {exc.strerror or exc}") from None
+    old = None
+    try:
+        write_bundle_dir(bundle, staging)
+        extras = []
+        for spec in EXPORT_HOOKS:
+            written = resolve_hook(spec)(store, version.name, version.sha256, staging)
+            if written:
+                extras.append(Path(written).name)
+        staging.chmod(0o755)
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{version.name}.old.", dir=parent))
+            os.rename(target, old / "x")
+        os.rename(staging, target)
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if old is not None and not target.exists():
+            os.rename(old / "x", target)
+        if isinstance(exc, OSError):
+            raise WriteError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
     return ExportResult(
         name=version.name,
         sha256=version.sha256,
         status=version.status,
-        path=str(target),
-        files=files,
+        path=str(target / SKILL_FILE),
+        files=[str(target / n) for n in extras],
+        digest=version.digest,
+        bundle_files=[f.path for f in bundle.files],
     )

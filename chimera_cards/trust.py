@@ -47,18 +47,22 @@ class Statement:
     reviewer: str  # key id of the signing key
     time: str  # ISO 8601 UTC
     note: str = ""
+    accepted: tuple[str, ...] = ()  # finding ids the reviewer accepted as true positives
 
     def payload(self) -> bytes:
+        predicate: dict = {
+            "decision": self.decision,
+            "reviewer": self.reviewer,
+            "time": self.time,
+            "note": self.note,
+        }
+        if self.accepted:
+            predicate["accepted"] = list(self.accepted)
         body = {
             "_type": STATEMENT_TYPE,
             "subject": [{"name": self.name, "digest": {"sha256": self.sha256}}],
             "predicateType": PREDICATE_TYPE,
-            "predicate": {
-                "decision": self.decision,
-                "reviewer": self.reviewer,
-                "time": self.time,
-                "note": self.note,
-            },
+            "predicate": predicate,
         }
         return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -67,13 +71,20 @@ class Statement:
 
 
 def make_statement(
-    name: str, sha256: str, decision: str, reviewer: str, note: str = ""
+    name: str,
+    sha256: str,
+    decision: str,
+    reviewer: str,
+    note: str = "",
+    accepted: tuple[str, ...] = (),
 ) -> Statement:
     if decision not in DECISIONS:
         raise UsageError(f"decision must be one of {', '.join(DECISIONS)}")
     if len(note) > MAX_NOTE_CHARS:
         raise UsageError(f"note is longer than {MAX_NOTE_CHARS} characters")
-    return Statement(name, sha256.lower(), decision, reviewer, utc_now(), note)
+    return Statement(
+        name, sha256.lower(), decision, reviewer, utc_now(), note, tuple(sorted(set(accepted)))
+    )
 
 
 def sign_statement(private, statement: Statement) -> dict:
@@ -99,8 +110,11 @@ def parse_payload(payload: bytes) -> Statement | None:
             reviewer=pred["reviewer"],
             time=pred["time"],
             note=pred.get("note", ""),
+            accepted=tuple(pred.get("accepted", ())),
         )
     except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+        return None
+    if not all(isinstance(a, str) for a in st.accepted):
         return None
     fields = (st.name, st.sha256, st.decision, st.reviewer, st.time, st.note)
     if not all(isinstance(f, str) for f in fields) or st.decision not in DECISIONS:
@@ -140,6 +154,7 @@ class Verdict:
     threshold: int
     approvers: list[str] = field(default_factory=list)  # distinct trusted key ids that approved
     rejecters: list[str] = field(default_factory=list)  # distinct trusted key ids that rejected
+    accepted: list[str] = field(default_factory=list)  # finding ids accepted by trusted approvals
     problems: list[str] = field(default_factory=list)  # statements that do not verify or do not fit
 
     @property
@@ -218,6 +233,8 @@ def evaluate(
         bucket = verdict.approvers if st.decision == "approve" else verdict.rejecters
         if st.reviewer not in bucket:  # distinct keys: one reviewer approving twice is one approval
             bucket.append(st.reviewer)
+        if st.decision == "approve":
+            verdict.accepted = sorted({*verdict.accepted, *st.accepted})
     return verdict
 
 

@@ -28,7 +28,11 @@ from reference_loop.events import Event, EventLog
 from reference_loop.history import DEFAULT_BUDGET, MODES
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS, ON_REPEAT, LoopOptions, RunResult, run_task
 from reference_loop.planner import make_planner
+from reference_loop.process import exits_cleanly_on_sigterm
+from reference_loop.records import describe_files
+from reference_loop.sandbox import make_sandbox, sandbox_attempters
 from reference_loop.tasks import inline_task, resolve_task, sample_tasks, three_failure_task
+from reference_loop.textsafe import visible
 
 
 def progress_line(event: Event, max_attempts: int) -> str | None:
@@ -49,7 +53,7 @@ def progress_line(event: Event, max_attempts: int) -> str | None:
     if event.kind == "attempt_finished":
         line = f"attempt {d['attempt']}/{max_attempts}: {d['verdict']}"
         if d.get("files"):
-            line += f" (touched {', '.join(d['files'])})"
+            line += f" (touched {describe_files(d['files'], d.get('files_total'), limit=5)})"
         if d.get("signature"):
             line += f" — {d['signature']}"
         return line
@@ -71,7 +75,7 @@ def _stderr_sink(max_attempts: int) -> Callable[[Event], None]:
     def sink(event: Event) -> None:
         line = progress_line(event, max_attempts)
         if line is not None:
-            click.echo(line, err=True)
+            click.echo(visible(line), err=True)
 
     return sink
 
@@ -92,6 +96,9 @@ def summary_lines(result: RunResult, max_attempts: int) -> list[str]:
         + (f"; escalations: {result.escalations}" if result.escalations else ""),
         f"distinct failure signatures: {len(signatures)}",
     ]
+    violations = [str(r.number) for r in result.attempts if r.protected_violation]
+    if violations:
+        lines.insert(3, f"protected-path violations (reverted): attempts {', '.join(violations)}")
     lines += [f"  - {sig}" for sig in sorted(signatures)]
     return lines
 
@@ -227,8 +234,17 @@ def main() -> None:
     help="Also protect paths matching GLOB (repeatable; the tests and the files the verify "
     "command names are protected already). An attempt that changes one is reverted and fails.",
 )
+@click.option(
+    "--sandbox",
+    "use_sandbox",
+    is_flag=True,
+    help="Run the verifier and a cmd: attempter under bubblewrap: private PID namespace, "
+    "the workspace the only writable path, no network.",
+)
+@click.option("--sandbox-net", is_flag=True, help="With --sandbox, keep the network.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @reports_errors
+@exits_cleanly_on_sigterm
 def run_cmd(
     task_ref: str | None,
     workspace: str | None,
@@ -252,9 +268,12 @@ def run_cmd(
     cards_in: str,
     edit_format: str,
     protect: tuple[str, ...],
+    use_sandbox: bool,
+    sandbox_net: bool,
     as_json: bool,
 ) -> None:
     """Run the loop on a task (exit 0 solved, 1 not solved, 2 usage)."""
+    sandbox = make_sandbox(net=sandbox_net) if use_sandbox or sandbox_net else None
     if bool(task_ref) == bool(workspace):
         raise LoopUsageError("give exactly one of --task NAME|DIR or --workspace PATH")
     if workspace:
@@ -270,6 +289,7 @@ def run_cmd(
     main_attempter = make_attempter(attempter, seed=seed, task=task)
     stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
     set_edit_format(edit_format, main_attempter, stronger)
+    sandbox_attempters(sandbox, main_attempter, stronger)
     budget = fit_to_task(task, budget, main_attempter, stronger, transcripts=prompts_dir)
     planner = make_planner(planner_spec) if on_repeat != "none" else None
     cards = cards_from_options(cards_query, cards_store, cards_k)
@@ -284,6 +304,7 @@ def run_cmd(
         cards=cards,
         cards_in=cards_in,
         protect=protect,
+        sandbox=sandbox,
     )
     options.check()
     if cards is not None:
@@ -294,7 +315,7 @@ def run_cmd(
         echo_json({**result.to_dict(), "cards": cards.to_dict() if cards else None})
     else:
         for line in summary_lines(result, max_attempts):
-            click.echo(line)
+            click.echo(visible(line))
     sys.exit(0 if result.solved else 1)
 
 

@@ -746,7 +746,7 @@ def apply_edit(edit: Edit, root: Path) -> list[str]:
                 target.unlink()
                 changed.append(rel)
             continue
-        if target.is_file() and target.read_bytes() == text.encode("utf-8"):
+        if target.is_file() and _same_code(rel, target.read_bytes(), text, edit.notes):
             continue  # the edit leaves this file as it was: not a change
         target.parent.mkdir(parents=True, exist_ok=True)
         mode = target.stat().st_mode if target.exists() else None
@@ -757,6 +757,22 @@ def apply_edit(edit: Edit, root: Path) -> list[str]:
         os.replace(tmp, target)
         changed.append(rel)
     return changed
+
+
+def _same_code(rel: str, current: bytes, new: str, notes: list[str]) -> bool:
+    """Whether writing ``new`` would change nothing that runs: the same bytes, or for Python the
+    same syntax tree (a model writing back the file it was shown with other blank lines)."""
+    if current == new.encode("utf-8"):
+        return True
+    if not rel.endswith(".py"):
+        return False
+    try:
+        same = ast.dump(ast.parse(current)) == ast.dump(ast.parse(new))
+    except (SyntaxError, ValueError):
+        return False
+    if same:
+        notes.append(f"{rel} differs only in layout or comments: left as it was")
+    return same
 
 
 def _read_text(target: Path, rel: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reference_loop.errors import LoopUsageError
-from reference_loop.records import AttemptRecord, bound_patch
+from reference_loop.records import AttemptRecord, bound_patch, describe_files
 
 MODES = ("accumulate", "last", "none", "accumulate-nopatch")
 DEFAULT_BUDGET = 12_000
@@ -99,7 +99,7 @@ def _block(
         lines.append(f"First failing tool step: {step.name}: {step.error}".rstrip(": "))
     if with_patch:
         if record.files:
-            lines.append("Files touched: " + ", ".join(record.files))
+            lines.append("Files touched: " + describe_files(record.files, record.files_total))
         if not record.patch:
             lines.append("Patch: (no change to the workspace)")
         elif same_patch_as is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reference_loop.history import join_numbers
-from reference_loop.records import AttemptRecord
+from reference_loop.records import AttemptRecord, describe_files
 
 FACTS_HEADING = "Known facts:"
 CAUSES_HEADING = "Why earlier attempts failed (do NOT repeat these):"
@@ -73,7 +73,7 @@ class TaskLedger:
                 label = "attempt" if len(cause.attempts) == 1 else "attempts"
                 line = f"- {label} {join_numbers(cause.attempts)}: {cause.text}"
                 if cause.files:
-                    line += f" [changed: {', '.join(cause.files)}]"
+                    line += f" [changed: {describe_files(cause.files)}]"
                 lines.append(line)
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)

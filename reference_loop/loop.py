@@ -43,6 +43,7 @@ from reference_loop.records import (
     bound_patch,
     patch_fingerprint,
 )
+from reference_loop.sandbox import Sandbox
 from reference_loop.signature import failure_signature
 from reference_loop.tasks import Task, copy_project
 from reference_loop.verifier import VerifyResult, run_verifier
@@ -154,6 +155,7 @@ class LoopOptions:
     cards: CardsBlock | None = None
     cards_in: str = DEFAULT_CARDS_IN
     reviewer: Callable[[AttemptRecord], str | None] | None = None
+    sandbox: Sandbox | None = None  # run the verifier inside bubblewrap (sandbox.py)
 
     def check(self) -> None:
         """Raise LoopUsageError for an option value or combination the loop cannot run."""
@@ -294,7 +296,13 @@ def _attempt_once(
                 patterns=sorted({h.pattern for h in hits}),
             )
     log_path = Path(options.log_dir) / f"attempt-{number}.log" if options.log_dir else None
-    result = run_verifier(task.verify_command(), ws.root, timeout=task.timeout, log_path=log_path)
+    result = run_verifier(
+        task.verify_command(),
+        ws.root,
+        timeout=task.timeout,
+        log_path=log_path,
+        sandbox=options.sandbox,
+    )
     if violation is not None:
         ws.restore()  # whatever the verifier wrote; the attempt's own change is already gone
         diff = before_verify
@@ -374,6 +382,7 @@ def _keep_record(
         verdict=record.verdict,
         signature=record.signature,
         files=record.files,
+        files_total=record.files_total,
         attempter=record.attempter,
         patch_chars=record.patch_chars,
         duration=round(record.duration, 3),

@@ -10,14 +10,39 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reference_loop.errors import LoopError
+from reference_loop.textsafe import visible
 
 DEFAULT_PATCH_LIMIT = 2000
+# A record keeps at most this many of the paths an attempt touched (and the total count): an
+# attempt that creates thousands of files must not make every later prompt and line that long.
+MAX_RECORD_FILES = 200
 VERDICTS = ("pass", "fail", "error", "timeout")
+
+
+def describe_files(files: Sequence[str], total: int | None = None, limit: int = 20) -> str:
+    """``a.py, b.py and 2,998 more files``: at most ``limit`` names, control characters made
+    visible (a file name is the attempt's choice), and how many were left out.
+
+    Args:
+        files: the paths (possibly already cut).
+        total: how many paths there were in all (default: ``len(files)``).
+        limit: how many names to show.
+
+    Returns:
+        One line.
+    """
+    total = max(total or 0, len(files))
+    shown = [visible(f) for f in files[:limit]]
+    rest = total - len(shown)
+    text = ", ".join(shown)
+    if rest > 0:
+        text += f" and {rest:,} more file{'s' if rest != 1 else ''}"
+    return text
 
 
 def truncation_marker(shown: int, total: int, lines_omitted: int) -> str:
@@ -91,7 +116,8 @@ class AttemptRecord:
     patch_truncated: bool = False
     patch_chars: int = 0  # size of the full, unbounded patch
     patch_fingerprint: str = ""  # patch_fingerprint() of the full patch
-    files: list[str] = field(default_factory=list)  # paths the patch touched
+    files: list[str] = field(default_factory=list)  # paths the patch touched (first 200)
+    files_total: int = 0  # how many paths the patch touched in all
     first_failing_step: FailedStep | None = None
     signature: str = ""  # signature.failure_signature(); "" when it passed
     failure_lines: list[str] = field(default_factory=list)
@@ -102,6 +128,9 @@ class AttemptRecord:
     protected_violation: bool = False  # it changed a protected path (reverted before verifying)
 
     def __post_init__(self) -> None:
+        self.files_total = max(self.files_total, len(self.files))
+        if len(self.files) > MAX_RECORD_FILES:
+            self.files = self.files[:MAX_RECORD_FILES]
         if self.number < 1:
             raise LoopError(f"attempt numbers start at 1, got {self.number}")
         if self.verdict not in VERDICTS:
@@ -119,7 +148,7 @@ class AttemptRecord:
         if self.first_failing_step:
             parts.append(f"first failing step: {self.first_failing_step.name}")
         if with_files and self.files:
-            parts.append("touched: " + ", ".join(self.files))
+            parts.append("touched: " + describe_files(self.files, self.files_total, limit=5))
         return "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:

@@ -32,6 +32,8 @@ from pathlib import Path
 
 from reference_loop.errors import LoopError
 from reference_loop.process import run_in_group
+from reference_loop.sandbox import Sandbox
+from reference_loop.textsafe import visible
 
 HEAD_LINES = 40
 TAIL_LINES = 80
@@ -106,11 +108,13 @@ def run_verifier(
     env: Mapping[str, str] | None = None,
     head_lines: int = HEAD_LINES,
     tail_lines: int = TAIL_LINES,
+    sandbox: Sandbox | None = None,
 ) -> VerifyResult:
     """Run ``command`` in ``cwd`` under ``/bin/sh -c`` and return its verdict.
 
     The Python running this module is first on PATH, so ``pytest``/``python`` resolve to the
     workspace's interpreter. ``env`` (if given) is added on top of the current environment.
+    With ``sandbox`` the command runs inside it, ``cwd`` being the only writable path.
     """
     if not command.strip():
         raise LoopError("verify command is empty")
@@ -125,7 +129,7 @@ def run_verifier(
     run_env["PATH"] = bindir + os.pathsep + run_env.get("PATH", os.defpath)
 
     keep_log = log_path is not None
-    if keep_log:
+    if log_path is not None:
         log_file = Path(log_path)
         log_file.parent.mkdir(parents=True, exist_ok=True)
     else:
@@ -137,8 +141,11 @@ def run_verifier(
         start = time.monotonic()
         with open(log_file, "wb") as out:
             try:
+                argv = ["/bin/sh", "-c", command]
+                if sandbox is not None:
+                    argv = sandbox.wrap(argv, workspace=cwd)
                 exit_code, timed_out = run_in_group(
-                    ["/bin/sh", "-c", command],
+                    argv,
                     cwd=cwd,
                     env=run_env,
                     stdin=subprocess.DEVNULL,
@@ -190,7 +197,8 @@ def _read_bounded(path: Path, head: int, tail: int) -> tuple[str, list[str], lis
     total = 0
     with open(path, "rb") as fh:
         for raw, skipped in _log_lines(fh):
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            # Escape sequences never reach the result: it goes to a terminal and into a prompt.
+            line = visible(raw.decode("utf-8", "replace").rstrip("\r\n"))
             if len(line) > MAX_LINE_CHARS or skipped:
                 cut = len(line) - MAX_LINE_CHARS + skipped
                 line = line[:MAX_LINE_CHARS] + f" … [{cut} chars cut]"

@@ -10,16 +10,19 @@ scan cost what ``git status`` costs, and restore only touches the paths that cha
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import stat
 import subprocess
 import tempfile
 import time
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from reference_loop.errors import LoopError
 
@@ -43,6 +46,8 @@ DEFAULT_IGNORE: tuple[str, ...] = (
 _BYTE_EXACT_ATTRIBUTES = "* -text -eol -ident -filter -working-tree-encoding\n"
 
 # The private repository's whole config: user/system config is switched off by the environment.
+# bigFileThreshold and the small pack windows let git stream a large blob (restore, diff) instead
+# of holding it, or a whole mapped pack, in memory.
 _CONFIG = """\
 [core]
 \trepositoryformatversion = 0
@@ -54,6 +59,9 @@ _CONFIG = """\
 \tsymlinks = true
 \tquotepath = false
 \tfsmonitor = false
+\tbigFileThreshold = 8m
+\tpackedGitWindowSize = 8m
+\tpackedGitLimit = 32m
 \tuntrackedCache = false
 \tlooseCompression = 1
 \thooksPath = {hooks}
@@ -116,6 +124,10 @@ class _Snapshot:
     # A new directory changes its parent's mtime, so restore only lists directories whose
     # mtime moved (or is too recent to trust) instead of walking the tree again.
     dirs: dict[str, tuple[int, int, int]]
+    # Every ``.git`` entry (the user's own, nested repositories') present at the snapshot: any
+    # other ``.git`` is a repository the attempt made, and restore removes it.
+    gits: frozenset[str] = frozenset()
+    started: int = 0  # time.time_ns() when the snapshot began
 
 
 @dataclass
@@ -127,6 +139,8 @@ class _Entry:
     src_sha: str
     path: str
     new_path: str | None = None  # renames: where the file went
+    dst_mode: str = ""
+    dst_sha: str = ""
 
 
 class Workspace:
@@ -134,7 +148,9 @@ class Workspace:
 
     ``ignore`` adds gitignore-style patterns to :data:`DEFAULT_IGNORE` (``default_ignore=False``
     drops the defaults); the workspace's own ``.gitignore`` files apply too. Ignored paths are
-    neither diffed nor touched by restore. Use as a context manager, or call :meth:`close`.
+    left out of the *diff* only: the snapshot holds every file, so a restore also undoes what an
+    attempt did to ignored paths (a planted ``.pyc``, an edited ``.venv``). Use as a context
+    manager, or call :meth:`close`.
     """
 
     def __init__(
@@ -148,31 +164,49 @@ class Workspace:
         if git is None:
             raise LoopError(_NO_GIT)
         self._git = git
+        self._base_env = base_env
         self._ignore = (*(DEFAULT_IGNORE if default_ignore else ()), *ignore)
         self._snapshot: _Snapshot | None = None
+        # Directories holding a nested repository: git would record them as a gitlink (or refuse
+        # them) instead of their files, so each add is told they are plain directories.
+        self._nested: set[str] = set()
+        self._umask = _current_umask()
         # Paths (relative, '/'-separated; directories end in '/') the last restore removed,
         # rewrote or recreated: restore's cost scales with this list, not with the tree.
         self.last_restored: list[str] = []
-        self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-")
+        self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-", dir=self._store_parent())
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
         gitdir = os.path.join(self._tmp, "git")
+        self._index = os.path.join(self._tmp, "index")
         self._env = {
             **base_env,
             "GIT_DIR": gitdir,
             "GIT_WORK_TREE": str(self.root),
-            "GIT_INDEX_FILE": os.path.join(self._tmp, "index"),
+            "GIT_INDEX_FILE": self._index,
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_ATTR_NOSYSTEM": "1",
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_LITERAL_PATHSPECS": "1",
+            "GIT_OPTIONAL_LOCKS": "0",
             "LC_ALL": "C",
         }
         try:
             self._init_repo(gitdir)
+            self.seeded = self._seed_from_user_repo(gitdir)
         except BaseException:
             self.close()
             raise
+
+    def _store_parent(self) -> str | None:
+        """Where the private store goes: in memory (``/dev/shm``) for the top of a repository,
+        whose store only holds what differs from the user's index (creating and deleting its
+        few hundred small files on a busy disk costs more than the whole scan); the default
+        temp directory otherwise, where the first snapshot holds every byte of the tree."""
+        shm = "/dev/shm"
+        if os.path.lexists(self.root / ".git") and os.path.isdir(shm) and os.access(shm, os.W_OK):
+            return shm
+        return None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -194,30 +228,28 @@ class Workspace:
 
     def snapshot(self) -> str:
         """Record the current state; return its tree id. A later snapshot replaces the earlier."""
+        started = time.time_ns()
         snap = self._snapshot
         if snap is None:
             self._stage_all()
         else:
             # Snapshotting again right after a restore is common (a snapshot per attempt): if
             # nothing differs from the current snapshot, keep it and skip the extra scans.
-            _diff, entries = self._changes(snap, patch=False)
+            entries = self._changes(snap)
             if not entries:
                 moved, new, missing = self._dir_changes(snap)
                 if not new and not missing:
                     snap.dirs.update(self._stat_dirs(moved))
                     return snap.tree
         tree = self._run("write-tree").stdout.decode().strip()
-        empty = self._empty_dirs()
-        listed = self._run("ls-tree", "-r", "-d", "-z", "--name-only", tree).stdout
-        self._snapshot = _Snapshot(
-            tree, frozenset(empty), self._stat_dirs({"", *empty, *_split_z(listed)})
-        )
+        dirs, empty, gits = self._scan_dirs()
+        self._snapshot = _Snapshot(tree, frozenset(empty), dirs, frozenset(gits), started)
         return tree
 
     def diff(self) -> Diff:
         """The real change from the snapshot to the current state (call it before restore)."""
-        diff, _entries = self._changes(self._require_snapshot(), patch=True)
-        return diff
+        snap = self._require_snapshot()
+        return self._patch(snap, self._changes(snap))
 
     def restore(self) -> None:
         """Put the workspace back byte-exactly as it was at the snapshot.
@@ -228,8 +260,7 @@ class Workspace:
         snap = self._require_snapshot()
         # An attempt that removed the whole workspace gets it back, like any deleted directory.
         self.root.mkdir(parents=True, exist_ok=True)
-        _diff, entries = self._changes(snap, patch=False)
-        self._restore(snap, entries)
+        self._restore(snap, self._changes(snap))
 
     def diff_and_restore(self) -> Diff:
         """:meth:`diff` then :meth:`restore` with one look at the workspace instead of two.
@@ -237,17 +268,21 @@ class Workspace:
         The loop's normal path after the verifier; the saving is one full scan per attempt.
         """
         snap = self._require_snapshot()
-        diff, entries = self._changes(snap, patch=True)
+        entries = self._changes(snap)
+        diff = self._patch(snap, entries)
         self._restore(snap, entries)
         return diff
 
     # -- internals -------------------------------------------------------------------------
 
     def _init_repo(self, gitdir: str) -> None:
-        # --template= : no sample hooks or description copied in; nothing we do not need.
-        self._run("init", "--quiet", "--template=", gitdir)
+        # Laid out by hand (what `git init --template=` writes), one process less per run.
+        for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info"):
+            os.makedirs(os.path.join(gitdir, sub))
+        with open(os.path.join(gitdir, "HEAD"), "w", encoding="utf-8") as fh:
+            fh.write("ref: refs/heads/main\n")
         info = os.path.join(gitdir, "info")
-        os.makedirs(info, exist_ok=True)
+        # The ignore rules decide what the diff shows (check-ignore reads them); adds use -f.
         with open(os.path.join(info, "exclude"), "w", encoding="utf-8") as fh:
             fh.write("".join(f"{p}\n" for p in self._ignore))
         with open(os.path.join(info, "attributes"), "w", encoding="utf-8") as fh:
@@ -265,23 +300,80 @@ class Workspace:
                 )
             )
 
+    def _seed_from_user_repo(self, gitdir: str) -> bool:
+        """When ``root`` is the top of a git repository, start from a copy of its index and read
+        its objects as a read-only alternate: the first add then hashes only the files that
+        differ from the user's index (like ``git status``), not the whole tree.
+
+        Nothing is written to the user's repository: the index is copied (with its mtime, which
+        git's racy-entry check relies on), and alternates are never written to.
+        """
+        if not os.path.lexists(self.root / ".git"):
+            return False  # not the top of a repository (a folder inside one is not seeded)
+        env = {**self._base_env, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+        try:
+            proc = subprocess.run(
+                [self._git, "rev-parse", "--path-format=absolute", *_TOP_DIRS],
+                check=False,
+                cwd=self.root,
+                env=env,
+                capture_output=True,
+            )
+        except OSError:
+            return False
+        lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if proc.returncode != 0 or len(lines) != 3:
+            return False
+        top, user_gitdir, common = lines
+        if os.path.realpath(top) != str(self.root):
+            return False
+        index = os.path.join(user_gitdir, "index")
+        objects = os.path.join(common, "objects")
+        # A split index needs its shared part beside it; a sparse checkout leaves entries that
+        # are not on disk. Neither is worth the risk: fall back to hashing the tree.
+        if not os.path.isfile(index) or not os.path.isdir(objects):
+            return False
+        if any(n.startswith("sharedindex.") for n in os.listdir(user_gitdir)):
+            return False
+        if os.path.exists(os.path.join(common, "info", "sparse-checkout")):
+            return False
+        try:
+            shutil.copy2(index, self._index)
+        except OSError:
+            return False
+        alternates = os.path.join(gitdir, "objects", "info")
+        os.makedirs(alternates, exist_ok=True)
+        with open(os.path.join(alternates, "alternates"), "w", encoding="utf-8") as fh:
+            fh.write(objects + "\n")
+        self._adopt_user_entries()
+        return True
+
     def _run(
-        self, *args: str, input: bytes | None = None, check: bool = True
+        self,
+        *args: str,
+        input: bytes | None = None,
+        check: bool = True,
+        config: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
         if not self.root.is_dir():
             raise LoopError(f"workspace directory is gone: {self.root}")
+        argv = [self._git]
+        for item in config:
+            argv += ["-c", item]
         try:
             proc = subprocess.run(
-                [self._git, *args], cwd=self.root, env=self._env, input=input, capture_output=True
+                [*argv, *args],
+                check=False,
+                cwd=self.root,
+                env=self._env if env is None else env,
+                input=input,
+                capture_output=True,
             )
         except FileNotFoundError as exc:
             raise LoopError(_NO_GIT) from exc
         if check and proc.returncode != 0:
-            msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            # git ends with a generic "fatal: adding files failed"; the cause is the first error.
-            errors = [line for line in msg if line.startswith("error:")]
-            detail = (errors or msg or [f"exit {proc.returncode}"])[0 if errors else -1]
-            raise LoopError(f"git {args[0]} failed in workspace {self.root}: {detail}")
+            raise LoopError(f"git {args[0]} failed in workspace {self.root}: {_git_error(proc)}")
         return proc
 
     def _require_snapshot(self) -> _Snapshot:
@@ -289,49 +381,205 @@ class Workspace:
             raise LoopError("workspace has no snapshot yet; call snapshot() first")
         return self._snapshot
 
+    def _lexists(self, d: str, name: str) -> bool:
+        return os.path.lexists(os.path.join(self.root, d, name))
+
     def _stage_all(self) -> None:
-        """Stage the current state into the private index.
+        """Stage every file of the workspace, ignored ones included, into the private index.
 
         The index keeps stat data from the previous call, so only changed files are rehashed.
+        A nested repository (a directory with its own ``.git``) is staged as the plain files it
+        holds; its ``.git`` is never read.
         """
-        self._run("add", "-A", "--ignore-errors")
+        # Objects of one add go straight into one pack: writing thousands of loose objects
+        # (and deleting them on close) costs more than hashing them.
+        config = [_BULK_CHECKIN, "pack.compression=1", "core.looseCompression=1"]
+        for _round in range(8):
+            self._mark_nested()
+            proc = self._run("add", "-A", "-f", "--ignore-errors", config=config, check=False)
+            err = proc.stderr.decode("utf-8", "replace")
+            nested = _NESTED_FAILED in err
+            embedded = _EMBEDDED_WARNING in err
+            if proc.returncode != 0 and not nested:
+                raise LoopError(f"git add failed in workspace {self.root}: {_git_error(proc)}")
+            if not nested and not embedded:
+                return
+            before = set(self._nested)
+            self._nested |= self._find_nested(gitlinks=embedded)
+            if self._nested == before:
+                if proc.returncode == 0:
+                    return
+                raise LoopError(f"git add failed in workspace {self.root}: {_git_error(proc)}")
+        raise LoopError(f"nested repositories keep appearing in workspace {self.root}")
 
-    def _changes(self, snap: _Snapshot, *, patch: bool) -> tuple[Diff, list[_Entry]]:
-        """Stage the current state and compare it with the snapshot: one git diff process gives
-        the raw entries (modes and blob ids, for restore) and, with ``patch``, the patch text."""
+    def _mark_nested(self) -> None:
+        """Put a placeholder entry under each known nested repository, so git's walk sees a
+        directory it already tracks and descends into it; ``add -A`` then drops the placeholder
+        itself (it is not on disk)."""
+        if not self._nested:
+            return
+        lines = b"".join(
+            b"100644 " + _EMPTY_BLOB + b"\t" + os.fsencode(f"{d}/{_PLACEHOLDER}") + b"\0"
+            for d in sorted(self._nested)
+            if os.path.isdir(self.root / d)
+        )
+        if lines:
+            self._run("update-index", "--add", "-z", "--index-info", input=lines)
+
+    def _find_nested(self, *, gitlinks: bool) -> set[str]:
+        """Nested repositories git refused (untracked) or recorded as a gitlink."""
+        found: set[str] = set()
+        out = self._run("ls-files", "-z", "--others").stdout
+        found |= {p.rstrip("/") for p in _split_z(out) if p.endswith("/")}
+        if gitlinks:
+            found |= self._adopt_gitlinks()
+        return {d for d in found if os.path.isdir(self.root / d)}
+
+    def _adopt_user_entries(self) -> None:
+        """Drop the seeded entries git would not check against the disk: assume-unchanged and
+        skip-worktree ones (an edit to them would go unseen) and submodules (gitlinks: their
+        files are staged one by one instead). The next add hashes those paths afresh."""
+        out = self._run("ls-files", "-z", "--stage", "-v").stdout
+        drop: list[bytes] = []
+        for m in re.finditer(rb"(?:^|\0)(\S) (\d+) [0-9a-f]+ \d\t([^\0]*)", out):
+            tag, mode, path = m.groups()
+            if mode == b"160000":
+                self._nested.add(os.fsdecode(path))
+            if mode == b"160000" or tag.islower() or tag == b"S":
+                drop.append(path)
+        if drop:
+            request = b"".join(b"0 " + _ZERO_SHA + b"\t" + p + b"\0" for p in drop)
+            self._run("update-index", "-z", "--index-info", input=request)
+
+    def _adopt_gitlinks(self) -> set[str]:
+        """Turn gitlink entries of the index into plain directories to be staged file by file."""
+        out = self._run("ls-files", "-z", "--stage").stdout
+        links = [
+            os.fsdecode(m.group(1))
+            for m in re.finditer(rb"(?:^|\0)160000 [0-9a-f]+ \d\t([^\0]*)", out)
+        ]
+        if links:
+            request = b"".join(b"0 " + _ZERO_SHA + b"\t" + os.fsencode(p) + b"\0" for p in links)
+            self._run("update-index", "-z", "--index-info", input=request)
+        self._nested |= set(links)
+        return set(links)
+
+    def _changes(self, snap: _Snapshot) -> list[_Entry]:
+        """Stage the current state; the raw changes from the snapshot, every path included."""
         self._stage_all()
-        args = ["diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv"]
-        args += ["-M", "-p", "--binary", "--no-color"] if patch else ["--no-renames"]
-        out = self._run(*args, snap.tree).stdout
-        entries, pos = _parse_raw(out)
-        patch_bytes = out[pos:] if patch else b""
+        args = [
+            "diff-index",
+            "--cached",
+            "--raw",
+            "-z",
+            "--no-abbrev",
+            "--no-renames",
+            "--no-ext-diff",
+        ]
+        entries, _pos = _parse_raw(self._run(*args, snap.tree).stdout)
+        # A repository git recorded as a gitlink without saying so: stage its files.
+        if any(e.dst_mode == _GITLINK for e in entries) and self._adopt_gitlinks():
+            self._stage_all()
+            entries, _pos = _parse_raw(self._run(*args, snap.tree).stdout)
+        return entries
+
+    def _patch(self, snap: _Snapshot, entries: list[_Entry]) -> Diff:
+        """The patch of the changes not hidden by an ignore rule, with renames found.
+
+        Files above :data:`BIG_FILE_BYTES` get git's ``Binary files ... differ`` line instead of
+        their content, so a huge file is never read into memory to describe it.
+        """
+        if not entries:
+            return Diff(text="", files=[], raw=b"")
+        shown = self._not_ignored_entries(entries)
+        if not shown:
+            return Diff(text="", files=[], raw=b"")
+        big = self._big_paths(shown)
+        small = [e for e in shown if e.path not in big]
+        out = b""
+        if small and len(small) == len(entries):
+            args = ("diff-index", "--cached", *_PATCH_ARGS, "-M", "--binary", snap.tree)
+            out = self._run(*args).stdout
+        elif small:
+            out = self._diff_subset(snap.tree, small, ["-M", "--binary"])
+        if big:
+            big_out = self._diff_subset(snap.tree, [e for e in shown if e.path in big], [])
+            out = _merge_raw_patches(out, big_out)
+        found, pos = _parse_raw(out)
+        patch_bytes = out[pos:]
         files = [
             FileChange(e.new_path, "R", e.path) if e.new_path else FileChange(e.path, e.status)
-            for e in entries
+            for e in found
         ]
-        text = patch_bytes.decode("utf-8", "replace")
-        return Diff(text=text, files=files, raw=patch_bytes), entries
+        return Diff(text=patch_bytes.decode("utf-8", "replace"), files=files, raw=patch_bytes)
+
+    def _diff_subset(self, tree: str, entries: list[_Entry], extra: list[str]) -> bytes:
+        """The patch from ``tree`` to ``tree`` plus just ``entries``' changes: the second tree
+        is built in a temporary index (no path list has to fit on a command line), and two
+        trees are compared without looking at the work tree, so a large file is never read."""
+        index = os.path.join(self._tmp, "subset-index")
+        env = {**self._env, "GIT_INDEX_FILE": index}
+        try:
+            self._run("read-tree", tree, env=env)
+            request = b"".join(
+                (
+                    b"0 " + _ZERO_SHA
+                    if e.status == "D"
+                    else e.dst_mode.encode() + b" " + e.dst_sha.encode()
+                )
+                + b"\t"
+                + os.fsencode(e.path)
+                + b"\0"
+                for e in entries
+            )
+            self._run("update-index", "-z", "--index-info", input=request, env=env)
+            other = self._run("write-tree", env=env).stdout.decode().strip()
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(index)
+        renames = extra if extra else ["--no-renames"]
+        return self._run("diff-tree", "-r", *_PATCH_ARGS, *renames, tree, other).stdout
+
+    def _not_ignored_entries(self, entries: list[_Entry]) -> list[_Entry]:
+        request = b"".join(os.fsencode(e.path) + b"\0" for e in entries)
+        # check-ignore takes paths, not pathspecs, and refuses the literal-pathspec switch.
+        env = {k: v for k, v in self._env.items() if k != "GIT_LITERAL_PATHSPECS"}
+        proc = self._run(
+            "check-ignore", "-z", "--stdin", "--no-index", input=request, check=False, env=env
+        )
+        if proc.returncode not in (0, 1):
+            raise LoopError(f"git check-ignore failed in workspace {self.root}: {_git_error(proc)}")
+        out = proc.stdout
+        ignored = set(_split_z(out))
+        return [e for e in entries if e.path not in ignored]
+
+    def _big_paths(self, entries: list[_Entry]) -> set[str]:
+        """Paths whose old or new blob is larger than :data:`BIG_FILE_BYTES`."""
+        shas = {s for e in entries for s in (e.src_sha, e.dst_sha) if s != _ZERO_SHA.decode()}
+        if not shas:
+            return set()
+        request = "".join(f"{s}\n" for s in sorted(shas)).encode()
+        out = self._run("cat-file", "--batch-check=%(objectname) %(objectsize)", input=request)
+        sizes = {}
+        for line in out.stdout.decode().splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[1].isdigit():
+                sizes[parts[0]] = int(parts[1])
+        return {
+            e.path
+            for e in entries
+            if max(sizes.get(e.src_sha, 0), sizes.get(e.dst_sha, 0)) > BIG_FILE_BYTES
+        }
 
     def _restore(self, snap: _Snapshot, entries: list[_Entry]) -> None:
         try:
-            self._restore_entries(snap, entries)
+            touched = self._revert(snap, entries)
+            touched += self._fix_directories(snap)
+            self.last_restored = touched
         except OSError as exc:
             # e.g. a directory the attempt made unwritable: say where, in one line.
             where = os.fsdecode(exc.filename) if exc.filename is not None else str(self.root)
             raise LoopError(f"restore failed at {where}: {exc.strerror or exc}") from exc
-
-    def _restore_entries(self, snap: _Snapshot, entries: list[_Entry]) -> None:
-        touched: list[str] = []
-        for _pass in range(2):
-            changed = self._revert(snap, entries)
-            touched += changed
-            # A .gitignore the attempt added or edited can hide the attempt's own new files; with
-            # the snapshot's ignore rules back in place, one more look finds and removes them.
-            if not any(p.rsplit("/", 1)[-1] == ".gitignore" for p in changed):
-                break
-            _diff, entries = self._changes(snap, patch=False)
-        touched += self._fix_directories(snap)
-        self.last_restored = touched
 
     def _revert(self, snap: _Snapshot, entries: list[_Entry]) -> list[str]:
         """Undo the raw diff entries in the work tree, writing snapshot blobs from the store.
@@ -345,9 +593,6 @@ class Workspace:
         for e in entries:
             if e.status == "A":
                 remove.append(e.path)
-            elif e.new_path:  # rename: the new name goes, the old one comes back
-                remove.append(e.new_path)
-                write[e.path] = (e.src_mode, e.src_sha)
             else:  # D, M, T
                 if e.status == "T":
                     remove.append(e.path)
@@ -361,38 +606,83 @@ class Workspace:
         return sorted(set(remove) | set(write))
 
     def _write_from_store(self, write: dict[str, tuple[str, str]]) -> None:
-        blobs = sorted({sha for mode, sha in write.values() if mode != _GITLINK})
-        data: dict[str, bytes] = {}
-        if blobs:
-            request = "".join(f"{b}\n" for b in blobs).encode()
-            out = self._run("cat-file", "--batch", input=request).stdout
-            pos = 0
-            while pos < len(out):
-                nl = out.index(b"\n", pos)
-                header = out[pos:nl].split()
+        """Write each path's snapshot blob, streamed from ``git cat-file --batch`` (one process,
+        one object at a time), so a large file never sits in memory whole."""
+        items = sorted(write.items())
+        for path, (mode, _sha) in items:
+            if mode == _GITLINK:
+                self._make_parents(path)
+                _clear(os.fsencode(self.root / path))
+                os.mkdir(self.root / path)  # what git checks out for a nested repository
+        blobs = [(p, m, s) for p, (m, s) in items if m != _GITLINK]
+        if not blobs:
+            return
+        try:
+            proc = subprocess.Popen(
+                [self._git, "cat-file", "--batch"],
+                cwd=self.root,
+                env=self._env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except FileNotFoundError as exc:
+            raise LoopError(_NO_GIT) from exc
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            for path, mode, sha in blobs:
+                proc.stdin.write(f"{sha}\n".encode())
+                proc.stdin.flush()
+                header = proc.stdout.readline().split()
                 if len(header) != 3:
-                    missing = out[pos:nl].decode("utf-8", "replace")
-                    raise LoopError(f"snapshot object missing from the private store: {missing}")
+                    shown = b" ".join(header).decode("utf-8", "replace") or sha
+                    raise LoopError(f"snapshot object missing from the private store: {shown}")
                 size = int(header[2])
-                data[header[0].decode()] = out[nl + 1 : nl + 1 + size]
-                pos = nl + 1 + size + 1
-        for path, (mode, sha) in sorted(write.items()):
-            full = os.fsencode(self.root / path)
-            self._make_parents(path)
+                self._make_parents(path)
+                full = os.fsencode(self.root / path)
+                if mode == _SYMLINK:
+                    target = proc.stdout.read(size)
+                    _clear(full)
+                    os.symlink(target, full)
+                else:
+                    self._write_file(full, mode == "100755", proc.stdout, size)
+                proc.stdout.read(1)  # the newline after each object
+        finally:
+            proc.stdin.close()
+            proc.stdout.close()
+            proc.wait()
+
+    def _write_file(self, full: bytes, executable: bool, src: IO[bytes], size: int) -> None:
+        """Put ``size`` bytes from ``src`` at ``full``. A regular file with one link is
+        overwritten in place (cheaper than unlink + create); anything else (a symlink, a
+        directory, a FIFO, a hard link shared with a file elsewhere) is replaced, never written
+        through."""
+        perm = (0o777 if executable else 0o666) & ~self._umask
+        fd = -1
+        with contextlib.suppress(OSError):
+            fd = os.open(full, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        if fd >= 0:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+                os.close(fd)
+                fd = -1
+            elif stat.S_IMODE(st.st_mode) != perm:
+                os.fchmod(fd, perm)
+        if fd < 0:
             _clear(full)
-            if mode == _SYMLINK:
-                os.symlink(data[sha], full)
-            elif mode == _GITLINK:
-                os.mkdir(full)  # what git checks out for a nested repository: an empty dir
-            else:
-                # O_EXCL|O_NOFOLLOW: a fresh file, never through a link; umask applies, as for git.
-                fd = os.open(
-                    full,
-                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                    0o777 if mode == "100755" else 0o666,
-                )
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data[sha])
+            # O_EXCL|O_NOFOLLOW: a fresh file, never through a link; umask applies, as for git.
+            fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, perm)
+        try:
+            left = size
+            while left:
+                chunk = src.read(min(left, _CHUNK))
+                if not chunk:
+                    raise LoopError("the private store ended a blob early")
+                _write_all(fd, chunk)
+                left -= len(chunk)
+            os.ftruncate(fd, size)
+        finally:
+            os.close(fd)
 
     def _make_parents(self, path: str) -> None:
         """Create the leading directories of ``path``; like git, replace any leading component
@@ -422,43 +712,39 @@ class Workspace:
                 break
             parent = parent.rpartition("/")[0]
 
-    def _empty_dirs(self) -> set[str]:
-        """Every directory (nested ones too) that holds no tracked file; needs a staged index."""
-        out = self._run("ls-files", "-z", "--others", "--directory", "--exclude-standard").stdout
-        found: set[str] = set()
-        nested: list[str] = []
-        for entry in _split_z(out):
-            if not entry.endswith("/"):
-                continue  # an untracked file cannot remain right after `add -A`; be safe anyway
-            top = entry.rstrip("/")
-            found.add(top)
-            nested.extend(self._subdirs(top))  # git reports only the top of a tree of empty dirs
-        return found | set(self._not_ignored(nested))
-
-    def _subdirs(self, top: str) -> list[str]:
-        out = []
-        for dirpath, dirnames, _files in os.walk(self.root / top):
-            rel = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
-            dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
-            out.extend(f"{rel}/{d}" for d in dirnames)
-        return out
-
-    def _not_ignored(self, dirs: list[str]) -> list[str]:
-        """The directories not matched by an ignore rule (nor inside an ignored one)."""
-        if not dirs:
-            return []
-        out = self._run(
-            "check-ignore",
-            "-z",
-            "--stdin",
-            "--no-index",
-            input=b"\0".join(os.fsencode(d + "/") for d in dirs) + b"\0",
-            check=False,
-        ).stdout
-        ignored = {p.rstrip("/") for p in _split_z(out)}
-        return [
-            d for d in dirs if d not in ignored and not any(d.startswith(i + "/") for i in ignored)
-        ]
+    def _scan_dirs(self) -> tuple[dict[str, tuple[int, int, int]], set[str], set[str]]:
+        """One pass over the directories: every directory (-> inode, mtime, when read), those
+        with no file anywhere below (git does not record them), and every ``.git`` entry."""
+        now = time.time_ns()
+        dirs: dict[str, tuple[int, int, int]] = {}
+        has_file: dict[str, bool] = {}
+        gits: set[str] = set()
+        st = os.lstat(self.root)
+        dirs[""] = (st.st_ino, st.st_mtime_ns, now)
+        order = [""]
+        todo = [""]
+        while todo:
+            d = todo.pop()
+            found = False
+            with os.scandir(self.root / d if d else self.root) as it:
+                for entry in it:
+                    rel = f"{d}/{entry.name}" if d else entry.name
+                    if entry.name == ".git":
+                        gits.add(rel)
+                    elif entry.is_dir(follow_symlinks=False):
+                        est = entry.stat(follow_symlinks=False)
+                        dirs[rel] = (est.st_ino, est.st_mtime_ns, now)
+                        order.append(rel)
+                        todo.append(rel)
+                    elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                        found = True
+            has_file[d] = found
+        # Deepest first, so a directory knows whether anything below it holds a file.
+        for d in sorted(order, key=lambda p: p.count("/"), reverse=True):
+            if d and has_file[d]:
+                has_file[d.rpartition("/")[0]] = True
+        empty = {d for d in order if d and not has_file[d]}
+        return dirs, empty, gits
 
     def _stat_dirs(self, dirs: Iterable[str]) -> dict[str, tuple[int, int, int]]:
         now = time.time_ns()
@@ -473,34 +759,29 @@ class Workspace:
         return out
 
     def _fix_directories(self, snap: _Snapshot) -> list[str]:
-        """Recreate the snapshot's empty dirs; remove empty dirs the attempt created.
-
-        A directory that holds only ignored files (e.g. a new __pycache__) is not empty and stays.
-        """
+        """Recreate the snapshot's empty dirs; remove directories and ``.git`` entries the
+        attempt created, whatever they hold (ignored files included)."""
         touched: list[str] = []
         for d in sorted(snap.empty_dirs):
             if not os.path.isdir(self.root / d):
+                self._make_parents(d + "/x")
                 os.makedirs(self.root / d, exist_ok=True)
                 touched.append(d + "/")
         moved, new, _missing = self._dir_changes(snap)
-        # Deepest first, so a new tree of empty dirs goes away bottom-up.
         for d in sorted(new, key=lambda p: p.count("/"), reverse=True):
-            try:
-                os.rmdir(self.root / d)
-                touched.append(d + "/")
-            except OSError:
-                pass  # holds ignored files: not ours to remove
+            _clear(os.fsencode(self.root / d))
+            touched.append(d + "/")
         snap.dirs.update(self._stat_dirs(moved))
         return touched
 
     def _dir_changes(self, snap: _Snapshot) -> tuple[list[str], list[str], bool]:
-        """(directories whose mtime moved, new non-ignored directories, whether a snapshot
-        directory is missing). Only directories whose mtime moved are listed: a new directory
-        always changes its parent's mtime."""
+        """(directories whose mtime moved, new directories and ``.git`` entries, whether a
+        snapshot directory is missing). Only directories whose mtime moved are listed: a new
+        entry always changes its parent's mtime."""
         moved: list[str] = []
-        candidates: list[str] = []
+        new: list[str] = []
         missing = False
-        for d, (ino, mtime, seen) in snap.dirs.items():
+        for d, (ino, mtime, seen) in list(snap.dirs.items()):
             try:
                 st = os.lstat(self.root / d)
             except OSError:
@@ -517,18 +798,51 @@ class Workspace:
             with os.scandir(self.root / d) as it:
                 for entry in it:
                     rel = f"{d}/{entry.name}" if d else entry.name
-                    if entry.is_dir(follow_symlinks=False) and rel not in snap.dirs:
-                        candidates.append(rel)
-        new: list[str] = []
-        if candidates:
-            nested = [sub for top in candidates for sub in self._subdirs(top)]
-            new = self._not_ignored(candidates + nested)
+                    if entry.name == ".git":
+                        if rel not in snap.gits:
+                            new.append(rel)  # a repository the attempt made, file or dir
+                    elif entry.is_dir(follow_symlinks=False) and rel not in snap.dirs:
+                        # git saw every directory holding files; one it did not see either is
+                        # new or holds only what git skips (FIFOs, sockets): keep the latter.
+                        born = entry.stat(follow_symlinks=False).st_ctime_ns
+                        if born >= snap.started - _RACY_NS:
+                            new.append(rel)
         return moved, new, missing
 
 
 _NO_GIT = "git is not installed or not on PATH; the workspace needs it to snapshot and restore"
 # Directories modified less than this long before we recorded them are listed on every restore.
 _RACY_NS = 2_000_000_000
+# A changed file larger than this is named in the patch ("Binary files ... differ"), not inlined.
+BIG_FILE_BYTES = 8 * 1024 * 1024
+_PATCH_ARGS = ("--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv", "-p", "--no-color")
+_BULK_CHECKIN = "core.bigFileThreshold=1"
+_CHUNK = 1 << 20
+_TOP_DIRS = ("--show-toplevel", "--git-dir", "--git-common-dir")
+_PLACEHOLDER = ".reference-loop-nested-repository"
+_EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
+_ZERO_SHA = b"0" * 40
+_NESTED_FAILED = "does not have a commit checked out"
+_EMBEDDED_WARNING = "adding embedded git repository"
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _git_error(proc: subprocess.CompletedProcess[bytes]) -> str:
+    msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    # git ends with a generic "fatal: adding files failed"; the cause is the first error.
+    errors = [line for line in msg if line.startswith("error:")]
+    return (errors or msg or [f"exit {proc.returncode}"])[0 if errors else -1]
 
 
 def _cfg_path(path: str) -> str:
@@ -544,11 +858,17 @@ def _parse_raw(data: bytes) -> tuple[list[_Entry], int]:
 
     Parsed by position, not by splitting on NUL: a patch of a "text" file may contain NULs.
     """
+    entries, raw_end = _parse_raw_records(data)
+    # The raw block's terminator before the patch.
+    return entries, raw_end + 1 if data.startswith(b"\0", raw_end) else raw_end
+
+
+def _parse_raw_records(data: bytes) -> tuple[list[_Entry], int]:
     entries: list[_Entry] = []
     pos = 0
     while data.startswith(b":", pos):
         end = data.index(b"\0", pos)
-        src_mode, _dst_mode, src_sha, _dst_sha, status = data[pos + 1 : end].decode().split()
+        src_mode, dst_mode, src_sha, dst_sha, status = data[pos + 1 : end].decode().split()
         pos = end + 1
         paths = []
         for _ in range(2 if status[0] in "RC" else 1):
@@ -556,10 +876,17 @@ def _parse_raw(data: bytes) -> tuple[list[_Entry], int]:
             paths.append(os.fsdecode(data[pos:end]))
             pos = end + 1
         new_path = paths[1] if len(paths) == 2 else None
-        entries.append(_Entry(status[0], src_mode, src_sha, paths[0], new_path))
-    if data.startswith(b"\0", pos):  # the raw block's terminator before the patch
-        pos += 1
+        entries.append(_Entry(status[0], src_mode, src_sha, paths[0], new_path, dst_mode, dst_sha))
     return entries, pos
+
+
+def _merge_raw_patches(first: bytes, second: bytes) -> bytes:
+    """Two ``--raw -z -p`` outputs as one: the raw records of both, then both patches."""
+    _a, a_end = _parse_raw_records(first)
+    _b, b_end = _parse_raw_records(second)
+    _a, a_patch = _parse_raw(first)
+    _b, b_patch = _parse_raw(second)
+    return first[:a_end] + second[:b_end] + b"\0" + first[a_patch:] + second[b_patch:]
 
 
 def _clear(path: bytes) -> None:

@@ -9,6 +9,11 @@ Everything here is real (files, sockets, SQLite); nothing stands in for the code
   path with ``server.serve(path, body, ...)``; redirects, delays, oversize bodies, HTML pages and
   HTTP errors are options of ``serve``. ``server.url(path)`` gives the absolute URL and
   ``server.hits`` the paths requested, in order.
+- ``make_skill(tmp_path, name, files)`` writes a multi-file skill (SKILL.md plus scripts,
+  references, assets; a file given as ``(bytes, True)`` is made executable).
+- ``git(repo, *args)``, ``make_git_repo(path)`` run real git with a fixed identity;
+  ``git_server`` is a real ``git daemon`` on 127.0.0.1 (``git_server.url(name)`` for a repo
+  under ``git_server.root``).
 - ``drip_server`` is a raw TCP server on 127.0.0.1 that answers every request one byte at a time
   (``server.drip(head, body, interval)``): a server that trickles headers or a body to outlast a
   per-read socket timeout.
@@ -101,6 +106,23 @@ def make_card(
     data = raw if raw is not None else card_text(name, **kwargs).encode("utf-8")
     (card_dir / "SKILL.md").write_bytes(data)
     return card_dir
+
+
+def make_skill(
+    tmp_path: Path,
+    name: str,
+    files: dict[str, bytes | str | tuple[bytes | str, bool]] | None = None,
+) -> Path:
+    """Write a multi-file skill ``tmp_path/<name>/``: a valid SKILL.md plus ``files``
+    (path -> bytes or text, or (bytes or text, executable)); returns the skill folder."""
+    skill = make_card(tmp_path, name)
+    for rel, value in (files or {}).items():
+        data, executable = value if isinstance(value, tuple) else (value, False)
+        target = skill / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        target.chmod(0o755 if executable else 0o644)
+    return skill
 
 
 @pytest.fixture
@@ -278,6 +300,111 @@ def https_card_server():
     server = CardServer(tls=True).start()
     yield server
     server.stop()
+
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.org",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.org",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run real git in ``repo`` with a fixed identity and no user config; return stdout."""
+    import os
+    import subprocess
+
+    done = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={**os.environ, **GIT_ENV},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def make_git_repo(path: Path) -> Path:
+    """``git init`` (branch ``main``) a folder, commit everything in it, return the folder."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "skills")
+    return path
+
+
+@dataclass
+class GitServer:
+    """``git daemon`` serving every repository under ``root`` on 127.0.0.1."""
+
+    root: Path
+    port: int = 0
+    proc: object = None
+
+    def url(self, name: str) -> str:
+        return f"git://127.0.0.1:{self.port}/{name}"
+
+
+@pytest.fixture
+def git_server(tmp_path):
+    """A real ``git daemon`` on 127.0.0.1 exporting ``git_server.root`` (repos go under it)."""
+    import socket
+    import subprocess
+    import time
+
+    root = tmp_path / "git-served"
+    root.mkdir()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            f"--base-path={root}",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(root),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("git daemon did not start")
+            time.sleep(0.05)
+    server = GitServer(root, port, proc)
+    yield server
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def corpus_dir() -> Path | None:
+    """``../shared/corpus`` beside the checkout (or beside the worktrees folder), if present:
+    the real skills some tests also try; those tests skip in a fresh clone."""
+    repo = Path(__file__).resolve().parent.parent
+    for candidate in (repo.parent / "shared" / "corpus", repo.parent.parent / "shared" / "corpus"):
+        if candidate.is_dir():
+            return candidate
+    return None
 
 
 class DripServer:

@@ -23,6 +23,7 @@ from conftest import (
 )
 
 from chimera_cards import review
+from chimera_cards.bundle import read_bundle_dir
 from chimera_cards.cli import main
 from chimera_cards.errors import (
     UnknownCardError,
@@ -134,7 +135,7 @@ def test_editing_the_blob_in_the_sqlite_file_after_approval(store, alice, card_s
     res = from_url(store, card_server, "edited-card")
     review.approve(store, "edited-card", res.sha256, key(alice))
     assert names(store, "edited-card") == ["edited-card"]
-    edit_blob(store.path, res.sha256, "first step", "first stop")
+    edit_blob(store.path, res.skill_sha256, "first step", "first stop")  # the SKILL.md bytes
     assert names(store, "edited-card") == []
     report = verify_store(store)
     kinds = {p.kind for p in report.problems}
@@ -152,11 +153,11 @@ def test_blob_rewritten_as_text_by_plain_sql_replace_is_tampered_not_a_crash(
     conn = sqlite3.connect(store.path)
     conn.execute(
         "UPDATE blobs SET data = replace(data, 'first step', 'first stop') WHERE sha256 = ?",
-        (res.sha256,),
+        (res.skill_sha256,),
     )
     conn.commit()
     assert conn.execute(
-        "SELECT typeof(data) FROM blobs WHERE sha256 = ?", (res.sha256,)
+        "SELECT typeof(data) FROM blobs WHERE sha256 = ?", (res.skill_sha256,)
     ).fetchone() == ("text",)
     conn.close()
     assert names(store, "retyped-card") == []
@@ -274,7 +275,7 @@ def test_a_forged_statement_cannot_occupy_a_reviewers_slot(store, alice, tmp_pat
     bob = generate_key("bob", tmp_path / "bob.key")  # not trusted yet when the forgery arrives
     mallory = generate_key("mallory", tmp_path / "mallory.key")
     card_dir = make_card(tmp_path / "in", "squat-card")
-    sha = __import__("hashlib").sha256((card_dir / "SKILL.md").read_bytes()).hexdigest()
+    sha = read_bundle_dir(card_dir).digest  # what a reviewer signs: the bundle digest
     lines = []
     for victim in (alice, bob):
         st = make_statement("squat-card", sha, "approve", victim.public.keyid)

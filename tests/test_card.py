@@ -666,3 +666,14 @@ def test_chimera_fields_and_triggers_are_read_from_metadata_too():
     card = parse_card(data)
     assert card.chimera_field("kind") == "pattern"
     assert card.triggers == ["first trigger", "second trigger"]
+
+
+def test_the_event_scan_is_skipped_only_where_nothing_it_refuses_can_be():
+    from chimera_cards.card import MAX_FRONTMATTER_DEPTH, _needs_event_scan
+
+    assert not _needs_event_scan("name: x\ndescription: plain words - and more\n")
+    assert _needs_event_scan("a: &x 1\n")
+    assert _needs_event_scan("a: *x\n")
+    deep = "[" * MAX_FRONTMATTER_DEPTH + "]" * MAX_FRONTMATTER_DEPTH
+    assert _needs_event_scan(f"a: {deep}\n")
+    assert _needs_event_scan("- " * MAX_FRONTMATTER_DEPTH + "x\n")

@@ -169,11 +169,50 @@ def test_missing_workspace_is_named_in_the_error(tmp_path):
     assert res.exit_code == 2 and "workspace is not a directory" in res.stderr
 
 
+def test_escape_sequences_from_the_verifier_never_reach_the_terminal_or_the_prompt(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "check.py").write_text(
+        "import sys\n"
+        "print('\\x1b]0;terminal title set by a test\\x07\\x1b[2J')\n"
+        "print('\\x1b[31mAssertionError: \\x1b]52;c;cGF5bG9hZA==\\x07red\\x1b[0m')\n"
+        "sys.exit(1)\n"
+    )
+    prompts = tmp_path / "p"
+    res = _run(
+        *("run", "--workspace", str(ws), "--verify", "{python} -B check.py"),
+        *("--task-text", "x", "--max-attempts", "2", "--prompts-dir", str(prompts)),
+        *("--attempter", "cmd:true"),
+    )
+    assert res.exit_code == 1
+    assert "\x1b" not in res.output and "\x07" not in res.output
+    assert "AssertionError: red" in res.output
+    second = (prompts / "attempt-2.txt").read_text()
+    assert "AssertionError: red" in second
+    assert "\x1b" not in second and "\x07" not in second
+
+
+def test_progress_line_of_a_three_thousand_file_attempt_is_short():
+    from reference_loop.cli import progress_line
+    from reference_loop.events import Event
+
+    files = [f"generated/{i:05d}.txt" for i in range(200)]
+    event = Event(
+        1,
+        "attempt_finished",
+        0.0,
+        {"attempt": 1, "verdict": "fail", "files": files, "files_total": 3000},
+    )
+    line = progress_line(event, 5)
+    assert line is not None and len(line) < 300
+    assert "and 2,995 more files" in line
+
+
 def test_protect_glob_makes_an_in_place_change_fail_and_leaves_the_workspace(tmp_path):
     task_dir = make_task_dir(tmp_path / "task")
     ws = task_dir / "project"
     before = {p.name: p.read_bytes() for p in ws.iterdir()}
-    res = _run(
+    res_args = [
         "run",
         "--workspace",
         str(ws),
@@ -190,10 +229,13 @@ def test_protect_glob_makes_an_in_place_change_fail_and_leaves_the_workspace(tmp
         "--protect",
         "m.py",
         "--json",
-    )
+    ]
+    res = _run(*res_args)
     assert res.exit_code == 1, res.output
     run = json.loads(res.stdout)
     assert [a["protected_violation"] for a in run["attempts"]] == [True, True]
     assert run["attempts"][0]["first_failing_step"]["name"] == "protected-paths"
     assert "attempt 1/2: changed protected path(s) m.py" in res.stderr
+    text = _run(*[a for a in res_args if a != "--json"])
+    assert "protected-path violations (reverted): attempts 1, 2" in text.stdout
     assert {p.name: p.read_bytes() for p in ws.iterdir()} == before

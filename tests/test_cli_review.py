@@ -166,10 +166,12 @@ def test_the_used_by_story(env, card_server):
     assert run("verify").exit_code == 0
     db = env / "home" / "cards.db"
     conn = sqlite3.connect(db)
-    data = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha,)).fetchone()[0]
+    # The SKILL.md bytes (the version's sha is its bundle digest, the manifest's key).
+    (skill,) = conn.execute("SELECT skill_sha256 FROM versions WHERE sha256 = ?", (sha,)).fetchone()
+    data = conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (skill,)).fetchone()[0]
     i = data.index(b"A remote card.")
     edited = data[:i] + b"a" + data[i + 1 :]
-    conn.execute("UPDATE blobs SET data = ? WHERE sha256 = ?", (edited, sha))
+    conn.execute("UPDATE blobs SET data = ? WHERE sha256 = ?", (edited, skill))
     conn.commit()
     conn.close()
     assert 'name="remote-card"' not in run("match", "remote-card").stdout

@@ -3,7 +3,6 @@ line on stderr, and the store untouched after a refusal."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
@@ -12,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import card_text, dump_store, make_card
 
+from chimera_cards.bundle import read_bundle_dir
 from chimera_cards.cli import main
 
 
@@ -35,7 +35,8 @@ def one_error_line(result) -> str:
 
 
 def sha_of(card_dir) -> str:
-    return hashlib.sha256((card_dir / "SKILL.md").read_bytes()).hexdigest()
+    """A version's hash: its bundle digest (a card alone is a one-file bundle)."""
+    return read_bundle_dir(card_dir).digest
 
 
 def test_import_by_path_prints_one_line_and_exits_0(db, card_factory):
@@ -226,7 +227,23 @@ def test_export_refuses_a_card_with_no_active_version_unless_asked(db, tmp_path,
     result = run("export", "held", "-o", tmp_path / "out", "--store", db)
     assert result.exit_code == 1 and "no active version" in one_error_line(result)
     assert not (tmp_path / "out").exists()
-    ok = run("export", "held", "-o", tmp_path / "out", "--version", sha_of(card), "--store", db)
+    # A pending version is not approved: exporting it needs --unapproved as well.
+    refused = run(
+        "export", "held", "-o", tmp_path / "out", "--version", sha_of(card), "--store", db
+    )
+    assert refused.exit_code == 1 and "not approved" in one_error_line(refused)
+    assert not (tmp_path / "out" / "held").exists()
+    ok = run(
+        "export",
+        "held",
+        "-o",
+        tmp_path / "out",
+        "--version",
+        sha_of(card),
+        "--unapproved",
+        "--store",
+        db,
+    )
     assert ok.exit_code == 0
 
 
@@ -253,7 +270,8 @@ def test_audit_lists_every_change_as_a_chain(db, card_factory):
 def test_verify_ok_then_tampering_exits_1_naming_the_problem(db, card_factory):
     run("import", card_factory("victim"), "--store", db)
     result = run("verify", "--store", db)
-    assert result.exit_code == 0 and result.stdout.startswith("ok: 1 blobs")
+    # The card's bytes and its bundle manifest: 2 blobs.
+    assert result.exit_code == 0 and result.stdout.startswith("ok: 2 blobs")
     conn = sqlite3.connect(db)
     conn.execute("UPDATE blobs SET data = CAST('tampered' AS BLOB)")
     conn.commit()

@@ -1,4 +1,5 @@
-"""The cmd: attempter runs a real command-line agent: prompt by file or stdin, timeout, group kill."""
+"""The cmd: attempter runs a real command-line agent: prompt by file or stdin, timeout, and
+nothing it starts outlives it."""
 
 from __future__ import annotations
 
@@ -160,3 +161,37 @@ def test_agent_sees_seed_and_prompt_file_in_its_environment(tmp_path: Path, ws: 
     make_cmd_attempter(f"{PY} {script}", seed=4).attempt("hello", ws, attempt=1)
     assert (ws / "env.txt").read_text() == "4 hello"
     assert os.path.exists(ws / "value.py")
+
+
+def test_a_setsid_child_of_the_agent_cannot_edit_the_workspace_after_the_revert(
+    tmp_path: Path, ws: Path
+) -> None:
+    from reference_loop.loop import LoopOptions, run_loop
+    from reference_loop.tasks import inline_task
+
+    (ws / "check.py").write_text("import value\nassert value.VALUE == 42\n")
+    before = {p.name: p.read_bytes() for p in ws.iterdir()}
+    script = tmp_path / "detaching_agent.py"
+    script.write_text(
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        f"    open({str(tmp_path / 'writer.pid')!r}, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(1.0)\n"
+        "    while True:\n"
+        "        open('value.py', 'w').write('VALUE = 42  # written after the revert\\n')\n"
+        "        time.sleep(0.02)\n"
+        f"while not os.path.exists({str(tmp_path / 'writer.pid')!r}):\n"
+        "    time.sleep(0.01)\n"
+    )
+    task = inline_task("make VALUE 42", "{python} -B check.py", timeout=20)
+    result = run_loop(
+        task,
+        CmdAttempter([sys.executable, str(script)]),
+        workspace=ws,
+        options=LoopOptions(max_attempts=1),
+    )
+    assert _wait_gone(int((tmp_path / "writer.pid").read_text()))
+    time.sleep(1.5)
+    assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
+    assert result.attempts[0].verdict == "fail"

@@ -473,3 +473,19 @@ def test_real_reply_echoing_the_whole_prompt_is_no_change(tmp_path) -> None:
     assert "greet.py" not in edit.paths
     assert apply_edit(edit, ws) == []  # the task's files written back as they were
     assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
+
+
+def test_real_reply_writing_back_the_file_with_other_blank_lines_changes_nothing(tmp_path) -> None:
+    """Gemma 3 270M echoed pages.py with one blank line fewer: same code, so no edit is made."""
+    ws = sample_project(tmp_path, "page-numbers")
+    before = (ws / "pages.py").read_bytes()
+    edit = parse_edit(reply("gemma3-270m-page-numbers-1.txt"), editable_files(ws))
+    assert apply_edit(edit, ws) == []
+    assert "pages.py differs only in layout or comments: left as it was" in edit.notes
+    assert (ws / "pages.py").read_bytes() == before
+
+
+def test_a_real_one_line_change_is_still_written(tmp_path) -> None:
+    ws = project(tmp_path, {"calc.py": CALC})
+    edit = parse_edit("calc.py\n```python\n" + CALC.replace("a - b", "a + b") + "```\n")
+    assert apply_edit(edit, ws) == ["calc.py"] and not edit.notes

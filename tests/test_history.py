@@ -159,3 +159,42 @@ def test_render_fitted_says_how_many_characters_the_budget_cut() -> None:
     small, cut = render_fitted(records, "accumulate", 600)
     assert cut == len(full) - len(small) > 0
     assert "Attempt 1" in small  # shrunk oldest-first, never dropped
+
+
+def test_an_attempt_that_creates_three_thousand_files_keeps_the_history_in_budget(tmp_path):
+    from dataclasses import dataclass
+
+    from reference_loop.attempters import AttemptOutcome, ToolStep
+    from reference_loop.history import DEFAULT_BUDGET
+    from reference_loop.loop import LoopOptions, run_loop
+    from reference_loop.records import MAX_RECORD_FILES
+    from reference_loop.tasks import inline_task
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "check.py").write_text("raise SystemExit(1)\n")
+
+    @dataclass
+    class Flooder:
+        name: str = "test:flooder"
+
+        def attempt(self, prompt, workspace, *, attempt):
+            for i in range(3000):
+                (workspace / f"generated_file_number_{i:05d}.txt").write_text("x")
+            return AttemptOutcome([ToolStep("flood", True)])
+
+    task = inline_task("x", "{python} -B check.py", timeout=20)
+    result = run_loop(task, Flooder(), workspace=ws, options=LoopOptions(max_attempts=2))
+    first = result.attempts[0]
+    assert first.files_total == 3000 and len(first.files) == MAX_RECORD_FILES
+    history = result.prompts[1][result.prompts[1].index(HEADING) :]
+    assert len(history) <= DEFAULT_BUDGET
+    assert "and 2,980 more files" in history
+    assert sorted(p.name for p in ws.iterdir()) == ["check.py"]
+
+
+def test_escape_sequences_in_a_file_name_are_shown_not_sent():
+    rec = AttemptRecord(number=1, verdict="fail", files=["\x1b]0;owned\x07x.py", "ok.py"])
+    text = render([rec])
+    assert "\x1b" not in text and "\x07" not in text
+    assert "x.py, ok.py" in text

@@ -11,6 +11,7 @@ import pytest
 from conftest import card_text, dump_store, make_card
 
 from chimera_cards import importer as importer_mod
+from chimera_cards.bundle import read_bundle_dir
 from chimera_cards.card import CardReadError
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.importer import import_source
@@ -50,9 +51,11 @@ def test_path_import_of_a_clean_card_is_active_and_clean(store, card_factory):
     result = one(import_source(store, card_dir))
     data = (card_dir / "SKILL.md").read_bytes()
     assert (result.outcome, result.status, result.provenance) == ("imported", "active", "clean")
-    assert result.sha256 == sha(data)
+    # A version is named by its bundle digest; a card alone is a one-file bundle.
+    assert result.sha256 == read_bundle_dir(card_dir).digest
+    assert result.skill_sha256 == sha(data)
     assert result.origin == str((card_dir / "SKILL.md").resolve())
-    assert store.get_blob(result.sha256) == data
+    assert store.get_blob(result.skill_sha256) == data
     assert store.active("tidy-card").sha256 == result.sha256
 
 
@@ -340,7 +343,8 @@ def test_symlink_escape_is_refused(seeded, tmp_path):
     card_dir = tmp_path / "cards" / "escaped"
     card_dir.mkdir(parents=True)
     (card_dir / "SKILL.md").symlink_to(secret)
-    assert_refused_and_unchanged(seeded, card_dir, "outside the card directory")
+    # Any symlink inside a skill folder is refused now, not only one that leaves it.
+    assert_refused_and_unchanged(seeded, card_dir, "symlink in a skill folder")
 
 
 def test_non_regular_file_is_refused(seeded, tmp_path):

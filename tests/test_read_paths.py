@@ -19,9 +19,19 @@ import reference_loop
 from chimera_cards import retrieve
 
 BLOB_SQL = re.compile(r"\bselect\b.*\bdata\b.*\bblobs\b", re.I | re.S)
-CARD_READERS = {"get_blob", "render_card"}  # calls that yield stored card bytes or prompt text
+# Calls that yield stored card bytes (any file of a bundle) or prompt text.
+CARD_READERS = {"get_blob", "get_bundle", "skill_bytes", "render_card"}
 # In the loop package, reading a card any way but through the gate is a bypass.
-LOOP_FORBIDDEN = {"get_blob", "render_card", "load_card", "read_card_bytes", "parse_card", "Store"}
+LOOP_FORBIDDEN = {
+    "get_blob",
+    "get_bundle",
+    "skill_bytes",
+    "render_card",
+    "load_card",
+    "read_card_bytes",
+    "parse_card",
+    "Store",
+}
 
 
 def _modules(pkg) -> list[tuple[str, Path]]:

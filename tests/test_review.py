@@ -299,3 +299,13 @@ def test_the_review_screen_shows_text_that_is_not_unicode_visibly(store):
         return  # parse refuses such text outright: the screen says so in one error
     assert "<U+D800>" in view.prompt_text
     review.format_view(view).encode("utf-8")  # printable
+
+
+def test_reviewing_the_active_version_diffs_against_the_one_it_superseded(store, tmp_path):
+    old = add(store, "demo", status="active", provenance="clean", origin="/c/demo")
+    new = add(
+        store, "demo", status="active", provenance="clean", origin="/c/demo", description="Newer."
+    )
+    assert status(store, "demo", old) == "retired"
+    view = review.review_view(store, "demo", new)
+    assert view.diff_against == old and "+description: Newer." in view.diff

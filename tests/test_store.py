@@ -211,7 +211,8 @@ def test_verify_is_clean_on_an_untouched_store_and_records_itself(filled):
     with Store(filled) as store:
         report = verify_store(store)
         assert report.ok and report.problems == []
-        assert (report.blobs, report.versions, report.audit_entries) == (3, 3, 3)
+        # Each version's bundle manifest is a blob too: 3 card blobs + 3 manifests.
+        assert (report.blobs, report.versions, report.audit_entries) == (6, 3, 3)
         assert report.recorded
         last = store.audit_entries()[-1]
         assert last.event == "verify" and last.detail["ok"] is True
@@ -226,7 +227,8 @@ def test_verify_catches_an_edited_blob(filled):
 
 def test_verify_catches_a_wrong_blob_size(filled):
     _raw(filled).execute("UPDATE blobs SET size = 1 WHERE data = ?", (b"beta one",))
-    assert _kinds(filled) == ["blob-size"]
+    # The bundle's file row still records the real size, so the bundle check sees it too.
+    assert _kinds(filled) == ["blob-size", "bundle-size"]
 
 
 def test_verify_catches_a_deleted_blob(filled):
@@ -261,7 +263,8 @@ def test_verify_catches_a_version_inserted_by_hand(filled):
         "VALUES ('gamma', ?, '/x', 'now', 'clean', 'active')",
         (sha,),
     )
-    assert _kinds(filled) == ["version-unrecorded"]
+    # Inserted without its bundle rows either: verify names both.
+    assert _kinds(filled) == ["bundle-missing", "version-unrecorded"]
 
 
 def test_verify_catches_a_deleted_version(filled):

@@ -247,3 +247,26 @@ def test_ctrl_c_while_verifying_kills_the_process_group_and_propagates(tmp_path)
     out, _ = proc.communicate(timeout=20)
     assert out.decode().strip() == "interrupted"
     assert wait_dead(int((tmp_path / "bg.pid").read_text()))
+
+
+def test_a_setsid_child_of_the_verifier_does_not_survive_its_timeout(tmp_path):
+    command = (
+        f'{sys.executable} -c "import os, time; os.setsid(); '
+        "open('bg.pid', 'w').write(str(os.getpid())); time.sleep(120)\" & sleep 120"
+    )
+    result = run_verifier(command, tmp_path, timeout=1)
+    assert result.verdict == "timeout"
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "bg.pid").exists() or not (tmp_path / "bg.pid").read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert wait_dead(int((tmp_path / "bg.pid").read_text()))
+
+
+def test_escape_sequences_are_dropped_from_the_result_but_kept_in_the_log(tmp_path):
+    log = tmp_path / "v.log"
+    command = "printf '\\033]0;pwned\\007\\033[31mFAILED test_x\\033[0m bell\\007\\n'; exit 1"
+    result = run_verifier(command, tmp_path, timeout=10, log_path=log)
+    assert result.output == "FAILED test_x bell\\x07"
+    assert result.failure_lines == ["FAILED test_x bell\\x07"]
+    assert b"\x1b]0;pwned\x07" in log.read_bytes()

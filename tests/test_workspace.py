@@ -316,10 +316,12 @@ def test_symlink_to_directory_is_restored_as_a_link_and_never_followed(tmp_path)
     assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
 
 
-def test_ignored_files_are_neither_diffed_nor_touched(project):
+def test_ignored_files_are_not_diffed_but_restore_undoes_them_too(project):
+    # The ignore list keeps caches out of the patch; it never keeps an attempt's change to them.
     (project / ".gitignore").write_text("*.log\n")
     (project / "keep.log").write_text("old log\n")
     (project / "doomed.log").write_text("will be deleted by the attempt\n")
+    before = tree_state(project)
     with Workspace(project, ignore=["build/"]) as ws:
         ws.snapshot()
         (project / "keep.log").write_text("new log\n")
@@ -335,12 +337,7 @@ def test_ignored_files_are_neither_diffed_nor_touched(project):
         ws.restore()
     assert [c.path for c in diff.files] == ["README.md"]
     assert "log" not in diff.text and "pyc" not in diff.text
-    assert (project / "keep.log").read_text() == "new log\n"
-    assert not (project / "doomed.log").exists()
-    assert (project / "build" / "out.o").read_bytes() == b"\x7fELF"
-    assert (project / "src" / "pkg" / "__pycache__" / "mod.cpython-311.pyc").exists()
-    assert (project / ".pytest_cache" / "v").exists()
-    assert (project / "README.md").read_text() == "readme\n"
+    assert tree_state(project) == before
 
 
 def test_a_new_gitignore_cannot_hide_a_new_file_from_restore(project):
@@ -564,12 +561,14 @@ def _lock_dir(path: Path) -> bool:
     chattr = shutil.which("chattr")
     if not chattr:
         return False
-    return subprocess.run([chattr, "+i", str(path)], capture_output=True).returncode == 0
+    return (
+        subprocess.run([chattr, "+i", str(path)], check=False, capture_output=True).returncode == 0
+    )
 
 
 def _unlock_dir(path: Path) -> None:
     if os.geteuid() == 0:
-        subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+        subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)
     else:
         os.chmod(path, 0o755)
 
@@ -590,3 +589,123 @@ def test_a_directory_the_attempt_locked_gives_one_clear_error_not_a_traceback(tm
             _unlock_dir(root / "locked")
         ws.restore()  # once the directory is writable again, restore completes
     assert (root / "locked" / "f.txt").read_text() == "f\n"
+
+
+# -- attacks: what an attempt leaves behind must not outlive the restore ------------------------
+
+
+@pytest.mark.parametrize("with_commit", [False, True], ids=["no_commit", "with_commit"])
+def test_a_git_init_by_the_attempt_is_snapshotted_diffed_and_removed(project, with_commit):
+    before = tree_state(project)
+    with Workspace(project) as ws:
+        ws.snapshot()
+        vendored = project / "vendored"
+        vendored.mkdir()
+        (vendored / "lib.py").write_text("planted = True\n")
+        git(vendored, "init", "-q")
+        if with_commit:
+            git(vendored, "add", "-A")
+            git(vendored, "commit", "-q", "-m", "x")
+        (project / "README.md").write_text("changed\n")
+        diff = ws.diff_and_restore()
+    assert {c.path for c in diff.files} == {"README.md", "vendored/lib.py"}
+    assert tree_state(project, skip_git=False) == before
+
+
+def test_files_inside_a_nested_repository_are_restored_and_its_git_dir_left_alone(project):
+    nested = project / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    (nested / "lib.py").write_text("x = 1\n")
+    git(nested, "init", "-q")
+    git(nested, "add", "-A")
+    git(nested, "commit", "-q", "-m", "vendored")
+    nested_git = dir_digest(nested / ".git")
+    before = tree_state(project)
+    with Workspace(project) as ws:
+        ws.snapshot()
+        (nested / "lib.py").write_text("x = 2\n")
+        (nested / "new.py").write_text("y = 1\n")
+        diff = ws.diff_and_restore()
+    assert {c.path for c in diff.files} == {"vendor/lib/lib.py", "vendor/lib/new.py"}
+    assert tree_state(project) == before
+    assert dir_digest(nested / ".git") == nested_git
+
+
+def test_a_planted_pyc_in_pycache_does_not_survive_the_restore(project):
+    # An unchecked-hash .pyc would make the next attempt import the planted code, not the source.
+    cache = project / "src" / "pkg" / "__pycache__"
+    cache.mkdir()
+    (cache / "mod.cpython-311.pyc").write_bytes(b"genuine cache")
+    before = tree_state(project)
+    with Workspace(project) as ws:
+        ws.snapshot()
+        (cache / "mod.cpython-311.pyc").write_bytes(b"planted: return a + b")
+        (cache / "__init__.cpython-311.pyc").write_bytes(b"planted too")
+        fresh = project / "__pycache__"
+        fresh.mkdir()
+        (fresh / "check.cpython-311.pyc").write_bytes(b"planted in a new cache dir")
+        diff = ws.diff_and_restore()
+    assert diff.files == []  # caches stay out of the patch ...
+    assert tree_state(project) == before  # ... but not out of the restore
+
+
+@pytest.mark.parametrize("where", ["root", "subdir", "file_in_subdir"])
+def test_a_git_dir_the_attempt_creates_anywhere_is_removed(project, where):
+    before = tree_state(project, skip_git=False)
+    with Workspace(project) as ws:
+        ws.snapshot()
+        if where == "root":
+            git(project, "init", "-q")
+        elif where == "subdir":
+            git(project / "src", "init", "-q")
+        else:
+            (project / "src" / "pkg" / ".git").write_text("gitdir: /somewhere/else\n")
+        ws.restore()
+    assert tree_state(project, skip_git=False) == before
+
+
+def test_a_hard_link_to_a_file_outside_is_replaced_not_written_through(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside the workspace\n")
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "f.txt").write_text("inside\n")
+    with Workspace(root) as ws:
+        ws.snapshot()
+        (root / "f.txt").unlink()
+        os.link(outside, root / "f.txt")
+        ws.restore()
+    assert (root / "f.txt").read_text() == "inside\n"
+    assert outside.read_text() == "outside the workspace\n"
+    assert os.lstat(root / "f.txt").st_nlink == 1
+
+
+def test_a_large_file_is_named_in_the_diff_not_inlined(project):
+    from reference_loop.workspace import BIG_FILE_BYTES
+
+    before = tree_state(project)
+    with Workspace(project) as ws:
+        ws.snapshot()
+        (project / "big.bin").write_bytes(b"\0" * (BIG_FILE_BYTES + 1))
+        (project / "README.md").write_text("changed\n")
+        diff = ws.diff_and_restore()
+    assert {c.path: c.status for c in diff.files} == {"big.bin": "A", "README.md": "M"}
+    assert "Binary files /dev/null and b/big.bin differ" in diff.text
+    assert "+changed" in diff.text
+    assert len(diff.raw) < 10_000
+    assert tree_state(project) == before
+
+
+def test_an_assume_unchanged_file_in_the_users_index_is_still_restored(tmp_path):
+    repo = _user_repo(tmp_path)
+    git(repo, "update-index", "--assume-unchanged", "sub/plain.txt")
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(repo)
+    with Workspace(repo) as ws:
+        assert ws.seeded
+        ws.snapshot()
+        (repo / "sub" / "plain.txt").write_text("edited behind git's back\n")
+        diff = ws.diff_and_restore()
+    assert [c.path for c in diff.files] == ["sub/plain.txt"]
+    assert tree_state(repo) == before
+    assert _repo_fingerprint(repo) == fingerprint

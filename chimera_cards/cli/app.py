@@ -33,17 +33,17 @@ COMMANDS: dict[str, LazyCommand] = {
         (
             "hash",
             f"{_LINT}:hash_",
-            "Print the SHA-256 of a card's exact bytes, in hex and as sha256-<base64> (SRI).",
+            "Print each skill's SKILL.md SHA-256 (hex, SRI) and its bundle digest over every file.",
         ),
         (
             "import",
             f"{_STORE}:import_cmd",
-            "Import SOURCE: a SKILL.md, a card directory, a folder of cards, or an http(s) URL.",
+            "Import SOURCE: skill folders, an archive, a git repository, or a URL.",
         ),
         (
             "lock",
             f"{_STORE}:lock_cmd",
-            "Write a lockfile pinning every active card to its SHA-256.",
+            "Write a lockfile pinning every active skill to its bundle digest (every file).",
         ),
         (
             "list",
@@ -58,7 +58,7 @@ COMMANDS: dict[str, LazyCommand] = {
         (
             "export",
             f"{_STORE}:export_cmd",
-            "Write the byte-identical SKILL.md of a card (its active version by default).",
+            "Write a skill's whole folder byte-identical, exec bits kept, plus approvals.jsonl.",
         ),
         (
             "audit",

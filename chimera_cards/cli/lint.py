@@ -1,4 +1,4 @@
-"""``chimera-cards lint`` and ``hash``: thin click skins over lint.py and integrity.py."""
+"""``chimera-cards lint`` and ``hash``: thin click skins over lint.py and sources.py."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from urllib.parse import quote
 import click
 
 from chimera_cards import __version__
-from chimera_cards.card import read_card_bytes
 from chimera_cards.cli.common import echo_json, reports_errors
-from chimera_cards.integrity import sha256_hex, sri
 from chimera_cards.lint import DEFAULT_PROFILE, PROFILES, RULES, LintReport, lint_paths
+from chimera_cards.sources import hash_paths
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -129,22 +128,23 @@ def lint(
 
 
 @click.command("hash")
-@click.argument("path", type=click.Path())
-@click.option("--json", "as_json", is_flag=True, help="Print {path, sha256, integrity, bytes}.")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print each skill's hashes and its manifest.")
 @reports_errors
-def hash_(path: str, as_json: bool) -> None:
-    """Print the SHA-256 of a card's exact bytes, in hex and as sha256-<base64> (SRI)."""
-    data, resolved = read_card_bytes(path)
-    result = {
-        "path": resolved,
-        "sha256": sha256_hex(data),
-        "integrity": sri(data),
-        "bytes": len(data),
-    }
+def hash_(paths: tuple[str, ...], as_json: bool) -> None:
+    """Print each skill's SKILL.md SHA-256 (hex, SRI) and its bundle digest over every file.
+
+    PATHS: skill folders, collections, archives, SKILL.md files.
+
+    Pin SKILL.md alone with `import --sha256`, the whole skill with `import --digest`.
+    """
+    results = hash_paths(list(paths))
     if as_json:
-        echo_json(result)
-    else:
-        click.echo(f"{result['sha256']}  {result['integrity']}  {path}")
+        payload = [r.to_dict() for r in results]
+        echo_json(payload[0] if len(paths) == 1 and len(payload) == 1 else payload)
+        return
+    for r in results:
+        click.echo(f"{r.sha256}  {r.integrity}  digest:{r.digest}  {r.path}")
 
 
 COMMANDS = [lint, hash_]

@@ -227,17 +227,29 @@ def _decision_output(d: review.Decision, as_json: bool) -> None:
 @click.command("approve")
 @click.argument("name")
 @key_option
-@click.option("--sha256", "sha256", required=True, help="SHA-256 of the exact bytes you reviewed.")
+@click.option(
+    "--sha256",
+    "sha256",
+    required=True,
+    help="The version you reviewed: its bundle digest, as `review` prints it.",
+)
 @click.option("--note", default="", help="A note kept in the signed statement.")
+@click.option(
+    "--accept",
+    "accept",
+    multiple=True,
+    metavar="FINDING-ID",
+    help="Accept this error finding as read (repeat for each); kept in the signed statement.",
+)
 @passphrase_option
 @store_option
 @json_option
 @reports_errors
-def approve_cmd(name, keyfile, sha256, note, passphrase_file, store_path, as_json) -> None:
+def approve_cmd(name, keyfile, sha256, note, accept, passphrase_file, store_path, as_json) -> None:
     """Sign an approval of NAME's version with this SHA-256."""
     private = _load_key(keyfile, passphrase_file)
     with open_store(store_path) as store:
-        d = review.approve(store, name, sha256, private, note)
+        d = review.approve(store, name, sha256, private, note, accept=accept)
     _decision_output(d, as_json)
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from chimera_cards.card import find_card_files
+from chimera_cards.bundle import find_bundle_dirs
+from chimera_cards.card import CardReadError
 from chimera_cards.cli.common import (
     SECONDS,
     echo_json,
@@ -18,11 +19,14 @@ from chimera_cards.cli.common import (
     reports_errors,
     store_option,
 )
+from chimera_cards.codescan import finding_id
 from chimera_cards.errors import UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT, is_url
+from chimera_cards.gitsource import is_git_source
 from chimera_cards.importer import ImportResult, import_source
-from chimera_cards.integrity import expected_hex
+from chimera_cards.integrity import expected_hex, parse_sha256
 from chimera_cards.lockfile import read_lockfile, write_lockfile
+from chimera_cards.review import accepted_findings
 from chimera_cards.store import (
     STATUSES,
     Version,
@@ -74,6 +78,25 @@ def _error_line(result: ImportResult) -> str:
     default=None,
     help="Refuse any card whose name and hash are not pinned in this lockfile.",
 )
+@click.option(
+    "--digest",
+    default=None,
+    metavar="HEX",
+    help="The skill's bundle digest (every file) must be this, or nothing is stored.",
+)
+@click.option(
+    "--ref",
+    default=None,
+    metavar="REF",
+    help="Read SOURCE as a git repository at this branch, tag or commit.",
+)
+@click.option(
+    "--skill",
+    "skill",
+    default=None,
+    metavar="NAME",
+    help="Import only this skill out of a collection, archive or repository.",
+)
 @click.option("--taint", is_flag=True, help="Mark the import tainted (held pending for review).")
 @click.option(
     "--timeout",
@@ -85,30 +108,43 @@ def _error_line(result: ImportResult) -> str:
 @store_option
 @json_option
 @reports_errors
-def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, as_json) -> None:
-    """Import SOURCE: a SKILL.md, a card directory, a folder of cards, or an http(s) URL.
+def import_cmd(
+    source, sha256, integrity, digest, ref, skill, lockfile, taint, timeout, store_path, as_json
+) -> None:
+    """Import SOURCE: skill folders, an archive, a git repository, or a URL.
 
-    One line per card. Exit 0 when every card imported (or was already present), 1 when any was
-    refused, 2 for a usage error.
+    SOURCE: a skill folder, a folder of skills, a SKILL.md, an archive (.zip, .skill, .tar.gz;
+    path or URL), a git repository (path or URL; --ref), or a SKILL.md URL.
+
+    Every file of each skill is stored as one bundle. One line per skill. Exit 0 when every skill
+    imported (or was already present), 1 when any was refused, 2 for a usage error.
     """
     # Usage errors first, so a bad invocation does not even create a store file.
     expected_hex(sha256, integrity)
+    if digest:
+        parse_sha256(digest, "--digest")
     if lockfile is not None:
         read_lockfile(lockfile)
-    if not is_url(source) and not find_card_files(source):
-        raise UsageError(
-            f"{source}: no cards found (expected a SKILL.md, a card directory, "
-            "or a folder of card directories)"
-        )
+    if not is_url(source) and not is_git_source(source) and ref is None:
+        if not Path(source).exists() and not Path(source).is_symlink():
+            raise CardReadError(f"{source}: no such file or directory")
+        if Path(source).is_dir() and not find_bundle_dirs(source):
+            raise UsageError(
+                f"{source}: no cards found (expected a SKILL.md, a skill folder, "
+                "or a folder of them)"
+            )
     with open_store(store_path, create=True) as store:
         results = import_source(
             store,
             source,
             sha256=sha256,
             integrity=integrity,
+            digest=digest,
             lockfile=lockfile,
             taint=taint,
             timeout=timeout,
+            ref=ref,
+            skill=skill,
         )
     if as_json:
         payload = [r.to_dict() for r in results]
@@ -137,9 +173,9 @@ def import_cmd(source, sha256, integrity, lockfile, taint, timeout, store_path, 
 @json_option
 @reports_errors
 def lock_cmd(output, store_path, as_json) -> None:
-    """Write a lockfile pinning every active card to its SHA-256."""
+    """Write a lockfile pinning every active skill to its bundle digest (every file)."""
     with open_store(store_path) as store:
-        pins = {v.name: v.sha256 for v in store.versions(status="active")}
+        pins = {v.name: v.digest for v in store.versions(status="active")}
     write_lockfile(output, pins)
     if as_json:
         echo_json({"path": str(output), "pins": pins})
@@ -189,12 +225,16 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
     with open_store(store_path) as store:
         version = select_version(store, name, sha_prefix)
         history = store.versions(name=name)
-        size = len(store.get_blob(version.sha256) or b"")
+        files = store.bundle_files(version.digest)
+        size = sum(f.size for f in files)
+        accepted = accepted_findings(store, version.name, version.sha256)
     if as_json:
         echo_json(
             {
                 **version.to_dict(),
                 "size": size,
+                "manifest": [f.to_dict() for f in files],
+                "accepted": accepted,
                 "history": [
                     {k: v for k, v in h.to_dict().items() if k != "findings"} for h in history
                 ],
@@ -210,17 +250,25 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
     ]
     if version.final_url and version.final_url != version.origin:
         fields.append(("final url", version.final_url))
-    fields += [("imported", version.imported_at), ("size", f"{size} bytes")]
+    if version.digest != version.sha256:
+        fields.append(("digest", version.digest))
+    fields += [
+        ("imported", version.imported_at),
+        ("size", f"{size} bytes in {len(files)} file{'s' if len(files) != 1 else ''}"),
+    ]
     if version.reason:
         fields.append(("reason", version.reason))
     for label, value in fields:
         click.echo(f"{label + ':':<12}{value}")
     click.echo(f"findings:   {len(version.findings) or 'none'}")
+    for f in files:
+        mode = "755" if f.executable else "644"
+        click.echo(f"  {mode} {f.size:>9} {f.sha256[:12]}  {f.path}")
     for f in version.findings:
-        where = f"line {f.get('line')}" if f.get("line") else "-"
-        click.echo(
-            f"  {where:<9} {f.get('severity', ''):<8} {f.get('rule', '')}: {f.get('message', '')}"
-        )
+        fid = finding_id(f)
+        where = f"{f.get('path') or 'SKILL.md'}:{f.get('line') or '-'}"
+        mark = " (accepted in a signed approval)" if fid in accepted else ""
+        click.echo(f"  {where:<9} {f.get('severity', ''):<8} {fid}: {f.get('message', '')}{mark}")
     click.echo(f"history:    {len(history)} version{'s' if len(history) != 1 else ''}")
     for h in history:
         mark = "*" if h.sha256 == version.sha256 else " "
@@ -238,7 +286,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
     "directory",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Directory; the card is written to DIR/NAME/SKILL.md.",
+    help="Directory; the skill's folder is written to DIR/NAME/.",
 )
 @click.option(
     "--version",
@@ -247,17 +295,29 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
     metavar="SHA",
     help="Export this version instead of the active one.",
 )
+@click.option(
+    "--unapproved",
+    is_flag=True,
+    help="Also export a version that is not approved (pending, rejected, retired).",
+)
 @store_option
 @json_option
 @reports_errors
-def export_cmd(name, directory, sha_prefix, store_path, as_json) -> None:
-    """Write the byte-identical SKILL.md of a card (its active version by default)."""
+def export_cmd(name, directory, sha_prefix, unapproved, store_path, as_json) -> None:
+    """Write a skill's whole folder byte-identical, exec bits kept, plus approvals.jsonl.
+
+    Its active, approved version by default.
+    """
     with open_store(store_path) as store:
-        result = export_card(store, name, directory, sha_prefix=sha_prefix)
+        result = export_card(store, name, directory, sha_prefix=sha_prefix, unapproved=unapproved)
     if as_json:
         echo_json(result.to_dict())
         return
-    click.echo(f"exported {result.name} {result.sha256[:12]} to {result.path}")
+    n = len(result.bundle_files)
+    click.echo(
+        f"exported {result.name} {result.sha256[:12]} ({n} file{'s' if n != 1 else ''}) "
+        f"to {Path(result.path).parent}"
+    )
     for extra in result.files:
         click.echo(f"  with {extra}")
 

@@ -23,6 +23,8 @@ from pathlib import Path
 from reference_loop.attempters import AttemptOutcome, ToolStep
 from reference_loop.errors import LoopUsageError
 from reference_loop.process import run_in_group
+from reference_loop.sandbox import Sandbox
+from reference_loop.textsafe import visible
 
 DEFAULT_TIMEOUT = 600.0
 KILL_GRACE = 2.0  # an agent gets a SIGTERM and this long to clean up before SIGKILL
@@ -50,6 +52,7 @@ class CmdAttempter:
     seed: int = 0
     env: dict[str, str] = field(default_factory=dict)
     name: str = ""
+    sandbox: Sandbox | None = None  # run inside bubblewrap, the workspace the only writable path
 
     def __post_init__(self) -> None:
         if not self.argv:
@@ -87,6 +90,8 @@ class CmdAttempter:
             prompt_file = tmpdir / f"prompt-attempt-{attempt}.txt"
             prompt_file.write_text(prompt, encoding="utf-8")
             argv = self.command_for(prompt_file, workspace, attempt)
+            if self.sandbox is not None:
+                argv = self.sandbox.wrap(argv, workspace=workspace, readable=[tmpdir])
             env = {
                 **os.environ,
                 **self.env,
@@ -126,7 +131,7 @@ class CmdAttempter:
                     if stdin is not subprocess.DEVNULL:
                         stdin.close()
             duration = time.monotonic() - started
-            stderr_tail = tail(stderr_path.read_bytes().decode("utf-8", "replace"))
+            stderr_tail = tail(visible(stderr_path.read_bytes().decode("utf-8", "replace")))
         shown = " ".join(shlex.quote(a) for a in self.argv)
         if timed_out:
             error = f"timed out after {self.timeout:g}s; process group killed"

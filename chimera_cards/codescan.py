@@ -1,0 +1,719 @@
+"""What a reviewer must see in a skill's other files: scripts as code, binaries by type and hash.
+
+Every file of a bundle other than ``SKILL.md`` is classified as text, script or binary:
+
+- a **script** is a file with a script extension (``.py``, ``.sh``, ``.js``, …), a ``#!`` line,
+  or the executable bit. Python is read with ``ast`` (so a comment or a string mentioning
+  ``subprocess`` is not a call); shell and other languages line by line. Findings name the path
+  and line: network access, process execution, ``eval``/``exec`` and other dynamic code, writes
+  outside the skill folder (absolute, home or ``..`` paths), and obfuscation (long base64 or hex
+  blobs, decode-then-run). They are listed for the reviewer, not verdicts: network and process
+  use are ``info``, the rest ``warning`` (a security skill may quote anything; see ``--accept``);
+- a **binary** (not UTF-8, or holding NUL bytes) is listed with its size, a type guessed from its
+  first bytes, and its SHA-256; a native executable is a ``warning``;
+- text files (and scripts) also go through the hidden-instruction scan, each finding with its path.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from chimera_cards.bundle import SKILL_FILE, Bundle
+from chimera_cards.card import Card
+from chimera_cards.lint import INFO, WARNING, Finding, lint_card, lint_text
+
+__all__ = [
+    "CODE_RULES",
+    "BundleScan",
+    "FileReport",
+    "binary_type",
+    "classify",
+    "finding_id",
+    "lint_bundle",
+    "scan_bundle",
+    "scan_python",
+    "scan_script",
+    "scan_shell",
+]
+
+CODE_RULES: dict[str, str] = {
+    "code-network": "A script opens network connections or downloads (info for the reviewer).",
+    "code-exec": "A script runs other programs (info for the reviewer).",
+    "code-eval": "A script runs code built at run time (eval, exec, compile, dynamic import).",
+    "code-write-outside": "A script writes or deletes outside the skill folder.",
+    "code-obfuscation": "A long base64/hex blob or a decode-then-run pattern in a script.",
+    "binary-file": "A binary file, listed with its size, type and SHA-256.",
+    "binary-executable": "A native executable (ELF, Mach-O, PE) shipped inside the skill.",
+}
+
+SCRIPT_EXTENSIONS = {
+    ".py": "python",
+    ".pyw": "python",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".zsh": "shell",
+    ".ksh": "shell",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "javascript",
+    ".rb": "ruby",
+    ".pl": "perl",
+    ".ps1": "powershell",
+    ".bat": "batch",
+    ".cmd": "batch",
+}
+_SHEBANG_LANGUAGES = (
+    ("python", "python"),
+    ("bash", "shell"),
+    ("zsh", "shell"),
+    ("ksh", "shell"),
+    ("dash", "shell"),
+    ("/sh", "shell"),
+    (" sh", "shell"),
+    ("node", "javascript"),
+    ("deno", "javascript"),
+    ("ruby", "ruby"),
+    ("perl", "perl"),
+    ("pwsh", "powershell"),
+)
+# Long enough that identifiers, hashes in lockfiles (64 hex) and short tokens are not flagged.
+BLOB_MIN = 200
+# Base64 runs are the hidden-instruction scan's (``base64-blob``, every text file); scripts add
+# hex, as one run of digits or as \\x escapes.
+_HEX_BLOB = re.compile(rf"[0-9a-fA-F]{{{BLOB_MIN},}}")
+_HEX_ESCAPES = re.compile(r"(?:\\x[0-9a-fA-F]{2}){32,}")
+
+_MAGIC: tuple[tuple[bytes, int, str], ...] = (
+    (b"\x7fELF", 0, "ELF executable"),
+    (b"\xcf\xfa\xed\xfe", 0, "Mach-O executable"),
+    (b"\xce\xfa\xed\xfe", 0, "Mach-O executable"),
+    (b"\xca\xfe\xba\xbe", 0, "Mach-O universal binary"),
+    (b"MZ", 0, "PE/DOS executable"),
+    (b"\x00asm", 0, "WebAssembly module"),
+    (b"\x89PNG\r\n\x1a\n", 0, "PNG image"),
+    (b"\xff\xd8\xff", 0, "JPEG image"),
+    (b"GIF8", 0, "GIF image"),
+    (b"RIFF", 0, "RIFF (WebP/WAV/AVI)"),
+    (b"%PDF-", 0, "PDF document"),
+    (b"PK\x03\x04", 0, "zip archive"),
+    (b"\x1f\x8b", 0, "gzip data"),
+    (b"BZh", 0, "bzip2 data"),
+    (b"\xfd7zXZ\x00", 0, "xz data"),
+    (b"7z\xbc\xaf\x27\x1c", 0, "7-zip archive"),
+    (b"ustar", 257, "tar archive"),
+    (b"SQLite format 3\x00", 0, "SQLite database"),
+    (b"wOFF", 0, "WOFF font"),
+    (b"wOF2", 0, "WOFF2 font"),
+    (b"\x00\x01\x00\x00", 0, "TrueType font"),
+    (b"OTTO", 0, "OpenType font"),
+)
+_NATIVE = ("ELF executable", "Mach-O executable", "Mach-O universal binary", "PE/DOS executable")
+
+
+@dataclass
+class FileReport:
+    path: str
+    kind: str  # "skill" | "text" | "script" | "binary"
+    size: int
+    sha256: str
+    executable: bool
+    language: str | None = None  # for scripts
+    type: str | None = None  # for binaries: what the first bytes say
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass
+class BundleScan:
+    files: list[FileReport]
+    findings: list[Finding] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "files": [f.to_dict() for f in self.files],
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def binary_type(data: bytes) -> str:
+    """A short description of a binary file from its first bytes ("data" when unknown).
+
+    Args:
+        data: the file's bytes.
+    Returns:
+        e.g. "PNG image", "ELF executable", "data".
+    """
+    for magic, offset, label in _MAGIC:
+        if data[offset : offset + len(magic)] == magic:
+            return label
+    return "data"
+
+
+def _language(path: str, text: str | None, executable: bool) -> str | None:
+    dot = path.rfind(".")
+    if dot > path.rfind("/"):
+        lang = SCRIPT_EXTENSIONS.get(path[dot:].lower())
+        if lang:
+            return lang
+    if text is not None and text.startswith("#!"):
+        first = text.split("\n", 1)[0].lower()
+        for needle, lang in _SHEBANG_LANGUAGES:
+            if needle in first:
+                return lang
+        return "unknown"
+    if executable:
+        return "unknown"
+    return None
+
+
+def classify(
+    path: str, data: bytes, executable: bool, sha256: str = ""
+) -> tuple[FileReport, str | None]:
+    """Classify one file and decode it if it is text.
+
+    Args:
+        path: its path in the bundle.
+        data: its bytes.
+        executable: its executable bit.
+        sha256: its hash (from the manifest).
+    Returns:
+        (FileReport, text or None for a binary).
+    """
+    text: str | None
+    if b"\0" in data:
+        text = None
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+    if text is None:
+        return FileReport(
+            path, "binary", len(data), sha256, executable, type=binary_type(data)
+        ), None
+    if path == SKILL_FILE:
+        return FileReport(path, "skill", len(data), sha256, executable), text
+    language = _language(path, text, executable)
+    kind = "script" if language else "text"
+    return FileReport(path, kind, len(data), sha256, executable, language=language), text
+
+
+# --- Python, read with ast ------------------------------------------------------------------
+
+_PY_NETWORK_MODULES = {
+    "socket", "ssl", "urllib", "urllib2", "urllib3", "http", "httplib", "requests", "httpx",
+    "aiohttp", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "paramiko", "websocket",
+    "websockets", "xmlrpc", "grpc", "pycurl", "dns",
+}  # fmt: skip
+_PY_EXEC_CALLS = {
+    "os.system", "os.popen", "os.execv", "os.execve", "os.execvp", "os.execvpe", "os.execl",
+    "os.execle", "os.execlp", "os.execlpe", "os.spawnv", "os.spawnve", "os.spawnvp", "os.spawnl",
+    "os.spawnlp", "os.posix_spawn", "os.posix_spawnp", "os.startfile", "pty.spawn",
+    "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+    "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput",
+    "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell", "commands.getoutput",
+}  # fmt: skip
+_PY_EVAL_CALLS = {
+    "eval", "exec", "compile", "__import__", "importlib.import_module", "runpy.run_path",
+    "runpy.run_module", "marshal.loads", "pickle.loads", "pickle.load", "ctypes.CDLL",
+    "ctypes.cdll.LoadLibrary",
+}  # fmt: skip
+_PY_DECODERS = {"base64.b64decode", "base64.b85decode", "base64.a85decode", "base64.decodebytes",
+                "codecs.decode", "zlib.decompress", "bytes.fromhex", "binascii.unhexlify",
+                "binascii.a2b_base64"}  # fmt: skip
+_PY_FS_WRITERS = {
+    "shutil.rmtree", "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree",
+    "shutil.move", "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename",
+    "os.replace", "os.makedirs", "os.mkdir", "os.chmod", "os.chown", "os.symlink", "os.link",
+    "os.truncate",
+}  # fmt: skip
+_PATH_WRITE_METHODS = {"write_text", "write_bytes", "unlink", "rmdir", "mkdir", "touch", "chmod",
+                       "rename", "replace", "symlink_to", "hardlink_to"}  # fmt: skip
+
+
+def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, with import aliases resolved (``sp.run`` ->
+    ``subprocess.run``)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(aliases.get(node.id, node.id))
+    return ".".join(reversed(parts))
+
+
+def _outside_literal(value: str) -> bool:
+    """A path literal that points outside the skill folder."""
+    v = value.strip()
+    if v in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"):
+        return False
+    return (
+        v.startswith(("/", "~", "\\\\"))
+        or v == ".."
+        or v.startswith("../")
+        or "/../" in v
+        or (len(v) > 2 and v[1] == ":" and v[2] in "/\\")
+    )
+
+
+def _first_str(node: ast.Call) -> str | None:
+    if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return node.args[0].value
+    return None
+
+
+def _open_mode(node: ast.Call) -> str:
+    mode = node.args[1] if len(node.args) > 1 else None
+    for kw in node.keywords:
+        if kw.arg == "mode":
+            mode = kw.value
+    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
+        return mode.value
+    return "r"
+
+
+_BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+_CALL_SITE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
+
+
+def _sensitive_names() -> frozenset[str]:
+    names = {n.rsplit(".", 1)[-1] for n in (*_PY_EXEC_CALLS, *_PY_EVAL_CALLS, *_PY_FS_WRITERS)}
+    return frozenset(names | _PATH_WRITE_METHODS | {"open", "home", "expanduser"})
+
+
+_SENSITIVE = _sensitive_names()
+
+
+class _PyScanner:
+    """Imports are read first (statements only), so an alias (``import subprocess as sp``) is
+    known when ``sp.run`` is seen. Then only the statements on lines where such a name is called
+    are walked for calls: walking every expression of every script costs more than parsing it,
+    and a call can only be flagged if its name (or the alias naming it) is written at the call.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.aliases: dict[str, str] = {}
+        self.findings: list[Finding] = []
+
+    def scan(self, tree: ast.Module, text: str) -> list[Finding]:
+        imports: list[ast.stmt] = []
+        self._statements(tree.body, imports.append)
+        for node in sorted(imports, key=lambda n: n.lineno):
+            if isinstance(node, ast.Import):
+                self.visit_Import(node)
+            elif isinstance(node, ast.ImportFrom):
+                self.visit_ImportFrom(node)
+        wanted = _SENSITIVE | set(self.aliases)
+        lines: set[int] = set()
+        newlines = 0
+        last = 0
+        for m in _CALL_SITE.finditer(text):
+            if m.group(1).rsplit(".", 1)[-1] in wanted or m.group(1).split(".", 1)[0] in wanted:
+                newlines += text.count("\n", last, m.start())
+                last = m.start()
+                lines.add(newlines + 1)
+        if lines:
+            for call in self._calls_on(tree.body, lines):
+                self.visit_Call(call)
+        _blob_findings(text, self.path, 1, self.findings)
+        return sorted(self.findings, key=lambda f: f.line or 0)
+
+    def _statements(self, body: list, found) -> None:
+        for st in body:
+            if isinstance(st, (ast.Import, ast.ImportFrom)):
+                found(st)
+            for name in _BODY_FIELDS:
+                children = getattr(st, name, None)
+                if children:
+                    if name == "handlers" or name == "cases":
+                        for child in children:
+                            self._statements(child.body, found)
+                    else:
+                        self._statements(children, found)
+
+    def _calls_on(self, body: list, lines: set[int]) -> list[ast.Call]:
+        """Every call inside the statements that span one of ``lines``."""
+        out: list[ast.Call] = []
+        for st in body:
+            start, end = st.lineno, st.end_lineno or st.lineno
+            if not any(start <= n <= end for n in lines):
+                continue
+            nested = [name for name in _BODY_FIELDS if getattr(st, name, None)]
+            if not nested:
+                out.extend(n for n in ast.walk(st) if isinstance(n, ast.Call))
+                continue
+            for name, value in ast.iter_fields(st):
+                if name in _BODY_FIELDS:
+                    if name == "handlers" or name == "cases":
+                        for child in value:
+                            out.extend(self._calls_on(child.body, lines))
+                            guard = getattr(child, "type", None) or getattr(child, "guard", None)
+                            if guard is not None:
+                                out.extend(n for n in ast.walk(guard) if isinstance(n, ast.Call))
+                    else:
+                        out.extend(self._calls_on(value, lines))
+                elif isinstance(value, ast.AST):
+                    out.extend(n for n in ast.walk(value) if isinstance(n, ast.Call))
+                elif isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, ast.AST):
+                            out.extend(n for n in ast.walk(item) if isinstance(n, ast.Call))
+        return out
+
+    def add(self, rule: str, severity: str, message: str, node: ast.AST) -> None:
+        self.findings.append(
+            Finding(rule, severity, message, getattr(node, "lineno", None), self.path)
+        )
+
+    def _imported(self, module: str, node: ast.AST) -> None:
+        top = module.split(".")[0]
+        if top in _PY_NETWORK_MODULES:
+            self.add("code-network", INFO, f"imports {module} (network access)", node)
+        elif top in ("subprocess", "pty") or module in ("multiprocessing",):
+            self.add("code-exec", INFO, f"imports {module} (runs other programs)", node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.aliases[(alias.asname or alias.name).split(".")[0]] = (
+                alias.name if alias.asname else alias.name.split(".")[0]
+            )
+            self._imported(alias.name, node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        for alias in node.names:
+            self.aliases[alias.asname or alias.name] = (
+                f"{module}.{alias.name}" if module else alias.name
+            )
+        if node.level == 0 and module:
+            self._imported(module, node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = _dotted(node.func, self.aliases) or ""
+        if name in _PY_EXEC_CALLS:
+            shell = any(
+                kw.arg == "shell" and isinstance(kw.value, ast.Constant) and kw.value.value
+                for kw in node.keywords
+            )
+            self.add(
+                "code-exec", INFO, f"calls {name}" + (" with shell=True" if shell else ""), node
+            )
+        elif name in _PY_EVAL_CALLS:
+            self.add("code-eval", WARNING, f"calls {name} (runs code built at run time)", node)
+            if any(
+                isinstance(a, ast.Call) and (_dotted(a.func, self.aliases) or "") in _PY_DECODERS
+                for a in ast.walk(node)
+                if a is not node
+            ):
+                self.add(
+                    "code-obfuscation", WARNING, f"{name} of decoded data (decode-then-run)", node
+                )
+        elif name in _PY_FS_WRITERS or name == "open" or name == "io.open":
+            literal = _first_str(node)
+            if name in ("open", "io.open") and not any(c in _open_mode(node) for c in "wax+"):
+                literal = None
+            if literal is not None and _outside_literal(literal):
+                self.add(
+                    "code-write-outside",
+                    WARNING,
+                    f"{name} on {literal!r} (outside the skill folder)",
+                    node,
+                )
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_WRITE_METHODS:
+            target = node.func.value
+            if isinstance(target, ast.Call):
+                inner = _dotted(target.func, self.aliases) or ""
+                literal = _first_str(target)
+                home = inner.endswith("Path.home") or inner.endswith("expanduser")
+                if home or (inner.endswith("Path") and literal and _outside_literal(literal)):
+                    self.add(
+                        "code-write-outside",
+                        WARNING,
+                        f"{node.func.attr} on {literal or 'the home folder'!r} "
+                        "(outside the skill folder)",
+                        node,
+                    )
+        if name in ("os.path.expanduser", "pathlib.Path.home", "Path.home"):
+            self.add("code-write-outside", INFO, f"{name}: reaches into the home folder", node)
+
+
+def _blob_findings(text: str, path: str, line: int, out: list[Finding]) -> None:
+    regexes = [(_HEX_BLOB, "hex")]
+    if "\\x" in text:
+        regexes.append((_HEX_ESCAPES, "hex-escaped"))
+    for regex, label in regexes:
+        for m in regex.finditer(text):
+            run = m.group(0)
+            where = line + text.count("\n", 0, m.start())
+            out.append(
+                Finding(
+                    "code-obfuscation",
+                    WARNING,
+                    f"{len(run)}-character {label} blob: {run[:16]}...{run[-8:]}",
+                    where,
+                    path,
+                )
+            )
+
+
+def scan_python(path: str, text: str) -> list[Finding]:
+    """Findings for a Python script, read with ``ast`` (line by line if it does not parse).
+
+    Args:
+        path: its path in the bundle.
+        text: its source.
+    Returns:
+        code-* findings with path and line.
+    """
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError):
+        return _scan_lines(path, text, _GENERIC_RULES)
+    return _PyScanner(path).scan(tree, text)
+
+
+# --- shell and other languages, line by line ------------------------------------------------
+
+_Rule = tuple[re.Pattern, str, str, Callable[[re.Match], str]]
+
+_SH_OUTSIDE = r"(?:/(?!dev/(?:null|stdout|stderr|tty)\b)|~|\$HOME\b|\$\{HOME\}|\.\./)"
+# Where a shell command word can stand (so "pnpm exec" is not the exec builtin).
+_SH_COMMAND_START = r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)\s*"
+_SHELL_RULES: tuple[_Rule, ...] = (
+    (
+        re.compile(
+            r"(?<![\w.-])(?:curl|wget|nc|ncat|netcat|ssh|scp|sftp|rsync|telnet|ftp|socat)(?![\w.-])|/dev/(?:tcp|udp)/"
+        ),
+        "code-network",
+        INFO,
+        lambda m: f"network: {m.group(0)}",
+    ),
+    (
+        re.compile(
+            r"\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b|\b(?:bash|sh|zsh)\s+-c\b|\bsource\s+<\(|"
+            + _SH_COMMAND_START
+            + r"(?:eval|exec)\b"
+        ),
+        "code-eval",
+        WARNING,
+        lambda m: f"runs built or downloaded code: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"\bsudo\b|\b(?:npm|pnpm|yarn|pip3?|pipx|apt(?:-get)?|brew|gem|cargo|go)\s+(?:i|install|add)\b"
+        ),
+        "code-exec",
+        INFO,
+        lambda m: f"runs: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"(?:(?:(?<=\s)|(?<=^)|(?<=[0-9&]))>>?|\btee\s+(?:-a\s+)?)\s*[\"']?"
+            + _SH_OUTSIDE
+            + r"\S*"
+        ),
+        "code-write-outside",
+        WARNING,
+        lambda m: f"writes outside the skill folder: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"\b(?:rm|cp|mv|chmod|chown|ln|mkdir|install|dd)\b[^\n;|&]*?\s[\"']?"
+            + _SH_OUTSIDE
+            + r"\S*"
+        ),
+        "code-write-outside",
+        WARNING,
+        lambda m: f"changes files outside the skill folder: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"\bbase64\s+(?:-d|--decode|-D)\b|\bxxd\s+-r\b|\bopenssl\s+(?:enc|base64)\s+-d\b"
+        ),
+        "code-obfuscation",
+        WARNING,
+        lambda m: f"decodes hidden data: {m.group(0)}",
+    ),
+)
+
+_GENERIC_RULES: tuple[_Rule, ...] = (
+    (
+        re.compile(
+            r"\b(?:fetch|XMLHttpRequest|WebSocket|axios|urlopen|requests\.(?:get|post)|Net::HTTP|LWP::|"
+            r"Invoke-WebRequest|Invoke-RestMethod|socket)\b|\b(?:curl|wget)\s"
+        ),
+        "code-network",
+        INFO,
+        lambda m: f"network: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"\b(?:child_process|execSync|spawnSync|spawn|execFile|subprocess|os\.system|system|"
+            r"Start-Process|popen)\s*\(|`[^`\n]+`(?=\s*;?\s*$)"
+        ),
+        "code-exec",
+        INFO,
+        lambda m: f"runs other programs: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"(?<![.\w$])(?:eval|exec)\s*\(|\bnew\s+Function\s*\(|\bInvoke-Expression\b|\biex\b"
+        ),
+        "code-eval",
+        WARNING,
+        lambda m: f"runs code built at run time: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(r"\b(?:atob|Buffer\.from\([^)]*['\"]base64['\"]|FromBase64String)"),
+        "code-obfuscation",
+        WARNING,
+        lambda m: f"decodes hidden data: {m.group(0)}",
+    ),
+)
+
+
+def _scan_lines(
+    path: str, text: str, rules: Iterable[_Rule], *, comment: str | None = None
+) -> list[Finding]:
+    # Each rule first searches the whole text (multiline: a superset of what it finds line by
+    # line), so only rules that can match at all pay for the per-line pass.
+    live = [rule for rule in rules if _anywhere(rule[0]).search(text)]
+    findings: list[Finding] = []
+    if live:
+        for number, line in enumerate(text.splitlines(), 1):
+            if comment is not None:
+                stripped = line.lstrip()
+                if stripped.startswith(comment) and not stripped.startswith("#!"):
+                    continue
+            for regex, rule, severity, describe in live:
+                for m in regex.finditer(line):
+                    findings.append(Finding(rule, severity, describe(m)[:200], number, path))
+    _blob_findings(text, path, 1, findings)
+    return sorted(findings, key=lambda f: f.line or 0)
+
+
+_MULTILINE: dict[re.Pattern, re.Pattern] = {}
+
+
+def _anywhere(regex: re.Pattern) -> re.Pattern:
+    found = _MULTILINE.get(regex)
+    if found is None:
+        found = _MULTILINE[regex] = re.compile(regex.pattern, regex.flags | re.MULTILINE)
+    return found
+
+
+def scan_shell(path: str, text: str) -> list[Finding]:
+    """Findings for a shell script, line by line (whole-line comments skipped).
+
+    Args:
+        path: its path in the bundle.
+        text: its source.
+    Returns:
+        code-* findings with path and line.
+    """
+    return _scan_lines(path, text, _SHELL_RULES, comment="#")
+
+
+def scan_script(path: str, text: str, language: str | None) -> list[Finding]:
+    """Findings for one script in the language it is written in.
+
+    Args:
+        path: its path in the bundle.
+        text: its source.
+        language: from ``classify`` ("python", "shell", "javascript", ...).
+    Returns:
+        code-* findings with path and line.
+    """
+    if language == "python":
+        return scan_python(path, text)
+    if language == "shell":
+        return scan_shell(path, text)
+    return _scan_lines(path, text, _GENERIC_RULES)
+
+
+def scan_bundle(
+    bundle: Bundle, *, hidden: Callable[[str, str], list[Finding]] | None = None
+) -> BundleScan:
+    """Classify every file and scan all but ``SKILL.md`` (which ``lint_card`` covers).
+
+    Args:
+        bundle: the bundle.
+        hidden: the hidden-instruction scan for one text file, called (text, path); default
+            ``lint.lint_text`` (comments are errors in Markdown, warnings elsewhere).
+    Returns:
+        The file listing and every finding, each with its path.
+    """
+    scan_text = hidden or lint_text
+    reports: list[FileReport] = []
+    findings: list[Finding] = []
+    for f in bundle.files:
+        data = bundle.contents[f.path]
+        report, text = classify(f.path, data, f.executable, f.sha256)
+        reports.append(report)
+        if f.path == SKILL_FILE:
+            continue
+        if text is None:
+            native = report.type in _NATIVE
+            findings.append(
+                Finding(
+                    "binary-executable" if native else "binary-file",
+                    WARNING if native else INFO,
+                    f"binary, {report.size} bytes, {report.type}, sha256 {f.sha256}",
+                    None,
+                    f.path,
+                )
+            )
+            continue
+        findings.extend(scan_text(text, f.path))
+        if report.kind == "script":
+            findings.extend(scan_script(f.path, text, report.language))
+    return BundleScan(reports, findings)
+
+
+def lint_bundle(card: Card, bundle: Bundle, *, dirname: str | None) -> list[Finding]:
+    """Every finding about a bundle: the card's own lint, then each other file (hidden
+    instructions in text, scripts as code, binaries listed), each finding with its path.
+
+    Args:
+        card: the parsed SKILL.md.
+        bundle: the whole bundle.
+        dirname: the skill's folder name (for the name-matches-folder rule), None to skip it.
+    Returns:
+        The findings.
+    """
+    findings = lint_card(card, dirname=dirname)
+    for f in findings:
+        f.path = SKILL_FILE
+    return findings + scan_bundle(bundle).findings
+
+
+def finding_id(finding: Finding | dict) -> str:
+    """A finding's stable id (``Finding.id``, e.g. ``override-phrase-3f2a9c01de``): the same bytes
+    always give the same ids, so a reviewer can accept a finding by name in a signed approval
+    (``approve --accept ID``).
+
+    Args:
+        finding: a Finding or its dict form.
+    Returns:
+        The id.
+    """
+    if isinstance(finding, Finding):
+        return finding.id
+    existing = finding.get("id")
+    if isinstance(existing, str) and existing:
+        return existing
+    # Stored before findings carried ids: the id lint would give the same finding.
+    return Finding(
+        str(finding.get("rule")),
+        str(finding.get("severity")),
+        str(finding.get("message")),
+        finding.get("line"),
+    ).id
