@@ -473,10 +473,10 @@ class _Guarded:
 
     inner: Any
     stop: threading.Event
+    name: str = ""
 
-    @property
-    def name(self) -> str:
-        return self.inner.name
+    def __post_init__(self) -> None:
+        self.name = self.inner.name
 
     def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome:
         if self.stop.is_set():

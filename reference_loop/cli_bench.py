@@ -13,7 +13,7 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import TextIO
 
 import click
 
@@ -44,7 +44,7 @@ def default_jobs(attempter: str) -> int:
     return 1 if attempter.startswith("llm:") else min(2, os.cpu_count() or 1)
 
 
-def owned_stream(stream: IO) -> IO:
+def owned_stream(stream: TextIO) -> TextIO:
     """A private copy of ``stream``'s file descriptor, so code that redirects fd 1 or fd 2 while
     the bench runs (model libraries do, from any thread) cannot swallow the bench's output.
     Streams without a descriptor (a test runner's buffer) are used as they are."""
