@@ -932,7 +932,7 @@ def format_table(result: BenchResult) -> str:
         lines.append(
             "  ".join(
                 cell.ljust(w) if j == 0 else cell.rjust(w)
-                for j, (cell, w) in enumerate(zip(row, widths))
+                for j, (cell, w) in enumerate(zip(row, widths, strict=False))
             ).rstrip()
         )
         if i == 0:
@@ -960,7 +960,7 @@ def format_table(result: BenchResult) -> str:
             f"Paired vs {BASELINE} over the same {n} task x seed pairs "
             "(b = arm yes & last no, c = reverse; exact McNemar p; 95% Newcombe CI):"
         )
-        for s, r in zip(result.solved_vs_baseline, result.repeat_free_vs_baseline):
+        for s, r in zip(result.solved_vs_baseline, result.repeat_free_vs_baseline, strict=False):
             verdict = "differs" if s.significant else "no clear difference (noise)"
             lines.append(
                 f"  {s.arm:<20} solved      diff {_ci(s)}  b={s.b} c={s.c}  "

@@ -22,6 +22,7 @@ from reference_loop.bench import (
     ARMS,
     DEFAULT_ATTEMPTER,
     AttempterSettings,
+    RunOutcome,
     check_attempters,
     format_table,
     load_tasks,
@@ -76,6 +77,11 @@ def write_json_file(path: Path, data: dict) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise LoopUsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def _show_run(outcome: RunOutcome | None) -> str:
+    """The progress bar's label for the run that just ended (typed, so the bar's items are too)."""
+    return f"{outcome.arm} {outcome.task} seed {outcome.seed}" if outcome else ""
 
 
 @click.command("bench")
@@ -243,7 +249,7 @@ def bench_cmd(
             label="bench",
             file=err,
             show_pos=True,
-            item_show_func=lambda o: f"{o.arm} {o.task} seed {o.seed}" if o else "",
+            item_show_func=_show_run,
         ) as bar,
     ):
         result = run_bench(

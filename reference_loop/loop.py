@@ -67,6 +67,8 @@ PROTECTED_STEP = "protected-paths"  # the first failing step of an attempt that 
 
 @dataclass
 class RunResult:
+    """Everything one loop run produced: its records, the exact prompts, and what it counted."""
+
     task: str
     solved: bool
     history_mode: str
@@ -80,6 +82,7 @@ class RunResult:
 
     @property
     def solved_at(self) -> int | None:
+        """The number of the attempt that passed, or None."""
         return next((r.number for r in self.attempts if r.solved), None)
 
     def to_dict(self) -> dict[str, Any]:

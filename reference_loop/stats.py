@@ -91,7 +91,7 @@ def newcombe_paired_interval(
     l1, u1 = wilson_interval(both + b, n, z)
     l2, u2 = wilson_interval(both + c, n, z)
     # phi of the 2x2 table, with Newcombe's correction pulling a positive ad - bc toward 0 by n/2.
-    ad_bc = both * neither - b * c
+    ad_bc: float = both * neither - b * c
     if ad_bc > 0:
         ad_bc = max(ad_bc - n / 2, 0.0)
     denom = (both + b) * (c + neither) * (both + c) * (b + neither)
@@ -117,9 +117,9 @@ def paired_compare(
         )
     if not 0 < confidence < 1:
         raise LoopError("confidence must be between 0 and 1")
-    both = sum(1 for x, y in zip(arm_solved, baseline_solved) if x and y)
-    b = sum(1 for x, y in zip(arm_solved, baseline_solved) if x and not y)
-    c = sum(1 for x, y in zip(arm_solved, baseline_solved) if y and not x)
+    both = sum(1 for x, y in zip(arm_solved, baseline_solved, strict=True) if x and y)
+    b = sum(1 for x, y in zip(arm_solved, baseline_solved, strict=True) if x and not y)
+    c = sum(1 for x, y in zip(arm_solved, baseline_solved, strict=True) if y and not x)
     n = len(arm_solved)
     neither = n - both - b - c
     lo, hi = newcombe_paired_interval(both, b, c, neither, confidence=confidence)

@@ -29,9 +29,9 @@ Everything here is real (files, sockets, SQLite); nothing stands in for the code
 from __future__ import annotations
 
 import datetime
-import json
 import http.server
 import ipaddress
+import json
 import os
 import sqlite3
 import ssl

@@ -1,4 +1,4 @@
-"""Attempters: whatever edits the workspace for one attempt (a scripted fixer, a CLI agent, a model).
+"""Attempters: whatever edits the workspace for one attempt (a scripted fixer, a CLI agent, model).
 
 The protocol is small on purpose: the loop hands over the prompt and the workspace path; the
 attempter edits files and reports its tool steps. It never reports its patch: the loop takes the
@@ -122,5 +122,5 @@ def fit_to_task(
         if callable(fit):
             budget = min(budget, fit(task, default=budget))
         if transcripts is not None and hasattr(att, "transcript_dir"):
-            att.transcript_dir = Path(transcripts)  # type: ignore[attr-defined]
+            att.transcript_dir = Path(transcripts)
     return budget

@@ -77,7 +77,8 @@ class CmdAttempter:
             "{attempt}": str(attempt),
         }
         out = []
-        for arg in self.argv:
+        for template in self.argv:
+            arg = template
             for key, value in values.items():
                 arg = arg.replace(key, value)
             out.append(arg)
@@ -103,7 +104,8 @@ class CmdAttempter:
             stdout_path, stderr_path = tmpdir / "stdout", tmpdir / "stderr"
             started = time.monotonic()
             with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-                stdin = subprocess.DEVNULL if self.uses_prompt_file else open(prompt_file, "rb")
+                # Either DEVNULL or a file closed in the finally below: no single with-block fits.
+                stdin = subprocess.DEVNULL if self.uses_prompt_file else open(prompt_file, "rb")  # noqa: SIM115
                 try:
                     try:
                         code, timed_out = run_in_group(
@@ -128,7 +130,7 @@ class CmdAttempter:
                             description=f"{self.name} did not start",
                         )
                 finally:
-                    if stdin is not subprocess.DEVNULL:
+                    if not isinstance(stdin, int):  # DEVNULL is an int, a file is not
                         stdin.close()
             duration = time.monotonic() - started
             stderr_tail = tail(visible(stderr_path.read_bytes().decode("utf-8", "replace")))

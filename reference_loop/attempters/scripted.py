@@ -147,10 +147,16 @@ class StrongAttempter(_ScriptedBase):
         return self._apply(fixes[0], workspace, "the candidate the manifest marks as the fix")
 
 
-SCRIPTED = {"rederive": RederiveAttempter, "walk": WalkAttempter, "strong": StrongAttempter}
+SCRIPTED: dict[str, type[RederiveAttempter | WalkAttempter | StrongAttempter]] = {
+    "rederive": RederiveAttempter,
+    "walk": WalkAttempter,
+    "strong": StrongAttempter,
+}
 
 
-def make_scripted(name: str, *, seed: int = 0, task: Task | None = None) -> _ScriptedBase:
+def make_scripted(
+    name: str, *, seed: int = 0, task: Task | None = None
+) -> RederiveAttempter | WalkAttempter | StrongAttempter:
     if name not in SCRIPTED:
         raise LoopUsageError(
             f"unknown scripted attempter {name!r} (expected one of: {', '.join(sorted(SCRIPTED))})"
