@@ -393,9 +393,9 @@ def match_cmd(query, k, level, fmt, to, agent, global_, store_path, as_json) -> 
                 "(see `chimera-cards install`)",
                 err=True,
             )
-        matches = [m for m in matches if m.name not in absent]
+        matches = retrieve.MatchList(m for m in matches if m.name not in absent)
     if as_json:
-        payload = {"matches": [m.to_dict() for m in matches]}
+        payload: dict[str, object] = {"matches": [m.to_dict() for m in matches]}
         if directory is not None:
             payload["skills"] = [s.to_dict() for s in skills]
             payload["prompt"] = install.render_skills_xml(skills)
