@@ -6,7 +6,7 @@ and measures in the same run:
 
 - hashing: ``bundle.read_bundle_dir`` over every skill (walk, every refusal check, read, SHA-256,
   manifest, digest) against ``sha256sum`` over exactly the same files (one process, all paths
-  given at once); the ratio is the target (issue: at most 1.5x);
+  given at once); the ratio is the target (at most 1.5x);
 Times are CPU seconds (this process plus the children it waited for), best of --repeat.
 
 - import: ``import_source(store, collection)`` into a fresh store (files/s: read, hash, parse,
