@@ -48,7 +48,7 @@ KNOWN_KEYS = frozenset(AGENT_SKILLS_KEYS + CHIMERA_KEYS)
 
 
 class CardParseError(ChimeraError):
-    """The bytes are not a well-formed card; the message names the problem and, where known, the line."""
+    """The bytes are not a well-formed card; the message names the problem and the line if known."""
 
     def __init__(self, message: str, *, line: int | None = None, path: str | None = None) -> None:
         where = "".join(
@@ -65,7 +65,7 @@ class _EventScanRefusal(CardParseError):
 
 
 class CardReadError(ChimeraError):
-    """The card cannot be read at all (missing, not a regular file, permissions): unreadable input."""
+    """The card cannot be read (missing, not a regular file, permissions): unreadable input."""
 
     exit_code = 2
 
@@ -168,7 +168,7 @@ class _CardYamlLoader(yaml.SafeLoader):
         self._first_line = first_line
         self._depth = 0
 
-    def compose_node(self, parent, index):  # type: ignore[override]
+    def compose_node(self, parent, index):
         event = self.peek_event()
         line = event.start_mark.line + self._first_line
         if isinstance(event, yaml.AliasEvent):
@@ -264,6 +264,7 @@ def _check_events(text: str, first_line: int) -> None:
     depth = 0  # collections open around the next node
     for event in yaml.parse(text, Loader=yaml.CSafeLoader):
         if isinstance(event, _NODE_EVENTS):
+            assert event.start_mark is not None  # the parser marks every event it emits
             line = event.start_mark.line + first_line
             if isinstance(event, yaml.AliasEvent):
                 raise _EventScanRefusal(

@@ -58,7 +58,7 @@ BATCH_BYTES = 16 * 1024 * 1024
 # "module:function" (so e.g. the review module can honour approvals shipped next to a card
 # without this module importing it). Called fn(store, conn, candidate, version, new) and may
 # return an updated Version. An exception refuses that card only (its savepoint is rolled back).
-# review (issue 4): approvals.jsonl beside an imported SKILL.md is verified and applied.
+# Review: approvals.jsonl beside an imported SKILL.md is verified and applied.
 IMPORT_HOOKS: tuple[str, ...] = ("chimera_cards.review:import_hook",)
 
 # Test hook: when set to a file path, the import creates that file inside its write transaction

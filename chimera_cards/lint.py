@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 import yaml
 
@@ -105,7 +106,9 @@ RULES: dict[str, str] = {
     "status-value": "`status` is outside its vocabulary.",
     "section-missing": "Strict mode: one of Trigger, Do, Avoid, Check, Risk is missing.",
     "section-empty": "Strict mode: a card section has no text.",
-    "section-order": "Strict mode: the five sections are not in the order Trigger, Do, Avoid, Check, Risk.",
+    "section-order": (
+        "Strict mode: the five sections are not in the order Trigger, Do, Avoid, Check, Risk."
+    ),
     "section-duplicate": "A section heading appears more than once.",
     "section-unknown": "Strict mode: a level-2 section outside the five.",
     "hidden-bidi": "Unicode bidirectional control characters (Trojan Source).",
@@ -977,7 +980,7 @@ def _description_findings(card: Card, chimera: bool) -> list[Finding]:
     return []
 
 
-def _is_str_list(value: object) -> bool:
+def _is_str_list(value: object) -> TypeGuard[list[str]]:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
@@ -993,7 +996,7 @@ def _is_string_map(value: object) -> bool:
 def _has_trigger_lines(value: object) -> bool:
     if isinstance(value, str):
         return bool(value.strip())
-    return _is_str_list(value) and all(item.strip() for item in value)  # type: ignore[union-attr]
+    return _is_str_list(value) and all(item.strip() for item in value)
 
 
 # key -> (accepts the value, what it must be); the spec's fields, then Chimera's.
@@ -1101,20 +1104,20 @@ def _section_findings(card: Card, chimera: bool) -> list[Finding]:
                 )
             )
     for title in CARD_SECTIONS:
-        section = card.section(title)
-        if section is None:
+        wanted = card.section(title)
+        if wanted is None:
             findings.append(
                 Finding("section-missing", ERROR, f"missing section '## {title}'", card.body_line)
             )
-        elif not section.text.strip():
+        elif not wanted.text.strip():
             findings.append(
-                Finding("section-empty", ERROR, f"section '## {title}' is empty", section.line)
+                Finding("section-empty", ERROR, f"section '## {title}' is empty", wanted.line)
             )
     present = [s for s in card.sections if s.title in CARD_SECTIONS and seen.get(s.title) == s.line]
     order = [s.title for s in present]
     expected = [t for t in CARD_SECTIONS if t in order]
     if order != expected:
-        first_wrong = next(s for s, want in zip(present, expected) if s.title != want)
+        first_wrong = next(s for s, want in zip(present, expected, strict=False) if s.title != want)
         findings.append(
             Finding(
                 "section-order",

@@ -7,7 +7,7 @@ re-verified against the current trust list and threshold. Anything else is absen
 ``render_for_prompt`` wraps each card in ``<skill-card ...>`` … ``</skill-card>`` with the card
 text escaped, so a card cannot close the wrapper or forge another card's.
 
-Index upkeep: a trigger on ``versions`` (added by the review migration) queues each new version
+Index upkeep: a trigger on ``versions`` (from the review migration) queues each new version
 in the same transaction that inserts it; ``sync_index`` drains the queue before every query. The
 index holds a version's name, description and triggers, which never change for a given SHA-256;
 status is *not* in the index but joined live from ``versions``, so no status change can leave the
@@ -442,6 +442,14 @@ def _escape_text(text: str) -> str:
 
 
 def render_one(m: Match) -> str:
+    """One match as a ``<skill-card ...>`` block, its text escaped so it cannot close the wrapper.
+
+    Args:
+        m: a match the gate returned.
+
+    Returns:
+        The block, with the card's name, SHA-256, provenance and review basis as attributes.
+    """
     if m.approved_after_taint:
         review = f"approved after arriving tainted ({len(m.approvers)} trusted reviewer(s))"
     elif m.basis == "approved":

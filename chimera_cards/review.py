@@ -788,6 +788,14 @@ class StatementImport:
 
 
 def read_statements_file(path: Path) -> list[str]:
+    """Read an ``approvals.jsonl`` file, bounded in size.
+
+    Args:
+        path: the file beside an imported or exported card.
+
+    Returns:
+        Its non-blank lines, each one DSSE envelope as JSON text (verified later, not here).
+    """
     try:
         if path.stat().st_size > MAX_APPROVALS_FILE_BYTES:
             raise ApprovalsFileError(f"{path} is larger than 1 MiB")

@@ -110,7 +110,7 @@ BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """
 
 _SCHEMA_2_REVIEW = """
--- Review (issue 4): the trust list, signed review statements, review settings, and the FTS5 index
+-- Review: the trust list, signed review statements, review settings, and the FTS5 index
 -- that retrieve.match ranks with. Statements are kept as signed; trust is decided on every read.
 CREATE TABLE trust (
     name     TEXT PRIMARY KEY,
@@ -146,9 +146,8 @@ INSERT INTO index_queue (version_id) SELECT id FROM versions;
 """
 
 MIGRATIONS: list[Migration] = [_SCHEMA_1]
-MIGRATIONS.append(
-    _SCHEMA_2_REVIEW
-)  # review (issue 4): trust, statements, review_settings, FTS5 index
+# Review: trust, statements, review_settings, FTS5 index.
+MIGRATIONS.append(_SCHEMA_2_REVIEW)
 # Import looks a card's bytes up by hash alone, to skip re-parsing what is already stored.
 MIGRATIONS.append("CREATE INDEX IF NOT EXISTS versions_sha256 ON versions(sha256);")
 
@@ -202,13 +201,13 @@ MIGRATIONS.append(_migrate_bundles)
 # Extra checks run by verify_store after the built-in ones, as "module:function" so a later
 # module (e.g. signed review statements) can add one without this module importing it. Each is
 # called as fn(store, conn) and returns an iterable of Problem.
-# review (issue 4): stored signatures must match the bytes they are about.
+# Review: stored signatures must match the bytes they are about.
 EXTRA_VERIFY_CHECKS: tuple[str, ...] = ("chimera_cards.review:verify_check",)
 
 
 # Run by export_card after it writes SKILL.md, as "module:function" called
 # fn(store, name, sha256, card_dir) -> Path | None (a file written beside the card, e.g. approvals).
-# review (issue 4): the card's signed statements go beside it as approvals.jsonl.
+# Review: the card's signed statements go beside it as approvals.jsonl.
 EXPORT_HOOKS: tuple[str, ...] = ("chimera_cards.review:write_statements",)
 
 _BAD_NAME_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs")
@@ -495,6 +494,7 @@ class Store:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close the connection; the store is a context manager that does this on exit."""
         self._conn.close()
 
     def __enter__(self) -> Store:
@@ -517,6 +517,7 @@ class Store:
 
     @property
     def schema_version(self) -> int:
+        """The schema version of the open file (``PRAGMA user_version``)."""
         return self._conn.execute("PRAGMA user_version").fetchone()[0]
 
     def _check_identity(self, version: int) -> None:
@@ -799,6 +800,7 @@ class Store:
     # -- reading -----------------------------------------------------------------------------
 
     def get_blob(self, sha256: str) -> bytes | None:
+        """The stored bytes with this SHA-256 as stored (not re-hashed), or None."""
         row = self._conn.execute(
             "SELECT CAST(data AS BLOB) FROM blobs WHERE sha256 = ?", (sha256,)
         ).fetchone()
@@ -870,6 +872,7 @@ class Store:
         return data
 
     def version_by_id(self, version_id: int) -> Version | None:
+        """The version row with this id, or None."""
         row = self._conn.execute(
             f"SELECT {_VERSION_COLUMNS} FROM versions WHERE id = ?", (version_id,)
         ).fetchone()
@@ -1006,11 +1009,13 @@ class Store:
         return matches[0]
 
     def names(self) -> list[str]:
+        """Every card name with at least one stored version, sorted."""
         return [
             row[0] for row in self._conn.execute("SELECT DISTINCT name FROM versions ORDER BY name")
         ]
 
     def audit_entries(self) -> list[AuditEntry]:
+        """The whole audit log, oldest first."""
         return [
             AuditEntry(seq, ts, event, name, sha, _loads_or_raw(detail), prev, digest)
             for seq, ts, event, name, sha, detail, prev, digest in self._conn.execute(

@@ -261,9 +261,9 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
     for label, value in fields:
         click.echo(f"{label + ':':<12}{value}")
     click.echo(f"findings:   {len(version.findings) or 'none'}")
-    for f in files:
-        mode = "755" if f.executable else "644"
-        click.echo(f"  {mode} {f.size:>9} {f.sha256[:12]}  {f.path}")
+    for bf in files:
+        mode = "755" if bf.executable else "644"
+        click.echo(f"  {mode} {bf.size:>9} {bf.sha256[:12]}  {bf.path}")
     for f in version.findings:
         fid = finding_id(f)
         where = f"{f.get('path') or 'SKILL.md'}:{f.get('line') or '-'}"
