@@ -31,6 +31,7 @@ from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.prompt import LEVELS, render_card
 from chimera_cards.store import Store, Version
 from chimera_cards.trust import evaluate, get_threshold, trusted_keys
+from chimera_cards.urls import is_url
 
 # Functions that may hand card text to a model: the gate and its renderer.
 MODEL_READ_PATHS = frozenset(
@@ -163,10 +164,6 @@ def gate_version(
     return gate_check(
         store, version, trusted=trusted_keys(store), threshold=get_threshold(store), memo=memo
     )
-
-
-def is_url(origin: str | None) -> bool:
-    return origin is not None and origin.lower().startswith(("http://", "https://"))
 
 
 def is_clean_path(origin: str | None, final_url: str | None, provenance: str) -> bool:

@@ -153,6 +153,25 @@ def test_a_clean_path_card_needs_no_approval(store):
     assert 'provenance="clean" review="clean local import"' in render_for_prompt([m])
 
 
+@pytest.mark.parametrize(
+    "origin", ["file:///cards/alpha/SKILL.md", "ftp://x.test/SKILL.md", "git+ssh://h/r@abc#a"]
+)
+def test_a_clean_card_whose_origin_has_any_scheme_is_not_a_clean_path(store, origin):
+    # Recorded "clean" (a hand edit or an old row) but its origin names a scheme: not a local
+    # path, so it needs approvals like any other card and is absent without them.
+    add(store, "alpha", origin=origin)
+    assert not retrieve.is_clean_path(origin, None, "clean")
+    assert match(store, "alpha") == []
+
+
+def test_the_gate_and_the_importer_share_one_url_test():
+    from chimera_cards import fetch, urls
+
+    assert retrieve.is_url is urls.is_url and fetch.is_url is urls.is_url
+    assert urls.is_url("ssh://h/r") and urls.is_url("FILE:///x") and not urls.is_url(None)
+    assert not urls.is_url("/abs/path") and not urls.is_url("c:/x") and not urls.is_url("a b://x")
+
+
 def _m(name="x", text="", provenance="clean"):
     return Match(
         name=name,
