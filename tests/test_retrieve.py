@@ -264,6 +264,44 @@ def test_a_warm_cache_still_sees_a_removed_key_and_an_edited_signature(store, tm
     assert match(store, "alpha", cache=cache) == []
 
 
+def test_a_warm_verdict_memo_sees_a_raised_threshold_a_swapped_key_and_a_new_approval(
+    store, tmp_path
+):
+    sha = add(
+        store, "alpha", status="pending", provenance="tainted", origin="https://x.test/SKILL.md"
+    )
+    alice = generate_key("alice", tmp_path / "a.key")
+    bob = generate_key("bob", tmp_path / "b.key")
+    review.add_trust(store, "alice", alice.public)
+    review.approve(store, "alpha", sha, load_private_key(alice.keyfile))
+    cache = retrieve.RenderCache()
+    (m,) = match(store, "alpha", cache=cache)
+    assert m.approvers == [alice.public.keyid] and cache.verdicts
+    m.approvers.append("forged")  # a caller editing its match never edits the memo
+    assert match(store, "alpha", cache=cache)[0].approvers == [alice.public.keyid]
+    # Threshold raised to 2: one approval no longer suffices, even with the status forced.
+    review.set_threshold(store, 2)
+    force_status(store.path, sha, "active")
+    assert match(store, "alpha", cache=cache) == []
+    # A second trusted approval meets it: a new statement is a new memo key.
+    review.add_trust(store, "bob", bob.public)
+    review.approve(store, "alpha", sha, load_private_key(bob.keyfile))
+    force_status(store.path, sha, "active")
+    (m,) = match(store, "alpha", cache=cache)
+    assert sorted(m.approvers) == sorted([alice.public.keyid, bob.public.keyid])
+    # Alice's row swapped by hand for another key under her name: her approval stops counting.
+    mallory = generate_key("mallory", tmp_path / "m.key")
+    tamper(
+        store.path,
+        "UPDATE trust SET keyid = ?, pubkey = ? WHERE name = 'alice'",
+        (mallory.public.keyid, mallory.public.text()),
+    )
+    assert match(store, "alpha", cache=cache) == []
+    review.set_threshold(store, 1)
+    force_status(store.path, sha, "active")
+    assert match(store, "alpha", cache=cache)[0].approvers == [bob.public.keyid]
+
+
 def test_a_store_it_cannot_write_answers_from_the_index_and_says_what_it_left_out(tmp_path):
     path = tmp_path / "busy.db"
     with Store(path) as s:
