@@ -180,14 +180,18 @@ def main() -> None:
                 "plain_cold": lambda q: match(store, q, k=args.k, verify=False),
                 "old_warm": lambda q: match(old, q, k=args.k, cache=old_cache),
             }
-            times = {v: [] for v in variants}
+            times: dict[str, list[float]] = {v: [] for v in variants}
+            cpu: dict[str, list[float]] = {v: [] for v in variants}
             found = {v: 0 for v in variants}
             for q in queries:  # interleaved, so load on the machine hits every variant alike
                 for v, fn in variants.items():
-                    t = time.perf_counter()
+                    t, c = time.perf_counter(), time.process_time()
                     found[v] += len(fn(q))
                     times[v].append((time.perf_counter() - t) * 1000)
-            warm, render_only_t, plain_warm, gated, plain, old_warm = (times[v] for v in variants)
+                    cpu[v].append((time.process_time() - c) * 1000)
+            warm, render_only_t, plain_warm, old_warm = (
+                times[v] for v in ("warm", "render_only", "plain_warm", "old_warm")
+            )
 
             def scan(q: str):
                 words = q.split()
@@ -200,6 +204,15 @@ def main() -> None:
                         [f"%{w}%" for w in words],
                     ).fetchall()
                 return rows[: args.k]
+
+            # Ranking alone (Store.search_index, one page), to show what the rest of match costs.
+            ranking, ranking_cpu = [], []
+            for q in queries:
+                fts = retrieve.fts_query(q) or ""
+                t, c = time.perf_counter(), time.process_time()
+                store.search_index(fts, retrieve.BM25_WEIGHTS, max(2 * args.k, 16))
+                ranking.append((time.perf_counter() - t) * 1000)
+                ranking_cpu.append((time.process_time() - c) * 1000)
 
             scanned = []
             for q in queries[:50]:
@@ -238,15 +251,31 @@ def main() -> None:
         )
         p50 = pct(warm, 50)
         rows = [
-            ("gate, warm cache (render + signature memo)", warm),
-            ("gate, warm render cache, every signature verified", render_only_t),
-            ("no verification, warm render cache (baseline)", plain_warm),
-            ("gate, no cache (one-shot: parses k cards)", gated),
-            ("no verification, no cache", plain),
-            ("gate, warm cache, previous ranking query (join first)", old_warm),
+            ("gate, warm cache (render + signature memo)", "warm"),
+            ("gate, warm render cache, every signature verified", "render_only"),
+            ("no verification, warm render cache (baseline)", "plain_warm"),
+            ("gate, no cache (one-shot: parses k cards)", "cold"),
+            ("no verification, no cache", "plain_cold"),
+            ("gate, warm cache, previous ranking query (join first)", "old_warm"),
         ]
-        for label, ts in rows:
-            print(f"match, {label:<54} p50 {pct(ts, 50):6.2f} ms  p95 {pct(ts, 95):6.2f} ms")
+        # CPU time per query (time.process_time) beside wall time: on a loaded machine wall time
+        # includes waiting for a core, CPU time is what the query itself costs.
+        for label, v in rows:
+            ts = times[v]
+            print(
+                f"match, {label:<54} p50 {pct(ts, 50):6.2f} ms  p95 {pct(ts, 95):6.2f} ms  "
+                f"cpu p50 {pct(cpu[v], 50):6.2f} ms  p95 {pct(cpu[v], 95):6.2f} ms"
+            )
+        warm_cpu, old_cpu = pct(cpu["warm"], 50), pct(cpu["old_warm"], 50)
+        print(
+            f"ranking alone (Store.search_index, one page)                 p50 "
+            f"{pct(ranking, 50):6.2f} ms  p95 {pct(ranking, 95):6.2f} ms  cpu p50 "
+            f"{pct(ranking_cpu, 50):6.2f} ms  p95 {pct(ranking_cpu, 95):6.2f} ms"
+        )
+        print(
+            f"ranking inside FTS5 first vs the previous query (gate, warm cache): cpu p50 "
+            f"{warm_cpu:.2f} vs {old_cpu:.2f} ms = x{old_cpu / warm_cpu:.2f}"
+        )
         print(
             f"ranking inside FTS5 first vs the previous query (gate, warm cache): p50 "
             f"{p50:.2f} vs {pct(old_warm, 50):.2f} ms = x{pct(old_warm, 50) / p50:.2f} faster; "
@@ -254,7 +283,8 @@ def main() -> None:
         )
         print(
             f"target p50 <= 3 ms (gate, warm cache, {active} cards): "
-            f"{'MET' if p50 <= 3 else 'MISSED'}; p50 <= 10 ms with every signature verified: "
+            f"{'MET' if p50 <= 3 else 'MISSED'} (cpu p50 {warm_cpu:.2f} ms: "
+            f"{'MET' if warm_cpu <= 3 else 'MISSED'}); p50 <= 10 ms with every signature verified: "
             f"{'MET' if pct(render_only_t, 50) <= 10 else 'MISSED'}"
         )
         print(

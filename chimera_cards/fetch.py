@@ -24,6 +24,7 @@ from typing import Any
 
 from chimera_cards.card import MAX_CARD_BYTES
 from chimera_cards.errors import ChimeraError
+from chimera_cards.urls import is_url as is_url  # re-exported: callers that fetch use it too
 
 DEFAULT_TIMEOUT = 10.0
 MAX_REDIRECTS = 5
@@ -42,12 +43,6 @@ class Fetched:
     data: bytes
     final_url: str  # after redirects
     content_type: str | None = None
-
-
-def is_url(source: str) -> bool:
-    """True when ``source`` names a URL (any scheme word followed by ``://``), not a local path."""
-    scheme, sep, _rest = str(source).partition("://")
-    return bool(sep) and scheme.isascii() and scheme.replace("+", "").isalnum()
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

@@ -34,7 +34,7 @@ from chimera_cards.bundle import (
     skill_roots,
 )
 from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.fetch import is_url
+from chimera_cards.urls import is_url
 
 __all__ = [
     "DEFAULT_GIT_TIMEOUT",

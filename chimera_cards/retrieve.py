@@ -20,9 +20,12 @@ walks the source to check that nothing else does.
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
 import re
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from chimera_cards.bundle import SKILL_FILE, BundleFile
@@ -30,7 +33,8 @@ from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.prompt import LEVELS, render_card
 from chimera_cards.store import Store, Version
-from chimera_cards.trust import evaluate, get_threshold, trusted_keys
+from chimera_cards.trust import TrustedKey, Verdict, evaluate, get_threshold, trusted_keys
+from chimera_cards.urls import is_url
 
 # Functions that may hand card text to a model: the gate and its renderer.
 MODEL_READ_PATHS = frozenset(
@@ -111,12 +115,19 @@ class RenderCache:
     skips arithmetic, never a check — statements, the trust list and the threshold are re-read on
     every call, and any changed byte is a new key. It lives in the caller's memory, never in the
     store file. ``memo_signatures=False`` keeps only the render cache.
+
+    With the signature memo comes a verdict memo: the outcome of evaluating a version's statements,
+    keyed by SHA-256 of everything the outcome depends on (name, SHA-256, threshold, every trusted
+    key id with its public key, every envelope's exact text), all re-read from the store on each
+    call. A trust change, a removed key, a raised threshold or a new statement is a new key, so it
+    needs no invalidation and cannot go stale; a hand-edited trust row counts like any other.
     """
 
     def __init__(self, max_entries: int = 4096, *, memo_signatures: bool = True) -> None:
         self.max_entries = max_entries
         self._texts: dict[tuple[str, int], str] = {}
         self.signatures: dict[bytes, bool] | None = {} if memo_signatures else None
+        self.verdicts: dict[bytes, Verdict] | None = {} if memo_signatures else None
 
     def get(self, sha256: str, level: int) -> str | None:
         return self._texts.get((sha256, level))
@@ -127,6 +138,8 @@ class RenderCache:
         self._texts[(sha256, level)] = text
         if self.signatures is not None and len(self.signatures) > 4 * self.max_entries:
             self.signatures.clear()  # bounded; refilling costs one verification per signature
+        if self.verdicts is not None and len(self.verdicts) > 4 * self.max_entries:
+            self.verdicts.clear()
 
 
 class MatchList(list):
@@ -164,10 +177,6 @@ def gate_version(
     return gate_check(
         store, version, trusted=trusted_keys(store), threshold=get_threshold(store), memo=memo
     )
-
-
-def is_url(origin: str | None) -> bool:
-    return origin is not None and origin.lower().startswith(("http://", "https://"))
 
 
 def is_clean_path(origin: str | None, final_url: str | None, provenance: str) -> bool:
@@ -243,6 +252,7 @@ def gate_check(
     threshold: int,
     verify: bool = True,
     memo: dict[bytes, bool] | None = None,
+    verdicts: dict[bytes, Verdict] | None = None,
     name: str | None = None,
     sha256: str | None = None,
     **_columns,
@@ -278,7 +288,7 @@ def gate_check(
     data = bundle.skill_md
     others = tuple(f for f in bundle.files if f.path != SKILL_FILE)
     envelopes = store.envelopes(sha256)
-    verdict = evaluate(envelopes, trusted, name=name, sha256=sha256, threshold=threshold, memo=memo)
+    verdict = _evaluate(envelopes, trusted, name, sha256, threshold, memo, verdicts)
     if verdict.rejected:
         return GateDecision(False, reason="rejected by a trusted reviewer")
     if is_clean_path(origin, final_url, provenance):
@@ -292,6 +302,46 @@ def gate_check(
     return GateDecision(
         False,
         reason=f"{len(verdict.approvers)} of {threshold} required trusted approvals verify",
+    )
+
+
+def _verdict_key(
+    envelopes: list[str], trusted: list[TrustedKey], name: str, sha256: str, threshold: int
+) -> bytes:
+    keys = [[k.keyid, k.public.text()] for k in trusted]
+    text = json.dumps([name, sha256, threshold, keys, envelopes], ensure_ascii=False, default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def _evaluate(
+    envelopes: list[str],
+    trusted,
+    name: str,
+    sha256: str,
+    threshold: int,
+    memo: dict[bytes, bool] | None,
+    verdicts: dict[bytes, Verdict] | None,
+) -> Verdict:
+    """``trust.evaluate``, remembered in ``verdicts`` by its exact inputs (see ``RenderCache``)."""
+    trusted = list(trusted)
+    if verdicts is None:
+        return evaluate(
+            envelopes, trusted, name=name, sha256=sha256, threshold=threshold, memo=memo
+        )
+    key = _verdict_key(envelopes, trusted, name, sha256, threshold)
+    verdict = verdicts.get(key)
+    if verdict is None:
+        verdict = evaluate(
+            envelopes, trusted, name=name, sha256=sha256, threshold=threshold, memo=memo
+        )
+        verdicts[key] = verdict
+    # A copy: callers own the lists they are handed, and must never edit the remembered verdict.
+    return Verdict(
+        verdict.threshold,
+        list(verdict.approvers),
+        list(verdict.rejecters),
+        list(verdict.accepted),
+        list(verdict.problems),
     )
 
 
@@ -356,6 +406,23 @@ def match_path(path, query: str, k: int = 5, level: int = 2) -> MatchList:
         return match(store, query, k=k, level=level)
 
 
+def _page_versions(
+    store: Store, ranked: list[tuple[int, float]], skipped: list[str], wanted
+) -> Iterator[tuple[float, Version]]:
+    """(score, version) for the active versions of a ranked page, in rank order. Rows are read
+    only as many at a time as ``wanted()`` still needs: most matches stop after the first k."""
+    pos = 0
+    while pos < len(ranked):
+        chunk = ranked[pos : pos + max(wanted(), 1)]
+        pos += len(chunk)
+        versions, problems = store.versions_by_id([vid for vid, _ in chunk], status="active")
+        skipped.extend(f"skipped: {text}" for _, text in problems)
+        for vid, score in chunk:
+            v = versions.get(vid)
+            if v is not None:
+                yield score, v
+
+
 def _match(
     store: Store,
     q: str,
@@ -368,6 +435,7 @@ def _match(
     trusted = trusted_keys(store)
     threshold = get_threshold(store)
     memo = cache.signatures if cache is not None else None
+    verdicts = cache.verdicts if cache is not None else None
     out: list[Match] = []
     page = max(2 * k, 16)
     offset = 0
@@ -378,12 +446,7 @@ def _match(
         if not ranked:
             break
         offset += len(ranked)
-        versions, problems = store.versions_by_id([vid for vid, _ in ranked], status="active")
-        skipped.extend(f"skipped: {text}" for _, text in problems)
-        for vid, score in ranked:
-            v = versions.get(vid)
-            if v is None:
-                continue
+        for score, v in _page_versions(store, ranked, skipped, lambda: k - len(out)):
             label = f"{_label(v.name)} {v.sha256[:12]}"
             try:
                 decision = gate_check(
@@ -393,6 +456,7 @@ def _match(
                     threshold=threshold,
                     verify=verify,
                     memo=memo,
+                    verdicts=verdicts,
                 )
                 if not decision.ok:
                     if decision.reason in _BROKEN:

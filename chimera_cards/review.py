@@ -52,7 +52,7 @@ from chimera_cards.keys import (
     public_of,
 )
 from chimera_cards.lint import reveal
-from chimera_cards.retrieve import is_clean_path, is_url, prompt_preview
+from chimera_cards.retrieve import is_clean_path, prompt_preview
 from chimera_cards.store import SUPERSEDED, THRESHOLD_SETTING, Problem, Store
 from chimera_cards.trust import (
     TrustedKey,
@@ -65,6 +65,7 @@ from chimera_cards.trust import (
     sign_statement,
     trusted_keys,
 )
+from chimera_cards.urls import is_url
 
 APPROVALS_FILENAME = "approvals.jsonl"
 MAX_APPROVALS_FILE_BYTES = 1024 * 1024

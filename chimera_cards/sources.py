@@ -36,9 +36,10 @@ from chimera_cards.bundle import (
 )
 from chimera_cards.card import MAX_CARD_BYTES, CardReadError, read_card_bytes
 from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.fetch import DEFAULT_TIMEOUT, FetchError, fetch_url, is_url
+from chimera_cards.fetch import DEFAULT_TIMEOUT, FetchError, fetch_url
 from chimera_cards.gitsource import is_git_source, read_git
 from chimera_cards.paths import LinkEscapeError, check_link_inside
+from chimera_cards.urls import is_url
 
 __all__ = ["BundleHash", "FoundSource", "SkillSource", "find_skills", "hash_paths", "pick"]
 

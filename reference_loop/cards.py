@@ -43,6 +43,7 @@ class CardsBlock:
     source: str  # the store they came from
     cards: list[dict[str, Any]] = field(default_factory=list)  # name, sha256, label per card
     text: str = ""  # the prompt section; "" when nothing matched
+    skipped: list[str] = field(default_factory=list)  # the gate's lines on cards it left out
 
     @property
     def count(self) -> int:
@@ -55,6 +56,7 @@ class CardsBlock:
             "count": self.count,
             "cards": self.cards,
             "chars": len(self.text),
+            "skipped": self.skipped,
         }
 
 
@@ -108,7 +110,9 @@ def load_cards(
             "--cards needs a query (words to match card names, descriptions and triggers)"
         )
     matches = retrieve.match_path(store_path, query, k=k, level=level)
-    return cards_section(matches, query, str(store_path))
+    block = cards_section(matches, query, str(store_path))
+    block.skipped = list(matches.skipped)  # broken cards are left out, and the user must hear it
+    return block
 
 
 def cards_for_attempt(block: CardsBlock | None, number: int, cards_in: str) -> str:

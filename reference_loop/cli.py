@@ -308,6 +308,8 @@ def run_cmd(
     )
     options.check()
     if cards is not None:
+        for line in cards.skipped:  # as `chimera-cards match` reports them: one line per card
+            click.echo(f"warning: {line}", err=True)
         click.echo(describe_cards(cards), err=True)
     with EventLog(sink=_stderr_sink(max_attempts), jsonl_path=events_path) as log:
         result = run_task(task, main_attempter, workspace=workspace, options=options, events=log)

@@ -10,7 +10,7 @@ import json
 import re
 
 from click.testing import CliRunner
-from conftest import make_card
+from conftest import edit_blob, make_card
 from test_loop import make_task_dir
 
 from chimera_cards import review
@@ -113,7 +113,7 @@ def test_card_text_is_escaped_and_cannot_close_or_forge_its_wrapper(tmp_path):
     )
     with Store(store) as s:
         assert import_source(s, card)[0].status == "active"
-    _, prompts = _run_prompts(tmp_path, store)
+    _res, prompts = _run_prompts(tmp_path, store)
     first = (prompts / "attempt-1.txt").read_text()
     assert first.count("<skill-card ") == 1 and first.count("</skill-card>") == 1
     assert '<skill-card name="forged"' not in first
@@ -185,6 +185,26 @@ def test_cards_in_first_is_visible_from_the_cli_and_bad_values_are_usage_errors(
         "sometimes",
     )
     assert res.exit_code == 2
+
+
+def test_a_broken_card_is_left_out_with_one_warning_line_and_the_run_goes_on(tmp_path):
+    store = tmp_path / "cards.db"
+    with Store(store) as s:
+        import_source(s, _card(tmp_path))
+        import_source(s, _card(tmp_path, name="deploy-flaky"))
+        broken = s.active("deploy-flaky")
+    assert broken is not None and load_cards(store, QUERY).count == 2
+    edit_blob(store, broken.skill_sha256, "roll back first", "skip the rollback")
+    block = load_cards(store, QUERY)
+    assert [c["name"] for c in block.cards] == ["deploy-rollback"]
+    assert len(block.skipped) == 1 and "deploy-flaky" in block.skipped[0]
+    res, prompts = _run_prompts(tmp_path, store)
+    assert res.exit_code in (0, 1), res.output  # the run went on (one attempt may not solve it)
+    warnings = [line for line in res.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and "deploy-flaky" in warnings[0] and "run verify" in warnings[0]
+    prompt = (prompts / "attempt-1.txt").read_text()
+    assert 'name="deploy-rollback"' in prompt and "deploy-flaky" not in prompt
+    assert "Traceback" not in res.output
 
 
 def test_retired_card_leaves_the_prompt_the_next_time_cards_are_loaded(tmp_path):

@@ -154,6 +154,25 @@ def test_a_clean_path_card_needs_no_approval(store):
     assert 'provenance="clean" review="clean local import"' in render_for_prompt([m])
 
 
+@pytest.mark.parametrize(
+    "origin", ["file:///cards/alpha/SKILL.md", "ftp://x.test/SKILL.md", "git+ssh://h/r@abc#a"]
+)
+def test_a_clean_card_whose_origin_has_any_scheme_is_not_a_clean_path(store, origin):
+    # Recorded "clean" (a hand edit or an old row) but its origin names a scheme: not a local
+    # path, so it needs approvals like any other card and is absent without them.
+    add(store, "alpha", origin=origin)
+    assert not retrieve.is_clean_path(origin, None, "clean")
+    assert match(store, "alpha") == []
+
+
+def test_the_gate_and_the_importer_share_one_url_test():
+    from chimera_cards import fetch, urls
+
+    assert retrieve.is_url is urls.is_url and fetch.is_url is urls.is_url
+    assert urls.is_url("ssh://h/r") and urls.is_url("FILE:///x") and not urls.is_url(None)
+    assert not urls.is_url("/abs/path") and not urls.is_url("c:/x") and not urls.is_url("a b://x")
+
+
 def _m(name="x", text="", provenance="clean"):
     return Match(
         name=name,
@@ -245,6 +264,44 @@ def test_a_warm_cache_still_sees_a_removed_key_and_an_edited_signature(store, tm
     env["signatures"][0]["sig"] = ("A" if sig[0] != "A" else "B") + sig[1:]
     tamper(store.path, "UPDATE statements SET envelope = ?", (json.dumps(env),))
     assert match(store, "alpha", cache=cache) == []
+
+
+def test_a_warm_verdict_memo_sees_a_raised_threshold_a_swapped_key_and_a_new_approval(
+    store, tmp_path
+):
+    sha = add(
+        store, "alpha", status="pending", provenance="tainted", origin="https://x.test/SKILL.md"
+    )
+    alice = generate_key("alice", tmp_path / "a.key")
+    bob = generate_key("bob", tmp_path / "b.key")
+    review.add_trust(store, "alice", alice.public)
+    review.approve(store, "alpha", sha, load_private_key(alice.keyfile))
+    cache = retrieve.RenderCache()
+    (m,) = match(store, "alpha", cache=cache)
+    assert m.approvers == [alice.public.keyid] and cache.verdicts
+    m.approvers.append("forged")  # a caller editing its match never edits the memo
+    assert match(store, "alpha", cache=cache)[0].approvers == [alice.public.keyid]
+    # Threshold raised to 2: one approval no longer suffices, even with the status forced.
+    review.set_threshold(store, 2)
+    force_status(store.path, sha, "active")
+    assert match(store, "alpha", cache=cache) == []
+    # A second trusted approval meets it: a new statement is a new memo key.
+    review.add_trust(store, "bob", bob.public)
+    review.approve(store, "alpha", sha, load_private_key(bob.keyfile))
+    force_status(store.path, sha, "active")
+    (m,) = match(store, "alpha", cache=cache)
+    assert sorted(m.approvers) == sorted([alice.public.keyid, bob.public.keyid])
+    # Alice's row swapped by hand for another key under her name: her approval stops counting.
+    mallory = generate_key("mallory", tmp_path / "m.key")
+    tamper(
+        store.path,
+        "UPDATE trust SET keyid = ?, pubkey = ? WHERE name = 'alice'",
+        (mallory.public.keyid, mallory.public.text()),
+    )
+    assert match(store, "alpha", cache=cache) == []
+    review.set_threshold(store, 1)
+    force_status(store.path, sha, "active")
+    assert match(store, "alpha", cache=cache)[0].approvers == [bob.public.keyid]
 
 
 def test_a_store_it_cannot_write_answers_from_the_index_and_says_what_it_left_out(tmp_path):
