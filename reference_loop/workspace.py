@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from reference_loop import gitstore
 from reference_loop.errors import LoopError
 
 # Files a verifier run creates on its own (pytest, Python, common tools); never diffed or restored.
@@ -64,6 +65,7 @@ _CONFIG = """\
 \tpackedGitLimit = 32m
 \tuntrackedCache = false
 \tlooseCompression = 1
+\tfsync = none
 \thooksPath = {hooks}
 \texcludesFile = {excludes}
 \tattributesFile = {attributes}
@@ -231,6 +233,11 @@ class Workspace:
         started = time.time_ns()
         snap = self._snapshot
         if snap is None:
+            stored = None if self.seeded else self._store_by_hand()
+            if stored is not None:
+                dirs, empty, gits = self._scan_dirs()
+                self._snapshot = _Snapshot(stored, frozenset(empty), dirs, frozenset(gits), started)
+                return stored
             self._stage_all()
         else:
             # Snapshotting again right after a restore is common (a snapshot per attempt): if
@@ -411,6 +418,27 @@ class Workspace:
                     return
                 raise LoopError(f"git add failed in workspace {self.root}: {_git_error(proc)}")
         raise LoopError(f"nested repositories keep appearing in workspace {self.root}")
+
+    def _store_by_hand(self) -> str | None:
+        """First snapshot of a directory that is not a repository's top: every file is read
+        and hashed once into one pack, and the private index written with each file's stat
+        data (see :mod:`reference_loop.gitstore`). ``None`` when git has to do it (a name git
+        might refuse, a file changing while it is read)."""
+        if os.path.lexists(self.root / ".git"):
+            return None
+        pack_dir = os.path.join(self._env["GIT_DIR"], "objects", "pack")
+        try:
+            stored = gitstore.store_tree(os.fsencode(self.root), pack_dir)
+        except gitstore.TreeChanged:
+            return None
+        except OSError as exc:
+            where = os.fsdecode(exc.filename) if exc.filename is not None else str(self.root)
+            raise LoopError(f"snapshot failed at {where}: {exc.strerror or exc}") from exc
+        if stored is None:
+            return None
+        gitstore.write_index(self._index, stored.entries)
+        self._nested |= stored.nested
+        return stored.tree
 
     def _mark_nested(self) -> None:
         """Put a placeholder entry under each known nested repository, so git's walk sees a
