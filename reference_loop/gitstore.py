@@ -90,7 +90,7 @@ class PackWriter:
             hasher.update(piece)
             adler = zlib.adler32(piece, adler)
             left -= len(piece)
-            parts = []
+            parts: list[bytes | memoryview] = []
             view = memoryview(piece)
             for pos in range(0, len(piece), _BLOCK):
                 block = view[pos : pos + _BLOCK]
@@ -101,7 +101,7 @@ class PackWriter:
             self._put(parts)
         if left != 0:
             raise TreeChanged
-        tail = [struct.pack(">I", adler)]
+        tail: list[bytes | memoryview] = [struct.pack(">I", adler)]
         if size == 0:
             tail.insert(0, _block_header(1, 0))
         for part in tail:
@@ -115,7 +115,7 @@ class PackWriter:
             self.objects[sha] = (start, crc)
         return sha
 
-    def _put(self, parts: list) -> None:
+    def _put(self, parts: list[bytes | memoryview]) -> None:
         """Write ``parts`` at the end of the pack, in as few system calls as the OS allows."""
         total = sum(len(p) for p in parts)
         done = os.pwritev(self._fd, parts, self._offset) if len(parts) <= 1024 else 0
@@ -343,7 +343,7 @@ def _block_header(last: int, length: int) -> bytes:
     return struct.pack("<BHH", last, length, length ^ 0xFFFF)
 
 
-def _stored_zlib(pack_header: bytes, data: bytes) -> list:
+def _stored_zlib(pack_header: bytes, data: bytes) -> list[bytes | memoryview]:
     """The pack header and ``data`` as a zlib stream of stored (uncompressed) deflate blocks."""
     if len(data) <= _BLOCK:
         return [
@@ -351,7 +351,7 @@ def _stored_zlib(pack_header: bytes, data: bytes) -> list:
             data,
             struct.pack(">I", zlib.adler32(data)),
         ]
-    parts: list = [pack_header + b"\x78\x01"]
+    parts: list[bytes | memoryview] = [pack_header + b"\x78\x01"]
     view = memoryview(data)
     for pos in range(0, len(data), _BLOCK):
         block = view[pos : pos + _BLOCK]
