@@ -17,6 +17,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -657,10 +658,13 @@ class Workspace:
         except FileNotFoundError as exc:
             raise LoopError(_NO_GIT) from exc
         assert proc.stdin is not None and proc.stdout is not None
+        # All requests go in from a thread while objects are read here: no round trip per file.
+        feeder = threading.Thread(
+            target=_feed, args=(proc.stdin, b"".join(f"{s}\n".encode() for _p, _m, s in blobs))
+        )
+        feeder.start()
         try:
             for path, mode, sha in blobs:
-                proc.stdin.write(f"{sha}\n".encode())
-                proc.stdin.flush()
                 header = proc.stdout.readline().split()
                 if len(header) != 3:
                     shown = b" ".join(header).decode("utf-8", "replace") or sha
@@ -676,8 +680,9 @@ class Workspace:
                     self._write_file(full, mode == "100755", proc.stdout, size)
                 proc.stdout.read(1)  # the newline after each object
         finally:
-            proc.stdin.close()
             proc.stdout.close()
+            proc.kill()  # done or failed: a feeder blocked on a full pipe gets EPIPE
+            feeder.join()
             proc.wait()
 
     def _write_file(self, full: bytes, executable: bool, src: IO[bytes], size: int) -> None:
@@ -858,6 +863,14 @@ def _current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    """Write ``data`` to a child's stdin and close it; a child that exited early is fine."""
+    with contextlib.suppress(OSError):
+        pipe.write(data)
+    with contextlib.suppress(OSError):
+        pipe.close()
 
 
 def _write_all(fd: int, data: bytes) -> None:
