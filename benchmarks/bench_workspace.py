@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -112,6 +113,13 @@ def make_changes(root: Path, paths: list[str], n: int, seed: int) -> None:
             os.chmod(full, 0o755)
 
 
+def cpu_seconds() -> float:
+    """User + system CPU of this process and every child it waited for."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def timed(fn) -> float:
     t0 = time.perf_counter()
     fn()
@@ -124,7 +132,11 @@ def median_of(fn, runs: int = 3) -> float:
 
 def git_status_time(root: Path) -> float:
     git(root, "status", "--porcelain")  # warm
-    return median_of(lambda: git(root, "status", "--porcelain"))
+    took = median_of(lambda: git(root, "status", "--porcelain"))
+    c0 = cpu_seconds()
+    git(root, "status", "--porcelain")
+    print(f"  git status: {took:.3f}s wall, {cpu_seconds() - c0:.3f}s CPU")
+    return took
 
 
 def hash_object_time(root: Path) -> float:
@@ -134,23 +146,31 @@ def hash_object_time(root: Path) -> float:
         dirnames[:] = [d for d in dirnames if d != ".git"]
         paths += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames]
     request = "".join(f"{p}\n" for p in paths).encode()
-    return median_of(lambda: git(root, "hash-object", "--stdin-paths", input=request), 2)
+    took = median_of(lambda: git(root, "hash-object", "--stdin-paths", input=request), 2)
+    c0 = cpu_seconds()
+    git(root, "hash-object", "--stdin-paths", input=request)
+    print(f"  git hash-object --stdin-paths: {took:.3f}s wall, {cpu_seconds() - c0:.3f}s CPU")
+    return took
 
 
 def whole_run(root: Path, gitdir: Path, paths: list[str], seed: int) -> dict[str, float]:
     """The loop's workspace work for one run: create, snapshot, (attempt), diff+restore, close."""
     before = fingerprint(root, gitdir)
+    c0 = cpu_seconds()
     t0 = time.perf_counter()
     ws = Workspace(root)
     t1 = time.perf_counter()
     ws.snapshot()
     t2 = time.perf_counter()
+    c2 = cpu_seconds()
     make_changes(root, paths, 10, seed)
+    c3 = cpu_seconds()
     t3 = time.perf_counter()
     diff = ws.diff_and_restore()
     t4 = time.perf_counter()
     ws.close()
     t5 = time.perf_counter()
+    c5 = cpu_seconds()
     assert len(diff.files) >= 10, diff.files
     check_untouched(root, gitdir, before)
     return {
@@ -159,6 +179,7 @@ def whole_run(root: Path, gitdir: Path, paths: list[str], seed: int) -> dict[str
         "diff_restore": t4 - t3,
         "close": t5 - t4,
         "total": (t2 - t0) + (t5 - t3),
+        "cpu": (c2 - c0) + (c5 - c3),
     }
 
 
@@ -259,7 +280,8 @@ def report(label: str, run: dict, floor: float, floor_name: str, target: float) 
     )
     print(
         f"      init {run['init']:.3f}s, first snapshot {run['snapshot']:.3f}s, "
-        f"diff+restore {run['diff_restore']:.3f}s, close {run['close']:.3f}s "
+        f"diff+restore {run['diff_restore']:.3f}s, close {run['close']:.3f}s, "
+        f"CPU {run['cpu']:.3f}s "
         f"(target <= 0.1s {'OK' if run['close'] <= 0.1 else 'MISSED'})"
     )
 

@@ -17,6 +17,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from reference_loop import gitstore
 from reference_loop.errors import LoopError
 
 # Files a verifier run creates on its own (pytest, Python, common tools); never diffed or restored.
@@ -64,6 +66,7 @@ _CONFIG = """\
 \tpackedGitLimit = 32m
 \tuntrackedCache = false
 \tlooseCompression = 1
+\tfsync = none
 \thooksPath = {hooks}
 \texcludesFile = {excludes}
 \tattributesFile = {attributes}
@@ -231,6 +234,11 @@ class Workspace:
         started = time.time_ns()
         snap = self._snapshot
         if snap is None:
+            stored = None if self.seeded else self._store_by_hand()
+            if stored is not None:
+                dirs, empty, gits = self._scan_dirs()
+                self._snapshot = _Snapshot(stored, frozenset(empty), dirs, frozenset(gits), started)
+                return stored
             self._stage_all()
         else:
             # Snapshotting again right after a restore is common (a snapshot per attempt): if
@@ -411,6 +419,27 @@ class Workspace:
                     return
                 raise LoopError(f"git add failed in workspace {self.root}: {_git_error(proc)}")
         raise LoopError(f"nested repositories keep appearing in workspace {self.root}")
+
+    def _store_by_hand(self) -> str | None:
+        """First snapshot of a directory that is not a repository's top: every file is read
+        and hashed once into one pack, and the private index written with each file's stat
+        data (see :mod:`reference_loop.gitstore`). ``None`` when git has to do it (a name git
+        might refuse, a file changing while it is read)."""
+        if os.path.lexists(self.root / ".git"):
+            return None
+        pack_dir = os.path.join(self._env["GIT_DIR"], "objects", "pack")
+        try:
+            stored = gitstore.store_tree(os.fsencode(self.root), pack_dir)
+        except gitstore.TreeChanged:
+            return None
+        except OSError as exc:
+            where = os.fsdecode(exc.filename) if exc.filename is not None else str(self.root)
+            raise LoopError(f"snapshot failed at {where}: {exc.strerror or exc}") from exc
+        if stored is None:
+            return None
+        gitstore.write_index(self._index, stored.entries)
+        self._nested |= stored.nested
+        return stored.tree
 
     def _mark_nested(self) -> None:
         """Put a placeholder entry under each known nested repository, so git's walk sees a
@@ -629,10 +658,13 @@ class Workspace:
         except FileNotFoundError as exc:
             raise LoopError(_NO_GIT) from exc
         assert proc.stdin is not None and proc.stdout is not None
+        # All requests go in from a thread while objects are read here: no round trip per file.
+        feeder = threading.Thread(
+            target=_feed, args=(proc.stdin, b"".join(f"{s}\n".encode() for _p, _m, s in blobs))
+        )
+        feeder.start()
         try:
             for path, mode, sha in blobs:
-                proc.stdin.write(f"{sha}\n".encode())
-                proc.stdin.flush()
                 header = proc.stdout.readline().split()
                 if len(header) != 3:
                     shown = b" ".join(header).decode("utf-8", "replace") or sha
@@ -648,8 +680,9 @@ class Workspace:
                     self._write_file(full, mode == "100755", proc.stdout, size)
                 proc.stdout.read(1)  # the newline after each object
         finally:
-            proc.stdin.close()
             proc.stdout.close()
+            proc.kill()  # done or failed: a feeder blocked on a full pipe gets EPIPE
+            feeder.join()
             proc.wait()
 
     def _write_file(self, full: bytes, executable: bool, src: IO[bytes], size: int) -> None:
@@ -830,6 +863,14 @@ def _current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    """Write ``data`` to a child's stdin and close it; a child that exited early is fine."""
+    with contextlib.suppress(OSError):
+        pipe.write(data)
+    with contextlib.suppress(OSError):
+        pipe.close()
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -1,0 +1,393 @@
+"""Write a directory's first snapshot straight into a git object store, without ``git add``.
+
+A workspace that is not a repository has every byte hashed and stored once. ``git add`` does it
+at a fraction of ``git hash-object``'s speed (two collision-detecting SHA-1 passes, deflate, one
+process walk); here each file is read once, hashed with OpenSSL's SHA-1 and copied into one pack
+as *stored* (uncompressed) deflate blocks, so the cost is close to reading and hashing every byte.
+The result is ordinary git: a pack v2 with its idx v2 (``git verify-pack`` accepts them), and an
+index v2 with each file's stat data (so the next ``git add`` rehashes only changed files).
+
+Anything git would refuse or treat specially (a name git's path checks reject, such as ``.git``
+lookalikes) makes :func:`store_tree` return ``None`` so the caller falls back to ``git add``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import struct
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+__all__ = ["PackWriter", "StoredTree", "TreeChanged", "store_tree", "write_index"]
+
+# Files up to this size are read whole; larger ones are streamed in pieces of this size.
+_PIECE = 1 << 20
+# The largest stored deflate block.
+_BLOCK = 0xFFFF
+_BLOB, _TREE = 3, 2
+_NAMES_OK = frozenset({b".gitignore", b".gitattributes", b".gitkeep", b".github", b".gitlab"})
+
+
+class TreeChanged(Exception):
+    """A file changed size while it was read; the caller snapshots again through git."""
+
+
+@dataclass
+class StoredTree:
+    """What :func:`store_tree` wrote: the root tree id, index entries, nested repositories."""
+
+    tree: str
+    entries: list[tuple[bytes, os.stat_result, int, bytes]]  # path, stat, mode, binary sha
+    nested: set[str] = field(default_factory=set)
+    objects: int = 0
+
+
+class PackWriter:
+    """One pack v2 written object by object, with its idx v2 written by :meth:`finish`.
+
+    Objects are stored uncompressed (deflate "stored" blocks): the data is copied, never
+    compressed, which is what makes the first snapshot cost about one read and hash per byte.
+    """
+
+    def __init__(self, pack_dir: str) -> None:
+        self._dir = pack_dir
+        self._tmp = os.path.join(pack_dir, "tmp_pack_hand")
+        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+        self._fd = os.open(self._tmp, flags, 0o444)
+        self._offset = 0
+        self._put([b"PACK" + struct.pack(">II", 2, 0)])
+        # binary sha -> (offset, crc32 of the object's bytes in the pack)
+        self.objects: dict[bytes, tuple[int, int]] = {}
+
+    def add(self, kind: int, data: bytes) -> bytes:
+        """Store one object held in memory; return its binary sha (written once per id)."""
+        hasher = hashlib.sha1(_object_header(kind, len(data)))
+        hasher.update(data)
+        sha = hasher.digest()
+        if sha not in self.objects:
+            start = self._offset
+            parts = _stored_zlib(_pack_header(kind, len(data)), data)
+            crc = 0
+            for part in parts:
+                crc = zlib.crc32(part, crc)
+            self._put(parts)
+            self.objects[sha] = (start, crc)
+        return sha
+
+    def add_stream(self, kind: int, size: int, pieces: Iterator[bytes]) -> bytes:
+        """Store one object read piece by piece (``size`` bytes in all); bounded memory."""
+        start = self._offset
+        hasher = hashlib.sha1(_object_header(kind, size))
+        head = _pack_header(kind, size) + b"\x78\x01"
+        crc = zlib.crc32(head)
+        self._put([head])
+        adler = 1
+        left = size
+        for piece in pieces:
+            hasher.update(piece)
+            adler = zlib.adler32(piece, adler)
+            left -= len(piece)
+            parts: list[bytes | memoryview] = []
+            view = memoryview(piece)
+            for pos in range(0, len(piece), _BLOCK):
+                block = view[pos : pos + _BLOCK]
+                last = 1 if left == 0 and pos + _BLOCK >= len(piece) else 0
+                parts += [_block_header(last, len(block)), block]
+            for part in parts:
+                crc = zlib.crc32(part, crc)
+            self._put(parts)
+        if left != 0:
+            raise TreeChanged
+        tail: list[bytes | memoryview] = [struct.pack(">I", adler)]
+        if size == 0:
+            tail.insert(0, _block_header(1, 0))
+        for part in tail:
+            crc = zlib.crc32(part, crc)
+        self._put(tail)
+        sha = hasher.digest()
+        if sha in self.objects:  # the same bytes were stored already: take this copy back
+            os.ftruncate(self._fd, start)
+            self._offset = start
+        else:
+            self.objects[sha] = (start, crc)
+        return sha
+
+    def _put(self, parts: list[bytes | memoryview]) -> None:
+        """Write ``parts`` at the end of the pack, in as few system calls as the OS allows."""
+        total = sum(len(p) for p in parts)
+        done = os.pwritev(self._fd, parts, self._offset) if len(parts) <= 1024 else 0
+        if done != total:
+            data = b"".join(parts)
+            view = memoryview(data)[done:]
+            pos = self._offset + done
+            while view:
+                n = os.pwrite(self._fd, view, pos)
+                view = view[n:]
+                pos += n
+        self._offset += total
+
+    def finish(self) -> str:
+        """Write the object count and trailer, then the idx; return the pack's path."""
+        os.pwrite(self._fd, struct.pack(">I", len(self.objects)), 8)
+        hasher = hashlib.sha1()
+        pos = 0
+        while pos < self._offset:
+            piece = os.pread(self._fd, min(_PIECE, self._offset - pos), pos)
+            if not piece:
+                break
+            hasher.update(piece)
+            pos += len(piece)
+        checksum = hasher.digest()
+        self._put([checksum])
+        os.close(self._fd)
+        self._fd = -1
+        name = os.path.join(self._dir, f"pack-{checksum.hex()}")
+        with open(name + ".idx.tmp", "wb") as out:
+            out.write(_idx_bytes(self.objects, checksum))
+        os.rename(self._tmp, name + ".pack")
+        os.rename(name + ".idx.tmp", name + ".idx")
+        return name + ".pack"
+
+    def abort(self) -> None:
+        """Remove the unfinished pack."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        os.unlink(self._tmp)
+
+
+def store_tree(root: bytes, pack_dir: str) -> StoredTree | None:
+    """Hash every file and symlink under ``root`` into one pack in ``pack_dir``, with a tree
+    for every directory that holds one. ``.git`` entries are skipped (their directory is a
+    nested repository, stored as plain files). Returns ``None`` for a tree git would not take.
+
+    Args:
+        root: the directory, as bytes.
+        pack_dir: the private store's ``objects/pack``.
+
+    Returns:
+        The root tree id and the index entries, or ``None`` to let ``git add`` do it.
+
+    Raises:
+        TreeChanged: a file changed size while it was read.
+        OSError: a file or directory could not be read.
+    """
+    found = _walk(root)
+    if found is None:
+        return None
+    files, nested = found
+    files.sort(key=lambda f: f[0])
+    writer = PackWriter(pack_dir)
+    try:
+        entries = []
+        for rel, st in files:
+            entries.append(_store_one(writer, root + b"/" + rel, rel, st))
+        tree = _store_trees(writer, entries)
+        writer.finish()
+    except BaseException:
+        writer.abort()
+        raise
+    return StoredTree(tree.hex(), entries, nested, len(writer.objects))
+
+
+def _walk(root: bytes) -> tuple[list[tuple[bytes, os.stat_result]], set[str]] | None:
+    files: list[tuple[bytes, os.stat_result]] = []
+    nested: set[str] = set()
+    todo = [b""]
+    while todo:
+        d = todo.pop()
+        with os.scandir(root + b"/" + d if d else root) as it:
+            for entry in it:
+                name = entry.name
+                rel = d + b"/" + name if d else name
+                if name == b".git":
+                    if d:
+                        nested.add(os.fsdecode(d))
+                    continue
+                if not _name_ok(name):
+                    return None
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    todo.append(rel)
+                elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                    files.append((rel, st))
+    return files, nested
+
+
+def _name_ok(name: bytes) -> bool:
+    """False for a name git's path checks might refuse or treat as a repository
+    (``.git`` lookalikes, NTFS short names, backslashes): those trees go through git."""
+    low = name.lower()
+    if low in _NAMES_OK:
+        return True
+    return not (low.startswith((b".git", b"git~")) or b"\\" in name or low in (b".", b".."))
+
+
+def _store_one(
+    writer: PackWriter, full: bytes, rel: bytes, st: os.stat_result
+) -> tuple[bytes, os.stat_result, int, bytes]:
+    if stat.S_ISLNK(st.st_mode):
+        return rel, st, 0o120000, writer.add(_BLOB, os.readlink(full))
+    fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TreeChanged
+        mode = 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
+        size = st.st_size
+        if size <= _PIECE:
+            data = os.read(fd, size + 1) if size else os.read(fd, 1)
+            if len(data) != size:
+                raise TreeChanged
+            return rel, st, mode, writer.add(_BLOB, data)
+        return rel, st, mode, writer.add_stream(_BLOB, size, _pieces(fd, size))
+    finally:
+        os.close(fd)
+
+
+def _pieces(fd: int, size: int) -> Iterator[bytes]:
+    left = size
+    while left:
+        piece = os.read(fd, min(left, _PIECE))
+        if not piece:
+            return
+        left -= len(piece)
+        yield piece
+    if os.read(fd, 1):
+        raise TreeChanged
+
+
+def _store_trees(
+    writer: PackWriter, entries: list[tuple[bytes, os.stat_result, int, bytes]]
+) -> bytes:
+    """Write a tree for every directory; return the root tree's binary sha."""
+    children: dict[bytes, list[tuple[bytes, bytes, bytes]]] = {b"": []}  # dir -> (key, mode, sha)
+    for rel, _st, mode, sha in entries:
+        parent, _, name = rel.rpartition(b"/")
+        up = parent
+        while up not in children:
+            children[up] = []
+            up = up.rpartition(b"/")[0]
+        children[parent].append((name, b"%o" % mode, sha))
+    # Deepest first, so each tree's subtrees are written before it.
+    root_sha = b""
+    for d in sorted(children, key=lambda p: p.count(b"/") + (1 if p else 0), reverse=True):
+        # git orders a tree's entries by name, a subtree's name compared as if it ended in "/".
+        items = sorted(
+            children[d], key=lambda item: item[0] + (b"/" if item[1] == b"40000" else b"")
+        )
+        data = b"".join(mode + b" " + name + b"\0" + sha for name, mode, sha in items)
+        sha = writer.add(_TREE, data)
+        if d:
+            parent, _, name = d.rpartition(b"/")
+            children[parent].append((name, b"40000", sha))
+        else:
+            root_sha = sha
+    return root_sha
+
+
+def write_index(path: str, entries: list[tuple[bytes, os.stat_result, int, bytes]]) -> None:
+    """Write an index v2 holding ``entries`` (sorted by path) with their stat data.
+
+    Args:
+        path: where the index goes (written beside it, then renamed over it).
+        entries: (path, stat, mode, binary sha) per file, sorted by path bytes.
+    """
+    out = [b"DIRC" + struct.pack(">II", 2, len(entries))]
+    pack = struct.Struct(">10I20sH").pack
+    mask = 0xFFFFFFFF
+    for rel, st, mode, sha in entries:
+        fixed = pack(
+            int(st.st_ctime) & mask,
+            st.st_ctime_ns % 1_000_000_000,
+            int(st.st_mtime) & mask,
+            st.st_mtime_ns % 1_000_000_000,
+            st.st_dev & mask,
+            st.st_ino & mask,
+            mode,
+            st.st_uid & mask,
+            st.st_gid & mask,
+            st.st_size & mask,
+            sha,
+            min(len(rel), 0xFFF),
+        )
+        pad = 8 - (62 + len(rel)) % 8
+        out.append(fixed + rel + b"\0" * pad)
+    data = b"".join(out)
+    data += hashlib.sha1(data).digest()
+    with open(path + ".tmp", "wb") as fh:
+        fh.write(data)
+    os.rename(path + ".tmp", path)
+
+
+def _object_header(kind: int, size: int) -> bytes:
+    return (b"blob" if kind == _BLOB else b"tree") + b" %d\0" % size
+
+
+def _pack_header(kind: int, size: int) -> bytes:
+    byte = (kind << 4) | (size & 0x0F)
+    size >>= 4
+    out = bytearray()
+    while size:
+        out.append(byte | 0x80)
+        byte = size & 0x7F
+        size >>= 7
+    out.append(byte)
+    return bytes(out)
+
+
+def _block_header(last: int, length: int) -> bytes:
+    return struct.pack("<BHH", last, length, length ^ 0xFFFF)
+
+
+def _stored_zlib(pack_header: bytes, data: bytes) -> list[bytes | memoryview]:
+    """The pack header and ``data`` as a zlib stream of stored (uncompressed) deflate blocks."""
+    if len(data) <= _BLOCK:
+        return [
+            pack_header + b"\x78\x01" + _block_header(1, len(data)),
+            data,
+            struct.pack(">I", zlib.adler32(data)),
+        ]
+    parts: list[bytes | memoryview] = [pack_header + b"\x78\x01"]
+    view = memoryview(data)
+    for pos in range(0, len(data), _BLOCK):
+        block = view[pos : pos + _BLOCK]
+        parts += [_block_header(1 if pos + _BLOCK >= len(data) else 0, len(block)), block]
+    parts.append(struct.pack(">I", zlib.adler32(data)))
+    return parts
+
+
+def _idx_bytes(objects: dict[bytes, tuple[int, int]], pack_checksum: bytes) -> bytes:
+    shas = sorted(objects)
+    fanout = [0] * 256
+    for sha in shas:
+        fanout[sha[0]] += 1
+    total = 0
+    for i in range(256):
+        total += fanout[i]
+        fanout[i] = total
+    small: list[int] = []
+    large: list[int] = []
+    for sha in shas:
+        offset = objects[sha][0]
+        if offset < 0x80000000:
+            small.append(offset)
+        else:
+            small.append(0x80000000 | len(large))
+            large.append(offset)
+    n = len(shas)
+    data = b"".join(
+        [
+            b"\xfftOc" + struct.pack(">I", 2),
+            struct.pack(">256I", *fanout),
+            *shas,
+            struct.pack(f">{n}I", *(objects[s][1] for s in shas)),
+            struct.pack(f">{n}I", *small),
+            struct.pack(f">{len(large)}Q", *large),
+            pack_checksum,
+        ]
+    )
+    return data + hashlib.sha1(data).digest()

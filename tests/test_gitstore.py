@@ -1,0 +1,133 @@
+"""The hand-written object store is ordinary git: `git verify-pack` accepts the pack, `git
+cat-file` reads every object back byte for byte, the tree id is the one `git add` + `git
+write-tree` give for the same directory, and the index's stat data makes git see no change."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reference_loop import gitstore
+
+
+def run_git(env: dict[str, str], cwd: Path, *args: str, input: bytes | None = None) -> bytes:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, input=input
+    ).stdout
+
+
+def private_repo(tmp: Path, work: Path) -> dict[str, str]:
+    gitdir = tmp / "store.git"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    subprocess.run(["git", "init", "-q", "--bare", str(gitdir)], env=env, check=True)
+    env.update(GIT_DIR=str(gitdir), GIT_WORK_TREE=str(work), GIT_INDEX_FILE=str(tmp / "index"))
+    run_git(env, work, "config", "core.bare", "false")
+    return env
+
+
+def sample_tree(root: Path) -> dict[str, bytes]:
+    """Small, empty, duplicate, multi-block, multi-piece, executable files and a symlink."""
+    files = {
+        "a.txt": b"hello\n",
+        "empty": b"",
+        "dup1/x": b"same bytes\n",
+        "dup2/x": b"same bytes\n",
+        "sub/deep/er/blocks.bin": os.urandom(200_000),  # several 64 KiB deflate blocks
+        "sub/pieces.bin": os.urandom(3 * (1 << 20) + 17),  # streamed in 1 MiB pieces
+        "sub/big-dup.bin": b"",
+        "run.sh": b"#!/bin/sh\necho hi\n",
+        "a-b": b"sorts before a/ in a tree, after it in the index\n",
+        "a/inner": b"inner\n",
+        ".gitignore": b"*.log\n",
+        "ignored.log": b"still stored\n",
+    }
+    files["sub/big-dup.bin"] = files["sub/pieces.bin"]
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    os.chmod(root / "run.sh", 0o755)
+    os.symlink("a.txt", root / "link")
+    (root / "emptydir").mkdir()
+    return files
+
+
+def test_pack_passes_verify_pack_and_every_object_reads_back(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    files = sample_tree(work)
+    env = private_repo(tmp_path, work)
+    pack_dir = os.path.join(env["GIT_DIR"], "objects", "pack")
+
+    stored = gitstore.store_tree(os.fsencode(work), pack_dir)
+
+    assert stored is not None
+    packs = [f for f in os.listdir(pack_dir) if f.endswith(".pack")]
+    assert len(packs) == 1 and not [f for f in os.listdir(pack_dir) if "tmp" in f]
+    verify = run_git(env, work, "verify-pack", "-v", os.path.join(pack_dir, packs[0]))
+    assert b": ok" in verify
+    run_git(env, work, "fsck", "--strict", "--no-dangling")
+    for rel, data in files.items():
+        assert run_git(env, work, "cat-file", "blob", f"{stored.tree}:{rel}") == data
+    assert run_git(env, work, "cat-file", "blob", f"{stored.tree}:link") == b"a.txt"
+    # Duplicate bytes are stored once: count objects in the idx.
+    listed = run_git(
+        env, work, "show-index", input=Path(pack_dir, packs[0][:-5] + ".idx").read_bytes()
+    )
+    shas = [line.split()[1] for line in listed.splitlines()]
+    assert len(shas) == len(set(shas)) == stored.objects
+
+
+def test_tree_and_index_match_what_git_add_writes(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    sample_tree(work)
+    env = private_repo(tmp_path, work)
+    stored = gitstore.store_tree(os.fsencode(work), os.path.join(env["GIT_DIR"], "objects", "pack"))
+    assert stored is not None
+    gitstore.write_index(env["GIT_INDEX_FILE"], stored.entries)
+
+    # git reads the index: same tree, and its stat data says nothing changed on disk.
+    assert run_git(env, work, "write-tree").decode().strip() == stored.tree
+    subprocess.run(["git", "diff-files", "--quiet"], cwd=work, env=env, check=True)
+    run_git(env, work, "ls-files", "-s")  # parses
+
+    # The same directory through git add gives the same ids, modes included.
+    other = {**env, "GIT_INDEX_FILE": str(tmp_path / "index-git")}
+    run_git(other, work, "add", "-A", "-f")
+    assert run_git(other, work, "write-tree").decode().strip() == stored.tree
+    assert run_git(other, work, "ls-files", "-s") == run_git(env, work, "ls-files", "-s")
+
+
+def test_nested_repository_files_stored_and_its_git_skipped(tmp_path):
+    work = tmp_path / "work"
+    (work / "inner" / ".git").mkdir(parents=True)
+    (work / "inner" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (work / "inner" / "code.py").write_text("x = 1\n")
+    env = private_repo(tmp_path, work)
+    stored = gitstore.store_tree(os.fsencode(work), os.path.join(env["GIT_DIR"], "objects", "pack"))
+    assert stored is not None
+    assert stored.nested == {"inner"}
+    assert [e[0] for e in stored.entries] == [b"inner/code.py"]
+
+
+@pytest.mark.parametrize("name", [".GIT", ".git.", "git~1", "back\\slash"])
+def test_names_git_might_refuse_fall_back_to_git(tmp_path, name):
+    work = tmp_path / "work"
+    (work / "d").mkdir(parents=True)
+    (work / "d" / name).write_text("x\n")
+    env = private_repo(tmp_path, work)
+    pack_dir = os.path.join(env["GIT_DIR"], "objects", "pack")
+    assert gitstore.store_tree(os.fsencode(work), pack_dir) is None
+    assert os.listdir(pack_dir) == []  # nothing half-written
+
+
+def test_pack_header_varint_sizes():
+    # type in bits 4-6, size's low 4 bits, then 7 bits a byte, continuation bit set before.
+    assert gitstore._pack_header(3, 0) == b"\x30"
+    assert gitstore._pack_header(3, 15) == b"\x3f"
+    assert gitstore._pack_header(3, 16) == b"\xb0\x01"
+    assert gitstore._pack_header(2, 1 << 20) == b"\xa0\x80\x80\x04"
