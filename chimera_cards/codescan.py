@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from chimera_cards.bundle import SKILL_FILE, Bundle
 from chimera_cards.card import Card
-from chimera_cards.lint import INFO, WARNING, Finding, lint_card, lint_text
+from chimera_cards.lint import INFO, WARNING, Finding, is_markdown_path, lint_card, lint_text
 
 __all__ = [
     "CODE_RULES",
     "BundleScan",
     "FileReport",
+    "ScanCache",
     "binary_type",
     "classify",
     "finding_id",
@@ -281,6 +283,7 @@ def _open_mode(node: ast.Call) -> str:
 
 _BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 _CALL_SITE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
+_CALL_SITE_UNICODE = re.compile(r"([^\W\d][\w.]*)\s*\(")
 
 
 def _sensitive_names() -> frozenset[str]:
@@ -289,6 +292,37 @@ def _sensitive_names() -> frozenset[str]:
 
 
 _SENSITIVE = _sensitive_names()
+
+
+def _call_lines(text: str, wanted: frozenset[str] | set[str]) -> set[int]:
+    """Lines where a call is written whose dotted name starts or ends with a ``wanted`` name.
+
+    Python reads identifiers NFKC-normalised (``ｅｖａｌ`` is ``eval``), so outside ASCII each
+    name is normalised before it is looked up."""
+    ascii_only = text.isascii()
+    lines: set[int] = set()
+    newlines = 0
+    last = 0
+    for m in (_CALL_SITE if ascii_only else _CALL_SITE_UNICODE).finditer(text):
+        name = m.group(1) if ascii_only else unicodedata.normalize("NFKC", m.group(1))
+        if name.rsplit(".", 1)[-1] in wanted or name.split(".", 1)[0] in wanted:
+            newlines += text.count("\n", last, m.start())
+            last = m.start()
+            lines.add(newlines + 1)
+    return lines
+
+
+def _python_may_flag(text: str) -> bool:
+    """False only when neither the ``ast`` pass nor its line-by-line fallback (for a script
+    that does not parse) can find anything beyond blobs: ASCII text (so every keyword and name
+    is spelled as matched here) without ``import`` (so no import finding and no alias), without
+    a call to a sensitive name, and without a match of any fallback rule."""
+    return (
+        not text.isascii()
+        or "import" in text
+        or any(_anywhere(rule[0]).search(text) for rule in _GENERIC_RULES)
+        or bool(_call_lines(text, _SENSITIVE))
+    )
 
 
 class _PyScanner:
@@ -311,15 +345,7 @@ class _PyScanner:
                 self.visit_Import(node)
             elif isinstance(node, ast.ImportFrom):
                 self.visit_ImportFrom(node)
-        wanted = _SENSITIVE | set(self.aliases)
-        lines: set[int] = set()
-        newlines = 0
-        last = 0
-        for m in _CALL_SITE.finditer(text):
-            if m.group(1).rsplit(".", 1)[-1] in wanted or m.group(1).split(".", 1)[0] in wanted:
-                newlines += text.count("\n", last, m.start())
-                last = m.start()
-                lines.add(newlines + 1)
+        lines = _call_lines(text, _SENSITIVE | set(self.aliases))
         if lines:
             for call in self._calls_on(tree.body, lines):
                 self.visit_Call(call)
@@ -473,6 +499,16 @@ def scan_python(path: str, text: str) -> list[Finding]:
     Returns:
         code-* findings with path and line.
     """
+    if not _python_may_flag(text):
+        # Parsing costs more than everything else a script goes through; it cannot find anything
+        # here (tests/test_codescan_prefilter.py checks both ways give the same findings).
+        findings: list[Finding] = []
+        _blob_findings(text, path, 1, findings)
+        return sorted(findings, key=lambda f: f.line or 0)
+    return _parse_and_scan_python(path, text)
+
+
+def _parse_and_scan_python(path: str, text: str) -> list[Finding]:
     try:
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError):
@@ -639,8 +675,31 @@ def scan_script(path: str, text: str, language: str | None) -> list[Finding]:
     return _scan_lines(path, text, _GENERIC_RULES)
 
 
+@dataclass
+class ScanCache:
+    """Findings of files already scanned, by content: a collection often repeats a licence or a
+    helper script in every skill, and the same bytes classified the same way give the same
+    findings (no rule reads the path beyond how it classifies the file, and each finding's
+    path is set per file). Keep one for the length of an import."""
+
+    by_blob: dict[tuple[str, str, str | None, bool], list[Finding]] = field(default_factory=dict)
+    hits: int = 0
+
+
+def _scan_file(
+    path: str, text: str, report: FileReport, scan_text: Callable[[str, str], list[Finding]]
+) -> list[Finding]:
+    findings = scan_text(text, path)
+    if report.kind == "script":
+        findings.extend(scan_script(path, text, report.language))
+    return findings
+
+
 def scan_bundle(
-    bundle: Bundle, *, hidden: Callable[[str, str], list[Finding]] | None = None
+    bundle: Bundle,
+    *,
+    hidden: Callable[[str, str], list[Finding]] | None = None,
+    cache: ScanCache | None = None,
 ) -> BundleScan:
     """Classify every file and scan all but ``SKILL.md`` (which ``lint_card`` covers).
 
@@ -648,10 +707,14 @@ def scan_bundle(
         bundle: the bundle.
         hidden: the hidden-instruction scan for one text file, called (text, path); default
             ``lint.lint_text`` (comments are errors in Markdown, warnings elsewhere).
+        cache: findings by file content, shared across the bundles of one import (only used
+            with the default ``hidden`` scan).
     Returns:
         The file listing and every finding, each with its path.
     """
     scan_text = hidden or lint_text
+    if hidden is not None:
+        cache = None
     reports: list[FileReport] = []
     findings: list[Finding] = []
     for f in bundle.files:
@@ -672,13 +735,24 @@ def scan_bundle(
                 )
             )
             continue
-        findings.extend(scan_text(text, f.path))
-        if report.kind == "script":
-            findings.extend(scan_script(f.path, text, report.language))
+        if cache is None or not f.sha256:
+            findings.extend(_scan_file(f.path, text, report, scan_text))
+            continue
+        # Everything a scan reads of the path: the kind and language it gives the file, and
+        # whether it is Markdown (comments are errors there).
+        key = (f.sha256, report.kind, report.language, is_markdown_path(f.path))
+        known = cache.by_blob.get(key)
+        if known is None:
+            known = cache.by_blob[key] = _scan_file(f.path, text, report, scan_text)
+        else:
+            cache.hits += 1
+        findings.extend(replace(finding, path=f.path) for finding in known)
     return BundleScan(reports, findings)
 
 
-def lint_bundle(card: Card, bundle: Bundle, *, dirname: str | None) -> list[Finding]:
+def lint_bundle(
+    card: Card, bundle: Bundle, *, dirname: str | None, cache: ScanCache | None = None
+) -> list[Finding]:
     """Every finding about a bundle: the card's own lint, then each other file (hidden
     instructions in text, scripts as code, binaries listed), each finding with its path.
 
@@ -686,13 +760,14 @@ def lint_bundle(card: Card, bundle: Bundle, *, dirname: str | None) -> list[Find
         card: the parsed SKILL.md.
         bundle: the whole bundle.
         dirname: the skill's folder name (for the name-matches-folder rule), None to skip it.
+        cache: findings by file content, shared across the bundles of one import.
     Returns:
         The findings.
     """
     findings = lint_card(card, dirname=dirname)
     for f in findings:
         f.path = SKILL_FILE
-    return findings + scan_bundle(bundle).findings
+    return findings + scan_bundle(bundle, cache=cache).findings
 
 
 def finding_id(finding: Finding | dict) -> str:

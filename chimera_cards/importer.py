@@ -34,7 +34,7 @@ from typing import Any
 
 from chimera_cards.bundle import SKILL_FILE, Bundle
 from chimera_cards.card import Card, parse_card
-from chimera_cards.codescan import lint_bundle
+from chimera_cards.codescan import ScanCache, lint_bundle
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
 from chimera_cards.fetch import DEFAULT_TIMEOUT
 from chimera_cards.integrity import (
@@ -180,6 +180,7 @@ def prepare(
     dirname: str | None = None,
     source: dict | None = None,
     approvals: bytes | None = None,
+    scan_cache: ScanCache | None = None,
 ) -> Candidate:
     """Integrity, parse, pin, provenance and lint for a bundle already read.
 
@@ -187,6 +188,7 @@ def prepare(
     (``--digest``); both are checked before anything is parsed. ``stored(digest)`` returns the
     version already holding this bundle, if any: it was parsed and linted when it was stored and
     its import is a no-op, so it is not parsed again (only its pins are checked).
+    ``scan_cache`` lets the skills of one import share the scan of files they have in common.
     """
     skill_sha = _skill_sha(bundle)
     if expected:
@@ -225,7 +227,7 @@ def prepare(
     if declared:
         reasons.append(declared)
     # Without a folder (a bare card URL) the name-matches-folder rule does not apply.
-    findings = lint_bundle(card, bundle, dirname=dirname or name)
+    findings = lint_bundle(card, bundle, dirname=dirname or name, cache=scan_cache)
     return Candidate(
         name=name,
         provenance="tainted" if reasons else "clean",
@@ -403,6 +405,7 @@ def import_source(
         pins_source=pins_source,
         taint=taint,
         stored=_stored_by_digest(store),
+        scan_cache=ScanCache(),
     )
     results: list[ImportResult | None] = []
     batch: list[tuple[str, Candidate]] = []
