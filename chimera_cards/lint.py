@@ -18,7 +18,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -149,7 +149,15 @@ class Finding:
         return f"{self.rule}-{hashlib.sha256(key).hexdigest()[:10]}"
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "id": self.id}
+        # Spelled out: dataclasses.asdict deep-copies every field, a cost paid per stored finding.
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "line": self.line,
+            "path": self.path,
+            "id": self.id,
+        }
 
 
 def has_errors(findings: Iterable[Finding]) -> bool:
