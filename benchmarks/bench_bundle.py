@@ -22,9 +22,9 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import subprocess
-import resource
 import tempfile
 from pathlib import Path
 
@@ -32,10 +32,35 @@ from chimera_cards.bundle import find_bundle_dirs, read_bundle_dir
 from chimera_cards.importer import import_source
 from chimera_cards.store import Store
 
-WORDS = (
-    "agent verifier patch attempt history budget context card review approve store hash lockfile "
-    "retry signal failure record prompt diff test check risk trigger avoid folder script bundle"
-).split()
+WORDS = [
+    "agent",
+    "verifier",
+    "patch",
+    "attempt",
+    "history",
+    "budget",
+    "context",
+    "card",
+    "review",
+    "approve",
+    "store",
+    "hash",
+    "lockfile",
+    "retry",
+    "signal",
+    "failure",
+    "record",
+    "prompt",
+    "diff",
+    "test",
+    "check",
+    "risk",
+    "trigger",
+    "avoid",
+    "folder",
+    "script",
+    "bundle",
+]
 
 
 def words(rng: random.Random, n: int) -> str:
@@ -206,10 +231,12 @@ def main() -> None:
         single_rate = n_singles / single_t
         bundle_rate = files / bundle_t
         print(
-            f"import {n_singles} single-file cards              {single_t:8.2f} s  {single_rate:8.0f} cards/s"
+            f"import {n_singles} single-file cards              {single_t:8.2f} s  "
+            f"{single_rate:8.0f} cards/s"
         )
         print(
-            f"import {args.skills} bundles ({files} files)          {bundle_t:8.2f} s  {bundle_rate:8.0f} files/s"
+            f"import {args.skills} bundles ({files} files)          {bundle_t:8.2f} s  "
+            f"{bundle_rate:8.0f} files/s"
         )
         verdict = "MET" if bundle_rate >= single_rate else "NOT MET"
         print(

@@ -74,9 +74,10 @@ SKILL_FILE = "SKILL.md"
 # Left out wherever they appear (file or directory of that name): version-control metadata and
 # the files operating systems and archivers drop into folders. They are never part of a skill.
 IGNORED_NAMES = frozenset({".git", ".hg", ".svn", ".DS_Store", "Thumbs.db", "__MACOSX"})
-# Written beside a skill's files by export (signed review statements): left out at the top of a
-# bundle so exporting and re-importing an approved skill gives back the same digest.
-SIDECAR_FILES = ("approvals.jsonl",)
+# Written beside a skill's files by export (signed review statements) and by install (its
+# receipt): left out at the top of a bundle so exporting or installing an approved skill and
+# hashing or re-importing it gives back the same digest.
+SIDECAR_FILES = ("approvals.jsonl", ".chimera-install.json")
 
 # A backslash, a control character, or a lone surrogate (how Python spells undecodable bytes).
 _BAD_PATH_CHAR = re.compile("[\\\\\x00-\x1f\x7f\ud800-\udfff]")

@@ -196,7 +196,7 @@ def prepare(
         raise IntegrityError(f"bundle digest mismatch: expected {expected_digest}, got {digest}")
     legacy = skill_sha if len(bundle.files) == 1 else None
     known = stored(digest) if stored is not None else None
-    common = dict(
+    common: dict[str, Any] = dict(
         sha256=digest,
         raw=bundle.skill_md,
         origin=origin,

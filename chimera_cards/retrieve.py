@@ -58,6 +58,7 @@ OTHER_READ_PATHS = frozenset(
         "chimera_cards.store.Store._bundle_of",  # records a bare card blob as its one-file bundle
         "chimera_cards.store.Store.approved_bundle",  # for installers: only after the gate passed
         "chimera_cards.store.check_bundles",  # verify: manifests against their file rows
+        "chimera_cards.install.load_bundle",  # files install writes, after the gate rule said yes
     }
 )
 
@@ -495,3 +496,17 @@ def prompt_preview(
         files=list(files or []),
     )
     return render_for_prompt([m])
+
+
+def held_back(store: Store, query: str, k: int = 5) -> list[str]:
+    """Names of pending cards that would have matched ``query`` (for a one-line hint that
+    something awaits review); never their text.
+
+    Returns:
+        Up to ``k`` names, best match first.
+    """
+    q = fts_query(query)
+    if q is None:
+        return []
+    with store.snapshot():
+        return store.search_names(q, "pending", k)

@@ -965,10 +965,10 @@ def verify_check(store: Store, conn: sqlite3.Connection) -> list[Problem]:
         if not envs:
             continue  # nothing signed over this version; check_blobs already re-hashed its bytes
         label = f"{name} {sha[:12]}"
-        version = store.version(name, sha)
+        version = store.version(name, sha)  # only versions with statements are read
         try:
             if version is None:
-                raise TamperedBlobError("the version row is gone")
+                raise TamperedBlobError("its version row is gone")
             store.get_bundle(version)
         except TamperedBlobError as exc:
             problems.append(

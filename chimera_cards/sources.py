@@ -311,10 +311,13 @@ def hash_paths(paths: list[str]) -> list[BundleHash]:
             assert skill.bundle is not None
             data = skill.bundle.skill_md
             digest = hashlib.sha256(data).digest()
-            where = str(skill.skill_file.parent) if skill.info.get("kind") == "folder" else None
+            if skill.info.get("kind") == "folder" and skill.skill_file is not None:
+                where = str(skill.skill_file.parent)
+            else:
+                where = str(skill.skill_file) if skill.skill_file else skill.label
             out.append(
                 BundleHash(
-                    path=where or (str(skill.skill_file) if skill.skill_file else skill.label),
+                    path=where,
                     sha256=digest.hex(),
                     integrity="sha256-" + base64.b64encode(digest).decode("ascii"),
                     bytes=len(data),

@@ -1250,6 +1250,24 @@ class Store:
         found, problems = self.versions_by_id(ids)
         return [found[i] for i in ids if i in found], [text for _, text in problems]
 
+    def search_names(self, fts: str, status: str, limit: int) -> list[str]:
+        """Names of versions with ``status`` whose index entry matches ``fts`` (best first).
+
+        Args:
+            fts: an FTS5 query (already safe: see ``retrieve.fts_query``).
+            status: e.g. ``pending``.
+            limit: at most this many names.
+
+        Returns:
+            Distinct names.
+        """
+        rows = self._conn.execute(
+            "SELECT v.name FROM card_fts JOIN versions v ON v.id = card_fts.rowid "
+            "WHERE card_fts MATCH ? AND v.status = ? ORDER BY bm25(card_fts) LIMIT ?",
+            (fts, status, 4 * limit),
+        ).fetchall()
+        return list(dict.fromkeys(row[0] for row in rows))[:limit]
+
     @contextmanager
     def savepoint(self, name: str = "step") -> Iterator[None]:
         """A nested all-or-nothing step inside transaction(): on an exception, only this step is

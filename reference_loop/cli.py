@@ -11,7 +11,7 @@ import click
 from chimera_cards.cli.common import SECONDS, echo_json, reports_errors
 from chimera_cards.cli.group import ChimeraGroup
 from reference_loop import __version__
-from reference_loop.attempters import make_attempter
+from reference_loop.attempters import fit_to_task, make_attempter
 from reference_loop.cards import (
     CARDS_IN,
     DEFAULT_CARDS_IN,
@@ -290,6 +290,7 @@ def run_cmd(
     stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
     set_edit_format(edit_format, main_attempter, stronger)
     sandbox_attempters(sandbox, main_attempter, stronger)
+    budget = fit_to_task(task, budget, main_attempter, stronger, transcripts=prompts_dir)
     planner = make_planner(planner_spec) if on_repeat != "none" else None
     cards = cards_from_options(cards_query, cards_store, cards_k)
     options = LoopOptions(

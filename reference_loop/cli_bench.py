@@ -6,17 +6,22 @@ Registered on the ``reference-loop`` group by ``reference_loop.cli`` with one
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import signal
 import sys
+import tempfile
 from pathlib import Path
+from typing import TextIO
 
 import click
 
-from chimera_cards.cli.common import SECONDS, echo_json, reports_errors
+from chimera_cards.cli.common import SECONDS, reports_errors
 from reference_loop.bench import (
     ARMS,
     DEFAULT_ATTEMPTER,
+    AttempterSettings,
     check_attempters,
     format_table,
     load_tasks,
@@ -24,8 +29,53 @@ from reference_loop.bench import (
     run_bench,
     write_plot,
 )
+from reference_loop.edits import EDIT_FORMATS
 from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.loop import DEFAULT_MAX_ATTEMPTS
+from reference_loop.stop import signals_raise_stopped
+
+
+def default_jobs(attempter: str) -> int:
+    """Runs in parallel when --jobs is not given.
+
+    A local model already uses every core for one call, and a second concurrent model would only
+    halve each call's speed while doubling memory; ``llm:`` therefore runs one at a time (pass
+    --jobs for a hosted model). Scripted and ``cmd:`` runs mostly wait on subprocesses: two."""
+    return 1 if attempter.startswith("llm:") else min(2, os.cpu_count() or 1)
+
+
+def owned_stream(stream: TextIO) -> TextIO:
+    """A private copy of ``stream``'s file descriptor, so code that redirects fd 1 or fd 2 while
+    the bench runs (model libraries do, from any thread) cannot swallow the bench's output.
+    Streams without a descriptor (a test runner's buffer) are used as they are."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        return stream
+    stream.flush()
+    return os.fdopen(os.dup(fd), "w", encoding="utf-8", closefd=True)
+
+
+def check_writable_dir(path: Path) -> None:
+    """Create ``path`` and prove a file can be written there, before any run (not after an hour
+    of model calls)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise LoopUsageError(f"cannot write to {path}: {exc.strerror or exc}") from None
+
+
+def write_json_file(path: Path, data: dict) -> None:
+    """Write ``data`` whole or not at all (a stop mid-write leaves no half file)."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise LoopUsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
 @click.command("bench")
@@ -76,15 +126,44 @@ from reference_loop.loop import DEFAULT_MAX_ATTEMPTS
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
-    default=min(2, os.cpu_count() or 1),
-    show_default=True,
-    help="Runs in parallel.",
+    default=None,
+    help="Runs in parallel (default: 1 for llm: models, 2 otherwise).",
 )
 @click.option(
     "--attempt-timeout",
     type=SECONDS,
     default=None,
-    help="Seconds a cmd: agent may run per attempt before its process group is killed.",
+    help="Seconds one attempt of a cmd: agent or llm: model may take (default 600); then the "
+    "agent's process group or the model worker is killed and the attempt fails.",
+)
+@click.option(
+    "-o",
+    "--option",
+    "model_options",
+    type=(str, str),
+    multiple=True,
+    metavar="KEY VALUE",
+    help="A model option passed to llm (as `llm -o`), e.g. -o n_ctx 8192 -o max_tokens 512.",
+)
+@click.option(
+    "--edit-format",
+    type=click.Choice(EDIT_FORMATS),
+    default="auto",
+    show_default=True,
+    help="The reply format taught to llm: models (auto picks by task size).",
+)
+@click.option(
+    "--context-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The model's context window, when the model does not report it.",
+)
+@click.option(
+    "--prompts-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Save what each model attempt sent and got: DIR/ARM/TASK/seed-N/attempt-K.prompt.txt "
+    "and attempt-K.reply.txt.",
 )
 @click.option(
     "--ignore",
@@ -118,8 +197,12 @@ def bench_cmd(
     task_names: tuple[str, ...],
     seeds: int,
     max_attempts: int,
-    jobs: int,
+    jobs: int | None,
     attempt_timeout: float | None,
+    model_options: tuple[tuple[str, str], ...],
+    edit_format: str,
+    context_tokens: int | None,
+    prompts_dir: Path | None,
     ignore: tuple[str, ...],
     out_path: Path | None,
     plot_path: Path | None,
@@ -128,25 +211,41 @@ def bench_cmd(
     """Compare history arms (none, last, accumulate, ...) over the same task x seed pairs.
 
     Prints per arm: solved rate, attempts to solve, repeat-patch rate, injections, prompt size
-    at the last attempt and wall time; then the validity gates (an arm that should inject but
-    counted zero injections is VOID) and a paired comparison of every arm against `last`.
-    Exit 0 when every arm is valid, 1 when one is VOID, 2 on a usage error.
+    at the last attempt, edit rate, protected-path violations, replies cut at max tokens and
+    seconds per model call; then the validity gates and a paired comparison of every arm against
+    `last`. Ctrl-C or SIGTERM stops within seconds and writes what finished, marked partial.
+    Exit 0 when every arm is valid, 1 when one is VOID, 2 on a usage error, 130/143 when stopped.
     """
+    out = owned_stream(sys.stdout)
+    err = owned_stream(sys.stderr)
     chosen = parse_arms(arms, escalate_to=escalate_to)
     tasks = load_tasks(tasks_dir, task_names)
-    check_attempters(tasks, attempter, escalate_to, attempt_timeout)
     for path in (out_path, plot_path):
         # Refuse before the run, not after minutes of work are lost.
         if path is not None and not path.resolve().parent.is_dir():
             raise LoopUsageError(f"cannot write {path}: no such directory")
+    if prompts_dir is not None:
+        check_writable_dir(prompts_dir)
+    settings = AttempterSettings(
+        attempt_timeout=attempt_timeout,
+        options=dict(model_options),
+        context_tokens=context_tokens,
+        prompts_dir=prompts_dir,
+        edit_format=edit_format,
+    )
+    # A bad spec or a prompt that cannot fit the model is refused before the progress bar.
+    budgets = check_attempters(tasks, attempter, escalate_to, settings)
     total = len(tasks) * seeds * len(chosen)
-    with click.progressbar(
-        length=max(total, 0),
-        label="bench",
-        file=sys.stderr,
-        show_pos=True,
-        item_show_func=lambda o: f"{o.arm} {o.task} seed {o.seed}" if o else "",
-    ) as bar:
+    with (
+        signals_raise_stopped(),
+        click.progressbar(
+            length=max(total, 0),
+            label="bench",
+            file=err,
+            show_pos=True,
+            item_show_func=lambda o: f"{o.arm} {o.task} seed {o.seed}" if o else "",
+        ) as bar,
+    ):
         result = run_bench(
             tasks,
             attempter=attempter,
@@ -154,24 +253,32 @@ def bench_cmd(
             seeds=seeds,
             max_attempts=max_attempts,
             escalate_to=escalate_to,
-            jobs=jobs,
-            attempt_timeout=attempt_timeout,
+            jobs=jobs if jobs is not None else default_jobs(attempter),
             ignore=ignore,
             progress=lambda o: bar.update(1, o),
+            settings=settings,
+            budgets=budgets,
         )
     if out_path is not None:
-        try:
-            out_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise LoopUsageError(f"cannot write {out_path}: {exc.strerror}") from None
-    if plot_path is not None:
+        write_json_file(out_path, result.to_dict())
+    if plot_path is not None and not result.partial:
         try:
             write_plot(result, plot_path)
-            click.echo(f"plot written to {plot_path}", err=True)
+            click.echo(f"plot written to {plot_path}", file=err)
         except LoopError as exc:
-            click.echo(f"plot skipped: {exc}", err=True)
+            click.echo(f"plot skipped: {exc}", file=err)
     if as_json:
-        echo_json(result.to_dict())
+        click.echo(json.dumps(result.to_dict(), indent=2), file=out)
     else:
-        click.echo(format_table(result))
+        click.echo(format_table(result), file=out)
+    out.flush()
+    if result.partial:
+        click.echo(
+            f"stopped by {result.stopped}: {len(result.runs)} of {result.runs_planned} runs "
+            "finished" + (f"; written to {out_path} marked partial" if out_path else ""),
+            file=err,
+        )
+        err.flush()
+        sys.exit(128 + (signal.SIGTERM if result.stopped == "SIGTERM" else signal.SIGINT))
+    err.flush()
     sys.exit(0 if result.valid else 1)

@@ -21,6 +21,7 @@ from reference_loop.records import AttemptRecord, bound_patch, describe_files
 
 MODES = ("accumulate", "last", "none", "accumulate-nopatch")
 DEFAULT_BUDGET = 12_000
+UNBOUNDED = 1 << 62  # a budget no history reaches: the unshrunk rendering
 HEADING = (
     "## Earlier attempts — each one below was tried, failed, and was reverted. Do NOT repeat them."
 )
@@ -191,3 +192,14 @@ def render(
             text = _compose(records, views, mode, heading)
     # Even the one-line summaries exceed the budget: keep them all rather than drop an attempt.
     return text
+
+
+def render_fitted(
+    records: Sequence[AttemptRecord], mode: str = "accumulate", budget: int = DEFAULT_BUDGET
+) -> tuple[str, int]:
+    """``render`` within ``budget``, and how many characters the shrink stages cut to get there
+    (0 when the full history fits), so a run can say how much of the history a small context
+    window cost."""
+    text = render(records, mode, budget)
+    full = render(records, mode, UNBOUNDED)
+    return text, max(0, len(full) - len(text))

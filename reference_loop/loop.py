@@ -31,7 +31,7 @@ from reference_loop.attempters import Attempter, AttemptOutcome
 from reference_loop.cards import DEFAULT_CARDS_IN, CardsBlock, cards_for_attempt, check_cards_in
 from reference_loop.errors import LoopUsageError
 from reference_loop.events import EventLog
-from reference_loop.history import DEFAULT_BUDGET, check_mode, records_shown, render
+from reference_loop.history import DEFAULT_BUDGET, check_mode, records_shown, render_fitted
 from reference_loop.ledger import TaskLedger
 from reference_loop.planner import Planner
 from reference_loop.protect import ProtectedChange, check_patterns, protected_changes
@@ -396,13 +396,19 @@ def _keep_record(
 def _compose_for(
     task: Task, number: int, history: History, state: _RunState, options: LoopOptions, log: EventLog
 ) -> str:
-    history_text = render(history.records, options.history_mode, options.budget)
+    history_text, cut = render_fitted(history.records, options.history_mode, options.budget)
     shown = records_shown(history.records, options.history_mode)
     cards_text = cards_for_attempt(options.cards, number, options.cards_in)
     if cards_text and options.cards is not None:
         log.emit("cards_injected", attempt=number, cards=options.cards.count, chars=len(cards_text))
     if shown:
-        log.emit("history_injected", attempt=number, records=shown, chars=len(history_text))
+        log.emit(
+            "history_injected",
+            attempt=number,
+            records=shown,
+            chars=len(history_text),
+            cut_chars=cut,  # shrunk oldest-first to fit the budget (a model's context window)
+        )
     return compose_prompt(task, history_text, state.plan, cards_text)
 
 

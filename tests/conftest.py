@@ -29,6 +29,7 @@ Everything here is real (files, sockets, SQLite); nothing stands in for the code
 from __future__ import annotations
 
 import datetime
+import json
 import http.server
 import ipaddress
 import os
@@ -122,6 +123,17 @@ def make_skill(
         target.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
         target.chmod(0o755 if executable else 0o644)
     return skill
+
+
+def skill_archive(folder: Path) -> bytes:
+    """A ``.skill`` zip of ``folder`` the way packagers write one: ``NAME/...`` entries, file
+    modes kept (so executable bits travel)."""
+    import shutil
+
+    made = shutil.make_archive(
+        str(folder.parent / f"{folder.name}-pkg"), "zip", folder.parent, folder.name
+    )
+    return Path(made).read_bytes()
 
 
 @pytest.fixture
@@ -552,3 +564,55 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 
     for directory in _CERT_DIRS:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ llm: a real plugin model
+
+
+@pytest.fixture()
+def llm_mod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The ``llm`` library with a private user folder; skips where the extra is absent."""
+    llm = pytest.importorskip("llm", reason="the llm extra is not installed (pip install '.[llm]')")
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))
+    return llm
+
+
+class FixtureControl:
+    """Sets what the fixture model (tests/llm_plugin_fixture.py) does, and reads what it got."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @property
+    def reply(self) -> str:
+        return (self.folder / "reply.txt").read_text()
+
+    @reply.setter
+    def reply(self, text: str) -> None:
+        (self.folder / "reply.txt").write_text(text)
+
+    def set(self, name: str, text: str = "") -> None:
+        (self.folder / name).write_text(text)
+
+    def calls(self) -> list[dict]:
+        path = self.folder / "calls.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    @property
+    def prompts(self) -> list[str]:
+        return [c["prompt"] for c in self.calls()]
+
+
+@pytest.fixture()
+def fixed_model(llm_mod, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FixtureControl:
+    """``llm:reference-loop-fixture``: a real llm plugin model, loaded in this process and in the
+    model worker through REFERENCE_LOOP_LLM_PLUGINS; the test sets its replies in files."""
+    folder = tmp_path / "fixture-model"
+    folder.mkdir()
+    monkeypatch.setenv("REFERENCE_LOOP_LLM_PLUGINS", "llm_plugin_fixture")
+    monkeypatch.setenv("REFERENCE_LOOP_FIXTURE_DIR", str(folder))
+    control = FixtureControl(folder)
+    control.reply = ""
+    return control

@@ -234,7 +234,7 @@ def test_a_pending_card_queried_by_its_exact_name(store, alice, card_server):
     assert names(store, "exact-name-card") == []
     assert names(store, "exact-name-card", level=1) == []
     r = CliRunner().invoke(main, ["match", "exact-name-card", "--store", str(store.path), "--json"])
-    assert r.exit_code == 0 and json.loads(r.stdout)["matches"] == []
+    assert r.exit_code == 1 and json.loads(r.stdout)["matches"] == []  # nothing matched: exit 1
 
 
 def test_threshold_two_with_one_approval(store, alice, card_server, tmp_path):

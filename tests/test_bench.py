@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,7 @@ from click.testing import CliRunner
 
 from reference_loop.bench import (
     ARMS,
+    AttempterSettings,
     RunOutcome,
     load_tasks,
     parse_arms,
@@ -344,3 +349,317 @@ def test_bench_is_a_reference_loop_command() -> None:
 
     res = CliRunner().invoke(main, ["bench", "--help"])
     assert res.exit_code == 0 and "--escalate-to" in res.stdout and "--seeds" in res.stdout
+
+
+# ------------------------------------------------------------------ model attempters, stopping
+
+TESTS_DIR = Path(__file__).resolve().parent
+FIX_REPLY = "value.py\n<<<<<<< SEARCH\nVALUE = 0\n=======\nVALUE = 4\n>>>>>>> REPLACE\n"
+WRONG_REPLY = "value.py\n<<<<<<< SEARCH\nVALUE = 0\n=======\nVALUE = 2\n>>>>>>> REPLACE\n"
+
+
+def _plain_task(root: Path) -> Path:
+    task = root / "value-plain"
+    (task / "project").mkdir(parents=True)
+    (task / "project" / "value.py").write_text("VALUE = 0\n")
+    (task / "task.toml").write_text(
+        'name = "value-plain"\ntask = "Set VALUE in value.py so the check passes."\n'
+        f"verify = {json.dumps(VERIFY)}\ntimeout = 20\n"
+    )
+    return task
+
+
+def _cli(args: list[str], env_extra: dict[str, str], **kw) -> subprocess.Popen:
+    env = {**os.environ, **env_extra, "PYTHONPATH": str(TESTS_DIR)}
+    return subprocess.Popen(
+        [sys.executable, "-c", "from reference_loop.cli import main; main()", "bench", *args],
+        env=env,
+        **kw,
+    )
+
+
+def test_table_survives_a_model_that_swaps_stdout_from_two_threads(
+    fixed_model, tmp_path: Path
+) -> None:
+    # The reported failure: `bench ... > table.txt` with --jobs 2 left table.txt empty.
+    fixed_model.reply = WRONG_REPLY
+    fixed_model.set("mode", "swap-stdout")
+    task = _plain_task(tmp_path / "tasks")
+    table = tmp_path / "table.txt"
+    with open(table, "w") as fh:
+        proc = _cli(
+            [
+                "--attempter",
+                "llm:reference-loop-fixture",
+                "--task",
+                str(task),
+                "--seeds",
+                "1",
+                "--jobs",
+                "2",
+                "--max-attempts",
+                "2",
+                "--arms",
+                "none,last",
+                "--out",
+                str(tmp_path / "r.json"),
+            ],
+            {},
+            stdout=fh,
+            stderr=subprocess.PIPE,
+        )
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    text = table.read_text()
+    assert "Validity gates:" in text and "Paired vs last" in text
+    assert len(fixed_model.calls()) == 4  # the model really ran, and really swapped its stdout
+
+
+def test_saved_descriptor_keeps_output_when_fd1_is_redirected(tmp_path: Path) -> None:
+    code = (
+        "import os, sys\n"
+        "from reference_loop.cli_bench import owned_stream\n"
+        "out = owned_stream(sys.stdout)\n"
+        "os.dup2(os.open(os.devnull, os.O_WRONLY), 1)\n"
+        "print('lost')\n"
+        "out.write('kept\\n'); out.flush()\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert res.stdout == "kept\n", res.stderr
+
+
+def test_an_arm_whose_model_never_edited_is_void_and_the_table_says_nothing_applied(
+    fixed_model, tmp_path: Path
+) -> None:
+    from reference_loop.bench import format_table
+
+    fixed_model.reply = "I would change VALUE to 4."
+    result = run_bench(
+        load_tasks(_plain_task(tmp_path / "tasks")),
+        attempter="llm:reference-loop-fixture",
+        arms=parse_arms("none,last"),
+        seeds=1,
+        max_attempts=2,
+    )
+    for arm in result.arms:
+        assert not arm.valid and arm.applied_edits == 0 and arm.edit_rate == 0.0
+        assert arm.gate.startswith("VOID: no attempt produced an applicable edit (0 of 2;")
+        assert "parse-edit 2" in arm.gate
+    table = format_table(result)
+    assert result.nothing_applied
+    assert table.index("Nothing applied") < table.index("Paired vs last")
+
+
+def test_model_errors_that_dominate_void_the_arm() -> None:
+    def run(steps: list[str], fps: list[str]) -> RunOutcome:
+        return RunOutcome(
+            arm="last",
+            task="t",
+            seed=0,
+            solved=False,
+            solved_at=None,
+            attempts=len(steps),
+            verdicts=["fail"] * len(steps),
+            fingerprints=fps,
+            repeats=[False] * len(steps),
+            injections=len(steps) - 1,
+            last_prompt_chars=1,
+            replans=0,
+            escalations=0,
+            wall=0.1,
+            failing_steps=steps,
+            edits=[bool(f) for f in fps],
+            violations=[False] * len(steps),
+        )
+
+    summary = summarise_arm(ARMS["last"], [run(["", "model", "model"], ["a", "", ""])], 3)
+    assert not summary.valid and summary.model_errors == 2
+    assert summary.gate.startswith("VOID: model errors dominate (2 of 3 attempts")
+    ok = summarise_arm(ARMS["last"], [run(["", "model", ""], ["a", "", "b"])], 3)
+    assert ok.valid and ok.edit_rate == pytest.approx(2 / 3)
+
+
+def test_the_bench_explains_a_null_per_arm(fixed_model, tmp_path: Path) -> None:
+    fixed_model.reply = "word " * 40  # cut at max tokens, no edit
+    fixed_model.set("reply-2.txt", WRONG_REPLY)
+    fixed_model.set("reply-3.txt", WRONG_REPLY)
+    prompts = tmp_path / "prompts"
+    result = run_bench(
+        load_tasks(_plain_task(tmp_path / "tasks")),
+        arms=parse_arms("accumulate"),
+        seeds=1,
+        max_attempts=3,
+        attempter="llm:reference-loop-fixture",
+        settings=AttempterSettings(options={"max_tokens": "10"}, prompts_dir=prompts),
+    )
+    acc = result.arm("accumulate")
+    assert result.runs[0].history_cut_chars == 0  # no context given: the default budget held
+    assert (acc.applied_edits, acc.attempts, acc.cut_replies) == (2, 3, 1)
+    assert acc.violations == 0 and acc.seconds_per_call is not None
+    run = result.runs[0]
+    # The last attempt's prompt as the model counted it (its usage) is what the table shows.
+    assert acc.mean_last_prompt_tokens == run.calls[-1]["prompt_tokens"] > 0
+    where = prompts / "accumulate" / "value-plain" / "seed-0"
+    assert (where / "attempt-3.prompt.txt").read_text() == fixed_model.prompts[2]
+    assert (where / "attempt-1.reply.txt").read_text() == " ".join(["word"] * 10)  # as cut
+
+
+def test_attempt_timeout_applies_to_model_calls(fixed_model, tmp_path: Path) -> None:
+    fixed_model.reply = FIX_REPLY
+    fixed_model.set("mode", "sleep 60")
+    started = time.monotonic()
+    result = run_bench(
+        load_tasks(_plain_task(tmp_path / "tasks")),
+        arms=parse_arms("none"),
+        seeds=1,
+        max_attempts=2,
+        attempter="llm:reference-loop-fixture",
+        attempt_timeout=2,
+    )
+    assert time.monotonic() - started < 40
+    run = result.runs[0]
+    assert run.failing_steps == ["model", "model"]
+    assert all("timed out after 2s" in c["error"] for c in run.calls)
+    assert not result.arm("none").valid  # the model never answered
+
+
+def test_a_context_too_small_for_attempt_one_is_refused_before_any_run(
+    fixed_model, tmp_path: Path
+) -> None:
+    fixed_model.set("context", "200")
+    proc = _cli(
+        [
+            "--attempter",
+            "llm:reference-loop-fixture",
+            "--task",
+            str(_plain_task(tmp_path / "t")),
+            "--seeds",
+            "1",
+            "--out",
+            str(tmp_path / "r.json"),
+        ],
+        {},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert err.startswith("error: llm:reference-loop-fixture: attempt 1's prompt for task")
+    assert "context window is 200 tokens" in err and len(err.strip().splitlines()) == 1
+    assert out == "" and not (tmp_path / "r.json").exists() and fixed_model.calls() == []
+
+
+def test_llm_runs_one_at_a_time_by_default() -> None:
+    from reference_loop.cli_bench import default_jobs
+
+    assert default_jobs("llm:SmolLM2") == 1
+    assert default_jobs("scripted:rederive") == min(2, os.cpu_count() or 1)
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_the_bench_at_once_keeps_what_finished_and_leaves_no_workspace(
+    tmp_path: Path, tasks_dir: Path, sig: int, code: int
+) -> None:
+    # An agent that solves the first run at once and then hangs in every later one.
+    agent = tmp_path / "agent.py"
+    pids = tmp_path / "pids"
+    agent.write_text(
+        "import os, time, pathlib\n"
+        f"pids = pathlib.Path({str(pids)!r})\n"
+        "with open(pids, 'a') as fh: fh.write(f'{os.getpid()}\\n')\n"
+        "if len(pids.read_text().split()) > 1: time.sleep(300)\n"
+        "open('value.py', 'w').write('VALUE = 4\\n')\n"
+    )
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    out = tmp_path / "r.json"
+    proc = _cli(
+        [
+            "--attempter",
+            f"cmd:{sys.executable} {agent}",
+            "--tasks",
+            str(tasks_dir),
+            "--seeds",
+            "3",
+            "--arms",
+            "accumulate",
+            "--jobs",
+            "2",
+            "--out",
+            str(out),
+        ],
+        {"TMPDIR": str(private_tmp)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while (not pids.exists() or len(pids.read_text().split()) < 3) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the first run has finished and two agents hang
+    assert pids.exists() and len(pids.read_text().split()) >= 3
+    proc.send_signal(sig)
+    sent = time.monotonic()
+    stdout, stderr = proc.communicate(timeout=30)
+    took = time.monotonic() - sent
+    assert took < 3.0, took
+    assert proc.returncode == code, stderr
+    data = json.loads(out.read_text())
+    assert data["partial"] is True and data["stopped_by"] == signal.Signals(sig).name
+    assert data["runs_finished"] == 1 and data["runs_planned"] == 3
+    assert data["runs"][0]["solved"] is True
+    assert "PARTIAL: stopped by" in stdout and "Traceback" not in stderr
+    # Every agent is dead and no temporary workspace is left.
+    for pid in map(int, pids.read_text().split()):
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+        )
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_a_small_context_shrinks_the_history_and_the_run_says_how_much(
+    fixed_model, tmp_path: Path
+) -> None:
+    fixed_model.reply = WRONG_REPLY
+    for n, value in ((2, 1), (3, 3), (4, 5)):  # a different wrong patch every attempt
+        fixed_model.set(f"reply-{n}.txt", WRONG_REPLY.replace("VALUE = 2", f"VALUE = {value}"))
+    fixed_model.set("tokenizer")  # one token per word
+    task = _plain_task(tmp_path / "tasks")
+    settings = AttempterSettings(options={"max_tokens": "50"}, context_tokens=400)
+    result = run_bench(
+        load_tasks(task),
+        arms=parse_arms("accumulate"),
+        seeds=1,
+        max_attempts=4,
+        attempter="llm:reference-loop-fixture",
+        settings=settings,
+    )
+    run = result.runs[0]
+    assert run.history_budget < 12_000 and run.history_cut_chars > 0
+    # Every prompt fitted: no attempt failed at the context step, the model answered each one.
+    assert run.failing_steps.count("context") == 0 and len(fixed_model.calls()) == 4
+    assert all(c["prompt_tokens"] + 50 <= 400 for c in run.calls)
+
+
+def test_an_edit_to_a_protected_test_is_a_violation_not_an_edit(
+    fixed_model, tmp_path: Path
+) -> None:
+    task = _plain_task(tmp_path / "tasks")
+    (task / "project" / "test_value.py").write_text("def test_value():\n    assert False\n")
+    fixed_model.reply = (
+        "test_value.py\n<<<<<<< SEARCH\n    assert False\n=======\n    assert True\n"
+        ">>>>>>> REPLACE\n"
+    )
+    result = run_bench(
+        load_tasks(task),
+        attempter="llm:reference-loop-fixture",
+        arms=parse_arms("none"),
+        seeds=1,
+        max_attempts=2,
+    )
+    none = result.arm("none")
+    assert none.violations == 2 and none.applied_edits == 0 and none.solved == 0
+    assert none.gate.startswith("VOID: no attempt produced an applicable edit")

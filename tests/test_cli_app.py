@@ -7,6 +7,7 @@ import ast
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -156,7 +157,8 @@ def test_an_installed_plugin_adds_a_command_that_is_listed_and_runs(tmp_path):
         env={**os.environ, **env},
     )
     assert listing.returncode == 0, listing.stderr
-    assert "hello    Say hello from a plugin." in listing.stdout
+    # The column width follows the longest command name ("uninstall").
+    assert re.search(r"\n  hello +Say hello from a plugin\.", listing.stdout)
     assert "demo" in listing.stdout
     run = subprocess.run(
         [sys.executable, "-m", "chimera_cards", "hello", "world"],

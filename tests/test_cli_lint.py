@@ -165,3 +165,28 @@ def test_hash_hashes_even_a_card_that_does_not_parse(tmp_path):
 def test_hash_of_missing_path_is_exit_2(tmp_path):
     result = run("hash", tmp_path / "nope")
     assert result.exit_code == 2 and result.output.startswith("error: ")
+
+
+def test_hash_takes_several_paths_folders_archives_and_collections(tmp_path):
+    import zipfile
+
+    from conftest import make_card, make_skill
+
+    skill = make_skill(tmp_path / "col", "multi-skill", {"scripts/run.sh": ("#!/bin/sh\n", True)})
+    make_card(tmp_path / "col", "plain-skill")
+    archive = tmp_path / "multi-skill.skill"
+    with zipfile.ZipFile(archive, "w") as zipf:
+        for file in sorted(skill.rglob("*")):
+            if file.is_file():
+                zipf.write(file, file.relative_to(skill.parent))
+    result = run("hash", "--json", tmp_path / "col", archive)
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert len(rows) == 3  # two skills in the collection, one in the archive
+    by_digest = {r["digest"] for r in rows}
+    assert read_bundle_dir(skill).digest in by_digest
+    assert rows[0]["digest"] == rows[2]["digest"]  # the same skill, folder and archive
+    assert any(f["path"] == "scripts/run.sh" and f["executable"] for f in rows[0]["manifest"])
+    (skill / "link").symlink_to("/etc/passwd")
+    refused = run("hash", skill)
+    assert refused.exit_code == 1 and refused.stderr.startswith("error: ")

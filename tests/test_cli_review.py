@@ -1,5 +1,6 @@
 """The review CLI (keys, trust, review, approve, reject, retire, match) through click's CliRunner,
-and the used-by story end to end: import by path and by URL, review, approve, match, tamper, verify."""
+and the used-by story end to end: import by path and by URL, review, approve, match, tamper,
+verify."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def run(*args, ok=True):
 
 
 def imported(r) -> dict:
-    """The import result of a single-card import (``import --json`` gives an object for one card)."""
+    """The import result of a single-card import (``import --json`` gives one object)."""
     data = json.loads(r.stdout)
     return data[0] if isinstance(data, list) else data
 
@@ -113,7 +114,9 @@ def test_review_approve_reject_retire_match_through_the_cli(env, card_server):
     assert (
         '<skill-card name="flaky-tests"' in screen and url in screen and f"--sha256 {sha}" in screen
     )
-    assert run("match", "flaky").stdout == ""
+    pending = run("match", "flaky", ok=False)  # nothing approved matches: exit 1, like grep
+    assert (pending.exit_code, pending.stdout) == (1, "")
+    assert pending.stderr == "no approved card matches; pending review, not shown: flaky-tests\n"
     one_line_error(run("approve", "flaky-tests", "--key", key, "--sha256", "1" * 64, ok=False))
     out = run("approve", "flaky-tests", "--key", key, "--sha256", sha, "--note", "read it").stdout
     assert out.startswith(f"approved flaky-tests {sha[:12]} as alice (") and "status active" in out
@@ -126,7 +129,7 @@ def test_review_approve_reject_retire_match_through_the_cli(env, card_server):
     assert 'name="flaky-tests"' in run("match", "tame", "flaky", "-k", "1").stdout  # several words
     retired = json.loads(run("retire", "flaky-tests", "--reason", "not needed", "--json").stdout)
     assert (retired["from"], retired["to"]) == ("active", "retired")
-    assert run("match", "flaky").stdout == ""
+    assert run("match", "flaky", ok=False).stdout == ""
     rejected = json.loads(
         run(
             "reject",
@@ -154,7 +157,7 @@ def test_the_used_by_story(env, card_server):
         "/remote/SKILL.md", card_text("remote-card", description="A remote card.")
     )
     run("import", url)
-    assert 'name="remote-card"' not in run("match", "remote-card").stdout
+    assert 'name="remote-card"' not in run("match", "remote-card", ok=False).stdout
     pub = run("keys", "generate", "me").stdout
     assert pub.startswith("ed25519 ")
     queue = run("review").stdout
@@ -174,7 +177,7 @@ def test_the_used_by_story(env, card_server):
     conn.execute("UPDATE blobs SET data = ? WHERE sha256 = ?", (edited, skill))
     conn.commit()
     conn.close()
-    assert 'name="remote-card"' not in run("match", "remote-card").stdout
+    assert 'name="remote-card"' not in run("match", "remote-card", ok=False).stdout
     r = run("verify", ok=False)
     assert r.exit_code == 1 and "signature" in r.output
 

@@ -146,6 +146,21 @@ def test_records_shown_counts_what_each_mode_carries():
     assert records_shown([], "accumulate") == 0
 
 
+def test_render_fitted_says_how_many_characters_the_budget_cut() -> None:
+    from reference_loop.history import render_fitted
+    from reference_loop.records import AttemptRecord
+
+    records = [
+        AttemptRecord(number=n, verdict="fail", verifier_output="E assert 1 == 2\n" * 40)
+        for n in (1, 2, 3)
+    ]
+    full, cut = render_fitted(records, "accumulate", 1_000_000)
+    assert cut == 0
+    small, cut = render_fitted(records, "accumulate", 600)
+    assert cut == len(full) - len(small) > 0
+    assert "Attempt 1" in small  # shrunk oldest-first, never dropped
+
+
 def test_an_attempt_that_creates_three_thousand_files_keeps_the_history_in_budget(tmp_path):
     from dataclasses import dataclass
 

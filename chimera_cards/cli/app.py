@@ -16,10 +16,11 @@ from chimera_cards.cli.group import ChimeraGroup, LazyCommand
 
 __all__ = ["COMMANDS", "main"]
 
-_LINT, _STORE, _REVIEW = (
+_LINT, _STORE, _REVIEW, _INSTALL = (
     "chimera_cards.cli.lint",
     "chimera_cards.cli.store",
     "chimera_cards.cli.review",
+    "chimera_cards.cli.install",
 )
 
 COMMANDS: dict[str, LazyCommand] = {
@@ -97,6 +98,43 @@ COMMANDS: dict[str, LazyCommand] = {
             "match",
             f"{_REVIEW}:match_cmd",
             "Approved cards for QUERY (one or more words), ready for a prompt.",
+        ),
+        (
+            "install",
+            f"{_INSTALL}:install_cmd",
+            "Write each NAME's approved bundle, byte for byte, into an agent's skills folder.",
+        ),
+        ("uninstall", f"{_INSTALL}:uninstall_cmd", "Remove skill folders this tool installed."),
+        (
+            "check",
+            f"{_INSTALL}:check_cmd",
+            "One line per skill folder: ok, modified (naming files), revoked, unknown or missing.",
+        ),
+        (
+            "sync",
+            f"{_INSTALL}:sync_cmd",
+            "Make a skills folder equal to the approved set: NAMEs, a --lockfile, or every usable "
+            "skill.",
+        ),
+        (
+            "update",
+            f"{_INSTALL}:update_cmd",
+            "Re-fetch each skill (default: all) from its recorded origin and import what changed.",
+        ),
+        (
+            "outdated",
+            f"{_INSTALL}:outdated_cmd",
+            "List the skills (default: all) whose origin now holds bytes the store does not have.",
+        ),
+        (
+            "agents",
+            f"{_INSTALL}:agents_cmd",
+            "List the agents this tool can install for, with their project and user skill folders.",
+        ),
+        (
+            "path",
+            f"{_INSTALL}:path_cmd",
+            "Print where the store lives (or, with --agent, where that agent reads skills).",
         ),
     )
 }

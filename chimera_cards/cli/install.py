@@ -1,0 +1,302 @@
+"""CLI for putting approved skills where agents read them and keeping them current: install,
+uninstall, check, sync, update, outdated, agents, path.
+
+Thin click skins over ``agents``, ``install`` and ``update``; the decisions live there.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from chimera_cards import install as inst
+from chimera_cards.agents import agent_locations, find_agent, project_dir, user_dir
+from chimera_cards.cli.common import (
+    SECONDS,
+    echo_json,
+    json_option,
+    open_store,
+    reports_errors,
+    store_option,
+)
+from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.fetch import DEFAULT_TIMEOUT
+from chimera_cards.lockfile import read_lockfile
+from chimera_cards.store import default_store_path
+from chimera_cards.trustfile import read_trust_file
+from chimera_cards.update import outdated, update
+
+__all__ = ["COMMANDS", "target_dir"]
+
+
+def target_dir(to: Path | None, agent: str | None, global_: bool) -> Path:
+    """The skills folder named by ``--to`` or ``--agent [--global]`` (exactly one of them)."""
+    if (to is None) == (agent is None):
+        raise UsageError("give exactly one of --to DIR or --agent AGENT")
+    if to is not None:
+        if global_:
+            raise UsageError("--global goes with --agent, not --to")
+        return to
+    found = find_agent(agent or "")
+    return user_dir(found) if global_ else project_dir(found, Path.cwd())
+
+
+def _target_options(fn):
+    fn = click.option(
+        "--global", "global_", is_flag=True, help="With --agent: its user-wide folder."
+    )(fn)
+    fn = click.option(
+        "--agent", default=None, help="Install for this agent (see `chimera-cards agents`)."
+    )(fn)
+    return click.option(
+        "--to",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="The skills folder (each skill goes to DIR/NAME/).",
+    )(fn)
+
+
+@click.command("install")
+@click.argument("names", nargs=-1, required=True)
+@_target_options
+@click.option("--force", is_flag=True, help="Replace folders this tool did not install.")
+@store_option
+@json_option
+@reports_errors
+def install_cmd(names, to, agent, global_, force, store_path, as_json) -> None:
+    """Write each NAME's approved bundle, byte for byte, into an agent's skills folder.
+
+    Pending, rejected or retired versions are refused; nothing is written unless every NAME can
+    be installed.
+    """
+    directory = target_dir(to, agent, global_)
+    with open_store(store_path) as store:
+        results = inst.install(store, names, directory, force=force)
+    if as_json:
+        echo_json([r.to_dict() for r in results])
+        return
+    for r in results:
+        click.echo(f"{r.action} {r.name} {r.digest[:12]} -> {r.path}")
+
+
+@click.command("uninstall")
+@click.argument("names", nargs=-1, required=True)
+@_target_options
+@click.option("--force", is_flag=True, help="Remove a folder even if this tool did not install it.")
+@json_option
+@reports_errors
+def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
+    """Remove skill folders this tool installed."""
+    directory = target_dir(to, agent, global_)
+    for name in names:
+        inst.check_name(name)
+    done = []
+    for name in names:
+        inst.remove_skill(directory, name, force=force)
+        done.append({"name": name, "path": str(directory / name)})
+    if as_json:
+        echo_json(done)
+        return
+    for d in done:
+        click.echo(f"removed {d['name']} from {d['path']}")
+
+
+def _check_dirs(dirs, agent, global_, all_) -> list[Path]:
+    chosen = sum(bool(x) for x in (dirs, agent, all_))
+    if chosen > 1:
+        raise UsageError("give folders, --agent or --all, not several")
+    if all_:
+        env = os.environ
+        places = {Path(a.project) for a in agent_locations(env, Path.cwd())}
+        places |= {Path(a.user) for a in agent_locations(env, Path.cwd()) if a.user}
+        return sorted(p for p in places if p.is_dir())
+    if agent is not None:
+        return [target_dir(None, agent, global_)]
+    if global_:
+        raise UsageError("--global goes with --agent")
+    if not dirs:
+        raise UsageError("give one or more skills folders, --agent AGENT, or --all")
+    for d in dirs:
+        if not d.is_dir():
+            raise UsageError(f"{d}: no such folder")
+    return list(dirs)
+
+
+@click.command("check")
+@click.argument("dirs", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--agent", default=None, help="Check this agent's skills folder.")
+@click.option("--global", "global_", is_flag=True, help="With --agent: its user-wide folder.")
+@click.option("--all", "all_", is_flag=True, help="Every agent folder that exists here.")
+@click.option(
+    "--trust-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Judge approvals against this trust file's keys and threshold, not the store's.",
+)
+@store_option
+@json_option
+@reports_errors
+def check_cmd(dirs, agent, global_, all_, trust_file, store_path, as_json) -> None:
+    """One line per skill folder: ok, modified (naming files), revoked, unknown or missing.
+
+    Exit 0 only when every skill is ok: the command to run in CI on `.claude/skills`.
+    """
+    directories = _check_dirs(dirs, agent, global_, all_)
+    policy = inst.Policy()
+    if trust_file is not None:
+        trust = read_trust_file(trust_file)
+        policy = inst.Policy(tuple(trust.trusted_keys()), trust.threshold)
+    with open_store(store_path) as store:
+        report = inst.check(store, directories, policy)
+    if not report.states:
+        # A CI job pointed at the wrong folder must not pass by finding nothing to check.
+        where = ", ".join(str(d) for d in directories) or "any agent folder"
+        raise ChimeraError(f"no skill folders in {where}")
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        for state in report.states:
+            click.echo(state.line())
+    if not report.ok:
+        raise SystemExit(1)
+
+
+@click.command("sync")
+@click.argument("names", nargs=-1)
+@_target_options
+@click.option(
+    "--lockfile",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Make the folder hold exactly the bundles this lockfile pins.",
+)
+@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@store_option
+@json_option
+@reports_errors
+def sync_cmd(names, to, agent, global_, lockfile, dry_run, store_path, as_json) -> None:
+    """Make a skills folder equal to the approved set: NAMEs, a --lockfile, or every usable skill.
+
+    Installs what is missing, replaces what was upgraded, removes what this tool installed and
+    is no longer approved; folders it did not install are never touched.
+    """
+    directory = target_dir(to, agent, global_)
+    if names and lockfile is not None:
+        raise UsageError("give NAMEs or --lockfile, not both")
+    pins = read_lockfile(lockfile) if lockfile is not None else None
+    with open_store(store_path) as store:
+        plan = inst.plan_sync(store, directory, names or None, pins)
+        if not dry_run:
+            inst.apply_sync(store, directory, plan)
+    if as_json:
+        echo_json({"dry_run": dry_run, "actions": [a.to_dict() for a in plan]})
+        return
+    for action in plan:
+        click.echo(("would " if dry_run else "") + action.line())
+
+
+def _timeout_option(fn):
+    return click.option(
+        "--timeout",
+        type=SECONDS,
+        default=DEFAULT_TIMEOUT,
+        show_default=True,
+        help="Seconds allowed for each fetch.",
+    )(fn)
+
+
+@click.command("update")
+@click.argument("names", nargs=-1)
+@_timeout_option
+@store_option
+@json_option
+@reports_errors
+def update_cmd(names, timeout, store_path, as_json) -> None:
+    """Re-fetch each skill (default: all) from its recorded origin and import what changed.
+
+    New bytes become a new version, held pending like any network import; `review NAME` shows
+    the per-file diff against the approved one. Exit 1 if an origin could not be fetched.
+    """
+    with open_store(store_path) as store:
+        results = update(store, names or None, timeout=timeout)
+    _print_updates(results, as_json)
+    if any(r.state == "error" for r in results):
+        raise SystemExit(1)
+
+
+@click.command("outdated")
+@click.argument("names", nargs=-1)
+@_timeout_option
+@store_option
+@json_option
+@reports_errors
+def outdated_cmd(names, timeout, store_path, as_json) -> None:
+    """List the skills (default: all) whose origin now holds bytes the store does not have.
+
+    Nothing is imported. Exit 1 when something changed upstream (or could not be fetched).
+    """
+    with open_store(store_path) as store:
+        results = outdated(store, names or None, timeout=timeout)
+    _print_updates(results, as_json)
+    if any(r.state != "current" for r in results):
+        raise SystemExit(1)
+
+
+def _print_updates(results, as_json: bool) -> None:
+    if as_json:
+        echo_json([r.to_dict() for r in results])
+        return
+    for r in results:
+        click.echo(r.line())
+
+
+@click.command("agents")
+@json_option
+@reports_errors
+def agents_cmd(as_json) -> None:
+    """List the agents this tool can install for, with their project and user skill folders.
+
+    A `*` marks the agents detected on this machine (their home folder exists).
+    """
+    found = agent_locations(os.environ, Path("."))
+    if as_json:
+        echo_json([a.to_dict() for a in found])
+        return
+    width = max(len(a.name) for a in found)
+    for a in found:
+        mark = "*" if a.detected else " "
+        click.echo(f"{mark} {a.name:<{width}}  {a.project:<20} {a.user or '-'}")
+
+
+@click.command("path")
+@click.option("--agent", default=None, help="Print this agent's skills folder instead.")
+@click.option("--global", "global_", is_flag=True, help="With --agent: its user-wide folder.")
+@store_option
+@reports_errors
+def path_cmd(agent, global_, store_path) -> None:
+    """Print where the store lives (or, with --agent, where that agent reads skills)."""
+    if agent is None:
+        if global_:
+            raise UsageError("--global goes with --agent")
+        path = store_path or default_store_path()
+        if path.exists() and not path.is_file():
+            raise UsageError(f"{path}: not a store file")
+        if not path.exists() and path.parent.exists() and not path.parent.is_dir():
+            raise UsageError(f"{path}: its folder is a file")
+        click.echo(str(path))
+        return
+    click.echo(str(target_dir(None, agent, global_)))
+
+
+COMMANDS = [
+    install_cmd,
+    uninstall_cmd,
+    check_cmd,
+    sync_cmd,
+    update_cmd,
+    outdated_cmd,
+    agents_cmd,
+    path_cmd,
+]

@@ -1,0 +1,1137 @@
+"""Put approved skill bundles where agents read them, and notice when they change.
+
+An installed skill is a folder ``DIR/<name>/`` holding the bundle's files byte for byte (with
+their executable bits) plus a receipt, ``.chimera-install.json``, saying which bundle digest was
+written, from which store, when. The receipt is a bundle sidecar (``bundle.SIDECAR_FILES``), so
+hashing an installed folder gives back the bundle's digest. ``DIR/.chimera-installed.json`` lists
+what this tool installed into ``DIR``, so a folder that was deleted is reported ``missing``.
+
+Writing is atomic per skill: the files go into a hidden temp folder in the same ``DIR``, which
+then takes the place of the old folder in one ``renameat2(RENAME_EXCHANGE)`` (where the kernel
+lacks it, two renames, and the next run puts a stranded old copy back), so a crash leaves the old
+copy or the new one, never a mix. A folder this tool did not install is never overwritten
+without ``force``.
+
+The first half of this module knows only files and folders (``write_skill``, ``scan_folder``,
+``classify``: pure); the second half asks the store which bundle may be installed and what a
+folder's bytes are (``install``, ``check``, ``plan_sync``/``apply_sync``), applying the gate's rule:
+active, and approved under today's trust list and threshold (or a clean local import).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import hashlib
+import html
+import json
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from chimera_cards.atomic import write_atomic
+from chimera_cards.bundle import (
+    SKILL_FILE,
+    Bundle,
+    BundleDiff,
+    BundleFile,
+    bundle_digest,
+    check_path,
+    diff_bundles,
+    is_ignored,
+)
+from chimera_cards.card import CardParseError, parse_card
+from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.retrieve import is_clean_path
+from chimera_cards.trust import evaluate, get_threshold, trusted_keys
+
+__all__ = [
+    "INDEX_NAME",
+    "RECEIPT_NAME",
+    "STATES",
+    "AvailableSkill",
+    "Candidate",
+    "CheckReport",
+    "FolderScan",
+    "ForeignFolderError",
+    "InstallError",
+    "InstallResult",
+    "NotApprovedError",
+    "NotInstalledError",
+    "Policy",
+    "Receipt",
+    "SkillState",
+    "StoredSkill",
+    "SyncAction",
+    "apply_sync",
+    "available_skills",
+    "check",
+    "check_name",
+    "classify",
+    "find_skill_folders",
+    "install",
+    "installable",
+    "load_bundle",
+    "plan_sync",
+    "read_index",
+    "read_receipt",
+    "record_installs",
+    "recover",
+    "remove_skill",
+    "render_skills_xml",
+    "scan_folder",
+    "stored_skills",
+    "write_skill",
+]
+
+RECEIPT_NAME = ".chimera-install.json"
+INDEX_NAME = ".chimera-installed.json"
+RECEIPT_FORMAT = 1
+TOOL = "chimera-cards"
+STATES = ("ok", "modified", "revoked", "unknown", "missing")
+# Hidden siblings this module makes in DIR while writing or removing a skill.
+_TMP_MARK = ".chimera-tmp-"
+_OLD_MARK = ".chimera-old-"
+_MAX_RECEIPT_BYTES = 64 * 1024
+
+
+class InstallError(ChimeraError):
+    """A skill cannot be installed or removed as asked (exit 1)."""
+
+
+class ForeignFolderError(InstallError):
+    """The folder exists and this tool did not install it: it is left alone without ``force``."""
+
+
+class NotInstalledError(InstallError):
+    """Uninstall of a folder this tool did not install (or that is not there)."""
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What ``install`` wrote into a skill folder, about itself."""
+
+    name: str
+    digest: str  # the bundle digest written
+    store: str  # the store it came from
+    installed_at: str
+    tool: str = TOOL
+    format: int = RECEIPT_FORMAT
+
+    def index_entry(self) -> dict:
+        return {"digest": self.digest, "installed_at": self.installed_at}
+
+    def to_bytes(self) -> bytes:
+        return (json.dumps(asdict(self), indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Receipt | None:
+        """The receipt in ``data``, or None when it is not one of ours (then the folder counts
+        as not installed by this tool)."""
+        try:
+            value = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            return None
+        if not isinstance(value, dict) or value.get("tool") != TOOL:
+            return None
+        fields = ("name", "digest", "store", "installed_at")
+        if not all(isinstance(value.get(k), str) for k in fields):
+            return None
+        return cls(*(value[k] for k in fields))
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_receipt(folder: str | os.PathLike) -> Receipt | None:
+    """The receipt inside ``folder``, or None (no receipt, not a regular file, not ours).
+
+    Args:
+        folder: a skill folder.
+    Returns:
+        The Receipt, or None.
+    """
+    path = Path(folder) / RECEIPT_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(_MAX_RECEIPT_BYTES + 1)
+    finally:
+        os.close(fd)
+    return None if len(data) > _MAX_RECEIPT_BYTES else Receipt.from_bytes(data)
+
+
+# -- reading a folder -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FolderScan:
+    """What is on disk in one skill folder, as bundle files, and what cannot be a bundle file."""
+
+    files: tuple[BundleFile, ...]
+    problems: tuple[str, ...] = ()  # e.g. "scripts/x: symlink"; any problem means "modified"
+
+    @property
+    def digest(self) -> str:
+        return bundle_digest(self.files)
+
+
+def scan_folder(folder: str | os.PathLike) -> FolderScan:
+    """Hash every file of a skill folder the way the bundle manifest does, without refusing.
+
+    A check must say what is wrong rather than stop at the first oddity, so links, special files
+    and unreadable files become ``problems`` instead of exceptions. Ignored names and sidecars
+    (``bundle.is_ignored``, the receipt included) are left out, as the bundle reader does.
+
+    Args:
+        folder: the skill folder.
+    Returns:
+        The files (sorted by path bytes) and problems found.
+    """
+    files: list[BundleFile] = []
+    problems: list[str] = []
+    stack: list[tuple[str, tuple[str, ...]]] = [(os.fspath(folder), ())]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError as exc:
+            problems.append(f"{'/'.join(prefix) or '.'}: cannot read ({exc.strerror})")
+            continue
+        for entry in entries:
+            parts = (*prefix, entry.name)
+            if is_ignored(parts):
+                continue
+            rel = "/".join(parts)
+            # The entry's type comes with the directory listing; the mode and size come from
+            # the opened file itself, so a file swapped for a link meanwhile is not followed.
+            try:
+                if entry.is_symlink():
+                    problems.append(f"{rel}: symlink")
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, parts))
+                elif not entry.is_file(follow_symlinks=False):
+                    problems.append(f"{rel}: not a regular file")
+                else:
+                    found = _hash_file(entry.path)
+                    if found is None:
+                        problems.append(f"{rel}: not a regular file")
+                    else:
+                        executable, size, sha = found
+                        files.append(BundleFile(rel, executable, size, sha))
+            except OSError as exc:
+                problems.append(f"{rel}: cannot read ({exc.strerror})")
+    files.sort(key=lambda f: f.path.encode("utf-8", "surrogateescape"))
+    return FolderScan(tuple(files), tuple(problems))
+
+
+def _hash_file(path: str) -> tuple[bool, int, str] | None:
+    """(executable, size, SHA-256) of a regular file, read through one descriptor; None when it
+    is not a regular file (it changed since it was listed)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        digest = hashlib.sha256()
+        size = 0
+        # One read for a file of the usual size; chunks for a large one.
+        while chunk := os.read(fd, max(st.st_size + 1, 1 << 16) if size == 0 else 1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+        return bool(st.st_mode & stat.S_IXUSR), size, digest.hexdigest()
+    finally:
+        os.close(fd)
+
+
+def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
+    """The skill folders directly inside a skills directory (``DIR/<name>/``), sorted by name.
+
+    Hidden entries (this tool's temp folders, the index) are not skills. A sub-folder counts
+    when it holds a ``SKILL.md`` or a receipt, so an installed folder whose ``SKILL.md`` was
+    deleted is still checked.
+
+    Args:
+        directory: e.g. ``.claude/skills``.
+    Returns:
+        The folders; none if ``directory`` does not exist.
+    """
+    try:
+        entries = sorted(os.scandir(os.fspath(directory)), key=lambda e: e.name)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise UsageError(f"{directory}: cannot read ({exc.strerror})") from None
+    found = []
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+            continue
+        path = Path(entry.path)
+        if (path / SKILL_FILE).exists() or (path / RECEIPT_NAME).exists():
+            found.append(path)
+    return found
+
+
+# -- the index of what was installed into a directory ------------------------------------------
+
+
+def read_index(directory: str | os.PathLike) -> dict[str, dict]:
+    """``{name: {"digest": ..., "installed_at": ...}}`` this tool recorded for ``directory``.
+
+    An unreadable or foreign index counts as empty: it only serves to report ``missing``.
+
+    Args:
+        directory: a skills directory.
+    Returns:
+        The recorded installs.
+    """
+    try:
+        value = json.loads((Path(directory) / INDEX_NAME).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    skills = value.get("skills") if isinstance(value, dict) else None
+    if not isinstance(skills, dict):
+        return {}
+    return {k: v for k, v in skills.items() if isinstance(v, dict) and "digest" in v}
+
+
+def _write_index(directory: Path, skills: Mapping[str, dict]) -> None:
+    data = {"tool": TOOL, "skills": {k: skills[k] for k in sorted(skills)}}
+    write_atomic(directory / INDEX_NAME, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+
+
+def record_installs(directory: str | os.PathLike, changes: Mapping[str, dict | None]) -> None:
+    """Update the index of ``directory``: ``{name: entry}`` records an install, ``{name: None}``
+    forgets one. Callers writing many skills record them once at the end."""
+    directory = Path(directory)
+    skills = read_index(directory)
+    before = dict(skills)
+    for name, entry in changes.items():
+        if entry is None:
+            skills.pop(name, None)
+        else:
+            skills[name] = entry
+    if skills != before or not (directory / INDEX_NAME).exists():
+        _write_index(directory, skills)
+
+
+# -- writing and removing ---------------------------------------------------------------------
+
+
+@contextmanager
+def _disk_errors(what: str) -> Iterator[None]:
+    """An OSError from the file system (a path through a file, no permission, a full disk) as
+    one InstallError line."""
+    try:
+        yield
+    except OSError as exc:
+        raise InstallError(f"{what}: {exc.strerror or exc}") from None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False if unsupported."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _sibling(directory: Path, name: str, mark: str) -> Path:
+    return directory / f".{name}{mark}{secrets.token_hex(4)}"
+
+
+def _leftovers(directory: Path, name: str, mark: str) -> list[Path]:
+    prefix = f".{name}{mark}"
+    try:
+        return [Path(e.path) for e in os.scandir(directory) if e.name.startswith(prefix)]
+    except FileNotFoundError:
+        return []
+
+
+def recover(directory: str | os.PathLike, name: str) -> None:
+    """Finish what a crashed write or removal of ``name`` left behind.
+
+    A stranded old copy (the process died between the two renames of the fallback swap) goes back
+    in place when the folder is missing; temp folders are deleted.
+    """
+    directory = Path(directory)
+    target = directory / name
+    for old in _leftovers(directory, name, _OLD_MARK):
+        if not target.exists():
+            os.rename(old, target)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+    for tmp in _leftovers(directory, name, _TMP_MARK):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_files(root: Path, bundle: Bundle, receipt: Receipt, rehash: bool) -> None:
+    # Plain strings and os calls: with thousands of small files the pathlib objects cost more
+    # than the writes.
+    base = os.fspath(root)
+    os.mkdir(base, 0o755)
+    made: set[str] = set()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    sha256 = hashlib.sha256
+    for f in bundle.files:
+        parts = check_path(f.path)  # the store's bundles were checked; a path is never trusted
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            if folder not in made:
+                os.mkdir(f"{base}/{folder}", 0o755)
+                made.add(folder)
+        data = bundle.contents[f.path]
+        if len(data) != f.size or (rehash and sha256(data).hexdigest() != f.sha256):
+            raise InstallError(f"{receipt.name}: {f.path} does not match its manifest entry")
+        # 0o777 / 0o666 less the umask, as git and cp do.
+        fd = os.open(f"{base}/{f.path}", flags, 0o777 if f.executable else 0o666)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+    fd = os.open(f"{base}/{RECEIPT_NAME}", flags, 0o666)
+    try:
+        _write_all(fd, receipt.to_bytes())
+    finally:
+        os.close(fd)
+
+
+def write_skill(
+    directory: str | os.PathLike,
+    bundle: Bundle,
+    *,
+    name: str,
+    store: str,
+    force: bool = False,
+    now: str | None = None,
+    record: bool = True,
+    rehash: bool = True,
+) -> Receipt:
+    """Write ``bundle`` to ``directory/name/`` atomically, with its receipt, and record it.
+
+    Args:
+        directory: the skills directory (created if missing).
+        bundle: the exact files to write (their bytes are re-hashed against the manifest).
+        name: the folder name (the skill's name).
+        store: the store path, for the receipt.
+        force: replace a folder this tool did not install.
+        now: the time to record (default: now, UTC).
+        record: add it to the directory's index now (False: the caller calls
+            ``record_installs`` once for a batch).
+        rehash: hash every file against the manifest while writing (False only for a bundle
+            just read with ``Store.get_bundle``, which re-hashed every file itself).
+    Returns:
+        The receipt written.
+    Raises:
+        ForeignFolderError: the folder exists without our receipt and ``force`` is false.
+        InstallError: the target is not a folder, or a file does not match its manifest entry.
+    """
+    directory = Path(directory)
+    check_name(name)
+    with _disk_errors(f"cannot write {directory / name}"):
+        directory.mkdir(parents=True, exist_ok=True)
+        recover(directory, name)
+        target = directory / name
+        if target.is_symlink() or (target.exists() and not target.is_dir()):
+            raise InstallError(f"{target}: exists and is not a folder; refusing to write there")
+        if target.exists() and not force and read_receipt(target) is None:
+            raise ForeignFolderError(
+                f"{target}: exists and was not installed by chimera-cards; "
+                "pass --force to replace it"
+            )
+        receipt = Receipt(
+            name=name, digest=bundle.digest, store=store, installed_at=now or utc_now()
+        )
+        tmp = _sibling(directory, name, _TMP_MARK)
+        try:
+            _write_files(tmp, bundle, receipt, rehash)
+            if not target.exists():
+                os.rename(tmp, target)
+            elif _exchange(tmp, target):
+                shutil.rmtree(tmp)  # now the old copy
+            else:
+                old = _sibling(directory, name, _OLD_MARK)
+                os.rename(target, old)
+                os.rename(tmp, target)
+                shutil.rmtree(old)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    if record:
+        record_installs(directory, {name: receipt.index_entry()})
+    return receipt
+
+
+def remove_skill(directory: str | os.PathLike, name: str, *, force: bool = False) -> Receipt | None:
+    """Remove ``directory/name/`` if this tool installed it (moved aside in one rename first, so
+    an agent never sees half a folder), and forget it in the index.
+
+    Args:
+        directory: the skills directory.
+        name: the skill folder's name.
+        force: remove it even without our receipt.
+    Returns:
+        The receipt the folder had (None when forced on a foreign folder, or already gone but
+        still recorded).
+    Raises:
+        NotInstalledError: nothing there and nothing recorded, or a folder we did not install.
+    """
+    directory = Path(directory)
+    check_name(name)
+    with _disk_errors(f"cannot remove {directory / name}"):
+        recover(directory, name)
+        target = directory / name
+        recorded = name in read_index(directory)
+        if not target.exists() and not target.is_symlink():
+            if not recorded:
+                raise NotInstalledError(f"{target}: not installed")
+            record_installs(directory, {name: None})
+            return None
+        receipt = read_receipt(target) if target.is_dir() and not target.is_symlink() else None
+        if receipt is None and not force:
+            raise NotInstalledError(
+                f"{target}: was not installed by chimera-cards; pass --force to remove it"
+            )
+        if target.is_symlink() or not target.is_dir():
+            target.unlink()
+        else:
+            old = _sibling(directory, name, _TMP_MARK)
+            os.rename(target, old)
+            shutil.rmtree(old)
+    record_installs(directory, {name: None})
+    return receipt
+
+
+def check_name(name: str) -> str:
+    """Refuse a name that cannot be one folder directly inside the skills directory."""
+    if not name or name.startswith(".") or "/" in name or "\\" in name or "\x00" in name:
+        raise UsageError(f"{name!r} cannot be a skill folder name")
+    return name
+
+
+# -- what a folder's bytes mean ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A stored version whose bundle a folder may be compared with, and whether it is usable now.
+
+    ``usable`` is the gate's answer today (active and approved under today's trust list, or a
+    clean local import); ``why`` says why not when it is not.
+    """
+
+    name: str
+    digest: str
+    status: str
+    usable: bool
+    why: str = ""
+    files: tuple[BundleFile, ...] = ()
+
+
+@dataclass
+class SkillState:
+    """One line of ``check``: a skill folder and what its bytes are."""
+
+    name: str
+    path: str
+    state: str  # one of STATES
+    detail: str = ""
+    digest: str | None = None  # of the folder as it is now
+    expected: str | None = None  # the digest it was installed with / compared against
+    installed: bool = False  # it has our receipt (or was recorded as installed)
+    diff: BundleDiff | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["diff"] = self.diff.to_dict() if self.diff is not None else None
+        return data
+
+    def line(self) -> str:
+        text = f"{self.state:<8} {self.name}"
+        return f"{text}  {self.detail}" if self.detail else text
+
+
+def describe_diff(diff: BundleDiff, problems: Iterable[str] = ()) -> str:
+    """What differs, file by file: ``changed x.py; added notes.txt; exec bit flipped run.sh``."""
+    parts = []
+    for label, paths in (
+        ("changed", diff.changed),
+        ("added", diff.added),
+        ("removed", diff.removed),
+        ("exec bit flipped", diff.mode_changed),
+    ):
+        if paths:
+            parts.append(f"{label} {', '.join(paths)}")
+    parts.extend(problems)
+    return "; ".join(parts)
+
+
+def classify(
+    folder: Path,
+    scan: FolderScan,
+    receipt: Receipt | None,
+    by_digest: Mapping[str, list[Candidate]],
+    by_name: Mapping[str, Candidate | None],
+) -> SkillState:
+    """Decide what one folder's bytes are (pure: everything from the store is passed in).
+
+    Args:
+        folder: the skill folder.
+        scan: its files as on disk.
+        receipt: its receipt, if any.
+        by_digest: stored versions for a bundle digest (the folder's, the receipt's).
+        by_name: the version a name is compared with when the folder matches nothing (the
+            usable one, else the newest).
+    Returns:
+        ok when the bytes are a usable bundle; revoked when they are a stored bundle that is not
+        usable now; modified when they differ from what was installed (or from the stored
+        bundle of that name), naming each file; unknown otherwise.
+    """
+    name = receipt.name if receipt else folder.name
+    base = SkillState(
+        name=name,
+        path=str(folder),
+        state="unknown",
+        digest=scan.digest,
+        installed=receipt is not None,
+        expected=receipt.digest if receipt else None,
+        problems=list(scan.problems),
+    )
+    if not scan.problems:
+        found = by_digest.get(scan.digest, [])
+        usable = [c for c in found if c.usable]
+        if usable:
+            pick = next((c for c in usable if c.name == name), usable[0])
+            base.state, base.name, base.expected = "ok", pick.name, pick.digest
+            return base
+        if found:
+            pick = next((c for c in found if c.name == name), found[0])
+            base.state, base.name, base.expected = "revoked", pick.name, pick.digest
+            base.detail = pick.why or f"version is {pick.status}"
+            return base
+    reference: Candidate | None = None
+    if receipt is not None:
+        reference = next(iter(by_digest.get(receipt.digest, [])), None)
+    if reference is None:
+        reference = by_name.get(name)
+    if reference is None:
+        base.detail = "not in the store" if not scan.problems else "; ".join(scan.problems)
+        return base
+    diff = diff_bundles(reference.files, scan.files)
+    base.state, base.diff, base.expected = "modified", diff, reference.digest
+    base.detail = describe_diff(diff, scan.problems) or "differs from the installed bundle"
+    return base
+
+
+def missing_state(directory: Path, name: str, entry: Mapping[str, object]) -> SkillState:
+    """The line for a skill recorded as installed whose folder is gone."""
+    digest = entry.get("digest")
+    return SkillState(
+        name=name,
+        path=str(directory / name),
+        state="missing",
+        detail="recorded as installed; folder is gone",
+        expected=digest if isinstance(digest, str) else None,
+        installed=True,
+    )
+
+
+# -- against the store -------------------------------------------------------------------------
+
+
+class NotApprovedError(InstallError):
+    """The named skill has no version that may be used now (pending, rejected, retired, or its
+    approvals no longer verify): it is not installed."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Whose approvals count when deciding what may be installed and what ``check`` calls ok.
+
+    ``None`` fields mean the store's own trust list and threshold. A trust file given to
+    ``check`` replaces both, and then only signed approvals count (a clean local import is not
+    an approval anyone in the file made).
+    """
+
+    trusted: tuple | None = None  # tuple[TrustedKey, ...]
+    threshold: int | None = None
+
+    @property
+    def from_file(self) -> bool:
+        return self.trusted is not None
+
+
+@dataclass(frozen=True)
+class StoredSkill:
+    """A stored version seen as a bundle, and whether it may be used now."""
+
+    name: str
+    version_id: int
+    sha256: str
+    digest: str
+    status: str
+    usable: bool
+    why: str
+    files: tuple[BundleFile, ...]
+
+    def candidate(self) -> Candidate:
+        return Candidate(self.name, self.digest, self.status, self.usable, self.why, self.files)
+
+
+def _usable(store, version, policy: Policy, trusted, threshold) -> tuple[bool, str]:
+    """The gate's rule for one version, without re-reading the store's copy of its files.
+
+    Installing re-reads and re-hashes them (``load_bundle``); checking compares a folder's own
+    bytes with the manifest, so what matters there is only whether the version is active and its
+    statements, over exactly that digest, verify under ``policy`` now. ``verify`` covers the
+    store's copy.
+    """
+    if version.status != "active":
+        why = f"{version.status}: {version.reason}" if version.reason else version.status
+        return False, why
+    verdict = evaluate(
+        store.envelopes(version.sha256),
+        trusted,
+        name=version.name,
+        sha256=version.sha256,
+        threshold=threshold,
+    )
+    who = "a reviewer in the trust file" if policy.from_file else "a trusted reviewer"
+    if verdict.rejected:
+        return False, f"rejected by {who}"
+    if not policy.from_file and is_clean_path(
+        version.origin, version.final_url, version.provenance
+    ):
+        return True, ""
+    if verdict.approved:
+        return True, ""
+    keys = "keys in the trust file" if policy.from_file else "trusted reviewers"
+    return False, f"{len(verdict.approvers)} of {threshold} required approvals by {keys} verify"
+
+
+def stored_skills(
+    store,
+    policy: Policy = Policy(),
+    names: Iterable[str] | None = None,
+    digests: Iterable[str] = (),
+) -> list[StoredSkill]:
+    """Stored versions as bundle manifests, with the gate's answer under ``policy``.
+
+    Args:
+        store: an open Store.
+        policy: whose approvals count (default: the store's trust list and threshold).
+        names: the versions of these names (default: every version).
+        digests: and the versions with these bundle digests, whatever their name.
+    Returns:
+        One StoredSkill per version, oldest first.
+    """
+    with store.snapshot():
+        trusted = list(policy.trusted) if policy.trusted is not None else trusted_keys(store)
+        threshold = policy.threshold if policy.threshold is not None else get_threshold(store)
+        if names is None:
+            versions = store.versions()
+        else:
+            wanted = set(names)
+            versions = [v for v in store.versions() if v.name in wanted]
+        seen = {v.id for v in versions}
+        for digest in dict.fromkeys(digests):
+            for v in store.versions_by_digest(digest):
+                if v.id not in seen:
+                    seen.add(v.id)
+                    versions.append(v)
+        out = []
+        for version in sorted(versions, key=lambda v: v.id):
+            files = tuple(store.bundle_files(version.digest))
+            if not files:
+                continue
+            usable, why = _usable(store, version, policy, trusted, threshold)
+            out.append(
+                StoredSkill(
+                    version.name,
+                    version.id,
+                    version.sha256,
+                    version.digest,
+                    version.status,
+                    usable,
+                    why,
+                    files,
+                )
+            )
+    return out
+
+
+def load_bundle(store, skill: StoredSkill) -> Bundle:
+    """The exact files of a stored version, every one re-hashed against the manifest.
+
+    Raises:
+        TamperedBlobError: the store's copy no longer matches (run ``verify``).
+    """
+    bundle = store.get_bundle(skill.version_id)
+    if bundle.digest != skill.digest:
+        raise InstallError(f"{skill.name}: stored bundle does not match its digest")
+    return bundle
+
+
+def installable(skills: Iterable[StoredSkill], name: str, digest: str | None = None) -> StoredSkill:
+    """The version of ``name`` to install: the usable one (or the one with ``digest``).
+
+    Raises:
+        NotApprovedError: no usable version; the message names the newest one and why.
+    """
+    mine = [s for s in skills if s.name == name]
+    if not mine:
+        raise NotApprovedError(f"no skill named {name!r} in the store")
+    if digest is not None:
+        # A lockfile pins the bundle digest; older lockfiles pinned SKILL.md's SHA-256.
+        pinned = [s for s in mine if digest in (s.digest, s.sha256)]
+        if not pinned:
+            raise NotApprovedError(f"{name}: no stored version has bundle digest {digest[:12]}")
+        mine = pinned
+    usable = [s for s in mine if s.usable]
+    if usable:
+        return usable[-1]
+    newest = mine[-1]
+    raise NotApprovedError(
+        f"{name} {newest.digest[:12]} is {newest.status}, not approved for use"
+        + (f" ({newest.why})" if newest.why and newest.why != f"status is {newest.status}" else "")
+        + "; review and approve it first"
+    )
+
+
+@dataclass
+class InstallResult:
+    name: str
+    digest: str
+    path: str
+    action: str  # "installed" | "replaced" | "unchanged"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def install(
+    store, names: Iterable[str], directory: str | os.PathLike, *, force: bool = False
+) -> list[InstallResult]:
+    """Install the approved bundle of each name into ``directory/<name>/``.
+
+    Every name is resolved before anything is written, so a refused name leaves the directory
+    untouched. A folder already holding exactly that bundle (with our receipt) is left as is.
+
+    Args:
+        store: an open Store.
+        names: skill names.
+        directory: the skills directory (e.g. ``.claude/skills``).
+        force: replace folders this tool did not install.
+    Returns:
+        One InstallResult per name.
+    Raises:
+        NotApprovedError: a name has no usable version.
+        ForeignFolderError: a folder is in the way and ``force`` is false.
+    """
+    directory = Path(directory)
+    names = list(dict.fromkeys(names))
+    for name in names:
+        check_name(name)
+    skills = stored_skills(store, names=names)
+    chosen = [installable(skills, name) for name in names]
+    bundles = [load_bundle(store, skill) for skill in chosen]
+    for skill in chosen:
+        target = directory / skill.name
+        if target.exists() and not force and read_receipt(target) is None:
+            raise ForeignFolderError(
+                f"{target}: exists and was not installed by chimera-cards; "
+                "pass --force to replace it"
+            )
+    results = []
+    written: dict[str, dict] = {}
+    try:
+        for skill, bundle in zip(chosen, bundles, strict=True):
+            target = directory / skill.name
+            receipt = read_receipt(target) if target.is_dir() else None
+            if receipt is not None and scan_folder(target).digest == bundle.digest:
+                results.append(InstallResult(skill.name, bundle.digest, str(target), "unchanged"))
+                continue
+            action = "replaced" if target.exists() else "installed"
+            receipt = write_skill(
+                directory,
+                bundle,
+                name=skill.name,
+                store=str(store.path),
+                force=force,
+                record=False,
+                rehash=False,  # load_bundle re-hashed every file
+            )
+            written[skill.name] = receipt.index_entry()
+            results.append(InstallResult(skill.name, bundle.digest, str(target), action))
+    finally:
+        if written:  # what was written is recorded even if a later skill failed
+            record_installs(directory, written)
+    return results
+
+
+@dataclass
+class CheckReport:
+    states: list[SkillState]
+
+    @property
+    def ok(self) -> bool:
+        return all(s.ok for s in self.states)
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "skills": [s.to_dict() for s in self.states]}
+
+
+def _by_name(skills: list[StoredSkill]) -> dict[str, Candidate]:
+    out: dict[str, Candidate] = {}
+    for skill in skills:  # oldest first: a later usable version wins, else the newest
+        if skill.usable or skill.name not in out or not out[skill.name].usable:
+            out[skill.name] = skill.candidate()
+    return out
+
+
+def check(
+    store, directories: Iterable[str | os.PathLike], policy: Policy = Policy()
+) -> CheckReport:
+    """One state per skill folder in each directory, plus ``missing`` for recorded installs
+    whose folder is gone.
+
+    Args:
+        store: an open Store.
+        directories: skills directories (e.g. ``.claude/skills``).
+        policy: whose approvals count (default: the store's trust list and threshold).
+    Returns:
+        The report; ``ok`` only when every state is ok.
+    """
+    found = []
+    for directory in map(Path, directories):
+        found.append(
+            (
+                directory,
+                [(f, scan_folder(f), read_receipt(f)) for f in find_skill_folders(directory)],
+            )
+        )
+    names = {f.name for _, folders in found for f, _, _ in folders}
+    names |= {r.name for _, folders in found for _, _, r in folders if r is not None}
+    digests = {scan.digest for _, folders in found for _, scan, _ in folders}
+    digests |= {r.digest for _, folders in found for _, _, r in folders if r is not None}
+    skills = stored_skills(store, policy, names, digests)
+    by_digest: dict[str, list[Candidate]] = {}
+    for skill in skills:
+        by_digest.setdefault(skill.digest, []).append(skill.candidate())
+    by_name = _by_name(skills)
+    states = []
+    for directory, folders in found:
+        seen = set()
+        for folder, scan, receipt in folders:
+            seen.add(folder.name)
+            states.append(classify(folder, scan, receipt, by_digest, by_name))
+        for name, entry in sorted(read_index(directory).items()):
+            if name not in seen:
+                states.append(missing_state(directory, name, entry))
+    return CheckReport(states)
+
+
+@dataclass
+class SyncAction:
+    name: str
+    action: str  # "install" | "replace" | "remove" | "keep" | "skip"
+    reason: str = ""
+    digest: str | None = None  # the bundle to write (install/replace)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def line(self) -> str:
+        text = f"{self.action:<8} {self.name}"
+        if self.digest and self.action in ("install", "replace"):
+            text += f" {self.digest[:12]}"
+        return f"{text}  {self.reason}" if self.reason else text
+
+
+def plan_sync(
+    store,
+    directory: str | os.PathLike,
+    names: Iterable[str] | None = None,
+    pins: Mapping[str, str] | None = None,
+) -> list[SyncAction]:
+    """What ``sync`` would do to make ``directory`` hold exactly the approved set.
+
+    The set is ``names`` (their usable versions) or ``pins`` (name -> bundle digest, from a
+    lockfile), else every usable skill in the store. Folders this tool did not install are
+    never touched; folders it installed that are no longer usable are removed.
+
+    Args:
+        store: an open Store.
+        directory: the skills directory.
+        names: the skills wanted.
+        pins: the exact bundles wanted (a lockfile).
+    Returns:
+        One action per name involved, sorted by name.
+    """
+    directory = Path(directory)
+    skills = stored_skills(store)
+    if pins is not None:
+        wanted: dict[str, str | None] = dict(pins)
+    elif names is not None:
+        wanted = {check_name(n): None for n in names}
+    else:
+        wanted = {s.name: None for s in skills if s.usable}
+    report = check(store, [directory])
+    present = {s.path: s for s in report.states}
+    actions: dict[str, SyncAction] = {}
+    for name, digest in wanted.items():
+        target = directory / name
+        state = present.get(str(target))
+        try:
+            skill = installable(skills, name, digest)
+        except NotApprovedError as exc:
+            if state is not None and state.installed and state.state != "missing":
+                actions[name] = SyncAction(name, "remove", f"not usable: {exc}")
+            else:
+                actions[name] = SyncAction(name, "skip", str(exc))
+            continue
+        if state is None or state.state == "missing":
+            actions[name] = SyncAction(name, "install", "", skill.digest)
+        elif not state.installed:
+            actions[name] = SyncAction(name, "skip", "folder was not installed by chimera-cards")
+        elif state.state == "ok" and state.digest == skill.digest:
+            actions[name] = SyncAction(name, "keep", "", skill.digest)
+        else:
+            why = "upgraded" if state.state in ("ok", "revoked") else state.state
+            actions[name] = SyncAction(name, "replace", why, skill.digest)
+    for state in report.states:
+        if state.name in actions or Path(state.path).name in actions:
+            continue
+        if state.installed and state.state == "revoked":
+            actions[state.name] = SyncAction(state.name, "remove", f"revoked: {state.detail}")
+        elif state.installed and state.state == "missing":
+            actions[state.name] = SyncAction(state.name, "remove", "folder is gone; forget it")
+    return [actions[n] for n in sorted(actions)]
+
+
+def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) -> list[SyncAction]:
+    """Carry out a plan from ``plan_sync`` (installs first, then removals).
+
+    Returns:
+        The actions done (keep/skip included, as planned).
+    """
+    directory = Path(directory)
+    plan = list(plan)
+    skills = stored_skills(store)
+    written: dict[str, dict] = {}
+    try:
+        for action in plan:
+            if action.action in ("install", "replace"):
+                skill = installable(skills, action.name, action.digest)
+                bundle = load_bundle(store, skill)
+                receipt = write_skill(
+                    directory,
+                    bundle,
+                    name=action.name,
+                    store=str(store.path),
+                    record=False,
+                    rehash=False,  # load_bundle re-hashed every file
+                )
+                written[action.name] = receipt.index_entry()
+    finally:
+        if written:
+            record_installs(directory, written)
+    for action in plan:
+        if action.action == "remove":
+            remove_skill(directory, action.name)
+    return plan
+
+
+# -- for agents that take a system prompt ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AvailableSkill:
+    name: str
+    description: str
+    location: str  # the installed SKILL.md, absolute
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def available_skills(
+    store, names: Iterable[str], directory: str | os.PathLike
+) -> tuple[list[AvailableSkill], list[str]]:
+    """The skills among ``names`` installed in ``directory`` with bytes ``check`` calls ok.
+
+    An agent told about a skill reads its ``SKILL.md`` from the location given, so only a
+    folder whose bytes are the approved bundle is offered.
+
+    Args:
+        store: an open Store.
+        names: matched skill names, best first.
+        directory: where they should be installed.
+    Returns:
+        (the installed skills in the order of ``names``, the names that are not installed ok).
+    """
+    directory = Path(directory)
+    ok = {s.name: s for s in check(store, [directory]).states if s.ok}
+    found, absent = [], []
+    for name in names:
+        state = ok.get(name)
+        if state is None:
+            absent.append(name)
+            continue
+        location = (Path(state.path) / SKILL_FILE).absolute()
+        try:
+            card = parse_card(location.read_bytes(), path=str(location))
+        except (OSError, CardParseError):
+            absent.append(name)
+            continue
+        description = card.description if isinstance(card.description, str) else ""
+        found.append(AvailableSkill(name, description, str(location)))
+    return found, absent
+
+
+def render_skills_xml(skills: Iterable[AvailableSkill]) -> str:
+    """The Agent Skills ``<available_skills>`` block (the layout ``skills-ref to-prompt``
+    prints), every value escaped so a description cannot close an element."""
+    lines = ["<available_skills>"]
+    for skill in skills:
+        lines.append("<skill>")
+        for tag, value in (
+            ("name", skill.name),
+            ("description", skill.description),
+            ("location", skill.location),
+        ):
+            lines += [f"<{tag}>", html.escape(value, quote=True), f"</{tag}>"]
+        lines.append("</skill>")
+    lines.append("</available_skills>")
+    return "\n".join(lines)
