@@ -386,30 +386,174 @@ def _block_parser() -> MarkdownIt:
     return MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 
-def _sections(body: str, body_line: int) -> tuple[list[Section], tuple[tuple[int, int], ...]]:
-    """Level-2 headings at the top level of the Markdown, from markdown-it's token stream, and
-    the file lines of every code block.
-
-    Using the parser (not a regex) is what makes a ``## Risk`` inside a fenced or indented code
-    block body text rather than a section.
+def _markdown_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int, int]]]:
+    """Top-level level-2 headings (title, first line index, index of the line after it) and code
+    blocks (start, end line index) from markdown-it's token stream.
     """
     tokens = _block_parser().parse(body)
-    lines = body.split("\n")
-    heads: list[tuple[str, int, int]] = []  # (title, start line idx, line idx after heading)
+    heads: list[tuple[str, int, int]] = []
     code: list[tuple[int, int]] = []
     for index, token in enumerate(tokens):
         if token.type in ("fence", "code_block") and token.map:
-            code.append((body_line + token.map[0], body_line + token.map[1]))
+            code.append((token.map[0], token.map[1]))
         elif token.type == "heading_open" and token.tag == "h2" and token.level == 0 and token.map:
             inline = tokens[index + 1]
             title = inline.content.strip() if inline.type == "inline" else ""
             heads.append((title, token.map[0], token.map[1]))
+    return heads, code
+
+
+def _sections(body: str, body_line: int) -> tuple[list[Section], tuple[tuple[int, int], ...]]:
+    """Level-2 headings at the top level of the Markdown, and the file lines of every code block.
+
+    Reading the block structure (not matching a regex) is what makes a ``## Risk`` inside a fenced
+    or indented code block body text rather than a section.
+    """
+    blocks = _scan_blocks(body)
+    heads, code = blocks if blocks is not None else _markdown_blocks(body)
+    lines = body.split("\n")
     sections = []
     for number, (title, start, after) in enumerate(heads):
         end = heads[number + 1][1] if number + 1 < len(heads) else len(lines)
         text = "\n".join(lines[after:end]).strip()
         sections.append(Section(title=title, line=body_line + start, text=text))
-    return sections, tuple(code)
+    return sections, tuple((body_line + start, body_line + end) for start, end in code)
+
+
+# The line scanner below reads the Markdown shapes real cards use (ATX headings at the margin,
+# paragraphs, simple lists, fences at the margin) without markdown-it, which costs about half of a
+# card's parse. Anything that could make its answer differ from markdown-it's -- a tab or NUL, an
+# indented fence, a blockquote, HTML, a link definition, a setext underline or thematic break, an
+# empty or deeply nested list item, an indented line that could open a code block -- returns None,
+# and the caller parses the card with markdown-it instead.
+_ATX_RE = re.compile(r"(#{1,6})(?: |$)")
+_FENCE_OPEN_RE = re.compile(r"(`{3,}|~{3,})(.*)")
+_LIST_MARKER_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])( +|$)")
+# Setext underlines and thematic breaks: either changes what the lines around it are, except a
+# thematic break that follows no paragraph, which only ends what came before.
+_RULE_RE = re.compile(r"(?:=+|-+|(?:\* *){3,}|(?:- *){3,}|(?:_ *){3,}) *")
+_BREAK_RE = re.compile(r"(?:(?:\* *){3,}|(?:- *){3,}|(?:_ *){3,})")
+_HANDOFF_STARTS = ("#", ">", "<", "[", "```", "~~~")
+# Deepest list nesting (indentation plus markers on one line) the scanner reads itself; markdown-it
+# stops parsing at its nesting limit, so deep lists go to it.
+_MAX_SCANNED_DEPTH = 12
+
+
+def _closes_fence(line: str, fence: str) -> bool:
+    stripped = line.lstrip(" ")
+    return (
+        len(line) - len(stripped) < 4
+        and stripped.startswith(fence)
+        and not stripped.rstrip(" ").strip(fence[0])
+    )
+
+
+def _h2_title(line: str) -> str:
+    # markdown-it drops a closing run of '#' only when a space comes before it.
+    title = line[2:].rstrip(" ")
+    cut = title.rstrip("#")
+    if cut and cut[-1] == " ":
+        title = cut
+    return title.strip()
+
+
+def _item_content(stripped: str, indent: int) -> tuple[str, int] | None:
+    """A line's text after its list markers, and the column it starts at; None when the line is
+    one only markdown-it can place.
+    """
+    content = stripped
+    depth = indent // 2
+    while (marker := _LIST_MARKER_RE.match(content)) is not None:
+        if not marker.group(1) or len(marker.group(1)) > 4:
+            return None  # an empty item, or an item that opens with indented code
+        content = content[marker.end() :]
+        depth += 1
+    if depth >= _MAX_SCANNED_DEPTH:
+        return None
+    if content is stripped:
+        # A '#' at the margin that is not a heading ("#tag", "#######") is paragraph text.
+        if content.startswith(_HANDOFF_STARTS) and not (indent == 0 and content[0] == "#"):
+            return None
+    elif content.startswith(_HANDOFF_STARTS) or _RULE_RE.fullmatch(content):
+        return None
+    return content, indent + len(stripped) - len(content)
+
+
+_THEMATIC_BREAK = -1
+
+
+def _text_line(stripped: str, indent: int, paragraph: bool, item_column: int) -> int | None:
+    """Read a line that is neither blank nor a fence or heading at the margin.
+
+    Returns:
+        Where the text of the latest list item starts after it (it continues or opens a
+        paragraph), _THEMATIC_BREAK, or None when only markdown-it can place the line.
+    """
+    if indent >= 4 and not paragraph:
+        return None  # an indented code block, or list content only markdown-it can place
+    if _RULE_RE.fullmatch(stripped):
+        if paragraph or indent >= 4 or not _BREAK_RE.fullmatch(stripped):
+            return None
+        return _THEMATIC_BREAK
+    item = _item_content(stripped, indent)
+    if item is None:
+        return None
+    if item[0] is stripped:
+        return item_column
+    if 4 <= indent < item_column:
+        return None  # an item that may leave every open list, where it would be code
+    return item[1]
+
+
+def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int, int]]] | None:
+    """Top-level level-2 headings and fenced code blocks exactly as ``_markdown_blocks`` gives
+    them; None when the text holds anything the scanner does not read itself.
+    """
+    if "\t" in body or "\x00" in body:
+        return None
+    lines = body.split("\n")
+    # markdown-it counts no line after a final "\n", nor a final line of only spaces.
+    count = len(lines) - 1 if not lines[-1].strip(" ") else len(lines)
+    heads: list[tuple[str, int, int]] = []
+    code: list[tuple[int, int]] = []
+    paragraph = False  # the previous line continues a paragraph
+    item_column = 1 << 30  # where the latest list item's text starts
+    fence = ""  # the open fence's marker
+    fence_start = 0
+    for number in range(count):
+        line = lines[number]
+        if fence:
+            if _closes_fence(line, fence):
+                code.append((fence_start, number + 1))
+                fence = ""
+            continue
+        stripped = line.lstrip(" ")
+        if not stripped:
+            paragraph = False
+            continue
+        indent = len(line) - len(stripped)
+        if indent == 0:
+            opened = _FENCE_OPEN_RE.match(line)
+            if opened:
+                fence, fence_start, paragraph = opened.group(1), number, False
+                if fence[0] == "`" and "`" in opened.group(2):
+                    return None  # not a fence: inline code
+                continue
+            heading = _ATX_RE.match(line)
+            if heading:
+                if len(heading.group(1)) == 2:
+                    heads.append((_h2_title(line), number, number + 1))
+                paragraph = False
+                continue
+        column = _text_line(stripped, indent, paragraph, item_column)
+        if column is None:
+            return None
+        paragraph = column != _THEMATIC_BREAK
+        if paragraph:
+            item_column = column
+    if fence:
+        code.append((fence_start, count))
+    return heads, code
 
 
 def code_block_lines(text: str, first_line: int = 1) -> tuple[tuple[int, int], ...]:

@@ -18,7 +18,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
@@ -152,7 +152,15 @@ class Finding:
         return f"{self.rule}-{hashlib.sha256(key).hexdigest()[:10]}"
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "id": self.id}
+        # Spelled out: dataclasses.asdict deep-copies every field, a cost paid per stored finding.
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "line": self.line,
+            "path": self.path,
+            "id": self.id,
+        }
 
 
 def has_errors(findings: Iterable[Finding]) -> bool:
@@ -563,6 +571,10 @@ class _Finder:
     ]  # (word, offsets back from it a match may start)
     needs: tuple[str, ...] = ()  # a match contains one of these (empty: no such gate)
     folded: bool = True  # look the words up case-folded (False: they have no letters)
+    # (start words, pattern): every match starting at one of these words also holds the
+    # pattern (searched in the folded text), which is far rarer in prose than the word ("you"
+    # only starts "you are now"); without it, the words' offsets are not looked at.
+    gates: tuple[tuple[tuple[str, ...], re.Pattern], ...] = ()
 
 
 def _w(*words: str, back: tuple[int, ...] = (0,)) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -597,11 +609,29 @@ _FINDERS: dict[str, _Finder] = {
             "never",
             "without",
             "<",
-        )
+        ),
+        gates=(
+            (("you",), re.compile(r"are\s+now")),
+            (("from",), re.compile(r"now\s+on")),
+            (
+                ("reveal", "print", "show", "output", "repeat", "leak", "dump", "replace"),
+                re.compile(r"system\s+prompt|hidden\s+instructions"),
+            ),
+            (("new", "updated", "real", "actual"), re.compile(r"system\s+prompt")),
+            (("system",), re.compile(r"prompt\s+override")),
+            (("do", "never", "without"), re.compile(r"the\s+user")),
+        ),
     ),
     "pipe-to-shell": _Finder(
         _w(*_FETCHER_WORDS, "python", "perl", "ruby", "node", "iex") + _w("sh", back=(0, 1, 2)),
         needs=_FETCHER_WORDS,
+        # A fetcher piped to a shell, or a shell running "$(fetcher ...)" / "<(fetcher ...)".
+        gates=(
+            (
+                (*_FETCHER_WORDS, "python", "perl", "ruby", "node", "iex", "sh"),
+                re.compile(r"\||[<$]\("),
+            ),
+        ),
     ),
     "url": _Finder(_w("://", back=(3, 4, 5)) + _w("data:", "javascript:")),
     "markdown-comment": _Finder((), needs=("]:",), folded=False),
@@ -630,7 +660,10 @@ def _finditer(regex: re.Pattern, rule: str, text: str, folded: str | None) -> It
 
 def _offsets(finder: _Finder, text: str, haystack: str) -> list[int]:
     offsets: set[int] = set()
+    closed = {word for words, gate in finder.gates if not gate.search(haystack) for word in words}
     for word, back in finder.starts:
+        if word in closed:
+            continue
         at = haystack.find(word)
         while at != -1:
             offsets.update(at - b for b in back if at >= b)

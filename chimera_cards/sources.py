@@ -85,8 +85,14 @@ def _from_tree(entries, *, where: str, origin: str, final_url, network: bool, in
     return out
 
 
-def _folder_skill(path: Path, root: Path | None = None) -> SkillSource:
-    resolved = path.resolve()
+def _folder_skill(
+    path: Path, root: Path | None = None, resolved_root: Path | None = None
+) -> SkillSource:
+    if resolved_root is not None and path.parent == root and not path.is_symlink():
+        # A real entry of a resolved folder: resolving it again would lstat every component.
+        resolved = resolved_root / path.name
+    else:
+        resolved = path.resolve()
     skill = SkillSource(
         label=str(path),
         origin=str(resolved / SKILL_FILE),
@@ -110,7 +116,8 @@ def _local(source: str) -> list[SkillSource]:
     if not path.exists() and not path.is_symlink():
         raise CardReadError(f"{source}: no such file or directory")
     if path.is_dir():
-        return [_folder_skill(d, path) for d in find_bundle_dirs(path)]
+        resolved_root = path.resolve()
+        return [_folder_skill(d, path, resolved_root) for d in find_bundle_dirs(path)]
     if path.name == SKILL_FILE:
         return [_folder_skill(path.parent)]
     with open(path, "rb") as handle:
