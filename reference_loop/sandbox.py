@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,11 +62,25 @@ class Sandbox:
         if not self.net:
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        for path in readable:
-            shown = str(Path(path).resolve())
+        for shown in _shown_read_only(argv, readable):
             args += ["--ro-bind", shown, shown]
         args += ["--bind", ws, ws, "--chdir", ws, "--", *argv]
         return args
+
+
+def _shown_read_only(argv: Sequence[str], readable: Sequence[Path]) -> list[str]:
+    """``readable`` plus the Python environment running us and the command's own program, where
+    they sit under ``/tmp``: the private ``/tmp`` would otherwise hide a venv made there."""
+    candidates = [Path(p) for p in readable] + [Path(sys.prefix), Path(sys.exec_prefix)]
+    if argv and os.path.isabs(argv[0]):
+        candidates.append(Path(argv[0]).parent)
+    shown: list[str] = []
+    for path in candidates:
+        resolved = str(path.resolve())
+        under_tmp = resolved == "/tmp" or resolved.startswith("/tmp/")
+        if (path in readable or under_tmp) and os.path.exists(resolved) and resolved not in shown:
+            shown.append(resolved)
+    return shown
 
 
 def make_sandbox(*, net: bool = False) -> Sandbox:

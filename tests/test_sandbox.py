@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -137,3 +138,23 @@ def test_without_bwrap_sandbox_is_refused_in_one_line(tmp_path, monkeypatch):
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --sandbox needs bubblewrap (bwrap)")
     assert sorted(p.name for p in ws.iterdir()) == ["f.txt"]
+
+
+def test_a_program_kept_under_tmp_still_runs_inside_the_private_tmp(tmp_path, sandbox):
+    # A checkout (and its venv) under /tmp must stay runnable: the sandbox shows the command's
+    # own folder read-only over its private /tmp, and nothing else of the real /tmp.
+    tools = Path(tempfile.mkdtemp(prefix="sandbox-tools-", dir="/tmp"))
+    secret = Path(tempfile.mkdtemp(prefix="sandbox-secret-", dir="/tmp")) / "secret.txt"
+    secret.write_text("hidden\n")
+    try:
+        program = tools / "probe.sh"
+        program.write_text(f"#!/bin/sh\necho ran\ncat {secret} 2>/dev/null || echo no-secret\n")
+        program.chmod(0o755)
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        argv = sandbox.wrap([str(program)], workspace=ws)
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        assert out.stdout.split() == ["ran", "no-secret"], out.stderr
+    finally:
+        shutil.rmtree(tools)
+        shutil.rmtree(secret.parent)
