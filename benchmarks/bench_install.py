@@ -1,6 +1,6 @@
 """Benchmark: installing approved skills into an agent folder, and checking them.
 
-Generates N skills (default 200) of ~10 files each (SKILL.md, scripts with the exec bit,
+Generates N skills (default 200) with skillgen (SKILL.md, scripts with the exec bit,
 references, an asset; ~60 KB per skill), imports them into a fresh store (a clean path import,
 so they are usable without review), and measures in the same run, wall-clock, best of --repeat:
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -27,68 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from skillgen import generate
+
 from chimera_cards.bundle import read_bundle_dir
 from chimera_cards.importer import import_source
 from chimera_cards.install import check, install, record_installs, write_skill
 from chimera_cards.store import Store
-
-WORDS = [
-    "agent",
-    "verifier",
-    "patch",
-    "attempt",
-    "history",
-    "budget",
-    "context",
-    "card",
-    "review",
-    "approve",
-]
-
-
-def text(rng: random.Random, size: int) -> bytes:
-    out = []
-    length = 0
-    while length < size:
-        line = " ".join(rng.choice(WORDS) for _ in range(12)) + "\n"
-        out.append(line)
-        length += len(line)
-    return "".join(out).encode()[:size]
-
-
-def generate(root: Path, count: int, seed: int = 11) -> tuple[int, int]:
-    """``count`` skill folders under ``root``; returns (files, bytes)."""
-    rng = random.Random(seed)
-    files = total = 0
-    for index in range(count):
-        name = f"bench-skill-{index:04d}"
-        skill = root / name
-        layout = {
-            "SKILL.md": b"---\nname: "
-            + name.encode()
-            + b"\ndescription: Benchmark skill "
-            + str(index).encode()
-            + b" for install and check.\nlicense: Apache-2.0\n---\n\n"
-            + text(rng, 4000),
-            "LICENSE.txt": text(rng, 2000),
-            "scripts/extract.py": b"#!/usr/bin/env python3\n" + text(rng, 6000),
-            "scripts/run.sh": b"#!/bin/sh\n" + text(rng, 3000),
-            "references/guide.md": text(rng, 12000),
-            "references/api.md": text(rng, 9000),
-            "references/faq.md": text(rng, 5000),
-            "assets/template.txt": text(rng, 4000),
-            "assets/logo.bin": rng.randbytes(8000),
-            "examples/sample.md": text(rng, 6000),
-        }
-        for rel, data in layout.items():
-            path = skill / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            if rel.startswith("scripts/"):
-                path.chmod(0o755)
-            files += 1
-            total += len(data)
-    return files, total
 
 
 def best_of(fns: dict, repeat: int) -> dict[str, float]:
