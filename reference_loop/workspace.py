@@ -20,10 +20,10 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Generic, TypeVar, cast
 
 from reference_loop import gitstore
 from reference_loop.errors import LoopError
@@ -65,7 +65,7 @@ _CONFIG = """\
 \tpackedGitWindowSize = 8m
 \tpackedGitLimit = 32m
 \tuntrackedCache = false
-\tlooseCompression = 1
+\tlooseCompression = {loose}
 \tfsync = none
 \thooksPath = {hooks}
 \texcludesFile = {excludes}
@@ -83,6 +83,7 @@ _CONFIG = """\
 \tsubmodule = short
 """
 
+_T = TypeVar("_T")
 _SYMLINK = "120000"
 _GITLINK = "160000"
 
@@ -177,7 +178,9 @@ class Workspace:
         # Paths (relative, '/'-separated; directories end in '/') the last restore removed,
         # rewrote or recreated: restore's cost scales with this list, not with the tree.
         self.last_restored: list[str] = []
-        self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-", dir=self._store_parent())
+        parent = self._store_parent()
+        self._in_memory = parent is not None
+        self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-", dir=parent)
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
         gitdir = os.path.join(self._tmp, "git")
         self._index = os.path.join(self._tmp, "index")
@@ -193,7 +196,12 @@ class Workspace:
             "GIT_LITERAL_PATHSPECS": "1",
             "GIT_OPTIONAL_LOCKS": "0",
             "LC_ALL": "C",
+            # git allocates and frees zlib's ~256 KB state per object it writes; glibc's default
+            # trim/mmap thresholds hand that memory back to the kernel each time, so every
+            # object cost a few dozen page faults (more than hashing it).
+            "GLIBC_TUNABLES": _MALLOC_TUNABLES,
         }
+        self._seed_index: bytes | None = None
         try:
             self._init_repo(gitdir)
             self.seeded = self._seed_from_user_repo(gitdir)
@@ -234,12 +242,17 @@ class Workspace:
         started = time.time_ns()
         snap = self._snapshot
         if snap is None:
-            stored = None if self.seeded else self._store_by_hand()
+            if self.seeded:
+                tree, (dirs, empty, gits) = self._first_seeded_snapshot()
+                self._snapshot = _Snapshot(tree, frozenset(empty), dirs, frozenset(gits), started)
+                return tree
+            stored = self._store_by_hand()
             if stored is not None:
                 dirs, empty, gits = self._scan_dirs()
                 self._snapshot = _Snapshot(stored, frozenset(empty), dirs, frozenset(gits), started)
                 return stored
             self._stage_all()
+            tree = self._write_tree()
         else:
             # Snapshotting again right after a restore is common (a snapshot per attempt): if
             # nothing differs from the current snapshot, keep it and skip the extra scans.
@@ -249,10 +262,39 @@ class Workspace:
                 if not new and not missing:
                     snap.dirs.update(self._stat_dirs(moved))
                     return snap.tree
-        tree = self._run("write-tree").stdout.decode().strip()
+            tree = self._write_tree()
         dirs, empty, gits = self._scan_dirs()
         self._snapshot = _Snapshot(tree, frozenset(empty), dirs, frozenset(gits), started)
         return tree
+
+    def _first_seeded_snapshot(
+        self,
+    ) -> tuple[str, tuple[dict[str, tuple[int, int, int]], set[str], set[str]]]:
+        """The first snapshot of a repository's top, from the copy of the user's index.
+
+        The Python work (finding index entries git would not check against the disk, and the
+        pass over directories) runs in a thread while ``git add`` stats the tree, so its wall
+        time hides behind git's. Entries the add trusted without looking (assume-unchanged,
+        skip-worktree, submodules) are rare: when there are any, they are dropped and the add
+        runs again.
+        """
+        seed = self._seed_index
+        self._seed_index = None
+        look = _InThread(lambda: (_flagged_index_entries(seed or b""), self._scan_dirs()))
+        try:
+            self._stage_all()
+            tree = self._write_tree()
+        except BaseException:
+            look.join()
+            raise
+        flagged, scanned = look.result()
+        if flagged is None:
+            flagged = self._flagged_by_git()
+        if flagged:
+            self._drop_entries(flagged)
+            self._stage_all()
+            tree = self._write_tree()
+        return tree, scanned
 
     def diff(self) -> Diff:
         """The real change from the snapshot to the current state (call it before restore)."""
@@ -277,8 +319,16 @@ class Workspace:
         """
         snap = self._require_snapshot()
         entries = self._changes(snap)
-        diff = self._patch(snap, entries)
-        self._restore(snap, entries)
+        shown = self._not_ignored_entries(entries) if entries else []
+        # The patch reads only the store, the restore only writes the work tree (the ignore
+        # rules, read from the work tree, are settled above): they run side by side.
+        restore = _InThread(lambda: self._restore(snap, entries))
+        try:
+            diff = self._patch(snap, entries, shown)
+        except BaseException:
+            restore.join()
+            raise
+        restore.result()
         return diff
 
     # -- internals -------------------------------------------------------------------------
@@ -305,6 +355,7 @@ class Workspace:
                     hooks=_cfg_path(os.path.join(self._tmp, "no-hooks")),
                     excludes=_cfg_path(empty),
                     attributes=_cfg_path(empty),
+                    loose=0 if self._in_memory else 1,
                 )
             )
 
@@ -346,14 +397,20 @@ class Workspace:
         if os.path.exists(os.path.join(common, "info", "sparse-checkout")):
             return False
         try:
-            shutil.copy2(index, self._index)
+            with open(index, "rb") as fh:
+                data = fh.read()
+                st = os.fstat(fh.fileno())
+            with open(self._index, "wb") as fh:
+                fh.write(data)
+            os.utime(self._index, ns=(st.st_atime_ns, st.st_mtime_ns))
         except OSError:
             return False
         alternates = os.path.join(gitdir, "objects", "info")
         os.makedirs(alternates, exist_ok=True)
         with open(os.path.join(alternates, "alternates"), "w", encoding="utf-8") as fh:
             fh.write(objects + "\n")
-        self._adopt_user_entries()
+        # Which entries the first add must not trust is worked out beside that add.
+        self._seed_index = data
         return True
 
     def _run(
@@ -399,9 +456,10 @@ class Workspace:
         A nested repository (a directory with its own ``.git``) is staged as the plain files it
         holds; its ``.git`` is never read.
         """
-        # Objects of one add go straight into one pack: writing thousands of loose objects
-        # (and deleting them on close) costs more than hashing them.
-        config = [_BULK_CHECKIN, "pack.compression=1", "core.looseCompression=1"]
+        # On disk, the objects of one add go straight into one pack: writing thousands of loose
+        # files (and deleting them on close) costs more than hashing them. In memory a loose
+        # object is cheaper than bulk check-in's per-object pack bookkeeping.
+        config = [] if self._in_memory else [_BULK_CHECKIN, "pack.compression=1"]
         for _round in range(8):
             self._mark_nested()
             proc = self._run("add", "-A", "-f", "--ignore-errors", config=config, check=False)
@@ -464,21 +522,23 @@ class Workspace:
             found |= self._adopt_gitlinks()
         return {d for d in found if os.path.isdir(self.root / d)}
 
-    def _adopt_user_entries(self) -> None:
+    def _flagged_by_git(self) -> list[tuple[bytes, bool]]:
+        """:func:`_flagged_index_entries` for an index Python does not parse (version 4)."""
+        out = self._run("ls-files", "-z", "--stage", "-v").stdout
+        flagged = []
+        for m in re.finditer(rb"(?:^|\0)(\S) (\d+) [0-9a-f]+ \d\t([^\0]*)", out):
+            tag, mode, path = m.groups()
+            if mode == b"160000" or tag.islower() or tag == b"S":
+                flagged.append((path, mode == b"160000"))
+        return flagged
+
+    def _drop_entries(self, flagged: list[tuple[bytes, bool]]) -> None:
         """Drop the seeded entries git would not check against the disk: assume-unchanged and
         skip-worktree ones (an edit to them would go unseen) and submodules (gitlinks: their
         files are staged one by one instead). The next add hashes those paths afresh."""
-        out = self._run("ls-files", "-z", "--stage", "-v").stdout
-        drop: list[bytes] = []
-        for m in re.finditer(rb"(?:^|\0)(\S) (\d+) [0-9a-f]+ \d\t([^\0]*)", out):
-            tag, mode, path = m.groups()
-            if mode == b"160000":
-                self._nested.add(os.fsdecode(path))
-            if mode == b"160000" or tag.islower() or tag == b"S":
-                drop.append(path)
-        if drop:
-            request = b"".join(b"0 " + _ZERO_SHA + b"\t" + p + b"\0" for p in drop)
-            self._run("update-index", "-z", "--index-info", input=request)
+        self._nested |= {os.fsdecode(path) for path, gitlink in flagged if gitlink}
+        request = b"".join(b"0 " + _ZERO_SHA + b"\t" + path + b"\0" for path, _ in flagged)
+        self._run("update-index", "-z", "--index-info", input=request)
 
     def _adopt_gitlinks(self) -> set[str]:
         """Turn gitlink entries of the index into plain directories to be staged file by file."""
@@ -496,23 +556,23 @@ class Workspace:
     def _changes(self, snap: _Snapshot) -> list[_Entry]:
         """Stage the current state; the raw changes from the snapshot, every path included."""
         self._stage_all()
-        args = [
-            "diff-index",
-            "--cached",
-            "--raw",
-            "-z",
-            "--no-abbrev",
-            "--no-renames",
-            "--no-ext-diff",
-        ]
-        entries, _pos = _parse_raw(self._run(*args, snap.tree).stdout)
+        entries = self._raw_changes(snap.tree)
         # A repository git recorded as a gitlink without saying so: stage its files.
         if any(e.dst_mode == _GITLINK for e in entries) and self._adopt_gitlinks():
             self._stage_all()
-            entries, _pos = _parse_raw(self._run(*args, snap.tree).stdout)
+            entries = self._raw_changes(snap.tree)
         return entries
 
-    def _patch(self, snap: _Snapshot, entries: list[_Entry]) -> Diff:
+    def _write_tree(self) -> str:
+        return self._run("write-tree").stdout.decode().strip()
+
+    def _raw_changes(self, tree: str) -> list[_Entry]:
+        args = ("--raw", "-z", "--no-abbrev", "--no-renames", "--no-ext-diff")
+        return _parse_raw(self._run("diff-index", "--cached", *args, tree).stdout)[0]
+
+    def _patch(
+        self, snap: _Snapshot, entries: list[_Entry], shown: list[_Entry] | None = None
+    ) -> Diff:
         """The patch of the changes not hidden by an ignore rule, with renames found.
 
         Files above :data:`BIG_FILE_BYTES` get git's ``Binary files ... differ`` line instead of
@@ -520,7 +580,8 @@ class Workspace:
         """
         if not entries:
             return Diff(text="", files=[], raw=b"")
-        shown = self._not_ignored_entries(entries)
+        if shown is None:
+            shown = self._not_ignored_entries(entries)
         if not shown:
             return Diff(text="", files=[], raw=b"")
         big = self._big_paths(shown)
@@ -850,6 +911,7 @@ _RACY_NS = 2_000_000_000
 BIG_FILE_BYTES = 8 * 1024 * 1024
 _PATCH_ARGS = ("--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv", "-p", "--no-color")
 _BULK_CHECKIN = "core.bigFileThreshold=1"
+_MALLOC_TUNABLES = "glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=268435456"
 _CHUNK = 1 << 20
 _TOP_DIRS = ("--show-toplevel", "--git-dir", "--git-common-dir")
 _PLACEHOLDER = ".reference-loop-nested-repository"
@@ -857,6 +919,59 @@ _EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
 _ZERO_SHA = b"0" * 40
 _NESTED_FAILED = "does not have a commit checked out"
 _EMBEDDED_WARNING = "adding embedded git repository"
+
+
+class _InThread(Generic[_T]):
+    """Run ``fn`` in a thread now; :meth:`result` waits and returns it (or raises its error)."""
+
+    def __init__(self, fn: Callable[[], _T]) -> None:
+        self._fn = fn
+        self._value: _T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self) -> _T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return cast(_T, self._value)
+
+
+def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
+    """Entries of an index (version 2 or 3) that ``git add`` trusts without looking at the
+    disk: (path, is a gitlink) for assume-unchanged, skip-worktree and gitlink entries.
+    ``None`` when the data is not such an index (git is asked instead)."""
+    if len(data) < 12 or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
+        return None
+    count = int.from_bytes(data[8:12], "big")
+    flagged: list[tuple[bytes, bool]] = []
+    pos = 12
+    try:
+        for _ in range(count):
+            # Byte 26 is the mode's file type (0xE0: gitlink); byte 60 the flags' high byte
+            # (0x80 assume-valid, 0x40 extended flags follow, low 4 bits: name length's top).
+            high = data[pos + 60]
+            extended = high & 0x40
+            start = pos + (64 if extended else 62)
+            size = ((high & 0x0F) << 8) | data[pos + 61]
+            if size == 0xFFF:
+                size = data.index(b"\0", start) - start
+            if high & 0x80 or data[pos + 26] == 0xE0 or (extended and data[pos + 62] & 0x40):
+                flagged.append((data[start : start + size], data[pos + 26] == 0xE0))
+            pos = (start + size + 8 - pos) // 8 * 8 + pos
+    except (IndexError, ValueError):
+        return None
+    return flagged
 
 
 def _current_umask() -> int:
