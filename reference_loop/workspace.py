@@ -320,11 +320,12 @@ class Workspace:
         snap = self._require_snapshot()
         entries = self._changes(snap)
         shown = self._not_ignored_entries(entries) if entries else []
+        sizes = self._blob_sizes(entries)
         # The patch reads only the store, the restore only writes the work tree (the ignore
         # rules, read from the work tree, are settled above): they run side by side.
-        restore = _InThread(lambda: self._restore(snap, entries))
+        restore = _InThread(lambda: self._restore(snap, entries, sizes))
         try:
-            diff = self._patch(snap, entries, shown)
+            diff = self._patch(snap, entries, shown, sizes)
         except BaseException:
             restore.join()
             raise
@@ -423,9 +424,7 @@ class Workspace:
     ) -> subprocess.CompletedProcess[bytes]:
         if not self.root.is_dir():
             raise LoopError(f"workspace directory is gone: {self.root}")
-        argv = [self._git]
-        for item in config:
-            argv += ["-c", item]
+        argv = [self._git, *_config_args(config)]
         try:
             proc = subprocess.run(
                 [*argv, *args],
@@ -571,7 +570,11 @@ class Workspace:
         return _parse_raw(self._run("diff-index", "--cached", *args, tree).stdout)[0]
 
     def _patch(
-        self, snap: _Snapshot, entries: list[_Entry], shown: list[_Entry] | None = None
+        self,
+        snap: _Snapshot,
+        entries: list[_Entry],
+        shown: list[_Entry] | None = None,
+        sizes: dict[str, int] | None = None,
     ) -> Diff:
         """The patch of the changes not hidden by an ignore rule, with renames found.
 
@@ -584,12 +587,16 @@ class Workspace:
             shown = self._not_ignored_entries(entries)
         if not shown:
             return Diff(text="", files=[], raw=b"")
-        big = self._big_paths(shown)
+        if sizes is None:
+            sizes = self._blob_sizes(shown)
+        big = {e.path for e in shown if _largest(e, sizes) > BIG_FILE_BYTES}
         small = [e for e in shown if e.path not in big]
         out = b""
+        # Every blob read whole here is small, so git may map the packs in large windows.
+        wide = _WIDE_WINDOWS if not big else ()
         if small and len(small) == len(entries):
             args = ("diff-index", "--cached", *_PATCH_ARGS, "-M", "--binary", snap.tree)
-            out = self._run(*args).stdout
+            out = self._run(*args, config=wide).stdout
         elif small:
             out = self._diff_subset(snap.tree, small, ["-M", "--binary"])
         if big:
@@ -643,27 +650,35 @@ class Workspace:
         ignored = set(_split_z(out))
         return [e for e in entries if e.path not in ignored]
 
-    def _big_paths(self, entries: list[_Entry]) -> set[str]:
-        """Paths whose old or new blob is larger than :data:`BIG_FILE_BYTES`."""
-        shas = {s for e in entries for s in (e.src_sha, e.dst_sha) if s != _ZERO_SHA.decode()}
+    def _blob_sizes(self, entries: list[_Entry]) -> dict[str, int]:
+        """Blob id -> size, for every blob the entries name (one ``cat-file --batch-check``).
+
+        Only object headers are read, so the packs are mapped in large windows: with git's
+        small windows (kept for reading large blobs), looking up thousands of objects spread
+        over a large pack spends more time mapping and unmapping than reading.
+        """
+        shas = {s for e in entries for s in (e.src_sha, e.dst_sha) if s != _ZERO_HEX}
         if not shas:
-            return set()
+            return {}
         request = "".join(f"{s}\n" for s in sorted(shas)).encode()
-        out = self._run("cat-file", "--batch-check=%(objectname) %(objectsize)", input=request)
+        out = self._run(
+            "cat-file",
+            "--batch-check=%(objectname) %(objectsize)",
+            input=request,
+            config=_WIDE_WINDOWS,
+        )
         sizes = {}
         for line in out.stdout.decode().splitlines():
             parts = line.split()
             if len(parts) == 2 and parts[1].isdigit():
                 sizes[parts[0]] = int(parts[1])
-        return {
-            e.path
-            for e in entries
-            if max(sizes.get(e.src_sha, 0), sizes.get(e.dst_sha, 0)) > BIG_FILE_BYTES
-        }
+        return sizes
 
-    def _restore(self, snap: _Snapshot, entries: list[_Entry]) -> None:
+    def _restore(
+        self, snap: _Snapshot, entries: list[_Entry], sizes: dict[str, int] | None = None
+    ) -> None:
         try:
-            touched = self._revert(snap, entries)
+            touched = self._revert(snap, entries, sizes)
             touched += self._fix_directories(snap)
             self.last_restored = touched
         except OSError as exc:
@@ -671,7 +686,9 @@ class Workspace:
             where = os.fsdecode(exc.filename) if exc.filename is not None else str(self.root)
             raise LoopError(f"restore failed at {where}: {exc.strerror or exc}") from exc
 
-    def _revert(self, snap: _Snapshot, entries: list[_Entry]) -> list[str]:
+    def _revert(
+        self, snap: _Snapshot, entries: list[_Entry], sizes: dict[str, int] | None = None
+    ) -> list[str]:
         """Undo the raw diff entries in the work tree, writing snapshot blobs from the store.
 
         The private index is left holding the attempt's entries for these paths: their stat data
@@ -692,16 +709,23 @@ class Workspace:
         for path in remove:
             self._remove_path(path, snap)
         if write:
-            self._write_from_store(write)
+            # Blobs known to be small may be read through large pack windows.
+            small = sizes is not None and all(
+                sizes.get(sha, BIG_FILE_BYTES + 1) <= BIG_FILE_BYTES for _m, sha in write.values()
+            )
+            self._write_from_store(write, wide=small)
         return sorted(set(remove) | set(write))
 
-    def _write_from_store(self, write: dict[str, tuple[str, str]]) -> None:
+    def _write_from_store(self, write: dict[str, tuple[str, str]], *, wide: bool = False) -> None:
         """Write each path's snapshot blob, streamed from ``git cat-file --batch`` (one process,
         one object at a time), so a large file never sits in memory whole."""
         items = sorted(write.items())
+        # Directories checked (or made) real by this restore: nothing else writes the work tree
+        # meanwhile, so each is looked at once, not once per file below it.
+        made: set[str] = set()
         for path, (mode, _sha) in items:
             if mode == _GITLINK:
-                self._make_parents(path)
+                self._make_parents(path, made)
                 _clear(os.fsencode(self.root / path))
                 os.mkdir(self.root / path)  # what git checks out for a nested repository
         blobs = [(p, m, s) for p, (m, s) in items if m != _GITLINK]
@@ -709,16 +733,18 @@ class Workspace:
             return
         try:
             proc = subprocess.Popen(
-                [self._git, "cat-file", "--batch"],
+                [self._git, *_config_args(_WIDE_WINDOWS if wide else ()), "cat-file", "--batch"],
                 cwd=self.root,
                 env=self._env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
+                bufsize=_CHUNK,
             )
         except FileNotFoundError as exc:
             raise LoopError(_NO_GIT) from exc
         assert proc.stdin is not None and proc.stdout is not None
+        root = os.fsencode(self.root) + b"/"
         # All requests go in from a thread while objects are read here: no round trip per file.
         feeder = threading.Thread(
             target=_feed, args=(proc.stdin, b"".join(f"{s}\n".encode() for _p, _m, s in blobs))
@@ -731,8 +757,8 @@ class Workspace:
                     shown = b" ".join(header).decode("utf-8", "replace") or sha
                     raise LoopError(f"snapshot object missing from the private store: {shown}")
                 size = int(header[2])
-                self._make_parents(path)
-                full = os.fsencode(self.root / path)
+                self._make_parents(path, made)
+                full = root + os.fsencode(path)
                 if mode == _SYMLINK:
                     target = proc.stdout.read(size)
                     _clear(full)
@@ -753,6 +779,7 @@ class Workspace:
         through."""
         perm = (0o777 if executable else 0o666) & ~self._umask
         fd = -1
+        st: os.stat_result | None = None
         with contextlib.suppress(OSError):
             fd = os.open(full, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         if fd >= 0:
@@ -766,33 +793,43 @@ class Workspace:
             _clear(full)
             # O_EXCL|O_NOFOLLOW: a fresh file, never through a link; umask applies, as for git.
             fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, perm)
+            st = None
         try:
             left = size
             while left:
                 chunk = src.read(min(left, _CHUNK))
-                if not chunk:
+                if len(chunk) != min(left, _CHUNK):
                     raise LoopError("the private store ended a blob early")
                 _write_all(fd, chunk)
                 left -= len(chunk)
-            os.ftruncate(fd, size)
+            if st is not None and st.st_size > size:
+                os.ftruncate(fd, size)
         finally:
             os.close(fd)
 
-    def _make_parents(self, path: str) -> None:
+    def _make_parents(self, path: str, made: set[str] | None = None) -> None:
         """Create the leading directories of ``path``; like git, replace any leading component
-        that is not a real directory (a symlink would let a write land outside the workspace)."""
-        parts = path.split("/")[:-1]
-        current = self.root
-        for part in parts:
-            current = current / part
-            try:
-                st = os.lstat(current)
-            except FileNotFoundError:
-                os.mkdir(current)
+        that is not a real directory (a symlink would let a write land outside the workspace).
+        ``made`` holds directories already checked by the caller's current pass."""
+        parent = path.rpartition("/")[0]
+        if not parent or (made is not None and parent in made):
+            return
+        current = ""
+        for part in parent.split("/"):
+            current = f"{current}/{part}" if current else part
+            if made is not None and current in made:
                 continue
-            if not stat.S_ISDIR(st.st_mode):
-                os.unlink(current)
-                os.mkdir(current)
+            full = self.root / current
+            try:
+                st = os.lstat(full)
+            except FileNotFoundError:
+                os.mkdir(full)
+            else:
+                if not stat.S_ISDIR(st.st_mode):
+                    os.unlink(full)
+                    os.mkdir(full)
+            if made is not None:
+                made.add(current)
 
     def _remove_path(self, path: str, snap: _Snapshot) -> None:
         # A file, a symlink, or a nested repository (gitlink) the attempt created.
@@ -810,33 +847,37 @@ class Workspace:
         """One pass over the directories: every directory (-> inode, mtime, when read), those
         with no file anywhere below (git does not record them), and every ``.git`` entry."""
         now = time.time_ns()
+        root = os.fsencode(self.root)
         dirs: dict[str, tuple[int, int, int]] = {}
         has_file: dict[str, bool] = {}
         gits: set[str] = set()
-        st = os.lstat(self.root)
+        st = os.lstat(root)
         dirs[""] = (st.st_ino, st.st_mtime_ns, now)
         order = [""]
-        todo = [""]
+        todo = [b""]
+        # Bytes names, and only directories get a path built: the loop runs once per file.
         while todo:
             d = todo.pop()
             found = False
-            with os.scandir(self.root / d if d else self.root) as it:
+            with os.scandir(root + b"/" + d if d else root) as it:
                 for entry in it:
-                    rel = f"{d}/{entry.name}" if d else entry.name
-                    if entry.name == ".git":
-                        gits.add(rel)
+                    name = entry.name
+                    if name == b".git":
+                        gits.add(os.fsdecode(d + b"/" + name if d else name))
                     elif entry.is_dir(follow_symlinks=False):
+                        rel = d + b"/" + name if d else name
                         est = entry.stat(follow_symlinks=False)
-                        dirs[rel] = (est.st_ino, est.st_mtime_ns, now)
-                        order.append(rel)
+                        key = os.fsdecode(rel)
+                        dirs[key] = (est.st_ino, est.st_mtime_ns, now)
+                        order.append(key)
                         todo.append(rel)
-                    elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                    elif not found and (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
                         found = True
-            has_file[d] = found
+            has_file[os.fsdecode(d)] = found
         # Deepest first, so a directory knows whether anything below it holds a file.
-        for d in sorted(order, key=lambda p: p.count("/"), reverse=True):
-            if d and has_file[d]:
-                has_file[d.rpartition("/")[0]] = True
+        for key in sorted(order, key=lambda p: p.count("/"), reverse=True):
+            if key and has_file[key]:
+                has_file[key.rpartition("/")[0]] = True
         empty = {d for d in order if d and not has_file[d]}
         return dirs, empty, gits
 
@@ -917,6 +958,9 @@ _TOP_DIRS = ("--show-toplevel", "--git-dir", "--git-common-dir")
 _PLACEHOLDER = ".reference-loop-nested-repository"
 _EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
 _ZERO_SHA = b"0" * 40
+_ZERO_HEX = "0" * 40
+# Pack windows for processes that read only headers or only blobs known to be small.
+_WIDE_WINDOWS = ("core.packedGitWindowSize=1g", "core.packedGitLimit=8g")
 _NESTED_FAILED = "does not have a commit checked out"
 _EMBEDDED_WARNING = "adding embedded git repository"
 
@@ -972,6 +1016,15 @@ def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
     except (IndexError, ValueError):
         return None
     return flagged
+
+
+def _config_args(config: Iterable[str]) -> list[str]:
+    return [arg for item in config for arg in ("-c", item)]
+
+
+def _largest(entry: _Entry, sizes: Mapping[str, int]) -> int:
+    """The larger of the entry's two blob sizes (a gitlink's commit has none: 0)."""
+    return max(sizes.get(entry.src_sha, 0), sizes.get(entry.dst_sha, 0))
 
 
 def _current_umask() -> int:
