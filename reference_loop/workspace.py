@@ -321,11 +321,23 @@ class Workspace:
         entries = self._changes(snap)
         shown = self._not_ignored_entries(entries) if entries else []
         sizes = self._blob_sizes(entries)
-        # The patch reads only the store, the restore only writes the work tree (the ignore
-        # rules, read from the work tree, are settled above): they run side by side.
+        if (
+            len(entries) < _RESTORE_BESIDE_PATCH
+            or any(_largest(e, sizes) > BIG_FILE_BYTES for e in entries)
+            or any(e.path.rpartition("/")[2] == ".gitattributes" for e in entries)
+        ):
+            # git's patch reads a file from the work tree when the index says it is current
+            # (a large one mapped, never read whole), so the work tree stays as the attempt
+            # left it until the patch is made.
+            diff = self._patch(snap, entries, shown, sizes)
+            self._restore(snap, entries, sizes)
+            return diff
+        # Many files: the restore runs beside a patch made from two trees with no index (so
+        # git reads nothing from the work tree but the attributes, which no entry changes).
+        tree = self._write_tree()
         restore = _InThread(lambda: self._restore(snap, entries, sizes))
         try:
-            diff = self._patch(snap, entries, shown, sizes)
+            diff = self._patch(snap, entries, shown, sizes, tree)
         except BaseException:
             restore.join()
             raise
@@ -575,6 +587,7 @@ class Workspace:
         entries: list[_Entry],
         shown: list[_Entry] | None = None,
         sizes: dict[str, int] | None = None,
+        tree: str | None = None,
     ) -> Diff:
         """The patch of the changes not hidden by an ignore rule, with renames found.
 
@@ -594,7 +607,11 @@ class Workspace:
         out = b""
         # Every blob read whole here is small, so git may map the packs in large windows.
         wide = _WIDE_WINDOWS if not big else ()
-        if small and len(small) == len(entries):
+        if small and len(small) == len(entries) and tree is not None:
+            no_index = {**self._env, "GIT_INDEX_FILE": os.path.join(self._tmp, "no-index")}
+            trees = ("diff-tree", "-r", *_PATCH_ARGS, "-M", "--binary", snap.tree, tree)
+            out = self._run(*trees, config=wide, env=no_index).stdout
+        elif small and len(small) == len(entries):
             args = ("diff-index", "--cached", *_PATCH_ARGS, "-M", "--binary", snap.tree)
             out = self._run(*args, config=wide).stdout
         elif small:
@@ -952,6 +969,8 @@ _RACY_NS = 2_000_000_000
 BIG_FILE_BYTES = 8 * 1024 * 1024
 _PATCH_ARGS = ("--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv", "-p", "--no-color")
 _BULK_CHECKIN = "core.bigFileThreshold=1"
+# From this many changed paths on, diff_and_restore writes a tree and restores beside the patch.
+_RESTORE_BESIDE_PATCH = 256
 _MALLOC_TUNABLES = "glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=268435456"
 _CHUNK = 1 << 20
 _TOP_DIRS = ("--show-toplevel", "--git-dir", "--git-common-dir")

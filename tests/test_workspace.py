@@ -779,3 +779,39 @@ def test_untrusted_index_entries_are_found_as_git_lists_them(tmp_path):
         assert len(expected) > 8
     git(repo, "update-index", "--index-version", "4")
     assert _flagged_index_entries((repo / ".git" / "index").read_bytes()) is None
+
+
+@pytest.mark.parametrize("kind", ["plain", "repo_top"])
+def test_a_patch_of_hundreds_of_changes_made_beside_the_restore_describes_the_attempt(
+    tmp_path, kind
+):
+    """With many changes the restore runs while the patch is made: the patch must still be
+    the attempt's (git must not read files the restore is rewriting)."""
+    root = tmp_path / "many"
+    for i in range(400):
+        (root / f"d{i % 9}").mkdir(parents=True, exist_ok=True)
+        (root / f"d{i % 9}" / f"f{i}.txt").write_text(f"line {i}\n" * 20)
+    if kind == "repo_top":
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "base")
+    before = tree_state(root)
+    with Workspace(root) as ws:
+        ws.snapshot()
+        for i in range(0, 400, 4):
+            p = root / f"d{i % 9}" / f"f{i}.txt"
+            p.write_text(p.read_text().replace("line", "LINE"))  # same size, new bytes
+        for i in range(1, 400, 4):
+            (root / f"d{i % 9}" / f"f{i}.txt").unlink()
+        for i in range(150):
+            (root / f"d{i % 9}" / f"new{i}.txt").write_text(f"new {i}\n")
+        after = tree_state(root)
+        diff = ws.diff_and_restore()
+    assert len(diff.files) == 350
+    assert tree_state(root) == before
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy, symlinks=True)
+    patch = tmp_path / "attempt.patch"
+    patch.write_bytes(diff.raw)
+    git(copy, "apply", "--binary", str(patch))
+    assert tree_state(copy) == after
