@@ -128,7 +128,8 @@ class PackWriter:
         size = sum(len(p) for p in parts)
         self._pending_size += size
         self._offset += size
-        if self._pending_size >= _WRITE_SIZE:
+        # pwritev takes at most 1024 parts: flush before that rather than join them.
+        if self._pending_size >= _WRITE_SIZE or len(self._pending) > 1000:
             self._flush()
 
     def _flush(self) -> None:
