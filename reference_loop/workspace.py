@@ -319,8 +319,15 @@ class Workspace:
         """
         snap = self._require_snapshot()
         entries = self._changes(snap)
-        shown = self._not_ignored_entries(entries) if entries else []
-        sizes = self._blob_sizes(entries)
+        # Two small independent questions (which changes are ignored, how large each blob
+        # is), asked side by side.
+        ignored = _InThread(lambda: self._not_ignored_entries(entries) if entries else [])
+        try:
+            sizes = self._blob_sizes(entries)
+        except BaseException:
+            ignored.join()
+            raise
+        shown = ignored.result()
         if (
             len(entries) < _RESTORE_BESIDE_PATCH
             or any(_largest(e, sizes) > BIG_FILE_BYTES for e in entries)
