@@ -8,7 +8,8 @@ away). Every figure is a ratio against a baseline measured in the same run on th
 - WHOLE RUN (the headline): ``Workspace(root)`` + first ``snapshot()`` + one attempt changing 10
   files + ``diff_and_restore()`` + ``close()`` (the attempt's own edits are not timed), on a clean
   repository, a dirty one (files modified and added since the user's last ``git add``), and a
-  plain directory. Floors: ``git status`` (repositories; target <= 3x) and
+  plain directory. Floors: ``git status`` (repositories; target <= 3x; whole runs and
+  ``git status`` interleaved round by round, best of ``--rounds``) and
   ``git hash-object --stdin-paths`` over every file (plain directory; target <= 1.5x).
 - ``close()`` alone (target <= 0.1 s at 100k files).
 - Per attempt, 10 / 1,000 / 10,000 changed files: ``diff_and_restore()`` against
