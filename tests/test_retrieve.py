@@ -3,6 +3,7 @@ prompt rendering that a card cannot break out of."""
 
 from __future__ import annotations
 
+import random
 import re
 import sqlite3
 
@@ -449,8 +450,6 @@ def _full_ranking(store, phrases, weights):
 def test_ranking_the_head_first_returns_exactly_the_head_of_the_full_ranking(store):
     # Entries matching one query word only are never scored when the head is proven without
     # them; any page must still be what ranking every matching entry would have given.
-    import random
-
     rng = random.Random(7)
     vocab = [f"w{i}" for i in range(60)]
     weights = [1 / (i + 1) for i in range(60)]  # common and rare words, as in real text
