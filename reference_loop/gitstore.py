@@ -25,6 +25,8 @@ __all__ = ["PackWriter", "StoredTree", "TreeChanged", "store_tree", "write_index
 
 # Files up to this size are read whole; larger ones are streamed in pieces of this size.
 _PIECE = 1 << 20
+# The pack is written in pieces of at least this size.
+_WRITE_SIZE = 4 << 20
 # The largest stored deflate block.
 _BLOCK = 0xFFFF
 _BLOB, _TREE = 3, 2
@@ -58,6 +60,12 @@ class PackWriter:
         flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
         self._fd = os.open(self._tmp, flags, 0o444)
         self._offset = 0
+        # Bytes not yet written: (file offset of the first, the parts). They go out in writes of
+        # several MiB, which the page cache keeps in large folios; freeing a pack written in
+        # per-object writes (small pages) cost several times more when the store is removed.
+        self._pending: list[bytes | memoryview] = []
+        self._pending_at = 0
+        self._pending_size = 0
         self._put([b"PACK" + struct.pack(">II", 2, 0)])
         # binary sha -> (offset, crc32 of the object's bytes in the pack)
         self.objects: dict[bytes, tuple[int, int]] = {}
@@ -109,28 +117,56 @@ class PackWriter:
         self._put(tail)
         sha = hasher.digest()
         if sha in self.objects:  # the same bytes were stored already: take this copy back
-            os.ftruncate(self._fd, start)
-            self._offset = start
+            self._truncate(start)
         else:
             self.objects[sha] = (start, crc)
         return sha
 
     def _put(self, parts: list[bytes | memoryview]) -> None:
-        """Write ``parts`` at the end of the pack, in as few system calls as the OS allows."""
-        total = sum(len(p) for p in parts)
-        done = os.pwritev(self._fd, parts, self._offset) if len(parts) <= 1024 else 0
+        """Append ``parts`` to the pack (written out once enough has gathered)."""
+        self._pending += parts
+        size = sum(len(p) for p in parts)
+        self._pending_size += size
+        self._offset += size
+        # pwritev takes at most 1024 parts: flush before that rather than join them.
+        if self._pending_size >= _WRITE_SIZE or len(self._pending) > 1000:
+            self._flush()
+
+    def _flush(self) -> None:
+        parts, self._pending = self._pending, []
+        total, self._pending_size = self._pending_size, 0
+        pos, self._pending_at = self._pending_at, self._pending_at + total
+        done = os.pwritev(self._fd, parts, pos) if len(parts) <= 1024 else 0
         if done != total:
-            data = b"".join(parts)
-            view = memoryview(data)[done:]
-            pos = self._offset + done
+            view = memoryview(b"".join(parts))[done:]
+            pos += done
             while view:
                 n = os.pwrite(self._fd, view, pos)
                 view = view[n:]
                 pos += n
-        self._offset += total
+
+    def _truncate(self, offset: int) -> None:
+        """Drop everything from ``offset`` on (an object just written that was a duplicate)."""
+        if offset >= self._pending_at:
+            keep: list[bytes | memoryview] = []
+            size = self._pending_at
+            for part in self._pending:
+                if size >= offset:
+                    break
+                keep.append(part[: offset - size])
+                size += len(keep[-1])
+            self._pending = keep
+            self._pending_size = offset - self._pending_at
+        else:
+            self._pending = []
+            self._pending_size = 0
+            os.ftruncate(self._fd, offset)
+            self._pending_at = offset
+        self._offset = offset
 
     def finish(self) -> str:
         """Write the object count and trailer, then the idx; return the pack's path."""
+        self._flush()
         os.pwrite(self._fd, struct.pack(">I", len(self.objects)), 8)
         hasher = hashlib.sha1()
         pos = 0
@@ -142,6 +178,7 @@ class PackWriter:
             pos += len(piece)
         checksum = hasher.digest()
         self._put([checksum])
+        self._flush()
         os.close(self._fd)
         self._fd = -1
         name = os.path.join(self._dir, f"pack-{checksum.hex()}")

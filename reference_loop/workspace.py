@@ -20,10 +20,10 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Generic, TypeVar, cast
 
 from reference_loop import gitstore
 from reference_loop.errors import LoopError
@@ -65,7 +65,7 @@ _CONFIG = """\
 \tpackedGitWindowSize = 8m
 \tpackedGitLimit = 32m
 \tuntrackedCache = false
-\tlooseCompression = 1
+\tlooseCompression = {loose}
 \tfsync = none
 \thooksPath = {hooks}
 \texcludesFile = {excludes}
@@ -83,6 +83,7 @@ _CONFIG = """\
 \tsubmodule = short
 """
 
+_T = TypeVar("_T")
 _SYMLINK = "120000"
 _GITLINK = "160000"
 
@@ -177,7 +178,9 @@ class Workspace:
         # Paths (relative, '/'-separated; directories end in '/') the last restore removed,
         # rewrote or recreated: restore's cost scales with this list, not with the tree.
         self.last_restored: list[str] = []
-        self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-", dir=self._store_parent())
+        parent = self._store_parent()
+        self._in_memory = parent is not None
+        self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-", dir=parent)
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
         gitdir = os.path.join(self._tmp, "git")
         self._index = os.path.join(self._tmp, "index")
@@ -193,7 +196,12 @@ class Workspace:
             "GIT_LITERAL_PATHSPECS": "1",
             "GIT_OPTIONAL_LOCKS": "0",
             "LC_ALL": "C",
+            # git allocates and frees zlib's ~256 KB state per object it writes; glibc's default
+            # trim/mmap thresholds hand that memory back to the kernel each time, so every
+            # object cost a few dozen page faults (more than hashing it).
+            "GLIBC_TUNABLES": _MALLOC_TUNABLES,
         }
+        self._seed_index: bytes | None = None
         try:
             self._init_repo(gitdir)
             self.seeded = self._seed_from_user_repo(gitdir)
@@ -234,12 +242,17 @@ class Workspace:
         started = time.time_ns()
         snap = self._snapshot
         if snap is None:
-            stored = None if self.seeded else self._store_by_hand()
+            if self.seeded:
+                tree, (dirs, empty, gits) = self._first_seeded_snapshot()
+                self._snapshot = _Snapshot(tree, frozenset(empty), dirs, frozenset(gits), started)
+                return tree
+            stored = self._store_by_hand()
             if stored is not None:
                 dirs, empty, gits = self._scan_dirs()
                 self._snapshot = _Snapshot(stored, frozenset(empty), dirs, frozenset(gits), started)
                 return stored
             self._stage_all()
+            tree = self._write_tree()
         else:
             # Snapshotting again right after a restore is common (a snapshot per attempt): if
             # nothing differs from the current snapshot, keep it and skip the extra scans.
@@ -249,10 +262,39 @@ class Workspace:
                 if not new and not missing:
                     snap.dirs.update(self._stat_dirs(moved))
                     return snap.tree
-        tree = self._run("write-tree").stdout.decode().strip()
+            tree = self._write_tree()
         dirs, empty, gits = self._scan_dirs()
         self._snapshot = _Snapshot(tree, frozenset(empty), dirs, frozenset(gits), started)
         return tree
+
+    def _first_seeded_snapshot(
+        self,
+    ) -> tuple[str, tuple[dict[str, tuple[int, int, int]], set[str], set[str]]]:
+        """The first snapshot of a repository's top, from the copy of the user's index.
+
+        The Python work (finding index entries git would not check against the disk, and the
+        pass over directories) runs in a thread while ``git add`` stats the tree, so its wall
+        time hides behind git's. Entries the add trusted without looking (assume-unchanged,
+        skip-worktree, submodules) are rare: when there are any, they are dropped and the add
+        runs again.
+        """
+        seed = self._seed_index
+        self._seed_index = None
+        look = _InThread(lambda: (_flagged_index_entries(seed or b""), self._scan_dirs()))
+        try:
+            self._stage_all()
+            tree = self._write_tree()
+        except BaseException:
+            look.join()
+            raise
+        flagged, scanned = look.result()
+        if flagged is None:
+            flagged = self._flagged_by_git()
+        if flagged:
+            self._drop_entries(flagged)
+            self._stage_all()
+            tree = self._write_tree()
+        return tree, scanned
 
     def diff(self) -> Diff:
         """The real change from the snapshot to the current state (call it before restore)."""
@@ -277,8 +319,36 @@ class Workspace:
         """
         snap = self._require_snapshot()
         entries = self._changes(snap)
-        diff = self._patch(snap, entries)
-        self._restore(snap, entries)
+        # Two small independent questions (which changes are ignored, how large each blob
+        # is), asked side by side.
+        ignored = _InThread(lambda: self._not_ignored_entries(entries) if entries else [])
+        try:
+            sizes = self._blob_sizes(entries)
+        except BaseException:
+            ignored.join()
+            raise
+        shown = ignored.result()
+        if (
+            len(entries) < _RESTORE_BESIDE_PATCH
+            or any(_largest(e, sizes) > BIG_FILE_BYTES for e in entries)
+            or any(e.path.rpartition("/")[2] == ".gitattributes" for e in entries)
+        ):
+            # git's patch reads a file from the work tree when the index says it is current
+            # (a large one mapped, never read whole), so the work tree stays as the attempt
+            # left it until the patch is made.
+            diff = self._patch(snap, entries, shown, sizes)
+            self._restore(snap, entries, sizes)
+            return diff
+        # Many files: the restore runs beside a patch made from two trees with no index (so
+        # git reads nothing from the work tree but the attributes, which no entry changes).
+        tree = self._write_tree()
+        restore = _InThread(lambda: self._restore(snap, entries, sizes))
+        try:
+            diff = self._patch(snap, entries, shown, sizes, tree)
+        except BaseException:
+            restore.join()
+            raise
+        restore.result()
         return diff
 
     # -- internals -------------------------------------------------------------------------
@@ -305,6 +375,7 @@ class Workspace:
                     hooks=_cfg_path(os.path.join(self._tmp, "no-hooks")),
                     excludes=_cfg_path(empty),
                     attributes=_cfg_path(empty),
+                    loose=0 if self._in_memory else 1,
                 )
             )
 
@@ -346,14 +417,20 @@ class Workspace:
         if os.path.exists(os.path.join(common, "info", "sparse-checkout")):
             return False
         try:
-            shutil.copy2(index, self._index)
+            with open(index, "rb") as fh:
+                data = fh.read()
+                st = os.fstat(fh.fileno())
+            with open(self._index, "wb") as fh:
+                fh.write(data)
+            os.utime(self._index, ns=(st.st_atime_ns, st.st_mtime_ns))
         except OSError:
             return False
         alternates = os.path.join(gitdir, "objects", "info")
         os.makedirs(alternates, exist_ok=True)
         with open(os.path.join(alternates, "alternates"), "w", encoding="utf-8") as fh:
             fh.write(objects + "\n")
-        self._adopt_user_entries()
+        # Which entries the first add must not trust is worked out beside that add.
+        self._seed_index = data
         return True
 
     def _run(
@@ -366,9 +443,7 @@ class Workspace:
     ) -> subprocess.CompletedProcess[bytes]:
         if not self.root.is_dir():
             raise LoopError(f"workspace directory is gone: {self.root}")
-        argv = [self._git]
-        for item in config:
-            argv += ["-c", item]
+        argv = [self._git, *_config_args(config)]
         try:
             proc = subprocess.run(
                 [*argv, *args],
@@ -399,9 +474,10 @@ class Workspace:
         A nested repository (a directory with its own ``.git``) is staged as the plain files it
         holds; its ``.git`` is never read.
         """
-        # Objects of one add go straight into one pack: writing thousands of loose objects
-        # (and deleting them on close) costs more than hashing them.
-        config = [_BULK_CHECKIN, "pack.compression=1", "core.looseCompression=1"]
+        # On disk, the objects of one add go straight into one pack: writing thousands of loose
+        # files (and deleting them on close) costs more than hashing them. In memory a loose
+        # object is cheaper than bulk check-in's per-object pack bookkeeping.
+        config = [] if self._in_memory else [_BULK_CHECKIN, "pack.compression=1"]
         for _round in range(8):
             self._mark_nested()
             proc = self._run("add", "-A", "-f", "--ignore-errors", config=config, check=False)
@@ -464,21 +540,23 @@ class Workspace:
             found |= self._adopt_gitlinks()
         return {d for d in found if os.path.isdir(self.root / d)}
 
-    def _adopt_user_entries(self) -> None:
+    def _flagged_by_git(self) -> list[tuple[bytes, bool]]:
+        """:func:`_flagged_index_entries` for an index Python does not parse (version 4)."""
+        out = self._run("ls-files", "-z", "--stage", "-v").stdout
+        flagged = []
+        for m in re.finditer(rb"(?:^|\0)(\S) (\d+) [0-9a-f]+ \d\t([^\0]*)", out):
+            tag, mode, path = m.groups()
+            if mode == b"160000" or tag.islower() or tag == b"S":
+                flagged.append((path, mode == b"160000"))
+        return flagged
+
+    def _drop_entries(self, flagged: list[tuple[bytes, bool]]) -> None:
         """Drop the seeded entries git would not check against the disk: assume-unchanged and
         skip-worktree ones (an edit to them would go unseen) and submodules (gitlinks: their
         files are staged one by one instead). The next add hashes those paths afresh."""
-        out = self._run("ls-files", "-z", "--stage", "-v").stdout
-        drop: list[bytes] = []
-        for m in re.finditer(rb"(?:^|\0)(\S) (\d+) [0-9a-f]+ \d\t([^\0]*)", out):
-            tag, mode, path = m.groups()
-            if mode == b"160000":
-                self._nested.add(os.fsdecode(path))
-            if mode == b"160000" or tag.islower() or tag == b"S":
-                drop.append(path)
-        if drop:
-            request = b"".join(b"0 " + _ZERO_SHA + b"\t" + p + b"\0" for p in drop)
-            self._run("update-index", "-z", "--index-info", input=request)
+        self._nested |= {os.fsdecode(path) for path, gitlink in flagged if gitlink}
+        request = b"".join(b"0 " + _ZERO_SHA + b"\t" + path + b"\0" for path, _ in flagged)
+        self._run("update-index", "-z", "--index-info", input=request)
 
     def _adopt_gitlinks(self) -> set[str]:
         """Turn gitlink entries of the index into plain directories to be staged file by file."""
@@ -496,23 +574,28 @@ class Workspace:
     def _changes(self, snap: _Snapshot) -> list[_Entry]:
         """Stage the current state; the raw changes from the snapshot, every path included."""
         self._stage_all()
-        args = [
-            "diff-index",
-            "--cached",
-            "--raw",
-            "-z",
-            "--no-abbrev",
-            "--no-renames",
-            "--no-ext-diff",
-        ]
-        entries, _pos = _parse_raw(self._run(*args, snap.tree).stdout)
+        entries = self._raw_changes(snap.tree)
         # A repository git recorded as a gitlink without saying so: stage its files.
         if any(e.dst_mode == _GITLINK for e in entries) and self._adopt_gitlinks():
             self._stage_all()
-            entries, _pos = _parse_raw(self._run(*args, snap.tree).stdout)
+            entries = self._raw_changes(snap.tree)
         return entries
 
-    def _patch(self, snap: _Snapshot, entries: list[_Entry]) -> Diff:
+    def _write_tree(self) -> str:
+        return self._run("write-tree").stdout.decode().strip()
+
+    def _raw_changes(self, tree: str) -> list[_Entry]:
+        args = ("--raw", "-z", "--no-abbrev", "--no-renames", "--no-ext-diff")
+        return _parse_raw(self._run("diff-index", "--cached", *args, tree).stdout)[0]
+
+    def _patch(
+        self,
+        snap: _Snapshot,
+        entries: list[_Entry],
+        shown: list[_Entry] | None = None,
+        sizes: dict[str, int] | None = None,
+        tree: str | None = None,
+    ) -> Diff:
         """The patch of the changes not hidden by an ignore rule, with renames found.
 
         Files above :data:`BIG_FILE_BYTES` get git's ``Binary files ... differ`` line instead of
@@ -520,15 +603,24 @@ class Workspace:
         """
         if not entries:
             return Diff(text="", files=[], raw=b"")
-        shown = self._not_ignored_entries(entries)
+        if shown is None:
+            shown = self._not_ignored_entries(entries)
         if not shown:
             return Diff(text="", files=[], raw=b"")
-        big = self._big_paths(shown)
+        if sizes is None:
+            sizes = self._blob_sizes(shown)
+        big = {e.path for e in shown if _largest(e, sizes) > BIG_FILE_BYTES}
         small = [e for e in shown if e.path not in big]
         out = b""
-        if small and len(small) == len(entries):
+        # Every blob read whole here is small, so git may map the packs in large windows.
+        wide = _WIDE_WINDOWS if not big else ()
+        if small and len(small) == len(entries) and tree is not None:
+            no_index = {**self._env, "GIT_INDEX_FILE": os.path.join(self._tmp, "no-index")}
+            trees = ("diff-tree", "-r", *_PATCH_ARGS, "-M", "--binary", snap.tree, tree)
+            out = self._run(*trees, config=wide, env=no_index).stdout
+        elif small and len(small) == len(entries):
             args = ("diff-index", "--cached", *_PATCH_ARGS, "-M", "--binary", snap.tree)
-            out = self._run(*args).stdout
+            out = self._run(*args, config=wide).stdout
         elif small:
             out = self._diff_subset(snap.tree, small, ["-M", "--binary"])
         if big:
@@ -582,27 +674,35 @@ class Workspace:
         ignored = set(_split_z(out))
         return [e for e in entries if e.path not in ignored]
 
-    def _big_paths(self, entries: list[_Entry]) -> set[str]:
-        """Paths whose old or new blob is larger than :data:`BIG_FILE_BYTES`."""
-        shas = {s for e in entries for s in (e.src_sha, e.dst_sha) if s != _ZERO_SHA.decode()}
+    def _blob_sizes(self, entries: list[_Entry]) -> dict[str, int]:
+        """Blob id -> size, for every blob the entries name (one ``cat-file --batch-check``).
+
+        Only object headers are read, so the packs are mapped in large windows: with git's
+        small windows (kept for reading large blobs), looking up thousands of objects spread
+        over a large pack spends more time mapping and unmapping than reading.
+        """
+        shas = {s for e in entries for s in (e.src_sha, e.dst_sha) if s != _ZERO_HEX}
         if not shas:
-            return set()
+            return {}
         request = "".join(f"{s}\n" for s in sorted(shas)).encode()
-        out = self._run("cat-file", "--batch-check=%(objectname) %(objectsize)", input=request)
+        out = self._run(
+            "cat-file",
+            "--batch-check=%(objectname) %(objectsize)",
+            input=request,
+            config=_WIDE_WINDOWS,
+        )
         sizes = {}
         for line in out.stdout.decode().splitlines():
             parts = line.split()
             if len(parts) == 2 and parts[1].isdigit():
                 sizes[parts[0]] = int(parts[1])
-        return {
-            e.path
-            for e in entries
-            if max(sizes.get(e.src_sha, 0), sizes.get(e.dst_sha, 0)) > BIG_FILE_BYTES
-        }
+        return sizes
 
-    def _restore(self, snap: _Snapshot, entries: list[_Entry]) -> None:
+    def _restore(
+        self, snap: _Snapshot, entries: list[_Entry], sizes: dict[str, int] | None = None
+    ) -> None:
         try:
-            touched = self._revert(snap, entries)
+            touched = self._revert(snap, entries, sizes)
             touched += self._fix_directories(snap)
             self.last_restored = touched
         except OSError as exc:
@@ -610,7 +710,9 @@ class Workspace:
             where = os.fsdecode(exc.filename) if exc.filename is not None else str(self.root)
             raise LoopError(f"restore failed at {where}: {exc.strerror or exc}") from exc
 
-    def _revert(self, snap: _Snapshot, entries: list[_Entry]) -> list[str]:
+    def _revert(
+        self, snap: _Snapshot, entries: list[_Entry], sizes: dict[str, int] | None = None
+    ) -> list[str]:
         """Undo the raw diff entries in the work tree, writing snapshot blobs from the store.
 
         The private index is left holding the attempt's entries for these paths: their stat data
@@ -631,16 +733,23 @@ class Workspace:
         for path in remove:
             self._remove_path(path, snap)
         if write:
-            self._write_from_store(write)
+            # Blobs known to be small may be read through large pack windows.
+            small = sizes is not None and all(
+                sizes.get(sha, BIG_FILE_BYTES + 1) <= BIG_FILE_BYTES for _m, sha in write.values()
+            )
+            self._write_from_store(write, wide=small)
         return sorted(set(remove) | set(write))
 
-    def _write_from_store(self, write: dict[str, tuple[str, str]]) -> None:
+    def _write_from_store(self, write: dict[str, tuple[str, str]], *, wide: bool = False) -> None:
         """Write each path's snapshot blob, streamed from ``git cat-file --batch`` (one process,
         one object at a time), so a large file never sits in memory whole."""
         items = sorted(write.items())
+        # Directories checked (or made) real by this restore: nothing else writes the work tree
+        # meanwhile, so each is looked at once, not once per file below it.
+        made: set[str] = set()
         for path, (mode, _sha) in items:
             if mode == _GITLINK:
-                self._make_parents(path)
+                self._make_parents(path, made)
                 _clear(os.fsencode(self.root / path))
                 os.mkdir(self.root / path)  # what git checks out for a nested repository
         blobs = [(p, m, s) for p, (m, s) in items if m != _GITLINK]
@@ -648,16 +757,18 @@ class Workspace:
             return
         try:
             proc = subprocess.Popen(
-                [self._git, "cat-file", "--batch"],
+                [self._git, *_config_args(_WIDE_WINDOWS if wide else ()), "cat-file", "--batch"],
                 cwd=self.root,
                 env=self._env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
+                bufsize=_CHUNK,
             )
         except FileNotFoundError as exc:
             raise LoopError(_NO_GIT) from exc
         assert proc.stdin is not None and proc.stdout is not None
+        root = os.fsencode(self.root) + b"/"
         # All requests go in from a thread while objects are read here: no round trip per file.
         feeder = threading.Thread(
             target=_feed, args=(proc.stdin, b"".join(f"{s}\n".encode() for _p, _m, s in blobs))
@@ -670,8 +781,8 @@ class Workspace:
                     shown = b" ".join(header).decode("utf-8", "replace") or sha
                     raise LoopError(f"snapshot object missing from the private store: {shown}")
                 size = int(header[2])
-                self._make_parents(path)
-                full = os.fsencode(self.root / path)
+                self._make_parents(path, made)
+                full = root + os.fsencode(path)
                 if mode == _SYMLINK:
                     target = proc.stdout.read(size)
                     _clear(full)
@@ -692,6 +803,7 @@ class Workspace:
         through."""
         perm = (0o777 if executable else 0o666) & ~self._umask
         fd = -1
+        st: os.stat_result | None = None
         with contextlib.suppress(OSError):
             fd = os.open(full, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         if fd >= 0:
@@ -705,33 +817,43 @@ class Workspace:
             _clear(full)
             # O_EXCL|O_NOFOLLOW: a fresh file, never through a link; umask applies, as for git.
             fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, perm)
+            st = None
         try:
             left = size
             while left:
                 chunk = src.read(min(left, _CHUNK))
-                if not chunk:
+                if len(chunk) != min(left, _CHUNK):
                     raise LoopError("the private store ended a blob early")
                 _write_all(fd, chunk)
                 left -= len(chunk)
-            os.ftruncate(fd, size)
+            if st is not None and st.st_size > size:
+                os.ftruncate(fd, size)
         finally:
             os.close(fd)
 
-    def _make_parents(self, path: str) -> None:
+    def _make_parents(self, path: str, made: set[str] | None = None) -> None:
         """Create the leading directories of ``path``; like git, replace any leading component
-        that is not a real directory (a symlink would let a write land outside the workspace)."""
-        parts = path.split("/")[:-1]
-        current = self.root
-        for part in parts:
-            current = current / part
-            try:
-                st = os.lstat(current)
-            except FileNotFoundError:
-                os.mkdir(current)
+        that is not a real directory (a symlink would let a write land outside the workspace).
+        ``made`` holds directories already checked by the caller's current pass."""
+        parent = path.rpartition("/")[0]
+        if not parent or (made is not None and parent in made):
+            return
+        current = ""
+        for part in parent.split("/"):
+            current = f"{current}/{part}" if current else part
+            if made is not None and current in made:
                 continue
-            if not stat.S_ISDIR(st.st_mode):
-                os.unlink(current)
-                os.mkdir(current)
+            full = self.root / current
+            try:
+                st = os.lstat(full)
+            except FileNotFoundError:
+                os.mkdir(full)
+            else:
+                if not stat.S_ISDIR(st.st_mode):
+                    os.unlink(full)
+                    os.mkdir(full)
+            if made is not None:
+                made.add(current)
 
     def _remove_path(self, path: str, snap: _Snapshot) -> None:
         # A file, a symlink, or a nested repository (gitlink) the attempt created.
@@ -749,33 +871,37 @@ class Workspace:
         """One pass over the directories: every directory (-> inode, mtime, when read), those
         with no file anywhere below (git does not record them), and every ``.git`` entry."""
         now = time.time_ns()
+        root = os.fsencode(self.root)
         dirs: dict[str, tuple[int, int, int]] = {}
         has_file: dict[str, bool] = {}
         gits: set[str] = set()
-        st = os.lstat(self.root)
+        st = os.lstat(root)
         dirs[""] = (st.st_ino, st.st_mtime_ns, now)
         order = [""]
-        todo = [""]
+        todo = [b""]
+        # Bytes names, and only directories get a path built: the loop runs once per file.
         while todo:
             d = todo.pop()
             found = False
-            with os.scandir(self.root / d if d else self.root) as it:
+            with os.scandir(root + b"/" + d if d else root) as it:
                 for entry in it:
-                    rel = f"{d}/{entry.name}" if d else entry.name
-                    if entry.name == ".git":
-                        gits.add(rel)
+                    name = entry.name
+                    if name == b".git":
+                        gits.add(os.fsdecode(d + b"/" + name if d else name))
                     elif entry.is_dir(follow_symlinks=False):
+                        rel = d + b"/" + name if d else name
                         est = entry.stat(follow_symlinks=False)
-                        dirs[rel] = (est.st_ino, est.st_mtime_ns, now)
-                        order.append(rel)
+                        key = os.fsdecode(rel)
+                        dirs[key] = (est.st_ino, est.st_mtime_ns, now)
+                        order.append(key)
                         todo.append(rel)
-                    elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                    elif not found and (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
                         found = True
-            has_file[d] = found
+            has_file[os.fsdecode(d)] = found
         # Deepest first, so a directory knows whether anything below it holds a file.
-        for d in sorted(order, key=lambda p: p.count("/"), reverse=True):
-            if d and has_file[d]:
-                has_file[d.rpartition("/")[0]] = True
+        for key in sorted(order, key=lambda p: p.count("/"), reverse=True):
+            if key and has_file[key]:
+                has_file[key.rpartition("/")[0]] = True
         empty = {d for d in order if d and not has_file[d]}
         return dirs, empty, gits
 
@@ -850,13 +976,81 @@ _RACY_NS = 2_000_000_000
 BIG_FILE_BYTES = 8 * 1024 * 1024
 _PATCH_ARGS = ("--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv", "-p", "--no-color")
 _BULK_CHECKIN = "core.bigFileThreshold=1"
+# From this many changed paths on, diff_and_restore writes a tree and restores beside the patch.
+_RESTORE_BESIDE_PATCH = 256
+_MALLOC_TUNABLES = "glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=268435456"
 _CHUNK = 1 << 20
 _TOP_DIRS = ("--show-toplevel", "--git-dir", "--git-common-dir")
 _PLACEHOLDER = ".reference-loop-nested-repository"
 _EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
 _ZERO_SHA = b"0" * 40
+_ZERO_HEX = "0" * 40
+# Pack windows for processes that read only headers or only blobs known to be small.
+_WIDE_WINDOWS = ("core.packedGitWindowSize=1g", "core.packedGitLimit=8g")
 _NESTED_FAILED = "does not have a commit checked out"
 _EMBEDDED_WARNING = "adding embedded git repository"
+
+
+class _InThread(Generic[_T]):
+    """Run ``fn`` in a thread now; :meth:`result` waits and returns it (or raises its error)."""
+
+    def __init__(self, fn: Callable[[], _T]) -> None:
+        self._fn = fn
+        self._value: _T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self) -> _T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return cast(_T, self._value)
+
+
+def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
+    """Entries of an index (version 2 or 3) that ``git add`` trusts without looking at the
+    disk: (path, is a gitlink) for assume-unchanged, skip-worktree and gitlink entries.
+    ``None`` when the data is not such an index (git is asked instead)."""
+    if len(data) < 12 or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
+        return None
+    count = int.from_bytes(data[8:12], "big")
+    flagged: list[tuple[bytes, bool]] = []
+    pos = 12
+    try:
+        for _ in range(count):
+            # Byte 26 is the mode's file type (0xE0: gitlink); byte 60 the flags' high byte
+            # (0x80 assume-valid, 0x40 extended flags follow, low 4 bits: name length's top).
+            high = data[pos + 60]
+            extended = high & 0x40
+            start = pos + (64 if extended else 62)
+            size = ((high & 0x0F) << 8) | data[pos + 61]
+            if size == 0xFFF:
+                size = data.index(b"\0", start) - start
+            if high & 0x80 or data[pos + 26] == 0xE0 or (extended and data[pos + 62] & 0x40):
+                flagged.append((data[start : start + size], data[pos + 26] == 0xE0))
+            pos = (start + size + 8 - pos) // 8 * 8 + pos
+    except (IndexError, ValueError):
+        return None
+    return flagged
+
+
+def _config_args(config: Iterable[str]) -> list[str]:
+    return [arg for item in config for arg in ("-c", item)]
+
+
+def _largest(entry: _Entry, sizes: Mapping[str, int]) -> int:
+    """The larger of the entry's two blob sizes (a gitlink's commit has none: 0)."""
+    return max(sizes.get(entry.src_sha, 0), sizes.get(entry.dst_sha, 0))
 
 
 def _current_umask() -> int:

@@ -81,6 +81,30 @@ def test_pack_passes_verify_pack_and_every_object_reads_back(tmp_path):
     assert len(shas) == len(set(shas)) == stored.objects
 
 
+def test_duplicates_taken_back_before_and_after_a_buffered_write_leave_a_valid_pack(tmp_path):
+    """The pack is written in pieces of several MiB: a duplicate large file taken back while
+    still buffered, or after part of it went to disk, must leave no stray bytes."""
+    work = tmp_path / "work"
+    work.mkdir()
+    big = os.urandom(gitstore._WRITE_SIZE + 12345)  # spans a write on its second copy
+    small = os.urandom(2 * (1 << 20) + 5)  # taken back while still buffered
+    files = {"a/big": big, "b/big": big, "c/small": small, "d/small": small, "e/tail": b"t\n"}
+    for rel, data in files.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_bytes(data)
+    env = private_repo(tmp_path, work)
+    pack_dir = os.path.join(env["GIT_DIR"], "objects", "pack")
+    stored = gitstore.store_tree(os.fsencode(work), pack_dir)
+    assert stored is not None
+    (pack,) = [f for f in os.listdir(pack_dir) if f.endswith(".pack")]
+    assert b": ok" in run_git(env, work, "verify-pack", "-v", os.path.join(pack_dir, pack))
+    for rel, data in files.items():
+        assert run_git(env, work, "cat-file", "blob", f"{stored.tree}:{rel}") == data
+    # Three blobs, four trees (a and b hold the same entry, as do c and d): no duplicate bytes.
+    assert stored.objects == 7
+    assert os.path.getsize(os.path.join(pack_dir, pack)) < len(big) + len(small) + 4096
+
+
 def test_tree_and_index_match_what_git_add_writes(tmp_path):
     work = tmp_path / "work"
     work.mkdir()

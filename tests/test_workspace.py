@@ -709,3 +709,109 @@ def test_an_assume_unchanged_file_in_the_users_index_is_still_restored(tmp_path)
     assert [c.path for c in diff.files] == ["sub/plain.txt"]
     assert tree_state(repo) == before
     assert _repo_fingerprint(repo) == fingerprint
+
+
+def test_a_skip_worktree_file_in_the_users_index_is_still_restored(tmp_path):
+    repo = _user_repo(tmp_path)
+    git(repo, "update-index", "--skip-worktree", "sub/plain.txt")  # an index version 3
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(repo)
+    with Workspace(repo) as ws:
+        assert ws.seeded
+        ws.snapshot()
+        (repo / "sub" / "plain.txt").write_text("edited where git was told not to look\n")
+        diff = ws.diff_and_restore()
+    assert [c.path for c in diff.files] == ["sub/plain.txt"]
+    assert tree_state(repo) == before
+    assert _repo_fingerprint(repo) == fingerprint
+
+
+def test_a_submodule_in_the_users_index_is_snapshotted_file_by_file(tmp_path):
+    repo = _user_repo(tmp_path)
+    lib = repo / "vendor" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "lib.py").write_text("x = 1\n")
+    git(lib, "init", "-q")
+    git(lib, "add", "-A")
+    git(lib, "commit", "-q", "-m", "vendored")
+    head = git(lib, "rev-parse", "HEAD").strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head},vendor/lib")
+    fingerprint = _repo_fingerprint(repo)
+    lib_git = dir_digest(lib / ".git")
+    before = tree_state(repo)
+    with Workspace(repo) as ws:
+        ws.snapshot()
+        (lib / "lib.py").write_text("x = 2\n")
+        diff = ws.diff_and_restore()
+    assert [c.path for c in diff.files] == ["vendor/lib/lib.py"]
+    assert tree_state(repo) == before
+    assert dir_digest(lib / ".git") == lib_git
+    assert _repo_fingerprint(repo) == fingerprint
+
+
+def test_untrusted_index_entries_are_found_as_git_lists_them(tmp_path):
+    """The index is read directly (beside the first add); it must name the same entries as
+    `git ls-files -v -s` for assume-unchanged, skip-worktree and gitlink entries."""
+    from reference_loop.workspace import _flagged_index_entries
+
+    repo = tmp_path / "r"
+    for i in range(300):
+        (repo / f"d{i % 7}" / ("n" * (i % 90)) / f"f{i}.txt").parent.mkdir(
+            parents=True, exist_ok=True
+        )
+        (repo / f"d{i % 7}" / ("n" * (i % 90)) / f"f{i}.txt").write_text(f"{i}\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    blob = git(repo, "hash-object", "-w", "d0/f0.txt").strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{blob},zz/sub")
+    files = git(repo, "ls-files").split("\n")
+    for version, flags in ((2, ["--assume-unchanged"]), (3, ["--skip-worktree"])):
+        git(repo, "update-index", *flags, *files[5:300:37])
+        data = (repo / ".git" / "index").read_bytes()
+        assert int.from_bytes(data[4:8], "big") == version
+        listed = git(repo, "ls-files", "-v", "-s").splitlines()
+        expected = sorted(
+            (line.split("\t", 1)[1].encode(), line.split()[1] == "160000")
+            for line in listed
+            if line[0].islower() or line[0] == "S" or line.split()[1] == "160000"
+        )
+        assert sorted(_flagged_index_entries(data) or []) == expected
+        assert len(expected) > 8
+    git(repo, "update-index", "--index-version", "4")
+    assert _flagged_index_entries((repo / ".git" / "index").read_bytes()) is None
+
+
+@pytest.mark.parametrize("kind", ["plain", "repo_top"])
+def test_a_patch_of_hundreds_of_changes_made_beside_the_restore_describes_the_attempt(
+    tmp_path, kind
+):
+    """With many changes the restore runs while the patch is made: the patch must still be
+    the attempt's (git must not read files the restore is rewriting)."""
+    root = tmp_path / "many"
+    for i in range(400):
+        (root / f"d{i % 9}").mkdir(parents=True, exist_ok=True)
+        (root / f"d{i % 9}" / f"f{i}.txt").write_text(f"line {i}\n" * 20)
+    if kind == "repo_top":
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "base")
+    before = tree_state(root)
+    with Workspace(root) as ws:
+        ws.snapshot()
+        for i in range(0, 400, 4):
+            p = root / f"d{i % 9}" / f"f{i}.txt"
+            p.write_text(p.read_text().replace("line", "LINE"))  # same size, new bytes
+        for i in range(1, 400, 4):
+            (root / f"d{i % 9}" / f"f{i}.txt").unlink()
+        for i in range(150):
+            (root / f"d{i % 9}" / f"new{i}.txt").write_text(f"new {i}\n")
+        after = tree_state(root)
+        diff = ws.diff_and_restore()
+    assert len(diff.files) == 350
+    assert tree_state(root) == before
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy, symlinks=True)
+    patch = tmp_path / "attempt.patch"
+    patch.write_bytes(diff.raw)
+    git(copy, "apply", "--binary", str(patch))
+    assert tree_state(copy) == after
