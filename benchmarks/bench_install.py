@@ -4,7 +4,8 @@ Generates N skills (default 200) with skillgen (SKILL.md, scripts with the exec 
 references, an asset; ~60 KB per skill) and stores them as a team's CI store holds them:
 imported tainted, then approved with a signed statement by a key on the trust list, so every
 ``check`` and ``install`` depends on Ed25519 signatures. Then measures in the same run,
-wall-clock, best of --repeat (the spread over rounds is printed too):
+wall-clock best of --repeat (with the median, and the CPU time of the process and its
+children, which other sessions' load on a shared machine barely moves):
 
 - install: ``chimera-cards install NAME... --to DIR`` as a process and ``install()``
   in-process (gate, read bundles from the store, re-hash, temp folder, receipt, atomic swap),
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -52,32 +54,42 @@ from chimera_cards.store import Store
 from chimera_cards.trustfile import TrustFile, write_trust_file
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process and of its finished children."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def timed_rounds(
     fns: dict[str, Callable[[], None]],
     repeat: int,
     before: Callable[[], None] | None = None,
-) -> dict[str, list[float]]:
-    """Wall time of each function per round. Rounds interleave the functions (so all of them see
-    the same machine load) and rotate their order; ``before`` runs untimed before each call."""
-    times: dict[str, list[float]] = {name: [] for name in fns}
+) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) seconds of each function per round. Rounds interleave the functions (so all
+    of them see the same machine load) and rotate their order; ``before`` runs untimed."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in fns}
     names = list(fns)
     for r in range(repeat):
         for name in names[r % len(names) :] + names[: r % len(names)]:
             if before is not None:
                 before()
-            start = time.perf_counter()
+            cpu, start = cpu_seconds(), time.perf_counter()
             fns[name]()
-            times[name].append(time.perf_counter() - start)
+            times[name].append((time.perf_counter() - start, cpu_seconds() - cpu))
     return times
 
 
-def line(label: str, values: list[float], base: list[float] | None = None, note: str = "") -> str:
-    best = min(values)
-    text = f"{label:<34} {best * 1000:8.1f} ms"
-    if base is not None:
-        text += f"  {best / min(base):5.2f}x"
-    if len(values) > 1:
-        text += f"  (median {statistics.median(values) * 1000:.1f})"
+def line(label: str, runs: list[tuple[float, float]], base: list | None = None, note="") -> str:
+    """Best wall time (and its ratio to the baseline's best), median wall, best CPU time."""
+    wall, cpu = [w for w, _ in runs], [c for _, c in runs]
+    text = f"{label:<34} {min(wall) * 1000:8.1f} ms"
+    text += f"  {min(wall) / min(w for w, _ in base):5.2f}x" if base else " " * 8
+    text += f"  median {statistics.median(wall) * 1000:7.1f}  cpu {min(cpu) * 1000:7.1f}"
+    if base:
+        text += f" {min(cpu) / min(c for _, c in base):5.2f}x"
     return f"{text}  {note}" if note else text
 
 
@@ -151,8 +163,9 @@ class Bench:
             target = self.fresh("write")
             written = {}
             for name in names:
+                # A new folder has no leftovers to recover (install lists its folder once).
                 receipt = write_skill(
-                    target, self.bundles[name], name=name, store="b", record=False
+                    target, self.bundles[name], name=name, store="b", record=False, hidden=()
                 )
                 written[name] = receipt.index_entry()
             record_installs(target, written)

@@ -24,11 +24,11 @@ import errno
 import hashlib
 import json
 import os
-import secrets
 import stat
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -89,6 +89,7 @@ __all__ = [
     "remove_skill",
     "render_skills_xml",
     "scan_folder",
+    "scan_folders",
     "stored_skills",
     "write_skill",
 ]
@@ -292,6 +293,83 @@ def _hash_file(path: str) -> tuple[bool, int, str] | None:
         os.close(fd)
 
 
+# Below this many folders a second process costs more than it saves.
+_FORK_MIN_FOLDERS = 32
+
+
+def _idle_core() -> bool:
+    """A Linux machine with a core nobody is using (on a busy one a second process only adds
+    the cost of forking and of waiting for it)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    cores = len(os.sched_getaffinity(0))
+    return cores >= 2 and os.getloadavg()[0] <= cores - 1
+
+
+def scan_folders(folders: list[Path], *, parallel: bool | None = None) -> list[FolderScan]:
+    """``scan_folder`` of each folder, in order; on a Linux machine with an idle core a forked
+    child hashes the second half meanwhile.
+
+    Threads would not help: every open and read hands the GIL over, which costs more than the
+    hashing it frees. The child only reads files and sends back what ``scan_folder`` found (as
+    plain tuples, through a pipe); it touches neither the store nor any other state, and leaves
+    through ``os._exit``. Whatever goes wrong on its side, the parent scans that half itself.
+
+    Args:
+        folders: skill folders.
+        parallel: use a second process (True: whenever the system can fork; False: never;
+            None: when there are many folders and a core is idle).
+    Returns:
+        One FolderScan per folder.
+    """
+    half = len(folders) // 2
+    if parallel is None:
+        parallel = len(folders) >= _FORK_MIN_FOLDERS and _idle_core()
+    if not parallel or not half or not sys.platform.startswith("linux"):
+        return [scan_folder(f) for f in folders]
+    import marshal  # only here: a format for this pipe between two copies of one program
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: hash, write, leave without running any cleanup of the parent's
+        status = 1
+        try:
+            os.close(read_end)
+            found = [scan_folder(f) for f in folders[half:]]
+            data = marshal.dumps(
+                [
+                    (
+                        [(f.path, f.executable, f.size, f.sha256) for f in scan.files],
+                        list(scan.problems),
+                    )
+                    for scan in found
+                ]
+            )
+            _write_all(write_end, data)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    try:
+        mine = [scan_folder(f) for f in folders[:half]]
+        with os.fdopen(read_end, "rb") as pipe:
+            data = pipe.read()
+    finally:
+        _, status = os.waitpid(pid, 0)
+    theirs: list[FolderScan] | None = None
+    if status == 0:
+        try:
+            theirs = [
+                FolderScan(tuple(BundleFile(*f) for f in files), tuple(problems))
+                for files, problems in marshal.loads(data)
+            ]
+        except (ValueError, TypeError, EOFError):
+            theirs = None
+    if theirs is None or len(theirs) != len(folders) - half:
+        theirs = [scan_folder(f) for f in folders[half:]]
+    return mine + theirs
+
+
 def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
     """The skill folders directly inside a skills directory (``DIR/<name>/``), sorted by name.
 
@@ -400,32 +478,42 @@ def _rmtree(path: Path, *, ignore_errors: bool = False) -> None:
 
 
 def _sibling(directory: Path, name: str, mark: str) -> Path:
-    return directory / f".{name}{mark}{secrets.token_hex(4)}"
+    return directory / f".{name}{mark}{os.urandom(4).hex()}"
 
 
-def _leftovers(directory: Path, name: str, mark: str) -> list[Path]:
-    prefix = f".{name}{mark}"
+def _hidden(directory: Path) -> list[str]:
+    """The names of the hidden entries of ``directory`` (where leftovers would be)."""
     try:
-        return [Path(e.path) for e in os.scandir(directory) if e.name.startswith(prefix)]
+        with os.scandir(directory) as it:
+            return [e.name for e in it if e.name.startswith(".")]
     except FileNotFoundError:
         return []
 
 
-def recover(directory: str | os.PathLike, name: str) -> None:
+def recover(directory: str | os.PathLike, name: str, hidden: Iterable[str] | None = None) -> None:
     """Finish what a crashed write or removal of ``name`` left behind.
 
     A stranded old copy (the process died between the two renames of the fallback swap) goes back
     in place when the folder is missing; temp folders are deleted.
+
+    Args:
+        directory: the skills directory.
+        name: the skill folder's name.
+        hidden: the directory's hidden entry names, when the caller listed them already (one
+            listing for a batch of skills instead of one per skill).
     """
     directory = Path(directory)
     target = directory / name
-    for old in _leftovers(directory, name, _OLD_MARK):
-        if not target.exists():
-            os.rename(old, target)
-        else:
-            _rmtree(old, ignore_errors=True)
-    for tmp in _leftovers(directory, name, _TMP_MARK):
-        _rmtree(tmp, ignore_errors=True)
+    names = list(_hidden(directory) if hidden is None else hidden)
+    for entry in names:
+        if entry.startswith(f".{name}{_OLD_MARK}"):
+            if not target.exists():
+                os.rename(directory / entry, target)
+            else:
+                _rmtree(directory / entry, ignore_errors=True)
+    for entry in names:
+        if entry.startswith(f".{name}{_TMP_MARK}"):
+            _rmtree(directory / entry, ignore_errors=True)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -475,6 +563,7 @@ def write_skill(
     now: str | None = None,
     record: bool = True,
     rehash: bool = True,
+    hidden: Iterable[str] | None = None,
 ) -> Receipt:
     """Write ``bundle`` to ``directory/name/`` atomically, with its receipt, and record it.
 
@@ -489,6 +578,7 @@ def write_skill(
             ``record_installs`` once for a batch).
         rehash: hash every file against the manifest while writing (False only for a bundle
             just read with ``Store.get_bundle``, which re-hashed every file itself).
+        hidden: the directory's hidden entries as listed before a batch (see ``recover``).
     Returns:
         The receipt written.
     Raises:
@@ -499,7 +589,7 @@ def write_skill(
     check_name(name)
     with _disk_errors(f"cannot write {directory / name}"):
         directory.mkdir(parents=True, exist_ok=True)
-        recover(directory, name)
+        recover(directory, name, hidden)
         target = directory / name
         if target.is_symlink() or (target.exists() and not target.is_dir()):
             raise InstallError(f"{target}: exists and is not a folder; refusing to write there")
@@ -809,6 +899,8 @@ def stored_skills(
     policy: Policy = Policy(),
     names: Iterable[str] | None = None,
     digests: Iterable[str] = (),
+    *,
+    manifests: bool = True,
 ) -> list[StoredSkill]:
     """Stored versions as bundle manifests, with the gate's answer under ``policy``.
 
@@ -817,8 +909,10 @@ def stored_skills(
         policy: whose approvals count (default: the store's trust list and threshold).
         names: the versions of these names (default: every version).
         digests: and the versions with these bundle digests, whatever their name.
+        manifests: read each version's file list (False: ``files`` is empty, for a caller
+            that reads only the few it needs).
     Returns:
-        One StoredSkill per version, oldest first.
+        One StoredSkill per version whose bundle is stored, oldest first.
     """
     with store.snapshot():
         if names is None:
@@ -828,7 +922,12 @@ def stored_skills(
             versions = [chosen[k] for k in sorted(chosen)]
         else:
             versions = store.versions_matching(names, digests)
-        files = store.bundle_files_of(v.digest for v in versions)
+        wanted = (v.digest for v in versions)
+        files = (
+            store.bundle_files_of(wanted)
+            if manifests
+            else dict.fromkeys(store.stored_bundles(wanted), ())
+        )
         versions = [v for v in versions if v.digest in files]
         answers, fresh = _judge(store, versions, policy)
     # Remembered after the read snapshot, in a write of its own that never waits.
@@ -923,6 +1022,7 @@ def install(
             )
     results = []
     written: dict[str, dict] = {}
+    hidden = _hidden(directory)  # leftovers of a crashed run are there before this one starts
     try:
         for skill, bundle in zip(chosen, bundles, strict=True):
             target = directory / skill.name
@@ -939,6 +1039,7 @@ def install(
                 force=force,
                 record=False,
                 rehash=False,  # load_bundle re-hashed every file
+                hidden=hidden,
             )
             written[skill.name] = receipt.index_entry()
             results.append(InstallResult(skill.name, bundle.digest, str(target), action))
@@ -981,19 +1082,29 @@ def check(
     Returns:
         The report; ``ok`` only when every state is ok.
     """
-    found = []
-    for directory in map(Path, directories):
-        found.append(
-            (
-                directory,
-                [(f, scan_folder(f), read_receipt(f)) for f in find_skill_folders(directory)],
-            )
-        )
+    listed = [(Path(d), find_skill_folders(d)) for d in directories]
+    scans = iter(scan_folders([f for _, folders in listed for f in folders]))
+    found = [(d, [(f, next(scans), read_receipt(f)) for f in folders]) for d, folders in listed]
     names = {f.name for _, folders in found for f, _, _ in folders}
     names |= {r.name for _, folders in found for _, _, r in folders if r is not None}
     digests = {scan.digest for _, folders in found for _, scan, _ in folders}
     digests |= {r.digest for _, folders in found for _, _, r in folders if r is not None}
-    skills = stored_skills(store, policy, names, digests)
+    skills = stored_skills(store, policy, names, digests, manifests=False)
+    states = _classify_all(found, skills)
+    # Only a folder that is no stored bundle is compared file by file with the bundle it should
+    # be: only those manifests are read (and the folders judged again, now with them).
+    needed = {s.expected for s in states if s.state == "modified" and s.expected}
+    if needed:
+        manifests = store.bundle_files_of(needed)
+        skills = [
+            replace(s, files=tuple(manifests[s.digest])) if s.digest in manifests else s
+            for s in skills
+        ]
+        states = _classify_all(found, skills)
+    return CheckReport(states)
+
+
+def _classify_all(found: list, skills: list[StoredSkill]) -> list[SkillState]:
     by_digest: dict[str, list[Candidate]] = {}
     for skill in skills:
         by_digest.setdefault(skill.digest, []).append(skill.candidate())
@@ -1007,7 +1118,7 @@ def check(
         for name, entry in sorted(read_index(directory).items()):
             if name not in seen:
                 states.append(missing_state(directory, name, entry))
-    return CheckReport(states)
+    return states
 
 
 @dataclass
@@ -1098,6 +1209,7 @@ def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) 
     plan = list(plan)
     skills = stored_skills(store)
     written: dict[str, dict] = {}
+    hidden = _hidden(directory)
     try:
         for action in plan:
             if action.action in ("install", "replace"):
@@ -1110,6 +1222,7 @@ def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) 
                     store=str(store.path),
                     record=False,
                     rehash=False,  # load_bundle re-hashed every file
+                    hidden=hidden,
                 )
                 written[action.name] = receipt.index_entry()
     finally:

@@ -818,6 +818,20 @@ class Store:
         ).fetchone()
         return bytes(row[0]) if row else None
 
+    def _blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
+        """``get_blob`` of many at once (a bundle's files in a few queries, not one each)."""
+        wanted = sorted(set(shas))
+        found: dict[str, bytes] = {}
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            for sha, data in self._conn.execute(
+                "SELECT sha256, CAST(data AS BLOB) FROM blobs "
+                f"WHERE sha256 IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                found[sha] = bytes(data)
+        return found
+
     def bundle_files(self, digest: str) -> list[BundleFile]:
         """The manifest rows of a stored bundle, sorted by path bytes (empty if not stored)."""
         rows = self._conn.execute(
@@ -851,8 +865,9 @@ class Store:
                 "run `chimera-cards verify`"
             )
         contents: dict[str, tuple[bytes, bool]] = {}
+        blobs = self._blobs([f.sha256 for f in files])
         for f in files:
-            data = self.get_blob(f.sha256)
+            data = blobs.get(f.sha256)
             if data is None or len(data) != f.size or hashlib.sha256(data).hexdigest() != f.sha256:
                 raise TamperedBlobError(
                     f"{label}: stored bytes of {f.path} are missing or do not match their hash; "
@@ -940,6 +955,22 @@ class Store:
                 out.setdefault(digest, []).append(BundleFile(path, bool(executable), size, sha))
         for files in out.values():
             files.sort(key=lambda f: f.path.encode())
+        return out
+
+    def stored_bundles(self, digests: Iterable[str]) -> set[str]:
+        """Which of these bundle digests have their manifest rows stored."""
+        wanted = sorted(set(digests))
+        out: set[str] = set()
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            out.update(
+                row[0]
+                for row in self._conn.execute(
+                    "SELECT DISTINCT digest FROM bundle_files "
+                    f"WHERE digest IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
         return out
 
     def envelopes_of(self, shas: Iterable[str]) -> dict[str, list[str]]:
