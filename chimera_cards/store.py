@@ -334,6 +334,13 @@ _ID_CHUNK = 500
 _TEXT_FIELDS = ("name", "sha256", "origin", "imported_at", "provenance", "status", "reason")
 
 
+def _tampered_file(label: str, path: str) -> TamperedBlobError:
+    return TamperedBlobError(
+        f"{label}: stored bytes of {path} are missing or do not match their hash; "
+        "run `chimera-cards verify`"
+    )
+
+
 def _checked_version(row: Sequence) -> Version:
     """Version.from_row for a row that may have been written by hand: every text column must
     hold text (SQLite lets any column hold a BLOB or a number)."""
@@ -868,13 +875,14 @@ class Store:
         blobs = self._blobs([f.sha256 for f in files])
         for f in files:
             data = blobs.get(f.sha256)
-            if data is None or len(data) != f.size or hashlib.sha256(data).hexdigest() != f.sha256:
-                raise TamperedBlobError(
-                    f"{label}: stored bytes of {f.path} are missing or do not match their hash; "
-                    "run `chimera-cards verify`"
-                )
+            if data is None or len(data) != f.size:
+                raise _tampered_file(label, f.path)
             contents[f.path] = (data, f.executable)
-        bundle = bundle_from_files(contents, where=label)
+        bundle = bundle_from_files(contents, where=label)  # hashes every file, once
+        hashed = {f.path: f.sha256 for f in bundle.files}
+        for f in files:
+            if hashed.get(f.path) != f.sha256:
+                raise _tampered_file(label, f.path)
         skill = bundle.file(SKILL_FILE)
         # The version's identity must name these bytes: its bundle digest, or (a version stored
         # before bundles) the SKILL.md hash of a bundle that is SKILL.md alone.
