@@ -489,7 +489,7 @@ def _hidden(directory: Path) -> list[str]:
     try:
         with os.scandir(directory) as it:
             return [e.name for e in it if e.name.startswith(".")]
-    except FileNotFoundError:
+    except OSError:  # missing or not a folder: writing there reports it as one error line
         return []
 
 

@@ -825,20 +825,6 @@ class Store:
         ).fetchone()
         return bytes(row[0]) if row else None
 
-    def _blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
-        """``get_blob`` of many at once (a bundle's files in a few queries, not one each)."""
-        wanted = sorted(set(shas))
-        found: dict[str, bytes] = {}
-        for start in range(0, len(wanted), _ID_CHUNK):
-            chunk = wanted[start : start + _ID_CHUNK]
-            for sha, data in self._conn.execute(
-                "SELECT sha256, CAST(data AS BLOB) FROM blobs "
-                f"WHERE sha256 IN ({','.join('?' * len(chunk))})",
-                chunk,
-            ):
-                found[sha] = bytes(data)
-        return found
-
     def bundle_files(self, digest: str) -> list[BundleFile]:
         """The manifest rows of a stored bundle, sorted by path bytes (empty if not stored)."""
         rows = self._conn.execute(
@@ -872,7 +858,17 @@ class Store:
                 "run `chimera-cards verify`"
             )
         contents: dict[str, tuple[bytes, bool]] = {}
-        blobs = self._blobs([f.sha256 for f in files])
+        # The files' bytes in a few queries, not one per file.
+        wanted = sorted({f.sha256 for f in files})
+        blobs: dict[str, bytes] = {}
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            for sha, data in self._conn.execute(
+                "SELECT sha256, CAST(data AS BLOB) FROM blobs "
+                f"WHERE sha256 IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                blobs[sha] = bytes(data)
         for f in files:
             data = blobs.get(f.sha256)
             if data is None or len(data) != f.size:
