@@ -1,16 +1,30 @@
-"""Benchmark: installing approved skills into an agent folder, and checking them.
+"""Benchmark: installing approved skills into an agent folder, and checking them, from the CLI.
 
 Generates N skills (default 200) with skillgen (SKILL.md, scripts with the exec bit,
-references, an asset; ~60 KB per skill), imports them into a fresh store (a clean path import,
-so they are usable without review), and measures in the same run, wall-clock, best of --repeat:
+references, an asset; ~60 KB per skill) and stores them as a team's CI store holds them:
+imported tainted, then approved with a signed statement by a key on the trust list, so every
+``check`` and ``install`` depends on Ed25519 signatures. Then measures in the same run,
+wall-clock best of --repeat (with the median, and the CPU time of the process and its
+children, which other sessions' load on a shared machine barely moves):
 
-- install: ``install(store, names, DIR)`` (gate, read bundles from the store, re-hash, write
-  each skill to a temp folder, receipt, atomic swap), next to ``cp -r`` of the same skill
-  folders; and the write step alone (``write_skill`` of bundles already in memory);
-- check: ``check(store, [DIR])`` (scan and hash every installed file, look each digest up in the
-  store, verify approvals), next to ``sha256sum`` over the same files; and the CLI
-  ``chimera-cards check DIR`` as a subprocess (Python start-up included).
+- install: ``chimera-cards install NAME... --to DIR`` as a process and ``install()``
+  in-process (gate, read bundles from the store, re-hash, temp folder, receipt, atomic swap),
+  next to ``cp -r`` of the same skill folders; and the write step alone (``write_skill`` of
+  bundles already in memory). Neither install nor cp fsyncs. Before every timed write the
+  previous outputs are deleted and ``sync`` flushes all dirty pages, so no run pays for the
+  writeback of an earlier one (without this the ratio swung 0.4x-2.2x between runs); the order
+  of cp and install rotates from round to round.
+- check: ``chimera-cards check DIR`` as a process (what CI runs; Python start-up included), and
+  ``check()`` in-process, next to ``sha256sum`` over the same files. The signature verdicts are
+  remembered in the store when the approvals are stored (as ``import`` and ``approve`` do); the
+  process is also timed with that memo emptied before every run (the first check after a trust
+  change), and with ``--trust-file`` (always verifies every signature).
 
+The processes run with a bytecode cache, as a pip-installed package has one (pip compiles it
+at install time); a development checkout with PYTHONDONTWRITEBYTECODE set recompiles every
+module on every run, which the "no bytecode cache" line shows.
+
+Floors printed for reference: ``python -c pass`` and ``python -c 'import click'``.
 Targets (install issue): check <= 2x sha256sum; install <= 2x cp -r.
 Usage: python benchmarks/bench_install.py [--skills N] [--repeat R]
 """
@@ -19,11 +33,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from skillgen import generate
@@ -31,19 +48,181 @@ from skillgen import generate
 from chimera_cards.bundle import read_bundle_dir
 from chimera_cards.importer import import_source
 from chimera_cards.install import check, install, record_installs, write_skill
+from chimera_cards.keys import generate_key, load_private_key
+from chimera_cards.review import add_trust, approve
 from chimera_cards.store import Store
+from chimera_cards.trustfile import TrustFile, write_trust_file
 
 
-def best_of(fns: dict, repeat: int) -> dict[str, float]:
-    """Best wall time of each function; runs are interleaved so that all of them see the same
-    machine load (other processes share these cores)."""
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return {name: min(values) for name, values in times.items()}
+def cpu_seconds() -> float:
+    """User + system CPU time of this process and of its finished children."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed_rounds(
+    fns: dict[str, Callable[[], None]],
+    repeat: int,
+    before: Callable[[], None] | None = None,
+) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) seconds of each function per round. Rounds interleave the functions (so all
+    of them see the same machine load) and rotate their order; ``before`` runs untimed."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in fns}
+    names = list(fns)
+    for r in range(repeat):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            if before is not None:
+                before()
+            cpu, start = cpu_seconds(), time.perf_counter()
+            fns[name]()
+            times[name].append((time.perf_counter() - start, cpu_seconds() - cpu))
+    return times
+
+
+def line(label: str, runs: list[tuple[float, float]], base: list | None = None, note="") -> str:
+    """Best wall time (and its ratio to the baseline's best), median wall, best CPU time."""
+    wall, cpu = [w for w, _ in runs], [c for _, c in runs]
+    text = f"{label:<34} {min(wall) * 1000:8.1f} ms"
+    text += f"  {min(wall) / min(w for w, _ in base):5.2f}x" if base else " " * 8
+    text += f"  median {statistics.median(wall) * 1000:7.1f}  cpu {min(cpu) * 1000:7.1f}"
+    if base:
+        text += f" {min(cpu) / min(c for _, c in base):5.2f}x"
+    return f"{text}  {note}" if note else text
+
+
+class Bench:
+    """One generated, approved set of skills and the ways of running the tool on it."""
+
+    def __init__(self, work: Path, skills: int, repeat: int) -> None:
+        self.work, self.repeat = work, repeat
+        self.src = work / "src"
+        self.files, total = generate(self.src, skills)
+        self.names = sorted(p.name for p in self.src.iterdir())
+        self.db = work / "cards.db"
+        key = generate_key("alice", work / "keys" / "alice.key")
+        private = load_private_key(key.keyfile)
+        with Store(self.db) as store:
+            add_trust(store, "alice", key.public)
+            results = import_source(store, str(self.src), taint=True)
+            assert all(r.ok for r in results), [r.error for r in results if not r.ok][:3]
+            for r in results:
+                decision = approve(store, r.name, r.sha256, private)
+                assert decision.status == "active", (r.name, decision.status)
+        self.trust_file = work / "team.trust"
+        write_trust_file(self.trust_file, TrustFile(1, {"alice": key.public}))
+        self.bundles = {n: read_bundle_dir(self.src / n) for n in self.names}
+        self.exe = str(Path(sys.executable).parent / "chimera-cards")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        self.env = env | {
+            "CHIMERA_CARDS_HOME": str(work),
+            "PYTHONPYCACHEPREFIX": str(work / "pycache"),
+        }
+        self.no_cache = {**self.env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": ""}
+        self.outputs: list[Path] = []
+        print(
+            f"{skills} skills, {self.files} files, {total / 1e6:.1f} MB, each approved by a "
+            f"signed statement; best of {repeat}, ratio = best / best of the baseline"
+        )
+        self.run([self.exe, "--help"])  # fills the bytecode cache
+
+    def run(self, argv: list[str], env: dict | None = None) -> None:
+        done = subprocess.run(argv, check=False, env=env or self.env, stdout=subprocess.DEVNULL)
+        assert done.returncode == 0, (argv[:3], done.returncode)
+
+    def fresh(self, tag: str) -> Path:
+        target = self.work / f"{tag}-{time.perf_counter_ns()}"
+        self.outputs.append(target)
+        return target
+
+    def settle(self) -> None:
+        """Delete earlier outputs and flush every dirty page: each timed write starts clean."""
+        while self.outputs:
+            shutil.rmtree(self.outputs.pop(), ignore_errors=True)
+        os.sync()
+
+    def install_rounds(self) -> None:
+        names, src = self.names, self.src
+
+        def cp() -> None:
+            target = self.fresh("cp")
+            target.mkdir()
+            self.run(["cp", "-r", *(str(src / n) for n in names), str(target)])
+
+        def install_cli() -> None:
+            target = self.fresh("cli")
+            self.run([self.exe, "install", *names, "--to", str(target), "--store", str(self.db)])
+
+        def install_api() -> None:
+            with Store(self.db) as store:
+                install(store, names, self.fresh("install"))
+
+        def write_only() -> None:
+            target = self.fresh("write")
+            written = {}
+            for name in names:
+                # A new folder has no leftovers to recover (install lists its folder once).
+                receipt = write_skill(
+                    target, self.bundles[name], name=name, store="b", record=False, hidden=()
+                )
+                written[name] = receipt.index_entry()
+            record_installs(target, written)
+
+        fns = {"cp": cp, "cli": install_cli, "api": install_api, "write": write_only}
+        t = timed_rounds(fns, self.repeat, before=self.settle)
+        self.settle()
+        print(line("cp -r", t["cp"]))
+        print(line("install (CLI)", t["cli"], t["cp"], "target <= 2x"))
+        print(line("install (in-process)", t["api"], t["cp"], "target <= 2x"))
+        print(line("write only (in-process)", t["write"], t["cp"]))
+
+    def check_rounds(self) -> None:
+        installed = self.work / "installed"
+        with Store(self.db) as store:
+            install(store, self.names, installed)
+        paths = [
+            str(p)
+            for p in sorted(installed.rglob("*"))
+            if p.is_file() and not p.name.startswith(".chimera")
+        ]
+        assert len(paths) == self.files
+        os.sync()
+        argv = [self.exe, "check", str(installed), "--store", str(self.db)]
+
+        def check_api() -> None:
+            with Store(self.db) as store:
+                report = check(store, [installed])
+            assert report.ok and len(report.states) == len(self.names)
+
+        def forget() -> None:
+            with Store(self.db) as store:
+                store.forget_verdicts()
+
+        fns = {
+            "sum": lambda: self.run(["sha256sum", *paths]),
+            "cli": lambda: self.run(argv),
+            "api": check_api,
+            "pass": lambda: self.run([sys.executable, "-c", "pass"]),
+            "click": lambda: self.run([sys.executable, "-c", "import click"]),
+        }
+        t = timed_rounds(fns, self.repeat)
+        cold = timed_rounds({"cold": lambda: self.run(argv)}, self.repeat, before=forget)
+        self.run(argv)  # the memo holds every verdict again
+        other = {
+            "file": lambda: self.run([*argv, "--trust-file", str(self.trust_file)]),
+            "nocache": lambda: self.run(argv, self.no_cache),
+        }
+        extra = timed_rounds(other, self.repeat)
+        print(line("sha256sum", t["sum"]))
+        print(line("check (CLI)", t["cli"], t["sum"], "target <= 2x"))
+        print(line("check (in-process)", t["api"], t["sum"]))
+        print(line("check (CLI), memo emptied first", cold["cold"], t["sum"]))
+        print(line("check (CLI) --trust-file", extra["file"], t["sum"]))
+        print(line("check (CLI), no bytecode cache", extra["nocache"], t["sum"]))
+        print(line("floor: python -c pass", t["pass"]))
+        print(line("floor: python -c 'import click'", t["click"]))
 
 
 def main() -> None:
@@ -53,86 +232,9 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-install-"))
     try:
-        src = work / "src"
-        files, total = generate(src, args.skills)
-        names = sorted(p.name for p in src.iterdir())
-        with Store(work / "cards.db") as store:
-            results = import_source(store, str(src))
-            assert all(r.ok for r in results), [r.error for r in results if not r.ok][:3]
-            bundles = {n: read_bundle_dir(src / n) for n in names}
-            print(
-                f"{args.skills} skills, {files} files, {total / 1e6:.1f} MB; best of {args.repeat}"
-            )
-
-            def fresh(tag: str) -> Path:
-                target = work / f"{tag}-{time.perf_counter_ns()}"
-                return target
-
-            def cp() -> None:
-                target = fresh("cp")
-                target.mkdir()
-                subprocess.run(
-                    ["cp", "-r", *(str(src / n) for n in names), str(target)], check=True
-                )
-
-            def do_install() -> None:
-                install(store, names, fresh("install"))
-
-            def do_write() -> None:
-                target = fresh("write")
-                written = {}
-                for name in names:
-                    receipt = write_skill(target, bundles[name], name=name, store="b", record=False)
-                    written[name] = receipt.index_entry()
-                record_installs(target, written)
-
-            t = best_of({"cp": cp, "install": do_install, "write": do_write}, args.repeat)
-            t_cp, t_install, t_write = t["cp"], t["install"], t["write"]
-            print(f"cp -r          {t_cp * 1000:8.1f} ms")
-            print(
-                f"install        {t_install * 1000:8.1f} ms  ratio {t_install / t_cp:.2f}x  "
-                "(target <= 2x)"
-            )
-            print(f"write only     {t_write * 1000:8.1f} ms  ratio {t_write / t_cp:.2f}x")
-
-            installed = work / "installed"
-            install(store, names, installed)
-            paths = [
-                str(p)
-                for p in sorted(installed.rglob("*"))
-                if p.is_file() and not p.name.startswith(".chimera")
-            ]
-            assert len(paths) == files
-
-            def sha256sum() -> None:
-                subprocess.run(["sha256sum", *paths], check=True, stdout=subprocess.DEVNULL)
-
-            def do_check() -> None:
-                report = check(store, [installed])
-                assert report.ok and len(report.states) == args.skills
-
-            exe = Path(sys.executable).parent / "chimera-cards"
-            env = {**os.environ, "CHIMERA_CARDS_HOME": str(work)}
-
-            def cli_check() -> None:
-                subprocess.run(
-                    [str(exe), "check", str(installed), "--store", str(work / "cards.db")],
-                    check=True,
-                    env=env,
-                    stdout=subprocess.DEVNULL,
-                )
-
-            t = best_of({"sum": sha256sum, "check": do_check, "cli": cli_check}, args.repeat)
-            t_sum, t_check, t_cli = t["sum"], t["check"], t["cli"]
-            print(f"sha256sum      {t_sum * 1000:8.1f} ms")
-            print(
-                f"check          {t_check * 1000:8.1f} ms  ratio {t_check / t_sum:.2f}x  "
-                "(target <= 2x)"
-            )
-            print(
-                f"check (CLI)    {t_cli * 1000:8.1f} ms  ratio {t_cli / t_sum:.2f}x  "
-                "(includes Python start-up)"
-            )
+        bench = Bench(work, args.skills, args.repeat)
+        bench.install_rounds()
+        bench.check_rounds()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

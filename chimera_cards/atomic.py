@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from chimera_cards.errors import ChimeraError
@@ -30,6 +29,8 @@ def write_atomic(target: Path, data: bytes) -> None:
     Raises:
         WriteError: the folder is missing or not writable, or ``target`` cannot be replaced.
     """
+    import tempfile  # loads shutil and random: only for a write, not every command
+
     target = Path(target)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)

@@ -20,23 +20,23 @@ active, and approved under today's trust list and threshold (or a clean local im
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import hashlib
-import html
 import json
 import os
-import secrets
-import shutil
 import stat
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 
 from chimera_cards.atomic import write_atomic
 from chimera_cards.bundle import (
+    IGNORED_NAMES,
+    SIDECAR_FILES,
     SKILL_FILE,
     Bundle,
     BundleDiff,
@@ -44,12 +44,15 @@ from chimera_cards.bundle import (
     bundle_digest,
     check_path,
     diff_bundles,
-    is_ignored,
 )
-from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.retrieve import is_clean_path
-from chimera_cards.trust import evaluate, get_threshold, trusted_keys
+from chimera_cards.trust import (
+    evaluate,
+    evaluate_remembered,
+    get_threshold,
+    is_clean_path,
+    trusted_keys,
+)
 
 __all__ = [
     "INDEX_NAME",
@@ -86,6 +89,7 @@ __all__ = [
     "remove_skill",
     "render_skills_xml",
     "scan_folder",
+    "scan_folders",
     "stored_skills",
     "write_skill",
 ]
@@ -158,19 +162,27 @@ def read_receipt(folder: str | os.PathLike) -> Receipt | None:
     Returns:
         The Receipt, or None.
     """
-    path = Path(folder) / RECEIPT_NAME
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(os.path.join(os.fspath(folder), RECEIPT_NAME), _READ_FLAGS)
     except OSError:
         return None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(_MAX_RECEIPT_BYTES + 1)
+        data = _read_upto(fd, _MAX_RECEIPT_BYTES + 1)
+    except OSError:
+        return None
     finally:
         os.close(fd)
     return None if len(data) > _MAX_RECEIPT_BYTES else Receipt.from_bytes(data)
+
+
+def _read_upto(fd: int, limit: int) -> bytes:
+    # A regular file's read returns less than asked only at its end.
+    data = os.read(fd, limit)
+    while len(data) < limit and (chunk := os.read(fd, limit - len(data))):
+        data += chunk
+    return data
 
 
 # -- reading a folder -------------------------------------------------------------------------
@@ -183,7 +195,7 @@ class FolderScan:
     files: tuple[BundleFile, ...]
     problems: tuple[str, ...] = ()  # e.g. "scripts/x: symlink"; any problem means "modified"
 
-    @property
+    @cached_property
     def digest(self) -> str:
         return bundle_digest(self.files)
 
@@ -200,61 +212,165 @@ def scan_folder(folder: str | os.PathLike) -> FolderScan:
     Returns:
         The files (sorted by path bytes) and problems found.
     """
+    # This loop runs once per installed file on every check: plain strings and os calls only.
     files: list[BundleFile] = []
     problems: list[str] = []
-    stack: list[tuple[str, tuple[str, ...]]] = [(os.fspath(folder), ())]
+    stack: list[tuple[str, str]] = [(os.fspath(folder), "")]
     while stack:
         directory, prefix = stack.pop()
         try:
             with os.scandir(directory) as it:
                 entries = list(it)
         except OSError as exc:
-            problems.append(f"{'/'.join(prefix) or '.'}: cannot read ({exc.strerror})")
+            problems.append(f"{prefix[:-1] or '.'}: cannot read ({exc.strerror})")
             continue
         for entry in entries:
-            parts = (*prefix, entry.name)
-            if is_ignored(parts):
+            name = entry.name
+            # bundle.is_ignored, one name at a time: the walk never enters an ignored folder.
+            if name in IGNORED_NAMES or (not prefix and name in SIDECAR_FILES):
                 continue
-            rel = "/".join(parts)
+            rel = prefix + name
+            if not name.isascii() and not _is_utf8(name):
+                # No bundle holds such a name (the manifest is UTF-8): planted, so modified.
+                problems.append(f"{rel!r}: name is not UTF-8")
+                continue
             # The entry's type comes with the directory listing; the mode and size come from
             # the opened file itself, so a file swapped for a link meanwhile is not followed.
             try:
-                if entry.is_symlink():
-                    problems.append(f"{rel}: symlink")
-                elif entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, parts))
-                elif not entry.is_file(follow_symlinks=False):
-                    problems.append(f"{rel}: not a regular file")
-                else:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, rel + "/"))
+                elif entry.is_file(follow_symlinks=False):
                     found = _hash_file(entry.path)
                     if found is None:
                         problems.append(f"{rel}: not a regular file")
                     else:
-                        executable, size, sha = found
-                        files.append(BundleFile(rel, executable, size, sha))
+                        files.append(BundleFile(rel, *found))
+                elif entry.is_symlink():
+                    problems.append(f"{rel}: symlink")
+                else:
+                    problems.append(f"{rel}: not a regular file")
             except OSError as exc:
                 problems.append(f"{rel}: cannot read ({exc.strerror})")
-    files.sort(key=lambda f: f.path.encode("utf-8", "surrogateescape"))
+    files.sort(key=lambda f: f.path.encode("utf-8"))
     return FolderScan(tuple(files), tuple(problems))
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes, kept by os as lone surrogates
+        return False
+    return True
+
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# Read in one call up to this size; a larger file is read on in chunks, never whole.
+_ONE_READ = 1 << 22
+_CHUNK = 1 << 20
 
 
 def _hash_file(path: str) -> tuple[bool, int, str] | None:
     """(executable, size, SHA-256) of a regular file, read through one descriptor; None when it
     is not a regular file (it changed since it was listed)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    fd = os.open(path, _READ_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        digest = hashlib.sha256()
-        size = 0
-        # One read for a file of the usual size; chunks for a large one.
-        while chunk := os.read(fd, max(st.st_size + 1, 1 << 16) if size == 0 else 1 << 20):
-            digest.update(chunk)
-            size += len(chunk)
+        # Asking for one byte more than the size reads a usual file and notices its end in one
+        # call (a regular file's read comes back short only at its end; were it ever short
+        # early, the digest would differ and the folder be reported modified, never ok).
+        want = min(st.st_size + 1, _ONE_READ)
+        data = os.read(fd, want)
+        digest = hashlib.sha256(data)
+        size = len(data)
+        if size == want:
+            while chunk := os.read(fd, _CHUNK):
+                digest.update(chunk)
+                size += len(chunk)
         return bool(st.st_mode & stat.S_IXUSR), size, digest.hexdigest()
     finally:
         os.close(fd)
+
+
+# Below this many folders a second process costs more than it saves.
+_FORK_MIN_FOLDERS = 32
+
+
+def _idle_core() -> bool:
+    """A Linux machine with a core that nothing else is running on right now (on a busy one a
+    second process only adds the cost of forking and of waiting for it)."""
+    try:
+        with open("/proc/loadavg", "rb") as handle:  # "0.42 0.30 0.25 RUNNING/TOTAL LASTPID"
+            running = int(handle.read().split()[3].split(b"/")[0])  # this process included
+        cores = len(os.sched_getaffinity(0))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return False
+    return cores >= 2 and running <= cores - 1
+
+
+def scan_folders(folders: list[Path], *, parallel: bool | None = None) -> list[FolderScan]:
+    """``scan_folder`` of each folder, in order; on a Linux machine with an idle core a forked
+    child hashes the second half meanwhile.
+
+    Threads would not help: every open and read hands the GIL over, which costs more than the
+    hashing it frees. The child only reads files and sends back what ``scan_folder`` found (as
+    plain tuples, through a pipe); it touches neither the store nor any other state, and leaves
+    through ``os._exit``. Whatever goes wrong on its side, the parent scans that half itself.
+
+    Args:
+        folders: skill folders.
+        parallel: use a second process (True: whenever the system can fork; False: never;
+            None: when there are many folders and a core is idle).
+    Returns:
+        One FolderScan per folder.
+    """
+    half = len(folders) // 2
+    if parallel is None:
+        parallel = len(folders) >= _FORK_MIN_FOLDERS and _idle_core()
+    if not parallel or not half or not sys.platform.startswith("linux"):
+        return [scan_folder(f) for f in folders]
+    import marshal  # only here: a format for this pipe between two copies of one program
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: hash, write, leave without running any cleanup of the parent's
+        status = 1
+        try:
+            os.close(read_end)
+            found = [scan_folder(f) for f in folders[half:]]
+            data = marshal.dumps(
+                [
+                    (
+                        [(f.path, f.executable, f.size, f.sha256) for f in scan.files],
+                        list(scan.problems),
+                    )
+                    for scan in found
+                ]
+            )
+            _write_all(write_end, data)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    try:
+        mine = [scan_folder(f) for f in folders[:half]]
+        with os.fdopen(read_end, "rb") as pipe:
+            data = pipe.read()
+    finally:
+        _, status = os.waitpid(pid, 0)
+    theirs: list[FolderScan] | None = None
+    if status == 0:
+        try:
+            theirs = [
+                FolderScan(tuple(BundleFile(*f) for f in files), tuple(problems))
+                for files, problems in marshal.loads(data)
+            ]
+        except (ValueError, TypeError, EOFError):
+            theirs = None
+    if theirs is None or len(theirs) != len(folders) - half:
+        theirs = [scan_folder(f) for f in folders[half:]]
+    return mine + theirs
 
 
 def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
@@ -275,14 +391,14 @@ def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
         return []
     except OSError as exc:
         raise UsageError(f"{directory}: cannot read ({exc.strerror})") from None
-    found = []
-    for entry in entries:
-        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
-            continue
-        path = Path(entry.path)
-        if (path / SKILL_FILE).exists() or (path / RECEIPT_NAME).exists():
-            found.append(path)
-    return found
+    exists = os.path.exists
+    return [
+        Path(entry.path)
+        for entry in entries
+        if not entry.name.startswith(".")
+        and entry.is_dir(follow_symlinks=False)
+        and (exists(f"{entry.path}/{SKILL_FILE}") or exists(f"{entry.path}/{RECEIPT_NAME}"))
+    ]
 
 
 # -- the index of what was installed into a directory ------------------------------------------
@@ -343,6 +459,8 @@ def _disk_errors(what: str) -> Iterator[None]:
 
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False if unsupported."""
+    import ctypes  # only here: most runs never replace a folder
+
     try:
         fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (AttributeError, OSError):
@@ -356,33 +474,49 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
+def _rmtree(path: Path, *, ignore_errors: bool = False) -> None:
+    import shutil  # loaded by the commands that write, not by check
+
+    shutil.rmtree(path, ignore_errors=ignore_errors)
+
+
 def _sibling(directory: Path, name: str, mark: str) -> Path:
-    return directory / f".{name}{mark}{secrets.token_hex(4)}"
+    return directory / f".{name}{mark}{os.urandom(4).hex()}"
 
 
-def _leftovers(directory: Path, name: str, mark: str) -> list[Path]:
-    prefix = f".{name}{mark}"
+def _hidden(directory: Path) -> list[str]:
+    """The names of the hidden entries of ``directory`` (where leftovers would be)."""
     try:
-        return [Path(e.path) for e in os.scandir(directory) if e.name.startswith(prefix)]
-    except FileNotFoundError:
+        with os.scandir(directory) as it:
+            return [e.name for e in it if e.name.startswith(".")]
+    except OSError:  # missing or not a folder: writing there reports it as one error line
         return []
 
 
-def recover(directory: str | os.PathLike, name: str) -> None:
+def recover(directory: str | os.PathLike, name: str, hidden: Iterable[str] | None = None) -> None:
     """Finish what a crashed write or removal of ``name`` left behind.
 
     A stranded old copy (the process died between the two renames of the fallback swap) goes back
     in place when the folder is missing; temp folders are deleted.
+
+    Args:
+        directory: the skills directory.
+        name: the skill folder's name.
+        hidden: the directory's hidden entry names, when the caller listed them already (one
+            listing for a batch of skills instead of one per skill).
     """
     directory = Path(directory)
     target = directory / name
-    for old in _leftovers(directory, name, _OLD_MARK):
-        if not target.exists():
-            os.rename(old, target)
-        else:
-            shutil.rmtree(old, ignore_errors=True)
-    for tmp in _leftovers(directory, name, _TMP_MARK):
-        shutil.rmtree(tmp, ignore_errors=True)
+    names = list(_hidden(directory) if hidden is None else hidden)
+    for entry in names:
+        if entry.startswith(f".{name}{_OLD_MARK}"):
+            if not target.exists():
+                os.rename(directory / entry, target)
+            else:
+                _rmtree(directory / entry, ignore_errors=True)
+    for entry in names:
+        if entry.startswith(f".{name}{_TMP_MARK}"):
+            _rmtree(directory / entry, ignore_errors=True)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -432,6 +566,7 @@ def write_skill(
     now: str | None = None,
     record: bool = True,
     rehash: bool = True,
+    hidden: Iterable[str] | None = None,
 ) -> Receipt:
     """Write ``bundle`` to ``directory/name/`` atomically, with its receipt, and record it.
 
@@ -446,6 +581,7 @@ def write_skill(
             ``record_installs`` once for a batch).
         rehash: hash every file against the manifest while writing (False only for a bundle
             just read with ``Store.get_bundle``, which re-hashed every file itself).
+        hidden: the directory's hidden entries as listed before a batch (see ``recover``).
     Returns:
         The receipt written.
     Raises:
@@ -456,7 +592,7 @@ def write_skill(
     check_name(name)
     with _disk_errors(f"cannot write {directory / name}"):
         directory.mkdir(parents=True, exist_ok=True)
-        recover(directory, name)
+        recover(directory, name, hidden)
         target = directory / name
         if target.is_symlink() or (target.exists() and not target.is_dir()):
             raise InstallError(f"{target}: exists and is not a folder; refusing to write there")
@@ -474,14 +610,14 @@ def write_skill(
             if not target.exists():
                 os.rename(tmp, target)
             elif _exchange(tmp, target):
-                shutil.rmtree(tmp)  # now the old copy
+                _rmtree(tmp)  # now the old copy
             else:
                 old = _sibling(directory, name, _OLD_MARK)
                 os.rename(target, old)
                 os.rename(tmp, target)
-                shutil.rmtree(old)
+                _rmtree(old)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            _rmtree(tmp, ignore_errors=True)
             raise
     if record:
         record_installs(directory, {name: receipt.index_entry()})
@@ -523,7 +659,7 @@ def remove_skill(directory: str | os.PathLike, name: str, *, force: bool = False
         else:
             old = _sibling(directory, name, _TMP_MARK)
             os.rename(target, old)
-            shutil.rmtree(old)
+            _rmtree(old)
     record_installs(directory, {name: None})
     return receipt
 
@@ -709,35 +845,56 @@ class StoredSkill:
         return Candidate(self.name, self.digest, self.status, self.usable, self.why, self.files)
 
 
-def _usable(store, version, policy: Policy, trusted, threshold) -> tuple[bool, str]:
-    """The gate's rule for one version, without re-reading the store's copy of its files.
+def _judge(store, versions: list, policy: Policy) -> tuple[list[tuple[bool, str]], dict]:
+    """The gate's rule for each version, without re-reading the store's copy of its files.
 
     Installing re-reads and re-hashes them (``load_bundle``); checking compares a folder's own
     bytes with the manifest, so what matters there is only whether the version is active and its
     statements, over exactly that digest, verify under ``policy`` now. ``verify`` covers the
-    store's copy.
+    store's copy. Under the store's own trust list the verdicts come through the store's memo
+    (``trust.evaluate_remembered``); a trust file's keys are always checked afresh, since the
+    point of giving one is not to take the store's word.
+
+    Returns:
+        ((usable, why) per version; new memo rows for ``Store.remember_verdicts``).
     """
-    if version.status != "active":
-        why = f"{version.status}: {version.reason}" if version.reason else version.status
-        return False, why
-    verdict = evaluate(
-        store.envelopes(version.sha256),
-        trusted,
-        name=version.name,
-        sha256=version.sha256,
-        threshold=threshold,
-    )
+    trusted = list(policy.trusted) if policy.trusted is not None else trusted_keys(store)
+    threshold = policy.threshold if policy.threshold is not None else get_threshold(store)
+    active = [v for v in versions if v.status == "active"]
+    signed = store.envelopes_of(v.sha256 for v in active)
+    items = [(v.name, v.sha256, signed.get(v.sha256, [])) for v in active]
+    fresh: dict[str, str] = {}
+    if policy.from_file:
+        verdicts = [
+            evaluate(envs, trusted, name=name, sha256=sha, threshold=threshold)
+            for name, sha, envs in items
+        ]
+    else:
+        verdicts, fresh = evaluate_remembered(store, items, trusted, threshold)
+    by_id = {v.id: verdict for v, verdict in zip(active, verdicts, strict=True)}
     who = "a reviewer in the trust file" if policy.from_file else "a trusted reviewer"
-    if verdict.rejected:
-        return False, f"rejected by {who}"
-    if not policy.from_file and is_clean_path(
-        version.origin, version.final_url, version.provenance
-    ):
-        return True, ""
-    if verdict.approved:
-        return True, ""
     keys = "keys in the trust file" if policy.from_file else "trusted reviewers"
-    return False, f"{len(verdict.approvers)} of {threshold} required approvals by {keys} verify"
+    answers = []
+    for version in versions:
+        verdict = by_id.get(version.id)
+        if verdict is None:
+            why = f"{version.status}: {version.reason}" if version.reason else version.status
+            answers.append((False, why))
+        elif verdict.rejected:
+            answers.append((False, f"rejected by {who}"))
+        elif verdict.approved or (
+            not policy.from_file
+            and is_clean_path(version.origin, version.final_url, version.provenance)
+        ):
+            answers.append((True, ""))
+        else:
+            answers.append(
+                (
+                    False,
+                    f"{len(verdict.approvers)} of {threshold} required approvals by {keys} verify",
+                )
+            )
+    return answers, fresh
 
 
 def stored_skills(
@@ -745,6 +902,8 @@ def stored_skills(
     policy: Policy = Policy(),
     names: Iterable[str] | None = None,
     digests: Iterable[str] = (),
+    *,
+    manifests: bool = True,
 ) -> list[StoredSkill]:
     """Stored versions as bundle manifests, with the gate's answer under ``policy``.
 
@@ -753,42 +912,33 @@ def stored_skills(
         policy: whose approvals count (default: the store's trust list and threshold).
         names: the versions of these names (default: every version).
         digests: and the versions with these bundle digests, whatever their name.
+        manifests: read each version's file list (False: ``files`` is empty, for a caller
+            that reads only the few it needs).
     Returns:
-        One StoredSkill per version, oldest first.
+        One StoredSkill per version whose bundle is stored, oldest first.
     """
     with store.snapshot():
-        trusted = list(policy.trusted) if policy.trusted is not None else trusted_keys(store)
-        threshold = policy.threshold if policy.threshold is not None else get_threshold(store)
         if names is None:
-            versions = store.versions()
+            chosen = {v.id: v for v in store.versions(order="id")}
+            for v in store.versions_matching((), digests):
+                chosen.setdefault(v.id, v)
+            versions = [chosen[k] for k in sorted(chosen)]
         else:
-            wanted = set(names)
-            versions = [v for v in store.versions() if v.name in wanted]
-        seen = {v.id for v in versions}
-        for digest in dict.fromkeys(digests):
-            for v in store.versions_by_digest(digest):
-                if v.id not in seen:
-                    seen.add(v.id)
-                    versions.append(v)
-        out = []
-        for version in sorted(versions, key=lambda v: v.id):
-            files = tuple(store.bundle_files(version.digest))
-            if not files:
-                continue
-            usable, why = _usable(store, version, policy, trusted, threshold)
-            out.append(
-                StoredSkill(
-                    version.name,
-                    version.id,
-                    version.sha256,
-                    version.digest,
-                    version.status,
-                    usable,
-                    why,
-                    files,
-                )
-            )
-    return out
+            versions = store.versions_matching(names, digests)
+        wanted = (v.digest for v in versions)
+        files = (
+            store.bundle_files_of(wanted)
+            if manifests
+            else dict.fromkeys(store.stored_bundles(wanted), ())
+        )
+        versions = [v for v in versions if v.digest in files]
+        answers, fresh = _judge(store, versions, policy)
+    # Remembered after the read snapshot, in a write of its own that never waits.
+    store.remember_verdicts(fresh)
+    return [
+        StoredSkill(v.name, v.id, v.sha256, v.digest, v.status, usable, why, tuple(files[v.digest]))
+        for v, (usable, why) in zip(versions, answers, strict=True)
+    ]
 
 
 def load_bundle(store, skill: StoredSkill) -> Bundle:
@@ -875,6 +1025,7 @@ def install(
             )
     results = []
     written: dict[str, dict] = {}
+    hidden = _hidden(directory)  # leftovers of a crashed run are there before this one starts
     try:
         for skill, bundle in zip(chosen, bundles, strict=True):
             target = directory / skill.name
@@ -891,6 +1042,7 @@ def install(
                 force=force,
                 record=False,
                 rehash=False,  # load_bundle re-hashed every file
+                hidden=hidden,
             )
             written[skill.name] = receipt.index_entry()
             results.append(InstallResult(skill.name, bundle.digest, str(target), action))
@@ -933,19 +1085,29 @@ def check(
     Returns:
         The report; ``ok`` only when every state is ok.
     """
-    found = []
-    for directory in map(Path, directories):
-        found.append(
-            (
-                directory,
-                [(f, scan_folder(f), read_receipt(f)) for f in find_skill_folders(directory)],
-            )
-        )
+    listed = [(Path(d), find_skill_folders(d)) for d in directories]
+    scans = iter(scan_folders([f for _, folders in listed for f in folders]))
+    found = [(d, [(f, next(scans), read_receipt(f)) for f in folders]) for d, folders in listed]
     names = {f.name for _, folders in found for f, _, _ in folders}
     names |= {r.name for _, folders in found for _, _, r in folders if r is not None}
     digests = {scan.digest for _, folders in found for _, scan, _ in folders}
     digests |= {r.digest for _, folders in found for _, _, r in folders if r is not None}
-    skills = stored_skills(store, policy, names, digests)
+    skills = stored_skills(store, policy, names, digests, manifests=False)
+    states = _classify_all(found, skills)
+    # Only a folder that is no stored bundle is compared file by file with the bundle it should
+    # be: only those manifests are read (and the folders judged again, now with them).
+    needed = {s.expected for s in states if s.state == "modified" and s.expected}
+    if needed:
+        manifests = store.bundle_files_of(needed)
+        skills = [
+            replace(s, files=tuple(manifests[s.digest])) if s.digest in manifests else s
+            for s in skills
+        ]
+        states = _classify_all(found, skills)
+    return CheckReport(states)
+
+
+def _classify_all(found: list, skills: list[StoredSkill]) -> list[SkillState]:
     by_digest: dict[str, list[Candidate]] = {}
     for skill in skills:
         by_digest.setdefault(skill.digest, []).append(skill.candidate())
@@ -959,7 +1121,7 @@ def check(
         for name, entry in sorted(read_index(directory).items()):
             if name not in seen:
                 states.append(missing_state(directory, name, entry))
-    return CheckReport(states)
+    return states
 
 
 @dataclass
@@ -1050,6 +1212,7 @@ def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) 
     plan = list(plan)
     skills = stored_skills(store)
     written: dict[str, dict] = {}
+    hidden = _hidden(directory)
     try:
         for action in plan:
             if action.action in ("install", "replace"):
@@ -1062,6 +1225,7 @@ def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) 
                     store=str(store.path),
                     record=False,
                     rehash=False,  # load_bundle re-hashed every file
+                    hidden=hidden,
                 )
                 written[action.name] = receipt.index_entry()
     finally:
@@ -1101,6 +1265,8 @@ def available_skills(
     Returns:
         (the installed skills in the order of ``names``, the names that are not installed ok).
     """
+    from chimera_cards.card import CardParseError, parse_card  # Markdown and YAML: only here
+
     directory = Path(directory)
     ok = {s.name: s for s in check(store, [directory]).states if s.ok}
     found, absent = [], []
@@ -1123,6 +1289,8 @@ def available_skills(
 def render_skills_xml(skills: Iterable[AvailableSkill]) -> str:
     """The Agent Skills ``<available_skills>`` block (the layout ``skills-ref to-prompt``
     prints), every value escaped so a description cannot close an element."""
+    import html
+
     lines = ["<available_skills>"]
     for skill in skills:
         lines.append("<skill>")

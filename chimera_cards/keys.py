@@ -24,16 +24,21 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING
 
 from chimera_cards.errors import ChimeraError, KeyExistsError, KeyWriteError, UsageError
 
 PUBKEY_PREFIX = "ed25519"
 KEY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_ENVELOPE_BYTES = 64 * 1024
+
+# ``cryptography`` is imported where a key is made, loaded or checked, not with this module: a
+# command that only reads key text, or whose signature checks were remembered, never loads it.
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
 
 
 class KeyFileError(ChimeraError):
@@ -75,9 +80,13 @@ class PublicKey:
     @functools.cached_property
     def _key(self) -> Ed25519PublicKey:
         # Loaded once per PublicKey: the gate verifies on every read.
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
         return Ed25519PublicKey.from_public_bytes(self.raw)
 
     def verify(self, signature: bytes, data: bytes) -> bool:
+        from cryptography.exceptions import InvalidSignature
+
         try:
             self._key.verify(signature, data)
         except (InvalidSignature, ValueError):
@@ -103,6 +112,8 @@ class GeneratedKey:
 
 
 def public_of(private: Ed25519PrivateKey) -> PublicKey:
+    from cryptography.hazmat.primitives import serialization
+
     raw = private.public_key().public_bytes(
         serialization.Encoding.Raw, serialization.PublicFormat.Raw
     )
@@ -140,6 +151,9 @@ def generate_key(
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise KeyWriteError(f"cannot write {path}: {exc.strerror or exc}", exit_code=2) from None
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     private = Ed25519PrivateKey.generate()
     encryption = (
         serialization.BestAvailableEncryption(passphrase)
@@ -190,6 +204,10 @@ def load_private_key(
         data = Path(path).read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read key file {path}: {exc.strerror}") from None
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     try:
         key = serialization.load_pem_private_key(data, password=passphrase)
     except TypeError:
@@ -211,6 +229,10 @@ def parse_public_key(text: str) -> PublicKey:
     """Accept ``ed25519 <base64> [comment]``, OpenSSH ``ssh-ed25519`` or a PEM public key."""
     stripped = text.strip()
     if stripped.startswith("-----BEGIN"):
+        from cryptography.exceptions import UnsupportedAlgorithm
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
         try:
             key = serialization.load_pem_public_key(stripped.encode("ascii"))
         except (ValueError, UnsupportedAlgorithm, UnicodeEncodeError):
@@ -222,6 +244,9 @@ def parse_public_key(text: str) -> PublicKey:
         )
     parts = stripped.split()
     if len(parts) >= 2 and parts[0] == "ssh-ed25519":
+        from cryptography.exceptions import UnsupportedAlgorithm
+        from cryptography.hazmat.primitives import serialization
+
         try:
             key = serialization.load_ssh_public_key(" ".join(parts[:2]).encode("ascii"))
         except (ValueError, UnsupportedAlgorithm, UnicodeEncodeError):

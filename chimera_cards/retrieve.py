@@ -20,9 +20,7 @@ walks the source to check that nothing else does.
 
 from __future__ import annotations
 
-import hashlib
 import html
-import json
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -33,8 +31,15 @@ from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.prompt import LEVELS, render_card
 from chimera_cards.store import Store, Version
-from chimera_cards.trust import TrustedKey, Verdict, evaluate, get_threshold, trusted_keys
-from chimera_cards.urls import is_url
+from chimera_cards.trust import (
+    TrustedKey,
+    Verdict,
+    evaluate,
+    get_threshold,
+    is_clean_path,
+    trusted_keys,
+    verdict_key,
+)
 
 # Functions that may hand card text to a model: the gate and its renderer.
 MODEL_READ_PATHS = frozenset(
@@ -179,12 +184,6 @@ def gate_version(
     )
 
 
-def is_clean_path(origin: str | None, final_url: str | None, provenance: str) -> bool:
-    """A clean import from a local path: usable without approvals. The gate and review's status
-    rules must agree on this, so both call it."""
-    return provenance == "clean" and not is_url(origin) and not is_url(final_url)
-
-
 def fts_phrases(query: str) -> list[str]:
     """The user's words as FTS5 phrases that cannot be read as FTS5 syntax.
 
@@ -311,9 +310,7 @@ def gate_check(
 def _verdict_key(
     envelopes: list[str], trusted: list[TrustedKey], name: str, sha256: str, threshold: int
 ) -> bytes:
-    keys = [[k.keyid, k.public.text()] for k in trusted]
-    text = json.dumps([name, sha256, threshold, keys, envelopes], ensure_ascii=False, default=repr)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return verdict_key(envelopes, trusted, name=name, sha256=sha256, threshold=threshold)
 
 
 def _evaluate(

@@ -59,6 +59,7 @@ from chimera_cards.trust import (
     Verdict,
     check_statement,
     evaluate,
+    evaluate_remembered,
     get_threshold,
     make_statement,
     peek_statement,
@@ -206,9 +207,12 @@ def reconcile(
         status = store.status_of(vid)
         if status not in ("pending", "active"):
             continue
-        verdict = evaluate(
-            store.envelopes(sha), trusted, name=name, sha256=sha, threshold=threshold
+        # Through the store's memo, kept in this same transaction: check and install then find
+        # the verdict without verifying the signatures again.
+        (verdict,), fresh = evaluate_remembered(
+            store, [(name, sha, store.envelopes(sha))], trusted, threshold
         )
+        store.remember_verdicts(fresh)
         if verdict.rejected:
             _set_status(
                 store,

@@ -23,12 +23,10 @@ import itertools
 import json
 import math
 import os
-import shutil
 import sqlite3
-import tempfile
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -200,11 +198,24 @@ def _migrate_bundles(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS.append(_migrate_bundles)
 
+# Verdicts on review statements, remembered so that check and install need not redo the Ed25519
+# arithmetic on every run (trust.evaluate_remembered). A cache: keyed by the SHA-256 of every
+# input of the verdict, so it is never invalidated, only pruned; verify re-derives its rows.
+MIGRATIONS.append(
+    "CREATE TABLE verdict_memo (key TEXT PRIMARY KEY, verdict TEXT NOT NULL) WITHOUT ROWID;"
+)
+# More rows than this and the memo starts over: refilling costs one verification per version.
+MAX_REMEMBERED_VERDICTS = 100_000
+
 # Extra checks run by verify_store after the built-in ones, as "module:function" so a later
 # module (e.g. signed review statements) can add one without this module importing it. Each is
 # called as fn(store, conn) and returns an iterable of Problem.
 # Review: stored signatures must match the bytes they are about.
-EXTRA_VERIFY_CHECKS: tuple[str, ...] = ("chimera_cards.review:verify_check",)
+# Trust: every verdict the store remembers must be what its statements verify to now.
+EXTRA_VERIFY_CHECKS: tuple[str, ...] = (
+    "chimera_cards.review:verify_check",
+    "chimera_cards.trust:check_remembered_verdicts",
+)
 
 
 # Run by export_card after it writes SKILL.md, as "module:function" called
@@ -325,6 +336,13 @@ _ID_CHUNK = 500
 _MAX_PAIRED_PHRASES = 6  # 15 pairs; longer queries are ranked in full
 _BM25_K1 = 1.2  # SQLite FTS5's bm25() constant k1
 _TEXT_FIELDS = ("name", "sha256", "origin", "imported_at", "provenance", "status", "reason")
+
+
+def _tampered_file(label: str, path: str) -> TamperedBlobError:
+    return TamperedBlobError(
+        f"{label}: stored bytes of {path} are missing or do not match their hash; "
+        "run `chimera-cards verify`"
+    )
 
 
 def _checked_version(row: Sequence) -> Version:
@@ -471,7 +489,8 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open store ({exc})") from None
         try:
-            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            self._busy_ms = int(timeout * 1000)
+            self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             # Typical cards are ~4 KB: with 16 KB pages most blobs fit in one page instead of an
             # overflow chain (only takes effect on a new, empty file); mmap makes verify's full
             # read of every blob cheaper.
@@ -843,15 +862,27 @@ class Store:
                 "run `chimera-cards verify`"
             )
         contents: dict[str, tuple[bytes, bool]] = {}
+        # The files' bytes in a few queries, not one per file.
+        wanted = sorted({f.sha256 for f in files})
+        blobs: dict[str, bytes] = {}
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            for sha, data in self._conn.execute(
+                "SELECT sha256, CAST(data AS BLOB) FROM blobs "
+                f"WHERE sha256 IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                blobs[sha] = bytes(data)
         for f in files:
-            data = self.get_blob(f.sha256)
-            if data is None or len(data) != f.size or hashlib.sha256(data).hexdigest() != f.sha256:
-                raise TamperedBlobError(
-                    f"{label}: stored bytes of {f.path} are missing or do not match their hash; "
-                    "run `chimera-cards verify`"
-                )
+            data = blobs.get(f.sha256)
+            if data is None or len(data) != f.size:
+                raise _tampered_file(label, f.path)
             contents[f.path] = (data, f.executable)
-        bundle = bundle_from_files(contents, where=label)
+        bundle = bundle_from_files(contents, where=label)  # hashes every file, once
+        hashed = {f.path: f.sha256 for f in bundle.files}
+        for f in files:
+            if hashed.get(f.path) != f.sha256:
+                raise _tampered_file(label, f.path)
         skill = bundle.file(SKILL_FILE)
         # The version's identity must name these bytes: its bundle digest, or (a version stored
         # before bundles) the SKILL.md hash of a bundle that is SKILL.md alone.
@@ -892,6 +923,80 @@ class Store:
                 (digest, digest),
             )
         ]
+
+    def versions_matching(self, names: Iterable[str], digests: Iterable[str]) -> list[Version]:
+        """Every version of one of ``names``, or whose bundle digest (or, stored before bundles,
+        SKILL.md hash) is one of ``digests``; oldest first. A few queries for any number.
+
+        Args:
+            names: card names.
+            digests: bundle digests.
+        Returns:
+            The versions, each once, by id.
+        """
+        found: dict[int, Version] = {}
+        for column, values in (("name", sorted(set(names))), ("digest", sorted(set(digests)))):
+            where = "digest IN ({0}) OR sha256 IN ({0})" if column == "digest" else "name IN ({0})"
+            for start in range(0, len(values), _ID_CHUNK):
+                chunk = values[start : start + _ID_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                args = chunk * 2 if column == "digest" else chunk
+                for row in self._conn.execute(
+                    f"SELECT {_VERSION_COLUMNS} FROM versions WHERE {where.format(marks)}", args
+                ):
+                    if row[0] not in found:
+                        found[row[0]] = Version.from_row(row)
+        return [found[k] for k in sorted(found)]
+
+    def bundle_files_of(self, digests: Iterable[str]) -> dict[str, list[BundleFile]]:
+        """``bundle_files`` of many bundles at once: digest -> its files sorted by path bytes
+        (a digest with no stored manifest rows is left out)."""
+        wanted = sorted(set(digests))
+        out: dict[str, list[BundleFile]] = {}
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            for digest, path, executable, size, sha in self._conn.execute(
+                "SELECT digest, path, executable, size, sha256 FROM bundle_files "
+                f"WHERE digest IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                out.setdefault(digest, []).append(BundleFile(path, bool(executable), size, sha))
+        for files in out.values():
+            files.sort(key=lambda f: f.path.encode())
+        return out
+
+    def stored_bundles(self, digests: Iterable[str]) -> set[str]:
+        """Which of these bundle digests have their manifest rows stored."""
+        wanted = sorted(set(digests))
+        out: set[str] = set()
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            out.update(
+                row[0]
+                for row in self._conn.execute(
+                    "SELECT DISTINCT digest FROM bundle_files "
+                    f"WHERE digest IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        return out
+
+    def envelopes_of(self, shas: Iterable[str]) -> dict[str, list[str]]:
+        """``envelopes`` about many SHA-256s at once: sha256 -> envelopes in the order they were
+        stored (a SHA-256 nothing was signed about is left out)."""
+        wanted = sorted(set(shas))
+        rows: list[tuple[int, str, str]] = []
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            rows += self._conn.execute(
+                "SELECT id, sha256, envelope FROM statements "
+                f"WHERE sha256 IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+        out: dict[str, list[str]] = {}
+        for _, sha, envelope in sorted(rows):
+            out.setdefault(sha, []).append(envelope)
+        return out
 
     def approved_bundle(self, name: str) -> tuple[Version, Bundle] | None:
         """The bundle of ``name`` an agent may be given now, or None.
@@ -1116,6 +1221,60 @@ class Store:
                 "UPDATE statements SET name = ?, signed_at = ?, envelope = ? WHERE id = ?",
                 (name, signed_at, envelope, replace_id),
             )
+
+    # -- remembered verdicts (trust.evaluate_remembered) ---------------------------------------
+
+    def recall_verdicts(self, keys: Sequence[str]) -> dict[str, str]:
+        """The remembered verdicts (JSON text) for these keys (hex), where there are some."""
+        found: dict[str, str] = {}
+        for start in range(0, len(keys), _ID_CHUNK):
+            chunk = keys[start : start + _ID_CHUNK]
+            found.update(
+                self._conn.execute(
+                    "SELECT key, verdict FROM verdict_memo WHERE key IN "
+                    f"({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+            )
+        return found
+
+    def remember_verdicts(self, rows: Mapping[str, str]) -> bool:
+        """Keep verdicts (key hex -> verdict JSON) for later runs.
+
+        Inside ``transaction()`` they join it. Otherwise they get a short transaction of their
+        own that never waits: a store that is read-only, locked by another writer or full is
+        left as it is (False), since a memo is never worth waiting or failing for.
+
+        Returns:
+            Whether the rows were written (or joined the open transaction).
+        """
+        if not rows:
+            return True
+        if self._conn.in_transaction:
+            self._put_verdicts(rows)
+            return True
+        self._conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            with self.transaction():
+                self._put_verdicts(rows)
+            return True
+        except (sqlite3.Error, StoreWriteError):
+            return False
+        finally:
+            self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+
+    def _put_verdicts(self, rows: Mapping[str, str]) -> None:
+        count = self._conn.execute("SELECT count(*) FROM verdict_memo").fetchone()[0]
+        if count + len(rows) > MAX_REMEMBERED_VERDICTS:
+            self._conn.execute("DELETE FROM verdict_memo")
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO verdict_memo (key, verdict) VALUES (?, ?)", rows.items()
+        )
+
+    def forget_verdicts(self) -> None:
+        """Drop every remembered verdict (the next check verifies every signature again)."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM verdict_memo")
 
     # -- the search index ----------------------------------------------------------------------
 
@@ -1850,6 +2009,9 @@ def export_card(
                     f"{version.name} {version.sha256[:12]} is not approved "
                     f"({version.status}: {decision.reason}); pass --unapproved to export it anyway"
                 )
+    import shutil  # with tempfile: only for an export, not every command
+    import tempfile
+
     parent = Path(directory)
     target = parent / version.name
     _check_export_target(target)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from chimera_cards.errors import UsageError
@@ -26,7 +27,8 @@ from chimera_cards.keys import (
     sign_envelope,
     verify_envelope,
 )
-from chimera_cards.store import THRESHOLD_SETTING, Store, utc_now
+from chimera_cards.store import THRESHOLD_SETTING, Problem, Store, utc_now
+from chimera_cards.urls import is_url
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -197,6 +199,31 @@ class Verdict:
     def to_dict(self) -> dict:
         return {"approved": self.approved, "rejected": self.rejected, **asdict(self)}
 
+    def to_json(self) -> str:
+        """The verdict as it is remembered (``evaluate_remembered``)."""
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Verdict | None:
+        """A remembered verdict, or None when the text is not one (then it is evaluated anew)."""
+        try:
+            value = json.loads(text)
+            verdict = cls(
+                threshold=value["threshold"],
+                approvers=value["approvers"],
+                rejecters=value["rejecters"],
+                accepted=value["accepted"],
+                problems=value["problems"],
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+        lists = (verdict.approvers, verdict.rejecters, verdict.accepted, verdict.problems)
+        if type(verdict.threshold) is not int or not all(
+            isinstance(items, list) and all(isinstance(x, str) for x in items) for items in lists
+        ):
+            return None
+        return verdict
+
 
 def check_statement(
     envelope: dict | str,
@@ -279,6 +306,143 @@ def evaluate(
         if st.decision == "approve":
             verdict.accepted = sorted({*verdict.accepted, *st.accepted})
     return verdict
+
+
+def is_clean_path(origin: str | None, final_url: str | None, provenance: str) -> bool:
+    """A clean import from a local path: usable without approvals. The gate, ``install`` and
+    review's status rules must agree on this, so all of them call it."""
+    return provenance == "clean" and not is_url(origin) and not is_url(final_url)
+
+
+# --- remembered verdicts ----------------------------------------------------------------------
+
+# Part of every verdict key: a release that changes ``evaluate``'s rules changes this text, so a
+# verdict an older release remembered is never read back as today's.
+VERDICT_RULES = "chimera-cards verdict 1"
+
+
+def verdict_key(
+    envelopes: Sequence[str],
+    trusted: Iterable[TrustedKey],
+    *,
+    name: str,
+    sha256: str,
+    threshold: int,
+) -> bytes:
+    """SHA-256 of everything ``evaluate``'s outcome depends on.
+
+    The name and SHA-256 the statements must be about, the threshold, every trusted key id with
+    its public key, and every envelope's exact text: any change to one of them (a key added or
+    removed, a raised threshold, a new or edited statement) is another key, so a remembered
+    verdict needs no invalidation and cannot go stale.
+
+    Args:
+        envelopes: the stored envelopes, as their JSON text.
+        trusted: the trust list.
+        name: the card name; sha256: the bytes' SHA-256; threshold: approvals needed.
+    Returns:
+        The 32-byte key.
+    """
+    keys = [[k.keyid, k.public.text()] for k in trusted]
+    text = json.dumps(
+        [VERDICT_RULES, name, sha256, threshold, keys, list(envelopes)],
+        ensure_ascii=False,
+        default=repr,
+    )
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def evaluate_remembered(
+    store: Store,
+    items: Sequence[tuple[str, str, Sequence[str]]],
+    trusted: Sequence[TrustedKey],
+    threshold: int,
+    *,
+    memo: dict[bytes, bool] | None = None,
+) -> tuple[list[Verdict], dict[str, str]]:
+    """``evaluate`` for many versions, reading back verdicts the store remembers.
+
+    A verdict is remembered under ``verdict_key`` of its exact inputs, so a hit is the answer
+    ``evaluate`` would give now: the Ed25519 arithmetic (and loading the library that does it)
+    is what is skipped, never a check of what is trusted. The memo lives in the store and is
+    trusted as the store's own trust list is: whoever can write the store can already add a key
+    to that list. It is never consulted for a trust list from elsewhere (a trust file), and
+    ``verify`` re-derives every verdict it remembers (``check_remembered_verdicts``).
+
+    Args:
+        store: the open store (the memo is read from it).
+        items: (name, sha256, envelope texts) of each version to judge.
+        trusted: the store's trust list; threshold: the store's threshold.
+        memo: optional cache of single signature checks, for the verdicts not remembered.
+    Returns:
+        (a Verdict per item, in order; the new memo rows to keep, key hex -> verdict JSON,
+        for ``Store.remember_verdicts``).
+    """
+    trusted = list(trusted)
+    keys = [
+        verdict_key(envelopes, trusted, name=name, sha256=sha, threshold=threshold).hex()
+        if envelopes
+        else ""
+        for name, sha, envelopes in items
+    ]
+    known = store.recall_verdicts([k for k in keys if k])
+    verdicts: list[Verdict] = []
+    fresh: dict[str, str] = {}
+    for key, (name, sha, envelopes) in zip(keys, items, strict=True):
+        if not key:  # nothing signed: nothing to verify or remember
+            verdicts.append(Verdict(threshold=threshold))
+            continue
+        text = known.get(key)
+        verdict = Verdict.from_json(text) if text is not None else None
+        if verdict is None or verdict.threshold != threshold:
+            verdict = evaluate(
+                envelopes, trusted, name=name, sha256=sha, threshold=threshold, memo=memo
+            )
+            fresh[key] = verdict.to_json()
+        verdicts.append(verdict)
+    return verdicts, fresh
+
+
+def check_remembered_verdicts(store: Store, conn: object = None) -> list[Problem]:
+    """``verify``'s check of the verdict memo (registered in ``store.EXTRA_VERIFY_CHECKS``): the
+    verdict remembered for each version under today's trust list must be the one its statements
+    give when verified now, so a memo row written by hand cannot make bytes look approved.
+
+    Args:
+        store: the open store; conn: verify's snapshot (the store's own connection).
+    Returns:
+        One Problem per remembered verdict that differs from a fresh evaluation.
+    """
+    trusted, threshold = trusted_keys(store), get_threshold(store)
+    signed = {sha for _, sha, _ in store.all_statements()}
+    # Keyed exactly as check and install key them: every envelope stored about the bytes.
+    items = [
+        (name, sha, store.envelopes(sha)) for name, sha in store.version_keys() if sha in signed
+    ]
+    keys = [
+        verdict_key(envs, trusted, name=name, sha256=sha, threshold=threshold).hex()
+        for name, sha, envs in items
+    ]
+    known = store.recall_verdicts(keys)
+    problems = []
+    signatures: dict[bytes, bool] = {}
+    for key, (name, sha, envelopes) in zip(keys, items, strict=True):
+        if key not in known:
+            continue
+        fresh = evaluate(
+            envelopes, trusted, name=name, sha256=sha, threshold=threshold, memo=signatures
+        )
+        if Verdict.from_json(known[key]) != fresh:
+            problems.append(
+                Problem(
+                    "verdict-memo-mismatch",
+                    f"{name} {sha[:12]}: the remembered verdict on its statements is not what "
+                    "they verify to now (written by hand?)",
+                    name,
+                    sha,
+                )
+            )
+    return problems
 
 
 # --- the trust list and threshold in the store ------------------------------------------------

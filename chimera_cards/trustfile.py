@@ -20,7 +20,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chimera_cards import review
 from chimera_cards.atomic import write_atomic
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.keys import PublicKey, check_key_name, parse_public_key
@@ -135,6 +134,8 @@ def write_trust_file(path: str | os.PathLike, trust: TrustFile) -> None:
 
 def store_trust_file(store) -> TrustFile:
     """The store's trust list and threshold as a TrustFile (for ``trust export``)."""
+    from chimera_cards import review  # Markdown, lint, codescan: not for reading a trust file
+
     keys, threshold = review.trust_status(store)
     return TrustFile(threshold, {k.name: k.public for k in keys})
 
@@ -153,6 +154,8 @@ def apply_trust_file(store, trust: TrustFile) -> list:
     Raises:
         ChimeraError: a name in the file is trusted in the store with a different key.
     """
+    from chimera_cards import review
+
     current = store_trust_file(store)
     changes: list = []
     for name, key in trust.keys.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 
 import pytest
@@ -13,6 +14,10 @@ from conftest import card_text, dump_store, make_card, make_skill, skill_archive
 
 from chimera_cards.cli import main
 from chimera_cards.install import RECEIPT_NAME
+from chimera_cards.keys import read_public_key
+from chimera_cards.store import Store
+from chimera_cards.trust import TrustedKey, Verdict, verdict_key
+from chimera_cards.trustfile import TrustFile, write_trust_file
 
 
 @pytest.fixture
@@ -358,3 +363,101 @@ def test_the_multi_file_story(env, card_server):
     run("sync", "--agent", "claude")
     assert not installed.exists()
     assert (hand / "SKILL.md").is_file()
+
+
+# --- the store's memo of signature verdicts ---------------------------------------------------
+
+
+def memo_rows(env) -> dict[str, str]:
+    conn = sqlite3.connect(env / "cc" / "cards.db")
+    try:
+        return dict(conn.execute("SELECT key, verdict FROM verdict_memo").fetchall())
+    finally:
+        conn.close()
+
+
+def forge_approval_memo(env, name: str, sha: str, trusted) -> None:
+    """Write by hand the memo row a check of (name, sha) under ``trusted`` would look up, saying
+    the bytes are approved: what someone able to write the store could do."""
+    with Store(env / "cc" / "cards.db") as store:
+        key = verdict_key(store.envelopes(sha), trusted, name=name, sha256=sha, threshold=1)
+        approvers = [k.keyid for k in trusted] or ["0123456789abcdef"]
+        forged = Verdict(threshold=1, approvers=approvers)
+        store.remember_verdicts({key.hex(): forged.to_json()})
+
+
+def test_approving_remembers_the_verdict_and_check_verifies_again_when_it_is_forgotten(
+    env, card_server
+):
+    approve(env, "memo", import_url(card_server, "memo"))
+    assert len(memo_rows(env)) == 1  # the approval's policy run remembered its verdict
+    run("install", "memo", "--to", env / "skills")
+    assert run("check", env / "skills").stdout == "ok       memo\n"
+    with Store(env / "cc" / "cards.db") as store:
+        store.forget_verdicts()
+    assert memo_rows(env) == {}
+    assert run("check", env / "skills").stdout == "ok       memo\n"
+    [verdict] = memo_rows(env).values()  # verified afresh, and remembered again
+    assert json.loads(verdict)["approvers"] and json.loads(verdict)["rejecters"] == []
+
+
+@pytest.mark.parametrize("decision", ["reject", "retire"])
+def test_a_rejected_or_retired_version_is_revoked_whatever_the_memo_says(
+    env, card_server, decision
+):
+    sha = import_url(card_server, "gone")
+    approve(env, "gone", sha)
+    run("install", "gone", "--to", env / "skills")
+    remembered = memo_rows(env)
+    if decision == "reject":
+        run(
+            "reject",
+            "gone",
+            "--key",
+            env / "cc" / "keys" / "alice.key",
+            "--sha256",
+            sha,
+            "--reason",
+            "leaks tokens",
+        )
+    else:
+        run("retire", "gone")
+    assert memo_rows(env).items() >= remembered.items()  # the approval's row is still there
+    result = run("check", env / "skills", "--json", ok=False)
+    assert states(result)["gone"]["state"] == "revoked"
+
+
+def test_a_trust_row_deleted_by_hand_misses_the_memo_and_a_forged_row_is_caught_by_verify(
+    env, card_server
+):
+    sha = import_url(card_server, "hand-edit")
+    approve(env, "hand-edit", sha)
+    run("install", "hand-edit", "--to", env / "skills")
+    db = env / "cc" / "cards.db"
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("DELETE FROM trust")  # behind the tool's back: no policy run, still active
+    conn.close()
+    result = run("check", env / "skills", "--json", ok=False)
+    assert states(result)["hand-edit"]["state"] == "revoked"  # another key: verified afresh
+
+    # Whoever can write the store can also write the memo (as they could add a trusted key):
+    # check then takes the forged verdict, and verify is what reports it.
+    forge_approval_memo(env, "hand-edit", sha, [])
+    assert run("check", env / "skills").exit_code == 0
+    report = json.loads(run("verify", "--json", ok=False).stdout)
+    kinds = {p["kind"] for p in report["problems"]}
+    assert "verdict-memo-mismatch" in kinds
+
+
+def test_a_trust_file_is_never_judged_from_the_memo(env, card_server):
+    sha = import_url(card_server, "team-memo")
+    approve(env, "team-memo", sha)
+    run("install", "team-memo", "--to", env / "skills")
+    run("keys", "generate", "bob")
+    bob = read_public_key(str(env / "cc" / "keys" / "bob.key.pub"))
+    trust = env / "team.trust"
+    write_trust_file(trust, TrustFile(1, {"bob": bob}))
+    forge_approval_memo(env, "team-memo", sha, [TrustedKey("bob", bob)])
+    result = run("check", env / "skills", "--trust-file", trust, ok=False)
+    assert result.stdout.startswith("revoked  team-memo  0 of 1 required approvals by keys")

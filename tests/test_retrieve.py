@@ -167,9 +167,11 @@ def test_a_clean_card_whose_origin_has_any_scheme_is_not_a_clean_path(store, ori
 
 
 def test_the_gate_and_the_importer_share_one_url_test():
-    from chimera_cards import fetch, urls
+    from chimera_cards import fetch, install, trust, urls
 
-    assert retrieve.is_url is urls.is_url and fetch.is_url is urls.is_url
+    # The clean-path rule lives in trust; the gate, install and review all use that one.
+    assert retrieve.is_clean_path is trust.is_clean_path is install.is_clean_path
+    assert trust.is_url is urls.is_url and fetch.is_url is urls.is_url
     assert urls.is_url("ssh://h/r") and urls.is_url("FILE:///x") and not urls.is_url(None)
     assert not urls.is_url("/abs/path") and not urls.is_url("c:/x") and not urls.is_url("a b://x")
 

@@ -16,11 +16,12 @@ from chimera_cards.cli.group import ChimeraGroup, LazyCommand
 
 __all__ = ["COMMANDS", "main"]
 
-_LINT, _STORE, _REVIEW, _INSTALL = (
+_LINT, _STORE, _REVIEW, _INSTALL, _UPDATE = (
     "chimera_cards.cli.lint",
     "chimera_cards.cli.store",
     "chimera_cards.cli.review",
     "chimera_cards.cli.install",
+    "chimera_cards.cli.update",
 )
 
 COMMANDS: dict[str, LazyCommand] = {
@@ -118,12 +119,12 @@ COMMANDS: dict[str, LazyCommand] = {
         ),
         (
             "update",
-            f"{_INSTALL}:update_cmd",
+            f"{_UPDATE}:update_cmd",
             "Re-fetch each skill (default: all) from its recorded origin and import what changed.",
         ),
         (
             "outdated",
-            f"{_INSTALL}:outdated_cmd",
+            f"{_UPDATE}:outdated_cmd",
             "List the skills (default: all) whose origin now holds bytes the store does not have.",
         ),
         (

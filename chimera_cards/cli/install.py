@@ -1,7 +1,9 @@
-"""CLI for putting approved skills where agents read them and keeping them current: install,
-uninstall, check, sync, update, outdated, agents, path.
+"""CLI for putting approved skills where agents read them: install, uninstall, check, sync,
+agents, path (re-fetching them, ``update`` and ``outdated``, is ``cli/update.py``).
 
-Thin click skins over ``agents``, ``install`` and ``update``; the decisions live there.
+Thin click skins over ``agents`` and ``install``; the decisions live there. ``check`` is what CI
+runs on every push, so this module imports nothing that check does not need (no network, no
+Markdown, no signing library).
 """
 
 from __future__ import annotations
@@ -12,9 +14,7 @@ from pathlib import Path
 import click
 
 from chimera_cards import install as inst
-from chimera_cards.agents import agent_locations, find_agent, project_dir, user_dir
 from chimera_cards.cli.common import (
-    SECONDS,
     echo_json,
     json_option,
     open_store,
@@ -22,13 +22,16 @@ from chimera_cards.cli.common import (
     store_option,
 )
 from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.fetch import DEFAULT_TIMEOUT
 from chimera_cards.lockfile import read_lockfile
 from chimera_cards.store import default_store_path
-from chimera_cards.trustfile import read_trust_file
-from chimera_cards.update import outdated, update
 
 __all__ = ["COMMANDS", "target_dir"]
+
+
+def _agents():
+    from chimera_cards import agents  # the agents table: only for --agent, --all and `agents`
+
+    return agents
 
 
 def target_dir(to: Path | None, agent: str | None, global_: bool) -> Path:
@@ -39,8 +42,8 @@ def target_dir(to: Path | None, agent: str | None, global_: bool) -> Path:
         if global_:
             raise UsageError("--global goes with --agent, not --to")
         return to
-    found = find_agent(agent or "")
-    return user_dir(found) if global_ else project_dir(found, Path.cwd())
+    found = _agents().find_agent(agent or "")
+    return _agents().user_dir(found) if global_ else _agents().project_dir(found, Path.cwd())
 
 
 def _target_options(fn):
@@ -109,8 +112,8 @@ def _check_dirs(dirs, agent, global_, all_) -> list[Path]:
         raise UsageError("give folders, --agent or --all, not several")
     if all_:
         env = os.environ
-        places = {Path(a.project) for a in agent_locations(env, Path.cwd())}
-        places |= {Path(a.user) for a in agent_locations(env, Path.cwd()) if a.user}
+        places = {Path(a.project) for a in _agents().agent_locations(env, Path.cwd())}
+        places |= {Path(a.user) for a in _agents().agent_locations(env, Path.cwd()) if a.user}
         return sorted(p for p in places if p.is_dir())
     if agent is not None:
         return [target_dir(None, agent, global_)]
@@ -146,6 +149,8 @@ def check_cmd(dirs, agent, global_, all_, trust_file, store_path, as_json) -> No
     directories = _check_dirs(dirs, agent, global_, all_)
     policy = inst.Policy()
     if trust_file is not None:
+        from chimera_cards.trustfile import read_trust_file  # loads review: only when asked
+
         trust = read_trust_file(trust_file)
         policy = inst.Policy(tuple(trust.trusted_keys()), trust.threshold)
     with open_store(store_path) as store:
@@ -197,61 +202,6 @@ def sync_cmd(names, to, agent, global_, lockfile, dry_run, store_path, as_json) 
         click.echo(("would " if dry_run else "") + action.line())
 
 
-def _timeout_option(fn):
-    return click.option(
-        "--timeout",
-        type=SECONDS,
-        default=DEFAULT_TIMEOUT,
-        show_default=True,
-        help="Seconds allowed for each fetch.",
-    )(fn)
-
-
-@click.command("update")
-@click.argument("names", nargs=-1)
-@_timeout_option
-@store_option
-@json_option
-@reports_errors
-def update_cmd(names, timeout, store_path, as_json) -> None:
-    """Re-fetch each skill (default: all) from its recorded origin and import what changed.
-
-    New bytes become a new version, held pending like any network import; `review NAME` shows
-    the per-file diff against the approved one. Exit 1 if an origin could not be fetched.
-    """
-    with open_store(store_path) as store:
-        results = update(store, names or None, timeout=timeout)
-    _print_updates(results, as_json)
-    if any(r.state == "error" for r in results):
-        raise SystemExit(1)
-
-
-@click.command("outdated")
-@click.argument("names", nargs=-1)
-@_timeout_option
-@store_option
-@json_option
-@reports_errors
-def outdated_cmd(names, timeout, store_path, as_json) -> None:
-    """List the skills (default: all) whose origin now holds bytes the store does not have.
-
-    Nothing is imported. Exit 1 when something changed upstream (or could not be fetched).
-    """
-    with open_store(store_path) as store:
-        results = outdated(store, names or None, timeout=timeout)
-    _print_updates(results, as_json)
-    if any(r.state != "current" for r in results):
-        raise SystemExit(1)
-
-
-def _print_updates(results, as_json: bool) -> None:
-    if as_json:
-        echo_json([r.to_dict() for r in results])
-        return
-    for r in results:
-        click.echo(r.line())
-
-
 @click.command("agents")
 @json_option
 @reports_errors
@@ -260,7 +210,7 @@ def agents_cmd(as_json) -> None:
 
     A `*` marks the agents detected on this machine (their home folder exists).
     """
-    found = agent_locations(os.environ, Path("."))
+    found = _agents().agent_locations(os.environ, Path("."))
     if as_json:
         echo_json([a.to_dict() for a in found])
         return
@@ -295,8 +245,6 @@ COMMANDS = [
     uninstall_cmd,
     check_cmd,
     sync_cmd,
-    update_cmd,
-    outdated_cmd,
     agents_cmd,
     path_cmd,
 ]
