@@ -18,46 +18,43 @@ _OUT = 0x20  # " "
 
 @dataclass(frozen=True)
 class RunGate:
-    """Whether a text holds ``n`` characters in a row of one set of ASCII characters, or (with
-    ``complement``) of characters outside such a set.
+    """Whether a text holds ``n`` characters in a row from one set of ASCII characters.
 
-    Each character is its UTF-8 bytes, and a non-ASCII character's bytes are all outside any
-    ASCII set: so for an ASCII set the answer is exact, and for its complement a run of ``n``
-    characters always gives at least ``n`` bytes in a row ("no" is exact, "yes" may not be).
+    Each character is looked at as its UTF-8 bytes; a non-ASCII character's bytes are never in
+    an ASCII set, so the answer is exact.
     """
 
     table: bytes
 
     @classmethod
-    def of(cls, chars: str, *, complement: bool = False) -> RunGate:
-        """A gate for runs of ``chars`` (ASCII only), or of everything else with ``complement``.
+    def of(cls, chars: str) -> RunGate:
+        """A gate for runs of ``chars``.
 
         Args:
             chars: the ASCII characters of the set.
-            complement: gate runs of characters outside ``chars`` (non-ASCII ones included).
         Returns:
             The gate.
+        Raises:
+            ValueError: a character is not ASCII.
         """
         if not chars.isascii():
             raise ValueError("RunGate sets are ASCII")
-        inside, outside = (_OUT, _IN) if complement else (_IN, _OUT)
-        table = bytes(inside if chr(i) in chars else outside for i in range(128))
-        return cls(table + bytes([_IN if complement else _OUT]) * 128)
+        return cls(bytes(_IN if chr(i) in chars else _OUT for i in range(256)))
 
     def has_run(self, text: str, n: int) -> bool:
-        """Whether ``text`` may hold ``n`` characters of the set in a row (see the class).
+        """Whether ``text`` holds ``n`` characters of the set in a row.
 
         Args:
             text: the text.
             n: the run length.
         Returns:
-            False only when no such run exists.
+            True if such a run exists.
         """
         return b"x" * n in text.encode("utf-8", "surrogatepass").translate(self.table)
 
     def count_runs(self, text: str, n: int) -> int:
         """How many non-overlapping pieces of ``n`` set characters in a row the text holds (a run
-        of ``2n`` counts twice); 0 or 1 means no two separate runs of ``n`` exist.
+        of ``2n`` counts twice); below 2, no two separate runs of ``n`` exist.
 
         Args:
             text: the text.
