@@ -20,13 +20,27 @@ import ast
 import bisect
 import functools
 import gc
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
-from chimera_cards.bundle import SKILL_FILE, Bundle
-from chimera_cards.card import Card
-from chimera_cards.lint import INFO, WARNING, Finding, is_markdown_path, lint_card, lint_text
+from chimera_cards.bundle import SKILL_FILE, Bundle, BundleError, read_bundle_dir
+from chimera_cards.card import Card, CardParseError, CardReadError, find_card_files, parse_card
+from chimera_cards.errors import ChimeraError
+from chimera_cards.lint import (
+    ERROR,
+    INFO,
+    WARNING,
+    Finding,
+    LintReport,
+    is_markdown_path,
+    lint_card,
+    lint_paths,
+    lint_text,
+    resolve_profile,
+)
 from chimera_cards.textruns import RunGate
 
 __all__ = [
@@ -38,6 +52,7 @@ __all__ = [
     "classify",
     "finding_id",
     "lint_bundle",
+    "lint_skill_paths",
     "scan_bundle",
     "scan_python",
     "scan_script",
@@ -891,6 +906,66 @@ def lint_bundle(
     for f in findings:
         f.path = SKILL_FILE
     return findings + scan_bundle(bundle, cache=cache).findings
+
+
+def lint_skill_paths(
+    paths: Iterable[str | os.PathLike], *, profile: str | None = None
+) -> LintReport:
+    """Lint what ``chimera-cards lint`` is given: a ``SKILL.md`` file as a card alone; a skill
+    folder (or a folder of them) as the whole bundle import would store, each finding with the
+    path of its file.
+
+    Args:
+        paths: SKILL.md files, skill folders, folders of skill folders.
+        profile: "agent-skills" (default) or "chimera", for the card.
+    Returns:
+        A LintReport listing each SKILL.md. A skill folder that cannot be read as a bundle (a
+        symlink inside, too many files, ...) is a ``read-refused`` finding on the folder, and a
+        SKILL.md that does not parse a ``parse-error``; the rest are still linted.
+    Raises:
+        CardReadError: a path does not exist or holds no card (exit 2).
+    """
+    profile = resolve_profile(profile)
+    files: list[str] = []
+    findings: list[Finding] = []
+    for path in paths:
+        if not Path(path).is_dir():
+            report = lint_paths([path], profile=profile)
+            files += report.files
+            findings += report.findings
+            continue
+        found = find_card_files(path)
+        if not found:
+            raise CardReadError(
+                f"{path}: no SKILL.md found (expected a card, a card directory "
+                f"or a folder of card directories)"
+            )
+        for card_file in found:
+            files.append(str(card_file))
+            findings += _lint_skill_folder(card_file.parent, profile)
+    return LintReport(files=files, findings=findings)
+
+
+def _lint_skill_folder(folder: Path, profile: str) -> list[Finding]:
+    try:
+        bundle = read_bundle_dir(folder)
+    except BundleError as exc:
+        return [Finding("read-refused", ERROR, str(exc), None, str(folder))]
+    card_file = str(folder / SKILL_FILE)
+    findings: list[Finding] = []
+    try:
+        card = parse_card(bundle.skill_md, path=card_file)
+    except ChimeraError as exc:
+        rule = "parse-error" if isinstance(exc, CardParseError) else "read-refused"
+        reason = getattr(exc, "reason", str(exc))
+        findings.append(Finding(rule, ERROR, reason, getattr(exc, "line", None), card_file))
+    else:
+        findings = lint_card(card, profile=profile, dirname=folder.name)
+        for finding in findings:
+            finding.path = card_file
+    for finding in scan_bundle(bundle).findings:
+        findings.append(replace(finding, path=str(folder / (finding.path or ""))))
+    return findings
 
 
 def finding_id(finding: Finding | dict) -> str:
