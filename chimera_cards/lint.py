@@ -918,8 +918,11 @@ _CONFUSABLE_RE = re.compile("[" + re.escape("".join(map(chr, _CONFUSABLES))) + "
 # Markdown emphasis and code-span marks: "ig**no**re" renders (and is read) as "ignore". An
 # underscore inside a word is not emphasis (CommonMark), and names like im_start keep it.
 # A run of underscores is dropped unless a word character (re's \w is _is_word) is on both
-# sides. The pattern starts with a literal, so re finds each run with a fast search.
-_UNDERSCORES_BEFORE_NON_WORD_RE = re.compile(r"_+(?!\w)")
+# sides: from its first "_", either no word character follows the whole run, or none stands
+# before that "_" (the lookbehind sees it and the character before). Inside a run neither can
+# hold, so each run matches whole or not at all. The pattern starts with a literal, so re
+# finds each run with a fast search instead of trying every offset.
+_EDGE_UNDERSCORES_RE = re.compile(r"_(?:_*(?!\w)|(?<!\w_)_*)")
 
 
 def _drop_emphasis(text: str, *, fast: bool = True) -> str:
@@ -938,11 +941,7 @@ def _drop_emphasis(text: str, *, fast: bool = True) -> str:
             return match.group() if inside else ""
 
         return re.sub("_+", edge, text)
-    # Runs with no word character after them, then (read backwards) those with none before.
-    # Only underscores are dropped and a run is maximal, so the first pass does not change the
-    # character before or after any run left for the second.
-    text = _UNDERSCORES_BEFORE_NON_WORD_RE.sub("", text)
-    return _UNDERSCORES_BEFORE_NON_WORD_RE.sub("", text[::-1])[::-1]
+    return _EDGE_UNDERSCORES_RE.sub("", text)
 
 
 def _phrase_text(text: str, *, fast: bool = True) -> str:
