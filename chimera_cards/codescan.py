@@ -332,11 +332,11 @@ def _name_lines(text: str, wanted: frozenset[str] | set[str]) -> list[int] | Non
     if not text.isascii():
         return None
     # The text's words, at C speed: every byte that is not a word character becomes a space.
-    words = text.encode("ascii").translate(_WORD_BYTES).split()
-    present = {word.decode("ascii") for word in set(words)}.intersection(wanted)
+    words = set(text.encode("ascii").translate(_WORD_BYTES).split())
     starts: list[int] = []
-    for word in present:
-        starts.extend(m.start() for m in _word_re(word).finditer(text))
+    for word in wanted:
+        if word.encode("ascii", "replace") in words:
+            starts.extend(m.start() for m in _word_re(word).finditer(text))
     starts.sort()
     lines: list[int] = []
     newlines = last = 0
