@@ -595,22 +595,23 @@ def scan_python(path: str, text: str) -> list[Finding]:
     return _parse_and_scan_python(path, text)
 
 
-def _parse(text: str, path: str) -> ast.Module:
-    """``ast.parse`` with the cyclic garbage collector paused: a tree has no cycles (refcounts
-    free it), yet its many new objects would start collections that walk the whole heap."""
+def _parse_and_scan_python(path: str, text: str, *, gated: bool = True) -> list[Finding]:
+    # The cyclic garbage collector is paused while the tree lives: it has no cycles (refcounts
+    # free it when the scan returns), yet its many new objects would start collections that
+    # walk it and the whole heap, about a quarter of the parse.
     paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
-        return ast.parse(text, filename=path)
+        return _parse_then_scan(path, text, gated)
     finally:
         if paused:
             gc.enable()
 
 
-def _parse_and_scan_python(path: str, text: str, *, gated: bool = True) -> list[Finding]:
+def _parse_then_scan(path: str, text: str, gated: bool) -> list[Finding]:
     try:
-        tree = _parse(text, path)
+        tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError):
         return _scan_lines(path, text, _GENERIC_RULES)
     return _PyScanner(path, gated=gated).scan(tree, text)
