@@ -27,8 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from chimera_cards.bundle import SKILL_FILE, Bundle, BundleError, read_bundle_dir
-from chimera_cards.card import Card, CardParseError, CardReadError, find_card_files, parse_card
-from chimera_cards.errors import ChimeraError
+from chimera_cards.card import Card, CardReadError, find_card_files
 from chimera_cards.lint import (
     ERROR,
     INFO,
@@ -924,7 +923,8 @@ def lint_skill_paths(
         symlink inside, too many files, ...) is a ``read-refused`` finding on the folder, and a
         SKILL.md that does not parse a ``parse-error``; the rest are still linted.
     Raises:
-        CardReadError: a path does not exist or holds no card (exit 2).
+        CardReadError: a path does not exist, holds no card, or its SKILL.md is not a readable
+            file (exit 2, as for a card alone).
     """
     profile = resolve_profile(profile)
     files: list[str] = []
@@ -942,31 +942,22 @@ def lint_skill_paths(
                 f"or a folder of card directories)"
             )
         for card_file in found:
-            files.append(str(card_file))
-            findings += _lint_skill_folder(card_file.parent, profile)
+            # The card as before (an unreadable SKILL.md is still exit 2), then the rest.
+            report = lint_paths([card_file], profile=profile)
+            files += report.files
+            findings += report.findings + _other_files(card_file.parent)
     return LintReport(files=files, findings=findings)
 
 
-def _lint_skill_folder(folder: Path, profile: str) -> list[Finding]:
+def _other_files(folder: Path) -> list[Finding]:
     try:
         bundle = read_bundle_dir(folder)
     except BundleError as exc:
         return [Finding("read-refused", ERROR, str(exc), None, str(folder))]
-    card_file = str(folder / SKILL_FILE)
-    findings: list[Finding] = []
-    try:
-        card = parse_card(bundle.skill_md, path=card_file)
-    except ChimeraError as exc:
-        rule = "parse-error" if isinstance(exc, CardParseError) else "read-refused"
-        reason = getattr(exc, "reason", str(exc))
-        findings.append(Finding(rule, ERROR, reason, getattr(exc, "line", None), card_file))
-    else:
-        findings = lint_card(card, profile=profile, dirname=folder.name)
-        for finding in findings:
-            finding.path = card_file
-    for finding in scan_bundle(bundle).findings:
-        findings.append(replace(finding, path=str(folder / (finding.path or ""))))
-    return findings
+    return [
+        replace(finding, path=str(folder / (finding.path or "")))
+        for finding in scan_bundle(bundle).findings
+    ]
 
 
 def finding_id(finding: Finding | dict) -> str:

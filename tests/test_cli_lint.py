@@ -265,3 +265,13 @@ def test_a_card_that_does_not_parse_still_has_its_other_files_linted(tmp_path):
     assert result.exit_code == 1
     assert "SKILL.md" in result.output and "error [parse-error]" in result.output
     assert f"{skill / 'scripts/x.sh'}:1: error [pipe-to-shell]" in result.output
+
+
+def test_a_skill_folder_whose_skill_md_is_not_a_file_is_still_exit_2(tmp_path):
+    import os
+
+    (tmp_path / "fifo-card").mkdir()
+    os.mkfifo(tmp_path / "fifo-card" / "SKILL.md")
+    result = run("lint", tmp_path / "fifo-card")
+    assert result.exit_code == 2
+    assert "not a regular file" in result.output
