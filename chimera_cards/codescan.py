@@ -17,14 +17,30 @@ Every file of a bundle other than ``SKILL.md`` is classified as text, script or 
 from __future__ import annotations
 
 import ast
+import bisect
+import functools
+import gc
+import os
 import re
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
-from chimera_cards.bundle import SKILL_FILE, Bundle
-from chimera_cards.card import Card
-from chimera_cards.lint import INFO, WARNING, Finding, is_markdown_path, lint_card, lint_text
+from chimera_cards.bundle import SKILL_FILE, Bundle, BundleError, read_bundle_dir
+from chimera_cards.card import Card, CardReadError, find_card_files
+from chimera_cards.lint import (
+    ERROR,
+    INFO,
+    WARNING,
+    Finding,
+    LintReport,
+    is_markdown_path,
+    lint_card,
+    lint_paths,
+    lint_text,
+    resolve_profile,
+)
+from chimera_cards.textruns import RunGate
 
 __all__ = [
     "CODE_RULES",
@@ -35,6 +51,7 @@ __all__ = [
     "classify",
     "finding_id",
     "lint_bundle",
+    "lint_skill_paths",
     "scan_bundle",
     "scan_python",
     "scan_script",
@@ -282,8 +299,6 @@ def _open_mode(node: ast.Call) -> str:
 
 
 _BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-_CALL_SITE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
-_CALL_SITE_UNICODE = re.compile(r"([^\W\d][\w.]*)\s*\(")
 
 
 def _sensitive_names() -> frozenset[str]:
@@ -291,24 +306,44 @@ def _sensitive_names() -> frozenset[str]:
     return frozenset(names | _PATH_WRITE_METHODS | {"open", "home", "expanduser"})
 
 
+# Every call a rule flags writes one of these names as an identifier: the last part of its
+# dotted name (``sp.run``, ``Path(...).write_text``, ``eval``) or an alias (``go`` after
+# ``from subprocess import run as go``).
 _SENSITIVE = _sensitive_names()
 
 
-def _call_lines(text: str, wanted: frozenset[str] | set[str]) -> set[int]:
-    """Lines where a call is written whose dotted name starts or ends with a ``wanted`` name.
+_WORD_BYTES = bytes(
+    byte if chr(byte).isalnum() or byte == ord("_") else ord(" ") for byte in range(128)
+) + bytes(range(128, 256))
 
-    Python reads identifiers NFKC-normalised (``ｅｖａｌ`` is ``eval``), so outside ASCII each
-    name is normalised before it is looked up."""
-    ascii_only = text.isascii()
-    lines: set[int] = set()
-    newlines = 0
-    last = 0
-    for m in (_CALL_SITE if ascii_only else _CALL_SITE_UNICODE).finditer(text):
-        name = m.group(1) if ascii_only else unicodedata.normalize("NFKC", m.group(1))
-        if name.rsplit(".", 1)[-1] in wanted or name.split(".", 1)[0] in wanted:
-            newlines += text.count("\n", last, m.start())
-            last = m.start()
-            lines.add(newlines + 1)
+
+@functools.lru_cache(maxsize=4096)
+def _word_re(word: str) -> re.Pattern:
+    # Starts with the word itself, so re finds it with a fast search; the lookarounds make it
+    # a whole identifier.
+    return re.compile(rf"{re.escape(word)}(?<!\w{re.escape(word)})(?!\w)")
+
+
+def _name_lines(text: str, wanted: frozenset[str] | set[str]) -> list[int] | None:
+    """Sorted lines where a ``wanted`` name is written as a whole word, in ASCII text; None
+    outside ASCII (Python reads identifiers NFKC-normalised, ``ｅｖａｌ`` is ``eval``, so any
+    line may hold one)."""
+    if not text.isascii():
+        return None
+    # The text's words, at C speed: every byte that is not a word character becomes a space.
+    words = set(text.encode("ascii").translate(_WORD_BYTES).split())
+    starts: list[int] = []
+    for word in wanted:
+        if word.encode("ascii", "replace") in words:
+            starts.extend(m.start() for m in _word_re(word).finditer(text))
+    starts.sort()
+    lines: list[int] = []
+    newlines = last = 0
+    for start in starts:
+        newlines += text.count("\n", last, start)
+        last = start
+        if not lines or lines[-1] != newlines + 1:
+            lines.append(newlines + 1)
     return lines
 
 
@@ -320,40 +355,82 @@ def _python_may_flag(text: str) -> bool:
     return (
         not text.isascii()
         or "import" in text
-        or any(_anywhere(rule[0]).search(text) for rule in _GENERIC_RULES)
-        or bool(_call_lines(text, _SENSITIVE))
+        or any(_may_match(rule[0], text) for rule in _GENERIC_RULES)
+        or _name_lines(text, _SENSITIVE) != []
     )
+
+
+def _spanning(body: list, lines: list[int] | None) -> list:
+    """The statements of ``body`` (in order) that span one of the sorted ``lines`` (None: all).
+
+    A body's statements come in source order and overlap at most on a shared line
+    (``a = 1; b = 2``), so for each line only the statements just before it need a look. A
+    decorated definition starts at its first decorator (its ``lineno`` is the ``def`` line)."""
+    if lines is None:
+        return body
+    starts = [
+        st.decorator_list[0].lineno if getattr(st, "decorator_list", None) else st.lineno
+        for st in body
+    ]
+    picked: set[int] = set()
+    for line in lines:
+        at = bisect.bisect_right(starts, line) - 1
+        while at >= 0 and (body[at].end_lineno or body[at].lineno) >= line:
+            picked.add(at)
+            at -= 1
+    return [body[at] for at in sorted(picked)]
+
+
+def _import_lines(text: str) -> list[int]:
+    """Sorted lines holding ``import``: every import statement spans one (its keyword)."""
+    lines: list[int] = []
+    newlines = last = 0
+    at = text.find("import")
+    while at != -1:
+        newlines += text.count("\n", last, at)
+        last = at
+        if not lines or lines[-1] != newlines + 1:
+            lines.append(newlines + 1)
+        at = text.find("import", at + 6)
+    return lines
 
 
 class _PyScanner:
     """Imports are read first (statements only), so an alias (``import subprocess as sp``) is
-    known when ``sp.run`` is seen. Then only the statements on lines where such a name is called
-    are walked for calls: walking every expression of every script costs more than parsing it,
-    and a call can only be flagged if its name (or the alias naming it) is written at the call.
+    known when ``sp.run`` is seen. Then only the statements spanning a line where such a name is
+    written are walked for calls: walking every expression of every script costs more than
+    parsing it, and a call can only be flagged if its name (or the alias naming it) is written
+    inside its statement.
+    Likewise only statements spanning a line that holds the word ``import`` are searched for
+    imports. ``gated=False`` walks every statement: the plain reference the tests compare with.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, gated: bool = True) -> None:
         self.path = path
+        self.gated = gated
         self.aliases: dict[str, str] = {}
         self.findings: list[Finding] = []
 
     def scan(self, tree: ast.Module, text: str) -> list[Finding]:
+        """Findings for a parsed script; ``text`` has ``\\n`` line ends (as ``ast`` counts)."""
         imports: list[ast.stmt] = []
-        self._statements(tree.body, imports.append)
+        # A keyword is ASCII as written; elsewhere every statement is looked at.
+        gate = _import_lines(text) if self.gated and text.isascii() else None
+        self._statements(tree.body, imports.append, gate)
         for node in sorted(imports, key=lambda n: n.lineno):
             if isinstance(node, ast.Import):
                 self.visit_Import(node)
             elif isinstance(node, ast.ImportFrom):
                 self.visit_ImportFrom(node)
-        lines = _call_lines(text, _SENSITIVE | set(self.aliases))
-        if lines:
+        lines = _name_lines(text, _SENSITIVE | set(self.aliases)) if self.gated else None
+        if lines is None or lines:
             for call in self._calls_on(tree.body, lines):
                 self.visit_Call(call)
         _blob_findings(text, self.path, 1, self.findings)
         return sorted(self.findings, key=lambda f: f.line or 0)
 
-    def _statements(self, body: list, found) -> None:
-        for st in body:
+    def _statements(self, body: list, found, lines: list[int] | None) -> None:
+        for st in _spanning(body, lines):
             if isinstance(st, (ast.Import, ast.ImportFrom)):
                 found(st)
             for name in _BODY_FIELDS:
@@ -361,17 +438,14 @@ class _PyScanner:
                 if children:
                     if name == "handlers" or name == "cases":
                         for child in children:
-                            self._statements(child.body, found)
+                            self._statements(child.body, found, lines)
                     else:
-                        self._statements(children, found)
+                        self._statements(children, found, lines)
 
-    def _calls_on(self, body: list, lines: set[int]) -> list[ast.Call]:
-        """Every call inside the statements that span one of ``lines``."""
+    def _calls_on(self, body: list, lines: list[int] | None) -> list[ast.Call]:
+        """Every call inside the statements that span one of ``lines`` (None: every line)."""
         out: list[ast.Call] = []
-        for st in body:
-            start, end = st.lineno, st.end_lineno or st.lineno
-            if not any(start <= n <= end for n in lines):
-                continue
+        for st in _spanning(body, lines):
             nested = [name for name in _BODY_FIELDS if getattr(st, name, None)]
             if not nested:
                 out.extend(n for n in ast.walk(st) if isinstance(n, ast.Call))
@@ -471,9 +545,17 @@ class _PyScanner:
             self.add("code-write-outside", INFO, f"{name}: reaches into the home folder", node)
 
 
+_HEX_DIGITS = RunGate.of("0123456789abcdefABCDEF")
+_HEX_ESCAPE_CHARS = RunGate.of("\\x0123456789abcdefABCDEF")
+
+
 def _blob_findings(text: str, path: str, line: int, out: list[Finding]) -> None:
-    regexes = [(_HEX_BLOB, "hex")]
-    if "\\x" in text:
+    # A blob is a run of BLOB_MIN hex digits, or 32 escapes (128 characters of "\\x" and hex):
+    # without such a run neither regex can match, and they cost more than the rest of the scan.
+    regexes = []
+    if _HEX_DIGITS.has_run(text, BLOB_MIN):
+        regexes.append((_HEX_BLOB, "hex"))
+    if "\\x" in text and _HEX_ESCAPE_CHARS.has_run(text, 4 * 32):
         regexes.append((_HEX_ESCAPES, "hex-escaped"))
     for regex, label in regexes:
         for m in regex.finditer(text):
@@ -499,6 +581,10 @@ def scan_python(path: str, text: str) -> list[Finding]:
     Returns:
         code-* findings with path and line.
     """
+    if "\r" in text:
+        # Python ends a line at CR too: count lines as ast does, or a call would be looked for
+        # on the wrong line (and missed).
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not _python_may_flag(text):
         # Parsing costs more than everything else a script goes through; it cannot find anything
         # here (tests/test_codescan_prefilter.py checks both ways give the same findings).
@@ -508,12 +594,26 @@ def scan_python(path: str, text: str) -> list[Finding]:
     return _parse_and_scan_python(path, text)
 
 
-def _parse_and_scan_python(path: str, text: str) -> list[Finding]:
+def _parse_and_scan_python(path: str, text: str, *, gated: bool = True) -> list[Finding]:
+    # The cyclic garbage collector is paused while the tree lives: it has no cycles (refcounts
+    # free it when the scan returns), yet its many new objects would start collections that
+    # walk it and the whole heap, about a quarter of the parse.
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _parse_then_scan(path, text, gated)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _parse_then_scan(path: str, text: str, gated: bool) -> list[Finding]:
     try:
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError):
         return _scan_lines(path, text, _GENERIC_RULES)
-    return _PyScanner(path).scan(tree, text)
+    return _PyScanner(path, gated=gated).scan(tree, text)
 
 
 # --- shell and other languages, line by line ------------------------------------------------
@@ -621,7 +721,7 @@ def _scan_lines(
 ) -> list[Finding]:
     # Each rule first searches the whole text (multiline: a superset of what it finds line by
     # line), so only rules that can match at all pay for the per-line pass.
-    live = [rule for rule in rules if _anywhere(rule[0]).search(text)]
+    live = [rule for rule in rules if _may_match(rule[0], text)]
     findings: list[Finding] = []
     if live:
         for number, line in enumerate(text.splitlines(), 1):
@@ -634,6 +734,44 @@ def _scan_lines(
                     findings.append(Finding(rule, severity, describe(m)[:200], number, path))
     _blob_findings(text, path, 1, findings)
     return sorted(findings, key=lambda f: f.line or 0)
+
+
+# Per rule, in order: literals one of which every match of its regex holds (the regexes are
+# case-sensitive). A text holding none cannot match, and ``in`` costs far less than re trying
+# the regex at every offset (tests/test_codescan_prefilter.py checks every match holds one).
+_SHELL_LITERALS: tuple[tuple[str, ...], ...] = (
+    ("curl", "wget", "nc", "netcat", "ssh", "scp", "sftp", "rsync", "telnet", "ftp", "socat",
+     "/dev/"),
+    ("|", "-c", "source", "eval", "exec"),
+    ("sudo", "npm", "yarn", "pip", "apt", "brew", "gem", "cargo", "go"),
+    (">", "tee"),
+    ("rm", "cp", "mv", "chmod", "chown", "ln", "mkdir", "install", "dd"),
+    ("base64", "xxd", "openssl"),
+)  # fmt: skip
+_GENERIC_LITERALS: tuple[tuple[str, ...], ...] = (
+    ("fetch", "XMLHttpRequest", "WebSocket", "axios", "urlopen", "requests.", "Net::HTTP",
+     "LWP::", "Invoke-WebRequest", "Invoke-RestMethod", "socket", "curl", "wget"),
+    ("child_process", "exec", "spawn", "subprocess", "system", "Start-Process", "popen", "`"),
+    ("eval", "exec", "Function", "Invoke-Expression", "iex"),
+    ("atob", "Buffer.from", "FromBase64String"),
+)  # fmt: skip
+_RULE_LITERALS: dict[re.Pattern, tuple[str, ...]] = {
+    rule[0]: literals
+    for rules, literal_sets in (
+        (_SHELL_RULES, _SHELL_LITERALS),
+        (_GENERIC_RULES, _GENERIC_LITERALS),
+    )
+    for rule, literals in zip(rules, literal_sets, strict=True)
+}
+
+
+def _may_match(regex: re.Pattern, text: str) -> bool:
+    """Whether the rule's regex matches anywhere in the text (searched over all of it at once:
+    a superset of what it finds line by line)."""
+    literals = _RULE_LITERALS.get(regex)
+    if literals is not None and not any(literal in text for literal in literals):
+        return False
+    return _anywhere(regex).search(text) is not None
 
 
 _MULTILINE: dict[re.Pattern, re.Pattern] = {}
@@ -768,6 +906,58 @@ def lint_bundle(
     for f in findings:
         f.path = SKILL_FILE
     return findings + scan_bundle(bundle, cache=cache).findings
+
+
+def lint_skill_paths(
+    paths: Iterable[str | os.PathLike], *, profile: str | None = None
+) -> LintReport:
+    """Lint what ``chimera-cards lint`` is given: a ``SKILL.md`` file as a card alone; a skill
+    folder (or a folder of them) as the whole bundle import would store, each finding with the
+    path of its file.
+
+    Args:
+        paths: SKILL.md files, skill folders, folders of skill folders.
+        profile: "agent-skills" (default) or "chimera", for the card.
+    Returns:
+        A LintReport listing each SKILL.md. A skill folder that cannot be read as a bundle (a
+        symlink inside, too many files, ...) is a ``read-refused`` finding on the folder, and a
+        SKILL.md that does not parse a ``parse-error``; the rest are still linted.
+    Raises:
+        CardReadError: a path does not exist, holds no card, or its SKILL.md is not a readable
+            file (exit 2, as for a card alone).
+    """
+    profile = resolve_profile(profile)
+    files: list[str] = []
+    findings: list[Finding] = []
+    for path in paths:
+        if not Path(path).is_dir():
+            report = lint_paths([path], profile=profile)
+            files += report.files
+            findings += report.findings
+            continue
+        found = find_card_files(path)
+        if not found:
+            raise CardReadError(
+                f"{path}: no SKILL.md found (expected a card, a card directory "
+                f"or a folder of card directories)"
+            )
+        for card_file in found:
+            # The card as before (an unreadable SKILL.md is still exit 2), then the rest.
+            report = lint_paths([card_file], profile=profile)
+            files += report.files
+            findings += report.findings + _other_files(card_file.parent)
+    return LintReport(files=files, findings=findings)
+
+
+def _other_files(folder: Path) -> list[Finding]:
+    try:
+        bundle = read_bundle_dir(folder)
+    except BundleError as exc:
+        return [Finding("read-refused", ERROR, str(exc), None, str(folder))]
+    return [
+        replace(finding, path=str(folder / (finding.path or "")))
+        for finding in scan_bundle(bundle).findings
+    ]
 
 
 def finding_id(finding: Finding | dict) -> str:

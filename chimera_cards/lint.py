@@ -16,6 +16,7 @@ import bisect
 import hashlib
 import os
 import re
+import string
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from chimera_cards.card import (
     load_card,
 )
 from chimera_cards.errors import ChimeraError
+from chimera_cards.textruns import RunGate
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -573,8 +575,16 @@ class _Finder:
     folded: bool = True  # look the words up case-folded (False: they have no letters)
     # (start words, pattern): every match starting at one of these words also holds the
     # pattern (searched in the folded text), which is far rarer in prose than the word ("you"
-    # only starts "you are now"); without it, the words' offsets are not looked at.
-    gates: tuple[tuple[tuple[str, ...], re.Pattern], ...] = ()
+    # only starts "you are now"); without it, the words' offsets are not looked at. A pattern
+    # is one or more (literal, regex) pairs, each regex starting with its literal (so re finds
+    # it with a fast search) and looked for only when ``in`` finds the literal.
+    gates: tuple[tuple[tuple[str, ...], tuple[tuple[str, re.Pattern], ...]], ...] = ()
+
+
+def _gate(literal: str, pattern: str) -> tuple[tuple[str, re.Pattern]]:
+    if not pattern.startswith(re.escape(literal)):
+        raise ValueError(f"a gate's pattern starts with its literal: {pattern!r}")
+    return ((literal, re.compile(pattern)),)
 
 
 def _w(*words: str, back: tuple[int, ...] = (0,)) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -611,15 +621,15 @@ _FINDERS: dict[str, _Finder] = {
             "<",
         ),
         gates=(
-            (("you",), re.compile(r"are\s+now")),
-            (("from",), re.compile(r"now\s+on")),
+            (("you",), _gate("are", r"are\s+now")),
+            (("from",), _gate("now", r"now\s+on")),
             (
                 ("reveal", "print", "show", "output", "repeat", "leak", "dump", "replace"),
-                re.compile(r"system\s+prompt|hidden\s+instructions"),
+                _gate("system", r"system\s+prompt") + _gate("hidden", r"hidden\s+instructions"),
             ),
-            (("new", "updated", "real", "actual"), re.compile(r"system\s+prompt")),
-            (("system",), re.compile(r"prompt\s+override")),
-            (("do", "never", "without"), re.compile(r"the\s+user")),
+            (("new", "updated", "real", "actual"), _gate("system", r"system\s+prompt")),
+            (("system",), _gate("prompt", r"prompt\s+override")),
+            (("do", "never", "without"), _gate("the", r"the\s+user")),
         ),
     ),
     "pipe-to-shell": _Finder(
@@ -629,7 +639,7 @@ _FINDERS: dict[str, _Finder] = {
         gates=(
             (
                 (*_FETCHER_WORDS, "python", "perl", "ruby", "node", "iex", "sh"),
-                re.compile(r"\||[<$]\("),
+                _gate("|", r"\|") + _gate("<(", r"<\(") + _gate("$(", r"\$\("),
             ),
         ),
     ),
@@ -660,7 +670,14 @@ def _finditer(regex: re.Pattern, rule: str, text: str, folded: str | None) -> It
 
 def _offsets(finder: _Finder, text: str, haystack: str) -> list[int]:
     offsets: set[int] = set()
-    closed = {word for words, gate in finder.gates if not gate.search(haystack) for word in words}
+    closed = {
+        word
+        for words, alternatives in finder.gates
+        if not any(
+            literal in haystack and regex.search(haystack) for literal, regex in alternatives
+        )
+        for word in words
+    }
     for word, back in finder.starts:
         if word in closed:
             continue
@@ -710,6 +727,8 @@ def _base64_runs(regex: re.Pattern, text: str) -> Iterable[re.Match]:
     whitespace-separated token that long; search only those (lookbehind still sees the text
     before a token, and nothing after it can extend a run).
     """
+    if not _BASE64_CHARS.has_run(text, BASE64_MIN):
+        return  # no run of either alphabet that long (most texts): skip the split
     at = 0
     for token in text.split():
         if len(token) >= BASE64_MIN:
@@ -777,7 +796,7 @@ def _scan(
     folded = _fold(text) if fast else None
     # Override phrases are matched once, in the text as a reader takes it in (normalised); the
     # normalisation keeps every line where it was, so lines and messages need no mapping back.
-    plain = _phrase_text(text)
+    plain = _phrase_text(text, fast=fast)
     plain_folded = (folded if plain is text else _fold(plain)) if fast else None
     for regex, rule, default_severity, keep, describe in _PATTERN_RULES:
         haystack, fold = (plain, plain_folded) if rule == "override-phrase" else (text, folded)
@@ -795,21 +814,28 @@ def _scan(
                 out.omit(rule, severity, line)
             else:
                 out.add(Finding(rule, severity, describe(match), line))
-    _scan_split_base64(text, lines, out)
+    _scan_split_base64(text, lines, out, fast=fast)
 
 
 _BASE64_PIECE_RE = re.compile(_BASE64_PIECE)
+# Both base64 alphabets (the standard and the URL-safe one), for _base64_runs; and a piece's.
+_BASE64_CHARS = RunGate.of(string.ascii_letters + string.digits + "+/_-")
+_BASE64_PIECE_CHARS = RunGate.of(string.ascii_letters + string.digits + "+/")
 
 
 def _has_both_cases(text: str) -> bool:
     return any(c.isupper() for c in text) and any(c.islower() for c in text)
 
 
-def _scan_split_base64(text: str, lines: _Lines, out: _Collector) -> None:
-    # Cheap gate first (a C-speed split): at least two whole tokens that could be pieces.
-    pieces = [t for t in text.split() if len(t) >= 16 and _BASE64_PIECE_RE.search(t)]
-    if len(pieces) < 2 or sum(map(len, pieces)) < BASE64_MIN:
-        return
+def _scan_split_base64(text: str, lines: _Lines, out: _Collector, *, fast: bool = True) -> None:
+    # Cheap gates first: two runs of piece characters (bytes.translate), then at least two whole
+    # tokens that could be pieces (a C-speed split). Without them the regex cannot match.
+    if fast:
+        if _BASE64_PIECE_CHARS.count_runs(text, 16) < 2:
+            return
+        pieces = [t for t in text.split() if len(t) >= 16 and _BASE64_PIECE_RE.search(t)]
+        if len(pieces) < 2 or sum(map(len, pieces)) < BASE64_MIN:
+            return
     for match in _BASE64_SPLIT_RE.finditer(text):
         pieces = [piece for piece in match.group(0).split() if piece.strip(">")]
         pieces = [piece.lstrip(">") for piece in pieces]
@@ -891,25 +917,34 @@ _INVISIBLE_RE = re.compile(
 _CONFUSABLE_RE = re.compile("[" + re.escape("".join(map(chr, _CONFUSABLES))) + "]")
 # Markdown emphasis and code-span marks: "ig**no**re" renders (and is read) as "ignore". An
 # underscore inside a word is not emphasis (CommonMark), and names like im_start keep it.
-_UNDERSCORES_RE = re.compile("_+")
+# A run of underscores is dropped unless a word character (re's \w is _is_word) is on both
+# sides: from its first "_", either no word character follows the whole run, or none stands
+# before that "_" (the lookbehind sees it and the character before). Inside a run neither can
+# hold, so each run matches whole or not at all. The pattern starts with a literal, so re
+# finds each run with a fast search instead of trying every offset.
+_EDGE_UNDERSCORES_RE = re.compile(r"_(?:_*(?!\w)|(?<!\w_)_*)")
 
 
-def _drop_emphasis(text: str) -> str:
+def _drop_emphasis(text: str, *, fast: bool = True) -> str:
     for mark in "*~`":
         if mark in text:
             text = text.replace(mark, "")
     if "_" not in text:
         return text
+    if not fast:
+        # The plain reference: each run of underscores looked at on its own.
+        def edge(match: re.Match) -> str:
+            start, end = match.span()
+            inside = (
+                start > 0 and _is_word(text[start - 1]) and end < len(text) and _is_word(text[end])
+            )
+            return match.group() if inside else ""
 
-    def edge(match: re.Match) -> str:
-        start, end = match.span()
-        inside = start > 0 and _is_word(text[start - 1]) and end < len(text) and _is_word(text[end])
-        return match.group() if inside else ""
-
-    return _UNDERSCORES_RE.sub(edge, text)
+        return re.sub("_+", edge, text)
+    return _EDGE_UNDERSCORES_RE.sub("", text)
 
 
-def _phrase_text(text: str) -> str:
+def _phrase_text(text: str, *, fast: bool = True) -> str:
     """The text as a reader takes it in: invisible code points dropped, NFKC, look-alike letters
     mapped to Latin, emphasis marks dropped. Newlines are kept, so lines still count the same.
     """
@@ -919,7 +954,7 @@ def _phrase_text(text: str) -> str:
             text = unicodedata.normalize("NFKC", text)
         if _CONFUSABLE_RE.search(text):
             text = text.translate(_CONFUSABLES)
-    stripped = _drop_emphasis(text)
+    stripped = _drop_emphasis(text, fast=fast)
     return stripped if stripped != text else text  # the same object when nothing changed
 
 

@@ -170,7 +170,7 @@ def test_lock_then_import_with_the_lockfile(db, tmp_path, card_factory):
     lock = tmp_path / "cards.lock"
     result = run("lock", "-o", lock, "--store", db)
     assert result.exit_code == 0 and "wrote 1 card" in result.stdout
-    assert lock.read_text().splitlines()[-1] == f"locked {sha_of(card)}"
+    assert lock.read_text().splitlines()[-1] == f"locked digest:{sha_of(card)}"
     other = tmp_path / "other.db"
     assert run("import", card, "--store", other, "--lockfile", lock).exit_code == 0
     changed = make_card(tmp_path / "edited", "locked", description="Edited after locking.")

@@ -48,3 +48,23 @@ def test_every_corpus_skill_imports_lints_clean_and_exports_byte_identical(tmp_p
         assert verify_store(store).ok
     licences = list((tmp_path / "out").glob("*/LICENSE.txt"))
     assert len(licences) == 12
+
+
+def test_linting_the_corpus_folders_gives_no_error_and_the_findings_import_stores(tmp_path):
+    from pathlib import Path
+
+    from chimera_cards.codescan import lint_skill_paths
+
+    report = lint_skill_paths([CORPUS / "agent-skills", CORPUS / "chimera-skills"])
+    assert len(report.files) == 35 and report.errors == 0
+    with Store(tmp_path / "cards.db") as store:
+        results = import_source(store, CORPUS / "agent-skills")
+    for result in results:
+        folder = Path(result.source).parent
+        linted = [
+            (str(Path(f.path).relative_to(folder)), f.line, f.rule, f.message)
+            for f in report.findings
+            if Path(f.path).is_relative_to(folder)
+        ]
+        stored = [(f["path"], f["line"], f["rule"], f["message"]) for f in result.findings]
+        assert linted == stored, result.name

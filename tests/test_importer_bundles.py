@@ -333,7 +333,33 @@ def test_lock_records_bundle_digests(store, tmp_path):
     lock = tmp_path / "cards.lock"
     r = CliRunner().invoke(main, ["lock", "-o", str(lock), "--store", str(store.path)])
     assert r.exit_code == 0
-    assert f"lock-me {read_bundle_dir(skill).digest}" in lock.read_text().splitlines()
+    # The pin carries the prefix `hash` prints, so it reads as a bundle digest and nothing else.
+    assert f"lock-me digest:{read_bundle_dir(skill).digest}" in lock.read_text().splitlines()
+    (res,) = import_source(store, skill, lockfile=lock)
+    assert res.outcome == "present"
+
+
+def test_a_bare_bundle_digest_pin_from_an_older_lockfile_still_reads(store, tmp_path):
+    skill = make_skill(tmp_path / "src", "bare-pin", FILES)
+    lock = tmp_path / "bare.lock"
+    lock.write_text(f"bare-pin {read_bundle_dir(skill).digest}\n")
+    (res,) = import_source(store, skill, lockfile=lock)
+    assert res.outcome == "imported"
+
+
+def test_a_digest_pin_never_matches_a_skill_md_hash(store, tmp_path):
+    # Bare, a SKILL.md hash still pins its one-file bundle (older lockfiles); with the prefix the
+    # pin says "bundle digest", so the same hash is drift.
+    import hashlib
+
+    card = make_card(tmp_path / "src", "prefixed")
+    lock = tmp_path / "new.lock"
+    skill_md = hashlib.sha256((card / "SKILL.md").read_bytes()).hexdigest()
+    lock.write_text(f"prefixed digest:{skill_md}\n")
+    refused_unchanged(store, card, "LockfileError", lockfile=lock)
+    lock.write_text(f"prefixed {skill_md}\n")
+    (res,) = import_source(store, card, lockfile=lock)
+    assert res.outcome == "imported"
 
 
 def test_a_collection_folder_imports_each_skill_and_refuses_only_the_bad_one(store, tmp_path):

@@ -730,6 +730,33 @@ def test_fast_scan_finds_exactly_what_the_plain_scan_finds_on_mixed_text():
         ), repr(text)
 
 
+def test_fast_scan_agrees_with_the_plain_scan_on_underscores_emphasis_and_base64_pieces():
+    # The fast scan drops emphasis underscores with two literal-led passes and skips the base64
+    # rules when bytes.translate finds no run long enough; the plain scan looks at every run.
+    import random
+
+    rng = random.Random(42)
+    phrases = ["ignore previous instructions", "you are now", "reveal the system prompt"]
+    marks = ["_", "__", "*", "`", "~", " ", "\n", "x_", "_y", "é", "ａ", "\u00a0"]
+    base64ish = ["a1B2c3D4e5F6g7H8" * 4, "QUJDZGVm" * 13, "0123456789abcdef" * 13, "x" * 99]
+    for _ in range(4000):
+        parts = []
+        for _ in range(rng.randint(1, 6)):
+            roll = rng.random()
+            if roll < 0.5:
+                phrase = list(rng.choice(phrases))
+                for _ in range(rng.randint(0, 3)):
+                    phrase.insert(rng.randint(0, len(phrase)), rng.choice(marks))
+                parts.append("".join(phrase))
+            elif roll < 0.8:
+                parts.append(rng.choice(base64ish)[: rng.randint(10, 120)])
+            else:
+                parts.append(rng.choice(marks))
+            parts.append(rng.choice([" ", "\n", "\n> ", "_", ""]))
+        text = "".join(parts)
+        assert scan_hidden(text) == scan_hidden(text, fast=False), repr(text)
+
+
 def test_fast_scan_agrees_on_every_hidden_character_class_alone_and_in_runs():
     from chimera_cards.lint import _hidden_class
 

@@ -23,8 +23,29 @@ def test_round_trip_is_sorted_and_lowercase(tmp_path):
     write_lockfile(path, {"zeta": A, "alpha": B.lower()})
     text = path.read_text()
     pins = [line for line in text.splitlines() if not line.startswith("#")]
-    assert pins == [f"alpha {'b' * 64}", f"zeta {A}"]
-    assert read_lockfile(path) == {"alpha": "b" * 64, "zeta": A}
+    assert pins == [f"alpha digest:{'b' * 64}", f"zeta digest:{A}"]
+    read = read_lockfile(path)
+    assert read == {"alpha": "b" * 64, "zeta": A} and read.bare == frozenset()
+
+
+def test_bare_hashes_of_older_lockfiles_still_read_and_are_marked_bare():
+    pins = parse_lockfile(f"old {A}\nnew digest:{B}\n")
+    assert pins == {"old": A, "new": "b" * 64}
+    assert pins.bare == {"old"}
+
+
+@pytest.mark.parametrize("line", [f"alpha sha256:{A}", f"alpha digest: {A}", f"alpha Digest:{A}"])
+def test_only_the_digest_prefix_is_accepted(line):
+    with pytest.raises(UsageError, match="line 1"):
+        parse_lockfile(line + "\n")
+
+
+def test_a_legacy_skill_md_hash_matches_only_a_bare_pin():
+    skill_md = "c" * 64
+    check_pin(parse_lockfile(f"one {skill_md}\n"), "one", A, legacy=skill_md)
+    with pytest.raises(LockfileError, match="does not match"):
+        check_pin(parse_lockfile(f"one digest:{skill_md}\n"), "one", A, legacy=skill_md)
+    check_pin({"one": skill_md}, "one", A, legacy=skill_md)  # a plain mapping: bare pins
 
 
 def test_comments_blank_lines_and_uppercase_hex_are_accepted():

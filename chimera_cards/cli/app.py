@@ -30,7 +30,7 @@ COMMANDS: dict[str, LazyCommand] = {
         (
             "lint",
             f"{_LINT}:lint",
-            "Lint SKILL.md cards: a file, a card directory, or a folder of card directories.",
+            "Lint skills: a SKILL.md file (the card alone), a skill folder, or a folder of them.",
         ),
         (
             "hash",

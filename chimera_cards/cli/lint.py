@@ -11,7 +11,8 @@ import click
 
 from chimera_cards import __version__
 from chimera_cards.cli.common import echo_json, reports_errors
-from chimera_cards.lint import DEFAULT_PROFILE, PROFILES, RULES, LintReport, lint_paths
+from chimera_cards.codescan import CODE_RULES, lint_skill_paths
+from chimera_cards.lint import DEFAULT_PROFILE, PROFILES, RULES, LintReport
 from chimera_cards.sources import hash_paths
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -52,7 +53,12 @@ def to_sarif(report: LintReport) -> dict:
                         "name": "chimera-cards",
                         "version": __version__,
                         "rules": [
-                            {"id": rule, "shortDescription": {"text": RULES.get(rule, rule)}}
+                            {
+                                "id": rule,
+                                "shortDescription": {
+                                    "text": RULES.get(rule) or CODE_RULES.get(rule, rule)
+                                },
+                            }
                             for rule in used
                         ],
                     }
@@ -105,8 +111,10 @@ _LEGACY_PROFILE = {"strict": "chimera", "lenient": "agent-skills"}
 def lint(
     paths: tuple[str, ...], profile: str | None, legacy: str | None, fmt: str, as_json: bool
 ) -> None:
-    """Lint SKILL.md cards: a file, a card directory, or a folder of card directories.
+    """Lint skills: a SKILL.md file (the card alone), a skill folder, or a folder of them.
 
+    A folder is linted as import would store it: the card, every other text file's
+    hidden-instruction scan, scripts as code, binaries listed; each finding names its file.
     Exit 0 when no errors, 1 when errors were found, 2 on usage errors or unreadable input.
     The hidden-instruction scan runs in every profile.
     """
@@ -117,7 +125,7 @@ def lint(
         click.echo(f"note: --{legacy} is deprecated; use --profile {alias}", err=True)
         profile = alias
     profile = profile or DEFAULT_PROFILE
-    report = lint_paths(paths, profile=profile)
+    report = lint_skill_paths(paths, profile=profile)
     if as_json or fmt == "json":
         echo_json({"profile": profile, **report.to_dict()})
     elif fmt == "sarif":
