@@ -15,9 +15,12 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
-from markdown_it import MarkdownIt
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 from chimera_cards.errors import ChimeraError
 
@@ -381,8 +384,10 @@ def _block_parser() -> MarkdownIt:
     """CommonMark with only the block-level pass: the block rules already set each heading's
     inline token ``.content`` (all the section splitter reads), so the inline pass (emphasis,
     links, ...) is skipped; it was half the Markdown cost. Built once: construction costs more
-    than parsing a card.
+    than parsing a card. Imported here: most cards never need it (see ``_scan_blocks``).
     """
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 

@@ -25,18 +25,17 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import ssl
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
-from chimera_cards.bundle import SKILL_FILE, Bundle
+from chimera_cards.bundle import SKILL_FILE, Bundle, BundleFile
 from chimera_cards.card import Card, parse_card
 from chimera_cards.codescan import ScanCache, lint_bundle
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
-from chimera_cards.fetch import DEFAULT_TIMEOUT
 from chimera_cards.integrity import (
     IntegrityError,
     check_integrity,
@@ -48,6 +47,11 @@ from chimera_cards.lint import Finding
 from chimera_cards.lockfile import check_pin, read_lockfile
 from chimera_cards.sources import SkillSource, find_skills, pick
 from chimera_cards.store import Store, Version, check_storable_name, resolve_hook
+from chimera_cards.urls import DEFAULT_TIMEOUT
+from chimera_cards.workers import parallel_map
+
+if TYPE_CHECKING:
+    import ssl  # annotations only: importing it costs a folder import's start-up
 
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
 # enough that the write lock is never held for long and memory stays bounded.
@@ -59,7 +63,7 @@ BATCH_BYTES = 16 * 1024 * 1024
 # without this module importing it). Called fn(store, conn, candidate, version, new) and may
 # return an updated Version. An exception refuses that card only (its savepoint is rolled back).
 # Review: approvals.jsonl beside an imported SKILL.md is verified and applied.
-IMPORT_HOOKS: tuple[str, ...] = ("chimera_cards.review:import_hook",)
+IMPORT_HOOKS: tuple[str, ...] = ("chimera_cards.importhooks:approvals",)
 
 # Test hook: when set to a file path, the import creates that file inside its write transaction
 # and then sleeps, so a test can SIGKILL the process mid-transaction. Has no other effect.
@@ -164,6 +168,114 @@ def declared_taint(card: Card) -> str | None:
     return f"the card declares provenance {value!r}"
 
 
+@dataclass
+class Analysis:
+    """What the pure steps make of a bundle: the card's name, the taint it declares, findings."""
+
+    name: str
+    declared_taint: str | None
+    findings: list[Finding]
+
+
+def analyse(
+    bundle: Bundle, *, origin: str, dirname: str | None, scan_cache: ScanCache | None = None
+) -> Analysis:
+    """Parse the SKILL.md, check its name, and lint the whole bundle: a pure function of the bytes
+    (and the names given), so it may run in a worker process.
+
+    Args:
+        bundle: the bundle.
+        origin: where it came from, named in parse errors.
+        dirname: the skill's folder name (None: the name-matches-folder rule does not apply).
+        scan_cache: findings by file content, shared by the bundles of one import.
+    Returns:
+        The Analysis.
+    Raises:
+        CardParseError, UnstorableNameError: the card cannot be stored.
+    """
+    card = parse_card(bundle.skill_md, path=origin)
+    name = check_storable_name(card.name)
+    # Without a folder (a bare card URL) the name-matches-folder rule does not apply.
+    findings = lint_bundle(card, bundle, dirname=dirname or name, cache=scan_cache)
+    return Analysis(name, declared_taint(card), findings)
+
+
+@dataclass
+class _Checked:
+    """A bundle past its integrity checks: its digest and the version already holding it."""
+
+    digest: str
+    legacy: str | None  # the SKILL.md hash a pre-bundle lockfile pins a one-file bundle by
+    known: Version | None
+
+
+def _check_bundle(
+    bundle: Bundle,
+    expected: str | None,
+    expected_digest: str | None,
+    stored: Callable[[str], Version | None] | None,
+) -> _Checked:
+    skill_sha = _skill_sha(bundle)
+    if expected:
+        check_integrity(bundle.skill_md, expected)  # before parsing: a wrong card is never parsed
+    digest = bundle.digest
+    if expected_digest and expected_digest != digest:
+        raise IntegrityError(f"bundle digest mismatch: expected {expected_digest}, got {digest}")
+    legacy = skill_sha if len(bundle.files) == 1 else None
+    return _Checked(digest, legacy, stored(digest) if stored is not None else None)
+
+
+def _candidate(
+    bundle: Bundle,
+    checked: _Checked,
+    analysis: Analysis | None,
+    *,
+    origin: str,
+    final_url: str | None,
+    from_url: bool,
+    pins: Mapping[str, str] | None,
+    pins_source: str,
+    taint: bool,
+    file: Path | None,
+    source: dict | None,
+    approvals: bytes | None,
+) -> Candidate:
+    common: dict[str, Any] = dict(
+        sha256=checked.digest,
+        raw=bundle.skill_md,
+        origin=origin,
+        final_url=final_url,
+        file=file,
+        bundle=bundle,
+        source=dict(source or {}),
+        approvals=approvals,
+    )
+    known = checked.known
+    if known is not None:
+        if pins is not None:
+            check_pin(pins, known.name, checked.digest, source=pins_source, legacy=checked.legacy)
+        return Candidate(
+            name=known.name, provenance=known.provenance, taint_reasons=[], findings=[], **common
+        )
+    assert analysis is not None
+    if pins is not None:
+        check_pin(pins, analysis.name, checked.digest, source=pins_source, legacy=checked.legacy)
+    reasons = []
+    if from_url:
+        reasons.append("imported from a URL")
+    if taint:
+        reasons.append("--taint given")
+    if analysis.declared_taint:
+        reasons.append(analysis.declared_taint)
+    return Candidate(
+        name=analysis.name,
+        provenance="tainted" if reasons else "clean",
+        taint_reasons=reasons,
+        findings=analysis.findings,
+        **common,
+    )
+
+
 def prepare(
     bundle: Bundle,
     *,
@@ -190,50 +302,23 @@ def prepare(
     its import is a no-op, so it is not parsed again (only its pins are checked).
     ``scan_cache`` lets the skills of one import share the scan of files they have in common.
     """
-    skill_sha = _skill_sha(bundle)
-    if expected:
-        check_integrity(bundle.skill_md, expected)  # before parsing: a wrong card is never parsed
-    digest = bundle.digest
-    if expected_digest and expected_digest != digest:
-        raise IntegrityError(f"bundle digest mismatch: expected {expected_digest}, got {digest}")
-    legacy = skill_sha if len(bundle.files) == 1 else None
-    known = stored(digest) if stored is not None else None
-    common: dict[str, Any] = dict(
-        sha256=digest,
-        raw=bundle.skill_md,
+    checked = _check_bundle(bundle, expected, expected_digest, stored)
+    analysis = None
+    if checked.known is None:
+        analysis = analyse(bundle, origin=origin, dirname=dirname, scan_cache=scan_cache)
+    return _candidate(
+        bundle,
+        checked,
+        analysis,
         origin=origin,
         final_url=final_url,
+        from_url=from_url,
+        pins=pins,
+        pins_source=pins_source,
+        taint=taint,
         file=file,
-        bundle=bundle,
-        source=dict(source or {}),
+        source=source,
         approvals=approvals,
-    )
-    if known is not None:
-        if pins is not None:
-            check_pin(pins, known.name, digest, source=pins_source, legacy=legacy)
-        return Candidate(
-            name=known.name, provenance=known.provenance, taint_reasons=[], findings=[], **common
-        )
-    card = parse_card(bundle.skill_md, path=origin)
-    name = check_storable_name(card.name)
-    if pins is not None:
-        check_pin(pins, name, digest, source=pins_source, legacy=legacy)
-    reasons = []
-    if from_url:
-        reasons.append("imported from a URL")
-    if taint:
-        reasons.append("--taint given")
-    declared = declared_taint(card)
-    if declared:
-        reasons.append(declared)
-    # Without a folder (a bare card URL) the name-matches-folder rule does not apply.
-    findings = lint_bundle(card, bundle, dirname=dirname or name, cache=scan_cache)
-    return Candidate(
-        name=name,
-        provenance="tainted" if reasons else "clean",
-        taint_reasons=reasons,
-        findings=findings,
-        **common,
     )
 
 
@@ -351,6 +436,7 @@ def import_source(
     hooks: Iterable[str | Callable] | None = None,
     ref: str | None = None,
     skill: str | None = None,
+    jobs: int | None = None,
 ) -> list[ImportResult]:
     """Import every skill SOURCE names; one ImportResult per skill, in order.
 
@@ -364,6 +450,8 @@ def import_source(
         taint: hold the import for review whatever its origin.
         ref: a git branch, tag or commit.
         skill: import only the skill of this name (folder or frontmatter name).
+        jobs: worker processes that parse and lint; None: one per CPU once there are
+            ``POOL_MIN_BUNDLES`` bundles to read, else none; 1: none (this process does it).
     Returns:
         One result per skill: imported, present or refused.
     Raises (nothing stored) only for a bad invocation: a malformed hash, an unreadable lockfile,
@@ -398,51 +486,161 @@ def import_source(
             f"{source}: --sha256/--integrity/--digest pins one card but this holds "
             f"{len(found)}; use --skill NAME or --lockfile"
         )
-    common: dict[str, Any] = dict(
-        expected=expected,
-        expected_digest=expected_digest,
-        pins=pins,
-        pins_source=pins_source,
-        taint=taint,
-        stored=_stored_by_digest(store),
-        scan_cache=ScanCache(),
-    )
+    # Integrity and the stored-version lookup first, in order; then the pure steps (parse, lint)
+    # for every bundle not stored yet, in worker processes for a big import; then pins,
+    # provenance and storing, in order, while the workers go on with later bundles.
+    results, ready = _check_all(found, expected, expected_digest, _stored_by_digest(store))
+    analyses = _analyses([item for _, _, item, checked in ready if checked.known is None], jobs)
+    batch = _Batch()
+    try:
+        for slot, label, item, checked in ready:
+            assert item.bundle is not None
+            # Outside the card's try: a dead worker (WorkerError) ends the import, not one card.
+            analysis = None if checked.known is not None else next(analyses)
+            try:
+                if isinstance(analysis, ChimeraError):
+                    raise analysis
+                cand = _candidate(
+                    item.bundle,
+                    checked,
+                    analysis,
+                    origin=item.origin,
+                    final_url=item.final_url,
+                    from_url=item.network,
+                    pins=pins,
+                    pins_source=pins_source,
+                    taint=taint,
+                    file=item.skill_file,
+                    source=item.info,
+                    approvals=item.approvals,
+                )
+            except ChimeraError as exc:
+                results[slot] = _refused(label, exc)
+                continue
+            if batch.add(slot, label, cand):
+                batch.store(store, hook_fns, results)
+    finally:
+        analyses.close()  # stops the worker pool, if any, whatever happened above
+    batch.store(store, hook_fns, results)
+    return [r for r in results if r is not None]
+
+
+_Ready = tuple[int, str, SkillSource, _Checked]  # result slot, label, skill, its checks
+
+
+def _check_all(
+    found: list[SkillSource],
+    expected: str | None,
+    expected_digest: str | None,
+    stored: Callable[[str], Version | None],
+) -> tuple[list[ImportResult | None], list[_Ready]]:
+    """Every skill's integrity checks, in order: the refused ones' results, and the rest with
+    the slot their result will fill."""
     results: list[ImportResult | None] = []
-    batch: list[tuple[str, Candidate]] = []
-    batch_bytes = 0
-    slots: list[int] = []  # result index each batched skill fills, to keep results in order
+    ready: list[_Ready] = []
     for item in found:
         label = _label(item)
         try:
             if item.error is not None:
                 raise item.error
             assert item.bundle is not None
-            cand = prepare(
-                item.bundle,
-                origin=item.origin,
-                final_url=item.final_url,
-                from_url=item.network,
-                file=item.skill_file,
-                dirname=item.folder or None,
-                source=item.info,
-                approvals=item.approvals,
-                **common,
-            )
+            checked = _check_bundle(item.bundle, expected, expected_digest, stored)
         except ChimeraError as exc:
             results.append(_refused(label, exc))
             continue
-        slots.append(len(results))
-        results.append(None)  # filled when the batch is stored
-        batch.append((label, cand))
-        batch_bytes += item.bundle.total_bytes
-        if len(batch) >= BATCH_CARDS or batch_bytes >= BATCH_BYTES:
-            for slot, result in zip(slots, _store_batch(store, batch, hook_fns), strict=True):
+        ready.append((len(results), label, item, checked))
+        results.append(None)  # filled when the skill is stored (or refused)
+    return results, ready
+
+
+@dataclass
+class _Batch:
+    """Candidates waiting for one write transaction, with the result slot each fills."""
+
+    slots: list[int] = field(default_factory=list)
+    candidates: list[tuple[str, Candidate]] = field(default_factory=list)
+    size: int = 0
+
+    def add(self, slot: int, label: str, cand: Candidate) -> bool:
+        """Queue a candidate; True when the batch is full and should be stored."""
+        self.slots.append(slot)
+        self.candidates.append((label, cand))
+        self.size += cand.bundle.total_bytes if cand.bundle is not None else len(cand.raw)
+        return len(self.candidates) >= BATCH_CARDS or self.size >= BATCH_BYTES
+
+    def store(self, store: Store, hooks: list[Callable], results: list) -> None:
+        if self.candidates:
+            stored = _store_batch(store, self.candidates, hooks)
+            for slot, result in zip(self.slots, stored, strict=True):
                 results[slot] = result
-            batch, batch_bytes, slots = [], 0, []
-    if batch:
-        for slot, result in zip(slots, _store_batch(store, batch, hook_fns), strict=True):
-            results[slot] = result
-    return [r for r in results if r is not None]
+        self.slots, self.candidates, self.size = [], [], 0
+
+
+# A pool of workers pays for itself from about this many bundles to parse and lint.
+POOL_MIN_BUNDLES = 64
+# Bundles per task sent to a worker: enough to amortise the round trip, small enough to spread.
+CHUNK_BUNDLES = 32
+CHUNK_BYTES = 1024 * 1024
+
+_Job = tuple[tuple[BundleFile, ...], dict[str, bytes], str, str | None]
+
+
+def _analyses(
+    skills: list[SkillSource], jobs: int | None
+) -> Generator[Analysis | ChimeraError, None, None]:
+    """``analyse`` of each skill's bundle, in order (a refusal as its error): in this process for
+    a small import or ``jobs=1``, else chunked over a pool of ``jobs`` workers (None: one per
+    CPU). Closing the generator stops the pool."""
+    if jobs is None and len(skills) < POOL_MIN_BUNDLES:
+        jobs = 1
+    if jobs == 1:
+        cache = ScanCache()
+        for item in skills:
+            yield _analyse_one(_job(item), cache)
+        return
+    chunks = parallel_map(_analyse_chunk, _chunks(skills), workers=jobs)
+    try:
+        for chunk in chunks:
+            yield from chunk
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+
+
+def _job(item: SkillSource) -> _Job:
+    assert item.bundle is not None
+    # A Bundle's contents are a read-only mapping proxy, which does not pickle: send a dict.
+    return item.bundle.files, dict(item.bundle.contents), item.origin, item.folder or None
+
+
+def _chunks(skills: list[SkillSource]) -> Iterator[list[_Job]]:
+    chunk: list[_Job] = []
+    size = 0
+    for item in skills:
+        job = _job(item)
+        chunk.append(job)
+        size += sum(len(data) for data in job[1].values())
+        if len(chunk) >= CHUNK_BUNDLES or size >= CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _analyse_one(job: _Job, cache: ScanCache) -> Analysis | ChimeraError:
+    files, contents, origin, dirname = job
+    bundle = Bundle(files, MappingProxyType(contents))
+    try:
+        return analyse(bundle, origin=origin, dirname=dirname, scan_cache=cache)
+    except ChimeraError as exc:
+        return exc
+
+
+def _analyse_chunk(chunk: list[_Job]) -> list[Analysis | ChimeraError]:
+    """The task a worker runs: ``analyse`` every bundle of a chunk (refusals as values)."""
+    cache = ScanCache()
+    return [_analyse_one(job, cache) for job in chunk]
 
 
 def _label(item: SkillSource) -> str:

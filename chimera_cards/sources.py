@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import os
 import re
-import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from chimera_cards.archive import MAX_ARCHIVE_BYTES, archive_kind, read_archive, read_archive_file
 from chimera_cards.bundle import (
     SKILL_FILE,
     Bundle,
@@ -36,10 +35,12 @@ from chimera_cards.bundle import (
 )
 from chimera_cards.card import MAX_CARD_BYTES, CardReadError, read_card_bytes
 from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.fetch import DEFAULT_TIMEOUT, FetchError, fetch_url
 from chimera_cards.gitsource import is_git_source, read_git
 from chimera_cards.paths import LinkEscapeError, check_link_inside
-from chimera_cards.urls import is_url
+from chimera_cards.urls import DEFAULT_TIMEOUT, is_url
+
+if TYPE_CHECKING:
+    import ssl  # annotations only: importing it costs a folder import's start-up
 
 __all__ = ["BundleHash", "FoundSource", "SkillSource", "find_skills", "hash_paths", "pick"]
 
@@ -122,6 +123,9 @@ def _local(source: str) -> list[SkillSource]:
         return [_folder_skill(path.parent)]
     with open(path, "rb") as handle:
         head = handle.read(8)
+    # Archive and network code is loaded only for what needs it: a folder import starts faster.
+    from chimera_cards.archive import archive_kind, read_archive_file
+
     if archive_kind(path.name, head):
         resolved = str(path.resolve())
         tree = read_archive_file(str(path))
@@ -152,6 +156,9 @@ def _local(source: str) -> list[SkillSource]:
 
 
 def _url(source: str, timeout: float, ssl_context: ssl.SSLContext | None) -> list[SkillSource]:
+    from chimera_cards.archive import MAX_ARCHIVE_BYTES, archive_kind, read_archive
+    from chimera_cards.fetch import FetchError, fetch_url
+
     fetched = fetch_url(
         source, timeout=timeout, max_bytes=MAX_ARCHIVE_BYTES, ssl_context=ssl_context
     )

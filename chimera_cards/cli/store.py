@@ -21,12 +21,10 @@ from chimera_cards.cli.common import (
 )
 from chimera_cards.codescan import finding_id
 from chimera_cards.errors import UsageError
-from chimera_cards.fetch import DEFAULT_TIMEOUT, is_url
 from chimera_cards.gitsource import is_git_source
 from chimera_cards.importer import ImportResult, import_source
 from chimera_cards.integrity import expected_hex, parse_sha256
 from chimera_cards.lockfile import read_lockfile, write_lockfile
-from chimera_cards.review import accepted_findings
 from chimera_cards.store import (
     STATUSES,
     Version,
@@ -34,6 +32,7 @@ from chimera_cards.store import (
     select_version,
     verify_store,
 )
+from chimera_cards.urls import DEFAULT_TIMEOUT, is_url
 
 
 def _single_card_source(source: str) -> bool:
@@ -227,6 +226,8 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         history = store.versions(name=name)
         files = store.bundle_files(version.digest)
         size = sum(f.size for f in files)
+        from chimera_cards.review import accepted_findings  # cryptography: only for show
+
         accepted = accepted_findings(store, version.name, version.sha256)
     if as_json:
         echo_json(
