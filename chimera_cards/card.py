@@ -469,7 +469,7 @@ def _item_content(stripped: str, indent: int) -> tuple[str, int] | None:
     content = stripped
     depth = indent // 2
     while (marker := _LIST_MARKER_RE.match(content)) is not None:
-        if not marker.group(1) or len(marker.group(1)) > 4:
+        if not marker.group(1) or len(marker.group(1)) > 4 or marker.end() == len(content):
             return None  # an empty item, or an item that opens with indented code
         content = content[marker.end() :]
         depth += 1
@@ -510,6 +510,55 @@ def _text_line(stripped: str, indent: int, paragraph: bool, item_column: int) ->
     return item[1]
 
 
+def _opens_fence(stripped: str) -> str | None:
+    """The marker of the fence a line (without its indentation) opens, "" if it opens none;
+    None for a backtick line with a backtick after it (inline code, not a fence)."""
+    opened = _FENCE_OPEN_RE.match(stripped)
+    if opened is None:
+        return ""
+    if opened.group(1)[0] == "`" and "`" in opened.group(2):
+        return None
+    return opened.group(1)
+
+
+def _closes_fence_at(line: str, fence: str, column: int) -> bool | None:
+    """Whether a line inside a fence read from ``column`` closes it; None when the line ends
+    the list item holding the fence (and so the fence), which only markdown-it places."""
+    if column:
+        if not line.strip(" "):
+            return False
+        if len(line) - len(line.lstrip(" ")) < column:
+            return None
+        line = line[column:]
+    return _closes_fence(line, fence)
+
+
+def _certain_item(stripped: str, indent: int, paragraph: bool, in_item: bool) -> bool:
+    """Whether a line the scanner read as a list item is one for sure, so a fence inside it can
+    be placed: a single marker at the margin that opens a list (after no paragraph, or a bullet
+    or ``1.``) or follows an open item (its paragraph has deeper indentation, so it can end it).
+    """
+    marker = _LIST_MARKER_RE.match(stripped)
+    if indent or marker is None or _LIST_MARKER_RE.match(stripped, marker.end()):
+        return False
+    number = stripped[: marker.start(1) - 1]
+    return not paragraph or in_item or not number.isdigit() or int(number) == 1
+
+
+def _still_in_item(
+    stripped: str, indent: int, paragraph: bool, in_item: bool, column: int, item_column: int
+) -> bool:
+    """Whether a certain top-level list item is open after a text line (``_text_line`` gave
+    ``column``; ``item_column`` and ``in_item`` are from before it)."""
+    if column == _THEMATIC_BREAK:
+        return False
+    if column != item_column or _LIST_MARKER_RE.match(stripped):
+        return _certain_item(stripped, indent, paragraph, in_item)
+    if indent < item_column and not paragraph:
+        return False  # not a lazy continuation: the item has ended
+    return in_item
+
+
 def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int, int]]] | None:
     """Top-level level-2 headings and fenced code blocks exactly as ``_markdown_blocks`` gives
     them; None when the text holds anything the scanner does not read itself.
@@ -523,12 +572,19 @@ def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int,
     code: list[tuple[int, int]] = []
     paragraph = False  # the previous line continues a paragraph
     item_column = 1 << 30  # where the latest list item's text starts
+    # That item is a top-level one still open for sure (_certain_item), so a fence indented to
+    # its text is a fence inside it.
+    in_item = False
     fence = ""  # the open fence's marker
     fence_start = 0
+    fence_column = 0  # the column its lines are read from (an item's text column, or 0)
     for number in range(count):
         line = lines[number]
         if fence:
-            if _closes_fence(line, fence):
+            closes = _closes_fence_at(line, fence, fence_column)
+            if closes is None:
+                return None
+            if closes:
                 code.append((fence_start, number + 1))
                 fence = ""
             continue
@@ -537,27 +593,31 @@ def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int,
             paragraph = False
             continue
         indent = len(line) - len(stripped)
-        if indent == 0:
-            opened = _FENCE_OPEN_RE.match(line)
-            if opened:
-                fence, fence_start, paragraph = opened.group(1), number, False
-                if fence[0] == "`" and "`" in opened.group(2):
-                    return None  # not a fence: inline code
+        # A fence at the margin (which ends any list), or indented to an open item's text.
+        if indent == 0 or (in_item and item_column <= indent <= item_column + 3):
+            marker = _opens_fence(stripped)
+            if marker is None:
+                return None
+            if marker:
+                fence, fence_start, paragraph = marker, number, False
+                fence_column = item_column if indent else 0
+                in_item = in_item and indent > 0
                 continue
-            heading = _ATX_RE.match(line)
-            if heading:
-                if len(heading.group(1)) == 2:
-                    heads.append((_h2_title(line), number, number + 1))
-                paragraph = False
-                continue
+        heading = _ATX_RE.match(line) if indent == 0 else None
+        if heading:
+            if len(heading.group(1)) == 2:
+                heads.append((_h2_title(line), number, number + 1))
+            paragraph = in_item = False  # a heading ends any list
+            continue
         column = _text_line(stripped, indent, paragraph, item_column)
         if column is None:
             return None
+        in_item = _still_in_item(stripped, indent, paragraph, in_item, column, item_column)
         paragraph = column != _THEMATIC_BREAK
         if paragraph:
             item_column = column
-    if fence:
-        code.append((fence_start, count))
+    if fence:  # left open: it runs to the end, unless it is in a list item (markdown-it's call)
+        return None if fence_column else (heads, [*code, (fence_start, count)])
     return heads, code
 
 

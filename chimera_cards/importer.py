@@ -379,13 +379,12 @@ def _store_batch(
 
 def _known(store: Store, name: str, digest: str) -> Version | None:
     """The version of ``name`` with this bundle (a pre-bundle version counts by its digest)."""
-    found = store.version(name, digest)
-    if found is not None:
-        return found
-    for v in store.versions_by_digest(digest):
-        if v.name == name:
+    # One query: every version stored as (name, digest) is among those with this digest.
+    same = [v for v in store.versions_by_digest(digest) if v.name == name]
+    for v in same:
+        if v.sha256 == digest:
             return v
-    return None
+    return same[0] if same else None
 
 
 def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple[Version, bool]:
@@ -410,6 +409,7 @@ def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple
             **({"source": cand.source} if cand.source else {}),
         },
         source=cand.source,
+        skill_sha256=cand.skill_sha256,
     )
     return version, True
 

@@ -701,12 +701,6 @@ def _pipe_matches(regex: re.Pattern, text: str, offsets: list[int]) -> Iterable[
             end = max(match.end(), offset + 1)
 
 
-# Whitespace-separated tokens of BASE64_MIN or more characters, found by re (C speed) rather than
-# by splitting the whole text: re's \s and str.split() are both Unicode whitespace (isspace).
-_LONG_TOKEN_RE = re.compile(rf"\S{{{BASE64_MIN},}}")
-_PIECE_TOKEN_RE = re.compile(r"\S{16,}")
-
-
 def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"  # what \w is for re's str patterns
 
@@ -716,8 +710,13 @@ def _base64_runs(regex: re.Pattern, text: str) -> Iterable[re.Match]:
     whitespace-separated token that long; search only those (lookbehind still sees the text
     before a token, and nothing after it can extend a run).
     """
-    for token in _LONG_TOKEN_RE.finditer(text):
-        yield from regex.finditer(text, token.start(), token.end())
+    at = 0
+    for token in text.split():
+        if len(token) >= BASE64_MIN:
+            # No shorter token can hold this one, so its first occurrence from here is its place.
+            at = text.find(token, at)
+            yield from regex.finditer(text, at, at + len(token))
+            at += len(token)
 
 
 def _match_at(regex: re.Pattern, text: str, offsets: list[int]) -> Iterable[re.Match]:
@@ -807,8 +806,8 @@ def _has_both_cases(text: str) -> bool:
 
 
 def _scan_split_base64(text: str, lines: _Lines, out: _Collector) -> None:
-    # Cheap gate first (tokens of 16+ characters found by re): at least two that could be pieces.
-    pieces = [t for t in _PIECE_TOKEN_RE.findall(text) if _BASE64_PIECE_RE.search(t)]
+    # Cheap gate first (a C-speed split): at least two whole tokens that could be pieces.
+    pieces = [t for t in text.split() if len(t) >= 16 and _BASE64_PIECE_RE.search(t)]
     if len(pieces) < 2 or sum(map(len, pieces)) < BASE64_MIN:
         return
     for match in _BASE64_SPLIT_RE.finditer(text):
