@@ -594,7 +594,9 @@ def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int,
             continue
         indent = len(line) - len(stripped)
         # A fence at the margin (which ends any list), or indented to an open item's text.
-        if indent == 0 or (in_item and item_column <= indent <= item_column + 3):
+        if stripped[0] in "`~" and (
+            indent == 0 or (in_item and item_column <= indent <= item_column + 3)
+        ):
             marker = _opens_fence(stripped)
             if marker is None:
                 return None

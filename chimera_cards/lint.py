@@ -19,6 +19,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress
 from pathlib import Path
 from typing import TypeGuard
 
@@ -565,6 +566,20 @@ def _fold(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class _Gate:
+    """A gate's pattern and the literal words any match of it holds (all words of one group):
+    where no group is all in the text, ``in`` (far faster than the regex) closes the gate."""
+
+    pattern: re.Pattern
+    needs: tuple[tuple[str, ...], ...]
+
+    def search(self, haystack: str) -> bool:
+        if not any(all(word in haystack for word in group) for group in self.needs):
+            return False
+        return self.pattern.search(haystack) is not None
+
+
+@dataclass(frozen=True)
 class _Finder:
     starts: tuple[
         tuple[str, tuple[int, ...]], ...
@@ -574,7 +589,7 @@ class _Finder:
     # (start words, pattern): every match starting at one of these words also holds the
     # pattern (searched in the folded text), which is far rarer in prose than the word ("you"
     # only starts "you are now"); without it, the words' offsets are not looked at.
-    gates: tuple[tuple[tuple[str, ...], re.Pattern], ...] = ()
+    gates: tuple[tuple[tuple[str, ...], _Gate], ...] = ()
 
 
 def _w(*words: str, back: tuple[int, ...] = (0,)) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -611,15 +626,21 @@ _FINDERS: dict[str, _Finder] = {
             "<",
         ),
         gates=(
-            (("you",), re.compile(r"are\s+now")),
-            (("from",), re.compile(r"now\s+on")),
+            (("you",), _Gate(re.compile(r"are\s+now"), (("are", "now"),))),
+            (("from",), _Gate(re.compile(r"now\s+on"), (("now", "on"),))),
             (
                 ("reveal", "print", "show", "output", "repeat", "leak", "dump", "replace"),
-                re.compile(r"system\s+prompt|hidden\s+instructions"),
+                _Gate(
+                    re.compile(r"system\s+prompt|hidden\s+instructions"),
+                    (("system", "prompt"), ("hidden", "instructions")),
+                ),
             ),
-            (("new", "updated", "real", "actual"), re.compile(r"system\s+prompt")),
-            (("system",), re.compile(r"prompt\s+override")),
-            (("do", "never", "without"), re.compile(r"the\s+user")),
+            (
+                ("new", "updated", "real", "actual"),
+                _Gate(re.compile(r"system\s+prompt"), (("system", "prompt"),)),
+            ),
+            (("system",), _Gate(re.compile(r"prompt\s+override"), (("prompt", "override"),))),
+            (("do", "never", "without"), _Gate(re.compile(r"the\s+user"), (("the", "user"),))),
         ),
     ),
     "pipe-to-shell": _Finder(
@@ -629,7 +650,7 @@ _FINDERS: dict[str, _Finder] = {
         gates=(
             (
                 (*_FETCHER_WORDS, "python", "perl", "ruby", "node", "iex", "sh"),
-                re.compile(r"\||[<$]\("),
+                _Gate(re.compile(r"\||[<$]\("), (("|",), ("<(",), ("$(",))),
             ),
         ),
     ),
@@ -639,13 +660,16 @@ _FINDERS: dict[str, _Finder] = {
 }
 
 
-def _finditer(regex: re.Pattern, rule: str, text: str, folded: str | None) -> Iterable[re.Match]:
-    """``regex.finditer(text)``, found without trying the regex at every offset where possible."""
+def _finditer(
+    regex: re.Pattern, rule: str, text: str, folded: str | None, long_tokens: list[str]
+) -> Iterable[re.Match]:
+    """``regex.finditer(text)``, found without trying the regex at every offset where possible
+    (``long_tokens``: ``_long_tokens(text)``)."""
     finder = _FINDERS.get(rule)
     if finder is None:
         return regex.finditer(text)
     if rule == "base64-blob":
-        return _base64_runs(regex, text)
+        return _base64_runs(regex, text, long_tokens)
     haystack = folded if finder.folded else text
     if not haystack:  # the fold could not keep offsets
         return regex.finditer(text)
@@ -705,13 +729,23 @@ def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"  # what \w is for re's str patterns
 
 
-def _base64_runs(regex: re.Pattern, text: str) -> Iterable[re.Match]:
+def _long_tokens(text: str) -> list[str]:
+    """The whitespace-separated tokens of 16 or more characters, in order: what both base64
+    scans look at (prose has few). Compared by ``map`` and ``compress``, without a Python loop."""
+    tokens = text.split()
+    return list(compress(tokens, map(_PIECE_MIN.__le__, map(len, tokens))))
+
+
+_PIECE_MIN = 16  # the shortest piece of a split base64 run (_BASE64_PIECE)
+
+
+def _base64_runs(regex: re.Pattern, text: str, long_tokens: list[str]) -> Iterable[re.Match]:
     """Base64 matches are runs of 100+ non-space characters, so each lies inside one
     whitespace-separated token that long; search only those (lookbehind still sees the text
     before a token, and nothing after it can extend a run).
     """
     at = 0
-    for token in text.split():
+    for token in long_tokens:
         if len(token) >= BASE64_MIN:
             # No shorter token can hold this one, so its first occurrence from here is its place.
             at = text.find(token, at)
@@ -779,10 +813,15 @@ def _scan(
     # normalisation keeps every line where it was, so lines and messages need no mapping back.
     plain = _phrase_text(text)
     plain_folded = (folded if plain is text else _fold(plain)) if fast else None
+    long_tokens = _long_tokens(text)
     for regex, rule, default_severity, keep, describe in _PATTERN_RULES:
         haystack, fold = (plain, plain_folded) if rule == "override-phrase" else (text, folded)
         where = lines if haystack is text else _Lines(haystack, lines.first_line)
-        matches = _finditer(regex, rule, haystack, fold) if fast else regex.finditer(haystack)
+        matches = (
+            _finditer(regex, rule, haystack, fold, long_tokens)
+            if fast
+            else regex.finditer(haystack)
+        )
         for match in matches:
             if not keep(match):
                 continue
@@ -795,7 +834,7 @@ def _scan(
                 out.omit(rule, severity, line)
             else:
                 out.add(Finding(rule, severity, describe(match), line))
-    _scan_split_base64(text, lines, out)
+    _scan_split_base64(text, lines, out, long_tokens)
 
 
 _BASE64_PIECE_RE = re.compile(_BASE64_PIECE)
@@ -805,9 +844,9 @@ def _has_both_cases(text: str) -> bool:
     return any(c.isupper() for c in text) and any(c.islower() for c in text)
 
 
-def _scan_split_base64(text: str, lines: _Lines, out: _Collector) -> None:
-    # Cheap gate first (a C-speed split): at least two whole tokens that could be pieces.
-    pieces = [t for t in text.split() if len(t) >= 16 and _BASE64_PIECE_RE.search(t)]
+def _scan_split_base64(text: str, lines: _Lines, out: _Collector, long_tokens: list[str]) -> None:
+    # Cheap gate first: at least two whole tokens (of 16+ characters) that could be pieces.
+    pieces = [t for t in long_tokens if _BASE64_PIECE_RE.search(t)]
     if len(pieces) < 2 or sum(map(len, pieces)) < BASE64_MIN:
         return
     for match in _BASE64_SPLIT_RE.finditer(text):

@@ -730,6 +730,25 @@ def test_fast_scan_finds_exactly_what_the_plain_scan_finds_on_mixed_text():
         ), repr(text)
 
 
+def test_a_gate_closed_by_its_literal_words_is_one_its_pattern_would_not_open():
+    import random
+
+    from chimera_cards.lint import _FINDERS
+
+    rng = random.Random(20261201)
+    gates = [gate for finder in _FINDERS.values() for _, gate in finder.gates]
+    assert gates
+    for gate in gates:
+        vocab = [word for group in gate.needs for word in group]
+        vocab += [" ", "\n", "\t", "\u00a0", "x", "(", "<", "$", "|", "now on", "the user"]
+        for _ in range(3000):
+            text = "".join(rng.choice(vocab) for _ in range(rng.randint(0, 10)))
+            assert gate.search(text) == (gate.pattern.search(text) is not None), (
+                gate.pattern.pattern,
+                text,
+            )
+
+
 def test_fast_scan_agrees_on_every_hidden_character_class_alone_and_in_runs():
     from chimera_cards.lint import _hidden_class
 
