@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,7 @@ from chimera_cards.integrity import (
 )
 from chimera_cards.lint import Finding
 from chimera_cards.lockfile import check_pin, read_lockfile
-from chimera_cards.sources import SkillSource, find_skills, pick
+from chimera_cards.sources import SkillSource, find_skills, pick, read_skill
 from chimera_cards.store import Store, Version, check_storable_name, resolve_hook
 from chimera_cards.urls import DEFAULT_TIMEOUT
 from chimera_cards.workers import parallel_map
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
 # enough that the write lock is never held for long and memory stays bounded.
 BATCH_CARDS = 500
+# With workers, smaller batches: the cards analysed last wait only for a short final batch.
+POOL_BATCH_CARDS = 128
 BATCH_BYTES = 16 * 1024 * 1024
 
 # Hooks run for every stored or already-present card, inside the write transaction, as
@@ -467,7 +470,8 @@ def import_source(
     hook_fns = [resolve_hook(h) for h in (IMPORT_HOOKS if hooks is None else hooks)]
     source = str(source)
     try:
-        found = find_skills(source, ref=ref, timeout=timeout, ssl_context=ssl_context)
+        # Left unread: each skill is read when the import gets to it (see _Checks).
+        found = find_skills(source, ref=ref, timeout=timeout, ssl_context=ssl_context, read=False)
     except UsageError:
         raise
     except ChimeraError as exc:
@@ -486,14 +490,21 @@ def import_source(
             f"{source}: --sha256/--integrity/--digest pins one card but this holds "
             f"{len(found)}; use --skill NAME or --lockfile"
         )
-    # Integrity and the stored-version lookup first, in order; then the pure steps (parse, lint)
-    # for every bundle not stored yet, in worker processes for a big import; then pins,
-    # provenance and storing, in order, while the workers go on with later bundles.
-    results, ready = _check_all(found, expected, expected_digest, _stored_by_digest(store))
-    analyses = _analyses([item for _, _, item, checked in ready if checked.known is None], jobs)
-    batch = _Batch()
+    # Each skill is read and checked (integrity, the stored-version lookup) in order; the pure
+    # steps (parse, lint) of those not stored yet run ahead in worker processes for a big
+    # import; pins, provenance and storing follow in order while the workers go on.
+    if jobs is None and len(found) < POOL_MIN_BUNDLES:
+        jobs = 1
+    checks = _Checks(iter(found), expected, expected_digest, _stored_by_digest(store))
+    analyses = _analyses(checks.to_analyse(), jobs)
+    results: list[ImportResult | None] = []
+    batch = _Batch(limit=BATCH_CARDS if jobs == 1 else POOL_BATCH_CARDS)
     try:
-        for slot, label, item, checked in ready:
+        while (entry := checks.next()) is not None:
+            label, item, checked = entry
+            if isinstance(checked, ChimeraError):
+                results.append(_refused(label, checked))
+                continue
             assert item.bundle is not None
             # Outside the card's try: a dead worker (WorkerError) ends the import, not one card.
             analysis = None if checked.known is not None else next(analyses)
@@ -515,9 +526,10 @@ def import_source(
                     approvals=item.approvals,
                 )
             except ChimeraError as exc:
-                results[slot] = _refused(label, exc)
+                results.append(_refused(label, exc))
                 continue
-            if batch.add(slot, label, cand):
+            results.append(None)  # filled when its batch is stored
+            if batch.add(len(results) - 1, label, cand):
                 batch.store(store, hook_fns, results)
     finally:
         analyses.close()  # stops the worker pool, if any, whatever happened above
@@ -525,38 +537,55 @@ def import_source(
     return [r for r in results if r is not None]
 
 
-_Ready = tuple[int, str, SkillSource, _Checked]  # result slot, label, skill, its checks
+@dataclass
+class _Checks:
+    """The skills of an import, read and checked one at a time, in order, for two readers: the
+    loop that stores them (``next``) and the analysis that runs ahead of it (``to_analyse``, the
+    bundles not stored yet). Each skill is read once, when the first of the two gets to it."""
 
+    found: Iterator[SkillSource]
+    expected: str | None
+    expected_digest: str | None
+    stored: Callable[[str], Version | None]
+    queued: deque[tuple[str, SkillSource, _Checked | ChimeraError]] = field(default_factory=deque)
+    unanalysed: deque[SkillSource] = field(default_factory=deque)
 
-def _check_all(
-    found: list[SkillSource],
-    expected: str | None,
-    expected_digest: str | None,
-    stored: Callable[[str], Version | None],
-) -> tuple[list[ImportResult | None], list[_Ready]]:
-    """Every skill's integrity checks, in order: the refused ones' results, and the rest with
-    the slot their result will fill."""
-    results: list[ImportResult | None] = []
-    ready: list[_Ready] = []
-    for item in found:
-        label = _label(item)
+    def _pull(self) -> bool:
+        item = next(self.found, None)
+        if item is None:
+            return False
+        checked: _Checked | ChimeraError
         try:
+            read_skill(item)
             if item.error is not None:
                 raise item.error
             assert item.bundle is not None
-            checked = _check_bundle(item.bundle, expected, expected_digest, stored)
+            checked = _check_bundle(item.bundle, self.expected, self.expected_digest, self.stored)
         except ChimeraError as exc:
-            results.append(_refused(label, exc))
-            continue
-        ready.append((len(results), label, item, checked))
-        results.append(None)  # filled when the skill is stored (or refused)
-    return results, ready
+            checked = exc
+        self.queued.append((_label(item), item, checked))
+        if isinstance(checked, _Checked) and checked.known is None:
+            self.unanalysed.append(item)
+        return True
+
+    def next(self) -> tuple[str, SkillSource, _Checked | ChimeraError] | None:
+        """The next skill to store (or refuse), with its checks; None after the last."""
+        if not self.queued and not self._pull():
+            return None
+        return self.queued.popleft()
+
+    def to_analyse(self) -> Iterator[SkillSource]:
+        """The skills ``next`` will give with nothing stored yet, in the same order."""
+        while self.unanalysed or self._pull():
+            if self.unanalysed:
+                yield self.unanalysed.popleft()
 
 
 @dataclass
 class _Batch:
     """Candidates waiting for one write transaction, with the result slot each fills."""
 
+    limit: int  # cards
     slots: list[int] = field(default_factory=list)
     candidates: list[tuple[str, Candidate]] = field(default_factory=list)
     size: int = 0
@@ -566,7 +595,7 @@ class _Batch:
         self.slots.append(slot)
         self.candidates.append((label, cand))
         self.size += cand.bundle.total_bytes if cand.bundle is not None else len(cand.raw)
-        return len(self.candidates) >= BATCH_CARDS or self.size >= BATCH_BYTES
+        return len(self.candidates) >= self.limit or self.size >= BATCH_BYTES
 
     def store(self, store: Store, hooks: list[Callable], results: list) -> None:
         if self.candidates:
@@ -586,13 +615,11 @@ _Job = tuple[tuple[BundleFile, ...], dict[str, bytes], str, str | None]
 
 
 def _analyses(
-    skills: list[SkillSource], jobs: int | None
+    skills: Iterable[SkillSource], jobs: int | None
 ) -> Generator[Analysis | ChimeraError, None, None]:
     """``analyse`` of each skill's bundle, in order (a refusal as its error): in this process for
-    a small import or ``jobs=1``, else chunked over a pool of ``jobs`` workers (None: one per
-    CPU). Closing the generator stops the pool."""
-    if jobs is None and len(skills) < POOL_MIN_BUNDLES:
-        jobs = 1
+    ``jobs=1``, else chunked over a pool of ``jobs`` workers (None: one per CPU). Closing the
+    generator stops the pool."""
     if jobs == 1:
         cache = ScanCache()
         for item in skills:
@@ -614,7 +641,7 @@ def _job(item: SkillSource) -> _Job:
     return item.bundle.files, dict(item.bundle.contents), item.origin, item.folder or None
 
 
-def _chunks(skills: list[SkillSource]) -> Iterator[list[_Job]]:
+def _chunks(skills: Iterable[SkillSource]) -> Iterator[list[_Job]]:
     chunk: list[_Job] = []
     size = 0
     for item in skills:

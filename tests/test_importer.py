@@ -503,7 +503,7 @@ def _kill_on(name: str):
 
 
 def test_a_worker_that_dies_refuses_the_import_and_leaves_only_whole_batches(tmp_path, monkeypatch):
-    monkeypatch.setattr(importer_mod, "BATCH_CARDS", 4)
+    monkeypatch.setattr(importer_mod, "POOL_BATCH_CARDS", 4)
     monkeypatch.setattr(importer_mod, "CHUNK_BUNDLES", 2)
     monkeypatch.setattr(importer_mod, "analyse", _kill_on("card-09"))
     for index in range(16):
@@ -522,7 +522,7 @@ def test_a_worker_that_dies_refuses_the_import_and_leaves_only_whole_batches(tmp
 def test_ctrl_c_while_storing_rolls_back_the_batch_and_stops_the_workers(tmp_path, monkeypatch):
     import signal
 
-    monkeypatch.setattr(importer_mod, "BATCH_CARDS", 4)
+    monkeypatch.setattr(importer_mod, "POOL_BATCH_CARDS", 4)
     monkeypatch.setattr(importer_mod, "CHUNK_BUNDLES", 2)
     for index in range(16):
         make_card(tmp_path / "interrupted", f"card-{index:02d}")
