@@ -89,6 +89,7 @@ class Candidate:
     bundle: Bundle | None = None
     source: dict = field(default_factory=dict)  # how it was fetched (kind, url, ref, commit, path)
     approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
+    stored_findings: list[dict] | None = None  # ``findings`` as stored, when already made
 
     @property
     def skill_sha256(self) -> str:
@@ -173,11 +174,13 @@ def declared_taint(card: Card) -> str | None:
 
 @dataclass
 class Analysis:
-    """What the pure steps make of a bundle: the card's name, the taint it declares, findings."""
+    """What the pure steps make of a bundle: the card's name, the taint it declares, findings
+    (and their stored form, made where the findings were: by a worker, for a big import)."""
 
     name: str
     declared_taint: str | None
     findings: list[Finding]
+    stored_findings: list[dict]
 
 
 def analyse(
@@ -200,7 +203,7 @@ def analyse(
     name = check_storable_name(card.name)
     # Without a folder (a bare card URL) the name-matches-folder rule does not apply.
     findings = lint_bundle(card, bundle, dirname=dirname or name, cache=scan_cache)
-    return Analysis(name, declared_taint(card), findings)
+    return Analysis(name, declared_taint(card), findings, [f.to_dict() for f in findings])
 
 
 @dataclass
@@ -275,6 +278,7 @@ def _candidate(
         provenance="tainted" if reasons else "clean",
         taint_reasons=reasons,
         findings=analysis.findings,
+        stored_findings=analysis.stored_findings,
         **common,
     )
 
@@ -406,7 +410,11 @@ def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple
         provenance=cand.provenance,
         status="pending" if hold else "active",
         reason="; ".join(hold),
-        findings=[f.to_dict() for f in cand.findings],
+        findings=(
+            cand.stored_findings
+            if cand.stored_findings is not None
+            else [f.to_dict() for f in cand.findings]
+        ),
         detail={
             "files": len(cand.bundle.files),
             **({"source": cand.source} if cand.source else {}),
@@ -628,7 +636,8 @@ def _analyses(
     chunks = parallel_map(_analyse_chunk, _chunks(skills), workers=jobs)
     try:
         for chunk in chunks:
-            yield from chunk
+            for sent in chunk:
+                yield _from_wire(sent)
     finally:
         close = getattr(chunks, "close", None)
         if close is not None:
@@ -664,10 +673,31 @@ def _analyse_one(job: _Job, cache: ScanCache) -> Analysis | ChimeraError:
         return exc
 
 
-def _analyse_chunk(chunk: list[_Job]) -> list[Analysis | ChimeraError]:
-    """The task a worker runs: ``analyse`` every bundle of a chunk (refusals as values)."""
+_Wire = tuple[str, str | None, list[dict]] | ChimeraError
+
+
+def _analyse_chunk(chunk: list[_Job]) -> list[_Wire]:
+    """The task a worker runs: ``analyse`` every bundle of a chunk (refusals as values). Sent
+    back without the Finding objects, which the stored dicts rebuild (half the pickling)."""
     cache = ScanCache()
-    return [_analyse_one(job, cache) for job in chunk]
+    out: list[_Wire] = []
+    for job in chunk:
+        analysis = _analyse_one(job, cache)
+        if isinstance(analysis, Analysis):
+            out.append((analysis.name, analysis.declared_taint, analysis.stored_findings))
+        else:
+            out.append(analysis)
+    return out
+
+
+def _from_wire(sent: _Wire) -> Analysis | ChimeraError:
+    if isinstance(sent, ChimeraError):
+        return sent
+    name, declared, stored = sent
+    findings = [
+        Finding(d["rule"], d["severity"], d["message"], d["line"], d["path"]) for d in stored
+    ]
+    return Analysis(name, declared, findings, stored)
 
 
 def _label(item: SkillSource) -> str:
