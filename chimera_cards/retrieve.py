@@ -185,16 +185,19 @@ def is_clean_path(origin: str | None, final_url: str | None, provenance: str) ->
     return provenance == "clean" and not is_url(origin) and not is_url(final_url)
 
 
-def fts_query(query: str) -> str | None:
-    """The user's words as an FTS5 query that cannot be read as FTS5 syntax.
+def fts_phrases(query: str) -> list[str]:
+    """The user's words as FTS5 phrases that cannot be read as FTS5 syntax.
 
-    Each word becomes a double-quoted string (quotes doubled), joined with OR, so operators,
-    column filters, ``NEAR`` and unbalanced quotes in the input are just text.
+    Each word becomes a double-quoted string (quotes doubled), so operators, column filters,
+    ``NEAR`` and unbalanced quotes in the input are just text.
     """
     words = re.findall(r"\w+", query)[:MAX_QUERY_TERMS]
-    if not words:
-        return None
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    return ['"' + w.replace('"', '""') + '"' for w in words]
+
+
+def fts_query(query: str) -> str | None:
+    """The user's words as one FTS5 query, the phrases joined with OR (None: no words)."""
+    return " OR ".join(fts_phrases(query)) or None
 
 
 def sync_index(store: Store, problems: list[str] | None = None) -> int:
@@ -374,8 +377,8 @@ def match(
         raise UsageError("level must be 1 or 2")
     if k < 1:
         raise UsageError("k must be at least 1")
-    q = fts_query(query)
-    if q is None:
+    phrases = fts_phrases(query)
+    if not phrases:
         return MatchList()
     skipped: list[str] = []
     with store.snapshot():
@@ -395,7 +398,7 @@ def match(
                     f"store cannot be written now ({_reason(exc)}); run again with write access"
                 )
     with store.snapshot():  # one consistent state for ranking and verification
-        return MatchList(_match(store, q, k, level, verify, cache, skipped), skipped)
+        return MatchList(_match(store, phrases, k, level, verify, cache, skipped), skipped)
 
 
 def match_path(path, query: str, k: int = 5, level: int = 2) -> MatchList:
@@ -425,7 +428,7 @@ def _page_versions(
 
 def _match(
     store: Store,
-    q: str,
+    phrases: list[str],
     k: int,
     level: int,
     verify: bool,
@@ -442,7 +445,7 @@ def _match(
     while len(out) < k:
         # Rank inside FTS5 first, then read only the page's versions: the index also holds
         # versions that are not active, so a page may yield fewer than k and the loop goes on.
-        ranked = store.search_index(q, BM25_WEIGHTS, page, offset)
+        ranked = store.search_index(phrases, BM25_WEIGHTS, page, offset)
         if not ranked:
             break
         offset += len(ranked)

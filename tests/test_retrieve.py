@@ -3,6 +3,7 @@ prompt rendering that a card cannot break out of."""
 
 from __future__ import annotations
 
+import random
 import re
 import sqlite3
 
@@ -433,3 +434,63 @@ def test_the_match_command_prints_one_warning_line_per_broken_card(store):
     assert warnings and all(w.startswith("warning: ") for w in warnings)
     assert any("broken-card" in w for w in warnings)
     assert "Traceback" not in r.output
+
+
+def _full_ranking(store, phrases, weights):
+    """Every matching entry, best first: the ranking that the head-first search must agree with."""
+    bm25 = "bm25(card_fts, " + ", ".join(repr(float(w)) for w in weights) + ")"
+    with store.snapshot() as conn:
+        return conn.execute(
+            f"SELECT rowid, {bm25} AS score FROM card_fts WHERE card_fts MATCH ? "
+            "ORDER BY score, rowid",
+            (" OR ".join(phrases),),
+        ).fetchall()
+
+
+def test_ranking_the_head_first_returns_exactly_the_head_of_the_full_ranking(store):
+    # Entries matching one query word only are never scored when the head is proven without
+    # them; any page must still be what ranking every matching entry would have given.
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(60)]
+    weights = [1 / (i + 1) for i in range(60)]  # common and rare words, as in real text
+    with store.transaction():
+        for vid in range(1, 1501):
+            words = rng.choices(vocab, weights, k=rng.choice((2, 3, 5, 40, 120)))
+            name = "-".join(words[: rng.randint(1, 3)])
+            store.index_version(vid, name, " ".join(words[3:12]), " ".join(words[12:]))
+    statements: list[str] = []
+    with store.snapshot() as conn:
+        conn.set_trace_callback(statements.append)
+    proven = 0
+    for _ in range(120):
+        words = rng.choices(vocab, weights, k=rng.randint(1, 7))
+        words += rng.sample(words, rng.randint(0, 1))  # a repeated word counts twice in BM25
+        if rng.random() < 0.2:
+            words.append(words[0].upper())  # the same token under another spelling
+        phrases = retrieve.fts_phrases(" ".join(words))
+        full = _full_ranking(store, phrases, retrieve.BM25_WEIGHTS)
+        for limit, offset in ((16, 0), (5, 0), (3, 2), (10, 7)):
+            statements.clear()
+            with store.snapshot():
+                page = store.search_index(phrases, retrieve.BM25_WEIGHTS, limit, offset)
+            assert page == full[offset : offset + len(page)]
+            assert len(page) <= limit and (page or len(full) <= offset)
+            proven += any("+rowid IN" in sql for sql in statements) and bool(page)
+    with store.snapshot() as conn:
+        conn.set_trace_callback(None)
+    assert proven > 100  # the head-first path really ran, not only the full ranking
+
+
+def test_pages_of_a_head_first_match_join_up_to_the_full_ranking(store):
+    vocab = ["alpha", "beta", "gamma"]
+    with store.transaction():
+        for vid in range(1, 301):
+            picked = [w for i, w in enumerate(vocab) if vid % (i + 2) == 0] or ["delta"]
+            store.index_version(vid, f"card-{vid}", " ".join(picked), "")
+    phrases = retrieve.fts_phrases("alpha beta gamma")
+    full = _full_ranking(store, phrases, retrieve.BM25_WEIGHTS)
+    got: list = []
+    with store.snapshot():
+        while page := store.search_index(phrases, retrieve.BM25_WEIGHTS, 16, len(got)):
+            got.extend(page)
+    assert got == full
