@@ -19,7 +19,6 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import compress
 from pathlib import Path
 from typing import TypeGuard
 
@@ -574,9 +573,13 @@ class _Gate:
     needs: tuple[tuple[str, ...], ...]
 
     def search(self, haystack: str) -> bool:
-        if not any(all(word in haystack for word in group) for group in self.needs):
-            return False
-        return self.pattern.search(haystack) is not None
+        for group in self.needs:  # plain loops: this runs for every text, generators cost more
+            for word in group:
+                if word not in haystack:
+                    break
+            else:
+                return self.pattern.search(haystack) is not None
+        return False
 
 
 @dataclass(frozen=True)
@@ -731,9 +734,8 @@ def _is_word(char: str) -> bool:
 
 def _long_tokens(text: str) -> list[str]:
     """The whitespace-separated tokens of 16 or more characters, in order: what both base64
-    scans look at (prose has few). Compared by ``map`` and ``compress``, without a Python loop."""
-    tokens = text.split()
-    return list(compress(tokens, map(_PIECE_MIN.__le__, map(len, tokens))))
+    scans look at (prose has a few per card)."""
+    return [token for token in text.split() if len(token) >= _PIECE_MIN]
 
 
 _PIECE_MIN = 16  # the shortest piece of a split base64 run (_BASE64_PIECE)
