@@ -929,6 +929,7 @@ _INVISIBLE_RE = re.compile(
     + "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in DEFAULT_IGNORABLE)
     + "]"
 )
+_ASCII_RUNS_RE = re.compile(r"[\x00-\x7f]+")
 _CONFUSABLE_RE = re.compile("[" + re.escape("".join(map(chr, _CONFUSABLES))) + "]")
 # Markdown emphasis and code-span marks: "ig**no**re" renders (and is read) as "ignore". An
 # underscore inside a word is not emphasis (CommonMark), and names like im_start keep it.
@@ -955,7 +956,10 @@ def _phrase_text(text: str) -> str:
     mapped to Latin, emphasis marks dropped. Newlines are kept, so lines still count the same.
     """
     if not text.isascii():
-        text = _INVISIBLE_RE.sub("", text)
+        # Every invisible code point is outside ASCII: look for one among the rest only (cards
+        # are mostly ASCII with a few dashes and quotes), and rewrite the text only if it has one.
+        if _INVISIBLE_RE.search(_ASCII_RUNS_RE.sub("", text)):
+            text = _INVISIBLE_RE.sub("", text)
         if not unicodedata.is_normalized("NFKC", text):
             text = unicodedata.normalize("NFKC", text)
         if _CONFUSABLE_RE.search(text):
