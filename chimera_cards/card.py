@@ -299,13 +299,56 @@ def _needs_event_scan(text: str) -> bool:
     return len(_NESTING_INDICATOR_RE.findall(text)) >= MAX_FRONTMATTER_DEPTH
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+# Keys SafeConstructor rewrites before building a mapping ("<<" merges, "=" becomes a string).
+_SPECIAL_KEY_TAGS = ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value")
+
+
+class _NotPlain(Exception):
+    """A node the direct construction leaves to the constructor as a whole document."""
+
+
+def _construct_plain(node: yaml.Node, loader: yaml.CSafeLoader) -> object:
+    """What ``loader.construct_document(node)`` gives, built directly for the nodes frontmatter
+    is made of (strings, mappings, sequences: a third of the cost); any other scalar (a number,
+    a date, null) goes through the constructor, and a special key or an unhashable one raises
+    _NotPlain. Only for text without anchors: an alias would be built twice, not shared."""
+    tag = node.tag
+    if tag == _STR_TAG and type(node) is yaml.ScalarNode:
+        return node.value
+    if tag == _MAP_TAG and type(node) is yaml.MappingNode:
+        out = {}
+        for key_node, value_node in node.value:
+            if key_node.tag in _SPECIAL_KEY_TAGS:
+                raise _NotPlain
+            key = _construct_plain(key_node, loader)
+            try:
+                hash(key)
+            except TypeError:
+                raise _NotPlain from None
+            out[key] = _construct_plain(value_node, loader)
+        return out
+    if tag == _SEQ_TAG and type(node) is yaml.SequenceNode:
+        return [_construct_plain(child, loader) for child in node.value]
+    return loader.construct_object(node, deep=True)
+
+
 def _construct_with_libyaml(text: str, first_line: int) -> tuple[object, yaml.Node | None]:
     if _needs_event_scan(text):
         _check_events(text, first_line)
     loader = yaml.CSafeLoader(text)
     try:
         node = loader.get_single_node()
-        return (loader.construct_document(node) if node is not None else None), node
+        if node is None:
+            return None, None
+        if "&" not in text and "*" not in text:  # no anchor, so no alias: nothing is shared
+            try:
+                return _construct_plain(node, loader), node
+            except _NotPlain:
+                pass
+        return loader.construct_document(node), node
     finally:
         loader.dispose()
 
