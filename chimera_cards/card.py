@@ -15,9 +15,12 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
-from markdown_it import MarkdownIt
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 from chimera_cards.errors import ChimeraError
 
@@ -296,13 +299,56 @@ def _needs_event_scan(text: str) -> bool:
     return len(_NESTING_INDICATOR_RE.findall(text)) >= MAX_FRONTMATTER_DEPTH
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+# Keys SafeConstructor rewrites before building a mapping ("<<" merges, "=" becomes a string).
+_SPECIAL_KEY_TAGS = ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value")
+
+
+class _NotPlain(Exception):
+    """A node the direct construction leaves to the constructor as a whole document."""
+
+
+def _construct_plain(node: yaml.Node, loader: yaml.CSafeLoader) -> object:
+    """What ``loader.construct_document(node)`` gives, built directly for the nodes frontmatter
+    is made of (strings, mappings, sequences: a third of the cost); any other scalar (a number,
+    a date, null) goes through the constructor, and a special key or an unhashable one raises
+    _NotPlain. Only for text without anchors: an alias would be built twice, not shared."""
+    tag = node.tag
+    if tag == _STR_TAG and type(node) is yaml.ScalarNode:
+        return node.value
+    if tag == _MAP_TAG and type(node) is yaml.MappingNode:
+        out = {}
+        for key_node, value_node in node.value:
+            if key_node.tag in _SPECIAL_KEY_TAGS:
+                raise _NotPlain
+            key = _construct_plain(key_node, loader)
+            try:
+                hash(key)
+            except TypeError:
+                raise _NotPlain from None
+            out[key] = _construct_plain(value_node, loader)
+        return out
+    if tag == _SEQ_TAG and type(node) is yaml.SequenceNode:
+        return [_construct_plain(child, loader) for child in node.value]
+    return loader.construct_object(node, deep=True)
+
+
 def _construct_with_libyaml(text: str, first_line: int) -> tuple[object, yaml.Node | None]:
     if _needs_event_scan(text):
         _check_events(text, first_line)
     loader = yaml.CSafeLoader(text)
     try:
         node = loader.get_single_node()
-        return (loader.construct_document(node) if node is not None else None), node
+        if node is None:
+            return None, None
+        if "&" not in text and "*" not in text:  # no anchor, so no alias: nothing is shared
+            try:
+                return _construct_plain(node, loader), node
+            except _NotPlain:
+                pass
+        return loader.construct_document(node), node
     finally:
         loader.dispose()
 
@@ -381,8 +427,10 @@ def _block_parser() -> MarkdownIt:
     """CommonMark with only the block-level pass: the block rules already set each heading's
     inline token ``.content`` (all the section splitter reads), so the inline pass (emphasis,
     links, ...) is skipped; it was half the Markdown cost. Built once: construction costs more
-    than parsing a card.
+    than parsing a card. Imported here: most cards never need it (see ``_scan_blocks``).
     """
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 
@@ -464,7 +512,7 @@ def _item_content(stripped: str, indent: int) -> tuple[str, int] | None:
     content = stripped
     depth = indent // 2
     while (marker := _LIST_MARKER_RE.match(content)) is not None:
-        if not marker.group(1) or len(marker.group(1)) > 4:
+        if not marker.group(1) or len(marker.group(1)) > 4 or marker.end() == len(content):
             return None  # an empty item, or an item that opens with indented code
         content = content[marker.end() :]
         depth += 1
@@ -505,6 +553,55 @@ def _text_line(stripped: str, indent: int, paragraph: bool, item_column: int) ->
     return item[1]
 
 
+def _opens_fence(stripped: str) -> str | None:
+    """The marker of the fence a line (without its indentation) opens, "" if it opens none;
+    None for a backtick line with a backtick after it (inline code, not a fence)."""
+    opened = _FENCE_OPEN_RE.match(stripped)
+    if opened is None:
+        return ""
+    if opened.group(1)[0] == "`" and "`" in opened.group(2):
+        return None
+    return opened.group(1)
+
+
+def _closes_fence_at(line: str, fence: str, column: int) -> bool | None:
+    """Whether a line inside a fence read from ``column`` closes it; None when the line ends
+    the list item holding the fence (and so the fence), which only markdown-it places."""
+    if column:
+        if not line.strip(" "):
+            return False
+        if len(line) - len(line.lstrip(" ")) < column:
+            return None
+        line = line[column:]
+    return _closes_fence(line, fence)
+
+
+def _certain_item(stripped: str, indent: int, paragraph: bool, in_item: bool) -> bool:
+    """Whether a line the scanner read as a list item is one for sure, so a fence inside it can
+    be placed: a single marker at the margin that opens a list (after no paragraph, or a bullet
+    or ``1.``) or follows an open item (its paragraph has deeper indentation, so it can end it).
+    """
+    marker = _LIST_MARKER_RE.match(stripped)
+    if indent or marker is None or _LIST_MARKER_RE.match(stripped, marker.end()):
+        return False
+    number = stripped[: marker.start(1) - 1]
+    return not paragraph or in_item or not number.isdigit() or int(number) == 1
+
+
+def _still_in_item(
+    stripped: str, indent: int, paragraph: bool, in_item: bool, column: int, item_column: int
+) -> bool:
+    """Whether a certain top-level list item is open after a text line (``_text_line`` gave
+    ``column``; ``item_column`` and ``in_item`` are from before it)."""
+    if column == _THEMATIC_BREAK:
+        return False
+    if column != item_column or _LIST_MARKER_RE.match(stripped):
+        return _certain_item(stripped, indent, paragraph, in_item)
+    if indent < item_column and not paragraph:
+        return False  # not a lazy continuation: the item has ended
+    return in_item
+
+
 def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int, int]]] | None:
     """Top-level level-2 headings and fenced code blocks exactly as ``_markdown_blocks`` gives
     them; None when the text holds anything the scanner does not read itself.
@@ -518,12 +615,19 @@ def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int,
     code: list[tuple[int, int]] = []
     paragraph = False  # the previous line continues a paragraph
     item_column = 1 << 30  # where the latest list item's text starts
+    # That item is a top-level one still open for sure (_certain_item), so a fence indented to
+    # its text is a fence inside it.
+    in_item = False
     fence = ""  # the open fence's marker
     fence_start = 0
+    fence_column = 0  # the column its lines are read from (an item's text column, or 0)
     for number in range(count):
         line = lines[number]
         if fence:
-            if _closes_fence(line, fence):
+            closes = _closes_fence_at(line, fence, fence_column)
+            if closes is None:
+                return None
+            if closes:
                 code.append((fence_start, number + 1))
                 fence = ""
             continue
@@ -532,27 +636,33 @@ def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int,
             paragraph = False
             continue
         indent = len(line) - len(stripped)
-        if indent == 0:
-            opened = _FENCE_OPEN_RE.match(line)
-            if opened:
-                fence, fence_start, paragraph = opened.group(1), number, False
-                if fence[0] == "`" and "`" in opened.group(2):
-                    return None  # not a fence: inline code
+        # A fence at the margin (which ends any list), or indented to an open item's text.
+        if stripped[0] in "`~" and (
+            indent == 0 or (in_item and item_column <= indent <= item_column + 3)
+        ):
+            marker = _opens_fence(stripped)
+            if marker is None:
+                return None
+            if marker:
+                fence, fence_start, paragraph = marker, number, False
+                fence_column = item_column if indent else 0
+                in_item = in_item and indent > 0
                 continue
-            heading = _ATX_RE.match(line)
-            if heading:
-                if len(heading.group(1)) == 2:
-                    heads.append((_h2_title(line), number, number + 1))
-                paragraph = False
-                continue
+        heading = _ATX_RE.match(line) if indent == 0 else None
+        if heading:
+            if len(heading.group(1)) == 2:
+                heads.append((_h2_title(line), number, number + 1))
+            paragraph = in_item = False  # a heading ends any list
+            continue
         column = _text_line(stripped, indent, paragraph, item_column)
         if column is None:
             return None
+        in_item = _still_in_item(stripped, indent, paragraph, in_item, column, item_column)
         paragraph = column != _THEMATIC_BREAK
         if paragraph:
             item_column = column
-    if fence:
-        code.append((fence_start, count))
+    if fence:  # left open: it runs to the end, unless it is in a list item (markdown-it's call)
+        return None if fence_column else (heads, [*code, (fence_start, count)])
     return heads, code
 
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from chimera_cards.card import MAX_CARD_BYTES
 from chimera_cards.errors import ChimeraError
+from chimera_cards.urls import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT  # re-exported
 from chimera_cards.urls import is_url as is_url  # re-exported: callers that fetch use it too
 
-DEFAULT_TIMEOUT = 10.0
 MAX_REDIRECTS = 5
 ALLOWED_SCHEMES = ("http", "https")
 _CHUNK = 64 * 1024

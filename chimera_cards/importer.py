@@ -25,18 +25,18 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import ssl
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
-from chimera_cards.bundle import SKILL_FILE, Bundle
+from chimera_cards.bundle import SKILL_FILE, Bundle, BundleFile
 from chimera_cards.card import Card, parse_card
 from chimera_cards.codescan import ScanCache, lint_bundle
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
-from chimera_cards.fetch import DEFAULT_TIMEOUT
 from chimera_cards.integrity import (
     IntegrityError,
     check_integrity,
@@ -46,12 +46,19 @@ from chimera_cards.integrity import (
 )
 from chimera_cards.lint import Finding
 from chimera_cards.lockfile import check_pin, read_lockfile
-from chimera_cards.sources import SkillSource, find_skills, pick
+from chimera_cards.sources import SkillSource, find_skills, pick, read_skill
 from chimera_cards.store import Store, Version, check_storable_name, resolve_hook
+from chimera_cards.urls import DEFAULT_TIMEOUT
+from chimera_cards.workers import parallel_map
+
+if TYPE_CHECKING:
+    import ssl  # annotations only: importing it costs a folder import's start-up
 
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
 # enough that the write lock is never held for long and memory stays bounded.
 BATCH_CARDS = 500
+# With workers, smaller batches: the cards analysed last wait only for a short final batch.
+POOL_BATCH_CARDS = 128
 BATCH_BYTES = 16 * 1024 * 1024
 
 # Hooks run for every stored or already-present card, inside the write transaction, as
@@ -59,7 +66,7 @@ BATCH_BYTES = 16 * 1024 * 1024
 # without this module importing it). Called fn(store, conn, candidate, version, new) and may
 # return an updated Version. An exception refuses that card only (its savepoint is rolled back).
 # Review: approvals.jsonl beside an imported SKILL.md is verified and applied.
-IMPORT_HOOKS: tuple[str, ...] = ("chimera_cards.review:import_hook",)
+IMPORT_HOOKS: tuple[str, ...] = ("chimera_cards.importhooks:approvals",)
 
 # Test hook: when set to a file path, the import creates that file inside its write transaction
 # and then sleeps, so a test can SIGKILL the process mid-transaction. Has no other effect.
@@ -82,6 +89,7 @@ class Candidate:
     bundle: Bundle | None = None
     source: dict = field(default_factory=dict)  # how it was fetched (kind, url, ref, commit, path)
     approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
+    stored_findings: list[dict] | None = None  # ``findings`` as stored, when already made
 
     @property
     def skill_sha256(self) -> str:
@@ -164,6 +172,117 @@ def declared_taint(card: Card) -> str | None:
     return f"the card declares provenance {value!r}"
 
 
+@dataclass
+class Analysis:
+    """What the pure steps make of a bundle: the card's name, the taint it declares, findings
+    (and their stored form, made where the findings were: by a worker, for a big import)."""
+
+    name: str
+    declared_taint: str | None
+    findings: list[Finding]
+    stored_findings: list[dict]
+
+
+def analyse(
+    bundle: Bundle, *, origin: str, dirname: str | None, scan_cache: ScanCache | None = None
+) -> Analysis:
+    """Parse the SKILL.md, check its name, and lint the whole bundle: a pure function of the bytes
+    (and the names given), so it may run in a worker process.
+
+    Args:
+        bundle: the bundle.
+        origin: where it came from, named in parse errors.
+        dirname: the skill's folder name (None: the name-matches-folder rule does not apply).
+        scan_cache: findings by file content, shared by the bundles of one import.
+    Returns:
+        The Analysis.
+    Raises:
+        CardParseError, UnstorableNameError: the card cannot be stored.
+    """
+    card = parse_card(bundle.skill_md, path=origin)
+    name = check_storable_name(card.name)
+    # Without a folder (a bare card URL) the name-matches-folder rule does not apply.
+    findings = lint_bundle(card, bundle, dirname=dirname or name, cache=scan_cache)
+    return Analysis(name, declared_taint(card), findings, [f.to_dict() for f in findings])
+
+
+@dataclass
+class _Checked:
+    """A bundle past its integrity checks: its digest and the version already holding it."""
+
+    digest: str
+    legacy: str | None  # the SKILL.md hash a pre-bundle lockfile pins a one-file bundle by
+    known: Version | None
+
+
+def _check_bundle(
+    bundle: Bundle,
+    expected: str | None,
+    expected_digest: str | None,
+    stored: Callable[[str], Version | None] | None,
+) -> _Checked:
+    skill_sha = _skill_sha(bundle)
+    if expected:
+        check_integrity(bundle.skill_md, expected)  # before parsing: a wrong card is never parsed
+    digest = bundle.digest
+    if expected_digest and expected_digest != digest:
+        raise IntegrityError(f"bundle digest mismatch: expected {expected_digest}, got {digest}")
+    legacy = skill_sha if len(bundle.files) == 1 else None
+    return _Checked(digest, legacy, stored(digest) if stored is not None else None)
+
+
+def _candidate(
+    bundle: Bundle,
+    checked: _Checked,
+    analysis: Analysis | None,
+    *,
+    origin: str,
+    final_url: str | None,
+    from_url: bool,
+    pins: Mapping[str, str] | None,
+    pins_source: str,
+    taint: bool,
+    file: Path | None,
+    source: dict | None,
+    approvals: bytes | None,
+) -> Candidate:
+    common: dict[str, Any] = dict(
+        sha256=checked.digest,
+        raw=bundle.skill_md,
+        origin=origin,
+        final_url=final_url,
+        file=file,
+        bundle=bundle,
+        source=dict(source or {}),
+        approvals=approvals,
+    )
+    known = checked.known
+    if known is not None:
+        if pins is not None:
+            check_pin(pins, known.name, checked.digest, source=pins_source, legacy=checked.legacy)
+        return Candidate(
+            name=known.name, provenance=known.provenance, taint_reasons=[], findings=[], **common
+        )
+    assert analysis is not None
+    if pins is not None:
+        check_pin(pins, analysis.name, checked.digest, source=pins_source, legacy=checked.legacy)
+    reasons = []
+    if from_url:
+        reasons.append("imported from a URL")
+    if taint:
+        reasons.append("--taint given")
+    if analysis.declared_taint:
+        reasons.append(analysis.declared_taint)
+    return Candidate(
+        name=analysis.name,
+        provenance="tainted" if reasons else "clean",
+        taint_reasons=reasons,
+        findings=analysis.findings,
+        stored_findings=analysis.stored_findings,
+        **common,
+    )
+
+
 def prepare(
     bundle: Bundle,
     *,
@@ -190,50 +309,23 @@ def prepare(
     its import is a no-op, so it is not parsed again (only its pins are checked).
     ``scan_cache`` lets the skills of one import share the scan of files they have in common.
     """
-    skill_sha = _skill_sha(bundle)
-    if expected:
-        check_integrity(bundle.skill_md, expected)  # before parsing: a wrong card is never parsed
-    digest = bundle.digest
-    if expected_digest and expected_digest != digest:
-        raise IntegrityError(f"bundle digest mismatch: expected {expected_digest}, got {digest}")
-    legacy = skill_sha if len(bundle.files) == 1 else None
-    known = stored(digest) if stored is not None else None
-    common: dict[str, Any] = dict(
-        sha256=digest,
-        raw=bundle.skill_md,
+    checked = _check_bundle(bundle, expected, expected_digest, stored)
+    analysis = None
+    if checked.known is None:
+        analysis = analyse(bundle, origin=origin, dirname=dirname, scan_cache=scan_cache)
+    return _candidate(
+        bundle,
+        checked,
+        analysis,
         origin=origin,
         final_url=final_url,
+        from_url=from_url,
+        pins=pins,
+        pins_source=pins_source,
+        taint=taint,
         file=file,
-        bundle=bundle,
-        source=dict(source or {}),
+        source=source,
         approvals=approvals,
-    )
-    if known is not None:
-        if pins is not None:
-            check_pin(pins, known.name, digest, source=pins_source, legacy=legacy)
-        return Candidate(
-            name=known.name, provenance=known.provenance, taint_reasons=[], findings=[], **common
-        )
-    card = parse_card(bundle.skill_md, path=origin)
-    name = check_storable_name(card.name)
-    if pins is not None:
-        check_pin(pins, name, digest, source=pins_source, legacy=legacy)
-    reasons = []
-    if from_url:
-        reasons.append("imported from a URL")
-    if taint:
-        reasons.append("--taint given")
-    declared = declared_taint(card)
-    if declared:
-        reasons.append(declared)
-    # Without a folder (a bare card URL) the name-matches-folder rule does not apply.
-    findings = lint_bundle(card, bundle, dirname=dirname or name, cache=scan_cache)
-    return Candidate(
-        name=name,
-        provenance="tainted" if reasons else "clean",
-        taint_reasons=reasons,
-        findings=findings,
-        **common,
     )
 
 
@@ -294,13 +386,12 @@ def _store_batch(
 
 def _known(store: Store, name: str, digest: str) -> Version | None:
     """The version of ``name`` with this bundle (a pre-bundle version counts by its digest)."""
-    found = store.version(name, digest)
-    if found is not None:
-        return found
-    for v in store.versions_by_digest(digest):
-        if v.name == name:
+    # One query: every version stored as (name, digest) is among those with this digest.
+    same = [v for v in store.versions_by_digest(digest) if v.name == name]
+    for v in same:
+        if v.sha256 == digest:
             return v
-    return None
+    return same[0] if same else None
 
 
 def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple[Version, bool]:
@@ -319,12 +410,17 @@ def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple
         provenance=cand.provenance,
         status="pending" if hold else "active",
         reason="; ".join(hold),
-        findings=[f.to_dict() for f in cand.findings],
+        findings=(
+            cand.stored_findings
+            if cand.stored_findings is not None
+            else [f.to_dict() for f in cand.findings]
+        ),
         detail={
             "files": len(cand.bundle.files),
             **({"source": cand.source} if cand.source else {}),
         },
         source=cand.source,
+        skill_sha256=cand.skill_sha256,
     )
     return version, True
 
@@ -351,6 +447,7 @@ def import_source(
     hooks: Iterable[str | Callable] | None = None,
     ref: str | None = None,
     skill: str | None = None,
+    jobs: int | None = None,
 ) -> list[ImportResult]:
     """Import every skill SOURCE names; one ImportResult per skill, in order.
 
@@ -364,6 +461,8 @@ def import_source(
         taint: hold the import for review whatever its origin.
         ref: a git branch, tag or commit.
         skill: import only the skill of this name (folder or frontmatter name).
+        jobs: worker processes that parse and lint; None: one per CPU once there are
+            ``POOL_MIN_BUNDLES`` bundles to read, else none; 1: none (this process does it).
     Returns:
         One result per skill: imported, present or refused.
     Raises (nothing stored) only for a bad invocation: a malformed hash, an unreadable lockfile,
@@ -379,7 +478,8 @@ def import_source(
     hook_fns = [resolve_hook(h) for h in (IMPORT_HOOKS if hooks is None else hooks)]
     source = str(source)
     try:
-        found = find_skills(source, ref=ref, timeout=timeout, ssl_context=ssl_context)
+        # Left unread: each skill is read when the import gets to it (see _Checks).
+        found = find_skills(source, ref=ref, timeout=timeout, ssl_context=ssl_context, read=False)
     except UsageError:
         raise
     except ChimeraError as exc:
@@ -398,51 +498,206 @@ def import_source(
             f"{source}: --sha256/--integrity/--digest pins one card but this holds "
             f"{len(found)}; use --skill NAME or --lockfile"
         )
-    common: dict[str, Any] = dict(
-        expected=expected,
-        expected_digest=expected_digest,
-        pins=pins,
-        pins_source=pins_source,
-        taint=taint,
-        stored=_stored_by_digest(store),
-        scan_cache=ScanCache(),
-    )
+    # Each skill is read and checked (integrity, the stored-version lookup) in order; the pure
+    # steps (parse, lint) of those not stored yet run ahead in worker processes for a big
+    # import; pins, provenance and storing follow in order while the workers go on.
+    if jobs is None and len(found) < POOL_MIN_BUNDLES:
+        jobs = 1
+    checks = _Checks(iter(found), expected, expected_digest, _stored_by_digest(store))
+    analyses = _analyses(checks.to_analyse(), jobs)
     results: list[ImportResult | None] = []
-    batch: list[tuple[str, Candidate]] = []
-    batch_bytes = 0
-    slots: list[int] = []  # result index each batched skill fills, to keep results in order
-    for item in found:
-        label = _label(item)
+    batch = _Batch(limit=BATCH_CARDS if jobs == 1 else POOL_BATCH_CARDS)
+    try:
+        while (entry := checks.next()) is not None:
+            label, item, checked = entry
+            if isinstance(checked, ChimeraError):
+                results.append(_refused(label, checked))
+                continue
+            assert item.bundle is not None
+            # Outside the card's try: a dead worker (WorkerError) ends the import, not one card.
+            analysis = None if checked.known is not None else next(analyses)
+            try:
+                if isinstance(analysis, ChimeraError):
+                    raise analysis
+                cand = _candidate(
+                    item.bundle,
+                    checked,
+                    analysis,
+                    origin=item.origin,
+                    final_url=item.final_url,
+                    from_url=item.network,
+                    pins=pins,
+                    pins_source=pins_source,
+                    taint=taint,
+                    file=item.skill_file,
+                    source=item.info,
+                    approvals=item.approvals,
+                )
+            except ChimeraError as exc:
+                results.append(_refused(label, exc))
+                continue
+            results.append(None)  # filled when its batch is stored
+            if batch.add(len(results) - 1, label, cand):
+                batch.store(store, hook_fns, results)
+    finally:
+        analyses.close()  # stops the worker pool, if any, whatever happened above
+    batch.store(store, hook_fns, results)
+    return [r for r in results if r is not None]
+
+
+@dataclass
+class _Checks:
+    """The skills of an import, read and checked one at a time, in order, for two readers: the
+    loop that stores them (``next``) and the analysis that runs ahead of it (``to_analyse``, the
+    bundles not stored yet). Each skill is read once, when the first of the two gets to it."""
+
+    found: Iterator[SkillSource]
+    expected: str | None
+    expected_digest: str | None
+    stored: Callable[[str], Version | None]
+    queued: deque[tuple[str, SkillSource, _Checked | ChimeraError]] = field(default_factory=deque)
+    unanalysed: deque[SkillSource] = field(default_factory=deque)
+
+    def _pull(self) -> bool:
+        item = next(self.found, None)
+        if item is None:
+            return False
+        checked: _Checked | ChimeraError
         try:
+            read_skill(item)
             if item.error is not None:
                 raise item.error
             assert item.bundle is not None
-            cand = prepare(
-                item.bundle,
-                origin=item.origin,
-                final_url=item.final_url,
-                from_url=item.network,
-                file=item.skill_file,
-                dirname=item.folder or None,
-                source=item.info,
-                approvals=item.approvals,
-                **common,
-            )
+            checked = _check_bundle(item.bundle, self.expected, self.expected_digest, self.stored)
         except ChimeraError as exc:
-            results.append(_refused(label, exc))
-            continue
-        slots.append(len(results))
-        results.append(None)  # filled when the batch is stored
-        batch.append((label, cand))
-        batch_bytes += item.bundle.total_bytes
-        if len(batch) >= BATCH_CARDS or batch_bytes >= BATCH_BYTES:
-            for slot, result in zip(slots, _store_batch(store, batch, hook_fns), strict=True):
+            checked = exc
+        self.queued.append((_label(item), item, checked))
+        if isinstance(checked, _Checked) and checked.known is None:
+            self.unanalysed.append(item)
+        return True
+
+    def next(self) -> tuple[str, SkillSource, _Checked | ChimeraError] | None:
+        """The next skill to store (or refuse), with its checks; None after the last."""
+        if not self.queued and not self._pull():
+            return None
+        return self.queued.popleft()
+
+    def to_analyse(self) -> Iterator[SkillSource]:
+        """The skills ``next`` will give with nothing stored yet, in the same order."""
+        while self.unanalysed or self._pull():
+            if self.unanalysed:
+                yield self.unanalysed.popleft()
+
+
+@dataclass
+class _Batch:
+    """Candidates waiting for one write transaction, with the result slot each fills."""
+
+    limit: int  # cards
+    slots: list[int] = field(default_factory=list)
+    candidates: list[tuple[str, Candidate]] = field(default_factory=list)
+    size: int = 0
+
+    def add(self, slot: int, label: str, cand: Candidate) -> bool:
+        """Queue a candidate; True when the batch is full and should be stored."""
+        self.slots.append(slot)
+        self.candidates.append((label, cand))
+        self.size += cand.bundle.total_bytes if cand.bundle is not None else len(cand.raw)
+        return len(self.candidates) >= self.limit or self.size >= BATCH_BYTES
+
+    def store(self, store: Store, hooks: list[Callable], results: list) -> None:
+        if self.candidates:
+            stored = _store_batch(store, self.candidates, hooks)
+            for slot, result in zip(self.slots, stored, strict=True):
                 results[slot] = result
-            batch, batch_bytes, slots = [], 0, []
-    if batch:
-        for slot, result in zip(slots, _store_batch(store, batch, hook_fns), strict=True):
-            results[slot] = result
-    return [r for r in results if r is not None]
+        self.slots, self.candidates, self.size = [], [], 0
+
+
+# A pool of workers pays for itself from about this many bundles to parse and lint.
+POOL_MIN_BUNDLES = 64
+# Bundles per task sent to a worker: enough to amortise the round trip, small enough to spread.
+CHUNK_BUNDLES = 32
+CHUNK_BYTES = 1024 * 1024
+
+_Job = tuple[tuple[BundleFile, ...], dict[str, bytes], str, str | None]
+
+
+def _analyses(
+    skills: Iterable[SkillSource], jobs: int | None
+) -> Generator[Analysis | ChimeraError, None, None]:
+    """``analyse`` of each skill's bundle, in order (a refusal as its error): in this process for
+    ``jobs=1``, else chunked over a pool of ``jobs`` workers (None: one per CPU). Closing the
+    generator stops the pool."""
+    if jobs == 1:
+        cache = ScanCache()
+        for item in skills:
+            yield _analyse_one(_job(item), cache)
+        return
+    chunks = parallel_map(_analyse_chunk, _chunks(skills), workers=jobs)
+    try:
+        for chunk in chunks:
+            for sent in chunk:
+                yield _from_wire(sent)
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+
+
+def _job(item: SkillSource) -> _Job:
+    assert item.bundle is not None
+    # A Bundle's contents are a read-only mapping proxy, which does not pickle: send a dict.
+    return item.bundle.files, dict(item.bundle.contents), item.origin, item.folder or None
+
+
+def _chunks(skills: Iterable[SkillSource]) -> Iterator[list[_Job]]:
+    chunk: list[_Job] = []
+    size = 0
+    for item in skills:
+        job = _job(item)
+        chunk.append(job)
+        size += sum(len(data) for data in job[1].values())
+        if len(chunk) >= CHUNK_BUNDLES or size >= CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _analyse_one(job: _Job, cache: ScanCache) -> Analysis | ChimeraError:
+    files, contents, origin, dirname = job
+    bundle = Bundle(files, MappingProxyType(contents))
+    try:
+        return analyse(bundle, origin=origin, dirname=dirname, scan_cache=cache)
+    except ChimeraError as exc:
+        return exc
+
+
+_Wire = tuple[str, str | None, list[dict]] | ChimeraError
+
+
+def _analyse_chunk(chunk: list[_Job]) -> list[_Wire]:
+    """The task a worker runs: ``analyse`` every bundle of a chunk (refusals as values). Sent
+    back without the Finding objects, which the stored dicts rebuild (half the pickling)."""
+    cache = ScanCache()
+    out: list[_Wire] = []
+    for job in chunk:
+        analysis = _analyse_one(job, cache)
+        if isinstance(analysis, Analysis):
+            out.append((analysis.name, analysis.declared_taint, analysis.stored_findings))
+        else:
+            out.append(analysis)
+    return out
+
+
+def _from_wire(sent: _Wire) -> Analysis | ChimeraError:
+    if isinstance(sent, ChimeraError):
+        return sent
+    name, declared, stored = sent
+    findings = [
+        Finding(d["rule"], d["severity"], d["message"], d["line"], d["path"]) for d in stored
+    ]
+    return Analysis(name, declared, findings, stored)
 
 
 def _label(item: SkillSource) -> str:

@@ -43,6 +43,7 @@ from chimera_cards.errors import (
     UntrustedKeyError,
     UsageError,
 )
+from chimera_cards.importhooks import APPROVALS_FILENAME
 from chimera_cards.integrity import parse_sha256, sha256_hex
 from chimera_cards.keys import (
     EnvelopeError,
@@ -68,7 +69,6 @@ from chimera_cards.trust import (
 )
 from chimera_cards.urls import is_url
 
-APPROVALS_FILENAME = "approvals.jsonl"
 MAX_APPROVALS_FILE_BYTES = 1024 * 1024
 
 

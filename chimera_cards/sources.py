@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import os
 import re
-import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from chimera_cards.archive import MAX_ARCHIVE_BYTES, archive_kind, read_archive, read_archive_file
 from chimera_cards.bundle import (
     SKILL_FILE,
     Bundle,
@@ -36,12 +35,22 @@ from chimera_cards.bundle import (
 )
 from chimera_cards.card import MAX_CARD_BYTES, CardReadError, read_card_bytes
 from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.fetch import DEFAULT_TIMEOUT, FetchError, fetch_url
 from chimera_cards.gitsource import is_git_source, read_git
 from chimera_cards.paths import LinkEscapeError, check_link_inside
-from chimera_cards.urls import is_url
+from chimera_cards.urls import DEFAULT_TIMEOUT, is_url
 
-__all__ = ["BundleHash", "FoundSource", "SkillSource", "find_skills", "hash_paths", "pick"]
+if TYPE_CHECKING:
+    import ssl  # annotations only: importing it costs a folder import's start-up
+
+__all__ = [
+    "BundleHash",
+    "FoundSource",
+    "SkillSource",
+    "find_skills",
+    "hash_paths",
+    "pick",
+    "read_skill",
+]
 
 
 @dataclass
@@ -58,6 +67,8 @@ class SkillSource:
     skill_file: Path | None = None  # SKILL.md on disk (a folder import), for approvals beside it
     approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
     info: dict = field(default_factory=dict)  # kind, url, ref, commit, path: for `update`
+    # (folder, folder named) of a local skill find_skills(read=False) left for read_skill.
+    unread: tuple[Path, Path | None] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -86,7 +97,7 @@ def _from_tree(entries, *, where: str, origin: str, final_url, network: bool, in
 
 
 def _folder_skill(
-    path: Path, root: Path | None = None, resolved_root: Path | None = None
+    path: Path, root: Path | None = None, resolved_root: Path | None = None, read: bool = True
 ) -> SkillSource:
     if resolved_root is not None and path.parent == root and not path.is_symlink():
         # A real entry of a resolved folder: resolving it again would lstat every component.
@@ -101,7 +112,24 @@ def _folder_skill(
         folder=resolved.name,
         skill_file=resolved / SKILL_FILE,
         info={"kind": "folder", "path": str(resolved)},
+        unread=(path, root),
     )
+    return read_skill(skill) if read else skill
+
+
+def read_skill(skill: SkillSource) -> SkillSource:
+    """Read the bundle of a skill ``find_skills(read=False)`` left unread (else a no-op): its
+    bundle, or the refusal of that skill alone.
+
+    Args:
+        skill: a skill from ``find_skills``.
+    Returns:
+        The same skill, read.
+    """
+    if skill.unread is None:
+        return skill
+    path, root = skill.unread
+    skill.unread = None
     try:
         if root is not None and path != root:
             check_link_inside(root, path)  # a skill folder linked out of the folder named
@@ -111,17 +139,20 @@ def _folder_skill(
     return skill
 
 
-def _local(source: str) -> list[SkillSource]:
+def _local(source: str, read: bool = True) -> list[SkillSource]:
     path = Path(source)
     if not path.exists() and not path.is_symlink():
         raise CardReadError(f"{source}: no such file or directory")
     if path.is_dir():
         resolved_root = path.resolve()
-        return [_folder_skill(d, path, resolved_root) for d in find_bundle_dirs(path)]
+        return [_folder_skill(d, path, resolved_root, read) for d in find_bundle_dirs(path)]
     if path.name == SKILL_FILE:
-        return [_folder_skill(path.parent)]
+        return [_folder_skill(path.parent, read=read)]
     with open(path, "rb") as handle:
         head = handle.read(8)
+    # Archive and network code is loaded only for what needs it: a folder import starts faster.
+    from chimera_cards.archive import archive_kind, read_archive_file
+
     if archive_kind(path.name, head):
         resolved = str(path.resolve())
         tree = read_archive_file(str(path))
@@ -152,6 +183,9 @@ def _local(source: str) -> list[SkillSource]:
 
 
 def _url(source: str, timeout: float, ssl_context: ssl.SSLContext | None) -> list[SkillSource]:
+    from chimera_cards.archive import MAX_ARCHIVE_BYTES, archive_kind, read_archive
+    from chimera_cards.fetch import FetchError, fetch_url
+
     fetched = fetch_url(
         source, timeout=timeout, max_bytes=MAX_ARCHIVE_BYTES, ssl_context=ssl_context
     )
@@ -223,6 +257,7 @@ def find_skills(
     ref: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     ssl_context: ssl.SSLContext | None = None,
+    read: bool = True,
 ) -> list[SkillSource]:
     """Every skill ``source`` holds.
 
@@ -231,6 +266,8 @@ def find_skills(
         ref: a git branch, tag or commit (makes any source a git repository).
         timeout: seconds for a fetch (each git command gets at least 60).
         ssl_context: a CA to trust for https (tests).
+        read: False leaves the skills of a local folder unread, for ``read_skill`` to read one
+            at a time (an importer can start on the first while the rest wait on disk).
     Returns:
         One SkillSource per skill, each with its bundle or the refusal of that skill alone.
     Raises:
@@ -245,7 +282,7 @@ def find_skills(
         if scheme not in ("http", "https"):
             raise UsageError(f"{text}: only http(s) URLs and git repositories can be imported")
         return _url(text, timeout, ssl_context)
-    return _local(text)
+    return _local(text, read)
 
 
 def pick(skills: list[SkillSource], name: str, *, source: str) -> list[SkillSource]:
@@ -258,6 +295,7 @@ def pick(skills: list[SkillSource], name: str, *, source: str) -> list[SkillSour
 
     chosen = []
     for skill in skills:
+        read_skill(skill)
         named = skill.folder == name
         if not named and skill.bundle is not None:
             try:

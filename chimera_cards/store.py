@@ -503,6 +503,11 @@ class Store:
             # WAL + NORMAL cannot corrupt or half-apply a transaction on a crash; it may lose the
             # last commits on power loss, which a re-import repeats.
             self._conn.execute("PRAGMA synchronous = NORMAL")
+            # An insert that fires a trigger opens a statement journal: keep it (and sorts) in
+            # memory rather than a temp file; and give a batch of cards enough page cache that
+            # its pages are not spilled to the WAL before it commits (SQLite's default is 2 MB).
+            self._conn.execute("PRAGMA temp_store = MEMORY")
+            self._conn.execute("PRAGMA cache_size = -32768")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._conn.close()
@@ -685,12 +690,15 @@ class Store:
         findings: Sequence[dict] = (),
         detail: dict | None = None,
         source: dict | None = None,
+        skill_sha256: str | None = None,
     ) -> Version:
         """Insert a new version (its blob must be stored) and audit it as an ``import``. If
         ``status`` is active, the name's current active version is retired as superseded.
 
         ``sha256`` is the bundle digest of a bundle stored with ``put_bundle`` (a blob's own hash
-        is accepted for a bare card: it is then recorded as its one-file bundle)."""
+        is accepted for a bare card: it is then recorded as its one-file bundle).
+        ``skill_sha256``, from a caller that has just stored the bundle, is its SKILL.md hash,
+        which then need not be looked up."""
         if provenance not in PROVENANCES:
             raise ValueError(f"provenance {provenance!r}")
         if status not in STATUSES:
@@ -698,7 +706,10 @@ class Store:
         if status == "active":
             self._retire_active(conn, name, sha256)
         imported_at = utc_now()
-        digest, skill_sha = self._bundle_of(conn, sha256)
+        if skill_sha256 is not None:
+            digest, skill_sha = sha256, skill_sha256
+        else:
+            digest, skill_sha = self._bundle_of(conn, sha256)
         cursor = conn.execute(
             "INSERT INTO versions (name, sha256, origin, final_url, imported_at, provenance, "
             "status, reason, findings, digest, skill_sha256, source) "

@@ -8,7 +8,10 @@ is not a local path.
 
 from __future__ import annotations
 
-__all__ = ["is_url"]
+__all__ = ["DEFAULT_TIMEOUT", "is_url"]
+
+# Seconds a fetch may take; here, not in fetch.py, so naming the default loads no network code.
+DEFAULT_TIMEOUT = 10.0
 
 
 def is_url(source: str | None) -> bool:

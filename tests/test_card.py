@@ -382,6 +382,7 @@ REFUSED_FRONTMATTER = [
     "key: 'unterminated\n",
     'name: x\ndescription: "bad \\q escape"\n',
     "{a: 1, b: [2, 3}\n",
+    "name: x\n? [a, b]\n: an unhashable key\n",
     "name: x\n\tdescription: tab\n",
 ]
 
@@ -435,6 +436,12 @@ ACCEPTED_FRONTMATTER = [
     "\ufeffname: x\n",
     "name: x\r\ndescription: caf\u00e9 \u2014 \U0001f600\n",
     "? complex key\n: value\nname: x\n",
+    # Built directly or by the constructor, the same values: merge and value keys, nested
+    # collections, numbers and dates inside them, a null key.
+    "name: x\n<<: {merged: 1, other: y}\n",
+    "name: x\n=: the value key\n",
+    "name: x\nlist:\n- [a, 1, 2.5, true, null]\n- {c: d, e: [2024-01-02]}\n",
+    "name: x\nmetadata: {~: null key, 1: int key}\n",
 ]
 
 

@@ -5,11 +5,12 @@ Thin click skins over ``importer``, ``lockfile`` and ``store``; the decisions li
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
-from chimera_cards.bundle import find_bundle_dirs
+from chimera_cards.bundle import IGNORED_NAMES, SKILL_FILE, find_bundle_dirs
 from chimera_cards.card import CardReadError
 from chimera_cards.cli.common import (
     SECONDS,
@@ -21,12 +22,10 @@ from chimera_cards.cli.common import (
 )
 from chimera_cards.codescan import finding_id
 from chimera_cards.errors import UsageError
-from chimera_cards.fetch import DEFAULT_TIMEOUT, is_url
 from chimera_cards.gitsource import is_git_source
 from chimera_cards.importer import ImportResult, import_source
 from chimera_cards.integrity import expected_hex, parse_sha256
 from chimera_cards.lockfile import read_lockfile, write_lockfile
-from chimera_cards.review import accepted_findings
 from chimera_cards.store import (
     STATUSES,
     Version,
@@ -34,6 +33,27 @@ from chimera_cards.store import (
     select_version,
     verify_store,
 )
+from chimera_cards.urls import DEFAULT_TIMEOUT, is_url
+
+
+def _holds_a_skill(folder: str) -> bool:
+    """Whether ``find_bundle_dirs(folder)`` finds anything, answered at the first skill folder
+    directly inside it when there is one (the usual collection) instead of walking it all; the
+    import walks it anyway."""
+    if os.path.lexists(os.path.join(folder, SKILL_FILE)):
+        return True
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name in IGNORED_NAMES:
+                    continue
+                if (entry.is_symlink() or entry.is_dir(follow_symlinks=False)) and os.path.lexists(
+                    os.path.join(entry.path, SKILL_FILE)
+                ):
+                    return True
+    except OSError:
+        pass
+    return bool(find_bundle_dirs(folder))
 
 
 def _single_card_source(source: str) -> bool:
@@ -128,7 +148,7 @@ def import_cmd(
     if not is_url(source) and not is_git_source(source) and ref is None:
         if not Path(source).exists() and not Path(source).is_symlink():
             raise CardReadError(f"{source}: no such file or directory")
-        if Path(source).is_dir() and not find_bundle_dirs(source):
+        if Path(source).is_dir() and not _holds_a_skill(source):
             raise UsageError(
                 f"{source}: no cards found (expected a SKILL.md, a skill folder, "
                 "or a folder of them)"
@@ -227,6 +247,8 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         history = store.versions(name=name)
         files = store.bundle_files(version.digest)
         size = sum(f.size for f in files)
+        from chimera_cards.review import accepted_findings  # cryptography: only for show
+
         accepted = accepted_findings(store, version.name, version.sha256)
     if as_json:
         echo_json(
