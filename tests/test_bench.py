@@ -569,7 +569,9 @@ def test_a_signal_stops_the_bench_at_once_keeps_what_finished_and_leaves_no_work
         "import os, time, pathlib\n"
         f"pids = pathlib.Path({str(pids)!r})\n"
         "with open(pids, 'a') as fh: fh.write(f'{os.getpid()}\\n')\n"
-        "if len(pids.read_text().split()) > 1: time.sleep(300)\n"
+        # Exactly one agent may solve: two agents appending at once must not both see "later".
+        "try: os.close(os.open(str(pids) + '.first', os.O_CREAT | os.O_EXCL))\n"
+        "except FileExistsError: time.sleep(300)\n"
         "open('value.py', 'w').write('VALUE = 4\\n')\n"
     )
     private_tmp = tmp_path / "tmp"
