@@ -24,37 +24,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from skillgen import WORDS as SKILL_WORDS
+
+from chimera_cards.bundle import read_bundle_dir
 from chimera_cards.card import _load_frontmatter, _sections, parse_card, read_card_bytes
 from chimera_cards.importer import _store_batch, import_source, prepare
 from chimera_cards.lint import lint_card, scan_hidden
 from chimera_cards.store import Store, check_blobs, verify_store
 
-WORDS = [
-    "agent",
-    "verifier",
-    "patch",
-    "attempt",
-    "history",
-    "budget",
-    "context",
-    "card",
-    "review",
-    "approve",
-    "store",
-    "hash",
-    "lockfile",
-    "retry",
-    "signal",
-    "failure",
-    "record",
-    "prompt",
-    "diff",
-    "test",
-    "check",
-    "risk",
-    "trigger",
-    "avoid",
-]
+WORDS = SKILL_WORDS[:24]  # the card vocabulary: the first words of the skills' one
 
 
 def paragraph(rng: random.Random, words: int) -> str:
@@ -150,12 +128,12 @@ def main() -> None:
         # The store's own share: the same cards prepared up front, then only the batched writes.
         candidates = []
         for file in files:
-            data, resolved = read_card_bytes(file)
+            resolved = str(file.resolve())
             candidates.append(
                 (
                     str(file),
                     prepare(
-                        data,
+                        read_bundle_dir(file.parent),
                         origin=resolved,
                         final_url=None,
                         from_url=False,
@@ -187,9 +165,9 @@ def main() -> None:
             with Store(tmp / f"prep-{time.monotonic_ns()}.db") as store:
                 start = clock()
                 for file in files:
-                    data, resolved = read_card_bytes(file)
+                    resolved = str(file.resolve())
                     prepare(
-                        data,
+                        read_bundle_dir(file.parent),
                         origin=resolved,
                         final_url=None,
                         from_url=False,

@@ -618,3 +618,20 @@ def fixed_model(llm_mod, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fix
     control = FixtureControl(folder)
     control.reply = ""
     return control
+
+
+def live_children() -> set[int]:
+    """Live (not zombie) child processes of this process, read from Linux /proc."""
+    me = str(os.getpid())
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            found.add(int(entry))
+    return found

@@ -8,7 +8,7 @@ import hashlib
 import os
 
 import pytest
-from conftest import card_text, dump_store, make_card
+from conftest import card_text, dump_store, live_children, make_card
 
 from chimera_cards import importer as importer_mod
 from chimera_cards.bundle import read_bundle_dir
@@ -533,25 +533,10 @@ def test_ctrl_c_while_storing_rolls_back_the_batch_and_stops_the_workers(tmp_pat
         if version.name == "card-06":
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, delivered inside the transaction
 
-    before = set(_live_children())  # other tests' servers may be children of this process
+    before = live_children()  # other tests' servers may be children of this process
     with Store(tmp_path / "cards.db") as store:
         with pytest.raises(KeyboardInterrupt):
             import_source(store, tmp_path / "interrupted", hooks=[interrupt], jobs=2)
         assert [v.name for v in store.versions()] == [f"card-{i:02d}" for i in range(4)]
         assert verify_store(store).ok
-    assert not set(_live_children()) - before
-
-
-def _live_children() -> list[int]:
-    me = str(os.getpid())
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[1] == me and fields[0] != "Z":
-                found.append(int(entry))
-    return found
+    assert not live_children() - before

@@ -7,6 +7,7 @@ import os
 import signal
 
 import pytest
+from conftest import live_children
 
 from chimera_cards.workers import WorkerError, parallel_map, usable_cpus
 
@@ -27,28 +28,11 @@ def _die_on_seven(chunk: list[int]) -> list[int]:
     return chunk
 
 
-def _children() -> set[int]:
-    """Live child processes of this process (Linux /proc)."""
-    me = str(os.getpid())
-    found = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and fields[0] != "Z":
-            found.add(int(entry))
-    return found
-
-
 CHUNKS = [[n, n + 1] for n in range(0, 40, 2)]
 
 
 def test_results_come_back_in_order_and_match_the_serial_map():
-    before = _children()
+    before = live_children()
     pooled = list(parallel_map(_square_all, CHUNKS, workers=2))
     serial = list(parallel_map(_square_all, CHUNKS, workers=1))
     assert [[v for v, _ in chunk] for chunk in pooled] == [[v for v, _ in c] for c in serial]
@@ -56,7 +40,7 @@ def test_results_come_back_in_order_and_match_the_serial_map():
     # The work ran in other processes, and none of them outlives the map.
     assert {pid for chunk in pooled for _, pid in chunk} - {os.getpid()}
     assert {pid for chunk in serial for _, pid in chunk} == {os.getpid()}
-    assert _children() <= before
+    assert live_children() <= before
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux affinity")
@@ -74,19 +58,19 @@ def test_an_exception_in_a_worker_reaches_the_caller_after_the_chunks_before_it(
 
 
 def test_a_worker_that_dies_is_a_worker_error_and_the_pool_is_gone():
-    before = _children()
+    before = live_children()
     results = parallel_map(_die_on_seven, CHUNKS, workers=2)
     with pytest.raises(WorkerError, match="died"):
         list(results)
-    assert _children() <= before
+    assert live_children() <= before
 
 
 def test_abandoning_the_map_stops_the_workers():
-    before = _children()
+    before = live_children()
     results = parallel_map(_square_all, CHUNKS * 50, workers=2)
     next(results)
     results.close()  # type: ignore[attr-defined]
-    assert _children() <= before
+    assert live_children() <= before
 
 
 def test_workers_ignore_ctrl_c_so_only_the_caller_handles_it():
