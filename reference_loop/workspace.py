@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Generic, TypeVar, cast
 
@@ -50,6 +50,8 @@ _BYTE_EXACT_ATTRIBUTES = "* -text -eol -ident -filter -working-tree-encoding\n"
 # The private repository's whole config: user/system config is switched off by the environment.
 # bigFileThreshold and the small pack windows let git stream a large blob (restore, diff) instead
 # of holding it, or a whole mapped pack, in memory.
+# splitIndex: each scan rewrites only the entries that changed, not the whole index (writing
+# and hashing a 2 MB index cost 6-12 ms per git command at 20,000 files).
 _CONFIG = """\
 [core]
 \trepositoryformatversion = 0
@@ -65,6 +67,7 @@ _CONFIG = """\
 \tpackedGitWindowSize = 8m
 \tpackedGitLimit = 32m
 \tuntrackedCache = false
+\tsplitIndex = true
 \tlooseCompression = {loose}
 \tfsync = none
 \thooksPath = {hooks}
@@ -132,6 +135,24 @@ class _Snapshot:
     # other ``.git`` is a repository the attempt made, and restore removes it.
     gits: frozenset[str] = frozenset()
     started: int = 0  # time.time_ns() when the snapshot began
+    # Directory -> names of its files and symlinks: a name missing here in a directory whose
+    # mtime moved is a new file, so later scans need not walk the whole tree to find them.
+    names: dict[str, frozenset[bytes]] = field(default_factory=dict)
+
+
+@dataclass
+class _Scan:
+    """One pass over the directories (see :meth:`Workspace._scan_dirs`)."""
+
+    dirs: dict[str, tuple[int, int, int]]
+    empty: set[str]
+    gits: set[str]
+    names: dict[str, frozenset[bytes]]
+
+    def snapshot(self, tree: str, started: int) -> _Snapshot:
+        return _Snapshot(
+            tree, frozenset(self.empty), self.dirs, frozenset(self.gits), started, self.names
+        )
 
 
 @dataclass
@@ -178,6 +199,9 @@ class Workspace:
         # Paths (relative, '/'-separated; directories end in '/') the last restore removed,
         # rewrote or recreated: restore's cost scales with this list, not with the tree.
         self.last_restored: list[str] = []
+        # Paths a restore wrote back: the private index may lack them (a file the attempt
+        # deleted), and no directory mtime will point the next scan at them.
+        self._pending: set[bytes] = set()
         parent = self._store_parent()
         self._in_memory = parent is not None
         self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-", dir=parent)
@@ -243,13 +267,12 @@ class Workspace:
         snap = self._snapshot
         if snap is None:
             if self.seeded:
-                tree, (dirs, empty, gits) = self._first_seeded_snapshot()
-                self._snapshot = _Snapshot(tree, frozenset(empty), dirs, frozenset(gits), started)
+                tree, scan = self._first_seeded_snapshot()
+                self._snapshot = scan.snapshot(tree, started)
                 return tree
             stored = self._store_by_hand()
             if stored is not None:
-                dirs, empty, gits = self._scan_dirs()
-                self._snapshot = _Snapshot(stored, frozenset(empty), dirs, frozenset(gits), started)
+                self._snapshot = self._scan_dirs().snapshot(stored, started)
                 return stored
             self._stage_all()
             tree = self._write_tree()
@@ -263,13 +286,10 @@ class Workspace:
                     snap.dirs.update(self._stat_dirs(moved))
                     return snap.tree
             tree = self._write_tree()
-        dirs, empty, gits = self._scan_dirs()
-        self._snapshot = _Snapshot(tree, frozenset(empty), dirs, frozenset(gits), started)
+        self._snapshot = self._scan_dirs().snapshot(tree, started)
         return tree
 
-    def _first_seeded_snapshot(
-        self,
-    ) -> tuple[str, tuple[dict[str, tuple[int, int, int]], set[str], set[str]]]:
+    def _first_seeded_snapshot(self) -> tuple[str, _Scan]:
         """The first snapshot of a repository's top, from the copy of the user's index.
 
         The Python work (finding index entries git would not check against the disk, and the
@@ -573,13 +593,86 @@ class Workspace:
 
     def _changes(self, snap: _Snapshot) -> list[_Entry]:
         """Stage the current state; the raw changes from the snapshot, every path included."""
-        self._stage_all()
+        self._stage_changes(snap)
         entries = self._raw_changes(snap.tree)
         # A repository git recorded as a gitlink without saying so: stage its files.
         if any(e.dst_mode == _GITLINK for e in entries) and self._adopt_gitlinks():
             self._stage_all()
             entries = self._raw_changes(snap.tree)
         return entries
+
+    def _stage_changes(self, snap: _Snapshot) -> None:
+        """Stage what changed since the snapshot without walking the whole tree.
+
+        ``git add -u`` stats the files the index tracks (every file of the snapshot); a new
+        file always moves its directory's mtime, so new files are found by listing only the
+        directories whose mtime moved, in a thread beside the add, and staged by name. This
+        is ``git add -A``'s result without git's read of every directory.
+        """
+        look = _InThread(lambda: self._new_files(snap))
+        try:
+            proc = self._run("add", "-u", "--ignore-errors", check=False)
+        except BaseException:
+            look.join()
+            raise
+        try:
+            new = look.result()
+        except OSError:
+            new = None  # a directory that cannot be listed: git's walk says what is wrong
+        if proc.returncode != 0 or new is None:
+            self._stage_all()
+        elif new or self._pending:
+            request = b"".join(p + b"\0" for p in sorted(new | self._pending))
+            # --remove: a pending path the attempt deleted again leaves the index.
+            proc = self._run(
+                "update-index",
+                "--add",
+                "--remove",
+                "--replace",
+                "-z",
+                "--stdin",
+                input=request,
+                check=False,
+            )
+            if proc.returncode != 0:
+                self._stage_all()
+        self._pending.clear()
+
+    def _new_files(self, snap: _Snapshot) -> set[bytes]:
+        """Files and symlinks that are not in the snapshot: names a directory did not hold at
+        the snapshot, in directories whose mtime moved, and everything in new directories."""
+        root = os.fsencode(self.root)
+        found: set[bytes] = set()
+        todo: list[tuple[bytes, frozenset[bytes]]] = []
+        for d, (ino, mtime, seen) in snap.dirs.items():
+            path = os.fsencode(d)
+            try:
+                st = os.lstat(root + b"/" + path if path else root)
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # its files are gone: the add drops them
+            if stat.S_ISDIR(st.st_mode) and _moved(st, ino, mtime, seen):
+                todo.append((path, snap.names.get(d, frozenset())))
+        none: frozenset[bytes] = frozenset()
+        while todo:
+            here, known = todo.pop()
+            try:
+                it = os.scandir(root + b"/" + here if here else root)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            with it:
+                for entry in it:
+                    name = entry.name
+                    if name == b".git":
+                        continue  # never staged; restore removes one the attempt made
+                    rel = here + b"/" + name if here else name
+                    if entry.is_dir(follow_symlinks=False):
+                        if os.fsdecode(rel) not in snap.dirs:
+                            todo.append((rel, none))
+                    elif name not in known and (
+                        entry.is_file(follow_symlinks=False) or entry.is_symlink()
+                    ):
+                        found.add(rel)
+        return found
 
     def _write_tree(self) -> str:
         return self._run("write-tree").stdout.decode().strip()
@@ -732,6 +825,7 @@ class Workspace:
         # directory is free before the snapshot's version is written.
         for path in remove:
             self._remove_path(path, snap)
+        self._pending |= {os.fsencode(p) for p, (mode, _sha) in write.items() if mode != _GITLINK}
         if write:
             # Blobs known to be small may be read through large pack windows.
             small = sizes is not None and all(
@@ -867,13 +961,14 @@ class Workspace:
                 break
             parent = parent.rpartition("/")[0]
 
-    def _scan_dirs(self) -> tuple[dict[str, tuple[int, int, int]], set[str], set[str]]:
-        """One pass over the directories: every directory (-> inode, mtime, when read), those
-        with no file anywhere below (git does not record them), and every ``.git`` entry."""
+    def _scan_dirs(self) -> _Scan:
+        """One pass over the directories: every directory (-> inode, mtime, when read), the
+        names of its files and symlinks, those with no file anywhere below (git does not
+        record them), and every ``.git`` entry."""
         now = time.time_ns()
         root = os.fsencode(self.root)
         dirs: dict[str, tuple[int, int, int]] = {}
-        has_file: dict[str, bool] = {}
+        names: dict[str, frozenset[bytes]] = {}
         gits: set[str] = set()
         st = os.lstat(root)
         dirs[""] = (st.st_ino, st.st_mtime_ns, now)
@@ -882,7 +977,7 @@ class Workspace:
         # Bytes names, and only directories get a path built: the loop runs once per file.
         while todo:
             d = todo.pop()
-            found = False
+            files: list[bytes] = []
             with os.scandir(root + b"/" + d if d else root) as it:
                 for entry in it:
                     name = entry.name
@@ -895,15 +990,16 @@ class Workspace:
                         dirs[key] = (est.st_ino, est.st_mtime_ns, now)
                         order.append(key)
                         todo.append(rel)
-                    elif not found and (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
-                        found = True
-            has_file[os.fsdecode(d)] = found
+                    elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                        files.append(name)
+            names[os.fsdecode(d)] = frozenset(files)
+        has_file = {d: bool(found) for d, found in names.items()}
         # Deepest first, so a directory knows whether anything below it holds a file.
         for key in sorted(order, key=lambda p: p.count("/"), reverse=True):
             if key and has_file[key]:
                 has_file[key.rpartition("/")[0]] = True
         empty = {d for d in order if d and not has_file[d]}
-        return dirs, empty, gits
+        return _Scan(dirs, empty, gits, names)
 
     def _stat_dirs(self, dirs: Iterable[str]) -> dict[str, tuple[int, int, int]]:
         now = time.time_ns()
@@ -946,9 +1042,7 @@ class Workspace:
             except OSError:
                 missing = True
                 continue
-            # A change within the filesystem's timestamp granularity of the recording could leave
-            # mtime equal; such recent directories are always listed.
-            if (st.st_ino, st.st_mtime_ns) == (ino, mtime) and mtime < seen - _RACY_NS:
+            if not _moved(st, ino, mtime, seen):
                 continue
             moved.append(d)
             if not stat.S_ISDIR(st.st_mode):
@@ -1042,6 +1136,14 @@ def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
     except (IndexError, ValueError):
         return None
     return flagged
+
+
+def _moved(st: os.stat_result, ino: int, mtime: int, seen: int) -> bool:
+    """Whether a directory may have gained or lost entries since it was recorded as (inode,
+    mtime, when). A change within the filesystem's timestamp granularity of the recording
+    could leave mtime equal, so a directory modified shortly before it was recorded always
+    counts as moved."""
+    return (st.st_ino, st.st_mtime_ns) != (ino, mtime) or mtime >= seen - _RACY_NS
 
 
 def _config_args(config: Iterable[str]) -> list[str]:

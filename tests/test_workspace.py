@@ -155,7 +155,8 @@ def test_restore_is_byte_exact_after_every_kind_of_change(any_age_project, combi
     assert {c.path for c in diff.files} >= {"src/pkg/mod.py", "new_name.txt", "to_delete.txt"}
 
 
-def test_diff_names_every_kind_of_change(project):
+def test_diff_names_every_kind_of_change(any_age_project):
+    project = any_age_project
     with Workspace(project) as ws:
         ws.snapshot()
         attempt_everything(project)
@@ -295,6 +296,45 @@ def test_a_new_snapshot_takes_in_directory_changes_made_since_the_last(any_age_p
         ws.restore()
     assert (project / "made_later" / "inner").is_dir()
     assert not (project / "empty").exists()
+
+
+def test_a_file_restore_wrote_back_is_seen_by_every_later_scan(any_age_project):
+    """Later scans stat only the files the private index holds and list only directories whose
+    mtime moved: a file the attempt deleted and the restore wrote back is in neither, unless
+    the workspace remembers it."""
+    project = any_age_project
+    with Workspace(project) as ws:
+        ws.snapshot()
+        (project / "src" / "pkg" / "mod.py").unlink()
+        assert [(c.path, c.status) for c in ws.diff_and_restore().files] == [
+            ("src/pkg/mod.py", "D")
+        ]
+        (project / "src" / "pkg" / "mod.py").write_text("edited in place after the restore\n")
+        assert [(c.path, c.status) for c in ws.diff_and_restore().files] == [
+            ("src/pkg/mod.py", "M")
+        ]
+        assert ws.diff().files == []
+        with open(project / "src" / "pkg" / "mod.py", "a") as fh:
+            fh.write("# appended\n")
+        assert [(c.path, c.status) for c in ws.diff().files] == [("src/pkg/mod.py", "M")]
+
+
+def test_new_files_deep_in_new_and_old_directories_are_all_found(any_age_project):
+    project = any_age_project
+    with Workspace(project) as ws:
+        ws.snapshot()
+        (project / "src" / "pkg" / "added.py").write_text("a\n")
+        (project / "src" / "fresh" / "deeper").mkdir(parents=True)
+        (project / "src" / "fresh" / "deeper" / "f.txt").write_text("f\n")
+        os.symlink("../README.md", project / "src" / "fresh" / "link")
+        (project / "nested_empty" / "a" / "b" / "inside.txt").write_text("i\n")
+        found = {(c.path, c.status) for c in ws.diff_and_restore().files}
+    assert found == {
+        ("src/pkg/added.py", "A"),
+        ("src/fresh/deeper/f.txt", "A"),
+        ("src/fresh/link", "A"),
+        ("nested_empty/a/b/inside.txt", "A"),
+    }
 
 
 def test_symlink_to_directory_is_restored_as_a_link_and_never_followed(tmp_path):
