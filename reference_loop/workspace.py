@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Generic, TypeVar, cast
 
@@ -50,8 +50,8 @@ _BYTE_EXACT_ATTRIBUTES = "* -text -eol -ident -filter -working-tree-encoding\n"
 # The private repository's whole config: user/system config is switched off by the environment.
 # bigFileThreshold and the small pack windows let git stream a large blob (restore, diff) instead
 # of holding it, or a whole mapped pack, in memory.
-# splitIndex: each scan rewrites only the entries that changed, not the whole index (writing
-# and hashing a 2 MB index cost 6-12 ms per git command at 20,000 files).
+# splitIndex: each command rewrites only the entries that changed, not the whole index (writing
+# and hashing the 2 MB index of a 20,000-file tree cost 6-12 ms per git command).
 _CONFIG = """\
 [core]
 \trepositoryformatversion = 0
@@ -135,9 +135,6 @@ class _Snapshot:
     # other ``.git`` is a repository the attempt made, and restore removes it.
     gits: frozenset[str] = frozenset()
     started: int = 0  # time.time_ns() when the snapshot began
-    # Directory -> names of its files and symlinks: a name missing here in a directory whose
-    # mtime moved is a new file, so later scans need not walk the whole tree to find them.
-    names: dict[str, frozenset[bytes]] = field(default_factory=dict)
 
 
 @dataclass
@@ -147,12 +144,9 @@ class _Scan:
     dirs: dict[str, tuple[int, int, int]]
     empty: set[str]
     gits: set[str]
-    names: dict[str, frozenset[bytes]]
 
     def snapshot(self, tree: str, started: int) -> _Snapshot:
-        return _Snapshot(
-            tree, frozenset(self.empty), self.dirs, frozenset(self.gits), started, self.names
-        )
+        return _Snapshot(tree, frozenset(self.empty), self.dirs, frozenset(self.gits), started)
 
 
 @dataclass
@@ -302,7 +296,7 @@ class Workspace:
         self._seed_index = None
         look = _InThread(lambda: (_flagged_index_entries(seed or b""), self._scan_dirs()))
         try:
-            self._stage_all()
+            self._stage_all(first=True)
             tree = self._write_tree()
         except BaseException:
             look.join()
@@ -487,7 +481,7 @@ class Workspace:
     def _lexists(self, d: str, name: str) -> bool:
         return os.path.lexists(os.path.join(self.root, d, name))
 
-    def _stage_all(self) -> None:
+    def _stage_all(self, *, first: bool = False) -> None:
         """Stage every file of the workspace, ignored ones included, into the private index.
 
         The index keeps stat data from the previous call, so only changed files are rehashed.
@@ -498,6 +492,10 @@ class Workspace:
         # files (and deleting them on close) costs more than hashing them. In memory a loose
         # object is cheaper than bulk check-in's per-object pack bookkeeping.
         config = [] if self._in_memory else [_BULK_CHECKIN, "pack.compression=1"]
+        if first:
+            # Splitting the copied index forces a full write even when the add changes nothing
+            # (a clean tree); the first command that has to write anyway splits it.
+            config.append("core.splitIndex=false")
         for _round in range(8):
             self._mark_nested()
             proc = self._run("add", "-A", "-f", "--ignore-errors", config=config, check=False)
@@ -639,11 +637,14 @@ class Workspace:
         self._pending.clear()
 
     def _new_files(self, snap: _Snapshot) -> set[bytes]:
-        """Files and symlinks that are not in the snapshot: names a directory did not hold at
-        the snapshot, in directories whose mtime moved, and everything in new directories."""
+        """Files and symlinks that may be missing from the index: those changed since the
+        snapshot began (ctime; an attempt cannot set it back) in directories whose mtime
+        moved, and everything in directories the snapshot did not have. Files the index holds
+        may be among them; staging them again is a no-op."""
         root = os.fsencode(self.root)
+        since = snap.started - _RACY_NS
         found: set[bytes] = set()
-        todo: list[tuple[bytes, frozenset[bytes]]] = []
+        todo: list[tuple[bytes, bool]] = []
         for d, (ino, mtime, seen) in snap.dirs.items():
             path = os.fsencode(d)
             try:
@@ -651,10 +652,9 @@ class Workspace:
             except (FileNotFoundError, NotADirectoryError):
                 continue  # its files are gone: the add drops them
             if stat.S_ISDIR(st.st_mode) and _moved(st, ino, mtime, seen):
-                todo.append((path, snap.names.get(d, frozenset())))
-        none: frozenset[bytes] = frozenset()
+                todo.append((path, False))
         while todo:
-            here, known = todo.pop()
+            here, new = todo.pop()
             try:
                 it = os.scandir(root + b"/" + here if here else root)
             except (FileNotFoundError, NotADirectoryError):
@@ -667,9 +667,9 @@ class Workspace:
                     rel = here + b"/" + name if here else name
                     if entry.is_dir(follow_symlinks=False):
                         if os.fsdecode(rel) not in snap.dirs:
-                            todo.append((rel, none))
-                    elif name not in known and (
-                        entry.is_file(follow_symlinks=False) or entry.is_symlink()
+                            todo.append((rel, True))
+                    elif (entry.is_file(follow_symlinks=False) or entry.is_symlink()) and (
+                        new or entry.stat(follow_symlinks=False).st_ctime_ns >= since
                     ):
                         found.add(rel)
         return found
@@ -962,13 +962,12 @@ class Workspace:
             parent = parent.rpartition("/")[0]
 
     def _scan_dirs(self) -> _Scan:
-        """One pass over the directories: every directory (-> inode, mtime, when read), the
-        names of its files and symlinks, those with no file anywhere below (git does not
-        record them), and every ``.git`` entry."""
+        """One pass over the directories: every directory (-> inode, mtime, when read), those
+        with no file anywhere below (git does not record them), and every ``.git`` entry."""
         now = time.time_ns()
         root = os.fsencode(self.root)
         dirs: dict[str, tuple[int, int, int]] = {}
-        names: dict[str, frozenset[bytes]] = {}
+        has_file: dict[str, bool] = {}
         gits: set[str] = set()
         st = os.lstat(root)
         dirs[""] = (st.st_ino, st.st_mtime_ns, now)
@@ -977,7 +976,7 @@ class Workspace:
         # Bytes names, and only directories get a path built: the loop runs once per file.
         while todo:
             d = todo.pop()
-            files: list[bytes] = []
+            found = False
             with os.scandir(root + b"/" + d if d else root) as it:
                 for entry in it:
                     name = entry.name
@@ -990,16 +989,15 @@ class Workspace:
                         dirs[key] = (est.st_ino, est.st_mtime_ns, now)
                         order.append(key)
                         todo.append(rel)
-                    elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
-                        files.append(name)
-            names[os.fsdecode(d)] = frozenset(files)
-        has_file = {d: bool(found) for d, found in names.items()}
+                    elif not found and (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
+                        found = True
+            has_file[os.fsdecode(d)] = found
         # Deepest first, so a directory knows whether anything below it holds a file.
         for key in sorted(order, key=lambda p: p.count("/"), reverse=True):
             if key and has_file[key]:
                 has_file[key.rpartition("/")[0]] = True
         empty = {d for d in order if d and not has_file[d]}
-        return _Scan(dirs, empty, gits, names)
+        return _Scan(dirs, empty, gits)
 
     def _stat_dirs(self, dirs: Iterable[str]) -> dict[str, tuple[int, int, int]]:
         now = time.time_ns()
