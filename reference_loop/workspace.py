@@ -144,6 +144,8 @@ class _Scan:
     dirs: dict[str, tuple[int, int, int]]
     empty: set[str]
     gits: set[str]
+    # Every file and symlink ('/'-separated bytes paths), when the pass was asked for them.
+    files: list[bytes] | None = None
 
     def snapshot(self, tree: str, started: int) -> _Snapshot:
         return _Snapshot(tree, frozenset(self.empty), self.dirs, frozenset(self.gits), started)
@@ -286,29 +288,40 @@ class Workspace:
     def _first_seeded_snapshot(self) -> tuple[str, _Scan]:
         """The first snapshot of a repository's top, from the copy of the user's index.
 
-        The Python work (finding index entries git would not check against the disk, and the
-        pass over directories) runs in a thread while ``git add`` stats the tree, so its wall
-        time hides behind git's. Entries the add trusted without looking (assume-unchanged,
-        skip-worktree, submodules) are rare: when there are any, they are dropped and the add
-        runs again.
+        ``git add -u`` stats the files the user's index tracks (like ``git status``) while a
+        thread reads the copied index (every path, and the entries git would trust without
+        looking: assume-unchanged, skip-worktree, submodules) and makes the one pass over the
+        directories the snapshot needs anyway; the files it finds that the index does not
+        track are then staged by name, so git never reads every directory a second time.
+        Untrusted entries are rare: they are dropped and their files staged afresh.
         """
-        seed = self._seed_index
+        seed = self._seed_index or b""
         self._seed_index = None
-        look = _InThread(lambda: (_flagged_index_entries(seed or b""), self._scan_dirs()))
+        look = _InThread(lambda: (_read_index(seed), self._scan_dirs(files=True)))
         try:
-            self._stage_all(first=True)
-            tree = self._write_tree()
+            # Splitting the copied index would force a full write even when nothing changed.
+            proc = self._run("add", "-u", "--ignore-errors", config=_NO_SPLIT, check=False)
         except BaseException:
             look.join()
             raise
-        flagged, scanned = look.result()
-        if flagged is None:
-            flagged = self._flagged_by_git()
-        if flagged:
-            self._drop_entries(flagged)
-            self._stage_all()
-            tree = self._write_tree()
-        return tree, scanned
+        index, scanned = look.result()
+        dropped = False
+        if proc.returncode == 0 and index is not None and scanned.files is not None:
+            if index.flagged:
+                self._drop_entries(index.flagged)
+                dropped = True
+            trusted = index.paths.difference(path for path, _gitlink in index.flagged)
+            untracked = [path for path in scanned.files if path not in trusted]
+            if not untracked or self._stage_paths(untracked):
+                return self._write_tree(), scanned
+        # git's own add says what cannot be staged, and reads an index Python does not parse.
+        self._stage_all(first=not dropped)
+        if not dropped:
+            flagged = index.flagged if index is not None else self._flagged_by_git()
+            if flagged:
+                self._drop_entries(flagged)
+                self._stage_all()
+        return self._write_tree(), scanned
 
     def diff(self) -> Diff:
         """The real change from the snapshot to the current state (call it before restore)."""
@@ -493,9 +506,7 @@ class Workspace:
         # object is cheaper than bulk check-in's per-object pack bookkeeping.
         config = [] if self._in_memory else [_BULK_CHECKIN, "pack.compression=1"]
         if first:
-            # Splitting the copied index forces a full write even when the add changes nothing
-            # (a clean tree); the first command that has to write anyway splits it.
-            config.append("core.splitIndex=false")
+            config += _NO_SPLIT  # the copied index: see _first_seeded_snapshot
         for _round in range(8):
             self._mark_nested()
             proc = self._run("add", "-A", "-f", "--ignore-errors", config=config, check=False)
@@ -617,24 +628,19 @@ class Workspace:
             new = look.result()
         except OSError:
             new = None  # a directory that cannot be listed: git's walk says what is wrong
-        if proc.returncode != 0 or new is None:
+        staged = proc.returncode == 0 and new is not None
+        if staged and (new or self._pending):
+            staged = self._stage_paths(sorted((new or set()) | self._pending))
+        if not staged:
             self._stage_all()
-        elif new or self._pending:
-            request = b"".join(p + b"\0" for p in sorted(new | self._pending))
-            # --remove: a pending path the attempt deleted again leaves the index.
-            proc = self._run(
-                "update-index",
-                "--add",
-                "--remove",
-                "--replace",
-                "-z",
-                "--stdin",
-                input=request,
-                check=False,
-            )
-            if proc.returncode != 0:
-                self._stage_all()
         self._pending.clear()
+
+    def _stage_paths(self, paths: Iterable[bytes]) -> bool:
+        """Stage these files by name (a path no longer there leaves the index); ``False``
+        when git refused one (then a full ``git add`` names the problem)."""
+        request = b"".join(p + b"\0" for p in paths)
+        args = ("update-index", "--add", "--remove", "--replace", "-z", "--stdin")
+        return self._run(*args, input=request, check=False).returncode == 0
 
     def _new_files(self, snap: _Snapshot) -> set[bytes]:
         """Files and symlinks that may be missing from the index: those changed since the
@@ -961,9 +967,10 @@ class Workspace:
                 break
             parent = parent.rpartition("/")[0]
 
-    def _scan_dirs(self) -> _Scan:
+    def _scan_dirs(self, *, files: bool = False) -> _Scan:
         """One pass over the directories: every directory (-> inode, mtime, when read), those
-        with no file anywhere below (git does not record them), and every ``.git`` entry."""
+        with no file anywhere below (git does not record them), every ``.git`` entry, and
+        with ``files`` every file and symlink."""
         now = time.time_ns()
         root = os.fsencode(self.root)
         dirs: dict[str, tuple[int, int, int]] = {}
@@ -973,22 +980,29 @@ class Workspace:
         dirs[""] = (st.st_ino, st.st_mtime_ns, now)
         order = [""]
         todo = [b""]
-        # Bytes names, and only directories get a path built: the loop runs once per file.
+        listed: list[bytes] | None = [] if files else None
+        # Bytes names, and only directories get a path built unless files are asked for: the
+        # loop runs once per file.
         while todo:
             d = todo.pop()
             found = False
+            prefix = d + b"/" if d else b""
             with os.scandir(root + b"/" + d if d else root) as it:
                 for entry in it:
                     name = entry.name
                     if name == b".git":
-                        gits.add(os.fsdecode(d + b"/" + name if d else name))
+                        gits.add(os.fsdecode(prefix + name))
                     elif entry.is_dir(follow_symlinks=False):
-                        rel = d + b"/" + name if d else name
+                        rel = prefix + name
                         est = entry.stat(follow_symlinks=False)
                         key = os.fsdecode(rel)
                         dirs[key] = (est.st_ino, est.st_mtime_ns, now)
                         order.append(key)
                         todo.append(rel)
+                    elif listed is not None:
+                        if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                            listed.append(prefix + name)
+                            found = True
                     elif not found and (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
                         found = True
             has_file[os.fsdecode(d)] = found
@@ -997,7 +1011,7 @@ class Workspace:
             if key and has_file[key]:
                 has_file[key.rpartition("/")[0]] = True
         empty = {d for d in order if d and not has_file[d]}
-        return _Scan(dirs, empty, gits)
+        return _Scan(dirs, empty, gits, listed)
 
     def _stat_dirs(self, dirs: Iterable[str]) -> dict[str, tuple[int, int, int]]:
         now = time.time_ns()
@@ -1068,6 +1082,9 @@ _RACY_NS = 2_000_000_000
 BIG_FILE_BYTES = 8 * 1024 * 1024
 _PATCH_ARGS = ("--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv", "-p", "--no-color")
 _BULK_CHECKIN = "core.bigFileThreshold=1"
+# The first command on the copied index leaves it unsplit: splitting forces a full write even
+# when nothing changed; the next command that has to write anyway splits it.
+_NO_SPLIT = ("core.splitIndex=false",)
 # From this many changed paths on, diff_and_restore writes a tree and restores beside the patch.
 _RESTORE_BESIDE_PATCH = 256
 _MALLOC_TUNABLES = "glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=268435456"
@@ -1109,13 +1126,22 @@ class _InThread(Generic[_T]):
         return cast(_T, self._value)
 
 
-def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
-    """Entries of an index (version 2 or 3) that ``git add`` trusts without looking at the
-    disk: (path, is a gitlink) for assume-unchanged, skip-worktree and gitlink entries.
-    ``None`` when the data is not such an index (git is asked instead)."""
+@dataclass
+class _IndexPaths:
+    """What the first snapshot needs from the user's index: every path, and the entries
+    ``git add`` trusts without looking at the disk as (path, is a gitlink)."""
+
+    paths: set[bytes]
+    flagged: list[tuple[bytes, bool]]
+
+
+def _read_index(data: bytes) -> _IndexPaths | None:
+    """The paths of an index (version 2 or 3) and its assume-unchanged, skip-worktree and
+    gitlink entries. ``None`` when the data is not such an index (git is asked instead)."""
     if len(data) < 12 or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
         return None
     count = int.from_bytes(data[8:12], "big")
+    paths: list[bytes] = []
     flagged: list[tuple[bytes, bool]] = []
     pos = 12
     try:
@@ -1128,12 +1154,24 @@ def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
             size = ((high & 0x0F) << 8) | data[pos + 61]
             if size == 0xFFF:
                 size = data.index(b"\0", start) - start
+            path = data[start : start + size]
+            paths.append(path)
             if high & 0x80 or data[pos + 26] == 0xE0 or (extended and data[pos + 62] & 0x40):
-                flagged.append((data[start : start + size], data[pos + 26] == 0xE0))
+                flagged.append((path, data[pos + 26] == 0xE0))
             pos = (start + size + 8 - pos) // 8 * 8 + pos
     except (IndexError, ValueError):
         return None
-    return flagged
+    if pos > len(data):
+        return None
+    return _IndexPaths(set(paths), flagged)
+
+
+def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
+    """Entries of an index (version 2 or 3) that ``git add`` trusts without looking at the
+    disk: (path, is a gitlink) for assume-unchanged, skip-worktree and gitlink entries.
+    ``None`` when the data is not such an index (git is asked instead)."""
+    index = _read_index(data)
+    return None if index is None else index.flagged
 
 
 def _moved(st: os.stat_result, ino: int, mtime: int, seen: int) -> bool:

@@ -435,6 +435,40 @@ def test_inside_a_user_repo_its_index_head_stash_and_git_dir_are_untouched(tmp_p
     assert ".git/" not in diff.text
 
 
+def test_files_the_users_index_does_not_track_are_in_the_first_snapshot(tmp_path):
+    """At a repository's top the first snapshot stats what the user's index tracks and stages
+    the rest by name: untracked, ignored, and a nested repository's files must all be in it."""
+    repo = _user_repo(tmp_path)
+    (repo / ".gitignore").write_text("*.log\nbuild/\n")
+    (repo / "debug.log").write_text("ignored by the user\n")
+    (repo / "build" / "deep").mkdir(parents=True)
+    (repo / "build" / "deep" / "out.o").write_bytes(b"\0obj")
+    os.symlink("top.txt", repo / "untracked_link")
+    (repo / "inner").mkdir()
+    git(repo / "inner", "init", "-q")
+    (repo / "inner" / "own.txt").write_text("nested repository's file\n")
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(repo)
+    gone = [".gitignore", "debug.log", "build", "untracked_link", "inner/own.txt"]
+    with Workspace(repo) as ws:
+        ws.snapshot()
+        for rel in gone:
+            target = repo / rel
+            shutil.rmtree(
+                target
+            ) if target.is_dir() and not target.is_symlink() else target.unlink()
+        (repo / "untracked_by_user.txt").write_text("edited\n")
+        diff = ws.diff_and_restore()
+    assert {(c.path, c.status) for c in diff.files} >= {
+        (".gitignore", "D"),
+        ("untracked_link", "D"),
+        ("inner/own.txt", "D"),
+        ("untracked_by_user.txt", "M"),
+    }
+    assert tree_state(repo) == before
+    assert _repo_fingerprint(repo) == fingerprint
+
+
 def test_inherited_git_environment_cannot_redirect_the_workspace(tmp_path, monkeypatch):
     repo = _user_repo(tmp_path)
     fingerprint = _repo_fingerprint(repo)
@@ -791,8 +825,9 @@ def test_a_submodule_in_the_users_index_is_snapshotted_file_by_file(tmp_path):
 
 def test_untrusted_index_entries_are_found_as_git_lists_them(tmp_path):
     """The index is read directly (beside the first add); it must name the same entries as
-    `git ls-files -v -s` for assume-unchanged, skip-worktree and gitlink entries."""
-    from reference_loop.workspace import _flagged_index_entries
+    `git ls-files -v -s` for assume-unchanged, skip-worktree and gitlink entries, and every
+    path as `git ls-files` does (the files it does not hold are staged as untracked)."""
+    from reference_loop.workspace import _flagged_index_entries, _read_index
 
     repo = tmp_path / "r"
     for i in range(300):
@@ -817,6 +852,9 @@ def test_untrusted_index_entries_are_found_as_git_lists_them(tmp_path):
         )
         assert sorted(_flagged_index_entries(data) or []) == expected
         assert len(expected) > 8
+        index = _read_index(data)
+        assert index is not None
+        assert index.paths == {os.fsencode(p) for p in git(repo, "ls-files", "-z").split("\0") if p}
     git(repo, "update-index", "--index-version", "4")
     assert _flagged_index_entries((repo / ".git" / "index").read_bytes()) is None
 
