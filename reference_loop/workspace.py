@@ -299,6 +299,7 @@ class Workspace:
         self._seed_index = None
         look = _InThread(lambda: (_read_index(seed), self._scan_dirs(files=True)))
         try:
+            copied = _file_id(self._index)
             # Splitting the copied index would force a full write even when nothing changed.
             proc = self._run("add", "-u", "--ignore-errors", config=_NO_SPLIT, check=False)
         except BaseException:
@@ -312,6 +313,10 @@ class Workspace:
                 dropped = True
             trusted = index.paths.difference(path for path, _gitlink in index.flagged)
             untracked = [path for path in scanned.files if path not in trusted]
+            if not untracked and not dropped and index.tree and _file_id(self._index) == copied:
+                # The add rewrote nothing and nothing is untracked: the snapshot is the
+                # user's index as it is, whose cached tree git has already written.
+                return index.tree, scanned
             if not untracked or self._stage_paths(untracked):
                 return self._write_tree(), scanned
         # git's own add says what cannot be staged, and reads an index Python does not parse.
@@ -1133,6 +1138,9 @@ class _IndexPaths:
 
     paths: set[bytes]
     flagged: list[tuple[bytes, bool]]
+    # The root of the index's cached tree (hex) when it covers every entry: the tree
+    # ``git write-tree`` would give without looking at anything else.
+    tree: str | None = None
 
 
 def _read_index(data: bytes) -> _IndexPaths | None:
@@ -1163,7 +1171,27 @@ def _read_index(data: bytes) -> _IndexPaths | None:
         return None
     if pos > len(data):
         return None
-    return _IndexPaths(set(paths), flagged)
+    return _IndexPaths(set(paths), flagged, _cached_root_tree(data, pos))
+
+
+def _cached_root_tree(data: bytes, pos: int) -> str | None:
+    """The root tree id of the index's cache-tree extension (``TREE``) found from ``pos`` (the
+    end of the entries), when it is valid; ``None`` otherwise."""
+    end = len(data) - 20  # the index's own checksum
+    while pos + 8 <= end:
+        size = int.from_bytes(data[pos + 4 : pos + 8], "big")
+        if data[pos : pos + 4] == b"TREE":
+            # The root entry: an empty path, NUL, "<entries> <subtrees>\n", then its id
+            # unless <entries> is -1 (invalidated).
+            newline = data.find(b"\n", pos + 9, pos + 8 + size)
+            if data[pos + 8] != 0 or newline < 0:
+                return None
+            counts = data[pos + 9 : newline].split(b" ")
+            if len(counts) != 2 or not counts[0].isdigit() or newline + 21 > pos + 8 + size:
+                return None
+            return data[newline + 1 : newline + 21].hex()
+        pos += 8 + size
+    return None
 
 
 def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
@@ -1180,6 +1208,12 @@ def _moved(st: os.stat_result, ino: int, mtime: int, seen: int) -> bool:
     could leave mtime equal, so a directory modified shortly before it was recorded always
     counts as moved."""
     return (st.st_ino, st.st_mtime_ns) != (ino, mtime) or mtime >= seen - _RACY_NS
+
+
+def _file_id(path: str) -> tuple[int, int, int]:
+    """(inode, mtime, size): git replaces a file it rewrites (a new inode) through a lock."""
+    st = os.stat(path)
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 def _config_args(config: Iterable[str]) -> list[str]:

@@ -469,6 +469,32 @@ def test_files_the_users_index_does_not_track_are_in_the_first_snapshot(tmp_path
     assert _repo_fingerprint(repo) == fingerprint
 
 
+@pytest.mark.parametrize("state", ["clean", "untracked", "edited"])
+def test_a_just_committed_repository_snapshots_its_work_tree_not_its_cached_tree(tmp_path, state):
+    """Right after a commit the user's index caches the tree; the snapshot may reuse it only
+    when the work tree holds nothing else."""
+    repo = make_project(tmp_path / "repo")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    committed = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    if state == "untracked":
+        (repo / "src" / "pkg" / "untracked.py").write_text("u = 1\n")
+    elif state == "edited":
+        (repo / "README.md").write_text("edited after the commit, longer than before\n")
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(repo)
+    with Workspace(repo) as ws:
+        tree = ws.snapshot()
+        assert (tree == committed) == (state == "clean")
+        for path in ("README.md", "src/pkg/mod.py", "src/pkg/untracked.py"):
+            if (repo / path).exists():
+                (repo / path).unlink()
+        ws.diff_and_restore()
+    assert tree_state(repo) == before
+    assert _repo_fingerprint(repo) == fingerprint
+
+
 def test_inherited_git_environment_cannot_redirect_the_workspace(tmp_path, monkeypatch):
     repo = _user_repo(tmp_path)
     fingerprint = _repo_fingerprint(repo)
