@@ -299,9 +299,9 @@ class Workspace:
         self._seed_index = None
         look = _InThread(lambda: (_read_index(seed), self._scan_dirs(files=True)))
         try:
-            copied = _file_id(self._index)
-            # Splitting the copied index would force a full write even when nothing changed.
-            proc = self._run("add", "-u", "--ignore-errors", config=_NO_SPLIT, check=False)
+            # -v names every path whose content or mode the add changed (stat refreshes are
+            # silent): none means the index still holds exactly the user's index content.
+            proc = self._run("add", "-u", "-v", "--ignore-errors", check=False)
         except BaseException:
             look.join()
             raise
@@ -313,14 +313,14 @@ class Workspace:
                 dropped = True
             trusted = index.paths.difference(path for path, _gitlink in index.flagged)
             untracked = [path for path in scanned.files if path not in trusted]
-            if not untracked and not dropped and index.tree and _file_id(self._index) == copied:
-                # The add rewrote nothing and nothing is untracked: the snapshot is the
-                # user's index as it is, whose cached tree git has already written.
+            if not untracked and not dropped and index.tree and not proc.stdout.strip():
+                # Nothing changed and nothing is untracked: the snapshot is the user's index
+                # content, whose cached tree git has already written.
                 return index.tree, scanned
             if not untracked or self._stage_paths(untracked):
                 return self._write_tree(), scanned
         # git's own add says what cannot be staged, and reads an index Python does not parse.
-        self._stage_all(first=not dropped)
+        self._stage_all()
         if not dropped:
             flagged = index.flagged if index is not None else self._flagged_by_git()
             if flagged:
@@ -499,7 +499,7 @@ class Workspace:
     def _lexists(self, d: str, name: str) -> bool:
         return os.path.lexists(os.path.join(self.root, d, name))
 
-    def _stage_all(self, *, first: bool = False) -> None:
+    def _stage_all(self) -> None:
         """Stage every file of the workspace, ignored ones included, into the private index.
 
         The index keeps stat data from the previous call, so only changed files are rehashed.
@@ -510,8 +510,6 @@ class Workspace:
         # files (and deleting them on close) costs more than hashing them. In memory a loose
         # object is cheaper than bulk check-in's per-object pack bookkeeping.
         config = [] if self._in_memory else [_BULK_CHECKIN, "pack.compression=1"]
-        if first:
-            config += _NO_SPLIT  # the copied index: see _first_seeded_snapshot
         for _round in range(8):
             self._mark_nested()
             proc = self._run("add", "-A", "-f", "--ignore-errors", config=config, check=False)
@@ -1087,9 +1085,6 @@ _RACY_NS = 2_000_000_000
 BIG_FILE_BYTES = 8 * 1024 * 1024
 _PATCH_ARGS = ("--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv", "-p", "--no-color")
 _BULK_CHECKIN = "core.bigFileThreshold=1"
-# The first command on the copied index leaves it unsplit: splitting forces a full write even
-# when nothing changed; the next command that has to write anyway splits it.
-_NO_SPLIT = ("core.splitIndex=false",)
 # From this many changed paths on, diff_and_restore writes a tree and restores beside the patch.
 _RESTORE_BESIDE_PATCH = 256
 _MALLOC_TUNABLES = "glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=268435456"
@@ -1208,12 +1203,6 @@ def _moved(st: os.stat_result, ino: int, mtime: int, seen: int) -> bool:
     could leave mtime equal, so a directory modified shortly before it was recorded always
     counts as moved."""
     return (st.st_ino, st.st_mtime_ns) != (ino, mtime) or mtime >= seen - _RACY_NS
-
-
-def _file_id(path: str) -> tuple[int, int, int]:
-    """(inode, mtime, size): git replaces a file it rewrites (a new inode) through a lock."""
-    st = os.stat(path)
-    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 def _config_args(config: Iterable[str]) -> list[str]:
