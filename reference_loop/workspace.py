@@ -11,6 +11,7 @@ scan cost what ``git status`` costs, and restore only touches the paths that cha
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import shutil
@@ -367,9 +368,19 @@ class Workspace:
         ):
             # git's patch reads a file from the work tree when the index says it is current
             # (a large one mapped, never read whole), so the work tree stays as the attempt
-            # left it until the patch is made.
-            diff = self._patch(snap, entries, shown, sizes)
-            self._restore(snap, entries, sizes)
+            # left it until the patch is made; the snapshot's blobs, when small, are read
+            # from the store meanwhile.
+            wanted = sorted({e.src_sha for e in entries if e.status != "A"} - {_ZERO_HEX})
+            fetch = None
+            if wanted and sum(sizes.get(sha, _PREFETCH_BYTES) for sha in wanted) < _PREFETCH_BYTES:
+                fetch = _InThread(lambda: self._fetch_blobs(wanted))
+            try:
+                diff = self._patch(snap, entries, shown, sizes)
+            except BaseException:
+                if fetch is not None:
+                    fetch.join()
+                raise
+            self._restore(snap, entries, sizes, fetch.result() if fetch is not None else None)
             return diff
         # Many files: the restore runs beside a patch made from two trees with no index (so
         # git reads nothing from the work tree but the attributes, which no entry changes).
@@ -801,10 +812,14 @@ class Workspace:
         return sizes
 
     def _restore(
-        self, snap: _Snapshot, entries: list[_Entry], sizes: dict[str, int] | None = None
+        self,
+        snap: _Snapshot,
+        entries: list[_Entry],
+        sizes: dict[str, int] | None = None,
+        blobs: Mapping[str, bytes] | None = None,
     ) -> None:
         try:
-            touched = self._revert(snap, entries, sizes)
+            touched = self._revert(snap, entries, sizes, blobs)
             touched += self._fix_directories(snap)
             self.last_restored = touched
         except OSError as exc:
@@ -813,7 +828,11 @@ class Workspace:
             raise LoopError(f"restore failed at {where}: {exc.strerror or exc}") from exc
 
     def _revert(
-        self, snap: _Snapshot, entries: list[_Entry], sizes: dict[str, int] | None = None
+        self,
+        snap: _Snapshot,
+        entries: list[_Entry],
+        sizes: dict[str, int] | None = None,
+        blobs: Mapping[str, bytes] | None = None,
     ) -> list[str]:
         """Undo the raw diff entries in the work tree, writing snapshot blobs from the store.
 
@@ -840,12 +859,36 @@ class Workspace:
             small = sizes is not None and all(
                 sizes.get(sha, BIG_FILE_BYTES + 1) <= BIG_FILE_BYTES for _m, sha in write.values()
             )
-            self._write_from_store(write, wide=small)
+            self._write_from_store(write, wide=small, blobs=blobs)
         return sorted(set(remove) | set(write))
 
-    def _write_from_store(self, write: dict[str, tuple[str, str]], *, wide: bool = False) -> None:
-        """Write each path's snapshot blob, streamed from ``git cat-file --batch`` (one process,
-        one object at a time), so a large file never sits in memory whole."""
+    def _fetch_blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
+        """Small blobs read whole, through one ``git cat-file --batch``."""
+        request = "".join(f"{sha}\n" for sha in shas).encode()
+        out = self._run("cat-file", "--batch", input=request, config=_WIDE_WINDOWS).stdout
+        blobs: dict[str, bytes] = {}
+        pos = 0
+        for sha in shas:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].split()
+            if len(header) != 3:
+                shown = b" ".join(header).decode("utf-8", "replace") or sha
+                raise LoopError(f"snapshot object missing from the private store: {shown}")
+            size = int(header[2])
+            blobs[sha] = out[end + 1 : end + 1 + size]
+            pos = end + 2 + size
+        return blobs
+
+    def _write_from_store(
+        self,
+        write: dict[str, tuple[str, str]],
+        *,
+        wide: bool = False,
+        blobs: Mapping[str, bytes] | None = None,
+    ) -> None:
+        """Write each path's snapshot blob: from ``blobs`` when it holds them all (small ones
+        read beforehand), otherwise streamed from ``git cat-file --batch`` (one process, one
+        object at a time), so a large file never sits in memory whole."""
         items = sorted(write.items())
         # Directories checked (or made) real by this restore: nothing else writes the work tree
         # meanwhile, so each is looked at once, not once per file below it.
@@ -855,8 +898,15 @@ class Workspace:
                 self._make_parents(path, made)
                 _clear(os.fsencode(self.root / path))
                 os.mkdir(self.root / path)  # what git checks out for a nested repository
-        blobs = [(p, m, s) for p, (m, s) in items if m != _GITLINK]
-        if not blobs:
+        wanted = [(p, m, s) for p, (m, s) in items if m != _GITLINK]
+        if not wanted:
+            return
+        root = os.fsencode(self.root) + b"/"
+        if blobs is not None and all(sha in blobs for _p, _m, sha in wanted):
+            for path, mode, sha in wanted:
+                self._make_parents(path, made)
+                data = blobs[sha]
+                self._put(root + os.fsencode(path), mode, io.BytesIO(data), len(data))
             return
         try:
             proc = subprocess.Popen(
@@ -871,33 +921,34 @@ class Workspace:
         except FileNotFoundError as exc:
             raise LoopError(_NO_GIT) from exc
         assert proc.stdin is not None and proc.stdout is not None
-        root = os.fsencode(self.root) + b"/"
         # All requests go in from a thread while objects are read here: no round trip per file.
         feeder = threading.Thread(
-            target=_feed, args=(proc.stdin, b"".join(f"{s}\n".encode() for _p, _m, s in blobs))
+            target=_feed, args=(proc.stdin, b"".join(f"{s}\n".encode() for _p, _m, s in wanted))
         )
         feeder.start()
         try:
-            for path, mode, sha in blobs:
+            for path, mode, sha in wanted:
                 header = proc.stdout.readline().split()
                 if len(header) != 3:
                     shown = b" ".join(header).decode("utf-8", "replace") or sha
                     raise LoopError(f"snapshot object missing from the private store: {shown}")
-                size = int(header[2])
                 self._make_parents(path, made)
-                full = root + os.fsencode(path)
-                if mode == _SYMLINK:
-                    target = proc.stdout.read(size)
-                    _clear(full)
-                    os.symlink(target, full)
-                else:
-                    self._write_file(full, mode == "100755", proc.stdout, size)
+                self._put(root + os.fsencode(path), mode, proc.stdout, int(header[2]))
                 proc.stdout.read(1)  # the newline after each object
         finally:
             proc.stdout.close()
             proc.kill()  # done or failed: a feeder blocked on a full pipe gets EPIPE
             feeder.join()
             proc.wait()
+
+    def _put(self, full: bytes, mode: str, src: IO[bytes], size: int) -> None:
+        """Put a blob of ``size`` bytes from ``src`` at ``full`` as a symlink or a file."""
+        if mode == _SYMLINK:
+            target = src.read(size)
+            _clear(full)
+            os.symlink(target, full)
+        else:
+            self._write_file(full, mode == "100755", src, size)
 
     def _write_file(self, full: bytes, executable: bool, src: IO[bytes], size: int) -> None:
         """Put ``size`` bytes from ``src`` at ``full``. A regular file with one link is
@@ -1089,6 +1140,8 @@ _BULK_CHECKIN = "core.bigFileThreshold=1"
 _RESTORE_BESIDE_PATCH = 256
 _MALLOC_TUNABLES = "glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=268435456"
 _CHUNK = 1 << 20
+# Below this many bytes in all, the blobs a restore writes are read while the patch is made.
+_PREFETCH_BYTES = 16 << 20
 _TOP_DIRS = ("--show-toplevel", "--git-dir", "--git-common-dir")
 _PLACEHOLDER = ".reference-loop-nested-repository"
 _EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
