@@ -432,23 +432,10 @@ class Workspace:
         """
         if not os.path.lexists(self.root / ".git"):
             return False  # not the top of a repository (a folder inside one is not seeded)
-        env = {**self._base_env, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-        try:
-            proc = subprocess.run(
-                [self._git, "rev-parse", "--path-format=absolute", *_TOP_DIRS],
-                check=False,
-                cwd=self.root,
-                env=env,
-                capture_output=True,
-            )
-        except OSError:
+        found = _plain_layout(str(self.root)) or self._ask_git_for_dirs()
+        if found is None:
             return False
-        lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-        if proc.returncode != 0 or len(lines) != 3:
-            return False
-        top, user_gitdir, common = lines
-        if os.path.realpath(top) != str(self.root):
-            return False
+        user_gitdir, common = found
         index = os.path.join(user_gitdir, "index")
         objects = os.path.join(common, "objects")
         # A split index needs its shared part beside it; a sparse checkout leaves entries that
@@ -475,6 +462,27 @@ class Workspace:
         # Which entries the first add must not trust is worked out beside that add.
         self._seed_index = data
         return True
+
+    def _ask_git_for_dirs(self) -> tuple[str, str] | None:
+        """(git dir, common dir) of the repository whose top is ``root``, as git sees it."""
+        env = {**self._base_env, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+        try:
+            proc = subprocess.run(
+                [self._git, "rev-parse", "--path-format=absolute", *_TOP_DIRS],
+                check=False,
+                cwd=self.root,
+                env=env,
+                capture_output=True,
+            )
+        except OSError:
+            return None
+        lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if proc.returncode != 0 or len(lines) != 3:
+            return None
+        top, user_gitdir, common = lines
+        if os.path.realpath(top) != str(self.root):
+            return None
+        return user_gitdir, common
 
     def _run(
         self,
@@ -1143,6 +1151,12 @@ _CHUNK = 1 << 20
 # Below this many bytes in all, the blobs a restore writes are read while the patch is made.
 _PREFETCH_BYTES = 16 << 20
 _TOP_DIRS = ("--show-toplevel", "--git-dir", "--git-common-dir")
+# Config lines after which git, not the layout, says where a repository's work tree and
+# objects are: a moved or bare work tree, included files, extensions (object format...).
+_UNPLAIN_CONFIG = re.compile(
+    rb"(?im)^\s*(?:worktree\b|\[\s*(?:include|extensions)|"
+    rb"bare[ \t]*(?:$|=[ \t]*(?![ \t]|(?:false|no|off|0)[ \t]*(?:[#;].*)?$)))"
+)
 _PLACEHOLDER = ".reference-loop-nested-repository"
 _EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
 _ZERO_SHA = b"0" * 40
@@ -1256,6 +1270,41 @@ def _moved(st: os.stat_result, ino: int, mtime: int, seen: int) -> bool:
     could leave mtime equal, so a directory modified shortly before it was recorded always
     counts as moved."""
     return (st.st_ino, st.st_mtime_ns) != (ino, mtime) or mtime >= seen - _RACY_NS
+
+
+def _plain_layout(root: str) -> tuple[str, str] | None:
+    """(git dir, common dir) of the repository whose top is ``root``, read from the layout
+    when it is the plain one: a ``.git`` directory or gitfile, owned by this user, whose
+    config neither moves the work tree, makes it bare, includes other files nor names an
+    extension. ``None`` leaves the question to ``git rev-parse``."""
+    dotgit = os.path.join(root, ".git")
+    try:
+        st = os.lstat(dotgit)
+        if stat.S_ISDIR(st.st_mode):
+            gitdir = dotgit
+        elif stat.S_ISREG(st.st_mode) and st.st_size < 4096:
+            with open(dotgit, "rb") as fh:
+                text = fh.read()
+            target = text[8:].rstrip(b"\r\n") if text.startswith(b"gitdir: ") else b""
+            if not target or b"\n" in target:
+                return None
+            gitdir = os.path.normpath(os.path.join(root, os.fsdecode(target)))
+        else:
+            return None
+        if os.path.lexists(os.path.join(gitdir, "commondir")):
+            return None  # a linked worktree
+        with open(os.path.join(gitdir, "config"), "rb") as fh:
+            config = fh.read()
+        owner = os.geteuid()
+        if not os.path.isfile(os.path.join(gitdir, "HEAD")) or any(
+            os.stat(p).st_uid != owner for p in (root, gitdir)
+        ):
+            return None
+    except OSError:
+        return None
+    if _UNPLAIN_CONFIG.search(config):
+        return None
+    return gitdir, gitdir
 
 
 def _config_args(config: Iterable[str]) -> list[str]:

@@ -495,6 +495,61 @@ def test_a_just_committed_repository_snapshots_its_work_tree_not_its_cached_tree
     assert _repo_fingerprint(repo) == fingerprint
 
 
+def test_the_repository_layout_is_read_as_git_reads_it_or_left_to_git(tmp_path):
+    """The first snapshot reads where a repository's git dir is from its layout; wherever
+    git could see it otherwise (a linked worktree, a moved work tree, a bare repository,
+    included config, extensions) the question goes to `git rev-parse`."""
+    from reference_loop.workspace import _plain_layout
+
+    def seen_by_git(root: Path) -> tuple[str, str]:
+        out = git(root, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+        gitdir, common = out.splitlines()
+        return os.path.realpath(gitdir), os.path.realpath(common)
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    git(plain, "init", "-q")
+    separate = tmp_path / "separate"
+    separate.mkdir()
+    git(separate, "init", "-q", f"--separate-git-dir={tmp_path / 'separate.git'}")
+    relative = tmp_path / "relative"
+    relative.mkdir()
+    git(relative, "init", "-q", f"--separate-git-dir={tmp_path / 'relative.git'}")
+    (relative / ".git").write_text("gitdir: ../relative.git\n")
+    for root in (plain, separate, relative):
+        found = _plain_layout(str(root))
+        assert found is not None
+        assert tuple(os.path.realpath(p) for p in found) == seen_by_git(root)
+
+    (plain / "f").write_text("f\n")
+    git(plain, "add", "f")
+    git(plain, "commit", "-q", "-m", "f")
+    linked = tmp_path / "linked"
+    git(plain, "worktree", "add", "-q", str(linked))
+    assert _plain_layout(str(linked)) is None
+    for line in (
+        "[core]\n\tworktree = /elsewhere\n",
+        "[core]\n\tbare = true\n",
+        "[include]\n\tpath = other\n",
+        "[extensions]\n\tobjectformat = sha256\n",
+    ):
+        (separate / ".git").write_text(f"gitdir: {tmp_path / 'separate.git'}\n")
+        config = tmp_path / "separate.git" / "config"
+        kept = config.read_text()
+        config.write_text(kept + line)
+        assert _plain_layout(str(separate)) is None
+        config.write_text(kept)
+    assert _plain_layout(str(tmp_path)) is None  # no .git at all
+
+    before = tree_state(linked)
+    with Workspace(linked) as ws:
+        assert ws.seeded
+        ws.snapshot()
+        (linked / "f").write_text("changed\n")
+        assert [c.path for c in ws.diff_and_restore().files] == ["f"]
+    assert tree_state(linked) == before
+
+
 def test_inherited_git_environment_cannot_redirect_the_workspace(tmp_path, monkeypatch):
     repo = _user_repo(tmp_path)
     fingerprint = _repo_fingerprint(repo)
