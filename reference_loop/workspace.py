@@ -302,7 +302,8 @@ class Workspace:
         try:
             # -v names every path whose content or mode the add changed (stat refreshes are
             # silent): none means the index still holds exactly the user's index content.
-            proc = self._run("add", "-u", "-v", "--ignore-errors", check=False)
+            config = self._store_config()
+            proc = self._run("add", "-u", "-v", "--ignore-errors", config=config, check=False)
         except BaseException:
             look.join()
             raise
@@ -518,6 +519,13 @@ class Workspace:
     def _lexists(self, d: str, name: str) -> bool:
         return os.path.lexists(os.path.join(self.root, d, name))
 
+    def _store_config(self) -> list[str]:
+        """Config for a git command that stores objects. On disk, the objects of one command go
+        straight into one pack: writing thousands of loose files (and deleting them on close)
+        costs more than hashing them. In memory a loose object is cheaper than bulk
+        check-in's per-object pack bookkeeping."""
+        return [] if self._in_memory else [_BULK_CHECKIN, "pack.compression=1"]
+
     def _stage_all(self) -> None:
         """Stage every file of the workspace, ignored ones included, into the private index.
 
@@ -525,10 +533,7 @@ class Workspace:
         A nested repository (a directory with its own ``.git``) is staged as the plain files it
         holds; its ``.git`` is never read.
         """
-        # On disk, the objects of one add go straight into one pack: writing thousands of loose
-        # files (and deleting them on close) costs more than hashing them. In memory a loose
-        # object is cheaper than bulk check-in's per-object pack bookkeeping.
-        config = [] if self._in_memory else [_BULK_CHECKIN, "pack.compression=1"]
+        config = self._store_config()
         for _round in range(8):
             self._mark_nested()
             proc = self._run("add", "-A", "-f", "--ignore-errors", config=config, check=False)
@@ -642,7 +647,9 @@ class Workspace:
         """
         look = _InThread(lambda: self._new_files(snap))
         try:
-            proc = self._run("add", "-u", "--ignore-errors", check=False)
+            proc = self._run(
+                "add", "-u", "--ignore-errors", config=self._store_config(), check=False
+            )
         except BaseException:
             look.join()
             raise
@@ -662,7 +669,8 @@ class Workspace:
         when git refused one (then a full ``git add`` names the problem)."""
         request = b"".join(p + b"\0" for p in paths)
         args = ("update-index", "--add", "--remove", "--replace", "-z", "--stdin")
-        return self._run(*args, input=request, check=False).returncode == 0
+        config = self._store_config()
+        return self._run(*args, input=request, config=config, check=False).returncode == 0
 
     def _new_files(self, snap: _Snapshot) -> set[bytes]:
         """Files and symlinks that may be missing from the index: those changed since the
