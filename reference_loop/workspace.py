@@ -642,8 +642,9 @@ class Workspace:
 
         ``git add -u`` stats the files the index tracks (every file of the snapshot); a new
         file always moves its directory's mtime, so new files are found by listing only the
-        directories whose mtime moved, in a thread beside the add, and staged by name. This
-        is ``git add -A``'s result without git's read of every directory.
+        directories whose mtime moved, in a thread beside the add, and their files are staged
+        by name with the paths a restore wrote back. This is ``git add -A``'s result without
+        git's read of every directory.
         """
         look = _InThread(lambda: self._new_files(snap))
         try:
@@ -673,14 +674,12 @@ class Workspace:
         return self._run(*args, input=request, config=config, check=False).returncode == 0
 
     def _new_files(self, snap: _Snapshot) -> set[bytes]:
-        """Files and symlinks that may be missing from the index: those changed since the
-        snapshot began (ctime; an attempt cannot set it back) in directories whose mtime
-        moved, and everything in directories the snapshot did not have. Files the index holds
-        may be among them; staging them again is a no-op."""
+        """Every file and symlink in directories whose mtime moved (where a new one may be)
+        and in directories the snapshot did not have. Most are files the index already
+        holds: staging one again is a stat and a no-op."""
         root = os.fsencode(self.root)
-        since = snap.started - _RACY_NS
         found: set[bytes] = set()
-        todo: list[tuple[bytes, bool]] = []
+        todo: list[bytes] = []
         for d, (ino, mtime, seen) in snap.dirs.items():
             path = os.fsencode(d)
             try:
@@ -688,9 +687,10 @@ class Workspace:
             except (FileNotFoundError, NotADirectoryError):
                 continue  # its files are gone: the add drops them
             if stat.S_ISDIR(st.st_mode) and _moved(st, ino, mtime, seen):
-                todo.append((path, False))
+                todo.append(path)
         while todo:
-            here, new = todo.pop()
+            here = todo.pop()
+            prefix = here + b"/" if here else b""
             try:
                 it = os.scandir(root + b"/" + here if here else root)
             except (FileNotFoundError, NotADirectoryError):
@@ -700,14 +700,11 @@ class Workspace:
                     name = entry.name
                     if name == b".git":
                         continue  # never staged; restore removes one the attempt made
-                    rel = here + b"/" + name if here else name
                     if entry.is_dir(follow_symlinks=False):
-                        if os.fsdecode(rel) not in snap.dirs:
-                            todo.append((rel, True))
-                    elif (entry.is_file(follow_symlinks=False) or entry.is_symlink()) and (
-                        new or entry.stat(follow_symlinks=False).st_ctime_ns >= since
-                    ):
-                        found.add(rel)
+                        if os.fsdecode(prefix + name) not in snap.dirs:
+                            todo.append(prefix + name)
+                    elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                        found.add(prefix + name)
         return found
 
     def _write_tree(self) -> str:
