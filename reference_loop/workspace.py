@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Generic, TypeVar, cast
@@ -145,11 +145,20 @@ class _Scan:
     dirs: dict[str, tuple[int, int, int]]
     empty: set[str]
     gits: set[str]
-    # Every file and symlink ('/'-separated bytes paths), when the pass was asked for them.
-    files: list[bytes] | None = None
+    # Every file and symlink as (its directory's path + "/", names), when the pass was asked
+    # for them; full paths are built only when they must be compared with the index.
+    files: list[tuple[bytes, list[bytes]]] | None = None
 
     def snapshot(self, tree: str, started: int) -> _Snapshot:
         return _Snapshot(tree, frozenset(self.empty), self.dirs, frozenset(self.gits), started)
+
+    def file_count(self) -> int:
+        return sum(len(names) for _prefix, names in self.files or ())
+
+    def file_paths(self) -> Iterator[bytes]:
+        for prefix, names in self.files or ():
+            for name in names:
+                yield prefix + name
 
 
 @dataclass
@@ -314,7 +323,14 @@ class Workspace:
                 self._drop_entries(index.flagged)
                 dropped = True
             trusted = index.paths.difference(path for path, _gitlink in index.flagged)
-            untracked = [path for path in scanned.files if path not in trusted]
+            # With no entry removed every trusted path is a file on disk, so as many files as
+            # trusted paths means none is untracked, without comparing a path.
+            removed = b"\nremove '" in b"\n" + proc.stdout
+            untracked = (
+                [path for path in scanned.file_paths() if path not in trusted]
+                if removed or dropped or scanned.file_count() != len(trusted)
+                else []
+            )
             if not untracked and not dropped and index.tree and not proc.stdout.strip():
                 # Nothing changed and nothing is untracked: the snapshot is the user's index
                 # content, whose cached tree git has already written.
@@ -1047,13 +1063,15 @@ class Workspace:
         dirs[""] = (st.st_ino, st.st_mtime_ns, now)
         order = [""]
         todo = [b""]
-        listed: list[bytes] | None = [] if files else None
-        # Bytes names, and only directories get a path built unless files are asked for: the
-        # loop runs once per file.
+        listed: list[tuple[bytes, list[bytes]]] | None = [] if files else None
+        # Bytes names, and only directories get a path built: the loop runs once per file.
         while todo:
             d = todo.pop()
             found = False
             prefix = d + b"/" if d else b""
+            names: list[bytes] = []
+            if listed is not None:
+                listed.append((prefix, names))
             with os.scandir(root + b"/" + d if d else root) as it:
                 for entry in it:
                     name = entry.name
@@ -1068,7 +1086,7 @@ class Workspace:
                         todo.append(rel)
                     elif listed is not None:
                         if entry.is_file(follow_symlinks=False) or entry.is_symlink():
-                            listed.append(prefix + name)
+                            names.append(name)
                             found = True
                     elif not found and (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
                         found = True

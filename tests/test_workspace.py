@@ -550,6 +550,25 @@ def test_the_repository_layout_is_read_as_git_reads_it_or_left_to_git(tmp_path):
     assert tree_state(linked) == before
 
 
+def test_an_untracked_file_beside_a_deleted_tracked_one_is_in_the_first_snapshot(tmp_path):
+    """As many files on disk as paths in the index does not mean nothing is untracked when the
+    user deleted a tracked file and made a new one."""
+    repo = make_project(tmp_path / "repo")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    (repo / "plain.txt").unlink()
+    (repo / "made_by_user.txt").write_text("untracked\n")
+    before = tree_state(repo)
+    with Workspace(repo) as ws:
+        ws.snapshot()
+        (repo / "made_by_user.txt").unlink()
+        (repo / "plain.txt").write_text("back\n")
+        found = {(c.path, c.status) for c in ws.diff_and_restore().files}
+    assert found == {("made_by_user.txt", "D"), ("plain.txt", "A")}
+    assert tree_state(repo) == before
+
+
 def test_inherited_git_environment_cannot_redirect_the_workspace(tmp_path, monkeypatch):
     repo = _user_repo(tmp_path)
     fingerprint = _repo_fingerprint(repo)
