@@ -136,6 +136,9 @@ class _Snapshot:
     # other ``.git`` is a repository the attempt made, and restore removes it.
     gits: frozenset[str] = frozenset()
     started: int = 0  # time.time_ns() when the snapshot began
+    # Every file and symlink of the snapshot: in a directory whose mtime moved, a name not
+    # here is new, so later scans need not walk the whole tree to find new files.
+    files: frozenset[bytes] | set[bytes] = frozenset()
 
 
 @dataclass
@@ -149,8 +152,13 @@ class _Scan:
     # for them; full paths are built only when they must be compared with the index.
     files: list[tuple[bytes, list[bytes]]] | None = None
 
-    def snapshot(self, tree: str, started: int) -> _Snapshot:
-        return _Snapshot(tree, frozenset(self.empty), self.dirs, frozenset(self.gits), started)
+    def snapshot(self, tree: str, started: int, files: set[bytes] | None = None) -> _Snapshot:
+        """The snapshot this pass describes; ``files`` when the caller has the set already."""
+        if files is None:
+            files = set(self.file_paths())
+        return _Snapshot(
+            tree, frozenset(self.empty), self.dirs, frozenset(self.gits), started, files
+        )
 
     def file_count(self) -> int:
         return sum(len(names) for _prefix, names in self.files or ())
@@ -273,12 +281,12 @@ class Workspace:
         snap = self._snapshot
         if snap is None:
             if self.seeded:
-                tree, scan = self._first_seeded_snapshot()
-                self._snapshot = scan.snapshot(tree, started)
+                tree, scan, files = self._first_seeded_snapshot()
+                self._snapshot = scan.snapshot(tree, started, files)
                 return tree
             stored = self._store_by_hand()
             if stored is not None:
-                self._snapshot = self._scan_dirs().snapshot(stored, started)
+                self._snapshot = self._scan_dirs(files=True).snapshot(stored, started)
                 return stored
             self._stage_all()
             tree = self._write_tree()
@@ -292,10 +300,10 @@ class Workspace:
                     snap.dirs.update(self._stat_dirs(moved))
                     return snap.tree
             tree = self._write_tree()
-        self._snapshot = self._scan_dirs().snapshot(tree, started)
+        self._snapshot = self._scan_dirs(files=True).snapshot(tree, started)
         return tree
 
-    def _first_seeded_snapshot(self) -> tuple[str, _Scan]:
+    def _first_seeded_snapshot(self) -> tuple[str, _Scan, set[bytes] | None]:
         """The first snapshot of a repository's top, from the copy of the user's index.
 
         ``git add -u`` stats the files the user's index tracks (like ``git status``) while a
@@ -331,12 +339,16 @@ class Workspace:
                 if removed or dropped or scanned.file_count() != len(trusted)
                 else []
             )
+            # The snapshot's files: every trusted path is one when none was removed.
+            files = (
+                None if removed or dropped else trusted.union(untracked) if untracked else trusted
+            )
             if not untracked and not dropped and index.tree and not proc.stdout.strip():
                 # Nothing changed and nothing is untracked: the snapshot is the user's index
                 # content, whose cached tree git has already written.
-                return index.tree, scanned
+                return index.tree, scanned, files
             if not untracked or self._stage_paths(untracked):
-                return self._write_tree(), scanned
+                return self._write_tree(), scanned, files
         # git's own add says what cannot be staged, and reads an index Python does not parse.
         self._stage_all()
         if not dropped:
@@ -344,7 +356,7 @@ class Workspace:
             if flagged:
                 self._drop_entries(flagged)
                 self._stage_all()
-        return self._write_tree(), scanned
+        return self._write_tree(), scanned, None
 
     def diff(self) -> Diff:
         """The real change from the snapshot to the current state (call it before restore)."""
@@ -690,10 +702,10 @@ class Workspace:
         return self._run(*args, input=request, config=config, check=False).returncode == 0
 
     def _new_files(self, snap: _Snapshot) -> set[bytes]:
-        """Every file and symlink in directories whose mtime moved (where a new one may be)
-        and in directories the snapshot did not have. Most are files the index already
-        holds: staging one again is a stat and a no-op."""
+        """Files and symlinks the snapshot did not have: in directories whose mtime moved
+        (where a new one may be), and everything in directories the snapshot did not have."""
         root = os.fsencode(self.root)
+        known = snap.files
         found: set[bytes] = set()
         todo: list[bytes] = []
         for d, (ino, mtime, seen) in snap.dirs.items():
@@ -719,7 +731,9 @@ class Workspace:
                     if entry.is_dir(follow_symlinks=False):
                         if os.fsdecode(prefix + name) not in snap.dirs:
                             todo.append(prefix + name)
-                    elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                    elif (entry.is_file(follow_symlinks=False) or entry.is_symlink()) and (
+                        prefix + name not in known
+                    ):
                         found.add(prefix + name)
         return found
 
