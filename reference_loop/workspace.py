@@ -213,8 +213,9 @@ class Workspace:
         # Paths (relative, '/'-separated; directories end in '/') the last restore removed,
         # rewrote or recreated: restore's cost scales with this list, not with the tree.
         self.last_restored: list[str] = []
-        # Paths a restore wrote back: the private index may lack them (a file the attempt
-        # deleted), and no directory mtime will point the next scan at them.
+        # Paths the private index may lack though the snapshot has them (a file the attempt
+        # deleted, written back by a restore or made again): the next scan stages them by
+        # name, since directory mtimes only point it at names the snapshot did not have.
         self._pending: set[bytes] = set()
         parent = self._store_parent()
         self._in_memory = parent is not None
@@ -663,6 +664,9 @@ class Workspace:
         if any(e.dst_mode == _GITLINK for e in entries) and self._adopt_gitlinks():
             self._stage_all()
             entries = self._raw_changes(snap.tree)
+        # A deleted file is gone from the index but still a snapshot name: should it come back
+        # (by the attempt, or by a restore), the next scan must stage it by name.
+        self._pending |= {os.fsencode(e.path) for e in entries if e.status == "D"}
         return entries
 
     def _stage_changes(self, snap: _Snapshot) -> None:

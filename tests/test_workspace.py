@@ -298,10 +298,10 @@ def test_a_new_snapshot_takes_in_directory_changes_made_since_the_last(any_age_p
     assert not (project / "empty").exists()
 
 
-def test_a_file_restore_wrote_back_is_seen_by_every_later_scan(any_age_project):
-    """Later scans stat only the files the private index holds and list only directories whose
-    mtime moved: a file the attempt deleted and the restore wrote back is in neither, unless
-    the workspace remembers it."""
+def test_a_deleted_file_that_comes_back_is_seen_by_every_later_scan(any_age_project):
+    """Later scans stat only the files the private index holds and stage by name only names
+    the snapshot did not have: a deleted file that comes back (written by the restore, or
+    made again by the attempt) is in neither, unless the workspace remembers it."""
     project = any_age_project
     with Workspace(project) as ws:
         ws.snapshot()
@@ -317,6 +317,14 @@ def test_a_file_restore_wrote_back_is_seen_by_every_later_scan(any_age_project):
         with open(project / "src" / "pkg" / "mod.py", "a") as fh:
             fh.write("# appended\n")
         assert [(c.path, c.status) for c in ws.diff().files] == [("src/pkg/mod.py", "M")]
+        ws.restore()
+        # Deleted, seen, then made again by the attempt itself: the next diff sees it back.
+        (project / "README.md").unlink()
+        assert [(c.path, c.status) for c in ws.diff().files] == [("README.md", "D")]
+        (project / "README.md").write_text("readme made again\n")
+        assert [(c.path, c.status) for c in ws.diff().files] == [("README.md", "M")]
+        ws.restore()
+        assert ws.diff().files == []
 
 
 def test_new_files_deep_in_new_and_old_directories_are_all_found(any_age_project):
