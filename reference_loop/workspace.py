@@ -128,15 +128,16 @@ class _Snapshot:
     # Directories with no tracked file below them (git does not record empty dirs); every
     # directory in this set, nested ones included, is recreated by restore.
     empty_dirs: frozenset[str]
-    # Every directory of the snapshot ("" is the root) -> (inode, mtime_ns, when it was read).
-    # A new directory changes its parent's mtime, so restore only lists directories whose
-    # mtime moved (or is too recent to trust) instead of walking the tree again.
+    # Every directory of the snapshot ("" is the root) -> (inode, ctime_ns, when it was read).
+    # A new entry changes its directory's ctime, so scans and restores only list directories
+    # whose ctime moved (or is too recent to trust) instead of walking the tree again. ctime,
+    # not mtime: an attempt can set a directory's mtime back (utime), never its ctime.
     dirs: dict[str, tuple[int, int, int]]
     # Every ``.git`` entry (the user's own, nested repositories') present at the snapshot: any
     # other ``.git`` is a repository the attempt made, and restore removes it.
     gits: frozenset[str] = frozenset()
     started: int = 0  # time.time_ns() when the snapshot began
-    # Every file and symlink of the snapshot: in a directory whose mtime moved, a name not
+    # Every file and symlink of the snapshot: in a directory whose ctime moved, a name not
     # here is new, so later scans need not walk the whole tree to find new files.
     files: frozenset[bytes] | set[bytes] = frozenset()
 
@@ -215,7 +216,7 @@ class Workspace:
         self.last_restored: list[str] = []
         # Paths the private index may lack though the snapshot has them (a file the attempt
         # deleted, written back by a restore or made again): the next scan stages them by
-        # name, since directory mtimes only point it at names the snapshot did not have.
+        # name, since directory ctimes only point it at names the snapshot did not have.
         self._pending: set[bytes] = set()
         parent = self._store_parent()
         self._in_memory = parent is not None
@@ -673,8 +674,8 @@ class Workspace:
         """Stage what changed since the snapshot without walking the whole tree.
 
         ``git add -u`` stats the files the index tracks (every file of the snapshot); a new
-        file always moves its directory's mtime, so new files are found by listing only the
-        directories whose mtime moved, in a thread beside the add, and their files are staged
+        file always moves its directory's ctime, so new files are found by listing only the
+        directories whose ctime moved, in a thread beside the add, and their files are staged
         by name with the paths a restore wrote back. This is ``git add -A``'s result without
         git's read of every directory.
         """
@@ -706,19 +707,19 @@ class Workspace:
         return self._run(*args, input=request, config=config, check=False).returncode == 0
 
     def _new_files(self, snap: _Snapshot) -> set[bytes]:
-        """Files and symlinks the snapshot did not have: in directories whose mtime moved
+        """Files and symlinks the snapshot did not have: in directories whose ctime moved
         (where a new one may be), and everything in directories the snapshot did not have."""
         root = os.fsencode(self.root)
         known = snap.files
         found: set[bytes] = set()
         todo: list[bytes] = []
-        for d, (ino, mtime, seen) in snap.dirs.items():
+        for d, (ino, ctime, seen) in snap.dirs.items():
             path = os.fsencode(d)
             try:
                 st = os.lstat(root + b"/" + path if path else root)
             except (FileNotFoundError, NotADirectoryError):
                 continue  # its files are gone: the add drops them
-            if stat.S_ISDIR(st.st_mode) and _moved(st, ino, mtime, seen):
+            if stat.S_ISDIR(st.st_mode) and _moved(st, ino, ctime, seen):
                 todo.append(path)
         while todo:
             here = todo.pop()
@@ -1069,7 +1070,7 @@ class Workspace:
             parent = parent.rpartition("/")[0]
 
     def _scan_dirs(self, *, files: bool = False) -> _Scan:
-        """One pass over the directories: every directory (-> inode, mtime, when read), those
+        """One pass over the directories: every directory (-> inode, ctime, when read), those
         with no file anywhere below (git does not record them), every ``.git`` entry, and
         with ``files`` every file and symlink."""
         now = time.time_ns()
@@ -1078,7 +1079,7 @@ class Workspace:
         has_file: dict[str, bool] = {}
         gits: set[str] = set()
         st = os.lstat(root)
-        dirs[""] = (st.st_ino, st.st_mtime_ns, now)
+        dirs[""] = (st.st_ino, st.st_ctime_ns, now)
         order = [""]
         todo = [b""]
         listed: list[tuple[bytes, list[bytes]]] | None = [] if files else None
@@ -1099,7 +1100,7 @@ class Workspace:
                         rel = prefix + name
                         est = entry.stat(follow_symlinks=False)
                         key = os.fsdecode(rel)
-                        dirs[key] = (est.st_ino, est.st_mtime_ns, now)
+                        dirs[key] = (est.st_ino, est.st_ctime_ns, now)
                         order.append(key)
                         todo.append(rel)
                     elif listed is not None:
@@ -1125,7 +1126,7 @@ class Workspace:
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                out[d] = (st.st_ino, st.st_mtime_ns, now)
+                out[d] = (st.st_ino, st.st_ctime_ns, now)
         return out
 
     def _fix_directories(self, snap: _Snapshot) -> list[str]:
@@ -1145,19 +1146,19 @@ class Workspace:
         return touched
 
     def _dir_changes(self, snap: _Snapshot) -> tuple[list[str], list[str], bool]:
-        """(directories whose mtime moved, new directories and ``.git`` entries, whether a
-        snapshot directory is missing). Only directories whose mtime moved are listed: a new
-        entry always changes its parent's mtime."""
+        """(directories whose ctime moved, new directories and ``.git`` entries, whether a
+        snapshot directory is missing). Only directories whose ctime moved are listed: a new
+        entry always changes its parent's ctime."""
         moved: list[str] = []
         new: list[str] = []
         missing = False
-        for d, (ino, mtime, seen) in list(snap.dirs.items()):
+        for d, (ino, ctime, seen) in list(snap.dirs.items()):
             try:
                 st = os.lstat(self.root / d)
             except OSError:
                 missing = True
                 continue
-            if not _moved(st, ino, mtime, seen):
+            if not _moved(st, ino, ctime, seen):
                 continue
             moved.append(d)
             if not stat.S_ISDIR(st.st_mode):
@@ -1305,12 +1306,12 @@ def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
     return None if index is None else index.flagged
 
 
-def _moved(st: os.stat_result, ino: int, mtime: int, seen: int) -> bool:
+def _moved(st: os.stat_result, ino: int, ctime: int, seen: int) -> bool:
     """Whether a directory may have gained or lost entries since it was recorded as (inode,
-    mtime, when). A change within the filesystem's timestamp granularity of the recording
-    could leave mtime equal, so a directory modified shortly before it was recorded always
+    ctime, when). A change within the filesystem's timestamp granularity of the recording
+    could leave ctime equal, so a directory changed shortly before it was recorded always
     counts as moved."""
-    return (st.st_ino, st.st_mtime_ns) != (ino, mtime) or mtime >= seen - _RACY_NS
+    return (st.st_ino, st.st_ctime_ns) != (ino, ctime) or ctime >= seen - _RACY_NS
 
 
 def _plain_layout(root: str) -> tuple[str, str] | None:

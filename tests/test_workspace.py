@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from reference_loop import workspace as workspace_module
 from reference_loop.errors import LoopError
 from reference_loop.workspace import Workspace
 
@@ -121,11 +122,15 @@ def project(tmp_path):
 
 
 @pytest.fixture(params=[False, True], ids=["fresh_tree", "old_tree"])
-def any_age_project(project, request):
-    """The project as just written, and as a tree whose directories nobody touched for an hour
-    (restore then trusts unchanged directory mtimes instead of listing every directory)."""
+def any_age_project(project, request, monkeypatch):
+    """The project as just written, and as a tree whose directories nobody touched lately
+    (scans and restores then trust unchanged directory ctimes instead of listing every
+    directory). A directory's ctime cannot be set back, so "lately" is shortened from 2 s to
+    50 ms rather than every test waiting 2 s."""
     if request.param:
         age_dirs(project)
+        monkeypatch.setattr(workspace_module, "_RACY_NS", 50_000_000)
+        time.sleep(0.1)
     return project
 
 
@@ -343,6 +348,31 @@ def test_new_files_deep_in_new_and_old_directories_are_all_found(any_age_project
         ("src/fresh/link", "A"),
         ("nested_empty/a/b/inside.txt", "A"),
     }
+
+
+def test_a_file_planted_behind_a_directory_mtime_set_back_is_still_found(any_age_project):
+    """An attempt can set a directory's mtime back after adding a file to it (utime), never
+    its ctime: the planted file is in the diff and the restore removes it."""
+    project = any_age_project
+    pycache = project / "src" / "pkg" / "__pycache__"
+    pycache.mkdir()
+    (pycache / "mod.cpython-311.pyc").write_bytes(b"compiled")
+    age_dirs(project)
+    time.sleep(0.1)
+    before = tree_state(project)
+    with Workspace(project, default_ignore=False) as ws:
+        ws.snapshot()
+        pkg = project / "src" / "pkg"
+        for folder, name in ((pycache, "planted.cpython-311.pyc"), (pkg, "planted.py")):
+            st = os.stat(folder)
+            (folder / name).write_bytes(b"import os\n")
+            os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns))
+        found = {c.path for c in ws.diff_and_restore().files}
+    assert found == {
+        "src/pkg/__pycache__/planted.cpython-311.pyc",
+        "src/pkg/planted.py",
+    }
+    assert tree_state(project) == before
 
 
 def test_symlink_to_directory_is_restored_as_a_link_and_never_followed(tmp_path):
