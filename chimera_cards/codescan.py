@@ -229,6 +229,7 @@ _PY_NETWORK_MODULES = {
     "aiohttp", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "paramiko", "websocket",
     "websockets", "xmlrpc", "grpc", "pycurl", "dns",
 }  # fmt: skip
+_PY_EXEC_MODULES = {"subprocess", "pty"}
 _PY_EXEC_CALLS = {
     "os.system", "os.popen", "os.execv", "os.execve", "os.execvp", "os.execvpe", "os.execl",
     "os.execle", "os.execlp", "os.execlpe", "os.spawnv", "os.spawnve", "os.spawnvp", "os.spawnl",
@@ -347,17 +348,25 @@ def _name_lines(text: str, wanted: frozenset[str] | set[str]) -> list[int] | Non
     return lines
 
 
+# Words one of which a script must write to get any finding of the ``ast`` pass: an import
+# finding names its module (its first part), and a call finding's name ends with a sensitive
+# name, written at the call or, for an alias, in the import that made it (``from subprocess
+# import run as go``; ``import a.b.c as x`` ends with ``c``; ``import a.b`` binds ``a``).
+_FLAG_WORDS = frozenset(
+    word.encode("ascii")
+    for word in (*_SENSITIVE, *_PY_NETWORK_MODULES, *_PY_EXEC_MODULES, "multiprocessing")
+)
+
+
 def _python_may_flag(text: str) -> bool:
     """False only when neither the ``ast`` pass nor its line-by-line fallback (for a script
     that does not parse) can find anything beyond blobs: ASCII text (so every keyword and name
-    is spelled as matched here) without ``import`` (so no import finding and no alias), without
-    a call to a sensitive name, and without a match of any fallback rule."""
-    return (
-        not text.isascii()
-        or "import" in text
-        or any(_may_match(rule[0], text) for rule in _GENERIC_RULES)
-        or _name_lines(text, _SENSITIVE) != []
-    )
+    is spelled as matched here) writing none of ``_FLAG_WORDS`` as a whole word (so no import
+    or call finding, whatever the aliases) and without a match of any fallback rule."""
+    if not text.isascii() or any(_may_match(rule[0], text) for rule in _GENERIC_RULES):
+        return True
+    words = set(text.encode("ascii").translate(_WORD_BYTES).split())
+    return not words.isdisjoint(_FLAG_WORDS)
 
 
 def _spanning(body: list, lines: list[int] | None) -> list:
@@ -495,7 +504,7 @@ class _PyScanner:
         top = module.split(".")[0]
         if top in _PY_NETWORK_MODULES:
             self.add("code-network", INFO, f"imports {module} (network access)", node)
-        elif top in ("subprocess", "pty") or module in ("multiprocessing",):
+        elif top in _PY_EXEC_MODULES or module == "multiprocessing":
             self.add("code-exec", INFO, f"imports {module} (runs other programs)", node)
 
     def visit_Import(self, node: ast.Import) -> None:
