@@ -22,6 +22,7 @@ import functools
 import gc
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -637,7 +638,11 @@ def _parse_and_scan_python(path: str, text: str, *, gated: bool = True) -> list[
 
 def _parse_then_scan(path: str, text: str, gated: bool) -> list[Finding]:
     try:
-        tree = ast.parse(text, filename=path)
+        # What Python would warn about in someone else's script (``1if x else 2``, and from 3.12
+        # invalid escapes such as "\\d") is not for this user's stderr.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError):
         return _scan_lines(path, text, _GENERIC_RULES)
     return _PyScanner(path, gated=gated).scan(tree, text)
