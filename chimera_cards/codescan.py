@@ -326,14 +326,21 @@ def _word_re(word: str) -> re.Pattern:
     return re.compile(rf"{re.escape(word)}(?<!\w{re.escape(word)})(?!\w)")
 
 
+@functools.lru_cache(maxsize=2)
+def _words(text: str) -> frozenset[bytes]:
+    """An ASCII text's words, at C speed (every byte that is not a word character becomes a
+    space); kept for the last texts, as the pre-filter and the scan after it ask about the same
+    script."""
+    return frozenset(text.encode("ascii").translate(_WORD_BYTES).split())
+
+
 def _name_lines(text: str, wanted: frozenset[str] | set[str]) -> list[int] | None:
     """Sorted lines where a ``wanted`` name is written as a whole word, in ASCII text; None
     outside ASCII (Python reads identifiers NFKC-normalised, ``ｅｖａｌ`` is ``eval``, so any
     line may hold one)."""
     if not text.isascii():
         return None
-    # The text's words, at C speed: every byte that is not a word character becomes a space.
-    words = set(text.encode("ascii").translate(_WORD_BYTES).split())
+    words = _words(text)
     starts: list[int] = []
     for word in wanted:
         if word.encode("ascii", "replace") in words:
@@ -364,10 +371,13 @@ def _python_may_flag(text: str) -> bool:
     that does not parse) can find anything beyond blobs: ASCII text (so every keyword and name
     is spelled as matched here) writing none of ``_FLAG_WORDS`` as a whole word (so no import
     or call finding, whatever the aliases) and without a match of any fallback rule."""
-    if not text.isascii() or any(_may_match(rule[0], text) for rule in _GENERIC_RULES):
+    if not text.isascii():
         return True
-    words = set(text.encode("ascii").translate(_WORD_BYTES).split())
-    return not words.isdisjoint(_FLAG_WORDS)
+    # The word set first: most scripts write a flagged word, and it costs a fraction of
+    # searching the text for the fallback rules (and the scan after a parse reuses it).
+    return not _words(text).isdisjoint(_FLAG_WORDS) or any(
+        _may_match(rule[0], text) for rule in _GENERIC_RULES
+    )
 
 
 def _spanning(body: list, lines: list[int] | None) -> list:
