@@ -509,7 +509,7 @@ def import_source(
     analyses = _analyses(checks.to_analyse(), jobs)
     results: list[ImportResult | None] = []
     if jobs == 1:
-        batch = _Batch(limit=BATCH_CARDS, file_limit=BATCH_CARDS)
+        batch = _Batch(limit=BATCH_CARDS)
     else:
         batch = _Batch(limit=POOL_BATCH_CARDS, file_limit=POOL_BATCH_FILES)
     try:
@@ -599,7 +599,7 @@ class _Batch:
     """Candidates waiting for one write transaction, with the result slot each fills."""
 
     limit: int  # cards
-    file_limit: int  # files of those cards
+    file_limit: int | None = None  # files of those cards (None: no bound)
     slots: list[int] = field(default_factory=list)
     candidates: list[tuple[str, Candidate]] = field(default_factory=list)
     size: int = 0
@@ -617,7 +617,7 @@ class _Batch:
             self.files += 1
         return (
             len(self.candidates) >= self.limit
-            or self.files >= self.file_limit
+            or (self.file_limit is not None and self.files >= self.file_limit)
             or self.size >= BATCH_BYTES
         )
 
@@ -632,8 +632,8 @@ class _Batch:
 # A pool of workers pays for itself from about this many bundles to parse and lint.
 POOL_MIN_BUNDLES = 64
 # Bundles per task sent to a worker: enough to amortise the round trip, small enough to spread.
-# Bytes bound a chunk of skill folders (their analysis costs about as much per byte as a card's):
-# some ten chunks per MB keep both workers busy to the end, not one finishing a big last chunk.
+# Bytes bound a chunk of skill folders (analysis costs grow with bytes): some four chunks per MB
+# keep every worker busy to the end, rather than one finishing a big last chunk alone.
 CHUNK_BUNDLES = 32
 CHUNK_BYTES = 256 * 1024
 
