@@ -60,7 +60,7 @@ BATCH_CARDS = 500
 # With workers, smaller batches, counted in files (a card is one, a skill folder ~10): storing
 # then overlaps the analysis, and the skills analysed last wait only for a short final batch.
 POOL_BATCH_CARDS = 128
-POOL_BATCH_FILES = 128
+POOL_BATCH_FILES = 256
 BATCH_BYTES = 16 * 1024 * 1024
 
 # Hooks run for every stored or already-present card, inside the write transaction, as
