@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Generic, TypeVar, cast
 
-from reference_loop import gitstore
+from reference_loop import gitstore, storetrash
 from reference_loop.errors import LoopError
 
 # Files a verifier run creates on its own (pytest, Python, common tools); never diffed or restored.
@@ -222,6 +222,12 @@ class Workspace:
         self._in_memory = parent is not None
         self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-", dir=parent)
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
+        # The background removal of the store close() started (None before close()).
+        self.removal: storetrash.Removal | None = None
+        # Stores a killed process was still removing: swept off the caller's path.
+        threading.Thread(
+            target=storetrash.sweep, args=(os.path.dirname(self._tmp),), daemon=True
+        ).start()
         gitdir = os.path.join(self._tmp, "git")
         self._index = os.path.join(self._tmp, "index")
         self._env = {
@@ -267,9 +273,19 @@ class Workspace:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Remove the private GIT_DIR. The workspace itself is left as it is."""
-        self._finalizer()
+    def close(self, *, wait: bool = False) -> None:
+        """Remove the private GIT_DIR. The workspace itself is left as it is.
+
+        The store's path is free when this returns; its files are deleted in a background
+        thread (:attr:`removal`), since freeing a large pack can cost more than the whole run.
+
+        Args:
+            wait: block until the files are deleted too.
+        """
+        if self._finalizer.detach() is not None:
+            self.removal = storetrash.discard(self._tmp)
+        if wait and self.removal is not None:
+            self.removal.wait()
 
     @property
     def snapshot_tree(self) -> str | None:
