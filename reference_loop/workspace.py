@@ -11,6 +11,7 @@ scan cost what ``git status`` costs, and restore only touches the paths that cha
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import re
@@ -497,8 +498,15 @@ class Workspace:
             with open(index, "rb") as fh:
                 data = fh.read()
                 st = os.fstat(fh.fileno())
+            split = _split_index_over(data)
+            if split is not None:
+                # The user's index, byte for byte, is the shared part of a split index: the
+                # first add then writes only the entries it changed, never the whole index.
+                shared = os.path.join(gitdir, "sharedindex." + data[-20:].hex())
+                with open(shared, "wb") as fh:
+                    fh.write(data)
             with open(self._index, "wb") as fh:
-                fh.write(data)
+                fh.write(data if split is None else split)
             os.utime(self._index, ns=(st.st_atime_ns, st.st_mtime_ns))
         except OSError:
             return False
@@ -1218,6 +1226,7 @@ _UNPLAIN_CONFIG = re.compile(
 _PLACEHOLDER = ".reference-loop-nested-repository"
 _EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
 _ZERO_SHA = b"0" * 40
+_EMPTY_EWAH = b"\0\0\0\0" + b"\0\0\0\1" + b"\0" * 8 + b"\0\0\0\0"
 _ZERO_HEX = "0" * 40
 # Pack windows for processes that read only headers or only blobs known to be small.
 _WIDE_WINDOWS = ("core.packedGitWindowSize=1g", "core.packedGitLimit=8g")
@@ -1312,6 +1321,59 @@ def _cached_root_tree(data: bytes, pos: int) -> str | None:
             return data[newline + 1 : newline + 21].hex()
         pos += 8 + size
     return None
+
+
+def _split_index_over(data: bytes) -> bytes | None:
+    """A split index whose shared part is ``data`` (an index, version 2 or 3, not split) as it
+    is: no entries of its own, a ``link`` extension naming ``data`` by its checksum, and the
+    cache-tree extension of ``data`` (git reads it from the split part only). ``None`` when
+    the cache tree cannot be located for certain: the caller then uses ``data`` whole.
+
+    The extensions are found from the end, without walking every entry: a ``TREE``
+    candidate counts only when it is followed by a chain of extensions ending exactly at the
+    checksum, follows an entry's NUL padding, and its root records as many entries as the
+    header (or is invalidated).
+    """
+    if len(data) < 32 or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
+        return None
+    count = int.from_bytes(data[8:12], "big")
+    end = len(data) - 20
+    tree = b""
+    pos = data.rfind(b"TREE", 12, end)
+    while pos > 12:
+        sigs = _extensions_to(data, pos, end) if data[pos - 1] == 0 else None
+        if sigs is not None:
+            if b"link" in sigs or b"sdir" in sigs:
+                return None  # already split, or a sparse index: left to git
+            size = int.from_bytes(data[pos + 4 : pos + 8], "big")
+            body = data[pos + 8 : pos + 8 + size]
+            newline = body.find(b"\n")
+            counts = body[1:newline].split(b" ") if newline > 0 and body[:1] == b"\0" else []
+            if len(counts) == 2 and counts[0] in (str(count).encode(), b"-1"):
+                tree = data[pos : pos + 8 + size]
+                break
+            return None  # a TREE where one may be, that does not fit: do not guess
+        pos = data.rfind(b"TREE", 12, pos)
+    if not tree and b"TREE" in data[12:end]:
+        return None
+    # The base's id, then empty delete and replace bitmaps (EWAH: no bits, one zero marker
+    # word); git requires both bitmaps when it merges the base in.
+    link = b"link" + (20 + 2 * len(_EMPTY_EWAH)).to_bytes(4, "big") + data[-20:] + _EMPTY_EWAH * 2
+    body = data[:8] + b"\0\0\0\0" + link + tree
+    return body + hashlib.sha1(body).digest()
+
+
+def _extensions_to(data: bytes, pos: int, end: int) -> list[bytes] | None:
+    """The signatures of a chain of extensions (4-letter signature, 4-byte size, data) running
+    from ``pos`` to exactly ``end``; ``None`` when there is no such chain."""
+    sigs = []
+    while pos + 8 <= end:
+        sig = data[pos : pos + 4]
+        if not sig.isalpha():
+            return None
+        sigs.append(sig)
+        pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "big")
+    return sigs if pos == end else None
 
 
 def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
