@@ -334,7 +334,7 @@ class Workspace:
         """
         seed = self._seed_index or b""
         self._seed_index = None
-        look = _InThread(lambda: (_read_index(seed), self._scan_dirs(files=True)))
+        look = _InThread(lambda: _TreeLook.of(_read_index(seed), self._scan_dirs(files=True)))
         try:
             # -v names every path whose content or mode the add changed (stat refreshes are
             # silent): none means the index still holds exactly the user's index content.
@@ -343,25 +343,23 @@ class Workspace:
         except BaseException:
             look.join()
             raise
-        index, scanned = look.result()
+        found = look.result()
+        index, scanned = found.index, found.scan
         dropped = False
-        if proc.returncode == 0 and index is not None and scanned.files is not None:
+        if proc.returncode == 0 and index is not None and found.trusted is not None:
             if index.flagged:
                 self._drop_entries(index.flagged)
                 dropped = True
-            trusted = index.paths.difference(path for path, _gitlink in index.flagged)
-            # With no entry removed every trusted path is a file on disk, so as many files as
-            # trusted paths means none is untracked, without comparing a path.
             removed = b"\nremove '" in b"\n" + proc.stdout
-            untracked = (
-                [path for path in scanned.file_paths() if path not in trusted]
-                if removed or dropped or scanned.file_count() != len(trusted)
-                else []
-            )
+            untracked = found.untracked
+            if untracked is None:
+                untracked = (
+                    [p for p in scanned.file_paths() if p not in found.trusted]
+                    if removed or dropped
+                    else []
+                )
             # The snapshot's files: every trusted path is one when none was removed.
-            files = (
-                None if removed or dropped else trusted.union(untracked) if untracked else trusted
-            )
+            files = None if removed or dropped else found.files or found.trusted
             if not untracked and not dropped and index.tree and not proc.stdout.strip():
                 # Nothing changed and nothing is untracked: the snapshot is the user's index
                 # content, whose cached tree git has already written.
@@ -1258,6 +1256,35 @@ class _InThread(Generic[_T]):
         if self._error is not None:
             raise self._error
         return cast(_T, self._value)
+
+
+@dataclass
+class _TreeLook:
+    """What the first snapshot of a repository's top learns beside its add: the user's index,
+    the pass over the directories, and from both the files the index does not track."""
+
+    index: _IndexPaths | None
+    scan: _Scan
+    trusted: set[bytes] | None = None  # the index paths git checks against the disk
+    # The files the index does not track; None when not compared: with as many files as
+    # trusted paths and no entry removed by the add, every file is trusted.
+    untracked: list[bytes] | None = None
+    files: set[bytes] | None = None  # trusted paths and untracked files, when there are some
+
+    @classmethod
+    def of(cls, index: _IndexPaths | None, scan: _Scan) -> _TreeLook:
+        if index is None or scan.files is None:
+            return cls(index, scan)
+        trusted = (
+            index.paths.difference(path for path, _gitlink in index.flagged)
+            if index.flagged
+            else index.paths
+        )
+        if scan.file_count() == len(trusted):
+            return cls(index, scan, trusted)
+        untracked = [path for path in scan.file_paths() if path not in trusted]
+        files = trusted.union(untracked) if untracked else None
+        return cls(index, scan, trusted, untracked, files)
 
 
 @dataclass
