@@ -789,7 +789,10 @@ def test_the_case_fold_covers_every_character_ignorecase_matches_to_an_ascii_let
     import re
     import string
 
-    from chimera_cards.lint import _fold
+    from chimera_cards.lint import _ascii_views
+
+    def _fold(text: str) -> str:
+        return _ascii_views(text)[1]
 
     everything = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF)
     letters = re.compile("|".join(string.ascii_lowercase), re.IGNORECASE)
@@ -804,6 +807,30 @@ def test_the_case_fold_covers_every_character_ignorecase_matches_to_an_ascii_let
     from chimera_cards.lint import _is_word
 
     assert re.findall(r"\w", everything) == [char for char in everything if _is_word(char)]
+
+
+def test_the_ascii_stand_in_keeps_every_ascii_word_and_every_space_where_it_was():
+    # The fast scan looks for its (ASCII) words, and the gates' \s, in an ASCII copy of the
+    # text: right only if nothing past ASCII but the folded letters becomes a letter there, and
+    # every character re's \s matches is still a space.
+    import re
+
+    from chimera_cards.lint import _ascii_views
+
+    everything = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF)
+    view, folded = _ascii_views(everything)
+    assert len(view) == len(folded) == len(everything)
+    assert view.isascii() and folded.isascii()
+    for char, shown, low in zip(everything, view, folded, strict=True):
+        if char.isascii():
+            assert (shown, low) == (char, char.lower())
+        elif re.fullmatch(r"\s", char):
+            assert shown == low == " ", hex(ord(char))
+        elif low != "?":
+            assert re.fullmatch(low, char, re.IGNORECASE) and shown == "?", hex(ord(char))
+        else:
+            assert shown == "?", hex(ord(char))
+    assert _ascii_views("Caf\u00e9 \u2014 NOW\u00a0on") == ("Caf? ? NOW on", "caf? ? now on")
 
 
 def test_no_invisible_code_point_is_ascii_so_the_phrase_text_looks_only_past_ascii():
