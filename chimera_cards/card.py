@@ -602,6 +602,24 @@ def _still_in_item(
     return in_item
 
 
+def _next_state(
+    stripped: str, indent: int, paragraph: bool, in_item: bool, item_column: int
+) -> tuple[bool, bool, int] | None:
+    """(paragraph, in_item, item_column) after a text line (``_text_line``); None when only
+    markdown-it can place it."""
+    if stripped[0].isalpha() and (indent < 4 or paragraph) and indent < 2 * _MAX_SCANNED_DEPTH:
+        # Plain text (most lines): no marker, fence, heading or rule starts with a letter, so
+        # this is what the general path below makes of it, without its regexes.
+        return True, in_item and (paragraph or indent >= item_column), item_column
+    column = _text_line(stripped, indent, paragraph, item_column)
+    if column is None:
+        return None
+    in_item = _still_in_item(stripped, indent, paragraph, in_item, column, item_column)
+    if column == _THEMATIC_BREAK:
+        return False, in_item, item_column
+    return True, in_item, column
+
+
 def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int, int]]] | None:
     """Top-level level-2 headings and fenced code blocks exactly as ``_markdown_blocks`` gives
     them; None when the text holds anything the scanner does not read itself.
@@ -654,13 +672,10 @@ def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int,
                 heads.append((_h2_title(line), number, number + 1))
             paragraph = in_item = False  # a heading ends any list
             continue
-        column = _text_line(stripped, indent, paragraph, item_column)
-        if column is None:
+        state = _next_state(stripped, indent, paragraph, in_item, item_column)
+        if state is None:
             return None
-        in_item = _still_in_item(stripped, indent, paragraph, in_item, column, item_column)
-        paragraph = column != _THEMATIC_BREAK
-        if paragraph:
-            item_column = column
+        paragraph, in_item, item_column = state
     if fence:  # left open: it runs to the end, unless it is in a list item (markdown-it's call)
         return None if fence_column else (heads, [*code, (fence_start, count)])
     return heads, code
