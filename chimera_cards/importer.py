@@ -47,7 +47,13 @@ from chimera_cards.integrity import (
 from chimera_cards.lint import Finding
 from chimera_cards.lockfile import check_pin, read_lockfile
 from chimera_cards.sources import SkillSource, find_skills, pick, read_skill
-from chimera_cards.store import Store, Version, check_storable_name, resolve_hook
+from chimera_cards.store import (
+    Store,
+    Version,
+    canonical_json,
+    check_storable_name,
+    resolve_hook,
+)
 from chimera_cards.urls import DEFAULT_TIMEOUT
 from chimera_cards.workers import parallel_map
 
@@ -90,6 +96,7 @@ class Candidate:
     source: dict = field(default_factory=dict)  # how it was fetched (kind, url, ref, commit, path)
     approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
     stored_findings: list[dict] | None = None  # ``findings`` as stored, when already made
+    findings_json: str | None = None  # and their canonical JSON text, when already made
 
     @property
     def skill_sha256(self) -> str:
@@ -175,12 +182,14 @@ def declared_taint(card: Card) -> str | None:
 @dataclass
 class Analysis:
     """What the pure steps make of a bundle: the card's name, the taint it declares, findings
-    (and their stored form, made where the findings were: by a worker, for a big import)."""
+    (and their stored form and its JSON text, made where the findings were: by a worker, for a
+    big import, so the process that writes the store need not)."""
 
     name: str
     declared_taint: str | None
     findings: list[Finding]
     stored_findings: list[dict]
+    findings_json: str
 
 
 def analyse(
@@ -203,7 +212,8 @@ def analyse(
     name = check_storable_name(card.name)
     # Without a folder (a bare card URL) the name-matches-folder rule does not apply.
     findings = lint_bundle(card, bundle, dirname=dirname or name, cache=scan_cache)
-    return Analysis(name, declared_taint(card), findings, [f.to_dict() for f in findings])
+    stored = [f.to_dict() for f in findings]
+    return Analysis(name, declared_taint(card), findings, stored, canonical_json(stored))
 
 
 @dataclass
@@ -279,6 +289,7 @@ def _candidate(
         taint_reasons=reasons,
         findings=analysis.findings,
         stored_findings=analysis.stored_findings,
+        findings_json=analysis.findings_json,
         **common,
     )
 
@@ -421,6 +432,7 @@ def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple
         },
         source=cand.source,
         skill_sha256=cand.skill_sha256,
+        findings_json=cand.findings_json,
     )
     return version, True
 
@@ -673,7 +685,7 @@ def _analyse_one(job: _Job, cache: ScanCache) -> Analysis | ChimeraError:
         return exc
 
 
-_Wire = tuple[str, str | None, list[dict]] | ChimeraError
+_Wire = tuple[str, str | None, list[dict], str] | ChimeraError
 
 
 def _analyse_chunk(chunk: list[_Job]) -> list[_Wire]:
@@ -684,7 +696,14 @@ def _analyse_chunk(chunk: list[_Job]) -> list[_Wire]:
     for job in chunk:
         analysis = _analyse_one(job, cache)
         if isinstance(analysis, Analysis):
-            out.append((analysis.name, analysis.declared_taint, analysis.stored_findings))
+            out.append(
+                (
+                    analysis.name,
+                    analysis.declared_taint,
+                    analysis.stored_findings,
+                    analysis.findings_json,
+                )
+            )
         else:
             out.append(analysis)
     return out
@@ -693,11 +712,11 @@ def _analyse_chunk(chunk: list[_Job]) -> list[_Wire]:
 def _from_wire(sent: _Wire) -> Analysis | ChimeraError:
     if isinstance(sent, ChimeraError):
         return sent
-    name, declared, stored = sent
+    name, declared, stored, stored_json = sent
     findings = [
         Finding(d["rule"], d["severity"], d["message"], d["line"], d["path"]) for d in stored
     ]
-    return Analysis(name, declared, findings, stored)
+    return Analysis(name, declared, findings, stored, stored_json)
 
 
 def _label(item: SkillSource) -> str:

@@ -698,9 +698,11 @@ class Store:
         detail: dict | None = None,
         source: dict | None = None,
         skill_sha256: str | None = None,
+        findings_json: str | None = None,
     ) -> Version:
         """Insert a new version (its blob must be stored) and audit it as an ``import``. If
         ``status`` is active, the name's current active version is retired as superseded.
+        ``findings_json``: ``canonical_json(list(findings))``, when the caller has made it.
 
         ``sha256`` is the bundle digest of a bundle stored with ``put_bundle`` (a blob's own hash
         is accepted for a bare card: it is then recorded as its one-file bundle).
@@ -730,7 +732,7 @@ class Store:
                 provenance,
                 status,
                 reason,
-                canonical_json(list(findings)),
+                canonical_json(list(findings)) if findings_json is None else findings_json,
                 digest,
                 skill_sha,
                 canonical_json(source or {}),
