@@ -394,6 +394,64 @@ def _checked(
     return value, _key_lines(node, first_line)
 
 
+# Frontmatter as most cards write it: "key: text" lines and "key:" lines followed by "- text"
+# items, every line at the margin, every value a plain scalar that YAML reads as the text itself.
+# Read without YAML (composing nodes costs more than the rest of a card's parse); anything else,
+# or anything in doubt, goes to the YAML readers, so the result is always theirs.
+_SIMPLE_LINE_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.+))?|- (.+)")
+# What a plain scalar may not start with (YAML indicators, quotes, space), hold (a ": " or " #"
+# that would end it, a tab, a character YAML does not take as printable or as a line break) or
+# end with (":" or a space).
+_PLAIN_FIRST = frozenset("-?:,[]{}#&*!|>'\"%@` ")
+_PLAIN_UNSAFE_RE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]|: | #|[: ]$"
+)
+
+
+def _plain_text(value: str) -> bool:
+    """Whether YAML reads ``value``, a plain scalar on one line, as exactly this string."""
+    if value[0] in _PLAIN_FIRST or _PLAIN_UNSAFE_RE.search(value):
+        return False
+    resolvers = yaml.SafeLoader.yaml_implicit_resolvers
+    for _tag, regexp in resolvers.get(value[0], []) + resolvers.get(None, []):
+        if regexp.match(value):
+            return False  # a number, boolean, null, date, ...: YAML makes it something else
+    return True
+
+
+def _simple_frontmatter(text: str, first_line: int) -> tuple[dict, dict[str, int]] | None:
+    """The frontmatter and key lines YAML gives for simple text (see _SIMPLE_LINE_RE); None for
+    any other text."""
+    if not text.endswith("\n"):
+        return None
+    frontmatter: dict[str, str | list[str]] = {}
+    key_lines: dict[str, int] = {}
+    items: list[str] | None = None  # the list the "- " lines go to (after a bare "key:")
+    for number, line in enumerate(text.split("\n")[:-1]):  # the text ends with "\n"
+        match = _SIMPLE_LINE_RE.fullmatch(line)
+        if match is None:
+            return None
+        key, value, item = match.groups()
+        if item is not None:
+            if items is None or not _plain_text(item):
+                return None
+            items.append(item)
+            continue
+        if items == [] or key in frontmatter or not _plain_text(key):
+            return None  # a bare key without items (null), or a key given twice
+        if value is None:
+            items = frontmatter[key] = []
+        elif _plain_text(value):
+            items = None
+            frontmatter[key] = value
+        else:
+            return None
+        key_lines[key] = first_line + number
+    if not frontmatter or items == []:
+        return None
+    return frontmatter, key_lines
+
+
 def _load_frontmatter(
     text: str, first_line: int, *, libyaml: bool | None = None
 ) -> tuple[dict, dict[str, int]]:
@@ -402,6 +460,10 @@ def _load_frontmatter(
         raise CardParseError(
             f"frontmatter is {size} bytes; the limit is {MAX_FRONTMATTER_BYTES}", line=first_line
         )
+    if libyaml is None and LIBYAML:
+        simple = _simple_frontmatter(text, first_line)
+        if simple is not None:
+            return simple
     escapes = "\\" in text
     if not (LIBYAML if libyaml is None else libyaml) or _LIBYAML_DISAGREES.search(text):
         return _checked(*_construct_pure(text, first_line), first_line, escapes)
