@@ -355,12 +355,19 @@ def _store_batch(
 ) -> list[ImportResult]:
     results: list[ImportResult] = []
     with store.transaction() as conn:
+        # Digests nothing in the store has yet (asked once for the batch, inside its
+        # transaction): those cards need no lookup of their own before they are stored.
+        unknown = store.unknown_digests(cand.sha256 for _, cand in batch)
         for source, cand in batch:
             try:
                 with store.savepoint("card"):
-                    version, new = _store_one(store, conn, cand)
+                    version, new = _store_one(store, conn, cand, cand.sha256 in unknown)
+                    unknown.discard(cand.sha256)  # a second card with it must look
                     for hook in hooks:
-                        version = hook(store, conn, cand, version, new) or version
+                        changed = hook(store, conn, cand, version, new)
+                        if changed:
+                            version = changed
+                            unknown.clear()  # a hook changed rows: look everything up again
             except (ChimeraError, sqlite3.Error) as exc:
                 if not conn.in_transaction:
                     # SQLite undid the whole transaction (disk full, I/O error): nothing of this
@@ -405,12 +412,17 @@ def _known(store: Store, name: str, digest: str) -> Version | None:
     return same[0] if same else None
 
 
-def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple[Version, bool]:
-    existing = _known(store, cand.name, cand.sha256)  # same connection: sees this transaction
+def _store_one(
+    store: Store, conn: sqlite3.Connection, cand: Candidate, unknown: bool = False
+) -> tuple[Version, bool]:
+    """Store one candidate (``unknown``: nothing in the store has its digest, as asked in this
+    transaction) -> (its version, whether this stored it)."""
+    # Same connection: the lookup sees this transaction.
+    existing = None if unknown else _known(store, cand.name, cand.sha256)
     if existing is not None:
         return existing, False  # same bundle again: no-op, whatever the status (rejected stays)
     assert cand.bundle is not None
-    digest = store.put_bundle(conn, cand.bundle)
+    digest = store.put_bundle(conn, cand.bundle, new=unknown)
     hold = cand.hold_reasons()
     version = store.add_version(
         conn,

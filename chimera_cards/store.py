@@ -646,12 +646,13 @@ class Store:
         )
         return sha
 
-    def put_bundle(self, conn: sqlite3.Connection, bundle: Bundle) -> str:
+    def put_bundle(self, conn: sqlite3.Connection, bundle: Bundle, *, new: bool = False) -> str:
         """Store every file of ``bundle`` as a blob, its manifest as a blob keyed by the bundle
-        digest, and its file rows; returns the digest (no-op for a bundle already stored)."""
+        digest, and its file rows; returns the digest (no-op for a bundle already stored).
+        ``new``: the caller knows (in this transaction) that no bundle with its digest is stored."""
         digest = bundle.digest
         stored = "SELECT 1 FROM bundle_files WHERE digest = ? LIMIT 1"
-        if conn.execute(stored, (digest,)).fetchone():
+        if not new and conn.execute(stored, (digest,)).fetchone():
             return digest
         for f in bundle.files:
             self.put_blob(conn, bundle.contents[f.path], f.sha256)  # hashed when it was read
@@ -984,6 +985,25 @@ class Store:
         for files in out.values():
             files.sort(key=lambda f: f.path.encode())
         return out
+
+    def unknown_digests(self, digests: Iterable[str]) -> set[str]:
+        """Which of these digests no version has (as its bundle digest or, stored before
+        bundles, its SKILL.md hash) and no stored bundle has: a few queries for any number."""
+        wanted = sorted(set(digests))
+        known: set[str] = set()
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            known.update(
+                row[0]
+                for row in self._conn.execute(
+                    f"SELECT digest FROM versions WHERE digest IN ({marks}) "
+                    f"UNION SELECT sha256 FROM versions WHERE sha256 IN ({marks}) "
+                    f"UNION SELECT digest FROM bundle_files WHERE digest IN ({marks})",
+                    chunk * 3,
+                )
+            )
+        return set(wanted) - known
 
     def stored_bundles(self, digests: Iterable[str]) -> set[str]:
         """Which of these bundle digests have their manifest rows stored."""
