@@ -63,8 +63,10 @@ if TYPE_CHECKING:
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
 # enough that the write lock is never held for long and memory stays bounded.
 BATCH_CARDS = 500
-# With workers, smaller batches: the cards analysed last wait only for a short final batch.
+# With workers, smaller batches towards the end (the last POOL_TAIL_CARDS cards of an import):
+# the cards analysed last wait only for a short final batch, while the rest commit seldom.
 POOL_BATCH_CARDS = 128
+POOL_TAIL_CARDS = 2 * POOL_BATCH_CARDS
 BATCH_BYTES = 16 * 1024 * 1024
 
 # Hooks run for every stored or already-present card, inside the write transaction, as
@@ -530,7 +532,7 @@ def import_source(
     checks = _Checks(iter(found), expected, expected_digest, _stored_by_digest(store))
     analyses = _analyses(checks.to_analyse(), jobs)
     results: list[ImportResult | None] = []
-    batch = _Batch(limit=BATCH_CARDS if jobs == 1 else POOL_BATCH_CARDS)
+    batch = _Batch(limit=BATCH_CARDS)
     try:
         while (entry := checks.next()) is not None:
             label, item, checked = entry
@@ -561,6 +563,8 @@ def import_source(
                 results.append(_refused(label, exc))
                 continue
             results.append(None)  # filled when its batch is stored
+            if jobs != 1 and len(found) - len(results) < POOL_TAIL_CARDS:
+                batch.limit = POOL_BATCH_CARDS
             if batch.add(len(results) - 1, label, cand):
                 batch.store(store, hook_fns, results)
     finally:
