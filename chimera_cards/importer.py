@@ -357,19 +357,24 @@ def _store_batch(
 ) -> list[ImportResult]:
     results: list[ImportResult] = []
     with store.transaction() as conn:
-        # Digests nothing in the store has yet (asked once for the batch, inside its
+        # Digests and names nothing in the store has yet (asked once for the batch, inside its
         # transaction): those cards need no lookup of their own before they are stored.
         unknown = store.unknown_digests(cand.sha256 for _, cand in batch)
+        unnamed = store.unknown_names(cand.name for _, cand in batch)
         for source, cand in batch:
             try:
                 with store.savepoint("card"):
-                    version, new = _store_one(store, conn, cand, cand.sha256 in unknown)
-                    unknown.discard(cand.sha256)  # a second card with it must look
+                    version, new = _store_one(
+                        store, conn, cand, cand.sha256 in unknown, cand.name in unnamed
+                    )
+                    unknown.discard(cand.sha256)  # a second card with either must look
+                    unnamed.discard(cand.name)
                     for hook in hooks:
                         changed = hook(store, conn, cand, version, new)
                         if changed:
                             version = changed
                             unknown.clear()  # a hook changed rows: look everything up again
+                            unnamed.clear()
             except (ChimeraError, sqlite3.Error) as exc:
                 if not conn.in_transaction:
                     # SQLite undid the whole transaction (disk full, I/O error): nothing of this
@@ -415,10 +420,15 @@ def _known(store: Store, name: str, digest: str) -> Version | None:
 
 
 def _store_one(
-    store: Store, conn: sqlite3.Connection, cand: Candidate, unknown: bool = False
+    store: Store,
+    conn: sqlite3.Connection,
+    cand: Candidate,
+    unknown: bool = False,
+    new_name: bool = False,
 ) -> tuple[Version, bool]:
-    """Store one candidate (``unknown``: nothing in the store has its digest, as asked in this
-    transaction) -> (its version, whether this stored it)."""
+    """Store one candidate (``unknown``: nothing in the store has its digest; ``new_name``: no
+    version has its name; both as asked in this transaction) -> (its version, whether this
+    stored it)."""
     # Same connection: the lookup sees this transaction.
     existing = None if unknown else _known(store, cand.name, cand.sha256)
     if existing is not None:
@@ -447,6 +457,7 @@ def _store_one(
         source=cand.source,
         skill_sha256=cand.skill_sha256,
         findings_json=cand.findings_json,
+        new_name=new_name,
     )
     return version, True
 

@@ -700,10 +700,13 @@ class Store:
         source: dict | None = None,
         skill_sha256: str | None = None,
         findings_json: str | None = None,
+        new_name: bool = False,
     ) -> Version:
         """Insert a new version (its blob must be stored) and audit it as an ``import``. If
         ``status`` is active, the name's current active version is retired as superseded.
         ``findings_json``: ``canonical_json(list(findings))``, when the caller has made it.
+        ``new_name``: the caller knows (in this transaction) no version has this name yet, so
+        there is no active one to retire.
 
         ``sha256`` is the bundle digest of a bundle stored with ``put_bundle`` (a blob's own hash
         is accepted for a bare card: it is then recorded as its one-file bundle).
@@ -713,7 +716,7 @@ class Store:
             raise ValueError(f"provenance {provenance!r}")
         if status not in STATUSES:
             raise ValueError(f"status {status!r}")
-        if status == "active":
+        if status == "active" and not new_name:
             self._retire_active(conn, name, sha256)
         imported_at = utc_now()
         if skill_sha256 is not None:
@@ -1001,6 +1004,21 @@ class Store:
                     f"UNION SELECT sha256 FROM versions WHERE sha256 IN ({marks}) "
                     f"UNION SELECT digest FROM bundle_files WHERE digest IN ({marks})",
                     chunk * 3,
+                )
+            )
+        return set(wanted) - known
+
+    def unknown_names(self, names: Iterable[str]) -> set[str]:
+        """Which of these names no version has: a few queries for any number."""
+        wanted = sorted(set(names))
+        known: set[str] = set()
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            known.update(
+                row[0]
+                for row in self._conn.execute(
+                    f"SELECT DISTINCT name FROM versions WHERE name IN ({marks})", chunk
                 )
             )
         return set(wanted) - known

@@ -223,6 +223,17 @@ def test_the_same_skill_twice_in_one_import_is_stored_once_then_present(store, t
     assert verify_store(store).ok
 
 
+def test_two_new_versions_of_one_name_in_one_batch_leave_one_active(store, tmp_path):
+    # Neither name was in the store when the batch began; the second must still retire the first.
+    make_card(tmp_path / "cards" / "a", "twin", description="First edition.")
+    make_card(tmp_path / "cards" / "b", "twin", description="Second edition.")
+    first, second = import_source(store, tmp_path / "cards", jobs=1)
+    assert (first.outcome, second.outcome, second.status) == ("imported", "imported", "active")
+    assert store.version("twin", first.sha256).status == "retired"
+    assert store.active("twin").sha256 == second.sha256
+    assert verify_store(store).ok
+
+
 def test_a_skill_stored_by_another_process_after_it_was_read_is_present(store, card_factory):
     # The check made when the skill was read found nothing; by the time its batch is written,
     # another process has stored the same bundle: the batch must see that, not insert it again.
