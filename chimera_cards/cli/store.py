@@ -169,12 +169,20 @@ def import_cmd(
     if as_json:
         payload = [r.to_dict() for r in results]
         echo_json(payload[0] if _single_card_source(source) and len(payload) == 1 else payload)
+    # The lines of a run of imported cards are written at once (one echo per card costs more
+    # than formatting it), each run before the refusal that ends it.
+    lines: list[str] = []
     for result in results:
         if result.ok:
             if not as_json:
-                click.echo(_result_line(result))
-        else:
-            click.echo(f"error: {_error_line(result)}", err=True)
+                lines.append(_result_line(result))
+            continue
+        if lines:
+            click.echo("\n".join(lines))
+            lines = []
+        click.echo(f"error: {_error_line(result)}", err=True)
+    if lines:
+        click.echo("\n".join(lines))
     refused = [r.exit_code for r in results if not r.ok]
     if refused:
         raise SystemExit(max(1, *refused) if len(results) == 1 else 1)
