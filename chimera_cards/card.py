@@ -673,6 +673,13 @@ def _next_state(
         # Plain text (most lines): no marker, fence, heading or rule starts with a letter, so
         # this is what the general path below makes of it, without its regexes.
         return True, in_item and (paragraph or indent >= item_column), item_column
+    marker = None if indent else _LIST_MARKER_RE.match(stripped)
+    if marker is not None and len(marker.group(1)) <= 4 and stripped[marker.end() :][:1].isalpha():
+        # An item at the margin with text after one marker (the other common line): what
+        # _text_line and _still_in_item (via _certain_item) make of it, without their regexes.
+        number = stripped[: marker.start(1) - 1]
+        certain = not paragraph or in_item or not number.isdigit() or int(number) == 1
+        return True, certain, marker.end()
     column = _text_line(stripped, indent, paragraph, item_column)
     if column is None:
         return None
