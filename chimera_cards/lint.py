@@ -837,20 +837,13 @@ def _scan(
     rare = _rare_chars(text) if fast else None
     _scan_characters(text, lines, out, fast=fast, rare=rare)
     views = _ascii_views(text, rare) if fast else None
-    # Override phrases are matched once, in the text as a reader takes it in (normalised); the
-    # normalisation keeps every line where it was, so lines and messages need no mapping back.
-    plain, plain_rare = _reader_text(text, fast=fast, rare=rare)
-    plain_views = None
-    if fast:
-        plain_views = views if plain is text else _ascii_views(plain, plain_rare)
     for regex, rule, default_severity, keep, describe in _PATTERN_RULES:
-        haystack, hay_views = (plain, plain_views) if rule == "override-phrase" else (text, views)
+        if rule == "override-phrase":
+            haystack, matches = _phrase_matches(regex, text, rare, views)
+        else:
+            haystack = text
+            matches = _finditer(regex, rule, text, views) if views else regex.finditer(text)
         where = lines if haystack is text else _Lines(haystack, lines.first_line)
-        matches = (
-            _finditer(regex, rule, haystack, hay_views)
-            if hay_views is not None
-            else regex.finditer(haystack)
-        )
         for match in matches:
             if not keep(match):
                 continue
@@ -864,6 +857,47 @@ def _scan(
             else:
                 out.add(Finding(rule, severity, describe(match), line))
     _scan_split_base64(text, lines, out, fast=fast, view=views[0] if views else None)
+
+
+def _phrase_matches(
+    regex: re.Pattern, text: str, rare: str | None, views: tuple[str, str] | None
+) -> tuple[str, Iterable[re.Match]]:
+    """(the text override phrases are matched in, the matches). Phrases are matched once, in the
+    text as a reader takes it in (``_phrase_text``); that keeps every line where it was, so lines
+    and messages need no mapping back. ``views`` None: the plain reference scan."""
+    if views is None:
+        plain = _phrase_text(text, fast=False)
+        return plain, regex.finditer(plain)
+    phrase_views = _phrase_views(text, rare or "", views)
+    if phrase_views is not None:
+        # Looked for in the phrase text's ASCII stand-in, which matches where it does (its "?"
+        # is no letter, space or word character, as the characters it stands for are not); the
+        # phrase text itself is built only for a card that holds a phrase, to report it.
+        offsets = _offsets(_FINDERS["override-phrase"], phrase_views[0], phrase_views[1])
+        if not any(regex.match(phrase_views[0], at) for at in offsets):
+            return text, ()
+        plain = _phrase_text(text, rare=rare)
+        return plain, _match_at(regex, plain, offsets)
+    plain, plain_rare = _reader_text(text, fast=True, rare=rare)
+    plain_views = views if plain is text else _ascii_views(plain, plain_rare)
+    return plain, _finditer(regex, "override-phrase", plain, plain_views)
+
+
+def _phrase_views(text: str, rare: str, views: tuple[str, str]) -> tuple[str, str] | None:
+    """``_ascii_views(_phrase_text(text))`` made from the text's own views, where that is exact:
+    the text needs nothing but its emphasis marks dropped (nothing invisible, nothing NFKC
+    changes, no look-alike), and none of its characters past ASCII is a word character, as the
+    stand-in's "?" and " " are not, so emphasis underscores drop at the same places. Else None.
+    """
+    if not text.isascii() and (
+        any(_is_word(char) for char in rare)
+        or _INVISIBLE_RE.search(rare)
+        or _CONFUSABLE_RE.search(rare)
+        or not unicodedata.is_normalized("NFKC", text)
+    ):
+        return None
+    view = _drop_emphasis(views[0])
+    return view, view.lower()
 
 
 _BASE64_PIECE_RE = re.compile(_BASE64_PIECE)
