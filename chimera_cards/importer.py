@@ -23,6 +23,7 @@ does not stop the rest, and a killed process leaves either a whole batch or noth
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import time
@@ -540,7 +541,9 @@ def import_source(
     # import; pins, provenance and storing follow in order while the workers go on.
     if jobs is None and len(found) < POOL_MIN_BUNDLES:
         jobs = 1
-    checks = _Checks(iter(found), expected, expected_digest, _stored_by_digest(store))
+    checks = _Checks(
+        iter(found), expected, expected_digest, _stored_by_digest(store), store.unknown_digests
+    )
     analyses = _analyses(checks.to_analyse(), jobs)
     results: list[ImportResult | None] = []
     batch = _Batch(limit=BATCH_CARDS)
@@ -594,25 +597,45 @@ class _Checks:
     expected: str | None
     expected_digest: str | None
     stored: Callable[[str], Version | None]
+    # Which of some digests the store has never seen (one query for many), when available.
+    unknown: Callable[[Iterable[str]], set[str]] | None = None
     queued: deque[tuple[str, SkillSource, _Checked | ChimeraError]] = field(default_factory=deque)
     unanalysed: deque[SkillSource] = field(default_factory=deque)
 
     def _pull(self) -> bool:
-        item = next(self.found, None)
-        if item is None:
+        """Read and check the next few skills (one query asks which digests are new)."""
+        read: list[tuple[SkillSource, ChimeraError | None]] = []
+        for item in itertools.islice(self.found, CHECK_BLOCK):
+            try:
+                read_skill(item)
+                if item.error is not None:
+                    raise item.error
+                read.append((item, None))
+            except ChimeraError as exc:
+                read.append((item, exc))
+        if not read:
             return False
-        checked: _Checked | ChimeraError
-        try:
-            read_skill(item)
-            if item.error is not None:
-                raise item.error
-            assert item.bundle is not None
-            checked = _check_bundle(item.bundle, self.expected, self.expected_digest, self.stored)
-        except ChimeraError as exc:
-            checked = exc
-        self.queued.append((_label(item), item, checked))
-        if isinstance(checked, _Checked) and checked.known is None:
-            self.unanalysed.append(item)
+        digests = [i.bundle.digest for i, error in read if error is None and i.bundle is not None]
+        unknown = self.unknown(digests) if self.unknown is not None else set()
+
+        def stored(digest: str) -> Version | None:
+            return None if digest in unknown else self.stored(digest)
+
+        for item, error in read:
+            checked: _Checked | ChimeraError
+            if error is not None:
+                checked = error
+            else:
+                assert item.bundle is not None
+                try:
+                    checked = _check_bundle(
+                        item.bundle, self.expected, self.expected_digest, stored
+                    )
+                except ChimeraError as exc:
+                    checked = exc
+            self.queued.append((_label(item), item, checked))
+            if isinstance(checked, _Checked) and checked.known is None:
+                self.unanalysed.append(item)
         return True
 
     def next(self) -> tuple[str, SkillSource, _Checked | ChimeraError] | None:
@@ -652,6 +675,8 @@ class _Batch:
         self.slots, self.candidates, self.size = [], [], 0
 
 
+# Skills read and checked at a time, ahead of storing them: one query for their digests.
+CHECK_BLOCK = 32
 # A pool of workers pays for itself from about this many bundles to parse and lint.
 POOL_MIN_BUNDLES = 64
 # Bundles per task sent to a worker: enough to amortise the round trip, small enough to spread.

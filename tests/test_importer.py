@@ -223,6 +223,32 @@ def test_the_same_skill_twice_in_one_import_is_stored_once_then_present(store, t
     assert verify_store(store).ok
 
 
+def test_a_folder_mixing_stored_and_new_skills_reports_each_in_order(
+    seeded, card_factory, monkeypatch
+):
+    # Skills are checked a block at a time (one query for which digests are new): the stored one
+    # among them must still be found before it is parsed again, and the new ones imported, in
+    # folder order.
+    card_factory("alpha-new")
+    folder = card_factory("zulu-new").parent
+    analysed = []
+    real = importer_mod.analyse
+
+    def counted(bundle, **kwargs):
+        analysed.append(kwargs["dirname"])
+        return real(bundle, **kwargs)
+
+    monkeypatch.setattr(importer_mod, "analyse", counted)
+    results = import_source(seeded, folder, jobs=1)
+    assert analysed == ["alpha-new", "zulu-new"]
+    assert [(r.name, r.outcome) for r in results] == [
+        ("alpha-new", "imported"),
+        ("seed-card", "present"),
+        ("zulu-new", "imported"),
+    ]
+    assert results[1].status == "active"
+
+
 def test_two_new_versions_of_one_name_in_one_batch_leave_one_active(store, tmp_path):
     # Neither name was in the store when the batch began; the second must still retire the first.
     make_card(tmp_path / "cards" / "a", "twin", description="First edition.")
