@@ -246,7 +246,12 @@ def check_storable_name(name: str | None) -> str:
         or len(name) > 200
         or "/" in name
         or "\\" in name
-        or any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)
+        # Printable ASCII other than the space is in none of those categories: look closer only
+        # at a name with anything else in it.
+        or (
+            not (name.isascii() and name.isprintable() and " " not in name)
+            and any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)
+        )
     ):
         raise UnstorableNameError(
             f"card name {name!r} cannot be stored (whitespace, path separators, "
