@@ -711,21 +711,24 @@ def _finditer(
 
 
 def _offsets(finder: _Finder, text: str, haystack: str) -> list[int]:
+    # Plain loops: this runs for every text, and generator expressions cost more here.
+    closed: set[str] = set()
+    for words, alternatives in finder.gates:
+        for literal, regex in alternatives:
+            if literal in haystack and regex.search(haystack):
+                break
+        else:
+            closed.update(words)
     offsets: set[int] = set()
-    closed = {
-        word
-        for words, alternatives in finder.gates
-        if not any(
-            literal in haystack and regex.search(haystack) for literal, regex in alternatives
-        )
-        for word in words
-    }
     for word, back in finder.starts:
         if word in closed:
             continue
         at = haystack.find(word)
         while at != -1:
-            offsets.update(at - b for b in back if at >= b)
+            if back == (0,):
+                offsets.add(at)
+            else:
+                offsets.update(at - b for b in back if at >= b)
             at = haystack.find(word, at + 1)
     # Every match starts at \b or at "<", so never between two word characters ("do" in "undo").
     return [
