@@ -64,9 +64,11 @@ if TYPE_CHECKING:
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
 # enough that the write lock is never held for long and memory stays bounded.
 BATCH_CARDS = 500
-# With workers, smaller batches towards the end (the last POOL_TAIL_CARDS cards of an import):
-# the cards analysed last wait only for a short final batch, while the rest commit seldom.
+# With workers, batches are also counted in files (a card is one, a skill folder ~10): storing
+# then overlaps the analysis. Towards the end (the last POOL_TAIL_CARDS skills of an import) they
+# are smaller still, so the skills analysed last wait only for a short final batch.
 POOL_BATCH_CARDS = 128
+POOL_BATCH_FILES = 256
 POOL_TAIL_CARDS = 2 * POOL_BATCH_CARDS
 BATCH_BYTES = 16 * 1024 * 1024
 
@@ -546,7 +548,11 @@ def import_source(
     )
     analyses = _analyses(checks.to_analyse(), jobs)
     results: list[ImportResult | None] = []
-    batch = _Batch(limit=BATCH_CARDS)
+    batch = (
+        _Batch(limit=BATCH_CARDS)
+        if jobs == 1
+        else _Batch(limit=BATCH_CARDS, file_limit=POOL_BATCH_FILES, tail_limit=POOL_BATCH_CARDS)
+    )
     try:
         while (entry := checks.next()) is not None:
             label, item, checked = entry
@@ -577,9 +583,7 @@ def import_source(
                 results.append(_refused(label, exc))
                 continue
             results.append(None)  # filled when its batch is stored
-            if jobs != 1 and len(found) - len(results) < POOL_TAIL_CARDS:
-                batch.limit = POOL_BATCH_CARDS
-            if batch.add(len(results) - 1, label, cand):
+            if batch.add(len(results) - 1, label, cand, left=len(found) - len(results)):
                 batch.store(store, hook_fns, results)
     finally:
         analyses.close()  # stops the worker pool, if any, whatever happened above
@@ -656,23 +660,38 @@ class _Batch:
     """Candidates waiting for one write transaction, with the result slot each fills."""
 
     limit: int  # cards
+    file_limit: int | None = None  # files of those cards (None: no bound)
+    tail_limit: int | None = None  # cards, once fewer than POOL_TAIL_CARDS skills are left
     slots: list[int] = field(default_factory=list)
     candidates: list[tuple[str, Candidate]] = field(default_factory=list)
     size: int = 0
+    files: int = 0
 
-    def add(self, slot: int, label: str, cand: Candidate) -> bool:
-        """Queue a candidate; True when the batch is full and should be stored."""
+    def add(self, slot: int, label: str, cand: Candidate, left: int | None = None) -> bool:
+        """Queue a candidate (``left``: skills of the import after it); True when the batch is
+        full and should be stored."""
+        if self.tail_limit is not None and left is not None and left < POOL_TAIL_CARDS:
+            self.limit = self.tail_limit
         self.slots.append(slot)
         self.candidates.append((label, cand))
-        self.size += cand.bundle.total_bytes if cand.bundle is not None else len(cand.raw)
-        return len(self.candidates) >= self.limit or self.size >= BATCH_BYTES
+        if cand.bundle is not None:
+            self.size += cand.bundle.total_bytes
+            self.files += len(cand.bundle.files)
+        else:
+            self.size += len(cand.raw)
+            self.files += 1
+        return (
+            len(self.candidates) >= self.limit
+            or (self.file_limit is not None and self.files >= self.file_limit)
+            or self.size >= BATCH_BYTES
+        )
 
     def store(self, store: Store, hooks: list[Callable], results: list) -> None:
         if self.candidates:
             stored = _store_batch(store, self.candidates, hooks)
             for slot, result in zip(self.slots, stored, strict=True):
                 results[slot] = result
-        self.slots, self.candidates, self.size = [], [], 0
+        self.slots, self.candidates, self.size, self.files = [], [], 0, 0
 
 
 # Skills read and checked at a time, ahead of storing them: one query for their digests.
@@ -680,8 +699,10 @@ CHECK_BLOCK = 32
 # A pool of workers pays for itself from about this many bundles to parse and lint.
 POOL_MIN_BUNDLES = 64
 # Bundles per task sent to a worker: enough to amortise the round trip, small enough to spread.
+# Bytes bound a chunk of skill folders (analysis costs grow with bytes): some four chunks per MB
+# keep every worker busy to the end, rather than one finishing a big last chunk alone.
 CHUNK_BUNDLES = 32
-CHUNK_BYTES = 1024 * 1024
+CHUNK_BYTES = 256 * 1024
 
 _Job = tuple[tuple[BundleFile, ...], dict[str, bytes], str, str | None]
 
