@@ -403,19 +403,24 @@ _SIMPLE_LINE_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.+))?|- (.+)")
 # that would end it, a tab, a character YAML does not take as printable or as a line break) or
 # end with (":" or a space).
 _PLAIN_FIRST = frozenset("-?:,[]{}#&*!|>'\"%@` ")
-_PLAIN_UNSAFE_RE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]|: | #|[: ]$"
-)
+_PLAIN_BAD_CHAR_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 
 
 def _plain_text(value: str) -> bool:
     """Whether YAML reads ``value``, a plain scalar on one line, as exactly this string."""
-    if value[0] in _PLAIN_FIRST or _PLAIN_UNSAFE_RE.search(value):
+    if (
+        value[0] in _PLAIN_FIRST
+        or value[-1] in ": "
+        or ": " in value
+        or " #" in value
+        or _PLAIN_BAD_CHAR_RE.search(value)
+    ):
         return False
     resolvers = yaml.SafeLoader.yaml_implicit_resolvers
-    for _tag, regexp in resolvers.get(value[0], []) + resolvers.get(None, []):
-        if regexp.match(value):
-            return False  # a number, boolean, null, date, ...: YAML makes it something else
+    for group in (resolvers.get(value[0]), resolvers.get(None)):
+        for _tag, regexp in group or ():
+            if regexp.match(value):
+                return False  # a number, boolean, null, date, ...: YAML makes it something else
     return True
 
 
