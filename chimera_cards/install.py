@@ -29,7 +29,6 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 
@@ -151,6 +150,8 @@ class Receipt:
 
 
 def utc_now() -> str:
+    from datetime import UTC, datetime  # only when writing: check never needs it
+
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

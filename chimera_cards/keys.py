@@ -24,7 +24,6 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from chimera_cards.errors import ChimeraError, KeyExistsError, KeyWriteError, UsageError
 
@@ -34,6 +33,8 @@ MAX_ENVELOPE_BYTES = 64 * 1024
 
 # ``cryptography`` is imported where a key is made, loaded or checked, not with this module: a
 # command that only reads key text, or whose signature checks were remembered, never loads it.
+# typing.TYPE_CHECKING, without importing typing on start-up (check and install load this).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (
         Ed25519PrivateKey,

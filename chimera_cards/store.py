@@ -29,7 +29,6 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from chimera_cards.atomic import WriteError
@@ -257,6 +256,8 @@ def check_storable_name(name: str | None) -> str:
 
 def utc_now() -> str:
     """Now in UTC as ISO 8601 with microseconds and a ``Z``: every timestamp the store writes."""
+    from datetime import UTC, datetime  # only when writing: reading a store never needs it
+
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 

@@ -16,10 +16,11 @@ import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from chimera_cards.errors import ChimeraError, UsageError
 
+# typing.TYPE_CHECKING, without importing typing: this module is on check's start-up path.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from chimera_cards.store import Store
 
@@ -38,7 +39,7 @@ __all__ = [
 
 DEBUG_ENV = "CHIMERA_CARDS_DEBUG"
 
-Echo = Callable[..., Any]  # echo(text, err=False), as click.echo is called
+Echo = Callable[..., object]  # echo(text, err=False), as click.echo is called
 
 # click.echo strips ANSI escape sequences from text not written to a terminal (click._compat).
 _ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
@@ -58,7 +59,7 @@ def echo(text: str, err: bool = False) -> None:
     stream.flush()
 
 
-def json_text(value: Any) -> str:
+def json_text(value: object) -> str:
     """The ``--json`` output of every command."""
     return json.dumps(value, indent=2, sort_keys=False, default=str)
 
