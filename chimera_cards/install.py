@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import stat
-import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -34,8 +33,6 @@ from pathlib import Path
 
 from chimera_cards.atomic import write_atomic
 from chimera_cards.bundle import (
-    IGNORED_NAMES,
-    SIDECAR_FILES,
     SKILL_FILE,
     Bundle,
     BundleDiff,
@@ -45,6 +42,8 @@ from chimera_cards.bundle import (
     diff_bundles,
 )
 from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.folderscan import READ_FLAGS, RECEIPT_NAME, Scan, hash_folder, start_scan
+from chimera_cards.folderscan import find_skill_folders as _find_skill_folders
 from chimera_cards.trust import (
     evaluate,
     evaluate_remembered,
@@ -93,7 +92,6 @@ __all__ = [
     "write_skill",
 ]
 
-RECEIPT_NAME = ".chimera-install.json"
 INDEX_NAME = ".chimera-installed.json"
 RECEIPT_FORMAT = 1
 TOOL = "chimera-cards"
@@ -164,7 +162,7 @@ def read_receipt(folder: str | os.PathLike) -> Receipt | None:
         The Receipt, or None.
     """
     try:
-        fd = os.open(os.path.join(os.fspath(folder), RECEIPT_NAME), _READ_FLAGS)
+        fd = os.open(os.path.join(os.fspath(folder), RECEIPT_NAME), READ_FLAGS)
     except OSError:
         return None
     try:
@@ -213,111 +211,19 @@ def scan_folder(folder: str | os.PathLike) -> FolderScan:
     Returns:
         The files (sorted by path bytes) and problems found.
     """
-    # This loop runs once per installed file on every check: plain strings and os calls only.
-    files: list[BundleFile] = []
-    problems: list[str] = []
-    stack: list[tuple[str, str]] = [(os.fspath(folder), "")]
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            with os.scandir(directory) as it:
-                entries = list(it)
-        except OSError as exc:
-            problems.append(f"{prefix[:-1] or '.'}: cannot read ({exc.strerror})")
-            continue
-        for entry in entries:
-            name = entry.name
-            # bundle.is_ignored, one name at a time: the walk never enters an ignored folder.
-            if name in IGNORED_NAMES or (not prefix and name in SIDECAR_FILES):
-                continue
-            rel = prefix + name
-            if not name.isascii() and not _is_utf8(name):
-                # No bundle holds such a name (the manifest is UTF-8): planted, so modified.
-                problems.append(f"{rel!r}: name is not UTF-8")
-                continue
-            # The entry's type comes with the directory listing; the mode and size come from
-            # the opened file itself, so a file swapped for a link meanwhile is not followed.
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, rel + "/"))
-                elif entry.is_file(follow_symlinks=False):
-                    found = _hash_file(entry.path)
-                    if found is None:
-                        problems.append(f"{rel}: not a regular file")
-                    else:
-                        files.append(BundleFile(rel, *found))
-                elif entry.is_symlink():
-                    problems.append(f"{rel}: symlink")
-                else:
-                    problems.append(f"{rel}: not a regular file")
-            except OSError as exc:
-                problems.append(f"{rel}: cannot read ({exc.strerror})")
-    files.sort(key=lambda f: f.path.encode("utf-8"))
-    return FolderScan(tuple(files), tuple(problems))
+    return _folder_scan(hash_folder(folder))
 
 
-def _is_utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:  # undecodable bytes, kept by os as lone surrogates
-        return False
-    return True
-
-
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-# Read in one call up to this size; a larger file is read on in chunks, never whole.
-_ONE_READ = 1 << 22
-_CHUNK = 1 << 20
-
-
-def _hash_file(path: str) -> tuple[bool, int, str] | None:
-    """(executable, size, SHA-256) of a regular file, read through one descriptor; None when it
-    is not a regular file (it changed since it was listed)."""
-    fd = os.open(path, _READ_FLAGS)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        # Asking for one byte more than the size reads a usual file and notices its end in one
-        # call (a regular file's read comes back short only at its end; were it ever short
-        # early, the digest would differ and the folder be reported modified, never ok).
-        want = min(st.st_size + 1, _ONE_READ)
-        data = os.read(fd, want)
-        digest = hashlib.sha256(data)
-        size = len(data)
-        if size == want:
-            while chunk := os.read(fd, _CHUNK):
-                digest.update(chunk)
-                size += len(chunk)
-        return bool(st.st_mode & stat.S_IXUSR), size, digest.hexdigest()
-    finally:
-        os.close(fd)
-
-
-# Below this many folders a second process costs more than it saves.
-_FORK_MIN_FOLDERS = 32
-
-
-def _idle_core() -> bool:
-    """A Linux machine with a core that nothing else is running on right now (on a busy one a
-    second process only adds the cost of forking and of waiting for it)."""
-    try:
-        with open("/proc/loadavg", "rb") as handle:  # "0.42 0.30 0.25 RUNNING/TOTAL LASTPID"
-            running = int(handle.read().split()[3].split(b"/")[0])  # this process included
-        cores = len(os.sched_getaffinity(0))
-    except (OSError, ValueError, IndexError, AttributeError):
-        return False
-    return cores >= 2 and running <= cores - 1
+def _folder_scan(record: tuple[list, list[str]]) -> FolderScan:
+    files, problems = record
+    found = [BundleFile(*f) for f in files]
+    found.sort(key=lambda f: f.path.encode("utf-8"))
+    return FolderScan(tuple(found), tuple(problems))
 
 
 def scan_folders(folders: list[Path], *, parallel: bool | None = None) -> list[FolderScan]:
     """``scan_folder`` of each folder, in order; on a Linux machine with an idle core a forked
-    child hashes the second half meanwhile.
-
-    Threads would not help: every open and read hands the GIL over, which costs more than the
-    hashing it frees. The child only reads files and sends back what ``scan_folder`` found (as
-    plain tuples, through a pipe); it touches neither the store nor any other state, and leaves
-    through ``os._exit``. Whatever goes wrong on its side, the parent scans that half itself.
+    child hashes part of them meanwhile (``folderscan.Scan``).
 
     Args:
         folders: skill folders.
@@ -326,52 +232,8 @@ def scan_folders(folders: list[Path], *, parallel: bool | None = None) -> list[F
     Returns:
         One FolderScan per folder.
     """
-    half = len(folders) // 2
-    if parallel is None:
-        parallel = len(folders) >= _FORK_MIN_FOLDERS and _idle_core()
-    if not parallel or not half or not sys.platform.startswith("linux"):
-        return [scan_folder(f) for f in folders]
-    import marshal  # only here: a format for this pipe between two copies of one program
-
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: hash, write, leave without running any cleanup of the parent's
-        status = 1
-        try:
-            os.close(read_end)
-            found = [scan_folder(f) for f in folders[half:]]
-            data = marshal.dumps(
-                [
-                    (
-                        [(f.path, f.executable, f.size, f.sha256) for f in scan.files],
-                        list(scan.problems),
-                    )
-                    for scan in found
-                ]
-            )
-            _write_all(write_end, data)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    try:
-        mine = [scan_folder(f) for f in folders[:half]]
-        with os.fdopen(read_end, "rb") as pipe:
-            data = pipe.read()
-    finally:
-        _, status = os.waitpid(pid, 0)
-    theirs: list[FolderScan] | None = None
-    if status == 0:
-        try:
-            theirs = [
-                FolderScan(tuple(BundleFile(*f) for f in files), tuple(problems))
-                for files, problems in marshal.loads(data)
-            ]
-        except (ValueError, TypeError, EOFError):
-            theirs = None
-    if theirs is None or len(theirs) != len(folders) - half:
-        theirs = [scan_folder(f) for f in folders[half:]]
-    return mine + theirs
+    with Scan(folders, parallel) as scan:
+        return [_folder_scan(record) for record in scan.result()]
 
 
 def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
@@ -385,21 +247,13 @@ def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
         directory: e.g. ``.claude/skills``.
     Returns:
         The folders; none if ``directory`` does not exist.
+    Raises:
+        UsageError: it exists but cannot be listed.
     """
     try:
-        entries = sorted(os.scandir(os.fspath(directory)), key=lambda e: e.name)
-    except FileNotFoundError:
-        return []
+        return _find_skill_folders(directory)
     except OSError as exc:
         raise UsageError(f"{directory}: cannot read ({exc.strerror})") from None
-    exists = os.path.exists
-    return [
-        Path(entry.path)
-        for entry in entries
-        if not entry.name.startswith(".")
-        and entry.is_dir(follow_symlinks=False)
-        and (exists(f"{entry.path}/{SKILL_FILE}") or exists(f"{entry.path}/{RECEIPT_NAME}"))
-    ]
 
 
 # -- the index of what was installed into a directory ------------------------------------------
@@ -1074,7 +928,11 @@ def _by_name(skills: list[StoredSkill]) -> dict[str, Candidate]:
 
 
 def check(
-    store, directories: Iterable[str | os.PathLike], policy: Policy = Policy()
+    store,
+    directories: Iterable[str | os.PathLike],
+    policy: Policy = Policy(),
+    *,
+    scan: Scan | None = None,
 ) -> CheckReport:
     """One state per skill folder in each directory, plus ``missing`` for recorded installs
     whose folder is gone.
@@ -1083,12 +941,23 @@ def check(
         store: an open Store.
         directories: skills directories (e.g. ``.claude/skills``).
         policy: whose approvals count (default: the store's trust list and threshold).
+        scan: ``folderscan.start_scan(directories)``, when the caller started hashing early
+            (it is finished and closed here).
     Returns:
         The report; ``ok`` only when every state is ok.
+    Raises:
+        UsageError: a directory exists but cannot be listed.
     """
-    listed = [(Path(d), find_skill_folders(d)) for d in directories]
-    scans = iter(scan_folders([f for _, folders in listed for f in folders]))
-    found = [(d, [(f, next(scans), read_receipt(f)) for f in folders]) for d, folders in listed]
+    started = scan if scan is not None else start_scan(list(directories))
+    with started:
+        if started.unreadable is not None:
+            directory, exc = started.unreadable
+            raise UsageError(f"{directory}: cannot read ({exc.strerror})")
+        records = started.result()
+    scans = iter([_folder_scan(record) for record in records])
+    found = [
+        (d, [(f, next(scans), read_receipt(f)) for f in folders]) for d, folders in started.listed
+    ]
     names = {f.name for _, folders in found for f, _, _ in folders}
     names |= {r.name for _, folders in found for _, _, r in folders if r is not None}
     digests = {scan.digest for _, folders in found for _, scan, _ in folders}

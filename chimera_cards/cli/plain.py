@@ -173,17 +173,22 @@ def check_body(
     echo: Echo,
 ) -> None:
     """``chimera-cards check``: what it prints; SystemExit(1) unless every skill is ok."""
-    from chimera_cards.install import Policy, check
+    from chimera_cards.folderscan import start_scan
 
     directories = check_dirs(dirs, agent, global_, all_)
-    policy = Policy()
-    if trust_file is not None:
-        from chimera_cards.trustfile import read_trust_file  # loads review: only when asked
+    # Hashing starts now (in a second process when a core is idle), while the store, the trust
+    # rules and the rest of check load: that takes about as long as the hashing itself.
+    with start_scan(directories) as scan:
+        from chimera_cards.install import Policy, check
 
-        trust = read_trust_file(trust_file)
-        policy = Policy(tuple(trust.trusted_keys()), trust.threshold)
-    with open_store(store_path) as store:
-        report = check(store, directories, policy)
+        policy = Policy()
+        if trust_file is not None:
+            from chimera_cards.trustfile import read_trust_file  # loads review: only when asked
+
+            trust = read_trust_file(trust_file)
+            policy = Policy(tuple(trust.trusted_keys()), trust.threshold)
+        with open_store(store_path) as store:
+            report = check(store, directories, policy, scan=scan)
     if not report.states:
         # A CI job pointed at the wrong folder must not pass by finding nothing to check.
         where = ", ".join(str(d) for d in directories) or "any agent folder"

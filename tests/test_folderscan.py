@@ -1,0 +1,99 @@
+"""Hashing skill folders in two processes finds exactly what one process finds, whatever the
+child does (finishes, dies, is slow), and a scan nobody waits for leaves no process behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+from conftest import live_children, make_skill
+
+from chimera_cards.folderscan import Scan, find_skill_folders, hash_folder, start_scan
+
+
+@pytest.fixture
+def skills(tmp_path):
+    """40 skill folders (enough for the second process), some with a link or a special file."""
+    root = tmp_path / "skills"
+    for i in range(40):
+        folder = make_skill(root, f"s{i:02d}", {"run.sh": (f"echo {i}\n", True), "a/b.txt": "b"})
+        if i % 5 == 1:
+            (folder / "link").symlink_to("/etc/passwd")
+        elif i % 5 == 3:
+            os.mkfifo(folder / "a" / "pipe")
+    return root
+
+
+def _serial(root):
+    return [hash_folder(f) for f in find_skill_folders(root)]
+
+
+def test_two_processes_find_what_one_finds_wherever_they_meet(skills):
+    expected = _serial(skills)
+    assert sum(bool(problems) for _, problems in expected) == 16
+    for _ in range(5):  # they meet at a different folder each time
+        with start_scan([skills], parallel=True) as scan:
+            assert scan.result() == expected
+        assert [f.name for f in scan.listed[0][1]] == [f"s{i:02d}" for i in range(40)]
+
+
+def test_a_child_killed_at_once_is_made_up_for_by_this_process(skills):
+    expected = _serial(skills)
+    scan = Scan(find_skill_folders(skills), parallel=True)
+    os.kill(scan._pid, signal.SIGKILL)
+    assert scan.result() == expected
+    assert not live_children()
+
+
+def test_a_stalled_child_leaves_the_work_to_this_process(skills):
+    expected = _serial(skills)
+    scan = Scan(find_skill_folders(skills), parallel=True)
+    os.kill(scan._pid, signal.SIGSTOP)  # it takes nothing more until result() has done the rest
+    timer = threading.Timer(0.5, os.kill, (scan._pid, signal.SIGCONT))
+    timer.start()
+    try:
+        assert scan.result() == expected
+    finally:
+        timer.join()
+    assert scan._get(8) >= 30  # this process hashed (nearly) all of them
+
+
+def test_a_scan_whose_result_is_not_wanted_stops_its_child(skills):
+    before = live_children()
+    with start_scan([skills], parallel=True) as scan:
+        os.kill(scan._pid, signal.SIGSTOP)  # still at work when the caller gives up
+        assert scan._pid in live_children()
+    assert live_children() == before
+
+
+def test_an_unreadable_directory_is_named_and_nothing_is_hashed(tmp_path, skills):
+    (tmp_path / "file").write_text("x")
+    with start_scan([skills, tmp_path / "file"], parallel=True) as scan:
+        directory, error = scan.unreadable
+        assert directory == tmp_path / "file" and isinstance(error, NotADirectoryError)
+        assert scan.result() == [] and not scan._pid
+
+
+def test_a_missing_directory_has_no_skills(tmp_path):
+    with start_scan([tmp_path / "absent"]) as scan:
+        assert scan.listed == [(tmp_path / "absent", [])] and scan.result() == []
+
+
+def test_hashing_needs_neither_the_bundle_module_nor_dataclasses():
+    code = textwrap.dedent(
+        """
+        import sys
+        import chimera_cards.folderscan
+        print(sorted(m for m in ("chimera_cards.bundle", "dataclasses", "json", "sqlite3")
+                     if m in sys.modules))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
