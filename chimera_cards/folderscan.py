@@ -27,6 +27,7 @@ __all__ = [
     "Scan",
     "find_skill_folders",
     "hash_folder",
+    "read_receipt_bytes",
     "start_scan",
 ]
 
@@ -43,8 +44,11 @@ SIDECAR_FILES = ("approvals.jsonl", RECEIPT_NAME)
 
 # (path, executable, size, sha256): a bundle.BundleFile's fields, in its order.
 FileRecord = tuple[str, bool, int, str]
-# A folder's files (in listing order) and what cannot be a bundle file (e.g. "x: symlink").
-FolderRecord = tuple[list[FileRecord], list[str]]
+# A folder's files (sorted by path bytes), what cannot be a bundle file (e.g. "x: symlink"),
+# and its receipt's bytes (``read_receipt_bytes``).
+FolderRecord = tuple[list[FileRecord], list[str], bytes | None]
+# A receipt is a few hundred bytes; anything this large is not one of ours.
+MAX_RECEIPT_BYTES = 64 * 1024
 
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 # Read in one call up to this size; a larger file is read on in chunks, never whole.
@@ -82,8 +86,31 @@ def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
     ]
 
 
+def read_receipt_bytes(folder: str | os.PathLike) -> bytes | None:
+    """The bytes of the receipt inside ``folder``, or None: there is none, it is not a regular
+    file (a link is not followed), it cannot be read, or it is too large to be a receipt."""
+    try:
+        fd = os.open(os.path.join(os.fspath(folder), RECEIPT_NAME), READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        # A regular file's read returns less than asked only at its end.
+        limit = MAX_RECEIPT_BYTES + 1
+        data = os.read(fd, limit)
+        while len(data) < limit and (chunk := os.read(fd, limit - len(data))):
+            data += chunk
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None if len(data) > MAX_RECEIPT_BYTES else data
+
+
 def hash_folder(folder: str | os.PathLike) -> FolderRecord:
-    """Every file of a skill folder as the bundle manifest lists it, and what cannot be one.
+    """Every file of a skill folder as the bundle manifest lists it, what cannot be one, and
+    the folder's receipt.
 
     Ignored names and top-level sidecars (the receipt included) are left out, as the bundle
     reader leaves them out; the walk never enters an ignored folder.
@@ -91,11 +118,12 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
     Args:
         folder: the skill folder.
     Returns:
-        (files, problems); files in listing order (``bundle`` sorts them by path bytes).
+        (files sorted by path bytes, problems, the receipt's bytes or None).
     """
     # This loop runs once per installed file on every check: plain strings and os calls only.
     files: list[FileRecord] = []
     problems: list[str] = []
+    receipt = None
     stack: list[tuple[str, str]] = [(os.fspath(folder), "")]
     while stack:
         directory, prefix = stack.pop()
@@ -108,6 +136,8 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
         for entry in entries:
             name = entry.name
             if name in IGNORED_NAMES or (not prefix and name in SIDECAR_FILES):
+                if not prefix and name == RECEIPT_NAME:
+                    receipt = read_receipt_bytes(folder)
                 continue
             rel = prefix + name
             if not name.isascii() and not _is_utf8(name):
@@ -131,7 +161,12 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
                     problems.append(f"{rel}: not a regular file")
             except OSError as exc:
                 problems.append(f"{rel}: cannot read ({exc.strerror})")
-    return files, problems
+    files.sort(key=_path_bytes)
+    return files, problems, receipt
+
+
+def _path_bytes(record: FileRecord) -> bytes:
+    return record[0].encode("utf-8")
 
 
 def _is_utf8(name: str) -> bool:
@@ -278,9 +313,9 @@ class Scan:
             return
         try:
             theirs = marshal.loads(data)
-            for index, (files, problems) in theirs.items():
+            for index, (files, problems, receipt) in theirs.items():
                 if self._found[index] is None:
-                    self._found[index] = ([tuple(f) for f in files], list(problems))
+                    self._found[index] = ([tuple(f) for f in files], list(problems), receipt)
         except (ValueError, TypeError, EOFError, IndexError, AttributeError):
             return  # what it sent is unusable: this process hashes what is missing
 

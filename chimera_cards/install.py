@@ -24,7 +24,6 @@ import errno
 import hashlib
 import json
 import os
-import stat
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -42,7 +41,14 @@ from chimera_cards.bundle import (
     diff_bundles,
 )
 from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.folderscan import READ_FLAGS, RECEIPT_NAME, Scan, hash_folder, start_scan
+from chimera_cards.folderscan import (
+    RECEIPT_NAME,
+    FolderRecord,
+    Scan,
+    hash_folder,
+    read_receipt_bytes,
+    start_scan,
+)
 from chimera_cards.folderscan import find_skill_folders as _find_skill_folders
 from chimera_cards.trust import (
     evaluate,
@@ -99,7 +105,6 @@ STATES = ("ok", "modified", "revoked", "unknown", "missing")
 # Hidden siblings this module makes in DIR while writing or removing a skill.
 _TMP_MARK = ".chimera-tmp-"
 _OLD_MARK = ".chimera-old-"
-_MAX_RECEIPT_BYTES = 64 * 1024
 
 
 class InstallError(ChimeraError):
@@ -161,27 +166,8 @@ def read_receipt(folder: str | os.PathLike) -> Receipt | None:
     Returns:
         The Receipt, or None.
     """
-    try:
-        fd = os.open(os.path.join(os.fspath(folder), RECEIPT_NAME), READ_FLAGS)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = _read_upto(fd, _MAX_RECEIPT_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return None if len(data) > _MAX_RECEIPT_BYTES else Receipt.from_bytes(data)
-
-
-def _read_upto(fd: int, limit: int) -> bytes:
-    # A regular file's read returns less than asked only at its end.
-    data = os.read(fd, limit)
-    while len(data) < limit and (chunk := os.read(fd, limit - len(data))):
-        data += chunk
-    return data
+    data = read_receipt_bytes(folder)
+    return None if data is None else Receipt.from_bytes(data)
 
 
 # -- reading a folder -------------------------------------------------------------------------
@@ -214,11 +200,9 @@ def scan_folder(folder: str | os.PathLike) -> FolderScan:
     return _folder_scan(hash_folder(folder))
 
 
-def _folder_scan(record: tuple[list, list[str]]) -> FolderScan:
-    files, problems = record
-    found = [BundleFile(*f) for f in files]
-    found.sort(key=lambda f: f.path.encode("utf-8"))
-    return FolderScan(tuple(found), tuple(problems))
+def _folder_scan(record: FolderRecord) -> FolderScan:
+    files, problems, _ = record
+    return FolderScan(tuple([BundleFile(*f) for f in files]), tuple(problems))
 
 
 def scan_folders(folders: list[Path], *, parallel: bool | None = None) -> list[FolderScan]:
@@ -954,10 +938,11 @@ def check(
             directory, exc = started.unreadable
             raise UsageError(f"{directory}: cannot read ({exc.strerror})")
         records = started.result()
-    scans = iter([_folder_scan(record) for record in records])
-    found = [
-        (d, [(f, next(scans), read_receipt(f)) for f in folders]) for d, folders in started.listed
-    ]
+    # The receipt was read with the folder's files; None when there is none or it is not ours.
+    scans = iter(
+        [(_folder_scan(r), None if r[2] is None else Receipt.from_bytes(r[2])) for r in records]
+    )
+    found = [(d, [(f, *next(scans)) for f in folders]) for d, folders in started.listed]
     names = {f.name for _, folders in found for f, _, _ in folders}
     names |= {r.name for _, folders in found for _, _, r in folders if r is not None}
     digests = {scan.digest for _, folders in found for _, scan, _ in folders}

@@ -947,17 +947,23 @@ class Store:
             The versions, each once, by id.
         """
         found: dict[int, Version] = {}
-        for column, values in (("name", sorted(set(names))), ("digest", sorted(set(digests)))):
-            where = "digest IN ({0}) OR sha256 IN ({0})" if column == "digest" else "name IN ({0})"
-            for start in range(0, len(values), _ID_CHUNK):
-                chunk = values[start : start + _ID_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                args = chunk * 2 if column == "digest" else chunk
-                for row in self._conn.execute(
-                    f"SELECT {_VERSION_COLUMNS} FROM versions WHERE {where.format(marks)}", args
-                ):
-                    if row[0] not in found:
-                        found[row[0]] = Version.from_row(row)
+        wanted_names, wanted_digests = sorted(set(names)), sorted(set(digests))
+        # One query per chunk of each list: a version matching both is read once, not twice.
+        for start in range(0, max(len(wanted_names), len(wanted_digests)), _ID_CHUNK):
+            some_names = wanted_names[start : start + _ID_CHUNK]
+            some_digests = wanted_digests[start : start + _ID_CHUNK]
+            where = []
+            if some_names:
+                where.append(f"name IN ({','.join('?' * len(some_names))})")
+            if some_digests:
+                marks = ",".join("?" * len(some_digests))
+                where.append(f"digest IN ({marks}) OR sha256 IN ({marks})")
+            for row in self._conn.execute(
+                f"SELECT {_VERSION_COLUMNS} FROM versions WHERE {' OR '.join(where)}",
+                some_names + some_digests * 2,
+            ):
+                if row[0] not in found:
+                    found[row[0]] = Version.from_row(row)
         return [found[k] for k in sorted(found)]
 
     def bundle_files_of(self, digests: Iterable[str]) -> dict[str, list[BundleFile]]:

@@ -13,7 +13,15 @@ import threading
 import pytest
 from conftest import live_children, make_skill
 
-from chimera_cards.folderscan import Scan, find_skill_folders, hash_folder, start_scan
+from chimera_cards.folderscan import (
+    MAX_RECEIPT_BYTES,
+    RECEIPT_NAME,
+    Scan,
+    find_skill_folders,
+    hash_folder,
+    read_receipt_bytes,
+    start_scan,
+)
 
 
 @pytest.fixture
@@ -35,7 +43,7 @@ def _serial(root):
 
 def test_two_processes_find_what_one_finds_wherever_they_meet(skills):
     expected = _serial(skills)
-    assert sum(bool(problems) for _, problems in expected) == 16
+    assert sum(bool(problems) for _, problems, _ in expected) == 16
     for _ in range(5):  # they meet at a different folder each time
         with start_scan([skills], parallel=True) as scan:
             assert scan.result() == expected
@@ -97,3 +105,17 @@ def test_hashing_needs_neither_the_bundle_module_nor_dataclasses():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_receipt_is_read_with_the_files_and_only_when_it_is_a_small_regular_file(tmp_path):
+    plain, linked, huge = (make_skill(tmp_path, n, {"run.sh": "x"}) for n in ("a", "b", "c"))
+    (plain / RECEIPT_NAME).write_bytes(b'{"name": "a"}')
+    (tmp_path / "elsewhere.json").write_bytes(b'{"name": "b"}')
+    (linked / RECEIPT_NAME).symlink_to(tmp_path / "elsewhere.json")
+    (huge / RECEIPT_NAME).write_bytes(b" " * (MAX_RECEIPT_BYTES + 1))
+    records = [hash_folder(f) for f in (plain, linked, huge)]
+    assert [r[2] for r in records] == [b'{"name": "a"}', None, None]
+    assert [read_receipt_bytes(f) for f in (plain, linked, huge)] == [r[2] for r in records]
+    # Not a bundle file either way; the link is not even a problem (sidecars are left out).
+    assert [[f[0] for f in r[0]] for r in records] == [["SKILL.md", "run.sh"]] * 3
+    assert [r[1] for r in records] == [[], [], []]

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import errno
 import os
-import sqlite3
 import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from chimera_cards.cli.plain import check_body, echo, error_report, install_body
-from chimera_cards.errors import ChimeraError
 
 __all__ = ["PLAIN_COMMANDS", "plain_call", "run"]
 
@@ -152,7 +150,7 @@ def run(argv: Sequence[str] | None = None, prog_name: str | None = None) -> None
         # As cli.common.reports_errors inside the command, then click's own handling around it.
         try:
             body(**kwargs, echo=echo)
-        except (ChimeraError, sqlite3.Error, OSError, ValueError) as exc:
+        except Exception as exc:  # what error_report does not turn into a line propagates
             report = error_report(exc)
             if report is None:
                 raise

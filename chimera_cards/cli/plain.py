@@ -9,10 +9,8 @@ per command whichever way it was started. ``echo`` is passed in: ``click.echo`` 
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -61,6 +59,8 @@ def echo(text: str, err: bool = False) -> None:
 
 def json_text(value: object) -> str:
     """The ``--json`` output of every command."""
+    import json  # here, so the console entry starts hashing before loading it
+
     return json.dumps(value, indent=2, sort_keys=False, default=str)
 
 
@@ -79,7 +79,9 @@ def error_report(exc: BaseException) -> tuple[str, int] | None:
     """
     if isinstance(exc, ChimeraError):
         return f"error: {exc}", exc.exit_code
-    if isinstance(exc, sqlite3.Error):
+    # An SQLite error can only come from a loaded sqlite3 (not imported here: start-up).
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.Error):
         return f"error: store: {exc}", 1
     if isinstance(exc, (OSError, ValueError)) and not os.environ.get(DEBUG_ENV):
         text = " ".join(str(exc).split()) or exc.__class__.__name__
