@@ -759,11 +759,11 @@ def stored_skills(
     with store.snapshot():
         if names is None:
             chosen = {v.id: v for v in store.versions(order="id")}
-            for v in store.versions_matching((), digests):
+            for v in store.versions_matching((), digests, details=False):
                 chosen.setdefault(v.id, v)
             versions = [chosen[k] for k in sorted(chosen)]
         else:
-            versions = store.versions_matching(names, digests)
+            versions = store.versions_matching(names, digests, details=False)
         wanted = (v.digest for v in versions)
         files = (
             store.bundle_files_of(wanted)

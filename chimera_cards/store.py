@@ -379,6 +379,11 @@ _VERSION_COLUMNS = (
     "id, name, sha256, origin, final_url, imported_at, provenance, status, reason, findings, "
     "digest, skill_sha256, source"
 )
+# The same, with empty findings and source: parsing them is most of the cost of a row.
+_VERSION_COLUMNS_BARE = (
+    "id, name, sha256, origin, final_url, imported_at, provenance, status, reason, '[]', "
+    "digest, skill_sha256, '{}'"
+)
 
 
 @dataclass
@@ -936,16 +941,21 @@ class Store:
             )
         ]
 
-    def versions_matching(self, names: Iterable[str], digests: Iterable[str]) -> list[Version]:
+    def versions_matching(
+        self, names: Iterable[str], digests: Iterable[str], *, details: bool = True
+    ) -> list[Version]:
         """Every version of one of ``names``, or whose bundle digest (or, stored before bundles,
         SKILL.md hash) is one of ``digests``; oldest first. A few queries for any number.
 
         Args:
             names: card names.
             digests: bundle digests.
+            details: read each version's lint findings and fetch details (False: both left
+                empty, for a caller that never looks at them).
         Returns:
             The versions, each once, by id.
         """
+        columns = _VERSION_COLUMNS if details else _VERSION_COLUMNS_BARE
         found: dict[int, Version] = {}
         wanted_names, wanted_digests = sorted(set(names)), sorted(set(digests))
         # One query per chunk of each list: a version matching both is read once, not twice.
@@ -959,7 +969,7 @@ class Store:
                 marks = ",".join("?" * len(some_digests))
                 where.append(f"digest IN ({marks}) OR sha256 IN ({marks})")
             for row in self._conn.execute(
-                f"SELECT {_VERSION_COLUMNS} FROM versions WHERE {' OR '.join(where)}",
+                f"SELECT {columns} FROM versions WHERE {' OR '.join(where)}",
                 some_names + some_digests * 2,
             ):
                 if row[0] not in found:
