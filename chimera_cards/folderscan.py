@@ -27,6 +27,7 @@ __all__ = [
     "Scan",
     "find_skill_folders",
     "hash_folder",
+    "idle_core",
     "read_receipt_bytes",
     "start_scan",
 ]
@@ -201,7 +202,7 @@ def _hash_file(path: str) -> tuple[bool, int, str] | None:
         os.close(fd)
 
 
-def _idle_core() -> bool:
+def idle_core() -> bool:
     """A Linux machine with a core that nothing else is running on right now (on a busy one a
     second process only adds the cost of forking and of waiting for it)."""
     try:
@@ -242,7 +243,7 @@ class Scan:
         self._pid = 0
         self._pipe = -1
         if parallel is None:
-            parallel = len(self.folders) >= _FORK_MIN_FOLDERS and _idle_core()
+            parallel = len(self.folders) >= _FORK_MIN_FOLDERS and idle_core()
         if parallel and len(self.folders) > 1 and sys.platform.startswith("linux"):
             self._fork()
 
