@@ -939,7 +939,7 @@ class _Writer:
 
     def __init__(
         self,
-        jobs: list,
+        jobs: list[tuple[StoredSkill, Bundle]],
         indices: list[int],
         directory: Path,
         store: str,
