@@ -854,7 +854,7 @@ def install(
     names = list(dict.fromkeys(names))
     for name in names:
         check_name(name)
-    skills = stored_skills(store, names=names)
+    skills = stored_skills(store, names=names, manifests=False)  # load_bundle reads each one
     chosen = [installable(skills, name) for name in names]
     bundles = [load_bundle(store, skill) for skill in chosen]
     for skill in chosen:
