@@ -53,14 +53,14 @@ def _env(project: Path) -> dict[str, str]:
     }
 
 
-def _cli(code: str, args: list[str], project: Path) -> subprocess.CompletedProcess:
+def _cli(code: str, args: list[str], project: Path, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", WATCH + code, *args],
         capture_output=True,
         text=True,
         timeout=60,
         cwd=project,
-        env=_env(project),
+        env=_env(project) | env,
         check=False,
     )
 
@@ -206,3 +206,16 @@ def test_refusals_and_help_are_the_same_either_way(project, args, plain):
     argv = [a.format(db=project / "cards.db", project=project) for a in args]
     _, loaded = _same_as_click(argv, project)
     assert loaded != plain
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"PYTHONIOENCODING": "ascii"},  # click re-encodes such a stream: it writes the output
+        {"_CHIMERA_CARDS_COMPLETE": "bash_source"},  # shell completion is click's
+    ],
+)
+def test_streams_click_would_rewrap_and_completion_go_to_click(project, env):
+    db = str(project / "cards.db")
+    done = _cli(ENTRY, ["check", "nowhere", "--store", db], project, **env)
+    assert done.stderr.rstrip().endswith("click loaded: True")
