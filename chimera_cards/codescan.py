@@ -22,6 +22,7 @@ import functools
 import gc
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -229,6 +230,7 @@ _PY_NETWORK_MODULES = {
     "aiohttp", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "paramiko", "websocket",
     "websockets", "xmlrpc", "grpc", "pycurl", "dns",
 }  # fmt: skip
+_PY_EXEC_MODULES = {"subprocess", "pty"}
 _PY_EXEC_CALLS = {
     "os.system", "os.popen", "os.execv", "os.execve", "os.execvp", "os.execvpe", "os.execl",
     "os.execle", "os.execlp", "os.execlpe", "os.spawnv", "os.spawnve", "os.spawnvp", "os.spawnl",
@@ -324,14 +326,21 @@ def _word_re(word: str) -> re.Pattern:
     return re.compile(rf"{re.escape(word)}(?<!\w{re.escape(word)})(?!\w)")
 
 
+@functools.lru_cache(maxsize=2)
+def _words(text: str) -> frozenset[bytes]:
+    """An ASCII text's words, at C speed (every byte that is not a word character becomes a
+    space); kept for the last texts, as the pre-filter and the scan after it ask about the same
+    script."""
+    return frozenset(text.encode("ascii").translate(_WORD_BYTES).split())
+
+
 def _name_lines(text: str, wanted: frozenset[str] | set[str]) -> list[int] | None:
     """Sorted lines where a ``wanted`` name is written as a whole word, in ASCII text; None
     outside ASCII (Python reads identifiers NFKC-normalised, ``ｅｖａｌ`` is ``eval``, so any
     line may hold one)."""
     if not text.isascii():
         return None
-    # The text's words, at C speed: every byte that is not a word character becomes a space.
-    words = set(text.encode("ascii").translate(_WORD_BYTES).split())
+    words = _words(text)
     starts: list[int] = []
     for word in wanted:
         if word.encode("ascii", "replace") in words:
@@ -347,16 +356,27 @@ def _name_lines(text: str, wanted: frozenset[str] | set[str]) -> list[int] | Non
     return lines
 
 
+# Words one of which a script must write to get any finding of the ``ast`` pass: an import
+# finding names its module (its first part), and a call finding's name ends with a sensitive
+# name, written at the call or, for an alias, in the import that made it (``from subprocess
+# import run as go``; ``import a.b.c as x`` ends with ``c``; ``import a.b`` binds ``a``).
+_FLAG_WORDS = frozenset(
+    word.encode("ascii")
+    for word in (*_SENSITIVE, *_PY_NETWORK_MODULES, *_PY_EXEC_MODULES, "multiprocessing")
+)
+
+
 def _python_may_flag(text: str) -> bool:
     """False only when neither the ``ast`` pass nor its line-by-line fallback (for a script
     that does not parse) can find anything beyond blobs: ASCII text (so every keyword and name
-    is spelled as matched here) without ``import`` (so no import finding and no alias), without
-    a call to a sensitive name, and without a match of any fallback rule."""
-    return (
-        not text.isascii()
-        or "import" in text
-        or any(_may_match(rule[0], text) for rule in _GENERIC_RULES)
-        or _name_lines(text, _SENSITIVE) != []
+    is spelled as matched here) writing none of ``_FLAG_WORDS`` as a whole word (so no import
+    or call finding, whatever the aliases) and without a match of any fallback rule."""
+    if not text.isascii():
+        return True
+    # The word set first: most scripts write a flagged word, and it costs a fraction of
+    # searching the text for the fallback rules (and the scan after a parse reuses it).
+    return not _words(text).isdisjoint(_FLAG_WORDS) or any(
+        _may_match(rule[0], text) for rule in _GENERIC_RULES
     )
 
 
@@ -379,6 +399,24 @@ def _spanning(body: list, lines: list[int] | None) -> list:
             picked.add(at)
             at -= 1
     return [body[at] for at in sorted(picked)]
+
+
+def _calls_in(node: ast.AST) -> list[ast.Call]:
+    """The calls in ``node`` (itself included), in the order of ``ast.walk`` (breadth first),
+    without its three generators per node: on a script's longest statements that walk costs
+    about as much as the rest of the scan."""
+    queue = [node]
+    calls = []
+    for current in queue:  # the queue grows while it is read: breadth first
+        if isinstance(current, ast.Call):
+            calls.append(current)
+        for name in current._fields:
+            value = getattr(current, name, None)
+            if isinstance(value, ast.AST):
+                queue.append(value)
+            elif isinstance(value, list):
+                queue.extend([item for item in value if isinstance(item, ast.AST)])
+    return calls
 
 
 def _import_lines(text: str) -> list[int]:
@@ -448,7 +486,7 @@ class _PyScanner:
         for st in _spanning(body, lines):
             nested = [name for name in _BODY_FIELDS if getattr(st, name, None)]
             if not nested:
-                out.extend(n for n in ast.walk(st) if isinstance(n, ast.Call))
+                out.extend(_calls_in(st))
                 continue
             for name, value in ast.iter_fields(st):
                 if name in _BODY_FIELDS:
@@ -457,15 +495,15 @@ class _PyScanner:
                             out.extend(self._calls_on(child.body, lines))
                             guard = getattr(child, "type", None) or getattr(child, "guard", None)
                             if guard is not None:
-                                out.extend(n for n in ast.walk(guard) if isinstance(n, ast.Call))
+                                out.extend(_calls_in(guard))
                     else:
                         out.extend(self._calls_on(value, lines))
                 elif isinstance(value, ast.AST):
-                    out.extend(n for n in ast.walk(value) if isinstance(n, ast.Call))
+                    out.extend(_calls_in(value))
                 elif isinstance(value, list):
                     for item in value:
                         if isinstance(item, ast.AST):
-                            out.extend(n for n in ast.walk(item) if isinstance(n, ast.Call))
+                            out.extend(_calls_in(item))
         return out
 
     def add(self, rule: str, severity: str, message: str, node: ast.AST) -> None:
@@ -477,7 +515,7 @@ class _PyScanner:
         top = module.split(".")[0]
         if top in _PY_NETWORK_MODULES:
             self.add("code-network", INFO, f"imports {module} (network access)", node)
-        elif top in ("subprocess", "pty") or module in ("multiprocessing",):
+        elif top in _PY_EXEC_MODULES or module == "multiprocessing":
             self.add("code-exec", INFO, f"imports {module} (runs other programs)", node)
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -610,7 +648,11 @@ def _parse_and_scan_python(path: str, text: str, *, gated: bool = True) -> list[
 
 def _parse_then_scan(path: str, text: str, gated: bool) -> list[Finding]:
     try:
-        tree = ast.parse(text, filename=path)
+        # What Python would warn about in someone else's script (``1if x else 2``, and from 3.12
+        # invalid escapes such as "\\d") is not for this user's stderr.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError):
         return _scan_lines(path, text, _GENERIC_RULES)
     return _PyScanner(path, gated=gated).scan(tree, text)

@@ -57,8 +57,10 @@ if TYPE_CHECKING:
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
 # enough that the write lock is never held for long and memory stays bounded.
 BATCH_CARDS = 500
-# With workers, smaller batches: the cards analysed last wait only for a short final batch.
+# With workers, smaller batches, counted in files (a card is one, a skill folder ~10): storing
+# then overlaps the analysis, and the skills analysed last wait only for a short final batch.
 POOL_BATCH_CARDS = 128
+POOL_BATCH_FILES = 256
 BATCH_BYTES = 16 * 1024 * 1024
 
 # Hooks run for every stored or already-present card, inside the write transaction, as
@@ -506,7 +508,10 @@ def import_source(
     checks = _Checks(iter(found), expected, expected_digest, _stored_by_digest(store))
     analyses = _analyses(checks.to_analyse(), jobs)
     results: list[ImportResult | None] = []
-    batch = _Batch(limit=BATCH_CARDS if jobs == 1 else POOL_BATCH_CARDS)
+    if jobs == 1:
+        batch = _Batch(limit=BATCH_CARDS)
+    else:
+        batch = _Batch(limit=POOL_BATCH_CARDS, file_limit=POOL_BATCH_FILES)
     try:
         while (entry := checks.next()) is not None:
             label, item, checked = entry
@@ -594,30 +599,43 @@ class _Batch:
     """Candidates waiting for one write transaction, with the result slot each fills."""
 
     limit: int  # cards
+    file_limit: int | None = None  # files of those cards (None: no bound)
     slots: list[int] = field(default_factory=list)
     candidates: list[tuple[str, Candidate]] = field(default_factory=list)
     size: int = 0
+    files: int = 0
 
     def add(self, slot: int, label: str, cand: Candidate) -> bool:
         """Queue a candidate; True when the batch is full and should be stored."""
         self.slots.append(slot)
         self.candidates.append((label, cand))
-        self.size += cand.bundle.total_bytes if cand.bundle is not None else len(cand.raw)
-        return len(self.candidates) >= self.limit or self.size >= BATCH_BYTES
+        if cand.bundle is not None:
+            self.size += cand.bundle.total_bytes
+            self.files += len(cand.bundle.files)
+        else:
+            self.size += len(cand.raw)
+            self.files += 1
+        return (
+            len(self.candidates) >= self.limit
+            or (self.file_limit is not None and self.files >= self.file_limit)
+            or self.size >= BATCH_BYTES
+        )
 
     def store(self, store: Store, hooks: list[Callable], results: list) -> None:
         if self.candidates:
             stored = _store_batch(store, self.candidates, hooks)
             for slot, result in zip(self.slots, stored, strict=True):
                 results[slot] = result
-        self.slots, self.candidates, self.size = [], [], 0
+        self.slots, self.candidates, self.size, self.files = [], [], 0, 0
 
 
 # A pool of workers pays for itself from about this many bundles to parse and lint.
 POOL_MIN_BUNDLES = 64
 # Bundles per task sent to a worker: enough to amortise the round trip, small enough to spread.
+# Bytes bound a chunk of skill folders (analysis costs grow with bytes): some four chunks per MB
+# keep every worker busy to the end, rather than one finishing a big last chunk alone.
 CHUNK_BUNDLES = 32
-CHUNK_BYTES = 1024 * 1024
+CHUNK_BYTES = 256 * 1024
 
 _Job = tuple[tuple[BundleFile, ...], dict[str, bytes], str, str | None]
 

@@ -168,3 +168,15 @@ def test_a_comment_blocks_in_markdown_and_is_listed_in_other_files():
     # Markdown is read rendered, so its comment is unseen; the reviewer reads HTML as source.
     assert ("references/notes.md", "html-comment", "error") in hits
     assert ("assets/page.html", "html-comment", "warning") in hits
+
+
+def test_a_script_python_warns_about_is_scanned_without_a_warning_on_stderr():
+    import warnings
+
+    # Valid Python that the tokenizer warns about: someone else's script, not the user's code.
+    src = "import subprocess\nx = 1if True else 2\nsubprocess.run(['ls'])\n"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        findings = scan_python("scripts/a.py", src)
+    assert caught == []
+    assert [(f.rule, f.line) for f in findings] == [("code-exec", 1), ("code-exec", 3)]

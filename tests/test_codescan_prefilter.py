@@ -87,6 +87,50 @@ def test_python_prefilter_gives_the_findings_of_the_full_parse():
     assert skipped > 100  # the filter does skip scripts (else this test proves nothing)
 
 
+# Imports with and without findings, aliases that hide or reveal a sensitive call.
+IMPORTS = [
+    "import json",
+    "import os.path as osp",
+    "from pathlib import Path",
+    "from os import *",
+    "import os as system",
+    "from subprocess import check_output as co",
+    "import http.client",
+    "from . import socket",
+    "import multiprocessing.pool",
+    "import multiprocessing",
+    "import urllib.request as ur",
+    "from os import path as run",
+    "import a.b.c as x",
+    "from importlib import import_module as im",
+    "x = osp.join('a', 'b')",
+    "co(['ls'])",
+    "ur.urlopen(u)",
+    "run.exists('x')",
+    "system.getcwd()",
+    "Path('x').read_text()",
+    "json.dumps({})",
+    "im('os')",
+    "x()",
+    "import pty",
+    "print(1if x else 2)",
+]
+
+
+def test_python_prefilter_skips_scripts_importing_nothing_flagged_with_the_same_findings():
+    # A script may import modules no rule names and still skip the parse: no import finding
+    # without a flagged module's name, no call finding without a sensitive name, alias or not.
+    skipped_with_imports = flagged = 0
+    for src in programs(3000, seed=31, fragments=IMPORTS + FRAGMENTS[:3]):
+        fast = [f.to_dict() for f in scan_python("s/x.py", src)]
+        full = [f.to_dict() for f in _parse_and_scan_python("s/x.py", src)]
+        assert fast == full, src
+        if not _python_may_flag(src):
+            skipped_with_imports += "import" in src
+        flagged += bool(full)
+    assert skipped_with_imports > 100 and flagged > 100  # both sides of the filter are exercised
+
+
 def test_gated_walk_finds_what_a_walk_of_every_statement_finds():
     # After a parse only statements spanning a line with "import", or with a call to a
     # sensitive name or alias, are looked at; every statement is the plain reference.

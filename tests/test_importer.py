@@ -8,7 +8,7 @@ import hashlib
 import os
 
 import pytest
-from conftest import card_text, dump_store, live_children, make_card
+from conftest import card_text, dump_store, live_children, make_card, make_skill
 
 from chimera_cards import importer as importer_mod
 from chimera_cards.bundle import read_bundle_dir
@@ -489,6 +489,34 @@ def test_a_big_import_uses_the_pool_unless_told_not_to(tmp_path, monkeypatch):
         results = import_source(store, tmp_path / "five")
     assert [r.outcome for r in results] == ["imported"] * 5
     assert pids == []  # recorded in the workers' memory, not in this process
+
+
+def test_pool_batches_are_counted_in_files_so_skill_folders_are_stored_as_they_come(
+    tmp_path, monkeypatch
+):
+    # Three files a skill, six files a batch: two skills per transaction, although the card
+    # limit alone would keep all eight for one transaction at the end.
+    monkeypatch.setattr(importer_mod, "POOL_BATCH_CARDS", 100)
+    monkeypatch.setattr(importer_mod, "POOL_BATCH_FILES", 6)
+    monkeypatch.setattr(importer_mod, "CHUNK_BUNDLES", 2)
+    for index in range(8):
+        make_skill(
+            tmp_path / "skills",
+            f"skill-{index}",
+            {"scripts/run.sh": (f"#!/bin/sh\necho {index}\n", True), "notes.md": f"n{index}\n"},
+        )
+    committed = []
+
+    def count_committed(store, conn, candidate, version, new):
+        with Store(store.path) as other:  # a second connection sees committed rows only
+            committed.append(len(other.versions()))
+
+    with Store(tmp_path / "skills.db") as store:
+        results = import_source(store, tmp_path / "skills", hooks=[count_committed], jobs=2)
+        assert [r.outcome for r in results] == ["imported"] * 8
+        assert [r.files for r in results] == [3] * 8
+        assert verify_store(store).ok
+    assert committed == [0, 0, 2, 2, 4, 4, 6, 6]
 
 
 def _kill_on(name: str):
