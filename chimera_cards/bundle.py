@@ -108,6 +108,8 @@ class MissingSkillError(BundleError):
 
 @dataclass(frozen=True)
 class BundleFile:
+    """One file of a bundle, as its manifest line says it."""
+
     path: str  # relative POSIX path inside the skill folder, e.g. "scripts/extract.py"
     executable: bool  # the only mode bit kept (as git does)
     size: int
@@ -154,6 +156,8 @@ def bundle_digest(files: Iterable[BundleFile]) -> str:
 
 @dataclass(frozen=True)
 class Bundle:
+    """Every file of a skill: the manifest entries and their exact bytes."""
+
     files: tuple[BundleFile, ...]  # sorted by path bytes
     contents: Mapping[str, bytes] = field(repr=False, compare=False, hash=False)
 
@@ -181,6 +185,8 @@ class Bundle:
 
 @dataclass(frozen=True)
 class BundleDiff:
+    """How one bundle differs from another, path by path."""
+
     added: tuple[str, ...]
     removed: tuple[str, ...]
     changed: tuple[str, ...]  # content differs (its mode may differ too)

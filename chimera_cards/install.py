@@ -822,6 +822,8 @@ def installable(skills: Iterable[StoredSkill], name: str, digest: str | None = N
 
 @dataclass
 class InstallResult:
+    """What ``install`` did with one name, and where."""
+
     name: str
     digest: str
     path: str
@@ -985,6 +987,8 @@ class _Writer:
 
 @dataclass
 class CheckReport:
+    """``check``'s answer: one state per skill folder (and per missing install)."""
+
     states: list[SkillState]
 
     @property
@@ -1073,6 +1077,8 @@ def _classify_all(found: list, skills: list[StoredSkill]) -> list[SkillState]:
 
 @dataclass
 class SyncAction:
+    """One line of ``sync``'s plan: what to do with one skill, and why."""
+
     name: str
     action: str  # "install" | "replace" | "remove" | "keep" | "skip"
     reason: str = ""
@@ -1189,6 +1195,8 @@ def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) 
 
 @dataclass(frozen=True)
 class AvailableSkill:
+    """An installed skill that ``check`` calls ok, as ``<available_skills>`` lists it."""
+
     name: str
     description: str
     location: str  # the installed SKILL.md, absolute

@@ -68,6 +68,8 @@ def check_key_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class PublicKey:
+    """A reviewer's Ed25519 public key."""
+
     raw: bytes  # the 32 raw Ed25519 public-key bytes
 
     @functools.cached_property  # read per statement on every match; the key never changes
@@ -97,6 +99,8 @@ class PublicKey:
 
 @dataclass(frozen=True)
 class GeneratedKey:
+    """A key pair just written: its files and public key."""
+
     name: str
     keyfile: Path
     pubfile: Path
@@ -305,6 +309,8 @@ def sign_envelope(private: Ed25519PrivateKey, payload_type: str, payload: bytes)
 
 @dataclass(frozen=True)
 class VerifiedEnvelope:
+    """A signed statement whose signature a trusted key verified."""
+
     payload_type: str
     payload: bytes  # only ever handed out after a trusted signature over it checked out
     keyids: tuple[str, ...]  # trusted keys whose signatures verified

@@ -297,6 +297,8 @@ def audit_hash(
 
 @dataclass
 class Version:
+    """One stored version of a card: its bytes, origin, status and findings."""
+
     id: int
     name: str
     sha256: str
@@ -388,6 +390,8 @@ _VERSION_COLUMNS_BARE = (
 
 @dataclass
 class AuditEntry:
+    """One entry of the audit log, chained to the one before by its hash."""
+
     seq: int
     ts: str
     event: str
@@ -417,6 +421,8 @@ class Problem:
 
 @dataclass
 class VerifyReport:
+    """``verify_store``'s answer: what was checked and every problem found."""
+
     ok: bool
     blobs: int
     bytes: int
@@ -1930,6 +1936,8 @@ def verify_store(
 
 @dataclass
 class ExportResult:
+    """What ``export_card`` wrote, and where."""
+
     name: str
     sha256: str
     status: str
