@@ -238,3 +238,27 @@ def test_every_data_class_check_and_install_load_has_a_docstring():
         and not ast.get_docstring(node)
     ]
     assert missing == []
+
+
+def test_a_reader_that_went_away_is_exit_1_and_quiet_either_way(project):
+    db = str(project / "cards.db")
+    _cli(ENTRY, ["install", "alpha", "beta", "--to", "skills", "--store", db], project)
+    outcomes = []
+    for code in (ENTRY, CLICK):
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # nobody will read what check prints
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", code, "check", "skills", "--store", db],
+                stdout=write_end,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+                cwd=project,
+                env=_env(project),
+                check=False,
+            )
+        finally:
+            os.close(write_end)
+        outcomes.append((done.returncode, done.stderr))
+    assert outcomes[0] == outcomes[1] == (1, "")
