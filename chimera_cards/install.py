@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
@@ -87,6 +87,7 @@ __all__ = [
     "install",
     "installable",
     "load_bundle",
+    "load_bundles",
     "plan_sync",
     "read_index",
     "read_receipt",
@@ -794,6 +795,24 @@ def load_bundle(store, skill: StoredSkill) -> Bundle:
     return bundle
 
 
+def load_bundles(store, skills: Sequence[StoredSkill]) -> list[Bundle]:
+    """``load_bundle`` of each skill, the store read in a few queries for any number.
+
+    Raises:
+        TamperedBlobError: a store's copy no longer matches (run ``verify``).
+    """
+    versions = {
+        v.id: v for v in store.versions_matching({s.name for s in skills}, (), details=False)
+    }
+    if any(s.version_id not in versions for s in skills):  # removed meanwhile: one by one
+        return [load_bundle(store, s) for s in skills]
+    bundles = store.get_bundles([versions[s.version_id] for s in skills])
+    for skill, bundle in zip(skills, bundles, strict=True):
+        if bundle.digest != skill.digest:
+            raise InstallError(f"{skill.name}: stored bundle does not match its digest")
+    return bundles
+
+
 def installable(skills: Iterable[StoredSkill], name: str, digest: str | None = None) -> StoredSkill:
     """The version of ``name`` to install: the usable one (or the one with ``digest``).
 
@@ -858,7 +877,7 @@ def install(
         check_name(name)
     skills = stored_skills(store, names=names, manifests=False)  # load_bundle reads each one
     chosen = [installable(skills, name) for name in names]
-    bundles = [load_bundle(store, skill) for skill in chosen]
+    bundles = load_bundles(store, chosen)
     for skill in chosen:
         target = directory / skill.name
         if target.exists() and not force and read_receipt(target) is None:
