@@ -33,6 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from chimera_cards.errors import ChimeraError
+from chimera_cards.folderscan import IGNORED_NAMES, SIDECAR_FILES, SKILL_FILE
 
 __all__ = [
     "IGNORED_NAMES",
@@ -70,14 +71,9 @@ MAX_TOTAL_BYTES = 20 * 1024 * 1024
 MAX_FILE_BYTES = 5 * 1024 * 1024
 # Directories a file may sit inside: "a/b/c.txt" has depth 2; a file at the top has depth 0.
 MAX_DEPTH = 16
-SKILL_FILE = "SKILL.md"
-# Left out wherever they appear (file or directory of that name): version-control metadata and
-# the files operating systems and archivers drop into folders. They are never part of a skill.
-IGNORED_NAMES = frozenset({".git", ".hg", ".svn", ".DS_Store", "Thumbs.db", "__MACOSX"})
-# Written beside a skill's files by export (signed review statements) and by install (its
-# receipt): left out at the top of a bundle so exporting or installing an approved skill and
-# hashing or re-importing it gives back the same digest.
-SIDECAR_FILES = ("approvals.jsonl", ".chimera-install.json")
+# SKILL_FILE, IGNORED_NAMES (version-control metadata and OS litter, left out at any depth) and
+# SIDECAR_FILES (approvals.jsonl and install's receipt, left out at the top) are folderscan's:
+# check hashes installed folders with them before it loads this module.
 
 # A backslash, a control character, or a lone surrogate (how Python spells undecodable bytes).
 _BAD_PATH_CHAR = re.compile("[\\\\\x00-\x1f\x7f\ud800-\udfff]")
@@ -112,6 +108,8 @@ class MissingSkillError(BundleError):
 
 @dataclass(frozen=True)
 class BundleFile:
+    """One file of a bundle, as its manifest line says it."""
+
     path: str  # relative POSIX path inside the skill folder, e.g. "scripts/extract.py"
     executable: bool  # the only mode bit kept (as git does)
     size: int
@@ -158,6 +156,8 @@ def bundle_digest(files: Iterable[BundleFile]) -> str:
 
 @dataclass(frozen=True)
 class Bundle:
+    """Every file of a skill: the manifest entries and their exact bytes."""
+
     files: tuple[BundleFile, ...]  # sorted by path bytes
     contents: Mapping[str, bytes] = field(repr=False, compare=False, hash=False)
 
@@ -185,6 +185,8 @@ class Bundle:
 
 @dataclass(frozen=True)
 class BundleDiff:
+    """How one bundle differs from another, path by path."""
+
     added: tuple[str, ...]
     removed: tuple[str, ...]
     changed: tuple[str, ...]  # content differs (its mode may differ too)

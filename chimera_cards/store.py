@@ -29,7 +29,6 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from chimera_cards.atomic import WriteError
@@ -262,6 +261,8 @@ def check_storable_name(name: str | None) -> str:
 
 def utc_now() -> str:
     """Now in UTC as ISO 8601 with microseconds and a ``Z``: every timestamp the store writes."""
+    from datetime import UTC, datetime  # only when writing: reading a store never needs it
+
     # isoformat is several times faster than strftime("%Y-%m-%dT%H:%M:%S.%fZ"), same text.
     return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
@@ -307,6 +308,8 @@ def audit_hash(
 
 @dataclass
 class Version:
+    """One stored version of a card: its bytes, origin, status and findings."""
+
     id: int
     name: str
     sha256: str
@@ -389,10 +392,17 @@ _VERSION_COLUMNS = (
     "id, name, sha256, origin, final_url, imported_at, provenance, status, reason, findings, "
     "digest, skill_sha256, source"
 )
+# The same, with empty findings and source: parsing them is most of the cost of a row.
+_VERSION_COLUMNS_BARE = (
+    "id, name, sha256, origin, final_url, imported_at, provenance, status, reason, '[]', "
+    "digest, skill_sha256, '{}'"
+)
 
 
 @dataclass
 class AuditEntry:
+    """One entry of the audit log, chained to the one before by its hash."""
+
     seq: int
     ts: str
     event: str
@@ -422,6 +432,8 @@ class Problem:
 
 @dataclass
 class VerifyReport:
+    """``verify_store``'s answer: what was checked and every problem found."""
+
     ok: bool
     blobs: int
     bytes: int
@@ -883,16 +895,27 @@ class Store:
             if found is None:
                 raise UnknownVersionError(f"no version with id {version}")
             version = found
-        label = f"{version.name} {version.sha256[:12]}"
         files = self.bundle_files(version.digest)
-        if not files or bundle_digest(files) != version.digest:
-            raise TamperedBlobError(
-                f"{label}: its file list is missing or does not match its bundle digest; "
-                "run `chimera-cards verify`"
-            )
-        contents: dict[str, tuple[bytes, bool]] = {}
+        return self._checked_bundle(version, files, self._blobs_of({f.sha256 for f in files}))
+
+    def get_bundles(self, versions: Sequence[Version]) -> list[Bundle]:
+        """``get_bundle`` of many versions, in a few queries for any number; each bundle is
+        checked (and every file re-hashed) exactly as ``get_bundle`` checks it.
+
+        Args:
+            versions: the versions, as read from this store.
+        Returns:
+            One Bundle per version, in order.
+        Raises:
+            TamperedBlobError: as ``get_bundle``, for the first version that fails.
+        """
+        manifests = self.bundle_files_of(v.digest for v in versions)
+        blobs = self._blobs_of({f.sha256 for files in manifests.values() for f in files})
+        return [self._checked_bundle(v, manifests.get(v.digest, []), blobs) for v in versions]
+
+    def _blobs_of(self, shas: Iterable[str]) -> dict[str, bytes]:
         # The files' bytes in a few queries, not one per file.
-        wanted = sorted({f.sha256 for f in files})
+        wanted = sorted(set(shas))
         blobs: dict[str, bytes] = {}
         for start in range(0, len(wanted), _ID_CHUNK):
             chunk = wanted[start : start + _ID_CHUNK]
@@ -902,6 +925,18 @@ class Store:
                 chunk,
             ):
                 blobs[sha] = bytes(data)
+        return blobs
+
+    def _checked_bundle(
+        self, version: Version, files: list[BundleFile], blobs: Mapping[str, bytes]
+    ) -> Bundle:
+        label = f"{version.name} {version.sha256[:12]}"
+        if not files or bundle_digest(files) != version.digest:
+            raise TamperedBlobError(
+                f"{label}: its file list is missing or does not match its bundle digest; "
+                "run `chimera-cards verify`"
+            )
+        contents: dict[str, tuple[bytes, bool]] = {}
         for f in files:
             data = blobs.get(f.sha256)
             if data is None or len(data) != f.size:
@@ -953,28 +988,39 @@ class Store:
             )
         ]
 
-    def versions_matching(self, names: Iterable[str], digests: Iterable[str]) -> list[Version]:
+    def versions_matching(
+        self, names: Iterable[str], digests: Iterable[str], *, details: bool = True
+    ) -> list[Version]:
         """Every version of one of ``names``, or whose bundle digest (or, stored before bundles,
         SKILL.md hash) is one of ``digests``; oldest first. A few queries for any number.
 
         Args:
             names: card names.
             digests: bundle digests.
+            details: read each version's lint findings and fetch details (False: both left
+                empty, for a caller that never looks at them).
         Returns:
             The versions, each once, by id.
         """
+        columns = _VERSION_COLUMNS if details else _VERSION_COLUMNS_BARE
         found: dict[int, Version] = {}
-        for column, values in (("name", sorted(set(names))), ("digest", sorted(set(digests)))):
-            where = "digest IN ({0}) OR sha256 IN ({0})" if column == "digest" else "name IN ({0})"
-            for start in range(0, len(values), _ID_CHUNK):
-                chunk = values[start : start + _ID_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                args = chunk * 2 if column == "digest" else chunk
-                for row in self._conn.execute(
-                    f"SELECT {_VERSION_COLUMNS} FROM versions WHERE {where.format(marks)}", args
-                ):
-                    if row[0] not in found:
-                        found[row[0]] = Version.from_row(row)
+        wanted_names, wanted_digests = sorted(set(names)), sorted(set(digests))
+        # One query per chunk of each list: a version matching both is read once, not twice.
+        for start in range(0, max(len(wanted_names), len(wanted_digests)), _ID_CHUNK):
+            some_names = wanted_names[start : start + _ID_CHUNK]
+            some_digests = wanted_digests[start : start + _ID_CHUNK]
+            where = []
+            if some_names:
+                where.append(f"name IN ({','.join('?' * len(some_names))})")
+            if some_digests:
+                marks = ",".join("?" * len(some_digests))
+                where.append(f"digest IN ({marks}) OR sha256 IN ({marks})")
+            for row in self._conn.execute(
+                f"SELECT {columns} FROM versions WHERE {' OR '.join(where)}",
+                some_names + some_digests * 2,
+            ):
+                if row[0] not in found:
+                    found[row[0]] = Version.from_row(row)
         return [found[k] for k in sorted(found)]
 
     def bundle_files_of(self, digests: Iterable[str]) -> dict[str, list[BundleFile]]:
@@ -1965,6 +2011,8 @@ def verify_store(
 
 @dataclass
 class ExportResult:
+    """What ``export_card`` wrote, and where."""
+
     name: str
     sha256: str
     status: str
