@@ -527,9 +527,13 @@ def read_bundle_dir(path: str | os.PathLike) -> Bundle:
         a top-level ``SKILL.md``.
     """
     root = Path(path)
-    if not root.is_dir():
-        raise BundleError(f"{root}: not a folder")
-    walked = _walk(os.fsencode(root))
+    try:
+        walked = _walk(os.fsencode(root))
+    except BundleError:
+        # Asked only when listing failed: a skill of a big import costs one stat less.
+        if not root.is_dir():
+            raise BundleError(f"{root}: not a folder") from None
+        raise
     entries: dict[str, tuple[bytes, bool]] = {}
     for rel, abs_path, st in walked:
         data = _read_regular(abs_path, rel, st)
@@ -548,13 +552,13 @@ def find_bundle_dirs(path: str | os.PathLike) -> list[Path]:
     Returns:
         The skill folders found (possibly none).
     """
-    root = Path(path)
-    found: list[Path] = []
-    stack: list[tuple[Path, int]] = [(root, 0)]
+    # Walked as strings (a Path per folder costs more than its lstat), as str(Path) spells them.
+    found: list[str] = []
+    stack: list[tuple[str, int]] = [(str(Path(path)), 0)]
     while stack:
         directory, depth = stack.pop()
         # Whatever is named SKILL.md marks a skill; a symlink or FIFO is refused when read.
-        if os.path.lexists(directory / SKILL_FILE):
+        if os.path.lexists(os.path.join(directory, SKILL_FILE)):
             found.append(directory)
             continue
         if depth >= MAX_DEPTH:
@@ -568,10 +572,10 @@ def find_bundle_dirs(path: str | os.PathLike) -> list[Path]:
                         # Listed, never descended: the importer refuses one that leads out of
                         # the folder the user named (paths.check_link_inside).
                         if os.path.lexists(os.path.join(entry.path, SKILL_FILE)):
-                            found.append(Path(entry.path))
+                            found.append(entry.path)
                         continue
                     if entry.is_dir(follow_symlinks=False):
-                        stack.append((Path(entry.path), depth + 1))
+                        stack.append((entry.path, depth + 1))
         except OSError:
             continue
-    return sorted(found, key=os.fsencode)
+    return [Path(p) for p in sorted(found, key=os.fsencode)]

@@ -13,10 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import signal
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,6 +102,10 @@ def _run(
     args: list[str], *, timeout: float, cwd: str | None = None, stdin: bytes | None = None
 ) -> bytes:
     """Run git in its own process group; on timeout kill the whole group (remote helpers too)."""
+    # Loaded here: every import command loads this module (is_git_source), few run git.
+    import signal
+    import subprocess
+
     try:
         proc = subprocess.Popen(
             ["git", *_GIT_CONFIG, *args],
@@ -240,6 +240,9 @@ def read_git(
     """
     if ref is not None:
         _check_ref(ref)
+    import shutil  # with tempfile: only for a repository, not every import
+    import tempfile
+
     url = _clone_source(source)
     tmp = tempfile.mkdtemp(prefix="chimera-git-")
     try:

@@ -245,7 +245,12 @@ def check_storable_name(name: str | None) -> str:
         or len(name) > 200
         or "/" in name
         or "\\" in name
-        or any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)
+        # Printable ASCII other than the space is in none of those categories: look closer only
+        # at a name with anything else in it.
+        or (
+            not (name.isascii() and name.isprintable() and " " not in name)
+            and any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)
+        )
     ):
         raise UnstorableNameError(
             f"card name {name!r} cannot be stored (whitespace, path separators, "
@@ -258,12 +263,18 @@ def utc_now() -> str:
     """Now in UTC as ISO 8601 with microseconds and a ``Z``: every timestamp the store writes."""
     from datetime import UTC, datetime  # only when writing: reading a store never needs it
 
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat is several times faster than strftime("%Y-%m-%dT%H:%M:%S.%fZ"), same text.
+    return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+
+
+# What json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False) builds on every
+# call; built once, as the store encodes a few values per imported card.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def canonical_json(value) -> str:
     """Sorted keys, no whitespace, UTF-8 text: the one form that is hashed."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 # The one spelling of an audit entry's hashed text: canonical_json of its fields, keys sorted.
@@ -642,24 +653,26 @@ class Store:
 
     # -- writing (call inside transaction()) -------------------------------------------------
 
-    def put_blob(self, conn: sqlite3.Connection, data: bytes) -> str:
-        """Store ``data`` under its SHA-256 (no-op if present) and return the hex digest."""
-        sha = hashlib.sha256(data).hexdigest()
+    def put_blob(self, conn: sqlite3.Connection, data: bytes, sha256: str | None = None) -> str:
+        """Store ``data`` under its SHA-256 (no-op if present) and return the hex digest.
+        ``sha256``: that digest, when the caller has just computed it from these bytes."""
+        sha = hashlib.sha256(data).hexdigest() if sha256 is None else sha256
         conn.execute(
             "INSERT OR IGNORE INTO blobs (sha256, data, size) VALUES (?, ?, ?)",
             (sha, sqlite3.Binary(data), len(data)),
         )
         return sha
 
-    def put_bundle(self, conn: sqlite3.Connection, bundle: Bundle) -> str:
+    def put_bundle(self, conn: sqlite3.Connection, bundle: Bundle, *, new: bool = False) -> str:
         """Store every file of ``bundle`` as a blob, its manifest as a blob keyed by the bundle
-        digest, and its file rows; returns the digest (no-op for a bundle already stored)."""
+        digest, and its file rows; returns the digest (no-op for a bundle already stored).
+        ``new``: the caller knows (in this transaction) that no bundle with its digest is stored."""
         digest = bundle.digest
         stored = "SELECT 1 FROM bundle_files WHERE digest = ? LIMIT 1"
-        if conn.execute(stored, (digest,)).fetchone():
+        if not new and conn.execute(stored, (digest,)).fetchone():
             return digest
         for f in bundle.files:
-            self.put_blob(conn, bundle.contents[f.path])
+            self.put_blob(conn, bundle.contents[f.path], f.sha256)  # hashed when it was read
         manifest = bundle.manifest()
         conn.execute(
             "INSERT OR IGNORE INTO blobs (sha256, data, size) VALUES (?, ?, ?)",
@@ -703,9 +716,14 @@ class Store:
         detail: dict | None = None,
         source: dict | None = None,
         skill_sha256: str | None = None,
+        findings_json: str | None = None,
+        new_name: bool = False,
     ) -> Version:
         """Insert a new version (its blob must be stored) and audit it as an ``import``. If
         ``status`` is active, the name's current active version is retired as superseded.
+        ``findings_json``: ``canonical_json(list(findings))``, when the caller has made it.
+        ``new_name``: the caller knows (in this transaction) no version has this name yet, so
+        there is no active one to retire.
 
         ``sha256`` is the bundle digest of a bundle stored with ``put_bundle`` (a blob's own hash
         is accepted for a bare card: it is then recorded as its one-file bundle).
@@ -715,7 +733,7 @@ class Store:
             raise ValueError(f"provenance {provenance!r}")
         if status not in STATUSES:
             raise ValueError(f"status {status!r}")
-        if status == "active":
+        if status == "active" and not new_name:
             self._retire_active(conn, name, sha256)
         imported_at = utc_now()
         if skill_sha256 is not None:
@@ -735,7 +753,7 @@ class Store:
                 provenance,
                 status,
                 reason,
-                canonical_json(list(findings)),
+                canonical_json(list(findings)) if findings_json is None else findings_json,
                 digest,
                 skill_sha,
                 canonical_json(source or {}),
@@ -1021,6 +1039,40 @@ class Store:
         for files in out.values():
             files.sort(key=lambda f: f.path.encode())
         return out
+
+    def unknown_digests(self, digests: Iterable[str]) -> set[str]:
+        """Which of these digests no version has (as its bundle digest or, stored before
+        bundles, its SKILL.md hash) and no stored bundle has: a few queries for any number."""
+        wanted = sorted(set(digests))
+        known: set[str] = set()
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            known.update(
+                row[0]
+                for row in self._conn.execute(
+                    f"SELECT digest FROM versions WHERE digest IN ({marks}) "
+                    f"UNION SELECT sha256 FROM versions WHERE sha256 IN ({marks}) "
+                    f"UNION SELECT digest FROM bundle_files WHERE digest IN ({marks})",
+                    chunk * 3,
+                )
+            )
+        return set(wanted) - known
+
+    def unknown_names(self, names: Iterable[str]) -> set[str]:
+        """Which of these names no version has: a few queries for any number."""
+        wanted = sorted(set(names))
+        known: set[str] = set()
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            known.update(
+                row[0]
+                for row in self._conn.execute(
+                    f"SELECT DISTINCT name FROM versions WHERE name IN ({marks})", chunk
+                )
+            )
+        return set(wanted) - known
 
     def stored_bundles(self, digests: Iterable[str]) -> set[str]:
         """Which of these bundle digests have their manifest rows stored."""
