@@ -75,6 +75,8 @@ class CardReadError(ChimeraError):
 
 @dataclass(frozen=True)
 class Section:
+    """A level-2 section of a card: its heading, where it starts and its body."""
+
     title: str  # heading text, e.g. "Risk"
     line: int  # 1-based line of the heading in the file
     text: str  # the section's Markdown body, heading excluded, stripped
@@ -82,6 +84,8 @@ class Section:
 
 @dataclass
 class Card:
+    """A parsed SKILL.md: the exact bytes, the frontmatter and the body's sections."""
+
     raw: bytes  # exact bytes as given; hashes are always over these
     frontmatter: dict  # every key, known or not
     body: str  # text after the closing fence (line endings normalised to LF)

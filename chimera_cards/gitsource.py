@@ -53,6 +53,8 @@ class GitError(ChimeraError):
 
 @dataclass(frozen=True)
 class GitSnapshot:
+    """The skills found at one commit of a git repository."""
+
     source: str  # the path or URL as given (with any git+ prefix removed)
     ref: str | None  # as given; None for the repository's default branch
     commit: str  # the commit the ref resolved to

@@ -133,6 +133,8 @@ def _skill_sha(bundle: Bundle) -> str:
 
 @dataclass
 class ImportResult:
+    """What importing one skill did: imported, already present or refused, and why."""
+
     source: str  # the skill folder, file, archive entry or URL this result is about
     outcome: str  # "imported" | "present" | "refused"
     name: str | None = None

@@ -136,6 +136,8 @@ class UnknownProfileError(ChimeraError):
 
 @dataclass
 class Finding:
+    """One lint finding: a stable rule id, a severity, a message and where."""
+
     rule: str  # stable id, e.g. "name-format", "hidden-bidi"
     severity: str  # "error" | "warning" | "info"
     message: str
@@ -609,6 +611,8 @@ def _ascii_views(text: str, rare: str | None = None) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class _Finder:
+    """Where a pattern's matches can start, so only those offsets are tried."""
+
     starts: tuple[
         tuple[str, tuple[int, ...]], ...
     ]  # (word, offsets back from it a match may start)
@@ -1442,6 +1446,8 @@ def lint_text(text: str, path: str, *, markdown: bool | None = None) -> list[Fin
 
 @dataclass
 class LintReport:
+    """The findings of a lint run over some paths, with every file looked at."""
+
     files: list[str]  # every card file looked at, in order
     findings: list[Finding]
 

@@ -80,6 +80,8 @@ BM25_WEIGHTS = (10.0, 4.0, 2.0)  # name, description, triggers: a hit in the nam
 
 @dataclass
 class Match:
+    """A card the gate let through for a prompt, with why it may be used."""
+
     name: str
     sha256: str
     provenance: str  # as recorded at import: "clean" | "tainted"
@@ -163,6 +165,8 @@ class MatchList(list):
 
 @dataclass
 class GateDecision:
+    """Whether a stored version may reach an agent, and its verified bytes if so."""
+
     ok: bool
     basis: str = ""  # "clean-path" | "approved" when ok
     reason: str = ""  # why not, when not ok

@@ -73,6 +73,8 @@ class SkillSource:
 
 @dataclass
 class FoundSource:
+    """The skills one source (path, URL, archive) holds."""
+
     source: str
     skills: list[SkillSource]
 
