@@ -11,6 +11,7 @@ scan cost what ``git status`` costs, and restore only touches the paths that cha
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import re
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Generic, TypeVar, cast
 
-from reference_loop import gitstore
+from reference_loop import gitstore, storetrash
 from reference_loop.errors import LoopError
 
 # Files a verifier run creates on its own (pytest, Python, common tools); never diffed or restored.
@@ -222,6 +223,12 @@ class Workspace:
         self._in_memory = parent is not None
         self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-", dir=parent)
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
+        # The background removal of the store close() started (None before close()).
+        self.removal: storetrash.Removal | None = None
+        # Stores a killed process was still removing: swept off the caller's path.
+        threading.Thread(
+            target=storetrash.sweep, args=(os.path.dirname(self._tmp),), daemon=True
+        ).start()
         gitdir = os.path.join(self._tmp, "git")
         self._index = os.path.join(self._tmp, "index")
         self._env = {
@@ -267,9 +274,19 @@ class Workspace:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Remove the private GIT_DIR. The workspace itself is left as it is."""
-        self._finalizer()
+    def close(self, *, wait: bool = False) -> None:
+        """Remove the private GIT_DIR. The workspace itself is left as it is.
+
+        The store's path is free when this returns; its files are deleted in a background
+        thread (:attr:`removal`), since freeing a large pack can cost more than the whole run.
+
+        Args:
+            wait: block until the files are deleted too.
+        """
+        if self._finalizer.detach() is not None:
+            self.removal = storetrash.discard(self._tmp)
+        if wait and self.removal is not None:
+            self.removal.wait()
 
     @property
     def snapshot_tree(self) -> str | None:
@@ -317,7 +334,7 @@ class Workspace:
         """
         seed = self._seed_index or b""
         self._seed_index = None
-        look = _InThread(lambda: (_read_index(seed), self._scan_dirs(files=True)))
+        look = _InThread(lambda: _TreeLook.of(_read_index(seed), self._scan_dirs(files=True)))
         try:
             # -v names every path whose content or mode the add changed (stat refreshes are
             # silent): none means the index still holds exactly the user's index content.
@@ -326,25 +343,23 @@ class Workspace:
         except BaseException:
             look.join()
             raise
-        index, scanned = look.result()
+        found = look.result()
+        index, scanned = found.index, found.scan
         dropped = False
-        if proc.returncode == 0 and index is not None and scanned.files is not None:
+        if proc.returncode == 0 and index is not None and found.trusted is not None:
             if index.flagged:
                 self._drop_entries(index.flagged)
                 dropped = True
-            trusted = index.paths.difference(path for path, _gitlink in index.flagged)
-            # With no entry removed every trusted path is a file on disk, so as many files as
-            # trusted paths means none is untracked, without comparing a path.
             removed = b"\nremove '" in b"\n" + proc.stdout
-            untracked = (
-                [path for path in scanned.file_paths() if path not in trusted]
-                if removed or dropped or scanned.file_count() != len(trusted)
-                else []
-            )
+            untracked = found.untracked
+            if untracked is None:
+                untracked = (
+                    [p for p in scanned.file_paths() if p not in found.trusted]
+                    if removed or dropped
+                    else []
+                )
             # The snapshot's files: every trusted path is one when none was removed.
-            files = (
-                None if removed or dropped else trusted.union(untracked) if untracked else trusted
-            )
+            files = None if removed or dropped else found.files or found.trusted
             if not untracked and not dropped and index.tree and not proc.stdout.strip():
                 # Nothing changed and nothing is untracked: the snapshot is the user's index
                 # content, whose cached tree git has already written.
@@ -481,8 +496,15 @@ class Workspace:
             with open(index, "rb") as fh:
                 data = fh.read()
                 st = os.fstat(fh.fileno())
+            split = _split_index_over(data)
+            if split is not None:
+                # The user's index, byte for byte, is the shared part of a split index: the
+                # first add then writes only the entries it changed, never the whole index.
+                shared = os.path.join(gitdir, "sharedindex." + data[-20:].hex())
+                with open(shared, "wb") as fh:
+                    fh.write(data)
             with open(self._index, "wb") as fh:
-                fh.write(data)
+                fh.write(data if split is None else split)
             os.utime(self._index, ns=(st.st_atime_ns, st.st_mtime_ns))
         except OSError:
             return False
@@ -743,7 +765,11 @@ class Workspace:
         return found
 
     def _write_tree(self) -> str:
-        return self._run("write-tree").stdout.decode().strip()
+        # --missing-ok: git otherwise looks up every blob of each tree it rewrites (20,000
+        # lookups when every directory holds a change: most of write-tree's time). Every blob
+        # the index names was written by an add, or is the user's index's, which the clean
+        # first snapshot trusts the same way (it is the user's cached tree).
+        return self._run("write-tree", "--missing-ok").stdout.decode().strip()
 
     def _raw_changes(self, tree: str) -> list[_Entry]:
         args = ("--raw", "-z", "--no-abbrev", "--no-renames", "--no-ext-diff")
@@ -1202,6 +1228,7 @@ _UNPLAIN_CONFIG = re.compile(
 _PLACEHOLDER = ".reference-loop-nested-repository"
 _EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
 _ZERO_SHA = b"0" * 40
+_EMPTY_EWAH = b"\0\0\0\0" + b"\0\0\0\1" + b"\0" * 8 + b"\0\0\0\0"
 _ZERO_HEX = "0" * 40
 # Pack windows for processes that read only headers or only blobs known to be small.
 _WIDE_WINDOWS = ("core.packedGitWindowSize=1g", "core.packedGitLimit=8g")
@@ -1233,6 +1260,35 @@ class _InThread(Generic[_T]):
         if self._error is not None:
             raise self._error
         return cast(_T, self._value)
+
+
+@dataclass
+class _TreeLook:
+    """What the first snapshot of a repository's top learns beside its add: the user's index,
+    the pass over the directories, and from both the files the index does not track."""
+
+    index: _IndexPaths | None
+    scan: _Scan
+    trusted: set[bytes] | None = None  # the index paths git checks against the disk
+    # The files the index does not track; None when not compared: with as many files as
+    # trusted paths and no entry removed by the add, every file is trusted.
+    untracked: list[bytes] | None = None
+    files: set[bytes] | None = None  # trusted paths and untracked files, when there are some
+
+    @classmethod
+    def of(cls, index: _IndexPaths | None, scan: _Scan) -> _TreeLook:
+        if index is None or scan.files is None:
+            return cls(index, scan)
+        trusted = (
+            index.paths.difference(path for path, _gitlink in index.flagged)
+            if index.flagged
+            else index.paths
+        )
+        if scan.file_count() == len(trusted):
+            return cls(index, scan, trusted)
+        untracked = [path for path in scan.file_paths() if path not in trusted]
+        files = trusted.union(untracked) if untracked else None
+        return cls(index, scan, trusted, untracked, files)
 
 
 @dataclass
@@ -1296,6 +1352,59 @@ def _cached_root_tree(data: bytes, pos: int) -> str | None:
             return data[newline + 1 : newline + 21].hex()
         pos += 8 + size
     return None
+
+
+def _split_index_over(data: bytes) -> bytes | None:
+    """A split index whose shared part is ``data`` (an index, version 2 or 3, not split) as it
+    is: no entries of its own, a ``link`` extension naming ``data`` by its checksum, and the
+    cache-tree extension of ``data`` (git reads it from the split part only). ``None`` when
+    the cache tree cannot be located for certain: the caller then uses ``data`` whole.
+
+    The extensions are found from the end, without walking every entry: a ``TREE``
+    candidate counts only when it is followed by a chain of extensions ending exactly at the
+    checksum, follows an entry's NUL padding, and its root records as many entries as the
+    header (or is invalidated).
+    """
+    if len(data) < 32 or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
+        return None
+    count = int.from_bytes(data[8:12], "big")
+    end = len(data) - 20
+    tree = b""
+    pos = data.rfind(b"TREE", 12, end)
+    while pos > 12:
+        sigs = _extensions_to(data, pos, end) if data[pos - 1] == 0 else None
+        if sigs is not None:
+            if b"link" in sigs or b"sdir" in sigs:
+                return None  # already split, or a sparse index: left to git
+            size = int.from_bytes(data[pos + 4 : pos + 8], "big")
+            body = data[pos + 8 : pos + 8 + size]
+            newline = body.find(b"\n")
+            counts = body[1:newline].split(b" ") if newline > 0 and body[:1] == b"\0" else []
+            if len(counts) == 2 and counts[0] in (str(count).encode(), b"-1"):
+                tree = data[pos : pos + 8 + size]
+                break
+            return None  # a TREE where one may be, that does not fit: do not guess
+        pos = data.rfind(b"TREE", 12, pos)
+    if not tree and b"TREE" in data[12:end]:
+        return None
+    # The base's id, then empty delete and replace bitmaps (EWAH: no bits, one zero marker
+    # word); git requires both bitmaps when it merges the base in.
+    link = b"link" + (20 + 2 * len(_EMPTY_EWAH)).to_bytes(4, "big") + data[-20:] + _EMPTY_EWAH * 2
+    body = data[:8] + b"\0\0\0\0" + link + tree
+    return body + hashlib.sha1(body).digest()
+
+
+def _extensions_to(data: bytes, pos: int, end: int) -> list[bytes] | None:
+    """The signatures of a chain of extensions (4-letter signature, 4-byte size, data) running
+    from ``pos`` to exactly ``end``; ``None`` when there is no such chain."""
+    sigs = []
+    while pos + 8 <= end:
+        sig = data[pos : pos + 4]
+        if not sig.isalpha():
+            return None
+        sigs.append(sig)
+        pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "big")
+    return sigs if pos == end else None
 
 
 def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:

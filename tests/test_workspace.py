@@ -1031,3 +1031,48 @@ def test_a_patch_of_hundreds_of_changes_made_beside_the_restore_describes_the_at
     patch.write_bytes(diff.raw)
     git(copy, "apply", "--binary", str(patch))
     assert tree_state(copy) == after
+
+
+@pytest.mark.parametrize("names", ["plain", "lookalike"])
+def test_the_users_index_is_the_shared_part_of_the_private_split_index(tmp_path, names):
+    """The first add writes only what it changed: the private index is a split index over the
+    user's index bytes, found by their checksum, with the user's cached tree kept. Paths that
+    spell extension signatures ("TREE", "link") must not be taken for extensions."""
+    repo = make_project(tmp_path / "repo")
+    if names == "lookalike":
+        for rel in ("TREE", "link", "sdir/TREE", "zz/TREE\n1 0", "zzz/link"):
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            (repo / rel).write_text(f"{rel}\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    committed = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    user_index = (repo / ".git" / "index").read_bytes()
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(repo)
+    with Workspace(repo) as ws:
+        private = Path(ws._env["GIT_DIR"])
+        shared = private / f"sharedindex.{user_index[-20:].hex()}"
+        assert shared.read_bytes() == user_index
+        assert os.path.getsize(ws._index) < 1024  # the split part: no entries of its own
+        assert ws.snapshot() == committed
+        tracked = git(repo, "ls-files").splitlines()
+        env = {**ws._env}
+        listed = subprocess.run(
+            ["git", "ls-files"], cwd=repo, env=env, capture_output=True, check=True, text=True
+        ).stdout.splitlines()
+        assert listed == tracked
+        (repo / "README.md").write_text("changed by the attempt\n")
+        (repo / "src" / "new.py").write_text("n = 1\n")
+        diff = ws.diff_and_restore()
+        assert {(c.path, c.status) for c in diff.files} == {("README.md", "M"), ("src/new.py", "A")}
+    assert tree_state(repo) == before
+    assert _repo_fingerprint(repo) == fingerprint
+
+
+def test_an_index_whose_cache_tree_cannot_be_located_is_copied_whole():
+    data = bytearray(b"DIRC\0\0\0\2\0\0\0\0")
+    data += b"TREE" + (3).to_bytes(4, "big") + b"xyz"  # a TREE that is not a cache tree
+    data += hashlib.sha1(bytes(data)).digest()
+    assert workspace_module._split_index_over(bytes(data)) is None
+    assert workspace_module._split_index_over(b"DIRC\0\0\0\4" + bytes(40)) is None
