@@ -194,7 +194,7 @@ def _statement_starts(text: str, starts: list[int]) -> list[int] | None:
             decorated = True
         elif decorated:
             decorated = False  # the definition its decorators belong to
-        elif not _CLAUSE.match(text, at):
+        elif head not in "ef" or not _CLAUSE.match(text, at):  # a clause's first letter
             offsets.append(at)
     return offsets
 
