@@ -9,8 +9,9 @@ away). Every figure is a ratio against a baseline measured in the same run on th
   files + ``diff_and_restore()`` + ``close()`` (the attempt's own edits are not timed), on a clean
   repository, a dirty one (files modified and added since the user's last ``git add``), and a
   plain directory. Floors: ``git status`` (repositories; target <= 3x; whole runs and
-  ``git status`` interleaved round by round, best of ``--rounds``) and
-  ``git hash-object --stdin-paths`` over every file (plain directory; target <= 1.5x).
+  ``git status`` interleaved round by round, best of ``--rounds``; the CPU ratio, best of
+  each, is printed beside it) and ``git hash-object --stdin-paths`` over every file (plain
+  directory; target <= 1.5x).
 - ``close()`` alone (target <= 0.1 s at 100k files).
 - Per attempt, 10 / 1,000 / 10,000 changed files: ``diff_and_restore()`` against
   ``git checkout -- . && git clean -fdq`` undoing the same change in the repository (target <= 2x
@@ -146,7 +147,11 @@ def repo_whole_runs(
         runs.append(whole_run(root, gitdir, paths, seed=seed + 100 * r))
     wall, cpu = min(floors)
     print(f"  git status: {wall:.3f}s wall, {cpu:.3f}s CPU (best of {rounds})")
-    return min(runs, key=lambda run: run["total"]), wall
+    # CPU (this process and its git children) is what other work on the 2 shared cores
+    # disturbs least: the best of each, side by side with the wall-time headline.
+    best = min(runs, key=lambda run: run["total"])
+    cpu_ratio = min(run["cpu"] for run in runs) / min(c for _w, c in floors)
+    return {**best, "cpu_ratio": cpu_ratio}, wall
 
 
 def hash_object_time(root: Path) -> float:
@@ -284,9 +289,10 @@ def bench_size(
 
 def report(label: str, run: dict, floor: float, floor_name: str, target: float) -> None:
     ratio = run["total"] / floor
+    cpu = f" (CPU, best of each: {run['cpu_ratio']:.2f}x)" if "cpu_ratio" in run else ""
     print(
         f"  WHOLE RUN {label}: {run['total']:.3f}s = {ratio:.2f}x {floor_name} ({floor:.3f}s), "
-        f"target <= {target}x {'OK' if ratio <= target else 'MISSED'}"
+        f"target <= {target}x {'OK' if ratio <= target else 'MISSED'}{cpu}"
     )
     print(
         f"      init {run['init']:.3f}s, first snapshot {run['snapshot']:.3f}s, "
@@ -372,6 +378,9 @@ def main() -> int:
         if files == "memory_mb":
             continue
         figures = ", ".join(f"{k} {res[k]['ratio']:.2f}x" for k in ("clean", "dirty", "plain"))
+        figures += ", CPU " + ", ".join(
+            f"{k} {res[k]['cpu_ratio']:.2f}x" for k in ("clean", "dirty")
+        )
         print(f"  {int(files):,} files: {figures}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))

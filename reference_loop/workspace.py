@@ -11,6 +11,7 @@ scan cost what ``git status`` costs, and restore only touches the paths that cha
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import shutil
@@ -20,7 +21,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Generic, TypeVar, cast
@@ -50,6 +51,8 @@ _BYTE_EXACT_ATTRIBUTES = "* -text -eol -ident -filter -working-tree-encoding\n"
 # The private repository's whole config: user/system config is switched off by the environment.
 # bigFileThreshold and the small pack windows let git stream a large blob (restore, diff) instead
 # of holding it, or a whole mapped pack, in memory.
+# splitIndex: each command rewrites only the entries that changed, not the whole index (writing
+# and hashing the 2 MB index of a 20,000-file tree cost 6-12 ms per git command).
 _CONFIG = """\
 [core]
 \trepositoryformatversion = 0
@@ -65,6 +68,7 @@ _CONFIG = """\
 \tpackedGitWindowSize = 8m
 \tpackedGitLimit = 32m
 \tuntrackedCache = false
+\tsplitIndex = true
 \tlooseCompression = {loose}
 \tfsync = none
 \thooksPath = {hooks}
@@ -124,14 +128,46 @@ class _Snapshot:
     # Directories with no tracked file below them (git does not record empty dirs); every
     # directory in this set, nested ones included, is recreated by restore.
     empty_dirs: frozenset[str]
-    # Every directory of the snapshot ("" is the root) -> (inode, mtime_ns, when it was read).
-    # A new directory changes its parent's mtime, so restore only lists directories whose
-    # mtime moved (or is too recent to trust) instead of walking the tree again.
+    # Every directory of the snapshot ("" is the root) -> (inode, ctime_ns, when it was read).
+    # A new entry changes its directory's ctime, so scans and restores only list directories
+    # whose ctime moved (or is too recent to trust) instead of walking the tree again. ctime,
+    # not mtime: an attempt can set a directory's mtime back (utime), never its ctime.
     dirs: dict[str, tuple[int, int, int]]
     # Every ``.git`` entry (the user's own, nested repositories') present at the snapshot: any
     # other ``.git`` is a repository the attempt made, and restore removes it.
     gits: frozenset[str] = frozenset()
     started: int = 0  # time.time_ns() when the snapshot began
+    # Every file and symlink of the snapshot: in a directory whose ctime moved, a name not
+    # here is new, so later scans need not walk the whole tree to find new files.
+    files: frozenset[bytes] | set[bytes] = frozenset()
+
+
+@dataclass
+class _Scan:
+    """One pass over the directories (see :meth:`Workspace._scan_dirs`)."""
+
+    dirs: dict[str, tuple[int, int, int]]
+    empty: set[str]
+    gits: set[str]
+    # Every file and symlink as (its directory's path + "/", names), when the pass was asked
+    # for them; full paths are built only when they must be compared with the index.
+    files: list[tuple[bytes, list[bytes]]] | None = None
+
+    def snapshot(self, tree: str, started: int, files: set[bytes] | None = None) -> _Snapshot:
+        """The snapshot this pass describes; ``files`` when the caller has the set already."""
+        if files is None:
+            files = set(self.file_paths())
+        return _Snapshot(
+            tree, frozenset(self.empty), self.dirs, frozenset(self.gits), started, files
+        )
+
+    def file_count(self) -> int:
+        return sum(len(names) for _prefix, names in self.files or ())
+
+    def file_paths(self) -> Iterator[bytes]:
+        for prefix, names in self.files or ():
+            for name in names:
+                yield prefix + name
 
 
 @dataclass
@@ -178,6 +214,10 @@ class Workspace:
         # Paths (relative, '/'-separated; directories end in '/') the last restore removed,
         # rewrote or recreated: restore's cost scales with this list, not with the tree.
         self.last_restored: list[str] = []
+        # Paths the private index may lack though the snapshot has them (a file the attempt
+        # deleted, written back by a restore or made again): the next scan stages them by
+        # name, since directory ctimes only point it at names the snapshot did not have.
+        self._pending: set[bytes] = set()
         parent = self._store_parent()
         self._in_memory = parent is not None
         self._tmp = tempfile.mkdtemp(prefix="reference-loop-ws-", dir=parent)
@@ -243,13 +283,12 @@ class Workspace:
         snap = self._snapshot
         if snap is None:
             if self.seeded:
-                tree, (dirs, empty, gits) = self._first_seeded_snapshot()
-                self._snapshot = _Snapshot(tree, frozenset(empty), dirs, frozenset(gits), started)
+                tree, scan, files = self._first_seeded_snapshot()
+                self._snapshot = scan.snapshot(tree, started, files)
                 return tree
             stored = self._store_by_hand()
             if stored is not None:
-                dirs, empty, gits = self._scan_dirs()
-                self._snapshot = _Snapshot(stored, frozenset(empty), dirs, frozenset(gits), started)
+                self._snapshot = self._scan_dirs(files=True).snapshot(stored, started)
                 return stored
             self._stage_all()
             tree = self._write_tree()
@@ -263,38 +302,63 @@ class Workspace:
                     snap.dirs.update(self._stat_dirs(moved))
                     return snap.tree
             tree = self._write_tree()
-        dirs, empty, gits = self._scan_dirs()
-        self._snapshot = _Snapshot(tree, frozenset(empty), dirs, frozenset(gits), started)
+        self._snapshot = self._scan_dirs(files=True).snapshot(tree, started)
         return tree
 
-    def _first_seeded_snapshot(
-        self,
-    ) -> tuple[str, tuple[dict[str, tuple[int, int, int]], set[str], set[str]]]:
+    def _first_seeded_snapshot(self) -> tuple[str, _Scan, set[bytes] | None]:
         """The first snapshot of a repository's top, from the copy of the user's index.
 
-        The Python work (finding index entries git would not check against the disk, and the
-        pass over directories) runs in a thread while ``git add`` stats the tree, so its wall
-        time hides behind git's. Entries the add trusted without looking (assume-unchanged,
-        skip-worktree, submodules) are rare: when there are any, they are dropped and the add
-        runs again.
+        ``git add -u`` stats the files the user's index tracks (like ``git status``) while a
+        thread reads the copied index (every path, and the entries git would trust without
+        looking: assume-unchanged, skip-worktree, submodules) and makes the one pass over the
+        directories the snapshot needs anyway; the files it finds that the index does not
+        track are then staged by name, so git never reads every directory a second time.
+        Untrusted entries are rare: they are dropped and their files staged afresh.
         """
-        seed = self._seed_index
+        seed = self._seed_index or b""
         self._seed_index = None
-        look = _InThread(lambda: (_flagged_index_entries(seed or b""), self._scan_dirs()))
+        look = _InThread(lambda: (_read_index(seed), self._scan_dirs(files=True)))
         try:
-            self._stage_all()
-            tree = self._write_tree()
+            # -v names every path whose content or mode the add changed (stat refreshes are
+            # silent): none means the index still holds exactly the user's index content.
+            config = self._store_config()
+            proc = self._run("add", "-u", "-v", "--ignore-errors", config=config, check=False)
         except BaseException:
             look.join()
             raise
-        flagged, scanned = look.result()
-        if flagged is None:
-            flagged = self._flagged_by_git()
-        if flagged:
-            self._drop_entries(flagged)
-            self._stage_all()
-            tree = self._write_tree()
-        return tree, scanned
+        index, scanned = look.result()
+        dropped = False
+        if proc.returncode == 0 and index is not None and scanned.files is not None:
+            if index.flagged:
+                self._drop_entries(index.flagged)
+                dropped = True
+            trusted = index.paths.difference(path for path, _gitlink in index.flagged)
+            # With no entry removed every trusted path is a file on disk, so as many files as
+            # trusted paths means none is untracked, without comparing a path.
+            removed = b"\nremove '" in b"\n" + proc.stdout
+            untracked = (
+                [path for path in scanned.file_paths() if path not in trusted]
+                if removed or dropped or scanned.file_count() != len(trusted)
+                else []
+            )
+            # The snapshot's files: every trusted path is one when none was removed.
+            files = (
+                None if removed or dropped else trusted.union(untracked) if untracked else trusted
+            )
+            if not untracked and not dropped and index.tree and not proc.stdout.strip():
+                # Nothing changed and nothing is untracked: the snapshot is the user's index
+                # content, whose cached tree git has already written.
+                return index.tree, scanned, files
+            if not untracked or self._stage_paths(untracked):
+                return self._write_tree(), scanned, files
+        # git's own add says what cannot be staged, and reads an index Python does not parse.
+        self._stage_all()
+        if not dropped:
+            flagged = index.flagged if index is not None else self._flagged_by_git()
+            if flagged:
+                self._drop_entries(flagged)
+                self._stage_all()
+        return self._write_tree(), scanned, None
 
     def diff(self) -> Diff:
         """The real change from the snapshot to the current state (call it before restore)."""
@@ -335,9 +399,19 @@ class Workspace:
         ):
             # git's patch reads a file from the work tree when the index says it is current
             # (a large one mapped, never read whole), so the work tree stays as the attempt
-            # left it until the patch is made.
-            diff = self._patch(snap, entries, shown, sizes)
-            self._restore(snap, entries, sizes)
+            # left it until the patch is made; the snapshot's blobs, when small, are read
+            # from the store meanwhile.
+            wanted = sorted({e.src_sha for e in entries if e.status != "A"} - {_ZERO_HEX})
+            fetch = None
+            if wanted and sum(sizes.get(sha, _PREFETCH_BYTES) for sha in wanted) < _PREFETCH_BYTES:
+                fetch = _InThread(lambda: self._fetch_blobs(wanted))
+            try:
+                diff = self._patch(snap, entries, shown, sizes)
+            except BaseException:
+                if fetch is not None:
+                    fetch.join()
+                raise
+            self._restore(snap, entries, sizes, fetch.result() if fetch is not None else None)
             return diff
         # Many files: the restore runs beside a patch made from two trees with no index (so
         # git reads nothing from the work tree but the attributes, which no entry changes).
@@ -389,23 +463,10 @@ class Workspace:
         """
         if not os.path.lexists(self.root / ".git"):
             return False  # not the top of a repository (a folder inside one is not seeded)
-        env = {**self._base_env, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-        try:
-            proc = subprocess.run(
-                [self._git, "rev-parse", "--path-format=absolute", *_TOP_DIRS],
-                check=False,
-                cwd=self.root,
-                env=env,
-                capture_output=True,
-            )
-        except OSError:
+        found = _plain_layout(str(self.root)) or self._ask_git_for_dirs()
+        if found is None:
             return False
-        lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-        if proc.returncode != 0 or len(lines) != 3:
-            return False
-        top, user_gitdir, common = lines
-        if os.path.realpath(top) != str(self.root):
-            return False
+        user_gitdir, common = found
         index = os.path.join(user_gitdir, "index")
         objects = os.path.join(common, "objects")
         # A split index needs its shared part beside it; a sparse checkout leaves entries that
@@ -432,6 +493,27 @@ class Workspace:
         # Which entries the first add must not trust is worked out beside that add.
         self._seed_index = data
         return True
+
+    def _ask_git_for_dirs(self) -> tuple[str, str] | None:
+        """(git dir, common dir) of the repository whose top is ``root``, as git sees it."""
+        env = {**self._base_env, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+        try:
+            proc = subprocess.run(
+                [self._git, "rev-parse", "--path-format=absolute", *_TOP_DIRS],
+                check=False,
+                cwd=self.root,
+                env=env,
+                capture_output=True,
+            )
+        except OSError:
+            return None
+        lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if proc.returncode != 0 or len(lines) != 3:
+            return None
+        top, user_gitdir, common = lines
+        if os.path.realpath(top) != str(self.root):
+            return None
+        return user_gitdir, common
 
     def _run(
         self,
@@ -467,6 +549,13 @@ class Workspace:
     def _lexists(self, d: str, name: str) -> bool:
         return os.path.lexists(os.path.join(self.root, d, name))
 
+    def _store_config(self) -> list[str]:
+        """Config for a git command that stores objects. On disk, the objects of one command go
+        straight into one pack: writing thousands of loose files (and deleting them on close)
+        costs more than hashing them. In memory a loose object is cheaper than bulk
+        check-in's per-object pack bookkeeping."""
+        return [] if self._in_memory else [_BULK_CHECKIN, "pack.compression=1"]
+
     def _stage_all(self) -> None:
         """Stage every file of the workspace, ignored ones included, into the private index.
 
@@ -474,10 +563,7 @@ class Workspace:
         A nested repository (a directory with its own ``.git``) is staged as the plain files it
         holds; its ``.git`` is never read.
         """
-        # On disk, the objects of one add go straight into one pack: writing thousands of loose
-        # files (and deleting them on close) costs more than hashing them. In memory a loose
-        # object is cheaper than bulk check-in's per-object pack bookkeeping.
-        config = [] if self._in_memory else [_BULK_CHECKIN, "pack.compression=1"]
+        config = self._store_config()
         for _round in range(8):
             self._mark_nested()
             proc = self._run("add", "-A", "-f", "--ignore-errors", config=config, check=False)
@@ -573,13 +659,88 @@ class Workspace:
 
     def _changes(self, snap: _Snapshot) -> list[_Entry]:
         """Stage the current state; the raw changes from the snapshot, every path included."""
-        self._stage_all()
+        self._stage_changes(snap)
         entries = self._raw_changes(snap.tree)
         # A repository git recorded as a gitlink without saying so: stage its files.
         if any(e.dst_mode == _GITLINK for e in entries) and self._adopt_gitlinks():
             self._stage_all()
             entries = self._raw_changes(snap.tree)
+        # A deleted file is gone from the index but still a snapshot name: should it come back
+        # (by the attempt, or by a restore), the next scan must stage it by name.
+        self._pending |= {os.fsencode(e.path) for e in entries if e.status == "D"}
         return entries
+
+    def _stage_changes(self, snap: _Snapshot) -> None:
+        """Stage what changed since the snapshot without walking the whole tree.
+
+        ``git add -u`` stats the files the index tracks (every file of the snapshot); a new
+        file always moves its directory's ctime, so new files are found by listing only the
+        directories whose ctime moved, in a thread beside the add, and their files are staged
+        by name with the paths a restore wrote back. This is ``git add -A``'s result without
+        git's read of every directory.
+        """
+        look = _InThread(lambda: self._new_files(snap))
+        try:
+            proc = self._run(
+                "add", "-u", "--ignore-errors", config=self._store_config(), check=False
+            )
+        except BaseException:
+            look.join()
+            raise
+        try:
+            new = look.result()
+        except OSError:
+            new = None  # a directory that cannot be listed: git's walk says what is wrong
+        staged = proc.returncode == 0 and new is not None
+        if staged and (new or self._pending):
+            staged = self._stage_paths(sorted((new or set()) | self._pending))
+        if not staged:
+            self._stage_all()
+        self._pending.clear()
+
+    def _stage_paths(self, paths: Iterable[bytes]) -> bool:
+        """Stage these files by name (a path no longer there leaves the index); ``False``
+        when git refused one (then a full ``git add`` names the problem)."""
+        request = b"".join(p + b"\0" for p in paths)
+        args = ("update-index", "--add", "--remove", "--replace", "-z", "--stdin")
+        config = self._store_config()
+        return self._run(*args, input=request, config=config, check=False).returncode == 0
+
+    def _new_files(self, snap: _Snapshot) -> set[bytes]:
+        """Files and symlinks the snapshot did not have: in directories whose ctime moved
+        (where a new one may be), and everything in directories the snapshot did not have."""
+        root = os.fsencode(self.root)
+        known = snap.files
+        found: set[bytes] = set()
+        todo: list[bytes] = []
+        for d, (ino, ctime, seen) in snap.dirs.items():
+            path = os.fsencode(d)
+            try:
+                st = os.lstat(root + b"/" + path if path else root)
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # its files are gone: the add drops them
+            if stat.S_ISDIR(st.st_mode) and _moved(st, ino, ctime, seen):
+                todo.append(path)
+        while todo:
+            here = todo.pop()
+            prefix = here + b"/" if here else b""
+            try:
+                it = os.scandir(root + b"/" + here if here else root)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            with it:
+                for entry in it:
+                    name = entry.name
+                    if name == b".git":
+                        continue  # never staged; restore removes one the attempt made
+                    if entry.is_dir(follow_symlinks=False):
+                        if os.fsdecode(prefix + name) not in snap.dirs:
+                            todo.append(prefix + name)
+                    elif (entry.is_file(follow_symlinks=False) or entry.is_symlink()) and (
+                        prefix + name not in known
+                    ):
+                        found.add(prefix + name)
+        return found
 
     def _write_tree(self) -> str:
         return self._run("write-tree").stdout.decode().strip()
@@ -699,10 +860,14 @@ class Workspace:
         return sizes
 
     def _restore(
-        self, snap: _Snapshot, entries: list[_Entry], sizes: dict[str, int] | None = None
+        self,
+        snap: _Snapshot,
+        entries: list[_Entry],
+        sizes: dict[str, int] | None = None,
+        blobs: Mapping[str, bytes] | None = None,
     ) -> None:
         try:
-            touched = self._revert(snap, entries, sizes)
+            touched = self._revert(snap, entries, sizes, blobs)
             touched += self._fix_directories(snap)
             self.last_restored = touched
         except OSError as exc:
@@ -711,7 +876,11 @@ class Workspace:
             raise LoopError(f"restore failed at {where}: {exc.strerror or exc}") from exc
 
     def _revert(
-        self, snap: _Snapshot, entries: list[_Entry], sizes: dict[str, int] | None = None
+        self,
+        snap: _Snapshot,
+        entries: list[_Entry],
+        sizes: dict[str, int] | None = None,
+        blobs: Mapping[str, bytes] | None = None,
     ) -> list[str]:
         """Undo the raw diff entries in the work tree, writing snapshot blobs from the store.
 
@@ -732,17 +901,42 @@ class Workspace:
         # directory is free before the snapshot's version is written.
         for path in remove:
             self._remove_path(path, snap)
+        self._pending |= {os.fsencode(p) for p, (mode, _sha) in write.items() if mode != _GITLINK}
         if write:
             # Blobs known to be small may be read through large pack windows.
             small = sizes is not None and all(
                 sizes.get(sha, BIG_FILE_BYTES + 1) <= BIG_FILE_BYTES for _m, sha in write.values()
             )
-            self._write_from_store(write, wide=small)
+            self._write_from_store(write, wide=small, blobs=blobs)
         return sorted(set(remove) | set(write))
 
-    def _write_from_store(self, write: dict[str, tuple[str, str]], *, wide: bool = False) -> None:
-        """Write each path's snapshot blob, streamed from ``git cat-file --batch`` (one process,
-        one object at a time), so a large file never sits in memory whole."""
+    def _fetch_blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
+        """Small blobs read whole, through one ``git cat-file --batch``."""
+        request = "".join(f"{sha}\n" for sha in shas).encode()
+        out = self._run("cat-file", "--batch", input=request, config=_WIDE_WINDOWS).stdout
+        blobs: dict[str, bytes] = {}
+        pos = 0
+        for sha in shas:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].split()
+            if len(header) != 3:
+                shown = b" ".join(header).decode("utf-8", "replace") or sha
+                raise LoopError(f"snapshot object missing from the private store: {shown}")
+            size = int(header[2])
+            blobs[sha] = out[end + 1 : end + 1 + size]
+            pos = end + 2 + size
+        return blobs
+
+    def _write_from_store(
+        self,
+        write: dict[str, tuple[str, str]],
+        *,
+        wide: bool = False,
+        blobs: Mapping[str, bytes] | None = None,
+    ) -> None:
+        """Write each path's snapshot blob: from ``blobs`` when it holds them all (small ones
+        read beforehand), otherwise streamed from ``git cat-file --batch`` (one process, one
+        object at a time), so a large file never sits in memory whole."""
         items = sorted(write.items())
         # Directories checked (or made) real by this restore: nothing else writes the work tree
         # meanwhile, so each is looked at once, not once per file below it.
@@ -752,8 +946,15 @@ class Workspace:
                 self._make_parents(path, made)
                 _clear(os.fsencode(self.root / path))
                 os.mkdir(self.root / path)  # what git checks out for a nested repository
-        blobs = [(p, m, s) for p, (m, s) in items if m != _GITLINK]
-        if not blobs:
+        wanted = [(p, m, s) for p, (m, s) in items if m != _GITLINK]
+        if not wanted:
+            return
+        root = os.fsencode(self.root) + b"/"
+        if blobs is not None and all(sha in blobs for _p, _m, sha in wanted):
+            for path, mode, sha in wanted:
+                self._make_parents(path, made)
+                data = blobs[sha]
+                self._put(root + os.fsencode(path), mode, io.BytesIO(data), len(data))
             return
         try:
             proc = subprocess.Popen(
@@ -768,33 +969,34 @@ class Workspace:
         except FileNotFoundError as exc:
             raise LoopError(_NO_GIT) from exc
         assert proc.stdin is not None and proc.stdout is not None
-        root = os.fsencode(self.root) + b"/"
         # All requests go in from a thread while objects are read here: no round trip per file.
         feeder = threading.Thread(
-            target=_feed, args=(proc.stdin, b"".join(f"{s}\n".encode() for _p, _m, s in blobs))
+            target=_feed, args=(proc.stdin, b"".join(f"{s}\n".encode() for _p, _m, s in wanted))
         )
         feeder.start()
         try:
-            for path, mode, sha in blobs:
+            for path, mode, sha in wanted:
                 header = proc.stdout.readline().split()
                 if len(header) != 3:
                     shown = b" ".join(header).decode("utf-8", "replace") or sha
                     raise LoopError(f"snapshot object missing from the private store: {shown}")
-                size = int(header[2])
                 self._make_parents(path, made)
-                full = root + os.fsencode(path)
-                if mode == _SYMLINK:
-                    target = proc.stdout.read(size)
-                    _clear(full)
-                    os.symlink(target, full)
-                else:
-                    self._write_file(full, mode == "100755", proc.stdout, size)
+                self._put(root + os.fsencode(path), mode, proc.stdout, int(header[2]))
                 proc.stdout.read(1)  # the newline after each object
         finally:
             proc.stdout.close()
             proc.kill()  # done or failed: a feeder blocked on a full pipe gets EPIPE
             feeder.join()
             proc.wait()
+
+    def _put(self, full: bytes, mode: str, src: IO[bytes], size: int) -> None:
+        """Put a blob of ``size`` bytes from ``src`` at ``full`` as a symlink or a file."""
+        if mode == _SYMLINK:
+            target = src.read(size)
+            _clear(full)
+            os.symlink(target, full)
+        else:
+            self._write_file(full, mode == "100755", src, size)
 
     def _write_file(self, full: bytes, executable: bool, src: IO[bytes], size: int) -> None:
         """Put ``size`` bytes from ``src`` at ``full``. A regular file with one link is
@@ -867,34 +1069,44 @@ class Workspace:
                 break
             parent = parent.rpartition("/")[0]
 
-    def _scan_dirs(self) -> tuple[dict[str, tuple[int, int, int]], set[str], set[str]]:
-        """One pass over the directories: every directory (-> inode, mtime, when read), those
-        with no file anywhere below (git does not record them), and every ``.git`` entry."""
+    def _scan_dirs(self, *, files: bool = False) -> _Scan:
+        """One pass over the directories: every directory (-> inode, ctime, when read), those
+        with no file anywhere below (git does not record them), every ``.git`` entry, and
+        with ``files`` every file and symlink."""
         now = time.time_ns()
         root = os.fsencode(self.root)
         dirs: dict[str, tuple[int, int, int]] = {}
         has_file: dict[str, bool] = {}
         gits: set[str] = set()
         st = os.lstat(root)
-        dirs[""] = (st.st_ino, st.st_mtime_ns, now)
+        dirs[""] = (st.st_ino, st.st_ctime_ns, now)
         order = [""]
         todo = [b""]
+        listed: list[tuple[bytes, list[bytes]]] | None = [] if files else None
         # Bytes names, and only directories get a path built: the loop runs once per file.
         while todo:
             d = todo.pop()
             found = False
+            prefix = d + b"/" if d else b""
+            names: list[bytes] = []
+            if listed is not None:
+                listed.append((prefix, names))
             with os.scandir(root + b"/" + d if d else root) as it:
                 for entry in it:
                     name = entry.name
                     if name == b".git":
-                        gits.add(os.fsdecode(d + b"/" + name if d else name))
+                        gits.add(os.fsdecode(prefix + name))
                     elif entry.is_dir(follow_symlinks=False):
-                        rel = d + b"/" + name if d else name
+                        rel = prefix + name
                         est = entry.stat(follow_symlinks=False)
                         key = os.fsdecode(rel)
-                        dirs[key] = (est.st_ino, est.st_mtime_ns, now)
+                        dirs[key] = (est.st_ino, est.st_ctime_ns, now)
                         order.append(key)
                         todo.append(rel)
+                    elif listed is not None:
+                        if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                            names.append(name)
+                            found = True
                     elif not found and (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
                         found = True
             has_file[os.fsdecode(d)] = found
@@ -903,7 +1115,7 @@ class Workspace:
             if key and has_file[key]:
                 has_file[key.rpartition("/")[0]] = True
         empty = {d for d in order if d and not has_file[d]}
-        return dirs, empty, gits
+        return _Scan(dirs, empty, gits, listed)
 
     def _stat_dirs(self, dirs: Iterable[str]) -> dict[str, tuple[int, int, int]]:
         now = time.time_ns()
@@ -914,7 +1126,7 @@ class Workspace:
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                out[d] = (st.st_ino, st.st_mtime_ns, now)
+                out[d] = (st.st_ino, st.st_ctime_ns, now)
         return out
 
     def _fix_directories(self, snap: _Snapshot) -> list[str]:
@@ -934,21 +1146,19 @@ class Workspace:
         return touched
 
     def _dir_changes(self, snap: _Snapshot) -> tuple[list[str], list[str], bool]:
-        """(directories whose mtime moved, new directories and ``.git`` entries, whether a
-        snapshot directory is missing). Only directories whose mtime moved are listed: a new
-        entry always changes its parent's mtime."""
+        """(directories whose ctime moved, new directories and ``.git`` entries, whether a
+        snapshot directory is missing). Only directories whose ctime moved are listed: a new
+        entry always changes its parent's ctime."""
         moved: list[str] = []
         new: list[str] = []
         missing = False
-        for d, (ino, mtime, seen) in list(snap.dirs.items()):
+        for d, (ino, ctime, seen) in list(snap.dirs.items()):
             try:
                 st = os.lstat(self.root / d)
             except OSError:
                 missing = True
                 continue
-            # A change within the filesystem's timestamp granularity of the recording could leave
-            # mtime equal; such recent directories are always listed.
-            if (st.st_ino, st.st_mtime_ns) == (ino, mtime) and mtime < seen - _RACY_NS:
+            if not _moved(st, ino, ctime, seen):
                 continue
             moved.append(d)
             if not stat.S_ISDIR(st.st_mode):
@@ -980,7 +1190,15 @@ _BULK_CHECKIN = "core.bigFileThreshold=1"
 _RESTORE_BESIDE_PATCH = 256
 _MALLOC_TUNABLES = "glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=268435456"
 _CHUNK = 1 << 20
+# Below this many bytes in all, the blobs a restore writes are read while the patch is made.
+_PREFETCH_BYTES = 16 << 20
 _TOP_DIRS = ("--show-toplevel", "--git-dir", "--git-common-dir")
+# Config lines after which git, not the layout, says where a repository's work tree and
+# objects are: a moved or bare work tree, included files, extensions (object format...).
+_UNPLAIN_CONFIG = re.compile(
+    rb"(?im)^\s*(?:worktree\b|\[\s*(?:include|extensions)|"
+    rb"bare[ \t]*(?:$|=[ \t]*(?![ \t]|(?:false|no|off|0)[ \t]*(?:[#;].*)?$)))"
+)
 _PLACEHOLDER = ".reference-loop-nested-repository"
 _EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
 _ZERO_SHA = b"0" * 40
@@ -1017,13 +1235,25 @@ class _InThread(Generic[_T]):
         return cast(_T, self._value)
 
 
-def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
-    """Entries of an index (version 2 or 3) that ``git add`` trusts without looking at the
-    disk: (path, is a gitlink) for assume-unchanged, skip-worktree and gitlink entries.
-    ``None`` when the data is not such an index (git is asked instead)."""
+@dataclass
+class _IndexPaths:
+    """What the first snapshot needs from the user's index: every path, and the entries
+    ``git add`` trusts without looking at the disk as (path, is a gitlink)."""
+
+    paths: set[bytes]
+    flagged: list[tuple[bytes, bool]]
+    # The root of the index's cached tree (hex) when it covers every entry: the tree
+    # ``git write-tree`` would give without looking at anything else.
+    tree: str | None = None
+
+
+def _read_index(data: bytes) -> _IndexPaths | None:
+    """The paths of an index (version 2 or 3) and its assume-unchanged, skip-worktree and
+    gitlink entries. ``None`` when the data is not such an index (git is asked instead)."""
     if len(data) < 12 or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
         return None
     count = int.from_bytes(data[8:12], "big")
+    paths: list[bytes] = []
     flagged: list[tuple[bytes, bool]] = []
     pos = 12
     try:
@@ -1036,12 +1266,87 @@ def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
             size = ((high & 0x0F) << 8) | data[pos + 61]
             if size == 0xFFF:
                 size = data.index(b"\0", start) - start
+            path = data[start : start + size]
+            paths.append(path)
             if high & 0x80 or data[pos + 26] == 0xE0 or (extended and data[pos + 62] & 0x40):
-                flagged.append((data[start : start + size], data[pos + 26] == 0xE0))
+                flagged.append((path, data[pos + 26] == 0xE0))
             pos = (start + size + 8 - pos) // 8 * 8 + pos
     except (IndexError, ValueError):
         return None
-    return flagged
+    if pos > len(data):
+        return None
+    return _IndexPaths(set(paths), flagged, _cached_root_tree(data, pos))
+
+
+def _cached_root_tree(data: bytes, pos: int) -> str | None:
+    """The root tree id of the index's cache-tree extension (``TREE``) found from ``pos`` (the
+    end of the entries), when it is valid; ``None`` otherwise."""
+    end = len(data) - 20  # the index's own checksum
+    while pos + 8 <= end:
+        size = int.from_bytes(data[pos + 4 : pos + 8], "big")
+        if data[pos : pos + 4] == b"TREE":
+            # The root entry: an empty path, NUL, "<entries> <subtrees>\n", then its id
+            # unless <entries> is -1 (invalidated).
+            newline = data.find(b"\n", pos + 9, pos + 8 + size)
+            if data[pos + 8] != 0 or newline < 0:
+                return None
+            counts = data[pos + 9 : newline].split(b" ")
+            if len(counts) != 2 or not counts[0].isdigit() or newline + 21 > pos + 8 + size:
+                return None
+            return data[newline + 1 : newline + 21].hex()
+        pos += 8 + size
+    return None
+
+
+def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
+    """Entries of an index (version 2 or 3) that ``git add`` trusts without looking at the
+    disk: (path, is a gitlink) for assume-unchanged, skip-worktree and gitlink entries.
+    ``None`` when the data is not such an index (git is asked instead)."""
+    index = _read_index(data)
+    return None if index is None else index.flagged
+
+
+def _moved(st: os.stat_result, ino: int, ctime: int, seen: int) -> bool:
+    """Whether a directory may have gained or lost entries since it was recorded as (inode,
+    ctime, when). A change within the filesystem's timestamp granularity of the recording
+    could leave ctime equal, so a directory changed shortly before it was recorded always
+    counts as moved."""
+    return (st.st_ino, st.st_ctime_ns) != (ino, ctime) or ctime >= seen - _RACY_NS
+
+
+def _plain_layout(root: str) -> tuple[str, str] | None:
+    """(git dir, common dir) of the repository whose top is ``root``, read from the layout
+    when it is the plain one: a ``.git`` directory or gitfile, owned by this user, whose
+    config neither moves the work tree, makes it bare, includes other files nor names an
+    extension. ``None`` leaves the question to ``git rev-parse``."""
+    dotgit = os.path.join(root, ".git")
+    try:
+        st = os.lstat(dotgit)
+        if stat.S_ISDIR(st.st_mode):
+            gitdir = dotgit
+        elif stat.S_ISREG(st.st_mode) and st.st_size < 4096:
+            with open(dotgit, "rb") as fh:
+                text = fh.read()
+            target = text[8:].rstrip(b"\r\n") if text.startswith(b"gitdir: ") else b""
+            if not target or b"\n" in target:
+                return None
+            gitdir = os.path.normpath(os.path.join(root, os.fsdecode(target)))
+        else:
+            return None
+        if os.path.lexists(os.path.join(gitdir, "commondir")):
+            return None  # a linked worktree
+        with open(os.path.join(gitdir, "config"), "rb") as fh:
+            config = fh.read()
+        owner = os.geteuid()
+        if not os.path.isfile(os.path.join(gitdir, "HEAD")) or any(
+            os.stat(p).st_uid != owner for p in (root, gitdir)
+        ):
+            return None
+    except OSError:
+        return None
+    if _UNPLAIN_CONFIG.search(config):
+        return None
+    return gitdir, gitdir
 
 
 def _config_args(config: Iterable[str]) -> list[str]:

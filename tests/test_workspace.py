@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from reference_loop import workspace as workspace_module
 from reference_loop.errors import LoopError
 from reference_loop.workspace import Workspace
 
@@ -121,11 +122,15 @@ def project(tmp_path):
 
 
 @pytest.fixture(params=[False, True], ids=["fresh_tree", "old_tree"])
-def any_age_project(project, request):
-    """The project as just written, and as a tree whose directories nobody touched for an hour
-    (restore then trusts unchanged directory mtimes instead of listing every directory)."""
+def any_age_project(project, request, monkeypatch):
+    """The project as just written, and as a tree whose directories nobody touched lately
+    (scans and restores then trust unchanged directory ctimes instead of listing every
+    directory). A directory's ctime cannot be set back, so "lately" is shortened from 2 s to
+    50 ms rather than every test waiting 2 s."""
     if request.param:
         age_dirs(project)
+        monkeypatch.setattr(workspace_module, "_RACY_NS", 50_000_000)
+        time.sleep(0.1)
     return project
 
 
@@ -155,7 +160,8 @@ def test_restore_is_byte_exact_after_every_kind_of_change(any_age_project, combi
     assert {c.path for c in diff.files} >= {"src/pkg/mod.py", "new_name.txt", "to_delete.txt"}
 
 
-def test_diff_names_every_kind_of_change(project):
+def test_diff_names_every_kind_of_change(any_age_project):
+    project = any_age_project
     with Workspace(project) as ws:
         ws.snapshot()
         attempt_everything(project)
@@ -297,6 +303,78 @@ def test_a_new_snapshot_takes_in_directory_changes_made_since_the_last(any_age_p
     assert not (project / "empty").exists()
 
 
+def test_a_deleted_file_that_comes_back_is_seen_by_every_later_scan(any_age_project):
+    """Later scans stat only the files the private index holds and stage by name only names
+    the snapshot did not have: a deleted file that comes back (written by the restore, or
+    made again by the attempt) is in neither, unless the workspace remembers it."""
+    project = any_age_project
+    with Workspace(project) as ws:
+        ws.snapshot()
+        (project / "src" / "pkg" / "mod.py").unlink()
+        assert [(c.path, c.status) for c in ws.diff_and_restore().files] == [
+            ("src/pkg/mod.py", "D")
+        ]
+        (project / "src" / "pkg" / "mod.py").write_text("edited in place after the restore\n")
+        assert [(c.path, c.status) for c in ws.diff_and_restore().files] == [
+            ("src/pkg/mod.py", "M")
+        ]
+        assert ws.diff().files == []
+        with open(project / "src" / "pkg" / "mod.py", "a") as fh:
+            fh.write("# appended\n")
+        assert [(c.path, c.status) for c in ws.diff().files] == [("src/pkg/mod.py", "M")]
+        ws.restore()
+        # Deleted, seen, then made again by the attempt itself: the next diff sees it back.
+        (project / "README.md").unlink()
+        assert [(c.path, c.status) for c in ws.diff().files] == [("README.md", "D")]
+        (project / "README.md").write_text("readme made again\n")
+        assert [(c.path, c.status) for c in ws.diff().files] == [("README.md", "M")]
+        ws.restore()
+        assert ws.diff().files == []
+
+
+def test_new_files_deep_in_new_and_old_directories_are_all_found(any_age_project):
+    project = any_age_project
+    with Workspace(project) as ws:
+        ws.snapshot()
+        (project / "src" / "pkg" / "added.py").write_text("a\n")
+        (project / "src" / "fresh" / "deeper").mkdir(parents=True)
+        (project / "src" / "fresh" / "deeper" / "f.txt").write_text("f\n")
+        os.symlink("../README.md", project / "src" / "fresh" / "link")
+        (project / "nested_empty" / "a" / "b" / "inside.txt").write_text("i\n")
+        found = {(c.path, c.status) for c in ws.diff_and_restore().files}
+    assert found == {
+        ("src/pkg/added.py", "A"),
+        ("src/fresh/deeper/f.txt", "A"),
+        ("src/fresh/link", "A"),
+        ("nested_empty/a/b/inside.txt", "A"),
+    }
+
+
+def test_a_file_planted_behind_a_directory_mtime_set_back_is_still_found(any_age_project):
+    """An attempt can set a directory's mtime back after adding a file to it (utime), never
+    its ctime: the planted file is in the diff and the restore removes it."""
+    project = any_age_project
+    pycache = project / "src" / "pkg" / "__pycache__"
+    pycache.mkdir()
+    (pycache / "mod.cpython-311.pyc").write_bytes(b"compiled")
+    age_dirs(project)
+    time.sleep(0.1)
+    before = tree_state(project)
+    with Workspace(project, default_ignore=False) as ws:
+        ws.snapshot()
+        pkg = project / "src" / "pkg"
+        for folder, name in ((pycache, "planted.cpython-311.pyc"), (pkg, "planted.py")):
+            st = os.stat(folder)
+            (folder / name).write_bytes(b"import os\n")
+            os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns))
+        found = {c.path for c in ws.diff_and_restore().files}
+    assert found == {
+        "src/pkg/__pycache__/planted.cpython-311.pyc",
+        "src/pkg/planted.py",
+    }
+    assert tree_state(project) == before
+
+
 def test_symlink_to_directory_is_restored_as_a_link_and_never_followed(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -393,6 +471,140 @@ def test_inside_a_user_repo_its_index_head_stash_and_git_dir_are_untouched(tmp_p
     assert _repo_fingerprint(repo) == fingerprint
     assert all(not c.path.startswith(".git/") and c.path != ".git" for c in diff.files)
     assert ".git/" not in diff.text
+
+
+def test_files_the_users_index_does_not_track_are_in_the_first_snapshot(tmp_path):
+    """At a repository's top the first snapshot stats what the user's index tracks and stages
+    the rest by name: untracked, ignored, and a nested repository's files must all be in it."""
+    repo = _user_repo(tmp_path)
+    (repo / ".gitignore").write_text("*.log\nbuild/\n")
+    (repo / "debug.log").write_text("ignored by the user\n")
+    (repo / "build" / "deep").mkdir(parents=True)
+    (repo / "build" / "deep" / "out.o").write_bytes(b"\0obj")
+    os.symlink("top.txt", repo / "untracked_link")
+    (repo / "inner").mkdir()
+    git(repo / "inner", "init", "-q")
+    (repo / "inner" / "own.txt").write_text("nested repository's file\n")
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(repo)
+    gone = [".gitignore", "debug.log", "build", "untracked_link", "inner/own.txt"]
+    with Workspace(repo) as ws:
+        ws.snapshot()
+        for rel in gone:
+            target = repo / rel
+            shutil.rmtree(
+                target
+            ) if target.is_dir() and not target.is_symlink() else target.unlink()
+        (repo / "untracked_by_user.txt").write_text("edited\n")
+        diff = ws.diff_and_restore()
+    assert {(c.path, c.status) for c in diff.files} >= {
+        (".gitignore", "D"),
+        ("untracked_link", "D"),
+        ("inner/own.txt", "D"),
+        ("untracked_by_user.txt", "M"),
+    }
+    assert tree_state(repo) == before
+    assert _repo_fingerprint(repo) == fingerprint
+
+
+@pytest.mark.parametrize("state", ["clean", "untracked", "edited"])
+def test_a_just_committed_repository_snapshots_its_work_tree_not_its_cached_tree(tmp_path, state):
+    """Right after a commit the user's index caches the tree; the snapshot may reuse it only
+    when the work tree holds nothing else."""
+    repo = make_project(tmp_path / "repo")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    committed = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    if state == "untracked":
+        (repo / "src" / "pkg" / "untracked.py").write_text("u = 1\n")
+    elif state == "edited":
+        (repo / "README.md").write_text("edited after the commit, longer than before\n")
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(repo)
+    with Workspace(repo) as ws:
+        tree = ws.snapshot()
+        assert (tree == committed) == (state == "clean")
+        for path in ("README.md", "src/pkg/mod.py", "src/pkg/untracked.py"):
+            if (repo / path).exists():
+                (repo / path).unlink()
+        ws.diff_and_restore()
+    assert tree_state(repo) == before
+    assert _repo_fingerprint(repo) == fingerprint
+
+
+def test_the_repository_layout_is_read_as_git_reads_it_or_left_to_git(tmp_path):
+    """The first snapshot reads where a repository's git dir is from its layout; wherever
+    git could see it otherwise (a linked worktree, a moved work tree, a bare repository,
+    included config, extensions) the question goes to `git rev-parse`."""
+    from reference_loop.workspace import _plain_layout
+
+    def seen_by_git(root: Path) -> tuple[str, str]:
+        out = git(root, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+        gitdir, common = out.splitlines()
+        return os.path.realpath(gitdir), os.path.realpath(common)
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    git(plain, "init", "-q")
+    separate = tmp_path / "separate"
+    separate.mkdir()
+    git(separate, "init", "-q", f"--separate-git-dir={tmp_path / 'separate.git'}")
+    relative = tmp_path / "relative"
+    relative.mkdir()
+    git(relative, "init", "-q", f"--separate-git-dir={tmp_path / 'relative.git'}")
+    (relative / ".git").write_text("gitdir: ../relative.git\n")
+    for root in (plain, separate, relative):
+        found = _plain_layout(str(root))
+        assert found is not None
+        assert tuple(os.path.realpath(p) for p in found) == seen_by_git(root)
+
+    (plain / "f").write_text("f\n")
+    git(plain, "add", "f")
+    git(plain, "commit", "-q", "-m", "f")
+    linked = tmp_path / "linked"
+    git(plain, "worktree", "add", "-q", str(linked))
+    assert _plain_layout(str(linked)) is None
+    for line in (
+        "[core]\n\tworktree = /elsewhere\n",
+        "[core]\n\tbare = true\n",
+        "[include]\n\tpath = other\n",
+        "[extensions]\n\tobjectformat = sha256\n",
+    ):
+        (separate / ".git").write_text(f"gitdir: {tmp_path / 'separate.git'}\n")
+        config = tmp_path / "separate.git" / "config"
+        kept = config.read_text()
+        config.write_text(kept + line)
+        assert _plain_layout(str(separate)) is None
+        config.write_text(kept)
+    assert _plain_layout(str(tmp_path)) is None  # no .git at all
+
+    before = tree_state(linked)
+    with Workspace(linked) as ws:
+        assert ws.seeded
+        ws.snapshot()
+        (linked / "f").write_text("changed\n")
+        assert [c.path for c in ws.diff_and_restore().files] == ["f"]
+    assert tree_state(linked) == before
+
+
+def test_an_untracked_file_beside_a_deleted_tracked_one_is_in_the_first_snapshot(tmp_path):
+    """As many files on disk as paths in the index does not mean nothing is untracked when the
+    user deleted a tracked file and made a new one."""
+    repo = make_project(tmp_path / "repo")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    (repo / "plain.txt").unlink()
+    (repo / "made_by_user.txt").write_text("untracked\n")
+    before = tree_state(repo)
+    with Workspace(repo) as ws:
+        ws.snapshot()
+        (repo / "made_by_user.txt").unlink()
+        (repo / "plain.txt").write_text("back\n")
+        found = {(c.path, c.status) for c in ws.diff_and_restore().files}
+    assert found == {("made_by_user.txt", "D"), ("plain.txt", "A")}
+    assert tree_state(repo) == before
 
 
 def test_inherited_git_environment_cannot_redirect_the_workspace(tmp_path, monkeypatch):
@@ -751,8 +963,9 @@ def test_a_submodule_in_the_users_index_is_snapshotted_file_by_file(tmp_path):
 
 def test_untrusted_index_entries_are_found_as_git_lists_them(tmp_path):
     """The index is read directly (beside the first add); it must name the same entries as
-    `git ls-files -v -s` for assume-unchanged, skip-worktree and gitlink entries."""
-    from reference_loop.workspace import _flagged_index_entries
+    `git ls-files -v -s` for assume-unchanged, skip-worktree and gitlink entries, and every
+    path as `git ls-files` does (the files it does not hold are staged as untracked)."""
+    from reference_loop.workspace import _flagged_index_entries, _read_index
 
     repo = tmp_path / "r"
     for i in range(300):
@@ -777,6 +990,9 @@ def test_untrusted_index_entries_are_found_as_git_lists_them(tmp_path):
         )
         assert sorted(_flagged_index_entries(data) or []) == expected
         assert len(expected) > 8
+        index = _read_index(data)
+        assert index is not None
+        assert index.paths == {os.fsencode(p) for p in git(repo, "ls-files", "-z").split("\0") if p}
     git(repo, "update-index", "--index-version", "4")
     assert _flagged_index_entries((repo / ".git" / "index").read_bytes()) is None
 
