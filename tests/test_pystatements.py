@@ -197,8 +197,9 @@ def test_attacks_do_not_hide_a_call_from_the_pieces():
 # Pieces a generated script is made of: strings of every form, calls, brackets, clauses.
 PREFIXES = ["", "r", "b", "rb", "Br", "u", "R", "f", "rf", "F"]
 UNITS = ["a", " ", "#", "(", "]", "{{", "}}", "\\\\", "\\'", '\\"', "\\n", "subprocess.run(['x'])"]
+UNITS += ["\u00e9", "\U0001f680"]  # non-ASCII inside strings and comments keeps the pieces
 NEWLINE_UNITS = ["\n", "\nsubprocess.run(['in a string'])\n", "\nelse:\n", "\n@d\n", "\\\n"]
-COMMENT_BITS = ["'''", '"""', "it's", "'", '"', "(", "]", "\\"]
+COMMENT_BITS = ["'''", '"""', "it's", "'", '"', "(", "]", "\\", "\u2014"]
 BETWEEN_DECORATORS = ["", "# c\n", "\n"]
 CALLS = [
     "subprocess.run(['ls'])",
@@ -222,7 +223,7 @@ def literal(rng: random.Random) -> str:
         if "f" in prefix.lower():
             units = [u for u in units if "\\" not in u] + ["{a}", "{d[0]}"]
         if "b" in prefix.lower():
-            units = [u for u in units if u != "\\n"]
+            units = [u for u in units if u != "\\n" and u.isascii()]
         body = "".join(rng.choice(units) for _ in range(rng.randint(0, 6)))
         if len(quote) == 1:
             body = body.replace(quote, "\\" + quote).replace("\\\\" + quote, "\\" + quote)
