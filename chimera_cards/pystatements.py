@@ -63,9 +63,10 @@ _STRING = (
 )
 _COMMENT = r"#[^\n]*+"
 # Code characters that change nothing for the lexer: printable ASCII and tab, but no quote,
-# comment, backslash or bracket. Any other character outside a string or comment (form feed,
-# which resets the indentation, other controls, non-ASCII) is doubt.
-_CODE = r"[^\x00-\x08\n-\x1f\x7f-\U0010ffff'\"#\\()\[\]{}]"
+# comment, backslash or bracket (a small ASCII set, which re tests as a bitmap). Any other
+# character outside a string or comment (form feed, which resets the indentation, other
+# controls, non-ASCII) is doubt.
+_CODE = r"[\t !$-&*-Z^-z|~]"
 
 
 def _group(depth: int) -> str:
