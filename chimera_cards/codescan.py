@@ -680,11 +680,21 @@ def _scan_pieces(path: str, text: str) -> list[Finding] | None:
     sensitive name or an alias; None when ``pystatements`` is in doubt or a piece does not
     parse alone (then parse the whole script).
 
-    The same findings: the whole parse's scan only ever looks at top-level statements spanning
-    those lines (``_spanning``, with the same line lists, computed from the same text), and
-    each such statement lies in the piece holding its line, parsed alone into the same tree
-    with the same line numbers (``pystatements``). The pieces keep source order and hold every
-    statement spanning a selected line, so ``_spanning`` picks the same statements from them.
+    Why nothing the whole parse finds is missed. The scan of the whole tree only ever looks
+    inside top-level statements that span a line of ``_import_lines`` (imports, aliases) or of
+    ``_name_lines`` (calls): ``_spanning``. Those lines are computed here from the same text, and
+    the aliases from the same import statements, so the lists are the same. A statement spanning
+    such a line lies wholly inside the piece holding that line — pieces are cut only where a
+    top-level statement starts — and that piece is parsed, into the very statement the whole
+    parse has, with the same line numbers (``pystatements``). The pieces come in source order
+    and hold every statement spanning a selected line, so ``_spanning`` picks from them exactly
+    the statements it picks from the whole tree, and the same calls are visited with the same
+    aliases. To hide a call, a script would have to make the lexer place a statement start
+    where Python does not, in a script Python accepts; the lexer answers only when every
+    character outside strings and comments is in a small ASCII set, and follows the
+    tokenizer's rules for strings, comments, brackets and continuations (compared with the
+    tree's starts in ``tests/test_pystatements.py``).
+
     A script that does not parse as a whole may still parse in these pieces; then the tree's
     findings for them are reported instead of the line-by-line fallback's (Python would not
     run that script).

@@ -29,19 +29,23 @@ tokenizer for everything that can hide or continue a line —
 - a string is any quote outside strings and comments, to its closing quote (one, or three for
   a triple-quoted string); a backslash inside skips the next character, a newline included, in
   raw strings too (the tokenizer finds where every string ends the same way: a prefix changes
-  only what the characters mean); a single-quoted string does not cross an unescaped newline;
+  only what the characters mean, and up to 3.11 an f-string is one string token too); a
+  single-quoted string does not cross an unescaped newline;
 - a comment is ``#`` outside strings, to the end of the line;
 - ``( [ {`` open and ``) ] }`` close a bracket, inside which no line is a start;
 - a backslash outside strings and comments must end its line, and joins the next line to it;
 
 and anything it does not handle answers "doubt" (``None``), and the caller parses the whole
-script as before: a character other than printable ASCII, tab and newline (non-ASCII, CR, form
-feed, other controls), a string or bracket still open at the end, a bracket closed that was not
+script as before: outside strings and comments, any character but printable ASCII and tab
+(non-ASCII identifiers, form feed, which resets the indentation, other controls); CR anywhere
+(a line end to Python); a string or bracket still open at the end, a bracket closed that was not
 open, a backslash not before a newline, a start line that begins with a backslash, code before
-the first start (an indented first line), and, on Python 3.12 and later, where f-strings (and
-t-strings) nest quotes inside their braces, any f- or t-string at all. A wrong answer is only
-possible if the regex disagrees with the tokenizer on a script that parses, which the tests
-compare on generated and adversarial scripts (``tests/test_pystatements.py``).
+the first start (an indented first line), no statement at all; and, on Python 3.12 and later,
+where f-strings (and t-strings) nest quotes inside their braces, any f- or t-string at all. A
+wrong answer is only possible if the regex disagrees with the tokenizer on a script that
+parses: the tests compare the starts found with the tree's on generated and adversarial scripts
+(``tests/test_pystatements.py``), and by hand they agreed on all 11,088 of Python 3.11's own
+library and installed packages' files the lexer was sure of (13,341 that parse).
 """
 
 from __future__ import annotations
