@@ -41,7 +41,7 @@ from chimera_cards.lint import (
     lint_text,
     resolve_profile,
 )
-from chimera_cards.pystatements import parse_spanning, top_level
+from chimera_cards.pystatements import first_line, parse_spanning, top_level
 from chimera_cards.textruns import RunGate
 
 __all__ = [
@@ -392,10 +392,7 @@ def _spanning(body: list, lines: list[int] | None) -> list:
     decorated definition starts at its first decorator (its ``lineno`` is the ``def`` line)."""
     if lines is None or not body:
         return body
-    starts = [
-        st.decorator_list[0].lineno if getattr(st, "decorator_list", None) else st.lineno
-        for st in body
-    ]
+    starts = [first_line(st) for st in body]
     # Only the lines within the body can pick a statement of it (the last one ends last).
     low = bisect.bisect_left(lines, starts[0])
     high = bisect.bisect_right(lines, body[-1].end_lineno or body[-1].lineno, low)
@@ -669,11 +666,6 @@ def _parse_and_scan_python(
             gc.enable()
 
 
-def _first_line(st: ast.stmt) -> int:
-    decorators = getattr(st, "decorator_list", None)
-    return decorators[0].lineno if decorators else st.lineno
-
-
 def _scan_pieces(path: str, text: str) -> list[Finding] | None:
     """The findings of the whole parse, from parsing only the top-level statements that span a
     line holding ``import`` (for the imports and aliases), then those spanning a line naming a
@@ -717,7 +709,7 @@ def _scan_pieces(path: str, text: str) -> list[Finding] | None:
             parsed = set(first)
             more = [piece for piece in table.pieces_spanning(lines) if piece not in parsed]
             if more:
-                body = sorted(body + parse_spanning(text, table, more), key=_first_line)
+                body = sorted(body + parse_spanning(text, table, more), key=first_line)
     except (SyntaxError, ValueError):
         return None
     return scanner.finish(body, lines, text)

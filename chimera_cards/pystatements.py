@@ -56,7 +56,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-__all__ = ["TopLevel", "parse_spanning", "top_level"]
+__all__ = ["TopLevel", "first_line", "parse_spanning", "top_level"]
 
 # A string, every form: a prefix only changes what its characters mean, not where it ends.
 _STRING = (
@@ -204,7 +204,14 @@ def _statement_starts(text: str, starts: list[int]) -> list[int] | None:
     return offsets
 
 
-def _first_line(st: ast.stmt) -> int:
+def first_line(st: ast.stmt) -> int:
+    """The line a top-level statement starts on: its first decorator's, if it has any.
+
+    Args:
+        st: the statement.
+    Returns:
+        A 1-based line number.
+    """
     decorators = getattr(st, "decorator_list", None)
     return decorators[0].lineno if decorators else st.lineno
 
@@ -233,7 +240,7 @@ def parse_spanning(text: str, table: TopLevel, pieces: list[int]) -> list[ast.st
         source.append(text[table.offsets[index] : end])
         line = table.lines[index + 1] if index + 1 < count else line
     body = ast.parse("".join(source)).body
-    firsts = {_first_line(st) for st in body}
+    firsts = {first_line(st) for st in body}
     for index in pieces:
         if table.lines[index] not in firsts:
             raise SyntaxError(f"line {table.lines[index]} starts no statement alone")
