@@ -11,7 +11,6 @@ one of its names is asked for.
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 __version__ = "0.1.0"
 
@@ -89,7 +88,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

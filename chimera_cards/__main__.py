@@ -1,6 +1,6 @@
 """``python -m chimera_cards``: the ``chimera-cards`` command."""
 
-from chimera_cards.cli import main
+from chimera_cards.cli.entry import run
 
 if __name__ == "__main__":
-    main(prog_name="chimera-cards")
+    run(prog_name="chimera-cards")

@@ -29,11 +29,9 @@ def write_atomic(target: Path, data: bytes) -> None:
     Raises:
         WriteError: the folder is missing or not writable, or ``target`` cannot be replaced.
     """
-    import tempfile  # loads shutil and random: only for a write, not every command
-
     target = Path(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        fd, tmp = _create_beside(target)
     except OSError as exc:
         raise WriteError(f"cannot write {target}: {exc.strerror or exc}") from None
     try:
@@ -46,3 +44,19 @@ def write_atomic(target: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+# As tempfile.mkstemp opens its file; importing tempfile would load shutil, random and the
+# compression modules, a few milliseconds of every writing command's start-up.
+_CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _create_beside(target: Path) -> tuple[int, str]:
+    """A new file ``.NAME.<random>`` beside ``target``, readable and writable by its owner only."""
+    for _ in range(100):
+        tmp = os.path.join(target.parent, f".{target.name}.{os.urandom(6).hex()}")
+        try:
+            return os.open(tmp, _CREATE_FLAGS, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {target}")

@@ -33,6 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from chimera_cards.errors import ChimeraError
+from chimera_cards.folderscan import IGNORED_NAMES, SIDECAR_FILES, SKILL_FILE
 
 __all__ = [
     "IGNORED_NAMES",
@@ -70,14 +71,9 @@ MAX_TOTAL_BYTES = 20 * 1024 * 1024
 MAX_FILE_BYTES = 5 * 1024 * 1024
 # Directories a file may sit inside: "a/b/c.txt" has depth 2; a file at the top has depth 0.
 MAX_DEPTH = 16
-SKILL_FILE = "SKILL.md"
-# Left out wherever they appear (file or directory of that name): version-control metadata and
-# the files operating systems and archivers drop into folders. They are never part of a skill.
-IGNORED_NAMES = frozenset({".git", ".hg", ".svn", ".DS_Store", "Thumbs.db", "__MACOSX"})
-# Written beside a skill's files by export (signed review statements) and by install (its
-# receipt): left out at the top of a bundle so exporting or installing an approved skill and
-# hashing or re-importing it gives back the same digest.
-SIDECAR_FILES = ("approvals.jsonl", ".chimera-install.json")
+# SKILL_FILE, IGNORED_NAMES (version-control metadata and OS litter, left out at any depth) and
+# SIDECAR_FILES (approvals.jsonl and install's receipt, left out at the top) are folderscan's:
+# check hashes installed folders with them before it loads this module.
 
 # A backslash, a control character, or a lone surrogate (how Python spells undecodable bytes).
 _BAD_PATH_CHAR = re.compile("[\\\\\x00-\x1f\x7f\ud800-\udfff]")
@@ -112,6 +108,8 @@ class MissingSkillError(BundleError):
 
 @dataclass(frozen=True)
 class BundleFile:
+    """One file of a bundle, as its manifest line says it."""
+
     path: str  # relative POSIX path inside the skill folder, e.g. "scripts/extract.py"
     executable: bool  # the only mode bit kept (as git does)
     size: int
@@ -158,6 +156,8 @@ def bundle_digest(files: Iterable[BundleFile]) -> str:
 
 @dataclass(frozen=True)
 class Bundle:
+    """Every file of a skill: the manifest entries and their exact bytes."""
+
     files: tuple[BundleFile, ...]  # sorted by path bytes
     contents: Mapping[str, bytes] = field(repr=False, compare=False, hash=False)
 
@@ -185,6 +185,8 @@ class Bundle:
 
 @dataclass(frozen=True)
 class BundleDiff:
+    """How one bundle differs from another, path by path."""
+
     added: tuple[str, ...]
     removed: tuple[str, ...]
     changed: tuple[str, ...]  # content differs (its mode may differ too)
@@ -525,9 +527,13 @@ def read_bundle_dir(path: str | os.PathLike) -> Bundle:
         a top-level ``SKILL.md``.
     """
     root = Path(path)
-    if not root.is_dir():
-        raise BundleError(f"{root}: not a folder")
-    walked = _walk(os.fsencode(root))
+    try:
+        walked = _walk(os.fsencode(root))
+    except BundleError:
+        # Asked only when listing failed: a skill of a big import costs one stat less.
+        if not root.is_dir():
+            raise BundleError(f"{root}: not a folder") from None
+        raise
     entries: dict[str, tuple[bytes, bool]] = {}
     for rel, abs_path, st in walked:
         data = _read_regular(abs_path, rel, st)
@@ -546,13 +552,13 @@ def find_bundle_dirs(path: str | os.PathLike) -> list[Path]:
     Returns:
         The skill folders found (possibly none).
     """
-    root = Path(path)
-    found: list[Path] = []
-    stack: list[tuple[Path, int]] = [(root, 0)]
+    # Walked as strings (a Path per folder costs more than its lstat), as str(Path) spells them.
+    found: list[str] = []
+    stack: list[tuple[str, int]] = [(str(Path(path)), 0)]
     while stack:
         directory, depth = stack.pop()
         # Whatever is named SKILL.md marks a skill; a symlink or FIFO is refused when read.
-        if os.path.lexists(directory / SKILL_FILE):
+        if os.path.lexists(os.path.join(directory, SKILL_FILE)):
             found.append(directory)
             continue
         if depth >= MAX_DEPTH:
@@ -566,10 +572,10 @@ def find_bundle_dirs(path: str | os.PathLike) -> list[Path]:
                         # Listed, never descended: the importer refuses one that leads out of
                         # the folder the user named (paths.check_link_inside).
                         if os.path.lexists(os.path.join(entry.path, SKILL_FILE)):
-                            found.append(Path(entry.path))
+                            found.append(entry.path)
                         continue
                     if entry.is_dir(follow_symlinks=False):
-                        stack.append((Path(entry.path), depth + 1))
+                        stack.append((entry.path, depth + 1))
         except OSError:
             continue
-    return sorted(found, key=os.fsencode)
+    return [Path(p) for p in sorted(found, key=os.fsencode)]

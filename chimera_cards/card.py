@@ -75,6 +75,8 @@ class CardReadError(ChimeraError):
 
 @dataclass(frozen=True)
 class Section:
+    """A level-2 section of a card: its heading, where it starts and its body."""
+
     title: str  # heading text, e.g. "Risk"
     line: int  # 1-based line of the heading in the file
     text: str  # the section's Markdown body, heading excluded, stripped
@@ -82,6 +84,8 @@ class Section:
 
 @dataclass
 class Card:
+    """A parsed SKILL.md: the exact bytes, the frontmatter and the body's sections."""
+
     raw: bytes  # exact bytes as given; hashes are always over these
     frontmatter: dict  # every key, known or not
     body: str  # text after the closing fence (line endings normalised to LF)
@@ -394,6 +398,69 @@ def _checked(
     return value, _key_lines(node, first_line)
 
 
+# Frontmatter as most cards write it: "key: text" lines and "key:" lines followed by "- text"
+# items, every line at the margin, every value a plain scalar that YAML reads as the text itself.
+# Read without YAML (composing nodes costs more than the rest of a card's parse); anything else,
+# or anything in doubt, goes to the YAML readers, so the result is always theirs.
+_SIMPLE_LINE_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.+))?|- (.+)")
+# What a plain scalar may not start with (YAML indicators, quotes, space), hold (a ": " or " #"
+# that would end it, a tab, a character YAML does not take as printable or as a line break) or
+# end with (":" or a space).
+_PLAIN_FIRST = frozenset("-?:,[]{}#&*!|>'\"%@` ")
+_PLAIN_BAD_CHAR_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+
+
+def _plain_text(value: str) -> bool:
+    """Whether YAML reads ``value``, a plain scalar on one line, as exactly this string."""
+    if (
+        value[0] in _PLAIN_FIRST
+        or value[-1] in ": "
+        or ": " in value
+        or " #" in value
+        or _PLAIN_BAD_CHAR_RE.search(value)
+    ):
+        return False
+    resolvers = yaml.SafeLoader.yaml_implicit_resolvers
+    for group in (resolvers.get(value[0]), resolvers.get(None)):
+        for _tag, regexp in group or ():
+            if regexp.match(value):
+                return False  # a number, boolean, null, date, ...: YAML makes it something else
+    return True
+
+
+def _simple_frontmatter(text: str, first_line: int) -> tuple[dict, dict[str, int]] | None:
+    """The frontmatter and key lines YAML gives for simple text (see _SIMPLE_LINE_RE); None for
+    any other text."""
+    if not text.endswith("\n"):
+        return None
+    frontmatter: dict[str, str | list[str]] = {}
+    key_lines: dict[str, int] = {}
+    items: list[str] | None = None  # the list the "- " lines go to (after a bare "key:")
+    for number, line in enumerate(text.split("\n")[:-1]):  # the text ends with "\n"
+        match = _SIMPLE_LINE_RE.fullmatch(line)
+        if match is None:
+            return None
+        key, value, item = match.groups()
+        if item is not None:
+            if items is None or not _plain_text(item):
+                return None
+            items.append(item)
+            continue
+        if items == [] or key in frontmatter or not _plain_text(key):
+            return None  # a bare key without items (null), or a key given twice
+        if value is None:
+            items = frontmatter[key] = []
+        elif _plain_text(value):
+            items = None
+            frontmatter[key] = value
+        else:
+            return None
+        key_lines[key] = first_line + number
+    if not frontmatter or items == []:
+        return None
+    return frontmatter, key_lines
+
+
 def _load_frontmatter(
     text: str, first_line: int, *, libyaml: bool | None = None
 ) -> tuple[dict, dict[str, int]]:
@@ -402,6 +469,10 @@ def _load_frontmatter(
         raise CardParseError(
             f"frontmatter is {size} bytes; the limit is {MAX_FRONTMATTER_BYTES}", line=first_line
         )
+    if libyaml is None and LIBYAML:
+        simple = _simple_frontmatter(text, first_line)
+        if simple is not None:
+            return simple
     escapes = "\\" in text
     if not (LIBYAML if libyaml is None else libyaml) or _LIBYAML_DISAGREES.search(text):
         return _checked(*_construct_pure(text, first_line), first_line, escapes)
@@ -602,6 +673,31 @@ def _still_in_item(
     return in_item
 
 
+def _next_state(
+    stripped: str, indent: int, paragraph: bool, in_item: bool, item_column: int
+) -> tuple[bool, bool, int] | None:
+    """(paragraph, in_item, item_column) after a text line (``_text_line``); None when only
+    markdown-it can place it."""
+    if stripped[0].isalpha() and (indent < 4 or paragraph) and indent < 2 * _MAX_SCANNED_DEPTH:
+        # Plain text (most lines): no marker, fence, heading or rule starts with a letter, so
+        # this is what the general path below makes of it, without its regexes.
+        return True, in_item and (paragraph or indent >= item_column), item_column
+    marker = None if indent else _LIST_MARKER_RE.match(stripped)
+    if marker is not None and len(marker.group(1)) <= 4 and stripped[marker.end() :][:1].isalpha():
+        # An item at the margin with text after one marker (the other common line): what
+        # _text_line and _still_in_item (via _certain_item) make of it, without their regexes.
+        number = stripped[: marker.start(1) - 1]
+        certain = not paragraph or in_item or not number.isdigit() or int(number) == 1
+        return True, certain, marker.end()
+    column = _text_line(stripped, indent, paragraph, item_column)
+    if column is None:
+        return None
+    in_item = _still_in_item(stripped, indent, paragraph, in_item, column, item_column)
+    if column == _THEMATIC_BREAK:
+        return False, in_item, item_column
+    return True, in_item, column
+
+
 def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int, int]]] | None:
     """Top-level level-2 headings and fenced code blocks exactly as ``_markdown_blocks`` gives
     them; None when the text holds anything the scanner does not read itself.
@@ -654,13 +750,10 @@ def _scan_blocks(body: str) -> tuple[list[tuple[str, int, int]], list[tuple[int,
                 heads.append((_h2_title(line), number, number + 1))
             paragraph = in_item = False  # a heading ends any list
             continue
-        column = _text_line(stripped, indent, paragraph, item_column)
-        if column is None:
+        state = _next_state(stripped, indent, paragraph, in_item, item_column)
+        if state is None:
             return None
-        in_item = _still_in_item(stripped, indent, paragraph, in_item, column, item_column)
-        paragraph = column != _THEMATIC_BREAK
-        if paragraph:
-            item_column = column
+        paragraph, in_item, item_column = state
     if fence:  # left open: it runs to the end, unless it is in a list item (markdown-it's call)
         return None if fence_column else (heads, [*code, (fence_start, count)])
     return heads, code

@@ -40,6 +40,8 @@ class FetchError(ChimeraError):
 
 @dataclass(frozen=True)
 class Fetched:
+    """What a bounded fetch returned: the bytes and the URL they came from."""
+
     data: bytes
     final_url: str  # after redirects
     content_type: str | None = None

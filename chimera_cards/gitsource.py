@@ -13,10 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import signal
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +53,8 @@ class GitError(ChimeraError):
 
 @dataclass(frozen=True)
 class GitSnapshot:
+    """The skills found at one commit of a git repository."""
+
     source: str  # the path or URL as given (with any git+ prefix removed)
     ref: str | None  # as given; None for the repository's default branch
     commit: str  # the commit the ref resolved to
@@ -106,6 +104,10 @@ def _run(
     args: list[str], *, timeout: float, cwd: str | None = None, stdin: bytes | None = None
 ) -> bytes:
     """Run git in its own process group; on timeout kill the whole group (remote helpers too)."""
+    # Loaded here: every import command loads this module (is_git_source), few run git.
+    import signal
+    import subprocess
+
     try:
         proc = subprocess.Popen(
             ["git", *_GIT_CONFIG, *args],
@@ -240,6 +242,9 @@ def read_git(
     """
     if ref is not None:
         _check_ref(ref)
+    import shutil  # with tempfile: only for a repository, not every import
+    import tempfile
+
     url = _clone_source(source)
     tmp = tempfile.mkdtemp(prefix="chimera-git-")
     try:

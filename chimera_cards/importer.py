@@ -23,6 +23,7 @@ does not stop the rest, and a killed process leaves either a whole batch or noth
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import time
@@ -47,7 +48,13 @@ from chimera_cards.integrity import (
 from chimera_cards.lint import Finding
 from chimera_cards.lockfile import check_pin, read_lockfile
 from chimera_cards.sources import SkillSource, find_skills, pick, read_skill
-from chimera_cards.store import Store, Version, check_storable_name, resolve_hook
+from chimera_cards.store import (
+    Store,
+    Version,
+    canonical_json,
+    check_storable_name,
+    resolve_hook,
+)
 from chimera_cards.urls import DEFAULT_TIMEOUT
 from chimera_cards.workers import parallel_map
 
@@ -57,10 +64,12 @@ if TYPE_CHECKING:
 # Cards per write transaction: big enough that commits do not dominate a folder import, small
 # enough that the write lock is never held for long and memory stays bounded.
 BATCH_CARDS = 500
-# With workers, smaller batches, counted in files (a card is one, a skill folder ~10): storing
-# then overlaps the analysis, and the skills analysed last wait only for a short final batch.
+# With workers, batches are also counted in files (a card is one, a skill folder ~10): storing
+# then overlaps the analysis. Towards the end (the last POOL_TAIL_CARDS skills of an import) they
+# are smaller still, so the skills analysed last wait only for a short final batch.
 POOL_BATCH_CARDS = 128
 POOL_BATCH_FILES = 256
+POOL_TAIL_CARDS = 2 * POOL_BATCH_CARDS
 BATCH_BYTES = 16 * 1024 * 1024
 
 # Hooks run for every stored or already-present card, inside the write transaction, as
@@ -92,6 +101,7 @@ class Candidate:
     source: dict = field(default_factory=dict)  # how it was fetched (kind, url, ref, commit, path)
     approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
     stored_findings: list[dict] | None = None  # ``findings`` as stored, when already made
+    findings_json: str | None = None  # and their canonical JSON text, when already made
 
     @property
     def skill_sha256(self) -> str:
@@ -123,6 +133,8 @@ def _skill_sha(bundle: Bundle) -> str:
 
 @dataclass
 class ImportResult:
+    """What importing one skill did: imported, already present or refused, and why."""
+
     source: str  # the skill folder, file, archive entry or URL this result is about
     outcome: str  # "imported" | "present" | "refused"
     name: str | None = None
@@ -177,12 +189,14 @@ def declared_taint(card: Card) -> str | None:
 @dataclass
 class Analysis:
     """What the pure steps make of a bundle: the card's name, the taint it declares, findings
-    (and their stored form, made where the findings were: by a worker, for a big import)."""
+    (and their stored form and its JSON text, made where the findings were: by a worker, for a
+    big import, so the process that writes the store need not)."""
 
     name: str
     declared_taint: str | None
     findings: list[Finding]
     stored_findings: list[dict]
+    findings_json: str
 
 
 def analyse(
@@ -205,7 +219,8 @@ def analyse(
     name = check_storable_name(card.name)
     # Without a folder (a bare card URL) the name-matches-folder rule does not apply.
     findings = lint_bundle(card, bundle, dirname=dirname or name, cache=scan_cache)
-    return Analysis(name, declared_taint(card), findings, [f.to_dict() for f in findings])
+    stored = [f.to_dict() for f in findings]
+    return Analysis(name, declared_taint(card), findings, stored, canonical_json(stored))
 
 
 @dataclass
@@ -281,6 +296,7 @@ def _candidate(
         taint_reasons=reasons,
         findings=analysis.findings,
         stored_findings=analysis.stored_findings,
+        findings_json=analysis.findings_json,
         **common,
     )
 
@@ -346,12 +362,24 @@ def _store_batch(
 ) -> list[ImportResult]:
     results: list[ImportResult] = []
     with store.transaction() as conn:
+        # Digests and names nothing in the store has yet (asked once for the batch, inside its
+        # transaction): those cards need no lookup of their own before they are stored.
+        unknown = store.unknown_digests(cand.sha256 for _, cand in batch)
+        unnamed = store.unknown_names(cand.name for _, cand in batch)
         for source, cand in batch:
             try:
                 with store.savepoint("card"):
-                    version, new = _store_one(store, conn, cand)
+                    version, new = _store_one(
+                        store, conn, cand, cand.sha256 in unknown, cand.name in unnamed
+                    )
+                    unknown.discard(cand.sha256)  # a second card with either must look
+                    unnamed.discard(cand.name)
                     for hook in hooks:
-                        version = hook(store, conn, cand, version, new) or version
+                        changed = hook(store, conn, cand, version, new)
+                        if changed:
+                            version = changed
+                            unknown.clear()  # a hook changed rows: look everything up again
+                            unnamed.clear()
             except (ChimeraError, sqlite3.Error) as exc:
                 if not conn.in_transaction:
                     # SQLite undid the whole transaction (disk full, I/O error): nothing of this
@@ -396,12 +424,22 @@ def _known(store: Store, name: str, digest: str) -> Version | None:
     return same[0] if same else None
 
 
-def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple[Version, bool]:
-    existing = _known(store, cand.name, cand.sha256)  # same connection: sees this transaction
+def _store_one(
+    store: Store,
+    conn: sqlite3.Connection,
+    cand: Candidate,
+    unknown: bool = False,
+    new_name: bool = False,
+) -> tuple[Version, bool]:
+    """Store one candidate (``unknown``: nothing in the store has its digest; ``new_name``: no
+    version has its name; both as asked in this transaction) -> (its version, whether this
+    stored it)."""
+    # Same connection: the lookup sees this transaction.
+    existing = None if unknown else _known(store, cand.name, cand.sha256)
     if existing is not None:
         return existing, False  # same bundle again: no-op, whatever the status (rejected stays)
     assert cand.bundle is not None
-    digest = store.put_bundle(conn, cand.bundle)
+    digest = store.put_bundle(conn, cand.bundle, new=unknown)
     hold = cand.hold_reasons()
     version = store.add_version(
         conn,
@@ -423,6 +461,8 @@ def _store_one(store: Store, conn: sqlite3.Connection, cand: Candidate) -> tuple
         },
         source=cand.source,
         skill_sha256=cand.skill_sha256,
+        findings_json=cand.findings_json,
+        new_name=new_name,
     )
     return version, True
 
@@ -505,13 +545,16 @@ def import_source(
     # import; pins, provenance and storing follow in order while the workers go on.
     if jobs is None and len(found) < POOL_MIN_BUNDLES:
         jobs = 1
-    checks = _Checks(iter(found), expected, expected_digest, _stored_by_digest(store))
+    checks = _Checks(
+        iter(found), expected, expected_digest, _stored_by_digest(store), store.unknown_digests
+    )
     analyses = _analyses(checks.to_analyse(), jobs)
     results: list[ImportResult | None] = []
-    if jobs == 1:
-        batch = _Batch(limit=BATCH_CARDS)
-    else:
-        batch = _Batch(limit=POOL_BATCH_CARDS, file_limit=POOL_BATCH_FILES)
+    batch = (
+        _Batch(limit=BATCH_CARDS)
+        if jobs == 1
+        else _Batch(limit=BATCH_CARDS, file_limit=POOL_BATCH_FILES, tail_limit=POOL_BATCH_CARDS)
+    )
     try:
         while (entry := checks.next()) is not None:
             label, item, checked = entry
@@ -542,7 +585,7 @@ def import_source(
                 results.append(_refused(label, exc))
                 continue
             results.append(None)  # filled when its batch is stored
-            if batch.add(len(results) - 1, label, cand):
+            if batch.add(len(results) - 1, label, cand, left=len(found) - len(results)):
                 batch.store(store, hook_fns, results)
     finally:
         analyses.close()  # stops the worker pool, if any, whatever happened above
@@ -560,25 +603,45 @@ class _Checks:
     expected: str | None
     expected_digest: str | None
     stored: Callable[[str], Version | None]
+    # Which of some digests the store has never seen (one query for many), when available.
+    unknown: Callable[[Iterable[str]], set[str]] | None = None
     queued: deque[tuple[str, SkillSource, _Checked | ChimeraError]] = field(default_factory=deque)
     unanalysed: deque[SkillSource] = field(default_factory=deque)
 
     def _pull(self) -> bool:
-        item = next(self.found, None)
-        if item is None:
+        """Read and check the next few skills (one query asks which digests are new)."""
+        read: list[tuple[SkillSource, ChimeraError | None]] = []
+        for item in itertools.islice(self.found, CHECK_BLOCK):
+            try:
+                read_skill(item)
+                if item.error is not None:
+                    raise item.error
+                read.append((item, None))
+            except ChimeraError as exc:
+                read.append((item, exc))
+        if not read:
             return False
-        checked: _Checked | ChimeraError
-        try:
-            read_skill(item)
-            if item.error is not None:
-                raise item.error
-            assert item.bundle is not None
-            checked = _check_bundle(item.bundle, self.expected, self.expected_digest, self.stored)
-        except ChimeraError as exc:
-            checked = exc
-        self.queued.append((_label(item), item, checked))
-        if isinstance(checked, _Checked) and checked.known is None:
-            self.unanalysed.append(item)
+        digests = [i.bundle.digest for i, error in read if error is None and i.bundle is not None]
+        unknown = self.unknown(digests) if self.unknown is not None else set()
+
+        def stored(digest: str) -> Version | None:
+            return None if digest in unknown else self.stored(digest)
+
+        for item, error in read:
+            checked: _Checked | ChimeraError
+            if error is not None:
+                checked = error
+            else:
+                assert item.bundle is not None
+                try:
+                    checked = _check_bundle(
+                        item.bundle, self.expected, self.expected_digest, stored
+                    )
+                except ChimeraError as exc:
+                    checked = exc
+            self.queued.append((_label(item), item, checked))
+            if isinstance(checked, _Checked) and checked.known is None:
+                self.unanalysed.append(item)
         return True
 
     def next(self) -> tuple[str, SkillSource, _Checked | ChimeraError] | None:
@@ -600,13 +663,17 @@ class _Batch:
 
     limit: int  # cards
     file_limit: int | None = None  # files of those cards (None: no bound)
+    tail_limit: int | None = None  # cards, once fewer than POOL_TAIL_CARDS skills are left
     slots: list[int] = field(default_factory=list)
     candidates: list[tuple[str, Candidate]] = field(default_factory=list)
     size: int = 0
     files: int = 0
 
-    def add(self, slot: int, label: str, cand: Candidate) -> bool:
-        """Queue a candidate; True when the batch is full and should be stored."""
+    def add(self, slot: int, label: str, cand: Candidate, left: int | None = None) -> bool:
+        """Queue a candidate (``left``: skills of the import after it); True when the batch is
+        full and should be stored."""
+        if self.tail_limit is not None and left is not None and left < POOL_TAIL_CARDS:
+            self.limit = self.tail_limit
         self.slots.append(slot)
         self.candidates.append((label, cand))
         if cand.bundle is not None:
@@ -629,6 +696,8 @@ class _Batch:
         self.slots, self.candidates, self.size, self.files = [], [], 0, 0
 
 
+# Skills read and checked at a time, ahead of storing them: one query for their digests.
+CHECK_BLOCK = 32
 # A pool of workers pays for itself from about this many bundles to parse and lint.
 POOL_MIN_BUNDLES = 64
 # Bundles per task sent to a worker: enough to amortise the round trip, small enough to spread.
@@ -691,7 +760,7 @@ def _analyse_one(job: _Job, cache: ScanCache) -> Analysis | ChimeraError:
         return exc
 
 
-_Wire = tuple[str, str | None, list[dict]] | ChimeraError
+_Wire = tuple[str, str | None, list[dict], str] | ChimeraError
 
 
 def _analyse_chunk(chunk: list[_Job]) -> list[_Wire]:
@@ -702,7 +771,14 @@ def _analyse_chunk(chunk: list[_Job]) -> list[_Wire]:
     for job in chunk:
         analysis = _analyse_one(job, cache)
         if isinstance(analysis, Analysis):
-            out.append((analysis.name, analysis.declared_taint, analysis.stored_findings))
+            out.append(
+                (
+                    analysis.name,
+                    analysis.declared_taint,
+                    analysis.stored_findings,
+                    analysis.findings_json,
+                )
+            )
         else:
             out.append(analysis)
     return out
@@ -711,11 +787,11 @@ def _analyse_chunk(chunk: list[_Job]) -> list[_Wire]:
 def _from_wire(sent: _Wire) -> Analysis | ChimeraError:
     if isinstance(sent, ChimeraError):
         return sent
-    name, declared, stored = sent
+    name, declared, stored, stored_json = sent
     findings = [
         Finding(d["rule"], d["severity"], d["message"], d["line"], d["path"]) for d in stored
     ]
-    return Analysis(name, declared, findings, stored)
+    return Analysis(name, declared, findings, stored, stored_json)
 
 
 def _label(item: SkillSource) -> str:

@@ -24,19 +24,15 @@ import errno
 import hashlib
 import json
 import os
-import stat
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 
 from chimera_cards.atomic import write_atomic
 from chimera_cards.bundle import (
-    IGNORED_NAMES,
-    SIDECAR_FILES,
     SKILL_FILE,
     Bundle,
     BundleDiff,
@@ -46,6 +42,16 @@ from chimera_cards.bundle import (
     diff_bundles,
 )
 from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.folderscan import (
+    RECEIPT_NAME,
+    FolderRecord,
+    Scan,
+    hash_folder,
+    idle_core,
+    read_receipt_bytes,
+    start_scan,
+)
+from chimera_cards.folderscan import find_skill_folders as _find_skill_folders
 from chimera_cards.trust import (
     evaluate,
     evaluate_remembered,
@@ -81,6 +87,7 @@ __all__ = [
     "install",
     "installable",
     "load_bundle",
+    "load_bundles",
     "plan_sync",
     "read_index",
     "read_receipt",
@@ -94,7 +101,6 @@ __all__ = [
     "write_skill",
 ]
 
-RECEIPT_NAME = ".chimera-install.json"
 INDEX_NAME = ".chimera-installed.json"
 RECEIPT_FORMAT = 1
 TOOL = "chimera-cards"
@@ -102,7 +108,6 @@ STATES = ("ok", "modified", "revoked", "unknown", "missing")
 # Hidden siblings this module makes in DIR while writing or removing a skill.
 _TMP_MARK = ".chimera-tmp-"
 _OLD_MARK = ".chimera-old-"
-_MAX_RECEIPT_BYTES = 64 * 1024
 
 
 class InstallError(ChimeraError):
@@ -151,6 +156,8 @@ class Receipt:
 
 
 def utc_now() -> str:
+    from datetime import UTC, datetime  # only when writing: check never needs it
+
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -162,27 +169,8 @@ def read_receipt(folder: str | os.PathLike) -> Receipt | None:
     Returns:
         The Receipt, or None.
     """
-    try:
-        fd = os.open(os.path.join(os.fspath(folder), RECEIPT_NAME), _READ_FLAGS)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = _read_upto(fd, _MAX_RECEIPT_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return None if len(data) > _MAX_RECEIPT_BYTES else Receipt.from_bytes(data)
-
-
-def _read_upto(fd: int, limit: int) -> bytes:
-    # A regular file's read returns less than asked only at its end.
-    data = os.read(fd, limit)
-    while len(data) < limit and (chunk := os.read(fd, limit - len(data))):
-        data += chunk
-    return data
+    data = read_receipt_bytes(folder)
+    return None if data is None else Receipt.from_bytes(data)
 
 
 # -- reading a folder -------------------------------------------------------------------------
@@ -212,111 +200,17 @@ def scan_folder(folder: str | os.PathLike) -> FolderScan:
     Returns:
         The files (sorted by path bytes) and problems found.
     """
-    # This loop runs once per installed file on every check: plain strings and os calls only.
-    files: list[BundleFile] = []
-    problems: list[str] = []
-    stack: list[tuple[str, str]] = [(os.fspath(folder), "")]
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            with os.scandir(directory) as it:
-                entries = list(it)
-        except OSError as exc:
-            problems.append(f"{prefix[:-1] or '.'}: cannot read ({exc.strerror})")
-            continue
-        for entry in entries:
-            name = entry.name
-            # bundle.is_ignored, one name at a time: the walk never enters an ignored folder.
-            if name in IGNORED_NAMES or (not prefix and name in SIDECAR_FILES):
-                continue
-            rel = prefix + name
-            if not name.isascii() and not _is_utf8(name):
-                # No bundle holds such a name (the manifest is UTF-8): planted, so modified.
-                problems.append(f"{rel!r}: name is not UTF-8")
-                continue
-            # The entry's type comes with the directory listing; the mode and size come from
-            # the opened file itself, so a file swapped for a link meanwhile is not followed.
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, rel + "/"))
-                elif entry.is_file(follow_symlinks=False):
-                    found = _hash_file(entry.path)
-                    if found is None:
-                        problems.append(f"{rel}: not a regular file")
-                    else:
-                        files.append(BundleFile(rel, *found))
-                elif entry.is_symlink():
-                    problems.append(f"{rel}: symlink")
-                else:
-                    problems.append(f"{rel}: not a regular file")
-            except OSError as exc:
-                problems.append(f"{rel}: cannot read ({exc.strerror})")
-    files.sort(key=lambda f: f.path.encode("utf-8"))
-    return FolderScan(tuple(files), tuple(problems))
+    return _folder_scan(hash_folder(folder))
 
 
-def _is_utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:  # undecodable bytes, kept by os as lone surrogates
-        return False
-    return True
-
-
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-# Read in one call up to this size; a larger file is read on in chunks, never whole.
-_ONE_READ = 1 << 22
-_CHUNK = 1 << 20
-
-
-def _hash_file(path: str) -> tuple[bool, int, str] | None:
-    """(executable, size, SHA-256) of a regular file, read through one descriptor; None when it
-    is not a regular file (it changed since it was listed)."""
-    fd = os.open(path, _READ_FLAGS)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        # Asking for one byte more than the size reads a usual file and notices its end in one
-        # call (a regular file's read comes back short only at its end; were it ever short
-        # early, the digest would differ and the folder be reported modified, never ok).
-        want = min(st.st_size + 1, _ONE_READ)
-        data = os.read(fd, want)
-        digest = hashlib.sha256(data)
-        size = len(data)
-        if size == want:
-            while chunk := os.read(fd, _CHUNK):
-                digest.update(chunk)
-                size += len(chunk)
-        return bool(st.st_mode & stat.S_IXUSR), size, digest.hexdigest()
-    finally:
-        os.close(fd)
-
-
-# Below this many folders a second process costs more than it saves.
-_FORK_MIN_FOLDERS = 32
-
-
-def _idle_core() -> bool:
-    """A Linux machine with a core that nothing else is running on right now (on a busy one a
-    second process only adds the cost of forking and of waiting for it)."""
-    try:
-        with open("/proc/loadavg", "rb") as handle:  # "0.42 0.30 0.25 RUNNING/TOTAL LASTPID"
-            running = int(handle.read().split()[3].split(b"/")[0])  # this process included
-        cores = len(os.sched_getaffinity(0))
-    except (OSError, ValueError, IndexError, AttributeError):
-        return False
-    return cores >= 2 and running <= cores - 1
+def _folder_scan(record: FolderRecord) -> FolderScan:
+    files, problems, _ = record
+    return FolderScan(tuple([BundleFile(*f) for f in files]), tuple(problems))
 
 
 def scan_folders(folders: list[Path], *, parallel: bool | None = None) -> list[FolderScan]:
     """``scan_folder`` of each folder, in order; on a Linux machine with an idle core a forked
-    child hashes the second half meanwhile.
-
-    Threads would not help: every open and read hands the GIL over, which costs more than the
-    hashing it frees. The child only reads files and sends back what ``scan_folder`` found (as
-    plain tuples, through a pipe); it touches neither the store nor any other state, and leaves
-    through ``os._exit``. Whatever goes wrong on its side, the parent scans that half itself.
+    child hashes part of them meanwhile (``folderscan.Scan``).
 
     Args:
         folders: skill folders.
@@ -325,52 +219,8 @@ def scan_folders(folders: list[Path], *, parallel: bool | None = None) -> list[F
     Returns:
         One FolderScan per folder.
     """
-    half = len(folders) // 2
-    if parallel is None:
-        parallel = len(folders) >= _FORK_MIN_FOLDERS and _idle_core()
-    if not parallel or not half or not sys.platform.startswith("linux"):
-        return [scan_folder(f) for f in folders]
-    import marshal  # only here: a format for this pipe between two copies of one program
-
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: hash, write, leave without running any cleanup of the parent's
-        status = 1
-        try:
-            os.close(read_end)
-            found = [scan_folder(f) for f in folders[half:]]
-            data = marshal.dumps(
-                [
-                    (
-                        [(f.path, f.executable, f.size, f.sha256) for f in scan.files],
-                        list(scan.problems),
-                    )
-                    for scan in found
-                ]
-            )
-            _write_all(write_end, data)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    try:
-        mine = [scan_folder(f) for f in folders[:half]]
-        with os.fdopen(read_end, "rb") as pipe:
-            data = pipe.read()
-    finally:
-        _, status = os.waitpid(pid, 0)
-    theirs: list[FolderScan] | None = None
-    if status == 0:
-        try:
-            theirs = [
-                FolderScan(tuple(BundleFile(*f) for f in files), tuple(problems))
-                for files, problems in marshal.loads(data)
-            ]
-        except (ValueError, TypeError, EOFError):
-            theirs = None
-    if theirs is None or len(theirs) != len(folders) - half:
-        theirs = [scan_folder(f) for f in folders[half:]]
-    return mine + theirs
+    with Scan(folders, parallel) as scan:
+        return [_folder_scan(record) for record in scan.result()]
 
 
 def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
@@ -384,21 +234,13 @@ def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
         directory: e.g. ``.claude/skills``.
     Returns:
         The folders; none if ``directory`` does not exist.
+    Raises:
+        UsageError: it exists but cannot be listed.
     """
     try:
-        entries = sorted(os.scandir(os.fspath(directory)), key=lambda e: e.name)
-    except FileNotFoundError:
-        return []
+        return _find_skill_folders(directory)
     except OSError as exc:
         raise UsageError(f"{directory}: cannot read ({exc.strerror})") from None
-    exists = os.path.exists
-    return [
-        Path(entry.path)
-        for entry in entries
-        if not entry.name.startswith(".")
-        and entry.is_dir(follow_symlinks=False)
-        and (exists(f"{entry.path}/{SKILL_FILE}") or exists(f"{entry.path}/{RECEIPT_NAME}"))
-    ]
 
 
 # -- the index of what was installed into a directory ------------------------------------------
@@ -920,11 +762,11 @@ def stored_skills(
     with store.snapshot():
         if names is None:
             chosen = {v.id: v for v in store.versions(order="id")}
-            for v in store.versions_matching((), digests):
+            for v in store.versions_matching((), digests, details=False):
                 chosen.setdefault(v.id, v)
             versions = [chosen[k] for k in sorted(chosen)]
         else:
-            versions = store.versions_matching(names, digests)
+            versions = store.versions_matching(names, digests, details=False)
         wanted = (v.digest for v in versions)
         files = (
             store.bundle_files_of(wanted)
@@ -951,6 +793,24 @@ def load_bundle(store, skill: StoredSkill) -> Bundle:
     if bundle.digest != skill.digest:
         raise InstallError(f"{skill.name}: stored bundle does not match its digest")
     return bundle
+
+
+def load_bundles(store, skills: Sequence[StoredSkill]) -> list[Bundle]:
+    """``load_bundle`` of each skill, the store read in a few queries for any number.
+
+    Raises:
+        TamperedBlobError: a store's copy no longer matches (run ``verify``).
+    """
+    versions = {
+        v.id: v for v in store.versions_matching({s.name for s in skills}, (), details=False)
+    }
+    if any(s.version_id not in versions for s in skills):  # removed meanwhile: one by one
+        return [load_bundle(store, s) for s in skills]
+    bundles = store.get_bundles([versions[s.version_id] for s in skills])
+    for skill, bundle in zip(skills, bundles, strict=True):
+        if bundle.digest != skill.digest:
+            raise InstallError(f"{skill.name}: stored bundle does not match its digest")
+    return bundles
 
 
 def installable(skills: Iterable[StoredSkill], name: str, digest: str | None = None) -> StoredSkill:
@@ -981,6 +841,8 @@ def installable(skills: Iterable[StoredSkill], name: str, digest: str | None = N
 
 @dataclass
 class InstallResult:
+    """What ``install`` did with one name, and where."""
+
     name: str
     digest: str
     path: str
@@ -1013,9 +875,9 @@ def install(
     names = list(dict.fromkeys(names))
     for name in names:
         check_name(name)
-    skills = stored_skills(store, names=names)
+    skills = stored_skills(store, names=names, manifests=False)  # load_bundle reads each one
     chosen = [installable(skills, name) for name in names]
-    bundles = [load_bundle(store, skill) for skill in chosen]
+    bundles = load_bundles(store, chosen)
     for skill in chosen:
         target = directory / skill.name
         if target.exists() and not force and read_receipt(target) is None:
@@ -1023,37 +885,129 @@ def install(
                 f"{target}: exists and was not installed by chimera-cards; "
                 "pass --force to replace it"
             )
-    results = []
-    written: dict[str, dict] = {}
+    jobs = list(zip(chosen, bundles, strict=True))
+    store_path = str(store.path)
     hidden = _hidden(directory)  # leftovers of a crashed run are there before this one starts
+    done: dict[int, tuple[str, dict | None]] = {}
+    mine = list(range(len(jobs)))
+    child = None
+    if len(jobs) >= _FORK_MIN_SKILLS and sys.platform.startswith("linux") and idle_core():
+        half = len(jobs) // 2
+        child = _Writer(jobs, mine[half:], directory, store_path, force, hidden)
+        mine = mine[:half]
     try:
-        for skill, bundle in zip(chosen, bundles, strict=True):
-            target = directory / skill.name
-            receipt = read_receipt(target) if target.is_dir() else None
-            if receipt is not None and scan_folder(target).digest == bundle.digest:
-                results.append(InstallResult(skill.name, bundle.digest, str(target), "unchanged"))
-                continue
-            action = "replaced" if target.exists() else "installed"
-            receipt = write_skill(
-                directory,
-                bundle,
-                name=skill.name,
-                store=str(store.path),
-                force=force,
-                record=False,
-                rehash=False,  # load_bundle re-hashed every file
-                hidden=hidden,
-            )
-            written[skill.name] = receipt.index_entry()
-            results.append(InstallResult(skill.name, bundle.digest, str(target), action))
+        for index in mine:
+            done[index] = _install_one(directory, *jobs[index], store_path, force, hidden)
+        if child is not None:
+            done.update(child.collect())
+            child = None
+            # What the child did not finish (it met an error, or died) is done here, so an error
+            # is raised from this process exactly as it would be without the child.
+            for index in range(len(jobs)):
+                if index not in done:
+                    done[index] = _install_one(directory, *jobs[index], store_path, force, hidden)
     finally:
+        if child is not None:  # this process failed first: what the child wrote is kept
+            done.update(child.collect())
+        written = {
+            jobs[index][0].name: entry
+            for index, (_, entry) in sorted(done.items())
+            if entry is not None
+        }
         if written:  # what was written is recorded even if a later skill failed
             record_installs(directory, written)
-    return results
+    return [
+        InstallResult(skill.name, bundle.digest, str(directory / skill.name), done[index][0])
+        for index, (skill, bundle) in enumerate(jobs)
+    ]
+
+
+# From this many skills on, with an idle core, a forked child writes half of them.
+_FORK_MIN_SKILLS = 32
+
+
+def _install_one(
+    directory: Path, skill: StoredSkill, bundle: Bundle, store: str, force: bool, hidden: list
+) -> tuple[str, dict | None]:
+    """Write one chosen bundle (unless exactly it is there): (action, its index entry or None)."""
+    target = directory / skill.name
+    receipt = read_receipt(target) if target.is_dir() else None
+    if receipt is not None and scan_folder(target).digest == bundle.digest:
+        return "unchanged", None
+    action = "replaced" if target.exists() else "installed"
+    receipt = write_skill(
+        directory,
+        bundle,
+        name=skill.name,
+        store=store,
+        force=force,
+        record=False,
+        rehash=False,  # load_bundle re-hashed every file
+        hidden=hidden,
+    )
+    return action, receipt.index_entry()
+
+
+class _Writer:
+    """A forked child installing some of the chosen skills while this process does the others.
+
+    Writing thousands of small files is system-call work that a second core halves; the folders
+    are distinct and each is written atomically, as in one process. The child touches neither the
+    store nor the index: it reports each skill it finished through a pipe, as soon as it is done,
+    and stops at its first error (this process then does the rest, and reports that error). It
+    leaves through ``os._exit``.
+    """
+
+    def __init__(
+        self,
+        jobs: list[tuple[StoredSkill, Bundle]],
+        indices: list[int],
+        directory: Path,
+        store: str,
+        force: bool,
+        hidden: list,
+    ) -> None:
+        import marshal  # a format for this pipe between two copies of one program
+
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(read_end)
+                for index in indices:
+                    found = _install_one(directory, *jobs[index], store, force, hidden)
+                    frame = marshal.dumps((index, *found))
+                    _write_all(write_end, len(frame).to_bytes(4, "little") + frame)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        self._pid, self._pipe = pid, read_end
+
+    def collect(self) -> dict[int, tuple[str, dict | None]]:
+        """Wait for the child; each skill it reported as finished."""
+        import marshal
+
+        try:
+            with os.fdopen(self._pipe, "rb") as pipe:
+                data = pipe.read()
+        finally:
+            os.waitpid(self._pid, 0)
+        finished: dict[int, tuple[str, dict | None]] = {}
+        at = 0
+        while at + 4 <= len(data):  # a frame cut short (the child was killed) is left out
+            size = int.from_bytes(data[at : at + 4], "little")
+            if at + 4 + size > len(data):
+                break
+            index, action, entry = marshal.loads(data[at + 4 : at + 4 + size])
+            finished[index] = (action, entry)
+            at += 4 + size
+        return finished
 
 
 @dataclass
 class CheckReport:
+    """``check``'s answer: one state per skill folder (and per missing install)."""
+
     states: list[SkillState]
 
     @property
@@ -1073,7 +1027,11 @@ def _by_name(skills: list[StoredSkill]) -> dict[str, Candidate]:
 
 
 def check(
-    store, directories: Iterable[str | os.PathLike], policy: Policy = Policy()
+    store,
+    directories: Iterable[str | os.PathLike],
+    policy: Policy = Policy(),
+    *,
+    scan: Scan | None = None,
 ) -> CheckReport:
     """One state per skill folder in each directory, plus ``missing`` for recorded installs
     whose folder is gone.
@@ -1082,12 +1040,24 @@ def check(
         store: an open Store.
         directories: skills directories (e.g. ``.claude/skills``).
         policy: whose approvals count (default: the store's trust list and threshold).
+        scan: ``folderscan.start_scan(directories)``, when the caller started hashing early
+            (it is finished and closed here).
     Returns:
         The report; ``ok`` only when every state is ok.
+    Raises:
+        UsageError: a directory exists but cannot be listed.
     """
-    listed = [(Path(d), find_skill_folders(d)) for d in directories]
-    scans = iter(scan_folders([f for _, folders in listed for f in folders]))
-    found = [(d, [(f, next(scans), read_receipt(f)) for f in folders]) for d, folders in listed]
+    started = scan if scan is not None else start_scan(list(directories))
+    with started:
+        if started.unreadable is not None:
+            directory, exc = started.unreadable
+            raise UsageError(f"{directory}: cannot read ({exc.strerror})")
+        records = started.result()
+    # The receipt was read with the folder's files; None when there is none or it is not ours.
+    scans = iter(
+        [(_folder_scan(r), None if r[2] is None else Receipt.from_bytes(r[2])) for r in records]
+    )
+    found = [(d, [(f, *next(scans)) for f in folders]) for d, folders in started.listed]
     names = {f.name for _, folders in found for f, _, _ in folders}
     names |= {r.name for _, folders in found for _, _, r in folders if r is not None}
     digests = {scan.digest for _, folders in found for _, scan, _ in folders}
@@ -1126,6 +1096,8 @@ def _classify_all(found: list, skills: list[StoredSkill]) -> list[SkillState]:
 
 @dataclass
 class SyncAction:
+    """One line of ``sync``'s plan: what to do with one skill, and why."""
+
     name: str
     action: str  # "install" | "replace" | "remove" | "keep" | "skip"
     reason: str = ""
@@ -1242,6 +1214,8 @@ def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) 
 
 @dataclass(frozen=True)
 class AvailableSkill:
+    """An installed skill that ``check`` calls ok, as ``<available_skills>`` lists it."""
+
     name: str
     description: str
     location: str  # the installed SKILL.md, absolute

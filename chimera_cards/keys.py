@@ -24,7 +24,6 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from chimera_cards.errors import ChimeraError, KeyExistsError, KeyWriteError, UsageError
 
@@ -34,6 +33,8 @@ MAX_ENVELOPE_BYTES = 64 * 1024
 
 # ``cryptography`` is imported where a key is made, loaded or checked, not with this module: a
 # command that only reads key text, or whose signature checks were remembered, never loads it.
+# typing.TYPE_CHECKING, without importing typing on start-up (check and install load this).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (
         Ed25519PrivateKey,
@@ -67,6 +68,8 @@ def check_key_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class PublicKey:
+    """A reviewer's Ed25519 public key."""
+
     raw: bytes  # the 32 raw Ed25519 public-key bytes
 
     @functools.cached_property  # read per statement on every match; the key never changes
@@ -96,6 +99,8 @@ class PublicKey:
 
 @dataclass(frozen=True)
 class GeneratedKey:
+    """A key pair just written: its files and public key."""
+
     name: str
     keyfile: Path
     pubfile: Path
@@ -304,6 +309,8 @@ def sign_envelope(private: Ed25519PrivateKey, payload_type: str, payload: bytes)
 
 @dataclass(frozen=True)
 class VerifiedEnvelope:
+    """A signed statement whose signature a trusted key verified."""
+
     payload_type: str
     payload: bytes  # only ever handed out after a trusted signature over it checked out
     keyids: tuple[str, ...]  # trusted keys whose signatures verified

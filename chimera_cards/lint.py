@@ -136,6 +136,8 @@ class UnknownProfileError(ChimeraError):
 
 @dataclass
 class Finding:
+    """One lint finding: a stable rule id, a severity, a message and where."""
+
     rule: str  # stable id, e.g. "name-format", "hidden-bidi"
     severity: str  # "error" | "warning" | "info"
     message: str
@@ -398,6 +400,19 @@ _BASE64_SPLIT_RE = re.compile(
 )
 # Printable ASCII, tab and newline are never hidden; only other characters need a closer look.
 _CANDIDATE_RE = re.compile(r"[^\t\n\x20-\x7e]")
+_COMMON_BYTES = bytes([9, 10, *range(0x20, 0x7F)])
+
+
+def _rare_chars(text: str) -> str:
+    """Each character of ``text`` other than printable ASCII, tab and newline, once: the only
+    ones the character scan and the reader's-view text need to look at (few, in real cards).
+    Dropping those bytes from the UTF-8 leaves every other character's bytes whole."""
+    if text.isascii() and text.replace("\n", " ").replace("\t", " ").isprintable():
+        return ""
+    rest = text.encode("utf-8", "surrogatepass").translate(None, _COMMON_BYTES)
+    return "".join(set(rest.decode("utf-8", "surrogatepass")))
+
+
 _URL_RE = re.compile(
     r"\b(?:(?:https?|ftp|file)://[^\s<>()\[\]{}\"'`]*|(?:data|javascript):[^\s<>()\[\]{}\"'`]+)",
     re.IGNORECASE,
@@ -419,10 +434,16 @@ _HIDDEN_MESSAGES = {
 }
 
 
-def _scan_characters(text: str, lines: _Lines, out: _Collector, *, fast: bool = True) -> None:
-    """``fast=False`` looks at every character (the reference the fast path is tested against)."""
-    if fast and text.isascii() and text.replace("\n", " ").replace("\t", " ").isprintable():
-        return  # printable ASCII, tab and newline only: nothing can hide here
+def _scan_characters(
+    text: str, lines: _Lines, out: _Collector, *, fast: bool = True, rare: str | None = None
+) -> None:
+    """``fast=False`` looks at every character (the reference the fast path is tested against).
+    ``rare``: ``_rare_chars(text)``, when the caller has it."""
+    if fast:
+        if rare is None:
+            rare = _rare_chars(text)
+        if not any(_hidden_class(char) for char in rare):
+            return  # no candidate is hidden (cards have a few dashes and arrows): nothing to report
     i = 0
     while True:
         if fast:
@@ -553,21 +574,45 @@ _PATTERN_RULES = (
 # Case: the words are looked up in a lower-cased copy of the text in which every character that
 # IGNORECASE matches to an ASCII letter has become that letter at the same offset. Besides ASCII
 # those are only U+0130, U+0131, U+017F and U+212A (the test suite checks every code point).
-_FOLD_TO_ASCII = {"\u0130": "i", "\u0131": "i", "\u017f": "s"}  # U+212A lower-cases to "k"
+_FOLD_TO_ASCII = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+# The copy is also all ASCII, of the same length: find and ``in`` are several times faster on a
+# one-byte string than on the two-byte one a single em dash makes of a card. Every other
+# character past ASCII becomes "?", which is in no word, except whitespace, which becomes " "
+# (a gate's \s must still see it). The test suite checks both sets against every code point.
+_NON_ASCII_SPACES = (
+    "\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+_VIEW_SPECIAL_RE = re.compile("[" + _NON_ASCII_SPACES + "".join(_FOLD_TO_ASCII) + "]")
+_NON_ASCII_SPACE_RE = re.compile("[" + _NON_ASCII_SPACES + "]")
 
 
-def _fold(text: str) -> str:
-    if not text.isascii():
-        for char, letter in _FOLD_TO_ASCII.items():
-            if char in text:
-                text = text.replace(char, letter)
-    folded = text.lower()
-    # Only U+0130 (replaced above) lower-cases to two characters; stay safe if Unicode adds one.
-    return folded if len(folded) == len(text) else ""
+def _to_ascii(text: str) -> str:
+    return text.encode("ascii", "replace").decode("ascii")  # one "?" per code point past ASCII
+
+
+def _ascii_views(text: str, rare: str | None = None) -> tuple[str, str]:
+    """(the text's ASCII stand-in, the case-folded copy the words are looked up in): an ASCII
+    word or a gate's pattern occurs in the stand-in where it occurs in ``text``, and in the
+    folded copy wherever IGNORECASE would find it in ``text``. ``rare``: characters that
+    include every one of ``text`` past ASCII (``_rare_chars``), when the caller has them."""
+    if text.isascii():
+        return text, text.lower()
+    if not _VIEW_SPECIAL_RE.search(text if rare is None else rare):
+        view = _to_ascii(text)
+        return view, view.lower()
+    spaced = _NON_ASCII_SPACE_RE.sub(" ", text)
+    lettered = spaced
+    for char, letter in _FOLD_TO_ASCII.items():
+        if char in lettered:
+            lettered = lettered.replace(char, letter)
+    return _to_ascii(spaced), _to_ascii(lettered).lower()
 
 
 @dataclass(frozen=True)
 class _Finder:
+    """Where a pattern's matches can start, so only those offsets are tried."""
+
     starts: tuple[
         tuple[str, tuple[int, ...]], ...
     ]  # (word, offsets back from it a match may start)
@@ -649,16 +694,17 @@ _FINDERS: dict[str, _Finder] = {
 }
 
 
-def _finditer(regex: re.Pattern, rule: str, text: str, folded: str | None) -> Iterable[re.Match]:
-    """``regex.finditer(text)``, found without trying the regex at every offset where possible."""
+def _finditer(
+    regex: re.Pattern, rule: str, text: str, views: tuple[str, str]
+) -> Iterable[re.Match]:
+    """``regex.finditer(text)``, found without trying the regex at every offset where possible
+    (``views``: ``_ascii_views(text)``)."""
     finder = _FINDERS.get(rule)
     if finder is None:
         return regex.finditer(text)
     if rule == "base64-blob":
-        return _base64_runs(regex, text)
-    haystack = folded if finder.folded else text
-    if not haystack:  # the fold could not keep offsets
-        return regex.finditer(text)
+        return _base64_runs(regex, text, views[0])
+    haystack = views[1] if finder.folded else views[0]
     if finder.needs and not any(word in haystack for word in finder.needs):
         return ()
     if not finder.starts:
@@ -669,21 +715,24 @@ def _finditer(regex: re.Pattern, rule: str, text: str, folded: str | None) -> It
 
 
 def _offsets(finder: _Finder, text: str, haystack: str) -> list[int]:
+    # Plain loops: this runs for every text, and generator expressions cost more here.
+    closed: set[str] = set()
+    for words, alternatives in finder.gates:
+        for literal, regex in alternatives:
+            if literal in haystack and regex.search(haystack):
+                break
+        else:
+            closed.update(words)
     offsets: set[int] = set()
-    closed = {
-        word
-        for words, alternatives in finder.gates
-        if not any(
-            literal in haystack and regex.search(haystack) for literal, regex in alternatives
-        )
-        for word in words
-    }
     for word, back in finder.starts:
         if word in closed:
             continue
         at = haystack.find(word)
         while at != -1:
-            offsets.update(at - b for b in back if at >= b)
+            if back == (0,):
+                offsets.add(at)
+            else:
+                offsets.update(at - b for b in back if at >= b)
             at = haystack.find(word, at + 1)
     # Every match starts at \b or at "<", so never between two word characters ("do" in "undo").
     return [
@@ -722,12 +771,12 @@ def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"  # what \w is for re's str patterns
 
 
-def _base64_runs(regex: re.Pattern, text: str) -> Iterable[re.Match]:
+def _base64_runs(regex: re.Pattern, text: str, view: str) -> Iterable[re.Match]:
     """Base64 matches are runs of 100+ non-space characters, so each lies inside one
     whitespace-separated token that long; search only those (lookbehind still sees the text
-    before a token, and nothing after it can extend a run).
+    before a token, and nothing after it can extend a run). ``view``: the ASCII stand-in.
     """
-    if not _BASE64_CHARS.has_run(text, BASE64_MIN):
+    if not _BASE64_CHARS.has_run(view, BASE64_MIN):
         return  # no run of either alphabet that long (most texts): skip the split
     at = 0
     for token in text.split():
@@ -792,16 +841,16 @@ def _scan(
     comments: str = ERROR,
     code: tuple[tuple[int, int], ...] = (),
 ) -> None:
-    _scan_characters(text, lines, out, fast=fast)
-    folded = _fold(text) if fast else None
-    # Override phrases are matched once, in the text as a reader takes it in (normalised); the
-    # normalisation keeps every line where it was, so lines and messages need no mapping back.
-    plain = _phrase_text(text, fast=fast)
-    plain_folded = (folded if plain is text else _fold(plain)) if fast else None
+    rare = _rare_chars(text) if fast else None
+    _scan_characters(text, lines, out, fast=fast, rare=rare)
+    views = _ascii_views(text, rare) if fast else None
     for regex, rule, default_severity, keep, describe in _PATTERN_RULES:
-        haystack, fold = (plain, plain_folded) if rule == "override-phrase" else (text, folded)
+        if rule == "override-phrase":
+            haystack, matches = _phrase_matches(regex, text, rare, views)
+        else:
+            haystack = text
+            matches = _finditer(regex, rule, text, views) if views else regex.finditer(text)
         where = lines if haystack is text else _Lines(haystack, lines.first_line)
-        matches = _finditer(regex, rule, haystack, fold) if fast else regex.finditer(haystack)
         for match in matches:
             if not keep(match):
                 continue
@@ -814,7 +863,48 @@ def _scan(
                 out.omit(rule, severity, line)
             else:
                 out.add(Finding(rule, severity, describe(match), line))
-    _scan_split_base64(text, lines, out, fast=fast)
+    _scan_split_base64(text, lines, out, fast=fast, view=views[0] if views else None)
+
+
+def _phrase_matches(
+    regex: re.Pattern, text: str, rare: str | None, views: tuple[str, str] | None
+) -> tuple[str, Iterable[re.Match]]:
+    """(the text override phrases are matched in, the matches). Phrases are matched once, in the
+    text as a reader takes it in (``_phrase_text``); that keeps every line where it was, so lines
+    and messages need no mapping back. ``views`` None: the plain reference scan."""
+    if views is None:
+        plain = _phrase_text(text, fast=False)
+        return plain, regex.finditer(plain)
+    phrase_views = _phrase_views(text, rare or "", views)
+    if phrase_views is not None:
+        # Looked for in the phrase text's ASCII stand-in, which matches where it does (its "?"
+        # is no letter, space or word character, as the characters it stands for are not); the
+        # phrase text itself is built only for a card that holds a phrase, to report it.
+        offsets = _offsets(_FINDERS["override-phrase"], phrase_views[0], phrase_views[1])
+        if not any(regex.match(phrase_views[0], at) for at in offsets):
+            return text, ()
+        plain = _phrase_text(text, rare=rare)
+        return plain, _match_at(regex, plain, offsets)
+    plain, plain_rare = _reader_text(text, fast=True, rare=rare)
+    plain_views = views if plain is text else _ascii_views(plain, plain_rare)
+    return plain, _finditer(regex, "override-phrase", plain, plain_views)
+
+
+def _phrase_views(text: str, rare: str, views: tuple[str, str]) -> tuple[str, str] | None:
+    """``_ascii_views(_phrase_text(text))`` made from the text's own views, where that is exact:
+    the text needs nothing but its emphasis marks dropped (nothing invisible, nothing NFKC
+    changes, no look-alike), and none of its characters past ASCII is a word character, as the
+    stand-in's "?" and " " are not, so emphasis underscores drop at the same places. Else None.
+    """
+    if not text.isascii() and (
+        any(_is_word(char) for char in rare)
+        or _INVISIBLE_RE.search(rare)
+        or _CONFUSABLE_RE.search(rare)
+        or not unicodedata.is_normalized("NFKC", text)
+    ):
+        return None
+    view = _drop_emphasis(views[0])
+    return view, view.lower()
 
 
 _BASE64_PIECE_RE = re.compile(_BASE64_PIECE)
@@ -827,11 +917,14 @@ def _has_both_cases(text: str) -> bool:
     return any(c.isupper() for c in text) and any(c.islower() for c in text)
 
 
-def _scan_split_base64(text: str, lines: _Lines, out: _Collector, *, fast: bool = True) -> None:
-    # Cheap gates first: two runs of piece characters (bytes.translate), then at least two whole
-    # tokens that could be pieces (a C-speed split). Without them the regex cannot match.
+def _scan_split_base64(
+    text: str, lines: _Lines, out: _Collector, *, fast: bool = True, view: str | None = None
+) -> None:
+    # Cheap gates first: two runs of piece characters (bytes.translate, over the ASCII stand-in
+    # when given: no character past ASCII is a piece's), then at least two whole tokens that
+    # could be pieces (a C-speed split). Without them the regex cannot match.
     if fast:
-        if _BASE64_PIECE_CHARS.count_runs(text, 16) < 2:
+        if _BASE64_PIECE_CHARS.count_runs(text if view is None else view, 16) < 2:
             return
         pieces = [t for t in text.split() if len(t) >= 16 and _BASE64_PIECE_RE.search(t)]
         if len(pieces) < 2 or sum(map(len, pieces)) < BASE64_MIN:
@@ -944,18 +1037,31 @@ def _drop_emphasis(text: str, *, fast: bool = True) -> str:
     return _EDGE_UNDERSCORES_RE.sub("", text)
 
 
-def _phrase_text(text: str, *, fast: bool = True) -> str:
+def _phrase_text(text: str, *, fast: bool = True, rare: str | None = None) -> str:
     """The text as a reader takes it in: invisible code points dropped, NFKC, look-alike letters
     mapped to Latin, emphasis marks dropped. Newlines are kept, so lines still count the same.
+    ``rare``: ``_rare_chars(text)`` (no invisible or look-alike character is printable ASCII, so
+    the fast path looks for them among those few, and rewrites the text only when one is there).
     """
+    return _reader_text(text, fast=fast, rare=rare)[0]
+
+
+def _reader_text(text: str, *, fast: bool, rare: str | None) -> tuple[str, str | None]:
+    """``_phrase_text`` and characters including every one of it past ASCII (None: unknown)."""
     if not text.isascii():
-        text = _INVISIBLE_RE.sub("", text)
+        if not fast or rare is None:
+            rare = text
+        if _INVISIBLE_RE.search(rare):
+            text = _INVISIBLE_RE.sub("", text)
         if not unicodedata.is_normalized("NFKC", text):
             text = unicodedata.normalize("NFKC", text)
-        if _CONFUSABLE_RE.search(text):
-            text = text.translate(_CONFUSABLES)
+            rare = text  # normalising may bring in characters the text did not have
+        if _CONFUSABLE_RE.search(rare):
+            text = text.translate(_CONFUSABLES)  # look-alikes become ASCII letters
     stripped = _drop_emphasis(text, fast=fast)
-    return stripped if stripped != text else text  # the same object when nothing changed
+    # The same object when nothing changed. ``rare`` still holds every character past ASCII:
+    # dropping code points and marks, and mapping look-alikes to ASCII, adds none.
+    return (stripped if stripped != text else text), rare
 
 
 def _escaped_scalar_findings(card: Card, raw_findings: list[Finding]) -> list[Finding]:
@@ -1340,6 +1446,8 @@ def lint_text(text: str, path: str, *, markdown: bool | None = None) -> list[Fin
 
 @dataclass
 class LintReport:
+    """The findings of a lint run over some paths, with every file looked at."""
+
     files: list[str]  # every card file looked at, in order
     findings: list[Finding]
 

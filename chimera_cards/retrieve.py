@@ -63,11 +63,14 @@ OTHER_READ_PATHS = frozenset(
         "chimera_cards.store.check_blobs",  # verify: re-hash every blob
         "chimera_cards.store.export_card",  # writes the exact bytes to a file for a person/git
         "chimera_cards.store.Store.get_bundle",  # every file of a bundle, re-hashed; callers listed
+        "chimera_cards.store.Store.get_bundles",  # get_bundle of many; callers listed
+        "chimera_cards.store.Store._blobs_of",  # the files' bytes for get_bundle(s) to check
         "chimera_cards.store.Store.skill_bytes",  # SKILL.md alone, re-hashed; callers listed
         "chimera_cards.store.Store._bundle_of",  # records a bare card blob as its one-file bundle
         "chimera_cards.store.Store.approved_bundle",  # for installers: only after the gate passed
         "chimera_cards.store.check_bundles",  # verify: manifests against their file rows
         "chimera_cards.install.load_bundle",  # files install writes, after the gate rule said yes
+        "chimera_cards.install.load_bundles",  # the same for many names at once
     }
 )
 
@@ -77,6 +80,8 @@ BM25_WEIGHTS = (10.0, 4.0, 2.0)  # name, description, triggers: a hit in the nam
 
 @dataclass
 class Match:
+    """A card the gate let through for a prompt, with why it may be used."""
+
     name: str
     sha256: str
     provenance: str  # as recorded at import: "clean" | "tainted"
@@ -160,6 +165,8 @@ class MatchList(list):
 
 @dataclass
 class GateDecision:
+    """Whether a stored version may reach an agent, and its verified bytes if so."""
+
     ok: bool
     basis: str = ""  # "clean-path" | "approved" when ok
     reason: str = ""  # why not, when not ok

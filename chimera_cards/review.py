@@ -139,6 +139,8 @@ def _put(store: Store, st, sha: str, text: str, replace_id: int | None) -> None:
 
 @dataclass
 class Change:
+    """A version whose status a trust or statement change moved, and why."""
+
     name: str
     sha256: str
     old: str
@@ -332,6 +334,8 @@ def trust_status(store: Store) -> tuple[list[TrustedKey], int]:
 
 @dataclass
 class Decision:
+    """A reviewer's approve/reject/retire, with the version's status after it."""
+
     name: str
     sha256: str
     decision: str
@@ -513,6 +517,8 @@ def retire(store: Store, name: str, sha256: str | None = None, reason: str = "")
 
 @dataclass
 class ReviewView:
+    """Everything a reviewer sees of one version before deciding."""
+
     name: str
     sha256: str
     status: str
@@ -541,6 +547,8 @@ class ReviewView:
 
 @dataclass
 class QueueItem:
+    """A version waiting for review, with why it waits."""
+
     name: str
     sha256: str
     provenance: str
@@ -782,6 +790,8 @@ def write_statements(
 
 @dataclass
 class StatementImport:
+    """What importing signed statements did to one card's versions."""
+
     accepted: int = 0  # statements that verify over these bytes under this store's trust list
     kept_unverified: int = 0  # well-formed for these bytes but not (yet) by a trusted key
     about_this_card: int = 0  # well-formed statements naming this card, for any bytes

@@ -73,6 +73,8 @@ class SkillSource:
 
 @dataclass
 class FoundSource:
+    """The skills one source (path, URL, archive) holds."""
+
     source: str
     skills: list[SkillSource]
 
@@ -99,22 +101,31 @@ def _from_tree(entries, *, where: str, origin: str, final_url, network: bool, in
 def _folder_skill(
     path: Path, root: Path | None = None, resolved_root: Path | None = None, read: bool = True
 ) -> SkillSource:
-    if resolved_root is not None and path.parent == root and not path.is_symlink():
+    # Strings, not Path objects, for what is made once per skill of a collection.
+    label = str(path)
+    if resolved_root is not None and _parent(label) == str(root) and not os.path.islink(label):
         # A real entry of a resolved folder: resolving it again would lstat every component.
-        resolved = resolved_root / path.name
+        resolved = os.path.join(resolved_root, path.name)
     else:
-        resolved = path.resolve()
+        resolved = str(path.resolve())
+    skill_file = os.path.join(resolved, SKILL_FILE)
     skill = SkillSource(
-        label=str(path),
-        origin=str(resolved / SKILL_FILE),
+        label=label,
+        origin=skill_file,
         final_url=None,
         network=False,
-        folder=resolved.name,
-        skill_file=resolved / SKILL_FILE,
-        info={"kind": "folder", "path": str(resolved)},
+        folder=os.path.basename(resolved),
+        skill_file=Path(skill_file),
+        info={"kind": "folder", "path": resolved},
         unread=(path, root),
     )
     return read_skill(skill) if read else skill
+
+
+def _parent(path: str) -> str:
+    """``str(Path(path).parent)`` for a path as ``str(Path)`` spells it."""
+    head, sep, _ = path.rpartition("/")
+    return head or ("/" if sep and path.startswith("/") else ".")
 
 
 def read_skill(skill: SkillSource) -> SkillSource:

@@ -29,7 +29,6 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from chimera_cards.atomic import WriteError
@@ -246,7 +245,12 @@ def check_storable_name(name: str | None) -> str:
         or len(name) > 200
         or "/" in name
         or "\\" in name
-        or any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)
+        # Printable ASCII other than the space is in none of those categories: look closer only
+        # at a name with anything else in it.
+        or (
+            not (name.isascii() and name.isprintable() and " " not in name)
+            and any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)
+        )
     ):
         raise UnstorableNameError(
             f"card name {name!r} cannot be stored (whitespace, path separators, "
@@ -257,12 +261,20 @@ def check_storable_name(name: str | None) -> str:
 
 def utc_now() -> str:
     """Now in UTC as ISO 8601 with microseconds and a ``Z``: every timestamp the store writes."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    from datetime import UTC, datetime  # only when writing: reading a store never needs it
+
+    # isoformat is several times faster than strftime("%Y-%m-%dT%H:%M:%S.%fZ"), same text.
+    return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+
+
+# What json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False) builds on every
+# call; built once, as the store encodes a few values per imported card.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def canonical_json(value) -> str:
     """Sorted keys, no whitespace, UTF-8 text: the one form that is hashed."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 # The one spelling of an audit entry's hashed text: canonical_json of its fields, keys sorted.
@@ -296,6 +308,8 @@ def audit_hash(
 
 @dataclass
 class Version:
+    """One stored version of a card: its bytes, origin, status and findings."""
+
     id: int
     name: str
     sha256: str
@@ -378,10 +392,17 @@ _VERSION_COLUMNS = (
     "id, name, sha256, origin, final_url, imported_at, provenance, status, reason, findings, "
     "digest, skill_sha256, source"
 )
+# The same, with empty findings and source: parsing them is most of the cost of a row.
+_VERSION_COLUMNS_BARE = (
+    "id, name, sha256, origin, final_url, imported_at, provenance, status, reason, '[]', "
+    "digest, skill_sha256, '{}'"
+)
 
 
 @dataclass
 class AuditEntry:
+    """One entry of the audit log, chained to the one before by its hash."""
+
     seq: int
     ts: str
     event: str
@@ -411,6 +432,8 @@ class Problem:
 
 @dataclass
 class VerifyReport:
+    """``verify_store``'s answer: what was checked and every problem found."""
+
     ok: bool
     blobs: int
     bytes: int
@@ -630,24 +653,26 @@ class Store:
 
     # -- writing (call inside transaction()) -------------------------------------------------
 
-    def put_blob(self, conn: sqlite3.Connection, data: bytes) -> str:
-        """Store ``data`` under its SHA-256 (no-op if present) and return the hex digest."""
-        sha = hashlib.sha256(data).hexdigest()
+    def put_blob(self, conn: sqlite3.Connection, data: bytes, sha256: str | None = None) -> str:
+        """Store ``data`` under its SHA-256 (no-op if present) and return the hex digest.
+        ``sha256``: that digest, when the caller has just computed it from these bytes."""
+        sha = hashlib.sha256(data).hexdigest() if sha256 is None else sha256
         conn.execute(
             "INSERT OR IGNORE INTO blobs (sha256, data, size) VALUES (?, ?, ?)",
             (sha, sqlite3.Binary(data), len(data)),
         )
         return sha
 
-    def put_bundle(self, conn: sqlite3.Connection, bundle: Bundle) -> str:
+    def put_bundle(self, conn: sqlite3.Connection, bundle: Bundle, *, new: bool = False) -> str:
         """Store every file of ``bundle`` as a blob, its manifest as a blob keyed by the bundle
-        digest, and its file rows; returns the digest (no-op for a bundle already stored)."""
+        digest, and its file rows; returns the digest (no-op for a bundle already stored).
+        ``new``: the caller knows (in this transaction) that no bundle with its digest is stored."""
         digest = bundle.digest
         stored = "SELECT 1 FROM bundle_files WHERE digest = ? LIMIT 1"
-        if conn.execute(stored, (digest,)).fetchone():
+        if not new and conn.execute(stored, (digest,)).fetchone():
             return digest
         for f in bundle.files:
-            self.put_blob(conn, bundle.contents[f.path])
+            self.put_blob(conn, bundle.contents[f.path], f.sha256)  # hashed when it was read
         manifest = bundle.manifest()
         conn.execute(
             "INSERT OR IGNORE INTO blobs (sha256, data, size) VALUES (?, ?, ?)",
@@ -691,9 +716,14 @@ class Store:
         detail: dict | None = None,
         source: dict | None = None,
         skill_sha256: str | None = None,
+        findings_json: str | None = None,
+        new_name: bool = False,
     ) -> Version:
         """Insert a new version (its blob must be stored) and audit it as an ``import``. If
         ``status`` is active, the name's current active version is retired as superseded.
+        ``findings_json``: ``canonical_json(list(findings))``, when the caller has made it.
+        ``new_name``: the caller knows (in this transaction) no version has this name yet, so
+        there is no active one to retire.
 
         ``sha256`` is the bundle digest of a bundle stored with ``put_bundle`` (a blob's own hash
         is accepted for a bare card: it is then recorded as its one-file bundle).
@@ -703,7 +733,7 @@ class Store:
             raise ValueError(f"provenance {provenance!r}")
         if status not in STATUSES:
             raise ValueError(f"status {status!r}")
-        if status == "active":
+        if status == "active" and not new_name:
             self._retire_active(conn, name, sha256)
         imported_at = utc_now()
         if skill_sha256 is not None:
@@ -723,7 +753,7 @@ class Store:
                 provenance,
                 status,
                 reason,
-                canonical_json(list(findings)),
+                canonical_json(list(findings)) if findings_json is None else findings_json,
                 digest,
                 skill_sha,
                 canonical_json(source or {}),
@@ -865,16 +895,27 @@ class Store:
             if found is None:
                 raise UnknownVersionError(f"no version with id {version}")
             version = found
-        label = f"{version.name} {version.sha256[:12]}"
         files = self.bundle_files(version.digest)
-        if not files or bundle_digest(files) != version.digest:
-            raise TamperedBlobError(
-                f"{label}: its file list is missing or does not match its bundle digest; "
-                "run `chimera-cards verify`"
-            )
-        contents: dict[str, tuple[bytes, bool]] = {}
+        return self._checked_bundle(version, files, self._blobs_of({f.sha256 for f in files}))
+
+    def get_bundles(self, versions: Sequence[Version]) -> list[Bundle]:
+        """``get_bundle`` of many versions, in a few queries for any number; each bundle is
+        checked (and every file re-hashed) exactly as ``get_bundle`` checks it.
+
+        Args:
+            versions: the versions, as read from this store.
+        Returns:
+            One Bundle per version, in order.
+        Raises:
+            TamperedBlobError: as ``get_bundle``, for the first version that fails.
+        """
+        manifests = self.bundle_files_of(v.digest for v in versions)
+        blobs = self._blobs_of({f.sha256 for files in manifests.values() for f in files})
+        return [self._checked_bundle(v, manifests.get(v.digest, []), blobs) for v in versions]
+
+    def _blobs_of(self, shas: Iterable[str]) -> dict[str, bytes]:
         # The files' bytes in a few queries, not one per file.
-        wanted = sorted({f.sha256 for f in files})
+        wanted = sorted(set(shas))
         blobs: dict[str, bytes] = {}
         for start in range(0, len(wanted), _ID_CHUNK):
             chunk = wanted[start : start + _ID_CHUNK]
@@ -884,6 +925,18 @@ class Store:
                 chunk,
             ):
                 blobs[sha] = bytes(data)
+        return blobs
+
+    def _checked_bundle(
+        self, version: Version, files: list[BundleFile], blobs: Mapping[str, bytes]
+    ) -> Bundle:
+        label = f"{version.name} {version.sha256[:12]}"
+        if not files or bundle_digest(files) != version.digest:
+            raise TamperedBlobError(
+                f"{label}: its file list is missing or does not match its bundle digest; "
+                "run `chimera-cards verify`"
+            )
+        contents: dict[str, tuple[bytes, bool]] = {}
         for f in files:
             data = blobs.get(f.sha256)
             if data is None or len(data) != f.size:
@@ -935,28 +988,39 @@ class Store:
             )
         ]
 
-    def versions_matching(self, names: Iterable[str], digests: Iterable[str]) -> list[Version]:
+    def versions_matching(
+        self, names: Iterable[str], digests: Iterable[str], *, details: bool = True
+    ) -> list[Version]:
         """Every version of one of ``names``, or whose bundle digest (or, stored before bundles,
         SKILL.md hash) is one of ``digests``; oldest first. A few queries for any number.
 
         Args:
             names: card names.
             digests: bundle digests.
+            details: read each version's lint findings and fetch details (False: both left
+                empty, for a caller that never looks at them).
         Returns:
             The versions, each once, by id.
         """
+        columns = _VERSION_COLUMNS if details else _VERSION_COLUMNS_BARE
         found: dict[int, Version] = {}
-        for column, values in (("name", sorted(set(names))), ("digest", sorted(set(digests)))):
-            where = "digest IN ({0}) OR sha256 IN ({0})" if column == "digest" else "name IN ({0})"
-            for start in range(0, len(values), _ID_CHUNK):
-                chunk = values[start : start + _ID_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                args = chunk * 2 if column == "digest" else chunk
-                for row in self._conn.execute(
-                    f"SELECT {_VERSION_COLUMNS} FROM versions WHERE {where.format(marks)}", args
-                ):
-                    if row[0] not in found:
-                        found[row[0]] = Version.from_row(row)
+        wanted_names, wanted_digests = sorted(set(names)), sorted(set(digests))
+        # One query per chunk of each list: a version matching both is read once, not twice.
+        for start in range(0, max(len(wanted_names), len(wanted_digests)), _ID_CHUNK):
+            some_names = wanted_names[start : start + _ID_CHUNK]
+            some_digests = wanted_digests[start : start + _ID_CHUNK]
+            where = []
+            if some_names:
+                where.append(f"name IN ({','.join('?' * len(some_names))})")
+            if some_digests:
+                marks = ",".join("?" * len(some_digests))
+                where.append(f"digest IN ({marks}) OR sha256 IN ({marks})")
+            for row in self._conn.execute(
+                f"SELECT {columns} FROM versions WHERE {' OR '.join(where)}",
+                some_names + some_digests * 2,
+            ):
+                if row[0] not in found:
+                    found[row[0]] = Version.from_row(row)
         return [found[k] for k in sorted(found)]
 
     def bundle_files_of(self, digests: Iterable[str]) -> dict[str, list[BundleFile]]:
@@ -975,6 +1039,40 @@ class Store:
         for files in out.values():
             files.sort(key=lambda f: f.path.encode())
         return out
+
+    def unknown_digests(self, digests: Iterable[str]) -> set[str]:
+        """Which of these digests no version has (as its bundle digest or, stored before
+        bundles, its SKILL.md hash) and no stored bundle has: a few queries for any number."""
+        wanted = sorted(set(digests))
+        known: set[str] = set()
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            known.update(
+                row[0]
+                for row in self._conn.execute(
+                    f"SELECT digest FROM versions WHERE digest IN ({marks}) "
+                    f"UNION SELECT sha256 FROM versions WHERE sha256 IN ({marks}) "
+                    f"UNION SELECT digest FROM bundle_files WHERE digest IN ({marks})",
+                    chunk * 3,
+                )
+            )
+        return set(wanted) - known
+
+    def unknown_names(self, names: Iterable[str]) -> set[str]:
+        """Which of these names no version has: a few queries for any number."""
+        wanted = sorted(set(names))
+        known: set[str] = set()
+        for start in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[start : start + _ID_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            known.update(
+                row[0]
+                for row in self._conn.execute(
+                    f"SELECT DISTINCT name FROM versions WHERE name IN ({marks})", chunk
+                )
+            )
+        return set(wanted) - known
 
     def stored_bundles(self, digests: Iterable[str]) -> set[str]:
         """Which of these bundle digests have their manifest rows stored."""
@@ -1913,6 +2011,8 @@ def verify_store(
 
 @dataclass
 class ExportResult:
+    """What ``export_card`` wrote, and where."""
+
     name: str
     sha256: str
     status: str

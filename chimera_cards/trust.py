@@ -386,6 +386,8 @@ def evaluate_remembered(
         for name, sha, envelopes in items
     ]
     known = store.recall_verdicts([k for k in keys if k])
+    # Many versions share one remembered text (same approvers, threshold): each is read once.
+    read: dict[str, Verdict | None] = {}
     verdicts: list[Verdict] = []
     fresh: dict[str, str] = {}
     for key, (name, sha, envelopes) in zip(keys, items, strict=True):
@@ -393,7 +395,19 @@ def evaluate_remembered(
             verdicts.append(Verdict(threshold=threshold))
             continue
         text = known.get(key)
-        verdict = Verdict.from_json(text) if text is not None else None
+        verdict = None
+        if text is not None:
+            if text not in read:
+                read[text] = Verdict.from_json(text)
+            verdict = read[text]
+            if verdict is not None:  # a Verdict of its own: callers may change their copy
+                verdict = Verdict(
+                    verdict.threshold,
+                    [*verdict.approvers],
+                    [*verdict.rejecters],
+                    [*verdict.accepted],
+                    [*verdict.problems],
+                )
         if verdict is None or verdict.threshold != threshold:
             verdict = evaluate(
                 envelopes, trusted, name=name, sha256=sha, threshold=threshold, memo=memo

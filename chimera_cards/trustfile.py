@@ -49,6 +49,8 @@ class TrustFileError(UsageError):
 
 @dataclass
 class TrustFile:
+    """A trust file's keys and how many of them must approve."""
+
     threshold: int = 1
     keys: dict[str, PublicKey] = field(default_factory=dict)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -684,3 +685,78 @@ def test_the_event_scan_is_skipped_only_where_nothing_it_refuses_can_be():
     deep = "[" * MAX_FRONTMATTER_DEPTH + "]" * MAX_FRONTMATTER_DEPTH
     assert _needs_event_scan(f"a: {deep}\n")
     assert _needs_event_scan("- " * MAX_FRONTMATTER_DEPTH + "x\n")
+
+
+# --- simple frontmatter, read without YAML ---------------------------------------------------
+
+_SIMPLE_KEYS = ["name", "description", "version", "triggers", "yes", "on", "null", "a_b", "x-y"]
+_SIMPLE_VALUES = [
+    # read as written
+    "clean", "0.1.0", "Apache-2.0", "a \u2014 b", "it's", "a  b", "C# x", "a,b", "a[b]",
+    "Wow! ok", "x\u00a0", "a:b",
+    # anything else: numbers, booleans, nulls, dates, indicators, comments, odd characters
+    "1", "1.5", "1e3", "true", "Yes", "null", "~", "2024-01-01", ".inf", "-1", "0x1F", "1_000",
+    "1:20", "a: b", "x #c", "x:", "x ", " x", "\"q\"", "'q'", "- x", "&anc", "*ali", "%x", "@x",
+    "`x", "|", ">", "?x", ":x", "!tag x", "=", "<<", "{a}", "[a]", "tab\there", "a\u2028b",
+    "a\x85b",
+]  # fmt: skip
+
+
+def _generated_frontmatter(rng):
+    lines = []
+    for _ in range(rng.randint(1, 6)):
+        roll, key = rng.random(), rng.choice(_SIMPLE_KEYS)
+        if roll < 0.6:
+            lines.append(f"{key}: {rng.choice(_SIMPLE_VALUES)}")
+        elif roll < 0.85:
+            lines.append(f"{key}:")
+            for _ in range(rng.randint(0, 3)):
+                lines.append(rng.choice(["- ", "- ", "  - ", "-  "]) + rng.choice(_SIMPLE_VALUES))
+        else:
+            lines.append(rng.choice(["", "# c", "  x: y", "k:v", "---", "- a", "k:  v"]))
+    return "\n".join(lines) + "\n"
+
+
+def _read(text, libyaml):
+    try:
+        return card_module._load_frontmatter(text, 2, libyaml=libyaml)
+    except ChimeraError as exc:
+        return type(exc), str(exc)
+
+
+def test_simple_frontmatter_is_read_exactly_as_both_yaml_readers_read_it():
+    # The shortcut answers only for text it is sure of; there it must give what YAML gives
+    # (values, key order, key lines), and it must answer for the corpus cards' frontmatter.
+    import random
+
+    rng = random.Random(12)
+    answered = 0
+    for _ in range(6000):
+        text = _generated_frontmatter(rng)
+        simple = card_module._simple_frontmatter(text, 2)
+        if simple is None:
+            continue
+        answered += 1
+        assert simple == _read(text, False) == _read(text, True), text
+        assert list(simple[0]) == list(_read(text, False)[0])
+    assert answered > 100
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "lint-corpus" / "chimera-skills"
+    for path in sorted(fixtures.glob("*/SKILL.md")):
+        text = parse_card(path.read_bytes()).frontmatter_text
+        simple = card_module._simple_frontmatter(text, 2)
+        assert simple is not None and simple == _read(text, False), path
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name: x\nname: y\n",  # a key given twice: the readers' error
+        "name: x\ntriggers:\n",  # a bare key is null
+        "name: x\ntriggers:\nversion: 1\n",
+        "name: 1\n",
+        "name: x",  # no final newline
+        "",
+    ],
+)
+def test_simple_frontmatter_leaves_what_it_is_not_sure_of_to_yaml(text):
+    assert card_module._simple_frontmatter(text, 2) is None

@@ -81,6 +81,25 @@ def test_scanner_reads_fences_inside_list_items_at_the_margin(body):
     assert scanned == _markdown_blocks(body)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "- item\n- item\n   \n \u00c9a\n     ```\n     ```\n\n   \u00c9a\n",
+        "* it\n     \n \n    \na\n   ~~~\n    ~~~\n  \n",
+        "- item\n\nplain\n  ```\n  ## x\n  ```\n",
+        # An item marker that cannot interrupt a paragraph does not open an item there.
+        "  1234567890. toobig\n1234567890. toobig\n0. zero\n    ```\n      ```\n   + p\n- - n\n",
+        "text\n2. two\n   ```\n   ## x\n   ```\n",
+        "text\n1. one\n   ```\n   ## x\n   ```\n",
+    ],
+)
+def test_a_plain_line_after_a_blank_ends_the_list_item_for_the_fence_that_follows(body):
+    # Lines that start with a letter, or with one item marker and then a letter, take the
+    # scanner's shortcuts; they must still end an item, or not open one, as markdown-it does.
+    scanned = _scan_blocks(body)
+    assert scanned is None or scanned == _markdown_blocks(body)
+
+
 def test_sections_are_the_same_through_either_path():
     data = (
         b"---\nname: x\ndescription: y\n---\n## Do\n\nstep\n\n```\n## Risk\n```\n## Risk  ##\nr\n"

@@ -307,3 +307,18 @@ def test_import_from_a_header_trickling_server_stops_at_the_timeout_and_stores_n
     assert "timed out after 2s (waiting for the response headers)" in one_error_line(result)
     rows = sqlite3.connect(db).execute("SELECT count(*) FROM versions").fetchone()[0]
     assert rows == 0
+
+
+def test_import_resumes_the_cycle_collector_after_it_imports_and_after_it_refuses(db, tmp_path):
+    # The collector is paused only while the import runs (a big import would rescan its own
+    # objects again and again); whatever happens, the process gets it back.
+    import gc
+
+    assert gc.isenabled()
+    good = make_card(tmp_path / "cards", "good-card")
+    assert run("import", good, "--store", db).exit_code == 0
+    assert gc.isenabled()
+    bad = make_card(tmp_path / "bad", "bad-card", raw=b"no frontmatter\n")
+    result = run("import", bad, "--store", db)
+    assert result.exit_code == 1 and "frontmatter" in one_error_line(result)
+    assert gc.isenabled()

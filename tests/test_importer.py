@@ -211,6 +211,79 @@ def test_same_bytes_again_is_a_no_op(seeded, card_factory):
     assert dump_store(seeded.path) == before
 
 
+def test_the_same_skill_twice_in_one_import_is_stored_once_then_present(store, tmp_path):
+    import shutil
+
+    first = make_card(tmp_path / "cards", "twin")
+    shutil.copytree(first, tmp_path / "cards" / "twin-copy")
+    results = import_source(store, tmp_path / "cards", jobs=1)
+    assert [r.outcome for r in results] == ["imported", "present"]
+    assert results[0].sha256 == results[1].sha256
+    assert len(dump_store(store.path)["versions"]) == 1
+    assert verify_store(store).ok
+
+
+def test_a_folder_mixing_stored_and_new_skills_reports_each_in_order(
+    seeded, card_factory, monkeypatch
+):
+    # Skills are checked a block at a time (one query for which digests are new): the stored one
+    # among them must still be found before it is parsed again, and the new ones imported, in
+    # folder order.
+    card_factory("alpha-new")
+    folder = card_factory("zulu-new").parent
+    analysed = []
+    real = importer_mod.analyse
+
+    def counted(bundle, **kwargs):
+        analysed.append(kwargs["dirname"])
+        return real(bundle, **kwargs)
+
+    monkeypatch.setattr(importer_mod, "analyse", counted)
+    results = import_source(seeded, folder, jobs=1)
+    assert analysed == ["alpha-new", "zulu-new"]
+    assert [(r.name, r.outcome) for r in results] == [
+        ("alpha-new", "imported"),
+        ("seed-card", "present"),
+        ("zulu-new", "imported"),
+    ]
+    assert results[1].status == "active"
+
+
+def test_two_new_versions_of_one_name_in_one_batch_leave_one_active(store, tmp_path):
+    # Neither name was in the store when the batch began; the second must still retire the first.
+    make_card(tmp_path / "cards" / "a", "twin", description="First edition.")
+    make_card(tmp_path / "cards" / "b", "twin", description="Second edition.")
+    first, second = import_source(store, tmp_path / "cards", jobs=1)
+    assert (first.outcome, second.outcome, second.status) == ("imported", "imported", "active")
+    assert store.version("twin", first.sha256).status == "retired"
+    assert store.active("twin").sha256 == second.sha256
+    assert verify_store(store).ok
+
+
+def test_a_skill_stored_by_another_process_after_it_was_read_is_present(store, card_factory):
+    # The check made when the skill was read found nothing; by the time its batch is written,
+    # another process has stored the same bundle: the batch must see that, not insert it again.
+    folder = card_factory("raced")
+    bundle = read_bundle_dir(folder)
+    cand = importer_mod.prepare(
+        bundle,
+        origin=str(folder / "SKILL.md"),
+        final_url=None,
+        from_url=False,
+        expected=None,
+        pins=None,
+        pins_source="",
+        taint=False,
+        dirname="raced",
+    )
+    with Store(store.path) as other:
+        assert one(import_source(other, folder)).outcome == "imported"
+    before = dump_store(store.path)
+    result = one(importer_mod._store_batch(store, [("raced", cand)], []))
+    assert (result.outcome, result.status) == ("present", "active")
+    assert dump_store(store.path) == before
+
+
 def test_new_clean_bytes_become_active_and_the_old_version_is_history(seeded, card_factory):
     old = seeded.active("seed-card")
     result = one(import_source(seeded, card_factory("seed-card", description="Second edition.")))

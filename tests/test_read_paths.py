@@ -20,11 +20,12 @@ from chimera_cards import retrieve
 
 BLOB_SQL = re.compile(r"\bselect\b.*\bdata\b.*\bblobs\b", re.I | re.S)
 # Calls that yield stored card bytes (any file of a bundle) or prompt text.
-CARD_READERS = {"get_blob", "get_bundle", "skill_bytes", "render_card"}
+CARD_READERS = {"get_blob", "_blobs_of", "get_bundle", "get_bundles", "skill_bytes", "render_card"}
 # In the loop package, reading a card any way but through the gate is a bypass.
 LOOP_FORBIDDEN = {
     "get_blob",
     "get_bundle",
+    "get_bundles",
     "skill_bytes",
     "render_card",
     "load_card",

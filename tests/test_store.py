@@ -641,3 +641,18 @@ def test_trust_list_and_threshold_edited_by_hand_are_reported_by_verify(filled, 
     with Store(filled) as store:
         kinds = sorted(p.kind for p in verify_store(store).problems)
     assert kinds == ["threshold-mismatch", "trust-mismatch", "trust-missing"]
+
+
+def test_versions_matching_reads_each_matching_version_once_with_or_without_details(filled):
+    with Store(filled) as store:
+        every = store.versions(order="id")
+        beta_digest = next(v.digest for v in every if v.name == "beta")
+        full = store.versions_matching(["alpha"], [beta_digest, "0" * 64])
+        bare = store.versions_matching(["alpha"], [beta_digest], details=False)
+        both = store.versions_matching(["beta"], [beta_digest])  # one version, both ways
+    assert [v.id for v in full] == [v.id for v in every]
+    assert full[0].findings == [{"rule": "r", "severity": "warning", "message": "m"}]
+    assert [(v.findings, v.source) for v in bare] == [([], {})] * 3
+    blank = {"findings": [], "source": {}}
+    assert [v.to_dict() | blank for v in bare] == [v.to_dict() | blank for v in full]
+    assert [v.name for v in both] == ["beta"]

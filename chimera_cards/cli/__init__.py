@@ -6,10 +6,8 @@
 
 from __future__ import annotations
 
-from typing import Any
 
-
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "main":
         from chimera_cards.cli.app import main
 

@@ -1,11 +1,13 @@
-"""What every CLI module shares: error reporting, --store and --json, opening a store."""
+"""What every CLI module shares: error reporting, --store and --json, opening a store.
+
+The click-free parts (the error line, the JSON text, opening the store) are ``cli/plain.py``'s,
+so the console entry's fast path reports exactly as the click commands do.
+"""
 
 from __future__ import annotations
 
 import functools
-import json
 import math
-import os
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -14,8 +16,19 @@ from typing import Any
 
 import click
 
+from chimera_cards.cli.plain import DEBUG_ENV, error_report, json_text, open_store
 from chimera_cards.errors import ChimeraError
-from chimera_cards.store import Store, default_store_path
+
+__all__ = [
+    "DEBUG_ENV",
+    "SECONDS",
+    "Seconds",
+    "echo_json",
+    "json_option",
+    "open_store",
+    "reports_errors",
+    "store_option",
+]
 
 store_option = click.option(
     "--store",
@@ -25,9 +38,6 @@ store_option = click.option(
     help="Store file (default: $CHIMERA_CARDS_HOME/cards.db, else the XDG data dir).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-
-
-DEBUG_ENV = "CHIMERA_CARDS_DEBUG"
 
 
 class Seconds(click.ParamType):
@@ -55,36 +65,24 @@ def reports_errors(fn: Callable) -> Callable:
 
     A damaged or locked SQLite file mid-command is reported the same way, as a store problem.
     An OSError or ValueError that no lower layer turned into a ChimeraError (a path or value
-    nobody anticipated) is one line too, exit 2; with ``CHIMERA_CARDS_DEBUG`` set (the test
-    suite sets it) it propagates instead, so a bug is never hidden behind a tidy message.
+    nobody anticipated) is one line too, exit 2; with ``CHIMERA_CARDS_DEBUG`` set (the test suite
+    sets it) it propagates instead, so a bug is never hidden behind a tidy message
+    (``plain.error_report``).
     """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except ChimeraError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except sqlite3.Error as exc:
-            click.echo(f"error: store: {exc}", err=True)
-            sys.exit(1)
-        except (OSError, ValueError) as exc:
-            if os.environ.get(DEBUG_ENV):
+        except (ChimeraError, sqlite3.Error, OSError, ValueError) as exc:
+            report = error_report(exc)
+            if report is None:
                 raise
-            text = " ".join(str(exc).split()) or exc.__class__.__name__
-            click.echo(
-                f"error: {text} ({exc.__class__.__name__}; {DEBUG_ENV}=1 shows where)", err=True
-            )
-            sys.exit(2)
+            click.echo(report[0], err=True)
+            sys.exit(report[1])
 
     return wrapper
 
 
-def open_store(store_path: Path | None, *, create: bool = False) -> Store:
-    # Readers never create a store: verifying a mistyped path must not report an empty "ok".
-    return Store(store_path or default_store_path(), create=create)
-
-
 def echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, sort_keys=False, default=str))
+    click.echo(json_text(value))

@@ -3,7 +3,8 @@ agents, path (re-fetching them, ``update`` and ``outdated``, is ``cli/update.py`
 
 Thin click skins over ``agents`` and ``install``; the decisions live there. ``check`` is what CI
 runs on every push, so this module imports nothing that check does not need (no network, no
-Markdown, no signing library).
+Markdown, no signing library); the bodies of ``check`` and ``install`` are in ``cli/plain.py``,
+which the console entry also runs without click.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 import click
 
 from chimera_cards import install as inst
+from chimera_cards.cli import plain
 from chimera_cards.cli.common import (
     echo_json,
     json_option,
@@ -21,29 +23,12 @@ from chimera_cards.cli.common import (
     reports_errors,
     store_option,
 )
-from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.cli.plain import target_dir
+from chimera_cards.errors import UsageError
 from chimera_cards.lockfile import read_lockfile
 from chimera_cards.store import default_store_path
 
 __all__ = ["COMMANDS", "target_dir"]
-
-
-def _agents():
-    from chimera_cards import agents  # the agents table: only for --agent, --all and `agents`
-
-    return agents
-
-
-def target_dir(to: Path | None, agent: str | None, global_: bool) -> Path:
-    """The skills folder named by ``--to`` or ``--agent [--global]`` (exactly one of them)."""
-    if (to is None) == (agent is None):
-        raise UsageError("give exactly one of --to DIR or --agent AGENT")
-    if to is not None:
-        if global_:
-            raise UsageError("--global goes with --agent, not --to")
-        return to
-    found = _agents().find_agent(agent or "")
-    return _agents().user_dir(found) if global_ else _agents().project_dir(found, Path.cwd())
 
 
 def _target_options(fn):
@@ -74,14 +59,7 @@ def install_cmd(names, to, agent, global_, force, store_path, as_json) -> None:
     Pending, rejected or retired versions are refused; nothing is written unless every NAME can
     be installed.
     """
-    directory = target_dir(to, agent, global_)
-    with open_store(store_path) as store:
-        results = inst.install(store, names, directory, force=force)
-    if as_json:
-        echo_json([r.to_dict() for r in results])
-        return
-    for r in results:
-        click.echo(f"{r.action} {r.name} {r.digest[:12]} -> {r.path}")
+    plain.install_body(names, to, agent, global_, force, store_path, as_json, echo=click.echo)
 
 
 @click.command("uninstall")
@@ -106,27 +84,6 @@ def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
         click.echo(f"removed {d['name']} from {d['path']}")
 
 
-def _check_dirs(dirs, agent, global_, all_) -> list[Path]:
-    chosen = sum(bool(x) for x in (dirs, agent, all_))
-    if chosen > 1:
-        raise UsageError("give folders, --agent or --all, not several")
-    if all_:
-        env = os.environ
-        places = {Path(a.project) for a in _agents().agent_locations(env, Path.cwd())}
-        places |= {Path(a.user) for a in _agents().agent_locations(env, Path.cwd()) if a.user}
-        return sorted(p for p in places if p.is_dir())
-    if agent is not None:
-        return [target_dir(None, agent, global_)]
-    if global_:
-        raise UsageError("--global goes with --agent")
-    if not dirs:
-        raise UsageError("give one or more skills folders, --agent AGENT, or --all")
-    for d in dirs:
-        if not d.is_dir():
-            raise UsageError(f"{d}: no such folder")
-    return list(dirs)
-
-
 @click.command("check")
 @click.argument("dirs", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--agent", default=None, help="Check this agent's skills folder.")
@@ -146,26 +103,7 @@ def check_cmd(dirs, agent, global_, all_, trust_file, store_path, as_json) -> No
 
     Exit 0 only when every skill is ok: the command to run in CI on `.claude/skills`.
     """
-    directories = _check_dirs(dirs, agent, global_, all_)
-    policy = inst.Policy()
-    if trust_file is not None:
-        from chimera_cards.trustfile import read_trust_file  # loads review: only when asked
-
-        trust = read_trust_file(trust_file)
-        policy = inst.Policy(tuple(trust.trusted_keys()), trust.threshold)
-    with open_store(store_path) as store:
-        report = inst.check(store, directories, policy)
-    if not report.states:
-        # A CI job pointed at the wrong folder must not pass by finding nothing to check.
-        where = ", ".join(str(d) for d in directories) or "any agent folder"
-        raise ChimeraError(f"no skill folders in {where}")
-    if as_json:
-        echo_json(report.to_dict())
-    else:
-        for state in report.states:
-            click.echo(state.line())
-    if not report.ok:
-        raise SystemExit(1)
+    plain.check_body(dirs, agent, global_, all_, trust_file, store_path, as_json, echo=click.echo)
 
 
 @click.command("sync")
@@ -210,7 +148,9 @@ def agents_cmd(as_json) -> None:
 
     A `*` marks the agents detected on this machine (their home folder exists).
     """
-    found = _agents().agent_locations(os.environ, Path("."))
+    from chimera_cards.agents import agent_locations  # the agents table: only for this command
+
+    found = agent_locations(os.environ, Path("."))
     if as_json:
         echo_json([a.to_dict() for a in found])
         return

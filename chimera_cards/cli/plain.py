@@ -1,0 +1,203 @@
+"""What ``check`` and ``install`` do on the command line, without click.
+
+``check`` runs in CI on every push and ``install`` in scripts, so both can also run straight from
+the console entry (``cli/entry.py``) when their arguments are plain, without importing click at
+all. Their click commands (``cli/install.py``) call the same functions here, so there is one body
+per command whichever way it was started. ``echo`` is passed in: ``click.echo`` from click, and
+``echo`` below (the same behaviour for a real terminal, file or pipe) from the console entry.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from chimera_cards.errors import ChimeraError, UsageError
+
+# typing.TYPE_CHECKING, without importing typing: this module is on check's start-up path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from chimera_cards.store import Store
+
+__all__ = [
+    "DEBUG_ENV",
+    "Echo",
+    "check_body",
+    "check_dirs",
+    "echo",
+    "error_report",
+    "install_body",
+    "json_text",
+    "open_store",
+    "target_dir",
+]
+
+DEBUG_ENV = "CHIMERA_CARDS_DEBUG"
+
+Echo = Callable[..., object]  # echo(text, err=False), as click.echo is called
+
+# click.echo strips ANSI escape sequences from text not written to a terminal (click._compat).
+_ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
+
+
+def echo(text: str, err: bool = False) -> None:
+    """Write one line as ``click.echo`` does to a real stream: escapes stripped unless it is a
+    terminal, flushed at once."""
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:
+        return
+    try:
+        terminal = stream.isatty()
+    except Exception:  # click treats any failure here as "not a terminal"
+        terminal = False
+    stream.write((text if terminal else _ANSI.sub("", text)) + "\n")
+    stream.flush()
+
+
+def json_text(value: object) -> str:
+    """The ``--json`` output of every command."""
+    import json  # here, so the console entry starts hashing before loading it
+
+    return json.dumps(value, indent=2, sort_keys=False, default=str)
+
+
+def error_report(exc: BaseException) -> tuple[str, int] | None:
+    """The one stderr line and exit code for an error, or None when it must propagate.
+
+    A ChimeraError is its message and exit code; a damaged or locked SQLite file mid-command is
+    a store problem (exit 1). An OSError or ValueError that no lower layer turned into a
+    ChimeraError is one line too, exit 2, unless ``CHIMERA_CARDS_DEBUG`` is set (the test suite
+    sets it): then it propagates, so a bug is never hidden behind a tidy message.
+
+    Args:
+        exc: what the command raised.
+    Returns:
+        (the ``error: ...`` line, the exit code), or None.
+    """
+    if isinstance(exc, ChimeraError):
+        return f"error: {exc}", exc.exit_code
+    # An SQLite error can only come from a loaded sqlite3 (not imported here: start-up).
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.Error):
+        return f"error: store: {exc}", 1
+    if isinstance(exc, (OSError, ValueError)) and not os.environ.get(DEBUG_ENV):
+        text = " ".join(str(exc).split()) or exc.__class__.__name__
+        return f"error: {text} ({exc.__class__.__name__}; {DEBUG_ENV}=1 shows where)", 2
+    return None
+
+
+def open_store(store_path: Path | None, *, create: bool = False) -> Store:
+    """The store at ``store_path`` (default: ``store.default_store_path()``).
+
+    Readers never create a store: verifying a mistyped path must not report an empty "ok".
+    """
+    from chimera_cards.store import Store, default_store_path
+
+    return Store(store_path or default_store_path(), create=create)
+
+
+def _agents():
+    from chimera_cards import agents  # the agents table: only for --agent, --all and `agents`
+
+    return agents
+
+
+def target_dir(to: Path | None, agent: str | None, global_: bool) -> Path:
+    """The skills folder named by ``--to`` or ``--agent [--global]`` (exactly one of them)."""
+    if (to is None) == (agent is None):
+        raise UsageError("give exactly one of --to DIR or --agent AGENT")
+    if to is not None:
+        if global_:
+            raise UsageError("--global goes with --agent, not --to")
+        return to
+    found = _agents().find_agent(agent or "")
+    return _agents().user_dir(found) if global_ else _agents().project_dir(found, Path.cwd())
+
+
+def check_dirs(dirs: tuple[Path, ...], agent: str | None, global_: bool, all_: bool) -> list[Path]:
+    """The skills folders ``check`` looks in: DIRs, ``--agent [--global]``, or ``--all``."""
+    chosen = sum(bool(x) for x in (dirs, agent, all_))
+    if chosen > 1:
+        raise UsageError("give folders, --agent or --all, not several")
+    if all_:
+        env = os.environ
+        places = {Path(a.project) for a in _agents().agent_locations(env, Path.cwd())}
+        places |= {Path(a.user) for a in _agents().agent_locations(env, Path.cwd()) if a.user}
+        return sorted(p for p in places if p.is_dir())
+    if agent is not None:
+        return [target_dir(None, agent, global_)]
+    if global_:
+        raise UsageError("--global goes with --agent")
+    if not dirs:
+        raise UsageError("give one or more skills folders, --agent AGENT, or --all")
+    for d in dirs:
+        if not d.is_dir():
+            raise UsageError(f"{d}: no such folder")
+    return list(dirs)
+
+
+def install_body(
+    names: tuple[str, ...],
+    to: Path | None,
+    agent: str | None,
+    global_: bool,
+    force: bool,
+    store_path: Path | None,
+    as_json: bool,
+    *,
+    echo: Echo,
+) -> None:
+    """``chimera-cards install``: what it writes and prints (errors are raised)."""
+    from chimera_cards.install import install
+
+    directory = target_dir(to, agent, global_)
+    with open_store(store_path) as store:
+        results = install(store, names, directory, force=force)
+    if as_json:
+        echo(json_text([r.to_dict() for r in results]))
+        return
+    for r in results:
+        echo(f"{r.action} {r.name} {r.digest[:12]} -> {r.path}")
+
+
+def check_body(
+    dirs: tuple[Path, ...],
+    agent: str | None,
+    global_: bool,
+    all_: bool,
+    trust_file: Path | None,
+    store_path: Path | None,
+    as_json: bool,
+    *,
+    echo: Echo,
+) -> None:
+    """``chimera-cards check``: what it prints; SystemExit(1) unless every skill is ok."""
+    from chimera_cards.folderscan import start_scan
+
+    directories = check_dirs(dirs, agent, global_, all_)
+    # Hashing starts now (in a second process when a core is idle), while the store, the trust
+    # rules and the rest of check load: that takes about as long as the hashing itself.
+    with start_scan(directories) as scan:
+        from chimera_cards.install import Policy, check
+
+        policy = Policy()
+        if trust_file is not None:
+            from chimera_cards.trustfile import read_trust_file  # loads review: only when asked
+
+            trust = read_trust_file(trust_file)
+            policy = Policy(tuple(trust.trusted_keys()), trust.threshold)
+        with open_store(store_path) as store:
+            report = check(store, directories, policy, scan=scan)
+    if not report.states:
+        # A CI job pointed at the wrong folder must not pass by finding nothing to check.
+        where = ", ".join(str(d) for d in directories) or "any agent folder"
+        raise ChimeraError(f"no skill folders in {where}")
+    if as_json:
+        echo(json_text(report.to_dict()))
+    else:
+        echo("\n".join(state.line() for state in report.states))
+    if not report.ok:
+        raise SystemExit(1)
