@@ -86,16 +86,18 @@ def _group(depth: int) -> str:
 # backslashes or brackets; whole strings (even over several lines); whole bracket groups.
 _NEUTRAL = "(?:" + "|".join((_CODE + "++", _STRING, _COMMENT, _group(4))) + ")"
 _TOKENS = re.compile(
+    # Neutral steps, then the one thing after them that matters (or the end of the text).
+    _NEUTRAL + r"*+(?:"
     # A newline, with the lines after it that cannot start a statement (blank, indented or
     # comment lines, each made of neutral steps only) taken along in one match.
     r"(?P<nl>\n(?:(?=[ \t#\n])" + _NEUTRAL + r"*+\n)*+)"
-    r"|" + _NEUTRAL + r"++"
     r"|(?P<cont>\\\n)"
     r"|(?P<open>[(\[{])"
     r"|(?P<close>[)\]}])"
     # A quote that opens no string that ends, a backslash not before a newline, a character
     # outside ``_CODE``.
     r"|(?P<bad>[\s\S])"
+    r"|\Z)"
 )
 # Python 3.12 (PEP 701) lets an f-string's braces hold any expression, quotes of its own kind
 # included, and 3.14 adds t-strings: the string rules above would not find where they end.
