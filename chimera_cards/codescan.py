@@ -41,6 +41,7 @@ from chimera_cards.lint import (
     lint_text,
     resolve_profile,
 )
+from chimera_cards.pystatements import first_line, parse_spanning, top_level
 from chimera_cards.textruns import RunGate
 
 __all__ = [
@@ -328,17 +329,20 @@ def _word_re(word: str) -> re.Pattern:
 
 @functools.lru_cache(maxsize=2)
 def _words(text: str) -> frozenset[bytes]:
-    """An ASCII text's words, at C speed (every byte that is not a word character becomes a
-    space); kept for the last texts, as the pre-filter and the scan after it ask about the same
-    script."""
-    return frozenset(text.encode("ascii").translate(_WORD_BYTES).split())
+    """A text's words, at C speed (every ASCII byte that is not a word character becomes a
+    space; a non-ASCII character's bytes stay in their word); kept for the last texts, as the
+    pre-filter and the scan after it ask about the same script."""
+    return frozenset(text.encode("utf-8", "surrogatepass").translate(_WORD_BYTES).split())
 
 
-def _name_lines(text: str, wanted: frozenset[str] | set[str]) -> list[int] | None:
-    """Sorted lines where a ``wanted`` name is written as a whole word, in ASCII text; None
-    outside ASCII (Python reads identifiers NFKC-normalised, ``ｅｖａｌ`` is ``eval``, so any
-    line may hold one)."""
-    if not text.isascii():
+def _name_lines(
+    text: str, wanted: frozenset[str] | set[str], *, ascii_names: bool = False
+) -> list[int] | None:
+    """Sorted lines where a ``wanted`` name is written as a whole word, in ASCII text, or in a
+    text whose every identifier is ASCII (``ascii_names``: non-ASCII only inside strings and
+    comments, as ``pystatements.top_level`` makes sure); else None (Python reads identifiers
+    NFKC-normalised, ``ｅｖａｌ`` is ``eval``, so any line may hold one)."""
+    if not ascii_names and not text.isascii():
         return None
     words = _words(text)
     starts: list[int] = []
@@ -386,14 +390,14 @@ def _spanning(body: list, lines: list[int] | None) -> list:
     A body's statements come in source order and overlap at most on a shared line
     (``a = 1; b = 2``), so for each line only the statements just before it need a look. A
     decorated definition starts at its first decorator (its ``lineno`` is the ``def`` line)."""
-    if lines is None:
+    if lines is None or not body:
         return body
-    starts = [
-        st.decorator_list[0].lineno if getattr(st, "decorator_list", None) else st.lineno
-        for st in body
-    ]
+    starts = [first_line(st) for st in body]
+    # Only the lines within the body can pick a statement of it (the last one ends last).
+    low = bisect.bisect_left(lines, starts[0])
+    high = bisect.bisect_right(lines, body[-1].end_lineno or body[-1].lineno, low)
     picked: set[int] = set()
-    for line in lines:
+    for line in lines[low:high]:
         at = bisect.bisect_right(starts, line) - 1
         while at >= 0 and (body[at].end_lineno or body[at].lineno) >= line:
             picked.add(at)
@@ -451,18 +455,28 @@ class _PyScanner:
 
     def scan(self, tree: ast.Module, text: str) -> list[Finding]:
         """Findings for a parsed script; ``text`` has ``\\n`` line ends (as ``ast`` counts)."""
-        imports: list[ast.stmt] = []
         # A keyword is ASCII as written; elsewhere every statement is looked at.
         gate = _import_lines(text) if self.gated and text.isascii() else None
-        self._statements(tree.body, imports.append, gate)
+        self.read_imports(tree.body, gate)
+        lines = _name_lines(text, _SENSITIVE | set(self.aliases)) if self.gated else None
+        return self.finish(tree.body, lines, text)
+
+    def read_imports(self, body: list, gate: list[int] | None) -> None:
+        """Record the imports (findings and aliases) of the statements of ``body`` spanning
+        one of the ``gate`` lines (None: all)."""
+        imports: list[ast.stmt] = []
+        self._statements(body, imports.append, gate)
         for node in sorted(imports, key=lambda n: n.lineno):
             if isinstance(node, ast.Import):
                 self.visit_Import(node)
             elif isinstance(node, ast.ImportFrom):
                 self.visit_ImportFrom(node)
-        lines = _name_lines(text, _SENSITIVE | set(self.aliases)) if self.gated else None
+
+    def finish(self, body: list, lines: list[int] | None, text: str) -> list[Finding]:
+        """The calls in the statements of ``body`` spanning one of ``lines`` (None: all), then
+        the blobs of ``text``: every finding, in line order."""
         if lines is None or lines:
-            for call in self._calls_on(tree.body, lines):
+            for call in self._calls_on(body, lines):
                 self.visit_Call(call)
         _blob_findings(text, self.path, 1, self.findings)
         return sorted(self.findings, key=lambda f: f.line or 0)
@@ -629,10 +643,15 @@ def scan_python(path: str, text: str) -> list[Finding]:
         findings: list[Finding] = []
         _blob_findings(text, path, 1, findings)
         return sorted(findings, key=lambda f: f.line or 0)
-    return _parse_and_scan_python(path, text)
+    return _parse_and_scan_python(path, text, pieces=True)
 
 
-def _parse_and_scan_python(path: str, text: str, *, gated: bool = True) -> list[Finding]:
+def _parse_and_scan_python(
+    path: str, text: str, *, gated: bool = True, pieces: bool = False
+) -> list[Finding]:
+    """The ``ast`` scan of a script: of only the statements it needs with ``pieces`` when the
+    lexer is sure where they start (``_scan_pieces``), else of the whole parse (without
+    ``gated``, of every statement: the plain reference the tests compare with)."""
     # The cyclic garbage collector is paused while the tree lives: it has no cycles (refcounts
     # free it when the scan returns), yet its many new objects would start collections that
     # walk it and the whole heap, about a quarter of the parse.
@@ -640,10 +659,60 @@ def _parse_and_scan_python(path: str, text: str, *, gated: bool = True) -> list[
     if paused:
         gc.disable()
     try:
-        return _parse_then_scan(path, text, gated)
+        found = _scan_pieces(path, text) if pieces else None
+        return found if found is not None else _parse_then_scan(path, text, gated)
     finally:
         if paused:
             gc.enable()
+
+
+def _scan_pieces(path: str, text: str) -> list[Finding] | None:
+    """The findings of the whole parse, from parsing only the top-level statements that span a
+    line holding ``import`` (for the imports and aliases), then those spanning a line naming a
+    sensitive name or an alias; None when ``pystatements`` is in doubt or a piece does not
+    parse alone (then parse the whole script).
+
+    Why nothing the whole parse finds is missed. The scan of the whole tree only ever looks
+    inside top-level statements that span a line of ``_import_lines`` (imports, aliases) or of
+    ``_name_lines`` (calls): ``_spanning``. Those lines are computed here from the same text, and
+    the aliases from the same import statements, so the lists are the same. A statement spanning
+    such a line lies wholly inside the piece holding that line — pieces are cut only where a
+    top-level statement starts — and that piece is parsed, into the very statement the whole
+    parse has, with the same line numbers (``pystatements``). The pieces come in source order
+    and hold every statement spanning a selected line, so ``_spanning`` picks from them exactly
+    the statements it picks from the whole tree, and the same calls are visited with the same
+    aliases. To hide a call, a script would have to make the lexer place a statement start
+    where Python does not, in a script Python accepts; the lexer answers only when every
+    character outside strings and comments is in a small ASCII set, and follows the
+    tokenizer's rules for strings, comments, brackets and continuations (compared with the
+    tree's starts in ``tests/test_pystatements.py``).
+
+    A script that does not parse as a whole may still parse in these pieces; then the tree's
+    findings for them are reported instead of the line-by-line fallback's (Python would not
+    run that script).
+    """
+    table = top_level(text)
+    if table is None:
+        return None
+    scanner = _PyScanner(path)
+    gate = _import_lines(text)
+    first = table.pieces_spanning(gate)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            body = parse_spanning(text, table, first)
+            scanner.read_imports(body, gate)
+            # top_level saw every identifier: all ASCII, outside strings and comments.
+            lines = _name_lines(text, _SENSITIVE | set(scanner.aliases), ascii_names=True)
+            if lines is None:
+                return None
+            parsed = set(first)
+            more = [piece for piece in table.pieces_spanning(lines) if piece not in parsed]
+            if more:
+                body = sorted(body + parse_spanning(text, table, more), key=first_line)
+    except (SyntaxError, ValueError):
+        return None
+    return scanner.finish(body, lines, text)
 
 
 def _parse_then_scan(path: str, text: str, gated: bool) -> list[Finding]:
