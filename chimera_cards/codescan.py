@@ -137,6 +137,8 @@ _NATIVE = ("ELF executable", "Mach-O executable", "Mach-O universal binary", "PE
 
 @dataclass
 class FileReport:
+    """One file of a bundle as the scan classified it: what kind, how big, its hash."""
+
     path: str
     kind: str  # "skill" | "text" | "script" | "binary"
     size: int
@@ -151,6 +153,8 @@ class FileReport:
 
 @dataclass
 class BundleScan:
+    """Every file of a bundle, classified, and the findings of scanning them."""
+
     files: list[FileReport]
     findings: list[Finding] = field(default_factory=list)
 
