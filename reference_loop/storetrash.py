@@ -96,7 +96,7 @@ def sweep(parent: str) -> list[str]:
     """
     here = _pid_namespace()
     uid = os.getuid()
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(parent))
     except OSError:
