@@ -224,11 +224,8 @@ def scan_folders(folders: list[Path], *, parallel: bool | None = None) -> list[F
 
 
 def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
-    """The skill folders directly inside a skills directory (``DIR/<name>/``), sorted by name.
-
-    Hidden entries (this tool's temp folders, the index) are not skills. A sub-folder counts
-    when it holds a ``SKILL.md`` or a receipt, so an installed folder whose ``SKILL.md`` was
-    deleted is still checked.
+    """The skill folders directly inside a skills directory, sorted by name, as
+    ``folderscan.find_skill_folders`` finds them.
 
     Args:
         directory: e.g. ``.claude/skills``.

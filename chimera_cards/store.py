@@ -1043,35 +1043,27 @@ class Store:
     def unknown_digests(self, digests: Iterable[str]) -> set[str]:
         """Which of these digests no version has (as its bundle digest or, stored before
         bundles, its SKILL.md hash) and no stored bundle has: a few queries for any number."""
-        wanted = sorted(set(digests))
-        known: set[str] = set()
-        for start in range(0, len(wanted), _ID_CHUNK):
-            chunk = wanted[start : start + _ID_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            known.update(
-                row[0]
-                for row in self._conn.execute(
-                    f"SELECT digest FROM versions WHERE digest IN ({marks}) "
-                    f"UNION SELECT sha256 FROM versions WHERE sha256 IN ({marks}) "
-                    f"UNION SELECT digest FROM bundle_files WHERE digest IN ({marks})",
-                    chunk * 3,
-                )
-            )
-        return set(wanted) - known
+        return self._absent(
+            digests,
+            "SELECT digest FROM versions WHERE digest IN ({marks}) "
+            "UNION SELECT sha256 FROM versions WHERE sha256 IN ({marks}) "
+            "UNION SELECT digest FROM bundle_files WHERE digest IN ({marks})",
+            uses=3,
+        )
 
     def unknown_names(self, names: Iterable[str]) -> set[str]:
         """Which of these names no version has: a few queries for any number."""
-        wanted = sorted(set(names))
+        return self._absent(names, "SELECT DISTINCT name FROM versions WHERE name IN ({marks})")
+
+    def _absent(self, values: Iterable[str], query: str, *, uses: int = 1) -> set[str]:
+        """The values ``query`` does not return, asked a chunk at a time; ``query`` holds
+        ``{marks}`` ``uses`` times, each the chunk's placeholders."""
+        wanted = sorted(set(values))
         known: set[str] = set()
         for start in range(0, len(wanted), _ID_CHUNK):
             chunk = wanted[start : start + _ID_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            known.update(
-                row[0]
-                for row in self._conn.execute(
-                    f"SELECT DISTINCT name FROM versions WHERE name IN ({marks})", chunk
-                )
-            )
+            sql = query.format(marks=",".join("?" * len(chunk)))
+            known.update(row[0] for row in self._conn.execute(sql, chunk * uses))
         return set(wanted) - known
 
     def stored_bundles(self, digests: Iterable[str]) -> set[str]:
