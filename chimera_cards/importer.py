@@ -603,8 +603,8 @@ class _Checks:
     expected: str | None
     expected_digest: str | None
     stored: Callable[[str], Version | None]
-    # Which of some digests the store has never seen (one query for many), when available.
-    unknown: Callable[[Iterable[str]], set[str]] | None = None
+    # Which of some digests the store has never seen (one query for many).
+    unknown: Callable[[Iterable[str]], set[str]]
     queued: deque[tuple[str, SkillSource, _Checked | ChimeraError]] = field(default_factory=deque)
     unanalysed: deque[SkillSource] = field(default_factory=deque)
 
@@ -622,7 +622,7 @@ class _Checks:
         if not read:
             return False
         digests = [i.bundle.digest for i, error in read if error is None and i.bundle is not None]
-        unknown = self.unknown(digests) if self.unknown is not None else set()
+        unknown = self.unknown(digests)
 
         def stored(digest: str) -> Version | None:
             return None if digest in unknown else self.stored(digest)

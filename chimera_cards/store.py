@@ -347,6 +347,17 @@ class Version:
 
 
 _ID_CHUNK = 500
+
+
+def _id_chunks(values: Iterable[str]) -> Iterator[tuple[list[str], str]]:
+    """The distinct ``values``, sorted, ``_ID_CHUNK`` at a time, each with its ``?`` marks:
+    SQLite bounds how many parameters one statement may bind."""
+    wanted = sorted(set(values))
+    for start in range(0, len(wanted), _ID_CHUNK):
+        chunk = wanted[start : start + _ID_CHUNK]
+        yield chunk, ",".join("?" * len(chunk))
+
+
 _MAX_PAIRED_PHRASES = 6  # 15 pairs; longer queries are ranked in full
 _BM25_K1 = 1.2  # SQLite FTS5's bm25() constant k1
 _TEXT_FIELDS = ("name", "sha256", "origin", "imported_at", "provenance", "status", "reason")
@@ -915,14 +926,10 @@ class Store:
 
     def _blobs_of(self, shas: Iterable[str]) -> dict[str, bytes]:
         # The files' bytes in a few queries, not one per file.
-        wanted = sorted(set(shas))
         blobs: dict[str, bytes] = {}
-        for start in range(0, len(wanted), _ID_CHUNK):
-            chunk = wanted[start : start + _ID_CHUNK]
+        for chunk, marks in _id_chunks(shas):
             for sha, data in self._conn.execute(
-                "SELECT sha256, CAST(data AS BLOB) FROM blobs "
-                f"WHERE sha256 IN ({','.join('?' * len(chunk))})",
-                chunk,
+                f"SELECT sha256, CAST(data AS BLOB) FROM blobs WHERE sha256 IN ({marks})", chunk
             ):
                 blobs[sha] = bytes(data)
         return blobs
@@ -1026,13 +1033,11 @@ class Store:
     def bundle_files_of(self, digests: Iterable[str]) -> dict[str, list[BundleFile]]:
         """``bundle_files`` of many bundles at once: digest -> its files sorted by path bytes
         (a digest with no stored manifest rows is left out)."""
-        wanted = sorted(set(digests))
         out: dict[str, list[BundleFile]] = {}
-        for start in range(0, len(wanted), _ID_CHUNK):
-            chunk = wanted[start : start + _ID_CHUNK]
+        for chunk, marks in _id_chunks(digests):
             for digest, path, executable, size, sha in self._conn.execute(
                 "SELECT digest, path, executable, size, sha256 FROM bundle_files "
-                f"WHERE digest IN ({','.join('?' * len(chunk))})",
+                f"WHERE digest IN ({marks})",
                 chunk,
             ):
                 out.setdefault(digest, []).append(BundleFile(path, bool(executable), size, sha))
@@ -1056,43 +1061,32 @@ class Store:
         return self._absent(names, "SELECT DISTINCT name FROM versions WHERE name IN ({marks})")
 
     def _absent(self, values: Iterable[str], query: str, *, uses: int = 1) -> set[str]:
-        """The values ``query`` does not return, asked a chunk at a time; ``query`` holds
-        ``{marks}`` ``uses`` times, each the chunk's placeholders."""
-        wanted = sorted(set(values))
-        known: set[str] = set()
-        for start in range(0, len(wanted), _ID_CHUNK):
-            chunk = wanted[start : start + _ID_CHUNK]
-            sql = query.format(marks=",".join("?" * len(chunk)))
-            known.update(row[0] for row in self._conn.execute(sql, chunk * uses))
-        return set(wanted) - known
+        """The values ``query`` does not return (see ``_present``)."""
+        wanted = set(values)
+        return wanted - self._present(wanted, query, uses=uses)
+
+    def _present(self, values: Iterable[str], query: str, *, uses: int = 1) -> set[str]:
+        """The values ``query`` returns, asked a chunk at a time; ``query`` holds ``{marks}``
+        ``uses`` times, each the chunk's placeholders."""
+        found: set[str] = set()
+        for chunk, marks in _id_chunks(values):
+            sql = query.format(marks=marks)
+            found.update(row[0] for row in self._conn.execute(sql, chunk * uses))
+        return found
 
     def stored_bundles(self, digests: Iterable[str]) -> set[str]:
         """Which of these bundle digests have their manifest rows stored."""
-        wanted = sorted(set(digests))
-        out: set[str] = set()
-        for start in range(0, len(wanted), _ID_CHUNK):
-            chunk = wanted[start : start + _ID_CHUNK]
-            out.update(
-                row[0]
-                for row in self._conn.execute(
-                    "SELECT DISTINCT digest FROM bundle_files "
-                    f"WHERE digest IN ({','.join('?' * len(chunk))})",
-                    chunk,
-                )
-            )
-        return out
+        return self._present(
+            digests, "SELECT DISTINCT digest FROM bundle_files WHERE digest IN ({marks})"
+        )
 
     def envelopes_of(self, shas: Iterable[str]) -> dict[str, list[str]]:
         """``envelopes`` about many SHA-256s at once: sha256 -> envelopes in the order they were
         stored (a SHA-256 nothing was signed about is left out)."""
-        wanted = sorted(set(shas))
         rows: list[tuple[int, str, str]] = []
-        for start in range(0, len(wanted), _ID_CHUNK):
-            chunk = wanted[start : start + _ID_CHUNK]
+        for chunk, marks in _id_chunks(shas):
             rows += self._conn.execute(
-                "SELECT id, sha256, envelope FROM statements "
-                f"WHERE sha256 IN ({','.join('?' * len(chunk))})",
-                chunk,
+                f"SELECT id, sha256, envelope FROM statements WHERE sha256 IN ({marks})", chunk
             ).fetchall()
         out: dict[str, list[str]] = {}
         for _, sha, envelope in sorted(rows):
@@ -1328,13 +1322,10 @@ class Store:
     def recall_verdicts(self, keys: Sequence[str]) -> dict[str, str]:
         """The remembered verdicts (JSON text) for these keys (hex), where there are some."""
         found: dict[str, str] = {}
-        for start in range(0, len(keys), _ID_CHUNK):
-            chunk = keys[start : start + _ID_CHUNK]
+        for chunk, marks in _id_chunks(keys):
             found.update(
                 self._conn.execute(
-                    "SELECT key, verdict FROM verdict_memo WHERE key IN "
-                    f"({','.join('?' * len(chunk))})",
-                    chunk,
+                    f"SELECT key, verdict FROM verdict_memo WHERE key IN ({marks})", chunk
                 ).fetchall()
             )
         return found
