@@ -568,9 +568,6 @@ class Workspace:
             raise LoopError("workspace has no snapshot yet; call snapshot() first")
         return self._snapshot
 
-    def _lexists(self, d: str, name: str) -> bool:
-        return os.path.lexists(os.path.join(self.root, d, name))
-
     def _store_config(self) -> list[str]:
         """Config for a git command that stores objects. On disk, the objects of one command go
         straight into one pack: writing thousands of loose files (and deleting them on close)
