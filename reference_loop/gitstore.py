@@ -21,7 +21,17 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["PackWriter", "StoredTree", "TreeChanged", "store_tree", "write_index"]
+from reference_loop.gitindex import encode_entry
+
+__all__ = [
+    "PackWriter",
+    "StoredTree",
+    "TreeChanged",
+    "name_ok",
+    "store_file",
+    "store_tree",
+    "write_index",
+]
 
 # Files up to this size are read whole; larger ones are streamed in pieces of this size.
 _PIECE = 1 << 20
@@ -84,6 +94,10 @@ class PackWriter:
             self._put(parts)
             self.objects[sha] = (start, crc)
         return sha
+
+    def add_tree(self, data: bytes) -> bytes:
+        """Store one tree object's content; return its binary sha."""
+        return self.add(_TREE, data)
 
     def add_stream(self, kind: int, size: int, pieces: Iterator[bytes]) -> bytes:
         """Store one object read piece by piece (``size`` bytes in all); bounded memory."""
@@ -221,7 +235,7 @@ def store_tree(root: bytes, pack_dir: str) -> StoredTree | None:
     try:
         entries = []
         for rel, st in files:
-            entries.append(_store_one(writer, root + b"/" + rel, rel, st))
+            entries.append(store_file(writer, root + b"/" + rel, rel, st))
         tree = _store_trees(writer, entries)
         writer.finish()
     except BaseException:
@@ -244,7 +258,7 @@ def _walk(root: bytes) -> tuple[list[tuple[bytes, os.stat_result]], set[str]] | 
                     if d:
                         nested.add(os.fsdecode(d))
                     continue
-                if not _name_ok(name):
+                if not name_ok(name):
                     return None
                 st = entry.stat(follow_symlinks=False)
                 if stat.S_ISDIR(st.st_mode):
@@ -254,7 +268,7 @@ def _walk(root: bytes) -> tuple[list[tuple[bytes, os.stat_result]], set[str]] | 
     return files, nested
 
 
-def _name_ok(name: bytes) -> bool:
+def name_ok(name: bytes) -> bool:
     """False for a name git's path checks might refuse or treat as a repository
     (``.git`` lookalikes, NTFS short names, backslashes): those trees go through git."""
     low = name.lower()
@@ -263,9 +277,24 @@ def _name_ok(name: bytes) -> bool:
     return not (low.startswith((b".git", b"git~")) or b"\\" in name or low in (b".", b".."))
 
 
-def _store_one(
+def store_file(
     writer: PackWriter, full: bytes, rel: bytes, st: os.stat_result
 ) -> tuple[bytes, os.stat_result, int, bytes]:
+    """Store one file or symlink as a blob; return its index entry.
+
+    Args:
+        writer: the pack being written.
+        full: the file's path to open.
+        rel: its path in the tree.
+        st: its ``lstat``.
+
+    Returns:
+        (rel, the stat the content was read under, git mode, binary sha).
+
+    Raises:
+        TreeChanged: it is no longer a regular file or symlink, or changed size while read.
+        OSError: it could not be read.
+    """
     if stat.S_ISLNK(st.st_mode):
         return rel, st, 0o120000, writer.add(_BLOB, os.readlink(full))
     fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -333,27 +362,8 @@ def write_index(path: str, entries: list[tuple[bytes, os.stat_result, int, bytes
         path: where the index goes (written beside it, then renamed over it).
         entries: (path, stat, mode, binary sha) per file, sorted by path bytes.
     """
-    out = [b"DIRC" + struct.pack(">II", 2, len(entries))]
-    pack = struct.Struct(">10I20sH").pack
-    mask = 0xFFFFFFFF
-    for rel, st, mode, sha in entries:
-        fixed = pack(
-            int(st.st_ctime) & mask,
-            st.st_ctime_ns % 1_000_000_000,
-            int(st.st_mtime) & mask,
-            st.st_mtime_ns % 1_000_000_000,
-            st.st_dev & mask,
-            st.st_ino & mask,
-            mode,
-            st.st_uid & mask,
-            st.st_gid & mask,
-            st.st_size & mask,
-            sha,
-            min(len(rel), 0xFFF),
-        )
-        pad = 8 - (62 + len(rel)) % 8
-        out.append(fixed + rel + b"\0" * pad)
-    data = b"".join(out)
+    head = b"DIRC" + struct.pack(">II", 2, len(entries))
+    data = b"".join([head, *(encode_entry(*entry) for entry in entries)])
     data += hashlib.sha1(data).digest()
     with open(path + ".tmp", "wb") as fh:
         fh.write(data)

@@ -11,7 +11,6 @@ scan cost what ``git status`` costs, and restore only touches the paths that cha
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import os
 import re
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Generic, TypeVar, cast
 
-from reference_loop import gitstore, storetrash
+from reference_loop import gitindex, gitstore, storetrash
 from reference_loop.errors import LoopError
 
 # Files a verifier run creates on its own (pytest, Python, common tools); never diffed or restored.
@@ -300,7 +299,7 @@ class Workspace:
         snap = self._snapshot
         if snap is None:
             if self.seeded:
-                tree, scan, files = self._first_seeded_snapshot()
+                tree, scan, files = self._first_seeded_snapshot(started)
                 self._snapshot = scan.snapshot(tree, started, files)
                 return tree
             stored = self._store_by_hand()
@@ -322,29 +321,163 @@ class Workspace:
         self._snapshot = self._scan_dirs(files=True).snapshot(tree, started)
         return tree
 
-    def _first_seeded_snapshot(self) -> tuple[str, _Scan, set[bytes] | None]:
+    def _first_seeded_snapshot(self, started: int) -> tuple[str, _Scan, set[bytes] | None]:
         """The first snapshot of a repository's top, from the copy of the user's index.
 
-        ``git add -u`` stats the files the user's index tracks (like ``git status``) while a
-        thread reads the copied index (every path, and the entries git would trust without
-        looking: assume-unchanged, skip-worktree, submodules) and makes the one pass over the
-        directories the snapshot needs anyway; the files it finds that the index does not
-        track are then staged by name, so git never reads every directory a second time.
-        Untrusted entries are rare: they are dropped and their files staged afresh.
+        ``git diff-files`` stats the files the user's index tracks (like ``git status``) and
+        names those that differ, while a thread reads the user's index (every entry, and the
+        ones git would trust without looking: assume-unchanged, skip-worktree, submodules)
+        and makes the one pass over the directories the snapshot needs anyway, which finds
+        the files the index does not track. The differing and untracked files are then
+        stored by hand (:meth:`_store_changes_by_hand`); anything unusual goes through
+        ``git add`` instead (:meth:`_stage_through_git`).
         """
         seed = self._seed_index or b""
         self._seed_index = None
-        look = _InThread(lambda: _TreeLook.of(_read_index(seed), self._scan_dirs(files=True)))
+        look = _InThread(lambda: self._look_and_store(seed))
         try:
-            # -v names every path whose content or mode the add changed (stat refreshes are
-            # silent): none means the index still holds exactly the user's index content.
-            config = self._store_config()
-            proc = self._run("add", "-u", "-v", "--ignore-errors", config=config, check=False)
+            proc = self._run("diff-files", "--name-status", "-z", check=False)
         except BaseException:
             look.join()
             raise
         found = look.result()
+        if proc.returncode == 0 and found.trusted is not None:
+            done = self._store_changes_by_hand(found, proc.stdout, started)
+            if done is not None:
+                return done
+        return self._stage_through_git(found)
+
+    def _look_and_store(self, seed: bytes) -> _TreeLook:
+        """Read the user's index, pass over the directories, and store the untracked files
+        they show (the slower ``git diff-files`` is still running meanwhile)."""
+        found = _TreeLook.of(gitindex.read_index(seed), self._scan_dirs(files=True))
+        index = found.index
+        if found.untracked and index is not None and not index.flagged and not index.unusual:
+            found.stored = self._store_files(found.untracked, index.path_set)
+        return found
+
+    def _store_files(
+        self, paths: Iterable[bytes], tracked: set[bytes]
+    ) -> dict[bytes, gitindex.NewEntry | None] | None:
+        """Store these files (and symlinks) into a pack of their own; path -> its new index
+        entry, or ``None`` for a tracked path that is gone. ``None`` when git should do it:
+        an odd name, something that is not a file, a file that changed while it was read or
+        cannot be read (git's add then says why)."""
+        root = os.fsencode(self.root) + b"/"
+        found: dict[bytes, gitindex.NewEntry | None] = {}
+        writer = gitstore.PackWriter(os.path.join(self._env["GIT_DIR"], "objects", "pack"))
+        try:
+            for path in paths:
+                if not all(gitstore.name_ok(part) for part in path.split(b"/")):
+                    raise gitstore.TreeChanged
+                try:
+                    st = os.lstat(root + path)
+                except (FileNotFoundError, NotADirectoryError):
+                    if path in tracked:
+                        found[path] = None
+                    continue
+                if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                    raise gitstore.TreeChanged
+                found[path] = gitstore.store_file(writer, root + path, path, st)
+            writer.finish()
+        except (gitstore.TreeChanged, OSError):
+            writer.abort()
+            return None
+        except BaseException:
+            writer.abort()
+            raise
+        return found
+
+    def _store_changes_by_hand(
+        self, found: _TreeLook, listed: bytes, started: int
+    ) -> tuple[str, _Scan, set[bytes] | None] | None:
+        """Store the files ``git diff-files`` listed (``listed``) and the untracked ones (the
+        thread that found them may have stored them already), and write the private index:
+        the user's entries, those files' new entries (with the stat data they were read
+        under), and the trees of the directories they changed. Git would hash each file
+        twice and write each object and tree as a file of its own; this reads and hashes
+        each file once. ``None`` when git should do it: an index entry git trusts without
+        looking, an unmerged one, anything :meth:`_store_files` refuses.
+        """
         index, scanned = found.index, found.scan
+        if index is None or index.flagged or index.unusual or index.nodes is None:
+            return None
+        fields = listed.split(b"\0")
+        if fields[-1:] == [b""]:
+            fields.pop()
+        if len(fields) % 2:
+            return None
+        changed: dict[bytes, gitindex.NewEntry | None] = {}
+        modified: list[bytes] = []
+        for status, path in zip(fields[0::2], fields[1::2], strict=True):
+            if status == b"D":
+                changed[path] = None
+            elif status in (b"M", b"T"):
+                modified.append(path)
+            else:
+                return None
+        untracked = found.untracked
+        stored = found.stored
+        if untracked is None and changed:
+            # As many files as index entries, but one was removed: compare after all.
+            paths = index.path_set
+            untracked = [p for p in scanned.file_paths() if p not in paths]
+            stored = None
+        if untracked and stored is None:
+            modified += untracked
+        if not changed and not modified and not untracked and index.tree:
+            # Nothing differs from the user's index: the snapshot is its cached tree.
+            return index.tree, scanned, found.files or found.trusted
+        more = self._store_files(modified, index.path_set)
+        if more is None:
+            return None
+        changed.update(stored or {})
+        changed.update(more)
+        writer = gitstore.PackWriter(os.path.join(self._env["GIT_DIR"], "objects", "pack"))
+        try:
+            new = gitindex.rewrite_index(index, changed, writer.add_tree)
+            if new is None:
+                writer.abort()
+                return None
+            writer.finish()
+        except BaseException:
+            writer.abort()
+            raise
+        # The snapshot's files: the trusted paths and untracked files, unless one was removed.
+        files = None if None in changed.values() else found.files or found.trusted
+        self._write_split_index(new.data, new.tree_ext, started)
+        self._nested |= {g[: -len("/.git")] for g in scanned.gits if g != ".git"}
+        return new.tree.hex(), scanned, files
+
+    def _write_split_index(self, shared: bytes, tree_ext: bytes, stamp: int) -> None:
+        """Make ``shared`` the private index, as the shared part of a split index.
+
+        Both files get ``stamp`` (when the snapshot began) as their mtime: an entry recorded
+        in that second or later counts as racy to git, which then compares its content
+        instead of trusting its stat data (a file changed again in the second it was read).
+        """
+        gitdir = self._env["GIT_DIR"]
+        for name in os.listdir(gitdir):
+            if name.startswith("sharedindex."):
+                os.unlink(os.path.join(gitdir, name))
+        path = os.path.join(gitdir, "sharedindex." + shared[-20:].hex())
+        with open(path, "wb") as fh:
+            fh.write(shared)
+        os.utime(path, ns=(stamp, stamp))
+        with open(self._index + ".tmp", "wb") as fh:
+            fh.write(gitindex.split_part(shared, tree_ext))
+        os.utime(self._index + ".tmp", ns=(stamp, stamp))
+        os.replace(self._index + ".tmp", self._index)
+
+    def _stage_through_git(self, found: _TreeLook) -> tuple[str, _Scan, set[bytes] | None]:
+        """The first snapshot through ``git add``: git's own add says what cannot be staged,
+        drops the entries it would trust without looking, and reads an index Python does
+        not parse."""
+        index, scanned = found.index, found.scan
+        # -v names every path whose content or mode the add changed (stat refreshes are
+        # silent): none means the index still holds exactly the user's index content.
+        config = self._store_config()
+        proc = self._run("add", "-u", "-v", "--ignore-errors", config=config, check=False)
         dropped = False
         if proc.returncode == 0 and index is not None and found.trusted is not None:
             if index.flagged:
@@ -361,12 +494,9 @@ class Workspace:
             # The snapshot's files: every trusted path is one when none was removed.
             files = None if removed or dropped else found.files or found.trusted
             if not untracked and not dropped and index.tree and not proc.stdout.strip():
-                # Nothing changed and nothing is untracked: the snapshot is the user's index
-                # content, whose cached tree git has already written.
                 return index.tree, scanned, files
             if not untracked or self._stage_paths(untracked):
                 return self._write_tree(), scanned, files
-        # git's own add says what cannot be staged, and reads an index Python does not parse.
         self._stage_all()
         if not dropped:
             flagged = index.flagged if index is not None else self._flagged_by_git()
@@ -496,7 +626,7 @@ class Workspace:
             with open(index, "rb") as fh:
                 data = fh.read()
                 st = os.fstat(fh.fileno())
-            split = _split_index_over(data)
+            split = gitindex.split_index_over(data)
             if split is not None:
                 # The user's index, byte for byte, is the shared part of a split index: the
                 # first add then writes only the entries it changed, never the whole index.
@@ -646,7 +776,8 @@ class Workspace:
         return {d for d in found if os.path.isdir(self.root / d)}
 
     def _flagged_by_git(self) -> list[tuple[bytes, bool]]:
-        """:func:`_flagged_index_entries` for an index Python does not parse (version 4)."""
+        """The entries git trusts without looking (see :class:`gitindex.Index`), for an index
+        Python does not parse (version 4)."""
         out = self._run("ls-files", "-z", "--stage", "-v").stdout
         flagged = []
         for m in re.finditer(rb"(?:^|\0)(\S) (\d+) [0-9a-f]+ \d\t([^\0]*)", out):
@@ -1225,7 +1356,6 @@ _UNPLAIN_CONFIG = re.compile(
 _PLACEHOLDER = ".reference-loop-nested-repository"
 _EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
 _ZERO_SHA = b"0" * 40
-_EMPTY_EWAH = b"\0\0\0\0" + b"\0\0\0\1" + b"\0" * 8 + b"\0\0\0\0"
 _ZERO_HEX = "0" * 40
 # Pack windows for processes that read only headers or only blobs known to be small.
 _WIDE_WINDOWS = ("core.packedGitWindowSize=1g", "core.packedGitLimit=8g")
@@ -1264,152 +1394,30 @@ class _TreeLook:
     """What the first snapshot of a repository's top learns beside its add: the user's index,
     the pass over the directories, and from both the files the index does not track."""
 
-    index: _IndexPaths | None
+    index: gitindex.Index | None
     scan: _Scan
     trusted: set[bytes] | None = None  # the index paths git checks against the disk
     # The files the index does not track; None when not compared: with as many files as
     # trusted paths and no entry removed by the add, every file is trusted.
     untracked: list[bytes] | None = None
     files: set[bytes] | None = None  # trusted paths and untracked files, when there are some
+    # The untracked files' new index entries, when the thread stored them already.
+    stored: dict[bytes, gitindex.NewEntry | None] | None = None
 
     @classmethod
-    def of(cls, index: _IndexPaths | None, scan: _Scan) -> _TreeLook:
+    def of(cls, index: gitindex.Index | None, scan: _Scan) -> _TreeLook:
         if index is None or scan.files is None:
             return cls(index, scan)
         trusted = (
-            index.paths.difference(path for path, _gitlink in index.flagged)
+            index.path_set.difference(path for path, _gitlink in index.flagged)
             if index.flagged
-            else index.paths
+            else index.path_set
         )
         if scan.file_count() == len(trusted):
             return cls(index, scan, trusted)
         untracked = [path for path in scan.file_paths() if path not in trusted]
         files = trusted.union(untracked) if untracked else None
         return cls(index, scan, trusted, untracked, files)
-
-
-@dataclass
-class _IndexPaths:
-    """What the first snapshot needs from the user's index: every path, and the entries
-    ``git add`` trusts without looking at the disk as (path, is a gitlink)."""
-
-    paths: set[bytes]
-    flagged: list[tuple[bytes, bool]]
-    # The root of the index's cached tree (hex) when it covers every entry: the tree
-    # ``git write-tree`` would give without looking at anything else.
-    tree: str | None = None
-
-
-def _read_index(data: bytes) -> _IndexPaths | None:
-    """The paths of an index (version 2 or 3) and its assume-unchanged, skip-worktree and
-    gitlink entries. ``None`` when the data is not such an index (git is asked instead)."""
-    if len(data) < 12 or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
-        return None
-    count = int.from_bytes(data[8:12], "big")
-    paths: list[bytes] = []
-    flagged: list[tuple[bytes, bool]] = []
-    pos = 12
-    try:
-        for _ in range(count):
-            # Byte 26 is the mode's file type (0xE0: gitlink); byte 60 the flags' high byte
-            # (0x80 assume-valid, 0x40 extended flags follow, low 4 bits: name length's top).
-            high = data[pos + 60]
-            extended = high & 0x40
-            start = pos + (64 if extended else 62)
-            size = ((high & 0x0F) << 8) | data[pos + 61]
-            if size == 0xFFF:
-                size = data.index(b"\0", start) - start
-            path = data[start : start + size]
-            paths.append(path)
-            if high & 0x80 or data[pos + 26] == 0xE0 or (extended and data[pos + 62] & 0x40):
-                flagged.append((path, data[pos + 26] == 0xE0))
-            pos = (start + size + 8 - pos) // 8 * 8 + pos
-    except (IndexError, ValueError):
-        return None
-    if pos > len(data):
-        return None
-    return _IndexPaths(set(paths), flagged, _cached_root_tree(data, pos))
-
-
-def _cached_root_tree(data: bytes, pos: int) -> str | None:
-    """The root tree id of the index's cache-tree extension (``TREE``) found from ``pos`` (the
-    end of the entries), when it is valid; ``None`` otherwise."""
-    end = len(data) - 20  # the index's own checksum
-    while pos + 8 <= end:
-        size = int.from_bytes(data[pos + 4 : pos + 8], "big")
-        if data[pos : pos + 4] == b"TREE":
-            # The root entry: an empty path, NUL, "<entries> <subtrees>\n", then its id
-            # unless <entries> is -1 (invalidated).
-            newline = data.find(b"\n", pos + 9, pos + 8 + size)
-            if data[pos + 8] != 0 or newline < 0:
-                return None
-            counts = data[pos + 9 : newline].split(b" ")
-            if len(counts) != 2 or not counts[0].isdigit() or newline + 21 > pos + 8 + size:
-                return None
-            return data[newline + 1 : newline + 21].hex()
-        pos += 8 + size
-    return None
-
-
-def _split_index_over(data: bytes) -> bytes | None:
-    """A split index whose shared part is ``data`` (an index, version 2 or 3, not split) as it
-    is: no entries of its own, a ``link`` extension naming ``data`` by its checksum, and the
-    cache-tree extension of ``data`` (git reads it from the split part only). ``None`` when
-    the cache tree cannot be located for certain: the caller then uses ``data`` whole.
-
-    The extensions are found from the end, without walking every entry: a ``TREE``
-    candidate counts only when it is followed by a chain of extensions ending exactly at the
-    checksum, follows an entry's NUL padding, and its root records as many entries as the
-    header (or is invalidated).
-    """
-    if len(data) < 32 or data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
-        return None
-    count = int.from_bytes(data[8:12], "big")
-    end = len(data) - 20
-    tree = b""
-    pos = data.rfind(b"TREE", 12, end)
-    while pos > 12:
-        sigs = _extensions_to(data, pos, end) if data[pos - 1] == 0 else None
-        if sigs is not None:
-            if b"link" in sigs or b"sdir" in sigs:
-                return None  # already split, or a sparse index: left to git
-            size = int.from_bytes(data[pos + 4 : pos + 8], "big")
-            body = data[pos + 8 : pos + 8 + size]
-            newline = body.find(b"\n")
-            counts = body[1:newline].split(b" ") if newline > 0 and body[:1] == b"\0" else []
-            if len(counts) == 2 and counts[0] in (str(count).encode(), b"-1"):
-                tree = data[pos : pos + 8 + size]
-                break
-            return None  # a TREE where one may be, that does not fit: do not guess
-        pos = data.rfind(b"TREE", 12, pos)
-    if not tree and b"TREE" in data[12:end]:
-        return None
-    # The base's id, then empty delete and replace bitmaps (EWAH: no bits, one zero marker
-    # word); git requires both bitmaps when it merges the base in.
-    link = b"link" + (20 + 2 * len(_EMPTY_EWAH)).to_bytes(4, "big") + data[-20:] + _EMPTY_EWAH * 2
-    body = data[:8] + b"\0\0\0\0" + link + tree
-    return body + hashlib.sha1(body).digest()
-
-
-def _extensions_to(data: bytes, pos: int, end: int) -> list[bytes] | None:
-    """The signatures of a chain of extensions (4-letter signature, 4-byte size, data) running
-    from ``pos`` to exactly ``end``; ``None`` when there is no such chain."""
-    sigs = []
-    while pos + 8 <= end:
-        sig = data[pos : pos + 4]
-        if not sig.isalpha():
-            return None
-        sigs.append(sig)
-        pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "big")
-    return sigs if pos == end else None
-
-
-def _flagged_index_entries(data: bytes) -> list[tuple[bytes, bool]] | None:
-    """Entries of an index (version 2 or 3) that ``git add`` trusts without looking at the
-    disk: (path, is a gitlink) for assume-unchanged, skip-worktree and gitlink entries.
-    ``None`` when the data is not such an index (git is asked instead)."""
-    index = _read_index(data)
-    return None if index is None else index.flagged
 
 
 def _moved(st: os.stat_result, ino: int, ctime: int, seen: int) -> bool:

@@ -961,42 +961,6 @@ def test_a_submodule_in_the_users_index_is_snapshotted_file_by_file(tmp_path):
     assert _repo_fingerprint(repo) == fingerprint
 
 
-def test_untrusted_index_entries_are_found_as_git_lists_them(tmp_path):
-    """The index is read directly (beside the first add); it must name the same entries as
-    `git ls-files -v -s` for assume-unchanged, skip-worktree and gitlink entries, and every
-    path as `git ls-files` does (the files it does not hold are staged as untracked)."""
-    from reference_loop.workspace import _flagged_index_entries, _read_index
-
-    repo = tmp_path / "r"
-    for i in range(300):
-        (repo / f"d{i % 7}" / ("n" * (i % 90)) / f"f{i}.txt").parent.mkdir(
-            parents=True, exist_ok=True
-        )
-        (repo / f"d{i % 7}" / ("n" * (i % 90)) / f"f{i}.txt").write_text(f"{i}\n")
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    blob = git(repo, "hash-object", "-w", "d0/f0.txt").strip()
-    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{blob},zz/sub")
-    files = git(repo, "ls-files").split("\n")
-    for version, flags in ((2, ["--assume-unchanged"]), (3, ["--skip-worktree"])):
-        git(repo, "update-index", *flags, *files[5:300:37])
-        data = (repo / ".git" / "index").read_bytes()
-        assert int.from_bytes(data[4:8], "big") == version
-        listed = git(repo, "ls-files", "-v", "-s").splitlines()
-        expected = sorted(
-            (line.split("\t", 1)[1].encode(), line.split()[1] == "160000")
-            for line in listed
-            if line[0].islower() or line[0] == "S" or line.split()[1] == "160000"
-        )
-        assert sorted(_flagged_index_entries(data) or []) == expected
-        assert len(expected) > 8
-        index = _read_index(data)
-        assert index is not None
-        assert index.paths == {os.fsencode(p) for p in git(repo, "ls-files", "-z").split("\0") if p}
-    git(repo, "update-index", "--index-version", "4")
-    assert _flagged_index_entries((repo / ".git" / "index").read_bytes()) is None
-
-
 @pytest.mark.parametrize("kind", ["plain", "repo_top"])
 def test_a_patch_of_hundreds_of_changes_made_beside_the_restore_describes_the_attempt(
     tmp_path, kind
@@ -1068,11 +1032,3 @@ def test_the_users_index_is_the_shared_part_of_the_private_split_index(tmp_path,
         assert {(c.path, c.status) for c in diff.files} == {("README.md", "M"), ("src/new.py", "A")}
     assert tree_state(repo) == before
     assert _repo_fingerprint(repo) == fingerprint
-
-
-def test_an_index_whose_cache_tree_cannot_be_located_is_copied_whole():
-    data = bytearray(b"DIRC\0\0\0\2\0\0\0\0")
-    data += b"TREE" + (3).to_bytes(4, "big") + b"xyz"  # a TREE that is not a cache tree
-    data += hashlib.sha1(bytes(data)).digest()
-    assert workspace_module._split_index_over(bytes(data)) is None
-    assert workspace_module._split_index_over(b"DIRC\0\0\0\4" + bytes(40)) is None
