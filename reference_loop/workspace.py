@@ -183,6 +183,34 @@ class _Entry:
     dst_sha: str = ""
 
 
+@dataclass
+class _Look:
+    """What a look at the workspace found: the changes since the snapshot, and when they were
+    found by hand, every blob's size and how to build the tree of a set of them."""
+
+    entries: list[_Entry]
+    sizes: dict[str, int] | None = None
+    trees: Callable[[list[_Entry]], str] | None = None
+
+
+def _hand_entry(
+    path: str, old: tuple[int, bytes, int] | None, new: gitindex.NewEntry | None
+) -> _Entry | None:
+    """The raw diff entry from the snapshot's ``old`` (mode, id, size) to ``new`` as
+    ``git diff --raw --no-renames`` names it; ``None`` when they are the same."""
+    if old is None:
+        if new is None:
+            return None
+        return _Entry("A", "000000", _ZERO_HEX, path, None, f"{new[2]:06o}", new[3].hex())
+    src_mode, src_sha = f"{old[0]:06o}", old[1].hex()
+    if new is None:
+        return _Entry("D", src_mode, src_sha, path, None, "000000", _ZERO_HEX)
+    if (old[0], old[1]) == (new[2], new[3]):
+        return None
+    status = "M" if stat.S_IFMT(old[0]) == stat.S_IFMT(new[2]) else "T"
+    return _Entry(status, src_mode, src_sha, path, None, f"{new[2]:06o}", new[3].hex())
+
+
 class Workspace:
     """Snapshot/diff/restore of the directory ``root`` through a private git object store.
 
@@ -248,6 +276,10 @@ class Workspace:
             "GLIBC_TUNABLES": _MALLOC_TUNABLES,
         }
         self._seed_index: bytes | None = None
+        # The snapshot as an index Python holds, while the private index is exactly it (the
+        # first snapshot of a repository's top, stored by hand): changes are then found with
+        # ``git diff-files`` and stored by hand too, and the index is never rewritten.
+        self._model: gitindex.Index | None = None
         try:
             self._init_repo(gitdir)
             self.seeded = self._seed_from_user_repo(gitdir)
@@ -427,6 +459,7 @@ class Workspace:
             modified += untracked
         if not changed and not modified and not untracked and index.tree:
             # Nothing differs from the user's index: the snapshot is its cached tree.
+            self._model = index
             return index.tree, scanned, found.files or found.trusted
         more = self._store_files(modified, index.path_set)
         if more is None:
@@ -446,6 +479,7 @@ class Workspace:
         # The snapshot's files: the trusted paths and untracked files, unless one was removed.
         files = None if None in changed.values() else found.files or found.trusted
         self._write_split_index(new.data, new.tree_ext, started)
+        self._model = new.index
         self._nested |= {g[: -len("/.git")] for g in scanned.gits if g != ".git"}
         return new.tree.hex(), scanned, files
 
@@ -508,7 +542,8 @@ class Workspace:
     def diff(self) -> Diff:
         """The real change from the snapshot to the current state (call it before restore)."""
         snap = self._require_snapshot()
-        return self._patch(snap, self._changes(snap))
+        look = self._look(snap)
+        return self._patch(snap, look.entries, sizes=look.sizes, trees=look.trees)
 
     def restore(self) -> None:
         """Put the workspace back byte-exactly as it was at the snapshot.
@@ -519,7 +554,8 @@ class Workspace:
         snap = self._require_snapshot()
         # An attempt that removed the whole workspace gets it back, like any deleted directory.
         self.root.mkdir(parents=True, exist_ok=True)
-        self._restore(snap, self._changes(snap))
+        look = self._look(snap)
+        self._restore(snap, look.entries, look.sizes)
 
     def diff_and_restore(self) -> Diff:
         """:meth:`diff` then :meth:`restore` with one look at the workspace instead of two.
@@ -527,12 +563,13 @@ class Workspace:
         The loop's normal path after the verifier; the saving is one full scan per attempt.
         """
         snap = self._require_snapshot()
-        entries = self._changes(snap)
+        look = self._look(snap)
+        entries = look.entries
         # Two small independent questions (which changes are ignored, how large each blob
         # is), asked side by side.
         ignored = _InThread(lambda: self._not_ignored_entries(entries) if entries else [])
         try:
-            sizes = self._blob_sizes(entries)
+            sizes = look.sizes if look.sizes is not None else self._blob_sizes(entries)
         except BaseException:
             ignored.join()
             raise
@@ -543,15 +580,15 @@ class Workspace:
             or any(e.path.rpartition("/")[2] == ".gitattributes" for e in entries)
         ):
             # git's patch reads a file from the work tree when the index says it is current
-            # (a large one mapped, never read whole), so the work tree stays as the attempt
-            # left it until the patch is made; the snapshot's blobs, when small, are read
-            # from the store meanwhile.
+            # (a large one mapped, never read whole), and the attributes from the work tree,
+            # so the work tree stays as the attempt left it until the patch is made; the
+            # snapshot's blobs, when small, are read from the store meanwhile.
             wanted = sorted({e.src_sha for e in entries if e.status != "A"} - {_ZERO_HEX})
             fetch = None
             if wanted and sum(sizes.get(sha, _PREFETCH_BYTES) for sha in wanted) < _PREFETCH_BYTES:
                 fetch = _InThread(lambda: self._fetch_blobs(wanted))
             try:
-                diff = self._patch(snap, entries, shown, sizes)
+                diff = self._patch(snap, entries, shown, sizes, trees=look.trees)
             except BaseException:
                 if fetch is not None:
                     fetch.join()
@@ -560,7 +597,7 @@ class Workspace:
             return diff
         # Many files: the restore runs beside a patch made from two trees with no index (so
         # git reads nothing from the work tree but the attributes, which no entry changes).
-        tree = self._write_tree()
+        tree = look.trees(entries) if look.trees is not None else self._write_tree()
         restore = _InThread(lambda: self._restore(snap, entries, sizes))
         try:
             diff = self._patch(snap, entries, shown, sizes, tree)
@@ -807,8 +844,88 @@ class Workspace:
         self._nested |= set(links)
         return set(links)
 
+    def _look(self, snap: _Snapshot) -> _Look:
+        """The changes since the snapshot: by hand while the private index is the snapshot
+        (:attr:`_model`), through git's staging otherwise."""
+        model = self._model
+        if model is not None:
+            look = self._changes_by_hand(snap, model)
+            if look is not None:
+                return look
+        return _Look(self._changes(snap))
+
+    def _changes_by_hand(self, snap: _Snapshot, model: gitindex.Index) -> _Look | None:
+        """The changes since the snapshot, with the index left as it is: ``git diff-files``
+        names the tracked files that differ from it while a thread lists the new files (as
+        :meth:`_stage_changes` does); those files are hashed and stored by hand, and a file
+        whose content and mode are the snapshot's (one a restore wrote back) is no change.
+        The snapshot's side of each change comes from ``model``. ``None`` when git should
+        look instead (what :meth:`_store_files` refuses, an unmerged entry)."""
+        look = _InThread(lambda: self._new_files(snap))
+        try:
+            proc = self._run("diff-files", "--name-status", "-z", check=False)
+        except BaseException:
+            look.join()
+            raise
+        try:
+            new = look.result()
+        except OSError:
+            return None  # a directory that cannot be listed: git's walk says what is wrong
+        fields = proc.stdout.split(b"\0")
+        if fields[-1:] == [b""]:
+            fields.pop()
+        if proc.returncode != 0 or len(fields) % 2:
+            return None
+        gone: list[bytes] = []
+        for status, path in zip(fields[0::2], fields[1::2], strict=True):
+            if status == b"D":
+                gone.append(path)
+            elif status in (b"M", b"T"):
+                new.add(path)
+            else:
+                return None
+        stored = self._store_files(sorted(new), model.path_set)
+        if stored is None:
+            return None
+        stored.update(dict.fromkeys(gone))
+        entries: list[_Entry] = []
+        sizes: dict[str, int] = {}
+        for path in sorted(stored):
+            entry, old = stored[path], model.entry(path)
+            if old is not None:
+                sizes[old[1].hex()] = old[2]
+            if entry is not None:
+                sizes[entry[3].hex()] = entry[1].st_size
+            change = _hand_entry(os.fsdecode(path), old, entry)
+            if change is not None:
+                entries.append(change)
+        return _Look(entries, sizes, lambda subset: self._tree_by_hand(model, stored, subset))
+
+    def _tree_by_hand(
+        self,
+        model: gitindex.Index,
+        stored: Mapping[bytes, gitindex.NewEntry | None],
+        entries: list[_Entry],
+    ) -> str:
+        """The snapshot's tree with just ``entries`` changed (their new content is in
+        ``stored``), its new trees written into a pack of their own."""
+        changed = {os.fsencode(e.path): stored[os.fsencode(e.path)] for e in entries}
+        writer = gitstore.PackWriter(os.path.join(self._env["GIT_DIR"], "objects", "pack"))
+        try:
+            new = gitindex.rewrite_index(model, changed, writer.add_tree, trees_only=True)
+            if new is None:  # cannot happen for changes git's own diff listed; git decides
+                writer.abort()
+                snap = self._require_snapshot()
+                return self._subset_tree(snap.tree, entries)
+            writer.finish()
+        except BaseException:
+            writer.abort()
+            raise
+        return new.tree.hex()
+
     def _changes(self, snap: _Snapshot) -> list[_Entry]:
         """Stage the current state; the raw changes from the snapshot, every path included."""
+        self._model = None  # the private index is about to hold the current state
         self._stage_changes(snap)
         entries = self._raw_changes(snap.tree)
         # A repository git recorded as a gitlink without saying so: stage its files.
@@ -910,11 +1027,14 @@ class Workspace:
         shown: list[_Entry] | None = None,
         sizes: dict[str, int] | None = None,
         tree: str | None = None,
+        trees: Callable[[list[_Entry]], str] | None = None,
     ) -> Diff:
         """The patch of the changes not hidden by an ignore rule, with renames found.
 
         Files above :data:`BIG_FILE_BYTES` get git's ``Binary files ... differ`` line instead of
-        their content, so a huge file is never read into memory to describe it.
+        their content, so a huge file is never read into memory to describe it. ``tree`` is
+        the current state's tree when the caller has it; ``trees`` builds the tree of a set
+        of changes (when the private index does not hold them).
         """
         if not entries:
             return Diff(text="", files=[], raw=b"")
@@ -929,17 +1049,19 @@ class Workspace:
         out = b""
         # Every blob read whole here is small, so git may map the packs in large windows.
         wide = _WIDE_WINDOWS if not big else ()
+        if small and len(small) == len(entries) and tree is None and trees is not None:
+            tree = trees(small)
         if small and len(small) == len(entries) and tree is not None:
             no_index = {**self._env, "GIT_INDEX_FILE": os.path.join(self._tmp, "no-index")}
-            trees = ("diff-tree", "-r", *_PATCH_ARGS, "-M", "--binary", snap.tree, tree)
-            out = self._run(*trees, config=wide, env=no_index).stdout
+            pair = ("diff-tree", "-r", *_PATCH_ARGS, "-M", "--binary", snap.tree, tree)
+            out = self._run(*pair, config=wide, env=no_index).stdout
         elif small and len(small) == len(entries):
             args = ("diff-index", "--cached", *_PATCH_ARGS, "-M", "--binary", snap.tree)
             out = self._run(*args, config=wide).stdout
         elif small:
-            out = self._diff_subset(snap.tree, small, ["-M", "--binary"])
+            out = self._diff_subset(snap.tree, small, ["-M", "--binary"], trees)
         if big:
-            big_out = self._diff_subset(snap.tree, [e for e in shown if e.path in big], [])
+            big_out = self._diff_subset(snap.tree, [e for e in shown if e.path in big], [], trees)
             out = _merge_raw_patches(out, big_out)
         found, pos = _parse_raw(out)
         patch_bytes = out[pos:]
@@ -949,10 +1071,23 @@ class Workspace:
         ]
         return Diff(text=patch_bytes.decode("utf-8", "replace"), files=files, raw=patch_bytes)
 
-    def _diff_subset(self, tree: str, entries: list[_Entry], extra: list[str]) -> bytes:
-        """The patch from ``tree`` to ``tree`` plus just ``entries``' changes: the second tree
-        is built in a temporary index (no path list has to fit on a command line), and two
-        trees are compared without looking at the work tree, so a large file is never read."""
+    def _diff_subset(
+        self,
+        tree: str,
+        entries: list[_Entry],
+        extra: list[str],
+        trees: Callable[[list[_Entry]], str] | None = None,
+    ) -> bytes:
+        """The patch from ``tree`` to ``tree`` plus just ``entries``' changes (that tree made
+        by ``trees`` when given, else by :meth:`_subset_tree`): two trees are compared
+        without looking at the work tree, so a large file is never read."""
+        other = trees(entries) if trees is not None else self._subset_tree(tree, entries)
+        renames = extra if extra else ["--no-renames"]
+        return self._run("diff-tree", "-r", *_PATCH_ARGS, *renames, tree, other).stdout
+
+    def _subset_tree(self, tree: str, entries: list[_Entry]) -> str:
+        """``tree`` with just ``entries``' changes, built in a temporary index (no path list
+        has to fit on a command line)."""
         index = os.path.join(self._tmp, "subset-index")
         env = {**self._env, "GIT_INDEX_FILE": index}
         try:
@@ -969,12 +1104,10 @@ class Workspace:
                 for e in entries
             )
             self._run("update-index", "-z", "--index-info", input=request, env=env)
-            other = self._run("write-tree", env=env).stdout.decode().strip()
+            return self._run("write-tree", env=env).stdout.decode().strip()
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(index)
-        renames = extra if extra else ["--no-renames"]
-        return self._run("diff-tree", "-r", *_PATCH_ARGS, *renames, tree, other).stdout
 
     def _not_ignored_entries(self, entries: list[_Entry]) -> list[_Entry]:
         request = b"".join(os.fsencode(e.path) + b"\0" for e in entries)

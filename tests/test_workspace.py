@@ -116,9 +116,20 @@ def attempt_everything(root: Path) -> None:
     (root / "new_bin.dat").write_bytes(b"\x00\x01\x02" * 100)
 
 
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path / "proj")
+@pytest.fixture(params=["plain", "repository", "dirty_repository"])
+def project(tmp_path, request):
+    """The project as a plain directory, as the top of a clean repository, and of one whose
+    work tree differs from its index (an edited file, an untracked one): a repository's
+    first snapshot and every look after it are made by hand, the others through git."""
+    root = make_project(tmp_path / "proj")
+    if request.param != "plain":
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "start")
+    if request.param == "dirty_repository":
+        (root / "README.md").write_text("edited by the user, not added\n")
+        (root / "notes.txt").write_text("not tracked\n")
+    return root
 
 
 @pytest.fixture(params=[False, True], ids=["fresh_tree", "old_tree"])
@@ -192,6 +203,41 @@ def test_diff_names_every_kind_of_change(any_age_project):
     assert diff.raw.decode("utf-8") == text
 
 
+def test_in_a_repository_changes_are_found_without_staging_and_as_git_finds_them(project):
+    """At a repository's top the looks after the first snapshot hash the changed files by
+    hand and leave the private index alone; what they find must be what git's own staging
+    finds (a second workspace, made to stage through git, looks at the same attempt)."""
+    if not (project / ".git").exists():
+        pytest.skip("a plain directory's looks go through git's staging")
+    before = tree_state(project)
+    by_hand, by_git = Workspace(project), Workspace(project)
+    try:
+        by_hand.snapshot()
+        by_git.snapshot()
+        by_git._model = None  # the reference: stage through git
+        private = Path(by_hand._env["GIT_DIR"]).parent
+        # git reads the index's mtime for its racy-entry check (the shared part's it bumps).
+        index_state = _index_state(private)
+        attempt_everything(project)
+        hand_diff, git_diff = by_hand.diff(), by_git.diff()
+        assert hand_diff.files == git_diff.files
+        assert hand_diff.text == git_diff.text
+        assert _index_state(private) == index_state
+        again = by_hand.diff_and_restore()
+        assert again.files == hand_diff.files
+        assert tree_state(project) == before
+        assert by_hand.diff().files == []
+    finally:
+        by_hand.close()
+        by_git.close()
+
+
+def _index_state(private: Path) -> tuple:
+    shared = sorted((private / "git").glob("sharedindex.*"))
+    index = private / "index"
+    return index.read_bytes(), index.stat().st_mtime_ns, [p.read_bytes() for p in shared]
+
+
 def test_diff_is_real_it_applies_to_the_snapshot_and_reproduces_the_attempt(project, tmp_path):
     with Workspace(project) as ws:
         ws.snapshot()
@@ -231,6 +277,8 @@ def test_restore_after_an_exception_mid_attempt(project):
 
 
 def test_restore_brings_back_a_workspace_the_attempt_deleted_entirely(project):
+    if (project / ".git").exists():
+        pytest.skip("a repository's snapshot reads unchanged files from its own .git")
     before = tree_state(project)
     with Workspace(project) as ws:
         ws.snapshot()
@@ -676,12 +724,13 @@ def test_not_a_directory_is_refused(tmp_path):
 
 
 def test_private_git_dir_lives_outside_the_workspace_and_close_removes_it(project):
+    had_git = (project / ".git").exists()
     ws = Workspace(project)
     ws.snapshot()
     private = Path(ws._env["GIT_DIR"])
     assert private.is_dir()
     assert project not in private.parents
-    assert not (project / ".git").exists()
+    assert (project / ".git").exists() == had_git
     ws.close()
     assert not private.parent.exists()
     ws.close()  # idempotent
@@ -808,7 +857,7 @@ def test_a_directory_the_attempt_locked_gives_one_clear_error_not_a_traceback(tm
 
 @pytest.mark.parametrize("with_commit", [False, True], ids=["no_commit", "with_commit"])
 def test_a_git_init_by_the_attempt_is_snapshotted_diffed_and_removed(project, with_commit):
-    before = tree_state(project)
+    before = tree_state(project, skip_git=False)
     with Workspace(project) as ws:
         ws.snapshot()
         vendored = project / "vendored"
