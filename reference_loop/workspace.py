@@ -565,28 +565,31 @@ class Workspace:
         snap = self._require_snapshot()
         look = self._look(snap)
         entries = look.entries
-        # Two small independent questions (which changes are ignored, how large each blob
-        # is), asked side by side.
+        # Which changes are ignored is asked beside how large each blob is; the snapshot's
+        # blobs the restore needs, when small, are read meanwhile too.
         ignored = _InThread(lambda: self._not_ignored_entries(entries) if entries else [])
+        fetch: _InThread[dict[str, bytes]] | None = None
         try:
             sizes = look.sizes if look.sizes is not None else self._blob_sizes(entries)
+            patch_first = (
+                len(entries) < _RESTORE_BESIDE_PATCH
+                or any(_largest(e, sizes) > BIG_FILE_BYTES for e in entries)
+                or any(e.path.rpartition("/")[2] == ".gitattributes" for e in entries)
+            )
+            wanted = sorted({e.src_sha for e in entries if e.status != "A"} - {_ZERO_HEX})
+            small = sum(sizes.get(sha, _PREFETCH_BYTES) for sha in wanted) < _PREFETCH_BYTES
+            if patch_first and wanted and small:
+                fetch = _InThread(lambda: self._fetch_blobs(wanted))
+            shown = ignored.result()
         except BaseException:
             ignored.join()
+            if fetch is not None:
+                fetch.join()
             raise
-        shown = ignored.result()
-        if (
-            len(entries) < _RESTORE_BESIDE_PATCH
-            or any(_largest(e, sizes) > BIG_FILE_BYTES for e in entries)
-            or any(e.path.rpartition("/")[2] == ".gitattributes" for e in entries)
-        ):
+        if patch_first:
             # git's patch reads a file from the work tree when the index says it is current
             # (a large one mapped, never read whole), and the attributes from the work tree,
-            # so the work tree stays as the attempt left it until the patch is made; the
-            # snapshot's blobs, when small, are read from the store meanwhile.
-            wanted = sorted({e.src_sha for e in entries if e.status != "A"} - {_ZERO_HEX})
-            fetch = None
-            if wanted and sum(sizes.get(sha, _PREFETCH_BYTES) for sha in wanted) < _PREFETCH_BYTES:
-                fetch = _InThread(lambda: self._fetch_blobs(wanted))
+            # so the work tree stays as the attempt left it until the patch is made.
             try:
                 diff = self._patch(snap, entries, shown, sizes, trees=look.trees)
             except BaseException:
