@@ -1470,8 +1470,10 @@ class Workspace:
 
 
 _NO_GIT = "git is not installed or not on PATH; the workspace needs it to snapshot and restore"
-# Directories modified less than this long before we recorded them are listed on every restore.
+# Directories modified less than this long before we recorded them are listed on every restore
+# (on a filesystem whose timestamps are whole seconds; one with fractions: the second figure).
 _RACY_NS = 2_000_000_000
+_RACY_FINE_NS = 50_000_000
 # A changed file larger than this is named in the patch ("Binary files ... differ"), not inlined.
 BIG_FILE_BYTES = 8 * 1024 * 1024
 _PATCH_ARGS = ("--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv", "-p", "--no-color")
@@ -1560,8 +1562,12 @@ def _moved(st: os.stat_result, ino: int, ctime: int, seen: int) -> bool:
     """Whether a directory may have gained or lost entries since it was recorded as (inode,
     ctime, when). A change within the filesystem's timestamp granularity of the recording
     could leave ctime equal, so a directory changed shortly before it was recorded always
-    counts as moved."""
-    return (st.st_ino, st.st_ctime_ns) != (ino, ctime) or ctime >= seen - _RACY_NS
+    counts as moved: within 2 s on a filesystem that keeps whole seconds (FAT keeps two),
+    within :data:`_RACY_FINE_NS` on one whose timestamps have a fraction (they tick with the
+    kernel's coarse clock, every 1-10 ms)."""
+    if (st.st_ino, st.st_ctime_ns) != (ino, ctime):
+        return True
+    return ctime >= seen - (_RACY_NS if ctime % 1_000_000_000 == 0 else _RACY_FINE_NS)
 
 
 def _plain_layout(root: str) -> tuple[str, str] | None:

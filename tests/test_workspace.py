@@ -136,8 +136,9 @@ def project(tmp_path, request):
 def any_age_project(project, request, monkeypatch):
     """The project as just written, and as a tree whose directories nobody touched lately
     (scans and restores then trust unchanged directory ctimes instead of listing every
-    directory). A directory's ctime cannot be set back, so "lately" is shortened from 2 s to
-    50 ms rather than every test waiting 2 s."""
+    directory). A directory's ctime cannot be set back, so the test waits out "lately": 50 ms
+    where timestamps have a fraction, and the 2 s of whole-second filesystems is shortened to
+    the same rather than every test waiting 2 s."""
     if request.param:
         age_dirs(project)
         monkeypatch.setattr(workspace_module, "_RACY_NS", 50_000_000)
@@ -150,6 +151,24 @@ def age_dirs(root: Path, seconds: int = 3600) -> None:
     past = time.time() - seconds
     for dirpath, _dirs, _files in os.walk(root):
         os.utime(dirpath, (past, past), follow_symlinks=False)
+
+
+def test_a_directory_changed_within_its_filesystems_timestamp_tick_counts_as_moved():
+    """Recorded (inode, ctime, when): a directory whose ctime is that close to when it was
+    recorded could change again without its ctime moving, so it is listed anyway. The margin
+    follows the timestamps' granularity: whole seconds (2 s), or fractions (the coarse clock's
+    few ms, with room)."""
+    from types import SimpleNamespace
+
+    fine = 1_700_000_000_123_456_789
+    whole = 1_700_000_000_000_000_000
+    moved = workspace_module._moved
+    for ctime, margin in ((fine, workspace_module._RACY_FINE_NS), (whole, 2_000_000_000)):
+        st = SimpleNamespace(st_ino=7, st_ctime_ns=ctime)
+        assert moved(st, 7, ctime, ctime + margin - 1)
+        assert not moved(st, 7, ctime, ctime + margin + 1)
+        assert moved(st, 8, ctime, ctime + 10 * margin)  # another inode
+        assert moved(SimpleNamespace(st_ino=7, st_ctime_ns=ctime + 1), 7, ctime, ctime + margin)
 
 
 @pytest.mark.parametrize("combined", [False, True], ids=["diff_then_restore", "diff_and_restore"])
