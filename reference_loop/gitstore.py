@@ -40,6 +40,7 @@ _WRITE_SIZE = 4 << 20
 # The largest stored deflate block.
 _BLOCK = 0xFFFF
 _BLOB, _TREE = 3, 2
+_ADLER = struct.Struct(">I")
 _NAMES_OK = frozenset({b".gitignore", b".gitattributes", b".gitkeep", b".github", b".gitlab"})
 
 
@@ -82,17 +83,26 @@ class PackWriter:
 
     def add(self, kind: int, data: bytes) -> bytes:
         """Store one object held in memory; return its binary sha (written once per id)."""
-        hasher = hashlib.sha1(_object_header(kind, len(data)))
+        size = len(data)
+        hasher = hashlib.sha1(_object_header(kind, size))
         hasher.update(data)
         sha = hasher.digest()
-        if sha not in self.objects:
-            start = self._offset
-            parts = _stored_zlib(_pack_header(kind, len(data)), data)
-            crc = 0
-            for part in parts:
-                crc = zlib.crc32(part, crc)
-            self._put(parts)
-            self.objects[sha] = (start, crc)
+        if sha in self.objects:
+            return sha
+        if size <= _BLOCK:
+            # One stored block (most files): the parts and their crc without a loop.
+            head = _pack_header(kind, size) + b"\x78\x01" + _block_header(1, size)
+            tail = _ADLER.pack(zlib.adler32(data))
+            self.objects[sha] = (self._offset, zlib.crc32(tail, zlib.crc32(data, zlib.crc32(head))))
+            self._put([head, data, tail], len(head) + size + 4)
+            return sha
+        start = self._offset
+        parts = _stored_zlib(_pack_header(kind, size), data)
+        crc = 0
+        for part in parts:
+            crc = zlib.crc32(part, crc)
+        self._put(parts)
+        self.objects[sha] = (start, crc)
         return sha
 
     def add_tree(self, data: bytes) -> bytes:
@@ -136,10 +146,12 @@ class PackWriter:
             self.objects[sha] = (start, crc)
         return sha
 
-    def _put(self, parts: list[bytes | memoryview]) -> None:
-        """Append ``parts`` to the pack (written out once enough has gathered)."""
+    def _put(self, parts: list[bytes | memoryview], size: int = -1) -> None:
+        """Append ``parts`` (``size`` bytes in all, when the caller knows) to the pack,
+        written out once enough has gathered."""
         self._pending += parts
-        size = sum(len(p) for p in parts)
+        if size < 0:
+            size = sum(len(p) for p in parts)
         self._pending_size += size
         self._offset += size
         # pwritev takes at most 1024 parts: flush before that rather than join them.
