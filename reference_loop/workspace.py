@@ -554,8 +554,34 @@ class Workspace:
         snap = self._require_snapshot()
         # An attempt that removed the whole workspace gets it back, like any deleted directory.
         self.root.mkdir(parents=True, exist_ok=True)
-        look = self._look(snap)
+        try:
+            look = self._look(snap)
+        except LoopError:
+            planted = self._remove_unstorable(snap)
+            if not planted:
+                raise
+            look = self._look(snap)
+        else:
+            planted = []
         self._restore(snap, look.entries, look.sizes)
+        self.last_restored = sorted(planted + self.last_restored)
+
+    def _remove_unstorable(self, snap: _Snapshot) -> list[str]:
+        """Remove the new files whose names git's path checks may refuse (``.GIT``,
+        ``git~1``): git cannot stage them, so no look can see them, yet the snapshot cannot
+        hold them either, and a restore removes whatever the snapshot does not hold."""
+        try:
+            new = self._new_files(snap)
+        except OSError:
+            return []
+        planted = sorted(
+            os.fsdecode(path)
+            for path in new
+            if not all(gitstore.name_ok(part) for part in path.split(b"/"))
+        )
+        for path in planted:
+            self._remove_path(path, snap)
+        return planted
 
     def diff_and_restore(self) -> Diff:
         """:meth:`diff` then :meth:`restore` with one look at the workspace instead of two.
@@ -974,7 +1000,10 @@ class Workspace:
         request = b"".join(p + b"\0" for p in paths)
         args = ("update-index", "--add", "--remove", "--replace", "-z", "--stdin")
         config = self._store_config()
-        return self._run(*args, input=request, config=config, check=False).returncode == 0
+        proc = self._run(*args, input=request, config=config, check=False)
+        # update-index skips a path its checks refuse (".GIT", "git~1") with a warning and
+        # exit 0: the file would silently be missing from the snapshot, and never restored.
+        return proc.returncode == 0 and b"Ignoring path " not in proc.stderr
 
     def _new_files(self, snap: _Snapshot) -> set[bytes]:
         """Files and symlinks the snapshot did not have: in directories whose ctime moved

@@ -22,7 +22,8 @@ BINARY = bytes(range(256)) * 8 + b"\0\xff\x00tail"
 
 
 def tree_state(root: Path, *, skip_git: bool = True) -> dict[str, tuple]:
-    """Everything observable about a tree: kind, permission bits, bytes or link target."""
+    """Everything observable about a tree: kind, permission bits, bytes or link target
+    (FIFOs and sockets: their kind only)."""
     state: dict[str, tuple] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         if skip_git:
@@ -35,6 +36,8 @@ def tree_state(root: Path, *, skip_git: bool = True) -> dict[str, tuple]:
                 state[rel] = ("link", os.readlink(full))
             elif stat.S_ISDIR(st.st_mode):
                 state[rel] = ("dir",)
+            elif not stat.S_ISREG(st.st_mode):
+                state[rel] = ("special", stat.S_IFMT(st.st_mode))  # a FIFO is never read
             else:
                 state[rel] = ("file", stat.S_IMODE(st.st_mode), Path(full).read_bytes())
     return state

@@ -1,0 +1,580 @@
+"""Attacks on the hand paths at a repository's top: the first snapshot stores what differs
+from the user's index by hand, and later looks find and store changes by hand. Whatever the
+user's index or work tree holds and whatever the attempt does, the snapshot must be the tree
+git's own staging makes, the diff the one git's staging finds, the restore byte-exact and
+the user's repository untouched.
+
+The reference is a second workspace on the same directory that is never seeded from the
+user's index: its first snapshot is ``git add -A -f`` and every look stages through git."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_workspace import (
+    _repo_fingerprint,
+    attempt_everything,
+    dir_digest,
+    git,
+    make_project,
+    tree_state,
+)
+
+from reference_loop import gitindex
+from reference_loop.errors import LoopError
+from reference_loop.workspace import BIG_FILE_BYTES, Workspace
+
+
+def reference_workspace(root: Path) -> Workspace:
+    """A workspace that stages through git from its first snapshot on (not seeded)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Workspace, "_seed_from_user_repo", lambda self, gitdir: False)
+        ws = Workspace(root)
+    assert not ws.seeded
+    return ws
+
+
+def make_repo(root: Path) -> Path:
+    """The shared project, committed: a user's clean repository."""
+    make_project(root)
+    (root / "empty_file").write_bytes(b"")
+    (root / "same_a.txt").write_text("duplicate content\n")
+    (root / "same_b.txt").write_text("duplicate content\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def user_dirty(repo: Path) -> None:
+    """What a user leaves before a run: an edit, a staged edit, a deletion, untracked files."""
+    (repo / "README.md").write_text("edited by the user, not added\n")
+    (repo / "plain.txt").write_text("edited and staged\n")
+    git(repo, "add", "plain.txt")
+    (repo / "same_b.txt").unlink()
+    (repo / "notes.txt").write_text("not tracked\n")
+    (repo / "src" / "pkg" / "scratch.py").write_text("s = 1\n")
+
+
+def check_attempt(
+    repo: Path, attempt: Callable[[Path], None], *, by_hand: bool = True
+) -> tuple[object, object]:
+    """Snapshot ``repo`` by hand and through git, run ``attempt``, and hold the hand path to
+    git's: the same snapshot tree, the same diff (files and bytes), a byte-exact restore, a
+    clean look after it, and the user's repository untouched. ``by_hand``: the hand path must
+    not have fallen back to staging through git. Returns (the diff, the diff after restore)."""
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(repo)
+    hand, ref = Workspace(repo), reference_workspace(repo)
+    try:
+        tree = hand.snapshot()
+        assert tree == ref.snapshot()
+        if by_hand:
+            assert hand._model is not None, "the first snapshot fell back to git add"
+        attempt(repo)
+        hand_diff, ref_diff = hand.diff(), ref.diff()
+        if by_hand:
+            assert hand._model is not None, "the look fell back to git's staging"
+        assert hand_diff.files == ref_diff.files
+        assert hand_diff.raw == ref_diff.raw
+        again = hand.diff_and_restore()
+        assert again.files == hand_diff.files
+        assert again.raw == hand_diff.raw
+        assert tree_state(repo) == before
+        assert hand.diff().files == []
+        assert hand.snapshot() == tree
+    finally:
+        hand.close()
+        ref.close()
+    assert _repo_fingerprint(repo) == fingerprint
+    return hand_diff, ref_diff
+
+
+# -- the user's index or work tree is odd before the snapshot ---------------------------------
+
+
+def _default_branch(repo: Path) -> str:
+    return git(repo, "symbolic-ref", "--short", "HEAD").strip()
+
+
+def intent_to_add(repo: Path) -> None:
+    (repo / "planned.txt").write_text("planned\n")
+    git(repo, "add", "-N", "planned.txt")
+
+
+def unmerged(repo: Path) -> None:
+    main = _default_branch(repo)
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "README.md").write_text("theirs\n")
+    git(repo, "commit", "-q", "-am", "theirs")
+    git(repo, "checkout", "-q", main)
+    (repo / "README.md").write_text("ours\n")
+    git(repo, "commit", "-q", "-am", "ours")
+    with pytest.raises(subprocess.CalledProcessError):
+        git(repo, "merge", "-q", "other")
+    assert "UU README.md" in git(repo, "status", "--porcelain")
+
+
+def assume_unchanged_edited(repo: Path) -> None:
+    git(repo, "update-index", "--assume-unchanged", "plain.txt")
+    (repo / "plain.txt").write_text("edited behind git's back\n")
+
+
+def skip_worktree_edited(repo: Path) -> None:
+    git(repo, "update-index", "--skip-worktree", "plain.txt")
+    (repo / "plain.txt").write_text("edited where git does not look\n")
+
+
+def index_v4(repo: Path) -> None:
+    user_dirty(repo)
+    git(repo, "update-index", "--index-version", "4")
+
+
+def split_user_index(repo: Path) -> None:
+    user_dirty(repo)
+    git(repo, "update-index", "--split-index")
+
+
+def tree_invalidated(repo: Path) -> None:
+    """A ``git add`` after the commit invalidates the cache tree of the edited file's
+    directories only; the others keep their ids."""
+    (repo / "src" / "pkg" / "mod.py").write_text("staged, not committed\n")
+    git(repo, "add", "src/pkg/mod.py")
+    (repo / "src" / "pkg" / "new_staged.py").write_text("n = 1\n")
+    git(repo, "add", "src/pkg/new_staged.py")
+    tree = gitindex.read_index((repo / ".git" / "index").read_bytes())
+    assert tree is not None and tree.tree is None and tree.tree_ext
+
+
+def no_cache_tree(repo: Path) -> None:
+    git(repo, "rm", "-q", "-r", "--cached", ".")
+    git(repo, "add", "-A")
+    index = gitindex.read_index((repo / ".git" / "index").read_bytes())
+    assert index is not None and index.tree is None
+    (repo / "README.md").write_text("and edited\n")
+
+
+ODD_NAMES = [
+    "with space.txt",
+    "new\nline.txt",
+    "-leading-dash",
+    "tab\there",
+    'quote"s.txt',
+    "ünïcödé.txt",
+    os.fsdecode(b"latin1-\xff.txt"),
+]
+
+
+def odd_names(repo: Path) -> None:
+    for name in ODD_NAMES:
+        (repo / "odd" / name).parent.mkdir(exist_ok=True)
+        (repo / "odd" / name).write_text(f"{name!r}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "odd names")
+    (repo / "odd" / ODD_NAMES[1]).write_text("edited by the user\n")
+    (repo / "odd" / "untracked \n\xff name").write_bytes(b"untracked\n")
+
+
+def names_around_directories(repo: Path) -> None:
+    """Names that sort around a directory's: "a-b" < "a/..." < "a0" in an index, while a
+    tree sorts the directory "a" as "a/"."""
+    for rel in ("a-b", "a/x", "a/b-c", "a/b/y", "a/b0", "a.b", "a0", "a!"):
+        (repo / "around" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "around" / rel).write_text(f"{rel}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "around")
+    (repo / "around" / "a" / "b-c").write_text("edited\n")
+    (repo / "around" / "a" / "b!").write_text("untracked, sorts before b/\n")
+    (repo / "around" / "a-a").write_text("untracked, sorts before a/\n")
+
+
+def long_paths(repo: Path) -> None:
+    deep = repo / "long"
+    for i in range(12):
+        deep = deep / (f"{i:02d}" + "d" * 200)
+    deep.mkdir(parents=True)
+    (deep / ("f" * 240)).write_text("tracked\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "long")
+    (deep / ("f" * 240)).write_text("edited\n")
+    (deep / ("u" * 240)).write_text("untracked\n")
+
+
+def tracked_file_now_directory(repo: Path) -> None:
+    (repo / "plain.txt").unlink()
+    (repo / "plain.txt").mkdir()
+    (repo / "plain.txt" / "inside.txt").write_text("inside\n")
+
+
+def tracked_directory_now_file(repo: Path) -> None:
+    shutil.rmtree(repo / "src" / "pkg")
+    (repo / "src" / "pkg").write_text("a file where a package was\n")
+
+
+def tracked_file_now_symlink(repo: Path) -> None:
+    (repo / "plain.txt").unlink()
+    os.symlink("src", repo / "plain.txt")
+
+
+def untracked_nested_repository(repo: Path) -> None:
+    inner = repo / "vendor" / "inner"
+    inner.mkdir(parents=True)
+    (inner / "lib.py").write_text("x = 1\n")
+    git(inner, "init", "-q")
+    git(inner, "add", "-A")
+    git(inner, "commit", "-q", "-m", "inner")
+    (inner / "lib.py").write_text("x = 2\n")
+
+
+def fifo_and_socket(repo: Path) -> None:
+    os.mkfifo(repo / "src" / "pipe")
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(repo / "sock"))
+    finally:
+        sock.close()
+    (repo / "notes.txt").write_text("untracked beside them\n")
+
+
+def the_user_did_everything(repo: Path) -> None:
+    """Every kind of change, made by the user and not added, before the snapshot."""
+    attempt_everything(repo)
+
+
+def executable_and_symlink_untracked(repo: Path) -> None:
+    (repo / "tool.sh").write_text("#!/bin/sh\n")
+    os.chmod(repo / "tool.sh", 0o755)
+    os.symlink("README.md", repo / "untracked_link")
+    os.symlink("missing/target", repo / "dangling")
+    (repo / "empty_untracked").write_bytes(b"")
+    os.chmod(repo / "plain.txt", 0o755)  # a mode change only
+
+
+def change_whatever_is_there(repo: Path) -> None:
+    """An attempt that fits any tree: every regular file and symlink (nested repositories'
+    too, never a ``.git``) is edited, deleted, made executable, made a symlink or renamed in
+    turn, and new files appear in old and new directories."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(repo):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if path.is_symlink() or path.is_file():
+                found.append(path)
+    for i, path in enumerate(found):
+        how = i % 5
+        if how == 0:
+            path.unlink()
+            path.write_bytes(b"edited by the attempt\n")
+        elif how == 1:
+            path.unlink()
+        elif how == 2 and not path.is_symlink():
+            os.chmod(path, 0o755 if not os.access(path, os.X_OK) else 0o644)
+        elif how == 3:
+            path.unlink()
+            os.symlink("README.md", path)
+        elif how == 4:
+            os.rename(path, path.with_name(os.fsdecode(os.fsencode(path.name) + b".moved")))
+        if i % 7 == 0:
+            path.with_name(os.fsdecode(os.fsencode(path.name) + b".new")).write_text("new\n")
+    (repo / "made" / "by" / "attempt").mkdir(parents=True)
+    (repo / "made" / "by" / "attempt" / "f.txt").write_text("f\n")
+
+
+USER_STATES = {
+    "clean": None,
+    "dirty": user_dirty,
+    "intent_to_add": intent_to_add,
+    "unmerged": unmerged,
+    "assume_unchanged_edited": assume_unchanged_edited,
+    "skip_worktree_edited": skip_worktree_edited,
+    "index_v4": index_v4,
+    "split_user_index": split_user_index,
+    "tree_invalidated": tree_invalidated,
+    "no_cache_tree": no_cache_tree,
+    "odd_names": odd_names,
+    "names_around_directories": names_around_directories,
+    "long_paths": long_paths,
+    "tracked_file_now_directory": tracked_file_now_directory,
+    "tracked_directory_now_file": tracked_directory_now_file,
+    "tracked_file_now_symlink": tracked_file_now_symlink,
+    "untracked_nested_repository": untracked_nested_repository,
+    "fifo_and_socket": fifo_and_socket,
+    "the_user_did_everything": the_user_did_everything,
+    "executable_and_symlink_untracked": executable_and_symlink_untracked,
+}
+# States whose first snapshot must go through git (an index Python does not rewrite).
+GIT_STAGES = {"intent_to_add", "unmerged", "assume_unchanged_edited", "skip_worktree_edited"}
+GIT_STAGES |= {"index_v4", "split_user_index"}
+
+
+@pytest.mark.parametrize("state", list(USER_STATES))
+def test_a_users_odd_index_or_work_tree_snapshots_diffs_and_restores_as_git_does(tmp_path, state):
+    repo = make_repo(tmp_path / "repo")
+    prepare = USER_STATES[state]
+    if prepare is not None:
+        prepare(repo)
+    check_attempt(repo, change_whatever_is_there, by_hand=state not in GIT_STAGES)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file anyway")
+def test_an_unreadable_modified_file_is_a_clear_error_and_nothing_changes(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "plain.txt").write_text("edited, then made unreadable\n")
+    os.chmod(repo / "plain.txt", 0)
+    fingerprint = _repo_fingerprint(repo)
+    try:
+        with Workspace(repo) as ws, pytest.raises(LoopError):
+            ws.snapshot()
+    finally:
+        os.chmod(repo / "plain.txt", 0o644)
+    assert _repo_fingerprint(repo) == fingerprint
+
+
+@pytest.mark.parametrize("name", [".GIT", "git~1", ".Git/x"])
+def test_an_untracked_name_git_refuses_is_refused_as_git_refuses_it(tmp_path, name):
+    """git's path checks refuse ``.git`` lookalikes, and ``update-index`` skips them with
+    only a warning: a snapshot that left one out would never restore it. The hand path
+    must refuse it as ``git add`` does, with nothing on disk changed."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "sub" / name).parent.mkdir(parents=True, exist_ok=True)
+    (repo / "sub" / name).write_text("lookalike\n")
+    (repo / "README.md").write_text("a user edit beside it\n")
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(repo)
+    for ws in (Workspace(repo), reference_workspace(repo)):
+        with ws, pytest.raises(LoopError, match="invalid path"):
+            ws.snapshot()
+    assert tree_state(repo) == before
+    assert _repo_fingerprint(repo) == fingerprint
+
+
+@pytest.mark.parametrize("name", [".GIT", "git~1", ".Git/x"])
+@pytest.mark.parametrize("kind", ["repository", "dirty_repository", "plain"])
+def test_a_name_git_refuses_planted_by_the_attempt_is_refused_then_removed_by_restore(
+    tmp_path, kind, name
+):
+    """git cannot stage the planted name, so no diff can describe it: the diff is refused
+    with a LoopError; the restore (the loop's ``finally``) still puts everything back."""
+    repo = make_repo(tmp_path / "repo") if kind != "plain" else make_project(tmp_path / "p")
+    if kind == "dirty_repository":
+        user_dirty(repo)
+    fingerprint = _repo_fingerprint(repo) if kind != "plain" else None
+    before = tree_state(repo)
+    with Workspace(repo) as ws:
+        ws.snapshot()
+        attempt_everything(repo)
+        (repo / "src" / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "src" / name).write_text("planted\n")
+        after = tree_state(repo)
+        with pytest.raises(LoopError, match="invalid path"):
+            ws.diff()
+        with pytest.raises(LoopError, match="invalid path"):
+            ws.diff_and_restore()
+        assert tree_state(repo) == after  # a refused look writes nothing
+        ws.restore()
+        assert tree_state(repo) == before
+        assert f"src/{name}" in ws.last_restored
+        assert ws.diff().files == []
+    if fingerprint is not None:
+        assert _repo_fingerprint(repo) == fingerprint
+
+
+# -- the attempt does something nasty after the snapshot --------------------------------------
+
+
+def delete_a_subtree(repo: Path) -> None:
+    shutil.rmtree(repo / "src")
+
+
+def recreate_deleted_identically(repo: Path) -> None:
+    data = (repo / "README.md").read_bytes()
+    (repo / "README.md").unlink()
+    (repo / "README.md").write_bytes(data)
+    mode = (repo / "run.sh").stat().st_mode
+    data = (repo / "run.sh").read_bytes()
+    (repo / "run.sh").unlink()
+    (repo / "run.sh").write_bytes(data)
+    os.chmod(repo / "run.sh", mode)
+
+
+def touch_without_changing(repo: Path) -> None:
+    for rel in ("README.md", "data.bin", "src/pkg/mod.py"):
+        os.utime(repo / rel, (1, 2_000_000_000))
+    os.utime(repo / "link_to_mod", (1, 1), follow_symlinks=False)
+
+
+def chmod_there_and_back(repo: Path) -> None:
+    os.chmod(repo / "plain.txt", 0o755)
+    os.chmod(repo / "plain.txt", 0o644)
+    os.chmod(repo / "run.sh", 0o644)
+    (repo / "README.md").write_text("and a real change\n")
+
+
+def file_to_symlink_to_directory(repo: Path) -> None:
+    (repo / "plain.txt").unlink()
+    os.symlink("src/pkg", repo / "plain.txt")
+
+
+def files_in_a_new_nested_repository(repo: Path) -> None:
+    inner = repo / "src" / "inner"
+    inner.mkdir()
+    (inner / "a.py").write_text("a = 1\n")
+    git(inner, "init", "-q")
+    git(inner, "add", "-A")
+    git(inner, "commit", "-q", "-m", "inner")
+    (inner / "b.py").write_text("b = 1\n")
+
+
+def gitattributes_binary(repo: Path) -> None:
+    (repo / ".gitattributes").write_text("* binary\n")
+    (repo / "README.md").write_text("text that git would now call binary\n")
+
+
+def gitattributes_diff_driver(repo: Path) -> None:
+    (repo / "src" / ".gitattributes").write_text("*.py diff=foo\n*.md -diff\n")
+    (repo / "src" / "pkg" / "mod.py").write_text("changed under a diff driver\n")
+
+
+def a_file_larger_than_the_big_file_limit(repo: Path) -> None:
+    with open(repo / "big.bin", "wb") as fh:
+        fh.truncate(BIG_FILE_BYTES + 1)  # sparse: cheap to write, still read whole
+    with open(repo / "data.bin", "ab") as fh:
+        fh.truncate(BIG_FILE_BYTES + 10)
+    (repo / "README.md").write_text("a small change beside them\n")
+
+
+def ignored_paths(repo: Path) -> None:
+    cache = repo / "src" / "pkg" / "__pycache__"
+    cache.mkdir()
+    (cache / "mod.cpython-311.pyc").write_bytes(b"planted")
+    (repo / ".venv" / "lib").mkdir(parents=True)
+    (repo / ".venv" / "lib" / "site.py").write_text("planted\n")
+    (repo / "top.pyc").write_bytes(b"planted")
+    (repo / "README.md").write_text("shown beside ignored ones\n")
+
+
+def rename_a_directory(repo: Path) -> None:
+    os.rename(repo / "src", repo / "source")
+
+
+def edit_and_delete_untracked_files(repo: Path) -> None:
+    if (repo / "notes.txt").exists():
+        (repo / "notes.txt").write_text("edited untracked\n")
+        (repo / "src" / "pkg" / "scratch.py").unlink()
+    (repo / "src" / "pkg" / "mod.py").write_text("x\n")
+
+
+def restore_deleted_by_user(repo: Path) -> None:
+    """A file the user deleted (not in the snapshot, still in the user's index) comes back."""
+    (repo / "same_b.txt").write_text("duplicate content\n")
+
+
+ATTEMPTS = {
+    "everything": attempt_everything,
+    "delete_a_subtree": delete_a_subtree,
+    "recreate_deleted_identically": recreate_deleted_identically,
+    "touch_without_changing": touch_without_changing,
+    "chmod_there_and_back": chmod_there_and_back,
+    "file_to_symlink_to_directory": file_to_symlink_to_directory,
+    "files_in_a_new_nested_repository": files_in_a_new_nested_repository,
+    "gitattributes_binary": gitattributes_binary,
+    "gitattributes_diff_driver": gitattributes_diff_driver,
+    "a_file_larger_than_the_big_file_limit": a_file_larger_than_the_big_file_limit,
+    "ignored_paths": ignored_paths,
+    "rename_a_directory": rename_a_directory,
+    "edit_and_delete_untracked_files": edit_and_delete_untracked_files,
+    "restore_deleted_by_user": restore_deleted_by_user,
+}
+
+
+@pytest.mark.parametrize("user", ["clean", "dirty"])
+@pytest.mark.parametrize("attempt", list(ATTEMPTS))
+def test_a_nasty_attempt_is_found_as_git_finds_it_and_undone(tmp_path, attempt, user):
+    repo = make_repo(tmp_path / "repo")
+    if user == "dirty":
+        user_dirty(repo)
+    check_attempt(repo, ATTEMPTS[attempt])
+
+
+def test_a_nested_repositorys_git_dir_is_never_written(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    untracked_nested_repository(repo)
+    inner_git = dir_digest(repo / "vendor" / "inner" / ".git")
+
+    def attempt(root: Path) -> None:
+        (root / "vendor" / "inner" / "lib.py").write_text("x = 3\n")
+        (root / "vendor" / "inner" / "new.py").write_text("n = 1\n")
+
+    check_attempt(repo, attempt)
+    assert dir_digest(repo / "vendor" / "inner" / ".git") == inner_git
+
+
+@pytest.mark.parametrize("user", ["clean", "dirty"])
+def test_attempts_in_a_row_are_each_found_and_undone(tmp_path, user):
+    repo = make_repo(tmp_path / "repo")
+    if user == "dirty":
+        user_dirty(repo)
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(repo)
+    hand, ref = Workspace(repo), reference_workspace(repo)
+    try:
+        assert hand.snapshot() == ref.snapshot()
+        for attempt in ATTEMPTS.values():
+            attempt(repo)
+            expected = ref.diff()
+            got = hand.diff_and_restore()
+            assert got.files == expected.files, attempt.__name__
+            assert got.raw == expected.raw, attempt.__name__
+            assert tree_state(repo) == before, attempt.__name__
+            assert ref.diff().files == []
+            assert hand._model is not None, attempt.__name__
+        assert hand.diff().files == []
+    finally:
+        hand.close()
+        ref.close()
+    assert _repo_fingerprint(repo) == fingerprint
+
+
+def test_diff_then_restore_separately_then_again(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    user_dirty(repo)
+    before = tree_state(repo)
+    with Workspace(repo) as ws, reference_workspace(repo) as ref:
+        assert ws.snapshot() == ref.snapshot()
+        attempt_everything(repo)
+        first = ws.diff()
+        assert first.raw == ref.diff().raw
+        assert ws.diff().raw == first.raw  # a look changes nothing
+        ws.restore()
+        assert tree_state(repo) == before
+        ws.restore()
+        assert ws.last_restored == []
+        assert ws.diff().files == []
+
+
+def test_a_snapshot_after_an_attempt_drops_the_model_and_later_looks_stay_right(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    user_dirty(repo)
+    with Workspace(repo) as ws, reference_workspace(repo) as ref:
+        ws.snapshot()
+        ref.snapshot()
+        attempt_everything(repo)
+        second = ws.snapshot()
+        assert second == ref.snapshot()
+        assert ws._model is None
+        after_attempt = tree_state(repo)
+        (repo / "README.md").write_text("third state\n")
+        (repo / "new_name.txt").unlink()
+        (repo / "fresh.txt").write_text("fresh\n")
+        got, expected = ws.diff(), ref.diff()
+        assert got.files == expected.files and got.raw == expected.raw
+        ws.restore()
+        assert tree_state(repo) == after_attempt
+        assert ws.diff().files == []
