@@ -11,6 +11,7 @@ scan cost what ``git status`` costs, and restore only touches the paths that cha
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import os
 import re
@@ -382,11 +383,28 @@ class Workspace:
     def _look_and_store(self, seed: bytes) -> _TreeLook:
         """Read the user's index, pass over the directories, and store the untracked files
         they show (the slower ``git diff-files`` is still running meanwhile)."""
-        found = _TreeLook.of(gitindex.read_index(seed), self._scan_dirs(files=True))
+        index = gitindex.read_index(seed)
+        scan = self._scan_dirs(files=True)
+        if index is not None and self._tree_converts(scan):
+            # A .gitattributes converts: a stat-clean entry's blob may not be the file's
+            # bytes, so no entry is trusted and every file is hashed.
+            index = dataclasses.replace(
+                index, flagged=[(p, (index.entry(p) or (0,))[0] == 0o160000) for p in index.paths]
+            )
+        found = _TreeLook.of(index, scan)
         index = found.index
         if found.untracked and index is not None and not index.flagged and not index.unusual:
             found.stored = self._store_files(found.untracked, index.path_set)
         return found
+
+    def _tree_converts(self, scan: _Scan) -> bool:
+        """Whether a ``.gitattributes`` in the tree sets an attribute that converts."""
+        root = os.fsencode(self.root) + b"/"
+        return any(
+            _converting_attributes(root + prefix + b".gitattributes")
+            for prefix, names in scan.files or ()
+            if b".gitattributes" in names
+        )
 
     def _store_files(
         self, paths: Iterable[bytes], tracked: set[bytes]
@@ -688,6 +706,8 @@ class Workspace:
             return False
         if os.path.exists(os.path.join(common, "info", "sparse-checkout")):
             return False
+        if _user_converts(user_gitdir, common):
+            return False  # the index's blobs may not be the files' bytes: hash every file
         try:
             with open(index, "rb") as fh:
                 data = fh.read()
@@ -1520,6 +1540,16 @@ _UNPLAIN_CONFIG = re.compile(
     rb"(?im)^\s*(?:worktree\b|\[\s*(?:include|extensions)|"
     rb"bare[ \t]*(?:$|=[ \t]*(?![ \t]|(?:false|no|off|0)[ \t]*(?:[#;].*)?$)))"
 )
+# Attributes under which git's checkout writes other bytes than the blob's (and its add stores
+# other bytes than the file's): set or given a value, not unset ("-text") or unspecified.
+_CONVERTING_ATTRIBUTE = re.compile(
+    rb"(?m)(?:^|[ \t])(?:text|eol|crlf|ident|filter|working-tree-encoding)(?:=\S*)?(?=[ \t\r]|$)"
+)
+# Config under which every text file is converted, or attributes come from elsewhere.
+_CONVERTING_CONFIG = re.compile(
+    rb"(?im)^\s*(?:autocrlf[ \t]*(?:$|=[ \t]*(?!(?:false|no|off|0)[ \t]*(?:[#;].*)?$))"
+    rb"|attributesfile\b)"
+)
 _PLACEHOLDER = ".reference-loop-nested-repository"
 _EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
 _ZERO_SHA = b"0" * 40
@@ -1632,6 +1662,46 @@ def _plain_layout(root: str) -> tuple[str, str] | None:
     if _UNPLAIN_CONFIG.search(config):
         return None
     return gitdir, gitdir
+
+
+def _converting_attributes(path: str | bytes) -> bool:
+    """Whether the attributes file at ``path`` (if any) sets an attribute under which a
+    file's bytes and its blob's may differ (eol conversion, filters, ``$Id$``)."""
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read()
+    except OSError:
+        return False
+    return _CONVERTING_ATTRIBUTE.search(text) is not None
+
+
+def _user_converts(gitdir: str, common: str) -> bool:
+    """Whether the user's git may have checked files out (or added them) converted: then a
+    stat-clean entry's blob is not the file's bytes, and the user's index cannot be trusted.
+    Reads the repository's, global and system config and attributes files (not the tree's
+    ``.gitattributes``, which the first snapshot's pass over the directories finds)."""
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    configs = (
+        os.path.join(common, "config"),
+        os.path.join(home, ".gitconfig"),
+        os.path.join(xdg, "git", "config"),
+        "/etc/gitconfig",
+    )
+    for path in configs:
+        try:
+            with open(path, "rb") as fh:
+                if _CONVERTING_CONFIG.search(fh.read()):
+                    return True
+        except OSError:
+            continue
+    attributes = (
+        os.path.join(gitdir, "info", "attributes"),
+        os.path.join(common, "info", "attributes"),
+        os.path.join(xdg, "git", "attributes"),
+        "/etc/gitattributes",
+    )
+    return any(_converting_attributes(path) for path in attributes)
 
 
 def _config_args(config: Iterable[str]) -> list[str]:

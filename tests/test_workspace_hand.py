@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -287,6 +288,44 @@ def change_whatever_is_there(repo: Path) -> None:
     (repo / "made" / "by" / "attempt" / "f.txt").write_text("f\n")
 
 
+def _checked_out_again(repo: Path, paths: list[str]) -> None:
+    """Check ``paths`` out afresh (through the user's attributes and config), then make their
+    index entries stat-clean and not racy, as in a checkout nobody touched for an hour: git
+    then trusts the entry's blob, which is not the file's bytes."""
+    for rel in paths:
+        (repo / rel).unlink()
+    git(repo, "checkout", "--", *paths)
+    past = time.time() - 3600
+    for rel in paths:
+        os.utime(repo / rel, (past, past))
+    git(repo, "update-index", "--refresh")
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def gitattributes_eol_and_ident(repo: Path) -> None:
+    (repo / "src" / ".gitattributes").write_text("*.txt text eol=crlf\n*.py ident\n")
+    (repo / "src" / "lines.txt").write_bytes(b"one\ntwo\n")
+    (repo / "src" / "pkg" / "mod.py").write_text("# $Id$\ndef add(a, b):\n    return a - b\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "attributes")
+    _checked_out_again(repo, ["src/lines.txt", "src/pkg/mod.py"])
+    assert (repo / "src" / "lines.txt").read_bytes() == b"one\r\ntwo\r\n"
+
+
+def autocrlf_in_config(repo: Path) -> None:
+    git(repo, "config", "core.autocrlf", "true")
+    _checked_out_again(repo, ["README.md", "plain.txt"])
+    assert (repo / "README.md").read_bytes() == b"readme\r\n"
+
+
+def filter_in_info_attributes(repo: Path) -> None:
+    git(repo, "config", "filter.upper.smudge", "tr a-z A-Z")
+    git(repo, "config", "filter.upper.clean", "tr A-Z a-z")
+    (repo / ".git" / "info" / "attributes").write_text("*.md filter=upper\n")
+    _checked_out_again(repo, ["README.md"])
+    assert (repo / "README.md").read_bytes() == b"README\n"
+
+
 USER_STATES = {
     "clean": None,
     "dirty": user_dirty,
@@ -308,10 +347,14 @@ USER_STATES = {
     "fifo_and_socket": fifo_and_socket,
     "the_user_did_everything": the_user_did_everything,
     "executable_and_symlink_untracked": executable_and_symlink_untracked,
+    "gitattributes_eol_and_ident": gitattributes_eol_and_ident,
+    "autocrlf_in_config": autocrlf_in_config,
+    "filter_in_info_attributes": filter_in_info_attributes,
 }
 # States whose first snapshot must go through git (an index Python does not rewrite).
 GIT_STAGES = {"intent_to_add", "unmerged", "assume_unchanged_edited", "skip_worktree_edited"}
-GIT_STAGES |= {"index_v4", "split_user_index"}
+GIT_STAGES |= {"index_v4", "split_user_index", "gitattributes_eol_and_ident"}
+GIT_STAGES |= {"autocrlf_in_config", "filter_in_info_attributes"}
 
 
 @pytest.mark.parametrize("state", list(USER_STATES))
