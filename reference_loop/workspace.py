@@ -582,24 +582,31 @@ class Workspace:
         else:
             planted = []
         self._restore(snap, look.entries, look.sizes)
-        self.last_restored = sorted(planted + self.last_restored)
+        self.last_restored = sorted({*planted, *self.last_restored})
 
     def _remove_unstorable(self, snap: _Snapshot) -> list[str]:
-        """Remove the new files whose names git's path checks may refuse (``.GIT``,
-        ``git~1``): git cannot stage them, so no look can see them, yet the snapshot cannot
-        hold them either, and a restore removes whatever the snapshot does not hold."""
+        """Remove what git refuses to stage, so that a look can see the rest: new files whose
+        names git's path checks may refuse (``.GIT``, ``git~1``), which the snapshot cannot
+        hold, and a FIFO, socket or device where the snapshot had a file (it comes back).
+        A restore removes both anyway; this only does it before the look."""
+        root = os.fsencode(self.root) + b"/"
         try:
             new = self._new_files(snap)
+            planted = [
+                path for path in new if not all(gitstore.name_ok(part) for part in path.split(b"/"))
+            ]
+            # Only on this refused path: one lstat per file of the snapshot.
+            for path in snap.files:
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                    kind = stat.S_IFMT(os.lstat(root + path).st_mode)
+                    if kind not in (stat.S_IFREG, stat.S_IFLNK, stat.S_IFDIR):
+                        planted.append(path)
         except OSError:
             return []
-        planted = sorted(
-            os.fsdecode(path)
-            for path in new
-            if not all(gitstore.name_ok(part) for part in path.split(b"/"))
-        )
-        for path in planted:
+        shown = sorted(os.fsdecode(path) for path in planted)
+        for path in shown:
             self._remove_path(path, snap)
-        return planted
+        return shown
 
     def diff_and_restore(self) -> Diff:
         """:meth:`diff` then :meth:`restore` with one look at the workspace instead of two.
