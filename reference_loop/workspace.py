@@ -1169,7 +1169,14 @@ class Workspace:
                 os.unlink(index)
 
     def _not_ignored_entries(self, entries: list[_Entry]) -> list[_Entry]:
-        request = b"".join(os.fsencode(e.path) + b"\0" for e in entries)
+        # check-ignore refuses a path beyond a symlink: a snapshot file below a directory the
+        # attempt replaced by one. Such a file is always shown: the patch deletes it anyway
+        # (the symlink takes its directory's place, which a patch that kept it could not do).
+        beyond = self._beyond_symlinks(e.path for e in entries)
+        asked = [e for e in entries if e.path not in beyond] if beyond else entries
+        if not asked:
+            return entries
+        request = b"".join(os.fsencode(e.path) + b"\0" for e in asked)
         # check-ignore takes paths, not pathspecs, and refuses the literal-pathspec switch.
         env = {k: v for k, v in self._env.items() if k != "GIT_LITERAL_PATHSPECS"}
         proc = self._run(
@@ -1180,6 +1187,22 @@ class Workspace:
         out = proc.stdout
         ignored = set(_split_z(out))
         return [e for e in entries if e.path not in ignored]
+
+    def _beyond_symlinks(self, paths: Iterable[str]) -> set[str]:
+        """The paths with a symlink among their leading components (each directory is looked
+        at once)."""
+        real: dict[str, bool] = {"": True}
+        found: set[str] = set()
+        for path in paths:
+            here = ""
+            for part in path.split("/")[:-1]:
+                here = f"{here}/{part}" if here else part
+                if here not in real:
+                    real[here] = not os.path.islink(self.root / here)
+                if not real[here]:
+                    found.add(path)
+                    break
+        return found
 
     def _blob_sizes(self, entries: list[_Entry]) -> dict[str, int]:
         """Blob id -> size, for every blob the entries name (one ``cat-file --batch-check``).

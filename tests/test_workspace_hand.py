@@ -560,6 +560,14 @@ def same_size_edit_with_times_set_back(repo: Path) -> None:
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
+def directory_to_symlink_to_an_edited_copy(repo: Path) -> None:
+    outside = repo.parent / "outside_src"
+    shutil.copytree(repo / "src", outside, symlinks=True)
+    (outside / "pkg" / "mod.py").write_text("edited through the link\n")
+    shutil.rmtree(repo / "src")
+    os.symlink(outside, repo / "src")
+
+
 ATTEMPTS = {
     "everything": attempt_everything,
     "delete_a_subtree": delete_a_subtree,
@@ -576,7 +584,31 @@ ATTEMPTS = {
     "edit_and_delete_untracked_files": edit_and_delete_untracked_files,
     "restore_deleted_by_user": restore_deleted_by_user,
     "same_size_edit_with_times_set_back": same_size_edit_with_times_set_back,
+    "directory_to_symlink_to_an_edited_copy": directory_to_symlink_to_an_edited_copy,
 }
+
+
+def test_a_directory_of_ignored_files_replaced_by_a_symlink_is_diffed_as_git_does(tmp_path):
+    """check-ignore refuses a path beyond a symlink, and the diff of a directory an attempt
+    replaced by one needed it for the snapshot's files below. Those files are in the patch
+    (ignored or not: the symlink takes their directory's place, so a patch that kept them
+    could not apply); the hand path and git's agree, and the restore is byte-exact."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / "src" / "pkg" / "debug.log").write_text("log\n")
+    (repo / "src" / "pkg" / "__pycache__").mkdir()
+    (repo / "src" / "pkg" / "__pycache__" / "mod.pyc").write_bytes(b"pyc")
+    (repo / "build.log").write_text("ignored, not beyond a symlink\n")
+
+    def attempt(root: Path) -> None:
+        shutil.rmtree(root / "src" / "pkg")
+        os.symlink(root / "plain.txt", root / "src" / "pkg")
+        (root / "build.log").write_text("edited, still ignored\n")
+
+    diff, _ = check_attempt(repo, attempt)
+    paths = {c.path for c in diff.files}
+    assert {"src/pkg", "src/pkg/mod.py", "src/pkg/debug.log"} <= paths
+    assert "build.log" not in paths
 
 
 @pytest.mark.parametrize("user", ["clean", "dirty"])
