@@ -327,6 +327,14 @@ def filter_in_info_attributes(repo: Path) -> None:
     assert (repo / "README.md").read_bytes() == b"README\n"
 
 
+def touched_not_changed(repo: Path) -> None:
+    """Stat data that no longer matches the index, content that does: git lists the files,
+    their blobs are the index's."""
+    for rel in ("README.md", "src/pkg/mod.py", "data.bin"):
+        os.utime(repo / rel, (1, 1_000_000_000))
+    os.chmod(repo / "plain.txt", 0o644)
+
+
 USER_STATES = {
     "clean": None,
     "dirty": user_dirty,
@@ -351,6 +359,7 @@ USER_STATES = {
     "gitattributes_eol_and_ident": gitattributes_eol_and_ident,
     "autocrlf_in_config": autocrlf_in_config,
     "filter_in_info_attributes": filter_in_info_attributes,
+    "touched_not_changed": touched_not_changed,
 }
 # States whose first snapshot must go through git (an index Python does not rewrite).
 GIT_STAGES = {"intent_to_add", "unmerged", "assume_unchanged_edited", "skip_worktree_edited"}
@@ -568,6 +577,17 @@ def directory_to_symlink_to_an_edited_copy(repo: Path) -> None:
     os.symlink(outside, repo / "src")
 
 
+def links_to_files_outside(repo: Path) -> None:
+    """A tracked file made a hard link to a file outside, another a symlink to one: restore
+    must replace both, never write through them."""
+    outside = repo.parent / "outside.txt"
+    outside.write_text("outside the workspace\n")
+    (repo / "README.md").unlink()
+    os.link(outside, repo / "README.md")
+    (repo / "plain.txt").unlink()
+    os.symlink(outside, repo / "plain.txt")
+
+
 ATTEMPTS = {
     "everything": attempt_everything,
     "delete_a_subtree": delete_a_subtree,
@@ -584,6 +604,7 @@ ATTEMPTS = {
     "edit_and_delete_untracked_files": edit_and_delete_untracked_files,
     "restore_deleted_by_user": restore_deleted_by_user,
     "same_size_edit_with_times_set_back": same_size_edit_with_times_set_back,
+    "links_to_files_outside": links_to_files_outside,
     "directory_to_symlink_to_an_edited_copy": directory_to_symlink_to_an_edited_copy,
 }
 
@@ -618,6 +639,10 @@ def test_a_nasty_attempt_is_found_as_git_finds_it_and_undone(tmp_path, attempt, 
     if user == "dirty":
         user_dirty(repo)
     check_attempt(repo, ATTEMPTS[attempt])
+    outside = tmp_path / "outside.txt"
+    if outside.exists():
+        assert outside.read_text() == "outside the workspace\n"
+        assert os.lstat(repo / "README.md").st_nlink == 1
 
 
 def test_a_nested_repositorys_git_dir_is_never_written(tmp_path):
@@ -695,3 +720,55 @@ def test_a_snapshot_after_an_attempt_drops_the_model_and_later_looks_stay_right(
         ws.restore()
         assert tree_state(repo) == after_attempt
         assert ws.diff().files == []
+
+
+def run_git_in_the_users_repository(repo: Path) -> None:
+    """The attempt uses git on the user's repository: commits, stashes, resets, switches."""
+    git(repo, "stash", "-q", "-u")
+    (repo / "README.md").write_text("committed by the attempt\n")
+    git(repo, "commit", "-q", "-am", "by the attempt")
+    git(repo, "checkout", "-q", "-b", "attempt-branch")
+    (repo / "src" / "pkg" / "mod.py").write_text("on a branch\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "on a branch")
+    git(repo, "reset", "-q", "--hard", "HEAD~2")
+
+
+@pytest.mark.parametrize("user", ["clean", "dirty"])
+def test_an_attempt_that_runs_git_in_the_users_repository_is_undone(tmp_path, user):
+    """The work tree comes back whatever the attempt did to the user's repository (its own
+    git commands are its business); the snapshot's blobs, some read from the user's objects,
+    are still there."""
+    repo = make_repo(tmp_path / "repo")
+    if user == "dirty":
+        user_dirty(repo)
+    before = tree_state(repo)
+    with Workspace(repo) as hand, reference_workspace(repo) as ref:
+        assert hand.snapshot() == ref.snapshot()
+        run_git_in_the_users_repository(repo)
+        got, expected = hand.diff(), ref.diff()
+        assert got.files == expected.files and got.raw == expected.raw
+        hand.diff_and_restore()
+        assert tree_state(repo) == before
+        assert hand.diff().files == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=LoopError,
+    reason="a repository's snapshot reads the blobs it did not store from the user's objects "
+    "(an alternate); an attempt that unstages a blob only the user's index held and prunes "
+    "it leaves the snapshot without it",
+)
+def test_an_attempt_that_prunes_a_blob_only_the_users_index_held_is_still_undone(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "staged.txt").write_text("staged by the user, never committed\n")
+    git(repo, "add", "staged.txt")
+    before = tree_state(repo)
+    with Workspace(repo) as ws:
+        ws.snapshot()
+        git(repo, "rm", "-q", "--cached", "staged.txt")
+        git(repo, "-c", "gc.reflogExpire=now", "gc", "-q", "--prune=now")
+        (repo / "staged.txt").unlink()
+        ws.restore()
+    assert tree_state(repo) == before
