@@ -343,13 +343,16 @@ class Workspace:
             tree = self._write_tree()
         else:
             # Snapshotting again right after a restore is common (a snapshot per attempt): if
-            # nothing differs from the current snapshot, keep it and skip the extra scans.
-            entries = self._changes(snap)
+            # nothing differs from the current snapshot, keep it and skip the extra scans (a
+            # look by hand keeps the private index, and the model, as the snapshot).
+            entries = self._look(snap).entries
             if not entries:
                 moved, new, missing = self._dir_changes(snap)
                 if not new and not missing:
                     snap.dirs.update(self._stat_dirs(moved))
                     return snap.tree
+            if self._model is not None:
+                self._changes(snap)  # the private index has to hold the new state
             tree = self._write_tree()
         self._snapshot = self._scan_dirs(files=True).snapshot(tree, started)
         return tree

@@ -106,6 +106,8 @@ def check_attempt(
         assert tree_state(repo) == before
         assert hand.diff().files == []
         assert hand.snapshot() == tree
+        if by_hand:
+            assert hand._model is not None, "a snapshot with nothing changed dropped the model"
     finally:
         hand.close()
         ref.close()
@@ -714,6 +716,7 @@ def test_attempts_in_a_row_are_each_found_and_undone(tmp_path, user):
             assert tree_state(repo) == before, attempt.__name__
             assert ref.diff().files == []
             assert hand._model is not None, attempt.__name__
+            assert hand.snapshot() == ref.snapshot_tree  # the loop's snapshot per attempt
         assert hand.diff().files == []
     finally:
         hand.close()
