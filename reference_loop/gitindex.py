@@ -123,12 +123,20 @@ def read_index(data: bytes) -> Index | None:
     flagged: list[tuple[bytes, bool]] = []
     unusual = False
     pos = 12
+    add_path, add_start = paths.append, starts.append
     try:
         for _ in range(count):
             # Byte 26 is the mode's file type (0xE0: gitlink); byte 60 the flags' high byte
             # (0x80 assume-valid, 0x40 extended flags follow, 0x30 the stage, low 4 bits: the
             # name length's top).
             high = data[pos + 60]
+            if high < 0x0F and data[pos + 26] != 0xE0:
+                # Almost every entry: no flag, not a gitlink, a name shorter than 0xFFF.
+                size = (high << 8) | data[pos + 61]
+                add_path(data[pos + 62 : pos + 62 + size])
+                add_start(pos)
+                pos += (70 + size) & ~7
+                continue
             extended = high & 0x40
             start = pos + (64 if extended else 62)
             size = ((high & 0x0F) << 8) | data[pos + 61]
