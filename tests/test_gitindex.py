@@ -245,3 +245,31 @@ def test_an_unparsable_cache_tree_is_never_rewritten(tmp_path):
     index = gitindex.read_index(bytes(data))
     assert index is not None and index.nodes is None and index.tree is None
     assert gitindex.rewrite_index(index, {}, lambda d: b"\0" * 20) is None
+
+
+@pytest.mark.parametrize("length", [0xF00 - 1, 0xF00, 0xFFE, 0xFFF, 0x1000, 5000])
+def test_names_as_long_as_the_length_field_and_longer_are_read_and_rewritten(tmp_path, length):
+    """An entry's 12-bit name length holds 0xFFF for every name that long or longer (the
+    name then runs to its NUL). No such file fits a path on disk here, but an index can
+    hold one (``update-index --cacheinfo``): it must be read, and copied, as git reads it."""
+    root = make_repo(tmp_path / "r")
+    blob = git(root, "hash-object", "-w", "README").strip()
+    parts = ["long"]
+    while len("/".join(parts)) < length:
+        parts.append("n" * min(200, length - len("/".join(parts)) - 1))
+    name = "/".join(parts)[:length]
+    assert len(name) == length and not name.endswith("/")
+    git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{name}")
+    git(root, "write-tree")
+    index = gitindex.read_index((root / ".git" / "index").read_bytes())
+    assert index is not None
+    listed = git(root, "ls-files", "-z").split("\0")[:-1]
+    assert [p.decode() for p in index.paths] == listed
+    assert index.entry(name.encode()) == (0o100644, bytes.fromhex(blob), 0)
+    (root / "a" / "one.txt").write_text("edited beside a long name\n")
+    new, split = rewrite(root, store_by_hand(root, tmp_path, ["a/one.txt"]))
+    assert git(root, "ls-files", "-z", index=split).split("\0")[:-1] == listed
+    fresh = tmp_path / "fresh-index"
+    git(root, "read-tree", git(root, "write-tree").strip(), index=fresh)
+    git(root, "update-index", "--add", "a/one.txt", index=fresh)
+    assert new.tree.hex() == git(root, "write-tree", index=fresh).strip()

@@ -357,6 +357,17 @@ def tracked_directory_now_symlink(repo: Path) -> None:
     os.symlink("../dir_to_file", repo / "src" / "pkg")
 
 
+def index_names_longer_than_the_length_field(repo: Path) -> None:
+    """Entries whose names fill the 12-bit length field (0xFFF: the name runs to its NUL),
+    held by the index only: git lists them as deleted. (Longer ones, which git cannot even
+    stat here, stay in any index seeded from the user's, git's add -u included.)"""
+    blob = git(repo, "hash-object", "-w", "README.md").strip()
+    for length in (0xFFE, 0xFFF):
+        name = "/".join(["long", *["n" * 199] * 30])[:length]
+        git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{name}")
+    (repo / "README.md").write_text("edited beside them\n")
+
+
 def touched_not_changed(repo: Path) -> None:
     """Stat data that no longer matches the index, content that does: git lists the files,
     their blobs are the index's."""
@@ -390,6 +401,7 @@ USER_STATES = {
     "autocrlf_in_config": autocrlf_in_config,
     "filter_in_info_attributes": filter_in_info_attributes,
     "touched_not_changed": touched_not_changed,
+    "index_names_longer_than_the_length_field": index_names_longer_than_the_length_field,
     "tracked_files_in_a_nested_repository": tracked_files_in_a_nested_repository,
     "tracked_directory_now_symlink": tracked_directory_now_symlink,
     "old_clean": backdate,
