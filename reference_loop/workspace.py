@@ -718,6 +718,8 @@ class Workspace:
             return False
         if _user_converts(user_gitdir, common):
             return False  # the index's blobs may not be the files' bytes: hash every file
+        if _other_object_format(common):
+            return False  # a SHA-256 index and objects: the private store is SHA-1
         try:
             with open(index, "rb") as fh:
                 data = fh.read()
@@ -1578,6 +1580,7 @@ _UNPLAIN_CONFIG = re.compile(
 _CONVERTING_ATTRIBUTE = re.compile(
     rb"(?m)(?:^|[ \t])(?:text|eol|crlf|ident|filter|working-tree-encoding)(?:=\S*)?(?=[ \t\r]|$)"
 )
+_OBJECT_FORMAT = re.compile(rb"(?im)^\s*objectformat\s*=\s*\"?([^\s\"#;]*)")
 # Config under which every text file is converted, or attributes come from elsewhere.
 _CONVERTING_CONFIG = re.compile(
     rb"(?im)^\s*(?:autocrlf[ \t]*(?:$|=[ \t]*(?!(?:false|no|off|0)[ \t]*(?:[#;].*)?$))"
@@ -1706,6 +1709,16 @@ def _converting_attributes(path: str | bytes) -> bool:
     except OSError:
         return False
     return _CONVERTING_ATTRIBUTE.search(text) is not None
+
+
+def _other_object_format(common: str) -> bool:
+    """Whether the repository's objects are not SHA-1 (``extensions.objectFormat``)."""
+    try:
+        with open(os.path.join(common, "config"), "rb") as fh:
+            config = fh.read()
+    except OSError:
+        return False
+    return any(value.lower() != b"sha1" for value in _OBJECT_FORMAT.findall(config))
 
 
 def _user_converts(gitdir: str, common: str) -> bool:

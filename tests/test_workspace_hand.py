@@ -824,3 +824,25 @@ def test_an_attempt_that_prunes_a_blob_only_the_users_index_held_is_still_undone
         (repo / "staged.txt").unlink()
         ws.restore()
     assert tree_state(repo) == before
+
+
+def test_a_sha256_repository_is_snapshotted_by_hashing_its_files(tmp_path):
+    """The private store is SHA-1: a SHA-256 repository's index and objects cannot seed it
+    (git refused the copied index: "unknown index entry format"). Its files are hashed
+    instead, and the snapshot is the tree git's staging makes."""
+    repo = make_project(tmp_path / "repo")
+    git(repo, "init", "-q", "--object-format=sha256")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    (repo / "README.md").write_text("edited by the user\n")
+    fingerprint = _repo_fingerprint(repo)
+    before = tree_state(repo)
+    with Workspace(repo) as ws, reference_workspace(repo) as ref:
+        assert not ws.seeded
+        assert ws.snapshot() == ref.snapshot()
+        attempt_everything(repo)
+        got, expected = ws.diff(), ref.diff()
+        assert got.files == expected.files and got.raw == expected.raw
+        ws.diff_and_restore()
+    assert tree_state(repo) == before
+    assert _repo_fingerprint(repo) == fingerprint
