@@ -805,23 +805,35 @@ def test_an_attempt_that_runs_git_in_the_users_repository_is_undone(tmp_path, us
         assert hand.diff().files == []
 
 
+def _prune_a_blob_only_the_users_index_held(repo: Path) -> None:
+    git(repo, "rm", "-q", "--cached", "staged.txt")
+    git(repo, "-c", "gc.reflogExpire=now", "gc", "-q", "--prune=now")
+    (repo / "staged.txt").unlink()
+
+
+def _remove_the_users_git_dir(repo: Path) -> None:
+    shutil.rmtree(repo / ".git")
+    (repo / "src" / "pkg" / "mod.py").write_text("edited once .git is gone\n")
+
+
 @pytest.mark.xfail(
     strict=True,
     raises=LoopError,
     reason="a repository's snapshot reads the blobs it did not store from the user's objects "
-    "(an alternate); an attempt that unstages a blob only the user's index held and prunes "
-    "it leaves the snapshot without it",
+    "(an alternate): an attempt that removes them (prunes a blob only the user's index held, "
+    "deletes or moves .git) leaves the restore without them ('snapshot object missing')",
 )
-def test_an_attempt_that_prunes_a_blob_only_the_users_index_held_is_still_undone(tmp_path):
+@pytest.mark.parametrize(
+    "attack", [_prune_a_blob_only_the_users_index_held, _remove_the_users_git_dir]
+)
+def test_an_attempt_that_removes_the_users_objects_is_still_undone(tmp_path, attack):
     repo = make_repo(tmp_path / "repo")
     (repo / "staged.txt").write_text("staged by the user, never committed\n")
     git(repo, "add", "staged.txt")
     before = tree_state(repo)
     with Workspace(repo) as ws:
         ws.snapshot()
-        git(repo, "rm", "-q", "--cached", "staged.txt")
-        git(repo, "-c", "gc.reflogExpire=now", "gc", "-q", "--prune=now")
-        (repo / "staged.txt").unlink()
+        attack(repo)
         ws.restore()
     assert tree_state(repo) == before
 
