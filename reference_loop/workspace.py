@@ -410,12 +410,13 @@ class Workspace:
         )
 
     def _store_files(
-        self, paths: Iterable[bytes], tracked: set[bytes]
+        self, paths: Iterable[bytes], tracked: set[bytes], *, special_is_gone: bool = False
     ) -> dict[bytes, gitindex.NewEntry | None] | None:
         """Store these files (and symlinks) into a pack of their own; path -> its new index
-        entry, or ``None`` for a tracked path that is gone. ``None`` when git should do it:
-        an odd name, something that is not a file, a file that changed while it was read or
-        cannot be read (git's add then says why)."""
+        entry, or ``None`` for a tracked path that is gone (with ``special_is_gone``, also
+        one that is now a FIFO, socket or device, which no snapshot holds). ``None`` when
+        git should do it: an odd name, something else that is not a file, a file that
+        changed while it was read or cannot be read (git's add then says why)."""
         root = os.fsencode(self.root) + b"/"
         found: dict[bytes, gitindex.NewEntry | None] = {}
         writer = gitstore.PackWriter(os.path.join(self._env["GIT_DIR"], "objects", "pack"))
@@ -430,6 +431,9 @@ class Workspace:
                         found[path] = None
                     continue
                 if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                    if special_is_gone and path in tracked and not stat.S_ISDIR(st.st_mode):
+                        found[path] = None
+                        continue
                     raise gitstore.TreeChanged
                 found[path] = gitstore.store_file(writer, root + path, path, st)
             writer.finish()
@@ -482,7 +486,9 @@ class Workspace:
             # Nothing differs from the user's index: the snapshot is its cached tree.
             self._model = index
             return index.tree, scanned, found.files or found.trusted
-        more = self._store_files(modified, index.path_set)
+        # A FIFO where the user's index has a file: git's add refuses it, while a snapshot
+        # anywhere else (or from a fresh index) just leaves it out; so does this one.
+        more = self._store_files(modified, index.path_set, special_is_gone=True)
         if more is None:
             return None
         changed.update(stored or {})

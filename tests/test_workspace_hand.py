@@ -261,6 +261,12 @@ def fifo_and_socket(repo: Path) -> None:
     (repo / "notes.txt").write_text("untracked beside them\n")
 
 
+def fifo_where_the_user_had_a_file(repo: Path) -> None:
+    """git's add refuses a FIFO at a path the index tracks; a snapshot leaves it out."""
+    (repo / "plain.txt").unlink()
+    os.mkfifo(repo / "plain.txt")
+
+
 def the_user_did_everything(repo: Path) -> None:
     """Every kind of change, made by the user and not added, before the snapshot."""
     attempt_everything(repo)
@@ -395,6 +401,7 @@ USER_STATES = {
     "tracked_file_now_symlink": tracked_file_now_symlink,
     "untracked_nested_repository": untracked_nested_repository,
     "fifo_and_socket": fifo_and_socket,
+    "fifo_where_the_user_had_a_file": fifo_where_the_user_had_a_file,
     "the_user_did_everything": the_user_did_everything,
     "executable_and_symlink_untracked": executable_and_symlink_untracked,
     "gitattributes_eol_and_ident": gitattributes_eol_and_ident,
