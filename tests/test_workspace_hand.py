@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from test_workspace import (
+    _index_state,
     _repo_fingerprint,
     attempt_everything,
     dir_digest,
@@ -94,10 +95,13 @@ def check_attempt(
         assert tree == ref.snapshot()
         if by_hand:
             assert hand._model is not None, "the first snapshot fell back to git add"
+        private = Path(hand._env["GIT_DIR"]).parent
+        index_state = _index_state(private)
         attempt(repo)
         hand_diff, ref_diff = hand.diff(), ref.diff()
         if by_hand:
             assert hand._model is not None, "the look fell back to git's staging"
+            assert _index_state(private) == index_state, "a look by hand wrote the index"
         assert hand_diff.files == ref_diff.files
         assert hand_diff.raw == ref_diff.raw
         again = hand.diff_and_restore()
@@ -267,6 +271,15 @@ def fifo_where_the_user_had_a_file(repo: Path) -> None:
     os.mkfifo(repo / "plain.txt")
 
 
+def big_files_by_the_user(repo: Path) -> None:
+    """Larger than BIG_FILE_BYTES: streamed into the pack by hand, named in the patch."""
+    with open(repo / "big_untracked.bin", "wb") as fh:
+        fh.write(b"head")
+        fh.truncate(BIG_FILE_BYTES + 1)
+    with open(repo / "data.bin", "ab") as fh:
+        fh.truncate(BIG_FILE_BYTES + 3)
+
+
 def the_user_did_everything(repo: Path) -> None:
     """Every kind of change, made by the user and not added, before the snapshot."""
     attempt_everything(repo)
@@ -402,6 +415,7 @@ USER_STATES = {
     "untracked_nested_repository": untracked_nested_repository,
     "fifo_and_socket": fifo_and_socket,
     "fifo_where_the_user_had_a_file": fifo_where_the_user_had_a_file,
+    "big_files_by_the_user": big_files_by_the_user,
     "the_user_did_everything": the_user_did_everything,
     "executable_and_symlink_untracked": executable_and_symlink_untracked,
     "gitattributes_eol_and_ident": gitattributes_eol_and_ident,
