@@ -879,3 +879,31 @@ def test_a_sha256_repository_is_snapshotted_by_hashing_its_files(tmp_path):
         ws.diff_and_restore()
     assert tree_state(repo) == before
     assert _repo_fingerprint(repo) == fingerprint
+
+
+def test_a_look_that_falls_back_to_git_midway_leaves_later_looks_right(tmp_path):
+    """A file the hand path leaves to git (a ``.gitmodules``, whose name git checks) makes
+    that look stage through git and drops the model; the looks after it, through git, must
+    still find every change against the snapshot and restore it."""
+    repo = make_repo(tmp_path / "repo")
+    user_dirty(repo)
+    backdate(repo)
+    before = tree_state(repo)
+    with Workspace(repo) as hand, reference_workspace(repo) as ref:
+        assert hand.snapshot() == ref.snapshot()
+        steps: list[Callable[[Path], None]] = [
+            attempt_everything,
+            lambda root: (root / ".gitmodules").write_text("[submodule]\n"),
+            attempt_everything,
+            change_whatever_is_there,
+            recreate_deleted_identically,
+        ]
+        for i, step in enumerate(steps):
+            step(repo)
+            (repo / "README.md").write_text(f"step {i}\n")
+            expected = ref.diff()
+            got = hand.diff_and_restore()
+            assert got.files == expected.files and got.raw == expected.raw, i
+            assert tree_state(repo) == before, i
+            assert ref.diff().files == [] and hand.diff().files == []
+            assert (hand._model is None) == (i >= 1), i  # dropped by the .gitmodules look
