@@ -659,6 +659,21 @@ def links_to_files_outside(repo: Path) -> None:
     os.symlink(outside, repo / "plain.txt")
 
 
+def hundreds_of_changes_with_ignored_and_big_ones(repo: Path) -> None:
+    """From 256 changes on, diff_and_restore restores beside a patch made from trees: with
+    ignored and large changes among them the patch is made from a subset."""
+    for i in range(300):
+        (repo / f"many{i % 7}").mkdir(exist_ok=True)
+        (repo / f"many{i % 7}" / f"f{i}.txt").write_text(f"new {i}\n")
+    cache = repo / "src" / "pkg" / "__pycache__"
+    cache.mkdir()
+    for i in range(20):
+        (cache / f"m{i}.pyc").write_bytes(b"planted")
+    with open(repo / "huge.bin", "wb") as fh:
+        fh.truncate(BIG_FILE_BYTES + 1)
+    (repo / "README.md").write_text("changed among hundreds\n")
+
+
 ATTEMPTS = {
     "everything": attempt_everything,
     "delete_a_subtree": delete_a_subtree,
@@ -676,6 +691,7 @@ ATTEMPTS = {
     "restore_deleted_by_user": restore_deleted_by_user,
     "same_size_edit_with_times_set_back": same_size_edit_with_times_set_back,
     "links_to_files_outside": links_to_files_outside,
+    "hundreds_of_changes_with_ignored_and_big_ones": hundreds_of_changes_with_ignored_and_big_ones,
     "directory_to_symlink_to_an_edited_copy": directory_to_symlink_to_an_edited_copy,
 }
 
