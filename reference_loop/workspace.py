@@ -11,7 +11,6 @@ scan cost what ``git status`` costs, and restore only touches the paths that cha
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import io
 import os
 import re
@@ -377,7 +376,7 @@ class Workspace:
             look.join()
             raise
         found = look.result()
-        if proc.returncode == 0 and found.trusted is not None:
+        if proc.returncode == 0 and found.trusted is not None and not found.converts:
             done = self._store_changes_by_hand(found, proc.stdout, started)
             if done is not None:
                 return done
@@ -388,14 +387,10 @@ class Workspace:
         they show (the slower ``git diff-files`` is still running meanwhile)."""
         index = gitindex.read_index(seed)
         scan = self._scan_dirs(files=True)
-        if index is not None and self._tree_converts(scan):
-            # A .gitattributes converts: a stat-clean entry's blob may not be the file's
-            # bytes, so no entry is trusted and every file is hashed.
-            index = dataclasses.replace(
-                index, flagged=[(p, (index.entry(p) or (0,))[0] == 0o160000) for p in index.paths]
-            )
         found = _TreeLook.of(index, scan)
-        index = found.index
+        found.converts = self._tree_converts(scan)
+        if found.converts:
+            return found  # no entry of the user's index is trusted: git hashes every file
         if found.untracked and index is not None and not index.flagged and not index.unusual:
             found.stored = self._store_files(found.untracked, index.path_set)
         return found
@@ -535,6 +530,12 @@ class Workspace:
         drops the entries it would trust without looking, and reads an index Python does
         not parse."""
         index, scanned = found.index, found.scan
+        if found.converts:
+            # A .gitattributes converts: a stat-clean entry's blob may not be the file's
+            # bytes, so the user's entries are dropped and git hashes every file.
+            self._run("read-tree", "--empty")
+            self._stage_all()
+            return self._write_tree(), scanned, None
         # -v names every path whose content or mode the add changed (stat refreshes are
         # silent): none means the index still holds exactly the user's index content.
         config = self._store_config()
@@ -1642,6 +1643,8 @@ class _TreeLook:
     files: set[bytes] | None = None  # trusted paths and untracked files, when there are some
     # The untracked files' new index entries, when the thread stored them already.
     stored: dict[bytes, gitindex.NewEntry | None] | None = None
+    # A .gitattributes in the tree converts (eol, filters, ident): no entry is trusted.
+    converts: bool = False
 
     @classmethod
     def of(cls, index: gitindex.Index | None, scan: _Scan) -> _TreeLook:

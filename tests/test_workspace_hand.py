@@ -349,6 +349,13 @@ def gitattributes_eol_and_ident(repo: Path) -> None:
     assert (repo / "src" / "lines.txt").read_bytes() == b"one\r\ntwo\r\n"
 
 
+def gitattributes_with_index_v4(repo: Path) -> None:
+    """The same conversion, with an index Python does not parse (git's add decides)."""
+    gitattributes_eol_and_ident(repo)
+    git(repo, "update-index", "--index-version", "4")
+    assert (repo / ".git" / "index").read_bytes()[4:8] == b"\0\0\0\4"
+
+
 def autocrlf_in_config(repo: Path) -> None:
     git(repo, "config", "core.autocrlf", "true")
     _checked_out_again(repo, ["README.md", "plain.txt"])
@@ -419,6 +426,7 @@ USER_STATES = {
     "the_user_did_everything": the_user_did_everything,
     "executable_and_symlink_untracked": executable_and_symlink_untracked,
     "gitattributes_eol_and_ident": gitattributes_eol_and_ident,
+    "gitattributes_with_index_v4": gitattributes_with_index_v4,
     "autocrlf_in_config": autocrlf_in_config,
     "filter_in_info_attributes": filter_in_info_attributes,
     "touched_not_changed": touched_not_changed,
@@ -430,7 +438,7 @@ USER_STATES = {
 # States whose first snapshot must go through git (an index Python does not rewrite).
 GIT_STAGES = {"intent_to_add", "unmerged", "assume_unchanged_edited", "skip_worktree_edited"}
 GIT_STAGES |= {"index_v4", "split_user_index", "gitattributes_eol_and_ident"}
-GIT_STAGES |= {"autocrlf_in_config", "filter_in_info_attributes"}
+GIT_STAGES |= {"autocrlf_in_config", "filter_in_info_attributes", "gitattributes_with_index_v4"}
 
 
 @pytest.mark.parametrize("state", list(USER_STATES))
