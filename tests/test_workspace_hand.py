@@ -34,11 +34,11 @@ from reference_loop.errors import LoopError
 from reference_loop.workspace import BIG_FILE_BYTES, Workspace
 
 
-def reference_workspace(root: Path) -> Workspace:
+def reference_workspace(root: Path, **options: object) -> Workspace:
     """A workspace that stages through git from its first snapshot on (not seeded)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Workspace, "_seed_from_user_repo", lambda self, gitdir: False)
-        ws = Workspace(root)
+        ws = Workspace(root, **options)  # type: ignore[arg-type]
     assert not ws.seeded
     return ws
 
@@ -394,6 +394,17 @@ def index_names_longer_than_the_length_field(repo: Path) -> None:
     (repo / "README.md").write_text("edited beside them\n")
 
 
+def filemode_and_symlinks_off(repo: Path) -> None:
+    """A repository whose git ignores exec bits and writes symlinks as plain files (one
+    copied from another system): its index's modes are not the disk's."""
+    git(repo, "config", "core.fileMode", "false")
+    git(repo, "config", "core.symlinks", "false")
+    os.chmod(repo / "README.md", 0o755)
+    (repo / "link_to_readme").unlink()
+    git(repo, "checkout", "--", "link_to_readme")  # a plain file holding the target now
+    assert not (repo / "link_to_readme").is_symlink()
+
+
 def touched_not_changed(repo: Path) -> None:
     """Stat data that no longer matches the index, content that does: git lists the files,
     their blobs are the index's."""
@@ -430,6 +441,7 @@ USER_STATES = {
     "autocrlf_in_config": autocrlf_in_config,
     "filter_in_info_attributes": filter_in_info_attributes,
     "touched_not_changed": touched_not_changed,
+    "filemode_and_symlinks_off": filemode_and_symlinks_off,
     "index_names_longer_than_the_length_field": index_names_longer_than_the_length_field,
     "tracked_files_in_a_nested_repository": tracked_files_in_a_nested_repository,
     "tracked_directory_now_symlink": tracked_directory_now_symlink,
@@ -931,3 +943,28 @@ def test_a_look_that_falls_back_to_git_midway_leaves_later_looks_right(tmp_path)
             assert tree_state(repo) == before, i
             assert ref.diff().files == [] and hand.diff().files == []
             assert (hand._model is None) == (i >= 1), i  # dropped by the .gitmodules look
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"ignore": ["*.txt", "new/"]}, {"default_ignore": False}],
+    ids=["more_ignored", "no_default_ignore"],
+)
+def test_ignore_options_filter_the_hand_diff_as_they_filter_gits(tmp_path, options):
+    repo = make_repo(tmp_path / "repo")
+    user_dirty(repo)
+    before = tree_state(repo)
+    with Workspace(repo, **options) as hand, reference_workspace(repo, **options) as ref:
+        assert hand.snapshot() == ref.snapshot()
+        attempt_everything(repo)
+        ignored_paths(repo)
+        got, expected = hand.diff(), ref.diff()
+        assert got.files == expected.files and got.raw == expected.raw
+        assert hand._model is not None
+        hand.diff_and_restore()
+    assert tree_state(repo) == before
+    shown = {c.path for c in got.files}
+    if "ignore" in options:
+        assert "new_file.txt" not in shown and "new/deep/er/x.py" not in shown
+    else:
+        assert "src/pkg/__pycache__/mod.cpython-311.pyc" in shown
