@@ -1590,7 +1590,7 @@ _CONVERTING_ATTRIBUTE = re.compile(
 _OBJECT_FORMAT = re.compile(rb"(?im)^\s*objectformat\s*=\s*\"?([^\s\"#;]*)")
 # Config under which every text file is converted, or attributes come from elsewhere.
 _CONVERTING_CONFIG = re.compile(
-    rb"(?im)^\s*(?:autocrlf[ \t]*(?:$|=[ \t]*(?!(?:false|no|off|0)[ \t]*(?:[#;].*)?$))"
+    rb"(?im)^\s*(?:autocrlf[ \t]*(?:$|=[ \t]*(?![ \t]|(?:false|no|off|0)[ \t]*(?:[#;].*)?$))"
     rb"|attributesfile\b)"
 )
 _PLACEHOLDER = ".reference-loop-nested-repository"

@@ -968,3 +968,60 @@ def test_ignore_options_filter_the_hand_diff_as_they_filter_gits(tmp_path, optio
         assert "new_file.txt" not in shown and "new/deep/er/x.py" not in shown
     else:
         assert "src/pkg/__pycache__/mod.cpython-311.pyc" in shown
+
+
+@pytest.mark.parametrize(
+    ("text", "converts"),
+    [
+        ("*.txt text\n", True),
+        ("* text=auto\n", True),
+        ("*.sh eol=lf\n", True),
+        ("*.bin filter=lfs diff=lfs merge=lfs -text\n", True),
+        ("*.c ident\n", True),
+        ("*.txt working-tree-encoding=UTF-16\n", True),
+        ("[attr]mine text eol=crlf\n", True),
+        ("*.png binary\n", False),
+        ("* -text\n*.c diff=cpp\n", False),
+        ("*.md linguist-documentation export-ignore\n", False),
+        ("*.txt !eol !text\n", False),
+        ("", False),
+    ],
+)
+def test_attributes_that_make_a_files_bytes_differ_from_its_blob_are_recognised(
+    tmp_path, text, converts
+):
+    from reference_loop.workspace import _converting_attributes
+
+    path = tmp_path / ".gitattributes"
+    path.write_text(text)
+    assert _converting_attributes(str(path)) is converts
+
+
+@pytest.mark.parametrize(
+    ("config", "converts"),
+    [
+        ("[core]\n\tautocrlf = true\n", True),
+        ("[core]\n\tautocrlf=input\n", True),
+        ("[core]\n\tAutoCRLF\n", True),
+        ("[core]\n\tattributesFile = ~/attrs\n", True),
+        ("[core]\n\tautocrlf = false\n", False),
+        ("[core]\n\tautocrlf = off # not here\n", False),
+        ("[core]\n\teol = crlf\n", False),
+    ],
+)
+def test_config_that_converts_every_text_file_stops_the_seeding(
+    tmp_path, monkeypatch, config, converts
+):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    repo = make_repo(tmp_path / "repo")
+    with open(repo / ".git" / "config", "a") as fh:
+        fh.write(config)
+    with Workspace(repo) as ws:
+        assert ws.seeded is not converts
+    (repo / ".git" / "config").write_text("[core]\n\trepositoryformatversion = 0\n")
+    (home / ".gitconfig").write_text(config)
+    with Workspace(repo) as ws:
+        assert ws.seeded is not converts
