@@ -614,8 +614,8 @@ class Workspace:
         except OSError:
             return []
         shown = sorted(os.fsdecode(path) for path in planted)
-        for path in shown:
-            self._remove_path(path, snap)
+        for rel in shown:
+            self._remove_path(rel, snap)
         return shown
 
     def diff_and_restore(self) -> Diff:
