@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import struct
 import zlib
@@ -41,7 +42,8 @@ _WRITE_SIZE = 4 << 20
 _BLOCK = 0xFFFF
 _BLOB, _TREE = 3, 2
 _ADLER = struct.Struct(">I")
-_NAMES_OK = frozenset({b".gitignore", b".gitattributes", b".gitkeep", b".github", b".gitlab"})
+# Unicode code points HFS+ ignores in a name (".g\u200cit" is ".git" there), as UTF-8.
+_HFS_IGNORABLE = re.compile(rb"\xe2\x80[\x8c-\x8f\xaa-\xae]|\xe2\x81[\xaa-\xaf]|\xef\xbb\xbf")
 
 
 class TreeChanged(Exception):
@@ -281,12 +283,18 @@ def _walk(root: bytes) -> tuple[list[tuple[bytes, os.stat_result]], set[str]] | 
 
 
 def name_ok(name: bytes) -> bool:
-    """False for a name git's path checks might refuse or treat as a repository
-    (``.git`` lookalikes, NTFS short names, backslashes): those trees go through git."""
+    """False for a name git's path checks might refuse or treat as a repository: ``.git``
+    in any case and as NTFS also reads it (trailing dots or spaces, a stream name, the short
+    name ``git~1``) or HFS+ (with ignorable code points), ``.gitmodules`` (refused as a
+    symlink), a backslash, ``.`` and ``..``. Those trees go through git, which says what it
+    refuses; ``.gitattributes.orig`` or ``.gitlab-ci.yml`` are ordinary names."""
     low = name.lower()
-    if low in _NAMES_OK:
-        return True
-    return not (low.startswith((b".git", b"git~")) or b"\\" in name or low in (b".", b".."))
+    if low in (b".", b"..") or b"\\" in name or _HFS_IGNORABLE.search(name):
+        return False
+    if low.startswith(b".git"):
+        rest = low[4:]
+        return bool(rest.strip(b". ")) and not rest.startswith((b":", b"modules"))
+    return not low.startswith((b"git~", b"gitmod~"))
 
 
 def store_file(

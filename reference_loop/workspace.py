@@ -1582,16 +1582,19 @@ _UNPLAIN_CONFIG = re.compile(
     rb"(?im)^\s*(?:worktree\b|\[\s*(?:include|extensions)|"
     rb"bare[ \t]*(?:$|=[ \t]*(?![ \t]|(?:false|no|off|0)[ \t]*(?:[#;].*)?$)))"
 )
-# Attributes under which git's checkout writes other bytes than the blob's (and its add stores
-# other bytes than the file's): set or given a value, not unset ("-text") or unspecified.
+# Attributes under which git's checkout writes other bytes than the blob's into every file they
+# name: CRLF line ends, $Id$ expanded, a smudge filter, another encoding (set, not "-ident").
+# text, text=auto and eol=lf only normalize what is added: a file checked out under them is its
+# blob's bytes, so the user's index is trusted as git trusts it.
 _CONVERTING_ATTRIBUTE = re.compile(
-    rb"(?m)(?:^|[ \t])(?:text|eol|crlf|ident|filter|working-tree-encoding)(?:=\S*)?(?=[ \t\r]|$)"
+    rb"(?m)(?:^|[ \t])(?:eol=crlf|ident|filter=\S+|working-tree-encoding=\S+)(?=[ \t\r]|$)"
 )
 _OBJECT_FORMAT = re.compile(rb"(?im)^\s*objectformat\s*=\s*\"?([^\s\"#;]*)")
-# Config under which every text file is converted, or attributes come from elsewhere.
+# Config under which every text file is checked out with CRLF line ends (autocrlf=true, eol=crlf;
+# autocrlf=input only normalizes what is added), or attributes come from elsewhere.
 _CONVERTING_CONFIG = re.compile(
-    rb"(?im)^\s*(?:autocrlf[ \t]*(?:$|=[ \t]*(?![ \t]|(?:false|no|off|0)[ \t]*(?:[#;].*)?$))"
-    rb"|attributesfile\b)"
+    rb"(?im)^\s*(?:autocrlf[ \t]*(?:$|=[ \t]*(?![ \t]|(?:false|no|off|0|input)[ \t]*(?:[#;].*)?$))"
+    rb"|eol[ \t]*=[ \t]*\"?crlf\b|attributesfile\b)"
 )
 _PLACEHOLDER = ".reference-loop-nested-repository"
 _EMPTY_BLOB = b"e69de29bb2d1d6434b8b29ae775a204e9942f391"
@@ -1710,8 +1713,8 @@ def _plain_layout(root: str) -> tuple[str, str] | None:
 
 
 def _converting_attributes(path: str | bytes) -> bool:
-    """Whether the attributes file at ``path`` (if any) sets an attribute under which a
-    file's bytes and its blob's may differ (eol conversion, filters, ``$Id$``)."""
+    """Whether the attributes file at ``path`` (if any) sets an attribute under which a file
+    checked out is not its blob's bytes (CRLF line ends, a filter, ``$Id$``, an encoding)."""
     try:
         with open(path, "rb") as fh:
             text = fh.read()

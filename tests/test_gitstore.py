@@ -138,7 +138,10 @@ def test_nested_repository_files_stored_and_its_git_skipped(tmp_path):
     assert [e[0] for e in stored.entries] == [b"inner/code.py"]
 
 
-@pytest.mark.parametrize("name", [".GIT", ".git.", "git~1", "back\\slash"])
+@pytest.mark.parametrize(
+    "name",
+    [".GIT", ".git.", ".git .", ".git::$INDEX_ALLOCATION", "git~1", ".g\u200cit", "back\\slash"],
+)
 def test_names_git_might_refuse_fall_back_to_git(tmp_path, name):
     work = tmp_path / "work"
     (work / "d").mkdir(parents=True)
@@ -147,6 +150,31 @@ def test_names_git_might_refuse_fall_back_to_git(tmp_path, name):
     pack_dir = os.path.join(env["GIT_DIR"], "objects", "pack")
     assert gitstore.store_tree(os.fsencode(work), pack_dir) is None
     assert os.listdir(pack_dir) == []  # nothing half-written
+
+
+@pytest.mark.parametrize(
+    "name", [".gitattributes.orig", ".gitlab-ci.yml", ".github", ".git-blame-ignore-revs", "gitx"]
+)
+def test_names_that_only_start_like_git_are_stored_by_hand(tmp_path, name):
+    work = tmp_path / "work"
+    (work / "d").mkdir(parents=True)
+    (work / "d" / name).write_text("x\n")
+    env = private_repo(tmp_path, work)
+    stored = gitstore.store_tree(os.fsencode(work), os.path.join(env["GIT_DIR"], "objects", "pack"))
+    assert stored is not None
+    assert [e[0] for e in stored.entries] == [b"d/" + name.encode()]
+    gitstore.write_index(env["GIT_INDEX_FILE"], stored.entries)
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=work, env=env, capture_output=True, check=True
+    ).stdout
+    assert listed == b"d/" + name.encode() + b"\0"
+    # git takes the same name: its own add of the tree gives the same tree id.
+    assert (
+        subprocess.run(
+            ["git", "write-tree"], cwd=work, env=env, capture_output=True, check=True, text=True
+        ).stdout.strip()
+        == stored.tree
+    )
 
 
 def test_pack_header_varint_sizes():

@@ -349,6 +349,15 @@ def gitattributes_eol_and_ident(repo: Path) -> None:
     assert (repo / "src" / "lines.txt").read_bytes() == b"one\r\ntwo\r\n"
 
 
+def text_auto_attributes(repo: Path) -> None:
+    """The most common attributes of all: text files normalized on add, checked out as their
+    blobs (LF here), so the user's index is trusted and the snapshot is made by hand."""
+    (repo / ".gitattributes").write_text("* text=auto\n*.sh text eol=lf\n*.bin binary\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "attributes")
+    _checked_out_again(repo, ["README.md", "run.sh"])
+
+
 def gitattributes_with_index_v4(repo: Path) -> None:
     """The same conversion, with an index Python does not parse (git's add decides)."""
     gitattributes_eol_and_ident(repo)
@@ -438,6 +447,7 @@ USER_STATES = {
     "executable_and_symlink_untracked": executable_and_symlink_untracked,
     "gitattributes_eol_and_ident": gitattributes_eol_and_ident,
     "gitattributes_with_index_v4": gitattributes_with_index_v4,
+    "text_auto_attributes": text_auto_attributes,
     "autocrlf_in_config": autocrlf_in_config,
     "filter_in_info_attributes": filter_in_info_attributes,
     "touched_not_changed": touched_not_changed,
@@ -970,12 +980,42 @@ def test_ignore_options_filter_the_hand_diff_as_they_filter_gits(tmp_path, optio
         assert "src/pkg/__pycache__/mod.cpython-311.pyc" in shown
 
 
+def test_a_crlf_file_git_normalizes_comes_back_as_git_checks_it_out(tmp_path):
+    """Under ``text=auto`` git stores a CRLF file with LF line ends and, until the file
+    changes, trusts its index entry: so does the snapshot. An attempt that edits that file
+    gets it back as ``git checkout`` would write it (the blob's LF ends): ``git diff`` shows
+    nothing (``git status`` lists it until git next refreshes its stat data, as after any
+    rewrite that changes a file's size)."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".gitattributes").write_text("* text=auto\n")
+    (repo / "windows.txt").write_bytes(b"one\r\ntwo\r\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a file with CRLF line ends")
+    past = time.time() - 3600
+    os.utime(repo / "windows.txt", (past, past))
+    git(repo, "update-index", "--refresh")
+    assert (repo / "windows.txt").read_bytes() == b"one\r\ntwo\r\n"
+    with Workspace(repo) as ws:
+        assert ws.seeded
+        ws.snapshot()
+        (repo / "windows.txt").write_bytes(b"edited by the attempt\n")
+        diff = ws.diff_and_restore()
+    assert [c.path for c in diff.files] == ["windows.txt"]
+    assert (repo / "windows.txt").read_bytes() == b"one\ntwo\n"
+    blob = subprocess.run(
+        ["git", "cat-file", "blob", ":windows.txt"], cwd=repo, capture_output=True, check=True
+    ).stdout
+    assert (repo / "windows.txt").read_bytes() == blob
+    assert git(repo, "diff") == ""
+
+
 @pytest.mark.parametrize(
     ("text", "converts"),
     [
-        ("*.txt text\n", True),
-        ("* text=auto\n", True),
-        ("*.sh eol=lf\n", True),
+        ("*.txt text\n", False),  # normalizes what is added; checked out as the blob
+        ("* text=auto\n", False),
+        ("*.sh eol=lf\n", False),
+        ("*.bat eol=crlf\n", True),
         ("*.bin filter=lfs diff=lfs merge=lfs -text\n", True),
         ("*.c ident\n", True),
         ("*.txt working-tree-encoding=UTF-16\n", True),
@@ -1001,12 +1041,12 @@ def test_attributes_that_make_a_files_bytes_differ_from_its_blob_are_recognised(
     ("config", "converts"),
     [
         ("[core]\n\tautocrlf = true\n", True),
-        ("[core]\n\tautocrlf=input\n", True),
+        ("[core]\n\tautocrlf=input\n", False),
         ("[core]\n\tAutoCRLF\n", True),
         ("[core]\n\tattributesFile = ~/attrs\n", True),
         ("[core]\n\tautocrlf = false\n", False),
         ("[core]\n\tautocrlf = off # not here\n", False),
-        ("[core]\n\teol = crlf\n", False),
+        ("[core]\n\teol = crlf\n", True),
     ],
 )
 def test_config_that_converts_every_text_file_stops_the_seeding(
