@@ -628,7 +628,7 @@ class Workspace:
         entries = look.entries
         # Which changes are ignored is asked beside how large each blob is; the snapshot's
         # blobs the restore needs, when small, are read meanwhile too.
-        ignored = _InThread(lambda: self._not_ignored_entries(entries) if entries else [])
+        ignored = self._start_ignore_check(entries) if entries else list
         fetch: _InThread[dict[str, bytes]] | None = None
         try:
             sizes = look.sizes if look.sizes is not None else self._blob_sizes(entries)
@@ -641,9 +641,18 @@ class Workspace:
             small = sum(sizes.get(sha, _PREFETCH_BYTES) for sha in wanted) < _PREFETCH_BYTES
             if patch_first and wanted and small:
                 fetch = _InThread(lambda: self._fetch_blobs(wanted))
-            shown = ignored.result()
+            # By hand, the tree of every change is built while git looks for ignored ones
+            # (usually none): the patch then needs no tree of its own.
+            tree = None
+            all_small = all(_largest(e, sizes) <= BIG_FILE_BYTES for e in entries)
+            if look.trees is not None and entries and patch_first and all_small:
+                tree = look.trees(entries)
+            shown = ignored()
+            if len(shown) != len(entries):
+                tree = None
         except BaseException:
-            ignored.join()
+            with contextlib.suppress(BaseException):
+                ignored()
             if fetch is not None:
                 fetch.join()
             raise
@@ -652,7 +661,7 @@ class Workspace:
             # (a large one mapped, never read whole), and the attributes from the work tree,
             # so the work tree stays as the attempt left it until the patch is made.
             try:
-                diff = self._patch(snap, entries, shown, sizes, trees=look.trees)
+                diff = self._patch(snap, entries, shown, sizes, tree, trees=look.trees)
             except BaseException:
                 if fetch is not None:
                     fetch.join()
@@ -1181,24 +1190,49 @@ class Workspace:
                 os.unlink(index)
 
     def _not_ignored_entries(self, entries: list[_Entry]) -> list[_Entry]:
+        return self._start_ignore_check(entries)()
+
+    def _start_ignore_check(self, entries: list[_Entry]) -> Callable[[], list[_Entry]]:
+        """Start ``git check-ignore`` on the entries' paths; the call returned waits for it
+        and gives the entries no ignore rule hides. The process starts before this returns,
+        so the caller's own work (holding the GIL) does not delay it."""
         # check-ignore refuses a path beyond a symlink: a snapshot file below a directory the
         # attempt replaced by one. Such a file is always shown: the patch deletes it anyway
         # (the symlink takes its directory's place, which a patch that kept it could not do).
         beyond = self._beyond_symlinks(e.path for e in entries)
         asked = [e for e in entries if e.path not in beyond] if beyond else entries
         if not asked:
-            return entries
+            return lambda: entries
         request = b"".join(os.fsencode(e.path) + b"\0" for e in asked)
         # check-ignore takes paths, not pathspecs, and refuses the literal-pathspec switch.
         env = {k: v for k, v in self._env.items() if k != "GIT_LITERAL_PATHSPECS"}
-        proc = self._run(
-            "check-ignore", "-z", "--stdin", "--no-index", input=request, check=False, env=env
-        )
-        if proc.returncode not in (0, 1):
-            raise LoopError(f"git check-ignore failed in workspace {self.root}: {_git_error(proc)}")
-        out = proc.stdout
-        ignored = set(_split_z(out))
-        return [e for e in entries if e.path not in ignored]
+        args = [self._git, "check-ignore", "-z", "--stdin", "--no-index"]
+        if not self.root.is_dir():
+            raise LoopError(f"workspace directory is gone: {self.root}")
+        try:
+            proc = subprocess.Popen(
+                args,
+                cwd=self.root,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except FileNotFoundError as exc:
+            raise LoopError(_NO_GIT) from exc
+        talk = _InThread(lambda: proc.communicate(request))
+
+        def shown() -> list[_Entry]:
+            out, err = talk.result()
+            if proc.returncode not in (0, 1):
+                done = subprocess.CompletedProcess(args, proc.returncode, out, err)
+                raise LoopError(
+                    f"git check-ignore failed in workspace {self.root}: {_git_error(done)}"
+                )
+            ignored = set(_split_z(out))
+            return [e for e in entries if e.path not in ignored]
+
+        return shown
 
     def _beyond_symlinks(self, paths: Iterable[str]) -> set[str]:
         """The paths with a symlink among their leading components (each directory is looked
