@@ -258,8 +258,10 @@ def store_tree(root: bytes, pack_dir: str) -> StoredTree | None:
     return StoredTree(tree.hex(), entries, nested, len(writer.objects))
 
 
-def _walk(root: bytes) -> tuple[list[tuple[bytes, os.stat_result]], set[str]] | None:
-    files: list[tuple[bytes, os.stat_result]] = []
+def _walk(root: bytes) -> tuple[list[tuple[bytes, os.stat_result | None]], set[str]] | None:
+    """Every file (with ``None``: the open that reads it stats it) and symlink (with its
+    ``lstat``) under ``root``, by the directory entries' types; and the nested repositories."""
+    files: list[tuple[bytes, os.stat_result | None]] = []
     nested: set[str] = set()
     todo = [b""]
     while todo:
@@ -274,11 +276,12 @@ def _walk(root: bytes) -> tuple[list[tuple[bytes, os.stat_result]], set[str]] | 
                     continue
                 if not name_ok(name):
                     return None
-                st = entry.stat(follow_symlinks=False)
-                if stat.S_ISDIR(st.st_mode):
+                if entry.is_dir(follow_symlinks=False):
                     todo.append(rel)
-                elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
-                    files.append((rel, st))
+                elif entry.is_file(follow_symlinks=False):
+                    files.append((rel, None))
+                elif entry.is_symlink():
+                    files.append((rel, entry.stat(follow_symlinks=False)))
     return files, nested
 
 
@@ -298,7 +301,7 @@ def name_ok(name: bytes) -> bool:
 
 
 def store_file(
-    writer: PackWriter, full: bytes, rel: bytes, st: os.stat_result
+    writer: PackWriter, full: bytes, rel: bytes, st: os.stat_result | None
 ) -> tuple[bytes, os.stat_result, int, bytes]:
     """Store one file or symlink as a blob; return its index entry.
 
@@ -306,7 +309,7 @@ def store_file(
         writer: the pack being written.
         full: the file's path to open.
         rel: its path in the tree.
-        st: its ``lstat``.
+        st: its ``lstat``, or ``None`` for a regular file (its open is stat'ed instead).
 
     Returns:
         (rel, the stat the content was read under, git mode, binary sha).
@@ -315,7 +318,7 @@ def store_file(
         TreeChanged: it is no longer a regular file or symlink, or changed size while read.
         OSError: it could not be read.
     """
-    if stat.S_ISLNK(st.st_mode):
+    if st is not None and stat.S_ISLNK(st.st_mode):
         return rel, st, 0o120000, writer.add(_BLOB, os.readlink(full))
     fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
