@@ -5,7 +5,10 @@ at a fraction of ``git hash-object``'s speed (two collision-detecting SHA-1 pass
 process walk); here each file is read once, hashed with OpenSSL's SHA-1 and copied into one pack
 as *stored* (uncompressed) deflate blocks, so the cost is close to reading and hashing every byte.
 The result is ordinary git: a pack v2 with its idx v2 (``git verify-pack`` accepts them), and an
-index v2 with each file's stat data (so the next ``git add`` rehashes only changed files).
+index v2 with each file's stat data (so the next ``git add`` rehashes only changed files). The
+pack's object count (one blob a file, one tree a directory) is written first, so its checksum is
+computed by a thread as the bytes go out instead of reading the pack back; a file that turns out
+to be a duplicate leaves room for a small filler blob that nothing refers to.
 
 Anything git would refuse or treat specially (a name git's path checks reject, such as ``.git``
 lookalikes) makes :func:`store_tree` return ``None`` so the caller falls back to ``git add``.
@@ -15,9 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import re
 import stat
 import struct
+import threading
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -67,7 +72,14 @@ class PackWriter:
     compressed, which is what makes the first snapshot cost about one read and hash per byte.
     """
 
-    def __init__(self, pack_dir: str) -> None:
+    def __init__(self, pack_dir: str, count: int | None = None) -> None:
+        """Args:
+        pack_dir: where the pack and its idx go.
+        count: the number of objects the pack will hold, when the caller knows at most how
+            many it adds: the pack's bytes are then hashed as they are written (by a thread),
+            not read back at the end, and objects the caller does not add (duplicates) are
+            made up with filler blobs, so that the header written first stays true.
+        """
         self._dir = pack_dir
         self._tmp = os.path.join(pack_dir, "tmp_pack_hand")
         flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
@@ -79,9 +91,12 @@ class PackWriter:
         self._pending: list[bytes | memoryview] = []
         self._pending_at = 0
         self._pending_size = 0
-        self._put([b"PACK" + struct.pack(">II", 2, 0)])
+        self._count = count
+        self._hasher: _Hasher | None = _Hasher() if count is not None else None
+        self._put([b"PACK" + struct.pack(">II", 2, count or 0)])
         # binary sha -> (offset, crc32 of the object's bytes in the pack)
         self.objects: dict[bytes, tuple[int, int]] = {}
+        self.fillers = 0  # filler blobs among them
 
     def add(self, kind: int, data: bytes) -> bytes:
         """Store one object held in memory; return its binary sha (written once per id)."""
@@ -162,6 +177,8 @@ class PackWriter:
 
     def _flush(self) -> None:
         parts, self._pending = self._pending, []
+        if self._hasher is not None:
+            self._hasher.feed(parts)
         total, self._pending_size = self._pending_size, 0
         pos, self._pending_at = self._pending_at, self._pending_at + total
         done = os.pwritev(self._fd, parts, pos) if len(parts) <= 1024 else 0
@@ -186,6 +203,10 @@ class PackWriter:
             self._pending = keep
             self._pending_size = offset - self._pending_at
         else:
+            # Bytes already hashed are taken back: the pack is read back at the end instead.
+            if self._hasher is not None:
+                self._hasher.stop()
+                self._hasher = None
             self._pending = []
             self._pending_size = 0
             os.ftruncate(self._fd, offset)
@@ -194,17 +215,22 @@ class PackWriter:
 
     def finish(self) -> str:
         """Write the object count and trailer, then the idx; return the pack's path."""
+        if self._count is not None and len(self.objects) > self._count:
+            raise ValueError(f"{len(self.objects)} objects added to a pack of {self._count}")
+        tried = 0
+        while self._count is not None and len(self.objects) < self._count:
+            # A blob of its own for each object the caller did not add (a duplicate).
+            before = len(self.objects)
+            self.add(_BLOB, b"reference-loop pack filler %d\n" % tried)
+            self.fillers += len(self.objects) - before
+            tried += 1
         self._flush()
-        os.pwrite(self._fd, struct.pack(">I", len(self.objects)), 8)
-        hasher = hashlib.sha1()
-        pos = 0
-        while pos < self._offset:
-            piece = os.pread(self._fd, min(_PIECE, self._offset - pos), pos)
-            if not piece:
-                break
-            hasher.update(piece)
-            pos += len(piece)
-        checksum = hasher.digest()
+        if self._hasher is not None:
+            checksum = self._hasher.digest()
+            self._hasher = None
+        else:
+            os.pwrite(self._fd, struct.pack(">I", len(self.objects)), 8)
+            checksum = self._read_back()
         self._put([checksum])
         self._flush()
         os.close(self._fd)
@@ -216,12 +242,54 @@ class PackWriter:
         os.rename(name + ".idx.tmp", name + ".idx")
         return name + ".pack"
 
+    def _read_back(self) -> bytes:
+        """The SHA-1 of the pack's bytes so far, read back from the file."""
+        hasher = hashlib.sha1()
+        pos = 0
+        while pos < self._offset:
+            piece = os.pread(self._fd, min(_PIECE, self._offset - pos), pos)
+            if not piece:
+                break
+            hasher.update(piece)
+            pos += len(piece)
+        return hasher.digest()
+
     def abort(self) -> None:
         """Remove the unfinished pack."""
+        if self._hasher is not None:
+            self._hasher.stop()
+            self._hasher = None
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
         os.unlink(self._tmp)
+
+
+class _Hasher:
+    """SHA-1 of a stream of byte pieces, computed in a thread as they come (hashlib lets go
+    of the GIL on large pieces, so it runs on another core beside the writer)."""
+
+    def __init__(self) -> None:
+        self._sha = hashlib.sha1()
+        self._queue: queue.SimpleQueue[list[bytes | memoryview] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (parts := self._queue.get()) is not None:
+            for part in parts:
+                self._sha.update(part)
+
+    def feed(self, parts: list[bytes | memoryview]) -> None:
+        self._queue.put(parts)
+
+    def digest(self) -> bytes:
+        self.stop()
+        return self._sha.digest()
+
+    def stop(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
 
 
 def store_tree(root: bytes, pack_dir: str) -> StoredTree | None:
@@ -245,7 +313,15 @@ def store_tree(root: bytes, pack_dir: str) -> StoredTree | None:
         return None
     files, nested = found
     files.sort(key=lambda f: f[0])
-    writer = PackWriter(pack_dir)
+    # Every file is a blob and every directory holding one a tree: the pack's count is known
+    # before anything is written, so its checksum is computed as it is written.
+    dirs = {b""}
+    for rel, _st in files:
+        parent = rel.rpartition(b"/")[0]
+        while parent not in dirs:
+            dirs.add(parent)
+            parent = parent.rpartition(b"/")[0]
+    writer = PackWriter(pack_dir, count=len(files) + len(dirs))
     try:
         entries = []
         for rel, st in files:
@@ -255,7 +331,7 @@ def store_tree(root: bytes, pack_dir: str) -> StoredTree | None:
     except BaseException:
         writer.abort()
         raise
-    return StoredTree(tree.hex(), entries, nested, len(writer.objects))
+    return StoredTree(tree.hex(), entries, nested, len(writer.objects) - writer.fillers)
 
 
 def _walk(root: bytes) -> tuple[list[tuple[bytes, os.stat_result | None]], set[str]] | None:

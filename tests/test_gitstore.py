@@ -73,12 +73,23 @@ def test_pack_passes_verify_pack_and_every_object_reads_back(tmp_path):
     for rel, data in files.items():
         assert run_git(env, work, "cat-file", "blob", f"{stored.tree}:{rel}") == data
     assert run_git(env, work, "cat-file", "blob", f"{stored.tree}:link") == b"a.txt"
-    # Duplicate bytes are stored once: count objects in the idx.
+    # Duplicate bytes are stored once: count objects in the idx. The pack's object count is
+    # written before its objects (its checksum is computed as it is written), so each file
+    # that was a duplicate left room for a filler blob, which nothing refers to.
     listed = run_git(
         env, work, "show-index", input=Path(pack_dir, packs[0][:-5] + ".idx").read_bytes()
     )
     shas = [line.split()[1] for line in listed.splitlines()]
-    assert len(shas) == len(set(shas)) == stored.objects
+    assert len(shas) == len(set(shas))
+    fillers = [
+        sha
+        for sha in shas
+        if run_git(env, work, "cat-file", "-p", sha.decode()).startswith(
+            b"reference-loop pack filler"
+        )
+    ]
+    assert len(shas) - len(fillers) == stored.objects
+    assert len(fillers) == 3  # dup2/x and sub/big-dup.bin, and the tree dup2 (dup1's twin)
 
 
 def test_duplicates_taken_back_before_and_after_a_buffered_write_leave_a_valid_pack(tmp_path):
@@ -175,6 +186,29 @@ def test_names_that_only_start_like_git_are_stored_by_hand(tmp_path, name):
         ).stdout.strip()
         == stored.tree
     )
+
+
+def test_a_pack_whose_count_comes_first_is_filled_up_and_never_overfilled(tmp_path):
+    """A pack told its object count before its objects hashes its bytes as they are written;
+    fewer objects added (duplicates) are made up with filler blobs, more are refused."""
+    work = tmp_path / "work"
+    work.mkdir()
+    env = private_repo(tmp_path, work)
+    pack_dir = os.path.join(env["GIT_DIR"], "objects", "pack")
+    writer = gitstore.PackWriter(pack_dir, count=4)
+    one = writer.add(3, b"one\n")
+    assert writer.add(3, b"one\n") == one  # a duplicate: stored once
+    pack = writer.finish()
+    assert writer.fillers == 3 and len(writer.objects) == 4
+    assert b": ok" in run_git(env, work, "verify-pack", "-v", pack)
+    assert run_git(env, work, "cat-file", "blob", one.hex()) == b"one\n"
+    over = gitstore.PackWriter(pack_dir, count=1)
+    over.add(3, b"a\n")
+    over.add(3, b"b\n")
+    with pytest.raises(ValueError, match="2 objects added to a pack of 1"):
+        over.finish()
+    over.abort()
+    assert not [name for name in os.listdir(pack_dir) if "tmp" in name]
 
 
 def test_pack_header_varint_sizes():
