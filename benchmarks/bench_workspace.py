@@ -130,46 +130,49 @@ def timed(fn) -> float:
 def repo_whole_runs(
     root: Path, gitdir: Path, paths: list[str], seed: int, rounds: int
 ) -> tuple[dict[str, float], float]:
-    """(best whole run, best ``git status``), the two interleaved round by round on the same
-    tree, so both see the same machine (2 shared cores: the best of N is the fairest figure)."""
+    """(best whole run, best ``git status``) on the same tree (2 shared cores: the best of N
+    is the fairest figure)."""
     git(root, "status", "--porcelain")  # warm
-    runs: list[dict[str, float]] = []
-    floors: list[tuple[float, float]] = []
-    for r in range(rounds):
-        c0 = cpu_seconds()
-        took = timed(lambda: git(root, "status", "--porcelain"))
-        floors.append((took, cpu_seconds() - c0))
-        runs.append(whole_run(root, gitdir, paths, seed=seed + 100 * r))
-    wall, cpu = min(floors)
-    print(f"  git status: {wall:.3f}s wall, {cpu:.3f}s CPU (best of {rounds})")
-    # CPU (this process and its git children) is what other work on the 2 shared cores
-    # disturbs least: the best of each, side by side with the wall-time headline.
-    best = min(runs, key=lambda run: run["total"])
-    cpu_ratio = min(run["cpu"] for run in runs) / min(c for _w, c in floors)
-    return {**best, "cpu_ratio": cpu_ratio}, wall
+    return interleaved(
+        lambda: git(root, "status", "--porcelain"), "git status", root, gitdir, paths, seed, rounds
+    )
 
 
 def plain_whole_runs(
     root: Path, gitdir: Path, paths: list[str], seed: int, rounds: int
 ) -> tuple[dict[str, float], float]:
     """(best whole run, best ``git hash-object --stdin-paths`` over every file: read and hash
-    every byte once), the two interleaved round by round on the same tree (both read it from
-    the page cache), best of N each, as for the repository runs."""
+    every byte once) on the same tree, both reading it from the page cache."""
     listed = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d != ".git"]
         listed += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames]
     request = "".join(f"{p}\n" for p in listed).encode()
-    git(root, "hash-object", "--stdin-paths", input=request)  # warm
+
+    def floor() -> bytes:
+        return git(root, "hash-object", "--stdin-paths", input=request)
+
+    floor()  # warm
+    name = "git hash-object --stdin-paths"
+    return interleaved(floor, name, root, gitdir, paths, seed, rounds)
+
+
+def interleaved(
+    floor, name: str, root: Path, gitdir: Path, paths: list[str], seed: int, rounds: int
+) -> tuple[dict[str, float], float]:
+    """(best whole run, best ``floor``), the two interleaved round by round so that both see
+    the same machine; the CPU ratio is the best of each."""
     runs: list[dict[str, float]] = []
     floors: list[tuple[float, float]] = []
     for r in range(rounds):
         c0 = cpu_seconds()
-        took = timed(lambda: git(root, "hash-object", "--stdin-paths", input=request))
+        took = timed(floor)
         floors.append((took, cpu_seconds() - c0))
         runs.append(whole_run(root, gitdir, paths, seed=seed + 100 * r))
     wall, cpu = min(floors)
-    print(f"  git hash-object --stdin-paths: {wall:.3f}s wall, {cpu:.3f}s CPU (best of {rounds})")
+    print(f"  {name}: {wall:.3f}s wall, {cpu:.3f}s CPU (best of {rounds})")
+    # CPU (this process and its git children) is what other work on the 2 shared cores
+    # disturbs least: the best of each, side by side with the wall-time headline.
     best = min(runs, key=lambda run: run["total"])
     cpu_ratio = min(run["cpu"] for run in runs) / min(c for _w, c in floors)
     return {**best, "cpu_ratio": cpu_ratio}, wall

@@ -369,18 +369,25 @@ class Workspace:
         """
         seed = self._seed_index or b""
         self._seed_index = None
-        look = _InThread(lambda: self._look_and_store(seed))
-        try:
-            proc = self._run("diff-files", "--name-status", "-z", check=False)
-        except BaseException:
-            look.join()
-            raise
+        proc, look = self._diff_files_beside(lambda: self._look_and_store(seed))
         found = look.result()
         if proc.returncode == 0 and found.trusted is not None and not found.converts:
             done = self._store_changes_by_hand(found, proc.stdout, started)
             if done is not None:
                 return done
         return self._stage_through_git(found)
+
+    def _diff_files_beside(
+        self, work: Callable[[], _T]
+    ) -> tuple[subprocess.CompletedProcess[bytes], _InThread[_T]]:
+        """``git diff-files --name-status -z`` (the tracked files that differ from the private
+        index), with ``work`` run in a thread meanwhile; the caller reads the thread's result."""
+        beside = _InThread(work)
+        try:
+            return self._run("diff-files", "--name-status", "-z", check=False), beside
+        except BaseException:
+            beside.join()
+            raise
 
     def _look_and_store(self, seed: bytes) -> _TreeLook:
         """Read the user's index, pass over the directories, and store the untracked files
@@ -938,12 +945,7 @@ class Workspace:
         whose content and mode are the snapshot's (one a restore wrote back) is no change.
         The snapshot's side of each change comes from ``model``. ``None`` when git should
         look instead (what :meth:`_store_files` refuses, an unmerged entry)."""
-        look = _InThread(lambda: self._new_files(snap))
-        try:
-            proc = self._run("diff-files", "--name-status", "-z", check=False)
-        except BaseException:
-            look.join()
-            raise
+        proc, look = self._diff_files_beside(lambda: self._new_files(snap))
         try:
             new = look.result()
         except OSError:
