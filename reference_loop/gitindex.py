@@ -215,11 +215,15 @@ def encode_entry(path: bytes, st: os.stat_result, mode: int, sha: bytes) -> byte
     Returns:
         The entry's bytes, NUL-padded to a multiple of 8.
     """
+    # Seconds and nanoseconds as the kernel keeps them (floor division, no float).
+    ctime, ctime_ns = divmod(st.st_ctime_ns, 1_000_000_000)
+    mtime, mtime_ns = divmod(st.st_mtime_ns, 1_000_000_000)
+    size = len(path)
     fixed = _ENTRY.pack(
-        int(st.st_ctime) & _MASK,
-        st.st_ctime_ns % 1_000_000_000,
-        int(st.st_mtime) & _MASK,
-        st.st_mtime_ns % 1_000_000_000,
+        ctime & _MASK,
+        ctime_ns,
+        mtime & _MASK,
+        mtime_ns,
         st.st_dev & _MASK,
         st.st_ino & _MASK,
         mode,
@@ -227,9 +231,9 @@ def encode_entry(path: bytes, st: os.stat_result, mode: int, sha: bytes) -> byte
         st.st_gid & _MASK,
         st.st_size & _MASK,
         sha,
-        min(len(path), 0xFFF),
+        size if size < 0xFFF else 0xFFF,
     )
-    return fixed + path + b"\0" * (8 - (62 + len(path)) % 8)
+    return fixed + path + b"\0" * (8 - (62 + size) % 8)
 
 
 def rewrite_index(

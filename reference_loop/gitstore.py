@@ -16,6 +16,7 @@ lookalikes) makes :func:`store_tree` return ``None`` so the caller falls back to
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import queue
@@ -308,6 +309,19 @@ def store_tree(root: bytes, pack_dir: str) -> StoredTree | None:
         TreeChanged: a file changed size while it was read.
         OSError: a file or directory could not be read.
     """
+    # The cyclic garbage collector is paused meanwhile: the entries hold no cycles, yet their
+    # hundreds of thousands of new objects start collections that walk the whole heap.
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _store_tree(root, pack_dir)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _store_tree(root: bytes, pack_dir: str) -> StoredTree | None:
     found = _walk(root)
     if found is None:
         return None
