@@ -48,6 +48,8 @@ _WRITE_SIZE = 4 << 20
 _BLOCK = 0xFFFF
 _BLOB, _TREE = 3, 2
 _ADLER = struct.Struct(">I")
+_BLOCK_HEADER = struct.Struct("<BHH")
+_ONE_BLOCK = b"\x78\x01"  # a zlib header (no compression) before the stored block
 # Unicode code points HFS+ ignores in a name (".g\u200cit" is ".git" there), as UTF-8.
 _HFS_IGNORABLE = re.compile(rb"\xe2\x80[\x8c-\x8f\xaa-\xae]|\xe2\x81[\xaa-\xaf]|\xef\xbb\xbf")
 
@@ -108,11 +110,19 @@ class PackWriter:
         if sha in self.objects:
             return sha
         if size <= _BLOCK:
-            # One stored block (most files): the parts and their crc without a loop.
-            head = _pack_header(kind, size) + b"\x78\x01" + _block_header(1, size)
+            # One stored block (most files), put without the part loop: this runs per file.
+            head = (
+                _pack_header(kind, size) + _ONE_BLOCK + _BLOCK_HEADER.pack(1, size, size ^ 0xFFFF)
+            )
             tail = _ADLER.pack(zlib.adler32(data))
             self.objects[sha] = (self._offset, zlib.crc32(tail, zlib.crc32(data, zlib.crc32(head))))
-            self._put([head, data, tail], len(head) + size + 4)
+            pending = self._pending
+            pending += (head, data, tail)
+            size += len(head) + 4
+            self._offset += size
+            self._pending_size += size
+            if self._pending_size >= _WRITE_SIZE or len(pending) > 1000:
+                self._flush()
             return sha
         start = self._offset
         parts = _stored_zlib(_pack_header(kind, size), data)
@@ -488,14 +498,16 @@ def _object_header(kind: int, size: int) -> bytes:
 
 
 def _pack_header(kind: int, size: int) -> bytes:
-    byte = (kind << 4) | (size & 0x0F)
-    size >>= 4
-    out = bytearray()
-    while size:
-        out.append(byte | 0x80)
-        byte = size & 0x7F
-        size >>= 7
-    out.append(byte)
+    """An object's type and size as a pack writes them (4 bits, then 7 bits a byte)."""
+    first = (kind << 4) | (size & 0x0F)
+    rest = size >> 4
+    if rest < 0x80:  # up to 2 KiB: the common sizes take no loop
+        return bytes((first | 0x80, rest)) if rest else bytes((first,))
+    out = bytearray((first | 0x80,))
+    while rest >= 0x80:
+        out.append((rest & 0x7F) | 0x80)
+        rest >>= 7
+    out.append(rest)
     return bytes(out)
 
 
