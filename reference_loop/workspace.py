@@ -796,23 +796,41 @@ class Workspace:
         config: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
-        if not self.root.is_dir():
-            raise LoopError(f"workspace directory is gone: {self.root}")
-        argv = [self._git, *_config_args(config)]
-        try:
-            proc = subprocess.run(
-                [*argv, *args],
-                check=False,
-                cwd=self.root,
-                env=self._env if env is None else env,
-                input=input,
-                capture_output=True,
-            )
-        except FileNotFoundError as exc:
-            raise LoopError(_NO_GIT) from exc
+        with self._popen(*args, config=config, env=env) as popen:
+            try:
+                out, err = popen.communicate(input)
+            except BaseException:  # as subprocess.run does: no git left running
+                popen.kill()
+                raise
+        proc = subprocess.CompletedProcess(popen.args, popen.returncode, out, err)
         if check and proc.returncode != 0:
             raise LoopError(f"git {args[0]} failed in workspace {self.root}: {_git_error(proc)}")
         return proc
+
+    def _popen(
+        self,
+        *args: str,
+        config: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        stderr: int = subprocess.PIPE,
+        bufsize: int = -1,
+    ) -> subprocess.Popen[bytes]:
+        """Start git in the workspace with pipes to talk to it; one clear error when the
+        workspace or git is gone."""
+        if not self.root.is_dir():
+            raise LoopError(f"workspace directory is gone: {self.root}")
+        try:
+            return subprocess.Popen(
+                [self._git, *_config_args(config), *args],
+                cwd=self.root,
+                env=self._env if env is None else env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                bufsize=bufsize,
+            )
+        except FileNotFoundError as exc:
+            raise LoopError(_NO_GIT) from exc
 
     def _require_snapshot(self) -> _Snapshot:
         if self._snapshot is None:
@@ -1208,26 +1226,13 @@ class Workspace:
         request = b"".join(os.fsencode(e.path) + b"\0" for e in asked)
         # check-ignore takes paths, not pathspecs, and refuses the literal-pathspec switch.
         env = {k: v for k, v in self._env.items() if k != "GIT_LITERAL_PATHSPECS"}
-        args = [self._git, "check-ignore", "-z", "--stdin", "--no-index"]
-        if not self.root.is_dir():
-            raise LoopError(f"workspace directory is gone: {self.root}")
-        try:
-            proc = subprocess.Popen(
-                args,
-                cwd=self.root,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
-        except FileNotFoundError as exc:
-            raise LoopError(_NO_GIT) from exc
+        proc = self._popen("check-ignore", "-z", "--stdin", "--no-index", env=env)
         talk = _InThread(lambda: proc.communicate(request))
 
         def shown() -> list[_Entry]:
             out, err = talk.result()
             if proc.returncode not in (0, 1):
-                done = subprocess.CompletedProcess(args, proc.returncode, out, err)
+                done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
                 raise LoopError(
                     f"git check-ignore failed in workspace {self.root}: {_git_error(done)}"
                 )
@@ -1373,18 +1378,10 @@ class Workspace:
                 data = blobs[sha]
                 self._put(root + os.fsencode(path), mode, io.BytesIO(data), len(data))
             return
-        try:
-            proc = subprocess.Popen(
-                [self._git, *_config_args(_WIDE_WINDOWS if wide else ()), "cat-file", "--batch"],
-                cwd=self.root,
-                env=self._env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                bufsize=_CHUNK,
-            )
-        except FileNotFoundError as exc:
-            raise LoopError(_NO_GIT) from exc
+        config = _WIDE_WINDOWS if wide else ()
+        proc = self._popen(
+            "cat-file", "--batch", config=config, stderr=subprocess.DEVNULL, bufsize=_CHUNK
+        )
         assert proc.stdin is not None and proc.stdout is not None
         # All requests go in from a thread while objects are read here: no round trip per file.
         feeder = threading.Thread(
