@@ -552,18 +552,20 @@ class _TreeBuilder:
         paths = self._paths
         skip = len(prefix)
         parts: list[list[bytes] | tuple[bytes, int, int]] = []
-        i = lo
+        i = run = lo  # files from ``run`` to ``i`` go in as one run
         while i < hi:
             path = paths[i]
             slash = path.find(b"/", skip)
             if slash < 0:
-                items = self._file_items(skip, i, i + 1)
-                parts.append(items or [])
                 i += 1
                 continue
+            if run < i:
+                parts.append(self._file_items(skip, run, i) or [])
             end = bisect.bisect_left(paths, path[:slash] + b"0", i, hi)
             parts.append((path[skip:slash], i, end))
-            i = end
+            i = run = end
+        if run < hi:
+            parts.append(self._file_items(skip, run, hi) or [])
         return parts
 
 
