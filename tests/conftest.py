@@ -688,3 +688,14 @@ def make_task_dir(root: Path) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     return root
+
+
+# -- the workspace's two engines ---------------------------------------------------------------
+
+
+@pytest.fixture(params=["git", "fast"])
+def workspace_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test under each workspace engine (``REFERENCE_LOOP_WORKSPACE``), so the whole
+    workspace suite, attack rounds included, holds for both; returns the engine's name."""
+    monkeypatch.setenv("REFERENCE_LOOP_WORKSPACE", request.param)
+    return request.param

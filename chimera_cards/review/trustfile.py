@@ -136,9 +136,9 @@ def write_trust_file(path: str | os.PathLike, trust: TrustFile) -> None:
 
 def store_trust_file(store) -> TrustFile:
     """The store's trust list and threshold as a TrustFile (for ``trust export``)."""
-    from chimera_cards import review  # Markdown, lint, codescan: not for reading a trust file
+    from chimera_cards.review import decisions  # Markdown, lint, codescan: not for reading a file
 
-    keys, threshold = review.trust_status(store)
+    keys, threshold = decisions.trust_status(store)
     return TrustFile(threshold, {k.name: k.public for k in keys})
 
 
@@ -152,27 +152,27 @@ def apply_trust_file(store, trust: TrustFile) -> list:
         store: an open Store.
         trust: the parsed file.
     Returns:
-        The status changes the new policy caused (``review.Change``).
+        The status changes the new policy caused (``review.decisions.Change``).
     Raises:
         ChimeraError: a name in the file is trusted in the store with a different key.
     """
-    from chimera_cards import review
+    from chimera_cards.review import decisions
 
     current = store_trust_file(store)
     changes: list = []
     for name, key in trust.keys.items():
         had = current.keys.get(name)
         if had is not None and had != key:
-            _, more = review.remove_trust(store, name)
+            _, more = decisions.remove_trust(store, name)
             changes += more
             had = None
         if had is None:
-            _, more = review.add_trust(store, name, key)
+            _, more = decisions.add_trust(store, name, key)
             changes += more
     if current.threshold != trust.threshold:
-        changes += review.set_threshold(store, trust.threshold)
+        changes += decisions.set_threshold(store, trust.threshold)
     for name in current.keys:
         if name not in trust.keys:
-            _, more = review.remove_trust(store, name)
+            _, more = decisions.remove_trust(store, name)
             changes += more
     return changes
