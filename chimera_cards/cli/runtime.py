@@ -13,7 +13,7 @@ import click
 from chimera_cards.cli.common import echo_json, json_option, reports_errors, store_option
 from chimera_cards.errors import UsageError
 
-__all__ = ["hook_group", "prompt_cmd", "serve_cmd"]
+__all__ = ["hook_group", "list_installed", "prompt_cmd", "serve_cmd"]
 
 
 def _policy(trust_file: Path | None):
@@ -212,3 +212,30 @@ def hook_claude_cmd(install_, settings_path, event, fail_open, trust_file, store
         sys.stderr.write(outcome.stderr.rstrip("\n") + "\n")
         sys.stderr.flush()
     sys.exit(outcome.exit_code)
+
+
+def list_installed(store_path: Path | None, as_json: bool) -> None:
+    """``chimera-cards list --installed``: every agent's skill folders, project and user-wide.
+
+    Exit 1 when any folder is not ok (as ``check``), so a script can branch on it.
+    """
+    from chimera_cards.cli.plain import open_store
+    from chimera_cards.runtime.installed import installed_skills
+
+    with open_store(store_path) as store:
+        rows = installed_skills(store, root=Path.cwd())
+    if as_json:
+        echo_json([r.to_dict() for r in rows])
+    else:
+        folder = None
+        for row in rows:
+            if row.folder != folder:
+                folder = row.folder
+                shown = ", ".join(row.agents[:3]) + (
+                    f" and {len(row.agents) - 3} more" if len(row.agents) > 3 else ""
+                )
+                click.echo(f"{folder} ({row.scope}: {shown})")
+            text = f"  {row.state:<8} {row.name}  {row.version or '-'}"
+            click.echo(f"{text}  {row.detail}" if row.detail else text)
+    if any(r.state != "ok" for r in rows):
+        raise SystemExit(1)
