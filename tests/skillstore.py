@@ -27,7 +27,7 @@ class SkillWorld:
     def __init__(self, tmp_path: Path) -> None:
         self.root = Path(tmp_path)
         self.home = self.root / "home"
-        self.home.mkdir(exist_ok=True)
+        self.home.mkdir(parents=True, exist_ok=True)
         self.cc = self.root / "cc"
         self.store = self.cc / "cards.db"
         self.src = self.root / "src"
