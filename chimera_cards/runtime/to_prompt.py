@@ -19,7 +19,7 @@ from chimera_cards.bundle import SKILL_FILE
 from chimera_cards.card import CardParseError, parse_card
 from chimera_cards.install import Policy, check
 
-__all__ = ["LeftOut", "PromptSkill", "available", "render"]
+__all__ = ["LeftOut", "PromptSkill", "available", "installed_states", "render"]
 
 
 @dataclass(frozen=True)
@@ -93,3 +93,24 @@ def render(skills: Iterable[PromptSkill]) -> str:
         lines.append("</skill>")
     lines.append("</available_skills>")
     return "\n".join(lines)
+
+
+def installed_states(
+    store, directory: str | os.PathLike, names: Iterable[str], policy: Policy = Policy()
+) -> dict[str, str]:
+    """What ``check`` says of each name's folder in ``directory``: ``ok``, ``modified``,
+    ``revoked``, ``unknown``, ``missing`` (recorded, folder gone) or ``not installed``.
+
+    Args:
+        store: an open Store.
+        directory: the skills folder.
+        names: skill names (a folder counts under its own name and its receipt's).
+        policy: whose approvals count.
+    Returns:
+        name -> state, for every name given.
+    """
+    found: dict[str, str] = {}
+    for state in check(store, [Path(directory)], policy).states:
+        found.setdefault(Path(state.path).name, state.state)
+        found.setdefault(state.name, state.state)
+    return {name: found.get(name, "not installed") for name in names}
