@@ -148,70 +148,74 @@ def prompt_cmd(dirs, agent, global_, trust_file, store_path, as_json) -> None:
 
 @click.group("hook")
 def hook_group() -> None:
-    """The commands agents' hooks run before a skill loads (Claude Code)."""
+    """The commands agents' hooks run before a skill loads (Claude Code, Gemini CLI)."""
 
 
-@hook_group.command("claude")
-@click.option(
-    "--install",
-    "install_",
-    is_flag=True,
-    help="Write the hooks into .claude/settings.json (merged; other hooks are kept).",
-)
-@click.option(
-    "--settings",
-    "settings_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="With --install: this settings file (default: ./.claude/settings.json).",
-)
-@click.option(
-    "--event",
-    type=click.Choice(["auto", "pre-tool-use", "session-start"]),
-    default="auto",
-    help="Which hook event the input is (default: its hook_event_name).",
-)
-@click.option("--fail-open", is_flag=True, help="Warn instead of blocking when the hook fails.")
-@_trust_file_option
-@store_option
-@reports_errors
-def hook_claude_cmd(install_, settings_path, event, fail_open, trust_file, store_path) -> None:
-    """Run as Claude Code's PreToolUse hook: block a skill whose bytes are not approved.
+def _hook_command(agent: str, display: str, settings: str, event: str) -> click.Command:
+    @click.command(agent)
+    @click.option(
+        "--install",
+        "install_",
+        is_flag=True,
+        help=f"Write the hooks into {settings} (merged; other hooks are kept).",
+    )
+    @click.option(
+        "--settings",
+        "settings_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help=f"With --install: this settings file (default: ./{settings}).",
+    )
+    @click.option(
+        "--event",
+        type=click.Choice(["auto", "pre-tool-use", "session-start"]),
+        default="auto",
+        help="Which hook event the input is (default: its hook_event_name).",
+    )
+    @click.option("--fail-open", is_flag=True, help="Warn instead of blocking when the hook fails.")
+    @_trust_file_option
+    @store_option
+    @reports_errors
+    def command(install_, settings_path, event, fail_open, trust_file, store_path) -> None:
+        from chimera_cards.runtime import agent_hooks
 
-    Reads the hook's JSON on stdin. Exit 2 (the call is blocked; the one stderr line is shown to
-    the model) unless check would call the skill ok. Bad input, a missing store or any failure
-    blocks too, unless --fail-open. As a SessionStart hook it reports drift.
-    """
-    from chimera_cards.runtime import claude_hook
-
-    if install_:
-        path = settings_path or Path(".claude") / "settings.json"
-        added = claude_hook.install_hooks(
-            path,
-            store=store_path,
-            trust_file=trust_file,
-            fail_open=fail_open,
-        )
-        if added:
+        if install_:
+            path = settings_path or Path(settings)
+            added = agent_hooks.install_hooks(
+                path, agent, store=store_path, trust_file=trust_file, fail_open=fail_open
+            )
             for line in added:
                 click.echo(f"added {line} -> {path}")
-        else:
-            click.echo(f"unchanged {path}: the hooks are there")
-        return
-    outcome = claude_hook.run_hook(
-        sys.stdin.buffer.read(),
-        store_path=store_path,
-        trust_file=trust_file,
-        fail_open=fail_open,
-        event=None if event == "auto" else event,
+            if not added:
+                click.echo(f"unchanged {path}: the hooks are there")
+            return
+        outcome = agent_hooks.run_hook(
+            sys.stdin.buffer.read(),
+            agent=agent,
+            store_path=store_path,
+            trust_file=trust_file,
+            fail_open=fail_open,
+            event=None if event == "auto" else event,
+        )
+        if outcome.stdout:
+            sys.stdout.write(outcome.stdout)
+            sys.stdout.flush()
+        if outcome.stderr:
+            sys.stderr.write(outcome.stderr.rstrip("\n") + "\n")
+            sys.stderr.flush()
+        sys.exit(outcome.exit_code)
+
+    command.help = (
+        f"Run as {display}'s {event} hook: block a skill whose bytes are not approved.\n\n"
+        "Reads the hook's JSON on stdin. Exit 2 (the call is blocked; the one stderr line is "
+        "shown to the model) unless check would call the skill ok. Bad input, a missing store "
+        "or any failure blocks too, unless --fail-open. As a SessionStart hook it reports drift."
     )
-    if outcome.stdout:
-        sys.stdout.write(outcome.stdout)
-        sys.stdout.flush()
-    if outcome.stderr:
-        sys.stderr.write(outcome.stderr.rstrip("\n") + "\n")
-        sys.stderr.flush()
-    sys.exit(outcome.exit_code)
+    return command
+
+
+hook_group.add_command(_hook_command("claude", "Claude Code", ".claude/settings.json", "PreToolUse"))
+hook_group.add_command(_hook_command("gemini", "Gemini CLI", ".gemini/settings.json", "BeforeTool"))
 
 
 def list_installed(store_path: Path | None, as_json: bool) -> None:

