@@ -1,4 +1,4 @@
-"""A ``SkillProvider`` for the Agent Skills SDK (``agentskills-core``) that serves only approved bytes.
+"""A ``SkillProvider`` for the Agent Skills SDK (``agentskills-core``): only approved bytes.
 
 Agent frameworks built on the SDK (LangChain, Microsoft Agent Framework, …) read skills through a
 provider. ``ChimeraSkillProvider`` answers every call from a catalog (``runtime.catalog``), asked
@@ -18,21 +18,33 @@ import asyncio
 import os
 from typing import Any
 
-from agentskills_core import (
-    RESOURCE_KINDS,
-    ProviderUnavailableError,
-    ResourceNotFoundError,
-    SkillNotFoundError,
-    SkillProvider,
-    split_frontmatter,
-)
+from chimera_cards.errors import ChimeraError, UsageError
 
-from chimera_cards.errors import ChimeraError
-from chimera_cards.install import Policy
+try:
+    from agentskills_core import (
+        RESOURCE_KINDS,
+        ProviderUnavailableError,
+        ResourceNotFoundError,
+        SkillNotFoundError,
+        SkillProvider,
+        split_frontmatter,
+    )
+except ImportError:  # the optional extra: this module still imports, the provider refuses
+    SDK_MISSING = True
+    SkillProvider = object
+    ProviderUnavailableError = ResourceNotFoundError = SkillNotFoundError = LookupError
+    RESOURCE_KINDS = ("references", "scripts", "assets")
+else:
+    SDK_MISSING = False
+from chimera_cards.install.policy import Policy
 from chimera_cards.runtime.catalog import Catalog, FolderCatalog, ServedSkill, StoreCatalog
-from chimera_cards.store import default_store_path
+from chimera_cards.store.connection import default_store_path
 
-__all__ = ["ChimeraSkillProvider"]
+__all__ = ["ChimeraSkillProvider", "MissingSdkError"]
+
+
+class MissingSdkError(UsageError):
+    """The Agent Skills SDK (``agentskills-core``, Python >= 3.12) is not installed."""
 
 
 class ChimeraSkillProvider(SkillProvider):
@@ -47,6 +59,11 @@ class ChimeraSkillProvider(SkillProvider):
     supports_file_access = True
 
     def __init__(self, catalog: Catalog) -> None:
+        if SDK_MISSING:
+            raise MissingSdkError(
+                "the provider needs the Agent Skills SDK (Python >= 3.12): "
+                "pip install 'chimera-cards[provider]'"
+            )
         self._catalog = catalog
 
     @classmethod

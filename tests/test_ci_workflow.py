@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from skillstore import SkillWorld
+from conftest import SkillWorld
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "install.md"

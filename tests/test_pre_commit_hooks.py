@@ -1,6 +1,6 @@
-"""``.pre-commit-hooks.yaml``: the ``check`` and ``lint`` hooks, run by the real ``pre-commit try-repo``
-against a local clone of this repository (pre-commit builds the package from it, as it would from
-a tag), in a project that keeps installed skills in git."""
+"""``.pre-commit-hooks.yaml``: the ``check`` and ``lint`` hooks, run by the real
+``pre-commit try-repo`` against a local clone of this repository (pre-commit builds the package
+from it, as it would from a tag), in a project that keeps installed skills in git."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from skillstore import SkillWorld
+from conftest import SkillWorld
 
 ROOT = Path(__file__).resolve().parents[1]
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"

@@ -5,30 +5,31 @@ Thin click skins over ``chimera_cards.runtime``; the decisions live there.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
 import click
 
 from chimera_cards.cli.common import echo_json, json_option, reports_errors, store_option
-from chimera_cards.errors import UsageError
+from chimera_cards.errors import ChimeraError, UsageError
 
 __all__ = ["hook_group", "list_installed", "prompt_cmd", "serve_cmd"]
 
 
 def _policy(trust_file: Path | None):
-    from chimera_cards.install import Policy
+    from chimera_cards.install.policy import Policy
 
     if trust_file is None:
         return Policy()
-    from chimera_cards.trustfile import read_trust_file
+    from chimera_cards.review.trustfile import read_trust_file
 
     trust = read_trust_file(trust_file)
     return Policy(tuple(trust.trusted_keys()), trust.threshold)
 
 
 def _store_file(store_path: Path | None) -> Path:
-    from chimera_cards.store import default_store_path
+    from chimera_cards.store.connection import default_store_path
 
     path = store_path or default_store_path()
     if not path.is_file():
@@ -73,7 +74,7 @@ def serve_cmd(mcp_, from_dir, transport, host, port, trust_file, store_path) -> 
     """
     if not mcp_:
         raise UsageError("say what to serve: --mcp (the MCP Skills extension)")
-    from chimera_cards.runtime.catalog import FolderCatalog, StoreCatalog
+    from chimera_cards.runtime.catalog import Catalog, FolderCatalog, StoreCatalog
     from chimera_cards.runtime.mcp_server import build_server, run_http, run_stdio
 
     store_file = _store_file(store_path)
@@ -81,7 +82,11 @@ def serve_cmd(mcp_, from_dir, transport, host, port, trust_file, store_path) -> 
     if from_dir is not None:
         if not from_dir.is_dir():
             raise UsageError(f"{from_dir}: no such folder")
-        catalog = FolderCatalog(store_file, from_dir, policy)
+        from chimera_cards.bundles.folderscan import find_skill_folders
+
+        if not find_skill_folders(from_dir):  # as check: more likely a wrong path than a choice
+            raise ChimeraError(f"no skill folders in {from_dir}")
+        catalog: Catalog = FolderCatalog(store_file, from_dir, policy)
     else:
         catalog = StoreCatalog(store_file, policy)
 
@@ -92,10 +97,8 @@ def serve_cmd(mcp_, from_dir, transport, host, port, trust_file, store_path) -> 
     if transport == "stdio":
         run_stdio(server)
     else:
-        try:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the server quietly
             run_http(server, host=host, port=port)
-        except KeyboardInterrupt:
-            pass
 
 
 @click.command("prompt")
@@ -130,6 +133,9 @@ def prompt_cmd(dirs, agent, global_, trust_file, store_path, as_json) -> None:
         directories = list(dirs)
     with open_store(store_path) as store:
         shown, left_out = available(store, directories, _policy(trust_file))
+    if not shown and not left_out:
+        # As check: a folder holding no skill at all is more likely a wrong path than a choice.
+        raise ChimeraError(f"no skill folders in {', '.join(str(d) for d in directories)}")
     if as_json:
         echo_json(
             {
@@ -214,7 +220,9 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
     return command
 
 
-hook_group.add_command(_hook_command("claude", "Claude Code", ".claude/settings.json", "PreToolUse"))
+hook_group.add_command(
+    _hook_command("claude", "Claude Code", ".claude/settings.json", "PreToolUse")
+)
 hook_group.add_command(_hook_command("gemini", "Gemini CLI", ".gemini/settings.json", "BeforeTool"))
 
 

@@ -227,11 +227,26 @@ def _version_row(v: Version, width: int) -> str:
 
 @click.command("list")
 @click.option("--status", type=click.Choice(STATUSES), default=None, help="Only this status.")
+@click.option(
+    "--installed",
+    is_flag=True,
+    help="Instead: every skill folder of every agent (project and user-wide), with its state.",
+)
 @store_option
 @json_option
 @reports_errors
-def list_cmd(status, store_path, as_json) -> None:
-    """List every stored version (name, status, provenance, hash, import time, origin)."""
+def list_cmd(status, installed, store_path, as_json) -> None:
+    """List every stored version (name, status, provenance, hash, import time, origin).
+
+    With --installed: every skill folder of every agent, with agent, folder, version and state.
+    """
+    if installed:
+        if status is not None:
+            raise UsageError("--status lists stored versions; it does not go with --installed")
+        from chimera_cards.cli.runtime import list_installed
+
+        list_installed(store_path, as_json)
+        return
     with open_store(store_path) as store:
         found = store.versions(status=status)
     if as_json:

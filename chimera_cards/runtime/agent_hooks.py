@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from chimera_cards.atomic import write_atomic
 from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.util.atomic import write_atomic
 
 __all__ = [
     "AGENT_HOOKS",
@@ -117,7 +117,7 @@ class HookOutcome:
 
 def _skill_dirs(env: Mapping[str, str], root: Path) -> list[Path]:
     """Every agent's skills folders for this project and user (the agents table)."""
-    from chimera_cards.agents import agent_locations
+    from chimera_cards.install.agents import agent_locations
 
     places: list[Path] = []
     for location in agent_locations(env, root):
@@ -129,7 +129,7 @@ def _skill_dirs(env: Mapping[str, str], root: Path) -> list[Path]:
 
 def _agent_dirs(agent: AgentHooks, env: Mapping[str, str], root: Path) -> list[Path]:
     """The folders ``agent`` loads skills from: project ones first, then user-wide."""
-    from chimera_cards.agents import find_agent, project_dir, user_dir
+    from chimera_cards.install.agents import find_agent, project_dir, user_dir
 
     found = [find_agent(name) for name in agent.dirs]
     places = [root / extra for extra in agent.extra_dirs]
@@ -190,8 +190,8 @@ def skill_folders_for(
 
 def _folder_verdict(store_path: Path, folder: Path, policy: object) -> str | None:
     """None when ``check`` calls the folder ok, else the one line for the model."""
-    from chimera_cards.install import check
-    from chimera_cards.store import Store
+    from chimera_cards.install.verify import check
+    from chimera_cards.store.facade import Store
 
     with Store(store_path, create=False) as store:
         report = check(store, [folder.parent], policy)  # type: ignore[arg-type]
@@ -211,18 +211,18 @@ def _folder_verdict(store_path: Path, folder: Path, policy: object) -> str | Non
 
 
 def _policy(trust_file: Path | None) -> object:
-    from chimera_cards.install import Policy
+    from chimera_cards.install.policy import Policy
 
     if trust_file is None:
         return Policy()
-    from chimera_cards.trustfile import read_trust_file
+    from chimera_cards.review.trustfile import read_trust_file
 
     trust = read_trust_file(trust_file)
     return Policy(tuple(trust.trusted_keys()), trust.threshold)
 
 
 def _store_file(store_path: Path | None) -> Path:
-    from chimera_cards.store import default_store_path
+    from chimera_cards.store.connection import default_store_path
 
     path = store_path or default_store_path()
     if not path.is_file():
@@ -261,8 +261,8 @@ def _session_start(
     store_path: Path | None,
     trust_file: Path | None,
 ) -> str:
-    from chimera_cards.install import check
-    from chimera_cards.store import Store
+    from chimera_cards.install.verify import check
+    from chimera_cards.store.facade import Store
 
     root = _project_root(payload, env)
     directories = [d for d in _agent_dirs(agent, env, root) if d.is_dir()]
@@ -400,18 +400,26 @@ def install_hooks(
         SettingsError: the file is not valid JSON or not an object (it is left untouched).
     """
     path = Path(settings_path)
+    if store is not None and not Path(store).is_file():
+        raise UsageError(f"--store {store}: no store there; the hook would block every skill")
+    if trust_file is not None:
+        from chimera_cards.review.trustfile import read_trust_file
+
+        read_trust_file(trust_file)  # refused now rather than at every tool call
     settings: dict = {}
-    if path.exists():
+    if path.exists() or path.is_symlink():
         try:
             loaded = json.loads(path.read_text("utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise SettingsError(f"{path}: cannot read it as JSON ({exc}); nothing written") from None
+            raise SettingsError(
+                f"{path}: cannot read it as JSON ({exc}); nothing written"
+            ) from None
         if not isinstance(loaded, dict):
             raise SettingsError(f"{path}: not a JSON object; nothing written")
         settings = loaded
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise SettingsError(f"{path}: its \"hooks\" is not an object; nothing written")
+        raise SettingsError(f'{path}: its "hooks" is not an object; nothing written')
     hooks_of = AGENT_HOOKS[agent]
     changed = []
     for event, command in hook_commands(
@@ -439,6 +447,9 @@ def install_hooks(
             entries.append(entry)
         changed.append(event)
     if changed:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SettingsError(f"{path.parent}: cannot create ({exc.strerror})") from None
         write_atomic(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode())
     return changed

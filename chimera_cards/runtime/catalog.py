@@ -27,12 +27,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chimera_cards.bundle import SKILL_FILE, Bundle, BundleError, read_bundle_dir
-from chimera_cards.card import CardParseError, parse_card
+from chimera_cards.bundles.bundle import SKILL_FILE, Bundle, BundleError, read_bundle_dir
+from chimera_cards.bundles.folderscan import find_skill_folders
+from chimera_cards.cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError
-from chimera_cards.folderscan import find_skill_folders
-from chimera_cards.install import Policy, StoredSkill, load_bundle, stored_skills
-from chimera_cards.store import Store
+from chimera_cards.install.policy import Policy, StoredSkill, load_bundle, stored_skills
+from chimera_cards.store.facade import Store
 
 __all__ = [
     "Catalog",

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from chimera_cards import __version__
-from chimera_cards.bundle import SKILL_FILE
+from chimera_cards.bundles.bundle import SKILL_FILE
 
 __all__ = ["RULES", "check_sarif"]
 

@@ -1,4 +1,4 @@
-"""What is installed where: every skill folder of every agent, project and user-wide, with its state.
+"""What is installed where: every skill folder of every agent, project and user-wide, its state.
 
 One row per skill folder. Many agents read the same folder (``.agents/skills`` serves Codex,
 Cursor, Gemini CLI, …), so a row names every agent that reads it. The state is ``check``'s, so a
@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from chimera_cards.agents import agent_locations
-from chimera_cards.bundle import SKILL_FILE
-from chimera_cards.install import Policy, check
+from chimera_cards.bundles.bundle import SKILL_FILE
+from chimera_cards.install.agents import agent_locations
+from chimera_cards.install.policy import Policy
+from chimera_cards.install.verify import check
 
 __all__ = ["InstalledSkill", "installed_skills", "skills_folders"]
 
@@ -61,7 +62,7 @@ def skills_folders(
 
 
 def _version(folder: Path) -> str | None:
-    from chimera_cards.card import CardParseError, parse_card
+    from chimera_cards.cards.card import CardParseError, parse_card
 
     try:
         card = parse_card((folder / SKILL_FILE).read_bytes())

@@ -33,10 +33,12 @@ __all__ = [
     "build_server",
     "content_of",
     "file_uri",
+    "list_page",
     "mime_type_of",
     "parse_uri",
     "run_http",
     "run_stdio",
+    "served_file",
     "skill_entry",
 ]
 
@@ -103,7 +105,11 @@ def skill_entry(skill: ServedSkill) -> dict[str, Any]:
         "uri": file_uri(skill.name, "SKILL.md"),
         "frontmatter": dict(skill.frontmatter),
         "resources": [
-            {"uri": file_uri(skill.name, f.path), "digest": f"sha256:{f.sha256}", "size": len(f.data)}
+            {
+                "uri": file_uri(skill.name, f.path),
+                "digest": f"sha256:{f.sha256}",
+                "size": len(f.data),
+            }
             for f in skill.files
         ],
     }
@@ -138,6 +144,32 @@ def _offset(cursor: str | None) -> int | None:
         return None
     kind, _, number = text.partition(":")
     return int(number) if kind == "offset" and number.isdigit() else None
+
+
+def list_page(entries: list[dict[str, Any]], cursor: str | None) -> dict[str, Any] | None:
+    """One ``skills/list`` result page from the cursor on (None: the cursor is not ours)."""
+    offset = _offset(cursor)
+    if offset is None:
+        return None
+    result: dict[str, Any] = {
+        "resultType": "complete",
+        "skills": entries[offset : offset + PAGE_SIZE],
+        "ttlMs": 0,
+        "cacheScope": "private",
+    }
+    if offset + PAGE_SIZE < len(entries):
+        result["nextCursor"] = _cursor(offset + PAGE_SIZE)
+    return result
+
+
+def served_file(catalog: Catalog, uri: str) -> ServedFile | None:
+    """The file ``uri`` names, re-read and re-hashed with its whole skill now, if it is served."""
+    parsed = parse_uri(uri)
+    skill = catalog.get(parsed[0]) if parsed is not None else None
+    file = skill.file(parsed[1]) if skill is not None and parsed is not None else None
+    if skill is None or file is None or uri != file_uri(skill.name, file.path):
+        return None
+    return file
 
 
 def build_server(
@@ -202,18 +234,9 @@ def build_server(
             )
 
         async def list_skills(self, context: Any, params: ListParams) -> dict[str, Any]:
-            offset = _offset(params.cursor)
-            if offset is None:
+            result = list_page([skill_entry(s) for s in current()], params.cursor)
+            if result is None:
                 raise MCPError(INVALID_PARAMS, "Invalid skills cursor")
-            entries = [skill_entry(s) for s in current()]
-            result: dict[str, Any] = {
-                "resultType": "complete",
-                "skills": entries[offset : offset + PAGE_SIZE],
-                "ttlMs": 0,
-                "cacheScope": "private",
-            }
-            if offset + PAGE_SIZE < len(entries):
-                result["nextCursor"] = _cursor(offset + PAGE_SIZE)
             return result
 
         async def get_skill(self, context: Any, params: GetParams) -> dict[str, Any]:
@@ -251,7 +274,9 @@ def build_server(
             file = skill.file(parsed[1]) if skill is not None and parsed is not None else None
             if skill is None or file is None or text != file_uri(skill.name, file.path):
                 raise ResourceNotFoundError(f"Unknown skill resource: {text}")
-            return [ReadResourceContents(content=content_of(file.data), mime_type=mime_type_of(file))]
+            return [
+                ReadResourceContents(content=content_of(file.data), mime_type=mime_type_of(file))
+            ]
 
     fresh = CacheHint(ttl_ms=0, scope="private")
     return SkillsServer(

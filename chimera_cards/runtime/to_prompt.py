@@ -15,9 +15,10 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from chimera_cards.bundle import SKILL_FILE
-from chimera_cards.card import CardParseError, parse_card
-from chimera_cards.install import Policy, check
+from chimera_cards.bundles.bundle import SKILL_FILE
+from chimera_cards.cards.card import CardParseError, parse_card
+from chimera_cards.install.policy import Policy
+from chimera_cards.install.verify import check
 
 __all__ = ["LeftOut", "PromptSkill", "available", "installed_states", "render"]
 

@@ -21,10 +21,10 @@ import pytest
 
 mcp = pytest.importorskip("mcp", reason="the MCP SDK (extra 'mcp') is not installed")
 
+from conftest import SkillWorld  # noqa: E402
 from mcp import Client, MCPError, StdioServerParameters  # noqa: E402
 from mcp.types import Request, RequestParams  # noqa: E402
 from pydantic import TypeAdapter  # noqa: E402
-from skillstore import SkillWorld  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -33,6 +33,9 @@ FILES = {
     "references/guide.md": "# Guide\n\nRead me first.\n",
     "assets/logo.bin": bytes(range(256)) * 2,
 }
+
+
+SERVE_HTTP = (sys.executable, "-m", "chimera_cards", "serve", "--mcp", "--transport", "http")
 
 
 class ListParams(RequestParams):
@@ -198,8 +201,7 @@ def test_served_from_an_agent_folder_only_ok_folders_are_there_and_no_receipt(wo
 
 def _http_server(world: SkillWorld) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "chimera_cards", "serve", "--mcp", "--transport", "http"]
-        + ["--port", "0", "--store", str(world.store)],
+        [*SERVE_HTTP, "--port", "0", "--store", str(world.store)],
         env=world.env,
         stderr=subprocess.PIPE,
         text=True,
@@ -241,8 +243,7 @@ def test_streamable_http_on_loopback_serves_the_same_and_follows_the_store(world
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.1", "example.org"])
 def test_http_is_refused_on_any_address_but_loopback(world, host):
     result = subprocess.run(
-        [sys.executable, "-m", "chimera_cards", "serve", "--mcp", "--transport", "http"]
-        + ["--host", host, "--store", str(world.store)],
+        [*SERVE_HTTP, "--host", host, "--store", str(world.store)],
         env=world.env,
         capture_output=True,
         text=True,

@@ -13,12 +13,13 @@ import asyncio
 import pytest
 
 pytest.importorskip(
-    "agentskills_core", reason="agentskills-core needs Python >= 3.12 (CI runs this under .ci/py312)"
+    "agentskills_core",
+    reason="agentskills-core needs Python >= 3.12 (CI runs this under .ci/py312)",
 )
 pytest.importorskip("agentskills_testing", reason="agentskills-testing is not installed")
 
-from agentskills_core import SkillNotFoundError, SkillRegistry  # noqa: E402
-from agentskills_testing import (  # noqa: E402
+from agentskills_core import SkillNotFoundError, SkillRegistry
+from agentskills_testing import (
     ASSET_BYTES,
     ASSET_NAME,
     REFERENCE_BYTES,
@@ -28,9 +29,9 @@ from agentskills_testing import (  # noqa: E402
     SKILL_ID,
     ProviderConformanceSuite,
 )
-from skillstore import SkillWorld  # noqa: E402
+from conftest import SkillWorld
 
-from chimera_cards.provider import ChimeraSkillProvider  # noqa: E402
+from chimera_cards.provider import ChimeraSkillProvider
 
 CONTRACT_FILES = {
     f"references/{REFERENCE_NAME}": REFERENCE_BYTES,

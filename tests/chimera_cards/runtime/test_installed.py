@@ -1,12 +1,12 @@
-"""``chimera-cards list --installed``: every skill folder of every agent, project and user-wide, with
-the agents that read it, its version and ``check``'s state."""
+"""``chimera-cards list --installed``: every skill folder of every agent, project and user-wide,
+with the agents that read it, its version and ``check``'s state."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from skillstore import SkillWorld
+from conftest import SkillWorld
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from skillstore import SkillWorld
+from conftest import SkillWorld
 
 sarif_pydantic = pytest.importorskip("sarif_pydantic", reason="sarif-pydantic is not installed")
 

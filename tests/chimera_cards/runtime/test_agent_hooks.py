@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from skillstore import SkillWorld
+from conftest import SkillWorld
 
 from chimera_cards.runtime.agent_hooks import hook_commands, install_hooks
 
@@ -247,7 +247,9 @@ def test_install_merges_into_settings_and_keeps_every_other_hook(world):
     assert data["hooks"]["PreToolUse"][1]["hooks"][0]["command"].endswith("--fail-open")
 
 
-@pytest.mark.parametrize("text", ["{not json", "[]", '{"hooks": []}', '{"hooks": {"PreToolUse": 3}}'])
+@pytest.mark.parametrize(
+    "text", ["{not json", "[]", '{"hooks": []}', '{"hooks": {"PreToolUse": 3}}']
+)
 def test_install_refuses_a_settings_file_it_cannot_merge_into(world, text):
     settings = world.project / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
@@ -263,17 +265,22 @@ def test_the_installed_command_blocks_even_when_chimera_cards_cannot_start(world
     payload = json.dumps(pre_tool_use(world.project, "Skill", {"skill": "pdf-tools"})).encode()
     here = {**world.env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin"}
     found = subprocess.run(
-        ["sh", "-c", command], input=payload, env=here, capture_output=True, timeout=60
+        ["sh", "-c", command], input=payload, env=here, capture_output=True, timeout=60, check=False
     )
     assert found.returncode == 2 and b"differs from its approved bytes" in found.stderr
     (skills(world) / "pdf-tools" / "scripts" / "run.sh").write_bytes(b"#!/bin/sh\necho run\n")
     fine = subprocess.run(
-        ["sh", "-c", command], input=payload, env=here, capture_output=True, timeout=60
+        ["sh", "-c", command], input=payload, env=here, capture_output=True, timeout=60, check=False
     )
     assert fine.returncode == 0, fine.stderr
     nowhere = {**world.env, "PATH": str(tmp_path / "empty")}
     missing = subprocess.run(
-        ["/bin/sh", "-c", command], input=payload, env=nowhere, capture_output=True, timeout=60
+        ["/bin/sh", "-c", command],
+        input=payload,
+        env=nowhere,
+        capture_output=True,
+        timeout=60,
+        check=False,
     )
     assert missing.returncode == 2
 
@@ -342,4 +349,3 @@ def test_gemini_install_writes_its_settings(world):
     assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"].startswith(
         "chimera-cards hook gemini --event session-start"
     )
-

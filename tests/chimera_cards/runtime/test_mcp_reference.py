@@ -1,7 +1,7 @@
-"""``serve --mcp`` against the Agent Skills SDK's own server, ``agentskills-mcp-server``, on the same
-skills: for every approved skill, the same resource names, MIME types and contents, and the same
-``skills/list`` entries (URI, frontmatter, every file's digest and size). Both run as real stdio
-processes, read through the MCP SDK's client.
+"""``serve --mcp`` against the Agent Skills SDK's own server, ``agentskills-mcp-server``, on the
+same skills: for every approved skill, the same resource names, MIME types and contents, and the
+same ``skills/list`` entries (URI, frontmatter, every file's digest and size). Both run as real
+stdio processes, read through the MCP SDK's client.
 
 The reference server needs Python 3.12 or newer; ``.ci/py312`` provides one in CI and runs this
 file there (on 3.11 it is skipped, saying so).
@@ -20,10 +20,10 @@ pytest.importorskip(
     reason="agentskills-mcp-server needs Python >= 3.12 (CI runs this file under .ci/py312)",
 )
 
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.types import Request, RequestParams  # noqa: E402
-from pydantic import TypeAdapter  # noqa: E402
-from skillstore import SkillWorld  # noqa: E402
+from conftest import SkillWorld
+from mcp import Client, StdioServerParameters
+from mcp.types import Request, RequestParams
+from pydantic import TypeAdapter
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
-"""``chimera-cards prompt``: ``<available_skills>`` for every installed skill ``check`` calls ok, byte
-for byte what the reference validator's ``agentskills to-prompt`` prints for those folders; the
+"""``chimera-cards prompt``: ``<available_skills>`` for every installed skill ``check`` calls ok,
+byte for byte what the reference validator's ``agentskills to-prompt`` prints for those folders; the
 folders left out are named with their state (modified apart from unknown apart from missing)."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import card_text
-from skillstore import SkillWorld
+from conftest import SkillWorld, card_text
 
 AGENTSKILLS = Path(sys.executable).parent / "agentskills"
 
@@ -40,7 +39,7 @@ def world(tmp_path):
     tricky = w.src / "tricky-text" / "SKILL.md"
     text = card_text(
         "tricky-text",
-        description='Escapes <b>&</b> "quotes" and \'apostrophes\'; wraps\nacross lines.',
+        description="Escapes <b>&</b> \"quotes\" and 'apostrophes'; wraps\nacross lines.",
     )
     tricky.write_text(text)
     w.cli("import", w.src / "tricky-text", "--json")  # a clean local import: usable as is
@@ -80,8 +79,26 @@ def test_nothing_ok_is_an_empty_block_as_to_prompt_prints_it(world):
 
 def test_agent_option_reads_that_agents_folder(world, monkeypatch):
     monkeypatch.chdir(world.project)
-    assert world.cli("prompt", "--agent", "claude").stdout == world.cli(
-        "prompt", skills(world)
-    ).stdout
+    assert (
+        world.cli("prompt", "--agent", "claude").stdout == world.cli("prompt", skills(world)).stdout
+    )
     result = world.cli("prompt", "--agent", "claude", "--json")
     assert '"left_out": []' in result.stdout
+
+
+def test_match_tells_modified_from_missing_from_not_installed(tmp_path, monkeypatch):
+    world = SkillWorld(tmp_path)
+    for name in ("pdf-alpha", "pdf-beta", "pdf-gamma", "pdf-delta"):
+        world.add(name)
+    folder = world.install("pdf-alpha", "pdf-beta", "pdf-gamma")
+    (folder / "pdf-beta" / "SKILL.md").write_bytes(b"---\nname: pdf-beta\ndescription: x\n---\n")
+    shutil.rmtree(folder / "pdf-gamma")
+    result = world.cli("match", "test", "card", "--format", "skills-xml", "--to", folder)
+    assert "<name>\npdf-alpha\n</name>" in result.stdout
+    assert result.stderr.splitlines() == [
+        f"note: approved but not installed in {folder}: pdf-delta (see `chimera-cards install`)",
+        f"note: recorded as installed but its folder is gone in {folder}: pdf-gamma "
+        "(see `chimera-cards sync`)",
+        f"note: installed but modified since it was approved in {folder}: pdf-beta "
+        "(see `chimera-cards check`)",
+    ]
