@@ -377,6 +377,21 @@ def _ours(entry: object, command: str) -> bool:
     )
 
 
+def _read_settings(path: Path) -> dict:
+    """The settings file as a JSON object ({} when there is none), or SettingsError."""
+    if not (path.exists() or path.is_symlink()):
+        return {}
+    try:
+        loaded = json.loads(path.read_text("utf-8"))
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read ({exc.strerror}); nothing written") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SettingsError(f"{path}: cannot read it as JSON ({exc}); nothing written") from None
+    if not isinstance(loaded, dict):
+        raise SettingsError(f"{path}: not a JSON object; nothing written")
+    return loaded
+
+
 def install_hooks(
     settings_path: str | os.PathLike,
     agent: str = "claude",
@@ -406,17 +421,7 @@ def install_hooks(
         from chimera_cards.review.trustfile import read_trust_file
 
         read_trust_file(trust_file)  # refused now rather than at every tool call
-    settings: dict = {}
-    if path.exists() or path.is_symlink():
-        try:
-            loaded = json.loads(path.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise SettingsError(
-                f"{path}: cannot read it as JSON ({exc}); nothing written"
-            ) from None
-        if not isinstance(loaded, dict):
-            raise SettingsError(f"{path}: not a JSON object; nothing written")
-        settings = loaded
+    settings = _read_settings(path)
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsError(f'{path}: its "hooks" is not an object; nothing written')

@@ -25,6 +25,8 @@ from conftest import SkillWorld
 
 from chimera_cards.runtime.agent_hooks import hook_commands, install_hooks
 
+pytestmark = pytest.mark.slow  # every test runs the hook as a subprocess
+
 COMMON = {
     "session_id": "8c35adc1-4f2e-4c55-9d0e-2b6f0c1d9e11",
     "transcript_path": "/home/dev/.claude/projects/-project/8c35adc1.jsonl",

@@ -14,9 +14,12 @@ from conftest import SkillWorld, card_text
 
 AGENTSKILLS = Path(sys.executable).parent / "agentskills"
 
-pytestmark = pytest.mark.skipif(
-    not AGENTSKILLS.exists(), reason="skills-ref (the `agentskills` command) is not installed"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not AGENTSKILLS.exists(), reason="skills-ref (the `agentskills` command) is not installed"
+    ),
+]
 
 
 def to_prompt(*folders: Path) -> str:
