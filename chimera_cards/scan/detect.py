@@ -1,0 +1,322 @@
+"""The detection pass over a whole bundle: every script, and the code inside every Markdown
+file, read by its language's parser and followed for where its data goes; the instructions
+read as sentences; and flows that cross files.
+
+Findings are graded by one policy (``sensitive.send_severity`` and the rule table below): what
+is plainly hostile (a secret sent out, decoded data run, a reverse shell, the user overridden or
+kept in the dark, a credential store read and shipped) is an ``error`` and holds the version
+for review whatever its origin; a network send or an install from an unreviewed place is a
+``warning`` naming where; documentation showing the user a command is ``info`` unless it ships
+secrets.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from chimera_cards.lint import _CONFUSABLES, _phrase_text
+from chimera_cards.lint import Finding
+from chimera_cards.scan.commands import command_findings, path_persistence
+from chimera_cards.scan.jsflow import JsFacts, analyse_javascript
+from chimera_cards.scan.mdcode import CodeUnit, code_units
+from chimera_cards.scan.prose import prose_findings
+from chimera_cards.scan.pyflow import PyFacts, Summaries, analyse_python
+from chimera_cards.scan.sensitive import Send, Taint, send_severity
+from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
+
+__all__ = ["DETECT_RULES", "DetectFile", "detect_files"]
+
+DETECT_RULES: dict[str, str] = {
+    "secret-exfiltration": "Sensitive data (secrets, credential stores, the environment) reaches the network, the clipboard or a file outside the skill.",
+    "network-send": "Data sent over the network, naming the host (info when a token goes to the API it is for).",
+    "credential-access": "Code reads a credential file or store (SSH, cloud, package-manager tokens, browsers, wallets, keychains).",
+    "decode-exec": "Decoded or deobfuscated data run as code (base64 -d | sh, exec(b64decode(...))).",
+    "download-exec": "Downloaded content run as code (saved, then run).",
+    "reverse-shell": "A shell wired to a network connection.",
+    "remote-install": "A package installed from an unreviewed place (a URL, an unknown index, an unpinned npx).",
+    "persistence": "Something set to start by itself (cron, shell rc files, launch agents, systemd, git hooks).",
+    "security-disable": "A security control switched off (firewall, antivirus, TLS checks, hooks, chmod 777).",
+    "confusable-command": "Look-alike letters from another script inside a command.",
+    "prose-credential-exfiltration": "Instructions to send or back up credentials or secrets.",
+    "prose-concealment": "Instructions to hide what is done from the user.",
+    "prose-precedence": "Instructions claiming precedence over the user or the system.",
+    "prose-tool-restrictions": "Instructions to set tool restrictions, permissions or confirmations aside.",
+    "prose-security-disable": "Instructions to switch a security control off.",
+    "prose-persistence": "Instructions to install something that starts by itself.",
+}
+SKILL_FILE = "SKILL.md"
+MAX_PER_RULE = 20
+_MARKDOWN = (".md", ".markdown", ".mdx")
+_WORD_RE = re.compile(r"[^\W\d_][\w.-]*", re.UNICODE)
+_COMMANDS = frozenset(
+    {"curl", "wget", "bash", "sh", "python", "python3", "node", "eval", "exec", "sudo", "chmod",
+     "rm", "cat", "nc", "ssh", "scp", "base64", "pip", "npm", "npx", "git", "powershell", "iex",
+     "echo", "env", "export", "source", "crontab", "perl", "ruby", "system", "popen", "requests",
+     "subprocess", "os", "fetch", "require", "import"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DetectFile:
+    """One text file of a bundle as the detection pass takes it."""
+
+    path: str
+    text: str
+    language: str | None = None  # a script's language ("python", "shell", "javascript", ...)
+
+
+@dataclass
+class _Unit:
+    path: str
+    documentation: bool
+    shell: ShellFacts = field(default_factory=ShellFacts)
+    python: list[PyFacts] = field(default_factory=list)
+    js: list[JsFacts] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+class _Detector:
+    def __init__(self) -> None:
+        self.summaries = Summaries()
+        self.units: list[_Unit] = []
+
+    def embed_for(self, unit: _Unit):
+        def embed(language: str, code: str, line: int) -> Out:
+            if language == "python":
+                facts = analyse_python(code, first_line=line, summaries=self.summaries, embed=embed)
+                unit.python.append(facts)
+                return facts.output.merge(facts.shell.output)
+            if language == "javascript":
+                js = analyse_javascript(code, first_line=line, embed=embed)
+                unit.js.append(js)
+                return js.output
+            return Out()
+
+        return embed
+
+    def markdown(self, path: str, text: str) -> None:
+        documentation = path.rsplit("/", 1)[-1] != SKILL_FILE
+        unit = _Unit(path, documentation)
+        self.units.append(unit)
+        embed = self.embed_for(unit)
+        variables: dict[str, Out] = {}
+        units = code_units(text)
+        for code in units:
+            self.code(unit, code, variables, embed)
+        self.prose(unit, text, units)
+
+    def code(self, unit: _Unit, code: CodeUnit, variables: dict[str, Out], embed) -> None:
+        if code.language == "shell":
+            analyse_shell(code.text, first_line=code.line, variables=variables,
+                          tainted_files=unit.shell.tainted_files, embed=embed, facts=unit.shell)  # fmt: skip
+        elif code.language == "python":
+            facts = analyse_python(code.text, first_line=code.line, summaries=self.summaries, embed=embed)
+            unit.python.append(facts)
+        elif code.language == "javascript":
+            unit.js.append(analyse_javascript(code.text, first_line=code.line, embed=embed))
+        if code.language in ("shell", "python", "javascript", "powershell"):
+            unit.findings += _confusables(unit.path, code.text, code.line)
+
+    def prose(self, unit: _Unit, text: str, code: list[CodeUnit]) -> None:
+        # Code is read by the code rules; its lines are blanked so prose lines keep their places.
+        lines = text.split("\n")
+        for block in code:
+            if block.inline:
+                continue
+            for index in range(block.line - 1, min(len(lines), block.line - 1 + block.text.count("\n") + 1)):
+                lines[index] = ""
+        plain = _phrase_text("\n".join(lines))
+        newlines = [m.start() for m in re.finditer("\n", plain)]
+        import bisect
+
+        for finding in prose_findings(plain):
+            line = bisect.bisect_left(newlines, finding.offset) + 1
+            severity = finding.severity
+            unit.findings.append(Finding(finding.rule, severity, finding.message, line, unit.path))
+
+    def script(self, path: str, text: str, language: str, trees: dict[str, ast.Module | None]) -> None:
+        unit = _Unit(path, False)
+        self.units.append(unit)
+        embed = self.embed_for(unit)
+        if language == "python":
+            unit.python.append(
+                analyse_python(text, summaries=self.summaries, embed=embed, tree=trees.get(path))
+            )
+        elif language == "shell":
+            analyse_shell(text, embed=embed, facts=unit.shell)
+        elif language == "javascript":
+            unit.js.append(analyse_javascript(text, embed=embed))
+        else:
+            return
+        unit.findings += _confusables(path, text, 1)
+
+
+def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
+    """Words of code that mix a look-alike letter from another script with Latin ones, or that
+    are a command spelled in look-alikes (``сurl`` with a Cyrillic с)."""
+    if text.isascii():
+        return []
+    found = []
+    for number, line in enumerate(text.split("\n")):
+        if line.isascii():
+            continue
+        for match in _WORD_RE.finditer(line):
+            word = match.group(0)
+            if word.isascii():
+                continue
+            mapped = word.translate(_CONFUSABLES)
+            if not mapped.isascii():
+                continue
+            mixed = any(c.isascii() and c.isalpha() for c in word)
+            if mixed or mapped.lower() in _COMMANDS:
+                found.append(Finding(
+                    "confusable-command", "error",
+                    f"{word!r} is spelled with look-alike letters (reads as {mapped!r})",
+                    first_line + number, path))  # fmt: skip
+    return found
+
+
+def _names(taints: set[Taint]) -> str:
+    return ", ".join(sorted({t.what for t in taints}))[:120]
+
+
+def _grade(unit: _Unit) -> list[Finding]:
+    out = list(unit.findings)
+    sends: list[Send] = list(unit.shell.sends)
+    reads = list(unit.shell.reads)
+    decode = list(unit.shell.decode_exec)
+    download = list(unit.shell.download_exec)
+    reverse = list(unit.shell.reverse_shell)
+    persistence: list[tuple[int, str, str]] = []
+    for facts in [*unit.python, *unit.js]:
+        sends += facts.sends + facts.shell.sends
+        reads += facts.reads + facts.shell.reads
+        decode += facts.decode_exec + facts.shell.decode_exec
+        download += facts.download_exec + facts.shell.download_exec
+        reverse += facts.reverse_shell + facts.shell.reverse_shell
+        persistence += facts.persistence
+    commands = list(unit.shell.commands)
+    writes = list(unit.shell.writes)
+    for facts in [*unit.python, *unit.js]:
+        commands += facts.shell.commands
+        writes += facts.shell.writes
+    path = unit.path
+    shipped = False
+    for send in sends:
+        graded = send_severity(send, documentation=unit.documentation)
+        if graded is None:
+            continue
+        rule, severity, message = graded
+        shipped = shipped or rule == "secret-exfiltration"
+        out.append(Finding(rule, severity, message, send.line, path))
+    for line, where, content in writes:
+        persisted = path_persistence(where)
+        if persisted:
+            severity = "error" if "authorized_keys" in persisted else "warning"
+            out.append(Finding("persistence", severity, f"writes {persisted} ({where})", line, path))
+        if content.taint and where.startswith(("/", "~", "$HOME", "${HOME}", "../")) and not where.startswith("/dev/"):
+            out.append(Finding("secret-exfiltration", "error",
+                               f"sensitive data ({_names(content.taint)}) written to {where}, outside the skill", line, path))  # fmt: skip
+    if not shipped:
+        for line, taint in reads:
+            if taint.what.lower() in (".env", ".env.local"):
+                continue
+            out.append(Finding("credential-access", "warning", f"reads {taint.what}", line, path))
+    for line, how in decode:
+        out.append(Finding("decode-exec", "error", f"runs decoded data ({how})", line, path))
+    for line, how in download:
+        severity = "error" if how.startswith("piped into") else "warning"
+        out.append(Finding("download-exec", severity, f"runs downloaded code ({how})", line, path))
+    for line, how in reverse:
+        out.append(Finding("reverse-shell", "error", f"reverse shell: {how}", line, path))
+    for line, what, severity in persistence:
+        out.append(Finding("persistence", severity, what, line, path))
+    for found in command_findings(commands):
+        severity = found.severity
+        if unit.documentation and found.rule in ("remote-install", "security-disable") and severity == "warning":
+            severity = "info"
+        out.append(Finding(found.rule, severity, found.message, found.line, path))
+    return out
+
+
+def _cross_files(units: list[_Unit], findings: list[Finding]) -> list[Finding]:
+    """A credential store read in one file and data sent out in another: the bundle ships it."""
+    if any(f.rule == "secret-exfiltration" for f in findings):
+        return []
+    reads = [f for f in findings if f.rule == "credential-access"]
+    sends = [f for f in findings if f.rule == "network-send" and f.severity == "warning"]
+    out = []
+    for read in reads:
+        for send in sends:
+            if send.path != read.path:
+                out.append(Finding(
+                    "secret-exfiltration", "error",
+                    f"{read.path} {read.message} and {send.path} (line {send.line}) {send.message}",
+                    read.line, read.path))  # fmt: skip
+                return out
+    return out
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def _capped(findings: list[Finding]) -> list[Finding]:
+    kept: list[Finding] = []
+    counts: dict[tuple[str | None, str], int] = {}
+    seen: set[tuple] = set()
+    for f in findings:
+        key = (f.path, f.rule, f.line, f.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        count = counts.get((f.path, f.rule), 0)
+        counts[(f.path, f.rule)] = count + 1
+        if count < MAX_PER_RULE:
+            kept.append(f)
+    for (path, rule), count in counts.items():
+        if count > MAX_PER_RULE:
+            worst = min((f.severity for f in findings if f.path == path and f.rule == rule),
+                        key=("error", "warning", "info").index)  # fmt: skip
+            kept.append(Finding(rule, worst, f"{count - MAX_PER_RULE} more {rule} finding(s) in this file, not listed (at most {MAX_PER_RULE} per rule are)", None, path))
+    return kept
+
+
+def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
+    """The detection findings of a bundle's text files.
+
+    Args:
+        files: every text file (SKILL.md included), each with the language of a script.
+    Returns:
+        The findings, each with its path and line.
+    """
+    detector = _Detector()
+    files = list(files)
+    trees: dict[str, ast.Module | None] = {}
+    # Python's functions are summarised first (a first look at every Python file), so a call
+    # in one file to a function of another counts whatever their order.
+    python = [f for f in files if f.language == "python"]
+    for f in python:
+        trees[f.path] = _parse(f.text)
+        if trees[f.path] is not None:
+            analyse_python(f.text, summaries=detector.summaries, tree=trees[f.path])
+    for f in files:
+        lower = f.path.lower()
+        if lower.endswith(_MARKDOWN):
+            detector.markdown(f.path, f.text.replace("\r\n", "\n"))
+        elif f.language in ("python", "shell", "javascript"):
+            detector.script(f.path, f.text, f.language, trees)
+    findings: list[Finding] = []
+    for unit in detector.units:
+        findings += _grade(unit)
+    findings += _cross_files(detector.units, findings)
+    return _capped(findings)
