@@ -38,6 +38,7 @@ from chimera_cards.scan.lint import (
     lint_text,
     resolve_profile,
 )
+from chimera_cards.scan.detect import DetectFile, detect_files
 from chimera_cards.scan.pystatements import first_line, parse_spanning, top_level
 from chimera_cards.scan.textruns import RunGate
 
@@ -932,7 +933,7 @@ class ScanCache:
     findings (no rule reads the path beyond how it classifies the file, and each finding's
     path is set per file). Keep one for the length of an import."""
 
-    by_blob: dict[tuple[str, str, str | None, bool], list[Finding]] = field(default_factory=dict)
+    by_blob: dict[tuple[str, str, str | None, bool, bool], list[Finding]] = field(default_factory=dict)
     hits: int = 0
 
 
@@ -951,7 +952,9 @@ def scan_bundle(
     hidden: Callable[[str, str], list[Finding]] | None = None,
     cache: ScanCache | None = None,
 ) -> BundleScan:
-    """Classify every file and scan all but ``SKILL.md`` (which ``lint_card`` covers).
+    """Classify every file and scan all but ``SKILL.md`` (which ``lint_card`` covers), then run
+    the detection pass (``scan.detect``) over every text file, ``SKILL.md`` included: code in
+    Markdown, data flows within and across files, instructions read as sentences.
 
     Args:
         bundle: the bundle.
@@ -967,10 +970,13 @@ def scan_bundle(
         cache = None
     reports: list[FileReport] = []
     findings: list[Finding] = []
+    texts: list[DetectFile] = []
     for f in bundle.files:
         data = bundle.contents[f.path]
         report, text = classify(f.path, data, f.executable, f.sha256)
         reports.append(report)
+        if text is not None:
+            texts.append(DetectFile(f.path, text, report.language))
         if f.path == SKILL_FILE:
             continue
         if text is None:
@@ -986,18 +992,42 @@ def scan_bundle(
             )
             continue
         if cache is None or not f.sha256:
-            findings.extend(_scan_file(f.path, text, report, scan_text))
+            findings.extend(_licence_urls(f.path, _scan_file(f.path, text, report, scan_text)))
             continue
-        # Everything a scan reads of the path: the kind and language it gives the file, and
-        # whether it is Markdown (comments are errors there).
-        key = (f.sha256, report.kind, report.language, is_markdown_path(f.path))
+        # Everything a scan reads of the path: the kind and language it gives the file, whether
+        # it is Markdown (comments are errors there) and whether it is a licence text.
+        key = (
+            f.sha256, report.kind, report.language, is_markdown_path(f.path), _is_licence(f.path)
+        )
         known = cache.by_blob.get(key)
         if known is None:
-            known = cache.by_blob[key] = _scan_file(f.path, text, report, scan_text)
+            known = cache.by_blob[key] = _licence_urls(
+                f.path, _scan_file(f.path, text, report, scan_text)
+            )
         else:
             cache.hits += 1
         findings.extend(replace(finding, path=f.path) for finding in known)
+    # Code in Markdown, flows within and across files, prose: over the whole bundle at once.
+    findings.extend(detect_files(texts))
     return BundleScan(reports, findings)
+
+
+_LICENCE_RE = re.compile(r"(?:^|/)(?:LICEN[CS]E|COPYING|NOTICE|COPYRIGHT)(?:[._-][^/]*)?$", re.I)
+
+
+def _is_licence(path: str) -> bool:
+    return bool(_LICENCE_RE.search(path))
+
+
+def _licence_urls(path: str, findings: list[Finding]) -> list[Finding]:
+    """A licence text's links are the licence's, not the skill's: one line for all of them."""
+    if not _is_licence(path):
+        return findings
+    urls = [f for f in findings if f.rule == "url"]
+    if not urls:
+        return findings
+    rest = [f for f in findings if f.rule != "url"]
+    return [*rest, Finding("url", INFO, f"{len(urls)} link(s) in a licence text", urls[0].line, path)]
 
 
 def lint_bundle(

@@ -18,8 +18,8 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from chimera_cards.lint import _CONFUSABLES, _phrase_text
-from chimera_cards.lint import Finding
+from chimera_cards.scan.findings import Finding
+from chimera_cards.scan.hidden import _CONFUSABLES, _PIPE_TO_SHELL_RE, _phrase_text
 from chimera_cards.scan.commands import command_findings, path_persistence
 from chimera_cards.scan.jsflow import JsFacts, analyse_javascript
 from chimera_cards.scan.mdcode import CodeUnit, code_units
@@ -319,4 +319,15 @@ def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
     for unit in detector.units:
         findings += _grade(unit)
     findings += _cross_files(detector.units, findings)
-    return _capped(findings)
+    texts = {f.path: f.text for f in files}
+    return _capped([f for f in findings if not _reported_as_pipe_to_shell(f, texts)])
+
+
+def _reported_as_pipe_to_shell(finding: Finding, texts: dict[str, str]) -> bool:
+    """A download piped into a shell on a line the hidden-instruction scan already reports as
+    ``pipe-to-shell`` (one problem, one line for the reviewer)."""
+    if finding.rule != "download-exec" or "piped into" not in finding.message or not finding.line:
+        return False
+    text = texts.get(finding.path or "", "")
+    lines = text.split("\n", finding.line)
+    return len(lines) >= finding.line and bool(_PIPE_TO_SHELL_RE.search(lines[finding.line - 1]))
