@@ -29,6 +29,7 @@ from pathlib import Path
 
 from chimera_cards.bundles.bundle import SKILL_FILE, Bundle, BundleError, read_bundle_dir
 from chimera_cards.cards.card import Card, CardReadError, find_card_files
+from chimera_cards.scan.detect import DetectFile, detect_files
 from chimera_cards.scan.findings import ERROR, INFO, WARNING, Finding
 from chimera_cards.scan.lint import (
     LintReport,
@@ -38,7 +39,6 @@ from chimera_cards.scan.lint import (
     lint_text,
     resolve_profile,
 )
-from chimera_cards.scan.detect import DetectFile, detect_files
 from chimera_cards.scan.pystatements import first_line, parse_spanning, top_level
 from chimera_cards.scan.textruns import RunGate
 
@@ -278,6 +278,8 @@ def _outside_literal(value: str) -> bool:
     v = value.strip()
     if v in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"):
         return False
+    if v.startswith(("/tmp/", "/var/tmp/")):
+        return False  # scratch space every program writes to; a secret sent there is a flow rule
     return (
         v.startswith(("/", "~", "\\\\"))
         or v == ".."
@@ -733,7 +735,7 @@ def _parse_then_scan(path: str, text: str, gated: bool) -> list[Finding]:
 
 _Rule = tuple[re.Pattern, str, str, Callable[[re.Match], str]]
 
-_SH_OUTSIDE = r"(?:/(?!dev/(?:null|stdout|stderr|tty)\b)|~|\$HOME\b|\$\{HOME\}|\.\./)"
+_SH_OUTSIDE = r"(?:/(?!dev/(?:null|stdout|stderr|tty)\b|(?:var/)?tmp/)|~|\$HOME\b|\$\{HOME\}|\.\./)"
 # Where a shell command word can stand (so "pnpm exec" is not the exec builtin).
 _SH_COMMAND_START = r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)\s*"
 _SHELL_RULES: tuple[_Rule, ...] = (
@@ -933,7 +935,9 @@ class ScanCache:
     findings (no rule reads the path beyond how it classifies the file, and each finding's
     path is set per file). Keep one for the length of an import."""
 
-    by_blob: dict[tuple[str, str, str | None, bool, bool], list[Finding]] = field(default_factory=dict)
+    by_blob: dict[tuple[str, str, str | None, bool, bool], list[Finding]] = field(
+        default_factory=dict
+    )
     hits: int = 0
 
 
@@ -997,7 +1001,11 @@ def scan_bundle(
         # Everything a scan reads of the path: the kind and language it gives the file, whether
         # it is Markdown (comments are errors there) and whether it is a licence text.
         key = (
-            f.sha256, report.kind, report.language, is_markdown_path(f.path), _is_licence(f.path)
+            f.sha256,
+            report.kind,
+            report.language,
+            is_markdown_path(f.path),
+            _is_licence(f.path),
         )
         known = cache.by_blob.get(key)
         if known is None:
@@ -1027,7 +1035,10 @@ def _licence_urls(path: str, findings: list[Finding]) -> list[Finding]:
     if not urls:
         return findings
     rest = [f for f in findings if f.rule != "url"]
-    return [*rest, Finding("url", INFO, f"{len(urls)} link(s) in a licence text", urls[0].line, path)]
+    return [
+        *rest,
+        Finding("url", INFO, f"{len(urls)} link(s) in a licence text", urls[0].line, path),
+    ]
 
 
 def lint_bundle(

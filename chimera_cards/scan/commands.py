@@ -17,10 +17,21 @@ __all__ = ["KNOWN_INDEX_HOSTS", "CommandFinding", "command_findings", "path_pers
 
 # Package indexes and mirrors that are the registries themselves (or their official CDNs).
 KNOWN_INDEX_HOSTS = frozenset(
-    {"pypi.org", "pypi.python.org", "files.pythonhosted.org", "test.pypi.org",
-     "download.pytorch.org", "pypi.nvidia.com", "registry.npmjs.org", "registry.yarnpkg.com",
-     "crates.io", "index.crates.io", "rubygems.org", "proxy.golang.org"}
-)  # fmt: skip
+    {
+        "pypi.org",
+        "pypi.python.org",
+        "files.pythonhosted.org",
+        "test.pypi.org",
+        "download.pytorch.org",
+        "pypi.nvidia.com",
+        "registry.npmjs.org",
+        "registry.yarnpkg.com",
+        "crates.io",
+        "index.crates.io",
+        "rubygems.org",
+        "proxy.golang.org",
+    }
+)
 # Go modules whose @latest is the language's own.
 _GO_OWN = ("golang.org/x/", "go.dev/", "google.golang.org/", "cmd/")
 
@@ -63,13 +74,40 @@ def _pip(cmd: Command, argv: list[str]) -> list[CommandFinding]:
     for url in _value(argv, ("--index-url", "-i", "--extra-index-url", "--find-links", "-f")):
         host = _unknown_host(url)
         if host:
-            out.append(CommandFinding("remote-install", "warning",
-                                      f"installs from the package index at {host}: {_shown(cmd)}", cmd.line))  # fmt: skip
+            out.append(
+                CommandFinding(
+                    "remote-install",
+                    "warning",
+                    f"installs from the package index at {host}: {_shown(cmd)}",
+                    cmd.line,
+                )
+            )
     for host in _value(argv, ("--trusted-host",)):
-        out.append(CommandFinding("security-disable", "warning",
-                                  f"turns off TLS checks for {host}: {_shown(cmd)}", cmd.line))  # fmt: skip
-    values = set(_value(argv, ("--index-url", "-i", "--extra-index-url", "--find-links", "-f",
-                               "--trusted-host", "-r", "--requirement", "-c", "--constraint")))  # fmt: skip
+        out.append(
+            CommandFinding(
+                "security-disable",
+                "warning",
+                f"turns off TLS checks for {host}: {_shown(cmd)}",
+                cmd.line,
+            )
+        )
+    values = set(
+        _value(
+            argv,
+            (
+                "--index-url",
+                "-i",
+                "--extra-index-url",
+                "--find-links",
+                "-f",
+                "--trusted-host",
+                "-r",
+                "--requirement",
+                "-c",
+                "--constraint",
+            ),
+        )
+    )
     for arg in argv:
         if arg.startswith("-") or arg in values:
             continue
@@ -77,12 +115,20 @@ def _pip(cmd: Command, argv: list[str]) -> list[CommandFinding]:
             where = host_of(arg.split("+", 1)[-1]) or arg
             if where in KNOWN_INDEX_HOSTS:
                 continue
-            out.append(CommandFinding("remote-install", "warning",
-                                      f"installs a package straight from {where}: {_shown(cmd)}", cmd.line))  # fmt: skip
+            out.append(
+                CommandFinding(
+                    "remote-install",
+                    "warning",
+                    f"installs a package straight from {where}: {_shown(cmd)}",
+                    cmd.line,
+                )
+            )
     return out
 
 
-_NPM_REMOTE = re.compile(r"^(?:git\+|git:|github:|gitlab:|bitbucket:|gist:|https?://|file:)|^[\w.-]+/[\w.-]+(?:#.*)?$")
+_NPM_REMOTE = re.compile(
+    r"^(?:git\+|git:|github:|gitlab:|bitbucket:|gist:|https?://|file:)|^[\w.-]+/[\w.-]+(?:#.*)?$"
+)
 
 
 def _npm(cmd: Command, argv: list[str]) -> list[CommandFinding]:
@@ -91,15 +137,31 @@ def _npm(cmd: Command, argv: list[str]) -> list[CommandFinding]:
     for url in registries:
         host = _unknown_host(url)
         if host:
-            out.append(CommandFinding("remote-install", "warning",
-                                      f"installs from the registry at {host}: {_shown(cmd)}", cmd.line))  # fmt: skip
+            out.append(
+                CommandFinding(
+                    "remote-install",
+                    "warning",
+                    f"installs from the registry at {host}: {_shown(cmd)}",
+                    cmd.line,
+                )
+            )
     for arg in argv[1:]:
-        if arg in registries or arg.startswith("-") or arg.startswith("@") and "/" in arg and "://" not in arg:
+        if (
+            arg in registries
+            or arg.startswith("-")
+            or (arg.startswith("@") and "/" in arg and "://" not in arg)
+        ):
             continue
         if _NPM_REMOTE.match(arg):
             where = host_of(arg.removeprefix("git+")) or arg
-            out.append(CommandFinding("remote-install", "warning",
-                                      f"installs a package from {where}, not the registry: {_shown(cmd)}", cmd.line))  # fmt: skip
+            out.append(
+                CommandFinding(
+                    "remote-install",
+                    "warning",
+                    f"installs a package from {where}, not the registry: {_shown(cmd)}",
+                    cmd.line,
+                )
+            )
     return out
 
 
@@ -108,12 +170,26 @@ def _npx(cmd: Command, argv: list[str]) -> list[CommandFinding]:
     if package is None:
         return []
     if _NPM_REMOTE.match(package) and not package.startswith("@"):
-        return [CommandFinding("remote-install", "warning",
-                               f"runs a package from {host_of(package) or package}: {_shown(cmd)}", cmd.line)]  # fmt: skip
+        return [
+            CommandFinding(
+                "remote-install",
+                "warning",
+                f"runs a package from {host_of(package) or package}: {_shown(cmd)}",
+                cmd.line,
+            )
+        ]
     bare = package[1:] if package.startswith("@") else package
     if "@" not in bare:
-        return [CommandFinding("remote-install", "info",
-                               f"runs the newest {package} from the registry (no version pinned): {_shown(cmd)}", cmd.line)]  # fmt: skip
+        # -y installs it without the prompt that would show the user what is fetched.
+        severity = "warning" if any(a in ("-y", "--yes") for a in argv) else "info"
+        return [
+            CommandFinding(
+                "remote-install",
+                severity,
+                f"runs the newest {package} from the registry (no version pinned): {_shown(cmd)}",
+                cmd.line,
+            )
+        ]
     return []
 
 
@@ -124,8 +200,29 @@ def _installs(cmd: Command) -> list[CommandFinding]:
         return _pip(cmd, argv) if sub in ("install", "download", "wheel") else []
     if name in ("python", "python3") and argv[:2] == ["-m", "pip"]:
         return _pip(cmd, argv[2:]) if argv[2:3] == ["install"] else []
-    if name in ("uv", "pipx", "poetry", "pdm", "rye", "conda", "mamba", "micromamba"):
-        if "install" in argv[:3] or "add" in argv[:2] or "run" in argv[:1] and "--with" in argv:
+    if name in ("uvx", "pipx") or (name == "uv" and sub in ("tool", "run")):
+        specs = _value(argv, ("--from", "--spec", "--with"))
+        out = []
+        for spec in specs + [a for a in argv if a.startswith(("git+", "https://", "http://"))]:
+            if (
+                spec.startswith(("git+", "http://", "https://"))
+                and host_of(spec.removeprefix("git+")) not in KNOWN_INDEX_HOSTS
+            ):
+                out.append(
+                    CommandFinding(
+                        "remote-install",
+                        "warning",
+                        f"runs a tool straight from "
+                        f"{host_of(spec.removeprefix('git+')) or spec}: {_shown(cmd)}",
+                        cmd.line,
+                    )
+                )
+                break
+        if name != "uvx" and "install" in argv[:2]:
+            out += _pip(cmd, argv)
+        return out
+    if name in ("uv", "poetry", "pdm", "rye", "conda", "mamba", "micromamba"):
+        if "install" in argv[:3] or "add" in argv[:2] or ("run" in argv[:1] and "--with" in argv):
             return _pip(cmd, argv)
         return []
     if name in ("npm", "pnpm", "yarn", "bun", "cnpm"):
@@ -138,8 +235,14 @@ def _installs(cmd: Command) -> list[CommandFinding]:
         return _npx(cmd, argv)
     if name == "cargo" and sub == "install":
         for url in _value(argv, ("--git", "--registry", "--index")):
-            return [CommandFinding("remote-install", "warning",
-                                   f"builds and installs a crate from {host_of(url) or url}: {_shown(cmd)}", cmd.line)]  # fmt: skip
+            return [
+                CommandFinding(
+                    "remote-install",
+                    "warning",
+                    f"builds and installs a crate from {host_of(url) or url}: {_shown(cmd)}",
+                    cmd.line,
+                )
+            ]
         return []
     if name == "go" and sub in ("install", "get", "run"):
         out = []
@@ -147,29 +250,67 @@ def _installs(cmd: Command) -> list[CommandFinding]:
             if "@" in arg and not arg.startswith(_GO_OWN):
                 version = arg.rsplit("@", 1)[1]
                 if version in ("latest", "master", "main", "HEAD"):
-                    out.append(CommandFinding("remote-install", "warning",
-                                              f"builds the newest {arg.rsplit('@', 1)[0]} (not pinned): {_shown(cmd)}", cmd.line))  # fmt: skip
+                    out.append(
+                        CommandFinding(
+                            "remote-install",
+                            "warning",
+                            f"builds the newest {arg.rsplit('@', 1)[0]} (not pinned): "
+                            f"{_shown(cmd)}",
+                            cmd.line,
+                        )
+                    )
         return out
     if name == "gem" and sub == "install":
         out = []
         for url in _value(argv, ("--source", "-s", "--clear-sources")):
             if _unknown_host(url):
-                out.append(CommandFinding("remote-install", "warning",
-                                          f"installs a gem from {host_of(url) or url}: {_shown(cmd)}", cmd.line))  # fmt: skip
+                out.append(
+                    CommandFinding(
+                        "remote-install",
+                        "warning",
+                        f"installs a gem from {host_of(url) or url}: {_shown(cmd)}",
+                        cmd.line,
+                    )
+                )
         return out
     if name == "brew" and sub == "tap" and len(argv) > 1:
-        return [CommandFinding("remote-install", "warning",
-                               f"adds a third-party Homebrew tap {argv[1]}: {_shown(cmd)}", cmd.line)]  # fmt: skip
-    if name == "brew" and sub == "install" and any(a.count("/") >= 2 and "://" not in a for a in argv[1:]):
-        return [CommandFinding("remote-install", "warning",
-                               f"installs from a third-party Homebrew tap: {_shown(cmd)}", cmd.line)]  # fmt: skip
+        return [
+            CommandFinding(
+                "remote-install",
+                "warning",
+                f"adds a third-party Homebrew tap {argv[1]}: {_shown(cmd)}",
+                cmd.line,
+            )
+        ]
+    if (
+        name == "brew"
+        and sub == "install"
+        and any(a.count("/") >= 2 and "://" not in a for a in argv[1:])
+    ):
+        return [
+            CommandFinding(
+                "remote-install",
+                "warning",
+                f"installs from a third-party Homebrew tap: {_shown(cmd)}",
+                cmd.line,
+            )
+        ]
     if name == "deno" and sub in ("run", "install") and any("://" in a for a in argv[1:]):
         url = next(a for a in argv[1:] if "://" in a)
-        return [CommandFinding("remote-install", "warning",
-                               f"runs code from {host_of(url) or url}: {_shown(cmd)}", cmd.line)]  # fmt: skip
+        return [
+            CommandFinding(
+                "remote-install",
+                "warning",
+                f"runs code from {host_of(url) or url}: {_shown(cmd)}",
+                cmd.line,
+            )
+        ]
     if name in ("add-apt-repository", "apt-key") or (name == "apt-key" and sub == "add"):
-        return [CommandFinding("remote-install", "warning",
-                               f"adds a package source: {_shown(cmd)}", cmd.line)]  # fmt: skip
+        return [
+            CommandFinding(
+                "remote-install", "warning", f"adds a package source: {_shown(cmd)}", cmd.line
+            )
+        ]
     return []
 
 
@@ -195,7 +336,7 @@ def path_persistence(path: str) -> str | None:
 def _persistence(cmd: Command) -> list[CommandFinding]:
     name, argv = cmd.name, cmd.argv
     what = None
-    if name == "crontab" and argv[:1] != ["-l"] and argv != ["-r"]:
+    if name == "crontab" and not any(a in ("-l", "-r", "-e", "-i") for a in argv):
         what = "installs a cron table"
     elif name == "launchctl" and argv[:1] in (["load"], ["bootstrap"], ["enable"]):
         what = "loads a launch agent"
@@ -227,7 +368,9 @@ def _security_off(cmd: Command) -> list[CommandFinding]:
         what = "makes files writable by everyone"
     elif name == "git" and "--no-verify" in argv:
         what = "skips git's hooks"
-    elif name == "git" and "config" in argv[:3] and re.search(r"http\.sslVerify\s+false", text, re.I):
+    elif (
+        name == "git" and "config" in argv[:3] and re.search(r"http\.sslVerify\s+false", text, re.I)
+    ):
         what = "turns off TLS checks for git"
     elif name in ("npm", "yarn", "pnpm") and re.search(r"strict-ssl\s+false", text):
         what = "turns off TLS checks for npm"
@@ -235,8 +378,12 @@ def _security_off(cmd: Command) -> list[CommandFinding]:
         what = "turns SELinux off"
     elif name == "ufw" and argv[:1] == ["disable"]:
         what = "turns the firewall off"
-    elif name == "systemctl" and any(a in ("stop", "disable", "mask") for a in argv) and re.search(
-        r"firewalld|ufw|apparmor|auditd|clamav|falcon|crowdstrike|defender|selinux", text, re.I
+    elif (
+        name == "systemctl"
+        and any(a in ("stop", "disable", "mask") for a in argv)
+        and re.search(
+            r"firewalld|ufw|apparmor|auditd|clamav|falcon|crowdstrike|defender|selinux", text, re.I
+        )
     ):
         what = "stops a security service"
     elif name in ("iptables", "ip6tables") and ("-F" in argv or "--flush" in argv):
@@ -249,11 +396,22 @@ def _security_off(cmd: Command) -> list[CommandFinding]:
         what = "turns Windows Defender off"
     elif name == "netsh" and "firewall" in text and ("off" in argv or "disable" in argv):
         what = "turns the firewall off"
-    elif any(a in ("--dangerously-skip-permissions", "--no-sandbox", "--disable-sandbox",
-                   "--dangerously-bypass-approvals-and-sandbox", "--yolo") for a in argv):  # fmt: skip
+    elif any(
+        a
+        in (
+            "--dangerously-skip-permissions",
+            "--no-sandbox",
+            "--disable-sandbox",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--yolo",
+        )
+        for a in argv
+    ):
         what = "runs without its sandbox or permission checks"
     for assign in cmd.assigns:
-        if re.match(r"(?:NODE_TLS_REJECT_UNAUTHORIZED=0|PYTHONHTTPSVERIFY=0|GIT_SSL_NO_VERIFY=)", assign):
+        if re.match(
+            r"(?:NODE_TLS_REJECT_UNAUTHORIZED=0|PYTHONHTTPSVERIFY=0|GIT_SSL_NO_VERIFY=)", assign
+        ):
             what = f"turns off TLS checks ({assign})"
     if what is None:
         return []

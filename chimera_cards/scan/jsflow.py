@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,19 +22,67 @@ from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 __all__ = ["JsFacts", "analyse_javascript"]
 
 MAX_NODES = 200_000
-_EXEC_NAMES = frozenset({"exec", "execSync", "spawn", "spawnSync", "execFile", "execFileSync", "fork"})
-_SEND_CALLS = frozenset({"axios.post", "axios.put", "axios.patch", "axios.request", "axios",
-                         "navigator.sendBeacon", "got.post", "got.put", "superagent.post",
-                         "needle.post", "request.post", "ky.post", "$.post", "$.ajax", "jQuery.ajax"})  # fmt: skip
-_GETTERS = frozenset({"axios.get", "got", "got.get", "needle.get", "request.get", "ky.get", "$.get"})
+_EXEC_NAMES = frozenset(
+    {"exec", "execSync", "spawn", "spawnSync", "execFile", "execFileSync", "fork"}
+)
+_SEND_CALLS = frozenset(
+    {
+        "axios.post",
+        "axios.put",
+        "axios.patch",
+        "axios.request",
+        "axios",
+        "navigator.sendBeacon",
+        "got.post",
+        "got.put",
+        "superagent.post",
+        "needle.post",
+        "request.post",
+        "ky.post",
+        "$.post",
+        "$.ajax",
+        "jQuery.ajax",
+    }
+)
+_GETTERS = frozenset(
+    {"axios.get", "got", "got.get", "needle.get", "request.get", "ky.get", "$.get"}
+)
 _WRITE_METHODS = frozenset({"write", "end", "send", "sendBeacon", "emit"})
-_CLIPBOARD = frozenset({"clipboardy.write", "clipboardy.writeSync", "navigator.clipboard.writeText",
-                        "clipboard.writeText", "ncp.copy", "copyPaste.copy"})  # fmt: skip
-_FILE_WRITES = frozenset({"fs.writeFileSync", "fs.writeFile", "fs.appendFileSync", "fs.appendFile",
-                          "fs.promises.writeFile", "fs.promises.appendFile", "writeFileSync",
-                          "appendFileSync", "writeFile", "appendFile"})  # fmt: skip
-_READS = frozenset({"readFileSync", "readFile", "createReadStream", "readdirSync", "readdir",
-                    "openSync", "existsSync"})  # fmt: skip
+_CLIPBOARD = frozenset(
+    {
+        "clipboardy.write",
+        "clipboardy.writeSync",
+        "navigator.clipboard.writeText",
+        "clipboard.writeText",
+        "ncp.copy",
+        "copyPaste.copy",
+    }
+)
+_FILE_WRITES = frozenset(
+    {
+        "fs.writeFileSync",
+        "fs.writeFile",
+        "fs.appendFileSync",
+        "fs.appendFile",
+        "fs.promises.writeFile",
+        "fs.promises.appendFile",
+        "writeFileSync",
+        "appendFileSync",
+        "writeFile",
+        "appendFile",
+    }
+)
+_READS = frozenset(
+    {
+        "readFileSync",
+        "readFile",
+        "createReadStream",
+        "readdirSync",
+        "readdir",
+        "openSync",
+        "existsSync",
+    }
+)
 
 
 @dataclass
@@ -61,14 +110,23 @@ def _text(node: Any) -> str:
 
 
 class _Js:
-    def __init__(self, facts: JsFacts, first_line: int, embed: Callable[[str, str, int], Out] | None) -> None:
+    def __init__(
+        self,
+        facts: JsFacts,
+        first_line: int,
+        embed: Callable[[str, str, int], Out] | None,
+        returns: dict[str, Out] | None = None,
+    ) -> None:
         self.facts = facts
         self.first_line = first_line
         self.embed = embed
         self.env: dict[str, Out] = {}
         self.consts: dict[str, str] = {}
-        self.aliases: dict[str, str] = {}  # const cp = require('child_process') -> cp: child_process
-        self.returns: dict[str, Out] = {}
+        self.aliases: dict[
+            str, str
+        ] = {}  # const cp = require('child_process') -> cp: child_process
+        # What functions return, by name: shared by the files of a bundle (exports.f = ...).
+        self.returns: dict[str, Out] = returns if returns is not None else {}
         self.hosts: dict[str, str] = {}  # request variables -> the host their options name
         self.count = 0
         self.sockets = False
@@ -116,7 +174,11 @@ class _Js:
             return None
         kind = node.type
         if kind == "string":
-            return "".join(_text(c) for c in node.named_children if c.type in ("string_fragment", "escape_sequence"))
+            return "".join(
+                _text(c)
+                for c in node.named_children
+                if c.type in ("string_fragment", "escape_sequence")
+            )
         if kind == "template_string":
             parts = []
             for child in node.named_children:
@@ -153,7 +215,12 @@ class _Js:
             if func is not None and func.type == "member_expression":
                 prop = func.child_by_field_name("property")
                 obj = func.child_by_field_name("object")
-                if prop is not None and _text(prop) == "toString" and obj is not None and obj.type == "call_expression":
+                if (
+                    prop is not None
+                    and _text(prop) == "toString"
+                    and obj is not None
+                    and obj.type == "call_expression"
+                ):
                     inner = self.dotted(obj.child_by_field_name("function")) or ""
                     inner_args = obj.child_by_field_name("arguments")
                     parts = list(inner_args.named_children) if inner_args is not None else []
@@ -166,12 +233,17 @@ class _Js:
                                 return bytes.fromhex(raw).decode("utf-8", "replace")
                             except ValueError:
                                 return None
-                if prop is not None and _text(prop) == "join" and obj is not None and obj.type == "array":
+                if (
+                    prop is not None
+                    and _text(prop) == "join"
+                    and obj is not None
+                    and obj.type == "array"
+                ):
                     sep_node = items[0] if items else None
                     sep = self.fold(sep_node) if sep_node is not None else ","
-                    parts = [self.fold(e, depth + 1) for e in obj.named_children]
-                    if sep is not None and all(p is not None for p in parts):
-                        return sep.join(p for p in parts if p is not None)
+                    folded = [self.fold(e, depth + 1) for e in obj.named_children]
+                    if sep is not None and all(p is not None for p in folded):
+                        return sep.join(p for p in folded if p is not None)
         return None
 
     # --- values -----------------------------------------------------------------------------
@@ -218,6 +290,21 @@ class _Js:
                 out.merge(self.value(arg))
             if ctor == "Function":
                 self.ran(node, out, "new Function")
+                code = (
+                    self.fold(args.named_children[-1])
+                    if args is not None and args.named_children
+                    else None
+                )
+                if code and "*" not in code:
+                    inner = JsFacts(shell=self.facts.shell)
+                    analyse_javascript(
+                        code,
+                        first_line=self.line(node),
+                        embed=self.embed,
+                        facts=inner,
+                        returns=self.returns,
+                    )
+                    self.merge_facts(inner)
             if ctor in ("WebSocket", "net.Socket", "XMLHttpRequest"):
                 self.sockets = True
             return out
@@ -246,7 +333,16 @@ class _Js:
         receiver = Out()
         if func is not None and func.type == "member_expression":
             receiver = self.value(func.child_by_field_name("object"))
-        values = [self.value(a) if a.type not in ("arrow_function", "function_expression") else Out() for a in args]
+        elif func is not None and func.type in (
+            "new_expression",
+            "call_expression",
+            "parenthesized_expression",
+        ):
+            receiver = self.value(func)  # new Function(code)(), (0, eval)(x)
+        values = [
+            self.value(a) if a.type not in ("arrow_function", "function_expression") else Out()
+            for a in args
+        ]
         result = receiver.copy()
         for out in values:
             result.merge(out)
@@ -260,31 +356,60 @@ class _Js:
                     taint = Taint("credential", found)
                     self.facts.reads.append((line, taint))
                     result.taint.add(taint)
-        if name == "atob" or (name == "Buffer.from" and len(args) > 1 and self.fold(args[1]) in ("base64", "hex")):
+        if name == "atob" or (
+            name == "Buffer.from" and len(args) > 1 and self.fold(args[1]) in ("base64", "hex")
+        ):
             result.decoded = True
         if short == "toString" and receiver.decoded:
             result.decoded = True
-        if name in ("eval", "vm.runInNewContext", "vm.runInThisContext", "vm.runInContext", "Function",
-                    "setTimeout", "setInterval") and args:  # fmt: skip
-            if name not in ("setTimeout", "setInterval") or args[0].type in ("string", "template_string", "identifier"):
+        if (
+            name
+            in (
+                "eval",
+                "vm.runInNewContext",
+                "vm.runInThisContext",
+                "vm.runInContext",
+                "Function",
+                "setTimeout",
+                "setInterval",
+            )
+            and args
+        ):
+            if name not in ("setTimeout", "setInterval") or args[0].type in (
+                "string",
+                "template_string",
+                "identifier",
+            ):
                 self.ran(node, values[0], name)
             code = self.fold(args[0])
             if code and "*" not in code and name not in ("setTimeout", "setInterval"):
                 inner = JsFacts(shell=self.facts.shell)
-                analyse_javascript(code, first_line=line, embed=self.embed, facts=inner)
+                analyse_javascript(
+                    code, first_line=line, embed=self.embed, facts=inner, returns=self.returns
+                )
                 self.merge_facts(inner)
-        if short in _EXEC_NAMES and (name.startswith("child_process") or short in ("execSync", "spawnSync", "execFileSync") or "child_process" in self.aliases.values()):
+        if short in _EXEC_NAMES and (
+            name.startswith("child_process")
+            or short in ("execSync", "spawnSync", "execFileSync")
+            or "child_process" in self.aliases.values()
+        ):
             result.merge(self.run_shell(node, args, values, short, line))
         self.sink(node, name, short, args, values, receiver, line, result)
-        for index, arg in enumerate(args):
+        for arg in args:
             if arg.type in ("arrow_function", "function_expression"):
                 self.function(arg, result if short != "then" else receiver)
-        if name in ("fetch", "axios.get") or short in ("get", "request") and name.split(".")[0] in ("http", "https", "axios"):
+        if name in ("fetch", "axios.get") or (
+            short in ("get", "request") and name.split(".")[0] in ("http", "https", "axios")
+        ):
             result.downloaded = True
         returned = self.returns.get(short)
         if returned is not None:
             result.merge(returned)
-        if func is not None and func.type == "member_expression" and short in ("push", "assign", "set", "append", "concat"):
+        if (
+            func is not None
+            and func.type == "member_expression"
+            and short in ("push", "assign", "set", "append", "concat")
+        ):
             obj = func.child_by_field_name("object")
             if obj is not None and obj.type == "identifier":
                 merged = Out()
@@ -307,7 +432,11 @@ class _Js:
         variables: dict[str, Out] = {}
         if values[0].decoded or values[0].downloaded:
             self.ran(node, values[0], f"child_process.{short}")
-        if short in ("spawn", "spawnSync", "execFile", "execFileSync") and len(args) > 1 and args[1].type == "array":
+        if (
+            short in ("spawn", "spawnSync", "execFile", "execFileSync")
+            and len(args) > 1
+            and args[1].type == "array"
+        ):
             words = [self.fold(first) or "cmd"]
             for index, elt in enumerate(args[1].named_children):
                 folded = self.fold(elt)
@@ -326,9 +455,36 @@ class _Js:
                 return values[0]
             text = folded.replace("*", "$__js")
             variables["__js"] = values[0]
-        return analyse_shell(text, first_line=line, depth=1, variables=variables,
-                             tainted_files=self.facts.shell.tainted_files, embed=self.embed,
-                             facts=self.facts.shell)  # fmt: skip
+        return analyse_shell(
+            text,
+            first_line=line,
+            depth=1,
+            variables=variables,
+            tainted_files=self.facts.shell.tainted_files,
+            embed=self.embed,
+            facts=self.facts.shell,
+        )
+
+    def _request_host(self, node: Any) -> str | None:
+        """For ``https.request({...}).end(data)``: the host the chained request names."""
+        func = node.child_by_field_name("function")
+        obj = (
+            func.child_by_field_name("object")
+            if func is not None and func.type == "member_expression"
+            else None
+        )
+        if obj is None or obj.type != "call_expression":
+            return None
+        inner = self.dotted(obj.child_by_field_name("function")) or ""
+        if not inner.endswith(("http.request", "https.request", "http.get", "https.get")):
+            return None
+        args = obj.child_by_field_name("arguments")
+        first = args.named_children[0] if args is not None and args.named_children else None
+        opts = self.options(first)
+        for key in ("hostname", "host"):
+            if key in opts:
+                return self.fold(opts[key]) or ""
+        return host_of(self.fold(first)) or "" if first is not None else ""
 
     def options(self, node: Any) -> dict[str, Any]:
         found: dict[str, Any] = {}
@@ -344,7 +500,17 @@ class _Js:
                 found[_text(pair)] = pair
         return found
 
-    def sink(self, node: Any, name: str, short: str, args: list, values: list[Out], receiver: Out, line: int, result: Out) -> None:
+    def sink(
+        self,
+        node: Any,
+        name: str,
+        short: str,
+        args: list,
+        values: list[Out],
+        receiver: Out,
+        line: int,
+        result: Out,
+    ) -> None:
         body: set[Taint] = set()
         header: set[Taint] = set()
         host = None
@@ -363,24 +529,40 @@ class _Js:
             via = f"fetch {method or ''}".strip()
         elif name in _SEND_CALLS or name in _GETTERS:
             host = host_of(self.fold(args[0])) if args else None
-            if name in ("axios", "axios.request", "$.ajax", "jQuery.ajax") and args and args[0].type == "object":
+            if (
+                name in ("axios", "axios.request", "$.ajax", "jQuery.ajax")
+                and args
+                and args[0].type == "object"
+            ):
                 opts = self.options(args[0])
                 host = host_of(self.fold(opts.get("url"))) if "url" in opts else None
                 for key, value in opts.items():
                     (header if key == "headers" else body).update(self.value(value).taint)
             else:
                 for index, value in enumerate(values):
-                    if index == len(values) - 1 and len(values) > 1 and args[index].type == "object":
+                    if (
+                        index == len(values) - 1
+                        and len(values) > 1
+                        and args[index].type == "object"
+                    ):
                         opts = self.options(args[index])
                         for key, item in opts.items():
-                            (header if key in ("headers", "auth") else body).update(self.value(item).taint)
+                            (header if key in ("headers", "auth") else body).update(
+                                self.value(item).taint
+                            )
                     else:
                         body |= value.taint
             if name in _GETTERS and not body and not header:
                 return
         elif short in ("request", "get") and name.split(".")[0] in ("http", "https"):
             opts = self.options(args[0]) if args else {}
-            host = self.fold(opts["hostname"]) if "hostname" in opts else self.fold(opts.get("host")) if "host" in opts else host_of(self.fold(args[0]) if args else None)
+            host = (
+                self.fold(opts["hostname"])
+                if "hostname" in opts
+                else self.fold(opts.get("host"))
+                if "host" in opts
+                else host_of(self.fold(args[0]) if args else None)
+            )
             parent = node.parent
             while parent is not None and parent.type not in ("variable_declarator", "program"):
                 parent = parent.parent
@@ -392,13 +574,21 @@ class _Js:
                 header |= self.value(opts["headers"]).taint
             if not header:
                 return
+        elif short in _WRITE_METHODS and self._request_host(node) is not None:
+            host = self._request_host(node) or None
+            for value in values:
+                body |= value.taint
+            if not body:
+                return
         elif short in _WRITE_METHODS and name.split(".")[0] in self.hosts:
             host = self.hosts[name.split(".")[0]] or None
             for value in values:
                 body |= value.taint
             if not body:
                 return
-        elif short in ("write", "send") and (self.sockets or name.split(".")[0] in ("socket", "ws", "client", "conn", "xhr")):
+        elif short in ("write", "send") and (
+            self.sockets or name.split(".")[0] in ("socket", "ws", "client", "conn", "xhr")
+        ):
             for value in values:
                 body |= value.taint
             if not body and short != "send":
@@ -441,22 +631,29 @@ class _Js:
         if params is not None:
             names = [params] if params.type == "identifier" else params.named_children
             for param in names:
-                ident = param if param.type == "identifier" else next(
-                    (c for c in param.named_children if c.type == "identifier"), None
+                ident = (
+                    param
+                    if param.type == "identifier"
+                    else next((c for c in param.named_children if c.type == "identifier"), None)
                 )
                 if ident is not None:
                     self.env[_text(ident)] = params_out.copy()
         body = node.child_by_field_name("body")
         returned = Out()
         if body is not None:
-            if body.type == "statement_block":
-                returned = self.block(body)
-            else:
-                returned = self.value(body)
+            returned = self.block(body) if body.type == "statement_block" else self.value(body)
         name_node = node.child_by_field_name("name")
         if name_node is not None and (returned.taint or returned.decoded):
             self.returns.setdefault(_text(name_node), Out()).merge(returned)
         self.env = saved
+        self.last_returned = returned
+
+    last_returned: Out = Out()
+
+    def named_function(self, node: Any, name: str) -> None:
+        self.function(node, Out())
+        if self.last_returned.taint or self.last_returned.decoded:
+            self.returns.setdefault(name, Out()).merge(self.last_returned)
 
     def block(self, node: Any) -> Out:
         returned = Out()
@@ -511,7 +708,17 @@ class _Js:
             return Out()
         returned = Out()
         for child in node.named_children:
-            if child.type.endswith("statement") or child.type in ("statement_block", "else_clause", "catch_clause", "finally_clause", "switch_body", "switch_case", "lexical_declaration", "variable_declaration", "function_declaration"):
+            if child.type.endswith("statement") or child.type in (
+                "statement_block",
+                "else_clause",
+                "catch_clause",
+                "finally_clause",
+                "switch_body",
+                "switch_case",
+                "lexical_declaration",
+                "variable_declaration",
+                "function_declaration",
+            ):
                 returned.merge(self.statement(child))
             else:
                 self.value(child)
@@ -542,6 +749,15 @@ class _Js:
         out = self.value(right)
         if left is None:
             return
+        if (
+            right is not None
+            and right.type in ("arrow_function", "function_expression", "function")
+            and left.type == "member_expression"
+        ):
+            # exports.settings = () => ...: summarised under its property name.
+            prop = left.child_by_field_name("property")
+            if prop is not None:
+                self.named_function(right, _text(prop))
         if left.type == "identifier":
             self.env[_text(left)] = out
         elif left.type in ("member_expression", "subscript_expression"):
@@ -577,6 +793,7 @@ def analyse_javascript(
     first_line: int = 1,
     embed: Callable[[str, str, int], Out] | None = None,
     facts: JsFacts | None = None,
+    returns: dict[str, Out] | None = None,
 ) -> JsFacts:
     """What a JavaScript unit does with data.
 
@@ -585,16 +802,15 @@ def analyse_javascript(
         first_line: the file line of its first line.
         embed: reads code of another language it runs.
         facts: where to gather the facts (a new one if None).
+        returns: what the bundle's functions return, by name (read and extended).
     Returns:
         The facts.
     """
     own = facts if facts is not None else JsFacts()
     tree = _parser().parse(text.encode("utf-8", "surrogatepass"))
-    walker = _Js(own, first_line, embed)
-    try:
+    walker = _Js(own, first_line, embed, returns)
+    with contextlib.suppress(RecursionError):
         walker.block(tree.root_node)
-    except RecursionError:
-        pass
     if walker.sockets and walker.shell_spawn:
         own.reverse_shell.append((first_line, "a socket wired to a spawned shell"))
     return own

@@ -11,15 +11,50 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["CodeUnit", "code_units", "language_of"]
+__all__ = ["CodeUnit", "code_units", "embedded_shell", "language_of"]
 
 _LANGUAGES = {
-    **dict.fromkeys(("bash", "sh", "shell", "zsh", "ksh", "console", "shell-session",
-                     "shellsession", "terminal", "shellscript", "bash-session", "fish", "dash",
-                     "sh-session", "cli", "command", "commands"), "shell"),  # fmt: skip
-    **dict.fromkeys(("python", "py", "python3", "py3", "ipython", "pycon", "python-repl"), "python"),
-    **dict.fromkeys(("javascript", "js", "node", "nodejs", "jsx", "mjs", "cjs", "typescript",
-                     "ts", "tsx", "deno"), "javascript"),  # fmt: skip
+    **dict.fromkeys(
+        (
+            "bash",
+            "sh",
+            "shell",
+            "zsh",
+            "ksh",
+            "console",
+            "shell-session",
+            "shellsession",
+            "terminal",
+            "shellscript",
+            "bash-session",
+            "fish",
+            "dash",
+            "sh-session",
+            "cli",
+            "command",
+            "commands",
+        ),
+        "shell",
+    ),
+    **dict.fromkeys(
+        ("python", "py", "python3", "py3", "ipython", "pycon", "python-repl"), "python"
+    ),
+    **dict.fromkeys(
+        (
+            "javascript",
+            "js",
+            "node",
+            "nodejs",
+            "jsx",
+            "mjs",
+            "cjs",
+            "typescript",
+            "ts",
+            "tsx",
+            "deno",
+        ),
+        "javascript",
+    ),
     **dict.fromkeys(("powershell", "ps1", "pwsh", "ps"), "powershell"),
 }
 _FENCE_RE = re.compile(r"^( {0,12})(`{3,}|~{3,})\s*([^`\s{]*)")
@@ -32,6 +67,31 @@ _SHELL_START_RE = re.compile(
 )
 _PY_HINT_RE = re.compile(r"^\s*(?:import\s+\w|from\s+[\w.]+\s+import\s|def\s+\w+\(|print\()", re.M)
 _JS_HINT_RE = re.compile(r"\brequire\(|^\s*(?:const|let|var)\s+\w+\s*=|=>|\bawait\s+fetch\(", re.M)
+# An inline span or an indented line reads as a command when it starts with a command-like word
+# and carries a flag, a pipe, a redirect, a path, a variable or a URL.
+_COMMAND_LIKE_RE = re.compile(
+    r"^(?:sudo\s+)?[a-z][\w.+-]*(?:\s+\S+)*?\s+(?:-{1,2}[\w-]|[|<>]|&&|\$|~|/|\S*://|@)"
+)
+_NOT_COMMAND_WORDS = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "to",
+        "and",
+        "or",
+        "if",
+        "is",
+        "of",
+        "in",
+        "for",
+        "on",
+        "at",
+        "with",
+        "e.g",
+        "i.e",
+    }
+)
 # An inline code span: one backtick run, the same run closing it on the line.
 _SPAN_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 
@@ -57,7 +117,7 @@ def language_of(info: str, text: str) -> str:
     """
     word = info.strip().lower().lstrip(".")
     if word:
-        return _LANGUAGES.get(word, "unknown" if word not in ("text", "txt", "plain") else "unknown")
+        return _LANGUAGES.get(word, "unknown")
     if _PY_HINT_RE.search(text):
         return "python"
     if _JS_HINT_RE.search(text):
@@ -66,6 +126,26 @@ def language_of(info: str, text: str) -> str:
     if _SHELL_START_RE.match(first):
         return "shell"
     return "unknown"
+
+
+def _is_command(text: str) -> bool:
+    if _SHELL_START_RE.match(text):
+        return True
+    first = text.split(None, 1)[0].lower() if text.split() else ""
+    return first not in _NOT_COMMAND_WORDS and bool(_COMMAND_LIKE_RE.match(text))
+
+
+_EMBEDDED_SHELL_RE = re.compile(
+    r"^\s*(?:\$\s+)?(?:node|nodejs|python[0-9.]*|bash|sh|curl|wget|npm|npx|pip3?|perl|ruby|deno)\s"
+)
+
+
+def embedded_shell(text: str) -> str | None:
+    """The shell command lines of a block labelled as another language (a ``node -e`` line
+    inside a ``js`` block), other lines blanked; None when there are none."""
+    lines = text.split("\n")
+    kept = [line if _EMBEDDED_SHELL_RE.match(line) else "" for line in lines]
+    return "\n".join(kept) if any(kept) else None
 
 
 def _session_commands(text: str) -> str:
@@ -117,15 +197,22 @@ def code_units(text: str, first_line: int = 1, *, inline: bool = True) -> list[C
             body.append(line[indent:] if line[:indent].isspace() else line.lstrip())
             continue
         match = _FENCE_RE.match(line)
-        if match and not (match.group(2)[0] == "`" and "`" in line[match.end(2):]):
+        if match and not (match.group(2)[0] == "`" and "`" in line[match.end(2) :]):
             fence, info, start, body = match.group(2), match.group(3), number, []
             indent = len(match.group(1))
+            continue
+        if line.startswith(("    ", "\t")) and line.strip() and _is_command(line.strip()):
+            # An indented line: a code block, or a paragraph's lazy continuation that an agent
+            # reads as a command all the same.
+            units.append(CodeUnit("shell", line.strip().removeprefix("$ "), first_line + number))
             continue
         if inline and "`" in line:
             for span in _SPAN_RE.finditer(line):
                 code = span.group(2).strip()
-                if len(code) > 6 and " " in code and _SHELL_START_RE.match(code):
-                    units.append(CodeUnit("shell", code.removeprefix("$ "), first_line + number, True))
+                if len(code) > 6 and " " in code and _is_command(code):
+                    units.append(
+                        CodeUnit("shell", code.removeprefix("$ "), first_line + number, True)
+                    )
     if fence:
         units.append(_unit(info, body, first_line + start + 1))
     return units

@@ -19,7 +19,9 @@ from chimera_cards.scan.sensitive import CREDENTIAL_PATH_RE
 __all__ = ["ProseFinding", "prose_findings"]
 
 # Sentences end at . ! ? followed by space, at blank lines, and at list items / headings.
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(*`])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#+)\s)")
+_SENTENCE_END_RE = re.compile(
+    r"(?<=[.!?])\s+(?=[A-Z\"'(*`])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#+)\s)"
+)
 MAX_SENTENCE = 600
 
 # Credential stores: naming one with a send is enough. Generic secret words (a token, an API key)
@@ -34,7 +36,8 @@ _STORE_WORDS = (
 )
 _STORE_RE = re.compile(_STORE_WORDS, re.I)
 _CRED_RE = re.compile(
-    r"\b(?:credentials?|passwords?|passphrases?|secrets?|api[ -]?keys?|access[ -]?keys?|tokens?)\b", re.I
+    r"\b(?:credentials?|passwords?|passphrases?|secrets?|api[ -]?keys?|access[ -]?keys?|tokens?)\b",
+    re.I,
 )
 _AUTH_CONTEXT_RE = re.compile(
     r"\bauthoriz\w*|\bbearer\b|\bheaders?\b|x-api-key|\bauthenticat\w*|\bsign\s+in\b|\blog\s*in\b|"
@@ -48,7 +51,9 @@ _SHIP_RE = re.compile(
     r"cop(?:y|ies|ying)\s+(?:\S+\s+){0,6}?(?:to|into|onto)\s+(?:https?://|our|the\s+(?:remote|server|endpoint|webhook|request|payload|url|form)|a\s+(?:remote|server|webhook|request))|"
     r"paste\w*\s+(?:\S+\s+){0,6}?(?:into|to)\s+(?:https?://|the\s+(?:form|chat|webhook|server))|"
     r"push\w*\s+(?:\S+\s+){0,4}?to\s+(?:https?://|our|the\s+(?:remote|server))|"
-    r"include\w*\s+(?:\S+\s+){0,6}?in\s+(?:the|your|every)\s+(?:request|payload|report|telemetry|url|query))",
+    r"include\w*\s+(?:\S+\s+){0,6}?in\s+(?:the|your|every)\s+(?:request|payload|report|telemetry|url|query)|"
+    r"paste\w*\s+(?:\S+\s+){0,6}?(?:into|in|to|on)\s+(?:a|an|the)\s+(?:gist|pastebin|paste|issue|comment|form|chat|channel|webhook|ticket)|"
+    r"(?:into|in|to)\s+(?:the\s+body\s+of\s+)?(?:the|a)\s+request\b)",
     re.I,
 )
 _GATHER_RE = re.compile(
@@ -58,14 +63,17 @@ _GATHER_RE = re.compile(
 )
 _DESTINATION_RE = re.compile(
     r"https?://|\bwebhook\b|\bendpoint\b|\bserver\b|\bremote\b|\bpastebin\b|\bdiscord\b|"
-    r"\btelegram\b|\bs3://|\bngrok\b|\bour\s+(?:api|service|backend|team)\b|\bexternal\b",
+    r"\btelegram\b|\bs3://|\bngrok\b|\bour\s+(?:api|service|backend|team|backup)\b|\bexternal\b|\bgist\b|"
+    r"\b[\w.+-]+@[\w-]+\.[\w.]+\b|\b(?:pricing|analytics|telemetry|backup|audit|relay)\s+(?:service|server|endpoint)\b|"
+    r"\bthe\s+(?:request|body)\b",
     re.I,
 )
 _NEGATION_RE = re.compile(
     r"\b(?:never|do\s+not|don't|dont|must\s+not|mustn't|should\s+not|shouldn't|avoid\w*|"
     r"not\s+to|no\s+(?:longer|need)|without\s+(?:ever\s+)?(?:sending|uploading)|prevent\w*|"
     r"warn\w*|detect\w*|flag\w*|block\w*|refuse\w*|protect\w*|malicious|attack\w*|threat\w*|"
-    r"exfiltration\s+(?:attempts?|risks?|patterns?)|scan\w*\s+for)\b",
+    r"exfiltration\s+(?:attempts?|risks?|patterns?)|scan\w*\s+for|let\s+(?:them|the\s+user)|themselves|"
+    r"the\s+user\s+(?:can|may|should|will)\s+(?:add|install|run|paste|choose))\b",
     re.I,
 )
 
@@ -79,6 +87,14 @@ _CONCEAL_RE = re.compile(
     r"|\b(?:hide|conceal)\w*\s+(?:\S+\s+){0,6}?(?:from)\s+(?:the\s+)?(?:users?|humans?|operators?|anyone)\b"
     r"|\bkeep\s+(?:\S+\s+){0,4}?(?:secret|hidden)\s+from\s+(?:the\s+)?(?:users?|humans?|anyone)\b"
     r"|\b(?:the\s+)?users?\s+(?:must|should|need)\s+(?:not|never)\s+(?:\w+\s+){0,2}?(?:know|see|notice|find\s+out|learn|be\s+told)\b"
+    r"|\b(?:so|make\s+sure|ensure)\s+(?:that\s+)?(?:the\s+)?users?\s+(?:doesn't|does\s+not|won't|will\s+not|can't|cannot|never)\s+"
+    r"(?:\w+\s+){0,2}?(?:notice|see|know|find|realise|realize|learn|suspect|spot)"
+    r"|\b(?:leave|keep)\s+(?:\S+\s+){1,6}?out\s+of\s+(?:the\s+|your\s+|any\s+)?(?:summary|summaries|reply|replies|answer|response|report|output|explanation|message)"
+    r"|\bif\s+(?:the\s+user\s+|they\s+|anyone\s+)?(?:asks?|asked|questions?)\b[^.]{0,40}?\b(?:say|tell\s+them|claim|pretend|answer|reply|respond)\w*\s+(?:that\s+)?(?:you|it|this|nothing|there)"
+    r"|\b(?:lie|lying|deceiv\w*|mislead\w*)\s+(?:to\s+)?(?:the\s+)?(?:users?|them)\b"
+    r"|\bnever\s+show\s+the\s+user\b[^.]{0,80}?\beven\s+if\b"
+    r"|\btell\s+the\s+user\s+(?:that\s+)?(?:\S+\s+){0,4}?(?:completed|ran|happened|was\s+done)\s+locally"
+    r"|\bkeep\s+this\s+between\s+us\b"
     r"|\b(?:secretly|covertly|stealthily|surreptitiously|silently)\s+(?:\w+\s+){0,2}?"
     r"(?:send|upload|post|exfiltrat|transmit|forward|install|collect|harvest|beacon)\w*",
     re.I,
@@ -98,6 +114,18 @@ _PRECEDENCE_RE = re.compile(
     r"(?:instructions?|requests?|wishes|objections?|preferences|commands?|questions?|concerns?|refusals?)?"
     r"|\beven\s+if\s+the\s+user\s+(?:\w+\s+){0,2}?(?:says|asks|tells|objects|refuses|declines|disagrees|forbids|instructs|wants)"
     r"|\bregardless\s+of\s+(?:what\s+)?the\s+user'?s?\b"
+    r"|\b(?:disregard|ignore|forget|discard|drop)\s+(?:\S+\s+){0,3}?(?:guidance|instructions|rules|guidelines|directions|prompts?|context|directives)\s+"
+    r"(?:you\s+(?:were|have\s+been|got)\s+given|(?:given|received|loaded)\s+(?:before|earlier|previously)|from\s+(?:before|earlier|the\s+operator|the\s+system))"
+    r"|\b(?:rules|instructions|directives)\s+(?:below|here|that\s+follow|in\s+this\s+(?:file|skill))\s+(?:replace|supersede|override|cancel)\w*"
+    r"|\b(?:operator|system|user|developer)'?s?\s+(?:\w+\s+){0,2}?(?:rules|instructions|guidelines|prompt)\s+(?:are|is)\s+(?:now\s+)?(?:outdated|obsolete|void|invalid|no\s+longer\s+(?:valid|apply|in\s+force)|cancell?ed|suspended|superseded)"
+    r"|\btreat\s+(?:\S+\s+){0,2}?users?'?s?\s+(?:objections|requests|instructions|concerns|refusals|wishes)\s+as\s+(?:noise|irrelevant|suggestions|optional)"
+    r"|\busers?'?s?\s+(?:instructions|requests|wishes|commands)\s+are\s+(?:only\s+|just\s+|merely\s+)?(?:suggestions|optional|advisory|not\s+binding|secondary)"
+    r"|\b(?:this\s+(?:file|skill|document)|these\s+instructions)\s+(?:always\s+)?(?:wins?|prevails?|takes\s+priority|comes\s+first)"
+    r"|\bnever\s+let\s+the\s+users?\s+(?:change|override|modify|stop|disable|see|edit)"
+    r"|\b(?:granted|given|in|entered|enable|activate)\w*\s+(?:\S+\s+){0,2}?(?:administrator|admin|developer|god|unrestricted|DAN|jailbreak|root|maintenance|debug)\s+mode"
+    r"|\b(?:safety|content|security|ethical)\s+(?:guidelines|policies|rules|restrictions|filters|checks)\s+(?:are|is|have\s+been)\s+(?:now\s+)?(?:suspended|disabled|lifted|removed|waived|off|void|paused)"
+    r"|\beven\s+(?:ones?|those|things|requests?|actions?)\s+(?:that\s+)?the\s+user\s+would\s+(?:not|never)\s+(?:approve|want|allow|accept)"
+    r"|\beven\s+if\s+they\s+(?:ask|object|refuse|say\s+no)"
     r"|\b(?:prioriti[sz]e|obey|follow)\s+(?:these|this\s+skill'?s?|my|the\s+following)\s+(?:\S+\s+){0,2}?"
     r"(?:instructions?|rules|directives)\s+(?:over|above|before|instead\s+of)\b",
     re.I,
@@ -110,7 +138,8 @@ _TOOLS_RE = re.compile(
     r"filters?|guidelines|settings|requirements?)?"
     r"|\b(?:without|don't|do\s+not|never)\s+(?:asking|ask|requesting|request|seeking|waiting\s+for)\s+"
     r"(?:\w+\s+){0,3}?(?:permission|confirmation|approval|consent)\b"
-    r"|\bno\s+confirmation\s+(?:is\s+)?needed",
+    r"|\bno\s+confirmation\s+(?:is\s+)?needed|\b(?:there\s+is\s+)?no\s+need\s+to\s+ask\s+(?:\S+\s+){0,2}?(?:for\s+)?(?:permission|confirmation|approval|consent)"
+    r"|\b(?:run|start|launch|execut)\w*\s+(?:\S+\s+){0,3}?(?:outside|without)\s+(?:of\s+)?(?:the|its|a)\s+sandbox",
     re.I,
 )
 _SECURITY_OFF_RE = re.compile(
@@ -121,12 +150,11 @@ _SECURITY_OFF_RE = re.compile(
     r"endpoint\s+protection|av\b|sandbox\w*|code\s+signing|signature\s+(?:checks?|verification)|"
     r"tls\s+verification|ssl\s+verification|certificate\s+(?:checks?|verification)|audit\s+log\w*|"
     r"pre-commit\s+hooks?|git\s+hooks?)"
-    r"|--no-verify\b|\bchmod\s+(?:-R\s+)?0?777\b|\bsetenforce\s+0\b|--trusted-host\b|"
-    r"\bverify\s*=\s*False\b|\bNODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0",
+    r"|\bbypassPermissions\b",
     re.I,
 )
 _PERSIST_RE = re.compile(
-    r"\b(?:add|append|write|insert|put|install|create|register|set\s+up|schedule)\w*\s+"
+    r"\b(?:add|append|write|insert|put|install|create|register|set\s+up)\w*\s+"
     r"(?:\S+\s+){0,6}?(?:to|in|into|as|a|an)\s+(?:\S+\s+){0,3}?(?:~?/)?"
     r"(?:\.bashrc|\.zshrc|\.bash_profile|\.profile|\.zprofile|crontab|cron\s*jobs?|cron\s+entry|"
     r"launch\s*agents?|launch\s*daemons?|launchd|login\s+items?|startup\s+(?:items?|folder|scripts?)|"
@@ -158,8 +186,9 @@ def _sentences(text: str) -> list[tuple[int, str]]:
         start = match.end()
     out.append((start, text[start:]))
     result = []
-    for at, sentence in out:
+    for start, whole in out:
         # A very long "sentence" (a table, a minified line) is looked at in windows.
+        at, sentence = start, whole
         while len(sentence) > MAX_SENTENCE:
             cut = sentence.rfind(" ", 0, MAX_SENTENCE)
             cut = cut if cut > MAX_SENTENCE // 2 else MAX_SENTENCE
@@ -179,6 +208,59 @@ def _quote(sentence: str) -> str:
     return shown if len(shown) <= 140 else shown[:137] + "..."
 
 
+_PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)")
+
+
+_EXCLUDED_RE = re.compile(
+    r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b[^;:]{0,60}$", re.I
+)
+_PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b", re.I)
+
+
+def _store_named(sentence: str) -> re.Match | None:
+    """A credential store the sentence names as something to act on (not "without .env", not
+    a public key, not after "never")."""
+    if _PUBLIC_RE.search(sentence):
+        return None
+    for pattern in (_STORE_RE, CREDENTIAL_PATH_RE):
+        for match in pattern.finditer(sentence):
+            if _EXCLUDED_RE.search(sentence[: match.start()]):
+                continue
+            return match
+    return None
+
+
+def _paragraph_flows(text: str, found: list[ProseFinding]) -> list[ProseFinding]:
+    """A credential store named in one sentence of a paragraph and shipped in the next (\"Locate
+    the Chrome profile … Upload the copies to …\"): one instruction, read as one."""
+    out = []
+    have = {f.offset for f in found if f.rule == "prose-credential-exfiltration"}
+    start = 0
+    for match in [*_PARAGRAPH_RE.finditer(text), None]:
+        end = match.start() if match else len(text)
+        para = text[start:end]
+        at, start = start, (match.end() if match else len(text))
+        if len(para) > 4 * MAX_SENTENCE or any(at <= o < end for o in have):
+            continue
+        store = ship = None
+        for _, sentence in _sentences(para):
+            store = store or _store_named(sentence)
+            shipped = _SHIP_RE.search(sentence)
+            if shipped and not _before(_NEGATION_RE.search(sentence), shipped):
+                ship = ship or shipped
+        if not (store and ship and _DESTINATION_RE.search(para)):
+            continue
+        out.append(
+            ProseFinding(
+                "prose-credential-exfiltration",
+                "error",
+                f"names credentials ({store.group(0)}) and sends them on: {_quote(para)!r}",
+                at + ship.start(),
+            )
+        )
+    return out
+
+
 def prose_findings(text: str) -> list[ProseFinding]:
     """The prose findings of a text already in the reader's form.
 
@@ -192,7 +274,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
         if len(sentence) < 12:
             continue
         negation = _NEGATION_RE.search(sentence)
-        store = _STORE_RE.search(sentence) or CREDENTIAL_PATH_RE.search(sentence)
+        store = _store_named(sentence)
         generic = None if store else _CRED_RE.search(sentence)
         cred = store or generic
         ship = _SHIP_RE.search(sentence)
@@ -200,33 +282,88 @@ def prose_findings(text: str) -> list[ProseFinding]:
             destination = _DESTINATION_RE.search(sentence)
             if generic is not None and (not destination or _AUTH_CONTEXT_RE.search(sentence)):
                 ship = None
-            if ship or (_GATHER_RE.search(sentence) and destination and (store or not _AUTH_CONTEXT_RE.search(sentence))):
-                found.append(ProseFinding(
-                    "prose-credential-exfiltration", "error",
-                    f"asks for credentials ({cred.group(0)}) to be sent or backed up: {_quote(sentence)!r}", at))  # fmt: skip
+            if ship or (
+                _GATHER_RE.search(sentence)
+                and destination
+                and (store or not _AUTH_CONTEXT_RE.search(sentence))
+            ):
+                found.append(
+                    ProseFinding(
+                        "prose-credential-exfiltration",
+                        "error",
+                        f"asks for credentials ({cred.group(0)}) to be sent or backed up: "
+                        f"{_quote(sentence)!r}",
+                        at,
+                    )
+                )
         conceal = _CONCEAL_RE.search(sentence)
         if conceal and not _CONCEAL_BENIGN_RE.search(sentence):
-            found.append(ProseFinding(
-                "prose-concealment", "error", f"hides what it does from the user: {_quote(sentence)!r}", at))  # fmt: skip
-        if _PRECEDENCE_RE.search(sentence) and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I):
-            found.append(ProseFinding(
-                "prose-precedence", "error", f"claims precedence over the user or the system: {_quote(sentence)!r}", at))  # fmt: skip
+            found.append(
+                ProseFinding(
+                    "prose-concealment",
+                    "error",
+                    f"hides what it does from the user: {_quote(sentence)!r}",
+                    at,
+                )
+            )
+        if _PRECEDENCE_RE.search(sentence) and not re.search(
+            r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I
+        ):
+            found.append(
+                ProseFinding(
+                    "prose-precedence",
+                    "error",
+                    f"claims precedence over the user or the system: {_quote(sentence)!r}",
+                    at,
+                )
+            )
         tools = _TOOLS_RE.search(sentence)
-        if tools and not re.search(r"\b(?:never|do\s+not|don't|must\s+not)\s+(?:\w+\s+){0,2}?(?:ignore|bypass|skip|override|circumvent)", sentence, re.I):
-            hostile = re.search(r"ignore|bypass|circumvent|evade|disregard|override|work\s+around|get\s+around|dangerously", tools.group(0), re.I)
-            found.append(ProseFinding(
-                "prose-tool-restrictions", "error" if hostile else "warning",
-                f"sets the agent's restrictions or confirmations aside: {_quote(sentence)!r}", at))  # fmt: skip
+        if tools and not re.search(
+            r"\b(?:never|do\s+not|don't|must\s+not)\s+(?:\w+\s+){0,2}?(?:ignore|bypass|skip|override|circumvent)",
+            sentence,
+            re.I,
+        ):
+            hostile = re.search(
+                r"ignore|bypass|circumvent|evade|disregard|override|work\s+around|get\s+around|dangerously",
+                tools.group(0),
+                re.I,
+            )
+            found.append(
+                ProseFinding(
+                    "prose-tool-restrictions",
+                    "error" if hostile else "warning",
+                    f"sets the agent's restrictions or confirmations aside: {_quote(sentence)!r}",
+                    at,
+                )
+            )
         off = _SECURITY_OFF_RE.search(sentence)
         if off and not _before(negation, off):
-            found.append(ProseFinding(
-                "prose-security-disable", "warning", f"turns a security control off: {_quote(sentence)!r}", at))  # fmt: skip
+            found.append(
+                ProseFinding(
+                    "prose-security-disable",
+                    "warning",
+                    f"turns a security control off: {_quote(sentence)!r}",
+                    at,
+                )
+            )
         persist = _PERSIST_RE.search(sentence)
         if persist and not _before(negation, persist):
-            found.append(ProseFinding(
-                "prose-persistence", "warning", f"installs something that starts by itself: {_quote(sentence)!r}", at))  # fmt: skip
+            found.append(
+                ProseFinding(
+                    "prose-persistence",
+                    "warning",
+                    f"installs something that starts by itself: {_quote(sentence)!r}",
+                    at,
+                )
+            )
         sudo = _SUDO_RE.search(sentence)
         if sudo and not _before(negation, sudo):
-            found.append(ProseFinding(
-                "prose-security-disable", "warning", f"asks for root without need: {_quote(sentence)!r}", at))  # fmt: skip
-    return found
+            found.append(
+                ProseFinding(
+                    "prose-security-disable",
+                    "warning",
+                    f"asks for root without need: {_quote(sentence)!r}",
+                    at,
+                )
+            )
+    return found + _paragraph_flows(text, found)

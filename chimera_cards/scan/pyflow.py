@@ -16,6 +16,7 @@ import ast
 import base64
 import binascii
 import codecs
+import contextlib
 import re
 import warnings
 from collections.abc import Callable
@@ -29,46 +30,187 @@ __all__ = ["PyFacts", "Summaries", "analyse_python"]
 
 MAX_DEPTH = 3
 _NOT_READING = frozenset(
-    {"os.chmod", "os.chown", "os.makedirs", "os.mkdir", "os.path.exists", "os.path.isfile",
-     "os.path.isdir", "os.path.join", "os.path.expanduser", "Path", "pathlib.Path", "print",
-     "os.path.basename", "os.path.dirname", "str", "os.remove", "os.unlink", "exists", "is_file",
-     "mkdir", "chmod", "logging.info", "logging.warning", "logging.debug", "logger.info"}
-)  # fmt: skip
-_ENV_GET = frozenset({"os.environ.get", "os.getenv", "environ.get", "os.environ.setdefault",
-                      "os.environ.pop", "getenv"})  # fmt: skip
+    {
+        "os.chmod",
+        "os.chown",
+        "os.makedirs",
+        "os.mkdir",
+        "os.path.exists",
+        "os.path.isfile",
+        "os.path.isdir",
+        "os.path.join",
+        "os.path.expanduser",
+        "Path",
+        "pathlib.Path",
+        "print",
+        "os.path.basename",
+        "os.path.dirname",
+        "str",
+        "os.remove",
+        "os.unlink",
+        "exists",
+        "is_file",
+        "mkdir",
+        "chmod",
+        "logging.info",
+        "logging.warning",
+        "logging.debug",
+        "logger.info",
+    }
+)
+_ENV_GET = frozenset(
+    {
+        "os.environ.get",
+        "os.getenv",
+        "environ.get",
+        "os.environ.setdefault",
+        "os.environ.pop",
+        "getenv",
+    }
+)
 _DECODERS = frozenset(
-    {"base64.b64decode", "base64.b32decode", "base64.b16decode", "base64.b85decode",
-     "base64.a85decode", "base64.decodebytes", "base64.urlsafe_b64decode", "base64.standard_b64decode",
-     "codecs.decode", "zlib.decompress", "gzip.decompress", "bz2.decompress", "lzma.decompress",
-     "bytes.fromhex", "binascii.unhexlify", "binascii.a2b_base64", "binascii.a2b_hex",
-     "marshal.loads"}
-)  # fmt: skip
+    {
+        "base64.b64decode",
+        "base64.b32decode",
+        "base64.b16decode",
+        "base64.b85decode",
+        "base64.a85decode",
+        "base64.decodebytes",
+        "base64.urlsafe_b64decode",
+        "base64.standard_b64decode",
+        "codecs.decode",
+        "zlib.decompress",
+        "gzip.decompress",
+        "bz2.decompress",
+        "lzma.decompress",
+        "bytes.fromhex",
+        "binascii.unhexlify",
+        "binascii.a2b_base64",
+        "binascii.a2b_hex",
+        "marshal.loads",
+    }
+)
 _EXEC = frozenset(
-    {"os.system", "os.popen", "subprocess.run", "subprocess.call", "subprocess.check_call",
-     "subprocess.check_output", "subprocess.Popen", "subprocess.getoutput",
-     "subprocess.getstatusoutput", "commands.getoutput", "asyncio.create_subprocess_shell",
-     "asyncio.create_subprocess_exec", "os.execv", "os.execvp", "os.execl", "os.execlp",
-     "os.spawnl", "os.spawnv", "pty.spawn", "os.posix_spawn"}
-)  # fmt: skip
-_EVAL = frozenset({"exec", "eval", "compile", "builtins.exec", "builtins.eval", "runpy.run_path",
-                   "pickle.loads", "marshal.loads", "dill.loads", "cloudpickle.loads",
-                   "types.FunctionType", "__import__", "importlib.import_module"})  # fmt: skip
+    {
+        "os.system",
+        "os.popen",
+        "subprocess.run",
+        "subprocess.call",
+        "subprocess.check_call",
+        "subprocess.check_output",
+        "subprocess.Popen",
+        "subprocess.getoutput",
+        "subprocess.getstatusoutput",
+        "commands.getoutput",
+        "asyncio.create_subprocess_shell",
+        "asyncio.create_subprocess_exec",
+        "os.execv",
+        "os.execvp",
+        "os.execl",
+        "os.execlp",
+        "os.spawnl",
+        "os.spawnv",
+        "pty.spawn",
+        "os.posix_spawn",
+    }
+)
+_EVAL = frozenset(
+    {
+        "exec",
+        "eval",
+        "compile",
+        "builtins.exec",
+        "builtins.eval",
+        "runpy.run_path",
+        "pickle.loads",
+        "marshal.loads",
+        "dill.loads",
+        "cloudpickle.loads",
+        "types.FunctionType",
+        "__import__",
+        "importlib.import_module",
+    }
+)
 _SEND_METHODS = frozenset(
-    {"post", "put", "patch", "send", "sendall", "sendto", "request", "urlopen", "sendmail",
-     "send_message", "storbinary", "storlines", "upload_file", "upload_fileobj", "put_object",
-     "upload", "send_json", "send_text", "send_bytes", "emit", "publish", "sendBeacon"}
-)  # fmt: skip
+    {
+        "post",
+        "put",
+        "patch",
+        "send",
+        "sendall",
+        "sendto",
+        "request",
+        "urlopen",
+        "sendmail",
+        "send_message",
+        "storbinary",
+        "storlines",
+        "upload_file",
+        "upload_fileobj",
+        "put_object",
+        "upload",
+        "send_json",
+        "send_text",
+        "send_bytes",
+        "emit",
+        "publish",
+        "sendBeacon",
+    }
+)
 _HTTP_GETTERS = frozenset({"get", "delete", "head", "options", "stream", "fetch", "open"})
-_NET_ROOTS = frozenset({"requests", "httpx", "urllib3", "aiohttp", "urllib", "http", "session",
-                        "client", "sess", "s", "http_client", "webbrowser"})  # fmt: skip
-_DNS = frozenset({"socket.gethostbyname", "socket.getaddrinfo", "socket.gethostbyname_ex",
-                  "dns.resolver.resolve", "dns.resolver.query", "resolver.resolve"})  # fmt: skip
+_NET_ROOTS = frozenset(
+    {
+        "requests",
+        "httpx",
+        "urllib3",
+        "aiohttp",
+        "urllib",
+        "http",
+        "session",
+        "client",
+        "sess",
+        "s",
+        "http_client",
+        "webbrowser",
+    }
+)
+_DNS = frozenset(
+    {
+        "socket.gethostbyname",
+        "socket.getaddrinfo",
+        "socket.gethostbyname_ex",
+        "dns.resolver.resolve",
+        "dns.resolver.query",
+        "resolver.resolve",
+    }
+)
 _CLIPBOARD = frozenset({"pyperclip.copy", "clipboard.copy", "clipboard_append", "setClipboardText"})
-_CRED_CALLS = frozenset({"keyring.get_password", "browser_cookie3.chrome", "browser_cookie3.firefox",
-                         "browser_cookie3.load", "win32crypt.CryptUnprotectData",
-                         "CryptUnprotectData", "keyring.get_credential"})  # fmt: skip
-_MUTATORS = frozenset({"append", "extend", "update", "add", "insert", "setdefault", "appendleft",
-                       "write", "writelines", "put", "push"})  # fmt: skip
+_CRED_CALLS = frozenset(
+    {
+        "keyring.get_password",
+        "browser_cookie3.chrome",
+        "browser_cookie3.firefox",
+        "browser_cookie3.load",
+        "win32crypt.CryptUnprotectData",
+        "CryptUnprotectData",
+        "keyring.get_credential",
+    }
+)
+_MUTATORS = frozenset(
+    {
+        "append",
+        "extend",
+        "update",
+        "add",
+        "insert",
+        "setdefault",
+        "appendleft",
+        "write",
+        "writelines",
+        "put",
+        "push",
+    }
+)
 _HEADER_KWARGS = frozenset({"headers", "auth", "cookies"})
 
 
@@ -182,7 +324,11 @@ class _Analyser:
             return None
         if isinstance(node, ast.Name):
             return self.consts.get(node.id)
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
             return self.consts.get(node.attr)
         if isinstance(node, ast.JoinedStr):
             parts = []
@@ -205,7 +351,12 @@ class _Analyser:
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
             inner = self.fold(node.value, depth + 1)
             step = node.slice.step
-            if inner is not None and isinstance(step, ast.UnaryOp) and isinstance(step.operand, ast.Constant) and step.operand.value == 1:
+            if (
+                inner is not None
+                and isinstance(step, ast.UnaryOp)
+                and isinstance(step.operand, ast.Constant)
+                and step.operand.value == 1
+            ):
                 return inner[::-1]
             return None
         if isinstance(node, ast.Call):
@@ -224,19 +375,48 @@ class _Analyser:
             if name in ("os.path.join", "path.join", "posixpath.join"):
                 return "/".join(self.fold(a, depth + 1) or "*" for a in args)
             return None
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ("decode", "encode", "strip", "lower", "format", "replace", "rstrip", "lstrip"):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "decode",
+            "encode",
+            "strip",
+            "lower",
+            "format",
+            "replace",
+            "rstrip",
+            "lstrip",
+        ):
             return self.fold(node.func.value, depth + 1)
         if name in ("Path.home", "pathlib.Path.home", "os.path.expanduser") and not args:
             return "~"
-        if name in ("os.path.expanduser", "Path", "pathlib.Path", "os.path.expandvars", "str", "bytes",
-                    "os.fsencode", "os.fsdecode", "PurePath", "os.path.abspath", "os.path.realpath"):  # fmt: skip
+        if name in (
+            "os.path.expanduser",
+            "Path",
+            "pathlib.Path",
+            "os.path.expandvars",
+            "str",
+            "bytes",
+            "os.fsencode",
+            "os.fsdecode",
+            "PurePath",
+            "os.path.abspath",
+            "os.path.realpath",
+        ):
             if not args:
                 return None
             parts = [self.fold(a, depth + 1) or "*" for a in args]
             return "/".join(parts)
-        if name in ("os.getenv", "os.environ.get") and args and self.fold(args[0]) in ("HOME", "USERPROFILE"):
+        if (
+            name in ("os.getenv", "os.environ.get")
+            and args
+            and self.fold(args[0]) in ("HOME", "USERPROFILE")
+        ):
             return "~"
-        if name == "chr" and args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, int):
+        if (
+            name == "chr"
+            and args
+            and isinstance(args[0], ast.Constant)
+            and isinstance(args[0].value, int)
+        ):
             try:
                 return chr(args[0].value)
             except (ValueError, OverflowError):
@@ -271,9 +451,13 @@ class _Analyser:
             gen = node.generators[0] if node.generators else None
             if gen is not None and self.dotted(node.elt.func) == "chr":
                 return self.fold_items(gen.iter, depth)
-        if isinstance(node, ast.Call) and self.dotted(node.func) == "map" and len(node.args) == 2:
-            if self.dotted(node.args[0]) == "chr":
-                return self.fold_items(node.args[1], depth)
+        if (
+            isinstance(node, ast.Call)
+            and self.dotted(node.func) == "map"
+            and len(node.args) == 2
+            and self.dotted(node.args[0]) == "chr"
+        ):
+            return self.fold_items(node.args[1], depth)
         return None
 
     # --- values -----------------------------------------------------------------------------
@@ -319,15 +503,17 @@ class _Analyser:
         if isinstance(node, ast.JoinedStr):
             out = Out()
             for child in node.values:
-                out.merge(self.value(child.value if isinstance(child, ast.FormattedValue) else child))
+                out.merge(
+                    self.value(child.value if isinstance(child, ast.FormattedValue) else child)
+                )
             folded = self.fold(node)
             if folded and credential_in(folded):
                 out.taint.add(Taint("credential", credential_in(folded) or folded))
             return out
         out = Out()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                out.merge(self.value(child))
+        for part in ast.iter_child_nodes(node):
+            if isinstance(part, ast.expr):
+                out.merge(self.value(part))
         return out
 
     def env_value(self, key: str | None) -> Out:
@@ -369,7 +555,11 @@ class _Analyser:
             return
         if isinstance(node, ast.Name):
             self.env.setdefault(node.id, Out()).merge(out)
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
             self.attrs.setdefault(node.attr, Out()).merge(out)
         elif isinstance(node, (ast.Attribute, ast.Subscript)):
             self.mutate(node.value, out)
@@ -378,8 +568,10 @@ class _Analyser:
 
     def call(self, node: ast.Call) -> Out:
         name = self.dotted(node.func) or ""
-        short = name.rsplit(".", 1)[-1] if name else (
-            node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        short = (
+            name.rsplit(".", 1)[-1]
+            if name
+            else (node.func.attr if isinstance(node.func, ast.Attribute) else "")
         )
         line = self.line(node)
         if name in _ENV_GET or (short in ("get", "getenv") and name.endswith("environ.get")):
@@ -408,7 +600,13 @@ class _Analyser:
                     taint = Taint("credential", found)
                     self.facts.reads.append((line, taint))
                     result.taint.add(taint)
-        if name in _DECODERS or short in ("b64decode", "unhexlify", "fromhex", "decompress", "a2b_base64"):
+        if name in _DECODERS or short in (
+            "b64decode",
+            "unhexlify",
+            "fromhex",
+            "decompress",
+            "a2b_base64",
+        ):
             result.decoded = True
             folded = self.fold(node)
             if folded and self.depth < MAX_DEPTH and len(folded) > 8:
@@ -421,16 +619,26 @@ class _Analyser:
             self.evaluated(node, name or short, everything, line)
         if name == "os.dup2":
             self.dup2 = True
-        if name == "pty.spawn" or (name.startswith(("subprocess", "os.exec", "os.spawn")) and node.args):
+        if name == "pty.spawn" or (
+            name.startswith(("subprocess", "os.exec", "os.spawn")) and node.args
+        ):
             first = node.args[0]
-            head = first.elts[0] if isinstance(first, (ast.List, ast.Tuple)) and first.elts else first
-            if (self.fold(head) or "").split(" ")[0].endswith(("sh", "bash", "cmd.exe", "powershell")):
+            head = (
+                first.elts[0] if isinstance(first, (ast.List, ast.Tuple)) and first.elts else first
+            )
+            if (
+                (self.fold(head) or "")
+                .split(" ")[0]
+                .endswith(("sh", "bash", "cmd.exe", "powershell"))
+            ):
                 self.spawned_shell = True
         if short == "connect" and node.args:
             target = node.args[0]
             if isinstance(target, ast.Tuple) and target.elts:
                 host = self.fold(target.elts[0]) or "an address built at run time"
-                base = self.dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None
+                base = (
+                    self.dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None
+                )
                 self.sockets[base or "*"] = host
         self.sink(node, name, short, receiver, args, kwargs, line, result)
         self.summary_call(short, node, args, line, result)
@@ -443,12 +651,14 @@ class _Analyser:
 
     def nested(self, code: str, line: int) -> None:
         """Decoded text that parses as Python is read as Python too (what it hides counts)."""
-        if not any(ch in code for ch in "(=") or not code.isprintable() and "\n" not in code:
+        if not any(ch in code for ch in "(=") or (not code.isprintable() and "\n" not in code):
             return
         inner = _parse(code)
         if inner is None:
             return
-        sub = _Analyser(self.facts, self.summaries, first_line=line, depth=self.depth + 1, embed=self.embed)
+        sub = _Analyser(
+            self.facts, self.summaries, first_line=line, depth=self.depth + 1, embed=self.embed
+        )
         sub.aliases = dict(self.aliases)
         sub.offset = line - 1
         sub.module(inner)
@@ -484,7 +694,9 @@ class _Analyser:
             folded = self.fold(first)
             out = self.value(first)
             if out.decoded or out.downloaded:
-                (self.facts.decode_exec if out.decoded else self.facts.download_exec).append((line, name))
+                (self.facts.decode_exec if out.decoded else self.facts.download_exec).append(
+                    (line, name)
+                )
             if folded is None:
                 return out
             text = folded.replace("*", "$__py")
@@ -577,7 +789,10 @@ class _Analyser:
             path = self.fold(node.func.value)
             for out in args:
                 content.merge(out)
-        elif name in ("shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree") and len(node.args) >= 2:
+        elif (
+            name in ("shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree")
+            and len(node.args) >= 2
+        ):
             path = self.fold(node.args[1])
             content = args[0]
         if not path:
@@ -604,7 +819,9 @@ class _Analyser:
         if not params or real.body or real.header or not self.function:
             self.facts.sends.append(real)
 
-    def summary_call(self, short: str, node: ast.Call, args: list[Out], line: int, result: Out) -> None:
+    def summary_call(
+        self, short: str, node: ast.Call, args: list[Out], line: int, result: Out
+    ) -> None:
         if not short:
             return
         returned = self.summaries.returns.get(short)
@@ -615,8 +832,14 @@ class _Analyser:
             header = self.substitute(Out(set(template.header)), short, args).taint
             if body or header:
                 self.add_send(
-                    Send(line, template.host, f"{short}() -> {template.via}", body=body,
-                         header=header, sink=template.sink)  # fmt: skip
+                    Send(
+                        line,
+                        template.host,
+                        f"{short}() -> {template.via}",
+                        body=body,
+                        header=header,
+                        sink=template.sink,
+                    )
                 )
 
     @staticmethod
@@ -649,8 +872,10 @@ class _Analyser:
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
-                    key = target.id if isinstance(target, ast.Name) else (
-                        target.attr if isinstance(target, ast.Attribute) else None
+                    key = (
+                        target.id
+                        if isinstance(target, ast.Name)
+                        else (target.attr if isinstance(target, ast.Attribute) else None)
                     )
                     if key is not None and key not in self.consts:
                         folded = self.fold(node.value)
@@ -702,7 +927,10 @@ class _Analyser:
             return
         if isinstance(node, ast.Expr):
             value = node.value
-            if isinstance(value, ast.Call) and self.dotted(value.func) in ("print", "sys.stdout.write"):
+            if isinstance(value, ast.Call) and self.dotted(value.func) in (
+                "print",
+                "sys.stdout.write",
+            ):
                 out = Out()
                 for arg in value.args:
                     out.merge(self.value(arg))
@@ -710,7 +938,18 @@ class _Analyser:
                 return
             self.value(value)
             return
-        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)):
+        if isinstance(
+            node,
+            (
+                ast.Import,
+                ast.ImportFrom,
+                ast.Pass,
+                ast.Break,
+                ast.Continue,
+                ast.Global,
+                ast.Nonlocal,
+            ),
+        ):
             return
         for name in ("test", "subject", "exc"):
             child = getattr(node, name, None)
@@ -766,7 +1005,9 @@ def _decode(name: str, raw: str, extra: list[str | None]) -> str | None:
     data = raw.encode("latin-1", "replace")
     try:
         if name.endswith(("b64decode", "decodebytes", "a2b_base64")):
-            out = base64.b64decode(data + b"=" * (-len(data) % 4), altchars=b"-_" if "urlsafe" in name else None)
+            out = base64.b64decode(
+                data + b"=" * (-len(data) % 4), altchars=b"-_" if "urlsafe" in name else None
+            )
         elif name.endswith("b32decode"):
             out = base64.b32decode(data)
         elif name.endswith(("fromhex", "unhexlify", "a2b_hex", "b16decode")):
@@ -793,7 +1034,9 @@ def _quote(word: str) -> str:
 
 
 def _outside(path: str) -> bool:
-    return path.startswith(("/", "~", "\\\\", "../", "*")) and not path.startswith(("/dev/null", "/dev/std"))
+    return path.startswith(("/", "~", "\\\\", "../", "*")) and not path.startswith(
+        ("/dev/null", "/dev/std")
+    )
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -835,11 +1078,12 @@ def analyse_python(
         facts.parsed = False
         return facts
     analyser = _Analyser(
-        facts, summaries if summaries is not None else Summaries(), first_line=first_line,
-        depth=depth, embed=embed,
-    )  # fmt: skip
-    try:
+        facts,
+        summaries if summaries is not None else Summaries(),
+        first_line=first_line,
+        depth=depth,
+        embed=embed,
+    )
+    with contextlib.suppress(RecursionError):
         analyser.module(tree)
-    except RecursionError:
-        pass
     return facts

@@ -27,11 +27,31 @@ __all__ = [
 # Parts of an environment variable's name (split on "_") that make it a secret.
 _SECRET_PARTS = frozenset(
     {
-        "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY",
-        "KEY", "KEYS", "CREDENTIAL", "CREDENTIALS", "CREDS", "PAT", "COOKIE", "COOKIES",
-        "PRIVATE", "SESSION", "AUTH", "BEARER", "MNEMONIC", "SEED", "WEBHOOK",
+        "TOKEN",
+        "TOKENS",
+        "SECRET",
+        "SECRETS",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "APIKEY",
+        "KEY",
+        "KEYS",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "CREDS",
+        "PAT",
+        "COOKIE",
+        "COOKIES",
+        "PRIVATE",
+        "SESSION",
+        "AUTH",
+        "BEARER",
+        "MNEMONIC",
+        "SEED",
+        "WEBHOOK",
     }
-)  # fmt: skip
+)
 # Parts that, with one of the above, still name no secret (SSH_AUTH_SOCK, KEY_PATH is a path).
 _NOT_SECRET_PARTS = frozenset({"SOCK", "PATH", "FILE", "DIR", "URL", "ID", "NAME", "TYPE"})
 _ALWAYS_SECRET = re.compile(
@@ -88,7 +108,7 @@ def own_api(token: str, host: str | None) -> bool:
 # Credential files and stores, matched in a path as written (``~``, ``$HOME`` or an absolute home;
 # Windows separators too). Public keys are not secrets.
 _CRED_PARTS = (
-    r"\.ssh(?:[/\\](?![^\s'\"]*\.pub\b)|\b(?!-))",
+    r"\.ssh(?:[/\\](?![^\s'\"]*\.pub\b)|\b(?![-/\\]))",
     r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)",
     r"\.aws[/\\](?:credentials|config)\b|\.aws\b(?![\w.-])",
     r"\.azure[/\\]",
@@ -97,12 +117,16 @@ _CRED_PARTS = (
     r"\.docker[/\\]config\.json",
     r"(?<![\w-])\.(?:npmrc|pypirc|netrc|git-credentials|pgpass|my\.cnf)\b",
     r"\.config[/\\](?:gh[/\\]hosts\.yml|hub\b)",
-    r"\.cargo[/\\]credentials|\.gem[/\\]credentials",
+    r"\.cargo[/\\]credentials|\.gem[/\\]credentials|\.kaggle[/\\]kaggle\.json|\.vault-token\b|"
+    r"\.terraform\.d[/\\]credentials|\.databrickscfg\b|\.s3cfg\b|\.boto\b|(?:huggingface|\.hf)[/\\]token\b|"
+    r"\.m2[/\\]settings\.xml|\.gradle[/\\]gradle\.properties|\.composer[/\\]auth\.json|\.config[/\\]rclone|"
+    r"\.docker[/\\]config|\.config[/\\]gh\b|\.netlify[/\\]|\.heroku\b|\bcredentials\.tfrc\.json",
     r"(?<![\w.-])\.env(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
     r"/etc/shadow\b",
     # browsers: profile folders and the stores inside them
-    r"Login Data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bWeb Data\b|\bLocal State\b",
+    r"Login Data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bWeb Data\b|\bLocal "
+    r"State\b",
     r"(?:Google[/\\ ]Chrome|Chromium|BraveSoftware|Microsoft[/\\ ]Edge)[/\\]|\.mozilla[/\\]firefox",
     r"[/\\]Cookies\b",
     # wallets
@@ -195,7 +219,9 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
         if not send.body and not send.header:
             return None
         what = _names(send.body | send.header)
-        target = "the clipboard" if send.sink == "clipboard" else f"a file outside the skill ({where})"
+        target = (
+            "the clipboard" if send.sink == "clipboard" else f"a file outside the skill ({where})"
+        )
         return ("secret-exfiltration", "error", f"sensitive data ({what}) copied to {target}")
     strong = {t for t in send.body | send.header if t.kind != "env"}
     tokens = send.body | send.header
@@ -234,4 +260,8 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             f"sends {_names(send.header)} to {where} via {send.via}: is this the service the "
             f"token is for?",
         )
-    return ("network-send", "info" if documentation else "warning", f"sends data to {where} via {send.via}")
+    return (
+        "network-send",
+        "info" if documentation else "warning",
+        f"sends data to {where} via {send.via}",
+    )

@@ -87,7 +87,9 @@ class ShellFacts:
     decode_exec: list[tuple[int, str]] = field(default_factory=list)
     download_exec: list[tuple[int, str]] = field(default_factory=list)
     reverse_shell: list[tuple[int, str]] = field(default_factory=list)
-    writes: list[tuple[int, str, Out]] = field(default_factory=list)  # (line, path, content)
+    writes: list[tuple[int, str, Out, str]] = field(
+        default_factory=list
+    )  # (line, path, content, text)
     tainted_files: dict[str, Out] = field(default_factory=dict)
     embedded: list[tuple[str, str, int]] = field(default_factory=list)  # (language, code, line)
     output: Out = field(default_factory=Out)
@@ -111,42 +113,177 @@ _PYTHONS = re.compile(r"^(?:python[0-9.]*|pypy[0-9.]*|py)$")
 _NODES = frozenset({"node", "nodejs", "deno", "bun"})
 _OTHER_INTERPRETERS = frozenset({"perl", "ruby", "php", "pwsh", "powershell", "lua", "osascript"})
 _WRAPPERS = frozenset(
-    {"sudo", "doas", "env", "nohup", "time", "nice", "ionice", "timeout", "command", "builtin",
-     "exec", "stdbuf", "setsid", "unbuffer", "chronic", "caffeinate", "torsocks", "proxychains",
-     "proxychains4", "su"}
-)  # fmt: skip
+    {
+        "sudo",
+        "doas",
+        "env",
+        "nohup",
+        "time",
+        "nice",
+        "ionice",
+        "timeout",
+        "command",
+        "builtin",
+        "exec",
+        "stdbuf",
+        "setsid",
+        "unbuffer",
+        "chronic",
+        "caffeinate",
+        "torsocks",
+        "proxychains",
+        "proxychains4",
+        "su",
+    }
+)
 # Commands whose path arguments are not read for their content.
 _NOT_READING = frozenset(
-    {"chmod", "chown", "chgrp", "mkdir", "rmdir", "rm", "touch", "ls", "stat", "test", "[", "[[",
-     "ssh-keygen", "ssh", "ssh-add", "ssh-copy-id", "git", "echo", "printf", "cd", "export",
-     "source", ".", "mv", "ln", "file", "which", "type", "realpath", "dirname", "basename", "du",
-     "docker", "kubectl", "helm", "aws", "gcloud", "az", "terraform", "npm", "pip", "pip3",
-     "code", "vim", "vi", "nano", "open", "wc", "diff", "mount", "umount", "python", "python3",
-     "node", "unset", "read"}
-)  # fmt: skip
+    {
+        "chmod",
+        "chown",
+        "chgrp",
+        "mkdir",
+        "rmdir",
+        "rm",
+        "touch",
+        "ls",
+        "stat",
+        "test",
+        "[",
+        "[[",
+        "ssh-keygen",
+        "ssh",
+        "ssh-add",
+        "ssh-copy-id",
+        "git",
+        "echo",
+        "printf",
+        "cd",
+        "export",
+        "source",
+        ".",
+        "mv",
+        "ln",
+        "file",
+        "which",
+        "type",
+        "realpath",
+        "dirname",
+        "basename",
+        "du",
+        "docker",
+        "kubectl",
+        "helm",
+        "aws",
+        "gcloud",
+        "az",
+        "terraform",
+        "npm",
+        "pip",
+        "pip3",
+        "code",
+        "vim",
+        "vi",
+        "nano",
+        "open",
+        "wc",
+        "diff",
+        "mount",
+        "umount",
+        "python",
+        "python3",
+        "node",
+        "unset",
+        "read",
+    }
+)
 _ENV_DUMPS = frozenset({"env", "printenv", "set", "export", "declare", "compgen", "typeset"})
-_CLIPBOARD = frozenset({"pbcopy", "xclip", "xsel", "wl-copy", "clip", "clip.exe", "termux-clipboard-set"})
+_CLIPBOARD = frozenset(
+    {"pbcopy", "xclip", "xsel", "wl-copy", "clip", "clip.exe", "termux-clipboard-set"}
+)
 _MAILERS = frozenset({"mail", "mailx", "sendmail", "mutt", "msmtp", "ssmtp"})
 _DNS = frozenset({"dig", "nslookup", "host", "ping", "drill", "resolvectl"})
 _RAW_NET = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "cryptcat", "pwncat"})
 _COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "croc"})
 
 _CURL_DATA = frozenset(
-    {"-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "--data-ascii", "-F",
-     "--form", "--form-string", "-T", "--upload-file", "--json"}
-)  # fmt: skip
+    {
+        "-d",
+        "--data",
+        "--data-binary",
+        "--data-raw",
+        "--data-urlencode",
+        "--data-ascii",
+        "-F",
+        "--form",
+        "--form-string",
+        "-T",
+        "--upload-file",
+        "--json",
+    }
+)
 _CURL_HEADER = frozenset({"-H", "--header", "-u", "--user", "--oauth2-bearer", "-b", "--cookie"})
 _CURL_ARG_OPTS = frozenset(
-    {"-o", "--output", "-X", "--request", "-A", "--user-agent", "-e", "--referer", "-m",
-     "--max-time", "--connect-timeout", "-w", "--write-out", "-x", "--proxy", "--retry",
-     "-c", "--cookie-jar", "-K", "--config", "--cacert", "--cert", "--key", "-E",
-     "--resolve", "--url", "-r", "--range", "-Y", "-y", "--limit-rate", "-C", "--output-dir"}
-)  # fmt: skip
+    {
+        "-o",
+        "--output",
+        "-X",
+        "--request",
+        "-A",
+        "--user-agent",
+        "-e",
+        "--referer",
+        "-m",
+        "--max-time",
+        "--connect-timeout",
+        "-w",
+        "--write-out",
+        "-x",
+        "--proxy",
+        "--retry",
+        "-c",
+        "--cookie-jar",
+        "-K",
+        "--config",
+        "--cacert",
+        "--cert",
+        "--key",
+        "-E",
+        "--resolve",
+        "--url",
+        "-r",
+        "--range",
+        "-Y",
+        "-y",
+        "--limit-rate",
+        "-C",
+        "--output-dir",
+    }
+)
 _WGET_DATA = frozenset({"--post-data", "--post-file", "--body-data", "--body-file"})
-_WGET_ARG_OPTS = frozenset({"-O", "--output-document", "-P", "--directory-prefix", "-o", "-a",
-                            "--header", "-U", "--user-agent", "-e", "-t", "-T", "--method"})  # fmt: skip
-_REMOTE_RE = re.compile(r"^(?:[\w.+-]+@)?([A-Za-z0-9][\w.-]*\.[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}):")
-_HOSTISH_RE = re.compile(r"^(?:[\w.+-]+@)?((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})(?::\d+)?(?:/|$)")
+_WGET_ARG_OPTS = frozenset(
+    {
+        "-O",
+        "--output-document",
+        "-P",
+        "--directory-prefix",
+        "-o",
+        "-a",
+        "--header",
+        "-U",
+        "--user-agent",
+        "-e",
+        "-t",
+        "-T",
+        "--method",
+    }
+)
+_REMOTE_RE = re.compile(
+    r"^(?:[\w.+-]+@)?([A-Za-z0-9][\w.-]*\.[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}):"
+)
+_HOSTISH_RE = re.compile(
+    r"^(?:[\w.+-]+@)?((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})(?::\d+)?(?:/|$)"
+)
 _DEV_TCP_RE = re.compile(r"/dev/(?:tcp|udp)/([^/\s]+)/")
 _HEX_ESCAPES_RE = re.compile(r"(?:\\x[0-9a-fA-F]{2}|\\[0-7]{3}){8,}")
 _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -275,8 +412,14 @@ class _Walker:
             return self.for_loop(node, stdin)
         if kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             return Out()
-        if kind in ("command_substitution", "process_substitution", "string", "concatenation",
-                    "simple_expansion", "expansion"):  # fmt: skip
+        if kind in (
+            "command_substitution",
+            "process_substitution",
+            "string",
+            "concatenation",
+            "simple_expansion",
+            "expansion",
+        ):
             return self.word(node).out
         out = Out()
         for child in node.named_children:
@@ -320,7 +463,9 @@ class _Walker:
         for redirect in node.children_by_field_name("redirect"):
             kind = redirect.type
             if kind == "heredoc_redirect":
-                body_node = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
+                body_node = next(
+                    (c for c in redirect.named_children if c.type == "heredoc_body"), None
+                )
                 if body_node is not None:
                     heredoc = body_node.text.decode("utf-8", "replace")
                     heredoc_line = self.line(body_node)
@@ -345,11 +490,15 @@ class _Walker:
             return feed
         if heredoc is not None and body.type == "command":
             self.pending_heredoc = (heredoc, heredoc_line)
+        before = len(self.facts.commands)
         out = self.statement(body, feed)
         self.pending_heredoc = None
+        written = heredoc or " ".join(
+            " ".join([c.name, *c.argv]) for c in self.facts.commands[before:]
+        )
         for path, redirect in outputs:
             if path:
-                self.write(path, out, self.line(redirect))
+                self.write(path, out, self.line(redirect), written[:4096])
                 if _DEV_TCP_RE.search(path) and body.type == "command":
                     name = self.facts.commands[-1].name if self.facts.commands else ""
                     if _interpreter(name) is not None:
@@ -380,15 +529,13 @@ class _Walker:
                 out.taint.discard(taint)
         return out
 
-    def write(self, path: str, content: Out, line: int) -> None:
-        self.facts.writes.append((line, path, content))
+    def write(self, path: str, content: Out, line: int, text: str = "") -> None:
+        self.facts.writes.append((line, path, content, text))
         if content.taint or content.decoded or content.downloaded:
             self.facts.tainted_files.setdefault(path, Out()).merge(content)
         tcp = _DEV_TCP_RE.search(path)
         if tcp:
-            self.facts.sends.append(
-                Send(line, tcp.group(1), "/dev/tcp", body=set(content.taint))
-            )
+            self.facts.sends.append(Send(line, tcp.group(1), "/dev/tcp", body=set(content.taint)))
 
     # --- commands --------------------------------------------------------------------------
 
@@ -452,7 +599,12 @@ class _Walker:
         # What it reads: credential files and files an earlier step filled with secrets.
         if name not in _NOT_READING:
             for arg in args:
-                if arg.text.startswith("-") and "=" not in arg.text and "@" not in arg.text:
+                # Flags name no file to read, except curl's @file forms (-d @f, -F x=@f).
+                if (
+                    arg.text.startswith("-")
+                    and "=@" not in arg.text
+                    and not arg.text.startswith("@")
+                ):
                     continue
                 out.merge(self.read_path(Word(_strip_at(arg.text), Out()), cmd.line))
         for taint in list(out.taint):
@@ -460,9 +612,12 @@ class _Walker:
                 out.taint.discard(taint)
         if name in _ENV_DUMPS and self._dumps_env(name, cmd.argv):
             out.taint.add(Taint("env-all", f"{name} (every environment variable)"))
-        if name == "security" and args and args[0].text in (
-            "find-generic-password", "find-internet-password", "dump-keychain", "export"
-        ):  # fmt: skip
+        if (
+            name == "security"
+            and args
+            and args[0].text
+            in ("find-generic-password", "find-internet-password", "dump-keychain", "export")
+        ):
             taint = Taint("credential", f"macOS keychain ({args[0].text})")
             out.taint.add(taint)
             self.facts.reads.append((cmd.line, taint))
@@ -476,6 +631,24 @@ class _Walker:
             target = self._output_file(cmd)
             if target:
                 self.facts.tainted_files.setdefault(target, Out()).downloaded = True
+        if name in (
+            "less",
+            "more",
+            "cat",
+            "head",
+            "view",
+            "vim",
+            "vi",
+            "nano",
+            "bat",
+            "code",
+            "open",
+        ):
+            for arg in args:
+                known = self.facts.tainted_files.get(arg.text)
+                if known is not None and known.downloaded and not known.taint:
+                    # Shown to the user before it runs: a reviewed download.
+                    known.downloaded = False
         if name == "tee":
             for arg in args:
                 if not arg.text.startswith("-"):
@@ -497,11 +670,17 @@ class _Walker:
     def decoders(self, cmd: Command, out: Out) -> None:
         name, argv = cmd.name, cmd.argv
         decoded = (
-            (name in ("base64", "gbase64") and any(a in ("-d", "--decode", "-D") or
-                                                    (a.startswith("-") and not a.startswith("--") and "d" in a) for a in argv))  # fmt: skip
+            (
+                name in ("base64", "gbase64")
+                and any(
+                    a in ("-d", "--decode", "-D")
+                    or (a.startswith("-") and not a.startswith("--") and "d" in a)
+                    for a in argv
+                )
+            )
             or (name == "xxd" and any(a.startswith("-r") for a in argv))
             or (name == "openssl" and "-d" in argv)
-            or name in ("uudecode", "base32") and "-d" in argv
+            or (name in ("uudecode", "base32") and "-d" in argv)
             or (name in ("printf", "echo") and any(_HEX_ESCAPES_RE.search(a) for a in argv))
             or (name == "rev" and cmd.stdin.decoded)
             or (name == "tr" and cmd.stdin.decoded)
@@ -522,7 +701,7 @@ class _Walker:
                 facts=self.facts,
             )
             return inner
-        if self.embed is not None and language in ("python", "javascript"):
+        if self.embed is not None and language in ("python", "javascript", "other"):
             return self.embed(language, code, line)
         return Out()
 
@@ -538,19 +717,30 @@ class _Walker:
         elif name in ("source", ".") and args:
             target = args[0]
             if target.out.decoded or target.out.downloaded or target.text in ("/dev/stdin", "-"):
-                self._ran(cmd, target.out if target.text not in ("/dev/stdin", "-") else stdin, name)
+                self._ran(
+                    cmd, target.out if target.text not in ("/dev/stdin", "-") else stdin, name
+                )
             known = self.facts.tainted_files.get(target.text)
             if known is not None:
                 self._ran(cmd, known, name)
             return
         elif language is not None:
-            flags = {"shell": ("-c",), "python": ("-c",), "javascript": ("-e", "--eval", "-p", "--print"),
-                     "other": ("-e", "-E", "-r", "-Command", "-c")}[language]  # fmt: skip
+            flags = {
+                "shell": ("-c",),
+                "python": ("-c",),
+                "javascript": ("-e", "--eval", "-p", "--print"),
+                "other": ("-e", "-E", "-r", "-Command", "-c"),
+            }[language]
             for index, arg in enumerate(args):
                 if arg.text in flags and index + 1 < len(args):
                     code_word = args[index + 1]
                     break
-                if language == "shell" and arg.text.startswith("-") and "c" in arg.text[1:] and not arg.text.startswith("--"):
+                if (
+                    language == "shell"
+                    and arg.text.startswith("-")
+                    and "c" in arg.text[1:]
+                    and not arg.text.startswith("--")
+                ):
                     if index + 1 < len(args):
                         code_word = args[index + 1]
                     break
@@ -561,7 +751,11 @@ class _Walker:
         elif name == "xargs":
             # xargs sh -c '...': the shell runs its input.
             rest = [a for a in args if not a.text.startswith("-")]
-            if rest and _interpreter(_basename(rest[0].text)) and (stdin.decoded or stdin.downloaded):
+            if (
+                rest
+                and _interpreter(_basename(rest[0].text))
+                and (stdin.decoded or stdin.downloaded)
+            ):
                 self._ran(cmd, stdin, f"xargs {rest[0].text}")
             return
         if language is None:
@@ -569,9 +763,7 @@ class _Walker:
         if code_word is not None:
             if code_word.out.decoded or code_word.out.downloaded:
                 self._ran(cmd, code_word.out, name)
-            if language != "other":
-                result = self._run_code(language, code_word.text, cmd.line, stdin, name)
-                out.merge(result)
+            out.merge(self._run_code(language, code_word.text, cmd.line, stdin, name))
             return
         heredoc = self.pending_heredoc
         if heredoc is not None:
@@ -619,6 +811,14 @@ class _Walker:
                 self.facts.reverse_shell.append((cmd.line, " ".join([name, *cmd.argv])[:120]))
             if any(a.text in ("-l", "-lp", "-lvp", "-lnvp", "--listen") for a in args):
                 return
+            if (
+                any(
+                    a.text.startswith("-") and "z" in a.text and not a.text.startswith("--")
+                    for a in args
+                )
+                and not body
+            ):
+                return  # nc -z: a port check, nothing is sent
             self.facts.sends.append(Send(cmd.line, hosts[0] if hosts else None, name, body=body))
         elif name in _MAILERS:
             body = set(stdin.taint)
@@ -634,16 +834,22 @@ class _Walker:
             if tainted:
                 self.facts.sends.append(Send(cmd.line, "a DNS lookup", name, body=tainted))
         elif name in _CLIPBOARD:
-            self.facts.sends.append(Send(cmd.line, None, name, body=set(stdin.taint), sink="clipboard"))
+            self.facts.sends.append(
+                Send(cmd.line, None, name, body=set(stdin.taint), sink="clipboard")
+            )
         elif name == "ssh":
             rest = [a for a in args if not a.text.startswith("-")]
             if rest and (stdin.taint or any(a.out.taint for a in rest[1:])):
                 body = set(stdin.taint)
                 for arg in rest[1:]:
                     body |= arg.out.taint
-                host = _REMOTE_RE.match(rest[0].text + ":")
-                self.facts.sends.append(Send(cmd.line, host.group(1) if host else rest[0].text, "ssh", body=body))
-        elif name in _COPIERS or (name in ("aws", "gsutil", "az", "gcloud") and self._cloud_upload(cmd)):
+                remote = _REMOTE_RE.match(rest[0].text + ":")
+                self.facts.sends.append(
+                    Send(cmd.line, remote.group(1) if remote else rest[0].text, "ssh", body=body)
+                )
+        elif name in _COPIERS or (
+            name in ("aws", "gsutil", "az", "gcloud") and self._cloud_upload(cmd)
+        ):
             self.copier(cmd, stdin)
 
     @staticmethod
@@ -655,7 +861,9 @@ class _Walker:
 
     def copier(self, cmd: Command, stdin: Out) -> None:
         args = [a for a in cmd.args if not a.text.startswith("-")]
-        remote = [a for a in args if _REMOTE_RE.match(a.text) or a.text.startswith(("s3://", "gs://"))]
+        remote = [
+            a for a in args if _REMOTE_RE.match(a.text) or a.text.startswith(("s3://", "gs://"))
+        ]
         if not remote:
             return
         dest = remote[-1]
@@ -673,11 +881,25 @@ class _Walker:
 
     def copies(self, cmd: Command, out: Out) -> None:
         # cp/tar/zip of a credential store: the copy holds the secrets too.
-        if cmd.name in ("cp", "tar", "zip", "7z", "gzip", "rsync", "ditto", "install", "gpg", "openssl"):
-            if out.taint:
-                for arg in cmd.args:
-                    if not arg.text.startswith("-") and not credential_in(arg.text):
-                        self.write(arg.text, out, cmd.line)
+        if (
+            cmd.name
+            in (
+                "cp",
+                "tar",
+                "zip",
+                "7z",
+                "gzip",
+                "rsync",
+                "ditto",
+                "install",
+                "gpg",
+                "openssl",
+            )
+            and out.taint
+        ):
+            for arg in cmd.args:
+                if not arg.text.startswith("-") and not credential_in(arg.text):
+                    self.write(arg.text, out, cmd.line)
 
     @staticmethod
     def _output_file(cmd: Command) -> str | None:
@@ -709,12 +931,16 @@ class _Walker:
             if text.startswith("--") and "=" in text:
                 flag, _, rest = text.partition("=")
                 value = Word(rest, word.out)
-            elif text.startswith("-") and not text.startswith("--") and len(text) > 2 and text[:2] in _CURL_DATA | _CURL_HEADER:
+            elif (
+                text.startswith("-")
+                and not text.startswith("--")
+                and len(text) > 2
+                and text[:2] in _CURL_DATA | _CURL_HEADER
+            ):
                 flag, value = text[:2], Word(text[2:], word.out)
-            elif text in _CURL_DATA or text in _CURL_HEADER or text in _CURL_ARG_OPTS:
-                if index + 1 < len(args):
-                    value = args[index + 1]
-                    index += 1
+            elif text in _CURL_DATA | _CURL_HEADER | _CURL_ARG_OPTS and index + 1 < len(args):
+                value = args[index + 1]
+                index += 1
             if flag in _CURL_DATA and value is not None:
                 sends = True
                 body |= value.out.taint
@@ -752,7 +978,11 @@ class _Walker:
             path = value[at + 1 :]
         elif lt > 0:
             path = value[lt + 2 :]
-        elif "=" not in value and not value.startswith(("{", "[")) and ("/" in value or value.startswith(("~", "."))):
+        elif (
+            "=" not in value
+            and not value.startswith(("{", "["))
+            and ("/" in value or value.startswith(("~", ".")))
+        ):
             path = value  # -T path
         if path is None:
             return set()
@@ -792,7 +1022,9 @@ class _Walker:
                 sends = True
                 body |= url.out.taint
         if sends:
-            host = next((h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None)
+            host = next(
+                (h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None
+            )
             self.facts.sends.append(Send(cmd.line, host, "wget", body=body, header=header))
 
 
