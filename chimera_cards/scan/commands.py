@@ -38,6 +38,8 @@ _GO_OWN = ("golang.org/x/", "go.dev/", "google.golang.org/", "cmd/")
 
 @dataclass(frozen=True)
 class CommandFinding:
+    """One finding of a command rule, before the detection pass gives it its path."""
+
     rule: str
     severity: str
     message: str

@@ -149,6 +149,8 @@ class DetectFile:
 
 @dataclass
 class _Unit:
+    """One file as the detection pass reads it: the facts of its code and its own findings."""
+
     path: str
     documentation: bool
     shell: ShellFacts = field(default_factory=ShellFacts)

@@ -61,6 +61,8 @@ _SECURITY_OFF_RE = re.compile(
 
 @dataclass
 class GenericFacts:
+    """What a unit of a language without a parser does, for the rules to grade."""
+
     sends: list[Send] = field(default_factory=list)
     reads: list[tuple[int, Taint]] = field(default_factory=list)
     decode_exec: list[tuple[int, str]] = field(default_factory=list)

@@ -87,6 +87,8 @@ _READS = frozenset(
 
 @dataclass
 class JsFacts:
+    """What a JavaScript unit does, for the rules to grade."""
+
     sends: list[Send] = field(default_factory=list)
     reads: list[tuple[int, Taint]] = field(default_factory=list)
     decode_exec: list[tuple[int, str]] = field(default_factory=list)

@@ -172,6 +172,8 @@ _SUDO_RE = re.compile(
 
 @dataclass(frozen=True)
 class ProseFinding:
+    """One prose finding, at an offset of the text it was found in."""
+
     rule: str
     severity: str
     message: str
