@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -19,6 +20,11 @@ from reference_loop.workspace.records import _Entry, _Look, _Scan, _Snapshot
 from reference_loop.workspace.restore import Restorer
 
 __all__ = ["FastPaths"]
+
+# From this many files that differ from the snapshot in stat data only (rewritten with the same
+# bytes), a look writes their stat data into the private index: hashing them again on every
+# later look costs more than writing the index once.
+_REFRESH_MIN = 64
 
 
 def _hand_entry(
@@ -312,6 +318,7 @@ class FastPaths(Restorer):
         whose content and mode are the snapshot's (one a restore wrote back) is no change.
         The snapshot's side of each change comes from ``model``. ``None`` when git should
         look instead (what :meth:`_store_files` refuses, an unmerged entry)."""
+        started = time.time_ns()
         proc, look = self._diff_files_beside(lambda: self._new_files(snap))
         try:
             new = look.result()
@@ -336,6 +343,7 @@ class FastPaths(Restorer):
         stored.update(dict.fromkeys(gone))
         entries: list[_Entry] = []
         sizes: dict[str, int] = {}
+        same: dict[bytes, gitindex.NewEntry | None] = {}
         for path in sorted(stored):
             entry, old = stored[path], model.entry(path)
             if old is not None:
@@ -345,7 +353,36 @@ class FastPaths(Restorer):
             change = _hand_entry(os.fsdecode(path), old, entry)
             if change is not None:
                 entries.append(change)
+            elif old is not None:
+                same[path] = entry
+        if len(same) >= _REFRESH_MIN:
+            model = self._refresh_model(snap, model, same, started) or model
         return _Look(entries, sizes, lambda subset: self._tree_by_hand(model, stored, subset))
+
+    def _refresh_model(
+        self,
+        snap: _Snapshot,
+        model: gitindex.Index,
+        same: Mapping[bytes, gitindex.NewEntry | None],
+        started: int,
+    ) -> gitindex.Index | None:
+        """Record the stat data of files whose bytes are the snapshot's but whose stat data is
+        not (a formatter or a checkout rewrote them with the same bytes): the private index
+        stays the snapshot, and later looks stop hashing those files again. ``None`` (the
+        model kept as it is) when the rewritten index would not be the snapshot's tree."""
+        writer = gitstore.PackWriter(os.path.join(self._env["GIT_DIR"], "objects", "pack"))
+        try:
+            new = gitindex.rewrite_index(model, same, writer.add_tree)
+            if new is None or new.tree.hex() != snap.tree:
+                writer.abort()
+                return None
+            writer.finish()
+        except BaseException:
+            writer.abort()
+            raise
+        self._write_split_index(new.data, new.tree_ext, started)
+        self._model = new.index
+        return new.index
 
     def _tree_by_hand(
         self,

@@ -115,10 +115,11 @@ class TreeScan(PrivateGit):
 
     def _stat_dirs(self, dirs: Iterable[str]) -> dict[str, tuple[int, int, int]]:
         now = time.time_ns()
+        root = str(self.root)
         out = {}
         for d in dirs:
             try:
-                st = os.lstat(self.root / d)
+                st = os.lstat(f"{root}/{d}" if d else root)
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
@@ -132,9 +133,15 @@ class TreeScan(PrivateGit):
         moved: list[str] = []
         new: list[str] = []
         missing = False
-        for d, (ino, ctime, seen) in list(snap.dirs.items()):
+        # Strings, not pathlib: this runs over every directory of the snapshot on every look
+        # and restore, and after a rewrite (a formatter, a checkout) lists each of them.
+        root = str(self.root)
+        dirs, gits = snap.dirs, snap.gits
+        born_after = snap.started - records._RACY_NS
+        for d, (ino, ctime, seen) in list(dirs.items()):
+            full = f"{root}/{d}" if d else root
             try:
-                st = os.lstat(self.root / d)
+                st = os.lstat(full)
             except OSError:
                 missing = True
                 continue
@@ -144,16 +151,19 @@ class TreeScan(PrivateGit):
             if not stat.S_ISDIR(st.st_mode):
                 missing = True
                 continue
-            with os.scandir(self.root / d) as it:
+            base = f"{d}/" if d else ""
+            with os.scandir(full) as it:
                 for entry in it:
-                    rel = f"{d}/{entry.name}" if d else entry.name
-                    if entry.name == ".git":
-                        if rel not in snap.gits:
-                            new.append(rel)  # a repository the attempt made, file or dir
-                    elif entry.is_dir(follow_symlinks=False) and rel not in snap.dirs:
-                        # git saw every directory holding files; one it did not see either is
-                        # new or holds only what git skips (FIFOs, sockets): keep the latter.
-                        born = entry.stat(follow_symlinks=False).st_ctime_ns
-                        if born >= snap.started - records._RACY_NS:
-                            new.append(rel)
+                    name = entry.name
+                    if name == ".git":
+                        if base + name not in gits:
+                            new.append(base + name)  # a repository the attempt made
+                    # git saw every directory holding files; one it did not see either is new
+                    # or holds only what git skips (FIFOs, sockets): keep the latter.
+                    elif (
+                        entry.is_dir(follow_symlinks=False)
+                        and base + name not in dirs
+                        and entry.stat(follow_symlinks=False).st_ctime_ns >= born_after
+                    ):
+                        new.append(base + name)
         return moved, new, missing

@@ -1081,3 +1081,44 @@ def test_config_that_converts_every_text_file_stops_the_seeding(
     (home / ".gitconfig").write_text(config)
     with Workspace(repo) as ws:
         assert ws.seeded is not converts
+
+
+def test_files_rewritten_with_the_same_bytes_are_not_hashed_again_by_every_later_look(
+    tmp_path, workspace_engine
+):
+    """A formatter or a checkout that rewrites every file with the same bytes changes no file's
+    content, only its stat data. The look after it is no change, and the looks after that must
+    not hash all those files again (each later attempt cost 25x what it should, by hand)."""
+    repo = make_repo(tmp_path / "repo")
+    for i in range(120):
+        (repo / "many" / f"d{i % 6}").mkdir(parents=True, exist_ok=True)
+        (repo / "many" / f"d{i % 6}" / f"f{i}.txt").write_text(f"file {i}\n" * 20)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "many")
+    before = tree_state(repo)
+    with Workspace(repo) as ws:
+        tree = ws.snapshot()
+        for path in sorted(repo.rglob("*.txt")):
+            data = path.read_bytes()
+            (path.parent / (path.name + ".fmt")).write_bytes(data)
+            os.replace(path.parent / (path.name + ".fmt"), path)
+        assert ws.diff_and_restore().files == []
+        assert ws.snapshot() == tree
+        hashed: list[int] = []
+        store_files = ws._store_files
+
+        def counted(paths, *args, **kwargs):
+            paths = list(paths)
+            hashed.append(len(paths))
+            return store_files(paths, *args, **kwargs)
+
+        ws._store_files = counted  # type: ignore[method-assign]
+        for attempt in range(3):
+            (repo / "README.md").write_text(f"attempt {attempt}\n")
+            diff = ws.diff_and_restore()
+            assert [c.path for c in diff.files] == ["README.md"]
+            assert tree_state(repo) == before
+            assert ws.snapshot() == tree
+        if ws.engine == "fast":
+            assert hashed and max(hashed) <= 2, hashed
+            assert ws._model is not None
