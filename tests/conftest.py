@@ -688,3 +688,14 @@ def make_task_dir(root: Path) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     return root
+
+
+SARIF_SCANNER = TESTS_DIR / "data" / "sarif_scanner.py"
+
+
+def sarif_scanner_command(*options: str, to_file: bool = True) -> list[str]:
+    """A real SARIF-writing scanner (tests/data/sarif_scanner.py) as a plug-in command line."""
+    import sys
+
+    out = ["--out", "{output}"] if to_file else []
+    return [sys.executable, str(SARIF_SCANNER), "{dir}", *out, *options]
