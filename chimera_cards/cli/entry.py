@@ -45,6 +45,7 @@ PLAIN_COMMANDS: dict[str, tuple[Callable[..., None], tuple[str, str, bool], dict
             "--trust-file": ("trust_file", _FILE),
             "--store": ("store_path", _FILE),
             "--json": ("as_json", _FLAG),
+            "--format": ("fmt", _TEXT),
         },
     ),
     "install": (
