@@ -47,14 +47,22 @@ scanners_file_option = click.option(
 
 
 def scanners_for(
-    names: Sequence[str], scanners_file: Path | None, store_path: Path | None
+    names: Sequence[str],
+    scanners_file: Path | None,
+    store_path: Path | None,
+    *,
+    named_store_must_exist: bool = False,
 ) -> list[ScannerConfig]:
     """The scanners the options name, read from the file, the store (if there is one yet) and
-    the presets. Nothing is created."""
-    if not names:
-        return []
+    the presets. Nothing is created; with ``named_store_must_exist`` a --store that is not a
+    store is an error even when no scanner is named (a command that only reads it)."""
     from chimera_cards.store.connection import default_store_path
 
+    if store_path is not None and named_store_must_exist:
+        with open_store(store_path) as store:
+            return resolve_scanners(names, store=store, config_file=scanners_file)
+    if not names:
+        return []
     path = store_path or default_store_path()
     if not path.exists():
         return resolve_scanners(names, config_file=scanners_file)
@@ -119,7 +127,7 @@ def scan_cmd(
     writes one SARIF 2.1.0 log with a run per tool. Exit 0 when no errors, 1 when errors were
     found, 2 on usage errors.
     """
-    scanners = scanners_for(scanner_names, scanners_file, store_path)
+    scanners = scanners_for(scanner_names, scanners_file, store_path, named_store_must_exist=True)
     report = scan_paths(paths, scanners=scanners, profile=profile)
     if as_json or fmt == "json":
         echo_json(report.to_dict())
@@ -204,7 +212,7 @@ def scanner_list(scanners_file, store_path, as_json) -> None:
     from chimera_cards.store.connection import default_store_path
 
     path = store_path or default_store_path()
-    if path.exists():
+    if store_path is not None or path.exists():
         with open_store(path) as store:
             found = configured_scanners(store, scanners_file)
     else:
