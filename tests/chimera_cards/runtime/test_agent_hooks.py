@@ -351,3 +351,16 @@ def test_gemini_install_writes_its_settings(world):
     assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"].startswith(
         "chimera-cards hook gemini --event session-start"
     )
+
+
+def test_a_read_through_a_symlinked_skills_folder_is_still_checked(world, tmp_path):
+    real = tmp_path / "shared-skills"
+    world.install("pdf-tools", to=real)
+    link = world.project / ".agents" / "skills"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    (real / "pdf-tools" / "scripts" / "run.sh").write_bytes(b"echo changed\n")
+    # Through the link, and by the folder's real path (which the link makes a skills folder).
+    for target in (link / "pdf-tools" / "scripts" / "run.sh", real / "pdf-tools" / "SKILL.md"):
+        payload = pre_tool_use(world.project, "Read", {"file_path": str(target)})
+        assert "pdf-tools differs" in blocked(hook(world, payload))
