@@ -221,8 +221,9 @@ def to_sarif(
         from chimera_cards import __version__ as version
     if rules is None:
         from chimera_cards.scan.codescan import CODE_RULES
+        from chimera_cards.scan.detect import DETECT_RULES
 
-        rules = {**RULES, **CODE_RULES}
+        rules = {**RULES, **CODE_RULES, **DETECT_RULES}
     base_dir = os.fspath(base) if base is not None else None
     findings = list(findings)
     used = sorted({f.rule for f in findings})
