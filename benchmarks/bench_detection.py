@@ -29,7 +29,7 @@ Corpora (``--corpus DIR``, default ``benchmarks/detection``):
   ``--label benign`` for a folder of published skills).
 
 Usage: python benchmarks/bench_detection.py [--corpus DIR] [--label benign|malicious]
-       [--no-cisco] [--cisco-command skill-scanner] [--json] [--list]
+       [--strip REGEX] [--no-cisco] [--cisco-command skill-scanner] [--json] [--list]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -82,8 +83,13 @@ SHAPE_RULES = frozenset(
 )
 CISCO_FLAG = frozenset({"MEDIUM", "HIGH", "CRITICAL"})
 CISCO_TIMEOUT = 1800.0
-_MALICIOUS_WORDS = {"malicious", "malware", "bad", "attacks", "unsafe"}
-_BENIGN_WORDS = {"benign", "safe", "good", "clean"}
+_MALICIOUS_WORDS = {"malicious", "malware", "bad", "attacks", "unsafe", "mal"}
+_BENIGN_WORDS = {"benign", "safe", "good", "clean", "ben"}
+_GENERIC_FOLDERS = {
+    "skills", ".claude", ".codex", ".agents", ".openclaw", "test_skills", "evals", "tests"
+}  # fmt: skip
+# SkillFortifyBench files samples as claude_mal_A01_001 / openclaw_ben_cat2_007.
+_ATTACK_CODE = re.compile(r"(?:^|_)(A\d{1,3}|cat\d{1,3})(?:_|$)")
 
 
 @dataclass
@@ -141,12 +147,28 @@ def _from_labels(root: Path) -> list[Sample]:
 
 
 def _label_from_path(rel: Path) -> str | None:
-    words = {part.lower() for part in rel.parts}
+    # The names of the folders above the skill, as words: "malicious", "test-malicious",
+    # "safe_skills" all say a label (the skill's own name does not: "clean-code" is no label).
+    words = {w for part in rel.parts[:-1] for w in re.split(r"[-_. ]+", part.lower()) if w}
     if words & _MALICIOUS_WORDS:
         return MALICIOUS
-    if words & _BENIGN_WORDS or any(w.startswith("safe-") for w in words):
+    if words & _BENIGN_WORDS:
         return BENIGN
     return None
+
+
+def _technique(rel: Path) -> str:
+    """The technique a peer corpus files a skill under: an attack or category code in a folder
+    name (SkillFortifyBench's ``claude_mal_A01_001``, ``claude_ben_cat2_007``), else the nearest
+    folder above the skill that is not a generic one (``skills``, ``.claude``)."""
+    for part in rel.parts[:-1]:
+        code = _ATTACK_CODE.search(part)
+        if code:
+            return code.group(1)
+    for part in reversed(rel.parts[:-1]):
+        if part.lower() not in _GENERIC_FOLDERS:
+            return part
+    return "unlabelled"
 
 
 def load_corpus(root: Path, label: str | None = None) -> list[Sample]:
@@ -163,14 +185,14 @@ def load_corpus(root: Path, label: str | None = None) -> list[Sample]:
     samples = []
     for folder in _skill_dirs(root):
         rel = folder.relative_to(root)
-        technique = rel.parent.name or "unlabelled"
+        technique = _technique(rel)
         expected = folder / "_expected.json"
         found: str | None = None
         if expected.is_file():
             data = json.loads(expected.read_text(encoding="utf-8"))
             found = BENIGN if data.get("expected_safe") else MALICIOUS
             patterns = data.get("threat_patterns") or []
-            if found == MALICIOUS and technique in {"malicious", "."} and patterns:
+            if found == MALICIOUS and technique in {"malicious", "unlabelled"} and patterns:
                 technique = str(patterns[0])
         found = found or _label_from_path(rel) or label
         if found is None:
@@ -425,6 +447,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cisco-command", help="the skill-scanner command (default: found)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--list", action="store_true", help="print each sample's outcome too")
+    ap.add_argument(
+        "--strip",
+        metavar="REGEX",
+        help="remove this from every text file first (a marker a corpus puts in each sample); "
+        "both tools then read the stripped copies",
+    )
     args = ap.parse_args(argv)
     if not args.corpus.is_dir():
         print(f"error: {args.corpus}: not a folder", file=sys.stderr)
@@ -433,6 +461,46 @@ def main(argv: list[str] | None = None) -> int:
     if not samples:
         print(f"error: {args.corpus}: no labelled skills (try --label)", file=sys.stderr)
         return 2
+    try:
+        strip = re.compile(args.strip) if args.strip else None
+    except re.error as exc:
+        print(f"error: --strip: {exc}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="bench-stripped-") as tmp:
+        if strip is not None:
+            samples = strip_copies(samples, strip, Path(tmp))
+        return _measure(args, samples)
+
+
+def strip_copies(samples: list[Sample], pattern: re.Pattern, into: Path) -> list[Sample]:
+    """Copies of the samples with PATTERN removed from every UTF-8 text file.
+
+    Args:
+        samples: the samples.
+        pattern: what to remove.
+        into: where the copies go (one folder per sample, under the skill's own name).
+    Returns:
+        The samples, each pointing at its copy.
+    """
+    out = []
+    for i, s in enumerate(samples):
+        dest = into / f"{i:04d}" / s.path.name
+        shutil.copytree(s.path, dest, symlinks=True)
+        for path in dest.rglob("*"):
+            if not path.is_file() or path.is_symlink():
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue
+            stripped = pattern.sub("", text)
+            if stripped != text:
+                path.write_text(stripped, encoding="utf-8")
+        out.append(Sample(s.skill, dest, s.label, s.technique, s.severity, s.note))
+    return out
+
+
+def _measure(args: argparse.Namespace, samples: list[Sample]) -> int:
     ours = run_ours(samples)
     exe = None if args.no_cisco else find_cisco(args.cisco_command)
     cisco, wall, cpu, own = run_cisco(samples, exe) if exe else (None, 0.0, 0.0, 0.0)
