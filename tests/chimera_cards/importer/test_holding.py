@@ -73,7 +73,7 @@ HOSTILE = {
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_a_hostile_skill_from_a_clean_local_path_is_held_pending(store, tmp_path, name):
     body, files, rule = HOSTILE[name]
-    result, version = imported(store, hostile(tmp_path, name, body, files))
+    _, version = imported(store, hostile(tmp_path, name, body, files))
     assert version.provenance == "clean"  # a local path: nothing but the finding holds it
     assert version.status == "pending"
     assert any(f["rule"] == rule and f["severity"] == "error" for f in version.findings)
@@ -95,7 +95,10 @@ BENIGN = {
     "curl-cheatsheet": (
         "\n## Use\n\nSee the README.\n",
         {
-            "README.md": "# Usage\n\n```bash\ncurl -X POST https://api.example.com/v1/items -d @item.json\n```\n"
+            "README.md": (
+                "# Usage\n\n```bash\n"
+                "curl -X POST https://api.example.com/v1/items -d @item.json\n```\n"
+            )
         },
     ),
     "html-template": (
@@ -113,7 +116,7 @@ BENIGN = {
 @pytest.mark.parametrize("name", sorted(BENIGN))
 def test_its_benign_look_alike_becomes_active_without_a_warning(store, tmp_path, name):
     body, files = BENIGN[name]
-    result, version = imported(store, hostile(tmp_path, name, body, files))
+    _, version = imported(store, hostile(tmp_path, name, body, files))
     assert version.status == "active"
     assert [f for f in version.findings if f["severity"] in ("error", "warning")] == []
 
@@ -122,7 +125,7 @@ def test_a_signed_accept_of_the_finding_is_the_way_out(store, tmp_path):
     gen = generate_key("alice", tmp_path / "alice.key")
     review.add_trust(store, "alice", gen.public)
     alice = load_private_key(tmp_path / "alice.key")
-    body, files, rule = HOSTILE["decode-and-run"]
+    body, files, _ = HOSTILE["decode-and-run"]
     result, version = imported(store, hostile(tmp_path, "decode-and-run", body, files))
     blocking = [f["id"] for f in version.findings if f["severity"] == "error"]
     assert blocking
