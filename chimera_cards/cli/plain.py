@@ -30,6 +30,7 @@ __all__ = [
     "check_dirs",
     "echo",
     "error_report",
+    "hook_body",
     "install_body",
     "json_text",
     "open_store",
@@ -219,3 +220,34 @@ def check_body(
         echo("\n".join(state.line() for state in report.states))
     if not report.ok:
         raise SystemExit(1)
+
+
+def hook_body(
+    agent: str,
+    store_path: Path | None,
+    trust_file: Path | None,
+    fail_open: bool,
+    event: str | None,
+) -> int:
+    """``chimera-cards hook AGENT``: read the hook input on stdin, answer, return the exit code.
+
+    Run for every matching tool call of the agent, so the console entry runs it without click
+    when its options are plain; the click command calls it too.
+    """
+    from chimera_cards.runtime.agent_hooks import run_hook
+
+    outcome = run_hook(
+        sys.stdin.buffer.read(),
+        agent=agent,
+        store_path=store_path,
+        trust_file=trust_file,
+        fail_open=fail_open,
+        event=event,
+    )
+    if outcome.stdout:
+        sys.stdout.write(outcome.stdout)
+        sys.stdout.flush()
+    if outcome.stderr:
+        sys.stderr.write(outcome.stderr.rstrip("\n") + "\n")
+        sys.stderr.flush()
+    return outcome.exit_code

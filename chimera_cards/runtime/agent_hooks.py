@@ -18,7 +18,7 @@ drifted (as context for the model; a session cannot be blocked).
 ``install_hooks`` merges both hooks into the agent's settings file (``.claude/settings.json``,
 ``.gemini/settings.json``) without touching any other setting or hook. Payload shapes: Claude
 Code's hooks reference (Claude Code 2.1) and Gemini CLI's; they are recorded in
-``tests/test_agent_hooks.py``.
+``tests/chimera_cards/runtime/test_agent_hooks.py``.
 """
 
 from __future__ import annotations
@@ -178,13 +178,16 @@ def skill_folders_for(
         target = _field(tool_input, agent.read_tools[tool])
         if not isinstance(target, str) or not target:
             raise UsageError(f"{tool} call without a file path")
-        path = Path(os.path.normpath(root / target))
+        # As written and with links resolved: a skills folder reached through a symlink (or a
+        # path into it through one) is still that skills folder.
+        paths = {Path(os.path.normpath(root / target)), Path(os.path.realpath(root / target))}
         for directory in [*_agent_dirs(agent, env, root), *_skill_dirs(env, root)]:
-            base = Path(os.path.normpath(directory))
-            if path.is_relative_to(base) and len(path.relative_to(base).parts) >= 2:
-                # A file directly in the skills folder (a README, the index) is no skill's.
-                name = path.relative_to(base).parts[0]
-                return name, [base / name]
+            for base in {Path(os.path.normpath(directory)), Path(os.path.realpath(directory))}:
+                for path in paths:
+                    if path.is_relative_to(base) and len(path.relative_to(base).parts) >= 2:
+                        # A file directly in the skills folder (a README, the index) is no skill's.
+                        name = path.relative_to(base).parts[0]
+                        return name, [Path(directory) / name]
     return None
 
 
