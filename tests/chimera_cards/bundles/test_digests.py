@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from npx_cli import SkillsCli, skills_cli
+from conftest import REPO_ROOT
 
 from chimera_cards.bundles.digests import (
     BUNDLE,
@@ -26,15 +26,7 @@ from chimera_cards.bundles.digests import (
     skill_digest_folder,
 )
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "bundles.md"
-
-
-@pytest.fixture(scope="module")
-def cli() -> SkillsCli:
-    found = skills_cli()
-    if isinstance(found, str):
-        pytest.skip(found)
-    return found
+DOCS = REPO_ROOT / "docs" / "bundles.md"
 
 
 def _skill(root: Path, name: str, files: dict[str, bytes]) -> Path:
@@ -69,7 +61,7 @@ AWKWARD = {
 
 
 @pytest.mark.slow
-def test_npx_hash_is_the_computed_hash_the_real_cli_writes(cli, tmp_path):
+def test_npx_hash_is_the_computed_hash_the_real_cli_writes(skills_cli, tmp_path):
     src = tmp_path / "src" / "skills"
     _skill(src, "awkward", AWKWARD)
     _skill(src, "plain", {})
@@ -77,7 +69,7 @@ def test_npx_hash_is_the_computed_hash_the_real_cli_writes(cli, tmp_path):
     project.mkdir()
     home.mkdir()
     args = ["add", str(src.parent), "--agent", "claude-code", "--copy", "-y"]
-    done = cli.run(args, project, home)
+    done = skills_cli.run(args, project, home)
     assert done.returncode == 0, done.stdout + done.stderr
     lock = json.loads((project / "skills-lock.json").read_text())["skills"]
     assert set(lock) == {"awkward", "plain"}
