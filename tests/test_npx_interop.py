@@ -82,7 +82,9 @@ def test_adopt_and_check_what_npx_installed(skills_cli, world):
     assert (project / ".claude" / "skills" / "linked").is_symlink()
     assert not (project / ".claude" / "skills" / "copied").is_symlink()
     listed = skills_cli.run(["list", "--json"], project, home)
-    assert {s["name"] for s in json.loads(listed.stdout)} == {"linked", "copied"}
+    assert {s["name"] for s in json.loads(listed.stdout)} == {"linked", "copied"}, (
+        listed.stdout + listed.stderr
+    )
 
     # No store yet: every folder is reported unknown, exit 1.
     before = cc("check", ".claude/skills", ".agents/skills")
@@ -99,7 +101,7 @@ def test_adopt_and_check_what_npx_installed(skills_cli, world):
     assert all(s["npx_hash_matches"] for s in report["skills"])
     linked = next(s for s in report["skills"] if s["name"] == "linked")
     assert linked["source"]["sourceType"] == "local"
-    with Store(tmp / "cc" / "store.db") as store:
+    with Store(tmp / "cc" / "cards.db") as store:
         assert {v.name for v in store.versions()} == {"linked", "copied"}
 
     checked = cc("check", ".claude/skills", ".agents/skills", "--lockfile", "skills-lock.json")

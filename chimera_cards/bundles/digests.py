@@ -234,9 +234,11 @@ def spec_folder_files(folder: str | os.PathLike) -> list[tuple[str, bytes]]:
     return _walk_regular(folder, lambda _name, rel: rel == ".git")
 
 
-def npx_hash_folder(folder: str | os.PathLike) -> str:
-    """``npx_hash`` of a folder as npx reads it (``npx_folder_files``)."""
-    return npx_hash(npx_folder_files(folder))
+def npx_hash_folder(folder: str | os.PathLike, *, leave_out: Iterable[str] = ()) -> str:
+    """``npx_hash`` of a folder as npx reads it (``npx_folder_files``), less the top-level
+    files named in ``leave_out`` (install's receipt, which npx never saw)."""
+    skip = frozenset(leave_out)
+    return npx_hash(f for f in npx_folder_files(folder) if f[0] not in skip)
 
 
 def skill_digest_folder(folder: str | os.PathLike) -> str:

@@ -74,10 +74,10 @@ def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
 
     Everything an agent could read as a skill is listed: a folder holding a ``SKILL.md`` (or a
     lone ``skill.md``) or our receipt, a hidden folder holding a ``SKILL.md`` (a skill in a dot
-    folder is still a skill), and every link, wherever it leads (``links.resolve_entry`` says
-    whether it may be read). Files (the index, notes) and folders holding neither are not
-    skills, so an installed folder whose ``SKILL.md`` was deleted is still checked and an empty
-    temp folder is not.
+    folder is still a skill), and a link to a folder holding one, wherever it leads
+    (``links.resolve_entry`` says whether it may be read). Files (the index, notes) and folders
+    holding neither are not skills, so an installed folder whose ``SKILL.md`` was deleted is
+    still checked and an empty temp folder is not.
 
     Args:
         directory: e.g. ``.claude/skills``.
@@ -93,9 +93,9 @@ def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
     exists = os.path.exists
 
     def is_skill(entry: os.DirEntry) -> bool:
-        if entry.is_symlink():
-            return True
-        if not entry.is_dir(follow_symlinks=False):
+        # A link counts by what an agent would find through it (a look, never a read: the
+        # scan decides whether it may be read at all).
+        if not entry.is_dir(follow_symlinks=entry.is_symlink()):
             return False
         base = entry.path
         if exists(f"{base}/{SKILL_FILE}") or exists(f"{base}/{LOWER_SKILL_FILE}"):

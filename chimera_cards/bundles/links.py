@@ -33,7 +33,8 @@ class LinkInfo:
         if self.link is None:
             return ""
         if not self.inside:
-            return f"links outside the project (-> {self.shown}); not followed"
+            where = f"-> {self.shown}"
+            return f"links outside the project or to a folder holding it ({where}); not followed"
         if self.dangling:
             return f"link to nothing that is a folder (-> {self.link})"
         return ""
@@ -64,7 +65,11 @@ def boundary_for(directory: str | os.PathLike, env: Mapping[str, str] | None = N
     holding = [c for c in candidates if is_inside(directory, c) and c != Path("/")]
     if holding:
         return max(holding, key=lambda c: len(os.path.realpath(c)))
-    return directory.parent.parent
+    # Never the file system's root: a link could then lead anywhere.
+    for guess in (directory.parent.parent, directory.parent, directory):
+        if os.path.realpath(guess) != os.sep:
+            return guess
+    return directory
 
 
 def resolve_entry(entry: Path, boundary: str | os.PathLike) -> LinkInfo:
@@ -85,9 +90,12 @@ def resolve_entry(entry: Path, boundary: str | os.PathLike) -> LinkInfo:
         return LinkInfo(entry, None, link="?", dangling=True)
     real = Path(os.path.realpath(entry))
     base = Path(os.path.realpath(boundary))
-    inside = is_inside(real, base)
+    # Inside a boundary that is not the file system's root, and not a folder holding the
+    # skills folder itself (the project, or a parent of it: far more than one skill).
+    inside = str(base) != os.sep and is_inside(real, base)
+    holds_us = is_inside(entry.parent, real)
     shown = os.path.relpath(real, base) if inside else str(real)
-    if not inside:
+    if not inside or holds_us:
         return LinkInfo(entry, None, text, shown, inside=False)
     if not real.is_dir():
         return LinkInfo(entry, None, text, shown, dangling=True)

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chimera_cards.bundles.digests import npx_hash
 from chimera_cards.errors import UsageError
 from chimera_cards.util.atomic import write_atomic
 
@@ -26,7 +27,10 @@ __all__ = [
     "NpxLockError",
     "format_npx_lock",
     "is_npx_lock",
+    "npx_lock_entries",
+    "npx_pins",
     "read_npx_lock",
+    "write_npx_lock",
 ]
 
 NPX_LOCK_NAME = "skills-lock.json"
@@ -52,6 +56,7 @@ class NpxLockEntry:
     source_url: str | None = None
     ref: str | None = None
     skill_path: str | None = None
+    chimera_digest: str | None = None  # our bundle digest, where ``lock --format npx`` wrote it
     extra: dict = field(default_factory=dict, compare=False)  # keys we do not interpret
 
     @property
@@ -137,9 +142,14 @@ def read_npx_lock(path: str | os.PathLike) -> dict[str, NpxLockEntry]:
             source_url=_text(raw.get("sourceUrl")),
             ref=_text(raw.get("ref")),
             skill_path=_text(raw.get("skillPath")),
+            chimera_digest=_hex(raw.get("chimeraDigest")),
             extra={k: v for k, v in raw.items() if k not in known and k != "chimeraDigest"},
         )
     return entries
+
+
+def _hex(value: object) -> str | None:
+    return value.lower() if isinstance(value, str) and _HEX64.fullmatch(value.lower()) else None
 
 
 def _text(value: object) -> str | None:
@@ -162,3 +172,79 @@ def format_npx_lock(entries: Iterable[tuple[NpxLockEntry, str | None]]) -> bytes
 def write_npx_lock(path: str | os.PathLike, entries: Iterable[tuple[NpxLockEntry, str | None]]):
     """Write ``format_npx_lock(entries)`` to ``path`` atomically."""
     write_atomic(Path(path), format_npx_lock(entries))
+
+
+def _bundle_npx_hash(bundle) -> str:
+    return npx_hash((f.path, bundle.contents[f.path]) for f in bundle.files)
+
+
+def npx_pins(store, entries: dict[str, NpxLockEntry]) -> dict[str, str]:
+    """name -> our bundle digest for each entry of npx's lock: the digest we wrote there, else
+    the stored version of that name whose files hash to the entry's computedHash.
+
+    Args:
+        store: an open Store.
+        entries: from ``read_npx_lock``.
+    Returns:
+        The pins; an entry no stored version matches is pinned to its computedHash, which no
+        bundle digest equals (so installing it is refused, naming the hash).
+    """
+    pins: dict[str, str] = {}
+    for name, entry in entries.items():
+        if entry.chimera_digest:
+            pins[name] = entry.chimera_digest
+            continue
+        if entry.computed_hash is None:
+            continue
+        pins[name] = entry.computed_hash
+        for version in store.versions(name=name):
+            if _bundle_npx_hash(store.get_bundle(version)) == entry.computed_hash:
+                pins[name] = version.digest
+                break
+    return pins
+
+
+def npx_lock_entries(store, versions) -> list[tuple[NpxLockEntry, str]]:
+    """A ``skills-lock.json`` entry for each stored version (for ``lock --format npx``): the
+    source npx recorded when the version was adopted, else the folder it was imported from,
+    and npx's computedHash of its files.
+
+    Args:
+        store: an open Store.
+        versions: the versions to lock, one per name.
+    Returns:
+        (entry, our bundle digest) per version.
+    """
+    out = []
+    for version in versions:
+        recorded = version.source.get("recorded", {}) if isinstance(version.source, dict) else {}
+        lock = recorded.get("lock") if isinstance(recorded, dict) else None
+        computed = _bundle_npx_hash(store.get_bundle(version))
+        if isinstance(lock, dict) and isinstance(lock.get("source"), str):
+            entry = NpxLockEntry(
+                name=version.name,
+                source=lock["source"],
+                source_type=str(lock.get("sourceType") or "unknown"),
+                computed_hash=computed,
+                source_url=_text(lock.get("sourceUrl")),
+                ref=_text(lock.get("ref")),
+                skill_path=_text(lock.get("skillPath")),
+            )
+        else:
+            entry = NpxLockEntry(
+                name=version.name,
+                source=_source_of(version),
+                source_type="local" if not version.final_url else "well-known",
+                computed_hash=computed,
+            )
+        out.append((entry, version.digest))
+    return out
+
+
+def _source_of(version) -> str:
+    """Where a version came from, as npx writes a source: the skill's folder for a path."""
+    path = version.source.get("path") if isinstance(version.source, dict) else None
+    if isinstance(path, str) and path:
+        return path
+    origin = version.origin
+    return os.path.dirname(origin) if origin.endswith("/SKILL.md") else origin

@@ -488,6 +488,7 @@ def import_source(
     ref: str | None = None,
     skill: str | None = None,
     jobs: int | None = None,
+    source_note: Mapping | None = None,
 ) -> list[ImportResult]:
     """Import every skill SOURCE names; one ImportResult per skill, in order.
 
@@ -503,6 +504,8 @@ def import_source(
         skill: import only the skill of this name (folder or frontmatter name).
         jobs: worker processes that parse and lint; None: one per CPU once there are
             ``POOL_MIN_BUNDLES`` bundles to read, else none; 1: none (this process does it).
+        source_note: what another tool recorded about where the skill came from (``adopt``:
+            npx's lock entry), kept in each version's source as ``recorded``.
     Returns:
         One result per skill: imported, present or refused.
     Raises (nothing stored) only for a bad invocation: a malformed hash, an unreadable lockfile,
@@ -576,7 +579,9 @@ def import_source(
                     pins_source=pins_source,
                     taint=taint,
                     file=item.skill_file,
-                    source=item.info,
+                    source=(
+                        {**item.info, "recorded": dict(source_note)} if source_note else item.info
+                    ),
                     approvals=item.approvals,
                 )
             except ChimeraError as exc:

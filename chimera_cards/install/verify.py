@@ -145,6 +145,7 @@ def _against_npx_lock(
     """Compare each folder named in npx's lock with its computedHash; the entries of the lock
     that have no folder, as missing states."""
     from chimera_cards.bundles.digests import npx_hash_folder  # only with --lockfile
+    from chimera_cards.bundles.folderscan import RECEIPT_NAME
 
     seen = set()
     for state in states:
@@ -157,7 +158,7 @@ def _against_npx_lock(
         if expected is None:
             continue
         try:
-            actual = npx_hash_folder(target)
+            actual = npx_hash_folder(target, leave_out=(RECEIPT_NAME,))
         except OSError:
             actual = None
         state.npx_hash = "matches" if actual == expected else "differs"

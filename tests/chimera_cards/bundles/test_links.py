@@ -4,6 +4,7 @@ the user's home); anything else is reported, never followed."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from chimera_cards.bundles.links import boundary_for, link_text, resolve_entry
 
@@ -87,3 +88,20 @@ def test_a_user_folder_may_link_into_the_users_home(tmp_path, monkeypatch):
 def test_link_text_is_relative_as_npx_writes_it(tmp_path):
     target = tmp_path / ".agents" / "skills" / "pdf"
     assert link_text(target, tmp_path / ".claude" / "skills") == "../../.agents/skills/pdf"
+
+
+def test_a_link_to_a_folder_holding_the_skills_folder_is_not_followed(tmp_path):
+    skills = tmp_path / ".claude" / "skills"
+    skills.mkdir(parents=True)
+    os.symlink("../..", skills / "project")
+    info = resolve_entry(skills / "project", tmp_path)
+    assert info.target is None and not info.inside
+
+
+def test_nothing_is_inside_a_boundary_at_the_file_system_root(tmp_path):
+    (tmp_path / "pdf").mkdir()
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    os.symlink(tmp_path / "pdf", skills / "pdf")
+    assert resolve_entry(skills / "pdf", "/").target is None
+    assert str(boundary_for(Path("/proc/self"), {})) != "/"
