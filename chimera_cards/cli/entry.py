@@ -47,6 +47,7 @@ PLAIN_COMMANDS: dict[str, tuple[Callable[..., None], tuple[str, str, bool], dict
             "--lockfile": ("lockfile", _FILE),
             "--store": ("store_path", _FILE),
             "--json": ("as_json", _FLAG),
+            "--format": ("fmt", _TEXT),
         },
     ),
     "install": (

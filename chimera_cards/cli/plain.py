@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from chimera_cards.store.facade import Store
 
 __all__ = [
+    "CHECK_FORMATS",
     "DEBUG_ENV",
     "Echo",
     "canonical_dir",
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 DEBUG_ENV = "CHIMERA_CARDS_DEBUG"
+CHECK_FORMATS = ("text", "json", "sarif")
 
 Echo = Callable[..., object]  # echo(text, err=False), as click.echo is called
 
@@ -216,12 +218,18 @@ def check_body(
     lockfile: Path | None,
     store_path: Path | None,
     as_json: bool,
+    fmt: str | None = None,
     *,
     echo: Echo,
 ) -> None:
     """``chimera-cards check``: what it prints; SystemExit(1) unless every skill is ok."""
     from chimera_cards.bundles.folderscan import start_scan
 
+    if fmt is not None and fmt not in CHECK_FORMATS:
+        raise UsageError(f"--format {fmt}: give one of {', '.join(CHECK_FORMATS)}")
+    if as_json and fmt not in (None, "json"):
+        raise UsageError(f"--json and --format {fmt} say different things; give one")
+    fmt = "json" if as_json else fmt or "text"
     directories = check_dirs(dirs, agent, global_, all_)
     # Hashing starts now (in a second process when a core is idle), while the store, the trust
     # rules and the rest of check load: that takes about as long as the hashing itself.
@@ -250,8 +258,12 @@ def check_body(
         # A CI job pointed at the wrong folder must not pass by finding nothing to check.
         where = ", ".join(str(d) for d in directories) or "any agent folder"
         raise ChimeraError(f"no skill folders in {where}")
-    if as_json:
+    if fmt == "json":
         echo(json_text(report.to_dict()))
+    elif fmt == "sarif":
+        from chimera_cards.runtime.check_sarif import check_sarif
+
+        echo(json_text(check_sarif(report)))
     else:
         echo("\n".join(state.line() for state in report.states))
     if not report.ok:
