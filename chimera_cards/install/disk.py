@@ -157,6 +157,20 @@ def _write_files(root: Path, bundle: Bundle, receipt: Receipt, rehash: bool) -> 
         os.close(fd)
 
 
+def _replace_folder(directory: Path, name: str, new: Path) -> None:
+    """Put ``new`` where the folder ``directory/name`` is, in one swap where the kernel can
+    (else two renames, after which ``recover`` puts a stranded old copy back), and delete the
+    old folder."""
+    target = directory / name
+    if _exchange(new, target):
+        _rmtree(new)  # now the old folder
+        return
+    old = _sibling(directory, name, _OLD_MARK)
+    os.rename(target, old)
+    os.rename(new, target)
+    _rmtree(old)
+
+
 def write_skill(
     directory: str | os.PathLike,
     bundle: Bundle,
@@ -217,13 +231,8 @@ def write_skill(
                     os.rename(tmp, target)
             elif not target.exists():
                 os.rename(tmp, target)
-            elif _exchange(tmp, target):
-                _rmtree(tmp)  # now the old copy
             else:
-                old = _sibling(directory, name, _OLD_MARK)
-                os.rename(target, old)
-                os.rename(tmp, target)
-                _rmtree(old)
+                _replace_folder(directory, name, tmp)
         except BaseException:
             _rmtree(tmp, ignore_errors=True)
             raise
@@ -363,13 +372,8 @@ def write_link(
             try:
                 if is_link or not target.exists():
                     os.replace(tmp, target)  # a link over a link: one rename
-                elif _exchange(tmp, target):
-                    _rmtree(tmp)  # the folder that was there
                 else:
-                    old = _sibling(directory, name, _OLD_MARK)
-                    os.rename(target, old)
-                    os.rename(tmp, target)
-                    _rmtree(old)
+                    _replace_folder(directory, name, tmp)
             except BaseException:
                 if tmp.is_symlink():
                     tmp.unlink()
