@@ -31,6 +31,7 @@ __all__ = [
     "check_dirs",
     "echo",
     "error_report",
+    "hook_body",
     "install_body",
     "json_text",
     "open_store",
@@ -281,3 +282,34 @@ def _check_lockfile(lockfile: Path | None) -> tuple[dict | None, dict | None]:
     from chimera_cards.importer.lockfile import read_lockfile
 
     return None, dict(read_lockfile(lockfile))
+
+
+def hook_body(
+    agent: str,
+    store_path: Path | None,
+    trust_file: Path | None,
+    fail_open: bool,
+    event: str | None,
+) -> int:
+    """``chimera-cards hook AGENT``: read the hook input on stdin, answer, return the exit code.
+
+    Run for every matching tool call of the agent, so the console entry runs it without click
+    when its options are plain; the click command calls it too.
+    """
+    from chimera_cards.runtime.agent_hooks import run_hook
+
+    outcome = run_hook(
+        sys.stdin.buffer.read(),
+        agent=agent,
+        store_path=store_path,
+        trust_file=trust_file,
+        fail_open=fail_open,
+        event=event,
+    )
+    if outcome.stdout:
+        sys.stdout.write(outcome.stdout)
+        sys.stdout.flush()
+    if outcome.stderr:
+        sys.stderr.write(outcome.stderr.rstrip("\n") + "\n")
+        sys.stderr.flush()
+    return outcome.exit_code

@@ -195,21 +195,11 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
             if not added:
                 click.echo(f"unchanged {path}: the hooks are there")
             return
-        outcome = agent_hooks.run_hook(
-            sys.stdin.buffer.read(),
-            agent=agent,
-            store_path=store_path,
-            trust_file=trust_file,
-            fail_open=fail_open,
-            event=None if event == "auto" else event,
+        from chimera_cards.cli.plain import hook_body
+
+        sys.exit(
+            hook_body(agent, store_path, trust_file, fail_open, None if event == "auto" else event)
         )
-        if outcome.stdout:
-            sys.stdout.write(outcome.stdout)
-            sys.stdout.flush()
-        if outcome.stderr:
-            sys.stderr.write(outcome.stderr.rstrip("\n") + "\n")
-            sys.stderr.flush()
-        sys.exit(outcome.exit_code)
 
     command.help = (
         f"Run as {display}'s {event} hook: block a skill whose bytes are not approved.\n\n"

@@ -364,3 +364,51 @@ def test_a_read_through_a_symlinked_skills_folder_is_still_checked(world, tmp_pa
     for target in (link / "pdf-tools" / "scripts" / "run.sh", real / "pdf-tools" / "SKILL.md"):
         payload = pre_tool_use(world.project, "Read", {"file_path": str(target)})
         assert "pdf-tools differs" in blocked(hook(world, payload))
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["hook", "claude"], ("claude", {})),
+        (["hook", "gemini", "--fail-open"], ("gemini", {"fail_open": True})),
+        (["hook", "claude", "--event", "session-start"], ("claude", {"event": "session-start"})),
+        (["hook", "claude", "--event=auto", "--store=s.db"], ("claude", {"store_path": "s.db"})),
+        (["hook", "claude", "--install"], None),
+        (["hook", "claude", "--help"], None),
+        (["hook", "claude", "--event", "bogus"], None),
+        (["hook", "claude", "--store"], None),
+        (["hook", "codex"], None),
+    ],
+)
+def test_the_console_entry_runs_plain_hook_calls_without_click(argv, expected):
+    from chimera_cards.cli.entry import hook_call
+
+    found = hook_call(argv)
+    if expected is None:
+        assert found is None
+        return
+    base = {"store_path": None, "trust_file": None, "fail_open": False, "event": None}
+    agent, options = expected
+    if "store_path" in options:
+        options = {**options, "store_path": Path(options["store_path"])}
+    assert found == (agent, {**base, **options})
+
+
+def test_the_click_command_answers_as_the_console_entry_does(world):
+    from click.testing import CliRunner
+
+    from chimera_cards.cli import main
+
+    (skills(world) / "pdf-tools" / "scripts" / "run.sh").write_bytes(b"echo changed\n")
+    payload = json.dumps(pre_tool_use(world.project, "Skill", {"skill": "pdf-tools"})).encode()
+    fast = hook(world, payload)
+    slow = CliRunner().invoke(main, ["hook", "claude"], input=payload, env=world.env)
+    assert (
+        (slow.exit_code, slow.stderr.encode())
+        == (fast.returncode, fast.stderr)
+        == (
+            2,
+            fast.stderr,
+        )
+    )
+    assert b"differs from its approved bytes" in fast.stderr
