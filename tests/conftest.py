@@ -896,3 +896,14 @@ class SkillWorld:
         target = to or self.project / ".claude" / "skills"
         self.cli("install", *names, "--to", target)
         return target
+
+
+SARIF_SCANNER = TESTS_DIR / "data" / "sarif_scanner.py"
+
+
+def sarif_scanner_command(*options: str, to_file: bool = True) -> list[str]:
+    """A real SARIF-writing scanner (tests/data/sarif_scanner.py) as a plug-in command line."""
+    import sys
+
+    out = ["--out", "{output}"] if to_file else []
+    return [sys.executable, str(SARIF_SCANNER), "{dir}", *out, *options]

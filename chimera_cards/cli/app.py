@@ -34,6 +34,16 @@ COMMANDS: dict[str, LazyCommand] = {
             "Lint skills: a SKILL.md file (the card alone), a skill folder, or a folder of them.",
         ),
         (
+            "scan",
+            "chimera_cards.cli.scan:scan_cmd",
+            "Scan skills with our scan and any other scanners that write SARIF.",
+        ),
+        (
+            "scanner",
+            "chimera_cards.cli.scan:scanner_group",
+            "Other scanners (any command that writes SARIF) that scan and import can run.",
+        ),
+        (
             "hash",
             f"{_LINT}:hash_",
             "Print each skill's SKILL.md SHA-256 (hex, SRI) and its bundle digest over every file.",

@@ -21,6 +21,7 @@ from chimera_cards.cli.common import (
     reports_errors,
     store_option,
 )
+from chimera_cards.cli.scan import scanner_option, scanners_file_option, scanners_for
 from chimera_cards.errors import UsageError
 from chimera_cards.importer.lockfile import read_lockfile, write_lockfile
 from chimera_cards.importer.pipeline import ImportResult, import_source
@@ -135,6 +136,8 @@ def _error_line(result: ImportResult) -> str:
     show_default=True,
     help="Seconds allowed for fetching a URL.",
 )
+@scanner_option
+@scanners_file_option
 @store_option
 @json_option
 @reports_errors
@@ -150,6 +153,8 @@ def import_cmd(
     lockfile,
     taint,
     timeout,
+    scanner_names,
+    scanners_file,
     store_path,
     as_json,
 ) -> None:
@@ -161,9 +166,13 @@ def import_cmd(
 
     Every file of each skill is stored as one bundle. One line per skill. Exit 0 when every skill
     imported (or was already present), 1 when any was refused, 2 for a usage error.
+
+    Each --scanner runs over every new skill's files; its findings are stored with the version
+    (shown by `review`), and an error among them, or a scanner that fails, holds it pending.
     """
     # Usage errors first, so a bad invocation does not even create a store file.
     expected_hex(sha256, integrity)
+    scanners = scanners_for(scanner_names, scanners_file, store_path)
     if digest:
         parse_sha256(digest, "--digest")
     if lockfile is not None:
@@ -199,6 +208,7 @@ def import_cmd(
                 ref=ref,
                 skill=skill,
                 plugin=plugin,
+                scanners=scanners,
             )
     finally:
         if collecting:
