@@ -24,12 +24,15 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from chimera_cards.store import Store, Version
+from chimera_cards.errors import ChimeraError
+from chimera_cards.store.facade import Store
+from chimera_cards.store.rows import Version
 from chimera_cards.trust.freshness import Rank, kth_rank, rank_of
 from chimera_cards.trust.policy import TrustedKey, Verdict, evaluate_remembered
 
 __all__ = [
     "HISTORY_STATUSES",
+    "DowngradeError",
     "Standing",
     "hold_if_older",
     "name_verdicts",
@@ -38,6 +41,11 @@ __all__ = [
     "standing",
     "version_rank",
 ]
+
+class DowngradeError(ChimeraError):
+    """Approving this version would move its name back to an older one, and the reviewer did
+    not say so (``approve --allow-downgrade``); nothing was signed."""
+
 
 # Versions that were in use: their ranks make the floor. A pending version (never in use, or
 # lint-blocked) or a rejected one does not hold a name up.

@@ -14,13 +14,14 @@ import time
 from click.testing import CliRunner
 from conftest import card_text, make_card
 
-from chimera_cards import review
+from chimera_cards.review import decisions as review
 from chimera_cards.cli import main
-from chimera_cards.importer import import_source
-from chimera_cards.keys import generate_key, load_private_key
-from chimera_cards.retrieve import gate_version, match
-from chimera_cards.store import Store
-from chimera_cards.trust import Statement, sign_statement
+from chimera_cards.importer.pipeline import import_source
+from chimera_cards.trust.keys import generate_key, load_private_key
+from chimera_cards.retrieve.gate import gate_version
+from chimera_cards.retrieve.matching import match
+from chimera_cards.store.facade import Store
+from chimera_cards.trust.policy import Statement, sign_statement
 from chimera_cards.trust.freshness import expiry_after, parse_duration
 
 
@@ -42,7 +43,7 @@ def predicate(db, sha) -> dict:
 
 def served(db, server, name) -> str:
     url = server.serve(f"/{name}/SKILL.md", card_text(name))
-    (res,) = json.loads(run("import", url, "--json", "--store", db).stdout)
+    res = json.loads(run("import", url, "--json", "--store", db).stdout)
     return res["sha256"]
 
 

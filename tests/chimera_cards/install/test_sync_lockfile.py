@@ -28,7 +28,7 @@ def run(*args, ok=True):
 
 def imported(db, server, name, text=None) -> str:
     url = server.serve(f"/{name}/SKILL.md", text or card_text(name))
-    (res,) = json.loads(run("import", url, "--json", "--store", db).stdout)
+    res = json.loads(run("import", url, "--json", "--store", db).stdout)
     return res["sha256"]
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from conftest import make_card
 
-from chimera_cards.importer import import_source
-from chimera_cards.install import INDEX_NAME, read_index
+from chimera_cards.importer.pipeline import import_source
+from chimera_cards.install.receipt import INDEX_NAME, read_index
 from chimera_cards.install.folderlock import LOCK_NAME, FolderLockError, folder_lock
-from chimera_cards.store import Store
+from chimera_cards.store.facade import Store
 
 PARALLEL = 16
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from conftest import card_text
 
 from chimera_cards.cli import main
-from chimera_cards.store import Store
+from chimera_cards.store.facade import Store
 from chimera_cards.store.anchor import head_path, read_anchor
 
 
@@ -37,7 +37,7 @@ def approved(tmp_path, card_server):
     """A store with alice trusted and one URL card approved by her: (db, sha, key)."""
     db = tmp_path / "cards.db"
     url = card_server.serve("/flaky/SKILL.md", card_text("flaky-tests"))
-    (res,) = json.loads(run("import", url, "--json", "--store", db).stdout)
+    res = json.loads(run("import", url, "--json", "--store", db).stdout)
     run("keys", "generate", "alice", "-o", tmp_path / "alice.key", "--store", db)
     run("approve", "flaky-tests", "--key", tmp_path / "alice.key", "--sha256", res["sha256"],
         "--store", db)  # fmt: skip
@@ -73,14 +73,15 @@ def test_tail_truncation_of_a_trust_change_is_caught_by_the_head_file(approved):
     with Store(db) as store:
         (trust_row,) = store._conn.execute("SELECT name, keyid, pubkey, added_at FROM trust")
     run("trust", "remove", "alice", "--store", db)
-    assert run("match", "flaky", "--store", db).stdout == ""
+    assert run("match", "flaky", "--store", db, ok=False).stdout == ""
     after = head(db)
     assert read_anchor(head_path(db)).head == after != before
 
     cut_the_tail(db, keep, trust_row, sha)
     assert head(db) == before  # the log alone looks like an older, honest store
-    listed = run("list", "--store", db)
-    assert "warning:" in listed.stderr and "cut off" in listed.stderr
+    served = run("match", "flaky", "--store", db)  # the card is back, but not silently
+    assert "flaky-tests" in served.stdout
+    assert "warning:" in served.stderr and "cut off" in served.stderr
     result = run("verify", "--store", db, "--json", ok=False)
     report = json.loads(result.stdout)
     assert result.exit_code == 1 and "audit-truncated" in {p["kind"] for p in report["problems"]}
