@@ -123,21 +123,37 @@ def sync_cmd(names, to, agent, global_, lockfile, dry_run, store_path, as_json) 
     """Make a skills folder equal to the approved set: NAMEs, a --lockfile, or every usable skill.
 
     Installs what is missing, replaces what was upgraded, removes what this tool installed and
-    is no longer approved; folders it did not install are never touched.
+    is no longer approved; folders it did not install are never touched. With --lockfile, exit 1
+    when any pin is not installed or kept, naming why for each.
     """
     directory = target_dir(to, agent, global_)
     if names and lockfile is not None:
         raise UsageError("give NAMEs or --lockfile, not both")
     pins = read_lockfile(lockfile) if lockfile is not None else None
+    from chimera_cards.install.folderlock import folder_lock
+
     with open_store(store_path) as store:
-        plan = inst.plan_sync(store, directory, names or None, pins)
-        if not dry_run:
-            inst.apply_sync(store, directory, plan)
+        if dry_run:
+            plan = inst.plan_sync(store, directory, names or None, pins)
+        else:
+            # One lock around the plan and its carrying out: the plan is of what is there.
+            with folder_lock(directory):
+                plan = inst.plan_sync(store, directory, names or None, pins)
+                inst.apply_sync(store, directory, plan)
+    unmet = [a for a in plan if a.unmet]
     if as_json:
-        echo_json({"dry_run": dry_run, "actions": [a.to_dict() for a in plan]})
-        return
-    for action in plan:
-        click.echo(("would " if dry_run else "") + action.line())
+        echo_json(
+            {
+                "dry_run": dry_run,
+                "actions": [a.to_dict() for a in plan],
+                "unmet": [{"name": a.name, "kind": a.unmet, "message": a.reason} for a in unmet],
+            }
+        )
+    else:
+        for action in plan:
+            click.echo(("would " if dry_run else "") + action.line())
+    if unmet:  # a lockfile is a contract: a pin not installed or kept fails the command
+        raise SystemExit(1)
 
 
 @click.command("agents")

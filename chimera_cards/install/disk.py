@@ -17,6 +17,7 @@ from chimera_cards.bundles.folderscan import (
     RECEIPT_NAME,
 )
 from chimera_cards.errors import UsageError
+from chimera_cards.install.folderlock import serialized
 from chimera_cards.install.receipt import (
     ForeignFolderError,
     InstallError,
@@ -146,6 +147,7 @@ def _write_files(root: Path, bundle: Bundle, receipt: Receipt, rehash: bool) -> 
         os.close(fd)
 
 
+@serialized()
 def write_skill(
     directory: str | os.PathLike,
     bundle: Bundle,
@@ -214,6 +216,7 @@ def write_skill(
     return receipt
 
 
+@serialized(create=False)
 def remove_skill(directory: str | os.PathLike, name: str, *, force: bool = False) -> Receipt | None:
     """Remove ``directory/name/`` if this tool installed it (moved aside in one rename first, so
     an agent never sees half a folder), and forget it in the index.

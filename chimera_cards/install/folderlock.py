@@ -4,31 +4,47 @@ Installing reads the folder's index, writes skill folders, swaps them into place
 index back. Two processes doing that at once each write back the index they read, and the entries
 the other added are lost (a skill whose entry is lost can then vanish without ``check`` saying
 ``missing``). Every command that changes a folder (install, uninstall, sync) holds this lock for
-the whole of its read-modify-write: an exclusive ``flock`` on a hidden file in the folder, so it
-is released by the kernel when the process ends, however it ends, and nothing is left to clean up.
+the whole of its read-modify-write: an exclusive ``flock`` on the folder itself (its directory
+descriptor), so nothing is added to the folder, and the kernel releases it when the process
+ends, however it ends: there is nothing to clean up.
+
+The lock is re-entrant within one thread of one process (``install`` holds it and calls
+``write_skill``, which takes it too): the folders this context already holds are kept in a
+``ContextVar``, which a forked writer inherits, so the child works under its parent's lock.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
+import functools
+import inspect
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+
+TYPE_CHECKING = False  # typing is not imported at run time: `check` imports this module
+if TYPE_CHECKING:
+    from typing import ParamSpec, TypeVar
+
+    P = ParamSpec("P")
+    T = TypeVar("T")
 
 from chimera_cards.errors import ChimeraError
 
-__all__ = ["LOCK_NAME", "FolderLockError", "folder_lock"]
+__all__ = ["FolderLockError", "folder_lock", "serialized"]
 
-LOCK_NAME = ".chimera-install.lock"
 DEFAULT_WAIT = 120.0
+# The folders (real paths) whose lock this thread of this process holds now.
+_HELD: ContextVar[frozenset[str]] = ContextVar("chimera_cards_held_folders", default=frozenset())
 
 
 class FolderLockError(ChimeraError):
-    """The agent folder's lock could not be taken: another process held it too long, or the lock
-    file cannot be opened (a symlink, a folder, no permission). Nothing was written."""
+    """The agent folder's lock could not be taken: another process held it too long, or the
+    folder cannot be opened (not a folder, no permission). Nothing was written."""
 
 
 @contextmanager
@@ -43,11 +59,15 @@ def folder_lock(
             not locked (there is nothing in it to protect) and the body runs as it is.
         wait: seconds to wait for another process to finish before giving up.
     Yields:
-        The lock file's path (None when the folder is missing and ``create`` is false).
+        The locked folder (None when it is missing and ``create`` is false).
     Raises:
         FolderLockError: the lock could not be taken within ``wait`` or cannot be opened.
     """
     folder = Path(directory)
+    key = os.path.realpath(folder)
+    if key in _HELD.get():
+        yield folder  # this context holds it already (an outer call took it)
+        return
     if create:
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -56,18 +76,40 @@ def folder_lock(
     elif not folder.is_dir():
         yield None
         return
-    path = folder / LOCK_NAME
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags, 0o666)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
-        what = "is a symlink" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
-        raise FolderLockError(f"cannot lock {folder}: {path.name} {what}") from None
+        raise FolderLockError(f"cannot lock {folder}: {exc.strerror or exc}") from None
     try:
         _acquire(fd, folder, wait)
-        yield path
+        token = _HELD.set(_HELD.get() | {key})
+        try:
+            yield folder
+        finally:
+            _HELD.reset(token)
     finally:
         os.close(fd)  # closing the only descriptor releases the lock
+
+
+def serialized(*, create: bool = True) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """Run the decorated function holding ``folder_lock`` of its ``directory`` argument.
+
+    Args:
+        create: as for ``folder_lock`` (False for removals: a missing folder needs no lock).
+    """
+
+    def decorate(fn: Callable[P, T]) -> Callable[P, T]:
+        at = list(inspect.signature(fn).parameters).index("directory")
+
+        @functools.wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+            directory = kwargs["directory"] if "directory" in kwargs else args[at]
+            with folder_lock(directory, create=create):  # type: ignore[arg-type]
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 def _acquire(fd: int, folder: Path, wait: float) -> None:

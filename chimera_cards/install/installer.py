@@ -15,6 +15,7 @@ from chimera_cards.bundles.folderscan import (
     idle_core,
 )
 from chimera_cards.install.disk import _hidden, _write_all, check_name, write_skill
+from chimera_cards.install.folderlock import serialized
 from chimera_cards.install.policy import StoredSkill, installable, load_bundles, stored_skills
 from chimera_cards.install.receipt import (
     ForeignFolderError,
@@ -39,6 +40,7 @@ class InstallResult:
         return asdict(self)
 
 
+@serialized()
 def install(
     store, names: Iterable[str], directory: str | os.PathLike, *, force: bool = False
 ) -> list[InstallResult]:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from chimera_cards.install.disk import _hidden, check_name, remove_skill, write_skill
+from chimera_cards.install.folderlock import serialized
 from chimera_cards.install.policy import NotApprovedError, installable, load_bundle, stored_skills
 from chimera_cards.install.receipt import record_installs
 from chimera_cards.install.verify import check
@@ -20,9 +21,12 @@ class SyncAction:
     """One line of ``sync``'s plan: what to do with one skill, and why."""
 
     name: str
-    action: str  # "install" | "replace" | "remove" | "keep" | "skip"
+    action: str  # "install" | "replace" | "remove" | "keep" | "skip" | "unmet"
     reason: str = ""
     digest: str | None = None  # the bundle to write (install/replace)
+    # A lockfile's pin that this sync cannot meet, and why in one word: absent, pending,
+    # downgrade, rejected, retired, expired, unapproved, foreign ("" when the pin is met).
+    unmet: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -31,7 +35,8 @@ class SyncAction:
         text = f"{self.action:<8} {self.name}"
         if self.digest and self.action in ("install", "replace"):
             text += f" {self.digest[:12]}"
-        return f"{text}  {self.reason}" if self.reason else text
+        reason = f"{self.unmet}: {self.reason}" if self.unmet else self.reason
+        return f"{text}  {reason}" if reason else text
 
 
 def plan_sync(
@@ -45,6 +50,10 @@ def plan_sync(
     The set is ``names`` (their usable versions) or ``pins`` (name -> bundle digest, from a
     lockfile), else every usable skill in the store. Folders this tool did not install are
     never touched; folders it installed that are no longer usable are removed.
+
+    A lockfile is a contract: every pin it cannot meet is an ``unmet`` action whose ``unmet``
+    word and reason say truly why (a folder installed for that name stays if its bytes are
+    still usable, and goes if they are revoked). The caller fails when any pin is unmet.
 
     Args:
         store: an open Store.
@@ -69,15 +78,28 @@ def plan_sync(
         target = directory / name
         state = present.get(str(target))
         try:
-            skill = installable(skills, name, digest)
+            skill = installable(skills, name, digest, store=store if pins is not None else None)
         except NotApprovedError as exc:
-            if state is not None and state.installed and state.state != "missing":
+            if pins is not None:
+                revoked = state is not None and state.installed and state.state == "revoked"
+                action = "remove" if revoked else "unmet"
+                actions[name] = SyncAction(name, action, str(exc), unmet=exc.kind)
+            elif state is not None and state.installed and state.state != "missing":
                 actions[name] = SyncAction(name, "remove", f"not usable: {exc}")
             else:
                 actions[name] = SyncAction(name, "skip", str(exc))
             continue
         if state is None or state.state == "missing":
             actions[name] = SyncAction(name, "install", "", skill.digest)
+        elif not state.installed and pins is not None:
+            actions[name] = SyncAction(
+                name,
+                "unmet",
+                f"{target} exists and was not installed by chimera-cards; move it away (or "
+                "install it with --force)",
+                skill.digest,
+                unmet="foreign",
+            )
         elif not state.installed:
             actions[name] = SyncAction(name, "skip", "folder was not installed by chimera-cards")
         elif state.state == "ok" and state.digest == skill.digest:
@@ -95,8 +117,10 @@ def plan_sync(
     return [actions[n] for n in sorted(actions)]
 
 
+@serialized()
 def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) -> list[SyncAction]:
-    """Carry out a plan from ``plan_sync`` (installs first, then removals).
+    """Carry out a plan from ``plan_sync`` (installs first, then removals), holding the
+    folder's lock (hold it around ``plan_sync`` too, so the plan is of what is there).
 
     Returns:
         The actions done (keep/skip included, as planned).

@@ -15,6 +15,7 @@ from chimera_cards.bundles.bundle import (
     manifest_bytes,
 )
 from chimera_cards.errors import (
+    ChimeraError,
     StoreWriteError,
     UsageError,
 )
@@ -486,7 +487,12 @@ def verify_store(
         problems += check_anchor(store, conn, expect_head)
         for check in checks:
             fn = resolve_hook(check)
-            problems.extend(fn(store, conn))
+            try:
+                problems.extend(fn(store, conn))
+            except ChimeraError as exc:
+                # A row the check cannot read (a trust row that is no key) is itself a finding:
+                # reported, and the other checks still run.
+                problems.append(Problem("verify-check-failed", f"{check}: {exc}"))
         head = store.audit_head()
     report = VerifyReport(
         ok=not problems,

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from conftest import make_card
 
 from chimera_cards.importer.pipeline import import_source
 from chimera_cards.install.receipt import INDEX_NAME, read_index
-from chimera_cards.install.folderlock import LOCK_NAME, FolderLockError, folder_lock
+from chimera_cards.install.folderlock import FolderLockError, folder_lock
 from chimera_cards.store.facade import Store
 
 PARALLEL = 16
@@ -63,10 +64,8 @@ def test_parallel_installs_into_one_folder_lose_no_index_entry(sixteen, tmp_path
     assert [r[0] for r in results] == [0] * PARALLEL, [r[2] for r in results if r[0]]
     assert sorted(read_index(skills)) == names
     assert sorted(p.name for p in skills.iterdir() if not p.name.startswith(".")) == names
-    # Nothing half-done is left beside them: only the index and the lock file are hidden.
-    assert sorted(p.name for p in skills.iterdir() if p.name.startswith(".")) == sorted(
-        [INDEX_NAME, LOCK_NAME]
-    )
+    # Nothing half-done is left beside them, and the lock adds nothing: only the index.
+    assert [p.name for p in skills.iterdir() if p.name.startswith(".")] == [INDEX_NAME]
     check = subprocess.run(
         [sys.executable, "-m", "chimera_cards", "check", str(skills), "--store", str(db), "--json"],
         capture_output=True,
@@ -102,15 +101,32 @@ def test_parallel_install_uninstall_and_sync_leave_an_index_that_matches_the_fol
 
 
 def test_a_writer_waits_for_the_lock_and_a_stuck_one_is_reported_not_overrun(tmp_path):
+    """Another thread (its own context, as another process would be) waits, then gives up with
+    FolderLockError; the holder's own nested calls go through (the lock is re-entrant)."""
     skills = tmp_path / "skills"
+    seen: list[BaseException | None] = []
+
+    def other() -> None:
+        try:
+            with folder_lock(skills, wait=0.3):
+                seen.append(None)
+        except FolderLockError as exc:
+            seen.append(exc)
+
     with folder_lock(skills) as path:
-        assert path == skills / LOCK_NAME
-        start = time.monotonic()
-        with pytest.raises(FolderLockError), folder_lock(skills, wait=0.3):
+        assert path == skills
+        with folder_lock(skills, wait=0.01):  # nested in the same context: no wait
             pass
+        start = time.monotonic()
+        waiter = threading.Thread(target=other)
+        waiter.start()
+        waiter.join(timeout=30)
         assert time.monotonic() - start >= 0.3
-    with folder_lock(skills, wait=0.3):  # released when the holder left
-        pass
+    assert len(seen) == 1 and isinstance(seen[0], FolderLockError)
+    waiter = threading.Thread(target=other)
+    waiter.start()
+    waiter.join(timeout=30)
+    assert seen[1] is None  # released when the holder left
 
 
 def test_the_lock_is_released_when_its_holder_dies(tmp_path):
@@ -121,7 +137,7 @@ def test_the_lock_is_released_when_its_holder_dies(tmp_path):
             sys.executable,
             "-c",
             "import fcntl, os, sys, time\n"
-            f"fd = os.open({str(skills / LOCK_NAME)!r}, os.O_RDWR | os.O_CREAT)\n"
+            f"fd = os.open({str(skills)!r}, os.O_RDONLY)\n"
             "fcntl.flock(fd, fcntl.LOCK_EX)\n"
             "print('held', flush=True)\n"
             "time.sleep(60)\n",
@@ -140,15 +156,12 @@ def test_the_lock_is_released_when_its_holder_dies(tmp_path):
         pass
 
 
-def test_a_lock_file_that_is_a_symlink_is_refused(tmp_path):
+def test_a_path_that_is_not_a_folder_cannot_be_locked(tmp_path):
     skills = tmp_path / "skills"
-    skills.mkdir()
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.write_text("keep me\n")
-    (skills / LOCK_NAME).symlink_to(elsewhere)
+    skills.write_text("a file where the folder should be\n")
     with pytest.raises(FolderLockError), folder_lock(skills):
         pass
-    assert elsewhere.read_text() == "keep me\n"
+    assert skills.read_text() == "a file where the folder should be\n"
 
 
 def test_install_waits_while_another_process_holds_the_folder(sixteen, tmp_path):
@@ -156,7 +169,7 @@ def test_install_waits_while_another_process_holds_the_folder(sixteen, tmp_path)
     db, names = sixteen
     skills = tmp_path / "skills"
     skills.mkdir()
-    fd = os.open(skills / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    fd = os.open(skills, os.O_RDONLY)
     fcntl.flock(fd, fcntl.LOCK_EX)
     proc = _cli("install", names[0], "--to", str(skills), "--store", str(db))
     try:

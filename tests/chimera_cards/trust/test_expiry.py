@@ -61,7 +61,7 @@ def test_a_frozen_channel_stops_at_the_approvals_expiry(tmp_path, card_server):
     assert "expires" in soon and "frozen" in soon
 
     time.sleep(2.2)
-    assert run("match", "frozen", "--store", db).stdout == ""
+    assert run("match", "frozen", "--store", db, ok=False).stdout == ""
     checked = run("check", skills, "--store", db, ok=False)
     assert checked.exit_code == 1 and "expired" in checked.stdout
     with Store(db) as store:
