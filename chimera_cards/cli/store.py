@@ -358,18 +358,27 @@ def export_cmd(name, directory, sha_prefix, unapproved, store_path, as_json) -> 
         click.echo(f"  with {extra}")
 
 
-@click.group("audit", invoke_without_command=True)
+@click.command("audit")
+@click.argument("what", required=False, type=click.Choice(["head"]))
+@click.option(
+    "--reset",
+    is_flag=True,
+    help="With `head`: re-anchor the head file to the log as it is now (after looking into a "
+    "rollback); the reset is itself recorded in the log.",
+)
 @store_option
 @json_option
-@click.pass_context
 @reports_errors
-def audit_cmd(ctx, store_path, as_json) -> None:
+def audit_cmd(what, reset, store_path, as_json) -> None:
     """Print the append-only audit log (each entry holds the hash of the one before it).
 
     `audit head` prints the hash of its newest entry: keep it elsewhere (a CI log, a commit)
     and give it to `verify --expect-head` to prove nothing was cut off the log's end.
     """
-    if ctx.invoked_subcommand is not None:
+    if reset and what != "head":
+        raise UsageError("--reset goes with `audit head`")
+    if what == "head":
+        _audit_head(reset, store_path, as_json)
         return
     with open_store(store_path) as store:
         entries = store.audit_entries()
@@ -386,18 +395,7 @@ def audit_cmd(ctx, store_path, as_json) -> None:
         click.echo(f"{e.seq:>5} {e.ts} {e.event}{subject}  {detail}".rstrip())
 
 
-@audit_cmd.command("head")
-@click.option(
-    "--reset",
-    is_flag=True,
-    help="Re-anchor the head file to the log as it is now (after looking into a rollback); "
-    "the reset is itself recorded in the log.",
-)
-@store_option
-@json_option
-@reports_errors
-def audit_head_cmd(reset, store_path, as_json) -> None:
-    """Print the hash of the newest audit entry (what `verify --expect-head` takes)."""
+def _audit_head(reset: bool, store_path, as_json: bool) -> None:
     with open_store(store_path) as store:
         previous = None
         if reset:

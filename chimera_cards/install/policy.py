@@ -263,34 +263,36 @@ def _why_not(skill: StoredSkill, versions: list[StoredSkill], store) -> tuple[st
     why = f" ({skill.reason})" if skill.reason else ""
     if skill.kind == "rejected":
         return "rejected", (
-            f"{label} was rejected by a trusted reviewer{why}; it can never be installed: "
+            f"{label} was rejected by a trusted reviewer{why}, not approved for use; it can "
+            "never be installed: "
             + (f"use another version ({other})" if other else "use another version")
         )
     if skill.kind == "retired":
         return "retired", (
-            f"{label} was retired{why}; "
+            f"{label} was retired{why}, not approved for use; "
             + (f"{other}: pin or install that" if other else "the name has no active version")
         )
     if skill.kind == "expired":
         return "expired", (
-            f"{label}: {skill.why}; it is not used until a reviewer approves it again "
+            f"{label} is not approved for use: {skill.why}; it is not used until a reviewer "
+            "approves it again "
             f"(chimera-cards approve {skill.name} --sha256 {skill.sha256})"
         )
     if skill.kind == "unapproved":
         return "unapproved", (
-            f"{label} is active but only {skill.why} (a key was removed or the threshold "
-            "raised); it needs approvals by trusted reviewers again"
+            f"{label} is active but not approved for use: only {skill.why} (a key was "
+            "removed or the threshold raised); it needs approvals by trusted reviewers again"
         )
     if store is not None:
         place = _downgrade(store, skill)
         if place:
             return "downgrade", (
-                f"{label} is held as a downgrade ({place}); "
+                f"{label} is held as a downgrade, not approved for use ({place}); "
                 + (f"{other}: pin that" if other else "pin the newer version")
                 + ", or approve it with --allow-downgrade to move the name back"
             )
     return "pending", (
-        f"{label} is pending review{why}; review it "
+        f"{label} is pending review, not approved for use{why}; review it "
         f"(chimera-cards review {skill.name} --sha256 {skill.sha256}) and approve it"
     )
 

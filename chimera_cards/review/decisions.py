@@ -125,6 +125,12 @@ def store_statement(store: Store, envelope: dict | str) -> bool:
         old_ok is not None
         and new_ok is not None
         and rank_of(new_ok.sequence, new_ok.time) > rank_of(old_ok.sequence, old_ok.time)
+        # ... and says something the older one did not: the same approval again is one.
+        and (
+            new_ok.downgrade != old_ok.downgrade
+            or new_ok.expires != old_ok.expires
+            or (old_ok.sequence == 0 and new_ok.sequence > 0)
+        )
     )
     if new_ok is not None and (old_ok is None or newer):
         _put(store, st, sha, text, slot[0])

@@ -80,7 +80,7 @@ def test_unmet_lockfile_installs_what_it_can_and_exits_1_with_a_true_reason_per_
     }
     assert "review" in unmet["waiting"]["message"] and shas["waiting"] in unmet["waiting"]["message"]
     assert "phones home" in unmet["bad"]["message"]
-    assert "approve" not in unmet["bad"]["message"] and "never" in unmet["bad"]["message"]
+    assert "approve it" not in unmet["bad"]["message"] and "never" in unmet["bad"]["message"]
     assert shas["old-newer"][:12] in unmet["old"]["message"]
     assert "import" in unmet["nowhere"]["message"]
     # The one pin that can be met is installed; nothing else is in the folder or its index.
