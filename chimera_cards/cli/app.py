@@ -16,12 +16,13 @@ from chimera_cards.cli.group import ChimeraGroup, LazyCommand
 
 __all__ = ["COMMANDS", "main"]
 
-_LINT, _STORE, _REVIEW, _INSTALL, _UPDATE = (
+_LINT, _STORE, _REVIEW, _INSTALL, _UPDATE, _RUNTIME = (
     "chimera_cards.cli.lint",
     "chimera_cards.cli.store",
     "chimera_cards.cli.review",
     "chimera_cards.cli.install",
     "chimera_cards.cli.update",
+    "chimera_cards.cli.runtime",
 )
 
 COMMANDS: dict[str, LazyCommand] = {
@@ -131,6 +132,22 @@ COMMANDS: dict[str, LazyCommand] = {
             "agents",
             f"{_INSTALL}:agents_cmd",
             "List the agents this tool can install for, with their project and user skill folders.",
+        ),
+        (
+            "serve",
+            f"{_RUNTIME}:serve_cmd",
+            "Serve approved skills to agents: only versions that verify now, re-hashed on every "
+            "read.",
+        ),
+        (
+            "hook",
+            f"{_RUNTIME}:hook_group",
+            "The commands agents' hooks run before a skill loads (Claude Code, Gemini CLI).",
+        ),
+        (
+            "prompt",
+            f"{_RUNTIME}:prompt_cmd",
+            "Print <available_skills> for every installed skill whose bytes check calls ok.",
         ),
         (
             "path",
