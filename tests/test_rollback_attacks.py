@@ -128,7 +128,9 @@ def test_rollback_by_replay_through_update_is_held_as_a_downgrade(team, tmp_path
     assert result.exit_code == 1 and (done["state"], done["status"]) == ("downgrade", "pending")
     assert versions(b) == {team.sha2: "active", team.sha1: "pending"}
     run("sync", "--to", b_skills, "--store", b)
-    assert (b_skills / "demo" / "notes.md").read_bytes() == before[0] == b"two: the fix for the bug\n"
+    assert (
+        (b_skills / "demo" / "notes.md").read_bytes() == before[0] == b"two: the fix for the bug\n"
+    )
     assert index(b_skills) == before[1]
     # The review queue and screen say what it is.
     queue = run("review", "--store", b).stdout
@@ -178,13 +180,22 @@ def test_moving_back_takes_an_approval_that_says_so_and_then_forward_is_a_fresh_
     run("import", team.exp2, "--store", c)
     run("import", team.exp1, "--store", c)
     before = dump_store(c)
-    refused = run("approve", "demo", "--key", team.key, "--sha256", team.sha1, "--store", c, ok=False)
+    refused = run(
+        "approve", "demo", "--key", team.key, "--sha256", team.sha1, "--store", c, ok=False
+    )
     assert refused.exit_code == 1 and "--allow-downgrade" in refused.stderr
     assert dump_store(c) == before
     run(
-        "approve", "demo", "--key", team.key, "--sha256", team.sha1, "--allow-downgrade",
-        "--store", c,
-    )  # fmt: skip
+        "approve",
+        "demo",
+        "--key",
+        team.key,
+        "--sha256",
+        team.sha1,
+        "--allow-downgrade",
+        "--store",
+        c,
+    )
     assert versions(c) == {team.sha2: "retired", team.sha1: "active"}
     # The downgrade is itself signed history: replaying v2's (older) approval does not undo it.
     f = team.store_trusting_alice("f")
@@ -240,8 +251,8 @@ def test_an_old_lockfile_cannot_pin_the_team_back(team, tmp_path):
 def test_statements_made_before_sequences_keep_verifying_and_order_by_signed_time(store, tmp_path):
     """Approvals written by an older release carry no sequence: they still approve, and two of
     them order by the time they signed, so an old one replayed after a newer one is held."""
-    from chimera_cards.review import decisions as review
     from chimera_cards.importer.pipeline import import_source
+    from chimera_cards.review import decisions as review
     from chimera_cards.trust.keys import generate_key, load_private_key
     from chimera_cards.trust.policy import Statement, sign_statement
 
@@ -260,7 +271,7 @@ def test_statements_made_before_sequences_keep_verifying_and_order_by_signed_tim
         (folder / "approvals.jsonl").write_text(json.dumps(envelope) + "\n")
         return folder, sha
 
-    old, sha_old = legacy_export("l1", "one\n", "2026-01-01T00:00:00Z")
+    old, _ = legacy_export("l1", "one\n", "2026-01-01T00:00:00Z")
     new, sha_new = legacy_export("l2", "two\n", "2026-02-01T00:00:00Z")
     (res,) = import_source(store, new, taint=True)
     assert res.status == "active"

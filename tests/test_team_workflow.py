@@ -151,20 +151,44 @@ def test_reviewer_a_approves_b_installs_without_approving_and_ci_catches_changes
 
     # A approves pdf-tools v2 (it fixes a bug) and commits it; B pulls and moves to v2.
     first = git(origin, "rev-parse", "HEAD").strip()
-    card_server.serve("/pdf-tools/SKILL.md", card_text("pdf-tools", description="Read PDFs; fixed."))
+    card_server.serve(
+        "/pdf-tools/SKILL.md", card_text("pdf-tools", description="Read PDFs; fixed.")
+    )
     (done,) = json.loads(cli("update", "pdf-tools", "--json", "--store", a_store).stdout)
-    cli("approve", "pdf-tools", "--key", machines / "a" / "alice.key", "--sha256",
-        done["upstream"], "--store", a_store)  # fmt: skip
+    cli(
+        "approve",
+        "pdf-tools",
+        "--key",
+        machines / "a" / "alice.key",
+        "--sha256",
+        done["upstream"],
+        "--store",
+        a_store,
+    )
     cli("export", "pdf-tools", "-o", origin / "skills", "--store", a_store)
     cli("lock", "-o", origin / "skills.lock", "--store", a_store)
     cli("trust", "export", origin / "team.trust", "--store", a_store)
     git(origin, "add", "-A")
     git(origin, "commit", "-qm", "pdf-tools v2")
     git(clone, "-c", "pull.rebase=false", "pull", "-q", "--no-edit")
-    cli("import", clone / "skills", "--taint", "--lockfile", clone / "skills.lock",
-        "--store", b_store)  # fmt: skip
-    cli("sync", "--lockfile", clone / "skills.lock", "--to", clone / ".claude" / "skills",
-        "--store", b_store)  # fmt: skip
+    cli(
+        "import",
+        clone / "skills",
+        "--taint",
+        "--lockfile",
+        clone / "skills.lock",
+        "--store",
+        b_store,
+    )
+    cli(
+        "sync",
+        "--lockfile",
+        clone / "skills.lock",
+        "--to",
+        clone / ".claude" / "skills",
+        "--store",
+        b_store,
+    )
     installed = clone / ".claude" / "skills" / "pdf-tools" / "SKILL.md"
     assert b"fixed." in installed.read_bytes()
 
@@ -186,8 +210,15 @@ def test_reviewer_a_approves_b_installs_without_approving_and_ci_catches_changes
             if v["name"] == "pdf-tools" and v["status"] == "active"
         ]
         assert active == [done["upstream"]]
-    cli("sync", "--lockfile", clone / "skills.lock", "--to", clone / ".claude" / "skills",
-        "--store", b_store)  # fmt: skip
+    cli(
+        "sync",
+        "--lockfile",
+        clone / "skills.lock",
+        "--to",
+        clone / ".claude" / "skills",
+        "--store",
+        b_store,
+    )
     assert b"fixed." in installed.read_bytes()
     git(clone, "add", "-A")
     git(clone, "commit", "-qm", "skills after v2")

@@ -323,9 +323,17 @@ def _decision_output(d: review.Decision, as_json: bool) -> None:
 @json_option
 @reports_errors
 def approve_cmd(
-    name, keyfile, sha256, note, accept, allow_downgrade, expires, passphrase_file, store_path,
+    name,
+    keyfile,
+    sha256,
+    note,
+    accept,
+    allow_downgrade,
+    expires,
+    passphrase_file,
+    store_path,
     as_json,
-) -> None:  # fmt: skip
+) -> None:
     """Sign an approval of NAME's version with this SHA-256."""
     until = _expiry(expires)
     private = _load_key(keyfile, passphrase_file)

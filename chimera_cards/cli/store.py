@@ -506,7 +506,8 @@ def verify_cmd(expect_head, store_path, as_json) -> None:
     """Re-hash every blob, check every version against the audit log, walk the hash chain.
 
     Also compares the schema (tables, indexes, triggers, views) with the one this code creates,
-    and the log's end with the heads kept outside it (the head file, --expect-head). Exit 1 naming each problem if anything was tampered with. The outcome is itself audited.
+    and the log's end with the heads kept outside it (the head file, --expect-head). Exit 1
+    naming each problem if anything was tampered with. The outcome is itself audited.
     """
     with open_store(store_path) as store:
         report = verify_store(store, expect_head=expect_head)

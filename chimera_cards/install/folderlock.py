@@ -26,14 +26,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
+from chimera_cards.errors import ChimeraError
+
 TYPE_CHECKING = False  # typing is not imported at run time: `check` imports this module
 if TYPE_CHECKING:
     from typing import ParamSpec, TypeVar
 
     P = ParamSpec("P")
     T = TypeVar("T")
-
-from chimera_cards.errors import ChimeraError
 
 __all__ = ["FolderLockError", "folder_lock", "serialized"]
 

@@ -70,7 +70,6 @@ _EXPORTS = {
     "ExpiringApproval": "chimera_cards.review.view",
     "expiring_approvals": "chimera_cards.review.view",
     "hold_older_import": "chimera_cards.review.statements",
-
     "Change": "chimera_cards.review.decisions",
     "Decision": "chimera_cards.review.decisions",
     "MAX_APPROVALS_FILE_BYTES": "chimera_cards.review.statements",

@@ -232,9 +232,11 @@ def reconcile(
         # Through the store's memo, kept in this same transaction: check and install then find
         # the verdict without verifying the signatures again.
         (verdict,), fresh = evaluate_remembered(
-            store, [(version.name, version.sha256, store.envelopes(version.sha256))], trusted,
+            store,
+            [(version.name, version.sha256, store.envelopes(version.sha256))],
+            trusted,
             threshold,
-        )  # fmt: skip
+        )
         store.remember_verdicts(fresh)
         judged.append((version, verdict))
     judged.sort(key=lambda item: _activation_order(item, threshold))

@@ -42,6 +42,7 @@ __all__ = [
     "version_rank",
 ]
 
+
 class DowngradeError(ChimeraError):
     """Approving this version would move its name back to an older one, and the reviewer did
     not say so (``approve --allow-downgrade``); nothing was signed."""

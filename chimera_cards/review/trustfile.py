@@ -9,12 +9,13 @@ reviewed like code::
     alice ed25519 <base64 public key>
 
 One ``threshold K`` line (default 1) and one ``NAME ed25519 BASE64`` line per reviewer, ``#``
-comments and blank lines ignored. Optionally one ``expires DURATION`` line (``90d``): how long
-each new approval holds unless the reviewer says otherwise (signed into the approval); and one
-``head SEQ HEX`` line, written by ``trust export``: the audit head of the store it was exported
-from, so the team's git history anchors that log (``verify --expect-head HEX``). ``apply_trust_file`` makes a store's trust list equal to the
-file (adding, then re-thresholding, then removing keys), so removing a key from the file and
-applying it again withdraws that reviewer's approvals on that machine.
+comments and blank lines ignored. Optionally one ``expires DURATION`` line (``90d``): how long each
+new approval holds unless the reviewer says otherwise (signed into the approval); and one ``head
+SEQ HEX`` line, written by ``trust export``: the audit head of the store it was exported from, so
+the team's git history anchors that log (``verify --expect-head HEX``). ``apply_trust_file`` makes
+a store's trust list equal to the file (adding, then re-thresholding, then removing keys), so
+removing a key from the file and applying it again withdraws that reviewer's approvals on that
+machine.
 """
 
 from __future__ import annotations

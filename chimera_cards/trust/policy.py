@@ -4,11 +4,11 @@ A review statement is an in-toto Statement (v1) in a DSSE envelope (see ``keys``
 the card's name and the SHA-256 of its exact bytes, its predicate the decision (``approve`` or
 ``reject``), the reviewer's key id, the time and a note; an approval also carries where it stands
 in the name's history (``sequence``, ``supersedes``, ``downgrade``: see ``review.supersession``)
-and may carry an ``expires`` time past which it counts for nothing (``trust.freshness``). The trust list is a set of named Ed25519
-public keys kept in the store; the threshold K (default 1, a store setting) says how many
-*distinct* trusted keys must approve one exact SHA-256 before the version is approved (TUF-style
-k-of-n). ``evaluate`` is the whole policy as a pure function over plain data, so the gate, the
-approve command, import and ``verify`` all decide the same way.
+and may carry an ``expires`` time past which it counts for nothing (``trust.freshness``). The trust
+list is a set of named Ed25519 public keys kept in the store; the threshold K (default 1, a store
+setting) says how many *distinct* trusted keys must approve one exact SHA-256 before the version is
+approved (TUF-style k-of-n). ``evaluate`` is the whole policy as a pure function over plain data,
+so the gate, the approve command, import and ``verify`` all decide the same way.
 """
 
 from __future__ import annotations
@@ -282,7 +282,9 @@ class Verdict:
     """
 
     threshold: int
-    approvers: list[str] = field(default_factory=list)  # distinct trusted keys whose approval counts
+    approvers: list[str] = field(
+        default_factory=list
+    )  # distinct trusted keys whose approval counts
     rejecters: list[str] = field(default_factory=list)  # distinct trusted key ids that rejected
     accepted: list[str] = field(default_factory=list)  # finding ids accepted by counting approvals
     problems: list[str] = field(default_factory=list)  # statements that do not verify or do not fit

@@ -384,10 +384,17 @@ def forge_approval_memo(env, name: str, sha: str, trusted) -> None:
         approvers = [k.keyid for k in trusted] or ["0123456789abcdef"]
         # A whole remembered verdict: the approvals it is read back from, and who approved.
         approvals = [
-            {"keyid": k, "sequence": 1, "time": "2026-01-01T00:00:00Z", "supersedes": "",
-             "downgrade": False, "expires": "", "accepted": []}
+            {
+                "keyid": k,
+                "sequence": 1,
+                "time": "2026-01-01T00:00:00Z",
+                "supersedes": "",
+                "downgrade": False,
+                "expires": "",
+                "accepted": [],
+            }
             for k in approvers
-        ]  # fmt: skip
+        ]
         forged = Verdict(threshold=1, approvers=approvers, approvals=approvals)
         store.remember_verdicts({key.hex(): forged.to_json()})
 

@@ -19,8 +19,8 @@ import pytest
 from conftest import make_card
 
 from chimera_cards.importer.pipeline import import_source
-from chimera_cards.install.receipt import INDEX_NAME, read_index
 from chimera_cards.install.folderlock import FolderLockError, folder_lock
+from chimera_cards.install.receipt import INDEX_NAME, read_index
 from chimera_cards.store.facade import Store
 
 PARALLEL = 16
@@ -71,6 +71,7 @@ def test_parallel_installs_into_one_folder_lose_no_index_entry(sixteen, tmp_path
         capture_output=True,
         text=True,
         timeout=120,
+        check=False,
     )
     assert check.returncode == 0 and json.loads(check.stdout)["ok"]
 
@@ -83,11 +84,21 @@ def test_parallel_install_uninstall_and_sync_leave_an_index_that_matches_the_fol
     db, names = sixteen
     skills = tmp_path / "skills"
     first = subprocess.run(
-        [sys.executable, "-m", "chimera_cards", "install", *names[:4], "--to", str(skills)]
-        + ["--store", str(db)],
+        [
+            sys.executable,
+            "-m",
+            "chimera_cards",
+            "install",
+            *names[:4],
+            "--to",
+            str(skills),
+            "--store",
+            str(db),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
+        check=False,
     )
     assert first.returncode == 0, first.stderr
     procs = [_cli("install", n, "--to", str(skills), "--store", str(db)) for n in names[8:]]
@@ -177,6 +188,6 @@ def test_install_waits_while_another_process_holds_the_folder(sixteen, tmp_path)
         assert proc.poll() is None and not (skills / names[0]).exists()
     finally:
         os.close(fd)
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert sorted(read_index(skills)) == [names[0]]

@@ -46,8 +46,18 @@ def pins(tmp_path, card_server):
         shas[name] = imported(db, card_server, name)
     run("approve", "good", "--key", key, "--sha256", shas["good"], "--store", db)
     run("approve", "old", "--key", key, "--sha256", shas["old"], "--store", db)
-    run("reject", "bad", "--key", key, "--sha256", shas["bad"], "--reason", "phones home",
-        "--store", db)  # fmt: skip
+    run(
+        "reject",
+        "bad",
+        "--key",
+        key,
+        "--sha256",
+        shas["bad"],
+        "--reason",
+        "phones home",
+        "--store",
+        db,
+    )
     newer = imported(db, card_server, "old", card_text("old", description="The newer one."))
     run("approve", "old", "--key", key, "--sha256", newer, "--store", db)
     shas["old-newer"] = newer
@@ -62,9 +72,7 @@ def pins(tmp_path, card_server):
     return db, lock, shas, key
 
 
-def test_unmet_lockfile_installs_what_it_can_and_exits_1_with_a_true_reason_per_pin(
-    pins, tmp_path
-):
+def test_unmet_lockfile_installs_what_it_can_and_exits_1_with_a_true_reason_per_pin(pins, tmp_path):
     db, lock, shas, _ = pins
     skills = tmp_path / "skills"
     result = run("sync", "--lockfile", lock, "--to", skills, "--store", db, "--json", ok=False)
@@ -78,7 +86,9 @@ def test_unmet_lockfile_installs_what_it_can_and_exits_1_with_a_true_reason_per_
         "old": "retired",
         "nowhere": "absent",
     }
-    assert "review" in unmet["waiting"]["message"] and shas["waiting"] in unmet["waiting"]["message"]
+    assert (
+        "review" in unmet["waiting"]["message"] and shas["waiting"] in unmet["waiting"]["message"]
+    )
     assert "phones home" in unmet["bad"]["message"]
     assert "approve it" not in unmet["bad"]["message"] and "never" in unmet["bad"]["message"]
     assert shas["old-newer"][:12] in unmet["old"]["message"]

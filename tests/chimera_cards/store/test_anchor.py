@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from conftest import card_text
 
 from chimera_cards.cli import main
-from chimera_cards.store.facade import Store
 from chimera_cards.store.anchor import head_path, read_anchor
+from chimera_cards.store.facade import Store
 
 
 def run(*args, ok=True):
@@ -39,8 +39,16 @@ def approved(tmp_path, card_server):
     url = card_server.serve("/flaky/SKILL.md", card_text("flaky-tests"))
     res = json.loads(run("import", url, "--json", "--store", db).stdout)
     run("keys", "generate", "alice", "-o", tmp_path / "alice.key", "--store", db)
-    run("approve", "flaky-tests", "--key", tmp_path / "alice.key", "--sha256", res["sha256"],
-        "--store", db)  # fmt: skip
+    run(
+        "approve",
+        "flaky-tests",
+        "--key",
+        tmp_path / "alice.key",
+        "--sha256",
+        res["sha256"],
+        "--store",
+        db,
+    )
     return db, res["sha256"], tmp_path / "alice.key"
 
 
@@ -55,8 +63,9 @@ def cut_the_tail(db, keep_seq: int, trust_row: tuple, sha: str) -> None:
         conn.execute("DROP TRIGGER audit_no_delete")
         conn.execute("DROP TRIGGER audit_no_update")
         conn.execute("DELETE FROM audit WHERE seq > ?", (keep_seq,))
-        conn.execute("INSERT INTO trust (name, keyid, pubkey, added_at) VALUES (?, ?, ?, ?)",
-                     trust_row)  # fmt: skip
+        conn.execute(
+            "INSERT INTO trust (name, keyid, pubkey, added_at) VALUES (?, ?, ?, ?)", trust_row
+        )
         conn.execute("UPDATE versions SET status = 'active', reason = '' WHERE sha256 = ?", (sha,))
         conn.execute("DELETE FROM verdict_memo")
         for (sql,) in triggers:
@@ -115,7 +124,7 @@ def test_tail_truncation_with_the_head_file_also_rolled_back_is_caught_by_an_exp
 def test_a_history_replaced_to_the_same_length_is_caught(approved, tmp_path):
     """Cut the tail and append other entries until the log is as long again: the entry at the
     recorded place is not the recorded one."""
-    db, sha, _ = approved
+    db, _, _ = approved
     recorded = read_anchor(head_path(db))
     conn = sqlite3.connect(db)
     try:
@@ -175,9 +184,10 @@ def test_trust_export_carries_the_head_and_the_file_still_syncs(approved, tmp_pa
     assert int(seq) >= 1
     other = tmp_path / "other.db"
     run("trust", "sync", trust_file, "--store", other)
-    assert [k["name"] for k in json.loads(run("trust", "list", "--json", "--store", other).stdout)[
-        "keys"
-    ]] == ["alice"]  # fmt: skip
+    assert [
+        k["name"]
+        for k in json.loads(run("trust", "list", "--json", "--store", other).stdout)["keys"]
+    ] == ["alice"]
     assert run("verify", "--expect-head", hexhead, "--store", db).exit_code == 0
 
 

@@ -16,8 +16,8 @@ from conftest import make_card, tamper
 from chimera_cards.cli import main
 from chimera_cards.importer.pipeline import import_source
 from chimera_cards.store.facade import Store
-from chimera_cards.store.verify import verify_store
 from chimera_cards.store.schema import MIGRATIONS
+from chimera_cards.store.verify import verify_store
 
 
 def run(*args, ok=True):

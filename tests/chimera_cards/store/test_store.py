@@ -62,9 +62,11 @@ class _Attacker(sqlite3.Connection):
     so the schema shows nothing and only the other checks can catch the edit."""
 
     def execute(self, sql, parameters=(), /):  # type: ignore[override]
-        triggers = super().execute(
-            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit'"
-        ).fetchall()
+        triggers = (
+            super()
+            .execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit'")
+            .fetchall()
+        )
         super().execute("DROP TRIGGER IF EXISTS audit_no_update")
         super().execute("DROP TRIGGER IF EXISTS audit_no_delete")
         try:

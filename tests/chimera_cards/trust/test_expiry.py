@@ -14,15 +14,15 @@ import time
 from click.testing import CliRunner
 from conftest import card_text, make_card
 
-from chimera_cards.review import decisions as review
 from chimera_cards.cli import main
 from chimera_cards.importer.pipeline import import_source
-from chimera_cards.trust.keys import generate_key, load_private_key
 from chimera_cards.retrieve.gate import gate_version
 from chimera_cards.retrieve.matching import match
+from chimera_cards.review import decisions as review
 from chimera_cards.store.facade import Store
-from chimera_cards.trust.policy import Statement, sign_statement
 from chimera_cards.trust.freshness import expiry_after, parse_duration
+from chimera_cards.trust.keys import generate_key, load_private_key
+from chimera_cards.trust.policy import Statement, sign_statement
 
 
 def run(*args, ok=True):
@@ -104,9 +104,15 @@ def test_an_expired_approval_shipped_beside_a_card_does_not_count(store, tmp_pat
 
     sha = read_bundle_dir(folder).digest
     st = Statement(
-        "stale", sha, "approve", gen.public.keyid, "2026-01-01T00:00:00Z", "",
-        sequence=1, expires="2026-02-01T00:00:00Z",
-    )  # fmt: skip
+        "stale",
+        sha,
+        "approve",
+        gen.public.keyid,
+        "2026-01-01T00:00:00Z",
+        "",
+        sequence=1,
+        expires="2026-02-01T00:00:00Z",
+    )
     (folder / "approvals.jsonl").write_text(json.dumps(sign_statement(private, st)) + "\n")
     (res,) = import_source(store, folder, taint=True)
     assert res.status == "pending"
@@ -122,8 +128,16 @@ def test_an_expiry_that_is_not_a_time_makes_the_approval_count_for_nothing(store
 
     sha = read_bundle_dir(folder).digest
     for bad in ("soon", "2026-13-01T00:00:00Z", "9999-01-01T00:00:00+01:00"):
-        st = Statement("odd", sha, "approve", gen.public.keyid, "2026-01-01T00:00:00Z", "",
-                       sequence=1, expires=bad)  # fmt: skip
+        st = Statement(
+            "odd",
+            sha,
+            "approve",
+            gen.public.keyid,
+            "2026-01-01T00:00:00Z",
+            "",
+            sequence=1,
+            expires=bad,
+        )
         (folder / "approvals.jsonl").write_text(json.dumps(sign_statement(private, st)) + "\n")
         (res,) = import_source(store, folder, taint=True)
         assert res.status == "pending", bad
@@ -135,6 +149,17 @@ def test_a_bad_duration_is_a_usage_error(tmp_path, card_server):
     run("keys", "generate", "alice", "-o", key, "--store", db)
     sha = served(db, card_server, "dur")
     for bad in ("90", "-1d", "0d", "1y"):
-        result = run("approve", "dur", "--key", key, "--sha256", sha, "--expires", bad,
-                     "--store", db, ok=False)  # fmt: skip
+        result = run(
+            "approve",
+            "dur",
+            "--key",
+            key,
+            "--sha256",
+            sha,
+            "--expires",
+            bad,
+            "--store",
+            db,
+            ok=False,
+        )
         assert result.exit_code == 2 and result.stderr.startswith("error:"), bad
