@@ -292,7 +292,7 @@ def _shown_as_example(lines: list[str], fence: int) -> bool:
     at = fence - 2
     while at >= 0 and not lines[at].strip():
         at -= 1
-    paragraph = []
+    paragraph: list[str] = []
     while at >= 0 and lines[at].strip() and len(paragraph) < 6:
         paragraph.append(lines[at])
         at -= 1
