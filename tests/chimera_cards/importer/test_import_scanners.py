@@ -176,9 +176,25 @@ def test_a_store_from_before_scanners_gains_the_table_and_keeps_its_rows(tmp_pat
     path = tmp_path / "old.db"
     with Store(path) as fresh:
         import_source(fresh, make_skill(tmp_path, "old-card"))
+    # The store as it was before the scanners' migration: every object that migration and
+    # the ones after it made is dropped, and the schema version set back to match.
+    at = next(i for i, m in enumerate(MIGRATIONS) if "scanner_results" in str(m))
+    earlier = sqlite3.connect(":memory:")
+    for migration in MIGRATIONS[:at]:
+        if callable(migration):
+            migration(earlier)
+        else:
+            earlier.executescript(migration)
+    kept = {row[0] for row in earlier.execute("SELECT name FROM sqlite_master")}
+    earlier.close()
     conn = sqlite3.connect(path)
-    conn.execute("DROP TABLE scanner_results")
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    later = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL"
+    ).fetchall()
+    for kind, name in later:
+        if name not in kept:
+            conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+    conn.execute(f"PRAGMA user_version = {at}")
     conn.commit()
     conn.close()
     before = dump_store(path)
