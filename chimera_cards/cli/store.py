@@ -362,6 +362,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         from chimera_cards.review.decisions import accepted_findings  # cryptography: only for show
 
         accepted = accepted_findings(store, version.name, version.sha256)
+        scanners = store.scanner_results(version.id)
     if as_json:
         echo_json(
             {
@@ -369,6 +370,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
                 "size": size,
                 "manifest": [f.to_dict() for f in files],
                 "accepted": accepted,
+                "scanners": scanners,
                 "history": [
                     {k: v for k, v in h.to_dict().items() if k != "findings"} for h in history
                 ],
@@ -403,6 +405,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         where = f"{f.get('path') or 'SKILL.md'}:{f.get('line') or '-'}"
         mark = " (accepted in a signed approval)" if fid in accepted else ""
         click.echo(f"  {where:<9} {f.get('severity', ''):<8} {fid}: {f.get('message', '')}{mark}")
+    _show_scanners(scanners, accepted)
     click.echo(f"history:    {len(history)} version{'s' if len(history) != 1 else ''}")
     for h in history:
         mark = "*" if h.sha256 == version.sha256 else " "
@@ -410,6 +413,21 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
             f"  {mark} {h.imported_at}  {h.sha256[:12]}  {h.status:<8} {h.provenance:<7} "
             f"{h.reason}".rstrip()
         )
+
+
+def _show_scanners(runs: list[dict], accepted: list[str]) -> None:
+    from chimera_cards.scan.hidden import reveal  # a scanner may quote the skill's hidden text
+
+    for run in runs:
+        held = [f for f in run["findings"] if f.get("severity") in ("error", "warning")]
+        state = run["status"] if run["status"] == "ok" else f"FAILED ({reveal(run['reason'])})"
+        click.echo(f"scanner:    {run['scanner']} {state}, {len(held)} error/warning finding(s)")
+        for f in held:
+            fid = finding_id(f)
+            where = f"{f.get('path') or 'SKILL.md'}:{f.get('line') or '-'}"
+            mark = " (accepted in a signed approval)" if fid in accepted else ""
+            message = reveal(str(f.get("message", "")))
+            click.echo(f"  {where:<9} {f.get('severity', ''):<8} {fid}: {message}{mark}")
 
 
 @click.command("export")
