@@ -116,7 +116,16 @@ COMMANDS: dict[str, LazyCommand] = {
             f"{_INSTALL}:install_cmd",
             "Write each NAME's approved bundle, byte for byte, into an agent's skills folder.",
         ),
-        ("uninstall", f"{_INSTALL}:uninstall_cmd", "Remove skill folders this tool installed."),
+        (
+            "uninstall",
+            f"{_INSTALL}:uninstall_cmd",
+            "Remove skill folders (and links) this tool installed; a link's target is left alone.",
+        ),
+        (
+            "adopt",
+            f"{_INSTALL}:adopt_cmd",
+            "Import every skill a project's agent folders hold, as npx skills left them.",
+        ),
         (
             "check",
             f"{_INSTALL}:check_cmd",

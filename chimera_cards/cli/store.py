@@ -257,20 +257,39 @@ def _list_source(source, *, ref, plugin, skill, timeout, as_json) -> None:
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("cards.lock"),
+    default=None,
+    help="Lockfile to write (default: cards.lock; skills-lock.json with --format npx).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["chimera", "npx"]),
+    default="chimera",
     show_default=True,
-    help="Lockfile to write.",
+    help="chimera: `name digest:DIGEST` lines; npx: the skills-lock.json npx skills reads "
+    "(its computedHash, with our digest beside it).",
 )
 @store_option
 @json_option
 @reports_errors
-def lock_cmd(output, store_path, as_json) -> None:
+def lock_cmd(output, fmt, store_path, as_json) -> None:
     """Write a lockfile pinning every active skill to its bundle digest (every file)."""
+    if output is None:
+        output = Path("skills-lock.json" if fmt == "npx" else "cards.lock")
     with open_store(store_path) as store:
-        pins = {v.name: v.digest for v in store.versions(status="active")}
-    write_lockfile(output, pins)
+        active = store.versions(status="active")
+        pins = {v.name: v.digest for v in active}
+        if fmt == "npx":
+            from chimera_cards.importer.npxlock import npx_lock_entries, write_npx_lock
+
+            latest = {v.name: v for v in active}  # oldest first: the newest of each name
+            entries = npx_lock_entries(store, [latest[n] for n in sorted(latest)])
+    if fmt == "npx":
+        write_npx_lock(output, entries)
+    else:
+        write_lockfile(output, pins)
     if as_json:
-        echo_json({"path": str(output), "pins": pins})
+        echo_json({"path": str(output), "format": fmt, "pins": pins})
     else:
         click.echo(f"wrote {len(pins)} card{'s' if len(pins) != 1 else ''} to {output}")
 

@@ -511,6 +511,7 @@ def import_source(
     jobs: int | None = None,
     hosts: GitHosts | None = None,
     scanners: Sequence[ScannerConfig] = (),
+    source_note: Mapping | None = None,
 ) -> list[ImportResult]:
     """Import every skill SOURCE names; one ImportResult per skill, in order.
 
@@ -532,6 +533,8 @@ def import_source(
         scanners: other scanners (SARIF plug-ins) to run over each new bundle's files; their
             findings are stored with the version, and an error among them (or a scanner that
             fails or times out) holds it pending.
+        source_note: what another tool recorded about where the skill came from (``adopt``:
+            npx's lock entry), kept in each version's source as ``recorded``.
     Returns:
         One result per skill: imported, present or refused.
     Raises (nothing stored) only for a bad invocation: a malformed hash, an unreadable lockfile,
@@ -609,7 +612,9 @@ def import_source(
                     pins_source=pins_source,
                     taint=taint,
                     file=item.skill_file,
-                    source=item.info,
+                    source=(
+                        {**item.info, "recorded": dict(source_note)} if source_note else item.info
+                    ),
                     approvals=item.approvals,
                 )
                 # Over the exact files the store will keep, under the skill's name.

@@ -62,6 +62,7 @@ BASE: dict[tuple[str, ...], list[str]] = {
     ("chimera-cards", "install"): ["victim-card", "--to", "{new}/skills"],
     ("chimera-cards", "uninstall"): ["victim-card", "--to", "{new}/skills"],
     ("chimera-cards", "check"): ["{new}/skills"],
+    ("chimera-cards", "adopt"): ["{dir}"],
     ("chimera-cards", "sync"): ["victim-card", "--to", "{new}/skills"],
     ("chimera-cards", "update"): ["victim-card"],
     ("chimera-cards", "outdated"): ["victim-card"],
