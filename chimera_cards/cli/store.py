@@ -457,11 +457,27 @@ def export_cmd(name, directory, sha_prefix, unapproved, store_path, as_json) -> 
 
 
 @click.command("audit")
+@click.argument("what", required=False, type=click.Choice(["head"]))
+@click.option(
+    "--reset",
+    is_flag=True,
+    help="With `head`: re-anchor the head file to the log as it is now (after looking into a "
+    "rollback); the reset is itself recorded in the log.",
+)
 @store_option
 @json_option
 @reports_errors
-def audit_cmd(store_path, as_json) -> None:
-    """Print the append-only audit log (each entry holds the hash of the one before it)."""
+def audit_cmd(what, reset, store_path, as_json) -> None:
+    """Print the append-only audit log (each entry holds the hash of the one before it).
+
+    `audit head` prints the hash of its newest entry: keep it elsewhere (a CI log, a commit)
+    and give it to `verify --expect-head` to prove nothing was cut off the log's end.
+    """
+    if reset and what != "head":
+        raise UsageError("--reset goes with `audit head`")
+    if what == "head":
+        _audit_head(reset, store_path, as_json)
+        return
     with open_store(store_path) as store:
         entries = store.audit_entries()
     if as_json:
@@ -477,17 +493,53 @@ def audit_cmd(store_path, as_json) -> None:
         click.echo(f"{e.seq:>5} {e.ts} {e.event}{subject}  {detail}".rstrip())
 
 
+def _audit_head(reset: bool, store_path, as_json: bool) -> None:
+    with open_store(store_path) as store:
+        previous = None
+        if reset:
+            previous, _ = store.reset_anchor()
+        anchor = store.audit_anchor()
+        problems = store.anchor_problems()
+        head_file = str(store.head_file)
+    if as_json:
+        echo_json(
+            {
+                **anchor.to_dict(),
+                "head_file": head_file,
+                "problems": [{"kind": k, "message": m} for k, m in problems],
+                **({"previous": _anchor_json(previous)} if reset else {}),
+            }
+        )
+        return
+    click.echo(anchor.head)
+    if reset:
+        click.echo(f"re-anchored {head_file} (it held {_anchor_json(previous)})", err=True)
+
+
+def _anchor_json(value) -> object:
+    return value.to_dict() if hasattr(value, "to_dict") else value
+
+
 @click.command("verify")
+@click.option(
+    "--expect-head",
+    "expect_head",
+    default=None,
+    metavar="HEX",
+    help="An audit head kept elsewhere (`audit head` printed it): fail unless the log holds it.",
+)
 @store_option
 @json_option
 @reports_errors
-def verify_cmd(store_path, as_json) -> None:
+def verify_cmd(expect_head, store_path, as_json) -> None:
     """Re-hash every blob, check every version against the audit log, walk the hash chain.
 
-    Exit 1 naming each problem if anything was tampered with. The outcome is itself audited.
+    Also compares the schema (tables, indexes, triggers, views) with the one this code creates,
+    and the log's end with the heads kept outside it (the head file, --expect-head). Exit 1
+    naming each problem if anything was tampered with. The outcome is itself audited.
     """
     with open_store(store_path) as store:
-        report = verify_store(store)
+        report = verify_store(store, expect_head=expect_head)
     if as_json:
         echo_json(report.to_dict())
     else:

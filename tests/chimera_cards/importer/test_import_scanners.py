@@ -176,9 +176,25 @@ def test_a_store_from_before_scanners_gains_the_table_and_keeps_its_rows(tmp_pat
     path = tmp_path / "old.db"
     with Store(path) as fresh:
         import_source(fresh, make_skill(tmp_path, "old-card"))
+    # The store as it was before the scanners' migration: every object that migration and
+    # the ones after it made is dropped, and the schema version set back to match.
+    at = next(i for i, m in enumerate(MIGRATIONS) if "scanner_results" in str(m))
+    earlier = sqlite3.connect(":memory:")
+    for migration in MIGRATIONS[:at]:
+        if callable(migration):
+            migration(earlier)
+        else:
+            earlier.executescript(migration)
+    kept = {row[0] for row in earlier.execute("SELECT name FROM sqlite_master")}
+    earlier.close()
     conn = sqlite3.connect(path)
-    conn.execute("DROP TABLE scanner_results")
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    later = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL"
+    ).fetchall()
+    for kind, name in later:
+        if name not in kept:
+            conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+    conn.execute(f"PRAGMA user_version = {at}")
     conn.commit()
     conn.close()
     before = dump_store(path)
@@ -191,3 +207,29 @@ def test_a_store_from_before_scanners_gains_the_table_and_keeps_its_rows(tmp_pat
         assert verify_store(upgraded).ok
     after = dump_store(path)
     assert after["versions"][: len(before["versions"])] == before["versions"]
+
+
+def test_verify_names_a_scanner_run_edited_deleted_or_planted_by_hand(store, tmp_path):
+    (res,) = import_source(
+        store, make_skill(tmp_path, "watched", {"a.md": "EXFIL\n"}), scanners=[DEMO]
+    )
+    assert verify_store(store, record=False).ok
+    conn = sqlite3.connect(store.path)
+    # Unblock the approval by emptying the findings: the log still says what was found.
+    conn.execute("UPDATE scanner_results SET findings = '[]'")
+    conn.commit()
+    kinds = [p.kind for p in verify_store(store, record=False).problems]
+    assert kinds == ["scanner-mismatch"]
+    conn.execute("DELETE FROM scanner_results")
+    conn.commit()
+    kinds = [p.kind for p in verify_store(store, record=False).problems]
+    assert kinds == ["scanner-missing"]
+    version_id = store.version("watched", res.sha256).id
+    conn.execute(
+        "INSERT INTO scanner_results VALUES (?, 'other', NULL, NULL, 'ok', '', '[]', 'now')",
+        (version_id,),
+    )
+    conn.commit()
+    conn.close()
+    kinds = sorted(p.kind for p in verify_store(store, record=False).problems)
+    assert kinds == ["scanner-missing", "scanner-unrecorded"]
