@@ -10,6 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from chimera_cards.bundles.bundle import read_bundle_dir
+from chimera_cards.bundles.digests import skill_digest
 from chimera_cards.cli import main
 
 GOOD = (
@@ -152,6 +153,9 @@ def test_hash_prints_hex_and_sri_of_exact_bytes(tmp_path):
         "integrity": "sha256-" + base64.b64encode(digest).decode(),
         "bytes": len(data),
         "digest": bundle.digest,
+        # npx's computedHash of a one-file skill: path then bytes; and the proposed skill_digest.
+        "npx": hashlib.sha256(b"SKILL.md" + data).hexdigest(),
+        "skill_digest": skill_digest([("SKILL.md", data)]),
         "manifest": [f.to_dict() for f in bundle.files],
     }
 
