@@ -242,7 +242,9 @@ def test_folder_lint_gives_the_findings_import_stores(tmp_path, store):
         (str(Path(f["path"]).relative_to(skill)), f["line"], f["rule"], f["message"])
         for f in linted
     ]
-    assert relative == stored and len(stored) >= 6
+    # The bundle's own files: a binary, a hidden comment, an override phrase, two code-exec (the
+    # card's Chimera keys are no unknown-key warnings now: it is read as a Chimera card).
+    assert relative == stored and len(stored) >= 5
 
 
 def test_a_folder_that_is_not_a_safe_bundle_is_an_error_and_the_rest_still_lint(tmp_path):
