@@ -4,70 +4,20 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from urllib.parse import quote
 
 import click
 
-from chimera_cards import __version__
 from chimera_cards.cli.common import echo_json, reports_errors
-from chimera_cards.scan.codescan import CODE_RULES, lint_skill_paths
-from chimera_cards.scan.findings import DEFAULT_PROFILE, PROFILES, RULES
+from chimera_cards.scan.codescan import lint_skill_paths
+from chimera_cards.scan.findings import DEFAULT_PROFILE, PROFILES
 from chimera_cards.scan.lint import LintReport
+from chimera_cards.scan.sarif import to_sarif as findings_to_sarif
 from chimera_cards.sources.find import hash_paths
-
-_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-
-
-def _artifact_uri(path: str | None) -> str:
-    if not path:
-        return ""
-    p = Path(path)
-    return p.as_uri() if p.is_absolute() else quote(p.as_posix())
 
 
 def to_sarif(report: LintReport) -> dict:
-    """A minimal valid SARIF 2.1.0 log: one run, the rules used, one result per finding."""
-    used = sorted({f.rule for f in report.findings})
-    results = []
-    for finding in report.findings:
-        location: dict = {"artifactLocation": {"uri": _artifact_uri(finding.path)}}
-        if finding.line:
-            location["region"] = {"startLine": finding.line}
-        results.append(
-            {
-                "ruleId": finding.rule,
-                "ruleIndex": used.index(finding.rule),
-                "level": _SARIF_LEVEL[finding.severity],
-                "message": {"text": finding.message},
-                "locations": [{"physicalLocation": location}],
-            }
-        )
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "chimera-cards",
-                        "version": __version__,
-                        "rules": [
-                            {
-                                "id": rule,
-                                "shortDescription": {
-                                    "text": RULES.get(rule) or CODE_RULES.get(rule, rule)
-                                },
-                            }
-                            for rule in used
-                        ],
-                    }
-                },
-                "results": results,
-            }
-        ],
-    }
+    """The report as a SARIF 2.1.0 log (``scan.sarif.to_sarif``): one run, the rules used."""
+    return findings_to_sarif(report.findings)
 
 
 def format_text(report: LintReport) -> str:
@@ -139,13 +89,24 @@ def lint(
 @click.command("hash")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print each skill's hashes and its manifest.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["chimera", "bundle", "npx", "skill_digest", "all"]),
+    default="chimera",
+    show_default=True,
+    help="chimera: SKILL.md's SHA-256 (hex, SRI) and our bundle digest; bundle, npx (npx skills' "
+    "computedHash), skill_digest (the Agent Skills proposal): that digest alone, prefixed; "
+    "all: the three digests.",
+)
 @reports_errors
-def hash_(paths: tuple[str, ...], as_json: bool) -> None:
+def hash_(paths: tuple[str, ...], as_json: bool, fmt: str) -> None:
     """Print each skill's SKILL.md SHA-256 (hex, SRI) and its bundle digest over every file.
 
     PATHS: skill folders, collections, archives, SKILL.md files.
 
-    Pin SKILL.md alone with `import --sha256`, the whole skill with `import --digest`.
+    Pin SKILL.md alone with `import --sha256`, the whole skill with `import --digest` (which
+    takes any digest --format prints, with its prefix). docs/bundles.md defines each digest.
     """
     results = hash_paths(list(paths))
     if as_json:
@@ -153,7 +114,17 @@ def hash_(paths: tuple[str, ...], as_json: bool) -> None:
         echo_json(payload[0] if len(paths) == 1 and len(payload) == 1 else payload)
         return
     for r in results:
-        click.echo(f"{r.sha256}  {r.integrity}  digest:{r.digest}  {r.path}")
+        named = {
+            "bundle": f"bundle:{r.digest}",
+            "npx": f"npx:{r.npx}",
+            "skill_digest": f"skill_digest:{r.skill_digest}",
+        }
+        if fmt == "chimera":
+            click.echo(f"{r.sha256}  {r.integrity}  digest:{r.digest}  {r.path}")
+        elif fmt == "all":
+            click.echo(f"{'  '.join(named.values())}  {r.path}")
+        else:
+            click.echo(f"{named[fmt]}  {r.path}")
 
 
 COMMANDS = [lint, hash_]

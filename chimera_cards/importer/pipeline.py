@@ -28,17 +28,19 @@ import os
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from chimera_cards.bundles.bundle import SKILL_FILE, Bundle, BundleFile
+from chimera_cards.bundles.digests import BUNDLE, NPX, npx_hash, parse_digest, skill_digest
 from chimera_cards.cards.card import Card, parse_card
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
 from chimera_cards.importer.lockfile import check_pin, read_lockfile
 from chimera_cards.scan.codescan import ScanCache, lint_bundle
+from chimera_cards.scan.external import ScannerConfig, ScannerRun, scan_bundle_with
 from chimera_cards.scan.findings import Finding
 from chimera_cards.sources.find import SkillSource, find_skills, pick, pick_plugin, read_skill
 from chimera_cards.sources.locate import GitHosts
@@ -51,7 +53,6 @@ from chimera_cards.util.integrity import (
     IntegrityError,
     check_integrity,
     expected_hex,
-    parse_sha256,
     sha256_hex,
 )
 from chimera_cards.util.urls import DEFAULT_TIMEOUT
@@ -101,6 +102,7 @@ class Candidate:
     approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
     stored_findings: list[dict] | None = None  # ``findings`` as stored, when already made
     findings_json: str | None = None  # and their canonical JSON text, when already made
+    scanner_runs: list[ScannerRun] = field(default_factory=list)  # other scanners' verdicts
 
     @property
     def skill_sha256(self) -> str:
@@ -121,6 +123,18 @@ class Candidate:
             )
             more = f" and {len(errors) - 5} more" if len(errors) > 5 else ""
             reasons.append(f"lint errors: {listed}{more}")
+        for run in self.scanner_runs:
+            if not run.ok:
+                reasons.append(f"scanner {run.scanner} failed: {run.reason}")
+            elif run.holds():
+                errors = [f for f in run.findings if f.severity == "error"]
+                listed = ", ".join(
+                    f.rule.removeprefix(f"{run.scanner}/")
+                    + (f" ({f.path}:{f.line})" if f.path and f.line else "")
+                    for f in errors[:5]
+                )
+                more = f" and {len(errors) - 5} more" if len(errors) > 5 else ""
+                reasons.append(f"scanner {run.scanner} errors: {listed}{more}")
         return reasons
 
 
@@ -150,6 +164,7 @@ class ImportResult:
     skill_sha256: str | None = None  # SHA-256 of SKILL.md
     files: int = 0  # files in the bundle
     error_kind: str | None = None  # the refusal's class name, e.g. "LinkError"
+    scanners: list[dict] = field(default_factory=list)  # other scanners' runs on a new version
 
     @property
     def ok(self) -> bool:
@@ -172,6 +187,7 @@ class ImportResult:
             "error": self.error,
             "error_kind": self.error_kind,
             "source": self.source,
+            "scanners": self.scanners,
         }
 
 
@@ -241,7 +257,13 @@ def _check_bundle(
     if expected:
         check_integrity(bundle.skill_md, expected)  # before parsing: a wrong card is never parsed
     digest = bundle.digest
-    if expected_digest and expected_digest != digest:
+    if expected_digest and ":" in expected_digest:  # another tool's digest, named by its kind
+        kind, _, value = expected_digest.partition(":")
+        files = [(f.path, bundle.contents[f.path]) for f in bundle.files]
+        got = npx_hash(files) if kind == NPX else skill_digest(files)
+        if got != value:
+            raise IntegrityError(f"{kind} digest mismatch: expected {value}, got {got}")
+    elif expected_digest and expected_digest != digest:
         raise IntegrityError(f"bundle digest mismatch: expected {expected_digest}, got {digest}")
     legacy = skill_sha if len(bundle.files) == 1 else None
     return _Checked(digest, legacy, stored(digest) if stored is not None else None)
@@ -404,6 +426,7 @@ def _store_batch(
                     digest=version.digest,
                     skill_sha256=version.skill_sha256,
                     files=len(cand.bundle.files) if cand.bundle is not None else 1,
+                    scanners=[run.to_dict() for run in cand.scanner_runs] if new else [],
                 )
             )
         pause = os.environ.get(PAUSE_ENV)
@@ -463,6 +486,8 @@ def _store_one(
         findings_json=cand.findings_json,
         new_name=new_name,
     )
+    for run in cand.scanner_runs:
+        store.put_scanner_result(conn, version, run.to_dict())
     return version, True
 
 
@@ -491,6 +516,8 @@ def import_source(
     plugin: str | None = None,
     jobs: int | None = None,
     hosts: GitHosts | None = None,
+    scanners: Sequence[ScannerConfig] = (),
+    source_note: Mapping | None = None,
 ) -> list[ImportResult]:
     """Import every skill SOURCE names; one ImportResult per skill, in order.
 
@@ -499,7 +526,8 @@ def import_source(
         source: a skill folder, a collection, a SKILL.md, an archive (path or URL), a git
             repository (path or URL), or a SKILL.md URL (see ``sources.find_skills``).
         sha256, integrity: pin the SKILL.md bytes (one skill only).
-        digest: pin the bundle digest (one skill only).
+        digest: pin the bundle digest (one skill only): ours, or another tool's named by its
+            prefix (``npx:``, ``skill_digest:``; see ``bundles.digests``).
         lockfile: pins by name (bundle digests; older lockfiles' SKILL.md hashes still read).
         taint: hold the import for review whatever its origin.
         ref: a git branch, tag or commit.
@@ -509,6 +537,11 @@ def import_source(
             environment's ``CHIMERA_CARDS_GITHUB_URL`` / ``CHIMERA_CARDS_GITLAB_URL``).
         jobs: worker processes that parse and lint; None: one per CPU once there are
             ``POOL_MIN_BUNDLES`` bundles to read, else none; 1: none (this process does it).
+        scanners: other scanners (SARIF plug-ins) to run over each new bundle's files; their
+            findings are stored with the version, and an error among them (or a scanner that
+            fails or times out) holds it pending.
+        source_note: what another tool recorded about where the skill came from (``adopt``:
+            npx's lock entry), kept in each version's source as ``recorded``.
     Returns:
         One result per skill: imported, present or refused.
     Raises (nothing stored) only for a bad invocation: a malformed hash, an unreadable lockfile,
@@ -516,7 +549,9 @@ def import_source(
     A source that cannot be read at all (fetch, git, unsafe archive) is one refused result.
     """
     expected = expected_hex(sha256, integrity)
-    expected_digest = parse_sha256(digest, "--digest") if digest else None
+    pin = parse_digest(digest, "--digest") if digest else None
+    # Ours as bare hex; another tool's digest as "kind:value" (checked over the same files).
+    expected_digest = None if pin is None else pin.value if pin.kind == BUNDLE else str(pin)
     if lockfile is None or isinstance(lockfile, Mapping):
         pins, pins_source = lockfile, "the lockfile"
     else:
@@ -586,8 +621,14 @@ def import_source(
                     pins_source=pins_source,
                     taint=taint,
                     file=item.skill_file,
-                    source=item.info,
+                    source=(
+                        {**item.info, "recorded": dict(source_note)} if source_note else item.info
+                    ),
                     approvals=item.approvals,
+                )
+                # Over the exact files the store will keep, under the skill's name.
+                cand.scanner_runs = scan_bundle_with(
+                    scanners if checked.known is None else (), item.bundle, dirname=cand.name
                 )
             except ChimeraError as exc:
                 results.append(_refused(label, exc))

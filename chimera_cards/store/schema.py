@@ -155,6 +155,36 @@ MIGRATIONS.append(_migrate_bundles)
 MIGRATIONS.append(
     "CREATE TABLE verdict_memo (key TEXT PRIMARY KEY, verdict TEXT NOT NULL) WITHOUT ROWID;"
 )
+# Other scanners' verdicts on a version (SARIF plug-ins): one row per (version, scanner), with
+# the tool that ran, whether it ran at all (a failed run holds the version) and its findings as
+# canonical JSON, each with the id ``approve --accept`` names.
+MIGRATIONS.append(
+    """CREATE TABLE scanner_results (
+    version_id   INTEGER NOT NULL REFERENCES versions(id),
+    scanner      TEXT NOT NULL,
+    tool         TEXT,
+    tool_version TEXT,
+    status       TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    reason       TEXT NOT NULL DEFAULT '',
+    findings     TEXT NOT NULL,
+    scanned_at   TEXT NOT NULL,
+    PRIMARY KEY (version_id, scanner)
+) WITHOUT ROWID;"""
+)
+# Supersession: a name's statements are read together (its signed history), and the highest rank
+# a name reached while active is kept, so a removed key, an expiry or a retirement never lowers
+# the floor an older version must climb over.
+MIGRATIONS.append(
+    """
+CREATE INDEX statements_name ON statements(name);
+CREATE TABLE name_floor (
+    name     TEXT PRIMARY KEY,
+    sequence INTEGER NOT NULL,
+    micros   INTEGER NOT NULL,
+    sha256   TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+)
 _TEXT_FIELDS = ("name", "sha256", "origin", "imported_at", "provenance", "status", "reason")
 
 

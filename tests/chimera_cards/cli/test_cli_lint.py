@@ -10,6 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from chimera_cards.bundles.bundle import read_bundle_dir
+from chimera_cards.bundles.digests import skill_digest
 from chimera_cards.cli import main
 
 GOOD = (
@@ -113,7 +114,9 @@ def test_json_format_lists_findings_and_summary(tmp_path):
 
 
 def test_sarif_is_a_minimal_valid_2_1_0_log(tmp_path):
-    write(tmp_path, "plain-card", PLAIN + b"```\n<!-- shown as code -->\n```\n")
+    # A comment shown as code is listed (note); a long base64 run is a warning.
+    blob = base64.b64encode(bytes(range(120))).decode().encode()
+    write(tmp_path, "plain-card", PLAIN + b"```\n<!-- shown as code -->\n```\n\n" + blob + b"\n")
     result = run("lint", "--format", "sarif", tmp_path)
     assert result.exit_code == 0
     log = json.loads(result.output)
@@ -122,9 +125,9 @@ def test_sarif_is_a_minimal_valid_2_1_0_log(tmp_path):
     driver = sarif_run["tool"]["driver"]
     assert driver["name"] == "chimera-cards"
     rule_ids = [r["id"] for r in driver["rules"]]
-    assert rule_ids == ["html-comment", "url"]
+    assert rule_ids == ["base64-blob", "html-comment", "url"]
     levels = {r["ruleId"]: r["level"] for r in sarif_run["results"]}
-    assert levels == {"html-comment": "warning", "url": "note"}
+    assert levels == {"html-comment": "note", "base64-blob": "warning", "url": "note"}
     for res in sarif_run["results"]:
         assert rule_ids[res["ruleIndex"]] == res["ruleId"]
         loc = res["locations"][0]["physicalLocation"]
@@ -152,6 +155,9 @@ def test_hash_prints_hex_and_sri_of_exact_bytes(tmp_path):
         "integrity": "sha256-" + base64.b64encode(digest).decode(),
         "bytes": len(data),
         "digest": bundle.digest,
+        # npx's computedHash of a one-file skill: path then bytes; and the proposed skill_digest.
+        "npx": hashlib.sha256(b"SKILL.md" + data).hexdigest(),
+        "skill_digest": skill_digest([("SKILL.md", data)]),
         "manifest": [f.to_dict() for f in bundle.files],
     }
 
@@ -238,7 +244,9 @@ def test_folder_lint_gives_the_findings_import_stores(tmp_path, store):
         (str(Path(f["path"]).relative_to(skill)), f["line"], f["rule"], f["message"])
         for f in linted
     ]
-    assert relative == stored and len(stored) >= 6
+    # The bundle's own files: a binary, a hidden comment, an override phrase, two code-exec (the
+    # card's Chimera keys are no unknown-key warnings now: it is read as a Chimera card).
+    assert relative == stored and len(stored) >= 5
 
 
 def test_a_folder_that_is_not_a_safe_bundle_is_an_error_and_the_rest_still_lint(tmp_path):
