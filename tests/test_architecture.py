@@ -289,6 +289,19 @@ def test_no_module_is_longer_than_the_limit(root):
     assert not long_modules, f"modules over {MAX_MODULE_LINES} lines: {long_modules}"
 
 
+@pytest.mark.parametrize("root", ROOTS)
+def test_no_class_is_longer_than_the_limit(root):
+    long_classes = []
+    for name, module in GRAPH.items():
+        if name.startswith(root):
+            for node in ast.walk(module.tree):
+                if isinstance(node, ast.ClassDef):
+                    size = node.end_lineno - node.lineno + 1
+                    if size > MAX_CLASS_LINES:
+                        long_classes.append(f"{name}.{node.name}: {size} lines")
+    assert not long_classes, f"classes over {MAX_CLASS_LINES} lines: {long_classes}"
+
+
 def _packages_on_disk() -> set[str]:
     out = set()
     for root in ROOTS:
