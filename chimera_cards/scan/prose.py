@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chimera_cards.scan.sensitive import CREDENTIAL_PATH_RE
+from chimera_cards.scan.sensitive import CREDENTIAL_PATH_RE, credential_in
 
 __all__ = ["ProseFinding", "prose_findings"]
 
@@ -200,6 +200,54 @@ def _sentences(text: str) -> list[tuple[int, str]]:
     return result
 
 
+# Every match of _STORE_RE holds one of these (lower-cased): most sentences hold none.
+_STORE_LITERALS = ("private", "ssh", "seed", "mnemonic", "recovery", "password", "credential",
+                   "cookie", "keychain", "keystore", "wallet", "environment", ".env", "env var",
+                   "env-var", "id_rsa", "id_ed25519", ".npmrc", ".pypirc", ".netrc",
+                   ".git-credentials", "kube", "login data", "aws")  # fmt: skip
+# For each rule, lower-cased pieces one of which every match holds: a sentence holding none is
+# not searched (the case-blind alternations cost about a microsecond a character each).
+_GATES: dict[str, tuple[str, ...]] = {
+    "cred": ("credential", "password", "passphrase", "secret", "api", "access", "token"),
+    "ship": ("send", "sent", "upload", "post", "transmit", "exfiltrat", "forward", "mail",
+             "beacon", "relay", "leak", "submit", "ship", "sync", "back", "cop", "paste", "push",
+             "include", "request"),
+    "gather": ("collect", "harvest", "gather", "extract", "dump", "grab", "steal", "scrape", "read",
+               "cat", "retriev", "enumerat", "locate", "find"),
+    "conceal": ("not", "n't", "dont", "never", "without", "hid", "conceal", "keep", "leave", "if",
+                "lie", "lying", "decei", "mislead", "misled", "locally", "secretly", "covertly",
+                "stealthily", "surreptitiously", "silently"),
+    "precedence": ("preceden", "priorit", "overrid", "supersed", "outrank", "trump", "ignor",
+                   "disregard", "overrul", "dismiss", "even", "regardless", "forget", "discard",
+                   "drop", "replace", "cancel", "outdated", "obsolete", "void", "invalid",
+                   "no longer", "suspend", "treat", "suggestion", "optional", "advisory",
+                   "binding", "secondary", "win", "prevail", "first", "never let", "mode",
+                   "disabled", "lifted", "removed", "waived", "off", "paused", "obey", "follow"),
+    "tools": ("ignor", "bypass", "disregard", "circumvent", "overrid", "work around",
+              "get around", "evad", "permission", "confirmation", "approval", "consent",
+              "sandbox"),
+    "off": ("antivirus", "anti-virus", "firewall", "defender", "gatekeeper", "integrity", "sip",
+            "selinux", "apparmor", "edr", "xprotect", "security", "real-time", "realtime",
+            "endpoint", "av", "sandbox", "signing", "signature", "tls", "ssl", "certificate",
+            "audit", "pre-commit", "hook", "bypasspermissions"),
+    "persist": ("bashrc", "zshrc", "bash_profile", "profile", "crontab", "cron", "launch",
+                "login item", "startup", "systemd", "scheduled task", "hook", "shell",
+                "authorized_keys", "registry"),
+    "sudo": ("sudo", "root", "administrator"),
+    "destination": ("http", "webhook", "endpoint", "server", "remote", "pastebin", "discord",
+                    "telegram", "s3://", "ngrok", "our", "external", "gist", "@", "pricing",
+                    "analytics", "telemetry", "backup", "audit", "relay", "request", "body"),
+}  # fmt: skip
+
+
+def _may(rule: str, lower: str) -> bool:
+    return any(map(lower.__contains__, _GATES[rule]))
+
+
+def _has_store_word(text: str) -> bool:
+    return any(map(text.lower().__contains__, _STORE_LITERALS))
+
+
 def _before(negation: re.Match | None, match: re.Match) -> bool:
     """Whether a negation stands before a match (\"never upload\", not \"... never lost\")."""
     return negation is not None and negation.start() <= match.end()
@@ -224,7 +272,10 @@ def _store_named(sentence: str) -> re.Match | None:
     a public key, not after "never")."""
     if _PUBLIC_RE.search(sentence):
         return None
-    for pattern in (_STORE_RE, CREDENTIAL_PATH_RE):
+    patterns = [_STORE_RE] if _has_store_word(sentence) else []
+    if credential_in(sentence):
+        patterns.append(CREDENTIAL_PATH_RE)
+    for pattern in patterns:
         for match in pattern.finditer(sentence):
             if _EXCLUDED_RE.search(sentence[: match.start()]):
                 continue
@@ -247,7 +298,7 @@ def _paragraph_flows(text: str, found: list[ProseFinding]) -> list[ProseFinding]
         store = ship = None
         for _, sentence in _sentences(para):
             store = store or _store_named(sentence)
-            shipped = _SHIP_RE.search(sentence)
+            shipped = _SHIP_RE.search(sentence) if _may("ship", sentence.lower()) else None
             if shipped and not _before(_NEGATION_RE.search(sentence), shipped):
                 ship = ship or shipped
         if not (store and ship and _DESTINATION_RE.search(para)):
@@ -275,13 +326,17 @@ def prose_findings(text: str) -> list[ProseFinding]:
     for at, sentence in _sentences(text):
         if len(sentence) < 12:
             continue
+        lower = sentence.lower()
         negation = _NEGATION_RE.search(sentence)
-        store = _store_named(sentence)
-        generic = None if store else _CRED_RE.search(sentence)
+        credentials = _may("ship", lower) or _may("gather", lower)
+        store = _store_named(sentence) if credentials else None
+        generic = (
+            _CRED_RE.search(sentence) if credentials and not store and _may("cred", lower) else None
+        )
         cred = store or generic
-        ship = _SHIP_RE.search(sentence)
+        ship = _SHIP_RE.search(sentence) if cred and _may("ship", lower) else None
         if cred and not _before(negation, ship or cred):
-            destination = _DESTINATION_RE.search(sentence)
+            destination = _DESTINATION_RE.search(sentence) if _may("destination", lower) else None
             if generic is not None and (not destination or _AUTH_CONTEXT_RE.search(sentence)):
                 ship = None
             if ship or (
@@ -298,7 +353,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                         at,
                     )
                 )
-        conceal = _CONCEAL_RE.search(sentence)
+        conceal = _CONCEAL_RE.search(sentence) if _may("conceal", lower) else None
         if conceal and not _CONCEAL_BENIGN_RE.search(sentence):
             found.append(
                 ProseFinding(
@@ -308,8 +363,10 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        if _PRECEDENCE_RE.search(sentence) and not re.search(
-            r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I
+        if (
+            _may("precedence", lower)
+            and _PRECEDENCE_RE.search(sentence)
+            and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I)
         ):
             found.append(
                 ProseFinding(
@@ -319,7 +376,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        tools = _TOOLS_RE.search(sentence)
+        tools = _TOOLS_RE.search(sentence) if _may("tools", lower) else None
         if tools and not re.search(
             r"\b(?:never|do\s+not|don't|must\s+not)\s+(?:\w+\s+){0,2}?(?:ignore|bypass|skip|override|circumvent)",
             sentence,
@@ -338,7 +395,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        off = _SECURITY_OFF_RE.search(sentence)
+        off = _SECURITY_OFF_RE.search(sentence) if _may("off", lower) else None
         if off and not _before(negation, off):
             found.append(
                 ProseFinding(
@@ -348,7 +405,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        persist = _PERSIST_RE.search(sentence)
+        persist = _PERSIST_RE.search(sentence) if _may("persist", lower) else None
         if persist and not _before(negation, persist):
             found.append(
                 ProseFinding(
@@ -358,7 +415,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        sudo = _SUDO_RE.search(sentence)
+        sudo = _SUDO_RE.search(sentence) if _may("sudo", lower) else None
         if sudo and not _before(negation, sudo):
             found.append(
                 ProseFinding(
@@ -368,4 +425,8 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
+    lower_text = text.lower()
+    stores = _has_store_word(lower_text) or credential_in(text) is not None
+    if not (stores and _may("ship", lower_text) and _may("destination", lower_text)):
+        return found
     return found + _paragraph_flows(text, found)
