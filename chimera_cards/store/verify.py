@@ -48,6 +48,7 @@ __all__ = [
 EXTRA_VERIFY_CHECKS: tuple[str, ...] = (
     "chimera_cards.review.statements:verify_check",
     "chimera_cards.trust.policy:check_remembered_verdicts",
+    "chimera_cards.scan.external:verify_check",
 )
 
 

@@ -207,3 +207,29 @@ def test_a_store_from_before_scanners_gains_the_table_and_keeps_its_rows(tmp_pat
         assert verify_store(upgraded).ok
     after = dump_store(path)
     assert after["versions"][: len(before["versions"])] == before["versions"]
+
+
+def test_verify_names_a_scanner_run_edited_deleted_or_planted_by_hand(store, tmp_path):
+    (res,) = import_source(
+        store, make_skill(tmp_path, "watched", {"a.md": "EXFIL\n"}), scanners=[DEMO]
+    )
+    assert verify_store(store, record=False).ok
+    conn = sqlite3.connect(store.path)
+    # Unblock the approval by emptying the findings: the log still says what was found.
+    conn.execute("UPDATE scanner_results SET findings = '[]'")
+    conn.commit()
+    kinds = [p.kind for p in verify_store(store, record=False).problems]
+    assert kinds == ["scanner-mismatch"]
+    conn.execute("DELETE FROM scanner_results")
+    conn.commit()
+    kinds = [p.kind for p in verify_store(store, record=False).problems]
+    assert kinds == ["scanner-missing"]
+    version_id = store.version("watched", res.sha256).id
+    conn.execute(
+        "INSERT INTO scanner_results VALUES (?, 'other', NULL, NULL, 'ok', '', '[]', 'now')",
+        (version_id,),
+    )
+    conn.commit()
+    conn.close()
+    kinds = sorted(p.kind for p in verify_store(store, record=False).problems)
+    assert kinds == ["scanner-missing", "scanner-unrecorded"]
