@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from chimera_cards.bundles.bundle import IGNORED_NAMES, SKILL_FILE, find_bundle_dirs
+from chimera_cards.bundles.digests import parse_digest
 from chimera_cards.cards.card import CardReadError
 from chimera_cards.cli.common import (
     SECONDS,
@@ -31,7 +32,7 @@ from chimera_cards.sources.gitsource import is_git_source
 from chimera_cards.sources.locate import locate
 from chimera_cards.store.rows import STATUSES, Version
 from chimera_cards.store.verify import verify_store
-from chimera_cards.util.integrity import expected_hex, parse_sha256
+from chimera_cards.util.integrity import expected_hex
 from chimera_cards.util.urls import DEFAULT_TIMEOUT, is_url
 
 
@@ -100,8 +101,10 @@ def _error_line(result: ImportResult) -> str:
 @click.option(
     "--digest",
     default=None,
-    metavar="HEX",
-    help="The skill's bundle digest (every file) must be this, or nothing is stored.",
+    metavar="DIGEST",
+    help="The skill's digest must be this, or nothing is stored: our bundle digest (HEX or "
+    "bundle:HEX), npx's computedHash (npx:HEX) or a skill_digest (sha256-...), as `hash "
+    "--format` prints them.",
 )
 @click.option(
     "--ref",
@@ -174,7 +177,7 @@ def import_cmd(
     expected_hex(sha256, integrity)
     scanners = scanners_for(scanner_names, scanners_file, store_path)
     if digest:
-        parse_sha256(digest, "--digest")
+        parse_digest(digest, "--digest")
     if lockfile is not None:
         read_lockfile(lockfile)
     local = not is_url(source) and not is_git_source(source)
