@@ -244,6 +244,8 @@ class PyFacts:
     output: Out = field(default_factory=Out)
     parsed: bool = True
     env_reads: list[tuple[int, str]] = field(default_factory=list)  # secret variables read
+    sql: list[tuple[int, str]] = field(default_factory=list)  # SQL built by string formatting
+    exhaustion: list[tuple[int, str]] = field(default_factory=list)  # endless loops, huge lists
 
 
 def _is_param(taint: Taint) -> bool:
@@ -282,6 +284,8 @@ class _Analyser:
         # Whether a string written in the source can name a credential store (folded strings,
         # joined or decoded, are looked at whatever this says).
         self.literals = True
+        self.built_queries: set[str] = set()
+        self.guarded = 0  # inside a try body with handlers
         self.spawned_shell = False
 
     def line(self, node: ast.AST) -> int:
@@ -507,6 +511,16 @@ class _Analyser:
         if isinstance(node, ast.Lambda):
             return Out()
         if isinstance(node, ast.BinOp):
+            if (
+                isinstance(node.op, ast.Mult)
+                and isinstance(node.right, ast.Constant)
+                and isinstance(node.right.value, int)
+                and node.right.value >= 10_000_000
+                and isinstance(node.left, (ast.List, ast.Constant))
+            ):
+                self.facts.exhaustion.append(
+                    (self.line(node), f"a list or string of {node.right.value:,} items")
+                )
             out = self.value(node.left).merge(self.value(node.right))
             folded = self.fold(node)
             if folded and credential_in(folded):
@@ -635,6 +649,13 @@ class _Analyser:
             result.merge(self.run_shell(node, name, line))
         if name in _EVAL or short in ("exec", "eval"):
             self.evaluated(node, name or short, everything, line)
+        if short in ("execute", "executemany", "executescript") and node.args:
+            query = node.args[0]
+            built = _formatted(query) or (
+                isinstance(query, ast.Name) and query.id in self.built_queries
+            )
+            if built:
+                self.facts.sql.append((line, f"{short}() of SQL built by string formatting"))
         if name == "os.dup2":
             self.dup2 = True
         if name == "pty.spawn" or (
@@ -916,6 +937,8 @@ class _Analyser:
             self.block(node.body)
             return
         if isinstance(node, ast.Assign):
+            if _formatted(node.value) and _SQL_RE.search(self.fold(node.value) or ""):
+                self.built_queries.update(t.id for t in node.targets if isinstance(t, ast.Name))
             out = self.value(node.value)
             for target in node.targets:
                 self.bind(target, out)
@@ -926,6 +949,18 @@ class _Analyser:
                 out.merge(self.env.get(node.target.id))
             self.bind(node.target, out)
             return
+        if isinstance(node, (ast.Try, ast.TryStar)) and node.handlers:
+            # A loop in here may end by the exception a handler waits for (img.seek -> EOFError).
+            self.guarded += 1
+            self.block(node.body)
+            self.guarded -= 1
+            for handler in node.handlers:
+                self.block(handler.body)
+            self.block(node.orelse)
+            self.block(node.finalbody)
+            return
+        if isinstance(node, ast.While) and not self.guarded and _endless(node):
+            self.facts.exhaustion.append((self.line(node), "a 'while True' loop nothing ends"))
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.bind(node.target, self.value(node.iter))
             self.block(node.body)
@@ -1048,6 +1083,45 @@ def _decode(name: str, raw: str, extra: list[str | None]) -> str | None:
 
 
 _BODIES = ("body", "orelse", "finalbody")
+_SQL_RE = re.compile(
+    r"\b(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|REPLACE)\b", re.IGNORECASE
+)
+# Calls that make a loop wait for the world (a server, a poller, a prompt): not a busy loop.
+_WAITS = frozenset({"sleep", "wait", "recv", "accept", "input", "get", "poll", "select", "read",
+                    "readline", "join", "serve_forever", "listen", "result"})  # fmt: skip
+
+
+def _formatted(node: ast.AST) -> bool:
+    """An f-string with a value in it, a ``+`` of strings with a non-constant part, ``"…" % x``
+    or ``"…".format(x)``: a string built from values."""
+    if isinstance(node, ast.JoinedStr):
+        return any(isinstance(v, ast.FormattedValue) for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        sides = (node.left, node.right)
+        has_text = any(isinstance(s, (ast.Constant, ast.JoinedStr)) for s in sides)
+        return has_text and not all(isinstance(s, ast.Constant) for s in sides)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and bool(node.args or node.keywords)
+    )
+
+
+def _endless(node: ast.While) -> bool:
+    """``while True:`` whose body never breaks, returns, raises, exits or waits."""
+    if not (isinstance(node.test, ast.Constant) and node.test.value is True):
+        return False
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Break, ast.Return, ast.Raise, ast.Yield, ast.Await)):
+            return False
+        if isinstance(child, ast.Call):
+            func = child.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in _WAITS or name in ("exit", "_exit", "quit"):
+                return False
+    return True
 
 
 def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
