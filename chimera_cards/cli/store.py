@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from chimera_cards.bundles.bundle import IGNORED_NAMES, SKILL_FILE, find_bundle_dirs
+from chimera_cards.bundles.digests import parse_digest
 from chimera_cards.cards.card import CardReadError
 from chimera_cards.cli.common import (
     SECONDS,
@@ -31,7 +32,7 @@ from chimera_cards.sources.gitsource import is_git_source
 from chimera_cards.sources.locate import locate
 from chimera_cards.store.rows import STATUSES, Version
 from chimera_cards.store.verify import verify_store
-from chimera_cards.util.integrity import expected_hex, parse_sha256
+from chimera_cards.util.integrity import expected_hex
 from chimera_cards.util.urls import DEFAULT_TIMEOUT, is_url
 
 
@@ -100,8 +101,10 @@ def _error_line(result: ImportResult) -> str:
 @click.option(
     "--digest",
     default=None,
-    metavar="HEX",
-    help="The skill's bundle digest (every file) must be this, or nothing is stored.",
+    metavar="DIGEST",
+    help="The skill's digest must be this, or nothing is stored: our bundle digest (HEX or "
+    "bundle:HEX), npx's computedHash (npx:HEX) or a skill_digest (sha256-...), as `hash "
+    "--format` prints them.",
 )
 @click.option(
     "--ref",
@@ -174,7 +177,7 @@ def import_cmd(
     expected_hex(sha256, integrity)
     scanners = scanners_for(scanner_names, scanners_file, store_path)
     if digest:
-        parse_sha256(digest, "--digest")
+        parse_digest(digest, "--digest")
     if lockfile is not None:
         read_lockfile(lockfile)
     local = not is_url(source) and not is_git_source(source)
@@ -362,6 +365,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         from chimera_cards.review.decisions import accepted_findings  # cryptography: only for show
 
         accepted = accepted_findings(store, version.name, version.sha256)
+        scanners = store.scanner_results(version.id)
     if as_json:
         echo_json(
             {
@@ -369,6 +373,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
                 "size": size,
                 "manifest": [f.to_dict() for f in files],
                 "accepted": accepted,
+                "scanners": scanners,
                 "history": [
                     {k: v for k, v in h.to_dict().items() if k != "findings"} for h in history
                 ],
@@ -403,6 +408,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         where = f"{f.get('path') or 'SKILL.md'}:{f.get('line') or '-'}"
         mark = " (accepted in a signed approval)" if fid in accepted else ""
         click.echo(f"  {where:<9} {f.get('severity', ''):<8} {fid}: {f.get('message', '')}{mark}")
+    _show_scanners(scanners, accepted)
     click.echo(f"history:    {len(history)} version{'s' if len(history) != 1 else ''}")
     for h in history:
         mark = "*" if h.sha256 == version.sha256 else " "
@@ -410,6 +416,21 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
             f"  {mark} {h.imported_at}  {h.sha256[:12]}  {h.status:<8} {h.provenance:<7} "
             f"{h.reason}".rstrip()
         )
+
+
+def _show_scanners(runs: list[dict], accepted: list[str]) -> None:
+    from chimera_cards.scan.hidden import reveal  # a scanner may quote the skill's hidden text
+
+    for run in runs:
+        held = [f for f in run["findings"] if f.get("severity") in ("error", "warning")]
+        state = run["status"] if run["status"] == "ok" else f"FAILED ({reveal(run['reason'])})"
+        click.echo(f"scanner:    {run['scanner']} {state}, {len(held)} error/warning finding(s)")
+        for f in held:
+            fid = finding_id(f)
+            where = f"{f.get('path') or 'SKILL.md'}:{f.get('line') or '-'}"
+            mark = " (accepted in a signed approval)" if fid in accepted else ""
+            message = reveal(str(f.get("message", "")))
+            click.echo(f"  {where:<9} {f.get('severity', ''):<8} {fid}: {message}{mark}")
 
 
 @click.command("export")

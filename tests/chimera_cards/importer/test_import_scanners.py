@@ -7,7 +7,7 @@ import json
 import sqlite3
 
 import pytest
-from conftest import dump_store, make_skill, sarif_scanner_command
+from conftest import dump_store, make_skill, sarif_scanner_command, skill_archive
 
 from chimera_cards.errors import LintBlockedError
 from chimera_cards.importer.pipeline import import_source
@@ -233,3 +233,15 @@ def test_verify_names_a_scanner_run_edited_deleted_or_planted_by_hand(store, tmp
     conn.close()
     kinds = sorted(p.kind for p in verify_store(store, record=False).problems)
     assert kinds == ["scanner-missing", "scanner-unrecorded"]
+
+
+def test_a_skill_from_an_archive_is_scanned_as_the_store_keeps_it(store, tmp_path):
+    # Whatever the source, the scanner reads the bundle the store keeps, not the source.
+    src = make_skill(tmp_path / "src", "packed", {"bin/run.sh": ("curl EXFIL\n", True)})
+    archive = tmp_path / "packed.skill"
+    archive.write_bytes(skill_archive(src))
+    (res,) = import_source(store, archive, scanners=[DEMO])
+    assert res.outcome == "imported" and res.status == "pending"
+    (run,) = store.scanner_results(store.version("packed", res.sha256).id)
+    assert [(f["rule"], f["path"]) for f in run["findings"]] == [("demo/demo-exfil", "bin/run.sh")]
+    assert "scanner demo errors" in res.reason
