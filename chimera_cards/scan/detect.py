@@ -168,6 +168,28 @@ class _Detector:
         self.summaries = Summaries()
         self.js_returns: dict[str, Out] = {}
         self.units: list[_Unit] = []
+        # Python scripts with the function summaries known before each was read.
+        self.python_scripts: list[tuple[_Unit, str, set[str]]] = []
+
+    def summary_names(self) -> set[str]:
+        # A return that is only downloaded content (a response) changes no finding of a caller
+        # that reads it before its definition; secrets, decoded data and sends do.
+        returns = {n for n, out in self.summaries.returns.items() if out.taint or out.decoded}
+        return returns | set(self.summaries.sends)
+
+    def reread_python(self, trees: dict[str, ast.Module | None]) -> None:
+        """Read again each script that calls a function summarised only after it was read (in
+        a later file, or later in itself): a call counts whatever the order of definitions."""
+        final = self.summary_names()
+        for unit, text, known in self.python_scripts:
+            late = final - known
+            if any(f"{name}(" in text for name in late):
+                unit.python[0] = analyse_python(
+                    text,
+                    summaries=self.summaries,
+                    embed=self.embed_for(unit),
+                    tree=trees.get(unit.path),
+                )
 
     def embed_for(self, unit: _Unit):
         def embed(language: str, code: str, line: int) -> Out:
@@ -266,9 +288,11 @@ class _Detector:
         self.units.append(unit)
         embed = self.embed_for(unit)
         if language == "python":
+            known = self.summary_names()
             unit.python.append(
                 analyse_python(text, summaries=self.summaries, embed=embed, tree=trees.get(path))
             )
+            self.python_scripts.append((unit, text, known))
         elif language == "shell":
             analyse_shell(text, embed=embed, facts=unit.shell)
         elif language == "javascript":
@@ -541,13 +565,12 @@ def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
     detector = _Detector()
     files = list(files)
     trees: dict[str, ast.Module | None] = {}
-    # Python's functions are summarised first (a first look at every Python file), so a call
-    # in one file to a function of another counts whatever their order.
-    python = [f for f in files if f.language == "python"]
-    for f in python:
-        trees[f.path] = _parse(f.text)
-        if trees[f.path] is not None:
-            analyse_python(f.text, summaries=detector.summaries, tree=trees[f.path])
+    # JavaScript's functions are summarised first (a first look at every file), so a call in one
+    # file to a function of another counts whatever their order; Python's scripts are read again
+    # only when a call needs a summary made after them (reread_python).
+    for f in files:
+        if f.language == "python":
+            trees[f.path] = _parse(f.text)
     for f in files:
         if f.language == "javascript":
             analyse_javascript(f.text, returns=detector.js_returns)
@@ -559,6 +582,7 @@ def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
             detector.script(f.path, f.text, f.language, trees)
         elif f.language is not None or lower.endswith(_OTHER_CODE):
             detector.script(f.path, f.text, f.language or "other", trees)
+    detector.reread_python(trees)
     findings: list[Finding] = []
     for unit in detector.units:
         findings += _grade(unit)

@@ -23,7 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards.scan.commands import path_persistence
-from chimera_cards.scan.sensitive import Send, Taint, credential_in, host_of, is_secret_name
+from chimera_cards.scan.sensitive import (
+    CREDENTIAL_LITERALS,
+    Send,
+    Taint,
+    credential_in,
+    host_of,
+    is_secret_name,
+)
 from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 
 __all__ = ["PyFacts", "Summaries", "analyse_python"]
@@ -272,6 +279,9 @@ class _Analyser:
         self.sockets: dict[str, str] = {}
         self.dup2 = False
         self.current_line = first_line
+        # Whether a string written in the source can name a credential store (folded strings,
+        # joined or decoded, are looked at whatever this says).
+        self.literals = True
         self.spawned_shell = False
 
     def line(self, node: ast.AST) -> int:
@@ -471,7 +481,7 @@ class _Analyser:
             known = self.env.get(node.id)
             return known.copy() if known is not None else Out()
         if isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and len(node.value) < 4096:
+            if isinstance(node.value, str) and self.literals and len(node.value) < 4096:
                 found = credential_in(node.value)
                 if found:
                     return Out({Taint("credential", found)})
@@ -868,7 +878,7 @@ class _Analyser:
     # --- statements -------------------------------------------------------------------------
 
     def module(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
+        for node in _statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.aliases[(alias.asname or alias.name).split(".")[0]] = (
@@ -1037,6 +1047,27 @@ def _decode(name: str, raw: str, extra: list[str | None]) -> str | None:
     return out.decode("utf-8", "replace")
 
 
+_BODIES = ("body", "orelse", "finalbody")
+
+
+def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Every statement of a body, nested ones included (not the expressions inside them)."""
+    out: list[ast.stmt] = []
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        children: list = []
+        for name in _BODIES:
+            children += getattr(node, name, None) or []
+        for handler in getattr(node, "handlers", None) or []:
+            children += handler.body
+        for case in getattr(node, "cases", None) or []:
+            children += case.body
+        stack.extend(reversed([c for c in children if isinstance(c, ast.stmt)]))
+    return out
+
+
 def _hidden_or_scratch(path: str) -> bool:
     return path.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", "~/.")) or "/." in path
 
@@ -1096,6 +1127,8 @@ def analyse_python(
         depth=depth,
         embed=embed,
     )
+    lower = text.lower()
+    analyser.literals = any(map(lower.__contains__, CREDENTIAL_LITERALS))
     with contextlib.suppress(RecursionError):
         analyser.module(tree)
     return facts

@@ -144,6 +144,79 @@ _STORE_COMMAND_RE = re.compile(
 )
 
 
+# Every alternative of the two patterns above holds one of these (lower-cased): a text holding none
+# cannot match, and ``in`` costs far less than the case-blind alternation tried at every offset.
+CREDENTIAL_LITERALS = (
+    ".ssh",
+    "id_",
+    ".aws",
+    ".azure",
+    "gcloud",
+    "application_default",
+    ".kube",
+    "kubeconfig",
+    ".docker",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".my.cnf",
+    ".config",
+    ".cargo",
+    ".gem",
+    ".kaggle",
+    ".vault-token",
+    ".terraform.d",
+    ".databrickscfg",
+    ".s3cfg",
+    ".boto",
+    "huggingface",
+    ".hf",
+    ".m2",
+    ".gradle",
+    ".composer",
+    ".netlify",
+    ".heroku",
+    "credentials.tfrc",
+    ".env",
+    ".gnupg",
+    ".password-store",
+    "/etc/shadow",
+    "login data",
+    "logins.json",
+    "key3.db",
+    "key4.db",
+    "cookies",
+    "web data",
+    "local state",
+    "chrome",
+    "chromium",
+    "bravesoftware",
+    "edge",
+    ".mozilla",
+    "wallet.dat",
+    ".bitcoin",
+    ".ethereum",
+    "keystore",
+    ".electrum",
+    "exodus",
+    "metamask",
+    "nkbihfbeogaeaoehlefnkodbefgpgknn",
+    ".solana",
+    "keychain",
+    "gnome-keyring",
+    "kwallet",
+    "security",
+    "secret-tool",
+    "cmdkey",
+    "vaultcmd",
+    "cryptunprotectdata",
+    "browser_cookie3",
+    "keyring.get_password",
+)
+
+
 def credential_in(text: str) -> str | None:
     """The credential file or store a path or command names, if any.
 
@@ -153,6 +226,8 @@ def credential_in(text: str) -> str | None:
         The matched part (for a message), or None.
     """
     if not text:
+        return None
+    if not any(map(text.lower().__contains__, CREDENTIAL_LITERALS)):
         return None
     match = CREDENTIAL_PATH_RE.search(text) or _STORE_COMMAND_RE.search(text)
     return match.group(0) if match else None

@@ -26,7 +26,7 @@ __all__ = ["Command", "Out", "ShellFacts", "analyse_shell", "parse_shell"]
 MAX_DEPTH = 4
 # Past this many commands in one unit the rest are not looked at one by one (the findings of
 # the first ones are enough, and a megabyte of ``curl`` words stays linear and small).
-MAX_COMMANDS = 20_000
+MAX_COMMANDS = 200_000
 # Sizes of the pieces a long text is parsed in (see _chunks).
 CHUNK = 32_768
 LONG_LINE = 2_048
