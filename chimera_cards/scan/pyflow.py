@@ -13,16 +13,13 @@ sending in a third is one flow. Shell run from Python (``subprocess``, ``os.syst
 from __future__ import annotations
 
 import ast
-import base64
-import binascii
-import codecs
 import contextlib
-import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards.scan.commands import path_persistence
+from chimera_cards.scan.pyshapes import SQL_RE, decode_constant, endless, formatted, statements
 from chimera_cards.scan.sensitive import (
     CREDENTIAL_LITERALS,
     Send,
@@ -244,6 +241,9 @@ class PyFacts:
     output: Out = field(default_factory=Out)
     parsed: bool = True
     env_reads: list[tuple[int, str]] = field(default_factory=list)  # secret variables read
+    sql: list[tuple[int, str]] = field(default_factory=list)  # SQL built by string formatting
+    saw_taint: bool = False  # sensitive data reached some call of this unit
+    exhaustion: list[tuple[int, str]] = field(default_factory=list)  # endless loops, huge lists
 
 
 def _is_param(taint: Taint) -> bool:
@@ -282,6 +282,8 @@ class _Analyser:
         # Whether a string written in the source can name a credential store (folded strings,
         # joined or decoded, are looked at whatever this says).
         self.literals = True
+        self.built_queries: set[str] = set()
+        self.guarded = 0  # inside a try body with handlers
         self.spawned_shell = False
 
     def line(self, node: ast.AST) -> int:
@@ -437,7 +439,7 @@ class _Analyser:
             raw = self.fold(args[0], depth + 1)
             if raw is None or "*" in raw:
                 return None
-            return _decode(name, raw, [self.fold(a) for a in args[1:]])
+            return decode_constant(name, raw, [self.fold(a) for a in args[1:]])
         if name == "bytes" and args and isinstance(args[0], (ast.List, ast.Tuple)):
             items = self.fold_items(args[0], depth)
             return "".join(items) if items is not None else None
@@ -507,6 +509,16 @@ class _Analyser:
         if isinstance(node, ast.Lambda):
             return Out()
         if isinstance(node, ast.BinOp):
+            if (
+                isinstance(node.op, ast.Mult)
+                and isinstance(node.right, ast.Constant)
+                and isinstance(node.right.value, int)
+                and node.right.value >= 10_000_000
+                and isinstance(node.left, (ast.List, ast.Constant))
+            ):
+                self.facts.exhaustion.append(
+                    (self.line(node), f"a list or string of {node.right.value:,} items")
+                )
             out = self.value(node.left).merge(self.value(node.right))
             folded = self.fold(node)
             if folded and credential_in(folded):
@@ -601,6 +613,8 @@ class _Analyser:
         for out in kwargs.values():
             everything.merge(out)
         result = everything.copy()
+        if not self.facts.saw_taint and any(not _is_param(t) for t in everything.taint):
+            self.facts.saw_taint = True
         # credential stores read
         if name in _CRED_CALLS or short in ("CryptUnprotectData", "get_password"):
             taint = Taint("credential", name or short)
@@ -635,6 +649,13 @@ class _Analyser:
             result.merge(self.run_shell(node, name, line))
         if name in _EVAL or short in ("exec", "eval"):
             self.evaluated(node, name or short, everything, line)
+        if short in ("execute", "executemany", "executescript") and node.args:
+            query = node.args[0]
+            built = formatted(query) or (
+                isinstance(query, ast.Name) and query.id in self.built_queries
+            )
+            if built:
+                self.facts.sql.append((line, f"{short}() of SQL built by string formatting"))
         if name == "os.dup2":
             self.dup2 = True
         if name == "pty.spawn" or (
@@ -878,7 +899,7 @@ class _Analyser:
     # --- statements -------------------------------------------------------------------------
 
     def module(self, tree: ast.Module) -> None:
-        for node in _statements(tree.body):
+        for node in statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.aliases[(alias.asname or alias.name).split(".")[0]] = (
@@ -916,6 +937,8 @@ class _Analyser:
             self.block(node.body)
             return
         if isinstance(node, ast.Assign):
+            if formatted(node.value) and SQL_RE.search(self.fold(node.value) or ""):
+                self.built_queries.update(t.id for t in node.targets if isinstance(t, ast.Name))
             out = self.value(node.value)
             for target in node.targets:
                 self.bind(target, out)
@@ -926,6 +949,18 @@ class _Analyser:
                 out.merge(self.env.get(node.target.id))
             self.bind(node.target, out)
             return
+        if isinstance(node, (ast.Try, ast.TryStar)) and node.handlers:
+            # A loop in here may end by the exception a handler waits for (img.seek -> EOFError).
+            self.guarded += 1
+            self.block(node.body)
+            self.guarded -= 1
+            for handler in node.handlers:
+                self.block(handler.body)
+            self.block(node.orelse)
+            self.block(node.finalbody)
+            return
+        if isinstance(node, ast.While) and not self.guarded and endless(node):
+            self.facts.exhaustion.append((self.line(node), "a 'while True' loop nothing ends"))
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.bind(node.target, self.value(node.iter))
             self.block(node.body)
@@ -1017,55 +1052,6 @@ class _Analyser:
         if self.returned.taint or self.returned.decoded or self.returned.downloaded:
             self.summaries.returns.setdefault(node.name, Out()).merge(self.returned)
         self.env, self.function, self.returned = saved_env, saved_fn, saved_ret
-
-
-def _decode(name: str, raw: str, extra: list[str | None]) -> str | None:
-    data = raw.encode("latin-1", "replace")
-    try:
-        if name.endswith(("b64decode", "decodebytes", "a2b_base64")):
-            out = base64.b64decode(
-                data + b"=" * (-len(data) % 4), altchars=b"-_" if "urlsafe" in name else None
-            )
-        elif name.endswith("b32decode"):
-            out = base64.b32decode(data)
-        elif name.endswith(("fromhex", "unhexlify", "a2b_hex", "b16decode")):
-            out = binascii.unhexlify(re.sub(rb"\s", b"", data))
-        elif name == "codecs.decode":
-            codec = (extra[0] or "").lower().replace("-", "_") if extra else ""
-            if codec in ("rot13", "rot_13"):
-                return codecs.decode(raw, "rot13")
-            if codec in ("hex", "hex_codec"):
-                out = binascii.unhexlify(data)
-            elif codec in ("base64", "base64_codec"):
-                out = base64.b64decode(data)
-            else:
-                return None
-        else:
-            return None
-    except (ValueError, binascii.Error):
-        return None
-    return out.decode("utf-8", "replace")
-
-
-_BODIES = ("body", "orelse", "finalbody")
-
-
-def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Every statement of a body, nested ones included (not the expressions inside them)."""
-    out: list[ast.stmt] = []
-    stack = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        children: list = []
-        for name in _BODIES:
-            children += getattr(node, name, None) or []
-        for handler in getattr(node, "handlers", None) or []:
-            children += handler.body
-        for case in getattr(node, "cases", None) or []:
-            children += case.body
-        stack.extend(reversed([c for c in children if isinstance(c, ast.stmt)]))
-    return out
 
 
 def _hidden_or_scratch(path: str) -> bool:

@@ -274,6 +274,32 @@ def _names(taints: set[Taint]) -> str:
     return ", ".join(sorted({t.what for t in taints}))[:120]
 
 
+# Services that catch whatever is sent to them (request bins, tunnels to a laptop, paste and
+# file drops, chat webhooks): the usual far end of an exfiltration.
+COLLECTOR_HOSTS = (
+    "webhook.site", "requestbin", "pipedream.net", "interact.sh", "oast.pro", "oast.live",
+    "oast.site", "oast.online", "oast.fun", "oast.me", "oastify.com",
+    "burpcollaborator.net", "canarytokens", "hookbin", "beeceptor", "requestcatcher",
+    "ngrok.io", "ngrok-free.app", "ngrok-free.dev", "ngrok.app", "ngrok.dev", "trycloudflare.com",
+    "loca.lt", "serveo.net", "localhost.run", "pastebin.com", "transfer.sh", "file.io",
+    "discord.com/api/webhooks", "discordapp.com/api/webhooks", "api.telegram.org/bot",
+    "hooks.slack.com/services", "ptpb.pw", "0x0.st", "termbin.com",
+)  # fmt: skip
+
+
+def collector_in(text: str) -> str | None:
+    """The catch-all collection or tunnel service a text names, if any."""
+    lower = text.lower()
+    for host in COLLECTOR_HOSTS:
+        at = lower.find(host)
+        while at != -1:
+            # a host name of its own ("toast.visible" names no oast.* host)
+            if at == 0 or not (lower[at - 1].isalnum() or lower[at - 1] in "-_"):
+                return host
+            at = lower.find(host, at + 1)
+    return None
+
+
 def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str, str] | None:
     """Grade a send: (rule, severity, message), or None when it is not worth a finding.
 
@@ -290,6 +316,13 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
         The grade, or None.
     """
     where = send.host or "an address built at run time"
+    if send.sink == "network" and send.host and collector_in(send.host):
+        # Nothing an ordinary skill needs is sent to a request bin or a tunnel.
+        return (
+            "secret-exfiltration" if send.body or send.header else "network-send",
+            "error",
+            f"sends data to {where}, a catch-all collection or tunnel service, via {send.via}",
+        )
     if send.sink != "network":
         if not send.body and not send.header:
             return None
