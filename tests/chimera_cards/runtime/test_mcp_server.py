@@ -285,3 +285,30 @@ def test_without_the_mcp_sdk_serve_names_the_extra(world, monkeypatch):
     assert result.stderr == (
         "error: serve --mcp needs the MCP SDK: pip install 'chimera-cards[mcp]'\n"
     )
+
+
+def test_rows_forged_in_the_sqlite_file_serve_nothing_new(world):
+    """A pending version marked active by hand is still not approved; a trust row deleted by hand
+    (no re-evaluation by the store) still takes its reviewer's approvals away."""
+    import sqlite3
+
+    def forge(sql: str) -> bool:
+        conn = sqlite3.connect(world.store)
+        try:
+            conn.execute(sql)
+            conn.commit()
+            return True
+        except sqlite3.DatabaseError:
+            return False  # a store whose triggers refuse the forged row is just as safe
+        finally:
+            conn.close()
+
+    async def session():
+        async with Client(serve_params(world)) as client:
+            forge("UPDATE versions SET status = 'active' WHERE name = 'draft-skill'")
+            names = {e["frontmatter"]["name"] for e in await skills_list(client)}
+            assert names == {"pdf-tools", "release-notes"}
+            if forge("DELETE FROM trust"):
+                assert await skills_list(client) == []
+
+    run(session())
