@@ -168,12 +168,14 @@ def test_an_approval_shows_up_without_a_restart(world):
     run(session())
 
 
-def test_served_from_an_agent_folder_only_ok_folders_are_there_and_no_receipt(world):
+@pytest.mark.parametrize("how", ["--from", "--agent"])
+def test_served_from_an_agent_folder_only_ok_folders_are_there_and_no_receipt(world, how):
     skills = world.install("pdf-tools", "release-notes")
     assert (skills / "pdf-tools" / ".chimera-install.json").is_file()
+    where = (how, str(skills)) if how == "--from" else (how, "claude")
 
     async def session():
-        async with Client(serve_params(world, "--from", str(skills))) as client:
+        async with Client(serve_params(world, *where)) as client:
             entries = await skills_list(client)
             assert [e["frontmatter"]["name"] for e in entries] == ["pdf-tools", "release-notes"]
             uris = {r.uri for r in (await client.list_resources()).resources}
