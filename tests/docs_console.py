@@ -23,6 +23,7 @@ entry the tests call.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
@@ -293,10 +294,8 @@ class ConsoleSession:
         if self._bash is not None:
             import signal
 
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self._bash.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self._bash.wait(timeout=10)
             for stream in (self._bash.stdin, self._bash.stdout):
                 if stream is not None:

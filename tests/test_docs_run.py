@@ -24,7 +24,9 @@ PAGES = ["README.md", "docs/tour.md"]
 
 
 def test_a_changed_word_in_the_output_is_a_mismatch():
-    assert compare("imported x 88d5bfdd58b8 active (clean)", "imported x 057a359b7c1f active (clean)")
+    assert compare(
+        "imported x 88d5bfdd58b8 active (clean)", "imported x 057a359b7c1f active (clean)"
+    )
     assert not compare("imported x 88d5bfdd58b8 active (clean)", "imported x 057a359b7c1f pending")
     assert not compare("ok: 2 blobs", "ok: 3 blobs")
     assert not compare("a\nb", "a")
@@ -39,10 +41,14 @@ def test_a_short_digest_cannot_stand_for_a_full_one():
 
 def test_timestamps_keys_and_sri_are_normalised_and_words_are_not():
     shown = "ed25519 LevmNM6mp8/XdxYFNWPBZJPy10JbHk3oKjJc/j4+prc= alice 2026-11-30T14:12:40.608166Z"
-    printed = "ed25519 Z2OqyJ+1kE0m9tYz1d4mDlqv5D1QxwAq7PdOoXwP3vQ= alice 2026-12-01T19:00:01.000001Z"
+    printed = (
+        "ed25519 Z2OqyJ+1kE0m9tYz1d4mDlqv5D1QxwAq7PdOoXwP3vQ= alice 2026-12-01T19:00:01.000001Z"
+    )
     assert compare(shown, printed)
     assert not compare(shown, printed.replace("alice", "bob"))
-    assert compare("sha256-jTnTp/WfXo7q2JCbX6YFZsz/gl63qgv8Xs6XQbKSkdc=", "sha256-" + "A" * 43 + "=")
+    assert compare(
+        "sha256-jTnTp/WfXo7q2JCbX6YFZsz/gl63qgv8Xs6XQbKSkdc=", "sha256-" + "A" * 43 + "="
+    )
 
 
 def test_an_ellipsis_line_stands_for_any_lines_and_nothing_else():
@@ -76,7 +82,7 @@ def test_the_session_is_fresh_keeps_state_and_maps_paths_and_port(tmp_path):
         )
         (session.workdir / "docs" / "examples" / "hello.txt").write_text("hi\n")
         printed, code = session.run(
-            "python3 -c \"import urllib.request as u; "
+            'python3 -c "import urllib.request as u; '
             "print(u.urlopen('http://127.0.0.1:8765/hello.txt').read().decode(), end='')\""
         )
         assert (printed, code) == ("hi\n", 0)

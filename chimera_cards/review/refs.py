@@ -62,7 +62,9 @@ def _clean(value: str, option: str) -> str:
     return text
 
 
-def resolve_version(store, name: str, value: str, *, option: str = "--digest", verb: str = "approve"):
+def resolve_version(
+    store, name: str, value: str, *, option: str = "--digest", verb: str = "approve"
+):
     """The version of ``name`` that ``value`` names.
 
     Args:
@@ -91,7 +93,8 @@ def resolve_version(store, name: str, value: str, *, option: str = "--digest", v
     if len(by_digest) > 1:
         listed = ", ".join(f"{v.sha256[:16]} ({v.status})" for v in by_digest)
         raise AmbiguousDigestError(
-            f"{option} {text} fits {len(by_digest)} versions of {name!r}: {listed}; give more digits"
+            f"{option} {text} fits {len(by_digest)} versions of {name!r}: {listed}; "
+            "give more digits"
         )
     by_file = [v for v in versions if v.skill_sha256 and v.skill_sha256.startswith(text)]
     single, several = [], []

@@ -51,7 +51,11 @@ def _findings(findings: Iterable[dict], accepted: Iterable[str]) -> list[str]:
     accepted = set(accepted)
     ordered = sorted(
         findings,
-        key=lambda f: (_ORDER.get(f.get("severity", ""), 3), f.get("path") or "", f.get("line") or 0),
+        key=lambda f: (
+            _ORDER.get(f.get("severity", ""), 3),
+            f.get("path") or "",
+            f.get("line") or 0,
+        ),
     )
     lines = []
     for f in ordered:
@@ -132,7 +136,7 @@ def format_screen(view, *, files: bool = False) -> str:
     if files:
         out += _files(view)
     elif len(view.manifest) > 1:
-        out += ["", "(the other files in full: chimera-cards review " f"{view.name} --files)"]
+        out += ["", f"(the other files in full: chimera-cards review {view.name} --files)"]
     out += [
         "",
         f"approve with: chimera-cards approve {view.name} --key NAME --digest {view.sha256}",

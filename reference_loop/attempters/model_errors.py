@@ -102,6 +102,7 @@ def final_reason(exc: BaseException, model: Any = None, model_id: str = "") -> M
         )
     if status == 404 or "NotFoundError" in names:
         return ModelProblem(
-            "unknown-model", f"model: {who} is not known to its provider ({text}) — see `llm models`"
+            "unknown-model",
+            f"model: {who} is not known to its provider ({text}) — see `llm models`",
         )
     return None

@@ -152,6 +152,7 @@ def test_plain_arguments_are_read_as_click_reads_them(tmp_path):
     }
 
 
+@pytest.mark.slow
 def test_check_and_install_print_what_click_prints_without_loading_click(project):
     db = str(project / "cards.db")
     stdout, loaded = _same_as_click(

@@ -137,6 +137,7 @@ _CRASH_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_killed_install_leaves_the_old_copy_or_the_new_one_never_a_mix(tmp_path):
     skills = tmp_path / "skills"
     script = tmp_path / "crash.py"

@@ -713,6 +713,7 @@ def _mixed_text(rng) -> str:
     return "".join(parts).replace("\ud800", "")
 
 
+@pytest.mark.slow
 def test_fast_scan_finds_exactly_what_the_plain_scan_finds_on_mixed_text():
     import random
 
@@ -725,6 +726,7 @@ def test_fast_scan_finds_exactly_what_the_plain_scan_finds_on_mixed_text():
         ), repr(text)
 
 
+@pytest.mark.slow
 def test_fast_scan_agrees_with_the_plain_scan_on_underscores_emphasis_and_base64_pieces():
     # The fast scan drops emphasis underscores with two literal-led passes and skips the base64
     # rules when bytes.translate finds no run long enough; the plain scan looks at every run.
@@ -837,6 +839,7 @@ def test_the_case_fold_covers_every_character_ignorecase_matches_to_an_ascii_let
     assert re.findall(r"\w", everything) == [char for char in everything if _is_word(char)]
 
 
+@pytest.mark.slow
 def test_the_ascii_stand_in_keeps_every_ascii_word_and_every_space_where_it_was():
     # The fast scan looks for its (ASCII) words, and the gates' \s, in an ASCII copy of the
     # text: right only if nothing past ASCII but the folded letters becomes a letter there, and
@@ -916,6 +919,7 @@ ADVERSARIAL = {
 LINEAR_BOUND_S = 20.0  # generous for 2 busy cores; the quadratic pipe-to-shell took 489 s
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_each_rule_scans_a_1_mib_adversarial_body_in_linear_time(name):
     import time
@@ -943,6 +947,7 @@ def test_a_1_mib_card_of_curl_words_parses_and_lints_in_linear_time():
 # --- findings are capped per rule per file ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_megabyte_of_zero_width_characters_gives_a_capped_small_set_of_findings():
     import json
 

@@ -86,4 +86,7 @@ def test_a_clean_library_is_one_line_per_skill_and_a_total(tmp_path, monkeypatch
     card.mkdir(parents=True)
     (card / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy.\n---\n# Tidy\n")
     r = run("lint", "skills", code=0)
-    assert r.stdout == "skills/tidy: 0 errors, 0 warnings, 0 info\n1 skill: 0 errors, 0 warnings, 0 info\n"
+    assert (
+        r.stdout
+        == "skills/tidy: 0 errors, 0 warnings, 0 info\n1 skill: 0 errors, 0 warnings, 0 info\n"
+    )

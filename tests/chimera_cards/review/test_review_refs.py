@@ -23,7 +23,7 @@ from chimera_cards.review.refs import (
     FileHashNotBundleError,
     resolve_version,
 )
-from chimera_cards.store import Store
+from chimera_cards.store.facade import Store
 
 
 @pytest.fixture
@@ -117,7 +117,9 @@ def _plant(db, name, sha, skill_sha):
         values = dict(zip(columns, row, strict=True))
         values.update(id=None, name=name, sha256=sha, digest=sha, skill_sha256=skill_sha)
         marks = ", ".join("?" for _ in columns)
-        conn.execute(f"INSERT INTO versions ({', '.join(columns)}) VALUES ({marks})", list(values.values()))
+        conn.execute(
+            f"INSERT INTO versions ({', '.join(columns)}) VALUES ({marks})", list(values.values())
+        )
 
 
 def test_an_ambiguous_prefix_is_refused_listing_every_candidate(env):

@@ -28,9 +28,23 @@ def _script(name: str) -> list[str]:
 @pytest.mark.slow
 def test_a_piped_bench_prints_one_line_per_finished_run():
     proc = subprocess.run(
-        [*_script("reference-loop"), "bench", "--task", "page-numbers", "--seeds", "2",
-         "--arms", "none,last", "--max-attempts", "2"],
-        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, check=False,
+        [
+            *_script("reference-loop"),
+            "bench",
+            "--task",
+            "page-numbers",
+            "--seeds",
+            "2",
+            "--arms",
+            "none,last",
+            "--max-attempts",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     assert proc.returncode in (0, 1), proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("bench ")]
@@ -47,13 +61,26 @@ def test_ctrl_c_in_run_restores_the_workspace_and_exits_130(tmp_path):
     work.mkdir()
     (work / "a.txt").write_text("original\n")
     started = tmp_path / "started"
-    agent = (
-        f"sh -c 'echo changed > a.txt; echo new > b.txt; touch {started}; sleep 60'"
-    )
+    agent = f"sh -c 'echo changed > a.txt; echo new > b.txt; touch {started}; sleep 60'"
     proc = subprocess.Popen(
-        [*_script("reference-loop"), "run", "--workspace", str(work), "--verify", "false",
-         "--task-text", "change a.txt", "--attempter", f"cmd:{agent}", "--max-attempts", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [
+            *_script("reference-loop"),
+            "run",
+            "--workspace",
+            str(work),
+            "--verify",
+            "false",
+            "--task-text",
+            "change a.txt",
+            "--attempter",
+            f"cmd:{agent}",
+            "--max-attempts",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 60
@@ -77,8 +104,8 @@ def test_ctrl_c_in_run_restores_the_workspace_and_exits_130(tmp_path):
     [
         ("chimera_cards.cli.entry:run", ("chimera_cards.store", "chimera_cards.review")),
         (
-            "reference_loop.cli:main",
-            ("reference_loop.loop", "reference_loop.bench", "reference_loop.workspace"),
+            "reference_loop.cli.app:main",
+            ("reference_loop.run", "reference_loop.bench", "reference_loop.workspace"),
         ),
     ],
 )
@@ -94,7 +121,9 @@ def test_help_does_not_import_the_commands(entry, light):
         "    pass\n"
         "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
     loaded = set(proc.stderr.split())
     assert "Usage:" in proc.stdout
     for name in light:

@@ -16,12 +16,42 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from reference_loop.cli import main
+from reference_loop.cli.app import main
+
+# Each test starts real model workers and loop runs (3-11 s here).
+pytestmark = pytest.mark.slow
 
 ERRORS = {
-    "auth": (401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}),
-    "unknown": (404, {"error": {"message": "The model `nope` does not exist", "type": "invalid_request_error", "code": "model_not_found"}}),
-    "context": (400, {"error": {"message": "This model's maximum context length is 128 tokens", "type": "invalid_request_error", "code": "context_length_exceeded"}}),
+    "auth": (
+        401,
+        {
+            "error": {
+                "message": "Incorrect API key provided",
+                "type": "invalid_request_error",
+                "code": "invalid_api_key",
+            }
+        },
+    ),
+    "unknown": (
+        404,
+        {
+            "error": {
+                "message": "The model `nope` does not exist",
+                "type": "invalid_request_error",
+                "code": "model_not_found",
+            }
+        },
+    ),
+    "context": (
+        400,
+        {
+            "error": {
+                "message": "This model's maximum context length is 128 tokens",
+                "type": "invalid_request_error",
+                "code": "context_length_exceeded",
+            }
+        },
+    ),
 }
 
 
@@ -77,8 +107,15 @@ def _events(path):
 def test_a_missing_key_is_named_and_stops_before_the_second_attempt(no_keys, tmp_path):
     events = tmp_path / "run.jsonl"
     r = _run(
-        "run", "--task", "stats-median", "--attempter", "llm:gpt-4o-mini",
-        "--max-attempts", "3", "--events", events,
+        "run",
+        "--task",
+        "stats-median",
+        "--attempter",
+        "llm:gpt-4o-mini",
+        "--max-attempts",
+        "3",
+        "--events",
+        events,
     )
     assert r.exit_code == 2, (r.stdout, r.stderr)
     assert "model: no key for gpt-4o-mini — llm keys set openai" in r.stderr
@@ -96,7 +133,9 @@ def test_provider_errors_that_no_retry_changes_stop_the_run(no_keys, tmp_path, c
         (no_keys / "extra-openai-models.yaml").write_text(
             f"- model_id: local-gpt\n  model_name: nope\n  api_base: {provider.base}\n"
         )
-        r = _run("run", "--task", "stats-median", "--attempter", "llm:local-gpt", "--max-attempts", "3")
+        r = _run(
+            "run", "--task", "stats-median", "--attempter", "llm:local-gpt", "--max-attempts", "3"
+        )
     finally:
         provider.stop()
     assert r.exit_code == 2, (r.stdout, r.stderr)
@@ -110,8 +149,13 @@ def test_provider_errors_that_no_retry_changes_stop_the_run(no_keys, tmp_path, c
 def test_a_plugin_error_is_retried_and_the_fail_line_names_the_step(fixed_model):
     fixed_model.set("mode", "error the GPU is busy")
     r = _run(
-        "run", "--task", "stats-median", "--attempter", "llm:reference-loop-fixture",
-        "--max-attempts", "2",
+        "run",
+        "--task",
+        "stats-median",
+        "--attempter",
+        "llm:reference-loop-fixture",
+        "--max-attempts",
+        "2",
     )
     assert r.exit_code == 1, (r.stdout, r.stderr)
     fails = [ln for ln in r.stderr.splitlines() if re.match(r"attempt \d+/\d+: fail", ln)]
@@ -120,7 +164,7 @@ def test_a_plugin_error_is_retried_and_the_fail_line_names_the_step(fixed_model)
 
 
 def test_run_takes_context_tokens_and_model_options_as_bench_does(fixed_model):
-    from reference_loop.cli_bench import bench_cmd
+    from reference_loop.cli.bench import bench_cmd
 
     run_cmd = main.get_command(None, "run")
     for option in ("--context-tokens", "-o"):
@@ -131,8 +175,18 @@ def test_run_takes_context_tokens_and_model_options_as_bench_does(fixed_model):
     assert shared["model_options"].help == bench["model_options"].help
     fixed_model.reply = "no edit here"
     r = _run(
-        "run", "--task", "stats-median", "--attempter", "llm:reference-loop-fixture",
-        "--max-attempts", "1", "-o", "max_tokens", "77", "--context-tokens", "50000",
+        "run",
+        "--task",
+        "stats-median",
+        "--attempter",
+        "llm:reference-loop-fixture",
+        "--max-attempts",
+        "1",
+        "-o",
+        "max_tokens",
+        "77",
+        "--context-tokens",
+        "50000",
     )
     assert r.exit_code == 1, (r.stdout, r.stderr)
     assert fixed_model.calls()[0]["options"].get("max_tokens") == 77
@@ -140,8 +194,17 @@ def test_run_takes_context_tokens_and_model_options_as_bench_does(fixed_model):
 
 def test_the_bench_marks_an_arm_void_with_the_reason(no_keys):
     r = _run(
-        "bench", "--attempter", "llm:gpt-4o-mini", "--task", "stats-median", "--seeds", "1",
-        "--arms", "none,last", "--max-attempts", "3",
+        "bench",
+        "--attempter",
+        "llm:gpt-4o-mini",
+        "--task",
+        "stats-median",
+        "--seeds",
+        "1",
+        "--arms",
+        "none,last",
+        "--max-attempts",
+        "3",
     )
     assert r.exit_code == 1, (r.stdout, r.stderr)
     void = [ln for ln in r.stdout.splitlines() if "VOID" in ln]

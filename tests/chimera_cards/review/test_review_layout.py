@@ -48,7 +48,14 @@ def update(env):
         {"LICENSE": LICENCE, "scripts/run.sh": "#!/bin/sh\necho one\n", "notes.md": "old last"},
     )
     run("keys", "generate", "alice")
-    run("approve", "pdf-tools", "--key", env / "home" / "keys" / "alice.key", "--sha256", _import(v1))
+    run(
+        "approve",
+        "pdf-tools",
+        "--key",
+        env / "home" / "keys" / "alice.key",
+        "--sha256",
+        _import(v1),
+    )
     v2 = make_skill(
         env / "v2",
         "pdf-tools",
