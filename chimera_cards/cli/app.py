@@ -86,7 +86,7 @@ COMMANDS: dict[str, LazyCommand] = {
         (
             "approve",
             f"{_REVIEW}:approve_cmd",
-            "Sign an approval of NAME's version with this SHA-256.",
+            "Sign an approval of NAME's version with this digest.",
         ),
         (
             "reject",

@@ -103,8 +103,11 @@ def test_review_shows_both_hashes_labelled(env, update):
 
 def test_the_screen_goes_through_a_pager_on_a_terminal(env, update, tmp_path):
     paged = tmp_path / "paged.txt"
+    pager = tmp_path / "pager.sh"
+    pager.write_text(f"#!/bin/sh\ncat > {paged}\n")
+    pager.chmod(0o755)
     master, slave = pty.openpty()
-    environ = {**os.environ, "PAGER": f"cat > {paged}", "TERM": "dumb"}
+    environ = {**os.environ, "PAGER": str(pager), "TERM": "dumb"}
     proc = subprocess.run(
         [sys.executable, "-m", "chimera_cards", "review", "pdf-tools"],
         stdin=slave,
