@@ -49,7 +49,12 @@ def _target_options(fn):
 @click.command("install")
 @click.argument("names", nargs=-1, required=True)
 @_target_options
-@click.option("--force", is_flag=True, help="Replace folders this tool did not install.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace folders this tool did not install, and installed ones changed since (the "
+    "changes are lost).",
+)
 @store_option
 @json_option
 @reports_errors
