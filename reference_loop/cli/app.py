@@ -12,7 +12,7 @@ from chimera_cards.cli.common import SECONDS, echo_json, reports_errors
 from chimera_cards.cli.group import ChimeraGroup
 from reference_loop import __version__
 from reference_loop.attempters import fit_to_task, make_attempter
-from reference_loop.attempters.edits import EDIT_FORMATS
+from reference_loop.cli.options import model_options
 from reference_loop.core.cards import CARDS_IN, DEFAULT_CARDS_IN, DEFAULT_K, cards_from_options
 from reference_loop.core.cards import describe as describe_cards
 from reference_loop.core.events import Event, EventLog
@@ -53,8 +53,11 @@ def progress_line(event: Event, max_attempts: int) -> str | None:
         line = f"attempt {d['attempt']}/{max_attempts}: {d['verdict']}"
         if d.get("files"):
             line += f" (touched {describe_files(d['files'], d.get('files_total'), limit=5)})"
-        if d.get("signature"):
-            line += f" — {d['signature']}"
+        # The failing tool step (a model call, an edit that did not apply) before the tests'
+        # output: when the attempter failed, the tests failing is only its consequence.
+        shown = d.get("step") or d.get("signature")
+        if shown:
+            line += f" — {shown if len(shown) <= 200 else shown[:199] + '…'}"
         return line
     if event.kind == "protected_violation":
         return (
@@ -218,13 +221,7 @@ def main() -> None:
     show_default=True,
     help="Cards in every prompt (each attempt is a fresh call) or only the first.",
 )
-@click.option(
-    "--edit-format",
-    type=click.Choice(EDIT_FORMATS),
-    default="auto",
-    show_default=True,
-    help="The reply format an llm: attempter is taught (auto: whole files for a small task).",
-)
+@model_options
 @click.option(
     "--protect",
     "protect",
@@ -265,6 +262,8 @@ def run_cmd(
     cards_store: str | None,
     cards_k: int,
     cards_in: str,
+    model_options: tuple[tuple[str, str], ...],
+    context_tokens: int | None,
     edit_format: str,
     protect: tuple[str, ...],
     use_sandbox: bool,
@@ -285,8 +284,9 @@ def run_cmd(
         if verify or task_text or candidates:
             raise LoopUsageError("--verify, --task-text and --candidates go with --workspace")
         task = resolve_task(task_ref or "")
-    main_attempter = make_attempter(attempter, seed=seed, task=task)
-    stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
+    model = {"options": dict(model_options), "context_tokens": context_tokens}
+    main_attempter = make_attempter(attempter, seed=seed, task=task, **model)
+    stronger = make_attempter(escalate_to, seed=seed, task=task, **model) if escalate_to else None
     set_edit_format(edit_format, main_attempter, stronger)
     sandbox_attempters(sandbox, main_attempter, stronger)
     budget = fit_to_task(task, budget, main_attempter, stronger, transcripts=prompts_dir)

@@ -18,7 +18,6 @@ from typing import TextIO
 import click
 
 from chimera_cards.cli.common import SECONDS, reports_errors
-from reference_loop.attempters.edits import EDIT_FORMATS
 from reference_loop.bench.runner import (
     ARMS,
     DEFAULT_ATTEMPTER,
@@ -31,6 +30,7 @@ from reference_loop.bench.runner import (
     run_bench,
     write_plot,
 )
+from reference_loop.cli.options import model_options
 from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.process.stop import signals_raise_stopped
 from reference_loop.run.loop import DEFAULT_MAX_ATTEMPTS
@@ -142,28 +142,7 @@ def _show_run(outcome: RunOutcome | None) -> str:
     help="Seconds one attempt of a cmd: agent or llm: model may take (default 600); then the "
     "agent's process group or the model worker is killed and the attempt fails.",
 )
-@click.option(
-    "-o",
-    "--option",
-    "model_options",
-    type=(str, str),
-    multiple=True,
-    metavar="KEY VALUE",
-    help="A model option passed to llm (as `llm -o`), e.g. -o n_ctx 8192 -o max_tokens 512.",
-)
-@click.option(
-    "--edit-format",
-    type=click.Choice(EDIT_FORMATS),
-    default="auto",
-    show_default=True,
-    help="The reply format taught to llm: models (auto picks by task size).",
-)
-@click.option(
-    "--context-tokens",
-    type=click.IntRange(min=1),
-    default=None,
-    help="The model's context window, when the model does not report it.",
-)
+@model_options
 @click.option(
     "--prompts-dir",
     type=click.Path(file_okay=False, path_type=Path),

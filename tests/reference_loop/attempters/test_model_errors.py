@@ -170,6 +170,10 @@ def test_run_takes_context_tokens_and_model_options_as_bench_does(fixed_model):
     for option in ("--context-tokens", "-o"):
         assert any(option in p.opts for p in run_cmd.params), option
         assert any(option in p.opts for p in bench_cmd.params), option
+    from reference_loop.attempters.edits import EDIT_FORMATS
+    from reference_loop.cli.options import EDIT_FORMAT_CHOICES
+
+    assert EDIT_FORMAT_CHOICES == EDIT_FORMATS
     shared = {p.name: p for p in run_cmd.params}
     bench = {p.name: p for p in bench_cmd.params}
     assert shared["model_options"].help == bench["model_options"].help
@@ -207,5 +211,6 @@ def test_the_bench_marks_an_arm_void_with_the_reason(no_keys):
         "3",
     )
     assert r.exit_code == 1, (r.stdout, r.stderr)
-    void = [ln for ln in r.stdout.splitlines() if "VOID" in ln]
-    assert void and all("no key for gpt-4o-mini" in ln for ln in void), r.stdout
+    gates = [ln for ln in r.stdout.splitlines() if re.match(r"\s+(none|last): VOID", ln)]
+    assert len(gates) == 2, r.stdout
+    assert all("model: no key for gpt-4o-mini — llm keys set openai" in ln for ln in gates)
