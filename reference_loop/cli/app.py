@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ from reference_loop.core.history import DEFAULT_BUDGET, MODES
 from reference_loop.core.planner import make_planner
 from reference_loop.core.records import describe_files
 from reference_loop.errors import LoopUsageError
-from reference_loop.process.run import exits_cleanly_on_sigterm
+from reference_loop.process.run import Terminated, exits_cleanly_on_sigterm
 from reference_loop.process.sandbox import make_sandbox, sandbox_attempters
 from reference_loop.process.textsafe import visible
 from reference_loop.run.check import run_check
@@ -311,7 +312,23 @@ def run_cmd(
             click.echo(f"warning: {line}", err=True)
         click.echo(describe_cards(cards), err=True)
     with EventLog(sink=_stderr_sink(max_attempts), jsonl_path=events_path) as log:
-        result = run_task(task, main_attempter, workspace=workspace, options=options, events=log)
+        try:
+            result = run_task(
+                task, main_attempter, workspace=workspace, options=options, events=log
+            )
+        except Terminated:
+            raise  # exits_cleanly_on_sigterm says it (exit 143)
+        except KeyboardInterrupt:  # Ctrl-C: the loop has put the workspace back already
+            restored = [
+                e.data.get("paths", 0)
+                for e in log.events()
+                if e.kind == "workspace_restored" and e.data.get("reason") == "interrupted"
+            ]
+            what = (
+                f"workspace restored ({restored[-1]} files)" if restored else "nothing to restore"
+            )
+            click.echo(f"interrupted — {what}", err=True)
+            sys.exit(128 + signal.SIGINT)
     if as_json:
         echo_json({**result.to_dict(), "cards": cards.to_dict() if cards else None})
     else:

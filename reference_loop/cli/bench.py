@@ -6,12 +6,14 @@ Registered on the ``reference-loop`` group by ``reference_loop.cli`` with one
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import signal
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -77,6 +79,42 @@ def write_json_file(path: Path, data: dict) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise LoopUsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def run_line(outcome: RunOutcome, done: int, total: int) -> str:
+    """One line for a finished run, for a log or a pipe (no terminal to draw a bar on)."""
+    if outcome.stopped_by:
+        what = f"stopped: {outcome.stopped_by}"
+    elif outcome.solved:
+        what = f"solved at attempt {outcome.solved_at}"
+    else:
+        what = "not solved"
+    tries = f"{outcome.attempts} attempt{'s' if outcome.attempts != 1 else ''}"
+    return (
+        f"bench {done}/{total}: {outcome.arm} {outcome.task} seed {outcome.seed}: {what} "
+        f"({tries}, {outcome.wall:.1f} s)"
+    )
+
+
+@contextlib.contextmanager
+def _progress(err: TextIO, total: int) -> Iterator[Callable[[RunOutcome], None]]:
+    """What to call per finished run: a progress bar on a terminal; on a pipe or a log file
+    (where a bar prints nothing until the end) one line per run."""
+    if err.isatty():
+        with click.progressbar(
+            length=max(total, 0), label="bench", file=err, show_pos=True, item_show_func=_show_run
+        ) as bar:
+            yield lambda outcome: bar.update(1, outcome)
+        return
+    finished = 0
+
+    def line(outcome: RunOutcome) -> None:
+        nonlocal finished
+        finished += 1
+        click.echo(run_line(outcome, finished, total), file=err)
+        err.flush()
+
+    yield line
 
 
 def _show_run(outcome: RunOutcome | None) -> str:
@@ -221,16 +259,7 @@ def bench_cmd(
     # A bad spec or a prompt that cannot fit the model is refused before the progress bar.
     budgets = check_attempters(tasks, attempter, escalate_to, settings)
     total = len(tasks) * seeds * len(chosen)
-    with (
-        signals_raise_stopped(),
-        click.progressbar(
-            length=max(total, 0),
-            label="bench",
-            file=err,
-            show_pos=True,
-            item_show_func=_show_run,
-        ) as bar,
-    ):
+    with signals_raise_stopped(), _progress(err, total) as progress:
         result = run_bench(
             tasks,
             attempter=attempter,
@@ -240,10 +269,17 @@ def bench_cmd(
             escalate_to=escalate_to,
             jobs=jobs if jobs is not None else default_jobs(attempter),
             ignore=ignore,
-            progress=lambda o: bar.update(1, o),
+            progress=progress,
             settings=settings,
             budgets=budgets,
         )
+    _finish(result, out, err, out_path, plot_path, as_json)
+
+
+def _finish(
+    result, out: TextIO, err: TextIO, out_path: Path | None, plot_path: Path | None, as_json: bool
+) -> None:
+    """Write the results, print the table, and exit with the bench's code."""
     if out_path is not None:
         write_json_file(out_path, result.to_dict())
     if plot_path is not None and not result.partial:
