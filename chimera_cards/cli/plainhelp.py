@@ -14,7 +14,13 @@ import os
 import textwrap
 from collections.abc import Sequence
 
-__all__ = ["help_width", "render_group_help", "short_help"]
+__all__ = [
+    "help_width",
+    "plain_group_help",
+    "render_group_help",
+    "short_help",
+    "wants_plain_help",
+]
 
 _MAX_WIDTH = 80
 _COL_MAX = 30
@@ -116,3 +122,52 @@ def wants_plain_help(argv: Sequence[str]) -> bool:
     return list(argv) in (["--help"], ["-h"]) and not any(
         key.startswith("_") and key.endswith("_COMPLETE") for key in os.environ
     )
+
+
+class _Recorder:
+    """Stands in for the group when a plugin registers its commands (by name and help)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str]] = []
+
+    def add_lazy_command(self, name: str, target: str, short_help: str) -> None:
+        self.rows.append((name, short_help))
+
+
+def plain_group_help(
+    prog: str,
+    help_text: str,
+    options: Sequence[tuple[str, str]],
+    commands: Sequence[tuple[str, str]],
+    plugin_group: str | None = None,
+) -> str | None:
+    """The group's help with the commands of ``plugin_group``'s entry points added, or None
+    when a plugin cannot say its commands without the real group (then click prints it).
+
+    Args:
+        prog: the program name.
+        help_text: the group's help paragraph.
+        options: the group's option rows.
+        commands: (name, help) of the group's own commands.
+        plugin_group: the entry-point group plugins register commands through.
+    Returns:
+        The help text, or None.
+    """
+    rows = dict(commands)
+    if plugin_group is not None:
+        import importlib
+
+        from chimera_cards.cli.entrypoints import plugin_entry_points
+
+        for _name, target in plugin_entry_points(plugin_group):
+            module, _, attribute = target.partition(":")
+            try:
+                register = getattr(
+                    importlib.import_module(module), attribute or "register_commands"
+                )
+                recorder = _Recorder()
+                register(recorder)
+            except Exception:  # a plugin that needs the real group: let click show it
+                return None
+            rows.update(recorder.rows)
+    return render_group_help(prog, help_text, options, sorted(rows.items()))

@@ -100,20 +100,25 @@ def test_ctrl_c_in_run_restores_the_workspace_and_exits_130(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("entry", "light"),
+    ("prog", "entry", "light"),
     [
-        ("chimera_cards.cli.entry:run", ("chimera_cards.store", "chimera_cards.review")),
         (
-            "reference_loop.cli.app:main",
-            ("reference_loop.run", "reference_loop.bench", "reference_loop.workspace"),
+            "chimera-cards",
+            "chimera_cards.cli.entry:run",
+            ("click", "chimera_cards.store", "chimera_cards.review"),
+        ),
+        (
+            "reference-loop",
+            "reference_loop.cli.entry:run",
+            ("click", "reference_loop.run", "reference_loop.bench", "reference_loop.workspace"),
         ),
     ],
 )
-def test_help_does_not_import_the_commands(entry, light):
+def test_help_does_not_import_the_commands(prog, entry, light):
     module, function = entry.split(":")
     code = (
         "import importlib, sys\n"
-        "sys.argv = ['prog', '--help']\n"
+        f"sys.argv = [{prog!r}, '--help']\n"
         f"m = importlib.import_module({module!r})\n"
         "try:\n"
         f"    m.{function}()\n"
