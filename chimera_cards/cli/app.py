@@ -13,7 +13,7 @@ import click
 
 from chimera_cards import __version__
 from chimera_cards.cli.group import ChimeraGroup, LazyCommand
-from chimera_cards.cli.table import COMMAND_TABLE
+from chimera_cards.cli.table import COMMAND_TABLE, GROUP_HELP
 
 __all__ = ["COMMANDS", "main"]
 

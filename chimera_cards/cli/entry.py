@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from chimera_cards.cli.plain import check_body, echo, error_report, install_body
+from chimera_cards.cli.plain import check_body, echo, error_report, hook_body, install_body
 from chimera_cards.cli.plainhelp import plain_group_help, wants_plain_help
 from chimera_cards.cli.table import PROG
 
@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
 
-__all__ = ["PLAIN_COMMANDS", "plain_call", "run"]
+__all__ = ["HOOK_AGENTS", "PLAIN_COMMANDS", "hook_call", "plain_call", "run"]
 
 # How an argument is read: a flag, a text value, a path click checks is not a file ("dir") or
 # not a folder ("file") when it exists.
@@ -47,6 +47,7 @@ PLAIN_COMMANDS: dict[str, tuple[Callable[..., None], tuple[str, str, bool], dict
             "--trust-file": ("trust_file", _FILE),
             "--store": ("store_path", _FILE),
             "--json": ("as_json", _FLAG),
+            "--format": ("fmt", _TEXT),
         },
     ),
     "install": (
@@ -121,6 +122,44 @@ def plain_call(argv: Sequence[str]) -> tuple[Callable[..., None], dict] | None:
     return body, kwargs
 
 
+# ``hook AGENT`` runs before every matching tool call of the agent: without click it starts in
+# about half the time. Its options as the click command spells them (cli/runtime.py).
+HOOK_AGENTS = ("claude", "gemini")
+_HOOK_EVENTS = ("auto", "pre-tool-use", "session-start")
+_HOOK_PATHS = {"--store": "store_path", "--trust-file": "trust_file"}
+
+
+def hook_call(argv: Sequence[str]) -> tuple[str, dict] | None:
+    """(agent, ``hook_body`` keyword arguments) for a plain ``hook AGENT`` run, else None.
+
+    Anything else (``--install``, ``--help``, an unknown option, a path click would refuse)
+    goes to click, as for ``check``.
+    """
+    if len(argv) < 2 or argv[0] != "hook" or argv[1] not in HOOK_AGENTS:
+        return None
+    kwargs: dict = {"store_path": None, "trust_file": None, "fail_open": False, "event": None}
+    rest = iter(argv[2:])
+    for token in rest:
+        name, equals, text = token.partition("=")
+        if name == "--fail-open" and not equals:
+            kwargs["fail_open"] = True
+            continue
+        if name not in ("--event", *_HOOK_PATHS):
+            return None
+        if not equals:
+            text = next(rest, "")
+        if name == "--event":
+            if text not in _HOOK_EVENTS:
+                return None
+            kwargs["event"] = None if text == "auto" else text
+            continue
+        value = _value(_FILE, text)
+        if value is None:
+            return None
+        kwargs[_HOOK_PATHS[name]] = value
+    return argv[1], kwargs
+
+
 def _plain_streams() -> bool:
     """Whether output can go straight to sys.stdout/sys.stderr, as click would send it (click
     re-encodes a stream whose encoding is ASCII), and no shell completion is asked for."""
@@ -150,6 +189,10 @@ def run(argv: Sequence[str] | None = None, prog_name: str | None = None) -> None
         if text is not None:
             sys.stdout.write(text)
             _leave(0)
+    hook = hook_call(args) if _plain_streams() else None
+    if hook is not None:
+        agent, options = hook
+        _leave(hook_body(agent, **options))
     call = plain_call(args) if _plain_streams() else None
     if call is None:
         from chimera_cards.cli.app import main

@@ -102,13 +102,22 @@ def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
 )
 @store_option
 @json_option
+@click.option(
+    "--format",
+    "fmt",
+    default=None,
+    metavar="[text|json|sarif]",
+    help="text (default), json (same as --json), or sarif (SARIF 2.1.0, for code scanning).",
+)
 @reports_errors
-def check_cmd(dirs, agent, global_, all_, trust_file, store_path, as_json) -> None:
+def check_cmd(dirs, agent, global_, all_, trust_file, store_path, as_json, fmt) -> None:
     """One line per skill folder: ok, modified (naming files), revoked, unknown or missing.
 
     Exit 0 only when every skill is ok: the command to run in CI on `.claude/skills`.
     """
-    plain.check_body(dirs, agent, global_, all_, trust_file, store_path, as_json, echo=click.echo)
+    plain.check_body(
+        dirs, agent, global_, all_, trust_file, store_path, as_json, fmt, echo=click.echo
+    )
 
 
 @click.command("sync")

@@ -23,12 +23,14 @@ if TYPE_CHECKING:
     from chimera_cards.store.facade import Store
 
 __all__ = [
+    "CHECK_FORMATS",
     "DEBUG_ENV",
     "Echo",
     "check_body",
     "check_dirs",
     "echo",
     "error_report",
+    "hook_body",
     "install_body",
     "json_text",
     "open_store",
@@ -36,6 +38,7 @@ __all__ = [
 ]
 
 DEBUG_ENV = "CHIMERA_CARDS_DEBUG"
+CHECK_FORMATS = ("text", "json", "sarif")
 
 Echo = Callable[..., object]  # echo(text, err=False), as click.echo is called
 
@@ -174,12 +177,18 @@ def check_body(
     trust_file: Path | None,
     store_path: Path | None,
     as_json: bool,
+    fmt: str | None = None,
     *,
     echo: Echo,
 ) -> None:
     """``chimera-cards check``: what it prints; SystemExit(1) unless every skill is ok."""
     from chimera_cards.bundles.folderscan import start_scan
 
+    if fmt is not None and fmt not in CHECK_FORMATS:
+        raise UsageError(f"--format {fmt}: give one of {', '.join(CHECK_FORMATS)}")
+    if as_json and fmt not in (None, "json"):
+        raise UsageError(f"--json and --format {fmt} say different things; give one")
+    fmt = "json" if as_json else fmt or "text"
     directories = check_dirs(dirs, agent, global_, all_)
     # Hashing starts now (in a second process when a core is idle), while the store, the trust
     # rules and the rest of check load: that takes about as long as the hashing itself.
@@ -201,9 +210,44 @@ def check_body(
         # A CI job pointed at the wrong folder must not pass by finding nothing to check.
         where = ", ".join(str(d) for d in directories) or "any agent folder"
         raise ChimeraError(f"no skill folders in {where}")
-    if as_json:
+    if fmt == "json":
         echo(json_text(report.to_dict()))
+    elif fmt == "sarif":
+        from chimera_cards.runtime.check_sarif import check_sarif
+
+        echo(json_text(check_sarif(report)))
     else:
         echo("\n".join(state.line() for state in report.states))
     if not report.ok:
         raise SystemExit(1)
+
+
+def hook_body(
+    agent: str,
+    store_path: Path | None,
+    trust_file: Path | None,
+    fail_open: bool,
+    event: str | None,
+) -> int:
+    """``chimera-cards hook AGENT``: read the hook input on stdin, answer, return the exit code.
+
+    Run for every matching tool call of the agent, so the console entry runs it without click
+    when its options are plain; the click command calls it too.
+    """
+    from chimera_cards.runtime.agent_hooks import run_hook
+
+    outcome = run_hook(
+        sys.stdin.buffer.read(),
+        agent=agent,
+        store_path=store_path,
+        trust_file=trust_file,
+        fail_open=fail_open,
+        event=event,
+    )
+    if outcome.stdout:
+        sys.stdout.write(outcome.stdout)
+        sys.stdout.flush()
+    if outcome.stderr:
+        sys.stderr.write(outcome.stderr.rstrip("\n") + "\n")
+        sys.stderr.flush()
+    return outcome.exit_code

@@ -16,12 +16,13 @@ OPTION_ROWS = (
     ("-h, --help", "Show this message and exit."),
 )
 
-_LINT, _STORE, _REVIEW, _INSTALL, _UPDATE = (
+_LINT, _STORE, _REVIEW, _INSTALL, _UPDATE, _RUNTIME = (
     "chimera_cards.cli.lint",
     "chimera_cards.cli.store",
     "chimera_cards.cli.review",
     "chimera_cards.cli.install",
     "chimera_cards.cli.update",
+    "chimera_cards.cli.runtime",
 )
 
 COMMAND_TABLE: tuple[tuple[str, str, str], ...] = (
@@ -128,6 +129,21 @@ COMMAND_TABLE: tuple[tuple[str, str, str], ...] = (
         "agents",
         f"{_INSTALL}:agents_cmd",
         "List the agents this tool can install for, with their project and user skill folders.",
+    ),
+    (
+        "serve",
+        f"{_RUNTIME}:serve_cmd",
+        "Serve approved skills to agents: only versions that verify now, re-hashed on every read.",
+    ),
+    (
+        "hook",
+        f"{_RUNTIME}:hook_group",
+        "The commands agents' hooks run before a skill loads (Claude Code, Gemini CLI).",
+    ),
+    (
+        "prompt",
+        f"{_RUNTIME}:prompt_cmd",
+        "Print <available_skills> for every installed skill whose bytes check calls ok.",
     ),
     (
         "path",

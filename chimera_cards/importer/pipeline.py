@@ -40,7 +40,8 @@ from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
 from chimera_cards.importer.lockfile import check_pin, read_lockfile
 from chimera_cards.scan.codescan import ScanCache, lint_bundle
 from chimera_cards.scan.findings import Finding
-from chimera_cards.sources.find import SkillSource, find_skills, pick, read_skill
+from chimera_cards.sources.find import SkillSource, find_skills, pick, pick_plugin, read_skill
+from chimera_cards.sources.locate import GitHosts
 from chimera_cards.store.audit import canonical_json
 from chimera_cards.store.facade import Store
 from chimera_cards.store.rows import Version
@@ -487,7 +488,9 @@ def import_source(
     hooks: Iterable[str | Callable] | None = None,
     ref: str | None = None,
     skill: str | None = None,
+    plugin: str | None = None,
     jobs: int | None = None,
+    hosts: GitHosts | None = None,
 ) -> list[ImportResult]:
     """Import every skill SOURCE names; one ImportResult per skill, in order.
 
@@ -501,6 +504,9 @@ def import_source(
         taint: hold the import for review whatever its origin.
         ref: a git branch, tag or commit.
         skill: import only the skill of this name (folder or frontmatter name).
+        plugin: import only the skills of this plugin of a Claude Code marketplace.
+        hosts: what ``owner/repo`` and github.com / gitlab.com URLs clone from (default: the
+            environment's ``CHIMERA_CARDS_GITHUB_URL`` / ``CHIMERA_CARDS_GITLAB_URL``).
         jobs: worker processes that parse and lint; None: one per CPU once there are
             ``POOL_MIN_BUNDLES`` bundles to read, else none; 1: none (this process does it).
     Returns:
@@ -519,13 +525,17 @@ def import_source(
     source = str(source)
     try:
         # Left unread: each skill is read when the import gets to it (see _Checks).
-        found = find_skills(source, ref=ref, timeout=timeout, ssl_context=ssl_context, read=False)
+        found = find_skills(
+            source, ref=ref, timeout=timeout, ssl_context=ssl_context, read=False, hosts=hosts
+        )
     except UsageError:
         raise
     except ChimeraError as exc:
         if exc.exit_code == 2 and not isinstance(exc, IntegrityError):
             raise
         return [_refused(source, exc)]
+    if plugin is not None:
+        found = pick_plugin(found, plugin, source=source)
     if skill is not None:
         found = pick(found, skill, source=source)
     if not found:

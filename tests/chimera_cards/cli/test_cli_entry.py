@@ -148,6 +148,7 @@ def test_plain_arguments_are_read_as_click_reads_them(tmp_path):
         "agent": "claude",
         "global_": False,
         "all_": False,
+        "fmt": None,
         "trust_file": None,
     }
 
