@@ -26,6 +26,7 @@ COMMANDS: dict[str, LazyCommand] = {
     cls=ChimeraGroup,
     lazy=COMMANDS,
     plugins=True,
+    help=GROUP_HELP,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, prog_name="chimera-cards")
