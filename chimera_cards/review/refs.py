@@ -97,7 +97,8 @@ def resolve_version(
             "give more digits"
         )
     by_file = [v for v in versions if v.skill_sha256 and v.skill_sha256.startswith(text)]
-    single, several = [], []
+    single: list[tuple] = []
+    several: list[tuple] = []
     for v in by_file:
         files = store.bundle_files(v.digest)
         (single if [f.path for f in files] in ([SKILL_FILE], []) else several).append((v, files))

@@ -285,9 +285,17 @@ def run_cmd(
         if verify or task_text or candidates:
             raise LoopUsageError("--verify, --task-text and --candidates go with --workspace")
         task = resolve_task(task_ref or "")
-    model = {"options": dict(model_options), "context_tokens": context_tokens}
-    main_attempter = make_attempter(attempter, seed=seed, task=task, **model)
-    stronger = make_attempter(escalate_to, seed=seed, task=task, **model) if escalate_to else None
+    options_given = dict(model_options)
+    main_attempter = make_attempter(
+        attempter, seed=seed, task=task, options=options_given, context_tokens=context_tokens
+    )
+    stronger = (
+        make_attempter(
+            escalate_to, seed=seed, task=task, options=options_given, context_tokens=context_tokens
+        )
+        if escalate_to
+        else None
+    )
     set_edit_format(edit_format, main_attempter, stronger)
     sandbox_attempters(sandbox, main_attempter, stronger)
     budget = fit_to_task(task, budget, main_attempter, stronger, transcripts=prompts_dir)
