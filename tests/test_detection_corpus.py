@@ -104,8 +104,11 @@ def test_the_benchmark_reads_expected_json_and_path_labelled_corpora(tmp_path):
     _skill(tmp_path, "test_skills/malicious/exfil", {"threat_patterns": ["credential_theft"]})
     _skill(tmp_path, "test_skills/safe/formatter")
     _skill(tmp_path, "unlabelled/thing")
+    _skill(tmp_path, "unlabelled/clean-code")  # its own name is no label
+    _skill(tmp_path, "claude/malicious/claude_mal_A07_003/.claude/skills/tsv-tool")
     samples = {s.skill: s for s in bench.load_corpus(tmp_path)}
-    assert set(samples) == {"env-stealer", "simple-math", "exfil", "formatter"}
+    assert set(samples) == {"env-stealer", "simple-math", "exfil", "formatter", "tsv-tool"}
+    assert (samples["tsv-tool"].label, samples["tsv-tool"].technique) == ("malicious", "A07")
     assert (samples["env-stealer"].label, samples["env-stealer"].technique) == (
         "malicious",
         "data-exfiltration",
@@ -114,7 +117,7 @@ def test_the_benchmark_reads_expected_json_and_path_labelled_corpora(tmp_path):
     assert (samples["exfil"].label, samples["exfil"].technique) == ("malicious", "credential_theft")
     assert samples["formatter"].label == "benign"
     everything = bench.load_corpus(tmp_path, label="benign")
-    assert {s.skill for s in everything} == {*samples, "thing"}
+    assert {s.skill for s in everything} == {*samples, "thing", "clean-code"}
 
 
 def test_the_benchmark_counts_what_the_scan_flags_and_what_the_import_holds(tmp_path):

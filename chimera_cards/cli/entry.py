@@ -30,9 +30,10 @@ if TYPE_CHECKING:
 
 __all__ = ["HOOK_AGENTS", "PLAIN_COMMANDS", "hook_call", "plain_call", "run"]
 
-# How an argument is read: a flag, a text value, a path click checks is not a file ("dir") or
-# not a folder ("file") when it exists.
-_FLAG, _TEXT, _DIR, _FILE = "flag", "text", "dir", "file"
+# How an argument is read: a flag, a text value, a text option that may be repeated (its values
+# collected in order, as click's multiple=True does), a path click checks is not a file ("dir")
+# or not a folder ("file") when it exists.
+_FLAG, _TEXT, _TEXTS, _DIR, _FILE = "flag", "text", "texts", "dir", "file"
 
 # command -> (its body, (positional parameter, kind, required), {option: (parameter, kind)});
 # the same parameters, spelt the same way, as the click command in cli/install.py.
@@ -41,10 +42,11 @@ PLAIN_COMMANDS: dict[str, tuple[Callable[..., None], tuple[str, str, bool], dict
         check_body,
         ("dirs", _DIR, False),
         {
-            "--agent": ("agent", _TEXT),
+            "--agent": ("agent", _TEXTS),
             "--global": ("global_", _FLAG),
             "--all": ("all_", _FLAG),
             "--trust-file": ("trust_file", _FILE),
+            "--lockfile": ("lockfile", _FILE),
             "--store": ("store_path", _FILE),
             "--json": ("as_json", _FLAG),
             "--format": ("fmt", _TEXT),
@@ -55,9 +57,10 @@ PLAIN_COMMANDS: dict[str, tuple[Callable[..., None], tuple[str, str, bool], dict
         ("names", _TEXT, True),
         {
             "--to": ("to", _DIR),
-            "--agent": ("agent", _TEXT),
+            "--agent": ("agent", _TEXTS),
             "--global": ("global_", _FLAG),
             "--force": ("force", _FLAG),
+            "--link": ("link", _FLAG),
             "--store": ("store_path", _FILE),
             "--json": ("as_json", _FLAG),
         },
@@ -69,7 +72,7 @@ def _value(kind: str, text: str) -> str | Path | None:
     """The parameter click would pass, or None when click might refuse it (then click decides)."""
     if not text or text.startswith("-") or "\x00" in text:
         return None
-    if kind == _TEXT:
+    if kind in (_TEXT, _TEXTS):
         return text
     try:
         mode = os.stat(text).st_mode
@@ -91,7 +94,10 @@ def plain_call(argv: Sequence[str]) -> tuple[Callable[..., None], dict] | None:
     if not argv or argv[0] not in PLAIN_COMMANDS:
         return None
     body, (positional, positional_kind, required), options = PLAIN_COMMANDS[argv[0]]
-    kwargs: dict = {dest: (False if kind == _FLAG else None) for dest, kind in options.values()}
+    kwargs: dict = {
+        dest: (False if kind == _FLAG else () if kind == _TEXTS else None)
+        for dest, kind in options.values()
+    }
     found = []
     rest = iter(argv[1:])
     for token in rest:
@@ -115,7 +121,10 @@ def plain_call(argv: Sequence[str]) -> tuple[Callable[..., None], dict] | None:
         value = _value(kind, text)
         if value is None:
             return None
-        kwargs[dest] = value  # given twice, the last one counts, as in click
+        if kind == _TEXTS:
+            kwargs[dest] = (*kwargs[dest], value)
+        else:
+            kwargs[dest] = value  # given twice, the last one counts, as in click
     if required and not found:
         return None
     kwargs[positional] = tuple(found)

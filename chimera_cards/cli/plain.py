@@ -26,6 +26,7 @@ __all__ = [
     "CHECK_FORMATS",
     "DEBUG_ENV",
     "Echo",
+    "canonical_dir",
     "check_body",
     "check_dirs",
     "echo",
@@ -35,6 +36,7 @@ __all__ = [
     "json_text",
     "open_store",
     "target_dir",
+    "target_dirs",
 ]
 
 DEBUG_ENV = "CHIMERA_CARDS_DEBUG"
@@ -111,19 +113,40 @@ def _agents():
     return agents
 
 
-def target_dir(to: Path | None, agent: str | None, global_: bool) -> Path:
-    """The skills folder named by ``--to`` or ``--agent [--global]`` (exactly one of them)."""
-    if (to is None) == (agent is None):
+def target_dirs(to: Path | None, agents: str | tuple[str, ...] | None, global_: bool) -> list[Path]:
+    """The skills folders named by ``--to`` or ``--agent [--global]`` (one or the other), each
+    once: ``--agent`` may be repeated, and ``--agent '*'`` is every agent detected here."""
+    names = (agents,) if isinstance(agents, str) else tuple(agents or ())
+    if (to is None) == (not names):
         raise UsageError("give exactly one of --to DIR or --agent AGENT")
     if to is not None:
         if global_:
             raise UsageError("--global goes with --agent, not --to")
-        return to
-    found = _agents().find_agent(agent or "")
-    return _agents().user_dir(found) if global_ else _agents().project_dir(found, Path.cwd())
+        return [to]
+    table = _agents()
+    chosen = table.find_agents(names, os.environ, Path.cwd())
+    if global_:
+        without = [a.name for a in chosen if a.user is None]
+        if without:
+            raise UsageError(f"{', '.join(without)}: no user-wide skill folder; drop --global")
+    found: dict[str, Path] = {}
+    for agent in chosen:
+        path = table.user_dir(agent) if global_ else table.project_dir(agent, Path.cwd())
+        found.setdefault(os.path.abspath(path), path)
+    return list(found.values())
 
 
-def check_dirs(dirs: tuple[Path, ...], agent: str | None, global_: bool, all_: bool) -> list[Path]:
+def target_dir(to: Path | None, agent: str | tuple[str, ...] | None, global_: bool) -> Path:
+    """The one skills folder named by ``--to`` or ``--agent [--global]``."""
+    found = target_dirs(to, agent, global_)
+    if len(found) != 1:
+        raise UsageError("these agents read different folders; name one agent here")
+    return found[0]
+
+
+def check_dirs(
+    dirs: tuple[Path, ...], agent: str | tuple[str, ...] | None, global_: bool, all_: bool
+) -> list[Path]:
     """The skills folders ``check`` looks in: DIRs, ``--agent [--global]``, or ``--all``."""
     chosen = sum(bool(x) for x in (dirs, agent, all_))
     if chosen > 1:
@@ -133,8 +156,8 @@ def check_dirs(dirs: tuple[Path, ...], agent: str | None, global_: bool, all_: b
         places = {Path(a.project) for a in _agents().agent_locations(env, Path.cwd())}
         places |= {Path(a.user) for a in _agents().agent_locations(env, Path.cwd()) if a.user}
         return sorted(p for p in places if p.is_dir())
-    if agent is not None:
-        return [target_dir(None, agent, global_)]
+    if agent:
+        return target_dirs(None, agent, global_)
     if global_:
         raise UsageError("--global goes with --agent")
     if not dirs:
@@ -145,36 +168,55 @@ def check_dirs(dirs: tuple[Path, ...], agent: str | None, global_: bool, all_: b
     return list(dirs)
 
 
+def canonical_dir(global_: bool) -> Path:
+    """Where ``install --link`` keeps the one copy: npx's ``.agents/skills`` of the project,
+    or ``~/.agents/skills`` with ``--global``."""
+    if global_:
+        home = os.environ.get("HOME", "").strip()
+        return (Path(home) if home else Path.home()) / ".agents" / "skills"
+    return Path.cwd() / ".agents" / "skills"
+
+
 def install_body(
     names: tuple[str, ...],
     to: Path | None,
-    agent: str | None,
+    agent: tuple[str, ...],
     global_: bool,
     force: bool,
+    link: bool,
     store_path: Path | None,
     as_json: bool,
     *,
     echo: Echo,
 ) -> None:
     """``chimera-cards install``: what it writes and prints (errors are raised)."""
-    from chimera_cards.install.installer import install
+    from chimera_cards.install.installer import install, install_linked
 
-    directory = target_dir(to, agent, global_)
+    directories = target_dirs(to, agent, global_)
+    if link and to is not None:
+        raise UsageError("--link goes with --agent (it links each agent's folder to one copy)")
     with open_store(store_path) as store:
-        results = install(store, names, directory, force=force)
+        if link:
+            results = install_linked(store, names, directories, canonical_dir(global_), force=force)
+        else:
+            results = []
+            for directory in directories:
+                results += install(store, names, directory, force=force)
     if as_json:
         echo(json_text([r.to_dict() for r in results]))
         return
     for r in results:
-        echo(f"{r.action} {r.name} {r.digest[:12]} -> {r.path}")
+        where = f"{r.path} -> {r.link}" if r.link else r.path
+        echo(f"{r.action} {r.name} {r.digest[:12]} -> {where}")
 
 
 def check_body(
     dirs: tuple[Path, ...],
-    agent: str | None,
+    agent: tuple[str, ...],
     global_: bool,
     all_: bool,
     trust_file: Path | None,
+    lockfile: Path | None,
     store_path: Path | None,
     as_json: bool,
     fmt: str | None = None,
@@ -195,6 +237,7 @@ def check_body(
     with start_scan(directories) as scan:
         from chimera_cards.install.policy import Policy
         from chimera_cards.install.verify import check
+        from chimera_cards.store.connection import default_store_path
 
         policy = Policy()
         if trust_file is not None:
@@ -204,8 +247,14 @@ def check_body(
 
             trust = read_trust_file(trust_file)
             policy = Policy(tuple(trust.trusted_keys()), trust.threshold)
-        with open_store(store_path) as store:
-            report = check(store, directories, policy, scan=scan)
+        npx_lock, pins = _check_lockfile(lockfile)
+        path = store_path or default_store_path()
+        if not path.exists() and not path.is_symlink():
+            # No store yet (a project npx set up): every folder is unknown, not a usage error.
+            report = check(None, directories, policy, scan=scan, npx_lock=npx_lock, pins=pins)
+        else:
+            with open_store(store_path) as store:
+                report = check(store, directories, policy, scan=scan, npx_lock=npx_lock, pins=pins)
     if not report.states:
         # A CI job pointed at the wrong folder must not pass by finding nothing to check.
         where = ", ".join(str(d) for d in directories) or "any agent folder"
@@ -220,6 +269,19 @@ def check_body(
         echo("\n".join(state.line() for state in report.states))
     if not report.ok:
         raise SystemExit(1)
+
+
+def _check_lockfile(lockfile: Path | None) -> tuple[dict | None, dict | None]:
+    """(npx's entries, our pins) from ``check --lockfile``: npx's ``skills-lock.json`` or ours."""
+    if lockfile is None:
+        return None, None
+    from chimera_cards.importer.npxlock import is_npx_lock, read_npx_lock
+
+    if is_npx_lock(lockfile):
+        return read_npx_lock(lockfile), None
+    from chimera_cards.importer.lockfile import read_lockfile
+
+    return None, dict(read_lockfile(lockfile))
 
 
 def hook_body(

@@ -21,6 +21,7 @@ from chimera_cards.cli.common import (
     reports_errors,
     store_option,
 )
+from chimera_cards.cli.scan import scanner_option, scanners_file_option, scanners_for
 from chimera_cards.errors import UsageError
 from chimera_cards.importer.lockfile import read_lockfile, write_lockfile
 from chimera_cards.importer.pipeline import ImportResult, import_source
@@ -135,6 +136,8 @@ def _error_line(result: ImportResult) -> str:
     show_default=True,
     help="Seconds allowed for fetching a URL.",
 )
+@scanner_option
+@scanners_file_option
 @store_option
 @json_option
 @reports_errors
@@ -150,6 +153,8 @@ def import_cmd(
     lockfile,
     taint,
     timeout,
+    scanner_names,
+    scanners_file,
     store_path,
     as_json,
 ) -> None:
@@ -161,9 +166,13 @@ def import_cmd(
 
     Every file of each skill is stored as one bundle. One line per skill. Exit 0 when every skill
     imported (or was already present), 1 when any was refused, 2 for a usage error.
+
+    Each --scanner runs over every new skill's files; its findings are stored with the version
+    (shown by `review`), and an error among them, or a scanner that fails, holds it pending.
     """
     # Usage errors first, so a bad invocation does not even create a store file.
     expected_hex(sha256, integrity)
+    scanners = scanners_for(scanner_names, scanners_file, store_path)
     if digest:
         parse_sha256(digest, "--digest")
     if lockfile is not None:
@@ -199,6 +208,7 @@ def import_cmd(
                 ref=ref,
                 skill=skill,
                 plugin=plugin,
+                scanners=scanners,
             )
     finally:
         if collecting:
@@ -247,20 +257,39 @@ def _list_source(source, *, ref, plugin, skill, timeout, as_json) -> None:
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("cards.lock"),
+    default=None,
+    help="Lockfile to write (default: cards.lock; skills-lock.json with --format npx).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["chimera", "npx"]),
+    default="chimera",
     show_default=True,
-    help="Lockfile to write.",
+    help="chimera: `name digest:DIGEST` lines; npx: the skills-lock.json npx skills reads "
+    "(its computedHash, with our digest beside it).",
 )
 @store_option
 @json_option
 @reports_errors
-def lock_cmd(output, store_path, as_json) -> None:
+def lock_cmd(output, fmt, store_path, as_json) -> None:
     """Write a lockfile pinning every active skill to its bundle digest (every file)."""
+    if output is None:
+        output = Path("skills-lock.json" if fmt == "npx" else "cards.lock")
     with open_store(store_path) as store:
-        pins = {v.name: v.digest for v in store.versions(status="active")}
-    write_lockfile(output, pins)
+        active = store.versions(status="active")
+        pins = {v.name: v.digest for v in active}
+        if fmt == "npx":
+            from chimera_cards.importer.npxlock import npx_lock_entries, write_npx_lock
+
+            latest = {v.name: v for v in active}  # oldest first: the newest of each name
+            entries = npx_lock_entries(store, [latest[n] for n in sorted(latest)])
+    if fmt == "npx":
+        write_npx_lock(output, entries)
+    else:
+        write_lockfile(output, pins)
     if as_json:
-        echo_json({"path": str(output), "pins": pins})
+        echo_json({"path": str(output), "format": fmt, "pins": pins})
     else:
         click.echo(f"wrote {len(pins)} card{'s' if len(pins) != 1 else ''} to {output}")
 

@@ -32,6 +32,16 @@ COMMAND_TABLE: tuple[tuple[str, str, str], ...] = (
         "Lint skills: a SKILL.md file (the card alone), a skill folder, or a folder of them.",
     ),
     (
+        "scan",
+        "chimera_cards.cli.scan:scan_cmd",
+        "Scan skills with our scan and any other scanners that write SARIF.",
+    ),
+    (
+        "scanner",
+        "chimera_cards.cli.scan:scanner_group",
+        "Other scanners (any command that writes SARIF) that scan and import can run.",
+    ),
+    (
         "hash",
         f"{_LINT}:hash_",
         "Print each skill's SKILL.md SHA-256 (hex, SRI) and its bundle digest over every file.",
@@ -103,7 +113,16 @@ COMMAND_TABLE: tuple[tuple[str, str, str], ...] = (
         f"{_INSTALL}:install_cmd",
         "Write each NAME's approved bundle, byte for byte, into an agent's skills folder.",
     ),
-    ("uninstall", f"{_INSTALL}:uninstall_cmd", "Remove skill folders this tool installed."),
+    (
+        "uninstall",
+        f"{_INSTALL}:uninstall_cmd",
+        "Remove skill folders (and links) this tool installed; a link's target is left alone.",
+    ),
+    (
+        "adopt",
+        f"{_INSTALL}:adopt_cmd",
+        "Import every skill a project's agent folders hold, as npx skills left them.",
+    ),
     (
         "check",
         f"{_INSTALL}:check_cmd",

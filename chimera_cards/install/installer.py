@@ -15,10 +15,16 @@ from chimera_cards.bundles.bundle import (
 from chimera_cards.bundles.folderscan import (
     idle_core,
 )
-from chimera_cards.install.disk import _hidden, _write_all, check_name, write_skill
+from chimera_cards.install.disk import (
+    _hidden,
+    _write_all,
+    check_name,
+    refuse_foreign,
+    write_link,
+    write_skill,
+)
 from chimera_cards.install.policy import StoredSkill, installable, load_bundles, stored_skills
 from chimera_cards.install.receipt import (
-    ForeignFolderError,
     InstallError,
     Receipt,
     read_receipt,
@@ -27,7 +33,7 @@ from chimera_cards.install.receipt import (
 )
 from chimera_cards.install.state import describe_diff
 
-__all__ = ["InstallResult", "LocalEditsError", "install", "local_edits"]
+__all__ = ["InstallResult", "LocalEditsError", "install", "install_linked", "local_edits"]
 
 
 class LocalEditsError(InstallError):
@@ -41,7 +47,8 @@ class InstallResult:
     name: str
     digest: str
     path: str
-    action: str  # "installed" | "replaced" | "unchanged"
+    action: str  # "installed" | "replaced" | "unchanged" | "linked" | "relinked"
+    link: str | None = None  # a link's text, when this is a link to the canonical copy
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -78,15 +85,15 @@ def install(
     bundles = load_bundles(store, chosen)
     on_disk: dict[str, str] = {}  # name -> digest of the installed folder, when scanned here
     for skill, bundle in zip(chosen, bundles, strict=True):
+        if force:
+            break
+        refuse_foreign(directory, skill.name)
         target = directory / skill.name
-        if not target.exists() or force:
+        if target.is_symlink() or not target.exists():
             continue
         receipt = read_receipt(target)
         if receipt is None:
-            raise ForeignFolderError(
-                f"{target}: exists and was not installed by chimera-cards; "
-                "pass --force to replace it"
-            )
+            continue
         digest, lost = local_edits(store, target, receipt, bundle.digest)
         if lost:
             raise LocalEditsError(
@@ -170,12 +177,13 @@ def _install_one(
 
     ``on_disk`` holds the digests of folders ``install`` already hashed (not hashed twice)."""
     target = directory / skill.name
-    receipt = read_receipt(target) if target.is_dir() else None
+    is_link = target.is_symlink()  # a link is replaced by the folder, whatever it leads to
+    receipt = read_receipt(target) if target.is_dir() and not is_link else None
     if receipt is not None:
         current = (on_disk or {}).get(skill.name) or scan_folder(target).digest
         if current == bundle.digest:
             return "unchanged", None
-    action = "replaced" if target.exists() else "installed"
+    action = "replaced" if is_link or target.exists() else "installed"
     receipt = write_skill(
         directory,
         bundle,
@@ -243,3 +251,53 @@ class _Writer:
             finished[index] = (action, entry)
             at += 4 + size
         return finished
+
+
+def install_linked(
+    store,
+    names: Iterable[str],
+    directories: Iterable[str | os.PathLike],
+    canonical: str | os.PathLike,
+    *,
+    force: bool = False,
+) -> list[InstallResult]:
+    """Install npx's way: one copy of each skill in ``canonical``, and in every other
+    directory a relative link to it.
+
+    Args:
+        store: an open Store.
+        names: skill names.
+        directories: the agents' skills folders (one of them may be ``canonical`` itself).
+        canonical: where the one copy goes (``.agents/skills``, or ``~/.agents/skills``).
+        force: replace folders and links this tool did not make.
+    Returns:
+        The copies' results, then one per link.
+    Raises:
+        NotApprovedError, ForeignFolderError: as ``install``; nothing is written then.
+    """
+    canonical = Path(canonical)
+    names = list(dict.fromkeys(names))
+    others = []
+    seen = {os.path.realpath(canonical)}
+    for directory in directories:
+        if os.path.realpath(directory) not in seen:
+            seen.add(os.path.realpath(directory))
+            others.append(Path(directory))
+    if not force:  # every link's place is checked before the copies are written
+        for directory in others:
+            for name in names:
+                check_name(name)
+                refuse_foreign(directory, name)
+    copies = install(store, names, canonical, force=force)
+    results = list(copies)
+    for directory in others:
+        for result in copies:
+            action, entry = write_link(
+                directory, result.name, canonical / result.name, digest=result.digest, force=force
+            )
+            results.append(
+                InstallResult(
+                    result.name, result.digest, str(directory / result.name), action, entry["link"]
+                )
+            )
+    return results

@@ -90,12 +90,13 @@ def _files(view) -> list[str]:
     return out
 
 
-def format_screen(view, *, files: bool = False) -> str:
+def format_screen(view, *, files: bool = False, after_findings: Sequence[str] = ()) -> str:
     """What ``chimera-cards review NAME`` prints.
 
     Args:
         view: a ``ReviewView``.
         files: print every file in full (always so for a version with nothing to diff against).
+        after_findings: lines that go right after our findings (other scanners' runs).
     Returns:
         The screen's text.
     """
@@ -112,6 +113,7 @@ def format_screen(view, *, files: bool = False) -> str:
         "",
         f"== findings ({len(view.findings)}), errors first ==",
         *(_findings(view.findings, view.accepted) or ["none"]),
+        *after_findings,
         "",
     ]
     if view.diff_against:

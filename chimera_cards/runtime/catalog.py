@@ -31,7 +31,13 @@ from chimera_cards.bundles.bundle import SKILL_FILE, Bundle, BundleError, read_b
 from chimera_cards.bundles.folderscan import find_skill_folders
 from chimera_cards.cards.card import CardParseError, parse_card
 from chimera_cards.errors import ChimeraError
-from chimera_cards.install.policy import Policy, StoredSkill, load_bundle, stored_skills
+from chimera_cards.install.policy import (
+    Policy,
+    StoredSkill,
+    load_bundle,
+    load_bundles,
+    stored_skills,
+)
 from chimera_cards.store.facade import Store
 
 __all__ = [
@@ -182,6 +188,24 @@ class StoreCatalog(Catalog):
             usable = _usable_by_name(stored_skills(store, self.policy, manifests=False))
         return sorted(name for name in usable if valid_skill_name(name))
 
+    def skills(self) -> list[ServedSkill]:
+        # One store read for all: the gate once, every bundle in a few queries (each file still
+        # re-hashed); a tampered one makes the reads go one by one, so it hides only itself.
+        with self._open() as store:
+            usable = _usable_by_name(stored_skills(store, self.policy, manifests=False))
+            chosen = [usable[name] for name in sorted(usable) if valid_skill_name(name)]
+            try:
+                bundles = load_bundles(store, chosen)
+            except ChimeraError:
+                return super().skills()
+        served = []
+        for skill, bundle in zip(chosen, bundles, strict=True):
+            try:
+                served.append(_served(skill.name, bundle, None))
+            except ValueError as exc:
+                self._note(f"{skill.name}: not served: {exc}")
+        return served
+
     def get(self, name: str) -> ServedSkill | None:
         if not valid_skill_name(name):
             return None
@@ -230,19 +254,43 @@ class FolderCatalog(Catalog):
             return []
         return sorted(f.name for f in folders if valid_skill_name(f.name))
 
-    def get(self, name: str) -> ServedSkill | None:
+    def _read(self, name: str) -> Bundle | None:
         if not valid_skill_name(name):
             return None
         folder = self.directory / name
         if folder.is_symlink() or not (folder / SKILL_FILE).is_file():
             return None
         try:
-            bundle = read_bundle_dir(folder)  # the bytes served are exactly these
+            return read_bundle_dir(folder)  # the bytes served are exactly these
         except (BundleError, OSError) as exc:
             self._note(f"{name}: not served: {exc}")
             return None
+
+    def skills(self) -> list[ServedSkill]:
+        # Every folder read, then the store asked once about all their digests.
+        read = [(name, self._read(name)) for name in self.names()]
+        bundles = [(name, bundle) for name, bundle in read if bundle is not None]
+        with Store(self.store_path, create=False) as store:
+            digests = [bundle.digest for _, bundle in bundles]
+            found = stored_skills(store, self.policy, [], digests, manifests=False)
+        served = []
+        for name, bundle in bundles:
+            skill = self._judged(name, bundle, [s for s in found if s.digest == bundle.digest])
+            if skill is not None:
+                served.append(skill)
+        return served
+
+    def get(self, name: str) -> ServedSkill | None:
+        bundle = self._read(name)
+        if bundle is None:
+            return None
         with Store(self.store_path, create=False) as store:
             found = stored_skills(store, self.policy, [], [bundle.digest], manifests=False)
+        return self._judged(name, bundle, found)
+
+    def _judged(self, name: str, bundle: Bundle, found: list[StoredSkill]) -> ServedSkill | None:
+        """The folder's bundle as served when a stored version with its digest is usable."""
+        folder = self.directory / name
         if not any(s.usable for s in found):
             why = "its bytes are no approved bundle" if not found else found[-1].why
             self._note(f"{name}: not served: {why or 'not approved'}")

@@ -289,6 +289,20 @@ def _outside_literal(value: str) -> bool:
     )
 
 
+_GUARDED_RE = re.compile(
+    r"^(?:~|\$HOME\b|\$\{HOME\}|/home/|/root\b|/Users/|/etc\b|/usr\b|/bin\b|/sbin\b|/lib|/boot\b|"
+    r"/sys\b|/proc\b|/var/(?!tmp/)|/opt\b|/System\b|/Library\b|/Applications\b|\\\\|"
+    r"[A-Za-z]:[/\\](?:Windows|Program Files|Users))|(?:^|/)\.\.(?:/|$)",
+    re.IGNORECASE,
+)
+
+
+def _write_severity(path: str) -> str:
+    """A write into the home folder, the system or another skill (``..``) is a warning; one to a
+    data folder the task names (``/mnt/data/out.csv``) is listed only."""
+    return WARNING if _GUARDED_RE.search(path.strip()) else INFO
+
+
 def _first_str(node: ast.Call) -> str | None:
     if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
         return node.args[0].value
@@ -579,7 +593,7 @@ class _PyScanner:
             if literal is not None and _outside_literal(literal):
                 self.add(
                     "code-write-outside",
-                    WARNING,
+                    _write_severity(literal),
                     f"{name} on {literal!r} (outside the skill folder)",
                     node,
                 )

@@ -159,6 +159,8 @@ class _Unit:
     generic: list[GenericFacts] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     inline_lines: set[int] = field(default_factory=set)  # lines of inline commands (mentions)
+    # Lines of blocks the prose before them presents as examples for the user to run.
+    example_lines: set[int] = field(default_factory=set)
 
 
 class _Detector:
@@ -189,8 +191,11 @@ class _Detector:
         embed = self.embed_for(unit)
         variables: dict[str, Out] = {}
         units = code_units(text)
+        lines = text.split("\n")
         for code in units:
             self.code(unit, code, variables, embed)
+            if not code.inline and _shown_as_example(lines, code.line - 1):
+                unit.example_lines.update(range(code.line, code.line + code.text.count("\n") + 1))
         self.prose(unit, text, units)
         unit.findings += _confusables(path, text, 1)
 
@@ -273,6 +278,27 @@ class _Detector:
         unit.findings += _confusables(path, text, 1)
 
 
+_EXAMPLE_RE = re.compile(
+    r"\b(?:examples?|e\.g\.|for\s+instance|show\s+(?:the\s+user|them|you)\s+how|"
+    r"(?:the\s+user|they|you)\s+(?:can|could|may|might)\s+run|run\s+(?:it\s+|them\s+)?themselves|"
+    r"for\s+the\s+user\s+to\s+run|cheat\s*sheet|reference)\b",
+    re.IGNORECASE,
+)
+
+
+def _shown_as_example(lines: list[str], fence: int) -> bool:
+    """Whether the paragraph just above a code block (its fence on ``fence``, a 1-based file
+    line) presents it as an example for the user."""
+    at = fence - 2
+    while at >= 0 and not lines[at].strip():
+        at -= 1
+    paragraph: list[str] = []
+    while at >= 0 and lines[at].strip() and len(paragraph) < 6:
+        paragraph.append(lines[at])
+        at -= 1
+    return bool(_EXAMPLE_RE.search(" ".join(paragraph)))
+
+
 def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
     """Words of code that mix a look-alike letter from another script with Latin ones, or that
     are a command spelled in look-alikes (``сurl`` with a Cyrillic с)."""
@@ -301,6 +327,11 @@ def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
                     )
                 )
     return found
+
+
+def _service(name: str) -> str:
+    words = [w for w in re.split(r"[^A-Za-z0-9]+", name.upper()) if w]
+    return words[0] if words else name
 
 
 def _names(taints: set[Taint]) -> str:
@@ -337,7 +368,9 @@ def _grade(unit: _Unit) -> list[Finding]:
     path = unit.path
     shipped = False
     for send in sends:
-        graded = send_severity(send, documentation=unit.documentation)
+        graded = send_severity(
+            send, documentation=unit.documentation or send.line in unit.example_lines
+        )
         if graded is None:
             continue
         rule, severity, message = graded
@@ -369,6 +402,20 @@ def _grade(unit: _Unit) -> list[Finding]:
                     path,
                 )
             )
+    secrets = [(line, name) for facts in unit.python for line, name in facts.env_reads]
+    services = {_service(name) for _, name in secrets}
+    if len(services) >= 2 and not shipped:
+        # Secrets of several services gathered in one place: what a harvester does first.
+        names = ", ".join(sorted({name for _, name in secrets}))[:120]
+        out.append(
+            Finding(
+                "credential-access",
+                "warning",
+                f"reads secrets of several services ({names})",
+                secrets[0][0],
+                path,
+            )
+        )
     if not shipped:
         for line, taint in reads:
             # A project's own .env read in place (a checker, a loader) is listed, not warned.
@@ -398,7 +445,7 @@ def _grade(unit: _Unit) -> list[Finding]:
     for found in command_findings(commands):
         severity = found.severity
         if (
-            unit.documentation
+            (unit.documentation or found.line in unit.example_lines)
             and found.rule in ("remote-install", "security-disable")
             and severity == "warning"
         ):

@@ -236,6 +236,7 @@ class PyFacts:
     shell: ShellFacts = field(default_factory=ShellFacts)
     output: Out = field(default_factory=Out)
     parsed: bool = True
+    env_reads: list[tuple[int, str]] = field(default_factory=list)  # secret variables read
 
 
 def _is_param(taint: Taint) -> bool:
@@ -270,6 +271,7 @@ class _Analyser:
         self.returned = Out()
         self.sockets: dict[str, str] = {}
         self.dup2 = False
+        self.current_line = first_line
         self.spawned_shell = False
 
     def line(self, node: ast.AST) -> int:
@@ -520,6 +522,7 @@ class _Analyser:
         if key is None or "*" in key:
             return Out({Taint("env-all", "os.environ[…]")})
         if is_secret_name(key):
+            self.facts.env_reads.append((self.current_line, key))
             return Out({Taint("env", key)})
         return Out()
 
@@ -574,6 +577,7 @@ class _Analyser:
             else (node.func.attr if isinstance(node.func, ast.Attribute) else "")
         )
         line = self.line(node)
+        self.current_line = line
         if name in _ENV_GET or (short in ("get", "getenv") and name.endswith("environ.get")):
             return self.env_value(self.fold(node.args[0]) if node.args else None)
         receiver = Out()
@@ -600,6 +604,10 @@ class _Analyser:
                     taint = Taint("credential", found)
                     self.facts.reads.append((line, taint))
                     result.taint.add(taint)
+                elif name in ("open", "io.open") and folded and _hidden_or_scratch(folded):
+                    # A file nobody shipped or reviewed (/tmp/.cache, ~/.x): code read from it
+                    # and run is code from elsewhere.
+                    result.downloaded = True
         if name in _DECODERS or short in (
             "b64decode",
             "unhexlify",
@@ -1027,6 +1035,10 @@ def _decode(name: str, raw: str, extra: list[str | None]) -> str | None:
     except (ValueError, binascii.Error):
         return None
     return out.decode("utf-8", "replace")
+
+
+def _hidden_or_scratch(path: str) -> bool:
+    return path.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", "~/.")) or "/." in path
 
 
 def _quote(word: str) -> str:

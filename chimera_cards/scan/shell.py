@@ -558,6 +558,15 @@ class _Walker:
         if words[0].out.decoded or words[0].out.downloaded:
             # $(echo Y3VybA== | base64 -d) ...: the command itself is hidden.
             self._ran_line(self.line(node), words[0].out, "a command decoded at run time")
+        known = self.facts.tainted_files.get(words[0].text) or self.facts.tainted_files.get(
+            words[0].text.removeprefix("./")
+        )
+        if known is not None and (known.decoded or known.downloaded):
+            # curl -o /tmp/x URL && chmod +x /tmp/x && /tmp/x: a downloaded program run.
+            hidden = _basename(words[0].text).startswith(".")
+            self._ran_line(
+                self.line(node), known, ("piped into " if hidden else "") + words[0].text
+            )
         name = _basename(words[0].text)
         cmd = Command(name, words[1:], self.line(node), assigns, stdin)
         if len(self.facts.commands) < MAX_COMMANDS:
@@ -625,8 +634,8 @@ class _Walker:
         self.interpreters(cmd, stdin, out)
         self.network(cmd, stdin, out)
         self.copies(cmd, out)
-        if name in ("curl", "wget") and not self._has_output_file(cmd):
-            out.downloaded = True
+        if (name in ("curl", "wget") and not self._has_output_file(cmd)) or name in _RAW_NET:
+            out.downloaded = True  # what comes off the network (nc -l … | bash runs it)
         if name in ("curl", "wget", "aria2c", "fetch"):
             target = self._output_file(cmd)
             if target:
@@ -751,6 +760,10 @@ class _Walker:
         elif name == "xargs":
             # xargs sh -c '...': the shell runs its input.
             rest = [a for a in args if not a.text.startswith("-")]
+            if rest and stdin.decoded and not _interpreter(_basename(rest[0].text)):
+                # decoded text handed to a command as its arguments: what it runs is hidden
+                self._ran(cmd, stdin, f"xargs {rest[0].text}")
+                return
             if (
                 rest
                 and _interpreter(_basename(rest[0].text))
