@@ -35,6 +35,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from chimera_cards.bundles.bundle import SKILL_FILE, Bundle, BundleFile
+from chimera_cards.bundles.digests import BUNDLE, NPX, npx_hash, parse_digest, skill_digest
 from chimera_cards.cards.card import Card, parse_card
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
 from chimera_cards.importer.lockfile import check_pin, read_lockfile
@@ -52,7 +53,6 @@ from chimera_cards.util.integrity import (
     IntegrityError,
     check_integrity,
     expected_hex,
-    parse_sha256,
     sha256_hex,
 )
 from chimera_cards.util.urls import DEFAULT_TIMEOUT
@@ -257,7 +257,13 @@ def _check_bundle(
     if expected:
         check_integrity(bundle.skill_md, expected)  # before parsing: a wrong card is never parsed
     digest = bundle.digest
-    if expected_digest and expected_digest != digest:
+    if expected_digest and ":" in expected_digest:  # another tool's digest, named by its kind
+        kind, _, value = expected_digest.partition(":")
+        files = [(f.path, bundle.contents[f.path]) for f in bundle.files]
+        got = npx_hash(files) if kind == NPX else skill_digest(files)
+        if got != value:
+            raise IntegrityError(f"{kind} digest mismatch: expected {value}, got {got}")
+    elif expected_digest and expected_digest != digest:
         raise IntegrityError(f"bundle digest mismatch: expected {expected_digest}, got {digest}")
     legacy = skill_sha if len(bundle.files) == 1 else None
     return _Checked(digest, legacy, stored(digest) if stored is not None else None)
@@ -520,7 +526,8 @@ def import_source(
         source: a skill folder, a collection, a SKILL.md, an archive (path or URL), a git
             repository (path or URL), or a SKILL.md URL (see ``sources.find_skills``).
         sha256, integrity: pin the SKILL.md bytes (one skill only).
-        digest: pin the bundle digest (one skill only).
+        digest: pin the bundle digest (one skill only): ours, or another tool's named by its
+            prefix (``npx:``, ``skill_digest:``; see ``bundles.digests``).
         lockfile: pins by name (bundle digests; older lockfiles' SKILL.md hashes still read).
         taint: hold the import for review whatever its origin.
         ref: a git branch, tag or commit.
@@ -542,7 +549,9 @@ def import_source(
     A source that cannot be read at all (fetch, git, unsafe archive) is one refused result.
     """
     expected = expected_hex(sha256, integrity)
-    expected_digest = parse_sha256(digest, "--digest") if digest else None
+    pin = parse_digest(digest, "--digest") if digest else None
+    # Ours as bare hex; another tool's digest as "kind:value" (checked over the same files).
+    expected_digest = None if pin is None else pin.value if pin.kind == BUNDLE else str(pin)
     if lockfile is None or isinstance(lockfile, Mapping):
         pins, pins_source = lockfile, "the lockfile"
     else:

@@ -109,7 +109,9 @@ def format_screen(view, *, files: bool = False, after_findings: Sequence[str] = 
         f"provenance: {view.provenance}",
         f"origin:     {view.origin}"
         + (f" -> {view.final_url}" if view.final_url and view.final_url != view.origin else ""),
-        f"approvals:  {len(view.verdict['approvers'])} of {view.verdict['threshold']} required",
+        f"approvals:  {len(view.verdict['approvers'])} of {view.verdict['threshold']} required"
+        + (f" ({', '.join(view.expired)}: expired)" if getattr(view, "expired", None) else ""),
+        *([f"downgrade:  {view.downgrade}"] if getattr(view, "downgrade", None) else []),
         "",
         f"== findings ({len(view.findings)}), errors first ==",
         *(_findings(view.findings, view.accepted) or ["none"]),
@@ -141,6 +143,7 @@ def format_screen(view, *, files: bool = False, after_findings: Sequence[str] = 
         out += ["", f"(the other files in full: chimera-cards review {view.name} --files)"]
     out += [
         "",
-        f"approve with: chimera-cards approve {view.name} --key NAME --digest {view.sha256}",
+        f"approve with: chimera-cards approve {view.name} --key NAME --digest {view.sha256}"
+        + (" --allow-downgrade" if getattr(view, "downgrade", None) else ""),
     ]
     return "\n".join(out)

@@ -62,6 +62,10 @@ RULES: dict[str, str] = {
     "description-length": "`description` is at most 1024 characters.",
     "field-type": "A known frontmatter field has the wrong type.",
     "frontmatter-unknown-key": "Top-level frontmatter key outside the profile's fields.",
+    "skill-file-name": (
+        "The folder has a lone skill.md: linted as the reference validator reads it, but import "
+        "and most agents need SKILL.md."
+    ),
     "chimera-field-missing": "Strict mode: a Chimera frontmatter field is missing.",
     "kind-value": "`kind` is outside its vocabulary.",
     "stage-value": "`stage` is outside its vocabulary.",

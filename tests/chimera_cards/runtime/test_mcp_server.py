@@ -268,3 +268,11 @@ def test_serve_without_a_store_is_one_error_line(tmp_path):
     assert result.returncode == 2
     assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
     assert not missing.exists()
+
+
+def test_host_and_port_without_http_are_a_usage_error(world):
+    result = world.cli("serve", "--mcp", "--port", "8765", "--store", world.store, ok=False)
+    assert result.exit_code == 2
+    assert result.stderr == "error: --host and --port go with --transport http\n"
+    result = world.cli("serve", "--store", world.store, ok=False)
+    assert result.exit_code == 2 and "--mcp" in result.stderr
