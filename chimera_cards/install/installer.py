@@ -103,7 +103,7 @@ def install(
             )
         on_disk[skill.name] = digest
     jobs = list(zip(chosen, bundles, strict=True))
-    done = _write_jobs(directory, jobs, str(store.path), force)
+    done = _write_jobs(directory, jobs, str(store.path), force, on_disk)
     return [
         InstallResult(skill.name, bundle.digest, str(directory / skill.name), done[index][0])
         for index, (skill, bundle) in enumerate(jobs)
@@ -112,7 +112,11 @@ def install(
 
 @serialized()
 def _write_jobs(
-    directory: Path, jobs: list[tuple[StoredSkill, Bundle]], store_path: str, force: bool
+    directory: Path,
+    jobs: list[tuple[StoredSkill, Bundle]],
+    store_path: str,
+    force: bool,
+    on_disk: dict[str, str] | None = None,
 ) -> dict[int, tuple[str, dict | None]]:
     """Write every chosen bundle and record them in the index, holding the folder's lock
     (taken only now: a refused install must not even create the folder)."""
