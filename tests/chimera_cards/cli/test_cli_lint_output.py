@@ -8,6 +8,7 @@ are not reported at all.
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -15,7 +16,8 @@ from click.testing import CliRunner
 
 from chimera_cards.cli import main
 
-LONG = "Describes the thing at length. " * 40  # > 1024 characters: a spec warning
+# A long base64 run in a text file: a warning (bytes = range(120), fixed, so the line is too).
+BLOB = base64.b64encode(bytes(range(120)) * 3).decode()
 
 
 def run(*args, code=None):
@@ -40,7 +42,8 @@ def corpus(tmp_path, monkeypatch):
     )
     two = root / "wordy"
     two.mkdir()
-    (two / "SKILL.md").write_text(f"---\nname: wordy\ndescription: {LONG.strip()}\n---\n# Wordy\n")
+    (two / "SKILL.md").write_text("---\nname: wordy\ndescription: Wordy.\n---\n# Wordy\n")
+    (two / "notes.txt").write_text(f"data: {BLOB}\n")
     three = root / "three"
     three.mkdir()
     (three / "SKILL.md").write_text("---\nname: not-three\ndescription: Third.\n---\n# Three\n")
@@ -54,7 +57,7 @@ def test_one_line_per_skill_with_counts_and_warnings_and_errors_below(corpus):
     assert lines[1] == "skills/three: 1 error, 0 warnings, 0 info"
     assert lines[2].startswith("  skills/three/SKILL.md:2: error [name-dirname] ")
     assert lines[3] == "skills/wordy: 0 errors, 1 warning, 0 info"
-    assert lines[4].startswith("  skills/wordy/SKILL.md:3: warning [description-length] ")
+    assert lines[4].startswith("  skills/wordy/notes.txt:1: warning [base64-blob] ")
     assert lines[5] == "3 skills: 1 error, 1 warning, 2 info (info not shown; -v shows it)"
     assert len(lines) == 6
 
@@ -72,7 +75,7 @@ def test_verbose_shows_info_and_licence_urls_are_never_reported(corpus):
 
 def test_min_severity_picks_what_is_listed_and_json_follows_it(corpus):
     r = run("lint", "--min-severity", "error", "skills", code=1)
-    assert "[description-length]" not in r.stdout and "[name-dirname]" in r.stdout
+    assert "[base64-blob]" not in r.stdout and "[name-dirname]" in r.stdout
     assert r.stdout.splitlines()[-1].startswith("3 skills: 1 error, 1 warning, 2 info")
     data = json.loads(run("lint", "--json", "--min-severity", "warning", "skills").stdout)
     assert {f["severity"] for f in data["findings"]} == {"error", "warning"}
