@@ -11,7 +11,8 @@ failure refuses that card alone with nothing stored:
    always tainted; a path is clean unless ``--taint`` or the card itself declares any provenance
    other than ``clean`` (case-insensitive; anything else, even an unknown value, is tainted);
 4. lint leniently (the card need not be Chimera-shaped) and keep every finding; any *error*
-   (including the hidden-instruction scan's) keeps the version ``pending``;
+   (including the hidden-instruction scan's) keeps the version ``pending``, except the
+   conformance-only rules (``CONFORMANCE_RULES``: a long description, an unknown key);
 5. store it: clean and error-free -> ``active`` (the previous active version is retired as
    history); otherwise ``pending``, leaving the current active version in place. The same bytes
    again are a no-op whatever their status, so a rejected version stays rejected.
@@ -41,7 +42,7 @@ from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
 from chimera_cards.importer.lockfile import check_pin, read_lockfile
 from chimera_cards.scan.codescan import ScanCache, lint_bundle
 from chimera_cards.scan.external import ScannerConfig, ScannerRun, scan_bundle_with
-from chimera_cards.scan.findings import Finding
+from chimera_cards.scan.findings import CONFORMANCE_RULES, Finding
 from chimera_cards.sources.find import SkillSource, find_skills, pick, pick_plugin, read_skill
 from chimera_cards.sources.locate import GitHosts
 from chimera_cards.store.audit import canonical_json
@@ -113,7 +114,9 @@ class Candidate:
         reasons = []
         if self.provenance != "clean":
             reasons.append("tainted (" + "; ".join(self.taint_reasons) + "): needs review")
-        errors = [f for f in self.findings if f.severity == "error"]
+        errors = [
+            f for f in self.findings if f.severity == "error" and f.rule not in CONFORMANCE_RULES
+        ]
         if errors:
             listed = ", ".join(
                 (f"{f.path}:" if f.path and f.path != SKILL_FILE else "")

@@ -19,6 +19,7 @@ from chimera_cards.store.connection import StoreConnection, _loads_or_raw, utc_n
 __all__ = ["GENESIS_HASH", "AuditEntry", "AuditMixin", "audit_hash", "canonical_json"]
 
 _encode_str = json.encoder.encode_basestring
+_sha256 = hashlib.sha256
 GENESIS_HASH = "0" * 64
 
 
@@ -37,28 +38,56 @@ _CHAIN_TEXT = '{"detail":%s,"event":%s,"name":%s,"prev_hash":%s,"seq":%s,"sha256
 
 
 def _json_value(value) -> str:
-    # json.dumps(ensure_ascii=False) encodes a str with exactly this (C) function.
+    # json.dumps(ensure_ascii=False) encodes a str with exactly this (C) function; anything else
+    # (a str subclass, a number) in the canonical form, so both paths of audit_hash agree.
     if type(value) is str:
         return _encode_str(value)
-    return "null" if value is None else json.dumps(value)
+    return canonical_json(value)
 
 
 def audit_hash(
     seq: int, ts: str, event: str, name: str | None, sha256: str | None, detail: str, prev_hash: str
 ) -> str:
     """SHA-256 of the canonical JSON (``canonical_json``) of an entry, ``detail`` as its stored
-    JSON text. Spelled out key by key, in sorted order, because verify hashes every entry and
-    this is several times faster than building and sorting a dict; a test pins the equality."""
-    text = _CHAIN_TEXT % (
-        _json_value(detail),
-        _json_value(event),
-        _json_value(name),
-        _json_value(prev_hash),
-        seq if type(seq) is int else json.dumps(seq),
-        _json_value(sha256),
-        _json_value(ts),
-    )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    JSON text: the one definition, used to write the chain and to verify it.
+
+    Spelled out key by key, in sorted order (several times faster than building and sorting a
+    dict; a test pins the equality with ``canonical_json``). The row shape the store writes
+    (text fields, name and sha256 text or NULL, an integer seq) is encoded without a call per
+    field, since ``verify`` hashes every entry; any other value goes through ``json``.
+
+    Raises:
+        TypeError: a value JSON cannot hold (bytes): not something the store writes.
+    """
+    if (
+        type(seq) is int
+        and type(ts) is str
+        and type(event) is str
+        and type(detail) is str
+        and type(prev_hash) is str
+        and (name is None or type(name) is str)
+        and (sha256 is None or type(sha256) is str)
+    ):
+        text = _CHAIN_TEXT % (
+            _encode_str(detail),
+            _encode_str(event),
+            "null" if name is None else _encode_str(name),
+            _encode_str(prev_hash),
+            seq,
+            "null" if sha256 is None else _encode_str(sha256),
+            _encode_str(ts),
+        )
+    else:
+        text = _CHAIN_TEXT % (
+            _json_value(detail),
+            _json_value(event),
+            _json_value(name),
+            _json_value(prev_hash),
+            seq if type(seq) is int else canonical_json(seq),
+            _json_value(sha256),
+            _json_value(ts),
+        )
+    return _sha256(text.encode()).hexdigest()
 
 
 @dataclass

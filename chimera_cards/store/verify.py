@@ -20,7 +20,7 @@ from chimera_cards.errors import (
     UsageError,
 )
 from chimera_cards.store.anchor import expected_head_problem
-from chimera_cards.store.audit import _CHAIN_TEXT, GENESIS_HASH, _encode_str, audit_hash
+from chimera_cards.store.audit import GENESIS_HASH, audit_hash
 from chimera_cards.store.facade import Store
 from chimera_cards.store.schemacheck import check_schema
 from chimera_cards.store.statements import EXPIRES_SETTING, THRESHOLD_SETTING, TRUST_EVENTS
@@ -144,7 +144,7 @@ def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Prob
     prev = GENESIS_HASH
     expected_seq = 1
     count = 0
-    sha256, enc, text_form, detail_object = hashlib.sha256, _encode_str, _CHAIN_TEXT, _detail_object
+    detail_object = _detail_object
     cursor = conn.execute(
         "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq"
     )
@@ -167,37 +167,10 @@ def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Prob
                         seq=seq,
                     )
                 )
-            # audit_hash inlined for the row shape the store writes (every field text, name and
-            # sha256 text or NULL, seq an integer); anything else goes through audit_hash itself.
-            # A test pins that both give the same hash.
-            if (
-                type(seq) is int
-                and type(ts) is str
-                and type(event) is str
-                and type(detail) is str
-                and type(prev_hash) is str
-                and (name is None or type(name) is str)
-                and (sha is None or type(sha) is str)
-            ):
-                actual = sha256(
-                    (
-                        text_form
-                        % (
-                            enc(detail),
-                            enc(event),
-                            "null" if name is None else enc(name),
-                            enc(prev_hash),
-                            seq,
-                            "null" if sha is None else enc(sha),
-                            enc(ts),
-                        )
-                    ).encode()
-                ).hexdigest()
-            else:
-                try:
-                    actual = audit_hash(seq, ts, event, name, sha, detail, prev_hash)
-                except TypeError:  # a value JSON cannot hold (a BLOB): not written by the store
-                    actual = None
+            try:
+                actual = audit_hash(seq, ts, event, name, sha, detail, prev_hash)
+            except TypeError:  # a value JSON cannot hold (a BLOB): not written by the store
+                actual = None
             if actual != digest:
                 problems.append(
                     Problem(

@@ -12,7 +12,7 @@ import click
 from chimera_cards.cli.common import SECONDS, echo_json, reports_errors
 from chimera_cards.cli.group import ChimeraGroup
 from reference_loop import __version__
-from reference_loop.attempters import fit_to_task, make_attempter
+from reference_loop.attempters.factory import fit_to_task, make_attempter
 from reference_loop.cli.options import model_options
 from reference_loop.core.cards import CARDS_IN, DEFAULT_CARDS_IN, DEFAULT_K, cards_from_options
 from reference_loop.core.cards import describe as describe_cards
@@ -33,6 +33,7 @@ from reference_loop.run.loop import (
     run_task,
 )
 from reference_loop.tasks.task import inline_task, resolve_task, sample_tasks, three_failure_task
+from reference_loop.workspace.engines import DEFAULT_ENGINE, ENGINE_ENV, ENGINES
 
 
 def progress_line(event: Event, max_attempts: int) -> str | None:
@@ -239,6 +240,14 @@ def main() -> None:
     "the workspace the only writable path, no network.",
 )
 @click.option("--sandbox-net", is_flag=True, help="With --sandbox, keep the network.")
+@click.option(
+    "--workspace-engine",
+    type=click.Choice(ENGINES),
+    default=None,
+    help="How the workspace stores and compares files: git (git's own add, diff-files, "
+    "cat-file) or fast (a hand-written index and pack path in front of it). "
+    f"Default: ${ENGINE_ENV}, else {DEFAULT_ENGINE}.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @reports_errors
 @exits_cleanly_on_sigterm
@@ -269,6 +278,7 @@ def run_cmd(
     protect: tuple[str, ...],
     use_sandbox: bool,
     sandbox_net: bool,
+    workspace_engine: str | None,
     as_json: bool,
 ) -> None:
     """Run the loop on a task (exit 0 solved, 1 not solved, 2 usage)."""
@@ -313,6 +323,7 @@ def run_cmd(
         cards_in=cards_in,
         protect=protect,
         sandbox=sandbox,
+        workspace_engine=workspace_engine,
     )
     options.check()
     if cards is not None:

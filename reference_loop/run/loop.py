@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reference_loop.attempters import Attempter, AttemptOutcome
+from reference_loop.attempters.base import Attempter, AttemptOutcome
 from reference_loop.core.cards import (
     DEFAULT_CARDS_IN,
     CardsBlock,
@@ -49,10 +49,13 @@ from reference_loop.core.records import (
 from reference_loop.core.signature import failure_signature
 from reference_loop.errors import LoopUsageError
 from reference_loop.process.sandbox import Sandbox
+from reference_loop.tasks.prompt import compose_prompt
 from reference_loop.tasks.task import Task, copy_project
 from reference_loop.verdict.protect import ProtectedChange, check_patterns, protected_changes
 from reference_loop.verdict.verifier import VerifyResult, run_verifier
-from reference_loop.workspace.core import Diff, Workspace
+from reference_loop.workspace.core import Workspace
+from reference_loop.workspace.engines import engine_name
+from reference_loop.workspace.records import Diff
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
@@ -123,23 +126,6 @@ class RunResult:
         }
 
 
-def compose_prompt(task: Task, history_text: str, plan: str = "", cards: str = "") -> str:
-    """The exact text an attempter receives (``cards``: a section from ``reference_loop.cards``)."""
-    parts = [
-        f"# Task\n\n{task.text.strip()}",
-        f"## How the result is checked\n\n`{task.shown_verify()}` must exit 0. The workspace "
-        "is reverted after every failed attempt, so each attempt starts from the original "
-        "files.",
-    ]
-    if cards:
-        parts.append(cards.strip())
-    if plan:
-        parts.append(f"## Plan\n\n{plan.strip()}")
-    if history_text:
-        parts.append(history_text.strip())
-    return "\n\n".join(parts) + "\n"
-
-
 @dataclass
 class LoopOptions:
     """How one run behaves; the CLI, the check and the bench each build one.
@@ -164,12 +150,16 @@ class LoopOptions:
     cards_in: str = DEFAULT_CARDS_IN
     reviewer: Callable[[AttemptRecord], str | None] | None = None
     sandbox: Sandbox | None = None  # run the verifier inside bubblewrap (sandbox.py)
+    # The workspace engine (``git`` or ``fast``); None: $REFERENCE_LOOP_WORKSPACE, else the default.
+    workspace_engine: str | None = None
 
     def check(self) -> None:
         """Raise LoopUsageError for an option value or combination the loop cannot run."""
         check_mode(self.history_mode)
         check_cards_in(self.cards_in)
         check_patterns(self.protect)
+        if self.workspace_engine is not None:
+            engine_name(self.workspace_engine)
         if self.max_attempts < 1:
             raise LoopUsageError(f"max attempts must be at least 1, got {self.max_attempts}")
         if self.on_repeat not in ON_REPEAT:
@@ -458,7 +448,7 @@ def run_loop(
     state = _RunState(current=attempter)
     solved = False
 
-    ws = Workspace(root, ignore=options.ignore)
+    ws = Workspace(root, ignore=options.ignore, engine=options.workspace_engine)
     dirty = False  # the workspace may differ from the snapshot and must be restored
     try:
         ws.snapshot()

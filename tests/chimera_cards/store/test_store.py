@@ -672,3 +672,33 @@ def test_versions_matching_reads_each_matching_version_once_with_or_without_deta
     blank = {"findings": [], "source": {}}
     assert [v.to_dict() | blank for v in bare] == [v.to_dict() | blank for v in full]
     assert [v.name for v in both] == ["beta"]
+
+
+def test_the_audit_chain_hash_has_one_implementation():
+    """Writing the chain and verifying it hash with the same function: two copies that drifted
+    apart would let verify accept what the store never wrote, or refuse what it did."""
+    import inspect
+
+    from chimera_cards.store import audit, verify
+
+    package = Path(audit.__file__).parent.parent
+    spelled = [
+        p.relative_to(package).as_posix()
+        for p in package.rglob("*.py")
+        if "_CHAIN_TEXT" in p.read_text(encoding="utf-8")
+    ]
+    assert spelled == ["store/audit.py"]
+    assert "audit_hash(" in inspect.getsource(verify.check_audit_chain)
+
+
+class _Text(str):
+    """A str that is not exactly str: audit_hash takes its general path for it."""
+
+
+@pytest.mark.parametrize("name", [None, "alpha", 'q"uote\\ é\u202e\n'])
+def test_audit_hashs_fast_path_and_general_path_agree(name):
+    args = (41, "2026-01-01T00:00:00.000000Z", "import", name, "ab" * 32, '{"id":1}', "0" * 64)
+    general = tuple(_Text(a) if isinstance(a, str) else a for a in args)
+    assert store_mod.audit_hash(*args) == store_mod.audit_hash(*general)
+    with pytest.raises(TypeError):
+        store_mod.audit_hash(41, "ts", "import", name, b"\x00", "{}", "0" * 64)
