@@ -100,6 +100,7 @@ def team(tmp_path, card_server):
     return Team(tmp_path, card_server)
 
 
+@pytest.mark.slow
 def test_rollback_by_replay_through_update_is_held_as_a_downgrade(team, tmp_path):
     skills = tmp_path / "skills"
     run("sync", "--to", skills, "--store", team.a)
@@ -278,3 +279,140 @@ def test_statements_made_before_sequences_keep_verifying_and_order_by_signed_tim
     (res,) = import_source(store, old, taint=True)
     assert res.status == "pending"
     assert store.active("old-card").sha256 == sha_new
+
+
+@pytest.mark.slow
+def test_a_git_origin_reset_to_an_old_commit_is_a_downgrade(team, git_server):
+    """The remote's branch is forced back to the commit holding v1 and its approvals: update
+    says so, exit 1, and a store that only ever saw v2 from that remote stays on v2."""
+    from conftest import git
+
+    repo = git_server.root / "skills.git"
+    shutil.copytree(team.exp1, repo / "demo")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "v1")
+    old_commit = git(repo, "rev-parse", "HEAD").strip()
+    shutil.rmtree(repo / "demo")
+    shutil.copytree(team.exp2, repo / "demo")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "v2")
+    g = team.store_trusting_alice("g")
+    res = jrun("import", git_server.url("skills.git"), "--ref", "main", "--store", g)
+    res = res[0] if isinstance(res, list) else res
+    assert (res["sha256"], res["status"]) == (team.sha2, "active")
+
+    git(repo, "reset", "-q", "--hard", old_commit)
+    result = run("update", "--store", g, "--json", ok=False)
+    (done,) = json.loads(result.stdout)
+    assert result.exit_code == 1 and done["state"] == "downgrade"
+    assert versions(g) == {team.sha2: "active", team.sha1: "pending"}
+
+
+def test_an_old_backup_of_the_store_restored_over_it_warns_and_fails_verify(team, tmp_path):
+    """The quiet rollback: yesterday's copy of cards.db put back (by a sync tool, a restore).
+    The head file beside it still names today's head."""
+    c = team.store_trusting_alice("c")
+    run("import", team.exp2, "--taint", "--store", c)
+    backup = tmp_path / "backup.db"
+    shutil.copyfile(c, backup)
+    run("trust", "remove", "alice", "--store", c)  # today: alice's approvals withdrawn
+    assert versions(c) == {team.sha2: "pending"}
+    shutil.copyfile(backup, c)
+    assert versions(c) == {team.sha2: "active"}  # the old copy says otherwise ...
+    listed = run("list", "--store", c)
+    assert "warning:" in listed.stderr  # ... and every command says it went back
+    result = run("verify", "--store", c, "--json", ok=False)
+    kinds = {p["kind"] for p in json.loads(result.stdout)["problems"]}
+    assert result.exit_code == 1 and "audit-truncated" in kinds
+
+
+def test_with_threshold_two_one_reviewer_alone_cannot_move_the_name_back(team, tmp_path):
+    """k-of-n holds for going back as for going forward: one downgrade approval is not enough."""
+    bob_key = tmp_path / "bob.key"
+    h = tmp_path / "h.db"
+    run("keys", "generate", "bob", "-o", bob_key, "--store", h)
+    run("trust", "add", "alice", f"{team.key}.pub", "--store", h)
+    run("trust", "threshold", "2", "--store", h)
+    for folder in (team.exp1, team.exp2):
+        res = jrun("import", folder, "--taint", "--store", h)
+        res = res[0] if isinstance(res, list) else res
+        for key in (team.key, bob_key):
+            approval = ["approve", "demo", "--key", key, "--sha256", res["sha256"]]
+            run(*approval, "--allow-downgrade", "--store", h)
+    assert versions(h) == {team.sha1: "retired", team.sha2: "active"}
+    run(
+        "approve",
+        "demo",
+        "--key",
+        team.key,
+        "--sha256",
+        team.sha1,
+        "--allow-downgrade",
+        "--store",
+        h,
+    )
+    assert versions(h) == {team.sha1: "pending", team.sha2: "active"}
+    run(
+        "approve",
+        "demo",
+        "--key",
+        bob_key,
+        "--sha256",
+        team.sha1,
+        "--allow-downgrade",
+        "--store",
+        h,
+    )
+    assert versions(h) == {team.sha1: "active", team.sha2: "retired"}
+
+
+def test_an_untrusted_key_claiming_a_huge_sequence_changes_nothing(team, tmp_path):
+    """Mallory (not trusted here) ships v1 with an approval claiming sequence 10**15: it is kept
+    for later but counts for nothing, v1 stays held, and the next real sequence is still 3."""
+    from chimera_cards.bundles.bundle import read_bundle_dir
+    from chimera_cards.store.facade import Store
+    from chimera_cards.trust.keys import generate_key, load_private_key
+    from chimera_cards.trust.policy import Statement, peek_statement, sign_statement
+
+    mallory = generate_key("mallory", tmp_path / "m" / "mallory.key")
+    forged = tmp_path / "forged" / "demo"
+    shutil.copytree(team.exp1, forged)
+    sha = read_bundle_dir(forged).digest
+    st = Statement(
+        "demo", sha, "approve", mallory.public.keyid, "2030-01-01T00:00:00Z", "", sequence=10**15
+    )
+    envelope = sign_statement(load_private_key(mallory.keyfile), st)
+    with (forged / "approvals.jsonl").open("a") as out:
+        out.write(json.dumps(envelope) + "\n")
+    c = team.store_trusting_alice("c")
+    run("import", team.exp2, "--store", c)
+    run("import", forged, "--store", c)
+    assert versions(c) == {team.sha2: "active", team.sha1: "pending"}
+    run(
+        "approve",
+        "demo",
+        "--key",
+        team.key,
+        "--sha256",
+        team.sha2,
+        "--expires",
+        "30d",
+        "--store",
+        c,
+    )
+    with Store(c) as store:
+        sequences = [peek_statement(e).sequence for e in store.envelopes(team.sha2)]
+    assert sequences == [3]
+
+
+def test_an_import_pinned_by_an_old_lockfile_is_still_held(team, tmp_path):
+    """`import --lockfile` with a lockfile from before v2 admits v1's bytes, never its place."""
+    c = team.store_trusting_alice("c")
+    run("import", team.exp2, "--store", c)
+    lock = tmp_path / "old.lock"
+    lock.write_text(f"demo digest:{team.sha1}\n")
+    res = jrun("import", team.exp1, "--lockfile", lock, "--store", c)
+    res = res[0] if isinstance(res, list) else res
+    assert res["status"] == "pending"
+    assert versions(c) == {team.sha2: "active", team.sha1: "pending"}

@@ -52,7 +52,12 @@ def _target_options(fn):
 @click.command("install")
 @click.argument("names", nargs=-1, required=True)
 @_target_options
-@click.option("--force", is_flag=True, help="Replace folders and links this tool did not make.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace folders and links this tool did not make, and installed folders changed "
+    "since (the changes are lost).",
+)
 @click.option(
     "--link",
     is_flag=True,
@@ -226,12 +231,13 @@ def adopt_cmd(root, store_path, as_json) -> None:
     approve. Exit 1 when something could not be adopted (a link leaving the project, a lock
     entry with no folder, a refused folder).
     """
-    from chimera_cards.install.adopt import adopt
+    from chimera_cards.install.adopt import adopt, plan_adopt
 
     if not root.is_dir():
         raise UsageError(f"{root}: no such folder")
+    plan = plan_adopt(root)  # refuses before any store is made
     with open_store(store_path, create=True) as store:
-        report = adopt(store, root)
+        report = adopt(store, root, plan)
     if as_json:
         echo_json(report.to_dict())
     else:

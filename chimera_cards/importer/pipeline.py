@@ -11,7 +11,8 @@ failure refuses that card alone with nothing stored:
    always tainted; a path is clean unless ``--taint`` or the card itself declares any provenance
    other than ``clean`` (case-insensitive; anything else, even an unknown value, is tainted);
 4. lint leniently (the card need not be Chimera-shaped) and keep every finding; any *error*
-   (including the hidden-instruction scan's) keeps the version ``pending``;
+   (including the hidden-instruction scan's) keeps the version ``pending``, except the
+   conformance-only rules (``CONFORMANCE_RULES``: a long description, an unknown key);
 5. store it: clean and error-free -> ``active`` (the previous active version is retired as
    history); otherwise ``pending``, leaving the current active version in place. The same bytes
    again are a no-op whatever their status, so a rejected version stays rejected.
@@ -40,8 +41,13 @@ from chimera_cards.cards.card import Card, parse_card
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
 from chimera_cards.importer.lockfile import check_pin, read_lockfile
 from chimera_cards.scan.codescan import ScanCache, lint_bundle
-from chimera_cards.scan.external import ScannerConfig, ScannerRun, scan_bundle_with
-from chimera_cards.scan.findings import Finding
+from chimera_cards.scan.external import (
+    ScannerConfig,
+    ScannerRun,
+    import_scanners,
+    scan_bundle_with,
+)
+from chimera_cards.scan.findings import CONFORMANCE_RULES, Finding
 from chimera_cards.sources.find import SkillSource, find_skills, pick, pick_plugin, read_skill
 from chimera_cards.sources.locate import GitHosts
 from chimera_cards.store.audit import canonical_json
@@ -113,7 +119,9 @@ class Candidate:
         reasons = []
         if self.provenance != "clean":
             reasons.append("tainted (" + "; ".join(self.taint_reasons) + "): needs review")
-        errors = [f for f in self.findings if f.severity == "error"]
+        errors = [
+            f for f in self.findings if f.severity == "error" and f.rule not in CONFORMANCE_RULES
+        ]
         if errors:
             listed = ", ".join(
                 (f"{f.path}:" if f.path and f.path != SKILL_FILE else "")
@@ -537,9 +545,9 @@ def import_source(
             environment's ``CHIMERA_CARDS_GITHUB_URL`` / ``CHIMERA_CARDS_GITLAB_URL``).
         jobs: worker processes that parse and lint; None: one per CPU once there are
             ``POOL_MIN_BUNDLES`` bundles to read, else none; 1: none (this process does it).
-        scanners: other scanners (SARIF plug-ins) to run over each new bundle's files; their
-            findings are stored with the version, and an error among them (or a scanner that
-            fails or times out) holds it pending.
+        scanners: other scanners (SARIF plug-ins) to run over each new bundle's files, besides
+            those the store configures ``on_import``; their findings are stored with the
+            version, and an error among them (or a scanner that fails or times out) holds it.
         source_note: what another tool recorded about where the skill came from (``adopt``:
             npx's lock entry), kept in each version's source as ``recorded``.
     Returns:
@@ -557,6 +565,7 @@ def import_source(
     else:
         pins, pins_source = read_lockfile(lockfile), str(lockfile)
     hook_fns = [resolve_hook(h) for h in (IMPORT_HOOKS if hooks is None else hooks)]
+    scanners = import_scanners(store, scanners)
     source = str(source)
     try:
         # Left unread: each skill is read when the import gets to it (see _Checks).

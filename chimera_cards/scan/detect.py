@@ -26,7 +26,7 @@ from chimera_cards.scan.jsflow import JsFacts, analyse_javascript
 from chimera_cards.scan.mdcode import CodeUnit, code_units, embedded_shell
 from chimera_cards.scan.prose import prose_findings
 from chimera_cards.scan.pyflow import PyFacts, Summaries, analyse_python
-from chimera_cards.scan.sensitive import Send, Taint, send_severity
+from chimera_cards.scan.sensitive import Send, Taint, collector_in, send_severity
 from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 
 __all__ = ["DETECT_RULES", "DetectFile", "detect_files"]
@@ -59,6 +59,8 @@ DETECT_RULES: dict[str, str] = {
         "A security control switched off (firewall, antivirus, TLS checks, hooks, chmod 777)."
     ),
     "confusable-command": "Look-alike letters from another script inside a command.",
+    "sql-from-input": "An SQL statement built by string formatting and run (injection).",
+    "resource-exhaustion": "An endless loop, a fork bomb, or an allocation of tens of millions.",
     "prose-credential-exfiltration": "Instructions to send or back up credentials or secrets.",
     "prose-concealment": "Instructions to hide what is done from the user.",
     "prose-precedence": "Instructions claiming precedence over the user or the system.",
@@ -168,6 +170,37 @@ class _Detector:
         self.summaries = Summaries()
         self.js_returns: dict[str, Out] = {}
         self.units: list[_Unit] = []
+        # Python scripts with the function summaries known before each was read.
+        self.python_scripts: list[tuple[_Unit, str, set[str]]] = []
+
+    def summary_names(self) -> set[str]:
+        # A return that is only downloaded content (a response) changes no finding of a caller
+        # that reads it before its definition; secrets, decoded data and sends do.
+        returns = {n for n, out in self.summaries.returns.items() if out.taint or out.decoded}
+        return returns | set(self.summaries.sends)
+
+    def reread_python(self, trees: dict[str, ast.Module | None]) -> None:
+        """Read again each script that calls a function summarised only after it was read (in
+        a later file, or later in itself): a call counts whatever the order of definitions."""
+        # A return of its own arguments adds nothing to what a call gives by default.
+        returns = {
+            n
+            for n, out in self.summaries.returns.items()
+            if out.decoded or any(t.kind != "param" for t in out.taint)
+        }
+        sends = set(self.summaries.sends)
+        for unit, text, known in self.python_scripts:
+            # A late summary matters when it brings secrets in, or sends what this file holds.
+            late = returns - known
+            if unit.python[0].saw_taint:
+                late |= sends - known
+            if any(f"{name}(" in text for name in late):
+                unit.python[0] = analyse_python(
+                    text,
+                    summaries=self.summaries,
+                    embed=self.embed_for(unit),
+                    tree=trees.get(unit.path),
+                )
 
     def embed_for(self, unit: _Unit):
         def embed(language: str, code: str, line: int) -> Out:
@@ -266,9 +299,11 @@ class _Detector:
         self.units.append(unit)
         embed = self.embed_for(unit)
         if language == "python":
+            known = self.summary_names()
             unit.python.append(
                 analyse_python(text, summaries=self.summaries, embed=embed, tree=trees.get(path))
             )
+            self.python_scripts.append((unit, text, known))
         elif language == "shell":
             analyse_shell(text, embed=embed, facts=unit.shell)
         elif language == "javascript":
@@ -436,6 +471,13 @@ def _grade(unit: _Unit) -> list[Finding]:
         out.append(Finding("download-exec", severity, f"runs downloaded code ({how})", line, path))
     for line, how in reverse:
         out.append(Finding("reverse-shell", "error", f"reverse shell: {how}", line, path))
+    for facts in unit.python:
+        for line, what in facts.sql:
+            out.append(Finding("sql-from-input", "warning", what, line, path))
+        for line, what in facts.exhaustion:
+            out.append(Finding("resource-exhaustion", "warning", what, line, path))
+    for line, what in unit.shell.fork_bombs:
+        out.append(Finding("resource-exhaustion", "error", f"fork bomb: {what}", line, path))
     for line, what, severity in persistence:
         out.append(Finding("persistence", severity, what, line, path))
     for line, what in security_off:
@@ -541,13 +583,12 @@ def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
     detector = _Detector()
     files = list(files)
     trees: dict[str, ast.Module | None] = {}
-    # Python's functions are summarised first (a first look at every Python file), so a call
-    # in one file to a function of another counts whatever their order.
-    python = [f for f in files if f.language == "python"]
-    for f in python:
-        trees[f.path] = _parse(f.text)
-        if trees[f.path] is not None:
-            analyse_python(f.text, summaries=detector.summaries, tree=trees[f.path])
+    # JavaScript's functions are summarised first (a first look at every file), so a call in one
+    # file to a function of another counts whatever their order; Python's scripts are read again
+    # only when a call needs a summary made after them (reread_python).
+    for f in files:
+        if f.language == "python":
+            trees[f.path] = _parse(f.text)
     for f in files:
         if f.language == "javascript":
             analyse_javascript(f.text, returns=detector.js_returns)
@@ -559,10 +600,21 @@ def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
             detector.script(f.path, f.text, f.language, trees)
         elif f.language is not None or lower.endswith(_OTHER_CODE):
             detector.script(f.path, f.text, f.language or "other", trees)
+    detector.reread_python(trees)
     findings: list[Finding] = []
     for unit in detector.units:
         findings += _grade(unit)
     findings += _cross_files(detector.units, findings)
+    for f in files:
+        # A collection or tunnel service named anywhere (a config file, a comment): listed
+        # for the reviewer as the likely far end of a flow.
+        found = collector_in(f.text)
+        if found and not any(
+            x.path == f.path and "collection or tunnel" in x.message for x in findings
+        ):
+            line = f.text.lower()[: f.text.lower().find(found)].count("\n") + 1
+            message = f"names {found}, a catch-all collection or tunnel service"
+            findings.append(Finding("network-send", "warning", message, line, f.path))
     texts = {f.path: f.text for f in files}
     return _capped([f for f in findings if not _reported_as_pipe_to_shell(f, texts)])
 

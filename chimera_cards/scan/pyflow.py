@@ -13,17 +13,21 @@ sending in a third is one flow. Shell run from Python (``subprocess``, ``os.syst
 from __future__ import annotations
 
 import ast
-import base64
-import binascii
-import codecs
 import contextlib
-import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards.scan.commands import path_persistence
-from chimera_cards.scan.sensitive import Send, Taint, credential_in, host_of, is_secret_name
+from chimera_cards.scan.pyshapes import SQL_RE, decode_constant, endless, formatted, statements
+from chimera_cards.scan.sensitive import (
+    CREDENTIAL_LITERALS,
+    Send,
+    Taint,
+    credential_in,
+    host_of,
+    is_secret_name,
+)
 from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 
 __all__ = ["PyFacts", "Summaries", "analyse_python"]
@@ -237,6 +241,9 @@ class PyFacts:
     output: Out = field(default_factory=Out)
     parsed: bool = True
     env_reads: list[tuple[int, str]] = field(default_factory=list)  # secret variables read
+    sql: list[tuple[int, str]] = field(default_factory=list)  # SQL built by string formatting
+    saw_taint: bool = False  # sensitive data reached some call of this unit
+    exhaustion: list[tuple[int, str]] = field(default_factory=list)  # endless loops, huge lists
 
 
 def _is_param(taint: Taint) -> bool:
@@ -274,6 +281,11 @@ class _PyFolding:
         self.sockets: dict[str, str] = {}
         self.dup2 = False
         self.current_line = first_line
+        # Whether a string written in the source can name a credential store (folded strings,
+        # joined or decoded, are looked at whatever this says).
+        self.literals = True
+        self.built_queries: set[str] = set()
+        self.guarded = 0  # inside a try body with handlers
         self.spawned_shell = False
 
     def line(self, node: ast.AST) -> int:
@@ -429,7 +441,7 @@ class _PyFolding:
             raw = self.fold(args[0], depth + 1)
             if raw is None or "*" in raw:
                 return None
-            return _decode(name, raw, [self.fold(a) for a in args[1:]])
+            return decode_constant(name, raw, [self.fold(a) for a in args[1:]])
         if name == "bytes" and args and isinstance(args[0], (ast.List, ast.Tuple)):
             items = self.fold_items(args[0], depth)
             return "".join(items) if items is not None else None
@@ -477,7 +489,7 @@ class _Analyser(_PyFolding):
             known = self.env.get(node.id)
             return known.copy() if known is not None else Out()
         if isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and len(node.value) < 4096:
+            if isinstance(node.value, str) and self.literals and len(node.value) < 4096:
                 found = credential_in(node.value)
                 if found:
                     return Out({Taint("credential", found)})
@@ -503,6 +515,16 @@ class _Analyser(_PyFolding):
         if isinstance(node, ast.Lambda):
             return Out()
         if isinstance(node, ast.BinOp):
+            if (
+                isinstance(node.op, ast.Mult)
+                and isinstance(node.right, ast.Constant)
+                and isinstance(node.right.value, int)
+                and node.right.value >= 10_000_000
+                and isinstance(node.left, (ast.List, ast.Constant))
+            ):
+                self.facts.exhaustion.append(
+                    (self.line(node), f"a list or string of {node.right.value:,} items")
+                )
             out = self.value(node.left).merge(self.value(node.right))
             folded = self.fold(node)
             if folded and credential_in(folded):
@@ -597,6 +619,8 @@ class _Analyser(_PyFolding):
         for out in kwargs.values():
             everything.merge(out)
         result = everything.copy()
+        if not self.facts.saw_taint and any(not _is_param(t) for t in everything.taint):
+            self.facts.saw_taint = True
         # credential stores read
         if name in _CRED_CALLS or short in ("CryptUnprotectData", "get_password"):
             taint = Taint("credential", name or short)
@@ -631,6 +655,13 @@ class _Analyser(_PyFolding):
             result.merge(self.run_shell(node, name, line))
         if name in _EVAL or short in ("exec", "eval"):
             self.evaluated(node, name or short, everything, line)
+        if short in ("execute", "executemany", "executescript") and node.args:
+            query = node.args[0]
+            built = formatted(query) or (
+                isinstance(query, ast.Name) and query.id in self.built_queries
+            )
+            if built:
+                self.facts.sql.append((line, f"{short}() of SQL built by string formatting"))
         if name == "os.dup2":
             self.dup2 = True
         if name == "pty.spawn" or (
@@ -874,7 +905,7 @@ class _Analyser(_PyFolding):
     # --- statements -------------------------------------------------------------------------
 
     def module(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
+        for node in statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.aliases[(alias.asname or alias.name).split(".")[0]] = (
@@ -912,6 +943,8 @@ class _Analyser(_PyFolding):
             self.block(node.body)
             return
         if isinstance(node, ast.Assign):
+            if formatted(node.value) and SQL_RE.search(self.fold(node.value) or ""):
+                self.built_queries.update(t.id for t in node.targets if isinstance(t, ast.Name))
             out = self.value(node.value)
             for target in node.targets:
                 self.bind(target, out)
@@ -922,6 +955,18 @@ class _Analyser(_PyFolding):
                 out.merge(self.env.get(node.target.id))
             self.bind(node.target, out)
             return
+        if isinstance(node, (ast.Try, ast.TryStar)) and node.handlers:
+            # A loop in here may end by the exception a handler waits for (img.seek -> EOFError).
+            self.guarded += 1
+            self.block(node.body)
+            self.guarded -= 1
+            for handler in node.handlers:
+                self.block(handler.body)
+            self.block(node.orelse)
+            self.block(node.finalbody)
+            return
+        if isinstance(node, ast.While) and not self.guarded and endless(node):
+            self.facts.exhaustion.append((self.line(node), "a 'while True' loop nothing ends"))
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.bind(node.target, self.value(node.iter))
             self.block(node.body)
@@ -1015,34 +1060,6 @@ class _Analyser(_PyFolding):
         self.env, self.function, self.returned = saved_env, saved_fn, saved_ret
 
 
-def _decode(name: str, raw: str, extra: list[str | None]) -> str | None:
-    data = raw.encode("latin-1", "replace")
-    try:
-        if name.endswith(("b64decode", "decodebytes", "a2b_base64")):
-            out = base64.b64decode(
-                data + b"=" * (-len(data) % 4), altchars=b"-_" if "urlsafe" in name else None
-            )
-        elif name.endswith("b32decode"):
-            out = base64.b32decode(data)
-        elif name.endswith(("fromhex", "unhexlify", "a2b_hex", "b16decode")):
-            out = binascii.unhexlify(re.sub(rb"\s", b"", data))
-        elif name == "codecs.decode":
-            codec = (extra[0] or "").lower().replace("-", "_") if extra else ""
-            if codec in ("rot13", "rot_13"):
-                return codecs.decode(raw, "rot13")
-            if codec in ("hex", "hex_codec"):
-                out = binascii.unhexlify(data)
-            elif codec in ("base64", "base64_codec"):
-                out = base64.b64decode(data)
-            else:
-                return None
-        else:
-            return None
-    except (ValueError, binascii.Error):
-        return None
-    return out.decode("utf-8", "replace")
-
-
 def _hidden_or_scratch(path: str) -> bool:
     return path.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", "~/.")) or "/." in path
 
@@ -1102,6 +1119,8 @@ def analyse_python(
         depth=depth,
         embed=embed,
     )
+    lower = text.lower()
+    analyser.literals = any(map(lower.__contains__, CREDENTIAL_LITERALS))
     with contextlib.suppress(RecursionError):
         analyser.module(tree)
     return facts

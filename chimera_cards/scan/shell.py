@@ -26,7 +26,7 @@ __all__ = ["Command", "Out", "ShellFacts", "analyse_shell", "parse_shell"]
 MAX_DEPTH = 4
 # Past this many commands in one unit the rest are not looked at one by one (the findings of
 # the first ones are enough, and a megabyte of ``curl`` words stays linear and small).
-MAX_COMMANDS = 20_000
+MAX_COMMANDS = 200_000
 # Sizes of the pieces a long text is parsed in (see _chunks).
 CHUNK = 32_768
 LONG_LINE = 2_048
@@ -93,6 +93,7 @@ class ShellFacts:
     tainted_files: dict[str, Out] = field(default_factory=dict)
     embedded: list[tuple[str, str, int]] = field(default_factory=list)  # (language, code, line)
     output: Out = field(default_factory=Out)
+    fork_bombs: list[tuple[int, str]] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=1)
@@ -415,6 +416,8 @@ class _WalkerBase:
             return out
         if kind == "for_statement":
             return self.for_loop(node, stdin)
+        if kind == "function_definition":
+            self.fork_bomb(node)
         if kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             return Out()
         if kind in (
@@ -430,6 +433,17 @@ class _WalkerBase:
         for child in node.named_children:
             out.merge(self.statement(child, stdin if kind == "subshell" else Out()))
         return out
+
+    def fork_bomb(self, node: Any) -> None:
+        """``:(){ :|:& };:``: a function that pipes itself into itself in the background."""
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if name_node is None or body is None:
+            return
+        name = name_node.text.decode("utf-8", "replace")
+        text = body.text.decode("utf-8", "replace")
+        if re.search(rf"(?<![\w-]){re.escape(name)}\s*\|\s*{re.escape(name)}\s*&", text):
+            self.facts.fork_bombs.append((self.line(node), f"{name}() {{ {name}|{name}& }}"))
 
     def assign(self, node: Any) -> None:
         name_node = node.child_by_field_name("name")

@@ -56,6 +56,7 @@ def sixteen(tmp_path) -> tuple[Path, list[str]]:
     return db, names
 
 
+@pytest.mark.slow
 def test_parallel_installs_into_one_folder_lose_no_index_entry(sixteen, tmp_path):
     db, names = sixteen
     skills = tmp_path / "skills"
@@ -76,6 +77,7 @@ def test_parallel_installs_into_one_folder_lose_no_index_entry(sixteen, tmp_path
     assert check.returncode == 0 and json.loads(check.stdout)["ok"]
 
 
+@pytest.mark.slow
 def test_parallel_install_uninstall_and_sync_leave_an_index_that_matches_the_folder(
     sixteen, tmp_path
 ):
@@ -175,6 +177,7 @@ def test_a_path_that_is_not_a_folder_cannot_be_locked(tmp_path):
     assert skills.read_text() == "a file where the folder should be\n"
 
 
+@pytest.mark.slow
 def test_install_waits_while_another_process_holds_the_folder(sixteen, tmp_path):
     """An install started while the folder is locked writes nothing until the lock is free."""
     db, names = sixteen

@@ -11,6 +11,7 @@ import base64
 import json
 import time
 
+import pytest
 from click.testing import CliRunner
 from conftest import card_text, make_card
 
@@ -47,6 +48,7 @@ def served(db, server, name) -> str:
     return res["sha256"]
 
 
+@pytest.mark.slow
 def test_a_frozen_channel_stops_at_the_approvals_expiry(tmp_path, card_server):
     db = tmp_path / "cards.db"
     key = tmp_path / "alice.key"
