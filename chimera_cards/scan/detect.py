@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -26,6 +25,7 @@ from chimera_cards.scan.jsflow import JsFacts, analyse_javascript
 from chimera_cards.scan.mdcode import CodeUnit, code_units, embedded_shell
 from chimera_cards.scan.prose import prose_findings
 from chimera_cards.scan.pyflow import PyFacts, Summaries, analyse_python
+from chimera_cards.scan.pyshapes import parse_python
 from chimera_cards.scan.sensitive import Send, Taint, collector_in, send_severity
 from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 
@@ -531,15 +531,6 @@ def _cross_files(units: list[_Unit], findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def _parse(text: str) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-
-
 def _capped(findings: list[Finding]) -> list[Finding]:
     kept: list[Finding] = []
     counts: dict[tuple[str | None, str], int] = {}
@@ -588,7 +579,7 @@ def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
     # only when a call needs a summary made after them (reread_python).
     for f in files:
         if f.language == "python":
-            trees[f.path] = _parse(f.text)
+            trees[f.path] = parse_python(f.text)
     for f in files:
         if f.language == "javascript":
             analyse_javascript(f.text, returns=detector.js_returns)
