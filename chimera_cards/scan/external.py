@@ -118,9 +118,15 @@ _ALIASES = {"cisco-ai-skill-scanner": "cisco", "skill-scanner": "cisco"}
 
 
 def _check_name(name: object) -> str:
-    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_." for c in name):
+    # ASCII only: the name prefixes finding ids a reviewer types (`approve --accept`).
+    if (
+        not isinstance(name, str)
+        or not name.isascii()
+        or not name[:1].isalnum()
+        or not all(c.isalnum() or c in "-_." for c in name)
+    ):
         raise ScannerConfigError(
-            f"scanner name {name!r}: use letters, digits, '-', '_' and '.' only"
+            f"scanner name {name!r}: a letter or digit, then letters, digits, '-', '_' and '.'"
         )
     return name
 
