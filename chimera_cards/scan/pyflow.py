@@ -242,6 +242,7 @@ class PyFacts:
     parsed: bool = True
     env_reads: list[tuple[int, str]] = field(default_factory=list)  # secret variables read
     sql: list[tuple[int, str]] = field(default_factory=list)  # SQL built by string formatting
+    saw_taint: bool = False  # sensitive data reached some call of this unit
     exhaustion: list[tuple[int, str]] = field(default_factory=list)  # endless loops, huge lists
 
 
@@ -612,6 +613,8 @@ class _Analyser:
         for out in kwargs.values():
             everything.merge(out)
         result = everything.copy()
+        if not self.facts.saw_taint and any(not _is_param(t) for t in everything.taint):
+            self.facts.saw_taint = True
         # credential stores read
         if name in _CRED_CALLS or short in ("CryptUnprotectData", "get_password"):
             taint = Taint("credential", name or short)
