@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from chimera_cards import importer
-from chimera_cards.store import Store
+from chimera_cards.store.facade import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (  # ../shared from the main checkout, ../../shared from a worktree under /work/wt

@@ -1,10 +1,10 @@
 """Benchmark: lint throughput (MB/s) on adversarial bodies against a plain body, in one run.
 
 Each adversarial body is the worst input found for one rule of the hidden-instruction scan
-(the same shapes as tests/test_lint.py's linearity test); the plain body is realistic ASCII
-prose with Markdown. Prints MB/s of ``scan_hidden`` (CPU time, best of --repeat) per body, and
-for the worst one the ratio to the plain body, plus the time at half and full size so a
-quadratic rule shows as a 4x step instead of 2x.
+(the same shapes as the linearity test in tests/chimera_cards/scan/test_lint.py); the plain
+body is realistic ASCII prose with Markdown. Prints MB/s of ``scan_hidden`` (CPU time, best of
+--repeat) per body, and for the worst one the ratio to the plain body, plus the time at half and
+full size so a quadratic rule shows as a 4x step instead of 2x.
 Usage: python benchmarks/bench_lint.py [--mib 1] [--repeat 3]
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from chimera_cards.lint import scan_hidden
+from chimera_cards.scan.hidden import scan_hidden
 
 clock = time.process_time
 

@@ -40,10 +40,10 @@ import time
 from pathlib import Path
 
 from chimera_cards import retrieve, review
-from chimera_cards.keys import generate_key, load_private_key
-from chimera_cards.retrieve import match
-from chimera_cards.store import Store
-from chimera_cards.trust import make_statement, sign_statement
+from chimera_cards.retrieve.matching import match
+from chimera_cards.store.facade import Store
+from chimera_cards.trust.keys import generate_key, load_private_key
+from chimera_cards.trust.policy import make_statement, sign_statement
 
 SYLLABLES = [
     "ka",
@@ -249,7 +249,7 @@ def main() -> None:
                     "SELECT name, sha256, origin, final_url, provenance, status FROM versions "
                     "WHERE status='active' LIMIT 1"
                 ).fetchone()
-                from chimera_cards.trust import get_threshold, trusted_keys
+                from chimera_cards.trust.policy import get_threshold, trusted_keys
 
                 trusted, threshold = trusted_keys(store), get_threshold(store)
                 reps = 2000

@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from reference_loop.workspace import Workspace
+from reference_loop.workspace.core import Workspace
 
 
 def git(root: Path, *args: str, input: bytes | None = None) -> bytes:

@@ -1,42 +1,13 @@
-"""The import hooks ``importer.IMPORT_HOOKS`` names, each a cheap test run for every stored card
-that loads the module doing the work only for a card it concerns.
+"""Moved to ``chimera_cards.importer.hooks``.
 
-A folder import calls every hook once per card, and nearly no card ships approvals: testing for
-them here keeps ``review`` (and cryptography behind it) out of an import that has none.
+This path re-exports that module's public names so old imports keep working.
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
-from typing import Any
+from chimera_cards.importer.hooks import APPROVALS_FILENAME, approvals
 
-from chimera_cards.store import Store
-from chimera_cards.urls import is_url
-
-__all__ = ["APPROVALS_FILENAME", "approvals"]
-
-APPROVALS_FILENAME = "approvals.jsonl"
-
-
-def approvals(store: Store, conn: sqlite3.Connection, candidate: Any, version: Any, new: bool):
-    """Honour approvals shipped with a card (``review.import_hook``), when it has any.
-
-    Args:
-        store, conn: the store and its write transaction.
-        candidate: the importer's Candidate (its ``approvals`` bytes or its ``file``).
-        version: the stored Version.
-        new: whether this import stored it.
-    Returns:
-        The updated Version, or None when nothing changed.
-    """
-    if getattr(candidate, "approvals", None) is None:
-        file = getattr(candidate, "file", None)
-        if file is None or is_url(version.origin):
-            return None
-        # os.path, not pathlib: this runs for every card, and nearly always finds nothing.
-        if not os.path.isfile(os.path.join(os.path.dirname(file), APPROVALS_FILENAME)):
-            return None
-    from chimera_cards.review import import_hook
-
-    return import_hook(store, conn, candidate, version, new)
+__all__ = [
+    "APPROVALS_FILENAME",
+    "approvals",
+]

@@ -1,94 +1,26 @@
-"""Content hashes of cards: SHA-256 over the exact raw bytes, in hex and in SRI form.
+"""Moved to ``chimera_cards.util.integrity``.
 
-Card pages, lockfiles and signed statements name a card by ``sha256(raw bytes)``; users may paste
-either the hex digest or the Subresource-Integrity string (``sha256-<base64>``), so both are
-normalised to lowercase hex before comparing.
+This path re-exports that module's public names so old imports keep working.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import hmac
+from chimera_cards.util.integrity import (
+    IntegrityError,
+    check_integrity,
+    expected_hex,
+    is_hex,
+    parse_sha256,
+    sha256_hex,
+    sri,
+)
 
-from chimera_cards.errors import ChimeraError, UsageError
-
-_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
-
-
-class IntegrityError(ChimeraError):
-    """The bytes do not hash to what the user pinned: refuse them."""
-
-
-def sha256_hex(data: bytes) -> str:
-    """The lowercase hex SHA-256 of ``data``."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def is_hex(value: str, length: int | None = None) -> bool:
-    """Whether ``value`` is non-empty hex digits (either case), of exactly ``length`` if given."""
-    if not value or (length is not None and len(value) != length):
-        return False
-    return all(ch in _HEX_DIGITS for ch in value)
-
-
-def parse_sha256(value: str, what: str = "--sha256") -> str:
-    """A full SHA-256 given as 64 hex digits (surrounding space and case ignored), lowercased.
-
-    Raises:
-        UsageError: it is not 64 hex digits.
-    """
-    digest = value.strip().lower()
-    if not is_hex(digest, 64):
-        raise UsageError(f"{what} must be 64 hex digits, got {value!r}")
-    return digest
-
-
-def sri(data: bytes) -> str:
-    """The Subresource-Integrity form, ``sha256-<standard base64 of the digest>``."""
-    return "sha256-" + base64.b64encode(hashlib.sha256(data).digest()).decode("ascii")
-
-
-def _hex_from_sri(value: str) -> str:
-    algo, _, encoded = value.strip().partition("-")
-    if algo.lower() != "sha256" or not encoded:
-        raise UsageError(f"integrity {value!r} is not of the form sha256-<base64>")
-    try:
-        digest = base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError):
-        raise UsageError(f"integrity {value!r} has invalid base64") from None
-    if len(digest) != 32:
-        raise UsageError(f"integrity {value!r} is not a 32-byte SHA-256 digest")
-    return digest.hex()
-
-
-def _hex_from_any(value: str) -> str:
-    value = value.strip()
-    bare = value[len("sha256:") :] if value.lower().startswith("sha256:") else value
-    if is_hex(bare, 64):
-        return bare.lower()
-    if value.lower().startswith("sha256-"):
-        return _hex_from_sri(value)
-    raise UsageError(f"{value!r} is neither a 64-digit SHA-256 hex digest nor sha256-<base64>")
-
-
-def expected_hex(sha256: str | None, integrity: str | None) -> str | None:
-    """Normalise a pinned hash given as hex (``sha256``) and/or SRI (``integrity``) to lower hex.
-
-    Both given and disagreeing is a usage error: one of them is a typo and guessing which would
-    silently pin the wrong card.
-    """
-    from_hex = _hex_from_any(sha256) if sha256 else None
-    from_sri = _hex_from_any(integrity) if integrity else None
-    if from_hex and from_sri and from_hex != from_sri:
-        raise UsageError(f"--sha256 {from_hex} and --integrity {integrity} name different bytes")
-    return from_hex or from_sri
-
-
-def check_integrity(data: bytes, expected: str) -> None:
-    """Raise IntegrityError unless ``data`` hashes to ``expected`` (hex or SRI form)."""
-    want = _hex_from_any(expected)
-    got = sha256_hex(data)
-    if not hmac.compare_digest(want, got):
-        raise IntegrityError(f"sha256 mismatch: expected {want}, got {got}")
+__all__ = [
+    "IntegrityError",
+    "check_integrity",
+    "expected_hex",
+    "is_hex",
+    "parse_sha256",
+    "sha256_hex",
+    "sri",
+]

@@ -1,29 +1,20 @@
-"""The trust file: a team's reviewer keys and threshold as text kept in git beside the lockfile.
+"""Moved to ``chimera_cards.review.trustfile``.
 
-A store's trust list lives in its SQLite file, one per machine. A team that shares skills through
-a git repository also shares who may approve them, so the list is written down as a file that is
-reviewed like code::
-
-    # chimera-cards trust file
-    threshold 1
-    alice ed25519 <base64 public key>
-
-One ``threshold K`` line (default 1) and one ``NAME ed25519 BASE64`` line per reviewer, ``#``
-comments and blank lines ignored. ``apply_trust_file`` makes a store's trust list equal to the
-file (adding, then re-thresholding, then removing keys), so removing a key from the file and
-applying it again withdraws that reviewer's approvals on that machine.
+This path re-exports that module's public names so old imports keep working.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
-from pathlib import Path
-
-from chimera_cards.atomic import write_atomic
-from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.keys import PublicKey, check_key_name, parse_public_key
-from chimera_cards.trust import TrustedKey
+from chimera_cards.review.trustfile import (
+    TrustFile,
+    TrustFileError,
+    apply_trust_file,
+    format_trust_file,
+    parse_trust_file,
+    read_trust_file,
+    store_trust_file,
+    write_trust_file,
+)
 
 __all__ = [
     "TrustFile",
@@ -35,144 +26,3 @@ __all__ = [
     "store_trust_file",
     "write_trust_file",
 ]
-
-HEADER = (
-    "# chimera-cards trust file: reviewers whose approvals count, and how many must approve.\n"
-    "# One 'threshold K' line; one 'NAME ed25519 BASE64' line per reviewer.\n"
-)
-MAX_TRUST_FILE_BYTES = 1024 * 1024
-
-
-class TrustFileError(UsageError):
-    """A trust file that cannot be read or parsed (exit 2, naming the line)."""
-
-
-@dataclass
-class TrustFile:
-    """A trust file's keys and how many of them must approve."""
-
-    threshold: int = 1
-    keys: dict[str, PublicKey] = field(default_factory=dict)
-
-    def trusted_keys(self) -> list[TrustedKey]:
-        return [TrustedKey(name, key) for name, key in self.keys.items()]
-
-    def to_dict(self) -> dict:
-        return {
-            "threshold": self.threshold,
-            "keys": [
-                {"name": n, "keyid": k.keyid, "public_key": k.text()} for n, k in self.keys.items()
-            ],
-        }
-
-
-def parse_trust_file(text: str, *, source: str = "trust file") -> TrustFile:
-    """Parse trust-file text.
-
-    Args:
-        text: the file's text.
-        source: what to name in error messages.
-    Returns:
-        The TrustFile.
-    Raises:
-        TrustFileError: a malformed line, a name or key listed twice, a bad threshold.
-    """
-    result = TrustFile()
-    seen_threshold = False
-    keyids: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        parts = stripped.split()
-        where = f"{source}: line {number}"
-        if parts[0] == "threshold":
-            if seen_threshold or len(parts) != 2 or not parts[1].isdigit() or int(parts[1]) < 1:
-                raise TrustFileError(f"{where}: expected one 'threshold K' with K >= 1")
-            result.threshold, seen_threshold = int(parts[1]), True
-            continue
-        if len(parts) != 3:
-            raise TrustFileError(f"{where}: expected 'NAME ed25519 BASE64', got {stripped[:80]!r}")
-        name = parts[0]
-        try:
-            check_key_name(name)
-            key = parse_public_key(" ".join(parts[1:]))
-        except ChimeraError as exc:  # a bad key is bad input here: exit 2 with the line
-            raise TrustFileError(f"{where}: {exc}") from None
-        if name in result.keys:
-            raise TrustFileError(f"{where}: {name} is listed twice")
-        if key.keyid in keyids:
-            raise TrustFileError(f"{where}: the same key is already listed as {keyids[key.keyid]}")
-        result.keys[name] = key
-        keyids[key.keyid] = name
-    return result
-
-
-def read_trust_file(path: str | os.PathLike) -> TrustFile:
-    """Read and parse a trust file; raises TrustFileError when it is missing or malformed."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise TrustFileError(f"{path}: cannot read trust file ({exc.strerror})") from None
-    if len(data) > MAX_TRUST_FILE_BYTES:
-        raise TrustFileError(f"{path}: larger than {MAX_TRUST_FILE_BYTES} bytes")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise TrustFileError(f"{path}: not UTF-8 text") from None
-    return parse_trust_file(text, source=str(path))
-
-
-def format_trust_file(trust: TrustFile) -> str:
-    lines = [HEADER, f"threshold {trust.threshold}\n"]
-    lines += [f"{name} {trust.keys[name].text()}\n" for name in sorted(trust.keys)]
-    return "".join(lines)
-
-
-def write_trust_file(path: str | os.PathLike, trust: TrustFile) -> None:
-    """Write the trust file atomically."""
-    write_atomic(Path(path), format_trust_file(trust).encode("utf-8"))
-
-
-def store_trust_file(store) -> TrustFile:
-    """The store's trust list and threshold as a TrustFile (for ``trust export``)."""
-    from chimera_cards import review  # Markdown, lint, codescan: not for reading a trust file
-
-    keys, threshold = review.trust_status(store)
-    return TrustFile(threshold, {k.name: k.public for k in keys})
-
-
-def apply_trust_file(store, trust: TrustFile) -> list:
-    """Make the store's trust list and threshold equal to ``trust``.
-
-    Keys are added first and removed last, so a key that stays is never briefly missing (which
-    would send the versions it approved back to pending and then forward again).
-
-    Args:
-        store: an open Store.
-        trust: the parsed file.
-    Returns:
-        The status changes the new policy caused (``review.Change``).
-    Raises:
-        ChimeraError: a name in the file is trusted in the store with a different key.
-    """
-    from chimera_cards import review
-
-    current = store_trust_file(store)
-    changes: list = []
-    for name, key in trust.keys.items():
-        had = current.keys.get(name)
-        if had is not None and had != key:
-            _, more = review.remove_trust(store, name)
-            changes += more
-            had = None
-        if had is None:
-            _, more = review.add_trust(store, name, key)
-            changes += more
-    if current.threshold != trust.threshold:
-        changes += review.set_threshold(store, trust.threshold)
-    for name in current.keys:
-        if name not in trust.keys:
-            _, more = review.remove_trust(store, name)
-            changes += more
-    return changes

@@ -16,16 +16,16 @@ from chimera_cards import __version__  # one version for the one distribution
 
 _EXPORTS = {
     "LoopError": "reference_loop.errors",
-    "RunResult": "reference_loop.loop",
-    "run_task": "reference_loop.loop",
+    "RunResult": "reference_loop.run.loop",
+    "run_task": "reference_loop.run.loop",
     "make_attempter": "reference_loop.attempters",
-    "Task": "reference_loop.tasks",
-    "resolve_task": "reference_loop.tasks",
-    "sample_tasks": "reference_loop.tasks",
-    "run_check": "reference_loop.check",
-    "load_cards": "reference_loop.cards",
-    "run_bench": "reference_loop.bench",
-    "demo_steps": "reference_loop.demo",
+    "Task": "reference_loop.tasks.task",
+    "resolve_task": "reference_loop.tasks.task",
+    "sample_tasks": "reference_loop.tasks.task",
+    "run_check": "reference_loop.run.check",
+    "load_cards": "reference_loop.core.cards",
+    "run_bench": "reference_loop.bench.runner",
+    "demo_steps": "reference_loop.demo.steps",
 }
 
 # The same names as _EXPORTS, spelled out for tools that read __all__ without running it.

@@ -1,28 +1,12 @@
-"""What ``reference-loop`` adds to the ``chimera-cards`` command: ``chimera-cards demo``.
+"""Moved to ``reference_loop.plugins.commands``.
 
-Declared in pyproject.toml as an entry point in the ``chimera_cards.commands`` group, so
-``chimera_cards`` lists and runs the demo without ever importing ``reference_loop`` itself. This
-module stays tiny: ``chimera-cards --help`` imports it to learn the command's name and help.
+This path re-exports that module's public names so old imports keep working.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from reference_loop.plugins.commands import register_commands
 
-__all__ = ["register_commands"]
-
-
-def register_commands(cli: Any) -> None:
-    """Add ``demo`` to the ``chimera-cards`` group ``cli``, loaded only when it runs.
-
-    Args:
-        cli: the click group; a ``ChimeraGroup`` takes the command lazily, any other group
-            gets the command itself.
-    """
-    help_line = "Run the main job end to end in a throwaway folder, checking every step."
-    if hasattr(cli, "add_lazy_command"):
-        cli.add_lazy_command("demo", "reference_loop.cli_demo:demo", help_line)
-    else:
-        from reference_loop.cli_demo import demo
-
-        cli.add_command(demo)
+__all__ = [
+    "register_commands",
+]

@@ -44,6 +44,10 @@ import pytest
 # A stray OSError or ValueError must fail the test that caused it, not become a tidy line.
 os.environ.setdefault("CHIMERA_CARDS_DEBUG", "1")
 
+# The tests folder and the checkout: test files sit in package folders below TESTS_DIR.
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
+
 DEFAULT_SECTIONS = {
     "Trigger": (
         "You are about to do the thing this card is about, and it matters that it goes well."
@@ -413,7 +417,7 @@ def git_server(tmp_path):
 def corpus_dir() -> Path | None:
     """``../shared/corpus`` beside the checkout (or beside the worktrees folder), if present:
     the real skills some tests also try; those tests skip in a fresh clone."""
-    repo = Path(__file__).resolve().parent.parent
+    repo = REPO_ROOT
     for candidate in (repo.parent / "shared" / "corpus", repo.parent.parent / "shared" / "corpus"):
         if candidate.is_dir():
             return candidate
@@ -513,7 +517,7 @@ def dump_store(path: str | Path) -> dict[str, list[tuple]]:
 
 @pytest.fixture
 def store(tmp_path):
-    from chimera_cards.store import Store
+    from chimera_cards.store.facade import Store
 
     with Store(tmp_path / "store" / "cards.db") as opened:
         yield opened
@@ -635,3 +639,52 @@ def live_children() -> set[int]:
         if fields[1] == me and fields[0] != "Z":
             found.add(int(entry))
     return found
+
+
+# -- the loop's tiny fast task (three wrong candidates, then the fix) -------------------------
+
+LOOP_CHECK = """import sys
+import m
+if m.MODE != "fixed":
+    print(f"FAILED check.py::test_mode_{m.MODE} - mode is {m.MODE!r}")
+    sys.exit(1)
+print("1 passed")
+"""
+
+LOOP_MANIFEST = """name = "modes"
+description = "MODE must be fixed"
+task = "Set MODE in m.py so that check.py passes."
+verify = "{python} -B check.py"
+timeout = 20
+[[candidates]]
+dir = "candidates/alpha"
+weight = 3
+[[candidates]]
+dir = "candidates/beta"
+weight = 2
+[[candidates]]
+dir = "candidates/gamma"
+weight = 1
+[[candidates]]
+dir = "candidates/fix"
+weight = 0
+fixes = true
+"""
+
+
+def make_task_dir(root: Path) -> Path:
+    """Three wrong candidates, each touching a file or identifier only it has, then the fix."""
+    files = {
+        "task.toml": LOOP_MANIFEST,
+        "project/m.py": 'MODE = "broken"\n',
+        "project/check.py": LOOP_CHECK,
+        "candidates/alpha/m.py": 'MODE = "alpha"\n\n\ndef helper_alpha_only():\n    return 1\n',
+        "candidates/beta/m.py": "from beta_shim import beta_value\n\nMODE = beta_value()\n",
+        "candidates/beta/beta_shim.py": 'def beta_value():\n    return "beta"\n',
+        "candidates/gamma/m.py": 'gamma_table = {"x": "gamma"}\nMODE = gamma_table["x"]\n',
+        "candidates/fix/m.py": 'MODE = "fixed"\n',
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root

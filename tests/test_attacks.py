@@ -23,7 +23,7 @@ from conftest import (
 )
 
 from chimera_cards import review
-from chimera_cards.bundle import read_bundle_dir
+from chimera_cards.bundles.bundle import read_bundle_dir
 from chimera_cards.cli import main
 from chimera_cards.errors import (
     UnknownCardError,
@@ -31,11 +31,14 @@ from chimera_cards.errors import (
     UntrustedKeyError,
     UsageError,
 )
-from chimera_cards.importer import import_source
-from chimera_cards.keys import generate_key, load_private_key, parse_public_key, sign_envelope
-from chimera_cards.retrieve import match, render_for_prompt
-from chimera_cards.store import Store, export_card, verify_store
-from chimera_cards.trust import PAYLOAD_TYPE, make_statement
+from chimera_cards.importer.pipeline import import_source
+from chimera_cards.retrieve.export import export_card
+from chimera_cards.retrieve.matching import match
+from chimera_cards.retrieve.render import render_for_prompt
+from chimera_cards.store.facade import Store
+from chimera_cards.store.verify import verify_store
+from chimera_cards.trust.keys import generate_key, load_private_key, parse_public_key, sign_envelope
+from chimera_cards.trust.policy import PAYLOAD_TYPE, make_statement
 
 
 @pytest.fixture

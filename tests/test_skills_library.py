@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import REPO_ROOT
 
-from chimera_cards.card import CARD_SECTIONS, find_card_files, load_card
+from chimera_cards.cards.card import CARD_SECTIONS, find_card_files, load_card
 from chimera_cards.cli import main
-from chimera_cards.lint import lint_card
+from chimera_cards.scan.lint import lint_card
 
-SKILLS = Path(__file__).resolve().parent.parent / "skills"
+SKILLS = REPO_ROOT / "skills"
 CARD_FILES = find_card_files(SKILLS)
 
 

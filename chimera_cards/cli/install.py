@@ -25,8 +25,8 @@ from chimera_cards.cli.common import (
 )
 from chimera_cards.cli.plain import target_dir
 from chimera_cards.errors import UsageError
-from chimera_cards.lockfile import read_lockfile
-from chimera_cards.store import default_store_path
+from chimera_cards.importer.lockfile import read_lockfile
+from chimera_cards.store.connection import default_store_path  # one definition of "home"
 
 __all__ = ["COMMANDS", "target_dir"]
 
@@ -148,7 +148,9 @@ def agents_cmd(as_json) -> None:
 
     A `*` marks the agents detected on this machine (their home folder exists).
     """
-    from chimera_cards.agents import agent_locations  # the agents table: only for this command
+    from chimera_cards.install.agents import (
+        agent_locations,  # the agents table: only for this command
+    )
 
     found = agent_locations(os.environ, Path("."))
     if as_json:

@@ -11,9 +11,10 @@ import click
 
 from chimera_cards import __version__
 from chimera_cards.cli.common import echo_json, reports_errors
-from chimera_cards.codescan import CODE_RULES, lint_skill_paths
-from chimera_cards.lint import DEFAULT_PROFILE, PROFILES, RULES, LintReport
-from chimera_cards.sources import hash_paths
+from chimera_cards.scan.codescan import CODE_RULES, lint_skill_paths
+from chimera_cards.scan.findings import DEFAULT_PROFILE, PROFILES, RULES
+from chimera_cards.scan.lint import LintReport
+from chimera_cards.sources.find import hash_paths
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

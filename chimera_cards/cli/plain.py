@@ -20,7 +20,7 @@ from chimera_cards.errors import ChimeraError, UsageError
 # typing.TYPE_CHECKING, without importing typing: this module is on check's start-up path.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from chimera_cards.store import Store
+    from chimera_cards.store.facade import Store
 
 __all__ = [
     "DEBUG_ENV",
@@ -94,13 +94,16 @@ def open_store(store_path: Path | None, *, create: bool = False) -> Store:
 
     Readers never create a store: verifying a mistyped path must not report an empty "ok".
     """
-    from chimera_cards.store import Store, default_store_path
+    from chimera_cards.store.connection import default_store_path  # one definition of "home"
+    from chimera_cards.store.facade import Store
 
     return Store(store_path or default_store_path(), create=create)
 
 
 def _agents():
-    from chimera_cards import agents  # the agents table: only for --agent, --all and `agents`
+    from chimera_cards.install import (
+        agents,  # the agents table: only for --agent, --all and `agents`
+    )
 
     return agents
 
@@ -151,7 +154,7 @@ def install_body(
     echo: Echo,
 ) -> None:
     """``chimera-cards install``: what it writes and prints (errors are raised)."""
-    from chimera_cards.install import install
+    from chimera_cards.install.installer import install
 
     directory = target_dir(to, agent, global_)
     with open_store(store_path) as store:
@@ -175,17 +178,20 @@ def check_body(
     echo: Echo,
 ) -> None:
     """``chimera-cards check``: what it prints; SystemExit(1) unless every skill is ok."""
-    from chimera_cards.folderscan import start_scan
+    from chimera_cards.bundles.folderscan import start_scan
 
     directories = check_dirs(dirs, agent, global_, all_)
     # Hashing starts now (in a second process when a core is idle), while the store, the trust
     # rules and the rest of check load: that takes about as long as the hashing itself.
     with start_scan(directories) as scan:
-        from chimera_cards.install import Policy, check
+        from chimera_cards.install.policy import Policy
+        from chimera_cards.install.verify import check
 
         policy = Policy()
         if trust_file is not None:
-            from chimera_cards.trustfile import read_trust_file  # loads review: only when asked
+            from chimera_cards.review.trustfile import (
+                read_trust_file,  # loads review: only when asked
+            )
 
             trust = read_trust_file(trust_file)
             policy = Policy(tuple(trust.trusted_keys()), trust.threshold)

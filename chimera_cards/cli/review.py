@@ -19,14 +19,19 @@ from chimera_cards.cli.common import (
 )
 from chimera_cards.cli.install import target_dir
 from chimera_cards.errors import UsageError
-
-# The store commands' --store/--json options and opener, so both areas behave identically.
-from chimera_cards.keys import generate_key, load_private_key, read_passphrase_file, read_public_key
-from chimera_cards.trustfile import (
+from chimera_cards.review.trustfile import (
     apply_trust_file,
     read_trust_file,
     store_trust_file,
     write_trust_file,
+)
+
+# The store commands' --store/--json options and opener, so both areas behave identically.
+from chimera_cards.trust.keys import (
+    generate_key,
+    load_private_key,
+    read_passphrase_file,
+    read_public_key,
 )
 
 MAX_THRESHOLD = 10_000

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
-from chimera_cards.bundle import IGNORED_NAMES, SKILL_FILE, find_bundle_dirs
-from chimera_cards.card import CardReadError
+from chimera_cards.bundles.bundle import IGNORED_NAMES, SKILL_FILE, find_bundle_dirs
+from chimera_cards.cards.card import CardReadError
 from chimera_cards.cli.common import (
     SECONDS,
     echo_json,
@@ -21,20 +21,16 @@ from chimera_cards.cli.common import (
     reports_errors,
     store_option,
 )
-from chimera_cards.codescan import finding_id
 from chimera_cards.errors import UsageError
-from chimera_cards.gitsource import is_git_source
-from chimera_cards.importer import ImportResult, import_source
-from chimera_cards.integrity import expected_hex, parse_sha256
-from chimera_cards.lockfile import read_lockfile, write_lockfile
-from chimera_cards.store import (
-    STATUSES,
-    Version,
-    export_card,
-    select_version,
-    verify_store,
-)
-from chimera_cards.urls import DEFAULT_TIMEOUT, is_url
+from chimera_cards.importer.lockfile import read_lockfile, write_lockfile
+from chimera_cards.importer.pipeline import ImportResult, import_source
+from chimera_cards.retrieve.export import export_card, select_version
+from chimera_cards.scan.codescan import finding_id
+from chimera_cards.sources.gitsource import is_git_source
+from chimera_cards.store.rows import STATUSES, Version
+from chimera_cards.store.verify import verify_store
+from chimera_cards.util.integrity import expected_hex, parse_sha256
+from chimera_cards.util.urls import DEFAULT_TIMEOUT, is_url
 
 
 def _holds_a_skill(folder: str) -> bool:
@@ -265,7 +261,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         history = store.versions(name=name)
         files = store.bundle_files(version.digest)
         size = sum(f.size for f in files)
-        from chimera_cards.review import accepted_findings  # cryptography: only for show
+        from chimera_cards.review.decisions import accepted_findings  # cryptography: only for show
 
         accepted = accepted_findings(store, version.name, version.sha256)
     if as_json:

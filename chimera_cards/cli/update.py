@@ -16,8 +16,8 @@ from chimera_cards.cli.common import (
     reports_errors,
     store_option,
 )
-from chimera_cards.fetch import DEFAULT_TIMEOUT
-from chimera_cards.update import outdated, update
+from chimera_cards.importer.update import outdated, update
+from chimera_cards.sources.fetch import DEFAULT_TIMEOUT
 
 __all__ = ["COMMANDS"]
 

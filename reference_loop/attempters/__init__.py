@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from reference_loop.errors import LoopUsageError
 
 if TYPE_CHECKING:
-    from reference_loop.tasks import Task
+    from reference_loop.tasks.task import Task
 
 
 @dataclass

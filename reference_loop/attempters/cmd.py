@@ -22,9 +22,9 @@ from pathlib import Path
 
 from reference_loop.attempters import AttemptOutcome, ToolStep
 from reference_loop.errors import LoopUsageError
-from reference_loop.process import run_in_group
-from reference_loop.sandbox import Sandbox
-from reference_loop.textsafe import visible
+from reference_loop.process.run import run_in_group
+from reference_loop.process.sandbox import Sandbox
+from reference_loop.process.textsafe import visible
 
 DEFAULT_TIMEOUT = 600.0
 KILL_GRACE = 2.0  # an agent gets a SIGTERM and this long to clean up before SIGKILL

@@ -32,13 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reference_loop.attempters import AttemptOutcome, ToolStep
-from reference_loop.attempters.model_worker import (
-    ModelWorker,
-    WorkerDied,
-    WorkerTimeout,
-    load_plugin_modules,
-)
-from reference_loop.edits import (
+from reference_loop.attempters.edits import (
     EchoedExampleError,
     EditError,
     apply_edit,
@@ -47,10 +41,16 @@ from reference_loop.edits import (
     editable_files,
     parse_edit,
 )
+from reference_loop.attempters.model_worker import (
+    ModelWorker,
+    WorkerDied,
+    WorkerTimeout,
+    load_plugin_modules,
+)
 from reference_loop.errors import LoopError, LoopUsageError
 
 if TYPE_CHECKING:
-    from reference_loop.tasks import Task
+    from reference_loop.tasks.task import Task
 
 __all__ = [
     "CHARS_PER_TOKEN_ESTIMATE",
@@ -266,7 +266,7 @@ class LLMAttempter:
         context = self.context_window()
         if context is None or task.project is None:
             return default
-        from reference_loop.loop import compose_prompt
+        from reference_loop.run.loop import compose_prompt
 
         fixed = compose_model_prompt(compose_prompt(task, ""), task.project, self.edit_format)
         tokens, counted = self.count_tokens(fixed)

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_loop.attempters import AttemptOutcome, ToolStep
+from reference_loop.core.history import mentions
 from reference_loop.errors import LoopUsageError
-from reference_loop.history import mentions
-from reference_loop.tasks import Candidate, Task
+from reference_loop.tasks.task import Candidate, Task
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{5,}")
 

@@ -15,9 +15,9 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 
 from chimera_cards import review
-from chimera_cards.importer import import_source
-from chimera_cards.keys import generate_key, load_private_key
-from chimera_cards.store import Store
+from chimera_cards.importer.pipeline import import_source
+from chimera_cards.store.facade import Store
+from chimera_cards.trust.keys import generate_key, load_private_key
 
 out, work = Path(sys.argv[2]), Path(sys.argv[3])
 shutil.rmtree(work, ignore_errors=True)

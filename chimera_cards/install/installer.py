@@ -1,0 +1,191 @@
+"""``install``: write approved skills into agent folders."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from chimera_cards.bundles.bundle import (
+    Bundle,
+)
+from chimera_cards.bundles.folderscan import (
+    idle_core,
+)
+from chimera_cards.install.disk import _hidden, _write_all, check_name, write_skill
+from chimera_cards.install.policy import StoredSkill, installable, load_bundles, stored_skills
+from chimera_cards.install.receipt import (
+    ForeignFolderError,
+    read_receipt,
+    record_installs,
+    scan_folder,
+)
+
+__all__ = ["InstallResult", "install"]
+
+
+@dataclass
+class InstallResult:
+    """What ``install`` did with one name, and where."""
+
+    name: str
+    digest: str
+    path: str
+    action: str  # "installed" | "replaced" | "unchanged"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def install(
+    store, names: Iterable[str], directory: str | os.PathLike, *, force: bool = False
+) -> list[InstallResult]:
+    """Install the approved bundle of each name into ``directory/<name>/``.
+
+    Every name is resolved before anything is written, so a refused name leaves the directory
+    untouched. A folder already holding exactly that bundle (with our receipt) is left as is.
+
+    Args:
+        store: an open Store.
+        names: skill names.
+        directory: the skills directory (e.g. ``.claude/skills``).
+        force: replace folders this tool did not install.
+    Returns:
+        One InstallResult per name.
+    Raises:
+        NotApprovedError: a name has no usable version.
+        ForeignFolderError: a folder is in the way and ``force`` is false.
+    """
+    directory = Path(directory)
+    names = list(dict.fromkeys(names))
+    for name in names:
+        check_name(name)
+    skills = stored_skills(store, names=names, manifests=False)  # load_bundle reads each one
+    chosen = [installable(skills, name) for name in names]
+    bundles = load_bundles(store, chosen)
+    for skill in chosen:
+        target = directory / skill.name
+        if target.exists() and not force and read_receipt(target) is None:
+            raise ForeignFolderError(
+                f"{target}: exists and was not installed by chimera-cards; "
+                "pass --force to replace it"
+            )
+    jobs = list(zip(chosen, bundles, strict=True))
+    store_path = str(store.path)
+    hidden = _hidden(directory)  # leftovers of a crashed run are there before this one starts
+    done: dict[int, tuple[str, dict | None]] = {}
+    mine = list(range(len(jobs)))
+    child = None
+    if len(jobs) >= _FORK_MIN_SKILLS and sys.platform.startswith("linux") and idle_core():
+        half = len(jobs) // 2
+        child = _Writer(jobs, mine[half:], directory, store_path, force, hidden)
+        mine = mine[:half]
+    try:
+        for index in mine:
+            done[index] = _install_one(directory, *jobs[index], store_path, force, hidden)
+        if child is not None:
+            done.update(child.collect())
+            child = None
+            # What the child did not finish (it met an error, or died) is done here, so an error
+            # is raised from this process exactly as it would be without the child.
+            for index in range(len(jobs)):
+                if index not in done:
+                    done[index] = _install_one(directory, *jobs[index], store_path, force, hidden)
+    finally:
+        if child is not None:  # this process failed first: what the child wrote is kept
+            done.update(child.collect())
+        written = {
+            jobs[index][0].name: entry
+            for index, (_, entry) in sorted(done.items())
+            if entry is not None
+        }
+        if written:  # what was written is recorded even if a later skill failed
+            record_installs(directory, written)
+    return [
+        InstallResult(skill.name, bundle.digest, str(directory / skill.name), done[index][0])
+        for index, (skill, bundle) in enumerate(jobs)
+    ]
+
+
+# From this many skills on, with an idle core, a forked child writes half of them.
+_FORK_MIN_SKILLS = 32
+
+
+def _install_one(
+    directory: Path, skill: StoredSkill, bundle: Bundle, store: str, force: bool, hidden: list
+) -> tuple[str, dict | None]:
+    """Write one chosen bundle (unless exactly it is there): (action, its index entry or None)."""
+    target = directory / skill.name
+    receipt = read_receipt(target) if target.is_dir() else None
+    if receipt is not None and scan_folder(target).digest == bundle.digest:
+        return "unchanged", None
+    action = "replaced" if target.exists() else "installed"
+    receipt = write_skill(
+        directory,
+        bundle,
+        name=skill.name,
+        store=store,
+        force=force,
+        record=False,
+        rehash=False,  # load_bundle re-hashed every file
+        hidden=hidden,
+    )
+    return action, receipt.index_entry()
+
+
+class _Writer:
+    """A forked child installing some of the chosen skills while this process does the others.
+
+    Writing thousands of small files is system-call work that a second core halves; the folders
+    are distinct and each is written atomically, as in one process. The child touches neither the
+    store nor the index: it reports each skill it finished through a pipe, as soon as it is done,
+    and stops at its first error (this process then does the rest, and reports that error). It
+    leaves through ``os._exit``.
+    """
+
+    def __init__(
+        self,
+        jobs: list[tuple[StoredSkill, Bundle]],
+        indices: list[int],
+        directory: Path,
+        store: str,
+        force: bool,
+        hidden: list,
+    ) -> None:
+        import marshal  # a format for this pipe between two copies of one program
+
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(read_end)
+                for index in indices:
+                    found = _install_one(directory, *jobs[index], store, force, hidden)
+                    frame = marshal.dumps((index, *found))
+                    _write_all(write_end, len(frame).to_bytes(4, "little") + frame)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        self._pid, self._pipe = pid, read_end
+
+    def collect(self) -> dict[int, tuple[str, dict | None]]:
+        """Wait for the child; each skill it reported as finished."""
+        import marshal
+
+        try:
+            with os.fdopen(self._pipe, "rb") as pipe:
+                data = pipe.read()
+        finally:
+            os.waitpid(self._pid, 0)
+        finished: dict[int, tuple[str, dict | None]] = {}
+        at = 0
+        while at + 4 <= len(data):  # a frame cut short (the child was killed) is left out
+            size = int.from_bytes(data[at : at + 4], "little")
+            if at + 4 + size > len(data):
+                break
+            index, action, entry = marshal.loads(data[at + 4 : at + 4 + size])
+            finished[index] = (action, entry)
+            at += 4 + size
+        return finished

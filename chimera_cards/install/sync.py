@@ -1,0 +1,130 @@
+"""``plan_sync``/``apply_sync``: bring installed folders in line with the store."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from chimera_cards.install.disk import _hidden, check_name, remove_skill, write_skill
+from chimera_cards.install.policy import NotApprovedError, installable, load_bundle, stored_skills
+from chimera_cards.install.receipt import record_installs
+from chimera_cards.install.verify import check
+
+__all__ = ["SyncAction", "apply_sync", "plan_sync"]
+
+
+@dataclass
+class SyncAction:
+    """One line of ``sync``'s plan: what to do with one skill, and why."""
+
+    name: str
+    action: str  # "install" | "replace" | "remove" | "keep" | "skip"
+    reason: str = ""
+    digest: str | None = None  # the bundle to write (install/replace)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def line(self) -> str:
+        text = f"{self.action:<8} {self.name}"
+        if self.digest and self.action in ("install", "replace"):
+            text += f" {self.digest[:12]}"
+        return f"{text}  {self.reason}" if self.reason else text
+
+
+def plan_sync(
+    store,
+    directory: str | os.PathLike,
+    names: Iterable[str] | None = None,
+    pins: Mapping[str, str] | None = None,
+) -> list[SyncAction]:
+    """What ``sync`` would do to make ``directory`` hold exactly the approved set.
+
+    The set is ``names`` (their usable versions) or ``pins`` (name -> bundle digest, from a
+    lockfile), else every usable skill in the store. Folders this tool did not install are
+    never touched; folders it installed that are no longer usable are removed.
+
+    Args:
+        store: an open Store.
+        directory: the skills directory.
+        names: the skills wanted.
+        pins: the exact bundles wanted (a lockfile).
+    Returns:
+        One action per name involved, sorted by name.
+    """
+    directory = Path(directory)
+    skills = stored_skills(store)
+    if pins is not None:
+        wanted: dict[str, str | None] = dict(pins)
+    elif names is not None:
+        wanted = {check_name(n): None for n in names}
+    else:
+        wanted = {s.name: None for s in skills if s.usable}
+    report = check(store, [directory])
+    present = {s.path: s for s in report.states}
+    actions: dict[str, SyncAction] = {}
+    for name, digest in wanted.items():
+        target = directory / name
+        state = present.get(str(target))
+        try:
+            skill = installable(skills, name, digest)
+        except NotApprovedError as exc:
+            if state is not None and state.installed and state.state != "missing":
+                actions[name] = SyncAction(name, "remove", f"not usable: {exc}")
+            else:
+                actions[name] = SyncAction(name, "skip", str(exc))
+            continue
+        if state is None or state.state == "missing":
+            actions[name] = SyncAction(name, "install", "", skill.digest)
+        elif not state.installed:
+            actions[name] = SyncAction(name, "skip", "folder was not installed by chimera-cards")
+        elif state.state == "ok" and state.digest == skill.digest:
+            actions[name] = SyncAction(name, "keep", "", skill.digest)
+        else:
+            why = "upgraded" if state.state in ("ok", "revoked") else state.state
+            actions[name] = SyncAction(name, "replace", why, skill.digest)
+    for state in report.states:
+        if state.name in actions or Path(state.path).name in actions:
+            continue
+        if state.installed and state.state == "revoked":
+            actions[state.name] = SyncAction(state.name, "remove", f"revoked: {state.detail}")
+        elif state.installed and state.state == "missing":
+            actions[state.name] = SyncAction(state.name, "remove", "folder is gone; forget it")
+    return [actions[n] for n in sorted(actions)]
+
+
+def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) -> list[SyncAction]:
+    """Carry out a plan from ``plan_sync`` (installs first, then removals).
+
+    Returns:
+        The actions done (keep/skip included, as planned).
+    """
+    directory = Path(directory)
+    plan = list(plan)
+    skills = stored_skills(store)
+    written: dict[str, dict] = {}
+    hidden = _hidden(directory)
+    try:
+        for action in plan:
+            if action.action in ("install", "replace"):
+                skill = installable(skills, action.name, action.digest)
+                bundle = load_bundle(store, skill)
+                receipt = write_skill(
+                    directory,
+                    bundle,
+                    name=action.name,
+                    store=str(store.path),
+                    record=False,
+                    rehash=False,  # load_bundle re-hashed every file
+                    hidden=hidden,
+                )
+                written[action.name] = receipt.index_entry()
+    finally:
+        if written:
+            record_installs(directory, written)
+    for action in plan:
+        if action.action == "remove":
+            remove_skill(directory, action.name)
+    return plan

@@ -1,0 +1,331 @@
+"""The review screen and queue: what a reviewer sees before deciding."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sqlite3
+from dataclasses import asdict, dataclass, field
+
+from chimera_cards.bundles.bundle import SKILL_FILE, Bundle, diff_bundles
+from chimera_cards.cards.card import CardParseError, parse_card
+from chimera_cards.errors import (
+    TamperedBlobError,
+    UnknownCardError,
+    UnknownVersionError,
+)
+from chimera_cards.retrieve.render import prompt_preview
+from chimera_cards.review.decisions import accepted_findings, verdict_for
+from chimera_cards.scan.codescan import BundleScan, finding_id, lint_bundle, scan_bundle
+from chimera_cards.scan.hidden import reveal
+from chimera_cards.store.facade import Store
+from chimera_cards.trust.policy import (
+    evaluate,
+    get_threshold,
+    trusted_keys,
+)
+from chimera_cards.util.integrity import parse_sha256, sha256_hex
+
+__all__ = ["QueueItem", "ReviewQueue", "ReviewView", "format_view", "review_queue", "review_view"]
+
+
+# --- the review screen ------------------------------------------------------------------------
+
+
+@dataclass
+class ReviewView:
+    """Everything a reviewer sees of one version before deciding."""
+
+    name: str
+    sha256: str
+    status: str
+    provenance: str
+    origin: str
+    final_url: str | None
+    reason: str | None
+    prompt_text: str  # exactly what a model would be given once the version is usable
+    findings: list[dict]  # lint + hidden-instruction findings, messages with hidden chars revealed
+    diff_against: str | None  # sha256 of the last approved version of the name, if any
+    diff: str  # per-file unified diffs (hidden chars revealed), "" when nothing to compare
+    verdict: dict
+    digest: str = ""  # the bundle digest
+    manifest: list[dict] = field(default_factory=list)  # every file: path, executable, size, sha
+    files: list[dict] = field(default_factory=list)  # every file, text revealed (not binaries)
+    changes: dict = field(default_factory=dict)  # added/removed/changed/mode_changed vs the base
+    accepted: list[str] = field(default_factory=list)  # finding ids accepted in signed approvals
+
+    @property
+    def revealed_prompt_text(self) -> str:
+        return reveal(self.prompt_text)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "revealed_prompt_text": self.revealed_prompt_text}
+
+
+@dataclass
+class QueueItem:
+    """A version waiting for review, with why it waits."""
+
+    name: str
+    sha256: str
+    provenance: str
+    origin: str
+    reason: str | None
+    approvals: int
+    threshold: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class ReviewQueue(list):
+    """The pending versions (a plain list of ``QueueItem``), plus ``skipped``: one line per
+    pending version whose row or statements cannot be read (it is left out; the rest are listed)."""
+
+    def __init__(self, items=(), skipped: list[str] | None = None) -> None:
+        super().__init__(items)
+        self.skipped: list[str] = skipped if skipped is not None else []
+
+
+def review_queue(store: Store) -> ReviewQueue:
+    """Every pending version, by name, with how many trusted approvals it has so far.
+
+    Returns:
+        The queue; versions that cannot be read are named in its ``skipped`` list instead.
+    """
+    with store.snapshot():
+        # The trust list and threshold once for the whole queue, not once per pending version.
+        trusted, threshold = trusted_keys(store), get_threshold(store)
+        pending, skipped = store.versions_tolerant(status="pending")
+        out = ReviewQueue(skipped=[f"skipped: {text}" for text in skipped])
+        for v in sorted(pending, key=lambda v: (v.name, v.id)):
+            try:
+                envelopes = store.envelopes(v.sha256)
+            except sqlite3.Error as exc:
+                out.skipped.append(
+                    f"skipped {v.name} {v.sha256[:12]}: statements unreadable ({exc})"
+                )
+                continue
+            verdict = evaluate(
+                envelopes,
+                trusted,
+                name=v.name,
+                sha256=v.sha256,
+                threshold=threshold,
+            )
+            out.append(
+                QueueItem(
+                    v.name,
+                    v.sha256,
+                    v.provenance,
+                    v.final_url or v.origin,
+                    v.reason,
+                    len(verdict.approvers),
+                    threshold,
+                )
+            )
+        return out
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _printable(text: str) -> str:
+    # A lone surrogate cannot be encoded, printed or sent anywhere: show it as <U+XXXX> so the
+    # reviewer sees it (the gate never serves such a card).
+    return _SURROGATE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+
+
+def _last_approved(store: Store, name: str, exclude: str) -> str | None:
+    current = store.active(name)
+    if current is not None and current.sha256 != exclude:
+        return current.sha256
+    # No other active one: the most recent version that was once in use.
+    retired = store.last_retired(name, exclude=exclude)
+    return retired.sha256 if retired else None
+
+
+def review_view(store: Store, name: str, sha256: str | None = None) -> ReviewView:
+    """What a reviewer must see before deciding: the prompt text, findings, diff and verdict.
+
+    Args:
+        store: the open store.
+        name: the card's name.
+        sha256: which version (64 hex digits); the newest pending one when None.
+
+    Raises:
+        UnknownCardError, UnknownVersionError: nothing to show.
+        TamperedBlobError: the stored bytes do not hash to their SHA-256.
+    """
+    with store.snapshot():
+        return _review_view(store, name, sha256)
+
+
+def _file_views(bundle: Bundle, scan: BundleScan) -> list[dict]:
+    kinds = {r.path: r for r in scan.files}
+    out = []
+    for f in bundle.files:
+        report = kinds[f.path]
+        view = {**f.to_dict(), "kind": report.kind}
+        if report.kind == "binary":
+            view["type"] = report.type
+        else:
+            view["language"] = report.language
+            view["text"] = _printable(reveal(bundle.contents[f.path].decode("utf-8")))
+        out.append(view)
+    return out
+
+
+def _file_diffs(old: Bundle, new: Bundle, name: str, old_sha: str, new_sha: str) -> str:
+    """Unified diffs of every added, removed or changed text file (hidden chars revealed)."""
+
+    def lines(bundle: Bundle, path: str) -> list[str]:
+        data = bundle.contents.get(path)
+        if data is None:
+            return []
+        if b"\0" in data:
+            return [f"(binary, {len(data)} bytes, sha256 {sha256_hex(data)})\n"]
+        return reveal(data.decode("utf-8", "replace")).splitlines(keepends=True)
+
+    change = diff_bundles(old, new)
+    out = []
+    for path in sorted({*change.added, *change.removed, *change.changed}, key=str.encode):
+        out.append(
+            "".join(
+                difflib.unified_diff(
+                    lines(old, path),
+                    lines(new, path),
+                    fromfile=f"{name}@{old_sha[:12]}/{path}",
+                    tofile=f"{name}@{new_sha[:12]}/{path}",
+                )
+            )
+        )
+    for path in change.mode_changed:
+        was = old.file(path)
+        mode = "755 -> 644" if was is not None and was.executable else "644 -> 755"
+        out.append(f"mode {mode}: {path}\n")
+    return "".join(out)
+
+
+def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
+    if sha256 is None:
+        pending = store.versions(name=name, status="pending")
+        if not pending:
+            if not store.versions(name=name):
+                raise UnknownCardError(f"no card named {name!r} in the store")
+            raise UnknownVersionError(
+                f"{name!r} has no pending version; give --sha256 to review another"
+            )
+        sha = pending[-1].sha256
+    else:
+        sha = parse_sha256(sha256)
+    version = store.version(name, sha)
+    if version is None:
+        raise UnknownVersionError(f"no version of {name!r} has sha256 {sha[:16]}…")
+    bundle = store.get_bundle(version)  # every file re-hashed (TamperedBlobError)
+    data = bundle.skill_md
+    try:
+        card = parse_card(data)
+    except CardParseError as exc:
+        raise TamperedBlobError(f"stored card {name} does not parse: {exc}") from None
+    scan = scan_bundle(bundle)
+    findings = [f.to_dict() for f in lint_bundle(card, bundle, dirname=None)]
+    for f in findings:
+        f["id"] = finding_id(f)  # from the finding as found, before its message is revealed
+        f["message"] = _printable(reveal(f["message"]))
+    verdict = verdict_for(store, name, sha)
+    text = prompt_preview(
+        name,
+        sha,
+        version.provenance,
+        version.final_url or version.origin,
+        data,
+        approvals=max(len(verdict.approvers), verdict.threshold),
+        files=[(f.path, f.size) for f in bundle.files if f.path != SKILL_FILE],
+    )
+    base = _last_approved(store, name, sha)
+    diff = ""
+    changes: dict = {}
+    if base is not None:
+        old_version = store.version(name, base)
+        old = store.get_bundle(old_version) if old_version is not None else None
+        if old is not None:
+            diff = _file_diffs(old, bundle, name, base, sha)
+            changes = diff_bundles(old, bundle).to_dict()
+    text, diff = _printable(text), _printable(diff)
+    return ReviewView(
+        name=name,
+        sha256=sha,
+        status=version.status,
+        provenance=version.provenance,
+        origin=version.origin,
+        final_url=version.final_url,
+        reason=version.reason,
+        prompt_text=text,
+        findings=findings,
+        diff_against=base,
+        diff=diff,
+        verdict=verdict.to_dict(),
+        digest=version.digest,
+        manifest=[f.to_dict() for f in bundle.files],
+        files=_file_views(bundle, scan),
+        changes=changes,
+        accepted=accepted_findings(store, name, sha),
+    )
+
+
+def format_view(v: ReviewView) -> str:
+    """The review screen as text: what `chimera-cards review NAME` prints and the demo shows."""
+    out = [
+        f"card:       {v.name}",
+        f"sha256:     {v.sha256}",
+        f"status:     {v.status}" + (f" ({v.reason})" if v.reason else ""),
+        f"provenance: {v.provenance}",
+        f"origin:     {v.origin}"
+        + (f" -> {v.final_url}" if v.final_url and v.final_url != v.origin else ""),
+        f"approvals:  {len(v.verdict['approvers'])} of {v.verdict['threshold']} required",
+        "",
+        f"== manifest: {len(v.manifest)} file(s), bundle digest {v.digest} ==",
+    ]
+    for f in v.manifest:
+        mode = "755" if f["executable"] else "644"
+        out.append(f"{mode} {f['size']:>9} {f['sha256']}  {f['path']}")
+    out += [
+        "",
+        "== what an agent would be given once approved (hidden characters shown as <U+XXXX>) ==",
+        v.revealed_prompt_text.rstrip("\n"),
+    ]
+    for f in v.files:
+        if f["path"] == SKILL_FILE:
+            continue
+        if f["kind"] == "binary":
+            out += ["", f"== {f['path']}: binary, {f['size']} bytes, {f['type']}, {f['sha256']} =="]
+            continue
+        what = f"script ({f['language']})" if f["kind"] == "script" else "text"
+        out += ["", f"== {f['path']}: {what}, {f['size']} bytes (hidden characters shown) =="]
+        out.append(f["text"].rstrip("\n"))
+    out += ["", f"== findings ({len(v.findings)}) =="]
+    for f in v.findings:
+        mark = " (accepted)" if f.get("id") in v.accepted else ""
+        out.append(f"{f['severity']} {f.get('id')} {f['message']}{mark}")
+    if not v.findings:
+        out.append("none")
+    out.append("")
+    if v.diff_against:
+        c = v.changes
+        summary = ", ".join(
+            f"{len(c.get(k, []))} {label}"
+            for k, label in (
+                ("added", "added"),
+                ("removed", "removed"),
+                ("changed", "changed"),
+                ("mode_changed", "mode changed"),
+            )
+        )
+        out.append(f"== diff against last approved version {v.diff_against[:12]} ({summary}) ==")
+        out.append(v.diff.rstrip("\n") or "(identical files)")
+    else:
+        out.append("== diff: no earlier approved version of this name ==")
+    out.append("")
+    out.append(f"approve with: chimera-cards approve {v.name} --key KEYFILE --sha256 {v.sha256}")
+    return "\n".join(out)

@@ -1,0 +1,11 @@
+"""``Store``: the one object callers hold, combining the table families over one connection."""
+
+from __future__ import annotations
+
+from chimera_cards.store.search import SearchMixin
+
+__all__ = ["Store"]
+
+
+class Store(SearchMixin):
+    """An open card store. Use as a context manager or call ``close()``."""

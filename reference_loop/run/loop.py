@@ -1,0 +1,554 @@
+"""The reference loop: attempt, judge, capture the real diff, revert, record, retry with history.
+
+Per attempt: compose the prompt (task + plan + rendered history) -> the attempter edits the
+workspace -> run the verifier -> take the real diff from the workspace and, unless it passed,
+restore it in the same scan -> append an ``AttemptRecord`` -> go again. One scan of the tree per
+attempt keeps the cost near ``git status``; the caches a verifier writes (``__pycache__``,
+``.pytest_cache`` ...) are in the workspace's default ignore list, so they stay out of the patch.
+
+An attempt that changes a protected path (``Task.protected()``: the tests and the files the
+verify command runs, by default) is reverted before the verifier runs and fails with a
+``protected-paths`` first failing step, so no attempt can pass by editing the check.
+
+When a failure signature repeats, the loop changes something structural instead of appending
+one more copy of the same failure: it re-plans (planner + ``TaskLedger.context()``) or escalates
+to a stronger attempter, once per repeat and never after the final attempt.
+
+The workspace is restored in a ``finally``: an exception or Ctrl-C mid-attempt leaves it exactly
+as it was; only a solved run leaves the passing change in place.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reference_loop.attempters import Attempter, AttemptOutcome
+from reference_loop.core.cards import (
+    DEFAULT_CARDS_IN,
+    CardsBlock,
+    cards_for_attempt,
+    check_cards_in,
+)
+from reference_loop.core.events import EventLog
+from reference_loop.core.history import DEFAULT_BUDGET, check_mode, records_shown, render_fitted
+from reference_loop.core.ledger import TaskLedger
+from reference_loop.core.planner import Planner
+from reference_loop.core.records import (
+    DEFAULT_PATCH_LIMIT,
+    AttemptRecord,
+    FailedStep,
+    History,
+    bound_patch,
+    patch_fingerprint,
+)
+from reference_loop.core.signature import failure_signature
+from reference_loop.errors import LoopUsageError
+from reference_loop.process.sandbox import Sandbox
+from reference_loop.tasks.task import Task, copy_project
+from reference_loop.verdict.protect import ProtectedChange, check_patterns, protected_changes
+from reference_loop.verdict.verifier import VerifyResult, run_verifier
+from reference_loop.workspace.core import Diff, Workspace
+
+__all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
+    "ON_REPEAT",
+    "PROTECTED_STEP",
+    "LoopOptions",
+    "RunResult",
+    "compose_prompt",
+    "run_loop",
+    "run_task",
+]
+
+ON_REPEAT = ("none", "replan", "escalate")
+DEFAULT_MAX_ATTEMPTS = 5
+PROTECTED_STEP = "protected-paths"  # the first failing step of an attempt that edited the check
+
+
+@dataclass
+class RunResult:
+    """Everything one loop run produced: its records, the exact prompts, and what it counted."""
+
+    task: str
+    solved: bool
+    history_mode: str
+    attempts: list[AttemptRecord]
+    prompts: list[str]  # the exact prompt of each attempt, in order
+    injections: int  # history_injected events
+    workspace: str
+    replans: int = 0
+    escalations: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def solved_at(self) -> int | None:
+        """The number of the attempt that passed, or None."""
+        return next((r.number for r in self.attempts if r.solved), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "solved": self.solved,
+            "solved_at": self.solved_at,
+            "history_mode": self.history_mode,
+            "injections": self.injections,
+            "replans": self.replans,
+            "escalations": self.escalations,
+            "workspace": self.workspace,
+            "attempts": [
+                {
+                    "number": r.number,
+                    "verdict": r.verdict,
+                    "attempter": r.attempter,
+                    "patch": r.patch,
+                    "patch_truncated": r.patch_truncated,
+                    "patch_fingerprint": r.patch_fingerprint,
+                    "files": r.files,
+                    "first_failing_step": (
+                        {"name": r.first_failing_step.name, "error": r.first_failing_step.error}
+                        if r.first_failing_step
+                        else None
+                    ),
+                    "signature": r.signature,
+                    "protected_violation": r.protected_violation,
+                    "prompt_chars": len(p),
+                }
+                for r, p in zip(self.attempts, self.prompts, strict=True)
+            ],
+        }
+
+
+def compose_prompt(task: Task, history_text: str, plan: str = "", cards: str = "") -> str:
+    """The exact text an attempter receives (``cards``: a section from ``reference_loop.cards``)."""
+    parts = [
+        f"# Task\n\n{task.text.strip()}",
+        f"## How the result is checked\n\n`{task.shown_verify()}` must exit 0. The workspace "
+        "is reverted after every failed attempt, so each attempt starts from the original "
+        "files.",
+    ]
+    if cards:
+        parts.append(cards.strip())
+    if plan:
+        parts.append(f"## Plan\n\n{plan.strip()}")
+    if history_text:
+        parts.append(history_text.strip())
+    return "\n\n".join(parts) + "\n"
+
+
+@dataclass
+class LoopOptions:
+    """How one run behaves; the CLI, the check and the bench each build one.
+
+    ``protect`` adds glob patterns to the task's own protected paths (``Task.protected()``).
+    ``reviewer`` (e.g. a critic model) may return a note for a failed attempt; it is stored
+    beside the verifier output, never instead of it.
+    """
+
+    history_mode: str = "accumulate"
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    budget: int = DEFAULT_BUDGET
+    patch_limit: int = DEFAULT_PATCH_LIMIT
+    on_repeat: str = "none"
+    planner: Planner | None = None
+    escalate_to: Attempter | None = None
+    prompts_dir: str | Path | None = None
+    log_dir: str | Path | None = None
+    ignore: Sequence[str] = ()
+    protect: Sequence[str] = ()
+    cards: CardsBlock | None = None
+    cards_in: str = DEFAULT_CARDS_IN
+    reviewer: Callable[[AttemptRecord], str | None] | None = None
+    sandbox: Sandbox | None = None  # run the verifier inside bubblewrap (sandbox.py)
+
+    def check(self) -> None:
+        """Raise LoopUsageError for an option value or combination the loop cannot run."""
+        check_mode(self.history_mode)
+        check_cards_in(self.cards_in)
+        check_patterns(self.protect)
+        if self.max_attempts < 1:
+            raise LoopUsageError(f"max attempts must be at least 1, got {self.max_attempts}")
+        if self.on_repeat not in ON_REPEAT:
+            raise LoopUsageError(
+                f"unknown on-repeat action {self.on_repeat!r} "
+                f"(expected one of: {', '.join(ON_REPEAT)})"
+            )
+        if self.on_repeat == "replan" and self.planner is None:
+            raise LoopUsageError("on-repeat 'replan' needs a planner")
+        if self.on_repeat == "escalate" and self.escalate_to is None:
+            raise LoopUsageError("on-repeat 'escalate' needs an attempter to escalate to")
+
+
+@dataclass
+class _RunState:
+    """What changes between attempts besides the history: the plan and the current attempter."""
+
+    current: Attempter
+    plan: str = ""
+    replans: int = 0
+    escalations: int = 0
+
+
+def _prompts_dir(path: str | Path | None) -> Path | None:
+    if path is None:
+        return None
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        # Refuse a folder that exists but takes no files (/proc/self) before any attempt.
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as exc:
+        raise LoopUsageError(f"cannot create prompts dir {path}: {exc.strerror}") from exc
+    return path
+
+
+def _changed_paths(diff: Diff) -> list[str]:
+    """Every path a change touched; a rename touches its source too (moving a test away)."""
+    paths: list[str] = []
+    for change in diff.files:
+        for path in (change.old_path, change.path):
+            if path and path not in paths:
+                paths.append(path)
+    return paths
+
+
+def _violation_step(hits: list[ProtectedChange]) -> FailedStep:
+    listed = ", ".join(f"{h.path} (matches {h.pattern})" for h in hits)
+    return FailedStep(
+        PROTECTED_STEP,
+        f"the attempt changed protected path(s): {listed}; the whole change was reverted "
+        "before the verifier ran. Fix the code, not the tests or the check.",
+    )
+
+
+def _build_record(
+    number: int,
+    outcome: AttemptOutcome,
+    result: VerifyResult,
+    diff: Diff,
+    *,
+    attempter: Attempter,
+    violation: FailedStep | None,
+    patch_limit: int,
+    root: Path,
+    started: float,
+) -> AttemptRecord:
+    """The attempt's record: the verifier's verdict, the workspace's real diff, the first failure.
+
+    A protected-path violation is the first failing step whatever the attempter reported, and it
+    can never be a pass (the verifier judged the reverted workspace, not the attempt).
+    """
+    tool_step = outcome.first_failure()
+    failed = violation or (FailedStep(tool_step.name, tool_step.error) if tool_step else None)
+    verdict = "fail" if violation is not None and result.verdict == "pass" else result.verdict
+    patch, truncated = bound_patch(diff.text, patch_limit)
+    return AttemptRecord(
+        number=number,
+        verdict=verdict,
+        verifier_output=result.output,
+        patch=patch,
+        patch_truncated=truncated,
+        patch_chars=len(diff.text),
+        patch_fingerprint=patch_fingerprint(diff.text),
+        files=[f.path for f in diff.files],
+        first_failing_step=failed,
+        signature=failure_signature(
+            result.failure_lines,
+            verdict=verdict,
+            output=result.output,
+            tool_error=f"{failed.name}: {failed.error}" if failed else None,
+            workspace=root,
+        ),
+        failure_lines=list(result.failure_lines),
+        attempter=attempter.name,
+        description=outcome.description,
+        duration=time.monotonic() - started,
+        protected_violation=violation is not None,
+    )
+
+
+def _attempt_once(
+    task: Task,
+    attempter: Attempter,
+    prompt: str,
+    number: int,
+    ws: Workspace,
+    protected: Sequence[str],
+    options: LoopOptions,
+    log: EventLog,
+) -> AttemptRecord:
+    """Let the attempter edit, refuse a change to a protected path, verify, diff and revert.
+
+    The real change comes from the workspace, never from the attempter's description. A passing
+    change stays; a failing one is diffed and reverted in one scan. A change that touches a
+    protected path is reverted *before* the verifier runs, so it cannot pass by editing the check.
+    """
+    started = time.monotonic()
+    outcome = attempter.attempt(prompt, ws.root, attempt=number)
+    violation: FailedStep | None = None
+    before_verify: Diff | None = None
+    if protected:
+        before_verify = ws.diff()
+        hits = protected_changes(_changed_paths(before_verify), protected)
+        if hits:
+            violation = _violation_step(hits)
+            ws.restore()
+            log.emit(
+                "protected_violation",
+                attempt=number,
+                paths=[h.path for h in hits],
+                patterns=sorted({h.pattern for h in hits}),
+            )
+    log_path = Path(options.log_dir) / f"attempt-{number}.log" if options.log_dir else None
+    result = run_verifier(
+        task.verify_command(),
+        ws.root,
+        timeout=task.timeout,
+        log_path=log_path,
+        sandbox=options.sandbox,
+    )
+    if violation is not None:
+        ws.restore()  # whatever the verifier wrote; the attempt's own change is already gone
+        diff = before_verify
+    elif result.verdict == "pass":
+        diff = ws.diff()
+    else:
+        diff = ws.diff_and_restore()
+    assert diff is not None
+    return _build_record(
+        number,
+        outcome,
+        result,
+        diff,
+        attempter=attempter,
+        violation=violation,
+        patch_limit=options.patch_limit,
+        root=ws.root,
+        started=started,
+    )
+
+
+def _after_repeat(
+    task: Task,
+    record: AttemptRecord,
+    same_as: int,
+    state: _RunState,
+    ledger: TaskLedger,
+    options: LoopOptions,
+    log: EventLog,
+) -> None:
+    """A failure signature came back: escalate once, else re-plan (never after the last attempt)."""
+    number = record.number
+    log.emit("signature_repeated", attempt=number, same_as=same_as, signature=record.signature)
+    if number == options.max_attempts:
+        return  # nothing left to change for
+    stronger = options.escalate_to
+    if options.on_repeat == "escalate" and stronger is not None and state.current is not stronger:
+        log.emit(
+            "escalated",
+            attempt=number + 1,
+            from_attempter=state.current.name,
+            to_attempter=stronger.name,
+        )
+        state.current = stronger
+        state.escalations += 1
+    elif options.on_repeat in ("replan", "escalate") and options.planner is not None:
+        state.plan = options.planner.plan(task.text, ledger.context())
+        log.emit(
+            "replanned",
+            attempt=number + 1,
+            planner=getattr(options.planner, "name", ""),
+            chars=len(state.plan),
+        )
+        state.replans += 1
+
+
+def _keep_record(
+    record: AttemptRecord,
+    history: History,
+    ledger: TaskLedger,
+    options: LoopOptions,
+    log: EventLog,
+    ws: Workspace,
+) -> int | None:
+    """Add the reviewer's note, append the record, tell the events; return the number of an
+    earlier attempt that failed with the same signature (a repeat), if any."""
+    if options.reviewer is not None and not record.solved:
+        record.reviewer_note = options.reviewer(record) or None
+    earlier = [r for r in history.records if r.signature]
+    history.append(record)
+    ledger.add_record(record)
+    if not record.solved:
+        log.emit("workspace_restored", attempt=record.number, paths=len(ws.last_restored))
+    log.emit(
+        "attempt_finished",
+        attempt=record.number,
+        verdict=record.verdict,
+        signature=record.signature,
+        files=record.files,
+        files_total=record.files_total,
+        attempter=record.attempter,
+        patch_chars=record.patch_chars,
+        duration=round(record.duration, 3),
+        protected_violation=record.protected_violation,
+    )
+    if record.solved:
+        return None
+    return next((r.number for r in earlier if r.signature == record.signature), None)
+
+
+def _compose_for(
+    task: Task, number: int, history: History, state: _RunState, options: LoopOptions, log: EventLog
+) -> str:
+    history_text, cut = render_fitted(history.records, options.history_mode, options.budget)
+    shown = records_shown(history.records, options.history_mode)
+    cards_text = cards_for_attempt(options.cards, number, options.cards_in)
+    if cards_text and options.cards is not None:
+        log.emit("cards_injected", attempt=number, cards=options.cards.count, chars=len(cards_text))
+    if shown:
+        log.emit(
+            "history_injected",
+            attempt=number,
+            records=shown,
+            chars=len(history_text),
+            cut_chars=cut,  # shrunk oldest-first to fit the budget (a model's context window)
+        )
+    return compose_prompt(task, history_text, state.plan, cards_text)
+
+
+def run_loop(
+    task: Task,
+    attempter: Attempter,
+    *,
+    workspace: str | Path,
+    options: LoopOptions | None = None,
+    events: EventLog | None = None,
+) -> RunResult:
+    """Run the loop on ``workspace`` in place and return every attempt's record.
+
+    Args:
+        task: what to solve and how it is verified (its protected paths included).
+        attempter: who edits the workspace for each attempt.
+        workspace: the folder worked on in place.
+        options: how the run behaves (LoopOptions() when None).
+        events: where events go (a private EventLog when None).
+
+    Returns:
+        The RunResult: every attempt's record, every prompt, the injection count.
+    """
+    options = options if options is not None else LoopOptions()
+    options.check()
+    root = Path(workspace).resolve()
+    prompts_dir = _prompts_dir(options.prompts_dir)
+    protected = (*task.protected(), *check_patterns(options.protect))
+    log = events if events is not None else EventLog()
+    history = History()
+    ledger = TaskLedger()
+    ledger.add_fact(f"`{task.shown_verify()}` is the check; it must exit 0.")
+    prompts: list[str] = []
+    state = _RunState(current=attempter)
+    solved = False
+
+    ws = Workspace(root, ignore=options.ignore)
+    dirty = False  # the workspace may differ from the snapshot and must be restored
+    try:
+        ws.snapshot()
+        log.emit(
+            "run_started",
+            task=task.name,
+            history_mode=options.history_mode,
+            max_attempts=options.max_attempts,
+            attempter=attempter.name,
+            workspace=str(root),
+            protected=list(protected),
+        )
+        for number in range(1, options.max_attempts + 1):
+            prompt = _compose_for(task, number, history, state, options, log)
+            prompts.append(prompt)
+            if prompts_dir is not None:
+                (prompts_dir / f"attempt-{number}.txt").write_text(prompt, encoding="utf-8")
+            log.emit(
+                "attempt_started",
+                attempt=number,
+                attempter=state.current.name,
+                prompt_chars=len(prompt),
+            )
+            dirty = True
+            record = _attempt_once(task, state.current, prompt, number, ws, protected, options, log)
+            dirty = False  # a failed attempt was reverted; a passing change stays
+            same = _keep_record(record, history, ledger, options, log, ws)
+            solved = record.solved
+            if solved:
+                break
+            if same is not None:
+                _after_repeat(task, record, same, state, ledger, options, log)
+    finally:
+        try:
+            if dirty:
+                # Exception or Ctrl-C mid-attempt: put the workspace back before propagating.
+                ws.restore()
+                log.emit(
+                    "workspace_restored",
+                    attempt=len(history) + 1,
+                    paths=len(ws.last_restored),
+                    reason="interrupted",
+                )
+        finally:
+            ws.close()
+
+    log.emit(
+        "run_finished",
+        solved=solved,
+        attempts=len(history),
+        injections=log.count("history_injected"),
+        replans=state.replans,
+        escalations=state.escalations,
+        protected_violations=sum(r.protected_violation for r in history),
+    )
+    return RunResult(
+        task=task.name,
+        solved=solved,
+        history_mode=options.history_mode,
+        attempts=list(history.records),
+        prompts=prompts,
+        injections=log.count("history_injected"),
+        workspace=str(root),
+        replans=state.replans,
+        escalations=state.escalations,
+        events=[e.to_dict() for e in log.events()],
+    )
+
+
+def run_task(
+    task: Task,
+    attempter: Attempter,
+    *,
+    workspace: str | Path | None = None,
+    options: LoopOptions | None = None,
+    events: EventLog | None = None,
+) -> RunResult:
+    """Run ``task`` on a temporary copy of its project, or in place when ``workspace`` is given.
+
+    Args:
+        task: the task; its project folder is copied unless ``workspace`` is given.
+        attempter: who edits the workspace.
+        workspace: work in place on this folder instead of a copy.
+        options: how the run behaves (LoopOptions() when None).
+        events: where events go.
+
+    Returns:
+        The RunResult (``workspace`` names the removed copy when one was used).
+    """
+    if workspace is not None:
+        return run_loop(task, attempter, workspace=workspace, options=options, events=events)
+    if options is not None:
+        options.check()  # before copying anything
+    with tempfile.TemporaryDirectory(prefix=f"reference-loop-{task.name}-") as tmp:
+        copy = copy_project(task, Path(tmp) / task.name)
+        result = run_loop(task, attempter, workspace=copy, options=options, events=events)
+    result.workspace = f"temporary copy of {task.project} (removed)"
+    return result

@@ -1,0 +1,70 @@
+"""Card hashes: hex and SRI forms of SHA-256 over raw bytes, and refusing a mismatch."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+import pytest
+
+from chimera_cards.errors import UsageError
+from chimera_cards.util.integrity import (
+    IntegrityError,
+    check_integrity,
+    expected_hex,
+    sha256_hex,
+    sri,
+)
+
+DATA = b"---\nname: x\n---\n"
+HEX = hashlib.sha256(DATA).hexdigest()
+SRI = "sha256-" + base64.b64encode(hashlib.sha256(DATA).digest()).decode()
+
+
+def test_sha256_hex_and_sri_of_known_bytes():
+    assert sha256_hex(b"") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    assert sri(b"") == "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+    assert sha256_hex(DATA) == HEX
+    assert sri(DATA) == SRI
+
+
+def test_one_byte_changes_the_hash():
+    assert sha256_hex(DATA + b" ") != HEX
+    assert sha256_hex(DATA.replace(b"\n", b"\r\n")) != HEX
+
+
+def test_expected_hex_normalises_either_form():
+    assert expected_hex(HEX.upper(), None) == HEX
+    assert expected_hex(None, SRI) == HEX
+    assert expected_hex(f"sha256:{HEX}", None) == HEX
+    assert expected_hex(SRI, None) == HEX
+    assert expected_hex(HEX, SRI) == HEX
+    assert expected_hex(None, None) is None
+
+
+def test_expected_hex_refuses_two_different_pins():
+    with pytest.raises(UsageError, match="different"):
+        expected_hex(HEX, sri(b"other"))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "abc",
+        "sha256-!!!",
+        "sha512-" + base64.b64encode(b"x" * 64).decode(),
+        "sha256-" + base64.b64encode(b"short").decode(),
+        "g" * 64,
+    ],
+)
+def test_malformed_pins_are_usage_errors(bad):
+    with pytest.raises(UsageError):
+        expected_hex(bad, None)
+
+
+def test_check_integrity_accepts_match_and_refuses_mismatch():
+    check_integrity(DATA, HEX)
+    check_integrity(DATA, SRI)
+    with pytest.raises(IntegrityError, match="mismatch") as exc:
+        check_integrity(DATA + b"tampered", HEX)
+    assert exc.value.exit_code == 1

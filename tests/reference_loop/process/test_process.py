@@ -1,0 +1,167 @@
+"""run_in_group: nothing a command starts outlives it, whether it stays in the command's process
+group, leaves it with setsid, or double-forks into a daemon; SIGTERM unwinds like Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from reference_loop.process.run import run_in_group
+
+PY = sys.executable
+
+# A child that leaves the process group (setsid), records its pid, and keeps writing a file.
+SETSID_WRITER = (
+    "import os, sys, time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    open('writer.pid', 'w').write(str(os.getpid()))\n"
+    "    while True:\n"
+    "        with open('victim.txt', 'a') as f:\n"
+    "            f.write('x')\n"
+    "        time.sleep(0.02)\n"
+    "while not os.path.exists('writer.pid') or not open('writer.pid').read():\n"
+    "    time.sleep(0.01)\n"
+)
+
+
+def gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs (absent or a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return True
+    return data[data.rfind(b")") + 2 :].split()[0] == b"Z"
+
+
+def wait_gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while not gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return gone(pid)
+
+
+def run(argv: list[str], cwd: Path, timeout: float = 20.0) -> tuple[int | None, bool]:
+    return run_in_group(
+        argv,
+        cwd=cwd,
+        env=os.environ,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=timeout,
+    )
+
+
+def test_a_setsid_child_does_not_keep_writing_after_the_command_exits(tmp_path):
+    code, timed_out = run([PY, "-c", SETSID_WRITER], tmp_path)
+    assert (code, timed_out) == (0, False)
+    pid = int((tmp_path / "writer.pid").read_text())
+    assert wait_gone(pid), "the setsid child outlived the command"
+    size = (tmp_path / "victim.txt").stat().st_size
+    time.sleep(0.3)
+    assert (tmp_path / "victim.txt").stat().st_size == size
+
+
+def test_a_setsid_child_does_not_survive_the_timeout(tmp_path):
+    code, timed_out = run([PY, "-c", SETSID_WRITER + "time.sleep(60)\n"], tmp_path, timeout=1.0)
+    assert (code, timed_out) == (None, True)
+    assert wait_gone(int((tmp_path / "writer.pid").read_text()))
+
+
+def test_a_double_forked_daemon_is_killed_and_reaped(tmp_path):
+    daemon = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        open('daemon.pid', 'w').write(str(os.getpid()))\n"
+        "        time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+        "while not os.path.exists('daemon.pid') or not open('daemon.pid').read():\n"
+        "    time.sleep(0.01)\n"
+    )
+    assert run([PY, "-c", daemon], tmp_path) == (0, False)
+    pid = int((tmp_path / "daemon.pid").read_text())
+    assert wait_gone(pid)
+    # Reaped, not left as a zombie child of ours.
+    assert not os.path.exists(f"/proc/{pid}")
+
+
+def test_an_unrelated_child_of_ours_is_left_alone(tmp_path):
+    bystander = subprocess.Popen(["sleep", "30"])
+    try:
+        assert run([PY, "-c", SETSID_WRITER], tmp_path) == (0, False)
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_sigterm_to_the_loop_restores_the_workspace(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "m.py").write_text('MODE = "broken"\n')
+    (ws / "check.py").write_text("import m\nassert m.MODE == 'fixed'\n")
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import pathlib, time\n"
+        "pathlib.Path('m.py').write_text('MODE = \"half-edited\"\\n')\n"
+        "pathlib.Path('stray.txt').write_text('x')\n"
+        f"pathlib.Path({str(tmp_path / 'started')!r}).write_text('1')\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen(
+        [
+            *(PY, "-c", "from reference_loop.cli.app import main; main()", "run"),
+            *("--workspace", str(ws), "--verify", "{python} check.py", "--task-text", "fix m"),
+            *("--attempter", f"cmd:{PY} {agent}"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "started").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "the agent never started"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert err.decode().strip().splitlines()[-1] == "error: terminated by SIGTERM"
+    assert "Traceback" not in err.decode()
+    assert sorted(p.name for p in ws.iterdir()) == ["check.py", "m.py"]
+    assert (ws / "m.py").read_text() == 'MODE = "broken"\n'
+
+
+def test_a_child_another_thread_starts_meanwhile_is_left_alone(tmp_path):
+    # Commands run from several threads (the bench does): one command's clean-up must not kill
+    # what another thread started while it ran.
+    import threading
+
+    started = threading.Event()
+    result: list[tuple[int | None, bool]] = []
+
+    def command() -> None:
+        script = "import time, pathlib; pathlib.Path('up').write_text('1'); time.sleep(1)\n"
+        result.append(run([PY, "-c", SETSID_WRITER + script], tmp_path))
+        started.set()
+
+    thread = threading.Thread(target=command)
+    thread.start()
+    while not (tmp_path / "up").exists():
+        time.sleep(0.01)
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        thread.join(timeout=30)
+        assert result == [(0, False)]
+        assert other.poll() is None, "another thread's child was killed"
+        assert wait_gone(int((tmp_path / "writer.pid").read_text()))
+    finally:
+        other.kill()
+        other.wait()
