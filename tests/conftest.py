@@ -641,6 +641,37 @@ def live_children() -> set[int]:
     return found
 
 
+def live_in(folder: Path) -> set[int]:
+    """Live (not zombie) processes whose working directory is ``folder`` or below it.
+
+    A contained command runs in its own PID namespace, so a pid it writes down means nothing
+    out here; where a process works is seen the same from both sides."""
+    root = os.path.realpath(folder)
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and (cwd == root or cwd.startswith(root + os.sep)):
+            found.add(int(entry))
+    return found
+
+
+def wait_none_in(folder: Path, within: float = 5.0) -> bool:
+    """True once no live process works in ``folder`` (waits up to ``within`` seconds)."""
+    import time
+
+    deadline = time.monotonic() + within
+    while live_in(folder) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not live_in(folder)
+
+
 # -- the loop's tiny fast task (three wrong candidates, then the fix) -------------------------
 
 LOOP_CHECK = """import sys

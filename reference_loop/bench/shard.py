@@ -23,8 +23,8 @@ from reference_loop.errors import LoopUsageError
 __all__ = [
     "MergeRefused",
     "Shard",
-    "code_version",
     "check_mergeable",
+    "code_version",
     "load_result_files",
     "parse_shard",
     "select",

@@ -7,7 +7,7 @@ is still a process the *kernel* knows belongs to the command when the command is
 process of a PID namespace: when that process exits, the kernel kills every other process in the
 namespace, however it detached. So a contained command runs as
 
-    [unshare --user --pid --fork --mount-proc ... | bwrap ... --unshare-pid] /bin/sh -c COUNT ...
+    [unshare --user --pid --fork --mount-proc ... | bwrap ... --unshare-pid] bash -c COUNT ...
 
 where ``COUNT`` runs the command, then (with shell built-ins only, so it starts nothing that
 would count) counts the processes still alive in the namespace and writes that number to a pipe
@@ -30,10 +30,11 @@ from dataclasses import dataclass
 __all__ = ["COUNT_SCRIPT", "Contained", "contained_argv", "namespace_prefix", "read_survivors"]
 
 # Runs "$@" with the count pipe closed (so the command cannot forge the count), then counts the
-# live, non-zombie processes of the namespace other than itself and the namespace's init.
+# live, non-zombie processes of the namespace other than itself and the namespace's init. bash:
+# the pipe's descriptor may be any number, and POSIX sh redirects only 0-9.
 COUNT_SCRIPT = r"""
 fd=$1; shift
-eval '"$@" '"$fd"'>&-'
+"$@" {fd}>&-
 s=$?
 n=0
 for p in /proc/[0-9]*; do
@@ -47,7 +48,7 @@ for p in /proc/[0-9]*; do
   [ "$st" = Z ] && continue
   n=$((n+1))
 done
-eval 'echo "$n" >&'"$fd"
+echo "$n" >&"$fd"
 exit $s
 """
 
@@ -68,6 +69,11 @@ class Contained:
     argv: list[str]
     read_fd: int  # the loop's end: read it after the command ended
     write_fd: int  # pass to the child (pass_fds), close in the loop once started
+
+
+@functools.cache
+def _bash() -> str | None:
+    return shutil.which("bash")
 
 
 @functools.cache
@@ -103,6 +109,9 @@ def contained_argv(argv: Sequence[str], *, in_pid_namespace: bool = False) -> Co
         The wrapped command, or None when no namespace can be had here (the caller falls back
         to sweeping the process tree).
     """
+    bash = _bash()
+    if bash is None:
+        return None
     prefix: tuple[str, ...] = ()
     if not in_pid_namespace:
         found = namespace_prefix()
@@ -111,7 +120,17 @@ def contained_argv(argv: Sequence[str], *, in_pid_namespace: bool = False) -> Co
         prefix = found
     read_fd, write_fd = os.pipe()
     os.set_inheritable(write_fd, True)
-    wrapped = [*prefix, "/bin/sh", "-c", COUNT_SCRIPT, "count", str(write_fd), *argv]
+    wrapped = [
+        *prefix,
+        bash,
+        "--noprofile",
+        "--norc",
+        "-c",
+        COUNT_SCRIPT,
+        "count",
+        str(write_fd),
+        *argv,
+    ]
     return Contained(wrapped, read_fd, write_fd)
 
 

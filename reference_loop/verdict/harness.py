@@ -29,7 +29,7 @@ from pathlib import Path
 from reference_loop.errors import LoopUsageError
 from reference_loop.verdict.evidence import FORMATS, Report, read_junit, read_pytest_report
 
-__all__ = ["EvidenceRun", "Harness", "RESULT_FILE", "detect_format"]
+__all__ = ["RESULT_FILE", "EvidenceRun", "Harness", "detect_format"]
 
 RESULT_FILE = "{result_file}"
 PLUGIN_MODULE = "_reference_loop_report"
@@ -110,9 +110,7 @@ class EvidenceRun:
 class Harness:
     """Sets up the evidence of every verifier run of one loop run (a private folder per run)."""
 
-    def __init__(
-        self, command: str, root: Path, kind: str, *, sandboxed: bool = False
-    ) -> None:
+    def __init__(self, command: str, root: Path, kind: str, *, sandboxed: bool = False) -> None:
         self.command = command
         self.root = Path(root).resolve()
         self.kind = kind
@@ -168,7 +166,8 @@ class Harness:
                 "REFERENCE_LOOP_REPORT_FD": str(fd),
                 "REFERENCE_LOOP_REPORT_NONCE": nonce,
                 "REFERENCE_LOOP_CACHE_DIR": str(self.pytest_cache),
-                "PYTHONPATH": str(self.plugin_dir) + (os.pathsep + pythonpath if pythonpath else ""),
+                "PYTHONPATH": str(self.plugin_dir)
+                + (os.pathsep + pythonpath if pythonpath else ""),
             }
         )
         if _is_python_m_pytest(command):

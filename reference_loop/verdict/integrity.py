@@ -41,7 +41,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Protocol
 
-from reference_loop.protect import is_protected
+from reference_loop.verdict.protect import is_protected
 
 __all__ = [
     "CLASSES",
@@ -288,8 +288,10 @@ def _runner_config(rel: str) -> bool:
     name = parts[-1]
     if any(fnmatchcase(name, p) for p in RUNNER_CONFIG_FILES):
         return True
-    return len(parts) > 1 and parts[-2] in RUNNER_CONFIG_DIRS and name.startswith(
-        ("config", "nextest")
+    return (
+        len(parts) > 1
+        and parts[-2] in RUNNER_CONFIG_DIRS
+        and name.startswith(("config", "nextest"))
     )
 
 
@@ -441,9 +443,7 @@ def _shadow_problem(rel: str, ctx: IntegrityContext) -> str | None:
     return None
 
 
-def _check_path(
-    rel: str, status: str, root: Path, ctx: IntegrityContext
-) -> list[tuple[str, str]]:
+def _check_path(rel: str, status: str, root: Path, ctx: IntegrityContext) -> list[tuple[str, str]]:
     """(class, why) for one changed path; ``status`` A (new), M/T (changed), D (deleted)."""
     found: list[tuple[str, str]] = []
     name = rel.rsplit("/", 1)[-1]
