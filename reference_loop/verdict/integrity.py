@@ -20,7 +20,8 @@ whatever an ignore rule says) and names a violation by its class:
   edited, deleted or renamed, or a new non-test file added under a protected folder;
 - ``changed-during-verify``: a protected path that changed while the verifier ran;
 - ``outlived-attempt``: processes the attempt left running (they are killed);
-- ``forged-exit``: the verifier exited 0 but its report says the pinned tests did not pass.
+- ``forged-exit``: the verifier exited 0 but its report says the pinned tests did not pass;
+- ``runner-tampered``: code in the run replaced part of the test runner (its report is void).
 
 The protected-path rules come from ``reference_loop.verdict.protect``; this module adds the
 classes the runner reads before any test runs.
@@ -67,6 +68,7 @@ CLASSES = (
     "changed-during-verify",
     "outlived-attempt",
     "forged-exit",
+    "runner-tampered",
 )
 
 # What the next prompt says, after "attempt N ...".
@@ -80,6 +82,7 @@ _SAID = {
     "changed-during-verify": "changed a protected path while the verifier ran",
     "outlived-attempt": "left processes running after it ended",
     "forged-exit": "made the verifier exit 0 without its tests passing",
+    "runner-tampered": "changed the test runner while it ran",
 }
 
 RUNNER_CONFIG_FILES = (
@@ -471,7 +474,7 @@ def _check_path(rel: str, status: str, root: Path, ctx: IntegrityContext) -> lis
         if why_shadow:
             found.append(("shadowing", why_shadow))
     pattern = is_protected(rel, ctx.protect)
-    if pattern is not None and not found:
+    if pattern is not None:
         new_test = status == "A" and ctx.evidence and is_test_module(rel)
         if not new_test:
             found.append(("protected-path", f"matches {pattern}"))

@@ -22,7 +22,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Generic, TypeVar, cast
 
@@ -113,10 +113,17 @@ class Diff:
     text: str
     files: list[FileChange]
     raw: bytes = b""
+    # The changes an ignore rule kept out of ``text`` and ``files`` (caches, ignored folders):
+    # with ``files`` they are every path that differs from the snapshot.
+    hidden: list[FileChange] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
         return not self.files
+
+    def every_change(self) -> list[FileChange]:
+        """Every changed path, ignore rules not applied (renames as in ``files``)."""
+        return [*self.files, *self.hidden]
 
     def to_dict(self) -> dict:
         return {"text": self.text, "files": [f.to_dict() for f in self.files]}
@@ -1140,8 +1147,10 @@ class Workspace:
             return Diff(text="", files=[], raw=b"")
         if shown is None:
             shown = self._not_ignored_entries(entries)
+        kept = {id(e) for e in shown}
+        hidden = [FileChange(e.path, e.status) for e in entries if id(e) not in kept]
         if not shown:
-            return Diff(text="", files=[], raw=b"")
+            return Diff(text="", files=[], raw=b"", hidden=hidden)
         if sizes is None:
             sizes = self._blob_sizes(shown)
         big = {e.path for e in shown if _largest(e, sizes) > BIG_FILE_BYTES}
@@ -1169,7 +1178,9 @@ class Workspace:
             FileChange(e.new_path, "R", e.path) if e.new_path else FileChange(e.path, e.status)
             for e in found
         ]
-        return Diff(text=patch_bytes.decode("utf-8", "replace"), files=files, raw=patch_bytes)
+        return Diff(
+            text=patch_bytes.decode("utf-8", "replace"), files=files, raw=patch_bytes, hidden=hidden
+        )
 
     def _diff_subset(
         self,
