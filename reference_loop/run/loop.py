@@ -237,7 +237,8 @@ def _violation_step(number: int, found: Sequence[Violation], *, before: bool) ->
     a protected path (as before), ``integrity`` otherwise; each class is named, and the next
     prompt reads "attempt 2 changed the test runner's config; reverted"."""
     classes = list(dict.fromkeys(v.kind for v in found))
-    said = "; ".join(f"attempt {number} {describe(k)}" for k in classes)
+    classes.sort(key=lambda k: k != "protected-path")  # the plain case first, the others last
+    said = f"attempt {number} " + " and ".join(describe(k) for k in classes)
     listed = "; ".join(v.line() if v.path else f"{v.kind}: {v.why}" for v in found[:12])
     if len(found) > 12:
         listed += f"; and {len(found) - 12} more"

@@ -410,7 +410,7 @@ def _module_name(rel_in_root: str, suffixes: Sequence[str]) -> str | None:
     """The top-level import name a path inside an import root provides, if any."""
     first, _, rest = rel_in_root.partition("/")
     if rest:
-        return first if first.isidentifier() else None
+        return first if first.isidentifier() and first != "__pycache__" else None
     for suffix in sorted(suffixes, key=len, reverse=True):
         if first.endswith(suffix):
             stem = first[: -len(suffix)]

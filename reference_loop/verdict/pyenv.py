@@ -40,7 +40,7 @@ for p in paths:
             continue
         full = os.path.join(p, e)
         if os.path.isdir(full):
-            if e.isidentifier():
+            if e.isidentifier() and e != "__pycache__":
                 found.add(e)
             continue
         for s in suffixes:
