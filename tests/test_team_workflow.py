@@ -72,6 +72,7 @@ def run_ci(repo: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_reviewer_a_approves_b_installs_without_approving_and_ci_catches_changes(
     machines, card_server
 ):

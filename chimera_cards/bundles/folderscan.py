@@ -17,6 +17,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+# typing.TYPE_CHECKING, without importing typing: this module is on check's start-up path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from chimera_cards.bundles.links import LinkInfo
+
 __all__ = [
     "APPROVALS_FILENAME",
     "IGNORED_NAMES",
@@ -34,6 +39,8 @@ __all__ = [
 ]
 
 SKILL_FILE = "SKILL.md"
+# What the reference validator (and some agents) read when there is no SKILL.md.
+LOWER_SKILL_FILE = "skill.md"
 # Left out wherever they appear (file or directory of that name): version-control metadata and
 # the files operating systems and archivers drop into folders. They are never part of a skill.
 IGNORED_NAMES = frozenset({".git", ".hg", ".svn", ".DS_Store", "Thumbs.db", "__MACOSX"})
@@ -63,16 +70,19 @@ _FORK_MIN_FOLDERS = 32
 
 
 def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
-    """The skill folders directly inside a skills directory (``DIR/<name>/``), sorted by name.
+    """The skill entries directly inside a skills directory (``DIR/<name>``), sorted by name.
 
-    Hidden entries (install's temp folders, the index) are not skills. A sub-folder counts
-    when it holds a ``SKILL.md`` or a receipt, so an installed folder whose ``SKILL.md`` was
-    deleted is still checked.
+    Everything an agent could read as a skill is listed: a folder holding a ``SKILL.md`` (or a
+    lone ``skill.md``) or our receipt, a hidden folder holding a ``SKILL.md`` (a skill in a dot
+    folder is still a skill), and a link to a folder holding one, wherever it leads
+    (``links.resolve_entry`` says whether it may be read). Files (the index, notes) and folders
+    holding neither are not skills, so an installed folder whose ``SKILL.md`` was deleted is
+    still checked and an empty temp folder is not.
 
     Args:
         directory: e.g. ``.claude/skills``.
     Returns:
-        The folders; none if ``directory`` does not exist.
+        The entries; none if ``directory`` does not exist.
     Raises:
         OSError: it exists but cannot be listed (callers say which folder).
     """
@@ -81,13 +91,18 @@ def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
     except FileNotFoundError:
         return []
     exists = os.path.exists
-    return [
-        Path(entry.path)
-        for entry in entries
-        if not entry.name.startswith(".")
-        and entry.is_dir(follow_symlinks=False)
-        and (exists(f"{entry.path}/{SKILL_FILE}") or exists(f"{entry.path}/{RECEIPT_NAME}"))
-    ]
+
+    def is_skill(entry: os.DirEntry) -> bool:
+        # A link counts by what an agent would find through it (a look, never a read: the
+        # scan decides whether it may be read at all).
+        if not entry.is_dir(follow_symlinks=entry.is_symlink()):
+            return False
+        base = entry.path
+        if exists(f"{base}/{SKILL_FILE}") or exists(f"{base}/{LOWER_SKILL_FILE}"):
+            return True
+        return not entry.name.startswith(".") and exists(f"{base}/{RECEIPT_NAME}")
+
+    return [Path(entry.path) for entry in entries if is_skill(entry)]
 
 
 def read_receipt_bytes(folder: str | os.PathLike) -> bytes | None:
@@ -116,8 +131,9 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
     """Every file of a skill folder as the bundle manifest lists it, what cannot be one, and
     the folder's receipt.
 
-    Ignored names and top-level sidecars (the receipt included) are left out, as the bundle
-    reader leaves them out; the walk never enters an ignored folder.
+    Top-level sidecars (the receipt included) are left out, as the bundle reader leaves them
+    out. A file or folder under an ignored name (``.git``, ``.DS_Store``, ``__MACOSX``, ...) is
+    a problem: no bundle holds it, so it was not reviewed; the walk never enters it.
 
     Args:
         folder: the skill folder.
@@ -139,11 +155,15 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
             continue
         for entry in entries:
             name = entry.name
-            if name in IGNORED_NAMES or (not prefix and name in SIDECAR_FILES):
-                if not prefix and name == RECEIPT_NAME:
+            rel = prefix + name
+            if not prefix and name in SIDECAR_FILES:
+                if name == RECEIPT_NAME:
                     receipt = read_receipt_bytes(folder)
                 continue
-            rel = prefix + name
+            if name in IGNORED_NAMES:
+                # Left out of every bundle, yet an agent can read it: never silently ok.
+                problems.append(f"{rel}: not part of the reviewed bundle")
+                continue
             if not name.isascii() and not _is_utf8(name):
                 # No bundle holds such a name (the manifest is UTF-8): planted, so modified.
                 problems.append(f"{rel!r}: name is not UTF-8")
@@ -242,6 +262,8 @@ class Scan:
         # could not be listed (then nothing is hashed; the caller reports it).
         self.listed = listed if listed is not None else []
         self.unreadable = unreadable
+        # For start_scan: the entries that are links, each with its links.LinkInfo.
+        self.links: dict[Path, LinkInfo] = {}
         self._found: list[FolderRecord | None] = [None] * len(self.folders)
         self._pid = 0
         self._pipe = -1
@@ -342,18 +364,28 @@ class Scan:
         self.close()
 
 
-def start_scan(directories: Sequence[str | os.PathLike], *, parallel: bool | None = None) -> Scan:
+def start_scan(
+    directories: Sequence[str | os.PathLike],
+    *,
+    parallel: bool | None = None,
+    boundary: str | os.PathLike | None = None,
+) -> Scan:
     """List each skills directory and start hashing every skill folder in them.
+
+    An entry that is a link is hashed at its target when ``links.resolve_entry`` allows it (a
+    folder inside the boundary), and not at all otherwise: ``links`` then says why.
 
     Args:
         directories: skills directories (``find_skill_folders`` of each).
         parallel: use a second process (True: whenever the system can fork; False: never;
             None: when there are many folders and a core is idle).
+        boundary: where links may lead (default: ``links.boundary_for`` each directory).
     Returns:
-        The scan under way: ``listed`` (directory, folders) in order, ``result()`` a record
-        per folder in the same order; ``unreadable`` names a directory that could not be
-        listed (then nothing is hashed). Use it as a context manager, so a scan whose result
-        is not wanted after all stops its child.
+        The scan under way: ``listed`` (directory, entries) in order; ``links`` the LinkInfo of
+        each entry that is a link, by entry; ``result()`` a record per hashed folder, in the
+        order of the entries that have one (``hashed``). ``unreadable`` names a directory that
+        could not be listed (then nothing is hashed). Use it as a context manager, so a scan
+        whose result is not wanted after all stops its child.
     """
     listed: list[tuple[Path, list[Path]]] = []
     for directory in directories:
@@ -361,4 +393,23 @@ def start_scan(directories: Sequence[str | os.PathLike], *, parallel: bool | Non
             listed.append((Path(directory), find_skill_folders(directory)))
         except OSError as exc:
             return Scan([], False, listed, (Path(directory), exc))
-    return Scan([f for _, folders in listed for f in folders], parallel, listed)
+    targets: list[Path] = []
+    links: dict[Path, LinkInfo] = {}
+    islink = os.path.islink
+    for directory, entries in listed:
+        for entry in entries:
+            if not islink(entry):
+                targets.append(entry)
+                continue
+            # Only a project with links pays for loading the resolver.
+            from chimera_cards.bundles.links import boundary_for, resolve_entry
+
+            info = resolve_entry(
+                entry, boundary if boundary is not None else boundary_for(directory)
+            )
+            links[entry] = info
+            if info.target is not None:
+                targets.append(info.target)
+    scan = Scan(targets, parallel, listed)
+    scan.links = links
+    return scan

@@ -16,12 +16,13 @@ from chimera_cards.cli.group import ChimeraGroup, LazyCommand
 
 __all__ = ["COMMANDS", "main"]
 
-_LINT, _STORE, _REVIEW, _INSTALL, _UPDATE = (
+_LINT, _STORE, _REVIEW, _INSTALL, _UPDATE, _RUNTIME = (
     "chimera_cards.cli.lint",
     "chimera_cards.cli.store",
     "chimera_cards.cli.review",
     "chimera_cards.cli.install",
     "chimera_cards.cli.update",
+    "chimera_cards.cli.runtime",
 )
 
 COMMANDS: dict[str, LazyCommand] = {
@@ -31,6 +32,16 @@ COMMANDS: dict[str, LazyCommand] = {
             "lint",
             f"{_LINT}:lint",
             "Lint skills: a SKILL.md file (the card alone), a skill folder, or a folder of them.",
+        ),
+        (
+            "scan",
+            "chimera_cards.cli.scan:scan_cmd",
+            "Scan skills with our scan and any other scanners that write SARIF.",
+        ),
+        (
+            "scanner",
+            "chimera_cards.cli.scan:scanner_group",
+            "Other scanners (any command that writes SARIF) that scan and import can run.",
         ),
         (
             "hash",
@@ -105,7 +116,16 @@ COMMANDS: dict[str, LazyCommand] = {
             f"{_INSTALL}:install_cmd",
             "Write each NAME's approved bundle, byte for byte, into an agent's skills folder.",
         ),
-        ("uninstall", f"{_INSTALL}:uninstall_cmd", "Remove skill folders this tool installed."),
+        (
+            "uninstall",
+            f"{_INSTALL}:uninstall_cmd",
+            "Remove skill folders (and links) this tool installed; a link's target is left alone.",
+        ),
+        (
+            "adopt",
+            f"{_INSTALL}:adopt_cmd",
+            "Import every skill a project's agent folders hold, as npx skills left them.",
+        ),
         (
             "check",
             f"{_INSTALL}:check_cmd",
@@ -131,6 +151,22 @@ COMMANDS: dict[str, LazyCommand] = {
             "agents",
             f"{_INSTALL}:agents_cmd",
             "List the agents this tool can install for, with their project and user skill folders.",
+        ),
+        (
+            "serve",
+            f"{_RUNTIME}:serve_cmd",
+            "Serve approved skills to agents: only versions that verify now, re-hashed on every "
+            "read.",
+        ),
+        (
+            "hook",
+            f"{_RUNTIME}:hook_group",
+            "The commands agents' hooks run before a skill loads (Claude Code, Gemini CLI).",
+        ),
+        (
+            "prompt",
+            f"{_RUNTIME}:prompt_cmd",
+            "Print <available_skills> for every installed skill whose bytes check calls ok.",
         ),
         (
             "path",

@@ -19,18 +19,19 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from chimera_cards.cli.plain import check_body, echo, error_report, install_body
+from chimera_cards.cli.plain import check_body, echo, error_report, hook_body, install_body
 
 # typing.TYPE_CHECKING, without importing typing: this module is the console script's first.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
 
-__all__ = ["PLAIN_COMMANDS", "plain_call", "run"]
+__all__ = ["HOOK_AGENTS", "PLAIN_COMMANDS", "hook_call", "plain_call", "run"]
 
-# How an argument is read: a flag, a text value, a path click checks is not a file ("dir") or
-# not a folder ("file") when it exists.
-_FLAG, _TEXT, _DIR, _FILE = "flag", "text", "dir", "file"
+# How an argument is read: a flag, a text value, a text option that may be repeated (its values
+# collected in order, as click's multiple=True does), a path click checks is not a file ("dir")
+# or not a folder ("file") when it exists.
+_FLAG, _TEXT, _TEXTS, _DIR, _FILE = "flag", "text", "texts", "dir", "file"
 
 # command -> (its body, (positional parameter, kind, required), {option: (parameter, kind)});
 # the same parameters, spelt the same way, as the click command in cli/install.py.
@@ -39,12 +40,14 @@ PLAIN_COMMANDS: dict[str, tuple[Callable[..., None], tuple[str, str, bool], dict
         check_body,
         ("dirs", _DIR, False),
         {
-            "--agent": ("agent", _TEXT),
+            "--agent": ("agent", _TEXTS),
             "--global": ("global_", _FLAG),
             "--all": ("all_", _FLAG),
             "--trust-file": ("trust_file", _FILE),
+            "--lockfile": ("lockfile", _FILE),
             "--store": ("store_path", _FILE),
             "--json": ("as_json", _FLAG),
+            "--format": ("fmt", _TEXT),
         },
     ),
     "install": (
@@ -52,9 +55,10 @@ PLAIN_COMMANDS: dict[str, tuple[Callable[..., None], tuple[str, str, bool], dict
         ("names", _TEXT, True),
         {
             "--to": ("to", _DIR),
-            "--agent": ("agent", _TEXT),
+            "--agent": ("agent", _TEXTS),
             "--global": ("global_", _FLAG),
             "--force": ("force", _FLAG),
+            "--link": ("link", _FLAG),
             "--store": ("store_path", _FILE),
             "--json": ("as_json", _FLAG),
         },
@@ -66,7 +70,7 @@ def _value(kind: str, text: str) -> str | Path | None:
     """The parameter click would pass, or None when click might refuse it (then click decides)."""
     if not text or text.startswith("-") or "\x00" in text:
         return None
-    if kind == _TEXT:
+    if kind in (_TEXT, _TEXTS):
         return text
     try:
         mode = os.stat(text).st_mode
@@ -88,7 +92,10 @@ def plain_call(argv: Sequence[str]) -> tuple[Callable[..., None], dict] | None:
     if not argv or argv[0] not in PLAIN_COMMANDS:
         return None
     body, (positional, positional_kind, required), options = PLAIN_COMMANDS[argv[0]]
-    kwargs: dict = {dest: (False if kind == _FLAG else None) for dest, kind in options.values()}
+    kwargs: dict = {
+        dest: (False if kind == _FLAG else () if kind == _TEXTS else None)
+        for dest, kind in options.values()
+    }
     found = []
     rest = iter(argv[1:])
     for token in rest:
@@ -112,11 +119,52 @@ def plain_call(argv: Sequence[str]) -> tuple[Callable[..., None], dict] | None:
         value = _value(kind, text)
         if value is None:
             return None
-        kwargs[dest] = value  # given twice, the last one counts, as in click
+        if kind == _TEXTS:
+            kwargs[dest] = (*kwargs[dest], value)
+        else:
+            kwargs[dest] = value  # given twice, the last one counts, as in click
     if required and not found:
         return None
     kwargs[positional] = tuple(found)
     return body, kwargs
+
+
+# ``hook AGENT`` runs before every matching tool call of the agent: without click it starts in
+# about half the time. Its options as the click command spells them (cli/runtime.py).
+HOOK_AGENTS = ("claude", "gemini")
+_HOOK_EVENTS = ("auto", "pre-tool-use", "session-start")
+_HOOK_PATHS = {"--store": "store_path", "--trust-file": "trust_file"}
+
+
+def hook_call(argv: Sequence[str]) -> tuple[str, dict] | None:
+    """(agent, ``hook_body`` keyword arguments) for a plain ``hook AGENT`` run, else None.
+
+    Anything else (``--install``, ``--help``, an unknown option, a path click would refuse)
+    goes to click, as for ``check``.
+    """
+    if len(argv) < 2 or argv[0] != "hook" or argv[1] not in HOOK_AGENTS:
+        return None
+    kwargs: dict = {"store_path": None, "trust_file": None, "fail_open": False, "event": None}
+    rest = iter(argv[2:])
+    for token in rest:
+        name, equals, text = token.partition("=")
+        if name == "--fail-open" and not equals:
+            kwargs["fail_open"] = True
+            continue
+        if name not in ("--event", *_HOOK_PATHS):
+            return None
+        if not equals:
+            text = next(rest, "")
+        if name == "--event":
+            if text not in _HOOK_EVENTS:
+                return None
+            kwargs["event"] = None if text == "auto" else text
+            continue
+        value = _value(_FILE, text)
+        if value is None:
+            return None
+        kwargs[_HOOK_PATHS[name]] = value
+    return argv[1], kwargs
 
 
 def _plain_streams() -> bool:
@@ -143,6 +191,10 @@ def run(argv: Sequence[str] | None = None, prog_name: str | None = None) -> None
         prog_name: the name usage lines show (default: from ``sys.argv[0]``, as click does).
     """
     args = sys.argv[1:] if argv is None else list(argv)
+    hook = hook_call(args) if _plain_streams() else None
+    if hook is not None:
+        agent, options = hook
+        _leave(hook_body(agent, **options))
     call = plain_call(args) if _plain_streams() else None
     if call is None:
         from chimera_cards.cli.app import main

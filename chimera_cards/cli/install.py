@@ -36,7 +36,10 @@ def _target_options(fn):
         "--global", "global_", is_flag=True, help="With --agent: its user-wide folder."
     )(fn)
     fn = click.option(
-        "--agent", default=None, help="Install for this agent (see `chimera-cards agents`)."
+        "--agent",
+        multiple=True,
+        help="For this agent (see `chimera-cards agents`); repeat for several, '*' for every "
+        "agent detected here.",
     )(fn)
     return click.option(
         "--to",
@@ -49,17 +52,23 @@ def _target_options(fn):
 @click.command("install")
 @click.argument("names", nargs=-1, required=True)
 @_target_options
-@click.option("--force", is_flag=True, help="Replace folders this tool did not install.")
+@click.option("--force", is_flag=True, help="Replace folders and links this tool did not make.")
+@click.option(
+    "--link",
+    is_flag=True,
+    help="As npx skills does: one copy in .agents/skills, a link to it in each other agent's "
+    "folder.",
+)
 @store_option
 @json_option
 @reports_errors
-def install_cmd(names, to, agent, global_, force, store_path, as_json) -> None:
+def install_cmd(names, to, agent, global_, force, link, store_path, as_json) -> None:
     """Write each NAME's approved bundle, byte for byte, into an agent's skills folder.
 
     Pending, rejected or retired versions are refused; nothing is written unless every NAME can
     be installed.
     """
-    plain.install_body(names, to, agent, global_, force, store_path, as_json, echo=click.echo)
+    plain.install_body(names, to, agent, global_, force, link, store_path, as_json, echo=click.echo)
 
 
 @click.command("uninstall")
@@ -69,14 +78,15 @@ def install_cmd(names, to, agent, global_, force, store_path, as_json) -> None:
 @json_option
 @reports_errors
 def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
-    """Remove skill folders this tool installed."""
-    directory = target_dir(to, agent, global_)
+    """Remove skill folders (and links) this tool installed; a link's target is left alone."""
+    directories = plain.target_dirs(to, agent, global_)
     for name in names:
         inst.check_name(name)
     done = []
-    for name in names:
-        inst.remove_skill(directory, name, force=force)
-        done.append({"name": name, "path": str(directory / name)})
+    for directory in directories:
+        for name in names:
+            inst.remove_skill(directory, name, force=force)
+            done.append({"name": name, "path": str(directory / name)})
     if as_json:
         echo_json(done)
         return
@@ -86,7 +96,11 @@ def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
 
 @click.command("check")
 @click.argument("dirs", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--agent", default=None, help="Check this agent's skills folder.")
+@click.option(
+    "--agent",
+    multiple=True,
+    help="Check this agent's skills folder (repeat for several; '*': every detected agent).",
+)
 @click.option("--global", "global_", is_flag=True, help="With --agent: its user-wide folder.")
 @click.option("--all", "all_", is_flag=True, help="Every agent folder that exists here.")
 @click.option(
@@ -95,15 +109,41 @@ def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
     default=None,
     help="Judge approvals against this trust file's keys and threshold, not the store's.",
 )
+@click.option(
+    "--lockfile",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also verify it: our lockfile's digests, or npx's skills-lock.json computedHash.",
+)
 @store_option
 @json_option
+@click.option(
+    "--format",
+    "fmt",
+    default=None,
+    metavar="[text|json|sarif]",
+    help="text (default), json (same as --json), or sarif (SARIF 2.1.0, for code scanning).",
+)
 @reports_errors
-def check_cmd(dirs, agent, global_, all_, trust_file, store_path, as_json) -> None:
+def check_cmd(dirs, agent, global_, all_, trust_file, lockfile, store_path, as_json, fmt) -> None:
     """One line per skill folder: ok, modified (naming files), revoked, unknown or missing.
 
-    Exit 0 only when every skill is ok: the command to run in CI on `.claude/skills`.
+    A folder that is a link is checked at its target (`ok NAME -> .agents/skills/NAME`); a
+    link leaving the project is reported, never followed. Without a store every folder is
+    unknown. Exit 0 only when every skill is ok: the command to run in CI on `.claude/skills`.
     """
-    plain.check_body(dirs, agent, global_, all_, trust_file, store_path, as_json, echo=click.echo)
+    plain.check_body(
+        dirs,
+        agent,
+        global_,
+        all_,
+        trust_file,
+        lockfile,
+        store_path,
+        as_json,
+        fmt,
+        echo=click.echo,
+    )
 
 
 @click.command("sync")
@@ -125,19 +165,77 @@ def sync_cmd(names, to, agent, global_, lockfile, dry_run, store_path, as_json) 
     Installs what is missing, replaces what was upgraded, removes what this tool installed and
     is no longer approved; folders it did not install are never touched.
     """
-    directory = target_dir(to, agent, global_)
+    directories = plain.target_dirs(to, agent, global_)
     if names and lockfile is not None:
         raise UsageError("give NAMEs or --lockfile, not both")
-    pins = read_lockfile(lockfile) if lockfile is not None else None
     with open_store(store_path) as store:
-        plan = inst.plan_sync(store, directory, names or None, pins)
-        if not dry_run:
-            inst.apply_sync(store, directory, plan)
+        pins = _sync_pins(store, lockfile) if lockfile is not None else None
+        plans = []
+        for directory in directories:
+            plan = inst.plan_sync(store, directory, names or None, pins)
+            if not dry_run:
+                inst.apply_sync(store, directory, plan)
+            plans.append((directory, plan))
     if as_json:
-        echo_json({"dry_run": dry_run, "actions": [a.to_dict() for a in plan]})
+        actions = [{**a.to_dict(), "folder": str(d)} for d, plan in plans for a in plan]
+        echo_json({"dry_run": dry_run, "actions": actions})
         return
-    for action in plan:
-        click.echo(("would " if dry_run else "") + action.line())
+    for directory, plan in plans:
+        if len(plans) > 1:
+            click.echo(f"{directory}:")
+        for action in plan:
+            click.echo(("would " if dry_run else "") + action.line())
+
+
+def _sync_pins(store, lockfile: Path) -> dict[str, str]:
+    """name -> bundle digest from our lockfile, or from npx's skills-lock.json (its entries
+    mapped to the stored versions whose files hash to their computedHash)."""
+    from chimera_cards.importer.npxlock import is_npx_lock, npx_pins, read_npx_lock
+
+    if is_npx_lock(lockfile):
+        return npx_pins(store, read_npx_lock(lockfile))
+    return read_lockfile(lockfile)
+
+
+@click.command("adopt")
+@click.argument(
+    "root", required=False, default=Path("."), type=click.Path(file_okay=False, path_type=Path)
+)
+@store_option
+@json_option
+@reports_errors
+def adopt_cmd(root, store_path, as_json) -> None:
+    """Import every skill a project's agent folders hold, as npx skills left them.
+
+    Each distinct folder (links resolved inside the project) becomes a version with the source
+    skills-lock.json records; a remote source is held for review. Prints what a reviewer must
+    approve. Exit 1 when something could not be adopted (a link leaving the project, a lock
+    entry with no folder, a refused folder).
+    """
+    from chimera_cards.install.adopt import adopt
+
+    if not root.is_dir():
+        raise UsageError(f"{root}: no such folder")
+    with open_store(store_path, create=True) as store:
+        report = adopt(store, root)
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        for s in report.skills:
+            digest = f" {s.digest[:12]}" if s.digest else ""
+            status = f" {s.status}" if s.status else ""
+            line = f"{s.outcome:<9} {s.name}{digest}{status}"
+            if s.source:
+                line += f"  from {s.source.get('source')} ({s.source.get('sourceType')})"
+            click.echo(f"{line}  {s.reason}" if s.reason else line)
+        waiting = report.to_review()
+        if waiting:
+            click.echo(f"{len(waiting)} to review and approve before agents may use them:")
+            for s in waiting:
+                click.echo(f"  chimera-cards review {s.name}")
+                click.echo(f"  chimera-cards approve {s.name} --sha256 {s.digest} --key KEY")
+    if not report.ok:
+        raise SystemExit(1)
 
 
 @click.command("agents")
@@ -179,10 +277,11 @@ def path_cmd(agent, global_, store_path) -> None:
             raise UsageError(f"{path}: its folder is a file")
         click.echo(str(path))
         return
-    click.echo(str(target_dir(None, agent, global_)))
+    click.echo(str(target_dir(None, agent or None, global_)))
 
 
 COMMANDS = [
+    adopt_cmd,
     install_cmd,
     uninstall_cmd,
     check_cmd,

@@ -4,70 +4,20 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from urllib.parse import quote
 
 import click
 
-from chimera_cards import __version__
 from chimera_cards.cli.common import echo_json, reports_errors
-from chimera_cards.scan.codescan import CODE_RULES, lint_skill_paths
-from chimera_cards.scan.findings import DEFAULT_PROFILE, PROFILES, RULES
+from chimera_cards.scan.codescan import lint_skill_paths
+from chimera_cards.scan.findings import DEFAULT_PROFILE, PROFILES
 from chimera_cards.scan.lint import LintReport
+from chimera_cards.scan.sarif import to_sarif as findings_to_sarif
 from chimera_cards.sources.find import hash_paths
-
-_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-
-
-def _artifact_uri(path: str | None) -> str:
-    if not path:
-        return ""
-    p = Path(path)
-    return p.as_uri() if p.is_absolute() else quote(p.as_posix())
 
 
 def to_sarif(report: LintReport) -> dict:
-    """A minimal valid SARIF 2.1.0 log: one run, the rules used, one result per finding."""
-    used = sorted({f.rule for f in report.findings})
-    results = []
-    for finding in report.findings:
-        location: dict = {"artifactLocation": {"uri": _artifact_uri(finding.path)}}
-        if finding.line:
-            location["region"] = {"startLine": finding.line}
-        results.append(
-            {
-                "ruleId": finding.rule,
-                "ruleIndex": used.index(finding.rule),
-                "level": _SARIF_LEVEL[finding.severity],
-                "message": {"text": finding.message},
-                "locations": [{"physicalLocation": location}],
-            }
-        )
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "chimera-cards",
-                        "version": __version__,
-                        "rules": [
-                            {
-                                "id": rule,
-                                "shortDescription": {
-                                    "text": RULES.get(rule) or CODE_RULES.get(rule, rule)
-                                },
-                            }
-                            for rule in used
-                        ],
-                    }
-                },
-                "results": results,
-            }
-        ],
-    }
+    """The report as a SARIF 2.1.0 log (``scan.sarif.to_sarif``): one run, the rules used."""
+    return findings_to_sarif(report.findings)
 
 
 def format_text(report: LintReport) -> str:

@@ -23,19 +23,24 @@ if TYPE_CHECKING:
     from chimera_cards.store.facade import Store
 
 __all__ = [
+    "CHECK_FORMATS",
     "DEBUG_ENV",
     "Echo",
+    "canonical_dir",
     "check_body",
     "check_dirs",
     "echo",
     "error_report",
+    "hook_body",
     "install_body",
     "json_text",
     "open_store",
     "target_dir",
+    "target_dirs",
 ]
 
 DEBUG_ENV = "CHIMERA_CARDS_DEBUG"
+CHECK_FORMATS = ("text", "json", "sarif")
 
 Echo = Callable[..., object]  # echo(text, err=False), as click.echo is called
 
@@ -108,19 +113,40 @@ def _agents():
     return agents
 
 
-def target_dir(to: Path | None, agent: str | None, global_: bool) -> Path:
-    """The skills folder named by ``--to`` or ``--agent [--global]`` (exactly one of them)."""
-    if (to is None) == (agent is None):
+def target_dirs(to: Path | None, agents: str | tuple[str, ...] | None, global_: bool) -> list[Path]:
+    """The skills folders named by ``--to`` or ``--agent [--global]`` (one or the other), each
+    once: ``--agent`` may be repeated, and ``--agent '*'`` is every agent detected here."""
+    names = (agents,) if isinstance(agents, str) else tuple(agents or ())
+    if (to is None) == (not names):
         raise UsageError("give exactly one of --to DIR or --agent AGENT")
     if to is not None:
         if global_:
             raise UsageError("--global goes with --agent, not --to")
-        return to
-    found = _agents().find_agent(agent or "")
-    return _agents().user_dir(found) if global_ else _agents().project_dir(found, Path.cwd())
+        return [to]
+    table = _agents()
+    chosen = table.find_agents(names, os.environ, Path.cwd())
+    if global_:
+        without = [a.name for a in chosen if a.user is None]
+        if without:
+            raise UsageError(f"{', '.join(without)}: no user-wide skill folder; drop --global")
+    found: dict[str, Path] = {}
+    for agent in chosen:
+        path = table.user_dir(agent) if global_ else table.project_dir(agent, Path.cwd())
+        found.setdefault(os.path.abspath(path), path)
+    return list(found.values())
 
 
-def check_dirs(dirs: tuple[Path, ...], agent: str | None, global_: bool, all_: bool) -> list[Path]:
+def target_dir(to: Path | None, agent: str | tuple[str, ...] | None, global_: bool) -> Path:
+    """The one skills folder named by ``--to`` or ``--agent [--global]``."""
+    found = target_dirs(to, agent, global_)
+    if len(found) != 1:
+        raise UsageError("these agents read different folders; name one agent here")
+    return found[0]
+
+
+def check_dirs(
+    dirs: tuple[Path, ...], agent: str | tuple[str, ...] | None, global_: bool, all_: bool
+) -> list[Path]:
     """The skills folders ``check`` looks in: DIRs, ``--agent [--global]``, or ``--all``."""
     chosen = sum(bool(x) for x in (dirs, agent, all_))
     if chosen > 1:
@@ -130,8 +156,8 @@ def check_dirs(dirs: tuple[Path, ...], agent: str | None, global_: bool, all_: b
         places = {Path(a.project) for a in _agents().agent_locations(env, Path.cwd())}
         places |= {Path(a.user) for a in _agents().agent_locations(env, Path.cwd()) if a.user}
         return sorted(p for p in places if p.is_dir())
-    if agent is not None:
-        return [target_dir(None, agent, global_)]
+    if agent:
+        return target_dirs(None, agent, global_)
     if global_:
         raise UsageError("--global goes with --agent")
     if not dirs:
@@ -142,50 +168,76 @@ def check_dirs(dirs: tuple[Path, ...], agent: str | None, global_: bool, all_: b
     return list(dirs)
 
 
+def canonical_dir(global_: bool) -> Path:
+    """Where ``install --link`` keeps the one copy: npx's ``.agents/skills`` of the project,
+    or ``~/.agents/skills`` with ``--global``."""
+    if global_:
+        home = os.environ.get("HOME", "").strip()
+        return (Path(home) if home else Path.home()) / ".agents" / "skills"
+    return Path.cwd() / ".agents" / "skills"
+
+
 def install_body(
     names: tuple[str, ...],
     to: Path | None,
-    agent: str | None,
+    agent: tuple[str, ...],
     global_: bool,
     force: bool,
+    link: bool,
     store_path: Path | None,
     as_json: bool,
     *,
     echo: Echo,
 ) -> None:
     """``chimera-cards install``: what it writes and prints (errors are raised)."""
-    from chimera_cards.install.installer import install
+    from chimera_cards.install.installer import install, install_linked
 
-    directory = target_dir(to, agent, global_)
+    directories = target_dirs(to, agent, global_)
+    if link and to is not None:
+        raise UsageError("--link goes with --agent (it links each agent's folder to one copy)")
     with open_store(store_path) as store:
-        results = install(store, names, directory, force=force)
+        if link:
+            results = install_linked(store, names, directories, canonical_dir(global_), force=force)
+        else:
+            results = []
+            for directory in directories:
+                results += install(store, names, directory, force=force)
     if as_json:
         echo(json_text([r.to_dict() for r in results]))
         return
     for r in results:
-        echo(f"{r.action} {r.name} {r.digest[:12]} -> {r.path}")
+        where = f"{r.path} -> {r.link}" if r.link else r.path
+        echo(f"{r.action} {r.name} {r.digest[:12]} -> {where}")
 
 
 def check_body(
     dirs: tuple[Path, ...],
-    agent: str | None,
+    agent: tuple[str, ...],
     global_: bool,
     all_: bool,
     trust_file: Path | None,
+    lockfile: Path | None,
     store_path: Path | None,
     as_json: bool,
+    fmt: str | None = None,
     *,
     echo: Echo,
 ) -> None:
     """``chimera-cards check``: what it prints; SystemExit(1) unless every skill is ok."""
     from chimera_cards.bundles.folderscan import start_scan
 
+    if fmt is not None and fmt not in CHECK_FORMATS:
+        raise UsageError(f"--format {fmt}: give one of {', '.join(CHECK_FORMATS)}")
+    if as_json and fmt not in (None, "json"):
+        raise UsageError(f"--json and --format {fmt} say different things; give one")
+    fmt = "json" if as_json else fmt or "text"
     directories = check_dirs(dirs, agent, global_, all_)
     # Hashing starts now (in a second process when a core is idle), while the store, the trust
     # rules and the rest of check load: that takes about as long as the hashing itself.
     with start_scan(directories) as scan:
         from chimera_cards.install.policy import Policy
         from chimera_cards.install.verify import check
+        from chimera_cards.store.connection import default_store_path
 
         policy = Policy()
         if trust_file is not None:
@@ -195,15 +247,69 @@ def check_body(
 
             trust = read_trust_file(trust_file)
             policy = Policy(tuple(trust.trusted_keys()), trust.threshold)
-        with open_store(store_path) as store:
-            report = check(store, directories, policy, scan=scan)
+        npx_lock, pins = _check_lockfile(lockfile)
+        path = store_path or default_store_path()
+        if not path.exists() and not path.is_symlink():
+            # No store yet (a project npx set up): every folder is unknown, not a usage error.
+            report = check(None, directories, policy, scan=scan, npx_lock=npx_lock, pins=pins)
+        else:
+            with open_store(store_path) as store:
+                report = check(store, directories, policy, scan=scan, npx_lock=npx_lock, pins=pins)
     if not report.states:
         # A CI job pointed at the wrong folder must not pass by finding nothing to check.
         where = ", ".join(str(d) for d in directories) or "any agent folder"
         raise ChimeraError(f"no skill folders in {where}")
-    if as_json:
+    if fmt == "json":
         echo(json_text(report.to_dict()))
+    elif fmt == "sarif":
+        from chimera_cards.runtime.check_sarif import check_sarif
+
+        echo(json_text(check_sarif(report)))
     else:
         echo("\n".join(state.line() for state in report.states))
     if not report.ok:
         raise SystemExit(1)
+
+
+def _check_lockfile(lockfile: Path | None) -> tuple[dict | None, dict | None]:
+    """(npx's entries, our pins) from ``check --lockfile``: npx's ``skills-lock.json`` or ours."""
+    if lockfile is None:
+        return None, None
+    from chimera_cards.importer.npxlock import is_npx_lock, read_npx_lock
+
+    if is_npx_lock(lockfile):
+        return read_npx_lock(lockfile), None
+    from chimera_cards.importer.lockfile import read_lockfile
+
+    return None, dict(read_lockfile(lockfile))
+
+
+def hook_body(
+    agent: str,
+    store_path: Path | None,
+    trust_file: Path | None,
+    fail_open: bool,
+    event: str | None,
+) -> int:
+    """``chimera-cards hook AGENT``: read the hook input on stdin, answer, return the exit code.
+
+    Run for every matching tool call of the agent, so the console entry runs it without click
+    when its options are plain; the click command calls it too.
+    """
+    from chimera_cards.runtime.agent_hooks import run_hook
+
+    outcome = run_hook(
+        sys.stdin.buffer.read(),
+        agent=agent,
+        store_path=store_path,
+        trust_file=trust_file,
+        fail_open=fail_open,
+        event=event,
+    )
+    if outcome.stdout:
+        sys.stdout.write(outcome.stdout)
+        sys.stdout.flush()
+    if outcome.stderr:
+        sys.stderr.write(outcome.stderr.rstrip("\n") + "\n")
+        sys.stderr.flush()
+    return outcome.exit_code

@@ -335,6 +335,29 @@ def retire_cmd(name, sha256, reason, store_path, as_json) -> None:
 # --- match -----------------------------------------------------------------------------------
 
 
+# Why an approved match is not offered from the folder, by its check state.
+_ABSENT_NOTES = (
+    ("not installed", "approved but not installed", "see `chimera-cards install`"),
+    ("missing", "recorded as installed but its folder is gone", "see `chimera-cards sync`"),
+    ("modified", "installed but modified since it was approved", "see `chimera-cards check`"),
+    ("revoked", "installed bytes are no longer approved", "see `chimera-cards check`"),
+    ("unknown", "installed bytes are no stored bundle", "see `chimera-cards check`"),
+)
+
+
+def _absent_notes(directory, absent: list[str], states: dict[str, str]) -> None:
+    """One ``note:`` line per reason an approved match is left out of the skills-xml block."""
+    told = set()
+    for state, text, hint in _ABSENT_NOTES:
+        names = [n for n in absent if states.get(n) == state]
+        told.update(names)
+        if names:
+            click.echo(f"note: {text} in {directory}: {', '.join(names)} ({hint})", err=True)
+    rest = [n for n in absent if n not in told]
+    if rest:  # a folder check calls ok whose SKILL.md could not be read
+        click.echo(f"note: not offered from {directory}: {', '.join(rest)}", err=True)
+
+
 @click.command("match")
 @click.argument("query", nargs=-1, required=True)
 @click.option(
@@ -386,18 +409,16 @@ def match_cmd(query, k, level, fmt, to, agent, global_, store_path, as_json) -> 
         waiting = [n for n in retrieve.held_back(store, text, k) if n not in shown]
         if directory is not None:
             skills, absent = install.available_skills(store, [m.name for m in matches], directory)
+            from chimera_cards.runtime.to_prompt import installed_states
+
+            states = installed_states(store, directory, absent)
     for line in matches.skipped:
         click.echo(f"warning: {line}", err=True)
     pending = f"pending review, not shown: {', '.join(waiting)}" if waiting else ""
     if waiting and matches:
         click.echo(f"note: {pending} (see `chimera-cards review`)", err=True)
     if directory is not None:
-        if absent:
-            click.echo(
-                f"note: approved but not installed in {directory}: {', '.join(absent)} "
-                "(see `chimera-cards install`)",
-                err=True,
-            )
+        _absent_notes(directory, absent, states)
         matches = retrieve.MatchList(m for m in matches if m.name not in absent)
     if as_json:
         payload: dict[str, object] = {"matches": [m.to_dict() for m in matches]}

@@ -21,12 +21,14 @@ from chimera_cards.cli.common import (
     reports_errors,
     store_option,
 )
+from chimera_cards.cli.scan import scanner_option, scanners_file_option, scanners_for
 from chimera_cards.errors import UsageError
 from chimera_cards.importer.lockfile import read_lockfile, write_lockfile
 from chimera_cards.importer.pipeline import ImportResult, import_source
 from chimera_cards.retrieve.export import export_card, select_version
 from chimera_cards.scan.codescan import finding_id
 from chimera_cards.sources.gitsource import is_git_source
+from chimera_cards.sources.locate import locate
 from chimera_cards.store.rows import STATUSES, Version
 from chimera_cards.store.verify import verify_store
 from chimera_cards.util.integrity import expected_hex, parse_sha256
@@ -114,6 +116,18 @@ def _error_line(result: ImportResult) -> str:
     metavar="NAME",
     help="Import only this skill out of a collection, archive or repository.",
 )
+@click.option(
+    "--plugin",
+    default=None,
+    metavar="NAME",
+    help="Import only this plugin's skills out of a Claude Code marketplace.",
+)
+@click.option(
+    "--list",
+    "list_only",
+    is_flag=True,
+    help="Show the skills SOURCE holds (name, folder, plugin, digest); import nothing.",
+)
 @click.option("--taint", is_flag=True, help="Mark the import tainted (held pending for review).")
 @click.option(
     "--timeout",
@@ -122,27 +136,49 @@ def _error_line(result: ImportResult) -> str:
     show_default=True,
     help="Seconds allowed for fetching a URL.",
 )
+@scanner_option
+@scanners_file_option
 @store_option
 @json_option
 @reports_errors
 def import_cmd(
-    source, sha256, integrity, digest, ref, skill, lockfile, taint, timeout, store_path, as_json
+    source,
+    sha256,
+    integrity,
+    digest,
+    ref,
+    skill,
+    plugin,
+    list_only,
+    lockfile,
+    taint,
+    timeout,
+    scanner_names,
+    scanners_file,
+    store_path,
+    as_json,
 ) -> None:
     """Import SOURCE: skill folders, an archive, a git repository, or a URL.
 
     SOURCE: a skill folder, a folder of skills, a SKILL.md, an archive (.zip, .skill, .tar.gz;
-    path or URL), a git repository (path or URL; --ref), or a SKILL.md URL.
+    path or URL), a git repository (path or URL; --ref), owner/repo[@skill] or a code host's
+    web URL (…/tree/REF/PATH), a site publishing /.well-known/agent-skills, or a SKILL.md URL.
 
     Every file of each skill is stored as one bundle. One line per skill. Exit 0 when every skill
     imported (or was already present), 1 when any was refused, 2 for a usage error.
+
+    Each --scanner runs over every new skill's files; its findings are stored with the version
+    (shown by `review`), and an error among them, or a scanner that fails, holds it pending.
     """
     # Usage errors first, so a bad invocation does not even create a store file.
     expected_hex(sha256, integrity)
+    scanners = scanners_for(scanner_names, scanners_file, store_path)
     if digest:
         parse_sha256(digest, "--digest")
     if lockfile is not None:
         read_lockfile(lockfile)
-    if not is_url(source) and not is_git_source(source) and ref is None:
+    local = not is_url(source) and not is_git_source(source)
+    if local and ref is None and locate(source) is None:
         if not Path(source).exists() and not Path(source).is_symlink():
             raise CardReadError(f"{source}: no such file or directory")
         if Path(source).is_dir() and not _holds_a_skill(source):
@@ -150,6 +186,9 @@ def import_cmd(
                 f"{source}: no cards found (expected a SKILL.md, a skill folder, "
                 "or a folder of them)"
             )
+    if list_only:
+        _list_source(source, ref=ref, plugin=plugin, skill=skill, timeout=timeout, as_json=as_json)
+        return
     # A big import keeps many objects alive until it ends (bundles, candidates, results), which
     # the cycle collector would scan again and again for nearly no cycles (~50 ms of 2,000
     # cards): it is paused for the import (and its workers, forked meanwhile) and then resumed.
@@ -168,6 +207,8 @@ def import_cmd(
                 timeout=timeout,
                 ref=ref,
                 skill=skill,
+                plugin=plugin,
+                scanners=scanners,
             )
     finally:
         if collecting:
@@ -194,25 +235,61 @@ def import_cmd(
         raise SystemExit(max(1, *refused) if len(results) == 1 else 1)
 
 
+def _list_source(source, *, ref, plugin, skill, timeout, as_json) -> None:
+    from chimera_cards.sources.find import list_source
+
+    entries = list_source(source, ref=ref, plugin=plugin, skill=skill, timeout=timeout)
+    if as_json:
+        echo_json([e.to_dict() for e in entries])
+        return
+    width = max((len(e.name) for e in entries), default=0)
+    for e in entries:
+        where = f"{e.folder or '.'}" + (f"  (plugin {e.plugin})" if e.plugin else "")
+        state = f"error: {e.error}" if e.error else f"{(e.digest or '')[:12]}  {e.files} files"
+        click.echo(f"{e.name:<{width}}  {state}  {where}")
+    remote = any(e.network for e in entries)
+    note = " (from the network: they would arrive tainted, pending review)" if remote else ""
+    click.echo(f"{len(entries)} skill(s) in {source}{note}")
+
+
 @click.command("lock")
 @click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("cards.lock"),
+    default=None,
+    help="Lockfile to write (default: cards.lock; skills-lock.json with --format npx).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["chimera", "npx"]),
+    default="chimera",
     show_default=True,
-    help="Lockfile to write.",
+    help="chimera: `name digest:DIGEST` lines; npx: the skills-lock.json npx skills reads "
+    "(its computedHash, with our digest beside it).",
 )
 @store_option
 @json_option
 @reports_errors
-def lock_cmd(output, store_path, as_json) -> None:
+def lock_cmd(output, fmt, store_path, as_json) -> None:
     """Write a lockfile pinning every active skill to its bundle digest (every file)."""
+    if output is None:
+        output = Path("skills-lock.json" if fmt == "npx" else "cards.lock")
     with open_store(store_path) as store:
-        pins = {v.name: v.digest for v in store.versions(status="active")}
-    write_lockfile(output, pins)
+        active = store.versions(status="active")
+        pins = {v.name: v.digest for v in active}
+        if fmt == "npx":
+            from chimera_cards.importer.npxlock import npx_lock_entries, write_npx_lock
+
+            latest = {v.name: v for v in active}  # oldest first: the newest of each name
+            entries = npx_lock_entries(store, [latest[n] for n in sorted(latest)])
+    if fmt == "npx":
+        write_npx_lock(output, entries)
+    else:
+        write_lockfile(output, pins)
     if as_json:
-        echo_json({"path": str(output), "pins": pins})
+        echo_json({"path": str(output), "format": fmt, "pins": pins})
     else:
         click.echo(f"wrote {len(pins)} card{'s' if len(pins) != 1 else ''} to {output}")
 
@@ -227,19 +304,40 @@ def _version_row(v: Version, width: int) -> str:
 
 @click.command("list")
 @click.option("--status", type=click.Choice(STATUSES), default=None, help="Only this status.")
+@click.option(
+    "--installed",
+    is_flag=True,
+    help="Instead: every skill folder of every agent (project and user-wide), with its state.",
+)
 @store_option
 @json_option
 @reports_errors
-def list_cmd(status, store_path, as_json) -> None:
-    """List every stored version (name, status, provenance, hash, import time, origin)."""
+def list_cmd(status, installed, store_path, as_json) -> None:
+    """List every stored version (name, status, provenance, hash, import time, origin).
+
+    With --installed: every skill folder of every agent, with agent, folder, version and state.
+    """
+    if installed:
+        if status is not None:
+            raise UsageError("--status lists stored versions; it does not go with --installed")
+        from chimera_cards.cli.runtime import list_installed
+
+        list_installed(store_path, as_json)
+        return
     with open_store(store_path) as store:
         found = store.versions(status=status)
     if as_json:
         echo_json([v.to_dict() for v in found])
         return
     width = max((len(v.name) for v in found), default=0)
-    for v in found:
-        click.echo(_version_row(v, width))
+    # Skills imported from a marketplace are listed under their plugin, after the rest.
+    plugin_of = {v.id: str(v.source.get("plugin") or "") for v in found}
+    shown = ""
+    for v in sorted(found, key=lambda v: (plugin_of[v.id] != "", plugin_of[v.id])):
+        if plugin_of[v.id] != shown:
+            shown = plugin_of[v.id]
+            click.echo(f"plugin {shown}:")
+        click.echo(("  " if shown else "") + _version_row(v, width))
 
 
 @click.command("show")

@@ -28,7 +28,7 @@ import os
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -39,8 +39,10 @@ from chimera_cards.cards.card import Card, parse_card
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
 from chimera_cards.importer.lockfile import check_pin, read_lockfile
 from chimera_cards.scan.codescan import ScanCache, lint_bundle
+from chimera_cards.scan.external import ScannerConfig, ScannerRun, scan_bundle_with
 from chimera_cards.scan.findings import Finding
-from chimera_cards.sources.find import SkillSource, find_skills, pick, read_skill
+from chimera_cards.sources.find import SkillSource, find_skills, pick, pick_plugin, read_skill
+from chimera_cards.sources.locate import GitHosts
 from chimera_cards.store.audit import canonical_json
 from chimera_cards.store.facade import Store
 from chimera_cards.store.rows import Version
@@ -100,6 +102,7 @@ class Candidate:
     approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
     stored_findings: list[dict] | None = None  # ``findings`` as stored, when already made
     findings_json: str | None = None  # and their canonical JSON text, when already made
+    scanner_runs: list[ScannerRun] = field(default_factory=list)  # other scanners' verdicts
 
     @property
     def skill_sha256(self) -> str:
@@ -120,6 +123,18 @@ class Candidate:
             )
             more = f" and {len(errors) - 5} more" if len(errors) > 5 else ""
             reasons.append(f"lint errors: {listed}{more}")
+        for run in self.scanner_runs:
+            if not run.ok:
+                reasons.append(f"scanner {run.scanner} failed: {run.reason}")
+            elif run.holds():
+                errors = [f for f in run.findings if f.severity == "error"]
+                listed = ", ".join(
+                    f.rule.removeprefix(f"{run.scanner}/")
+                    + (f" ({f.path}:{f.line})" if f.path and f.line else "")
+                    for f in errors[:5]
+                )
+                more = f" and {len(errors) - 5} more" if len(errors) > 5 else ""
+                reasons.append(f"scanner {run.scanner} errors: {listed}{more}")
         return reasons
 
 
@@ -149,6 +164,7 @@ class ImportResult:
     skill_sha256: str | None = None  # SHA-256 of SKILL.md
     files: int = 0  # files in the bundle
     error_kind: str | None = None  # the refusal's class name, e.g. "LinkError"
+    scanners: list[dict] = field(default_factory=list)  # other scanners' runs on a new version
 
     @property
     def ok(self) -> bool:
@@ -171,6 +187,7 @@ class ImportResult:
             "error": self.error,
             "error_kind": self.error_kind,
             "source": self.source,
+            "scanners": self.scanners,
         }
 
 
@@ -403,6 +420,7 @@ def _store_batch(
                     digest=version.digest,
                     skill_sha256=version.skill_sha256,
                     files=len(cand.bundle.files) if cand.bundle is not None else 1,
+                    scanners=[run.to_dict() for run in cand.scanner_runs] if new else [],
                 )
             )
         pause = os.environ.get(PAUSE_ENV)
@@ -462,6 +480,8 @@ def _store_one(
         findings_json=cand.findings_json,
         new_name=new_name,
     )
+    for run in cand.scanner_runs:
+        store.put_scanner_result(conn, version, run.to_dict())
     return version, True
 
 
@@ -487,7 +507,11 @@ def import_source(
     hooks: Iterable[str | Callable] | None = None,
     ref: str | None = None,
     skill: str | None = None,
+    plugin: str | None = None,
     jobs: int | None = None,
+    hosts: GitHosts | None = None,
+    scanners: Sequence[ScannerConfig] = (),
+    source_note: Mapping | None = None,
 ) -> list[ImportResult]:
     """Import every skill SOURCE names; one ImportResult per skill, in order.
 
@@ -501,8 +525,16 @@ def import_source(
         taint: hold the import for review whatever its origin.
         ref: a git branch, tag or commit.
         skill: import only the skill of this name (folder or frontmatter name).
+        plugin: import only the skills of this plugin of a Claude Code marketplace.
+        hosts: what ``owner/repo`` and github.com / gitlab.com URLs clone from (default: the
+            environment's ``CHIMERA_CARDS_GITHUB_URL`` / ``CHIMERA_CARDS_GITLAB_URL``).
         jobs: worker processes that parse and lint; None: one per CPU once there are
             ``POOL_MIN_BUNDLES`` bundles to read, else none; 1: none (this process does it).
+        scanners: other scanners (SARIF plug-ins) to run over each new bundle's files; their
+            findings are stored with the version, and an error among them (or a scanner that
+            fails or times out) holds it pending.
+        source_note: what another tool recorded about where the skill came from (``adopt``:
+            npx's lock entry), kept in each version's source as ``recorded``.
     Returns:
         One result per skill: imported, present or refused.
     Raises (nothing stored) only for a bad invocation: a malformed hash, an unreadable lockfile,
@@ -519,13 +551,17 @@ def import_source(
     source = str(source)
     try:
         # Left unread: each skill is read when the import gets to it (see _Checks).
-        found = find_skills(source, ref=ref, timeout=timeout, ssl_context=ssl_context, read=False)
+        found = find_skills(
+            source, ref=ref, timeout=timeout, ssl_context=ssl_context, read=False, hosts=hosts
+        )
     except UsageError:
         raise
     except ChimeraError as exc:
         if exc.exit_code == 2 and not isinstance(exc, IntegrityError):
             raise
         return [_refused(source, exc)]
+    if plugin is not None:
+        found = pick_plugin(found, plugin, source=source)
     if skill is not None:
         found = pick(found, skill, source=source)
     if not found:
@@ -576,8 +612,14 @@ def import_source(
                     pins_source=pins_source,
                     taint=taint,
                     file=item.skill_file,
-                    source=item.info,
+                    source=(
+                        {**item.info, "recorded": dict(source_note)} if source_note else item.info
+                    ),
                     approvals=item.approvals,
+                )
+                # Over the exact files the store will keep, under the skill's name.
+                cand.scanner_runs = scan_bundle_with(
+                    scanners if checked.known is None else (), item.bundle, dirname=cand.name
                 )
             except ChimeraError as exc:
                 results.append(_refused(label, exc))

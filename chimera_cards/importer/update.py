@@ -107,6 +107,8 @@ def refetch_args(version: Version) -> tuple[str, dict[str, Any]]:
         return str(info["path"]), {}
     if kind == "url" and info.get("url"):
         return str(info["url"]), {}
+    if kind == "wellknown" and info.get("url"):
+        return str(info["url"]), {"skill": info.get("skill") or version.name}
     return version.origin, {}
 
 

@@ -28,7 +28,15 @@ from chimera_cards.install.receipt import (
     utc_now,
 )
 
-__all__ = ["check_name", "recover", "remove_skill", "write_skill"]
+__all__ = [
+    "check_name",
+    "is_our_link",
+    "recover",
+    "refuse_foreign",
+    "remove_skill",
+    "write_link",
+    "write_skill",
+]
 # Hidden siblings this module makes in DIR while writing or removing a skill.
 _TMP_MARK = ".chimera-tmp-"
 _OLD_MARK = ".chimera-old-"
@@ -106,7 +114,10 @@ def recover(directory: str | os.PathLike, name: str, hidden: Iterable[str] | Non
                 _rmtree(directory / entry, ignore_errors=True)
     for entry in names:
         if entry.startswith(f".{name}{_TMP_MARK}"):
-            _rmtree(directory / entry, ignore_errors=True)
+            if (directory / entry).is_symlink():  # a link write_link had not yet moved in
+                (directory / entry).unlink(missing_ok=True)
+            else:
+                _rmtree(directory / entry, ignore_errors=True)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -146,6 +157,20 @@ def _write_files(root: Path, bundle: Bundle, receipt: Receipt, rehash: bool) -> 
         os.close(fd)
 
 
+def _replace_folder(directory: Path, name: str, new: Path) -> None:
+    """Put ``new`` where the folder ``directory/name`` is, in one swap where the kernel can
+    (else two renames, after which ``recover`` puts a stranded old copy back), and delete the
+    old folder."""
+    target = directory / name
+    if _exchange(new, target):
+        _rmtree(new)  # now the old folder
+        return
+    old = _sibling(directory, name, _OLD_MARK)
+    os.rename(target, old)
+    os.rename(new, target)
+    _rmtree(old)
+
+
 def write_skill(
     directory: str | os.PathLike,
     bundle: Bundle,
@@ -165,7 +190,7 @@ def write_skill(
         bundle: the exact files to write (their bytes are re-hashed against the manifest).
         name: the folder name (the skill's name).
         store: the store path, for the receipt.
-        force: replace a folder this tool did not install.
+        force: replace a folder or link this tool did not make.
         now: the time to record (default: now, UTC).
         record: add it to the directory's index now (False: the caller calls
             ``record_installs`` once for a batch).
@@ -175,8 +200,9 @@ def write_skill(
     Returns:
         The receipt written.
     Raises:
-        ForeignFolderError: the folder exists without our receipt and ``force`` is false.
-        InstallError: the target is not a folder, or a file does not match its manifest entry.
+        ForeignFolderError: a folder without our receipt, or a link we did not make, is there
+            and ``force`` is false.
+        InstallError: the target is a file, or a file does not match its manifest entry.
     """
     directory = Path(directory)
     check_name(name)
@@ -184,28 +210,29 @@ def write_skill(
         directory.mkdir(parents=True, exist_ok=True)
         recover(directory, name, hidden)
         target = directory / name
-        if target.is_symlink() or (target.exists() and not target.is_dir()):
+        is_link = target.is_symlink()
+        if not is_link and target.exists() and not target.is_dir():
             raise InstallError(f"{target}: exists and is not a folder; refusing to write there")
-        if target.exists() and not force and read_receipt(target) is None:
-            raise ForeignFolderError(
-                f"{target}: exists and was not installed by chimera-cards; "
-                "pass --force to replace it"
-            )
+        if not force:
+            refuse_foreign(directory, name)
         receipt = Receipt(
             name=name, digest=bundle.digest, store=store, installed_at=now or utc_now()
         )
         tmp = _sibling(directory, name, _TMP_MARK)
         try:
             _write_files(tmp, bundle, receipt, rehash)
-            if not target.exists():
+            if is_link:
+                # A link (npx's, or ours) gives way to the folder in one step where the kernel
+                # can swap the two; the link is then what sits at the temp name.
+                if _exchange(tmp, target):
+                    os.unlink(tmp)
+                else:
+                    os.unlink(target)
+                    os.rename(tmp, target)
+            elif not target.exists():
                 os.rename(tmp, target)
-            elif _exchange(tmp, target):
-                _rmtree(tmp)  # now the old copy
             else:
-                old = _sibling(directory, name, _OLD_MARK)
-                os.rename(target, old)
-                os.rename(tmp, target)
-                _rmtree(old)
+                _replace_folder(directory, name, tmp)
         except BaseException:
             _rmtree(tmp, ignore_errors=True)
             raise
@@ -239,12 +266,22 @@ def remove_skill(directory: str | os.PathLike, name: str, *, force: bool = False
                 raise NotInstalledError(f"{target}: not installed")
             record_installs(directory, {name: None})
             return None
-        receipt = read_receipt(target) if target.is_dir() and not target.is_symlink() else None
+        if target.is_symlink():
+            # Only the link goes, never what it leads to.
+            if not force and not is_our_link(directory, name):
+                raise NotInstalledError(
+                    f"{target}: is a link chimera-cards did not make; pass --force to remove "
+                    "the link (what it leads to is left alone)"
+                )
+            target.unlink()
+            record_installs(directory, {name: None})
+            return None
+        receipt = read_receipt(target) if target.is_dir() else None
         if receipt is None and not force:
             raise NotInstalledError(
                 f"{target}: was not installed by chimera-cards; pass --force to remove it"
             )
-        if target.is_symlink() or not target.is_dir():
+        if not target.is_dir():
             target.unlink()
         else:
             old = _sibling(directory, name, _TMP_MARK)
@@ -252,6 +289,97 @@ def remove_skill(directory: str | os.PathLike, name: str, *, force: bool = False
             _rmtree(old)
     record_installs(directory, {name: None})
     return receipt
+
+
+def is_our_link(directory: Path, name: str) -> bool:
+    """Whether ``directory/name`` is the link ``write_link`` made there (recorded in the index
+    with the same text)."""
+    recorded = read_index(directory).get(name, {}).get("link")
+    try:
+        return recorded is not None and os.readlink(directory / name) == recorded
+    except OSError:
+        return False
+
+
+def refuse_foreign(directory: Path, name: str) -> None:
+    """Refuse to replace ``directory/name`` when this tool did not make it.
+
+    Raises:
+        ForeignFolderError: a link we did not make, or a folder without our receipt.
+    """
+    target = directory / name
+    if target.is_symlink():
+        if is_our_link(directory, name):
+            return
+        try:
+            leads = os.readlink(target)
+        except OSError:
+            leads = "?"
+        raise ForeignFolderError(
+            f"{target}: is a link to {leads} that chimera-cards did not make (npx skills makes "
+            "such links); pass --force to replace it with a copy, or install --link"
+        )
+    if target.exists() and read_receipt(target) is None:
+        raise ForeignFolderError(
+            f"{target}: exists and was not installed by chimera-cards; pass --force to replace it"
+        )
+
+
+def write_link(
+    directory: str | os.PathLike,
+    name: str,
+    canonical: Path,
+    *,
+    digest: str,
+    force: bool = False,
+    now: str | None = None,
+) -> tuple[str, dict]:
+    """Make ``directory/name`` a relative link to ``canonical`` (npx's layout), atomically.
+
+    Args:
+        directory: an agent's skills folder (created if missing).
+        name: the skill's name.
+        canonical: the installed folder the link leads to.
+        digest: the bundle digest installed there, for the index.
+        force: replace a folder or link this tool did not make.
+        now: the time to record (default: now, UTC).
+    Returns:
+        (action: "linked" | "relinked" | "unchanged", the index entry recorded).
+    Raises:
+        ForeignFolderError: something this tool did not make is there and ``force`` is false.
+        InstallError: a file is there, or the folder cannot be written.
+    """
+    from chimera_cards.bundles.links import link_text  # only for --link
+
+    directory = Path(directory)
+    check_name(name)
+    target = directory / name
+    with _disk_errors(f"cannot write {target}"):
+        directory.mkdir(parents=True, exist_ok=True)
+        text = link_text(canonical, directory)
+        entry = {"digest": digest, "installed_at": now or utc_now(), "link": text}
+        is_link = target.is_symlink()
+        if is_link and os.readlink(target) == text:
+            action = "unchanged"
+        else:
+            if not is_link and target.exists() and not target.is_dir():
+                raise InstallError(f"{target}: exists and is not a folder; refusing to replace")
+            if not force:
+                refuse_foreign(directory, name)
+            action = "relinked" if is_link or target.exists() else "linked"
+            tmp = _sibling(directory, name, _TMP_MARK)
+            os.symlink(text, tmp)
+            try:
+                if is_link or not target.exists():
+                    os.replace(tmp, target)  # a link over a link: one rename
+                else:
+                    _replace_folder(directory, name, tmp)
+            except BaseException:
+                if tmp.is_symlink():
+                    tmp.unlink()
+                raise
+    record_installs(directory, {name: entry})
+    return action, entry
 
 
 def check_name(name: str) -> str:

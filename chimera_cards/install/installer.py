@@ -14,16 +14,22 @@ from chimera_cards.bundles.bundle import (
 from chimera_cards.bundles.folderscan import (
     idle_core,
 )
-from chimera_cards.install.disk import _hidden, _write_all, check_name, write_skill
+from chimera_cards.install.disk import (
+    _hidden,
+    _write_all,
+    check_name,
+    refuse_foreign,
+    write_link,
+    write_skill,
+)
 from chimera_cards.install.policy import StoredSkill, installable, load_bundles, stored_skills
 from chimera_cards.install.receipt import (
-    ForeignFolderError,
     read_receipt,
     record_installs,
     scan_folder,
 )
 
-__all__ = ["InstallResult", "install"]
+__all__ = ["InstallResult", "install", "install_linked"]
 
 
 @dataclass
@@ -33,7 +39,8 @@ class InstallResult:
     name: str
     digest: str
     path: str
-    action: str  # "installed" | "replaced" | "unchanged"
+    action: str  # "installed" | "replaced" | "unchanged" | "linked" | "relinked"
+    link: str | None = None  # a link's text, when this is a link to the canonical copy
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -65,13 +72,9 @@ def install(
     skills = stored_skills(store, names=names, manifests=False)  # load_bundle reads each one
     chosen = [installable(skills, name) for name in names]
     bundles = load_bundles(store, chosen)
-    for skill in chosen:
-        target = directory / skill.name
-        if target.exists() and not force and read_receipt(target) is None:
-            raise ForeignFolderError(
-                f"{target}: exists and was not installed by chimera-cards; "
-                "pass --force to replace it"
-            )
+    if not force:
+        for skill in chosen:
+            refuse_foreign(directory, skill.name)
     jobs = list(zip(chosen, bundles, strict=True))
     store_path = str(store.path)
     hidden = _hidden(directory)  # leftovers of a crashed run are there before this one starts
@@ -118,10 +121,11 @@ def _install_one(
 ) -> tuple[str, dict | None]:
     """Write one chosen bundle (unless exactly it is there): (action, its index entry or None)."""
     target = directory / skill.name
-    receipt = read_receipt(target) if target.is_dir() else None
+    is_link = target.is_symlink()  # a link is replaced by the folder, whatever it leads to
+    receipt = read_receipt(target) if target.is_dir() and not is_link else None
     if receipt is not None and scan_folder(target).digest == bundle.digest:
         return "unchanged", None
-    action = "replaced" if target.exists() else "installed"
+    action = "replaced" if is_link or target.exists() else "installed"
     receipt = write_skill(
         directory,
         bundle,
@@ -189,3 +193,53 @@ class _Writer:
             finished[index] = (action, entry)
             at += 4 + size
         return finished
+
+
+def install_linked(
+    store,
+    names: Iterable[str],
+    directories: Iterable[str | os.PathLike],
+    canonical: str | os.PathLike,
+    *,
+    force: bool = False,
+) -> list[InstallResult]:
+    """Install npx's way: one copy of each skill in ``canonical``, and in every other
+    directory a relative link to it.
+
+    Args:
+        store: an open Store.
+        names: skill names.
+        directories: the agents' skills folders (one of them may be ``canonical`` itself).
+        canonical: where the one copy goes (``.agents/skills``, or ``~/.agents/skills``).
+        force: replace folders and links this tool did not make.
+    Returns:
+        The copies' results, then one per link.
+    Raises:
+        NotApprovedError, ForeignFolderError: as ``install``; nothing is written then.
+    """
+    canonical = Path(canonical)
+    names = list(dict.fromkeys(names))
+    others = []
+    seen = {os.path.realpath(canonical)}
+    for directory in directories:
+        if os.path.realpath(directory) not in seen:
+            seen.add(os.path.realpath(directory))
+            others.append(Path(directory))
+    if not force:  # every link's place is checked before the copies are written
+        for directory in others:
+            for name in names:
+                check_name(name)
+                refuse_foreign(directory, name)
+    copies = install(store, names, canonical, force=force)
+    results = list(copies)
+    for directory in others:
+        for result in copies:
+            action, entry = write_link(
+                directory, result.name, canonical / result.name, digest=result.digest, force=force
+            )
+            results.append(
+                InstallResult(
+                    result.name, result.digest, str(directory / result.name), action, entry["link"]
+                )
+            )
+    return results

@@ -13,7 +13,7 @@ from chimera_cards.bundles.bundle import (
 )
 from chimera_cards.install.receipt import FolderScan, Receipt
 
-__all__ = ["Candidate", "SkillState", "classify"]
+__all__ = ["Candidate", "SkillState", "classify", "link_state", "missing_state"]
 
 
 # -- what a folder's bytes mean ----------------------------------------------------------------
@@ -48,6 +48,8 @@ class SkillState:
     installed: bool = False  # it has our receipt (or was recorded as installed)
     diff: BundleDiff | None = None
     problems: list[str] = field(default_factory=list)
+    link: str | None = None  # the folder is a link: where it leads (inside: relative to it)
+    npx_hash: str | None = None  # "matches" | "differs": against skills-lock.json's computedHash
 
     @property
     def ok(self) -> bool:
@@ -60,6 +62,8 @@ class SkillState:
 
     def line(self) -> str:
         text = f"{self.state:<8} {self.name}"
+        if self.link is not None:
+            text += f" -> {self.link}"
         return f"{text}  {self.detail}" if self.detail else text
 
 
@@ -133,6 +137,11 @@ def classify(
     base.state, base.diff, base.expected = "modified", diff, reference.digest
     base.detail = describe_diff(diff, scan.problems) or "differs from the installed bundle"
     return base
+
+
+def link_state(entry: Path, shown: str, why: str) -> SkillState:
+    """The line for a link that is not read: it leaves the project, or leads to no folder."""
+    return SkillState(name=entry.name, path=str(entry), state="unknown", detail=why, link=shown)
 
 
 def missing_state(directory: Path, name: str, entry: Mapping[str, object]) -> SkillState:

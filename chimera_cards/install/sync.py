@@ -7,9 +7,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from chimera_cards.install.disk import _hidden, check_name, remove_skill, write_skill
+from chimera_cards.install.disk import (
+    _hidden,
+    check_name,
+    is_our_link,
+    refuse_foreign,
+    remove_skill,
+    write_skill,
+)
 from chimera_cards.install.policy import NotApprovedError, installable, load_bundle, stored_skills
-from chimera_cards.install.receipt import record_installs
+from chimera_cards.install.receipt import ForeignFolderError, record_installs
+from chimera_cards.install.state import SkillState
 from chimera_cards.install.verify import check
 
 __all__ = ["SyncAction", "apply_sync", "plan_sync"]
@@ -66,33 +74,70 @@ def plan_sync(
     present = {s.path: s for s in report.states}
     actions: dict[str, SyncAction] = {}
     for name, digest in wanted.items():
-        target = directory / name
-        state = present.get(str(target))
-        try:
-            skill = installable(skills, name, digest)
-        except NotApprovedError as exc:
-            if state is not None and state.installed and state.state != "missing":
-                actions[name] = SyncAction(name, "remove", f"not usable: {exc}")
-            else:
-                actions[name] = SyncAction(name, "skip", str(exc))
-            continue
-        if state is None or state.state == "missing":
-            actions[name] = SyncAction(name, "install", "", skill.digest)
-        elif not state.installed:
-            actions[name] = SyncAction(name, "skip", "folder was not installed by chimera-cards")
-        elif state.state == "ok" and state.digest == skill.digest:
-            actions[name] = SyncAction(name, "keep", "", skill.digest)
-        else:
-            why = "upgraded" if state.state in ("ok", "revoked") else state.state
-            actions[name] = SyncAction(name, "replace", why, skill.digest)
+        actions[name] = _plan_one(
+            directory, name, digest, present.get(str(directory / name)), skills
+        )
     for state in report.states:
         if state.name in actions or Path(state.path).name in actions:
             continue
         if state.installed and state.state == "revoked":
-            actions[state.name] = SyncAction(state.name, "remove", f"revoked: {state.detail}")
+            folder = Path(state.path).name
+            actions[state.name] = _removal(directory, folder, f"revoked: {state.detail}")
         elif state.installed and state.state == "missing":
             actions[state.name] = SyncAction(state.name, "remove", "folder is gone; forget it")
     return [actions[n] for n in sorted(actions)]
+
+
+def _plan_one(
+    directory: Path, name: str, digest: str | None, state: SkillState | None, skills: list
+) -> SyncAction:
+    """The action for one wanted name: exactly what ``apply_sync`` can then do."""
+    try:
+        skill = installable(skills, name, digest)
+    except NotApprovedError as exc:
+        if state is not None and state.installed and state.state != "missing":
+            return _removal(directory, name, f"not usable: {exc}")
+        return SyncAction(name, "skip", str(exc))
+    if state is not None and state.link is not None:
+        # The bytes are the link's target: sync that folder, never write through a link.
+        if state.state == "ok" and state.digest == skill.digest:
+            return SyncAction(name, "keep", f"-> {state.link}", skill.digest)
+        if is_our_link(directory, name):
+            return SyncAction(name, "skip", f"a link to {state.link}; sync that folder")
+        return SyncAction(name, "skip", f"a link chimera-cards did not make (-> {state.link})")
+    if state is None or state.state == "missing":
+        obstacle = _obstacle(directory, name)
+        if obstacle:
+            return SyncAction(name, "skip", obstacle)
+        return SyncAction(name, "install", "", skill.digest)
+    if not state.installed:
+        return SyncAction(name, "skip", "folder was not installed by chimera-cards")
+    if state.state == "ok" and state.digest == skill.digest:
+        return SyncAction(name, "keep", "", skill.digest)
+    why = "upgraded" if state.state in ("ok", "revoked") else state.state
+    return SyncAction(name, "replace", why, skill.digest)
+
+
+def _obstacle(directory: Path, name: str) -> str:
+    """Why writing ``directory/name`` would be refused (what ``write_skill`` refuses), or ""."""
+    target = directory / name
+    if not target.is_symlink() and target.exists() and not target.is_dir():
+        return "a file is in the way"
+    try:
+        refuse_foreign(directory, name)
+    except ForeignFolderError:
+        if target.is_symlink():
+            return "a link chimera-cards did not make is in the way"
+        return "folder was not installed by chimera-cards"
+    return ""
+
+
+def _removal(directory: Path, name: str, why: str) -> SyncAction:
+    """A removal, or a skip when ``remove_skill`` would refuse it (a link we did not make)."""
+    target = directory / name
+    if target.is_symlink() and not is_our_link(directory, name):
+        return SyncAction(name, "skip", f"{why}; a link chimera-cards did not make")
+    return SyncAction(name, "remove", why)
 
 
 def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) -> list[SyncAction]:

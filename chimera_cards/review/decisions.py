@@ -219,7 +219,7 @@ def reconcile(
         if (
             status == "pending"
             and verdict.approved
-            and not _lint_errors(version.findings, verdict.accepted)
+            and not _lint_errors(version.findings + store.scanner_findings(vid), verdict.accepted)
         ):
             current = store.active(name)
             if current is not None and current.id > vid and sha != approved_now:
@@ -376,14 +376,16 @@ def _decide(
                 raise RejectedError(
                     f"{name} {sha[:12]} was rejected; a rejected version stays rejected"
                 )
-            known = {finding_id(f) for f in version.findings if isinstance(f, dict)}
+            # Other scanners' findings hold a version as ours do, and are accepted the same way.
+            findings = version.findings + store.scanner_findings(version.id)
+            known = {finding_id(f) for f in findings if isinstance(f, dict)}
             unknown = sorted(set(accept) - known)
             if unknown:
                 raise UsageError(
                     f"--accept {unknown[0]}: no such finding on {name} {sha[:12]} "
                     "(ids are listed by `chimera-cards review`)"
                 )
-            blocking = _lint_errors(version.findings, accept)
+            blocking = _lint_errors(findings, accept)
             if blocking:
                 listed = ", ".join(blocking[:5]) + (" …" if len(blocking) > 5 else "")
                 raise LintBlockedError(

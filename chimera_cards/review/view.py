@@ -53,6 +53,8 @@ class ReviewView:
     files: list[dict] = field(default_factory=list)  # every file, text revealed (not binaries)
     changes: dict = field(default_factory=dict)  # added/removed/changed/mode_changed vs the base
     accepted: list[str] = field(default_factory=list)  # finding ids accepted in signed approvals
+    # Other scanners' stored runs (SARIF plug-ins), each with its findings, by scanner name.
+    scanners: list[dict] = field(default_factory=list)
 
     @property
     def revealed_prompt_text(self) -> str:
@@ -271,7 +273,42 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
         files=_file_views(bundle, scan),
         changes=changes,
         accepted=accepted_findings(store, name, sha),
+        scanners=_scanner_views(store.scanner_results(version.id)),
     )
+
+
+def _scanner_views(runs: list[dict]) -> list[dict]:
+    """Stored scanner runs with their messages as a reviewer must read them (hidden characters
+    a scanner quoted from the skill shown, not passed to the terminal)."""
+    for run in runs:
+        run["reason"] = _printable(reveal(run["reason"] or ""))
+        for f in run["findings"]:
+            f["id"] = finding_id(f)
+            f["message"] = _printable(reveal(str(f.get("message", ""))))
+    return runs
+
+
+def _format_scanners(v: ReviewView) -> list[str]:
+    out: list[str] = []
+    for run in v.scanners:
+        tool = " ".join(t for t in (run.get("tool"), run.get("tool_version")) if t)
+        shown = [f for f in run["findings"] if f.get("severity") in ("error", "warning")]
+        head = f"== scanner {run['scanner']}" + (f" ({tool})" if tool else "")
+        if run["status"] != "ok":
+            out += ["", f"{head}: FAILED, {run['reason']} (holds the version) =="]
+        else:
+            infos = len(run["findings"]) - len(shown)
+            out += ["", f"{head}: {len(shown)} error/warning finding(s), {infos} info =="]
+        # Errors first: they are what holds the version.
+        for f in sorted(shown, key=lambda f: f.get("severity") != "error"):
+            where = f.get("path") or ""
+            where += f":{f['line']}" if where and f.get("line") else ""
+            mark = " (accepted)" if f.get("id") in v.accepted else ""
+            out.append(
+                f"{f['severity']} {f.get('id')} " + (f"{where} " if where else "")
+                + f"{f['message']}{mark}"
+            )  # fmt: skip
+    return out
 
 
 def format_view(v: ReviewView) -> str:
@@ -310,6 +347,7 @@ def format_view(v: ReviewView) -> str:
         out.append(f"{f['severity']} {f.get('id')} {f['message']}{mark}")
     if not v.findings:
         out.append("none")
+    out += _format_scanners(v)
     out.append("")
     if v.diff_against:
         c = v.changes

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from chimera_cards.bundles.bundle import SKILL_FILE, Bundle, BundleError, read_bundle_dir
 from chimera_cards.cards.card import Card, CardReadError, find_card_files
+from chimera_cards.scan.detect import DetectFile, detect_files
 from chimera_cards.scan.findings import ERROR, INFO, WARNING, Finding
 from chimera_cards.scan.lint import (
     LintReport,
@@ -277,6 +278,8 @@ def _outside_literal(value: str) -> bool:
     v = value.strip()
     if v in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"):
         return False
+    if v.startswith(("/tmp/", "/var/tmp/")):
+        return False  # scratch space every program writes to; a secret sent there is a flow rule
     return (
         v.startswith(("/", "~", "\\\\"))
         or v == ".."
@@ -284,6 +287,20 @@ def _outside_literal(value: str) -> bool:
         or "/../" in v
         or (len(v) > 2 and v[1] == ":" and v[2] in "/\\")
     )
+
+
+_GUARDED_RE = re.compile(
+    r"^(?:~|\$HOME\b|\$\{HOME\}|/home/|/root\b|/Users/|/etc\b|/usr\b|/bin\b|/sbin\b|/lib|/boot\b|"
+    r"/sys\b|/proc\b|/var/(?!tmp/)|/opt\b|/System\b|/Library\b|/Applications\b|\\\\|"
+    r"[A-Za-z]:[/\\](?:Windows|Program Files|Users))|(?:^|/)\.\.(?:/|$)",
+    re.IGNORECASE,
+)
+
+
+def _write_severity(path: str) -> str:
+    """A write into the home folder, the system or another skill (``..``) is a warning; one to a
+    data folder the task names (``/mnt/data/out.csv``) is listed only."""
+    return WARNING if _GUARDED_RE.search(path.strip()) else INFO
 
 
 def _first_str(node: ast.Call) -> str | None:
@@ -576,7 +593,7 @@ class _PyScanner:
             if literal is not None and _outside_literal(literal):
                 self.add(
                     "code-write-outside",
-                    WARNING,
+                    _write_severity(literal),
                     f"{name} on {literal!r} (outside the skill folder)",
                     node,
                 )
@@ -732,7 +749,7 @@ def _parse_then_scan(path: str, text: str, gated: bool) -> list[Finding]:
 
 _Rule = tuple[re.Pattern, str, str, Callable[[re.Match], str]]
 
-_SH_OUTSIDE = r"(?:/(?!dev/(?:null|stdout|stderr|tty)\b)|~|\$HOME\b|\$\{HOME\}|\.\./)"
+_SH_OUTSIDE = r"(?:/(?!dev/(?:null|stdout|stderr|tty)\b|(?:var/)?tmp/)|~|\$HOME\b|\$\{HOME\}|\.\./)"
 # Where a shell command word can stand (so "pnpm exec" is not the exec builtin).
 _SH_COMMAND_START = r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)\s*"
 _SHELL_RULES: tuple[_Rule, ...] = (
@@ -932,7 +949,9 @@ class ScanCache:
     findings (no rule reads the path beyond how it classifies the file, and each finding's
     path is set per file). Keep one for the length of an import."""
 
-    by_blob: dict[tuple[str, str, str | None, bool], list[Finding]] = field(default_factory=dict)
+    by_blob: dict[tuple[str, str, str | None, bool, bool], list[Finding]] = field(
+        default_factory=dict
+    )
     hits: int = 0
 
 
@@ -951,7 +970,9 @@ def scan_bundle(
     hidden: Callable[[str, str], list[Finding]] | None = None,
     cache: ScanCache | None = None,
 ) -> BundleScan:
-    """Classify every file and scan all but ``SKILL.md`` (which ``lint_card`` covers).
+    """Classify every file and scan all but ``SKILL.md`` (which ``lint_card`` covers), then run
+    the detection pass (``scan.detect``) over every text file, ``SKILL.md`` included: code in
+    Markdown, data flows within and across files, instructions read as sentences.
 
     Args:
         bundle: the bundle.
@@ -967,10 +988,13 @@ def scan_bundle(
         cache = None
     reports: list[FileReport] = []
     findings: list[Finding] = []
+    texts: list[DetectFile] = []
     for f in bundle.files:
         data = bundle.contents[f.path]
         report, text = classify(f.path, data, f.executable, f.sha256)
         reports.append(report)
+        if text is not None:
+            texts.append(DetectFile(f.path, text, report.language))
         if f.path == SKILL_FILE:
             continue
         if text is None:
@@ -986,18 +1010,49 @@ def scan_bundle(
             )
             continue
         if cache is None or not f.sha256:
-            findings.extend(_scan_file(f.path, text, report, scan_text))
+            findings.extend(_licence_urls(f.path, _scan_file(f.path, text, report, scan_text)))
             continue
-        # Everything a scan reads of the path: the kind and language it gives the file, and
-        # whether it is Markdown (comments are errors there).
-        key = (f.sha256, report.kind, report.language, is_markdown_path(f.path))
+        # Everything a scan reads of the path: the kind and language it gives the file, whether
+        # it is Markdown (comments are errors there) and whether it is a licence text.
+        key = (
+            f.sha256,
+            report.kind,
+            report.language,
+            is_markdown_path(f.path),
+            _is_licence(f.path),
+        )
         known = cache.by_blob.get(key)
         if known is None:
-            known = cache.by_blob[key] = _scan_file(f.path, text, report, scan_text)
+            known = cache.by_blob[key] = _licence_urls(
+                f.path, _scan_file(f.path, text, report, scan_text)
+            )
         else:
             cache.hits += 1
         findings.extend(replace(finding, path=f.path) for finding in known)
+    # Code in Markdown, flows within and across files, prose: over the whole bundle at once.
+    findings.extend(detect_files(texts))
     return BundleScan(reports, findings)
+
+
+_LICENCE_RE = re.compile(r"(?:^|/)(?:LICEN[CS]E|COPYING|NOTICE|COPYRIGHT)(?:[._-][^/]*)?$", re.I)
+
+
+def _is_licence(path: str) -> bool:
+    return bool(_LICENCE_RE.search(path))
+
+
+def _licence_urls(path: str, findings: list[Finding]) -> list[Finding]:
+    """A licence text's links are the licence's, not the skill's: one line for all of them."""
+    if not _is_licence(path):
+        return findings
+    urls = [f for f in findings if f.rule == "url"]
+    if not urls:
+        return findings
+    rest = [f for f in findings if f.rule != "url"]
+    return [
+        *rest,
+        Finding("url", INFO, f"{len(urls)} link(s) in a licence text", urls[0].line, path),
+    ]
 
 
 def lint_bundle(

@@ -662,7 +662,8 @@ def _scan(
             severity = default_severity
             if rule in _COMMENT_RULES:
                 # Inside a code block a comment is shown verbatim; elsewhere nobody sees it.
-                severity = WARNING if _in_code(line, code) else comments
+                # Shown verbatim in a code block: nothing there is hidden from a reader.
+                severity = INFO if _in_code(line, code) else comments
             if out.full(rule):
                 out.omit(rule, severity, line)
             else:

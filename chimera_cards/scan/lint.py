@@ -390,7 +390,8 @@ def lint_text(text: str, path: str, *, markdown: bool | None = None) -> list[Fin
         path: the file's path as it should appear in each finding (e.g. relative to the skill).
         markdown: whether the file is Markdown; by default, from its suffix. In Markdown an HTML
             or Markdown comment outside a code block is an error (hidden when rendered); in any
-            other file it is a warning (the reviewer reads the source).
+            other file (an HTML template, a script) it is info: the agent reads the raw file, so
+            nothing in it is hidden from the agent or the reviewer.
 
     Returns:
         The findings, sorted by line, each with ``path`` set, capped per rule as lint_card's.
@@ -402,7 +403,7 @@ def lint_text(text: str, path: str, *, markdown: bool | None = None) -> list[Fin
     if markdown and ("<!--" in text or "]:" in text):
         code = code_block_lines(text, 1)
     out = _Collector()
-    _scan(text, _Lines(text, 1), out, comments=ERROR if markdown else WARNING, code=code)
+    _scan(text, _Lines(text, 1), out, comments=ERROR if markdown else INFO, code=code)
     findings = out.result()
     for finding in findings:
         finding.path = path

@@ -33,9 +33,12 @@ if TYPE_CHECKING:
         BundleHash,
         FoundSource,
         SkillSource,
+        SourceEntry,
         find_skills,
         hash_paths,
+        list_source,
         pick,
+        pick_plugin,
         read_skill,
     )
     from chimera_cards.sources.gitsource import (
@@ -45,6 +48,9 @@ if TYPE_CHECKING:
         is_git_source,
         read_git,
     )
+    from chimera_cards.sources.locate import GitHosts, Located, locate
+    from chimera_cards.sources.marketplace import MarketplaceError, Plugin, read_plugins
+    from chimera_cards.sources.wellknown import Discovery, WellKnownError, discover
 
 # public name -> the module that defines it
 _EXPORTS = {
@@ -64,6 +70,18 @@ _EXPORTS = {
     "MAX_RATIO": "chimera_cards.sources.archive",
     "MAX_REDIRECTS": "chimera_cards.sources.fetch",
     "SkillSource": "chimera_cards.sources.find",
+    "SourceEntry": "chimera_cards.sources.find",
+    "list_source": "chimera_cards.sources.find",
+    "pick_plugin": "chimera_cards.sources.find",
+    "GitHosts": "chimera_cards.sources.locate",
+    "Located": "chimera_cards.sources.locate",
+    "locate": "chimera_cards.sources.locate",
+    "MarketplaceError": "chimera_cards.sources.marketplace",
+    "Plugin": "chimera_cards.sources.marketplace",
+    "read_plugins": "chimera_cards.sources.marketplace",
+    "Discovery": "chimera_cards.sources.wellknown",
+    "WellKnownError": "chimera_cards.sources.wellknown",
+    "discover": "chimera_cards.sources.wellknown",
     "archive_kind": "chimera_cards.sources.archive",
     "check_timeout": "chimera_cards.sources.fetch",
     "fetch_url": "chimera_cards.sources.fetch",
@@ -88,22 +106,34 @@ __all__ = [
     "ArchiveError",
     "ArchiveTree",
     "BundleHash",
+    "Discovery",
     "FetchError",
     "Fetched",
     "FoundSource",
     "GitError",
+    "GitHosts",
     "GitSnapshot",
+    "Located",
+    "MarketplaceError",
+    "Plugin",
     "SkillSource",
+    "SourceEntry",
+    "WellKnownError",
     "archive_kind",
     "check_timeout",
+    "discover",
     "fetch_url",
     "find_skills",
     "hash_paths",
     "is_git_source",
+    "list_source",
+    "locate",
     "pick",
+    "pick_plugin",
     "read_archive",
     "read_archive_file",
     "read_git",
+    "read_plugins",
     "read_skill",
 ]
 

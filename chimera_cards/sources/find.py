@@ -18,8 +18,10 @@ it); a local folder, archive or repository is a path import.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +38,8 @@ from chimera_cards.bundles.bundle import (
 from chimera_cards.cards.card import MAX_CARD_BYTES, CardReadError, read_card_bytes
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.sources.gitsource import is_git_source, read_git
+from chimera_cards.sources.locate import GitHosts, Located, locate
+from chimera_cards.sources.marketplace import assign, read_plugins
 from chimera_cards.util.paths import LinkEscapeError, check_link_inside
 from chimera_cards.util.urls import DEFAULT_TIMEOUT, is_url
 
@@ -46,9 +50,12 @@ __all__ = [
     "BundleHash",
     "FoundSource",
     "SkillSource",
+    "SourceEntry",
     "find_skills",
     "hash_paths",
+    "list_source",
     "pick",
+    "pick_plugin",
     "read_skill",
 ]
 
@@ -79,6 +86,28 @@ class FoundSource:
     skills: list[SkillSource]
 
 
+def _in_marketplace(
+    skills: list[SkillSource], read: Callable[[str], bytes | None], where: str
+) -> list[SkillSource]:
+    """Only the skills a marketplace's plugins own, each with its plugin's name; every skill
+    when the tree is no marketplace."""
+    plugins = read_plugins(read, where)
+    if plugins is None:
+        return skills
+    owner = assign((s.info.get("path", "") for s in skills), plugins)
+    kept = []
+    for skill in skills:
+        plugin = owner.get(skill.info.get("path", ""))
+        if plugin is not None:
+            skill.info["plugin"] = plugin
+            kept.append(skill)
+    return kept
+
+
+def _tree_reader(entries) -> Callable[[str], bytes | None]:
+    return lambda path: entries[path][0] if path in entries else None
+
+
 def _from_tree(entries, *, where: str, origin: str, final_url, network: bool, info: dict):
     out = []
     for found in split_tree(entries, where=where):
@@ -95,7 +124,7 @@ def _from_tree(entries, *, where: str, origin: str, final_url, network: bool, in
                 approvals=found.sidecar,
             )
         )
-    return out
+    return _in_marketplace(out, _tree_reader(entries), where)
 
 
 def _folder_skill(
@@ -156,7 +185,10 @@ def _local(source: str, read: bool = True) -> list[SkillSource]:
         raise CardReadError(f"{source}: no such file or directory")
     if path.is_dir():
         resolved_root = path.resolve()
-        return [_folder_skill(d, path, resolved_root, read) for d in find_bundle_dirs(path)]
+        skills = [_folder_skill(d, path, resolved_root, read) for d in find_bundle_dirs(path)]
+        if not os.path.lexists(os.path.join(path, ".claude-plugin")):
+            return skills
+        return _local_marketplace(skills, path, resolved_root)
     if path.name == SKILL_FILE:
         return [_folder_skill(path.parent, read=read)]
     with open(path, "rb") as handle:
@@ -191,6 +223,28 @@ def _local(source: str, read: bool = True) -> list[SkillSource]:
     except BundleError as exc:
         skill.error = exc
     return [skill]
+
+
+def _local_marketplace(
+    skills: list[SkillSource], root: Path, resolved_root: Path
+) -> list[SkillSource]:
+    """A marketplace folder's skills: only what its plugins own (see ``marketplace``)."""
+
+    def read(rel: str) -> bytes | None:
+        file = root / rel
+        # A manifest behind a link could name anything; it is read only as a plain file here.
+        if any(p.is_symlink() for p in (file, *file.parents) if root in (p, *p.parents)):
+            return None
+        if not file.is_file() or file.stat().st_size > MAX_CARD_BYTES:
+            return None
+        return file.read_bytes()
+
+    for skill in skills:
+        skill.info["path"] = os.path.relpath(skill.info["path"], resolved_root).replace(os.sep, "/")
+    kept = _in_marketplace(skills, read, str(root))
+    for skill in skills:
+        skill.info["path"] = os.path.join(resolved_root, skill.info["path"])
+    return kept
 
 
 def _url(source: str, timeout: float, ssl_context: ssl.SSLContext | None) -> list[SkillSource]:
@@ -234,6 +288,10 @@ def _scp_like(source: str) -> bool:
 
 def _git(source: str, ref: str | None, timeout: float) -> list[SkillSource]:
     snap = read_git(source, ref=ref, timeout=timeout)
+    return _in_marketplace(_git_skills(source, ref, snap), snap.manifests.get, source)
+
+
+def _git_skills(source: str, ref: str | None, snap) -> list[SkillSource]:
     network = (is_url(source) and not source.startswith("file://")) or _scp_like(source)
     if network:
         url = source
@@ -262,6 +320,76 @@ def _git(source: str, ref: str | None, timeout: float) -> list[SkillSource]:
     return out
 
 
+def _located(text: str, where: Located, ref: str | None, timeout: float) -> list[SkillSource]:
+    """A shorthand or web URL's repository, narrowed to the folder and skill it names."""
+    from chimera_cards.sources.gitsource import GitError
+
+    try:
+        skills = _git(where.url, ref or where.ref, timeout)
+    except GitError as exc:
+        local = "" if "://" in text else " (no such local path either)"
+        raise GitError(f"{text}: read as the repository {where.url}{local}: {exc}") from None
+    if where.path:
+        inside = [
+            s
+            for s in skills
+            if s.info.get("path") == where.path
+            or str(s.info.get("path", "")).startswith(where.path + "/")
+        ]
+        if not inside:
+            raise UsageError(f"{text}: no skill at {where.path!r} in {where.url}")
+        skills = inside
+    if where.skill:
+        skills = pick(skills, where.skill, source=text)
+    return skills
+
+
+def _may_publish_index(url: str) -> bool:
+    """Whether a URL may be a site's discovery index rather than one file to fetch."""
+    from urllib.parse import urlsplit
+
+    from chimera_cards.sources.archive import archive_kind
+
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        return False  # malformed: the plain fetch refuses it with its own message
+    if "/.well-known/" in path:
+        return True
+    return not (path.lower().endswith(".md") or archive_kind(path, b""))
+
+
+def _wellknown(discovery, timeout: float, ssl_context) -> list[SkillSource]:
+    from chimera_cards.sources.wellknown import WellKnownError, entry_files
+
+    entries = [e for e in discovery.entries if discovery.wanted in (None, e.name)]
+    if not entries:
+        raise UsageError(f"{discovery.index_url}: lists no skill named {discovery.wanted!r}")
+    out = []
+    for entry in entries:
+        where = f"{discovery.index_url}#{entry.name}"
+        skill = SkillSource(
+            label=where,
+            origin=where,
+            final_url=entry.url or f"{discovery.folder_url}/{entry.name}/{SKILL_FILE}",
+            network=True,
+            folder=entry.name,
+            info={"kind": "wellknown", "url": discovery.index_url, "skill": entry.name},
+        )
+        try:
+            found = split_tree(
+                entry_files(entry, discovery, timeout=timeout, ssl_context=ssl_context),
+                where=where,
+            )
+            if len(found) != 1:
+                raise WellKnownError(f"{where}: holds {len(found)} skills, not one")
+            skill.bundle, skill.error, skill.approvals = found[0].bundle, found[0].error, None
+        except ChimeraError as exc:
+            skill.error = exc
+        out.append(skill)
+    return out
+
+
 def find_skills(
     source: str | os.PathLike,
     *,
@@ -269,6 +397,7 @@ def find_skills(
     timeout: float = DEFAULT_TIMEOUT,
     ssl_context: ssl.SSLContext | None = None,
     read: bool = True,
+    hosts: GitHosts | None = None,
 ) -> list[SkillSource]:
     """Every skill ``source`` holds.
 
@@ -279,6 +408,8 @@ def find_skills(
         ssl_context: a CA to trust for https (tests).
         read: False leaves the skills of a local folder unread, for ``read_skill`` to read one
             at a time (an importer can start on the first while the rest wait on disk).
+        hosts: what ``owner/repo`` and github.com / gitlab.com URLs clone from (default: the
+            ``CHIMERA_CARDS_GITHUB_URL`` / ``CHIMERA_CARDS_GITLAB_URL`` bases, else the hosts).
     Returns:
         One SkillSource per skill, each with its bundle or the refusal of that skill alone.
     Raises:
@@ -286,12 +417,23 @@ def find_skills(
             archive, git error); nothing was found then.
     """
     text = str(source)
+    if is_url(text) or not os.path.lexists(text):
+        # owner/repo[@skill], github:…, and code hosts' web URLs name a repository.
+        where = locate(text, hosts or GitHosts.from_env())
+        if where is not None:
+            return _located(text, where, ref, max(timeout, 60.0))
     if ref is not None or is_git_source(text):
         return _git(text, ref, max(timeout, 60.0))
     if is_url(text):
         scheme = text.split("://", 1)[0].lower()
         if scheme not in ("http", "https"):
             raise UsageError(f"{text}: only http(s) URLs and git repositories can be imported")
+        if _may_publish_index(text):
+            from chimera_cards.sources.wellknown import discover
+
+            discovery = discover(text, timeout=timeout, ssl_context=ssl_context)
+            if discovery is not None:
+                return _wellknown(discovery, timeout, ssl_context)
         return _url(text, timeout, ssl_context)
     return _local(text, read)
 
@@ -319,6 +461,95 @@ def pick(skills: list[SkillSource], name: str, *, source: str) -> list[SkillSour
         found = ", ".join(s.folder or s.label for s in skills) or "none"
         raise UsageError(f"{source}: no skill named {name!r} (found: {found})")
     return chosen
+
+
+def pick_plugin(skills: list[SkillSource], plugin: str, *, source: str) -> list[SkillSource]:
+    """The skills of one marketplace plugin.
+
+    Raises:
+        UsageError: the source is no marketplace, or has no plugin of that name.
+    """
+    plugins = sorted({str(s.info["plugin"]) for s in skills if s.info.get("plugin")})
+    if not plugins:
+        raise UsageError(f"{source}: not a plugin marketplace (no .claude-plugin/marketplace.json)")
+    chosen = [s for s in skills if s.info.get("plugin") == plugin]
+    if not chosen:
+        raise UsageError(f"{source}: no plugin named {plugin!r} (found: {', '.join(plugins)})")
+    return chosen
+
+
+@dataclass
+class SourceEntry:
+    """One skill a source holds, as ``import --list`` shows it (nothing is stored)."""
+
+    name: str  # the SKILL.md's name, else the folder's
+    folder: str  # the folder inside the source ("" for its top)
+    plugin: str | None  # the marketplace plugin that lists it
+    digest: str | None  # the bundle digest; None when the skill was refused
+    files: int
+    network: bool
+    origin: str
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "folder": self.folder,
+            "plugin": self.plugin,
+            "digest": self.digest,
+            "files": self.files,
+            "network": self.network,
+            "origin": self.origin,
+            "error": self.error,
+        }
+
+
+def list_source(
+    source: str,
+    *,
+    ref: str | None = None,
+    plugin: str | None = None,
+    skill: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    ssl_context: ssl.SSLContext | None = None,
+    hosts: GitHosts | None = None,
+) -> list[SourceEntry]:
+    """What ``source`` holds, skill by skill, without importing anything.
+
+    Args:
+        source, ref, timeout, ssl_context, hosts: as ``find_skills`` takes them.
+        plugin, skill: narrow the listing as ``import --plugin`` / ``--skill`` would.
+    Returns:
+        One SourceEntry per skill, in the order found.
+    Raises:
+        ChimeraError: as ``find_skills``, ``pick`` and ``pick_plugin`` raise.
+    """
+    from chimera_cards.cards.card import CardParseError, parse_card
+
+    skills = find_skills(source, ref=ref, timeout=timeout, ssl_context=ssl_context, hosts=hosts)
+    if plugin is not None:
+        skills = pick_plugin(skills, plugin, source=source)
+    if skill is not None:
+        skills = pick(skills, skill, source=source)
+    out = []
+    for found in skills:
+        name = found.folder or found.label
+        if found.bundle is not None:
+            with contextlib.suppress(CardParseError):  # the listing still shows the folder
+                name = parse_card(found.bundle.skill_md).name or name
+        out.append(
+            SourceEntry(
+                name=name,
+                folder=str(found.info.get("path", found.folder)),
+                plugin=found.info.get("plugin"),
+                digest=found.bundle.digest if found.bundle is not None else None,
+                files=len(found.bundle.files) if found.bundle is not None else 0,
+                network=found.network,
+                origin=found.origin,
+                error=str(found.error) if found.error is not None else None,
+            )
+        )
+    return out
 
 
 @dataclass

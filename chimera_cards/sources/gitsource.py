@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimera_cards.bundles.bundle import (
@@ -30,6 +30,7 @@ from chimera_cards.bundles.bundle import (
     skill_roots,
 )
 from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.sources.marketplace import manifest_paths
 from chimera_cards.util.urls import is_url
 
 __all__ = [
@@ -59,6 +60,8 @@ class GitSnapshot:
     ref: str | None  # as given; None for the repository's default branch
     commit: str  # the commit the ref resolved to
     skills: list[FoundSkill]
+    # Plugin manifests at that commit (path -> bytes): a marketplace says which skills it holds.
+    manifests: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def remote(self) -> bool:
@@ -275,7 +278,13 @@ def read_git(
                 wanted[root] = _skill_entries(root, rows, f"{where}:{root}" if root else where)
             except BundleError as exc:
                 found.append(FoundSkill(root, error=exc))
-        blobs = _cat_blobs(repo, sorted({oid for v in wanted.values() for _, oid, _ in v}), timeout)
+        named = set(manifest_paths(p for *_, p in rows))
+        manifest_oids = {
+            p: oid for mode, kind, oid, _, p in rows if p in named and mode in ("100644", "100755")
+        }
+        oids = {oid for v in wanted.values() for _, oid, _ in v} | set(manifest_oids.values())
+        blobs = _cat_blobs(repo, sorted(oids), timeout)
+        manifests = {path: blobs[oid] for path, oid in manifest_oids.items()}
         for root, picked in wanted.items():
             label = f"{where}:{root}" if root else where
             files = {rel: (blobs[oid], executable) for rel, oid, executable in picked}
@@ -288,4 +297,4 @@ def read_git(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     found.sort(key=lambda s: s.root.encode("utf-8", "surrogateescape"))
-    return GitSnapshot(source=source, ref=ref, commit=commit, skills=found)
+    return GitSnapshot(source=source, ref=ref, commit=commit, skills=found, manifests=manifests)

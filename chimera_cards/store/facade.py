@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from chimera_cards.store.search import SearchMixin
+from chimera_cards.store.scanners import ScannersMixin
 
 __all__ = ["Store"]
 
 
-class Store(SearchMixin):
+class Store(ScannersMixin):
     """An open card store. Use as a context manager or call ``close()``."""

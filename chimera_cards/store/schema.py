@@ -155,6 +155,22 @@ MIGRATIONS.append(_migrate_bundles)
 MIGRATIONS.append(
     "CREATE TABLE verdict_memo (key TEXT PRIMARY KEY, verdict TEXT NOT NULL) WITHOUT ROWID;"
 )
+# Other scanners' verdicts on a version (SARIF plug-ins): one row per (version, scanner), with
+# the tool that ran, whether it ran at all (a failed run holds the version) and its findings as
+# canonical JSON, each with the id ``approve --accept`` names.
+MIGRATIONS.append(
+    """CREATE TABLE scanner_results (
+    version_id   INTEGER NOT NULL REFERENCES versions(id),
+    scanner      TEXT NOT NULL,
+    tool         TEXT,
+    tool_version TEXT,
+    status       TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    reason       TEXT NOT NULL DEFAULT '',
+    findings     TEXT NOT NULL,
+    scanned_at   TEXT NOT NULL,
+    PRIMARY KEY (version_id, scanner)
+) WITHOUT ROWID;"""
+)
 _TEXT_FIELDS = ("name", "sha256", "origin", "imported_at", "provenance", "status", "reason")
 
 

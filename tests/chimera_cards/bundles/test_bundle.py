@@ -117,6 +117,7 @@ def test_the_documented_script_agrees_with_the_code(tmp_path):
         assert run_documented_script(folder, tmp_path) == read_bundle_dir(folder).digest
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CORPUS is None, reason="../shared/corpus not present")
 def test_the_documented_script_agrees_with_the_code_on_the_corpus(tmp_path):
     folders = find_bundle_dirs(CORPUS)

@@ -81,7 +81,7 @@ def _same_as_click(args: list[str], project: Path) -> tuple[str, bool]:
 
 
 def test_the_plain_table_names_exactly_the_click_commands_parameters():
-    kinds = {"flag", "text", "dir", "file"}
+    kinds = {"flag", "text", "texts", "dir", "file"}
     for name, (body, (positional, positional_kind, required), options) in PLAIN_COMMANDS.items():
         command = COMMANDS[name].load()
         assert body.__name__ == f"{name}_body"
@@ -95,14 +95,15 @@ def test_the_plain_table_names_exactly_the_click_commands_parameters():
             (params[dest], kind) for dest, kind in options.values()
         ]:
             assert kind in kinds
-            assert len(param.opts) == 1 and not param.secondary_opts and not param.multiple
+            assert len(param.opts) == 1 and not param.secondary_opts
+            assert param.multiple == (kind == "texts"), param.name
             assert getattr(param, "is_flag", False) == (kind == "flag"), param.name
             if isinstance(param.type, click.Path):
                 # What click checks of an existing path is what the plain reader checks.
                 assert kind == ("dir" if not param.type.file_okay else "file"), param.name
                 assert param.type.file_okay != param.type.dir_okay and not param.type.exists
             elif kind != "flag":
-                assert kind == "text" and param.type is click.STRING, param.name
+                assert kind in ("text", "texts") and param.type is click.STRING, param.name
 
 
 @pytest.mark.parametrize(
@@ -138,20 +139,34 @@ def test_a_path_click_would_refuse_goes_to_click(tmp_path):
 
 def test_plain_arguments_are_read_as_click_reads_them(tmp_path):
     body, kwargs = plain_call(
-        ["check", "a", "--store=s.db", "b", "--json", "--store", "t.db", "--agent", "claude"]
+        [
+            "check",
+            "a",
+            "--store=s.db",
+            "b",
+            "--json",
+            "--store",
+            "t.db",
+            "--agent",
+            "claude",
+            "--agent=cursor",
+        ]
     )
     assert body.__name__ == "check_body"
     assert kwargs == {
         "dirs": (Path("a"), Path("b")),
         "store_path": Path("t.db"),  # the last one counts
         "as_json": True,
-        "agent": "claude",
+        "agent": ("claude", "cursor"),  # a repeated option collects, as click's multiple does
         "global_": False,
         "all_": False,
+        "fmt": None,
         "trust_file": None,
+        "lockfile": None,
     }
 
 
+@pytest.mark.slow
 def test_check_and_install_print_what_click_prints_without_loading_click(project):
     db = str(project / "cards.db")
     stdout, loaded = _same_as_click(

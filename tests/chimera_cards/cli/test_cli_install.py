@@ -290,7 +290,7 @@ def test_check_all_covers_every_agent_folder_that_exists(env, card_server):
     assert paths == sorted(
         [
             str(env / "project" / ".claude" / "skills" / "everywhere"),
-            str(env / "home" / ".codex" / "skills" / "everywhere"),
+            str(env / "home" / ".agents" / "skills" / "everywhere"),
         ]
     )
     assert result["ok"] is True

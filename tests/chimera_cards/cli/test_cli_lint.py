@@ -113,7 +113,9 @@ def test_json_format_lists_findings_and_summary(tmp_path):
 
 
 def test_sarif_is_a_minimal_valid_2_1_0_log(tmp_path):
-    write(tmp_path, "plain-card", PLAIN + b"```\n<!-- shown as code -->\n```\n")
+    # A comment shown as code is listed (note); a long base64 run is a warning.
+    blob = base64.b64encode(bytes(range(120))).decode().encode()
+    write(tmp_path, "plain-card", PLAIN + b"```\n<!-- shown as code -->\n```\n\n" + blob + b"\n")
     result = run("lint", "--format", "sarif", tmp_path)
     assert result.exit_code == 0
     log = json.loads(result.output)
@@ -122,9 +124,9 @@ def test_sarif_is_a_minimal_valid_2_1_0_log(tmp_path):
     driver = sarif_run["tool"]["driver"]
     assert driver["name"] == "chimera-cards"
     rule_ids = [r["id"] for r in driver["rules"]]
-    assert rule_ids == ["html-comment", "url"]
+    assert rule_ids == ["base64-blob", "html-comment", "url"]
     levels = {r["ruleId"]: r["level"] for r in sarif_run["results"]}
-    assert levels == {"html-comment": "warning", "url": "note"}
+    assert levels == {"html-comment": "note", "base64-blob": "warning", "url": "note"}
     for res in sarif_run["results"]:
         assert rule_ids[res["ruleIndex"]] == res["ruleId"]
         loc = res["locations"][0]["physicalLocation"]

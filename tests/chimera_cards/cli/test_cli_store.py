@@ -296,6 +296,7 @@ def test_a_corrupted_store_is_one_error_line_not_a_traceback(db, card_factory):
         one_error_line(result)
 
 
+@pytest.mark.slow
 def test_import_from_a_header_trickling_server_stops_at_the_timeout_and_stores_nothing(
     db, drip_server
 ):

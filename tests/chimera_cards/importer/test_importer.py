@@ -380,6 +380,7 @@ def test_redirect_loop_is_refused(seeded, card_server):
     assert_refused_and_unchanged(seeded, card_server.url("/a"), "redirect loop")
 
 
+@pytest.mark.slow
 def test_slow_server_is_refused(seeded, card_server):
     url = card_server.serve("/slow/SKILL.md", card_text("slow-card"), delay=10)
     assert_refused_and_unchanged(seeded, url, "timed out", timeout=0.5)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
 from click.testing import CliRunner
 from conftest import card_text, dump_store, make_skill, skill_archive
 
@@ -107,6 +108,7 @@ def _git(cwd, *args):
     )
 
 
+@pytest.mark.slow
 def test_a_branch_that_moved_on_a_remote_git_repository_is_outdated_and_updates(
     tmp_path, git_server
 ):

@@ -56,7 +56,8 @@ def test_names_and_aliases_never_collide():
     ("name", "project", "user"),
     [
         ("claude", ".claude/skills", ".claude/skills"),
-        ("codex", ".agents/skills", ".codex/skills"),
+        ("codex", ".agents/skills", ".agents/skills"),
+        ("pi", ".agents/skills", ".agents/skills"),
         ("cursor", ".agents/skills", ".cursor/skills"),
         ("gemini", ".agents/skills", ".gemini/skills"),
         ("copilot", ".agents/skills", ".copilot/skills"),
@@ -79,11 +80,12 @@ def test_claude_config_dir_moves_the_claude_user_folder(home, tmp_path):
     assert user_dir(agent, env_for(home, CLAUDE_CONFIG_DIR="  ")) == home / ".claude/skills"
 
 
-def test_codex_home_moves_the_codex_user_folder_and_its_detection(home, tmp_path):
+def test_codex_home_moves_codex_detection_but_not_its_user_folder(home, tmp_path):
+    # Current Codex (and npx) read user skills from ~/.agents/skills, wherever CODEX_HOME is.
     moved = tmp_path / "codex-home"
     agent = find_agent("codex")
     env = env_for(home, CODEX_HOME=str(moved))
-    assert user_dir(agent, env) == moved / "skills"
+    assert user_dir(agent, env) == home / ".agents/skills"
     assert not detect(agent, env)
     moved.mkdir()
     assert detect(agent, env)

@@ -98,15 +98,28 @@ def test_a_folder_this_tool_did_not_install_is_not_overwritten_without_force(tmp
     assert scan_folder(mine).digest == make_bundle().digest
 
 
-def test_a_symlink_or_file_in_the_way_is_refused(tmp_path):
+def test_a_symlink_in_the_way_is_refused_and_force_replaces_it_never_writing_through(tmp_path):
     skills = tmp_path / "skills"
     skills.mkdir()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (skills / "pdf-tools").symlink_to(elsewhere)
+    with pytest.raises(InstallError, match="--force"):
+        write_skill(skills, make_bundle(), name="pdf-tools", store="s")
+    assert (skills / "pdf-tools").is_symlink()
+    write_skill(skills, make_bundle(), name="pdf-tools", store="s", force=True)
+    assert not (skills / "pdf-tools").is_symlink() and (skills / "pdf-tools").is_dir()
+    assert list(elsewhere.iterdir()) == []  # nothing was written through the link
+    assert [p.name for p in skills.iterdir() if p.name.startswith(".pdf")] == []
+
+
+def test_a_file_in_the_way_is_refused_even_with_force(tmp_path):
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    (skills / "pdf-tools").write_text("not a folder")
     with pytest.raises(InstallError):
         write_skill(skills, make_bundle(), name="pdf-tools", store="s", force=True)
-    assert list(elsewhere.iterdir()) == []
+    assert (skills / "pdf-tools").read_text() == "not a folder"
 
 
 @pytest.mark.parametrize("name", ["", ".hidden", "a/b", "..", "a\\b"])
@@ -137,6 +150,7 @@ _CRASH_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_killed_install_leaves_the_old_copy_or_the_new_one_never_a_mix(tmp_path):
     skills = tmp_path / "skills"
     script = tmp_path / "crash.py"

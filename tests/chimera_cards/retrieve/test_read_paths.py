@@ -14,6 +14,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 import chimera_cards
 import reference_loop
 from chimera_cards import retrieve
@@ -101,6 +103,7 @@ def card_readers(pkg) -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_function_that_reads_card_text_is_registered():
     registered = retrieve.MODEL_READ_PATHS | retrieve.OTHER_READ_PATHS
     found = card_readers(chimera_cards)
@@ -131,6 +134,7 @@ def test_model_facing_readers_live_in_the_gate_module():
     assert not retrieve.MODEL_READ_PATHS & retrieve.OTHER_READ_PATHS
 
 
+@pytest.mark.slow
 def test_only_the_gate_renders_cards_for_a_prompt():
     renderers = {q for q, how in card_readers(chimera_cards).items() if "render_card" in how}
     assert renderers <= {
@@ -149,6 +153,7 @@ def test_the_gate_checks_every_candidate_before_rendering_it():
     assert order.index("gate_check") < order.index("render_card")
 
 
+@pytest.mark.slow
 def test_the_reference_loop_reaches_cards_only_through_the_gate():
     offenders = {}
     for module, path in _modules(reference_loop):
@@ -185,6 +190,7 @@ def test_the_match_command_and_the_python_api_use_the_gate():
     assert "_match" in _called_names(match_fn)
 
 
+@pytest.mark.slow
 def test_the_loops_one_card_reader_asks_the_gate_and_renders_with_its_renderer():
     """``reference_loop.cards`` is the only loop module that touches ``chimera_cards.retrieve``; it
     gets cards from ``match_path`` (``match`` on a store file) and wraps them with
@@ -236,6 +242,7 @@ def _callee(call: ast.Call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
+@pytest.mark.slow
 def test_nothing_in_the_packages_turns_the_gates_verification_off():
     offenders = []
     for pkg in (chimera_cards, reference_loop):

@@ -454,6 +454,7 @@ def _full_ranking(store, phrases, weights):
         ).fetchall()
 
 
+@pytest.mark.slow
 def test_ranking_the_head_first_returns_exactly_the_head_of_the_full_ranking(store):
     # Entries matching one query word only are never scored when the head is proven without
     # them; any page must still be what ranking every matching entry would have given.

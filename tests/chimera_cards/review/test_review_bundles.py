@@ -133,6 +133,7 @@ def test_accept_through_the_cli(store, alice, tmp_path):
     assert json.loads(ok.stdout)["status"] == "active"
 
 
+@pytest.mark.slow
 def test_approvals_shipped_in_a_git_repository_make_the_skill_active(
     store, alice, tmp_path, git_server
 ):

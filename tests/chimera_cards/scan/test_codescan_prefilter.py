@@ -8,6 +8,8 @@ import ast
 import random
 import warnings
 
+import pytest
+
 from chimera_cards.bundles.bundle import bundle_from_files
 from chimera_cards.scan.codescan import (
     _GENERIC_RULES,
@@ -97,6 +99,7 @@ def reference(src: str) -> list[dict]:
     return [f.to_dict() for f in _parse_and_scan_python("s/x.py", src, pieces=not whole)]
 
 
+@pytest.mark.slow
 def test_python_prefilter_gives_the_findings_of_the_full_parse():
     skipped = 0
     for src in programs(3000):
@@ -136,6 +139,7 @@ IMPORTS = [
 ]
 
 
+@pytest.mark.slow
 def test_python_prefilter_skips_scripts_importing_nothing_flagged_with_the_same_findings():
     # A script may import modules no rule names and still skip the parse: no import finding
     # without a flagged module's name, no call finding without a sensitive name, alias or not.
@@ -150,6 +154,7 @@ def test_python_prefilter_skips_scripts_importing_nothing_flagged_with_the_same_
     assert skipped_with_imports > 100 and flagged > 100  # both sides of the filter are exercised
 
 
+@pytest.mark.slow
 def test_gated_walk_finds_what_a_walk_of_every_statement_finds():
     # After a parse only statements spanning a line with "import", or with a call to a
     # sensitive name or alias, are looked at; every statement is the plain reference.
@@ -238,6 +243,7 @@ def test_every_match_of_a_line_rule_holds_one_of_its_literals():
     assert matched == set(_RULE_LITERALS)
 
 
+@pytest.mark.slow
 def test_line_rules_with_gates_find_what_every_regex_finds():
     rng = random.Random(29)
     for i in range(2000):

@@ -9,6 +9,7 @@ import importlib.util
 import random
 import warnings
 
+import pytest
 from conftest import REPO_ROOT
 
 from chimera_cards.scan.codescan import _parse_and_scan_python, scan_python
@@ -283,6 +284,7 @@ def statement(rng: random.Random, depth: int = 0) -> str:
     return rng.choice(choices)()
 
 
+@pytest.mark.slow
 def test_generated_scripts_parse_in_pieces_with_the_same_findings():
     rng = random.Random(3)
     sure = flagged = 0

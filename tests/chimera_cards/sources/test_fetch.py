@@ -58,6 +58,7 @@ def test_unreachable_host_is_a_clear_error():
         fetch_url(f"http://127.0.0.1:{port}/SKILL.md", timeout=5)
 
 
+@pytest.mark.slow
 def test_slow_server_times_out(card_server):
     url = card_server.serve("/slow", CARD, delay=10)
     start = time.monotonic()
@@ -66,6 +67,7 @@ def test_slow_server_times_out(card_server):
     assert time.monotonic() - start < 3
 
 
+@pytest.mark.slow
 def test_trickling_body_is_bounded_by_the_total_deadline(card_server):
     url = card_server.serve("/drip", b"x" * 64 * 1024, trickle=0.05)
     start = time.monotonic()
@@ -74,6 +76,7 @@ def test_trickling_body_is_bounded_by_the_total_deadline(card_server):
     assert time.monotonic() - start < 3
 
 
+@pytest.mark.slow
 def test_header_sent_one_byte_a_second_stops_at_the_deadline(drip_server):
     drip_server.drip(interval=1.0)  # ~60 header bytes: a minute if each read were bounded alone
     start = time.monotonic()
@@ -84,6 +87,7 @@ def test_header_sent_one_byte_a_second_stops_at_the_deadline(drip_server):
     assert time.monotonic() - start < 5
 
 
+@pytest.mark.slow
 def test_body_trickled_one_byte_at_a_time_stops_at_the_deadline(drip_server):
     head = b"HTTP/1.0 200 OK\r\nContent-Type: text/markdown\r\nContent-Length: 500\r\n\r\n"
     drip_server.drip(head, b"x" * 500, interval=0.01)  # headers in ~0.6 s, body in 5 s more
@@ -93,6 +97,7 @@ def test_body_trickled_one_byte_at_a_time_stops_at_the_deadline(drip_server):
     assert time.monotonic() - start < 3.5
 
 
+@pytest.mark.slow
 def test_the_deadline_covers_every_redirect_together(card_server):
     # Each hop answers within the timeout; together they do not.
     card_server.serve("/end", CARD, delay=0.4)

@@ -43,6 +43,7 @@ def test_uncommitted_changes_are_not_read(tmp_path):
     assert read_git(str(repo)).skills[0].bundle.digest == committed
 
 
+@pytest.mark.slow
 def test_ref_picks_a_branch_a_tag_or_a_commit_over_git_daemon(tmp_path, git_server):
     repo = skills_repo(git_server.root / "skills.git")
     first = git(repo, "rev-parse", "HEAD")
@@ -118,6 +119,7 @@ def test_a_submodule_in_a_skill_is_refused(tmp_path):
     assert repo.is_dir()
 
 
+@pytest.mark.slow
 def test_a_skill_over_the_size_limit_is_refused_before_reading_blobs(tmp_path):
     make_skill(tmp_path / "repo", "big", {"big.bin": os.urandom(5 * 1024 * 1024 + 1)})
     repo = make_git_repo(tmp_path / "repo")

@@ -514,6 +514,7 @@ def _cli(*args: str, limit: int | None = None) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_a_full_disk_mid_import_is_one_clean_error_and_stores_nothing_of_the_batch(
     tmp_path, card_factory
 ):
@@ -558,6 +559,7 @@ def test_verify_of_an_empty_file_is_an_error_not_ok(tmp_path):
     assert empty.stat().st_size == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["abc", "1.5", "0", "-2", "", "2x"])
 def test_a_threshold_setting_that_is_not_a_whole_number_is_a_usage_error(filled, value):
     from chimera_cards.retrieve.matching import match

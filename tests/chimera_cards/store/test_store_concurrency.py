@@ -39,6 +39,7 @@ def _cards(root: Path, prefix: str, count: int) -> list[Path]:
     return [make_card(root, f"{prefix}-card-{index:03d}") for index in range(count)]
 
 
+@pytest.mark.slow
 def test_eight_processes_importing_different_cards_end_with_every_version(tmp_path):
     db = tmp_path / "cards.db"
     groups = [_cards(tmp_path / f"p{n}", f"p{n}", PER_PROCESS) for n in range(8)]
@@ -88,6 +89,7 @@ def test_two_cli_processes_importing_at_once_both_succeed(tmp_path):
         assert verify_store(store).ok
 
 
+@pytest.mark.slow
 def test_a_process_killed_inside_its_import_transaction_leaves_nothing(tmp_path):
     db = tmp_path / "cards.db"
     with Store(db) as store:
@@ -139,6 +141,7 @@ def test_a_process_killed_inside_its_import_transaction_leaves_nothing(tmp_path)
         assert len(store.versions()) == 31 and verify_store(store).ok
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writers", [3])
 def test_concurrent_opening_of_a_brand_new_store_migrates_once(tmp_path, writers):
     db = tmp_path / "fresh.db"

@@ -106,6 +106,7 @@ def _agent_with_child(tmp_path: Path, then: str) -> tuple[Path, Path]:
     return script, pidfile
 
 
+@pytest.mark.slow
 def test_hanging_agent_is_killed_at_the_timeout_with_its_children(tmp_path: Path, ws: Path) -> None:
     script, pidfile = _agent_with_child(tmp_path, "time.sleep(60)\n")
     att = CmdAttempter([sys.executable, str(script)], timeout=1.0)
@@ -149,6 +150,7 @@ def test_agent_sees_seed_and_prompt_file_in_its_environment(tmp_path: Path, ws: 
     assert os.path.exists(ws / "value.py")
 
 
+@pytest.mark.slow
 def test_a_setsid_child_of_the_agent_cannot_edit_the_workspace_after_the_revert(
     tmp_path: Path, ws: Path
 ) -> None:

@@ -51,6 +51,7 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_model_reply_diff_is_applied_to_the_workspace(fixed_model, ws: Path) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
@@ -76,6 +77,7 @@ def test_model_reply_diff_is_applied_to_the_workspace(fixed_model, ws: Path) -> 
     assert att.name == "llm:reference-loop-fixture"
 
 
+@pytest.mark.slow
 def test_reply_without_an_edit_is_the_first_failing_step(fixed_model, ws: Path) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
@@ -86,6 +88,7 @@ def test_reply_without_an_edit_is_the_first_failing_step(fixed_model, ws: Path) 
     assert (ws / "calc.py").read_text() == CALC
 
 
+@pytest.mark.slow
 def test_edit_that_does_not_apply_is_a_failing_apply_step(fixed_model, ws: Path) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
@@ -102,6 +105,7 @@ def test_edit_that_does_not_apply_is_a_failing_apply_step(fixed_model, ws: Path)
     assert (ws / "calc.py").read_text() == CALC
 
 
+@pytest.mark.slow
 def test_model_cannot_write_outside_the_workspace(fixed_model, ws: Path, tmp_path: Path) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
@@ -112,6 +116,7 @@ def test_model_cannot_write_outside_the_workspace(fixed_model, ws: Path, tmp_pat
     assert not (tmp_path / "evil.py").exists() and not (tmp_path.parent / "evil.py").exists()
 
 
+@pytest.mark.slow
 def test_model_error_is_a_failing_model_step_not_a_crash(fixed_model, ws: Path) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
@@ -158,6 +163,7 @@ def _value_task(root: Path):
     return load_task_dir(root)
 
 
+@pytest.mark.slow
 def test_llm_attempter_solves_a_task_through_the_loop(fixed_model, tmp_path: Path) -> None:
     from reference_loop.attempters import make_attempter
     from reference_loop.run.loop import LoopOptions, run_task
@@ -171,6 +177,7 @@ def test_llm_attempter_solves_a_task_through_the_loop(fixed_model, tmp_path: Pat
     assert "+VALUE = 4" in result.attempts[0].patch
 
 
+@pytest.mark.slow
 def test_unusable_replies_are_recorded_as_the_failing_step_and_never_as_repeats(
     fixed_model, tmp_path: Path
 ) -> None:
@@ -194,6 +201,7 @@ def test_unusable_replies_are_recorded_as_the_failing_step_and_never_as_repeats(
     assert any("parse-edit" in p and "no edit found" in p for p in fixed_model.prompts[1:])
 
 
+@pytest.mark.slow
 def test_every_attempt_samples_with_its_own_seed_and_the_given_options(
     fixed_model, ws: Path
 ) -> None:
@@ -212,6 +220,7 @@ def test_every_attempt_samples_with_its_own_seed_and_the_given_options(
     assert all(o["max_tokens"] == 300 and o["temperature"] == 0.7 for o in options)
 
 
+@pytest.mark.slow
 def test_an_explicit_seed_option_is_kept_for_every_attempt(fixed_model, ws: Path) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
@@ -234,6 +243,7 @@ def test_a_bad_model_option_is_one_clear_usage_error(fixed_model, options, messa
     assert info.value.exit_code == 2
 
 
+@pytest.mark.slow
 def test_the_exact_text_sent_and_the_raw_reply_are_saved_per_attempt(
     fixed_model, ws: Path, tmp_path: Path
 ) -> None:
@@ -251,6 +261,7 @@ def test_the_exact_text_sent_and_the_raw_reply_are_saved_per_attempt(
     assert att.calls[0].prompt_tokens == len(sent.split()) and att.calls[0].tokens_counted
 
 
+@pytest.mark.slow
 def test_a_call_that_outlives_the_timeout_is_abandoned_and_fails_the_attempt(
     fixed_model, ws: Path
 ) -> None:
@@ -289,6 +300,7 @@ def _sample_like_task(root: Path):
     return load_task_dir(root)
 
 
+@pytest.mark.slow
 def test_a_context_too_small_for_attempt_one_is_refused_in_one_line(
     fixed_model, tmp_path: Path
 ) -> None:
@@ -303,6 +315,7 @@ def test_a_context_too_small_for_attempt_one_is_refused_in_one_line(
     assert fixed_model.calls() == []  # nothing was sent
 
 
+@pytest.mark.slow
 def test_the_history_budget_shrinks_to_what_the_context_has_left(
     fixed_model, tmp_path: Path
 ) -> None:
@@ -324,6 +337,7 @@ def test_the_history_budget_shrinks_to_what_the_context_has_left(
     assert fixed < 2000 - 100
 
 
+@pytest.mark.slow
 def test_a_prompt_that_does_not_fit_is_not_sent(fixed_model, ws: Path) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
@@ -336,6 +350,7 @@ def test_a_prompt_that_does_not_fit_is_not_sent(fixed_model, ws: Path) -> None:
     assert fixed_model.calls() == []
 
 
+@pytest.mark.slow
 def test_a_reply_cut_at_max_tokens_is_counted(fixed_model, ws: Path) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
@@ -363,6 +378,7 @@ def test_stock_smollm2_refuses_a_sample_task_in_one_line_instead_of_failing_ever
     assert info.value.exit_code == 1
 
 
+@pytest.mark.slow
 def test_run_saves_the_model_transcript_under_prompts_dir(fixed_model, tmp_path: Path) -> None:
     from click.testing import CliRunner
 

@@ -81,6 +81,7 @@ def test_repeat_flags_count_only_nonempty_patches_seen_before() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_accumulate_repeats_fewer_patches_than_last_on_the_same_pairs(tasks_dir: Path) -> None:
     result = run_bench(load_tasks(tasks_dir), seeds=2, max_attempts=4, jobs=2)
     acc, last, none = result.arm("accumulate"), result.arm("last"), result.arm("none")
@@ -160,6 +161,7 @@ def test_none_arm_that_injected_is_void() -> None:
     assert not summarise_arm(ARMS["none"], [run], 2).valid
 
 
+@pytest.mark.slow
 def test_escalate_arm_switches_to_the_second_attempter(tasks_dir: Path) -> None:
     result = run_bench(
         load_tasks(tasks_dir),
@@ -295,6 +297,7 @@ def test_cli_usage_errors_are_one_line_exit_2(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_plot_is_written_when_matplotlib_is_installed(tasks_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip(
         "matplotlib", reason="the plot extra is not installed (pip install '.[plot]')"
@@ -377,6 +380,7 @@ def _cli(args: list[str], env_extra: dict[str, str], **kw) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
 def test_table_survives_a_model_that_swaps_stdout_from_two_threads(
     fixed_model, tmp_path: Path
 ) -> None:
@@ -429,6 +433,7 @@ def test_saved_descriptor_keeps_output_when_fd1_is_redirected(tmp_path: Path) ->
     assert res.stdout == "kept\n", res.stderr
 
 
+@pytest.mark.slow
 def test_an_arm_whose_model_never_edited_is_void_and_the_table_says_nothing_applied(
     fixed_model, tmp_path: Path
 ) -> None:
@@ -480,6 +485,7 @@ def test_model_errors_that_dominate_void_the_arm() -> None:
     assert ok.valid and ok.edit_rate == pytest.approx(2 / 3)
 
 
+@pytest.mark.slow
 def test_the_bench_explains_a_null_per_arm(fixed_model, tmp_path: Path) -> None:
     fixed_model.reply = "word " * 40  # cut at max tokens, no edit
     fixed_model.set("reply-2.txt", WRONG_REPLY)
@@ -505,6 +511,7 @@ def test_the_bench_explains_a_null_per_arm(fixed_model, tmp_path: Path) -> None:
     assert (where / "attempt-1.reply.txt").read_text() == " ".join(["word"] * 10)  # as cut
 
 
+@pytest.mark.slow
 def test_attempt_timeout_applies_to_model_calls(fixed_model, tmp_path: Path) -> None:
     fixed_model.reply = FIX_REPLY
     fixed_model.set("mode", "sleep 60")
@@ -524,6 +531,7 @@ def test_attempt_timeout_applies_to_model_calls(fixed_model, tmp_path: Path) -> 
     assert not result.arm("none").valid  # the model never answered
 
 
+@pytest.mark.slow
 def test_a_context_too_small_for_attempt_one_is_refused_before_any_run(
     fixed_model, tmp_path: Path
 ) -> None:
@@ -619,6 +627,7 @@ def test_a_signal_stops_the_bench_at_once_keeps_what_finished_and_leaves_no_work
     assert list(private_tmp.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_small_context_shrinks_the_history_and_the_run_says_how_much(
     fixed_model, tmp_path: Path
 ) -> None:
@@ -643,6 +652,7 @@ def test_a_small_context_shrinks_the_history_and_the_run_says_how_much(
     assert all(c["prompt_tokens"] + 50 <= 400 for c in run.calls)
 
 
+@pytest.mark.slow
 def test_an_edit_to_a_protected_test_is_a_violation_not_an_edit(
     fixed_model, tmp_path: Path
 ) -> None:

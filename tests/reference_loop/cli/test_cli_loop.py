@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 from click.testing import CliRunner
 from conftest import make_task_dir  # the tiny fast task the loop tests use
 
@@ -16,6 +17,7 @@ def _run(*args):
     return CliRunner().invoke(main, list(args))
 
 
+@pytest.mark.slow
 def test_run_three_failure_task_then_grep_attempt_one_string_in_attempt_three(tmp_path):
     """The loop's promise: attempt 3's prompt file holds an attempt-1-only string."""
     prompts = tmp_path / "p"
@@ -34,6 +36,7 @@ def test_run_three_failure_task_then_grep_attempt_one_string_in_attempt_three(tm
     assert "attempt 1/5: fail" in res.stderr and "injected" in res.stderr
 
 
+@pytest.mark.slow
 def test_run_with_last_history_hides_attempt_one_from_attempt_three(tmp_path):
     task_dir = make_task_dir(tmp_path / "task")
     prompts = tmp_path / "p"
@@ -111,6 +114,7 @@ def test_unsolved_in_place_run_leaves_the_workspace_as_it_was(tmp_path):
     assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
 
 
+@pytest.mark.slow
 def test_run_on_repeat_replan_reports_the_replan(tmp_path):
     res = _run(
         "run",
@@ -153,6 +157,7 @@ def test_tasks_lists_samples_with_the_three_failure_flag():
     assert "[fails three times]" in text and three_failure_task().name in text
 
 
+@pytest.mark.slow
 def test_check_cli_passes_and_fails_with_one_line(tmp_path):
     task_dir = str(make_task_dir(tmp_path / "task"))
     good = _run("check", "--task", task_dir)
@@ -208,6 +213,7 @@ def test_progress_line_of_a_three_thousand_file_attempt_is_short():
     assert "and 2,995 more files" in line
 
 
+@pytest.mark.slow
 def test_protect_glob_makes_an_in_place_change_fail_and_leaves_the_workspace(tmp_path):
     task_dir = make_task_dir(tmp_path / "task")
     ws = task_dir / "project"

@@ -161,6 +161,7 @@ def test_render_fitted_says_how_many_characters_the_budget_cut() -> None:
     assert "Attempt 1" in small  # shrunk oldest-first, never dropped
 
 
+@pytest.mark.slow
 def test_an_attempt_that_creates_three_thousand_files_keeps_the_history_in_budget(tmp_path):
     from dataclasses import dataclass
 

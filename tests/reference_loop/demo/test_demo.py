@@ -13,6 +13,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from chimera_cards.cli import main
@@ -29,6 +30,7 @@ def _demo(*args):
     return CliRunner().invoke(main, ["demo", *args])
 
 
+@pytest.mark.slow
 def test_demo_meets_every_expectation_and_keeps_what_it_made_with_keep(tmp_path):
     keep = tmp_path / "kept"
     res = _demo("--keep", str(keep))
@@ -68,6 +70,7 @@ def test_demo_meets_every_expectation_and_keeps_what_it_made_with_keep(tmp_path)
     assert kinds.count("history_injected") >= 2 and kinds.count("cards_injected") >= 3
 
 
+@pytest.mark.slow
 def test_demo_with_the_overwrite_bug_fails_its_own_check_exits_1_and_cleans_up():
     res = _demo("--history", "last", "--max-attempts", "3", "--json")
     assert res.exit_code == 1, res.output

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import live_children, wait_none_in
 
 from reference_loop.process.run import run_in_group
@@ -68,6 +69,7 @@ def test_a_setsid_child_does_not_keep_writing_after_the_command_exits(tmp_path):
     assert (tmp_path / "victim.txt").stat().st_size == size
 
 
+@pytest.mark.slow
 def test_a_setsid_child_does_not_survive_the_timeout(tmp_path):
     code, timed_out = run([PY, "-c", SETSID_WRITER + "time.sleep(60)\n"], tmp_path, timeout=1.0)
     assert (code, timed_out) == (None, True)
@@ -105,6 +107,7 @@ def test_an_unrelated_child_of_ours_is_left_alone(tmp_path):
         bystander.wait()
 
 
+@pytest.mark.slow
 def test_sigterm_to_the_loop_restores_the_workspace(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -140,6 +143,7 @@ def test_sigterm_to_the_loop_restores_the_workspace(tmp_path):
     assert (ws / "m.py").read_text() == 'MODE = "broken"\n'
 
 
+@pytest.mark.slow
 def test_a_child_another_thread_starts_meanwhile_is_left_alone(tmp_path):
     # Commands run from several threads (the bench does): one command's clean-up must not kill
     # what another thread started while it ran.

@@ -63,6 +63,7 @@ def _processes_with(token: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_every_descendant_dies_with_the_sandboxed_attempt(tmp_path, sandbox):
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -20,6 +20,7 @@ def _rec(n, patch, files, output=""):
     return AttemptRecord(n, "fail", patch=patch, files=files, verifier_output=output)
 
 
+@pytest.mark.slow
 def test_check_passes_on_the_three_failure_sample_task():
     log = EventLog()
     result = run_check(events=log)

@@ -95,6 +95,7 @@ def inline(tmp_path: Path):
 # -- the card's central rule ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_attempt_three_prompt_shows_attempt_one_patch(task, tmp_path):
     att = make_attempter("scripted:rederive", task=task)
     result = run_task(task, att, options=LoopOptions(history_mode="accumulate", max_attempts=5))
@@ -441,6 +442,7 @@ def calc_project(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cheat", sorted(CHEATS))
 def test_attempt_that_edits_the_tests_cannot_solve_the_task(tmp_path, cheat):
     task = inline_task("Fix add() in calc.py.", PYTEST, timeout=60)
@@ -473,6 +475,7 @@ def test_attempt_that_edits_the_tests_cannot_solve_the_task(tmp_path, cheat):
     assert result.to_dict()["attempts"][0]["protected_violation"] is True
 
 
+@pytest.mark.slow
 def test_violation_is_shown_to_the_next_attempt_which_can_still_solve(tmp_path):
     ws = calc_project(tmp_path / "ws")
     fixed = {"calc.py": "def add(a, b):\n    return a + b\n"}
@@ -525,6 +528,7 @@ class ReplayAttempter:
         return AttemptOutcome([ToolStep("apply-edit", True)], f"changed {changed}")
 
 
+@pytest.mark.slow
 def test_real_small_model_reply_that_rewrites_the_test_is_reverted_and_fails(tmp_path):
     """SmolLM2-135M's reply to money-format wrote a new test_money.py (a real captured reply)."""
     captured = TESTS_DIR / "fixtures" / "replies" / "smollm2-135m-money-format-1.txt"

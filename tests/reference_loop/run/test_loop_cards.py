@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from click.testing import CliRunner
 from conftest import edit_blob, make_card, make_task_dir
 
@@ -119,6 +120,7 @@ def test_card_text_is_escaped_and_cannot_close_or_forge_its_wrapper(tmp_path):
     assert "&lt;/skill-card&gt;" in first and '&lt;skill-card name="forged"' in first
 
 
+@pytest.mark.slow
 def test_cards_go_in_every_prompt_by_default_and_only_the_first_with_cards_in_first(tmp_path):
     store = tmp_path / "cards.db"
     with Store(store) as s:

@@ -143,6 +143,7 @@ def test_money_format_tries_both_wrong_fixes_before_the_right_one_on_every_seed(
     assert "as_dollars" in markers["float-format"] and "whole_dollars" in markers["divmod-split"]
 
 
+@pytest.mark.slow
 def test_money_format_repeats_a_signature_under_accumulate_and_replans_exactly_once(monkeypatch):
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the sample needs no plugin
     task = resolve_task("money-format")
@@ -172,6 +173,7 @@ def test_money_format_repeats_a_signature_under_accumulate_and_replans_exactly_o
     assert third.verdict == "pass" and result.solved_at == 3 and result.replans == 1
 
 
+@pytest.mark.slow
 def test_money_format_escalates_once_to_the_strong_attempter(monkeypatch):
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     task = resolve_task("money-format")

@@ -91,6 +91,7 @@ def test_killed_by_a_signal_is_error(tmp_path):
     assert result.exit_code == -9 or result.exit_code == 137
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_whole_process_group_including_a_child_that_outlives_its_parent(tmp_path):
     script = tmp_path / "spawn.py"
     script.write_text(
@@ -236,6 +237,7 @@ def test_ctrl_c_while_verifying_kills_the_process_group_and_propagates(tmp_path)
     assert wait_none_in(tmp_path)
 
 
+@pytest.mark.slow
 def test_a_setsid_child_of_the_verifier_does_not_survive_its_timeout(tmp_path):
     command = (
         f'{sys.executable} -c "import os, time; os.setsid(); '

@@ -463,6 +463,7 @@ GIT_STAGES |= {"index_v4", "split_user_index", "gitattributes_eol_and_ident"}
 GIT_STAGES |= {"autocrlf_in_config", "filter_in_info_attributes", "gitattributes_with_index_v4"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("state", list(USER_STATES))
 def test_a_users_odd_index_or_work_tree_snapshots_diffs_and_restores_as_git_does(tmp_path, state):
     repo = make_repo(tmp_path / "repo")
@@ -749,6 +750,7 @@ def test_a_directory_of_ignored_files_replaced_by_a_symlink_is_diffed_as_git_doe
     assert "build.log" not in paths
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("user", list(USERS))
 @pytest.mark.parametrize("attempt", list(ATTEMPTS))
 def test_a_nasty_attempt_is_found_as_git_finds_it_and_undone(tmp_path, attempt, user):
@@ -776,6 +778,7 @@ def test_a_nested_repositorys_git_dir_is_never_written(tmp_path):
     assert dir_digest(repo / "vendor" / "inner" / ".git") == inner_git
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("user", ["clean", "dirty"])
 def test_attempts_in_a_row_are_each_found_and_undone(tmp_path, user):
     repo = make_repo(tmp_path / "repo")

@@ -1,0 +1,1 @@
+exports.encode = (o) => Buffer.from(JSON.stringify(o)).toString("hex");

@@ -1,0 +1,5 @@
+from pathlib import Path
+
+
+def kaggle_config():
+    return Path.home() / ".kaggle" / "kaggle.json"
