@@ -143,7 +143,9 @@ def check_mergeable(files: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
             f"({', '.join(keys)} differ between {names[0]} and the others)"
         )
     if _differs(files, "code_version"):
-        versions = ", ".join(f"{n}: {f.get('code_version')}" for n, f in zip(names, files))
+        versions = ", ".join(
+            f"{n}: {f.get('code_version')}" for n, f in zip(names, files, strict=True)
+        )
         raise MergeRefused(f"refusing to merge results made by different code ({versions})")
     shards = [f.get("shard") for f in files]
     if any(s is None for s in shards):
@@ -156,7 +158,7 @@ def check_mergeable(files: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
     if len(ns) != 1:
         raise MergeRefused(f"refusing to merge slices of different grids (N = {sorted(ns)})")
     seen: dict[int, str] = {}
-    for name, s in zip(names, shards):
+    for name, s in zip(names, shards, strict=True):
         k = int(s["k"]) if s else 0
         if k in seen:
             raise MergeRefused(f"refusing to merge: slice {k} appears twice ({seen[k]}, {name})")

@@ -24,8 +24,8 @@ from reference_loop.bench.runner import (
     ARMS,
     DEFAULT_ATTEMPTER,
     AttempterSettings,
-    RunOutcome,
     BenchResult,
+    RunOutcome,
     check_attempters,
     format_table,
     grid,
@@ -330,9 +330,7 @@ def _report(
 
 
 @bench_cmd.command("merge")
-@click.argument(
-    "files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path)
-)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--out",
     "out_path",
@@ -359,4 +357,6 @@ def bench_merge_cmd(
         if path is not None and not path.resolve().parent.is_dir():
             raise LoopUsageError(f"cannot write {path}: no such directory")
     result = merge_results(list(files))
-    _report(result, out_path, plot_path, as_json, owned_stream(sys.stdout), owned_stream(sys.stderr))
+    _report(
+        result, out_path, plot_path, as_json, owned_stream(sys.stdout), owned_stream(sys.stderr)
+    )

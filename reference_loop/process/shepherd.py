@@ -12,6 +12,7 @@ nothing imported from the workspace (``-I``).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -53,10 +54,8 @@ def _kill_all(me: int) -> int:
             quiet = 0
         for pid in kids:
             killed.add(pid)
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         while True:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -80,10 +79,8 @@ def main(argv: list[str]) -> int:
 
     def stop(signum: int, _frame: object) -> None:
         stopping.append(signum)
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -94,10 +91,8 @@ def main(argv: list[str]) -> int:
         except InterruptedError:
             continue
     left = _kill_all(me)
-    try:
+    with contextlib.suppress(OSError):
         os.write(fd, f"{left}\n".encode())
-    except OSError:
-        pass
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         signal.signal(sig, signal.SIG_DFL)

@@ -59,8 +59,8 @@ from reference_loop.workspace.core import Diff, Workspace
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
-    "ON_REPEAT",
     "INTEGRITY_STEP",
+    "ON_REPEAT",
     "PROTECTED_STEP",
     "LoopOptions",
     "RunResult",

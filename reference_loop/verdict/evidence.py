@@ -96,6 +96,31 @@ def _fold(phases: Sequence[dict[str, Any]]) -> tuple[str, str]:
     return outcome or "error", message or ("no call phase was reported" if not outcome else "")
 
 
+def _record(report: Report, rec: dict[str, Any], phases: dict[str, list[dict[str, Any]]]) -> None:
+    """Take one line of the report between its start and finish lines."""
+    kind = rec.get("e")
+    if kind == "items":
+        report.collected = [str(i) for i in rec.get("ids", [])]
+    elif kind == "deselected":
+        report.deselected.extend(str(i) for i in rec.get("ids", []))
+    elif kind == "collecterror":
+        report.collect_errors[str(rec.get("id", ""))] = str(rec.get("msg", ""))
+    elif kind == "test":
+        phases.setdefault(str(rec.get("id", "")), []).append(rec)
+
+
+def _lines(raw: bytes) -> list[dict[str, Any]] | None:
+    out = []
+    for line in raw.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            return None
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
 def read_pytest_report(path: str | Path, nonce: str) -> Report:
     """Read the loop's pytest plugin report (JSON lines).
 
@@ -104,57 +129,45 @@ def read_pytest_report(path: str | Path, nonce: str) -> Report:
         nonce: the value the loop gave this run; a report with another one is not this run's.
 
     Returns:
-        The Report; ``complete`` only when both the start and the finish line carry ``nonce``.
+        The Report; ``complete`` only when the first line is the start and the last the finish
+        of this run (both carry ``nonce``).
     """
     report = Report(kind="pytest", complete=False)
     try:
-        raw = Path(path).read_bytes()
+        recs = _lines(Path(path).read_bytes())
     except OSError as exc:
         report.problem = f"no report was written ({exc.strerror or exc})"
         return report
-    started = finished = False
-    phases: dict[str, list[dict[str, Any]]] = {}
-    for line in raw.splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            report.problem = "the report holds a line that is not JSON"
-            return report
-        if not isinstance(rec, dict):
-            continue
-        kind = rec.get("e")
-        if kind == "start":
-            if started or rec.get("nonce") != nonce:
-                report.problem = "the report was not started by this run's plugin"
-                return report
-            started = True
-        elif not started:
-            report.problem = "the report does not begin with the plugin's start line"
-            return report
-        elif kind == "items":
-            report.collected = [str(i) for i in rec.get("ids", [])]
-        elif kind == "deselected":
-            report.deselected.extend(str(i) for i in rec.get("ids", []))
-        elif kind == "collecterror":
-            report.collect_errors[str(rec.get("id", ""))] = str(rec.get("msg", ""))
-        elif kind == "test":
-            phases.setdefault(str(rec.get("id", "")), []).append(rec)
-        elif kind == "finish":
-            if rec.get("nonce") != nonce:
-                report.problem = "the report's finish line is not this run's"
-                return report
-            finished = True
-            status = rec.get("exitstatus")
-            report.exitstatus = status if isinstance(status, int) else None
-            report.tampered = [str(t) for t in rec.get("tampered", [])]
-    for test_id, recs in phases.items():
-        outcome, message = _fold(recs)
-        report.results[test_id] = TestResult(test_id, outcome, message)
-    if not started:
+    if recs is None:
+        report.problem = "the report holds a line that is not JSON"
+        return report
+    if not recs or recs[0].get("e") != "start":
         report.problem = "the runner never loaded the report plugin (no start line)"
+        return report
+    if recs[0].get("nonce") != nonce or any(r.get("e") == "start" for r in recs[1:]):
+        report.problem = "the report was not started by this run's plugin"
+        return report
+    phases: dict[str, list[dict[str, Any]]] = {}
+    for rec in recs[1:-1]:
+        _record(report, rec, phases)
+    last = recs[-1]
+    finished = len(recs) > 1 and last.get("e") == "finish"
+    if not finished:
+        _record(report, last, phases)
+    for test_id, parts in phases.items():
+        outcome, message = _fold(parts)
+        report.results[test_id] = TestResult(test_id, outcome, message)
+    if any(r.get("e") == "finish" for r in recs[1:-1]):
+        report.problem = "the report goes on after its finish line"
     elif not finished:
         report.problem = "the run ended before pytest finished (no finish line)"
-    report.complete = started and finished
+    elif last.get("nonce") != nonce:
+        report.problem = "the report's finish line is not this run's"
+    else:
+        status = last.get("exitstatus")
+        report.exitstatus = status if isinstance(status, int) else None
+        report.tampered = [str(t) for t in last.get("tampered", [])]
+        report.complete = True
     return report
 
 
@@ -275,6 +288,49 @@ def _listed(lines: list[str]) -> list[str]:
     return lines
 
 
+def _passes(result: TestResult, may_skip: bool) -> bool:
+    return result.outcome in (PASSED, "xpassed") or (may_skip and result.outcome in _NOT_PASSING_OK)
+
+
+def _pinned_failures(report: Report, pinned: Pinned | None, wanted: Sequence[str]) -> list[str]:
+    failures: list[str] = []
+    deselected = set(report.deselected)
+    may_skip = pinned.may_skip if pinned is not None else frozenset()
+    for test_id in wanted:
+        result = report.results.get(test_id)
+        if result is None:
+            how = "deselected" if test_id in deselected else "did not run"
+            failures.append(f"MISSING {test_id} - a pinned test {how}")
+        elif _passes(result, test_id in may_skip):
+            continue
+        else:
+            word = "FAILED" if result.outcome in ("failed", "error") else result.outcome.upper()
+            failures.append(f"{word} {test_id} - {result.message}".rstrip(" -"))
+    pinned_files = set(pinned.collect_files) if pinned is not None else None
+    for node, message in sorted(report.collect_errors.items()):
+        if pinned_files is None or test_file(node) in pinned_files:
+            failures.append(f"ERROR collecting {node} - {message}".rstrip(" -"))
+    if pinned is not None:
+        for path in pinned.files:
+            if not any(test_file(t) == path for t in report.results):
+                failures.append(f"MISSING {path} - no test of this pinned file ran")
+    if pinned is None and not report.results:
+        failures.append("NO TESTS - the report holds no test")
+    return failures
+
+
+def _added_failures(added: Report) -> list[str]:
+    failures = []
+    if not added.complete:
+        failures.append(f"INCOMPLETE REPORT of the added tests: {added.problem}")
+    for test_id, result in sorted(added.results.items()):
+        if result.outcome not in (PASSED, "xpassed", *_NOT_PASSING_OK):
+            failures.append(f"FAILED {test_id} - {result.message} (a test the attempt added)")
+    for node, message in sorted(added.collect_errors.items()):
+        failures.append(f"ERROR collecting {node} - {message} (a test the attempt added)")
+    return failures
+
+
 def judge(
     report: Report | None,
     pinned: Pinned | None,
@@ -311,38 +367,10 @@ def judge(
             forged_exit=exit_code == 0,
             tampered=True,
         )
-    failures: list[str] = []
-    deselected = set(report.deselected)
     wanted = pinned.tests if pinned is not None else tuple(report.results)
-    may_skip = pinned.may_skip if pinned is not None else frozenset()
-    for test_id in wanted:
-        result = report.results.get(test_id)
-        if result is None:
-            how = "deselected" if test_id in deselected else "did not run"
-            failures.append(f"MISSING {test_id} - a pinned test {how}")
-        elif result.outcome in (PASSED, "xpassed") or (result.outcome in _NOT_PASSING_OK and test_id in may_skip):
-            continue
-        else:
-            word = "FAILED" if result.outcome in ("failed", "error") else result.outcome.upper()
-            failures.append(f"{word} {test_id} - {result.message}".rstrip(" -"))
-    pinned_files = set(pinned.collect_files) if pinned is not None else None
-    for node, message in sorted(report.collect_errors.items()):
-        if pinned_files is None or test_file(node) in pinned_files:
-            failures.append(f"ERROR collecting {node} - {message}".rstrip(" -"))
-    if pinned is not None:
-        for path in pinned.files:
-            if not any(test_file(t) == path for t in report.results):
-                failures.append(f"MISSING {path} - no test of this pinned file ran")
-    if pinned is None and not report.results:
-        failures.append("NO TESTS - the report holds no test")
+    failures = _pinned_failures(report, pinned, wanted)
     if added is not None:
-        if not added.complete:
-            failures.append(f"INCOMPLETE REPORT of the added tests: {added.problem}")
-        for test_id, result in sorted(added.results.items()):
-            if result.outcome not in (PASSED, "xpassed", *_NOT_PASSING_OK):
-                failures.append(f"FAILED {test_id} - {result.message} (a test the attempt added)")
-        for node, message in sorted(added.collect_errors.items()):
-            failures.append(f"ERROR collecting {node} - {message} (a test the attempt added)")
+        failures += _added_failures(added)
     ran = sum(1 for t in wanted if t in report.results)
     if failures:
         return Judgement(

@@ -30,9 +30,11 @@ classes the runner reads before any test runs.
 from __future__ import annotations
 
 import configparser
+import contextlib
 import importlib.util
 import marshal
 import os
+import shutil
 import stat as statmod
 import sys
 import tomllib
@@ -215,10 +217,8 @@ def gather_start_facts(
             if name.endswith(_BYTECODE):
                 facts.caches.append(rel)
             if name in SHARED_CONFIGS:
-                try:
+                with contextlib.suppress(OSError):
                     facts.shared[rel] = full.read_bytes()
-                except OSError:
-                    pass
             if _watch(rel, protect):
                 key = _stat_key(full)
                 if key is not None:
@@ -242,8 +242,6 @@ def remove_caches(root: Path, paths: Iterable[str]) -> list[str]:
         except OSError:
             continue
         if statmod.S_ISDIR(st.st_mode):
-            import shutil
-
             shutil.rmtree(full, ignore_errors=True)
         else:
             try:

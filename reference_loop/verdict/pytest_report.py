@@ -1,4 +1,4 @@
-"""A pytest plugin that reports what really ran, for the loop's verdict (pytest and the stdlib only).
+"""A pytest plugin that reports what really ran, for the loop's verdict (pytest, stdlib only).
 
 The loop copies this file into a private directory, puts that directory on ``PYTHONPATH`` and
 loads it with ``-p`` (through ``PYTEST_ADDOPTS``), so it works with whatever interpreter the
@@ -18,6 +18,7 @@ not inherited by anything the tests start.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -157,10 +158,8 @@ def _private_cache(config: Any) -> None:
     plant a "last failed" list; set before the cache plugin reads the ini value."""
     if not _CACHE_DIR:
         return
-    try:
+    with contextlib.suppress(AttributeError, TypeError):
         config._inicache["cache_dir"] = _CACHE_DIR
-    except (AttributeError, TypeError):
-        pass
 
 
 @pytest.hookimpl(tryfirst=True)

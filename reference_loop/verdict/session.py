@@ -91,7 +91,9 @@ class Session:
         )
         self.baseline: Baseline | None = None
         self.pinned: Pinned | None = None
-        self.ctx = IntegrityContext(root=self.root, protect=tuple(settings.protect), facts=StartFacts())
+        self.ctx = IntegrityContext(
+            root=self.root, protect=tuple(settings.protect), facts=StartFacts()
+        )
         self._stats: dict[str, integrity.StatKey] = {}
 
     @property
@@ -104,7 +106,12 @@ class Session:
     # -- the start -------------------------------------------------------------------------
 
     def _env(self) -> pyenv.PyEnv | None:
-        env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", os.defpath)}
+        env = {
+            **os.environ,
+            "PATH": os.path.dirname(sys.executable)
+            + os.pathsep
+            + os.environ.get("PATH", os.defpath),
+        }
         exe = pyenv.verifier_interpreter(self.settings.command, self.root, env)
         if exe is None and self.kind != "pytest":
             return pyenv.probe()  # the names a Python helper of the check would import
@@ -218,9 +225,7 @@ class Session:
         verdict = judge(report, self.pinned, result.exit_code, added=added_report)
         violations = []
         if verdict.tampered:
-            violations.append(
-                Violation("runner-tampered", "", verdict.reason)
-            )
+            violations.append(Violation("runner-tampered", "", verdict.reason))
         elif verdict.forged_exit:
             violations.append(
                 Violation(
@@ -297,5 +302,3 @@ def outlived(count: int) -> Violation:
         f"{count} process{'es' if count != 1 else ''} it started still ran after it ended "
         "(killed before the diff was taken)",
     )
-
-

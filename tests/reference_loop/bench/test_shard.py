@@ -51,7 +51,9 @@ def test_slices_are_disjoint_cover_the_grid_and_are_balanced(tasks_dir: Path) ->
     assert sorted(map(id, flat)) == sorted(map(id, cells)) and len(flat) == len(cells)
     assert max(map(len, slices)) - min(map(len, slices)) <= 1
     # The same call gives the same slice: a scheduler may retry a slice on another machine.
-    again = select(grid(load_task_dirs(tasks_dir), parse_arms("none,last,accumulate"), 3), Shard(2, 4))
+    again = select(
+        grid(load_task_dirs(tasks_dir), parse_arms("none,last,accumulate"), 3), Shard(2, 4)
+    )
     assert [(t.name, a.name, s) for t, a, s in again] == [
         (t.name, a.name, s) for t, a, s in slices[1]
     ]
@@ -75,7 +77,9 @@ def test_merged_slices_give_the_same_table_as_one_run(tmp_path: Path, tasks_dir:
     whole = _cli([*common, "--out", str(tmp_path / "whole.json")], tmp_path)
     assert whole.returncode == 0, whole.stderr
     for k in (1, 2, 3):
-        part = _cli([*common, "--shard", f"{k}/3", "--out", str(tmp_path / f"r-{k}.json")], tmp_path)
+        part = _cli(
+            [*common, "--shard", f"{k}/3", "--out", str(tmp_path / f"r-{k}.json")], tmp_path
+        )
         assert part.returncode == 0, part.stderr
         assert f"slice {k}/3" in part.stdout
     files = [str(tmp_path / f"r-{k}.json") for k in (3, 1, 2)]

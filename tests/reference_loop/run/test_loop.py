@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -24,8 +24,8 @@ from reference_loop.core.ledger import CAUSES_HEADING
 from reference_loop.core.planner import ScriptedPlanner
 from reference_loop.errors import LoopUsageError
 from reference_loop.run.loop import PROTECTED_STEP, LoopOptions, run_loop, run_task
-from reference_loop.verdict.verifier import run_verifier
 from reference_loop.tasks.task import inline_task, load_task_dir, resolve_task
+from reference_loop.verdict.verifier import run_verifier
 
 
 @pytest.fixture

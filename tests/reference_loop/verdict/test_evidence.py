@@ -48,6 +48,7 @@ def run(harness: Harness, root: Path, only=None):
         capture_output=True,
         text=True,
         timeout=120,
+        check=False,
     )
     return proc, prepared.read()
 

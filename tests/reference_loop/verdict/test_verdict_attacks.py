@@ -200,9 +200,7 @@ RUNNER_CONFIG = {
     ".pytest.ini deselecting the test": {
         ".pytest.ini": "[pytest]\naddopts = --deselect test_calc.py::test_add\n"
     },
-    "pytest.toml selecting with -k": {
-        "pytest.toml": '[pytest]\naddopts = ["-k", "other"]\n'
-    },
+    "pytest.toml selecting with -k": {"pytest.toml": '[pytest]\naddopts = ["-k", "other"]\n'},
     "pyproject's ini_options section": {
         "pyproject.toml": PYPROJECT.replace(
             'markers = ["slow: slow tests"]',
@@ -228,8 +226,12 @@ CONFIG_FOOLS = {
 def test_the_runners_own_configuration_is_refused(tmp_path, sandbox, variant):
     if variant in CONFIG_FOOLS:
         assert fools_exit_status(tmp_path, RUNNER_CONFIG[variant])
-    result = attack(tmp_path, EditAttempter(RUNNER_CONFIG[variant]), sandbox, expect="runner-config")
-    assert "changed the test runner's config; reverted" in result.attempts[0].first_failing_step.error
+    result = attack(
+        tmp_path, EditAttempter(RUNNER_CONFIG[variant]), sandbox, expect="runner-config"
+    )
+    assert (
+        "changed the test runner's config; reverted" in result.attempts[0].first_failing_step.error
+    )
 
 
 def test_the_next_prompt_says_the_config_change_was_reverted(tmp_path):
@@ -270,9 +272,7 @@ IGNORE_RULES = {
 @pytest.mark.parametrize("variant", sorted(IGNORE_RULES))
 def test_ignore_rules_that_hide_a_change_are_refused(tmp_path, sandbox, variant):
     assert fools_exit_status(tmp_path, IGNORE_RULES[variant])
-    result = attack(
-        tmp_path, EditAttempter(IGNORE_RULES[variant]), sandbox, expect="ignore-rules"
-    )
+    result = attack(tmp_path, EditAttempter(IGNORE_RULES[variant]), sandbox, expect="ignore-rules")
     hidden = [p for p in IGNORE_RULES[variant] if p != ".gitignore"]
     assert any(p in result.attempts[0].first_failing_step.error for p in hidden)
 
@@ -439,8 +439,7 @@ def _new_conftest_while_verifying(ws: Path) -> None:
     (ws / "calc.py").write_text(
         "import pathlib\n"
         "pathlib.Path(__file__).with_name('sub').mkdir(exist_ok=True)\n"
-        "pathlib.Path(__file__).with_name('sub').joinpath('conftest.py').write_text('')\n"
-        + FIXED
+        "pathlib.Path(__file__).with_name('sub').joinpath('conftest.py').write_text('')\n" + FIXED
     )
 
 
@@ -452,9 +451,7 @@ DURING_VERIFY = {
 
 @pytest.mark.parametrize("variant", sorted(DURING_VERIFY))
 def test_a_protected_path_changed_while_verifying_fails_the_attempt(tmp_path, sandbox, variant):
-    attack(
-        tmp_path, EditAttempter(DURING_VERIFY[variant]), sandbox, expect="changed-during-verify"
-    )
+    attack(tmp_path, EditAttempter(DURING_VERIFY[variant]), sandbox, expect="changed-during-verify")
 
 
 # -- 6. forging the exit status ---------------------------------------------------------------
@@ -509,11 +506,15 @@ HONEST = {
     "the fix alone": {"calc.py": FIXED},
     "a new test file beside the fix": {
         "calc.py": FIXED,
-        "test_calc_more.py": "from calc import add\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
+        "test_calc_more.py": (
+            "from calc import add\n\ndef test_zero():\n    assert add(0, 0) == 0\n"
+        ),
     },
     "a new test in a tests folder": {
         "calc.py": FIXED,
-        "tests/test_extra.py": "from calc import add\n\ndef test_neg():\n    assert add(-1, 1) == 0\n",
+        "tests/test_extra.py": (
+            "from calc import add\n\ndef test_neg():\n    assert add(-1, 1) == 0\n"
+        ),
     },
     "a helper module": {
         "calc.py": "from calc_helpers import plus\n\ndef add(a, b):\n    return plus(a, b)\n",
