@@ -92,8 +92,11 @@ class CmdAttempter:
             prompt_file = tmpdir / f"prompt-attempt-{attempt}.txt"
             prompt_file.write_text(prompt, encoding="utf-8")
             argv = self.command_for(prompt_file, workspace, attempt)
+            # The agent's own program stays visible in the sandbox even under /tmp, though the
+            # counting wrapper now comes first on the command line.
+            shown = [tmpdir, *([Path(argv[0]).parent] if os.path.isabs(argv[0]) else [])]
             wrap = (
-                functools.partial(self.sandbox.wrap, workspace=workspace, readable=[tmpdir])
+                functools.partial(self.sandbox.wrap, workspace=workspace, readable=shown)
                 if self.sandbox is not None
                 else None
             )
