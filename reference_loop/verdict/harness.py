@@ -7,16 +7,20 @@ so under ``--sandbox`` (where the folder is not even visible) nothing in the run
 file by name, and no stale or planted report can stand in for this run's. For ``--result-file
 junit`` the command's ``{result_file}`` becomes ``/dev/fd/N`` of such a file.
 
-Every run also gets a private ``PYTHONPYCACHEPREFIX`` (Python never reads bytecode from the
-workspace's ``__pycache__``) and pytest a private cache folder; ``python -m pytest`` runs with
+In a pytest run the plugin makes every module under the workspace compile from its source
+(no ``.pyc`` read from a workspace ``__pycache__``, no sourceless module, no assertion-rewrite
+cache; a private ``PYTHONPYCACHEPREFIX`` was measured instead and recompiled pytest itself on
+every ``-B`` run, +160% CPU), and pytest gets a private cache folder; ``python -m pytest`` runs with
 ``PYTHONSAFEPATH`` so the workspace cannot shadow pytest or its plugins (the plugin adds the
 workspace back after site-packages).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import py_compile
 import re
 import secrets
 import shlex
@@ -120,9 +124,12 @@ class Harness:
         self.plugin_dir.mkdir()
         if kind == "pytest":
             source = Path(__file__).with_name("pytest_report.py")
-            shutil.copyfile(source, self.plugin_dir / f"{PLUGIN_MODULE}.py")
+            plugin = self.plugin_dir / f"{PLUGIN_MODULE}.py"
+            shutil.copyfile(source, plugin)
+            # Compiled once here: a `-B` verifier would otherwise compile it on every run.
+            with contextlib.suppress(OSError, py_compile.PyCompileError):
+                py_compile.compile(str(plugin), doraise=True)
         tmp = Path(_SANDBOX_TMP) if sandboxed else self.private
-        self.pycache = tmp / "pycache"
         self.pytest_cache = tmp / "pytest-cache"
         self._count = 0
 
@@ -144,7 +151,7 @@ class Harness:
         Returns:
             The EvidenceRun to start (pass ``pass_fds``; call ``started()`` then ``read()``).
         """
-        env = {"PYTHONPYCACHEPREFIX": str(self.pycache)}
+        env: dict[str, str] = {}
         if self.kind == "exit-status":
             return EvidenceRun(self.command, env, (), None, "", self.kind)
         self._count += 1
@@ -166,6 +173,7 @@ class Harness:
                 "REFERENCE_LOOP_REPORT_FD": str(fd),
                 "REFERENCE_LOOP_REPORT_NONCE": nonce,
                 "REFERENCE_LOOP_CACHE_DIR": str(self.pytest_cache),
+                "REFERENCE_LOOP_NO_BYTECODE_FROM": str(self.root),
                 "PYTHONPATH": str(self.plugin_dir)
                 + (os.pathsep + pythonpath if pythonpath else ""),
             }

@@ -34,7 +34,50 @@ _NONCE = "REFERENCE_LOOP_REPORT_NONCE"
 _COLLECT = "REFERENCE_LOOP_COLLECT"
 _ADDOPTS = "REFERENCE_LOOP_USER_ADDOPTS"
 _APPEND = "REFERENCE_LOOP_APPEND_PATH"
+_NO_BYTECODE = "REFERENCE_LOOP_NO_BYTECODE_FROM"
 _MAX_MSG = 600
+
+
+def _never_bytecode_from(workspace: str) -> None:
+    """Modules under ``workspace`` are compiled from their source on every import: no cached
+    ``.pyc`` is read (nor written), no sourceless ``.pyc`` is importable, and pytest's own
+    assertion-rewrite cache is not read either. Everything else keeps its caches."""
+    import importlib.machinery as machinery
+
+    from _pytest.assertion import rewrite
+
+    root = os.path.realpath(workspace)
+
+    class SourceOnly(machinery.SourceFileLoader):
+        def get_code(self, fullname: str) -> Any:
+            return self.source_to_code(self.get_data(self.path), self.path)
+
+    def hook(path: str) -> Any:
+        real = os.path.realpath(path or os.getcwd())
+        if real != root and not real.startswith(root + os.sep):
+            raise ImportError("not the workspace")
+        return machinery.FileFinder(
+            path,
+            (machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
+            (SourceOnly, machinery.SOURCE_SUFFIXES),
+        )
+
+    sys.path_hooks.insert(0, hook)
+    for cached in list(sys.path_importer_cache):
+        real = os.path.realpath(cached or os.getcwd())
+        if real == root or real.startswith(root + os.sep):
+            del sys.path_importer_cache[cached]
+    cached = rewrite._read_pyc
+
+    def read_pyc(source: Any, pyc: Any, trace: Any = None) -> Any:
+        # The rewritten test modules and conftests of the workspace come from their source;
+        # installed plugins keep their cache (rewriting them each run doubles pytest's start).
+        real = os.path.realpath(str(source))
+        if real == root or real.startswith(root + os.sep):
+            return None
+        return cached(source, pyc, trace) if trace is not None else cached(source, pyc)
+
+    rewrite._read_pyc = read_pyc
 
 
 def _take_environment() -> tuple[int | None, str, set[str] | None]:
@@ -42,6 +85,9 @@ def _take_environment() -> tuple[int | None, str, set[str] | None]:
     nonce = os.environ.pop(_NONCE, "")
     collect = os.environ.pop(_COLLECT, None)
     user_addopts = os.environ.pop(_ADDOPTS, None)
+    workspace = os.environ.pop(_NO_BYTECODE, None)
+    if workspace:
+        _never_bytecode_from(workspace)
     append = os.environ.pop(_APPEND, None)
     if append and append not in sys.path:
         # `python -m pytest` started with a safe path: the workspace is importable, but after
