@@ -7,14 +7,16 @@ For every sample skill folder:
   security rule (shape rules such as ``name-dirname`` are left out: they say nothing about an
   attack);
 - *held*: importing the folder from its local path into a temporary store leaves the version
-  pending (or refuses it), so nothing becomes active without a review;
+  pending for an error of a security rule (or refuses it), so nothing becomes active without a
+  review (pending for a shape rule alone is listed apart);
 - *cisco*: cisco-ai-skill-scanner (offline, static analyzers only) reports a finding of MEDIUM
   severity or above.
 
 Malicious samples are counted per technique (detected/total); benign samples count as false
-alarms when flagged. Seconds per skill are the scan's in-process time; for cisco, the wall time
-of one ``scan-all`` over the corpus divided by the number of skills (its start-up paid once),
-and the mean of its own per-skill durations.
+alarms when flagged. Seconds per skill are the scan's in-process wall and CPU time after one
+untimed warm-up scan; for cisco, the wall and CPU time of one ``scan-all`` over the corpus divided
+by the number of skills (its start-up paid once), and the mean of its own per-skill durations
+(which leave out its start-up: the fairest of the three ratios).
 
 Corpora (``--corpus DIR``, default ``benchmarks/detection``):
 
@@ -27,7 +29,7 @@ Corpora (``--corpus DIR``, default ``benchmarks/detection``):
   ``--label benign`` for a folder of published skills).
 
 Usage: python benchmarks/bench_detection.py [--corpus DIR] [--label benign|malicious]
-       [--no-cisco] [--cisco-command skill-scanner] [--json] [--list]
+       [--strip REGEX] [--no-cisco] [--cisco-command skill-scanner] [--json] [--list]
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ import argparse
 import csv
 import json
 import os
+import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -79,8 +83,13 @@ SHAPE_RULES = frozenset(
 )
 CISCO_FLAG = frozenset({"MEDIUM", "HIGH", "CRITICAL"})
 CISCO_TIMEOUT = 1800.0
-_MALICIOUS_WORDS = {"malicious", "malware", "bad", "attacks", "unsafe"}
-_BENIGN_WORDS = {"benign", "safe", "good", "clean"}
+_MALICIOUS_WORDS = {"malicious", "malware", "bad", "attacks", "unsafe", "mal"}
+_BENIGN_WORDS = {"benign", "safe", "good", "clean", "ben"}
+_GENERIC_FOLDERS = {
+    "skills", ".claude", ".codex", ".agents", ".openclaw", "test_skills", "evals", "tests"
+}  # fmt: skip
+# SkillFortifyBench files samples as claude_mal_A01_001 / openclaw_ben_cat2_007.
+_ATTACK_CODE = re.compile(r"(?:^|_)(A\d{1,3}|cat\d{1,3})(?:_|$)")
 
 
 @dataclass
@@ -105,6 +114,8 @@ class Outcome:
     rules: list[str] = field(default_factory=list)
     seconds: float = 0.0
     unparsed: bool = False  # ours: the SKILL.md did not parse (a corpus problem, listed apart)
+    shape_held: bool = False  # ours: pending for a shape rule alone (not counted as held)
+    cpu: float = 0.0  # ours: CPU seconds of the scan (the machine may be shared)
 
 
 # --- corpora ---------------------------------------------------------------------------------
@@ -136,12 +147,28 @@ def _from_labels(root: Path) -> list[Sample]:
 
 
 def _label_from_path(rel: Path) -> str | None:
-    words = {part.lower() for part in rel.parts}
+    # The names of the folders above the skill, as words: "malicious", "test-malicious",
+    # "safe_skills" all say a label (the skill's own name does not: "clean-code" is no label).
+    words = {w for part in rel.parts[:-1] for w in re.split(r"[-_. ]+", part.lower()) if w}
     if words & _MALICIOUS_WORDS:
         return MALICIOUS
-    if words & _BENIGN_WORDS or any(w.startswith("safe-") for w in words):
+    if words & _BENIGN_WORDS:
         return BENIGN
     return None
+
+
+def _technique(rel: Path) -> str:
+    """The technique a peer corpus files a skill under: an attack or category code in a folder
+    name (SkillFortifyBench's ``claude_mal_A01_001``, ``claude_ben_cat2_007``), else the nearest
+    folder above the skill that is not a generic one (``skills``, ``.claude``)."""
+    for part in rel.parts[:-1]:
+        code = _ATTACK_CODE.search(part)
+        if code:
+            return code.group(1)
+    for part in reversed(rel.parts[:-1]):
+        if part.lower() not in _GENERIC_FOLDERS:
+            return part
+    return "unlabelled"
 
 
 def load_corpus(root: Path, label: str | None = None) -> list[Sample]:
@@ -158,14 +185,14 @@ def load_corpus(root: Path, label: str | None = None) -> list[Sample]:
     samples = []
     for folder in _skill_dirs(root):
         rel = folder.relative_to(root)
-        technique = rel.parent.name or "unlabelled"
+        technique = _technique(rel)
         expected = folder / "_expected.json"
         found: str | None = None
         if expected.is_file():
             data = json.loads(expected.read_text(encoding="utf-8"))
             found = BENIGN if data.get("expected_safe") else MALICIOUS
             patterns = data.get("threat_patterns") or []
-            if found == MALICIOUS and technique in {"malicious", "."} and patterns:
+            if found == MALICIOUS and technique in {"malicious", "unlabelled"} and patterns:
                 technique = str(patterns[0])
         found = found or _label_from_path(rel) or label
         if found is None:
@@ -181,6 +208,14 @@ def _security(findings) -> list:
     return [f for f in findings if f.rule not in SHAPE_RULES]
 
 
+def _held_for_security(result) -> bool:
+    """Pending because of an error from a security rule: a peer corpus whose folder names differ
+    from its skills' names is held for that alone, which says nothing about detection."""
+    return result.status == "pending" and any(
+        f.get("severity") == "error" and f.get("rule") not in SHAPE_RULES for f in result.findings
+    )
+
+
 def run_ours(samples: list[Sample]) -> dict[Path, Outcome]:
     """Scan every sample, then import each from its path into a temporary store.
 
@@ -190,15 +225,19 @@ def run_ours(samples: list[Sample]) -> dict[Path, Outcome]:
         An Outcome per sample path.
     """
     out: dict[Path, Outcome] = {}
+    # Once untimed: grammars, regexes and imports are loaded on first use, as cisco's own
+    # per-skill durations leave out its start-up.
+    lint_skill_paths([samples[0].path])
     for s in samples:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         report = lint_skill_paths([s.path])
         seconds = time.perf_counter() - start
+        cpu = time.process_time() - cpu
         found = [f for f in _security(report.findings) if f.severity in ("error", "warning")]
         top = max((f.severity for f in found), key=SEVERITY_RANK.__getitem__, default=None)
         unparsed = any(f.rule == "parse-error" for f in report.findings)
         out[s.path] = Outcome(
-            bool(found), top, None, sorted({f.rule for f in found}), seconds, unparsed
+            bool(found), top, None, sorted({f.rule for f in found}), seconds, unparsed, cpu=cpu
         )
     with (
         tempfile.TemporaryDirectory(prefix="bench-detection-") as tmp,
@@ -206,7 +245,10 @@ def run_ours(samples: list[Sample]) -> dict[Path, Outcome]:
     ):
         for s in samples:
             results = import_source(store, s.path, jobs=1)
-            out[s.path].held = any(r.outcome == "refused" or r.status == "pending" for r in results)
+            out[s.path].held = any(r.outcome == "refused" or _held_for_security(r) for r in results)
+            out[s.path].shape_held = any(
+                r.status == "pending" and not _held_for_security(r) for r in results
+            )
     return out
 
 
@@ -227,15 +269,15 @@ def _cisco_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not any(d in k.upper() for d in drop)}
 
 
-def run_cisco(samples: list[Sample], exe: str) -> tuple[dict[Path, Outcome], float, float]:
+def run_cisco(samples: list[Sample], exe: str) -> tuple[dict[Path, Outcome], float, float, float]:
     """Run ``skill-scanner scan-all -r`` once over copies of the samples (offline, static).
 
     Args:
         samples: the samples.
         exe: the skill-scanner command.
     Returns:
-        An Outcome per sample path found in its report, the wall seconds of the run, and the sum
-        of its own per-skill durations.
+        An Outcome per sample path found in its report, the wall seconds of the run, its CPU
+        seconds (start-up included), and the sum of its own per-skill durations.
     """
     with tempfile.TemporaryDirectory(prefix="bench-cisco-") as tmp:
         # Each sample in a folder of its own under its own name (two corpora may share a name).
@@ -246,6 +288,7 @@ def run_cisco(samples: list[Sample], exe: str) -> tuple[dict[Path, Outcome], flo
             copies[dest.resolve()] = s.path
         report = Path(tmp) / "report.json"
         start = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.run(
             [exe, "scan-all", str(Path(tmp) / "skills"), "--recursive", "--format", "json",
              "--output-json", str(report)],
@@ -256,6 +299,8 @@ def run_cisco(samples: list[Sample], exe: str) -> tuple[dict[Path, Outcome], flo
             check=False,
         )  # fmt: skip
         wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if not report.is_file():
             raise SystemExit(f"error: skill-scanner wrote no report: {proc.stderr.strip()[-500:]}")
         data = json.loads(report.read_text(encoding="utf-8"))
@@ -275,7 +320,7 @@ def run_cisco(samples: list[Sample], exe: str) -> tuple[dict[Path, Outcome], flo
         out[sample] = Outcome(
             bool(severities & CISCO_FLAG), entry.get("max_severity"), None, rules, seconds
         )
-    return out, wall, own
+    return out, wall, cpu, own
 
 
 # --- figures ---------------------------------------------------------------------------------
@@ -311,6 +356,7 @@ def summarise(
     )
     missed, alarms, below = [], [], []
     unparsed = [s.skill for s in samples if ours[s.path].unparsed]
+    shape_held = [s.skill for s in samples if ours[s.path].shape_held]
     for s in samples:
         o = ours[s.path]
         c = cisco.get(s.path) if cisco is not None else None
@@ -338,6 +384,7 @@ def summarise(
         "below_expected_severity": below,
         "benign_flagged": alarms,
         "unparsed": unparsed,
+        "held_for_shape_alone": shape_held,
     }
 
 
@@ -362,22 +409,31 @@ def format_table(summary: dict, timing: dict, cisco_ran: bool) -> str:
 
     rows("malicious (detected/total)", summary["techniques"], summary["malicious_total"])
     rows("benign (flagged/total)", summary["benign"], summary["benign_total"])
-    lines.append(f"seconds per skill: ours {timing['ours_per_skill']:.4f} (scan, in process)")
+    lines.append(
+        f"seconds per skill: ours {timing['ours_per_skill']:.4f} wall, "
+        f"{timing['ours_cpu_per_skill']:.4f} CPU (scan, in process, warmed up)"
+    )
     if cisco_ran:
         lines.append(
-            f"  cisco {timing['cisco_wall_per_skill']:.4f} (wall of one scan-all / skills), "
-            f"{timing['cisco_own_per_skill']:.4f} (its own per-skill durations)"
+            f"  cisco {timing['cisco_wall_per_skill']:.4f} wall, "
+            f"{timing['cisco_cpu_per_skill']:.4f} CPU (one scan-all / skills, start-up "
+            f"included), {timing['cisco_own_per_skill']:.4f} (its own per-skill durations)"
         )
         lines.append(
-            f"  speed ratio cisco/ours: {timing['ratio_wall']:.0f}x (wall), "
-            f"{timing['ratio_own']:.0f}x (its own durations)"
+            f"  speed ratio cisco/ours: {timing['ratio_own']:.1f}x (its own durations / our "
+            f"wall), {timing['ratio_wall']:.0f}x (wall), {timing['ratio_cpu']:.0f}x (CPU)"
         )
     if summary["missed"]:
         lines.append("missed: " + ", ".join(summary["missed"]))
     if summary["below_expected_severity"]:
         lines.append("below expected severity: " + ", ".join(summary["below_expected_severity"]))
     if summary["unparsed"]:
-        lines.append("SKILL.md did not parse: " + ", ".join(summary["unparsed"]))
+        lines.append("SKILL.md did not parse (refused: held): " + ", ".join(summary["unparsed"]))
+    if summary["held_for_shape_alone"]:
+        lines.append(
+            "pending for a shape rule alone (not counted as held): "
+            + ", ".join(summary["held_for_shape_alone"])
+        )
     if summary["benign_flagged"]:
         lines.append("benign flagged: " + "; ".join(summary["benign_flagged"]))
     return "\n".join(lines)
@@ -391,6 +447,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cisco-command", help="the skill-scanner command (default: found)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--list", action="store_true", help="print each sample's outcome too")
+    ap.add_argument(
+        "--strip",
+        metavar="REGEX",
+        help="remove this from every text file first (a marker a corpus puts in each sample); "
+        "both tools then read the stripped copies",
+    )
     args = ap.parse_args(argv)
     if not args.corpus.is_dir():
         print(f"error: {args.corpus}: not a folder", file=sys.stderr)
@@ -399,18 +461,62 @@ def main(argv: list[str] | None = None) -> int:
     if not samples:
         print(f"error: {args.corpus}: no labelled skills (try --label)", file=sys.stderr)
         return 2
+    try:
+        strip = re.compile(args.strip) if args.strip else None
+    except re.error as exc:
+        print(f"error: --strip: {exc}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="bench-stripped-") as tmp:
+        if strip is not None:
+            samples = strip_copies(samples, strip, Path(tmp))
+        return _measure(args, samples)
+
+
+def strip_copies(samples: list[Sample], pattern: re.Pattern, into: Path) -> list[Sample]:
+    """Copies of the samples with PATTERN removed from every UTF-8 text file.
+
+    Args:
+        samples: the samples.
+        pattern: what to remove.
+        into: where the copies go (one folder per sample, under the skill's own name).
+    Returns:
+        The samples, each pointing at its copy.
+    """
+    out = []
+    for i, s in enumerate(samples):
+        dest = into / f"{i:04d}" / s.path.name
+        shutil.copytree(s.path, dest, symlinks=True)
+        for path in dest.rglob("*"):
+            if not path.is_file() or path.is_symlink():
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue
+            stripped = pattern.sub("", text)
+            if stripped != text:
+                path.write_text(stripped, encoding="utf-8")
+        out.append(Sample(s.skill, dest, s.label, s.technique, s.severity, s.note))
+    return out
+
+
+def _measure(args: argparse.Namespace, samples: list[Sample]) -> int:
     ours = run_ours(samples)
     exe = None if args.no_cisco else find_cisco(args.cisco_command)
-    cisco, wall, own = run_cisco(samples, exe) if exe else (None, 0.0, 0.0)
+    cisco, wall, cpu, own = run_cisco(samples, exe) if exe else (None, 0.0, 0.0, 0.0)
     n = len(samples)
     ours_per = sum(o.seconds for o in ours.values()) / n
-    timing = {"ours_per_skill": ours_per, "skills": n}
+    ours_cpu = sum(o.cpu for o in ours.values()) / n
+    timing = {"ours_per_skill": ours_per, "ours_cpu_per_skill": ours_cpu, "skills": n}
     if cisco is not None:
+        own_per = own / max(len(cisco), 1)
         timing.update(
             cisco_wall_per_skill=wall / n,
-            cisco_own_per_skill=own / max(len(cisco), 1),
+            cisco_cpu_per_skill=cpu / n,
+            cisco_own_per_skill=own_per,
             ratio_wall=(wall / n) / ours_per if ours_per else 0.0,
-            ratio_own=(own / max(len(cisco), 1)) / ours_per if ours_per else 0.0,
+            ratio_cpu=(cpu / n) / ours_cpu if ours_cpu else 0.0,
+            ratio_own=own_per / ours_per if ours_per else 0.0,
             cisco_reported=len(cisco),
         )
     summary = summarise(samples, ours, cisco)

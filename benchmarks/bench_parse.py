@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_store import card_bytes
 
-from chimera_cards import lint as lint_module
 from chimera_cards.cards import card as card_module
+from chimera_cards.scan import lint as lint_module
 
 clock = time.process_time
 

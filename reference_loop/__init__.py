@@ -18,7 +18,7 @@ _EXPORTS = {
     "LoopError": "reference_loop.errors",
     "RunResult": "reference_loop.run.loop",
     "run_task": "reference_loop.run.loop",
-    "make_attempter": "reference_loop.attempters",
+    "make_attempter": "reference_loop.attempters.factory",
     "Task": "reference_loop.tasks.task",
     "resolve_task": "reference_loop.tasks.task",
     "sample_tasks": "reference_loop.tasks.task",

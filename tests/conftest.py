@@ -938,3 +938,14 @@ def sarif_scanner_command(*options: str, to_file: bool = True) -> list[str]:
 
     out = ["--out", "{output}"] if to_file else []
     return [sys.executable, str(SARIF_SCANNER), "{dir}", *out, *options]
+
+
+# -- the workspace's two engines ---------------------------------------------------------------
+
+
+@pytest.fixture(params=["git", "fast"])
+def workspace_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test under each workspace engine (``REFERENCE_LOOP_WORKSPACE``), so the whole
+    workspace suite, attack rounds included, holds for both; returns the engine's name."""
+    monkeypatch.setenv("REFERENCE_LOOP_WORKSPACE", request.param)
+    return request.param

@@ -90,3 +90,22 @@ def test_skills_ref_validate_refuses_a_card_with_chimera_fields_at_the_top_level
 def test_carry_card_check_section_names_its_two_binary_checks():
     check = load_card(SKILLS / "carry-the-failure-forward").section("Check").text
     assert "third attempt" in check and "injection counter" in check
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [SKILLS, REPO_ROOT / "tests" / "fixtures" / "lint-corpus" / "chimera-skills"],
+    ids=["skills", "chimera-cards"],
+)
+def test_the_library_and_the_chimera_cards_import_active_by_path(tmp_path, folder):
+    # The spec profile refuses unknown top-level keys; Chimera-shaped cards are read by the
+    # Chimera profile, so every one of them still goes straight to active.
+    from chimera_cards.importer.pipeline import import_source
+    from chimera_cards.store.facade import Store
+
+    with Store(tmp_path / "cards.db") as store:
+        results = import_source(store, str(folder))
+        assert results and all(r.outcome == "imported" for r in results), [
+            (r.name, r.error or r.reason) for r in results if r.outcome != "imported"
+        ]
+        assert {v.status for v in store.versions()} == {"active"}

@@ -149,6 +149,82 @@ def test_reviewer_a_approves_b_installs_without_approving_and_ci_catches_changes
     git(clone, "checkout", "--", ".")
     assert run_ci(clone).returncode == 0
 
+    # A approves pdf-tools v2 (it fixes a bug) and commits it; B pulls and moves to v2.
+    first = git(origin, "rev-parse", "HEAD").strip()
+    card_server.serve(
+        "/pdf-tools/SKILL.md", card_text("pdf-tools", description="Read PDFs; fixed.")
+    )
+    (done,) = json.loads(cli("update", "pdf-tools", "--json", "--store", a_store).stdout)
+    cli(
+        "approve",
+        "pdf-tools",
+        "--key",
+        machines / "a" / "alice.key",
+        "--sha256",
+        done["upstream"],
+        "--store",
+        a_store,
+    )
+    cli("export", "pdf-tools", "-o", origin / "skills", "--store", a_store)
+    cli("lock", "-o", origin / "skills.lock", "--store", a_store)
+    cli("trust", "export", origin / "team.trust", "--store", a_store)
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "pdf-tools v2")
+    git(clone, "-c", "pull.rebase=false", "pull", "-q", "--no-edit")
+    cli(
+        "import",
+        clone / "skills",
+        "--taint",
+        "--lockfile",
+        clone / "skills.lock",
+        "--store",
+        b_store,
+    )
+    cli(
+        "sync",
+        "--lockfile",
+        clone / "skills.lock",
+        "--to",
+        clone / ".claude" / "skills",
+        "--store",
+        b_store,
+    )
+    installed = clone / ".claude" / "skills" / "pdf-tools" / "SKILL.md"
+    assert b"fixed." in installed.read_bytes()
+
+    # Rollback: the old archive of the skill, with the approvals that were valid for it, fed to
+    # B's store and to a second store that trusts the team file. Both stay on v2.
+    old = machines / "old-pdf-tools.tar"
+    git(origin, "archive", "-o", str(old), first, "skills/pdf-tools")
+    c_store = machines / "c" / "cards.db"
+    cli("trust", "sync", clone / "team.trust", "--store", c_store)
+    cli("import", clone / "skills" / "pdf-tools", "--taint", "--store", c_store)
+    # B holds v1 already (retired, superseded); C never saw it and holds it as a downgrade.
+    for store, held in ((b_store, "retired"), (c_store, "pending")):
+        res = json.loads(cli("import", old, "--taint", "--store", store, "--json").stdout)
+        res = res[0] if isinstance(res, list) else res
+        assert res["status"] == held and res["sha256"] != done["upstream"]
+        active = [
+            v["sha256"]
+            for v in json.loads(cli("list", "--json", "--store", store).stdout)
+            if v["name"] == "pdf-tools" and v["status"] == "active"
+        ]
+        assert active == [done["upstream"]]
+    cli(
+        "sync",
+        "--lockfile",
+        clone / "skills.lock",
+        "--to",
+        clone / ".claude" / "skills",
+        "--store",
+        b_store,
+    )
+    assert b"fixed." in installed.read_bytes()
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", "skills after v2")
+    ci = run_ci(clone)
+    assert ci.returncode == 0, ci.stdout + ci.stderr
+
     # A's key leaves the trust file: every skill A approved is revoked in CI.
     trust = clone / "team.trust"
     trust.write_text(

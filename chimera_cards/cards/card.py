@@ -33,6 +33,8 @@ MAX_FRONTMATTER_DEPTH = 32
 # used when PyYAML was built with it; tests set this to False to run the pure path too.
 LIBYAML = yaml.__with_libyaml__
 CARD_FILENAME = "SKILL.md"
+# Read when a folder has no SKILL.md, as the Agent Skills reference validator reads it.
+LOWER_CARD_FILENAME = "skill.md"
 FENCE = "---"
 BOM = b"\xef\xbb\xbf"
 
@@ -828,7 +830,9 @@ def _parse(data: bytes, path: str | None) -> Card:
 
 
 def _card_file(path: Path) -> Path:
-    return path / CARD_FILENAME if path.is_dir() else path
+    if not path.is_dir():
+        return path
+    return card_file_in(path) or path / CARD_FILENAME
 
 
 def read_card_bytes(path: str | os.PathLike) -> tuple[bytes, str]:
@@ -898,15 +902,22 @@ def find_card_files(path: str | os.PathLike) -> list[Path]:
         raise CardReadError(f"{root}: no such file or directory")
     if not root.is_dir():
         return [root]
-    if (root / CARD_FILENAME).exists() or (root / CARD_FILENAME).is_symlink():
-        return [root / CARD_FILENAME]
+    own = card_file_in(root)
+    if own is not None:
+        return [own]
     try:
         children = sorted(root.iterdir(), key=lambda p: p.name)
     except OSError as exc:
         raise CardReadError(f"{root}: cannot list ({exc.strerror})") from None
-    return [
-        child / CARD_FILENAME
-        for child in children
-        if child.is_dir()
-        and ((child / CARD_FILENAME).exists() or (child / CARD_FILENAME).is_symlink())
-    ]
+    found = [card_file_in(child) for child in children if child.is_dir()]
+    return [f for f in found if f is not None]
+
+
+def card_file_in(folder: Path) -> Path | None:
+    """The card file of a folder as the reference validator finds it: ``SKILL.md``, else a
+    lone ``skill.md``; None when it has neither."""
+    for name in (CARD_FILENAME, LOWER_CARD_FILENAME):
+        candidate = folder / name
+        if candidate.exists() or candidate.is_symlink():
+            return candidate
+    return None

@@ -163,8 +163,11 @@ def sync_cmd(names, to, agent, global_, lockfile, dry_run, store_path, as_json) 
     """Make a skills folder equal to the approved set: NAMEs, a --lockfile, or every usable skill.
 
     Installs what is missing, replaces what was upgraded, removes what this tool installed and
-    is no longer approved; folders it did not install are never touched.
+    is no longer approved; folders it did not install are never touched. With --lockfile, exit 1
+    when any pin is not installed or kept, naming why for each.
     """
+    from chimera_cards.install.folderlock import folder_lock
+
     directories = plain.target_dirs(to, agent, global_)
     if names and lockfile is not None:
         raise UsageError("give NAMEs or --lockfile, not both")
@@ -172,19 +175,30 @@ def sync_cmd(names, to, agent, global_, lockfile, dry_run, store_path, as_json) 
         pins = _sync_pins(store, lockfile) if lockfile is not None else None
         plans = []
         for directory in directories:
-            plan = inst.plan_sync(store, directory, names or None, pins)
-            if not dry_run:
-                inst.apply_sync(store, directory, plan)
+            if dry_run:
+                plan = inst.plan_sync(store, directory, names or None, pins)
+            else:
+                # One lock around the plan and its carrying out: the plan is of what is there.
+                with folder_lock(directory):
+                    plan = inst.plan_sync(store, directory, names or None, pins)
+                    inst.apply_sync(store, directory, plan)
             plans.append((directory, plan))
+    unmet = [(d, a) for d, plan in plans for a in plan if a.unmet]
     if as_json:
         actions = [{**a.to_dict(), "folder": str(d)} for d, plan in plans for a in plan]
-        echo_json({"dry_run": dry_run, "actions": actions})
-        return
-    for directory, plan in plans:
-        if len(plans) > 1:
-            click.echo(f"{directory}:")
-        for action in plan:
-            click.echo(("would " if dry_run else "") + action.line())
+        misses = [
+            {"name": a.name, "kind": a.unmet, "message": a.reason, "folder": str(d)}
+            for d, a in unmet
+        ]
+        echo_json({"dry_run": dry_run, "actions": actions, "unmet": misses})
+    else:
+        for directory, plan in plans:
+            if len(plans) > 1:
+                click.echo(f"{directory}:")
+            for action in plan:
+                click.echo(("would " if dry_run else "") + action.line())
+    if unmet:  # a lockfile is a contract: a pin not installed or kept fails the command
+        raise SystemExit(1)
 
 
 def _sync_pins(store, lockfile: Path) -> dict[str, str]:

@@ -89,13 +89,24 @@ def lint(
 @click.command("hash")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print each skill's hashes and its manifest.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["chimera", "bundle", "npx", "skill_digest", "all"]),
+    default="chimera",
+    show_default=True,
+    help="chimera: SKILL.md's SHA-256 (hex, SRI) and our bundle digest; bundle, npx (npx skills' "
+    "computedHash), skill_digest (the Agent Skills proposal): that digest alone, prefixed; "
+    "all: the three digests.",
+)
 @reports_errors
-def hash_(paths: tuple[str, ...], as_json: bool) -> None:
+def hash_(paths: tuple[str, ...], as_json: bool, fmt: str) -> None:
     """Print each skill's SKILL.md SHA-256 (hex, SRI) and its bundle digest over every file.
 
     PATHS: skill folders, collections, archives, SKILL.md files.
 
-    Pin SKILL.md alone with `import --sha256`, the whole skill with `import --digest`.
+    Pin SKILL.md alone with `import --sha256`, the whole skill with `import --digest` (which
+    takes any digest --format prints, with its prefix). docs/bundles.md defines each digest.
     """
     results = hash_paths(list(paths))
     if as_json:
@@ -103,7 +114,17 @@ def hash_(paths: tuple[str, ...], as_json: bool) -> None:
         echo_json(payload[0] if len(paths) == 1 and len(payload) == 1 else payload)
         return
     for r in results:
-        click.echo(f"{r.sha256}  {r.integrity}  digest:{r.digest}  {r.path}")
+        named = {
+            "bundle": f"bundle:{r.digest}",
+            "npx": f"npx:{r.npx}",
+            "skill_digest": f"skill_digest:{r.skill_digest}",
+        }
+        if fmt == "chimera":
+            click.echo(f"{r.sha256}  {r.integrity}  digest:{r.digest}  {r.path}")
+        elif fmt == "all":
+            click.echo(f"{'  '.join(named.values())}  {r.path}")
+        else:
+            click.echo(f"{named[fmt]}  {r.path}")
 
 
 COMMANDS = [lint, hash_]

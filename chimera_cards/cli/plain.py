@@ -102,7 +102,10 @@ def open_store(store_path: Path | None, *, create: bool = False) -> Store:
     from chimera_cards.store.connection import default_store_path  # one definition of "home"
     from chimera_cards.store.facade import Store
 
-    return Store(store_path or default_store_path(), create=create)
+    store = Store(store_path or default_store_path(), create=create)
+    for warning in store.warnings:  # e.g. the audit log no longer holds its recorded head
+        sys.stderr.write(f"warning: {warning}\n")
+    return store
 
 
 def _agents():

@@ -223,27 +223,48 @@ def trust_export(trust_file, store_path) -> None:
 @click.option(
     "--sha256", "sha256", default=None, help="Review this version (default: the newest pending)."
 )
+@click.option(
+    "--expiring",
+    default=None,
+    metavar="DURATION",
+    help="With no NAME: also list active versions whose approvals expire within DURATION "
+    "(default 14d; with --json, the output becomes {pending, expiring}).",
+)
 @store_option
 @json_option
 @reports_errors
-def review_cmd(name, sha256, store_path, as_json) -> None:
+def review_cmd(name, sha256, expiring, store_path, as_json) -> None:
     """The queue of pending versions, or (NAME) everything needed to decide on one."""
     if sha256 and name is None:
         raise UsageError("--sha256 picks a version of NAME; give the card's NAME too")
+    if expiring is not None and name is not None:
+        raise UsageError("--expiring lists the whole store; give no NAME")
+    from chimera_cards.trust.freshness import parse_duration
+
+    within = parse_duration(expiring or "14d")
     with open_store(store_path) as store:
         if name is None:
             queue = review.review_queue(store)
+            soon = review.expiring_approvals(store, within)
             for line in queue.skipped:
                 click.echo(f"warning: {line}", err=True)
             if as_json:
-                echo_json([q.to_dict() for q in queue])
+                pending = [q.to_dict() for q in queue]
+                if expiring is None:
+                    echo_json(pending)
+                else:
+                    echo_json({"pending": pending, "expiring": [e.to_dict() for e in soon]})
                 return
             for q in queue:
                 why = f"  ({q.reason})" if q.reason else ""
+                mark = f"  [{q.downgrade}]" if q.downgrade else ""
                 click.echo(
-                    f"{q.name}\t{q.sha256}\t{q.provenance}\t{q.approvals}/{q.threshold}\t{q.origin}{why}"
+                    f"{q.name}\t{q.sha256}\t{q.provenance}\t{q.approvals}/{q.threshold}\t"
+                    f"{q.origin}{why}{mark}"
                 )
-            if not queue:
+            for e in soon:
+                click.echo(e.line())
+            if not queue and not soon:
                 click.echo("nothing pending", err=True)
             return
         view = review.review_view(store, name, sha256)
@@ -284,16 +305,61 @@ def _decision_output(d: review.Decision, as_json: bool) -> None:
     metavar="FINDING-ID",
     help="Accept this error finding as read (repeat for each); kept in the signed statement.",
 )
+@click.option(
+    "--allow-downgrade",
+    is_flag=True,
+    help="The version is older than what the name has been: move the name back to it "
+    "(the approval says so, signed).",
+)
+@click.option(
+    "--expires",
+    default=None,
+    metavar="DURATION",
+    help="The approval stops counting after this long (90d, 12h, 2w; `never`). "
+    "Default: the trust file's `expires`, else never.",
+)
 @passphrase_option
 @store_option
 @json_option
 @reports_errors
-def approve_cmd(name, keyfile, sha256, note, accept, passphrase_file, store_path, as_json) -> None:
+def approve_cmd(
+    name,
+    keyfile,
+    sha256,
+    note,
+    accept,
+    allow_downgrade,
+    expires,
+    passphrase_file,
+    store_path,
+    as_json,
+) -> None:
     """Sign an approval of NAME's version with this SHA-256."""
+    until = _expiry(expires)
     private = _load_key(keyfile, passphrase_file)
     with open_store(store_path) as store:
-        d = review.approve(store, name, sha256, private, note, accept=accept)
+        d = review.approve(
+            store,
+            name,
+            sha256,
+            private,
+            note,
+            accept=accept,
+            allow_downgrade=allow_downgrade,
+            expires=until,
+        )
     _decision_output(d, as_json)
+
+
+def _expiry(text: str | None) -> str | None:
+    """--expires as approve takes it: None (the store's default), "" (never) or a time."""
+    if text is None:
+        return None
+    if text.strip() == "never":
+        return ""
+    from chimera_cards.trust.freshness import expiry_after, parse_duration
+
+    return expiry_after(parse_duration(text))
 
 
 @click.command("reject")

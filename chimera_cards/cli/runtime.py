@@ -74,6 +74,8 @@ def serve_cmd(mcp_, from_dir, transport, host, port, trust_file, store_path) -> 
     """
     if not mcp_:
         raise UsageError("say what to serve: --mcp (the MCP Skills extension)")
+    if transport == "stdio" and (host != "127.0.0.1" or port != 0):
+        raise UsageError("--host and --port go with --transport http")
     from chimera_cards.runtime.catalog import Catalog, FolderCatalog, StoreCatalog
     from chimera_cards.runtime.mcp_server import build_server, run_http, run_stdio
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from chimera_cards.bundles.bundle import IGNORED_NAMES, SKILL_FILE, find_bundle_dirs
+from chimera_cards.bundles.digests import parse_digest
 from chimera_cards.cards.card import CardReadError
 from chimera_cards.cli.common import (
     SECONDS,
@@ -31,7 +32,7 @@ from chimera_cards.sources.gitsource import is_git_source
 from chimera_cards.sources.locate import locate
 from chimera_cards.store.rows import STATUSES, Version
 from chimera_cards.store.verify import verify_store
-from chimera_cards.util.integrity import expected_hex, parse_sha256
+from chimera_cards.util.integrity import expected_hex
 from chimera_cards.util.urls import DEFAULT_TIMEOUT, is_url
 
 
@@ -100,8 +101,10 @@ def _error_line(result: ImportResult) -> str:
 @click.option(
     "--digest",
     default=None,
-    metavar="HEX",
-    help="The skill's bundle digest (every file) must be this, or nothing is stored.",
+    metavar="DIGEST",
+    help="The skill's digest must be this, or nothing is stored: our bundle digest (HEX or "
+    "bundle:HEX), npx's computedHash (npx:HEX) or a skill_digest (sha256-...), as `hash "
+    "--format` prints them.",
 )
 @click.option(
     "--ref",
@@ -174,7 +177,7 @@ def import_cmd(
     expected_hex(sha256, integrity)
     scanners = scanners_for(scanner_names, scanners_file, store_path)
     if digest:
-        parse_sha256(digest, "--digest")
+        parse_digest(digest, "--digest")
     if lockfile is not None:
         read_lockfile(lockfile)
     local = not is_url(source) and not is_git_source(source)
@@ -362,6 +365,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         from chimera_cards.review.decisions import accepted_findings  # cryptography: only for show
 
         accepted = accepted_findings(store, version.name, version.sha256)
+        scanners = store.scanner_results(version.id)
     if as_json:
         echo_json(
             {
@@ -369,6 +373,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
                 "size": size,
                 "manifest": [f.to_dict() for f in files],
                 "accepted": accepted,
+                "scanners": scanners,
                 "history": [
                     {k: v for k, v in h.to_dict().items() if k != "findings"} for h in history
                 ],
@@ -403,6 +408,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         where = f"{f.get('path') or 'SKILL.md'}:{f.get('line') or '-'}"
         mark = " (accepted in a signed approval)" if fid in accepted else ""
         click.echo(f"  {where:<9} {f.get('severity', ''):<8} {fid}: {f.get('message', '')}{mark}")
+    _show_scanners(scanners, accepted)
     click.echo(f"history:    {len(history)} version{'s' if len(history) != 1 else ''}")
     for h in history:
         mark = "*" if h.sha256 == version.sha256 else " "
@@ -410,6 +416,21 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
             f"  {mark} {h.imported_at}  {h.sha256[:12]}  {h.status:<8} {h.provenance:<7} "
             f"{h.reason}".rstrip()
         )
+
+
+def _show_scanners(runs: list[dict], accepted: list[str]) -> None:
+    from chimera_cards.scan.hidden import reveal  # a scanner may quote the skill's hidden text
+
+    for run in runs:
+        held = [f for f in run["findings"] if f.get("severity") in ("error", "warning")]
+        state = run["status"] if run["status"] == "ok" else f"FAILED ({reveal(run['reason'])})"
+        click.echo(f"scanner:    {run['scanner']} {state}, {len(held)} error/warning finding(s)")
+        for f in held:
+            fid = finding_id(f)
+            where = f"{f.get('path') or 'SKILL.md'}:{f.get('line') or '-'}"
+            mark = " (accepted in a signed approval)" if fid in accepted else ""
+            message = reveal(str(f.get("message", "")))
+            click.echo(f"  {where:<9} {f.get('severity', ''):<8} {fid}: {message}{mark}")
 
 
 @click.command("export")
@@ -457,11 +478,27 @@ def export_cmd(name, directory, sha_prefix, unapproved, store_path, as_json) -> 
 
 
 @click.command("audit")
+@click.argument("what", required=False, type=click.Choice(["head"]))
+@click.option(
+    "--reset",
+    is_flag=True,
+    help="With `head`: re-anchor the head file to the log as it is now (after looking into a "
+    "rollback); the reset is itself recorded in the log.",
+)
 @store_option
 @json_option
 @reports_errors
-def audit_cmd(store_path, as_json) -> None:
-    """Print the append-only audit log (each entry holds the hash of the one before it)."""
+def audit_cmd(what, reset, store_path, as_json) -> None:
+    """Print the append-only audit log (each entry holds the hash of the one before it).
+
+    `audit head` prints the hash of its newest entry: keep it elsewhere (a CI log, a commit)
+    and give it to `verify --expect-head` to prove nothing was cut off the log's end.
+    """
+    if reset and what != "head":
+        raise UsageError("--reset goes with `audit head`")
+    if what == "head":
+        _audit_head(reset, store_path, as_json)
+        return
     with open_store(store_path) as store:
         entries = store.audit_entries()
     if as_json:
@@ -477,17 +514,53 @@ def audit_cmd(store_path, as_json) -> None:
         click.echo(f"{e.seq:>5} {e.ts} {e.event}{subject}  {detail}".rstrip())
 
 
+def _audit_head(reset: bool, store_path, as_json: bool) -> None:
+    with open_store(store_path) as store:
+        previous = None
+        if reset:
+            previous, _ = store.reset_anchor()
+        anchor = store.audit_anchor()
+        problems = store.anchor_problems()
+        head_file = str(store.head_file)
+    if as_json:
+        echo_json(
+            {
+                **anchor.to_dict(),
+                "head_file": head_file,
+                "problems": [{"kind": k, "message": m} for k, m in problems],
+                **({"previous": _anchor_json(previous)} if reset else {}),
+            }
+        )
+        return
+    click.echo(anchor.head)
+    if reset:
+        click.echo(f"re-anchored {head_file} (it held {_anchor_json(previous)})", err=True)
+
+
+def _anchor_json(value) -> object:
+    return value.to_dict() if hasattr(value, "to_dict") else value
+
+
 @click.command("verify")
+@click.option(
+    "--expect-head",
+    "expect_head",
+    default=None,
+    metavar="HEX",
+    help="An audit head kept elsewhere (`audit head` printed it): fail unless the log holds it.",
+)
 @store_option
 @json_option
 @reports_errors
-def verify_cmd(store_path, as_json) -> None:
+def verify_cmd(expect_head, store_path, as_json) -> None:
     """Re-hash every blob, check every version against the audit log, walk the hash chain.
 
-    Exit 1 naming each problem if anything was tampered with. The outcome is itself audited.
+    Also compares the schema (tables, indexes, triggers, views) with the one this code creates,
+    and the log's end with the heads kept outside it (the head file, --expect-head). Exit 1
+    naming each problem if anything was tampered with. The outcome is itself audited.
     """
     with open_store(store_path) as store:
-        report = verify_store(store)
+        report = verify_store(store, expect_head=expect_head)
     if as_json:
         echo_json(report.to_dict())
     else:

@@ -42,12 +42,13 @@ def update_cmd(names, timeout, store_path, as_json) -> None:
     """Re-fetch each skill (default: all) from its recorded origin and import what changed.
 
     New bytes become a new version, held pending like any network import; `review NAME` shows
-    the per-file diff against the approved one. Exit 1 if an origin could not be fetched.
+    the per-file diff against the approved one. Exit 1 if an origin could not be fetched, or
+    went back to bytes that must not be used (downgrade, rejected).
     """
     with open_store(store_path) as store:
         results = update(store, names or None, timeout=timeout)
     _print_updates(results, as_json)
-    if any(r.state == "error" for r in results):
+    if any(r.state == "error" or r.refused for r in results):
         raise SystemExit(1)
 
 

@@ -19,7 +19,9 @@ __all__ = ["APPROVALS_FILENAME", "approvals"]
 
 
 def approvals(store: Store, conn: sqlite3.Connection, candidate: Any, version: Any, new: bool):
-    """Honour approvals shipped with a card (``review.import_hook``), when it has any.
+    """Honour approvals shipped with a card (``review.import_hook``), when it has any; and
+    hold a newly stored clean import that superseded the active version when the name's signed
+    history says it is older (``review.supersession``), approvals or not.
 
     Args:
         store, conn: the store and its write transaction.
@@ -31,10 +33,21 @@ def approvals(store: Store, conn: sqlite3.Connection, candidate: Any, version: A
     """
     if getattr(candidate, "approvals", None) is None:
         file = getattr(candidate, "file", None)
-        if file is None or is_url(version.origin):
-            return None
-        # os.path, not pathlib: this runs for every card, and nearly always finds nothing.
-        if not os.path.isfile(os.path.join(os.path.dirname(file), APPROVALS_FILENAME)):
+        shipped = (
+            file is not None
+            and not is_url(version.origin)
+            # os.path, not pathlib: this runs for every card, and nearly always finds nothing.
+            and os.path.isfile(os.path.join(os.path.dirname(file), APPROVALS_FILENAME))
+        )
+        if not shipped:
+            # A clean import becomes active at once; only one that replaced an active version
+            # can have moved its name back.
+            if not new or version.status != "active":
+                return None
+            if store.last_retired(version.name, reason=f"superseded by {version.sha256[:12]}"):
+                from chimera_cards.review.statements import hold_older_import
+
+                return hold_older_import(store, conn, version)
             return None
     from chimera_cards.review.statements import import_hook
 

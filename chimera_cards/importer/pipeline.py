@@ -11,7 +11,8 @@ failure refuses that card alone with nothing stored:
    always tainted; a path is clean unless ``--taint`` or the card itself declares any provenance
    other than ``clean`` (case-insensitive; anything else, even an unknown value, is tainted);
 4. lint leniently (the card need not be Chimera-shaped) and keep every finding; any *error*
-   (including the hidden-instruction scan's) keeps the version ``pending``;
+   (including the hidden-instruction scan's) keeps the version ``pending``, except the
+   conformance-only rules (``CONFORMANCE_RULES``: a long description, an unknown key);
 5. store it: clean and error-free -> ``active`` (the previous active version is retired as
    history); otherwise ``pending``, leaving the current active version in place. The same bytes
    again are a no-op whatever their status, so a rejected version stays rejected.
@@ -35,12 +36,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from chimera_cards.bundles.bundle import SKILL_FILE, Bundle, BundleFile
+from chimera_cards.bundles.digests import BUNDLE, NPX, npx_hash, parse_digest, skill_digest
 from chimera_cards.cards.card import Card, parse_card
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
 from chimera_cards.importer.lockfile import check_pin, read_lockfile
 from chimera_cards.scan.codescan import ScanCache, lint_bundle
 from chimera_cards.scan.external import ScannerConfig, ScannerRun, scan_bundle_with
-from chimera_cards.scan.findings import Finding
+from chimera_cards.scan.findings import CONFORMANCE_RULES, Finding
 from chimera_cards.sources.find import SkillSource, find_skills, pick, pick_plugin, read_skill
 from chimera_cards.sources.locate import GitHosts
 from chimera_cards.store.audit import canonical_json
@@ -52,7 +54,6 @@ from chimera_cards.util.integrity import (
     IntegrityError,
     check_integrity,
     expected_hex,
-    parse_sha256,
     sha256_hex,
 )
 from chimera_cards.util.urls import DEFAULT_TIMEOUT
@@ -113,7 +114,9 @@ class Candidate:
         reasons = []
         if self.provenance != "clean":
             reasons.append("tainted (" + "; ".join(self.taint_reasons) + "): needs review")
-        errors = [f for f in self.findings if f.severity == "error"]
+        errors = [
+            f for f in self.findings if f.severity == "error" and f.rule not in CONFORMANCE_RULES
+        ]
         if errors:
             listed = ", ".join(
                 (f"{f.path}:" if f.path and f.path != SKILL_FILE else "")
@@ -257,7 +260,13 @@ def _check_bundle(
     if expected:
         check_integrity(bundle.skill_md, expected)  # before parsing: a wrong card is never parsed
     digest = bundle.digest
-    if expected_digest and expected_digest != digest:
+    if expected_digest and ":" in expected_digest:  # another tool's digest, named by its kind
+        kind, _, value = expected_digest.partition(":")
+        files = [(f.path, bundle.contents[f.path]) for f in bundle.files]
+        got = npx_hash(files) if kind == NPX else skill_digest(files)
+        if got != value:
+            raise IntegrityError(f"{kind} digest mismatch: expected {value}, got {got}")
+    elif expected_digest and expected_digest != digest:
         raise IntegrityError(f"bundle digest mismatch: expected {expected_digest}, got {digest}")
     legacy = skill_sha if len(bundle.files) == 1 else None
     return _Checked(digest, legacy, stored(digest) if stored is not None else None)
@@ -520,7 +529,8 @@ def import_source(
         source: a skill folder, a collection, a SKILL.md, an archive (path or URL), a git
             repository (path or URL), or a SKILL.md URL (see ``sources.find_skills``).
         sha256, integrity: pin the SKILL.md bytes (one skill only).
-        digest: pin the bundle digest (one skill only).
+        digest: pin the bundle digest (one skill only): ours, or another tool's named by its
+            prefix (``npx:``, ``skill_digest:``; see ``bundles.digests``).
         lockfile: pins by name (bundle digests; older lockfiles' SKILL.md hashes still read).
         taint: hold the import for review whatever its origin.
         ref: a git branch, tag or commit.
@@ -542,7 +552,9 @@ def import_source(
     A source that cannot be read at all (fetch, git, unsafe archive) is one refused result.
     """
     expected = expected_hex(sha256, integrity)
-    expected_digest = parse_sha256(digest, "--digest") if digest else None
+    pin = parse_digest(digest, "--digest") if digest else None
+    # Ours as bare hex; another tool's digest as "kind:value" (checked over the same files).
+    expected_digest = None if pin is None else pin.value if pin.kind == BUNDLE else str(pin)
     if lockfile is None or isinstance(lockfile, Mapping):
         pins, pins_source = lockfile, "the lockfile"
     else:

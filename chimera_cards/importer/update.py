@@ -6,6 +6,10 @@ again goes through the importer exactly as the first import did, so every check,
 provenance rule applies unchanged; ``outdated`` imports into a throwaway store in a temporary
 folder and compares, so it never writes to the real one. Something is outdated when the origin
 now holds bytes that the store does not have for that name.
+
+An origin that goes back to bytes this store holds but does not use is reported, never taken:
+``downgrade`` when they are older than what the name has been (retired, or held as a downgrade
+by their signed history), ``rejected`` when a trusted reviewer rejected them. Both exit 1.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ class UpdateResult:
 
     name: str
     origin: str
-    state: str  # "current" | "changed" | "imported" | "error"
+    state: str  # "current" | "changed" | "imported" | "downgrade" | "rejected" | "error"
     stored: str  # identity (bundle digest or SHA-256) of the version compared with
     upstream: str | None = None  # identity of what the origin holds now
     status: str | None = None  # status of the imported version (update)
@@ -45,12 +49,17 @@ class UpdateResult:
     def changed(self) -> bool:
         return self.state in ("changed", "imported")
 
+    @property
+    def refused(self) -> bool:
+        """The origin went back to bytes that must not be used: a downgrade or a rejection."""
+        return self.state in ("downgrade", "rejected")
+
     def to_dict(self) -> dict:
         return asdict(self)
 
     def line(self) -> str:
         text = f"{self.state:<8} {self.name}  {self.origin}"
-        if self.upstream and self.changed:
+        if self.upstream and (self.changed or self.refused):
             text += f"  {self.stored[:12]} -> {self.upstream[:12]}"
         if self.status:
             text += f" ({self.status})"
@@ -116,6 +125,32 @@ def _stored_identities(store: Store, name: str) -> set[str]:
     return {_identity(v) for v in store.versions(name=name)}
 
 
+def _going_back(store: Store, name: str, identity: str) -> tuple[str, str] | None:
+    """(state, detail) when the stored version of ``name`` with ``identity`` is one the origin
+    must not move the name to: rejected, retired, or held as older by its signed history."""
+    from chimera_cards.review.supersession import standing  # signatures: only for this check
+    from chimera_cards.trust.policy import get_threshold, trusted_keys
+
+    mine = [v for v in store.versions(name=name) if _identity(v) == identity]
+    if not mine:
+        return None
+    version = mine[-1]
+    if version.status == "rejected":
+        why = f": {version.reason}" if version.reason else ""
+        return "rejected", f"the origin serves {version.sha256[:12]}, rejected{why}"
+    active = store.active(name)
+    if version.status == "retired" and active is not None:
+        return "downgrade", (
+            f"the origin went back to {version.sha256[:12]} ({version.reason or 'retired'}); "
+            f"{active.sha256[:12]} stays active"
+        )
+    if version.status == "pending":
+        place = standing(store, version, trusted_keys(store), get_threshold(store))
+        if place.older:
+            return "downgrade", place.reason()
+    return None
+
+
 def _compare(
     store: Store, name: str, version: Version, results: list[ImportResult]
 ) -> UpdateResult:
@@ -133,6 +168,10 @@ def _compare(
     base.upstream = _identity(result)
     if base.upstream not in _stored_identities(store, name):
         base.state = "changed"
+    else:
+        back = _going_back(store, name, base.upstream)
+        if back is not None:
+            base.state, base.detail = back
     return base
 
 
@@ -179,7 +218,8 @@ def update(
         names: only these (default: all).
         timeout: seconds per fetch (default: the importer's).
     Returns:
-        One UpdateResult per name: ``imported`` with the new version's status, else ``current``.
+        One UpdateResult per name: ``imported`` with the new version's status, ``downgrade`` or
+        ``rejected`` when the origin went back (nothing changes then), else ``current``.
     """
     out = []
     options = _options(timeout)
@@ -203,7 +243,10 @@ def update(
         else:
             res.upstream = _identity(mine[0])
             res.status = mine[0].status
-            if res.upstream not in known:
+            back = _going_back(store, name, res.upstream)
+            if back is not None:
+                res.state, res.detail = back
+            elif res.upstream not in known:
                 res.state = "imported"
                 if mine[0].status == "pending":
                     res.detail = f"review it: chimera-cards review {name}"

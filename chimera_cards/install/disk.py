@@ -17,6 +17,7 @@ from chimera_cards.bundles.folderscan import (
     RECEIPT_NAME,
 )
 from chimera_cards.errors import UsageError
+from chimera_cards.install.folderlock import serialized
 from chimera_cards.install.receipt import (
     ForeignFolderError,
     InstallError,
@@ -171,6 +172,7 @@ def _replace_folder(directory: Path, name: str, new: Path) -> None:
     _rmtree(old)
 
 
+@serialized()
 def write_skill(
     directory: str | os.PathLike,
     bundle: Bundle,
@@ -241,6 +243,7 @@ def write_skill(
     return receipt
 
 
+@serialized(create=False)
 def remove_skill(directory: str | os.PathLike, name: str, *, force: bool = False) -> Receipt | None:
     """Remove ``directory/name/`` if this tool installed it (moved aside in one rename first, so
     an agent never sees half a folder), and forget it in the index.
@@ -325,6 +328,7 @@ def refuse_foreign(directory: Path, name: str) -> None:
         )
 
 
+@serialized()
 def write_link(
     directory: str | os.PathLike,
     name: str,

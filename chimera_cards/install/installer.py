@@ -22,6 +22,7 @@ from chimera_cards.install.disk import (
     write_link,
     write_skill,
 )
+from chimera_cards.install.folderlock import serialized
 from chimera_cards.install.policy import StoredSkill, installable, load_bundles, stored_skills
 from chimera_cards.install.receipt import (
     read_receipt,
@@ -76,7 +77,19 @@ def install(
         for skill in chosen:
             refuse_foreign(directory, skill.name)
     jobs = list(zip(chosen, bundles, strict=True))
-    store_path = str(store.path)
+    done = _write_jobs(directory, jobs, str(store.path), force)
+    return [
+        InstallResult(skill.name, bundle.digest, str(directory / skill.name), done[index][0])
+        for index, (skill, bundle) in enumerate(jobs)
+    ]
+
+
+@serialized()
+def _write_jobs(
+    directory: Path, jobs: list[tuple[StoredSkill, Bundle]], store_path: str, force: bool
+) -> dict[int, tuple[str, dict | None]]:
+    """Write every chosen bundle and record them in the index, holding the folder's lock
+    (taken only now: a refused install must not even create the folder)."""
     hidden = _hidden(directory)  # leftovers of a crashed run are there before this one starts
     done: dict[int, tuple[str, dict | None]] = {}
     mine = list(range(len(jobs)))
@@ -106,10 +119,7 @@ def install(
         }
         if written:  # what was written is recorded even if a later skill failed
             record_installs(directory, written)
-    return [
-        InstallResult(skill.name, bundle.digest, str(directory / skill.name), done[index][0])
-        for index, (skill, bundle) in enumerate(jobs)
-    ]
+    return done
 
 
 # From this many skills on, with an idle core, a forked child writes half of them.

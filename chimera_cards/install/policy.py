@@ -35,7 +35,12 @@ __all__ = [
 
 class NotApprovedError(InstallError):
     """The named skill has no version that may be used now (pending, rejected, retired, or its
-    approvals no longer verify): it is not installed."""
+    approvals no longer verify): it is not installed. ``kind`` says which, in one word: absent,
+    pending, downgrade, rejected, retired, expired, unapproved."""
+
+    def __init__(self, message: str, *, kind: str = "unapproved") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -67,12 +72,14 @@ class StoredSkill:
     usable: bool
     why: str
     files: tuple[BundleFile, ...]
+    kind: str = "usable"  # else why not, in one word (see NotApprovedError)
+    reason: str = ""  # the version's own reason (why it was retired, rejected, held)
 
     def candidate(self) -> Candidate:
         return Candidate(self.name, self.digest, self.status, self.usable, self.why, self.files)
 
 
-def _judge(store, versions: list, policy: Policy) -> tuple[list[tuple[bool, str]], dict]:
+def _judge(store, versions: list, policy: Policy) -> tuple[list[tuple[bool, str, str]], dict]:
     """The gate's rule for each version, without re-reading the store's copy of its files.
 
     Installing re-reads and re-hashes them (``load_bundle``); checking compares a folder's own
@@ -83,7 +90,7 @@ def _judge(store, versions: list, policy: Policy) -> tuple[list[tuple[bool, str]
     point of giving one is not to take the store's word.
 
     Returns:
-        ((usable, why) per version; new memo rows for ``Store.remember_verdicts``).
+        ((usable, why, kind) per version; new memo rows for ``Store.remember_verdicts``).
     """
     trusted = list(policy.trusted) if policy.trusted is not None else trusted_keys(store)
     threshold = policy.threshold if policy.threshold is not None else get_threshold(store)
@@ -106,21 +113,20 @@ def _judge(store, versions: list, policy: Policy) -> tuple[list[tuple[bool, str]
         verdict = by_id.get(version.id)
         if verdict is None:
             why = f"{version.status}: {version.reason}" if version.reason else version.status
-            answers.append((False, why))
+            answers.append((False, why, version.status))
         elif verdict.rejected:
-            answers.append((False, f"rejected by {who}"))
+            answers.append((False, f"rejected by {who}", "rejected"))
         elif verdict.approved or (
             not policy.from_file
             and is_clean_path(version.origin, version.final_url, version.provenance)
         ):
-            answers.append((True, ""))
+            answers.append((True, "", "usable"))
         else:
-            answers.append(
-                (
-                    False,
-                    f"{len(verdict.approvers)} of {threshold} required approvals by {keys} verify",
-                )
-            )
+            why = f"{len(verdict.approvers)} of {threshold} required approvals by {keys} verify"
+            if verdict.expired:
+                ends = sorted(a["expires"] for a in verdict.approvals)
+                why += f"; the approval expired {ends[-1]}"
+            answers.append((False, why, "expired" if verdict.expired else "unapproved"))
     return answers, fresh
 
 
@@ -163,8 +169,19 @@ def stored_skills(
     # Remembered after the read snapshot, in a write of its own that never waits.
     store.remember_verdicts(fresh)
     return [
-        StoredSkill(v.name, v.id, v.sha256, v.digest, v.status, usable, why, tuple(files[v.digest]))
-        for v, (usable, why) in zip(versions, answers, strict=True)
+        StoredSkill(
+            v.name,
+            v.id,
+            v.sha256,
+            v.digest,
+            v.status,
+            usable,
+            why,
+            tuple(files[v.digest]),
+            kind,
+            v.reason or "",
+        )
+        for v, (usable, why, kind) in zip(versions, answers, strict=True)
     ]
 
 
@@ -198,27 +215,95 @@ def load_bundles(store, skills: Sequence[StoredSkill]) -> list[Bundle]:
     return bundles
 
 
-def installable(skills: Iterable[StoredSkill], name: str, digest: str | None = None) -> StoredSkill:
+def installable(
+    skills: Iterable[StoredSkill], name: str, digest: str | None = None, *, store=None
+) -> StoredSkill:
     """The version of ``name`` to install: the usable one (or the one with ``digest``).
 
+    Args:
+        skills: ``stored_skills`` of (at least) this name.
+        name: the skill's name.
+        digest: the bundle a lockfile pins (a bundle digest, or an older lockfile's SKILL.md
+            hash).
+        store: the open store, to tell a pending version held as a downgrade from one
+            awaiting its first review (only needed for that message).
     Raises:
-        NotApprovedError: no usable version; the message names the newest one and why.
+        NotApprovedError: no usable version; its message says truly why, and what would help.
     """
     mine = [s for s in skills if s.name == name]
     if not mine:
-        raise NotApprovedError(f"no skill named {name!r} in the store")
+        raise NotApprovedError(
+            f"no skill named {name!r} in the store; import it first "
+            "(with a lockfile: chimera-cards import SOURCE --lockfile LOCKFILE)",
+            kind="absent",
+        )
     if digest is not None:
         # A lockfile pins the bundle digest; older lockfiles pinned SKILL.md's SHA-256.
         pinned = [s for s in mine if digest in (s.digest, s.sha256)]
         if not pinned:
-            raise NotApprovedError(f"{name}: no stored version has bundle digest {digest[:12]}")
+            raise NotApprovedError(
+                f"{name}: no stored version has bundle digest {digest[:12]} (the store holds "
+                f"{len(mine)} other version(s) of it); import the locked one "
+                "(chimera-cards import SOURCE --lockfile LOCKFILE)",
+                kind="absent",
+            )
         mine = pinned
     usable = [s for s in mine if s.usable]
     if usable:
         return usable[-1]
-    newest = mine[-1]
-    raise NotApprovedError(
-        f"{name} {newest.digest[:12]} is {newest.status}, not approved for use"
-        + (f" ({newest.why})" if newest.why and newest.why != f"status is {newest.status}" else "")
-        + "; review and approve it first"
+    kind, message = _why_not(mine[-1], [s for s in skills if s.name == name], store)
+    raise NotApprovedError(message, kind=kind)
+
+
+def _why_not(skill: StoredSkill, versions: list[StoredSkill], store) -> tuple[str, str]:
+    """(kind, message) for a version that may not be installed, each true for its kind."""
+    label = f"{skill.name} {skill.digest[:12]}"
+    active = [s for s in versions if s.status == "active" and s.version_id != skill.version_id]
+    other = f"the active version is {active[-1].digest[:12]}" if active else ""
+    why = f" ({skill.reason})" if skill.reason else ""
+    if skill.kind == "rejected":
+        return "rejected", (
+            f"{label} was rejected by a trusted reviewer{why}, not approved for use; it can "
+            "never be installed: "
+            + (f"use another version ({other})" if other else "use another version")
+        )
+    if skill.kind == "retired":
+        return "retired", (
+            f"{label} was retired{why}, not approved for use; "
+            + (f"{other}: pin or install that" if other else "the name has no active version")
+        )
+    if skill.kind == "expired":
+        return "expired", (
+            f"{label} is not approved for use: {skill.why}; it is not used until a reviewer "
+            "approves it again "
+            f"(chimera-cards approve {skill.name} --sha256 {skill.sha256})"
+        )
+    if skill.kind == "unapproved":
+        return "unapproved", (
+            f"{label} is active but not approved for use: only {skill.why} (a key was "
+            "removed or the threshold raised); it needs approvals by trusted reviewers again"
+        )
+    if store is not None:
+        place = _downgrade(store, skill)
+        if place:
+            return "downgrade", (
+                f"{label} is held as a downgrade, not approved for use ({place}); "
+                + (f"{other}: pin that" if other else "pin the newer version")
+                + ", or approve it with --allow-downgrade to move the name back"
+            )
+    return "pending", (
+        f"{label} is pending review, not approved for use{why}; review it "
+        f"(chimera-cards review {skill.name} --sha256 {skill.sha256}) and approve it"
     )
+
+
+def _downgrade(store, skill: StoredSkill) -> str:
+    """Why a pending version is held as a downgrade, or "" (the signed history decides)."""
+    from chimera_cards.review.supersession import standing  # only for this message
+
+    with store.snapshot():
+        version = store.version(skill.name, skill.sha256)
+        if version is None:
+            return ""
+        place = standing(store, version, trusted_keys(store), get_threshold(store))
+    return place.reason()

@@ -21,6 +21,7 @@ from chimera_cards.bundles.folderscan import (
 )
 from chimera_cards.bundles.folderscan import find_skill_folders as _find_skill_folders
 from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.install.folderlock import serialized
 from chimera_cards.util.atomic import write_atomic
 
 __all__ = [
@@ -203,6 +204,7 @@ def _write_index(directory: Path, skills: Mapping[str, dict]) -> None:
     write_atomic(directory / INDEX_NAME, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
 
 
+@serialized()
 def record_installs(directory: str | os.PathLike, changes: Mapping[str, dict | None]) -> None:
     """Update the index of ``directory``: ``{name: entry}`` records an install, ``{name: None}``
     forgets one. Callers writing many skills record them once at the end."""

@@ -15,6 +15,7 @@ from chimera_cards.install.disk import (
     remove_skill,
     write_skill,
 )
+from chimera_cards.install.folderlock import serialized
 from chimera_cards.install.policy import NotApprovedError, installable, load_bundle, stored_skills
 from chimera_cards.install.receipt import ForeignFolderError, record_installs
 from chimera_cards.install.state import SkillState
@@ -28,9 +29,12 @@ class SyncAction:
     """One line of ``sync``'s plan: what to do with one skill, and why."""
 
     name: str
-    action: str  # "install" | "replace" | "remove" | "keep" | "skip"
+    action: str  # "install" | "replace" | "remove" | "keep" | "skip" | "unmet"
     reason: str = ""
     digest: str | None = None  # the bundle to write (install/replace)
+    # A lockfile's pin that this sync cannot meet, and why in one word: absent, pending,
+    # downgrade, rejected, retired, expired, unapproved, foreign, link ("" when it is met).
+    unmet: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -39,7 +43,8 @@ class SyncAction:
         text = f"{self.action:<8} {self.name}"
         if self.digest and self.action in ("install", "replace"):
             text += f" {self.digest[:12]}"
-        return f"{text}  {self.reason}" if self.reason else text
+        reason = f"{self.unmet}: {self.reason}" if self.unmet else self.reason
+        return f"{text}  {reason}" if reason else text
 
 
 def plan_sync(
@@ -53,6 +58,10 @@ def plan_sync(
     The set is ``names`` (their usable versions) or ``pins`` (name -> bundle digest, from a
     lockfile), else every usable skill in the store. Folders this tool did not install are
     never touched; folders it installed that are no longer usable are removed.
+
+    A lockfile is a contract: every pin it cannot meet is an action with ``unmet`` set to why,
+    in one word, and a reason that is true for it (a folder installed for that name stays if its
+    bytes are still usable, and goes if they are revoked). The caller fails when any is unmet.
 
     Args:
         store: an open Store.
@@ -74,9 +83,11 @@ def plan_sync(
     present = {s.path: s for s in report.states}
     actions: dict[str, SyncAction] = {}
     for name, digest in wanted.items():
-        actions[name] = _plan_one(
-            directory, name, digest, present.get(str(directory / name)), skills
-        )
+        state = present.get(str(directory / name))
+        if pins is not None:
+            actions[name] = _plan_pin(store, directory, name, digest, state, skills)
+        else:
+            actions[name] = _plan_one(directory, name, digest, state, skills)
     for state in report.states:
         if state.name in actions or Path(state.path).name in actions:
             continue
@@ -118,6 +129,32 @@ def _plan_one(
     return SyncAction(name, "replace", why, skill.digest)
 
 
+def _plan_pin(
+    store, directory: Path, name: str, digest: str | None, state: SkillState | None, skills: list
+) -> SyncAction:
+    """The action for one pin of a lockfile; an unmet pin says why (``SyncAction.unmet``)."""
+    try:
+        installable(skills, name, digest, store=store)
+    except NotApprovedError as exc:
+        if state is not None and state.installed and state.state == "revoked":
+            action = _removal(directory, name, str(exc))  # its bytes may not be used: they go
+        else:
+            action = SyncAction(name, "unmet", str(exc))
+        action.unmet = exc.kind
+        return action
+    action = _plan_one(directory, name, digest, state, skills)
+    if action.action == "skip":  # something in the way that this sync may not replace
+        kind = "link" if "link" in action.reason else "foreign"
+        return SyncAction(
+            name,
+            "unmet",
+            f"{directory / name}: {action.reason}; move it away (or install it with --force)",
+            action.digest,
+            unmet=kind,
+        )
+    return action
+
+
 def _obstacle(directory: Path, name: str) -> str:
     """Why writing ``directory/name`` would be refused (what ``write_skill`` refuses), or ""."""
     target = directory / name
@@ -140,8 +177,10 @@ def _removal(directory: Path, name: str, why: str) -> SyncAction:
     return SyncAction(name, "remove", why)
 
 
+@serialized()
 def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) -> list[SyncAction]:
-    """Carry out a plan from ``plan_sync`` (installs first, then removals).
+    """Carry out a plan from ``plan_sync`` (installs first, then removals), holding the
+    folder's lock (hold it around ``plan_sync`` too, so the plan is of what is there).
 
     Returns:
         The actions done (keep/skip included, as planned).

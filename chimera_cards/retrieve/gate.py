@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from chimera_cards.bundles.bundle import SKILL_FILE, BundleFile
 from chimera_cards.errors import ChimeraError
@@ -18,7 +19,14 @@ from chimera_cards.trust.policy import (
     verdict_key,
 )
 
-__all__ = ["MODEL_READ_PATHS", "OTHER_READ_PATHS", "GateDecision", "gate_check", "gate_version"]
+__all__ = [
+    "MODEL_READ_PATHS",
+    "OTHER_READ_PATHS",
+    "GateDecision",
+    "gate_check",
+    "gate_version",
+    "not_approved_reason",
+]
 
 # Functions that may hand card text to a model: the gate and its renderer.
 MODEL_READ_PATHS = frozenset(
@@ -163,10 +171,16 @@ def gate_check(
         return GateDecision(
             True, basis="approved", approvers=verdict.approvers, data=data, files=others
         )
-    return GateDecision(
-        False,
-        reason=f"{len(verdict.approvers)} of {threshold} required trusted approvals verify",
-    )
+    return GateDecision(False, reason=not_approved_reason(verdict))
+
+
+def not_approved_reason(verdict: Verdict) -> str:
+    """Why a verdict does not approve, in words: how many approvals count, and which expired."""
+    text = f"{len(verdict.approvers)} of {verdict.threshold} required trusted approvals verify"
+    if verdict.expired:
+        ends = sorted(a["expires"] for a in verdict.approvals if a["keyid"] in verdict.expired)
+        text += f" (the approval by {', '.join(verdict.expired)} expired {ends[-1]})"
+    return text
 
 
 def _verdict_key(
@@ -197,11 +211,6 @@ def _evaluate(
             envelopes, trusted, name=name, sha256=sha256, threshold=threshold, memo=memo
         )
         verdicts[key] = verdict
-    # A copy: callers own the lists they are handed, and must never edit the remembered verdict.
-    return Verdict(
-        verdict.threshold,
-        list(verdict.approvers),
-        list(verdict.rejecters),
-        list(verdict.accepted),
-        list(verdict.problems),
-    )
+    # As it stands now (an approval may have expired since it was remembered), and a copy:
+    # callers own the lists they are handed, and must never edit the remembered verdict.
+    return verdict.at(datetime.now(UTC))

@@ -19,10 +19,19 @@ from chimera_cards.errors import (
     UntrustedKeyError,
     UsageError,
 )
+from chimera_cards.review.supersession import (
+    DowngradeError,
+    name_verdicts,
+    next_sequence,
+    raise_floor,
+    standing,
+    version_rank,
+)
 from chimera_cards.scan.codescan import finding_id
 from chimera_cards.store.facade import Store
-from chimera_cards.store.rows import SUPERSEDED
-from chimera_cards.store.statements import THRESHOLD_SETTING
+from chimera_cards.store.rows import SUPERSEDED, Version
+from chimera_cards.store.statements import EXPIRES_SETTING, THRESHOLD_SETTING
+from chimera_cards.trust.freshness import expiry_after, parse_duration, rank_of
 from chimera_cards.trust.keys import (
     check_key_name,
     parse_public_key,
@@ -49,10 +58,12 @@ __all__ = [
     "accepted_findings",
     "add_trust",
     "approve",
+    "default_expiry",
     "reconcile",
     "reject",
     "remove_trust",
     "retire",
+    "set_default_expiry",
     "set_threshold",
     "store_statement",
     "trust_status",
@@ -107,7 +118,21 @@ def store_statement(store: Store, envelope: dict | str) -> bool:
     trusted = trusted_keys(store)
     new_ok, _ = check_statement(text, trusted, name=st.name, sha256=sha)
     old_ok, _ = check_statement(slot[1], trusted, name=st.name, sha256=sha)
-    if new_ok is not None and old_ok is None:
+    # A reviewer's newer decision on the same bytes (a fresh approval, one that moves the name
+    # back, or renews an expiry) takes the place of the older one; a replayed older one never
+    # takes the place of a newer.
+    newer = (
+        old_ok is not None
+        and new_ok is not None
+        and rank_of(new_ok.sequence, new_ok.time) > rank_of(old_ok.sequence, old_ok.time)
+        # ... and says something the older one did not: the same approval again is one.
+        and (
+            new_ok.downgrade != old_ok.downgrade
+            or new_ok.expires != old_ok.expires
+            or (old_ok.sequence == 0 and new_ok.sequence > 0)
+        )
+    )
+    if new_ok is not None and (old_ok is None or newer):
         _put(store, st, sha, text, slot[0])
         return True
     return False
@@ -168,6 +193,14 @@ def _set_status(
     changes.append(Change(name, sha, old, new, reason))
 
 
+def _activation_order(item: tuple[Version, Verdict], threshold: int) -> tuple:
+    # The newest signed version of a name is placed first; the others are then measured
+    # against it (and held as downgrades), whatever order they were imported in.
+    version, verdict = item
+    rank = version_rank(verdict, threshold)
+    return (0, -rank[0], -rank[1], version.id) if rank else (1, 0, 0, version.id)
+
+
 def reconcile(
     store: Store,
     conn: sqlite3.Connection,
@@ -177,11 +210,14 @@ def reconcile(
 ) -> list[Change]:
     """Bring statuses in line with the statements, trust list and threshold (inside a transaction).
 
-    pending + approved (and no lint errors) -> active, superseding the active one — but a version
-    older than the active one is only activated when a reviewer approves it right now
-    (``approved_now``), never as a side effect of a trust change or an import (no silent
-    rollback); pending/active + a trusted rejection -> rejected; active by approval but no longer
-    approved (a key removed, the threshold raised) -> pending. Clean path imports need no approval.
+    pending + approved (and no lint errors) -> active, superseding the active one — unless the
+    name's signed history says the version is older (``supersession.standing``): then it is held
+    pending as a downgrade, whatever channel brought it, until approvals that say so move the
+    name back. Without signed ranks to compare (an active clean import), a version imported
+    before the active one is only activated when a reviewer approves it right now
+    (``approved_now``). pending/active + a trusted rejection -> rejected; active by approval but
+    no longer approved (a key removed, the threshold raised, the approvals expired) -> pending.
+    Clean path imports need no approval.
     """
     if names is None:
         # Every version: one that cannot be read is left as it is rather than blocking the rest.
@@ -191,18 +227,25 @@ def reconcile(
     trusted = trusted_keys(store)
     threshold = get_threshold(store)
     changes: list[Change] = []
+    judged: list[tuple[Version, Verdict]] = []
     for version in candidates:
+        # Through the store's memo, kept in this same transaction: check and install then find
+        # the verdict without verifying the signatures again.
+        (verdict,), fresh = evaluate_remembered(
+            store,
+            [(version.name, version.sha256, store.envelopes(version.sha256))],
+            trusted,
+            threshold,
+        )
+        store.remember_verdicts(fresh)
+        judged.append((version, verdict))
+    judged.sort(key=lambda item: _activation_order(item, threshold))
+    for version, verdict in judged:
         vid, name, sha = version.id, version.name, version.sha256
         # Re-read: an earlier version in this loop may have superseded this one.
         status = store.status_of(vid)
         if status not in ("pending", "active"):
             continue
-        # Through the store's memo, kept in this same transaction: check and install then find
-        # the verdict without verifying the signatures again.
-        (verdict,), fresh = evaluate_remembered(
-            store, [(name, sha, store.envelopes(sha))], trusted, threshold
-        )
-        store.remember_verdicts(fresh)
         if verdict.rejected:
             _set_status(
                 store,
@@ -221,8 +264,17 @@ def reconcile(
             and verdict.approved
             and not _lint_errors(version.findings + store.scanner_findings(vid), verdict.accepted)
         ):
+            place = standing(store, version, trusted, threshold)
+            if place.older:
+                continue  # held: a downgrade takes approvals that say so
             current = store.active(name)
-            if current is not None and current.id > vid and sha != approved_now:
+            signed_newer = place.rank is not None and place.floor is not None
+            if (
+                current is not None
+                and current.id > vid
+                and sha != approved_now
+                and not signed_newer
+            ):
                 continue  # an older version must not silently replace a newer active one
             n = len(verdict.approvers)
             _set_status(
@@ -234,8 +286,12 @@ def reconcile(
                 "active",
                 f"approved by {n} of {threshold} required trusted reviewer(s)",
                 changes,
-                {"approvers": verdict.approvers},
+                {
+                    "approvers": verdict.approvers,
+                    **({"rank": list(place.rank)} if place.rank else {}),
+                },
             )
+            raise_floor(store, conn, name, sha, place.rank)
         elif status == "active" and not clean and not verdict.approved:
             _set_status(
                 store,
@@ -245,7 +301,9 @@ def reconcile(
                 "active",
                 "pending",
                 "approvals no longer meet the trust policy "
-                f"({len(verdict.approvers)} of {threshold})",
+                f"({len(verdict.approvers)} of {threshold}"
+                + (", expired" if verdict.expired else "")
+                + ")",
                 changes,
             )
     return changes
@@ -311,6 +369,28 @@ def set_threshold(store: Store, k: int) -> list[Change]:
         return reconcile(store, conn)
 
 
+def set_default_expiry(store: Store, duration: str | None) -> None:
+    """How long a new approval holds unless its reviewer says otherwise (``90d``); None: no
+    default. Recorded in the audit log, so ``verify`` can tell a setting edited by hand.
+
+    Raises:
+        UsageError: not a duration.
+    """
+    if duration is not None:
+        parse_duration(duration)
+    with store.transaction() as conn:
+        if duration is None:
+            store.set_setting(EXPIRES_SETTING, "")
+        else:
+            store.set_setting(EXPIRES_SETTING, duration)
+        store.append_audit(conn, "trust-expires", None, None, {"expires": duration or ""})
+
+
+def default_expiry(store: Store) -> str | None:
+    """The store's default lifetime of a new approval (``90d``), or None."""
+    return store.get_setting(EXPIRES_SETTING) or None
+
+
 def trust_status(store: Store) -> tuple[list[TrustedKey], int]:
     """The trust list and the threshold, read in one snapshot."""
     with store.snapshot():
@@ -347,9 +427,13 @@ def _decide(
     decision: str,
     note: str,
     accept: Iterable[str] = (),
+    *,
+    allow_downgrade: bool = False,
+    expires: str | None = None,
 ) -> Decision:
     sha = parse_sha256(sha256)
     keyid = public_of(private).keyid
+    history: dict = {}
     with store.transaction() as conn:
         version = store.version(name, sha)
         if version is None:
@@ -392,18 +476,30 @@ def _decide(
                     f"{name} {sha[:12]} has lint errors ({listed}); fix the skill and import it "
                     "again, or accept each by id with --accept if it is a true positive you read"
                 )
+            history = _approval_history(store, version, allow_downgrade, expires)
         elif accept:
             raise UsageError("--accept goes with approve, not reject")
-        st = make_statement(name, sha, decision, keyid, note, tuple(accept))
+        st = make_statement(name, sha, decision, keyid, note, tuple(accept), **history)
         recorded = store_statement(store, sign_statement(private, st))
         store.append_audit(
             conn,
             decision,
             name,
             sha,
-            {"reviewer": keyid, "note": note, **({"accepted": sorted(accept)} if accept else {})},
+            {
+                "reviewer": keyid,
+                "note": note,
+                **({"accepted": sorted(accept)} if accept else {}),
+                **{k: v for k, v in history.items() if v},
+            },
         )
         changes: list[Change] = []
+        if history.get("downgrade") and status == SUPERSEDED:
+            # Moving back to a version that was in use: it is a candidate again, and the
+            # policy below activates it once enough approvals say so.
+            _set_status(
+                store, conn, name, sha, status, "pending", "approved to move the name back", changes
+            )
         if decision == "reject" and status != "rejected":
             # A verdict on the bytes whatever their status (retired history included); the
             # reviewer's reason is what `show` and `review` display.
@@ -415,6 +511,8 @@ def _decide(
         )
         status_now = store.status_of(version.id) or status
         verdict = verdict_for(store, name, sha)
+        if status_now == "active":  # a renewed approval of the active version raises the floor
+            raise_floor(store, conn, name, sha, version_rank(verdict, verdict.threshold))
     return Decision(
         name,
         sha,
@@ -428,6 +526,41 @@ def _decide(
     )
 
 
+def _approval_history(
+    store: Store, version: Version, allow_downgrade: bool, expires: str | None
+) -> dict:
+    """The signed fields that place a new approval in its name's history: the next sequence,
+    the digest it supersedes, whether it moves the name back, and when it expires.
+
+    Raises:
+        DowngradeError: the version is older than what the name has been, and the reviewer did
+            not say ``allow_downgrade``.
+    """
+    trusted, threshold = trusted_keys(store), get_threshold(store)
+    verdicts = name_verdicts(store, version.name, trusted, threshold)
+    place = standing(store, version, trusted, threshold, verdicts=verdicts)
+    if place.older and not allow_downgrade:
+        raise DowngradeError(
+            f"{place.reason()}; nothing was signed"
+            if place.reason()
+            else f"{version.name} {version.sha256[:12]} is older than its active version"
+        )
+    current = store.active(version.name)
+    if current is not None and current.sha256 != version.sha256:
+        supersedes = current.sha256
+    else:
+        supersedes = place.floor_sha256 or ""
+    if expires is None:
+        duration = default_expiry(store)
+        expires = expiry_after(parse_duration(duration)) if duration else ""
+    return {
+        "sequence": next_sequence(store, version.name, verdicts),
+        "supersedes": supersedes if supersedes != version.sha256 else "",
+        "downgrade": place.older,
+        "expires": expires,
+    }
+
+
 def approve(
     store: Store,
     name: str,
@@ -436,6 +569,8 @@ def approve(
     note: str = "",
     *,
     accept: Iterable[str] = (),
+    allow_downgrade: bool = False,
+    expires: str | None = None,
 ) -> Decision:
     """Sign and store an approval of exactly these bytes, then re-apply the trust policy.
 
@@ -447,15 +582,30 @@ def approve(
         note: free text kept in the signed statement.
         accept: ids of error findings the reviewer read and accepts (a security skill quoting
             an attack); recorded inside the signed statement. Any other error still blocks.
+        allow_downgrade: the version is older than what the name has been, and the reviewer
+            means to move the name back: the approval says so (signed), and takes effect when
+            as many reviewers as the threshold have said it.
+        expires: when the approval stops counting (ISO 8601 UTC); "" never; None the store's
+            default (``set_default_expiry``), if any.
 
     Returns:
         What was recorded and the version's status afterwards.
 
     Raises:
         UnknownCardError, UnknownVersionError, UntrustedKeyError, TamperedBlobError,
-        RejectedError, LintBlockedError: the refusal, by type.
+        RejectedError, LintBlockedError, DowngradeError: the refusal, by type.
     """
-    return _decide(store, name, sha256, private, "approve", note, tuple(accept))
+    return _decide(
+        store,
+        name,
+        sha256,
+        private,
+        "approve",
+        note,
+        tuple(accept),
+        allow_downgrade=allow_downgrade,
+        expires=expires,
+    )
 
 
 def reject(store: Store, name: str, sha256: str, private, reason: str) -> Decision:

@@ -15,7 +15,9 @@ from chimera_cards.errors import (
     UnsafeTargetError,
 )
 from chimera_cards.review.decisions import Change, reconcile, store_statement, verdict_for
+from chimera_cards.review.supersession import hold_if_older, raise_floor, version_rank
 from chimera_cards.store.facade import Store
+from chimera_cards.store.rows import Version
 from chimera_cards.store.verify import Problem
 from chimera_cards.trust.keys import (
     EnvelopeError,
@@ -34,6 +36,7 @@ __all__ = [
     "MAX_APPROVALS_FILE_BYTES",
     "StatementImport",
     "apply_statements",
+    "hold_older_import",
     "import_hook",
     "import_statements",
     "read_statements_file",
@@ -252,7 +255,24 @@ def import_hook(store: Store, conn: sqlite3.Connection, candidate, version, new:
                 f"restored: the import of {sha[:12]} was held for review",
             )
         now = store.version(name, sha)
+    if new and now is not None and now.status == "active":
+        held = hold_older_import(store, conn, now)
+        if held is not None:
+            return held
+        verdict = verdict_for(store, name, sha)
+        raise_floor(store, conn, name, sha, version_rank(verdict, verdict.threshold))
     return now
+
+
+def hold_older_import(store: Store, conn: sqlite3.Connection, version: Version) -> Version | None:
+    """A clean import just made ``version`` active: hold it pending as a downgrade (and give
+    the active place back) when its name's signed history says it is older.
+
+    Returns:
+        The version as it is now when it was held; None when it stays active.
+    """
+    trusted, threshold = trusted_keys(store), get_threshold(store)
+    return hold_if_older(store, conn, version, trusted, threshold)
 
 
 def verify_check(store: Store, conn: sqlite3.Connection) -> list[Problem]:

@@ -9,9 +9,13 @@ reviewed like code::
     alice ed25519 <base64 public key>
 
 One ``threshold K`` line (default 1) and one ``NAME ed25519 BASE64`` line per reviewer, ``#``
-comments and blank lines ignored. ``apply_trust_file`` makes a store's trust list equal to the
-file (adding, then re-thresholding, then removing keys), so removing a key from the file and
-applying it again withdraws that reviewer's approvals on that machine.
+comments and blank lines ignored. Optionally one ``expires DURATION`` line (``90d``): how long each
+new approval holds unless the reviewer says otherwise (signed into the approval); and one ``head
+SEQ HEX`` line, written by ``trust export``: the audit head of the store it was exported from, so
+the team's git history anchors that log (``verify --expect-head HEX``). ``apply_trust_file`` makes
+a store's trust list equal to the file (adding, then re-thresholding, then removing keys), so
+removing a key from the file and applying it again withdraws that reviewer's approvals on that
+machine.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimera_cards.errors import ChimeraError, UsageError
+from chimera_cards.trust.freshness import parse_duration
 from chimera_cards.trust.keys import PublicKey, check_key_name, parse_public_key
 from chimera_cards.trust.policy import TrustedKey
 from chimera_cards.util.atomic import write_atomic
+from chimera_cards.util.integrity import is_hex
 
 __all__ = [
     "TrustFile",
@@ -53,6 +59,8 @@ class TrustFile:
 
     threshold: int = 1
     keys: dict[str, PublicKey] = field(default_factory=dict)
+    expires: str | None = None  # default lifetime of a new approval ("90d"), None: no expiry
+    head: tuple[int, str] | None = None  # (seq, hash) of the exporting store's newest audit entry
 
     def trusted_keys(self) -> list[TrustedKey]:
         return [TrustedKey(name, key) for name, key in self.keys.items()]
@@ -63,6 +71,8 @@ class TrustFile:
             "keys": [
                 {"name": n, "keyid": k.keyid, "public_key": k.text()} for n, k in self.keys.items()
             ],
+            "expires": self.expires,
+            "head": {"seq": self.head[0], "head": self.head[1]} if self.head else None,
         }
 
 
@@ -90,6 +100,20 @@ def parse_trust_file(text: str, *, source: str = "trust file") -> TrustFile:
             if seen_threshold or len(parts) != 2 or not parts[1].isdigit() or int(parts[1]) < 1:
                 raise TrustFileError(f"{where}: expected one 'threshold K' with K >= 1")
             result.threshold, seen_threshold = int(parts[1]), True
+            continue
+        if parts[0] == "expires" and len(parts) == 2:
+            if result.expires is not None:
+                raise TrustFileError(f"{where}: 'expires' is given twice")
+            try:
+                parse_duration(parts[1])
+            except UsageError as exc:
+                raise TrustFileError(f"{where}: {exc}") from None
+            result.expires = parts[1]
+            continue
+        if parts[0] == "head" and len(parts) == 3 and parts[1].isdigit():
+            if result.head is not None or not is_hex(parts[2], 64):
+                raise TrustFileError(f"{where}: expected one 'head SEQ HEX' (64 hex digits)")
+            result.head = (int(parts[1]), parts[2].lower())
             continue
         if len(parts) != 3:
             raise TrustFileError(f"{where}: expected 'NAME ed25519 BASE64', got {stripped[:80]!r}")
@@ -124,8 +148,17 @@ def read_trust_file(path: str | os.PathLike) -> TrustFile:
 
 
 def format_trust_file(trust: TrustFile) -> str:
+    """The file's text: threshold, default expiry, keys by name, then the anchored head."""
     lines = [HEADER, f"threshold {trust.threshold}\n"]
+    if trust.expires:
+        lines.append(f"expires {trust.expires}\n")
     lines += [f"{name} {trust.keys[name].text()}\n" for name in sorted(trust.keys)]
+    if trust.head is not None:
+        lines.append(
+            "# The exporting store's audit head: `chimera-cards verify --expect-head HEX` there\n"
+            "# fails if the log was later cut back past it.\n"
+            f"head {trust.head[0]} {trust.head[1]}\n"
+        )
     return "".join(lines)
 
 
@@ -135,15 +168,21 @@ def write_trust_file(path: str | os.PathLike, trust: TrustFile) -> None:
 
 
 def store_trust_file(store) -> TrustFile:
-    """The store's trust list and threshold as a TrustFile (for ``trust export``)."""
-    from chimera_cards import review  # Markdown, lint, codescan: not for reading a trust file
+    """The store's trust list, threshold, default expiry and audit head as a TrustFile (for
+    ``trust export``)."""
+    # Markdown, lint, codescan: not for reading a trust file
+    from chimera_cards.review.decisions import default_expiry, trust_status
 
-    keys, threshold = review.trust_status(store)
-    return TrustFile(threshold, {k.name: k.public for k in keys})
+    with store.snapshot():
+        keys, threshold = trust_status(store)
+        anchor = store.audit_anchor()
+        expires = default_expiry(store)
+    head = (anchor.seq, anchor.head) if anchor.seq else None
+    return TrustFile(threshold, {k.name: k.public for k in keys}, expires, head)
 
 
 def apply_trust_file(store, trust: TrustFile) -> list:
-    """Make the store's trust list and threshold equal to ``trust``.
+    """Make the store's trust list, threshold and default expiry equal to ``trust``.
 
     Keys are added first and removed last, so a key that stays is never briefly missing (which
     would send the versions it approved back to pending and then forward again).
@@ -156,7 +195,7 @@ def apply_trust_file(store, trust: TrustFile) -> list:
     Raises:
         ChimeraError: a name in the file is trusted in the store with a different key.
     """
-    from chimera_cards import review
+    from chimera_cards.review import decisions as review
 
     current = store_trust_file(store)
     changes: list = []
@@ -171,6 +210,8 @@ def apply_trust_file(store, trust: TrustFile) -> list:
             changes += more
     if current.threshold != trust.threshold:
         changes += review.set_threshold(store, trust.threshold)
+    if current.expires != trust.expires:
+        review.set_default_expiry(store, trust.expires)
     for name in current.keys:
         if name not in trust.keys:
             _, more = review.remove_trust(store, name)

@@ -6,6 +6,7 @@ import difflib
 import re
 import sqlite3
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from chimera_cards.bundles.bundle import SKILL_FILE, Bundle, diff_bundles
 from chimera_cards.cards.card import CardParseError, parse_card
@@ -16,17 +17,30 @@ from chimera_cards.errors import (
 )
 from chimera_cards.retrieve.render import prompt_preview
 from chimera_cards.review.decisions import accepted_findings, verdict_for
+from chimera_cards.review.supersession import standing
 from chimera_cards.scan.codescan import BundleScan, finding_id, lint_bundle, scan_bundle
 from chimera_cards.scan.hidden import reveal
 from chimera_cards.store.facade import Store
+from chimera_cards.trust.freshness import parse_time
 from chimera_cards.trust.policy import (
     evaluate,
+    evaluate_remembered,
     get_threshold,
+    is_clean_path,
     trusted_keys,
 )
 from chimera_cards.util.integrity import parse_sha256, sha256_hex
 
-__all__ = ["QueueItem", "ReviewQueue", "ReviewView", "format_view", "review_queue", "review_view"]
+__all__ = [
+    "ExpiringApproval",
+    "QueueItem",
+    "ReviewQueue",
+    "ReviewView",
+    "expiring_approvals",
+    "format_view",
+    "review_queue",
+    "review_view",
+]
 
 
 # --- the review screen ------------------------------------------------------------------------
@@ -53,6 +67,8 @@ class ReviewView:
     files: list[dict] = field(default_factory=list)  # every file, text revealed (not binaries)
     changes: dict = field(default_factory=dict)  # added/removed/changed/mode_changed vs the base
     accepted: list[str] = field(default_factory=list)  # finding ids accepted in signed approvals
+    downgrade: str = ""  # why approving it would move the name back ("" when it would not)
+    expired: list[str] = field(default_factory=list)  # reviewers whose approval has expired
     # Other scanners' stored runs (SARIF plug-ins), each with its findings, by scanner name.
     scanners: list[dict] = field(default_factory=list)
 
@@ -75,9 +91,64 @@ class QueueItem:
     reason: str | None
     approvals: int
     threshold: int
+    downgrade: str = ""  # why it is held as a downgrade ("" when it is not one)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass
+class ExpiringApproval:
+    """An active version whose approvals expire soon, or have expired (it is then not served)."""
+
+    name: str
+    sha256: str
+    expires: str | None  # when its approvals stop reaching the threshold
+    expired: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def line(self) -> str:
+        if self.expired:
+            return (
+                f"expired\t{self.name}\t{self.sha256}\tnot served until it is approved again "
+                f"(chimera-cards approve {self.name} --sha256 {self.sha256})"
+            )
+        return f"expires\t{self.name}\t{self.sha256}\t{self.expires}"
+
+
+def expiring_approvals(store: Store, within: timedelta) -> list[ExpiringApproval]:
+    """Active versions whose approvals expire within ``within`` from now, or already have.
+
+    Args:
+        store: the open store.
+        within: how far ahead to look.
+    Returns:
+        By expiry (expired ones first), then name. A clean local import needs no approval, so
+        it is never listed.
+    """
+    now = datetime.now(UTC)
+    with store.snapshot():
+        trusted, threshold = trusted_keys(store), get_threshold(store)
+        active = [
+            v
+            for v in store.versions(status="active")
+            if not is_clean_path(v.origin, v.final_url, v.provenance)
+        ]
+        signed = store.envelopes_of(v.sha256 for v in active)
+        items = [(v.name, v.sha256, signed.get(v.sha256, [])) for v in active]
+        verdicts, _ = evaluate_remembered(store, items, trusted, threshold)
+    out = []
+    for version, verdict in zip(active, verdicts, strict=True):
+        if not verdict.approved:
+            if verdict.expired:
+                out.append(ExpiringApproval(version.name, version.sha256, None, True))
+            continue
+        when = parse_time(verdict.valid_until) if verdict.valid_until else None
+        if when is not None and when <= now + within:
+            out.append(ExpiringApproval(version.name, version.sha256, verdict.valid_until, False))
+    return sorted(out, key=lambda e: (not e.expired, e.expires or "", e.name))
 
 
 class ReviewQueue(list):
@@ -115,6 +186,7 @@ def review_queue(store: Store) -> ReviewQueue:
                 sha256=v.sha256,
                 threshold=threshold,
             )
+            place = standing(store, v, trusted, threshold)
             out.append(
                 QueueItem(
                     v.name,
@@ -124,6 +196,7 @@ def review_queue(store: Store) -> ReviewQueue:
                     v.reason,
                     len(verdict.approvers),
                     threshold,
+                    place.reason(),
                 )
             )
         return out
@@ -273,6 +346,8 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
         files=_file_views(bundle, scan),
         changes=changes,
         accepted=accepted_findings(store, name, sha),
+        downgrade=standing(store, version, trusted_keys(store), verdict.threshold).reason(),
+        expired=verdict.expired,
         scanners=_scanner_views(store.scanner_results(version.id)),
     )
 
@@ -320,7 +395,9 @@ def format_view(v: ReviewView) -> str:
         f"provenance: {v.provenance}",
         f"origin:     {v.origin}"
         + (f" -> {v.final_url}" if v.final_url and v.final_url != v.origin else ""),
-        f"approvals:  {len(v.verdict['approvers'])} of {v.verdict['threshold']} required",
+        f"approvals:  {len(v.verdict['approvers'])} of {v.verdict['threshold']} required"
+        + (f" ({', '.join(v.expired)}: expired)" if v.expired else ""),
+        *([f"downgrade:  {v.downgrade}"] if v.downgrade else []),
         "",
         f"== manifest: {len(v.manifest)} file(s), bundle digest {v.digest} ==",
     ]
@@ -365,5 +442,8 @@ def format_view(v: ReviewView) -> str:
     else:
         out.append("== diff: no earlier approved version of this name ==")
     out.append("")
-    out.append(f"approve with: chimera-cards approve {v.name} --key KEYFILE --sha256 {v.sha256}")
+    flag = " --allow-downgrade" if v.downgrade else ""
+    out.append(
+        f"approve with: chimera-cards approve {v.name} --key KEYFILE --sha256 {v.sha256}{flag}"
+    )
     return "\n".join(out)

@@ -33,6 +33,10 @@ from pathlib import Path
 from chimera_cards.errors import ChimeraError, UsageError
 from chimera_cards.util.atomic import write_atomic
 
+TYPE_CHECKING = False  # the hook starts for every matching tool call: no typing at run time
+if TYPE_CHECKING:
+    from chimera_cards.install.policy import Policy
+
 __all__ = [
     "AGENT_HOOKS",
     "BLOCK",
@@ -191,13 +195,13 @@ def skill_folders_for(
     return None
 
 
-def _folder_verdict(store_path: Path, folder: Path, policy: object) -> str | None:
+def _folder_verdict(store_path: Path, folder: Path, policy: Policy) -> str | None:
     """None when ``check`` calls the folder ok, else the one line for the model."""
     from chimera_cards.install.verify import check
     from chimera_cards.store.facade import Store
 
     with Store(store_path, create=False) as store:
-        report = check(store, [folder.parent], policy)  # type: ignore[arg-type]
+        report = check(store, [folder.parent], policy)
     state = next((s for s in report.states if Path(s.path) == folder), None)
     name = folder.name
     if state is None:
@@ -213,7 +217,7 @@ def _folder_verdict(store_path: Path, folder: Path, policy: object) -> str | Non
     return f"skill {name} is {state.state}: {state.detail}"
 
 
-def _policy(trust_file: Path | None) -> object:
+def _policy(trust_file: Path | None) -> Policy:
     from chimera_cards.install.policy import Policy
 
     if trust_file is None:
@@ -272,7 +276,7 @@ def _session_start(
     if not directories:
         return ""
     with Store(_store_file(store_path), create=False) as store:
-        report = check(store, directories, _policy(trust_file))  # type: ignore[arg-type]
+        report = check(store, directories, _policy(trust_file))
     bad = [s for s in report.states if not s.ok]
     if not bad:
         return ""

@@ -1112,7 +1112,19 @@ def lint_skill_paths(
             # The card as before (an unreadable SKILL.md is still exit 2), then the rest.
             report = lint_paths([card_file], profile=profile)
             files += report.files
-            findings += report.findings + _other_files(card_file.parent)
+            findings += report.findings
+            if card_file.name == SKILL_FILE:
+                findings += _other_files(card_file.parent)
+            else:  # a lone skill.md: no bundle to read the other files as
+                findings.append(
+                    Finding(
+                        "skill-file-name",
+                        WARNING,
+                        f"{card_file.name} read as SKILL.md; rename it for import and agents",
+                        None,
+                        str(card_file),
+                    )
+                )
     return LintReport(files=files, findings=findings)
 
 

@@ -410,7 +410,18 @@ def _security_off(cmd: Command) -> list[CommandFinding]:
         for a in argv
     ):
         what = "runs without its sandbox or permission checks"
+    if name in ("rm", "shred", "truncate") and re.search(
+        r"/var/log\b|\.bash_history|\.zsh_history|/var/audit|\.local/share/recently-used|wtmp|btmp|lastlog",
+        text,
+    ):
+        what = "deletes logs or shell history (covers its tracks)"
+    elif name == "history" and "-c" in argv:
+        what = "clears the shell history"
+    elif name == "journalctl" and any(a.startswith("--vacuum") or a == "--rotate" for a in argv):
+        what = "deletes the system journal"
     for assign in cmd.assigns:
+        if re.match(r"(?:HISTFILE=/dev/null|HISTSIZE=0|HISTFILESIZE=0)", assign):
+            what = f"stops the shell history ({assign})"
         if re.match(
             r"(?:NODE_TLS_REJECT_UNAUTHORIZED=0|PYTHONHTTPSVERIFY=0|GIT_SSL_NO_VERIFY=)", assign
         ):

@@ -26,7 +26,7 @@ from chimera_cards.scan.jsflow import JsFacts, analyse_javascript
 from chimera_cards.scan.mdcode import CodeUnit, code_units, embedded_shell
 from chimera_cards.scan.prose import prose_findings
 from chimera_cards.scan.pyflow import PyFacts, Summaries, analyse_python
-from chimera_cards.scan.sensitive import Send, Taint, send_severity
+from chimera_cards.scan.sensitive import Send, Taint, collector_in, send_severity
 from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 
 __all__ = ["DETECT_RULES", "DetectFile", "detect_files"]
@@ -59,6 +59,8 @@ DETECT_RULES: dict[str, str] = {
         "A security control switched off (firewall, antivirus, TLS checks, hooks, chmod 777)."
     ),
     "confusable-command": "Look-alike letters from another script inside a command.",
+    "sql-from-input": "An SQL statement built by string formatting and run (injection).",
+    "resource-exhaustion": "An endless loop, a fork bomb, or an allocation of tens of millions.",
     "prose-credential-exfiltration": "Instructions to send or back up credentials or secrets.",
     "prose-concealment": "Instructions to hide what is done from the user.",
     "prose-precedence": "Instructions claiming precedence over the user or the system.",
@@ -159,6 +161,8 @@ class _Unit:
     generic: list[GenericFacts] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     inline_lines: set[int] = field(default_factory=set)  # lines of inline commands (mentions)
+    # Lines of blocks the prose before them presents as examples for the user to run.
+    example_lines: set[int] = field(default_factory=set)
 
 
 class _Detector:
@@ -166,6 +170,28 @@ class _Detector:
         self.summaries = Summaries()
         self.js_returns: dict[str, Out] = {}
         self.units: list[_Unit] = []
+        # Python scripts with the function summaries known before each was read.
+        self.python_scripts: list[tuple[_Unit, str, set[str]]] = []
+
+    def summary_names(self) -> set[str]:
+        # A return that is only downloaded content (a response) changes no finding of a caller
+        # that reads it before its definition; secrets, decoded data and sends do.
+        returns = {n for n, out in self.summaries.returns.items() if out.taint or out.decoded}
+        return returns | set(self.summaries.sends)
+
+    def reread_python(self, trees: dict[str, ast.Module | None]) -> None:
+        """Read again each script that calls a function summarised only after it was read (in
+        a later file, or later in itself): a call counts whatever the order of definitions."""
+        final = self.summary_names()
+        for unit, text, known in self.python_scripts:
+            late = final - known
+            if any(f"{name}(" in text for name in late):
+                unit.python[0] = analyse_python(
+                    text,
+                    summaries=self.summaries,
+                    embed=self.embed_for(unit),
+                    tree=trees.get(unit.path),
+                )
 
     def embed_for(self, unit: _Unit):
         def embed(language: str, code: str, line: int) -> Out:
@@ -189,8 +215,11 @@ class _Detector:
         embed = self.embed_for(unit)
         variables: dict[str, Out] = {}
         units = code_units(text)
+        lines = text.split("\n")
         for code in units:
             self.code(unit, code, variables, embed)
+            if not code.inline and _shown_as_example(lines, code.line - 1):
+                unit.example_lines.update(range(code.line, code.line + code.text.count("\n") + 1))
         self.prose(unit, text, units)
         unit.findings += _confusables(path, text, 1)
 
@@ -261,9 +290,11 @@ class _Detector:
         self.units.append(unit)
         embed = self.embed_for(unit)
         if language == "python":
+            known = self.summary_names()
             unit.python.append(
                 analyse_python(text, summaries=self.summaries, embed=embed, tree=trees.get(path))
             )
+            self.python_scripts.append((unit, text, known))
         elif language == "shell":
             analyse_shell(text, embed=embed, facts=unit.shell)
         elif language == "javascript":
@@ -271,6 +302,27 @@ class _Detector:
         else:
             unit.generic.append(generic_facts(text, powershell=language == "powershell"))
         unit.findings += _confusables(path, text, 1)
+
+
+_EXAMPLE_RE = re.compile(
+    r"\b(?:examples?|e\.g\.|for\s+instance|show\s+(?:the\s+user|them|you)\s+how|"
+    r"(?:the\s+user|they|you)\s+(?:can|could|may|might)\s+run|run\s+(?:it\s+|them\s+)?themselves|"
+    r"for\s+the\s+user\s+to\s+run|cheat\s*sheet|reference)\b",
+    re.IGNORECASE,
+)
+
+
+def _shown_as_example(lines: list[str], fence: int) -> bool:
+    """Whether the paragraph just above a code block (its fence on ``fence``, a 1-based file
+    line) presents it as an example for the user."""
+    at = fence - 2
+    while at >= 0 and not lines[at].strip():
+        at -= 1
+    paragraph: list[str] = []
+    while at >= 0 and lines[at].strip() and len(paragraph) < 6:
+        paragraph.append(lines[at])
+        at -= 1
+    return bool(_EXAMPLE_RE.search(" ".join(paragraph)))
 
 
 def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
@@ -301,6 +353,11 @@ def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
                     )
                 )
     return found
+
+
+def _service(name: str) -> str:
+    words = [w for w in re.split(r"[^A-Za-z0-9]+", name.upper()) if w]
+    return words[0] if words else name
 
 
 def _names(taints: set[Taint]) -> str:
@@ -337,7 +394,9 @@ def _grade(unit: _Unit) -> list[Finding]:
     path = unit.path
     shipped = False
     for send in sends:
-        graded = send_severity(send, documentation=unit.documentation)
+        graded = send_severity(
+            send, documentation=unit.documentation or send.line in unit.example_lines
+        )
         if graded is None:
             continue
         rule, severity, message = graded
@@ -369,6 +428,20 @@ def _grade(unit: _Unit) -> list[Finding]:
                     path,
                 )
             )
+    secrets = [(line, name) for facts in unit.python for line, name in facts.env_reads]
+    services = {_service(name) for _, name in secrets}
+    if len(services) >= 2 and not shipped:
+        # Secrets of several services gathered in one place: what a harvester does first.
+        names = ", ".join(sorted({name for _, name in secrets}))[:120]
+        out.append(
+            Finding(
+                "credential-access",
+                "warning",
+                f"reads secrets of several services ({names})",
+                secrets[0][0],
+                path,
+            )
+        )
     if not shipped:
         for line, taint in reads:
             # A project's own .env read in place (a checker, a loader) is listed, not warned.
@@ -389,6 +462,13 @@ def _grade(unit: _Unit) -> list[Finding]:
         out.append(Finding("download-exec", severity, f"runs downloaded code ({how})", line, path))
     for line, how in reverse:
         out.append(Finding("reverse-shell", "error", f"reverse shell: {how}", line, path))
+    for facts in unit.python:
+        for line, what in facts.sql:
+            out.append(Finding("sql-from-input", "warning", what, line, path))
+        for line, what in facts.exhaustion:
+            out.append(Finding("resource-exhaustion", "warning", what, line, path))
+    for line, what in unit.shell.fork_bombs:
+        out.append(Finding("resource-exhaustion", "error", f"fork bomb: {what}", line, path))
     for line, what, severity in persistence:
         out.append(Finding("persistence", severity, what, line, path))
     for line, what in security_off:
@@ -398,7 +478,7 @@ def _grade(unit: _Unit) -> list[Finding]:
     for found in command_findings(commands):
         severity = found.severity
         if (
-            unit.documentation
+            (unit.documentation or found.line in unit.example_lines)
             and found.rule in ("remote-install", "security-disable")
             and severity == "warning"
         ):
@@ -494,13 +574,12 @@ def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
     detector = _Detector()
     files = list(files)
     trees: dict[str, ast.Module | None] = {}
-    # Python's functions are summarised first (a first look at every Python file), so a call
-    # in one file to a function of another counts whatever their order.
-    python = [f for f in files if f.language == "python"]
-    for f in python:
-        trees[f.path] = _parse(f.text)
-        if trees[f.path] is not None:
-            analyse_python(f.text, summaries=detector.summaries, tree=trees[f.path])
+    # JavaScript's functions are summarised first (a first look at every file), so a call in one
+    # file to a function of another counts whatever their order; Python's scripts are read again
+    # only when a call needs a summary made after them (reread_python).
+    for f in files:
+        if f.language == "python":
+            trees[f.path] = _parse(f.text)
     for f in files:
         if f.language == "javascript":
             analyse_javascript(f.text, returns=detector.js_returns)
@@ -512,10 +591,21 @@ def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
             detector.script(f.path, f.text, f.language, trees)
         elif f.language is not None or lower.endswith(_OTHER_CODE):
             detector.script(f.path, f.text, f.language or "other", trees)
+    detector.reread_python(trees)
     findings: list[Finding] = []
     for unit in detector.units:
         findings += _grade(unit)
     findings += _cross_files(detector.units, findings)
+    for f in files:
+        # A collection or tunnel service named anywhere (a config file, a comment): listed
+        # for the reviewer as the likely far end of a flow.
+        found = collector_in(f.text)
+        if found and not any(
+            x.path == f.path and "collection or tunnel" in x.message for x in findings
+        ):
+            line = f.text.lower()[: f.text.lower().find(found)].count("\n") + 1
+            message = f"names {found}, a catch-all collection or tunnel service"
+            findings.append(Finding("network-send", "warning", message, line, f.path))
     texts = {f.path: f.text for f in files}
     return _capped([f for f in findings if not _reported_as_pipe_to_shell(f, texts)])
 

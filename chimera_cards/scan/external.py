@@ -17,6 +17,7 @@ import os
 import shlex
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from chimera_cards.scan.findings import ERROR, SEVERITIES, Finding
 from chimera_cards.scan.sarif import DEFAULT_LEVELS, MAX_SARIF_BYTES, SarifError, read_sarif
 from chimera_cards.store.facade import Store
 from chimera_cards.store.scanners import SCANNER_SETTING_PREFIX
+from chimera_cards.store.verify import Problem
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -51,6 +53,7 @@ __all__ = [
     "save_scanner",
     "scan_bundle_with",
     "setting_key",
+    "verify_check",
 ]
 
 DEFAULT_TIMEOUT = 300.0
@@ -496,3 +499,56 @@ def resolve_scanners(
     configured = read_scanner_file(config_file) if config_file is not None else None
     stored = store.scanner_settings() if store is not None else None
     return [resolve_scanner(n, configured=configured, stored=stored) for n in dict.fromkeys(names)]
+
+
+def verify_check(store: Store, conn: sqlite3.Connection) -> list[Problem]:
+    """``verify``'s check of the scanner results (registered in ``EXTRA_VERIFY_CHECKS``): every
+    stored run must be the one the audit log recorded (its status and the ids of its errors and
+    warnings), so a row deleted or edited to unblock an approval is named.
+
+    Returns:
+        One Problem per run the log never recorded (``scanner-unrecorded``), recorded but gone
+        (``scanner-missing``) or changed (``scanner-mismatch``).
+    """
+    recorded: dict[tuple, dict] = {}
+    for entry in store.audit_entries():
+        if entry.event == "scan" and isinstance(entry.detail, dict):
+            recorded[(entry.name, entry.sha256, str(entry.detail.get("scanner")))] = entry.detail
+    problems: list[Problem] = []
+    seen: set[tuple] = set()
+    for name, sha, scanner, status, findings in store.all_scanner_results():
+        key = (name, sha, scanner)
+        seen.add(key)
+        label = f"{name} {sha[:12]}: scanner {scanner}"
+        detail = recorded.get(key)
+        if detail is None:
+            problems.append(
+                Problem(
+                    "scanner-unrecorded", f"{label}: a run the audit log never recorded", name, sha
+                )
+            )
+            continue
+        ids = sorted(
+            str(f.get("id")) for f in findings if f.get("severity") in ("error", "warning")
+        )
+        if detail.get("status") != status or sorted(map(str, detail.get("findings") or [])) != ids:
+            problems.append(
+                Problem(
+                    "scanner-mismatch",
+                    f"{label}: stored {status} with {len(ids)} error/warning finding(s), the audit "
+                    f"log recorded {detail.get('status')} with {len(detail.get('findings') or [])}",
+                    name,
+                    sha,
+                )
+            )
+    for name, sha, scanner in sorted(recorded.keys() - seen, key=str):
+        problems.append(
+            Problem(
+                "scanner-missing",
+                f"{name} {str(sha)[:12]}: scanner {scanner}: the audit log recorded a run that is "
+                "not stored",
+                name,
+                sha,
+            )
+        )
+    return problems

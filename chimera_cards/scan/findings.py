@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from chimera_cards.errors import ChimeraError
 
 __all__ = [
+    "CONFORMANCE_RULES",
     "DEFAULT_PROFILE",
     "MAX_FINDINGS_PER_RULE",
     "PROFILES",
@@ -33,6 +34,11 @@ DEFAULT_PROFILE = AGENT_SKILLS
 MAX_FINDINGS_PER_RULE = 20
 # Longest text a finding's message quotes from the card (a URL, a Tag payload).
 MESSAGE_QUOTE_MAX = 200
+
+# Errors of conformance only: the spec (and its reference validator) refuses them, so lint does,
+# but they put nothing in front of an agent that a reviewer must see first (a long description,
+# a key no agent reads). An import from a clean path is not held for them; every other error is.
+CONFORMANCE_RULES = frozenset({"description-length", "frontmatter-unknown-key"})
 
 # Vocabularies. They accept everything the published Chimera cards use and a little more; a value
 # outside them is an error so a typo ("verfiy") cannot silently drop a card out of retrieval.
@@ -62,6 +68,10 @@ RULES: dict[str, str] = {
     "description-length": "`description` is at most 1024 characters.",
     "field-type": "A known frontmatter field has the wrong type.",
     "frontmatter-unknown-key": "Top-level frontmatter key outside the profile's fields.",
+    "skill-file-name": (
+        "The folder has a lone skill.md: linted as the reference validator reads it, but import "
+        "and most agents need SKILL.md."
+    ),
     "chimera-field-missing": "Strict mode: a Chimera frontmatter field is missing.",
     "kind-value": "`kind` is outside its vocabulary.",
     "stage-value": "`stage` is outside its vocabulary.",

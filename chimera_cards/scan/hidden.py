@@ -180,7 +180,9 @@ _FETCHERS = r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)"
 _INTERPRETERS = r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
 # Each alternative starts with a literal word so the scan stays linear on large cards (and the
 # fast scan finds them by those words: keep _FINDERS["pipe-to-shell"] in step).
-_PIPE_TAIL = rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:/[\w/]*/)?{_INTERPRETERS}\b"
+# An interpreter given its program (``python -m json.tool``, ``python3 -c "…"``, ``node -e``)
+# reads the download as data, not as code.
+_PIPE_TAIL = rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:/[\w/]*/)?{_INTERPRETERS}\b(?![ \t]+-[mce]\b)"
 _PIPE_TO_SHELL_RE = re.compile(
     rf"\b{_FETCHERS}\b[^\n|]*{_PIPE_TAIL}"
     rf"|\b{_INTERPRETERS}\b[^\n]{{0,40}}?[<$]\(\s*{_FETCHERS}\b",

@@ -21,7 +21,8 @@ from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 
 __all__ = ["JsFacts", "analyse_javascript"]
 
-MAX_NODES = 200_000
+MAX_NODES = 1_000_000
+_INERT = frozenset({"number", "true", "false", "null", "undefined", "regex", "comment", "this"})
 _EXEC_NAMES = frozenset(
     {"exec", "execSync", "spawn", "spawnSync", "execFile", "execFileSync", "fork"}
 )
@@ -251,10 +252,14 @@ class _Js:
     # --- values -----------------------------------------------------------------------------
 
     def value(self, node: Any) -> Out:
-        self.count += 1
-        if node is None or self.count > MAX_NODES:
+        if node is None:
             return Out()
         kind = node.type
+        if kind in _INERT:
+            return Out()  # a literal holds nothing (and a padded array must not use up the cap)
+        self.count += 1
+        if self.count > MAX_NODES:
+            return Out()
         if kind == "identifier":
             known = self.env.get(_text(node))
             return known.copy() if known is not None else Out()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,9 @@ from chimera_cards.cards.card import (
     AGENT_SKILLS_KEYS,
     CARD_FILENAME,
     CARD_SECTIONS,
+    CHIMERA_KEYS,
     KNOWN_KEYS,
+    LOWER_CARD_FILENAME,
     Card,
     CardParseError,
     CardReadError,
@@ -53,6 +56,7 @@ from chimera_cards.scan.hidden import _escaped_scalar_findings, _scan, reveal
 
 __all__ = [
     "LintReport",
+    "is_chimera_shaped",
     "is_markdown_path",
     "lint_card",
     "lint_paths",
@@ -70,24 +74,26 @@ def _key_line(card: Card, key: str) -> int:
     return card.key_lines.get(key, card.frontmatter_line)
 
 
-def _name_findings(card: Card, dirname: str | None) -> list[Finding]:
+def _name_findings(card: Card, dirname: str | None, chimera: bool) -> list[Finding]:
     name = card.frontmatter.get("name")
     line = _key_line(card, "name")
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name.strip():
         return [Finding("name-missing", ERROR, "frontmatter has no string 'name'", line)]
+    if chimera:
+        problems = _ascii_name_problems(name)
+        folder = dirname
+    else:
+        # As the reference validator: NFKC first, then Unicode lower case letters, digits and
+        # hyphens; the folder's name is NFKC'd before comparing.
+        name = unicodedata.normalize("NFKC", name.strip())
+        problems = _spec_name_problems(name)
+        folder = unicodedata.normalize("NFKC", dirname) if dirname is not None else None
     findings = []
-    problems = []
-    if len(name) > NAME_MAX:
-        problems.append(f"is {len(name)} characters (max {NAME_MAX})")
-    if not re.fullmatch(r"[a-z0-9-]+", name):
-        problems.append("may only contain lowercase letters, digits and hyphens")
-    elif not _NAME_RE.fullmatch(name):
-        problems.append("must not start or end with a hyphen or contain '--'")
     if problems:
         findings.append(
             Finding("name-format", ERROR, f"name {reveal(name)!r} " + "; ".join(problems), line)
         )
-    if dirname is not None and name != dirname:
+    if folder is not None and name != folder:
         findings.append(
             Finding(
                 "name-dirname",
@@ -97,6 +103,30 @@ def _name_findings(card: Card, dirname: str | None) -> list[Finding]:
             )
         )
     return findings
+
+
+def _ascii_name_problems(name: str) -> list[str]:
+    problems = []
+    if len(name) > NAME_MAX:
+        problems.append(f"is {len(name)} characters (max {NAME_MAX})")
+    if not re.fullmatch(r"[a-z0-9-]+", name):
+        problems.append("may only contain lowercase letters, digits and hyphens")
+    elif not _NAME_RE.fullmatch(name):
+        problems.append("must not start or end with a hyphen or contain '--'")
+    return problems
+
+
+def _spec_name_problems(name: str) -> list[str]:
+    problems = []
+    if len(name) > NAME_MAX:
+        problems.append(f"is {len(name)} characters (max {NAME_MAX})")
+    if name != name.lower():
+        problems.append("must be lower case")
+    if name.startswith("-") or name.endswith("-") or "--" in name:
+        problems.append("must not start or end with a hyphen or contain '--'")
+    if not all(ch.isalnum() or ch == "-" for ch in name):
+        problems.append("may only contain letters, digits and hyphens")
+    return problems
 
 
 def _description_findings(card: Card, chimera: bool) -> list[Finding]:
@@ -109,12 +139,11 @@ def _description_findings(card: Card, chimera: bool) -> list[Finding]:
             )
         ]
     if len(value) > DESCRIPTION_MAX:
-        # Anthropic's own claude-api card runs over 1024; the spec profile reads it (a warning),
-        # the chimera profile refuses it.
+        # The spec says must (and skills-ref refuses it), so both profiles do.
         return [
             Finding(
                 "description-length",
-                ERROR if chimera else WARNING,
+                ERROR,
                 f"description is {len(value)} characters (max {DESCRIPTION_MAX})",
                 line,
             )
@@ -277,18 +306,19 @@ def _plain_or_revealed(text: str) -> str:
 
 def _frontmatter_findings(card: Card, chimera: bool) -> list[Finding]:
     findings: list[Finding] = []
-    known = KNOWN_KEYS if chimera else frozenset(AGENT_SKILLS_KEYS)
+    # A card in Chimera's shape (any of its top-level keys) has its frontmatter read by the
+    # Chimera profile: its own keys are known, and a stray one is a warning there. In the spec
+    # profile any key outside the spec's six is an error, as skills-ref has it.
+    shaped = chimera or is_chimera_shaped(card)
+    known = KNOWN_KEYS if shaped else frozenset(AGENT_SKILLS_KEYS)
     for key in card.frontmatter:
         if key not in known:
-            # A warning, as skills-ref's spec check treats extra fields: the card still works.
             findings.append(
                 Finding(
                     "frontmatter-unknown-key",
-                    WARNING,
+                    WARNING if shaped else ERROR,
                     f"unknown frontmatter key {_plain_or_revealed(key)!r}"
-                    + (
-                        "" if chimera else " (the Agent Skills spec keeps extra fields in metadata)"
-                    ),
+                    + ("" if shaped else " (the Agent Skills spec keeps extra fields in metadata)"),
                     _key_line(card, key),
                 )
             )
@@ -307,8 +337,13 @@ def _frontmatter_findings(card: Card, chimera: bool) -> list[Finding]:
     return findings
 
 
+def is_chimera_shaped(card: Card) -> bool:
+    """Whether the card carries any of Chimera's own top-level frontmatter keys."""
+    return any(key in card.frontmatter for key in CHIMERA_KEYS)
+
+
 def _dirname_for(card: Card) -> str | None:
-    if card.path and os.path.basename(card.path) == CARD_FILENAME:
+    if card.path and os.path.basename(card.path) in (CARD_FILENAME, LOWER_CARD_FILENAME):
         return os.path.basename(os.path.dirname(card.path)) or None
     return None
 
@@ -356,7 +391,7 @@ def lint_card(
         dirname = _dirname_for(card)
     out = _Collector()
     for finding in (
-        _name_findings(card, dirname)
+        _name_findings(card, dirname, chimera)
         + _description_findings(card, chimera)
         + _type_findings(card, chimera)
         + _frontmatter_findings(card, chimera)
@@ -485,7 +520,9 @@ def lint_paths(
             findings.append(Finding(rule, ERROR, reason, line, str(file)))
             continue
         card_findings = lint_card(
-            card, profile=profile, dirname=file.parent.name if file.name == CARD_FILENAME else None
+            card,
+            profile=profile,
+            dirname=file.parent.name if file.name in (CARD_FILENAME, LOWER_CARD_FILENAME) else None,
         )
         for finding in card_findings:
             finding.path = str(file)

@@ -152,13 +152,14 @@ def _session_commands(text: str) -> str:
     """A console transcript's commands (``$ cmd`` lines and their continuations), output
     dropped; a block without prompts is all commands. Lines keep their places."""
     lines = text.split("\n")
-    if not any(line.lstrip().startswith(("$ ", "# ", "% ", "> ")) for line in lines):
+    # Only a "$ " prompt makes a transcript: "# " starts a comment at least as often.
+    if not any(line.lstrip().startswith("$ ") for line in lines):
         return text
     out = []
     going = False
     for line in lines:
         stripped = line.lstrip()
-        if stripped.startswith(("$ ", "% ")):
+        if stripped.startswith("$ "):
             out.append(stripped[2:])
             going = stripped.rstrip().endswith("\\")
         elif going:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chimera_cards.scan.sensitive import CREDENTIAL_PATH_RE
+from chimera_cards.scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
 
 __all__ = ["ProseFinding", "prose_findings"]
 
@@ -200,8 +200,149 @@ def _sentences(text: str) -> list[tuple[int, str]]:
     return result
 
 
-def _before(negation: re.Match | None, match: re.Match) -> bool:
+# Every match of _STORE_RE holds one of these (lower-cased): most sentences hold none.
+_STORE_LITERALS = ("private", "ssh", "seed", "mnemonic", "recovery", "password", "credential",
+                   "cookie", "keychain", "keystore", "wallet", "environment", ".env", "env var",
+                   "env-var", "id_rsa", "id_ed25519", ".npmrc", ".pypirc", ".netrc",
+                   ".git-credentials", "kube", "login data", "aws")  # fmt: skip
+# For each rule, lower-cased pieces one of which every match holds: a sentence holding none is
+# not searched (the case-blind alternations cost about a microsecond a character each).
+_GATES: dict[str, tuple[str, ...]] = {
+    "cred": ("credential", "password", "passphrase", "secret", "api", "access", "token"),
+    "ship": ("send", "sent", "upload", "post", "transmit", "exfiltrat", "forward", "mail",
+             "beacon", "relay", "leak", "submit", "ship", "sync", "back", "cop", "paste", "push",
+             "include", "request"),
+    "gather": ("collect", "harvest", "gather", "extract", "dump", "grab", "steal", "scrape", "read",
+               "cat", "retriev", "enumerat", "locate", "find"),
+    "conceal": ("not", "n't", "dont", "never", "without", "hid", "conceal", "keep", "leave", "if",
+                "lie", "lying", "decei", "mislead", "misled", "locally", "secretly", "covertly",
+                "stealthily", "surreptitiously", "silently"),
+    "precedence": ("preceden", "priorit", "overrid", "supersed", "outrank", "trump", "ignor",
+                   "disregard", "overrul", "dismiss", "even", "regardless", "forget", "discard",
+                   "drop", "replace", "cancel", "outdated", "obsolete", "void", "invalid",
+                   "no longer", "suspend", "treat", "suggestion", "optional", "advisory",
+                   "binding", "secondary", "win", "prevail", "first", "never let", "mode",
+                   "disabled", "lifted", "removed", "waived", "off", "paused", "obey", "follow"),
+    "tools": ("ignor", "bypass", "disregard", "circumvent", "overrid", "work around",
+              "get around", "evad", "permission", "confirmation", "approval", "consent",
+              "sandbox"),
+    "off": ("antivirus", "anti-virus", "firewall", "defender", "gatekeeper", "integrity", "sip",
+            "selinux", "apparmor", "edr", "xprotect", "security", "real-time", "realtime",
+            "endpoint", "av", "sandbox", "signing", "signature", "tls", "ssl", "certificate",
+            "audit", "pre-commit", "hook", "bypasspermissions"),
+    "persist": ("bashrc", "zshrc", "bash_profile", "profile", "crontab", "cron", "launch",
+                "login item", "startup", "systemd", "scheduled task", "hook", "shell",
+                "authorized_keys", "registry"),
+    "sudo": ("sudo", "root", "administrator"),
+    "destination": ("http", "webhook", "endpoint", "server", "remote", "pastebin", "discord",
+                    "telegram", "s3://", "ngrok", "our", "external", "gist", "@", "pricing",
+                    "analytics", "telemetry", "backup", "audit", "relay", "request", "body"),
+}  # fmt: skip
+
+
+class _Seen:
+    """The gate pieces present anywhere in one text: a sentence of it need only be checked for
+    those (most pieces of most gates are in no sentence of a given text)."""
+
+    def __init__(self, lower_text: str) -> None:
+        self.lower = lower_text
+        self.cache: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def of(self, pieces: tuple[str, ...]) -> tuple[str, ...]:
+        found = self.cache.get(pieces)
+        if found is None:
+            found = self.cache[pieces] = tuple(p for p in pieces if p in self.lower)
+        return found
+
+    def any(self, lower: str, pieces: tuple[str, ...]) -> bool:
+        return any(map(lower.__contains__, self.of(pieces)))
+
+
+def _may(rule: str, lower: str, seen: _Seen) -> bool:
+    return seen.any(lower, _GATES[rule])
+
+
+def _both(lower: str, first: tuple[str, ...], second: tuple[str, ...], seen: _Seen) -> bool:
+    return seen.any(lower, first) and seen.any(lower, second)
+
+
+_WHO = ("user", "human", "operator", "anyone")
+_NEGATORS = ("not", "n't", "dont", "never", "without", "hid", "conceal", "keep", "must", "should")
+_REPLIES = ("summar", "repl", "answer", "response", "report", "output", "explanation", "message")
+_LEAVING = ("leave", "keep")
+_SAYS = ("say", "tell", "claim", "pretend", "answer", "repl", "respond")
+_LIES = ("lie", "lying", "decei", "mislead", "misled", "between us", "locally", "secretly",
+         "covertly", "stealthily", "surreptitiously", "silently")  # fmt: skip
+
+
+def _may_conceal(lower: str, seen: _Seen) -> bool:
+    """Every alternative of _CONCEAL_RE: a negation or hiding word with the user, something kept
+    out of a reply, an answer scripted for when they ask, or a word of lying or stealth."""
+    return (
+        _both(lower, _NEGATORS, _WHO, seen)
+        or ("out of" in lower and _both(lower, _LEAVING, _REPLIES, seen))
+        or (("ask" in lower or "question" in lower) and seen.any(lower, _SAYS))
+        or seen.any(lower, _LIES)
+    )
+
+
+_OBJECTS = ("guidance", "instruction", "rule", "guideline", "direction", "prompt", "context",
+            "directive", "request", "wish", "objection", "preference", "command", "question",
+            "concern", "refusal")  # fmt: skip
+
+
+_PRECEDE_ALONE = ("preceden", "priorit", "overrid", "supersed", "outrank", "trump", "even if",
+                  "regardless", "never let", " mode", "treat", "would not", "would never",
+                  "prevail", "wins", "comes first", "win ", "win.", "win,")  # fmt: skip
+_SETTING_ASIDE = ("ignor", "disregard", "overrul", "dismiss", "forget", "discard", "drop")
+_WHO_OR_OBJECT = (*_WHO, *_OBJECTS, "user's")
+_STATES = ("replace", "cancel", "outdated", "obsolete", "void", "invalid", "no longer", "suspend",
+           "suggestion", "optional", "advisory", "binding", "secondary", "disabled", "lifted",
+           "removed", "waived", " off", "paused")  # fmt: skip
+_STATED = (*_OBJECTS, "safety", "polic", "filter", "check", "restriction")
+_OBEYING = ("obey", "follow")
+_OVER = (" over", "above", "before", "instead")
+
+
+def _may_precede(lower: str, seen: _Seen) -> bool:
+    """Every alternative of _PRECEDENCE_RE holds one of these combinations."""
+    return (
+        seen.any(lower, _PRECEDE_ALONE)
+        or _both(lower, _SETTING_ASIDE, _WHO_OR_OBJECT, seen)
+        or _both(lower, _STATES, _STATED, seen)
+        or _both(lower, _OBEYING, _OVER, seen)
+    )
+
+
+_DISABLING = ("disabl", "turn", "deactivat", "stop", "kill", "uninstall", "bypass", "switch",
+              "pause")  # fmt: skip
+
+
+def _may_switch_off(lower: str, seen: _Seen) -> bool:
+    return "bypasspermissions" in lower or _both(lower, _DISABLING, _GATES["off"], seen)
+
+
+def _has_store_word(text: str) -> bool:
+    return any(map(text.lower().__contains__, _STORE_LITERALS))
+
+
+class _Lazy:
+    """A search made only when asked for (most sentences never need their negation)."""
+
+    def __init__(self, pattern: re.Pattern, text: str) -> None:
+        self.pattern, self.text, self.done = pattern, text, False
+        self.match: re.Match | None = None
+
+    def get(self) -> re.Match | None:
+        if not self.done:
+            self.match, self.done = self.pattern.search(self.text), True
+        return self.match
+
+
+def _before(negation: re.Match | _Lazy | None, match: re.Match) -> bool:
     """Whether a negation stands before a match (\"never upload\", not \"... never lost\")."""
+    if isinstance(negation, _Lazy):
+        negation = negation.get()
     return negation is not None and negation.start() <= match.end()
 
 
@@ -219,12 +360,16 @@ _EXCLUDED_RE = re.compile(
 _PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b", re.I)
 
 
-def _store_named(sentence: str) -> re.Match | None:
+def _store_named(sentence: str, seen: _Seen) -> re.Match | None:
     """A credential store the sentence names as something to act on (not "without .env", not
     a public key, not after "never")."""
     if _PUBLIC_RE.search(sentence):
         return None
-    for pattern in (_STORE_RE, CREDENTIAL_PATH_RE):
+    lower = sentence.lower()
+    patterns = [_STORE_RE] if seen.any(lower, _STORE_LITERALS) else []
+    if seen.any(lower, CREDENTIAL_LITERALS):
+        patterns.append(CREDENTIAL_PATH_RE)
+    for pattern in patterns:
         for match in pattern.finditer(sentence):
             if _EXCLUDED_RE.search(sentence[: match.start()]):
                 continue
@@ -232,7 +377,7 @@ def _store_named(sentence: str) -> re.Match | None:
     return None
 
 
-def _paragraph_flows(text: str, found: list[ProseFinding]) -> list[ProseFinding]:
+def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[ProseFinding]:
     """A credential store named in one sentence of a paragraph and shipped in the next (\"Locate
     the Chrome profile … Upload the copies to …\"): one instruction, read as one."""
     out = []
@@ -246,8 +391,8 @@ def _paragraph_flows(text: str, found: list[ProseFinding]) -> list[ProseFinding]
             continue
         store = ship = None
         for _, sentence in _sentences(para):
-            store = store or _store_named(sentence)
-            shipped = _SHIP_RE.search(sentence)
+            store = store or _store_named(sentence, seen)
+            shipped = _SHIP_RE.search(sentence) if _may("ship", sentence.lower(), seen) else None
             if shipped and not _before(_NEGATION_RE.search(sentence), shipped):
                 ship = ship or shipped
         if not (store and ship and _DESTINATION_RE.search(para)):
@@ -272,16 +417,26 @@ def prose_findings(text: str) -> list[ProseFinding]:
         At most one finding per rule and sentence, in order.
     """
     found: list[ProseFinding] = []
+    lower_text = text.lower()
+    seen = _Seen(lower_text)
     for at, sentence in _sentences(text):
         if len(sentence) < 12:
             continue
-        negation = _NEGATION_RE.search(sentence)
-        store = _store_named(sentence)
-        generic = None if store else _CRED_RE.search(sentence)
+        lower = sentence.lower()
+        negation = _Lazy(_NEGATION_RE, sentence)
+        credentials = _may("ship", lower, seen) or _may("gather", lower, seen)
+        store = _store_named(sentence, seen) if credentials else None
+        generic = (
+            _CRED_RE.search(sentence)
+            if credentials and not store and _may("cred", lower, seen)
+            else None
+        )
         cred = store or generic
-        ship = _SHIP_RE.search(sentence)
+        ship = _SHIP_RE.search(sentence) if cred and _may("ship", lower, seen) else None
         if cred and not _before(negation, ship or cred):
-            destination = _DESTINATION_RE.search(sentence)
+            destination = (
+                _DESTINATION_RE.search(sentence) if _may("destination", lower, seen) else None
+            )
             if generic is not None and (not destination or _AUTH_CONTEXT_RE.search(sentence)):
                 ship = None
             if ship or (
@@ -298,7 +453,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                         at,
                     )
                 )
-        conceal = _CONCEAL_RE.search(sentence)
+        conceal = _CONCEAL_RE.search(sentence) if _may_conceal(lower, seen) else None
         if conceal and not _CONCEAL_BENIGN_RE.search(sentence):
             found.append(
                 ProseFinding(
@@ -308,8 +463,10 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        if _PRECEDENCE_RE.search(sentence) and not re.search(
-            r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I
+        if (
+            _may_precede(lower, seen)
+            and _PRECEDENCE_RE.search(sentence)
+            and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I)
         ):
             found.append(
                 ProseFinding(
@@ -319,7 +476,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        tools = _TOOLS_RE.search(sentence)
+        tools = _TOOLS_RE.search(sentence) if _may("tools", lower, seen) else None
         if tools and not re.search(
             r"\b(?:never|do\s+not|don't|must\s+not)\s+(?:\w+\s+){0,2}?(?:ignore|bypass|skip|override|circumvent)",
             sentence,
@@ -338,7 +495,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        off = _SECURITY_OFF_RE.search(sentence)
+        off = _SECURITY_OFF_RE.search(sentence) if _may_switch_off(lower, seen) else None
         if off and not _before(negation, off):
             found.append(
                 ProseFinding(
@@ -348,7 +505,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        persist = _PERSIST_RE.search(sentence)
+        persist = _PERSIST_RE.search(sentence) if _may("persist", lower, seen) else None
         if persist and not _before(negation, persist):
             found.append(
                 ProseFinding(
@@ -358,7 +515,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        sudo = _SUDO_RE.search(sentence)
+        sudo = _SUDO_RE.search(sentence) if _may("sudo", lower, seen) else None
         if sudo and not _before(negation, sudo):
             found.append(
                 ProseFinding(
@@ -368,4 +525,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-    return found + _paragraph_flows(text, found)
+    stores = _has_store_word(lower_text) or credential_in(text) is not None
+    if not (stores and _may("ship", lower_text, seen) and _may("destination", lower_text, seen)):
+        return found
+    return found + _paragraph_flows(text, found, seen)

@@ -23,7 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards.scan.commands import path_persistence
-from chimera_cards.scan.sensitive import Send, Taint, credential_in, host_of, is_secret_name
+from chimera_cards.scan.sensitive import (
+    CREDENTIAL_LITERALS,
+    Send,
+    Taint,
+    credential_in,
+    host_of,
+    is_secret_name,
+)
 from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 
 __all__ = ["PyFacts", "Summaries", "analyse_python"]
@@ -236,6 +243,9 @@ class PyFacts:
     shell: ShellFacts = field(default_factory=ShellFacts)
     output: Out = field(default_factory=Out)
     parsed: bool = True
+    env_reads: list[tuple[int, str]] = field(default_factory=list)  # secret variables read
+    sql: list[tuple[int, str]] = field(default_factory=list)  # SQL built by string formatting
+    exhaustion: list[tuple[int, str]] = field(default_factory=list)  # endless loops, huge lists
 
 
 def _is_param(taint: Taint) -> bool:
@@ -270,6 +280,12 @@ class _Analyser:
         self.returned = Out()
         self.sockets: dict[str, str] = {}
         self.dup2 = False
+        self.current_line = first_line
+        # Whether a string written in the source can name a credential store (folded strings,
+        # joined or decoded, are looked at whatever this says).
+        self.literals = True
+        self.built_queries: set[str] = set()
+        self.guarded = 0  # inside a try body with handlers
         self.spawned_shell = False
 
     def line(self, node: ast.AST) -> int:
@@ -469,7 +485,7 @@ class _Analyser:
             known = self.env.get(node.id)
             return known.copy() if known is not None else Out()
         if isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and len(node.value) < 4096:
+            if isinstance(node.value, str) and self.literals and len(node.value) < 4096:
                 found = credential_in(node.value)
                 if found:
                     return Out({Taint("credential", found)})
@@ -495,6 +511,16 @@ class _Analyser:
         if isinstance(node, ast.Lambda):
             return Out()
         if isinstance(node, ast.BinOp):
+            if (
+                isinstance(node.op, ast.Mult)
+                and isinstance(node.right, ast.Constant)
+                and isinstance(node.right.value, int)
+                and node.right.value >= 10_000_000
+                and isinstance(node.left, (ast.List, ast.Constant))
+            ):
+                self.facts.exhaustion.append(
+                    (self.line(node), f"a list or string of {node.right.value:,} items")
+                )
             out = self.value(node.left).merge(self.value(node.right))
             folded = self.fold(node)
             if folded and credential_in(folded):
@@ -520,6 +546,7 @@ class _Analyser:
         if key is None or "*" in key:
             return Out({Taint("env-all", "os.environ[…]")})
         if is_secret_name(key):
+            self.facts.env_reads.append((self.current_line, key))
             return Out({Taint("env", key)})
         return Out()
 
@@ -574,6 +601,7 @@ class _Analyser:
             else (node.func.attr if isinstance(node.func, ast.Attribute) else "")
         )
         line = self.line(node)
+        self.current_line = line
         if name in _ENV_GET or (short in ("get", "getenv") and name.endswith("environ.get")):
             return self.env_value(self.fold(node.args[0]) if node.args else None)
         receiver = Out()
@@ -600,6 +628,10 @@ class _Analyser:
                     taint = Taint("credential", found)
                     self.facts.reads.append((line, taint))
                     result.taint.add(taint)
+                elif name in ("open", "io.open") and folded and _hidden_or_scratch(folded):
+                    # A file nobody shipped or reviewed (/tmp/.cache, ~/.x): code read from it
+                    # and run is code from elsewhere.
+                    result.downloaded = True
         if name in _DECODERS or short in (
             "b64decode",
             "unhexlify",
@@ -617,6 +649,13 @@ class _Analyser:
             result.merge(self.run_shell(node, name, line))
         if name in _EVAL or short in ("exec", "eval"):
             self.evaluated(node, name or short, everything, line)
+        if short in ("execute", "executemany", "executescript") and node.args:
+            query = node.args[0]
+            built = _formatted(query) or (
+                isinstance(query, ast.Name) and query.id in self.built_queries
+            )
+            if built:
+                self.facts.sql.append((line, f"{short}() of SQL built by string formatting"))
         if name == "os.dup2":
             self.dup2 = True
         if name == "pty.spawn" or (
@@ -860,7 +899,7 @@ class _Analyser:
     # --- statements -------------------------------------------------------------------------
 
     def module(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
+        for node in _statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.aliases[(alias.asname or alias.name).split(".")[0]] = (
@@ -898,6 +937,8 @@ class _Analyser:
             self.block(node.body)
             return
         if isinstance(node, ast.Assign):
+            if _formatted(node.value) and _SQL_RE.search(self.fold(node.value) or ""):
+                self.built_queries.update(t.id for t in node.targets if isinstance(t, ast.Name))
             out = self.value(node.value)
             for target in node.targets:
                 self.bind(target, out)
@@ -908,6 +949,18 @@ class _Analyser:
                 out.merge(self.env.get(node.target.id))
             self.bind(node.target, out)
             return
+        if isinstance(node, (ast.Try, ast.TryStar)) and node.handlers:
+            # A loop in here may end by the exception a handler waits for (img.seek -> EOFError).
+            self.guarded += 1
+            self.block(node.body)
+            self.guarded -= 1
+            for handler in node.handlers:
+                self.block(handler.body)
+            self.block(node.orelse)
+            self.block(node.finalbody)
+            return
+        if isinstance(node, ast.While) and not self.guarded and _endless(node):
+            self.facts.exhaustion.append((self.line(node), "a 'while True' loop nothing ends"))
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.bind(node.target, self.value(node.iter))
             self.block(node.body)
@@ -1029,6 +1082,70 @@ def _decode(name: str, raw: str, extra: list[str | None]) -> str | None:
     return out.decode("utf-8", "replace")
 
 
+_BODIES = ("body", "orelse", "finalbody")
+_SQL_RE = re.compile(
+    r"\b(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|REPLACE)\b", re.IGNORECASE
+)
+# Calls that make a loop wait for the world (a server, a poller, a prompt): not a busy loop.
+_WAITS = frozenset({"sleep", "wait", "recv", "accept", "input", "get", "poll", "select", "read",
+                    "readline", "join", "serve_forever", "listen", "result"})  # fmt: skip
+
+
+def _formatted(node: ast.AST) -> bool:
+    """An f-string with a value in it, a ``+`` of strings with a non-constant part, ``"…" % x``
+    or ``"…".format(x)``: a string built from values."""
+    if isinstance(node, ast.JoinedStr):
+        return any(isinstance(v, ast.FormattedValue) for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        sides = (node.left, node.right)
+        has_text = any(isinstance(s, (ast.Constant, ast.JoinedStr)) for s in sides)
+        return has_text and not all(isinstance(s, ast.Constant) for s in sides)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and bool(node.args or node.keywords)
+    )
+
+
+def _endless(node: ast.While) -> bool:
+    """``while True:`` whose body never breaks, returns, raises, exits or waits."""
+    if not (isinstance(node.test, ast.Constant) and node.test.value is True):
+        return False
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Break, ast.Return, ast.Raise, ast.Yield, ast.Await)):
+            return False
+        if isinstance(child, ast.Call):
+            func = child.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in _WAITS or name in ("exit", "_exit", "quit"):
+                return False
+    return True
+
+
+def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Every statement of a body, nested ones included (not the expressions inside them)."""
+    out: list[ast.stmt] = []
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        children: list = []
+        for name in _BODIES:
+            children += getattr(node, name, None) or []
+        for handler in getattr(node, "handlers", None) or []:
+            children += handler.body
+        for case in getattr(node, "cases", None) or []:
+            children += case.body
+        stack.extend(reversed([c for c in children if isinstance(c, ast.stmt)]))
+    return out
+
+
+def _hidden_or_scratch(path: str) -> bool:
+    return path.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", "~/.")) or "/." in path
+
+
 def _quote(word: str) -> str:
     return "'" + word.replace("'", "'\\''") + "'"
 
@@ -1084,6 +1201,8 @@ def analyse_python(
         depth=depth,
         embed=embed,
     )
+    lower = text.lower()
+    analyser.literals = any(map(lower.__contains__, CREDENTIAL_LITERALS))
     with contextlib.suppress(RecursionError):
         analyser.module(tree)
     return facts

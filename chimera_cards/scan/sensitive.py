@@ -144,6 +144,79 @@ _STORE_COMMAND_RE = re.compile(
 )
 
 
+# Every alternative of the two patterns above holds one of these (lower-cased): a text holding none
+# cannot match, and ``in`` costs far less than the case-blind alternation tried at every offset.
+CREDENTIAL_LITERALS = (
+    ".ssh",
+    "id_",
+    ".aws",
+    ".azure",
+    "gcloud",
+    "application_default",
+    ".kube",
+    "kubeconfig",
+    ".docker",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".my.cnf",
+    ".config",
+    ".cargo",
+    ".gem",
+    ".kaggle",
+    ".vault-token",
+    ".terraform.d",
+    ".databrickscfg",
+    ".s3cfg",
+    ".boto",
+    "huggingface",
+    ".hf",
+    ".m2",
+    ".gradle",
+    ".composer",
+    ".netlify",
+    ".heroku",
+    "credentials.tfrc",
+    ".env",
+    ".gnupg",
+    ".password-store",
+    "/etc/shadow",
+    "login data",
+    "logins.json",
+    "key3.db",
+    "key4.db",
+    "cookies",
+    "web data",
+    "local state",
+    "chrome",
+    "chromium",
+    "bravesoftware",
+    "edge",
+    ".mozilla",
+    "wallet.dat",
+    ".bitcoin",
+    ".ethereum",
+    "keystore",
+    ".electrum",
+    "exodus",
+    "metamask",
+    "nkbihfbeogaeaoehlefnkodbefgpgknn",
+    ".solana",
+    "keychain",
+    "gnome-keyring",
+    "kwallet",
+    "security",
+    "secret-tool",
+    "cmdkey",
+    "vaultcmd",
+    "cryptunprotectdata",
+    "browser_cookie3",
+    "keyring.get_password",
+)
+
+
 def credential_in(text: str) -> str | None:
     """The credential file or store a path or command names, if any.
 
@@ -153,6 +226,8 @@ def credential_in(text: str) -> str | None:
         The matched part (for a message), or None.
     """
     if not text:
+        return None
+    if not any(map(text.lower().__contains__, CREDENTIAL_LITERALS)):
         return None
     match = CREDENTIAL_PATH_RE.search(text) or _STORE_COMMAND_RE.search(text)
     return match.group(0) if match else None
@@ -199,6 +274,32 @@ def _names(taints: set[Taint]) -> str:
     return ", ".join(sorted({t.what for t in taints}))[:120]
 
 
+# Services that catch whatever is sent to them (request bins, tunnels to a laptop, paste and
+# file drops, chat webhooks): the usual far end of an exfiltration.
+COLLECTOR_HOSTS = (
+    "webhook.site", "requestbin", "pipedream.net", "interact.sh", "oast.pro", "oast.live",
+    "oast.site", "oast.online", "oast.fun", "oast.me", "oastify.com",
+    "burpcollaborator.net", "canarytokens", "hookbin", "beeceptor", "requestcatcher",
+    "ngrok.io", "ngrok-free.app", "ngrok-free.dev", "ngrok.app", "ngrok.dev", "trycloudflare.com",
+    "loca.lt", "serveo.net", "localhost.run", "pastebin.com", "transfer.sh", "file.io",
+    "discord.com/api/webhooks", "discordapp.com/api/webhooks", "api.telegram.org/bot",
+    "hooks.slack.com/services", "ptpb.pw", "0x0.st", "termbin.com",
+)  # fmt: skip
+
+
+def collector_in(text: str) -> str | None:
+    """The catch-all collection or tunnel service a text names, if any."""
+    lower = text.lower()
+    for host in COLLECTOR_HOSTS:
+        at = lower.find(host)
+        while at != -1:
+            # a host name of its own ("toast.visible" names no oast.* host)
+            if at == 0 or not (lower[at - 1].isalnum() or lower[at - 1] in "-_"):
+                return host
+            at = lower.find(host, at + 1)
+    return None
+
+
 def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str, str] | None:
     """Grade a send: (rule, severity, message), or None when it is not worth a finding.
 
@@ -215,6 +316,13 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
         The grade, or None.
     """
     where = send.host or "an address built at run time"
+    if send.sink == "network" and send.host and collector_in(send.host):
+        # Nothing an ordinary skill needs is sent to a request bin or a tunnel.
+        return (
+            "secret-exfiltration" if send.body or send.header else "network-send",
+            "error",
+            f"sends data to {where}, a catch-all collection or tunnel service, via {send.via}",
+        )
     if send.sink != "network":
         if not send.body and not send.header:
             return None
@@ -248,7 +356,9 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             f"sensitive data ({what}) sent to {where} via {send.via}",
         )
     if send.header:
-        if all(own_api(t.what, send.host) for t in send.header):
+        generic = all(not _service_words(t.what) for t in send.header)
+        if generic or all(own_api(t.what, send.host) for t in send.header):
+            # The token is the user's for this API, or its name (API_TOKEN) names no other.
             return (
                 "network-send",
                 "info",

@@ -26,7 +26,7 @@ __all__ = ["Command", "Out", "ShellFacts", "analyse_shell", "parse_shell"]
 MAX_DEPTH = 4
 # Past this many commands in one unit the rest are not looked at one by one (the findings of
 # the first ones are enough, and a megabyte of ``curl`` words stays linear and small).
-MAX_COMMANDS = 20_000
+MAX_COMMANDS = 200_000
 # Sizes of the pieces a long text is parsed in (see _chunks).
 CHUNK = 32_768
 LONG_LINE = 2_048
@@ -93,6 +93,7 @@ class ShellFacts:
     tainted_files: dict[str, Out] = field(default_factory=dict)
     embedded: list[tuple[str, str, int]] = field(default_factory=list)  # (language, code, line)
     output: Out = field(default_factory=Out)
+    fork_bombs: list[tuple[int, str]] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=1)
@@ -410,6 +411,8 @@ class _Walker:
             return out
         if kind == "for_statement":
             return self.for_loop(node, stdin)
+        if kind == "function_definition":
+            self.fork_bomb(node)
         if kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             return Out()
         if kind in (
@@ -425,6 +428,17 @@ class _Walker:
         for child in node.named_children:
             out.merge(self.statement(child, stdin if kind == "subshell" else Out()))
         return out
+
+    def fork_bomb(self, node: Any) -> None:
+        """``:(){ :|:& };:``: a function that pipes itself into itself in the background."""
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if name_node is None or body is None:
+            return
+        name = name_node.text.decode("utf-8", "replace")
+        text = body.text.decode("utf-8", "replace")
+        if re.search(rf"(?<![\w-]){re.escape(name)}\s*\|\s*{re.escape(name)}\s*&", text):
+            self.facts.fork_bombs.append((self.line(node), f"{name}() {{ {name}|{name}& }}"))
 
     def assign(self, node: Any) -> None:
         name_node = node.child_by_field_name("name")
@@ -558,6 +572,15 @@ class _Walker:
         if words[0].out.decoded or words[0].out.downloaded:
             # $(echo Y3VybA== | base64 -d) ...: the command itself is hidden.
             self._ran_line(self.line(node), words[0].out, "a command decoded at run time")
+        known = self.facts.tainted_files.get(words[0].text) or self.facts.tainted_files.get(
+            words[0].text.removeprefix("./")
+        )
+        if known is not None and (known.decoded or known.downloaded):
+            # curl -o /tmp/x URL && chmod +x /tmp/x && /tmp/x: a downloaded program run.
+            hidden = _basename(words[0].text).startswith(".")
+            self._ran_line(
+                self.line(node), known, ("piped into " if hidden else "") + words[0].text
+            )
         name = _basename(words[0].text)
         cmd = Command(name, words[1:], self.line(node), assigns, stdin)
         if len(self.facts.commands) < MAX_COMMANDS:
@@ -625,8 +648,8 @@ class _Walker:
         self.interpreters(cmd, stdin, out)
         self.network(cmd, stdin, out)
         self.copies(cmd, out)
-        if name in ("curl", "wget") and not self._has_output_file(cmd):
-            out.downloaded = True
+        if (name in ("curl", "wget") and not self._has_output_file(cmd)) or name in _RAW_NET:
+            out.downloaded = True  # what comes off the network (nc -l … | bash runs it)
         if name in ("curl", "wget", "aria2c", "fetch"):
             target = self._output_file(cmd)
             if target:
@@ -751,6 +774,10 @@ class _Walker:
         elif name == "xargs":
             # xargs sh -c '...': the shell runs its input.
             rest = [a for a in args if not a.text.startswith("-")]
+            if rest and stdin.decoded and not _interpreter(_basename(rest[0].text)):
+                # decoded text handed to a command as its arguments: what it runs is hidden
+                self._ran(cmd, stdin, f"xargs {rest[0].text}")
+                return
             if (
                 rest
                 and _interpreter(_basename(rest[0].text))

@@ -562,6 +562,8 @@ class BundleHash:
     bytes: int  # SKILL.md's size
     digest: str  # the bundle digest: what --digest and the lockfile pin
     files: list[dict]  # the manifest: path, executable, size, sha256 per file
+    npx: str = ""  # npx's computedHash (of the folder as npx reads it, for a folder)
+    skill_digest: str = ""  # the proposed Agent Skills skill_digest (likewise)
 
     def to_dict(self) -> dict:
         return {
@@ -570,6 +572,8 @@ class BundleHash:
             "integrity": self.integrity,
             "bytes": self.bytes,
             "digest": self.digest,
+            "npx": self.npx,
+            "skill_digest": self.skill_digest,
             "manifest": self.files,
         }
 
@@ -588,6 +592,8 @@ def hash_paths(paths: list[str]) -> list[BundleHash]:
     import base64
     import hashlib
 
+    from chimera_cards.bundles import digests
+
     out: list[BundleHash] = []
     for path in paths:
         found = _local(str(path))
@@ -599,8 +605,13 @@ def hash_paths(paths: list[str]) -> list[BundleHash]:
             assert skill.bundle is not None
             data = skill.bundle.skill_md
             digest = hashlib.sha256(data).digest()
+            contents = [(f.path, skill.bundle.contents[f.path]) for f in skill.bundle.files]
+            npx, spec = digests.npx_hash(contents), digests.skill_digest(contents)
             if skill.info.get("kind") == "folder" and skill.skill_file is not None:
                 where = str(skill.skill_file.parent)
+                # Each tool's digest of the folder as that tool reads it (npx keeps .DS_Store).
+                npx = digests.npx_hash_folder(where)
+                spec = digests.skill_digest_folder(where)
             else:
                 where = str(skill.skill_file) if skill.skill_file else skill.label
             out.append(
@@ -611,6 +622,8 @@ def hash_paths(paths: list[str]) -> list[BundleHash]:
                     bytes=len(data),
                     digest=skill.bundle.digest,
                     files=[f.to_dict() for f in skill.bundle.files],
+                    npx=npx,
+                    skill_digest=spec,
                 )
             )
     return out

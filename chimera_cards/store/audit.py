@@ -7,11 +7,19 @@ import json
 import sqlite3
 from dataclasses import asdict, dataclass
 
+from chimera_cards.store.anchor import (
+    Anchor,
+    anchor_problem,
+    head_path,
+    read_anchor,
+    write_anchor,
+)
 from chimera_cards.store.connection import StoreConnection, _loads_or_raw, utc_now
 
 __all__ = ["GENESIS_HASH", "AuditEntry", "AuditMixin", "audit_hash", "canonical_json"]
 
 _encode_str = json.encoder.encode_basestring
+_sha256 = hashlib.sha256
 GENESIS_HASH = "0" * 64
 
 
@@ -30,28 +38,56 @@ _CHAIN_TEXT = '{"detail":%s,"event":%s,"name":%s,"prev_hash":%s,"seq":%s,"sha256
 
 
 def _json_value(value) -> str:
-    # json.dumps(ensure_ascii=False) encodes a str with exactly this (C) function.
+    # json.dumps(ensure_ascii=False) encodes a str with exactly this (C) function; anything else
+    # (a str subclass, a number) in the canonical form, so both paths of audit_hash agree.
     if type(value) is str:
         return _encode_str(value)
-    return "null" if value is None else json.dumps(value)
+    return canonical_json(value)
 
 
 def audit_hash(
     seq: int, ts: str, event: str, name: str | None, sha256: str | None, detail: str, prev_hash: str
 ) -> str:
     """SHA-256 of the canonical JSON (``canonical_json``) of an entry, ``detail`` as its stored
-    JSON text. Spelled out key by key, in sorted order, because verify hashes every entry and
-    this is several times faster than building and sorting a dict; a test pins the equality."""
-    text = _CHAIN_TEXT % (
-        _json_value(detail),
-        _json_value(event),
-        _json_value(name),
-        _json_value(prev_hash),
-        seq if type(seq) is int else json.dumps(seq),
-        _json_value(sha256),
-        _json_value(ts),
-    )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    JSON text: the one definition, used to write the chain and to verify it.
+
+    Spelled out key by key, in sorted order (several times faster than building and sorting a
+    dict; a test pins the equality with ``canonical_json``). The row shape the store writes
+    (text fields, name and sha256 text or NULL, an integer seq) is encoded without a call per
+    field, since ``verify`` hashes every entry; any other value goes through ``json``.
+
+    Raises:
+        TypeError: a value JSON cannot hold (bytes): not something the store writes.
+    """
+    if (
+        type(seq) is int
+        and type(ts) is str
+        and type(event) is str
+        and type(detail) is str
+        and type(prev_hash) is str
+        and (name is None or type(name) is str)
+        and (sha256 is None or type(sha256) is str)
+    ):
+        text = _CHAIN_TEXT % (
+            _encode_str(detail),
+            _encode_str(event),
+            "null" if name is None else _encode_str(name),
+            _encode_str(prev_hash),
+            seq,
+            "null" if sha256 is None else _encode_str(sha256),
+            _encode_str(ts),
+        )
+    else:
+        text = _CHAIN_TEXT % (
+            _json_value(detail),
+            _json_value(event),
+            _json_value(name),
+            _json_value(prev_hash),
+            seq if type(seq) is int else canonical_json(seq),
+            _json_value(sha256),
+            _json_value(ts),
+        )
+    return _sha256(text.encode()).hexdigest()
 
 
 @dataclass
@@ -72,7 +108,12 @@ class AuditEntry:
 
 
 class AuditMixin(StoreConnection):
-    """The audit chain's rows."""
+    """The audit chain's rows, and its head kept in a file beside the store (``anchor``)."""
+
+    # Set by append_audit, cleared when the head file has been brought up to date after commit.
+    _appended = False
+    # Set by reset_anchor: the next commit writes the head file even over a mismatch.
+    _reanchor = False
 
     def append_audit(
         self,
@@ -93,7 +134,71 @@ class AuditMixin(StoreConnection):
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (seq, ts, event, name, sha256, detail_text, prev, digest),
         )
+        self._appended = True
         return AuditEntry(seq, ts, event, name, sha256, dict(detail), prev, digest)
+
+    # -- the anchored head ----------------------------------------------------------------------
+
+    @property
+    def head_file(self):
+        """The head file beside this store (``cards.db.head``)."""
+        return head_path(self.path)
+
+    def audit_anchor(self) -> Anchor:
+        """The newest audit entry as (seq, hash); seq 0 and the genesis hash for an empty log."""
+        row = self._conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        return Anchor(row[0], row[1]) if row else Anchor(0, GENESIS_HASH)
+
+    def anchor_problems(self) -> list[tuple[str, str]]:
+        """What the head file says against the log: (kind, message) for a head the log no
+        longer holds (``audit-truncated``) or a file that is not a head file
+        (``audit-head-file``); empty when they agree or there is no file yet."""
+        recorded = read_anchor(self.head_file)
+        if recorded is None:
+            return []
+        if isinstance(recorded, str):
+            return [("audit-head-file", recorded)]
+        problem = anchor_problem(self._conn, recorded)
+        return [("audit-truncated", problem)] if problem else []
+
+    def reset_anchor(self) -> tuple[Anchor | str | None, Anchor]:
+        """Re-anchor the head file to the log as it is (after a rollback was looked into), and
+        record in the log that this was done and what the file said before.
+
+        Returns:
+            (what the head file held before, the new head).
+        """
+        previous = read_anchor(self.head_file)
+        detail = previous.to_dict() if isinstance(previous, Anchor) else {"file": previous}
+        with self.transaction() as conn:
+            self._reanchor = True
+            self.append_audit(conn, "head-reset", None, None, {"previous": detail})
+        return previous, self.audit_anchor()
+
+    def _after_open(self) -> None:
+        super()._after_open()
+        for _, message in self.anchor_problems():
+            self.warnings.append(f"{message} (see `chimera-cards verify`)")
+
+    def _after_commit(self) -> None:
+        super()._after_commit()
+        if not self._appended:
+            return
+        self._appended = False
+        force, self._reanchor = self._reanchor, False
+        # After the commit, outside the write lock: two processes may write the file in either
+        # order, which can leave it one commit behind (a lag, never a false alarm).
+        now = self.audit_anchor()
+        if not force:
+            recorded = read_anchor(self.head_file)
+            if isinstance(recorded, str):
+                return  # a broken witness is reported, not silently replaced
+            if recorded is not None:
+                if anchor_problem(self._conn, recorded) is not None:
+                    return  # the log went back: keep the evidence until someone resets it
+                if recorded.seq >= now.seq:
+                    return
+        write_anchor(self.head_file, now)
 
     def audit_entries(self) -> list[AuditEntry]:
         """The whole audit log, oldest first."""

@@ -107,6 +107,8 @@ class StoreConnection:
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.path = Path(path) if path is not None else default_store_path()
+        # What the caller should tell its user about the store as opened (one line each).
+        self.warnings: list[str] = []
         if self.path.exists():
             _check_file(self.path)
             if not create and _is_empty(self.path):
@@ -144,6 +146,7 @@ class StoreConnection:
             self._conn.execute("PRAGMA temp_store = MEMORY")
             self._conn.execute("PRAGMA cache_size = -32768")
             self._migrate()
+            self._after_open()
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             text = str(exc)
@@ -249,6 +252,13 @@ class StoreConnection:
             raise StoreWriteError(
                 f"{self.path}: could not commit ({exc}); nothing was stored"
             ) from None
+        self._after_commit()
+
+    def _after_open(self) -> None:
+        """Called once the store is open and migrated (a table family checks its state)."""
+
+    def _after_commit(self) -> None:
+        """Called after every committed write transaction."""
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

@@ -112,6 +112,14 @@ class ScannersMixin(SearchMixin):
             for scanner, tool, tool_version, status, reason, text, scanned_at in rows
         ]
 
+    def all_scanner_results(self) -> list[tuple[str, str, str, str, list[dict]]]:
+        """Every stored scanner run as (name, sha256, scanner, status, findings), for verify."""
+        rows = self._conn.execute(
+            "SELECT v.name, v.sha256, s.scanner, s.status, s.findings FROM scanner_results s "
+            "JOIN versions v ON v.id = s.version_id ORDER BY v.id, s.scanner"
+        ).fetchall()
+        return [(n, sha, sc, st, _loads(text, sc)) for n, sha, sc, st, text in rows]
+
     def scanner_findings(self, version_id: int) -> list[dict]:
         """Every scanner's findings on a version, in one list (each with ``scanner``)."""
         return [f for run in self.scanner_results(version_id) for f in run["findings"]]

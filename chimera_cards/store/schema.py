@@ -171,6 +171,20 @@ MIGRATIONS.append(
     PRIMARY KEY (version_id, scanner)
 ) WITHOUT ROWID;"""
 )
+# Supersession: a name's statements are read together (its signed history), and the highest rank
+# a name reached while active is kept, so a removed key, an expiry or a retirement never lowers
+# the floor an older version must climb over.
+MIGRATIONS.append(
+    """
+CREATE INDEX statements_name ON statements(name);
+CREATE TABLE name_floor (
+    name     TEXT PRIMARY KEY,
+    sequence INTEGER NOT NULL,
+    micros   INTEGER NOT NULL,
+    sha256   TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+)
 _TEXT_FIELDS = ("name", "sha256", "origin", "imported_at", "provenance", "status", "reason")
 
 

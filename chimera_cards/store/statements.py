@@ -11,14 +11,22 @@ from chimera_cards.errors import (
 from chimera_cards.store.connection import _id_chunks, utc_now
 from chimera_cards.store.versions import VersionsMixin
 
-__all__ = ["MAX_REMEMBERED_VERDICTS", "THRESHOLD_SETTING", "TRUST_EVENTS", "StatementsMixin"]
+__all__ = [
+    "EXPIRES_SETTING",
+    "MAX_REMEMBERED_VERDICTS",
+    "THRESHOLD_SETTING",
+    "TRUST_EVENTS",
+    "StatementsMixin",
+]
 # More rows than this and the memo starts over: refilling costs one verification per version.
 MAX_REMEMBERED_VERDICTS = 100_000
 
 
-# Audit events that change the trust list and the threshold; verify replays them.
-TRUST_EVENTS = ("trust-add", "trust-remove", "trust-threshold")
+# Audit events that change the trust list, the threshold and the default expiry of new
+# approvals; verify replays them.
+TRUST_EVENTS = ("trust-add", "trust-remove", "trust-threshold", "trust-expires")
 THRESHOLD_SETTING = "trust.threshold"
+EXPIRES_SETTING = "trust.expires"
 
 
 class StatementsMixin(VersionsMixin):
@@ -83,6 +91,37 @@ class StatementsMixin(VersionsMixin):
                 (sha256, name),
             )
         return [row[0] for row in rows]
+
+    def statements_of_name(self, name: str) -> dict[str, list[str]]:
+        """Every statement claiming to be about a version of ``name``: sha256 -> envelopes in
+        the order they were stored (the name's signed history, for supersession)."""
+        out: dict[str, list[str]] = {}
+        for sha, envelope in self._conn.execute(
+            "SELECT sha256, envelope FROM statements WHERE name = ? ORDER BY id", (name,)
+        ):
+            out.setdefault(sha, []).append(envelope)
+        return out
+
+    def name_floor(self, name: str) -> tuple[int, int, str] | None:
+        """The highest rank ``name`` reached while active here: (sequence, signed time in
+        microseconds, the sha256 that reached it), or None."""
+        row = self._conn.execute(
+            "SELECT sequence, micros, sha256 FROM name_floor WHERE name = ?", (name,)
+        ).fetchone()
+        return (int(row[0]), int(row[1]), str(row[2])) if row else None
+
+    def raise_name_floor(
+        self, conn: sqlite3.Connection, name: str, sequence: int, micros: int, sha256: str
+    ) -> None:
+        """Remember that ``name`` reached this rank (call inside transaction()); a lower or equal
+        rank leaves the row as it is, so the floor only ever rises."""
+        conn.execute(
+            "INSERT INTO name_floor (name, sequence, micros, sha256) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET sequence = excluded.sequence, "
+            "micros = excluded.micros, sha256 = excluded.sha256 "
+            "WHERE (excluded.sequence, excluded.micros) > (name_floor.sequence, name_floor.micros)",
+            (name, sequence, micros, sha256),
+        )
 
     def all_statements(self) -> list[tuple[str, str, str]]:
         """Every stored statement as (name, sha256, envelope), in the order they were stored."""

@@ -15,16 +15,22 @@ from chimera_cards.bundles.bundle import (
     manifest_bytes,
 )
 from chimera_cards.errors import (
+    ChimeraError,
     StoreWriteError,
+    UsageError,
 )
-from chimera_cards.store.audit import _CHAIN_TEXT, GENESIS_HASH, _encode_str, audit_hash
+from chimera_cards.store.anchor import expected_head_problem
+from chimera_cards.store.audit import GENESIS_HASH, audit_hash
 from chimera_cards.store.facade import Store
-from chimera_cards.store.statements import THRESHOLD_SETTING, TRUST_EVENTS
+from chimera_cards.store.schemacheck import check_schema
+from chimera_cards.store.statements import EXPIRES_SETTING, THRESHOLD_SETTING, TRUST_EVENTS
+from chimera_cards.util.integrity import is_hex
 
 __all__ = [
     "EXTRA_VERIFY_CHECKS",
     "Problem",
     "VerifyReport",
+    "check_anchor",
     "check_audit_chain",
     "check_blobs",
     "check_bundles",
@@ -42,6 +48,7 @@ __all__ = [
 EXTRA_VERIFY_CHECKS: tuple[str, ...] = (
     "chimera_cards.review.statements:verify_check",
     "chimera_cards.trust.policy:check_remembered_verdicts",
+    "chimera_cards.scan.external:verify_check",
 )
 
 
@@ -137,7 +144,7 @@ def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Prob
     prev = GENESIS_HASH
     expected_seq = 1
     count = 0
-    sha256, enc, text_form, detail_object = hashlib.sha256, _encode_str, _CHAIN_TEXT, _detail_object
+    detail_object = _detail_object
     cursor = conn.execute(
         "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq"
     )
@@ -160,37 +167,10 @@ def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Prob
                         seq=seq,
                     )
                 )
-            # audit_hash inlined for the row shape the store writes (every field text, name and
-            # sha256 text or NULL, seq an integer); anything else goes through audit_hash itself.
-            # A test pins that both give the same hash.
-            if (
-                type(seq) is int
-                and type(ts) is str
-                and type(event) is str
-                and type(detail) is str
-                and type(prev_hash) is str
-                and (name is None or type(name) is str)
-                and (sha is None or type(sha) is str)
-            ):
-                actual = sha256(
-                    (
-                        text_form
-                        % (
-                            enc(detail),
-                            enc(event),
-                            "null" if name is None else enc(name),
-                            enc(prev_hash),
-                            seq,
-                            "null" if sha is None else enc(sha),
-                            enc(ts),
-                        )
-                    ).encode()
-                ).hexdigest()
-            else:
-                try:
-                    actual = audit_hash(seq, ts, event, name, sha, detail, prev_hash)
-                except TypeError:  # a value JSON cannot hold (a BLOB): not written by the store
-                    actual = None
+            try:
+                actual = audit_hash(seq, ts, event, name, sha, detail, prev_hash)
+            except TypeError:  # a value JSON cannot hold (a BLOB): not written by the store
+                actual = None
             if actual != digest:
                 problems.append(
                     Problem(
@@ -358,8 +338,10 @@ def check_trust(store: Store, conn: sqlite3.Connection) -> list[Problem]:
     problems: list[Problem] = []
     keys: dict[str, dict] = {}
     threshold: str | None = None
+    expires: str | None = None
+    marks = ", ".join("?" * len(TRUST_EVENTS))
     for event, detail in conn.execute(
-        "SELECT event, detail FROM audit WHERE event IN (?, ?, ?) ORDER BY seq", TRUST_EVENTS
+        f"SELECT event, detail FROM audit WHERE event IN ({marks}) ORDER BY seq", TRUST_EVENTS
     ):
         info = _detail_object(detail) or {}
         name = info.get("name")
@@ -369,6 +351,9 @@ def check_trust(store: Store, conn: sqlite3.Connection) -> list[Problem]:
             keys.pop(name, None)
         elif event == "trust-threshold":
             threshold = str(info.get("threshold"))
+        elif event == "trust-expires":
+            value = info.get("expires")
+            expires = value if isinstance(value, str) and value else None
     for name, keyid, pubkey in store.trust_rows():
         logged = keys.pop(name, None)
         if logged is None:
@@ -401,6 +386,32 @@ def check_trust(store: Store, conn: sqlite3.Connection) -> list[Problem]:
                 f"the threshold setting is {stored!r} but the audit log says {threshold!r}",
             )
         )
+    stored = store.get_setting(EXPIRES_SETTING) or None
+    if stored != expires:
+        problems.append(
+            Problem(
+                "expires-mismatch",
+                f"the default expiry setting is {stored!r} but the audit log says {expires!r}",
+            )
+        )
+    return problems
+
+
+def check_anchor(
+    store: Store, conn: sqlite3.Connection, expect_head: str | None = None
+) -> list[Problem]:
+    """The log's end against the heads kept outside it: the head file beside the store
+    (``audit-truncated``, ``audit-head-file``) and ``expect_head`` given by the caller
+    (``audit-head-unknown`` when it is not an entry of the chain).
+
+    Returns:
+        One Problem per head the log does not hold.
+    """
+    problems = [Problem(kind, message) for kind, message in store.anchor_problems()]
+    if expect_head is not None:
+        problem = expected_head_problem(conn, expect_head)
+        if problem:
+            problems.append(Problem("audit-head-unknown", problem))
     return problems
 
 
@@ -414,22 +425,48 @@ def resolve_hook(spec: str | Callable) -> Callable:
 
 
 def verify_store(
-    store: Store, *, record: bool = True, extra_checks: Iterable[str | Callable] | None = None
+    store: Store,
+    *,
+    record: bool = True,
+    extra_checks: Iterable[str | Callable] | None = None,
+    expect_head: str | None = None,
 ) -> VerifyReport:
-    """Check blobs, versions and the audit chain (plus ``EXTRA_VERIFY_CHECKS``, or
-    ``extra_checks`` if given) in one consistent snapshot; then, if ``record``, append a
-    ``verify`` audit entry with the outcome. Returns the report; never raises for tampering."""
+    """Check the schema, blobs, versions and the audit chain and its anchors (plus
+    ``EXTRA_VERIFY_CHECKS``, or ``extra_checks`` if given) in one consistent snapshot; then, if
+    ``record``, append a ``verify`` audit entry with the outcome. Returns the report; never
+    raises for tampering.
+
+    Args:
+        store: the open store.
+        record: append the outcome to the audit log.
+        extra_checks: instead of ``EXTRA_VERIFY_CHECKS``.
+        expect_head: the hash of an audit entry kept elsewhere (a CI log, a commit): it must
+            be an entry of this log, else entries were cut off its end.
+    Raises:
+        UsageError: ``expect_head`` is not 64 hex digits.
+    """
+    if expect_head is not None and not is_hex(expect_head.strip(), 64):
+        raise UsageError(f"--expect-head {expect_head!r}: give the 64 hex digits of an audit head")
     start = time.perf_counter()
     checks = EXTRA_VERIFY_CHECKS if extra_checks is None else tuple(extra_checks)
     with store.snapshot() as conn:
-        problems, blob_count, total = check_blobs(store, conn)
+        # The schema first: every other check reads the rows through it.
+        problems = [Problem(kind, message) for kind, message in check_schema(conn)]
+        more, blob_count, total = check_blobs(store, conn)
+        problems += more
         chain_problems, entries, state = check_audit_chain(store, conn)
         version_problems, version_count = check_versions(store, conn, state)
         problems += chain_problems + version_problems + check_trust(store, conn)
         problems += check_bundles(store, conn)
+        problems += check_anchor(store, conn, expect_head)
         for check in checks:
             fn = resolve_hook(check)
-            problems.extend(fn(store, conn))
+            try:
+                problems.extend(fn(store, conn))
+            except ChimeraError as exc:
+                # A row the check cannot read (a trust row that is no key) is itself a finding:
+                # reported, and the other checks still run.
+                problems.append(Problem("verify-check-failed", f"{check}: {exc}"))
         head = store.audit_head()
     report = VerifyReport(
         ok=not problems,

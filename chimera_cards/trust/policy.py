@@ -2,11 +2,13 @@
 
 A review statement is an in-toto Statement (v1) in a DSSE envelope (see ``keys``): its subject is
 the card's name and the SHA-256 of its exact bytes, its predicate the decision (``approve`` or
-``reject``), the reviewer's key id, the time and a note. The trust list is a set of named Ed25519
-public keys kept in the store; the threshold K (default 1, a store setting) says how many
-*distinct* trusted keys must approve one exact SHA-256 before the version is approved (TUF-style
-k-of-n). ``evaluate`` is the whole policy as a pure function over plain data, so the gate, the
-approve command, import and ``verify`` all decide the same way.
+``reject``), the reviewer's key id, the time and a note; an approval also carries where it stands
+in the name's history (``sequence``, ``supersedes``, ``downgrade``: see ``review.supersession``)
+and may carry an ``expires`` time past which it counts for nothing (``trust.freshness``). The trust
+list is a set of named Ed25519 public keys kept in the store; the threshold K (default 1, a store
+setting) says how many *distinct* trusted keys must approve one exact SHA-256 before the version is
+approved (TUF-style k-of-n). ``evaluate`` is the whole policy as a pure function over plain data,
+so the gate, the approve command, import and ``verify`` all decide the same way.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 
 from chimera_cards.errors import UsageError
 from chimera_cards.store.connection import utc_now
 from chimera_cards.store.facade import Store
 from chimera_cards.store.statements import THRESHOLD_SETTING
 from chimera_cards.store.verify import Problem
+from chimera_cards.trust.freshness import MAX_SEQUENCE, parse_time, rank_of
 from chimera_cards.trust.keys import (
     EnvelopeError,
     PublicKey,
@@ -55,6 +59,10 @@ class Statement:
     time: str  # ISO 8601 UTC
     note: str = ""
     accepted: tuple[str, ...] = ()  # finding ids the reviewer accepted as true positives
+    sequence: int = 0  # per-name order of approvals; 0: made before sequences (absent)
+    supersedes: str = ""  # the digest that was the name's approved version when this was signed
+    downgrade: bool = False  # this approval knowingly moves the name back
+    expires: str = ""  # ISO 8601 UTC; "" never
 
     def payload(self) -> bytes:
         """The canonical JSON bytes that get signed (sorted keys, no spaces, UTF-8)."""
@@ -66,6 +74,15 @@ class Statement:
         }
         if self.accepted:
             predicate["accepted"] = list(self.accepted)
+        # Only what is set: a statement without them is byte for byte what older releases signed.
+        if self.sequence:
+            predicate["sequence"] = self.sequence
+        if self.supersedes:
+            predicate["supersedes"] = self.supersedes
+        if self.downgrade:
+            predicate["downgrade"] = True
+        if self.expires:
+            predicate["expires"] = self.expires
         body = {
             "_type": STATEMENT_TYPE,
             "subject": [{"name": self.name, "digest": {"sha256": self.sha256}}],
@@ -85,6 +102,11 @@ def make_statement(
     reviewer: str,
     note: str = "",
     accepted: tuple[str, ...] = (),
+    *,
+    sequence: int = 0,
+    supersedes: str = "",
+    downgrade: bool = False,
+    expires: str = "",
 ) -> Statement:
     """Build an unsigned review statement, stamped with the current time.
 
@@ -95,16 +117,35 @@ def make_statement(
         reviewer: the reviewer's key id.
         note: free text, at most ``MAX_NOTE_CHARS``.
         accepted: ids of findings the reviewer accepts with this approval.
+        sequence: the approval's place in the name's history (``supersession.next_sequence``).
+        supersedes: the digest of the name's approved version this one follows.
+        downgrade: the approval moves the name back, and says so.
+        expires: when the approval stops counting (ISO 8601 UTC), "" for never.
 
     Returns:
-        The statement. Raises ``UsageError`` for an unknown decision or a too-long note.
+        The statement. Raises ``UsageError`` for an unknown decision, a too-long note, or a
+        sequence or expiry that no reader would accept.
     """
     if decision not in DECISIONS:
         raise UsageError(f"decision must be one of {', '.join(DECISIONS)}")
     if len(note) > MAX_NOTE_CHARS:
         raise UsageError(f"note is longer than {MAX_NOTE_CHARS} characters")
+    if not 0 <= sequence <= MAX_SEQUENCE:
+        raise UsageError(f"sequence {sequence} is out of range")
+    if expires and parse_time(expires) is None:
+        raise UsageError(f"expiry {expires!r} is not an ISO 8601 UTC time")
     return Statement(
-        name, sha256.lower(), decision, reviewer, utc_now(), note, tuple(sorted(set(accepted)))
+        name,
+        sha256.lower(),
+        decision,
+        reviewer,
+        utc_now(),
+        note,
+        tuple(sorted(set(accepted))),
+        sequence,
+        supersedes.lower(),
+        downgrade,
+        expires,
     )
 
 
@@ -141,6 +182,10 @@ def parse_payload(payload: bytes) -> Statement | None:
             time=pred["time"],
             note=pred.get("note", ""),
             accepted=tuple(pred.get("accepted", ())),
+            sequence=pred.get("sequence", 0),
+            supersedes=pred.get("supersedes", ""),
+            downgrade=pred.get("downgrade", False),
+            expires=pred.get("expires", ""),
         )
     except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
         return None
@@ -149,7 +194,25 @@ def parse_payload(payload: bytes) -> Statement | None:
     fields = (st.name, st.sha256, st.decision, st.reviewer, st.time, st.note)
     if not all(isinstance(f, str) for f in fields) or st.decision not in DECISIONS:
         return None
+    if not _history_fields_ok(st, pred):
+        return None  # a field no one could have meant: the statement counts for nothing
     return st
+
+
+def _history_fields_ok(st: Statement, pred: dict) -> bool:
+    if "sequence" in pred and (
+        type(st.sequence) is not int or not 1 <= st.sequence <= MAX_SEQUENCE
+    ):
+        return False
+    if "supersedes" in pred and (
+        not isinstance(st.supersedes, str)
+        or len(st.supersedes) != 64
+        or st.supersedes.strip("0123456789abcdef")
+    ):
+        return False
+    if "downgrade" in pred and st.downgrade is not True:
+        return False
+    return "expires" not in pred or parse_time(st.expires) is not None
 
 
 def peek_statement(envelope: dict | str) -> Statement | None:
@@ -179,25 +242,92 @@ class TrustedKey:
         return {"name": self.name, "keyid": self.keyid, "public_key": self.public.text()}
 
 
+_APPROVAL_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "keyid": str,
+    "sequence": int,
+    "time": str,
+    "supersedes": str,
+    "downgrade": bool,
+    "expires": str,
+    "accepted": list,
+}
+
+
+def _approval(st: Statement) -> dict:
+    """What a verdict keeps of one verifying approval (plain JSON, so it can be remembered)."""
+    return {
+        "keyid": st.reviewer,
+        "sequence": st.sequence,
+        "time": st.time,
+        "supersedes": st.supersedes,
+        "downgrade": st.downgrade,
+        "expires": st.expires,
+        "accepted": list(st.accepted),
+    }
+
+
+def _expired(approval: dict, now: datetime) -> bool:
+    when = parse_time(approval["expires"]) if approval["expires"] else None
+    return when is not None and when <= now
+
+
 @dataclass
 class Verdict:
-    """What the trusted statements say about one (name, sha256)."""
+    """What the trusted statements say about one (name, sha256), at one moment.
+
+    ``approvals`` keeps every verifying trusted approval (each key's newest), expired or not:
+    the name's history is ordered by all of them, while only the unexpired ones count as
+    ``approvers`` now. ``at`` re-reads the clock, so a remembered verdict never outlives an
+    expiry.
+    """
 
     threshold: int
-    approvers: list[str] = field(default_factory=list)  # distinct trusted key ids that approved
+    approvers: list[str] = field(
+        default_factory=list
+    )  # distinct trusted keys whose approval counts
     rejecters: list[str] = field(default_factory=list)  # distinct trusted key ids that rejected
-    accepted: list[str] = field(default_factory=list)  # finding ids accepted by trusted approvals
+    accepted: list[str] = field(default_factory=list)  # finding ids accepted by counting approvals
     problems: list[str] = field(default_factory=list)  # statements that do not verify or do not fit
+    approvals: list[dict] = field(default_factory=list)  # every verifying trusted approval
+    expired: list[str] = field(default_factory=list)  # key ids whose approval has expired
+    valid_until: str | None = None  # when the counting approvals drop below the threshold
 
     @property
     def approved(self) -> bool:
-        """Enough distinct trusted approvals, and no trusted rejection."""
+        """Enough distinct trusted, unexpired approvals, and no trusted rejection."""
         return not self.rejecters and len(self.approvers) >= self.threshold
 
     @property
     def rejected(self) -> bool:
         """Any trusted rejection: it outweighs every approval."""
         return bool(self.rejecters)
+
+    def at(self, now: datetime) -> Verdict:
+        """This verdict as it stands at ``now``: expired approvals stop counting.
+
+        Returns:
+            A new Verdict (its lists are the caller's to change).
+        """
+        live = [a for a in self.approvals if not _expired(a, now)]
+        ends = []
+        for a in live:
+            when = parse_time(a["expires"]) if a["expires"] else None
+            ends.append((when is None, when or now, a["expires"]))
+        valid_until = None
+        if len(live) >= self.threshold:
+            ends.sort(reverse=True)
+            forever, _, text = ends[self.threshold - 1]
+            valid_until = None if forever else text
+        return Verdict(
+            threshold=self.threshold,
+            approvers=[a["keyid"] for a in live],
+            rejecters=[*self.rejecters],
+            accepted=sorted({x for a in live for x in a["accepted"]}),
+            problems=[*self.problems],
+            approvals=[dict(a) for a in self.approvals],
+            expired=[a["keyid"] for a in self.approvals if _expired(a, now)],
+            valid_until=valid_until,
+        )
 
     def to_dict(self) -> dict:
         return {"approved": self.approved, "rejected": self.rejected, **asdict(self)}
@@ -208,7 +338,8 @@ class Verdict:
 
     @classmethod
     def from_json(cls, text: str) -> Verdict | None:
-        """A remembered verdict, or None when the text is not one (then it is evaluated anew)."""
+        """A remembered verdict, or None when the text is not one (then it is evaluated anew).
+        Read it with ``at(now)``: what was remembered may have expired since."""
         try:
             value = json.loads(text)
             verdict = cls(
@@ -217,13 +348,32 @@ class Verdict:
                 rejecters=value["rejecters"],
                 accepted=value["accepted"],
                 problems=value["problems"],
+                approvals=value["approvals"],
+                expired=value["expired"],
+                valid_until=value["valid_until"],
             )
         except (ValueError, KeyError, TypeError):
             return None
-        lists = (verdict.approvers, verdict.rejecters, verdict.accepted, verdict.problems)
+        lists = (
+            verdict.approvers,
+            verdict.rejecters,
+            verdict.accepted,
+            verdict.problems,
+            verdict.expired,
+        )
         if type(verdict.threshold) is not int or not all(
             isinstance(items, list) and all(isinstance(x, str) for x in items) for items in lists
         ):
+            return None
+        if not isinstance(verdict.approvals, list) or not all(
+            isinstance(a, dict)
+            and set(a) == set(_APPROVAL_FIELDS)
+            and all(type(a[k]) is t for k, t in _APPROVAL_FIELDS.items())
+            and all(isinstance(x, str) for x in a["accepted"])
+            for a in verdict.approvals
+        ):
+            return None
+        if verdict.valid_until is not None and not isinstance(verdict.valid_until, str):
             return None
         return verdict
 
@@ -281,8 +431,9 @@ def evaluate(
     sha256: str,
     threshold: int,
     memo: dict[bytes, bool] | None = None,
+    now: datetime | None = None,
 ) -> Verdict:
-    """The whole trust policy, as a pure function of the statements and the trust list.
+    """The whole trust policy, as a pure function of the statements, the trust list and the time.
 
     Args:
         envelopes: stored DSSE envelopes (dicts or their JSON text) about any version.
@@ -291,24 +442,36 @@ def evaluate(
         sha256: the exact bytes' SHA-256 the statements must be about.
         threshold: how many distinct trusted approvals make the version approved.
         memo: optional cache of signature checks, shared across calls.
+        now: the moment expiries are judged at (default: now).
 
     Returns:
-        A ``Verdict``: distinct trusted approvers and rejecters, accepted finding ids, and the
-        reason each statement that did not count was skipped.
+        A ``Verdict``: distinct trusted approvers (unexpired) and rejecters, accepted finding
+        ids, every verifying approval, and the reason each statement that did not count was
+        skipped.
     """
     trusted = list(trusted)
-    verdict = Verdict(threshold=threshold)
+    rejecters: list[str] = []
+    problems: list[str] = []
+    newest: dict[str, dict] = {}  # one approval per key: a reviewer approving twice is one
     for env in envelopes:
         st, problem = check_statement(env, trusted, name=name, sha256=sha256, memo=memo)
         if st is None:
-            verdict.problems.append(problem or "statement does not verify")
+            problems.append(problem or "statement does not verify")
             continue
-        bucket = verdict.approvers if st.decision == "approve" else verdict.rejecters
-        if st.reviewer not in bucket:  # distinct keys: one reviewer approving twice is one approval
-            bucket.append(st.reviewer)
-        if st.decision == "approve":
-            verdict.accepted = sorted({*verdict.accepted, *st.accepted})
-    return verdict
+        if st.decision == "reject":
+            if st.reviewer not in rejecters:
+                rejecters.append(st.reviewer)
+            continue
+        had = newest.get(st.reviewer)
+        if had is None or rank_of(st.sequence, st.time) > rank_of(had["sequence"], had["time"]):
+            newest[st.reviewer] = _approval(st)
+    verdict = Verdict(
+        threshold=threshold,
+        rejecters=rejecters,
+        problems=problems,
+        approvals=list(newest.values()),
+    )
+    return verdict.at(now or datetime.now(UTC))
 
 
 def is_clean_path(origin: str | None, final_url: str | None, provenance: str) -> bool:
@@ -321,7 +484,7 @@ def is_clean_path(origin: str | None, final_url: str | None, provenance: str) ->
 
 # Part of every verdict key: a release that changes ``evaluate``'s rules changes this text, so a
 # verdict an older release remembered is never read back as today's.
-VERDICT_RULES = "chimera-cards verdict 1"
+VERDICT_RULES = "chimera-cards verdict 2"
 
 
 def verdict_key(
@@ -389,6 +552,7 @@ def evaluate_remembered(
         for name, sha, envelopes in items
     ]
     known = store.recall_verdicts([k for k in keys if k])
+    now = datetime.now(UTC)  # one clock for the whole batch
     # Many versions share one remembered text (same approvers, threshold): each is read once.
     read: dict[str, Verdict | None] = {}
     verdicts: list[Verdict] = []
@@ -403,17 +567,11 @@ def evaluate_remembered(
             if text not in read:
                 read[text] = Verdict.from_json(text)
             verdict = read[text]
-            if verdict is not None:  # a Verdict of its own: callers may change their copy
-                verdict = Verdict(
-                    verdict.threshold,
-                    [*verdict.approvers],
-                    [*verdict.rejecters],
-                    [*verdict.accepted],
-                    [*verdict.problems],
-                )
+            if verdict is not None:  # as it stands now (expiries), and a copy of its own
+                verdict = verdict.at(now)
         if verdict is None or verdict.threshold != threshold:
             verdict = evaluate(
-                envelopes, trusted, name=name, sha256=sha, threshold=threshold, memo=memo
+                envelopes, trusted, name=name, sha256=sha, threshold=threshold, memo=memo, now=now
             )
             fresh[key] = verdict.to_json()
         verdicts.append(verdict)
@@ -443,13 +601,15 @@ def check_remembered_verdicts(store: Store, conn: object = None) -> list[Problem
     known = store.recall_verdicts(keys)
     problems = []
     signatures: dict[bytes, bool] = {}
+    now = datetime.now(UTC)
     for key, (name, sha, envelopes) in zip(keys, items, strict=True):
         if key not in known:
             continue
         fresh = evaluate(
-            envelopes, trusted, name=name, sha256=sha, threshold=threshold, memo=signatures
+            envelopes, trusted, name=name, sha256=sha, threshold=threshold, memo=signatures, now=now
         )
-        if Verdict.from_json(known[key]) != fresh:
+        remembered = Verdict.from_json(known[key])
+        if remembered is None or remembered.at(now) != fresh:
             problems.append(
                 Problem(
                     "verdict-memo-mismatch",

@@ -1,128 +1,41 @@
 """Attempters: whatever edits the workspace for one attempt (a scripted fixer, a CLI agent, model).
 
-The protocol is small on purpose: the loop hands over the prompt and the workspace path; the
-attempter edits files and reports its tool steps. It never reports its patch: the loop takes the
-real diff from the workspace, so an attempter's account of what it did cannot stand in for it.
+The protocol (``base``) is small on purpose: the loop hands over the prompt and the workspace
+path; the attempter edits files and reports its tool steps. It never reports its patch: the loop
+takes the real diff from the workspace, so an attempter's account of what it did cannot stand in
+for it. ``factory.make_attempter`` turns a spec into one. The names in ``__all__`` are loaded on
+first use (PEP 562), so importing one module of this package never imports its siblings.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
-from reference_loop.errors import LoopUsageError
-
+TYPE_CHECKING = False  # typing is not imported at run time: this package loads lazily
 if TYPE_CHECKING:
-    from reference_loop.tasks.task import Task
+    from reference_loop.attempters.base import Attempter, AttemptOutcome, ToolStep
+    from reference_loop.attempters.factory import fit_to_task, make_attempter
 
-
-@dataclass
-class ToolStep:
-    name: str
-    ok: bool
-    error: str = ""
-
-
-@dataclass
-class AttemptOutcome:
-    steps: list[ToolStep] = field(default_factory=list)
-    description: str = ""  # the attempter's own account; never the patch
-    # Processes the attempt's command left running when it ended (killed before the diff).
-    left_running: int = 0
-
-    def first_failure(self) -> ToolStep | None:
-        return next((step for step in self.steps if not step.ok), None)
-
-
-class Attempter(Protocol):
-    name: str
-
-    def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome: ...
-
-
-# Hooks for attempter kinds that live in their own modules: kind -> (module, factory). Each
-# factory is called as factory(argument, seed=seed). Adding a kind is one line here.
-_HOOKS = {
-    "cmd": ("reference_loop.attempters.cmd", "make_cmd_attempter"),  # cmd:COMMAND
-    "llm": ("reference_loop.attempters.llm", "make_llm_attempter"),  # llm:MODEL
+# public name -> the module that defines it
+_EXPORTS = {
+    "AttemptOutcome": "reference_loop.attempters.base",
+    "Attempter": "reference_loop.attempters.base",
+    "ToolStep": "reference_loop.attempters.base",
+    "fit_to_task": "reference_loop.attempters.factory",
+    "make_attempter": "reference_loop.attempters.factory",
 }
 
-
-def make_attempter(
-    spec: str,
-    *,
-    seed: int = 0,
-    task: Task | None = None,
-    timeout: float | None = None,
-    options: Mapping[str, str] | None = None,
-    context_tokens: int | None = None,
-) -> Attempter:
-    """Resolve ``scripted:NAME``, ``cmd:COMMAND`` or ``llm:MODEL`` to an attempter.
-
-    ``task`` is needed by the scripted attempters only (they draw their candidate fixes from the
-    task folder); ``seed`` makes their choice among plausible fixes vary as a sampled model's would.
-    ``timeout`` bounds one attempt of a ``cmd:`` or ``llm:`` attempter; ``options`` (``-o KEY
-    VALUE``) and ``context_tokens`` are for ``llm:`` models only.
-    """
-    kind, sep, arg = spec.partition(":")
-    if not sep or not arg:
-        raise LoopUsageError(
-            f"attempter {spec!r} must look like scripted:NAME, cmd:COMMAND or llm:MODEL"
-        )
-    if kind == "scripted":
-        if options:
-            raise LoopUsageError(f"model options (-o) apply to llm: attempters only, not {spec!r}")
-        from reference_loop.attempters.scripted import make_scripted
-
-        return make_scripted(arg, seed=seed, task=task)
-    if kind in _HOOKS:
-        module_name, factory_name = _HOOKS[kind]
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            raise LoopUsageError(f"attempter kind {kind!r} is not available in this build") from exc
-        kwargs: dict[str, Any] = {"seed": seed}
-        if timeout is not None:
-            kwargs["timeout"] = timeout
-        if kind == "llm":
-            kwargs.update(options=dict(options or {}), context_tokens=context_tokens)
-        elif options:
-            raise LoopUsageError(f"model options (-o) apply to llm: attempters only, not {spec!r}")
-        return getattr(module, factory_name)(arg, **kwargs)
-    raise LoopUsageError(
-        f"unknown attempter kind {kind!r} in {spec!r} (expected scripted:, cmd: or llm:)"
-    )
+__all__ = ["AttemptOutcome", "Attempter", "ToolStep", "fit_to_task", "make_attempter"]
 
 
-def fit_to_task(
-    task: Task,
-    budget: int,
-    *attempters: object,
-    transcripts: str | Path | None = None,
-) -> int:
-    """Prepare attempters for one run of ``task``: the history budget that keeps every prompt
-    inside the smallest model context among them (``budget`` when none has one), and, given
-    ``transcripts``, where a model attempter saves what it sent and got (attempt-N.prompt.txt,
-    attempt-N.reply.txt). Raises the attempter's refusal when attempt 1 alone cannot fit.
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next look-up is a plain attribute
+    return value
 
-    Args:
-        task: the task about to run.
-        budget: the history budget asked for (chars).
-        attempters: the attempters of the run (None entries are skipped).
-        transcripts: a folder for model transcripts, or None.
 
-    Returns:
-        The history budget to run with.
-    """
-    for att in attempters:
-        fit = getattr(att, "history_budget", None)
-        if callable(fit):
-            budget = min(budget, fit(task, default=budget))
-        if transcripts is not None and hasattr(att, "transcript_dir"):
-            att.transcript_dir = Path(transcripts)
-    return budget
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

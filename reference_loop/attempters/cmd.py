@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reference_loop.attempters import AttemptOutcome, ToolStep
+from reference_loop.attempters.base import AttemptOutcome, ToolStep
 from reference_loop.errors import LoopUsageError
 from reference_loop.process.run import run_contained
 from reference_loop.process.sandbox import Sandbox

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reference_loop.attempters import AttemptOutcome, ToolStep
+from reference_loop.attempters.base import AttemptOutcome, ToolStep
 from reference_loop.attempters.edits import (
     EchoedExampleError,
     EditError,
@@ -266,7 +266,7 @@ class LLMAttempter:
         context = self.context_window()
         if context is None or task.project is None:
             return default
-        from reference_loop.run.loop import compose_prompt
+        from reference_loop.tasks.prompt import compose_prompt
 
         fixed = compose_model_prompt(compose_prompt(task, ""), task.project, self.edit_format)
         tokens, counted = self.count_tokens(fixed)

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reference_loop.attempters import AttemptOutcome, ToolStep
+from reference_loop.attempters.base import AttemptOutcome, ToolStep
 from reference_loop.core.history import mentions
 from reference_loop.errors import LoopUsageError
 from reference_loop.tasks.task import Candidate, Task

@@ -36,7 +36,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reference_loop.attempters import AttemptOutcome, fit_to_task, make_attempter
+from reference_loop.attempters.base import AttemptOutcome
+from reference_loop.attempters.factory import fit_to_task, make_attempter
 from reference_loop.bench.shard import Shard, code_version, select
 from reference_loop.bench.stats import PairedComparison, paired_compare
 from reference_loop.core.history import DEFAULT_BUDGET

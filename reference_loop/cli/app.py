@@ -11,8 +11,8 @@ import click
 from chimera_cards.cli.common import SECONDS, echo_json, reports_errors
 from chimera_cards.cli.group import ChimeraGroup
 from reference_loop import __version__
-from reference_loop.attempters import fit_to_task, make_attempter
 from reference_loop.attempters.edits import EDIT_FORMATS
+from reference_loop.attempters.factory import fit_to_task, make_attempter
 from reference_loop.core.cards import CARDS_IN, DEFAULT_CARDS_IN, DEFAULT_K, cards_from_options
 from reference_loop.core.cards import describe as describe_cards
 from reference_loop.core.events import Event, EventLog
@@ -32,6 +32,7 @@ from reference_loop.run.loop import (
     run_task,
 )
 from reference_loop.tasks.task import inline_task, resolve_task, sample_tasks, three_failure_task
+from reference_loop.workspace.engines import DEFAULT_ENGINE, ENGINE_ENV, ENGINES
 
 
 def progress_line(event: Event, max_attempts: int) -> str | None:
@@ -288,6 +289,14 @@ def main() -> None:
     help="The verify command writes JUnit XML to {result_file} (node --test, jest, cargo "
     "nextest, gotestsum): judge by it.",
 )
+@click.option(
+    "--workspace-engine",
+    type=click.Choice(ENGINES),
+    default=None,
+    help="How the workspace stores and compares files: git (git's own add, diff-files, "
+    "cat-file) or fast (a hand-written index and pack path in front of it). "
+    f"Default: ${ENGINE_ENV}, else {DEFAULT_ENGINE}.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @reports_errors
 @exits_cleanly_on_sigterm
@@ -319,6 +328,7 @@ def run_cmd(
     must_pass: tuple[str, ...],
     verify_format: str,
     result_file: str | None,
+    workspace_engine: str | None,
     as_json: bool,
 ) -> None:
     """Run the loop on a task (exit 0 solved, 1 not solved, 2 usage)."""
@@ -358,6 +368,7 @@ def run_cmd(
         sandbox=sandbox,
         verify_format=result_file or verify_format,
         must_pass=must_pass,
+        workspace_engine=workspace_engine,
     )
     options.check()
     if cards is not None:

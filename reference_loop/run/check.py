@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reference_loop.attempters import make_attempter
+from reference_loop.attempters.factory import make_attempter
 from reference_loop.core.events import EventLog
 from reference_loop.core.history import mentions
 from reference_loop.core.records import AttemptRecord

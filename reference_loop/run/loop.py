@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reference_loop.attempters import Attempter, AttemptOutcome
+from reference_loop.attempters.base import Attempter, AttemptOutcome
 from reference_loop.core.cards import (
     DEFAULT_CARDS_IN,
     CardsBlock,
@@ -49,13 +49,16 @@ from reference_loop.core.records import (
 from reference_loop.core.signature import failure_signature
 from reference_loop.errors import LoopUsageError
 from reference_loop.process.sandbox import Sandbox
+from reference_loop.tasks.prompt import compose_prompt
 from reference_loop.tasks.task import Task, copy_project
 from reference_loop.verdict.evidence import FORMATS
 from reference_loop.verdict.integrity import Violation, describe
 from reference_loop.verdict.protect import check_patterns
 from reference_loop.verdict.session import Session, SessionSettings, outlived
 from reference_loop.verdict.verifier import VerifyResult
-from reference_loop.workspace.core import Diff, Workspace
+from reference_loop.workspace.core import Workspace
+from reference_loop.workspace.engines import engine_name
+from reference_loop.workspace.records import Diff
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
@@ -138,23 +141,6 @@ class RunResult:
         }
 
 
-def compose_prompt(task: Task, history_text: str, plan: str = "", cards: str = "") -> str:
-    """The exact text an attempter receives (``cards``: a section from ``reference_loop.cards``)."""
-    parts = [
-        f"# Task\n\n{task.text.strip()}",
-        f"## How the result is checked\n\n`{task.shown_verify()}` must exit 0. The workspace "
-        "is reverted after every failed attempt, so each attempt starts from the original "
-        "files.",
-    ]
-    if cards:
-        parts.append(cards.strip())
-    if plan:
-        parts.append(f"## Plan\n\n{plan.strip()}")
-    if history_text:
-        parts.append(history_text.strip())
-    return "\n\n".join(parts) + "\n"
-
-
 @dataclass
 class LoopOptions:
     """How one run behaves; the CLI, the check and the bench each build one.
@@ -183,6 +169,8 @@ class LoopOptions:
     # command writes JUnit XML to {result_file}), exit-status (the exit status alone).
     verify_format: str = "auto"
     must_pass: Sequence[str] = ()  # test ids that must pass (added to the task's must_pass)
+    # The workspace engine (``git`` or ``fast``); None: $REFERENCE_LOOP_WORKSPACE, else the default.
+    workspace_engine: str | None = None
 
     def check(self) -> None:
         """Raise LoopUsageError for an option value or combination the loop cannot run."""
@@ -196,6 +184,8 @@ class LoopOptions:
             raise LoopUsageError("a must-pass test id must be a non-empty string")
         check_cards_in(self.cards_in)
         check_patterns(self.protect)
+        if self.workspace_engine is not None:
+            engine_name(self.workspace_engine)
         if self.max_attempts < 1:
             raise LoopUsageError(f"max attempts must be at least 1, got {self.max_attempts}")
         if self.on_repeat not in ON_REPEAT:
@@ -518,6 +508,7 @@ def run_loop(
         root,
     )
     ws = Workspace(root, ignore=options.ignore)
+    ws = Workspace(root, ignore=options.ignore, engine=options.workspace_engine)
     dirty = False  # the workspace may differ from the snapshot and must be restored
     try:
         ws.snapshot()

@@ -10,6 +10,7 @@ import importlib
 
 TYPE_CHECKING = False  # typing is not imported at run time: this package loads lazily
 if TYPE_CHECKING:
+    from reference_loop.tasks.prompt import compose_prompt
     from reference_loop.tasks.task import (
         DEFAULT_TIMEOUT,
         MANIFEST,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 # public name -> the module that defines it
 _EXPORTS = {
+    "compose_prompt": "reference_loop.tasks.prompt",
     "Candidate": "reference_loop.tasks.task",
     "DEFAULT_TIMEOUT": "reference_loop.tasks.task",
     "MANIFEST": "reference_loop.tasks.task",
@@ -51,6 +53,7 @@ __all__ = [
     "PROJECT_DIR",
     "Candidate",
     "Task",
+    "compose_prompt",
     "copy_project",
     "inline_task",
     "load_task_dir",

@@ -10,13 +10,8 @@ import importlib
 
 TYPE_CHECKING = False  # typing is not imported at run time: this package loads lazily
 if TYPE_CHECKING:
-    from reference_loop.workspace.core import (
-        BIG_FILE_BYTES,
-        DEFAULT_IGNORE,
-        Diff,
-        FileChange,
-        Workspace,
-    )
+    from reference_loop.workspace.core import DEFAULT_IGNORE, Workspace
+    from reference_loop.workspace.engines import DEFAULT_ENGINE, ENGINE_ENV, ENGINES, engine_name
     from reference_loop.workspace.gitindex import (
         EMPTY_EWAH,
         Index,
@@ -28,6 +23,7 @@ if TYPE_CHECKING:
         split_index_over,
         split_part,
     )
+    from reference_loop.workspace.gitio import BIG_FILE_BYTES
     from reference_loop.workspace.gitstore import (
         PackWriter,
         StoredTree,
@@ -37,15 +33,19 @@ if TYPE_CHECKING:
         store_tree,
         write_index,
     )
+    from reference_loop.workspace.records import Diff, FileChange
     from reference_loop.workspace.storetrash import TRASH_PREFIX, Removal, discard, sweep
 
 # public name -> the module that defines it
 _EXPORTS = {
-    "BIG_FILE_BYTES": "reference_loop.workspace.core",
+    "BIG_FILE_BYTES": "reference_loop.workspace.gitio",
+    "DEFAULT_ENGINE": "reference_loop.workspace.engines",
     "DEFAULT_IGNORE": "reference_loop.workspace.core",
-    "Diff": "reference_loop.workspace.core",
+    "Diff": "reference_loop.workspace.records",
     "EMPTY_EWAH": "reference_loop.workspace.gitindex",
-    "FileChange": "reference_loop.workspace.core",
+    "ENGINES": "reference_loop.workspace.engines",
+    "ENGINE_ENV": "reference_loop.workspace.engines",
+    "FileChange": "reference_loop.workspace.records",
     "Index": "reference_loop.workspace.gitindex",
     "NewEntry": "reference_loop.workspace.gitindex",
     "PackWriter": "reference_loop.workspace.gitstore",
@@ -57,6 +57,7 @@ _EXPORTS = {
     "Workspace": "reference_loop.workspace.core",
     "discard": "reference_loop.workspace.storetrash",
     "encode_entry": "reference_loop.workspace.gitindex",
+    "engine_name": "reference_loop.workspace.engines",
     "name_ok": "reference_loop.workspace.gitstore",
     "read_index": "reference_loop.workspace.gitindex",
     "rewrite_index": "reference_loop.workspace.gitindex",
@@ -70,8 +71,11 @@ _EXPORTS = {
 
 __all__ = [
     "BIG_FILE_BYTES",
+    "DEFAULT_ENGINE",
     "DEFAULT_IGNORE",
     "EMPTY_EWAH",
+    "ENGINES",
+    "ENGINE_ENV",
     "TRASH_PREFIX",
     "Diff",
     "FileChange",
@@ -85,6 +89,7 @@ __all__ = [
     "Workspace",
     "discard",
     "encode_entry",
+    "engine_name",
     "name_ok",
     "read_index",
     "rewrite_index",

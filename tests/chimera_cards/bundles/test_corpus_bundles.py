@@ -17,6 +17,10 @@ from chimera_cards.store.verify import verify_store
 
 CORPUS = corpus_dir()
 pytestmark = pytest.mark.skipif(CORPUS is None, reason="../shared/corpus not present")
+# Cards the Agent Skills reference validator refuses too, and the one rule each breaks: their
+# description runs past the 1,024 characters the spec allows. Lint says so (an error), but a rule
+# of conformance only holds nothing: they import active like the rest.
+SPEC_REFUSED = {"claude-api": "description-length"}
 
 
 def test_every_corpus_skill_imports_lints_clean_and_exports_byte_identical(tmp_path):
@@ -30,8 +34,8 @@ def test_every_corpus_skill_imports_lints_clean_and_exports_byte_identical(tmp_p
         assert len(results) == 35
         for r in results:
             assert r.outcome == "imported", (r.source, r.error)
-            errors = [f for f in r.findings if f["severity"] == "error"]
-            assert errors == [], (r.name, errors)
+            errors = [f["rule"] for f in r.findings if f["severity"] == "error"]
+            assert errors == ([SPEC_REFUSED[r.name]] if r.name in SPEC_REFUSED else []), r.name
             assert r.status == "active", (r.name, r.reason)
         for folder in agent + chimera:
             name = read_bundle_dir(folder).skill_md.split(b"name:", 1)[1].split()[0].decode()
@@ -58,7 +62,9 @@ def test_linting_the_corpus_folders_gives_no_error_and_the_findings_import_store
     from chimera_cards.scan.codescan import lint_skill_paths
 
     report = lint_skill_paths([CORPUS / "agent-skills", CORPUS / "chimera-skills"])
-    assert len(report.files) == 35 and report.errors == 0
+    errors = [f for f in report.findings if f.severity == "error"]
+    assert len(report.files) == 35
+    assert [(Path(f.path).parent.name, f.rule) for f in errors] == sorted(SPEC_REFUSED.items())
     with Store(tmp_path / "cards.db") as store:
         results = import_source(store, CORPUS / "agent-skills")
     for result in results:

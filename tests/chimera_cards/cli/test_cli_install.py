@@ -382,7 +382,20 @@ def forge_approval_memo(env, name: str, sha: str, trusted) -> None:
     with Store(env / "cc" / "cards.db") as store:
         key = verdict_key(store.envelopes(sha), trusted, name=name, sha256=sha, threshold=1)
         approvers = [k.keyid for k in trusted] or ["0123456789abcdef"]
-        forged = Verdict(threshold=1, approvers=approvers)
+        # A whole remembered verdict: the approvals it is read back from, and who approved.
+        approvals = [
+            {
+                "keyid": k,
+                "sequence": 1,
+                "time": "2026-01-01T00:00:00Z",
+                "supersedes": "",
+                "downgrade": False,
+                "expires": "",
+                "accepted": [],
+            }
+            for k in approvers
+        ]
+        forged = Verdict(threshold=1, approvers=approvers, approvals=approvals)
         store.remember_verdicts({key.hex(): forged.to_json()})
 
 

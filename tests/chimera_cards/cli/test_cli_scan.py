@@ -110,6 +110,11 @@ def test_scanner_set_list_remove_are_kept_in_the_store_and_its_audit_log(tmp_pat
     assert "== scanner mine (demo-scanner 0.1): 1 error/warning finding(s), 0 info ==" in (
         review.output
     )
+    shown = run("show", "careful", "--store", store)
+    assert "scanner:    mine ok, 1 error/warning finding(s)" in shown.output
+    assert "error    mine/demo-suspect-" in shown.output
+    shown_json = json.loads(run("show", "careful", "--store", store, "--json").output)
+    assert [r["scanner"] for r in shown_json["scanners"]] == ["mine"]
     assert run("scanner", "remove", "mine", "--store", store).exit_code == 0
     again = run("scanner", "remove", "mine", "--store", store)
     assert again.exit_code == 2 and "no scanner named 'mine'" in again.output

@@ -7,7 +7,7 @@ import json
 import sqlite3
 
 import pytest
-from conftest import dump_store, make_skill, sarif_scanner_command
+from conftest import dump_store, make_skill, sarif_scanner_command, skill_archive
 
 from chimera_cards.errors import LintBlockedError
 from chimera_cards.importer.pipeline import import_source
@@ -176,9 +176,25 @@ def test_a_store_from_before_scanners_gains_the_table_and_keeps_its_rows(tmp_pat
     path = tmp_path / "old.db"
     with Store(path) as fresh:
         import_source(fresh, make_skill(tmp_path, "old-card"))
+    # The store as it was before the scanners' migration: every object that migration and
+    # the ones after it made is dropped, and the schema version set back to match.
+    at = next(i for i, m in enumerate(MIGRATIONS) if "scanner_results" in str(m))
+    earlier = sqlite3.connect(":memory:")
+    for migration in MIGRATIONS[:at]:
+        if callable(migration):
+            migration(earlier)
+        else:
+            earlier.executescript(migration)
+    kept = {row[0] for row in earlier.execute("SELECT name FROM sqlite_master")}
+    earlier.close()
     conn = sqlite3.connect(path)
-    conn.execute("DROP TABLE scanner_results")
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    later = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL"
+    ).fetchall()
+    for kind, name in later:
+        if name not in kept:
+            conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+    conn.execute(f"PRAGMA user_version = {at}")
     conn.commit()
     conn.close()
     before = dump_store(path)
@@ -191,3 +207,41 @@ def test_a_store_from_before_scanners_gains_the_table_and_keeps_its_rows(tmp_pat
         assert verify_store(upgraded).ok
     after = dump_store(path)
     assert after["versions"][: len(before["versions"])] == before["versions"]
+
+
+def test_verify_names_a_scanner_run_edited_deleted_or_planted_by_hand(store, tmp_path):
+    (res,) = import_source(
+        store, make_skill(tmp_path, "watched", {"a.md": "EXFIL\n"}), scanners=[DEMO]
+    )
+    assert verify_store(store, record=False).ok
+    conn = sqlite3.connect(store.path)
+    # Unblock the approval by emptying the findings: the log still says what was found.
+    conn.execute("UPDATE scanner_results SET findings = '[]'")
+    conn.commit()
+    kinds = [p.kind for p in verify_store(store, record=False).problems]
+    assert kinds == ["scanner-mismatch"]
+    conn.execute("DELETE FROM scanner_results")
+    conn.commit()
+    kinds = [p.kind for p in verify_store(store, record=False).problems]
+    assert kinds == ["scanner-missing"]
+    version_id = store.version("watched", res.sha256).id
+    conn.execute(
+        "INSERT INTO scanner_results VALUES (?, 'other', NULL, NULL, 'ok', '', '[]', 'now')",
+        (version_id,),
+    )
+    conn.commit()
+    conn.close()
+    kinds = sorted(p.kind for p in verify_store(store, record=False).problems)
+    assert kinds == ["scanner-missing", "scanner-unrecorded"]
+
+
+def test_a_skill_from_an_archive_is_scanned_as_the_store_keeps_it(store, tmp_path):
+    # Whatever the source, the scanner reads the bundle the store keeps, not the source.
+    src = make_skill(tmp_path / "src", "packed", {"bin/run.sh": ("curl EXFIL\n", True)})
+    archive = tmp_path / "packed.skill"
+    archive.write_bytes(skill_archive(src))
+    (res,) = import_source(store, archive, scanners=[DEMO])
+    assert res.outcome == "imported" and res.status == "pending"
+    (run,) = store.scanner_results(store.version("packed", res.sha256).id)
+    assert [(f["rule"], f["path"]) for f in run["findings"]] == [("demo/demo-exfil", "bin/run.sh")]
+    assert "scanner demo errors" in res.reason

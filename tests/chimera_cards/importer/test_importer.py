@@ -135,6 +135,41 @@ def test_card_with_lint_errors_is_pending_with_the_reason(store, card_factory):
     assert store.version("hidden-card", result.sha256).findings == result.findings
 
 
+def test_a_conformance_only_error_is_recorded_but_holds_nothing(store, tmp_path):
+    # The spec refuses a description over 1,024 characters and unknown top-level keys (lint
+    # exits 1 for them, as the reference validator does); nothing in them needs a reviewer first.
+    folder = tmp_path / "long-described"
+    folder.mkdir()
+    description = "Explains at length. " * 60
+    (folder / "SKILL.md").write_text(
+        f"---\nname: long-described\ndescription: {description}\nx-team-owner: docs\n---\n"
+        "# Long described\n\nUse it when asked.\n"
+    )
+    result = one(import_source(store, folder))
+    assert (result.status, result.provenance) == ("active", "clean")
+    rules = {f["rule"] for f in result.findings if f["severity"] == "error"}
+    assert rules == {"description-length", "frontmatter-unknown-key"}
+    assert store.active("long-described").findings == result.findings
+
+
+def test_a_conformance_error_beside_a_hostile_one_still_holds(store, tmp_path):
+    card = make_card(
+        tmp_path,
+        "long-and-hidden",
+        description="Explains at length. " * 60,
+        sections={
+            "Trigger": "Read \u202egnirts\u202c.",
+            "Do": "d",
+            "Avoid": "a",
+            "Check": "c",
+            "Risk": "r",
+        },
+    )
+    result = one(import_source(store, card))
+    assert result.status == "pending"
+    assert "hidden-bidi" in result.reason and "description-length" not in result.reason
+
+
 def test_name_not_matching_its_directory_is_a_lint_error(store, tmp_path):
     card = make_card(tmp_path, "real-name", dirname="other-dir")
     result = one(import_source(store, card))

@@ -268,3 +268,20 @@ def test_serve_without_a_store_is_one_error_line(tmp_path):
     assert result.returncode == 2
     assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
     assert not missing.exists()
+
+
+def test_host_and_port_without_http_are_a_usage_error(world):
+    result = world.cli("serve", "--mcp", "--port", "8765", "--store", world.store, ok=False)
+    assert result.exit_code == 2
+    assert result.stderr == "error: --host and --port go with --transport http\n"
+    result = world.cli("serve", "--store", world.store, ok=False)
+    assert result.exit_code == 2 and "--mcp" in result.stderr
+
+
+def test_without_the_mcp_sdk_serve_names_the_extra(world, monkeypatch):
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the extra were not installed
+    result = world.cli("serve", "--mcp", "--store", world.store, ok=False)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: serve --mcp needs the MCP SDK: pip install 'chimera-cards[mcp]'\n"
+    )

@@ -1,10 +1,10 @@
 """Forty skill folders on which ``lint``'s default (Agent Skills) profile must give the verdict the
-reference validator (skills-ref's ``validate``) gives: the inputs of skills-ref's own tests
-(validator, parser, prompt), written here as our cases.
+reference validator (skills-ref's ``validate``, installed by the test extra) gives: the inputs of
+skills-ref's own tests (validator, parser, prompt), written here as our cases.
 
 Each case is (id, folder name or None for "nothing there", files). ``agreement()`` runs both
-validators on every case and returns the ids where they differ; ``python tests/spec_cases.py``
-prints ``N/40 agree``.
+validators on every case and returns the ids where they differ;
+``python tests/chimera_cards/scan/test_spec_agreement.py`` prints ``N/40 agree``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+
+import pytest
 
 __all__ = ["CASES", "agreement", "ours_valid", "reference_valid"]
 
@@ -169,6 +171,17 @@ def agreement() -> tuple[int, list[str]]:
                 differ.append(case_id)
             shutil.rmtree(root)
     return len(CASES) - len(differ), differ
+
+
+@pytest.mark.parametrize(("case_id", "folder", "files"), CASES, ids=[c[0] for c in CASES])
+def test_lint_gives_the_reference_validators_verdict(tmp_path, case_id, folder, files):
+    pytest.importorskip("skills_ref", reason="skills-ref is in the test extra")
+    path = _make(tmp_path, folder, files)
+    assert ours_valid(path) == reference_valid(path), case_id
+
+
+def test_the_cases_are_the_forty_of_the_reference_validator():
+    assert len(CASES) == 40 and len({c[0] for c in CASES}) == 40
 
 
 if __name__ == "__main__":

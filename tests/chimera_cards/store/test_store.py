@@ -56,12 +56,29 @@ def filled(db) -> Path:
     return db
 
 
+class _Attacker(sqlite3.Connection):
+    """A plain sqlite3 connection, as an attacker with the file would use: each statement runs
+    with the append-only triggers dropped, and they are put back exactly as they were after it,
+    so the schema shows nothing and only the other checks can catch the edit."""
+
+    def execute(self, sql, parameters=(), /):  # type: ignore[override]
+        triggers = (
+            super()
+            .execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit'")
+            .fetchall()
+        )
+        super().execute("DROP TRIGGER IF EXISTS audit_no_update")
+        super().execute("DROP TRIGGER IF EXISTS audit_no_delete")
+        try:
+            return super().execute(sql, parameters)
+        finally:
+            for (text,) in triggers:
+                super().execute(text)
+
+
 def _raw(db: Path) -> sqlite3.Connection:
-    """A plain sqlite3 connection, as an attacker with the file would use."""
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("DROP TRIGGER IF EXISTS audit_no_update")
-    conn.execute("DROP TRIGGER IF EXISTS audit_no_delete")
-    return conn
+    """A plain sqlite3 connection, as an attacker with the file would use (``_Attacker``)."""
+    return sqlite3.connect(db, isolation_level=None, factory=_Attacker)
 
 
 def _sql(db: Path, statement: str) -> None:
@@ -389,7 +406,8 @@ def test_verify_catches_an_audit_detail_replaced_by_non_json_even_if_rehashed(fi
     ).fetchone()
     digest = store_mod.audit_hash(seq, ts, event, name, sha, "not json", prev)
     conn.execute("UPDATE audit SET detail = 'not json', hash = ? WHERE seq = 3", (digest,))
-    assert _kinds(filled) == ["audit-detail", "version-unrecorded"]
+    # Entry 3 is the newest: the head file beside the store still names its old hash.
+    assert _kinds(filled) == ["audit-detail", "audit-truncated", "version-unrecorded"]
 
 
 def test_a_newer_store_is_refused_before_anything_about_it_changes(filled):
@@ -654,3 +672,33 @@ def test_versions_matching_reads_each_matching_version_once_with_or_without_deta
     blank = {"findings": [], "source": {}}
     assert [v.to_dict() | blank for v in bare] == [v.to_dict() | blank for v in full]
     assert [v.name for v in both] == ["beta"]
+
+
+def test_the_audit_chain_hash_has_one_implementation():
+    """Writing the chain and verifying it hash with the same function: two copies that drifted
+    apart would let verify accept what the store never wrote, or refuse what it did."""
+    import inspect
+
+    from chimera_cards.store import audit, verify
+
+    package = Path(audit.__file__).parent.parent
+    spelled = [
+        p.relative_to(package).as_posix()
+        for p in package.rglob("*.py")
+        if "_CHAIN_TEXT" in p.read_text(encoding="utf-8")
+    ]
+    assert spelled == ["store/audit.py"]
+    assert "audit_hash(" in inspect.getsource(verify.check_audit_chain)
+
+
+class _Text(str):
+    """A str that is not exactly str: audit_hash takes its general path for it."""
+
+
+@pytest.mark.parametrize("name", [None, "alpha", 'q"uote\\ é\u202e\n'])
+def test_audit_hashs_fast_path_and_general_path_agree(name):
+    args = (41, "2026-01-01T00:00:00.000000Z", "import", name, "ab" * 32, '{"id":1}', "0" * 64)
+    general = tuple(_Text(a) if isinstance(a, str) else a for a in args)
+    assert store_mod.audit_hash(*args) == store_mod.audit_hash(*general)
+    with pytest.raises(TypeError):
+        store_mod.audit_hash(41, "ts", "import", name, b"\x00", "{}", "0" * 64)

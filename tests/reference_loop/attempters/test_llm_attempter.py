@@ -165,7 +165,7 @@ def _value_task(root: Path):
 
 @pytest.mark.slow
 def test_llm_attempter_solves_a_task_through_the_loop(fixed_model, tmp_path: Path) -> None:
-    from reference_loop.attempters import make_attempter
+    from reference_loop.attempters.factory import make_attempter
     from reference_loop.run.loop import LoopOptions, run_task
 
     fixed_model.reply = "value.py\n<<<<<<< SEARCH\nVALUE = 0\n=======\nVALUE = 4\n>>>>>>> REPLACE\n"
@@ -320,7 +320,7 @@ def test_the_history_budget_shrinks_to_what_the_context_has_left(
     fixed_model, tmp_path: Path
 ) -> None:
     from reference_loop.attempters.llm import compose_model_prompt, make_llm_attempter
-    from reference_loop.run.loop import compose_prompt
+    from reference_loop.tasks.prompt import compose_prompt
 
     task = _sample_like_task(tmp_path / "t")
     fixed_model.set("tokenizer")

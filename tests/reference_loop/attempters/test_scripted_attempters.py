@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reference_loop.attempters import AttemptOutcome, ToolStep, make_attempter
+from reference_loop.attempters.base import AttemptOutcome, ToolStep
+from reference_loop.attempters.factory import make_attempter
 from reference_loop.attempters.scripted import distinguishing_text, seeded_order
 from reference_loop.errors import LoopUsageError
 from reference_loop.tasks.task import copy_project, three_failure_task

@@ -165,7 +165,7 @@ def test_render_fitted_says_how_many_characters_the_budget_cut() -> None:
 def test_an_attempt_that_creates_three_thousand_files_keeps_the_history_in_budget(tmp_path):
     from dataclasses import dataclass
 
-    from reference_loop.attempters import AttemptOutcome, ToolStep
+    from reference_loop.attempters.base import AttemptOutcome, ToolStep
     from reference_loop.core.history import DEFAULT_BUDGET
     from reference_loop.core.records import MAX_RECORD_FILES
     from reference_loop.run.loop import LoopOptions, run_loop

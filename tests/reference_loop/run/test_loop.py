@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import LOOP_CHECK, TESTS_DIR, make_task_dir
 
-from reference_loop.attempters import AttemptOutcome, ToolStep, make_attempter
+from reference_loop.attempters.base import AttemptOutcome, ToolStep
 from reference_loop.attempters.edits import apply_edit, editable_files, parse_edit
+from reference_loop.attempters.factory import make_attempter
 from reference_loop.attempters.scripted import distinguishing_text
 from reference_loop.core.events import EventLog
 from reference_loop.core.history import HEADING

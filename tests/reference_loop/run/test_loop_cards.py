@@ -17,7 +17,7 @@ from chimera_cards import review
 from chimera_cards.cli import main as cards_main
 from chimera_cards.importer.pipeline import import_source
 from chimera_cards.store.facade import Store
-from reference_loop.attempters import make_attempter
+from reference_loop.attempters.factory import make_attempter
 from reference_loop.cli.app import main as loop_main
 from reference_loop.core.cards import cards_section, load_cards
 from reference_loop.core.events import EventLog

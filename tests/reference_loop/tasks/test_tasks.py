@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from reference_loop.attempters import make_attempter
+from reference_loop.attempters.factory import make_attempter
 from reference_loop.attempters.scripted import distinguishing_text, seeded_order
 from reference_loop.core.events import EventLog
 from reference_loop.core.ledger import CAUSES_HEADING

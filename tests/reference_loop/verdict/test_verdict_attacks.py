@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from reference_loop.attempters import AttemptOutcome, ToolStep
+from reference_loop.attempters.base import AttemptOutcome, ToolStep
 from reference_loop.attempters.cmd import CmdAttempter
 from reference_loop.core.events import EventLog
 from reference_loop.process.sandbox import SandboxUnavailable, make_sandbox

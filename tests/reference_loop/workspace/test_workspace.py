@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from reference_loop.errors import LoopError
-from reference_loop.workspace import core as workspace_module
+from reference_loop.workspace import records as workspace_module
 from reference_loop.workspace.core import Workspace
+
+pytestmark = pytest.mark.usefixtures("workspace_engine")
 
 BINARY = bytes(range(256)) * 8 + b"\0\xff\x00tail"
 
@@ -225,12 +227,16 @@ def test_diff_names_every_kind_of_change(any_age_project):
     assert diff.raw.decode("utf-8") == text
 
 
-def test_in_a_repository_changes_are_found_without_staging_and_as_git_finds_them(project):
+def test_in_a_repository_changes_are_found_without_staging_and_as_git_finds_them(
+    project, workspace_engine
+):
     """At a repository's top the looks after the first snapshot hash the changed files by
     hand and leave the private index alone; what they find must be what git's own staging
     finds (a second workspace, made to stage through git, looks at the same attempt)."""
     if not (project / ".git").exists():
         pytest.skip("a plain directory's looks go through git's staging")
+    if workspace_engine == "git":
+        pytest.skip("the git engine always stages: this is the fast engine's hand path")
     before = tree_state(project)
     by_hand, by_git = Workspace(project), Workspace(project)
     try:
@@ -607,7 +613,7 @@ def test_the_repository_layout_is_read_as_git_reads_it_or_left_to_git(tmp_path):
     """The first snapshot reads where a repository's git dir is from its layout; wherever
     git could see it otherwise (a linked worktree, a moved work tree, a bare repository,
     included config, extensions) the question goes to `git rev-parse`."""
-    from reference_loop.workspace.core import _plain_layout
+    from reference_loop.workspace.gitio import _plain_layout
 
     def seen_by_git(root: Path) -> tuple[str, str]:
         out = git(root, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
@@ -964,7 +970,7 @@ def test_a_hard_link_to_a_file_outside_is_replaced_not_written_through(tmp_path)
 
 
 def test_a_large_file_is_named_in_the_diff_not_inlined(project):
-    from reference_loop.workspace.core import BIG_FILE_BYTES
+    from reference_loop.workspace.gitio import BIG_FILE_BYTES
 
     before = tree_state(project)
     with Workspace(project) as ws:
@@ -1069,10 +1075,14 @@ def test_a_patch_of_hundreds_of_changes_made_beside_the_restore_describes_the_at
 
 
 @pytest.mark.parametrize("names", ["plain", "lookalike"])
-def test_the_users_index_is_the_shared_part_of_the_private_split_index(tmp_path, names):
+def test_the_users_index_is_the_shared_part_of_the_private_split_index(
+    tmp_path, names, workspace_engine
+):
     """The first add writes only what it changed: the private index is a split index over the
     user's index bytes, found by their checksum, with the user's cached tree kept. Paths that
     spell extension signatures ("TREE", "link") must not be taken for extensions."""
+    if workspace_engine == "git":
+        pytest.skip("the git engine copies the user's index whole (no hand-made split index)")
     repo = make_project(tmp_path / "repo")
     if names == "lookalike":
         for rel in ("TREE", "link", "sdir/TREE", "zz/TREE\n1 0", "zzz/link"):

@@ -1,0 +1,325 @@
+"""The layout holds: one layer order per package, no import cycles, no upward imports, no shim
+used from inside, no module or class past its size, and ARCHITECTURE.md's map matches the tree.
+
+The import graph is built from the source (every ``import`` and ``from ... import`` anywhere in a
+module: at the top, inside functions, under ``if TYPE_CHECKING``), so a lazy import that would
+close a cycle or reach up a layer fails here as surely as a top-level one. There is no list of
+exceptions: a module either fits the order below or the order (and docs/ARCHITECTURE.md) changes.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT
+
+# The one declared layer order, lowest first. A module may import modules of its own layer and
+# of layers below it; reference_loop may import chimera_cards, never the reverse. Each entry is
+# a subpackage or a module directly under the top-level package.
+LAYERS: dict[str, list[tuple[str, ...]]] = {
+    "chimera_cards": [
+        ("errors",),
+        ("util",),
+        ("bundles",),
+        ("store",),
+        ("cards",),
+        ("scan",),
+        ("sources",),
+        ("trust",),
+        ("retrieve",),
+        ("review",),
+        ("importer",),
+        ("install",),
+        ("runtime", "provider"),
+        ("cli",),
+    ],
+    "reference_loop": [
+        ("errors",),
+        ("process",),
+        ("core",),
+        ("workspace",),
+        ("verdict",),
+        ("tasks",),
+        ("attempters",),
+        ("run",),
+        ("bench",),
+        ("demo",),
+        ("cli",),
+        ("plugins",),
+    ],
+}
+ROOTS = tuple(LAYERS)
+# Data shipped inside the packages, not code of the layout.
+DATA_DIRS = {("chimera_cards", "library"), ("reference_loop", "tasks", "samples")}
+MAX_MODULE_LINES = 1200
+MAX_CLASS_LINES = 600
+ARCHITECTURE = REPO_ROOT / "docs" / "ARCHITECTURE.md"
+
+
+@dataclass
+class Module:
+    name: str
+    path: Path
+    tree: ast.Module
+    is_package: bool
+    imports: list[tuple[str, int]] = field(default_factory=list)  # (module imported, line)
+
+
+def _is_data(parts: tuple[str, ...]) -> bool:
+    return any(parts[: len(d)] == d for d in DATA_DIRS)
+
+
+def _load() -> dict[str, Module]:
+    modules = {}
+    for root in ROOTS:
+        for path in sorted((REPO_ROOT / root).rglob("*.py")):
+            parts = path.relative_to(REPO_ROOT).with_suffix("").parts
+            if _is_data(parts):
+                continue
+            is_package = parts[-1] == "__init__"
+            name = ".".join(parts[:-1] if is_package else parts)
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            modules[name] = Module(name, path, tree, is_package)
+    return modules
+
+
+def _exports(module: Module) -> dict[str, str]:
+    """A lazy package's ``_EXPORTS`` (public name -> defining module), read from the source."""
+    for node in module.tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    return {}
+
+
+def _resolve(modules: dict[str, Module], target: str, names: list[str]) -> list[str]:
+    """The modules an ``import`` really loads code from: a submodule named in ``from pkg import
+    sub``, the module a lazy package maps a name to, else the module itself."""
+    if target not in modules:
+        return []
+    package = modules[target]
+    if not package.is_package or not names:
+        return [target]
+    exports = _exports(package)
+    out = []
+    for name in names:
+        if f"{target}.{name}" in modules:
+            out.append(f"{target}.{name}")
+        elif name in exports:
+            out.append(exports[name])
+        else:
+            out.append(target)
+    return out
+
+
+def _graph() -> dict[str, Module]:
+    modules = _load()
+    for module in modules.values():
+        base = module.name if module.is_package else module.name.rpartition(".")[0]
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] in ROOTS:
+                        module.imports += [
+                            (t, node.lineno) for t in _resolve(modules, alias.name, [])
+                        ]
+            elif isinstance(node, ast.ImportFrom):
+                target = node.module or ""
+                if node.level:
+                    parent = base.split(".")[: len(base.split(".")) - node.level + 1]
+                    target = ".".join([*parent, *([target] if target else [])])
+                if target.split(".")[0] in ROOTS:
+                    names = [a.name for a in node.names]
+                    module.imports += [(t, node.lineno) for t in _resolve(modules, target, names)]
+    return modules
+
+
+def _is_shim(module: Module) -> bool:
+    """An old module path kept for users: nothing but a docstring, imports and ``__all__``."""
+    if module.is_package:
+        return False
+    body = module.tree.body
+    doc = ast.get_docstring(module.tree) or ""
+    return doc.startswith("Moved") and all(
+        isinstance(n, ast.ImportFrom)
+        or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+        or (isinstance(n, ast.Assign) and [ast.unparse(t) for t in n.targets] == ["__all__"])
+        for n in body
+    )
+
+
+def _layer(name: str) -> tuple[str, int] | None:
+    """(top-level package, layer index) of a module; None for the package roots themselves."""
+    parts = name.split(".")
+    if len(parts) == 1 or parts[1] == "__main__":
+        return None
+    for index, units in enumerate(LAYERS[parts[0]]):
+        if parts[1] in units:
+            return parts[0], index
+    raise AssertionError(
+        f"{name} is in no layer of LAYERS: place it (and say so in ARCHITECTURE.md)"
+    )
+
+
+GRAPH = _graph()
+SHIMS = {name for name, m in GRAPH.items() if _is_shim(m)}
+CODE = {name: m for name, m in GRAPH.items() if name not in SHIMS}
+
+
+def test_every_module_has_a_layer():
+    for name in CODE:
+        _layer(name)
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    upward = []
+    for name, module in CODE.items():
+        here = _layer(name)
+        for target, line in module.imports:
+            there = _layer(target) if target in CODE else None
+            if here is None or there is None:
+                continue
+            if here[0] == "chimera_cards" and there[0] == "reference_loop":
+                upward.append(
+                    f"{module.path.name}:{line} {name} -> {target} (chimera_cards -> loop)"
+                )
+            elif here[0] == there[0] and there[1] > here[1]:
+                upward.append(f"{name}:{line} -> {target}")
+    assert not upward, "imports against the layer order:\n" + "\n".join(upward)
+
+
+def test_the_package_roots_import_nothing_but_what_runs_them():
+    # The roots load their public names lazily (by string, in _EXPORTS); __main__ starts the CLI;
+    # reference_loop takes its version from chimera_cards (one distribution, one version).
+    assert GRAPH["chimera_cards"].imports == []
+    assert {t for t, _ in GRAPH["reference_loop"].imports} == {"chimera_cards"}
+    assert {t for t, _ in GRAPH["chimera_cards.__main__"].imports} == {"chimera_cards.cli.entry"}
+    assert {t for t, _ in GRAPH["reference_loop.__main__"].imports} == {"reference_loop.cli.app"}
+
+
+def test_there_is_no_import_cycle_lazy_imports_included():
+    edges = {n: sorted({t for t, _ in m.imports if t in CODE and t != n}) for n, m in CODE.items()}
+    # Tarjan's strongly connected components, iteratively (the graph has hundreds of nodes).
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    cycles = []
+    counter = 0
+    for start in edges:
+        if start in index:
+            continue
+        work = [(start, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            if i < len(edges[node]):
+                work.append((node, i + 1))
+                nxt = edges[node][i]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.append(top)
+                    if top == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_shims_only_re_export_their_new_home_and_nothing_inside_imports_a_shim():
+    assert SHIMS, "the old module paths are kept as shims"
+    for name in SHIMS:
+        targets = {t for t, _ in GRAPH[name].imports}
+        assert targets and targets <= set(CODE), f"{name} re-exports from {targets}"
+    tests = REPO_ROOT / "tests"
+    users = [m for m in CODE.values()]
+    for path in [*tests.rglob("*.py"), *(REPO_ROOT / "benchmarks").glob("*.py")]:
+        if path.name != "test_old_paths.py":
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            users.append(Module(str(path.relative_to(REPO_ROOT)), path, tree, False))
+    offenders = []
+    for module in users:
+        for node in ast.walk(module.tree):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            hit = [n for n in names if n in SHIMS]
+            if hit:
+                offenders.append(f"{module.name}:{node.lineno} {hit}")
+    assert not offenders, "old paths used from inside (use the new module):\n" + "\n".join(
+        offenders
+    )
+
+
+def test_shim_detection_sees_a_module_with_code_as_code():
+    assert "chimera_cards.card" in SHIMS and "reference_loop.workspace" not in SHIMS
+    assert "chimera_cards.errors" not in SHIMS and "chimera_cards.cards.card" in CODE
+
+
+@pytest.mark.parametrize("root", ROOTS)
+def test_no_module_is_longer_than_the_limit(root):
+    long_modules = []
+    for name, module in GRAPH.items():
+        if name.startswith(root):
+            lines = len(module.path.read_text(encoding="utf-8").splitlines())
+            if lines > MAX_MODULE_LINES:
+                long_modules.append(f"{name}: {lines} lines")
+    assert not long_modules, f"modules over {MAX_MODULE_LINES} lines: {long_modules}"
+
+
+def _packages_on_disk() -> set[str]:
+    out = set()
+    for root in ROOTS:
+        for init in (REPO_ROOT / root).rglob("__init__.py"):
+            parts = init.parent.relative_to(REPO_ROOT).parts
+            if not _is_data(parts) and len(parts) > 1:
+                out.add("/".join(parts))
+    return out
+
+
+def _packages_in_the_map() -> set[str]:
+    """Every ``pkg/sub/`` path ARCHITECTURE.md's tables name (in backticks, ending in a slash)."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    named = set()
+    for line in text.splitlines():
+        if line.startswith("|"):
+            named.update(re.findall(r"`((?:chimera_cards|reference_loop)(?:/\w+)+)/`", line))
+    return named
+
+
+def test_the_architecture_map_names_every_package_and_only_packages_that_exist():
+    on_disk, in_map = _packages_on_disk(), _packages_in_the_map()
+    assert on_disk - in_map == set(), "packages ARCHITECTURE.md's map does not name"
+    assert in_map - on_disk == set(), "packages ARCHITECTURE.md's map names but do not exist"
+
+
+def test_the_architecture_map_lists_the_layers_in_the_declared_order():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    for root, layers in LAYERS.items():
+        rows = re.findall(rf"^\| (\d+) \| `{root}/(\w+)(?:/|\.py)`", text, re.M)
+        order = [(int(n), unit) for n, unit in rows]
+        expected = [(i, unit) for i, units in enumerate(layers) for unit in units]
+        present = [e for e in expected if e in order]
+        assert present == order, f"{root}: the map's layers differ from LAYERS"
