@@ -236,7 +236,12 @@ class Session:
             )
         lines = list(result.failure_lines)
         if verdict.verdict != "pass":
-            lines = [*verdict.failures, *[x for x in lines if x not in verdict.failures]]
+            if result.verdict == "pass" or not lines:
+                lines = list(verdict.failures)  # the output says passed: the report says why not
+            else:
+                # The runner's own lines stay (the failure signature is read from them); the
+                # report adds only what they do not name (a pinned test that never ran).
+                lines += [f for f in verdict.failures if not _named_in(f, lines)]
         judged = replace(
             result,
             verdict=verdict.verdict,
@@ -283,6 +288,12 @@ class Session:
             started=run.started,
         )
         return result, run.read()
+
+
+def _named_in(failure: str, lines: Sequence[str]) -> bool:
+    """Whether the test a report failure line names (its second word) is in ``lines``."""
+    words = failure.split()
+    return len(words) > 1 and any(words[1] in line for line in lines)
 
 
 def _import_root(root: Path, test_file: str) -> str:
