@@ -94,9 +94,9 @@ class CmdAttempter:
             argv = self.command_for(prompt_file, workspace, attempt)
             # The agent's own program stays visible in the sandbox even under /tmp, though the
             # counting wrapper now comes first on the command line.
-            shown = [tmpdir, *([Path(argv[0]).parent] if os.path.isabs(argv[0]) else [])]
+            visible_paths = [tmpdir, *([Path(argv[0]).parent] if os.path.isabs(argv[0]) else [])]
             wrap = (
-                functools.partial(self.sandbox.wrap, workspace=workspace, readable=shown)
+                functools.partial(self.sandbox.wrap, workspace=workspace, readable=visible_paths)
                 if self.sandbox is not None
                 else None
             )

@@ -63,10 +63,10 @@ def _never_bytecode_from(workspace: str) -> None:
         )
 
     sys.path_hooks.insert(0, hook)
-    for cached in list(sys.path_importer_cache):
-        real = os.path.realpath(cached or os.getcwd())
+    for entry in list(sys.path_importer_cache):
+        real = os.path.realpath(entry or os.getcwd())
         if real == root or real.startswith(root + os.sep):
-            del sys.path_importer_cache[cached]
+            del sys.path_importer_cache[entry]
     cached = rewrite._read_pyc
 
     def read_pyc(source: Any, pyc: Any, trace: Any = None) -> Any:
