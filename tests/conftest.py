@@ -645,6 +645,25 @@ def live_children() -> set[int]:
     return found
 
 
+def tree_state(root: Path) -> dict[str, tuple]:
+    """Every path under root with its kind, permission bits and bytes (or link target)."""
+    import stat
+
+    state: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                state[rel] = ("link", os.readlink(path))
+            elif stat.S_ISDIR(st.st_mode):
+                state[rel] = ("dir", stat.S_IMODE(st.st_mode))
+            else:
+                state[rel] = ("file", stat.S_IMODE(st.st_mode), path.read_bytes())
+    return state
+
+
 def live_in(folder: Path) -> set[int]:
     """Live (not zombie) processes whose working directory is ``folder`` or below it.
 

@@ -12,7 +12,6 @@ import importlib.util
 import marshal
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from conftest import tree_state
 
 from reference_loop.attempters.base import AttemptOutcome, ToolStep
 from reference_loop.attempters.cmd import CmdAttempter
@@ -54,23 +54,6 @@ def calc_project(root: Path) -> Path:
     (root / "test_other.py").write_text(TEST_OTHER)
     (root / "pyproject.toml").write_text(PYPROJECT)
     return root
-
-
-def tree_state(root: Path) -> dict[str, tuple]:
-    """Every path under root with its kind, permission bits and bytes (or link target)."""
-    state: dict[str, tuple] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            rel = path.relative_to(root).as_posix()
-            st = path.lstat()
-            if stat.S_ISLNK(st.st_mode):
-                state[rel] = ("link", os.readlink(path))
-            elif stat.S_ISDIR(st.st_mode):
-                state[rel] = ("dir", stat.S_IMODE(st.st_mode))
-            else:
-                state[rel] = ("file", stat.S_IMODE(st.st_mode), path.read_bytes())
-    return state
 
 
 def apply(root: Path, edit: Edit) -> None:
