@@ -59,6 +59,7 @@ class Report:
     exitstatus: int | None = None
     problem: str = ""  # why it is incomplete
     tampered: list[str] = field(default_factory=list)  # runner parts replaced during the run
+    inifile: str | None = None  # the configuration file the runner read (pytest)
 
     def to_dict(self) -> dict[str, Any]:
         counts: dict[str, int] = {}
@@ -147,6 +148,7 @@ def read_pytest_report(path: str | Path, nonce: str) -> Report:
     if recs[0].get("nonce") != nonce or any(r.get("e") == "start" for r in recs[1:]):
         report.problem = "the report was not started by this run's plugin"
         return report
+    report.inifile = recs[0].get("inifile")
     phases: dict[str, list[dict[str, Any]]] = {}
     for rec in recs[1:-1]:
         _record(report, rec, phases)

@@ -174,6 +174,8 @@ class Harness:
                 "REFERENCE_LOOP_REPORT_NONCE": nonce,
                 "REFERENCE_LOOP_CACHE_DIR": str(self.pytest_cache),
                 "REFERENCE_LOOP_NO_BYTECODE_FROM": str(self.root),
+                # A user site-packages (outside the workspace) is not the verifier's to import.
+                "PYTHONNOUSERSITE": "1",
                 "PYTHONPATH": str(self.plugin_dir)
                 + (os.pathsep + pythonpath if pythonpath else ""),
             }

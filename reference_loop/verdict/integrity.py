@@ -154,6 +154,7 @@ class IntegrityContext:
     facts: StartFacts
     shadowable: frozenset[str] = frozenset()
     import_roots: tuple[str, ...] = ("",)  # folders on the verifier's sys.path ('' = root)
+    site_roots: tuple[str, ...] = ()  # the verifier's site-packages inside the workspace
     pinned_files: tuple[str, ...] = ()
     evidence: bool = False  # the verdict comes from a report: new test modules are allowed
     cache_tag: str = sys.implementation.cache_tag
@@ -421,6 +422,9 @@ _PY_SUFFIXES = (".py", ".pyc", ".pyw")
 
 def _shadow_problem(rel: str, ctx: IntegrityContext) -> str | None:
     suffixes = (*_PY_SUFFIXES, *ctx.ext_suffixes)
+    for site in ctx.site_roots:
+        if rel.startswith(site + "/"):
+            return f"changes what the verifier has installed ({site}/)"
     for where in ctx.import_roots:
         if where and not rel.startswith(where + "/"):
             continue
@@ -467,7 +471,7 @@ def _check_path(rel: str, status: str, root: Path, ctx: IntegrityContext) -> lis
             why_ext = _extension_problem(root, rel, ctx)
             if why_ext:
                 found.append(("bytecode", why_ext))
-    if status == "A":
+    if status == "A" or any(rel.startswith(s + "/") for s in ctx.site_roots):
         why_shadow = _shadow_problem(rel, ctx)
         if why_shadow:
             found.append(("shadowing", why_shadow))

@@ -14,6 +14,7 @@ runner without a report), the run says so (``evidence = "exit-status"``).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Sequence
@@ -135,6 +136,7 @@ class Session:
             extra_roots = ()
         pinned = None
         result = None
+        report = None
         if self.kind != "exit-status":
             result, report = self._run(None, log_name="baseline")
             pinned = self._pin(report, result)
@@ -145,6 +147,11 @@ class Session:
                 roots.add(_import_root(self.root, path))
             self.ctx.pinned_files = pinned.collect_files
         self.ctx.import_roots = tuple(sorted(roots))
+        self.ctx.site_roots = tuple(
+            r for r in extra_roots if r.rsplit("/", 1)[-1] in ("site-packages", "dist-packages")
+        )
+        self._inifile = report.inifile if report is not None else None
+        self._inifile_digest = _digest(self._inifile)
         self.ctx.evidence = self.kind == "pytest"
         self.ctx.facts = integrity.gather_start_facts(
             self.root, self.ctx.protect, self.ctx.import_roots
@@ -223,7 +230,7 @@ class Session:
         if result.verdict == "timeout":
             return Verified(result, None, [], added)
         verdict = judge(report, self.pinned, result.exit_code, added=added_report)
-        violations = []
+        violations = self._config_moved(report)
         if verdict.tampered:
             violations.append(Violation("runner-tampered", "", verdict.reason))
         elif verdict.forged_exit:
@@ -249,6 +256,25 @@ class Session:
             failure_lines=[] if verdict.verdict == "pass" else lines,
         )
         return Verified(judged, verdict, violations, added)
+
+    def _config_moved(self, report: Report | None) -> list[Violation]:
+        """The runner read its configuration from another file than at the start (one planted
+        in a folder above the workspace), or that file changed (one outside the workspace,
+        which the change set does not cover)."""
+        if report is None or not report.complete:
+            return []
+        if report.inifile != self._inifile:
+            return [
+                Violation(
+                    "runner-config",
+                    report.inifile or "",
+                    f"the runner read its configuration from {report.inifile or 'no file'}, "
+                    f"not {self._inifile or 'no file'} as on the untouched tree",
+                )
+            ]
+        if self._inifile and _digest(self._inifile) != self._inifile_digest:
+            return [Violation("runner-config", self._inifile, "the runner's config file changed")]
+        return []
 
     def check_after(self, before: Diff | None, after: Diff) -> list[Violation]:
         """What changed while the verifier ran: a protected file rewritten (even if put back:
@@ -288,6 +314,15 @@ class Session:
             started=run.started,
         )
         return result, run.read()
+
+
+def _digest(path: str | None) -> str:
+    if not path:
+        return ""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
 
 
 def _named_in(failure: str, lines: Sequence[str]) -> bool:
