@@ -35,6 +35,7 @@ __all__ = [
     "hash_folder",
     "idle_core",
     "read_receipt_bytes",
+    "skill_entries",
     "start_scan",
 ]
 
@@ -86,6 +87,16 @@ def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
     Raises:
         OSError: it exists but cannot be listed (callers say which folder).
     """
+    return [path for path, _ in skill_entries(directory)]
+
+
+def skill_entries(directory: str | os.PathLike) -> list[tuple[Path, bool]]:
+    """``find_skill_folders`` with, for each entry, whether it is a link (from the listing: no
+    extra system call per folder).
+
+    Raises:
+        OSError: the directory exists but cannot be listed.
+    """
     try:
         entries = sorted(os.scandir(os.fspath(directory)), key=lambda e: e.name)
     except FileNotFoundError:
@@ -102,7 +113,7 @@ def find_skill_folders(directory: str | os.PathLike) -> list[Path]:
             return True
         return not entry.name.startswith(".") and exists(f"{base}/{RECEIPT_NAME}")
 
-    return [Path(entry.path) for entry in entries if is_skill(entry)]
+    return [(Path(entry.path), entry.is_symlink()) for entry in entries if is_skill(entry)]
 
 
 def read_receipt_bytes(folder: str | os.PathLike) -> bytes | None:
@@ -388,17 +399,19 @@ def start_scan(
         whose result is not wanted after all stops its child.
     """
     listed: list[tuple[Path, list[Path]]] = []
+    kinds: list[list[bool]] = []
     for directory in directories:
         try:
-            listed.append((Path(directory), find_skill_folders(directory)))
+            found = skill_entries(directory)
         except OSError as exc:
             return Scan([], False, listed, (Path(directory), exc))
+        listed.append((Path(directory), [path for path, _ in found]))
+        kinds.append([is_link for _, is_link in found])
     targets: list[Path] = []
     links: dict[Path, LinkInfo] = {}
-    islink = os.path.islink
-    for directory, entries in listed:
-        for entry in entries:
-            if not islink(entry):
+    for (directory, entries), is_link in zip(listed, kinds, strict=True):
+        for entry, linked in zip(entries, is_link, strict=True):
+            if not linked:
                 targets.append(entry)
                 continue
             # Only a project with links pays for loading the resolver.

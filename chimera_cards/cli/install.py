@@ -226,12 +226,13 @@ def adopt_cmd(root, store_path, as_json) -> None:
     approve. Exit 1 when something could not be adopted (a link leaving the project, a lock
     entry with no folder, a refused folder).
     """
-    from chimera_cards.install.adopt import adopt
+    from chimera_cards.install.adopt import adopt, plan_adopt
 
     if not root.is_dir():
         raise UsageError(f"{root}: no such folder")
+    plan = plan_adopt(root)  # refuses before any store is made
     with open_store(store_path, create=True) as store:
-        report = adopt(store, root)
+        report = adopt(store, root, plan)
     if as_json:
         echo_json(report.to_dict())
     else:

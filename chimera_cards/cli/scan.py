@@ -166,13 +166,18 @@ def _levels(pairs: Sequence[str]) -> dict[str, str]:
     help=f"Map a SARIF level (error, warning, note, none) to a severity "
     f"({', '.join(SEVERITIES)}); repeatable. An error holds the version.",
 )
+@click.option(
+    "--on-import",
+    is_flag=True,
+    help="Run it on every import into this store (update too), not only when named.",
+)
 @store_option
 @json_option
 @reports_errors
-def scanner_set(name, command, preset, timeout, levels, store_path, as_json) -> None:
+def scanner_set(name, command, preset, timeout, levels, on_import, store_path, as_json) -> None:
     """Configure scanner NAME in the store: a command line with {dir} (and {output} if it writes
     its SARIF log to a file rather than printing it)."""
-    settings: dict = {}
+    settings: dict = {"on_import": True} if on_import else {}
     if command is not None:
         settings["command"] = command
     if preset is not None:
@@ -187,7 +192,8 @@ def scanner_set(name, command, preset, timeout, levels, store_path, as_json) -> 
     if as_json:
         echo_json(config.to_dict())
     else:
-        click.echo(f"scanner {name}: {' '.join(config.command)}")
+        when = " (on every import)" if config.on_import else ""
+        click.echo(f"scanner {name}: {' '.join(config.command)}{when}")
 
 
 @scanner_group.command("remove")
@@ -221,4 +227,5 @@ def scanner_list(scanners_file, store_path, as_json) -> None:
         echo_json([{**c.to_dict(), "defined_in": where} for c, where in found])
         return
     for config, where in found:
-        click.echo(f"{config.name} ({where}): {' '.join(config.command)}")
+        when = ", on every import" if config.on_import and where == "store" else ""
+        click.echo(f"{config.name} ({where}{when}): {' '.join(config.command)}")

@@ -41,7 +41,12 @@ from chimera_cards.cards.card import Card, parse_card
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
 from chimera_cards.importer.lockfile import check_pin, read_lockfile
 from chimera_cards.scan.codescan import ScanCache, lint_bundle
-from chimera_cards.scan.external import ScannerConfig, ScannerRun, scan_bundle_with
+from chimera_cards.scan.external import (
+    ScannerConfig,
+    ScannerRun,
+    import_scanners,
+    scan_bundle_with,
+)
 from chimera_cards.scan.findings import CONFORMANCE_RULES, Finding
 from chimera_cards.sources.find import SkillSource, find_skills, pick, pick_plugin, read_skill
 from chimera_cards.sources.locate import GitHosts
@@ -540,9 +545,9 @@ def import_source(
             environment's ``CHIMERA_CARDS_GITHUB_URL`` / ``CHIMERA_CARDS_GITLAB_URL``).
         jobs: worker processes that parse and lint; None: one per CPU once there are
             ``POOL_MIN_BUNDLES`` bundles to read, else none; 1: none (this process does it).
-        scanners: other scanners (SARIF plug-ins) to run over each new bundle's files; their
-            findings are stored with the version, and an error among them (or a scanner that
-            fails or times out) holds it pending.
+        scanners: other scanners (SARIF plug-ins) to run over each new bundle's files, besides
+            those the store configures ``on_import``; their findings are stored with the
+            version, and an error among them (or a scanner that fails or times out) holds it.
         source_note: what another tool recorded about where the skill came from (``adopt``:
             npx's lock entry), kept in each version's source as ``recorded``.
     Returns:
@@ -560,6 +565,7 @@ def import_source(
     else:
         pins, pins_source = read_lockfile(lockfile), str(lockfile)
     hook_fns = [resolve_hook(h) for h in (IMPORT_HOOKS if hooks is None else hooks)]
+    scanners = import_scanners(store, scanners)
     source = str(source)
     try:
         # Left unread: each skill is read when the import gets to it (see _Checks).

@@ -24,7 +24,14 @@ from chimera_cards.importer.npxlock import NPX_LOCK_NAME, NpxLockEntry, read_npx
 from chimera_cards.importer.pipeline import import_source
 from chimera_cards.install.agents import AGENTS, project_dir
 
-__all__ = ["AdoptReport", "AdoptedSkill", "NothingToAdoptError", "adopt"]
+__all__ = [
+    "AdoptPlan",
+    "AdoptReport",
+    "AdoptedSkill",
+    "NothingToAdoptError",
+    "adopt",
+    "plan_adopt",
+]
 
 
 class NothingToAdoptError(ChimeraError):
@@ -87,47 +94,69 @@ def _agent_dirs(root: Path) -> list[Path]:
     return sorted(seen.values())
 
 
-def adopt(store, root: str | os.PathLike = ".") -> AdoptReport:
-    """Import every skill the agents' folders of the project at ``root`` hold.
+@dataclass
+class AdoptPlan:
+    """What ``adopt`` found before touching the store: the lock's entries, each distinct skill
+    folder (name, folder, the agent folders that link to it), and the lines already decided."""
 
-    Args:
-        store: an open Store (created by the caller if missing).
-        root: the project root (where ``skills-lock.json`` is).
-    Returns:
-        The report: one line per distinct skill folder, per link that leaves the project, and
-        per lock entry whose folder is missing.
+    root: Path
+    lock_path: Path
+    lock: dict[str, NpxLockEntry]
+    folders: list[tuple[str, Path, list[str]]]
+    lines: list[AdoptedSkill]
+
+
+def plan_adopt(root: str | os.PathLike = ".") -> AdoptPlan:
+    """Find what ``adopt`` would import in the project at ``root`` (reads only).
+
     Raises:
         NpxLockError: ``skills-lock.json`` is there but is not npx's.
+        NothingToAdoptError: no agent folder holds a skill and there is no lock file.
     """
     root = Path(root)
     lock_path = root / NPX_LOCK_NAME
     lock: dict[str, NpxLockEntry] = read_npx_lock(lock_path) if lock_path.exists() else {}
     found: dict[str, tuple[str, Path, list[str]]] = {}  # real path -> (name, folder, links)
-    skills: list[AdoptedSkill] = []
+    lines: list[AdoptedSkill] = []
     for directory in _agent_dirs(root):
         for entry in find_skill_folders(directory):
             info = resolve_entry(entry, root)
-            if info.link is not None and not info.inside:
-                skills.append(
-                    AdoptedSkill(entry.name, str(entry), "outside", reason=info.describe())
-                )
-                continue
             if info.target is None:
-                skills.append(
-                    AdoptedSkill(entry.name, str(entry), "refused", reason=info.describe())
-                )
+                outcome = "outside" if not info.inside else "refused"
+                lines.append(AdoptedSkill(entry.name, str(entry), outcome, reason=info.describe()))
                 continue
             real = os.path.realpath(info.target)
-            name, folder, links = found.setdefault(real, (entry.name, info.target, []))
+            links = found.setdefault(real, (entry.name, info.target, []))[2]
             if info.link is not None:
                 links.append(str(entry))
-            elif folder != info.target:  # the same folder reached twice without a link
-                found[real] = (name, info.target, links)
-    for real in sorted(found):
-        name, folder, links = found[real]
-        skills.append(_adopt_one(store, name, folder, links, lock.get(name)))
+    if not found and not lines and not lock:
+        raise NothingToAdoptError(
+            f"{root}: no skill in any agent folder (.agents/skills, .claude/skills, ...) "
+            f"and no {NPX_LOCK_NAME}"
+        )
+    return AdoptPlan(root, lock_path, lock, [found[k] for k in sorted(found)], lines)
+
+
+def adopt(store, root: str | os.PathLike = ".", plan: AdoptPlan | None = None) -> AdoptReport:
+    """Import every skill the agents' folders of the project at ``root`` hold.
+
+    Args:
+        store: an open Store (created by the caller if missing).
+        root: the project root (where ``skills-lock.json`` is).
+        plan: ``plan_adopt(root)``, when the caller made it first (to refuse before creating a
+            store).
+    Returns:
+        The report: one line per distinct skill folder, per link that leaves the project, and
+        per lock entry whose folder is missing.
+    Raises:
+        NpxLockError, NothingToAdoptError: as ``plan_adopt``.
+    """
+    plan = plan if plan is not None else plan_adopt(root)
+    skills = list(plan.lines)
+    for name, folder, links in plan.folders:
+        skills.append(_adopt_one(store, name, folder, links, plan.lock.get(name)))
     adopted = {s.name for s in skills}
-    for name, recorded in lock.items():
+    for name, recorded in plan.lock.items():
         if name not in adopted:
             skills.append(
                 AdoptedSkill(
@@ -138,12 +167,7 @@ def adopt(store, root: str | os.PathLike = ".") -> AdoptReport:
                     source=recorded.origin(),
                 )
             )
-    if not skills:
-        raise NothingToAdoptError(
-            f"{root}: no skill in any agent folder (.agents/skills, .claude/skills, ...)"
-            + (f" and no {NPX_LOCK_NAME}" if not lock else "")
-        )
-    return AdoptReport(str(root), str(lock_path) if lock else None, skills)
+    return AdoptReport(str(plan.root), str(plan.lock_path) if plan.lock else None, skills)
 
 
 def _adopt_one(

@@ -18,7 +18,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import functools
-import inspect
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -99,7 +98,8 @@ def serialized(*, create: bool = True) -> Callable[[Callable[P, T]], Callable[P,
     """
 
     def decorate(fn: Callable[P, T]) -> Callable[P, T]:
-        at = list(inspect.signature(fn).parameters).index("directory")
+        # Its place among the positional parameters (no `inspect`: `check` imports this module).
+        at = fn.__code__.co_varnames[: fn.__code__.co_argcount].index("directory")
 
         @functools.wraps(fn)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:

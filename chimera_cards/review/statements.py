@@ -271,6 +271,8 @@ def hold_older_import(store: Store, conn: sqlite3.Connection, version: Version) 
     Returns:
         The version as it is now when it was held; None when it stays active.
     """
+    if not store.statements_of_name(version.name) and store.name_floor(version.name) is None:
+        return None  # nothing was ever signed about the name: no history to be older than
     trusted, threshold = trusted_keys(store), get_threshold(store)
     return hold_if_older(store, conn, version, trusted, threshold)
 

@@ -182,9 +182,18 @@ class _Detector:
     def reread_python(self, trees: dict[str, ast.Module | None]) -> None:
         """Read again each script that calls a function summarised only after it was read (in
         a later file, or later in itself): a call counts whatever the order of definitions."""
-        final = self.summary_names()
+        # A return of its own arguments adds nothing to what a call gives by default.
+        returns = {
+            n
+            for n, out in self.summaries.returns.items()
+            if out.decoded or any(t.kind != "param" for t in out.taint)
+        }
+        sends = set(self.summaries.sends)
         for unit, text, known in self.python_scripts:
-            late = final - known
+            # A late summary matters when it brings secrets in, or sends what this file holds.
+            late = returns - known
+            if unit.python[0].saw_taint:
+                late |= sends - known
             if any(f"{name}(" in text for name in late):
                 unit.python[0] = analyse_python(
                     text,

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -44,6 +44,7 @@ __all__ = [
     "UnknownScannerError",
     "config_from_setting",
     "configured_scanners",
+    "import_scanners",
     "parse_scanner",
     "read_scanner_file",
     "remove_scanner",
@@ -83,6 +84,7 @@ class ScannerConfig:
     timeout: float = DEFAULT_TIMEOUT
     levels: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_LEVELS))
     description: str = ""
+    on_import: bool = False  # configured in a store: every import into it runs this scanner
 
     @property
     def writes_file(self) -> bool:
@@ -96,6 +98,7 @@ class ScannerConfig:
             "timeout": self.timeout,
             "levels": dict(self.levels),
             "description": self.description,
+            "on_import": self.on_import,
         }
 
 
@@ -115,9 +118,15 @@ _ALIASES = {"cisco-ai-skill-scanner": "cisco", "skill-scanner": "cisco"}
 
 
 def _check_name(name: object) -> str:
-    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_." for c in name):
+    # ASCII only: the name prefixes finding ids a reviewer types (`approve --accept`).
+    if (
+        not isinstance(name, str)
+        or not name.isascii()
+        or not name[:1].isalnum()
+        or not all(c.isalnum() or c in "-_." for c in name)
+    ):
         raise ScannerConfigError(
-            f"scanner name {name!r}: use letters, digits, '-', '_' and '.' only"
+            f"scanner name {name!r}: a letter or digit, then letters, digits, '-', '_' and '.'"
         )
     return name
 
@@ -129,7 +138,8 @@ def parse_scanner(name: str, settings: Mapping | str | list) -> ScannerConfig:
         name: the scanner's name (its findings are named ``NAME/RULE``).
         settings: a command (a string, split as a shell would, or a list), or a mapping with
             ``command`` and optionally ``timeout`` (seconds), ``levels`` (SARIF level ->
-            error|warning|info; levels not named keep their default), ``description``, or
+            error|warning|info; levels not named keep their default), ``description``,
+            ``on_import`` (in a store's settings: every import into it runs the scanner), or
             ``preset`` (start from a preset's settings).
     Returns:
         The configuration.
@@ -176,7 +186,10 @@ def parse_scanner(name: str, settings: Mapping | str | list) -> ScannerConfig:
             )
         levels[level] = severity
     description = str(settings.get("description", base.description if base else ""))
-    return ScannerConfig(name, tuple(command), float(timeout), levels, description)
+    on_import = settings.get("on_import", False)
+    if not isinstance(on_import, bool):
+        raise ScannerConfigError(f"scanner {name}: on_import must be true or false")
+    return ScannerConfig(name, tuple(command), float(timeout), levels, description, on_import)
 
 
 def read_scanner_file(path: str | os.PathLike) -> dict[str, ScannerConfig]:
@@ -477,6 +490,22 @@ def configured_scanners(
         for name, config in read_scanner_file(config_file).items():
             found[name] = (config, "file")
     return [found[n] for n in sorted(found)]
+
+
+def import_scanners(store: Store, named: Sequence[ScannerConfig] = ()) -> list[ScannerConfig]:
+    """What an import into this store runs: the scanners named for it, then every scanner the
+    store configures ``on_import`` (each once, by name), so ``update`` and a plain ``import``
+    are vetted as a team decided once.
+
+    Raises:
+        ScannerConfigError: a stored scanner setting is unusable (nothing is imported unvetted).
+    """
+    chosen = {c.name: c for c in named}
+    for name, value in store.scanner_settings().items():
+        config = config_from_setting(name, value)
+        if config.on_import and name not in chosen:
+            chosen[name] = config
+    return list(chosen.values())
 
 
 def resolve_scanners(

@@ -13,16 +13,13 @@ sending in a third is one flow. Shell run from Python (``subprocess``, ``os.syst
 from __future__ import annotations
 
 import ast
-import base64
-import binascii
-import codecs
 import contextlib
-import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards.scan.commands import path_persistence
+from chimera_cards.scan.pyshapes import SQL_RE, decode_constant, endless, formatted, statements
 from chimera_cards.scan.sensitive import (
     CREDENTIAL_LITERALS,
     Send,
@@ -245,6 +242,7 @@ class PyFacts:
     parsed: bool = True
     env_reads: list[tuple[int, str]] = field(default_factory=list)  # secret variables read
     sql: list[tuple[int, str]] = field(default_factory=list)  # SQL built by string formatting
+    saw_taint: bool = False  # sensitive data reached some call of this unit
     exhaustion: list[tuple[int, str]] = field(default_factory=list)  # endless loops, huge lists
 
 
@@ -441,7 +439,7 @@ class _Analyser:
             raw = self.fold(args[0], depth + 1)
             if raw is None or "*" in raw:
                 return None
-            return _decode(name, raw, [self.fold(a) for a in args[1:]])
+            return decode_constant(name, raw, [self.fold(a) for a in args[1:]])
         if name == "bytes" and args and isinstance(args[0], (ast.List, ast.Tuple)):
             items = self.fold_items(args[0], depth)
             return "".join(items) if items is not None else None
@@ -615,6 +613,8 @@ class _Analyser:
         for out in kwargs.values():
             everything.merge(out)
         result = everything.copy()
+        if not self.facts.saw_taint and any(not _is_param(t) for t in everything.taint):
+            self.facts.saw_taint = True
         # credential stores read
         if name in _CRED_CALLS or short in ("CryptUnprotectData", "get_password"):
             taint = Taint("credential", name or short)
@@ -651,7 +651,7 @@ class _Analyser:
             self.evaluated(node, name or short, everything, line)
         if short in ("execute", "executemany", "executescript") and node.args:
             query = node.args[0]
-            built = _formatted(query) or (
+            built = formatted(query) or (
                 isinstance(query, ast.Name) and query.id in self.built_queries
             )
             if built:
@@ -899,7 +899,7 @@ class _Analyser:
     # --- statements -------------------------------------------------------------------------
 
     def module(self, tree: ast.Module) -> None:
-        for node in _statements(tree.body):
+        for node in statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.aliases[(alias.asname or alias.name).split(".")[0]] = (
@@ -937,7 +937,7 @@ class _Analyser:
             self.block(node.body)
             return
         if isinstance(node, ast.Assign):
-            if _formatted(node.value) and _SQL_RE.search(self.fold(node.value) or ""):
+            if formatted(node.value) and SQL_RE.search(self.fold(node.value) or ""):
                 self.built_queries.update(t.id for t in node.targets if isinstance(t, ast.Name))
             out = self.value(node.value)
             for target in node.targets:
@@ -959,7 +959,7 @@ class _Analyser:
             self.block(node.orelse)
             self.block(node.finalbody)
             return
-        if isinstance(node, ast.While) and not self.guarded and _endless(node):
+        if isinstance(node, ast.While) and not self.guarded and endless(node):
             self.facts.exhaustion.append((self.line(node), "a 'while True' loop nothing ends"))
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.bind(node.target, self.value(node.iter))
@@ -1052,94 +1052,6 @@ class _Analyser:
         if self.returned.taint or self.returned.decoded or self.returned.downloaded:
             self.summaries.returns.setdefault(node.name, Out()).merge(self.returned)
         self.env, self.function, self.returned = saved_env, saved_fn, saved_ret
-
-
-def _decode(name: str, raw: str, extra: list[str | None]) -> str | None:
-    data = raw.encode("latin-1", "replace")
-    try:
-        if name.endswith(("b64decode", "decodebytes", "a2b_base64")):
-            out = base64.b64decode(
-                data + b"=" * (-len(data) % 4), altchars=b"-_" if "urlsafe" in name else None
-            )
-        elif name.endswith("b32decode"):
-            out = base64.b32decode(data)
-        elif name.endswith(("fromhex", "unhexlify", "a2b_hex", "b16decode")):
-            out = binascii.unhexlify(re.sub(rb"\s", b"", data))
-        elif name == "codecs.decode":
-            codec = (extra[0] or "").lower().replace("-", "_") if extra else ""
-            if codec in ("rot13", "rot_13"):
-                return codecs.decode(raw, "rot13")
-            if codec in ("hex", "hex_codec"):
-                out = binascii.unhexlify(data)
-            elif codec in ("base64", "base64_codec"):
-                out = base64.b64decode(data)
-            else:
-                return None
-        else:
-            return None
-    except (ValueError, binascii.Error):
-        return None
-    return out.decode("utf-8", "replace")
-
-
-_BODIES = ("body", "orelse", "finalbody")
-_SQL_RE = re.compile(
-    r"\b(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|REPLACE)\b", re.IGNORECASE
-)
-# Calls that make a loop wait for the world (a server, a poller, a prompt): not a busy loop.
-_WAITS = frozenset({"sleep", "wait", "recv", "accept", "input", "get", "poll", "select", "read",
-                    "readline", "join", "serve_forever", "listen", "result"})  # fmt: skip
-
-
-def _formatted(node: ast.AST) -> bool:
-    """An f-string with a value in it, a ``+`` of strings with a non-constant part, ``"…" % x``
-    or ``"…".format(x)``: a string built from values."""
-    if isinstance(node, ast.JoinedStr):
-        return any(isinstance(v, ast.FormattedValue) for v in node.values)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
-        sides = (node.left, node.right)
-        has_text = any(isinstance(s, (ast.Constant, ast.JoinedStr)) for s in sides)
-        return has_text and not all(isinstance(s, ast.Constant) for s in sides)
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "format"
-        and isinstance(node.func.value, ast.Constant)
-        and bool(node.args or node.keywords)
-    )
-
-
-def _endless(node: ast.While) -> bool:
-    """``while True:`` whose body never breaks, returns, raises, exits or waits."""
-    if not (isinstance(node.test, ast.Constant) and node.test.value is True):
-        return False
-    for child in ast.walk(node):
-        if isinstance(child, (ast.Break, ast.Return, ast.Raise, ast.Yield, ast.Await)):
-            return False
-        if isinstance(child, ast.Call):
-            func = child.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name in _WAITS or name in ("exit", "_exit", "quit"):
-                return False
-    return True
-
-
-def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Every statement of a body, nested ones included (not the expressions inside them)."""
-    out: list[ast.stmt] = []
-    stack = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        children: list = []
-        for name in _BODIES:
-            children += getattr(node, name, None) or []
-        for handler in getattr(node, "handlers", None) or []:
-            children += handler.body
-        for case in getattr(node, "cases", None) or []:
-            children += case.body
-        stack.extend(reversed([c for c in children if isinstance(c, ast.stmt)]))
-    return out
 
 
 def _hidden_or_scratch(path: str) -> bool:

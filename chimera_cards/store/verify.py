@@ -22,7 +22,6 @@ from chimera_cards.errors import (
 from chimera_cards.store.anchor import expected_head_problem
 from chimera_cards.store.audit import GENESIS_HASH, audit_hash
 from chimera_cards.store.facade import Store
-from chimera_cards.store.schemacheck import check_schema
 from chimera_cards.store.statements import EXPIRES_SETTING, THRESHOLD_SETTING, TRUST_EVENTS
 from chimera_cards.util.integrity import is_hex
 
@@ -449,6 +448,8 @@ def verify_store(
         raise UsageError(f"--expect-head {expect_head!r}: give the 64 hex digits of an audit head")
     start = time.perf_counter()
     checks = EXTRA_VERIFY_CHECKS if extra_checks is None else tuple(extra_checks)
+    from chimera_cards.store.schemacheck import check_schema  # verify only: not for every reader
+
     with store.snapshot() as conn:
         # The schema first: every other check reads the rows through it.
         problems = [Problem(kind, message) for kind, message in check_schema(conn)]

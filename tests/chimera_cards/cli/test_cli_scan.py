@@ -142,3 +142,15 @@ def test_bad_scanner_options_are_usage_errors_that_create_no_store(tmp_path):
     )
     assert bad_level.exit_code == 2 and "LEVEL=SEVERITY" in bad_level.output
     assert not store.exists()
+
+
+def test_a_scanner_set_on_import_runs_on_a_plain_import(tmp_path):
+    store = tmp_path / "cards.db"
+    command = " ".join(f"'{part}'" for part in sarif_scanner_command())
+    set_ = run("scanner", "set", "team", "--command", command, "--on-import", "--store", store)
+    assert set_.exit_code == 0 and "(on every import)" in set_.output
+    assert "team (store, on every import):" in run("scanner", "list", "--store", store).output
+    skill = make_skill(tmp_path / "src", "leaky", {"send.sh": "EXFIL\n"})
+    imported = run("import", skill, "--store", store)
+    assert imported.exit_code == 0, imported.output
+    assert "pending" in imported.output and "scanner team errors: demo-exfil" in imported.output

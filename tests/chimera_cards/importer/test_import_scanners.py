@@ -13,7 +13,7 @@ from chimera_cards.errors import LintBlockedError
 from chimera_cards.importer.pipeline import import_source
 from chimera_cards.review.decisions import add_trust, approve
 from chimera_cards.review.view import format_view, review_view
-from chimera_cards.scan.external import parse_scanner
+from chimera_cards.scan.external import ScannerConfigError, parse_scanner, save_scanner
 from chimera_cards.store.facade import Store
 from chimera_cards.store.schema import MIGRATIONS
 from chimera_cards.store.verify import verify_store
@@ -245,3 +245,29 @@ def test_a_skill_from_an_archive_is_scanned_as_the_store_keeps_it(store, tmp_pat
     (run,) = store.scanner_results(store.version("packed", res.sha256).id)
     assert [(f["rule"], f["path"]) for f in run["findings"]] == [("demo/demo-exfil", "bin/run.sh")]
     assert "scanner demo errors" in res.reason
+
+
+def test_a_scanner_the_store_runs_on_import_vets_every_import_without_being_named(store, tmp_path):
+    save_scanner(
+        store, parse_scanner("team", {"command": sarif_scanner_command(), "on_import": True})
+    )
+    save_scanner(store, parse_scanner("only-named", ["gone-xyz", "{dir}"]))
+    (res,) = import_source(store, make_skill(tmp_path, "plain-import", {"a.md": "EXFIL\n"}))
+    assert res.status == "pending" and "scanner team errors: demo-exfil" in res.reason
+    assert [r["scanner"] for r in res.scanners] == ["team"]
+    # Named as well: it runs once, as named.
+    (again,) = import_source(
+        store, make_skill(tmp_path, "named-too", {"a.md": "x\n"}), scanners=[DEMO, DEMO]
+    )
+    assert sorted(r["scanner"] for r in again.scanners) == ["demo", "team"]
+
+
+def test_an_unusable_stored_scanner_setting_stops_imports_before_anything_is_stored(
+    store, tmp_path
+):
+    with store.transaction():
+        store.set_setting("scanner:broken", '{"command": "no dir placeholder", "on_import": true}')
+    before = dump_store(store.path)
+    with pytest.raises(ScannerConfigError, match="must name the folder"):
+        import_source(store, make_skill(tmp_path, "unvetted"))
+    assert dump_store(store.path) == before

@@ -146,9 +146,10 @@ def test_a_configuration_that_cannot_work_is_refused(settings, why):
         parse_scanner("x", settings)
 
 
-def test_a_scanner_name_is_plain_text():
+@pytest.mark.parametrize("name", ["../evil", "..", "", "-x", "сisco", "a b", "a/b"])
+def test_a_scanner_name_is_plain_ascii_text(name):
     with pytest.raises(ScannerConfigError, match="scanner name"):
-        parse_scanner("../evil", "t {dir}")
+        parse_scanner(name, "t {dir}")
 
 
 def test_a_command_string_is_split_as_a_shell_would_and_a_preset_can_be_tuned():
