@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,19 +21,6 @@ from reference_loop.workspace.core import Workspace
 from reference_loop.workspace.engines import DEFAULT_ENGINE, ENGINE_ENV, ENGINES, engine_name
 
 
-def _private_stores() -> set[str]:
-    import tempfile
-
-    places = [tempfile.gettempdir(), "/dev/shm"]
-    return {
-        os.path.join(d, n)
-        for d in places
-        if os.path.isdir(d)
-        for n in os.listdir(d)
-        if n.startswith("reference-loop-ws-")
-    }
-
-
 def test_the_engine_comes_from_the_argument_then_the_environment_then_the_default():
     assert engine_name(None, {}) == DEFAULT_ENGINE
     assert engine_name(None, {ENGINE_ENV: "git"}) == "git"
@@ -44,7 +32,14 @@ def test_the_engine_comes_from_the_argument_then_the_environment_then_the_defaul
 @pytest.mark.parametrize("name", ["Git", "hand", "fast ", "libgit2"])
 def test_an_unknown_engine_is_refused_before_any_store_is_made(tmp_path, monkeypatch, name):
     make_project(tmp_path / "p")
-    before = _private_stores()
+    made: list[str] = []
+    real_mkdtemp = tempfile.mkdtemp
+
+    def mkdtemp(*args: object, **kwargs: object) -> str:
+        made.append(real_mkdtemp(*args, **kwargs))  # type: ignore[arg-type]
+        return made[-1]
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
     with pytest.raises(LoopUsageError, match=r"unknown workspace engine.*choose one of git, fast"):
         Workspace(tmp_path / "p", engine=name)
     monkeypatch.setenv(ENGINE_ENV, name)
@@ -52,7 +47,9 @@ def test_an_unknown_engine_is_refused_before_any_store_is_made(tmp_path, monkeyp
         Workspace(tmp_path / "p")
     with pytest.raises(LoopUsageError, match="unknown workspace engine"):
         LoopOptions(workspace_engine=name).check()
-    assert _private_stores() - before == set()
+    assert made == []  # no private store was made for a refused engine
+    with Workspace(tmp_path / "p", engine="git") as ws:  # the check above can see one being made
+        assert made and ws.engine == "git"
 
 
 def test_workspace_reads_the_environment_itself(tmp_path, monkeypatch):
