@@ -1,6 +1,6 @@
 """``python -m reference_loop``: the ``reference-loop`` command."""
 
-from reference_loop.cli.app import main
+from reference_loop.cli.entry import run
 
 if __name__ == "__main__":
-    main(prog_name="reference-loop")
+    run(prog_name="reference-loop")

@@ -8,6 +8,8 @@ accepts anything.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from docs_console import (
     ConsoleSession,
@@ -16,6 +18,9 @@ from docs_console import (
     parse_console,
     run_document,
 )
+
+REPO = Path(__file__).resolve().parent.parent
+PAGES = ["README.md", "docs/tour.md"]
 
 
 def test_a_changed_word_in_the_output_is_a_mismatch():
@@ -97,3 +102,10 @@ def test_a_page_whose_output_is_stale_fails(tmp_path):
     assert len(failures) == 1
     assert f"{page}:6: $ echo two" in failures[0]
     assert "-three" in failures[0] and "+two" in failures[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", PAGES)
+def test_the_page_prints_what_it_shows(page, tmp_path):
+    failures = run_document(REPO / page, tmp_path)
+    assert not failures, "\n\n".join(failures)

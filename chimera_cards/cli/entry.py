@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from chimera_cards.cli.plain import check_body, echo, error_report, hook_body, install_body
+from chimera_cards.cli.plainhelp import plain_group_help, wants_plain_help
+from chimera_cards.cli.table import PROG
 
 # typing.TYPE_CHECKING, without importing typing: this module is the console script's first.
 TYPE_CHECKING = False
@@ -191,6 +193,11 @@ def run(argv: Sequence[str] | None = None, prog_name: str | None = None) -> None
         prog_name: the name usage lines show (default: from ``sys.argv[0]``, as click does).
     """
     args = sys.argv[1:] if argv is None else list(argv)
+    if wants_plain_help(args) and _plain_streams() and _prog(prog_name) == PROG:
+        text = _group_help()
+        if text is not None:
+            sys.stdout.write(text)
+            _leave(0)
     hook = hook_call(args) if _plain_streams() else None
     if hook is not None:
         agent, options = hook
@@ -207,6 +214,20 @@ def run(argv: Sequence[str] | None = None, prog_name: str | None = None) -> None
     except SystemExit as exc:  # check's exit 1 when a skill is not ok
         code = exc.code
     _leave(code)
+
+
+def _prog(prog_name: str | None) -> str:
+    """The name click would show in the usage line."""
+    return prog_name if prog_name is not None else os.path.basename(sys.argv[0] or "")
+
+
+def _group_help() -> str | None:
+    """``chimera-cards --help`` without importing click (the same text, pinned by a test)."""
+    from chimera_cards.cli.entrypoints import PLUGIN_GROUP
+    from chimera_cards.cli.table import COMMAND_TABLE, GROUP_HELP, OPTION_ROWS
+
+    rows = [(name, short_help) for name, _target, short_help in COMMAND_TABLE]
+    return plain_group_help(PROG, GROUP_HELP, OPTION_ROWS, rows, PLUGIN_GROUP)
 
 
 def _run_body(body: Callable[..., None], kwargs: dict) -> int:

@@ -9,17 +9,14 @@ Only ``click`` is imported here.
 from __future__ import annotations
 
 import importlib
-import os
-import sys
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import click
 
-__all__ = ["PLUGIN_GROUP", "ChimeraGroup", "LazyCommand", "plugin_entry_points"]
+from chimera_cards.cli.entrypoints import PLUGIN_GROUP, plugin_entry_points
 
-PLUGIN_GROUP = "chimera_cards.commands"
+__all__ = ["PLUGIN_GROUP", "ChimeraGroup", "LazyCommand", "plugin_entry_points"]
 
 
 class LazyCommand:
@@ -35,49 +32,6 @@ class LazyCommand:
         if not isinstance(command, click.Command):
             raise TypeError(f"{self.target} is not a click command")
         return command
-
-
-def plugin_entry_points(group: str = PLUGIN_GROUP) -> Iterator[tuple[str, str]]:
-    """(name, "module:function") of every installed entry point in ``group``, first dist wins.
-
-    Reads ``entry_points.txt`` of the distributions on ``sys.path`` directly: importing
-    ``importlib.metadata`` and parsing every distribution's metadata costs more than the rest of
-    ``--help`` together.
-    """
-    header = f"[{group}]"
-    seen: set[str] = set()
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in sorted(names):
-            if not name.endswith((".dist-info", ".egg-info")):
-                continue
-            dist = (
-                name.rsplit("-", 1)[0] if name.endswith(".dist-info") else name[: -len(".egg-info")]
-            )
-            dist = dist.split("-", 1)[0].lower().replace("_", "-")
-            if dist in seen:
-                continue
-            seen.add(dist)
-            try:
-                text = (Path(entry or ".") / name / "entry_points.txt").read_text("utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            if header in text:
-                yield from _section(text, header)
-
-
-def _section(text: str, header: str) -> Iterator[tuple[str, str]]:
-    inside = False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("["):
-            inside = line == header
-        elif inside and "=" in line and not line.startswith(("#", ";")):
-            key, _, value = line.partition("=")
-            yield key.strip(), value.strip()
 
 
 class ChimeraGroup(click.Group):

@@ -52,7 +52,12 @@ def _target_options(fn):
 @click.command("install")
 @click.argument("names", nargs=-1, required=True)
 @_target_options
-@click.option("--force", is_flag=True, help="Replace folders and links this tool did not make.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace folders and links this tool did not make, and installed folders changed "
+    "since (the changes are lost).",
+)
 @click.option(
     "--link",
     is_flag=True,

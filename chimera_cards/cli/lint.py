@@ -12,6 +12,7 @@ from chimera_cards.scan.codescan import lint_skill_paths
 from chimera_cards.scan.findings import DEFAULT_PROFILE, PROFILES
 from chimera_cards.scan.lint import LintReport
 from chimera_cards.scan.sarif import to_sarif as findings_to_sarif
+from chimera_cards.scan.summary import SEVERITY_ORDER, at_least, summarise, without_licence_urls
 from chimera_cards.sources.find import hash_paths
 
 
@@ -20,15 +21,38 @@ def to_sarif(report: LintReport) -> dict:
     return findings_to_sarif(report.findings)
 
 
-def format_text(report: LintReport) -> str:
-    lines = [
-        f"{f.path}:{f.line or 0}: {f.severity} [{f.rule}] {f.message}" for f in report.findings
-    ]
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if word == "info" or n == 1 else f"{n} {word}s"
+
+
+def _counts(errors: int, warnings: int, infos: int) -> str:
+    return f"{_count(errors, 'error')}, {_count(warnings, 'warning')}, {_count(infos, 'info')}"
+
+
+def format_text(report: LintReport, min_severity: str = "warning") -> str:
+    """One line per skill with its counts, its findings at ``min_severity`` or above indented
+    below it (errors first), and a total that says what was left out."""
+    lines = []
+    for skill in summarise(report.files, report.findings):
+        counts = _counts(skill.count("error"), skill.count("warning"), skill.count("info"))
+        lines.append(f"{skill.path}: {counts}")
+        lines += [
+            f"  {f.path}:{f.line or 0}: {f.severity} [{f.rule}] {f.message}"
+            for f in skill.shown(min_severity)
+        ]
     cards = len(report.files)
-    lines.append(
-        f"{cards} card{'s' if cards != 1 else ''}: {report.errors} error(s), "
-        f"{report.warnings} warning(s), {report.infos} info"
+    total = f"{cards} skill{'s' if cards != 1 else ''}: " + _counts(
+        report.errors, report.warnings, report.infos
     )
+    hidden = [
+        word
+        for word, n in (("warnings", report.warnings), ("info", report.infos))
+        if n and not at_least(word.rstrip("s"), min_severity)
+    ]
+    if hidden:
+        how = "-v shows it" if hidden == ["info"] else f"--min-severity {hidden[-1].rstrip('s')}"
+        total += f" ({' and '.join(hidden)} not shown; {how})"
+    lines.append(total)
     return "\n".join(lines)
 
 
@@ -58,9 +82,23 @@ _LEGACY_PROFILE = {"strict": "chimera", "lenient": "agent-skills"}
     show_default=True,
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option(
+    "--min-severity",
+    type=click.Choice(SEVERITY_ORDER),
+    default=None,
+    help="List findings of this severity and above (text default: warning; json and sarif "
+    "list everything unless given). Counts always count everything.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="List info findings too (--min-severity info).")
 @reports_errors
 def lint(
-    paths: tuple[str, ...], profile: str | None, legacy: str | None, fmt: str, as_json: bool
+    paths: tuple[str, ...],
+    profile: str | None,
+    legacy: str | None,
+    fmt: str,
+    as_json: bool,
+    min_severity: str | None,
+    verbose: bool,
 ) -> None:
     """Lint skills: a SKILL.md file (the card alone), a skill folder, or a folder of them.
 
@@ -76,13 +114,22 @@ def lint(
         click.echo(f"note: --{legacy} is deprecated; use --profile {alias}", err=True)
         profile = alias
     profile = profile or DEFAULT_PROFILE
-    report = lint_skill_paths(paths, profile=profile)
-    if as_json or fmt == "json":
-        echo_json({"profile": profile, **report.to_dict()})
-    elif fmt == "sarif":
-        click.echo(json.dumps(to_sarif(report), indent=2))
+    if verbose and min_severity not in (None, "info"):
+        raise click.UsageError(f"-v lists info; it contradicts --min-severity {min_severity}")
+    found = lint_skill_paths(paths, profile=profile)
+    # A licence's own URLs are not places the skill points to: never reported or counted.
+    report = LintReport(files=found.files, findings=without_licence_urls(found.findings))
+    if as_json or fmt in ("json", "sarif"):
+        if min_severity is not None:
+            listed = [f for f in report.findings if at_least(f.severity, min_severity)]
+            report = LintReport(files=report.files, findings=listed)
+        if fmt == "sarif" and not as_json:
+            click.echo(json.dumps(to_sarif(report), indent=2))
+        else:
+            skills = [s.to_dict() for s in summarise(report.files, report.findings)]
+            echo_json({"profile": profile, **report.to_dict(), "skills": skills})
     else:
-        click.echo(format_text(report))
+        click.echo(format_text(report, "info" if verbose else min_severity or "warning"))
     sys.exit(1 if report.errors else 0)
 
 

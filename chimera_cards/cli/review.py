@@ -5,6 +5,7 @@ Thin click skins over ``keys``, ``review`` and ``retrieve``; nothing here decide
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -28,6 +29,7 @@ from chimera_cards.review.trustfile import (
 
 # The store commands' --store/--json options and opener, so both areas behave identically.
 from chimera_cards.trust.keys import (
+    find_private_key,
     generate_key,
     load_private_key,
     read_passphrase_file,
@@ -48,14 +50,28 @@ key_option = click.option(
     "--key",
     "keyfile",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Your private key file.",
+    metavar="NAME|FILE",
+    help="Your private key: the NAME given to `keys generate`, or the key file.",
 )
 
 
-def _load_key(keyfile: Path, passphrase_file: Path | None):
+def digest_option(help_text: str, required: bool = True):
+    """``--digest`` (``--sha256`` is the same option): a bundle digest, a unique prefix of 12+
+    hex digits, or the SKILL.md SHA-256 of a one-file bundle."""
+    return click.option(
+        "--digest",
+        "--sha256",
+        "sha256",
+        required=required,
+        default=None,
+        metavar="HEX",
+        help=help_text,
+    )
+
+
+def _load_key(keyfile: str, passphrase_file: Path | None, store_path: Path | None = None):
     passphrase = read_passphrase_file(passphrase_file) if passphrase_file else None
-    return load_private_key(keyfile, passphrase=passphrase)
+    return load_private_key(find_private_key(keyfile, store_path), passphrase=passphrase)
 
 
 def _print_changes(changes) -> None:
@@ -220,8 +236,16 @@ def trust_export(trust_file, store_path) -> None:
 
 @click.command("review")
 @click.argument("name", required=False)
+@digest_option(
+    "Review this version (its digest or 12+ digits of it; default: the newest pending).",
+    required=False,
+)
 @click.option(
-    "--sha256", "sha256", default=None, help="Review this version (default: the newest pending)."
+    "--files",
+    "all_files",
+    is_flag=True,
+    help="Also print every file in full (an update shows "
+    "the diff against the last approved version instead).",
 )
 @click.option(
     "--expiring",
@@ -233,10 +257,10 @@ def trust_export(trust_file, store_path) -> None:
 @store_option
 @json_option
 @reports_errors
-def review_cmd(name, sha256, expiring, store_path, as_json) -> None:
+def review_cmd(name, sha256, all_files, expiring, store_path, as_json) -> None:
     """The queue of pending versions, or (NAME) everything needed to decide on one."""
     if sha256 and name is None:
-        raise UsageError("--sha256 picks a version of NAME; give the card's NAME too")
+        raise UsageError("--digest picks a version of NAME; give the card's NAME too")
     if expiring is not None and name is not None:
         raise UsageError("--expiring lists the whole store; give no NAME")
     from chimera_cards.trust.freshness import parse_duration
@@ -271,7 +295,11 @@ def review_cmd(name, sha256, expiring, store_path, as_json) -> None:
     if as_json:
         echo_json(view.to_dict())
         return
-    click.echo(review.format_view(view))
+    screen = review.format_view(view, files=all_files)
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        click.echo_via_pager(screen + "\n")  # $PAGER, else less/more, as git does
+    else:
+        click.echo(screen)
 
 
 def _decision_output(d: review.Decision, as_json: bool) -> None:
@@ -291,11 +319,9 @@ def _decision_output(d: review.Decision, as_json: bool) -> None:
 @click.command("approve")
 @click.argument("name")
 @key_option
-@click.option(
-    "--sha256",
-    "sha256",
-    required=True,
-    help="The version you reviewed: its bundle digest, as `review` prints it.",
+@digest_option(
+    "The version you reviewed: its bundle digest as `review` prints it (12+ digits do), or "
+    "the SKILL.md SHA-256 of a one-file skill."
 )
 @click.option("--note", default="", help="A note kept in the signed statement.")
 @click.option(
@@ -334,9 +360,9 @@ def approve_cmd(
     store_path,
     as_json,
 ) -> None:
-    """Sign an approval of NAME's version with this SHA-256."""
+    """Sign an approval of NAME's version with this digest."""
     until = _expiry(expires)
-    private = _load_key(keyfile, passphrase_file)
+    private = _load_key(keyfile, passphrase_file, store_path)
     with open_store(store_path) as store:
         d = review.approve(
             store,
@@ -365,7 +391,7 @@ def _expiry(text: str | None) -> str | None:
 @click.command("reject")
 @click.argument("name")
 @key_option
-@click.option("--sha256", "sha256", required=True, help="SHA-256 of the exact bytes you reject.")
+@digest_option("The version you reject: its bundle digest (12+ digits do), as for approve.")
 @click.option("--reason", required=True, help="Why (kept in the signed statement).")
 @passphrase_option
 @store_option
@@ -373,7 +399,7 @@ def _expiry(text: str | None) -> str | None:
 @reports_errors
 def reject_cmd(name, keyfile, sha256, reason, passphrase_file, store_path, as_json) -> None:
     """Sign a rejection: the version (and any later import of the same bytes) stays rejected."""
-    private = _load_key(keyfile, passphrase_file)
+    private = _load_key(keyfile, passphrase_file, store_path)
     with open_store(store_path) as store:
         d = review.reject(store, name, sha256, private, reason)
     _decision_output(d, as_json)
@@ -381,9 +407,7 @@ def reject_cmd(name, keyfile, sha256, reason, passphrase_file, store_path, as_js
 
 @click.command("retire")
 @click.argument("name")
-@click.option(
-    "--sha256", "sha256", default=None, help="Retire this version (default: the active one)."
-)
+@digest_option("Retire this version (default: the active one).", required=False)
 @click.option("--reason", default="", help="Why it is withdrawn.")
 @store_option
 @json_option

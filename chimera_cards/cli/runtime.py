@@ -54,6 +54,8 @@ _trust_file_option = click.option(
     default=None,
     help="Serve the skills in this agent folder that check calls ok (default: the store).",
 )
+@click.option("--agent", default=None, help="Like --from, that agent's skills folder.")
+@click.option("--global", "global_", is_flag=True, help="With --agent: its user-wide folder.")
 @click.option(
     "--transport",
     type=click.Choice(["stdio", "http"]),
@@ -66,7 +68,9 @@ _trust_file_option = click.option(
 @_trust_file_option
 @store_option
 @reports_errors
-def serve_cmd(mcp_, from_dir, transport, host, port, trust_file, store_path) -> None:
+def serve_cmd(
+    mcp_, from_dir, agent, global_, transport, host, port, trust_file, store_path
+) -> None:
     """Serve approved skills to agents: only versions that verify now, re-hashed on every read.
 
     A pending, rejected, revoked or tampered version is absent; an approval or a tamper shows on
@@ -79,6 +83,14 @@ def serve_cmd(mcp_, from_dir, transport, host, port, trust_file, store_path) -> 
     from chimera_cards.runtime.catalog import Catalog, FolderCatalog, StoreCatalog
     from chimera_cards.runtime.mcp_server import build_server, run_http, run_stdio
 
+    if agent is not None:
+        if from_dir is not None:
+            raise UsageError("give --from DIR or --agent AGENT, not both")
+        from chimera_cards.cli.plain import target_dir
+
+        from_dir = target_dir(None, agent, global_)
+    elif global_:
+        raise UsageError("--global goes with --agent")
     store_file = _store_file(store_path)
     policy = _policy(trust_file)
     if from_dir is not None:

@@ -67,19 +67,26 @@ def available_skills(
 
 
 def render_skills_xml(skills: Iterable[AvailableSkill]) -> str:
-    """The Agent Skills ``<available_skills>`` block (the layout ``skills-ref to-prompt``
-    prints), every value escaped so a description cannot close an element."""
+    """The Agent Skills ``<available_skills>`` block, byte for byte as ``skills-ref to-prompt``
+    prints it: name and description HTML-escaped (so a description cannot close an element),
+    the location as the path reads. Only a ``<`` in a location is escaped too (the reference
+    writes it raw), so no folder name can open an element either."""
     import html
 
     lines = ["<available_skills>"]
     for skill in skills:
-        lines.append("<skill>")
-        for tag, value in (
-            ("name", skill.name),
-            ("description", skill.description),
-            ("location", skill.location),
-        ):
-            lines += [f"<{tag}>", html.escape(value, quote=True), f"</{tag}>"]
-        lines.append("</skill>")
+        lines += [
+            "<skill>",
+            "<name>",
+            html.escape(skill.name),
+            "</name>",
+            "<description>",
+            html.escape(skill.description),
+            "</description>",
+            "<location>",
+            skill.location.replace("<", "&lt;"),
+            "</location>",
+            "</skill>",
+        ]
     lines.append("</available_skills>")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from chimera_cards.bundles.bundle import (
     Bundle,
+    diff_bundles,
 )
 from chimera_cards.bundles.folderscan import (
     idle_core,
@@ -25,12 +26,19 @@ from chimera_cards.install.disk import (
 from chimera_cards.install.folderlock import serialized
 from chimera_cards.install.policy import StoredSkill, installable, load_bundles, stored_skills
 from chimera_cards.install.receipt import (
+    InstallError,
+    Receipt,
     read_receipt,
     record_installs,
     scan_folder,
 )
+from chimera_cards.install.state import describe_diff
 
-__all__ = ["InstallResult", "install", "install_linked"]
+__all__ = ["InstallResult", "LocalEditsError", "install", "install_linked", "local_edits"]
+
+
+class LocalEditsError(InstallError):
+    """A folder this tool installed was changed since: installing over it would lose that."""
 
 
 @dataclass
@@ -59,12 +67,15 @@ def install(
         store: an open Store.
         names: skill names.
         directory: the skills directory (e.g. ``.claude/skills``).
-        force: replace folders this tool did not install.
+        force: replace folders this tool did not install, and installed folders whose files
+            were changed since (local edits are then lost).
     Returns:
         One InstallResult per name.
     Raises:
         NotApprovedError: a name has no usable version.
         ForeignFolderError: a folder is in the way and ``force`` is false.
+        LocalEditsError: an installed folder holds changes and ``force`` is false (the files
+            that would be lost are named).
     """
     directory = Path(directory)
     names = list(dict.fromkeys(names))
@@ -73,11 +84,26 @@ def install(
     skills = stored_skills(store, names=names, manifests=False)  # load_bundle reads each one
     chosen = [installable(skills, name) for name in names]
     bundles = load_bundles(store, chosen)
-    if not force:
-        for skill in chosen:
-            refuse_foreign(directory, skill.name)
+    on_disk: dict[str, str] = {}  # name -> digest of the installed folder, when scanned here
+    for skill, bundle in zip(chosen, bundles, strict=True):
+        if force:
+            break
+        refuse_foreign(directory, skill.name)
+        target = directory / skill.name
+        if target.is_symlink() or not target.exists():
+            continue
+        receipt = read_receipt(target)
+        if receipt is None:
+            continue
+        digest, lost = local_edits(store, target, receipt, bundle.digest)
+        if lost:
+            raise LocalEditsError(
+                f"{target}: changed since it was installed ({lost}); installing would lose "
+                "that — pass --force to replace it"
+            )
+        on_disk[skill.name] = digest
     jobs = list(zip(chosen, bundles, strict=True))
-    done = _write_jobs(directory, jobs, str(store.path), force)
+    done = _write_jobs(directory, jobs, str(store.path), force, on_disk)
     return [
         InstallResult(skill.name, bundle.digest, str(directory / skill.name), done[index][0])
         for index, (skill, bundle) in enumerate(jobs)
@@ -86,7 +112,11 @@ def install(
 
 @serialized()
 def _write_jobs(
-    directory: Path, jobs: list[tuple[StoredSkill, Bundle]], store_path: str, force: bool
+    directory: Path,
+    jobs: list[tuple[StoredSkill, Bundle]],
+    store_path: str,
+    force: bool,
+    on_disk: dict[str, str] | None = None,
 ) -> dict[int, tuple[str, dict | None]]:
     """Write every chosen bundle and record them in the index, holding the folder's lock
     (taken only now: a refused install must not even create the folder)."""
@@ -100,7 +130,7 @@ def _write_jobs(
         mine = mine[:half]
     try:
         for index in mine:
-            done[index] = _install_one(directory, *jobs[index], store_path, force, hidden)
+            done[index] = _install_one(directory, *jobs[index], store_path, force, hidden, on_disk)
         if child is not None:
             done.update(child.collect())
             child = None
@@ -126,15 +156,47 @@ def _write_jobs(
 _FORK_MIN_SKILLS = 32
 
 
+def local_edits(store, target: Path, receipt: Receipt, wanted: str) -> tuple[str, str]:
+    """What the user changed in an installed folder since ``install`` wrote it.
+
+    Args:
+        store: the open store (for the manifest of the bundle the receipt names).
+        target: the installed folder.
+        receipt: its receipt.
+        wanted: the digest about to be installed (a folder already holding it has nothing to
+            lose).
+    Returns:
+        (the folder's digest, the changes as ``changed a; added b``, or "" when none).
+    """
+    scan = scan_folder(target)
+    if scan.digest == wanted or (scan.digest == receipt.digest and not scan.problems):
+        return scan.digest, ""
+    installed = store.bundle_files(receipt.digest)
+    if not installed:  # the receipt's bundle is not in this store: say what differs from it
+        return scan.digest, "; ".join(scan.problems) or "its files differ from the receipt's"
+    lost = describe_diff(diff_bundles(installed, scan.files), scan.problems)
+    return scan.digest, lost or "its files differ from what was installed"
+
+
 def _install_one(
-    directory: Path, skill: StoredSkill, bundle: Bundle, store: str, force: bool, hidden: list
+    directory: Path,
+    skill: StoredSkill,
+    bundle: Bundle,
+    store: str,
+    force: bool,
+    hidden: list,
+    on_disk: dict[str, str] | None = None,
 ) -> tuple[str, dict | None]:
-    """Write one chosen bundle (unless exactly it is there): (action, its index entry or None)."""
+    """Write one chosen bundle (unless exactly it is there): (action, its index entry or None).
+
+    ``on_disk`` holds the digests of folders ``install`` already hashed (not hashed twice)."""
     target = directory / skill.name
     is_link = target.is_symlink()  # a link is replaced by the folder, whatever it leads to
     receipt = read_receipt(target) if target.is_dir() and not is_link else None
-    if receipt is not None and scan_folder(target).digest == bundle.digest:
-        return "unchanged", None
+    if receipt is not None:
+        current = (on_disk or {}).get(skill.name) or scan_folder(target).digest
+        if current == bundle.digest:
+            return "unchanged", None
     action = "replaced" if is_link or target.exists() else "installed"
     receipt = write_skill(
         directory,

@@ -69,7 +69,7 @@ OTHER_READ_PATHS = frozenset(
         # files install writes, after the gate rule said yes
         "chimera_cards.install.policy.load_bundle",
         "chimera_cards.install.policy.load_bundles",  # the same for many names at once
-        # npx's computedHash of stored bundles, for a lock file: hashes, never text to a model
+        # npx's computedHash of stored files, for skills-lock.json pins and lock --format npx
         "chimera_cards.importer.npxlock.npx_pins",
         "chimera_cards.importer.npxlock.npx_lock_entries",
     }

@@ -1,4 +1,5 @@
-"""Rendering approved cards for a prompt."""
+"""Rendering approved cards for a prompt: each inside a ``<skill-card>`` envelope it cannot
+close or forge, its text otherwise exactly as the reviewer read it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ from chimera_cards.trust.policy import (
     is_clean_path,
 )
 
-__all__ = ["Match", "MatchList", "RenderCache", "prompt_preview", "render_for_prompt", "render_one"]
+__all__ = [
+    "Match",
+    "MatchList",
+    "RenderCache",
+    "defuse_envelope",
+    "prompt_preview",
+    "render_for_prompt",
+    "render_one",
+]
 
 
 @dataclass
@@ -109,13 +118,63 @@ def _attr(value: str) -> str:
     return html.escape(value, quote=True)
 
 
-def _escape_text(text: str) -> str:
-    # '&' first (html.escape does), then '<' and '>': the text can no longer contain a tag.
-    return html.escape(text, quote=False)
+# The envelope's tag name; a body may hold any text but a sequence that reads as this tag.
+_ENVELOPE_TAG = "skill-card"
+# Characters a reader (or a model) passes over between '<', '/' and the tag's letters: spaces,
+# format and combining characters, controls.
+_PASSED_OVER = frozenset({"Cf", "Mn", "Me", "Zs", "Zl", "Zp", "Cc"})
+_LOOKAHEAD = 64  # a tag spelt with more filler than this is not read as one
+
+
+def _reads_as_envelope_tag(text: str, start: int) -> bool:
+    """Whether the ``<`` at ``start`` opens something a reader could take for ``<skill-card``
+    or ``</skill-card``: case, width, spaces and invisible characters do not count."""
+    import unicodedata
+
+    matched, slash = 0, False
+    end = min(len(text), start + 1 + _LOOKAHEAD)
+    for index in range(start + 1, end):
+        ch = text[index]
+        if ch.isspace() or unicodedata.category(ch) in _PASSED_OVER:
+            continue
+        if ch == "/" and matched == 0 and not slash:
+            slash = True
+            continue
+        folded = unicodedata.normalize("NFKC", ch).lower()
+        if folded != _ENVELOPE_TAG[matched : matched + len(folded)]:
+            return False
+        matched += len(folded)
+        if matched == len(_ENVELOPE_TAG):
+            return True
+    return False
+
+
+def defuse_envelope(text: str) -> str:
+    """``text`` as written, except that a ``<`` opening what reads as the envelope's own tag
+    becomes ``&lt;``: the one change that keeps a card from closing or forging ``<skill-card>``.
+
+    Args:
+        text: card text (or a file listing) going inside the envelope.
+    Returns:
+        The text, unchanged unless it spells the envelope's tag.
+    """
+    if "<" not in text:
+        return text
+    out, last = [], 0
+    position = text.find("<")
+    while position != -1:
+        if _reads_as_envelope_tag(text, position):
+            out.append(text[last:position])
+            out.append("&lt;")
+            last = position + 1
+        position = text.find("<", position + 1)
+    out.append(text[last:])
+    return "".join(out)
 
 
 def render_one(m: Match) -> str:
-    """One match as a ``<skill-card ...>`` block, its text escaped so it cannot close the wrapper.
+    """One match as a ``<skill-card ...>`` block, its text as written except where it would read
+    as the envelope's own tag (``defuse_envelope``), so it cannot close the wrapper.
 
     Args:
         m: a match the gate returned.
@@ -133,19 +192,20 @@ def render_one(m: Match) -> str:
     if m.files:
         # The other files are listed, never inlined: the agent opens the one it needs.
         lines = "".join(f"- {path} ({size} bytes)\n" for path, size in m.files)
-        listing = f"\nOther files in this skill:\n{_escape_text(lines)}"
+        listing = f"\nOther files in this skill:\n{defuse_envelope(lines)}"
     return (
         f'<skill-card name="{_attr(m.name)}" sha256="{_attr(m.sha256)}" '
         f'provenance="{_attr(m.provenance)}" review="{_attr(review)}">\n'
-        f"{_escape_text(m.text.rstrip())}\n"
+        f"{defuse_envelope(m.text.rstrip())}\n"
         f"{listing}"
         "</skill-card>"
     )
 
 
 def render_for_prompt(matches: list[Match]) -> str:
-    """The cards as prompt text. Card text is escaped (``&`` ``<`` ``>``), so it cannot close or
-    forge a ``<skill-card>`` wrapper; read it as text, not markup."""
+    """The cards as prompt text. Card text arrives as written (``cd x && make`` stays a command
+    to run), yet cannot close or forge a ``<skill-card>`` wrapper: only a ``<`` opening that tag
+    is written ``&lt;``."""
     return "\n\n".join(render_one(m) for m in matches)
 
 

@@ -14,11 +14,11 @@ from chimera_cards.errors import (
     StatusChangeError,
     TamperedBlobError,
     TrustConflictError,
-    UnknownCardError,
     UnknownVersionError,
     UntrustedKeyError,
     UsageError,
 )
+from chimera_cards.review.refs import resolve_version
 from chimera_cards.review.supersession import (
     DowngradeError,
     name_verdicts,
@@ -50,7 +50,6 @@ from chimera_cards.trust.policy import (
     sign_statement,
     trusted_keys,
 )
-from chimera_cards.util.integrity import parse_sha256
 
 __all__ = [
     "Change",
@@ -431,14 +430,14 @@ def _decide(
     allow_downgrade: bool = False,
     expires: str | None = None,
 ) -> Decision:
-    sha = parse_sha256(sha256)
     keyid = public_of(private).keyid
     history: dict = {}
     with store.transaction() as conn:
+        # A digest, a unique 12+ digit prefix, or a one-file bundle's SKILL.md SHA-256; the
+        # statement below always binds the version's own digest.
+        sha = resolve_version(store, name, sha256, verb=decision).sha256
         version = store.version(name, sha)
         if version is None:
-            if not store.versions(name=name):
-                raise UnknownCardError(f"no card named {name!r} in the store")
             raise UnknownVersionError(
                 f"no version of {name!r} has sha256 {sha[:16]}…; you must give the hash of the "
                 f"bytes you reviewed (see `chimera-cards review {name}`)"
@@ -636,7 +635,7 @@ def retire(store: Store, name: str, sha256: str | None = None, reason: str = "")
                     f"{name!r} has no active version to retire (give --sha256)"
                 )
         else:
-            sha = parse_sha256(sha256)
+            sha = resolve_version(store, name, sha256, option="--digest", verb="retire").sha256
             version = store.version(name, sha)
             if version is None:
                 raise UnknownVersionError(f"no version of {name!r} has sha256 {sha[:16]}…")

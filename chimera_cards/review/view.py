@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import sqlite3
 from dataclasses import asdict, dataclass, field
@@ -17,6 +16,8 @@ from chimera_cards.errors import (
 )
 from chimera_cards.retrieve.render import prompt_preview
 from chimera_cards.review.decisions import accepted_findings, verdict_for
+from chimera_cards.review.refs import resolve_version
+from chimera_cards.review.screen import format_screen, unified_diff
 from chimera_cards.review.supersession import standing
 from chimera_cards.scan.codescan import BundleScan, finding_id, lint_bundle, scan_bundle
 from chimera_cards.scan.hidden import reveal
@@ -29,7 +30,7 @@ from chimera_cards.trust.policy import (
     is_clean_path,
     trusted_keys,
 )
-from chimera_cards.util.integrity import parse_sha256, sha256_hex
+from chimera_cards.util.integrity import sha256_hex
 
 __all__ = [
     "ExpiringApproval",
@@ -266,13 +267,11 @@ def _file_diffs(old: Bundle, new: Bundle, name: str, old_sha: str, new_sha: str)
     out = []
     for path in sorted({*change.added, *change.removed, *change.changed}, key=str.encode):
         out.append(
-            "".join(
-                difflib.unified_diff(
-                    lines(old, path),
-                    lines(new, path),
-                    fromfile=f"{name}@{old_sha[:12]}/{path}",
-                    tofile=f"{name}@{new_sha[:12]}/{path}",
-                )
+            unified_diff(
+                lines(old, path),
+                lines(new, path),
+                fromfile=f"{name}@{old_sha[:12]}/{path}",
+                tofile=f"{name}@{new_sha[:12]}/{path}",
             )
         )
     for path in change.mode_changed:
@@ -289,11 +288,11 @@ def _review_view(store: Store, name: str, sha256: str | None) -> ReviewView:
             if not store.versions(name=name):
                 raise UnknownCardError(f"no card named {name!r} in the store")
             raise UnknownVersionError(
-                f"{name!r} has no pending version; give --sha256 to review another"
+                f"{name!r} has no pending version; give --digest to review another"
             )
         sha = pending[-1].sha256
     else:
-        sha = parse_sha256(sha256)
+        sha = resolve_version(store, name, sha256, verb="review").sha256
     version = store.version(name, sha)
     if version is None:
         raise UnknownVersionError(f"no version of {name!r} has sha256 {sha[:16]}…")
@@ -386,64 +385,13 @@ def _format_scanners(v: ReviewView) -> list[str]:
     return out
 
 
-def format_view(v: ReviewView) -> str:
-    """The review screen as text: what `chimera-cards review NAME` prints and the demo shows."""
-    out = [
-        f"card:       {v.name}",
-        f"sha256:     {v.sha256}",
-        f"status:     {v.status}" + (f" ({v.reason})" if v.reason else ""),
-        f"provenance: {v.provenance}",
-        f"origin:     {v.origin}"
-        + (f" -> {v.final_url}" if v.final_url and v.final_url != v.origin else ""),
-        f"approvals:  {len(v.verdict['approvers'])} of {v.verdict['threshold']} required"
-        + (f" ({', '.join(v.expired)}: expired)" if v.expired else ""),
-        *([f"downgrade:  {v.downgrade}"] if v.downgrade else []),
-        "",
-        f"== manifest: {len(v.manifest)} file(s), bundle digest {v.digest} ==",
-    ]
-    for f in v.manifest:
-        mode = "755" if f["executable"] else "644"
-        out.append(f"{mode} {f['size']:>9} {f['sha256']}  {f['path']}")
-    out += [
-        "",
-        "== what an agent would be given once approved (hidden characters shown as <U+XXXX>) ==",
-        v.revealed_prompt_text.rstrip("\n"),
-    ]
-    for f in v.files:
-        if f["path"] == SKILL_FILE:
-            continue
-        if f["kind"] == "binary":
-            out += ["", f"== {f['path']}: binary, {f['size']} bytes, {f['type']}, {f['sha256']} =="]
-            continue
-        what = f"script ({f['language']})" if f["kind"] == "script" else "text"
-        out += ["", f"== {f['path']}: {what}, {f['size']} bytes (hidden characters shown) =="]
-        out.append(f["text"].rstrip("\n"))
-    out += ["", f"== findings ({len(v.findings)}) =="]
-    for f in v.findings:
-        mark = " (accepted)" if f.get("id") in v.accepted else ""
-        out.append(f"{f['severity']} {f.get('id')} {f['message']}{mark}")
-    if not v.findings:
-        out.append("none")
-    out += _format_scanners(v)
-    out.append("")
-    if v.diff_against:
-        c = v.changes
-        summary = ", ".join(
-            f"{len(c.get(k, []))} {label}"
-            for k, label in (
-                ("added", "added"),
-                ("removed", "removed"),
-                ("changed", "changed"),
-                ("mode_changed", "mode changed"),
-            )
-        )
-        out.append(f"== diff against last approved version {v.diff_against[:12]} ({summary}) ==")
-        out.append(v.diff.rstrip("\n") or "(identical files)")
-    else:
-        out.append("== diff: no earlier approved version of this name ==")
-    out.append("")
-    flag = " --allow-downgrade" if v.downgrade else ""
-    out.append(
-        f"approve with: chimera-cards approve {v.name} --key KEYFILE --sha256 {v.sha256}{flag}"
-    )
-    return "\n".join(out)
+def format_view(v: ReviewView, *, files: bool = False) -> str:
+    """The review screen as text: what `chimera-cards review NAME` prints and the demo shows.
+
+    Args:
+        v: the view.
+        files: every file in full, not only the diff against the last approved version.
+    Returns:
+        The screen (``review.screen.format_screen``), other scanners' runs after our findings.
+    """
+    return format_screen(v, files=files, after_findings=_format_scanners(v))

@@ -428,7 +428,18 @@ def _security_off(cmd: Command) -> list[CommandFinding]:
             what = f"turns off TLS checks ({assign})"
     if what is None:
         return []
-    return [CommandFinding("security-disable", "warning", f"{what}: {_shown(cmd)}", cmd.line)]
+    # Switching the machine's own protection off, or wiping the traces, is no step a task needs.
+    hostile = what.startswith(_HOSTILE_OFF)
+    severity = "error" if hostile else "warning"
+    return [CommandFinding("security-disable", severity, f"{what}: {_shown(cmd)}", cmd.line)]
+
+
+_HOSTILE_OFF = (
+    "turns SELinux off", "turns the firewall off", "stops a security service",
+    "flushes the firewall", "turns Gatekeeper off", "turns System Integrity Protection off",
+    "turns Windows Defender off", "deletes logs", "clears the shell history",
+    "deletes the system journal", "stops the shell history",
+)  # fmt: skip
 
 
 def command_findings(commands: list[Command]) -> list[CommandFinding]:

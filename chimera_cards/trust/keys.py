@@ -56,6 +56,39 @@ def default_keyfile(name: str) -> Path:
     return default_store_path().parent / "keys" / f"{name}.key"
 
 
+def find_private_key(spec: str | os.PathLike, store_path: str | os.PathLike | None = None) -> Path:
+    """The private key file ``--key`` names: a path, or the NAME ``keys generate NAME`` used.
+
+    A NAME (no path separator, not an existing file) is looked up as ``keys/NAME.key`` beside
+    the store in use, then beside the default store (where ``keys generate`` writes it).
+
+    Args:
+        spec: what was given to ``--key``.
+        store_path: the store the command opens (``--store``), if given.
+    Returns:
+        The key file's path (whether it can be read is ``load_private_key``'s question).
+    Raises:
+        UsageError: a NAME with no key file in either place (the places are listed).
+    """
+    path = Path(spec).expanduser()
+    text = str(spec)
+    if path.exists() or os.sep in text or "/" in text or not KEY_NAME_RE.match(text):
+        return path
+    places = []
+    if store_path is not None:
+        places.append(Path(store_path).parent / "keys" / f"{text}.key")
+    places.append(default_keyfile(text))
+    places = list(dict.fromkeys(places))
+    for place in places:
+        if place.is_file():
+            return place
+    raise UsageError(
+        f"no key file {text!r} and no key named {text!r} in "
+        f"{' or '.join(str(p.parent) for p in places)} (`chimera-cards keys generate {text}` "
+        "makes one)"
+    )
+
+
 def check_key_name(name: str) -> str:
     # The name becomes a file name and a trust-list entry: keep it to a safe, printable alphabet.
     if not KEY_NAME_RE.match(name):

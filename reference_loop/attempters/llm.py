@@ -41,6 +41,7 @@ from reference_loop.attempters.edits import (
     editable_files,
     parse_edit,
 )
+from reference_loop.attempters.model_errors import FinalModelError
 from reference_loop.attempters.model_worker import (
     ModelWorker,
     WorkerDied,
@@ -254,7 +255,7 @@ class LLMAttempter:
         assert self.worker is not None
         try:
             return self.worker.request(kind, payload, timeout=timeout)
-        except (WorkerTimeout, WorkerDied):
+        except (WorkerTimeout, WorkerDied, FinalModelError):
             raise
         except LoopError:
             return None  # the model cannot answer this question; fall back
@@ -330,6 +331,9 @@ class LLMAttempter:
         except WorkerTimeout:
             call.error = f"timed out after {self.timeout:g}s; the model call was abandoned"
             return self._fail_call(call)
+        except FinalModelError as exc:
+            call.error = str(exc)
+            raise  # the same on every attempt: the run stops here
         except LoopError as exc:
             call.error = str(exc)
             return self._fail_call(call)

@@ -8,7 +8,9 @@ point at a log file, a call that outlives its timeout is answered by killing the
 stopping the bench kills the worker with it.
 
 Protocol over a ``multiprocessing`` pipe: the parent sends ``(kind, payload)``; the worker answers
-``("ok", value)`` or ``("error", "ExcType: first line")``. Kinds: ``prompt`` (text, options) ->
+``("ok", value)``, ``("error", "ExcType: first line")``, or ``("final", (kind, line))`` for an
+error no retry can change (``model_errors.final_reason``: no key, a refused key, an unknown
+model, a prompt over the context). Kinds: ``prompt`` (text, options) ->
 reply dict, ``count`` (text, options) -> tokens or None, ``context`` (options) -> tokens or None.
 
 Plugin modules named in ``REFERENCE_LOOP_LLM_PLUGINS`` (comma-separated import paths) are
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
+from reference_loop.attempters.model_errors import FinalModelError, final_reason
 from reference_loop.errors import LoopError
 
 __all__ = [
@@ -66,6 +69,14 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
+def _answer(exc: BaseException, model: Any, model_id: str) -> tuple[str, Any]:
+    """The worker's answer for a failed request: final when no retry can change it."""
+    problem = final_reason(exc, model, model_id)
+    if problem is not None:
+        return ("final", (problem.kind, problem.message))
+    return ("error", _first_line(exc))
+
+
 def _reply(model: Any, text: str, options: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     response = model.prompt(text, **options)
@@ -100,7 +111,7 @@ def _serve(conn: Connection, model_id: str) -> None:
         load_plugin_modules(llm)
         model = llm.get_model(model_id)
     except BaseException as exc:
-        conn.send(("error", _first_line(exc)))
+        conn.send(_answer(exc, None, model_id))
         return
     conn.send(("ok", "ready"))
     while True:
@@ -124,7 +135,7 @@ def _serve(conn: Connection, model_id: str) -> None:
             else:
                 raise ValueError(f"unknown request {kind!r}")
         except Exception as exc:  # the model's failure is the answer, not the worker's end
-            conn.send(("error", _first_line(exc)))
+            conn.send(_answer(exc, model, model_id))
             continue
         conn.send(("ok", value))
 
@@ -163,6 +174,9 @@ class ModelWorker:
         child.close()
         self.process, self.conn = proc, parent
         status, value = self._receive(START_TIMEOUT, what="start")
+        if status == "final":
+            self.kill()
+            raise FinalModelError(value[1], kind=value[0])
         if status != "ok":
             self.kill()
             raise WorkerDied(f"the model worker could not start: {value}")
@@ -186,7 +200,8 @@ class ModelWorker:
             ) from None
 
     def request(self, kind: str, payload: Any, *, timeout: float | None) -> Any:
-        """Send one request and wait for its answer; a model-side error is a LoopError."""
+        """Send one request and wait for its answer; a model-side error is a LoopError, one no
+        retry can change a FinalModelError."""
         if self.process is None or self.process.poll() is not None:
             self._start()
         assert self.conn is not None
@@ -196,6 +211,8 @@ class ModelWorker:
             self.kill()
             raise WorkerDied(f"the model worker is gone{self.log_tail()}") from None
         status, value = self._receive(timeout, what=kind)
+        if status == "final":
+            raise FinalModelError(value[1], kind=value[0])
         if status != "ok":
             raise LoopError(value)
         return value

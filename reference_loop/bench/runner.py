@@ -37,6 +37,7 @@ from typing import Any
 
 from reference_loop.attempters.base import AttemptOutcome
 from reference_loop.attempters.factory import fit_to_task, make_attempter
+from reference_loop.attempters.model_errors import FinalModelError
 from reference_loop.bench.stats import PairedComparison, paired_compare
 from reference_loop.core.history import DEFAULT_BUDGET
 from reference_loop.core.planner import make_planner
@@ -153,6 +154,7 @@ class RunOutcome:
     calls: list[dict[str, Any]] = field(default_factory=list)  # per model call: CallInfo dicts
     history_budget: int = DEFAULT_BUDGET  # chars the history could take (fitted to the context)
     history_cut_chars: int = 0  # most chars the shrink stages cut from one attempt's history
+    stopped_by: str = ""  # an error no retry changes (no key, ...) that ended the run at once
 
     @property
     def repeat_count(self) -> int:
@@ -296,7 +298,10 @@ def summarise_arm(arm: Arm, runs: Sequence[RunOutcome], max_attempts: int) -> Ar
         )
     applied = sum(sum(r.edits) for r in runs)
     model_errors = sum(1 for r in runs for step in r.failing_steps if step in MODEL_STEPS)
-    if valid and attempts and applied == 0:
+    stopped = next((r.stopped_by for r in runs if r.stopped_by), "")
+    if stopped:
+        valid, gate = False, f"VOID: {stopped}"
+    elif valid and attempts and applied == 0:
         shown = (
             ", ".join(
                 f"{k} {v}"
@@ -528,6 +533,30 @@ def _close(att: Any) -> None:
         closer()
 
 
+def stopped_outcome(arm: str, task: str, seed: int, reason: str, wall: float = 0.0) -> RunOutcome:
+    """The outcome of a run that an error no retry changes ended in its first attempt."""
+    return RunOutcome(
+        arm=arm,
+        task=task,
+        seed=seed,
+        solved=False,
+        solved_at=None,
+        attempts=1,
+        verdicts=["fail"],
+        fingerprints=[""],
+        repeats=[False],
+        injections=0,
+        last_prompt_chars=0,
+        replans=0,
+        escalations=0,
+        wall=wall,
+        failing_steps=["model"],
+        edits=[False],
+        violations=[False],
+        stopped_by=reason,
+    )
+
+
 def run_one(
     task: Task,
     arm: Arm,
@@ -572,7 +601,10 @@ def run_one(
     try:
         started = time.monotonic()
         copy = copy_project(task, Path(tmp) / task.name)
-        result = run_task(task, _Guarded(built[0], live.stop), workspace=copy, options=options)
+        try:
+            result = run_task(task, _Guarded(built[0], live.stop), workspace=copy, options=options)
+        except FinalModelError as exc:
+            return stopped_outcome(arm.name, task.name, seed, str(exc), time.monotonic() - started)
         calls = [c.to_dict() for att in built for c in getattr(att, "calls", [])]
         calls.sort(key=lambda c: c["attempt"])
         return outcome_from_result(
@@ -725,12 +757,17 @@ def _run_all(
     live = _Live()
     started = time.monotonic()
 
+    final: list[str] = []  # an error no retry changes: every later run would meet it too
+
     def worker() -> None:
         while not live.stop.is_set():
             try:
                 task, arm, seed = todo.get_nowait()
             except queue.Empty:
                 return
+            if final:
+                done.put(stopped_outcome(arm.name, task.name, seed, final[0]))
+                continue
             try:
                 out: RunOutcome | BaseException = run_one(
                     task,
@@ -746,6 +783,8 @@ def _run_all(
                 )
             except BaseException as exc:  # reported by the main thread, never a thread traceback
                 out = exc
+            if isinstance(out, RunOutcome) and out.stopped_by:
+                final.append(out.stopped_by)
             done.put(out)
 
     # Daemon threads: a run stuck in a call that ignores the stop cannot keep the process alive.

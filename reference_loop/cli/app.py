@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,8 +12,8 @@ import click
 from chimera_cards.cli.common import SECONDS, echo_json, reports_errors
 from chimera_cards.cli.group import ChimeraGroup
 from reference_loop import __version__
-from reference_loop.attempters.edits import EDIT_FORMATS
 from reference_loop.attempters.factory import fit_to_task, make_attempter
+from reference_loop.cli.options import model_options
 from reference_loop.core.cards import CARDS_IN, DEFAULT_CARDS_IN, DEFAULT_K, cards_from_options
 from reference_loop.core.cards import describe as describe_cards
 from reference_loop.core.events import Event, EventLog
@@ -20,7 +21,7 @@ from reference_loop.core.history import DEFAULT_BUDGET, MODES
 from reference_loop.core.planner import make_planner
 from reference_loop.core.records import describe_files
 from reference_loop.errors import LoopUsageError
-from reference_loop.process.run import exits_cleanly_on_sigterm
+from reference_loop.process.run import Terminated, exits_cleanly_on_sigterm
 from reference_loop.process.sandbox import make_sandbox, sandbox_attempters
 from reference_loop.process.textsafe import visible
 from reference_loop.run.check import run_check
@@ -54,8 +55,11 @@ def progress_line(event: Event, max_attempts: int) -> str | None:
         line = f"attempt {d['attempt']}/{max_attempts}: {d['verdict']}"
         if d.get("files"):
             line += f" (touched {describe_files(d['files'], d.get('files_total'), limit=5)})"
-        if d.get("signature"):
-            line += f" — {d['signature']}"
+        # The failing tool step (a model call, an edit that did not apply) before the tests'
+        # output: when the attempter failed, the tests failing is only its consequence.
+        shown = d.get("step") or d.get("signature")
+        if shown:
+            line += f" — {shown if len(shown) <= 200 else shown[:199] + '…'}"
         return line
     if event.kind == "protected_violation":
         return (
@@ -219,13 +223,7 @@ def main() -> None:
     show_default=True,
     help="Cards in every prompt (each attempt is a fresh call) or only the first.",
 )
-@click.option(
-    "--edit-format",
-    type=click.Choice(EDIT_FORMATS),
-    default="auto",
-    show_default=True,
-    help="The reply format an llm: attempter is taught (auto: whole files for a small task).",
-)
+@model_options
 @click.option(
     "--protect",
     "protect",
@@ -274,6 +272,8 @@ def run_cmd(
     cards_store: str | None,
     cards_k: int,
     cards_in: str,
+    model_options: tuple[tuple[str, str], ...],
+    context_tokens: int | None,
     edit_format: str,
     protect: tuple[str, ...],
     use_sandbox: bool,
@@ -295,8 +295,17 @@ def run_cmd(
         if verify or task_text or candidates:
             raise LoopUsageError("--verify, --task-text and --candidates go with --workspace")
         task = resolve_task(task_ref or "")
-    main_attempter = make_attempter(attempter, seed=seed, task=task)
-    stronger = make_attempter(escalate_to, seed=seed, task=task) if escalate_to else None
+    options_given = dict(model_options)
+    main_attempter = make_attempter(
+        attempter, seed=seed, task=task, options=options_given, context_tokens=context_tokens
+    )
+    stronger = (
+        make_attempter(
+            escalate_to, seed=seed, task=task, options=options_given, context_tokens=context_tokens
+        )
+        if escalate_to
+        else None
+    )
     set_edit_format(edit_format, main_attempter, stronger)
     sandbox_attempters(sandbox, main_attempter, stronger)
     budget = fit_to_task(task, budget, main_attempter, stronger, transcripts=prompts_dir)
@@ -322,7 +331,23 @@ def run_cmd(
             click.echo(f"warning: {line}", err=True)
         click.echo(describe_cards(cards), err=True)
     with EventLog(sink=_stderr_sink(max_attempts), jsonl_path=events_path) as log:
-        result = run_task(task, main_attempter, workspace=workspace, options=options, events=log)
+        try:
+            result = run_task(
+                task, main_attempter, workspace=workspace, options=options, events=log
+            )
+        except Terminated:
+            raise  # exits_cleanly_on_sigterm says it (exit 143)
+        except KeyboardInterrupt:  # Ctrl-C: the loop has put the workspace back already
+            restored = [
+                e.data.get("paths", 0)
+                for e in log.events()
+                if e.kind == "workspace_restored" and e.data.get("reason") == "interrupted"
+            ]
+            what = (
+                f"workspace restored ({restored[-1]} files)" if restored else "nothing to restore"
+            )
+            click.echo(f"interrupted — {what}", err=True)
+            sys.exit(128 + signal.SIGINT)
     if as_json:
         echo_json({**result.to_dict(), "cards": cards.to_dict() if cards else None})
     else:

@@ -6,19 +6,20 @@ Registered on the ``reference-loop`` group by ``reference_loop.cli`` with one
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import signal
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
 import click
 
 from chimera_cards.cli.common import SECONDS, reports_errors
-from reference_loop.attempters.edits import EDIT_FORMATS
 from reference_loop.bench.runner import (
     ARMS,
     DEFAULT_ATTEMPTER,
@@ -31,6 +32,7 @@ from reference_loop.bench.runner import (
     run_bench,
     write_plot,
 )
+from reference_loop.cli.options import model_options
 from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.process.stop import signals_raise_stopped
 from reference_loop.run.loop import DEFAULT_MAX_ATTEMPTS
@@ -77,6 +79,42 @@ def write_json_file(path: Path, data: dict) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise LoopUsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def run_line(outcome: RunOutcome, done: int, total: int) -> str:
+    """One line for a finished run, for a log or a pipe (no terminal to draw a bar on)."""
+    if outcome.stopped_by:
+        what = f"stopped: {outcome.stopped_by}"
+    elif outcome.solved:
+        what = f"solved at attempt {outcome.solved_at}"
+    else:
+        what = "not solved"
+    tries = f"{outcome.attempts} attempt{'s' if outcome.attempts != 1 else ''}"
+    return (
+        f"bench {done}/{total}: {outcome.arm} {outcome.task} seed {outcome.seed}: {what} "
+        f"({tries}, {outcome.wall:.1f} s)"
+    )
+
+
+@contextlib.contextmanager
+def _progress(err: TextIO, total: int) -> Iterator[Callable[[RunOutcome], None]]:
+    """What to call per finished run: a progress bar on a terminal; on a pipe or a log file
+    (where a bar prints nothing until the end) one line per run."""
+    if err.isatty():
+        with click.progressbar(
+            length=max(total, 0), label="bench", file=err, show_pos=True, item_show_func=_show_run
+        ) as bar:
+            yield lambda outcome: bar.update(1, outcome)
+        return
+    finished = 0
+
+    def line(outcome: RunOutcome) -> None:
+        nonlocal finished
+        finished += 1
+        click.echo(run_line(outcome, finished, total), file=err)
+        err.flush()
+
+    yield line
 
 
 def _show_run(outcome: RunOutcome | None) -> str:
@@ -142,28 +180,7 @@ def _show_run(outcome: RunOutcome | None) -> str:
     help="Seconds one attempt of a cmd: agent or llm: model may take (default 600); then the "
     "agent's process group or the model worker is killed and the attempt fails.",
 )
-@click.option(
-    "-o",
-    "--option",
-    "model_options",
-    type=(str, str),
-    multiple=True,
-    metavar="KEY VALUE",
-    help="A model option passed to llm (as `llm -o`), e.g. -o n_ctx 8192 -o max_tokens 512.",
-)
-@click.option(
-    "--edit-format",
-    type=click.Choice(EDIT_FORMATS),
-    default="auto",
-    show_default=True,
-    help="The reply format taught to llm: models (auto picks by task size).",
-)
-@click.option(
-    "--context-tokens",
-    type=click.IntRange(min=1),
-    default=None,
-    help="The model's context window, when the model does not report it.",
-)
+@model_options
 @click.option(
     "--prompts-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -242,16 +259,7 @@ def bench_cmd(
     # A bad spec or a prompt that cannot fit the model is refused before the progress bar.
     budgets = check_attempters(tasks, attempter, escalate_to, settings)
     total = len(tasks) * seeds * len(chosen)
-    with (
-        signals_raise_stopped(),
-        click.progressbar(
-            length=max(total, 0),
-            label="bench",
-            file=err,
-            show_pos=True,
-            item_show_func=_show_run,
-        ) as bar,
-    ):
+    with signals_raise_stopped(), _progress(err, total) as progress:
         result = run_bench(
             tasks,
             attempter=attempter,
@@ -261,10 +269,17 @@ def bench_cmd(
             escalate_to=escalate_to,
             jobs=jobs if jobs is not None else default_jobs(attempter),
             ignore=ignore,
-            progress=lambda o: bar.update(1, o),
+            progress=progress,
             settings=settings,
             budgets=budgets,
         )
+    _finish(result, out, err, out_path, plot_path, as_json)
+
+
+def _finish(
+    result, out: TextIO, err: TextIO, out_path: Path | None, plot_path: Path | None, as_json: bool
+) -> None:
+    """Write the results, print the table, and exit with the bench's code."""
     if out_path is not None:
         write_json_file(out_path, result.to_dict())
     if plot_path is not None and not result.partial:

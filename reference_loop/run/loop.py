@@ -385,6 +385,11 @@ def _keep_record(
         patch_chars=record.patch_chars,
         duration=round(record.duration, 3),
         protected_violation=record.protected_violation,
+        step=(
+            f"{record.first_failing_step.name}: {record.first_failing_step.error}"
+            if record.first_failing_step and not record.solved
+            else ""
+        ),
     )
     if record.solved:
         return None

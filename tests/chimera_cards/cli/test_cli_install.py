@@ -113,7 +113,12 @@ def test_the_install_story(env, card_server):
     assert "modified pdf-tools  changed SKILL.md" in result.stdout
     assert "unknown  hand-made  not in the store" in result.stdout
 
-    run("install", "pdf-tools", "--agent", "claude")  # ours: repaired without --force
+    # Ours, but changed since: install names what would be lost and needs --force to repair.
+    refused = one_error_line(run("install", "pdf-tools", "--agent", "claude", ok=False))
+    assert "changed SKILL.md" in refused and "--force" in refused
+    assert b"evil.example" in (skills / "pdf-tools" / "SKILL.md").read_bytes()
+    run("install", "pdf-tools", "--agent", "claude", "--force")
+    assert b"evil.example" not in (skills / "pdf-tools" / "SKILL.md").read_bytes()
     run("trust", "remove", "alice")
     found = states(run("check", "--agent", "claude", "--json", ok=False))
     assert found["pdf-tools"]["state"] == "revoked"
@@ -355,7 +360,9 @@ def test_the_multi_file_story(env, card_server):
     }
     assert found["hand-made"]["state"] == "unknown"
 
-    run("install", "pdf-kit", "--agent", "claude")  # ours: put back without --force
+    refused = one_error_line(run("install", "pdf-kit", "--agent", "claude", ok=False))
+    assert "changed scripts/extract.py" in refused and "added notes.txt" in refused
+    run("install", "pdf-kit", "--agent", "claude", "--force")  # ours: put back with --force
     run("trust", "remove", "alice")
     assert states(run("check", "--agent", "claude", "--json", ok=False))["pdf-kit"]["state"] == (
         "revoked"

@@ -37,7 +37,10 @@ def test_clean_library_exits_0_with_summary(tmp_path):
     write(tmp_path, "good-card", GOOD)
     result = run("lint", "--profile", "chimera", tmp_path)
     assert result.exit_code == 0, result.output
-    assert result.output.strip() == "1 card: 0 error(s), 0 warning(s), 0 info"
+    assert result.output == (
+        f"{tmp_path / 'good-card'}: 0 errors, 0 warnings, 0 info\n"
+        "1 skill: 0 errors, 0 warnings, 0 info\n"
+    )
 
 
 def test_errors_exit_1_and_show_path_line_rule(tmp_path):
@@ -51,7 +54,7 @@ def test_errors_exit_1_and_show_path_line_rule(tmp_path):
 def test_plain_agent_skills_card_passes_by_default_and_fails_the_chimera_profile(tmp_path):
     card = write(tmp_path, "plain-card", PLAIN)
     assert run("lint", "--profile", "chimera", card).exit_code == 1
-    result = run("lint", card)
+    result = run("lint", "-v", card)
     assert result.exit_code == 0, result.output
     assert "info [url] links to https://example.com" in result.output
 
@@ -212,14 +215,14 @@ def test_a_skill_folder_lints_every_file_with_its_path(tmp_path):
     from conftest import make_skill
 
     skill = make_skill(tmp_path, "multi-file", BUNDLE_FILES)
-    result = run("lint", skill)
+    result = run("lint", "-v", skill)
     assert result.exit_code == 1, result.output  # the hidden comment in Markdown is an error
     out = result.output
     assert f"{skill / 'references/notes.md'}:3: error [html-comment]" in out
     assert f"{skill / 'scripts/run.py'}:1: info [code-exec] imports subprocess" in out
     assert f"{skill / 'scripts/run.py'}:2: info [code-exec] calls subprocess.run" in out
     assert f"{skill / 'assets/logo.png'}:0: info [binary-file]" in out
-    assert out.strip().splitlines()[-1].startswith("1 card: 2 error(s)")  # comment + phrase
+    assert out.strip().splitlines()[-1].startswith("1 skill: 2 errors")  # comment + phrase
 
 
 def test_a_skill_md_file_is_still_linted_alone(tmp_path):

@@ -112,7 +112,7 @@ def test_review_approve_reject_retire_match_through_the_cli(env, card_server):
     assert [(q["name"], q["sha256"]) for q in queue] == [("flaky-tests", sha)]
     screen = run("review", "flaky-tests").stdout
     assert (
-        '<skill-card name="flaky-tests"' in screen and url in screen and f"--sha256 {sha}" in screen
+        '<skill-card name="flaky-tests"' in screen and url in screen and f"--digest {sha}" in screen
     )
     pending = run("match", "flaky", ok=False)  # nothing approved matches: exit 1, like grep
     assert (pending.exit_code, pending.stdout) == (1, "")

@@ -206,12 +206,12 @@ def test_card_text_cannot_close_or_forge_the_wrapper():
         '<skill-card name="trusted-admin"' not in out
         and '&lt;skill-card name="trusted-admin"' in out
     )
-    assert "&lt;/skill-card&gt;" in out and "&amp;lt;/skill-card&amp;gt;" in out
-    # Unescaping the body gives back exactly the card's text.
-    import html
-
+    # Only the '<' of each envelope tag is written &lt;: the rest is the card's text as written,
+    # its own "&lt;/skill-card&gt;" included.
     body = out.split("\n", 1)[1].split("\n</skill-card>", 1)[0]
-    assert html.unescape(body) == evil
+    assert body == evil.replace("<skill-card", "&lt;skill-card").replace(
+        "</skill-card", "&lt;/skill-card"
+    )
 
 
 def test_a_card_name_cannot_break_out_of_its_attribute():

@@ -67,7 +67,9 @@ def test_review_shows_manifest_every_text_file_and_per_file_diff(store, alice, t
         "changed": ["references/guide.md"],
         "mode_changed": ["scripts/extract.py"],
     }
-    text = review.format_view(view)
+    # An update shows the diff; every file in full only when asked (review --files).
+    assert "== scripts/extract.py: script (python)" not in review.format_view(view)
+    text = review.format_view(view, files=True)
     assert "== manifest: 4 file(s)" in text
     assert "Read this<U+200B> first." in text  # hidden characters made visible
     assert "== scripts/extract.py: script (python)" in text

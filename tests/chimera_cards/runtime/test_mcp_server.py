@@ -168,12 +168,14 @@ def test_an_approval_shows_up_without_a_restart(world):
     run(session())
 
 
-def test_served_from_an_agent_folder_only_ok_folders_are_there_and_no_receipt(world):
+@pytest.mark.parametrize("how", ["--from", "--agent"])
+def test_served_from_an_agent_folder_only_ok_folders_are_there_and_no_receipt(world, how):
     skills = world.install("pdf-tools", "release-notes")
     assert (skills / "pdf-tools" / ".chimera-install.json").is_file()
+    where = (how, str(skills)) if how == "--from" else (how, "claude")
 
     async def session():
-        async with Client(serve_params(world, "--from", str(skills))) as client:
+        async with Client(serve_params(world, *where)) as client:
             entries = await skills_list(client)
             assert [e["frontmatter"]["name"] for e in entries] == ["pdf-tools", "release-notes"]
             uris = {r.uri for r in (await client.list_resources()).resources}
@@ -285,3 +287,30 @@ def test_without_the_mcp_sdk_serve_names_the_extra(world, monkeypatch):
     assert result.stderr == (
         "error: serve --mcp needs the MCP SDK: pip install 'chimera-cards[mcp]'\n"
     )
+
+
+def test_rows_forged_in_the_sqlite_file_serve_nothing_new(world):
+    """A pending version marked active by hand is still not approved; a trust row deleted by hand
+    (no re-evaluation by the store) still takes its reviewer's approvals away."""
+    import sqlite3
+
+    def forge(sql: str) -> bool:
+        conn = sqlite3.connect(world.store)
+        try:
+            conn.execute(sql)
+            conn.commit()
+            return True
+        except sqlite3.DatabaseError:
+            return False  # a store whose triggers refuse the forged row is just as safe
+        finally:
+            conn.close()
+
+    async def session():
+        async with Client(serve_params(world)) as client:
+            forge("UPDATE versions SET status = 'active' WHERE name = 'draft-skill'")
+            names = {e["frontmatter"]["name"] for e in await skills_list(client)}
+            assert names == {"pdf-tools", "release-notes"}
+            if forge("DELETE FROM trust"):
+                assert await skills_list(client) == []
+
+    run(session())

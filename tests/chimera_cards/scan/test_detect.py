@@ -462,9 +462,6 @@ def test_python_writing_a_shell_rc_file_is_persistence():
 SECURITY_OFF = {
     "chmod 777": "chmod -R 777 /opt/app",
     "git --no-verify": "git commit --no-verify -m wip",
-    "setenforce": "sudo setenforce 0",
-    "ufw disable": "sudo ufw disable",
-    "gatekeeper": "sudo spctl --master-disable",
     "tls off for node": "NODE_TLS_REJECT_UNAUTHORIZED=0 node app.js",
     "skip permissions": "claude -p 'fix it' --dangerously-skip-permissions",
 }
@@ -473,6 +470,20 @@ SECURITY_OFF = {
 @pytest.mark.parametrize("name", sorted(SECURITY_OFF))
 def test_switching_a_security_control_off_is_a_warning(name):
     assert worst(skill(block("bash", SECURITY_OFF[name])), "security-disable") == "warning"
+
+
+PROTECTION_OFF = {
+    "setenforce": "sudo setenforce 0",
+    "ufw disable": "sudo ufw disable",
+    "gatekeeper": "sudo spctl --master-disable",
+    "logs wiped": "rm -rf /var/log/audit/*",
+    "history cleared": "history -c",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROTECTION_OFF))
+def test_switching_the_machines_protection_off_or_wiping_traces_is_an_error(name):
+    assert worst(skill(block("bash", PROTECTION_OFF[name])), "security-disable") == "error"
 
 
 def test_chmod_of_a_script_is_not_a_security_finding():
@@ -639,13 +650,8 @@ def test_secrets_of_several_services_gathered_in_one_place_are_a_warning():
     assert worst(skill(block("python", code)), "credential-access") == "warning"
 
 
-def test_deleting_logs_or_history_is_a_warning():
-    for code in (
-        "rm -rf /tmp/.app-data/* /var/log/audit/*",
-        "history -c",
-        "HISTFILE=/dev/null bash",
-    ):
-        assert worst(skill(block("bash", code)), "security-disable") == "warning", code
+def test_stopping_the_shell_history_is_an_error():
+    assert worst(skill(block("bash", "HISTFILE=/dev/null bash")), "security-disable") == "error"
 
 
 def test_a_comment_line_does_not_turn_a_block_into_a_transcript():
