@@ -112,7 +112,9 @@ def _text(node: Any) -> str:
     return node.text.decode("utf-8", "replace")
 
 
-class _Js:
+class _JsFolding:
+    """A unit's state and the folding of constant expressions (names, strings, concatenations)."""
+
     def __init__(
         self,
         facts: JsFacts,
@@ -250,6 +252,10 @@ class _Js:
         return None
 
     # --- values -----------------------------------------------------------------------------
+
+
+class _Js(_JsFolding):
+    """The walk over a JavaScript unit: values, calls, sinks, functions and statements."""
 
     def value(self, node: Any) -> Out:
         if node is None:

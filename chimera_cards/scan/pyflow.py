@@ -254,7 +254,9 @@ def _strip_params(out: Out) -> Out:
     return Out({t for t in out.taint if not _is_param(t)}, out.decoded, out.downloaded)
 
 
-class _Analyser:
+class _PyFolding:
+    """A unit's state and the folding of constant expressions (names, strings, calls on them)."""
+
     def __init__(
         self,
         facts: PyFacts,
@@ -475,6 +477,10 @@ class _Analyser:
         return None
 
     # --- values -----------------------------------------------------------------------------
+
+
+class _Analyser(_PyFolding):
+    """The walk over a Python unit: values, calls, sinks, functions and statements."""
 
     def value(self, node: ast.AST | None) -> Out:
         if node is None:

@@ -306,7 +306,12 @@ def _interpreter(name: str) -> str | None:
     return None
 
 
-class _Walker:
+class _WalkerBase:
+    """A unit's state, and words, loops, redirects and the paths they read and write."""
+
+    # Defined by _Walker, which builds on this class (a loop's body holds commands).
+    command: Callable[[Any, Out], Out]
+
     def __init__(
         self,
         facts: ShellFacts,
@@ -552,6 +557,10 @@ class _Walker:
             self.facts.sends.append(Send(line, tcp.group(1), "/dev/tcp", body=set(content.taint)))
 
     # --- commands --------------------------------------------------------------------------
+
+
+class _Walker(_WalkerBase):
+    """The walk over a shell unit: each command, what it runs and where its data goes."""
 
     def command(self, node: Any, stdin: Out) -> Out:
         words: list[Word] = []

@@ -6,6 +6,10 @@ private ``GIT_DIR``/``GIT_INDEX_FILE`` in a temp directory outside the workspace
 directory (inside or outside a user's repository) and never reads or writes the user's index,
 refs, stash or config. The private index is kept between calls so git's stat cache makes every
 scan cost what ``git status`` costs, and restore only touches the paths that changed.
+
+``Workspace`` is the contract; it is built from one layer per concept (``privategit``, ``scan``,
+``staging``, ``restore``, ``fast``), and ``engine`` chooses whether the hand-written paths of
+``fast`` run in front of git's own staging.
 """
 
 from __future__ import annotations
