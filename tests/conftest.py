@@ -2,6 +2,8 @@
 
 Everything here is real (files, sockets, SQLite); nothing stands in for the code under test.
 
+- ``run_cli(*args, ok=True)`` runs ``chimera-cards ARGS`` in this process and, with ``ok``,
+  asserts exit 0.
 - ``make_card(tmp_path, name, ...)`` writes a valid five-section SKILL.md into ``tmp_path/<dir>/``
   and returns the card directory. Fixture ``card_factory`` is the same bound to ``tmp_path``.
 - ``card_server`` is a threaded HTTP server on 127.0.0.1 (``https_card_server`` the same over TLS
@@ -96,6 +98,25 @@ def card_text(
         ]
         body = "\n" + "\n".join(parts)
     return f"---\n{head}---\n{body}"
+
+
+def run_cli(*args: object, ok: bool = True):
+    """``chimera-cards ARGS`` in this process (click's runner); with ``ok``, it must exit 0.
+
+    Returns:
+        click's Result (``stdout``, ``stderr``, ``exit_code``). An exception that is not an exit
+        is raised, so a traceback is never mistaken for a refusal.
+    """
+    from click.testing import CliRunner
+
+    from chimera_cards.cli import main
+
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    if ok:
+        assert result.exit_code == 0, result.output + result.stderr
+    return result
 
 
 def make_card(
@@ -643,6 +664,56 @@ def live_children() -> set[int]:
         if fields[1] == me and fields[0] != "Z":
             found.add(int(entry))
     return found
+
+
+def tree_state(root: Path) -> dict[str, tuple]:
+    """Every path under root with its kind, permission bits and bytes (or link target)."""
+    import stat
+
+    state: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                state[rel] = ("link", os.readlink(path))
+            elif stat.S_ISDIR(st.st_mode):
+                state[rel] = ("dir", stat.S_IMODE(st.st_mode))
+            else:
+                state[rel] = ("file", stat.S_IMODE(st.st_mode), path.read_bytes())
+    return state
+
+
+def live_in(folder: Path) -> set[int]:
+    """Live (not zombie) processes whose working directory is ``folder`` or below it.
+
+    A contained command runs in its own PID namespace, so a pid it writes down means nothing
+    out here; where a process works is seen the same from both sides."""
+    root = os.path.realpath(folder)
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and (cwd == root or cwd.startswith(root + os.sep)):
+            found.add(int(entry))
+    return found
+
+
+def wait_none_in(folder: Path, within: float = 5.0) -> bool:
+    """True once no live process works in ``folder`` (waits up to ``within`` seconds)."""
+    import time
+
+    deadline = time.monotonic() + within
+    while live_in(folder) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not live_in(folder)
 
 
 # -- the loop's tiny fast task (three wrong candidates, then the fix) -------------------------

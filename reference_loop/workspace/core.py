@@ -331,8 +331,10 @@ class Workspace(FastPaths):
             return Diff(text="", files=[], raw=b"")
         if shown is None:
             shown = self._not_ignored_entries(entries)
+        kept = {id(e) for e in shown}
+        hidden = [FileChange(e.path, e.status) for e in entries if id(e) not in kept]
         if not shown:
-            return Diff(text="", files=[], raw=b"")
+            return Diff(text="", files=[], raw=b"", hidden=hidden)
         if sizes is None:
             sizes = self._blob_sizes(shown)
         big = {e.path for e in shown if _largest(e, sizes) > BIG_FILE_BYTES}
@@ -360,4 +362,6 @@ class Workspace(FastPaths):
             FileChange(e.new_path, "R", e.path) if e.new_path else FileChange(e.path, e.status)
             for e in found
         ]
-        return Diff(text=patch_bytes.decode("utf-8", "replace"), files=files, raw=patch_bytes)
+        return Diff(
+            text=patch_bytes.decode("utf-8", "replace"), files=files, raw=patch_bytes, hidden=hidden
+        )
