@@ -743,3 +743,17 @@ def test_a_file_carrying_the_antivirus_test_signature_is_an_error():
     )
     [found] = [f for f in scan_bundle(bundle).findings if f.rule == "malware-signature"]
     assert (found.severity, found.path) == ("error", "assets/t.bin")
+
+
+@pytest.mark.parametrize(
+    ("path", "code", "language"),
+    [
+        ("run.sh", "echo " + "$(" * 3000 + "x" + ")" * 3000, "shell"),
+        ("run.js", "x = " + "(" * 3000 + "1" + ")" * 3000, "javascript"),
+    ],
+)
+def test_code_nested_deeper_than_the_scan_follows_is_an_error_not_a_crash(path, code, language):
+    findings = detect_files(
+        [DetectFile("SKILL.md", SKILL_HEAD + "x\n"), DetectFile(path, code, language)]
+    )
+    assert worst(findings, "unreadable-code") == "error"
