@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from chimera_cards.scan.commands import path_persistence
-from chimera_cards.scan.sensitive import Send, Taint, credential_in, host_of, is_secret_name
+from chimera_cards.scan.sensitive import (
+    CodeFacts,
+    Send,
+    Taint,
+    credential_in,
+    host_of,
+    is_secret_name,
+)
 from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 
 __all__ = ["JsFacts", "analyse_javascript"]
@@ -87,14 +93,9 @@ _READS = frozenset(
 
 
 @dataclass
-class JsFacts:
+class JsFacts(CodeFacts):
     """What a JavaScript unit does, for the rules to grade."""
 
-    sends: list[Send] = field(default_factory=list)
-    reads: list[tuple[int, Taint]] = field(default_factory=list)
-    decode_exec: list[tuple[int, str]] = field(default_factory=list)
-    download_exec: list[tuple[int, str]] = field(default_factory=list)
-    reverse_shell: list[tuple[int, str]] = field(default_factory=list)
     persistence: list[tuple[int, str, str]] = field(default_factory=list)
     shell: ShellFacts = field(default_factory=ShellFacts)
     output: Out = field(default_factory=Out)
@@ -822,8 +823,10 @@ def analyse_javascript(
     own = facts if facts is not None else JsFacts()
     tree = _parser().parse(text.encode("utf-8", "surrogatepass"))
     walker = _Js(own, first_line, embed, returns)
-    with contextlib.suppress(RecursionError):
+    try:
         walker.block(tree.root_node)
+    except RecursionError:
+        own.too_deep = True
     if walker.sockets and walker.shell_spawn:
         own.reverse_shell.append((first_line, "a socket wired to a spawned shell"))
     return own

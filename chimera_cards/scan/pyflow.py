@@ -13,15 +13,21 @@ sending in a third is one flow. Shell run from Python (``subprocess``, ``os.syst
 from __future__ import annotations
 
 import ast
-import contextlib
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards.scan.commands import path_persistence
-from chimera_cards.scan.pyshapes import SQL_RE, decode_constant, endless, formatted, statements
+from chimera_cards.scan.pyshapes import (
+    SQL_RE,
+    decode_constant,
+    endless,
+    formatted,
+    parse_python,
+    statements,
+)
 from chimera_cards.scan.sensitive import (
     CREDENTIAL_LITERALS,
+    CodeFacts,
     Send,
     Taint,
     credential_in,
@@ -228,14 +234,9 @@ class Summaries:
 
 
 @dataclass
-class PyFacts:
+class PyFacts(CodeFacts):
     """What a Python unit does, for the rules to grade."""
 
-    sends: list[Send] = field(default_factory=list)
-    reads: list[tuple[int, Taint]] = field(default_factory=list)
-    decode_exec: list[tuple[int, str]] = field(default_factory=list)
-    download_exec: list[tuple[int, str]] = field(default_factory=list)
-    reverse_shell: list[tuple[int, str]] = field(default_factory=list)
     persistence: list[tuple[int, str, str]] = field(default_factory=list)  # (line, what, severity)
     shell: ShellFacts = field(default_factory=ShellFacts)
     output: Out = field(default_factory=Out)
@@ -698,7 +699,7 @@ class _Analyser(_PyFolding):
         """Decoded text that parses as Python is read as Python too (what it hides counts)."""
         if not any(ch in code for ch in "(=") or (not code.isprintable() and "\n" not in code):
             return
-        inner = _parse(code)
+        inner = parse_python(code)
         if inner is None:
             return
         sub = _Analyser(
@@ -1074,15 +1075,6 @@ def _outside(path: str) -> bool:
     )
 
 
-def _parse(text: str) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-
-
 def analyse_python(
     text: str,
     *,
@@ -1108,7 +1100,7 @@ def analyse_python(
     """
     facts = PyFacts()
     if tree is None:
-        tree = _parse(text)
+        tree = parse_python(text)
     if tree is None:
         facts.parsed = False
         return facts
@@ -1121,6 +1113,8 @@ def analyse_python(
     )
     lower = text.lower()
     analyser.literals = any(map(lower.__contains__, CREDENTIAL_LITERALS))
-    with contextlib.suppress(RecursionError):
+    try:
         analyser.module(tree)
+    except RecursionError:
+        facts.too_deep = True
     return facts

@@ -18,7 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chimera_cards.scan.sensitive import Send, Taint, credential_in, host_of, is_secret_name
+from chimera_cards.scan.sensitive import (
+    CodeFacts,
+    Send,
+    Taint,
+    credential_in,
+    host_of,
+    is_secret_name,
+)
 
 __all__ = ["Command", "Out", "ShellFacts", "analyse_shell", "parse_shell"]
 
@@ -78,15 +85,10 @@ class Command:
 
 
 @dataclass
-class ShellFacts:
+class ShellFacts(CodeFacts):
     """What a shell unit does, for the rules to grade."""
 
     commands: list[Command] = field(default_factory=list)
-    sends: list[Send] = field(default_factory=list)
-    reads: list[tuple[int, Taint]] = field(default_factory=list)  # credential reads
-    decode_exec: list[tuple[int, str]] = field(default_factory=list)
-    download_exec: list[tuple[int, str]] = field(default_factory=list)
-    reverse_shell: list[tuple[int, str]] = field(default_factory=list)
     writes: list[tuple[int, str, Out, str]] = field(
         default_factory=list
     )  # (line, path, content, text)
@@ -1118,7 +1120,10 @@ def analyse_shell(
     for offset, chunk in _chunks(text):
         walker.first_line = first_line + offset
         for node in parse_shell(chunk).root_node.named_children:
-            out = walker.statement(node, Out())
+            try:
+                out = walker.statement(node, Out())
+            except RecursionError:
+                own.too_deep = True
     own.output = out
     return out
 
