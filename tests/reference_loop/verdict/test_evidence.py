@@ -247,3 +247,11 @@ def test_junit_reader_reads_failures_errors_and_skips(tmp_path):
     }
     (tmp_path / "bad.xml").write_text("<testsuites><testcase")
     assert not read_junit(tmp_path / "bad.xml").complete
+
+
+def test_the_plugin_shim_loads_every_hook_the_plugin_defines():
+    import reference_loop.verdict.pytest_report as plugin_source
+    from reference_loop.verdict.harness import HOOKS
+
+    defined = {name for name in vars(plugin_source) if name.startswith("pytest_")}
+    assert defined == set(HOOKS)

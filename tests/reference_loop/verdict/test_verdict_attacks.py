@@ -506,7 +506,7 @@ def test_forging_the_exit_status_is_not_a_pass(tmp_path, sandbox, variant):
 
 TAMPERING = {
     "the loop's own report writer replaced": "import sys\n"
-    "_m = sys.modules.get('_reference_loop_report')\n"
+    "_m = sys.modules.get('_reference_loop_report_impl')\n"
     "if _m is not None:\n"
     "    _m._emit = lambda record, *a, **k: None\n"
     "import _pytest.python\n"
