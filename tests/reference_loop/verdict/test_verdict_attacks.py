@@ -632,3 +632,17 @@ def test_a_node_runner_is_judged_by_its_junit_report(tmp_path):
         options=LoopOptions(max_attempts=1),
     )
     assert honest.solved
+
+
+def test_a_process_that_outlives_the_attempt_dies_under_the_shepherd_too(tmp_path, monkeypatch):
+    # Where user namespaces are not allowed, the shepherd contains the commands instead.
+    from reference_loop.process import contain
+
+    monkeypatch.setattr(contain, "contained_argv", lambda argv, **kw: None)
+    body, detach = DAEMONS["double fork, new session, clean environment"]
+    result = attack(
+        tmp_path, _helper_script(tmp_path, body, detach=detach), None, expect="outlived-attempt"
+    )
+    assert result.containment == "shepherd"
+    time.sleep(0.8)
+    assert (tmp_path / "ws" / "test_calc.py").read_text() == TEST_CALC
