@@ -386,9 +386,10 @@ _PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b", re.I)
 def _store_named(sentence: str, seen: _Seen | _Present) -> re.Match | None:
     """A credential store the sentence names as something to act on (not "without .env", not
     a public key, not after "never")."""
-    if _PUBLIC_RE.search(sentence):
-        return None
     lower = sentence.lower()
+    # Both alternatives hold "pub" (no other letter folds to p, u or b under re.I).
+    if "pub" in lower and _PUBLIC_RE.search(sentence):
+        return None
     patterns = [_STORE_RE] if seen.any(lower, _STORE_LITERALS) else []
     if seen.any(lower, CREDENTIAL_LITERALS):
         patterns.append(CREDENTIAL_PATH_RE)
@@ -519,8 +520,8 @@ def prose_findings(text: str) -> list[ProseFinding]:
         else None
     )
     for index, (at, sentence) in enumerate(sentences):
-        if len(sentence) < 12:
-            continue
+        if len(sentence) < 12 or (present is not None and not present[index]):
+            continue  # every rule needs one gate piece at least
         lower = sentence.lower()
         seen: _Seen | _Present = (
             text_seen if present is None else _Present(present[index], text_seen)
