@@ -666,9 +666,24 @@ def scan_python(path: str, text: str, *, tree: ast.Module | None = None) -> list
         _blob_findings(text, path, 1, findings)
         return sorted(findings, key=lambda f: f.line or 0)
     if tree is not None and "\r" not in text:
-        # The whole parse gives what the pieces do (``_scan_pieces``), and it is already paid.
-        return _PyScanner(path, gated=True).scan(tree, text)
+        return _scan_tree(path, text, tree)
     return _parse_and_scan_python(path, text, pieces=True)
+
+
+def _scan_tree(path: str, text: str, tree: ast.Module) -> list[Finding]:
+    """``_scan_pieces`` over a whole parse already paid for: the same statements are walked
+    (``_spanning`` picks from the whole body what it picks from the pieces), so the same
+    findings."""
+    if top_level(text) is None:
+        return _PyScanner(path).scan(tree, text)
+    scanner = _PyScanner(path)
+    gate = _import_lines(text)
+    scanner.read_imports(tree.body, gate)
+    # top_level saw every identifier: all ASCII, outside strings and comments.
+    lines = _name_lines(text, _SENSITIVE | set(scanner.aliases), ascii_names=True)
+    if lines is None:
+        return _PyScanner(path).scan(tree, text)
+    return scanner.finish(tree.body, lines, text)
 
 
 def _parse_and_scan_python(
