@@ -4,10 +4,10 @@ the detection pass: a scan given the tree must report what a scan that parses fo
 from __future__ import annotations
 
 import pytest
+from test_codescan_prefilter import FRAGMENTS, IMPORTS, SHAPES, programs
 
 from chimera_cards.scan.codescan import scan_python
 from chimera_cards.scan.pyshapes import parse_python
-from test_codescan_prefilter import FRAGMENTS, IMPORTS, SHAPES, programs
 
 # Non-ASCII text in strings and comments (the pieces path still applies), and in an identifier.
 NON_ASCII = ["msg = 'café — naïve'", "# ünïcode comment", "ｅｖａｌ('1')", "x = '→'; os.system(x)"]
