@@ -339,6 +339,10 @@ def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
     are a command spelled in look-alikes (``сurl`` with a Cyrillic с)."""
     if text.isascii():
         return []
+    # A word maps to ASCII only if each of its non-ASCII letters is a look-alike: a text
+    # holding none of them has no such word.
+    if not any(ord(c) in CONFUSABLES for c in set(text)):
+        return []
     found = []
     for number, line in enumerate(text.split("\n")):
         if line.isascii():
