@@ -10,7 +10,7 @@ For every sample skill folder:
   pending for an error of a security rule (or refuses it), so nothing becomes active without a
   review (pending for a shape rule alone is listed apart);
 - *cisco*: cisco-ai-skill-scanner (offline, static analyzers only) reports a finding of MEDIUM
-  severity or above.
+  severity or above (*cisco high+*: HIGH or CRITICAL, what the ``cisco`` preset holds).
 
 Malicious samples are counted per technique (detected/total); benign samples count as false
 alarms when flagged. Seconds per skill are the scan's in-process wall and CPU time after one
@@ -82,6 +82,8 @@ SHAPE_RULES = frozenset(
     }
 )
 CISCO_FLAG = frozenset({"MEDIUM", "HIGH", "CRITICAL"})
+# What the `cisco` preset holds: its SARIF level error (HIGH and CRITICAL) maps to our error.
+CISCO_HOLD = frozenset({"HIGH", "CRITICAL"})
 CISCO_TIMEOUT = 1800.0
 _MALICIOUS_WORDS = {"malicious", "malware", "bad", "attacks", "unsafe", "mal"}
 _BENIGN_WORDS = {"benign", "safe", "good", "clean", "ben"}
@@ -318,7 +320,11 @@ def run_cisco(samples: list[Sample], exe: str) -> tuple[dict[Path, Outcome], flo
              if str(f.get("severity", "")).upper() in CISCO_FLAG}
         )  # fmt: skip
         out[sample] = Outcome(
-            bool(severities & CISCO_FLAG), entry.get("max_severity"), None, rules, seconds
+            bool(severities & CISCO_FLAG),
+            entry.get("max_severity"),
+            bool(severities & CISCO_HOLD),
+            rules,
+            seconds,
         )
     return out, wall, cpu, own
 
@@ -349,10 +355,10 @@ def summarise(
         A dict: per technique counts, totals, benign flagged, misses and false alarms by name.
     """
     techniques: dict[str, dict[str, int]] = defaultdict(
-        lambda: {"total": 0, "flagged": 0, "held": 0, "cisco": 0}
+        lambda: {"total": 0, "flagged": 0, "held": 0, "cisco": 0, "cisco_held": 0}
     )
     benign: dict[str, dict[str, int]] = defaultdict(
-        lambda: {"total": 0, "flagged": 0, "held": 0, "cisco": 0}
+        lambda: {"total": 0, "flagged": 0, "held": 0, "cisco": 0, "cisco_held": 0}
     )
     missed, alarms, below = [], [], []
     unparsed = [s.skill for s in samples if ours[s.path].unparsed]
@@ -365,6 +371,7 @@ def summarise(
         row["flagged"] += o.flagged
         row["held"] += bool(o.held)
         row["cisco"] += bool(c and c.flagged)
+        row["cisco_held"] += bool(c and c.held)
         if s.label == MALICIOUS and not o.flagged:
             missed.append(s.skill)
         if s.label == MALICIOUS and o.flagged and _below(s, o):
@@ -373,7 +380,8 @@ def summarise(
             alarms.append(f"{s.skill} ({', '.join(o.rules)})")
 
     def total(rows: dict) -> dict[str, int]:
-        return {k: sum(r[k] for r in rows.values()) for k in ("total", "flagged", "held", "cisco")}
+        keys = ("total", "flagged", "held", "cisco", "cisco_held")
+        return {k: sum(r[k] for r in rows.values()) for k in keys}
 
     return {
         "techniques": dict(sorted(techniques.items())),
@@ -394,7 +402,9 @@ def _pct(n: int, d: int) -> str:
 
 def format_table(summary: dict, timing: dict, cisco_ran: bool) -> str:
     """The summary as the text table the benchmark prints."""
-    cols = ["technique", "flagged", "held"] + (["cisco medium+"] if cisco_ran else [])
+    cols = ["technique", "flagged", "held"] + (
+        ["cisco medium+", "cisco high+"] if cisco_ran else []
+    )
     lines = []
 
     def rows(title: str, block: dict, tot: dict) -> None:
@@ -405,6 +415,7 @@ def format_table(summary: dict, timing: dict, cisco_ran: bool) -> str:
             cells = [_pct(r["flagged"], r["total"]), _pct(r["held"], r["total"])]
             if cisco_ran:
                 cells.append(_pct(r["cisco"], r["total"]))
+                cells.append(_pct(r["cisco_held"], r["total"]))
             lines.append("  " + f"{name:<22} | " + " | ".join(f"{c:>13}" for c in cells))
 
     rows("malicious (detected/total)", summary["techniques"], summary["malicious_total"])

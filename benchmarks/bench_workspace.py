@@ -21,7 +21,12 @@ away). Every figure is a ratio against a baseline measured in the same run on th
   (target < 100 MB).
 
 The user's repository (its index, HEAD, stash, hooks) is checked unchanged at the end.
-Usage: python benchmarks/bench_workspace.py [--sizes 20000,100000] [--mb-per-20k 200]
+- Per attempt after an attempt rewrote every file with its own bytes, against the same attempt
+  before it (new stat data, no new content: later attempts should cost what they cost before).
+
+``--engine git|fast`` picks the workspace engine (default: ``$REFERENCE_LOOP_WORKSPACE``, else
+the workspace's default).
+Usage: python benchmarks/bench_workspace.py [--sizes 20000,100000] [--mb-per-20k 200] [--engine E]
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import time
 from pathlib import Path
 
 from reference_loop.workspace.core import Workspace
+from reference_loop.workspace.engines import ENGINE_ENV, ENGINES, engine_name
 
 
 def git(root: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -305,7 +311,41 @@ def bench_size(
                 f"checkout+clean {floor:7.3f}s = {took / floor:5.2f}x"
                 + (f" (target <= 2x) {ok}" if k >= 10_000 else "")
             )
+    bench_rewrite(root, paths, res)
     print("  user's index, HEAD, refs, stash and hooks: unchanged by every workspace call")
+
+
+def bench_rewrite(root: Path, paths: list[str], res: dict, attempts: int = 5) -> None:
+    """Per attempt (10 changes, diff+restore, snapshot) on the repository, settled and after an
+    attempt rewrote every file with its own bytes (a formatter, a checkout: new stat data, no
+    new content): every later attempt should cost what it cost before."""
+
+    def per_attempt(ws: Workspace) -> float:
+        times = []
+        for i in range(attempts):
+            make_changes(root, paths, 10, seed=300 + i)
+            start = time.perf_counter()
+            ws.diff_and_restore()
+            ws.snapshot()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    with Workspace(root) as ws:
+        ws.snapshot()
+        settled = per_attempt(ws)
+        for rel in paths:
+            full = root / rel
+            data = full.read_bytes()
+            full.with_name(full.name + ".fmt").write_bytes(data)
+            os.replace(full.with_name(full.name + ".fmt"), full)
+        ws.diff_and_restore()
+        ws.snapshot()
+        after = per_attempt(ws)
+    res["rewrite"] = {"settled": settled, "after": after, "ratio": after / settled}
+    print(
+        f"  per attempt after every file was rewritten with the same bytes: {after:.3f}s, "
+        f"settled {settled:.3f}s = {after / settled:.2f}x (best of {attempts})"
+    )
 
 
 def report(label: str, run: dict, floor: float, floor_name: str, target: float) -> None:
@@ -428,13 +468,17 @@ def main() -> int:
     ap.add_argument(
         "--plain-rounds", type=int, default=3, help="plain directory whole runs (best of N)"
     )
+    ap.add_argument("--engine", choices=ENGINES, help=f"workspace engine (default: ${ENGINE_ENV})")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
+    if args.engine:
+        os.environ[ENGINE_ENV] = args.engine  # Workspace reads it (the memory children too)
     base = Path(args.dir)
     base.mkdir(parents=True, exist_ok=True)
     changes = [int(c) for c in args.changes.split(",")]
     out: dict = {}
     print(f"load average at start: {os.getloadavg()[0]:.1f} (2 shared cores)")
+    print(f"workspace engine: {engine_name()}")
     bench_memory(out)
     for files in (int(s) for s in args.sizes.split(",")):
         mb = args.mb_per_20k * files / 20_000

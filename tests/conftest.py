@@ -645,6 +645,56 @@ def live_children() -> set[int]:
     return found
 
 
+def tree_state(root: Path) -> dict[str, tuple]:
+    """Every path under root with its kind, permission bits and bytes (or link target)."""
+    import stat
+
+    state: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                state[rel] = ("link", os.readlink(path))
+            elif stat.S_ISDIR(st.st_mode):
+                state[rel] = ("dir", stat.S_IMODE(st.st_mode))
+            else:
+                state[rel] = ("file", stat.S_IMODE(st.st_mode), path.read_bytes())
+    return state
+
+
+def live_in(folder: Path) -> set[int]:
+    """Live (not zombie) processes whose working directory is ``folder`` or below it.
+
+    A contained command runs in its own PID namespace, so a pid it writes down means nothing
+    out here; where a process works is seen the same from both sides."""
+    root = os.path.realpath(folder)
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and (cwd == root or cwd.startswith(root + os.sep)):
+            found.add(int(entry))
+    return found
+
+
+def wait_none_in(folder: Path, within: float = 5.0) -> bool:
+    """True once no live process works in ``folder`` (waits up to ``within`` seconds)."""
+    import time
+
+    deadline = time.monotonic() + within
+    while live_in(folder) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not live_in(folder)
+
+
 # -- the loop's tiny fast task (three wrong candidates, then the fix) -------------------------
 
 LOOP_CHECK = """import sys

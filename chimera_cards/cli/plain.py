@@ -301,8 +301,12 @@ def hook_body(
     """
     from chimera_cards.runtime.agent_hooks import run_hook
 
+    try:
+        data = sys.stdin.buffer.read()
+    except (AttributeError, OSError, ValueError):  # no stdin at all: unreadable input blocks
+        data = b""
     outcome = run_hook(
-        sys.stdin.buffer.read(),
+        data,
         agent=agent,
         store_path=store_path,
         trust_file=trust_file,

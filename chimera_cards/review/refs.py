@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chimera_cards.errors import UnknownCardError, UnknownVersionError, UsageError
-from chimera_cards.integrity import is_hex
+from chimera_cards.util.integrity import is_hex
 
 __all__ = [
     "MIN_PREFIX",

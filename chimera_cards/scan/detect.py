@@ -13,19 +13,20 @@ secrets.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from chimera_cards.scan.commands import command_findings, path_persistence
 from chimera_cards.scan.findings import Finding
 from chimera_cards.scan.generic import GenericFacts, generic_facts
-from chimera_cards.scan.hidden import _CONFUSABLES, _PIPE_TO_SHELL_RE, _phrase_text
+from chimera_cards.scan.hidden import CONFUSABLES, PIPE_TO_SHELL_RE, phrase_text
 from chimera_cards.scan.jsflow import JsFacts, analyse_javascript
 from chimera_cards.scan.mdcode import CodeUnit, code_units, embedded_shell
 from chimera_cards.scan.prose import prose_findings
 from chimera_cards.scan.pyflow import PyFacts, Summaries, analyse_python
+from chimera_cards.scan.pyshapes import parse_python
 from chimera_cards.scan.sensitive import Send, Taint, collector_in, send_severity
 from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 
@@ -281,10 +282,8 @@ class _Detector:
                 block.line - 1, min(len(lines), block.line - 1 + block.text.count("\n") + 1)
             ):
                 lines[index] = ""
-        plain = _phrase_text("\n".join(lines))
+        plain = phrase_text("\n".join(lines))
         newlines = [m.start() for m in re.finditer("\n", plain)]
-        import bisect
-
         for finding in prose_findings(plain):
             line = bisect.bisect_left(newlines, finding.offset) + 1
             severity = finding.severity
@@ -347,7 +346,7 @@ def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
             word = match.group(0)
             if word.isascii():
                 continue
-            mapped = word.translate(_CONFUSABLES)
+            mapped = word.translate(CONFUSABLES)
             if not mapped.isascii():
                 continue
             mixed = any(c.isascii() and c.isalpha() for c in word)
@@ -507,7 +506,7 @@ _CALLS_OUT_RE = re.compile(
 )
 
 
-def _cross_files(units: list[_Unit], findings: list[Finding]) -> list[Finding]:
+def _cross_files(findings: list[Finding]) -> list[Finding]:
     """A credential store read in one file and data sent out in another: the bundle ships it."""
     if any(f.rule == "secret-exfiltration" for f in findings):
         return []
@@ -529,15 +528,6 @@ def _cross_files(units: list[_Unit], findings: list[Finding]) -> list[Finding]:
                 )
                 return out
     return out
-
-
-def _parse(text: str) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
 
 
 def _capped(findings: list[Finding]) -> list[Finding]:
@@ -588,7 +578,7 @@ def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
     # only when a call needs a summary made after them (reread_python).
     for f in files:
         if f.language == "python":
-            trees[f.path] = _parse(f.text)
+            trees[f.path] = parse_python(f.text)
     for f in files:
         if f.language == "javascript":
             analyse_javascript(f.text, returns=detector.js_returns)
@@ -604,7 +594,7 @@ def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
     findings: list[Finding] = []
     for unit in detector.units:
         findings += _grade(unit)
-    findings += _cross_files(detector.units, findings)
+    findings += _cross_files(findings)
     for f in files:
         # A collection or tunnel service named anywhere (a config file, a comment): listed
         # for the reviewer as the likely far end of a flow.
@@ -626,4 +616,4 @@ def _reported_as_pipe_to_shell(finding: Finding, texts: dict[str, str]) -> bool:
         return False
     text = texts.get(finding.path or "", "")
     lines = text.split("\n", finding.line)
-    return len(lines) >= finding.line and bool(_PIPE_TO_SHELL_RE.search(lines[finding.line - 1]))
+    return len(lines) >= finding.line and bool(PIPE_TO_SHELL_RE.search(lines[finding.line - 1]))

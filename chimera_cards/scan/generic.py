@@ -14,7 +14,14 @@ import binascii
 import re
 from dataclasses import dataclass, field
 
-from chimera_cards.scan.sensitive import Send, Taint, credential_in, host_of, is_secret_name
+from chimera_cards.scan.sensitive import (
+    CodeFacts,
+    Send,
+    Taint,
+    credential_in,
+    host_of,
+    is_secret_name,
+)
 
 __all__ = ["GenericFacts", "generic_facts"]
 
@@ -60,12 +67,9 @@ _SECURITY_OFF_RE = re.compile(
 
 
 @dataclass
-class GenericFacts:
+class GenericFacts(CodeFacts):
     """What a unit of a language without a parser does, for the rules to grade."""
 
-    sends: list[Send] = field(default_factory=list)
-    reads: list[tuple[int, Taint]] = field(default_factory=list)
-    decode_exec: list[tuple[int, str]] = field(default_factory=list)
     security_off: list[tuple[int, str]] = field(default_factory=list)
 
 

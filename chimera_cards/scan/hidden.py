@@ -29,7 +29,7 @@ from chimera_cards.scan.findings import (
 )
 from chimera_cards.scan.textruns import RunGate
 
-__all__ = ["reveal", "scan_hidden"]
+__all__ = ["CONFUSABLES", "PIPE_TO_SHELL_RE", "phrase_text", "reveal", "scan_hidden"]
 
 
 # --- the hidden-instruction scan -------------------------------------------------------------
@@ -898,3 +898,21 @@ def _escaped_scalar_findings(card: Card, raw_findings: list[Finding]) -> list[Fi
             finding.message += " (written as a YAML escape)"
             extra.append(finding)
     return extra
+
+
+# What other scans read the same way: the look-alike table, the pipe-to-shell pattern, and the
+# text as a reader takes it in.
+CONFUSABLES = _CONFUSABLES
+PIPE_TO_SHELL_RE = _PIPE_TO_SHELL_RE
+
+
+def phrase_text(text: str) -> str:
+    """The text as a reader takes it in (invisible code points dropped, NFKC, look-alike letters
+    mapped to Latin, emphasis marks dropped), newlines kept so lines count the same.
+
+    Args:
+        text: the text.
+    Returns:
+        The reader's text.
+    """
+    return _phrase_text(text)

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chimera_cards.scan.commands import path_persistence
-from chimera_cards.scan.sensitive import Send, Taint, credential_in, host_of, is_secret_name
+from chimera_cards.scan.sensitive import (
+    CodeFacts,
+    Send,
+    Taint,
+    credential_in,
+    host_of,
+    is_secret_name,
+)
 from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 
 __all__ = ["JsFacts", "analyse_javascript"]
@@ -87,14 +94,9 @@ _READS = frozenset(
 
 
 @dataclass
-class JsFacts:
+class JsFacts(CodeFacts):
     """What a JavaScript unit does, for the rules to grade."""
 
-    sends: list[Send] = field(default_factory=list)
-    reads: list[tuple[int, Taint]] = field(default_factory=list)
-    decode_exec: list[tuple[int, str]] = field(default_factory=list)
-    download_exec: list[tuple[int, str]] = field(default_factory=list)
-    reverse_shell: list[tuple[int, str]] = field(default_factory=list)
     persistence: list[tuple[int, str, str]] = field(default_factory=list)
     shell: ShellFacts = field(default_factory=ShellFacts)
     output: Out = field(default_factory=Out)
@@ -112,7 +114,9 @@ def _text(node: Any) -> str:
     return node.text.decode("utf-8", "replace")
 
 
-class _Js:
+class _JsFolding:
+    """A unit's state and the folding of constant expressions (names, strings, concatenations)."""
+
     def __init__(
         self,
         facts: JsFacts,
@@ -250,6 +254,10 @@ class _Js:
         return None
 
     # --- values -----------------------------------------------------------------------------
+
+
+class _Js(_JsFolding):
+    """The walk over a JavaScript unit: values, calls, sinks, functions and statements."""
 
     def value(self, node: Any) -> Out:
         if node is None:

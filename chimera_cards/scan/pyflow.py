@@ -14,14 +14,21 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards.scan.commands import path_persistence
-from chimera_cards.scan.pyshapes import SQL_RE, decode_constant, endless, formatted, statements
+from chimera_cards.scan.pyshapes import (
+    SQL_RE,
+    decode_constant,
+    endless,
+    formatted,
+    parse_python,
+    statements,
+)
 from chimera_cards.scan.sensitive import (
     CREDENTIAL_LITERALS,
+    CodeFacts,
     Send,
     Taint,
     credential_in,
@@ -228,14 +235,9 @@ class Summaries:
 
 
 @dataclass
-class PyFacts:
+class PyFacts(CodeFacts):
     """What a Python unit does, for the rules to grade."""
 
-    sends: list[Send] = field(default_factory=list)
-    reads: list[tuple[int, Taint]] = field(default_factory=list)
-    decode_exec: list[tuple[int, str]] = field(default_factory=list)
-    download_exec: list[tuple[int, str]] = field(default_factory=list)
-    reverse_shell: list[tuple[int, str]] = field(default_factory=list)
     persistence: list[tuple[int, str, str]] = field(default_factory=list)  # (line, what, severity)
     shell: ShellFacts = field(default_factory=ShellFacts)
     output: Out = field(default_factory=Out)
@@ -254,7 +256,9 @@ def _strip_params(out: Out) -> Out:
     return Out({t for t in out.taint if not _is_param(t)}, out.decoded, out.downloaded)
 
 
-class _Analyser:
+class _PyFolding:
+    """A unit's state and the folding of constant expressions (names, strings, calls on them)."""
+
     def __init__(
         self,
         facts: PyFacts,
@@ -476,6 +480,10 @@ class _Analyser:
 
     # --- values -----------------------------------------------------------------------------
 
+
+class _Analyser(_PyFolding):
+    """The walk over a Python unit: values, calls, sinks, functions and statements."""
+
     def value(self, node: ast.AST | None) -> Out:
         if node is None:
             return Out()
@@ -692,7 +700,7 @@ class _Analyser:
         """Decoded text that parses as Python is read as Python too (what it hides counts)."""
         if not any(ch in code for ch in "(=") or (not code.isprintable() and "\n" not in code):
             return
-        inner = _parse(code)
+        inner = parse_python(code)
         if inner is None:
             return
         sub = _Analyser(
@@ -1068,15 +1076,6 @@ def _outside(path: str) -> bool:
     )
 
 
-def _parse(text: str) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-
-
 def analyse_python(
     text: str,
     *,
@@ -1102,7 +1101,7 @@ def analyse_python(
     """
     facts = PyFacts()
     if tree is None:
-        tree = _parse(text)
+        tree = parse_python(text)
     if tree is None:
         facts.parsed = False
         return facts

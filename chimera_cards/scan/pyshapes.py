@@ -10,8 +10,9 @@ import base64
 import binascii
 import codecs
 import re
+import warnings
 
-__all__ = ["SQL_RE", "decode_constant", "endless", "formatted", "statements"]
+__all__ = ["SQL_RE", "decode_constant", "endless", "formatted", "parse_python", "statements"]
 
 
 def decode_constant(name: str, raw: str, extra: list[str | None]) -> str | None:
@@ -108,3 +109,14 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
             children += case.body
         stack.extend(reversed([c for c in children if isinstance(c, ast.stmt)]))
     return out
+
+
+def parse_python(text: str) -> ast.Module | None:
+    """The ``ast`` of someone else's Python, or None where this interpreter cannot read it (what
+    Python would warn about in it is not for this user's stderr)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None

@@ -73,7 +73,8 @@ class ScanReport:
         }
 
     def to_sarif(self) -> dict:
-        """One SARIF 2.1.0 log: a run of ours, then one per other scanner (its own tool name)."""
+        """One SARIF 2.1.0 log: a run of ours, then one per other scanner, named as configured
+        (the tool's own name in the driver's properties)."""
         log = to_sarif(self.lint.findings)
         by_scanner: dict[str, list[SkillRun]] = {}
         for r in self.runs:

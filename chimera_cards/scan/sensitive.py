@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "CREDENTIAL_PATH_RE",
+    "CodeFacts",
     "Send",
     "Taint",
     "credential_in",
@@ -268,6 +269,18 @@ class Send:
     body: set[Taint] = field(default_factory=set)  # sensitive data in the body, URL or upload
     header: set[Taint] = field(default_factory=set)  # secrets only in an auth header / -u
     sink: str = "network"  # "network" | "clipboard" | "file"
+
+
+@dataclass
+class CodeFacts:
+    """What a unit of code does, in any language, for the rules to grade: each line with what
+    was sent, read, or run after decoding or downloading; each language's facts add their own."""
+
+    sends: list[Send] = field(default_factory=list)
+    reads: list[tuple[int, Taint]] = field(default_factory=list)  # credential stores read
+    decode_exec: list[tuple[int, str]] = field(default_factory=list)
+    download_exec: list[tuple[int, str]] = field(default_factory=list)
+    reverse_shell: list[tuple[int, str]] = field(default_factory=list)
 
 
 def _names(taints: set[Taint]) -> str:

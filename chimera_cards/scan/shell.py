@@ -18,7 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chimera_cards.scan.sensitive import Send, Taint, credential_in, host_of, is_secret_name
+from chimera_cards.scan.sensitive import (
+    CodeFacts,
+    Send,
+    Taint,
+    credential_in,
+    host_of,
+    is_secret_name,
+)
 
 __all__ = ["Command", "Out", "ShellFacts", "analyse_shell", "parse_shell"]
 
@@ -78,15 +85,10 @@ class Command:
 
 
 @dataclass
-class ShellFacts:
+class ShellFacts(CodeFacts):
     """What a shell unit does, for the rules to grade."""
 
     commands: list[Command] = field(default_factory=list)
-    sends: list[Send] = field(default_factory=list)
-    reads: list[tuple[int, Taint]] = field(default_factory=list)  # credential reads
-    decode_exec: list[tuple[int, str]] = field(default_factory=list)
-    download_exec: list[tuple[int, str]] = field(default_factory=list)
-    reverse_shell: list[tuple[int, str]] = field(default_factory=list)
     writes: list[tuple[int, str, Out, str]] = field(
         default_factory=list
     )  # (line, path, content, text)
@@ -306,7 +308,12 @@ def _interpreter(name: str) -> str | None:
     return None
 
 
-class _Walker:
+class _WalkerBase:
+    """A unit's state, and words, loops, redirects and the paths they read and write."""
+
+    # Defined by _Walker, which builds on this class (a loop's body holds commands).
+    command: Callable[[Any, Out], Out]
+
     def __init__(
         self,
         facts: ShellFacts,
@@ -552,6 +559,10 @@ class _Walker:
             self.facts.sends.append(Send(line, tcp.group(1), "/dev/tcp", body=set(content.taint)))
 
     # --- commands --------------------------------------------------------------------------
+
+
+class _Walker(_WalkerBase):
+    """The walk over a shell unit: each command, what it runs and where its data goes."""
 
     def command(self, node: Any, stdin: Out) -> Out:
         words: list[Word] = []

@@ -25,6 +25,8 @@ class ToolStep:
 class AttemptOutcome:
     steps: list[ToolStep] = field(default_factory=list)
     description: str = ""  # the attempter's own account; never the patch
+    # Processes the attempt's command left running when it ended (killed before the diff).
+    left_running: int = 0
 
     def first_failure(self) -> ToolStep | None:
         return next((step for step in self.steps if not step.ok), None)

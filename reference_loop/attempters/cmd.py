@@ -11,6 +11,7 @@ child it started. Its exit status and the tail of its stderr become the tool ste
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import shutil
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from reference_loop.attempters.base import AttemptOutcome, ToolStep
 from reference_loop.errors import LoopUsageError
-from reference_loop.process.run import run_in_group
+from reference_loop.process.run import run_contained
 from reference_loop.process.sandbox import Sandbox
 from reference_loop.process.textsafe import visible
 
@@ -91,8 +92,14 @@ class CmdAttempter:
             prompt_file = tmpdir / f"prompt-attempt-{attempt}.txt"
             prompt_file.write_text(prompt, encoding="utf-8")
             argv = self.command_for(prompt_file, workspace, attempt)
-            if self.sandbox is not None:
-                argv = self.sandbox.wrap(argv, workspace=workspace, readable=[tmpdir])
+            # The agent's own program stays visible in the sandbox even under /tmp, though the
+            # counting wrapper now comes first on the command line.
+            visible_paths = [tmpdir, *([Path(argv[0]).parent] if os.path.isabs(argv[0]) else [])]
+            wrap = (
+                functools.partial(self.sandbox.wrap, workspace=workspace, readable=visible_paths)
+                if self.sandbox is not None
+                else None
+            )
             env = {
                 **os.environ,
                 **self.env,
@@ -108,7 +115,7 @@ class CmdAttempter:
                 stdin = subprocess.DEVNULL if self.uses_prompt_file else open(prompt_file, "rb")  # noqa: SIM115
                 try:
                     try:
-                        code, timed_out = run_in_group(
+                        done = run_contained(
                             argv,
                             cwd=workspace,
                             env=env,
@@ -117,7 +124,9 @@ class CmdAttempter:
                             stderr=err,
                             timeout=self.timeout,
                             grace=KILL_GRACE,
+                            wrap=wrap,
                         )
+                        code, timed_out = done.code, done.timed_out
                     except OSError as exc:
                         return AttemptOutcome(
                             steps=[
@@ -139,14 +148,24 @@ class CmdAttempter:
             error = f"timed out after {self.timeout:g}s; process group killed"
             if stderr_tail:
                 error += "\n" + stderr_tail
-            return AttemptOutcome([ToolStep(self.name, False, error)], f"ran {shown}: timed out")
+            return AttemptOutcome(
+                [ToolStep(self.name, False, error)],
+                f"ran {shown}: timed out",
+                left_running=done.left_running or 0,
+            )
         if code != 0:
             error = f"exit status {code}"
             if stderr_tail:
                 error += "\n" + stderr_tail
-            return AttemptOutcome([ToolStep(self.name, False, error)], f"ran {shown}: exit {code}")
+            return AttemptOutcome(
+                [ToolStep(self.name, False, error)],
+                f"ran {shown}: exit {code}",
+                left_running=done.left_running or 0,
+            )
         return AttemptOutcome(
-            [ToolStep(self.name, True)], f"ran {shown}: exit 0 in {duration:.1f}s"
+            [ToolStep(self.name, True)],
+            f"ran {shown}: exit 0 in {duration:.1f}s",
+            left_running=done.left_running or 0,
         )
 
 

@@ -19,6 +19,7 @@ second attempter). Pure orchestration over ``loop.run_task``; the CLI prints, th
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import queue
@@ -38,6 +39,7 @@ from typing import Any
 from reference_loop.attempters.base import AttemptOutcome
 from reference_loop.attempters.factory import fit_to_task, make_attempter
 from reference_loop.attempters.model_errors import FinalModelError
+from reference_loop.bench.shard import Shard, code_version, select
 from reference_loop.bench.stats import PairedComparison, paired_compare
 from reference_loop.core.history import DEFAULT_BUDGET
 from reference_loop.core.planner import make_planner
@@ -151,14 +153,31 @@ class RunOutcome:
     # step's name, "" if none failed
     edits: list[bool] = field(default_factory=list)  # per attempt: an allowed edit changed files
     violations: list[bool] = field(default_factory=list)  # per attempt: touched a protected path
+    # per attempt: its integrity violation classes (shadowing, runner-config, ...), [] if none
+    integrity: list[list[str]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)  # per model call: CallInfo dicts
     history_budget: int = DEFAULT_BUDGET  # chars the history could take (fitted to the context)
     history_cut_chars: int = 0  # most chars the shrink stages cut from one attempt's history
     stopped_by: str = ""  # an error no retry changes (no key, ...) that ended the run at once
 
+    def __post_init__(self) -> None:
+        # By construction: a run whose passing attempt gamed its check is never counted solved.
+        if self.solved and self.solved_at is not None and len(self.integrity) >= self.solved_at:
+            gamed = self.integrity[self.solved_at - 1]
+            if gamed:
+                raise LoopError(
+                    f"{self.arm} {self.task} seed {self.seed}: attempt {self.solved_at} is "
+                    f"counted solved but has integrity violations ({', '.join(gamed)})"
+                )
+
     @property
     def repeat_count(self) -> int:
         return sum(self.repeats)
+
+    @property
+    def integrity_count(self) -> int:
+        """Attempts with an integrity violation other than a plain protected-path edit."""
+        return sum(1 for classes in self.integrity if any(c != "protected-path" for c in classes))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -209,6 +228,7 @@ def outcome_from_result(
         # A change to a protected path was reverted before the verifier ran: not an edit.
         edits=[bool(fp) and not v for fp, v in zip(fps, violations, strict=True)],
         violations=violations,
+        integrity=[list(getattr(r, "integrity", [])) for r in result.attempts],
         calls=list(calls),
         history_budget=history_budget,
         history_cut_chars=max(
@@ -258,6 +278,7 @@ class ArmSummary:
     applied_edits: int = 0
     edit_rate: float = 0.0
     violations: int = 0  # attempts that changed a protected path
+    integrity: int = 0  # attempts that gamed the check (shadowing, runner config, bytecode, ...)
     model_errors: int = 0  # attempts whose first failing step is the model call or context fit
     cut_replies: int = 0  # replies that stopped at max tokens
     mean_last_prompt_tokens: float | None = None  # model attempters only
@@ -373,6 +394,7 @@ def summarise_arm(arm: Arm, runs: Sequence[RunOutcome], max_attempts: int) -> Ar
         applied_edits=applied,
         edit_rate=applied / attempts if attempts else 0.0,
         violations=sum(sum(r.violations) for r in runs),
+        integrity=sum(r.integrity_count for r in runs),
         model_errors=model_errors,
         cut_replies=sum(1 for c in calls if c.get("cut_at_max_tokens")),
         mean_last_prompt_tokens=statistics.fmean(last_tokens) if last_tokens else None,
@@ -395,10 +417,14 @@ class BenchResult:
     machine: dict[str, Any]
     runs_planned: int = 0
     stopped: str = ""  # the signal that stopped the bench early ("" = it ran to the end)
+    settings: dict[str, Any] = field(default_factory=dict)  # what must match to merge slices
+    code_version: str = ""  # digest of the code that ran it (shard.code_version)
+    shard: Shard | None = None  # the slice of the grid this result holds (None: all of it)
+    missing: list[int] = field(default_factory=list)  # merged: slices not given
 
     @property
     def partial(self) -> bool:
-        return bool(self.stopped)
+        return bool(self.stopped) or bool(self.missing)
 
     @property
     def valid(self) -> bool:
@@ -424,6 +450,10 @@ class BenchResult:
             "partial": self.partial,
             "stopped_by": self.stopped or None,
             "runs_planned": self.runs_planned,
+            "settings": self.settings,
+            "code_version": self.code_version,
+            "shard": self.shard.to_dict() if self.shard else None,
+            "missing_shards": self.missing,
             "runs_finished": len(self.runs),
             "wall_time": self.wall_time,
             "machine": self.machine,
@@ -674,8 +704,12 @@ def run_bench(
     progress: Callable[[RunOutcome], None] | None = None,
     settings: AttempterSettings | None = None,
     budgets: dict[str, int] | None = None,
+    shard: Shard | None = None,
 ) -> BenchResult:
     """Run every arm on every task x seed pair and summarise. ``progress`` is called per run.
+
+    ``shard``: run only that deterministic slice of the task x seed x arm grid (``bench merge``
+    combines the slices' result files into one result).
 
     ``budgets``: history budget per task, as ``check_attempters`` returns it (computed here when
     not given).
@@ -703,8 +737,19 @@ def run_bench(
         raise LoopUsageError("arm accumulate+escalate needs --escalate-to SPEC")
     if budgets is None:
         budgets = check_attempters(tasks, attempter, escalate_to, settings)
+    fixed = bench_settings(
+        tasks,
+        attempter=attempter,
+        escalate_to=escalate_to,
+        arms=arms,
+        seeds=seeds,
+        max_attempts=max_attempts,
+        ignore=ignore,
+        settings=settings,
+        budgets=budgets,
+    )
     with _private_tempdir():
-        return _run_all(
+        result = _run_all(
             tasks,
             arms,
             attempter=attempter,
@@ -716,7 +761,57 @@ def run_bench(
             progress=progress,
             settings=settings,
             budgets=budgets,
+            shard=shard,
         )
+    result.settings = fixed
+    result.code_version = code_version()
+    result.shard = shard
+    return result
+
+
+def _task_digest(task: Task) -> str:
+    """A digest of a task's manifest and project files: two slices must run the same tasks."""
+    digest = hashlib.sha256()
+    if task.root is not None and (task.root / MANIFEST).is_file():
+        digest.update((task.root / MANIFEST).read_bytes())
+    for rel, data in task.project_files().items():
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()[:16]
+
+
+def bench_settings(
+    tasks: Sequence[Task],
+    *,
+    attempter: str,
+    escalate_to: str | None,
+    arms: Sequence[Arm],
+    seeds: int,
+    max_attempts: int,
+    ignore: Sequence[str],
+    settings: AttempterSettings,
+    budgets: Mapping[str, int],
+) -> dict[str, Any]:
+    """Everything that decides a bench's numbers besides the code: slices merge only when these
+    are equal."""
+    return {
+        "attempter": attempter,
+        "escalate_to": escalate_to,
+        "arms": [a.name for a in arms],
+        "tasks": {t.name: _task_digest(t) for t in tasks},
+        "seeds": seeds,
+        "max_attempts": max_attempts,
+        "ignore": list(ignore),
+        "attempt_timeout": settings.attempt_timeout,
+        "model_options": dict(settings.options),
+        "context_tokens": settings.context_tokens,
+        "edit_format": settings.edit_format,
+        "budgets": dict(sorted(budgets.items())),
+    }
+
+
+def grid(tasks: Sequence[Task], arms: Sequence[Arm], seeds: int) -> list[tuple[Task, Arm, int]]:
+    """Every (task, arm, seed) cell of a bench, in its fixed order."""
+    return [(task, arm, seed) for task in tasks for seed in range(seeds) for arm in arms]
 
 
 @contextmanager
@@ -748,9 +843,10 @@ def _run_all(
     progress: Callable[[RunOutcome], None] | None,
     settings: AttempterSettings,
     budgets: dict[str, int],
+    shard: Shard | None = None,
 ) -> BenchResult:
     todo: queue.Queue = queue.Queue()
-    for item in [(task, arm, seed) for task in tasks for seed in range(seeds) for arm in arms]:
+    for item in select(grid(tasks, arms, seeds), shard):
         todo.put(item)
     planned = todo.qsize()
     done: queue.Queue = queue.Queue()
@@ -850,7 +946,7 @@ def summarise_bench(
     *,
     attempter: str,
     escalate_to: str | None,
-    tasks: Sequence[Task],
+    tasks: Sequence[Task] | Sequence[str],
     seeds: int,
     max_attempts: int,
     wall_time: float,
@@ -895,7 +991,7 @@ def summarise_bench(
         solved_vs_baseline=solved_cmp,
         repeat_free_vs_baseline=repeat_cmp,
         runs=outcomes,
-        tasks=[t.name for t in tasks],
+        tasks=[t if isinstance(t, str) else t.name for t in tasks],
         seeds=list(range(seeds)),
         max_attempts=max_attempts,
         wall_time=wall_time,
@@ -929,6 +1025,7 @@ def format_table(result: BenchResult) -> str:
         "prompt@last",
         "edit rate",
         "viol",
+        "integ",
         "cut",
         "tok@last",
         "s/call",
@@ -949,6 +1046,7 @@ def format_table(result: BenchResult) -> str:
                 f"{a.mean_last_prompt_chars:.0f}",
                 f"{a.edit_rate:.2f} ({a.applied_edits}/{a.attempts})",
                 str(a.violations),
+                str(a.integrity),
                 str(a.cut_replies),
                 _fmt(a.mean_last_prompt_tokens, ".0f"),
                 _fmt(a.seconds_per_call, ".1f"),
@@ -963,7 +1061,17 @@ def format_table(result: BenchResult) -> str:
         + f"; {len(result.tasks)} tasks x {len(result.seeds)} seeds; "
         f"max {result.max_attempts} attempts; {result.wall_time:.1f}s"
     ]
-    if result.partial:
+    if result.shard is not None:
+        lines.append(
+            f"slice {result.shard} of the grid ({len(result.runs)} runs); "
+            "`reference-loop bench merge` combines the slices"
+        )
+    if result.missing:
+        lines.append(
+            f"PARTIAL: slices {', '.join(map(str, result.missing))} were not merged; "
+            f"{len(result.runs)} of {result.runs_planned} runs; the numbers below cover only those"
+        )
+    elif result.partial:
         lines.append(
             f"PARTIAL: stopped by {result.stopped} after {len(result.runs)} of "
             f"{result.runs_planned} runs; the numbers below cover only the finished runs"

@@ -66,6 +66,14 @@ def progress_line(event: Event, max_attempts: int) -> str | None:
             f"attempt {d['attempt']}/{max_attempts}: changed protected path(s) "
             f"{', '.join(d['paths'])} — reverted before verifying"
         )
+    if event.kind == "integrity_violation":
+        return (
+            f"attempt {d['attempt']}/{max_attempts}: integrity violation "
+            f"({', '.join(d['classes'])}) — "
+            + ("reverted before verifying" if d.get("stage") == "before-verify" else "not kept")
+        )
+    if event.kind == "verdict_baseline" and d.get("evidence") == "exit-status":
+        return "verdict: judged by the verify command's exit status alone (no test report)"
     if event.kind == "signature_repeated":
         return f"attempt {d['attempt']}: failed the same way as attempt {d['same_as']}"
     if event.kind == "replanned":
@@ -103,6 +111,22 @@ def summary_lines(result: RunResult, max_attempts: int) -> list[str]:
     violations = [str(r.number) for r in result.attempts if r.protected_violation]
     if violations:
         lines.insert(3, f"protected-path violations (reverted): attempts {', '.join(violations)}")
+    gamed = [
+        f"{r.number} ({', '.join(c for c in r.integrity if c != 'protected-path')})"
+        for r in result.attempts
+        if any(c != "protected-path" for c in r.integrity)
+    ]
+    if gamed:
+        lines.insert(3, f"integrity violations (failed): attempts {', '.join(gamed)}")
+    if result.evidence == "exit-status":
+        lines.insert(1, "verdict: judged by the verify command's exit status alone")
+    elif result.pinned:
+        pinned = result.pinned
+        lines.insert(
+            1,
+            f"verdict: {result.evidence}, {pinned['tests']} pinned tests "
+            f"({pinned['fail_to_pass']} fail-to-pass, {pinned['pass_to_pass']} pass-to-pass)",
+        )
     lines += [f"  - {sig}" for sig in sorted(signatures)]
     return lines
 
@@ -241,6 +265,29 @@ def main() -> None:
 )
 @click.option("--sandbox-net", is_flag=True, help="With --sandbox, keep the network.")
 @click.option(
+    "--must-pass",
+    "must_pass",
+    metavar="TEST_ID",
+    multiple=True,
+    help="A test that must pass (repeatable; with the task's must_pass). Default: every test "
+    "collected on the untouched tree.",
+)
+@click.option(
+    "--verify-format",
+    type=click.Choice(["auto", "pytest", "exit-status"]),
+    default="auto",
+    show_default=True,
+    help="How the verdict is read: auto (a pytest command is judged by its test report), "
+    "pytest, or exit-status (the exit status alone, labelled so).",
+)
+@click.option(
+    "--result-file",
+    type=click.Choice(["junit"]),
+    default=None,
+    help="The verify command writes JUnit XML to {result_file} (node --test, jest, cargo "
+    "nextest, gotestsum): judge by it.",
+)
+@click.option(
     "--workspace-engine",
     type=click.Choice(ENGINES),
     default=None,
@@ -278,10 +325,15 @@ def run_cmd(
     protect: tuple[str, ...],
     use_sandbox: bool,
     sandbox_net: bool,
+    must_pass: tuple[str, ...],
+    verify_format: str,
+    result_file: str | None,
     workspace_engine: str | None,
     as_json: bool,
 ) -> None:
     """Run the loop on a task (exit 0 solved, 1 not solved, 2 usage)."""
+    if result_file is not None and verify_format != "auto":
+        raise LoopUsageError("give --result-file or --verify-format, not both")
     sandbox = make_sandbox(net=sandbox_net) if use_sandbox or sandbox_net else None
     if bool(task_ref) == bool(workspace):
         raise LoopUsageError("give exactly one of --task NAME|DIR or --workspace PATH")
@@ -323,6 +375,8 @@ def run_cmd(
         cards_in=cards_in,
         protect=protect,
         sandbox=sandbox,
+        verify_format=result_file or verify_format,
+        must_pass=must_pass,
         workspace_engine=workspace_engine,
     )
     options.check()

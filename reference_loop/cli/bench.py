@@ -20,18 +20,22 @@ from typing import TextIO
 import click
 
 from chimera_cards.cli.common import SECONDS, reports_errors
+from reference_loop.bench.merge import merge_results
 from reference_loop.bench.runner import (
     ARMS,
     DEFAULT_ATTEMPTER,
     AttempterSettings,
+    BenchResult,
     RunOutcome,
     check_attempters,
     format_table,
+    grid,
     load_tasks,
     parse_arms,
     run_bench,
     write_plot,
 )
+from reference_loop.bench.shard import parse_shard, select
 from reference_loop.cli.options import model_options
 from reference_loop.errors import LoopError, LoopUsageError
 from reference_loop.process.stop import signals_raise_stopped
@@ -122,7 +126,7 @@ def _show_run(outcome: RunOutcome | None) -> str:
     return f"{outcome.arm} {outcome.task} seed {outcome.seed}" if outcome else ""
 
 
-@click.command("bench")
+@click.group("bench", invoke_without_command=True)
 @click.option(
     "--attempter",
     "attempter",
@@ -210,9 +214,19 @@ def _show_run(outcome: RunOutcome | None) -> str:
     help="Write a PNG of solved and repeat-patch rate per attempt "
     "(needs matplotlib: pip install 'chimera-cards[plot]').",
 )
+@click.option(
+    "--shard",
+    "shard_text",
+    metavar="K/N",
+    default=None,
+    help="Run only slice K of N of the task x seed x arm grid (deterministic); combine the "
+    "slices' --out files with `reference-loop bench merge`.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON, not a table.")
+@click.pass_context
 @reports_errors
 def bench_cmd(
+    ctx: click.Context,
     attempter: str,
     escalate_to: str | None,
     arms: str | None,
@@ -229,6 +243,7 @@ def bench_cmd(
     ignore: tuple[str, ...],
     out_path: Path | None,
     plot_path: Path | None,
+    shard_text: str | None,
     as_json: bool,
 ) -> None:
     """Compare history arms (none, last, accumulate, ...) over the same task x seed pairs.
@@ -238,7 +253,11 @@ def bench_cmd(
     seconds per model call; then the validity gates and a paired comparison of every arm against
     `last`. Ctrl-C or SIGTERM stops within seconds and writes what finished, marked partial.
     Exit 0 when every arm is valid, 1 when one is VOID, 2 on a usage error, 130/143 when stopped.
+    Each arm also counts integrity violations (integ): attempts that gamed the check.
     """
+    if ctx.invoked_subcommand is not None:
+        return
+    shard = parse_shard(shard_text) if shard_text is not None else None
     out = owned_stream(sys.stdout)
     err = owned_stream(sys.stderr)
     chosen = parse_arms(arms, escalate_to=escalate_to)
@@ -258,7 +277,7 @@ def bench_cmd(
     )
     # A bad spec or a prompt that cannot fit the model is refused before the progress bar.
     budgets = check_attempters(tasks, attempter, escalate_to, settings)
-    total = len(tasks) * seeds * len(chosen)
+    total = len(select(grid(tasks, chosen, seeds), shard))
     with signals_raise_stopped(), _progress(err, total) as progress:
         result = run_bench(
             tasks,
@@ -272,12 +291,18 @@ def bench_cmd(
             progress=progress,
             settings=settings,
             budgets=budgets,
+            shard=shard,
         )
     _finish(result, out, err, out_path, plot_path, as_json)
 
 
 def _finish(
-    result, out: TextIO, err: TextIO, out_path: Path | None, plot_path: Path | None, as_json: bool
+    result: BenchResult,
+    out: TextIO,
+    err: TextIO,
+    out_path: Path | None,
+    plot_path: Path | None,
+    as_json: bool,
 ) -> None:
     """Write the results, print the table, and exit with the bench's code."""
     if out_path is not None:
@@ -293,6 +318,13 @@ def _finish(
     else:
         click.echo(format_table(result), file=out)
     out.flush()
+    if result.missing:
+        click.echo(
+            f"partial: slices {', '.join(map(str, result.missing))} were not given",
+            file=err,
+        )
+        err.flush()
+        sys.exit(1)
     if result.partial:
         click.echo(
             f"stopped by {result.stopped}: {len(result.runs)} of {result.runs_planned} runs "
@@ -303,3 +335,36 @@ def _finish(
         sys.exit(128 + (signal.SIGTERM if result.stopped == "SIGTERM" else signal.SIGINT))
     err.flush()
     sys.exit(0 if result.valid else 1)
+
+
+@bench_cmd.command("merge")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the merged results as JSON.",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the PNG of the merged results (needs matplotlib).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON, not a table.")
+@reports_errors
+def bench_merge_cmd(
+    files: tuple[Path, ...], out_path: Path | None, plot_path: Path | None, as_json: bool
+) -> None:
+    """Combine the --out files of `bench --shard K/N` runs into one result: the same table,
+    plot and paired statistics as one run. Files made with different settings or code are
+    refused (exit 2); missing slices make the result partial (exit 1)."""
+    for path in (out_path, plot_path):
+        if path is not None and not path.resolve().parent.is_dir():
+            raise LoopUsageError(f"cannot write {path}: no such directory")
+    result = merge_results(list(files))
+    _finish(
+        result, owned_stream(sys.stdout), owned_stream(sys.stderr), out_path, plot_path, as_json
+    )

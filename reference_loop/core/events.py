@@ -24,6 +24,8 @@ EVENT_KINDS = (
     "history_injected",
     "cards_injected",  # approved skill cards put in an attempt's prompt (reference_loop.cards)
     "protected_violation",  # an attempt changed a protected path; reverted before verifying
+    "integrity_violation",  # an attempt gamed its check (class, paths); it fails
+    "verdict_baseline",  # what the verdicts rest on: evidence kind, pinned tests, containment
     "signature_repeated",
     "replanned",
     "escalated",

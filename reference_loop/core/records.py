@@ -126,6 +126,8 @@ class AttemptRecord:
     description: str = ""  # the attempter's own account; never used as the patch
     duration: float = 0.0
     protected_violation: bool = False  # it changed a protected path (reverted before verifying)
+    # Integrity violation classes (shadowing, runner-config, bytecode, ...); never with a pass.
+    integrity: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.files_total = max(self.files_total, len(self.files))
@@ -135,6 +137,12 @@ class AttemptRecord:
             raise LoopError(f"attempt numbers start at 1, got {self.number}")
         if self.verdict not in VERDICTS:
             raise LoopError(f"unknown verdict {self.verdict!r} (expected one of {VERDICTS})")
+        if self.integrity and self.verdict == "pass":
+            # By construction: an attempt caught gaming its check can never count as solved.
+            raise LoopError(
+                f"attempt {self.number} has integrity violations ({', '.join(self.integrity)}) "
+                "and cannot pass"
+            )
 
     @property
     def solved(self) -> bool:
@@ -147,6 +155,8 @@ class AttemptRecord:
             parts.append(f"signature: {self.signature}")
         if self.first_failing_step:
             parts.append(f"first failing step: {self.first_failing_step.name}")
+        if self.integrity:
+            parts.append("integrity: " + ", ".join(self.integrity))
         if with_files and self.files:
             parts.append("touched: " + describe_files(self.files, self.files_total, limit=5))
         return "; ".join(parts)

@@ -11,9 +11,11 @@ import importlib
 TYPE_CHECKING = False  # typing is not imported at run time: this package loads lazily
 if TYPE_CHECKING:
     from reference_loop.process.run import (
+        Finished,
         Terminated,
         exits_cleanly_on_sigterm,
         kill_group,
+        run_contained,
         run_in_group,
         sigterm_as_interrupt,
     )
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 
 # public name -> the module that defines it
 _EXPORTS = {
+    "Finished": "reference_loop.process.run",
+    "run_contained": "reference_loop.process.run",
     "Sandbox": "reference_loop.process.sandbox",
     "SandboxUnavailable": "reference_loop.process.sandbox",
     "Stopped": "reference_loop.process.stop",
@@ -50,6 +54,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "Finished",
     "Sandbox",
     "SandboxUnavailable",
     "Stopped",
@@ -59,6 +64,7 @@ __all__ = [
     "kill_child_processes",
     "kill_group",
     "make_sandbox",
+    "run_contained",
     "run_in_group",
     "sandbox_attempters",
     "signals_raise_stopped",

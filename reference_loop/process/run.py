@@ -5,8 +5,14 @@ agent) that may fork servers, hang, or detach with ``setsid``; one place decides
 is bounded and killed. A process group alone is not enough (``setsid`` leaves it), so while a
 command runs this process is a *child subreaper* (Linux ``PR_SET_CHILD_SUBREAPER``): whatever
 the command orphans is reparented here instead of to init, and is killed with the rest of its
-tree when the command ends, times out or is interrupted. ``--sandbox`` (``sandbox.py``) adds a
-PID namespace on top, where the kernel itself kills every descendant.
+tree when the command ends, times out or is interrupted.
+
+That sweep finds what it kills by walking the process tree from here, so a helper that
+double-forks with a clean environment could slip past it; :func:`run_contained` therefore runs
+the command as the first process of its own PID namespace (``contain.py``; bubblewrap's under
+``--sandbox``), where the kernel itself kills every descendant when the command ends, or, where
+no namespace can be had, under a shepherd process the kernel reparents every orphan to
+(``shepherd.py``). Both also say how many processes the command left running.
 """
 
 from __future__ import annotations
@@ -22,13 +28,18 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from reference_loop.process import contain
+
 __all__ = [
+    "Finished",
     "Terminated",
     "exits_cleanly_on_sigterm",
     "kill_group",
+    "run_contained",
     "run_in_group",
     "sigterm_as_interrupt",
 ]
@@ -37,6 +48,8 @@ _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
 _KILL_ROUNDS = 20  # a fork bomb gets this many sweeps; each sweep kills what it finds
 _MARK_VARIABLE = "REFERENCE_LOOP_PROCESS_TREE"
+_SHEPHERD = Path(__file__).with_name("shepherd.py")
+_SHEPHERD_GRACE = 2.0
 # The subreaper flag belongs to the process, not to a thread: count the threads running a command.
 _subreaper_lock = threading.Lock()
 _subreaper_state = {"users": 0, "restore": 0}
@@ -64,6 +77,17 @@ def kill_group(proc: subprocess.Popen, grace: float = 0.0) -> None:
             continue
 
 
+@dataclass(frozen=True)
+class Finished:
+    """How a contained command ended."""
+
+    code: int | None  # None on a timeout
+    timed_out: bool
+    # Processes it left running when it ended (all killed); None when that cannot be told.
+    left_running: int | None
+    containment: str  # "pid-namespace", "sandbox", "shepherd" or "process-tree"
+
+
 def run_in_group(
     argv: Sequence[str],
     *,
@@ -82,12 +106,126 @@ def run_in_group(
     given); after a normal exit whatever it left running is killed too, including processes
     that left its group with ``setsid``. Raises OSError when the command cannot start.
     """
+    done = run_contained(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        timeout=timeout,
+        grace=grace,
+    )
+    return done.code, done.timed_out
+
+
+def run_contained(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdin: int | IO | None,
+    stdout: int | IO | None,
+    stderr: int | IO | None,
+    timeout: float,
+    grace: float = 0.0,
+    pass_fds: Sequence[int] = (),
+    wrap: Callable[[list[str]], list[str]] | None = None,
+    started: Callable[[], None] | None = None,
+) -> Finished:
+    """Run ``argv`` so that no process it starts outlives it, and say how many tried to.
+
+    The command runs as the first process of its own PID namespace (``contain.py``): when it
+    ends the kernel kills everything it left, whatever that did to detach (``setsid``, double
+    fork, a clean environment). ``wrap`` (a sandbox's ``wrap``) puts it inside bubblewrap, whose
+    namespace does the same. Where no namespace can be had, a shepherd process that the kernel
+    makes the parent of every orphan of the command does the killing (``shepherd.py``). The
+    process-group and subreaper sweep of :func:`run_in_group` stays underneath all three.
+
+    Args:
+        argv: the command.
+        cwd, env, stdin, stdout, stderr: as for ``subprocess.Popen``.
+        timeout: seconds before the whole tree is killed.
+        grace: seconds between SIGTERM and SIGKILL on a timeout.
+        pass_fds: descriptors the command inherits (a report descriptor).
+        wrap: turns the counted command into the argv to start (e.g. ``Sandbox.wrap``).
+        started: called once the command has started (close the caller's copies of fds).
+
+    Returns:
+        Finished: exit code, timed out, processes left running, and which containment held.
+
+    Raises:
+        OSError: the command cannot start.
+    """
+    command = list(argv)
+    counted = contain.contained_argv(command, in_pid_namespace=wrap is not None)
+    if counted is not None:
+        final = wrap(counted.argv) if wrap is not None else counted.argv
+        read_fd, write_fd = counted.read_fd, counted.write_fd
+        containment = "sandbox" if wrap is not None else "pid-namespace"
+    elif _SHEPHERD.is_file():
+        read_fd, write_fd = os.pipe()
+        final = [sys.executable, "-I", "-S", str(_SHEPHERD), str(write_fd), *command]
+        containment = "shepherd"
+        grace = grace or _SHEPHERD_GRACE  # its SIGTERM handler is what ends the tree
+    else:  # pragma: no cover - the module ships with the package
+        read_fd = write_fd = -1
+        final = command
+        containment = "process-tree"
+    fds = (*pass_fds, write_fd) if write_fd >= 0 else tuple(pass_fds)
+
+    def close_ours() -> None:
+        nonlocal write_fd
+        if write_fd >= 0:
+            os.close(write_fd)
+            write_fd = -1
+        if started is not None:
+            started()
+
+    try:
+        code, timed_out = _run_group(
+            final,
+            cwd=cwd,
+            env=env,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            timeout=timeout,
+            grace=grace,
+            pass_fds=fds,
+            started=close_ours,
+            namespaced=containment in ("pid-namespace", "sandbox"),
+        )
+    finally:
+        close_ours()
+        left = contain.read_survivors(read_fd) if read_fd >= 0 else None
+    if code is not None and containment != "shepherd" and code > 128 and left is not None:
+        code = -(code - 128)  # the counting shell reports a signal as 128+N
+    return Finished(code, timed_out, left, containment)
+
+
+def _run_group(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdin: int | IO | None,
+    stdout: int | IO | None,
+    stderr: int | IO | None,
+    timeout: float,
+    grace: float,
+    pass_fds: Sequence[int],
+    started: Callable[[], None],
+    namespaced: bool = False,
+) -> tuple[int | None, bool]:
     # Every process the command starts inherits this mark; an orphan reparented to us is only
     # killed when it carries the mark, so a child another thread started is never touched.
     mark = secrets.token_hex(8)
     env = {**env, _MARK_VARIABLE: mark}
     with _subreaper():
-        before = _children(os.getpid())
+        # In a PID namespace nothing can be left to sweep after a normal exit (the kernel ended
+        # it): the two scans of /proc are spent only when the command is cut short.
+        before = set() if namespaced else _children(os.getpid())
         proc: subprocess.Popen | None = None
         try:
             # Started inside the try: an interrupt that lands while Popen returns still finds
@@ -100,7 +238,9 @@ def run_in_group(
                 stdout=stdout,
                 stderr=stderr,
                 start_new_session=True,
+                pass_fds=tuple(pass_fds),
             )
+            started()
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             assert proc is not None
@@ -110,7 +250,8 @@ def run_in_group(
             _kill_everything(proc, before, mark, grace)
             raise
         # Children left in the background (a server a test forgot) would keep the workspace busy.
-        _kill_everything(proc, before, mark, 0.0)
+        if not namespaced:
+            _kill_everything(proc, before, mark, 0.0)
         return code, False
 
 
@@ -151,6 +292,9 @@ def _kill_everything(
     if proc is not None:
         proc.wait()
         killed.discard(proc.pid)
+        # Killed with the group, a member the command's first process had forked (the PID
+        # namespace's init) is reparented to us as it dies: reap it too.
+        killed |= _group_members(proc.pid, me)
     _reap(killed, me)
 
 
@@ -185,6 +329,24 @@ def _process_table_entry(pid: int) -> int | None:
     # The command name is in parentheses and may itself hold spaces or parentheses.
     fields = data[data.rfind(b")") + 2 :].split()
     return int(fields[1]) if len(fields) > 1 else None
+
+
+def _group_members(group: int, me: int) -> set[int]:
+    """Our children in process group ``group`` (only the command's own group: another
+    thread's children are never reaped here)."""
+    found = set()
+    for pid, ppid in _process_table().items():
+        if ppid != me:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == group:
+            found.add(pid)
+    return found
 
 
 def _has_mark(pid: int, mark: str) -> bool:

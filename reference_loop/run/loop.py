@@ -51,14 +51,18 @@ from reference_loop.errors import LoopUsageError
 from reference_loop.process.sandbox import Sandbox
 from reference_loop.tasks.prompt import compose_prompt
 from reference_loop.tasks.task import Task, copy_project
-from reference_loop.verdict.protect import ProtectedChange, check_patterns, protected_changes
-from reference_loop.verdict.verifier import VerifyResult, run_verifier
+from reference_loop.verdict.evidence import FORMATS
+from reference_loop.verdict.integrity import Violation, describe
+from reference_loop.verdict.protect import check_patterns
+from reference_loop.verdict.session import Session, SessionSettings, outlived
+from reference_loop.verdict.verifier import VerifyResult
 from reference_loop.workspace.core import Workspace
 from reference_loop.workspace.engines import engine_name
 from reference_loop.workspace.records import Diff
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
+    "INTEGRITY_STEP",
     "ON_REPEAT",
     "PROTECTED_STEP",
     "LoopOptions",
@@ -71,6 +75,7 @@ __all__ = [
 ON_REPEAT = ("none", "replan", "escalate")
 DEFAULT_MAX_ATTEMPTS = 5
 PROTECTED_STEP = "protected-paths"  # the first failing step of an attempt that edited the check
+INTEGRITY_STEP = "integrity"  # the first failing step of an attempt that gamed its check
 
 
 @dataclass
@@ -87,6 +92,10 @@ class RunResult:
     replans: int = 0
     escalations: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
+    # What the verdicts rest on: pytest-report, junit, or exit-status (the exit status alone).
+    evidence: str = "exit-status"
+    pinned: dict[str, Any] | None = None  # the pinned tests (source, count, files, f2p/p2p)
+    containment: str = ""  # how the verifier's processes were contained
 
     @property
     def solved_at(self) -> int | None:
@@ -103,6 +112,11 @@ class RunResult:
             "replans": self.replans,
             "escalations": self.escalations,
             "workspace": self.workspace,
+            "evidence": self.evidence,
+            "judged_by_exit_status_alone": self.evidence == "exit-status",
+            "pinned": self.pinned,
+            "containment": self.containment,
+            "integrity_violations": sum(bool(r.integrity) for r in self.attempts),
             "attempts": [
                 {
                     "number": r.number,
@@ -119,6 +133,7 @@ class RunResult:
                     ),
                     "signature": r.signature,
                     "protected_violation": r.protected_violation,
+                    "integrity": list(r.integrity),
                     "prompt_chars": len(p),
                 }
                 for r, p in zip(self.attempts, self.prompts, strict=True)
@@ -150,12 +165,23 @@ class LoopOptions:
     cards_in: str = DEFAULT_CARDS_IN
     reviewer: Callable[[AttemptRecord], str | None] | None = None
     sandbox: Sandbox | None = None  # run the verifier inside bubblewrap (sandbox.py)
+    # How the verdict is read: auto (a pytest command -> its report), pytest, junit (the
+    # command writes JUnit XML to {result_file}), exit-status (the exit status alone).
+    verify_format: str = "auto"
+    must_pass: Sequence[str] = ()  # test ids that must pass (added to the task's must_pass)
     # The workspace engine (``git`` or ``fast``); None: $REFERENCE_LOOP_WORKSPACE, else the default.
     workspace_engine: str | None = None
 
     def check(self) -> None:
         """Raise LoopUsageError for an option value or combination the loop cannot run."""
         check_mode(self.history_mode)
+        if self.verify_format not in FORMATS:
+            raise LoopUsageError(
+                f"unknown verify format {self.verify_format!r} "
+                f"(expected one of: {', '.join(FORMATS)})"
+            )
+        if any(not isinstance(t, str) or not t.strip() for t in self.must_pass):
+            raise LoopUsageError("a must-pass test id must be a non-empty string")
         check_cards_in(self.cards_in)
         check_patterns(self.protect)
         if self.workspace_engine is not None:
@@ -196,22 +222,32 @@ def _prompts_dir(path: str | Path | None) -> Path | None:
     return path
 
 
-def _changed_paths(diff: Diff) -> list[str]:
-    """Every path a change touched; a rename touches its source too (moving a test away)."""
-    paths: list[str] = []
-    for change in diff.files:
-        for path in (change.old_path, change.path):
-            if path and path not in paths:
-                paths.append(path)
-    return paths
-
-
-def _violation_step(hits: list[ProtectedChange]) -> FailedStep:
-    listed = ", ".join(f"{h.path} (matches {h.pattern})" for h in hits)
+def _violation_step(number: int, found: Sequence[Violation], *, before: bool) -> FailedStep:
+    """The first failing step of an attempt with violations: ``protected-paths`` when it edited
+    a protected path (as before), ``integrity`` otherwise; each class is named, and the next
+    prompt reads "attempt 2 changed the test runner's config; reverted"."""
+    classes = list(dict.fromkeys(v.kind for v in found))
+    classes.sort(key=lambda k: k != "protected-path")  # the plain case first, the others last
+    said = f"attempt {number} " + " and ".join(describe(k) for k in classes)
+    listed = "; ".join(v.line() if v.path else f"{v.kind}: {v.why}" for v in found[:12])
+    if len(found) > 12:
+        listed += f"; and {len(found) - 12} more"
+    undone = (
+        "the whole change was reverted before the verifier ran"
+        if before
+        else "the change was not kept"
+    )
+    protected = [v for v in found if v.kind == "protected-path"]
+    if protected:
+        paths = ", ".join(f"{v.path} ({v.why})" for v in protected[:12])
+        return FailedStep(
+            PROTECTED_STEP,
+            f"the attempt changed protected path(s): {paths}; {undone}. {said}; reverted "
+            f"({listed}). Fix the code, not the tests or the check.",
+        )
     return FailedStep(
-        PROTECTED_STEP,
-        f"the attempt changed protected path(s): {listed}; the whole change was reverted "
-        "before the verifier ran. Fix the code, not the tests or the check.",
+        INTEGRITY_STEP,
+        f"{said}; reverted ({listed}); {undone}. Fix the code, not the check or its runner.",
     )
 
 
@@ -226,6 +262,7 @@ def _build_record(
     patch_limit: int,
     root: Path,
     started: float,
+    found: Sequence[Violation] = (),
 ) -> AttemptRecord:
     """The attempt's record: the verifier's verdict, the workspace's real diff, the first failure.
 
@@ -257,68 +294,82 @@ def _build_record(
         attempter=attempter.name,
         description=outcome.description,
         duration=time.monotonic() - started,
-        protected_violation=violation is not None,
+        protected_violation=any(v.kind == "protected-path" for v in found),
+        integrity=list(dict.fromkeys(v.kind for v in found)),
     )
 
 
 def _attempt_once(
-    task: Task,
     attempter: Attempter,
     prompt: str,
     number: int,
     ws: Workspace,
-    protected: Sequence[str],
+    session: Session,
     options: LoopOptions,
     log: EventLog,
 ) -> AttemptRecord:
-    """Let the attempter edit, refuse a change to a protected path, verify, diff and revert.
+    """Let the attempter edit, refuse a change that games the check, verify, diff and revert.
 
-    The real change comes from the workspace, never from the attempter's description. A passing
-    change stays; a failing one is diffed and reverted in one scan. A change that touches a
-    protected path is reverted *before* the verifier runs, so it cannot pass by editing the check.
+    The real change comes from the workspace, never from the attempter's description; the
+    integrity checks see every changed path, ignore rules not applied. A change that edits a
+    protected path, the runner's config, shadows a module, plants bytecode, or leaves processes
+    running is reverted *before* the verifier runs. After the verifier, what changed while it
+    ran (a protected file rewritten) fails the attempt too. A passing change stays; a failing
+    one is diffed and reverted in one scan.
     """
     started = time.monotonic()
     outcome = attempter.attempt(prompt, ws.root, attempt=number)
-    violation: FailedStep | None = None
-    before_verify: Diff | None = None
-    if protected:
-        before_verify = ws.diff()
-        hits = protected_changes(_changed_paths(before_verify), protected)
-        if hits:
-            violation = _violation_step(hits)
-            ws.restore()
-            log.emit(
-                "protected_violation",
-                attempt=number,
-                paths=[h.path for h in hits],
-                patterns=sorted({h.pattern for h in hits}),
-            )
-    log_path = Path(options.log_dir) / f"attempt-{number}.log" if options.log_dir else None
-    result = run_verifier(
-        task.verify_command(),
-        ws.root,
-        timeout=task.timeout,
-        log_path=log_path,
-        sandbox=options.sandbox,
-    )
-    if violation is not None:
+    before = ws.diff()
+    found = session.check(before)
+    left = getattr(outcome, "left_running", 0) or 0
+    if left:
+        found.append(outlived(left))
+    if found:
+        ws.restore()
+        _emit_violations(log, number, found, stage="before-verify")
+    verified = session.verify(number, None if found else before)
+    result = verified.result
+    after: list[Violation] = []
+    if found:
         ws.restore()  # whatever the verifier wrote; the attempt's own change is already gone
-        diff = before_verify
-    elif result.verdict == "pass":
-        diff = ws.diff()
+        diff = before
     else:
-        diff = ws.diff_and_restore()
-    assert diff is not None
+        diff = ws.diff() if result.verdict == "pass" else ws.diff_and_restore()
+        after = [*verified.violations, *session.check_after(before, diff)]
+        if after:
+            if result.verdict == "pass":
+                ws.restore()
+            _emit_violations(log, number, after, stage="verify")
+    every = [*found, *after]
     return _build_record(
         number,
         outcome,
         result,
         diff,
         attempter=attempter,
-        violation=violation,
+        violation=_violation_step(number, every, before=bool(found)) if every else None,
         patch_limit=options.patch_limit,
         root=ws.root,
         started=started,
+        found=every,
+    )
+
+
+def _emit_violations(log: EventLog, number: int, found: Sequence[Violation], *, stage: str) -> None:
+    protected = [v for v in found if v.kind == "protected-path"]
+    if protected:
+        log.emit(
+            "protected_violation",
+            attempt=number,
+            paths=[v.path for v in protected],
+            patterns=sorted({v.why.removeprefix("matches ") for v in protected}),
+        )
+    log.emit(
+        "integrity_violation",
+        attempt=number,
+        stage=stage,
+        classes=list(dict.fromkeys(v.kind for v in found)),
+        violations=[{"class": v.kind, "path": v.path, "why": v.why} for v in found],
     )
 
 
@@ -385,6 +436,7 @@ def _keep_record(
         patch_chars=record.patch_chars,
         duration=round(record.duration, 3),
         protected_violation=record.protected_violation,
+        integrity=list(record.integrity),
         step=(
             f"{record.first_failing_step.name}: {record.first_failing_step.error}"
             if record.first_failing_step and not record.solved
@@ -448,6 +500,19 @@ def run_loop(
     state = _RunState(current=attempter)
     solved = False
 
+    session = Session(
+        SessionSettings(
+            command=task.verify_command(),
+            timeout=task.timeout,
+            protect=protected,
+            verify_format=options.verify_format,
+            must_pass=tuple(dict.fromkeys((*task.must_pass, *options.must_pass))),
+            sandbox=options.sandbox,
+            log_dir=Path(options.log_dir) if options.log_dir else None,
+        ),
+        root,
+    )
+    ws = Workspace(root, ignore=options.ignore)
     ws = Workspace(root, ignore=options.ignore, engine=options.workspace_engine)
     dirty = False  # the workspace may differ from the snapshot and must be restored
     try:
@@ -461,6 +526,11 @@ def run_loop(
             workspace=str(root),
             protected=list(protected),
         )
+        dirty = True
+        baseline = session.start()
+        ws.restore()  # whatever the baseline run wrote
+        dirty = False
+        log.emit("verdict_baseline", **baseline.to_dict())
         for number in range(1, options.max_attempts + 1):
             prompt = _compose_for(task, number, history, state, options, log)
             prompts.append(prompt)
@@ -473,7 +543,7 @@ def run_loop(
                 prompt_chars=len(prompt),
             )
             dirty = True
-            record = _attempt_once(task, state.current, prompt, number, ws, protected, options, log)
+            record = _attempt_once(state.current, prompt, number, ws, session, options, log)
             dirty = False  # a failed attempt was reverted; a passing change stays
             same = _keep_record(record, history, ledger, options, log, ws)
             solved = record.solved
@@ -494,6 +564,7 @@ def run_loop(
                 )
         finally:
             ws.close()
+            session.close()
 
     log.emit(
         "run_finished",
@@ -503,6 +574,8 @@ def run_loop(
         replans=state.replans,
         escalations=state.escalations,
         protected_violations=sum(r.protected_violation for r in history),
+        integrity_violations=sum(bool(r.integrity) for r in history),
+        evidence=session.evidence,
     )
     return RunResult(
         task=task.name,
@@ -515,6 +588,9 @@ def run_loop(
         replans=state.replans,
         escalations=state.escalations,
         events=[e.to_dict() for e in log.events()],
+        evidence=session.evidence,
+        pinned=session.pinned.to_dict() if session.pinned else None,
+        containment=baseline.containment,
     )
 
 

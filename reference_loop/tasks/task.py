@@ -4,6 +4,8 @@ Layout of a task folder::
 
     task.toml          name, description, task (text), verify, timeout, known_three_failures,
                        protect (glob patterns an attempt may not change; default: the tests),
+                       must_pass (test ids that must pass; default: every test collected on
+                       the untouched tree),
                        and [[candidates]] tables (name, dir, weight, fixes, marker)
     project/           the files the loop works on (copied to a temporary workspace)
     candidates/NAME/   whole-file overlays a scripted attempter writes over the project
@@ -76,6 +78,8 @@ class Task:
     project: Path | None = None  # the files to copy into a workspace
     candidates: list[Candidate] = field(default_factory=list)
     protect: tuple[str, ...] = DEFAULT_PROTECT  # glob patterns an attempt may not change
+    # Test ids that must pass (replacing the default: every test collected at the start).
+    must_pass: tuple[str, ...] = ()
 
     def protected(self) -> tuple[str, ...]:
         """Every protected pattern: ``protect`` plus the files the verify command names."""
@@ -101,6 +105,7 @@ class Task:
             "path": str(self.root) if self.root else None,
             "candidates": [c.name for c in self.candidates],
             "protected": list(self.protected()),
+            "must_pass": list(self.must_pass),
         }
 
 
@@ -151,6 +156,11 @@ def load_task_dir(path: str | Path) -> Task:
                 marker=[marker] if isinstance(marker, str) else list(marker),
             )
         )
+    must_pass = data.get("must_pass", [])
+    if not isinstance(must_pass, list) or not all(
+        isinstance(t, str) and t.strip() for t in must_pass
+    ):
+        raise LoopUsageError(f"{manifest}: 'must_pass' must be a list of test ids")
     protect = data.get("protect", DEFAULT_PROTECT)
     if not isinstance(protect, (list, tuple)):
         raise LoopUsageError(f"{manifest}: 'protect' must be a list of glob patterns")
@@ -169,6 +179,7 @@ def load_task_dir(path: str | Path) -> Task:
         project=project,
         candidates=candidates,
         protect=protect,
+        must_pass=tuple(t.strip() for t in must_pass),
     )
 
 

@@ -18,6 +18,7 @@ Verdicts:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -26,12 +27,12 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_loop.errors import LoopError
-from reference_loop.process.run import run_in_group
+from reference_loop.process.run import run_contained
 from reference_loop.process.sandbox import Sandbox
 from reference_loop.process.textsafe import visible
 
@@ -81,6 +82,8 @@ class VerifyResult:
     duration: float = 0.0
     command: str = ""
     reason: str = ""  # one line saying why this verdict (e.g. "pytest exit 5: ...")
+    left_running: int | None = None  # processes the command left behind (killed)
+    containment: str = ""  # how they were contained: pid-namespace, sandbox, shepherd
 
     @property
     def passed(self) -> bool:
@@ -109,12 +112,18 @@ def run_verifier(
     head_lines: int = HEAD_LINES,
     tail_lines: int = TAIL_LINES,
     sandbox: Sandbox | None = None,
+    pass_fds: Sequence[int] = (),
+    readable: Sequence[Path] = (),
+    started: Callable[[], None] | None = None,
 ) -> VerifyResult:
     """Run ``command`` in ``cwd`` under ``/bin/sh -c`` and return its verdict.
 
     The Python running this module is first on PATH, so ``pytest``/``python`` resolve to the
     workspace's interpreter. ``env`` (if given) is added on top of the current environment.
-    With ``sandbox`` the command runs inside it, ``cwd`` being the only writable path.
+    With ``sandbox`` the command runs inside it, ``cwd`` being the only writable path
+    (``readable`` paths shown read-only). ``pass_fds`` are inherited by the command (a report
+    descriptor); ``started`` is called once it runs. The command is contained in its own PID
+    namespace (``process.run.run_contained``): nothing it starts outlives it.
     """
     if not command.strip():
         raise LoopError("verify command is empty")
@@ -142,9 +151,12 @@ def run_verifier(
         with open(log_file, "wb") as out:
             try:
                 argv = ["/bin/sh", "-c", command]
-                if sandbox is not None:
-                    argv = sandbox.wrap(argv, workspace=cwd)
-                exit_code, timed_out = run_in_group(
+                wrap = (
+                    functools.partial(sandbox.wrap, workspace=cwd, readable=readable)
+                    if sandbox is not None
+                    else None
+                )
+                done = run_contained(
                     argv,
                     cwd=cwd,
                     env=run_env,
@@ -152,7 +164,11 @@ def run_verifier(
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     timeout=timeout,
+                    pass_fds=pass_fds,
+                    wrap=wrap,
+                    started=started,
                 )
+                exit_code, timed_out = done.code, done.timed_out
             except OSError as exc:
                 raise LoopError(f"cannot start verify command {command!r}: {exc}") from exc
         duration = time.monotonic() - start
@@ -171,6 +187,8 @@ def run_verifier(
         duration=duration,
         command=command,
         reason=reason,
+        left_running=done.left_running,
+        containment=done.containment,
     )
 
 

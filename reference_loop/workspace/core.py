@@ -6,6 +6,10 @@ private ``GIT_DIR``/``GIT_INDEX_FILE`` in a temp directory outside the workspace
 directory (inside or outside a user's repository) and never reads or writes the user's index,
 refs, stash or config. The private index is kept between calls so git's stat cache makes every
 scan cost what ``git status`` costs, and restore only touches the paths that changed.
+
+``Workspace`` is the contract; it is built from one layer per concept (``privategit``, ``scan``,
+``staging``, ``restore``, ``fast``), and ``engine`` chooses whether the hand-written paths of
+``fast`` run in front of git's own staging.
 """
 
 from __future__ import annotations
@@ -327,8 +331,10 @@ class Workspace(FastPaths):
             return Diff(text="", files=[], raw=b"")
         if shown is None:
             shown = self._not_ignored_entries(entries)
+        kept = {id(e) for e in shown}
+        hidden = [FileChange(e.path, e.status) for e in entries if id(e) not in kept]
         if not shown:
-            return Diff(text="", files=[], raw=b"")
+            return Diff(text="", files=[], raw=b"", hidden=hidden)
         if sizes is None:
             sizes = self._blob_sizes(shown)
         big = {e.path for e in shown if _largest(e, sizes) > BIG_FILE_BYTES}
@@ -356,4 +362,6 @@ class Workspace(FastPaths):
             FileChange(e.new_path, "R", e.path) if e.new_path else FileChange(e.path, e.status)
             for e in found
         ]
-        return Diff(text=patch_bytes.decode("utf-8", "replace"), files=files, raw=patch_bytes)
+        return Diff(
+            text=patch_bytes.decode("utf-8", "replace"), files=files, raw=patch_bytes, hidden=hidden
+        )

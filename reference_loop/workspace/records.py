@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["Diff", "FileChange"]
 
@@ -30,10 +30,17 @@ class Diff:
     text: str
     files: list[FileChange]
     raw: bytes = b""
+    # The changes an ignore rule kept out of ``text`` and ``files`` (caches, ignored folders):
+    # with ``files`` they are every path that differs from the snapshot.
+    hidden: list[FileChange] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
         return not self.files
+
+    def every_change(self) -> list[FileChange]:
+        """Every changed path, ignore rules not applied (renames as in ``files``)."""
+        return [*self.files, *self.hidden]
 
     def to_dict(self) -> dict:
         return {"text": self.text, "files": [f.to_dict() for f in self.files]}

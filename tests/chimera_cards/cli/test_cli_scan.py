@@ -68,6 +68,7 @@ def test_scan_sarif_is_one_log_with_a_run_per_tool(tmp_path):
     assert "html-comment" in {r["ruleId"] for r in ours["results"]}
     assert demo["tool"]["driver"]["name"] == "demo"
     assert demo["tool"]["driver"]["version"] == "0.1"
+    assert demo["tool"]["driver"]["properties"] == {"tool": "demo-scanner"}
     (exfil,) = demo["results"]
     assert exfil["ruleId"] == "demo/demo-exfil" and exfil["level"] == "error"
     assert exfil["locations"][0]["physicalLocation"]["region"]["startLine"] == 2

@@ -412,3 +412,30 @@ def test_the_click_command_answers_as_the_console_entry_does(world):
         )
     )
     assert b"differs from its approved bytes" in fast.stderr
+
+
+def test_no_stdin_at_all_blocks(world):
+    result = subprocess.run(
+        [sys.executable, "-m", "chimera_cards", "hook", "claude"],
+        stdin=subprocess.DEVNULL,
+        env=world.env,
+        cwd=world.project,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert blocked(result).endswith("; blocked")
+    closed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys; os.close(0); sys.argv[1:] = ['hook', 'claude'];"
+            " from chimera_cards.cli.entry import run; run()",
+        ],
+        env=world.env,
+        cwd=world.project,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert blocked(closed).endswith("; blocked")

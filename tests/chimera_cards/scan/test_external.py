@@ -183,3 +183,16 @@ def test_a_scanners_file_that_is_not_a_mapping_of_scanners_is_refused(tmp_path, 
     path.write_text(text)
     with pytest.raises(ScannerConfigError, match=why):
         read_scanner_file(path)
+
+
+def test_the_readmes_scanners_file_example_reads_as_documented(tmp_path):
+    from conftest import REPO_ROOT
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Other scanners, and SARIF", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "scanners.yaml"
+    path.write_text(example)
+    (config,) = read_scanner_file(path).values()
+    assert "{dir}" in config.command and config.writes_file
+    assert config.levels["warning"] == "error" and config.timeout == 120

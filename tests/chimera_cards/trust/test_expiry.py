@@ -165,3 +165,23 @@ def test_a_bad_duration_is_a_usage_error(tmp_path, card_server):
             ok=False,
         )
         assert result.exit_code == 2 and result.stderr.startswith("error:"), bad
+
+
+@pytest.mark.slow
+def test_an_expired_approval_stops_the_run_time_gate_too(tmp_path):
+    """`prompt` (what an agent's system prompt is built from) and `check` use the same gate: an
+    installed skill whose approval expired is no longer offered, and `check` says why."""
+    from conftest import SkillWorld
+
+    world = SkillWorld(tmp_path)
+    digest = world.add("lapsing", {"notes.md": "n\n"}, approve=False)
+    world.cli("approve", "lapsing", "--key", world.key, "--sha256", digest, "--expires", "2s")
+    skills = world.install("lapsing")
+    assert "<name>\nlapsing\n</name>" in world.cli("prompt", skills).stdout
+    time.sleep(2.2)
+    offered = world.cli("prompt", skills, ok=False)
+    assert "lapsing" not in offered.stdout
+    assert "lapsing" in offered.stderr  # left out, and named
+    checked = world.cli("check", skills, "--json", ok=False)
+    (state,) = json.loads(checked.stdout)["skills"]
+    assert state["state"] == "revoked" and "expired" in state["detail"]

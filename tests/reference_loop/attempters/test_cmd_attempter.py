@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_none_in
 
 from reference_loop.attempters.cmd import CmdAttempter, make_cmd_attempter
 from reference_loop.errors import LoopError, LoopUsageError
@@ -93,23 +94,6 @@ def test_long_stderr_is_cut_to_its_tail(tmp_path: Path, ws: Path) -> None:
     assert "chars cut" in err and len(err) < 2200
 
 
-def _gone(pid: int) -> bool:
-    """True when ``pid`` no longer runs (absent or a zombie waiting for init)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            state = next(line for line in f if line.startswith("State:"))
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return "Z" in state.split()[1]
-
-
-def _wait_gone(pid: int, seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not _gone(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return _gone(pid)
-
-
 def _agent_with_child(tmp_path: Path, then: str) -> tuple[Path, Path]:
     """An agent script that starts a long-lived child, records its pid, then runs ``then``."""
     pidfile = tmp_path / "child.pid"
@@ -131,7 +115,8 @@ def test_hanging_agent_is_killed_at_the_timeout_with_its_children(tmp_path: Path
     assert time.monotonic() - started < 10
     assert not out.steps[0].ok
     assert "timed out after 1s" in out.steps[0].error
-    assert _wait_gone(int(pidfile.read_text())), "the agent's child survived the timeout"
+    assert pidfile.read_text()
+    assert wait_none_in(ws), "the agent's child survived the timeout"
 
 
 def test_children_left_behind_by_a_finished_agent_are_killed(tmp_path: Path, ws: Path) -> None:
@@ -139,7 +124,8 @@ def test_children_left_behind_by_a_finished_agent_are_killed(tmp_path: Path, ws:
     script, pidfile = _agent_with_child(tmp_path, "")
     out = CmdAttempter([sys.executable, str(script)]).attempt("x", ws, attempt=1)
     assert out.steps[0].ok
-    assert _wait_gone(int(pidfile.read_text())), "a child left behind by the agent survived"
+    assert pidfile.read_text()
+    assert wait_none_in(ws), "a child left behind by the agent survived"
 
 
 def test_missing_agent_binary_is_one_clear_usage_error() -> None:
@@ -193,7 +179,8 @@ def test_a_setsid_child_of_the_agent_cannot_edit_the_workspace_after_the_revert(
         workspace=ws,
         options=LoopOptions(max_attempts=1),
     )
-    assert _wait_gone(int((tmp_path / "writer.pid").read_text()))
+    assert (tmp_path / "writer.pid").read_text()
+    assert wait_none_in(ws)
     time.sleep(1.5)
     assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
     assert result.attempts[0].verdict == "fail"

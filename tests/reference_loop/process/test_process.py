@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import live_children, wait_none_in
 
 from reference_loop.process.run import run_in_group
 
@@ -31,21 +32,19 @@ SETSID_WRITER = (
 )
 
 
-def gone(pid: int) -> bool:
-    """True when ``pid`` no longer runs (absent or a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return True
-    return data[data.rfind(b")") + 2 :].split()[0] == b"Z"
-
-
-def wait_gone(pid: int, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while not gone(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return gone(pid)
+def zombie_children() -> set[int]:
+    me = str(os.getpid())
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1] == me and fields[0] == "Z":
+                found.add(int(entry))
+    return found - live_children()
 
 
 def run(argv: list[str], cwd: Path, timeout: float = 20.0) -> tuple[int | None, bool]:
@@ -63,8 +62,8 @@ def run(argv: list[str], cwd: Path, timeout: float = 20.0) -> tuple[int | None, 
 def test_a_setsid_child_does_not_keep_writing_after_the_command_exits(tmp_path):
     code, timed_out = run([PY, "-c", SETSID_WRITER], tmp_path)
     assert (code, timed_out) == (0, False)
-    pid = int((tmp_path / "writer.pid").read_text())
-    assert wait_gone(pid), "the setsid child outlived the command"
+    assert int((tmp_path / "writer.pid").read_text()) > 0
+    assert wait_none_in(tmp_path), "the setsid child outlived the command"
     size = (tmp_path / "victim.txt").stat().st_size
     time.sleep(0.3)
     assert (tmp_path / "victim.txt").stat().st_size == size
@@ -74,7 +73,8 @@ def test_a_setsid_child_does_not_keep_writing_after_the_command_exits(tmp_path):
 def test_a_setsid_child_does_not_survive_the_timeout(tmp_path):
     code, timed_out = run([PY, "-c", SETSID_WRITER + "time.sleep(60)\n"], tmp_path, timeout=1.0)
     assert (code, timed_out) == (None, True)
-    assert wait_gone(int((tmp_path / "writer.pid").read_text()))
+    assert (tmp_path / "writer.pid").read_text()
+    assert wait_none_in(tmp_path)
 
 
 def test_a_double_forked_daemon_is_killed_and_reaped(tmp_path):
@@ -91,10 +91,10 @@ def test_a_double_forked_daemon_is_killed_and_reaped(tmp_path):
         "    time.sleep(0.01)\n"
     )
     assert run([PY, "-c", daemon], tmp_path) == (0, False)
-    pid = int((tmp_path / "daemon.pid").read_text())
-    assert wait_gone(pid)
+    assert (tmp_path / "daemon.pid").read_text()
+    assert wait_none_in(tmp_path)
     # Reaped, not left as a zombie child of ours.
-    assert not os.path.exists(f"/proc/{pid}")
+    assert not zombie_children()
 
 
 def test_an_unrelated_child_of_ours_is_left_alone(tmp_path):
@@ -166,7 +166,8 @@ def test_a_child_another_thread_starts_meanwhile_is_left_alone(tmp_path):
         thread.join(timeout=30)
         assert result == [(0, False)]
         assert other.poll() is None, "another thread's child was killed"
-        assert wait_gone(int((tmp_path / "writer.pid").read_text()))
+        assert (tmp_path / "writer.pid").read_text()
+        assert wait_none_in(tmp_path)
     finally:
         other.kill()
         other.wait()

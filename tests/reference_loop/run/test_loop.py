@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -26,6 +26,7 @@ from reference_loop.core.planner import ScriptedPlanner
 from reference_loop.errors import LoopUsageError
 from reference_loop.run.loop import PROTECTED_STEP, LoopOptions, run_loop, run_task
 from reference_loop.tasks.task import inline_task, load_task_dir, resolve_task
+from reference_loop.verdict.verifier import run_verifier
 
 
 @pytest.fixture
@@ -446,15 +447,11 @@ def calc_project(root: Path) -> Path:
 @pytest.mark.parametrize("cheat", sorted(CHEATS))
 def test_attempt_that_edits_the_tests_cannot_solve_the_task(tmp_path, cheat):
     task = inline_task("Fix add() in calc.py.", PYTEST, timeout=60)
-    # Control: without protection this very edit "solves" the task, so the test below can fail.
+    # Control: judged by its exit status, this very edit "solves" the task, so the test below
+    # can fail.
     open_ws = calc_project(tmp_path / "open")
-    unprotected = replace(task, protect=())
-    assert run_loop(
-        unprotected,
-        ListAttempter([CHEATS[cheat]]),
-        workspace=open_ws,
-        options=LoopOptions(max_attempts=1),
-    ).solved
+    ListAttempter([CHEATS[cheat]]).attempt("", open_ws, attempt=1)
+    assert run_verifier(task.verify_command(), open_ws, timeout=60).verdict == "pass"
 
     ws = calc_project(tmp_path / "ws")
     before = tree_state(ws)

@@ -1,0 +1,149 @@
+"""Benchmark: what the evidence-based verdict adds to each attempt, against the verifier itself.
+
+For every sample task the project is copied, its fixing candidate applied (an attempt that
+passes: the judged run runs every pinned test), and per round, interleaved:
+
+- FLOOR: the task's verify command as the loop ran it before evidence: ``/bin/sh -c COMMAND``
+  in the workspace, a plain subprocess;
+- VERDICT: what the loop now does per attempt around it: the integrity checks of the change set
+  (before), cache removal and the protected files' stat tripwire, the verifier run contained in
+  its own PID namespace with the report plugin loaded through a private descriptor, the report
+  read and judged against the pinned tests, and the checks again (after).
+
+Both are timed on the wall clock and in CPU seconds (this process plus its children); the ratio
+is VERDICT / FLOOR, best of ``--rounds`` each (the machine is shared: the best round is the
+one least disturbed), with the median ratio beside it. Target: <= 1.05x. The baseline run on
+the untouched tree (once per loop run, not per attempt) is reported apart.
+
+Usage: python benchmarks/bench_verdict.py [--rounds 7] [--task NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from reference_loop.tasks.task import copy_project, sample_tasks
+from reference_loop.verdict.session import Session, SessionSettings
+from reference_loop.workspace.core import Workspace
+
+
+def cpu() -> float:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn) -> tuple[float, float]:
+    c0, t0 = cpu(), time.perf_counter()
+    fn()
+    return time.perf_counter() - t0, cpu() - c0
+
+
+def floor_run(command: str, root: Path, timeout: float) -> None:
+    subprocess.run(
+        ["/bin/sh", "-c", command],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def bench_task(task, rounds: int) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-verdict-"))
+    try:
+        root = copy_project(task, tmp / task.name)
+        ws = Workspace(root)
+        ws.snapshot()
+        session = Session(
+            SessionSettings(
+                command=task.verify_command(), timeout=task.timeout, protect=task.protected()
+            ),
+            root,
+        )
+        base_wall, base_cpu = timed(session.start)
+        ws.restore()
+        fix = next(c for c in task.candidates if c.fixes)
+        fix.apply(root)
+        diff = ws.diff()
+        verdict_wall, verdict_cpu, floor_wall, floor_cpu, ratios = [], [], [], [], []
+        passed = []
+
+        state: dict = {}
+
+        def before() -> None:
+            state["found"] = session.check(diff)
+            state["done"] = session.verify(1, diff)
+
+        def after() -> None:
+            # The diff itself is the workspace's (the loop took it before evidence too).
+            state["found"] += session.check_after(diff, state["after"])
+            passed.append(state["done"].result.verdict == "pass" and not state["found"])
+
+        for _ in range(rounds):
+            fw, fc = timed(lambda: floor_run(task.verify_command(), root, task.timeout))
+            bw, bc = timed(before)
+            state["after"] = ws.diff()
+            aw, ac = timed(after)
+            vw, vc = bw + aw, bc + ac
+            floor_wall.append(fw)
+            floor_cpu.append(fc)
+            verdict_wall.append(vw)
+            verdict_cpu.append(vc)
+            ratios.append(vw / fw)
+        session.close()
+        ws.close()
+        return {
+            "task": task.name,
+            "floor_wall": min(floor_wall),
+            "verdict_wall": min(verdict_wall),
+            "floor_cpu": min(floor_cpu),
+            "verdict_cpu": min(verdict_cpu),
+            "median_ratio": statistics.median(ratios),
+            "baseline_wall": base_wall,
+            "baseline_cpu": base_cpu,
+            "all_passed": all(passed),
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--task", action="append", default=[])
+    args = parser.parse_args()
+    tasks = [t for t in sample_tasks() if not args.task or t.name in args.task]
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, best of {args.rounds} rounds")
+    print(
+        f"{'task':<14} {'floor s':>8} {'verdict s':>9} {'wall x':>7} {'median x':>8} "
+        f"{'floor cpu':>9} {'verdict cpu':>11} {'cpu x':>6} {'baseline s':>10}  pass"
+    )
+    worst = 0.0
+    for task in tasks:
+        r = bench_task(task, args.rounds)
+        wall_x = r["verdict_wall"] / r["floor_wall"]
+        cpu_x = r["verdict_cpu"] / r["floor_cpu"]
+        worst = max(worst, wall_x)
+        print(
+            f"{r['task']:<14} {r['floor_wall']:>8.3f} {r['verdict_wall']:>9.3f} {wall_x:>6.3f}x "
+            f"{r['median_ratio']:>7.3f}x {r['floor_cpu']:>9.3f} {r['verdict_cpu']:>11.3f} "
+            f"{cpu_x:>5.3f}x {r['baseline_wall']:>10.3f}  {r['all_passed']}"
+        )
+    print(f"worst wall ratio {worst:.3f}x (target <= 1.05x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
