@@ -2,6 +2,8 @@
 
 Everything here is real (files, sockets, SQLite); nothing stands in for the code under test.
 
+- ``run_cli(*args, ok=True)`` runs ``chimera-cards ARGS`` in this process and, with ``ok``,
+  asserts exit 0.
 - ``make_card(tmp_path, name, ...)`` writes a valid five-section SKILL.md into ``tmp_path/<dir>/``
   and returns the card directory. Fixture ``card_factory`` is the same bound to ``tmp_path``.
 - ``card_server`` is a threaded HTTP server on 127.0.0.1 (``https_card_server`` the same over TLS
@@ -96,6 +98,25 @@ def card_text(
         ]
         body = "\n" + "\n".join(parts)
     return f"---\n{head}---\n{body}"
+
+
+def run_cli(*args: object, ok: bool = True):
+    """``chimera-cards ARGS`` in this process (click's runner); with ``ok``, it must exit 0.
+
+    Returns:
+        click's Result (``stdout``, ``stderr``, ``exit_code``). An exception that is not an exit
+        is raised, so a traceback is never mistaken for a refusal.
+    """
+    from click.testing import CliRunner
+
+    from chimera_cards.cli import main
+
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    if ok:
+        assert result.exit_code == 0, result.output + result.stderr
+    return result
 
 
 def make_card(

@@ -15,19 +15,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import dump_store, make_skill, skill_archive
+from conftest import dump_store, make_skill, run_cli, skill_archive
 
-from chimera_cards.cli import main
-
-
-def run(*args, ok=True):
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    if ok:
-        assert result.exit_code == 0, result.output + result.stderr
-    return result
+run = run_cli
 
 
 def jrun(*args, ok=True):

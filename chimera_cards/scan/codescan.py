@@ -66,6 +66,7 @@ CODE_RULES: dict[str, str] = {
     "code-obfuscation": "A long base64/hex blob or a decode-then-run pattern in a script.",
     "binary-file": "A binary file, listed with its size, type and SHA-256.",
     "binary-executable": "A native executable (ELF, Mach-O, PE) shipped inside the skill.",
+    "malware-signature": "A file carrying the antivirus test signature (EICAR).",
 }
 
 SCRIPT_EXTENSIONS = {
@@ -997,6 +998,16 @@ def scan_bundle(
             texts.append(DetectFile(f.path, text, report.language))
         if f.path == SKILL_FILE:
             continue
+        if _EICAR in data:
+            findings.append(
+                Finding(
+                    "malware-signature",
+                    ERROR,
+                    "carries the EICAR antivirus test signature",
+                    None,
+                    f.path,
+                )
+            )
         if text is None:
             native = report.type in _NATIVE
             findings.append(
@@ -1034,6 +1045,8 @@ def scan_bundle(
     return BundleScan(reports, findings)
 
 
+# Every antivirus flags a file holding this (the industry's test string); no skill needs it.
+_EICAR = b"EICAR-STANDARD-ANTIVIRUS-TEST-FILE"
 _LICENCE_RE = re.compile(r"(?:^|/)(?:LICEN[CS]E|COPYING|NOTICE|COPYRIGHT)(?:[._-][^/]*)?$", re.I)
 
 

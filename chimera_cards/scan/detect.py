@@ -61,6 +61,7 @@ DETECT_RULES: dict[str, str] = {
     ),
     "confusable-command": "Look-alike letters from another script inside a command.",
     "sql-from-input": "An SQL statement built by string formatting and run (injection).",
+    "unreadable-code": "Code nested deeper than the scan follows: what it does is unknown.",
     "resource-exhaustion": "An endless loop, a fork bomb, or an allocation of tens of millions.",
     "prose-credential-exfiltration": "Instructions to send or back up credentials or secrets.",
     "prose-concealment": "Instructions to hide what is done from the user.",
@@ -463,6 +464,17 @@ def _grade(unit: _Unit) -> list[Finding]:
                     path,
                 )
             )
+    if unit.shell.too_deep or any(f.too_deep for f in [*code, *unit.generic]):
+        out.append(
+            Finding(
+                "unreadable-code",
+                "error",
+                "code nested deeper than the scan follows "
+                "(hundreds of levels): what it does is unknown",
+                None,
+                path,
+            )
+        )
     for line, how in decode:
         out.append(Finding("decode-exec", "error", f"runs decoded data ({how})", line, path))
     for line, how in download:

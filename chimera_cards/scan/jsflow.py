@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -824,8 +823,10 @@ def analyse_javascript(
     own = facts if facts is not None else JsFacts()
     tree = _parser().parse(text.encode("utf-8", "surrogatepass"))
     walker = _Js(own, first_line, embed, returns)
-    with contextlib.suppress(RecursionError):
+    try:
         walker.block(tree.root_node)
+    except RecursionError:
+        own.too_deep = True
     if walker.sockets and walker.shell_spawn:
         own.reverse_shell.append((first_line, "a socket wired to a spawned shell"))
     return own

@@ -13,7 +13,6 @@ sending in a third is one flow. Shell run from Python (``subprocess``, ``os.syst
 from __future__ import annotations
 
 import ast
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -1114,6 +1113,8 @@ def analyse_python(
     )
     lower = text.lower()
     analyser.literals = any(map(lower.__contains__, CREDENTIAL_LITERALS))
-    with contextlib.suppress(RecursionError):
+    try:
         analyser.module(tree)
+    except RecursionError:
+        facts.too_deep = True
     return facts

@@ -281,6 +281,9 @@ class CodeFacts:
     decode_exec: list[tuple[int, str]] = field(default_factory=list)
     download_exec: list[tuple[int, str]] = field(default_factory=list)
     reverse_shell: list[tuple[int, str]] = field(default_factory=list)
+    # The code nests deeper than the reader follows: what it does is unknown, so the scan says
+    # so (and holds) rather than pass it.
+    too_deep: bool = False
 
 
 def _names(taints: set[Taint]) -> str:

@@ -1120,7 +1120,10 @@ def analyse_shell(
     for offset, chunk in _chunks(text):
         walker.first_line = first_line + offset
         for node in parse_shell(chunk).root_node.named_children:
-            out = walker.statement(node, Out())
+            try:
+                out = walker.statement(node, Out())
+            except RecursionError:
+                own.too_deep = True
     own.output = out
     return out
 

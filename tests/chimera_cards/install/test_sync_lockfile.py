@@ -11,19 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import card_text
+from conftest import card_text, run_cli
 
-from chimera_cards.cli import main
-
-
-def run(*args, ok=True):
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    if ok:
-        assert result.exit_code == 0, result.output + result.stderr
-    return result
+run = run_cli
 
 
 def imported(db, server, name, text=None) -> str:

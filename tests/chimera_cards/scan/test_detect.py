@@ -731,3 +731,29 @@ def test_loops_that_wait_or_end_by_an_exception_are_left_alone():
 
 def test_a_fork_bomb_is_an_error():
     assert worst(skill(block("bash", ":(){ :|:& };:")), "resource-exhaustion") == "error"
+
+
+def test_a_file_carrying_the_antivirus_test_signature_is_an_error():
+    from chimera_cards.bundles.bundle import bundle_from_files
+    from chimera_cards.scan.codescan import scan_bundle
+
+    eicar = b"X5O!P%@AP[4\\PZX54(P^)7CC)7}$" + b"EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*"
+    bundle = bundle_from_files(
+        {"SKILL.md": (SKILL_HEAD.encode() + b"x\n", False), "assets/t.bin": (b"\0" + eicar, False)}
+    )
+    [found] = [f for f in scan_bundle(bundle).findings if f.rule == "malware-signature"]
+    assert (found.severity, found.path) == ("error", "assets/t.bin")
+
+
+@pytest.mark.parametrize(
+    ("path", "code", "language"),
+    [
+        ("run.sh", "echo " + "$(" * 3000 + "x" + ")" * 3000, "shell"),
+        ("run.js", "x = " + "(" * 3000 + "1" + ")" * 3000, "javascript"),
+    ],
+)
+def test_code_nested_deeper_than_the_scan_follows_is_an_error_not_a_crash(path, code, language):
+    findings = detect_files(
+        [DetectFile("SKILL.md", SKILL_HEAD + "x\n"), DetectFile(path, code, language)]
+    )
+    assert worst(findings, "unreadable-code") == "error"

@@ -9,23 +9,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import contextmanager
 
 import pytest
-from click.testing import CliRunner
-from conftest import card_text
+from conftest import card_text, run_cli
 
-from chimera_cards.cli import main
 from chimera_cards.store.anchor import head_path, read_anchor
 from chimera_cards.store.facade import Store
 
-
-def run(*args, ok=True):
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    if ok:
-        assert result.exit_code == 0, result.output + result.stderr
-    return result
+run = run_cli
 
 
 def head(db) -> str:
@@ -55,6 +47,19 @@ def approved(tmp_path, card_server):
 def cut_the_tail(db, keep_seq: int, trust_row: tuple, sha: str) -> None:
     """Remove every audit entry after ``keep_seq`` and put back what they changed: the trust row
     and the version's status (the append-only triggers dropped and re-created as they were)."""
+    with past_the_triggers(db) as conn:
+        conn.execute("DELETE FROM audit WHERE seq > ?", (keep_seq,))
+        conn.execute(
+            "INSERT INTO trust (name, keyid, pubkey, added_at) VALUES (?, ?, ?, ?)", trust_row
+        )
+        conn.execute("UPDATE versions SET status = 'active', reason = '' WHERE sha256 = ?", (sha,))
+        conn.execute("DELETE FROM verdict_memo")
+
+
+@contextmanager
+def past_the_triggers(db):
+    """A plain connection with the audit log's append-only triggers dropped, put back exactly as
+    they were (and committed) when the block ends: what an attacker holding the file does."""
     conn = sqlite3.connect(db)
     try:
         triggers = conn.execute(
@@ -62,12 +67,7 @@ def cut_the_tail(db, keep_seq: int, trust_row: tuple, sha: str) -> None:
         ).fetchall()
         conn.execute("DROP TRIGGER audit_no_delete")
         conn.execute("DROP TRIGGER audit_no_update")
-        conn.execute("DELETE FROM audit WHERE seq > ?", (keep_seq,))
-        conn.execute(
-            "INSERT INTO trust (name, keyid, pubkey, added_at) VALUES (?, ?, ?, ?)", trust_row
-        )
-        conn.execute("UPDATE versions SET status = 'active', reason = '' WHERE sha256 = ?", (sha,))
-        conn.execute("DELETE FROM verdict_memo")
+        yield conn
         for (sql,) in triggers:
             conn.execute(sql)
         conn.commit()
@@ -126,19 +126,8 @@ def test_a_history_replaced_to_the_same_length_is_caught(approved, tmp_path):
     recorded place is not the recorded one."""
     db, _, _ = approved
     recorded = read_anchor(head_path(db))
-    conn = sqlite3.connect(db)
-    try:
-        triggers = conn.execute(
-            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit'"
-        ).fetchall()
-        conn.execute("DROP TRIGGER audit_no_delete")
-        conn.execute("DROP TRIGGER audit_no_update")
+    with past_the_triggers(db) as conn:
         conn.execute("DELETE FROM audit WHERE seq = ?", (recorded.seq,))
-        for (sql,) in triggers:
-            conn.execute(sql)
-        conn.commit()
-    finally:
-        conn.close()
     with Store(db) as store:  # an honest append re-chains the shortened log to its length
         assert any("cut off" in w for w in store.warnings)
         with store.transaction() as c:

@@ -10,23 +10,14 @@ import json
 import sqlite3
 
 import pytest
-from click.testing import CliRunner
-from conftest import make_card, tamper
+from conftest import make_card, run_cli, tamper
 
-from chimera_cards.cli import main
 from chimera_cards.importer.pipeline import import_source
 from chimera_cards.store.facade import Store
 from chimera_cards.store.schema import MIGRATIONS
 from chimera_cards.store.verify import verify_store
 
-
-def run(*args, ok=True):
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    if ok:
-        assert result.exit_code == 0, result.output + result.stderr
-    return result
+run = run_cli
 
 
 @pytest.fixture

@@ -12,10 +12,8 @@ import json
 import time
 
 import pytest
-from click.testing import CliRunner
-from conftest import card_text, make_card
+from conftest import card_text, make_card, run_cli
 
-from chimera_cards.cli import main
 from chimera_cards.importer.pipeline import import_source
 from chimera_cards.retrieve.gate import gate_version
 from chimera_cards.retrieve.matching import match
@@ -25,14 +23,7 @@ from chimera_cards.trust.freshness import expiry_after, parse_duration
 from chimera_cards.trust.keys import generate_key, load_private_key
 from chimera_cards.trust.policy import Statement, sign_statement
 
-
-def run(*args, ok=True):
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    if ok:
-        assert result.exit_code == 0, result.output + result.stderr
-    return result
+run = run_cli
 
 
 def predicate(db, sha) -> dict:
@@ -72,6 +63,9 @@ def test_a_frozen_channel_stops_at_the_approvals_expiry(tmp_path, card_server):
     assert "expired" in run("review", "--store", db).stdout
     refused = run("install", "frozen", "--to", tmp_path / "other", "--store", db, ok=False)
     assert refused.exit_code == 1 and "expired" in refused.stderr
+    # The origin still serves exactly these bytes: outdated says the channel is frozen.
+    frozen = run("outdated", "--store", db, ok=False)
+    assert frozen.exit_code == 1 and frozen.stdout.startswith("expired  frozen")
     # A fresh approval (no expiry this time) brings it back.
     run("approve", "frozen", "--key", key, "--sha256", sha, "--expires", "never", "--store", db)
     assert "frozen" in run("match", "frozen", "--store", db).stdout
