@@ -574,22 +574,25 @@ def _capped(findings: list[Finding]) -> list[Finding]:
     return kept
 
 
-def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
+def detect_files(
+    files: Iterable[DetectFile], *, trees: dict[str, ast.Module | None] | None = None
+) -> list[Finding]:
     """The detection findings of a bundle's text files.
 
     Args:
         files: every text file (SKILL.md included), each with the language of a script.
+        trees: ``parse_python`` of Python files by path, where the caller has parsed them.
     Returns:
         The findings, each with its path and line.
     """
     detector = _Detector()
     files = list(files)
-    trees: dict[str, ast.Module | None] = {}
+    trees = dict(trees or {})
     # JavaScript's functions are summarised first (a first look at every file), so a call in one
     # file to a function of another counts whatever their order; Python's scripts are read again
     # only when a call needs a summary made after them (reread_python).
     for f in files:
-        if f.language == "python":
+        if f.language == "python" and f.path not in trees:
             trees[f.path] = parse_python(f.text)
     for f in files:
         if f.language == "javascript":

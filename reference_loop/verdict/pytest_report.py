@@ -165,7 +165,7 @@ def _runner_identity() -> dict[str, object]:
 _identity: dict[str, object] = {}
 
 
-def _tampered(config: Any) -> list[str]:
+def _tampered(config: Any, _runner_identity: Any = _runner_identity) -> list[str]:
     now = _runner_identity()
     changed = [k for k, v in _identity.items() if now.get(k) is not v]
     root = Path(str(config.rootpath)).resolve()
@@ -237,20 +237,22 @@ def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
     return None if rel in _only else True
 
 
-def pytest_collectreport(report: Any) -> None:
+# Each hook holds the writer it was defined with (a default argument, which pluggy does not
+# pass): code under test that replaces this module's ``_emit`` changes nothing they write.
+def pytest_collectreport(report: Any, _emit: Any = _emit) -> None:
     if report.failed:
         _emit({"e": "collecterror", "id": report.nodeid, "msg": _short(report.longrepr)})
 
 
-def pytest_deselected(items: Any) -> None:
+def pytest_deselected(items: Any, _emit: Any = _emit) -> None:
     _emit({"e": "deselected", "ids": [item.nodeid for item in items]})
 
 
-def pytest_collection_finish(session: Any) -> None:
+def pytest_collection_finish(session: Any, _emit: Any = _emit) -> None:
     _emit({"e": "items", "ids": [item.nodeid for item in session.items]})
 
 
-def pytest_runtest_logreport(report: Any) -> None:
+def pytest_runtest_logreport(report: Any, _emit: Any = _emit) -> None:
     _emit(
         {
             "e": "test",
@@ -263,7 +265,9 @@ def pytest_runtest_logreport(report: Any) -> None:
     )
 
 
-def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
+def pytest_sessionfinish(
+    session: Any, exitstatus: Any, _emit: Any = _emit, _tampered: Any = _tampered
+) -> None:
     _emit(
         {
             "e": "finish",

@@ -483,6 +483,9 @@ FORGED = {
     "an atexit handler that exits 0 after the failures": {
         "calc.py": "import atexit, os\natexit.register(os._exit, 0)\n" + CALC
     },
+    "pytest.exit(returncode=0) when the code is called": {
+        "calc.py": "def add(a, b):\n    import pytest\n    pytest.exit('done', returncode=0)\n"
+    },
     "the code under test skips its own tests": {
         "calc.py": "import pytest\npytest.skip('later', allow_module_level=True)\n" + CALC
     },
@@ -502,6 +505,12 @@ def test_forging_the_exit_status_is_not_a_pass(tmp_path, sandbox, variant):
 
 
 TAMPERING = {
+    "the loop's own report writer replaced": "import sys\n"
+    "_m = sys.modules.get('_reference_loop_report')\n"
+    "if _m is not None:\n"
+    "    _m._emit = lambda record, *a, **k: None\n"
+    "import _pytest.python\n"
+    "_pytest.python.Function.runtest = lambda self: None\n",
     "runtest replaced by a no-op": "import _pytest.python\n"
     "_pytest.python.Function.runtest = lambda self: None\n",
     "every report made to pass": "import _pytest.reports as r\n"
