@@ -293,6 +293,10 @@ def format_whole_scan(timing: dict) -> list[str]:
             f"(one scan-all, start-up included); ratio cisco/ours "
             f"{timing['whole_ratio_cpu']:.1f}x CPU, {timing['whole_ratio_wall']:.1f}x wall"
         )
+        lines.append(
+            f"  cisco's own per-skill durations sum to {timing['cisco_own']:.3f} s (start-up "
+            f"left out): {timing['whole_ratio_own']:.1f}x our wall"
+        )
     return lines
 
 
@@ -558,12 +562,14 @@ def strip_copies(samples: list[Sample], pattern: re.Pattern, into: Path) -> list
 
 
 def _whole(timing: dict, whole: tuple[float, float], repeat: int, cisco_ran: bool,
-           wall: float, cpu: float) -> None:  # fmt: skip
+           wall: float, cpu: float, own: float) -> None:  # fmt: skip
     timing.update(whole_cpu=whole[0], whole_wall=whole[1], repeat=max(repeat, 1))
     if cisco_ran:
         timing.update(
             cisco_wall=wall,
             cisco_cpu=cpu,
+            cisco_own=own,
+            whole_ratio_own=own / whole[1] if whole[1] else 0.0,
             whole_ratio_cpu=cpu / whole[0] if whole[0] else 0.0,
             whole_ratio_wall=wall / whole[1] if whole[1] else 0.0,
         )
@@ -572,9 +578,9 @@ def _whole(timing: dict, whole: tuple[float, float], repeat: int, cisco_ran: boo
 def _measure_speed(args: argparse.Namespace, samples: list[Sample]) -> int:
     whole = time_whole_scan(samples, args.repeat)
     exe = None if args.no_cisco else find_cisco(args.cisco_command)
-    cisco, wall, cpu, _ = run_cisco(samples, exe) if exe else (None, 0.0, 0.0, 0.0)
+    cisco, wall, cpu, own = run_cisco(samples, exe) if exe else (None, 0.0, 0.0, 0.0)
     timing: dict = {"skills": len(samples)}
-    _whole(timing, whole, args.repeat, cisco is not None, wall, cpu)
+    _whole(timing, whole, args.repeat, cisco is not None, wall, cpu, own)
     if args.json:
         print(json.dumps({"corpus": str(args.corpus), "timing": timing}, indent=2))
         return 0
@@ -607,7 +613,7 @@ def _measure(args: argparse.Namespace, samples: list[Sample]) -> int:
             ratio_own=own_per / ours_per if ours_per else 0.0,
             cisco_reported=len(cisco),
         )
-    _whole(timing, whole, args.repeat, cisco is not None, wall, cpu)
+    _whole(timing, whole, args.repeat, cisco is not None, wall, cpu, own)
     summary = summarise(samples, ours, cisco)
     if args.json:
         per = [
