@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from chimera_cards.scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
+from chimera_cards.scan.textruns import literal_pattern
 
 __all__ = ["ProseFinding", "prose_findings"]
 
@@ -455,28 +456,8 @@ _ALL_PIECES = sorted({p for pieces in _GATE_TUPLES for p in pieces})
 _PREFIXES = {p: tuple(q for q in _ALL_PIECES if q != p and p.startswith(q)) for p in _ALL_PIECES}
 
 
-def _trie_pattern(words: list[str]) -> str:
-    """One alternation as a trie (a regex tries a flat alternation's branches one by one at
-    every offset); an optional tail is greedy, so the longest word at an offset wins."""
-    root: dict = {}
-    for word in words:
-        node = root
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def emit(node: dict) -> str:
-        alts = [re.escape(c) + emit(sub) for c, sub in sorted(node.items()) if c]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return f"(?:{body})?" if "" in node else body
-
-    return emit(root)
-
-
 # Lookahead: pieces overlap ("overrid" in "override", "our" in "your").
-_PIECES_RE = re.compile("(?=(" + _trie_pattern(_ALL_PIECES) + "))")
+_PIECES_RE = re.compile("(?=(" + literal_pattern(_ALL_PIECES) + "))")
 
 
 def _pieces_by_sentence(seen: _Seen, spans: list[tuple[int, int]]) -> list[set[str]]:
