@@ -60,6 +60,7 @@ def calc(tmp_path):
         yield root, harness
 
 
+@pytest.mark.slow
 def test_the_report_names_every_test_and_how_it_ended(calc):
     root, harness = calc
     proc, report = run(harness, root)
@@ -77,6 +78,7 @@ def test_the_report_names_every_test_and_how_it_ended(calc):
     assert proc.returncode == 0 and judge(report, pinned, 0).verdict == "pass"
 
 
+@pytest.mark.slow
 def test_exiting_zero_on_import_is_a_forged_exit_not_a_pass(calc):
     root, harness = calc
     _, baseline = run(harness, root)
@@ -89,6 +91,7 @@ def test_exiting_zero_on_import_is_a_forged_exit_not_a_pass(calc):
     assert "no finish line" in verdict.reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "planted",
     [
@@ -108,6 +111,7 @@ def test_code_that_patches_the_runner_while_it_runs_is_caught(calc, planted):
     assert verdict.verdict == "fail"
 
 
+@pytest.mark.slow
 def test_skipping_or_deselecting_a_pinned_test_is_not_a_pass(calc):
     root, harness = calc
     _, baseline = run(harness, root)
@@ -118,6 +122,7 @@ def test_skipping_or_deselecting_a_pinned_test_is_not_a_pass(calc):
     assert verdict.verdict == "fail" and any("test_add" in f for f in verdict.failures)
 
 
+@pytest.mark.slow
 def test_a_test_skipped_on_the_untouched_tree_may_stay_skipped(tmp_path):
     root = project(tmp_path / "ws")
     (root / "test_later.py").write_text(
@@ -131,6 +136,7 @@ def test_a_test_skipped_on_the_untouched_tree_may_stay_skipped(tmp_path):
     assert judge(report, pinned, proc.returncode).verdict == "pass"
 
 
+@pytest.mark.slow
 def test_the_judged_run_never_imports_a_test_module_the_attempt_added(calc):
     root, harness = calc
     _, baseline = run(harness, root)
@@ -149,6 +155,7 @@ def test_the_judged_run_never_imports_a_test_module_the_attempt_added(calc):
     assert judge(report, pinned, proc.returncode, added=added).verdict == "fail"
 
 
+@pytest.mark.slow
 def test_a_module_that_failed_to_import_at_the_start_pins_its_file(tmp_path):
     root = project(tmp_path / "ws")
     (root / "test_new.py").write_text(
@@ -166,6 +173,7 @@ def test_a_module_that_failed_to_import_at_the_start_pins_its_file(tmp_path):
         assert judge(report, pinned, proc.returncode).verdict == "pass"
 
 
+@pytest.mark.slow
 def test_must_pass_names_the_pinned_tests(calc):
     root, harness = calc
     _, baseline = run(harness, root)
@@ -198,6 +206,7 @@ def test_detect_format_from_the_command():
         detect_format("x", "tap")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_junit_from_node_test_runner_judges_each_test(tmp_path):
     root = tmp_path / "js"
