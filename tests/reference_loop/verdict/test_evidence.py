@@ -7,12 +7,13 @@ the Harness, with the report written through a descriptor to a file outside the 
 from __future__ import annotations
 
 import os
-import shutil
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import find_node
 
 from reference_loop.errors import LoopUsageError
 from reference_loop.verdict.evidence import (
@@ -207,7 +208,7 @@ def test_detect_format_from_the_command():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.skipif(find_node() is None, reason="no node (the system's or the test extra's)")
 def test_junit_from_node_test_runner_judges_each_test(tmp_path):
     root = tmp_path / "js"
     root.mkdir()
@@ -218,8 +219,10 @@ def test_junit_from_node_test_runner_judges_each_test(tmp_path):
         "test('sums', () => { assert.equal(sum(2, 2), 4); });\n"
         "test('zero', () => { assert.equal(sum(0, 0), 0); });\n"
     )
+    node = shlex.quote(find_node()[0])  # the system's node, else the test extra's wheel
     command = (
-        "node --test --test-reporter=junit --test-reporter-destination={result_file} sum.test.mjs"
+        f"{node} --test --test-reporter=junit --test-reporter-destination={{result_file}} "
+        "sum.test.mjs"
     )
     with Harness(command, root, detect_format(command)) as harness:
         proc, baseline = run(harness, root)

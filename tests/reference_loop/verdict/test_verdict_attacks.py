@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import marshal
 import os
-import shutil
+import shlex
 import subprocess
 import sys
 import time
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import tree_state
+from conftest import find_node, tree_state
 
 from reference_loop.attempters.base import AttemptOutcome, ToolStep
 from reference_loop.attempters.cmd import CmdAttempter
@@ -603,7 +603,7 @@ def test_an_exit_status_verifier_is_labelled_so(tmp_path):
     assert data["evidence"] == "exit-status" and data["judged_by_exit_status_alone"] is True
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.skipif(find_node() is None, reason="no node (the system's or the test extra's)")
 def test_a_node_runner_is_judged_by_its_junit_report(tmp_path):
     ws = tmp_path / "js"
     ws.mkdir()
@@ -613,8 +613,10 @@ def test_a_node_runner_is_judged_by_its_junit_report(tmp_path):
         "import { sum } from './sum.mjs';\n"
         "test('sums', () => { assert.equal(sum(2, 2), 4); });\n"
     )
+    node = shlex.quote(find_node()[0])  # the system's node, else the test extra's wheel
     command = (
-        "node --test --test-reporter=junit --test-reporter-destination={result_file} sum.test.mjs"
+        f"{node} --test --test-reporter=junit --test-reporter-destination={{result_file}} "
+        "sum.test.mjs"
     )
     task = inline_task("Fix sum().", command, timeout=60)
     forged = run_loop(
