@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from chimera_cards.importer import pipeline as importer  # its module attributes are patched below
+from chimera_cards.importer import pipeline as importer  # its stages are timed by name
 from chimera_cards.store.facade import Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,8 @@ import time
 
 from chimera_cards.scan.hidden import scan_hidden
 
-clock = time.process_time
+clock = time.process_time  # the figure the target is checked on: steady under load
+wall_clock = time.perf_counter  # printed beside it
 
 
 def _fill(unit: str, size: int) -> str:
@@ -50,12 +51,22 @@ PLAIN = (
 
 
 def best(repeat: int, text: str) -> float:
-    times = []
+    """Best CPU seconds of ``repeat`` scans of ``text`` (the wall time goes to ``WALL``)."""
+    times, walls = [], []
     for _ in range(repeat):
-        start = clock()
+        start, wall = clock(), wall_clock()
         scan_hidden(text)
         times.append(clock() - start)
+        walls.append(wall_clock() - wall)
+    WALL[text[:64], len(text)] = min(walls)
     return min(times)
+
+
+WALL: dict[tuple[str, int], float] = {}  # (head, size) -> best wall seconds, for the printout
+
+
+def _wall_rate(text: str) -> float:
+    return len(text.encode()) / 1e6 / WALL[text[:64], len(text)]
 
 
 def main() -> None:
@@ -67,13 +78,20 @@ def main() -> None:
     plain = _fill(PLAIN, size)
     plain_s = best(args.repeat, plain)
     mb = len(plain.encode()) / 1e6
-    print(f"bodies of {args.mib:g} MiB; MB/s of scan_hidden (CPU, best of {args.repeat})")
-    print(f"  {'plain Markdown prose (baseline)':40s} {mb / plain_s:8.2f} MB/s")
+    print(
+        f"bodies of {args.mib:g} MiB; MB/s of scan_hidden, CPU time and wall time "
+        f"(best of {args.repeat} each)"
+    )
+    print(f"  {'':40s} {'CPU':>13} {'wall':>13}")
+    print(
+        f"  {'plain Markdown prose (baseline)':40s} {mb / plain_s:8.2f} MB/s "
+        f"{_wall_rate(plain):8.2f} MB/s"
+    )
     rates = {}
     for name, text in bodies(size).items():
         seconds = best(args.repeat, text)
         rates[name] = (len(text.encode()) / 1e6 / seconds, seconds)
-        print(f"  {name:40s} {rates[name][0]:8.2f} MB/s")
+        print(f"  {name:40s} {rates[name][0]:8.2f} MB/s {_wall_rate(text):8.2f} MB/s")
     worst = min(rates, key=lambda n: rates[n][0])
     half = best(args.repeat, bodies(size // 2)[worst])
     print(

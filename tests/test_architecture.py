@@ -247,6 +247,7 @@ def test_there_is_no_import_cycle_lazy_imports_included():
     assert not cycles, f"import cycles: {cycles}"
 
 
+@pytest.mark.slow
 def test_shims_only_re_export_their_new_home_and_nothing_inside_imports_a_shim():
     assert SHIMS, "the old module paths are kept as shims"
     for name in SHIMS:

@@ -187,6 +187,12 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
         help=f"With --install: this settings file (default: ./{settings}).",
     )
     @click.option(
+        "--global",
+        "global_",
+        is_flag=True,
+        help="With --install: the user-wide settings file (every project of this user).",
+    )
+    @click.option(
         "--event",
         type=click.Choice(["auto", "pre-tool-use", "session-start"]),
         default="auto",
@@ -196,11 +202,15 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
     @_trust_file_option
     @store_option
     @reports_errors
-    def command(install_, settings_path, event, fail_open, trust_file, store_path) -> None:
+    def command(install_, settings_path, global_, event, fail_open, trust_file, store_path) -> None:
         from chimera_cards.runtime import agent_hooks
 
+        if global_ and (not install_ or settings_path is not None):
+            raise UsageError("--global goes with --install, instead of --settings")
         if install_:
-            path = settings_path or Path(settings)
+            path = settings_path or (
+                agent_hooks.user_settings(agent) if global_ else Path(settings)
+            )
             added = agent_hooks.install_hooks(
                 path, agent, store=store_path, trust_file=trust_file, fail_open=fail_open
             )

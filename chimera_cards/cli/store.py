@@ -179,7 +179,9 @@ def import_cmd(
     if digest:
         parse_digest(digest, "--digest")
     if lockfile is not None:
-        read_lockfile(lockfile)
+        from chimera_cards.importer.npxlock import is_npx_lock, read_npx_lock
+
+        read_npx_lock(lockfile) if is_npx_lock(lockfile) else read_lockfile(lockfile)
     local = not is_url(source) and not is_git_source(source)
     if local and ref is None and locate(source) is None:
         if not Path(source).exists() and not Path(source).is_symlink():

@@ -39,7 +39,7 @@ from chimera_cards.bundles.bundle import SKILL_FILE, Bundle, BundleFile
 from chimera_cards.bundles.digests import BUNDLE, NPX, npx_hash, parse_digest, skill_digest
 from chimera_cards.cards.card import Card, parse_card
 from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
-from chimera_cards.importer.lockfile import check_pin, read_lockfile
+from chimera_cards.importer.lockfile import LockfileError, Pins, check_pin, read_lockfile
 from chimera_cards.scan.codescan import ScanCache, lint_bundle
 from chimera_cards.scan.external import (
     ScannerConfig,
@@ -277,6 +277,39 @@ def _check_bundle(
     return _Checked(digest, legacy, stored(digest) if stored is not None else None)
 
 
+def _read_pins(lockfile: str | os.PathLike) -> Mapping[str, str]:
+    """Our lockfile's pins, or npx's skills-lock.json as pins (our digest where ``lock --format
+    npx`` wrote it, else ``npx:COMPUTEDHASH``)."""
+    from chimera_cards.importer.npxlock import is_npx_lock, read_npx_lock
+
+    if not is_npx_lock(lockfile):
+        return read_lockfile(lockfile)
+    return Pins(
+        {
+            name: entry.chimera_digest or f"npx:{entry.computed_hash}"
+            for name, entry in read_npx_lock(lockfile).items()
+            if entry.chimera_digest or entry.computed_hash
+        }
+    )
+
+
+def _check_pin(
+    pins: Mapping[str, str], name: str, checked: _Checked, bundle: Bundle, source: str
+) -> None:
+    """``check_pin``, or for a pin read from npx's skills-lock.json (``npx:HASH``), the same
+    refusal when the files' computedHash is another."""
+    expected = pins.get(name)
+    if isinstance(expected, str) and expected.startswith("npx:"):
+        got = npx_hash((f.path, bundle.contents[f.path]) for f in bundle.files)
+        if got != expected[4:]:
+            raise LockfileError(
+                f"{name}: npx computedHash {got} does not match {source} ({expected[4:]}); "
+                "some file of the skill differs from what npx locked"
+            )
+        return
+    check_pin(pins, name, checked.digest, source=source, legacy=checked.legacy)
+
+
 def _candidate(
     bundle: Bundle,
     checked: _Checked,
@@ -305,13 +338,13 @@ def _candidate(
     known = checked.known
     if known is not None:
         if pins is not None:
-            check_pin(pins, known.name, checked.digest, source=pins_source, legacy=checked.legacy)
+            _check_pin(pins, known.name, checked, bundle, pins_source)
         return Candidate(
             name=known.name, provenance=known.provenance, taint_reasons=[], findings=[], **common
         )
     assert analysis is not None
     if pins is not None:
-        check_pin(pins, analysis.name, checked.digest, source=pins_source, legacy=checked.legacy)
+        _check_pin(pins, analysis.name, checked, bundle, pins_source)
     reasons = []
     if from_url:
         reasons.append("imported from a URL")
@@ -563,7 +596,7 @@ def import_source(
     if lockfile is None or isinstance(lockfile, Mapping):
         pins, pins_source = lockfile, "the lockfile"
     else:
-        pins, pins_source = read_lockfile(lockfile), str(lockfile)
+        pins, pins_source = _read_pins(lockfile), str(lockfile)
     hook_fns = [resolve_hook(h) for h in (IMPORT_HOOKS if hooks is None else hooks)]
     scanners = import_scanners(store, scanners)
     source = str(source)

@@ -38,7 +38,8 @@ class UpdateResult:
 
     name: str
     origin: str
-    state: str  # "current" | "changed" | "imported" | "downgrade" | "rejected" | "error"
+    # "current" | "changed" | "imported" | "downgrade" | "rejected" | "expired" | "error"
+    state: str
     stored: str  # identity (bundle digest or SHA-256) of the version compared with
     upstream: str | None = None  # identity of what the origin holds now
     status: str | None = None  # status of the imported version (update)
@@ -51,8 +52,9 @@ class UpdateResult:
 
     @property
     def refused(self) -> bool:
-        """The origin went back to bytes that must not be used: a downgrade or a rejection."""
-        return self.state in ("downgrade", "rejected")
+        """The origin serves bytes that must not be used: a downgrade, a rejection, or the
+        version in use with its approvals expired (a frozen channel)."""
+        return self.state in ("downgrade", "rejected", "expired")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -148,6 +150,18 @@ def _going_back(store: Store, name: str, identity: str) -> tuple[str, str] | Non
         place = standing(store, version, trusted_keys(store), get_threshold(store))
         if place.older:
             return "downgrade", place.reason()
+    if version.status == "active":
+        # A frozen channel: the origin still serves the version in use, but its approvals have
+        # expired, so it is no longer served here; only a reviewer can renew it.
+        from chimera_cards.retrieve.gate import gate_version
+
+        decision = gate_version(store, version)
+        if not decision.ok and "expired" in decision.reason:
+            return "expired", (
+                f"{version.sha256[:12]} is what the origin still serves, but {decision.reason}; "
+                f"a reviewer must approve it again (chimera-cards approve {name} "
+                f"--sha256 {version.sha256})"
+            )
     return None
 
 

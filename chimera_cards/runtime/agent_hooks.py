@@ -47,6 +47,7 @@ __all__ = [
     "install_hooks",
     "run_hook",
     "skill_folders_for",
+    "user_settings",
 ]
 
 BLOCK = 2  # Claude Code: exit 2 blocks the tool call and shows stderr to the model
@@ -139,6 +140,15 @@ def _agent_dirs(agent: AgentHooks, env: Mapping[str, str], root: Path) -> list[P
     places = [root / extra for extra in agent.extra_dirs]
     places += [project_dir(a, root) for a in found] + [user_dir(a, env) for a in found]
     return list(dict.fromkeys(places))
+
+
+def user_settings(agent: str, env: Mapping[str, str] | None = None) -> Path:
+    """The agent's user-wide settings file: beside its user skills folder (``~/.claude``,
+    ``$CLAUDE_CONFIG_DIR``, ``~/.gemini``), named ``settings.json``."""
+    from chimera_cards.install.agents import find_agent, user_dir
+
+    hooks = AGENT_HOOKS[agent]
+    return user_dir(find_agent(hooks.dirs[0]), env).parent / "settings.json"
 
 
 def _project_root(payload: Mapping[str, object], env: Mapping[str, str]) -> Path:

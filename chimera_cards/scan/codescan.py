@@ -39,6 +39,7 @@ from chimera_cards.scan.lint import (
     lint_text,
     resolve_profile,
 )
+from chimera_cards.scan.pyshapes import parse_python
 from chimera_cards.scan.pystatements import first_line, parse_spanning, top_level
 from chimera_cards.scan.textruns import RunGate
 
@@ -643,12 +644,14 @@ def _blob_findings(text: str, path: str, line: int, out: list[Finding]) -> None:
             )
 
 
-def scan_python(path: str, text: str) -> list[Finding]:
+def scan_python(path: str, text: str, *, tree: ast.Module | None = None) -> list[Finding]:
     """Findings for a Python script, read with ``ast`` (line by line if it does not parse).
 
     Args:
         path: its path in the bundle.
         text: its source.
+        tree: ``ast.parse`` of the text, when the caller has it (the bundle scan parses each
+            script once for this scan and the detection pass).
     Returns:
         code-* findings with path and line.
     """
@@ -662,7 +665,25 @@ def scan_python(path: str, text: str) -> list[Finding]:
         findings: list[Finding] = []
         _blob_findings(text, path, 1, findings)
         return sorted(findings, key=lambda f: f.line or 0)
+    if tree is not None and "\r" not in text:
+        return _scan_tree(path, text, tree)
     return _parse_and_scan_python(path, text, pieces=True)
+
+
+def _scan_tree(path: str, text: str, tree: ast.Module) -> list[Finding]:
+    """``_scan_pieces`` over a whole parse already paid for: the same statements are walked
+    (``_spanning`` picks from the whole body what it picks from the pieces), so the same
+    findings."""
+    if top_level(text) is None:
+        return _PyScanner(path).scan(tree, text)
+    scanner = _PyScanner(path)
+    gate = _import_lines(text)
+    scanner.read_imports(tree.body, gate)
+    # top_level saw every identifier: all ASCII, outside strings and comments.
+    lines = _name_lines(text, _SENSITIVE | set(scanner.aliases), ascii_names=True)
+    if lines is None:
+        return _PyScanner(path).scan(tree, text)
+    return scanner.finish(tree.body, lines, text)
 
 
 def _parse_and_scan_python(
@@ -926,18 +947,21 @@ def scan_shell(path: str, text: str) -> list[Finding]:
     return _scan_lines(path, text, _SHELL_RULES, comment="#")
 
 
-def scan_script(path: str, text: str, language: str | None) -> list[Finding]:
+def scan_script(
+    path: str, text: str, language: str | None, *, tree: ast.Module | None = None
+) -> list[Finding]:
     """Findings for one script in the language it is written in.
 
     Args:
         path: its path in the bundle.
         text: its source.
         language: from ``classify`` ("python", "shell", "javascript", ...).
+        tree: a Python script's ``ast``, when the caller has parsed it.
     Returns:
         code-* findings with path and line.
     """
     if language == "python":
-        return scan_python(path, text)
+        return scan_python(path, text, tree=tree)
     if language == "shell":
         return scan_shell(path, text)
     return _scan_lines(path, text, _GENERIC_RULES)
@@ -957,11 +981,15 @@ class ScanCache:
 
 
 def _scan_file(
-    path: str, text: str, report: FileReport, scan_text: Callable[[str, str], list[Finding]]
+    path: str,
+    text: str,
+    report: FileReport,
+    scan_text: Callable[[str, str], list[Finding]],
+    tree: ast.Module | None = None,
 ) -> list[Finding]:
     findings = scan_text(text, path)
     if report.kind == "script":
-        findings.extend(scan_script(path, text, report.language))
+        findings.extend(scan_script(path, text, report.language, tree=tree))
     return findings
 
 
@@ -990,12 +1018,15 @@ def scan_bundle(
     reports: list[FileReport] = []
     findings: list[Finding] = []
     texts: list[DetectFile] = []
+    trees: dict[str, ast.Module | None] = {}
     for f in bundle.files:
         data = bundle.contents[f.path]
         report, text = classify(f.path, data, f.executable, f.sha256)
         reports.append(report)
         if text is not None:
             texts.append(DetectFile(f.path, text, report.language))
+            if report.language == "python":
+                trees[f.path] = _parse_quietly(text)
         if f.path == SKILL_FILE:
             continue
         if _EICAR in data:
@@ -1021,7 +1052,11 @@ def scan_bundle(
             )
             continue
         if cache is None or not f.sha256:
-            findings.extend(_licence_urls(f.path, _scan_file(f.path, text, report, scan_text)))
+            findings.extend(
+                _licence_urls(
+                    f.path, _scan_file(f.path, text, report, scan_text, trees.get(f.path))
+                )
+            )
             continue
         # Everything a scan reads of the path: the kind and language it gives the file, whether
         # it is Markdown (comments are errors there) and whether it is a licence text.
@@ -1035,14 +1070,26 @@ def scan_bundle(
         known = cache.by_blob.get(key)
         if known is None:
             known = cache.by_blob[key] = _licence_urls(
-                f.path, _scan_file(f.path, text, report, scan_text)
+                f.path, _scan_file(f.path, text, report, scan_text, trees.get(f.path))
             )
         else:
             cache.hits += 1
         findings.extend(replace(finding, path=f.path) for finding in known)
     # Code in Markdown, flows within and across files, prose: over the whole bundle at once.
-    findings.extend(detect_files(texts))
+    findings.extend(detect_files(texts, trees=trees))
     return BundleScan(reports, findings)
+
+
+def _parse_quietly(text: str) -> ast.Module | None:
+    """``parse_python`` with the cyclic collector paused (see ``_parse_and_scan_python``)."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return parse_python(text)
+    finally:
+        if paused:
+            gc.enable()
 
 
 # Every antivirus flags a file holding this (the industry's test string); no skill needs it.

@@ -17,12 +17,13 @@ import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from chimera_cards.scan.commands import command_findings, path_persistence
 from chimera_cards.scan.findings import Finding
 from chimera_cards.scan.generic import GenericFacts, generic_facts
 from chimera_cards.scan.hidden import CONFUSABLES, PIPE_TO_SHELL_RE, phrase_text
-from chimera_cards.scan.jsflow import JsFacts, analyse_javascript
+from chimera_cards.scan.jsflow import JsFacts, analyse_javascript, parse_javascript
 from chimera_cards.scan.mdcode import CodeUnit, code_units, embedded_shell
 from chimera_cards.scan.prose import prose_findings
 from chimera_cards.scan.pyflow import PyFacts, Summaries, analyse_python
@@ -171,6 +172,7 @@ class _Detector:
     def __init__(self) -> None:
         self.summaries = Summaries()
         self.js_returns: dict[str, Out] = {}
+        self.js_trees: dict[str, Any] = {}  # each script parsed once, read twice
         self.units: list[_Unit] = []
         # Python scripts with the function summaries known before each was read.
         self.python_scripts: list[tuple[_Unit, str, set[str]]] = []
@@ -307,7 +309,11 @@ class _Detector:
         elif language == "shell":
             analyse_shell(text, embed=embed, facts=unit.shell)
         elif language == "javascript":
-            unit.js.append(analyse_javascript(text, embed=embed, returns=self.js_returns))
+            unit.js.append(
+                analyse_javascript(
+                    text, embed=embed, returns=self.js_returns, tree=self.js_trees.get(path)
+                )
+            )
         else:
             unit.generic.append(generic_facts(text, powershell=language == "powershell"))
         unit.findings += _confusables(path, text, 1)
@@ -338,6 +344,10 @@ def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
     """Words of code that mix a look-alike letter from another script with Latin ones, or that
     are a command spelled in look-alikes (``сurl`` with a Cyrillic с)."""
     if text.isascii():
+        return []
+    # A word maps to ASCII only if each of its non-ASCII letters is a look-alike: a text
+    # holding none of them has no such word.
+    if not any(ord(c) in CONFUSABLES for c in set(text)):
         return []
     found = []
     for number, line in enumerate(text.split("\n")):
@@ -574,26 +584,30 @@ def _capped(findings: list[Finding]) -> list[Finding]:
     return kept
 
 
-def detect_files(files: Iterable[DetectFile]) -> list[Finding]:
+def detect_files(
+    files: Iterable[DetectFile], *, trees: dict[str, ast.Module | None] | None = None
+) -> list[Finding]:
     """The detection findings of a bundle's text files.
 
     Args:
         files: every text file (SKILL.md included), each with the language of a script.
+        trees: ``parse_python`` of Python files by path, where the caller has parsed them.
     Returns:
         The findings, each with its path and line.
     """
     detector = _Detector()
     files = list(files)
-    trees: dict[str, ast.Module | None] = {}
+    trees = dict(trees or {})
     # JavaScript's functions are summarised first (a first look at every file), so a call in one
     # file to a function of another counts whatever their order; Python's scripts are read again
     # only when a call needs a summary made after them (reread_python).
     for f in files:
-        if f.language == "python":
+        if f.language == "python" and f.path not in trees:
             trees[f.path] = parse_python(f.text)
     for f in files:
         if f.language == "javascript":
-            analyse_javascript(f.text, returns=detector.js_returns)
+            detector.js_trees[f.path] = parse_javascript(f.text)
+            analyse_javascript(f.text, returns=detector.js_returns, tree=detector.js_trees[f.path])
     for f in files:
         lower = f.path.lower()
         if lower.endswith(_MARKDOWN):

@@ -25,7 +25,7 @@ from chimera_cards.scan.sensitive import (
 )
 from chimera_cards.scan.shell import Out, ShellFacts, analyse_shell
 
-__all__ = ["JsFacts", "analyse_javascript"]
+__all__ = ["JsFacts", "analyse_javascript", "parse_javascript"]
 
 MAX_NODES = 1_000_000
 _INERT = frozenset({"number", "true", "false", "null", "undefined", "regex", "comment", "this"})
@@ -801,6 +801,12 @@ def _b64(raw: str) -> str | None:
         return None
 
 
+def parse_javascript(text: str) -> Any:
+    """The tree-sitter tree of a JavaScript text (trees are not changed by the walk: one can be
+    read any number of times)."""
+    return _parser().parse(text.encode("utf-8", "surrogatepass"))
+
+
 def analyse_javascript(
     text: str,
     *,
@@ -808,6 +814,7 @@ def analyse_javascript(
     embed: Callable[[str, str, int], Out] | None = None,
     facts: JsFacts | None = None,
     returns: dict[str, Out] | None = None,
+    tree: Any = None,
 ) -> JsFacts:
     """What a JavaScript unit does with data.
 
@@ -817,11 +824,14 @@ def analyse_javascript(
         embed: reads code of another language it runs.
         facts: where to gather the facts (a new one if None).
         returns: what the bundle's functions return, by name (read and extended).
+        tree: ``parse_javascript(text)``, when the caller has it (a bundle's scripts are read
+            twice: once for what their functions return, then for their flows).
     Returns:
         The facts.
     """
     own = facts if facts is not None else JsFacts()
-    tree = _parser().parse(text.encode("utf-8", "surrogatepass"))
+    if tree is None:
+        tree = parse_javascript(text)
     walker = _Js(own, first_line, embed, returns)
     try:
         walker.block(tree.root_node)

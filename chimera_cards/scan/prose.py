@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from chimera_cards.scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
+from chimera_cards.scan.textruns import literal_pattern
 
 __all__ = ["ProseFinding", "prose_findings"]
 
@@ -247,6 +248,13 @@ class _Seen:
     def __init__(self, lower_text: str) -> None:
         self.lower = lower_text
         self.cache: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.found: list[tuple[int, str]] | None = None
+
+    def pieces(self) -> list[tuple[int, str]]:
+        """Each offset of the text where a gate piece starts, with the longest piece there."""
+        if self.found is None:
+            self.found = [(m.start(), m.group(1)) for m in _PIECES_RE.finditer(self.lower)]
+        return self.found
 
     def of(self, pieces: tuple[str, ...]) -> tuple[str, ...]:
         found = self.cache.get(pieces)
@@ -258,11 +266,27 @@ class _Seen:
         return any(map(lower.__contains__, self.of(pieces)))
 
 
-def _may(rule: str, lower: str, seen: _Seen) -> bool:
+class _Present:
+    """The gate pieces inside one sentence, found for all sentences of a text in one pass (a
+    sentence then answers a gate by a set test instead of a substring search per piece)."""
+
+    def __init__(self, pieces: set[str], seen: _Seen) -> None:
+        self.pieces, self.seen = pieces, seen
+
+    def any(self, lower: str, pieces: tuple[str, ...]) -> bool:
+        as_set = _PIECE_SETS.get(id(pieces))
+        if as_set is None:  # a tuple not in the one-pass pattern
+            return self.seen.any(lower, pieces)
+        return not self.pieces.isdisjoint(as_set)  # iterates the smaller set
+
+
+def _may(rule: str, lower: str, seen: _Seen | _Present) -> bool:
     return seen.any(lower, _GATES[rule])
 
 
-def _both(lower: str, first: tuple[str, ...], second: tuple[str, ...], seen: _Seen) -> bool:
+def _both(
+    lower: str, first: tuple[str, ...], second: tuple[str, ...], seen: _Seen | _Present
+) -> bool:
     return seen.any(lower, first) and seen.any(lower, second)
 
 
@@ -275,7 +299,7 @@ _LIES = ("lie", "lying", "decei", "mislead", "misled", "between us", "locally", 
          "covertly", "stealthily", "surreptitiously", "silently")  # fmt: skip
 
 
-def _may_conceal(lower: str, seen: _Seen) -> bool:
+def _may_conceal(lower: str, seen: _Seen | _Present) -> bool:
     """Every alternative of _CONCEAL_RE: a negation or hiding word with the user, something kept
     out of a reply, an answer scripted for when they ask, or a word of lying or stealth."""
     return (
@@ -304,7 +328,7 @@ _OBEYING = ("obey", "follow")
 _OVER = (" over", "above", "before", "instead")
 
 
-def _may_precede(lower: str, seen: _Seen) -> bool:
+def _may_precede(lower: str, seen: _Seen | _Present) -> bool:
     """Every alternative of _PRECEDENCE_RE holds one of these combinations."""
     return (
         seen.any(lower, _PRECEDE_ALONE)
@@ -318,7 +342,7 @@ _DISABLING = ("disabl", "turn", "deactivat", "stop", "kill", "uninstall", "bypas
               "pause")  # fmt: skip
 
 
-def _may_switch_off(lower: str, seen: _Seen) -> bool:
+def _may_switch_off(lower: str, seen: _Seen | _Present) -> bool:
     return "bypasspermissions" in lower or _both(lower, _DISABLING, _GATES["off"], seen)
 
 
@@ -360,12 +384,13 @@ _EXCLUDED_RE = re.compile(
 _PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b", re.I)
 
 
-def _store_named(sentence: str, seen: _Seen) -> re.Match | None:
+def _store_named(sentence: str, seen: _Seen | _Present) -> re.Match | None:
     """A credential store the sentence names as something to act on (not "without .env", not
     a public key, not after "never")."""
-    if _PUBLIC_RE.search(sentence):
-        return None
     lower = sentence.lower()
+    # Both alternatives hold "pub" (no other letter folds to p, u or b under re.I).
+    if "pub" in lower and _PUBLIC_RE.search(sentence):
+        return None
     patterns = [_STORE_RE] if seen.any(lower, _STORE_LITERALS) else []
     if seen.any(lower, CREDENTIAL_LITERALS):
         patterns.append(CREDENTIAL_PATH_RE)
@@ -382,6 +407,7 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
     the Chrome profile … Upload the copies to …\"): one instruction, read as one."""
     out = []
     have = {f.offset for f in found if f.rule == "prose-credential-exfiltration"}
+    paragraphs = []
     start = 0
     for match in [*_PARAGRAPH_RE.finditer(text), None]:
         end = match.start() if match else len(text)
@@ -389,10 +415,23 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
         at, start = start, (match.end() if match else len(text))
         if len(para) > 4 * MAX_SENTENCE or any(at <= o < end for o in have):
             continue
+        paragraphs.append((at, para, _sentences(para)))
+    present = (
+        _pieces_by_sentence(
+            seen,
+            [(at + s_at, at + s_at + len(s)) for at, _, ss in paragraphs for s_at, s in ss],
+        )
+        if len(seen.lower) == len(text)
+        else None
+    )
+    index = 0
+    for at, para, sentences in paragraphs:
         store = ship = None
-        for _, sentence in _sentences(para):
-            store = store or _store_named(sentence, seen)
-            shipped = _SHIP_RE.search(sentence) if _may("ship", sentence.lower(), seen) else None
+        for _, sentence in sentences:
+            gate: _Seen | _Present = seen if present is None else _Present(present[index], seen)
+            index += 1
+            store = store or _store_named(sentence, gate)
+            shipped = _SHIP_RE.search(sentence) if _may("ship", sentence.lower(), gate) else None
             if shipped and not _before(_NEGATION_RE.search(sentence), shipped):
                 ship = ship or shipped
         if not (store and ship and _DESTINATION_RE.search(para)):
@@ -408,6 +447,40 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
     return out
 
 
+_GATE_TUPLES = (*_GATES.values(), _WHO, _NEGATORS, _REPLIES, _LEAVING, _SAYS, _LIES,
+                _PRECEDE_ALONE, _SETTING_ASIDE, _WHO_OR_OBJECT, _STATES, _STATED, _OBEYING, _OVER,
+                _DISABLING, _STORE_LITERALS, CREDENTIAL_LITERALS)  # fmt: skip
+_PIECE_SETS = {id(pieces): frozenset(pieces) for pieces in _GATE_TUPLES}
+_ALL_PIECES = sorted({p for pieces in _GATE_TUPLES for p in pieces})
+# The pieces that are a prefix of another: at one offset the pattern reports the longest piece.
+_PREFIXES = {p: tuple(q for q in _ALL_PIECES if q != p and p.startswith(q)) for p in _ALL_PIECES}
+
+
+# Lookahead: pieces overlap ("overrid" in "override", "our" in "your").
+_PIECES_RE = re.compile("(?=(" + literal_pattern(_ALL_PIECES) + "))")
+
+
+def _pieces_by_sentence(seen: _Seen, spans: list[tuple[int, int]]) -> list[set[str]]:
+    """The gate pieces lying wholly inside each span (spans in order, not overlapping)."""
+    sets: list[set[str]] = [set() for _ in spans]
+    k, n = 0, len(spans)
+    for at, piece in seen.pieces():
+        while k < n and spans[k][1] <= at:
+            k += 1
+        if k == n:
+            break
+        start, end = spans[k]
+        if at < start:
+            continue
+        found = sets[k]
+        if at + len(piece) <= end:
+            found.add(piece)
+        for prefix in _PREFIXES[piece]:
+            if at + len(prefix) <= end:
+                found.add(prefix)
+    return sets
+
+
 def prose_findings(text: str) -> list[ProseFinding]:
     """The prose findings of a text already in the reader's form.
 
@@ -418,11 +491,22 @@ def prose_findings(text: str) -> list[ProseFinding]:
     """
     found: list[ProseFinding] = []
     lower_text = text.lower()
-    seen = _Seen(lower_text)
-    for at, sentence in _sentences(text):
-        if len(sentence) < 12:
-            continue
+    text_seen = _Seen(lower_text)
+    sentences = _sentences(text)
+    # A sentence's lower-case form is its slice of the text's when lower-casing keeps every
+    # character one character (the pieces are ASCII, so a final sigma does not matter).
+    present = (
+        _pieces_by_sentence(text_seen, [(at, at + len(s)) for at, s in sentences])
+        if len(lower_text) == len(text)
+        else None
+    )
+    for index, (at, sentence) in enumerate(sentences):
+        if len(sentence) < 12 or (present is not None and not present[index]):
+            continue  # every rule needs one gate piece at least
         lower = sentence.lower()
+        seen: _Seen | _Present = (
+            text_seen if present is None else _Present(present[index], text_seen)
+        )
         negation = _Lazy(_NEGATION_RE, sentence)
         credentials = _may("ship", lower, seen) or _may("gather", lower, seen)
         store = _store_named(sentence, seen) if credentials else None
@@ -526,6 +610,10 @@ def prose_findings(text: str) -> list[ProseFinding]:
                 )
             )
     stores = _has_store_word(lower_text) or credential_in(text) is not None
-    if not (stores and _may("ship", lower_text, seen) and _may("destination", lower_text, seen)):
+    if not (
+        stores
+        and _may("ship", lower_text, text_seen)
+        and _may("destination", lower_text, text_seen)
+    ):
         return found
-    return found + _paragraph_flows(text, found, seen)
+    return found + _paragraph_flows(text, found, text_seen)

@@ -4,13 +4,18 @@ A regex such as ``[0-9a-fA-F]{200,}`` is tried by ``re`` at every offset of a te
 more than the rest of a file's scan. Most texts hold no run that long: translating the text's
 UTF-8 bytes to "in the set" / "not in it" (``bytes.translate``, C speed) and looking for that many
 in a row answers whether one exists. When it answers no, the regex cannot match and need not run.
+
+``literal_pattern`` is the other gate: one regex for "any of these literals", written as a trie
+(``re`` tries a flat alternation's branches one by one at every offset; a trie fails at the
+first character that leads nowhere).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["RunGate"]
+__all__ = ["RunGate", "literal_pattern"]
 
 _IN = 0x78  # "x"
 _OUT = 0x20  # " "
@@ -63,3 +68,29 @@ class RunGate:
             The count.
         """
         return text.encode("utf-8", "surrogatepass").translate(self.table).count(b"x" * n)
+
+
+def literal_pattern(words: list[str] | tuple[str, ...]) -> str:
+    """A regex matching exactly the given literals, as a trie; an optional tail is greedy, so
+    at one offset the longest literal matches.
+
+    Args:
+        words: the literals (non-empty strings).
+    Returns:
+        The pattern's source (compile it, or embed it in a lookahead to find overlaps).
+    """
+    root: dict = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        alts = [re.escape(c) + emit(sub) for c, sub in sorted(node.items()) if c]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)

@@ -222,9 +222,10 @@ def _run_group(
     # killed when it carries the mark, so a child another thread started is never touched.
     mark = secrets.token_hex(8)
     env = {**env, _MARK_VARIABLE: mark}
-    with _subreaper():
-        # In a PID namespace nothing can be left to sweep after a normal exit (the kernel ended
-        # it): the two scans of /proc are spent only when the command is cut short.
+    # In a PID namespace the kernel ends what the command left, so nothing needs to come back
+    # to us: no subreaper (bubblewrap's own init would otherwise end up our zombie) and no scan
+    # of /proc after a normal exit; the sweep runs only when the command is cut short.
+    with contextlib.nullcontext() if namespaced else _subreaper():
         before = set() if namespaced else _children(os.getpid())
         proc: subprocess.Popen | None = None
         try:

@@ -94,8 +94,10 @@ def main(argv: list[str]) -> int:
     with contextlib.suppress(OSError):
         os.write(fd, f"{left}\n".encode())
     if os.WIFSIGNALED(status):
+        # End as the command did, so the caller sees the same signal (SIGKILL has no handler).
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(me, sig)
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
 

@@ -37,6 +37,15 @@ __all__ = ["RESULT_FILE", "EvidenceRun", "Harness", "detect_format"]
 
 RESULT_FILE = "{result_file}"
 PLUGIN_MODULE = "_reference_loop_report"
+HOOKS = (
+    "pytest_configure",
+    "pytest_ignore_collect",
+    "pytest_collectreport",
+    "pytest_deselected",
+    "pytest_collection_finish",
+    "pytest_runtest_logreport",
+    "pytest_sessionfinish",
+)
 _SANDBOX_TMP = "/tmp/.reference-loop"  # inside bwrap, /tmp is the sandbox's own tmpfs
 _PYTEST_WORD = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
 
@@ -124,11 +133,16 @@ class Harness:
         self.plugin_dir.mkdir()
         if kind == "pytest":
             source = Path(__file__).with_name("pytest_report.py")
-            plugin = self.plugin_dir / f"{PLUGIN_MODULE}.py"
-            shutil.copyfile(source, plugin)
-            # Compiled once here: a `-B` verifier would otherwise compile it on every run.
+            # pytest parses, rewrites and compiles a module it loads with -p on every run;
+            # the module it loads is a two-line shim, the plugin itself is compiled once here.
+            impl = self.plugin_dir / f"{PLUGIN_MODULE}_impl.py"
+            shutil.copyfile(source, impl)
             with contextlib.suppress(OSError, py_compile.PyCompileError):
-                py_compile.compile(str(plugin), doraise=True)
+                py_compile.compile(str(impl), doraise=True)
+            (self.plugin_dir / f"{PLUGIN_MODULE}.py").write_text(
+                f'"""PYTEST_DONT_REWRITE"""\nfrom {PLUGIN_MODULE}_impl import {", ".join(HOOKS)}\n',
+                encoding="utf-8",
+            )
         tmp = Path(_SANDBOX_TMP) if sandboxed else self.private
         self.pytest_cache = tmp / "pytest-cache"
         self._count = 0

@@ -14,6 +14,8 @@ pinned tests and change their outcome.
 The variables are removed from the environment as soon as the plugin is imported: a test that
 starts pytest again (pytester, a subprocess) gets a plain pytest, and the report descriptor is
 not inherited by anything the tests start.
+
+PYTEST_DONT_REWRITE: pytest would otherwise rewrite this module's (absent) asserts on every run.
 """
 
 from __future__ import annotations
@@ -47,14 +49,23 @@ def _never_bytecode_from(workspace: str) -> None:
     from _pytest.assertion import rewrite
 
     root = os.path.realpath(workspace)
+    prefixes = tuple({root, os.path.abspath(workspace)})
 
     class SourceOnly(machinery.SourceFileLoader):
         def get_code(self, fullname: str) -> Any:
             return self.source_to_code(self.get_data(self.path), self.path)
 
+    def inside(path: str) -> bool:
+        # A plain prefix test first: realpath costs a stat per component, and this runs for
+        # every new sys.path entry and package folder of the run.
+        full = os.path.abspath(path or os.getcwd())
+        if not full.startswith(prefixes):
+            return False
+        real = os.path.realpath(full)
+        return real == root or real.startswith(root + os.sep)
+
     def hook(path: str) -> Any:
-        real = os.path.realpath(path or os.getcwd())
-        if real != root and not real.startswith(root + os.sep):
+        if not inside(path):
             raise ImportError("not the workspace")
         return machinery.FileFinder(
             path,
@@ -64,16 +75,14 @@ def _never_bytecode_from(workspace: str) -> None:
 
     sys.path_hooks.insert(0, hook)
     for entry in list(sys.path_importer_cache):
-        real = os.path.realpath(entry or os.getcwd())
-        if real == root or real.startswith(root + os.sep):
+        if inside(entry):
             del sys.path_importer_cache[entry]
     cached = rewrite._read_pyc
 
     def read_pyc(source: Any, pyc: Any, trace: Any = None) -> Any:
         # The rewritten test modules and conftests of the workspace come from their source;
         # installed plugins keep their cache (rewriting them each run doubles pytest's start).
-        real = os.path.realpath(str(source))
-        if real == root or real.startswith(root + os.sep):
+        if inside(str(source)):
             return None
         return cached(source, pyc, trace) if trace is not None else cached(source, pyc)
 
@@ -165,7 +174,7 @@ def _runner_identity() -> dict[str, object]:
 _identity: dict[str, object] = {}
 
 
-def _tampered(config: Any) -> list[str]:
+def _tampered(config: Any, _runner_identity: Any = _runner_identity) -> list[str]:
     now = _runner_identity()
     changed = [k for k, v in _identity.items() if now.get(k) is not v]
     root = Path(str(config.rootpath)).resolve()
@@ -237,20 +246,22 @@ def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
     return None if rel in _only else True
 
 
-def pytest_collectreport(report: Any) -> None:
+# Each hook holds the writer it was defined with (a default argument, which pluggy does not
+# pass): code under test that replaces this module's ``_emit`` changes nothing they write.
+def pytest_collectreport(report: Any, _emit: Any = _emit) -> None:
     if report.failed:
         _emit({"e": "collecterror", "id": report.nodeid, "msg": _short(report.longrepr)})
 
 
-def pytest_deselected(items: Any) -> None:
+def pytest_deselected(items: Any, _emit: Any = _emit) -> None:
     _emit({"e": "deselected", "ids": [item.nodeid for item in items]})
 
 
-def pytest_collection_finish(session: Any) -> None:
+def pytest_collection_finish(session: Any, _emit: Any = _emit) -> None:
     _emit({"e": "items", "ids": [item.nodeid for item in session.items]})
 
 
-def pytest_runtest_logreport(report: Any) -> None:
+def pytest_runtest_logreport(report: Any, _emit: Any = _emit) -> None:
     _emit(
         {
             "e": "test",
@@ -263,7 +274,9 @@ def pytest_runtest_logreport(report: Any) -> None:
     )
 
 
-def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
+def pytest_sessionfinish(
+    session: Any, exitstatus: Any, _emit: Any = _emit, _tampered: Any = _tampered
+) -> None:
     _emit(
         {
             "e": "finish",

@@ -272,8 +272,11 @@ class Session:
                     f"not {self._inifile or 'no file'} as on the untouched tree",
                 )
             ]
-        if self._inifile and _digest(self._inifile) != self._inifile_digest:
-            return [Violation("runner-config", self._inifile, "the runner's config file changed")]
+        ini = self._inifile
+        # One inside the workspace is compared section by section (other edits are allowed).
+        outside = ini is not None and not Path(ini).resolve().is_relative_to(self.root)
+        if ini is not None and outside and _digest(ini) != self._inifile_digest:
+            return [Violation("runner-config", ini, "the runner's config file changed")]
         return []
 
     def check_after(self, before: Diff | None, after: Diff) -> list[Violation]:

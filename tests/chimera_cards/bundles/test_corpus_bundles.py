@@ -23,6 +23,7 @@ pytestmark = pytest.mark.skipif(CORPUS is None, reason="../shared/corpus not pre
 SPEC_REFUSED = {"claude-api": "description-length"}
 
 
+@pytest.mark.slow
 def test_every_corpus_skill_imports_lints_clean_and_exports_byte_identical(tmp_path):
     agent = find_bundle_dirs(CORPUS / "agent-skills")
     chimera = find_bundle_dirs(CORPUS / "chimera-skills")
@@ -56,6 +57,7 @@ def test_every_corpus_skill_imports_lints_clean_and_exports_byte_identical(tmp_p
     assert len(licences) == 12
 
 
+@pytest.mark.slow
 def test_linting_the_corpus_folders_gives_no_error_and_the_findings_import_stores(tmp_path):
     from pathlib import Path
 

@@ -590,6 +590,7 @@ def _generated_frontmatter(rng) -> str:
     return "\n".join(lines) + rng.choice(["\n", "\n# end\n", "\n...\n"])
 
 
+@pytest.mark.slow
 def test_libyaml_and_pure_readers_agree_on_generated_frontmatter():
     if not yaml.__with_libyaml__:
         pytest.skip("PyYAML built without libyaml")

@@ -58,6 +58,7 @@ def test_importing_every_chimera_cards_module_loads_no_reference_loop_module():
     assert not {m for m in loaded if m.split(".")[0] == "reference_loop"}
 
 
+@pytest.mark.slow
 def test_no_chimera_cards_module_names_reference_loop_in_an_import():
     root = Path(chimera_cards.__file__).parent
     offenders = []

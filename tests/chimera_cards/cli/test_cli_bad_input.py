@@ -75,6 +75,7 @@ BASE: dict[tuple[str, ...], list[str]] = {
     ("chimera-cards", "hook", "claude"): ["--install", "--settings", "{new}/claude.json"],
     ("chimera-cards", "hook", "gemini"): ["--install", "--settings", "{new}/gemini.json"],
     ("reference-loop", "bench"): ["--task", "stats-median", "--seeds", "1"],
+    ("reference-loop", "bench", "merge"): ["{file}"],
     ("reference-loop", "check"): [],
     ("reference-loop", "run"): ["--task", "stats-median", "--max-attempts", "1"],
     ("reference-loop", "tasks"): [],
@@ -125,6 +126,8 @@ def _leaves(group: click.Group, path: tuple[str, ...]):
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
         if isinstance(command, click.Group):
+            if command.invoke_without_command:  # runs itself too (bench; bench merge)
+                yield (*path, name), command
             yield from _leaves(command, (*path, name))
         else:
             yield (*path, name), command

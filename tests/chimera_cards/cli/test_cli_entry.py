@@ -198,6 +198,7 @@ def test_check_and_install_print_what_click_prints_without_loading_click(project
     assert stdout.startswith("modified alpha  changed run.sh") and not loaded
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "plain"),
     [

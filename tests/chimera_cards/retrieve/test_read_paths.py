@@ -114,6 +114,7 @@ def test_every_function_that_reads_card_text_is_registered():
     )
 
 
+@pytest.mark.slow
 def test_the_registry_names_real_readers_only():
     found = card_readers(chimera_cards)
     stale = (

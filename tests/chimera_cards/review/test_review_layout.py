@@ -101,6 +101,7 @@ def test_review_shows_both_hashes_labelled(env, update):
     assert f"--digest {digest}" in screen
 
 
+@pytest.mark.slow
 def test_the_screen_goes_through_a_pager_on_a_terminal(env, update, tmp_path):
     paged = tmp_path / "paged.txt"
     pager = tmp_path / "pager.sh"

@@ -439,3 +439,21 @@ def test_no_stdin_at_all_blocks(world):
         check=False,
     )
     assert blocked(closed).endswith("; blocked")
+
+
+@pytest.mark.parametrize(("agent", "where"), [("claude", ".claude"), ("gemini", ".gemini")])
+def test_install_global_writes_the_users_settings(world, agent, where):
+    result = world.cli("hook", agent, "--install", "--global")
+    settings = world.home / where / "settings.json"
+    assert f"-> {settings}" in result.stdout
+    assert json.loads(settings.read_text())["hooks"]
+    moved = {**world.env, "CLAUDE_CONFIG_DIR": str(world.root / "claude-config")}
+    if agent == "claude":
+        from click.testing import CliRunner
+
+        from chimera_cards.cli import main
+
+        CliRunner().invoke(main, ["hook", "claude", "--install", "--global"], env=moved)
+        assert (world.root / "claude-config" / "settings.json").is_file()
+    bad = world.cli("hook", agent, "--global", ok=False)
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: --global goes with --install")

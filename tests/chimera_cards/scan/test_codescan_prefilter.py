@@ -225,6 +225,7 @@ SHELLISH = [
 ]
 
 
+@pytest.mark.slow
 def test_every_match_of_a_line_rule_holds_one_of_its_literals():
     # The literal gate skips a rule's regex when the text holds none of its literals: exact only
     # if every match holds one. Every rule must match here, or this proves nothing about it.

@@ -113,6 +113,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_a_scanner_past_its_timeout_is_killed_with_its_children_and_fails(tmp_path):
     folder = skill(tmp_path)
     pidfile = tmp_path / "pids"

@@ -769,6 +769,7 @@ def test_fast_scan_agrees_with_the_plain_scan_on_underscores_emphasis_and_base64
         assert scan_hidden(text) == scan_hidden(text, fast=False), repr(text)
 
 
+@pytest.mark.slow
 def test_fast_scan_agrees_with_the_plain_scan_on_phrases_among_dashes_ellipses_and_marks():
     # Override phrases are looked for in the reader's view of the text, which the fast scan
     # builds only where a phrase's word occurs (from the ASCII stand-in, when only emphasis marks

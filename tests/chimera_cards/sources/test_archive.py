@@ -188,6 +188,7 @@ def test_an_entry_over_the_file_limit_is_refused_from_its_header():
         read_archive(data, "big.zip")
 
 
+@pytest.mark.slow
 def test_too_many_entries_is_refused():
     entries = [("skill/SKILL.md", SKILL)] + [
         (f"skill/f{i}", b"") for i in range(A.MAX_ARCHIVE_MEMBERS)

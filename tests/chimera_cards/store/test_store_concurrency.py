@@ -65,6 +65,7 @@ def test_eight_processes_importing_different_cards_end_with_every_version(tmp_pa
         assert report.audit_entries == 8 * PER_PROCESS
 
 
+@pytest.mark.slow
 def test_two_cli_processes_importing_at_once_both_succeed(tmp_path):
     db = tmp_path / "cards.db"
     _cards(tmp_path / "left", "left", 20)

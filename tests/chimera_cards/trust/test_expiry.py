@@ -63,6 +63,9 @@ def test_a_frozen_channel_stops_at_the_approvals_expiry(tmp_path, card_server):
     assert "expired" in run("review", "--store", db).stdout
     refused = run("install", "frozen", "--to", tmp_path / "other", "--store", db, ok=False)
     assert refused.exit_code == 1 and "expired" in refused.stderr
+    # The origin still serves exactly these bytes: outdated says the channel is frozen.
+    frozen = run("outdated", "--store", db, ok=False)
+    assert frozen.exit_code == 1 and frozen.stdout.startswith("expired  frozen")
     # A fresh approval (no expiry this time) brings it back.
     run("approve", "frozen", "--key", key, "--sha256", sha, "--expires", "never", "--store", db)
     assert "frozen" in run("match", "frozen", "--store", db).stdout

@@ -127,6 +127,7 @@ def test_model_error_is_a_failing_model_step_not_a_crash(fixed_model, ws: Path) 
     assert (ws / "calc.py").read_text() == CALC
 
 
+@pytest.mark.slow
 def test_unknown_model_is_one_clear_usage_error(llm_mod) -> None:
     from reference_loop.attempters.llm import make_llm_attempter
 
@@ -231,6 +232,7 @@ def test_an_explicit_seed_option_is_kept_for_every_attempt(fixed_model, ws: Path
     assert [c["options"]["seed"] for c in fixed_model.calls()] == [42, 42]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("options", "message"),
     [({"n_gpu": "1"}, "unknown option 'n_gpu'"), ({"max_tokens": "many"}, "bad option value")],

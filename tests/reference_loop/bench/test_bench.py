@@ -177,6 +177,7 @@ def test_escalate_arm_switches_to_the_second_attempter(tasks_dir: Path) -> None:
     assert result.arm("last").escalations == 0
 
 
+@pytest.mark.slow
 def test_cmd_agent_can_be_benched(tmp_path: Path, tasks_dir: Path) -> None:
     # Any command-line agent: this one writes the right value when the prompt shows attempt 1.
     agent = tmp_path / "agent.py"
@@ -201,6 +202,7 @@ def test_cmd_agent_can_be_benched(tmp_path: Path, tasks_dir: Path) -> None:
     assert result.arm("none").repeat_patch_rate == pytest.approx(2 / 3)
 
 
+@pytest.mark.slow
 def test_agent_history_files_hide_repeats_unless_ignored(tmp_path: Path, tasks_dir: Path) -> None:
     # An agent that makes the same wrong edit every time but logs to a file in the workspace.
     agent = tmp_path / "stubborn.py"
@@ -566,6 +568,7 @@ def test_llm_runs_one_at_a_time_by_default() -> None:
     assert default_jobs("scripted:rederive") == min(2, os.cpu_count() or 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_stops_the_bench_at_once_keeps_what_finished_and_leaves_no_workspace(
     tmp_path: Path, tasks_dir: Path, sig: int, code: int

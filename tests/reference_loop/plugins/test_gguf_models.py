@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 
+@pytest.mark.slow
 def test_gguf_files_in_the_named_folder_register_as_llm_models(
     llm_mod, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -27,6 +28,7 @@ def test_gguf_files_in_the_named_folder_register_as_llm_models(
         llm_mod.get_model("gguf-notes")
 
 
+@pytest.mark.slow
 def test_without_llama_cpp_a_call_is_one_clear_model_error(tmp_path: Path) -> None:
     pytest.importorskip("llm", reason="the llm extra is not installed (pip install '.[llm]')")
     code = (

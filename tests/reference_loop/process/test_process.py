@@ -171,3 +171,77 @@ def test_a_child_another_thread_starts_meanwhile_is_left_alone(tmp_path):
     finally:
         other.kill()
         other.wait()
+
+
+# -- where no PID namespace can be had: the shepherd ------------------------------------------
+
+
+@pytest.fixture
+def no_namespace(monkeypatch):
+    """Run commands as a machine without user namespaces does: under the shepherd."""
+    from reference_loop.process import contain
+
+    monkeypatch.setattr(contain, "contained_argv", lambda argv, **kw: None)
+
+
+def contained(argv: list[str], cwd: Path, timeout: float = 20.0):
+    from reference_loop.process.run import run_contained
+
+    return run_contained(
+        argv,
+        cwd=cwd,
+        env=os.environ,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=timeout,
+    )
+
+
+DETACHED_HELPER = (
+    "import os, sys, time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        os.environ.clear()\n"
+    "        while True:\n"
+    "            open('helper.txt', 'a').write('x')\n"
+    "            time.sleep(0.02)\n"
+    "    os._exit(0)\n"
+    "os.wait()\n"
+    "while not os.path.exists('helper.txt'):\n"
+    "    time.sleep(0.01)\n"
+    "sys.exit(3)\n"
+)
+
+
+@pytest.mark.slow
+def test_the_shepherd_kills_a_detached_helper_with_a_clean_environment(tmp_path, no_namespace):
+    done = contained([PY, "-c", DETACHED_HELPER], tmp_path)
+    assert (done.code, done.timed_out, done.containment) == (3, False, "shepherd")
+    assert done.left_running == 1
+    assert wait_none_in(tmp_path)
+    size = (tmp_path / "helper.txt").stat().st_size
+    time.sleep(0.3)
+    assert (tmp_path / "helper.txt").stat().st_size == size
+
+
+@pytest.mark.slow
+def test_the_shepherd_ends_the_tree_on_a_timeout_and_reports_a_signal(tmp_path, no_namespace):
+    hanging = DETACHED_HELPER.replace("sys.exit(3)\n", "time.sleep(60)\n")
+    done = contained([PY, "-c", hanging], tmp_path, timeout=1.5)
+    assert (done.code, done.timed_out) == (None, True)
+    assert wait_none_in(tmp_path)
+    killed = contained(["/bin/sh", "-c", "kill -9 $$"], tmp_path)
+    assert killed.code == -9 and killed.left_running == 0
+
+
+@pytest.mark.slow
+def test_a_namespace_counts_and_ends_what_a_command_left(tmp_path):
+    from reference_loop.process.contain import namespace_prefix
+
+    if namespace_prefix() is None:
+        pytest.skip("user namespaces are not allowed here: the shepherd is used instead")
+    done = contained([PY, "-c", DETACHED_HELPER], tmp_path)
+    assert (done.code, done.containment, done.left_running) == (3, "pid-namespace", 1)
+    assert wait_none_in(tmp_path)

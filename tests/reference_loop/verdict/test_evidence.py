@@ -7,12 +7,13 @@ the Harness, with the report written through a descriptor to a file outside the 
 from __future__ import annotations
 
 import os
-import shutil
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import find_node
 
 from reference_loop.errors import LoopUsageError
 from reference_loop.verdict.evidence import (
@@ -60,6 +61,7 @@ def calc(tmp_path):
         yield root, harness
 
 
+@pytest.mark.slow
 def test_the_report_names_every_test_and_how_it_ended(calc):
     root, harness = calc
     proc, report = run(harness, root)
@@ -77,6 +79,7 @@ def test_the_report_names_every_test_and_how_it_ended(calc):
     assert proc.returncode == 0 and judge(report, pinned, 0).verdict == "pass"
 
 
+@pytest.mark.slow
 def test_exiting_zero_on_import_is_a_forged_exit_not_a_pass(calc):
     root, harness = calc
     _, baseline = run(harness, root)
@@ -89,6 +92,7 @@ def test_exiting_zero_on_import_is_a_forged_exit_not_a_pass(calc):
     assert "no finish line" in verdict.reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "planted",
     [
@@ -108,6 +112,7 @@ def test_code_that_patches_the_runner_while_it_runs_is_caught(calc, planted):
     assert verdict.verdict == "fail"
 
 
+@pytest.mark.slow
 def test_skipping_or_deselecting_a_pinned_test_is_not_a_pass(calc):
     root, harness = calc
     _, baseline = run(harness, root)
@@ -118,6 +123,7 @@ def test_skipping_or_deselecting_a_pinned_test_is_not_a_pass(calc):
     assert verdict.verdict == "fail" and any("test_add" in f for f in verdict.failures)
 
 
+@pytest.mark.slow
 def test_a_test_skipped_on_the_untouched_tree_may_stay_skipped(tmp_path):
     root = project(tmp_path / "ws")
     (root / "test_later.py").write_text(
@@ -131,6 +137,7 @@ def test_a_test_skipped_on_the_untouched_tree_may_stay_skipped(tmp_path):
     assert judge(report, pinned, proc.returncode).verdict == "pass"
 
 
+@pytest.mark.slow
 def test_the_judged_run_never_imports_a_test_module_the_attempt_added(calc):
     root, harness = calc
     _, baseline = run(harness, root)
@@ -149,6 +156,7 @@ def test_the_judged_run_never_imports_a_test_module_the_attempt_added(calc):
     assert judge(report, pinned, proc.returncode, added=added).verdict == "fail"
 
 
+@pytest.mark.slow
 def test_a_module_that_failed_to_import_at_the_start_pins_its_file(tmp_path):
     root = project(tmp_path / "ws")
     (root / "test_new.py").write_text(
@@ -166,6 +174,7 @@ def test_a_module_that_failed_to_import_at_the_start_pins_its_file(tmp_path):
         assert judge(report, pinned, proc.returncode).verdict == "pass"
 
 
+@pytest.mark.slow
 def test_must_pass_names_the_pinned_tests(calc):
     root, harness = calc
     _, baseline = run(harness, root)
@@ -198,7 +207,8 @@ def test_detect_format_from_the_command():
         detect_format("x", "tap")
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.slow
+@pytest.mark.skipif(find_node() is None, reason="no node (the system's or the test extra's)")
 def test_junit_from_node_test_runner_judges_each_test(tmp_path):
     root = tmp_path / "js"
     root.mkdir()
@@ -209,8 +219,10 @@ def test_junit_from_node_test_runner_judges_each_test(tmp_path):
         "test('sums', () => { assert.equal(sum(2, 2), 4); });\n"
         "test('zero', () => { assert.equal(sum(0, 0), 0); });\n"
     )
+    node = shlex.quote(find_node()[0])  # the system's node, else the test extra's wheel
     command = (
-        "node --test --test-reporter=junit --test-reporter-destination={result_file} sum.test.mjs"
+        f"{node} --test --test-reporter=junit --test-reporter-destination={{result_file}} "
+        "sum.test.mjs"
     )
     with Harness(command, root, detect_format(command)) as harness:
         proc, baseline = run(harness, root)
@@ -247,3 +259,11 @@ def test_junit_reader_reads_failures_errors_and_skips(tmp_path):
     }
     (tmp_path / "bad.xml").write_text("<testsuites><testcase")
     assert not read_junit(tmp_path / "bad.xml").complete
+
+
+def test_the_plugin_shim_loads_every_hook_the_plugin_defines():
+    import reference_loop.verdict.pytest_report as plugin_source
+    from reference_loop.verdict.harness import HOOKS
+
+    defined = {name for name in vars(plugin_source) if name.startswith("pytest_")}
+    assert defined == set(HOOKS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import marshal
 import os
-import shutil
+import shlex
 import subprocess
 import sys
 import time
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import tree_state
+from conftest import find_node, tree_state
 
 from reference_loop.attempters.base import AttemptOutcome, ToolStep
 from reference_loop.attempters.cmd import CmdAttempter
@@ -483,6 +483,9 @@ FORGED = {
     "an atexit handler that exits 0 after the failures": {
         "calc.py": "import atexit, os\natexit.register(os._exit, 0)\n" + CALC
     },
+    "pytest.exit(returncode=0) when the code is called": {
+        "calc.py": "def add(a, b):\n    import pytest\n    pytest.exit('done', returncode=0)\n"
+    },
     "the code under test skips its own tests": {
         "calc.py": "import pytest\npytest.skip('later', allow_module_level=True)\n" + CALC
     },
@@ -502,6 +505,12 @@ def test_forging_the_exit_status_is_not_a_pass(tmp_path, sandbox, variant):
 
 
 TAMPERING = {
+    "the loop's own report writer replaced": "import sys\n"
+    "_m = sys.modules.get('_reference_loop_report_impl')\n"
+    "if _m is not None:\n"
+    "    _m._emit = lambda record, *a, **k: None\n"
+    "import _pytest.python\n"
+    "_pytest.python.Function.runtest = lambda self: None\n",
     "runtest replaced by a no-op": "import _pytest.python\n"
     "_pytest.python.Function.runtest = lambda self: None\n",
     "every report made to pass": "import _pytest.reports as r\n"
@@ -594,7 +603,7 @@ def test_an_exit_status_verifier_is_labelled_so(tmp_path):
     assert data["evidence"] == "exit-status" and data["judged_by_exit_status_alone"] is True
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.skipif(find_node() is None, reason="no node (the system's or the test extra's)")
 def test_a_node_runner_is_judged_by_its_junit_report(tmp_path):
     ws = tmp_path / "js"
     ws.mkdir()
@@ -604,8 +613,10 @@ def test_a_node_runner_is_judged_by_its_junit_report(tmp_path):
         "import { sum } from './sum.mjs';\n"
         "test('sums', () => { assert.equal(sum(2, 2), 4); });\n"
     )
+    node = shlex.quote(find_node()[0])  # the system's node, else the test extra's wheel
     command = (
-        "node --test --test-reporter=junit --test-reporter-destination={result_file} sum.test.mjs"
+        f"{node} --test --test-reporter=junit --test-reporter-destination={{result_file}} "
+        "sum.test.mjs"
     )
     task = inline_task("Fix sum().", command, timeout=60)
     forged = run_loop(
@@ -623,3 +634,17 @@ def test_a_node_runner_is_judged_by_its_junit_report(tmp_path):
         options=LoopOptions(max_attempts=1),
     )
     assert honest.solved
+
+
+def test_a_process_that_outlives_the_attempt_dies_under_the_shepherd_too(tmp_path, monkeypatch):
+    # Where user namespaces are not allowed, the shepherd contains the commands instead.
+    from reference_loop.process import contain
+
+    monkeypatch.setattr(contain, "contained_argv", lambda argv, **kw: None)
+    body, detach = DAEMONS["double fork, new session, clean environment"]
+    result = attack(
+        tmp_path, _helper_script(tmp_path, body, detach=detach), None, expect="outlived-attempt"
+    )
+    assert result.containment == "shepherd"
+    time.sleep(0.8)
+    assert (tmp_path / "ws" / "test_calc.py").read_text() == TEST_CALC

@@ -1038,6 +1038,7 @@ def test_a_submodule_in_the_users_index_is_snapshotted_file_by_file(tmp_path):
     assert _repo_fingerprint(repo) == fingerprint
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["plain", "repo_top"])
 def test_a_patch_of_hundreds_of_changes_made_beside_the_restore_describes_the_attempt(
     tmp_path, kind
