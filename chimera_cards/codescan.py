@@ -1,4 +1,4 @@
-"""Moved to ``chimera_cards.scan.codescan``.
+"""Moved to ``chimera_cards.scan.codescan`` (the Python scan: ``chimera_cards.scan.pyscan``).
 
 This path re-exports that module's public names so old imports keep working.
 """
@@ -16,10 +16,10 @@ from chimera_cards.scan.codescan import (
     lint_bundle,
     lint_skill_paths,
     scan_bundle,
-    scan_python,
     scan_script,
     scan_shell,
 )
+from chimera_cards.scan.pyscan import scan_python
 
 __all__ = [
     "CODE_RULES",

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
         lint_bundle,
         lint_skill_paths,
         scan_bundle,
-        scan_python,
         scan_script,
         scan_shell,
     )
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
         lint_text,
         resolve_profile,
     )
+    from chimera_cards.scan.pyscan import scan_python
     from chimera_cards.scan.pystatements import TopLevel, first_line, parse_spanning, top_level
     from chimera_cards.scan.textruns import RunGate
 
@@ -79,7 +79,7 @@ _EXPORTS = {
     "reveal": "chimera_cards.scan.hidden",
     "scan_bundle": "chimera_cards.scan.codescan",
     "scan_hidden": "chimera_cards.scan.hidden",
-    "scan_python": "chimera_cards.scan.codescan",
+    "scan_python": "chimera_cards.scan.pyscan",
     "scan_script": "chimera_cards.scan.codescan",
     "scan_shell": "chimera_cards.scan.codescan",
     "top_level": "chimera_cards.scan.pystatements",

@@ -7,7 +7,8 @@ import hashlib
 import os
 
 from chimera_cards.bundles.bundle import bundle_from_files
-from chimera_cards.scan.codescan import binary_type, classify, scan_bundle, scan_python, scan_shell
+from chimera_cards.scan.codescan import binary_type, classify, scan_bundle, scan_shell
+from chimera_cards.scan.pyscan import scan_python
 
 SKILL = b"---\nname: s\ndescription: d\n---\nbody\n"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from test_codescan_prefilter import FRAGMENTS, IMPORTS, SHAPES, programs
 
-from chimera_cards.scan.codescan import scan_python
+from chimera_cards.scan.pyscan import scan_python
 from chimera_cards.scan.pyshapes import parse_python
 
 # Non-ASCII text in strings and comments (the pieces path still applies), and in an identifier.

@@ -12,7 +12,7 @@ import warnings
 import pytest
 from conftest import REPO_ROOT
 
-from chimera_cards.scan.codescan import _parse_and_scan_python, scan_python
+from chimera_cards.scan.pyscan import _parse_and_scan_python, scan_python
 from chimera_cards.scan.pystatements import parse_spanning, top_level
 
 
