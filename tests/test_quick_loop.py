@@ -1,0 +1,48 @@
+"""The quick test loop and honest benchmark output: what the README promises exists.
+
+`slow` is a registered marker (so `-m "not slow"` selects something real and a typo in a marker
+fails), the README gives both test commands, and the start-up benchmark prints CPU time beside
+wall time for both CLIs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO_ROOT
+
+# Each starts Python processes (about half a second).
+pytestmark = pytest.mark.slow
+
+
+def test_the_slow_marker_is_registered_and_the_readme_gives_both_commands():
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--markers"],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=120,
+        check=True,
+    )
+    assert "@pytest.mark.slow:" in proc.stdout
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert 'python -m pytest -q -m "not slow"' in readme
+    assert "python -m pytest -q " in readme
+
+
+def test_the_startup_benchmark_prints_cpu_beside_wall_for_both_clis():
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/bench_startup.py", "--runs", "1", "--warmup", "0"],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=120,
+        check=True,
+    )
+    header = next(line for line in proc.stdout.splitlines() if line.startswith("command"))
+    assert header.split()[1:] == ["wall", "min", "ratio", "cpu", "ratio"]
+    heads = [line for line in proc.stdout.splitlines() if line.startswith("headline:")]
+    assert [h.split()[1] for h in heads] == ["chimera-cards", "reference-loop"]
+    assert all("CPU" in h and "wall" in h for h in heads)
