@@ -35,9 +35,9 @@ from pathlib import Path
 
 from skillgen import generate
 
-from chimera_cards.bundles.bundle import find_bundle_dirs, read_bundle_dir
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.store.facade import Store
+from chimera_cards._bundles.bundle import find_bundle_dirs, read_bundle_dir
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._store.facade import Store
 
 
 def cpu_now() -> float:

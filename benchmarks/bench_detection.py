@@ -56,9 +56,9 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.scan.codescan import lint_skill_paths
-from chimera_cards.store.facade import Store
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._scan.codescan import lint_skill_paths
+from chimera_cards._store.facade import Store
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent / "detection"
 MALICIOUS, BENIGN = "malicious", "benign"

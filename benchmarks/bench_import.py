@@ -30,8 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from chimera_cards.importer import pipeline as importer  # its stages are timed by name
-from chimera_cards.store.facade import Store
+from chimera_cards._importer import pipeline as importer
+from chimera_cards._store.facade import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (  # ../shared from the main checkout, ../../shared from a worktree under /work/wt

@@ -45,16 +45,16 @@ from pathlib import Path
 
 from skillgen import generate
 
-from chimera_cards.bundles.bundle import read_bundle_dir
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.install.disk import write_skill
-from chimera_cards.install.installer import install
-from chimera_cards.install.receipt import record_installs
-from chimera_cards.install.verify import check
-from chimera_cards.review.decisions import add_trust, approve
-from chimera_cards.review.trustfile import TrustFile, write_trust_file
-from chimera_cards.store.facade import Store
-from chimera_cards.trust.keys import generate_key, load_private_key
+from chimera_cards._bundles.bundle import read_bundle_dir
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._install.disk import write_skill
+from chimera_cards._install.installer import install
+from chimera_cards._install.receipt import record_installs
+from chimera_cards._install.verify import check
+from chimera_cards._review.decisions import add_trust, approve
+from chimera_cards._review.trustfile import TrustFile, write_trust_file
+from chimera_cards._store.facade import Store
+from chimera_cards._trust.keys import generate_key, load_private_key
 
 
 def cpu_seconds() -> float:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from chimera_cards.scan.hidden import scan_hidden
+from chimera_cards._scan.hidden import scan_hidden
 
 clock = time.process_time  # the figure the target is checked on: steady under load
 wall_clock = time.perf_counter  # printed beside it

@@ -1,4 +1,4 @@
-"""Benchmark: ``retrieve.match`` over a store of 100,000 approved cards.
+"""Benchmark: ``match`` over a store of 100,000 approved cards.
 
 Builds a store in a temp dir with N cards (default 100,000) that arrived tainted and were each
 approved by a trusted reviewer's signed statement (the expensive case for the gate: every result
@@ -39,11 +39,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from chimera_cards import retrieve, review
-from chimera_cards.retrieve.matching import match
-from chimera_cards.store.facade import Store
-from chimera_cards.trust.keys import generate_key, load_private_key
-from chimera_cards.trust.policy import make_statement, sign_statement
+from chimera_cards._retrieve.gate import gate_check
+from chimera_cards._retrieve.matching import BM25_WEIGHTS, fts_phrases, match, sync_index
+from chimera_cards._retrieve.render import RenderCache
+from chimera_cards._review.decisions import add_trust, reconcile, store_statement
+from chimera_cards._store.facade import Store
+from chimera_cards._trust.keys import generate_key, load_private_key
+from chimera_cards._trust.policy import make_statement, sign_statement
 
 SYLLABLES = [
     "ka",
@@ -94,7 +96,7 @@ def card_text(i: int, rng: random.Random, vocab: list[str]) -> bytes:
 def build(store: Store, n: int, rng: random.Random, keydir: Path) -> tuple[list[str], float]:
     vocab = vocabulary(rng)
     gen = generate_key("bench", keydir / "bench.key")
-    review.add_trust(store, "bench", gen.public)
+    add_trust(store, "bench", gen.public)
     private = load_private_key(gen.keyfile)
     t0 = time.perf_counter()
     with store.transaction() as conn:
@@ -111,12 +113,12 @@ def build(store: Store, n: int, rng: random.Random, keydir: Path) -> tuple[list[
                 provenance="tainted",
                 status="pending",
             )
-            review.store_statement(
+            store_statement(
                 store,
                 sign_statement(private, make_statement(name, sha, "approve", gen.public.keyid)),
             )
-        review.reconcile(store, conn)
-        retrieve.sync_index(store)
+        reconcile(store, conn)
+        sync_index(store)
     return vocab, time.perf_counter() - t0
 
 
@@ -185,9 +187,9 @@ def main() -> None:
                 match(old, q, k=args.k)
                 match(full, q, k=args.k)
 
-            cache, render_only = retrieve.RenderCache(), retrieve.RenderCache(memo_signatures=False)
-            plain_cache, old_cache = retrieve.RenderCache(), retrieve.RenderCache()
-            full_cache = retrieve.RenderCache()
+            cache, render_only = RenderCache(), RenderCache(memo_signatures=False)
+            plain_cache, old_cache = RenderCache(), RenderCache()
+            full_cache = RenderCache()
             for q in queries:  # a caller that has matched before: its caches are warm
                 match(store, q, k=args.k, cache=cache)
                 match(old, q, k=args.k, cache=old_cache)
@@ -231,9 +233,9 @@ def main() -> None:
             # Ranking alone (Store.search_index, one page), to show what the rest of match costs.
             ranking, ranking_cpu = [], []
             for q in queries:
-                phrases = retrieve.fts_phrases(q)
+                phrases = fts_phrases(q)
                 t, c = time.perf_counter(), time.process_time()
-                store.search_index(phrases, retrieve.BM25_WEIGHTS, max(2 * args.k, 16))
+                store.search_index(phrases, BM25_WEIGHTS, max(2 * args.k, 16))
                 ranking.append((time.perf_counter() - t) * 1000)
                 ranking_cpu.append((time.process_time() - c) * 1000)
 
@@ -249,13 +251,13 @@ def main() -> None:
                     "SELECT name, sha256, origin, final_url, provenance, status FROM versions "
                     "WHERE status='active' LIMIT 1"
                 ).fetchone()
-                from chimera_cards.trust.policy import get_threshold, trusted_keys
+                from chimera_cards._trust.policy import get_threshold, trusted_keys
 
                 trusted, threshold = trusted_keys(store), get_threshold(store)
                 reps = 2000
                 t = time.perf_counter()
                 for _ in range(reps):
-                    retrieve.gate_check(
+                    gate_check(
                         store,
                         name=row[0],
                         sha256=row[1],

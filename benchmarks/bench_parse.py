@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_store import card_bytes
 
-from chimera_cards.cards import card as card_module
-from chimera_cards.scan import hidden
-from chimera_cards.scan import lint as lint_module
+from chimera_cards._cards import card as card_module
+from chimera_cards._scan import hidden
+from chimera_cards._scan import lint as lint_module
 
 clock = time.process_time  # the figure quoted: steady under load
 wall_clock = time.perf_counter  # printed beside it

@@ -33,10 +33,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from skillgen import generate
 
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.install.installer import install
-from chimera_cards.runtime.catalog import FolderCatalog, StoreCatalog
-from chimera_cards.store.facade import Store
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._install.installer import install
+from chimera_cards._runtime.catalog import FolderCatalog, StoreCatalog
+from chimera_cards._store.facade import Store
 
 CLI = [sys.executable, "-m", "chimera_cards"]
 
@@ -124,7 +124,7 @@ def mcp_rows(catalog: StoreCatalog, name: str, repeat: int) -> None:
     except ImportError:
         print("MCP SDK not installed: no round-trip rows")
         return
-    from chimera_cards.runtime.mcp_server import build_server
+    from chimera_cards._runtime.mcp_server import build_server
 
     server = build_server(catalog)
 

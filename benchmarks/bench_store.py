@@ -26,13 +26,13 @@ from pathlib import Path
 
 from skillgen import WORDS as SKILL_WORDS
 
-from chimera_cards.bundles.bundle import read_bundle_dir
-from chimera_cards.cards.card import _load_frontmatter, _sections, parse_card, read_card_bytes
-from chimera_cards.importer.pipeline import _store_batch, import_source, prepare
-from chimera_cards.scan.hidden import scan_hidden
-from chimera_cards.scan.lint import lint_card
-from chimera_cards.store.facade import Store
-from chimera_cards.store.verify import check_blobs, verify_store
+from chimera_cards._bundles.bundle import read_bundle_dir
+from chimera_cards._cards.card import _load_frontmatter, _sections, parse_card, read_card_bytes
+from chimera_cards._importer.pipeline import _store_batch, import_source, prepare
+from chimera_cards._scan.hidden import scan_hidden
+from chimera_cards._scan.lint import lint_card
+from chimera_cards._store.facade import Store
+from chimera_cards._store.verify import check_blobs, verify_store
 
 WORDS = SKILL_WORDS[:24]  # the card vocabulary: the first words of the skills' one
 

@@ -31,9 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from reference_loop.tasks.task import copy_project, sample_tasks
-from reference_loop.verdict.session import Session, SessionSettings
-from reference_loop.workspace.core import Workspace
+from reference_loop._tasks.task import copy_project, sample_tasks
+from reference_loop._verdict.session import Session, SessionSettings
+from reference_loop._workspace.core import Workspace
 
 
 def cpu() -> float:

@@ -44,8 +44,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from reference_loop.workspace.core import Workspace
-from reference_loop.workspace.engines import ENGINE_ENV, ENGINES, engine_name
+from reference_loop._workspace.core import Workspace
+from reference_loop._workspace.engines import ENGINE_ENV, ENGINES, engine_name
 
 
 def git(root: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -408,7 +408,7 @@ def flush_page_cache(directory: str) -> None:
 MEMORY_CHILD = """
 import os, resource, sys, time
 from pathlib import Path
-from reference_loop.workspace import Workspace
+from reference_loop._workspace.core import Workspace
 root, case = Path(sys.argv[1]), sys.argv[2]
 big = root / "big.bin"
 def mb(): return max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from chimera_cards.scan.codescan import lint_skill_paths
+from chimera_cards._scan.codescan import lint_skill_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIRS = [

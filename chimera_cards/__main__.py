@@ -1,6 +1,6 @@
 """``python -m chimera_cards``: the ``chimera-cards`` command."""
 
-from chimera_cards.cli.entry import run
+from chimera_cards._cli.entry import run
 
 if __name__ == "__main__":
     run(prog_name="chimera-cards")

@@ -36,9 +36,9 @@ except ImportError:  # the optional extra: this module still imports, the provid
     RESOURCE_KINDS = ("references", "scripts", "assets")
 else:
     SDK_MISSING = False
-from chimera_cards.install.policy import Policy
-from chimera_cards.runtime.catalog import Catalog, FolderCatalog, ServedSkill, StoreCatalog
-from chimera_cards.store.connection import default_store_path
+from chimera_cards._install.policy import Policy
+from chimera_cards._runtime.catalog import Catalog, FolderCatalog, ServedSkill, StoreCatalog
+from chimera_cards._store.connection import default_store_path
 
 __all__ = ["ChimeraSkillProvider", "MissingSdkError"]
 

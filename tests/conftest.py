@@ -109,7 +109,7 @@ def run_cli(*args: object, ok: bool = True):
     """
     from click.testing import CliRunner
 
-    from chimera_cards.cli import main
+    from chimera_cards._cli.app import main
 
     result = CliRunner().invoke(main, [str(a) for a in args])
     if result.exception and not isinstance(result.exception, SystemExit):
@@ -542,7 +542,7 @@ def dump_store(path: str | Path) -> dict[str, list[tuple]]:
 
 @pytest.fixture
 def store(tmp_path):
-    from chimera_cards.store.facade import Store
+    from chimera_cards._store.facade import Store
 
     with Store(tmp_path / "store" / "cards.db") as opened:
         yield opened
@@ -918,7 +918,7 @@ class SkillWorld:
         """Run ``chimera-cards ARGS`` in this process, in this world's environment."""
         from click.testing import CliRunner
 
-        from chimera_cards.cli import main
+        from chimera_cards._cli.app import main
 
         result = CliRunner().invoke(main, [str(a) for a in args], env=self.env)
         if result.exception and not isinstance(result.exception, SystemExit):

@@ -1,5 +1,6 @@
-"""The layout holds: one layer order per package, no import cycles, no upward imports, no shim
-used from inside, no module or class past its size, and ARCHITECTURE.md's map matches the tree.
+"""The layout holds: one layer order per package, no import cycles, no upward imports, no
+re-export shim, every subpackage private in name, no module or class past its size, and
+ARCHITECTURE.md's map matches the tree.
 
 The import graph is built from the source (every ``import`` and ``from ... import`` anywhere in a
 module: at the top, inside functions, under ``if TYPE_CHECKING``), so a lazy import that would
@@ -23,38 +24,38 @@ from conftest import REPO_ROOT
 LAYERS: dict[str, list[tuple[str, ...]]] = {
     "chimera_cards": [
         ("errors",),
-        ("util",),
-        ("bundles",),
-        ("store",),
-        ("cards",),
-        ("scan",),
-        ("sources",),
-        ("trust",),
-        ("retrieve",),
-        ("review",),
-        ("importer",),
-        ("install",),
-        ("runtime", "provider"),
-        ("cli",),
+        ("_util",),
+        ("_bundles",),
+        ("_store",),
+        ("_cards",),
+        ("_scan",),
+        ("_sources",),
+        ("_trust",),
+        ("_retrieve",),
+        ("_review",),
+        ("_importer",),
+        ("_install",),
+        ("_runtime", "provider"),
+        ("_cli",),
     ],
     "reference_loop": [
         ("errors",),
-        ("process",),
-        ("core",),
-        ("workspace",),
-        ("verdict",),
-        ("tasks",),
-        ("attempters",),
-        ("run",),
-        ("bench",),
-        ("demo",),
-        ("cli",),
-        ("plugins",),
+        ("_process",),
+        ("_core",),
+        ("_workspace",),
+        ("_verdict",),
+        ("_tasks",),
+        ("_attempters",),
+        ("_run",),
+        ("_bench",),
+        ("_demo",),
+        ("_cli",),
+        ("_plugins",),
     ],
 }
 ROOTS = tuple(LAYERS)
 # Data shipped inside the packages, not code of the layout.
-DATA_DIRS = {("chimera_cards", "library"), ("reference_loop", "tasks", "samples")}
+DATA_DIRS = {("chimera_cards", "library"), ("reference_loop", "_tasks", "samples")}
 MAX_MODULE_LINES = 1200
 MAX_CLASS_LINES = 600
 ARCHITECTURE = REPO_ROOT / "docs" / "ARCHITECTURE.md"
@@ -139,15 +140,16 @@ def _graph() -> dict[str, Module]:
     return modules
 
 
-def _is_shim(module: Module) -> bool:
-    """An old module path kept for users: nothing but a docstring, imports and ``__all__``."""
-    if module.is_package:
-        return False
-    body = module.tree.body
-    doc = ast.get_docstring(module.tree) or ""
-    return doc.startswith("Moved") and all(
-        isinstance(n, ast.ImportFrom)
-        or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+def _only_imports(module: Module) -> bool:
+    """A module that defines nothing: a docstring, imports and ``__all__`` (a re-export shim)."""
+    body = [
+        n
+        for n in module.tree.body
+        if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+        and not (isinstance(n, ast.ImportFrom) and n.module == "__future__")
+    ]
+    return bool(body) and all(
+        isinstance(n, (ast.Import, ast.ImportFrom))
         or (isinstance(n, ast.Assign) and [ast.unparse(t) for t in n.targets] == ["__all__"])
         for n in body
     )
@@ -167,8 +169,7 @@ def _layer(name: str) -> tuple[str, int] | None:
 
 
 GRAPH = _graph()
-SHIMS = {name for name, m in GRAPH.items() if _is_shim(m)}
-CODE = {name: m for name, m in GRAPH.items() if name not in SHIMS}
+CODE = GRAPH
 
 
 def test_every_module_has_a_layer():
@@ -200,7 +201,7 @@ def test_the_package_roots_import_nothing_but_what_runs_them():
     assert {t for t, _ in GRAPH["reference_loop"].imports} == {"chimera_cards"}
     for root in ROOTS:
         started = {t for t, _ in GRAPH[f"{root}.__main__"].imports}
-        assert started and all(t.startswith(f"{root}.cli.") for t in started), started
+        assert started and all(t.startswith(f"{root}._cli.") for t in started), started
 
 
 def test_there_is_no_import_cycle_lazy_imports_included():
@@ -247,37 +248,41 @@ def test_there_is_no_import_cycle_lazy_imports_included():
     assert not cycles, f"import cycles: {cycles}"
 
 
-@pytest.mark.slow
-def test_shims_only_re_export_their_new_home_and_nothing_inside_imports_a_shim():
-    assert SHIMS, "the old module paths are kept as shims"
-    for name in SHIMS:
-        targets = {t for t, _ in GRAPH[name].imports}
-        assert targets and targets <= set(CODE), f"{name} re-exports from {targets}"
-    tests = REPO_ROOT / "tests"
-    users = [m for m in CODE.values()]
-    for path in [*tests.rglob("*.py"), *(REPO_ROOT / "benchmarks").glob("*.py")]:
-        if path.name != "test_old_paths.py":
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            users.append(Module(str(path.relative_to(REPO_ROOT)), path, tree, False))
-    offenders = []
-    for module in users:
-        for node in ast.walk(module.tree):
-            names = []
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            hit = [n for n in names if n in SHIMS]
-            if hit:
-                offenders.append(f"{module.name}:{node.lineno} {hit}")
-    assert not offenders, "old paths used from inside (use the new module):\n" + "\n".join(
-        offenders
-    )
+def test_no_module_is_a_re_export_shim():
+    shims = [name for name, m in GRAPH.items() if not m.is_package and _only_imports(m)]
+    assert not shims, f"modules that only re-export (import from the defining module): {shims}"
+
+
+def test_every_subpackage_is_private_in_name_and_re_exports_nothing():
+    # Public is what the two roots export; a subpackage's __init__ holds its docstring only, so
+    # every name has one import path besides the root's.
+    for name, module in GRAPH.items():
+        parts = name.split(".")
+        if module.is_package and len(parts) > 1:
+            assert all(p.startswith("_") for p in parts[1:]), f"{name} is public in name"
+            body = [
+                n
+                for n in module.tree.body
+                if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+            ]
+            assert body == [], f"{name}/__init__.py defines or re-exports names"
+
+
+def test_the_only_public_modules_are_the_roots_errors_and_the_provider():
+    public = {
+        name
+        for name in GRAPH
+        if not any(p.startswith("_") for p in name.split(".")[1:]) and "." in name
+    }
+    assert public == {"chimera_cards.errors", "chimera_cards.provider", "reference_loop.errors"}
 
 
 def test_shim_detection_sees_a_module_with_code_as_code():
-    assert "chimera_cards.card" in SHIMS and "reference_loop.workspace" not in SHIMS
-    assert "chimera_cards.errors" not in SHIMS and "chimera_cards.cards.card" in CODE
+    assert not _only_imports(GRAPH["chimera_cards._cards.card"])
+    fake = Module(
+        "x", Path("x.py"), ast.parse('"""doc"""\nfrom a import b\n__all__ = ["b"]\n'), False
+    )
+    assert _only_imports(fake)
 
 
 @pytest.mark.parametrize("root", ROOTS)

@@ -22,29 +22,35 @@ from conftest import (
     plant_statement,
 )
 
-from chimera_cards import review
-from chimera_cards.bundles.bundle import read_bundle_dir
-from chimera_cards.cli import main
+from chimera_cards._bundles.bundle import read_bundle_dir
+from chimera_cards._cli.app import main
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._retrieve.export import export_card
+from chimera_cards._retrieve.matching import match
+from chimera_cards._retrieve.render import render_for_prompt
+from chimera_cards._review.decisions import add_trust, approve, reject, remove_trust, set_threshold
+from chimera_cards._review.statements import import_statements
+from chimera_cards._store.facade import Store
+from chimera_cards._store.verify import verify_store
+from chimera_cards._trust.keys import (
+    generate_key,
+    load_private_key,
+    parse_public_key,
+    sign_envelope,
+)
+from chimera_cards._trust.policy import PAYLOAD_TYPE, make_statement
 from chimera_cards.errors import (
     UnknownCardError,
     UnknownVersionError,
     UntrustedKeyError,
     UsageError,
 )
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.retrieve.export import export_card
-from chimera_cards.retrieve.matching import match
-from chimera_cards.retrieve.render import render_for_prompt
-from chimera_cards.store.facade import Store
-from chimera_cards.store.verify import verify_store
-from chimera_cards.trust.keys import generate_key, load_private_key, parse_public_key, sign_envelope
-from chimera_cards.trust.policy import PAYLOAD_TYPE, make_statement
 
 
 @pytest.fixture
 def alice(store, tmp_path):
     gen = generate_key("alice", tmp_path / "keys" / "alice.key")
-    review.add_trust(store, "alice", gen.public)
+    add_trust(store, "alice", gen.public)
     return gen
 
 
@@ -72,11 +78,11 @@ def test_approving_with_the_wrong_hash_is_refused(store, alice, card_server):
 
     before = dump_store(store.path)
     with pytest.raises(UnknownVersionError):
-        review.approve(store, "fetch-card", hashlib.sha256(reviewed).hexdigest(), key(alice))
+        approve(store, "fetch-card", hashlib.sha256(reviewed).hexdigest(), key(alice))
     with pytest.raises(UsageError):
-        review.approve(store, "fetch-card", "not-hex", key(alice))
+        approve(store, "fetch-card", "not-hex", key(alice))
     with pytest.raises(UnknownCardError):
-        review.approve(store, "no-such-card", res.sha256, key(alice))
+        approve(store, "no-such-card", res.sha256, key(alice))
     assert dump_store(store.path) == before
     assert names(store, "fetch-card") == []
 
@@ -86,7 +92,7 @@ def test_approving_with_an_untrusted_key_is_refused(store, alice, card_server, t
     mallory = generate_key("mallory", tmp_path / "mallory.key")
     before = dump_store(store.path)
     with pytest.raises(UntrustedKeyError):
-        review.approve(store, "fetch-card", res.sha256, key(mallory))
+        approve(store, "fetch-card", res.sha256, key(mallory))
     assert dump_store(store.path) == before
     assert names(store, "fetch-card") == []
 
@@ -117,7 +123,7 @@ def test_a_signature_copied_onto_different_bytes_does_not_count(
     store, alice, card_server, tmp_path
 ):
     res = from_url(store, card_server, "copied-card")
-    review.approve(store, "copied-card", res.sha256, key(alice))
+    approve(store, "copied-card", res.sha256, key(alice))
     assert names(store, "copied-card") == ["copied-card"]
     out = export_card(store, "copied-card", tmp_path / "export")
     card_dir = tmp_path / "export" / "copied-card"
@@ -126,7 +132,7 @@ def test_a_signature_copied_onto_different_bytes_does_not_count(
     data = skill.read_bytes()
     skill.write_bytes(data.replace(b"Do the first step.", b"Do the first stop."))
     with Store(tmp_path / "team.db") as team:
-        review.add_trust(team, "alice", alice.public)
+        add_trust(team, "alice", alice.public)
         (res2,) = import_source(team, card_dir, taint=True)
         assert res2.sha256 != res.sha256 and res2.status == "pending"
         assert names(team, "copied-card") == []
@@ -136,7 +142,7 @@ def test_a_signature_copied_onto_different_bytes_does_not_count(
 
 def test_editing_the_blob_in_the_sqlite_file_after_approval(store, alice, card_server, tmp_path):
     res = from_url(store, card_server, "edited-card")
-    review.approve(store, "edited-card", res.sha256, key(alice))
+    approve(store, "edited-card", res.sha256, key(alice))
     assert names(store, "edited-card") == ["edited-card"]
     edit_blob(store.path, res.skill_sha256, "first step", "first stop")  # the SKILL.md bytes
     assert names(store, "edited-card") == []
@@ -152,7 +158,7 @@ def test_blob_rewritten_as_text_by_plain_sql_replace_is_tampered_not_a_crash(
 ):
     # SQLite's replace() on a BLOB returns TEXT: the obvious hand edit changes the column's type.
     res = from_url(store, card_server, "retyped-card")
-    review.approve(store, "retyped-card", res.sha256, key(alice))
+    approve(store, "retyped-card", res.sha256, key(alice))
     conn = sqlite3.connect(store.path)
     conn.execute(
         "UPDATE blobs SET data = replace(data, 'first step', 'first stop') WHERE sha256 = ?",
@@ -176,7 +182,7 @@ def test_replaying_an_old_approval_after_a_newer_version_was_rejected(
     store, alice, card_server, tmp_path
 ):
     v1 = from_url(store, card_server, "replay-card", path="/v1/SKILL.md")
-    review.approve(store, "replay-card", v1.sha256, key(alice))
+    approve(store, "replay-card", v1.sha256, key(alice))
     export_card(store, "replay-card", tmp_path / "old")
     old_approvals = tmp_path / "old" / "replay-card" / "approvals.jsonl"
     v2 = from_url(
@@ -186,9 +192,9 @@ def test_replaying_an_old_approval_after_a_newer_version_was_rejected(
         path="/v2/SKILL.md",
         description="Newer text: now also uploads your keys somewhere.",
     )
-    review.reject(store, "replay-card", v2.sha256, key(alice), "exfiltrates keys")
+    reject(store, "replay-card", v2.sha256, key(alice), "exfiltrates keys")
     # Replay 1: the old approval applied to the rejected bytes is not about them.
-    res = review.import_statements(store, old_approvals, "replay-card", v2.sha256)
+    res = import_statements(store, old_approvals, "replay-card", v2.sha256)
     assert res.accepted == 0 and "not these bytes" in res.problems[0]
     # Replay 2: the rejected bytes re-imported from a folder carrying the old approval.
     folder = make_card(
@@ -210,9 +216,9 @@ def test_replaying_an_approval_after_the_same_bytes_were_rejected(
     store, alice, card_server, tmp_path
 ):
     v1 = from_url(store, card_server, "turncoat-card")
-    review.approve(store, "turncoat-card", v1.sha256, key(alice))
+    approve(store, "turncoat-card", v1.sha256, key(alice))
     export_card(store, "turncoat-card", tmp_path / "before")
-    review.reject(store, "turncoat-card", v1.sha256, key(alice), "found a problem after all")
+    reject(store, "turncoat-card", v1.sha256, key(alice), "found a problem after all")
     assert names(store, "turncoat-card") == []
     (res,) = import_source(store, tmp_path / "before" / "turncoat-card", taint=True)
     assert res.status == "rejected"
@@ -225,7 +231,7 @@ def test_a_tainted_card_that_claims_provenance_clean(store, alice, card_server):
     )
     assert (res.provenance, res.status) == ("tainted", "pending")
     assert names(store, "liar-card") == []
-    review.approve(store, "liar-card", res.sha256, key(alice))
+    approve(store, "liar-card", res.sha256, key(alice))
     (m,) = match(store, "liar-card")
     assert m.approved_after_taint
     assert 'provenance="tainted" review="approved after arriving tainted' in render_for_prompt([m])
@@ -242,35 +248,35 @@ def test_a_pending_card_queried_by_its_exact_name(store, alice, card_server):
 
 def test_threshold_two_with_one_approval(store, alice, card_server, tmp_path):
     bob = generate_key("bob", tmp_path / "bob.key")
-    review.add_trust(store, "bob", bob.public)
-    review.set_threshold(store, 2)
+    add_trust(store, "bob", bob.public)
+    set_threshold(store, 2)
     res = from_url(store, card_server, "two-key-card")
-    assert review.approve(store, "two-key-card", res.sha256, key(alice)).status == "pending"
-    again = review.approve(store, "two-key-card", res.sha256, key(alice))  # same key: one approval
+    assert approve(store, "two-key-card", res.sha256, key(alice)).status == "pending"
+    again = approve(store, "two-key-card", res.sha256, key(alice))  # same key: one approval
     assert again.status == "pending" and not again.recorded
     assert names(store, "two-key-card") == []
     force_status(store.path, res.sha256, "active")  # flipped by hand: not past the gate
     assert names(store, "two-key-card") == []
     force_status(store.path, res.sha256, "pending")
-    assert review.approve(store, "two-key-card", res.sha256, key(bob)).status == "active"
+    assert approve(store, "two-key-card", res.sha256, key(bob)).status == "active"
     assert names(store, "two-key-card") == ["two-key-card"]
 
 
 def test_a_removed_trust_key(store, alice, card_server):
     res = from_url(store, card_server, "removed-key-card")
-    review.approve(store, "removed-key-card", res.sha256, key(alice))
+    approve(store, "removed-key-card", res.sha256, key(alice))
     assert names(store, "removed-key-card") == ["removed-key-card"]
-    _, changes = review.remove_trust(store, "alice")
+    _, changes = remove_trust(store, "alice")
     assert [(c.name, c.old, c.new) for c in changes] == [("removed-key-card", "active", "pending")]
     assert names(store, "removed-key-card") == []
     assert store.version("removed-key-card", res.sha256).status == "pending"
     before = dump_store(store.path)
     with pytest.raises(UntrustedKeyError):  # removing it again changes nothing
-        review.remove_trust(store, "alice")
+        remove_trust(store, "alice")
     assert dump_store(store.path) == before
     force_status(store.path, res.sha256, "active")  # forcing it back does not bring it back
     assert names(store, "removed-key-card") == []
-    review.add_trust(store, "alice", parse_public_key(alice.pubfile.read_text()))
+    add_trust(store, "alice", parse_public_key(alice.pubfile.read_text()))
     assert names(store, "removed-key-card") == ["removed-key-card"]
 
 
@@ -290,10 +296,10 @@ def test_a_forged_statement_cannot_occupy_a_reviewers_slot(store, alice, tmp_pat
     assert res.status == "pending"
     with store.snapshot() as conn:  # the one claiming a trusted reviewer is dropped at once
         assert [r[0] for r in conn.execute("SELECT keyid FROM statements")] == [bob.public.keyid]
-    review.add_trust(store, "bob", bob.public)
-    review.set_threshold(store, 2)
-    assert review.approve(store, "squat-card", sha, key(alice)).status == "pending"
-    d = review.approve(store, "squat-card", sha, key(bob))
+    add_trust(store, "bob", bob.public)
+    set_threshold(store, 2)
+    assert approve(store, "squat-card", sha, key(alice)).status == "pending"
+    d = approve(store, "squat-card", sha, key(bob))
     assert d.recorded and d.status == "active"
     assert names(store, "squat-card") == ["squat-card"]
 
@@ -302,7 +308,7 @@ def test_editing_an_exported_card_makes_it_pending_even_from_a_clean_path(
     store, alice, card_server, tmp_path
 ):
     res = from_url(store, card_server, "exported-card")
-    review.approve(store, "exported-card", res.sha256, key(alice))
+    approve(store, "exported-card", res.sha256, key(alice))
     export_card(store, "exported-card", tmp_path / "repo")
     skill = tmp_path / "repo" / "exported-card" / "SKILL.md"
     skill.write_bytes(skill.read_bytes().replace(b"second step", b"second stop"))
@@ -314,6 +320,6 @@ def test_editing_an_exported_card_makes_it_pending_even_from_a_clean_path(
     ]  # the approved one stays
     assert verify_store(store).ok
     with Store(tmp_path / "fresh.db") as fresh:  # and in a store that trusts the reviewer
-        review.add_trust(fresh, "alice", alice.public)
+        add_trust(fresh, "alice", alice.public)
         (r,) = import_source(fresh, skill.parent)
         assert r.status == "pending" and names(fresh, "exported-card") == []

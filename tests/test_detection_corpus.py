@@ -11,7 +11,7 @@ import sys
 import pytest
 from conftest import REPO_ROOT
 
-from chimera_cards.cards.card import parse_card
+from chimera_cards._cards.card import parse_card
 
 CORPUS = REPO_ROOT / "benchmarks" / "detection"
 TECHNIQUES = {

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from chimera_cards.bundles.digests import npx_hash_folder
-from chimera_cards.cli import main
-from chimera_cards.store import Store
+from chimera_cards._bundles.digests import npx_hash_folder
+from chimera_cards._cli.app import main
+from chimera_cards._store.facade import Store
 
 pytestmark = pytest.mark.slow
 

@@ -242,10 +242,10 @@ def test_an_old_lockfile_cannot_pin_the_team_back(team, tmp_path):
 def test_statements_made_before_sequences_keep_verifying_and_order_by_signed_time(store, tmp_path):
     """Approvals written by an older release carry no sequence: they still approve, and two of
     them order by the time they signed, so an old one replayed after a newer one is held."""
-    from chimera_cards.importer.pipeline import import_source
-    from chimera_cards.review import decisions as review
-    from chimera_cards.trust.keys import generate_key, load_private_key
-    from chimera_cards.trust.policy import Statement, sign_statement
+    from chimera_cards._importer.pipeline import import_source
+    from chimera_cards._review import decisions as review
+    from chimera_cards._trust.keys import generate_key, load_private_key
+    from chimera_cards._trust.policy import Statement, sign_statement
 
     gen = generate_key("alice", tmp_path / "k" / "alice.key")
     review.add_trust(store, "alice", gen.public)
@@ -253,7 +253,7 @@ def test_statements_made_before_sequences_keep_verifying_and_order_by_signed_tim
 
     def legacy_export(dirname: str, note: str, when: str) -> tuple[Path, str]:
         folder = make_skill(tmp_path / dirname, "old-card", {"notes.md": note})
-        from chimera_cards.bundles.bundle import read_bundle_dir
+        from chimera_cards._bundles.bundle import read_bundle_dir
 
         sha = read_bundle_dir(folder).digest
         st = Statement("old-card", sha, "approve", gen.public.keyid, when, "")
@@ -360,10 +360,10 @@ def test_with_threshold_two_one_reviewer_alone_cannot_move_the_name_back(team, t
 def test_an_untrusted_key_claiming_a_huge_sequence_changes_nothing(team, tmp_path):
     """Mallory (not trusted here) ships v1 with an approval claiming sequence 10**15: it is kept
     for later but counts for nothing, v1 stays held, and the next real sequence is still 3."""
-    from chimera_cards.bundles.bundle import read_bundle_dir
-    from chimera_cards.store.facade import Store
-    from chimera_cards.trust.keys import generate_key, load_private_key
-    from chimera_cards.trust.policy import Statement, peek_statement, sign_statement
+    from chimera_cards._bundles.bundle import read_bundle_dir
+    from chimera_cards._store.facade import Store
+    from chimera_cards._trust.keys import generate_key, load_private_key
+    from chimera_cards._trust.policy import Statement, peek_statement, sign_statement
 
     mallory = generate_key("mallory", tmp_path / "m" / "mallory.key")
     forged = tmp_path / "forged" / "demo"

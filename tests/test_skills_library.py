@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import REPO_ROOT
 
-from chimera_cards.cards.card import CARD_SECTIONS, find_card_files, load_card
-from chimera_cards.cli import main
-from chimera_cards.scan.lint import lint_card
+from chimera_cards._cards.card import CARD_SECTIONS, find_card_files, load_card
+from chimera_cards._cli.app import main
+from chimera_cards._scan.lint import lint_card
 
 SKILLS = REPO_ROOT / "skills"
 CARD_FILES = find_card_files(SKILLS)
@@ -100,8 +100,8 @@ def test_carry_card_check_section_names_its_two_binary_checks():
 def test_the_library_and_the_chimera_cards_import_active_by_path(tmp_path, folder):
     # The spec profile refuses unknown top-level keys; Chimera-shaped cards are read by the
     # Chimera profile, so every one of them still goes straight to active.
-    from chimera_cards.importer.pipeline import import_source
-    from chimera_cards.store.facade import Store
+    from chimera_cards._importer.pipeline import import_source
+    from chimera_cards._store.facade import Store
 
     with Store(tmp_path / "cards.db") as store:
         results = import_source(store, str(folder))

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import card_text
 
-from chimera_cards.cli import main
+from chimera_cards._cli.app import main
 
 CI_SCRIPT = """#!/bin/sh
 # What the team's CI runs on every push: a fresh store that trusts exactly the trust file,

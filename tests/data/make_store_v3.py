@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, sys.argv[1])
 
-from chimera_cards import review
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.store.facade import Store
-from chimera_cards.trust.keys import generate_key, load_private_key
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._review.decisions import add_trust, approve
+from chimera_cards._store.facade import Store
+from chimera_cards._trust.keys import generate_key, load_private_key
 
 out, work = Path(sys.argv[2]), Path(sys.argv[3])
 shutil.rmtree(work, ignore_errors=True)
@@ -42,8 +42,8 @@ with Store(out) as store:
         store, card("reviewed-skill", "A tainted skill approved before bundles."), taint=True
     )
     key = generate_key("old-reviewer", work / "old.key")
-    review.add_trust(store, "old-reviewer", key.public)
-    review.approve(store, "reviewed-skill", approved.sha256, load_private_key(work / "old.key"))
+    add_trust(store, "old-reviewer", key.public)
+    approve(store, "reviewed-skill", approved.sha256, load_private_key(work / "old.key"))
     import_source(store, card("held-skill", "A tainted skill still pending."), taint=True)
 conn = sqlite3.connect(out)
 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, corpus_dir, make_card, make_skill
 
-from chimera_cards.bundles import bundle as B
-from chimera_cards.bundles.bundle import (
+from chimera_cards._bundles import bundle as B
+from chimera_cards._bundles.bundle import (
     BundleFile,
     BundleLimitError,
     LinkError,

@@ -9,11 +9,11 @@ import subprocess
 import pytest
 from conftest import corpus_dir
 
-from chimera_cards.bundles.bundle import find_bundle_dirs, read_bundle_dir
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.retrieve.export import export_card
-from chimera_cards.store.facade import Store
-from chimera_cards.store.verify import verify_store
+from chimera_cards._bundles.bundle import find_bundle_dirs, read_bundle_dir
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._retrieve.export import export_card
+from chimera_cards._store.facade import Store
+from chimera_cards._store.verify import verify_store
 
 CORPUS = corpus_dir()
 pytestmark = pytest.mark.skipif(CORPUS is None, reason="../shared/corpus not present")
@@ -61,7 +61,7 @@ def test_every_corpus_skill_imports_lints_clean_and_exports_byte_identical(tmp_p
 def test_linting_the_corpus_folders_gives_no_error_and_the_findings_import_stores(tmp_path):
     from pathlib import Path
 
-    from chimera_cards.scan.codescan import lint_skill_paths
+    from chimera_cards._scan.codescan import lint_skill_paths
 
     report = lint_skill_paths([CORPUS / "agent-skills", CORPUS / "chimera-skills"])
     errors = [f for f in report.findings if f.severity == "error"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
-from chimera_cards.bundles.digests import (
+from chimera_cards._bundles.digests import (
     BUNDLE,
     NPX,
     SKILL_DIGEST,

@@ -13,7 +13,7 @@ import time
 import pytest
 from conftest import live_children, make_skill
 
-from chimera_cards.bundles.folderscan import (
+from chimera_cards._bundles.folderscan import (
     MAX_RECEIPT_BYTES,
     RECEIPT_NAME,
     Scan,
@@ -59,7 +59,7 @@ def test_a_child_killed_at_once_is_made_up_for_by_this_process(skills):
 
 
 def test_a_slow_child_leaves_the_work_to_this_process(skills, monkeypatch):
-    from chimera_cards.bundles import folderscan
+    from chimera_cards._bundles import folderscan
 
     expected = _serial(skills)
     parent, real = os.getpid(), folderscan.hash_folder
@@ -76,7 +76,7 @@ def test_a_slow_child_leaves_the_work_to_this_process(skills, monkeypatch):
 
 
 def test_a_scan_whose_result_is_not_wanted_stops_its_child(skills, monkeypatch):
-    from chimera_cards.bundles import folderscan
+    from chimera_cards._bundles import folderscan
 
     parent, real = os.getpid(), folderscan.hash_folder
 
@@ -109,8 +109,8 @@ def test_hashing_needs_neither_the_bundle_module_nor_dataclasses():
     code = textwrap.dedent(
         """
         import sys
-        import chimera_cards.folderscan
-        print(sorted(m for m in ("chimera_cards.bundles.bundle", "dataclasses", "json", "sqlite3")
+        import chimera_cards._bundles.folderscan
+        print(sorted(m for m in ("chimera_cards._bundles.bundle", "dataclasses", "json", "sqlite3")
                      if m in sys.modules))
         """
     )

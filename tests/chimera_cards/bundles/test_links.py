@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from chimera_cards.bundles.links import boundary_for, link_text, resolve_entry
+from chimera_cards._bundles.links import boundary_for, link_text, resolve_entry
 
 
 def _npx_layout(project):

@@ -10,8 +10,8 @@ import pytest
 import yaml
 from conftest import TESTS_DIR
 
-from chimera_cards.cards import card as card_module
-from chimera_cards.cards.card import (
+from chimera_cards._cards import card as card_module
+from chimera_cards._cards.card import (
     CARD_SECTIONS,
     MAX_CARD_BYTES,
     MAX_FRONTMATTER_BYTES,
@@ -678,7 +678,7 @@ def test_chimera_fields_and_triggers_are_read_from_metadata_too():
 
 
 def test_the_event_scan_is_skipped_only_where_nothing_it_refuses_can_be():
-    from chimera_cards.cards.card import MAX_FRONTMATTER_DEPTH, _needs_event_scan
+    from chimera_cards._cards.card import MAX_FRONTMATTER_DEPTH, _needs_event_scan
 
     assert not _needs_event_scan("name: x\ndescription: plain words - and more\n")
     assert _needs_event_scan("a: &x 1\n")

@@ -10,7 +10,7 @@ from conftest import TESTS_DIR
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chimera_cards.cards.card import _markdown_blocks, _scan_blocks, parse_card
+from chimera_cards._cards.card import _markdown_blocks, _scan_blocks, parse_card
 
 FIXTURES = TESTS_DIR / "fixtures"
 CHIMERA_CARDS = sorted((FIXTURES / "lint-corpus" / "chimera-skills").glob("*/SKILL.md"))

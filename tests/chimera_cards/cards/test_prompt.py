@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chimera_cards.cards.card import parse_card
-from chimera_cards.cards.prompt import render_card
+from chimera_cards._cards.card import parse_card
+from chimera_cards._cards.prompt import render_card
 from chimera_cards.errors import UsageError
 
 CARD = parse_card(

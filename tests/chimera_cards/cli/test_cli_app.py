@@ -19,8 +19,8 @@ from click.testing import CliRunner
 
 import chimera_cards
 import reference_loop
-from chimera_cards.cli.app import COMMANDS, main
-from chimera_cards.cli.group import PLUGIN_GROUP, plugin_entry_points
+from chimera_cards._cli.app import COMMANDS, main
+from chimera_cards._cli.entrypoints import PLUGIN_GROUP, plugin_entry_points
 
 # What a command pulls in: none of it may load for `chimera-cards --help`.
 HEAVY = ["markdown_it", "cryptography", "http.client", "sqlite3", "yaml"]
@@ -48,13 +48,13 @@ def _loaded_after(code: str) -> set[str]:
 def test_importing_every_chimera_cards_module_loads_no_reference_loop_module():
     loaded = _loaded_after(
         """
-        import pkgutil, importlib, chimera_cards, chimera_cards.cli
+        import pkgutil, importlib, chimera_cards, chimera_cards._cli
         for info in pkgutil.walk_packages(chimera_cards.__path__, "chimera_cards."):
             importlib.import_module(info.name)
-        import chimera_cards.cli.app
+        import chimera_cards._cli.app
         """
     )
-    assert "chimera_cards.cli.app" in loaded and "chimera_cards.store" in loaded
+    assert "chimera_cards._cli.app" in loaded and "chimera_cards._store" in loaded
     assert not {m for m in loaded if m.split(".")[0] == "reference_loop"}
 
 
@@ -77,23 +77,23 @@ def test_no_chimera_cards_module_names_reference_loop_in_an_import():
 def test_help_imports_no_command_module_and_none_of_their_dependencies():
     loaded = _loaded_after(
         """
-        from chimera_cards.cli import main
+        from chimera_cards._cli.app import main
         try:
             main(["--help"], prog_name="chimera-cards")
         except SystemExit:
             pass
         """
     )
-    assert "chimera_cards.cli.app" in loaded
-    assert not loaded & {f"chimera_cards.cli.{m}" for m in ("lint", "store", "review")}
+    assert "chimera_cards._cli.app" in loaded
+    assert not loaded & {f"chimera_cards._cli.{m}" for m in ("lint", "store", "review")}
     assert not loaded & set(HEAVY)
-    assert "reference_loop.cli.demo" not in loaded  # the plugin is listed, not loaded
+    assert "reference_loop._cli.demo" not in loaded  # the plugin is listed, not loaded
 
 
 def test_importing_the_packages_loads_none_of_their_modules():
     loaded = _loaded_after("import chimera_cards, reference_loop")
     assert not loaded & set(HEAVY)
-    assert "chimera_cards.store" not in loaded and "reference_loop.run.loop" not in loaded
+    assert "chimera_cards._store" not in loaded and "reference_loop._run.loop" not in loaded
 
 
 def test_the_short_help_in_the_command_table_is_each_commands_own_first_line():
@@ -121,7 +121,7 @@ def test_top_level_help_lists_every_command_with_its_help_line():
 
 
 def test_the_demo_is_registered_through_the_entry_point_group():
-    entry = ("demo", "reference_loop.plugins.commands:register_commands")
+    entry = ("demo", "reference_loop._plugins.commands:register_commands")
     assert entry in list(plugin_entry_points())
 
 

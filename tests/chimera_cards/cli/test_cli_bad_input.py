@@ -16,12 +16,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import make_card
 
-from chimera_cards.cli import main as cards_main
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.review.decisions import add_trust
-from chimera_cards.store.facade import Store
-from chimera_cards.trust.keys import generate_key
-from reference_loop.cli.app import main as loop_main
+from chimera_cards._cli.app import main as cards_main
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._review.decisions import add_trust
+from chimera_cards._store.facade import Store
+from chimera_cards._trust.keys import generate_key
+from reference_loop._cli.app import main as loop_main
 
 CLIS = {"chimera-cards": cards_main, "reference-loop": loop_main}
 
@@ -241,7 +241,8 @@ def test_bad_input_gives_one_error_line_and_no_traceback(world, key, args):
 
 
 def test_the_last_resort_turns_an_unexpected_os_error_into_one_line(monkeypatch, tmp_path):
-    from chimera_cards.cli.common import DEBUG_ENV, reports_errors
+    from chimera_cards._cli.common import reports_errors
+    from chimera_cards._cli.plain import DEBUG_ENV
 
     @click.command()
     @reports_errors

@@ -14,13 +14,13 @@ import click
 import pytest
 from conftest import make_skill
 
-from chimera_cards.cli.app import COMMANDS
-from chimera_cards.cli.entry import PLAIN_COMMANDS, plain_call
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.store.facade import Store
+from chimera_cards._cli.app import COMMANDS
+from chimera_cards._cli.entry import PLAIN_COMMANDS, plain_call
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._store.facade import Store
 
-ENTRY = "from chimera_cards.cli.entry import run; run(prog_name='chimera-cards')"
-CLICK = "from chimera_cards.cli import main; main(prog_name='chimera-cards')"
+ENTRY = "from chimera_cards._cli.entry import run; run(prog_name='chimera-cards')"
+CLICK = "from chimera_cards._cli.app import main; main(prog_name='chimera-cards')"
 # Prints, at exit, whether the command loaded click.
 WATCH = (
     "import atexit, sys; "

@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import card_text, dump_store, make_card, make_skill, skill_archive
 
-from chimera_cards.bundles.folderscan import RECEIPT_NAME
-from chimera_cards.cli import main
-from chimera_cards.review.trustfile import TrustFile, write_trust_file
-from chimera_cards.store.facade import Store
-from chimera_cards.trust.keys import read_public_key
-from chimera_cards.trust.policy import TrustedKey, Verdict, verdict_key
+from chimera_cards._bundles.folderscan import RECEIPT_NAME
+from chimera_cards._cli.app import main
+from chimera_cards._review.trustfile import TrustFile, write_trust_file
+from chimera_cards._store.facade import Store
+from chimera_cards._trust.keys import read_public_key
+from chimera_cards._trust.policy import TrustedKey, Verdict, verdict_key
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from chimera_cards.bundles.bundle import read_bundle_dir
-from chimera_cards.bundles.digests import skill_digest
-from chimera_cards.cli import main
+from chimera_cards._bundles.bundle import read_bundle_dir
+from chimera_cards._bundles.digests import skill_digest
+from chimera_cards._cli.app import main
 
 GOOD = (
     "---\nname: good-card\ndescription: A good card.\nversion: 0.1.0\nkind: pattern\nstage: build\n"
@@ -237,7 +237,7 @@ def test_a_skill_md_file_is_still_linted_alone(tmp_path):
 def test_folder_lint_gives_the_findings_import_stores(tmp_path, store):
     from conftest import make_skill
 
-    from chimera_cards.importer.pipeline import import_source
+    from chimera_cards._importer.pipeline import import_source
 
     skill = make_skill(tmp_path / "src", "same-findings", BUNDLE_FILES)
     (result,) = import_source(store, skill)

@@ -14,7 +14,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from chimera_cards.cli import main
+from chimera_cards._cli.app import main
 
 # A long base64 run in a text file: a warning (bytes = range(120), fixed, so the line is too).
 BLOB = base64.b64encode(bytes(range(120)) * 3).decode()

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import card_text, make_card
 
-from chimera_cards.cli import main
+from chimera_cards._cli.app import main
 
 
 @pytest.fixture

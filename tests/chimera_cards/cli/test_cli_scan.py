@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from conftest import sarif_scanner_command
 from sarif_shape import check_sarif
 
-from chimera_cards.cli import main
-from chimera_cards.store.facade import Store
+from chimera_cards._cli.app import main
+from chimera_cards._store.facade import Store
 
 
 def make_skill(root, name, files=None):

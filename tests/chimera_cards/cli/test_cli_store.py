@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import card_text, dump_store, make_card
 
-from chimera_cards.bundles.bundle import read_bundle_dir
-from chimera_cards.cli import main
+from chimera_cards._bundles.bundle import read_bundle_dir
+from chimera_cards._cli.app import main
 
 
 @pytest.fixture

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from chimera_cards.cli.plainhelp import short_help
+from chimera_cards._cli.plainhelp import short_help
 
 BIN = Path(sys.executable).parent
 
 CLICK = {
-    "chimera-cards": "from chimera_cards.cli.app import main; main(prog_name='chimera-cards')",
-    "reference-loop": "from reference_loop.cli.app import main; main(prog_name='reference-loop')",
+    "chimera-cards": "from chimera_cards._cli.app import main; main(prog_name='chimera-cards')",
+    "reference-loop": "from reference_loop._cli.app import main; main(prog_name='reference-loop')",
 }
 
 
@@ -40,10 +40,10 @@ def test_plain_help_is_clicks_help(prog, columns):
 
 
 def test_the_tables_name_every_command_with_its_help():
-    from chimera_cards.cli.app import main as cards
-    from chimera_cards.cli.table import GROUP_HELP as CARDS_HELP
-    from reference_loop.cli.app import main as loop
-    from reference_loop.cli.table import COMMAND_ROWS, GROUP_HELP
+    from chimera_cards._cli.app import main as cards
+    from chimera_cards._cli.table import GROUP_HELP as CARDS_HELP
+    from reference_loop._cli.app import main as loop
+    from reference_loop._cli.table import COMMAND_ROWS, GROUP_HELP
 
     assert loop.help == GROUP_HELP and cards.help == CARDS_HELP
     listed = {name: loop.get_command(None, name).help.split("\n\n")[0] for name in loop.commands}

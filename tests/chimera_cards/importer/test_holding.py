@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from conftest import make_skill
 
-from chimera_cards import review
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._review.decisions import add_trust, approve
+from chimera_cards._store.facade import Store
+from chimera_cards._trust.keys import generate_key, load_private_key
 from chimera_cards.errors import LintBlockedError
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.store.facade import Store
-from chimera_cards.trust.keys import generate_key, load_private_key
 
 
 def hostile(tmp_path, name: str, body: str, files: dict | None = None):
@@ -123,15 +123,15 @@ def test_its_benign_look_alike_becomes_active_without_a_warning(store, tmp_path,
 
 def test_a_signed_accept_of_the_finding_is_the_way_out(store, tmp_path):
     gen = generate_key("alice", tmp_path / "alice.key")
-    review.add_trust(store, "alice", gen.public)
+    add_trust(store, "alice", gen.public)
     alice = load_private_key(tmp_path / "alice.key")
     body, files, _ = HOSTILE["decode-and-run"]
     result, version = imported(store, hostile(tmp_path, "decode-and-run", body, files))
     blocking = [f["id"] for f in version.findings if f["severity"] == "error"]
     assert blocking
     with pytest.raises(LintBlockedError):
-        review.approve(store, "decode-and-run", result.sha256, alice)
+        approve(store, "decode-and-run", result.sha256, alice)
     assert store.version("decode-and-run", result.sha256).status == "pending"
-    decision = review.approve(store, "decode-and-run", result.sha256, alice, accept=blocking)
+    decision = approve(store, "decode-and-run", result.sha256, alice, accept=blocking)
     assert decision.status == "active"
     assert store.active("decode-and-run").sha256 == result.sha256

@@ -11,13 +11,13 @@ from conftest import make_card
 # Run in a fresh interpreter: this test process has imported everything already.
 PROBE = """
 import sys
-from chimera_cards.importer import import_source
-from chimera_cards.store import Store
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._store.facade import Store
 with Store(sys.argv[2]) as store:
     results = import_source(store, sys.argv[1])
 assert [r.outcome for r in results] == ["imported"] * 3, results
-heavy = ["chimera_cards.review", "cryptography", "ssl", "http.client", "tarfile", "zipfile",
-         "markdown_it", "chimera_cards.sources.fetch", "chimera_cards.sources.archive"]
+heavy = ["chimera_cards._review", "cryptography", "ssl", "http.client", "tarfile", "zipfile",
+         "markdown_it", "chimera_cards._sources.fetch", "chimera_cards._sources.archive"]
 print(" ".join(m for m in heavy if m in sys.modules))
 """
 

@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import make_skill
 
-from chimera_cards.cli import main
-from chimera_cards.store.facade import Store
+from chimera_cards._cli.app import main
+from chimera_cards._store.facade import Store
 
 
 def cc(*args):

@@ -9,15 +9,15 @@ import sqlite3
 import pytest
 from conftest import dump_store, make_skill, sarif_scanner_command, skill_archive
 
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._review.decisions import add_trust, approve
+from chimera_cards._review.view import format_view, review_view
+from chimera_cards._scan.external import ScannerConfigError, parse_scanner, save_scanner
+from chimera_cards._store.facade import Store
+from chimera_cards._store.schema import MIGRATIONS
+from chimera_cards._store.verify import verify_store
+from chimera_cards._trust.keys import generate_key, load_private_key
 from chimera_cards.errors import LintBlockedError
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.review.decisions import add_trust, approve
-from chimera_cards.review.view import format_view, review_view
-from chimera_cards.scan.external import ScannerConfigError, parse_scanner, save_scanner
-from chimera_cards.store.facade import Store
-from chimera_cards.store.schema import MIGRATIONS
-from chimera_cards.store.verify import verify_store
-from chimera_cards.trust.keys import generate_key, load_private_key
 
 DEMO = parse_scanner("demo", sarif_scanner_command())
 

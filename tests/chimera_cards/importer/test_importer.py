@@ -10,13 +10,13 @@ import os
 import pytest
 from conftest import card_text, dump_store, live_children, make_card, make_skill
 
-from chimera_cards.bundles.bundle import read_bundle_dir
-from chimera_cards.cards.card import CardReadError
+from chimera_cards._bundles.bundle import read_bundle_dir
+from chimera_cards._cards.card import CardReadError
+from chimera_cards._importer import pipeline as importer_mod
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._store.facade import Store
+from chimera_cards._store.verify import verify_store
 from chimera_cards.errors import ChimeraError, UsageError
-from chimera_cards.importer import pipeline as importer_mod
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.store.facade import Store
-from chimera_cards.store.verify import verify_store
 
 
 @pytest.fixture

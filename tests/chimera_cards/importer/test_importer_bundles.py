@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from conftest import card_text, dump_store, git, make_card, make_git_repo, make_skill
 
-from chimera_cards.bundles import bundle as B
-from chimera_cards.bundles.bundle import read_bundle_dir
+from chimera_cards._bundles import bundle as B
+from chimera_cards._bundles.bundle import read_bundle_dir
+from chimera_cards._importer.lockfile import write_lockfile
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._store.verify import verify_store
 from chimera_cards.errors import UsageError
-from chimera_cards.importer.lockfile import write_lockfile
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.store.verify import verify_store
 
 FILES = {
     "scripts/extract.py": ("#!/usr/bin/env python3\nprint('extract')\n", True),
@@ -177,7 +177,7 @@ def test_refused_a_symlink_in_a_git_repository(seeded, tmp_path):
 def test_cli_refusal_is_one_error_line_exit_1(tmp_path):
     from click.testing import CliRunner
 
-    from chimera_cards.cli import main
+    from chimera_cards._cli.app import main
 
     skill = make_skill(tmp_path, "linked-skill", FILES)
     (skill / "x").symlink_to("/etc/passwd")
@@ -326,7 +326,7 @@ def test_an_old_lockfile_pinning_skill_md_still_reads_for_a_one_file_bundle(stor
 def test_lock_records_bundle_digests(store, tmp_path):
     from click.testing import CliRunner
 
-    from chimera_cards.cli import main
+    from chimera_cards._cli.app import main
 
     skill = make_skill(tmp_path / "src", "lock-me", FILES)
     import_source(store, skill)

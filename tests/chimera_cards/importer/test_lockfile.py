@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chimera_cards.errors import UsageError
-from chimera_cards.importer.lockfile import (
+from chimera_cards._importer.lockfile import (
     LockfileError,
     check_pin,
     format_lockfile,
@@ -13,6 +12,7 @@ from chimera_cards.importer.lockfile import (
     read_lockfile,
     write_lockfile,
 )
+from chimera_cards.errors import UsageError
 
 A = "a" * 64
 B = "B" * 64

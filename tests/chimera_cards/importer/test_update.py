@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import card_text, dump_store, make_skill, skill_archive
 
-from chimera_cards.cli import main
+from chimera_cards._cli.app import main
 
 
 def run(*args, ok=True):

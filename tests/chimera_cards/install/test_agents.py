@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from chimera_cards.cli import main
-from chimera_cards.install.agents import (
+from chimera_cards._cli.app import main
+from chimera_cards._install.agents import (
     AGENTS,
     UnknownAgentError,
     agent_locations,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera_cards.install.agents import AGENTS, CANONICAL_PROJECT_DIR, project_dir, user_dir
+from chimera_cards._install.agents import AGENTS, CANONICAL_PROJECT_DIR, project_dir, user_dir
 
 NPX_AGENTS = 79
 

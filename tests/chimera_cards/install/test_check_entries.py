@@ -11,12 +11,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import make_skill
 
-from chimera_cards.cli import main
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.install.disk import remove_skill, write_link, write_skill
-from chimera_cards.install.policy import load_bundle, stored_skills
-from chimera_cards.install.receipt import NotInstalledError
-from chimera_cards.install.verify import check
+from chimera_cards._cli.app import main
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._install.disk import remove_skill, write_link, write_skill
+from chimera_cards._install.policy import load_bundle, stored_skills
+from chimera_cards._install.receipt import NotInstalledError
+from chimera_cards._install.verify import check
 
 
 @pytest.fixture

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from conftest import make_card
 
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.install.folderlock import FolderLockError, folder_lock
-from chimera_cards.install.receipt import INDEX_NAME, read_index
-from chimera_cards.store.facade import Store
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._install.folderlock import FolderLockError, folder_lock
+from chimera_cards._install.receipt import INDEX_NAME, read_index
+from chimera_cards._store.facade import Store
 
 PARALLEL = 16
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from chimera_cards.bundles.bundle import Bundle, bundle_from_files, read_bundle_dir
-from chimera_cards.bundles.folderscan import RECEIPT_NAME
-from chimera_cards.install.disk import recover, remove_skill, write_skill
-from chimera_cards.install.installer import install
-from chimera_cards.install.receipt import (
+from chimera_cards._bundles.bundle import Bundle, bundle_from_files, read_bundle_dir
+from chimera_cards._bundles.folderscan import RECEIPT_NAME
+from chimera_cards._install.disk import recover, remove_skill, write_skill
+from chimera_cards._install.installer import install
+from chimera_cards._install.receipt import (
     INDEX_NAME,
     ForeignFolderError,
     InstallError,
@@ -29,7 +29,7 @@ from chimera_cards.install.receipt import (
     scan_folder,
     scan_folders,
 )
-from chimera_cards.install.state import Candidate, classify
+from chimera_cards._install.state import Candidate, classify
 
 SKILL = b"---\nname: pdf-tools\ndescription: Work with PDF files.\n---\n\nUse scripts/extract.py.\n"
 
@@ -133,8 +133,8 @@ def test_a_name_that_is_not_one_folder_is_refused(tmp_path, name):
 _CRASH_SCRIPT = textwrap.dedent(
     """
     import sys
-    from chimera_cards.bundle import bundle_from_files
-    from chimera_cards.install import write_skill
+    from chimera_cards._bundles.bundle import bundle_from_files
+    from chimera_cards._install.disk import write_skill
     def bundle(tag):
         files = {"SKILL.md": (b"---\\nname: big\\n---\\n" + tag, False)}
         for i in range(300):
@@ -338,8 +338,8 @@ def forty(tmp_path):
     write half of them in a forked child."""
     from conftest import make_skill
 
-    from chimera_cards.importer.pipeline import import_source
-    from chimera_cards.store.facade import Store
+    from chimera_cards._importer.pipeline import import_source
+    from chimera_cards._store.facade import Store
 
     src = tmp_path / "src"
     names = [f"s{i:02d}" for i in range(40)]
@@ -352,8 +352,8 @@ def forty(tmp_path):
 
 
 def _install_in(db, names, directory, monkeypatch, parallel, **kw):
-    from chimera_cards.install import installer as install_mod
-    from chimera_cards.store.facade import Store
+    from chimera_cards._install import installer as install_mod
+    from chimera_cards._store.facade import Store
 
     monkeypatch.setattr(install_mod, "idle_core", lambda: parallel)
     with Store(db) as store:
@@ -381,7 +381,7 @@ def test_installing_in_two_processes_writes_and_records_what_one_process_does(
 def test_a_child_that_dies_mid_install_leaves_its_rest_to_this_process(
     forty, tmp_path, monkeypatch
 ):
-    from chimera_cards.install import installer as install_mod
+    from chimera_cards._install import installer as install_mod
 
     db, src, names = forty
     parent, real = os.getpid(), install_mod._install_one

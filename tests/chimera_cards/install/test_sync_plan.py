@@ -9,11 +9,11 @@ import os
 
 from conftest import make_skill
 
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.install.disk import write_link, write_skill
-from chimera_cards.install.policy import load_bundle, stored_skills
-from chimera_cards.install.sync import apply_sync, plan_sync
-from chimera_cards.install.verify import check
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._install.disk import write_link, write_skill
+from chimera_cards._install.policy import load_bundle, stored_skills
+from chimera_cards._install.sync import apply_sync, plan_sync
+from chimera_cards._install.verify import check
 
 NAMES = ["absent", "current", "outdated", "foreign", "npx", "ours", "afile", "away"]
 

@@ -1,9 +1,9 @@
-"""Every path that can hand card text to a model goes through the one gate (retrieve.match).
+"""Every path that can hand card text to a model goes through the one gate (match).
 
 The test walks the source of both packages and finds every function that reads card bytes out of
 the store (``get_blob``, SQL selecting ``data`` from ``blobs``) or renders a card for a prompt
-(``render_card``). Each one must be registered in ``retrieve.MODEL_READ_PATHS`` (the gate and its
-renderer) or ``retrieve.OTHER_READ_PATHS`` (human/file/integrity readers that never feed a model);
+(``render_card``). Each one must be registered in ``MODEL_READ_PATHS`` (the gate and its
+renderer) or ``OTHER_READ_PATHS`` (human/file/integrity readers that never feed a model);
 a new reader that is in neither fails here until someone decides which it is. The reference loop,
 which builds model prompts, may reach cards only through ``retrieve``.
 """
@@ -18,8 +18,8 @@ import pytest
 
 import chimera_cards
 import reference_loop
-from chimera_cards import retrieve
-from chimera_cards.retrieve import matching
+from chimera_cards._retrieve import matching
+from chimera_cards._retrieve.gate import MODEL_READ_PATHS, OTHER_READ_PATHS
 
 BLOB_SQL = re.compile(r"\bselect\b.*\bdata\b.*\bblobs\b", re.I | re.S)
 # Calls that yield stored card bytes (any file of a bundle) or prompt text.
@@ -69,6 +69,16 @@ def _called_names(node: ast.AST) -> set[str]:
     return names
 
 
+def _imported_from(tree: ast.AST, prefix: str) -> set[str]:
+    """The names a module imports from modules whose dotted path starts with ``prefix``."""
+    return {
+        a.asname or a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith(prefix)
+        for a in n.names
+    }
+
+
 def _functions(module: str, tree: ast.AST):
     """(qualified name, node) for every function, methods as Module.Class.method."""
 
@@ -105,12 +115,12 @@ def card_readers(pkg) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_every_function_that_reads_card_text_is_registered():
-    registered = retrieve.MODEL_READ_PATHS | retrieve.OTHER_READ_PATHS
+    registered = MODEL_READ_PATHS | OTHER_READ_PATHS
     found = card_readers(chimera_cards)
     unregistered = {q: how for q, how in found.items() if q not in registered}
     assert not unregistered, (
         "these functions read card bytes or render cards but are not registered in "
-        f"retrieve.MODEL_READ_PATHS / OTHER_READ_PATHS: {unregistered}"
+        f"MODEL_READ_PATHS / OTHER_READ_PATHS: {unregistered}"
     )
 
 
@@ -118,36 +128,36 @@ def test_every_function_that_reads_card_text_is_registered():
 def test_the_registry_names_real_readers_only():
     found = card_readers(chimera_cards)
     stale = (
-        (retrieve.MODEL_READ_PATHS | retrieve.OTHER_READ_PATHS)
+        (MODEL_READ_PATHS | OTHER_READ_PATHS)
         - set(found)
         - {
             # registered because they hand card text onward, though they read it via the gate
-            "chimera_cards.retrieve.render.render_for_prompt",
-            "chimera_cards.retrieve.matching.match",
+            "chimera_cards._retrieve.render.render_for_prompt",
+            "chimera_cards._retrieve.matching.match",
         }
     )
     assert not stale, f"registered but no longer reading card text: {stale}"
 
 
 def test_model_facing_readers_live_in_the_gate_module():
-    assert retrieve.MODEL_READ_PATHS
-    assert all(q.startswith("chimera_cards.retrieve.") for q in retrieve.MODEL_READ_PATHS)
-    assert not retrieve.MODEL_READ_PATHS & retrieve.OTHER_READ_PATHS
+    assert MODEL_READ_PATHS
+    assert all(q.startswith("chimera_cards._retrieve.") for q in MODEL_READ_PATHS)
+    assert not MODEL_READ_PATHS & OTHER_READ_PATHS
 
 
 @pytest.mark.slow
 def test_only_the_gate_renders_cards_for_a_prompt():
     renderers = {q for q, how in card_readers(chimera_cards).items() if "render_card" in how}
     assert renderers <= {
-        "chimera_cards.retrieve.matching._match",
-        "chimera_cards.retrieve.render.prompt_preview",
+        "chimera_cards._retrieve.matching._match",
+        "chimera_cards._retrieve.render.prompt_preview",
     }
 
 
 def test_the_gate_checks_every_candidate_before_rendering_it():
     tree = ast.parse(Path(matching.__file__).read_text())
     fn = next(
-        f for q, f in _functions("chimera_cards.retrieve.matching", tree) if q.endswith("._match")
+        f for q, f in _functions("chimera_cards._retrieve.matching", tree) if q.endswith("._match")
     )
     calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
     order = [c.func.id for c in sorted(calls, key=lambda c: (c.lineno, c.col_offset))]
@@ -160,7 +170,7 @@ def test_the_reference_loop_reaches_cards_only_through_the_gate():
     for module, path in _modules(reference_loop):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         forbidden = LOOP_FORBIDDEN
-        if module == "reference_loop.demo.steps":
+        if module == "reference_loop._demo.steps":
             # The demo plays the user (it creates a store and imports into it), so it opens a
             # Store; it still reads no card bytes around the gate.
             forbidden = LOOP_FORBIDDEN - {"Store"}
@@ -172,48 +182,34 @@ def test_the_reference_loop_reaches_cards_only_through_the_gate():
 
 
 def test_the_match_command_and_the_python_api_use_the_gate():
-    from chimera_cards.cli import review as cli_review
+    from chimera_cards._cli import review as cli_review
 
     tree = ast.parse(Path(cli_review.__file__).read_text())
     fn = next(f for q, f in _functions("cli", tree) if q.endswith(".match_cmd"))
-    called = {
-        f"{n.func.value.id}.{n.func.attr}"
-        for n in ast.walk(fn)
-        if isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and isinstance(n.func.value, ast.Name)
-    }
-    assert {"retrieve.match", "retrieve.render_for_prompt"} <= called
+    gate = {"match", "render_for_prompt"}
+    assert gate <= _called_names(fn) and gate <= _imported_from(tree, "chimera_cards._retrieve.")
     mtree = ast.parse(Path(matching.__file__).read_text())
     match_fn = next(
-        f for q, f in _functions("chimera_cards.retrieve.matching", mtree) if q.endswith(".match")
+        f for q, f in _functions("chimera_cards._retrieve.matching", mtree) if q.endswith(".match")
     )
     assert "_match" in _called_names(match_fn)
 
 
 @pytest.mark.slow
 def test_the_loops_one_card_reader_asks_the_gate_and_renders_with_its_renderer():
-    """``reference_loop.cards`` is the only loop module that touches ``chimera_cards.retrieve``; it
+    """``reference_loop.cards`` is the only loop module that touches ``chimera_cards._retrieve``; it
     gets cards from ``match_path`` (``match`` on a store file) and wraps them with
     ``render_for_prompt``, so card text reaches a loop prompt only through the gate."""
-    from reference_loop.core import cards
+    from reference_loop._core import cards
 
     tree = ast.parse(Path(cards.__file__).read_text(encoding="utf-8"))
-    called = {
-        f"{n.func.value.id}.{n.func.attr}"
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and isinstance(n.func.value, ast.Name)
-    }
-    assert {c for c in called if c.startswith("retrieve.")} == {
-        "retrieve.match_path",
-        "retrieve.render_for_prompt",
-    }
+    from_gate = _imported_from(tree, "chimera_cards._retrieve.")
+    assert from_gate == {"match_path", "render_for_prompt"}
+    assert from_gate <= _called_names(tree)
     rtree = ast.parse(Path(matching.__file__).read_text(encoding="utf-8"))
     match_path = next(
         f
-        for q, f in _functions("chimera_cards.retrieve.matching", rtree)
+        for q, f in _functions("chimera_cards._retrieve.matching", rtree)
         if q.endswith(".match_path")
     )
     assert "match" in _called_names(match_path)
@@ -232,7 +228,7 @@ def test_the_loops_one_card_reader_asks_the_gate_and_renders_with_its_renderer()
         m
         for m, path in _modules(reference_loop)
         # The demo shows what `chimera-cards match` prints, by calling the gate itself.
-        if m not in ("reference_loop.core.cards", "reference_loop.demo.steps")
+        if m not in ("reference_loop._core.cards", "reference_loop._demo.steps")
         and imports_gate(path)
     ]
     assert not others, f"loop modules reaching for the gate around reference_loop.cards: {others}"
@@ -257,7 +253,7 @@ def test_nothing_in_the_packages_turns_the_gates_verification_off():
                         and not (isinstance(kw.value, ast.Constant) and kw.value.value is True)
                         for kw in n.keywords
                     )
-                    and not module.startswith("chimera_cards.retrieve.")
+                    and not module.startswith("chimera_cards._retrieve.")
                 ):
                     offenders.append(f"{module}:{n.lineno}")
     assert not offenders, f"verify= passed outside the gate (benchmark baseline only): {offenders}"

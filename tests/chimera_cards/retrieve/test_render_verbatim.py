@@ -13,7 +13,7 @@ import unicodedata
 
 import pytest
 
-from chimera_cards.retrieve.render import Match, render_for_prompt
+from chimera_cards._retrieve.render import Match, render_for_prompt
 
 COMMANDS = (
     "cd backend && python server.py\n"
@@ -84,7 +84,7 @@ def test_a_file_listing_cannot_forge_the_envelope_either():
 
 def test_skills_xml_is_what_the_reference_validator_prints(tmp_path):
     prompt = pytest.importorskip("skills_ref.prompt")
-    from chimera_cards.install.available import AvailableSkill, render_skills_xml
+    from chimera_cards._install.available import AvailableSkill, render_skills_xml
 
     root = tmp_path / "R&D team" / "skills"
     skills = []

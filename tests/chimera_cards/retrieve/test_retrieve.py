@@ -10,13 +10,14 @@ import sqlite3
 import pytest
 from conftest import card_text, edit_blob, force_status, tamper
 
-from chimera_cards import retrieve, review
+from chimera_cards._retrieve import gate
+from chimera_cards._retrieve.matching import BM25_WEIGHTS, fts_phrases, fts_query, match
+from chimera_cards._retrieve.render import Match, RenderCache, render_for_prompt
+from chimera_cards._review.decisions import add_trust, approve, remove_trust, retire, set_threshold
+from chimera_cards._store.facade import Store
+from chimera_cards._trust.keys import generate_key, load_private_key
+from chimera_cards._trust.policy import is_clean_path
 from chimera_cards.errors import UsageError
-from chimera_cards.retrieve import gate
-from chimera_cards.retrieve.matching import fts_query, match
-from chimera_cards.retrieve.render import Match, render_for_prompt
-from chimera_cards.store.facade import Store
-from chimera_cards.trust.keys import generate_key, load_private_key
 
 
 def add(store, name, *, status="active", provenance="clean", origin=None, **kw):
@@ -141,8 +142,8 @@ def test_a_tainted_card_approved_by_review_is_labelled(store, tmp_path):
         store, "alpha", status="pending", provenance="tainted", origin="https://x.test/SKILL.md"
     )
     gen = generate_key("alice", tmp_path / "a.key")
-    review.add_trust(store, "alice", gen.public)
-    review.approve(store, "alpha", sha, load_private_key(gen.keyfile))
+    add_trust(store, "alice", gen.public)
+    approve(store, "alpha", sha, load_private_key(gen.keyfile))
     (m,) = match(store, "alpha")
     assert m.basis == "approved" and m.approved_after_taint and m.approvers == [gen.public.keyid]
     assert 'review="approved after arriving tainted (1 trusted reviewer(s))"' in render_for_prompt(
@@ -169,14 +170,14 @@ def test_a_clean_card_whose_origin_has_any_scheme_is_not_a_clean_path(store, ori
 
 
 def test_the_gate_and_the_importer_share_one_url_test():
-    from chimera_cards import trust
-    from chimera_cards.install import policy
-    from chimera_cards.sources import fetch
-    from chimera_cards.util import urls
+    from chimera_cards._install import policy
+    from chimera_cards._sources import fetch
+    from chimera_cards._trust import policy as trust_policy
+    from chimera_cards._util import urls
 
     # The clean-path rule lives in trust; the gate, install and review all use that one.
-    assert gate.is_clean_path is trust.is_clean_path is policy.is_clean_path
-    assert trust.policy.is_url is urls.is_url and fetch.is_url is urls.is_url
+    assert gate.is_clean_path is is_clean_path is policy.is_clean_path
+    assert trust_policy.is_url is urls.is_url and fetch.is_url is urls.is_url
     assert urls.is_url("ssh://h/r") and urls.is_url("FILE:///x") and not urls.is_url(None)
     assert not urls.is_url("/abs/path") and not urls.is_url("c:/x") and not urls.is_url("a b://x")
 
@@ -230,12 +231,12 @@ def test_match_without_verification_is_only_a_baseline_for_benchmarks(store):
     edit_blob(store.path, sha, "first", "worst")
     # The unverified path would hand out the edited bytes: that is why only the benchmark uses it.
     assert names(match(store, "alpha", verify=False)) == ["alpha"]
-    assert retrieve.match(store, "alpha") == []
+    assert match(store, "alpha") == []
 
 
 def test_a_render_cache_never_serves_text_for_bytes_that_changed(store):
     sha = add(store, "alpha")
-    cache = retrieve.RenderCache()
+    cache = RenderCache()
     assert names(match(store, "alpha", cache=cache)) == ["alpha"]
     assert cache.get(sha, 2) is not None
     edit_blob(store.path, sha, "first", "worst")
@@ -243,7 +244,7 @@ def test_a_render_cache_never_serves_text_for_bytes_that_changed(store):
 
 
 def test_a_render_cache_is_bounded():
-    cache = retrieve.RenderCache(max_entries=2)
+    cache = RenderCache(max_entries=2)
     for i in range(3):
         cache.put(str(i), 2, "t")
     assert cache.get("0", 2) is None and cache.get("2", 2) == "t"
@@ -254,14 +255,14 @@ def test_a_warm_cache_still_sees_a_removed_key_and_an_edited_signature(store, tm
         store, "alpha", status="pending", provenance="tainted", origin="https://x.test/SKILL.md"
     )
     gen = generate_key("alice", tmp_path / "a.key")
-    review.add_trust(store, "alice", gen.public)
-    review.approve(store, "alpha", sha, load_private_key(gen.keyfile))
-    cache = retrieve.RenderCache()
+    add_trust(store, "alice", gen.public)
+    approve(store, "alpha", sha, load_private_key(gen.keyfile))
+    cache = RenderCache()
     assert names(match(store, "alpha", cache=cache)) == ["alpha"] and cache.signatures
-    review.remove_trust(store, "alice")
+    remove_trust(store, "alice")
     force_status(store.path, sha, "active")  # even with the status forced back to active
     assert match(store, "alpha", cache=cache) == []
-    review.add_trust(store, "alice", gen.public)
+    add_trust(store, "alice", gen.public)
     assert names(match(store, "alpha", cache=cache)) == ["alpha"]
     import json
 
@@ -282,20 +283,20 @@ def test_a_warm_verdict_memo_sees_a_raised_threshold_a_swapped_key_and_a_new_app
     )
     alice = generate_key("alice", tmp_path / "a.key")
     bob = generate_key("bob", tmp_path / "b.key")
-    review.add_trust(store, "alice", alice.public)
-    review.approve(store, "alpha", sha, load_private_key(alice.keyfile))
-    cache = retrieve.RenderCache()
+    add_trust(store, "alice", alice.public)
+    approve(store, "alpha", sha, load_private_key(alice.keyfile))
+    cache = RenderCache()
     (m,) = match(store, "alpha", cache=cache)
     assert m.approvers == [alice.public.keyid] and cache.verdicts
     m.approvers.append("forged")  # a caller editing its match never edits the memo
     assert match(store, "alpha", cache=cache)[0].approvers == [alice.public.keyid]
     # Threshold raised to 2: one approval no longer suffices, even with the status forced.
-    review.set_threshold(store, 2)
+    set_threshold(store, 2)
     force_status(store.path, sha, "active")
     assert match(store, "alpha", cache=cache) == []
     # A second trusted approval meets it: a new statement is a new memo key.
-    review.add_trust(store, "bob", bob.public)
-    review.approve(store, "alpha", sha, load_private_key(bob.keyfile))
+    add_trust(store, "bob", bob.public)
+    approve(store, "alpha", sha, load_private_key(bob.keyfile))
     force_status(store.path, sha, "active")
     (m,) = match(store, "alpha", cache=cache)
     assert sorted(m.approvers) == sorted([alice.public.keyid, bob.public.keyid])
@@ -307,7 +308,7 @@ def test_a_warm_verdict_memo_sees_a_raised_threshold_a_swapped_key_and_a_new_app
         (mallory.public.keyid, mallory.public.text()),
     )
     assert match(store, "alpha", cache=cache) == []
-    review.set_threshold(store, 1)
+    set_threshold(store, 1)
     force_status(store.path, sha, "active")
     assert match(store, "alpha", cache=cache)[0].approvers == [bob.public.keyid]
 
@@ -374,7 +375,7 @@ def test_a_card_with_text_that_is_not_unicode_does_not_break_match_for_others(st
     assert all(s.encode("utf-8") and "\n" not in s for s in found.skipped)
     assert _queue_length(store) == 0  # the index sync drained its queue
     # Rejecting or retiring the broken card leaves the others served, without warnings.
-    review.retire(store, "broken-card", sha)
+    retire(store, "broken-card", sha)
     again = match(store, "alpha broken deploys")
     assert names(again) == ["alpha-card"] and again.skipped == []
 
@@ -427,7 +428,7 @@ def test_a_corrupted_blob_is_skipped_and_reported_not_served(store):
 def test_the_match_command_prints_one_warning_line_per_broken_card(store):
     from click.testing import CliRunner
 
-    from chimera_cards.cli import main
+    from chimera_cards._cli.app import main
 
     add(store, "alpha-card", description="Shared words about deploys.")
     _plant(store, "broken-card", _lone_surrogate_card("broken-card"))
@@ -475,12 +476,12 @@ def test_ranking_the_head_first_returns_exactly_the_head_of_the_full_ranking(sto
         words += rng.sample(words, rng.randint(0, 1))  # a repeated word counts twice in BM25
         if rng.random() < 0.2:
             words.append(words[0].upper())  # the same token under another spelling
-        phrases = retrieve.fts_phrases(" ".join(words))
-        full = _full_ranking(store, phrases, retrieve.BM25_WEIGHTS)
+        phrases = fts_phrases(" ".join(words))
+        full = _full_ranking(store, phrases, BM25_WEIGHTS)
         for limit, offset in ((16, 0), (5, 0), (3, 2), (10, 7)):
             statements.clear()
             with store.snapshot():
-                page = store.search_index(phrases, retrieve.BM25_WEIGHTS, limit, offset)
+                page = store.search_index(phrases, BM25_WEIGHTS, limit, offset)
             assert page == full[offset : offset + len(page)]
             assert len(page) <= limit and (page or len(full) <= offset)
             proven += any("+rowid IN" in sql for sql in statements) and bool(page)
@@ -495,10 +496,10 @@ def test_pages_of_a_head_first_match_join_up_to_the_full_ranking(store):
         for vid in range(1, 301):
             picked = [w for i, w in enumerate(vocab) if vid % (i + 2) == 0] or ["delta"]
             store.index_version(vid, f"card-{vid}", " ".join(picked), "")
-    phrases = retrieve.fts_phrases("alpha beta gamma")
-    full = _full_ranking(store, phrases, retrieve.BM25_WEIGHTS)
+    phrases = fts_phrases("alpha beta gamma")
+    full = _full_ranking(store, phrases, BM25_WEIGHTS)
     got: list = []
     with store.snapshot():
-        while page := store.search_index(phrases, retrieve.BM25_WEIGHTS, 16, len(got)):
+        while page := store.search_index(phrases, BM25_WEIGHTS, 16, len(got)):
             got.extend(page)
     assert got == full

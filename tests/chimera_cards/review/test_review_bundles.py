@@ -9,15 +9,16 @@ import pytest
 from click.testing import CliRunner
 from conftest import dump_store, git, make_git_repo, make_skill
 
-from chimera_cards import review
-from chimera_cards.cli import main
+from chimera_cards._cli.app import main
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._retrieve.export import export_card
+from chimera_cards._retrieve.matching import match
+from chimera_cards._review.decisions import add_trust, approve
+from chimera_cards._review.view import format_view, review_view
+from chimera_cards._store.facade import Store
+from chimera_cards._trust.keys import generate_key, load_private_key, parse_public_key
+from chimera_cards._trust.policy import peek_statement
 from chimera_cards.errors import LintBlockedError, UsageError
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.retrieve.export import export_card
-from chimera_cards.retrieve.matching import match
-from chimera_cards.store.facade import Store
-from chimera_cards.trust.keys import generate_key, load_private_key, parse_public_key
-from chimera_cards.trust.policy import peek_statement
 
 FILES = {
     "scripts/extract.py": (
@@ -36,7 +37,7 @@ QUOTED_ATTACK = (
 @pytest.fixture
 def alice(store, tmp_path):
     gen = generate_key("alice", tmp_path / "alice.key")
-    review.add_trust(store, "alice", gen.public)
+    add_trust(store, "alice", gen.public)
     return load_private_key(tmp_path / "alice.key")
 
 
@@ -47,13 +48,13 @@ def errors(res):
 def test_review_shows_manifest_every_text_file_and_per_file_diff(store, alice, tmp_path):
     skill = make_skill(tmp_path / "src", "viewed-skill", FILES)
     (first,) = import_source(store, skill, taint=True)
-    review.approve(store, "viewed-skill", first.sha256, alice)
+    approve(store, "viewed-skill", first.sha256, alice)
     (skill / "references" / "guide.md").write_text("# Guide\n\nRead this\u200b first.\n")
     (skill / "references" / "new.md").write_text("new file\n")
     (skill / "assets" / "logo.bin").unlink()
     (skill / "scripts" / "extract.py").chmod(0o644)
     (second,) = import_source(store, skill, taint=True)
-    view = review.review_view(store, "viewed-skill")
+    view = review_view(store, "viewed-skill")
     assert view.sha256 == second.sha256 and view.diff_against == first.sha256
     assert [f["path"] for f in view.manifest] == [
         "SKILL.md",
@@ -68,8 +69,8 @@ def test_review_shows_manifest_every_text_file_and_per_file_diff(store, alice, t
         "mode_changed": ["scripts/extract.py"],
     }
     # An update shows the diff; every file in full only when asked (review --files).
-    assert "== scripts/extract.py: script (python)" not in review.format_view(view)
-    text = review.format_view(view, files=True)
+    assert "== scripts/extract.py: script (python)" not in format_view(view)
+    text = format_view(view, files=True)
     assert "== manifest: 4 file(s)" in text
     assert "Read this<U+200B> first." in text  # hidden characters made visible
     assert "== scripts/extract.py: script (python)" in text
@@ -89,17 +90,17 @@ def test_a_quoted_attack_can_be_accepted_by_id_and_is_signed(store, alice, tmp_p
     assert finding["path"] == "references/attacks.md"
     before = dump_store(store.path)
     with pytest.raises(LintBlockedError, match=finding["id"]):
-        review.approve(store, "security-skill", res.sha256, alice)
+        approve(store, "security-skill", res.sha256, alice)
     with pytest.raises(UsageError, match="no such finding"):
-        review.approve(store, "security-skill", res.sha256, alice, accept=["made-up-0000"])
+        approve(store, "security-skill", res.sha256, alice, accept=["made-up-0000"])
     assert dump_store(store.path) == before
-    d = review.approve(store, "security-skill", res.sha256, alice, accept=[finding["id"]])
+    d = approve(store, "security-skill", res.sha256, alice, accept=[finding["id"]])
     assert d.status == "active"
     [m] = match(store, "security-skill")
     assert m.sha256 == res.sha256
     [env] = store.envelopes(res.sha256)
     assert peek_statement(env).accepted == (finding["id"],)
-    assert review.review_view(store, "security-skill", res.sha256).accepted == [finding["id"]]
+    assert review_view(store, "security-skill", res.sha256).accepted == [finding["id"]]
     shown = CliRunner().invoke(main, ["show", "security-skill", "--store", str(store.path)])
     assert "(accepted in a signed approval)" in shown.stdout
 
@@ -118,7 +119,7 @@ def test_an_unaccepted_error_still_blocks(store, alice, tmp_path):
     assert {f["rule"] for f in found} == {"override-phrase", "pipe-to-shell"}
     quoted = next(f["id"] for f in found if f["rule"] == "override-phrase")
     with pytest.raises(LintBlockedError, match="pipe-to-shell"):
-        review.approve(store, "two-errors", res.sha256, alice, accept=[quoted])
+        approve(store, "two-errors", res.sha256, alice, accept=[quoted])
     assert store.active("two-errors") is None
 
 
@@ -141,12 +142,12 @@ def test_approvals_shipped_in_a_git_repository_make_the_skill_active(
 ):
     skill = make_skill(tmp_path / "src", "team-skill", FILES)
     (res,) = import_source(store, skill, taint=True)
-    review.approve(store, "team-skill", res.sha256, alice)
+    approve(store, "team-skill", res.sha256, alice)
     export_card(store, "team-skill", git_server.root / "team.git")
     make_git_repo(git_server.root / "team.git")
     with Store(tmp_path / "b.db") as theirs:
         public = parse_public_key((tmp_path / "alice.key.pub").read_text())
-        review.add_trust(theirs, "alice", public)
+        add_trust(theirs, "alice", public)
         (got,) = import_source(theirs, git_server.url("team.git"))
         assert (got.provenance, got.status) == ("tainted", "active")
         assert [m.name for m in match(theirs, "team-skill")] == ["team-skill"]

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import make_skill
 
-from chimera_cards.cli import main
+from chimera_cards._cli.app import main
 
 LICENCE = "Apache License\nVersion 2.0\n" + "Terms and conditions. " * 400 + "\n"
 

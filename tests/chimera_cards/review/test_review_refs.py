@@ -16,14 +16,14 @@ import pytest
 from click.testing import CliRunner
 from conftest import card_text, make_card, make_skill
 
-from chimera_cards.cli import main
-from chimera_cards.errors import UnknownVersionError, UsageError
-from chimera_cards.review.refs import (
+from chimera_cards._cli.app import main
+from chimera_cards._review.refs import (
     AmbiguousDigestError,
     FileHashNotBundleError,
     resolve_version,
 )
-from chimera_cards.store.facade import Store
+from chimera_cards._store.facade import Store
+from chimera_cards.errors import UnknownVersionError, UsageError
 
 
 @pytest.fixture

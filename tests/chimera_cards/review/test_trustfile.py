@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from chimera_cards import review
-from chimera_cards.cli import main
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.review.trustfile import (
+from chimera_cards._cli.app import main
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._review.decisions import approve
+from chimera_cards._review.trustfile import (
     TrustFile,
     TrustFileError,
     apply_trust_file,
@@ -19,8 +19,8 @@ from chimera_cards.review.trustfile import (
     read_trust_file,
     store_trust_file,
 )
-from chimera_cards.store.facade import Store
-from chimera_cards.trust.keys import generate_key, load_private_key
+from chimera_cards._store.facade import Store
+from chimera_cards._trust.keys import generate_key, load_private_key
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def test_applying_the_file_activates_and_removing_a_key_withdraws_approvals(
         (result,) = import_source(store, str(card), taint=True)
         assert result.status == "pending"
         apply_trust_file(store, TrustFile(1, {"alice": keys["alice"].public}))
-        review.approve(store, "team-card", result.sha256, load_private_key(keys["alice"].keyfile))
+        approve(store, "team-card", result.sha256, load_private_key(keys["alice"].keyfile))
         assert store.active("team-card") is not None
         # A second key and threshold 2: alice's approval alone no longer suffices.
         both = TrustFile(2, {n: g.public for n, g in keys.items()})

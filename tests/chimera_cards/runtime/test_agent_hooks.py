@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import SkillWorld
 
-from chimera_cards.runtime.agent_hooks import hook_commands, install_hooks
+from chimera_cards._runtime.agent_hooks import hook_commands, install_hooks
 
 pytestmark = pytest.mark.slow  # every test runs the hook as a subprocess
 
@@ -381,7 +381,7 @@ def test_a_read_through_a_symlinked_skills_folder_is_still_checked(world, tmp_pa
     ],
 )
 def test_the_console_entry_runs_plain_hook_calls_without_click(argv, expected):
-    from chimera_cards.cli.entry import hook_call
+    from chimera_cards._cli.entry import hook_call
 
     found = hook_call(argv)
     if expected is None:
@@ -397,7 +397,7 @@ def test_the_console_entry_runs_plain_hook_calls_without_click(argv, expected):
 def test_the_click_command_answers_as_the_console_entry_does(world):
     from click.testing import CliRunner
 
-    from chimera_cards.cli import main
+    from chimera_cards._cli.app import main
 
     (skills(world) / "pdf-tools" / "scripts" / "run.sh").write_bytes(b"echo changed\n")
     payload = json.dumps(pre_tool_use(world.project, "Skill", {"skill": "pdf-tools"})).encode()
@@ -430,7 +430,7 @@ def test_no_stdin_at_all_blocks(world):
             sys.executable,
             "-c",
             "import os, sys; os.close(0); sys.argv[1:] = ['hook', 'claude'];"
-            " from chimera_cards.cli.entry import run; run()",
+            " from chimera_cards._cli.entry import run; run()",
         ],
         env=world.env,
         cwd=world.project,
@@ -451,7 +451,7 @@ def test_install_global_writes_the_users_settings(world, agent, where):
     if agent == "claude":
         from click.testing import CliRunner
 
-        from chimera_cards.cli import main
+        from chimera_cards._cli.app import main
 
         CliRunner().invoke(main, ["hook", "claude", "--install", "--global"], env=moved)
         assert (world.root / "claude-config" / "settings.json").is_file()

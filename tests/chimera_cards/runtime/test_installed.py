@@ -21,7 +21,7 @@ def world(tmp_path, monkeypatch):
 def test_every_agents_folders_are_listed_with_their_state(world):
     claude = world.install("pdf-tools", "release-notes")
     shared = world.install("pdf-tools", to=world.project / ".agents" / "skills")
-    from chimera_cards.install.agents import find_agent, user_dir
+    from chimera_cards._install.agents import find_agent, user_dir
 
     codex = world.install("release-notes", to=user_dir(find_agent("codex"), world.env))
     (claude / "release-notes" / "references" / "style.md").write_bytes(b"Long lines.\n")

@@ -9,9 +9,9 @@ import subprocess
 import pytest
 from sarif_shape import check_sarif
 
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.review.view import format_view, review_view
-from chimera_cards.scan.external import PRESETS, _executable, run_scanner
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._review.view import format_view, review_view
+from chimera_cards._scan.external import PRESETS, _executable, run_scanner
 
 pytestmark = [
     pytest.mark.slow,

@@ -6,9 +6,9 @@ import base64
 import hashlib
 import os
 
-from chimera_cards.bundles.bundle import bundle_from_files
-from chimera_cards.scan.codescan import binary_type, classify, scan_bundle, scan_shell
-from chimera_cards.scan.pyscan import scan_python
+from chimera_cards._bundles.bundle import bundle_from_files
+from chimera_cards._scan.codescan import binary_type, classify, scan_bundle, scan_shell
+from chimera_cards._scan.pyscan import scan_python
 
 SKILL = b"---\nname: s\ndescription: d\n---\nbody\n"
 

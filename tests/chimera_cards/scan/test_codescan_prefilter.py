@@ -10,10 +10,10 @@ import warnings
 
 import pytest
 
-from chimera_cards.bundles.bundle import bundle_from_files
-from chimera_cards.scan.codescan import ScanCache, scan_bundle, scan_script
-from chimera_cards.scan.linerules import _GENERIC_RULES, _RULE_LITERALS, _SHELL_RULES, _anywhere
-from chimera_cards.scan.pyscan import _parse_and_scan_python, _python_may_flag, scan_python
+from chimera_cards._bundles.bundle import bundle_from_files
+from chimera_cards._scan.codescan import ScanCache, scan_bundle, scan_script
+from chimera_cards._scan.linerules import _GENERIC_RULES, _RULE_LITERALS, _SHELL_RULES, _anywhere
+from chimera_cards._scan.pyscan import _parse_and_scan_python, _python_may_flag, scan_python
 
 SKILL = (
     b"---\nname: s\ndescription: A skill used to test the code scan of its files.\n---\n\nBody.\n"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from test_codescan_prefilter import FRAGMENTS, IMPORTS, SHAPES, programs
 
-from chimera_cards.scan.pyscan import scan_python
-from chimera_cards.scan.pyshapes import parse_python
+from chimera_cards._scan.pyscan import scan_python
+from chimera_cards._scan.pyshapes import parse_python
 
 # Non-ASCII text in strings and comments (the pieces path still applies), and in an identifier.
 NON_ASCII = ["msg = 'café — naïve'", "# ünïcode comment", "ｅｖａｌ('1')", "x = '→'; os.system(x)"]

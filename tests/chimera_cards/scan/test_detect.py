@@ -1,4 +1,4 @@
-"""The detection pass (chimera_cards.scan.detect): each attack it stops, graded, and the benign
+"""The detection pass (chimera_cards._scan.detect): each attack it stops, graded, and the benign
 code beside it that it must leave alone (or leave below a warning)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from chimera_cards.scan.detect import DETECT_RULES, DetectFile, detect_files
+from chimera_cards._scan.detect import DETECT_RULES, DetectFile, detect_files
 
 SKILL_HEAD = "---\nname: s\ndescription: d\n---\n\n"
 
@@ -672,7 +672,7 @@ def test_blocks_the_prose_presents_as_examples_for_the_user_stay_below_warning()
 
 
 def test_piping_a_download_into_an_interpreter_given_its_program_reads_data():
-    from chimera_cards.scan.lint import lint_text
+    from chimera_cards._scan.lint import lint_text
 
     code = "```bash\ncurl -s https://api.github.com/repos/o/r | python -m json.tool\n```\n"
     assert "pipe-to-shell" not in {f.rule for f in lint_text(code, "SKILL.md")}
@@ -734,8 +734,8 @@ def test_a_fork_bomb_is_an_error():
 
 
 def test_a_file_carrying_the_antivirus_test_signature_is_an_error():
-    from chimera_cards.bundles.bundle import bundle_from_files
-    from chimera_cards.scan.codescan import scan_bundle
+    from chimera_cards._bundles.bundle import bundle_from_files
+    from chimera_cards._scan.codescan import scan_bundle
 
     eicar = b"X5O!P%@AP[4\\PZX54(P^)7CC)7}$" + b"EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*"
     bundle = bundle_from_files(

@@ -10,7 +10,7 @@ import time
 import pytest
 from conftest import sarif_scanner_command
 
-from chimera_cards.scan.external import (
+from chimera_cards._scan.external import (
     FAILED_RULE,
     PRESETS,
     ScannerConfigError,

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import TESTS_DIR
 
-from chimera_cards.scan.findings import PROFILES
-from chimera_cards.scan.lint import lint_paths
+from chimera_cards._scan.findings import PROFILES
+from chimera_cards._scan.lint import lint_paths
 
 CORPUS = TESTS_DIR / "fixtures" / "lint-corpus"
 EXPECTED = CORPUS / "expected-findings.json"

@@ -6,14 +6,14 @@ from __future__ import annotations
 import random
 import re
 
-from chimera_cards.scan.prose import _ALL_PIECES
-from chimera_cards.scan.sensitive import (
+from chimera_cards._scan.prose import _ALL_PIECES
+from chimera_cards._scan.sensitive import (
     _STORE_COMMAND_RE,
     CREDENTIAL_LITERALS,
     CREDENTIAL_PATH_RE,
     credential_in,
 )
-from chimera_cards.scan.textruns import literal_pattern
+from chimera_cards._scan.textruns import literal_pattern
 
 
 def test_trie_matches_every_offset_where_a_literal_starts_with_the_longest_there():

@@ -12,8 +12,8 @@ import warnings
 import pytest
 from conftest import REPO_ROOT
 
-from chimera_cards.scan.pyscan import _parse_and_scan_python, scan_python
-from chimera_cards.scan.pystatements import parse_spanning, top_level
+from chimera_cards._scan.pyscan import _parse_and_scan_python, scan_python
+from chimera_cards._scan.pystatements import parse_spanning, top_level
 
 
 def tree_starts(text: str) -> list[int]:

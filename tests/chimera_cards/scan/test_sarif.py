@@ -8,9 +8,9 @@ import json
 import pytest
 from sarif_shape import check_sarif
 
-from chimera_cards.scan.codescan import lint_skill_paths
-from chimera_cards.scan.findings import Finding
-from chimera_cards.scan.sarif import SarifError, read_sarif, to_sarif
+from chimera_cards._scan.codescan import lint_skill_paths
+from chimera_cards._scan.findings import Finding
+from chimera_cards._scan.sarif import SarifError, read_sarif, to_sarif
 
 HOSTILE = (
     "---\nname: hostile\ndescription: d\n---\n\n"
@@ -141,7 +141,7 @@ def test_what_is_not_a_sarif_log_is_refused_saying_why(text, why):
 
 
 def test_an_oversized_log_is_refused_before_it_is_parsed(monkeypatch):
-    import chimera_cards.scan.sarif as sarif
+    import chimera_cards._scan.sarif as sarif
 
     monkeypatch.setattr(sarif, "MAX_SARIF_BYTES", 100)
     with pytest.raises(SarifError, match="over 100 bytes"):

@@ -153,7 +153,7 @@ def ours_valid(path: Path) -> bool:
     usage error)."""
     from click.testing import CliRunner
 
-    from chimera_cards.cli.app import main
+    from chimera_cards._cli.app import main
 
     result = CliRunner().invoke(main, ["lint", str(path)])
     return result.exit_code == 0

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from chimera_cards.scan.textruns import RunGate
+from chimera_cards._scan.textruns import RunGate
 
 ALPHABET = ["a", "F", "0", "9", "g", "+", "/", " ", "\n", "é", "ａ", "\u00a0", "\x00", "😀"]
 

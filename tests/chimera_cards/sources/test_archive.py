@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import make_card, make_skill
 
-from chimera_cards.bundles.bundle import (
+from chimera_cards._bundles.bundle import (
     BundleLimitError,
     LinkError,
     SpecialFileError,
@@ -24,8 +24,8 @@ from chimera_cards.bundles.bundle import (
     bundles_from_tree,
     read_bundle_dir,
 )
-from chimera_cards.sources import archive as A
-from chimera_cards.sources.archive import ArchiveError, read_archive, read_archive_file
+from chimera_cards._sources import archive as A
+from chimera_cards._sources.archive import ArchiveError, read_archive, read_archive_file
 
 FILES = {
     "scripts/extract.py": ("#!/usr/bin/env python3\nprint('hi')\n", True),

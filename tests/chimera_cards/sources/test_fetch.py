@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from chimera_cards.sources.fetch import MAX_REDIRECTS, FetchError, fetch_url, is_url
+from chimera_cards._sources.fetch import MAX_REDIRECTS, FetchError, fetch_url, is_url
 
 CARD = b"---\nname: x\ndescription: y\n---\n\n## Trigger\n\nt\n"
 

@@ -8,9 +8,9 @@ import shutil
 import pytest
 from conftest import git, make_card, make_git_repo, make_skill
 
-from chimera_cards.bundles.bundle import BundleLimitError, LinkError, read_bundle_dir
+from chimera_cards._bundles.bundle import BundleLimitError, LinkError, read_bundle_dir
+from chimera_cards._sources.gitsource import GitError, is_git_source, read_git
 from chimera_cards.errors import UsageError
-from chimera_cards.sources.gitsource import GitError, is_git_source, read_git
 
 FILES = {
     "scripts/extract.py": ("#!/usr/bin/env python3\nprint('hi')\n", True),

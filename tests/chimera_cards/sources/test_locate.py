@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from chimera_cards._sources.locate import GitHosts, Located, locate
 from chimera_cards.errors import UsageError
-from chimera_cards.sources.locate import GitHosts, Located, locate
 
 GH = "https://github.com"
 

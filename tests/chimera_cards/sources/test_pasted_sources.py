@@ -14,15 +14,15 @@ import pytest
 from click.testing import CliRunner
 from conftest import card_text, git, make_card, make_git_repo, make_skill
 
-from chimera_cards.bundles.bundle import read_bundle_dir
-from chimera_cards.cli import main
+from chimera_cards._bundles.bundle import read_bundle_dir
+from chimera_cards._cli.app import main
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._importer.update import update
+from chimera_cards._sources.find import find_skills, list_source
+from chimera_cards._sources.locate import GitHosts
+from chimera_cards._sources.marketplace import MarketplaceError
+from chimera_cards._sources.wellknown import DISCOVERY_SCHEMA_V2, WellKnownError
 from chimera_cards.errors import UsageError
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.importer.update import update
-from chimera_cards.sources.find import find_skills, list_source
-from chimera_cards.sources.locate import GitHosts
-from chimera_cards.sources.marketplace import MarketplaceError
-from chimera_cards.sources.wellknown import DISCOVERY_SCHEMA_V2, WellKnownError
 
 
 def run(*args, env=None):

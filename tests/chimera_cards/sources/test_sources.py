@@ -7,7 +7,7 @@ import os
 
 from conftest import make_card
 
-from chimera_cards.sources.find import find_skills, pick, read_skill
+from chimera_cards._sources.find import find_skills, pick, read_skill
 
 
 def test_skills_left_unread_read_to_the_same_bundles_and_refusals(tmp_path):

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 import pytest
 from conftest import card_text, run_cli
 
-from chimera_cards.store.anchor import head_path, read_anchor
-from chimera_cards.store.facade import Store
+from chimera_cards._store.anchor import head_path, read_anchor
+from chimera_cards._store.facade import Store
 
 run = run_cli
 

@@ -12,10 +12,10 @@ import sqlite3
 import pytest
 from conftest import make_card, run_cli, tamper
 
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.store.facade import Store
-from chimera_cards.store.schema import MIGRATIONS
-from chimera_cards.store.verify import verify_store
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._store.facade import Store
+from chimera_cards._store.schema import MIGRATIONS
+from chimera_cards._store.verify import verify_store
 
 run = run_cli
 

@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 from conftest import dump_store
 
-from chimera_cards import store as store_mod
+from chimera_cards._review.decisions import add_trust, remove_trust, set_threshold
+from chimera_cards._store import connection, verify
+from chimera_cards._store.audit import GENESIS_HASH, audit_hash, canonical_json
+from chimera_cards._store.connection import APPLICATION_ID, default_store_path
+from chimera_cards._store.facade import Store
+from chimera_cards._store.schema import MIGRATIONS
+from chimera_cards._store.verify import Problem, check_audit_chain, verify_store
 from chimera_cards.errors import StoreError, UnknownVersionError, UsageError
-from chimera_cards.store import connection, verify
-from chimera_cards.store.connection import APPLICATION_ID, default_store_path
-from chimera_cards.store.facade import Store
-from chimera_cards.store.schema import MIGRATIONS
-from chimera_cards.store.verify import Problem, verify_store
 
 
 def _add(
@@ -300,7 +301,7 @@ def test_verify_catches_an_audit_entry_edited_and_rehashed(filled):
         "SELECT * FROM audit WHERE seq = 2"
     ).fetchone()
     detail = detail.replace('"pending"', '"active"')
-    digest = store_mod.audit_hash(seq, ts, event, name, sha, detail, prev)
+    digest = audit_hash(seq, ts, event, name, sha, detail, prev)
     conn.execute("UPDATE audit SET detail = ?, hash = ? WHERE seq = 2", (detail, digest))
     assert "audit-chain" in _kinds(filled)
 
@@ -395,8 +396,8 @@ def test_audit_hash_is_sha256_of_the_canonical_json_of_the_entry(name, sha, deta
         "detail": detail,
         "prev_hash": "0" * 64,
     }
-    expected = hashlib.sha256(store_mod.canonical_json(entry).encode("utf-8")).hexdigest()
-    assert store_mod.audit_hash(7, ts, "import", name, sha, detail, "0" * 64) == expected
+    expected = hashlib.sha256(canonical_json(entry).encode("utf-8")).hexdigest()
+    assert audit_hash(7, ts, "import", name, sha, detail, "0" * 64) == expected
 
 
 def test_verify_catches_an_audit_detail_replaced_by_non_json_even_if_rehashed(filled):
@@ -404,7 +405,7 @@ def test_verify_catches_an_audit_detail_replaced_by_non_json_even_if_rehashed(fi
     seq, ts, event, name, sha, _detail, prev, _ = conn.execute(
         "SELECT * FROM audit WHERE seq = 3"
     ).fetchone()
-    digest = store_mod.audit_hash(seq, ts, event, name, sha, "not json", prev)
+    digest = audit_hash(seq, ts, event, name, sha, "not json", prev)
     conn.execute("UPDATE audit SET detail = 'not json', hash = ? WHERE seq = 3", (digest,))
     # Entry 3 is the newest: the head file beside the store still names its old hash.
     assert _kinds(filled) == ["audit-detail", "audit-truncated", "version-unrecorded"]
@@ -428,7 +429,7 @@ def _reference_replay(conn: sqlite3.Connection) -> tuple[list[tuple], dict]:
     what verify's fast path must agree with."""
     import json
 
-    problems, state, prev, expected = [], {}, store_mod.GENESIS_HASH, 1
+    problems, state, prev, expected = [], {}, GENESIS_HASH, 1
     for seq, ts, event, name, sha, detail, prev_hash, digest in conn.execute(
         "SELECT seq, ts, event, name, sha256, detail, prev_hash, hash FROM audit ORDER BY seq"
     ):
@@ -436,7 +437,7 @@ def _reference_replay(conn: sqlite3.Connection) -> tuple[list[tuple], dict]:
             problems.append(("audit-gap", seq))
         if prev_hash != prev:
             problems.append(("audit-chain", seq))
-        if store_mod.audit_hash(seq, ts, event, name, sha, detail, prev_hash) != digest:
+        if audit_hash(seq, ts, event, name, sha, detail, prev_hash) != digest:
             problems.append(("audit-hash", seq))
         prev, expected = digest, seq + 1
         if event not in ("import", "status"):
@@ -483,7 +484,7 @@ def test_verify_replays_hand_written_audit_entries_exactly_like_a_plain_json_rep
     for event, name, sha, detail in details:
         seq += 1
         ts = f"2026-01-01T00:00:{seq:02d}.000000Z"
-        digest = store_mod.audit_hash(seq, ts, event, name, sha, detail, prev)
+        digest = audit_hash(seq, ts, event, name, sha, detail, prev)
         conn.execute(
             "INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (seq, ts, event, name, sha, detail, prev, digest),
@@ -495,7 +496,7 @@ def test_verify_replays_hand_written_audit_entries_exactly_like_a_plain_json_rep
     conn.execute("UPDATE audit SET ts = 12345 WHERE seq = 2")
     reference_problems, reference_state = _reference_replay(conn)
     with Store(filled) as store, store.snapshot() as snap:
-        problems, count, state = store_mod.check_audit_chain(store, snap)
+        problems, count, state = check_audit_chain(store, snap)
     assert [(p.kind, p.seq) for p in problems] == reference_problems
     assert state == reference_state
     assert count == seq
@@ -523,7 +524,7 @@ def _cli(*args: str, limit: int | None = None) -> subprocess.CompletedProcess:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     return subprocess.run(
-        [sys.executable, "-c", "from chimera_cards.cli import main; main()", *args],
+        [sys.executable, "-c", "from chimera_cards._cli.app import main; main()", *args],
         capture_output=True,
         text=True,
         timeout=300,
@@ -580,7 +581,7 @@ def test_verify_of_an_empty_file_is_an_error_not_ok(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("value", ["abc", "1.5", "0", "-2", "", "2x"])
 def test_a_threshold_setting_that_is_not_a_whole_number_is_a_usage_error(filled, value):
-    from chimera_cards.retrieve.matching import match
+    from chimera_cards._retrieve.matching import match
 
     with Store(filled) as store:
         assert [m.name for m in match(store, "alpha")] == []  # builds the index
@@ -602,22 +603,20 @@ def _sql_params(db: Path, statement: str, *params) -> None:
 
 
 def _trusted(store: Store, tmp_path: Path, name: str):
-    from chimera_cards import review
-    from chimera_cards.trust.keys import generate_key
+    from chimera_cards._trust.keys import generate_key
 
     gen = generate_key(name, tmp_path / f"{name}.key")
-    review.add_trust(store, name, gen.public)
+    add_trust(store, name, gen.public)
     return gen
 
 
 def test_trust_changes_are_in_the_audit_chain_and_replay_cleanly(filled, tmp_path):
-    from chimera_cards import review
 
     with Store(filled) as store:
         _trusted(store, tmp_path, "alice")
         _trusted(store, tmp_path, "bob")
-        review.remove_trust(store, "bob")
-        review.set_threshold(store, 2)
+        remove_trust(store, "bob")
+        set_threshold(store, 2)
         events = [e.event for e in store.audit_entries()]
         assert events.count("trust-add") == 2 and "trust-remove" in events
         assert "trust-threshold" in events
@@ -625,7 +624,7 @@ def test_trust_changes_are_in_the_audit_chain_and_replay_cleanly(filled, tmp_pat
 
 
 def test_a_trust_row_inserted_by_hand_is_reported_by_verify(filled, tmp_path):
-    from chimera_cards.trust.keys import generate_key
+    from chimera_cards._trust.keys import generate_key
 
     mallory = generate_key("mallory", tmp_path / "m.key").public
     _sql_params(
@@ -640,7 +639,7 @@ def test_a_trust_row_inserted_by_hand_is_reported_by_verify(filled, tmp_path):
 
 
 def test_trust_list_and_threshold_edited_by_hand_are_reported_by_verify(filled, tmp_path):
-    from chimera_cards.trust.keys import generate_key
+    from chimera_cards._trust.keys import generate_key
 
     with Store(filled) as store:
         _trusted(store, tmp_path, "alice")
@@ -679,7 +678,7 @@ def test_the_audit_chain_hash_has_one_implementation():
     apart would let verify accept what the store never wrote, or refuse what it did."""
     import inspect
 
-    from chimera_cards.store import audit, verify
+    from chimera_cards._store import audit, verify
 
     package = Path(audit.__file__).parent.parent
     spelled = [
@@ -687,7 +686,7 @@ def test_the_audit_chain_hash_has_one_implementation():
         for p in package.rglob("*.py")
         if "_CHAIN_TEXT" in p.read_text(encoding="utf-8")
     ]
-    assert spelled == ["store/audit.py"]
+    assert spelled == ["_store/audit.py"]
     assert "audit_hash(" in inspect.getsource(verify.check_audit_chain)
 
 
@@ -699,6 +698,6 @@ class _Text(str):
 def test_audit_hashs_fast_path_and_general_path_agree(name):
     args = (41, "2026-01-01T00:00:00.000000Z", "import", name, "ab" * 32, '{"id":1}', "0" * 64)
     general = tuple(_Text(a) if isinstance(a, str) else a for a in args)
-    assert store_mod.audit_hash(*args) == store_mod.audit_hash(*general)
+    assert audit_hash(*args) == audit_hash(*general)
     with pytest.raises(TypeError):
-        store_mod.audit_hash(41, "ts", "import", name, b"\x00", "{}", "0" * 64)
+        audit_hash(41, "ts", "import", name, b"\x00", "{}", "0" * 64)

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from conftest import TESTS_DIR, dump_store, make_skill, tamper
 
-from chimera_cards import review
-from chimera_cards.bundles.bundle import SKILL_FILE, BundleFile, bundle_digest, read_bundle_dir
+from chimera_cards._bundles.bundle import SKILL_FILE, BundleFile, bundle_digest, read_bundle_dir
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._retrieve.export import approved_bundle, export_card
+from chimera_cards._retrieve.matching import match
+from chimera_cards._review.decisions import add_trust, approve
+from chimera_cards._store.facade import Store
+from chimera_cards._store.schema import MIGRATIONS
+from chimera_cards._store.verify import verify_store
+from chimera_cards._trust.keys import generate_key, load_private_key
 from chimera_cards.errors import TamperedBlobError, UnapprovedExportError
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.retrieve.export import approved_bundle, export_card
-from chimera_cards.retrieve.matching import match
-from chimera_cards.store.facade import Store
-from chimera_cards.store.schema import MIGRATIONS
-from chimera_cards.store.verify import verify_store
-from chimera_cards.trust.keys import generate_key, load_private_key
 
 RELEASE_STORE = TESTS_DIR / "data" / "store-v3.db"
 
@@ -87,7 +87,7 @@ def test_a_store_made_by_the_release_before_bundles_migrates_in_place(release_st
 
 
 def test_the_migration_is_all_or_nothing(release_store, monkeypatch):
-    from chimera_cards.store import connection as store_mod
+    from chimera_cards._store import connection as store_mod
 
     def broken(conn):
         MIGRATIONS[3](conn)
@@ -102,7 +102,7 @@ def test_the_migration_is_all_or_nothing(release_store, monkeypatch):
 
 def _reviewer(store, tmp_path):
     gen = generate_key("alice", tmp_path / "alice.key")
-    review.add_trust(store, "alice", gen.public)
+    add_trust(store, "alice", gen.public)
     return load_private_key(tmp_path / "alice.key")
 
 
@@ -111,7 +111,7 @@ def test_any_file_or_exec_bit_change_makes_a_new_pending_version(store, tmp_path
     key = _reviewer(store, tmp_path)
     (first,) = import_source(store, skill, taint=True)
     assert first.status == "pending" and first.files == 5
-    review.approve(store, "multi-skill", first.sha256, key)
+    approve(store, "multi-skill", first.sha256, key)
     seen = {first.sha256}
     for rel in FILES:
         target = skill / rel

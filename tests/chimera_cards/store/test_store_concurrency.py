@@ -14,19 +14,19 @@ from pathlib import Path
 import pytest
 from conftest import dump_store, make_card
 
-from chimera_cards.importer.pipeline import PAUSE_ENV
-from chimera_cards.store.facade import Store
-from chimera_cards.store.verify import verify_store
+from chimera_cards._importer.pipeline import PAUSE_ENV
+from chimera_cards._store.facade import Store
+from chimera_cards._store.verify import verify_store
 
-CLI = [sys.executable, "-c", "from chimera_cards.cli import main; main()"]
+CLI = [sys.executable, "-c", "from chimera_cards._cli.app import main; main()"]
 PER_PROCESS = int(os.environ.get("CHIMERA_CARDS_CONCURRENCY_CARDS", "10"))
 TIMEOUT = 120 + PER_PROCESS  # seconds; generous for 2 shared CI cores
 
 # One process: import each card in its own call (its own transaction), so writers interleave.
 WORKER = """
 import sys
-from chimera_cards.importer import import_source
-from chimera_cards.store import Store
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._store.facade import Store
 with Store(sys.argv[1]) as store:
     for card in sys.argv[2:]:
         [result] = import_source(store, card)
@@ -94,7 +94,7 @@ def test_two_cli_processes_importing_at_once_both_succeed(tmp_path):
 def test_a_process_killed_inside_its_import_transaction_leaves_nothing(tmp_path):
     db = tmp_path / "cards.db"
     with Store(db) as store:
-        from chimera_cards.importer.pipeline import import_source
+        from chimera_cards._importer.pipeline import import_source
 
         import_source(store, make_card(tmp_path / "seed", "seed-card"))
     before = dump_store(db)
@@ -146,7 +146,7 @@ def test_a_process_killed_inside_its_import_transaction_leaves_nothing(tmp_path)
 @pytest.mark.parametrize("writers", [3])
 def test_concurrent_opening_of_a_brand_new_store_migrates_once(tmp_path, writers):
     db = tmp_path / "fresh.db"
-    code = "import sys; from chimera_cards.store import Store; Store(sys.argv[1]).close()"
+    code = "import sys; from chimera_cards._store.facade import Store; Store(sys.argv[1]).close()"
     procs = [
         subprocess.Popen([sys.executable, "-c", code, str(db)], stderr=subprocess.PIPE, text=True)
         for _ in range(writers * 3)

@@ -14,14 +14,14 @@ import time
 import pytest
 from conftest import card_text, make_card, run_cli
 
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.retrieve.gate import gate_version
-from chimera_cards.retrieve.matching import match
-from chimera_cards.review import decisions as review
-from chimera_cards.store.facade import Store
-from chimera_cards.trust.freshness import expiry_after, parse_duration
-from chimera_cards.trust.keys import generate_key, load_private_key
-from chimera_cards.trust.policy import Statement, sign_statement
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._retrieve.gate import gate_version
+from chimera_cards._retrieve.matching import match
+from chimera_cards._review import decisions as review
+from chimera_cards._store.facade import Store
+from chimera_cards._trust.freshness import expiry_after, parse_duration
+from chimera_cards._trust.keys import generate_key, load_private_key
+from chimera_cards._trust.policy import Statement, sign_statement
 
 run = run_cli
 
@@ -96,7 +96,7 @@ def test_an_expired_approval_shipped_beside_a_card_does_not_count(store, tmp_pat
     review.add_trust(store, "alice", gen.public)
     private = load_private_key(gen.keyfile)
     folder = make_card(tmp_path / "cards", "stale")
-    from chimera_cards.bundles.bundle import read_bundle_dir
+    from chimera_cards._bundles.bundle import read_bundle_dir
 
     sha = read_bundle_dir(folder).digest
     st = Statement(
@@ -120,7 +120,7 @@ def test_an_expiry_that_is_not_a_time_makes_the_approval_count_for_nothing(store
     review.add_trust(store, "alice", gen.public)
     private = load_private_key(gen.keyfile)
     folder = make_card(tmp_path / "cards", "odd")
-    from chimera_cards.bundles.bundle import read_bundle_dir
+    from chimera_cards._bundles.bundle import read_bundle_dir
 
     sha = read_bundle_dir(folder).digest
     for bad in ("soon", "2026-13-01T00:00:00Z", "9999-01-01T00:00:00+01:00"):

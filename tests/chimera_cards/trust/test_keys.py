@@ -8,8 +8,7 @@ import stat
 
 import pytest
 
-from chimera_cards.errors import KeyExistsError, UsageError
-from chimera_cards.trust.keys import (
+from chimera_cards._trust.keys import (
     KeyFileError,
     generate_key,
     load_private_key,
@@ -20,6 +19,7 @@ from chimera_cards.trust.keys import (
     sign_envelope,
     verify_envelope,
 )
+from chimera_cards.errors import KeyExistsError, UsageError
 
 
 def test_private_key_file_is_created_0600_and_pub_beside_it(tmp_path):

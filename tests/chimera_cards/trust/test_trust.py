@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from chimera_cards.store.facade import Store
-from chimera_cards.trust.keys import generate_key, load_private_key, sign_envelope
-from chimera_cards.trust.policy import (
+from chimera_cards._store.facade import Store
+from chimera_cards._trust.keys import generate_key, load_private_key, sign_envelope
+from chimera_cards._trust.policy import (
     PAYLOAD_TYPE,
     Statement,
     TrustedKey,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from chimera_cards.util.atomic import write_atomic
+from chimera_cards._util.atomic import write_atomic
 
 
 def test_write_replaces_the_whole_file(tmp_path):

@@ -7,14 +7,14 @@ import hashlib
 
 import pytest
 
-from chimera_cards.errors import UsageError
-from chimera_cards.util.integrity import (
+from chimera_cards._util.integrity import (
     IntegrityError,
     check_integrity,
     expected_hex,
     sha256_hex,
     sri,
 )
+from chimera_cards.errors import UsageError
 
 DATA = b"---\nname: x\n---\n"
 HEX = hashlib.sha256(DATA).hexdigest()

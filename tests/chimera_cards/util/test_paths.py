@@ -9,12 +9,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import dump_store, make_card
 
-from chimera_cards.cli import main
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.retrieve.export import export_card
-from chimera_cards.store.facade import Store
-from chimera_cards.util.atomic import WriteError
-from chimera_cards.util.paths import LinkEscapeError, check_link_inside, write_atomic_inside
+from chimera_cards._cli.app import main
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._retrieve.export import export_card
+from chimera_cards._store.facade import Store
+from chimera_cards._util.atomic import WriteError
+from chimera_cards._util.paths import LinkEscapeError, check_link_inside, write_atomic_inside
 
 
 @pytest.fixture

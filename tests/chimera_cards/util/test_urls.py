@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from chimera_cards.util.urls import is_url
+from chimera_cards._util.urls import is_url
 
 
 def test_any_scheme_is_a_url_and_a_path_is_not():
@@ -16,7 +16,7 @@ def test_any_scheme_is_a_url_and_a_path_is_not():
 
 def test_importing_it_loads_no_network_module():
     code = (
-        "import sys, chimera_cards.urls; "
+        "import sys, chimera_cards._util.urls; "
         "print(sorted(m for m in ('urllib.request', 'http.client') if m in sys.modules))"
     )
     out = subprocess.run(

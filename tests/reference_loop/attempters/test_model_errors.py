@@ -16,7 +16,7 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from reference_loop.cli.app import main
+from reference_loop._cli.app import main
 
 # Each test starts real model workers and loop runs (3-11 s here).
 pytestmark = pytest.mark.slow
@@ -164,14 +164,14 @@ def test_a_plugin_error_is_retried_and_the_fail_line_names_the_step(fixed_model)
 
 
 def test_run_takes_context_tokens_and_model_options_as_bench_does(fixed_model):
-    from reference_loop.cli.bench import bench_cmd
+    from reference_loop._cli.bench import bench_cmd
 
     run_cmd = main.get_command(None, "run")
     for option in ("--context-tokens", "-o"):
         assert any(option in p.opts for p in run_cmd.params), option
         assert any(option in p.opts for p in bench_cmd.params), option
-    from reference_loop.attempters.edits import EDIT_FORMATS
-    from reference_loop.cli.options import EDIT_FORMAT_CHOICES
+    from reference_loop._attempters.edits import EDIT_FORMATS
+    from reference_loop._cli.options import EDIT_FORMAT_CHOICES
 
     assert EDIT_FORMAT_CHOICES == EDIT_FORMATS
     shared = {p.name: p for p in run_cmd.params}

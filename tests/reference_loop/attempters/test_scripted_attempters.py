@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from reference_loop.attempters.base import AttemptOutcome, ToolStep
-from reference_loop.attempters.factory import make_attempter
-from reference_loop.attempters.scripted import distinguishing_text, seeded_order
+from reference_loop._attempters.base import AttemptOutcome, ToolStep
+from reference_loop._attempters.factory import make_attempter
+from reference_loop._attempters.scripted import distinguishing_text, seeded_order
+from reference_loop._tasks.task import copy_project, three_failure_task
 from reference_loop.errors import LoopUsageError
-from reference_loop.tasks.task import copy_project, three_failure_task
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import TESTS_DIR, wait_none_in
 
-from reference_loop.bench.runner import (
+from reference_loop._bench.runner import (
     ARMS,
     AttempterSettings,
     RunOutcome,
@@ -25,7 +25,7 @@ from reference_loop.bench.runner import (
     run_bench,
     summarise_arm,
 )
-from reference_loop.cli.bench import bench_cmd
+from reference_loop._cli.bench import bench_cmd
 from reference_loop.errors import LoopUsageError
 
 # Three plausible wrong values before the right one; each candidate leaves its own identifier in
@@ -350,7 +350,7 @@ def test_without_matplotlib_the_plot_is_skipped_with_a_note(
 
 
 def test_bench_is_a_reference_loop_command() -> None:
-    from reference_loop.cli.app import main
+    from reference_loop._cli.app import main
 
     res = CliRunner().invoke(main, ["bench", "--help"])
     assert res.exit_code == 0 and "--escalate-to" in res.stdout and "--seeds" in res.stdout
@@ -376,7 +376,7 @@ def _plain_task(root: Path) -> Path:
 def _cli(args: list[str], env_extra: dict[str, str], **kw) -> subprocess.Popen:
     env = {**os.environ, **env_extra, "PYTHONPATH": str(TESTS_DIR)}
     return subprocess.Popen(
-        [sys.executable, "-c", "from reference_loop.cli.app import main; main()", "bench", *args],
+        [sys.executable, "-c", "from reference_loop._cli.app import main; main()", "bench", *args],
         env=env,
         **kw,
     )
@@ -423,7 +423,7 @@ def test_table_survives_a_model_that_swaps_stdout_from_two_threads(
 def test_saved_descriptor_keeps_output_when_fd1_is_redirected(tmp_path: Path) -> None:
     code = (
         "import os, sys\n"
-        "from reference_loop.cli.bench import owned_stream\n"
+        "from reference_loop._cli.bench import owned_stream\n"
         "out = owned_stream(sys.stdout)\n"
         "os.dup2(os.open(os.devnull, os.O_WRONLY), 1)\n"
         "print('lost')\n"
@@ -439,7 +439,7 @@ def test_saved_descriptor_keeps_output_when_fd1_is_redirected(tmp_path: Path) ->
 def test_an_arm_whose_model_never_edited_is_void_and_the_table_says_nothing_applied(
     fixed_model, tmp_path: Path
 ) -> None:
-    from reference_loop.bench.runner import format_table
+    from reference_loop._bench.runner import format_table
 
     fixed_model.reply = "I would change VALUE to 4."
     result = run_bench(
@@ -562,7 +562,7 @@ def test_a_context_too_small_for_attempt_one_is_refused_before_any_run(
 
 
 def test_llm_runs_one_at_a_time_by_default() -> None:
-    from reference_loop.cli.bench import default_jobs
+    from reference_loop._cli.bench import default_jobs
 
     assert default_jobs("llm:SmolLM2") == 1
     assert default_jobs("scripted:rederive") == min(2, os.cpu_count() or 1)

@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 from conftest import make_task_dir
 
-from reference_loop.bench.runner import RunOutcome, grid, parse_arms
-from reference_loop.bench.shard import Shard, parse_shard, select
+from reference_loop._bench.runner import RunOutcome, grid, parse_arms
+from reference_loop._bench.shard import Shard, parse_shard, select
+from reference_loop._tasks.task import load_task_dirs
 from reference_loop.errors import LoopError, LoopUsageError
-from reference_loop.tasks.task import load_task_dirs
 
 
 def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from reference_loop.cli.app import main; main()", *args],
+        [sys.executable, "-c", "from reference_loop._cli.app import main; main()", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

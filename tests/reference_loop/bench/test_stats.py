@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from reference_loop.bench.stats import mcnemar_exact_p, newcombe_paired_interval, paired_compare
+from reference_loop._bench.stats import mcnemar_exact_p, newcombe_paired_interval, paired_compare
 from reference_loop.errors import LoopError
 
 

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import make_task_dir  # the tiny fast task the loop tests use
 
-from reference_loop.cli.app import main
-from reference_loop.tasks.task import three_failure_task
+from reference_loop._cli.app import main
+from reference_loop._tasks.task import three_failure_task
 
 
 def _run(*args):
@@ -198,8 +198,8 @@ def test_escape_sequences_from_the_verifier_never_reach_the_terminal_or_the_prom
 
 
 def test_progress_line_of_a_three_thousand_file_attempt_is_short():
-    from reference_loop.cli.app import progress_line
-    from reference_loop.core.events import Event
+    from reference_loop._cli.app import progress_line
+    from reference_loop._core.events import Event
 
     files = [f"generated/{i:05d}.txt" for i in range(200)]
     event = Event(

@@ -104,13 +104,13 @@ def test_ctrl_c_in_run_restores_the_workspace_and_exits_130(tmp_path):
     [
         (
             "chimera-cards",
-            "chimera_cards.cli.entry:run",
-            ("click", "chimera_cards.store", "chimera_cards.review"),
+            "chimera_cards._cli.entry:run",
+            ("click", "chimera_cards._store", "chimera_cards._review"),
         ),
         (
             "reference-loop",
-            "reference_loop.cli.entry:run",
-            ("click", "reference_loop.run", "reference_loop.bench", "reference_loop.workspace"),
+            "reference_loop._cli.entry:run",
+            ("click", "reference_loop._run", "reference_loop._bench", "reference_loop._workspace"),
         ),
     ],
 )

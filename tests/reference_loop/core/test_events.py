@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from reference_loop.core.events import EVENT_KINDS, EventLog
+from reference_loop._core.events import EVENT_KINDS, EventLog
 from reference_loop.errors import LoopError, LoopUsageError
 
 

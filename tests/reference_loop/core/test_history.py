@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from reference_loop.core.history import HEADING, NONE_TEXT, records_shown, render
-from reference_loop.core.records import AttemptRecord, bound_patch, patch_fingerprint
+from reference_loop._core.history import HEADING, NONE_TEXT, records_shown, render
+from reference_loop._core.records import AttemptRecord, bound_patch, patch_fingerprint
 from reference_loop.errors import LoopError, LoopUsageError
 
 
@@ -147,8 +147,8 @@ def test_records_shown_counts_what_each_mode_carries():
 
 
 def test_render_fitted_says_how_many_characters_the_budget_cut() -> None:
-    from reference_loop.core.history import render_fitted
-    from reference_loop.core.records import AttemptRecord
+    from reference_loop._core.history import render_fitted
+    from reference_loop._core.records import AttemptRecord
 
     records = [
         AttemptRecord(number=n, verdict="fail", verifier_output="E assert 1 == 2\n" * 40)
@@ -165,11 +165,11 @@ def test_render_fitted_says_how_many_characters_the_budget_cut() -> None:
 def test_an_attempt_that_creates_three_thousand_files_keeps_the_history_in_budget(tmp_path):
     from dataclasses import dataclass
 
-    from reference_loop.attempters.base import AttemptOutcome, ToolStep
-    from reference_loop.core.history import DEFAULT_BUDGET
-    from reference_loop.core.records import MAX_RECORD_FILES
-    from reference_loop.run.loop import LoopOptions, run_loop
-    from reference_loop.tasks.task import inline_task
+    from reference_loop._attempters.base import AttemptOutcome, ToolStep
+    from reference_loop._core.history import DEFAULT_BUDGET
+    from reference_loop._core.records import MAX_RECORD_FILES
+    from reference_loop._run.loop import LoopOptions, run_loop
+    from reference_loop._tasks.task import inline_task
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reference_loop.core.ledger import CAUSES_HEADING, FACTS_HEADING, TaskLedger
-from reference_loop.core.records import AttemptRecord, FailedStep
+from reference_loop._core.ledger import CAUSES_HEADING, FACTS_HEADING, TaskLedger
+from reference_loop._core.records import AttemptRecord, FailedStep
 
 
 def test_empty_ledger_renders_empty_string():

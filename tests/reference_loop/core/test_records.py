@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference_loop.core.records import (
+from reference_loop._core.records import (
     AttemptRecord,
     FailedStep,
     History,

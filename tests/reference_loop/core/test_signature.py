@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reference_loop.core.signature import failure_signature, normalise
+from reference_loop._core.signature import failure_signature, normalise
 
 
 def test_volatile_text_does_not_make_identical_failures_differ():

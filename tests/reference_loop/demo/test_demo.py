@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from chimera_cards.cli import main
-from reference_loop.demo.steps import (
+from chimera_cards._cli.app import main
+from reference_loop._demo.steps import (
     OWN_CARD,
     URL_CARD,
     history_excerpt,

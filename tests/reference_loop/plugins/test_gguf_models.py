@@ -1,4 +1,4 @@
-"""The GGUF plugin (reference_loop.plugins.gguf_models): registration needs only ``llm``; the
+"""The GGUF plugin (reference_loop._plugins.gguf_models): registration needs only ``llm``; the
 model calls need llama-cpp-python and a GGUF file, and skip with the reason where either is
 absent."""
 
@@ -34,7 +34,7 @@ def test_without_llama_cpp_a_call_is_one_clear_model_error(tmp_path: Path) -> No
     code = (
         "import sys; sys.modules['llama_cpp'] = None\n"
         "import llm\n"
-        "from reference_loop.plugins.gguf_models import GGUFModel\n"
+        "from reference_loop._plugins.gguf_models import GGUFModel\n"
         f"m = GGUFModel('gguf-x', {str(tmp_path / 'x.gguf')!r})\n"
         "try:\n    m.prompt('hi').text()\n"
         "except llm.ModelError as e:\n    print(e)\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import live_children, wait_none_in
 
-from reference_loop.process.run import run_in_group
+from reference_loop._process.run import run_in_group
 
 PY = sys.executable
 
@@ -123,7 +123,7 @@ def test_sigterm_to_the_loop_restores_the_workspace(tmp_path):
     )
     proc = subprocess.Popen(
         [
-            *(PY, "-c", "from reference_loop.cli.app import main; main()", "run"),
+            *(PY, "-c", "from reference_loop._cli.app import main; main()", "run"),
             *("--workspace", str(ws), "--verify", "{python} check.py", "--task-text", "fix m"),
             *("--attempter", f"cmd:{PY} {agent}"),
         ],
@@ -179,13 +179,13 @@ def test_a_child_another_thread_starts_meanwhile_is_left_alone(tmp_path):
 @pytest.fixture
 def no_namespace(monkeypatch):
     """Run commands as a machine without user namespaces does: under the shepherd."""
-    from reference_loop.process import contain
+    from reference_loop._process import contain
 
     monkeypatch.setattr(contain, "contained_argv", lambda argv, **kw: None)
 
 
 def contained(argv: list[str], cwd: Path, timeout: float = 20.0):
-    from reference_loop.process.run import run_contained
+    from reference_loop._process.run import run_contained
 
     return run_contained(
         argv,
@@ -238,7 +238,7 @@ def test_the_shepherd_ends_the_tree_on_a_timeout_and_reports_a_signal(tmp_path, 
 
 @pytest.mark.slow
 def test_a_namespace_counts_and_ends_what_a_command_left(tmp_path):
-    from reference_loop.process.contain import namespace_prefix
+    from reference_loop._process.contain import namespace_prefix
 
     if namespace_prefix() is None:
         pytest.skip("user namespaces are not allowed here: the shepherd is used instead")

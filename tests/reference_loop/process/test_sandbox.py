@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reference_loop.attempters.cmd import CmdAttempter
-from reference_loop.cli.app import main
-from reference_loop.process.sandbox import SandboxUnavailable, make_sandbox
-from reference_loop.verdict.verifier import run_verifier
+from reference_loop._attempters.cmd import CmdAttempter
+from reference_loop._cli.app import main
+from reference_loop._process.sandbox import SandboxUnavailable, make_sandbox
+from reference_loop._verdict.verifier import run_verifier
 
 
 def _usable_sandbox(net: bool = False):

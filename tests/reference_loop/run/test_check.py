@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import make_task_dir  # the tiny fast task the loop tests use
 
-from reference_loop.core.events import EventLog
-from reference_loop.core.records import AttemptRecord
-from reference_loop.run.check import attempt_one_only, run_check
-from reference_loop.tasks.task import load_task_dir, three_failure_task
+from reference_loop._core.events import EventLog
+from reference_loop._core.records import AttemptRecord
+from reference_loop._run.check import attempt_one_only, run_check
+from reference_loop._tasks.task import load_task_dir, three_failure_task
 
 
 @pytest.fixture

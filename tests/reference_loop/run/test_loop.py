@@ -15,18 +15,18 @@ from pathlib import Path
 import pytest
 from conftest import LOOP_CHECK, TESTS_DIR, make_task_dir
 
-from reference_loop.attempters.base import AttemptOutcome, ToolStep
-from reference_loop.attempters.edits import apply_edit, editable_files, parse_edit
-from reference_loop.attempters.factory import make_attempter
-from reference_loop.attempters.scripted import distinguishing_text
-from reference_loop.core.events import EventLog
-from reference_loop.core.history import HEADING
-from reference_loop.core.ledger import CAUSES_HEADING
-from reference_loop.core.planner import ScriptedPlanner
+from reference_loop._attempters.base import AttemptOutcome, ToolStep
+from reference_loop._attempters.edits import apply_edit, editable_files, parse_edit
+from reference_loop._attempters.factory import make_attempter
+from reference_loop._attempters.scripted import distinguishing_text
+from reference_loop._core.events import EventLog
+from reference_loop._core.history import HEADING
+from reference_loop._core.ledger import CAUSES_HEADING
+from reference_loop._core.planner import ScriptedPlanner
+from reference_loop._run.loop import PROTECTED_STEP, LoopOptions, run_loop, run_task
+from reference_loop._tasks.task import inline_task, load_task_dir, resolve_task
+from reference_loop._verdict.verifier import run_verifier
 from reference_loop.errors import LoopUsageError
-from reference_loop.run.loop import PROTECTED_STEP, LoopOptions, run_loop, run_task
-from reference_loop.tasks.task import inline_task, load_task_dir, resolve_task
-from reference_loop.verdict.verifier import run_verifier
 
 
 @pytest.fixture

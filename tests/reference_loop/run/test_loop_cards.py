@@ -13,16 +13,16 @@ import pytest
 from click.testing import CliRunner
 from conftest import edit_blob, make_card, make_task_dir
 
-from chimera_cards import review
-from chimera_cards.cli import main as cards_main
-from chimera_cards.importer.pipeline import import_source
-from chimera_cards.store.facade import Store
-from reference_loop.attempters.factory import make_attempter
-from reference_loop.cli.app import main as loop_main
-from reference_loop.core.cards import cards_section, load_cards
-from reference_loop.core.events import EventLog
-from reference_loop.run.loop import LoopOptions, run_task
-from reference_loop.tasks.task import load_task_dir
+from chimera_cards._cli.app import main as cards_main
+from chimera_cards._importer.pipeline import import_source
+from chimera_cards._review.decisions import retire
+from chimera_cards._store.facade import Store
+from reference_loop._attempters.factory import make_attempter
+from reference_loop._cli.app import main as loop_main
+from reference_loop._core.cards import cards_section, load_cards
+from reference_loop._core.events import EventLog
+from reference_loop._run.loop import LoopOptions, run_task
+from reference_loop._tasks.task import load_task_dir
 
 QUERY = "flaky deploy rollback"
 
@@ -235,7 +235,7 @@ def test_retired_card_leaves_the_prompt_the_next_time_cards_are_loaded(tmp_path)
         import_source(s, _card(tmp_path))
     assert load_cards(store, QUERY).count == 1
     with Store(store) as s:
-        review.retire(s, "deploy-rollback", reason="superseded by the runbook")
+        retire(s, "deploy-rollback", reason="superseded by the runbook")
     block = load_cards(store, QUERY)
     assert block.count == 0 and block.text == ""
 

@@ -8,14 +8,13 @@ import sys
 
 import pytest
 
-from reference_loop.attempters.factory import make_attempter
-from reference_loop.attempters.scripted import distinguishing_text, seeded_order
-from reference_loop.core.events import EventLog
-from reference_loop.core.ledger import CAUSES_HEADING
-from reference_loop.core.planner import ScriptedPlanner
-from reference_loop.errors import LoopError, LoopUsageError
-from reference_loop.run.loop import LoopOptions, run_task
-from reference_loop.tasks.task import (
+from reference_loop._attempters.factory import make_attempter
+from reference_loop._attempters.scripted import distinguishing_text, seeded_order
+from reference_loop._core.events import EventLog
+from reference_loop._core.ledger import CAUSES_HEADING
+from reference_loop._core.planner import ScriptedPlanner
+from reference_loop._run.loop import LoopOptions, run_task
+from reference_loop._tasks.task import (
     copy_project,
     inline_task,
     load_task_dir,
@@ -23,7 +22,8 @@ from reference_loop.tasks.task import (
     sample_tasks,
     three_failure_task,
 )
-from reference_loop.verdict.protect import DEFAULT_PROTECT
+from reference_loop._verdict.protect import DEFAULT_PROTECT
+from reference_loop.errors import LoopError, LoopUsageError
 
 
 def _task_dir(tmp_path, manifest: str):

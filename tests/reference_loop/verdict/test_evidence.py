@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from conftest import find_node
 
-from reference_loop.errors import LoopUsageError
-from reference_loop.verdict.evidence import (
+from reference_loop._verdict.evidence import (
     judge,
     pin_from_baseline,
     read_junit,
     read_pytest_report,
 )
-from reference_loop.verdict.harness import Harness, detect_format
+from reference_loop._verdict.harness import Harness, detect_format
+from reference_loop.errors import LoopUsageError
 
 PYTEST = f"{sys.executable} -B -m pytest -q -p no:cacheprovider"
 CALC = "def add(a, b):\n    return a - b\n"
@@ -262,8 +262,8 @@ def test_junit_reader_reads_failures_errors_and_skips(tmp_path):
 
 
 def test_the_plugin_shim_loads_every_hook_the_plugin_defines():
-    import reference_loop.verdict.pytest_report as plugin_source
-    from reference_loop.verdict.harness import HOOKS
+    import reference_loop._verdict.pytest_report as plugin_source
+    from reference_loop._verdict.harness import HOOKS
 
     defined = {name for name in vars(plugin_source) if name.startswith("pytest_")}
     assert defined == set(HOOKS)

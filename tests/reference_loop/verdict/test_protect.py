@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from reference_loop.errors import LoopUsageError
-from reference_loop.verdict.protect import (
+from reference_loop._verdict.protect import (
     DEFAULT_PROTECT,
     check_patterns,
     is_protected,
     protected_changes,
     verify_paths,
 )
+from reference_loop.errors import LoopUsageError
 
 
 @pytest.mark.parametrize(

@@ -22,13 +22,13 @@ from pathlib import Path
 import pytest
 from conftest import find_node, tree_state
 
-from reference_loop.attempters.base import AttemptOutcome, ToolStep
-from reference_loop.attempters.cmd import CmdAttempter
-from reference_loop.core.events import EventLog
-from reference_loop.process.sandbox import SandboxUnavailable, make_sandbox
-from reference_loop.run.loop import INTEGRITY_STEP, PROTECTED_STEP, LoopOptions, run_loop
-from reference_loop.tasks.task import inline_task
-from reference_loop.verdict.verifier import run_verifier
+from reference_loop._attempters.base import AttemptOutcome, ToolStep
+from reference_loop._attempters.cmd import CmdAttempter
+from reference_loop._core.events import EventLog
+from reference_loop._process.sandbox import SandboxUnavailable, make_sandbox
+from reference_loop._run.loop import INTEGRITY_STEP, PROTECTED_STEP, LoopOptions, run_loop
+from reference_loop._tasks.task import inline_task
+from reference_loop._verdict.verifier import run_verifier
 
 pytestmark = pytest.mark.slow
 
@@ -638,7 +638,7 @@ def test_a_node_runner_is_judged_by_its_junit_report(tmp_path):
 
 def test_a_process_that_outlives_the_attempt_dies_under_the_shepherd_too(tmp_path, monkeypatch):
     # Where user namespaces are not allowed, the shepherd contains the commands instead.
-    from reference_loop.process import contain
+    from reference_loop._process import contain
 
     monkeypatch.setattr(contain, "contained_argv", lambda argv, **kw: None)
     body, detach = DAEMONS["double fork, new session, clean environment"]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import wait_none_in
 
+from reference_loop._verdict.verifier import extract_failure_lines, run_verifier
 from reference_loop.errors import LoopError
-from reference_loop.verdict.verifier import extract_failure_lines, run_verifier
 
 # Plugin autoload off: the inner runs only need core pytest, and start much faster.
 PYTEST = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider"
@@ -219,7 +219,7 @@ def test_ctrl_c_while_verifying_kills_the_process_group_and_propagates(tmp_path)
 
     script = (
         "from pathlib import Path\n"
-        "from reference_loop.verdict.verifier import run_verifier\n"
+        "from reference_loop._verdict.verifier import run_verifier\n"
         "try:\n"
         "    run_verifier('sleep 120 & echo $! > bg.pid; sleep 120', Path('.'), timeout=60)\n"
         "except KeyboardInterrupt:\n"

@@ -14,11 +14,11 @@ import pytest
 from conftest import make_task_dir
 from test_workspace import attempt_everything, git, make_project, tree_state
 
+from reference_loop._run.loop import LoopOptions
+from reference_loop._workspace import gitindex, gitstore
+from reference_loop._workspace.core import Workspace
+from reference_loop._workspace.engines import DEFAULT_ENGINE, ENGINE_ENV, ENGINES, engine_name
 from reference_loop.errors import LoopUsageError
-from reference_loop.run.loop import LoopOptions
-from reference_loop.workspace import gitindex, gitstore
-from reference_loop.workspace.core import Workspace
-from reference_loop.workspace.engines import DEFAULT_ENGINE, ENGINE_ENV, ENGINES, engine_name
 
 
 def test_the_engine_comes_from_the_argument_then_the_environment_then_the_default():

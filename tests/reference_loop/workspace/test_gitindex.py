@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reference_loop.workspace import gitindex, gitstore
+from reference_loop._workspace import gitindex, gitstore
 
 
 def git(cwd: Path, *args: str, index: Path | None = None, git_dir: Path | None = None) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reference_loop.workspace import gitstore
+from reference_loop._workspace import gitstore
 
 
 def run_git(env: dict[str, str], cwd: Path, *args: str, input: bytes | None = None) -> bytes:

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from reference_loop.workspace import storetrash
-from reference_loop.workspace.core import Workspace
+from reference_loop._workspace import storetrash
+from reference_loop._workspace.core import Workspace
 
 # A process that closes a workspace and is killed before its remover thread can start: the
 # store has been renamed to trash, and nothing is left alive to delete it.
 KILLED_BEFORE_REMOVAL = """
 import os, signal, sys, threading
 from pathlib import Path
-from reference_loop.workspace import Workspace
+from reference_loop._workspace.core import Workspace
 ws = Workspace(Path(sys.argv[1]))
 ws.snapshot()
 threading.Thread.start = lambda self: None

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from reference_loop._workspace import records as workspace_module
+from reference_loop._workspace.core import Workspace
 from reference_loop.errors import LoopError
-from reference_loop.workspace import records as workspace_module
-from reference_loop.workspace.core import Workspace
 
 pytestmark = pytest.mark.usefixtures("workspace_engine")
 
@@ -613,7 +613,7 @@ def test_the_repository_layout_is_read_as_git_reads_it_or_left_to_git(tmp_path):
     """The first snapshot reads where a repository's git dir is from its layout; wherever
     git could see it otherwise (a linked worktree, a moved work tree, a bare repository,
     included config, extensions) the question goes to `git rev-parse`."""
-    from reference_loop.workspace.gitio import _plain_layout
+    from reference_loop._workspace.gitio import _plain_layout
 
     def seen_by_git(root: Path) -> tuple[str, str]:
         out = git(root, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
@@ -970,7 +970,7 @@ def test_a_hard_link_to_a_file_outside_is_replaced_not_written_through(tmp_path)
 
 
 def test_a_large_file_is_named_in_the_diff_not_inlined(project):
-    from reference_loop.workspace.gitio import BIG_FILE_BYTES
+    from reference_loop._workspace.gitio import BIG_FILE_BYTES
 
     before = tree_state(project)
     with Workspace(project) as ws:

@@ -31,10 +31,10 @@ from test_workspace import (
     tree_state,
 )
 
+from reference_loop._workspace import gitindex
+from reference_loop._workspace.core import Workspace
+from reference_loop._workspace.gitio import BIG_FILE_BYTES
 from reference_loop.errors import LoopError
-from reference_loop.workspace import gitindex
-from reference_loop.workspace.core import Workspace
-from reference_loop.workspace.gitio import BIG_FILE_BYTES
 
 pytestmark = pytest.mark.usefixtures("workspace_engine")
 
@@ -1046,7 +1046,7 @@ def test_a_crlf_file_git_normalizes_comes_back_as_git_checks_it_out(tmp_path):
 def test_attributes_that_make_a_files_bytes_differ_from_its_blob_are_recognised(
     tmp_path, text, converts
 ):
-    from reference_loop.workspace.gitio import _converting_attributes
+    from reference_loop._workspace.gitio import _converting_attributes
 
     path = tmp_path / ".gitattributes"
     path.write_text(text)

@@ -1,0 +1,77 @@
+"""What every CLI module shares: error reporting, --store and --json, opening a store.
+
+The click-free parts (the error line, the JSON text, opening the store) are ``cli/plain.py``'s,
+so the console entry's fast path reports exactly as the click commands do.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from chimera_cards._cli.plain import error_report, json_text
+from chimera_cards.errors import ChimeraError
+
+store_option = click.option(
+    "--store",
+    "store_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Store file (default: $CHIMERA_CARDS_HOME/cards.db, else the XDG data dir).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+class Seconds(click.ParamType):
+    """A duration in seconds: a finite number above 0 (``inf``, ``nan`` and ``-1`` are refused)."""
+
+    name = "seconds"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or seconds <= 0:
+            self.fail(f"{value!r}: give a finite number of seconds above 0", param, ctx)
+        return seconds
+
+
+SECONDS = Seconds()
+
+
+def reports_errors(fn: Callable) -> Callable:
+    """Turn a ChimeraError into one line on stderr and its exit code (never a traceback).
+
+    A damaged or locked SQLite file mid-command is reported the same way, as a store problem.
+    An OSError or ValueError that no lower layer turned into a ChimeraError (a path or value
+    nobody anticipated) is one line too, exit 2; with ``CHIMERA_CARDS_DEBUG`` set (the test suite
+    sets it) it propagates instead, so a bug is never hidden behind a tidy message
+    (``plain.error_report``).
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (ChimeraError, sqlite3.Error, OSError, ValueError) as exc:
+            report = error_report(exc)
+            if report is None:
+                raise
+            click.echo(report[0], err=True)
+            sys.exit(report[1])
+
+    return wrapper
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json_text(value))

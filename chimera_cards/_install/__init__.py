@@ -1,0 +1,1 @@
+"""Installing approved skills into agent folders: receipts, disk writes, check, sync, agents."""

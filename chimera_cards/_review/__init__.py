@@ -1,0 +1,1 @@
+"""Review: approve/reject/retire, the review screen and queue, statements files, trust files."""

@@ -1,0 +1,465 @@
+"""Agent hooks: refuse a skill whose bytes are not the approved ones, at the moment it loads.
+
+Claude Code (``PreToolUse``) and Gemini CLI (``BeforeTool``) run a hook command before each
+matching tool call, with the call as JSON on stdin; exit 2 blocks the call and shows stderr to
+the model, any other non-zero exit lets it through. ``run_hook`` is that command's body:
+
+- a skill-loading call (Claude Code's ``Skill`` tool, ``tool_input.skill``, a name or
+  ``plugin:name``; Gemini CLI's ``activate_skill``, ``tool_input.name``) or a file read (``Read``,
+  ``read_file``) inside an agent's skills folder names a skill folder; it passes only when
+  ``check`` calls that folder ``ok`` (its bytes are an approved bundle, verifying now);
+- every failure blocks (fail closed): input that is not the documented JSON, a missing store, a
+  skill no skills folder holds, any exception. ``fail_open`` turns those failures (not a drifted
+  skill) into a warning that lets the call through.
+
+At ``SessionStart`` it checks the agent's project and user skills folders and reports what
+drifted (as context for the model; a session cannot be blocked).
+
+``install_hooks`` merges both hooks into the agent's settings file (``.claude/settings.json``,
+``.gemini/settings.json``) without touching any other setting or hook. Payload shapes: Claude
+Code's hooks reference (Claude Code 2.1) and Gemini CLI's; they are recorded in
+``tests/chimera_cards/runtime/test_agent_hooks.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from chimera_cards._util.atomic import write_atomic
+from chimera_cards.errors import ChimeraError, UsageError
+
+TYPE_CHECKING = False  # the hook starts for every matching tool call: no typing at run time
+if TYPE_CHECKING:
+    from chimera_cards._install.policy import Policy
+
+
+BLOCK = 2  # Claude Code: exit 2 blocks the tool call and shows stderr to the model
+WARN = 1  # any other non-zero exit: the call goes on, stderr is shown to the user
+
+
+@dataclass(frozen=True)
+class AgentHooks:
+    """How one agent's hooks name a skill being loaded, and where its hook settings live.
+
+    ``skill_tools`` maps a tool that loads a skill by name to the input keys that may hold the
+    name; ``read_tools`` a tool that reads a file to the keys that may hold its path. ``dirs``
+    are agents-table names whose project and user folders the agent loads skills from, plus
+    ``extra_dirs`` (relative to the project root). ``json_stdout``: the agent parses stdout as
+    JSON, so the hook prints ``{}`` (or its JSON answer) and nothing else.
+    """
+
+    name: str
+    pre_event: str
+    skill_tools: Mapping[str, tuple[str, ...]]
+    read_tools: Mapping[str, tuple[str, ...]]
+    dirs: tuple[str, ...]
+    settings: str
+    extra_dirs: tuple[str, ...] = ()
+    json_stdout: bool = False
+
+    @property
+    def matcher(self) -> str:
+        return "|".join([*self.skill_tools, *self.read_tools])
+
+    @property
+    def command(self) -> str:
+        return f"chimera-cards hook {self.name}"
+
+
+AGENT_HOOKS = {
+    "claude": AgentHooks(
+        name="claude",
+        pre_event="PreToolUse",
+        # The Skill tool loads SKILL.md (older releases named the field `command`); Read opens
+        # any file of it.
+        skill_tools={"Skill": ("skill", "command", "skill_name")},
+        read_tools={"Read": ("file_path",)},
+        dirs=("claude-code",),
+        settings=".claude/settings.json",
+    ),
+    "gemini": AgentHooks(
+        name="gemini",
+        pre_event="BeforeTool",
+        skill_tools={"activate_skill": ("name",)},
+        read_tools={"read_file": ("file_path", "absolute_path")},
+        dirs=("gemini-cli",),
+        settings=".gemini/settings.json",
+        extra_dirs=(".gemini/skills",),
+        json_stdout=True,
+    ),
+}
+
+
+class SettingsError(UsageError):
+    """``.claude/settings.json`` cannot be read or is not a JSON object: nothing is written."""
+
+
+@dataclass(frozen=True)
+class HookOutcome:
+    """What the hook command prints and its exit code."""
+
+    exit_code: int
+    stderr: str = ""
+    stdout: str = ""
+
+
+def _skill_dirs(env: Mapping[str, str], root: Path) -> list[Path]:
+    """Every agent's skills folders for this project and user (the agents table)."""
+    from chimera_cards._install.agents import agent_locations
+
+    places: list[Path] = []
+    for location in agent_locations(env, root):
+        for place in (location.project, location.user):
+            if place and Path(place) not in places:
+                places.append(Path(place))
+    return places
+
+
+def _agent_dirs(agent: AgentHooks, env: Mapping[str, str], root: Path) -> list[Path]:
+    """The folders ``agent`` loads skills from: project ones first, then user-wide."""
+    from chimera_cards._install.agents import find_agent, project_dir, user_dir
+
+    found = [find_agent(name) for name in agent.dirs]
+    places = [root / extra for extra in agent.extra_dirs]
+    places += [project_dir(a, root) for a in found] + [user_dir(a, env) for a in found]
+    return list(dict.fromkeys(places))
+
+
+def user_settings(agent: str, env: Mapping[str, str] | None = None) -> Path:
+    """The agent's user-wide settings file: beside its user skills folder (``~/.claude``,
+    ``$CLAUDE_CONFIG_DIR``, ``~/.gemini``), named ``settings.json``."""
+    from chimera_cards._install.agents import find_agent, user_dir
+
+    hooks = AGENT_HOOKS[agent]
+    return user_dir(find_agent(hooks.dirs[0]), env).parent / "settings.json"
+
+
+def _project_root(payload: Mapping[str, object], env: Mapping[str, str]) -> Path:
+    # Claude Code sets CLAUDE_PROJECT_DIR for hooks; the payload's cwd follows `cd`.
+    root = env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd")
+    return Path(root) if isinstance(root, str) and root else Path.cwd()
+
+
+def _field(tool_input: Mapping[str, object], keys: tuple[str, ...]) -> object:
+    return next((tool_input[k] for k in keys if k in tool_input), None)
+
+
+def skill_folders_for(
+    payload: Mapping[str, object], env: Mapping[str, str], agent: AgentHooks = AGENT_HOOKS["claude"]
+) -> tuple[str, list[Path]] | None:
+    """The skill a tool call loads, and the folders it may be loaded from.
+
+    Args:
+        payload: the PreToolUse / BeforeTool hook input.
+        env: the environment (``CLAUDE_PROJECT_DIR``, ``HOME``, ``CLAUDE_CONFIG_DIR``).
+    Returns:
+        (skill name, its candidate folders, existing or not), or None when the call loads no
+        skill (another tool, a Read outside every skills folder).
+    Raises:
+        UsageError: the payload is not shaped as Claude Code documents it.
+    """
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+        raise UsageError("hook input has no tool_name and tool_input object")
+    root = _project_root(payload, env)
+    if tool in agent.skill_tools:
+        name = _field(tool_input, agent.skill_tools[tool])
+        if not isinstance(name, str) or not name.strip():
+            raise UsageError(f"{tool} call without a skill name in tool_input")
+        name = name.strip().lstrip("/").split(":")[-1]
+        if not name or "/" in name or "\\" in name or name.startswith("."):
+            raise UsageError(f"{tool} call names {name!r}, which is no skill folder name")
+        return name, [d / name for d in _agent_dirs(agent, env, root)]
+    if tool in agent.read_tools:
+        target = _field(tool_input, agent.read_tools[tool])
+        if not isinstance(target, str) or not target:
+            raise UsageError(f"{tool} call without a file path")
+        # As written and with links resolved: a skills folder reached through a symlink (or a
+        # path into it through one) is still that skills folder.
+        paths = {Path(os.path.normpath(root / target)), Path(os.path.realpath(root / target))}
+        for directory in [*_agent_dirs(agent, env, root), *_skill_dirs(env, root)]:
+            for base in {Path(os.path.normpath(directory)), Path(os.path.realpath(directory))}:
+                for path in paths:
+                    if path.is_relative_to(base) and len(path.relative_to(base).parts) >= 2:
+                        # A file directly in the skills folder (a README, the index) is no skill's.
+                        name = path.relative_to(base).parts[0]
+                        return name, [Path(directory) / name]
+    return None
+
+
+def _folder_verdict(store_path: Path, folder: Path, policy: Policy) -> str | None:
+    """None when ``check`` calls the folder ok, else the one line for the model."""
+    from chimera_cards._install.verify import check
+    from chimera_cards._store.facade import Store
+
+    with Store(store_path, create=False) as store:
+        report = check(store, [folder.parent], policy)
+    state = next((s for s in report.states if Path(s.path) == folder), None)
+    name = folder.name
+    if state is None:
+        return f"skill {name} at {folder} is no skill folder chimera-cards can check"
+    if state.ok:
+        return None
+    if state.state == "modified":
+        return f"skill {name} differs from its approved bytes: {state.detail}"
+    if state.state == "revoked":
+        return f"skill {name} is not approved now: {state.detail}"
+    if state.state == "unknown":
+        return f"skill {name} is not an approved skill ({state.detail})"
+    return f"skill {name} is {state.state}: {state.detail}"
+
+
+def _policy(trust_file: Path | None) -> Policy:
+    from chimera_cards._install.policy import Policy
+
+    if trust_file is None:
+        return Policy()
+    from chimera_cards._review.trustfile import read_trust_file
+
+    trust = read_trust_file(trust_file)
+    return Policy(tuple(trust.trusted_keys()), trust.threshold)
+
+
+def _store_file(store_path: Path | None) -> Path:
+    from chimera_cards._store.connection import default_store_path
+
+    path = store_path or default_store_path()
+    if not path.is_file():
+        raise UsageError(f"no chimera-cards store at {path}")
+    return path
+
+
+def _pre_tool_use(
+    agent: AgentHooks,
+    payload: Mapping[str, object],
+    env: Mapping[str, str],
+    store_path: Path | None,
+    trust_file: Path | None,
+) -> str | None:
+    """None when the call may go on, else why it may not (drift, or an unknown skill)."""
+    found = skill_folders_for(payload, env, agent)
+    if found is None:
+        return None
+    name, candidates = found
+    existing = [f for f in candidates if f.is_dir() or f.is_symlink()]
+    if not existing:
+        return f"skill {name} is in no skills folder chimera-cards checks; it is not approved"
+    store_file = _store_file(store_path)
+    policy = _policy(trust_file)
+    for folder in existing:  # whichever one Claude Code loads must be approved
+        why = _folder_verdict(store_file, folder, policy)
+        if why is not None:
+            return why
+    return None
+
+
+def _session_start(
+    agent: AgentHooks,
+    payload: Mapping[str, object],
+    env: Mapping[str, str],
+    store_path: Path | None,
+    trust_file: Path | None,
+) -> str:
+    from chimera_cards._install.verify import check
+    from chimera_cards._store.facade import Store
+
+    root = _project_root(payload, env)
+    directories = [d for d in _agent_dirs(agent, env, root) if d.is_dir()]
+    if not directories:
+        return ""
+    with Store(_store_file(store_path), create=False) as store:
+        report = check(store, directories, _policy(trust_file))
+    bad = [s for s in report.states if not s.ok]
+    if not bad:
+        return ""
+    lines = [
+        f"chimera-cards: {len(bad)} skill folder(s) are not the approved bytes; "
+        "do not use them (loading them is blocked):"
+    ]
+    lines += [f"- {s.line()}" for s in bad]
+    return "\n".join(lines) + "\n"
+
+
+def run_hook(
+    data: bytes,
+    *,
+    agent: str = "claude",
+    store_path: Path | None = None,
+    trust_file: Path | None = None,
+    fail_open: bool = False,
+    event: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> HookOutcome:
+    """The hook command's whole behaviour: never raises, always an outcome.
+
+    Args:
+        data: the hook input as read from stdin.
+        agent: whose hook this is (``claude``, ``gemini``).
+        store_path: the store (default: the usual one).
+        trust_file: judge approvals against this trust file instead of the store's trust list.
+        fail_open: a failure of the hook itself warns (exit 1) instead of blocking (exit 2).
+        event: ``pre-tool-use`` (``BeforeTool`` for Gemini CLI) or ``session-start``; None: the
+            input's ``hook_event_name``.
+        env: the environment (default ``os.environ``).
+    Returns:
+        Exit 0 (go on), 2 with one line for the model (blocked), or 1 (a warning, fail-open).
+    """
+    env = os.environ if env is None else env
+    hooks = AGENT_HOOKS[agent]
+    failure = WARN if fail_open else BLOCK
+    prefix = "chimera-cards hook"
+    quiet = "{}\n" if hooks.json_stdout else ""
+    try:
+        try:
+            payload = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise UsageError(f"hook input is not JSON ({exc.__class__.__name__})") from None
+        if not isinstance(payload, dict):
+            raise UsageError("hook input is not a JSON object")
+        kind = event or {hooks.pre_event: "pre-tool-use", "SessionStart": "session-start"}.get(
+            str(payload.get("hook_event_name")), "pre-tool-use"
+        )
+        if kind == "session-start":
+            report = _session_start(hooks, payload, env, store_path, trust_file)
+            if hooks.json_stdout:
+                answer = {"hookSpecificOutput": {"additionalContext": report}} if report else {}
+                return HookOutcome(0, stdout=json.dumps(answer) + "\n")
+            return HookOutcome(0, stdout=report)
+        why = _pre_tool_use(hooks, payload, env, store_path, trust_file)
+    except ChimeraError as exc:
+        return HookOutcome(failure, stderr=f"{prefix}: {exc}; {_verb(fail_open)}")
+    except Exception as exc:  # fail closed: a crash must not let an unchecked skill through
+        text = " ".join(str(exc).split()) or exc.__class__.__name__
+        return HookOutcome(failure, stderr=f"{prefix}: failed ({text}); {_verb(fail_open)}")
+    if why is None:
+        return HookOutcome(0, stdout=quiet)
+    return HookOutcome(BLOCK, stderr=f"{why} (chimera-cards check shows the difference)")
+
+
+def _verb(fail_open: bool) -> str:
+    return "not blocked (--fail-open)" if fail_open else "blocked"
+
+
+def hook_commands(
+    agent: str = "claude",
+    *,
+    store: Path | None = None,
+    trust_file: Path | None = None,
+    fail_open: bool = False,
+) -> dict[str, str]:
+    """The command line of each hook event, as written into settings.json.
+
+    Without ``fail_open``, the PreToolUse command ends in ``|| exit 2``: if ``chimera-cards``
+    cannot even start (not on PATH, a broken install), the shell's own failure blocks too,
+    where the agent would otherwise let the call through.
+    """
+    hooks = AGENT_HOOKS[agent]
+    extra = ""
+    if store is not None:
+        extra += f" --store {shlex.quote(str(Path(store).absolute()))}"
+    if trust_file is not None:
+        extra += f" --trust-file {shlex.quote(str(trust_file))}"
+    pre = f"{hooks.command} --event pre-tool-use{extra}"
+    pre += " --fail-open" if fail_open else " || exit 2"
+    return {
+        hooks.pre_event: pre,
+        "SessionStart": f"{hooks.command} --event session-start{extra}",
+    }
+
+
+def _ours(entry: object, command: str) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    hooks = entry.get("hooks")
+    return isinstance(hooks, list) and any(
+        isinstance(h, dict) and str(h.get("command", "")).startswith(command) for h in hooks
+    )
+
+
+def _read_settings(path: Path) -> dict:
+    """The settings file as a JSON object ({} when there is none), or SettingsError."""
+    if not (path.exists() or path.is_symlink()):
+        return {}
+    try:
+        loaded = json.loads(path.read_text("utf-8"))
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read ({exc.strerror}); nothing written") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SettingsError(f"{path}: cannot read it as JSON ({exc}); nothing written") from None
+    if not isinstance(loaded, dict):
+        raise SettingsError(f"{path}: not a JSON object; nothing written")
+    return loaded
+
+
+def install_hooks(
+    settings_path: str | os.PathLike,
+    agent: str = "claude",
+    *,
+    store: Path | None = None,
+    trust_file: Path | None = None,
+    fail_open: bool = False,
+) -> list[str]:
+    """Merge the tool hook and the SessionStart hook into an agent's settings file.
+
+    Every other key, event and hook is kept as it was; an entry of ours already there is
+    replaced in place (so a re-run with other options updates it), never duplicated.
+
+    Args:
+        settings_path: ``.claude/settings.json`` (created, with its folder, when missing).
+        agent: ``claude`` or ``gemini``.
+        store, trust_file, fail_open: written into the hook commands.
+    Returns:
+        The events whose entry was added or changed (empty: the file already had them).
+    Raises:
+        SettingsError: the file is not valid JSON or not an object (it is left untouched).
+    """
+    path = Path(settings_path)
+    if store is not None and not Path(store).is_file():
+        raise UsageError(f"--store {store}: no store there; the hook would block every skill")
+    if trust_file is not None:
+        from chimera_cards._review.trustfile import read_trust_file
+
+        read_trust_file(trust_file)  # refused now rather than at every tool call
+    settings = _read_settings(path)
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsError(f'{path}: its "hooks" is not an object; nothing written')
+    hooks_of = AGENT_HOOKS[agent]
+    changed = []
+    for event, command in hook_commands(
+        agent, store=store, trust_file=trust_file, fail_open=fail_open
+    ).items():
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise SettingsError(f"{path}: hooks.{event} is not a list; nothing written")
+        # Claude Code counts a timeout in seconds, Gemini CLI in milliseconds.
+        timeout = 60_000 if hooks_of.json_stdout else 60
+        hook = {"type": "command", "command": command, "timeout": timeout}
+        if hooks_of.name != "claude":
+            hook = {"name": f"chimera-cards-{event}", **hook}
+        entry: dict = {"hooks": [hook]}
+        if event == hooks_of.pre_event:
+            entry = {"matcher": hooks_of.matcher, **entry}
+        mine = [i for i, e in enumerate(entries) if _ours(e, hooks_of.command)]
+        if mine and entries[mine[0]] == entry and len(mine) == 1:
+            continue
+        if mine:
+            entries[mine[0]] = entry
+            for i in reversed(mine[1:]):
+                del entries[i]
+        else:
+            entries.append(entry)
+        changed.append(event)
+    if changed:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SettingsError(f"{path.parent}: cannot create ({exc.strerror})") from None
+        write_atomic(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode())
+    return changed

@@ -1,0 +1,1 @@
+"""Scanning a card or bundle for problems: shape lint, the hidden-instruction scan, code scan."""

@@ -1,0 +1,456 @@
+"""Rules over the commands a shell unit runs (as :mod:`chimera_cards._scan.shell` parsed them):
+installs from where nobody reviewed, persistence, and switching security controls off.
+
+Each rule reads a command's name and arguments (not the line's text), so a quoted mention or a
+comment is not a finding, and ``sudo -E pip install --index-url …`` is the ``pip`` it runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from chimera_cards._scan.sensitive import host_of
+from chimera_cards._scan.shell import Command
+
+# Package indexes and mirrors that are the registries themselves (or their official CDNs).
+KNOWN_INDEX_HOSTS = frozenset(
+    {
+        "pypi.org",
+        "pypi.python.org",
+        "files.pythonhosted.org",
+        "test.pypi.org",
+        "download.pytorch.org",
+        "pypi.nvidia.com",
+        "registry.npmjs.org",
+        "registry.yarnpkg.com",
+        "crates.io",
+        "index.crates.io",
+        "rubygems.org",
+        "proxy.golang.org",
+    }
+)
+# Go modules whose @latest is the language's own.
+_GO_OWN = ("golang.org/x/", "go.dev/", "google.golang.org/", "cmd/")
+
+
+@dataclass(frozen=True)
+class CommandFinding:
+    """One finding of a command rule, before the detection pass gives it its path."""
+
+    rule: str
+    severity: str
+    message: str
+    line: int
+
+
+def _shown(cmd: Command) -> str:
+    text = " ".join([cmd.name, *cmd.argv])
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _value(argv: list[str], flags: tuple[str, ...]) -> list[str]:
+    found = []
+    for index, arg in enumerate(argv):
+        for flag in flags:
+            if arg == flag and index + 1 < len(argv):
+                found.append(argv[index + 1])
+            elif arg.startswith(flag + "=") and flag.startswith("--"):
+                found.append(arg.split("=", 1)[1])
+            elif not flag.startswith("--") and arg.startswith(flag) and len(arg) > len(flag):
+                found.append(arg[len(flag) :])
+    return found
+
+
+def _unknown_host(url: str) -> str | None:
+    host = host_of(url)
+    if host is None:
+        return url if "://" in url else None
+    return None if host in KNOWN_INDEX_HOSTS else host
+
+
+def _pip(cmd: Command, argv: list[str]) -> list[CommandFinding]:
+    out = []
+    for url in _value(argv, ("--index-url", "-i", "--extra-index-url", "--find-links", "-f")):
+        host = _unknown_host(url)
+        if host:
+            out.append(
+                CommandFinding(
+                    "remote-install",
+                    "warning",
+                    f"installs from the package index at {host}: {_shown(cmd)}",
+                    cmd.line,
+                )
+            )
+    for host in _value(argv, ("--trusted-host",)):
+        out.append(
+            CommandFinding(
+                "security-disable",
+                "warning",
+                f"turns off TLS checks for {host}: {_shown(cmd)}",
+                cmd.line,
+            )
+        )
+    values = set(
+        _value(
+            argv,
+            (
+                "--index-url",
+                "-i",
+                "--extra-index-url",
+                "--find-links",
+                "-f",
+                "--trusted-host",
+                "-r",
+                "--requirement",
+                "-c",
+                "--constraint",
+            ),
+        )
+    )
+    for arg in argv:
+        if arg.startswith("-") or arg in values:
+            continue
+        if arg.startswith(("git+", "hg+", "svn+", "bzr+")) or "://" in arg:
+            where = host_of(arg.split("+", 1)[-1]) or arg
+            if where in KNOWN_INDEX_HOSTS:
+                continue
+            out.append(
+                CommandFinding(
+                    "remote-install",
+                    "warning",
+                    f"installs a package straight from {where}: {_shown(cmd)}",
+                    cmd.line,
+                )
+            )
+    return out
+
+
+_NPM_REMOTE = re.compile(
+    r"^(?:git\+|git:|github:|gitlab:|bitbucket:|gist:|https?://|file:)|^[\w.-]+/[\w.-]+(?:#.*)?$"
+)
+
+
+def _npm(cmd: Command, argv: list[str]) -> list[CommandFinding]:
+    out = []
+    registries = _value(argv, ("--registry",))
+    for url in registries:
+        host = _unknown_host(url)
+        if host:
+            out.append(
+                CommandFinding(
+                    "remote-install",
+                    "warning",
+                    f"installs from the registry at {host}: {_shown(cmd)}",
+                    cmd.line,
+                )
+            )
+    for arg in argv[1:]:
+        if (
+            arg in registries
+            or arg.startswith("-")
+            or (arg.startswith("@") and "/" in arg and "://" not in arg)
+        ):
+            continue
+        if _NPM_REMOTE.match(arg):
+            where = host_of(arg.removeprefix("git+")) or arg
+            out.append(
+                CommandFinding(
+                    "remote-install",
+                    "warning",
+                    f"installs a package from {where}, not the registry: {_shown(cmd)}",
+                    cmd.line,
+                )
+            )
+    return out
+
+
+def _npx(cmd: Command, argv: list[str]) -> list[CommandFinding]:
+    package = next((a for a in argv if not a.startswith("-")), None)
+    if package is None:
+        return []
+    if _NPM_REMOTE.match(package) and not package.startswith("@"):
+        return [
+            CommandFinding(
+                "remote-install",
+                "warning",
+                f"runs a package from {host_of(package) or package}: {_shown(cmd)}",
+                cmd.line,
+            )
+        ]
+    bare = package[1:] if package.startswith("@") else package
+    if "@" not in bare:
+        # -y installs it without the prompt that would show the user what is fetched.
+        severity = "warning" if any(a in ("-y", "--yes") for a in argv) else "info"
+        return [
+            CommandFinding(
+                "remote-install",
+                severity,
+                f"runs the newest {package} from the registry (no version pinned): {_shown(cmd)}",
+                cmd.line,
+            )
+        ]
+    return []
+
+
+def _installs(cmd: Command) -> list[CommandFinding]:
+    name, argv = cmd.name, cmd.argv
+    sub = argv[0] if argv else ""
+    if name in ("pip", "pip3") or re.match(r"^pip3\.\d+$", name):
+        return _pip(cmd, argv) if sub in ("install", "download", "wheel") else []
+    if name in ("python", "python3") and argv[:2] == ["-m", "pip"]:
+        return _pip(cmd, argv[2:]) if argv[2:3] == ["install"] else []
+    if name in ("uvx", "pipx") or (name == "uv" and sub in ("tool", "run")):
+        specs = _value(argv, ("--from", "--spec", "--with"))
+        out = []
+        for spec in specs + [a for a in argv if a.startswith(("git+", "https://", "http://"))]:
+            if (
+                spec.startswith(("git+", "http://", "https://"))
+                and host_of(spec.removeprefix("git+")) not in KNOWN_INDEX_HOSTS
+            ):
+                out.append(
+                    CommandFinding(
+                        "remote-install",
+                        "warning",
+                        f"runs a tool straight from "
+                        f"{host_of(spec.removeprefix('git+')) or spec}: {_shown(cmd)}",
+                        cmd.line,
+                    )
+                )
+                break
+        if name != "uvx" and "install" in argv[:2]:
+            out += _pip(cmd, argv)
+        return out
+    if name in ("uv", "poetry", "pdm", "rye", "conda", "mamba", "micromamba"):
+        if "install" in argv[:3] or "add" in argv[:2] or ("run" in argv[:1] and "--with" in argv):
+            return _pip(cmd, argv)
+        return []
+    if name in ("npm", "pnpm", "yarn", "bun", "cnpm"):
+        if sub in ("install", "i", "add", "isntall", "ci") or (name == "yarn" and sub == "global"):
+            return _npm(cmd, argv)
+        if sub in ("exec", "dlx", "x"):
+            return _npx(cmd, argv[1:])
+        return []
+    if name in ("npx", "bunx", "pnpx"):
+        return _npx(cmd, argv)
+    if name == "cargo" and sub == "install":
+        for url in _value(argv, ("--git", "--registry", "--index")):
+            return [
+                CommandFinding(
+                    "remote-install",
+                    "warning",
+                    f"builds and installs a crate from {host_of(url) or url}: {_shown(cmd)}",
+                    cmd.line,
+                )
+            ]
+        return []
+    if name == "go" and sub in ("install", "get", "run"):
+        out = []
+        for arg in argv[1:]:
+            if "@" in arg and not arg.startswith(_GO_OWN):
+                version = arg.rsplit("@", 1)[1]
+                if version in ("latest", "master", "main", "HEAD"):
+                    out.append(
+                        CommandFinding(
+                            "remote-install",
+                            "warning",
+                            f"builds the newest {arg.rsplit('@', 1)[0]} (not pinned): "
+                            f"{_shown(cmd)}",
+                            cmd.line,
+                        )
+                    )
+        return out
+    if name == "gem" and sub == "install":
+        out = []
+        for url in _value(argv, ("--source", "-s", "--clear-sources")):
+            if _unknown_host(url):
+                out.append(
+                    CommandFinding(
+                        "remote-install",
+                        "warning",
+                        f"installs a gem from {host_of(url) or url}: {_shown(cmd)}",
+                        cmd.line,
+                    )
+                )
+        return out
+    if name == "brew" and sub == "tap" and len(argv) > 1:
+        return [
+            CommandFinding(
+                "remote-install",
+                "warning",
+                f"adds a third-party Homebrew tap {argv[1]}: {_shown(cmd)}",
+                cmd.line,
+            )
+        ]
+    if (
+        name == "brew"
+        and sub == "install"
+        and any(a.count("/") >= 2 and "://" not in a for a in argv[1:])
+    ):
+        return [
+            CommandFinding(
+                "remote-install",
+                "warning",
+                f"installs from a third-party Homebrew tap: {_shown(cmd)}",
+                cmd.line,
+            )
+        ]
+    if name == "deno" and sub in ("run", "install") and any("://" in a for a in argv[1:]):
+        url = next(a for a in argv[1:] if "://" in a)
+        return [
+            CommandFinding(
+                "remote-install",
+                "warning",
+                f"runs code from {host_of(url) or url}: {_shown(cmd)}",
+                cmd.line,
+            )
+        ]
+    if name in ("add-apt-repository", "apt-key") or (name == "apt-key" and sub == "add"):
+        return [
+            CommandFinding(
+                "remote-install", "warning", f"adds a package source: {_shown(cmd)}", cmd.line
+            )
+        ]
+    return []
+
+
+# Files and folders whose content runs later by itself: at login, on a timer, on a git event.
+_PERSIST_PATH_RE = re.compile(
+    r"(?:^|[/\\~])\.(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin|"
+    r"kshrc|cshrc|tcshrc|inputrc)\b|config/fish/config\.fish|/etc/(?:profile|bash\.bashrc|"
+    r"zsh/zshrc|environment|rc\.local|ld\.so\.preload)|/etc/profile\.d/|/etc/cron|"
+    r"/var/spool/cron|Library/Launch(?:Agents|Daemons)|/etc/systemd/|\.config/systemd/|"
+    r"\.config/autostart|\.git/hooks/|/etc/init\.d/|\.ssh/authorized_keys|"
+    r"\\Start Menu\\Programs\\Startup|CurrentVersion\\Run",
+    re.IGNORECASE,
+)
+
+
+def path_persistence(path: str) -> str | None:
+    """What a path starts by itself (a shell rc file, a cron table, a launch agent, a git hook),
+    or None."""
+    match = _PERSIST_PATH_RE.search(path)
+    return match.group(0) if match else None
+
+
+def _persistence(cmd: Command) -> list[CommandFinding]:
+    name, argv = cmd.name, cmd.argv
+    what = None
+    if name == "crontab" and not any(a in ("-l", "-r", "-e", "-i") for a in argv):
+        what = "installs a cron table"
+    elif name == "launchctl" and argv[:1] in (["load"], ["bootstrap"], ["enable"]):
+        what = "loads a launch agent"
+    elif name == "systemctl" and "enable" in argv:
+        what = "enables a service at boot"
+    elif name == "schtasks" and any(a.lower() == "/create" for a in argv):
+        what = "creates a scheduled task"
+    elif name == "reg" and argv[:1] == ["add"] and any("\\run" in a.lower() for a in argv):
+        what = "adds a Run key"
+    elif name == "git" and "config" in argv[:3] and "core.hooksPath" in argv:
+        what = "points git's hooks elsewhere"
+    elif name in ("cp", "mv", "ln", "install", "tee") or name == "echo":
+        for arg in argv:
+            found = path_persistence(arg)
+            if found and not arg.startswith("-"):
+                what = f"writes {found}"
+                break
+    if what is None:
+        return []
+    severity = "error" if "authorized_keys" in what else "warning"
+    return [CommandFinding("persistence", severity, f"{what}: {_shown(cmd)}", cmd.line)]
+
+
+def _security_off(cmd: Command) -> list[CommandFinding]:
+    name, argv = cmd.name, cmd.argv
+    text = " ".join(argv)
+    what = None
+    if name == "chmod" and re.search(r"(?:^|\s)(?:-R\s+)?(?:0?777|a\+rwx|ugo\+rwx|o\+w)\b", text):
+        what = "makes files writable by everyone"
+    elif name == "git" and "--no-verify" in argv:
+        what = "skips git's hooks"
+    elif (
+        name == "git" and "config" in argv[:3] and re.search(r"http\.sslVerify\s+false", text, re.I)
+    ):
+        what = "turns off TLS checks for git"
+    elif name in ("npm", "yarn", "pnpm") and re.search(r"strict-ssl\s+false", text):
+        what = "turns off TLS checks for npm"
+    elif name == "setenforce" and argv[:1] in (["0"], ["Permissive"]):
+        what = "turns SELinux off"
+    elif name == "ufw" and argv[:1] == ["disable"]:
+        what = "turns the firewall off"
+    elif (
+        name == "systemctl"
+        and any(a in ("stop", "disable", "mask") for a in argv)
+        and re.search(
+            r"firewalld|ufw|apparmor|auditd|clamav|falcon|crowdstrike|defender|selinux", text, re.I
+        )
+    ):
+        what = "stops a security service"
+    elif name in ("iptables", "ip6tables") and ("-F" in argv or "--flush" in argv):
+        what = "flushes the firewall rules"
+    elif name == "spctl" and "--master-disable" in argv:
+        what = "turns Gatekeeper off"
+    elif name == "csrutil" and argv[:1] == ["disable"]:
+        what = "turns System Integrity Protection off"
+    elif name in ("Set-MpPreference", "set-mppreference") and re.search(r"-Disable\w+", text):
+        what = "turns Windows Defender off"
+    elif name == "netsh" and "firewall" in text and ("off" in argv or "disable" in argv):
+        what = "turns the firewall off"
+    elif any(
+        a
+        in (
+            "--dangerously-skip-permissions",
+            "--no-sandbox",
+            "--disable-sandbox",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--yolo",
+        )
+        for a in argv
+    ):
+        what = "runs without its sandbox or permission checks"
+    if name in ("rm", "shred", "truncate") and re.search(
+        r"/var/log\b|\.bash_history|\.zsh_history|/var/audit|\.local/share/recently-used|wtmp|btmp|lastlog",
+        text,
+    ):
+        what = "deletes logs or shell history (covers its tracks)"
+    elif name == "history" and "-c" in argv:
+        what = "clears the shell history"
+    elif name == "journalctl" and any(a.startswith("--vacuum") or a == "--rotate" for a in argv):
+        what = "deletes the system journal"
+    for assign in cmd.assigns:
+        if re.match(r"(?:HISTFILE=/dev/null|HISTSIZE=0|HISTFILESIZE=0)", assign):
+            what = f"stops the shell history ({assign})"
+        if re.match(
+            r"(?:NODE_TLS_REJECT_UNAUTHORIZED=0|PYTHONHTTPSVERIFY=0|GIT_SSL_NO_VERIFY=)", assign
+        ):
+            what = f"turns off TLS checks ({assign})"
+    if what is None:
+        return []
+    # Switching the machine's own protection off, or wiping the traces, is no step a task needs.
+    hostile = what.startswith(_HOSTILE_OFF)
+    severity = "error" if hostile else "warning"
+    return [CommandFinding("security-disable", severity, f"{what}: {_shown(cmd)}", cmd.line)]
+
+
+_HOSTILE_OFF = (
+    "turns SELinux off", "turns the firewall off", "stops a security service",
+    "flushes the firewall", "turns Gatekeeper off", "turns System Integrity Protection off",
+    "turns Windows Defender off", "deletes logs", "clears the shell history",
+    "deletes the system journal", "stops the shell history",
+)  # fmt: skip
+
+
+def command_findings(commands: list[Command]) -> list[CommandFinding]:
+    """The install, persistence and security-control findings of a unit's commands.
+
+    Args:
+        commands: as the shell walk gathered them.
+    Returns:
+        One finding per command and rule, in order.
+    """
+    out: list[CommandFinding] = []
+    for cmd in commands:
+        out += _installs(cmd)
+        out += _persistence(cmd)
+        out += _security_off(cmd)
+    return out

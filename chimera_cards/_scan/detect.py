@@ -1,0 +1,643 @@
+"""The detection pass over a whole bundle: every script, and the code inside every Markdown
+file, read by its language's parser and followed for where its data goes; the instructions
+read as sentences; and flows that cross files.
+
+Findings are graded by one policy (``sensitive.send_severity`` and the rule table below): what
+is plainly hostile (a secret sent out, decoded data run, a reverse shell, the user overridden or
+kept in the dark, a credential store read and shipped) is an ``error`` and holds the version
+for review whatever its origin; a network send or an install from an unreviewed place is a
+``warning`` naming where; documentation showing the user a command is ``info`` unless it ships
+secrets.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chimera_cards._scan.commands import command_findings, path_persistence
+from chimera_cards._scan.findings import Finding
+from chimera_cards._scan.generic import GenericFacts, generic_facts
+from chimera_cards._scan.hidden import CONFUSABLES, PIPE_TO_SHELL_RE, phrase_text
+from chimera_cards._scan.jsflow import JsFacts, analyse_javascript, parse_javascript
+from chimera_cards._scan.mdcode import CodeUnit, code_units, embedded_shell
+from chimera_cards._scan.prose import prose_findings
+from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
+from chimera_cards._scan.pyshapes import parse_python
+from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity
+from chimera_cards._scan.shell import Out, ShellFacts, analyse_shell
+
+DETECT_RULES: dict[str, str] = {
+    "secret-exfiltration": (
+        "Sensitive data (secrets, credential stores, the environment) reaches the network, "
+        "the clipboard or a file outside the skill."
+    ),
+    "network-send": (
+        "Data sent over the network, naming the host (info when a token goes to the API it is for)."
+    ),
+    "credential-access": (
+        "Code reads a credential file or store (SSH, cloud, package-manager tokens, "
+        "browsers, wallets, keychains)."
+    ),
+    "decode-exec": (
+        "Decoded or deobfuscated data run as code (base64 -d | sh, exec(b64decode(...)))."
+    ),
+    "download-exec": "Downloaded content run as code (saved, then run).",
+    "reverse-shell": "A shell wired to a network connection.",
+    "remote-install": (
+        "A package installed from an unreviewed place (a URL, an unknown index, an unpinned npx)."
+    ),
+    "persistence": (
+        "Something set to start by itself (cron, shell rc files, launch agents, systemd, git "
+        "hooks)."
+    ),
+    "security-disable": (
+        "A security control switched off (firewall, antivirus, TLS checks, hooks, chmod 777)."
+    ),
+    "confusable-command": "Look-alike letters from another script inside a command.",
+    "sql-from-input": "An SQL statement built by string formatting and run (injection).",
+    "unreadable-code": "Code nested deeper than the scan follows: what it does is unknown.",
+    "resource-exhaustion": "An endless loop, a fork bomb, or an allocation of tens of millions.",
+    "prose-credential-exfiltration": "Instructions to send or back up credentials or secrets.",
+    "prose-concealment": "Instructions to hide what is done from the user.",
+    "prose-precedence": "Instructions claiming precedence over the user or the system.",
+    "prose-tool-restrictions": (
+        "Instructions to set tool restrictions, permissions or confirmations aside."
+    ),
+    "prose-security-disable": "Instructions to switch a security control off.",
+    "prose-persistence": "Instructions to install something that starts by itself.",
+}
+SKILL_FILE = "SKILL.md"
+# Source files of languages without a parser here, read by ``scan.generic``.
+_OTHER_CODE = (
+    ".go",
+    ".rb",
+    ".pl",
+    ".pm",
+    ".php",
+    ".ps1",
+    ".psm1",
+    ".lua",
+    ".java",
+    ".kt",
+    ".cs",
+    ".rs",
+    ".swift",
+    ".bat",
+    ".cmd",
+    ".vbs",
+    ".applescript",
+    ".scpt",
+)
+MAX_PER_RULE = 20
+_MARKDOWN = (".md", ".markdown", ".mdx")
+# Letters only: a hyphen joins words of two scripts legitimately ("Python-скрипт").
+_WORD_RE = re.compile(r"[^\W\d_]+", re.UNICODE)
+_COMMANDS = frozenset(
+    {
+        "curl",
+        "wget",
+        "bash",
+        "sh",
+        "python",
+        "python3",
+        "node",
+        "eval",
+        "exec",
+        "sudo",
+        "chmod",
+        "rm",
+        "cat",
+        "nc",
+        "ssh",
+        "scp",
+        "base64",
+        "pip",
+        "npm",
+        "npx",
+        "git",
+        "powershell",
+        "iex",
+        "echo",
+        "env",
+        "export",
+        "source",
+        "crontab",
+        "perl",
+        "ruby",
+        "system",
+        "popen",
+        "requests",
+        "subprocess",
+        "os",
+        "fetch",
+        "require",
+        "import",
+    }
+)
+
+
+@dataclass(frozen=True)
+class DetectFile:
+    """One text file of a bundle as the detection pass takes it."""
+
+    path: str
+    text: str
+    language: str | None = None  # a script's language ("python", "shell", "javascript", ...)
+
+
+@dataclass
+class _Unit:
+    """One file as the detection pass reads it: the facts of its code and its own findings."""
+
+    path: str
+    documentation: bool
+    shell: ShellFacts = field(default_factory=ShellFacts)
+    python: list[PyFacts] = field(default_factory=list)
+    js: list[JsFacts] = field(default_factory=list)
+    generic: list[GenericFacts] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    inline_lines: set[int] = field(default_factory=set)  # lines of inline commands (mentions)
+    # Lines of blocks the prose before them presents as examples for the user to run.
+    example_lines: set[int] = field(default_factory=set)
+
+
+class _Detector:
+    def __init__(self) -> None:
+        self.summaries = Summaries()
+        self.js_returns: dict[str, Out] = {}
+        self.js_trees: dict[str, Any] = {}  # each script parsed once, read twice
+        self.units: list[_Unit] = []
+        # Python scripts with the function summaries known before each was read.
+        self.python_scripts: list[tuple[_Unit, str, set[str]]] = []
+
+    def summary_names(self) -> set[str]:
+        # A return that is only downloaded content (a response) changes no finding of a caller
+        # that reads it before its definition; secrets, decoded data and sends do.
+        returns = {n for n, out in self.summaries.returns.items() if out.taint or out.decoded}
+        return returns | set(self.summaries.sends)
+
+    def reread_python(self, trees: dict[str, ast.Module | None]) -> None:
+        """Read again each script that calls a function summarised only after it was read (in
+        a later file, or later in itself): a call counts whatever the order of definitions."""
+        # A return of its own arguments adds nothing to what a call gives by default.
+        returns = {
+            n
+            for n, out in self.summaries.returns.items()
+            if out.decoded or any(t.kind != "param" for t in out.taint)
+        }
+        sends = set(self.summaries.sends)
+        for unit, text, known in self.python_scripts:
+            # A late summary matters when it brings secrets in, or sends what this file holds.
+            late = returns - known
+            if unit.python[0].saw_taint:
+                late |= sends - known
+            if any(f"{name}(" in text for name in late):
+                unit.python[0] = analyse_python(
+                    text,
+                    summaries=self.summaries,
+                    embed=self.embed_for(unit),
+                    tree=trees.get(unit.path),
+                )
+
+    def embed_for(self, unit: _Unit):
+        def embed(language: str, code: str, line: int) -> Out:
+            if language == "python":
+                facts = analyse_python(code, first_line=line, summaries=self.summaries, embed=embed)
+                unit.python.append(facts)
+                return facts.output.merge(facts.shell.output)
+            if language == "javascript":
+                js = analyse_javascript(code, first_line=line, embed=embed, returns=self.js_returns)
+                unit.js.append(js)
+                return js.output
+            unit.generic.append(generic_facts(code, line))
+            return Out()
+
+        return embed
+
+    def markdown(self, path: str, text: str) -> None:
+        documentation = path.rsplit("/", 1)[-1] != SKILL_FILE
+        unit = _Unit(path, documentation)
+        self.units.append(unit)
+        embed = self.embed_for(unit)
+        variables: dict[str, Out] = {}
+        units = code_units(text)
+        lines = text.split("\n")
+        for code in units:
+            self.code(unit, code, variables, embed)
+            if not code.inline and _shown_as_example(lines, code.line - 1):
+                unit.example_lines.update(range(code.line, code.line + code.text.count("\n") + 1))
+        self.prose(unit, text, units)
+        unit.findings += _confusables(path, text, 1)
+
+    def code(self, unit: _Unit, code: CodeUnit, variables: dict[str, Out], embed) -> None:
+        if code.language == "shell":
+            analyse_shell(
+                code.text,
+                first_line=code.line,
+                variables=variables,
+                tainted_files=unit.shell.tainted_files,
+                embed=embed,
+                facts=unit.shell,
+            )
+        elif code.language == "python":
+            facts = analyse_python(
+                code.text, first_line=code.line, summaries=self.summaries, embed=embed
+            )
+            unit.python.append(facts)
+        elif code.language == "javascript":
+            unit.js.append(
+                analyse_javascript(
+                    code.text, first_line=code.line, embed=embed, returns=self.js_returns
+                )
+            )
+        if code.language in ("python", "javascript", "unknown"):
+            shell = embedded_shell(code.text)
+            if shell is not None:
+                analyse_shell(
+                    shell,
+                    first_line=code.line,
+                    variables=variables,
+                    tainted_files=unit.shell.tainted_files,
+                    embed=embed,
+                    facts=unit.shell,
+                )
+        if code.language in ("powershell", "other") or code.language == "unknown":
+            unit.generic.append(
+                generic_facts(code.text, code.line, powershell=code.language == "powershell")
+            )
+        if code.inline:
+            unit.inline_lines.add(code.line)
+
+    def prose(self, unit: _Unit, text: str, code: list[CodeUnit]) -> None:
+        # Code is read by the code rules; its lines are blanked so prose lines keep their places.
+        lines = text.split("\n")
+        for block in code:
+            if block.inline:
+                continue
+            for index in range(
+                block.line - 1, min(len(lines), block.line - 1 + block.text.count("\n") + 1)
+            ):
+                lines[index] = ""
+        plain = phrase_text("\n".join(lines))
+        newlines = [m.start() for m in re.finditer("\n", plain)]
+        for finding in prose_findings(plain):
+            line = bisect.bisect_left(newlines, finding.offset) + 1
+            severity = finding.severity
+            if unit.documentation and severity == "warning":
+                severity = "info"  # a reference page explaining a setting, not an instruction
+            unit.findings.append(Finding(finding.rule, severity, finding.message, line, unit.path))
+
+    def script(
+        self, path: str, text: str, language: str, trees: dict[str, ast.Module | None]
+    ) -> None:
+        unit = _Unit(path, False)
+        self.units.append(unit)
+        embed = self.embed_for(unit)
+        if language == "python":
+            known = self.summary_names()
+            unit.python.append(
+                analyse_python(text, summaries=self.summaries, embed=embed, tree=trees.get(path))
+            )
+            self.python_scripts.append((unit, text, known))
+        elif language == "shell":
+            analyse_shell(text, embed=embed, facts=unit.shell)
+        elif language == "javascript":
+            unit.js.append(
+                analyse_javascript(
+                    text, embed=embed, returns=self.js_returns, tree=self.js_trees.get(path)
+                )
+            )
+        else:
+            unit.generic.append(generic_facts(text, powershell=language == "powershell"))
+        unit.findings += _confusables(path, text, 1)
+
+
+_EXAMPLE_RE = re.compile(
+    r"\b(?:examples?|e\.g\.|for\s+instance|show\s+(?:the\s+user|them|you)\s+how|"
+    r"(?:the\s+user|they|you)\s+(?:can|could|may|might)\s+run|run\s+(?:it\s+|them\s+)?themselves|"
+    r"for\s+the\s+user\s+to\s+run|cheat\s*sheet|reference)\b",
+    re.IGNORECASE,
+)
+
+
+def _shown_as_example(lines: list[str], fence: int) -> bool:
+    """Whether the paragraph just above a code block (its fence on ``fence``, a 1-based file
+    line) presents it as an example for the user."""
+    at = fence - 2
+    while at >= 0 and not lines[at].strip():
+        at -= 1
+    paragraph: list[str] = []
+    while at >= 0 and lines[at].strip() and len(paragraph) < 6:
+        paragraph.append(lines[at])
+        at -= 1
+    return bool(_EXAMPLE_RE.search(" ".join(paragraph)))
+
+
+def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
+    """Words of code that mix a look-alike letter from another script with Latin ones, or that
+    are a command spelled in look-alikes (``сurl`` with a Cyrillic с)."""
+    if text.isascii():
+        return []
+    # A word maps to ASCII only if each of its non-ASCII letters is a look-alike: a text
+    # holding none of them has no such word.
+    if not any(ord(c) in CONFUSABLES for c in set(text)):
+        return []
+    found = []
+    for number, line in enumerate(text.split("\n")):
+        if line.isascii():
+            continue
+        for match in _WORD_RE.finditer(line):
+            word = match.group(0)
+            if word.isascii():
+                continue
+            mapped = word.translate(CONFUSABLES)
+            if not mapped.isascii():
+                continue
+            mixed = any(c.isascii() and c.isalpha() for c in word)
+            if mixed or mapped.lower() in _COMMANDS:
+                found.append(
+                    Finding(
+                        "confusable-command",
+                        "error",
+                        f"{word!r} is spelled with look-alike letters (reads as {mapped!r})",
+                        first_line + number,
+                        path,
+                    )
+                )
+    return found
+
+
+def _service(name: str) -> str:
+    words = [w for w in re.split(r"[^A-Za-z0-9]+", name.upper()) if w]
+    return words[0] if words else name
+
+
+def _names(taints: set[Taint]) -> str:
+    return ", ".join(sorted({t.what for t in taints}))[:120]
+
+
+def _grade(unit: _Unit) -> list[Finding]:
+    out = list(unit.findings)
+    sends: list[Send] = list(unit.shell.sends)
+    reads = list(unit.shell.reads)
+    decode = list(unit.shell.decode_exec)
+    download = list(unit.shell.download_exec)
+    reverse = list(unit.shell.reverse_shell)
+    persistence: list[tuple[int, str, str]] = []
+    security_off: list[tuple[int, str]] = []
+    for generic in unit.generic:
+        sends += generic.sends
+        reads += generic.reads
+        decode += generic.decode_exec
+        security_off += generic.security_off
+    code: list[PyFacts | JsFacts] = [*unit.python, *unit.js]
+    for facts in code:
+        sends += facts.sends + facts.shell.sends
+        reads += facts.reads + facts.shell.reads
+        decode += facts.decode_exec + facts.shell.decode_exec
+        download += facts.download_exec + facts.shell.download_exec
+        reverse += facts.reverse_shell + facts.shell.reverse_shell
+        persistence += facts.persistence
+    commands = list(unit.shell.commands)
+    writes = list(unit.shell.writes)
+    for facts in code:
+        commands += facts.shell.commands
+        writes += facts.shell.writes
+    path = unit.path
+    shipped = False
+    for send in sends:
+        graded = send_severity(
+            send, documentation=unit.documentation or send.line in unit.example_lines
+        )
+        if graded is None:
+            continue
+        rule, severity, message = graded
+        shipped = shipped or rule == "secret-exfiltration"
+        out.append(Finding(rule, severity, message, send.line, path))
+    for line, where, content, text in writes:
+        persisted = path_persistence(where)
+        if persisted:
+            # What starts by itself and talks to the network (or is a key for someone else)
+            # is a backdoor, not a convenience.
+            calls_out = _CALLS_OUT_RE.search(text)
+            severity = "error" if "authorized_keys" in persisted or calls_out else "warning"
+            extra = f", and what it adds calls out ({calls_out.group(0)})" if calls_out else ""
+            out.append(
+                Finding("persistence", severity, f"writes {persisted} ({where}){extra}", line, path)
+            )
+        if (
+            content.taint
+            and where.startswith(("/", "~", "$HOME", "${HOME}", "../"))
+            and not where.startswith("/dev/")
+        ):
+            out.append(
+                Finding(
+                    "secret-exfiltration",
+                    "error",
+                    f"sensitive data ({_names(content.taint)}) written to {where}, outside "
+                    f"the skill",
+                    line,
+                    path,
+                )
+            )
+    secrets = [(line, name) for facts in unit.python for line, name in facts.env_reads]
+    services = {_service(name) for _, name in secrets}
+    if len(services) >= 2 and not shipped:
+        # Secrets of several services gathered in one place: what a harvester does first.
+        names = ", ".join(sorted({name for _, name in secrets}))[:120]
+        out.append(
+            Finding(
+                "credential-access",
+                "warning",
+                f"reads secrets of several services ({names})",
+                secrets[0][0],
+                path,
+            )
+        )
+    if not shipped:
+        for line, taint in reads:
+            # A project's own .env read in place (a checker, a loader) is listed, not warned.
+            local = taint.what.lower().startswith(".env")
+            out.append(
+                Finding(
+                    "credential-access",
+                    "info" if local else "warning",
+                    f"reads {taint.what}",
+                    line,
+                    path,
+                )
+            )
+    if unit.shell.too_deep or any(f.too_deep for f in [*code, *unit.generic]):
+        out.append(
+            Finding(
+                "unreadable-code",
+                "error",
+                "code nested deeper than the scan follows "
+                "(hundreds of levels): what it does is unknown",
+                None,
+                path,
+            )
+        )
+    for line, how in decode:
+        out.append(Finding("decode-exec", "error", f"runs decoded data ({how})", line, path))
+    for line, how in download:
+        severity = "error" if how.startswith("piped into") else "warning"
+        out.append(Finding("download-exec", severity, f"runs downloaded code ({how})", line, path))
+    for line, how in reverse:
+        out.append(Finding("reverse-shell", "error", f"reverse shell: {how}", line, path))
+    for facts in unit.python:
+        for line, what in facts.sql:
+            out.append(Finding("sql-from-input", "warning", what, line, path))
+        for line, what in facts.exhaustion:
+            out.append(Finding("resource-exhaustion", "warning", what, line, path))
+    for line, what in unit.shell.fork_bombs:
+        out.append(Finding("resource-exhaustion", "error", f"fork bomb: {what}", line, path))
+    for line, what, severity in persistence:
+        out.append(Finding("persistence", severity, what, line, path))
+    for line, what in security_off:
+        out.append(
+            Finding("security-disable", "error", f"switches a protection off: {what}", line, path)
+        )
+    for found in command_findings(commands):
+        severity = found.severity
+        if (
+            (unit.documentation or found.line in unit.example_lines)
+            and found.rule in ("remote-install", "security-disable")
+            and severity == "warning"
+        ):
+            severity = "info"
+        if (
+            found.line in unit.inline_lines
+            and found.rule == "security-disable"
+            and severity == "warning"
+        ):
+            severity = "info"  # a flag named in a sentence ("`--no-verify` skips the hooks")
+        out.append(Finding(found.rule, severity, found.message, found.line, path))
+    return out
+
+
+_CALLS_OUT_RE = re.compile(
+    r"\b(?:curl|wget|nc|ncat|socat|ssh|scp|fetch|Invoke-WebRequest|iwr)\b|/dev/tcp/|https?://"
+)
+
+
+def _cross_files(findings: list[Finding]) -> list[Finding]:
+    """A credential store read in one file and data sent out in another: the bundle ships it."""
+    if any(f.rule == "secret-exfiltration" for f in findings):
+        return []
+    reads = [f for f in findings if f.rule == "credential-access"]
+    sends = [f for f in findings if f.rule == "network-send" and f.severity == "warning"]
+    out = []
+    for read in reads:
+        for send in sends:
+            if send.path != read.path:
+                out.append(
+                    Finding(
+                        "secret-exfiltration",
+                        "error",
+                        f"{read.path} {read.message} and {send.path} (line {send.line}) "
+                        f"{send.message}",
+                        read.line,
+                        read.path,
+                    )
+                )
+                return out
+    return out
+
+
+def _capped(findings: list[Finding]) -> list[Finding]:
+    kept: list[Finding] = []
+    counts: dict[tuple[str | None, str], int] = {}
+    seen: set[tuple] = set()
+    for f in findings:
+        key = (f.path, f.rule, f.line, f.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        count = counts.get((f.path, f.rule), 0)
+        counts[(f.path, f.rule)] = count + 1
+        if count < MAX_PER_RULE:
+            kept.append(f)
+    for (path, rule), count in counts.items():
+        if count > MAX_PER_RULE:
+            worst = min(
+                (f.severity for f in findings if f.path == path and f.rule == rule),
+                key=("error", "warning", "info").index,
+            )
+            kept.append(
+                Finding(
+                    rule,
+                    worst,
+                    f"{count - MAX_PER_RULE} more {rule} finding(s) in this file, not listed "
+                    f"(at most {MAX_PER_RULE} per rule are)",
+                    None,
+                    path,
+                )
+            )
+    return kept
+
+
+def detect_files(
+    files: Iterable[DetectFile], *, trees: dict[str, ast.Module | None] | None = None
+) -> list[Finding]:
+    """The detection findings of a bundle's text files.
+
+    Args:
+        files: every text file (SKILL.md included), each with the language of a script.
+        trees: ``parse_python`` of Python files by path, where the caller has parsed them.
+    Returns:
+        The findings, each with its path and line.
+    """
+    detector = _Detector()
+    files = list(files)
+    trees = dict(trees or {})
+    # JavaScript's functions are summarised first (a first look at every file), so a call in one
+    # file to a function of another counts whatever their order; Python's scripts are read again
+    # only when a call needs a summary made after them (reread_python).
+    for f in files:
+        if f.language == "python" and f.path not in trees:
+            trees[f.path] = parse_python(f.text)
+    for f in files:
+        if f.language == "javascript":
+            detector.js_trees[f.path] = parse_javascript(f.text)
+            analyse_javascript(f.text, returns=detector.js_returns, tree=detector.js_trees[f.path])
+    for f in files:
+        lower = f.path.lower()
+        if lower.endswith(_MARKDOWN):
+            detector.markdown(f.path, f.text.replace("\r\n", "\n"))
+        elif f.language in ("python", "shell", "javascript"):
+            detector.script(f.path, f.text, f.language, trees)
+        elif f.language is not None or lower.endswith(_OTHER_CODE):
+            detector.script(f.path, f.text, f.language or "other", trees)
+    detector.reread_python(trees)
+    findings: list[Finding] = []
+    for unit in detector.units:
+        findings += _grade(unit)
+    findings += _cross_files(findings)
+    for f in files:
+        # A collection or tunnel service named anywhere (a config file, a comment): listed
+        # for the reviewer as the likely far end of a flow.
+        found = collector_in(f.text)
+        if found and not any(
+            x.path == f.path and "collection or tunnel" in x.message for x in findings
+        ):
+            line = f.text.lower()[: f.text.lower().find(found)].count("\n") + 1
+            message = f"names {found}, a catch-all collection or tunnel service"
+            findings.append(Finding("network-send", "warning", message, line, f.path))
+    texts = {f.path: f.text for f in files}
+    return _capped([f for f in findings if not _reported_as_pipe_to_shell(f, texts)])
+
+
+def _reported_as_pipe_to_shell(finding: Finding, texts: dict[str, str]) -> bool:
+    """A download piped into a shell on a line the hidden-instruction scan already reports as
+    ``pipe-to-shell`` (one problem, one line for the reviewer)."""
+    if finding.rule != "download-exec" or "piped into" not in finding.message or not finding.line:
+        return False
+    text = texts.get(finding.path or "", "")
+    lines = text.split("\n", finding.line)
+    return len(lines) >= finding.line and bool(PIPE_TO_SHELL_RE.search(lines[finding.line - 1]))

@@ -1,0 +1,915 @@
+"""The hidden-instruction scan: invisible characters, smuggled payloads, override phrases.
+
+The same in every profile, because an importer must see a smuggled instruction whatever the
+card's shape; ``lint_text`` runs it alone over any other text file of a skill.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import yaml
+
+from chimera_cards._cards.card import (
+    Card,
+)
+from chimera_cards._scan.findings import (
+    BASE64_MIN,
+    ERROR,
+    INFO,
+    MESSAGE_QUOTE_MAX,
+    WARNING,
+    Finding,
+    _Collector,
+    _Lines,
+)
+from chimera_cards._scan.textruns import RunGate
+
+# --- the hidden-instruction scan -------------------------------------------------------------
+
+_BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x061C}
+_ZERO_WIDTH = {0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x180E}
+# Characters that render as blank but are not category Cf (Hangul fillers, braille blank,
+# combining grapheme joiner, Khmer inherent vowels).
+_BLANK_LETTERS = {0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x034F, 0x17B4, 0x17B5}
+# Mongolian free variation selectors (U+180B-180D, U+180F) carry bits like U+FE00-FE0F.
+_VS = set(range(0xFE00, 0xFE10)) | {0x180B, 0x180C, 0x180D, 0x180F}
+_VS_SUPPLEMENT = range(0xE0100, 0xE01F0)
+# Default_Ignorable_Code_Point from Unicode's DerivedCoreProperties.txt: what a renderer may draw
+# as nothing. Every one is hidden (the test suite checks this table against the property where
+# the `regex` module can name it); those not in a class above are hidden-format.
+DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+_IGNORABLE = frozenset(cp for lo, hi in DEFAULT_IGNORABLE for cp in range(lo, hi + 1))
+
+
+def _hidden_class(ch: str) -> str | None:
+    """The rule id a single character falls under, or None if it is visible/ordinary."""
+    cp = ord(ch)
+    if cp in _BIDI:
+        return "hidden-bidi"
+    if cp in _ZERO_WIDTH:
+        return "hidden-zero-width"
+    if 0xE0000 <= cp <= 0xE007F:
+        return "hidden-tag"
+    if cp in _VS or cp in _VS_SUPPLEMENT:
+        return "hidden-variation-selector"
+    if ch in "\n\t":
+        return None
+    category = unicodedata.category(ch)
+    if category == "Cc":
+        return "hidden-control"
+    if category in ("Cf", "Zl", "Zp", "Co") or cp in _BLANK_LETTERS or cp in _IGNORABLE:
+        return "hidden-format"
+    return None
+
+
+def _char_label(ch: str) -> str:
+    name = unicodedata.name(ch, "")
+    return f"U+{ord(ch):04X}" + (f" {name}" if name else "")
+
+
+def _decode_tags(run: str) -> str:
+    """Tag characters mirror ASCII at U+E0000 + n; decode the printable ones."""
+    out = []
+    for ch in run[:MESSAGE_QUOTE_MAX]:
+        cp = ord(ch) - 0xE0000
+        out.append(chr(cp) if 0x20 <= cp <= 0x7E else f"<U+{ord(ch):04X}>")
+    return "".join(out)
+
+
+def reveal(text: str) -> str:
+    """Make hidden characters visible: ``<U+202E>`` for each, Tag runs decoded as ``<TAG:text>``.
+
+    A lone U+FE0E/U+FE0F right after a visible character (the emoji presentation selector in
+    "⚠️") is left alone; it is ordinary text.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        kind = _hidden_class(ch)
+        if kind == "hidden-tag":
+            j = i
+            while j < len(text) and _hidden_class(text[j]) == "hidden-tag":
+                j += 1
+            out.append(f"<TAG:{_decode_tags(text[i:j])}>")
+            i = j
+            continue
+        if kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i):
+            out.append(ch)
+        elif kind is not None:
+            out.append(f"<U+{ord(ch):04X}>")
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _is_lone_emoji_selector(text: str, i: int) -> bool:
+    cp = ord(text[i])
+    if cp not in (0xFE0E, 0xFE0F):
+        return False
+    # Emoji (non-ASCII) and keycap bases take a presentation selector; after a plain letter it
+    # could only be carrying bits.
+    prev = text[i - 1] if i > 0 else ""
+    before_ok = (
+        bool(prev) and _hidden_class(prev) is None and (ord(prev) > 0x7F or prev in "0123456789#*")
+    )
+    after = text[i + 1] if i + 1 < len(text) else ""
+    return before_ok and not (after and _hidden_class(after) == "hidden-variation-selector")
+
+
+def _snippet(text: str, start: int, end: int, width: int = 40) -> str:
+    # Look for the line's ends only within the window, so a long line costs no more.
+    line_start = text.rfind("\n", max(0, start - width), start) + 1
+    line_end = text.find("\n", end, end + width)
+    line_end = min(len(text), end + width) if line_end == -1 else line_end
+    lo = max(line_start, start - width)
+    hi = min(line_end, end + width)
+    return reveal(text[lo:hi]).strip()
+
+
+# Every match of these must start at a word listed for the rule in _FINDERS (below); add any
+# new leading word there too, or the fast scan will not look for it.
+_OVERRIDE_PATTERNS = [
+    r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
+    r"(?:previous|prior|above|earlier|preceding|former|original|existing|other|system)\s+"
+    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|context|messages|orders)\b",
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:your|the)\s+(?:instructions|rules|guidelines)\b",
+    r"\byou\s+are\s+now\s+(?:a|an|the|in|no\s+longer|free|unrestricted|jailbroken|DAN)\b",
+    r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b",
+    r"\b(?:reveal|print|show|output|repeat|leak|dump|ignore|override|replace|forget)\s+"
+    r"(?:me\s+)?(?:the\s+|your\s+)?(?:system\s+prompt|hidden\s+instructions)\b",
+    r"\b(?:new|updated|real|actual)\s+system\s+prompt\s*:",
+    r"\bsystem\s+prompt\s+override\b",
+    # One optional slash between two optional spaces would be two \s* back to back: quadratic
+    # on "<" followed by a megabyte of spaces. Spaces after the slash only when there is one.
+    r"<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>|<\|im_start\|>|<\|system\|>",
+    r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
+    r"the\s+user\b",
+    r"\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b",
+]
+_OVERRIDE_RE = re.compile("|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS), re.IGNORECASE)
+
+_FETCHERS = r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)"
+_INTERPRETERS = r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
+# Each alternative starts with a literal word so the scan stays linear on large cards (and the
+# fast scan finds them by those words: keep _FINDERS["pipe-to-shell"] in step).
+# An interpreter given its program (``python -m json.tool``, ``python3 -c "…"``, ``node -e``)
+# reads the download as data, not as code.
+_PIPE_TAIL = rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:/[\w/]*/)?{_INTERPRETERS}\b(?![ \t]+-[mce]\b)"
+_PIPE_TO_SHELL_RE = re.compile(
+    rf"\b{_FETCHERS}\b[^\n|]*{_PIPE_TAIL}"
+    rf"|\b{_INTERPRETERS}\b[^\n]{{0,40}}?[<$]\(\s*{_FETCHERS}\b",
+    re.IGNORECASE,
+)
+# The fast scan matches the first alternative in two steps: every fetcher before the same pipe
+# shares what follows that pipe, so it is looked at once per pipe, not once per fetcher (which
+# made "curl curl curl ..." quadratic).
+_PIPE_HEAD_RE = re.compile(rf"\b{_FETCHERS}\b", re.IGNORECASE)
+_PIPE_TAIL_RE = re.compile(_PIPE_TAIL, re.IGNORECASE)
+# The lookbehind makes each run match once from its start instead of being retried at every offset.
+_BASE64_RE = re.compile(
+    rf"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{{{BASE64_MIN},}}={{0,2}}"
+    rf"|(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{{{BASE64_MIN},}}={{0,2}}"
+)
+# Base64 cut into pieces (MIME's 76-character lines, or spaces every few characters) so that no
+# piece is long enough for the base64 rule: two or more pieces of 16+ characters in a row.
+_BASE64_PIECE = r"[A-Za-z0-9+/]{16,}={0,2}"
+_BASE64_SPLIT_RE = re.compile(
+    rf"(?<![A-Za-z0-9+/=]){_BASE64_PIECE}(?:\s+(?:>\s*)*{_BASE64_PIECE})+"  # also in a quote
+)
+# Printable ASCII, tab and newline are never hidden; only other characters need a closer look.
+_CANDIDATE_RE = re.compile(r"[^\t\n\x20-\x7e]")
+_COMMON_BYTES = bytes([9, 10, *range(0x20, 0x7F)])
+
+
+def _rare_chars(text: str) -> str:
+    """Each character of ``text`` other than printable ASCII, tab and newline, once: the only
+    ones the character scan and the reader's-view text need to look at (few, in real cards).
+    Dropping those bytes from the UTF-8 leaves every other character's bytes whole."""
+    if text.isascii() and text.replace("\n", " ").replace("\t", " ").isprintable():
+        return ""
+    rest = text.encode("utf-8", "surrogatepass").translate(None, _COMMON_BYTES)
+    return "".join(set(rest.decode("utf-8", "surrogatepass")))
+
+
+_URL_RE = re.compile(
+    r"\b(?:(?:https?|ftp|file)://[^\s<>()\[\]{}\"'`]*|(?:data|javascript):[^\s<>()\[\]{}\"'`]+)",
+    re.IGNORECASE,
+)
+_HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|\Z)", re.DOTALL)
+# A link-reference definition renders as nothing: with a dummy destination (`#`, `<>`) or a
+# title it is a comment whatever its label (`[//]: # (...)`, `[x]: /a "..."`). A plain
+# `[1]: https://...` is an ordinary reference link and passes (its URL is listed anyway).
+_MD_COMMENT_RE = re.compile(
+    r"^ {0,3}\[(?!\s*\])[^\]\n]{1,999}\]:[ \t]*(<[^>\n]*>|\S*)[ \t]*([\"'(].*)?$", re.MULTILINE
+)
+
+_HIDDEN_MESSAGES = {
+    "hidden-bidi": "bidi control",
+    "hidden-zero-width": "zero-width character",
+    "hidden-variation-selector": "variation selector run",
+    "hidden-control": "control character",
+    "hidden-format": "invisible/format character",
+}
+
+
+def _scan_characters(
+    text: str, lines: _Lines, out: _Collector, *, fast: bool = True, rare: str | None = None
+) -> None:
+    """``fast=False`` looks at every character (the reference the fast path is tested against).
+    ``rare``: ``_rare_chars(text)``, when the caller has it."""
+    if fast:
+        if rare is None:
+            rare = _rare_chars(text)
+        if not any(_hidden_class(char) for char in rare):
+            return  # no candidate is hidden (cards have a few dashes and arrows): nothing to report
+    i = 0
+    while True:
+        if fast:
+            match = _CANDIDATE_RE.search(text, i)
+            if match is None:
+                break
+            i = match.start()
+        elif i >= len(text):
+            break
+        kind = _hidden_class(text[i])
+        if kind is None or (
+            kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i)
+        ):
+            i += 1
+            continue
+        # Group a run of the same class on one line into one finding.
+        j = i + 1
+        while j < len(text) and text[j] != "\n" and _hidden_class(text[j]) == kind:
+            j += 1
+        run = text[i:j]
+        line = lines(i)
+        if out.full(kind):
+            out.omit(kind, ERROR, line)
+            i = j
+            continue
+        if kind == "hidden-tag":
+            message = f"Unicode Tag characters hide text: {_decode_tags(run)!r}"
+        else:
+            kinds = list(dict.fromkeys(run))
+            labels = ", ".join(_char_label(ch) for ch in kinds[:8])
+            labels += f", ... ({len(kinds)} different)" if len(kinds) > 8 else ""
+            count = f"{len(run)} x " if len(run) > 1 else ""
+            message = f"{_HIDDEN_MESSAGES[kind]} {count}{labels} in: {_snippet(text, i, j)}"
+        out.add(Finding(kind, ERROR, message, line))
+        i = j
+
+
+def _is_base64_payload(run: str) -> bool:
+    body = run.rstrip("=")
+    # Require a real mix; long identifiers or hex digests are not base64 payloads.
+    return (
+        any(c.isupper() for c in body)
+        and any(c.islower() for c in body)
+        and any(c.isdigit() for c in body)
+    )
+
+
+def _url_shown(url: str) -> str:
+    # reveal never shortens, so revealing a prefix a little longer than the limit is enough.
+    url = reveal(url.rstrip(".,;:!?*_")[: MESSAGE_QUOTE_MAX + 1])
+    return url if len(url) <= MESSAGE_QUOTE_MAX else url[: MESSAGE_QUOTE_MAX - 3] + "..."
+
+
+def _is_markdown_comment(match: re.Match) -> bool:
+    destination, title = match.group(1), (match.group(2) or "").strip()
+    # Otherwise an ordinary reference link.
+    return destination in ("", "<>") or destination.startswith("#") or bool(title)
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    # Reveal a growing prefix, not the whole match: a megabyte-long comment is shown cut anyway,
+    # and once the prefix shows more than ``limit`` its first characters are the whole text's.
+    size = 4 * limit
+    while True:
+        shown = reveal(" ".join(text[:size].split()))
+        if size >= len(text) or len(shown) > limit:
+            break
+        size *= 4
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def _always(_match: re.Match) -> bool:
+    return True
+
+
+# (regex, rule, severity, whether a match is a finding, its message). The message is only built
+# for findings that are kept, so a capped rule costs a match and a test per occurrence.
+_PATTERN_RULES = (
+    (
+        _HTML_COMMENT_RE,
+        "html-comment",
+        WARNING,
+        _always,
+        lambda m: f"HTML comment (hidden when rendered): {_shown(m.group(1))!r}",
+    ),
+    (
+        _MD_COMMENT_RE,
+        "markdown-comment",
+        WARNING,
+        _is_markdown_comment,
+        lambda m: f"Markdown comment (hidden when rendered): {_shown(m.group(0))!r}",
+    ),
+    (
+        _OVERRIDE_RE,
+        "override-phrase",
+        ERROR,
+        _always,
+        lambda m: f"instruction-override phrase: {_shown(m.group(0))!r}",
+    ),
+    (
+        _PIPE_TO_SHELL_RE,
+        "pipe-to-shell",
+        ERROR,
+        _always,
+        lambda m: f"download piped into a shell: {_shown(m.group(0), 120)!r}",
+    ),
+    (
+        _BASE64_RE,
+        "base64-blob",
+        WARNING,
+        lambda m: _is_base64_payload(m.group(0)),
+        lambda m: f"{len(m.group(0))}-character base64 run: {m.group(0)[:24]}...{m.group(0)[-8:]}",
+    ),
+    (_URL_RE, "url", INFO, _always, lambda m: f"links to {_url_shown(m.group(0))}"),
+)
+
+
+# --- finding the pattern rules' matches fast ---
+#
+# Python's re has no fast search for a pattern that starts with \b, an alternation or an
+# IGNORECASE letter: it tries the whole pattern at every offset (~0.5 ms per rule on a 4 KB
+# card). Each rule below instead lists literal words, one of which every match must start at
+# (the "starts"), found with str.find, then tries the same regex only there. Matching at those
+# offsets in order, resuming after each match, finds exactly what finditer finds, because no
+# match can start anywhere else. A rule may also name "needs": literals one of which every match
+# contains; without any of them the rule cannot match at all.
+#
+# Case: the words are looked up in a lower-cased copy of the text in which every character that
+# IGNORECASE matches to an ASCII letter has become that letter at the same offset. Besides ASCII
+# those are only U+0130, U+0131, U+017F and U+212A (the test suite checks every code point).
+_FOLD_TO_ASCII = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+# The copy is also all ASCII, of the same length: find and ``in`` are several times faster on a
+# one-byte string than on the two-byte one a single em dash makes of a card. Every other
+# character past ASCII becomes "?", which is in no word, except whitespace, which becomes " "
+# (a gate's \s must still see it). The test suite checks both sets against every code point.
+_NON_ASCII_SPACES = (
+    "\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+_VIEW_SPECIAL_RE = re.compile("[" + _NON_ASCII_SPACES + "".join(_FOLD_TO_ASCII) + "]")
+_NON_ASCII_SPACE_RE = re.compile("[" + _NON_ASCII_SPACES + "]")
+
+
+def _to_ascii(text: str) -> str:
+    return text.encode("ascii", "replace").decode("ascii")  # one "?" per code point past ASCII
+
+
+def _ascii_views(text: str, rare: str | None = None) -> tuple[str, str]:
+    """(the text's ASCII stand-in, the case-folded copy the words are looked up in): an ASCII
+    word or a gate's pattern occurs in the stand-in where it occurs in ``text``, and in the
+    folded copy wherever IGNORECASE would find it in ``text``. ``rare``: characters that
+    include every one of ``text`` past ASCII (``_rare_chars``), when the caller has them."""
+    if text.isascii():
+        return text, text.lower()
+    if not _VIEW_SPECIAL_RE.search(text if rare is None else rare):
+        view = _to_ascii(text)
+        return view, view.lower()
+    spaced = _NON_ASCII_SPACE_RE.sub(" ", text)
+    lettered = spaced
+    for char, letter in _FOLD_TO_ASCII.items():
+        if char in lettered:
+            lettered = lettered.replace(char, letter)
+    return _to_ascii(spaced), _to_ascii(lettered).lower()
+
+
+@dataclass(frozen=True)
+class _Finder:
+    """Where a pattern's matches can start, so only those offsets are tried."""
+
+    starts: tuple[
+        tuple[str, tuple[int, ...]], ...
+    ]  # (word, offsets back from it a match may start)
+    needs: tuple[str, ...] = ()  # a match contains one of these (empty: no such gate)
+    folded: bool = True  # look the words up case-folded (False: they have no letters)
+    # (start words, pattern): every match starting at one of these words also holds the
+    # pattern (searched in the folded text), which is far rarer in prose than the word ("you"
+    # only starts "you are now"); without it, the words' offsets are not looked at. A pattern
+    # is one or more (literal, regex) pairs, each regex starting with its literal (so re finds
+    # it with a fast search) and looked for only when ``in`` finds the literal.
+    gates: tuple[tuple[tuple[str, ...], tuple[tuple[str, re.Pattern], ...]], ...] = ()
+
+
+def _gate(literal: str, pattern: str) -> tuple[tuple[str, re.Pattern]]:
+    if not pattern.startswith(re.escape(literal)):
+        raise ValueError(f"a gate's pattern starts with its literal: {pattern!r}")
+    return ((literal, re.compile(pattern)),)
+
+
+def _w(*words: str, back: tuple[int, ...] = (0,)) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    return tuple((word, back) for word in words)
+
+
+_FETCHER_WORDS = ("curl", "wget", "fetch", "iwr", "irm", "invoke-")
+_FINDERS: dict[str, _Finder] = {
+    "override-phrase": _Finder(
+        _w(
+            "ignore",
+            "disregard",
+            "forget",
+            "override",
+            "bypass",
+            "you",
+            "from",
+            "reveal",
+            "print",
+            "show",
+            "output",
+            "repeat",
+            "leak",
+            "dump",
+            "replace",
+            "new",
+            "updated",
+            "real",
+            "actual",
+            "system",
+            "do",
+            "never",
+            "without",
+            "<",
+        ),
+        gates=(
+            (("you",), _gate("are", r"are\s+now")),
+            (("from",), _gate("now", r"now\s+on")),
+            (
+                ("reveal", "print", "show", "output", "repeat", "leak", "dump", "replace"),
+                _gate("system", r"system\s+prompt") + _gate("hidden", r"hidden\s+instructions"),
+            ),
+            (("new", "updated", "real", "actual"), _gate("system", r"system\s+prompt")),
+            (("system",), _gate("prompt", r"prompt\s+override")),
+            (("do", "never", "without"), _gate("the", r"the\s+user")),
+        ),
+    ),
+    "pipe-to-shell": _Finder(
+        _w(*_FETCHER_WORDS, "python", "perl", "ruby", "node", "iex") + _w("sh", back=(0, 1, 2)),
+        needs=_FETCHER_WORDS,
+        # A fetcher piped to a shell, or a shell running "$(fetcher ...)" / "<(fetcher ...)".
+        gates=(
+            (
+                (*_FETCHER_WORDS, "python", "perl", "ruby", "node", "iex", "sh"),
+                _gate("|", r"\|") + _gate("<(", r"<\(") + _gate("$(", r"\$\("),
+            ),
+        ),
+    ),
+    "url": _Finder(_w("://", back=(3, 4, 5)) + _w("data:", "javascript:")),
+    "markdown-comment": _Finder((), needs=("]:",), folded=False),
+    "base64-blob": _Finder(()),  # searched token by token: _base64_runs
+}
+
+
+def _finditer(
+    regex: re.Pattern, rule: str, text: str, views: tuple[str, str]
+) -> Iterable[re.Match]:
+    """``regex.finditer(text)``, found without trying the regex at every offset where possible
+    (``views``: ``_ascii_views(text)``)."""
+    finder = _FINDERS.get(rule)
+    if finder is None:
+        return regex.finditer(text)
+    if rule == "base64-blob":
+        return _base64_runs(regex, text, views[0])
+    haystack = views[1] if finder.folded else views[0]
+    if finder.needs and not any(word in haystack for word in finder.needs):
+        return ()
+    if not finder.starts:
+        return regex.finditer(text)
+    if rule == "pipe-to-shell":
+        return _pipe_matches(regex, text, _offsets(finder, text, haystack))
+    return _match_at(regex, text, _offsets(finder, text, haystack))
+
+
+def _offsets(finder: _Finder, text: str, haystack: str) -> list[int]:
+    # Plain loops: this runs for every text, and generator expressions cost more here.
+    closed: set[str] = set()
+    for words, alternatives in finder.gates:
+        for literal, regex in alternatives:
+            if literal in haystack and regex.search(haystack):
+                break
+        else:
+            closed.update(words)
+    offsets: set[int] = set()
+    for word, back in finder.starts:
+        if word in closed:
+            continue
+        at = haystack.find(word)
+        while at != -1:
+            if back == (0,):
+                offsets.add(at)
+            else:
+                offsets.update(at - b for b in back if at >= b)
+            at = haystack.find(word, at + 1)
+    # Every match starts at \b or at "<", so never between two word characters ("do" in "undo").
+    return [
+        at for at in sorted(offsets) if not (at and _is_word(text[at]) and _is_word(text[at - 1]))
+    ]
+
+
+def _pipe_matches(regex: re.Pattern, text: str, offsets: list[int]) -> Iterable[re.Match]:
+    """``_match_at`` for pipe-to-shell, linear: a fetcher's match ends at the first ``|`` after
+    it on its line, and whether that pipe feeds a shell is decided once per pipe.
+    """
+    tails: dict[int, bool] = {}
+    end = 0
+    newline = pipe = -1  # next of each at or after the offset (offsets only grow: linear)
+    for offset in offsets:
+        if offset < end:
+            continue
+        if _PIPE_HEAD_RE.match(text, offset):
+            if newline < offset:
+                newline = text.find("\n", offset) % (len(text) + 1)  # -1 -> len(text)
+            if pipe < offset:
+                pipe = text.find("|", offset) % (len(text) + 1)
+            if pipe >= newline:
+                continue  # no pipe on this line: no fetcher here can match
+            if pipe not in tails:
+                tails[pipe] = _PIPE_TAIL_RE.match(text, pipe) is not None
+            if not tails[pipe]:
+                continue
+        match = regex.match(text, offset)
+        if match is not None:
+            yield match
+            end = max(match.end(), offset + 1)
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"  # what \w is for re's str patterns
+
+
+def _base64_runs(regex: re.Pattern, text: str, view: str) -> Iterable[re.Match]:
+    """Base64 matches are runs of 100+ non-space characters, so each lies inside one
+    whitespace-separated token that long; search only those (lookbehind still sees the text
+    before a token, and nothing after it can extend a run). ``view``: the ASCII stand-in.
+    """
+    if not _BASE64_CHARS.has_run(view, BASE64_MIN):
+        return  # no run of either alphabet that long (most texts): skip the split
+    at = 0
+    for token in text.split():
+        if len(token) >= BASE64_MIN:
+            # No shorter token can hold this one, so its first occurrence from here is its place.
+            at = text.find(token, at)
+            yield from regex.finditer(text, at, at + len(token))
+            at += len(token)
+
+
+def _match_at(regex: re.Pattern, text: str, offsets: list[int]) -> Iterable[re.Match]:
+    end = 0
+    for offset in offsets:
+        if offset < end:
+            continue  # inside the previous match; finditer resumes after it too
+        match = regex.match(text, offset)
+        if match is not None:
+            yield match
+            end = max(match.end(), offset + 1)  # as finditer steps past an empty match
+
+
+def scan_hidden(
+    text: str,
+    *,
+    first_line: int = 1,
+    fast: bool = True,
+    comments: str = ERROR,
+    code_lines: tuple[tuple[int, int], ...] = (),
+) -> list[Finding]:
+    """The hidden-instruction scan over one piece of text; lines count from ``first_line``.
+
+    Args:
+        text: the text (card frontmatter, body, or a whole file of a skill).
+        first_line: file line of the text's first line.
+        fast: False runs every regex over every offset and looks at every character: the plain
+            reference the fast path must agree with (the tests compare them).
+        comments: severity of HTML and Markdown comments outside code blocks (error where the
+            text is Markdown that a reviewer may read rendered; warning for source files).
+        code_lines: file lines [start, end) of code blocks, where comments show when rendered.
+
+    Returns:
+        The findings, at most MAX_FINDINGS_PER_RULE per rule plus one summary per capped rule.
+    """
+    out = _Collector()
+    _scan(text, _Lines(text, first_line), out, fast=fast, comments=comments, code=code_lines)
+    return out.result()
+
+
+_COMMENT_RULES = ("html-comment", "markdown-comment")
+
+
+def _in_code(line: int, code: tuple[tuple[int, int], ...]) -> bool:
+    return any(start <= line < end for start, end in code)
+
+
+def _scan(
+    text: str,
+    lines: _Lines,
+    out: _Collector,
+    *,
+    fast: bool = True,
+    comments: str = ERROR,
+    code: tuple[tuple[int, int], ...] = (),
+) -> None:
+    rare = _rare_chars(text) if fast else None
+    _scan_characters(text, lines, out, fast=fast, rare=rare)
+    views = _ascii_views(text, rare) if fast else None
+    for regex, rule, default_severity, keep, describe in _PATTERN_RULES:
+        if rule == "override-phrase":
+            haystack, matches = _phrase_matches(regex, text, rare, views)
+        else:
+            haystack = text
+            matches = _finditer(regex, rule, text, views) if views else regex.finditer(text)
+        where = lines if haystack is text else _Lines(haystack, lines.first_line)
+        for match in matches:
+            if not keep(match):
+                continue
+            line = where(match.start())
+            severity = default_severity
+            if rule in _COMMENT_RULES:
+                # Inside a code block a comment is shown verbatim; elsewhere nobody sees it.
+                # Shown verbatim in a code block: nothing there is hidden from a reader.
+                severity = INFO if _in_code(line, code) else comments
+            if out.full(rule):
+                out.omit(rule, severity, line)
+            else:
+                out.add(Finding(rule, severity, describe(match), line))
+    _scan_split_base64(text, lines, out, fast=fast, view=views[0] if views else None)
+
+
+def _phrase_matches(
+    regex: re.Pattern, text: str, rare: str | None, views: tuple[str, str] | None
+) -> tuple[str, Iterable[re.Match]]:
+    """(the text override phrases are matched in, the matches). Phrases are matched once, in the
+    text as a reader takes it in (``_phrase_text``); that keeps every line where it was, so lines
+    and messages need no mapping back. ``views`` None: the plain reference scan."""
+    if views is None:
+        plain = _phrase_text(text, fast=False)
+        return plain, regex.finditer(plain)
+    phrase_views = _phrase_views(text, rare or "", views)
+    if phrase_views is not None:
+        # Looked for in the phrase text's ASCII stand-in, which matches where it does (its "?"
+        # is no letter, space or word character, as the characters it stands for are not); the
+        # phrase text itself is built only for a card that holds a phrase, to report it.
+        offsets = _offsets(_FINDERS["override-phrase"], phrase_views[0], phrase_views[1])
+        if not any(regex.match(phrase_views[0], at) for at in offsets):
+            return text, ()
+        plain = _phrase_text(text, rare=rare)
+        return plain, _match_at(regex, plain, offsets)
+    plain, plain_rare = _reader_text(text, fast=True, rare=rare)
+    plain_views = views if plain is text else _ascii_views(plain, plain_rare)
+    return plain, _finditer(regex, "override-phrase", plain, plain_views)
+
+
+def _phrase_views(text: str, rare: str, views: tuple[str, str]) -> tuple[str, str] | None:
+    """``_ascii_views(_phrase_text(text))`` made from the text's own views, where that is exact:
+    the text needs nothing but its emphasis marks dropped (nothing invisible, nothing NFKC
+    changes, no look-alike), and none of its characters past ASCII is a word character, as the
+    stand-in's "?" and " " are not, so emphasis underscores drop at the same places. Else None.
+    """
+    if not text.isascii() and (
+        any(_is_word(char) for char in rare)
+        or _INVISIBLE_RE.search(rare)
+        or _CONFUSABLE_RE.search(rare)
+        or not unicodedata.is_normalized("NFKC", text)
+    ):
+        return None
+    view = _drop_emphasis(views[0])
+    return view, view.lower()
+
+
+_BASE64_PIECE_RE = re.compile(_BASE64_PIECE)
+# Both base64 alphabets (the standard and the URL-safe one), for _base64_runs; and a piece's.
+_BASE64_CHARS = RunGate.of(string.ascii_letters + string.digits + "+/_-")
+_BASE64_PIECE_CHARS = RunGate.of(string.ascii_letters + string.digits + "+/")
+
+
+def _has_both_cases(text: str) -> bool:
+    return any(c.isupper() for c in text) and any(c.islower() for c in text)
+
+
+def _scan_split_base64(
+    text: str, lines: _Lines, out: _Collector, *, fast: bool = True, view: str | None = None
+) -> None:
+    # Cheap gates first: two runs of piece characters (bytes.translate, over the ASCII stand-in
+    # when given: no character past ASCII is a piece's), then at least two whole tokens that
+    # could be pieces (a C-speed split). Without them the regex cannot match.
+    if fast:
+        if _BASE64_PIECE_CHARS.count_runs(text if view is None else view, 16) < 2:
+            return
+        pieces = [t for t in text.split() if len(t) >= 16 and _BASE64_PIECE_RE.search(t)]
+        if len(pieces) < 2 or sum(map(len, pieces)) < BASE64_MIN:
+            return
+    for match in _BASE64_SPLIT_RE.finditer(text):
+        pieces = [piece for piece in match.group(0).split() if piece.strip(">")]
+        pieces = [piece.lstrip(">") for piece in pieces]
+        joined = "".join(pieces)
+        if (
+            len(joined) < BASE64_MIN
+            or any(len(piece) >= BASE64_MIN for piece in pieces)  # the base64 rule saw it
+            or not _is_base64_payload(joined)
+            # Random base64 has both cases in every 16+ piece; words in a row of long words,
+            # or hex digests, do not.
+            or not all(_has_both_cases(piece) for piece in pieces[:-1])
+        ):
+            continue
+        line = lines(match.start())
+        if out.full("base64-blob"):
+            out.omit("base64-blob", WARNING, line)
+            continue
+        out.add(
+            Finding(
+                "base64-blob",
+                WARNING,
+                f"{len(joined)}-character base64 run split into {len(pieces)} pieces: "
+                f"{joined[:24]}...{joined[-8:]}",
+                line,
+            )
+        )
+
+
+# Latin look-alikes from other scripts, mapped to the letter they imitate (after NFKC, which
+# already folds fullwidth, mathematical and other compatibility letters). A small table of
+# the Cyrillic, Greek and Latin-extension letters that pass for ASCII in an override phrase.
+_CONFUSABLES = str.maketrans(
+    {
+        **dict.fromkeys("аɑα", "a"),
+        **dict.fromkeys("АΑ", "A"),
+        **dict.fromkeys("ВΒ", "B"),
+        **dict.fromkeys("сϲ", "c"),
+        **dict.fromkeys("СϹ", "C"),
+        **dict.fromkeys("ԁ", "d"),
+        **dict.fromkeys("еε", "e"),
+        **dict.fromkeys("ЕΕ", "E"),
+        **dict.fromkeys("ɡ", "g"),
+        **dict.fromkeys("һ", "h"),
+        **dict.fromkeys("НΗ", "H"),
+        **dict.fromkeys("іιıɩ", "i"),
+        **dict.fromkeys("ІΙӀ", "I"),
+        **dict.fromkeys("ј", "j"),
+        **dict.fromkeys("ЈͿ", "J"),
+        **dict.fromkeys("κ", "k"),
+        **dict.fromkeys("КΚ", "K"),
+        **dict.fromkeys("ӏ", "l"),
+        **dict.fromkeys("МΜ", "M"),
+        **dict.fromkeys("Ν", "N"),
+        **dict.fromkeys("оοσ", "o"),
+        **dict.fromkeys("ОΟ", "O"),
+        **dict.fromkeys("рρ", "p"),
+        **dict.fromkeys("РΡ", "P"),
+        **dict.fromkeys("ԛ", "q"),
+        **dict.fromkeys("ѕ", "s"),
+        **dict.fromkeys("Ѕ", "S"),
+        **dict.fromkeys("τ", "t"),
+        **dict.fromkeys("ТΤ", "T"),
+        **dict.fromkeys("υ", "u"),
+        **dict.fromkeys("ν", "v"),
+        **dict.fromkeys("ԝ", "w"),
+        **dict.fromkeys("хχ", "x"),
+        **dict.fromkeys("ХΧ", "X"),
+        **dict.fromkeys("уγ", "y"),
+        **dict.fromkeys("УΥ", "Y"),
+        **dict.fromkeys("Ζ", "Z"),
+    }
+)
+# Searched with re (C speed) before any per-character translate, which costs far more.
+_INVISIBLE_RE = re.compile(
+    "["
+    + "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in DEFAULT_IGNORABLE)
+    + "]"
+)
+_CONFUSABLE_RE = re.compile("[" + re.escape("".join(map(chr, _CONFUSABLES))) + "]")
+# Markdown emphasis and code-span marks: "ig**no**re" renders (and is read) as "ignore". An
+# underscore inside a word is not emphasis (CommonMark), and names like im_start keep it.
+# A run of underscores is dropped unless a word character (re's \w is _is_word) is on both
+# sides: from its first "_", either no word character follows the whole run, or none stands
+# before that "_" (the lookbehind sees it and the character before). Inside a run neither can
+# hold, so each run matches whole or not at all. The pattern starts with a literal, so re
+# finds each run with a fast search instead of trying every offset.
+_EDGE_UNDERSCORES_RE = re.compile(r"_(?:_*(?!\w)|(?<!\w_)_*)")
+
+
+def _drop_emphasis(text: str, *, fast: bool = True) -> str:
+    for mark in "*~`":
+        if mark in text:
+            text = text.replace(mark, "")
+    if "_" not in text:
+        return text
+    if not fast:
+        # The plain reference: each run of underscores looked at on its own.
+        def edge(match: re.Match) -> str:
+            start, end = match.span()
+            inside = (
+                start > 0 and _is_word(text[start - 1]) and end < len(text) and _is_word(text[end])
+            )
+            return match.group() if inside else ""
+
+        return re.sub("_+", edge, text)
+    return _EDGE_UNDERSCORES_RE.sub("", text)
+
+
+def _phrase_text(text: str, *, fast: bool = True, rare: str | None = None) -> str:
+    """The text as a reader takes it in: invisible code points dropped, NFKC, look-alike letters
+    mapped to Latin, emphasis marks dropped. Newlines are kept, so lines still count the same.
+    ``rare``: ``_rare_chars(text)`` (no invisible or look-alike character is printable ASCII, so
+    the fast path looks for them among those few, and rewrites the text only when one is there).
+    """
+    return _reader_text(text, fast=fast, rare=rare)[0]
+
+
+def _reader_text(text: str, *, fast: bool, rare: str | None) -> tuple[str, str | None]:
+    """``_phrase_text`` and characters including every one of it past ASCII (None: unknown)."""
+    if not text.isascii():
+        if not fast or rare is None:
+            rare = text
+        if _INVISIBLE_RE.search(rare):
+            text = _INVISIBLE_RE.sub("", text)
+        if not unicodedata.is_normalized("NFKC", text):
+            text = unicodedata.normalize("NFKC", text)
+            rare = text  # normalising may bring in characters the text did not have
+        if _CONFUSABLE_RE.search(rare):
+            text = text.translate(_CONFUSABLES)  # look-alikes become ASCII letters
+    stripped = _drop_emphasis(text, fast=fast)
+    # The same object when nothing changed. ``rare`` still holds every character past ASCII:
+    # dropping code points and marks, and mapping look-alikes to ASCII, adds none.
+    return (stripped if stripped != text else text), rare
+
+
+def _escaped_scalar_findings(card: Card, raw_findings: list[Finding]) -> list[Finding]:
+    """Hidden content written as YAML escapes (``"\\u202e"``) only appears once parsed; scan the
+    decoded double-quoted scalars too, reporting only what the raw-text scan did not already see.
+    """
+    text = card.frontmatter_text
+    if "\\" not in text:
+        return []  # no escape anywhere, so every scalar reads as written: the raw scan saw it all
+    try:
+        tokens = list(yaml.scan(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return []
+    seen = {(f.rule, f.message) for f in raw_findings}
+    extra: list[Finding] = []
+    for token in tokens:
+        if not isinstance(token, yaml.ScalarToken) or token.style != '"':
+            continue
+        source = text[token.start_mark.index + 1 : token.end_mark.index - 1]
+        if "\\" not in source:
+            continue
+        line = token.start_mark.line + card.frontmatter_line
+        for finding in scan_hidden(token.value, first_line=line):
+            if (finding.rule, finding.message) in seen or finding.rule == "url":
+                continue
+            finding.line = line
+            finding.message += " (written as a YAML escape)"
+            extra.append(finding)
+    return extra
+
+
+# What other scans read the same way: the look-alike table, the pipe-to-shell pattern, and the
+# text as a reader takes it in.
+CONFUSABLES = _CONFUSABLES
+PIPE_TO_SHELL_RE = _PIPE_TO_SHELL_RE
+
+
+def phrase_text(text: str) -> str:
+    """The text as a reader takes it in (invisible code points dropped, NFKC, look-alike letters
+    mapped to Latin, emphasis marks dropped), newlines kept so lines count the same.
+
+    Args:
+        text: the text.
+    Returns:
+        The reader's text.
+    """
+    return _phrase_text(text)

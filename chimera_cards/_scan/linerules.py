@@ -1,0 +1,214 @@
+"""The line rules: the shell and generic patterns a script or a code block is read for (each
+with the literals every match holds, so a text holding none skips the regex), and the hex
+and base64 blobs in a text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from chimera_cards._scan.findings import INFO, WARNING, Finding
+from chimera_cards._scan.textruns import RunGate
+
+# Long enough that identifiers, hashes in lockfiles (64 hex) and short tokens are not flagged.
+BLOB_MIN = 200
+# Base64 runs are the hidden-instruction scan's (``base64-blob``, every text file); scripts add
+# hex, as one run of digits or as \\x escapes.
+_HEX_BLOB = re.compile(rf"[0-9a-fA-F]{{{BLOB_MIN},}}")
+_HEX_ESCAPES = re.compile(r"(?:\\x[0-9a-fA-F]{2}){32,}")
+
+
+_HEX_DIGITS = RunGate.of("0123456789abcdefABCDEF")
+_HEX_ESCAPE_CHARS = RunGate.of("\\x0123456789abcdefABCDEF")
+
+
+def _blob_findings(text: str, path: str, line: int, out: list[Finding]) -> None:
+    # A blob is a run of BLOB_MIN hex digits, or 32 escapes (128 characters of "\\x" and hex):
+    # without such a run neither regex can match, and they cost more than the rest of the scan.
+    regexes = []
+    if _HEX_DIGITS.has_run(text, BLOB_MIN):
+        regexes.append((_HEX_BLOB, "hex"))
+    if "\\x" in text and _HEX_ESCAPE_CHARS.has_run(text, 4 * 32):
+        regexes.append((_HEX_ESCAPES, "hex-escaped"))
+    for regex, label in regexes:
+        for m in regex.finditer(text):
+            run = m.group(0)
+            where = line + text.count("\n", 0, m.start())
+            out.append(
+                Finding(
+                    "code-obfuscation",
+                    WARNING,
+                    f"{len(run)}-character {label} blob: {run[:16]}...{run[-8:]}",
+                    where,
+                    path,
+                )
+            )
+
+
+# --- shell and other languages, line by line ------------------------------------------------
+
+_Rule = tuple[re.Pattern, str, str, Callable[[re.Match], str]]
+
+_SH_OUTSIDE = r"(?:/(?!dev/(?:null|stdout|stderr|tty)\b|(?:var/)?tmp/)|~|\$HOME\b|\$\{HOME\}|\.\./)"
+# Where a shell command word can stand (so "pnpm exec" is not the exec builtin).
+_SH_COMMAND_START = r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)\s*"
+_SHELL_RULES: tuple[_Rule, ...] = (
+    (
+        re.compile(
+            r"(?<![\w.-])(?:curl|wget|nc|ncat|netcat|ssh|scp|sftp|rsync|telnet|ftp|socat)(?![\w.-])|/dev/(?:tcp|udp)/"
+        ),
+        "code-network",
+        INFO,
+        lambda m: f"network: {m.group(0)}",
+    ),
+    (
+        re.compile(
+            r"\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b|\b(?:bash|sh|zsh)\s+-c\b|\bsource\s+<\(|"
+            + _SH_COMMAND_START
+            + r"(?:eval|exec)\b"
+        ),
+        "code-eval",
+        WARNING,
+        lambda m: f"runs built or downloaded code: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"\bsudo\b|\b(?:npm|pnpm|yarn|pip3?|pipx|apt(?:-get)?|brew|gem|cargo|go)\s+(?:i|install|add)\b"
+        ),
+        "code-exec",
+        INFO,
+        lambda m: f"runs: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"(?:(?:(?<=\s)|(?<=^)|(?<=[0-9&]))>>?|\btee\s+(?:-a\s+)?)\s*[\"']?"
+            + _SH_OUTSIDE
+            + r"\S*"
+        ),
+        "code-write-outside",
+        WARNING,
+        lambda m: f"writes outside the skill folder: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"\b(?:rm|cp|mv|chmod|chown|ln|mkdir|install|dd)\b[^\n;|&]*?\s[\"']?"
+            + _SH_OUTSIDE
+            + r"\S*"
+        ),
+        "code-write-outside",
+        WARNING,
+        lambda m: f"changes files outside the skill folder: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"\bbase64\s+(?:-d|--decode|-D)\b|\bxxd\s+-r\b|\bopenssl\s+(?:enc|base64)\s+-d\b"
+        ),
+        "code-obfuscation",
+        WARNING,
+        lambda m: f"decodes hidden data: {m.group(0)}",
+    ),
+)
+
+_GENERIC_RULES: tuple[_Rule, ...] = (
+    (
+        re.compile(
+            r"\b(?:fetch|XMLHttpRequest|WebSocket|axios|urlopen|requests\.(?:get|post)|Net::HTTP|LWP::|"
+            r"Invoke-WebRequest|Invoke-RestMethod|socket)\b|\b(?:curl|wget)\s"
+        ),
+        "code-network",
+        INFO,
+        lambda m: f"network: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"\b(?:child_process|execSync|spawnSync|spawn|execFile|subprocess|os\.system|system|"
+            r"Start-Process|popen)\s*\(|`[^`\n]+`(?=\s*;?\s*$)"
+        ),
+        "code-exec",
+        INFO,
+        lambda m: f"runs other programs: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(
+            r"(?<![.\w$])(?:eval|exec)\s*\(|\bnew\s+Function\s*\(|\bInvoke-Expression\b|\biex\b"
+        ),
+        "code-eval",
+        WARNING,
+        lambda m: f"runs code built at run time: {m.group(0).strip()}",
+    ),
+    (
+        re.compile(r"\b(?:atob|Buffer\.from\([^)]*['\"]base64['\"]|FromBase64String)"),
+        "code-obfuscation",
+        WARNING,
+        lambda m: f"decodes hidden data: {m.group(0)}",
+    ),
+)
+
+
+def _scan_lines(
+    path: str, text: str, rules: Iterable[_Rule], *, comment: str | None = None
+) -> list[Finding]:
+    # Each rule first searches the whole text (multiline: a superset of what it finds line by
+    # line), so only rules that can match at all pay for the per-line pass.
+    live = [rule for rule in rules if _may_match(rule[0], text)]
+    findings: list[Finding] = []
+    if live:
+        for number, line in enumerate(text.splitlines(), 1):
+            if comment is not None:
+                stripped = line.lstrip()
+                if stripped.startswith(comment) and not stripped.startswith("#!"):
+                    continue
+            for regex, rule, severity, describe in live:
+                for m in regex.finditer(line):
+                    findings.append(Finding(rule, severity, describe(m)[:200], number, path))
+    _blob_findings(text, path, 1, findings)
+    return sorted(findings, key=lambda f: f.line or 0)
+
+
+# Per rule, in order: literals one of which every match of its regex holds (the regexes are
+# case-sensitive). A text holding none cannot match, and ``in`` costs far less than re trying
+# the regex at every offset (test_codescan_prefilter.py checks every match holds one).
+_SHELL_LITERALS: tuple[tuple[str, ...], ...] = (
+    ("curl", "wget", "nc", "netcat", "ssh", "scp", "sftp", "rsync", "telnet", "ftp", "socat",
+     "/dev/"),
+    ("|", "-c", "source", "eval", "exec"),
+    ("sudo", "npm", "yarn", "pip", "apt", "brew", "gem", "cargo", "go"),
+    (">", "tee"),
+    ("rm", "cp", "mv", "chmod", "chown", "ln", "mkdir", "install", "dd"),
+    ("base64", "xxd", "openssl"),
+)  # fmt: skip
+_GENERIC_LITERALS: tuple[tuple[str, ...], ...] = (
+    ("fetch", "XMLHttpRequest", "WebSocket", "axios", "urlopen", "requests.", "Net::HTTP",
+     "LWP::", "Invoke-WebRequest", "Invoke-RestMethod", "socket", "curl", "wget"),
+    ("child_process", "exec", "spawn", "subprocess", "system", "Start-Process", "popen", "`"),
+    ("eval", "exec", "Function", "Invoke-Expression", "iex"),
+    ("atob", "Buffer.from", "FromBase64String"),
+)  # fmt: skip
+_RULE_LITERALS: dict[re.Pattern, tuple[str, ...]] = {
+    rule[0]: literals
+    for rules, literal_sets in (
+        (_SHELL_RULES, _SHELL_LITERALS),
+        (_GENERIC_RULES, _GENERIC_LITERALS),
+    )
+    for rule, literals in zip(rules, literal_sets, strict=True)
+}
+
+
+def _may_match(regex: re.Pattern, text: str) -> bool:
+    """Whether the rule's regex matches anywhere in the text (searched over all of it at once:
+    a superset of what it finds line by line)."""
+    literals = _RULE_LITERALS.get(regex)
+    if literals is not None and not any(literal in text for literal in literals):
+        return False
+    return _anywhere(regex).search(text) is not None
+
+
+_MULTILINE: dict[re.Pattern, re.Pattern] = {}
+
+
+def _anywhere(regex: re.Pattern) -> re.Pattern:
+    found = _MULTILINE.get(regex)
+    if found is None:
+        found = _MULTILINE[regex] = re.compile(regex.pattern, regex.flags | re.MULTILINE)
+    return found

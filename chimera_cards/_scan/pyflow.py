@@ -1,0 +1,1118 @@
+"""Python read with ``ast`` for where data goes: secrets and credential stores followed through
+assignments, loops, containers, calls and functions to network sends, the clipboard and files
+outside the skill; decoded or downloaded data followed to ``exec``.
+
+Values are folded where they are written out (``"~/.s" + "sh"``, ``"".join([...])``,
+``base64.b64decode("…")``, ``getattr(os, "sys" + "tem")``), so obfuscation counts as what it
+hides. Functions are summarised (what they return, which of their parameters they send), by
+name and across the files of a bundle, so collecting in one file, encoding in another and
+sending in a third is one flow. Shell run from Python (``subprocess``, ``os.system``) goes through
+:mod:`chimera_cards._scan.shell` with the Python values it is given.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from chimera_cards._scan.commands import path_persistence
+from chimera_cards._scan.pyshapes import (
+    SQL_RE,
+    decode_constant,
+    endless,
+    formatted,
+    parse_python,
+    statements,
+)
+from chimera_cards._scan.sensitive import (
+    CREDENTIAL_LITERALS,
+    CodeFacts,
+    Send,
+    Taint,
+    credential_in,
+    host_of,
+    is_secret_name,
+)
+from chimera_cards._scan.shell import Out, ShellFacts, analyse_shell
+
+MAX_DEPTH = 3
+_NOT_READING = frozenset(
+    {
+        "os.chmod",
+        "os.chown",
+        "os.makedirs",
+        "os.mkdir",
+        "os.path.exists",
+        "os.path.isfile",
+        "os.path.isdir",
+        "os.path.join",
+        "os.path.expanduser",
+        "Path",
+        "pathlib.Path",
+        "print",
+        "os.path.basename",
+        "os.path.dirname",
+        "str",
+        "os.remove",
+        "os.unlink",
+        "exists",
+        "is_file",
+        "mkdir",
+        "chmod",
+        "logging.info",
+        "logging.warning",
+        "logging.debug",
+        "logger.info",
+    }
+)
+_ENV_GET = frozenset(
+    {
+        "os.environ.get",
+        "os.getenv",
+        "environ.get",
+        "os.environ.setdefault",
+        "os.environ.pop",
+        "getenv",
+    }
+)
+_DECODERS = frozenset(
+    {
+        "base64.b64decode",
+        "base64.b32decode",
+        "base64.b16decode",
+        "base64.b85decode",
+        "base64.a85decode",
+        "base64.decodebytes",
+        "base64.urlsafe_b64decode",
+        "base64.standard_b64decode",
+        "codecs.decode",
+        "zlib.decompress",
+        "gzip.decompress",
+        "bz2.decompress",
+        "lzma.decompress",
+        "bytes.fromhex",
+        "binascii.unhexlify",
+        "binascii.a2b_base64",
+        "binascii.a2b_hex",
+        "marshal.loads",
+    }
+)
+_EXEC = frozenset(
+    {
+        "os.system",
+        "os.popen",
+        "subprocess.run",
+        "subprocess.call",
+        "subprocess.check_call",
+        "subprocess.check_output",
+        "subprocess.Popen",
+        "subprocess.getoutput",
+        "subprocess.getstatusoutput",
+        "commands.getoutput",
+        "asyncio.create_subprocess_shell",
+        "asyncio.create_subprocess_exec",
+        "os.execv",
+        "os.execvp",
+        "os.execl",
+        "os.execlp",
+        "os.spawnl",
+        "os.spawnv",
+        "pty.spawn",
+        "os.posix_spawn",
+    }
+)
+_EVAL = frozenset(
+    {
+        "exec",
+        "eval",
+        "compile",
+        "builtins.exec",
+        "builtins.eval",
+        "runpy.run_path",
+        "pickle.loads",
+        "marshal.loads",
+        "dill.loads",
+        "cloudpickle.loads",
+        "types.FunctionType",
+        "__import__",
+        "importlib.import_module",
+    }
+)
+_SEND_METHODS = frozenset(
+    {
+        "post",
+        "put",
+        "patch",
+        "send",
+        "sendall",
+        "sendto",
+        "request",
+        "urlopen",
+        "sendmail",
+        "send_message",
+        "storbinary",
+        "storlines",
+        "upload_file",
+        "upload_fileobj",
+        "put_object",
+        "upload",
+        "send_json",
+        "send_text",
+        "send_bytes",
+        "emit",
+        "publish",
+        "sendBeacon",
+    }
+)
+_HTTP_GETTERS = frozenset({"get", "delete", "head", "options", "stream", "fetch", "open"})
+_NET_ROOTS = frozenset(
+    {
+        "requests",
+        "httpx",
+        "urllib3",
+        "aiohttp",
+        "urllib",
+        "http",
+        "session",
+        "client",
+        "sess",
+        "s",
+        "http_client",
+        "webbrowser",
+    }
+)
+_DNS = frozenset(
+    {
+        "socket.gethostbyname",
+        "socket.getaddrinfo",
+        "socket.gethostbyname_ex",
+        "dns.resolver.resolve",
+        "dns.resolver.query",
+        "resolver.resolve",
+    }
+)
+_CLIPBOARD = frozenset({"pyperclip.copy", "clipboard.copy", "clipboard_append", "setClipboardText"})
+_CRED_CALLS = frozenset(
+    {
+        "keyring.get_password",
+        "browser_cookie3.chrome",
+        "browser_cookie3.firefox",
+        "browser_cookie3.load",
+        "win32crypt.CryptUnprotectData",
+        "CryptUnprotectData",
+        "keyring.get_credential",
+    }
+)
+_MUTATORS = frozenset(
+    {
+        "append",
+        "extend",
+        "update",
+        "add",
+        "insert",
+        "setdefault",
+        "appendleft",
+        "write",
+        "writelines",
+        "put",
+        "push",
+    }
+)
+_HEADER_KWARGS = frozenset({"headers", "auth", "cookies"})
+
+
+@dataclass
+class Summaries:
+    """What the functions of a bundle do, by name: their return (with ``param`` taints standing
+    for their arguments) and the sends their parameters reach."""
+
+    returns: dict[str, Out] = field(default_factory=dict)
+    sends: dict[str, list[Send]] = field(default_factory=dict)
+
+
+@dataclass
+class PyFacts(CodeFacts):
+    """What a Python unit does, for the rules to grade."""
+
+    persistence: list[tuple[int, str, str]] = field(default_factory=list)  # (line, what, severity)
+    shell: ShellFacts = field(default_factory=ShellFacts)
+    output: Out = field(default_factory=Out)
+    parsed: bool = True
+    env_reads: list[tuple[int, str]] = field(default_factory=list)  # secret variables read
+    sql: list[tuple[int, str]] = field(default_factory=list)  # SQL built by string formatting
+    saw_taint: bool = False  # sensitive data reached some call of this unit
+    exhaustion: list[tuple[int, str]] = field(default_factory=list)  # endless loops, huge lists
+
+
+def _is_param(taint: Taint) -> bool:
+    return taint.kind == "param"
+
+
+def _strip_params(out: Out) -> Out:
+    return Out({t for t in out.taint if not _is_param(t)}, out.decoded, out.downloaded)
+
+
+class _PyFolding:
+    """A unit's state and the folding of constant expressions (names, strings, calls on them)."""
+
+    def __init__(
+        self,
+        facts: PyFacts,
+        summaries: Summaries,
+        *,
+        first_line: int,
+        depth: int,
+        embed: Callable[[str, str, int], Out] | None,
+    ) -> None:
+        self.facts = facts
+        self.summaries = summaries
+        self.offset = first_line - 1
+        self.depth = depth
+        self.embed = embed
+        self.aliases: dict[str, str] = {}
+        self.consts: dict[str, str] = {}
+        self.attrs: dict[str, Out] = {}
+        self.env: dict[str, Out] = {}
+        self.handles: dict[str, str] = {}
+        self.function: str | None = None
+        self.returned = Out()
+        self.sockets: dict[str, str] = {}
+        self.dup2 = False
+        self.current_line = first_line
+        # Whether a string written in the source can name a credential store (folded strings,
+        # joined or decoded, are looked at whatever this says).
+        self.literals = True
+        self.built_queries: set[str] = set()
+        self.guarded = 0  # inside a try body with handlers
+        self.spawned_shell = False
+
+    def line(self, node: ast.AST) -> int:
+        return self.offset + getattr(node, "lineno", 1)
+
+    # --- names and folding ------------------------------------------------------------------
+
+    def dotted(self, node: ast.AST) -> str | None:
+        parts: list[str] = []
+        while True:
+            if isinstance(node, ast.Attribute):
+                parts.append(node.attr)
+                node = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                func = node.func.id
+                if func == "getattr" and len(node.args) >= 2:
+                    attr = self.fold(node.args[1])
+                    base = self.dotted(node.args[0])
+                    if attr and base and "*" not in attr:
+                        parts.append(attr)
+                        parts.append(base)
+                        break
+                    return None
+                if func in ("__import__",) and node.args:
+                    module = self.fold(node.args[0])
+                    if module and "*" not in module:
+                        parts.append(module)
+                        break
+                return None
+            elif isinstance(node, ast.Call) and self.dotted(node.func) == "importlib.import_module":
+                module = self.fold(node.args[0]) if node.args else None
+                if module and "*" not in module:
+                    parts.append(module)
+                    break
+                return None
+            elif isinstance(node, ast.Name):
+                parts.append(self.aliases.get(node.id, node.id))
+                break
+            else:
+                return None
+        return ".".join(reversed(parts))
+
+    def fold(self, node: ast.AST | None, depth: int = 0) -> str | None:
+        """The string an expression is, where it is written out (unknown parts as ``*``)."""
+        if node is None or depth > 12:
+            return None
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str):
+                return node.value
+            if isinstance(node.value, bytes):
+                return node.value.decode("latin-1")
+            return None
+        if isinstance(node, ast.Name):
+            return self.consts.get(node.id)
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
+            return self.consts.get(node.attr)
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for value in node.values:
+                if isinstance(value, ast.FormattedValue):
+                    parts.append(self.fold(value.value, depth + 1) or "*")
+                else:
+                    parts.append(self.fold(value, depth + 1) or "")
+            return "".join(parts)
+        if isinstance(node, ast.BinOp):
+            left = self.fold(node.left, depth + 1)
+            right = self.fold(node.right, depth + 1)
+            if isinstance(node.op, ast.Add) and (left is not None or right is not None):
+                return (left or "*") + (right or "*")
+            if isinstance(node.op, ast.Div) and (left is not None or right is not None):
+                return (left or "*") + "/" + (right or "*")
+            if isinstance(node.op, ast.Mod) and left is not None:
+                return left
+            return None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            inner = self.fold(node.value, depth + 1)
+            step = node.slice.step
+            if (
+                inner is not None
+                and isinstance(step, ast.UnaryOp)
+                and isinstance(step.operand, ast.Constant)
+                and step.operand.value == 1
+            ):
+                return inner[::-1]
+            return None
+        if isinstance(node, ast.Call):
+            return self.fold_call(node, depth)
+        return None
+
+    def fold_call(self, node: ast.Call, depth: int) -> str | None:
+        name = self.dotted(node.func) or ""
+        args = node.args
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "join":
+            sep = self.fold(node.func.value, depth + 1)
+            if sep is not None and "*" not in sep and args:
+                items = self.fold_items(args[0], depth)
+                if items is not None:
+                    return sep.join(items)
+            if name in ("os.path.join", "path.join", "posixpath.join"):
+                return "/".join(self.fold(a, depth + 1) or "*" for a in args)
+            return None
+        if isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "decode",
+            "encode",
+            "strip",
+            "lower",
+            "format",
+            "replace",
+            "rstrip",
+            "lstrip",
+        ):
+            return self.fold(node.func.value, depth + 1)
+        if name in ("Path.home", "pathlib.Path.home", "os.path.expanduser") and not args:
+            return "~"
+        if name in (
+            "os.path.expanduser",
+            "Path",
+            "pathlib.Path",
+            "os.path.expandvars",
+            "str",
+            "bytes",
+            "os.fsencode",
+            "os.fsdecode",
+            "PurePath",
+            "os.path.abspath",
+            "os.path.realpath",
+        ):
+            if not args:
+                return None
+            parts = [self.fold(a, depth + 1) or "*" for a in args]
+            return "/".join(parts)
+        if (
+            name in ("os.getenv", "os.environ.get")
+            and args
+            and self.fold(args[0]) in ("HOME", "USERPROFILE")
+        ):
+            return "~"
+        if (
+            name == "chr"
+            and args
+            and isinstance(args[0], ast.Constant)
+            and isinstance(args[0].value, int)
+        ):
+            try:
+                return chr(args[0].value)
+            except (ValueError, OverflowError):
+                return None
+        if name in _DECODERS and args:
+            raw = self.fold(args[0], depth + 1)
+            if raw is None or "*" in raw:
+                return None
+            return decode_constant(name, raw, [self.fold(a) for a in args[1:]])
+        if name == "bytes" and args and isinstance(args[0], (ast.List, ast.Tuple)):
+            items = self.fold_items(args[0], depth)
+            return "".join(items) if items is not None else None
+        return None
+
+    def fold_items(self, node: ast.AST, depth: int) -> list[str] | None:
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = []
+            for elt in node.elts:
+                if isinstance(elt, ast.Constant) and isinstance(elt.value, int):
+                    try:
+                        items.append(chr(elt.value))
+                    except (ValueError, OverflowError):
+                        return None
+                    continue
+                value = self.fold(elt, depth + 1)
+                if value is None:
+                    return None
+                items.append(value)
+            return items
+        if isinstance(node, ast.GeneratorExp | ast.ListComp) and isinstance(node.elt, ast.Call):
+            # "".join(chr(c) for c in [104, 105])
+            gen = node.generators[0] if node.generators else None
+            if gen is not None and self.dotted(node.elt.func) == "chr":
+                return self.fold_items(gen.iter, depth)
+        if (
+            isinstance(node, ast.Call)
+            and self.dotted(node.func) == "map"
+            and len(node.args) == 2
+            and self.dotted(node.args[0]) == "chr"
+        ):
+            return self.fold_items(node.args[1], depth)
+        return None
+
+    # --- values -----------------------------------------------------------------------------
+
+
+class _Analyser(_PyFolding):
+    """The walk over a Python unit: values, calls, sinks, functions and statements."""
+
+    def value(self, node: ast.AST | None) -> Out:
+        if node is None:
+            return Out()
+        if isinstance(node, ast.Name):
+            known = self.env.get(node.id)
+            return known.copy() if known is not None else Out()
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str) and self.literals and len(node.value) < 4096:
+                found = credential_in(node.value)
+                if found:
+                    return Out({Taint("credential", found)})
+            return Out()
+        if isinstance(node, ast.Attribute):
+            name = self.dotted(node)
+            if name in ("os.environ", "environ", "os.environb"):
+                return Out({Taint("env-all", "os.environ")})
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                known = self.attrs.get(node.attr)
+                return known.copy() if known is not None else Out()
+            return self.value(node.value)
+        if isinstance(node, ast.Subscript):
+            base = self.dotted(node.value)
+            if base in ("os.environ", "environ"):
+                key = self.fold(node.slice)
+                return self.env_value(key)
+            return self.value(node.value).merge(self.value(node.slice))
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            return self.comprehension(node)
+        if isinstance(node, ast.Lambda):
+            return Out()
+        if isinstance(node, ast.BinOp):
+            if (
+                isinstance(node.op, ast.Mult)
+                and isinstance(node.right, ast.Constant)
+                and isinstance(node.right.value, int)
+                and node.right.value >= 10_000_000
+                and isinstance(node.left, (ast.List, ast.Constant))
+            ):
+                self.facts.exhaustion.append(
+                    (self.line(node), f"a list or string of {node.right.value:,} items")
+                )
+            out = self.value(node.left).merge(self.value(node.right))
+            folded = self.fold(node)
+            if folded and credential_in(folded):
+                out.taint.add(Taint("credential", credential_in(folded) or folded))
+            return out
+        if isinstance(node, ast.JoinedStr):
+            out = Out()
+            for child in node.values:
+                out.merge(
+                    self.value(child.value if isinstance(child, ast.FormattedValue) else child)
+                )
+            folded = self.fold(node)
+            if folded and credential_in(folded):
+                out.taint.add(Taint("credential", credential_in(folded) or folded))
+            return out
+        out = Out()
+        for part in ast.iter_child_nodes(node):
+            if isinstance(part, ast.expr):
+                out.merge(self.value(part))
+        return out
+
+    def env_value(self, key: str | None) -> Out:
+        if key is None or "*" in key:
+            return Out({Taint("env-all", "os.environ[…]")})
+        if is_secret_name(key):
+            self.facts.env_reads.append((self.current_line, key))
+            return Out({Taint("env", key)})
+        return Out()
+
+    def comprehension(self, node: ast.AST) -> Out:
+        saved = dict(self.env)
+        for gen in getattr(node, "generators", []):
+            self.bind(gen.target, self.value(gen.iter))
+        if isinstance(node, ast.DictComp):
+            out = self.value(node.key).merge(self.value(node.value))
+        else:
+            out = self.value(node.elt)  # type: ignore[attr-defined]
+        self.env = saved
+        return out
+
+    def bind(self, target: ast.AST, out: Out) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = out.copy()
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self.bind(elt, out)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, out)
+        elif isinstance(target, ast.Attribute):
+            if isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"):
+                self.attrs.setdefault(target.attr, Out()).merge(out)
+            else:
+                self.mutate(target.value, out)
+        elif isinstance(target, ast.Subscript):
+            self.mutate(target.value, out)
+
+    def mutate(self, node: ast.AST, out: Out) -> None:
+        if not (out.taint or out.decoded or out.downloaded):
+            return
+        if isinstance(node, ast.Name):
+            self.env.setdefault(node.id, Out()).merge(out)
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
+            self.attrs.setdefault(node.attr, Out()).merge(out)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)):
+            self.mutate(node.value, out)
+
+    # --- calls ------------------------------------------------------------------------------
+
+    def call(self, node: ast.Call) -> Out:
+        name = self.dotted(node.func) or ""
+        short = (
+            name.rsplit(".", 1)[-1]
+            if name
+            else (node.func.attr if isinstance(node.func, ast.Attribute) else "")
+        )
+        line = self.line(node)
+        self.current_line = line
+        if name in _ENV_GET or (short in ("get", "getenv") and name.endswith("environ.get")):
+            return self.env_value(self.fold(node.args[0]) if node.args else None)
+        receiver = Out()
+        if isinstance(node.func, ast.Attribute):
+            receiver = self.value(node.func.value)
+        args = [self.value(a) for a in node.args]
+        kwargs = {kw.arg: self.value(kw.value) for kw in node.keywords if kw.arg != "env"}
+        everything = receiver.copy()
+        for out in args:
+            everything.merge(out)
+        for out in kwargs.values():
+            everything.merge(out)
+        result = everything.copy()
+        if not self.facts.saw_taint and any(not _is_param(t) for t in everything.taint):
+            self.facts.saw_taint = True
+        # credential stores read
+        if name in _CRED_CALLS or short in ("CryptUnprotectData", "get_password"):
+            taint = Taint("credential", name or short)
+            self.facts.reads.append((line, taint))
+            result.taint.add(taint)
+        elif name not in _NOT_READING and short not in _NOT_READING:
+            for arg in node.args[:2]:
+                folded = self.fold(arg)
+                found = credential_in(folded) if folded else None
+                if found:
+                    taint = Taint("credential", found)
+                    self.facts.reads.append((line, taint))
+                    result.taint.add(taint)
+                elif name in ("open", "io.open") and folded and _hidden_or_scratch(folded):
+                    # A file nobody shipped or reviewed (/tmp/.cache, ~/.x): code read from it
+                    # and run is code from elsewhere.
+                    result.downloaded = True
+        if name in _DECODERS or short in (
+            "b64decode",
+            "unhexlify",
+            "fromhex",
+            "decompress",
+            "a2b_base64",
+        ):
+            result.decoded = True
+            folded = self.fold(node)
+            if folded and self.depth < MAX_DEPTH and len(folded) > 8:
+                self.nested(folded, line)
+        if short in ("decode",) and args == [] and receiver.decoded:
+            result.decoded = True
+        if name in _EXEC or short in ("system", "popen", "check_output", "getoutput"):
+            result.merge(self.run_shell(node, name, line))
+        if name in _EVAL or short in ("exec", "eval"):
+            self.evaluated(node, name or short, everything, line)
+        if short in ("execute", "executemany", "executescript") and node.args:
+            query = node.args[0]
+            built = formatted(query) or (
+                isinstance(query, ast.Name) and query.id in self.built_queries
+            )
+            if built:
+                self.facts.sql.append((line, f"{short}() of SQL built by string formatting"))
+        if name == "os.dup2":
+            self.dup2 = True
+        if name == "pty.spawn" or (
+            name.startswith(("subprocess", "os.exec", "os.spawn")) and node.args
+        ):
+            first = node.args[0]
+            head = (
+                first.elts[0] if isinstance(first, (ast.List, ast.Tuple)) and first.elts else first
+            )
+            if (
+                (self.fold(head) or "")
+                .split(" ")[0]
+                .endswith(("sh", "bash", "cmd.exe", "powershell"))
+            ):
+                self.spawned_shell = True
+        if short == "connect" and node.args:
+            target = node.args[0]
+            if isinstance(target, ast.Tuple) and target.elts:
+                host = self.fold(target.elts[0]) or "an address built at run time"
+                base = (
+                    self.dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None
+                )
+                self.sockets[base or "*"] = host
+        self.sink(node, name, short, receiver, args, kwargs, line, result)
+        self.summary_call(short, node, args, line, result)
+        if isinstance(node.func, ast.Attribute) and short in _MUTATORS:
+            merged = Out()
+            for out in args:
+                merged.merge(out)
+            self.mutate(node.func.value, merged)
+        return result
+
+    def nested(self, code: str, line: int) -> None:
+        """Decoded text that parses as Python is read as Python too (what it hides counts)."""
+        if not any(ch in code for ch in "(=") or (not code.isprintable() and "\n" not in code):
+            return
+        inner = parse_python(code)
+        if inner is None:
+            return
+        sub = _Analyser(
+            self.facts, self.summaries, first_line=line, depth=self.depth + 1, embed=self.embed
+        )
+        sub.aliases = dict(self.aliases)
+        sub.offset = line - 1
+        sub.module(inner)
+
+    def evaluated(self, node: ast.Call, name: str, what: Out, line: int) -> None:
+        if what.decoded:
+            self.facts.decode_exec.append((line, name))
+        elif what.downloaded:
+            self.facts.download_exec.append((line, name))
+        if node.args and self.depth < MAX_DEPTH:
+            code = self.fold(node.args[0])
+            if code and "*" not in code and name.endswith(("exec", "eval", "compile")):
+                self.nested(code, line)
+
+    def run_shell(self, node: ast.Call, name: str, line: int) -> Out:
+        if not node.args:
+            return Out()
+        first = node.args[0]
+        variables: dict[str, Out] = {}
+        if isinstance(first, (ast.List, ast.Tuple)):
+            words = []
+            for index, elt in enumerate(first.elts):
+                folded = self.fold(elt)
+                out = self.value(elt)
+                if folded is not None and "*" not in folded:
+                    words.append(_quote(folded))
+                else:
+                    var = f"__py{index}"
+                    variables[var] = out
+                    words.append(f'"${var}"')
+            text = " ".join(words)
+        else:
+            folded = self.fold(first)
+            out = self.value(first)
+            if out.decoded or out.downloaded:
+                (self.facts.decode_exec if out.decoded else self.facts.download_exec).append(
+                    (line, name)
+                )
+            if folded is None:
+                return out
+            text = folded.replace("*", "$__py")
+            variables["__py"] = out
+        if self.depth >= MAX_DEPTH:
+            return Out()
+        return analyse_shell(
+            text,
+            first_line=line,
+            depth=self.depth + 1,
+            variables=variables,
+            tainted_files=self.facts.shell.tainted_files,
+            embed=self.embed,
+            facts=self.facts.shell,
+        )
+
+    def sink(
+        self,
+        node: ast.Call,
+        name: str,
+        short: str,
+        receiver: Out,
+        args: list[Out],
+        kwargs: dict[str | None, Out],
+        line: int,
+        result: Out,
+    ) -> None:
+        root = name.split(".", 1)[0] if name else ""
+        is_send = short in _SEND_METHODS and (short != "send" or root not in ("gen", "generator"))
+        if short in _HTTP_GETTERS and (root in _NET_ROOTS or name in ("urllib.request.urlopen",)):
+            is_send = True
+        if name.endswith("urlopen"):
+            is_send = True
+        if short == "emit" and root in ("self", "signal", "socketio") and root != "socketio":
+            is_send = False
+        dns = name in _DNS or short in ("gethostbyname", "getaddrinfo")
+        clipboard = name in _CLIPBOARD or short in ("clipboard_append", "setClipboardText")
+        if is_send:
+            result.downloaded = True
+        if not (is_send or dns or clipboard):
+            self.file_sink(node, name, short, args, line)
+            return
+        body: set[Taint] = set()
+        header: set[Taint] = set()
+        for out in args:
+            body |= out.taint
+        for key, out in kwargs.items():
+            (header if key in _HEADER_KWARGS else body).update(out.taint)
+        host = self.host_in(node, short)
+        if short in ("send", "sendall", "sendto") and host is None:
+            base = self.dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None
+            host = self.sockets.get(base or "*") or next(iter(self.sockets.values()), None)
+        if clipboard:
+            self.add_send(Send(line, None, name or short, body=body | header, sink="clipboard"))
+            return
+        if dns and not body:
+            return
+        if dns:
+            host = "a DNS lookup"
+        plain_get = short in _HTTP_GETTERS and not body and not header
+        if plain_get or (short == "urlopen" and not body and not header):
+            return
+        self.add_send(Send(line, host, name or short, body=body, header=header))
+
+    def host_in(self, node: ast.Call, short: str) -> str | None:
+        candidates = list(node.args[:2])
+        for kw in node.keywords:
+            if kw.arg in ("url", "endpoint", "uri"):
+                candidates.insert(0, kw.value)
+        for arg in candidates:
+            folded = self.fold(arg)
+            host = host_of(folded)
+            if host:
+                return host
+            if isinstance(arg, ast.Call) and arg.args:  # urlopen(Request(url, data))
+                host = host_of(self.fold(arg.args[0]))
+                if host:
+                    return host
+        return None
+
+    def file_sink(self, node: ast.Call, name: str, short: str, args: list[Out], line: int) -> None:
+        path = None
+        content = Out()
+        if short in ("write", "writelines") and isinstance(node.func, ast.Attribute):
+            handle = self.dotted(node.func.value)
+            path = self.handles.get(handle or "")
+            for out in args:
+                content.merge(out)
+        elif short in ("write_text", "write_bytes") and isinstance(node.func, ast.Attribute):
+            path = self.fold(node.func.value)
+            for out in args:
+                content.merge(out)
+        elif (
+            name in ("shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree")
+            and len(node.args) >= 2
+        ):
+            path = self.fold(node.args[1])
+            content = args[0]
+        if not path:
+            return
+        persisted = path_persistence(path)
+        if persisted:
+            severity = "error" if "authorized_keys" in persisted else "warning"
+            self.facts.persistence.append((line, f"writes {persisted}", severity))
+        if _outside(path) and content.taint:
+            self.add_send(Send(line, path, name or short, body=set(content.taint), sink="file"))
+
+    def add_send(self, send: Send) -> None:
+        params = {t for t in send.body | send.header if _is_param(t)}
+        if params and self.function:
+            self.summaries.sends.setdefault(self.function, []).append(send)
+        real = Send(
+            send.line,
+            send.host,
+            send.via,
+            body={t for t in send.body if not _is_param(t)},
+            header={t for t in send.header if not _is_param(t)},
+            sink=send.sink,
+        )
+        if not params or real.body or real.header or not self.function:
+            self.facts.sends.append(real)
+
+    def summary_call(
+        self, short: str, node: ast.Call, args: list[Out], line: int, result: Out
+    ) -> None:
+        if not short:
+            return
+        returned = self.summaries.returns.get(short)
+        if returned is not None:
+            result.merge(self.substitute(returned, short, args))
+        for template in self.summaries.sends.get(short, ()):
+            body = self.substitute(Out(set(template.body)), short, args).taint
+            header = self.substitute(Out(set(template.header)), short, args).taint
+            if body or header:
+                self.add_send(
+                    Send(
+                        line,
+                        template.host,
+                        f"{short}() -> {template.via}",
+                        body=body,
+                        header=header,
+                        sink=template.sink,
+                    )
+                )
+
+    @staticmethod
+    def substitute(out: Out, function: str, args: list[Out]) -> Out:
+        result = Out(set(), out.decoded, out.downloaded)
+        for taint in out.taint:
+            if not _is_param(taint):
+                result.taint.add(taint)
+                continue
+            owner, _, index = taint.what.rpartition(":")
+            if owner == function and index.isdigit() and int(index) < len(args):
+                result.merge(args[int(index)])
+            elif owner == function and index == "*":
+                for arg in args:
+                    result.merge(arg)
+        return result
+
+    # --- statements -------------------------------------------------------------------------
+
+    def module(self, tree: ast.Module) -> None:
+        for node in statements(tree.body):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    self.aliases[(alias.asname or alias.name).split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0]
+                    )
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    key = (
+                        target.id
+                        if isinstance(target, ast.Name)
+                        else (target.attr if isinstance(target, ast.Attribute) else None)
+                    )
+                    if key is not None and key not in self.consts:
+                        folded = self.fold(node.value)
+                        if folded is not None:
+                            self.consts[key] = folded
+        self.block(tree.body)
+        if self.dup2 and self.spawned_shell and self.sockets:
+            host = next(iter(self.sockets.values()))
+            self.facts.reverse_shell.append((self.offset + 1, f"socket to {host} wired to a shell"))
+
+    def block(self, body: list[ast.stmt]) -> None:
+        for statement in body:
+            self.statement(statement)
+
+    def statement(self, node: ast.stmt) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.define(node)
+            return
+        if isinstance(node, ast.ClassDef):
+            self.block(node.body)
+            return
+        if isinstance(node, ast.Assign):
+            if formatted(node.value) and SQL_RE.search(self.fold(node.value) or ""):
+                self.built_queries.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            out = self.value(node.value)
+            for target in node.targets:
+                self.bind(target, out)
+            return
+        if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            out = self.value(node.value)
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                out.merge(self.env.get(node.target.id))
+            self.bind(node.target, out)
+            return
+        if isinstance(node, (ast.Try, ast.TryStar)) and node.handlers:
+            # A loop in here may end by the exception a handler waits for (img.seek -> EOFError).
+            self.guarded += 1
+            self.block(node.body)
+            self.guarded -= 1
+            for handler in node.handlers:
+                self.block(handler.body)
+            self.block(node.orelse)
+            self.block(node.finalbody)
+            return
+        if isinstance(node, ast.While) and not self.guarded and endless(node):
+            self.facts.exhaustion.append((self.line(node), "a 'while True' loop nothing ends"))
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            self.bind(node.target, self.value(node.iter))
+            self.block(node.body)
+            self.block(node.body)  # a value carried round the loop
+            self.block(node.orelse)
+            return
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                out = self.value(item.context_expr)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, out)
+                    self.track_handle(item.context_expr, item.optional_vars)
+            self.block(node.body)
+            return
+        if isinstance(node, ast.Return):
+            self.returned.merge(self.value(node.value))
+            return
+        if isinstance(node, ast.Expr):
+            value = node.value
+            if isinstance(value, ast.Call) and self.dotted(value.func) in (
+                "print",
+                "sys.stdout.write",
+            ):
+                out = Out()
+                for arg in value.args:
+                    out.merge(self.value(arg))
+                self.facts.output.merge(_strip_params(out))
+                return
+            self.value(value)
+            return
+        if isinstance(
+            node,
+            (
+                ast.Import,
+                ast.ImportFrom,
+                ast.Pass,
+                ast.Break,
+                ast.Continue,
+                ast.Global,
+                ast.Nonlocal,
+            ),
+        ):
+            return
+        for name in ("test", "subject", "exc"):
+            child = getattr(node, name, None)
+            if isinstance(child, ast.expr):
+                self.value(child)
+        for name in ("body", "orelse", "finalbody"):
+            children = getattr(node, name, None)
+            if isinstance(children, list):
+                self.block([c for c in children if isinstance(c, ast.stmt)])
+        for handler in getattr(node, "handlers", []) or []:
+            self.block(handler.body)
+        for case in getattr(node, "cases", []) or []:
+            self.block(case.body)
+
+    def track_handle(self, expr: ast.expr, target: ast.expr) -> None:
+        if not (isinstance(expr, ast.Call) and isinstance(target, ast.Name)):
+            return
+        name = self.dotted(expr.func) or ""
+        if name in ("open", "io.open", "codecs.open") and expr.args:
+            mode = self.fold(expr.args[1]) if len(expr.args) > 1 else None
+            for kw in expr.keywords:
+                if kw.arg == "mode":
+                    mode = self.fold(kw.value)
+            if mode and any(c in mode for c in "wax+"):
+                path = self.fold(expr.args[0])
+                if path:
+                    self.handles[target.id] = path
+        elif isinstance(expr.func, ast.Attribute) and expr.func.attr == "open":
+            path = self.fold(expr.func.value)
+            mode = self.fold(expr.args[0]) if expr.args else None
+            if path and mode and any(c in mode for c in "wax+"):
+                self.handles[target.id] = path
+
+    def define(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        saved_env, saved_fn, saved_ret = self.env, self.function, self.returned
+        self.env = dict(saved_env)
+        self.function = node.name
+        self.returned = Out()
+        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+        if params and params[0] in ("self", "cls"):
+            params = params[1:]
+        for index, param in enumerate(params):
+            self.env[param] = Out({Taint("param", f"{node.name}:{index}")})
+        if node.args.vararg:
+            self.env[node.args.vararg.arg] = Out({Taint("param", f"{node.name}:*")})
+        self.block(node.body)
+        if self.returned.taint or self.returned.decoded or self.returned.downloaded:
+            self.summaries.returns.setdefault(node.name, Out()).merge(self.returned)
+        self.env, self.function, self.returned = saved_env, saved_fn, saved_ret
+
+
+def _hidden_or_scratch(path: str) -> bool:
+    return path.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", "~/.")) or "/." in path
+
+
+def _quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def _outside(path: str) -> bool:
+    return path.startswith(("/", "~", "\\\\", "../", "*")) and not path.startswith(
+        ("/dev/null", "/dev/std")
+    )
+
+
+def analyse_python(
+    text: str,
+    *,
+    first_line: int = 1,
+    summaries: Summaries | None = None,
+    embed: Callable[[str, str, int], Out] | None = None,
+    depth: int = 0,
+    tree: ast.Module | None = None,
+) -> PyFacts:
+    """What a Python unit does with data.
+
+    Args:
+        text: the source.
+        first_line: the file line of its first line.
+        summaries: what the bundle's functions do (read and extended), so calls across files
+            count; a new one if None.
+        embed: reads code of another language it runs (unused by Python itself; passed on to
+            the shell it runs).
+        depth: how many one-liners deep this text is.
+        tree: the parsed text, when the caller has it.
+    Returns:
+        The facts; ``parsed`` is False when the text is not Python this interpreter reads.
+    """
+    facts = PyFacts()
+    if tree is None:
+        tree = parse_python(text)
+    if tree is None:
+        facts.parsed = False
+        return facts
+    analyser = _Analyser(
+        facts,
+        summaries if summaries is not None else Summaries(),
+        first_line=first_line,
+        depth=depth,
+        embed=embed,
+    )
+    lower = text.lower()
+    analyser.literals = any(map(lower.__contains__, CREDENTIAL_LITERALS))
+    try:
+        analyser.module(tree)
+    except RecursionError:
+        facts.too_deep = True
+    return facts

@@ -1,0 +1,120 @@
+"""What a few shapes of Python code are, read from ``ast`` alone: a constant run through a
+decoder, a string built from values, a loop nothing ends, the statements of a body. The flow
+analysis (:mod:`chimera_cards._scan.pyflow`) asks these questions of the code it follows.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import binascii
+import codecs
+import re
+import warnings
+
+
+def decode_constant(name: str, raw: str, extra: list[str | None]) -> str | None:
+    """What a decoder call (``base64.b64decode``, ``bytes.fromhex``, ``codecs.decode``) makes of
+    a constant, as text.
+
+    Args:
+        name: the decoder's dotted name.
+        raw: the constant it is given.
+        extra: its further arguments, folded (a codec name).
+    Returns:
+        The decoded text, or None when the decoder or the data is not one it reads.
+    """
+    data = raw.encode("latin-1", "replace")
+    try:
+        if name.endswith(("b64decode", "decodebytes", "a2b_base64")):
+            out = base64.b64decode(
+                data + b"=" * (-len(data) % 4), altchars=b"-_" if "urlsafe" in name else None
+            )
+        elif name.endswith("b32decode"):
+            out = base64.b32decode(data)
+        elif name.endswith(("fromhex", "unhexlify", "a2b_hex", "b16decode")):
+            out = binascii.unhexlify(re.sub(rb"\s", b"", data))
+        elif name == "codecs.decode":
+            codec = (extra[0] or "").lower().replace("-", "_") if extra else ""
+            if codec in ("rot13", "rot_13"):
+                return codecs.decode(raw, "rot13")
+            if codec in ("hex", "hex_codec"):
+                out = binascii.unhexlify(data)
+            elif codec in ("base64", "base64_codec"):
+                out = base64.b64decode(data)
+            else:
+                return None
+        else:
+            return None
+    except (ValueError, binascii.Error):
+        return None
+    return out.decode("utf-8", "replace")
+
+
+_BODIES = ("body", "orelse", "finalbody")
+SQL_RE = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|REPLACE)\b", re.IGNORECASE)
+# Calls that make a loop wait for the world (a server, a poller, a prompt): not a busy loop.
+_WAITS = frozenset({"sleep", "wait", "recv", "accept", "input", "get", "poll", "select", "read",
+                    "readline", "join", "serve_forever", "listen", "result"})  # fmt: skip
+
+
+def formatted(node: ast.AST) -> bool:
+    """An f-string with a value in it, a ``+`` of strings with a non-constant part, ``"…" % x``
+    or ``"…".format(x)``: a string built from values."""
+    if isinstance(node, ast.JoinedStr):
+        return any(isinstance(v, ast.FormattedValue) for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        sides = (node.left, node.right)
+        has_text = any(isinstance(s, (ast.Constant, ast.JoinedStr)) for s in sides)
+        return has_text and not all(isinstance(s, ast.Constant) for s in sides)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and bool(node.args or node.keywords)
+    )
+
+
+def endless(node: ast.While) -> bool:
+    """``while True:`` whose body never breaks, returns, raises, exits or waits."""
+    if not (isinstance(node.test, ast.Constant) and node.test.value is True):
+        return False
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Break, ast.Return, ast.Raise, ast.Yield, ast.Await)):
+            return False
+        if isinstance(child, ast.Call):
+            func = child.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in _WAITS or name in ("exit", "_exit", "quit"):
+                return False
+    return True
+
+
+def statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Every statement of a body, nested ones included (not the expressions inside them)."""
+    out: list[ast.stmt] = []
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        children: list = []
+        for name in _BODIES:
+            children += getattr(node, name, None) or []
+        for handler in getattr(node, "handlers", None) or []:
+            children += handler.body
+        for case in getattr(node, "cases", None) or []:
+            children += case.body
+        stack.extend(reversed([c for c in children if isinstance(c, ast.stmt)]))
+    return out
+
+
+def parse_python(text: str) -> ast.Module | None:
+    """The ``ast`` of someone else's Python, or None where this interpreter cannot read it (what
+    Python would warn about in it is not for this user's stderr)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None

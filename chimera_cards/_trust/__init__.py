@@ -1,0 +1,1 @@
+"""Keys and the trust policy: signed review statements, trusted keys, verdicts."""

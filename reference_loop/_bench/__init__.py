@@ -1,0 +1,1 @@
+"""The benchmark: arms, paired runs and statistics."""

@@ -1,0 +1,1 @@
+"""The reference-loop command line (thin click skins, loaded lazily)."""

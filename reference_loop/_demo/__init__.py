@@ -1,0 +1,1 @@
+"""The demo walk: import, review, retrieve and run the loop on a sample task."""

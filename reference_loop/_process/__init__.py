@@ -1,0 +1,1 @@
+"""Running processes: process groups, sandbox, stopping, printable text."""

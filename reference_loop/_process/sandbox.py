@@ -1,0 +1,127 @@
+"""Run the attempter's and the verifier's commands inside a bubblewrap (``bwrap``) sandbox.
+
+Without a sandbox the loop bounds what it starts by killing process trees (``process.py``);
+that stops processes, not what they can reach. ``--sandbox`` adds real containment, the way
+Linux coding agents do it:
+
+- a private PID namespace: the command is PID 1's only child, and when it ends (or the loop
+  dies) the kernel kills every process left in the namespace, however it detached;
+- the whole filesystem read-only, a private empty ``/tmp``, and the workspace as the only
+  writable path (plus files the caller names read-only, e.g. the prompt file);
+- no network (a private loopback only) unless ``net`` is set (``--sandbox-net``).
+
+Where ``bwrap`` is missing or cannot create namespaces, :func:`make_sandbox` refuses with one
+line instead of running the commands unconfined.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from reference_loop.errors import LoopError
+
+_INSTALL_HINT = "install it (Debian/Ubuntu: apt-get install bubblewrap) or run without --sandbox"
+
+
+class SandboxUnavailable(LoopError):
+    """``--sandbox`` was asked for but bubblewrap is missing or unusable here."""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How to wrap a command in bubblewrap. Build it with :func:`make_sandbox`."""
+
+    bwrap: str
+    net: bool = False
+
+    def wrap(
+        self, argv: Sequence[str], *, workspace: Path, readable: Sequence[Path] = ()
+    ) -> list[str]:
+        """``argv`` as a bwrap command: ``workspace`` writable and the working directory,
+        ``readable`` paths visible read-only even where they sit under the private ``/tmp``.
+
+        Args:
+            argv: the command to run.
+            workspace: the one directory the command may write.
+            readable: extra paths (files or directories) to show read-only.
+
+        Returns:
+            The argv to start instead.
+        """
+        ws = str(Path(workspace).resolve())
+        args = [self.bwrap, "--die-with-parent", "--new-session"]
+        args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+        if not self.net:
+            args.append("--unshare-net")
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        for shown in _shown_read_only(argv, readable):
+            args += ["--ro-bind", shown, shown]
+        args += ["--bind", ws, ws, "--chdir", ws, "--", *argv]
+        return args
+
+
+def _shown_read_only(argv: Sequence[str], readable: Sequence[Path]) -> list[str]:
+    """``readable`` plus the Python environment running us and the command's own program, where
+    they sit under ``/tmp``: the private ``/tmp`` would otherwise hide a venv made there."""
+    candidates = [Path(p) for p in readable] + [Path(sys.prefix), Path(sys.exec_prefix)]
+    if argv and os.path.isabs(argv[0]):
+        candidates.append(Path(argv[0]).parent)
+    shown: list[str] = []
+    for path in candidates:
+        resolved = str(path.resolve())
+        under_tmp = resolved == "/tmp" or resolved.startswith("/tmp/")
+        if (path in readable or under_tmp) and os.path.exists(resolved) and resolved not in shown:
+            shown.append(resolved)
+    return shown
+
+
+def make_sandbox(*, net: bool = False) -> Sandbox:
+    """A :class:`Sandbox`, after checking that bwrap exists and can build one here.
+
+    Args:
+        net: keep the host network (``--sandbox-net``); by default the sandbox has none.
+
+    Returns:
+        The sandbox to pass to the verifier and the ``cmd:`` attempter.
+
+    Raises:
+        SandboxUnavailable: bwrap is not installed, or it cannot create namespaces here (e.g. a
+            container that forbids user namespaces).
+    """
+    bwrap = shutil.which("bwrap", path=os.environ.get("PATH", os.defpath))
+    if bwrap is None:
+        raise SandboxUnavailable(
+            f"--sandbox needs bubblewrap (bwrap), which is not installed; {_INSTALL_HINT}",
+            exit_code=2,
+        )
+    sandbox = Sandbox(bwrap=bwrap, net=net)
+    probe = sandbox.wrap(["true"], workspace=Path(os.getcwd()))
+    try:
+        proc = subprocess.run(probe, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxUnavailable(f"--sandbox: bwrap did not run: {exc}", exit_code=2) from exc
+    if proc.returncode != 0:
+        why = proc.stderr.decode("utf-8", "replace").strip().splitlines() or [
+            f"exit {proc.returncode}"
+        ]
+        raise SandboxUnavailable(
+            f"--sandbox: bwrap cannot create a sandbox here ({why[-1]}); {_INSTALL_HINT}",
+            exit_code=2,
+        )
+    return sandbox
+
+
+def sandbox_attempters(sandbox: Sandbox | None, *attempters: object) -> None:
+    """Give ``sandbox`` to each attempter that runs a command (``cmd:``); the others edit files
+    in-process and start nothing to contain."""
+    if sandbox is None:
+        return
+    for attempter in attempters:
+        if attempter is not None and hasattr(attempter, "sandbox"):
+            attempter.sandbox = sandbox

@@ -1,0 +1,1 @@
+"""Running the loop: attempt, verify, capture the diff, revert, retry; the card's checks."""

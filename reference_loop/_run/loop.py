@@ -1,0 +1,613 @@
+"""The reference loop: attempt, judge, capture the real diff, revert, record, retry with history.
+
+Per attempt: compose the prompt (task + plan + rendered history) -> the attempter edits the
+workspace -> run the verifier -> take the real diff from the workspace and, unless it passed,
+restore it in the same scan -> append an ``AttemptRecord`` -> go again. One scan of the tree per
+attempt keeps the cost near ``git status``; the caches a verifier writes (``__pycache__``,
+``.pytest_cache`` ...) are in the workspace's default ignore list, so they stay out of the patch.
+
+An attempt that changes a protected path (``Task.protected()``: the tests and the files the
+verify command runs, by default) is reverted before the verifier runs and fails with a
+``protected-paths`` first failing step, so no attempt can pass by editing the check.
+
+When a failure signature repeats, the loop changes something structural instead of appending
+one more copy of the same failure: it re-plans (planner + ``TaskLedger.context()``) or escalates
+to a stronger attempter, once per repeat and never after the final attempt.
+
+The workspace is restored in a ``finally``: an exception or Ctrl-C mid-attempt leaves it exactly
+as it was; only a solved run leaves the passing change in place.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reference_loop._attempters.base import Attempter, AttemptOutcome
+from reference_loop._core.cards import (
+    DEFAULT_CARDS_IN,
+    CardsBlock,
+    cards_for_attempt,
+    check_cards_in,
+)
+from reference_loop._core.events import EventLog
+from reference_loop._core.history import DEFAULT_BUDGET, check_mode, records_shown, render_fitted
+from reference_loop._core.ledger import TaskLedger
+from reference_loop._core.planner import Planner
+from reference_loop._core.records import (
+    DEFAULT_PATCH_LIMIT,
+    AttemptRecord,
+    FailedStep,
+    History,
+    bound_patch,
+    patch_fingerprint,
+)
+from reference_loop._core.signature import failure_signature
+from reference_loop._process.sandbox import Sandbox
+from reference_loop._tasks.prompt import compose_prompt
+from reference_loop._tasks.task import Task, copy_project
+from reference_loop._verdict.evidence import FORMATS
+from reference_loop._verdict.integrity import Violation, describe
+from reference_loop._verdict.protect import check_patterns
+from reference_loop._verdict.session import Session, SessionSettings, outlived
+from reference_loop._verdict.verifier import VerifyResult
+from reference_loop._workspace.core import Workspace
+from reference_loop._workspace.engines import engine_name
+from reference_loop._workspace.records import Diff
+from reference_loop.errors import LoopUsageError
+
+ON_REPEAT = ("none", "replan", "escalate")
+DEFAULT_MAX_ATTEMPTS = 5
+PROTECTED_STEP = "protected-paths"  # the first failing step of an attempt that edited the check
+INTEGRITY_STEP = "integrity"  # the first failing step of an attempt that gamed its check
+
+
+@dataclass
+class RunResult:
+    """Everything one loop run produced: its records, the exact prompts, and what it counted."""
+
+    task: str
+    solved: bool
+    history_mode: str
+    attempts: list[AttemptRecord]
+    prompts: list[str]  # the exact prompt of each attempt, in order
+    injections: int  # history_injected events
+    workspace: str
+    replans: int = 0
+    escalations: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)
+    # What the verdicts rest on: pytest-report, junit, or exit-status (the exit status alone).
+    evidence: str = "exit-status"
+    pinned: dict[str, Any] | None = None  # the pinned tests (source, count, files, f2p/p2p)
+    containment: str = ""  # how the verifier's processes were contained
+
+    @property
+    def solved_at(self) -> int | None:
+        """The number of the attempt that passed, or None."""
+        return next((r.number for r in self.attempts if r.solved), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "solved": self.solved,
+            "solved_at": self.solved_at,
+            "history_mode": self.history_mode,
+            "injections": self.injections,
+            "replans": self.replans,
+            "escalations": self.escalations,
+            "workspace": self.workspace,
+            "evidence": self.evidence,
+            "judged_by_exit_status_alone": self.evidence == "exit-status",
+            "pinned": self.pinned,
+            "containment": self.containment,
+            "integrity_violations": sum(bool(r.integrity) for r in self.attempts),
+            "attempts": [
+                {
+                    "number": r.number,
+                    "verdict": r.verdict,
+                    "attempter": r.attempter,
+                    "patch": r.patch,
+                    "patch_truncated": r.patch_truncated,
+                    "patch_fingerprint": r.patch_fingerprint,
+                    "files": r.files,
+                    "first_failing_step": (
+                        {"name": r.first_failing_step.name, "error": r.first_failing_step.error}
+                        if r.first_failing_step
+                        else None
+                    ),
+                    "signature": r.signature,
+                    "protected_violation": r.protected_violation,
+                    "integrity": list(r.integrity),
+                    "prompt_chars": len(p),
+                }
+                for r, p in zip(self.attempts, self.prompts, strict=True)
+            ],
+        }
+
+
+@dataclass
+class LoopOptions:
+    """How one run behaves; the CLI, the check and the bench each build one.
+
+    ``protect`` adds glob patterns to the task's own protected paths (``Task.protected()``).
+    ``reviewer`` (e.g. a critic model) may return a note for a failed attempt; it is stored
+    beside the verifier output, never instead of it.
+    """
+
+    history_mode: str = "accumulate"
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    budget: int = DEFAULT_BUDGET
+    patch_limit: int = DEFAULT_PATCH_LIMIT
+    on_repeat: str = "none"
+    planner: Planner | None = None
+    escalate_to: Attempter | None = None
+    prompts_dir: str | Path | None = None
+    log_dir: str | Path | None = None
+    ignore: Sequence[str] = ()
+    protect: Sequence[str] = ()
+    cards: CardsBlock | None = None
+    cards_in: str = DEFAULT_CARDS_IN
+    reviewer: Callable[[AttemptRecord], str | None] | None = None
+    sandbox: Sandbox | None = None  # run the verifier inside bubblewrap (sandbox.py)
+    # How the verdict is read: auto (a pytest command -> its report), pytest, junit (the
+    # command writes JUnit XML to {result_file}), exit-status (the exit status alone).
+    verify_format: str = "auto"
+    must_pass: Sequence[str] = ()  # test ids that must pass (added to the task's must_pass)
+    # The workspace engine (``git`` or ``fast``); None: $REFERENCE_LOOP_WORKSPACE, else the default.
+    workspace_engine: str | None = None
+
+    def check(self) -> None:
+        """Raise LoopUsageError for an option value or combination the loop cannot run."""
+        check_mode(self.history_mode)
+        if self.verify_format not in FORMATS:
+            raise LoopUsageError(
+                f"unknown verify format {self.verify_format!r} "
+                f"(expected one of: {', '.join(FORMATS)})"
+            )
+        if any(not isinstance(t, str) or not t.strip() for t in self.must_pass):
+            raise LoopUsageError("a must-pass test id must be a non-empty string")
+        check_cards_in(self.cards_in)
+        check_patterns(self.protect)
+        if self.workspace_engine is not None:
+            engine_name(self.workspace_engine)
+        if self.max_attempts < 1:
+            raise LoopUsageError(f"max attempts must be at least 1, got {self.max_attempts}")
+        if self.on_repeat not in ON_REPEAT:
+            raise LoopUsageError(
+                f"unknown on-repeat action {self.on_repeat!r} "
+                f"(expected one of: {', '.join(ON_REPEAT)})"
+            )
+        if self.on_repeat == "replan" and self.planner is None:
+            raise LoopUsageError("on-repeat 'replan' needs a planner")
+        if self.on_repeat == "escalate" and self.escalate_to is None:
+            raise LoopUsageError("on-repeat 'escalate' needs an attempter to escalate to")
+
+
+@dataclass
+class _RunState:
+    """What changes between attempts besides the history: the plan and the current attempter."""
+
+    current: Attempter
+    plan: str = ""
+    replans: int = 0
+    escalations: int = 0
+
+
+def _prompts_dir(path: str | Path | None) -> Path | None:
+    if path is None:
+        return None
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        # Refuse a folder that exists but takes no files (/proc/self) before any attempt.
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as exc:
+        raise LoopUsageError(f"cannot create prompts dir {path}: {exc.strerror}") from exc
+    return path
+
+
+def _violation_step(number: int, found: Sequence[Violation], *, before: bool) -> FailedStep:
+    """The first failing step of an attempt with violations: ``protected-paths`` when it edited
+    a protected path (as before), ``integrity`` otherwise; each class is named, and the next
+    prompt reads "attempt 2 changed the test runner's config; reverted"."""
+    classes = list(dict.fromkeys(v.kind for v in found))
+    classes.sort(key=lambda k: k != "protected-path")  # the plain case first, the others last
+    said = f"attempt {number} " + " and ".join(describe(k) for k in classes)
+    listed = "; ".join(v.line() if v.path else f"{v.kind}: {v.why}" for v in found[:12])
+    if len(found) > 12:
+        listed += f"; and {len(found) - 12} more"
+    undone = (
+        "the whole change was reverted before the verifier ran"
+        if before
+        else "the change was not kept"
+    )
+    protected = [v for v in found if v.kind == "protected-path"]
+    if protected:
+        paths = ", ".join(f"{v.path} ({v.why})" for v in protected[:12])
+        return FailedStep(
+            PROTECTED_STEP,
+            f"the attempt changed protected path(s): {paths}; {undone}. {said}; reverted "
+            f"({listed}). Fix the code, not the tests or the check.",
+        )
+    return FailedStep(
+        INTEGRITY_STEP,
+        f"{said}; reverted ({listed}); {undone}. Fix the code, not the check or its runner.",
+    )
+
+
+def _build_record(
+    number: int,
+    outcome: AttemptOutcome,
+    result: VerifyResult,
+    diff: Diff,
+    *,
+    attempter: Attempter,
+    violation: FailedStep | None,
+    patch_limit: int,
+    root: Path,
+    started: float,
+    found: Sequence[Violation] = (),
+) -> AttemptRecord:
+    """The attempt's record: the verifier's verdict, the workspace's real diff, the first failure.
+
+    A protected-path violation is the first failing step whatever the attempter reported, and it
+    can never be a pass (the verifier judged the reverted workspace, not the attempt).
+    """
+    tool_step = outcome.first_failure()
+    failed = violation or (FailedStep(tool_step.name, tool_step.error) if tool_step else None)
+    verdict = "fail" if violation is not None and result.verdict == "pass" else result.verdict
+    patch, truncated = bound_patch(diff.text, patch_limit)
+    return AttemptRecord(
+        number=number,
+        verdict=verdict,
+        verifier_output=result.output,
+        patch=patch,
+        patch_truncated=truncated,
+        patch_chars=len(diff.text),
+        patch_fingerprint=patch_fingerprint(diff.text),
+        files=[f.path for f in diff.files],
+        first_failing_step=failed,
+        signature=failure_signature(
+            result.failure_lines,
+            verdict=verdict,
+            output=result.output,
+            tool_error=f"{failed.name}: {failed.error}" if failed else None,
+            workspace=root,
+        ),
+        failure_lines=list(result.failure_lines),
+        attempter=attempter.name,
+        description=outcome.description,
+        duration=time.monotonic() - started,
+        protected_violation=any(v.kind == "protected-path" for v in found),
+        integrity=list(dict.fromkeys(v.kind for v in found)),
+    )
+
+
+def _attempt_once(
+    attempter: Attempter,
+    prompt: str,
+    number: int,
+    ws: Workspace,
+    session: Session,
+    options: LoopOptions,
+    log: EventLog,
+) -> AttemptRecord:
+    """Let the attempter edit, refuse a change that games the check, verify, diff and revert.
+
+    The real change comes from the workspace, never from the attempter's description; the
+    integrity checks see every changed path, ignore rules not applied. A change that edits a
+    protected path, the runner's config, shadows a module, plants bytecode, or leaves processes
+    running is reverted *before* the verifier runs. After the verifier, what changed while it
+    ran (a protected file rewritten) fails the attempt too. A passing change stays; a failing
+    one is diffed and reverted in one scan.
+    """
+    started = time.monotonic()
+    outcome = attempter.attempt(prompt, ws.root, attempt=number)
+    before = ws.diff()
+    found = session.check(before)
+    left = getattr(outcome, "left_running", 0) or 0
+    if left:
+        found.append(outlived(left))
+    if found:
+        ws.restore()
+        _emit_violations(log, number, found, stage="before-verify")
+    verified = session.verify(number, None if found else before)
+    result = verified.result
+    after: list[Violation] = []
+    if found:
+        ws.restore()  # whatever the verifier wrote; the attempt's own change is already gone
+        diff = before
+    else:
+        diff = ws.diff() if result.verdict == "pass" else ws.diff_and_restore()
+        after = [*verified.violations, *session.check_after(before, diff)]
+        if after:
+            if result.verdict == "pass":
+                ws.restore()
+            _emit_violations(log, number, after, stage="verify")
+    every = [*found, *after]
+    return _build_record(
+        number,
+        outcome,
+        result,
+        diff,
+        attempter=attempter,
+        violation=_violation_step(number, every, before=bool(found)) if every else None,
+        patch_limit=options.patch_limit,
+        root=ws.root,
+        started=started,
+        found=every,
+    )
+
+
+def _emit_violations(log: EventLog, number: int, found: Sequence[Violation], *, stage: str) -> None:
+    protected = [v for v in found if v.kind == "protected-path"]
+    if protected:
+        log.emit(
+            "protected_violation",
+            attempt=number,
+            paths=[v.path for v in protected],
+            patterns=sorted({v.why.removeprefix("matches ") for v in protected}),
+        )
+    log.emit(
+        "integrity_violation",
+        attempt=number,
+        stage=stage,
+        classes=list(dict.fromkeys(v.kind for v in found)),
+        violations=[{"class": v.kind, "path": v.path, "why": v.why} for v in found],
+    )
+
+
+def _after_repeat(
+    task: Task,
+    record: AttemptRecord,
+    same_as: int,
+    state: _RunState,
+    ledger: TaskLedger,
+    options: LoopOptions,
+    log: EventLog,
+) -> None:
+    """A failure signature came back: escalate once, else re-plan (never after the last attempt)."""
+    number = record.number
+    log.emit("signature_repeated", attempt=number, same_as=same_as, signature=record.signature)
+    if number == options.max_attempts:
+        return  # nothing left to change for
+    stronger = options.escalate_to
+    if options.on_repeat == "escalate" and stronger is not None and state.current is not stronger:
+        log.emit(
+            "escalated",
+            attempt=number + 1,
+            from_attempter=state.current.name,
+            to_attempter=stronger.name,
+        )
+        state.current = stronger
+        state.escalations += 1
+    elif options.on_repeat in ("replan", "escalate") and options.planner is not None:
+        state.plan = options.planner.plan(task.text, ledger.context())
+        log.emit(
+            "replanned",
+            attempt=number + 1,
+            planner=getattr(options.planner, "name", ""),
+            chars=len(state.plan),
+        )
+        state.replans += 1
+
+
+def _keep_record(
+    record: AttemptRecord,
+    history: History,
+    ledger: TaskLedger,
+    options: LoopOptions,
+    log: EventLog,
+    ws: Workspace,
+) -> int | None:
+    """Add the reviewer's note, append the record, tell the events; return the number of an
+    earlier attempt that failed with the same signature (a repeat), if any."""
+    if options.reviewer is not None and not record.solved:
+        record.reviewer_note = options.reviewer(record) or None
+    earlier = [r for r in history.records if r.signature]
+    history.append(record)
+    ledger.add_record(record)
+    if not record.solved:
+        log.emit("workspace_restored", attempt=record.number, paths=len(ws.last_restored))
+    log.emit(
+        "attempt_finished",
+        attempt=record.number,
+        verdict=record.verdict,
+        signature=record.signature,
+        files=record.files,
+        files_total=record.files_total,
+        attempter=record.attempter,
+        patch_chars=record.patch_chars,
+        duration=round(record.duration, 3),
+        protected_violation=record.protected_violation,
+        integrity=list(record.integrity),
+        step=(
+            f"{record.first_failing_step.name}: {record.first_failing_step.error}"
+            if record.first_failing_step and not record.solved
+            else ""
+        ),
+    )
+    if record.solved:
+        return None
+    return next((r.number for r in earlier if r.signature == record.signature), None)
+
+
+def _compose_for(
+    task: Task, number: int, history: History, state: _RunState, options: LoopOptions, log: EventLog
+) -> str:
+    history_text, cut = render_fitted(history.records, options.history_mode, options.budget)
+    shown = records_shown(history.records, options.history_mode)
+    cards_text = cards_for_attempt(options.cards, number, options.cards_in)
+    if cards_text and options.cards is not None:
+        log.emit("cards_injected", attempt=number, cards=options.cards.count, chars=len(cards_text))
+    if shown:
+        log.emit(
+            "history_injected",
+            attempt=number,
+            records=shown,
+            chars=len(history_text),
+            cut_chars=cut,  # shrunk oldest-first to fit the budget (a model's context window)
+        )
+    return compose_prompt(task, history_text, state.plan, cards_text)
+
+
+def run_loop(
+    task: Task,
+    attempter: Attempter,
+    *,
+    workspace: str | Path,
+    options: LoopOptions | None = None,
+    events: EventLog | None = None,
+) -> RunResult:
+    """Run the loop on ``workspace`` in place and return every attempt's record.
+
+    Args:
+        task: what to solve and how it is verified (its protected paths included).
+        attempter: who edits the workspace for each attempt.
+        workspace: the folder worked on in place.
+        options: how the run behaves (LoopOptions() when None).
+        events: where events go (a private EventLog when None).
+
+    Returns:
+        The RunResult: every attempt's record, every prompt, the injection count.
+    """
+    options = options if options is not None else LoopOptions()
+    options.check()
+    root = Path(workspace).resolve()
+    prompts_dir = _prompts_dir(options.prompts_dir)
+    protected = (*task.protected(), *check_patterns(options.protect))
+    log = events if events is not None else EventLog()
+    history = History()
+    ledger = TaskLedger()
+    ledger.add_fact(f"`{task.shown_verify()}` is the check; it must exit 0.")
+    prompts: list[str] = []
+    state = _RunState(current=attempter)
+    solved = False
+
+    session = Session(
+        SessionSettings(
+            command=task.verify_command(),
+            timeout=task.timeout,
+            protect=protected,
+            verify_format=options.verify_format,
+            must_pass=tuple(dict.fromkeys((*task.must_pass, *options.must_pass))),
+            sandbox=options.sandbox,
+            log_dir=Path(options.log_dir) if options.log_dir else None,
+        ),
+        root,
+    )
+    ws = Workspace(root, ignore=options.ignore)
+    ws = Workspace(root, ignore=options.ignore, engine=options.workspace_engine)
+    dirty = False  # the workspace may differ from the snapshot and must be restored
+    try:
+        ws.snapshot()
+        log.emit(
+            "run_started",
+            task=task.name,
+            history_mode=options.history_mode,
+            max_attempts=options.max_attempts,
+            attempter=attempter.name,
+            workspace=str(root),
+            protected=list(protected),
+        )
+        dirty = True
+        baseline = session.start()
+        ws.restore()  # whatever the baseline run wrote
+        dirty = False
+        log.emit("verdict_baseline", **baseline.to_dict())
+        for number in range(1, options.max_attempts + 1):
+            prompt = _compose_for(task, number, history, state, options, log)
+            prompts.append(prompt)
+            if prompts_dir is not None:
+                (prompts_dir / f"attempt-{number}.txt").write_text(prompt, encoding="utf-8")
+            log.emit(
+                "attempt_started",
+                attempt=number,
+                attempter=state.current.name,
+                prompt_chars=len(prompt),
+            )
+            dirty = True
+            record = _attempt_once(state.current, prompt, number, ws, session, options, log)
+            dirty = False  # a failed attempt was reverted; a passing change stays
+            same = _keep_record(record, history, ledger, options, log, ws)
+            solved = record.solved
+            if solved:
+                break
+            if same is not None:
+                _after_repeat(task, record, same, state, ledger, options, log)
+    finally:
+        try:
+            if dirty:
+                # Exception or Ctrl-C mid-attempt: put the workspace back before propagating.
+                ws.restore()
+                log.emit(
+                    "workspace_restored",
+                    attempt=len(history) + 1,
+                    paths=len(ws.last_restored),
+                    reason="interrupted",
+                )
+        finally:
+            ws.close()
+            session.close()
+
+    log.emit(
+        "run_finished",
+        solved=solved,
+        attempts=len(history),
+        injections=log.count("history_injected"),
+        replans=state.replans,
+        escalations=state.escalations,
+        protected_violations=sum(r.protected_violation for r in history),
+        integrity_violations=sum(bool(r.integrity) for r in history),
+        evidence=session.evidence,
+    )
+    return RunResult(
+        task=task.name,
+        solved=solved,
+        history_mode=options.history_mode,
+        attempts=list(history.records),
+        prompts=prompts,
+        injections=log.count("history_injected"),
+        workspace=str(root),
+        replans=state.replans,
+        escalations=state.escalations,
+        events=[e.to_dict() for e in log.events()],
+        evidence=session.evidence,
+        pinned=session.pinned.to_dict() if session.pinned else None,
+        containment=baseline.containment,
+    )
+
+
+def run_task(
+    task: Task,
+    attempter: Attempter,
+    *,
+    workspace: str | Path | None = None,
+    options: LoopOptions | None = None,
+    events: EventLog | None = None,
+) -> RunResult:
+    """Run ``task`` on a temporary copy of its project, or in place when ``workspace`` is given.
+
+    Args:
+        task: the task; its project folder is copied unless ``workspace`` is given.
+        attempter: who edits the workspace.
+        workspace: work in place on this folder instead of a copy.
+        options: how the run behaves (LoopOptions() when None).
+        events: where events go.
+
+    Returns:
+        The RunResult (``workspace`` names the removed copy when one was used).
+    """
+    if workspace is not None:
+        return run_loop(task, attempter, workspace=workspace, options=options, events=events)
+    if options is not None:
+        options.check()  # before copying anything
+    with tempfile.TemporaryDirectory(prefix=f"reference-loop-{task.name}-") as tmp:
+        copy = copy_project(task, Path(tmp) / task.name)
+        result = run_loop(task, attempter, workspace=copy, options=options, events=events)
+    result.workspace = f"temporary copy of {task.project} (removed)"
+    return result

@@ -1,0 +1,1 @@
+"""The verdict on an attempt: running the verifier and the protected paths."""

@@ -1,0 +1,205 @@
+"""How one verifier run is set up to leave evidence, and how that evidence is read back.
+
+For a pytest verifier the loop's plugin (``pytest_report.py``) is copied into a private folder
+outside the workspace, put on ``PYTHONPATH`` and loaded with ``-p`` through ``PYTEST_ADDOPTS``;
+it writes its report through a file descriptor the loop opened on a fresh file in that folder,
+so under ``--sandbox`` (where the folder is not even visible) nothing in the run can write the
+file by name, and no stale or planted report can stand in for this run's. For ``--result-file
+junit`` the command's ``{result_file}`` becomes ``/dev/fd/N`` of such a file.
+
+In a pytest run the plugin makes every module under the workspace compile from its source
+(no ``.pyc`` read from a workspace ``__pycache__``, no sourceless module, no assertion-rewrite
+cache; a private ``PYTHONPYCACHEPREFIX`` was measured instead and recompiled pytest itself on
+every ``-B`` run, +160% CPU), and pytest gets a private cache folder; ``python -m pytest`` runs with
+``PYTHONSAFEPATH`` so the workspace cannot shadow pytest or its plugins (the plugin adds the
+workspace back after site-packages).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import py_compile
+import re
+import secrets
+import shlex
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reference_loop._verdict.evidence import FORMATS, Report, read_junit, read_pytest_report
+from reference_loop.errors import LoopUsageError
+
+RESULT_FILE = "{result_file}"
+PLUGIN_MODULE = "_reference_loop_report"
+HOOKS = (
+    "pytest_configure",
+    "pytest_ignore_collect",
+    "pytest_collectreport",
+    "pytest_deselected",
+    "pytest_collection_finish",
+    "pytest_runtest_logreport",
+    "pytest_sessionfinish",
+)
+_SANDBOX_TMP = "/tmp/.reference-loop"  # inside bwrap, /tmp is the sandbox's own tmpfs
+_PYTEST_WORD = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
+
+
+def detect_format(command: str, declared: str = "auto") -> str:
+    """``pytest`` when the command runs pytest (or that was declared), ``junit`` when declared,
+    else ``exit-status``.
+
+    Args:
+        command: the verify command (placeholders unexpanded are fine).
+        declared: ``--verify-format`` / ``--result-file``: auto, pytest, junit or exit-status.
+
+    Returns:
+        The format the loop judges by.
+    """
+    if declared not in FORMATS:
+        raise LoopUsageError(
+            f"unknown verify format {declared!r} (expected one of: {', '.join(FORMATS)})"
+        )
+    if declared == "junit" and RESULT_FILE not in command:
+        raise LoopUsageError(
+            f"--result-file junit needs {RESULT_FILE} in the verify command, where the runner "
+            "is told to write its JUnit XML (e.g. node --test --test-reporter=junit "
+            f"--test-reporter-destination={RESULT_FILE})"
+        )
+    if declared != "auto":
+        return declared
+    if RESULT_FILE in command:
+        return "junit"
+    return "pytest" if _PYTEST_WORD.search(command) else "exit-status"
+
+
+def _is_python_m_pytest(command: str) -> bool:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return any(
+        words[i] == "-m" and words[i + 1] in ("pytest", "py.test") for i in range(len(words) - 1)
+    )
+
+
+@dataclass
+class EvidenceRun:
+    """One prepared run: the command, what to add to its environment, the descriptor to pass."""
+
+    command: str
+    env: dict[str, str]
+    pass_fds: tuple[int, ...]
+    report_path: Path | None
+    nonce: str
+    kind: str
+    readable: tuple[Path, ...] = ()
+    _fd: int | None = field(default=None, repr=False)
+
+    def started(self) -> None:
+        """Close the loop's copy of the report descriptor once the command has started."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def read(self) -> Report | None:
+        """The report this run left (None for an exit-status verifier)."""
+        self.started()
+        if self.report_path is None:
+            return None
+        try:
+            if self.kind == "pytest":
+                return read_pytest_report(self.report_path, self.nonce)
+            return read_junit(self.report_path)
+        finally:
+            self.report_path.unlink(missing_ok=True)
+
+
+class Harness:
+    """Sets up the evidence of every verifier run of one loop run (a private folder per run)."""
+
+    def __init__(self, command: str, root: Path, kind: str, *, sandboxed: bool = False) -> None:
+        self.command = command
+        self.root = Path(root).resolve()
+        self.kind = kind
+        self.sandboxed = sandboxed
+        self.private = Path(tempfile.mkdtemp(prefix="reference-loop-verdict-"))
+        self.plugin_dir = self.private / "plugin"
+        self.plugin_dir.mkdir()
+        if kind == "pytest":
+            source = Path(__file__).with_name("pytest_report.py")
+            # pytest parses, rewrites and compiles a module it loads with -p on every run;
+            # the module it loads is a two-line shim, the plugin itself is compiled once here.
+            impl = self.plugin_dir / f"{PLUGIN_MODULE}_impl.py"
+            shutil.copyfile(source, impl)
+            with contextlib.suppress(OSError, py_compile.PyCompileError):
+                py_compile.compile(str(impl), doraise=True)
+            (self.plugin_dir / f"{PLUGIN_MODULE}.py").write_text(
+                f'"""PYTEST_DONT_REWRITE"""\nfrom {PLUGIN_MODULE}_impl import {", ".join(HOOKS)}\n',
+                encoding="utf-8",
+            )
+        tmp = Path(_SANDBOX_TMP) if sandboxed else self.private
+        self.pytest_cache = tmp / "pytest-cache"
+        self._count = 0
+
+    def close(self) -> None:
+        shutil.rmtree(self.private, ignore_errors=True)
+
+    def __enter__(self) -> Harness:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def prepare(self, only: Sequence[str] | None = None) -> EvidenceRun:
+        """A run of the verify command that leaves a report.
+
+        Args:
+            only: pytest only: collect just these test files (None: what the command collects).
+
+        Returns:
+            The EvidenceRun to start (pass ``pass_fds``; call ``started()`` then ``read()``).
+        """
+        env: dict[str, str] = {}
+        if self.kind == "exit-status":
+            return EvidenceRun(self.command, env, (), None, "", self.kind)
+        self._count += 1
+        path = self.private / f"report-{self._count}.{'jsonl' if self.kind == 'pytest' else 'xml'}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        os.set_inheritable(fd, True)
+        nonce = secrets.token_hex(12)
+        command = self.command
+        if self.kind == "junit":
+            command = command.replace(RESULT_FILE, f"/dev/fd/{fd}")
+            return EvidenceRun(command, env, (fd,), path, nonce, self.kind, (), fd)
+        user_addopts = os.environ.get("PYTEST_ADDOPTS", "")
+        ours = f"-p {PLUGIN_MODULE}"
+        pythonpath = os.environ.get("PYTHONPATH", "")
+        env.update(
+            {
+                "PYTEST_ADDOPTS": f"{ours} {user_addopts}".strip(),
+                "REFERENCE_LOOP_USER_ADDOPTS": user_addopts,
+                "REFERENCE_LOOP_REPORT_FD": str(fd),
+                "REFERENCE_LOOP_REPORT_NONCE": nonce,
+                "REFERENCE_LOOP_CACHE_DIR": str(self.pytest_cache),
+                "REFERENCE_LOOP_NO_BYTECODE_FROM": str(self.root),
+                # A user site-packages (outside the workspace) is not the verifier's to import.
+                "PYTHONNOUSERSITE": "1",
+                "PYTHONPATH": str(self.plugin_dir)
+                + (os.pathsep + pythonpath if pythonpath else ""),
+            }
+        )
+        if _is_python_m_pytest(command):
+            env["PYTHONSAFEPATH"] = "1"
+            env["REFERENCE_LOOP_APPEND_PATH"] = str(self.root)
+        if only is not None:
+            listing = self.private / f"collect-{self._count}.json"
+            listing.write_text(json.dumps({"only": sorted(set(only))}), encoding="utf-8")
+            env["REFERENCE_LOOP_COLLECT"] = str(listing)
+            readable: tuple[Path, ...] = (self.plugin_dir, listing)
+        else:
+            readable = (self.plugin_dir,)
+        return EvidenceRun(command, env, (fd,), path, nonce, self.kind, readable, fd)

@@ -1,0 +1,351 @@
+"""One run's verdict: the untouched tree's baseline, the integrity checks around every verifier
+run, and the verdict the evidence gives.
+
+The loop drives it per attempt::
+
+    session.start()                         # once: baseline run, pinned tests, start facts
+    found = session.check(diff)             # the attempt's unfiltered change set
+    result = session.verify(number, diff)   # caches removed, judged run (+ the added tests)
+    found = session.check_after(diff, after, result)   # what changed while it ran
+
+A verdict never rests on the exit status alone where evidence can be had; where it cannot (a
+runner without a report), the run says so (``evidence = "exit-status"``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from reference_loop._process.sandbox import Sandbox
+from reference_loop._verdict import integrity, pyenv
+from reference_loop._verdict.evidence import Judgement, Pinned, Report, judge, pin_from_baseline
+from reference_loop._verdict.harness import Harness, detect_format
+from reference_loop._verdict.integrity import IntegrityContext, StartFacts, Violation
+from reference_loop._verdict.verifier import VerifyResult, run_verifier
+from reference_loop._workspace.core import Diff
+from reference_loop.errors import LoopUsageError
+
+EVIDENCE_LABEL = {
+    "pytest": "pytest-report",
+    "junit": "junit",
+    "exit-status": "exit-status",
+}
+
+
+@dataclass
+class SessionSettings:
+    """What the verdict of one run needs to know."""
+
+    command: str  # the expanded verify command
+    timeout: float
+    protect: Sequence[str]
+    verify_format: str = "auto"  # auto | pytest | junit | exit-status
+    must_pass: Sequence[str] = ()
+    sandbox: Sandbox | None = None
+    log_dir: Path | None = None
+
+
+@dataclass
+class Baseline:
+    """The run on the untouched tree."""
+
+    evidence: str  # pytest-report | junit | exit-status
+    pinned: Pinned | None
+    result: VerifyResult | None  # None for an exit-status verifier (nothing to pin)
+    containment: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "evidence": self.evidence,
+            "pinned": self.pinned.to_dict() if self.pinned else None,
+            "containment": self.containment,
+        }
+
+
+@dataclass
+class Verified:
+    """One attempt's verifier run and what its evidence says."""
+
+    result: VerifyResult  # verdict already the evidence's
+    judgement: Judgement | None
+    violations: list[Violation] = field(default_factory=list)  # forged exit, tampering
+    added_tests: list[str] = field(default_factory=list)
+
+
+class Session:
+    """The verdict of one loop run on ``root`` (see the module docstring)."""
+
+    def __init__(self, settings: SessionSettings, root: Path) -> None:
+        self.settings = settings
+        self.root = Path(root).resolve()
+        self.kind = detect_format(settings.command, settings.verify_format)
+        self.harness = Harness(
+            settings.command, self.root, self.kind, sandboxed=settings.sandbox is not None
+        )
+        self.baseline: Baseline | None = None
+        self.pinned: Pinned | None = None
+        self.ctx = IntegrityContext(
+            root=self.root, protect=tuple(settings.protect), facts=StartFacts()
+        )
+        self._stats: dict[str, integrity.StatKey] = {}
+
+    @property
+    def evidence(self) -> str:
+        return EVIDENCE_LABEL[self.kind]
+
+    def close(self) -> None:
+        self.harness.close()
+
+    # -- the start -------------------------------------------------------------------------
+
+    def _env(self) -> pyenv.PyEnv | None:
+        env = {
+            **os.environ,
+            "PATH": os.path.dirname(sys.executable)
+            + os.pathsep
+            + os.environ.get("PATH", os.defpath),
+        }
+        exe = pyenv.verifier_interpreter(self.settings.command, self.root, env)
+        if exe is None and self.kind != "pytest":
+            return pyenv.probe()  # the names a Python helper of the check would import
+        return pyenv.probe(exe)
+
+    def start(self) -> Baseline:
+        """Run the verifier once on the untouched tree: the pinned tests and their outcomes at
+        the start, and the facts the integrity checks compare against.
+
+        Raises:
+            LoopUsageError: the report cannot be had from this verifier, or nothing is pinned.
+        """
+        found = self._env()
+        if found is not None:
+            self.ctx.shadowable = found.shadowable(self.root)
+            self.ctx.cache_tag = found.cache_tag
+            self.ctx.magic = found.magic
+            self.ctx.ext_suffixes = found.ext_suffixes
+            extra_roots = found.workspace_paths(self.root)
+        else:
+            extra_roots = ()
+        pinned = None
+        result = None
+        report = None
+        if self.kind != "exit-status":
+            result, report = self._run(None, log_name="baseline")
+            pinned = self._pin(report, result)
+        self.pinned = pinned
+        roots = {"", *extra_roots}
+        if pinned is not None and self.kind == "pytest":
+            for path in pinned.collect_files:
+                roots.add(_import_root(self.root, path))
+            self.ctx.pinned_files = pinned.collect_files
+        self.ctx.import_roots = tuple(sorted(roots))
+        self.ctx.site_roots = tuple(
+            r for r in extra_roots if r.rsplit("/", 1)[-1] in ("site-packages", "dist-packages")
+        )
+        self._inifile = report.inifile if report is not None else None
+        self._inifile_digest = _digest(self._inifile)
+        self.ctx.evidence = self.kind == "pytest"
+        self.ctx.facts = integrity.gather_start_facts(
+            self.root, self.ctx.protect, self.ctx.import_roots
+        )
+        self.baseline = Baseline(
+            self.evidence, pinned, result, result.containment if result else ""
+        )
+        return self.baseline
+
+    def _pin(self, report: Report | None, result: VerifyResult) -> Pinned:
+        if report is None or not report.complete:
+            why = report.problem if report is not None else "no report"
+            raise LoopUsageError(
+                f"the verify command is judged by its {self.kind} report, but on the untouched "
+                f"tree it left none that is complete ({why}; {result.reason}); fix the command, "
+                "or pass --verify-format exit-status to judge by exit status alone"
+            )
+        pinned = pin_from_baseline(report, self.settings.must_pass)
+        known = set(report.results) | set(report.collected)
+        for test_id in self.settings.must_pass:
+            if test_id not in known and test_id.split("::", 1)[0] not in pinned.files:
+                raise LoopUsageError(
+                    f"must-pass test {test_id!r} was not collected on the untouched tree "
+                    f"({len(known)} tests were)"
+                )
+        if not pinned.tests and not pinned.files:
+            raise LoopUsageError(
+                "the verify command collected no test on the untouched tree, so nothing can be "
+                "pinned; name the tests with --must-pass or check the command"
+            )
+        return pinned
+
+    # -- around each attempt -----------------------------------------------------------------
+
+    def check(self, diff: Diff) -> list[Violation]:
+        """The integrity violations in the attempt's change set (ignore rules not applied)."""
+        return integrity.check_changes(
+            diff.every_change(), self.ctx, hidden={c.path for c in diff.hidden}
+        )
+
+    def added_tests(self, diff: Diff) -> list[str]:
+        """New test modules the attempt wrote: run apart from the pinned ones."""
+        if self.kind != "pytest":
+            return []
+        pinned = set(self.pinned.collect_files) if self.pinned else set()
+        return sorted(
+            c.path
+            for c in diff.every_change()
+            if c.status in ("A", "R") and integrity.is_test_module(c.path) and c.path not in pinned
+        )
+
+    def verify(self, number: int, diff: Diff | None) -> Verified:
+        """Remove compiled caches, run the verifier on the pinned tests (and, apart, on the
+        tests the attempt added), and judge by the evidence.
+
+        Args:
+            number: the attempt's number (names the log files).
+            diff: the attempt's change (None: it was reverted, the original is judged).
+
+        Returns:
+            Verified: the result with the evidence's verdict, and any forged-exit violation.
+        """
+        changes = diff.every_change() if diff is not None else []
+        integrity.remove_caches(
+            self.root, [*self.ctx.facts.caches, *integrity.cache_paths(changes)]
+        )
+        self._stats = integrity.snapshot_stats(self.root, self.ctx.facts)
+        only = self.pinned.collect_files if (self.pinned and self.kind == "pytest") else None
+        result, report = self._run(only, log_name=f"attempt-{number}")
+        added = self.added_tests(diff) if diff is not None else []
+        added_report = None
+        if added and self.kind == "pytest":
+            _, added_report = self._run(added, log_name=f"attempt-{number}-added")
+        if self.kind == "exit-status":
+            return Verified(result, None, [], added)
+        if result.verdict == "timeout":
+            return Verified(result, None, [], added)
+        verdict = judge(report, self.pinned, result.exit_code, added=added_report)
+        violations = self._config_moved(report)
+        if verdict.tampered:
+            violations.append(Violation("runner-tampered", "", verdict.reason))
+        elif verdict.forged_exit:
+            violations.append(
+                Violation(
+                    "forged-exit",
+                    "",
+                    f"the verifier exited 0 but {verdict.reason}",
+                )
+            )
+        lines = list(result.failure_lines)
+        if verdict.verdict != "pass":
+            if result.verdict == "pass" or not lines:
+                lines = list(verdict.failures)  # the output says passed: the report says why not
+            else:
+                # The runner's own lines stay (the failure signature is read from them); the
+                # report adds only what they do not name (a pinned test that never ran).
+                lines += [f for f in verdict.failures if not _named_in(f, lines)]
+        judged = replace(
+            result,
+            verdict=verdict.verdict,
+            reason=f"{verdict.reason} ({result.reason})",
+            failure_lines=[] if verdict.verdict == "pass" else lines,
+        )
+        return Verified(judged, verdict, violations, added)
+
+    def _config_moved(self, report: Report | None) -> list[Violation]:
+        """The runner read its configuration from another file than at the start (one planted
+        in a folder above the workspace), or that file changed (one outside the workspace,
+        which the change set does not cover)."""
+        if report is None or not report.complete:
+            return []
+        if report.inifile != self._inifile:
+            return [
+                Violation(
+                    "runner-config",
+                    report.inifile or "",
+                    f"the runner read its configuration from {report.inifile or 'no file'}, "
+                    f"not {self._inifile or 'no file'} as on the untouched tree",
+                )
+            ]
+        ini = self._inifile
+        # One inside the workspace is compared section by section (other edits are allowed).
+        outside = ini is not None and not Path(ini).resolve().is_relative_to(self.root)
+        if ini is not None and outside and _digest(ini) != self._inifile_digest:
+            return [Violation("runner-config", ini, "the runner's config file changed")]
+        return []
+
+    def check_after(self, before: Diff | None, after: Diff) -> list[Violation]:
+        """What changed while the verifier ran: a protected file rewritten (even if put back:
+        its inode times moved), or a new violation in the change set."""
+        found = [
+            Violation(
+                "changed-during-verify",
+                rel,
+                "a protected file changed while the verifier ran",
+            )
+            for rel in integrity.stat_changes(self.root, self.ctx.facts, self._stats)
+        ]
+        earlier = {(v.kind, v.path) for v in self.check(before)} if before is not None else set()
+        for v in self.check(after):
+            if (v.kind, v.path) not in earlier:
+                found.append(
+                    Violation("changed-during-verify", v.path, f"while the verifier ran: {v.why}")
+                )
+        return found
+
+    def _run(
+        self, only: Sequence[str] | None, *, log_name: str
+    ) -> tuple[VerifyResult, Report | None]:
+        run = self.harness.prepare(only=only)
+        log_path = (
+            Path(self.settings.log_dir) / f"{log_name}.log" if self.settings.log_dir else None
+        )
+        result = run_verifier(
+            run.command,
+            self.root,
+            timeout=self.settings.timeout,
+            log_path=log_path,
+            env=run.env,
+            sandbox=self.settings.sandbox,
+            pass_fds=run.pass_fds,
+            readable=run.readable,
+            started=run.started,
+        )
+        return result, run.read()
+
+
+def _digest(path: str | None) -> str:
+    if not path:
+        return ""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
+
+
+def _named_in(failure: str, lines: Sequence[str]) -> bool:
+    """Whether the test a report failure line names (its second word) is in ``lines``."""
+    words = failure.split()
+    return len(words) > 1 and any(words[1] in line for line in lines)
+
+
+def _import_root(root: Path, test_file: str) -> str:
+    """The folder pytest puts on ``sys.path`` for a test file (its first folder upwards without
+    an ``__init__.py``), relative to ``root``."""
+    parts = test_file.split("/")[:-1]
+    while parts and (root.joinpath(*parts) / "__init__.py").exists():
+        parts.pop()
+    return "/".join(parts)
+
+
+def outlived(count: int) -> Violation:
+    """The violation of an attempt that left ``count`` processes running."""
+    return Violation(
+        "outlived-attempt",
+        "",
+        f"{count} process{'es' if count != 1 else ''} it started still ran after it ended "
+        "(killed before the diff was taken)",
+    )
