@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import stat
@@ -132,7 +133,7 @@ class Restorer(GitStaging):
             for path, mode, sha in wanted:
                 self._make_parents(path, made)
                 data = blobs[sha]
-                self._put(root + os.fsencode(path), mode, io.BytesIO(data), len(data))
+                self._put(root + os.fsencode(path), mode, io.BytesIO(data), len(data), sha)
             return
         config = _WIDE_WINDOWS if wide else ()
         proc = self._popen(
@@ -151,7 +152,7 @@ class Restorer(GitStaging):
                     shown = b" ".join(header).decode("utf-8", "replace") or sha
                     raise LoopError(f"snapshot object missing from the private store: {shown}")
                 self._make_parents(path, made)
-                self._put(root + os.fsencode(path), mode, proc.stdout, int(header[2]))
+                self._put(root + os.fsencode(path), mode, proc.stdout, int(header[2]), sha)
                 proc.stdout.read(1)  # the newline after each object
         finally:
             proc.stdout.close()
@@ -159,17 +160,24 @@ class Restorer(GitStaging):
             feeder.join()
             proc.wait()
 
-    def _put(self, full: bytes, mode: str, src: IO[bytes], size: int) -> None:
-        """Put a blob of ``size`` bytes from ``src`` at ``full`` as a symlink or a file."""
+    def _put(self, full: bytes, mode: str, src: IO[bytes], size: int, sha: str) -> None:
+        """Put the blob ``sha`` of ``size`` bytes from ``src`` at ``full`` as a symlink or a
+        file. Its bytes are checked against its id: bytes the store holds under another id
+        (a rewritten object) are never left in the tree."""
         if mode == _SYMLINK:
             target = src.read(size)
+            if _blob_id(target) != sha:
+                raise _not_the_blob(full, sha)
             _clear(full)
             os.symlink(target, full)
         else:
-            self._write_file(full, mode == "100755", src, size)
+            self._write_file(full, mode == "100755", src, size, sha)
 
-    def _write_file(self, full: bytes, executable: bool, src: IO[bytes], size: int) -> None:
-        """Put ``size`` bytes from ``src`` at ``full``. A regular file with one link is
+    def _write_file(
+        self, full: bytes, executable: bool, src: IO[bytes], size: int, sha: str
+    ) -> None:
+        """Put ``size`` bytes from ``src`` at ``full``, hashed as they go: when they are not the
+        blob ``sha`` the file is removed and the restore stops. A regular file with one link is
         overwritten in place (cheaper than unlink + create); anything else (a symlink, a
         directory, a FIFO, a hard link shared with a file elsewhere) is replaced, never written
         through."""
@@ -190,18 +198,24 @@ class Restorer(GitStaging):
             # O_EXCL|O_NOFOLLOW: a fresh file, never through a link; umask applies, as for git.
             fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, perm)
             st = None
+        hasher = hashlib.sha1(b"blob %d\0" % size)
         try:
             left = size
             while left:
                 chunk = src.read(min(left, _CHUNK))
                 if len(chunk) != min(left, _CHUNK):
                     raise LoopError("the private store ended a blob early")
+                hasher.update(chunk)
                 _write_all(fd, chunk)
                 left -= len(chunk)
             if st is not None and st.st_size > size:
                 os.ftruncate(fd, size)
         finally:
             os.close(fd)
+        if hasher.hexdigest() != sha:
+            with contextlib.suppress(OSError):
+                os.unlink(full)
+            raise _not_the_blob(full, sha)
 
     def _make_parents(self, path: str, made: set[str] | None = None) -> None:
         """Create the leading directories of ``path``; like git, replace any leading component
@@ -254,3 +268,14 @@ class Restorer(GitStaging):
             touched.append(d + "/")
         snap.dirs.update(self._stat_dirs(moved))
         return touched
+
+
+def _blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _not_the_blob(full: bytes, sha: str) -> LoopError:
+    return LoopError(
+        f"restore refused {os.fsdecode(full)}: the private store's object {sha} does not hash "
+        "to its id (rewritten after the snapshot); the file was not restored"
+    )
