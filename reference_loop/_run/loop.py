@@ -333,7 +333,10 @@ def _attempt_once(
             if after:
                 ws.restore()
             else:
-                ws.restore_git_dirs()  # the change is kept; nothing written in .git is
+                # The change kept is the patch shown, nothing else: what an ignore rule hid,
+                # the caches the verifier wrote and every .git go back to the snapshot, so
+                # nothing the patch does not show stays to run later.
+                ws.restore(keep=_patch_paths(before))
         if after:
             _emit_violations(log, number, after, stage="verify")
     every = [*found, *after]
@@ -359,6 +362,11 @@ _RUNNER_CACHE_DIRS = ("__pycache__", ".pytest_cache")
 def _runner_cache(path: str) -> bool:
     parts = path.split("/")
     return path.endswith((".pyc", ".pyo")) or any(p in _RUNNER_CACHE_DIRS for p in parts[:-1])
+
+
+def _patch_paths(diff: Diff) -> set[str]:
+    """The paths a patch changes (both sides of a rename)."""
+    return {p for c in diff.files for p in (c.path, c.old_path) if p}
 
 
 def changed_while_verifying(before: Diff, now: Diff) -> list[Violation]:

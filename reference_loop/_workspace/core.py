@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from reference_loop._workspace import gitindex, seal, storetrash
@@ -203,15 +203,19 @@ class Workspace(FastPaths):
             self._seal()
         return diff
 
-    def restore(self) -> None:
+    def restore(self, *, keep: Collection[str] = ()) -> None:
         """Put the workspace back byte-exactly as it was at the snapshot, ``.git`` included.
 
         Works whatever state the attempt left (also after an exception mid-attempt): it looks at
         the workspace afresh. Only the paths that differ from the snapshot are written.
+
+        Args:
+            keep: paths (relative, ``/``-separated) whose current state stays: a kept change
+                (the patch of a passing attempt) loses everything else the attempt changed.
         """
         self._check_seal()
         try:
-            self._restore_tree()
+            self._restore_tree(frozenset(keep))
             self.last_restored = sorted({*self.last_restored, *self._gitdirs.restore()})
         finally:
             self._seal()
@@ -306,7 +310,7 @@ class Workspace(FastPaths):
         self._snapshot = self._scan_dirs(files=True).snapshot(tree, started)
         return tree
 
-    def _restore_tree(self) -> None:
+    def _restore_tree(self, keep: frozenset[str] = frozenset()) -> None:
         snap = self._require_snapshot()
         # An attempt that removed the whole workspace gets it back, like any deleted directory.
         self.root.mkdir(parents=True, exist_ok=True)
@@ -319,7 +323,8 @@ class Workspace(FastPaths):
             look = self._look(snap)
         else:
             planted = []
-        self._restore(snap, look.entries, look.sizes)
+        entries = [e for e in look.entries if e.path not in keep] if keep else look.entries
+        self._restore(snap, entries, look.sizes, keep=keep)
         self.last_restored = sorted({*planted, *self.last_restored})
 
     def _diff_and_restore_tree(self) -> Diff:

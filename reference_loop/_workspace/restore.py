@@ -61,10 +61,11 @@ class Restorer(GitStaging):
         entries: list[_Entry],
         sizes: dict[str, int] | None = None,
         blobs: Mapping[str, bytes] | None = None,
+        keep: frozenset[str] = frozenset(),
     ) -> None:
         try:
             touched = self._revert(snap, entries, sizes, blobs)
-            touched += self._fix_directories(snap)
+            touched += self._fix_directories(snap, keep)
             self.last_restored = touched
         except OSError as exc:
             # e.g. a directory the attempt made unwritable: say where, in one line.
@@ -253,9 +254,11 @@ class Restorer(GitStaging):
                 break
             parent = parent.rpartition("/")[0]
 
-    def _fix_directories(self, snap: _Snapshot) -> list[str]:
+    def _fix_directories(self, snap: _Snapshot, keep: frozenset[str] = frozenset()) -> list[str]:
         """Recreate the snapshot's empty dirs; remove directories and ``.git`` entries the
-        attempt created, whatever they hold (ignored files included)."""
+        attempt created, whatever they hold (ignored files included), but a directory that
+        holds a path in ``keep`` (its other files are already gone)."""
+        kept_dirs = {p.rsplit("/", i)[0] for p in keep for i in range(1, p.count("/") + 1)}
         touched: list[str] = []
         for d in sorted(snap.empty_dirs):
             if not os.path.isdir(self.root / d):
@@ -264,6 +267,8 @@ class Restorer(GitStaging):
                 touched.append(d + "/")
         moved, new, _missing = self._dir_changes(snap)
         for d in sorted(new, key=lambda p: p.count("/"), reverse=True):
+            if d in kept_dirs:
+                continue
             _clear(os.fsencode(self.root / d))
             touched.append(d + "/")
         snap.dirs.update(self._stat_dirs(moved))
