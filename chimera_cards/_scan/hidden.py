@@ -159,7 +159,13 @@ _OVERRIDE_PATTERNS = [
     r"(?:previous|prior|above|earlier|preceding|former|original|existing|other|system)\s+"
     r"(?:instructions?|prompts?|rules|directions|directives|guidelines|context|messages|orders)\b",
     r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:your|the)\s+(?:instructions|rules|guidelines)\b",
-    r"\byou\s+are\s+now\s+(?:a|an|the|in|no\s+longer|free|unrestricted|jailbroken|DAN)\b",
+    # A persona ("you are now a world-class designer") is how skills begin; a persona without
+    # limits, or a mode that sets them aside, is the attack.
+    r"\byou\s+are\s+now\s+(?:no\s+longer|free|unrestricted|unfiltered|uncensored|jailbroken|DAN)\b"
+    r"|\byou\s+are\s+now\s+(?:a|an|the)\s+(?:\S+\s+){0,3}?(?:unrestricted|unfiltered|uncensored|"
+    r"jailbroken|evil|DAN|AI\s+without)\b"
+    r"|\byou\s+are\s+now\s+in\s+(?:\S+\s+){0,1}?(?:developer|god|DAN|jailbreak|unrestricted|admin|root|"
+    r"debug|maintenance)\s+mode\b",
     r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b",
     r"\b(?:reveal|print|show|output|repeat|leak|dump|ignore|override|replace|forget)\s+"
     r"(?:me\s+)?(?:the\s+|your\s+)?(?:system\s+prompt|hidden\s+instructions)\b",
@@ -167,7 +173,10 @@ _OVERRIDE_PATTERNS = [
     r"\bsystem\s+prompt\s+override\b",
     # One optional slash between two optional spaces would be two \s* back to back: quadratic
     # on "<" followed by a megabyte of spaces. Spaces after the slash only when there is one.
-    r"<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>|<\|im_start\|>|<\|system\|>",
+    # A role tag opens a message: one that is a name's part (`<process>.<system>`) or a table
+    # cell's placeholder (`| <SYSTEM> |`) opens nothing.
+    r"(?<![.\w>])<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>(?![ \t]*[|.<,;)\]])"
+    r"|<\|im_start\|>|<\|system\|>",
     r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
     # what to tell the user to do, or which words to use, is advice, not something kept from them
     r"the\s+user\b(?!\s*(?:to\s+[\w\"'\u201c\u2018]|[\"'\u201c\u2018]|where\b|whether\b|how\s+to\b))",

@@ -146,20 +146,31 @@ _PRECEDENCE_RE = re.compile(
     r"(?:instructions?|rules|directives)\s+(?:over|above|before|instead\s+of)\b",
     re.I,
 )
+# An order to set a restriction aside (the verb's base form or -ing: "bypasses" describes what a
+# flag does); a tool, safety, security or content needs a restriction word after it ("override
+# defaults for individual tools" sets none aside). A confirmation already given ("do not ask for
+# additional confirmation") is not one skipped.
 _TOOLS_RE = re.compile(
-    r"\b(?:ignore|bypass|disregard|circumvent|override|work\s+around|get\s+around|evade)\w*\s+"
-    r"(?:\S+\s+){0,3}?(?:tool|tool[- ]call|tool[- ]use|permissions?|safety|security|sandbox|"
-    r"allowed[- ]tools|approval|confirmation|guardrails?|content)\s*"
+    r"\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
+    r"work(?:ing)?\s+around|get(?:ting)?\s+around|evad(?:e|ing))\s+"
+    r"(?:\S+\s+){0,3}?(?:(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
+    r"confirmations?|guardrails?)\b\s*"
+    r"|(?:tool|tool[- ]call|tool[- ]use|safety|security|content)s?\s+)"
     r"(?:restrictions?|limits?|limitations?|policies|policy|rules|checks?|allow-?lists?|prompts?|"
-    r"filters?|guidelines|settings|requirements?)?"
+    r"filters?|guidelines|settings|requirements?)"
+    r"|\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
+    r"evad(?:e|ing))\s+(?:\S+\s+){0,3}?(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
+    r"confirmations?|guardrails?)\b"
     r"|\b(?:without|don't|do\s+not|never)\s+(?:asking|ask|requesting|request|seeking|waiting\s+for)\s+"
+    r"(?!(?:\w+\s+){0,2}?(?:additional|separate|further|another|extra|repeated|more|second)\b)"
     r"(?:\w+\s+){0,3}?(?:permission|confirmation|approval|consent)\b"
     r"|\bno\s+confirmation\s+(?:is\s+)?needed|\b(?:there\s+is\s+)?no\s+need\s+to\s+ask\s+(?:\S+\s+){0,2}?(?:for\s+)?(?:permission|confirmation|approval|consent)"
     r"|\b(?:run|start|launch|execut)\w*\s+(?:\S+\s+){0,3}?(?:outside|without)\s+(?:of\s+)?(?:the|its|a)\s+sandbox",
     re.I,
 )
 _SECURITY_OFF_RE = re.compile(
-    r"\b(?:disabl\w*|turn\w*\s+off|deactivat\w*|stop\w*|kill\w*|uninstall\w*|bypass\w*|switch\w*\s+off|pause\w*)\s+"
+    r"\b(?:disabl(?:e|ing)|turn(?:ing)?\s+off|deactivat(?:e|ing)|stop(?:ping)?|kill(?:ing)?|"
+    r"uninstall(?:ing)?|bypass(?:ing)?|switch(?:ing)?\s+off|paus(?:e|ing))\s+"
     r"(?:\S+\s+){0,3}?(?:the\s+)?(?:antivirus|anti-virus|firewall|windows\s+defender|defender|"
     r"gatekeeper|system\s+integrity\s+protection|SIP|selinux|apparmor|edr|xprotect|"
     r"security\s+(?:software|tools?|scanners?|monitoring|checks?|features?)|real-?time\s+protection|"
@@ -385,6 +396,19 @@ def _before(negation: re.Match | _Lazy | None, match: re.Match) -> bool:
     return negation is not None and negation.start() <= match.end()
 
 
+_ATTEMPTED_RE = re.compile(
+    r"\b(?:attempts|attempted|attempting|tries|tried|trying|seeks|sought)\s+to\s+$",
+    re.IGNORECASE,
+)
+
+
+def _attempted(sentence: str, match: re.Match) -> bool:
+    """Whether the sentence reports someone else's attempt ("the system prompt attempts to
+    override platform safety", "an issue may ignore the rules"): a description of an attack,
+    not an order to the agent."""
+    return bool(_ATTEMPTED_RE.search(sentence[max(0, match.start() - 40) : match.start()]))
+
+
 def _quote(sentence: str) -> str:
     shown = " ".join(sentence.split())
     return shown if len(shown) <= 140 else shown[:137] + "..."
@@ -561,9 +585,10 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
+        precedence = _PRECEDENCE_RE.search(sentence) if _may_precede(lower, seen) else None
         if (
-            _may_precede(lower, seen)
-            and _PRECEDENCE_RE.search(sentence)
+            precedence
+            and not _attempted(sentence, precedence)
             and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I)
         ):
             found.append(
@@ -575,10 +600,14 @@ def prose_findings(text: str) -> list[ProseFinding]:
                 )
             )
         tools = _TOOLS_RE.search(sentence) if _may("tools", lower, seen) else None
-        if tools and not re.search(
-            r"\b(?:never|do\s+not|don't|must\s+not)\s+(?:\w+\s+){0,2}?(?:ignore|bypass|skip|override|circumvent)",
-            sentence,
-            re.I,
+        if (
+            tools
+            and not _attempted(sentence, tools)
+            and not re.search(
+                r"\b(?:never|do\s+not|don't|must\s+not)\s+(?:\w+\s+){0,2}?(?:ignore|bypass|skip|override|circumvent)",
+                sentence,
+                re.I,
+            )
         ):
             hostile = re.search(
                 r"ignore|bypass|circumvent|evade|disregard|override|work\s+around|get\s+around|dangerously",
