@@ -242,7 +242,6 @@ class ConsoleSession:
             LC_ALL="C.UTF-8",
             PAGER="cat",
             PYTHONDONTWRITEBYTECODE="1",
-            COLUMNS="100",
         )
         env.update(self.env)
         self._bash = subprocess.Popen(
