@@ -273,6 +273,7 @@ def _comment_instructs(body: str) -> bool:
     """Whether a hidden comment's text reads as an instruction to hide from a reviewer."""
     return bool(
         _COMMENT_ADDRESSED_RE.search(body)
+        or _OVERRIDE_RE.search(body)
         or _COMMENT_SECRECY_RE.search(body)
         or _COMMENT_ACTION_RE.search(body)
         or credential_in(body)
