@@ -182,8 +182,9 @@ def test_escape_through_git_via_core_fsmonitor_and_hooks(tmp_path, sandbox, fixe
     body = f"""
     def plant():
         cfg = ws / '.git' / 'config'
-        cfg.write_text(cfg.read_text() + '[core]\\n\\tfsmonitor = {payload}\\n\\tpager = {payload}\\n'
-                       '[alias]\\n\\tst = !{payload}\\n[filter "x"]\\n\\tclean = {payload}\\n')
+        cfg.write_text(cfg.read_text()
+                       + '[core]\\n\\tfsmonitor = {payload}\\n\\tpager = {payload}\\n'
+                       + '[alias]\\n\\tst = !{payload}\\n[filter "x"]\\n\\tclean = {payload}\\n')
         for hook in ('pre-commit', 'post-checkout', 'post-index-change'):
             h = ws / '.git' / 'hooks' / hook
             h.write_text('#!/bin/sh\\ntouch {marker}\\n')
