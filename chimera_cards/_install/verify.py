@@ -143,7 +143,9 @@ def _against_pins(states: list[SkillState], pins: Mapping[str, str]) -> list[Ski
             state.detail = f"not the bundle the lockfile pins ({pin[:12]})"
     held = {s.name for s in states}
     return [
-        SkillState(name=name, path="", state="missing", detail="in the lockfile; in none of these folders")
+        SkillState(
+            name=name, path="", state="missing", detail="in the lockfile; in none of these folders"
+        )
         for name in pins
         if name not in held
     ]

@@ -55,7 +55,7 @@ def test_sync_lockfile_removes_an_installed_skill_the_lock_does_not_pin(world):
 
 
 def test_sync_lockfile_dry_run_names_the_removal_and_changes_nothing(world):
-    db, skills, lock, digests = world
+    db, skills, lock, _ = world
     result = run("sync", "--lockfile", lock, "--to", skills, "--store", db, "--dry-run")
     assert "would remove   gamma  not in the lockfile" in result.stdout
     assert set(folder_bundles(skills)) == {"alpha", "beta", "gamma"}
