@@ -82,7 +82,7 @@ def test_sync_lockfile_refuses_a_hand_made_folder_the_lock_does_not_pin_and_leav
 
 
 def test_check_lockfile_reports_an_unpinned_skill_and_a_pin_with_no_folder(world):
-    db, skills, lock, digests = world
+    db, skills, lock, _ = world
     result = run("check", skills, "--lockfile", lock, "--store", db, "--json", ok=False)
     assert result.exit_code == 1
     states = {s["name"]: (s["state"], s["detail"]) for s in json.loads(result.stdout)["skills"]}
