@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -57,6 +58,9 @@ class CmdAttempter:
     name: str = ""
     sandbox: Sandbox | None = None  # run inside bubblewrap, the workspace the only writable path
     files: dict[str, str] = field(default_factory=dict)  # name -> text, in the private dir
+    # Under a sandbox: the agent's state folders, each a private scratch folder showing only the
+    # named files of the real one (see Sandbox.wrap); "~" and "$VAR" are expanded at run time.
+    scratch: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.argv:
@@ -77,6 +81,16 @@ class CmdAttempter:
     def command_for(self, prompt_file: Path, workspace: Path, attempt: int) -> list[str]:
         return [_fill(arg, prompt_file, workspace, attempt) for arg in self.argv]
 
+    def _scratch_folders(self) -> list[tuple[Path, tuple[str, ...]]]:
+        """The state folders to make private under the sandbox, each made first if missing: a
+        mount point must exist, and the agent would make it on its first run anyway."""
+        out = []
+        for folder, files in self.scratch:
+            path = Path(_expand(folder))
+            path.mkdir(parents=True, exist_ok=True)
+            out.append((path, files))
+        return out
+
     def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome:
         workspace = Path(workspace)
         with tempfile.TemporaryDirectory(prefix="reference-loop-cmd-") as tmp:
@@ -90,7 +104,12 @@ class CmdAttempter:
             # counting wrapper now comes first on the command line.
             visible_paths = [tmpdir, *([Path(argv[0]).parent] if os.path.isabs(argv[0]) else [])]
             wrap = (
-                functools.partial(self.sandbox.wrap, workspace=workspace, readable=visible_paths)
+                functools.partial(
+                    self.sandbox.wrap,
+                    workspace=workspace,
+                    readable=visible_paths,
+                    scratch=self._scratch_folders(),
+                )
                 if self.sandbox is not None
                 else None
             )
@@ -174,6 +193,16 @@ def _fill(template: str, prompt_file: Path, workspace: Path, attempt: int) -> st
     for key, value in values.items():
         template = template.replace(key, value)
     return template
+
+
+def _expand(folder: str) -> str:
+    """``$VAR`` or ``~`` in a state folder's name; ``$VAR|fallback`` takes the fallback when the
+    variable is unset or empty (``$CODEX_HOME|~/.codex``)."""
+    first, _, fallback = folder.partition("|")
+    variable = re.match(r"\$(\w+)", first)
+    if variable and not os.environ.get(variable[1]) and fallback:
+        first = fallback
+    return os.path.expanduser(os.path.expandvars(first))
 
 
 def parse_cmd_spec(command: str) -> list[str]:

@@ -52,6 +52,10 @@ class AgentPreset:
     # A settings file the CLI reads through an environment variable: (variable, default path of
     # the file it would otherwise read, the keys to override in it).
     settings: tuple[str, str, Mapping[str, Any]] | None = None
+    # Where the CLI keeps its state ("$VAR|fallback"), and the files of it (config, credentials,
+    # user instructions) it must see: under --sandbox the folder is private scratch showing only
+    # those, read-only, so nothing an attempt writes there outlives it.
+    state: tuple[str, tuple[str, ...]] | None = None
 
     def argv(self, model: str | None, extra: Sequence[str]) -> list[str]:
         model_args = [self.model_flag, model] if model else []
@@ -74,6 +78,10 @@ PRESETS: dict[str, AgentPreset] = {
                 "Bash,Edit,Write,MultiEdit,NotebookEdit,Read,Glob,Grep",
             ),
             model_flag="--model",
+            state=(
+                "$CLAUDE_CONFIG_DIR|~/.claude",
+                ("settings.json", ".credentials.json", "CLAUDE.md"),
+            ),
             env={
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "DISABLE_AUTOUPDATER": "1",
@@ -100,6 +108,7 @@ PRESETS: dict[str, AgentPreset] = {
             ),
             model_flag="--model",
             trailer=("-",),
+            state=("$CODEX_HOME|~/.codex", ("config.toml", "auth.json", "AGENTS.md")),
         ),
         AgentPreset(
             name="gemini",
@@ -109,6 +118,10 @@ PRESETS: dict[str, AgentPreset] = {
             args=("--approval-mode", "yolo", "--skip-trust", "--output-format", "text"),
             model_flag="--model",
             env={"GEMINI_TELEMETRY_ENABLED": "false"},
+            state=(
+                "$GEMINI_CLI_HOME/.gemini|~/.gemini",
+                ("settings.json", "oauth_creds.json", "google_accounts.json", ".env", "GEMINI.md"),
+            ),
             settings=(
                 "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
                 "/etc/gemini-cli/settings.json",
@@ -195,5 +208,6 @@ def make_preset_attempter(
         seed=seed,
         env={**preset.env, **env},
         files=files,
+        scratch=(preset.state,) if preset.state else (),
         name=f"{name}:{model}" if model else name,
     )

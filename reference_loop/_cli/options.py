@@ -76,8 +76,7 @@ def agent_options(function: F) -> F:
                 "agent_args",
                 multiple=True,
                 metavar="ARG",
-                help="One more flag for an agent preset's CLI (repeatable, in order; write "
-                "--agent-arg=--flag for one that starts with a dash).",
+                help="One more argument for an agent preset's CLI (repeatable, kept in order).",
             ),
         )
     ):

@@ -22,6 +22,7 @@ from wire.agents import AgentCli, write_file
 from wire.model_server import Request, ScriptedModelServer, Turn, say
 
 from reference_loop._core.history import HEADING
+from reference_loop._process.sandbox import SandboxUnavailable, make_sandbox
 
 pytestmark = pytest.mark.slow
 
@@ -172,3 +173,25 @@ def test_an_unsolved_run_restores_the_workspace_the_agent_wrote_to(
     assert snapshot(workspace) == before
     folders = {str(p.relative_to(workspace)) for p in workspace.rglob("*") if p.is_dir()}
     assert folders <= {"__pycache__"}, folders  # no folder the agent made is left either
+
+
+def test_under_the_sandbox_the_agent_edits_the_workspace_and_nothing_of_its_state_outlives_it(
+    agent_cli: AgentCli, workspace: Path, tmp_path: Path
+) -> None:
+    try:
+        make_sandbox(net=True)
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    home = tmp_path / "home"
+    with ScriptedModelServer([one_file_per_attempt(agent_cli.name, [FIX])] * 4) as server:
+        env = agent_cli.session(home, server.url)
+        env.pop("TMPDIR")  # the sandbox's /tmp is private: a folder under the host's is not there
+        state_before = snapshot(home)
+        done = loop(agent_cli, env, workspace, "--sandbox-net", "--max-attempts", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["solved_at"] == 1
+    assert server.turns_played == 2  # the write, then the end of the turn
+    assert (workspace / "text.py").read_text() == FIX
+    # The agent's config reached it (the server was reached through it), yet whatever it wrote
+    # to its state folder went to private scratch: the host's home is as it was.
+    assert snapshot(home) == state_before
