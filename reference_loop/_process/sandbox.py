@@ -46,7 +46,7 @@ class Sandbox:
         *,
         workspace: Path,
         readable: Sequence[Path] = (),
-        scratch: Sequence[tuple[Path, Sequence[Path]]] = (),
+        scratch: Sequence[tuple[Path, Sequence[str]]] = (),
     ) -> list[str]:
         """``argv`` as a bwrap command: ``workspace`` writable and the working directory,
         ``readable`` paths visible read-only even where they sit under the private ``/tmp``.
