@@ -811,6 +811,8 @@ def bench_settings(
         "model_options": dict(settings.options),
         "context_tokens": settings.context_tokens,
         "edit_format": settings.edit_format,
+        "model": settings.model,
+        "agent_args": list(settings.agent_args),
         "budgets": dict(sorted(budgets.items())),
     }
 

@@ -195,3 +195,27 @@ def test_under_the_sandbox_the_agent_edits_the_workspace_and_nothing_of_its_stat
     # The agent's config reached it (the server was reached through it), yet whatever it wrote
     # to its state folder went to private scratch: the host's home is as it was.
     assert snapshot(home) == state_before
+
+
+def test_the_bench_runs_a_preset_and_records_its_model_and_flags(
+    claude_cli: AgentCli, tmp_path: Path
+) -> None:
+    """The bench takes the same presets, options and flags as run (one CLI is enough: the
+    preset is data the bench hands to the same factory)."""
+    script = [one_file_per_attempt("claude", [FIX])] * 4
+    with ScriptedModelServer(script) as server:
+        env = {**claude_cli.session(tmp_path / "home", server.url), "PYTHONPATH": str(REPO)}
+        command = [sys.executable, "-m", "reference_loop", "bench", "--attempter", "claude"]
+        command += ["--task", "title-slug", "--seeds", "1", "--arms", "accumulate"]
+        command += ["--max-attempts", "1", "--model", "bench-model-7", "--json"]
+        command += [f"--agent-arg=--append-system-prompt={MARK}"]
+        done = subprocess.run(
+            command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False
+        )
+    result = json.loads(done.stdout)
+    (arm,) = result["arms"]
+    assert (arm["runs"], arm["solved"]) == (1, 1), done.stderr[-3000:]
+    assert result["settings"]["model"] == "bench-model-7"
+    assert result["settings"]["agent_args"] == [f"--append-system-prompt={MARK}"]
+    assert server.agent_requests[0].json["model"] == "bench-model-7"
+    assert MARK in server.agent_requests[0].strings
