@@ -169,7 +169,6 @@ def test_an_unsolved_run_restores_the_workspace_the_agent_wrote_to(
     run = json.loads(done.stdout)
     assert run["solved"] is False and len(run["attempts"]) == 1
     assert {"text.py", "notes.txt"} <= set(run["attempts"][0]["files"])
-    assert server.saw("stray")  # the second write really was asked for
     assert snapshot(workspace) == before
     folders = {str(p.relative_to(workspace)) for p in workspace.rglob("*") if p.is_dir()}
     assert folders <= {"__pycache__"}, folders  # no folder the agent made is left either
