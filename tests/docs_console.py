@@ -355,33 +355,42 @@ def _examples(document: Document) -> Iterable:
     return document.examples()
 
 
+_CONSOLE_BLOCK = re.compile(r"^```console\n(.*?)^```", re.M | re.S)
+
+
 def update_document(path: Path, tmp: Path | None = None) -> int:
-    """Rewrite the shown output of every example of ``path`` whose output differs with what the
-    command printed (mapped to the shown paths and port); matching examples keep their text, ``…``
-    included. For a writer after a change of output: read the diff before committing it.
+    """Rewrite the shown output of every example of ``path`` with what the command printed
+    (mapped to the shown paths and port), so one page's digests, keys and times come from one
+    run; an output that elides lines with ``…`` is kept while it matches. For a writer after a
+    change of output: read the diff before committing it.
 
     Returns:
         How many examples were rewritten.
     """
     text = path.read_text(encoding="utf-8")
-    document = Document(text, str(path))
     owned = tmp is None
     root = Path(tempfile.mkdtemp(prefix="docs-console-")) if tmp is None else tmp
     session = ConsoleSession(root).start()
     edits: list[tuple[int, int, str]] = []
     try:
-        for lexed in console_blocks(document):
-            source = lexed.lexemes["source"]
-            base = lexed.start + source.offset
-            commands = parse_console(str(source))
+        for block in _CONSOLE_BLOCK.finditer(text):
+            if not_run_reason(text, block.start()) is not None:
+                continue
+            source = block.group(1)
+            commands = parse_console(source)
             out = []
             for _, command in commands:
                 printed, _ = session.run(command.command)
-                shown = command.expected if compare(command.expected, printed) else printed
-                body = "\n".join(_lines(shown))
-                out.append(f"$ {command.command}\n" + (body + "\n" if body else ""))
+                # A shown output that elides lines keeps its text while it matches; every other
+                # is what this run printed, so its digests and keys agree with each other.
+                if ELLIPSIS in _lines(command.expected) and compare(command.expected, printed):
+                    body = command.expected + "\n"
+                else:  # the printed lines, and the blank line that set this output apart
+                    gap = "\n" if command.expected.endswith("\n") else ""
+                    body = "".join(f"{line}\n" for line in _lines(printed)) + gap
+                out.append(f"$ {command.command}\n{body}")
             first = commands[0][0] if commands else 0
-            edits.append((base + first, base + len(str(source)), "".join(out)))
+            edits.append((block.start(1) + first, block.end(1), "".join(out)))
     finally:
         session.stop()
         if owned:
