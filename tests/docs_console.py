@@ -14,7 +14,8 @@ the real ones, output is mapped back.
 
 Before comparing, both sides are normalised for what differs from run to run and nothing else:
 hex digests (``<hex:N>`` keeps the length, so a 12-digit short form cannot stand for a full one),
-SRI and base64 key text, and ISO timestamps. Everything else, spacing inside lines included,
+SRI and base64 key text, ISO timestamps, durations (``8.1 s``), ports on 127.0.0.1 and
+temporary folders other than the working folder. Everything else, spacing inside lines included,
 must match; trailing spaces and trailing blank lines are not compared.
 
 Sybil finds the blocks (its Markdown fence lexer) and runs the examples; ``run_document`` is the
@@ -68,6 +69,9 @@ _SRI = re.compile(r"\bsha(256|384|512)-[A-Za-z0-9+/]{20,}={0,2}")
 _B64_KEY = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{43}=(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{12,}(?![0-9A-Za-z])")
 _HEX_CUT = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{6,}…")
+_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)? ?(?:s|ms|min)\b")
+_LOOPBACK_PORT = re.compile(r"\b127\.0\.0\.1:\d+\b")
+_TEMP_DIR = re.compile(r"/tmp/(?!story\b)[\w.-]+")
 
 
 def normalise(text: str) -> str:
@@ -82,6 +86,9 @@ def normalise(text: str) -> str:
     text = _SRI.sub(lambda m: f"sha{m.group(1)}-<b64>", text)
     text = _B64_KEY.sub("<b64>", text)
     text = _HEX_CUT.sub("<hex…>", text)
+    text = _DURATION.sub("<duration>", text)
+    text = _LOOPBACK_PORT.sub("127.0.0.1:<port>", text)
+    text = _TEMP_DIR.sub("/tmp/<temp>", text)
     return _HEX.sub(lambda m: f"<hex:{len(m.group(0))}>", text)
 
 

@@ -129,3 +129,11 @@ def test_a_block_marked_not_run_is_not_run_and_must_say_why(tmp_path):
     )
     assert run_document(page, tmp_path / "run") == []
     assert not_run_reason(page.read_text(), page.read_text().index("```console")) == "needs a GPU"
+
+
+def test_durations_ports_and_temporary_folders_are_normalised_and_words_are_not():
+    assert compare("demo: all 15 expectations met in 8.1 s", "demo: all 15 expectations met in 57 s")
+    assert not compare("demo: all 15 expectations met", "demo: all 14 expectations met")
+    assert compare("at http://127.0.0.1:33553/x", "at http://127.0.0.1:41639/x")
+    assert compare("removed /tmp/chimera-cards-demo-xvhu0qbz", "removed /tmp/chimera-cards-demo-a1")
+    assert not compare("kept: /tmp/story/dmdoc", "kept: /tmp/story/other")
