@@ -1,4 +1,4 @@
-"""Every console example of the README and docs/ runs against a fresh store and prints what it shows.
+"""Every console example of the README and docs/ runs on a fresh store and prints what it shows.
 
 ``docs_console`` executes every ``console`` block of a page in one fresh shell and compares each
 command's output with the page, normalising digests, keys, timestamps, the working folder, home
