@@ -1,4 +1,5 @@
-import pathlib, sys
+import pathlib
+import sys
 
 prompt = pathlib.Path(sys.argv[1]).read_text()
 src = pathlib.Path("stats.py")
