@@ -394,6 +394,7 @@ def _grade(unit: _Unit) -> list[Finding]:
         sends += generic.sends
         reads += generic.reads
         decode += generic.decode_exec
+        download += generic.download_exec
         security_off += generic.security_off
     code: list[PyFacts | JsFacts] = [*unit.python, *unit.js]
     for facts in code:
@@ -486,7 +487,10 @@ def _grade(unit: _Unit) -> list[Finding]:
     for line, how in decode:
         out.append(Finding("decode-exec", "error", f"runs decoded data ({how})", line, path))
     for line, how in download:
-        severity = "error" if how.startswith("piped into") else "warning"
+        # Saved first and run later is the same code nobody reviewed as a pipe into a shell; a
+        # block the skill shows the user as an example to run is theirs to judge.
+        shown = unit.documentation or line in unit.example_lines
+        severity = "warning" if shown and not how.startswith("piped into") else "error"
         out.append(Finding("download-exec", severity, f"runs downloaded code ({how})", line, path))
     for line, how in reverse:
         out.append(Finding("reverse-shell", "error", f"reverse shell: {how}", line, path))

@@ -13,6 +13,7 @@ sending in a third is one flow. Shell run from Python (``subprocess``, ``os.syst
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -243,6 +244,8 @@ class PyFacts(CodeFacts):
     sql: list[tuple[int, str]] = field(default_factory=list)  # SQL built by string formatting
     saw_taint: bool = False  # sensitive data reached some call of this unit
     exhaustion: list[tuple[int, str]] = field(default_factory=list)  # endless loops, huge lists
+    # Files downloaded content was saved to (path -> line): run or imported later, staged code.
+    saved_downloads: dict[str, int] = field(default_factory=dict)
 
 
 def _is_param(taint: Taint) -> bool:
@@ -684,6 +687,16 @@ class _Analyser(_PyFolding):
                     self.dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None
                 )
                 self.sockets[base or "*"] = host
+        if short in ("urlretrieve", "download_file", "download_url", "hf_hub_download") and (
+            len(node.args) >= 2 or node.keywords
+        ):
+            target: ast.expr | None = node.args[1] if len(node.args) >= 2 else None
+            for kw in node.keywords:
+                if kw.arg in ("filename", "path", "dest", "destination", "out", "Filename"):
+                    target = kw.value
+            path = self.fold(target) if target is not None else None
+            if path:
+                self.saved(path, Out(downloaded=True), line)
         self.sink(node, name, short, receiver, args, kwargs, line, result)
         self.summary_call(short, node, args, line, result)
         if isinstance(node.func, ast.Attribute) and short in _MUTATORS:
@@ -841,12 +854,22 @@ class _Analyser(_PyFolding):
             content = args[0]
         if not path:
             return
+        if content.downloaded or content.decoded:
+            self.saved(path, content, line)
         persisted = path_persistence(path)
         if persisted:
             severity = "error" if "authorized_keys" in persisted else "warning"
             self.facts.persistence.append((line, f"writes {persisted}", severity))
         if _outside(path) and content.taint:
             self.add_send(Send(line, path, name or short, body=set(content.taint), sink="file"))
+
+    def saved(self, path: str, content: Out, line: int) -> None:
+        """Downloaded or decoded content saved to ``path``: a later run of the file (by the
+        shell this script starts, or an import) runs code nobody reviewed."""
+        self.facts.shell.tainted_files.setdefault(path, Out()).merge(
+            Out(set(), content.decoded, content.downloaded)
+        )
+        self.facts.saved_downloads.setdefault(path, line)
 
     def add_send(self, send: Send) -> None:
         params = {t for t in send.body | send.header if _is_param(t)}
@@ -1115,4 +1138,22 @@ def analyse_python(
         analyser.module(tree)
     except RecursionError:
         facts.too_deep = True
+    _imported_downloads(facts, text)
     return facts
+
+
+def _imported_downloads(facts: PyFacts, text: str) -> None:
+    """A download saved as a module and imported (on this run or the next: the import may come
+    first, guarded by a check that the file exists) is downloaded code run."""
+    for path, line in facts.saved_downloads.items():
+        base = path.replace("\\", "/").rsplit("/", 1)[-1]
+        stem, dot, ext = base.rpartition(".")
+        if not dot or ext not in ("py", "pyc", "so", "pyd") or not stem.isidentifier():
+            continue
+        imported = re.search(
+            rf"(?:^|\n)\s*(?:import|from)\s+{stem}\b|import_module\(\s*['\"]{stem}['\"]|"
+            rf"__import__\(\s*['\"]{stem}['\"]|run_path\(|spec_from_file_location\(",
+            text,
+        )
+        if imported:
+            facts.download_exec.append((line, f"saved as {path} and imported"))

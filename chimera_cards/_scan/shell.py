@@ -23,6 +23,7 @@ from chimera_cards._scan.sensitive import (
     Send,
     Taint,
     credential_in,
+    helper_secret,
     host_of,
     is_secret_name,
 )
@@ -206,6 +207,24 @@ _MAILERS = frozenset({"mail", "mailx", "sendmail", "mutt", "msmtp", "ssmtp"})
 _DNS = frozenset({"dig", "nslookup", "host", "ping", "drill", "resolvectl"})
 _RAW_NET = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "cryptcat", "pwncat"})
 _COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "croc"})
+_CLOUD_CLIS = frozenset({"aws", "gsutil", "az", "gcloud", "rclone", "azcopy", "s3cmd", "mc"})
+_UPLOAD_VERBS = frozenset(
+    {
+        "cp",
+        "sync",
+        "mv",
+        "upload",
+        "upload-batch",
+        "copy",
+        "copyto",
+        "move",
+        "moveto",
+        "put",
+        "rsync",
+    }
+)
+_BUCKETS = ("s3://", "gs://", "az://", "https://", "http://", "r2://")
+_RCLONE_REMOTE_RE = re.compile(r"^[A-Za-z][\w-]*:(?!//)\S*$")
 
 _CURL_DATA = frozenset(
     {
@@ -327,6 +346,9 @@ class _WalkerBase:
         self.vars = variables
         self.embed = embed
         self.count = 0
+        # Variables set to text written out (a=".s"; b="sh"): "$HOME/$a$b" reads as ~/.ssh.
+        self.texts: dict[str, str] = {}
+        self.remotes: dict[str, str] = {}  # git remotes this unit adds: name -> URL
 
     def line(self, node: Any) -> int:
         return self.first_line + node.start_point[0]
@@ -385,6 +407,10 @@ class _WalkerBase:
             out.merge(self.vars[name])
         elif name and is_secret_name(name):
             out.taint.add(Taint("env", name))
+        if name in self.texts and (
+            node.type == "simple_expansion" or len(node.named_children) == 1
+        ):
+            return Word(self.texts[name], out)
         return Word(f"${{{name}}}" if name else node.text.decode("utf-8", "replace"), out)
 
     # --- statements ------------------------------------------------------------------------
@@ -451,12 +477,16 @@ class _WalkerBase:
         if name_node is None:
             return
         name = name_node.text.decode("utf-8", "replace")
-        out = self.word(value).out if value is not None else Out()
-        if value is not None:
-            text = self.word(value).text
+        word = self.word(value) if value is not None else None
+        out = word.out if word is not None else Out()
+        self.texts.pop(name, None)
+        if word is not None:
+            text = word.text
             if credential_in(text):
                 out.taint.add(Taint("credential", credential_in(text) or text))
                 out.taint.add(Taint("path", text))
+            if "$(" not in text and len(text) < 512:
+                self.texts[name] = text
         self.vars[name] = out
 
     def for_loop(self, node: Any, stdin: Out) -> Out:
@@ -653,6 +683,13 @@ class _Walker(_WalkerBase):
             taint = Taint("credential", f"macOS keychain ({args[0].text})")
             out.taint.add(taint)
             self.facts.reads.append((cmd.line, taint))
+        helper = helper_secret(name, cmd.argv)
+        if helper is not None:
+            out.taint.add(helper)
+            if helper.kind == "credential":  # a token for one service reads like its variable
+                self.facts.reads.append((cmd.line, helper))
+        if name == "git":
+            self.git(cmd)
         self.decoders(cmd, out)
         self.interpreters(cmd, stdin, out)
         self.network(cmd, stdin, out)
@@ -883,17 +920,76 @@ class _Walker(_WalkerBase):
                 self.facts.sends.append(
                     Send(cmd.line, remote.group(1) if remote else rest[0].text, "ssh", body=body)
                 )
-        elif name in _COPIERS or (
-            name in ("aws", "gsutil", "az", "gcloud") and self._cloud_upload(cmd)
-        ):
+        elif name in _CLOUD_CLIS and self._cloud_upload(cmd, stdin):
+            return
+        elif name in _COPIERS:
             self.copier(cmd, stdin)
 
-    @staticmethod
-    def _cloud_upload(cmd: Command) -> bool:
+    def _cloud_upload(self, cmd: Command, stdin: Out) -> bool:
+        """``aws [--endpoint-url U] s3 cp SRC s3://…``, ``gsutil cp``, ``az storage blob upload
+        --file F``, ``rclone copy SRC remote:path``: files sent to object storage, to the
+        endpoint named or the service's own."""
         argv = cmd.argv
-        return any(a.startswith(("s3://", "gs://", "az://", "https://")) for a in argv[1:]) and any(
-            a in ("cp", "sync", "mv", "upload", "upload-batch") for a in argv[:3]
+        verbs = [a for a in argv[:8] if not a.startswith("-")]
+        if not any(v in _UPLOAD_VERBS for v in verbs):
+            return False
+        sources: list[str] = []
+        endpoint = None
+        skip = False
+        for index, arg in enumerate(argv):
+            if skip:
+                skip = False
+                continue
+            if arg in ("--endpoint-url", "--endpoint") and index + 1 < len(argv):
+                endpoint = host_of(argv[index + 1])
+                skip = True
+            elif arg in ("--file", "-f", "--source", "-s", "--local-path") and index + 1 < len(
+                argv
+            ):
+                sources.append(argv[index + 1])
+                skip = True
+            elif arg.startswith("--file=") or arg.startswith("--source="):
+                sources.append(arg.split("=", 1)[1])
+            elif not arg.startswith("-") and arg not in _UPLOAD_VERBS and index > 0:
+                sources.append(arg)
+        remote = [a for a in sources if a.startswith(_BUCKETS) or _RCLONE_REMOTE_RE.match(a)]
+        if cmd.name in ("aws", "gsutil", "gcloud", "rclone", "azcopy") and not remote:
+            return False
+        body: set[Taint] = set(stdin.taint)
+        for source in sources:
+            if source not in remote:
+                body |= self.read_path(Word(source, Out()), cmd.line).taint
+        target = remote[-1] if remote else None
+        host = endpoint or (target.split("/")[2] if target and "://" in target else target)
+        if cmd.name == "az" and not host:
+            account = next(
+                (argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--account-name"), None
+            )
+            host = f"{account}.blob.core.windows.net" if account else "Azure storage"
+        self.facts.sends.append(Send(cmd.line, host, f"{cmd.name} upload", body=body))
+        return True
+
+    def git(self, cmd: Command) -> None:
+        """``git remote add NAME URL`` then ``git push NAME``: the unit's files (and the copies
+        of credential stores made into them) leave for a remote the skill chose."""
+        argv = [a for a in cmd.argv if not a.startswith("-")]
+        if argv[:2] in (["remote", "add"], ["remote", "set-url"]) and len(argv) >= 4:
+            self.remotes[argv[2]] = argv[3]
+            return
+        if not argv or argv[0] != "push":
+            return
+        target = argv[1] if len(argv) > 1 else None
+        url = self.remotes.get(target or "") or (
+            target if target and (_REMOTE_RE.match(target) or "://" in target) else None
         )
+        copied: set[Taint] = set()
+        for content in self.facts.tainted_files.values():
+            copied |= content.taint
+        if url is None and not copied:
+            return  # a push to a remote the user set up
+        match = _REMOTE_RE.match(url) if url else None
+        host = host_of(url) or (match.group(1) if match else None) if url else None
+        self.facts.sends.append(Send(cmd.line, host, "git push", body=copied))
 
     def copier(self, cmd: Command, stdin: Out) -> None:
         args = [a for a in cmd.args if not a.text.startswith("-")]
@@ -1008,6 +1104,8 @@ class _Walker(_WalkerBase):
         at = value.find("@")
         lt = value.find("=<")
         path = None
+        if value == "-":  # -T -: what the pipe brings
+            return set(stdin.taint)
         if value.startswith("@"):
             path = value[1:]
         elif at > 0 and value[at - 1] == "=":
