@@ -690,11 +690,11 @@ class _Analyser(_PyFolding):
         if short in ("urlretrieve", "download_file", "download_url", "hf_hub_download") and (
             len(node.args) >= 2 or node.keywords
         ):
-            target: ast.expr | None = node.args[1] if len(node.args) >= 2 else None
+            saved_to: ast.expr | None = node.args[1] if len(node.args) >= 2 else None
             for kw in node.keywords:
                 if kw.arg in ("filename", "path", "dest", "destination", "out", "Filename"):
-                    target = kw.value
-            path = self.fold(target) if target is not None else None
+                    saved_to = kw.value
+            path = self.fold(saved_to) if saved_to is not None else None
             if path:
                 self.saved(path, Out(downloaded=True), line)
         self.sink(node, name, short, receiver, args, kwargs, line, result)
