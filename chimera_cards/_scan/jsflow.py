@@ -52,6 +52,7 @@ _SEND_CALLS = frozenset(
 _GETTERS = frozenset(
     {"axios.get", "got", "got.get", "needle.get", "request.get", "ky.get", "$.get"}
 )
+_COPIES = frozenset({"cpSync", "cp", "copyFileSync", "copyFile"})
 _GLOBAL_SCOPES = ("globalThis.", "window.", "global.", "self.")
 _DNS_METHODS = frozenset(
     {"resolve", "lookup", "resolve4", "resolve6", "resolveTxt", "resolveAny", "resolveCname",
@@ -647,6 +648,15 @@ class _Js(_JsFolding):
             for value in values:
                 body |= value.taint
             self.facts.sends.append(Send(line, None, name, body=body, sink="clipboard"))
+            return
+        elif short in _COPIES and (name.startswith("fs") or short.endswith("Sync")):
+            # fs.cpSync(~/.aws, "settings/aws"): the copy holds what the store holds.
+            source = self.fold(args[0]) if args else None
+            target = self.fold(args[1]) if len(args) > 1 else None
+            found = credential_in(source) if source else None
+            if found and target:
+                copied = Out({Taint("credential", found)})
+                self.facts.shell.tainted_files.setdefault(target, Out()).merge(copied)
             return
         elif name in _FILE_WRITES or short in ("writeFileSync", "appendFileSync"):
             path = self.fold(args[0]) if args else None

@@ -289,6 +289,8 @@ class _PyFolding:
         self.built_queries: set[str] = set()
         self.guarded = 0  # inside a try body with handlers
         self.spawned_shell = False
+        # Request objects by variable: (host, body secrets, header secrets).
+        self.requests: dict[str, tuple[str | None, set[Taint], set[Taint]]] = {}
 
     def line(self, node: ast.AST) -> int:
         return self.offset + getattr(node, "lineno", 1)
@@ -803,6 +805,10 @@ class _Analyser(_PyFolding):
         for key, out in kwargs.items():
             (header if key in _HEADER_KWARGS else body).update(out.taint)
         host = self.host_in(node, short)
+        first = node.args[0] if node.args else None
+        if short == "urlopen" and isinstance(first, ast.Name) and first.id in self.requests:
+            host, body, header = self.requests[first.id]
+            body, header = set(body), set(header)
         if short in ("send", "sendall", "sendto") and host is None:
             base = self.dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None
             host = self.sockets.get(base or "*") or next(iter(self.sockets.values()), None)
@@ -817,6 +823,33 @@ class _Analyser(_PyFolding):
         if plain_get or (short == "urlopen" and not body and not header):
             return
         self.add_send(Send(line, host, name or short, body=body, header=header))
+
+    def remember_request(self, node: ast.Assign) -> None:
+        """``req = Request(url, data=…, headers=…)``: where a later ``urlopen(req)`` goes, and
+        which of its secrets ride in the headers rather than the body."""
+        value = node.value
+        if not (
+            isinstance(value, ast.Call) and (self.dotted(value.func) or "").endswith("Request")
+        ):
+            return
+        url = value.args[0] if value.args else None
+        for kw in value.keywords:
+            if kw.arg == "url":
+                url = kw.value
+        headers = next((kw.value for kw in value.keywords if kw.arg == "headers"), None)
+        if headers is None and len(value.args) > 2:
+            headers = value.args[2]
+        header = self.value(headers).taint if headers is not None else set()
+        body = set()
+        for index, arg in enumerate(value.args):
+            if index != 2:
+                body |= self.value(arg).taint
+        for kw in value.keywords:
+            if kw.arg != "headers":
+                body |= self.value(kw.value).taint
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                self.requests[target.id] = (host_of(self.fold(url)), body, header)
 
     def host_in(self, node: ast.Call, short: str) -> str | None:
         candidates = list(node.args[:2])
@@ -967,6 +1000,7 @@ class _Analyser(_PyFolding):
         if isinstance(node, ast.Assign):
             if formatted(node.value) and SQL_RE.search(self.fold(node.value) or ""):
                 self.built_queries.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            self.remember_request(node)
             out = self.value(node.value)
             for target in node.targets:
                 self.bind(target, out)

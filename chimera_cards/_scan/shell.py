@@ -207,6 +207,7 @@ _MAILERS = frozenset({"mail", "mailx", "sendmail", "mutt", "msmtp", "ssmtp"})
 _DNS = frozenset({"dig", "nslookup", "host", "ping", "drill", "resolvectl"})
 _RAW_NET = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "cryptcat", "pwncat"})
 _COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "croc"})
+_SHORT_OUTPUT_RE = re.compile(r"^-[a-zA-Z]+[oO]$")
 _CLOUD_CLIS = frozenset({"aws", "gsutil", "az", "gcloud", "rclone", "azcopy", "s3cmd", "mc"})
 _UPLOAD_VERBS = frozenset(
     {
@@ -434,11 +435,17 @@ class _WalkerBase:
             return Out()
         if kind == "declaration_command":
             out = Out()
+            assigned: list[Word] = []
             for child in node.named_children:
                 if child.type == "variable_assignment":
                     self.assign(child)
+                    assigned.append(Word(child.text.decode("utf-8", "replace"), Out()))
                 elif child.type not in ("variable_name",):
                     out.merge(self.word(child).out)
+            head = node.children[0].text.decode("utf-8", "replace") if node.children else ""
+            if head == "export" and assigned and len(self.facts.commands) < MAX_COMMANDS:
+                # export PIP_INDEX_URL=…: a setting every later command of the session obeys.
+                self.facts.commands.append(Command("export", assigned, self.line(node)))
             return out
         if kind == "for_statement":
             return self.for_loop(node, stdin)
@@ -984,7 +991,11 @@ class _Walker(_WalkerBase):
         )
         copied: set[Taint] = set()
         for content in self.facts.tainted_files.values():
-            copied |= content.taint
+            # Copies of credential stores (~/.ssh, ~/.aws) into the tree; a project's own .env
+            # written in place is the project's (and usually ignored by git).
+            copied |= {
+                t for t in content.taint if t.kind == "credential" and ".env" not in t.what.lower()
+            }
         if url is None and not copied:
             return  # a push to a remote the user set up
         match = _REMOTE_RE.match(url) if url else None
@@ -1038,6 +1049,8 @@ class _Walker(_WalkerBase):
         argv = cmd.argv
         for index, arg in enumerate(argv):
             if arg in ("-o", "--output", "-O", "--output-document") and index + 1 < len(argv):
+                return argv[index + 1]
+            if _SHORT_OUTPUT_RE.match(arg) and index + 1 < len(argv):  # wget -qO f, curl -sLo f
                 return argv[index + 1]
             if arg.startswith("--output=") or arg.startswith("--output-document="):
                 return arg.split("=", 1)[1]
