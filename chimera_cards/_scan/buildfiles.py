@@ -229,6 +229,11 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def _table(parent: dict, key: str) -> dict:
+    value = parent.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _pyproject(text: str) -> list[IndexSetting]:
     try:
         data = tomllib.loads(text)
@@ -238,7 +243,7 @@ def _pyproject(text: str) -> list[IndexSetting]:
     if not isinstance(tool, dict):
         return []
     urls: list[tuple[str, str]] = []
-    uv = tool.get("uv") if isinstance(tool.get("uv"), dict) else {}
+    uv = _table(tool, "uv")
     for entry in uv.get("index", []) if isinstance(uv.get("index"), list) else []:
         if isinstance(entry, dict) and isinstance(entry.get("url"), str):
             urls.append(("[[tool.uv.index]]", entry["url"]))
@@ -248,7 +253,7 @@ def _pyproject(text: str) -> list[IndexSetting]:
             if isinstance(url, str):
                 urls.append((f"tool.uv {key}", url))
     for family in ("poetry", "pdm"):
-        section = tool.get(family) if isinstance(tool.get(family), dict) else {}
+        section = _table(tool, family)
         for entry in section.get("source", []) if isinstance(section.get("source"), list) else []:
             if isinstance(entry, dict) and isinstance(entry.get("url"), str):
                 urls.append((f"[[tool.{family}.source]]", entry["url"]))
