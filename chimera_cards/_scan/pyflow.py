@@ -259,6 +259,8 @@ def _strip_params(out: Out) -> Out:
 class _PyFolding:
     """A unit's state and the folding of constant expressions (names, strings, calls on them)."""
 
+    value: Callable[[ast.AST | None], Out]  # defined by _Analyser, the walk built on this class
+
     def __init__(
         self,
         facts: PyFacts,
@@ -479,6 +481,41 @@ class _PyFolding:
         ):
             return self.fold_items(node.args[1], depth)
         return None
+
+    def remember_request(self, node: ast.Assign) -> None:
+        """``req = Request(url, data=…, headers=…)``: where a later ``urlopen(req)`` goes, and
+        which of its secrets ride in the headers rather than the body."""
+        value = node.value
+        if not (
+            isinstance(value, ast.Call) and (self.dotted(value.func) or "").endswith("Request")
+        ):
+            return
+        url = value.args[0] if value.args else None
+        for kw in value.keywords:
+            if kw.arg == "url":
+                url = kw.value
+        headers = next((kw.value for kw in value.keywords if kw.arg == "headers"), None)
+        if headers is None and len(value.args) > 2:
+            headers = value.args[2]
+        header = self.value(headers).taint if headers is not None else set()
+        body = set()
+        for index, arg in enumerate(value.args):
+            if index != 2:
+                body |= self.value(arg).taint
+        for kw in value.keywords:
+            if kw.arg != "headers":
+                body |= self.value(kw.value).taint
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                self.requests[target.id] = (host_of(self.fold(url)), body, header)
+
+    def saved(self, path: str, content: Out, line: int) -> None:
+        """Downloaded or decoded content saved to ``path``: a later run of the file (by the
+        shell this script starts, or an import) runs code nobody reviewed."""
+        self.facts.shell.tainted_files.setdefault(path, Out()).merge(
+            Out(set(), content.decoded, content.downloaded)
+        )
+        self.facts.saved_downloads.setdefault(path, line)
 
     # --- values -----------------------------------------------------------------------------
 
@@ -824,33 +861,6 @@ class _Analyser(_PyFolding):
             return
         self.add_send(Send(line, host, name or short, body=body, header=header))
 
-    def remember_request(self, node: ast.Assign) -> None:
-        """``req = Request(url, data=…, headers=…)``: where a later ``urlopen(req)`` goes, and
-        which of its secrets ride in the headers rather than the body."""
-        value = node.value
-        if not (
-            isinstance(value, ast.Call) and (self.dotted(value.func) or "").endswith("Request")
-        ):
-            return
-        url = value.args[0] if value.args else None
-        for kw in value.keywords:
-            if kw.arg == "url":
-                url = kw.value
-        headers = next((kw.value for kw in value.keywords if kw.arg == "headers"), None)
-        if headers is None and len(value.args) > 2:
-            headers = value.args[2]
-        header = self.value(headers).taint if headers is not None else set()
-        body = set()
-        for index, arg in enumerate(value.args):
-            if index != 2:
-                body |= self.value(arg).taint
-        for kw in value.keywords:
-            if kw.arg != "headers":
-                body |= self.value(kw.value).taint
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                self.requests[target.id] = (host_of(self.fold(url)), body, header)
-
     def host_in(self, node: ast.Call, short: str) -> str | None:
         candidates = list(node.args[:2])
         for kw in node.keywords:
@@ -895,14 +905,6 @@ class _Analyser(_PyFolding):
             self.facts.persistence.append((line, f"writes {persisted}", severity))
         if _outside(path) and content.taint:
             self.add_send(Send(line, path, name or short, body=set(content.taint), sink="file"))
-
-    def saved(self, path: str, content: Out, line: int) -> None:
-        """Downloaded or decoded content saved to ``path``: a later run of the file (by the
-        shell this script starts, or an import) runs code nobody reviewed."""
-        self.facts.shell.tainted_files.setdefault(path, Out()).merge(
-            Out(set(), content.decoded, content.downloaded)
-        )
-        self.facts.saved_downloads.setdefault(path, line)
 
     def add_send(self, send: Send) -> None:
         params = {t for t in send.body | send.header if _is_param(t)}

@@ -27,6 +27,7 @@ from chimera_cards._scan.sensitive import (
     host_of,
     is_secret_name,
 )
+from chimera_cards._scan.uploads import CLOUD_CLIS, REMOTE_RE, cloud_upload, git_push
 
 # Deepest nesting of one-liners read (``bash -c "eval \"$(…)\""``): each level is a new parse.
 MAX_DEPTH = 4
@@ -208,24 +209,6 @@ _DNS = frozenset({"dig", "nslookup", "host", "ping", "drill", "resolvectl"})
 _RAW_NET = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "cryptcat", "pwncat"})
 _COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "croc"})
 _SHORT_OUTPUT_RE = re.compile(r"^-[a-zA-Z]+[oO]$")
-_CLOUD_CLIS = frozenset({"aws", "gsutil", "az", "gcloud", "rclone", "azcopy", "s3cmd", "mc"})
-_UPLOAD_VERBS = frozenset(
-    {
-        "cp",
-        "sync",
-        "mv",
-        "upload",
-        "upload-batch",
-        "copy",
-        "copyto",
-        "move",
-        "moveto",
-        "put",
-        "rsync",
-    }
-)
-_BUCKETS = ("s3://", "gs://", "az://", "https://", "http://", "r2://")
-_RCLONE_REMOTE_RE = re.compile(r"^[A-Za-z][\w-]*:(?!//)\S*$")
 
 _CURL_DATA = frozenset(
     {
@@ -299,9 +282,6 @@ _WGET_ARG_OPTS = frozenset(
         "--method",
     }
 )
-_REMOTE_RE = re.compile(
-    r"^(?:[\w.+-]+@)?([A-Za-z0-9][\w.-]*\.[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}):"
-)
 _HOSTISH_RE = re.compile(
     r"^(?:[\w.+-]+@)?((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})(?::\d+)?(?:/|$)"
 )
@@ -347,8 +327,7 @@ class _WalkerBase:
         self.vars = variables
         self.embed = embed
         self.count = 0
-        # Variables set to text written out (a=".s"; b="sh"): "$HOME/$a$b" reads as ~/.ssh.
-        self.texts: dict[str, str] = {}
+        self.texts: dict[str, str] = {}  # a=".s"; b="sh": "$HOME/$a$b" reads as ~/.ssh
         self.remotes: dict[str, str] = {}  # git remotes this unit adds: name -> URL
 
     def line(self, node: Any) -> int:
@@ -408,9 +387,8 @@ class _WalkerBase:
             out.merge(self.vars[name])
         elif name and is_secret_name(name):
             out.taint.add(Taint("env", name))
-        if name in self.texts and (
-            node.type == "simple_expansion" or len(node.named_children) == 1
-        ):
+        simple = node.type == "simple_expansion" or len(node.named_children) == 1
+        if name in self.texts and simple:
             return Word(self.texts[name], out)
         return Word(f"${{{name}}}" if name else node.text.decode("utf-8", "replace"), out)
 
@@ -444,7 +422,6 @@ class _WalkerBase:
                     out.merge(self.word(child).out)
             head = node.children[0].text.decode("utf-8", "replace") if node.children else ""
             if head == "export" and assigned and len(self.facts.commands) < MAX_COMMANDS:
-                # export PIP_INDEX_URL=…: a setting every later command of the session obeys.
                 self.facts.commands.append(Command("export", assigned, self.line(node)))
             return out
         if kind == "for_statement":
@@ -585,6 +562,9 @@ class _WalkerBase:
                 out.taint.discard(taint)
         return out
 
+    def read_taint(self, path: str, line: int) -> set[Taint]:
+        return self.read_path(Word(path, Out()), line).taint
+
     def write(self, path: str, content: Out, line: int, text: str = "") -> None:
         self.facts.writes.append((line, path, content, text))
         if content.taint or content.decoded or content.downloaded:
@@ -696,7 +676,8 @@ class _Walker(_WalkerBase):
             if helper.kind == "credential":  # a token for one service reads like its variable
                 self.facts.reads.append((cmd.line, helper))
         if name == "git":
-            self.git(cmd)
+            files = [out.taint for out in self.facts.tainted_files.values()]
+            self.facts.sends += git_push(cmd.argv, cmd.line, self.remotes, files)
         self.decoders(cmd, out)
         self.interpreters(cmd, stdin, out)
         self.network(cmd, stdin, out)
@@ -923,89 +904,21 @@ class _Walker(_WalkerBase):
                 body = set(stdin.taint)
                 for arg in rest[1:]:
                     body |= arg.out.taint
-                remote = _REMOTE_RE.match(rest[0].text + ":")
+                remote = REMOTE_RE.match(rest[0].text + ":")
                 self.facts.sends.append(
                     Send(cmd.line, remote.group(1) if remote else rest[0].text, "ssh", body=body)
                 )
-        elif name in _CLOUD_CLIS and self._cloud_upload(cmd, stdin):
-            return
+        elif name in CLOUD_CLIS and (
+            upload := cloud_upload(name, cmd.argv, cmd.line, stdin.taint, self.read_taint)
+        ):
+            self.facts.sends.append(upload)
         elif name in _COPIERS:
             self.copier(cmd, stdin)
-
-    def _cloud_upload(self, cmd: Command, stdin: Out) -> bool:
-        """``aws [--endpoint-url U] s3 cp SRC s3://…``, ``gsutil cp``, ``az storage blob upload
-        --file F``, ``rclone copy SRC remote:path``: files sent to object storage, to the
-        endpoint named or the service's own."""
-        argv = cmd.argv
-        verbs = [a for a in argv[:8] if not a.startswith("-")]
-        if not any(v in _UPLOAD_VERBS for v in verbs):
-            return False
-        sources: list[str] = []
-        endpoint = None
-        skip = False
-        for index, arg in enumerate(argv):
-            if skip:
-                skip = False
-                continue
-            if arg in ("--endpoint-url", "--endpoint") and index + 1 < len(argv):
-                endpoint = host_of(argv[index + 1])
-                skip = True
-            elif arg in ("--file", "-f", "--source", "-s", "--local-path") and index + 1 < len(
-                argv
-            ):
-                sources.append(argv[index + 1])
-                skip = True
-            elif arg.startswith("--file=") or arg.startswith("--source="):
-                sources.append(arg.split("=", 1)[1])
-            elif not arg.startswith("-") and arg not in _UPLOAD_VERBS and index > 0:
-                sources.append(arg)
-        remote = [a for a in sources if a.startswith(_BUCKETS) or _RCLONE_REMOTE_RE.match(a)]
-        if cmd.name in ("aws", "gsutil", "gcloud", "rclone", "azcopy") and not remote:
-            return False
-        body: set[Taint] = set(stdin.taint)
-        for source in sources:
-            if source not in remote:
-                body |= self.read_path(Word(source, Out()), cmd.line).taint
-        target = remote[-1] if remote else None
-        host = endpoint or (target.split("/")[2] if target and "://" in target else target)
-        if cmd.name == "az" and not host:
-            account = next(
-                (argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--account-name"), None
-            )
-            host = f"{account}.blob.core.windows.net" if account else "Azure storage"
-        self.facts.sends.append(Send(cmd.line, host, f"{cmd.name} upload", body=body))
-        return True
-
-    def git(self, cmd: Command) -> None:
-        """``git remote add NAME URL`` then ``git push NAME``: the unit's files (and the copies
-        of credential stores made into them) leave for a remote the skill chose."""
-        argv = [a for a in cmd.argv if not a.startswith("-")]
-        if argv[:2] in (["remote", "add"], ["remote", "set-url"]) and len(argv) >= 4:
-            self.remotes[argv[2]] = argv[3]
-            return
-        if not argv or argv[0] != "push":
-            return
-        target = argv[1] if len(argv) > 1 else None
-        url = self.remotes.get(target or "") or (
-            target if target and (_REMOTE_RE.match(target) or "://" in target) else None
-        )
-        copied: set[Taint] = set()
-        for content in self.facts.tainted_files.values():
-            # Copies of credential stores (~/.ssh, ~/.aws) into the tree; a project's own .env
-            # written in place is the project's (and usually ignored by git).
-            copied |= {
-                t for t in content.taint if t.kind == "credential" and ".env" not in t.what.lower()
-            }
-        if url is None and not copied:
-            return  # a push to a remote the user set up
-        match = _REMOTE_RE.match(url) if url else None
-        host = host_of(url) or (match.group(1) if match else None) if url else None
-        self.facts.sends.append(Send(cmd.line, host, "git push", body=copied))
 
     def copier(self, cmd: Command, stdin: Out) -> None:
         args = [a for a in cmd.args if not a.text.startswith("-")]
         remote = [
-            a for a in args if _REMOTE_RE.match(a.text) or a.text.startswith(("s3://", "gs://"))
+            a for a in args if REMOTE_RE.match(a.text) or a.text.startswith(("s3://", "gs://"))
         ]
         if not remote:
             return
@@ -1018,7 +931,7 @@ class _Walker(_WalkerBase):
                 continue
             body |= arg.out.taint
             body |= self.read_path(Word(arg.text, Out()), cmd.line).taint
-        match = _REMOTE_RE.match(dest.text)
+        match = REMOTE_RE.match(dest.text)
         host = match.group(1) if match else dest.text.split("/")[2] if "://" in dest.text else None
         self.facts.sends.append(Send(cmd.line, host, cmd.name, body=body))
 
