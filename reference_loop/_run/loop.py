@@ -53,7 +53,7 @@ from reference_loop._tasks.task import Task, copy_project
 from reference_loop._verdict.evidence import FORMATS
 from reference_loop._verdict.integrity import Violation, describe
 from reference_loop._verdict.protect import check_patterns
-from reference_loop._verdict.session import Session, SessionSettings, outlived
+from reference_loop._verdict.session import Baseline, Session, SessionSettings, outlived
 from reference_loop._verdict.verifier import VerifyResult
 from reference_loop._workspace.core import Workspace
 from reference_loop._workspace.engines import engine_name
@@ -513,6 +513,63 @@ def _compose_for(
     return compose_prompt(task, history_text, state.plan, cards_text)
 
 
+def _session(task: Task, options: LoopOptions, root: Path, protected: tuple[str, ...]) -> Session:
+    """The verifier session for this run: the task's check, pinned and judged from outside."""
+    return Session(
+        SessionSettings(
+            command=task.verify_command(),
+            timeout=task.timeout,
+            protect=protected,
+            verify_format=options.verify_format,
+            must_pass=tuple(dict.fromkeys((*task.must_pass, *options.must_pass))),
+            sandbox=options.sandbox,
+            log_dir=Path(options.log_dir) if options.log_dir else None,
+        ),
+        root,
+    )
+
+
+def _finish(
+    task: Task,
+    solved: bool,
+    history: History,
+    prompts: list[str],
+    root: Path,
+    state: _RunState,
+    session: Session,
+    baseline: Baseline,
+    options: LoopOptions,
+    log: EventLog,
+) -> RunResult:
+    """The ``run_finished`` event, and the run's result."""
+    log.emit(
+        "run_finished",
+        solved=solved,
+        attempts=len(history),
+        injections=log.count("history_injected"),
+        replans=state.replans,
+        escalations=state.escalations,
+        protected_violations=sum(r.protected_violation for r in history),
+        integrity_violations=sum(bool(r.integrity) for r in history),
+        evidence=session.evidence,
+    )
+    return RunResult(
+        task=task.name,
+        solved=solved,
+        history_mode=options.history_mode,
+        attempts=list(history.records),
+        prompts=prompts,
+        injections=log.count("history_injected"),
+        workspace=str(root),
+        replans=state.replans,
+        escalations=state.escalations,
+        events=[e.to_dict() for e in log.events()],
+        evidence=session.evidence,
+        pinned=session.pinned.to_dict() if session.pinned else None,
+        containment=baseline.containment,
+    )
+
+
 def run_loop(
     task: Task,
     attempter: Attempter,
@@ -546,19 +603,7 @@ def run_loop(
     state = _RunState(current=attempter)
     solved = False
 
-    session = Session(
-        SessionSettings(
-            command=task.verify_command(),
-            timeout=task.timeout,
-            protect=protected,
-            verify_format=options.verify_format,
-            must_pass=tuple(dict.fromkeys((*task.must_pass, *options.must_pass))),
-            sandbox=options.sandbox,
-            log_dir=Path(options.log_dir) if options.log_dir else None,
-        ),
-        root,
-    )
-    ws = Workspace(root, ignore=options.ignore)
+    session = _session(task, options, root, protected)
     ws = Workspace(root, ignore=options.ignore, engine=options.workspace_engine)
     dirty = False  # the workspace may differ from the snapshot and must be restored
     try:
@@ -612,32 +657,7 @@ def run_loop(
             ws.close()
             session.close()
 
-    log.emit(
-        "run_finished",
-        solved=solved,
-        attempts=len(history),
-        injections=log.count("history_injected"),
-        replans=state.replans,
-        escalations=state.escalations,
-        protected_violations=sum(r.protected_violation for r in history),
-        integrity_violations=sum(bool(r.integrity) for r in history),
-        evidence=session.evidence,
-    )
-    return RunResult(
-        task=task.name,
-        solved=solved,
-        history_mode=options.history_mode,
-        attempts=list(history.records),
-        prompts=prompts,
-        injections=log.count("history_injected"),
-        workspace=str(root),
-        replans=state.replans,
-        escalations=state.escalations,
-        events=[e.to_dict() for e in log.events()],
-        evidence=session.evidence,
-        pinned=session.pinned.to_dict() if session.pinned else None,
-        containment=baseline.containment,
-    )
+    return _finish(task, solved, history, prompts, root, state, session, baseline, options, log)
 
 
 def run_task(
