@@ -215,6 +215,29 @@ class Workspace(FastPaths):
         look = self._look(snap)
         return self._patch(snap, look.entries, sizes=look.sizes, trees=look.trees)
 
+    def original(self, paths: Sequence[str]) -> dict[str, bytes | None]:
+        """The snapshot's contents of ``paths``, read from the private store (None: no file
+        was there). What the attempt left on disk plays no part."""
+        snap = self._require_snapshot()
+        wanted = [p for p in dict.fromkeys(paths) if "\n" not in p]
+        out: dict[str, bytes | None] = dict.fromkeys(paths)
+        if not wanted:
+            return out
+        request = "".join(f"{snap.tree}:{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
+        data = self._run("cat-file", "--batch", input=request).stdout
+        pos = 0
+        for path in wanted:
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            if len(header) != 3:  # "<name> missing"
+                pos = end + 1
+                continue
+            size = int(header[2])
+            if header[1] == b"blob":
+                out[path] = data[end + 1 : end + 1 + size]
+            pos = end + 2 + size
+        return out
+
     def restore(self) -> None:
         """Put the workspace back byte-exactly as it was at the snapshot.
 
