@@ -108,7 +108,11 @@ def _runner_string(ref: Ref, file: ReviewedFile, ctx: ReviewContext) -> bool:
 
 
 def _module_level_hook(ref: Ref, file: ReviewedFile, ctx: ReviewContext) -> bool:
-    return not ref.scope and _not_a_test_hook(ref, file, ctx)
+    """A module-level ``pytest_*`` function outside a conftest: a plugin in the code (a test
+    module may hold the few hooks pytest reads from it)."""
+    if ref.scope or file.path.rsplit("/", 1)[-1] == "conftest.py":
+        return False
+    return _not_a_test_hook(ref, file, ctx)
 
 
 # -- ending the process ----------------------------------------------------------------------
