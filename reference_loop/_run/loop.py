@@ -51,6 +51,7 @@ from reference_loop._process.sandbox import Sandbox
 from reference_loop._tasks.prompt import compose_prompt
 from reference_loop._tasks.task import Task, copy_project
 from reference_loop._verdict.evidence import FORMATS
+from reference_loop._verdict.hosthooks import configured_hook_dirs, host_hooks
 from reference_loop._verdict.integrity import Violation, describe
 from reference_loop._verdict.protect import check_patterns
 from reference_loop._verdict.session import Baseline, Session, SessionSettings, outlived
@@ -295,6 +296,7 @@ def _attempt_once(
     session: Session,
     options: LoopOptions,
     log: EventLog,
+    hook_dirs: Sequence[str] = (),
 ) -> AttemptRecord:
     """Let the attempter edit, refuse a change that games the check, verify, diff and revert.
 
@@ -309,6 +311,7 @@ def _attempt_once(
     outcome = attempter.attempt(prompt, ws.root, attempt=number)
     before = ws.diff()
     found = session.check(before)
+    found += host_hooks(before.every_change(), hook_dirs)
     left = getattr(outcome, "left_running", 0) or 0
     if left:
         found.append(outlived(left))
@@ -605,6 +608,7 @@ def run_loop(
 
     session = _session(task, options, root, protected)
     ws = Workspace(root, ignore=options.ignore, engine=options.workspace_engine)
+    hook_dirs = configured_hook_dirs(root)  # before any attempt could change the config
     dirty = False  # the workspace may differ from the snapshot and must be restored
     try:
         ws.snapshot()
@@ -634,7 +638,9 @@ def run_loop(
                 prompt_chars=len(prompt),
             )
             dirty = True
-            record = _attempt_once(state.current, prompt, number, ws, session, options, log)
+            record = _attempt_once(
+                state.current, prompt, number, ws, session, options, log, hook_dirs
+            )
             dirty = False  # a failed attempt was reverted; a passing change stays
             same = _keep_record(record, history, ledger, options, log, ws)
             solved = record.solved
