@@ -32,14 +32,19 @@ from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 
-from chimera_cards._bundles.folderscan import IGNORED_NAMES, SIDECAR_FILES, SKILL_FILE
+# The limits are folderscan's: it hashes installed folders before this module is loaded, and
+# stops where a bundle could not go on.
+from chimera_cards._bundles.folderscan import (
+    IGNORED_NAMES,
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_TOTAL_BYTES,
+    SIDECAR_FILES,
+    SKILL_FILE,
+)
 from chimera_cards.errors import ChimeraError
 
-MAX_FILES = 1000
-MAX_TOTAL_BYTES = 20 * 1024 * 1024
-MAX_FILE_BYTES = 5 * 1024 * 1024
-# Directories a file may sit inside: "a/b/c.txt" has depth 2; a file at the top has depth 0.
-MAX_DEPTH = 16
 # SKILL_FILE, IGNORED_NAMES (version-control metadata and OS litter, left out at any depth) and
 # SIDECAR_FILES (approvals.jsonl and install's receipt, left out at the top) are folderscan's:
 # check hashes installed folders with them before it loads this module.
