@@ -174,21 +174,13 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
             name = entry.name
             rel = prefix + name
             if not prefix and name in SIDECAR_FILES:
-                if name == RECEIPT_NAME and entry.is_file(follow_symlinks=False):
-                    receipt = read_receipt_bytes(folder)
-                    if receipt is None or not _install_wrote(receipt, os.fspath(folder)):
-                        problems.append(f"{rel}: not a receipt chimera-cards wrote")
-                        receipt = None
-                else:
-                    problems.append(f"{rel}: not part of the reviewed bundle")
+                receipt, problem = _sidecar(folder, entry)
+                if problem:
+                    problems.append(problem)
                 continue
-            if name in IGNORED_NAMES:
-                # Left out of every bundle, yet an agent can read it: never silently ok.
-                problems.append(f"{rel}: not part of the reviewed bundle")
-                continue
-            if not name.isascii() and not _is_utf8(name):
-                # No bundle holds such a name (the manifest is UTF-8): planted, so modified.
-                problems.append(f"{rel!r}: name is not UTF-8")
+            unnamed = _name_problem(name, rel)
+            if unnamed:
+                problems.append(unnamed)
                 continue
             # The entry's type comes with the directory listing; the mode and size come from
             # the opened file itself, so a file swapped for a link meanwhile is not followed.
@@ -199,17 +191,12 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
                     else:
                         stack.append((entry.path, rel + "/", depth + 1))
                 elif entry.is_file(follow_symlinks=False):
-                    found = _hash_file(entry.path)
-                    if found is None:
-                        problems.append(f"{rel}: not a regular file")
-                    elif (sha := found[2]) is None:
-                        problems.append(
-                            f"{rel}: {found[1]} bytes; a bundle file holds at most "
-                            f"{MAX_FILE_BYTES}: not read"
-                        )
+                    record, problem = _file_record(entry.path, rel)
+                    if record is None:
+                        problems.append(problem)
                     else:
-                        files.append((rel, found[0], found[1], sha))
-                        total += found[1]
+                        files.append(record)
+                        total += record[2]
                 elif entry.is_symlink():
                     problems.append(f"{rel}: symlink")
                 else:
@@ -226,7 +213,39 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
     return files, problems, receipt
 
 
-def _install_wrote(data: bytes, folder: str) -> bool:
+def _name_problem(name: str, rel: str) -> str:
+    """Why no bundle can hold a file of this name ("" when one can)."""
+    if name in IGNORED_NAMES:
+        # Left out of every bundle, yet an agent can read it: never silently ok.
+        return f"{rel}: not part of the reviewed bundle"
+    if not name.isascii() and not _is_utf8(name):
+        # No bundle holds such a name (the manifest is UTF-8): planted, so modified.
+        return f"{rel!r}: name is not UTF-8"
+    return ""
+
+
+def _sidecar(folder: str | os.PathLike, entry: os.DirEntry) -> tuple[bytes | None, str]:
+    """(the receipt's bytes, "") for a receipt install wrote; (None, the problem) otherwise."""
+    if entry.name == RECEIPT_NAME and entry.is_file(follow_symlinks=False):
+        receipt = read_receipt_bytes(folder)
+        if receipt is not None and _install_wrote(receipt):
+            return receipt, ""
+        return None, f"{entry.name}: not a receipt chimera-cards wrote"
+    return None, f"{entry.name}: not part of the reviewed bundle"
+
+
+def _file_record(path: str, rel: str) -> tuple[FileRecord | None, str]:
+    """(the file's record, "") or (None, why it cannot be a bundle file)."""
+    found = _hash_file(path)
+    if found is None:
+        return None, f"{rel}: not a regular file"
+    executable, size, sha = found
+    if sha is None:
+        return None, f"{rel}: {size} bytes; a bundle file holds at most {MAX_FILE_BYTES}: not read"
+    return (rel, executable, size, sha), ""
+
+
+def _install_wrote(data: bytes) -> bool:
     """Whether ``data`` is a receipt exactly as install writes one (its keys, its layout, plain
     values): any other bytes under that name are unreviewed text an agent could read."""
     import json  # only for a folder that holds a receipt
