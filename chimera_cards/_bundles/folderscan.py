@@ -450,6 +450,7 @@ def start_scan(
     *,
     parallel: bool | None = None,
     boundary: str | os.PathLike | None = None,
+    only: frozenset[str] | None = None,
 ) -> Scan:
     """List each skills directory and start hashing every skill folder in them.
 
@@ -461,6 +462,8 @@ def start_scan(
         parallel: use a second process (True: whenever the system can fork; False: never;
             None: when there are many folders and a core is idle).
         boundary: where links may lead (default: ``links.boundary_for`` each directory).
+        only: list and hash only the entries of these names (a hook judging one skill must not
+            pay for its siblings).
     Returns:
         The scan under way: ``listed`` (directory, entries) in order; ``links`` the LinkInfo of
         each entry that is a link, by entry; ``result()`` a record per hashed folder, in the
@@ -473,6 +476,8 @@ def start_scan(
     for directory in directories:
         try:
             found = skill_entries(directory)
+            if only is not None:
+                found = [(path, link) for path, link in found if path.name in only]
         except OSError as exc:
             return Scan([], False, listed, (Path(directory), exc))
         listed.append((Path(directory), [path for path, _ in found]))

@@ -14,18 +14,15 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-
-from chimera_cards._cli.plain import check_body, echo, error_report, hook_body, install_body
-from chimera_cards._cli.plainhelp import plain_group_help, wants_plain_help
-from chimera_cards._cli.table import PROG
 
 # typing.TYPE_CHECKING, without importing typing: this module is the console script's first.
+# Everything else is imported where it is used: ``hook`` runs before every tool call of an
+# agent, and most of those calls are answered (hook_triage) before anything else is loaded.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
     from typing import NoReturn
 
 
@@ -34,41 +31,58 @@ if TYPE_CHECKING:
 # or not a folder ("file") when it exists.
 _FLAG, _TEXT, _TEXTS, _DIR, _FILE = "flag", "text", "texts", "dir", "file"
 
-# command -> (its body, (positional parameter, kind, required), {option: (parameter, kind)});
-# the same parameters, spelt the same way, as the click command in cli/install.py.
-PLAIN_COMMANDS: dict[str, tuple[Callable[..., None], tuple[str, str, bool], dict]] = {
-    "check": (
-        check_body,
-        ("dirs", _DIR, False),
-        {
-            "--agent": ("agent", _TEXTS),
-            "--global": ("global_", _FLAG),
-            "--all": ("all_", _FLAG),
-            "--trust-file": ("trust_file", _FILE),
-            "--lockfile": ("lockfile", _FILE),
-            "--store": ("store_path", _FILE),
-            "--json": ("as_json", _FLAG),
-            "--format": ("fmt", _TEXT),
-        },
-    ),
-    "install": (
-        install_body,
-        ("names", _TEXT, True),
-        {
-            "--to": ("to", _DIR),
-            "--agent": ("agent", _TEXTS),
-            "--global": ("global_", _FLAG),
-            "--force": ("force", _FLAG),
-            "--link": ("link", _FLAG),
-            "--store": ("store_path", _FILE),
-            "--json": ("as_json", _FLAG),
-        },
-    ),
-}
+
+def _plain_commands() -> dict[str, tuple[Callable[..., None], tuple[str, str, bool], dict]]:
+    """command -> (its body, (positional parameter, kind, required), {option: (parameter,
+    kind)}); the same parameters, spelt the same way, as the click command in cli/install.py."""
+    from chimera_cards._cli.plain import check_body, install_body
+
+    return {
+        "check": (
+            check_body,
+            ("dirs", _DIR, False),
+            {
+                "--agent": ("agent", _TEXTS),
+                "--global": ("global_", _FLAG),
+                "--all": ("all_", _FLAG),
+                "--trust-file": ("trust_file", _FILE),
+                "--lockfile": ("lockfile", _FILE),
+                "--store": ("store_path", _FILE),
+                "--json": ("as_json", _FLAG),
+                "--format": ("fmt", _TEXT),
+            },
+        ),
+        "install": (
+            install_body,
+            ("names", _TEXT, True),
+            {
+                "--to": ("to", _DIR),
+                "--agent": ("agent", _TEXTS),
+                "--global": ("global_", _FLAG),
+                "--force": ("force", _FLAG),
+                "--link": ("link", _FLAG),
+                "--store": ("store_path", _FILE),
+                "--json": ("as_json", _FLAG),
+            },
+        ),
+    }
+
+
+_PLAIN_NAMES = ("check", "install")
+
+
+def __getattr__(name: str) -> object:
+    # PLAIN_COMMANDS names the bodies, which load their modules: built when asked for.
+    if name == "PLAIN_COMMANDS":
+        return _plain_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _value(kind: str, text: str) -> str | Path | None:
     """The parameter click would pass, or None when click might refuse it (then click decides)."""
+    import stat
+    from pathlib import Path
+
     if not text or text.startswith("-") or "\x00" in text:
         return None
     if kind in (_TEXT, _TEXTS):
@@ -90,9 +104,9 @@ def plain_call(argv: Sequence[str]) -> tuple[Callable[..., None], dict] | None:
     Returns:
         (body, kwargs) to run as ``body(**kwargs, echo=...)``, or None: let click handle it.
     """
-    if not argv or argv[0] not in PLAIN_COMMANDS:
+    if not argv or argv[0] not in _PLAIN_NAMES:
         return None
-    body, (positional, positional_kind, required), options = PLAIN_COMMANDS[argv[0]]
+    body, (positional, positional_kind, required), options = _plain_commands()[argv[0]]
     kwargs: dict = {
         dest: (False if kind == _FLAG else () if kind == _TEXTS else None)
         for dest, kind in options.values()
@@ -135,6 +149,8 @@ def plain_call(argv: Sequence[str]) -> tuple[Callable[..., None], dict] | None:
 HOOK_AGENTS = ("claude", "gemini")
 _HOOK_EVENTS = ("auto", "pre-tool-use", "session-start")
 _HOOK_PATHS = {"--store": "store_path", "--trust-file": "trust_file"}
+_HOOK_FLAGS = ("--fail-open",)
+_HOOK_VALUES = ("--event", "--deadline", *_HOOK_PATHS)
 
 
 def hook_call(argv: Sequence[str]) -> tuple[str, dict] | None:
@@ -145,17 +161,29 @@ def hook_call(argv: Sequence[str]) -> tuple[str, dict] | None:
     """
     if len(argv) < 2 or argv[0] != "hook" or argv[1] not in HOOK_AGENTS:
         return None
-    kwargs: dict = {"store_path": None, "trust_file": None, "fail_open": False, "event": None}
+    kwargs: dict = {
+        "store_path": None,
+        "trust_file": None,
+        "fail_open": False,
+        "event": None,
+        "deadline": None,
+    }
     rest = iter(argv[2:])
     for token in rest:
         name, equals, text = token.partition("=")
         if name == "--fail-open" and not equals:
             kwargs["fail_open"] = True
             continue
-        if name not in ("--event", *_HOOK_PATHS):
+        if name not in _HOOK_VALUES:
             return None
         if not equals:
             text = next(rest, "")
+        if name == "--deadline":
+            seconds = _seconds(text)
+            if seconds is None:
+                return None
+            kwargs["deadline"] = seconds
+            continue
         if name == "--event":
             if text not in _HOOK_EVENTS:
                 return None
@@ -166,6 +194,32 @@ def hook_call(argv: Sequence[str]) -> tuple[str, dict] | None:
             return None
         kwargs[_HOOK_PATHS[name]] = value
     return argv[1], kwargs
+
+
+def _seconds(text: str) -> float | None:
+    """A finite number of seconds above 0, as click's ``Seconds`` reads it; else None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if 0 < value < float("inf") else None
+
+
+def _plain_hook(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` is ``hook AGENT`` with only options the hook command reads its input
+    with (not ``--install``, ``--help`` or a mistake: those must not consume stdin)."""
+    if len(argv) < 2 or argv[0] != "hook" or argv[1] not in HOOK_AGENTS:
+        return False
+    rest = iter(argv[2:])
+    for token in rest:
+        name, equals, _ = token.partition("=")
+        if name in _HOOK_FLAGS and not equals:
+            continue
+        if name not in _HOOK_VALUES:
+            return False
+        if not equals and next(rest, None) is None:
+            return False
+    return True
 
 
 def _plain_streams() -> bool:
@@ -192,6 +246,21 @@ def run(argv: Sequence[str] | None = None, prog_name: str | None = None) -> None
         prog_name: the name usage lines show (default: from ``sys.argv[0]``, as click does).
     """
     args = sys.argv[1:] if argv is None else list(argv)
+    hook_input = None
+    if _plain_hook(args):
+        from chimera_cards._runtime.hook_triage import quick_exit
+
+        try:
+            hook_input = sys.stdin.buffer.read()
+        except (AttributeError, OSError, ValueError):  # no stdin at all: unreadable input blocks
+            hook_input = b""
+        answer = quick_exit(args[1], hook_input, os.environ)
+        if answer is not None:
+            _leave(answer)
+    from chimera_cards._cli.plain import hook_body
+    from chimera_cards._cli.plainhelp import wants_plain_help
+    from chimera_cards._cli.table import PROG
+
     if wants_plain_help(args) and _plain_streams() and _prog(prog_name) == PROG:
         text = _group_help()
         if text is not None:
@@ -200,10 +269,15 @@ def run(argv: Sequence[str] | None = None, prog_name: str | None = None) -> None
     hook = hook_call(args) if _plain_streams() else None
     if hook is not None:
         agent, options = hook
-        _leave(hook_body(agent, **options))
+        _leave(hook_body(agent, **options, data=hook_input))
     call = plain_call(args) if _plain_streams() else None
     if call is None:
         from chimera_cards._cli.app import main
+
+        if hook_input is not None:  # already read: the click command reads it again
+            import io
+
+            sys.stdin = io.TextIOWrapper(io.BytesIO(hook_input))
 
         main(args=args, prog_name=prog_name)
         return
@@ -223,7 +297,8 @@ def _prog(prog_name: str | None) -> str:
 def _group_help() -> str | None:
     """``chimera-cards --help`` without importing click (the same text, pinned by a test)."""
     from chimera_cards._cli.entrypoints import PLUGIN_GROUP
-    from chimera_cards._cli.table import COMMAND_TABLE, GROUP_HELP, OPTION_ROWS
+    from chimera_cards._cli.plainhelp import plain_group_help
+    from chimera_cards._cli.table import COMMAND_TABLE, GROUP_HELP, OPTION_ROWS, PROG
 
     rows = [(name, short_help) for name, _target, short_help in COMMAND_TABLE]
     return plain_group_help(PROG, GROUP_HELP, OPTION_ROWS, rows, PLUGIN_GROUP)
@@ -231,6 +306,8 @@ def _group_help() -> str | None:
 
 def _run_body(body: Callable[..., None], kwargs: dict) -> int:
     """Run a command's body as click runs a command: the exit code of a reported error."""
+    from chimera_cards._cli.plain import echo, error_report
+
     code = 0
     try:
         # As cli.common.reports_errors inside the command, then click's own handling around it.

@@ -269,24 +269,54 @@ def _check_lockfile(lockfile: Path | None) -> tuple[dict | None, dict | None]:
     return None, dict(read_lockfile(lockfile))
 
 
+HOOK_DEADLINE = 10.0  # seconds; the hooks are installed with the agent's timeout at 60
+
+
+def _arm_deadline(seconds: float, fail_open: bool) -> None:
+    """After ``seconds``, end this process at once with the hook's failure code (2: blocked)."""
+    import signal
+
+    code = 1 if fail_open else 2
+    verb = "not blocked (--fail-open)" if fail_open else "blocked"
+    line = f"chimera-cards hook: no answer within its {seconds:g} s deadline; {verb}\n".encode()
+
+    def expire(signum: int, frame: object) -> None:
+        os.write(2, line)
+        os._exit(code)
+
+    signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
 def hook_body(
     agent: str,
     store_path: Path | None,
     trust_file: Path | None,
     fail_open: bool,
     event: str | None,
+    deadline: float | None = None,
+    data: bytes | None = None,
 ) -> int:
     """``chimera-cards hook AGENT``: read the hook input on stdin, answer, return the exit code.
 
     Run for every matching tool call of the agent, so the console entry runs it without click
-    when its options are plain; the click command calls it too.
+    when its options are plain; the click command calls it too. An agent lets a call through
+    when its hook outlives the hook timeout, so the hook has a deadline of its own, well under
+    that timeout: past it, the process prints one line and exits 2 (blocked; 1 with
+    ``--fail-open``), whatever it was doing.
+
+    Args:
+        deadline: seconds (default ``HOOK_DEADLINE``).
+        data: the input, when the console entry already read it.
     """
+    _arm_deadline(HOOK_DEADLINE if deadline is None else deadline, fail_open)
     from chimera_cards._runtime.agent_hooks import run_hook
 
-    try:
-        data = sys.stdin.buffer.read()
-    except (AttributeError, OSError, ValueError):  # no stdin at all: unreadable input blocks
-        data = b""
+    if data is None:
+        try:
+            data = sys.stdin.buffer.read()
+        except (AttributeError, OSError, ValueError):  # no stdin at all: unreadable input blocks
+            data = b""
     outcome = run_hook(
         data,
         agent=agent,
@@ -295,6 +325,9 @@ def hook_body(
         fail_open=fail_open,
         event=event,
     )
+    import signal
+
+    signal.setitimer(signal.ITIMER_REAL, 0)
     if outcome.stdout:
         sys.stdout.write(outcome.stdout)
         sys.stdout.flush()

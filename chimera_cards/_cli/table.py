@@ -158,6 +158,11 @@ COMMAND_TABLE: tuple[tuple[str, str, str], ...] = (
         "The commands agents' hooks run before a skill loads (Claude Code, Gemini CLI).",
     ),
     (
+        "exec",
+        f"{_RUNTIME}:exec_cmd",
+        "Start an agent (exec -- COMMAND) seeing only skills check calls ok; the rest hidden.",
+    ),
+    (
         "prompt",
         f"{_RUNTIME}:prompt_cmd",
         "Print <available_skills> for every installed skill whose bytes check calls ok.",
