@@ -42,6 +42,7 @@ from chimera_cards._bundles.folderscan import (
     MAX_TOTAL_BYTES,
     SIDECAR_FILES,
     SKILL_FILE,
+    manifest_line,
 )
 from chimera_cards.errors import ChimeraError
 
@@ -51,8 +52,6 @@ from chimera_cards.errors import ChimeraError
 
 # A backslash, a control character, or a lone surrogate (how Python spells undecodable bytes).
 _BAD_PATH_CHAR = re.compile("[\\\\\x00-\x1f\x7f\ud800-\udfff]")
-_EXEC_MODE = "755"
-_PLAIN_MODE = "644"
 
 
 class BundleError(ChimeraError):
@@ -90,8 +89,7 @@ class BundleFile:
     sha256: str  # hex
 
     def manifest_line(self) -> bytes:
-        mode = _EXEC_MODE if self.executable else _PLAIN_MODE
-        return f"{mode} {self.size} {self.sha256} {self.path}\n".encode()
+        return manifest_line(self.path, self.executable, self.size, self.sha256)
 
     def to_dict(self) -> dict:
         return {

@@ -263,6 +263,17 @@ def _install_wrote(data: bytes) -> bool:
     return (json.dumps(value, indent=2, sort_keys=True) + "\n").encode("utf-8") == data
 
 
+def manifest_line(path: str, executable: bool, size: int, sha256: str) -> bytes:
+    """One line of the canonical manifest (docs/bundles.md): ``MODE SIZE SHA256 PATH``."""
+    return f"{'755' if executable else '644'} {size} {sha256} {path}\n".encode()
+
+
+def records_digest(files: Sequence[FileRecord]) -> str:
+    """The bundle digest of ``hash_folder``'s files (sorted by path bytes, as it returns them):
+    SHA-256 of their manifest, the same digest ``bundle.bundle_digest`` gives."""
+    return hashlib.sha256(b"".join(manifest_line(*record) for record in files)).hexdigest()
+
+
 def _path_bytes(record: FileRecord) -> bytes:
     return record[0].encode("utf-8")
 

@@ -83,8 +83,8 @@ def open_store(store_path: Path | None, *, create: bool = False) -> Store:
 
     Readers never create a store: verifying a mistyped path must not report an empty "ok".
     """
-    from chimera_cards._store.connection import default_store_path  # one definition of "home"
     from chimera_cards._store.facade import Store
+    from chimera_cards._store.location import default_store_path  # one definition of "home"
 
     store = Store(store_path or default_store_path(), create=create)
     for warning in store.warnings:  # e.g. the audit log no longer holds its recorded head
@@ -222,7 +222,7 @@ def check_body(
     with start_scan(directories) as scan:
         from chimera_cards._install.policy import Policy
         from chimera_cards._install.verify import check
-        from chimera_cards._store.connection import default_store_path
+        from chimera_cards._store.location import default_store_path
 
         policy = Policy()
         if trust_file is not None:

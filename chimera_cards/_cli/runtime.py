@@ -33,7 +33,7 @@ def _policy(trust_file: Path | None):
 
 
 def _store_file(store_path: Path | None) -> Path:
-    from chimera_cards._store.connection import default_store_path
+    from chimera_cards._store.location import default_store_path
 
     path = store_path or default_store_path()
     if not path.is_file():
@@ -324,7 +324,7 @@ def exec_cmd(agent, dry_run, trust_file, store_path, as_json, command) -> None:
     policy = _policy(trust_file)
     store_file = store_path
     if store_file is None:
-        from chimera_cards._store.connection import default_store_path
+        from chimera_cards._store.location import default_store_path
 
         store_file = default_store_path()
     if store_file.is_file():

@@ -174,7 +174,7 @@ def _policy(trust_file: Path | None) -> Policy:
 
 
 def _store_file(store_path: Path | None) -> Path:
-    from chimera_cards._store.connection import default_store_path
+    from chimera_cards._store.location import default_store_path
 
     path = store_path or default_store_path()
     if not path.is_file():
@@ -209,15 +209,50 @@ def _pre_tool_use(
         return f"skill {name} is in no skills folder chimera-cards checks; it is not approved"
     if not targets.judges:
         return None
+    from chimera_cards._runtime import hook_memo
+
+    store_file = _store_file(store_path)
+    folders = _named_folders(targets.judges)
+    if folders is not None and hook_memo.recall(folders, store_file, trust_file) is not None:
+        return None  # every folder hashes now to a bundle check called ok under this store
+    before = hook_memo.fingerprint(store_file, trust_file)
     from chimera_cards._store.facade import Store
 
     policy = _policy(trust_file)
-    with Store(_store_file(store_path), create=False) as store:
+    with Store(store_file, create=False) as store:
         for judge in targets.judges:  # whichever one the agent reads must be approved
             why = _verdict(store, judge, policy)
             if why is not None:
                 return why
+    if folders is not None:
+        digests = [hook_memo.digest_of(folder) for folder, _ in folders]
+        hook_memo.remember(
+            [(f, n, d) for (f, n), d in zip(folders, digests, strict=True) if d is not None],
+            store_file,
+            trust_file,
+            before,
+        )
     return None
+
+
+def _named_folders(judges: list[Judge]) -> list[tuple[str, str]] | None:
+    """(folder, name) of every skill folder the judges cover, listed now; None when one covers
+    a link (only check follows links, within its boundary)."""
+    from chimera_cards._bundles.folderscan import skill_entries
+
+    folders: list[tuple[str, str]] = []
+    for judge in judges:
+        if judge.name is not None:
+            folders.append((str(judge.directory / judge.name), judge.name))
+            continue
+        try:
+            entries = skill_entries(judge.directory)
+        except OSError:
+            return None
+        if any(link for _, link in entries):
+            return None
+        folders += [(str(path), path.name) for path, _ in entries]
+    return folders
 
 
 def _session_start(

@@ -27,6 +27,7 @@ single skill *folders* (plugin skills). Nothing here reads a skill's bytes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -57,6 +58,7 @@ MAX_NESTED_WALK = 200_000
 _WALK_SKIP = frozenset({".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv", "venv"})
 
 
+@functools.cache
 def _table_patterns() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(dotted project folders such as ``.claude/skills``, the others such as ``skills``)."""
     from chimera_cards._install.agents import AGENTS
@@ -159,19 +161,24 @@ class SkillPlaces:
     # plugin name -> its skill folders, for the Skill tool's ``plugin:skill``
     plugins: dict[str, list[Path]] = field(default_factory=dict)
     walk_stopped: bool = False
+    _seen: set[str] = field(default_factory=set, repr=False)
 
     def add_dir(self, path: Path) -> None:
-        if path not in self.dirs:
+        key = str(path)
+        if key not in self._seen:
+            self._seen.add(key)
             self.dirs.append(path)
 
 
-def _user_dirs(env: Mapping[str, str], root: Path) -> list[Path]:
-    from chimera_cards._install.agents import agent_locations
+def _user_dirs(env: Mapping[str, str]) -> list[Path]:
+    from chimera_cards._install.agents import AGENTS, user_dir
+    from chimera_cards.errors import UsageError
 
     places: list[Path] = []
-    for location in agent_locations(env, root):
-        if location.user:
-            places.append(Path(location.user))
+    for agent in AGENTS:
+        if agent.user is not None:
+            with contextlib.suppress(UsageError):  # a user folder under an unset variable
+                places.append(user_dir(agent, env))
     codex = env.get("CODEX_HOME", "").strip()
     home = env.get("HOME", "").strip()
     home_path = Path(home) if home else Path.home()
@@ -253,10 +260,9 @@ def skill_places(
             for folder in found:
                 places.add_dir(folder)
             places.walk_stopped = places.walk_stopped or stopped
-    home_root = roots[0] if roots else Path.cwd()
-    for folder in [*_user_dirs(env, home_root), *MANAGED_DIRS]:
+    for folder in [*_user_dirs(env), *MANAGED_DIRS]:
         places.add_dir(folder)
-    places.dirs = [d for d in places.dirs if d.is_dir()]
+    places.dirs = [d for d in places.dirs if os.path.isdir(d)]
     installs = plugin_installs(env)
     installs += [PluginInstall(Path(p).name, str(p), Path(p)) for p in plugin_dirs]
     for install in installs:
