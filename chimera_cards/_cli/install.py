@@ -15,7 +15,13 @@ from pathlib import Path
 import click
 
 from chimera_cards._cli import plain
-from chimera_cards._cli.common import echo_json, json_option, reports_errors, store_option
+from chimera_cards._cli.common import (
+    echo_json,
+    json_option,
+    reports_errors,
+    runs_without_click,
+    store_option,
+)
 from chimera_cards._cli.plain import open_store, target_dir
 from chimera_cards._importer.lockfile import read_lockfile
 from chimera_cards._install.disk import check_name, remove_skill
@@ -42,6 +48,7 @@ def _target_options(fn):
     )(fn)
 
 
+@runs_without_click(plain.install_body)
 @click.command("install")
 @click.argument("names", nargs=-1, required=True)
 @_target_options
@@ -92,6 +99,7 @@ def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
         click.echo(f"removed {d['name']} from {d['path']}")
 
 
+@runs_without_click(plain.check_body)
 @click.command("check")
 @click.argument("dirs", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
 @click.option(
@@ -277,8 +285,9 @@ def agents_cmd(as_json) -> None:
 @click.option("--agent", default=None, help="Print this agent's skills folder instead.")
 @click.option("--global", "global_", is_flag=True, help="With --agent: its user-wide folder.")
 @store_option
+@json_option
 @reports_errors
-def path_cmd(agent, global_, store_path) -> None:
+def path_cmd(agent, global_, store_path, as_json) -> None:
     """Print where the store lives (or, with --agent, where that agent reads skills)."""
     if agent is None:
         if global_:
@@ -288,9 +297,14 @@ def path_cmd(agent, global_, store_path) -> None:
             raise UsageError(f"{path}: not a store file")
         if not path.exists() and path.parent.exists() and not path.parent.is_dir():
             raise UsageError(f"{path}: its folder is a file")
-        click.echo(str(path))
-        return
-    click.echo(str(target_dir(None, agent or None, global_)))
+        what = {"store": str(path), "exists": path.is_file()}
+    else:
+        folder = target_dir(None, agent or None, global_)
+        what = {"agent": agent, "global": global_, "skills": str(folder)}
+    if as_json:
+        echo_json(what)
+    else:
+        click.echo(what.get("store") or what["skills"])
 
 
 COMMANDS = [

@@ -272,6 +272,18 @@ def _check_lockfile(lockfile: Path | None) -> tuple[dict | None, dict | None]:
 HOOK_DEADLINE = 10.0  # seconds; the hooks are installed with the agent's timeout at 60
 
 
+def _seconds(value: str | float | None) -> float | None:
+    """The deadline in seconds (``HOOK_DEADLINE`` when not given); None when it is no finite
+    number above 0."""
+    if value is None:
+        return HOOK_DEADLINE
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if 0 < seconds < float("inf") else None
+
+
 def _arm_deadline(seconds: float, fail_open: bool) -> None:
     """After ``seconds``, end this process at once with the hook's failure code (2: blocked)."""
     import signal
@@ -294,29 +306,33 @@ def hook_body(
     trust_file: Path | None,
     fail_open: bool,
     event: str | None,
-    deadline: float | None = None,
-    data: bytes | None = None,
+    deadline: str | float | None = None,
+    *,
+    echo: Echo | None = None,
 ) -> int:
     """``chimera-cards hook AGENT``: read the hook input on stdin, answer, return the exit code.
 
     Run for every matching tool call of the agent, so the console entry runs it without click
-    when its options are plain; the click command calls it too. An agent lets a call through
-    when its hook outlives the hook timeout, so the hook has a deadline of its own, well under
-    that timeout: past it, the process prints one line and exits 2 (blocked; 1 with
-    ``--fail-open``), whatever it was doing.
-
-    Args:
-        deadline: seconds (default ``HOOK_DEADLINE``).
-        data: the input, when the console entry already read it.
+    when its options are plain; the click command calls it too. ``event`` ``auto`` (or None)
+    takes the input's own hook_event_name. The answer is the agent's protocol, written as it is
+    (``echo`` is not used). An agent lets a call through when its hook outlives the hook
+    timeout, so the hook has a deadline of its own (``deadline`` seconds, default
+    ``HOOK_DEADLINE``), well under that timeout: past it the process prints one line and exits
+    2 (blocked; 1 with ``--fail-open``), whatever it was doing.
     """
-    _arm_deadline(HOOK_DEADLINE if deadline is None else deadline, fail_open)
+    seconds = _seconds(deadline)
+    if seconds is None:
+        line = f"chimera-cards hook: --deadline {deadline!r} is no number of seconds above 0"
+        sys.stderr.write(f"{line}; {'not blocked (--fail-open)' if fail_open else 'blocked'}\n")
+        return 1 if fail_open else 2
+    _arm_deadline(seconds, fail_open)
     from chimera_cards._runtime.agent_hooks import run_hook
 
-    if data is None:
-        try:
-            data = sys.stdin.buffer.read()
-        except (AttributeError, OSError, ValueError):  # no stdin at all: unreadable input blocks
-            data = b""
+    event = None if event == "auto" else event
+    try:
+        data = sys.stdin.buffer.read()
+    except (AttributeError, OSError, ValueError):  # no stdin at all: unreadable input blocks
+        data = b""
     outcome = run_hook(
         data,
         agent=agent,

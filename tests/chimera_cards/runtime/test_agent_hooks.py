@@ -375,9 +375,11 @@ def test_a_read_through_a_symlinked_skills_folder_is_still_checked(world, tmp_pa
         (["hook", "claude"], ("claude", {})),
         (["hook", "gemini", "--fail-open"], ("gemini", {"fail_open": True})),
         (["hook", "claude", "--event", "session-start"], ("claude", {"event": "session-start"})),
-        (["hook", "claude", "--event=auto", "--store=s.db"], ("claude", {"store_path": "s.db"})),
-        (["hook", "claude", "--deadline", "2.5"], ("claude", {"deadline": 2.5})),
-        (["hook", "claude", "--deadline", "0"], None),
+        (
+            ["hook", "claude", "--event=auto", "--store=s.db"],
+            ("claude", {"event": "auto", "store_path": "s.db"}),
+        ),
+        (["hook", "claude", "--deadline", "2.5"], ("claude", {"deadline": "2.5"})),
         (["hook", "claude", "--install"], None),
         (["hook", "claude", "--help"], None),
         (["hook", "claude", "--event", "bogus"], None),
@@ -386,9 +388,11 @@ def test_a_read_through_a_symlinked_skills_folder_is_still_checked(world, tmp_pa
     ],
 )
 def test_the_console_entry_runs_plain_hook_calls_without_click(argv, expected):
-    from chimera_cards._cli.entry import hook_call
+    from chimera_cards._cli import derived
+    from chimera_cards._cli.entry import read_call
+    from chimera_cards._cli.plain import hook_body
 
-    found = hook_call(argv)
+    found = read_call(derived.COMMANDS, argv)
     if expected is None:
         assert found is None
         return
@@ -396,13 +400,13 @@ def test_the_console_entry_runs_plain_hook_calls_without_click(argv, expected):
         "store_path": None,
         "trust_file": None,
         "fail_open": False,
-        "event": None,
+        "event": "auto",
         "deadline": None,
     }
     agent, options = expected
     if "store_path" in options:
         options = {**options, "store_path": Path(options["store_path"])}
-    assert found == (agent, {**base, **options})
+    assert found == (hook_body, {"agent": agent, **base, **options})
 
 
 def test_the_click_command_answers_as_the_console_entry_does(world):
