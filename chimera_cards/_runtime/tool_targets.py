@@ -80,6 +80,9 @@ _RECURSIVE_WITH_FLAG = {
     "cp": ("-r", "-R", "-a", "--recursive", "--archive"),
     "scp": ("-r",),
 }
+_PATTERN_FIRST = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "ugrep", "fd", "fdfind", "git grep"}
+)
 _GIT_TREE = frozenset({"grep", "ls-files", "status", "diff", "show", "log", "archive", "stash"})
 # Words before the program that do not change which program runs.
 _PREFIX = frozenset({"sudo", "env", "time", "nice", "nohup", "xargs", "command", "exec", "timeout"})
@@ -282,10 +285,15 @@ def _segment(words: list[str], env: Mapping[str, str], cwd: Path) -> tuple[list[
             or (not f.startswith("--") and any(w[1] in f[1:] for w in wanted if len(w) == 2))
             for f in flags
         )
+    positional = [a for a in args if not a.startswith("-")]
     if program == "git":
-        sub = next((a for a in args if not a.startswith("-")), "")
+        sub = positional[0] if positional else ""
         reads_tree = sub in _GIT_TREE
-    if reads_tree and not [a for a in args if not a.startswith("-")][1:]:
+        positional = positional[1:]
+        program = f"git {sub}"
+    # The words before the first folder: a search pattern, for the grep family.
+    skip = 1 if program in _PATTERN_FIRST else 0
+    if reads_tree and not positional[skip:]:
         paths.append(cwd)  # a search with no folder searches the working directory
     if program == "cd" and paths:
         cwd = paths[0]
