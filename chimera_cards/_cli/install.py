@@ -119,7 +119,8 @@ def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
     "--lockfile",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Also verify it: our lockfile's digests, or npx's skills-lock.json computedHash.",
+    help="Also verify it: our lockfile's digests (a folder it does not pin is unpinned, a pin "
+    "with no folder missing), or npx's skills-lock.json computedHash.",
 )
 @store_option
 @json_option
@@ -132,7 +133,8 @@ def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
 )
 @reports_errors
 def check_cmd(dirs, agent, global_, all_, trust_file, lockfile, store_path, as_json, fmt) -> None:
-    """One line per skill folder: ok, modified (naming files), revoked, unknown or missing.
+    """One line per skill folder: ok, modified (naming files), revoked, unknown, missing or
+    unpinned (with --lockfile).
 
     A folder that is a link is checked at its target (`ok NAME -> .agents/skills/NAME`); a
     link leaving the project is reported, never followed. Without a store every folder is
@@ -159,7 +161,8 @@ def check_cmd(dirs, agent, global_, all_, trust_file, lockfile, store_path, as_j
     "--lockfile",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Make the folder hold exactly the bundles this lockfile pins.",
+    help="Make the folder hold exactly the bundles this lockfile pins: what it does not pin "
+    "is removed (a folder this tool did not install is named, and the sync fails).",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
 @store_option
@@ -169,8 +172,10 @@ def sync_cmd(names, to, agent, global_, lockfile, dry_run, store_path, as_json) 
     """Make a skills folder equal to the approved set: NAMEs, a --lockfile, or every usable skill.
 
     Installs what is missing, replaces what was upgraded, removes what this tool installed and
-    is no longer approved; folders it did not install are never touched. With --lockfile, exit 1
-    when any pin is not installed or kept, naming why for each.
+    is no longer approved; folders it did not install are never touched. With --lockfile the
+    folder is made exactly the lock, as npm ci makes node_modules: what this tool installed and
+    the lock does not pin is removed too, and exit 1 when any pin is not installed or kept, or a
+    folder it did not install is not pinned, naming why for each.
     """
     from chimera_cards._install.folderlock import folder_lock
 
