@@ -105,7 +105,7 @@ SHORT_HELP: dict[str, str] = {
         "Serve approved skills to agents: only versions that verify now, re-hashed on every read."
     ),
     "exec": (
-        "Start COMMAND with only approved skill bytes in its reach: chimera-cards exec -- claude"
+        "Run COMMAND seeing only the skills check calls ok: exec -- claude"
     ),
     "hook": (
         "The commands agents' hooks run before a skill loads (Claude Code, Gemini CLI)."
@@ -166,7 +166,7 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
         "  match   Approved cards for QUERY (one or more words), ready for a...\n"
         "  prompt  Print <available_skills> for every installed skill whose...\n"
         "  serve   Serve approved skills to agents: only versions that verify...\n"
-        "  exec    Start COMMAND with only approved skill bytes in its reach:...\n"
+        "  exec    Run COMMAND seeing only the skills check calls ok: exec --...\n"
         "  hook    The commands agents' hooks run before a skill loads (Claude...\n",
         False,
     ),
@@ -861,29 +861,17 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
         ('-h', '--help'),
         "Usage: chimera-cards exec [OPTIONS] [COMMAND]...\n"
         "\n"
-        "  Start COMMAND with only approved skill bytes in its reach: chimera-cards\n"
-        "  exec -- claude\n"
-        "\n"
-        "  Every skills folder an agent reads from here (project, above and nested;\n"
-        "  user; managed; Claude Code plugins) is judged as check judges it. COMMAND\n"
-        "  then runs in a private mount namespace (bubblewrap) where each of those\n"
-        "  folders is read-only and holds only copies of the skills check calls ok,\n"
-        "  taken now; every other path is the real one. What is left out is named on\n"
-        "  stderr; nothing on disk is moved or deleted. The exit status is COMMAND's.\n"
+        "  Run COMMAND seeing only the skills check calls ok: exec -- claude\n"
         "\n"
         "Options:\n"
-        "  --agent [any|claude|codex|gemini]\n"
-        "                                  The agent being started (claude: its\n"
-        "                                  --plugin-dir folders are judged too).\n"
-        "                                  [default: any]\n"
-        "  --dry-run                       Judge and print the view; start nothing.\n"
-        "  --trust-file FILE               Judge approvals against this trust file's\n"
-        "                                  keys and threshold, not the store's.\n"
-        "  --store FILE                    Store file (default:\n"
-        "                                  $CHIMERA_CARDS_HOME/cards.db, else the XDG\n"
-        "                                  data dir).\n"
-        "  --json                          Print JSON.\n"
-        "  -h, --help                      Show this message and exit.\n",
+        "  --agent AGENT      claude: also judge its --plugin-dir folders.\n"
+        "  --dry-run          Judge and print the view; start nothing.\n"
+        "  --trust-file FILE  Judge approvals against this trust file's keys and\n"
+        "                     threshold, not the store's.\n"
+        "  --store FILE       Store file (default: $CHIMERA_CARDS_HOME/cards.db, else\n"
+        "                     the XDG data dir).\n"
+        "  --json             Print JSON.\n"
+        "  -h, --help         Show this message and exit.\n",
         False,
     ),
     "hook": (
@@ -1092,8 +1080,7 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
         "                                  hook_event_name).\n"
         "  --fail-open                     Warn instead of blocking when the hook\n"
         "                                  fails.\n"
-        "  --deadline SECONDS              Block when no answer is found within this\n"
-        "                                  many seconds (default 10).\n"
+        "  --deadline SECONDS              Block past this many seconds (default 10).\n"
         "  --trust-file FILE               Judge approvals against this trust file's\n"
         "                                  keys and threshold, not the store's.\n"
         "  --store FILE                    Store file (default:\n"
@@ -1129,8 +1116,7 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
         "                                  hook_event_name).\n"
         "  --fail-open                     Warn instead of blocking when the hook\n"
         "                                  fails.\n"
-        "  --deadline SECONDS              Block when no answer is found within this\n"
-        "                                  many seconds (default 10).\n"
+        "  --deadline SECONDS              Block past this many seconds (default 10).\n"
         "  --trust-file FILE               Judge approvals against this trust file's\n"
         "                                  keys and threshold, not the store's.\n"
         "  --store FILE                    Store file (default:\n"

@@ -207,7 +207,7 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
         "--deadline",
         default=None,
         metavar="SECONDS",
-        help="Block when no answer is found within this many seconds (default 10).",
+        help="Block past this many seconds (default 10).",
     )
     @_trust_file_option
     @store_option
@@ -306,10 +306,9 @@ def list_installed(store_path: Path | None, as_json: bool) -> None:
 )
 @click.option(
     "--agent",
-    type=click.Choice(["any", "claude", "codex", "gemini"]),
     default="any",
-    show_default=True,
-    help="The agent being started (claude: its --plugin-dir folders are judged too).",
+    metavar="AGENT",
+    help="claude: also judge its --plugin-dir folders.",
 )
 @click.option("--dry-run", is_flag=True, help="Judge and print the view; start nothing.")
 @_trust_file_option
@@ -318,19 +317,17 @@ def list_installed(store_path: Path | None, as_json: bool) -> None:
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def exec_cmd(agent, dry_run, trust_file, store_path, as_json, command) -> None:
-    """Start COMMAND with only approved skill bytes in its reach: chimera-cards exec -- claude
-
-    Every skills folder an agent reads from here (project, above and nested; user; managed;
-    Claude Code plugins) is judged as check judges it. COMMAND then runs in a private mount
-    namespace (bubblewrap) where each of those folders is read-only and holds only copies of
-    the skills check calls ok, taken now; every other path is the real one. What is left out
-    is named on stderr; nothing on disk is moved or deleted. The exit status is COMMAND's.
-    """
+    """Run COMMAND seeing only the skills check calls ok: exec -- claude"""
+    # Every skills folder an agent reads from here (project, above and nested; user; managed;
+    # Claude Code plugins) is judged as check judges it; COMMAND then runs in a private mount
+    # namespace (bubblewrap) where each is read-only and holds copies of the ok skills only.
     import os
 
     from chimera_cards._cli.plain import open_store
     from chimera_cards._runtime import launch
 
+    if agent not in ("any", "claude", "codex", "gemini"):
+        raise UsageError(f"--agent {agent!r}: one of any, claude, codex, gemini")
     argv = list(command)
     if argv[:1] == ["--"]:
         argv = argv[1:]
