@@ -94,6 +94,11 @@ class Request:
             parts.extend(_strings(self.json))
         return "\n".join(parts)
 
+    @property
+    def strings(self) -> str:
+        """Every string of the JSON body, decoded, one per line (empty when not JSON)."""
+        return "\n".join(_strings(self.json)) if self.json is not None else ""
+
     def saw(self, marker: str) -> bool:
         return marker in self.text or marker.encode() in self.raw
 
