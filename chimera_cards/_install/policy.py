@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from chimera_cards._bundles.bundle import (
     Bundle,
@@ -47,6 +48,16 @@ class Policy:
     @property
     def from_file(self) -> bool:
         return self.trusted is not None
+
+
+def trust_file_policy(trust_file: Path | None) -> Policy:
+    """The store's own trust (no file), or a trust file's keys and threshold in its place."""
+    if trust_file is None:
+        return Policy()
+    from chimera_cards._review.trustfile import read_trust_file
+
+    trust = read_trust_file(trust_file)
+    return Policy(tuple(trust.trusted_keys()), trust.threshold)
 
 
 @dataclass(frozen=True)
