@@ -203,6 +203,35 @@ class Workspace(FastPaths):
             self._seal()
         return diff
 
+    def original(self, paths: Sequence[str]) -> dict[str, bytes | None]:
+        """The snapshot's contents of ``paths``, read from the private store (None: no file
+        was there). What the attempt left on disk plays no part."""
+        self._check_seal()
+        try:
+            snap = self._require_snapshot()
+            wanted = [p for p in dict.fromkeys(paths) if "\n" not in p]
+            out: dict[str, bytes | None] = dict.fromkeys(paths)
+            if not wanted:
+                return out
+            request = "".join(f"{snap.tree}:{p}\n" for p in wanted).encode(
+                "utf-8", "surrogateescape"
+            )
+            data = self._run("cat-file", "--batch", input=request).stdout
+        finally:
+            self._seal()
+        pos = 0
+        for path in wanted:
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            if len(header) != 3:  # "<name> missing"
+                pos = end + 1
+                continue
+            size = int(header[2])
+            if header[1] == b"blob":
+                out[path] = data[end + 1 : end + 1 + size]
+            pos = end + 2 + size
+        return out
+
     def restore(self, *, keep: Collection[str] = ()) -> None:
         """Put the workspace back byte-exactly as it was at the snapshot, ``.git`` included.
 
