@@ -1,6 +1,6 @@
 """One hash story: the number a reviewer types names one version, or is refused saying why.
 
-approve/reject take ``--digest`` (``--sha256`` stays as an alias): the bundle digest, whole or a
+approve/reject take ``--digest`` (``--sha256`` fails naming it): the bundle digest, whole or a
 unique prefix of at least 12 hex digits; a one-file bundle also answers to its SKILL.md's SHA-256
 (the number a card page publishes) while the signed statement binds the bundle digest; a larger
 bundle's SKILL.md hash is refused naming the digest to pass; ``--key NAME`` finds the store's key.
