@@ -276,7 +276,7 @@ def _why_not(skill: StoredSkill, versions: list[StoredSkill], store) -> tuple[st
         return "expired", (
             f"{label} is not approved for use: {skill.why}; it is not used until a reviewer "
             "approves it again "
-            f"(chimera-cards approve {skill.name} --sha256 {skill.sha256})"
+            f"(chimera-cards approve {skill.name} --digest {skill.sha256})"
         )
     if skill.kind == "unapproved":
         return "unapproved", (
@@ -293,7 +293,7 @@ def _why_not(skill: StoredSkill, versions: list[StoredSkill], store) -> tuple[st
             )
     return "pending", (
         f"{label} is pending review, not approved for use{why}; review it "
-        f"(chimera-cards review {skill.name} --sha256 {skill.sha256}) and approve it"
+        f"(chimera-cards review {skill.name} --digest {skill.sha256}) and approve it"
     )
 
 
