@@ -18,12 +18,13 @@ from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_R
 from chimera_cards._scan.textruns import literal_pattern
 
 # Sentences end at . ! ? followed by space, at blank lines, and at list items / headings.
-# A table's row starts a sentence and each cell is one: a row is data, its cells side by side,
-# not a sentence whose words act on each other.
 _SENTENCE_END_RE = re.compile(
-    r"(?<=[.!?])\s+(?=[A-Z\"'(*`])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#+)\s)|\n(?=[ \t]*\|)"
-    r"|[ \t]*(?<!\\)\|[ \t]*(?=[^\n]*\|[ \t]*(?:\n|$))"
+    r"(?<=[.!?])\s+(?=[A-Z\"'(*`])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#+)\s)"
 )
+# A table's row (a line that starts with a pipe) is cut into its cells, each a sentence: a row is
+# data, its cells side by side, not a sentence whose words act on each other.
+_TABLE_ROW_RE = re.compile(r"(?:^|\n)([ \t]*\|[^\n]*)")
+_CELL_RE = re.compile(r"(?<!\\)\|")
 MAX_SENTENCE = 600
 
 # Credential stores: naming one with a send is enough. Generic secret words (a token, an API key)
@@ -114,7 +115,9 @@ _PRECEDENCE_RE = re.compile(
     r"\b(?:take|takes|taking)\s+(?:\w+\s+){0,2}?(?:precedence|priority)\s+over\s+(?:\S+\s+){0,6}?"
     r"(?:the\s+)?(?:users?|user's|system|any\s+other|all\s+other|other|previous|prior|your|safety|operator)"
     r"|\b(?:override|overrides|overriding|supersede\w*|outrank\w*|trump\w*)\s+(?:\S+\s+){0,4}?(?:the\s+)?"
-    r"(?:system\s+prompt|safety|all\s+other|any\s+other|previous)\b"
+    r"(?:system\s+prompt|safety|(?:all|any)\s+other\s+(?:instructions?|rules|guidelines|directives|"
+    r"prompts?|guidance|directions|commands|skills?)|previous\s+(?:instructions?|rules|guidelines|"
+    r"directives|prompts?|guidance|directions|commands))\b"
     r"|\b(?:override|overrides|overriding|supersede\w*|outrank\w*|trump\w*|ignore|ignores|ignoring|"
     r"disregard\w*|overrul\w*|dismiss|dismisses|dismissing)\s+"
     r"(?:(?:\S+\s+){0,3}?(?:the\s+|any\s+|all\s+|every\s+)?(?:users?'?s?|human'?s?|operator'?s?)\s+(?:own\s+)?"
@@ -207,13 +210,32 @@ class ProseFinding:
     offset: int  # in the text given
 
 
-def _sentences(text: str) -> list[tuple[int, str]]:
-    out = []
+def _split(text: str, base: int, out: list[tuple[int, str]]) -> None:
     start = 0
     for match in _SENTENCE_END_RE.finditer(text):
-        out.append((start, text[start : match.start()]))
+        out.append((base + start, text[start : match.start()]))
         start = match.end()
-    out.append((start, text[start:]))
+    out.append((base + start, text[start:]))
+
+
+def _sentences(text: str) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    if "|" not in text:
+        _split(text, 0, out)
+    else:
+        pos = 0
+        for row in _TABLE_ROW_RE.finditer(text):
+            at = row.start(1)
+            if at > pos:
+                _split(text[pos:at], pos, out)
+            cells = row.group(1)
+            cell_at = 0
+            for bar in _CELL_RE.finditer(cells):
+                out.append((at + cell_at, cells[cell_at : bar.start()]))
+                cell_at = bar.end()
+            out.append((at + cell_at, cells[cell_at:]))
+            pos = row.end(1)
+        _split(text[pos:], pos, out)
     result = []
     for start, whole in out:
         # A very long "sentence" (a table, a minified line) is looked at in windows.
@@ -396,6 +418,33 @@ def _before(negation: re.Match | _Lazy | None, match: re.Match) -> bool:
     return negation is not None and negation.start() <= match.end()
 
 
+# A send ordered, not described: the verb's base form ("send", not "sends", "is sent", "leaks")
+# with the secret after it, or "it"/"them" standing for one named before.
+_ORDER_VERB_RE = re.compile(
+    r"(?:send|upload|post|transmit|exfiltrate|forward|e-?mail|beacon|relay|leak|submit|ship|"
+    r"sync|back|backup|copy|paste|push|include|into|in|to)\b",
+    re.IGNORECASE,
+)
+_OBJECT_GAP_RE = re.compile(r"\s+(?:[\w'’./~-]+\s+){0,6}")
+_PRONOUN_RE = re.compile(r"\s+(?:it|them|this|these|those)\b", re.IGNORECASE)
+# A Markdown link's target: where the text points the reader, not where data goes.
+_LINK_TARGET_RE = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*\)")
+
+
+def _ordered(sentence: str, ship: re.Match, secret: re.Match) -> bool:
+    """Whether a generic secret (a token, a password) is what an order to send acts on."""
+    if not _ORDER_VERB_RE.match(ship.group(0)):
+        return False
+    verb_end = ship.start() + len(ship.group(0).split()[0])
+    if _PRONOUN_RE.match(sentence, verb_end):
+        return True
+    # the secret is the verb's object: words between them, no list ("Email, Password, Server")
+    return secret.start() >= verb_end and bool(
+        _OBJECT_GAP_RE.fullmatch(sentence, verb_end, secret.start())
+    )
+
+
+_MODAL_RE = re.compile(r"\b(?:can|could|may|might|would|able\s+to)\s+$", re.IGNORECASE)
 _ATTEMPTED_RE = re.compile(
     r"\b(?:attempts|attempted|attempting|tries|tried|trying|seeks|sought)\s+to\s+$",
     re.IGNORECASE,
@@ -454,6 +503,16 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
         at, start = start, (match.end() if match else len(text))
         if len(para) > 4 * MAX_SENTENCE or any(at <= o < end for o in have):
             continue
+        # A flow needs a store, a send and a destination in the paragraph: most paragraphs lack
+        # one, and are not cut into sentences at all.
+        lower = para.lower()
+        if not (
+            any(map(lower.__contains__, seen.of(_STORE_LITERALS)))
+            or any(map(lower.__contains__, seen.of(CREDENTIAL_LITERALS)))
+        ) or not any(map(lower.__contains__, seen.of(_GATES["ship"]))):
+            continue
+        if not _DESTINATION_RE.search(para):
+            continue
         paragraphs.append((at, para, _sentences(para)))
     present = (
         _pieces_by_sentence(
@@ -473,7 +532,7 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
             shipped = _SHIP_RE.search(sentence) if _may("ship", sentence.lower(), gate) else None
             if shipped and not _before(_NEGATION_RE.search(sentence), shipped):
                 ship = ship or shipped
-        if not (store and ship and _DESTINATION_RE.search(para)):
+        if not (store and ship):
             continue
         out.append(
             ProseFinding(
@@ -560,12 +619,22 @@ def prose_findings(text: str) -> list[ProseFinding]:
             destination = (
                 _DESTINATION_RE.search(sentence) if _may("destination", lower, seen) else None
             )
-            if generic is not None and (not destination or _AUTH_CONTEXT_RE.search(sentence)):
+            if generic is not None and (
+                not destination
+                or _AUTH_CONTEXT_RE.search(sentence)
+                or not (ship and _ordered(sentence, ship, generic))
+                or not _DESTINATION_RE.search(_LINK_TARGET_RE.sub("]", sentence))
+            ):
                 ship = None
             # Gathered and a destination named: a credential store ("read ~/.ssh/id_rsa ...
             # our server"). A secret's name alone is what API docs are made of ("retrieve a
             # webhook secret"): only a send of it counts.
-            if ship or (store and destination and _GATHER_RE.search(sentence)):
+            gathered = _GATHER_RE.search(sentence) if store and destination else None
+            if gathered and _MODAL_RE.search(
+                sentence, max(0, gathered.start() - 30), gathered.start()
+            ):
+                gathered = None  # what someone "can read": a risk described, not an order
+            if ship or gathered:
                 found.append(
                     ProseFinding(
                         "prose-credential-exfiltration",
