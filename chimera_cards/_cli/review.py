@@ -10,7 +10,13 @@ from pathlib import Path
 
 import click
 
-from chimera_cards._cli.common import echo_json, json_option, reports_errors, store_option
+from chimera_cards._cli.common import (
+    echo_json,
+    json_option,
+    renamed,
+    reports_errors,
+    store_option,
+)
 from chimera_cards._cli.install import target_dir
 from chimera_cards._cli.plain import open_store
 from chimera_cards._install.available import available_skills, render_skills_xml
@@ -64,17 +70,21 @@ key_option = click.option(
 
 
 def digest_option(help_text: str, required: bool = True):
-    """``--digest`` (``--sha256`` is the same option): a bundle digest, a unique prefix of 12+
-    hex digits, or the SKILL.md SHA-256 of a one-file bundle."""
-    return click.option(
-        "--digest",
-        "--sha256",
-        "sha256",
-        required=required,
-        default=None,
-        metavar="HEX",
-        help=help_text,
-    )
+    """``--digest``: a version's bundle digest, a unique prefix of 12+ hex digits of it, or the
+    SKILL.md SHA-256 of a one-file bundle (``--sha256`` is its old spelling)."""
+
+    def add(fn):
+        fn = renamed("--sha256", "--digest")(fn)
+        return click.option(
+            "--digest",
+            "digest",
+            required=required,
+            default=None,
+            metavar="DIGEST",
+            help=help_text,
+        )(fn)
+
+    return add
 
 
 def _load_key(keyfile: str, passphrase_file: Path | None, store_path: Path | None = None):
@@ -130,6 +140,42 @@ def keys_generate(name, keyfile, passphrase_file, store_path, as_json) -> None:
         err=True,
     )
     click.echo(f"trusted in {store.path} as {name!r}", err=True)
+
+
+@keys_group.command("list")
+@store_option
+@json_option
+@reports_errors
+def keys_list(store_path, as_json) -> None:
+    """The private keys `--key NAME` finds here, and whether the store trusts each one.
+
+    Looked for as keys/NAME.key beside the store in use, then beside the default store (where
+    `keys generate` writes them).
+    """
+    from chimera_cards._store.location import default_store_path
+    from chimera_cards._trust.keys import list_private_keys
+
+    path = store_path or default_store_path()
+    if store_path is not None and not path.is_file():
+        raise UsageError(f"{path}: no store here (import a card first, or pass --store)")
+    found = list_private_keys(store_path)
+    trusted: dict[str, str] = {}
+    if path.is_file():
+        with open_store(path) as store:
+            keys, _ = trust_status(store)
+        trusted = {k.keyid: k.name for k in keys}
+    rows = [
+        {**k.to_dict(), "trusted_as": trusted.get(k.public.keyid) if k.public else None}
+        for k in found
+    ]
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo("no keys here (`chimera-cards keys generate NAME` makes one)", err=True)
+    for row in rows:
+        trust = f"trusted as {row['trusted_as']}" if row["trusted_as"] else "not trusted"
+        click.echo(f"{row['name']}\t{row['keyid'] or '-'}\t{trust}\t{row['keyfile']}")
 
 
 # --- trust ----------------------------------------------------------------------------------
@@ -230,13 +276,17 @@ def trust_sync(trust_file, store_path, as_json) -> None:
 @trust_group.command("export")
 @click.argument("trust_file", type=click.Path(dir_okay=False, path_type=Path))
 @store_option
+@json_option
 @reports_errors
-def trust_export(trust_file, store_path) -> None:
+def trust_export(trust_file, store_path, as_json) -> None:
     """Write the trust list and threshold to TRUST_FILE, for a team's git repository."""
     with open_store(store_path) as store:
         trust = store_trust_file(store)
     write_trust_file(trust_file, trust)
-    click.echo(f"wrote {len(trust.keys)} key(s), threshold {trust.threshold}, to {trust_file}")
+    if as_json:
+        echo_json({"path": str(trust_file), **trust.to_dict()})
+    else:
+        click.echo(f"wrote {len(trust.keys)} key(s), threshold {trust.threshold}, to {trust_file}")
 
 
 # --- review / approve / reject / retire ------------------------------------------------------
@@ -265,9 +315,9 @@ def trust_export(trust_file, store_path) -> None:
 @store_option
 @json_option
 @reports_errors
-def review_cmd(name, sha256, all_files, expiring, store_path, as_json) -> None:
+def review_cmd(name, digest, all_files, expiring, store_path, as_json) -> None:
     """The queue of pending versions, or (NAME) everything needed to decide on one."""
-    if sha256 and name is None:
+    if digest and name is None:
         raise UsageError("--digest picks a version of NAME; give the card's NAME too")
     if expiring is not None and name is not None:
         raise UsageError("--expiring lists the whole store; give no NAME")
@@ -299,7 +349,7 @@ def review_cmd(name, sha256, all_files, expiring, store_path, as_json) -> None:
             if not queue and not soon:
                 click.echo("nothing pending", err=True)
             return
-        view = review_view(store, name, sha256)
+        view = review_view(store, name, digest)
     if as_json:
         echo_json(view.to_dict())
         return
@@ -359,7 +409,7 @@ def _decision_output(d: Decision, as_json: bool) -> None:
 def approve_cmd(
     name,
     keyfile,
-    sha256,
+    digest,
     note,
     accept,
     allow_downgrade,
@@ -375,7 +425,7 @@ def approve_cmd(
         d = approve(
             store,
             name,
-            sha256,
+            digest,
             private,
             note,
             accept=accept,
@@ -405,11 +455,11 @@ def _expiry(text: str | None) -> str | None:
 @store_option
 @json_option
 @reports_errors
-def reject_cmd(name, keyfile, sha256, reason, passphrase_file, store_path, as_json) -> None:
+def reject_cmd(name, keyfile, digest, reason, passphrase_file, store_path, as_json) -> None:
     """Sign a rejection: the version (and any later import of the same bytes) stays rejected."""
     private = _load_key(keyfile, passphrase_file, store_path)
     with open_store(store_path) as store:
-        d = reject(store, name, sha256, private, reason)
+        d = reject(store, name, digest, private, reason)
     _decision_output(d, as_json)
 
 
@@ -420,10 +470,10 @@ def reject_cmd(name, keyfile, sha256, reason, passphrase_file, store_path, as_js
 @store_option
 @json_option
 @reports_errors
-def retire_cmd(name, sha256, reason, store_path, as_json) -> None:
+def retire_cmd(name, digest, reason, store_path, as_json) -> None:
     """Withdraw a version from use. Not a security verdict (that is reject)."""
     with open_store(store_path) as store:
-        change = retire(store, name, sha256, reason)
+        change = retire(store, name, digest, reason)
     if as_json:
         echo_json(change.to_dict())
         return

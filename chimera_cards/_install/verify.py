@@ -54,6 +54,7 @@ def check(
     scan: Scan | None = None,
     npx_lock: Mapping[str, object] | None = None,
     pins: Mapping[str, str] | None = None,
+    only: Iterable[str] | None = None,
 ) -> CheckReport:
     """One state per skill entry in each directory, plus ``missing`` for recorded installs
     whose folder is gone.
@@ -69,13 +70,17 @@ def check(
             (it is finished and closed here).
         npx_lock: ``npxlock.read_npx_lock`` of a ``skills-lock.json``: each skill's folder must
             also hash to npx's ``computedHash`` there, and each entry must have a folder.
-        pins: name -> bundle digest from our lockfile: an ok folder must be that bundle.
+        pins: name -> bundle digest from our lockfile: an ok folder must be that bundle, a
+            skill folder the lockfile does not pin is ``unpinned``, and a pin with no folder is
+            ``missing`` (the folders must be exactly the lock).
+        only: judge only the skill folders of these names (their siblings are not read).
     Returns:
         The report; ``ok`` only when every state is ok.
     Raises:
         UsageError: a directory exists but cannot be listed.
     """
-    started = scan if scan is not None else start_scan(list(directories))
+    wanted = None if only is None else frozenset(only)
+    started = scan if scan is not None else start_scan(list(directories), only=wanted)
     with started:
         if started.unreadable is not None:
             directory, exc = started.unreadable
@@ -101,7 +106,7 @@ def check(
     digests = {s.digest for _, rows in found for _, s, _, _ in rows if s is not None}
     digests |= {r.digest for _, rows in found for _, _, r, _ in rows if r is not None}
     skills = [] if store is None else stored_skills(store, policy, names, digests, manifests=False)
-    states = _classify_all(found, skills)
+    states = _classify_all(found, skills, wanted)
     # Only a folder that is no stored bundle is compared file by file with the bundle it should
     # be: only those manifests are read (and the folders judged again, now with them).
     needed = {s.expected for s in states if s.state == "modified" and s.expected}
@@ -111,13 +116,13 @@ def check(
             replace(s, files=tuple(manifests[s.digest])) if s.digest in manifests else s
             for s in skills
         ]
-        states = _classify_all(found, skills)
+        states = _classify_all(found, skills, wanted)
     if store is None:
         for state in states:
             if state.state == "unknown" and state.detail == "not in the store":
                 state.detail = "no store yet (chimera-cards adopt, or import it)"
     if pins is not None:
-        _against_pins(states, pins)
+        states += _against_pins(states, pins)
     if npx_lock is not None:
         targets = {
             str(entry): (info.target if info is not None else entry)
@@ -129,12 +134,24 @@ def check(
     return CheckReport(states)
 
 
-def _against_pins(states: list[SkillState], pins: Mapping[str, str]) -> None:
+def _against_pins(states: list[SkillState], pins: Mapping[str, str]) -> list[SkillState]:
+    """Judge each folder against the lockfile's pins; the pins no folder holds, as missing."""
     for state in states:
         pin = pins.get(state.name)
-        if state.ok and pin is not None and pin != state.digest:
+        if pin is None and state.state != "missing":
+            state.state = "unpinned"
+            state.detail = "not in the lockfile" + (f" ({state.detail})" if state.detail else "")
+        elif state.ok and pin is not None and pin != state.digest:
             state.state = "modified"
             state.detail = f"not the bundle the lockfile pins ({pin[:12]})"
+    held = {s.name for s in states}
+    return [
+        SkillState(
+            name=name, path="", state="missing", detail="in the lockfile; in none of these folders"
+        )
+        for name in pins
+        if name not in held
+    ]
 
 
 def _against_npx_lock(
@@ -175,7 +192,9 @@ def _against_npx_lock(
     ]
 
 
-def _classify_all(found: list, skills: list[StoredSkill]) -> list[SkillState]:
+def _classify_all(
+    found: list, skills: list[StoredSkill], only: frozenset[str] | None = None
+) -> list[SkillState]:
     by_digest: dict[str, list[Candidate]] = {}
     for skill in skills:
         by_digest.setdefault(skill.digest, []).append(skill.candidate())
@@ -193,6 +212,6 @@ def _classify_all(found: list, skills: list[StoredSkill]) -> list[SkillState]:
                 state.link = info.shown
             states.append(state)
         for name, recorded in sorted(read_index(directory).items()):
-            if name not in seen:
+            if name not in seen and (only is None or name in only):
                 states.append(missing_state(directory, name, recorded))
     return states

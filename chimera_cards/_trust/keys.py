@@ -51,7 +51,7 @@ def default_keyfile(name: str) -> Path:
 
     The store's home is ``$CHIMERA_CARDS_HOME``, else the XDG data dir.
     """
-    from chimera_cards._store.connection import default_store_path  # one definition of "home"
+    from chimera_cards._store.location import default_store_path  # one definition of "home"
 
     return default_store_path().parent / "keys" / f"{name}.key"
 
@@ -87,6 +87,52 @@ def find_private_key(spec: str | os.PathLike, store_path: str | os.PathLike | No
         f"{' or '.join(str(p.parent) for p in places)} (`chimera-cards keys generate {text}` "
         "makes one)"
     )
+
+
+@dataclass(frozen=True)
+class KeyFile:
+    """A private key file ``--key NAME`` finds, with the public key written beside it."""
+
+    name: str
+    keyfile: Path
+    public: PublicKey | None  # from NAME.key.pub; None when that file is missing or unreadable
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "keyid": self.public.keyid if self.public else None,
+            "keyfile": str(self.keyfile),
+            "public_key": self.public.text(self.name) if self.public else None,
+        }
+
+
+def list_private_keys(store_path: str | os.PathLike | None = None) -> list[KeyFile]:
+    """Every private key ``find_private_key`` finds by NAME: ``keys/NAME.key`` beside the store
+    in use, then beside the default store (a NAME found in both is the first one's), by name.
+
+    The private key itself is not read (it may need a passphrase): its ``.pub`` is.
+    """
+    folders = [Path(store_path).parent / "keys"] if store_path is not None else []
+    folders.append(default_keyfile("x").parent)
+    found: dict[str, KeyFile] = {}
+    for folder in dict.fromkeys(folders):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for entry in names:
+            name = entry[: -len(".key")]
+            path = folder / entry
+            if not entry.endswith(".key") or name in found or not KEY_NAME_RE.match(name):
+                continue
+            if not path.is_file():
+                continue
+            try:
+                public: PublicKey | None = read_public_key(str(path) + ".pub")
+            except (ChimeraError, OSError):
+                public = None
+            found[name] = KeyFile(name, path, public)
+    return [found[n] for n in sorted(found)]
 
 
 def check_key_name(name: str) -> str:

@@ -10,10 +10,10 @@ from pathlib import Path
 import click
 
 from chimera_cards._cli.common import SECONDS, echo_json, reports_errors
-from chimera_cards._cli.group import ChimeraGroup
+from chimera_cards._cli.group import AdvancedOption, ChimeraGroup, SectionedCommand
 from reference_loop import __version__
-from reference_loop._attempters.factory import fit_to_task, make_attempter
-from reference_loop._cli.options import model_options
+from reference_loop._attempters.factory import agent_settings, fit_to_task, make_attempter
+from reference_loop._cli.options import agent_options, model_options
 from reference_loop._core.cards import CARDS_IN, DEFAULT_CARDS_IN, DEFAULT_K, cards_from_options
 from reference_loop._core.cards import describe as describe_cards
 from reference_loop._core.events import Event, EventLog
@@ -67,6 +67,11 @@ def progress_line(event: Event, max_attempts: int) -> str | None:
             f"{', '.join(d['paths'])} — reverted before verifying"
         )
     if event.kind == "integrity_violation":
+        if d.get("stage") == "patch-review":
+            marks = d.get("marks") or []
+            shown = "; ".join(f"{m['rule']} {m['path']}:{m['line']}" for m in marks[:4])
+            more = f" and {len(marks) - 4} more" if len(marks) > 4 else ""
+            return f"attempt {d['attempt']}/{max_attempts}: patch review marked {shown}{more}"
         return (
             f"attempt {d['attempt']}/{max_attempts}: integrity violation "
             f"({', '.join(d['classes'])}) — "
@@ -122,10 +127,17 @@ def summary_lines(result: RunResult, max_attempts: int) -> list[str]:
         lines.insert(1, "verdict: judged by the verify command's exit status alone")
     elif result.pinned:
         pinned = result.pinned
+        grade = (
+            "; exit-status grade: the JUnit file carries no per-run nonce, so anything in the "
+            "run could have written it"
+            if result.evidence_grade == "exit-status"
+            else ""
+        )
         lines.insert(
             1,
             f"verdict: {result.evidence}, {pinned['tests']} pinned tests "
-            f"({pinned['fail_to_pass']} fail-to-pass, {pinned['pass_to_pass']} pass-to-pass)",
+            f"({pinned['fail_to_pass']} fail-to-pass, {pinned['pass_to_pass']} pass-to-pass)"
+            + grade,
         )
     lines += [f"  - {sig}" for sig in sorted(signatures)]
     return lines
@@ -147,7 +159,7 @@ def main() -> None:
     """The reference carry-the-failure-forward retry loop."""
 
 
-@main.command("run")
+@main.command("run", cls=SectionedCommand)
 @click.option(
     "--task",
     "task_ref",
@@ -172,14 +184,16 @@ def main() -> None:
     "--candidates",
     type=click.Path(file_okay=False),
     help="Folder of candidate-fix overlays for scripted attempters with --workspace.",
+    cls=AdvancedOption,
 )
 @click.option(
     "--attempter",
     default="scripted:rederive",
     show_default=True,
-    help="scripted:NAME, cmd:COMMAND or llm:MODEL.",
+    help="scripted:NAME, cmd:COMMAND, llm:MODEL, or an agent CLI: claude, codex, gemini "
+    "(claude:MODEL names the model).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, cls=AdvancedOption)
 @click.option(
     "--history", "history_mode", type=click.Choice(MODES), default="accumulate", show_default=True
 )
@@ -192,6 +206,7 @@ def main() -> None:
     default=DEFAULT_BUDGET,
     show_default=True,
     help="Character budget for the rendered history.",
+    cls=AdvancedOption,
 )
 @click.option(
     "--on-repeat",
@@ -206,6 +221,7 @@ def main() -> None:
     default="scripted",
     show_default=True,
     help="Planner used by --on-repeat replan (and escalate, once escalated).",
+    cls=AdvancedOption,
 )
 @click.option("--escalate-to", help="Attempter spec used by --on-repeat escalate.")
 @click.option(
@@ -213,6 +229,7 @@ def main() -> None:
     "events_path",
     type=click.Path(dir_okay=False),
     help="Write every event as a JSON line to FILE.",
+    cls=AdvancedOption,
 )
 @click.option(
     "--prompts-dir",
@@ -246,8 +263,10 @@ def main() -> None:
     default=DEFAULT_CARDS_IN,
     show_default=True,
     help="Cards in every prompt (each attempt is a fresh call) or only the first.",
+    cls=AdvancedOption,
 )
 @model_options
+@agent_options
 @click.option(
     "--protect",
     "protect",
@@ -263,7 +282,9 @@ def main() -> None:
     help="Run the verifier and a cmd: attempter under bubblewrap: private PID namespace, "
     "the workspace the only writable path, no network.",
 )
-@click.option("--sandbox-net", is_flag=True, help="With --sandbox, keep the network.")
+@click.option(
+    "--sandbox-net", is_flag=True, help="With --sandbox, keep the network.", cls=AdvancedOption
+)
 @click.option(
     "--must-pass",
     "must_pass",
@@ -279,6 +300,7 @@ def main() -> None:
     show_default=True,
     help="How the verdict is read: auto (a pytest command is judged by its test report), "
     "pytest, or exit-status (the exit status alone, labelled so).",
+    cls=AdvancedOption,
 )
 @click.option(
     "--result-file",
@@ -286,6 +308,7 @@ def main() -> None:
     default=None,
     help="The verify command writes JUnit XML to {result_file} (node --test, jest, cargo "
     "nextest, gotestsum): judge by it.",
+    cls=AdvancedOption,
 )
 @click.option(
     "--workspace-engine",
@@ -294,6 +317,7 @@ def main() -> None:
     help="How the workspace stores and compares files: git (git's own add, diff-files, "
     "cat-file) or fast (a hand-written index and pack path in front of it). "
     f"Default: ${ENGINE_ENV}, else {DEFAULT_ENGINE}.",
+    cls=AdvancedOption,
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @reports_errors
@@ -322,6 +346,8 @@ def run_cmd(
     model_options: tuple[tuple[str, str], ...],
     context_tokens: int | None,
     edit_format: str,
+    model: str | None,
+    agent_args: tuple[str, ...],
     protect: tuple[str, ...],
     use_sandbox: bool,
     sandbox_net: bool,
@@ -348,12 +374,23 @@ def run_cmd(
             raise LoopUsageError("--verify, --task-text and --candidates go with --workspace")
         task = resolve_task(task_ref or "")
     options_given = dict(model_options)
+    agents = agent_settings([attempter, escalate_to], model, agent_args)
     main_attempter = make_attempter(
-        attempter, seed=seed, task=task, options=options_given, context_tokens=context_tokens
+        attempter,
+        seed=seed,
+        task=task,
+        options=options_given,
+        context_tokens=context_tokens,
+        **agents[attempter],
     )
     stronger = (
         make_attempter(
-            escalate_to, seed=seed, task=task, options=options_given, context_tokens=context_tokens
+            escalate_to,
+            seed=seed,
+            task=task,
+            options=options_given,
+            context_tokens=context_tokens,
+            **agents[escalate_to],
         )
         if escalate_to
         else None

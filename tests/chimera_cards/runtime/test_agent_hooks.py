@@ -160,8 +160,8 @@ def test_no_store_blocks_and_fail_open_warns_instead(world):
     payload = pre_tool_use(world.project, "Skill", {"skill": "pdf-tools"})
     line = blocked(hook(world, payload, env=env))
     assert line == (
-        f"chimera-cards hook: no chimera-cards store at {world.root / 'elsewhere' / 'cards.db'}; "
-        "blocked"
+        f"chimera-cards hook: {world.root / 'elsewhere' / 'cards.db'}: no store here "
+        "(import a card first, or pass --store); blocked"
     )
     assert not (world.root / "elsewhere").exists()
     warned = hook(world, payload, "--fail-open", env=env)
@@ -232,7 +232,7 @@ def test_install_merges_into_settings_and_keeps_every_other_hook(world):
     assert data["hooks"]["PreToolUse"][0] == theirs["hooks"]["PreToolUse"][0]
     commands = hook_commands()
     assert data["hooks"]["PreToolUse"][1] == {
-        "matcher": "Skill|Read",
+        "matcher": "Skill|Read|Grep|Glob|Bash",
         "hooks": [{"type": "command", "command": commands["PreToolUse"], "timeout": 60}],
     }
     assert data["hooks"]["SessionStart"] == [
@@ -345,7 +345,10 @@ def test_gemini_install_writes_its_settings(world):
     data = json.loads(settings.read_text())
     assert data["general"] == {"vimMode": True}
     (entry,) = data["hooks"]["BeforeTool"]
-    assert entry["matcher"] == "activate_skill|read_file"
+    assert entry["matcher"] == (
+        "activate_skill|read_file|read_many_files|list_directory|glob|search_file_content"
+        "|grep_search|run_shell_command"
+    )
     assert entry["hooks"][0]["command"] == hook_commands("gemini")["BeforeTool"]
     assert entry["hooks"][0]["timeout"] == 60_000
     assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"].startswith(
@@ -372,7 +375,11 @@ def test_a_read_through_a_symlinked_skills_folder_is_still_checked(world, tmp_pa
         (["hook", "claude"], ("claude", {})),
         (["hook", "gemini", "--fail-open"], ("gemini", {"fail_open": True})),
         (["hook", "claude", "--event", "session-start"], ("claude", {"event": "session-start"})),
-        (["hook", "claude", "--event=auto", "--store=s.db"], ("claude", {"store_path": "s.db"})),
+        (
+            ["hook", "claude", "--event=auto", "--store=s.db"],
+            ("claude", {"event": "auto", "store_path": "s.db"}),
+        ),
+        (["hook", "claude", "--deadline", "2.5"], ("claude", {"deadline": "2.5"})),
         (["hook", "claude", "--install"], None),
         (["hook", "claude", "--help"], None),
         (["hook", "claude", "--event", "bogus"], None),
@@ -381,17 +388,25 @@ def test_a_read_through_a_symlinked_skills_folder_is_still_checked(world, tmp_pa
     ],
 )
 def test_the_console_entry_runs_plain_hook_calls_without_click(argv, expected):
-    from chimera_cards._cli.entry import hook_call
+    from chimera_cards._cli import derived
+    from chimera_cards._cli.entry import read_call
+    from chimera_cards._cli.plain import hook_body
 
-    found = hook_call(argv)
+    found = read_call(derived.COMMANDS, argv)
     if expected is None:
         assert found is None
         return
-    base = {"store_path": None, "trust_file": None, "fail_open": False, "event": None}
+    base = {
+        "store_path": None,
+        "trust_file": None,
+        "fail_open": False,
+        "event": "auto",
+        "deadline": None,
+    }
     agent, options = expected
     if "store_path" in options:
         options = {**options, "store_path": Path(options["store_path"])}
-    assert found == (agent, {**base, **options})
+    assert found == (hook_body, {"agent": agent, **base, **options})
 
 
 def test_the_click_command_answers_as_the_console_entry_does(world):
