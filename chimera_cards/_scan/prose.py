@@ -595,7 +595,7 @@ _S_STATES, _S_STATED, _S_OBEYING, _S_OVER, _S_DISABLING = map(
     frozenset, (_STATES, _STATED, _OBEYING, _OVER, _DISABLING)
 )
 
-_ALL_PIECES = sorted({p for pieces in _GATE_TUPLES for p in pieces})
+_ALL_PIECES = tuple(sorted({p for pieces in _GATE_TUPLES for p in pieces}))
 # The pieces that are a prefix of another: at one offset the pattern reports the longest piece.
 _PREFIXES = {p: tuple(q for q in _ALL_PIECES if q != p and p.startswith(q)) for p in _ALL_PIECES}
 
