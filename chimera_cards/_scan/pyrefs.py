@@ -29,6 +29,8 @@ _DYNAMIC_CODE = frozenset({"exec", "eval", "compile", "builtins.exec", "builtins
 _IMPORTERS = frozenset({"__import__", "builtins.__import__", "importlib.import_module"})
 _ATTR_CALLS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
 _BUILTINS = ("__builtins__", "builtins")
+_GETTERS = frozenset({"object.__getattribute__", "type.__getattribute__",
+                      "inspect.getattr_static", "operator.attrgetter"})  # fmt: skip
 _ALIASING = frozenset({*_IMPORTERS, "getattr"})  # calls whose result is the thing they name
 
 
@@ -291,6 +293,8 @@ class _Walker(_PyFolding):
                 self.add("delete", f"{base}.{attr}", node)
             else:
                 self.add("name", f"{base}.{attr}", node)
+        elif func.endswith(".__getattribute__") or name in _GETTERS:
+            self.getter(node, func, name)
         elif name in _IMPORTERS or func in _IMPORTERS:
             module = self.fold(node.args[0]) if node.args else None
             if module is None or "*" in module:
@@ -303,6 +307,22 @@ class _Walker(_PyFolding):
             self.visit(node.func) if isinstance(node.func, ast.Call) else self.inner(node.func)
         for arg in (*node.args, *(k.value for k in node.keywords)):
             self.visit(arg)
+
+    def getter(self, node: ast.Call, func: str, name: str) -> None:
+        """``x.__getattribute__("a")``, ``object.__getattribute__(x, "a")``,
+        ``inspect.getattr_static(x, "a")``, ``operator.attrgetter("a")``: a read of ``x.a``."""
+        if func.endswith(".__getattribute__") and func not in _GETTERS:
+            base, args = func.rsplit(".", 1)[0], node.args[:1]
+        elif name == "operator.attrgetter":
+            base, args = "*", node.args[:1]
+        else:
+            base, args = (self.chain(node.args[0]) if node.args else "*"), node.args[1:2]
+        for arg in args:
+            attr = self.fold(arg)
+            if attr is None or "*" in attr:
+                self.add("dynamic", f"getattr:{base}", node, (attr,))
+            else:
+                self.add("name", f"{base}.{attr}", node)
 
     def nested(self, node: ast.Call) -> None:
         code = self.fold(node.args[0]) if node.args else None

@@ -35,7 +35,13 @@ import ast
 import re
 
 from chimera_cards._scan.pyrefs import Ref
-from reference_loop._verdict.patchreview import RefRule, ReviewContext, ReviewedFile, matches
+from reference_loop._verdict.patchreview import (
+    Mark,
+    RefRule,
+    ReviewContext,
+    ReviewedFile,
+    matches,
+)
 
 __all__ = ["KIND", "RULES"]
 
@@ -244,6 +250,9 @@ _OBJECT_WALKS = (
     "ctypes.c_*.from_address",
     "_ctypes",
     "_ctypes.*",
+    "cffi",
+    "cffi.*",
+    "_cffi_backend",
 )
 _HIDDEN_STATE = (
     "*.__closure__",
@@ -272,6 +281,7 @@ _SWAPPED = (
     "*.f_trace",
 )
 _CODE_BUILDERS = (
+    "inspect.getclosurevars",
     "types.CodeType",
     "types.FunctionType",
     "types.LambdaType",
@@ -517,15 +527,27 @@ def _sensitive_names() -> frozenset[str]:
 _SENSITIVE = _sensitive_names()
 
 
-def _hidden(node: ast.AST, file: ReviewedFile) -> bool:
+_FILE_READS = ("open", "*.read", "*.read_text", "*.read_bytes")
+
+
+def _hidden(node: ast.AST, file: ReviewedFile, *, files: bool = True, depth: int = 0) -> bool:
     """The expression builds its text in a way that hides it: decoded, reversed, joined from
-    characters, read from a file."""
+    characters, or (``files``) read from a file; followed through the names it is assigned."""
     values = [node]
-    if isinstance(node, ast.Name) and node.id in _bindings(file):
-        values.append(_bindings(file)[node.id])
+    bound = _bindings(file)
+    for sub in ast.walk(node):
+        if (
+            isinstance(sub, ast.Name)
+            and sub.id in bound
+            and depth < 4
+            and _hidden(bound[sub.id], file, files=files, depth=depth + 1)
+        ):
+            return True
     for value in values:
         for sub in ast.walk(value):
-            if isinstance(sub, ast.Call) and matches(file.callee(sub), _OBFUSCATORS):
+            callee = file.callee(sub) if isinstance(sub, ast.Call) else ""
+            hides = callee and matches(callee, _OBFUSCATORS)
+            if hides and (files or not matches(callee, _FILE_READS)):
                 return True
             if (
                 isinstance(sub, ast.Subscript)
@@ -545,6 +567,9 @@ def _guarded_dynamic(ref: Ref, file: ReviewedFile, ctx: ReviewContext) -> bool:
         arg = node.args[0] if isinstance(node, ast.Call) and node.args else None
         return arg is not None and _hidden(arg, file)
     _how, _, base = ref.name.partition(":")
+    name_arg = node.args[1] if isinstance(node, ast.Call) and len(node.args) > 1 else None
+    if name_arg is not None and _hidden(name_arg, file, files=False):
+        return True  # getattr(anything, <a name built to hide it>)
     if not matches(base, _GUARDED_BASES):
         return False
     partial = ref.args[0] if ref.args else None
@@ -553,7 +578,22 @@ def _guarded_dynamic(ref: Ref, file: ReviewedFile, ctx: ReviewContext) -> bool:
     return True
 
 
+class NativeCode:
+    """A native binary in the patch: code the review cannot read, loaded by ``ctypes`` or as
+    an extension module (a pickle is read as the calls it makes, by the other rules)."""
+
+    name = "hidden-code"
+
+    def check(self, file: ReviewedFile, ctx: ReviewContext) -> list[Mark]:
+        if not file.holds or file.holds == "pickle":
+            return []
+        return [
+            Mark(self.name, KIND, f"native code the review cannot read ({file.holds})", file.path)
+        ]
+
+
 RULES = (
+    NativeCode(),
     RefRule(
         "runner-internals",
         KIND,

@@ -219,3 +219,31 @@ def test_a_rule_of_another_family_plugs_in(tmp_path):
         ("reads-tests", "integrity"),
         ("special-cased", "warning"),
     }
+
+
+def _pickle_of(call) -> bytes:
+    import pickle
+
+    class Call:
+        def __reduce__(self):
+            return call
+
+    return pickle.dumps(Call(), protocol=4)
+
+
+def test_a_pickle_in_the_patch_is_read_as_the_calls_it_makes(tmp_path):
+    (tmp_path / "table.pkl").write_bytes(_pickle_of((exec, ("import os; os._exit(0)",))))
+    (tmp_path / "plain.pkl").write_bytes(__import__("pickle").dumps({"rows": [1, 2, 3]}))
+    changed = [("table.pkl", "A"), ("plain.pkl", "A")]
+    marks = review_patch(tmp_path, changed, lambda p: {}, ReviewContext(tmp_path), default_rules())
+    assert {(m.path, m.rule) for m in marks} == {("table.pkl", "process-exit")}
+
+
+def test_native_code_in_the_patch_is_code_the_review_cannot_read(tmp_path):
+    (tmp_path / "fast.so").write_bytes(b"\x7fELF" + b"\0" * 60)
+    marks = review_patch(
+        tmp_path, [("fast.so", "A")], lambda p: {}, ReviewContext(tmp_path), default_rules()
+    )
+    assert [(m.rule, m.why) for m in marks] == [
+        ("hidden-code", "native code the review cannot read (ELF executable)")
+    ]
