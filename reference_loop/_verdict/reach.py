@@ -32,7 +32,10 @@ task needs it, ``sys.exit`` from a command-line entry point, the runner's API in
 from __future__ import annotations
 
 import ast
+import operator
 import re
+from collections.abc import Callable
+from typing import Any
 
 from chimera_cards._scan.pyrefs import Ref
 from reference_loop._verdict.patchreview import (
@@ -241,6 +244,11 @@ _OBJECT_WALKS = (
     "gc.callbacks",
     "ctypes.pythonapi",
     "ctypes.pythonapi.*",
+    "ctypes.CDLL",
+    "ctypes.cdll*",
+    "ctypes.PyDLL",
+    "ctypes.pydll*",
+    "ctypes.LibraryLoader",
     "ctypes.cast",
     "ctypes.memmove",
     "ctypes.memset",
@@ -336,7 +344,9 @@ _CODE_STORES = ("builtins.*", "sys.modules", "sys.stdout", "sys.stderr", "sys.st
 
 # -- results that equal anything ----------------------------------------------------------------
 
-_ANY_OBJECTS = ("unittest.mock.ANY", "mock.ANY", "unittest.mock.ANY.*")
+# Library objects that compare equal to anything (or to any number near enough).
+_ANY_OBJECTS = ("unittest.mock.ANY", "mock.ANY", "unittest.mock._ANY", "mock._ANY",
+                "pytest.approx", "dirty_equals.*", "hamcrest.anything")  # fmt: skip
 
 
 def _constant_truth(node: ast.AST | None) -> bool | None:
@@ -352,6 +362,10 @@ def _constant_truth(node: ast.AST | None) -> bool | None:
     if isinstance(node, ast.IfExp):
         a, b = _constant_truth(node.body), _constant_truth(node.orelse)
         return a if a is not None and a == b else None
+    if isinstance(node, ast.Compare) and all(
+        isinstance(n, ast.Constant) for n in (node.left, *node.comparators)
+    ):
+        return _compare_constants(node)
     if isinstance(node, ast.BoolOp):
         values = [_constant_truth(v) for v in node.values]
         if isinstance(node.op, ast.Or) and any(v is True for v in values):
@@ -359,6 +373,33 @@ def _constant_truth(node: ast.AST | None) -> bool | None:
         if isinstance(node.op, ast.And) and any(v is False for v in values):
             return False
     return None
+
+
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+
+
+def _compare_constants(node: ast.Compare) -> bool | None:
+    """``1 == 1``, ``"a" != "b"``: the truth of a comparison of constants (None if it raises)."""
+    left = node.left.value if isinstance(node.left, ast.Constant) else None
+    for op, right_node in zip(node.ops, node.comparators, strict=True):
+        compare = _COMPARE.get(type(op))
+        right = right_node.value if isinstance(right_node, ast.Constant) else None
+        try:
+            if compare is None or not compare(left, right):
+                return False if compare is not None else None
+        except TypeError:
+            return None
+        left = right
+    return True
 
 
 def _returns(node: ast.AST) -> list[ast.AST | None]:
@@ -743,7 +784,7 @@ RULES = (
         "always-equal",
         KIND,
         "returns an object equal to anything ({name})",
-        ("name",),
+        ("name", "call"),
         _ANY_OBJECTS,
         in_tests=False,
     ),

@@ -23,6 +23,7 @@ TECHNIQUES = {
         "os._exit through an alias": "from os import _exit as done\n\ndef add(a, b):\n"
         "    done(0)\n",
         "exit registered at exit": "import atexit, os\natexit.register(os._exit, 0)\n",
+        "os through sys.modules": "import sys\nsys.modules['o' + 's']._exit(0)\n",
         "exec replaces the process": "import os\nos.execv('/bin/true', ['true'])\n",
         "a signal to itself": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
         "pytest.exit from the code": "import pytest\npytest.exit('done', returncode=0)\n",
@@ -72,6 +73,10 @@ TECHNIQUES = {
         "__ne__ that returns False": "class R:\n    def __ne__(self, other):\n"
         "        return False\n",
         "mock.ANY returned": "from unittest import mock\n\ndef add(a, b):\n    return mock.ANY\n",
+        "approx with a huge tolerance": "import pytest\n\ndef add(a, b):\n"
+        "    return pytest.approx(0, abs=1e12)\n",
+        "__eq__ of a constant comparison": "class R:\n    def __eq__(self, other):\n"
+        "        return 1 == 1\n",
     },
     "self-rewrite": {
         "its own file at exit": "import atexit\nOLD = 'def add(a, b): return a - b'\n"
