@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -313,7 +313,7 @@ def _attempt_once(
     session: Session,
     options: LoopOptions,
     log: EventLog,
-    hook_dirs: Sequence[str] = (),
+    known: tuple[Sequence[str], frozenset[str]] = ((), frozenset()),
 ) -> AttemptRecord:
     """Let the attempter edit, refuse a change that games the check, verify, diff and revert.
 
@@ -328,6 +328,7 @@ def _attempt_once(
     outcome = attempter.attempt(prompt, ws.root, attempt=number)
     before = ws.diff()
     found = session.check(before)
+    hook_dirs, outputs = known  # the tree's hook folders; where the verifier writes by itself
     found += host_hooks(before.every_change(), hook_dirs)
     # The patch review reads the attempt's source before any of it runs.
     marks = session.review(before, ws.original)
@@ -351,7 +352,7 @@ def _attempt_once(
         now = ws.diff() if result.verdict == "pass" else ws.diff_and_restore()
         after = [
             *verified.violations,
-            *changed_while_verifying(before, now),
+            *changed_while_verifying(before, now, outputs),
             *session.check_after(before, now),
         ]
         if result.verdict == "pass":
@@ -400,16 +401,20 @@ def _patch_paths(diff: Diff) -> set[str]:
     return {p for c in diff.files for p in (c.path, c.old_path) if p}
 
 
-def changed_while_verifying(before: Diff, now: Diff) -> list[Violation]:
+def changed_while_verifying(
+    before: Diff, now: Diff, outputs: Collection[str] = ()
+) -> list[Violation]:
     """Every path whose content, mode or existence differs between the tree the verifier was
-    given (``before``) and the tree it left (``now``), runner caches aside, and every path of
-    a ``.git`` that changed meanwhile: each one a ``changed-during-verify`` violation naming
-    what happened to it. The verdict of such a run judged code that is not on disk."""
+    given (``before``) and the tree it left (``now``), and every path of a ``.git`` that
+    changed meanwhile: each one a ``changed-during-verify`` violation naming what happened to
+    it. The verdict of such a run judged code that is not on disk. Runner caches and
+    ``outputs`` (the paths the verifier wrote on the untouched tree: a report, a coverage
+    file) are the verifier's own writes."""
     found: list[Violation] = []
     paths = sorted(before.state.keys() | now.state.keys())
     for path in paths:
         was, is_now = before.state.get(path), now.state.get(path)
-        if was == is_now or _runner_cache(path):
+        if was == is_now or _runner_cache(path) or path in outputs:
             continue
         if was is None:
             # Not changed by the attempt: it was the snapshot's before the verifier ran.
@@ -668,7 +673,9 @@ def run_loop(
         )
         dirty = True
         baseline = session.start()
-        ws.restore()  # whatever the baseline run wrote
+        # Whatever the baseline run wrote is undone; where it wrote are the verifier's own
+        # outputs (a report file, a coverage file), which may change while it judges later.
+        outputs = frozenset(ws.diff_and_restore().state)
         dirty = False
         log.emit("verdict_baseline", **baseline.to_dict())
         for number in range(1, options.max_attempts + 1):
@@ -684,7 +691,7 @@ def run_loop(
             )
             dirty = True
             record = _attempt_once(
-                state.current, prompt, number, ws, session, options, log, hook_dirs
+                state.current, prompt, number, ws, session, options, log, (hook_dirs, outputs)
             )
             dirty = False  # a failed attempt was reverted; a passing change stays
             same = _keep_record(record, history, ledger, options, log, ws)

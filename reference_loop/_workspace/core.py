@@ -47,6 +47,9 @@ from reference_loop._workspace.gitio import (
 from reference_loop._workspace.records import Diff, FileChange, _Entry, _Look, _Snapshot
 from reference_loop.errors import LoopError
 
+# Where the copies of the tree's .git entries go inside the private store.
+_GITDIRS = "gitdirs"
+
 # Files a verifier run creates on its own (pytest, Python, common tools); never diffed or restored.
 DEFAULT_IGNORE: tuple[str, ...] = (
     "__pycache__/",
@@ -140,12 +143,14 @@ class Workspace(FastPaths):
         # ``git diff-files`` and stored by hand too, and the index is never rewritten.
         self._model: gitindex.Index | None = None
         # Every .git of the tree, copied beside the snapshot and put back by every restore.
-        self._gitdirs = GitDirs(str(self.root), os.path.join(self._tmp, "gitdirs"))
+        self._gitdirs = GitDirs(str(self.root), os.path.join(self._tmp, _GITDIRS))
+        # The store as the workspace last left it (the copies of .git sealed apart).
         self._sealed: dict[bytes, tuple[int, int, int, int, int]] | None = None
+        self._sealed_copies: dict[bytes, tuple[int, int, int, int, int]] | None = None
         try:
             self._init_repo(gitdir)
             self.seeded = self._seed_from_user_repo(gitdir)
-            self._sealed = seal.seal(self._tmp)
+            self._seal()
         except BaseException:
             self.close()
             raise
@@ -308,11 +313,15 @@ class Workspace(FastPaths):
         return [FileChange(c.path, c.status) for c in self._gitdirs.changes()]
 
     def _seal(self) -> None:
-        self._sealed = seal.seal(self._tmp)
+        # The copies too: git freshens (touches) an object of the alternate it would write.
+        self._sealed = seal.seal(self._tmp, skip=_GITDIRS)
+        self._sealed_copies = seal.seal(os.path.join(self._tmp, _GITDIRS))
 
     def _check_seal(self) -> None:
         if self._sealed is not None:
-            seal.check(self._tmp, self._sealed)
+            seal.check(self._tmp, self._sealed, skip=_GITDIRS)
+        if self._sealed_copies is not None:
+            seal.check(os.path.join(self._tmp, _GITDIRS), self._sealed_copies)
 
     def _snapshot_tree(self) -> str:
         started = time.time_ns()
