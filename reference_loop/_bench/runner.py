@@ -40,6 +40,7 @@ from reference_loop._attempters.base import AttemptOutcome
 from reference_loop._attempters.factory import fit_to_task, make_attempter
 from reference_loop._attempters.model_errors import FinalModelError
 from reference_loop._attempters.presets import is_preset
+from reference_loop._bench.journal import Journal, JournalRefused
 from reference_loop._bench.shard import Shard, code_version, select
 from reference_loop._bench.stats import PairedComparison, paired_compare
 from reference_loop._core.history import DEFAULT_BUDGET
@@ -424,6 +425,7 @@ class BenchResult:
     missing: list[int] = field(default_factory=list)  # merged: slices not given
     merged: list[int] | None = None  # merged: the slices it holds (None: not a merge)
     shard_count: int = 0  # merged: how many slices cut the grid
+    resumed: int = 0  # runs read back from the journal of an earlier, stopped run
 
     @property
     def partial(self) -> bool:
@@ -467,6 +469,7 @@ class BenchResult:
                 "cells": len(self.tasks) * len(self.seeds) * len(self.arms),
             },
             "runs_finished": len(self.runs),
+            "runs_resumed": self.resumed,
             "wall_time": self.wall_time,
             "machine": self.machine,
             "arms": [a.to_dict() for a in self.arms],
@@ -722,8 +725,13 @@ def run_bench(
     settings: AttempterSettings | None = None,
     budgets: dict[str, int] | None = None,
     shard: Shard | None = None,
+    journal: Path | None = None,
 ) -> BenchResult:
     """Run every arm on every task x seed pair and summarise. ``progress`` is called per run.
+
+    ``journal``: append each finished cell to that file (``journal.Journal``) and, when it
+    already holds cells of this same bench, run only the others: the result is the one an
+    uninterrupted run gives. ``progress`` is called for the resumed cells first.
 
     ``shard``: run only that deterministic slice of the task x seed x arm grid (``bench merge``
     combines the slices' result files into one result).
@@ -765,21 +773,35 @@ def run_bench(
         settings=settings,
         budgets=budgets,
     )
-    with _private_tempdir():
-        result = _run_all(
-            tasks,
-            arms,
-            attempter=attempter,
-            escalate_to=escalate_to,
-            seeds=seeds,
-            max_attempts=max_attempts,
-            jobs=jobs,
-            ignore=ignore,
-            progress=progress,
-            settings=settings,
-            budgets=budgets,
-            shard=shard,
-        )
+    book = Journal.open(journal, fixed, code_version(), shard) if journal is not None else None
+    resumed: list[RunOutcome] = []
+    if book is not None:
+        try:
+            resumed = [RunOutcome(**run) for run in book.finished.values()]
+        except (TypeError, LoopError) as exc:
+            book.close()
+            raise JournalRefused(f"refusing to resume from {journal}: {exc}") from None
+    try:
+        with _private_tempdir():
+            result = _run_all(
+                tasks,
+                arms,
+                attempter=attempter,
+                escalate_to=escalate_to,
+                seeds=seeds,
+                max_attempts=max_attempts,
+                jobs=jobs,
+                ignore=ignore,
+                progress=progress,
+                settings=settings,
+                budgets=budgets,
+                shard=shard,
+                resumed=resumed,
+                record=(lambda o: book.append(o.to_dict())) if book is not None else None,
+            )
+    finally:
+        if book is not None:
+            book.close()
     result.settings = fixed
     result.code_version = code_version()
     result.shard = shard
@@ -863,11 +885,21 @@ def _run_all(
     settings: AttempterSettings,
     budgets: dict[str, int],
     shard: Shard | None = None,
+    resumed: Sequence[RunOutcome] = (),
+    record: Callable[[RunOutcome], None] | None = None,
 ) -> BenchResult:
+    cells = select(grid(tasks, arms, seeds), shard)
+    order = {(task.name, arm.name, seed): i for i, (task, arm, seed) in enumerate(cells)}
+    outcomes, left = _resume(cells, order, resumed)
     todo: queue.Queue = queue.Queue()
-    for item in select(grid(tasks, arms, seeds), shard):
+    for item in left:
         todo.put(item)
-    planned = todo.qsize()
+    planned = len(cells)
+    finished = len(outcomes)
+    record = record or (lambda _: None)
+    progress = progress or (lambda _: None)
+    for o in outcomes:
+        progress(o)
     done: queue.Queue = queue.Queue()
     live = _Live()
     started = time.monotonic()
@@ -903,10 +935,9 @@ def _run_all(
             done.put(out)
 
     # Daemon threads: a run stuck in a call that ignores the stop cannot keep the process alive.
-    threads = [threading.Thread(target=worker, daemon=True) for _ in range(min(jobs, planned))]
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(min(jobs, todo.qsize()))]
     for t in threads:
         t.start()
-    outcomes: list[RunOutcome] = []
     stopped = ""
     try:
         while len(outcomes) < planned:
@@ -916,17 +947,19 @@ def _run_all(
                 continue
             if isinstance(out, BaseException):
                 raise out
+            record(out)
             outcomes.append(out)
-            if progress:
-                progress(out)
+            progress(out)
     except KeyboardInterrupt as exc:
         stopped = "SIGTERM" if getattr(exc, "signum", None) == signal.SIGTERM else "SIGINT"
-        outcomes.extend(_stop_runs(live, threads, done))
+        outcomes.extend(_stop_runs(live, threads, done, record))
     except BaseException:
         live.stop_all()
         live.remove_tmpdirs()
         raise
-    return summarise_bench(
+    # Grid order, not finishing order: a resumed bench lists its runs as an uninterrupted one.
+    outcomes.sort(key=lambda o: order[(o.task, o.arm, o.seed)])
+    result = summarise_bench(
         outcomes,
         arms,
         attempter=attempter,
@@ -938,11 +971,32 @@ def _run_all(
         runs_planned=planned,
         stopped=stopped,
     )
+    result.resumed = finished
+    return result
 
 
-def _stop_runs(live: _Live, threads: Sequence[threading.Thread], done: queue.Queue) -> list:
+def _resume(
+    cells: Sequence[tuple[Task, Arm, int]],
+    order: Mapping[tuple[str, str, int], int],
+    resumed: Sequence[RunOutcome],
+) -> tuple[list[RunOutcome], list[tuple[Task, Arm, int]]]:
+    """The resumed outcomes that are cells of this grid (in grid order), and the cells left."""
+    outcomes = sorted(
+        (o for o in resumed if (o.task, o.arm, o.seed) in order),
+        key=lambda o: order[(o.task, o.arm, o.seed)],
+    )
+    finished = {(o.task, o.arm, o.seed) for o in outcomes}
+    return outcomes, [c for c in cells if (c[0].name, c[1].name, c[2]) not in finished]
+
+
+def _stop_runs(
+    live: _Live,
+    threads: Sequence[threading.Thread],
+    done: queue.Queue,
+    record: Callable[[RunOutcome], None],
+) -> list:
     """Stop now: no new attempt, every child killed, ``STOP_GRACE`` for the runs in flight to
-    unwind, their workspaces removed. Returns the runs that finished meanwhile."""
+    unwind, their workspaces removed. Returns the runs that finished meanwhile (each recorded)."""
     live.stop_all()
     deadline = time.monotonic() + STOP_GRACE
     for t in threads:
@@ -954,6 +1008,7 @@ def _stop_runs(live: _Live, threads: Sequence[threading.Thread], done: queue.Que
         except queue.Empty:
             break
         if isinstance(out, RunOutcome):
+            record(out)
             finished.append(out)
     live.remove_tmpdirs()
     return finished
