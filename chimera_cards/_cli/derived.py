@@ -866,6 +866,7 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
         "Options:\n"
         "  --agent AGENT      claude: also judge its --plugin-dir folders.\n"
         "  --dry-run          Judge and print the view; start nothing.\n"
+        "  --keep-commands    Show .claude/commands as they are.\n"
         "  --trust-file FILE  Judge approvals against this trust file's keys and\n"
         "                     threshold, not the store's.\n"
         "  --store FILE       Store file (default: $CHIMERA_CARDS_HOME/cards.db, else\n"
