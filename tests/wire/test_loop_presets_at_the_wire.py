@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from wire.agents import AgentCli, write_file
-from wire.model_server import Request, ScriptedModelServer, Turn, say
+from wire.model_server import Refuse, Request, ScriptedModelServer, Turn, say
 
 from reference_loop._core.history import HEADING
 from reference_loop._process.sandbox import SandboxUnavailable, make_sandbox
@@ -218,3 +218,21 @@ def test_the_bench_runs_a_preset_and_records_its_model_and_flags(
     assert result["settings"]["agent_args"] == [f"--append-system-prompt={MARK}"]
     assert server.agent_requests[0].json["model"] == "bench-model-7"
     assert MARK in server.agent_requests[0].strings
+
+
+def test_a_model_api_error_fails_the_attempt_naming_it_and_leaves_the_workspace(
+    agent_cli: AgentCli, workspace: Path, tmp_path: Path
+) -> None:
+    """The API refuses every request (400, as for a bad model name): the CLI exits non-zero, the
+    attempt fails at the agent's own step with the API's message, the workspace is untouched."""
+    before = snapshot(workspace)
+    with ScriptedModelServer([Refuse(400, "REFUSED_MARK_0b7")] * 20) as server:
+        env = agent_cli.session(tmp_path / "home", server.url)
+        done = loop(agent_cli, env, workspace, "--max-attempts", "1")
+    assert done.returncode == 1, done.stderr[-3000:]
+    (attempt,) = json.loads(done.stdout)["attempts"]
+    step = attempt["first_failing_step"]
+    assert step["name"] == agent_cli.name
+    assert step["error"].startswith("exit status ") and "REFUSED_MARK_0b7" in step["error"]
+    assert server.agent_requests, "the CLI never reached the server"
+    assert snapshot(workspace) == before
