@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chimera_cards._scan.intent import ADVICE_RE
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
 from chimera_cards._scan.textruns import literal_pattern
 
@@ -556,7 +557,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
         )
         cred = store or generic
         ship = _SHIP_RE.search(sentence) if cred and _may("ship", lower, seen) else None
-        if cred and not _before(negation, ship or cred):
+        if cred and not _before(negation, ship or cred) and not ADVICE_RE.search(sentence):
             destination = (
                 _DESTINATION_RE.search(sentence) if _may("destination", lower, seen) else None
             )
