@@ -421,15 +421,17 @@ _PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)|\n(?=[ \t]*\|)")
 _EXCLUDED_RE = re.compile(
     r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b[^;:]{0,60}$", re.I
 )
-_PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b", re.I)
+_PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys", re.I)
 
 
 def _store_named(sentence: str, seen: _Seen | _Present) -> re.Match | None:
     """A credential store the sentence names as something to act on (not "without .env", not
     a public key, not after "never")."""
     lower = sentence.lower()
-    # Both alternatives hold "pub" (no other letter folds to p, u or b under re.I).
-    if "pub" in lower and _PUBLIC_RE.search(sentence):
+    # Every alternative holds "pub" or "-copy-" or "authorized" (no other letter folds to them).
+    if ("pub" in lower or "-copy-" in lower or "authorized" in lower) and _PUBLIC_RE.search(
+        sentence
+    ):
         return None
     patterns = [_STORE_RE] if seen.any(lower, _STORE_LITERALS) else []
     if seen.any(lower, CREDENTIAL_LITERALS):
