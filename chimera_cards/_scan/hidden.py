@@ -175,7 +175,7 @@ _OVERRIDE_PATTERNS = [
     # on "<" followed by a megabyte of spaces. Spaces after the slash only when there is one.
     # A role tag opens a message: one that is a name's part (`<process>.<system>`) or a table
     # cell's placeholder (`| <SYSTEM> |`) opens nothing.
-    r"(?<![.\w>])<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>(?![ \t]*[|.<,;)\]])"
+    r"(?<![.\w>])<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>(?![^\S\n]*[|.<,;)\]])"
     r"|<\|im_start\|>|<\|system\|>",
     r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
     # what to tell the user to do, or which words to use, is advice, not something kept from them

@@ -500,6 +500,33 @@ class _PyFolding:
             return self.fold_items(node.args[1], depth)
         return None
 
+    def learn(self, tree: ast.Module) -> None:
+        """The import aliases and the names bound to a foldable constant, from every statement
+        (nested ones too), before the walk: a name is known wherever it is used."""
+        for node in statements(tree.body):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    self.aliases[(alias.asname or alias.name).split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0]
+                    )
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    key = (
+                        target.id
+                        if isinstance(target, ast.Name)
+                        else (target.attr if isinstance(target, ast.Attribute) else None)
+                    )
+                    if isinstance(node.value, (ast.List, ast.Tuple)) and key is not None:
+                        self.sequences.setdefault(key, node.value)
+                    if key is not None and key not in self.consts:
+                        folded = self.fold(node.value)
+                        if folded is not None:
+                            self.consts[key] = folded
+
     def remember_request(self, node: ast.Assign) -> None:
         """``req = Request(url, data=…, headers=…)``: where a later ``urlopen(req)`` goes, and
         which of its secrets ride in the headers rather than the body."""
@@ -980,29 +1007,7 @@ class _Analyser(_PyFolding):
     # --- statements -------------------------------------------------------------------------
 
     def module(self, tree: ast.Module) -> None:
-        for node in statements(tree.body):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    self.aliases[(alias.asname or alias.name).split(".")[0]] = (
-                        alias.name if alias.asname else alias.name.split(".")[0]
-                    )
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                for alias in node.names:
-                    self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    key = (
-                        target.id
-                        if isinstance(target, ast.Name)
-                        else (target.attr if isinstance(target, ast.Attribute) else None)
-                    )
-                    if isinstance(node.value, (ast.List, ast.Tuple)) and key is not None:
-                        self.sequences.setdefault(key, node.value)
-                    if key is not None and key not in self.consts:
-                        folded = self.fold(node.value)
-                        if folded is not None:
-                            self.consts[key] = folded
+        self.learn(tree)
         self.block(tree.body)
         if self.dup2 and self.spawned_shell and self.sockets:
             host = next(iter(self.sockets.values()))

@@ -8,7 +8,8 @@ files itself; the loop diffs them. An agent preset (``presets.py``) adds environ
 placeholders work too) and files written into the private dir before the command starts.
 
 The command runs in its own session (process group), so a timeout kills the agent *and* every
-child it started. Its exit status and the tail of its stderr become the tool step.
+child it started. Its exit status and the tail of its stderr (of its stdout when stderr is empty)
+become the tool step.
 """
 
 from __future__ import annotations
@@ -156,6 +157,8 @@ class CmdAttempter:
                         stdin.close()
             duration = time.monotonic() - started
             stderr_tail = tail(visible(stderr_path.read_bytes().decode("utf-8", "replace")))
+            if not stderr_tail:  # some agents report on stdout only (claude -p: "API Error: …")
+                stderr_tail = tail(visible(stdout_path.read_bytes().decode("utf-8", "replace")))
         shown = " ".join(shlex.quote(a) for a in self.argv)
         if timed_out:
             error = f"timed out after {self.timeout:g}s; process group killed"

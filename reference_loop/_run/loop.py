@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,9 @@ from reference_loop._process.sandbox import Sandbox
 from reference_loop._tasks.prompt import compose_prompt
 from reference_loop._tasks.task import Task, copy_project
 from reference_loop._verdict.evidence import FORMATS
+from reference_loop._verdict.hosthooks import configured_hook_dirs, host_hooks
 from reference_loop._verdict.integrity import Violation, describe
+from reference_loop._verdict.patchreview import INTEGRITY, Mark, Rule
 from reference_loop._verdict.protect import check_patterns
 from reference_loop._verdict.session import Baseline, Session, SessionSettings, outlived
 from reference_loop._verdict.verifier import VerifyResult
@@ -84,6 +86,10 @@ class RunResult:
     evidence: str = "exit-status"
     pinned: dict[str, Any] | None = None  # the pinned tests (source, count, files, f2p/p2p)
     containment: str = ""  # how the verifier's processes were contained
+    # What the evidence is worth against code in the run: "exit-status" for a JUnit file
+    # without this run's nonce (anything in the run could have written it).
+    evidence_grade: str = "exit-status"
+    witnesses: dict[str, Any] | None = None  # what the report is cross-checked with
 
     @property
     def solved_at(self) -> int | None:
@@ -101,6 +107,8 @@ class RunResult:
             "escalations": self.escalations,
             "workspace": self.workspace,
             "evidence": self.evidence,
+            "evidence_grade": self.evidence_grade,
+            "witnesses": self.witnesses,
             "judged_by_exit_status_alone": self.evidence == "exit-status",
             "pinned": self.pinned,
             "containment": self.containment,
@@ -122,6 +130,8 @@ class RunResult:
                     "signature": r.signature,
                     "protected_violation": r.protected_violation,
                     "integrity": list(r.integrity),
+                    "verifier_exit_code": r.verifier_exit_code,
+                    "integrity_findings": list(r.findings),
                     "prompt_chars": len(p),
                 }
                 for r, p in zip(self.attempts, self.prompts, strict=True)
@@ -159,6 +169,8 @@ class LoopOptions:
     must_pass: Sequence[str] = ()  # test ids that must pass (added to the task's must_pass)
     # The workspace engine (``git`` or ``fast``); None: $REFERENCE_LOOP_WORKSPACE, else the default.
     workspace_engine: str | None = None
+    # The patch review's rules (None: ``patchreview.default_rules()``; () reviews nothing).
+    review_rules: Sequence[Rule] | None = None
 
     def check(self) -> None:
         """Raise LoopUsageError for an option value or combination the loop cannot run."""
@@ -251,15 +263,19 @@ def _build_record(
     root: Path,
     started: float,
     found: Sequence[Violation] = (),
+    findings: Sequence[dict[str, Any]] = (),
 ) -> AttemptRecord:
     """The attempt's record: the verifier's verdict, the workspace's real diff, the first failure.
 
     A protected-path violation is the first failing step whatever the attempter reported, and it
-    can never be a pass (the verifier judged the reverted workspace, not the attempt).
+    can never be a pass (the verifier judged the reverted workspace, not the attempt). Any other
+    integrity violation makes the verdict ``integrity``: not solved, and not a plain failure.
     """
     tool_step = outcome.first_failure()
     failed = violation or (FailedStep(tool_step.name, tool_step.error) if tool_step else None)
     verdict = "fail" if violation is not None and result.verdict == "pass" else result.verdict
+    if any(v.kind != "protected-path" for v in found):
+        verdict = "integrity"
     patch, truncated = bound_patch(diff.text, patch_limit)
     return AttemptRecord(
         number=number,
@@ -284,6 +300,8 @@ def _build_record(
         duration=time.monotonic() - started,
         protected_violation=any(v.kind == "protected-path" for v in found),
         integrity=list(dict.fromkeys(v.kind for v in found)),
+        verifier_exit_code=result.exit_code,
+        findings=[dict(f) for f in findings],
     )
 
 
@@ -295,6 +313,7 @@ def _attempt_once(
     session: Session,
     options: LoopOptions,
     log: EventLog,
+    known: tuple[Sequence[str], frozenset[str]] = ((), frozenset()),
 ) -> AttemptRecord:
     """Let the attempter edit, refuse a change that games the check, verify, diff and revert.
 
@@ -309,6 +328,13 @@ def _attempt_once(
     outcome = attempter.attempt(prompt, ws.root, attempt=number)
     before = ws.diff()
     found = session.check(before)
+    hook_dirs, outputs = known  # the tree's hook folders; where the verifier writes by itself
+    found += host_hooks(before.every_change(), hook_dirs)
+    # The patch review reads the attempt's source before any of it runs.
+    marks = session.review(before, ws.original)
+    reached = [m.violation() for m in marks if m.severity == INTEGRITY]
+    if marks:
+        _emit_violations(log, number, reached, stage="patch-review", marks=marks)
     left = getattr(outcome, "left_running", 0) or 0
     if left:
         found.append(outlived(left))
@@ -326,11 +352,11 @@ def _attempt_once(
         now = ws.diff() if result.verdict == "pass" else ws.diff_and_restore()
         after = [
             *verified.violations,
-            *changed_while_verifying(before, now),
+            *changed_while_verifying(before, now, outputs),
             *session.check_after(before, now),
         ]
         if result.verdict == "pass":
-            if after:
+            if after or reached:
                 ws.restore()
             else:
                 # The change kept is the patch shown, nothing else: what an ignore rule hid,
@@ -339,7 +365,12 @@ def _attempt_once(
                 ws.restore(keep=_patch_paths(before))
         if after:
             _emit_violations(log, number, after, stage="verify")
-    every = [*found, *after]
+    every = [*found, *after, *reached]
+    findings = [
+        *(_finding(v, "before-verify") for v in found),
+        *(_finding(v, "verify") for v in after),
+        *(m.to_dict() | {"stage": "patch-review"} for m in marks),
+    ]
     return _build_record(
         number,
         outcome,
@@ -351,6 +382,7 @@ def _attempt_once(
         root=ws.root,
         started=started,
         found=every,
+        findings=findings,
     )
 
 
@@ -369,16 +401,20 @@ def _patch_paths(diff: Diff) -> set[str]:
     return {p for c in diff.files for p in (c.path, c.old_path) if p}
 
 
-def changed_while_verifying(before: Diff, now: Diff) -> list[Violation]:
+def changed_while_verifying(
+    before: Diff, now: Diff, outputs: Collection[str] = ()
+) -> list[Violation]:
     """Every path whose content, mode or existence differs between the tree the verifier was
-    given (``before``) and the tree it left (``now``), runner caches aside, and every path of
-    a ``.git`` that changed meanwhile: each one a ``changed-during-verify`` violation naming
-    what happened to it. The verdict of such a run judged code that is not on disk."""
+    given (``before``) and the tree it left (``now``), and every path of a ``.git`` that
+    changed meanwhile: each one a ``changed-during-verify`` violation naming what happened to
+    it. The verdict of such a run judged code that is not on disk. Runner caches and
+    ``outputs`` (the paths the verifier wrote on the untouched tree: a report, a coverage
+    file) are the verifier's own writes."""
     found: list[Violation] = []
     paths = sorted(before.state.keys() | now.state.keys())
     for path in paths:
         was, is_now = before.state.get(path), now.state.get(path)
-        if was == is_now or _runner_cache(path):
+        if was == is_now or _runner_cache(path) or path in outputs:
             continue
         if was is None:
             # Not changed by the attempt: it was the snapshot's before the verifier ran.
@@ -401,7 +437,18 @@ def changed_while_verifying(before: Diff, now: Diff) -> list[Violation]:
     return found
 
 
-def _emit_violations(log: EventLog, number: int, found: Sequence[Violation], *, stage: str) -> None:
+def _finding(v: Violation, stage: str) -> dict[str, Any]:
+    return {"class": v.kind, "path": v.path, "why": v.why, "stage": stage, "severity": INTEGRITY}
+
+
+def _emit_violations(
+    log: EventLog,
+    number: int,
+    found: Sequence[Violation],
+    *,
+    stage: str,
+    marks: Sequence[Mark] = (),
+) -> None:
     protected = [v for v in found if v.kind == "protected-path"]
     if protected:
         log.emit(
@@ -416,6 +463,7 @@ def _emit_violations(log: EventLog, number: int, found: Sequence[Violation], *, 
         stage=stage,
         classes=list(dict.fromkeys(v.kind for v in found)),
         violations=[{"class": v.kind, "path": v.path, "why": v.why} for v in found],
+        marks=[m.to_dict() for m in marks],
     )
 
 
@@ -483,6 +531,8 @@ def _keep_record(
         duration=round(record.duration, 3),
         protected_violation=record.protected_violation,
         integrity=list(record.integrity),
+        verifier_exit_code=record.verifier_exit_code,
+        integrity_findings=list(record.findings),
         step=(
             f"{record.first_failing_step.name}: {record.first_failing_step.error}"
             if record.first_failing_step and not record.solved
@@ -524,6 +574,7 @@ def _session(task: Task, options: LoopOptions, root: Path, protected: tuple[str,
             must_pass=tuple(dict.fromkeys((*task.must_pass, *options.must_pass))),
             sandbox=options.sandbox,
             log_dir=Path(options.log_dir) if options.log_dir else None,
+            review_rules=options.review_rules,
         ),
         root,
     )
@@ -567,6 +618,8 @@ def _finish(
         evidence=session.evidence,
         pinned=session.pinned.to_dict() if session.pinned else None,
         containment=baseline.containment,
+        evidence_grade=session.grade,
+        witnesses=session.witnesses.to_dict() if session.kind == "pytest" else None,
     )
 
 
@@ -605,6 +658,7 @@ def run_loop(
 
     session = _session(task, options, root, protected)
     ws = Workspace(root, ignore=options.ignore, engine=options.workspace_engine)
+    hook_dirs = configured_hook_dirs(root)  # before any attempt could change the config
     dirty = False  # the workspace may differ from the snapshot and must be restored
     try:
         ws.snapshot()
@@ -619,7 +673,9 @@ def run_loop(
         )
         dirty = True
         baseline = session.start()
-        ws.restore()  # whatever the baseline run wrote
+        # Whatever the baseline run wrote is undone; where it wrote are the verifier's own
+        # outputs (a report file, a coverage file), which may change while it judges later.
+        outputs = frozenset(ws.diff_and_restore().state)
         dirty = False
         log.emit("verdict_baseline", **baseline.to_dict())
         for number in range(1, options.max_attempts + 1):
@@ -634,7 +690,9 @@ def run_loop(
                 prompt_chars=len(prompt),
             )
             dirty = True
-            record = _attempt_once(state.current, prompt, number, ws, session, options, log)
+            record = _attempt_once(
+                state.current, prompt, number, ws, session, options, log, (hook_dirs, outputs)
+            )
             dirty = False  # a failed attempt was reverted; a passing change stays
             same = _keep_record(record, history, ledger, options, log, ws)
             solved = record.solved

@@ -48,6 +48,15 @@ class Report:
     problem: str = ""  # why it is incomplete
     tampered: list[str] = field(default_factory=list)  # runner parts replaced during the run
     inifile: str | None = None  # the configuration file the runner read (pytest)
+    # pytest: the plugins loaded from entry points (by name), how many runner parts the plugin
+    # fingerprinted, every plugin registration of the run, and the outcome counts pytest's
+    # own summary line gives for the same reports (passed, failed, errors, ...).
+    plugins: list[str] = field(default_factory=list)
+    identity: int | None = None
+    registered: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    # JUnit: the report carries this run's nonce (the command passed it to the runner).
+    nonce_seen: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         counts: dict[str, int] = {}
@@ -94,8 +103,24 @@ def _record(report: Report, rec: dict[str, Any], phases: dict[str, list[dict[str
         report.deselected.extend(str(i) for i in rec.get("ids", []))
     elif kind == "collecterror":
         report.collect_errors[str(rec.get("id", ""))] = str(rec.get("msg", ""))
+        report.counts["error"] = report.counts.get("error", 0) + 1
     elif kind == "test":
         phases.setdefault(str(rec.get("id", "")), []).append(rec)
+        word = _summary_word(rec)
+        if word:
+            report.counts[word] = report.counts.get(word, 0) + 1
+
+
+def _summary_word(rec: dict[str, Any]) -> str:
+    """The word pytest's summary line counts this phase report under (``""``: not counted)."""
+    when, outcome, xfail = rec.get("when"), rec.get("outcome"), bool(rec.get("xfail"))
+    if outcome == "failed":
+        return "failed" if when == "call" else "error"
+    if outcome == "skipped":
+        return "xfailed" if xfail else "skipped"
+    if outcome == "passed" and when == "call":
+        return "xpassed" if xfail else "passed"
+    return ""
 
 
 def _lines(raw: bytes) -> list[dict[str, Any]] | None:
@@ -137,6 +162,8 @@ def read_pytest_report(path: str | Path, nonce: str) -> Report:
         report.problem = "the report was not started by this run's plugin"
         return report
     report.inifile = recs[0].get("inifile")
+    report.plugins = [str(p) for p in recs[0].get("plugins") or []]
+    started_identity = recs[0].get("identity")
     phases: dict[str, list[dict[str, Any]]] = {}
     for rec in recs[1:-1]:
         _record(report, rec, phases)
@@ -157,16 +184,26 @@ def read_pytest_report(path: str | Path, nonce: str) -> Report:
         status = last.get("exitstatus")
         report.exitstatus = status if isinstance(status, int) else None
         report.tampered = [str(t) for t in last.get("tampered", [])]
+        report.registered = [str(r) for r in last.get("registered") or []]
+        identity = last.get("identity")
+        report.identity = identity if isinstance(identity, int) else None
+        if report.identity != started_identity:
+            report.tampered.append(
+                f"the plugin's fingerprint table changed size ({started_identity} at the start, "
+                f"{report.identity} at the end)"
+            )
         report.complete = True
     return report
 
 
-def read_junit(path: str | Path) -> Report:
+def read_junit(path: str | Path, nonce: str = "") -> Report:
     """Read a JUnit XML report (pytest --junitxml, node --test-reporter=junit, jest-junit,
     gotestsum, cargo nextest): each ``testcase`` is ``classname::name``.
 
     Args:
         path: the XML file the runner wrote.
+        nonce: when given, the report must carry it (in any attribute or text: a suite name,
+            a property): one without it was not written by this run's runner.
 
     Returns:
         The Report; ``complete`` when the file parsed and has a ``testsuites``/``testsuite`` root.
@@ -183,6 +220,14 @@ def read_junit(path: str | Path) -> Report:
     if root.tag not in ("testsuites", "testsuite"):
         report.problem = f"the JUnit report's root is <{root.tag}>, not <testsuites>"
         return report
+    if nonce:
+        report.nonce_seen = any(
+            nonce in (el.text or "") or any(nonce in v for v in el.attrib.values())
+            for el in root.iter()
+        )
+        if not report.nonce_seen:
+            report.problem = "the JUnit report does not carry this run's nonce"
+            return report
     seen: dict[str, int] = {}
     for case in root.iter("testcase"):
         name = case.get("name", "")

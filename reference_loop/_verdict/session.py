@@ -17,16 +17,24 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from reference_loop._process.sandbox import Sandbox
 from reference_loop._verdict import integrity, pyenv
+from reference_loop._verdict.crosscheck import (
+    Witnesses,
+    disagreements,
+    new_registrations,
+    witnesses,
+)
 from reference_loop._verdict.evidence import Judgement, Pinned, Report, judge, pin_from_baseline
-from reference_loop._verdict.harness import Harness, detect_format
+from reference_loop._verdict.harness import NONCE, Harness, detect_format
 from reference_loop._verdict.integrity import IntegrityContext, StartFacts, Violation
+from reference_loop._verdict.patchreview import Mark, ReviewContext, Rule, review_patch
+from reference_loop._verdict.rules import default_rules
 from reference_loop._verdict.verifier import VerifyResult, run_verifier
 from reference_loop._workspace.core import Diff
 from reference_loop.errors import LoopUsageError
@@ -49,6 +57,7 @@ class SessionSettings:
     must_pass: Sequence[str] = ()
     sandbox: Sandbox | None = None
     log_dir: Path | None = None
+    review_rules: Sequence[Rule] | None = None  # the patch review's rules (None: the defaults)
 
 
 @dataclass
@@ -59,12 +68,14 @@ class Baseline:
     pinned: Pinned | None
     result: VerifyResult | None  # None for an exit-status verifier (nothing to pin)
     containment: str = ""
+    witnesses: Witnesses | None = None  # what the report is cross-checked with
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "evidence": self.evidence,
             "pinned": self.pinned.to_dict() if self.pinned else None,
             "containment": self.containment,
+            "witnesses": self.witnesses.to_dict() if self.witnesses else None,
         }
 
 
@@ -94,10 +105,19 @@ class Session:
             root=self.root, protect=tuple(settings.protect), facts=StartFacts()
         )
         self._stats: dict[str, integrity.StatKey] = {}
+        self.witnesses = Witnesses(False, False)
 
     @property
     def evidence(self) -> str:
         return EVIDENCE_LABEL[self.kind]
+
+    @property
+    def grade(self) -> str:
+        """What the evidence is worth against code in the run: a JUnit file that need not carry
+        this run's nonce is worth the exit status (anything in the run could write it)."""
+        if self.kind == "junit" and NONCE not in self.settings.command:
+            return "exit-status"
+        return self.evidence
 
     def close(self) -> None:
         self.harness.close()
@@ -138,6 +158,7 @@ class Session:
         if self.kind != "exit-status":
             result, report = self._run(None, log_name="baseline")
             pinned = self._pin(report, result)
+            self.witnesses = witnesses(report, result.exit_code, result.summaries)
         self.pinned = pinned
         roots = {"", *extra_roots}
         if pinned is not None and self.kind == "pytest":
@@ -155,7 +176,7 @@ class Session:
             self.root, self.ctx.protect, self.ctx.import_roots
         )
         self.baseline = Baseline(
-            self.evidence, pinned, result, result.containment if result else ""
+            self.evidence, pinned, result, result.containment if result else "", self.witnesses
         )
         return self.baseline
 
@@ -188,6 +209,23 @@ class Session:
         """The integrity violations in the attempt's change set (ignore rules not applied)."""
         return integrity.check_changes(
             diff.every_change(), self.ctx, hidden={c.path for c in diff.hidden}
+        )
+
+    def review(
+        self, diff: Diff, original: Callable[[Sequence[str]], Mapping[str, bytes | None]]
+    ) -> list[Mark]:
+        """The patch review's marks on the attempt's change (every changed file, ignore rules
+        not applied), each compared with the file's version at the snapshot (``original``)."""
+        pinned = self.pinned
+        ctx = ReviewContext(
+            self.root,
+            test_files=pinned.collect_files if pinned is not None else (),
+            pinned=tuple(pinned.tests) if pinned is not None else (),
+        )
+        changed = [(c.path, c.status) for c in diff.every_change()]
+        rules = self.settings.review_rules
+        return review_patch(
+            self.root, changed, original, ctx, default_rules() if rules is None else rules
         )
 
     def added_tests(self, diff: Diff) -> list[str]:
@@ -227,8 +265,14 @@ class Session:
             return Verified(result, None, [], added)
         if result.verdict == "timeout":
             return Verified(result, None, [], added)
+        for run_report in (report, added_report):
+            if run_report is not None:
+                run_report.tampered = [
+                    t for t in run_report.tampered if t not in self.witnesses.tampered
+                ]
         verdict = judge(report, self.pinned, result.exit_code, added=added_report)
         violations = self._config_moved(report)
+        violations += self._witnessed(report, result)
         if verdict.tampered:
             violations.append(Violation("runner-tampered", "", verdict.reason))
         elif verdict.forged_exit:
@@ -249,6 +293,21 @@ class Session:
             failure_lines=lines,
         )
         return Verified(judged, verdict, violations, added)
+
+    def _witnessed(self, report: Report | None, result: VerifyResult) -> list[Violation]:
+        """The report against the outside witnesses and the untouched tree's run: an exit
+        status or summary line that says otherwise, a plugin the baseline never registered."""
+        if report is None or not report.complete:
+            return []
+        found = [
+            Violation("evidence-disagrees", "", why)
+            for why in disagreements(report, result.exit_code, result.summaries, self.witnesses)
+        ]
+        found += [
+            Violation("runner-tampered", "", why)
+            for why in new_registrations(report, self.witnesses)
+        ]
+        return found
 
     def _config_moved(self, report: Report | None) -> list[Violation]:
         """The runner read its configuration from another file than at the start (one planted
@@ -294,7 +353,10 @@ class Session:
     def _run(
         self, only: Sequence[str] | None, *, log_name: str
     ) -> tuple[VerifyResult, Report | None]:
-        run = self.harness.prepare(only=only)
+        # After the baseline, pytest runs with plugin autoload off: the plugins the untouched
+        # tree's run loaded are named, so an entry point the attempt planted loads nothing.
+        plugins = self.witnesses.plugins if self.baseline is not None else None
+        run = self.harness.prepare(only=only, plugins=plugins)
         log_path = (
             Path(self.settings.log_dir) / f"{log_name}.log" if self.settings.log_dir else None
         )

@@ -47,6 +47,9 @@ from reference_loop._workspace.gitio import (
 from reference_loop._workspace.records import Diff, FileChange, _Entry, _Look, _Snapshot
 from reference_loop.errors import LoopError
 
+# Where the copies of the tree's .git entries go inside the private store.
+_GITDIRS = "gitdirs"
+
 # Files a verifier run creates on its own (pytest, Python, common tools); never diffed or restored.
 DEFAULT_IGNORE: tuple[str, ...] = (
     "__pycache__/",
@@ -140,12 +143,14 @@ class Workspace(FastPaths):
         # ``git diff-files`` and stored by hand too, and the index is never rewritten.
         self._model: gitindex.Index | None = None
         # Every .git of the tree, copied beside the snapshot and put back by every restore.
-        self._gitdirs = GitDirs(str(self.root), os.path.join(self._tmp, "gitdirs"))
+        self._gitdirs = GitDirs(str(self.root), os.path.join(self._tmp, _GITDIRS))
+        # The store as the workspace last left it (the copies of .git sealed apart).
         self._sealed: dict[bytes, tuple[int, int, int, int, int]] | None = None
+        self._sealed_copies: dict[bytes, tuple[int, int, int, int, int]] | None = None
         try:
             self._init_repo(gitdir)
             self.seeded = self._seed_from_user_repo(gitdir)
-            self._sealed = seal.seal(self._tmp)
+            self._seal()
         except BaseException:
             self.close()
             raise
@@ -203,6 +208,35 @@ class Workspace(FastPaths):
             self._seal()
         return diff
 
+    def original(self, paths: Sequence[str]) -> dict[str, bytes | None]:
+        """The snapshot's contents of ``paths``, read from the private store (None: no file
+        was there). What the attempt left on disk plays no part."""
+        self._check_seal()
+        try:
+            snap = self._require_snapshot()
+            wanted = [p for p in dict.fromkeys(paths) if "\n" not in p]
+            out: dict[str, bytes | None] = dict.fromkeys(paths)
+            if not wanted:
+                return out
+            request = "".join(f"{snap.tree}:{p}\n" for p in wanted).encode(
+                "utf-8", "surrogateescape"
+            )
+            data = self._run("cat-file", "--batch", input=request).stdout
+        finally:
+            self._seal()
+        pos = 0
+        for path in wanted:
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            if len(header) != 3:  # "<name> missing"
+                pos = end + 1
+                continue
+            size = int(header[2])
+            if header[1] == b"blob":
+                out[path] = data[end + 1 : end + 1 + size]
+            pos = end + 2 + size
+        return out
+
     def restore(self, *, keep: Collection[str] = ()) -> None:
         """Put the workspace back byte-exactly as it was at the snapshot, ``.git`` included.
 
@@ -215,8 +249,12 @@ class Workspace(FastPaths):
         """
         self._check_seal()
         try:
+            # A new folder kept for a path of the patch may hold a repository of the attempt's
+            # (found before the tree's restore records the folders' times again).
+            planted = self._remove_planted_gits() if keep else []
             self._restore_tree(frozenset(keep))
-            self.last_restored = sorted({*self.last_restored, *self._gitdirs.restore()})
+            git_dirs = self._gitdirs.restore()
+            self.last_restored = sorted({*self.last_restored, *planted, *git_dirs})
         finally:
             self._seal()
 
@@ -241,17 +279,21 @@ class Workspace(FastPaths):
         nothing written there runs later); return the paths written or removed."""
         self._check_seal()
         try:
-            snap = self._require_snapshot()
-            _moved, new, _missing = self._dir_changes(snap)
-            planted = [d for d in new if d.rpartition("/")[2] == ".git"]
-            for d in new:  # a new folder is not listed by the look: search it
-                if d.rpartition("/")[2] != ".git":
-                    planted += self._gits_below(d)
-            for rel in planted:
-                self._remove_path(rel, snap)
-            return sorted({*planted, *self._gitdirs.restore()})
+            return sorted({*self._remove_planted_gits(), *self._gitdirs.restore()})
         finally:
             self._seal()
+
+    def _remove_planted_gits(self) -> list[str]:
+        """Remove every ``.git`` entry the snapshot did not have, also inside new folders."""
+        snap = self._require_snapshot()
+        _moved, new, _missing = self._dir_changes(snap)
+        planted = [d for d in new if d.rpartition("/")[2] == ".git"]
+        for d in new:  # a new folder is not listed by the look: search it
+            if d.rpartition("/")[2] != ".git":
+                planted += self._gits_below(d)
+        for rel in planted:
+            self._remove_path(rel, snap)
+        return planted
 
     def _gits_below(self, rel: str) -> list[str]:
         """The ``.git`` entries anywhere below the folder ``rel`` (relative paths)."""
@@ -271,11 +313,15 @@ class Workspace(FastPaths):
         return [FileChange(c.path, c.status) for c in self._gitdirs.changes()]
 
     def _seal(self) -> None:
-        self._sealed = seal.seal(self._tmp)
+        # The copies too: git freshens (touches) an object of the alternate it would write.
+        self._sealed = seal.seal(self._tmp, skip=_GITDIRS)
+        self._sealed_copies = seal.seal(os.path.join(self._tmp, _GITDIRS))
 
     def _check_seal(self) -> None:
         if self._sealed is not None:
-            seal.check(self._tmp, self._sealed)
+            seal.check(self._tmp, self._sealed, skip=_GITDIRS)
+        if self._sealed_copies is not None:
+            seal.check(os.path.join(self._tmp, _GITDIRS), self._sealed_copies)
 
     def _snapshot_tree(self) -> str:
         started = time.time_ns()
@@ -312,7 +358,10 @@ class Workspace(FastPaths):
 
     def _restore_tree(self, keep: frozenset[str] = frozenset()) -> None:
         snap = self._require_snapshot()
-        # An attempt that removed the whole workspace gets it back, like any deleted directory.
+        # An attempt that removed the whole workspace gets it back, like any deleted directory;
+        # one that put a symlink (or a file) in its place loses it: nothing is written through.
+        if self.root.is_symlink() or (self.root.exists() and not self.root.is_dir()):
+            os.unlink(self.root)
         self.root.mkdir(parents=True, exist_ok=True)
         try:
             look = self._look(snap)

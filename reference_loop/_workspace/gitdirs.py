@@ -91,9 +91,13 @@ class GitDirs:
         old = self._items
         items: dict[bytes, _Item] = {}
         names = sorted({os.fsencode(t) for t in tops})
-        for top in names:
-            for rel, st in self._walk(top):
-                items[rel] = self._record_one(rel, st, old.get(rel))
+        try:
+            for top in names:
+                for rel, st in self._walk(top):
+                    items[rel] = self._record_one(rel, st, old.get(rel))
+        except OSError as exc:
+            where = os.fsdecode(exc.filename if exc.filename is not None else self._root)
+            raise LoopError(f"snapshot failed at {where}: {exc.strerror or exc}") from exc
         # Copies of what is gone since an earlier record.
         for rel in sorted(set(old) - set(items), key=len, reverse=True):
             with contextlib.suppress(OSError):

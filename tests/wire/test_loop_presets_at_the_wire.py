@@ -10,6 +10,7 @@ fix is kept, and an unsolved run leaves the workspace as it found it.
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -18,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from wire.agents import AgentCli, write_file
-from wire.model_server import Request, ScriptedModelServer, Turn, say
+from wire.agents import AgentCli, run_shell, write_file
+from wire.model_server import Refuse, Request, ScriptedModelServer, Turn, say
 
 from reference_loop._core.history import HEADING
 from reference_loop._process.sandbox import SandboxUnavailable, make_sandbox
@@ -218,3 +219,42 @@ def test_the_bench_runs_a_preset_and_records_its_model_and_flags(
     assert result["settings"]["agent_args"] == [f"--append-system-prompt={MARK}"]
     assert server.agent_requests[0].json["model"] == "bench-model-7"
     assert MARK in server.agent_requests[0].strings
+
+
+def test_a_model_api_error_fails_the_attempt_naming_it_and_leaves_the_workspace(
+    agent_cli: AgentCli, workspace: Path, tmp_path: Path
+) -> None:
+    """The API refuses every request (400, as for a bad model name): the CLI exits non-zero, the
+    attempt fails at the agent's own step with the API's message, the workspace is untouched."""
+    before = snapshot(workspace)
+    with ScriptedModelServer([Refuse(400, "REFUSED_MARK_0b7")] * 20) as server:
+        env = agent_cli.session(tmp_path / "home", server.url)
+        done = loop(agent_cli, env, workspace, "--max-attempts", "1")
+    assert done.returncode == 1, done.stderr[-3000:]
+    (attempt,) = json.loads(done.stdout)["attempts"]
+    step = attempt["first_failing_step"]
+    assert step["name"] == agent_cli.name
+    assert step["error"].startswith("exit status ") and "REFUSED_MARK_0b7" in step["error"]
+    assert server.agent_requests, "the CLI never reached the server"
+    assert snapshot(workspace) == before
+
+
+def test_the_preset_lets_the_agent_edit_through_its_shell_tool(
+    agent_cli: AgentCli, workspace: Path, tmp_path: Path
+) -> None:
+    """The presets allow shell commands, not only file tools: an agent that fixes the code with
+    a shell command (and runs the tests the same way) is not stopped at a permission prompt."""
+    encoded = base64.b64encode(FIX.encode()).decode()
+    command = f"printf %s {encoded} | base64 -d > text.py && echo SHELL_RAN_OK"
+
+    def shell_fix(request: Request) -> Turn:
+        if request.tool_results:
+            return say("fixed with the shell")
+        return run_shell(agent_cli.name, command, request)
+
+    with ScriptedModelServer([shell_fix] * 4) as server:
+        env = agent_cli.session(tmp_path / "home", server.url)
+        done = loop(agent_cli, env, workspace, "--max-attempts", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "SHELL_RAN_OK" in server.agent_requests[1].tool_results[-1]
+    assert (workspace / "text.py").read_text() == FIX
