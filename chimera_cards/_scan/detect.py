@@ -443,6 +443,15 @@ def _shown_as_example(lines: list[str], fence: int) -> bool:
     return bool(_EXAMPLE_RE.search(" ".join(paragraph)))
 
 
+_GREEK_START, _GREEK_END = 0x0370, 0x03FF
+
+
+def _greek_affix(word: str) -> bool:
+    """Whether the word's non-ASCII letters are Greek ones leading or ending it."""
+    core = word.strip("".join(c for c in set(word) if _GREEK_START <= ord(c) <= _GREEK_END))
+    return core.isascii()
+
+
 def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
     """Words of code that mix a look-alike letter from another script with Latin ones, or that
     are a command spelled in look-alikes (``сurl`` with a Cyrillic с)."""
@@ -463,7 +472,10 @@ def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
             mapped = word.translate(CONFUSABLES)
             if not mapped.isascii():
                 continue
-            mixed = any(c.isascii() and c.isalpha() for c in word)
+            # Greek letters leading or ending a name are mathematics (``γfit``, ``fitσ``); a
+            # look-alike inside a Latin word (``gοogle``), or another script's, is a disguise,
+            # as is any word that reads as a command.
+            mixed = any(c.isascii() and c.isalpha() for c in word) and not _greek_affix(word)
             if mixed or mapped.lower() in _COMMANDS:
                 found.append(
                     Finding(
@@ -638,15 +650,16 @@ _CALLS_OUT_RE = re.compile(
 
 
 def _cross_files(findings: list[Finding]) -> list[Finding]:
-    """A credential store read in one file and data sent out in another: the bundle ships it."""
-    if any(f.rule == "secret-exfiltration" for f in findings):
+    """A credential store read in one file and data sent out in another: the bundle ships it.
+    Two reference pages (a command shown in each) are two examples, not one flow."""
+    if any(f.rule == "secret-exfiltration" and f.severity == "error" for f in findings):
         return []
     reads = [f for f in findings if f.rule == "credential-access"]
     sends = [f for f in findings if f.rule == "network-send" and f.severity == "warning"]
     out = []
     for read in reads:
         for send in sends:
-            if send.path != read.path:
+            if send.path != read.path and not (_reference(read.path) and _reference(send.path)):
                 out.append(
                     Finding(
                         "secret-exfiltration",
@@ -659,6 +672,12 @@ def _cross_files(findings: list[Finding]) -> list[Finding]:
                 )
                 return out
     return out
+
+
+def _reference(path: str | None) -> bool:
+    """A Markdown page other than SKILL.md: documentation the agent may read."""
+    path = path or ""
+    return path.lower().endswith(_MARKDOWN) and path.rsplit("/", 1)[-1] != SKILL_FILE
 
 
 def _capped(findings: list[Finding]) -> list[Finding]:

@@ -244,9 +244,13 @@ _MD_COMMENT_RE = re.compile(
 # command or an address to reach. A marker (`GEN:x`), an attribution, a licence note or a
 # template's note to its author says none of these: listed (info), not held.
 _COMMENT_ADDRESSED_RE = re.compile(
-    r"(?:^|[\s(\[])(?:(?:a\s+)?(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?)?"
+    # the comment opens by calling the model ("assistant: ...", "Note to Claude, ..."), or
+    # anywhere a note or an instruction for it
+    r"^\s*(?:(?:a\s+)?(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?)?"
     r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|system|bot)"
     r"\s*(?::|,|>|-{1,2}\s)"
+    r"|\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?"
+    r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|bots?)\b"
     r"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|(?:language\s+)?model|assistant|agent|bot)\b"
     r"|\b(?:you|ai|agents?|assistants?|llms?|models?)\s+(?:reading|processing|parsing)\s+this\b",
     re.IGNORECASE,
@@ -258,10 +262,15 @@ _COMMENT_SECRECY_RE = re.compile(
     re.IGNORECASE,
 )
 _COMMENT_ACTION_RE = re.compile(
-    r"(?:https?|ftp)://|\b(?:curl|wget|sudo|powershell|iex|eval|exec|base64|chmod|rm\s+-\w+|"
-    r"nc|ncat|ssh|scp|pip3?\s+install|npm\s+(?:i|install)|npx|crontab)\b|~/|\$HOME\b|/etc/|"
-    r"\b(?:credentials?|passwords?|passphrases?|tokens?|api[ _-]?keys?|private[ _-]?keys?|"
-    r"secret[ _-]?keys?|seed\s+phrases?|mnemonics?|cookies|wallets?|keychains?)\b"
+    # a command (a link alone is an attribution: "adapted from https://...")
+    r"\b(?:curl|wget|sudo|powershell|iex|eval|exec|base64|chmod|rm\s+-\w+|ncat|scp|"
+    r"pip3?\s+install|npm\s+(?:i|install)|npx|crontab)\b"
+    # a secret named as what to act on ("copy the API token into the form"); its name alone
+    # is what API notes are made of
+    r"|\b(?:send|upload|e-?mail|post|read|cat|copy|print|include|paste|share|export|dump|collect|"
+    r"steal|grab|exfiltrate|attach|leak|log)\s+(?:\S+\s+){0,4}?(?:credentials?|passwords?|"
+    r"passphrases?|tokens?|api[ _-]?keys?|private[ _-]?keys?|secret[ _-]?keys?|secrets|"
+    r"seed\s+phrases?|mnemonics?|cookies|wallets?|keychains?|keys)\b"
     r"|\b(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
     r"(?:to|into|onto)\b"
     r"|\b(?:run|execute|source)\s+(?:\S+\s+){0,3}?(?:[\w./-]+\.(?:sh|py|js|ps1|rb|pl|exe)\b|script|command)",
