@@ -342,6 +342,8 @@ class _PyFolding:
                     return None
                 parts.append(key)
                 node = node.value
+                if isinstance(node, ast.Attribute) and self.dotted(node) == "sys.modules":
+                    break  # sys.modules["os"] is the module os
                 if isinstance(node, ast.Attribute) and node.attr == "__dict__":
                     node = node.value
                 if isinstance(node, ast.Call) and self.dotted(node.func) in ("globals", "locals"):
