@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -258,3 +260,63 @@ def test_the_preset_lets_the_agent_edit_through_its_shell_tool(
     assert done.returncode == 0, done.stderr[-3000:]
     assert "SHELL_RAN_OK" in server.agent_requests[1].tool_results[-1]
     assert (workspace / "text.py").read_text() == FIX
+
+
+NOBODY = 65534
+
+
+def python_for_nobody() -> tuple[str, dict[str, str]] | str:
+    """An interpreter the user nobody can run with this project's packages importable: this one,
+    else the system's of the same version with our site-packages on its path; else why not."""
+    site = [p for p in sys.path if p.endswith("site-packages")]
+    minor = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    tries = [(sys.executable, {}), (f"/usr/bin/{minor}", {"PYTHONPATH": os.pathsep.join(site)})]
+    for python, extra in tries:
+        probe = subprocess.run(
+            ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", python,
+             "-c", "import click, yaml, pytest, sys; import os; os.stat(sys.executable)"],
+            env={**os.environ, **extra}, capture_output=True, timeout=60, check=False,
+        )  # fmt: skip
+        if probe.returncode == 0:
+            return python, extra
+    return f"no Python here that the user nobody can run with this project's packages ({tries})"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="not root: the tests above already ran as non-root")
+def test_the_claude_preset_edits_files_as_a_user_who_is_not_root(claude_cli: AgentCli) -> None:
+    """Claude Code treats root apart (it refuses bypassPermissions there): the same preset edits
+    files as root (the tests above, when run as root) and as anyone else (here, as nobody)."""
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    found = python_for_nobody()
+    if isinstance(found, str):
+        pytest.skip(found)
+    python, extra = found
+    reach = [str(claude_cli.program), str(REPO / "reference_loop" / "__init__.py")]
+    as_nobody = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    test = [*as_nobody, "test", "-r", reach[1], "-a", "-x", reach[0]]
+    if subprocess.run(test, check=False, timeout=60).returncode:
+        pytest.skip(f"the user nobody cannot reach {reach} (a checkout under a private home)")
+    root = Path(tempfile.mkdtemp(prefix="wire-nobody-", dir="/var/tmp"))  # not under root's tmp
+    try:
+        workspace = root / "title-slug"
+        shutil.copytree(TASK / "project", workspace)
+        with ScriptedModelServer([one_file_per_attempt("claude", [FIX])] * 4) as server:
+            env = claude_cli.session(root / "home", server.url)
+            paths = [str(REPO), *filter(None, [extra.get("PYTHONPATH")])]
+            env["PYTHONPATH"] = os.pathsep.join(paths)
+            for path in [root, *root.rglob("*")]:
+                os.chown(path, NOBODY, NOBODY)
+            command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+            command += [python, "-m", "reference_loop", "run", "--attempter", "claude"]
+            command += ["--workspace", str(workspace), "--verify", VERIFY]
+            command += ["--task-text", TASK_TEXT, "--max-attempts", "1", "--json"]
+            done = subprocess.run(
+                command, cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False
+            )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout)["solved_at"] == 1
+        assert (workspace / "text.py").read_text() == FIX
+        assert (workspace / "text.py").stat().st_uid == NOBODY  # the agent wrote it, as nobody
+    finally:
+        shutil.rmtree(root)
