@@ -95,8 +95,8 @@ def _world(base: Path, skills: int) -> tuple[dict, Path]:
             f"---\nname: {name}\ndescription: Benchmark skill {i}.\n---\n" + "Step.\n" * 40
         )
         (folder / "scripts" / "run.sh").write_text("#!/bin/sh\necho run\n")
-        sha = json.loads(cli("import", str(folder), "--taint", "--json"))["sha256"]
-        cli("approve", name, "--key", str(base / "cc" / "keys" / "bench.key"), "--sha256", sha)
+        digest = json.loads(cli("import", str(folder), "--taint", "--json"))["digest"]
+        cli("approve", name, "--key", str(base / "cc" / "keys" / "bench.key"), "--digest", digest)
         names.append(name)
     cli("install", *names, "--to", str(project / ".claude" / "skills"))
     return env, project
