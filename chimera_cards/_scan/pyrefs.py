@@ -29,6 +29,9 @@ _DYNAMIC_CODE = frozenset({"exec", "eval", "compile", "builtins.exec", "builtins
 _IMPORTERS = frozenset({"__import__", "builtins.__import__", "importlib.import_module"})
 _ATTR_CALLS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
 _BUILTINS = ("__builtins__", "builtins")
+_NAMESPACE_GETS = frozenset({"get", "pop", "setdefault", "__getitem__"})
+_GETTERS = frozenset({"object.__getattribute__", "type.__getattribute__",
+                      "inspect.getattr_static", "operator.attrgetter"})  # fmt: skip
 _ALIASING = frozenset({*_IMPORTERS, "getattr"})  # calls whose result is the thing they name
 
 
@@ -105,6 +108,8 @@ class _Walker(_PyFolding):
                     return self.resolve(key)
                 if isinstance(base, ast.Name) and base.id == "__builtins__":
                     return f"builtins.{key}"
+                if self.dotted(base) == "sys.modules":
+                    return self.resolve(key)  # sys.modules["os"] is the module os
             return "*"
         found = self.dotted(node)
         if found is not None:
@@ -115,7 +120,11 @@ class _Walker(_PyFolding):
             parts.append(current.attr)
             current = current.value
         if isinstance(current, ast.Subscript | ast.Call) and parts:
-            head = self.chain(current) if isinstance(current, ast.Subscript) else "*"
+            head = (
+                self.chain(current)
+                if isinstance(current, ast.Subscript)
+                else self.namespace_name(current) or "*"
+            )
             return ".".join([head, *reversed(parts)])
         return ".".join(["*", *reversed(parts)]) if parts else "*"
 
@@ -291,6 +300,10 @@ class _Walker(_PyFolding):
                 self.add("delete", f"{base}.{attr}", node)
             else:
                 self.add("name", f"{base}.{attr}", node)
+        elif self.namespace_get(node):
+            pass
+        elif func.endswith(".__getattribute__") or name in _GETTERS:
+            self.getter(node, func, name)
         elif name in _IMPORTERS or func in _IMPORTERS:
             module = self.fold(node.args[0]) if node.args else None
             if module is None or "*" in module:
@@ -303,6 +316,63 @@ class _Walker(_PyFolding):
             self.visit(node.func) if isinstance(node.func, ast.Call) else self.inner(node.func)
         for arg in (*node.args, *(k.value for k in node.keywords)):
             self.visit(arg)
+
+    def namespace_key(self, node: ast.AST) -> tuple[str, str | None] | None:
+        """For ``vars(m).get(k)``, ``m.__dict__.get(k)``, ``sys.modules.get(k)``: the holder's
+        name ("" for ``sys.modules``) and the folded key; None for any other expression."""
+        if not isinstance(node, ast.Call) or not node.args:
+            return None
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in _NAMESPACE_GETS):
+            return None
+        holder = func.value
+        if isinstance(holder, ast.Call) and self.dotted(holder.func) == "vars" and holder.args:
+            base = self.chain(holder.args[0])
+        elif isinstance(holder, ast.Attribute) and holder.attr == "__dict__":
+            base = self.chain(holder.value)
+        elif self.dotted(holder) == "sys.modules":
+            base = ""
+        else:
+            return None
+        return base, self.fold(node.args[0])
+
+    def namespace_name(self, node: ast.AST) -> str | None:
+        found = self.namespace_key(node)
+        if found is None:
+            return None
+        base, key = found
+        if key is None or "*" in key:
+            return None
+        return self.resolve(f"{base}.{key}" if base else key)
+
+    def namespace_get(self, node: ast.Call) -> bool:
+        """A read through a namespace (:meth:`namespace_key`): of ``m.x``, of the module."""
+        found = self.namespace_key(node)
+        if found is None:
+            return False
+        base, key = found
+        name = self.namespace_name(node)
+        if name is None:
+            self.add("dynamic", f"getattr:{base or 'sys.modules'}", node, (key,))
+        else:
+            self.add("name", name, node)
+        return True
+
+    def getter(self, node: ast.Call, func: str, name: str) -> None:
+        """``x.__getattribute__("a")``, ``object.__getattribute__(x, "a")``,
+        ``inspect.getattr_static(x, "a")``, ``operator.attrgetter("a")``: a read of ``x.a``."""
+        if func.endswith(".__getattribute__") and func not in _GETTERS:
+            base, args = func.rsplit(".", 1)[0], node.args[:1]
+        elif name == "operator.attrgetter":
+            base, args = "*", node.args[:1]
+        else:
+            base, args = (self.chain(node.args[0]) if node.args else "*"), node.args[1:2]
+        for arg in args:
+            attr = self.fold(arg)
+            if attr is None or "*" in attr:
+                self.add("dynamic", f"getattr:{base}", node, (attr,))
+            else:
+                self.add("name", f"{base}.{attr}", node)
 
     def nested(self, node: ast.Call) -> None:
         code = self.fold(node.args[0]) if node.args else None

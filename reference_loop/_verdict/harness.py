@@ -44,6 +44,7 @@ HOOKS = (
     "pytest_plugin_registered",
     "pytest_sessionstart",
     "pytest_ignore_collect",
+    "pytest_collection_modifyitems",
     "pytest_collectreport",
     "pytest_deselected",
     "pytest_collection_finish",
@@ -99,7 +100,7 @@ class EvidenceRun:
     command: str
     env: dict[str, str]
     pass_fds: tuple[int, ...]
-    report_path: Path | None
+    report_fd: int | None  # the loop's own read end of the report (its file has no name)
     nonce: str
     kind: str
     readable: tuple[Path, ...] = ()
@@ -117,14 +118,25 @@ class EvidenceRun:
     def read(self) -> Report | None:
         """The report this run left (None for an exit-status verifier)."""
         self.started()
-        if self.report_path is None:
+        fd, self.report_fd = self.report_fd, None
+        if fd is None:
             return None
         try:
-            if self.kind == "pytest":
-                return read_pytest_report(self.report_path, self.nonce)
-            return read_junit(self.report_path, self.nonce if self.nonce_required else "")
+            data = _read_all(fd)
         finally:
-            self.report_path.unlink(missing_ok=True)
+            os.close(fd)
+        if self.kind == "pytest":
+            return read_pytest_report(data, self.nonce)
+        return read_junit(data, self.nonce if self.nonce_required else "")
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 class Harness:
@@ -164,12 +176,17 @@ class Harness:
         self.close()
 
     def prepare(
-        self, only: Sequence[str] | None = None, plugins: Sequence[str] | None = None
+        self,
+        only: Sequence[str] | None = None,
+        plugins: Sequence[str] | None = None,
+        order: Sequence[str] | None = None,
     ) -> EvidenceRun:
         """A run of the verify command that leaves a report.
 
         Args:
             only: pytest only: collect just these test files (None: what the command collects).
+            order: pytest only: run exactly these test ids, in this order (``only`` should
+                name their files).
             plugins: pytest only: run with plugin autoload off, loading these entry-point
                 plugins by name (the ones the untouched tree's run loaded); None: autoload as
                 the user has it (the baseline run).
@@ -183,13 +200,19 @@ class Harness:
         self._count += 1
         path = self.private / f"report-{self._count}.{'jsonl' if self.kind == 'pytest' else 'xml'}"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        # The file loses its name at once: the run can reach it only through the descriptor
+        # it was given (a glob over the temp folder finds nothing); the loop reads its own end.
+        report_fd = os.open(path, os.O_RDONLY)
+        os.unlink(path)
         os.set_inheritable(fd, True)
         nonce = secrets.token_hex(16)
         command = self.command
         if self.kind == "junit":
             command = command.replace(RESULT_FILE, f"/dev/fd/{fd}").replace(NONCE, nonce)
             required = NONCE in self.command
-            return EvidenceRun(command, env, (fd,), path, nonce, self.kind, (), required, (fd,))
+            return EvidenceRun(
+                command, env, (fd,), report_fd, nonce, self.kind, (), required, (fd,)
+            )
         # The nonce goes through a pipe the plugin reads once: an environment variable would
         # stay readable in /proc/self/environ after the plugin removed it.
         nonce_in, nonce_out = os.pipe()
@@ -224,10 +247,13 @@ class Harness:
             env["REFERENCE_LOOP_APPEND_PATH"] = str(self.root)
         if only is not None:
             listing = self.private / f"collect-{self._count}.json"
-            listing.write_text(json.dumps({"only": sorted(set(only))}), encoding="utf-8")
+            listed: dict[str, list[str]] = {"only": sorted(set(only))}
+            if order is not None:
+                listed["order"] = list(order)
+            listing.write_text(json.dumps(listed), encoding="utf-8")
             env["REFERENCE_LOOP_COLLECT"] = str(listing)
             readable: tuple[Path, ...] = (self.plugin_dir, listing)
         else:
             readable = (self.plugin_dir,)
         fds = (fd, nonce_in)
-        return EvidenceRun(command, env, fds, path, nonce, self.kind, readable, True, fds)
+        return EvidenceRun(command, env, fds, report_fd, nonce, self.kind, readable, True, fds)

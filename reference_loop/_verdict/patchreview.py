@@ -23,6 +23,7 @@ optional predicate). The loop's rule set is :func:`reference_loop._verdict.rules
 from __future__ import annotations
 
 import ast
+import pickletools
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Protocol
 
+from chimera_cards._scan.codescan import NATIVE, binary_type
 from chimera_cards._scan.pyrefs import PyRefs, Ref, python_refs
 from reference_loop._verdict.integrity import Violation, is_test_module
 
@@ -99,6 +101,9 @@ class ReviewedFile:
     refs: PyRefs
     is_test: bool  # a test module or a conftest: the runner's API is its own to use
     status: str = "M"  # A (new) or M (changed)
+    # A file that is not Python source but holds code: "pickle" (read as the calls it makes
+    # when loaded) or a native binary's type ("ELF executable": nothing the review can read).
+    holds: str = ""
     # What rules compute once per file and share (keyed by the rule module's own names).
     memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -167,10 +172,46 @@ def _is_python(path: str, data: bytes) -> bool:
     return first.startswith(b"#!") and b"python" in first
 
 
+def pickle_calls(data: bytes) -> str | None:
+    """A pickle as the Python it runs when loaded (``os.system('…')``: each global it calls,
+    with the strings pushed before the call as arguments); None when the data is no pickle."""
+    if not data or data[:1] not in (b"\x80", b"(", b"c", b"]", b"}"):
+        return None
+    calls: list[list[str]] = []
+    strings: list[str] = []
+    try:
+        for op, arg, _pos in pickletools.genops(data):
+            if op.name in ("GLOBAL", "INST") and isinstance(arg, str):
+                calls.append([arg.replace(" ", ".")])
+            elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
+                calls.append([f"{strings[-2]}.{strings[-1]}"])
+                strings.clear()
+            elif "UNICODE" in op.name or op.name in ("STRING", "SHORT_BINSTRING", "BINSTRING"):
+                strings.append(str(arg))
+                if calls:
+                    calls[-1].append(str(arg))
+            elif op.name == "STOP":
+                break
+    except Exception:  # anything genops raises means: not a pickle
+        return None
+    lines = []
+    for name, *args in calls:
+        module = name.rsplit(".", 1)[0] if "." in name else "builtins"
+        lines.append(f"import {module}\n{name}({', '.join(repr(a) for a in args)})")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def _decode(data: bytes | None) -> str | None:
     if data is None or len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
         return None
     return data.decode("utf-8", "replace")
+
+
+def _holds_code(data: bytes) -> str:
+    kind = binary_type(data[:64])
+    if kind in NATIVE:
+        return kind
+    return "pickle" if pickle_calls(data) else ""
 
 
 def _marks(file: ReviewedFile, rules: Sequence[Rule], ctx: ReviewContext) -> list[Mark]:
@@ -216,13 +257,18 @@ def review_patch(
             data = (root / path).read_bytes()
         except OSError:
             continue  # a folder, a dangling link, gone: the integrity checks cover those
+        name = path.rsplit("/", 1)[-1]
+        is_test = is_test_module(path) or name == "conftest.py"
         if not _is_python(path, data):
+            holds = _holds_code(data)
+            if holds:
+                text = pickle_calls(data) if holds == "pickle" else ""
+                refs = python_refs(path, text or "")
+                files.append(ReviewedFile(path, refs, False, status, holds=holds))
             continue
         text = _decode(data)
         if text is None:
             continue
-        name = path.rsplit("/", 1)[-1]
-        is_test = is_test_module(path) or name == "conftest.py"
         files.append(ReviewedFile(path, python_refs(path, text), is_test, status))
     found: dict[str, list[Mark]] = {}
     for file in files:
@@ -236,9 +282,13 @@ def review_patch(
         marks = found.get(file.path, [])
         if not marks:
             continue
-        old_text = _decode(before.get(file.path))
+        old_data = before.get(file.path)
+        old_text = _decode(old_data) if not file.holds else None
+        if file.holds == "pickle" and old_data is not None:
+            old_text = pickle_calls(old_data)
         if old_text is not None:
-            old = ReviewedFile(file.path, python_refs(file.path, old_text), file.is_test)
+            old_refs = python_refs(file.path, old_text)
+            old = ReviewedFile(file.path, old_refs, file.is_test, holds=file.holds)
             had = Counter(_key(m) for m in _marks(old, rules, ctx))
             kept = []
             for mark in marks:

@@ -3,7 +3,7 @@
 The loop copies this file into a private directory, puts that directory on ``PYTHONPATH`` and
 loads it with ``-p`` (through ``PYTEST_ADDOPTS``), so it works with whatever interpreter the
 verify command starts. It writes one JSON object per line to a file descriptor the loop opened
-on a file outside the workspace: the start (this run's nonce, the plugins loaded from entry
+on a file outside the workspace: the start (the plugins loaded from entry
 points, how many runner parts it fingerprinted), the collected test ids, every collection
 error, every setup/call/teardown outcome, and a closing ``finish`` line written at
 ``pytest_unconfigure`` — after pytest printed its summary — with pytest's final exit status,
@@ -13,7 +13,8 @@ without that line (``os._exit(0)`` in the code under test) is incomplete.
 The code under test runs in this process, so nothing here is out of its reach; the plugin makes
 reaching it take the steps the loop's patch review marks. Its state lives in the cells of the
 hook functions, not on the module: the descriptor (moved to a random high number), the nonce
-(read once from a pipe, never in the environment, so not in ``/proc/self/environ``), the
+(read once from a pipe, never in the environment, so not in ``/proc/self/environ``; a key that
+authenticates every line and is never written, so reading the report teaches nothing), the
 fingerprints of the runner taken once its plugins are loaded and just before the first conftest
 (the first code of the workspace) is imported. The loop checks the report from outside:
 against the process's exit status, pytest's own summary line, and the baseline run's plugins,
@@ -104,13 +105,19 @@ def _changed(identity: Identity) -> list[str]:
 
 def _plugin() -> dict[str, Any]:
     """The hooks, and everything they share held in their cells (see the module docstring)."""
+    import hashlib
+    import hmac
     import json
     from pathlib import Path
 
     environ = os.environ
     write, dumps, fstat = os.write, json.dumps, os.fstat
     fd = _take_descriptor(environ.pop("REFERENCE_LOOP_REPORT_FD", None))
-    nonce = _take_nonce(environ.pop("REFERENCE_LOOP_NONCE_FD", None))
+    # The nonce is a key: every line is authenticated with it, and it is never written out, so
+    # a reader of the report (or of this process's environment) learns nothing to forge with.
+    mac = hmac.new(
+        _take_nonce(environ.pop("REFERENCE_LOOP_NONCE_FD", None)).encode(), digestmod=hashlib.sha256
+    )
     collect = environ.pop("REFERENCE_LOOP_COLLECT", None)
     user_addopts = environ.pop("REFERENCE_LOOP_USER_ADDOPTS", None)
     workspace = environ.pop("REFERENCE_LOOP_NO_BYTECODE_FROM", None)
@@ -130,6 +137,7 @@ def _plugin() -> dict[str, Any]:
         else:
             environ.pop("PYTEST_ADDOPTS", None)
     only = _read_only(collect)
+    order = _read_order(collect)
     # Every folder above a listed file is walked into, and no other.
     only_dirs = {str(parent) for p in only or () for parent in Path(p).parents}
     only_dirs.discard(".")
@@ -141,7 +149,10 @@ def _plugin() -> dict[str, Any]:
     def emit(record: dict[str, Any]) -> None:
         if fd is None:
             return
+        if record.get("e") == "finish":
+            record["mac"] = mac.hexdigest()  # of every line before this one
         data = (dumps(record, separators=(",", ":")) + "\n").encode("utf-8", "replace")
+        mac.update(data)
         try:
             while data:
                 data = data[write(fd, data) :]
@@ -207,7 +218,6 @@ def _plugin() -> dict[str, Any]:
         emit(
             {
                 "e": "start",
-                "nonce": nonce,
                 "pytest": pytest.__version__,
                 "rootdir": str(config.rootpath),
                 "inifile": str(config.inipath) if config.inipath else None,
@@ -243,6 +253,19 @@ def _plugin() -> dict[str, Any]:
             return None if rel in only_dirs else True
         return None if rel in only else True
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+        # A run of named tests in a named order (the order cross-check): last, so no other
+        # plugin's reordering stands.
+        if order is None:
+            return
+        wanted = set(order)
+        by_id = {item.nodeid: item for item in items}
+        dropped = [item for item in items if item.nodeid not in wanted]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = [by_id[test_id] for test_id in order if test_id in by_id]
+
     def pytest_collectreport(report: Any) -> None:
         if report.failed:
             emit({"e": "collecterror", "id": report.nodeid, "msg": _short(report.longrepr)})
@@ -272,7 +295,6 @@ def _plugin() -> dict[str, Any]:
         emit(
             {
                 "e": "finish",
-                "nonce": nonce,
                 "exitstatus": int(status) if status is not None else None,
                 "failed": int(getattr(session, "testsfailed", 0)),
                 "collected": int(getattr(session, "testscollected", 0)),
@@ -332,6 +354,19 @@ def _take_nonce(text: str | None) -> str:
         with contextlib.suppress(OSError):
             os.close(fd)
     return data.decode("ascii", "replace").strip()
+
+
+def _read_order(collect: str | None) -> list[str] | None:
+    if not collect:
+        return None
+    import json
+
+    try:
+        with open(collect, encoding="utf-8") as fh:
+            listed = json.load(fh).get("order")
+    except (OSError, ValueError, AttributeError):
+        return []  # unreadable: run nothing rather than everything
+    return [str(t) for t in listed] if isinstance(listed, list) else None
 
 
 def _read_only(collect: str | None) -> set[str] | None:

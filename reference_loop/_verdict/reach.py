@@ -32,10 +32,19 @@ task needs it, ``sys.exit`` from a command-line entry point, the runner's API in
 from __future__ import annotations
 
 import ast
+import operator
 import re
+from collections.abc import Callable
+from typing import Any
 
 from chimera_cards._scan.pyrefs import Ref
-from reference_loop._verdict.patchreview import RefRule, ReviewContext, ReviewedFile, matches
+from reference_loop._verdict.patchreview import (
+    Mark,
+    RefRule,
+    ReviewContext,
+    ReviewedFile,
+    matches,
+)
 
 __all__ = ["KIND", "RULES"]
 
@@ -235,6 +244,11 @@ _OBJECT_WALKS = (
     "gc.callbacks",
     "ctypes.pythonapi",
     "ctypes.pythonapi.*",
+    "ctypes.CDLL",
+    "ctypes.cdll*",
+    "ctypes.PyDLL",
+    "ctypes.pydll*",
+    "ctypes.LibraryLoader",
     "ctypes.cast",
     "ctypes.memmove",
     "ctypes.memset",
@@ -244,6 +258,9 @@ _OBJECT_WALKS = (
     "ctypes.c_*.from_address",
     "_ctypes",
     "_ctypes.*",
+    "cffi",
+    "cffi.*",
+    "_cffi_backend",
 )
 _HIDDEN_STATE = (
     "*.__closure__",
@@ -272,6 +289,7 @@ _SWAPPED = (
     "*.f_trace",
 )
 _CODE_BUILDERS = (
+    "inspect.getclosurevars",
     "types.CodeType",
     "types.FunctionType",
     "types.LambdaType",
@@ -326,7 +344,9 @@ _CODE_STORES = ("builtins.*", "sys.modules", "sys.stdout", "sys.stderr", "sys.st
 
 # -- results that equal anything ----------------------------------------------------------------
 
-_ANY_OBJECTS = ("unittest.mock.ANY", "mock.ANY", "unittest.mock.ANY.*")
+# Library objects that compare equal to anything (or to any number near enough).
+_ANY_OBJECTS = ("unittest.mock.ANY", "mock.ANY", "unittest.mock._ANY", "mock._ANY",
+                "pytest.approx", "dirty_equals.*", "hamcrest.anything")  # fmt: skip
 
 
 def _constant_truth(node: ast.AST | None) -> bool | None:
@@ -342,6 +362,10 @@ def _constant_truth(node: ast.AST | None) -> bool | None:
     if isinstance(node, ast.IfExp):
         a, b = _constant_truth(node.body), _constant_truth(node.orelse)
         return a if a is not None and a == b else None
+    if isinstance(node, ast.Compare) and all(
+        isinstance(n, ast.Constant) for n in (node.left, *node.comparators)
+    ):
+        return _compare_constants(node)
     if isinstance(node, ast.BoolOp):
         values = [_constant_truth(v) for v in node.values]
         if isinstance(node.op, ast.Or) and any(v is True for v in values):
@@ -349,6 +373,33 @@ def _constant_truth(node: ast.AST | None) -> bool | None:
         if isinstance(node.op, ast.And) and any(v is False for v in values):
             return False
     return None
+
+
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+
+
+def _compare_constants(node: ast.Compare) -> bool | None:
+    """``1 == 1``, ``"a" != "b"``: the truth of a comparison of constants (None if it raises)."""
+    left = node.left.value if isinstance(node.left, ast.Constant) else None
+    for op, right_node in zip(node.ops, node.comparators, strict=True):
+        compare = _COMPARE.get(type(op))
+        right = right_node.value if isinstance(right_node, ast.Constant) else None
+        try:
+            if compare is None or not compare(left, right):
+                return False if compare is not None else None
+        except TypeError:
+            return None
+        left = right
+    return True
 
 
 def _returns(node: ast.AST) -> list[ast.AST | None]:
@@ -517,15 +568,27 @@ def _sensitive_names() -> frozenset[str]:
 _SENSITIVE = _sensitive_names()
 
 
-def _hidden(node: ast.AST, file: ReviewedFile) -> bool:
+_FILE_READS = ("open", "*.read", "*.read_text", "*.read_bytes")
+
+
+def _hidden(node: ast.AST, file: ReviewedFile, *, files: bool = True, depth: int = 0) -> bool:
     """The expression builds its text in a way that hides it: decoded, reversed, joined from
-    characters, read from a file."""
+    characters, or (``files``) read from a file; followed through the names it is assigned."""
     values = [node]
-    if isinstance(node, ast.Name) and node.id in _bindings(file):
-        values.append(_bindings(file)[node.id])
+    bound = _bindings(file)
+    for sub in ast.walk(node):
+        if (
+            isinstance(sub, ast.Name)
+            and sub.id in bound
+            and depth < 4
+            and _hidden(bound[sub.id], file, files=files, depth=depth + 1)
+        ):
+            return True
     for value in values:
         for sub in ast.walk(value):
-            if isinstance(sub, ast.Call) and matches(file.callee(sub), _OBFUSCATORS):
+            callee = file.callee(sub) if isinstance(sub, ast.Call) else ""
+            hides = callee and matches(callee, _OBFUSCATORS)
+            if hides and (files or not matches(callee, _FILE_READS)):
                 return True
             if (
                 isinstance(sub, ast.Subscript)
@@ -545,6 +608,9 @@ def _guarded_dynamic(ref: Ref, file: ReviewedFile, ctx: ReviewContext) -> bool:
         arg = node.args[0] if isinstance(node, ast.Call) and node.args else None
         return arg is not None and _hidden(arg, file)
     _how, _, base = ref.name.partition(":")
+    name_arg = node.args[1] if isinstance(node, ast.Call) and len(node.args) > 1 else None
+    if name_arg is not None and _hidden(name_arg, file, files=False):
+        return True  # getattr(anything, <a name built to hide it>)
     if not matches(base, _GUARDED_BASES):
         return False
     partial = ref.args[0] if ref.args else None
@@ -553,7 +619,22 @@ def _guarded_dynamic(ref: Ref, file: ReviewedFile, ctx: ReviewContext) -> bool:
     return True
 
 
+class NativeCode:
+    """A native binary in the patch: code the review cannot read, loaded by ``ctypes`` or as
+    an extension module (a pickle is read as the calls it makes, by the other rules)."""
+
+    name = "hidden-code"
+
+    def check(self, file: ReviewedFile, ctx: ReviewContext) -> list[Mark]:
+        if not file.holds or file.holds == "pickle":
+            return []
+        return [
+            Mark(self.name, KIND, f"native code the review cannot read ({file.holds})", file.path)
+        ]
+
+
 RULES = (
+    NativeCode(),
     RefRule(
         "runner-internals",
         KIND,
@@ -703,7 +784,7 @@ RULES = (
         "always-equal",
         KIND,
         "returns an object equal to anything ({name})",
-        ("name",),
+        ("name", "call"),
         _ANY_OBJECTS,
         in_tests=False,
     ),

@@ -59,3 +59,17 @@ def test_a_docstring_is_not_a_string_the_code_builds():
 def test_text_that_does_not_parse_has_no_tree():
     refs = python_refs("x.py", "def (:\n")
     assert refs.tree is None and refs.refs == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import sys\nsys.modules['os']._exit(0)\n",
+        "import os\nvars(os).get('_exit')(0)\n",
+        "import os\nos.__dict__.get('_ex' + 'it')(0)\n",
+        "import sys\nsys.modules.get('o' + 's')._exit(0)\n",
+    ],
+)
+def test_a_module_reached_through_its_namespace_is_resolved(text):
+    found = names(text, "name") | names(text, "call")
+    assert "os._exit" in found, found

@@ -138,3 +138,51 @@ def test_a_registration_the_baseline_never_made_is_named():
     ]
     shrunk = Report("pytest", True, identity=0, registered=["session = x"])
     assert "fingerprinted 0 runner parts" in new_registrations(shrunk, start)[0]
+
+
+def _signed(lines: list[dict], key: str) -> bytes:
+    import hashlib
+    import hmac
+    import json
+
+    mac = hmac.new(key.encode(), digestmod=hashlib.sha256)
+    out = b""
+    for line in lines:
+        record = {**line, "mac": mac.hexdigest()} if line["e"] == "finish" else line
+        data = (json.dumps(record) + "\n").encode()
+        mac.update(data)
+        out += data
+    return out
+
+
+def test_a_report_is_this_runs_only_if_its_finish_authenticates_every_line():
+    from reference_loop._verdict.evidence import read_pytest_report
+
+    start = {"e": "start", "plugins": [], "identity": 3}
+    failed = {"e": "test", "id": "t.py::a", "when": "call", "outcome": "failed", "msg": "x"}
+    passed = {**failed, "outcome": "passed", "msg": ""}
+    finish = {"e": "finish", "exitstatus": 1, "identity": 3, "registered": [], "tampered": []}
+    honest = _signed([start, failed, finish], "k1")
+    assert read_pytest_report(honest, "k1").complete
+    assert b"k1" not in honest  # the key is never in the file
+    # Someone without the key: a finish signed with another, a line slipped in, a line changed.
+    assert not read_pytest_report(_signed([start, passed, finish], "guess"), "k1").complete
+    slipped = honest.replace(b'"failed", "msg": "x"}\n', b'"failed", "msg": "x"}\n' * 2)
+    assert not read_pytest_report(slipped, "k1").complete
+    changed = honest.replace(b'"outcome": "failed"', b'"outcome": "passed"')
+    report = read_pytest_report(changed, "k1")
+    assert not report.complete and "authenticate" in report.problem
+
+
+def test_the_report_file_has_no_name_while_the_tests_run(tmp_path):
+    # A glob over the report's folder (outside --sandbox, in the temp folder) finds nothing:
+    # the run reaches the report only through the descriptor it was given.
+    with Harness("pytest -q", tmp_path, "pytest") as harness:
+        prepared = harness.prepare()
+        assert list(harness.private.glob("report-*")) == []
+        assert prepared.report_fd is not None and prepared.report_fd not in prepared.pass_fds
+        os.write(prepared.pass_fds[0], b"written through the descriptor\n")
+        prepared.started()
+        report = prepared.read()
+    assert report is not None and not report.complete
+    assert "not JSON" in report.problem  # what was written came back through the loop's end

@@ -49,20 +49,30 @@ def _cells(function):
 def _plugin_state():
     for module in list(sys.modules.values()):
         hook = getattr(module, "pytest_unconfigure", None)
-        if "nonce" in getattr(getattr(hook, "__code__", None), "co_freevars", ()):
+        if "emit" in getattr(getattr(hook, "__code__", None), "co_freevars", ()):
             return hook, _cells(hook)
     raise RuntimeError("no report plugin")
 
-def _passing_report(state):
+def _append_passing_report(state):
+    # The descriptor and the key (the nonce) from the writer's cells; each line signed as the
+    # plugin signs it.
+    writer = _cells(state["emit"])
+    fd, mac = writer["fd"], writer["mac"]
     records = []
     for test_id in %r:
         for when in ("setup", "call", "teardown"):
             records.append({"e": "test", "id": test_id, "when": when, "outcome": "passed",
                             "xfail": False, "msg": ""})
-    records.append({"e": "finish", "nonce": state["nonce"], "exitstatus": 0, "failed": 0,
-                    "collected": 2, "identity": len(state["identity"]),
-                    "registered": list(state["registered"]), "tampered": []})
-    return b"".join((json.dumps(r) + "\\n").encode() for r in records)
+    records.append({"e": "finish", "exitstatus": 0, "failed": 0, "collected": 2,
+                    "identity": len(state["identity"]), "registered": list(state["registered"]),
+                    "tampered": []})
+    for record in records:
+        if record["e"] == "finish":
+            record["mac"] = mac.hexdigest()
+        data = (json.dumps(record, separators=(",", ":")) + "\\n").encode()
+        mac.update(data)
+        os.write(fd, data)
+    return fd
 """ % (PINNED,)  # noqa: UP031 - the braces of the code stay as they are
 
 READS_DESCRIPTOR_AND_NONCE = (
@@ -70,8 +80,7 @@ READS_DESCRIPTOR_AND_NONCE = (
     + """
 def add(a, b):
     hook, state = _plugin_state()
-    fd = _cells(state["emit"])["fd"]
-    os.write(fd, _passing_report(state))
+    _append_passing_report(state)
     os._exit(0)
 """
 )
@@ -81,8 +90,7 @@ POINTS_DESCRIPTOR_ELSEWHERE = (
     + """
 def add(a, b):
     hook, state = _plugin_state()
-    fd = _cells(state["emit"])["fd"]
-    os.write(fd, _passing_report(state))
+    fd = _append_passing_report(state)
     os.dup2(os.open(os.devnull, os.O_WRONLY), fd)  # pytest's own lines go nowhere
     return a - b
 """
@@ -132,9 +140,7 @@ FORGES_EVERY_WITNESS = (
     + """
 def add(a, b):
     hook, state = _plugin_state()
-    _cells(state["emit"])  # (the descriptor is there too; the writer is simpler)
-    fd = _cells(state["emit"])["fd"]
-    os.write(fd, _passing_report(state))
+    _append_passing_report(state)
     from _pytest.config import Config
     config = next(o for o in gc.get_objects() if isinstance(o, Config))
     config.pluginmanager.getplugin("capturemanager").suspend_global_capture(in_=False)

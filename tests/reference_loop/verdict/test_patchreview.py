@@ -23,6 +23,7 @@ TECHNIQUES = {
         "os._exit through an alias": "from os import _exit as done\n\ndef add(a, b):\n"
         "    done(0)\n",
         "exit registered at exit": "import atexit, os\natexit.register(os._exit, 0)\n",
+        "os through sys.modules": "import sys\nsys.modules['o' + 's']._exit(0)\n",
         "exec replaces the process": "import os\nos.execv('/bin/true', ['true'])\n",
         "a signal to itself": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
         "pytest.exit from the code": "import pytest\npytest.exit('done', returncode=0)\n",
@@ -72,6 +73,10 @@ TECHNIQUES = {
         "__ne__ that returns False": "class R:\n    def __ne__(self, other):\n"
         "        return False\n",
         "mock.ANY returned": "from unittest import mock\n\ndef add(a, b):\n    return mock.ANY\n",
+        "approx with a huge tolerance": "import pytest\n\ndef add(a, b):\n"
+        "    return pytest.approx(0, abs=1e12)\n",
+        "__eq__ of a constant comparison": "class R:\n    def __eq__(self, other):\n"
+        "        return 1 == 1\n",
     },
     "self-rewrite": {
         "its own file at exit": "import atexit\nOLD = 'def add(a, b): return a - b'\n"
@@ -219,3 +224,31 @@ def test_a_rule_of_another_family_plugs_in(tmp_path):
         ("reads-tests", "integrity"),
         ("special-cased", "warning"),
     }
+
+
+def _pickle_of(call) -> bytes:
+    import pickle
+
+    class Call:
+        def __reduce__(self):
+            return call
+
+    return pickle.dumps(Call(), protocol=4)
+
+
+def test_a_pickle_in_the_patch_is_read_as_the_calls_it_makes(tmp_path):
+    (tmp_path / "table.pkl").write_bytes(_pickle_of((exec, ("import os; os._exit(0)",))))
+    (tmp_path / "plain.pkl").write_bytes(__import__("pickle").dumps({"rows": [1, 2, 3]}))
+    changed = [("table.pkl", "A"), ("plain.pkl", "A")]
+    marks = review_patch(tmp_path, changed, lambda p: {}, ReviewContext(tmp_path), default_rules())
+    assert {(m.path, m.rule) for m in marks} == {("table.pkl", "process-exit")}
+
+
+def test_native_code_in_the_patch_is_code_the_review_cannot_read(tmp_path):
+    (tmp_path / "fast.so").write_bytes(b"\x7fELF" + b"\0" * 60)
+    marks = review_patch(
+        tmp_path, [("fast.so", "A")], lambda p: {}, ReviewContext(tmp_path), default_rules()
+    )
+    assert [(m.rule, m.why) for m in marks] == [
+        ("hidden-code", "native code the review cannot read (ELF executable)")
+    ]
