@@ -156,10 +156,13 @@ def main(argv: list[str] | None = None) -> int:
         cpu: dict[str, list[float]] = {k: [] for k in cases}
         for round_ in range(args.warmup + args.runs):
             for label, (command, data) in cases.items():
+                memo = base / "cc" / "cards.db.hook-memo.json"
+                kept = memo.read_bytes() if memo.exists() else None
                 if label.endswith("memo cleared"):  # the first call of a session: check runs
-                    memo = base / "cc" / "cards.db.hook-memo.json"
                     memo.unlink(missing_ok=True)
                 elapsed, used = _run_once(command, data, env, project)
+                if label.endswith("memo cleared") and kept is not None:
+                    memo.write_bytes(kept)  # the other cases measure a session under way
                 if round_ >= args.warmup:
                     wall[label].append(elapsed)
                     cpu[label].append(used)
