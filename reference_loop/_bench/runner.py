@@ -30,22 +30,26 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reference_loop._attempters.base import AttemptOutcome
 from reference_loop._attempters.factory import fit_to_task, make_attempter
 from reference_loop._attempters.model_errors import FinalModelError
 from reference_loop._attempters.presets import is_preset
 from reference_loop._bench.journal import Journal, JournalRefused
+from reference_loop._bench.live import (
+    Guarded,
+    Live,
+    close_attempter,
+    private_tempdir,
+    stop_runs,
+)
 from reference_loop._bench.shard import Shard, code_version, select
 from reference_loop._bench.stats import PairedComparison, paired_compare
 from reference_loop._core.history import DEFAULT_BUDGET
 from reference_loop._core.planner import make_planner
-from reference_loop._process.stop import kill_child_processes
 from reference_loop._run.loop import DEFAULT_MAX_ATTEMPTS, LoopOptions, RunResult, run_task
 from reference_loop._tasks.task import (
     MANIFEST,
@@ -59,7 +63,6 @@ from reference_loop._tasks.task import (
 from reference_loop.errors import LoopError, LoopUsageError
 
 MODEL_STEPS = ("model", "context")  # first failing steps that mean the model never answered
-STOP_GRACE = 1.5  # seconds the runs in flight get to wind down after Ctrl-C or SIGTERM
 
 
 @dataclass(frozen=True)
@@ -519,70 +522,6 @@ class AttempterSettings:
         return att
 
 
-class BenchStopped(Exception):
-    """Raised inside a run's thread when the bench is stopping: the loop unwinds and restores."""
-
-
-@dataclass
-class _Guarded:
-    """An attempter that refuses to start an attempt once the bench is stopping."""
-
-    inner: Any
-    stop: threading.Event
-    name: str = ""
-
-    def __post_init__(self) -> None:
-        self.name = self.inner.name
-
-    def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome:
-        if self.stop.is_set():
-            raise BenchStopped
-        outcome = self.inner.attempt(prompt, workspace, attempt=attempt)
-        if self.stop.is_set():
-            raise BenchStopped
-        return outcome
-
-
-@dataclass
-class _Live:
-    """What the running bench must be able to stop or clean up from the main thread."""
-
-    stop: threading.Event = field(default_factory=threading.Event)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    objects: dict[int, Any] = field(default_factory=dict)
-    tmpdirs: set[str] = field(default_factory=set)
-
-    def add(self, att: Any) -> None:
-        with self.lock:
-            self.objects[id(att)] = att
-
-    def discard(self, att: Any) -> None:
-        with self.lock:
-            self.objects.pop(id(att), None)
-
-    def stop_all(self) -> None:
-        self.stop.set()
-        with self.lock:
-            live = list(self.objects.values())
-        for att in live:
-            stopper = getattr(att, "stop", None)
-            if callable(stopper):
-                stopper()
-        kill_child_processes()
-
-    def remove_tmpdirs(self) -> None:
-        with self.lock:
-            dirs = list(self.tmpdirs)
-        for d in dirs:
-            shutil.rmtree(d, ignore_errors=True)
-
-
-def _close(att: Any) -> None:
-    closer = getattr(att, "close", None)
-    if callable(closer):
-        closer()
-
-
 def stopped_outcome(arm: str, task: str, seed: int, reason: str, wall: float = 0.0) -> RunOutcome:
     """The outcome of a run that an error no retry changes ended in its first attempt."""
     return RunOutcome(
@@ -618,12 +557,12 @@ def run_one(
     settings: AttempterSettings | None = None,
     ignore: Sequence[str] = (),
     budget: int = DEFAULT_BUDGET,
-    live: _Live | None = None,
+    live: Live | None = None,
 ) -> RunOutcome:
     """One loop run on a fresh temporary copy of the task; attempters are built per run so a
     scripted or sampled attempter starts from its seed every time."""
     settings = settings or AttempterSettings()
-    live = live or _Live()
+    live = live or Live()
     built = [settings.build(attempter, seed, task)]
     if arm.on_repeat == "escalate":
         built.append(settings.build(escalate_to or "", seed, task))
@@ -642,7 +581,7 @@ def run_one(
     if arm.on_repeat == "replan":
         options.planner = make_planner("scripted")
     if arm.on_repeat == "escalate":
-        options.escalate_to = _Guarded(built[1], live.stop)
+        options.escalate_to = Guarded(built[1], live.stop)
     tmp = tempfile.mkdtemp(prefix=f"reference-loop-{task.name}-")
     with live.lock:
         live.tmpdirs.add(tmp)
@@ -652,7 +591,7 @@ def run_one(
         started = time.monotonic()
         copy = copy_project(task, Path(tmp) / task.name)
         try:
-            result = run_task(task, _Guarded(built[0], live.stop), workspace=copy, options=options)
+            result = run_task(task, Guarded(built[0], live.stop), workspace=copy, options=options)
         except FinalModelError as exc:
             return stopped_outcome(arm.name, task.name, seed, str(exc), time.monotonic() - started)
         calls = [c.to_dict() for att in built for c in getattr(att, "calls", [])]
@@ -669,7 +608,7 @@ def run_one(
     finally:
         for att in built:
             live.discard(att)
-            _close(att)
+            close_attempter(att)
         shutil.rmtree(tmp, ignore_errors=True)
         with live.lock:
             live.tmpdirs.discard(tmp)
@@ -697,7 +636,7 @@ def check_attempters(
             for t in tasks:
                 budgets[t.name] = fit_to_task(t, budgets[t.name], att)
         finally:
-            _close(att)
+            close_attempter(att)
     return budgets
 
 
@@ -744,7 +683,7 @@ def run_bench(
 
     Runs go to worker threads; this thread only waits, so Ctrl-C or SIGTERM (``stop.Stopped``,
     or KeyboardInterrupt) is handled at once: no new attempt starts, every child process is
-    killed, the runs in flight get ``STOP_GRACE`` seconds to unwind, temporary workspaces are
+    killed, the runs in flight get ``live.STOP_GRACE`` seconds to unwind, temporary workspaces are
     removed, and the runs that finished come back as a result marked partial."""
     arms = list(arms) if arms is not None else parse_arms(None, escalate_to=escalate_to)
     settings = settings or AttempterSettings(attempt_timeout=attempt_timeout)
@@ -782,7 +721,7 @@ def run_bench(
             book.close()
             raise JournalRefused(f"refusing to resume from {journal}: {exc}") from None
     try:
-        with _private_tempdir():
+        with private_tempdir():
             result = _run_all(
                 tasks,
                 arms,
@@ -855,22 +794,6 @@ def grid(tasks: Sequence[Task], arms: Sequence[Arm], seeds: int) -> list[tuple[T
     return [(task, arm, seed) for task in tasks for seed in range(seeds) for arm in arms]
 
 
-@contextmanager
-def _private_tempdir() -> Iterator[None]:
-    """Every temporary file and folder of the runs (workspaces, git indexes, verifier logs, model
-    worker logs) goes under one folder that is removed at the end, so a stop that cannot wait for
-    a run to unwind still leaves nothing behind. The runs' threads share the process, so the
-    setting is process-wide for the duration of the bench."""
-    root = tempfile.mkdtemp(prefix="reference-loop-bench-")
-    saved = tempfile.tempdir
-    tempfile.tempdir = root
-    try:
-        yield
-    finally:
-        tempfile.tempdir = saved
-        shutil.rmtree(root, ignore_errors=True)
-
-
 def _run_all(
     tasks: Sequence[Task],
     arms: Sequence[Arm],
@@ -901,7 +824,7 @@ def _run_all(
     for o in outcomes:
         progress(o)
     done: queue.Queue = queue.Queue()
-    live = _Live()
+    live = Live()
     started = time.monotonic()
 
     final: list[str] = []  # an error no retry changes: every later run would meet it too
@@ -952,7 +875,7 @@ def _run_all(
             progress(out)
     except KeyboardInterrupt as exc:
         stopped = "SIGTERM" if getattr(exc, "signum", None) == signal.SIGTERM else "SIGINT"
-        outcomes.extend(_stop_runs(live, threads, done, record))
+        outcomes.extend(stop_runs(live, threads, done, record))
     except BaseException:
         live.stop_all()
         live.remove_tmpdirs()
@@ -987,31 +910,6 @@ def _resume(
     )
     finished = {(o.task, o.arm, o.seed) for o in outcomes}
     return outcomes, [c for c in cells if (c[0].name, c[1].name, c[2]) not in finished]
-
-
-def _stop_runs(
-    live: _Live,
-    threads: Sequence[threading.Thread],
-    done: queue.Queue,
-    record: Callable[[RunOutcome], None],
-) -> list:
-    """Stop now: no new attempt, every child killed, ``STOP_GRACE`` for the runs in flight to
-    unwind, their workspaces removed. Returns the runs that finished meanwhile (each recorded)."""
-    live.stop_all()
-    deadline = time.monotonic() + STOP_GRACE
-    for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
-    finished = []
-    while True:
-        try:
-            out = done.get_nowait()
-        except queue.Empty:
-            break
-        if isinstance(out, RunOutcome):
-            record(out)
-            finished.append(out)
-    live.remove_tmpdirs()
-    return finished
 
 
 def summarise_bench(
