@@ -36,7 +36,7 @@ from chimera_cards._scan.mdcode import CodeUnit, code_units, command_line, embed
 from chimera_cards._scan.prose import prose_findings
 from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
 from chimera_cards._scan.pyshapes import parse_python
-from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity
+from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity, service_name
 from chimera_cards._scan.shell import Out, ShellFacts, analyse_shell
 
 DETECT_RULES: dict[str, str] = {
@@ -491,11 +491,6 @@ def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
     return found
 
 
-def _service(name: str) -> str:
-    words = [w for w in re.split(r"[^A-Za-z0-9]+", name.upper()) if w]
-    return words[0] if words else name
-
-
 def _names(taints: set[Taint]) -> str:
     return ", ".join(sorted({t.what for t in taints}))[:120]
 
@@ -566,7 +561,7 @@ def _grade(unit: _Unit) -> list[Finding]:
                 )
             )
     secrets = [(line, name) for facts in unit.python for line, name in facts.env_reads]
-    services = {_service(name) for _, name in secrets}
+    services = {service_name(name) for _, name in secrets}
     if len(services) >= 2 and not shipped:
         # Secrets of several services gathered in one place: what a harvester does first.
         names = ", ".join(sorted({name for _, name in secrets}))[:120]

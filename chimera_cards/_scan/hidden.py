@@ -395,7 +395,7 @@ _MENTION_RE = re.compile(
 )
 
 
-def _quoted_mention(match: re.Match) -> bool:
+def quoted_mention(match: re.Match) -> bool:
     """Whether a phrase stands inside quotation marks that the words before present as an
     example (what an attack says, what to avoid writing): a mention, not an instruction."""
     text, start, end = match.string, match.start(), match.end()
@@ -759,7 +759,7 @@ def _scan(
                 continue
             line = where(match.start())
             severity = default_severity
-            if rule == "override-phrase" and _quoted_mention(match):
+            if rule == "override-phrase" and quoted_mention(match):
                 severity = INFO  # listed: a quoted example of what an attack says
             if rule in _COMMENT_RULES:
                 # Shown verbatim in a code block: nothing there is hidden from a reader.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chimera_cards._scan.hidden import quoted_mention
 from chimera_cards._scan.intent import ADVICE_RE
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
 from chimera_cards._scan.textruns import literal_pattern
@@ -131,6 +132,8 @@ _PRECEDENCE_RE = re.compile(
     r"(?:(?:\S+\s+){0,3}?(?:the\s+|any\s+|all\s+|every\s+)?(?:users?'?s?|human'?s?|operator'?s?)\s+(?:own\s+)?"
     r"(?:instructions?|requests?|wishes|objections?|preferences|commands?|questions?|concerns?|refusals?|"
     r"choices?|decisions?|consent)\b"
+    r"|(?:what(?:ever)?|anything)\s+(?:the\s+)?(?:users?|humans?|operators?)\s+(?:says?|said|wants?|"
+    r"asks?|asked|requests?|requested|tells?|told|prefers?)\b"
     r"|(?:\S+\s+){0,2}?(?:objections?|requests?|instructions?|wishes|refusals?|concerns?|commands?)\s+"
     r"(?:from|of|by)\s+(?:the\s+|your\s+)?(?:users?|humans?|operators?)\b"
     r"|(?:the\s+|any\s+|all\s+|every\s+)?(?:users?|humans?|operators?)\b(?!'|\s+(?:message|input|data|"
@@ -700,6 +703,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
         if (
             precedence
             and not _attempted(sentence, precedence)
+            and not quoted_mention(precedence)
             and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I)
         ):
             found.append(
