@@ -412,9 +412,11 @@ def followed_files(files: list[DetectFile]) -> set[str]:
     while queue:
         text = by_path[queue.pop()].text
         for path, name in [*candidates, *markdown]:
-            if path in read or name not in text:
+            folder = path.rsplit("/", 1)[0] + "/" if "/" in path else None
+            if path in read or (name not in text and (folder is None or folder not in text)):
                 continue
-            if path in text or re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
+            named = path in text or (folder is not None and folder in text)
+            if named or re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
                 read.add(path)
                 queue.append(path)
                 if not path.lower().endswith(_MARKDOWN):
