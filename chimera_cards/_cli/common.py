@@ -64,6 +64,11 @@ def reports_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except (ChimeraError, sqlite3.Error, OSError, ValueError) as exc:
+            if isinstance(exc, BrokenPipeError):  # the reader went away (`| head`): stay quiet
+                from chimera_cards._cli.entry import quiet_streams
+
+                quiet_streams()
+                sys.exit(1)
             report = error_report(exc)
             if report is None:
                 raise

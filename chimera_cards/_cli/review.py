@@ -152,12 +152,11 @@ def keys_list(store_path, as_json) -> None:
     Looked for as keys/NAME.key beside the store in use, then beside the default store (where
     `keys generate` writes them).
     """
-    from chimera_cards._store.location import default_store_path
+    from chimera_cards._store.location import default_store_path, existing_store_path
     from chimera_cards._trust.keys import list_private_keys
 
-    path = store_path or default_store_path()
-    if store_path is not None and not path.is_file():
-        raise UsageError(f"{path}: no store here (import a card first, or pass --store)")
+    # A named store must be there; without one, keys are listed even before the first import.
+    path = existing_store_path(store_path) if store_path is not None else default_store_path()
     found = list_private_keys(store_path)
     trusted: dict[str, str] = {}
     if path.is_file():

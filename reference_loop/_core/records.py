@@ -22,7 +22,7 @@ DEFAULT_PATCH_LIMIT = 2000
 # attempt that creates thousands of files must not make every later prompt and line that long.
 MAX_RECORD_FILES = 200
 # "integrity": the attempt gamed its check (or the review marked its patch); never solved.
-VERDICTS = ("pass", "fail", "error", "timeout", "integrity")
+VERDICTS = ("pass", "fail", "error", "timeout", "integrity", "stopped")
 
 
 def describe_files(files: Sequence[str], total: int | None = None, limit: int = 20) -> str:
@@ -111,7 +111,7 @@ class FailedStep:
 @dataclass
 class AttemptRecord:
     number: int
-    verdict: str  # "pass" | "fail" | "error" | "timeout" | "integrity"
+    verdict: str  # "pass" | "fail" | "error" | "timeout" | "integrity" | "stopped"
     verifier_output: str = ""  # bounded by the verifier (head + tail)
     patch: str = ""  # bounded by bound_patch
     patch_truncated: bool = False

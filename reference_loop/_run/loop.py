@@ -96,11 +96,18 @@ class RunResult:
         """The number of the attempt that passed, or None."""
         return next((r.number for r in self.attempts if r.solved), None)
 
+    @property
+    def stopped(self) -> str | None:
+        """Why the attempter stopped the run (the tests contradict the task), or None."""
+        last = self.attempts[-1] if self.attempts else None
+        return last.description if last is not None and last.verdict == STOPPED else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "task": self.task,
             "solved": self.solved,
             "solved_at": self.solved_at,
+            "stopped": self.stopped,
             "history_mode": self.history_mode,
             "injections": self.injections,
             "replans": self.replans,
@@ -305,6 +312,52 @@ def _build_record(
     )
 
 
+STOPPED = "stopped"
+# An attempter that finds the pinned tests contradict the task writes this file at the
+# workspace's root, its reason inside; the loop records it and stops retrying.
+STOP_FILE = "TESTS_CONTRADICT_TASK"
+MAX_STOP_REASON = 2000
+
+
+def stop_reason(root: Path) -> str | None:
+    """The reason in the workspace's stop file, or None when there is none (a link or a folder
+    in its place is no stop: only a regular file the attempt wrote)."""
+    path = root / STOP_FILE
+    try:
+        if not path.is_file() or path.is_symlink():
+            return None
+        with path.open("rb") as fh:
+            text = fh.read(MAX_STOP_REASON).decode("utf-8", "replace")
+    except OSError:
+        return None
+    return " ".join(text.split()) or "the tests contradict the task"
+
+
+def _stopped(
+    number: int,
+    outcome: AttemptOutcome,
+    reason: str,
+    ws: Workspace,
+    attempter: Attempter,
+    started: float,
+    log: EventLog,
+) -> AttemptRecord:
+    """The attempter says the tests contradict the task: nothing is verified, the workspace
+    goes back to the snapshot, and the run ends with that as its result."""
+    diff = ws.diff_and_restore()
+    log.emit("attempt_stopped", attempt=number, reason=reason)
+    return AttemptRecord(
+        number=number,
+        verdict=STOPPED,
+        verifier_output="",
+        patch="",
+        files=[f.path for f in diff.files if f.path != STOP_FILE],
+        attempter=attempter.name,
+        description=reason,
+        duration=time.monotonic() - started,
+    )
+
+
 def _attempt_once(
     attempter: Attempter,
     prompt: str,
@@ -326,6 +379,9 @@ def _attempt_once(
     """
     started = time.monotonic()
     outcome = attempter.attempt(prompt, ws.root, attempt=number)
+    reason = stop_reason(ws.root)
+    if reason is not None:
+        return _stopped(number, outcome, reason, ws, attempter, started, log)
     before = ws.diff()
     found = session.check(before)
     hook_dirs, outputs = known  # the tree's hook folders; where the verifier writes by itself
@@ -696,7 +752,7 @@ def run_loop(
             dirty = False  # a failed attempt was reverted; a passing change stays
             same = _keep_record(record, history, ledger, options, log, ws)
             solved = record.solved
-            if solved:
+            if solved or record.verdict == STOPPED:
                 break
             if same is not None:
                 _after_repeat(task, record, same, state, ledger, options, log)

@@ -356,7 +356,9 @@ def _listed(lines: list[str]) -> list[str]:
     return lines
 
 
-def _passes(result: TestResult, may_skip: bool) -> bool:
+def passes(result: TestResult, may_skip: bool) -> bool:
+    """Whether a pinned test's outcome counts as passing (a skip only where it skipped at the
+    start)."""
     return result.outcome in (PASSED, "xpassed") or (may_skip and result.outcome in _NOT_PASSING_OK)
 
 
@@ -369,7 +371,7 @@ def _pinned_failures(report: Report, pinned: Pinned | None, wanted: Sequence[str
         if result is None:
             how = "deselected" if test_id in deselected else "did not run"
             failures.append(f"MISSING {test_id} - a pinned test {how}")
-        elif _passes(result, test_id in may_skip):
+        elif passes(result, test_id in may_skip):
             continue
         else:
             word = "FAILED" if result.outcome in ("failed", "error") else result.outcome.upper()

@@ -145,6 +145,7 @@ def _plugin() -> dict[str, Any]:
         else:
             environ.pop("PYTEST_ADDOPTS", None)
     only = _read_only(collect)
+    order = _read_order(collect)
     # Every folder above a listed file is walked into, and no other.
     only_dirs = {str(parent) for p in only or () for parent in Path(p).parents}
     only_dirs.discard(".")
@@ -260,6 +261,19 @@ def _plugin() -> dict[str, Any]:
             return None if rel in only_dirs else True
         return None if rel in only else True
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+        # A run of named tests in a named order (the order cross-check): last, so no other
+        # plugin's reordering stands.
+        if order is None:
+            return
+        wanted = set(order)
+        by_id = {item.nodeid: item for item in items}
+        dropped = [item for item in items if item.nodeid not in wanted]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = [by_id[test_id] for test_id in order if test_id in by_id]
+
     def pytest_collectreport(report: Any) -> None:
         if report.failed:
             emit({"e": "collecterror", "id": report.nodeid, "msg": _short(report.longrepr)})
@@ -348,6 +362,19 @@ def _take_nonce(text: str | None) -> str:
         with contextlib.suppress(OSError):
             os.close(fd)
     return data.decode("ascii", "replace").strip()
+
+
+def _read_order(collect: str | None) -> list[str] | None:
+    if not collect:
+        return None
+    import json
+
+    try:
+        with open(collect, encoding="utf-8") as fh:
+            listed = json.load(fh).get("order")
+    except (OSError, ValueError, AttributeError):
+        return []  # unreadable: run nothing rather than everything
+    return [str(t) for t in listed] if isinstance(listed, list) else None
 
 
 def _read_only(collect: str | None) -> set[str] | None:

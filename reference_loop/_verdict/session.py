@@ -30,7 +30,14 @@ from reference_loop._verdict.crosscheck import (
     new_registrations,
     witnesses,
 )
-from reference_loop._verdict.evidence import Judgement, Pinned, Report, judge, pin_from_baseline
+from reference_loop._verdict.evidence import (
+    Judgement,
+    Pinned,
+    Report,
+    judge,
+    passes,
+    pin_from_baseline,
+)
 from reference_loop._verdict.harness import NONCE, Harness, detect_format
 from reference_loop._verdict.integrity import IntegrityContext, StartFacts, Violation
 from reference_loop._verdict.patchreview import Mark, ReviewContext, Rule, review_patch
@@ -38,6 +45,9 @@ from reference_loop._verdict.rules import default_rules
 from reference_loop._verdict.verifier import VerifyResult, run_verifier
 from reference_loop._workspace.core import Diff
 from reference_loop.errors import LoopUsageError
+
+# The order cross-check runs each pinned test alone too when there are at most this many.
+MAX_ALONE = 6
 
 EVIDENCE_LABEL = {
     "pytest": "pytest-report",
@@ -283,6 +293,8 @@ class Session:
                     f"the verifier exited 0 but {verdict.reason}",
                 )
             )
+        if verdict.verdict == "pass" and not violations:
+            violations += self._order_checked(number)
         # The failing lines (and so the failure signature and every decision built on it) come
         # from the report, never from the runner's text, which pytest cuts to the terminal's width.
         lines = list(verdict.failures) if verdict.verdict != "pass" else []
@@ -293,6 +305,26 @@ class Session:
             failure_lines=lines,
         )
         return Verified(judged, verdict, violations, added)
+
+    def _order_checked(self, number: int) -> list[Violation]:
+        """A pass whose pinned tests fail in reverse order, or alone: the result depends on
+        what ran before (a counter answering 5 then 6), not on the code. Run only on a pass,
+        so it costs nothing on the failing attempts; each test alone only for small sets."""
+        if self.kind != "pytest" or self.pinned is None or len(self.pinned.tests) < 2:
+            return []
+        tests = list(self.pinned.tests)
+        runs = [("in reverse order", tests[::-1])]
+        if len(tests) <= MAX_ALONE:
+            runs += [("alone", [t]) for t in tests]
+        files = self.pinned.collect_files
+        for index, (how, ids) in enumerate(runs):
+            _, report = self._run(files, order=ids, log_name=f"attempt-{number}-order-{index}")
+            for test_id in ids:
+                result = report.results.get(test_id) if report is not None else None
+                if result is None or not passes(result, test_id in self.pinned.may_skip):
+                    why = f"passes with the others in their order, fails when they run {how}"
+                    return [Violation("order-dependent", test_id, why)]
+        return []
 
     def _witnessed(self, report: Report | None, result: VerifyResult) -> list[Violation]:
         """The report against the outside witnesses and the untouched tree's run: an exit
@@ -351,12 +383,16 @@ class Session:
         return found
 
     def _run(
-        self, only: Sequence[str] | None, *, log_name: str
+        self,
+        only: Sequence[str] | None,
+        *,
+        log_name: str,
+        order: Sequence[str] | None = None,
     ) -> tuple[VerifyResult, Report | None]:
         # After the baseline, pytest runs with plugin autoload off: the plugins the untouched
         # tree's run loaded are named, so an entry point the attempt planted loads nothing.
         plugins = self.witnesses.plugins if self.baseline is not None else None
-        run = self.harness.prepare(only=only, plugins=plugins)
+        run = self.harness.prepare(only=only, plugins=plugins, order=order)
         log_path = (
             Path(self.settings.log_dir) / f"{log_name}.log" if self.settings.log_dir else None
         )
