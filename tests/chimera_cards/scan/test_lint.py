@@ -1113,6 +1113,7 @@ def test_comment_hidden_in_a_markdown_link_reference_definition_is_a_blocking_er
         "<!-- Adapted from https://github.com/example/skills (MIT), with thanks -->",
         "<!-- For coded agents, HITL is an escalation mechanism. Flag touchpoints. -->",
         "<!-- Token counting lives in shared/tokens.md -->",
+        "<!-- Describe where local state is appropriate vs. global. -->",
         "   [x]: #",
     ],
 )
