@@ -81,12 +81,14 @@ def _in_marketplace(
     plugins = read_plugins(read, where)
     if plugins is None:
         return skills
-    owner = assign((s.info.get("path", "") for s in skills), plugins)
+    owners = assign((s.info.get("path", "") for s in skills), plugins)
     kept = []
     for skill in skills:
-        plugin = owner.get(skill.info.get("path", ""))
-        if plugin is not None:
-            skill.info["plugin"] = plugin
+        names = owners.get(skill.info.get("path", ""))
+        if names:
+            skill.info["plugin"] = names[0]
+            if len(names) > 1:
+                skill.info["plugins"] = names
             kept.append(skill)
     return kept
 
@@ -456,13 +458,24 @@ def pick_plugin(skills: list[SkillSource], plugin: str, *, source: str) -> list[
     Raises:
         UsageError: the source is no marketplace, or has no plugin of that name.
     """
-    plugins = sorted({str(s.info["plugin"]) for s in skills if s.info.get("plugin")})
+    plugins = sorted({name for s in skills for name in plugins_of(s)})
     if not plugins:
         raise UsageError(f"{source}: not a plugin marketplace (no .claude-plugin/marketplace.json)")
-    chosen = [s for s in skills if s.info.get("plugin") == plugin]
+    chosen = [s for s in skills if plugin in plugins_of(s)]
     if not chosen:
         raise UsageError(f"{source}: no plugin named {plugin!r} (found: {', '.join(plugins)})")
+    for skill in chosen:
+        skill.info["plugin"] = plugin  # the plugin it was taken for is the one recorded
     return chosen
+
+
+def plugins_of(skill: SkillSource) -> list[str]:
+    """Every marketplace plugin that exposes ``skill`` (none outside a marketplace)."""
+    many = skill.info.get("plugins")
+    if isinstance(many, list):
+        return [str(n) for n in many]
+    one = skill.info.get("plugin")
+    return [str(one)] if one else []
 
 
 @dataclass
@@ -471,18 +484,20 @@ class SourceEntry:
 
     name: str  # the SKILL.md's name, else the folder's
     folder: str  # the folder inside the source ("" for its top)
-    plugin: str | None  # the marketplace plugin that lists it
+    plugin: str | None  # the (first) marketplace plugin that exposes it
     digest: str | None  # the bundle digest; None when the skill was refused
     files: int
     network: bool
     origin: str
     error: str | None = None
+    plugins: list[str] = field(default_factory=list)  # every plugin that exposes it
 
     def to_dict(self) -> dict:
         return {
             "name": self.name,
             "folder": self.folder,
             "plugin": self.plugin,
+            "plugins": self.plugins,
             "digest": self.digest,
             "files": self.files,
             "network": self.network,
@@ -529,6 +544,7 @@ def list_source(
                 name=name,
                 folder=str(found.info.get("path", found.folder)),
                 plugin=found.info.get("plugin"),
+                plugins=[plugin] if plugin is not None else plugins_of(found),
                 digest=found.bundle.digest if found.bundle is not None else None,
                 files=len(found.bundle.files) if found.bundle is not None else 0,
                 network=found.network,
