@@ -177,9 +177,13 @@ def test_name_not_matching_its_directory_is_a_lint_error(store, tmp_path):
 
 
 def test_warnings_alone_do_not_hold_a_card(store, card_factory):
-    result = one(import_source(store, card_factory("warned", frontmatter={"x-extra": 1})))
+    # A second "## Do" is a warning in the spec profile the importer lints with.
+    body = "\n## Do\n\nOne thing.\n\n## Do\n\nAnother.\n"
+    result = one(import_source(store, card_factory("warned", body=body)))
     assert result.status == "active"
-    assert any(f["severity"] == "warning" for f in result.findings)
+    assert [f["rule"] for f in result.findings if f["severity"] == "warning"] == [
+        "section-duplicate"
+    ]
 
 
 # --- integrity and lockfile ---------------------------------------------------------------
