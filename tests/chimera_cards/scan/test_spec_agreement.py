@@ -213,5 +213,8 @@ def test_the_cases_are_the_forty_of_the_reference_validator():
 
 if __name__ == "__main__":
     agreed, differ = agreement()
-    print(f"{agreed}/{len(CASES) + len(CHIMERA_KEY_CASES)} agree" + (f"; differ: {', '.join(differ)}" if differ else ""))
+    print(
+        f"{agreed}/{len(CASES) + len(CHIMERA_KEY_CASES)} agree"
+        + (f"; differ: {', '.join(differ)}" if differ else "")
+    )
     sys.exit(0 if not differ else 1)
