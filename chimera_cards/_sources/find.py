@@ -281,12 +281,15 @@ def _git(source: str, ref: str | None, timeout: float) -> list[SkillSource]:
 
 
 def _git_skills(source: str, ref: str | None, snap) -> list[SkillSource]:
-    network = (is_url(source) and not source.startswith("file://")) or _scp_like(source)
+    local_url = source.lower().startswith(("file://", "git+file://"))
+    network = (is_url(source) and not local_url) or _scp_like(source)
     if network:
         url = source
         if _scp_like(source):
             user_host, _, path = source.partition(":")
             url = f"ssh://{user_host}/{path}"
+    elif local_url:
+        url = source  # a repository on this machine, named as git names it
     else:
         url = str(Path(source).resolve())
     info = {"kind": "git", "url": url, "ref": ref, "commit": snap.commit}

@@ -216,6 +216,23 @@ class BlobsMixin(AuditMixin):
             uses=3,
         )
 
+    def adopted_folders(self) -> dict[str, set[str]]:
+        """folder -> the bundle digests ``adopt`` took from it: the installed copies this store
+        knows are copies (a change to one is a local edit, never a new version to trust)."""
+        out: dict[str, set[str]] = {}
+        try:
+            rows = self._conn.execute(
+                "SELECT json_extract(source, '$.path'), digest FROM versions "
+                "WHERE json_valid(source) "
+                "AND json_extract(source, '$.recorded.kind') = 'npx-adopt'"
+            ).fetchall()
+        except sqlite3.Error:  # a hand-edited column: no folder is known then
+            return out
+        for path, digest in rows:
+            if isinstance(path, str) and isinstance(digest, str):
+                out.setdefault(path, set()).add(digest)
+        return out
+
     def unknown_names(self, names: Iterable[str]) -> set[str]:
         """Which of these names no version has: a few queries for any number."""
         return self._absent(names, "SELECT DISTINCT name FROM versions WHERE name IN ({marks})")
