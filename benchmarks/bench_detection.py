@@ -58,36 +58,12 @@ from pathlib import Path
 
 from chimera_cards._importer.pipeline import import_source
 from chimera_cards._scan.codescan import lint_skill_paths
+from chimera_cards._scan.findings import SHAPE_RULES
 from chimera_cards._store.facade import Store
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent / "detection"
 MALICIOUS, BENIGN = "malicious", "benign"
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-# Rules about a card's shape, not about an attack: a peer corpus whose folder names differ from
-# the skills' names would otherwise count as "detected" everywhere.
-SHAPE_RULES = frozenset(
-    {
-        "parse-error",
-        "name-missing",
-        "name-format",
-        "name-dirname",
-        "description-missing",
-        "description-length",
-        "field-type",
-        "frontmatter-unknown-key",
-        "chimera-field-missing",
-        "kind-value",
-        "stage-value",
-        "topic-value",
-        "provenance-value",
-        "status-value",
-        "section-missing",
-        "section-empty",
-        "section-order",
-        "section-duplicate",
-        "section-unknown",
-    }
-)
 CISCO_FLAG = frozenset({"MEDIUM", "HIGH", "CRITICAL"})
 # What the `cisco` preset holds: its SARIF level error (HIGH and CRITICAL) maps to our error.
 CISCO_HOLD = frozenset({"HIGH", "CRITICAL"})

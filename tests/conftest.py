@@ -44,6 +44,7 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -880,6 +881,48 @@ def skills_cli() -> SkillsCli:
     if isinstance(found, str):
         pytest.skip(found)
     return found
+
+
+# -- the real agent CLIs (Claude Code, Codex CLI, Gemini CLI) for the wire tests ----------------
+# tests/wire/agents.py installs them from npm at pinned versions into a cache folder; the wire tests
+# point them at tests/wire/model_server.py. Where one cannot be had the test skips, saying why,
+# except in CI (CI=true), where a missing CLI is a failure: CI must run the wire tests.
+
+
+def agent_cli_or_fail(name: str) -> Any:
+    """The installed agent CLI ``name``; skips (fails under CI) when it cannot be had."""
+    from wire.agents import find_agent_cli
+
+    found = find_agent_cli(name)
+    if isinstance(found, str):
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"{name} CLI unavailable in CI: {found}")
+        pytest.skip(found)
+    return found
+
+
+@pytest.fixture(scope="session")
+def claude_cli() -> Any:
+    """The real Claude Code CLI (wire.agents.AgentCli)."""
+    return agent_cli_or_fail("claude")
+
+
+@pytest.fixture(scope="session")
+def codex_cli() -> Any:
+    """The real Codex CLI (wire.agents.AgentCli)."""
+    return agent_cli_or_fail("codex")
+
+
+@pytest.fixture(scope="session")
+def gemini_cli() -> Any:
+    """The real Gemini CLI (wire.agents.AgentCli)."""
+    return agent_cli_or_fail("gemini")
+
+
+@pytest.fixture(scope="session", params=["claude", "codex", "gemini"])
+def agent_cli(request: pytest.FixtureRequest) -> Any:
+    """Each real agent CLI in turn: a test of a class of agents runs once per CLI."""
+    return agent_cli_or_fail(request.param)
 
 
 # -- a real store with skills in every state, for the run-time tests ----------------------------

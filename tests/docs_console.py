@@ -165,10 +165,26 @@ def parse_console(source: str, first_line: int = 1) -> list[tuple[int, ConsoleCo
     return commands
 
 
+NOT_RUN = re.compile(r"<!-- not run: (\S[^\n]*?) -->\n+\Z")
+
+
+def not_run_reason(text: str, block_start: int) -> str | None:
+    """The reason a page gives for not running the console block that starts at ``block_start``
+    (an ``<!-- not run: REASON -->`` comment right above the fence), else None."""
+    found = NOT_RUN.search(text, 0, block_start)
+    return found.group(1) if found else None
+
+
+def console_blocks(document: Document) -> Iterator:
+    """The ``console`` fenced blocks of a page that are run (not marked ``not run``)."""
+    for lexed in FencedCodeBlockLexer("console")(document):
+        if not_run_reason(document.text, lexed.start) is None:
+            yield lexed
+
+
 def console_parser(document: Document) -> Iterator[Region]:
     """Sybil parser: one region per ``$`` command of every ``console`` fenced block."""
-    lexer = FencedCodeBlockLexer("console")
-    for lexed in lexer(document):
+    for lexed in console_blocks(document):
         source = lexed.lexemes["source"]
         base = lexed.start + source.offset
         first_line = document.text.count("\n", 0, base) + 1
@@ -242,7 +258,6 @@ class ConsoleSession:
             LC_ALL="C.UTF-8",
             PAGER="cat",
             PYTHONDONTWRITEBYTECODE="1",
-            COLUMNS="100",
         )
         env.update(self.env)
         self._bash = subprocess.Popen(
@@ -268,7 +283,11 @@ class ConsoleSession:
         """Run one command in the session; its output (mapped to shown values) and exit code."""
         assert self._bash is not None and self._bash.stdin and self._bash.stdout
         marker = f"__docs_console_{uuid.uuid4().hex}__"
-        script = f"{{\n{self._to_real(command)}\n}} </dev/null 2>&1\nprintf '\\n{marker}%s\\n' $?\n"
+        # The next command sees this one's exit status in $?, as in a reader's terminal.
+        script = (
+            f"{{\n{self._to_real(command)}\n}} </dev/null 2>&1\n__rc=$?\n"
+            f"printf '\\n{marker}%s\\n' $__rc\n(exit $__rc)\n"
+        )
         self._bash.stdin.write(script.encode())
         self._bash.stdin.flush()
         out = self._bash.stdout
@@ -334,3 +353,61 @@ def run_document(path: Path, tmp: Path | None = None) -> list[str]:
 
 def _examples(document: Document) -> Iterable:
     return document.examples()
+
+
+def update_document(path: Path, tmp: Path | None = None) -> int:
+    """Rewrite the shown output of every example of ``path`` whose output differs with what the
+    command printed (mapped to the shown paths and port); matching examples keep their text, ``…``
+    included. For a writer after a change of output: read the diff before committing it.
+
+    Returns:
+        How many examples were rewritten.
+    """
+    text = path.read_text(encoding="utf-8")
+    document = Document(text, str(path))
+    owned = tmp is None
+    root = Path(tempfile.mkdtemp(prefix="docs-console-")) if tmp is None else tmp
+    session = ConsoleSession(root).start()
+    edits: list[tuple[int, int, str]] = []
+    try:
+        for lexed in console_blocks(document):
+            source = lexed.lexemes["source"]
+            base = lexed.start + source.offset
+            commands = parse_console(str(source))
+            out = []
+            for _, command in commands:
+                printed, _ = session.run(command.command)
+                shown = command.expected if compare(command.expected, printed) else printed
+                body = "\n".join(_lines(shown))
+                out.append(f"$ {command.command}\n" + (body + "\n" if body else ""))
+            first = commands[0][0] if commands else 0
+            edits.append((base + first, base + len(str(source)), "".join(out)))
+    finally:
+        session.stop()
+        if owned:
+            shutil.rmtree(root, ignore_errors=True)
+    changed = 0
+    for start, end, new in reversed(edits):
+        if text[start:end] != new:
+            changed += 1
+            text = text[:start] + new + text[end:]
+    path.write_text(text, encoding="utf-8")
+    return changed
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Run or update the console examples of pages.")
+    parser.add_argument("--update", action="store_true", help="rewrite outputs that differ")
+    parser.add_argument("pages", nargs="+", type=Path)
+    args = parser.parse_args()
+    status = 0
+    for page in args.pages:
+        if args.update:
+            print(f"{page}: {update_document(page)} block(s) rewritten")
+        else:
+            failures = run_document(page)
+            print("\n\n".join(failures) or f"{page}: ok")
+            status |= bool(failures)
+    sys.exit(status)

@@ -15,6 +15,7 @@ from docs_console import (
     ConsoleSession,
     compare,
     normalise,
+    not_run_reason,
     parse_console,
     run_document,
 )
@@ -109,3 +110,22 @@ def test_a_page_whose_output_is_stale_fails(tmp_path):
 def test_the_page_prints_what_it_shows(page, tmp_path):
     failures = run_document(REPO / page, tmp_path)
     assert not failures, "\n\n".join(failures)
+
+
+def test_the_next_command_sees_the_exit_status_in_dollar_question(tmp_path):
+    session = ConsoleSession(tmp_path).start()
+    try:
+        assert session.run("false")[1] == 1
+        assert session.run("echo $?")[0] == "1\n"
+    finally:
+        session.stop()
+
+
+def test_a_block_marked_not_run_is_not_run_and_must_say_why(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- not run: needs a GPU -->\n\n```console\n$ echo one\ntwo\n```\n\n"
+        "```console\n$ echo three\nthree\n```\n"
+    )
+    assert run_document(page, tmp_path / "run") == []
+    assert not_run_reason(page.read_text(), page.read_text().index("```console")) == "needs a GPU"

@@ -1,6 +1,6 @@
 """What every CLI module shares: error reporting, --store and --json, opening a store.
 
-The click-free parts (the error line, the JSON text, opening the store) are ``cli/plain.py``'s,
+The click-free parts (the error line, the JSON text, opening the store) are ``_cli/plain.py``'s,
 so the console entry's fast path reports exactly as the click commands do.
 """
 
@@ -75,3 +75,25 @@ def reports_errors(fn: Callable) -> Callable:
 
 def echo_json(value: Any) -> None:
     click.echo(json_text(value))
+
+
+def runs_without_click(
+    body: Callable[..., object], *, click_only: tuple[str, ...] = (), **bound: object
+) -> Callable[[click.Command], click.Command]:
+    """Mark a command whose work is ``body(**params, echo=echo)``: the console entry may run it
+    without loading click (``_cli/entry.py``) when its arguments are plain, reading them by the
+    parameters ``_cli/derive.py`` took off this very command.
+
+    Args:
+        body: the command's work; it takes the command's parameters (less ``click_only``, plus
+            ``bound``) and ``echo``, raises as the command does and returns its exit code.
+        click_only: parameters whose use sends the call to click (the body never sees them).
+        bound: fixed arguments of the body, e.g. ``agent="claude"``.
+    """
+
+    def mark(command: click.Command) -> click.Command:
+        target = f"{body.__module__}:{body.__qualname__}"
+        command.without_click = (target, bound, click_only)  # type: ignore[attr-defined]
+        return command
+
+    return mark

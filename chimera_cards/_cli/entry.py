@@ -1,13 +1,14 @@
-"""The ``chimera-cards`` console entry: ``check`` and ``install`` with plain arguments skip click.
+"""The console entries of both CLIs: what can be answered without importing click, is.
 
-``check`` is what CI runs on every push, and importing click and building the command group cost
-about as much as hashing a few hundred skill folders. So when the command is ``check`` or
-``install`` and every argument is one this module can read without doubt (a known option, a
-value that does not start with ``-``, a path click's checks would accept), the command's body
-(``cli/plain.py``) runs straight away, with click's exit codes, error lines and output. Anything
-else — ``--help``, an unknown or misspelt option, a missing value, a path click would refuse,
-shell completion, a stream click would re-encode — goes to the click group, which then handles
-all of it exactly as before. A test pins ``PLAIN_COMMANDS`` to the click commands' options.
+Importing click costs about as much as a bare interpreter start, so ``--version``, ``--help``
+of any command and plain calls of the commands marked ``@runs_without_click`` (``check``, which
+CI runs on every push; ``install``; ``hook``, run before every tool call of an agent) are
+answered from ``derived.py``: the help screens click prints and each marked command's parameters,
+written by ``derive.py`` from the click commands themselves (a test fails when it is stale). So
+there is one definition of every command, the click one. Whatever this reader is not sure of —
+an unknown or misspelt option, a missing value, a path click would refuse, a terminal narrower
+than the screens, another plugin's commands, shell completion, a stream click would re-encode —
+goes to click, which then handles all of it.
 """
 
 from __future__ import annotations
@@ -16,156 +17,195 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-
-from chimera_cards._cli.plain import check_body, echo, error_report, hook_body, install_body
-from chimera_cards._cli.plainhelp import plain_group_help, wants_plain_help
-from chimera_cards._cli.table import PROG
 
 # typing.TYPE_CHECKING, without importing typing: this module is the console script's first.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import ModuleType
     from typing import NoReturn
 
+__all__ = ["answer", "read_call", "run"]
 
-# How an argument is read: a flag, a text value, a text option that may be repeated (its values
-# collected in order, as click's multiple=True does), a path click checks is not a file ("dir")
-# or not a folder ("file") when it exists.
-_FLAG, _TEXT, _TEXTS, _DIR, _FILE = "flag", "text", "texts", "dir", "file"
-
-# command -> (its body, (positional parameter, kind, required), {option: (parameter, kind)});
-# the same parameters, spelt the same way, as the click command in cli/install.py.
-PLAIN_COMMANDS: dict[str, tuple[Callable[..., None], tuple[str, str, bool], dict]] = {
-    "check": (
-        check_body,
-        ("dirs", _DIR, False),
-        {
-            "--agent": ("agent", _TEXTS),
-            "--global": ("global_", _FLAG),
-            "--all": ("all_", _FLAG),
-            "--trust-file": ("trust_file", _FILE),
-            "--lockfile": ("lockfile", _FILE),
-            "--store": ("store_path", _FILE),
-            "--json": ("as_json", _FLAG),
-            "--format": ("fmt", _TEXT),
-        },
-    ),
-    "install": (
-        install_body,
-        ("names", _TEXT, True),
-        {
-            "--to": ("to", _DIR),
-            "--agent": ("agent", _TEXTS),
-            "--global": ("global_", _FLAG),
-            "--force": ("force", _FLAG),
-            "--link": ("link", _FLAG),
-            "--store": ("store_path", _FILE),
-            "--json": ("as_json", _FLAG),
-        },
-    ),
-}
+PROG = "chimera-cards"
+# The width click lays help out at on a terminal of at least 80 columns, and on a pipe.
+HELP_COLUMNS = 80
 
 
-def _value(kind: str, text: str) -> str | Path | None:
-    """The parameter click would pass, or None when click might refuse it (then click decides)."""
-    if not text or text.startswith("-") or "\x00" in text:
-        return None
-    if kind in (_TEXT, _TEXTS):
-        return text
-    try:
-        mode = os.stat(text).st_mode
-    except OSError:
-        return Path(text)  # not there: click passes it on unchecked
-    if (kind == _DIR and stat.S_ISREG(mode)) or (kind == _FILE and stat.S_ISDIR(mode)):
-        return None
-    return Path(text)
-
-
-def plain_call(argv: Sequence[str]) -> tuple[Callable[..., None], dict] | None:
-    """The body and keyword arguments for ``argv`` when it is a plain ``check``/``install``.
+def run(argv: Sequence[str] | None = None, prog_name: str | None = None) -> None:
+    """Run ``chimera-cards`` with ``argv`` (default ``sys.argv[1:]``) and exit.
 
     Args:
         argv: the arguments after the program name.
-    Returns:
-        (body, kwargs) to run as ``body(**kwargs, echo=...)``, or None: let click handle it.
+        prog_name: the name usage lines show (default: from ``sys.argv[0]``, as click does).
     """
-    if not argv or argv[0] not in PLAIN_COMMANDS:
+    from chimera_cards import __version__
+    from chimera_cards._cli import derived
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    answer(derived, PROG, __version__, args, prog_name)
+    from chimera_cards._cli.app import main
+
+    main(args=args, prog_name=prog_name)
+
+
+def answer(
+    derived: ModuleType,
+    prog: str,
+    version: str,
+    args: list[str],
+    prog_name: str | None,
+) -> None:
+    """Answer ``args`` from ``derived`` and exit, or return: then click must run them."""
+    shown = prog_name if prog_name is not None else os.path.basename(sys.argv[0] or "")
+    if shown != prog or not _plain_streams():
+        return
+    if args == ["--version"]:
+        _write(derived.VERSION % {"prog": prog, "version": version})
+    if args and args[-1] in ("--help", "-h"):
+        text = _help_screen(derived, args[:-1], args[-1])
+        if text is not None:
+            _write(text)
+    call = read_call(derived.COMMANDS, args)
+    if call is not None:
+        body, kwargs = call
+        _leave(_run_body(body, kwargs))
+
+
+def _help_screen(derived: ModuleType, path: list[str], option: str) -> str | None:
+    """The help click would print for the command ``path``, or None when it may differ here."""
+    screen = derived.HELP.get(" ".join(path))
+    if screen is None or option not in screen[0] or _columns() < HELP_COLUMNS:
         return None
-    body, (positional, positional_kind, required), options = PLAIN_COMMANDS[argv[0]]
-    kwargs: dict = {
-        dest: (False if kind == _FLAG else () if kind == _TEXTS else None)
-        for dest, kind in options.values()
-    }
-    found = []
-    rest = iter(argv[1:])
+    plugins = derived.PLUGINS
+    if plugins is not None and (not path or path[0] in plugins[1]):
+        # The group's screen lists plugins' commands: only the ones it was derived with.
+        from chimera_cards._cli.entrypoints import plugin_entry_points
+
+        if tuple(plugin_entry_points(plugins[0])) != plugins[2]:
+            return None
+    return screen[1]
+
+
+def _columns() -> int:
+    """The terminal width click's help formatter sees (``shutil.get_terminal_size``'s rule)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or HELP_COLUMNS
+
+
+# --- reading a call ------------------------------------------------------------------------
+
+
+def read_call(
+    commands: Mapping[str, tuple], argv: Sequence[str]
+) -> tuple[Callable[..., object], dict] | None:
+    """The body and keyword arguments of a plain call of a command that runs without click.
+
+    Args:
+        commands: ``derived.COMMANDS``: command path -> (body, bound arguments, parameters
+            that send the call to click, parameter specs).
+        argv: the arguments after the program name.
+    Returns:
+        (body, kwargs), or None: let click read it.
+    """
+    for depth in (1, 2):
+        spec = commands.get(" ".join(argv[:depth]))
+        if spec is not None:
+            break
+    else:
+        return None
+    target, bound, click_only, params = spec
+    kwargs = _read_params(params, argv[depth:])
+    if kwargs is None or any(kwargs.pop(name) != default for name, default in click_only):
+        return None
+    import importlib
+
+    module, _, function = target.partition(":")
+    return getattr(importlib.import_module(module), function), {**bound, **kwargs}
+
+
+def _read_params(params: Sequence[tuple], tokens: Sequence[str]) -> dict | None:
+    """kwargs as click would pass them for ``tokens``, or None when click may read them
+    differently or refuse them. ``params``: (name, opts, kind, flag, multiple, nargs, required,
+    default) of each parameter, in the command's order."""
+    options: dict[str, tuple] = {}
+    arguments: list[tuple] = []
+    kwargs: dict = {}
+    for param in params:
+        kwargs[param[0]] = param[7]
+        if param[1]:
+            options.update(dict.fromkeys(param[1], param))
+        else:
+            arguments.append(param)
+    values: list[str] = []
+    given: set[str] = set()
+    rest = iter(tokens)
     for token in rest:
         if not token.startswith("-"):
-            value = _value(positional_kind, token)
-            if value is None:
-                return None
-            found.append(value)
+            values.append(token)
             continue
-        name, equals, text = token.partition("=")
-        if name not in options:
+        option, equals, text = token.partition("=")
+        found = options.get(option)
+        if found is None:
             return None  # --help, --, a short or unknown option: click's to handle or refuse
-        dest, kind = options[name]
-        if kind == _FLAG:
+        name, _, kind, flag, multiple = found[:5]
+        given.add(name)
+        if flag:
             if equals:
                 return None
-            kwargs[dest] = True
+            kwargs[name] = True
             continue
         if not equals:
             text = next(rest, "")
-        value = _value(kind, text)
+        value = _convert(kind, text)
         if value is None:
             return None
-        if kind == _TEXTS:
-            kwargs[dest] = (*kwargs[dest], value)
-        else:
-            kwargs[dest] = value  # given twice, the last one counts, as in click
-    if required and not found:
-        return None
-    kwargs[positional] = tuple(found)
-    return body, kwargs
-
-
-# ``hook AGENT`` runs before every matching tool call of the agent: without click it starts in
-# about half the time. Its options as the click command spells them (cli/runtime.py).
-HOOK_AGENTS = ("claude", "gemini")
-_HOOK_EVENTS = ("auto", "pre-tool-use", "session-start")
-_HOOK_PATHS = {"--store": "store_path", "--trust-file": "trust_file"}
-
-
-def hook_call(argv: Sequence[str]) -> tuple[str, dict] | None:
-    """(agent, ``hook_body`` keyword arguments) for a plain ``hook AGENT`` run, else None.
-
-    Anything else (``--install``, ``--help``, an unknown option, a path click would refuse)
-    goes to click, as for ``check``.
-    """
-    if len(argv) < 2 or argv[0] != "hook" or argv[1] not in HOOK_AGENTS:
-        return None
-    kwargs: dict = {"store_path": None, "trust_file": None, "fail_open": False, "event": None}
-    rest = iter(argv[2:])
-    for token in rest:
-        name, equals, text = token.partition("=")
-        if name == "--fail-open" and not equals:
-            kwargs["fail_open"] = True
-            continue
-        if name not in ("--event", *_HOOK_PATHS):
+        # A repeated option collects, as click's multiple does; else the last one counts.
+        kwargs[name] = (*kwargs[name], value) if multiple else value
+    for name, _, kind, _, _, nargs, required, _ in arguments:
+        taken, values = (values, []) if nargs == -1 else (values[:1], values[1:])
+        if required and not taken:
             return None
-        if not equals:
-            text = next(rest, "")
-        if name == "--event":
-            if text not in _HOOK_EVENTS:
-                return None
-            kwargs["event"] = None if text == "auto" else text
-            continue
-        value = _value(_FILE, text)
-        if value is None:
+        converted = [_convert(kind, text) for text in taken]
+        if any(value is None for value in converted):
             return None
-        kwargs[_HOOK_PATHS[name]] = value
-    return argv[1], kwargs
+        if taken:
+            kwargs[name] = tuple(converted) if nargs == -1 else converted[0]
+    if values or any(p[6] and p[0] not in given for p in options.values()):
+        return None  # an extra argument, a required option missing: click's message
+    return kwargs
+
+
+def _convert(kind: tuple, text: str) -> object:
+    """The value click's parameter type would give for ``text``, or None when it may refuse."""
+    if not text or text.startswith("-") or "\x00" in text:
+        return None
+    if kind[0] == "text":
+        return text
+    if kind[0] == "choice":
+        return text if text in kind[1] else None
+    # ("path", file_okay, dir_okay, as_path): click checks an existing path only.
+    try:
+        mode = os.stat(text).st_mode
+    except OSError:
+        return Path(text) if kind[3] else text
+    if (not kind[1] and stat.S_ISREG(mode)) or (not kind[2] and stat.S_ISDIR(mode)):
+        return None
+    if not os.access(text, os.R_OK):
+        return None
+    return Path(text) if kind[3] else text
+
+
+# --- running a body as click runs a command ---------------------------------------------------
 
 
 def _plain_streams() -> bool:
@@ -184,58 +224,22 @@ def _plain_streams() -> bool:
     return True
 
 
-def run(argv: Sequence[str] | None = None, prog_name: str | None = None) -> None:
-    """Run ``chimera-cards`` with ``argv`` (default ``sys.argv[1:]``) and exit.
-
-    Args:
-        argv: the arguments after the program name.
-        prog_name: the name usage lines show (default: from ``sys.argv[0]``, as click does).
-    """
-    args = sys.argv[1:] if argv is None else list(argv)
-    if wants_plain_help(args) and _plain_streams() and _prog(prog_name) == PROG:
-        text = _group_help()
-        if text is not None:
-            sys.stdout.write(text)
-            _leave(0)
-    hook = hook_call(args) if _plain_streams() else None
-    if hook is not None:
-        agent, options = hook
-        _leave(hook_body(agent, **options))
-    call = plain_call(args) if _plain_streams() else None
-    if call is None:
-        from chimera_cards._cli.app import main
-
-        main(args=args, prog_name=prog_name)
-        return
-    body, kwargs = call
-    try:
-        code: object = _run_body(body, kwargs)
-    except SystemExit as exc:  # check's exit 1 when a skill is not ok
-        code = exc.code
-    _leave(code)
+def _write(text: str) -> NoReturn:
+    sys.stdout.write(text)
+    _leave(0)
 
 
-def _prog(prog_name: str | None) -> str:
-    """The name click would show in the usage line."""
-    return prog_name if prog_name is not None else os.path.basename(sys.argv[0] or "")
-
-
-def _group_help() -> str | None:
-    """``chimera-cards --help`` without importing click (the same text, pinned by a test)."""
-    from chimera_cards._cli.entrypoints import PLUGIN_GROUP
-    from chimera_cards._cli.table import COMMAND_TABLE, GROUP_HELP, OPTION_ROWS
-
-    rows = [(name, short_help) for name, _target, short_help in COMMAND_TABLE]
-    return plain_group_help(PROG, GROUP_HELP, OPTION_ROWS, rows, PLUGIN_GROUP)
-
-
-def _run_body(body: Callable[..., None], kwargs: dict) -> int:
+def _run_body(body: Callable[..., object], kwargs: dict) -> object:
     """Run a command's body as click runs a command: the exit code of a reported error."""
-    code = 0
+    from chimera_cards._cli.plain import echo, error_report
+
+    code: object = 0
     try:
         # As cli.common.reports_errors inside the command, then click's own handling around it.
         try:
-            body(**kwargs, echo=echo)
+            code = body(**kwargs, echo=echo)
+        except SystemExit as exc:  # check's exit 1 when a skill is not ok
+            code = exc.code
         except Exception as exc:  # what error_report does not turn into a line propagates
             report = error_report(exc)
             if report is None:

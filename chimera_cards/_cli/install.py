@@ -15,7 +15,13 @@ from pathlib import Path
 import click
 
 from chimera_cards._cli import plain
-from chimera_cards._cli.common import echo_json, json_option, reports_errors, store_option
+from chimera_cards._cli.common import (
+    echo_json,
+    json_option,
+    reports_errors,
+    runs_without_click,
+    store_option,
+)
 from chimera_cards._cli.plain import open_store, target_dir
 from chimera_cards._importer.lockfile import read_lockfile
 from chimera_cards._install.disk import check_name, remove_skill
@@ -42,6 +48,7 @@ def _target_options(fn):
     )(fn)
 
 
+@runs_without_click(plain.install_body)
 @click.command("install")
 @click.argument("names", nargs=-1, required=True)
 @_target_options
@@ -92,6 +99,7 @@ def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
         click.echo(f"removed {d['name']} from {d['path']}")
 
 
+@runs_without_click(plain.check_body)
 @click.command("check")
 @click.argument("dirs", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
 @click.option(
@@ -111,7 +119,8 @@ def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
     "--lockfile",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Also verify it: our lockfile's digests, or npx's skills-lock.json computedHash.",
+    help="Also verify it: our lockfile's digests (a folder it does not pin is unpinned, a pin "
+    "with no folder missing), or npx's skills-lock.json computedHash.",
 )
 @store_option
 @json_option
@@ -124,7 +133,8 @@ def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
 )
 @reports_errors
 def check_cmd(dirs, agent, global_, all_, trust_file, lockfile, store_path, as_json, fmt) -> None:
-    """One line per skill folder: ok, modified (naming files), revoked, unknown or missing.
+    """One line per skill folder: ok, modified (naming files), revoked, unknown, missing or
+    unpinned (with --lockfile).
 
     A folder that is a link is checked at its target (`ok NAME -> .agents/skills/NAME`); a
     link leaving the project is reported, never followed. Without a store every folder is
@@ -151,7 +161,8 @@ def check_cmd(dirs, agent, global_, all_, trust_file, lockfile, store_path, as_j
     "--lockfile",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Make the folder hold exactly the bundles this lockfile pins.",
+    help="Make the folder hold exactly the bundles this lockfile pins: what it does not pin "
+    "is removed (a folder this tool did not install is named, and the sync fails).",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
 @store_option
@@ -161,8 +172,10 @@ def sync_cmd(names, to, agent, global_, lockfile, dry_run, store_path, as_json) 
     """Make a skills folder equal to the approved set: NAMEs, a --lockfile, or every usable skill.
 
     Installs what is missing, replaces what was upgraded, removes what this tool installed and
-    is no longer approved; folders it did not install are never touched. With --lockfile, exit 1
-    when any pin is not installed or kept, naming why for each.
+    is no longer approved; folders it did not install are never touched. With --lockfile the
+    folder is made exactly the lock, as npm ci makes node_modules: what this tool installed and
+    the lock does not pin is removed too, and exit 1 when any pin is not installed or kept, or a
+    folder it did not install is not pinned, naming why for each.
     """
     from chimera_cards._install.folderlock import folder_lock
 
@@ -288,8 +301,9 @@ def agents_cmd(as_json) -> None:
 @click.option("--agent", default=None, help="Print this agent's skills folder instead.")
 @click.option("--global", "global_", is_flag=True, help="With --agent: its user-wide folder.")
 @store_option
+@json_option
 @reports_errors
-def path_cmd(agent, global_, store_path) -> None:
+def path_cmd(agent, global_, store_path, as_json) -> None:
     """Print where the store lives (or, with --agent, where that agent reads skills)."""
     if agent is None:
         if global_:
@@ -299,9 +313,14 @@ def path_cmd(agent, global_, store_path) -> None:
             raise UsageError(f"{path}: not a store file")
         if not path.exists() and path.parent.exists() and not path.parent.is_dir():
             raise UsageError(f"{path}: its folder is a file")
-        click.echo(str(path))
-        return
-    click.echo(str(target_dir(None, agent or None, global_)))
+        what = {"store": str(path), "exists": path.is_file()}
+    else:
+        folder = target_dir(None, agent or None, global_)
+        what = {"agent": agent, "global": global_, "skills": str(folder)}
+    if as_json:
+        echo_json(what)
+    else:
+        click.echo(what.get("store") or what["skills"])
 
 
 COMMANDS = [

@@ -275,14 +275,19 @@ def hook_body(
     trust_file: Path | None,
     fail_open: bool,
     event: str | None,
+    *,
+    echo: Echo | None = None,
 ) -> int:
     """``chimera-cards hook AGENT``: read the hook input on stdin, answer, return the exit code.
 
     Run for every matching tool call of the agent, so the console entry runs it without click
-    when its options are plain; the click command calls it too.
+    when its options are plain; the click command calls it too. ``event`` ``auto`` (or None)
+    takes the input's own hook_event_name. The answer is the agent's protocol, written as it is
+    (``echo`` is not used).
     """
     from chimera_cards._runtime.agent_hooks import run_hook
 
+    event = None if event == "auto" else event
     try:
         data = sys.stdin.buffer.read()
     except (AttributeError, OSError, ValueError):  # no stdin at all: unreadable input blocks

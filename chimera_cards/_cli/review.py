@@ -132,6 +132,42 @@ def keys_generate(name, keyfile, passphrase_file, store_path, as_json) -> None:
     click.echo(f"trusted in {store.path} as {name!r}", err=True)
 
 
+@keys_group.command("list")
+@store_option
+@json_option
+@reports_errors
+def keys_list(store_path, as_json) -> None:
+    """The private keys `--key NAME` finds here, and whether the store trusts each one.
+
+    Looked for as keys/NAME.key beside the store in use, then beside the default store (where
+    `keys generate` writes them).
+    """
+    from chimera_cards._store.connection import default_store_path
+    from chimera_cards._trust.keys import list_private_keys
+
+    path = store_path or default_store_path()
+    if store_path is not None and not path.is_file():
+        raise UsageError(f"{path}: no store here (import a card first, or pass --store)")
+    found = list_private_keys(store_path)
+    trusted: dict[str, str] = {}
+    if path.is_file():
+        with open_store(path) as store:
+            keys, _ = trust_status(store)
+        trusted = {k.keyid: k.name for k in keys}
+    rows = [
+        {**k.to_dict(), "trusted_as": trusted.get(k.public.keyid) if k.public else None}
+        for k in found
+    ]
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo("no keys here (`chimera-cards keys generate NAME` makes one)", err=True)
+    for row in rows:
+        trust = f"trusted as {row['trusted_as']}" if row["trusted_as"] else "not trusted"
+        click.echo(f"{row['name']}\t{row['keyid'] or '-'}\t{trust}\t{row['keyfile']}")
+
+
 # --- trust ----------------------------------------------------------------------------------
 
 
@@ -230,13 +266,17 @@ def trust_sync(trust_file, store_path, as_json) -> None:
 @trust_group.command("export")
 @click.argument("trust_file", type=click.Path(dir_okay=False, path_type=Path))
 @store_option
+@json_option
 @reports_errors
-def trust_export(trust_file, store_path) -> None:
+def trust_export(trust_file, store_path, as_json) -> None:
     """Write the trust list and threshold to TRUST_FILE, for a team's git repository."""
     with open_store(store_path) as store:
         trust = store_trust_file(store)
     write_trust_file(trust_file, trust)
-    click.echo(f"wrote {len(trust.keys)} key(s), threshold {trust.threshold}, to {trust_file}")
+    if as_json:
+        echo_json({"path": str(trust_file), **trust.to_dict()})
+    else:
+        click.echo(f"wrote {len(trust.keys)} key(s), threshold {trust.threshold}, to {trust_file}")
 
 
 # --- review / approve / reject / retire ------------------------------------------------------

@@ -11,7 +11,13 @@ from pathlib import Path
 
 import click
 
-from chimera_cards._cli.common import echo_json, json_option, reports_errors, store_option
+from chimera_cards._cli.common import (
+    echo_json,
+    json_option,
+    reports_errors,
+    runs_without_click,
+    store_option,
+)
 from chimera_cards.errors import ChimeraError, UsageError
 
 
@@ -199,8 +205,17 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
     @click.option("--fail-open", is_flag=True, help="Warn instead of blocking when the hook fails.")
     @_trust_file_option
     @store_option
+    @click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="With --install: print what was written as JSON (a hook run answers the agent in "
+        "its own JSON).",
+    )
     @reports_errors
-    def command(install_, settings_path, global_, event, fail_open, trust_file, store_path) -> None:
+    def command(
+        install_, settings_path, global_, event, fail_open, trust_file, store_path, as_json
+    ) -> None:
         from chimera_cards._runtime import agent_hooks
 
         if global_ and (not install_ or settings_path is not None):
@@ -212,16 +227,19 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
             added = agent_hooks.install_hooks(
                 path, agent, store=store_path, trust_file=trust_file, fail_open=fail_open
             )
+            if as_json:
+                echo_json({"settings": str(path), "added": list(added)})
+                return
             for line in added:
                 click.echo(f"added {line} -> {path}")
             if not added:
                 click.echo(f"unchanged {path}: the hooks are there")
             return
+        if as_json:
+            raise UsageError("--json goes with --install (a hook run answers in the agent's JSON)")
         from chimera_cards._cli.plain import hook_body
 
-        sys.exit(
-            hook_body(agent, store_path, trust_file, fail_open, None if event == "auto" else event)
-        )
+        sys.exit(hook_body(agent, store_path, trust_file, fail_open, event))
 
     command.help = (
         f"Run as {display}'s {event} hook: block a skill whose bytes are not approved.\n\n"
@@ -229,7 +247,10 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
         "shown to the model) unless check would call the skill ok. Bad input, a missing store "
         "or any failure blocks too, unless --fail-open. As a SessionStart hook it reports drift."
     )
-    return command
+    from chimera_cards._cli.plain import hook_body
+
+    only = ("install_", "settings_path", "global_", "as_json")
+    return runs_without_click(hook_body, click_only=only, agent=agent)(command)
 
 
 hook_group.add_command(

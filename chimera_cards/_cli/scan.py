@@ -197,13 +197,17 @@ def scanner_set(name, command, preset, timeout, levels, on_import, store_path, a
 @scanner_group.command("remove")
 @click.argument("name")
 @store_option
+@json_option
 @reports_errors
-def scanner_remove(name, store_path) -> None:
+def scanner_remove(name, store_path, as_json) -> None:
     """Forget scanner NAME configured in the store."""
     with open_store(store_path) as store:
         if not remove_scanner(store, name):
             raise UsageError(f"no scanner named {name!r} is configured in this store")
-    click.echo(f"removed scanner {name}")
+    if as_json:
+        echo_json({"removed": name})
+    else:
+        click.echo(f"removed scanner {name}")
 
 
 @scanner_group.command("list")

@@ -11,8 +11,9 @@ failure refuses that card alone with nothing stored:
    always tainted; a path is clean unless ``--taint`` or the card itself declares any provenance
    other than ``clean`` (case-insensitive; anything else, even an unknown value, is tainted);
 4. lint leniently (the card need not be Chimera-shaped) and keep every finding; any *error*
-   (including the hidden-instruction scan's) keeps the version ``pending``, except the
-   conformance-only rules (``CONFORMANCE_RULES``: a long description, an unknown key);
+   (including the hidden-instruction scan's) keeps the version ``pending``, except the rules
+   about the card's shape (``SHAPE_RULES``: a name, a field's type, an unknown key): lint's
+   business, never a reason to hold;
 5. store it: clean and error-free -> ``active`` (the previous active version is retired as
    history); otherwise ``pending``, leaving the current active version in place. The same bytes
    again are a no-op whatever their status, so a rejected version stays rejected.
@@ -48,7 +49,7 @@ from chimera_cards._scan.external import (
     import_scanners,
     scan_bundle_with,
 )
-from chimera_cards._scan.findings import CONFORMANCE_RULES, Finding
+from chimera_cards._scan.findings import SHAPE_RULES, Finding
 from chimera_cards._sources.find import SkillSource, find_skills, pick, pick_plugin, read_skill
 from chimera_cards._sources.locate import GitHosts
 from chimera_cards._store.audit import canonical_json
@@ -92,6 +93,28 @@ IMPORT_HOOKS: tuple[str, ...] = ("chimera_cards._importer.hooks:approvals",)
 PAUSE_ENV = "CHIMERA_CARDS_TEST_PAUSE_IN_IMPORT"
 
 
+# Longest part of a finding's message a hold reason quotes (the review screen lists it whole).
+REASON_QUOTE_MAX = 160
+
+
+def _errors_reason(errors: list[Finding]) -> str:
+    """Why errors hold a version, in one sentence: the first error's rule, place and message
+    (what the reviewer must read first), then the others by rule and place."""
+
+    def where(f: Finding) -> str:
+        path = f"{f.path}:" if f.path and f.path != SKILL_FILE else ""
+        return f"{path}{f.rule}" + (f" (line {f.line})" if f.line else "")
+
+    first = errors[0]
+    message = " ".join(first.message.split())
+    if len(message) > REASON_QUOTE_MAX:
+        message = message[: REASON_QUOTE_MAX - 3] + "..."
+    others = [where(f) for f in errors[1:5]]
+    more = f" and {len(errors) - 5} more" if len(errors) > 5 else ""
+    rest = f"; also {', '.join(others)}{more}" if others else ""
+    return f"lint errors: {where(first)}: {message}{rest}"
+
+
 @dataclass
 class Candidate:
     """A skill whose bundle was read, checked and parsed, ready to be stored."""
@@ -121,18 +144,9 @@ class Candidate:
         reasons = []
         if self.provenance != "clean":
             reasons.append("tainted (" + "; ".join(self.taint_reasons) + "): needs review")
-        errors = [
-            f for f in self.findings if f.severity == "error" and f.rule not in CONFORMANCE_RULES
-        ]
+        errors = [f for f in self.findings if f.severity == "error" and f.rule not in SHAPE_RULES]
         if errors:
-            listed = ", ".join(
-                (f"{f.path}:" if f.path and f.path != SKILL_FILE else "")
-                + f"{f.rule}"
-                + (f" (line {f.line})" if f.line else "")
-                for f in errors[:5]
-            )
-            more = f" and {len(errors) - 5} more" if len(errors) > 5 else ""
-            reasons.append(f"lint errors: {listed}{more}")
+            reasons.append(_errors_reason(errors))
         for run in self.scanner_runs:
             if not run.ok:
                 reasons.append(f"scanner {run.scanner} failed: {run.reason}")

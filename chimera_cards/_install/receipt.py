@@ -27,7 +27,7 @@ from chimera_cards.errors import ChimeraError, UsageError
 INDEX_NAME = ".chimera-installed.json"
 RECEIPT_FORMAT = 1
 TOOL = "chimera-cards"
-STATES = ("ok", "modified", "revoked", "unknown", "missing")
+STATES = ("ok", "modified", "revoked", "unknown", "missing", "unpinned")
 
 
 class InstallError(ChimeraError):

@@ -32,7 +32,8 @@ class SyncAction:
     reason: str = ""
     digest: str | None = None  # the bundle to write (install/replace)
     # A lockfile's pin that this sync cannot meet, and why in one word: absent, pending,
-    # downgrade, rejected, retired, expired, unapproved, foreign, link ("" when it is met).
+    # downgrade, rejected, retired, expired, unapproved, foreign, link; or a folder the lockfile
+    # does not pin that this sync may not remove: unpinned ("" when the lock is met).
     unmet: str = ""
 
     def to_dict(self) -> dict:
@@ -58,9 +59,12 @@ def plan_sync(
     lockfile), else every usable skill in the store. Folders this tool did not install are
     never touched; folders it installed that are no longer usable are removed.
 
-    A lockfile is a contract: every pin it cannot meet is an action with ``unmet`` set to why,
-    in one word, and a reason that is true for it (a folder installed for that name stays if its
-    bytes are still usable, and goes if they are revoked). The caller fails when any is unmet.
+    A lockfile is a contract and the whole set: every pin it cannot meet is an action with
+    ``unmet`` set to why, in one word, and a reason that is true for it (a folder installed for
+    that name stays if its bytes are still usable, and goes if they are revoked); a folder it
+    does not pin is removed when this tool installed it, else unmet (``unpinned``: a folder this
+    tool did not make is never deleted). The caller fails when any is unmet, so a sync that
+    succeeds leaves the folder holding exactly the lock.
 
     Args:
         store: an open Store.
@@ -90,7 +94,10 @@ def plan_sync(
     for state in report.states:
         if state.name in actions or Path(state.path).name in actions:
             continue
-        if state.installed and state.state == "revoked":
+        if pins is not None:
+            # A lockfile is the whole set: what it does not pin goes, as npm ci would have it.
+            actions[state.name] = _unpinned(directory, state)
+        elif state.installed and state.state == "revoked":
             folder = Path(state.path).name
             actions[state.name] = _removal(directory, folder, f"revoked: {state.detail}")
         elif state.installed and state.state == "missing":
@@ -158,6 +165,25 @@ def _plan_pin(
             unmet=kind,
         )
     return action
+
+
+def _unpinned(directory: Path, state: SkillState) -> SyncAction:
+    """A folder the lockfile does not pin: removed when this tool installed it, else unmet (a
+    folder it did not make is never deleted: the user moves it away)."""
+    folder = Path(state.path).name
+    if state.state == "missing":
+        return SyncAction(state.name, "remove", "not in the lockfile; folder is gone; forget it")
+    if state.installed:
+        action = _removal(directory, folder, "not in the lockfile")
+        if action.action == "remove":
+            return action
+    return SyncAction(
+        state.name,
+        "unmet",
+        f"{directory / folder}: not in the lockfile, and chimera-cards did not install it; "
+        "move it away (or pin it)",
+        unmet="unpinned",
+    )
 
 
 def _obstacle(directory: Path, name: str) -> str:

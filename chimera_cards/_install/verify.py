@@ -69,7 +69,9 @@ def check(
             (it is finished and closed here).
         npx_lock: ``npxlock.read_npx_lock`` of a ``skills-lock.json``: each skill's folder must
             also hash to npx's ``computedHash`` there, and each entry must have a folder.
-        pins: name -> bundle digest from our lockfile: an ok folder must be that bundle.
+        pins: name -> bundle digest from our lockfile: an ok folder must be that bundle, a
+            skill folder the lockfile does not pin is ``unpinned``, and a pin with no folder is
+            ``missing`` (the folders must be exactly the lock).
     Returns:
         The report; ``ok`` only when every state is ok.
     Raises:
@@ -117,7 +119,7 @@ def check(
             if state.state == "unknown" and state.detail == "not in the store":
                 state.detail = "no store yet (chimera-cards adopt, or import it)"
     if pins is not None:
-        _against_pins(states, pins)
+        states += _against_pins(states, pins)
     if npx_lock is not None:
         targets = {
             str(entry): (info.target if info is not None else entry)
@@ -148,12 +150,24 @@ def _npx_explained(store, lock: Mapping[str, object]) -> dict[str, str]:
     return out
 
 
-def _against_pins(states: list[SkillState], pins: Mapping[str, str]) -> None:
+def _against_pins(states: list[SkillState], pins: Mapping[str, str]) -> list[SkillState]:
+    """Judge each folder against the lockfile's pins; the pins no folder holds, as missing."""
     for state in states:
         pin = pins.get(state.name)
-        if state.ok and pin is not None and pin != state.digest:
+        if pin is None and state.state != "missing":
+            state.state = "unpinned"
+            state.detail = "not in the lockfile" + (f" ({state.detail})" if state.detail else "")
+        elif state.ok and pin is not None and pin != state.digest:
             state.state = "modified"
             state.detail = f"not the bundle the lockfile pins ({pin[:12]})"
+    held = {s.name for s in states}
+    return [
+        SkillState(
+            name=name, path="", state="missing", detail="in the lockfile; in none of these folders"
+        )
+        for name in pins
+        if name not in held
+    ]
 
 
 def _against_npx_lock(

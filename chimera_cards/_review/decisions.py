@@ -17,7 +17,7 @@ from chimera_cards._review.supersession import (
     version_rank,
 )
 from chimera_cards._scan.codescan import finding_id
-from chimera_cards._scan.findings import CONFORMANCE_RULES
+from chimera_cards._scan.findings import SHAPE_RULES
 from chimera_cards._store.facade import Store
 from chimera_cards._store.rows import SUPERSEDED, Version
 from chimera_cards._store.statements import EXPIRES_SETTING, THRESHOLD_SETTING
@@ -66,16 +66,14 @@ def verdict_for(store: Store, name: str, sha256: str) -> Verdict:
 
 def _lint_errors(findings: list, accepted: Iterable[str] = ()) -> list[str]:
     """Ids of the error findings that no trusted approval accepted (empty: nothing blocks).
-
-    Conformance-only rules (a long description, a key the spec keeps under ``metadata``) do
-    not block, as they do not hold an import: the reviewer sees them in ``review``."""
+    A card's shape (``SHAPE_RULES``) blocks neither an import nor an approval."""
     ok = set(accepted)
     return [
         finding_id(f)
         for f in findings
         if isinstance(f, dict)
         and f.get("severity") == "error"
-        and f.get("rule") not in CONFORMANCE_RULES
+        and f.get("rule") not in SHAPE_RULES
         and finding_id(f) not in ok
     ]
 

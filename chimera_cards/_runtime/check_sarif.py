@@ -23,6 +23,7 @@ RULES = {
     "skill-revoked": ("revoked", "A skill folder holds a bundle that no longer passes the gate."),
     "skill-unknown": ("unknown", "A skill folder holds bytes that are no bundle in the store."),
     "skill-missing": ("missing", "A skill recorded as installed here is gone."),
+    "skill-unpinned": ("unpinned", "A skill folder the lockfile checked against does not pin."),
 }
 _RULE_OF = {state: rule for rule, (state, _) in RULES.items()}
 

@@ -175,7 +175,9 @@ def classify(
         text = None
     else:
         try:
-            text = data.decode("utf-8")
+            # A byte-order mark at byte 0 says how the file is encoded (editors on Windows
+            # write one), as SKILL.md's is read: not a character of its text.
+            text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             text = None
     if text is None:

@@ -23,10 +23,33 @@ MAX_FINDINGS_PER_RULE = 20
 # Longest text a finding's message quotes from the card (a URL, a Tag payload).
 MESSAGE_QUOTE_MAX = 200
 
-# Errors of conformance only: the spec (and its reference validator) refuses them, so lint does,
-# but they put nothing in front of an agent that a reviewer must see first (a long description,
-# a key no agent reads). An import from a clean path is not held for them; every other error is.
-CONFORMANCE_RULES = frozenset({"description-length", "frontmatter-unknown-key"})
+# Rules about a card's shape (the spec's fields, its name, the Chimera sections): lint's business
+# and the author's to fix. They put nothing in front of an agent that a reviewer must see first,
+# so an import is never held for them; every other error (what is hostile) holds it.
+SHAPE_RULES = frozenset(
+    {
+        "parse-error",
+        "name-missing",
+        "name-format",
+        "name-dirname",
+        "description-missing",
+        "description-length",
+        "field-type",
+        "frontmatter-unknown-key",
+        "skill-file-name",
+        "chimera-field-missing",
+        "kind-value",
+        "stage-value",
+        "topic-value",
+        "provenance-value",
+        "status-value",
+        "section-missing",
+        "section-empty",
+        "section-order",
+        "section-duplicate",
+        "section-unknown",
+    }
+)
 
 # Vocabularies. They accept everything the published Chimera cards use and a little more; a value
 # outside them is an error so a typo ("verfiy") cannot silently drop a card out of retrieval.

@@ -27,6 +27,7 @@ from chimera_cards._scan.findings import (
     _Collector,
     _Lines,
 )
+from chimera_cards._scan.sensitive import credential_in
 from chimera_cards._scan.textruns import RunGate
 
 # --- the hidden-instruction scan -------------------------------------------------------------
@@ -158,7 +159,13 @@ _OVERRIDE_PATTERNS = [
     r"(?:previous|prior|above|earlier|preceding|former|original|existing|other|system)\s+"
     r"(?:instructions?|prompts?|rules|directions|directives|guidelines|context|messages|orders)\b",
     r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:your|the)\s+(?:instructions|rules|guidelines)\b",
-    r"\byou\s+are\s+now\s+(?:a|an|the|in|no\s+longer|free|unrestricted|jailbroken|DAN)\b",
+    # A persona ("you are now a world-class designer") is how skills begin; a persona without
+    # limits, or a mode that sets them aside, is the attack.
+    r"\byou\s+are\s+now\s+(?:no\s+longer|free|unrestricted|unfiltered|uncensored|jailbroken|DAN)\b"
+    r"|\byou\s+are\s+now\s+(?:a|an|the)\s+(?:\S+\s+){0,3}?(?:unrestricted|unfiltered|uncensored|"
+    r"jailbroken|evil|DAN|AI\s+without)\b"
+    r"|\byou\s+are\s+now\s+in\s+(?:\S+\s+){0,1}?(?:developer|god|DAN|jailbreak|unrestricted|admin|root|"
+    r"debug|maintenance)\s+mode\b",
     r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b",
     r"\b(?:reveal|print|show|output|repeat|leak|dump|ignore|override|replace|forget)\s+"
     r"(?:me\s+)?(?:the\s+|your\s+)?(?:system\s+prompt|hidden\s+instructions)\b",
@@ -166,9 +173,13 @@ _OVERRIDE_PATTERNS = [
     r"\bsystem\s+prompt\s+override\b",
     # One optional slash between two optional spaces would be two \s* back to back: quadratic
     # on "<" followed by a megabyte of spaces. Spaces after the slash only when there is one.
-    r"<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>|<\|im_start\|>|<\|system\|>",
+    # A role tag opens a message: one that is a name's part (`<process>.<system>`) or a table
+    # cell's placeholder (`| <SYSTEM> |`) opens nothing.
+    r"(?<![.\w>])<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>(?![ \t]*[|.<,;)\]])"
+    r"|<\|im_start\|>|<\|system\|>",
     r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
-    r"the\s+user\b",
+    # what to tell the user to do, or which words to use, is advice, not something kept from them
+    r"the\s+user\b(?!\s*(?:to\s+[\w\"'\u201c\u2018]|[\"'\u201c\u2018]|where\b|whether\b|how\s+to\b))",
     r"\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b",
 ]
 _OVERRIDE_RE = re.compile("|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS), re.IGNORECASE)
@@ -227,6 +238,47 @@ _HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|\Z)", re.DOTALL)
 _MD_COMMENT_RE = re.compile(
     r"^ {0,3}\[(?!\s*\])[^\]\n]{1,999}\]:[ \t]*(<[^>\n]*>|\S*)[ \t]*([\"'(].*)?$", re.MULTILINE
 )
+
+# What makes a hidden comment an instruction a reviewer must see before the model reads it: it
+# speaks to the model, asks for secrecy, names a secret or a credential store, or holds a
+# command or an address to reach. A marker (`GEN:x`), an attribution, a licence note or a
+# template's note to its author says none of these: listed (info), not held.
+_COMMENT_ADDRESSED_RE = re.compile(
+    r"(?:^|[\s(\[])(?:(?:a\s+)?(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?)?"
+    r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|system|bot)"
+    r"\s*(?::|,|>|-{1,2}\s)"
+    r"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|(?:language\s+)?model|assistant|agent|bot)\b"
+    r"|\b(?:you|ai|agents?|assistants?|llms?|models?)\s+(?:reading|processing|parsing)\s+this\b",
+    re.IGNORECASE,
+)
+_COMMENT_SECRECY_RE = re.compile(
+    r"\b(?:secret(?:ly)?|covert\w*|stealth\w*|silently|quietly|hidden|hide|conceal\w*|"
+    r"without\s+(?:telling|saying|asking|mentioning|informing)|"
+    r"(?:do\s+not|don'?t|never)\s+(?:tell|mention|show|reveal|inform|let))\b",
+    re.IGNORECASE,
+)
+_COMMENT_ACTION_RE = re.compile(
+    r"(?:https?|ftp)://|\b(?:curl|wget|sudo|powershell|iex|eval|exec|base64|chmod|rm\s+-\w+|"
+    r"nc|ncat|ssh|scp|pip3?\s+install|npm\s+(?:i|install)|npx|crontab)\b|~/|\$HOME\b|/etc/|"
+    r"\b(?:credentials?|passwords?|passphrases?|tokens?|api[ _-]?keys?|private[ _-]?keys?|"
+    r"secret[ _-]?keys?|seed\s+phrases?|mnemonics?|cookies|wallets?|keychains?)\b"
+    r"|\b(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
+    r"(?:to|into|onto)\b"
+    r"|\b(?:run|execute|source)\s+(?:\S+\s+){0,3}?(?:[\w./-]+\.(?:sh|py|js|ps1|rb|pl|exe)\b|script|command)",
+    re.IGNORECASE,
+)
+
+
+def _comment_instructs(body: str) -> bool:
+    """Whether a hidden comment's text reads as an instruction to hide from a reviewer."""
+    return bool(
+        _COMMENT_ADDRESSED_RE.search(body)
+        or _OVERRIDE_RE.search(body)
+        or _COMMENT_SECRECY_RE.search(body)
+        or _COMMENT_ACTION_RE.search(body)
+        or credential_in(body)
+    )
+
 
 _HIDDEN_MESSAGES = {
     "hidden-bidi": "bidi control",
@@ -320,6 +372,42 @@ def _shown(text: str, limit: int = 80) -> str:
 
 def _always(_match: re.Match) -> bool:
     return True
+
+
+_QUOTES = "\"'`\u201c\u201d\u2018\u2019"
+# Words that present a quoted phrase as an example of what to watch for, not as an instruction:
+# "a malicious issue may try to steer the triage (e.g. "ignore the rules ...")".
+_MENTION_RE = re.compile(
+    r"\b(?:e\.g|i\.e|such\s+as|like|for\s+(?:example|instance)|says|saying|said|tries|trying|try\s+to|"
+    r"attempts?|phrases?|patterns?|markers?|strings?|wording|language|injection\w*|injected|"
+    r"malicious|attack\w*|untrusted|adversarial|jailbreak\w*|detect\w*|flag\w*|scan\w*|avoid\w*|"
+    r"watch\s+for|look\s+for|red\s+flags?)\b",
+    re.IGNORECASE,
+)
+
+
+def _quoted_mention(match: re.Match) -> bool:
+    """Whether a phrase stands inside quotation marks that the words before present as an
+    example (what an attack says, what to avoid writing): a mention, not an instruction."""
+    text, start, end = match.string, match.start(), match.end()
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[max(line_start, start - 160) : start]
+    opening = before.rstrip()
+    if not opening or opening[-1] not in _QUOTES:
+        # The phrase may start inside the quote: its opening mark a few words back.
+        at = max(before.rfind(q) for q in _QUOTES)
+        if at < 0 or len(before) - at > 40:
+            return False
+        opening = before[: at + 1]
+    # The closing mark may be on the next line of the same paragraph (a wrapped quote).
+    after = text[end : end + 160]
+    paragraph_end = after.find("\n\n")
+    if paragraph_end >= 0:
+        after = after[:paragraph_end]
+    if not any(q in after for q in _QUOTES):
+        return False
+    context = text[max(0, start - 240) : start]
+    return bool(_MENTION_RE.search(context))
 
 
 # (regex, rule, severity, whether a match is a finding, its message). The message is only built
@@ -629,6 +717,9 @@ def scan_hidden(
 
 
 _COMMENT_RULES = ("html-comment", "markdown-comment")
+# How much of a comment is read for an instruction (a megabyte-long one is an error anyway: its
+# first characters are read, and a long comment that says nothing to act on is listed).
+_COMMENT_READ = 4096
 
 
 def _in_code(line: int, code: tuple[tuple[int, int], ...]) -> bool:
@@ -659,10 +750,14 @@ def _scan(
                 continue
             line = where(match.start())
             severity = default_severity
+            if rule == "override-phrase" and _quoted_mention(match):
+                severity = INFO  # listed: a quoted example of what an attack says
             if rule in _COMMENT_RULES:
-                # Inside a code block a comment is shown verbatim; elsewhere nobody sees it.
                 # Shown verbatim in a code block: nothing there is hidden from a reader.
-                severity = INFO if _in_code(line, code) else comments
+                # Elsewhere nobody sees it, which matters when it says something to act on.
+                body = match.group(1) if rule == "html-comment" else match.group(0)
+                hides = not _in_code(line, code) and _comment_instructs(body[:_COMMENT_READ])
+                severity = comments if hides else INFO
             if out.full(rule):
                 out.omit(rule, severity, line)
             else:

@@ -18,17 +18,21 @@ from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_R
 from chimera_cards._scan.textruns import literal_pattern
 
 # Sentences end at . ! ? followed by space, at blank lines, and at list items / headings.
+# A table's row starts a sentence and each cell is one: a row is data, its cells side by side,
+# not a sentence whose words act on each other.
 _SENTENCE_END_RE = re.compile(
-    r"(?<=[.!?])\s+(?=[A-Z\"'(*`])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#+)\s)"
+    r"(?<=[.!?])\s+(?=[A-Z\"'(*`])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#+)\s)|\n(?=[ \t]*\|)"
+    r"|[ \t]*(?<!\\)\|[ \t]*(?=[^\n]*\|[ \t]*(?:\n|$))"
 )
 MAX_SENTENCE = 600
 
 # Credential stores: naming one with a send is enough. Generic secret words (a token, an API key)
 # also need a destination that is not the API they are for (API docs send tokens in headers).
 _STORE_WORDS = (
-    r"(?:private[ -]keys?|ssh[ -]keys?|seed[ -]phrases?|mnemonics?|recovery[ -]phrases?|"
+    r"(?<![\w-])(?:private[ -]keys?|ssh[ -]keys?|seed[ -]phrases?|mnemonics?|recovery[ -]phrases?|"
     r"(?:browser|saved|stored)\s+(?:passwords?|cookies|credentials)|cookies?\s+(?:database|store|file)s?|"
-    r"keychains?|keystores?|(?:crypto\s+)?wallets?|wallet\.dat|password\s+(?:managers?|stores?|vaults?)|"
+    r"keychains?|keystores?|wallet\.dat|(?:crypto\s+)?wallets?\b(?!\s+(?:address|id|contract|balance|"
+    r"connect|app|provider|integration|type|name)\w*)|password\s+(?:managers?|stores?|vaults?)|"
     r"(?:all\s+)?environment[ -]variables|env(?:ironment)?[ -]vars|\.env\b|id_rsa|id_ed25519|"
     r"\.aws\b|\.ssh\b|\.npmrc|\.pypirc|\.netrc|\.git-credentials|kube ?config|login data|"
     r"aws\s+credentials|cloud\s+credentials|session\s+cookies)"
@@ -44,9 +48,9 @@ _AUTH_CONTEXT_RE = re.compile(
     re.I,
 )
 _SHIP_RE = re.compile(
-    r"\b(?:send|sends|sending|sent|upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)|transmit\w*|"
+    r"\b(?:send(?:s|ing)?\b|sent\b|upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)\b|transmit\w*|"
     r"exfiltrat\w*|forward\w*|e-?mail\w*|beacon\w*|relay\w*|leak\w*|submit\w*|"
-    r"ship\w*|sync\w*\s+(?:it|them|to)|back(?:ing|ed)?[ -]?up|backups?\s+(?:of|to)|"
+    r"ship\w*|sync\w*\s+(?:it|them|to)\b|back(?:ing|ed)?[ -]?up\b|backups?\s+(?:of|to)\b|"
     r"cop(?:y|ies|ying)\s+(?:\S+\s+){0,6}?(?:to|into|onto)\s+(?:https?://|our|the\s+(?:remote|server|endpoint|webhook|request|payload|url|form)|a\s+(?:remote|server|webhook|request))|"
     r"paste\w*\s+(?:\S+\s+){0,6}?(?:into|to)\s+(?:https?://|the\s+(?:form|chat|webhook|server))|"
     r"push\w*\s+(?:\S+\s+){0,4}?to\s+(?:https?://|our|the\s+(?:remote|server))|"
@@ -79,9 +83,11 @@ _NEGATION_RE = re.compile(
 _CONCEAL_RE = re.compile(
     r"\b(?:do\s+not|don't|dont|never)\s+(?:ever\s+)?"
     r"(?:tell|mention|inform|notify|reveal|disclose|report|alert|explain|surface|acknowledge|say)\w*"
-    r"\s+(?:\S+\s+){0,4}?(?:to\s+)?(?:the\s+|your\s+|any\s+)?(?:users?|humans?|operators?|anyone)\b"
+    r"\s+(?:\S+\s+){0,4}?(?:to\s+)?(?:the\s+|your\s+|any\s+)?(?:users?|humans?|operators?|anyone)\b(?!-)"
+    # what to tell the user to do, or which words to use, is advice, not something kept from them
+    r"(?!\s*(?:to\s+[\w\"'\u201c\u2018]|[\"'\u201c\u2018]|where\b|whether\b|how\s+to\b))"
     r"|\b(?:do\s+not|don't|dont|never)\s+let\s+(?:the\s+)?(?:users?|humans?|anyone)\s+(?:know|see|notice)"
-    r"|\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+(?:the\s+|your\s+)?(?:users?|humans?|operators?|anyone)\b"
+    r"|\bwithout\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+|your\s+)?(?:users?|humans?|operators?|anyone)\b"
     r"|\bwithout\s+the\s+users?'?s?\s+(?:knowledge|knowing|noticing|awareness|consent)"
     r"|\b(?:hide|conceal)\w*\s+(?:\S+\s+){0,6}?(?:from)\s+(?:the\s+)?(?:users?|humans?|operators?|anyone)\b"
     r"|\bkeep\s+(?:\S+\s+){0,4}?(?:secret|hidden)\s+from\s+(?:the\s+)?(?:users?|humans?|anyone)\b"
@@ -95,7 +101,7 @@ _CONCEAL_RE = re.compile(
     r"|\btell\s+the\s+user\s+(?:that\s+)?(?:\S+\s+){0,4}?(?:completed|ran|happened|was\s+done)\s+locally"
     r"|\bkeep\s+this\s+between\s+us\b"
     r"|\b(?:secretly|covertly|stealthily|surreptitiously|silently)\s+(?:\w+\s+){0,2}?"
-    r"(?:send|upload|post|exfiltrat|transmit|forward|install|collect|harvest|beacon)\w*",
+    r"(?:send|upload|post|exfiltrate|transmit|forward|install|collect|harvest|beacon|copy|read)\b",
     re.I,
 )
 _CONCEAL_BENIGN_RE = re.compile(
@@ -107,11 +113,20 @@ _CONCEAL_BENIGN_RE = re.compile(
 _PRECEDENCE_RE = re.compile(
     r"\b(?:take|takes|taking)\s+(?:\w+\s+){0,2}?(?:precedence|priority)\s+over\s+(?:\S+\s+){0,6}?"
     r"(?:the\s+)?(?:users?|user's|system|any\s+other|all\s+other|other|previous|prior|your|safety|operator)"
-    r"|\b(?:override|overrides|supersede\w*|outrank\w*|trump\w*)\s+(?:\S+\s+){0,4}?(?:the\s+)?"
-    r"(?:users?'?s?|system\s+prompt|safety|operator'?s?|all\s+other|any\s+other|previous)\b"
-    r"|\b(?:ignore|disregard|overrule|dismiss)\w*\s+(?:\S+\s+){0,3}?(?:the\s+)?(?:users?'?s?|human'?s?|operator'?s?)\s*"
-    r"(?:instructions?|requests?|wishes|objections?|preferences|commands?|questions?|concerns?|refusals?)?"
-    r"|\beven\s+if\s+the\s+user\s+(?:\w+\s+){0,2}?(?:says|asks|tells|objects|refuses|declines|disagrees|forbids|instructs|wants)"
+    r"|\b(?:override|overrides|overriding|supersede\w*|outrank\w*|trump\w*)\s+(?:\S+\s+){0,4}?(?:the\s+)?"
+    r"(?:system\s+prompt|safety|all\s+other|any\s+other|previous)\b"
+    r"|\b(?:override|overrides|overriding|supersede\w*|outrank\w*|trump\w*|ignore|ignores|ignoring|"
+    r"disregard\w*|overrul\w*|dismiss|dismisses|dismissing)\s+"
+    r"(?:(?:\S+\s+){0,3}?(?:the\s+|any\s+|all\s+|every\s+)?(?:users?'?s?|human'?s?|operator'?s?)\s+(?:own\s+)?"
+    r"(?:instructions?|requests?|wishes|objections?|preferences|commands?|questions?|concerns?|refusals?|"
+    r"choices?|decisions?|consent)\b"
+    r"|(?:\S+\s+){0,2}?(?:objections?|requests?|instructions?|wishes|refusals?|concerns?|commands?)\s+"
+    r"(?:from|of|by)\s+(?:the\s+|your\s+)?(?:users?|humans?|operators?)\b"
+    r"|(?:the\s+|any\s+|all\s+|every\s+)?(?:users?|humans?|operators?)\b(?!'|\s+(?:message|input|data|"
+    r"token|name|id|account|interface|agent|group|role|list|setting|config|prompt|level|scope|field)))"
+    r"|\beven\s+if\s+the\s+user\s+(?:\w+\s+){0,2}?(?:objects|refuses|declines|disagrees|forbids)"
+    r"|\beven\s+if\s+the\s+user\s+(?:\w+\s+){0,2}?(?:says|asks|tells|instructs|wants)\s+(?:\S+\s+){0,3}?"
+    r"(?:not|no|n't|otherwise|stop|against|never|differently)\b"
     r"|\bregardless\s+of\s+(?:what\s+)?the\s+user'?s?\b"
     r"|\b(?:disregard|ignore|forget|discard|drop)\s+(?:\S+\s+){0,3}?(?:guidance|instructions|rules|guidelines|directions|prompts?|context|directives)\s+"
     r"(?:you\s+(?:were|have\s+been|got)\s+given|(?:given|received|loaded)\s+(?:before|earlier|previously)|from\s+(?:before|earlier|the\s+operator|the\s+system))"
@@ -121,7 +136,9 @@ _PRECEDENCE_RE = re.compile(
     r"|\busers?'?s?\s+(?:instructions|requests|wishes|commands)\s+are\s+(?:only\s+|just\s+|merely\s+)?(?:suggestions|optional|advisory|not\s+binding|secondary)"
     r"|\b(?:this\s+(?:file|skill|document)|these\s+instructions)\s+(?:always\s+)?(?:wins?|prevails?|takes\s+priority|comes\s+first)"
     r"|\bnever\s+let\s+the\s+users?\s+(?:change|override|modify|stop|disable|see|edit)"
-    r"|\b(?:granted|given|in|entered|enable|activate)\w*\s+(?:\S+\s+){0,2}?(?:administrator|admin|developer|god|unrestricted|DAN|jailbreak|root|maintenance|debug)\s+mode"
+    r"|\b(?:granted|given|in|into|enter|enable|activate|switch\w*\s+to|turn\w*\s+on)\w*\s+(?:\S+\s+){0,2}?(?:god|unrestricted|DAN|jailbreak|no[-\s]limits?)\s+mode"
+    r"|\byou(?:'re|\s+are|\s+have\s+been|\s+now\s+have|\s+will\s+be)\s+(?:now\s+)?(?:granted|given|in|entered|running\s+in|operating\s+in|switched\s+(?:in)?to)\s+"
+    r"(?:\S+\s+){0,2}?(?:administrator|admin|developer|root|maintenance|debug|god|unrestricted|DAN|jailbreak)\s+mode"
     r"|\b(?:safety|content|security|ethical)\s+(?:guidelines|policies|rules|restrictions|filters|checks)\s+(?:are|is|have\s+been)\s+(?:now\s+)?(?:suspended|disabled|lifted|removed|waived|off|void|paused)"
     r"|\beven\s+(?:ones?|those|things|requests?|actions?)\s+(?:that\s+)?the\s+user\s+would\s+(?:not|never)\s+(?:approve|want|allow|accept)"
     r"|\beven\s+if\s+they\s+(?:ask|object|refuse|say\s+no)"
@@ -129,20 +146,31 @@ _PRECEDENCE_RE = re.compile(
     r"(?:instructions?|rules|directives)\s+(?:over|above|before|instead\s+of)\b",
     re.I,
 )
+# An order to set a restriction aside (the verb's base form or -ing: "bypasses" describes what a
+# flag does); a tool, safety, security or content needs a restriction word after it ("override
+# defaults for individual tools" sets none aside). A confirmation already given ("do not ask for
+# additional confirmation") is not one skipped.
 _TOOLS_RE = re.compile(
-    r"\b(?:ignore|bypass|disregard|circumvent|override|work\s+around|get\s+around|evade)\w*\s+"
-    r"(?:\S+\s+){0,3}?(?:tool|tool[- ]call|tool[- ]use|permissions?|safety|security|sandbox|"
-    r"allowed[- ]tools|approval|confirmation|guardrails?|content)\s*"
+    r"\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
+    r"work(?:ing)?\s+around|get(?:ting)?\s+around|evad(?:e|ing))\s+"
+    r"(?:\S+\s+){0,3}?(?:(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
+    r"confirmations?|guardrails?)\b\s*"
+    r"|(?:tool|tool[- ]call|tool[- ]use|safety|security|content)s?\s+)"
     r"(?:restrictions?|limits?|limitations?|policies|policy|rules|checks?|allow-?lists?|prompts?|"
-    r"filters?|guidelines|settings|requirements?)?"
+    r"filters?|guidelines|settings|requirements?)"
+    r"|\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
+    r"evad(?:e|ing))\s+(?:\S+\s+){0,3}?(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
+    r"confirmations?|guardrails?)\b"
     r"|\b(?:without|don't|do\s+not|never)\s+(?:asking|ask|requesting|request|seeking|waiting\s+for)\s+"
+    r"(?!(?:\w+\s+){0,2}?(?:additional|separate|further|another|extra|repeated|more|second)\b)"
     r"(?:\w+\s+){0,3}?(?:permission|confirmation|approval|consent)\b"
     r"|\bno\s+confirmation\s+(?:is\s+)?needed|\b(?:there\s+is\s+)?no\s+need\s+to\s+ask\s+(?:\S+\s+){0,2}?(?:for\s+)?(?:permission|confirmation|approval|consent)"
     r"|\b(?:run|start|launch|execut)\w*\s+(?:\S+\s+){0,3}?(?:outside|without)\s+(?:of\s+)?(?:the|its|a)\s+sandbox",
     re.I,
 )
 _SECURITY_OFF_RE = re.compile(
-    r"\b(?:disabl\w*|turn\w*\s+off|deactivat\w*|stop\w*|kill\w*|uninstall\w*|bypass\w*|switch\w*\s+off|pause\w*)\s+"
+    r"\b(?:disabl(?:e|ing)|turn(?:ing)?\s+off|deactivat(?:e|ing)|stop(?:ping)?|kill(?:ing)?|"
+    r"uninstall(?:ing)?|bypass(?:ing)?|switch(?:ing)?\s+off|paus(?:e|ing))\s+"
     r"(?:\S+\s+){0,3}?(?:the\s+)?(?:antivirus|anti-virus|firewall|windows\s+defender|defender|"
     r"gatekeeper|system\s+integrity\s+protection|SIP|selinux|apparmor|edr|xprotect|"
     r"security\s+(?:software|tools?|scanners?|monitoring|checks?|features?)|real-?time\s+protection|"
@@ -368,12 +396,25 @@ def _before(negation: re.Match | _Lazy | None, match: re.Match) -> bool:
     return negation is not None and negation.start() <= match.end()
 
 
+_ATTEMPTED_RE = re.compile(
+    r"\b(?:attempts|attempted|attempting|tries|tried|trying|seeks|sought)\s+to\s+$",
+    re.IGNORECASE,
+)
+
+
+def _attempted(sentence: str, match: re.Match) -> bool:
+    """Whether the sentence reports someone else's attempt ("the system prompt attempts to
+    override platform safety", "an issue may ignore the rules"): a description of an attack,
+    not an order to the agent."""
+    return bool(_ATTEMPTED_RE.search(sentence[max(0, match.start() - 40) : match.start()]))
+
+
 def _quote(sentence: str) -> str:
     shown = " ".join(sentence.split())
     return shown if len(shown) <= 140 else shown[:137] + "..."
 
 
-_PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)")
+_PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)|\n(?=[ \t]*\|)")
 
 
 _EXCLUDED_RE = re.compile(
@@ -521,11 +562,10 @@ def prose_findings(text: str) -> list[ProseFinding]:
             )
             if generic is not None and (not destination or _AUTH_CONTEXT_RE.search(sentence)):
                 ship = None
-            if ship or (
-                _GATHER_RE.search(sentence)
-                and destination
-                and (store or not _AUTH_CONTEXT_RE.search(sentence))
-            ):
+            # Gathered and a destination named: a credential store ("read ~/.ssh/id_rsa ...
+            # our server"). A secret's name alone is what API docs are made of ("retrieve a
+            # webhook secret"): only a send of it counts.
+            if ship or (store and destination and _GATHER_RE.search(sentence)):
                 found.append(
                     ProseFinding(
                         "prose-credential-exfiltration",
@@ -545,9 +585,10 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
+        precedence = _PRECEDENCE_RE.search(sentence) if _may_precede(lower, seen) else None
         if (
-            _may_precede(lower, seen)
-            and _PRECEDENCE_RE.search(sentence)
+            precedence
+            and not _attempted(sentence, precedence)
             and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I)
         ):
             found.append(
@@ -559,10 +600,14 @@ def prose_findings(text: str) -> list[ProseFinding]:
                 )
             )
         tools = _TOOLS_RE.search(sentence) if _may("tools", lower, seen) else None
-        if tools and not re.search(
-            r"\b(?:never|do\s+not|don't|must\s+not)\s+(?:\w+\s+){0,2}?(?:ignore|bypass|skip|override|circumvent)",
-            sentence,
-            re.I,
+        if (
+            tools
+            and not _attempted(sentence, tools)
+            and not re.search(
+                r"\b(?:never|do\s+not|don't|must\s+not)\s+(?:\w+\s+){0,2}?(?:ignore|bypass|skip|override|circumvent)",
+                sentence,
+                re.I,
+            )
         ):
             hostile = re.search(
                 r"ignore|bypass|circumvent|evade|disregard|override|work\s+around|get\s+around|dangerously",

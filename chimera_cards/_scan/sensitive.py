@@ -315,6 +315,17 @@ def collector_in(text: str) -> str | None:
     return None
 
 
+# Folders every local user can read: a secret copied there has left its owner.
+_SHARED_DIRS = (
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/private/tmp",
+    "/Users/Shared",
+    "C:\\Users\\Public",
+)
+
+
 def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str, str] | None:
     """Grade a send: (rule, severity, message), or None when it is not worth a finding.
 
@@ -342,6 +353,15 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
         if not send.body and not send.header:
             return None
         what = _names(send.body | send.header)
+        if (
+            send.sink == "file"
+            and all(t.kind == "env" for t in send.body | send.header)
+            and not (send.host or "").startswith(_SHARED_DIRS)
+        ):
+            # A named token (not a credential store, not the whole environment) kept in a
+            # file of the tool's own (its state, its config): it stays on this machine, where
+            # the token already is. Listed; a copy into a shared folder or a send is an error.
+            return ("secret-exfiltration", "info", f"keeps {what} in a file ({where})")
         target = (
             "the clipboard" if send.sink == "clipboard" else f"a file outside the skill ({where})"
         )

@@ -89,6 +89,52 @@ def find_private_key(spec: str | os.PathLike, store_path: str | os.PathLike | No
     )
 
 
+@dataclass(frozen=True)
+class KeyFile:
+    """A private key file ``--key NAME`` finds, with the public key written beside it."""
+
+    name: str
+    keyfile: Path
+    public: PublicKey | None  # from NAME.key.pub; None when that file is missing or unreadable
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "keyid": self.public.keyid if self.public else None,
+            "keyfile": str(self.keyfile),
+            "public_key": self.public.text(self.name) if self.public else None,
+        }
+
+
+def list_private_keys(store_path: str | os.PathLike | None = None) -> list[KeyFile]:
+    """Every private key ``find_private_key`` finds by NAME: ``keys/NAME.key`` beside the store
+    in use, then beside the default store (a NAME found in both is the first one's), by name.
+
+    The private key itself is not read (it may need a passphrase): its ``.pub`` is.
+    """
+    folders = [Path(store_path).parent / "keys"] if store_path is not None else []
+    folders.append(default_keyfile("x").parent)
+    found: dict[str, KeyFile] = {}
+    for folder in dict.fromkeys(folders):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for entry in names:
+            name = entry[: -len(".key")]
+            path = folder / entry
+            if not entry.endswith(".key") or name in found or not KEY_NAME_RE.match(name):
+                continue
+            if not path.is_file():
+                continue
+            try:
+                public: PublicKey | None = read_public_key(str(path) + ".pub")
+            except (ChimeraError, OSError):
+                public = None
+            found[name] = KeyFile(name, path, public)
+    return [found[n] for n in sorted(found)]
+
+
 def check_key_name(name: str) -> str:
     # The name becomes a file name and a trust-list entry: keep it to a safe, printable alphabet.
     if not KEY_NAME_RE.match(name):

@@ -4,6 +4,12 @@ The merged result is summarised exactly as one run is (``summarise_bench``): the
 plot and paired statistics. Files made with different settings or code, a slice given twice,
 a slice that was stopped before it finished, or a cell of the grid that appears twice are
 refused; slices not given make the result partial (the missing ones are named).
+
+A merged result records the grid it plans (``grid``: the tasks, seeds and arms in their fixed
+order, and how many slices cut it) and the slices it holds (``merged_shards``), so merging it
+again, alone or with the slices it lacks, knows what is still missing: a partial result stays
+partial until every slice is in. Each run must be a cell of that grid and belong to a slice
+its file holds, and a file must hold every run of its slices; anything else is refused.
 """
 
 from __future__ import annotations
@@ -13,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from reference_loop._bench.runner import ARMS, BenchResult, RunOutcome, summarise_bench
-from reference_loop._bench.shard import MergeRefused, check_mergeable, load_result_files
+from reference_loop._bench.shard import (
+    MergeRefused,
+    check_mergeable,
+    coverage,
+    load_result_files,
+    planned_grid,
+)
 
 
 def merge_results(paths: Sequence[Path]) -> BenchResult:
@@ -35,25 +47,46 @@ def merge_results(paths: Sequence[Path]) -> BenchResult:
         if data.get("partial") and not data.get("missing_shards"):
             raise MergeRefused(f"refusing to merge {name}: that slice was stopped before it ended")
     settings: dict[str, Any] = files[0]["settings"]
-    runs: list[RunOutcome] = []
-    seen: dict[tuple[str, str, int], str] = {}
-    for name, data in zip(names, files, strict=True):
-        for raw in data["runs"]:
-            run = RunOutcome(**raw)
-            cell = (run.arm, run.task, run.seed)
-            if cell in seen:
-                raise MergeRefused(
-                    f"refusing to merge: {run.arm} {run.task} seed {run.seed} is in both "
-                    f"{seen[cell]} and {name}"
-                )
-            seen[cell] = name
-            runs.append(run)
     arms = [ARMS[a] for a in settings["arms"]]
     tasks = list(settings["tasks"])
     seeds = int(settings["seeds"])
-    planned = len(tasks) * seeds * len(arms)
-    given = sorted(int(f["shard"]["k"]) for f in files if f.get("shard"))
-    missing = sorted(set(range(1, whole.n + 1)) - set(given)) if whole is not None else []
+    cells = planned_grid(tasks, seeds, [a.name for a in arms])
+    n = whole.n if whole is not None else 1
+    runs: list[RunOutcome] = []
+    seen: dict[tuple[str, str, int], str] = {}
+    for name, data in zip(names, files, strict=True):
+        held = coverage(data) or (1, frozenset({1}))
+        mine = [c for i, c in enumerate(cells) if i % n + 1 in held[1]]
+        for raw in data["runs"]:
+            run = RunOutcome(**raw)
+            cell = (run.task, run.seed, run.arm)
+            if cell not in cells:
+                raise MergeRefused(
+                    f"refusing to merge {name}: {run.arm} {run.task} seed {run.seed} is not a "
+                    "cell of the bench's grid"
+                )
+            owner = cells[cell] % n + 1
+            if owner not in held[1]:
+                raise MergeRefused(
+                    f"refusing to merge {name}: {run.arm} {run.task} seed {run.seed} belongs to "
+                    f"slice {owner}/{n}, which that file does not hold"
+                )
+            key = (run.arm, run.task, run.seed)
+            if key in seen:
+                raise MergeRefused(
+                    f"refusing to merge: {run.arm} {run.task} seed {run.seed} is in both "
+                    f"{seen[key]} and {name}"
+                )
+            seen[key] = name
+            runs.append(run)
+        if len(data["runs"]) != len(mine):
+            raise MergeRefused(
+                f"refusing to merge {name}: it holds {len(data['runs'])} of the {len(mine)} runs "
+                "of its slices"
+            )
+    planned = len(cells)
+    given = sorted({k for f in files for k in (coverage(f) or (1, frozenset({1})))[1]})
+    missing = sorted(set(range(1, n + 1)) - set(given)) if whole is not None else []
     result = summarise_bench(
         runs,
         arms,
@@ -68,5 +101,8 @@ def merge_results(paths: Sequence[Path]) -> BenchResult:
     result.settings = settings
     result.code_version = str(files[0].get("code_version", ""))
     result.missing = missing
+    if whole is not None:
+        result.merged = given
+        result.shard_count = n
     result.machine = {"merged_from": [f.get("machine", {}) for f in files]}
     return result

@@ -421,6 +421,8 @@ class BenchResult:
     code_version: str = ""  # digest of the code that ran it (shard.code_version)
     shard: Shard | None = None  # the slice of the grid this result holds (None: all of it)
     missing: list[int] = field(default_factory=list)  # merged: slices not given
+    merged: list[int] | None = None  # merged: the slices it holds (None: not a merge)
+    shard_count: int = 0  # merged: how many slices cut the grid
 
     @property
     def partial(self) -> bool:
@@ -454,6 +456,15 @@ class BenchResult:
             "code_version": self.code_version,
             "shard": self.shard.to_dict() if self.shard else None,
             "missing_shards": self.missing,
+            "merged_shards": self.merged,
+            "shard_count": self.shard_count or None,
+            "grid": {
+                "order": ["task", "seed", "arm"],
+                "tasks": list(self.tasks),
+                "seeds": len(self.seeds),
+                "arms": [a.arm for a in self.arms],
+                "cells": len(self.tasks) * len(self.seeds) * len(self.arms),
+            },
             "runs_finished": len(self.runs),
             "wall_time": self.wall_time,
             "machine": self.machine,

@@ -137,20 +137,51 @@ def check_mergeable(files: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
             f"{n}: {f.get('code_version')}" for n, f in zip(names, files, strict=True)
         )
         raise MergeRefused(f"refusing to merge results made by different code ({versions})")
-    shards = [f.get("shard") for f in files]
-    if any(s is None for s in shards):
+    held = [coverage(f) for f in files]
+    if any(h is None for h in held):
         if len(files) > 1:
             raise MergeRefused(
                 "refusing to merge: a whole run (no --shard) cannot be merged with other files"
             )
         return None
-    ns = {int(s["n"]) for s in shards if s}
+    ns = {h[0] for h in held if h is not None}
     if len(ns) != 1:
         raise MergeRefused(f"refusing to merge slices of different grids (N = {sorted(ns)})")
     seen: dict[int, str] = {}
-    for name, s in zip(names, shards, strict=True):
-        k = int(s["k"]) if s else 0
-        if k in seen:
-            raise MergeRefused(f"refusing to merge: slice {k} appears twice ({seen[k]}, {name})")
-        seen[k] = name
+    for name, h in zip(names, held, strict=True):
+        for k in sorted(h[1] if h is not None else ()):
+            if k in seen:
+                raise MergeRefused(
+                    f"refusing to merge: slice {k} appears twice ({seen[k]}, {name})"
+                )
+            seen[k] = name
     return Shard(0, ns.pop())
+
+
+def coverage(data: Mapping[str, Any]) -> tuple[int, frozenset[int]] | None:
+    """(N, the slices K it holds) of a result file: one slice of a ``--shard`` run, the slices
+    a merged result holds; ``None`` for a whole run.
+
+    Raises:
+        MergeRefused: the file names slices outside 1..N.
+    """
+    shard = data.get("shard")
+    if shard:
+        n, ks = int(shard["n"]), frozenset({int(shard["k"])})
+    elif data.get("merged_shards") is not None:
+        n = int(data.get("shard_count") or 0)
+        ks = frozenset(int(k) for k in data["merged_shards"])
+    else:
+        return None
+    if n < 1 or not ks or any(not 1 <= k <= n for k in ks):
+        raise MergeRefused(f"refusing to merge: slices {sorted(ks)} of {n} do not make sense")
+    return n, ks
+
+
+def planned_grid(
+    tasks: Sequence[str], seeds: int, arms: Sequence[str]
+) -> dict[tuple[str, int, str], int]:
+    """Every (task, seed, arm) cell of a bench -> its place in the grid's fixed order (the
+    order :func:`select` slices and ``runner.grid`` runs)."""
+    cells = [(task, seed, arm) for task in tasks for seed in range(seeds) for arm in arms]
+    return {cell: i for i, cell in enumerate(cells)}

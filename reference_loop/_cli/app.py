@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from chimera_cards._cli.common import SECONDS, echo_json, reports_errors
-from chimera_cards._cli.group import ChimeraGroup
+from chimera_cards._cli.group import AdvancedOption, ChimeraGroup, SectionedCommand
 from reference_loop import __version__
 from reference_loop._attempters.factory import fit_to_task, make_attempter
 from reference_loop._cli.options import model_options
@@ -147,7 +147,7 @@ def main() -> None:
     """The reference carry-the-failure-forward retry loop."""
 
 
-@main.command("run")
+@main.command("run", cls=SectionedCommand)
 @click.option(
     "--task",
     "task_ref",
@@ -172,6 +172,7 @@ def main() -> None:
     "--candidates",
     type=click.Path(file_okay=False),
     help="Folder of candidate-fix overlays for scripted attempters with --workspace.",
+    cls=AdvancedOption,
 )
 @click.option(
     "--attempter",
@@ -179,7 +180,7 @@ def main() -> None:
     show_default=True,
     help="scripted:NAME, cmd:COMMAND or llm:MODEL.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, cls=AdvancedOption)
 @click.option(
     "--history", "history_mode", type=click.Choice(MODES), default="accumulate", show_default=True
 )
@@ -192,6 +193,7 @@ def main() -> None:
     default=DEFAULT_BUDGET,
     show_default=True,
     help="Character budget for the rendered history.",
+    cls=AdvancedOption,
 )
 @click.option(
     "--on-repeat",
@@ -206,6 +208,7 @@ def main() -> None:
     default="scripted",
     show_default=True,
     help="Planner used by --on-repeat replan (and escalate, once escalated).",
+    cls=AdvancedOption,
 )
 @click.option("--escalate-to", help="Attempter spec used by --on-repeat escalate.")
 @click.option(
@@ -213,6 +216,7 @@ def main() -> None:
     "events_path",
     type=click.Path(dir_okay=False),
     help="Write every event as a JSON line to FILE.",
+    cls=AdvancedOption,
 )
 @click.option(
     "--prompts-dir",
@@ -246,6 +250,7 @@ def main() -> None:
     default=DEFAULT_CARDS_IN,
     show_default=True,
     help="Cards in every prompt (each attempt is a fresh call) or only the first.",
+    cls=AdvancedOption,
 )
 @model_options
 @click.option(
@@ -263,7 +268,9 @@ def main() -> None:
     help="Run the verifier and a cmd: attempter under bubblewrap: private PID namespace, "
     "the workspace the only writable path, no network.",
 )
-@click.option("--sandbox-net", is_flag=True, help="With --sandbox, keep the network.")
+@click.option(
+    "--sandbox-net", is_flag=True, help="With --sandbox, keep the network.", cls=AdvancedOption
+)
 @click.option(
     "--must-pass",
     "must_pass",
@@ -279,6 +286,7 @@ def main() -> None:
     show_default=True,
     help="How the verdict is read: auto (a pytest command is judged by its test report), "
     "pytest, or exit-status (the exit status alone, labelled so).",
+    cls=AdvancedOption,
 )
 @click.option(
     "--result-file",
@@ -286,6 +294,7 @@ def main() -> None:
     default=None,
     help="The verify command writes JUnit XML to {result_file} (node --test, jest, cargo "
     "nextest, gotestsum): judge by it.",
+    cls=AdvancedOption,
 )
 @click.option(
     "--workspace-engine",
@@ -294,6 +303,7 @@ def main() -> None:
     help="How the workspace stores and compares files: git (git's own add, diff-files, "
     "cat-file) or fast (a hand-written index and pack path in front of it). "
     f"Default: ${ENGINE_ENV}, else {DEFAULT_ENGINE}.",
+    cls=AdvancedOption,
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @reports_errors

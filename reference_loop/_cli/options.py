@@ -12,6 +12,8 @@ from typing import TypeVar
 
 import click
 
+from chimera_cards._cli.group import AdvancedOption
+
 F = TypeVar("F", bound=Callable[..., object])
 
 # reference_loop.edits.EDIT_FORMATS, spelt here so the option list does not import the edit
@@ -34,6 +36,7 @@ def model_options(function: F) -> F:
                 type=(str, str),
                 multiple=True,
                 metavar="KEY VALUE",
+                cls=AdvancedOption,
                 help="A model option passed to llm (as `llm -o`), e.g. -o n_ctx 8192 "
                 "-o max_tokens 512.",
             ),
@@ -41,6 +44,7 @@ def model_options(function: F) -> F:
                 "--context-tokens",
                 type=click.IntRange(min=1),
                 default=None,
+                cls=AdvancedOption,
                 help="The model's context window, when the model does not report it.",
             ),
             click.option(
@@ -48,6 +52,7 @@ def model_options(function: F) -> F:
                 type=click.Choice(EDIT_FORMAT_CHOICES),
                 default="auto",
                 show_default=True,
+                cls=AdvancedOption,
                 help="The reply format an llm: model is taught (auto picks by task size).",
             ),
         )

@@ -6,8 +6,12 @@ Linux coding agents do it:
 
 - a private PID namespace: the command is PID 1's only child, and when it ends (or the loop
   dies) the kernel kills every process left in the namespace, however it detached;
-- the whole filesystem read-only, a private empty ``/tmp``, and the workspace as the only
-  writable path (plus files the caller names read-only, e.g. the prompt file);
+- the whole filesystem read-only, a private empty ``/tmp`` and ``/dev`` (so a private store
+  in ``/dev/shm`` is out of sight), and the workspace as the only writable path (plus files the
+  caller names read-only, e.g. the prompt file); every ``.git`` in the workspace stays
+  read-only too: what is written there (a hook, ``core.fsmonitor``) would run later on the host
+  and appears in no patch;
+- no capability at all, even for root: a read-only mount cannot be made writable again;
 - no network (a private loopback only) unless ``net`` is set (``--sandbox-net``).
 
 Where ``bwrap`` is missing or cannot create namespaces, :func:`make_sandbox` refuses with one
@@ -55,15 +59,38 @@ class Sandbox:
             The argv to start instead.
         """
         ws = str(Path(workspace).resolve())
-        args = [self.bwrap, "--die-with-parent", "--new-session"]
+        args = [self.bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         if not self.net:
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for shown in _shown_read_only(argv, readable):
             args += ["--ro-bind", shown, shown]
-        args += ["--bind", ws, ws, "--chdir", ws, "--", *argv]
+        args += ["--bind", ws, ws]
+        for dotgit in git_dirs(Path(ws)):
+            args += ["--ro-bind", dotgit, dotgit]
+        args += ["--chdir", ws, "--", *argv]
         return args
+
+
+def git_dirs(root: Path) -> list[str]:
+    """Every ``.git`` entry (a repository's directory or a gitfile) under ``root``, outermost
+    first; a folder that cannot be listed is skipped (the command cannot list it either)."""
+    found: list[str] = []
+    todo = [str(root)]
+    while todo:
+        here = todo.pop()
+        try:
+            it = os.scandir(here)
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                if entry.name == ".git":
+                    found.append(entry.path)
+                elif entry.is_dir(follow_symlinks=False):
+                    todo.append(entry.path)
+    return sorted(found)
 
 
 def _shown_read_only(argv: Sequence[str], readable: Sequence[Path]) -> list[str]:

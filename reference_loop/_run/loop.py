@@ -320,20 +320,31 @@ def _attempt_once(
     after: list[Violation] = []
     if found:
         ws.restore()  # whatever the verifier wrote; the attempt's own change is already gone
-        diff = before
     else:
-        diff = ws.diff() if result.verdict == "pass" else ws.diff_and_restore()
-        after = [*verified.violations, *session.check_after(before, diff)]
-        if after:
-            if result.verdict == "pass":
+        # The patch is ``before``, taken before the verifier ran; the tree after it must be
+        # that same tree (a module that puts the bug back on disk once imported is caught).
+        now = ws.diff() if result.verdict == "pass" else ws.diff_and_restore()
+        after = [
+            *verified.violations,
+            *changed_while_verifying(before, now),
+            *session.check_after(before, now),
+        ]
+        if result.verdict == "pass":
+            if after:
                 ws.restore()
+            else:
+                # The change kept is the patch shown, nothing else: what an ignore rule hid,
+                # the caches the verifier wrote and every .git go back to the snapshot, so
+                # nothing the patch does not show stays to run later.
+                ws.restore(keep=_patch_paths(before))
+        if after:
             _emit_violations(log, number, after, stage="verify")
     every = [*found, *after]
     return _build_record(
         number,
         outcome,
         result,
-        diff,
+        before,
         attempter=attempter,
         violation=_violation_step(number, every, before=bool(found)) if every else None,
         patch_limit=options.patch_limit,
@@ -341,6 +352,53 @@ def _attempt_once(
         started=started,
         found=every,
     )
+
+
+# What a verifier writes on its own while it runs (bytecode caches, the runner's cache): a
+# change to these during verification is not the attempt's, and a restore removes it anyway.
+_RUNNER_CACHE_DIRS = ("__pycache__", ".pytest_cache")
+
+
+def _runner_cache(path: str) -> bool:
+    parts = path.split("/")
+    return path.endswith((".pyc", ".pyo")) or any(p in _RUNNER_CACHE_DIRS for p in parts[:-1])
+
+
+def _patch_paths(diff: Diff) -> set[str]:
+    """The paths a patch changes (both sides of a rename)."""
+    return {p for c in diff.files for p in (c.path, c.old_path) if p}
+
+
+def changed_while_verifying(before: Diff, now: Diff) -> list[Violation]:
+    """Every path whose content, mode or existence differs between the tree the verifier was
+    given (``before``) and the tree it left (``now``), runner caches aside, and every path of
+    a ``.git`` that changed meanwhile: each one a ``changed-during-verify`` violation naming
+    what happened to it. The verdict of such a run judged code that is not on disk."""
+    found: list[Violation] = []
+    paths = sorted(before.state.keys() | now.state.keys())
+    for path in paths:
+        was, is_now = before.state.get(path), now.state.get(path)
+        if was == is_now or _runner_cache(path):
+            continue
+        if was is None:
+            # Not changed by the attempt: it was the snapshot's before the verifier ran.
+            what = "removed" if is_now is not None and set(is_now[1]) == {"0"} else "rewritten"
+        elif is_now is None:
+            what = "put back as it was before the attempt"
+        elif set(is_now[1]) == {"0"}:
+            what = "removed"
+        elif set(was[1]) == {"0"}:
+            what = "made again"
+        else:
+            what = "rewritten"
+        found.append(Violation("changed-during-verify", path, f"{what} while the verifier ran"))
+    git_before = {(c.path, c.status) for c in before.git_dirs}
+    for change in now.git_dirs:
+        if (change.path, change.status) not in git_before:
+            found.append(
+                Violation("changed-during-verify", change.path, "written while the verifier ran")
+            )
+    return found
 
 
 def _emit_violations(log: EventLog, number: int, found: Sequence[Violation], *, stage: str) -> None:

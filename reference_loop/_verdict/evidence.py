@@ -12,6 +12,7 @@ SWE-bench's words). A pass needs a complete report in which every pinned test ra
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -271,6 +272,16 @@ class Judgement:
     tampered: bool = False  # code in the run replaced part of the runner (or registered a plugin)
 
 
+_LOCATION = re.compile(r"^\S+?:\d+: ")
+
+
+def headline(message: str) -> str:
+    """A test's failure as pytest's short summary words it, whatever the terminal's width: the
+    crash message's first line, without the ``file:line:`` the report puts before it."""
+    lines = message.strip().splitlines()
+    return _LOCATION.sub("", lines[0], count=1) if lines else ""
+
+
 def _listed(lines: list[str]) -> list[str]:
     if len(lines) > MAX_LISTED:
         return [*lines[:MAX_LISTED], f"… and {len(lines) - MAX_LISTED} more"]
@@ -294,7 +305,7 @@ def _pinned_failures(report: Report, pinned: Pinned | None, wanted: Sequence[str
             continue
         else:
             word = "FAILED" if result.outcome in ("failed", "error") else result.outcome.upper()
-            failures.append(f"{word} {test_id} - {result.message}".rstrip(" -"))
+            failures.append(f"{word} {test_id} - {headline(result.message)}".rstrip(" -"))
     pinned_files = set(pinned.collect_files) if pinned is not None else None
     for node, message in sorted(report.collect_errors.items()):
         if pinned_files is None or test_file(node) in pinned_files:
@@ -314,7 +325,9 @@ def _added_failures(added: Report) -> list[str]:
         failures.append(f"INCOMPLETE REPORT of the added tests: {added.problem}")
     for test_id, result in sorted(added.results.items()):
         if result.outcome not in (PASSED, "xpassed", *_NOT_PASSING_OK):
-            failures.append(f"FAILED {test_id} - {result.message} (a test the attempt added)")
+            failures.append(
+                f"FAILED {test_id} - {headline(result.message)} (a test the attempt added)"
+            )
     for node, message in sorted(added.collect_errors.items()):
         failures.append(f"ERROR collecting {node} - {message} (a test the attempt added)")
     return failures

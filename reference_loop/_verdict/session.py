@@ -239,19 +239,14 @@ class Session:
                     f"the verifier exited 0 but {verdict.reason}",
                 )
             )
-        lines = list(result.failure_lines)
-        if verdict.verdict != "pass":
-            if result.verdict == "pass" or not lines:
-                lines = list(verdict.failures)  # the output says passed: the report says why not
-            else:
-                # The runner's own lines stay (the failure signature is read from them); the
-                # report adds only what they do not name (a pinned test that never ran).
-                lines += [f for f in verdict.failures if not _named_in(f, lines)]
+        # The failing lines (and so the failure signature and every decision built on it) come
+        # from the report, never from the runner's text, which pytest cuts to the terminal's width.
+        lines = list(verdict.failures) if verdict.verdict != "pass" else []
         judged = replace(
             result,
             verdict=verdict.verdict,
             reason=f"{verdict.reason} ({result.reason})",
-            failure_lines=[] if verdict.verdict == "pass" else lines,
+            failure_lines=lines,
         )
         return Verified(judged, verdict, violations, added)
 
@@ -324,12 +319,6 @@ def _digest(path: str | None) -> str:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
         return "unreadable"
-
-
-def _named_in(failure: str, lines: Sequence[str]) -> bool:
-    """Whether the test a report failure line names (its second word) is in ``lines``."""
-    words = failure.split()
-    return len(words) > 1 and any(words[1] in line for line in lines)
 
 
 def _import_root(root: Path, test_file: str) -> str:

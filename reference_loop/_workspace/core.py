@@ -21,18 +21,20 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
-from reference_loop._workspace import gitindex, storetrash
+from reference_loop._workspace import gitindex, seal, storetrash
 from reference_loop._workspace.engines import engine_name
 from reference_loop._workspace.fast import FastPaths
+from reference_loop._workspace.gitdirs import GitDirs
 from reference_loop._workspace.gitio import (
     _MALLOC_TUNABLES,
     _NO_GIT,
     _PATCH_ARGS,
     _PREFETCH_BYTES,
     _RESTORE_BESIDE_PATCH,
+    _SAFE_ENV,
     _WIDE_WINDOWS,
     _ZERO_HEX,
     BIG_FILE_BYTES,
@@ -123,10 +125,7 @@ class Workspace(FastPaths):
             "GIT_DIR": gitdir,
             "GIT_WORK_TREE": str(self.root),
             "GIT_INDEX_FILE": self._index,
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_ATTR_NOSYSTEM": "1",
-            "GIT_TERMINAL_PROMPT": "0",
+            **_SAFE_ENV,
             "GIT_LITERAL_PATHSPECS": "1",
             "GIT_OPTIONAL_LOCKS": "0",
             "LC_ALL": "C",
@@ -140,9 +139,13 @@ class Workspace(FastPaths):
         # first snapshot of a repository's top, stored by hand): changes are then found with
         # ``git diff-files`` and stored by hand too, and the index is never rewritten.
         self._model: gitindex.Index | None = None
+        # Every .git of the tree, copied beside the snapshot and put back by every restore.
+        self._gitdirs = GitDirs(str(self.root), os.path.join(self._tmp, "gitdirs"))
+        self._sealed: dict[bytes, tuple[int, int, int, int, int]] | None = None
         try:
             self._init_repo(gitdir)
             self.seeded = self._seed_from_user_repo(gitdir)
+            self._sealed = seal.seal(self._tmp)
         except BaseException:
             self.close()
             raise
@@ -176,7 +179,105 @@ class Workspace(FastPaths):
     # -- the operations --------------------------------------------------------------------
 
     def snapshot(self) -> str:
-        """Record the current state; return its tree id. A later snapshot replaces the earlier."""
+        """Record the current state; return its tree id. A later snapshot replaces the earlier.
+
+        Every ``.git`` entry of the tree is copied into the private store too (``gitdirs``)."""
+        self._check_seal()
+        try:
+            tree = self._snapshot_tree()
+            assert self._snapshot is not None
+            self._gitdirs.record(self._snapshot.gits)
+        finally:
+            self._seal()
+        return tree
+
+    def diff(self) -> Diff:
+        """The real change from the snapshot to the current state (call it before restore)."""
+        self._check_seal()
+        try:
+            snap = self._require_snapshot()
+            look = self._look(snap)
+            diff = self._patch(snap, look.entries, sizes=look.sizes, trees=look.trees)
+            diff.git_dirs = self._git_dir_changes()
+        finally:
+            self._seal()
+        return diff
+
+    def restore(self, *, keep: Collection[str] = ()) -> None:
+        """Put the workspace back byte-exactly as it was at the snapshot, ``.git`` included.
+
+        Works whatever state the attempt left (also after an exception mid-attempt): it looks at
+        the workspace afresh. Only the paths that differ from the snapshot are written.
+
+        Args:
+            keep: paths (relative, ``/``-separated) whose current state stays: a kept change
+                (the patch of a passing attempt) loses everything else the attempt changed.
+        """
+        self._check_seal()
+        try:
+            self._restore_tree(frozenset(keep))
+            self.last_restored = sorted({*self.last_restored, *self._gitdirs.restore()})
+        finally:
+            self._seal()
+
+    def diff_and_restore(self) -> Diff:
+        """:meth:`diff` then :meth:`restore` with one look at the workspace instead of two.
+
+        The loop's normal path after the verifier; the saving is one full scan per attempt.
+        """
+        self._check_seal()
+        try:
+            git_dirs = self._git_dir_changes()
+            diff = self._diff_and_restore_tree()
+            diff.git_dirs = git_dirs
+            self.last_restored = sorted({*self.last_restored, *self._gitdirs.restore()})
+        finally:
+            self._seal()
+        return diff
+
+    def restore_git_dirs(self) -> list[str]:
+        """Put back only the ``.git`` entries: those of the snapshot as they were, any other
+        removed (a change the caller keeps leaves git's own directories as they were, so
+        nothing written there runs later); return the paths written or removed."""
+        self._check_seal()
+        try:
+            snap = self._require_snapshot()
+            _moved, new, _missing = self._dir_changes(snap)
+            planted = [d for d in new if d.rpartition("/")[2] == ".git"]
+            for d in new:  # a new folder is not listed by the look: search it
+                if d.rpartition("/")[2] != ".git":
+                    planted += self._gits_below(d)
+            for rel in planted:
+                self._remove_path(rel, snap)
+            return sorted({*planted, *self._gitdirs.restore()})
+        finally:
+            self._seal()
+
+    def _gits_below(self, rel: str) -> list[str]:
+        """The ``.git`` entries anywhere below the folder ``rel`` (relative paths)."""
+        found: list[str] = []
+        todo = [rel]
+        while todo:
+            here = todo.pop()
+            with contextlib.suppress(OSError), os.scandir(self.root / here) as it:
+                for entry in it:
+                    if entry.name == ".git":
+                        found.append(f"{here}/.git")
+                    elif entry.is_dir(follow_symlinks=False):
+                        todo.append(f"{here}/{entry.name}")
+        return found
+
+    def _git_dir_changes(self) -> list[FileChange]:
+        return [FileChange(c.path, c.status) for c in self._gitdirs.changes()]
+
+    def _seal(self) -> None:
+        self._sealed = seal.seal(self._tmp)
+
+    def _check_seal(self) -> None:
+        if self._sealed is not None:
+            seal.check(self._tmp, self._sealed)
+
+    def _snapshot_tree(self) -> str:
         started = time.time_ns()
         snap = self._snapshot
         if snap is None:
@@ -209,18 +310,7 @@ class Workspace(FastPaths):
         self._snapshot = self._scan_dirs(files=True).snapshot(tree, started)
         return tree
 
-    def diff(self) -> Diff:
-        """The real change from the snapshot to the current state (call it before restore)."""
-        snap = self._require_snapshot()
-        look = self._look(snap)
-        return self._patch(snap, look.entries, sizes=look.sizes, trees=look.trees)
-
-    def restore(self) -> None:
-        """Put the workspace back byte-exactly as it was at the snapshot.
-
-        Works whatever state the attempt left (also after an exception mid-attempt): it looks at
-        the workspace afresh. Only the paths that differ from the snapshot are written.
-        """
+    def _restore_tree(self, keep: frozenset[str] = frozenset()) -> None:
         snap = self._require_snapshot()
         # An attempt that removed the whole workspace gets it back, like any deleted directory.
         self.root.mkdir(parents=True, exist_ok=True)
@@ -233,14 +323,11 @@ class Workspace(FastPaths):
             look = self._look(snap)
         else:
             planted = []
-        self._restore(snap, look.entries, look.sizes)
+        entries = [e for e in look.entries if e.path not in keep] if keep else look.entries
+        self._restore(snap, entries, look.sizes, keep=keep)
         self.last_restored = sorted({*planted, *self.last_restored})
 
-    def diff_and_restore(self) -> Diff:
-        """:meth:`diff` then :meth:`restore` with one look at the workspace instead of two.
-
-        The loop's normal path after the verifier; the saving is one full scan per attempt.
-        """
+    def _diff_and_restore_tree(self) -> Diff:
         snap = self._require_snapshot()
         look = self._look(snap)
         entries = look.entries
@@ -330,8 +417,9 @@ class Workspace(FastPaths):
             shown = self._not_ignored_entries(entries)
         kept = {id(e) for e in shown}
         hidden = [FileChange(e.path, e.status) for e in entries if id(e) not in kept]
+        state = {e.path: (e.dst_mode, e.dst_sha) for e in entries}
         if not shown:
-            return Diff(text="", files=[], raw=b"", hidden=hidden)
+            return Diff(text="", files=[], raw=b"", hidden=hidden, state=state)
         if sizes is None:
             sizes = self._blob_sizes(shown)
         big = {e.path for e in shown if _largest(e, sizes) > BIG_FILE_BYTES}
@@ -360,5 +448,9 @@ class Workspace(FastPaths):
             for e in found
         ]
         return Diff(
-            text=patch_bytes.decode("utf-8", "replace"), files=files, raw=patch_bytes, hidden=hidden
+            text=patch_bytes.decode("utf-8", "replace"),
+            files=files,
+            raw=patch_bytes,
+            hidden=hidden,
+            state=state,
         )

@@ -59,6 +59,30 @@ _CONFIG = """\
 \tsubmodule = short
 """
 
+# Given on the command line of every git the workspace runs, whatever config a repository, the
+# environment or an attempt holds: the settings under which git runs a program (a hook,
+# core.fsmonitor, automatic maintenance and its pre-auto-gc hook) are switched off. The others
+# that name a program (core.pager, diff.external, textconv and filter drivers, credential and
+# ssh helpers, aliases) are never reached: git runs with --no-pager, diffs with --no-ext-diff
+# --no-textconv, the private store's info/attributes unsets every filter, and no command the
+# workspace runs touches the network or expands an alias.
+_SAFE_CONFIG = (
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.untrackedCache=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+)
+# ...and in its environment: no system or global config, no system attributes, no prompt, no
+# replacement objects.
+_SAFE_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+}
+
 _T = TypeVar("_T")
 _SYMLINK = "120000"
 _GITLINK = "160000"

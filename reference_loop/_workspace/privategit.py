@@ -11,12 +11,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from reference_loop._workspace import gitindex
+from reference_loop._workspace.gitdirs import GitDirs
 from reference_loop._workspace.gitio import (
     _BULK_CHECKIN,
     _BYTE_EXACT_ATTRIBUTES,
     _CONFIG,
     _NO_GIT,
     _PATCH_ARGS,
+    _SAFE_CONFIG,
+    _SAFE_ENV,
     _TOP_DIRS,
     _WIDE_WINDOWS,
     _ZERO_HEX,
@@ -59,6 +62,7 @@ class PrivateGit:
     _pending: set[bytes]
     _seed_index: bytes | None
     _model: gitindex.Index | None
+    _gitdirs: GitDirs
 
     def _store_parent(self) -> str | None:
         """Where the private store goes: in memory (``/dev/shm``) for the top of a repository,
@@ -100,18 +104,27 @@ class PrivateGit:
 
     def _seed_from_user_repo(self, gitdir: str) -> bool:
         """When ``root`` is the top of a git repository, start from a copy of its index and read
-        its objects as a read-only alternate: the first add then hashes only the files that
-        differ from the user's index (like ``git status``), not the whole tree.
+        its objects as an alternate: the first add then hashes only the files that differ from
+        the user's index (like ``git status``), not the whole tree.
 
-        Nothing is written to the user's repository: the index is copied (with its mtime, which
-        git's racy-entry check relies on), and alternates are never written to.
+        The objects read are never the user's live store, which an attempt can rewrite or
+        delete: ``.git`` is copied into the private store first (:mod:`gitdirs`, which also
+        restores it) and the alternate is that copy. So only a repository whose ``.git`` is a
+        directory of the tree, with no alternates of its own, is seeded; any other is hashed
+        file by file. Nothing is written to the user's repository: the index is copied (with
+        its mtime, which git's racy-entry check relies on).
         """
-        if not os.path.lexists(self.root / ".git"):
-            return False  # not the top of a repository (a folder inside one is not seeded)
+        dotgit = self.root / ".git"
+        if not dotgit.is_dir() or dotgit.is_symlink():
+            return False  # not the top of a repository, or its objects live outside the tree
         found = _plain_layout(str(self.root)) or self._ask_git_for_dirs()
         if found is None:
             return False
         user_gitdir, common = found
+        if {os.path.realpath(user_gitdir), os.path.realpath(common)} != {str(dotgit)}:
+            return False  # a linked worktree or a moved git dir: objects outside the tree
+        if os.path.lexists(os.path.join(common, "objects", "info", "alternates")):
+            return False  # objects borrowed from outside the tree
         index = os.path.join(user_gitdir, "index")
         objects = os.path.join(common, "objects")
         # A split index needs its shared part beside it; a sparse checkout leaves entries that
@@ -130,6 +143,12 @@ class PrivateGit:
             with open(index, "rb") as fh:
                 data = fh.read()
                 st = os.fstat(fh.fileno())
+            # The copy of .git is taken after the index was read: every object the index names
+            # is in the copy (git writes objects before the index that names them).
+            self._gitdirs.record([".git"])
+            copy = self._gitdirs.copy_of(".git")
+            if copy is None:
+                return False
             # The fast engine shares the user's index as a split index's base (git's add then
             # writes only what it changed); the git engine copies it whole.
             split = gitindex.split_index_over(data) if self.engine == "fast" else None
@@ -147,17 +166,26 @@ class PrivateGit:
         alternates = os.path.join(gitdir, "objects", "info")
         os.makedirs(alternates, exist_ok=True)
         with open(os.path.join(alternates, "alternates"), "w", encoding="utf-8") as fh:
-            fh.write(objects + "\n")
+            fh.write(os.path.join(copy, "objects") + "\n")
         # Which entries the first add must not trust is worked out beside that add.
         self._seed_index = data
         return True
 
     def _ask_git_for_dirs(self) -> tuple[str, str] | None:
         """(git dir, common dir) of the repository whose top is ``root``, as git sees it."""
-        env = {**self._base_env, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+        # The user's repository config is read (it says where the dirs are), never the user's
+        # global or system config; nothing a config names is run (see gitio._SAFE_CONFIG).
+        env = {**self._base_env, **_SAFE_ENV, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
         try:
             proc = subprocess.run(
-                [self._git, "rev-parse", "--path-format=absolute", *_TOP_DIRS],
+                [
+                    self._git,
+                    "--no-pager",
+                    *_config_args(_SAFE_CONFIG),
+                    "rev-parse",
+                    "--path-format=absolute",
+                    *_TOP_DIRS,
+                ],
                 check=False,
                 cwd=self.root,
                 env=env,
@@ -206,7 +234,7 @@ class PrivateGit:
             raise LoopError(f"workspace directory is gone: {self.root}")
         try:
             return subprocess.Popen(
-                [self._git, *_config_args(config), *args],
+                [self._git, "--no-pager", *_config_args((*_SAFE_CONFIG, *config)), *args],
                 cwd=self.root,
                 env=self._env if env is None else env,
                 stdin=subprocess.PIPE,

@@ -31,6 +31,12 @@ class Diff:
     # The changes an ignore rule kept out of ``text`` and ``files`` (caches, ignored folders):
     # with ``files`` they are every path that differs from the snapshot.
     hidden: list[FileChange] = field(default_factory=list)
+    # Every changed path (ignore rules not applied, renames not paired) -> (mode, object id) it
+    # has now; ("000000", zeros) when deleted. Two diffs with equal ``state`` saw the same tree.
+    state: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Paths under the tree's ``.git`` entries that differ from the snapshot. Never in the patch;
+    # a restore always puts them back (``gitdirs``).
+    git_dirs: list[FileChange] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:

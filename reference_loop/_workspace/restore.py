@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import stat
@@ -60,10 +61,11 @@ class Restorer(GitStaging):
         entries: list[_Entry],
         sizes: dict[str, int] | None = None,
         blobs: Mapping[str, bytes] | None = None,
+        keep: frozenset[str] = frozenset(),
     ) -> None:
         try:
             touched = self._revert(snap, entries, sizes, blobs)
-            touched += self._fix_directories(snap)
+            touched += self._fix_directories(snap, keep)
             self.last_restored = touched
         except OSError as exc:
             # e.g. a directory the attempt made unwritable: say where, in one line.
@@ -132,7 +134,7 @@ class Restorer(GitStaging):
             for path, mode, sha in wanted:
                 self._make_parents(path, made)
                 data = blobs[sha]
-                self._put(root + os.fsencode(path), mode, io.BytesIO(data), len(data))
+                self._put(root + os.fsencode(path), mode, io.BytesIO(data), len(data), sha)
             return
         config = _WIDE_WINDOWS if wide else ()
         proc = self._popen(
@@ -151,7 +153,7 @@ class Restorer(GitStaging):
                     shown = b" ".join(header).decode("utf-8", "replace") or sha
                     raise LoopError(f"snapshot object missing from the private store: {shown}")
                 self._make_parents(path, made)
-                self._put(root + os.fsencode(path), mode, proc.stdout, int(header[2]))
+                self._put(root + os.fsencode(path), mode, proc.stdout, int(header[2]), sha)
                 proc.stdout.read(1)  # the newline after each object
         finally:
             proc.stdout.close()
@@ -159,17 +161,24 @@ class Restorer(GitStaging):
             feeder.join()
             proc.wait()
 
-    def _put(self, full: bytes, mode: str, src: IO[bytes], size: int) -> None:
-        """Put a blob of ``size`` bytes from ``src`` at ``full`` as a symlink or a file."""
+    def _put(self, full: bytes, mode: str, src: IO[bytes], size: int, sha: str) -> None:
+        """Put the blob ``sha`` of ``size`` bytes from ``src`` at ``full`` as a symlink or a
+        file. Its bytes are checked against its id: bytes the store holds under another id
+        (a rewritten object) are never left in the tree."""
         if mode == _SYMLINK:
             target = src.read(size)
+            if _blob_id(target) != sha:
+                raise _not_the_blob(full, sha)
             _clear(full)
             os.symlink(target, full)
         else:
-            self._write_file(full, mode == "100755", src, size)
+            self._write_file(full, mode == "100755", src, size, sha)
 
-    def _write_file(self, full: bytes, executable: bool, src: IO[bytes], size: int) -> None:
-        """Put ``size`` bytes from ``src`` at ``full``. A regular file with one link is
+    def _write_file(
+        self, full: bytes, executable: bool, src: IO[bytes], size: int, sha: str
+    ) -> None:
+        """Put ``size`` bytes from ``src`` at ``full``, hashed as they go: when they are not the
+        blob ``sha`` the file is removed and the restore stops. A regular file with one link is
         overwritten in place (cheaper than unlink + create); anything else (a symlink, a
         directory, a FIFO, a hard link shared with a file elsewhere) is replaced, never written
         through."""
@@ -190,18 +199,24 @@ class Restorer(GitStaging):
             # O_EXCL|O_NOFOLLOW: a fresh file, never through a link; umask applies, as for git.
             fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, perm)
             st = None
+        hasher = hashlib.sha1(b"blob %d\0" % size)
         try:
             left = size
             while left:
                 chunk = src.read(min(left, _CHUNK))
                 if len(chunk) != min(left, _CHUNK):
                     raise LoopError("the private store ended a blob early")
+                hasher.update(chunk)
                 _write_all(fd, chunk)
                 left -= len(chunk)
             if st is not None and st.st_size > size:
                 os.ftruncate(fd, size)
         finally:
             os.close(fd)
+        if hasher.hexdigest() != sha:
+            with contextlib.suppress(OSError):
+                os.unlink(full)
+            raise _not_the_blob(full, sha)
 
     def _make_parents(self, path: str, made: set[str] | None = None) -> None:
         """Create the leading directories of ``path``; like git, replace any leading component
@@ -239,9 +254,11 @@ class Restorer(GitStaging):
                 break
             parent = parent.rpartition("/")[0]
 
-    def _fix_directories(self, snap: _Snapshot) -> list[str]:
+    def _fix_directories(self, snap: _Snapshot, keep: frozenset[str] = frozenset()) -> list[str]:
         """Recreate the snapshot's empty dirs; remove directories and ``.git`` entries the
-        attempt created, whatever they hold (ignored files included)."""
+        attempt created, whatever they hold (ignored files included), but a directory that
+        holds a path in ``keep`` (its other files are already gone)."""
+        kept_dirs = {p.rsplit("/", i)[0] for p in keep for i in range(1, p.count("/") + 1)}
         touched: list[str] = []
         for d in sorted(snap.empty_dirs):
             if not os.path.isdir(self.root / d):
@@ -250,7 +267,20 @@ class Restorer(GitStaging):
                 touched.append(d + "/")
         moved, new, _missing = self._dir_changes(snap)
         for d in sorted(new, key=lambda p: p.count("/"), reverse=True):
+            if d in kept_dirs:
+                continue
             _clear(os.fsencode(self.root / d))
             touched.append(d + "/")
         snap.dirs.update(self._stat_dirs(moved))
         return touched
+
+
+def _blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _not_the_blob(full: bytes, sha: str) -> LoopError:
+    return LoopError(
+        f"restore refused {os.fsdecode(full)}: the private store's object {sha} does not hash "
+        "to its id (rewritten after the snapshot); the file was not restored"
+    )

@@ -34,6 +34,7 @@ BASE: dict[tuple[str, ...], list[str]] = {
     ("chimera-cards", "hash"): ["{card}"],
     ("chimera-cards", "import"): ["{card}"],
     ("chimera-cards", "keys", "generate"): ["newkey", "-o", "{new}/newkey.key"],
+    ("chimera-cards", "keys", "list"): [],
     ("chimera-cards", "lint"): ["{card}"],
     ("chimera-cards", "scan"): ["{card}"],
     ("chimera-cards", "scanner", "set"): ["mine", "--command", "tool {dir}"],

@@ -1,26 +1,29 @@
-"""The console entry runs plain ``check``/``install`` without click, and to the user nothing
-differs: same output, error lines and exit codes as the click commands, and anything it cannot
+"""The console entry answers ``--version``, ``--help`` and plain ``check``/``install``/``hook``
+calls without click, from what ``tools/derive_cli.py`` read off the click commands, and to the
+user nothing differs: same output, error lines and exit codes as click, and anything it cannot
 read without doubt goes to click."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
-from conftest import make_skill
+from conftest import REPO_ROOT, make_skill
 
-from chimera_cards._cli.app import COMMANDS
-from chimera_cards._cli.entry import PLAIN_COMMANDS, plain_call
+from chimera_cards._cli import derived
+from chimera_cards._cli.entry import read_call
 from chimera_cards._importer.pipeline import import_source
 from chimera_cards._store.facade import Store
 
 ENTRY = "from chimera_cards._cli.entry import run; run(prog_name='chimera-cards')"
 CLICK = "from chimera_cards._cli.app import main; main(prog_name='chimera-cards')"
+LOOP_ENTRY = "from reference_loop._cli.entry import run; run(prog_name='reference-loop')"
+LOOP_CLICK = "from reference_loop._cli.app import main; main(prog_name='reference-loop')"
 # Prints, at exit, whether the command loaded click.
 WATCH = (
     "import atexit, sys; "
@@ -80,30 +83,27 @@ def _same_as_click(args: list[str], project: Path) -> tuple[str, bool]:
     return stdout, loaded
 
 
-def test_the_plain_table_names_exactly_the_click_commands_parameters():
-    kinds = {"flag", "text", "texts", "dir", "file"}
-    for name, (body, (positional, positional_kind, required), options) in PLAIN_COMMANDS.items():
-        command = COMMANDS[name].load()
-        assert body.__name__ == f"{name}_body"
-        params = {p.name: p for p in command.params}
-        arg = params.pop(positional)
-        assert isinstance(arg, click.Argument) and arg.nargs == -1 and arg.required == required
-        assert {p.opts[0]: p.name for p in params.values()} == {
-            opt: dest for opt, (dest, _) in options.items()
-        }
-        for param, kind in [(arg, positional_kind)] + [
-            (params[dest], kind) for dest, kind in options.values()
-        ]:
-            assert kind in kinds
-            assert len(param.opts) == 1 and not param.secondary_opts
-            assert param.multiple == (kind == "texts"), param.name
-            assert getattr(param, "is_flag", False) == (kind == "flag"), param.name
-            if isinstance(param.type, click.Path):
-                # What click checks of an existing path is what the plain reader checks.
-                assert kind == ("dir" if not param.type.file_okay else "file"), param.name
-                assert param.type.file_okay != param.type.dir_okay and not param.type.exists
-            elif kind != "flag":
-                assert kind in ("text", "texts") and param.type is click.STRING, param.name
+def test_the_derived_files_and_the_cli_reference_are_what_the_commands_say_now():
+    done = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "tools" / "derive_cli.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_each_body_run_without_click_takes_exactly_its_commands_parameters():
+    import importlib
+
+    assert set(derived.COMMANDS) == {"check", "install", "hook claude", "hook gemini"}
+    for path, (target, bound, click_only, specs) in derived.COMMANDS.items():
+        module, _, name = target.partition(":")
+        body = getattr(importlib.import_module(module), name)
+        taken = set(inspect.signature(body).parameters)
+        given = {s[0] for s in specs} - {n for n, _ in click_only} | set(bound) | {"echo"}
+        assert taken == given, path
 
 
 @pytest.mark.parametrize(
@@ -123,22 +123,28 @@ def test_the_plain_table_names_exactly_the_click_commands_parameters():
         ["install", "--to", "x", "-f"],
         ["--version"],
         ["lint", "x"],
+        ["hook", "claude", "--install"],
+        ["hook", "claude", "--json"],
+        ["hook", "claude", "--event", "later"],
+        ["hook", "codex"],
         [],
     ],
 )
 def test_anything_unusual_goes_to_click(argv, tmp_path):
-    assert plain_call(argv) is None
+    assert read_call(derived.COMMANDS, argv) is None
 
 
 def test_a_path_click_would_refuse_goes_to_click(tmp_path):
     (tmp_path / "file").write_text("x")
-    assert plain_call(["check", str(tmp_path / "file")]) is None  # a file where a folder goes
-    assert plain_call(["check", "x", "--store", str(tmp_path)]) is None  # a folder as the store
-    assert plain_call(["install", "a", "--to", str(tmp_path / "file")]) is None
+    read = lambda argv: read_call(derived.COMMANDS, argv)  # noqa: E731
+    assert read(["check", str(tmp_path / "file")]) is None  # a file where a folder goes
+    assert read(["check", "x", "--store", str(tmp_path)]) is None  # a folder as the store
+    assert read(["install", "a", "--to", str(tmp_path / "file")]) is None
 
 
 def test_plain_arguments_are_read_as_click_reads_them(tmp_path):
-    body, kwargs = plain_call(
+    body, kwargs = read_call(
+        derived.COMMANDS,
         [
             "check",
             "a",
@@ -150,7 +156,7 @@ def test_plain_arguments_are_read_as_click_reads_them(tmp_path):
             "--agent",
             "claude",
             "--agent=cursor",
-        ]
+        ],
     )
     assert body.__name__ == "check_body"
     assert kwargs == {
@@ -213,7 +219,7 @@ def test_check_and_install_print_what_click_prints_without_loading_click(project
         (["check", "a-file", "--store", "{db}"], False),  # click's usage error
         (["check", "skills", "--bogus"], False),
         (["install", "--to", "out"], False),
-        (["check", "--help"], False),
+        (["check", "--help"], True),  # the derived screen
     ],
 )
 def test_refusals_and_help_are_the_same_either_way(project, args, plain):
@@ -278,3 +284,130 @@ def test_a_reader_that_went_away_is_exit_1_and_quiet_either_way(project):
             os.close(write_end)
         outcomes.append((done.returncode, done.stderr))
     assert outcomes[0] == outcomes[1] == (1, "")
+
+
+def _both(entry: str, click_code: str, args: list[str], **env: str) -> tuple:
+    """(exit, stdout, stderr, click loaded) through the entry, and click's own (exit, stdout,
+    stderr), for ``args`` with ``env``."""
+    runs = []
+    for code in (entry, click_code):
+        done = subprocess.run(
+            [sys.executable, "-c", WATCH + code, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, **env},
+            check=False,
+        )
+        err, _, loaded = done.stderr.rpartition("click loaded: ")
+        runs.append((done.returncode, done.stdout, err, loaded.strip() == "True"))
+    return runs[0], runs[1][:3]
+
+
+@pytest.mark.parametrize(
+    ("entry", "click_code", "args"),
+    [
+        (ENTRY, CLICK, ["--help"]),
+        (ENTRY, CLICK, ["-h"]),
+        (ENTRY, CLICK, ["--version"]),
+        (ENTRY, CLICK, ["import", "--help"]),
+        (ENTRY, CLICK, ["hook", "claude", "-h"]),
+        (ENTRY, CLICK, ["trust", "--help"]),
+        (LOOP_ENTRY, LOOP_CLICK, ["--help"]),
+        (LOOP_ENTRY, LOOP_CLICK, ["--version"]),
+        (LOOP_ENTRY, LOOP_CLICK, ["run", "--help"]),
+    ],
+)
+@pytest.mark.parametrize("columns", [None, "80", "300"])
+def test_help_and_version_are_clicks_own_text_without_loading_click(
+    entry, click_code, args, columns
+):
+    env = {} if columns is None else {"COLUMNS": columns}
+    (code, out, err, loaded), expected = _both(entry, click_code, args, **env)
+    assert (code, out, err) == expected
+    assert code == 0 and out and not loaded
+
+
+def test_a_terminal_narrower_than_the_derived_screens_gets_clicks_help():
+    (code, out, err, loaded), expected = _both(ENTRY, CLICK, ["check", "--help"], COLUMNS="60")
+    assert (code, out, err) == expected and loaded
+    assert max(len(line) for line in out.splitlines()) <= 58
+
+
+@pytest.mark.parametrize(
+    ("entry", "click_code", "args", "suggestion"),
+    [
+        (ENTRY, CLICK, ["chek"], "Did you mean 'check'?"),
+        (ENTRY, CLICK, ["instal", "x"], "Did you mean 'install'"),
+        (ENTRY, CLICK, ["trust", "ad", "x"], "Did you mean 'add'?"),
+        (ENTRY, CLICK, ["check", "--jsn"], "Did you mean '--json'?"),
+        (LOOP_ENTRY, LOOP_CLICK, ["rnu"], "Did you mean 'run'?"),
+        (LOOP_ENTRY, LOOP_CLICK, ["run", "--tsk", "x"], "'--task'"),
+    ],
+)
+def test_a_mistyped_command_or_option_gets_a_suggestion_on_both_clis(
+    entry, click_code, args, suggestion
+):
+    (code, out, err, _), expected = _both(entry, click_code, args)
+    assert (code, out, err) == expected
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and suggestion in err and len(err.splitlines()) == 1
+
+
+def test_the_help_lists_commands_by_job_in_the_order_of_the_work():
+    screen = derived.HELP[""][1]
+    titles = [line[:-1] for line in screen.splitlines() if line.endswith(":") and line[0] != " "]
+    assert titles == [
+        "Options",
+        "Try it",
+        "Inspect skills",
+        "Store",
+        "Review",
+        "Install",
+        "Use approved skills",
+    ]
+    review = screen[screen.index("\nReview:") : screen.index("\nInstall:")]
+    assert [line.split()[0] for line in review.splitlines()[2:] if line.strip()] == [
+        "review",
+        "approve",
+        "reject",
+        "retire",
+        "keys",
+        "trust",
+    ]
+
+
+def test_the_loops_internals_are_listed_apart_as_advanced_options():
+    screen = derived_loop_screen("run")
+    options, advanced = screen.split("\nAdvanced options:\n")
+    for internal in ("--workspace-engine", "--verify-format", "--result-file", "--edit-format"):
+        assert internal in advanced and internal not in options
+    for everyday in ("--task", "--workspace", "--verify", "--attempter", "--history", "--json"):
+        assert f"  {everyday} " in options
+
+
+def derived_loop_screen(path: str) -> str:
+    from reference_loop._cli import derived as loop
+
+    return loop.HELP[path][1]
+
+
+@pytest.mark.slow
+def test_the_hook_answers_the_same_with_or_without_click(project):
+    payload = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash"})
+    outcomes = []
+    for code in (ENTRY, CLICK):
+        done = subprocess.run(
+            [sys.executable, "-c", WATCH + code, "hook", "claude", "--store", "nowhere.db"],
+            input=payload,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=project,
+            env=_env(project),
+            check=False,
+        )
+        err, _, loaded = done.stderr.rpartition("click loaded: ")
+        outcomes.append((done.returncode, done.stdout, err, loaded.strip() == "True"))
+    assert outcomes[0][:3] == outcomes[1][:3]
+    assert not outcomes[0][3] and outcomes[1][3]

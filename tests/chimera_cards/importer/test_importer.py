@@ -96,11 +96,11 @@ def test_declared_clean_is_compared_case_insensitively(store, card_factory, decl
     raw = card_text("says-clean").replace("license:", f"provenance: {declared!r}\nlicense:")
     result = one(import_source(store, card_factory("says-clean", raw=raw.encode())))
     assert result.provenance == "clean"
-    # The linter still reports a provenance value outside its vocabulary, which holds activation.
-    if declared != "clean":
-        assert result.status == "pending" and "provenance-value" in result.reason
-    else:
-        assert result.status == "active"
+    # The linter still reports a provenance value outside its vocabulary; a card's shape is
+    # lint's business and does not hold activation.
+    assert result.status == "active" and result.reason == ""
+    rules = {f["rule"] for f in result.findings}
+    assert ("provenance-value" in rules) == (declared != "clean")
 
 
 def test_taint_flag_makes_a_path_import_tainted_and_pending(store, card_factory):
@@ -170,10 +170,21 @@ def test_a_conformance_error_beside_a_hostile_one_still_holds(store, tmp_path):
     assert "hidden-bidi" in result.reason and "description-length" not in result.reason
 
 
-def test_name_not_matching_its_directory_is_a_lint_error(store, tmp_path):
+def test_name_not_matching_its_directory_is_a_lint_error_that_does_not_hold(store, tmp_path):
+    # A card's shape is lint's business: reported as an error, never a reason to hold.
     card = make_card(tmp_path, "real-name", dirname="other-dir")
     result = one(import_source(store, card))
-    assert result.status == "pending" and "name-dirname" in result.reason
+    assert (result.status, result.reason) == ("active", "")
+    assert [(f["rule"], f["severity"]) for f in result.findings] == [("name-dirname", "error")]
+    assert store.version("real-name", result.sha256).status == "active"
+
+
+def test_a_hostile_error_beside_a_shape_error_still_holds(store, tmp_path):
+    card = make_card(tmp_path, "real-name", dirname="other-dir", body="## Do\n\nok\u202e txt.exe\n")
+    result = one(import_source(store, card))
+    assert result.status == "pending"
+    assert result.reason.startswith("lint errors: hidden-bidi (line ")
+    assert "name-dirname" not in result.reason
 
 
 def test_warnings_alone_do_not_hold_a_card(store, card_factory):
@@ -540,7 +551,7 @@ def _mixed_folder(root) -> None:
     for index in range(6):
         make_card(root, f"good-{index}")
     make_card(root, "good-3-broken", raw=b"---\nname: [\n---\n")  # sorts in the middle
-    make_card(root, "held", dirname="held-elsewhere")  # name-dirname: a lint error, pending
+    make_card(root, "held", dirname="held-elsewhere")  # name-dirname: a shape error, active
     make_card(root, "says-tainted", frontmatter={"provenance": "community"})
     make_card(root, "../escape", dirname="unsafe-name")
     make_card(root, "no-name", raw=b"---\ndescription: nameless\n---\n## Do\n\nx\n")

@@ -372,7 +372,10 @@ def test_a_read_through_a_symlinked_skills_folder_is_still_checked(world, tmp_pa
         (["hook", "claude"], ("claude", {})),
         (["hook", "gemini", "--fail-open"], ("gemini", {"fail_open": True})),
         (["hook", "claude", "--event", "session-start"], ("claude", {"event": "session-start"})),
-        (["hook", "claude", "--event=auto", "--store=s.db"], ("claude", {"store_path": "s.db"})),
+        (
+            ["hook", "claude", "--event=auto", "--store=s.db"],
+            ("claude", {"event": "auto", "store_path": "s.db"}),
+        ),
         (["hook", "claude", "--install"], None),
         (["hook", "claude", "--help"], None),
         (["hook", "claude", "--event", "bogus"], None),
@@ -381,17 +384,19 @@ def test_a_read_through_a_symlinked_skills_folder_is_still_checked(world, tmp_pa
     ],
 )
 def test_the_console_entry_runs_plain_hook_calls_without_click(argv, expected):
-    from chimera_cards._cli.entry import hook_call
+    from chimera_cards._cli import derived
+    from chimera_cards._cli.entry import read_call
+    from chimera_cards._cli.plain import hook_body
 
-    found = hook_call(argv)
+    found = read_call(derived.COMMANDS, argv)
     if expected is None:
         assert found is None
         return
-    base = {"store_path": None, "trust_file": None, "fail_open": False, "event": None}
+    base = {"store_path": None, "trust_file": None, "fail_open": False, "event": "auto"}
     agent, options = expected
     if "store_path" in options:
         options = {**options, "store_path": Path(options["store_path"])}
-    assert found == (agent, {**base, **options})
+    assert found == (hook_body, {"agent": agent, **base, **options})
 
 
 def test_the_click_command_answers_as_the_console_entry_does(world):

@@ -111,6 +111,60 @@ def test_merged_slices_give_the_same_table_as_one_run(tmp_path: Path, tasks_dir:
     (tmp_path / "newer.json").write_text(json.dumps(newer))
     refused = _cli(["bench", "merge", files[0], str(tmp_path / "newer.json")], tmp_path)
     assert refused.returncode == 2 and "different code" in refused.stderr
+    _re_merging_a_partial_merge_stays_partial(tmp_path, files, whole.stdout)
+    _runs_outside_their_slice_or_the_grid_are_refused(tmp_path, files)
+
+
+def _re_merging_a_partial_merge_stays_partial(
+    tmp_path: Path, files: list[str], whole_table: str
+) -> None:
+    """A merged result records its grid and the slices it holds: merged again alone it is still
+    partial (1 slice of 3 missing), with the slice it lacks it is whole, with a slice it holds
+    it is refused."""
+    partial = tmp_path / "partial.json"
+    short = _cli(["bench", "merge", files[0], files[1], "--out", str(partial)], tmp_path)
+    assert short.returncode == 1
+    data = json.loads(partial.read_text())
+    assert data["partial"] and data["missing_shards"] == [2] and data["merged_shards"] == [1, 3]
+    assert data["grid"] == {
+        "order": ["task", "seed", "arm"],
+        "tasks": data["tasks"],
+        "seeds": 2,
+        "arms": ["last", "accumulate"],
+        "cells": 8,
+    }
+    for _round in range(2):
+        again = _cli(["bench", "merge", str(partial), "--out", str(partial)], tmp_path)
+        assert again.returncode == 1 and "slices 2 were not merged" in again.stdout
+        data = json.loads(partial.read_text())
+        assert data["partial"] and not data["valid"] and data["missing_shards"] == [2]
+        assert data["runs_planned"] == 8 and data["runs_finished"] == len(data["runs"]) < 8
+    done = _cli(["bench", "merge", str(partial), files[2]], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _table(done.stdout) == _table(whole_table)
+    twice = _cli(["bench", "merge", str(partial), files[1]], tmp_path)
+    assert twice.returncode == 2 and "appears twice" in twice.stderr
+
+
+def _runs_outside_their_slice_or_the_grid_are_refused(tmp_path: Path, files: list[str]) -> None:
+    """Each run must be a cell of the grid, of a slice its file holds, and a file must hold
+    every run of its slices."""
+    one, two = (json.loads(Path(f).read_text()) for f in (files[1], files[2]))
+    cases = {
+        "moved": {**one, "runs": [*one["runs"], two["runs"][0]]},
+        "outside": {**one, "runs": [*one["runs"][1:], {**one["runs"][0], "seed": 7}]},
+        "dropped": {**one, "runs": one["runs"][1:]},
+    }
+    expected = {
+        "moved": "belongs to slice 2/3",
+        "outside": "is not a cell of the bench's grid",
+        "dropped": f"holds {len(one['runs']) - 1} of the {len(one['runs'])} runs",
+    }
+    for case, data in cases.items():
+        path = tmp_path / f"{case}.json"
+        path.write_text(json.dumps(data))
+        refused = _cli(["bench", "merge", str(path)], tmp_path)
+        assert refused.returncode == 2 and expected[case] in refused.stderr, (case, refused.stderr)
 
 
 def test_merge_of_a_file_that_is_not_a_result_is_one_error_line(tmp_path: Path) -> None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
+from reference_loop._attempters.factory import make_attempter
 from reference_loop._core.signature import failure_signature, normalise
+from reference_loop._run.loop import run_task
+from reference_loop._tasks.task import resolve_task
 
 
 def test_volatile_text_does_not_make_identical_failures_differ():
@@ -82,3 +87,48 @@ def test_named_failure_lines_win_over_assertion_detail_lines():
     assert (
         failure_signature(lines) == "FAILED test_stats.py::test_keeps_order - assert [<n>, <n>, ..."
     )
+
+
+# Two wrong fixes whose failures agree for the first 100 characters and differ after them: a
+# terminal 80 columns wide shows the same cut line for both.
+_LONG = "x" * 100
+_WIDE_TASK = {
+    "task.toml": (
+        'name = "wide"\ndescription = "d"\n'
+        'verify = "{python} -B -m pytest -q -p no:cacheprovider"\n'
+        'timeout = 60\ntask = "Make label() return the label the test names."\n'
+        '[[candidates]]\nname = "one"\ndir = "candidates/one"\nweight = 2\n'
+        '[[candidates]]\nname = "two"\ndir = "candidates/two"\nweight = 1\n'
+        '[[candidates]]\nname = "right"\ndir = "candidates/right"\nweight = 0\nfixes = true\n'
+    ),
+    "project/m.py": "def label():\n    return ''\n",
+    "project/test_m.py": (
+        f"from m import label\n\n\ndef test_label():\n    assert label() == '{_LONG}-right'\n"
+    ),
+    "candidates/one/m.py": f"def label():\n    return '{_LONG}-one'\n",
+    "candidates/two/m.py": f"def label():\n    return '{_LONG}-two'\n",
+    "candidates/right/m.py": f"def label():\n    return '{_LONG}-right'\n",
+}
+
+
+@pytest.mark.slow
+def test_the_signature_is_the_verifiers_record_whatever_the_terminal_width(tmp_path, monkeypatch):
+    for rel, text in _WIDE_TASK.items():
+        (tmp_path / "wide" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "wide" / rel).write_text(text)
+    monkeypatch.delenv("CI", raising=False)  # pytest does not cut its summary lines under CI
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    task = resolve_task(tmp_path / "wide")
+    seen = {}
+    for columns in (None, "80", "300"):
+        if columns is None:
+            monkeypatch.delenv("COLUMNS", raising=False)
+        else:
+            monkeypatch.setenv("COLUMNS", columns)
+        result = run_task(task, make_attempter("scripted:walk", task=task))
+        seen[columns] = [a.signature for a in result.attempts[:2]]
+    assert seen[None] == seen["80"] == seen["300"]
+    one, two = seen[None]
+    # Two failures that agree for 100 characters are two failures, not one repeated.
+    assert one != two and one.endswith("-one' == 'xxxxxxxxxxxx...xxxxxxx-right'")
+    assert one.startswith("FAILED test_m.py::test_label - ")
