@@ -155,7 +155,7 @@ def test_a_file_url_git_source_is_where_updates_come_from(skills_cli, world):
 
 
 def test_npx_dropping_metadata_json_is_named_and_nothing_is_alarmed(skills_cli, world):
-    tmp, home, project, src = world
+    _tmp, home, project, src = world
     _skill(src, "gamma", {"metadata.json": '{"version": "1.0"}\n'})
     _add(skills_cli, [str(src), "--skill", "gamma", "-a", "claude-code"], project, home)
     assert not (project / ".claude" / "skills" / "gamma" / "metadata.json").exists()
@@ -216,7 +216,7 @@ def test_the_user_wide_npx_lock_is_read_by_adopt_global(skills_cli, world):
 
 
 def test_an_adopted_folder_is_ours_for_install_and_sync(skills_cli, world):
-    tmp, home, project, src = world
+    _tmp, home, project, src = world
     _skill(src, "zeta")
     _add(skills_cli, [str(src), "--skill", "zeta", "-a", "claude-code"], project, home)
     assert cc("adopt").exit_code == 0

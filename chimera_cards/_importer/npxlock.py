@@ -91,9 +91,7 @@ class NpxLockEntry:
         elif kind == "node_modules":
             # npx sync: a package installed in the project's node_modules (from a registry).
             source, taint = os.path.normpath(base / "node_modules" / self.source), True
-        elif kind == "github":
-            source, taint = self.source_url or self.source, True
-        elif kind in ("gitlab", "git", "well-known"):
+        elif kind in ("github", "gitlab", "git", "well-known"):
             source, taint = self.source_url or self.source, True
         else:
             return None
@@ -180,8 +178,8 @@ def read_npx_lock(path: str | os.PathLike) -> dict[str, NpxLockEntry]:
         if version == GLOBAL_NPX_LOCK_VERSION and isinstance(computed, str):
             # "" when npx could not hash it; 40 hex: a git tree SHA-1 (a GitHub source).
             if _HEX40.fullmatch(computed.lower()):
-                computed, tree = None, computed.lower()
-            computed = computed or None
+                tree = computed.lower()
+            computed = None if tree is not None or not computed else computed
         if computed is not None and not (isinstance(computed, str) and _HEX64.fullmatch(computed)):
             raise NpxLockError(f"{where}: skill {name!r}: {hash_key} is not 64 hex digits")
         known = {"source", "sourceType", "sourceUrl", "ref", "skillPath", hash_key}

@@ -427,6 +427,33 @@ def prepare(
     )
 
 
+def _within(found: list[SkillSource], path: str | None, source: str) -> list[SkillSource]:
+    """The skills in folder ``path`` of an archive or repository (all of them for None).
+
+    Raises:
+        UsageError: none is.
+    """
+    if not path:
+        return found
+    inside = path.strip("/")
+    kept = [
+        s
+        for s in found
+        if str(s.info.get("path", "")) == inside
+        or str(s.info.get("path", "")).startswith(inside + "/")
+    ]
+    if not kept:
+        raise UsageError(f"{source}: no skill in {inside!r}")
+    return kept
+
+
+def _adopted_folders(store: Store, found: list[SkillSource]) -> Mapping[str, set[str]]:
+    """The installed copies ``adopt`` took (only asked when a local folder is imported)."""
+    if any(s.info.get("kind") == "folder" for s in found):
+        return store.adopted_folders()
+    return {}
+
+
 def _copy_edited(item: SkillSource, adopted: Mapping[str, set[str]]) -> str:
     """Why a local folder is held though its path is local: it is an installed copy (our
     receipt is in it, or ``adopt`` took it from npx) whose bytes changed since. An edit of a
@@ -656,16 +683,7 @@ def import_source(
         return [_refused(source, exc)]
     if plugin is not None:
         found = pick_plugin(found, plugin, source=source)
-    if path:
-        inside = path.strip("/")
-        found = [
-            s
-            for s in found
-            if str(s.info.get("path", "")) == inside
-            or str(s.info.get("path", "")).startswith(inside + "/")
-        ]
-        if not found:
-            raise UsageError(f"{source}: no skill in {inside!r}")
+    found = _within(found, path, source)
     if skill is not None:
         found = pick(found, skill, source=source)
     if not found:
@@ -686,7 +704,7 @@ def import_source(
     checks = _Checks(
         iter(found), expected, expected_digest, _stored_by_digest(store), store.unknown_digests
     )
-    adopted = store.adopted_folders() if any(s.info.get("kind") == "folder" for s in found) else {}
+    adopted = _adopted_folders(store, found)
     analyses = _analyses(checks.to_analyse(), jobs)
     results: list[ImportResult | None] = []
     batch = (

@@ -21,12 +21,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from chimera_cards._importer.pipeline import ImportResult, import_source
-from chimera_cards._store.facade import Store
-from chimera_cards._store.rows import Version
 from chimera_cards._bundles.bundle import bundle_from_files
 from chimera_cards._bundles.digests import npx_copied
 from chimera_cards._bundles.folderscan import read_receipt_bytes
+from chimera_cards._importer.pipeline import ImportResult, import_source
+from chimera_cards._store.facade import Store
+from chimera_cards._store.rows import Version
 from chimera_cards.errors import ChimeraError
 
 
@@ -249,7 +249,9 @@ def _as_npx_copies(scratch: Store, results: list[ImportResult]) -> list[ImportRe
             continue
         executable = {f.path: f.executable for f in bundle.files}
         try:
-            copy = bundle_from_files({p: (d, executable[p]) for p, d in kept}, where=result.name)
+            copy = bundle_from_files(
+                {p: (d, executable[p]) for p, d in kept}, where=str(result.name)
+            )
         except ChimeraError:
             out.append(result)
             continue

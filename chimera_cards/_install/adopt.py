@@ -32,7 +32,6 @@ from chimera_cards._bundles.digests import (
     npx_copied,
     npx_folder_files,
     npx_hash,
-    npx_hash_folder,
 )
 from chimera_cards._bundles.folderscan import RECEIPT_NAME, find_skill_folders
 from chimera_cards._bundles.links import resolve_entry
@@ -382,9 +381,8 @@ def _source_files(
     if up is None:
         return None
     if up["sourceType"] in ("local", "node_modules"):
-        where = Path(up["source"])
-        if not (where / "SKILL.md").is_file():
-            where = _named_in(where, entry.name)
+        top = Path(up["source"])
+        where = top if (top / "SKILL.md").is_file() else _named_in(top, entry.name)
         if where is None:
             return None
         try:
@@ -393,9 +391,11 @@ def _source_files(
             return None
     from chimera_cards._sources.find import find_skills, pick  # a fetch: only on a difference
 
-    options = {} if timeout is None else {"timeout": timeout}
     try:
-        found = find_skills(up["source"], ref=up.get("ref"), **options)
+        if timeout is None:
+            found = find_skills(up["source"], ref=up.get("ref"))
+        else:
+            found = find_skills(up["source"], ref=up.get("ref"), timeout=timeout)
         if up.get("path"):
             found = [s for s in found if s.info.get("path") == up["path"]]
         found = pick(found, entry.name, source=up["source"])
@@ -416,7 +416,7 @@ def _named_in(folder: Path, name: str) -> Path | None:
         found = pick(find_skills(str(folder), read=False), name, source=str(folder))
     except ChimeraError:
         return None
-    paths = [s.info.get("path") for s in found if s.info.get("path")]
+    paths = [str(s.info["path"]) for s in found if s.info.get("path")]
     return Path(paths[0]) if len(paths) == 1 else None
 
 

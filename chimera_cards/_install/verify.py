@@ -196,7 +196,11 @@ def _against_npx_lock(
         except OSError:
             actual = None
         state.npx_hash = "matches" if actual == expected else "differs"
-        if actual != expected and state.ok and (explained or {}).get(state.digest or "") == expected:
+        if (
+            actual != expected
+            and state.ok
+            and (explained or {}).get(state.digest or "") == expected
+        ):
             state.npx_hash = "explained"  # npx's own copy of what it hashed, less what it drops
             state.detail = "npx left files out of its copy (vercel-labs/skills#806), as adopted"
             continue

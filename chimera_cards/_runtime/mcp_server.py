@@ -155,6 +155,44 @@ def list_page(entries: list[dict[str, Any]], cursor: object) -> dict[str, Any] |
     return result
 
 
+def _one_line_errors(errors: TextIO | None, mcp_error: Any, validation_error: Any) -> Any:
+    """Server middleware: every refused request is one ``error:`` line on ``errors`` (stderr);
+    a malformed parameter is -32602 and any other failure -32603, never a traceback (the SDK
+    would log one)."""
+
+    def say(method: str, text: str) -> None:
+        line = f"error: {_one_line(method)}: {_one_line(text)}"
+        print(line, file=errors or sys.stderr, flush=True)
+
+    async def middleware(ctx: Any, call_next: Any) -> Any:
+        method = str(getattr(ctx, "method", "?"))
+        try:
+            return await call_next(ctx)
+        except mcp_error as exc:
+            if exc.error.code in (INVALID_PARAMS, INTERNAL_ERROR):
+                say(method, exc.error.message)
+            raise
+        except validation_error as exc:
+            where = ", ".join(".".join(str(p) for p in e["loc"]) or "params" for e in exc.errors())
+            say(method, f"invalid parameters ({where})")
+            raise mcp_error(INVALID_PARAMS, "Invalid request parameters") from None
+        except Exception as exc:  # a fault of ours: said in one line, internal on the wire
+            say(method, f"internal error ({type(exc).__name__})")
+            raise mcp_error(INTERNAL_ERROR, "Internal server error") from None
+
+    return middleware
+
+
+def _skill_at(one: Callable[[str], ServedSkill | None], uri: object) -> ServedSkill | None:
+    """The served skill whose ``SKILL.md`` is ``uri`` exactly, or None (for anything else,
+    a URI that is no string included)."""
+    if not isinstance(uri, str):
+        return None
+    parsed = parse_uri(uri)
+    skill = one(parsed[0]) if parsed is not None and parsed[1] == "SKILL.md" else None
+    return skill if skill is not None and uri == file_uri(skill.name, "SKILL.md") else None
+
+
 def _shorten(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
@@ -206,27 +244,6 @@ def build_server(
     from mcp.types import Resource as MCPResource
     from pydantic import ValidationError
 
-    def say(method: str, text: str) -> None:
-        print(f"error: {_one_line(method)}: {_one_line(text)}", file=errors or sys.stderr, flush=True)
-
-    async def one_line_errors(ctx: Any, call_next: Any) -> Any:
-        """Every refused request is one stderr line; a malformed parameter is -32602 and any
-        other failure -32603, never a traceback (the SDK would log one)."""
-        method = str(getattr(ctx, "method", "?"))
-        try:
-            return await call_next(ctx)
-        except MCPError as exc:
-            if exc.error.code in (INVALID_PARAMS, INTERNAL_ERROR):
-                say(method, exc.error.message)
-            raise
-        except ValidationError as exc:
-            where = ", ".join(".".join(str(p) for p in e["loc"]) or "params" for e in exc.errors())
-            say(method, f"invalid parameters ({where})")
-            raise MCPError(INVALID_PARAMS, "Invalid request parameters") from None
-        except Exception as exc:  # a fault of ours: said in one line, internal on the wire
-            say(method, f"internal error ({type(exc).__name__})")
-            raise MCPError(INTERNAL_ERROR, "Internal server error") from None
-
     def flush_notes() -> None:
         notes, catalog.notes[:] = list(catalog.notes), []
         if log is not None:
@@ -267,12 +284,9 @@ def build_server(
             return result
 
         async def get_skill(self, context: Any, params: GetParams) -> dict[str, Any]:
-            if not isinstance(params.uri, str):
-                raise MCPError(INVALID_PARAMS, "Unknown skill URI (not a string)")
-            parsed = parse_uri(params.uri)
-            skill = one(parsed[0]) if parsed is not None and parsed[1] == "SKILL.md" else None
-            if skill is None or params.uri != file_uri(skill.name, "SKILL.md"):
-                raise MCPError(INVALID_PARAMS, f"Unknown skill URI: {_shorten(params.uri)}")
+            skill = _skill_at(one, params.uri)
+            if skill is None:
+                raise MCPError(INVALID_PARAMS, f"Unknown skill URI: {_shorten(repr(params.uri))}")
             return {
                 "resultType": "complete",
                 "skill": skill_entry(skill),
@@ -315,7 +329,7 @@ def build_server(
             "every read."
         ),
         extensions=[SkillsExtension()],
-        middleware=[one_line_errors],
+        middleware=[_one_line_errors(errors, MCPError, ValidationError)],
         # The SDK's own log would print a multi-line record (a traceback, even) for a refused
         # read; the middleware above says each refusal in one line instead.
         log_level="CRITICAL",

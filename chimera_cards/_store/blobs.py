@@ -99,7 +99,7 @@ class BlobsMixin(AuditMixin):
         rows = self._conn.execute(
             "SELECT path, executable, size, sha256 FROM bundle_files WHERE digest = ?", (digest,)
         ).fetchall()
-        files = [BundleFile(p, bool(x), size, sha) for p, x, size, sha in rows]
+        files = [_file_row(p, x, size, sha) for p, x, size, sha in rows]
         return sorted(files, key=lambda f: f.path.encode())
 
     def get_bundle(self, version: Version | int) -> Bundle:
@@ -200,7 +200,7 @@ class BlobsMixin(AuditMixin):
                 f"WHERE digest IN ({marks})",
                 chunk,
             ):
-                out.setdefault(digest, []).append(BundleFile(path, bool(executable), size, sha))
+                out.setdefault(digest, []).append(_file_row(path, executable, size, sha))
         for files in out.values():
             files.sort(key=lambda f: f.path.encode())
         return out
@@ -256,3 +256,19 @@ class BlobsMixin(AuditMixin):
         return self._present(
             digests, "SELECT DISTINCT digest FROM bundle_files WHERE digest IN ({marks})"
         )
+
+
+def _file_row(path: object, executable: object, size: object, sha: object) -> BundleFile:
+    """A ``bundle_files`` row as a BundleFile, whatever a hand edit left in its columns: a value
+    of the wrong type is read as text (or size -1), so the manifest no longer hashes to the
+    digest and the bundle is refused as tampered, not a crash."""
+
+    def text(value: object) -> str:
+        if type(value) is str:
+            return value
+        if isinstance(value, bytes):
+            return value.decode("utf-8", "replace")
+        return str(value)
+
+    number = size if type(size) is int else -1
+    return BundleFile(text(path), bool(executable), number, text(sha))

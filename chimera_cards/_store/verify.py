@@ -16,6 +16,7 @@ from chimera_cards._bundles.bundle import (
 )
 from chimera_cards._store.anchor import expected_head_problem
 from chimera_cards._store.audit import GENESIS_HASH, audit_hash
+from chimera_cards._store.blobs import _file_row
 from chimera_cards._store.facade import Store
 from chimera_cards._store.statements import EXPIRES_SETTING, THRESHOLD_SETTING, TRUST_EVENTS
 from chimera_cards._util.integrity import is_hex
@@ -182,9 +183,12 @@ def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Prob
                     info.get("status"),
                     info.get("provenance"),
                     seq,
+                    {k: info[k] for k in ("origin", "final_url", "reason", "row") if k in info},
                 ]
             elif (name, sha) in state:
                 state[(name, sha)][1] = info.get("to")
+                if "reason" in info:
+                    state[(name, sha)][4]["reason"] = info.get("reason")
             else:
                 problems.append(
                     Problem(
@@ -211,10 +215,13 @@ def check_versions(
         )
     remaining = dict(state)
     count = 0
-    for vid, name, sha, status, provenance in conn.execute(
-        "SELECT id, name, sha256, status, provenance FROM versions ORDER BY id"
+    for row in conn.execute(
+        "SELECT id, name, sha256, status, provenance, origin, final_url, reason, imported_at, "
+        "findings, digest, skill_sha256, source FROM versions ORDER BY id"
     ):
+        vid, name, sha, status, provenance = row[:5]
         count += 1
+        problems += _row_problems(row, state.get((name, sha)))
         recorded = remaining.pop((name, sha), None)
         if recorded is None:
             problems.append(
@@ -257,6 +264,78 @@ def check_versions(
     return problems, count
 
 
+def _row_problems(row: tuple, recorded: list | None) -> list[Problem]:
+    """A version row edited by hand: a column of the wrong type or shape (a command would read
+    it as text, or its findings as unreadable), or a value the import's audit entry (and the
+    status changes since) did not record."""
+    from chimera_cards._store.versions import row_digest
+
+    name, sha = row[1], row[2]
+    label = f"version {name!s} {str(sha)[:12]}"
+    out: list[Problem] = []
+    columns = ("name", "sha256", "status", "provenance", "origin", "final_url", "reason")
+    for column, value in zip(columns, row[1:8], strict=True):
+        if not (type(value) is str or (column == "final_url" and value is None)):
+            out.append(
+                Problem("version-malformed", f"{label}: {column} is not text", str(name), str(sha))
+            )
+    findings_text, source_text = row[9], row[12]
+    if not _is_json(findings_text, list) or _shape_of_findings(findings_text):
+        out.append(
+            Problem(
+                "version-malformed", f"{label}: its findings are not a list of findings",
+                str(name), str(sha),
+            )
+        )  # fmt: skip
+    if source_text not in (None, "") and not _is_json(source_text, dict):
+        out.append(
+            Problem(
+                "version-malformed", f"{label}: its source is not a JSON object",
+                str(name), str(sha),
+            )
+        )  # fmt: skip
+    if recorded is None or len(recorded) < 5:
+        return out
+    logged = recorded[4]
+    for key, actual in (("origin", row[5]), ("final_url", row[6]), ("reason", row[7])):
+        if key in logged and logged[key] != actual:
+            out.append(
+                Problem(
+                    "version-mismatch",
+                    f"{label}: {key} is {actual!r} but the audit log says {logged[key]!r}",
+                    str(name),
+                    str(sha),
+                )
+            )
+    if "row" in logged and logged["row"] != row_digest(row[8], row[9], row[10], row[11], row[12]):
+        out.append(
+            Problem(
+                "version-mismatch",
+                f"{label}: its import time, findings, digest or source differ from what its "
+                "import recorded in the audit log (edited by hand?)",
+                str(name),
+                str(sha),
+            )
+        )
+    return out
+
+
+def _is_json(text: object, kind: type) -> bool:
+    if not isinstance(text, str):
+        return False
+    try:
+        return isinstance(json.loads(text), kind)
+    except ValueError:
+        return False
+
+
+def _shape_of_findings(text: str) -> bool:
+    """Whether the stored findings hold an item that is no finding (True: malformed)."""
+    from chimera_cards._store.rows import _is_finding
+
+    return not all(_is_finding(item) for item in json.loads(text))
+
+
 def check_bundles(store: Store, conn: sqlite3.Connection) -> list[Problem]:
     """Every version's bundle: its file rows must hash to its digest, the stored manifest must be
     those rows' manifest, and every file's blob must be there with its recorded size (the blobs'
@@ -267,7 +346,7 @@ def check_bundles(store: Store, conn: sqlite3.Connection) -> list[Problem]:
     for digest, path, executable, size, sha in conn.execute(
         "SELECT digest, path, executable, size, sha256 FROM bundle_files"
     ):
-        files.setdefault(digest, []).append(BundleFile(path, bool(executable), size, sha))
+        files.setdefault(digest, []).append(_file_row(path, executable, size, sha))
     for name, sha, digest in conn.execute(
         "SELECT name, sha256, digest FROM versions ORDER BY id"
     ).fetchall():

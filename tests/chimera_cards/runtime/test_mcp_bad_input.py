@@ -71,7 +71,7 @@ def test_every_malformed_parameter_is_invalid_params_with_one_stderr_line(tmp_pa
         command="sh",
         args=[
             "-c",
-            f'exec "$0" -m chimera_cards serve --mcp --store "$1" 2>>"$2"',
+            'exec "$0" -m chimera_cards serve --mcp --store "$1" 2>>"$2"',
             sys.executable,
             str(world.store),
             str(errlog),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -24,24 +23,10 @@ from chimera_cards._sources.find import list_source
 pytestmark = pytest.mark.slow
 
 
-def _claude() -> str | None:
-    """The Claude Code CLI: $CHIMERA_CLAUDE_CLI, the test cache's npm install, or PATH."""
-    named = os.environ.get("CHIMERA_CLAUDE_CLI")
-    if named:
-        return named
-    cache = Path(__file__).resolve().parents[3] / ".cache" / "claude-code"
-    local = cache / "node_modules" / ".bin" / "claude"
-    if local.exists():
-        return str(local)
-    return shutil.which("claude")
-
-
 @pytest.fixture(scope="module")
-def claude() -> str:
-    found = _claude()
-    if found is None:
-        pytest.skip("no Claude Code CLI (npm install @anthropic-ai/claude-code)")
-    return found
+def claude(claude_cli) -> str:
+    """The real Claude Code CLI's program (the test harness installs it)."""
+    return str(claude_cli.program)
 
 
 def _skill(root: Path, rel: str, name: str | None = None) -> None:
