@@ -230,3 +230,55 @@ def test_an_adopted_folder_is_ours_for_install_and_sync(skills_cli, world):
     assert [a["action"] for a in actions] in (["keep"], ["replace"]), actions
     assert cc("check", ".claude/skills").exit_code == 0
     assert (folder / "SKILL.md").is_file() and before
+
+
+def _package(root: Path, name: str, skills: dict[str, str], version: str = "1.0.0") -> None:
+    folder = root / "node_modules" / name
+    folder.mkdir(parents=True)
+    (folder / "package.json").write_text(json.dumps({"name": name, "version": version}))
+    for rel, skill in skills.items():
+        (folder / rel).mkdir(parents=True, exist_ok=True)
+        (folder / rel / "SKILL.md").write_text(
+            f"---\nname: {skill}\ndescription: The {skill} skill, shipped in {name}.\n---\n# x\n"
+        )
+
+
+def test_npm_packages_and_a_package_json_skills_array_come_in_as_npx_syncs_them(skills_cli, world):
+    tmp, home, project, _src = world
+    _package(project, "demo-skills", {"skills/one": "one", "skills/two": "two"})
+    _package(project, "solo-skill", {".": "solo-skill"})
+    _package(project, "unlisted", {"skills/three": "three"})
+    (project / "package.json").write_text(
+        json.dumps(
+            {"name": "p", "dependencies": {"demo-skills": "1.0.0"}, "skills": ["npm:solo-skill"]}
+        )
+    )
+    synced = skills_cli.run(["experimental_sync", "-y", "-a", "claude-code"], project, home)
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    theirs = set(json.loads((project / "skills-lock.json").read_text())["skills"])
+    listed = cc("import", "package.json", "--list", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert {e["name"] for e in json.loads(listed.output)} == theirs == {"one", "two", "solo-skill"}
+
+    single = cc("import", "npm:solo-skill", "--json")
+    [solo] = json.loads(single.output)
+    assert solo["status"] == "pending"  # a registry's bytes: held
+    adopted = cc("adopt", "--json")
+    assert adopted.exit_code == 0, adopted.output
+    lines = {s["name"]: s for s in json.loads(adopted.output)["skills"]}
+    assert lines["one"]["upstream"]["sourceType"] == "node_modules"
+
+    # npm updates the package (npx linked the agent folder into node_modules): an update.
+    assert cc("outdated", "two").output.startswith("current")
+    one = project / "node_modules" / "demo-skills" / "skills" / "one" / "SKILL.md"
+    one.write_text(one.read_text() + "\nA new line from the new release.\n")
+    [row] = json.loads(cc("update", "one", "--json").output)
+    assert row["state"] == "imported" and row["status"] == "pending", row
+    files = _files(tmp / "cc" / "cards.db", "one", row["upstream"])
+    assert b"new release" in files["SKILL.md"]
+
+    bad = project / "bad" / "package.json"
+    bad.parent.mkdir()
+    bad.write_text('{"skills": "npm:solo-skill"}')
+    refused = cc("import", bad)
+    assert refused.exit_code == 2 and refused.output.startswith("error: ")

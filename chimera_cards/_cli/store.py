@@ -176,7 +176,7 @@ def import_cmd(
         from chimera_cards._importer.npxlock import is_npx_lock, read_npx_lock
 
         read_npx_lock(lockfile) if is_npx_lock(lockfile) else read_lockfile(lockfile)
-    local = not is_url(source) and not is_git_source(source)
+    local = not is_url(source) and not is_git_source(source) and not source.startswith("npm:")
     if local and ref is None and locate(source) is None:
         if not Path(source).exists() and not Path(source).is_symlink():
             raise CardReadError(f"{source}: no such file or directory")

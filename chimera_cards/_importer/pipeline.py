@@ -733,7 +733,7 @@ def import_source(
                     from_url=item.network,
                     pins=pins,
                     pins_source=pins_source,
-                    taint=taint or _copy_edited(item, adopted),
+                    taint=taint or item.taint_reason or _copy_edited(item, adopted),
                     file=item.skill_file,
                     source=(
                         {**item.info, "recorded": dict(source_note)} if source_note else item.info

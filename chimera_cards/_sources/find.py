@@ -61,6 +61,9 @@ class SkillSource:
     skill_file: Path | None = None  # SKILL.md on disk (a folder import), for approvals beside it
     approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
     info: dict = field(default_factory=dict)  # kind, url, ref, commit, path: for `update`
+    # Why it is held for review though it was read from this disk ("" = nothing): an npm
+    # package's skills came from a registry.
+    taint_reason: str = ""
     # (folder, folder named) of a local skill find_skills(read=False) left for read_skill.
     unread: tuple[Path, Path | None] | None = field(default=None, repr=False, compare=False)
 
@@ -180,6 +183,8 @@ def _local(source: str, read: bool = True) -> list[SkillSource]:
         return _local_marketplace(skills, path, resolved_root)
     if path.name == SKILL_FILE:
         return [_folder_skill(path.parent, read=read)]
+    if path.name == "package.json":
+        return _package_json(path, read)
     with open(path, "rb") as handle:
         head = handle.read(8)
     # Archive and network code is loaded only for what needs it: a folder import starts faster.
@@ -212,6 +217,44 @@ def _local(source: str, read: bool = True) -> list[SkillSource]:
     except BundleError as exc:
         skill.error = exc
     return [skill]
+
+
+def _npm_skills(found, read: bool) -> list[SkillSource]:
+    out = []
+    for package_skill in found:
+        skill = _folder_skill(package_skill.folder, read=read)
+        skill.taint_reason = f"from the npm package {package_skill.package}"
+        skill.info["npm"] = {
+            "package": package_skill.package,
+            "skillPath": package_skill.skill_path,
+        }
+        out.append(skill)
+    return out
+
+
+def _package_json(path: Path, read: bool) -> list[SkillSource]:
+    """What ``npx skills experimental_sync`` syncs for this package.json: its dependencies'
+    skills, its ``skills`` array's ``npm:`` packages and git sources (see ``npmpkg``)."""
+    from chimera_cards._sources.npmpkg import package_json
+
+    synced = package_json(path)
+    out = _npm_skills(synced.skills, read)
+    for request in synced.git:
+        found = find_skills(request.source, ref=request.ref)
+        for name in request.skills:
+            pick(found, name, source=request.source)  # each name must be there
+        out += [
+            s for s in found if not request.skills or any(_has_name(s, n) for n in request.skills)
+        ]
+    return out
+
+
+def _has_name(skill: SkillSource, name: str) -> bool:
+    try:
+        pick([skill], name, source=skill.label)
+    except UsageError:
+        return False
+    return True
 
 
 def _local_marketplace(
@@ -409,6 +452,10 @@ def find_skills(
             archive, git error); nothing was found then.
     """
     text = str(source)
+    if text.startswith("npm:"):
+        from chimera_cards._sources.npmpkg import npm_package
+
+        return _npm_skills(npm_package(text), read)
     if is_url(text) or not os.path.lexists(text):
         # owner/repo[@skill], github:…, and code hosts' web URLs name a repository.
         where = locate(text, hosts or GitHosts.from_env())
