@@ -29,7 +29,7 @@ _EXPORTS = {
     "sha256_hex": "chimera_cards._util.integrity",
     "sri": "chimera_cards._util.integrity",
     "Store": "chimera_cards._store.facade",
-    "default_store_path": "chimera_cards._store.connection",
+    "default_store_path": "chimera_cards._store.location",
     "export_card": "chimera_cards._retrieve.export",
     "verify_store": "chimera_cards._store.verify",
     "ImportResult": "chimera_cards._importer.pipeline",

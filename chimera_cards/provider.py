@@ -38,7 +38,7 @@ else:
     SDK_MISSING = False
 from chimera_cards._install.policy import Policy
 from chimera_cards._runtime.catalog import Catalog, FolderCatalog, ServedSkill, StoreCatalog
-from chimera_cards._store.connection import default_store_path
+from chimera_cards._store.location import default_store_path
 
 __all__ = ["ChimeraSkillProvider", "MissingSdkError"]
 

@@ -14,7 +14,8 @@ the real ones, output is mapped back.
 
 Before comparing, both sides are normalised for what differs from run to run and nothing else:
 hex digests (``<hex:N>`` keeps the length, so a 12-digit short form cannot stand for a full one),
-SRI and base64 key text, and ISO timestamps. Everything else, spacing inside lines included,
+SRI and base64 key text, ISO timestamps, durations (``8.1 s``), ports on 127.0.0.1 and
+temporary folders other than the working folder. Everything else, spacing inside lines included,
 must match; trailing spaces and trailing blank lines are not compared.
 
 Sybil finds the blocks (its Markdown fence lexer) and runs the examples; ``run_document`` is the
@@ -68,6 +69,9 @@ _SRI = re.compile(r"\bsha(256|384|512)-[A-Za-z0-9+/]{20,}={0,2}")
 _B64_KEY = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{43}=(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{12,}(?![0-9A-Za-z])")
 _HEX_CUT = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{6,}…")
+_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)? ?(?:s|ms|min)\b")
+_LOOPBACK_PORT = re.compile(r"\b127\.0\.0\.1:\d+\b")
+_TEMP_DIR = re.compile(r"/tmp/(?!story\b)[\w.-]+")
 
 
 def normalise(text: str) -> str:
@@ -82,6 +86,9 @@ def normalise(text: str) -> str:
     text = _SRI.sub(lambda m: f"sha{m.group(1)}-<b64>", text)
     text = _B64_KEY.sub("<b64>", text)
     text = _HEX_CUT.sub("<hex…>", text)
+    text = _DURATION.sub("<duration>", text)
+    text = _LOOPBACK_PORT.sub("127.0.0.1:<port>", text)
+    text = _TEMP_DIR.sub("/tmp/<temp>", text)
     return _HEX.sub(lambda m: f"<hex:{len(m.group(0))}>", text)
 
 
@@ -355,33 +362,42 @@ def _examples(document: Document) -> Iterable:
     return document.examples()
 
 
+_CONSOLE_BLOCK = re.compile(r"^```console\n(.*?)^```", re.M | re.S)
+
+
 def update_document(path: Path, tmp: Path | None = None) -> int:
-    """Rewrite the shown output of every example of ``path`` whose output differs with what the
-    command printed (mapped to the shown paths and port); matching examples keep their text, ``…``
-    included. For a writer after a change of output: read the diff before committing it.
+    """Rewrite the shown output of every example of ``path`` with what the command printed
+    (mapped to the shown paths and port), so one page's digests, keys and times come from one
+    run; an output that elides lines with ``…`` is kept while it matches. For a writer after a
+    change of output: read the diff before committing it.
 
     Returns:
         How many examples were rewritten.
     """
     text = path.read_text(encoding="utf-8")
-    document = Document(text, str(path))
     owned = tmp is None
     root = Path(tempfile.mkdtemp(prefix="docs-console-")) if tmp is None else tmp
     session = ConsoleSession(root).start()
     edits: list[tuple[int, int, str]] = []
     try:
-        for lexed in console_blocks(document):
-            source = lexed.lexemes["source"]
-            base = lexed.start + source.offset
-            commands = parse_console(str(source))
+        for block in _CONSOLE_BLOCK.finditer(text):
+            if not_run_reason(text, block.start()) is not None:
+                continue
+            source = block.group(1)
+            commands = parse_console(source)
             out = []
             for _, command in commands:
                 printed, _ = session.run(command.command)
-                shown = command.expected if compare(command.expected, printed) else printed
-                body = "\n".join(_lines(shown))
-                out.append(f"$ {command.command}\n" + (body + "\n" if body else ""))
+                # A shown output that elides lines keeps its text while it matches; every other
+                # is what this run printed, so its digests and keys agree with each other.
+                if ELLIPSIS in _lines(command.expected) and compare(command.expected, printed):
+                    body = command.expected + "\n"
+                else:  # the printed lines, and the blank line that set this output apart
+                    gap = "\n" if command.expected.endswith("\n") else ""
+                    body = "".join(f"{line}\n" for line in _lines(printed)) + gap
+                out.append(f"$ {command.command}\n{body}")
             first = commands[0][0] if commands else 0
-            edits.append((base + first, base + len(str(source)), "".join(out)))
+            edits.append((block.start(1) + first, block.end(1), "".join(out)))
     finally:
         session.stop()
         if owned:

@@ -343,3 +343,10 @@ def test_the_architecture_map_lists_the_layers_in_the_declared_order():
         expected = [(i, unit) for i, units in enumerate(layers) for unit in units]
         present = [e for e in expected if e in order]
         assert present == order, f"{root}: the map's layers differ from LAYERS"
+
+
+def test_the_loop_itself_reads_in_one_sitting():
+    # run_loop is the card's method in code: a reader should see the whole loop at once.
+    tree = GRAPH["reference_loop._run.loop"].tree
+    (run_loop,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run_loop"]
+    assert run_loop.end_lineno - run_loop.lineno + 1 <= 110

@@ -28,6 +28,24 @@ TECHNIQUES = {
     "persistence",
     "homoglyph",
     "hidden-instruction",
+    *(
+        CHANNELS := {
+            "instruction-file",
+            "build-hook",
+            "index-change",
+            "other-language",
+            "assembled-path",
+            "lookalike-host",
+            "dns-exfil",
+            "git-push-exfil",
+            "staged-download",
+            "credential-helper",
+            "indirect-send",
+            "obfuscation",
+            "cloud-cli-exfil",
+            "plain-prose",
+        }
+    ),
 }
 
 
@@ -68,6 +86,8 @@ def test_labels_use_the_known_vocabularies_and_each_technique_has_variants_and_l
         counts[r["label"]] += 1
     for technique in TECHNIQUES - {"hidden-instruction"}:
         assert seen[technique]["malicious"] >= 4, technique
+    for technique in CHANNELS:  # each with the benign file it must leave alone
+        assert seen[technique]["benign"] >= 1, technique
     assert sum(c["benign"] for c in seen.values()) >= 25
 
 

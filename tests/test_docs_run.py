@@ -1,4 +1,4 @@
-"""The README's and the tour's console examples run against a fresh store and print what they show.
+"""Every console example of the README and docs/ runs on a fresh store and prints what it shows.
 
 ``docs_console`` executes every ``console`` block of a page in one fresh shell and compares each
 command's output with the page, normalising digests, keys, timestamps, the working folder, home
@@ -21,7 +21,13 @@ from docs_console import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
-PAGES = ["README.md", "docs/tour.md"]
+# Every page with a console example; a block that cannot run here says why in a
+# ``<!-- not run: … -->`` comment above it.
+PAGES = sorted(
+    str(page.relative_to(REPO))
+    for page in [REPO / "README.md", *(REPO / "docs").glob("*.md")]
+    if "```console" in page.read_text(encoding="utf-8")
+)
 
 
 def test_a_changed_word_in_the_output_is_a_mismatch():
@@ -129,3 +135,13 @@ def test_a_block_marked_not_run_is_not_run_and_must_say_why(tmp_path):
     )
     assert run_document(page, tmp_path / "run") == []
     assert not_run_reason(page.read_text(), page.read_text().index("```console")) == "needs a GPU"
+
+
+def test_durations_ports_and_temporary_folders_are_normalised_and_words_are_not():
+    assert compare(
+        "demo: all 15 expectations met in 8.1 s", "demo: all 15 expectations met in 57 s"
+    )
+    assert not compare("demo: all 15 expectations met", "demo: all 14 expectations met")
+    assert compare("at http://127.0.0.1:33553/x", "at http://127.0.0.1:41639/x")
+    assert compare("removed /tmp/chimera-cards-demo-xvhu0qbz", "removed /tmp/chimera-cards-demo-a1")
+    assert not compare("kept: /tmp/story/dmdoc", "kept: /tmp/story/other")

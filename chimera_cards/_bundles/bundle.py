@@ -32,22 +32,26 @@ from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 
-from chimera_cards._bundles.folderscan import IGNORED_NAMES, SIDECAR_FILES, SKILL_FILE
+# The limits are folderscan's: it hashes installed folders before this module is loaded, and
+# stops where a bundle could not go on.
+from chimera_cards._bundles.folderscan import (
+    IGNORED_NAMES,
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_TOTAL_BYTES,
+    SIDECAR_FILES,
+    SKILL_FILE,
+    manifest_line,
+)
 from chimera_cards.errors import ChimeraError
 
-MAX_FILES = 1000
-MAX_TOTAL_BYTES = 20 * 1024 * 1024
-MAX_FILE_BYTES = 5 * 1024 * 1024
-# Directories a file may sit inside: "a/b/c.txt" has depth 2; a file at the top has depth 0.
-MAX_DEPTH = 16
 # SKILL_FILE, IGNORED_NAMES (version-control metadata and OS litter, left out at any depth) and
 # SIDECAR_FILES (approvals.jsonl and install's receipt, left out at the top) are folderscan's:
 # check hashes installed folders with them before it loads this module.
 
 # A backslash, a control character, or a lone surrogate (how Python spells undecodable bytes).
 _BAD_PATH_CHAR = re.compile("[\\\\\x00-\x1f\x7f\ud800-\udfff]")
-_EXEC_MODE = "755"
-_PLAIN_MODE = "644"
 
 
 class BundleError(ChimeraError):
@@ -85,8 +89,7 @@ class BundleFile:
     sha256: str  # hex
 
     def manifest_line(self) -> bytes:
-        mode = _EXEC_MODE if self.executable else _PLAIN_MODE
-        return f"{mode} {self.size} {self.sha256} {self.path}\n".encode()
+        return manifest_line(self.path, self.executable, self.size, self.sha256)
 
     def to_dict(self) -> dict:
         return {

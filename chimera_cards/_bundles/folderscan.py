@@ -45,6 +45,17 @@ FileRecord = tuple[str, bool, int, str]
 FolderRecord = tuple[list[FileRecord], list[str], bytes | None]
 # A receipt is a few hundred bytes; anything this large is not one of ours.
 MAX_RECEIPT_BYTES = 64 * 1024
+# The most a bundle may hold (``bundle`` refuses more, so no approved bundle is larger). Hashing
+# an installed folder stops at the first limit it passes: the folder cannot be an approved
+# bundle, so it is reported, never read further (a 1 TiB sparse file costs one fstat).
+MAX_FILES = 1000
+MAX_TOTAL_BYTES = 20 * 1024 * 1024
+MAX_FILE_BYTES = 5 * 1024 * 1024
+# Directories a file may sit inside: "a/b/c.txt" has depth 2; a file at the top has depth 0.
+MAX_DEPTH = 16
+# Entries of any kind (folders, links, files) one walk looks at before it gives up.
+MAX_ENTRIES = 4 * MAX_FILES
+_RECEIPT_KEYS = frozenset({"digest", "format", "installed_at", "name", "store", "tool"})
 
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 # Read in one call up to this size; a larger file is read on in chunks, never whole.
@@ -126,9 +137,14 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
     """Every file of a skill folder as the bundle manifest lists it, what cannot be one, and
     the folder's receipt.
 
-    Top-level sidecars (the receipt included) are left out, as the bundle reader leaves them
-    out. A file or folder under an ignored name (``.git``, ``.DS_Store``, ``__MACOSX``, ...) is
-    a problem: no bundle holds it, so it was not reviewed; the walk never enters it.
+    Every name in the folder is looked at, because an agent can read every file of it. The
+    receipt at the top is left out of the files (the bundle reader leaves it out) but must be
+    one install wrote, byte for byte; an ``approvals.jsonl`` at the top is a problem (install
+    never writes one, so no reviewer saw it there). A file or folder under an ignored name
+    (``.git``, ``.DS_Store``, ``__MACOSX``, ...) is a problem too: no bundle holds it. The walk
+    stops at the bundle limits (``MAX_FILES``, ``MAX_FILE_BYTES``, ``MAX_TOTAL_BYTES``,
+    ``MAX_DEPTH``): past one the folder cannot be an approved bundle, so it is reported and no
+    more is read. A file's size is taken from its open descriptor before any byte is read.
 
     Args:
         folder: the skill folder.
@@ -139,49 +155,123 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
     files: list[FileRecord] = []
     problems: list[str] = []
     receipt = None
-    stack: list[tuple[str, str]] = [(os.fspath(folder), "")]
+    total = 0
+    seen = 0
+    stack: list[tuple[str, str, int]] = [(os.fspath(folder), "", 0)]
     while stack:
-        directory, prefix = stack.pop()
+        directory, prefix, depth = stack.pop()
         try:
             with os.scandir(directory) as it:
                 entries = list(it)
         except OSError as exc:
             problems.append(f"{prefix[:-1] or '.'}: cannot read ({exc.strerror})")
             continue
+        seen += len(entries)
+        if seen > MAX_ENTRIES:
+            problems.append(f"more than {MAX_ENTRIES} entries: not read further")
+            break
         for entry in entries:
             name = entry.name
             rel = prefix + name
             if not prefix and name in SIDECAR_FILES:
-                if name == RECEIPT_NAME:
-                    receipt = read_receipt_bytes(folder)
+                receipt, problem = _sidecar(folder, entry)
+                if problem:
+                    problems.append(problem)
                 continue
-            if name in IGNORED_NAMES:
-                # Left out of every bundle, yet an agent can read it: never silently ok.
-                problems.append(f"{rel}: not part of the reviewed bundle")
-                continue
-            if not name.isascii() and not _is_utf8(name):
-                # No bundle holds such a name (the manifest is UTF-8): planted, so modified.
-                problems.append(f"{rel!r}: name is not UTF-8")
+            unnamed = _name_problem(name, rel)
+            if unnamed:
+                problems.append(unnamed)
                 continue
             # The entry's type comes with the directory listing; the mode and size come from
             # the opened file itself, so a file swapped for a link meanwhile is not followed.
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, rel + "/"))
-                elif entry.is_file(follow_symlinks=False):
-                    found = _hash_file(entry.path)
-                    if found is None:
-                        problems.append(f"{rel}: not a regular file")
+                    if depth >= MAX_DEPTH:
+                        problems.append(f"{rel}: nested deeper than {MAX_DEPTH} folders")
                     else:
-                        files.append((rel, *found))
+                        stack.append((entry.path, rel + "/", depth + 1))
+                elif entry.is_file(follow_symlinks=False):
+                    record, problem = _file_record(entry.path, rel)
+                    if record is None:
+                        problems.append(problem)
+                    else:
+                        files.append(record)
+                        total += record[2]
                 elif entry.is_symlink():
                     problems.append(f"{rel}: symlink")
                 else:
                     problems.append(f"{rel}: not a regular file")
             except OSError as exc:
                 problems.append(f"{rel}: cannot read ({exc.strerror})")
+            if len(files) > MAX_FILES or total > MAX_TOTAL_BYTES:
+                problems.append(
+                    f"more than {MAX_FILES} files or {MAX_TOTAL_BYTES} bytes: not read further"
+                )
+                stack.clear()
+                break
     files.sort(key=_path_bytes)
     return files, problems, receipt
+
+
+def _name_problem(name: str, rel: str) -> str:
+    """Why no bundle can hold a file of this name ("" when one can)."""
+    if name in IGNORED_NAMES:
+        # Left out of every bundle, yet an agent can read it: never silently ok.
+        return f"{rel}: not part of the reviewed bundle"
+    if not name.isascii() and not _is_utf8(name):
+        # No bundle holds such a name (the manifest is UTF-8): planted, so modified.
+        return f"{rel!r}: name is not UTF-8"
+    return ""
+
+
+def _sidecar(folder: str | os.PathLike, entry: os.DirEntry) -> tuple[bytes | None, str]:
+    """(the receipt's bytes, "") for a receipt install wrote; (None, the problem) otherwise."""
+    if entry.name == RECEIPT_NAME and entry.is_file(follow_symlinks=False):
+        receipt = read_receipt_bytes(folder)
+        if receipt is not None and _install_wrote(receipt):
+            return receipt, ""
+        return None, f"{entry.name}: not a receipt chimera-cards wrote"
+    return None, f"{entry.name}: not part of the reviewed bundle"
+
+
+def _file_record(path: str, rel: str) -> tuple[FileRecord | None, str]:
+    """(the file's record, "") or (None, why it cannot be a bundle file)."""
+    found = _hash_file(path)
+    if found is None:
+        return None, f"{rel}: not a regular file"
+    executable, size, sha = found
+    if sha is None:
+        return None, f"{rel}: {size} bytes; a bundle file holds at most {MAX_FILE_BYTES}: not read"
+    return (rel, executable, size, sha), ""
+
+
+def _install_wrote(data: bytes) -> bool:
+    """Whether ``data`` is a receipt exactly as install writes one (its keys, its layout, plain
+    values): any other bytes under that name are unreviewed text an agent could read."""
+    import json  # only for a folder that holds a receipt
+
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return False
+    if not isinstance(value, dict) or set(value) != _RECEIPT_KEYS:
+        return False
+    if not all(isinstance(value[k], str) for k in _RECEIPT_KEYS - {"format"}):
+        return False
+    if any(c < " " for k in _RECEIPT_KEYS - {"format"} for c in value[k]):
+        return False
+    return (json.dumps(value, indent=2, sort_keys=True) + "\n").encode("utf-8") == data
+
+
+def manifest_line(path: str, executable: bool, size: int, sha256: str) -> bytes:
+    """One line of the canonical manifest (docs/bundles.md): ``MODE SIZE SHA256 PATH``."""
+    return f"{'755' if executable else '644'} {size} {sha256} {path}\n".encode()
+
+
+def records_digest(files: Sequence[FileRecord]) -> str:
+    """The bundle digest of ``hash_folder``'s files (sorted by path bytes, as it returns them):
+    SHA-256 of their manifest, the same digest ``bundle.bundle_digest`` gives."""
+    return hashlib.sha256(b"".join(manifest_line(*record) for record in files)).hexdigest()
 
 
 def _path_bytes(record: FileRecord) -> bytes:
@@ -196,14 +286,18 @@ def _is_utf8(name: str) -> bool:
     return True
 
 
-def _hash_file(path: str) -> tuple[bool, int, str] | None:
+def _hash_file(path: str) -> tuple[bool, int, str | None] | None:
     """(executable, size, SHA-256) of a regular file, read through one descriptor; None when it
-    is not a regular file (it changed since it was listed)."""
+    is not a regular file (it changed since it was listed). A file over ``MAX_FILE_BYTES`` is
+    not read: its SHA-256 is None (its size is what ``fstat`` says, or what was read)."""
     fd = os.open(path, READ_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
+        executable = bool(st.st_mode & stat.S_IXUSR)
+        if st.st_size > MAX_FILE_BYTES:
+            return executable, st.st_size, None
         # Asking for one byte more than the size reads a usual file and notices its end in one
         # call (a regular file's read comes back short only at its end; were it ever short
         # early, the digest would differ and the folder be reported modified, never ok).
@@ -212,10 +306,13 @@ def _hash_file(path: str) -> tuple[bool, int, str] | None:
         digest = hashlib.sha256(data)
         size = len(data)
         if size == want:
-            while chunk := os.read(fd, _CHUNK):
+            # It grew since fstat: read on, never past the limit.
+            while size <= MAX_FILE_BYTES and (chunk := os.read(fd, _CHUNK)):
                 digest.update(chunk)
                 size += len(chunk)
-        return bool(st.st_mode & stat.S_IXUSR), size, digest.hexdigest()
+            if size > MAX_FILE_BYTES:
+                return executable, size, None
+        return executable, size, digest.hexdigest()
     finally:
         os.close(fd)
 
@@ -364,6 +461,7 @@ def start_scan(
     *,
     parallel: bool | None = None,
     boundary: str | os.PathLike | None = None,
+    only: frozenset[str] | None = None,
 ) -> Scan:
     """List each skills directory and start hashing every skill folder in them.
 
@@ -375,6 +473,8 @@ def start_scan(
         parallel: use a second process (True: whenever the system can fork; False: never;
             None: when there are many folders and a core is idle).
         boundary: where links may lead (default: ``links.boundary_for`` each directory).
+        only: list and hash only the entries of these names (a hook judging one skill must not
+            pay for its siblings).
     Returns:
         The scan under way: ``listed`` (directory, entries) in order; ``links`` the LinkInfo of
         each entry that is a link, by entry; ``result()`` a record per hashed folder, in the
@@ -387,6 +487,8 @@ def start_scan(
     for directory in directories:
         try:
             found = skill_entries(directory)
+            if only is not None:
+                found = [(path, link) for path, link in found if path.name in only]
         except OSError as exc:
             return Scan([], False, listed, (Path(directory), exc))
         listed.append((Path(directory), [path for path, _ in found]))

@@ -77,6 +77,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...] = (
             ("match", f"{_REVIEW}:match_cmd"),
             ("prompt", f"{_RUNTIME}:prompt_cmd"),
             ("serve", f"{_RUNTIME}:serve_cmd"),
+            ("exec", f"{_RUNTIME}:exec_cmd"),
             ("hook", f"{_RUNTIME}:hook_group"),
         ),
     ),

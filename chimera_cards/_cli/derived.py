@@ -104,6 +104,9 @@ SHORT_HELP: dict[str, str] = {
     "serve": (
         "Serve approved skills to agents: only versions that verify now, re-hashed on every read."
     ),
+    "exec": (
+        "Run COMMAND seeing only the skills check calls ok: exec -- claude"
+    ),
     "hook": (
         "The commands agents' hooks run before a skill loads (Claude Code, Gemini CLI)."
     ),
@@ -163,6 +166,7 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
         "  match   Approved cards for QUERY (one or more words), ready for a...\n"
         "  prompt  Print <available_skills> for every installed skill whose...\n"
         "  serve   Serve approved skills to agents: only versions that verify...\n"
+        "  exec    Run COMMAND seeing only the skills check calls ok: exec --...\n"
         "  hook    The commands agents' hooks run before a skill loads (Claude...\n",
         False,
     ),
@@ -856,6 +860,23 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
         "  -h, --help                Show this message and exit.\n",
         False,
     ),
+    "exec": (
+        ('-h', '--help'),
+        "Usage: chimera-cards exec [OPTIONS] [COMMAND]...\n"
+        "\n"
+        "  Run COMMAND seeing only the skills check calls ok: exec -- claude\n"
+        "\n"
+        "Options:\n"
+        "  --agent AGENT      claude: also judge its --plugin-dir folders.\n"
+        "  --dry-run          Judge and print the view; start nothing.\n"
+        "  --trust-file FILE  Judge approvals against this trust file's keys and\n"
+        "                     threshold, not the store's.\n"
+        "  --store FILE       Store file (default: $CHIMERA_CARDS_HOME/cards.db, else\n"
+        "                     the XDG data dir).\n"
+        "  --json             Print JSON.\n"
+        "  -h, --help         Show this message and exit.\n",
+        False,
+    ),
     "hook": (
         ('-h', '--help'),
         "Usage: chimera-cards hook [OPTIONS] COMMAND [ARGS]...\n"
@@ -1062,6 +1083,7 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
         "                                  hook_event_name).\n"
         "  --fail-open                     Warn instead of blocking when the hook\n"
         "                                  fails.\n"
+        "  --deadline SECONDS              Block past this many seconds (default 10).\n"
         "  --trust-file FILE               Judge approvals against this trust file's\n"
         "                                  keys and threshold, not the store's.\n"
         "  --store FILE                    Store file (default:\n"
@@ -1097,6 +1119,7 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
         "                                  hook_event_name).\n"
         "  --fail-open                     Warn instead of blocking when the hook\n"
         "                                  fails.\n"
+        "  --deadline SECONDS              Block past this many seconds (default 10).\n"
         "  --trust-file FILE               Judge approvals against this trust file's\n"
         "                                  keys and threshold, not the store's.\n"
         "  --store FILE                    Store file (default:\n"
@@ -1154,6 +1177,7 @@ COMMANDS: dict[str, tuple] = {
             ('global_', ('--global',), ('flag',), True, False, 1, False, False),
             ('event', ('--event',), ('choice', ('auto', 'pre-tool-use', 'session-start')), False, False, 1, False, 'auto'),
             ('fail_open', ('--fail-open',), ('flag',), True, False, 1, False, False),
+            ('deadline', ('--deadline',), ('text',), False, False, 1, False, None),
             ('trust_file', ('--trust-file',), ('path', True, False, True), False, False, 1, False, None),
             ('store_path', ('--store',), ('path', True, False, True), False, False, 1, False, None),
             ('as_json', ('--json',), ('flag',), True, False, 1, False, False),
@@ -1169,6 +1193,7 @@ COMMANDS: dict[str, tuple] = {
             ('global_', ('--global',), ('flag',), True, False, 1, False, False),
             ('event', ('--event',), ('choice', ('auto', 'pre-tool-use', 'session-start')), False, False, 1, False, 'auto'),
             ('fail_open', ('--fail-open',), ('flag',), True, False, 1, False, False),
+            ('deadline', ('--deadline',), ('text',), False, False, 1, False, None),
             ('trust_file', ('--trust-file',), ('path', True, False, True), False, False, 1, False, None),
             ('store_path', ('--store',), ('path', True, False, True), False, False, 1, False, None),
             ('as_json', ('--json',), ('flag',), True, False, 1, False, False),

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 
 # typing.TYPE_CHECKING, without importing typing: this module is the console script's first.
+# The rest is imported where it is used: ``hook`` runs before every tool call of an agent, and
+# most of those calls are answered (``_hook_triage``) before anything else is loaded.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
     from types import ModuleType
     from typing import NoReturn
 
@@ -40,14 +40,40 @@ def run(argv: Sequence[str] | None = None, prog_name: str | None = None) -> None
         argv: the arguments after the program name.
         prog_name: the name usage lines show (default: from ``sys.argv[0]``, as click does).
     """
+    args = sys.argv[1:] if argv is None else list(argv)
+    if len(args) >= 2 and args[0] == "hook" and args[1] in _HOOK_AGENTS:
+        _hook_triage(args)
     from chimera_cards import __version__
     from chimera_cards._cli import derived
 
-    args = sys.argv[1:] if argv is None else list(argv)
     answer(derived, PROG, __version__, args, prog_name)
     from chimera_cards._cli.app import main
 
     main(args=args, prog_name=prog_name)
+
+
+_HOOK_AGENTS = ("claude", "gemini")
+# Options that make ``hook AGENT`` something other than a hook run (nothing is read from stdin).
+_NOT_A_HOOK_RUN = frozenset({"--install", "--settings", "--global", "--json", "--help", "-h"})
+
+
+def _hook_triage(args: Sequence[str]) -> None:
+    """A hook run whose call certainly touches no skill: answered here, before anything else is
+    imported (``hook_triage``); else the input read here is put back for the hook's body."""
+    if any(a.partition("=")[0] in _NOT_A_HOOK_RUN for a in args[2:]):
+        return
+    from chimera_cards._runtime.hook_triage import quick_exit
+
+    try:
+        data = sys.stdin.buffer.read()
+    except (AttributeError, OSError, ValueError):  # no stdin at all: unreadable input blocks
+        data = b""
+    code = quick_exit(args[1], data, os.environ)
+    if code is not None:
+        _leave(code)
+    import io
+
+    sys.stdin = io.TextIOWrapper(io.BytesIO(data))
 
 
 def answer(
@@ -194,6 +220,9 @@ def _convert(kind: tuple, text: str) -> object:
     if kind[0] == "choice":
         return text if text in kind[1] else None
     # ("path", file_okay, dir_okay, as_path): click checks an existing path only.
+    import stat
+    from pathlib import Path
+
     try:
         mode = os.stat(text).st_mode
     except OSError:

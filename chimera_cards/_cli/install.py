@@ -26,7 +26,7 @@ from chimera_cards._cli.plain import open_store, target_dir
 from chimera_cards._importer.lockfile import read_lockfile
 from chimera_cards._install.disk import check_name, remove_skill
 from chimera_cards._install.sync import apply_sync, plan_sync
-from chimera_cards._store.connection import default_store_path  # one definition of "home"
+from chimera_cards._store.location import default_store_path  # one definition of "home"
 from chimera_cards.errors import UsageError
 
 

@@ -83,8 +83,8 @@ def open_store(store_path: Path | None, *, create: bool = False) -> Store:
 
     Readers never create a store: verifying a mistyped path must not report an empty "ok".
     """
-    from chimera_cards._store.connection import default_store_path  # one definition of "home"
     from chimera_cards._store.facade import Store
+    from chimera_cards._store.location import default_store_path  # one definition of "home"
 
     store = Store(store_path or default_store_path(), create=create)
     for warning in store.warnings:  # e.g. the audit log no longer holds its recorded head
@@ -222,7 +222,7 @@ def check_body(
     with start_scan(directories) as scan:
         from chimera_cards._install.policy import Policy
         from chimera_cards._install.verify import check
-        from chimera_cards._store.connection import default_store_path
+        from chimera_cards._store.location import default_store_path
 
         policy = Policy()
         if trust_file is not None:
@@ -269,12 +269,44 @@ def _check_lockfile(lockfile: Path | None) -> tuple[dict | None, dict | None]:
     return None, dict(read_lockfile(lockfile))
 
 
+HOOK_DEADLINE = 10.0  # seconds; the hooks are installed with the agent's timeout at 60
+
+
+def _seconds(value: str | float | None) -> float | None:
+    """The deadline in seconds (``HOOK_DEADLINE`` when not given); None when it is no finite
+    number above 0."""
+    if value is None:
+        return HOOK_DEADLINE
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if 0 < seconds < float("inf") else None
+
+
+def _arm_deadline(seconds: float, fail_open: bool) -> None:
+    """After ``seconds``, end this process at once with the hook's failure code (2: blocked)."""
+    import signal
+
+    code = 1 if fail_open else 2
+    verb = "not blocked (--fail-open)" if fail_open else "blocked"
+    line = f"chimera-cards hook: no answer within its {seconds:g} s deadline; {verb}\n".encode()
+
+    def expire(signum: int, frame: object) -> None:
+        os.write(2, line)
+        os._exit(code)
+
+    signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
 def hook_body(
     agent: str,
     store_path: Path | None,
     trust_file: Path | None,
     fail_open: bool,
     event: str | None,
+    deadline: str | float | None = None,
     *,
     echo: Echo | None = None,
 ) -> int:
@@ -283,8 +315,17 @@ def hook_body(
     Run for every matching tool call of the agent, so the console entry runs it without click
     when its options are plain; the click command calls it too. ``event`` ``auto`` (or None)
     takes the input's own hook_event_name. The answer is the agent's protocol, written as it is
-    (``echo`` is not used).
+    (``echo`` is not used). An agent lets a call through when its hook outlives the hook
+    timeout, so the hook has a deadline of its own (``deadline`` seconds, default
+    ``HOOK_DEADLINE``), well under that timeout: past it the process prints one line and exits
+    2 (blocked; 1 with ``--fail-open``), whatever it was doing.
     """
+    seconds = _seconds(deadline)
+    if seconds is None:
+        line = f"chimera-cards hook: --deadline {deadline!r} is no number of seconds above 0"
+        sys.stderr.write(f"{line}; {'not blocked (--fail-open)' if fail_open else 'blocked'}\n")
+        return 1 if fail_open else 2
+    _arm_deadline(seconds, fail_open)
     from chimera_cards._runtime.agent_hooks import run_hook
 
     event = None if event == "auto" else event
@@ -300,6 +341,9 @@ def hook_body(
         fail_open=fail_open,
         event=event,
     )
+    import signal
+
+    signal.setitimer(signal.ITIMER_REAL, 0)
     if outcome.stdout:
         sys.stdout.write(outcome.stdout)
         sys.stdout.flush()

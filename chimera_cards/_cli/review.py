@@ -142,7 +142,7 @@ def keys_list(store_path, as_json) -> None:
     Looked for as keys/NAME.key beside the store in use, then beside the default store (where
     `keys generate` writes them).
     """
-    from chimera_cards._store.connection import default_store_path
+    from chimera_cards._store.location import default_store_path
     from chimera_cards._trust.keys import list_private_keys
 
     path = store_path or default_store_path()

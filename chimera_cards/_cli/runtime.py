@@ -33,7 +33,7 @@ def _policy(trust_file: Path | None):
 
 
 def _store_file(store_path: Path | None) -> Path:
-    from chimera_cards._store.connection import default_store_path
+    from chimera_cards._store.location import default_store_path
 
     path = store_path or default_store_path()
     if not path.is_file():
@@ -203,6 +203,12 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
         help="Which hook event the input is (default: its hook_event_name).",
     )
     @click.option("--fail-open", is_flag=True, help="Warn instead of blocking when the hook fails.")
+    @click.option(
+        "--deadline",
+        default=None,
+        metavar="SECONDS",
+        help="Block past this many seconds (default 10).",
+    )
     @_trust_file_option
     @store_option
     @click.option(
@@ -214,7 +220,15 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
     )
     @reports_errors
     def command(
-        install_, settings_path, global_, event, fail_open, trust_file, store_path, as_json
+        install_,
+        settings_path,
+        global_,
+        event,
+        fail_open,
+        deadline,
+        trust_file,
+        store_path,
+        as_json,
     ) -> None:
         from chimera_cards._runtime import agent_hooks
 
@@ -239,7 +253,7 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
             raise UsageError("--json goes with --install (a hook run answers in the agent's JSON)")
         from chimera_cards._cli.plain import hook_body
 
-        sys.exit(hook_body(agent, store_path, trust_file, fail_open, event))
+        sys.exit(hook_body(agent, store_path, trust_file, fail_open, event, deadline))
 
     command.help = (
         f"Run as {display}'s {event} hook: block a skill whose bytes are not approved.\n\n"
@@ -284,3 +298,99 @@ def list_installed(store_path: Path | None, as_json: bool) -> None:
             click.echo(f"{text}  {row.detail}" if row.detail else text)
     if any(r.state != "ok" for r in rows):
         raise SystemExit(1)
+
+
+@click.command(
+    "exec",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.option(
+    "--agent",
+    default="any",
+    metavar="AGENT",
+    help="claude: also judge its --plugin-dir folders.",
+)
+@click.option("--dry-run", is_flag=True, help="Judge and print the view; start nothing.")
+@_trust_file_option
+@store_option
+@json_option
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@reports_errors
+def exec_cmd(agent, dry_run, trust_file, store_path, as_json, command) -> None:
+    """Run COMMAND seeing only the skills check calls ok: exec -- claude"""
+    # Every skills folder an agent reads from here (project, above and nested; user; managed;
+    # Claude Code plugins) is judged as check judges it; COMMAND then runs in a private mount
+    # namespace (bubblewrap) where each is read-only and holds copies of the ok skills only.
+    import os
+
+    from chimera_cards._cli.plain import open_store
+    from chimera_cards._runtime import launch
+
+    if agent not in ("any", "claude", "codex", "gemini"):
+        raise UsageError(f"--agent {agent!r}: one of any, claude, codex, gemini")
+    argv = list(command)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    plugin_dirs = _plugin_dirs(argv) if agent in ("any", "claude") else []
+    policy = _policy(trust_file)
+    store_file = store_path
+    if store_file is None:
+        from chimera_cards._store.location import default_store_path
+
+        store_file = default_store_path()
+    if store_file.is_file():
+        with open_store(store_file) as store:
+            prepared = launch.prepare(
+                argv if argv or not dry_run else ["true"],
+                store=store,
+                policy=policy,
+                env=os.environ,
+                cwd=os.getcwd(),
+                plugin_dirs=plugin_dirs,
+            )
+    else:
+        if store_path is not None:
+            raise UsageError(f"--store {store_path}: no store there")
+        prepared = launch.prepare(
+            argv if argv or not dry_run else ["true"],
+            store=None,
+            policy=policy,
+            env=os.environ,
+            cwd=os.getcwd(),
+            plugin_dirs=plugin_dirs,
+        )
+    view = prepared.view
+    if dry_run:
+        if as_json:
+            echo_json({**view.to_dict(), "wrapped": prepared.wrapped})
+        else:
+            for line in _view_lines(prepared):
+                click.echo(line)
+        return
+    for line in _view_lines(prepared):
+        click.echo(f"chimera-cards exec: {line}", err=True)
+    launch.exec_agent(prepared, os.environ)
+
+
+def _view_lines(prepared) -> list[str]:
+    view = prepared.view
+    lines = [f"hidden {h.line()}" for h in view.hidden]
+    if view.walk_stopped:
+        lines.append("note: the search for nested skills folders stopped early (a large tree)")
+    if not prepared.wrapped:
+        lines.append("note: no private view (bubblewrap cannot run here); every folder is ok now")
+    if not lines or prepared.wrapped:
+        shown = sum(len(m.shown) for m in view.mounts)
+        lines.append(f"view: {shown} approved skill(s) shown, {len(view.hidden)} hidden")
+    return lines
+
+
+def _plugin_dirs(argv: list[str]) -> list[str]:
+    """Claude Code's ``--plugin-dir DIR`` (or ``--plugin-dir=DIR``) values in its command line."""
+    found = []
+    for i, arg in enumerate(argv):
+        if arg == "--plugin-dir" and i + 1 < len(argv):
+            found.append(argv[i + 1])
+        elif arg.startswith("--plugin-dir="):
+            found.append(arg.split("=", 1)[1])
+    return found

@@ -54,7 +54,7 @@ def scanners_for(
     """The scanners the options name, read from the file, the store (if there is one yet) and
     the presets. Nothing is created; with ``named_store_must_exist`` a --store that is not a
     store is an error even when no scanner is named (a command that only reads it)."""
-    from chimera_cards._store.connection import default_store_path
+    from chimera_cards._store.location import default_store_path
 
     if store_path is not None and named_store_must_exist:
         with open_store(store_path) as store:
@@ -217,7 +217,7 @@ def scanner_remove(name, store_path, as_json) -> None:
 @reports_errors
 def scanner_list(scanners_file, store_path, as_json) -> None:
     """List the scanners a name can mean: presets, the store's, and a scanners file's."""
-    from chimera_cards._store.connection import default_store_path
+    from chimera_cards._store.location import default_store_path
 
     path = store_path or default_store_path()
     if store_path is not None or path.exists():

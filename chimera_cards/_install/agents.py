@@ -23,7 +23,6 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from chimera_cards.errors import UsageError
@@ -70,8 +69,11 @@ def load_agents(text: str | None = None) -> tuple[tuple[Agent, ...], str]:
         (agents in file order, the ``checked_against`` note).
     """
     if text is None:
-        table = resources.files("chimera_cards._install").joinpath(DATA_FILE)
-        text = table.read_text(encoding="utf-8")
+        # Beside this module in every install this package supports (a plain open: agents'
+        # hooks load this table on many tool calls, and importlib.resources costs more than
+        # reading the file).
+        with open(os.path.join(os.path.dirname(__file__), DATA_FILE), encoding="utf-8") as f:
+            text = f.read()
     data = json.loads(text)
     agents = tuple(
         Agent(

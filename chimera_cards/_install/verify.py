@@ -54,6 +54,7 @@ def check(
     scan: Scan | None = None,
     npx_lock: Mapping[str, object] | None = None,
     pins: Mapping[str, str] | None = None,
+    only: Iterable[str] | None = None,
 ) -> CheckReport:
     """One state per skill entry in each directory, plus ``missing`` for recorded installs
     whose folder is gone.
@@ -72,12 +73,14 @@ def check(
         pins: name -> bundle digest from our lockfile: an ok folder must be that bundle, a
             skill folder the lockfile does not pin is ``unpinned``, and a pin with no folder is
             ``missing`` (the folders must be exactly the lock).
+        only: judge only the skill folders of these names (their siblings are not read).
     Returns:
         The report; ``ok`` only when every state is ok.
     Raises:
         UsageError: a directory exists but cannot be listed.
     """
-    started = scan if scan is not None else start_scan(list(directories))
+    wanted = None if only is None else frozenset(only)
+    started = scan if scan is not None else start_scan(list(directories), only=wanted)
     with started:
         if started.unreadable is not None:
             directory, exc = started.unreadable
@@ -103,7 +106,7 @@ def check(
     digests = {s.digest for _, rows in found for _, s, _, _ in rows if s is not None}
     digests |= {r.digest for _, rows in found for _, _, r, _ in rows if r is not None}
     skills = [] if store is None else stored_skills(store, policy, names, digests, manifests=False)
-    states = _classify_all(found, skills)
+    states = _classify_all(found, skills, wanted)
     # Only a folder that is no stored bundle is compared file by file with the bundle it should
     # be: only those manifests are read (and the folders judged again, now with them).
     needed = {s.expected for s in states if s.state == "modified" and s.expected}
@@ -113,7 +116,7 @@ def check(
             replace(s, files=tuple(manifests[s.digest])) if s.digest in manifests else s
             for s in skills
         ]
-        states = _classify_all(found, skills)
+        states = _classify_all(found, skills, wanted)
     if store is None:
         for state in states:
             if state.state == "unknown" and state.detail == "not in the store":
@@ -219,7 +222,9 @@ def _against_npx_lock(
     ]
 
 
-def _classify_all(found: list, skills: list[StoredSkill]) -> list[SkillState]:
+def _classify_all(
+    found: list, skills: list[StoredSkill], only: frozenset[str] | None = None
+) -> list[SkillState]:
     by_digest: dict[str, list[Candidate]] = {}
     for skill in skills:
         by_digest.setdefault(skill.digest, []).append(skill.candidate())
@@ -237,6 +242,6 @@ def _classify_all(found: list, skills: list[StoredSkill]) -> list[SkillState]:
                 state.link = info.shown
             states.append(state)
         for name, recorded in sorted(read_index(directory).items()):
-            if name not in seen:
+            if name not in seen and (only is None or name in only):
                 states.append(missing_state(directory, name, recorded))
     return states

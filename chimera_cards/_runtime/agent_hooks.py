@@ -4,13 +4,19 @@ Claude Code (``PreToolUse``) and Gemini CLI (``BeforeTool``) run a hook command 
 matching tool call, with the call as JSON on stdin; exit 2 blocks the call and shows stderr to
 the model, any other non-zero exit lets it through. ``run_hook`` is that command's body:
 
-- a skill-loading call (Claude Code's ``Skill`` tool, ``tool_input.skill``, a name or
-  ``plugin:name``; Gemini CLI's ``activate_skill``, ``tool_input.name``) or a file read (``Read``,
-  ``read_file``) inside an agent's skills folder names a skill folder; it passes only when
-  ``check`` calls that folder ``ok`` (its bytes are an approved bundle, verifying now);
+- ``tool_targets`` maps the call to the skill folders it can read: a skill-loading call
+  (Claude Code's ``Skill``, a name or ``plugin:name``, judged by the plugin's own folder; Gemini
+  CLI's ``activate_skill``), a file read (``Read``, ``read_file``), a search (``Grep``, ``Glob``)
+  over a folder holding skills, a shell command (``Bash``) whose words name a skill folder or
+  search a tree holding one; it passes only when ``check`` calls every one of them ``ok`` (its
+  bytes are an approved bundle, verifying now);
 - every failure blocks (fail closed): input that is not the documented JSON, a missing store, a
-  skill no skills folder holds, any exception. ``fail_open`` turns those failures (not a drifted
-  skill) into a warning that lets the call through.
+  skill no skills folder holds, any exception, and (in the command, ``cli/plain.hook_body``) no
+  answer within its deadline. ``fail_open`` turns those failures (not a drifted skill) into a
+  warning that lets the call through.
+
+A call that names no skills folder at all is answered by ``hook_triage`` before this module (or
+the store) is even imported.
 
 At ``SessionStart`` it checks the agent's project and user skills folders and reports what
 drifted (as context for the model; a session cannot be blocked).
@@ -36,6 +42,7 @@ from chimera_cards.errors import ChimeraError, UsageError
 TYPE_CHECKING = False  # the hook starts for every matching tool call: no typing at run time
 if TYPE_CHECKING:
     from chimera_cards._install.policy import Policy
+    from chimera_cards._runtime.tool_targets import Judge
 
 
 BLOCK = 2  # Claude Code: exit 2 blocks the tool call and shows stderr to the model
@@ -46,8 +53,8 @@ WARN = 1  # any other non-zero exit: the call goes on, stderr is shown to the us
 class AgentHooks:
     """How one agent's hooks name a skill being loaded, and where its hook settings live.
 
-    ``skill_tools`` maps a tool that loads a skill by name to the input keys that may hold the
-    name; ``read_tools`` a tool that reads a file to the keys that may hold its path. ``dirs``
+    The tools the hook judges, and where each keeps its argument, are ``tool_targets.TOOLS``
+    (the matcher lists them). ``dirs``
     are agents-table names whose project and user folders the agent loads skills from, plus
     ``extra_dirs`` (relative to the project root). ``json_stdout``: the agent parses stdout as
     JSON, so the hook prints ``{}`` (or its JSON answer) and nothing else.
@@ -55,8 +62,6 @@ class AgentHooks:
 
     name: str
     pre_event: str
-    skill_tools: Mapping[str, tuple[str, ...]]
-    read_tools: Mapping[str, tuple[str, ...]]
     dirs: tuple[str, ...]
     settings: str
     extra_dirs: tuple[str, ...] = ()
@@ -64,7 +69,9 @@ class AgentHooks:
 
     @property
     def matcher(self) -> str:
-        return "|".join([*self.skill_tools, *self.read_tools])
+        from chimera_cards._runtime.tool_targets import TOOLS
+
+        return "|".join(TOOLS[self.name])
 
     @property
     def command(self) -> str:
@@ -75,18 +82,12 @@ AGENT_HOOKS = {
     "claude": AgentHooks(
         name="claude",
         pre_event="PreToolUse",
-        # The Skill tool loads SKILL.md (older releases named the field `command`); Read opens
-        # any file of it.
-        skill_tools={"Skill": ("skill", "command", "skill_name")},
-        read_tools={"Read": ("file_path",)},
         dirs=("claude-code",),
         settings=".claude/settings.json",
     ),
     "gemini": AgentHooks(
         name="gemini",
         pre_event="BeforeTool",
-        skill_tools={"activate_skill": ("name",)},
-        read_tools={"read_file": ("file_path", "absolute_path")},
         dirs=("gemini-cli",),
         settings=".gemini/settings.json",
         extra_dirs=(".gemini/skills",),
@@ -106,18 +107,6 @@ class HookOutcome:
     exit_code: int
     stderr: str = ""
     stdout: str = ""
-
-
-def _skill_dirs(env: Mapping[str, str], root: Path) -> list[Path]:
-    """Every agent's skills folders for this project and user (the agents table)."""
-    from chimera_cards._install.agents import agent_locations
-
-    places: list[Path] = []
-    for location in agent_locations(env, root):
-        for place in (location.project, location.user):
-            if place and Path(place) not in places:
-                places.append(Path(place))
-    return places
 
 
 def _agent_dirs(agent: AgentHooks, env: Mapping[str, str], root: Path) -> list[Path]:
@@ -140,79 +129,37 @@ def user_settings(agent: str, env: Mapping[str, str] | None = None) -> Path:
 
 
 def _project_root(payload: Mapping[str, object], env: Mapping[str, str]) -> Path:
-    # Claude Code sets CLAUDE_PROJECT_DIR for hooks; the payload's cwd follows `cd`.
-    root = env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd")
+    # The payload's cwd follows `cd`; Claude Code sets CLAUDE_PROJECT_DIR (the session's start)
+    # for hooks, and both are looked at.
+    root = payload.get("cwd") or env.get("CLAUDE_PROJECT_DIR")
     return Path(root) if isinstance(root, str) and root else Path.cwd()
 
 
-def _field(tool_input: Mapping[str, object], keys: tuple[str, ...]) -> object:
-    return next((tool_input[k] for k in keys if k in tool_input), None)
-
-
-def skill_folders_for(
-    payload: Mapping[str, object], env: Mapping[str, str], agent: AgentHooks = AGENT_HOOKS["claude"]
-) -> tuple[str, list[Path]] | None:
-    """The skill a tool call loads, and the folders it may be loaded from.
-
-    Args:
-        payload: the PreToolUse / BeforeTool hook input.
-        env: the environment (``CLAUDE_PROJECT_DIR``, ``HOME``, ``CLAUDE_CONFIG_DIR``).
-    Returns:
-        (skill name, its candidate folders, existing or not), or None when the call loads no
-        skill (another tool, a Read outside every skills folder).
-    Raises:
-        UsageError: the payload is not shaped as Claude Code documents it.
-    """
-    tool = payload.get("tool_name")
-    tool_input = payload.get("tool_input")
-    if not isinstance(tool, str) or not isinstance(tool_input, dict):
-        raise UsageError("hook input has no tool_name and tool_input object")
-    root = _project_root(payload, env)
-    if tool in agent.skill_tools:
-        name = _field(tool_input, agent.skill_tools[tool])
-        if not isinstance(name, str) or not name.strip():
-            raise UsageError(f"{tool} call without a skill name in tool_input")
-        name = name.strip().lstrip("/").split(":")[-1]
-        if not name or "/" in name or "\\" in name or name.startswith("."):
-            raise UsageError(f"{tool} call names {name!r}, which is no skill folder name")
-        return name, [d / name for d in _agent_dirs(agent, env, root)]
-    if tool in agent.read_tools:
-        target = _field(tool_input, agent.read_tools[tool])
-        if not isinstance(target, str) or not target:
-            raise UsageError(f"{tool} call without a file path")
-        # As written and with links resolved: a skills folder reached through a symlink (or a
-        # path into it through one) is still that skills folder.
-        paths = {Path(os.path.normpath(root / target)), Path(os.path.realpath(root / target))}
-        for directory in [*_agent_dirs(agent, env, root), *_skill_dirs(env, root)]:
-            for base in {Path(os.path.normpath(directory)), Path(os.path.realpath(directory))}:
-                for path in paths:
-                    if path.is_relative_to(base) and len(path.relative_to(base).parts) >= 2:
-                        # A file directly in the skills folder (a README, the index) is no skill's.
-                        name = path.relative_to(base).parts[0]
-                        return name, [Path(directory) / name]
-    return None
-
-
-def _folder_verdict(store_path: Path, folder: Path, policy: Policy) -> str | None:
-    """None when ``check`` calls the folder ok, else the one line for the model."""
+def _verdict(store, judge: Judge, policy: Policy) -> str | None:
+    """None when ``check`` calls every folder the judge covers ok, else the one line for the
+    model."""
     from chimera_cards._install.verify import check
-    from chimera_cards._store.facade import Store
 
-    with Store(store_path, create=False) as store:
-        report = check(store, [folder.parent], policy)
-    state = next((s for s in report.states if Path(s.path) == folder), None)
-    name = folder.name
-    if state is None:
-        return f"skill {name} at {folder} is no skill folder chimera-cards can check"
-    if state.ok:
-        return None
-    if state.state == "modified":
-        return f"skill {name} differs from its approved bytes: {state.detail}"
-    if state.state == "revoked":
-        return f"skill {name} is not approved now: {state.detail}"
-    if state.state == "unknown":
-        return f"skill {name} is not an approved skill ({state.detail})"
-    return f"skill {name} is {state.state}: {state.detail}"
+    only = None if judge.name is None else [judge.name]
+    states = [s for s in check(store, [judge.directory], policy, only=only).states]
+    if judge.name is not None:
+        folder = judge.directory / judge.name
+        state = next((s for s in states if Path(s.path).name == judge.name), None)
+        if state is None:
+            return f"skill {judge.name} at {folder} is no skill folder chimera-cards can check"
+        states = [state]
+    for state in states:
+        if state.ok or state.state == "missing":
+            continue
+        name = state.name
+        if state.state == "modified":
+            return f"skill {name} differs from its approved bytes: {state.detail}"
+        if state.state == "revoked":
+            return f"skill {name} is not approved now: {state.detail}"
+        if state.state == "unknown":
+            return f"skill {name} is not an approved skill ({state.detail})"
+        return f"skill {name} is {state.state}: {state.detail}"
+    return None
 
 
 def _policy(trust_file: Path | None) -> Policy:
@@ -227,7 +174,7 @@ def _policy(trust_file: Path | None) -> Policy:
 
 
 def _store_file(store_path: Path | None) -> Path:
-    from chimera_cards._store.connection import default_store_path
+    from chimera_cards._store.location import default_store_path
 
     path = store_path or default_store_path()
     if not path.is_file():
@@ -243,20 +190,69 @@ def _pre_tool_use(
     trust_file: Path | None,
 ) -> str | None:
     """None when the call may go on, else why it may not (drift, or an unknown skill)."""
-    found = skill_folders_for(payload, env, agent)
-    if found is None:
+    from chimera_cards._runtime.skill_places import nested_patterns, skill_places
+    from chimera_cards._runtime.tool_targets import SKILL, TOOLS, tool_targets
+
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str) or not isinstance(payload.get("tool_input"), dict):
+        raise UsageError("hook input has no tool_name and tool_input object")
+    kind = TOOLS[agent.name].get(tool, ("", ()))[0]
+    if not kind:
         return None
-    name, candidates = found
-    existing = [f for f in candidates if f.is_dir() or f.is_symlink()]
-    if not existing:
+    cwd = _project_root(payload, env)
+    also = [env["CLAUDE_PROJECT_DIR"]] if env.get("CLAUDE_PROJECT_DIR") else []
+    # Only a Skill call by name needs the nested folders listed (a path names its own folder).
+    places = skill_places(env, cwd, also=also, nested=kind == SKILL, walk_limit=20_000)
+    targets = tool_targets(agent.name, payload, env, places, nested_patterns())
+    if targets.missing:
+        name = targets.missing[0]
         return f"skill {name} is in no skills folder chimera-cards checks; it is not approved"
+    if not targets.judges:
+        return None
+    from chimera_cards._runtime import hook_memo
+
     store_file = _store_file(store_path)
+    folders = _named_folders(targets.judges)
+    if folders is not None and hook_memo.recall(folders, store_file, trust_file) is not None:
+        return None  # every folder hashes now to a bundle check called ok under this store
+    before = hook_memo.fingerprint(store_file, trust_file)
+    from chimera_cards._store.facade import Store
+
     policy = _policy(trust_file)
-    for folder in existing:  # whichever one Claude Code loads must be approved
-        why = _folder_verdict(store_file, folder, policy)
-        if why is not None:
-            return why
+    with Store(store_file, create=False) as store:
+        for judge in targets.judges:  # whichever one the agent reads must be approved
+            why = _verdict(store, judge, policy)
+            if why is not None:
+                return why
+    if folders is not None:
+        digests = [hook_memo.digest_of(folder) for folder, _ in folders]
+        hook_memo.remember(
+            [(f, n, d) for (f, n), d in zip(folders, digests, strict=True) if d is not None],
+            store_file,
+            trust_file,
+            before,
+        )
     return None
+
+
+def _named_folders(judges: list[Judge]) -> list[tuple[str, str]] | None:
+    """(folder, name) of every skill folder the judges cover, listed now; None when one covers
+    a link (only check follows links, within its boundary)."""
+    from chimera_cards._bundles.folderscan import skill_entries
+
+    folders: list[tuple[str, str]] = []
+    for judge in judges:
+        if judge.name is not None:
+            folders.append((str(judge.directory / judge.name), judge.name))
+            continue
+        try:
+            entries = skill_entries(judge.directory)
+        except OSError:
+            return None
+        if any(link for _, link in entries):
+            return None
+        folders += [(str(path), path.name) for path, _ in entries]
+    return folders
 
 
 def _session_start(

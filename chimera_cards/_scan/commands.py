@@ -440,6 +440,63 @@ _HOSTILE_OFF = (
 )  # fmt: skip
 
 
+# Settings that choose where every later install comes from.
+_INDEX_KEYS_RE = re.compile(
+    r"(?:^|[.:])(?:registry|npmRegistryServer|index-url|extra-index-url|find-links|index_url)$",
+    re.I,
+)
+_INDEX_VARIABLES = frozenset(
+    {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL", "UV_INDEX",
+     "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "NPM_CONFIG_REGISTRY", "YARN_NPM_REGISTRY_SERVER",
+     "YARN_REGISTRY", "POETRY_REPOSITORIES", "PNPM_REGISTRY"}
+)  # fmt: skip
+
+
+def _index_change(cmd: Command) -> list[CommandFinding]:
+    """``npm config set registry URL``, ``pip config set global.index-url URL``, ``poetry
+    source add NAME URL``, ``export PIP_INDEX_URL=URL``: installs sent elsewhere for good."""
+    from chimera_cards._scan.buildfiles import INDEX_RULE, index_severity
+
+    argv = [a for a in cmd.argv if not a.startswith("-")]
+    if cmd.name in ("python", "python3") and argv[:1] == ["pip"]:
+        argv = argv[1:]
+    pairs: list[tuple[str, str]] = []
+    if cmd.name in ("npm", "pnpm", "yarn", "pip", "pip3", "python", "python3", "uv"):
+        rest = (
+            argv[2:] if argv[:2] == ["config", "set"] else argv[1:] if argv[:1] == ["set"] else []
+        )
+        if len(rest) >= 2:
+            pairs.append((rest[0], rest[1]))
+        elif len(rest) == 1 and "=" in rest[0]:
+            key, _, value = rest[0].partition("=")
+            pairs.append((key, value))
+    elif cmd.name == "poetry" and argv[:2] == ["source", "add"] and len(argv) >= 4:
+        pairs.append(("poetry source", argv[3]))
+    elif cmd.name in ("export", "setx", "setenv"):
+        for arg in argv:
+            key, _, value = arg.partition("=")
+            if key.upper() in _INDEX_VARIABLES and value:
+                pairs.append((key, value))
+        if cmd.name == "setx" and len(argv) >= 2 and argv[0].upper() in _INDEX_VARIABLES:
+            pairs.append((argv[0], argv[1]))
+    out = []
+    for key, url in pairs:
+        named = key == "poetry source" or key.upper() in _INDEX_VARIABLES
+        if not named and not _INDEX_KEYS_RE.search(key):
+            continue
+        graded = index_severity(url)
+        if graded is not None:
+            out.append(
+                CommandFinding(
+                    INDEX_RULE,
+                    graded[0],
+                    f"points installs at {graded[1]} for good: {_shown(cmd)}",
+                    cmd.line,
+                )
+            )
+    return out
+
+
 def command_findings(commands: list[Command]) -> list[CommandFinding]:
     """The install, persistence and security-control findings of a unit's commands.
 
@@ -450,6 +507,7 @@ def command_findings(commands: list[Command]) -> list[CommandFinding]:
     """
     out: list[CommandFinding] = []
     for cmd in commands:
+        out += _index_change(cmd)
         out += _installs(cmd)
         out += _persistence(cmd)
         out += _security_off(cmd)

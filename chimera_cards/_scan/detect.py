@@ -19,6 +19,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chimera_cards._scan.buildfiles import (
+    INDEX_RULE,
+    build_kind,
+    hook_shell,
+    index_settings,
+    index_severity,
+)
 from chimera_cards._scan.commands import command_findings, path_persistence
 from chimera_cards._scan.findings import Finding
 from chimera_cards._scan.generic import GenericFacts, generic_facts
@@ -50,6 +57,10 @@ DETECT_RULES: dict[str, str] = {
     "reverse-shell": "A shell wired to a network connection.",
     "remote-install": (
         "A package installed from an unreviewed place (a URL, an unknown index, an unpinned npx)."
+    ),
+    INDEX_RULE: (
+        "Installs sent to an index or registry other than the public ones, for good (.npmrc, "
+        "pip.conf, a requirements file's --extra-index-url, npm config set registry)."
     ),
     "persistence": (
         "Something set to start by itself (cron, shell rc files, launch agents, systemd, git "
@@ -156,6 +167,9 @@ class _Unit:
 
     path: str
     documentation: bool
+    # A build that runs inside a container image (a Dockerfile): what it downloads and runs
+    # stays in the image; what it sends out does not.
+    container: bool = False
     shell: ShellFacts = field(default_factory=ShellFacts)
     python: list[PyFacts] = field(default_factory=list)
     js: list[JsFacts] = field(default_factory=list)
@@ -394,6 +408,7 @@ def _grade(unit: _Unit) -> list[Finding]:
         sends += generic.sends
         reads += generic.reads
         decode += generic.decode_exec
+        download += generic.download_exec
         security_off += generic.security_off
     code: list[PyFacts | JsFacts] = [*unit.python, *unit.js]
     for facts in code:
@@ -486,7 +501,12 @@ def _grade(unit: _Unit) -> list[Finding]:
     for line, how in decode:
         out.append(Finding("decode-exec", "error", f"runs decoded data ({how})", line, path))
     for line, how in download:
-        severity = "error" if how.startswith("piped into") else "warning"
+        # Saved first and run later is the same code nobody reviewed as a pipe into a shell; a
+        # block the skill shows the user as an example to run is theirs to judge.
+        shown = unit.documentation or line in unit.example_lines
+        severity = "warning" if shown and not how.startswith("piped into") else "error"
+        if unit.container:
+            severity = "warning"
         out.append(Finding("download-exec", severity, f"runs downloaded code ({how})", line, path))
     for line, how in reverse:
         out.append(Finding("reverse-shell", "error", f"reverse shell: {how}", line, path))
@@ -606,8 +626,18 @@ def detect_files(
         if f.language == "javascript":
             detector.js_trees[f.path] = parse_javascript(f.text)
             analyse_javascript(f.text, returns=detector.js_returns, tree=detector.js_trees[f.path])
+    built: list[Finding] = []
     for f in files:
         lower = f.path.lower()
+        kind = build_kind(f.path)
+        if kind is not None:
+            built += _index_findings(f.path, kind, f.text)
+            shell = hook_shell(kind, f.text)
+            if shell is not None:
+                detector.script(f.path, shell, "shell", trees)
+                detector.units[-1].container = kind == "dockerfile"
+            if kind != "requirements" and f.language is None:
+                continue
         if lower.endswith(_MARKDOWN):
             detector.markdown(f.path, f.text.replace("\r\n", "\n"))
         elif f.language in ("python", "shell", "javascript"):
@@ -615,7 +645,7 @@ def detect_files(
         elif f.language is not None or lower.endswith(_OTHER_CODE):
             detector.script(f.path, f.text, f.language or "other", trees)
     detector.reread_python(trees)
-    findings: list[Finding] = []
+    findings: list[Finding] = list(built)
     for unit in detector.units:
         findings += _grade(unit)
     findings += _cross_files(findings)
@@ -631,6 +661,26 @@ def detect_files(
             findings.append(Finding("network-send", "warning", message, line, f.path))
     texts = {f.path: f.text for f in files}
     return _capped([f for f in findings if not _reported_as_pipe_to_shell(f, texts)])
+
+
+def _index_findings(path: str, kind: str, text: str) -> list[Finding]:
+    out = []
+    for setting in index_settings(kind, text):
+        graded = index_severity(setting.url)
+        if graded is None:
+            continue
+        severity, host = graded
+        out.append(
+            Finding(
+                INDEX_RULE,
+                severity,
+                f"{setting.what} sends installs to {host} ({setting.url[:100]}), not a public "
+                f"index",
+                setting.line,
+                path,
+            )
+        )
+    return out
 
 
 def _reported_as_pipe_to_shell(finding: Finding, texts: dict[str, str]) -> bool:

@@ -31,13 +31,51 @@ _ENV_ALL_RE = re.compile(
     r"os\.Environ\(\)|\bENV\.(?:to_h|each|to_a)\b|%ENV\b|Get-ChildItem\s+env:|\bgci\s+env:|\bdir\s+env:|\$_ENV\b|getenv\(\)"
 )
 _SEND_RE = re.compile(
-    r"\bhttp\.(?:Post|PostForm|NewRequest)\b|\bnet\.Dial\b|\bNet::HTTP\b|\bHTTParty\.post\b|\bRestClient\.post\b|"
-    r"\bFaraday\b[^\n]*\.post\b|\bLWP::UserAgent\b|\bHTTP::Tiny\b|\bIO::Socket\b|\bTCPSocket\b|\bfsockopen\b|"
+    r"\bhttp\.(?:Post|PostForm|NewRequest|Get|Head)\b|\bnet\.Dial\b|\bNet::HTTP\b|\bHTTParty\.(?:post|get)\b|"
+    r"\bRestClient\.(?:post|get)\b|\bURI\.open\b|\bOpenURI\b|\bopen\(\s*[\"']https?://|"
+    r"\bFaraday\b[^\n]*\.(?:post|get)\b|\bLWP::(?:UserAgent|Simple)\b|\bHTTP::Tiny\b|\bIO::Socket\b|\bTCPSocket\b|\bfsockopen\b|"
+    r"\bget(?:store|print)?\s*\(\s*[\"']https?://|\bfile_get_contents\(\s*[\"']https?://|"
     r"\bcurl_exec\b|\bstream_socket_client\b|\bInvoke-RestMethod\b|\bInvoke-WebRequest\b|\biwr\b|\birm\b|"
-    r"\bUpload(?:File|String|Data)\b|\bNet\.Sockets\b|\bSystem\.Net\.Http\b|\bSend-MailMessage\b|"
-    r"\bHttpClient\b[^\n]*\.Post|\bsocket\.(?:send|write)\b",
+    r"\bUpload(?:File|String|Data)\b|\bDownload(?:String|Data|File)\b|\bNet\.Sockets\b|\bSystem\.Net\.Http\b|"
+    r"\bSend-MailMessage\b|\bHttpClient\b[^\n]*\.(?:Post|Get)|\bsocket\.(?:send|write)\b|"
+    r"\breqwest::|\bureq::|\bURLSession\b|\bHttpURLConnection\b",
     re.I,
 )
+# Name lookups: a secret spelled into a host name leaves by DNS, whatever answers.
+_DNS_RE = re.compile(
+    r"\bnet\.(?:Lookup(?:Host|IP|TXT|CNAME|MX|NS|Addr)|ResolveIPAddr)\b|\bResolver\)?\.Lookup\w*|"
+    r"\bResolv(?:::DNS)?\b[^\n]*\.(?:getaddress|getresource|each_address)|\bResolv\.getaddress\b|"
+    r"\bgethostbyname\b|\bgetaddrinfo\b|\bResolve-DnsName\b|\[System\.Net\.Dns\]::|\bDns\.GetHost\w*|"
+    r"\bNet::DNS\b|\bInetAddress\.getByName\b|\bdns_get_record\b|\bnslookup\b",
+    re.I,
+)
+# Saving a download to a file: the file's path is the group.
+_SAVE_RE = re.compile(
+    r"-OutFile\s+(['\"]?)([^'\"\s;|)]+)\1|\.DownloadFile\([^,]+,\s*(['\"]?)([^'\")]+)\3|"
+    r"\bgetstore\s*\(\s*[^,]+,\s*(['\"])([^'\"]+)\5|\bmirror\s*\(\s*[^,]+,\s*(['\"])([^'\"]+)\7|"
+    r"\bFile\.write\(\s*(['\"])([^'\"]+)\9[^\n]*(?:URI\.open|Net::HTTP|HTTParty|RestClient)|"
+    r"\bos\.WriteFile\(\s*(['\"])([^'\"]+)\11",
+    re.I,
+)
+# What runs a file: a call operator, an interpreter, a loader.
+_RUNS_RE = re.compile(
+    r"^\s*(?:&|\.\s)|\bStart-Process\b|\b(?:powershell|pwsh)\b[^\n]*-File\b|\b(?:system|exec|spawn|load|"
+    r"require|require_relative|do|Kernel\.exec|IO\.popen|exec\.Command|Process\.Start)\b|"
+    r"\b(?:bash|sh|perl|ruby|python3?|node|cmd)\b",
+    re.I,
+)
+# A downloaded body run in place: eval of a fetch in Ruby, Perl, PHP; a download piped to IEX.
+_FETCH_RUN_RE = re.compile(
+    r"\b(?:eval|instance_eval|class_eval|Kernel\.eval)\s*\(?\s*(?:URI\.open|open\(\s*['\"]https?://|"
+    r"Net::HTTP\.get|HTTParty\.get|RestClient\.get|get\s*\(|LWP::Simple::get|file_get_contents\(\s*['\"]https?://)",
+    re.I,
+)
+_DOWNLOAD_RE = re.compile(
+    r"\bDownload(?:String|Data)\b|\bInvoke-WebRequest\b|\biwr\b|\bInvoke-RestMethod\b|\birm\b|"
+    r"\bURI\.open\b|\bNet::HTTP\.get\b|\bget\s*\(\s*['\"]https?://|\bhttp\.Get\b|\bcurl\b|\bwget\b",
+    re.I,
+)
+_IEX_RE = re.compile(r"\b(?:IEX|Invoke-Expression|eval|instance_eval)\b", re.I)
 _POST_RE = re.compile(
     r"-Method\s+['\"]?(?:Post|Put|Patch)\b|-InFile\b|-Body\b|\bUpload(?:File|String|Data)\b|\bhttp\.Post|"
     r"\.post\b|\bPOST\b|\bprint\s+\$\w+|\bsocket\b|\bIO::Socket\b|\bnet\.Dial\b|\bTCPSocket\b|\bSend-MailMessage\b",
@@ -53,6 +91,21 @@ _DECODE_RUN_RE = re.compile(
     re.I,
 )
 _VAR_RE = re.compile(r"^\s*\$(\w+)\s*=\s*(.+)$")
+# Pieces of a string put together: concatenation ("." + "ssh", ".s" . "sh", ".s" << "sh")
+# reads as one string, arguments of a path join (".aws", "credentials") as a path.
+_CONCAT_RE = re.compile(r"""(["'])\s*(?:\+|\.|<<|&)\s*(["'])""")
+_JOIN_RE = re.compile(r"""(["'])\s*,\s*(["'])""")
+
+
+_NAME_RE = re.compile(
+    r"^\s*(?:(?:my|our|local|var|let|const|val)\s+)?[$@%]?([A-Za-z_]\w{2,})\s*:?=(?!=)"
+)
+
+
+def _assembled(line: str) -> str:
+    return _JOIN_RE.sub("/", _CONCAT_RE.sub("", line))
+
+
 _URL_RE = re.compile(r"https?://[^\s'\"`)<>]+")
 _HOSTPORT_RE = re.compile(
     r"['\"]((?:\d{1,3}\.){3}\d{1,3}|[a-z0-9-]+(?:\.[a-z0-9-]+)+\.[a-z]{2,}):\d+['\"]", re.I
@@ -79,6 +132,86 @@ def _decodes_to_code(payload: str) -> bool:
     return len(raw) >= 8
 
 
+def _sources(line: str) -> tuple[set[Taint], str | None]:
+    """The secrets a line reads: secret-named variables, the whole environment, a credential
+    store (its path written out or put together from pieces)."""
+    here: set[Taint] = set()
+    for match in _ENV_RE.finditer(line):
+        name = next(g for g in match.groups() if g)
+        if is_secret_name(name):
+            here.add(Taint("env", name))
+    if _ENV_ALL_RE.search(line):
+        here.add(Taint("env-all", "the whole environment"))
+    found = credential_in(line)
+    if not found and ("'" in line or '"' in line):
+        found = credential_in(_assembled(line))
+    if found:
+        here.add(Taint("credential", found))
+    return here, found
+
+
+@dataclass
+class _Walk:
+    """A unit's state line by line: variables and what they hold, downloads saved or held."""
+
+    facts: GenericFacts
+    powershell: bool
+    variables: dict[str, set[Taint]] = field(default_factory=dict)  # $name (PowerShell, Perl)
+    names: dict[str, set[Taint]] = field(default_factory=dict)  # bare names holding secrets
+    downloaded_vars: set[str] = field(default_factory=set)
+    saved: dict[str, int] = field(default_factory=dict)  # files downloads were saved to
+
+    def taints(self, line: str, at: int) -> tuple[set[Taint], bool]:
+        here, found = _sources(line)
+        if found:
+            self.facts.reads.append((at, Taint("credential", found)))
+        for name, carried in self.variables.items():
+            if f"${name}" in line:
+                here |= carried
+        for name, carried in self.names.items():
+            if name in line and re.search(rf"\b{name}\b", line):
+                here |= carried
+        assigned = _VAR_RE.match(line)
+        if assigned and (self.powershell or line.lstrip().startswith("$")):
+            self.variables[assigned.group(1)] = set(here)
+            if _DOWNLOAD_RE.search(assigned.group(2)):
+                self.downloaded_vars.add(assigned.group(1))
+            return here, True
+        if here:
+            # name := …, my $name = …, name = …: a variable holding a secret, followed by name.
+            named = _NAME_RE.match(line)
+            if named:
+                self.names[named.group(1)] = set(here)
+        return here, False
+
+    def runs(self, line: str, at: int, assigned: bool) -> None:
+        """Decoded or downloaded code run: in place, from a variable, or from a saved file."""
+        facts = self.facts
+        encoded = _ENCODED_RE.search(line)
+        if (
+            encoded
+            and _decodes_to_code(encoded.group(1))
+            and re.search(r"powershell|pwsh", line, re.I)
+        ):
+            facts.decode_exec.append((at, "powershell -EncodedCommand"))
+        decoded = _DECODE_RUN_RE.search(line)
+        if decoded:
+            facts.decode_exec.append((at, decoded.group(0)[:60]))
+        fetched = _FETCH_RUN_RE.search(line)
+        if fetched:
+            facts.download_exec.append((at, fetched.group(0)[:60]))
+        if self.downloaded_vars and not assigned and _IEX_RE.search(line):
+            ran = next((v for v in self.downloaded_vars if f"${v}" in line), None)
+            if ran:
+                facts.download_exec.append((at, f"${ran}, downloaded earlier, run"))
+        for path, line_saved in self.saved.items():
+            if path in line and _RUNS_RE.search(line):
+                facts.download_exec.append((line_saved, f"saved as {path}, then run"))
+        saved_to = _SAVE_RE.search(line)
+        if saved_to:
+            self.saved[next(g for g in saved_to.groups()[1::2] if g)] = at
+
+
 def generic_facts(text: str, first_line: int = 1, *, powershell: bool = False) -> GenericFacts:
     """Sources, sends and decode-then-run in a unit of a language without a parser.
 
@@ -90,31 +223,16 @@ def generic_facts(text: str, first_line: int = 1, *, powershell: bool = False) -
         The facts.
     """
     facts = GenericFacts()
+    walk = _Walk(facts, powershell)
     taints: set[Taint] = set()
-    variables: dict[str, set[Taint]] = {}
-    send_line = None
+    send_line = dns_line = None
+    dns_taint: set[Taint] = set()
     host = None
     posting = False
     for number, whole in enumerate(text.split("\n")):
         line = whole[:4096]  # a minified line: its head says enough
         at = first_line + number
-        here: set[Taint] = set()
-        for match in _ENV_RE.finditer(line):
-            name = next(g for g in match.groups() if g)
-            if is_secret_name(name):
-                here.add(Taint("env", name))
-        if _ENV_ALL_RE.search(line):
-            here.add(Taint("env-all", "the whole environment"))
-        found = credential_in(line)
-        if found:
-            here.add(Taint("credential", found))
-            facts.reads.append((at, Taint("credential", found)))
-        for name, carried in variables.items():
-            if f"${name}" in line:
-                here |= carried
-        assigned = _VAR_RE.match(line)
-        if assigned and (powershell or line.lstrip().startswith("$")):
-            variables[assigned.group(1)] = set(here)
+        here, assigned = walk.taints(line, at)
         taints |= here
         if _SEND_RE.search(line):
             send_line = send_line or at
@@ -124,18 +242,18 @@ def generic_facts(text: str, first_line: int = 1, *, powershell: bool = False) -
             host = host or (
                 host_of(url.group(0)) if url else hostport.group(1) if hostport else None
             )
-        encoded = _ENCODED_RE.search(line)
-        if (
-            encoded
-            and _decodes_to_code(encoded.group(1))
-            and re.search(r"powershell|pwsh", line, re.I)
-        ):
-            facts.decode_exec.append((at, "powershell -EncodedCommand"))
-        if _DECODE_RUN_RE.search(line):
-            facts.decode_exec.append((at, _DECODE_RUN_RE.search(line).group(0)[:60]))  # type: ignore[union-attr]
+        if here and _DNS_RE.search(line):
+            dns_line = dns_line or at
+            dns_taint |= here
+        walk.runs(line, at, assigned)
         off = _SECURITY_OFF_RE.search(line)
         if off:
             facts.security_off.append((at, off.group(0)))
+    if send_line is not None and host is None:
+        url = _URL_RE.search(text)
+        host = host_of(url.group(0)) if url else None
     if send_line is not None and (taints or posting):
         facts.sends.append(Send(send_line, host, "a network call", body=taints))
+    if dns_line is not None:
+        facts.sends.append(Send(dns_line, "a DNS lookup", "a name lookup", body=dns_taint))
     return facts

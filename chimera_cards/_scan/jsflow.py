@@ -52,6 +52,12 @@ _SEND_CALLS = frozenset(
 _GETTERS = frozenset(
     {"axios.get", "got", "got.get", "needle.get", "request.get", "ky.get", "$.get"}
 )
+_COPIES = frozenset({"cpSync", "cp", "copyFileSync", "copyFile"})
+_GLOBAL_SCOPES = ("globalThis.", "window.", "global.", "self.")
+_DNS_METHODS = frozenset(
+    {"resolve", "lookup", "resolve4", "resolve6", "resolveTxt", "resolveAny", "resolveCname",
+     "resolveMx", "resolveNs", "resolveSrv", "resolveSoa", "reverse", "lookupService"}
+)  # fmt: skip
 _WRITE_METHODS = frozenset({"write", "end", "send", "sendBeacon", "emit"})
 _CLIPBOARD = frozenset(
     {
@@ -107,6 +113,19 @@ def _parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_javascript.language()))
 
 
+@functools.lru_cache(maxsize=2)
+def _ts_parser(tsx: bool) -> Any:
+    import tree_sitter
+    import tree_sitter_typescript
+
+    grammar = (
+        tree_sitter_typescript.language_tsx()
+        if tsx
+        else tree_sitter_typescript.language_typescript()
+    )
+    return tree_sitter.Parser(tree_sitter.Language(grammar))
+
+
 def _text(node: Any) -> str:
     return node.text.decode("utf-8", "replace")
 
@@ -135,6 +154,7 @@ class _JsFolding:
         self.count = 0
         self.sockets = False
         self.shell_spawn = False
+        self.resolvers: set[str] = set()  # variables holding a dns Resolver object
 
     def line(self, node: Any) -> int:
         return self.first_line + node.start_point[0]
@@ -265,7 +285,7 @@ class _Js(_JsFolding):
         self.count += 1
         if self.count > MAX_NODES:
             return Out()
-        if kind == "identifier":
+        if kind in ("identifier", "shorthand_property_identifier"):  # {token}: the variable
             known = self.env.get(_text(node))
             return known.copy() if known is not None else Out()
         if kind in ("member_expression", "subscript_expression"):
@@ -340,6 +360,10 @@ class _Js(_JsFolding):
         args = list(args_node.named_children) if args_node is not None else []
         name = self.dotted(func) if func is not None else ""
         name = name or ""
+        for scope in _GLOBAL_SCOPES:  # globalThis["ev" + "al"](…) is eval(…)
+            if name.startswith(scope):
+                name = name[len(scope) :]
+                break
         short = name.rsplit(".", 1)[-1]
         line = self.line(node)
         receiver = Out()
@@ -358,7 +382,13 @@ class _Js(_JsFolding):
         result = receiver.copy()
         for out in values:
             result.merge(out)
-        if name == "require":
+        if name in ("require", "import") and args:
+            # A file an earlier step saved downloaded or decoded code to, loaded as a module.
+            saved = self.facts.shell.tainted_files.get(self.fold(args[0]) or "")
+            if saved is not None:
+                self.ran(node, saved, f"{name} of a saved download")
+            return Out()
+        if name in ("require", "import"):
             return Out()
         if short in _READS or name.endswith(tuple(f".{r}" for r in _READS)):
             for arg in args[:1]:
@@ -605,16 +635,28 @@ class _Js(_JsFolding):
                 body |= value.taint
             if not body and short != "send":
                 return
-        elif short in ("resolve", "lookup", "resolve4", "resolveTxt") and name.startswith("dns"):
+        elif short in _DNS_METHODS and (
+            name.startswith("dns") or name.split(".")[0] in self.resolvers
+        ):
             for value in values:
                 body |= value.taint
             if not body:
                 return
             via = f"{name} (DNS)"
+            host = "a DNS lookup"
         elif name in _CLIPBOARD:
             for value in values:
                 body |= value.taint
             self.facts.sends.append(Send(line, None, name, body=body, sink="clipboard"))
+            return
+        elif short in _COPIES and (name.startswith("fs") or short.endswith("Sync")):
+            # fs.cpSync(~/.aws, "settings/aws"): the copy holds what the store holds.
+            source = self.fold(args[0]) if args else None
+            target = self.fold(args[1]) if len(args) > 1 else None
+            found = credential_in(source) if source else None
+            if found and target:
+                copied = Out({Taint("credential", found)})
+                self.facts.shell.tainted_files.setdefault(target, Out()).merge(copied)
             return
         elif name in _FILE_WRITES or short in ("writeFileSync", "appendFileSync"):
             path = self.fold(args[0]) if args else None
@@ -624,6 +666,9 @@ class _Js(_JsFolding):
                     severity = "error" if "authorized_keys" in persisted else "warning"
                     self.facts.persistence.append((line, f"writes {persisted}", severity))
                 content = values[1].taint if len(values) > 1 else set()
+                if len(values) > 1 and (values[1].downloaded or values[1].decoded):
+                    saved = Out(set(), values[1].decoded, values[1].downloaded)
+                    self.facts.shell.tainted_files.setdefault(path, Out()).merge(saved)
                 if path.startswith(("/", "~", "../", "*")) and content:
                     self.facts.sends.append(Send(line, path, name, body=set(content), sink="file"))
             return
@@ -709,6 +754,9 @@ class _Js(_JsFolding):
             return self.statement(body) if body is not None else Out()
         if kind == "comment":
             return Out()
+        if kind == "import_statement":
+            self.imported(node)
+            return Out()
         if kind == "export_statement":
             return self.block(node)
         if kind == "class_declaration":
@@ -736,12 +784,41 @@ class _Js(_JsFolding):
                 self.value(child)
         return returned
 
+    def imported(self, node: Any) -> None:
+        """``import * as cp from "child_process"``, ``import { execSync as run } from …``: the
+        names stand for the module's as ``require`` would make them."""
+        source = node.child_by_field_name("source")
+        module = (self.fold(source) or "").removeprefix("node:") if source is not None else ""
+        if not module:
+            return
+        for clause in node.named_children:
+            if clause.type != "import_clause":
+                continue
+            for part in clause.named_children:
+                if part.type == "identifier":
+                    self.aliases[_text(part)] = module
+                elif part.type == "namespace_import":
+                    for ident in part.named_children:
+                        if ident.type == "identifier":
+                            self.aliases[_text(ident)] = module
+                elif part.type == "named_imports":
+                    for spec in part.named_children:
+                        name = spec.child_by_field_name("name")
+                        alias = spec.child_by_field_name("alias")
+                        if name is not None:
+                            local = _text(alias if alias is not None else name)
+                            self.aliases[local] = f"{module}.{_text(name)}"
+
     def declare(self, decl: Any) -> None:
         target = decl.child_by_field_name("name")
         value = decl.child_by_field_name("value")
         if target is None:
             return
         if value is not None:
+            if value.type == "new_expression" and target.type == "identifier":
+                ctor = self.dotted(value.child_by_field_name("constructor")) or ""
+                if ctor.endswith("Resolver"):
+                    self.resolvers.add(_text(target))
             module = self.dotted(value) if value.type == "call_expression" else None
             if module and target.type == "identifier":
                 self.aliases[_text(target)] = module
@@ -801,8 +878,18 @@ def _b64(raw: str) -> str | None:
 
 def parse_javascript(text: str) -> Any:
     """The tree-sitter tree of a JavaScript text (trees are not changed by the walk: one can be
-    read any number of times)."""
-    return _parser().parse(text.encode("utf-8", "surrogatepass"))
+    read any number of times). A text the JavaScript grammar cannot read whole (type
+    annotations, interfaces, ``as`` casts) is read with TypeScript's grammar, whose trees name
+    expressions and statements as JavaScript's do."""
+    data = text.encode("utf-8", "surrogatepass")
+    tree = _parser().parse(data)
+    if not tree.root_node.has_error:
+        return tree
+    for tsx in (False, True):
+        typed = _ts_parser(tsx).parse(data)
+        if not typed.root_node.has_error:
+            return typed
+    return tree
 
 
 def analyse_javascript(

@@ -13,6 +13,7 @@ sending in a third is one flow. Shell run from Python (``subprocess``, ``os.syst
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -243,6 +244,8 @@ class PyFacts(CodeFacts):
     sql: list[tuple[int, str]] = field(default_factory=list)  # SQL built by string formatting
     saw_taint: bool = False  # sensitive data reached some call of this unit
     exhaustion: list[tuple[int, str]] = field(default_factory=list)  # endless loops, huge lists
+    # Files downloaded content was saved to (path -> line): run or imported later, staged code.
+    saved_downloads: dict[str, int] = field(default_factory=dict)
 
 
 def _is_param(taint: Taint) -> bool:
@@ -255,6 +258,8 @@ def _strip_params(out: Out) -> Out:
 
 class _PyFolding:
     """A unit's state and the folding of constant expressions (names, strings, calls on them)."""
+
+    value: Callable[[ast.AST | None], Out]  # defined by _Analyser, the walk built on this class
 
     def __init__(
         self,
@@ -286,6 +291,8 @@ class _PyFolding:
         self.built_queries: set[str] = set()
         self.guarded = 0  # inside a try body with handlers
         self.spawned_shell = False
+        # Request objects by variable: (host, body secrets, header secrets).
+        self.requests: dict[str, tuple[str | None, set[Taint], set[Taint]]] = {}
 
     def line(self, node: ast.AST) -> int:
         return self.offset + getattr(node, "lineno", 1)
@@ -474,6 +481,41 @@ class _PyFolding:
         ):
             return self.fold_items(node.args[1], depth)
         return None
+
+    def remember_request(self, node: ast.Assign) -> None:
+        """``req = Request(url, data=…, headers=…)``: where a later ``urlopen(req)`` goes, and
+        which of its secrets ride in the headers rather than the body."""
+        value = node.value
+        if not (
+            isinstance(value, ast.Call) and (self.dotted(value.func) or "").endswith("Request")
+        ):
+            return
+        url = value.args[0] if value.args else None
+        for kw in value.keywords:
+            if kw.arg == "url":
+                url = kw.value
+        headers = next((kw.value for kw in value.keywords if kw.arg == "headers"), None)
+        if headers is None and len(value.args) > 2:
+            headers = value.args[2]
+        header = self.value(headers).taint if headers is not None else set()
+        body = set()
+        for index, arg in enumerate(value.args):
+            if index != 2:
+                body |= self.value(arg).taint
+        for kw in value.keywords:
+            if kw.arg != "headers":
+                body |= self.value(kw.value).taint
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                self.requests[target.id] = (host_of(self.fold(url)), body, header)
+
+    def saved(self, path: str, content: Out, line: int) -> None:
+        """Downloaded or decoded content saved to ``path``: a later run of the file (by the
+        shell this script starts, or an import) runs code nobody reviewed."""
+        self.facts.shell.tainted_files.setdefault(path, Out()).merge(
+            Out(set(), content.decoded, content.downloaded)
+        )
+        self.facts.saved_downloads.setdefault(path, line)
 
     # --- values -----------------------------------------------------------------------------
 
@@ -684,6 +726,16 @@ class _Analyser(_PyFolding):
                     self.dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None
                 )
                 self.sockets[base or "*"] = host
+        if short in ("urlretrieve", "download_file", "download_url", "hf_hub_download") and (
+            len(node.args) >= 2 or node.keywords
+        ):
+            saved_to: ast.expr | None = node.args[1] if len(node.args) >= 2 else None
+            for kw in node.keywords:
+                if kw.arg in ("filename", "path", "dest", "destination", "out", "Filename"):
+                    saved_to = kw.value
+            path = self.fold(saved_to) if saved_to is not None else None
+            if path:
+                self.saved(path, Out(downloaded=True), line)
         self.sink(node, name, short, receiver, args, kwargs, line, result)
         self.summary_call(short, node, args, line, result)
         if isinstance(node.func, ast.Attribute) and short in _MUTATORS:
@@ -790,6 +842,10 @@ class _Analyser(_PyFolding):
         for key, out in kwargs.items():
             (header if key in _HEADER_KWARGS else body).update(out.taint)
         host = self.host_in(node, short)
+        first = node.args[0] if node.args else None
+        if short == "urlopen" and isinstance(first, ast.Name) and first.id in self.requests:
+            host, body, header = self.requests[first.id]
+            body, header = set(body), set(header)
         if short in ("send", "sendall", "sendto") and host is None:
             base = self.dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None
             host = self.sockets.get(base or "*") or next(iter(self.sockets.values()), None)
@@ -841,6 +897,8 @@ class _Analyser(_PyFolding):
             content = args[0]
         if not path:
             return
+        if content.downloaded or content.decoded:
+            self.saved(path, content, line)
         persisted = path_persistence(path)
         if persisted:
             severity = "error" if "authorized_keys" in persisted else "warning"
@@ -944,6 +1002,7 @@ class _Analyser(_PyFolding):
         if isinstance(node, ast.Assign):
             if formatted(node.value) and SQL_RE.search(self.fold(node.value) or ""):
                 self.built_queries.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            self.remember_request(node)
             out = self.value(node.value)
             for target in node.targets:
                 self.bind(target, out)
@@ -1115,4 +1174,22 @@ def analyse_python(
         analyser.module(tree)
     except RecursionError:
         facts.too_deep = True
+    _imported_downloads(facts, text)
     return facts
+
+
+def _imported_downloads(facts: PyFacts, text: str) -> None:
+    """A download saved as a module and imported (on this run or the next: the import may come
+    first, guarded by a check that the file exists) is downloaded code run."""
+    for path, line in facts.saved_downloads.items():
+        base = path.replace("\\", "/").rsplit("/", 1)[-1]
+        stem, dot, ext = base.rpartition(".")
+        if not dot or ext not in ("py", "pyc", "so", "pyd") or not stem.isidentifier():
+            continue
+        imported = re.search(
+            rf"(?:^|\n)\s*(?:import|from)\s+{stem}\b|import_module\(\s*['\"]{stem}['\"]|"
+            rf"__import__\(\s*['\"]{stem}['\"]|run_path\(|spec_from_file_location\(",
+            text,
+        )
+        if imported:
+            facts.download_exec.append((line, f"saved as {path} and imported"))

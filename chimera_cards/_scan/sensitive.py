@@ -70,9 +70,33 @@ def is_secret_name(name: str) -> bool:
     return any(p in _SECRET_PARTS for p in parts) or upper.endswith(("APIKEY", "TOKEN", "SECRET"))
 
 
+# Short names of services, as their tokens' names spell them (HF_TOKEN, GH_TOKEN).
+_SERVICE_ALIASES = {"hf": "huggingface", "gh": "github", "gcp": "googleapis", "az": "azure",
+                    "do": "digitalocean", "cf": "cloudflare"}  # fmt: skip
+
+
 def _service_words(name: str) -> list[str]:
     parts = [p.lower() for p in re.split(r"[^A-Za-z0-9]+", name) if p]
-    return [p for p in parts if p.upper() not in _GENERIC_PARTS and len(p) >= 3]
+    words = [_SERVICE_ALIASES.get(p, p) for p in parts]
+    return [p for p in words if p.upper() not in _GENERIC_PARTS and len(p) >= 3]
+
+
+def self_hosted(token: str, host: str | None) -> bool:
+    """Whether a host names a token's service as a label of its own outside its registrable
+    domain (``github.example.com``, ``sentry.corp.io``): a self-hosted instance, or someone
+    dressing up as one; the reviewer decides."""
+    if not host:
+        return False
+    labels = host.lower().split(".")
+    words = _service_words(token)
+    for index, label in enumerate(labels[:-2]):
+        # "openai.com" written out in front of another domain is dressing up, not hosting.
+        if label in words and labels[index + 1] not in _TOP_LEVEL:
+            return True
+    return False
+
+
+_TOP_LEVEL = frozenset({"com", "net", "org", "io", "ai", "co", "dev", "app", "cloud", "us", "uk"})
 
 
 def own_api(token: str, host: str | None) -> bool:
@@ -80,20 +104,42 @@ def own_api(token: str, host: str | None) -> bool:
     ``api.github.com``, ``OPENWEATHER_API_KEY`` and ``api.openweathermap.org``): the user
     configured that token for that API.
 
+    Only the host's registrable domain counts (``github.com`` and its subdomains): a host that
+    merely holds the word elsewhere (``github-status.example.com``, ``api.openai.com.evil.net``)
+    is someone else's.
+
     Args:
         token: the environment variable's name.
         host: the host the request goes to (None: unknown).
     Returns:
-        True when one of the name's service words is part of the host's name.
+        True when one of the name's service words names the host's registrable domain.
     """
     if not host:
         return False
-    host = host.lower()
-    labels = host.split(".")
+    label = _domain_label(host.lower().rstrip("."))
+    if not label or "-" in label:
+        return False
     for word in _service_words(token):
-        if any(word in label or (len(label) >= 4 and label in word) for label in labels[:-1]):
+        if label == word or label.startswith(word) or label.endswith(word):
+            return True
+        if len(label) >= 4 and word.startswith(label):
             return True
     return False
+
+
+# Second-level labels under which a country's registrable domains sit (example.co.uk).
+_SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", "or", "go"})
+
+
+def _domain_label(host: str) -> str | None:
+    """The label a host's owner registered: ``github`` of ``api.github.com``, ``bbc`` of
+    ``www.bbc.co.uk``; None for an address or a single label."""
+    labels = host.split(".")
+    if len(labels) < 2 or labels[-1].isdigit() or host.startswith("["):
+        return None
+    if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL:
+        return labels[-3]
+    return labels[-2]
 
 
 # Credential files and stores, matched in a path as written (``~``, ``$HOME`` or an absolute home;
@@ -258,6 +304,53 @@ class Taint:
     what: str
 
 
+# Credential helpers: the command, how its arguments start, and what it prints. A token for one
+# service reads as that service's variable (a call to the service's own API with it stays the
+# user's business); a helper serving many hosts is a credential store.
+_HELPERS: tuple[tuple[str, tuple[str, ...], Taint], ...] = (
+    ("gh", ("auth token",), Taint("env", "GITHUB_TOKEN")),
+    ("aws", ("configure export-credentials", "sts get-session-token", "ecr get-login-password",
+             "codeartifact get-authorization-token"), Taint("env", "AWS_SESSION_TOKEN")),
+    ("gcloud", ("auth print-access-token", "auth print-identity-token",
+                "auth application-default print"), Taint("env", "GOOGLE_ACCESS_TOKEN")),
+    ("az", ("account get-access-token",), Taint("env", "AZURE_ACCESS_TOKEN")),
+    ("heroku", ("auth:token",), Taint("env", "HEROKU_API_KEY")),
+    ("git", ("credential fill", "credential-"), Taint("credential", "git credential fill")),
+    ("op", ("read", "item get"), Taint("credential", "1Password (op)")),
+    ("pass", ("show", "cat"), Taint("credential", "password store (pass)")),
+    ("gopass", ("show", "cat"), Taint("credential", "password store (gopass)")),
+    ("vault", ("read", "kv get", "print token", "token lookup"), Taint("credential", "Vault")),
+    ("secret-tool", ("lookup",), Taint("credential", "secret service (secret-tool)")),
+)  # fmt: skip
+
+
+def helper_secret(name: str, argv: list[str]) -> Taint | None:
+    """The secret a credential helper prints (``gh auth token``, ``aws configure get
+    aws_secret_access_key``, ``gcloud auth print-access-token``, ``git credential fill``,
+    ``op read``, ``pass show``, ``kubectl config view --raw``).
+
+    Args:
+        name: the command's name.
+        argv: its arguments.
+    Returns:
+        The taint of its output, or None.
+    """
+    words = [a for a in argv if not a.startswith("-")]
+    head = " ".join(words[:3]).lower()
+    for command, starts, taint in _HELPERS:
+        if name == command and head.startswith(starts):
+            return taint
+    if name == "aws" and head.startswith("configure get") and len(words) > 2:
+        return Taint("env", "AWS_SECRET_ACCESS_KEY") if is_secret_name(words[2]) else None
+    if name == "npm" and head.startswith("config get") and "authtoken" in head.replace("_", ""):
+        return Taint("env", "NPM_TOKEN")
+    if name.startswith("docker-credential-") and words[:1] == ["get"]:
+        return Taint("credential", name)
+    if name == "kubectl" and head.startswith("config view") and "--raw" in argv:
+        return Taint("credential", "kubeconfig (kubectl config view --raw)")
+    return None
+
+
 @dataclass
 class Send:
     """One network send (or other sink) and what reaches it."""
@@ -399,11 +492,20 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
                 "info",
                 f"calls {where} with {_names(send.header)} (the token for that API) via {send.via}",
             )
+        if send.host is None or all(self_hosted(t.what, send.host) for t in send.header):
+            return (
+                "network-send",
+                "warning",
+                f"sends {_names(send.header)} to {where} via {send.via}: is this the service the "
+                f"token is for?",
+            )
+        # A token named for one service sent to another's domain (GITHUB_TOKEN to
+        # github-status.example.com): the host only looks like the service's.
         return (
-            "network-send",
-            "warning",
-            f"sends {_names(send.header)} to {where} via {send.via}: is this the service the "
-            f"token is for?",
+            "secret-exfiltration",
+            "error",
+            f"sends {_names(send.header)} to {where} via {send.via}, which is not the domain of "
+            f"the service the token is for",
         )
     return (
         "network-send",

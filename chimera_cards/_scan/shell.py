@@ -23,9 +23,11 @@ from chimera_cards._scan.sensitive import (
     Send,
     Taint,
     credential_in,
+    helper_secret,
     host_of,
     is_secret_name,
 )
+from chimera_cards._scan.uploads import CLOUD_CLIS, REMOTE_RE, cloud_upload, git_push
 
 # Deepest nesting of one-liners read (``bash -c "eval \"$(…)\""``): each level is a new parse.
 MAX_DEPTH = 4
@@ -206,6 +208,7 @@ _MAILERS = frozenset({"mail", "mailx", "sendmail", "mutt", "msmtp", "ssmtp"})
 _DNS = frozenset({"dig", "nslookup", "host", "ping", "drill", "resolvectl"})
 _RAW_NET = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "cryptcat", "pwncat"})
 _COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "croc"})
+_SHORT_OUTPUT_RE = re.compile(r"^-[a-zA-Z]+[oO]$")
 
 _CURL_DATA = frozenset(
     {
@@ -279,9 +282,6 @@ _WGET_ARG_OPTS = frozenset(
         "--method",
     }
 )
-_REMOTE_RE = re.compile(
-    r"^(?:[\w.+-]+@)?([A-Za-z0-9][\w.-]*\.[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}):"
-)
 _HOSTISH_RE = re.compile(
     r"^(?:[\w.+-]+@)?((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})(?::\d+)?(?:/|$)"
 )
@@ -327,6 +327,8 @@ class _WalkerBase:
         self.vars = variables
         self.embed = embed
         self.count = 0
+        self.texts: dict[str, str] = {}  # a=".s"; b="sh": "$HOME/$a$b" reads as ~/.ssh
+        self.remotes: dict[str, str] = {}  # git remotes this unit adds: name -> URL
 
     def line(self, node: Any) -> int:
         return self.first_line + node.start_point[0]
@@ -385,6 +387,9 @@ class _WalkerBase:
             out.merge(self.vars[name])
         elif name and is_secret_name(name):
             out.taint.add(Taint("env", name))
+        simple = node.type == "simple_expansion" or len(node.named_children) == 1
+        if name in self.texts and simple:
+            return Word(self.texts[name], out)
         return Word(f"${{{name}}}" if name else node.text.decode("utf-8", "replace"), out)
 
     # --- statements ------------------------------------------------------------------------
@@ -408,11 +413,16 @@ class _WalkerBase:
             return Out()
         if kind == "declaration_command":
             out = Out()
+            assigned: list[Word] = []
             for child in node.named_children:
                 if child.type == "variable_assignment":
                     self.assign(child)
+                    assigned.append(Word(child.text.decode("utf-8", "replace"), Out()))
                 elif child.type not in ("variable_name",):
                     out.merge(self.word(child).out)
+            head = node.children[0].text.decode("utf-8", "replace") if node.children else ""
+            if head == "export" and assigned and len(self.facts.commands) < MAX_COMMANDS:
+                self.facts.commands.append(Command("export", assigned, self.line(node)))
             return out
         if kind == "for_statement":
             return self.for_loop(node, stdin)
@@ -451,12 +461,16 @@ class _WalkerBase:
         if name_node is None:
             return
         name = name_node.text.decode("utf-8", "replace")
-        out = self.word(value).out if value is not None else Out()
-        if value is not None:
-            text = self.word(value).text
+        word = self.word(value) if value is not None else None
+        out = word.out if word is not None else Out()
+        self.texts.pop(name, None)
+        if word is not None:
+            text = word.text
             if credential_in(text):
                 out.taint.add(Taint("credential", credential_in(text) or text))
                 out.taint.add(Taint("path", text))
+            if "$(" not in text and len(text) < 512:
+                self.texts[name] = text
         self.vars[name] = out
 
     def for_loop(self, node: Any, stdin: Out) -> Out:
@@ -547,6 +561,9 @@ class _WalkerBase:
             if taint.kind == "path":
                 out.taint.discard(taint)
         return out
+
+    def read_taint(self, path: str, line: int) -> set[Taint]:
+        return self.read_path(Word(path, Out()), line).taint
 
     def write(self, path: str, content: Out, line: int, text: str = "") -> None:
         self.facts.writes.append((line, path, content, text))
@@ -653,6 +670,14 @@ class _Walker(_WalkerBase):
             taint = Taint("credential", f"macOS keychain ({args[0].text})")
             out.taint.add(taint)
             self.facts.reads.append((cmd.line, taint))
+        helper = helper_secret(name, cmd.argv)
+        if helper is not None:
+            out.taint.add(helper)
+            if helper.kind == "credential":  # a token for one service reads like its variable
+                self.facts.reads.append((cmd.line, helper))
+        if name == "git":
+            files = [out.taint for out in self.facts.tainted_files.values()]
+            self.facts.sends += git_push(cmd.argv, cmd.line, self.remotes, files)
         self.decoders(cmd, out)
         self.interpreters(cmd, stdin, out)
         self.network(cmd, stdin, out)
@@ -879,26 +904,21 @@ class _Walker(_WalkerBase):
                 body = set(stdin.taint)
                 for arg in rest[1:]:
                     body |= arg.out.taint
-                remote = _REMOTE_RE.match(rest[0].text + ":")
+                remote = REMOTE_RE.match(rest[0].text + ":")
                 self.facts.sends.append(
                     Send(cmd.line, remote.group(1) if remote else rest[0].text, "ssh", body=body)
                 )
-        elif name in _COPIERS or (
-            name in ("aws", "gsutil", "az", "gcloud") and self._cloud_upload(cmd)
+        elif name in CLOUD_CLIS and (
+            upload := cloud_upload(name, cmd.argv, cmd.line, stdin.taint, self.read_taint)
         ):
+            self.facts.sends.append(upload)
+        elif name in _COPIERS:
             self.copier(cmd, stdin)
-
-    @staticmethod
-    def _cloud_upload(cmd: Command) -> bool:
-        argv = cmd.argv
-        return any(a.startswith(("s3://", "gs://", "az://", "https://")) for a in argv[1:]) and any(
-            a in ("cp", "sync", "mv", "upload", "upload-batch") for a in argv[:3]
-        )
 
     def copier(self, cmd: Command, stdin: Out) -> None:
         args = [a for a in cmd.args if not a.text.startswith("-")]
         remote = [
-            a for a in args if _REMOTE_RE.match(a.text) or a.text.startswith(("s3://", "gs://"))
+            a for a in args if REMOTE_RE.match(a.text) or a.text.startswith(("s3://", "gs://"))
         ]
         if not remote:
             return
@@ -911,7 +931,7 @@ class _Walker(_WalkerBase):
                 continue
             body |= arg.out.taint
             body |= self.read_path(Word(arg.text, Out()), cmd.line).taint
-        match = _REMOTE_RE.match(dest.text)
+        match = REMOTE_RE.match(dest.text)
         host = match.group(1) if match else dest.text.split("/")[2] if "://" in dest.text else None
         self.facts.sends.append(Send(cmd.line, host, cmd.name, body=body))
 
@@ -942,6 +962,8 @@ class _Walker(_WalkerBase):
         argv = cmd.argv
         for index, arg in enumerate(argv):
             if arg in ("-o", "--output", "-O", "--output-document") and index + 1 < len(argv):
+                return argv[index + 1]
+            if _SHORT_OUTPUT_RE.match(arg) and index + 1 < len(argv):  # wget -qO f, curl -sLo f
                 return argv[index + 1]
             if arg.startswith("--output=") or arg.startswith("--output-document="):
                 return arg.split("=", 1)[1]
@@ -1008,6 +1030,8 @@ class _Walker(_WalkerBase):
         at = value.find("@")
         lt = value.find("=<")
         path = None
+        if value == "-":  # -T -: what the pipe brings
+            return set(stdin.taint)
         if value.startswith("@"):
             path = value[1:]
         elif at > 0 and value[at - 1] == "=":

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from chimera_cards._store.location import default_store_path
 from chimera_cards._store.schema import MIGRATIONS, _split_sql
 from chimera_cards.errors import (
     StoreError,
@@ -28,17 +29,6 @@ if TYPE_CHECKING:
 APPLICATION_ID = 0x43484D43
 SQLITE_HEADER = b"SQLite format 3\x00"
 DEFAULT_TIMEOUT = 30.0
-
-
-def default_store_path() -> Path:
-    """``$CHIMERA_CARDS_HOME/cards.db``, else ``$XDG_DATA_HOME/chimera-cards/cards.db``, else
-    ``~/.local/share/chimera-cards/cards.db``."""
-    home = os.environ.get("CHIMERA_CARDS_HOME")
-    if home:
-        return Path(home) / "cards.db"
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
-    return base / "chimera-cards" / "cards.db"
 
 
 def utc_now() -> str:

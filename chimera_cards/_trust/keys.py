@@ -51,7 +51,7 @@ def default_keyfile(name: str) -> Path:
 
     The store's home is ``$CHIMERA_CARDS_HOME``, else the XDG data dir.
     """
-    from chimera_cards._store.connection import default_store_path  # one definition of "home"
+    from chimera_cards._store.location import default_store_path  # one definition of "home"
 
     return default_store_path().parent / "keys" / f"{name}.key"
 

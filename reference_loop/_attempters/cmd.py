@@ -2,17 +2,21 @@
 
 ``cmd:aider --yes --message-file {prompt_file}`` runs aider with the composed prompt written to a
 file. Placeholders: ``{prompt_file}`` (the prompt, in a private temp dir *outside* the workspace so
-it never shows up in the diff), ``{workspace}`` and ``{attempt}``. Without ``{prompt_file}`` the
-prompt goes to the command's stdin. The agent edits the files itself; the loop diffs them.
+it never shows up in the diff), ``{attempt_dir}`` (that private dir), ``{workspace}`` and
+``{attempt}``. Without ``{prompt_file}`` the prompt goes to the command's stdin. The agent edits the
+files itself; the loop diffs them. An agent preset (``presets.py``) adds environment (where the
+placeholders work too) and files written into the private dir before the command starts.
 
 The command runs in its own session (process group), so a timeout kills the agent *and* every
-child it started. Its exit status and the tail of its stderr become the tool step.
+child it started. Its exit status and the tail of its stderr (of its stdout when stderr is empty)
+become the tool step.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -54,6 +58,10 @@ class CmdAttempter:
     env: dict[str, str] = field(default_factory=dict)
     name: str = ""
     sandbox: Sandbox | None = None  # run inside bubblewrap, the workspace the only writable path
+    files: dict[str, str] = field(default_factory=dict)  # name -> text, in the private dir
+    # Under a sandbox: the agent's state folders, each a private scratch folder showing only the
+    # named files of the real one (see Sandbox.wrap); "~" and "$VAR" are expanded at run time.
+    scratch: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.argv:
@@ -72,17 +80,16 @@ class CmdAttempter:
         return any("{prompt_file}" in a for a in self.argv)
 
     def command_for(self, prompt_file: Path, workspace: Path, attempt: int) -> list[str]:
-        values = {
-            "{prompt_file}": str(prompt_file),
-            "{workspace}": str(workspace),
-            "{attempt}": str(attempt),
-        }
+        return [_fill(arg, prompt_file, workspace, attempt) for arg in self.argv]
+
+    def _scratch_folders(self) -> list[tuple[Path, tuple[str, ...]]]:
+        """The state folders to make private under the sandbox, each made first if missing: a
+        mount point must exist, and the agent would make it on its first run anyway."""
         out = []
-        for template in self.argv:
-            arg = template
-            for key, value in values.items():
-                arg = arg.replace(key, value)
-            out.append(arg)
+        for folder, files in self.scratch:
+            path = Path(_expand(folder))
+            path.mkdir(parents=True, exist_ok=True)
+            out.append((path, files))
         return out
 
     def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome:
@@ -91,18 +98,25 @@ class CmdAttempter:
             tmpdir = Path(tmp)
             prompt_file = tmpdir / f"prompt-attempt-{attempt}.txt"
             prompt_file.write_text(prompt, encoding="utf-8")
+            for name, text in self.files.items():
+                (tmpdir / name).write_text(text, encoding="utf-8")
             argv = self.command_for(prompt_file, workspace, attempt)
             # The agent's own program stays visible in the sandbox even under /tmp, though the
             # counting wrapper now comes first on the command line.
             visible_paths = [tmpdir, *([Path(argv[0]).parent] if os.path.isabs(argv[0]) else [])]
             wrap = (
-                functools.partial(self.sandbox.wrap, workspace=workspace, readable=visible_paths)
+                functools.partial(
+                    self.sandbox.wrap,
+                    workspace=workspace,
+                    readable=visible_paths,
+                    scratch=self._scratch_folders(),
+                )
                 if self.sandbox is not None
                 else None
             )
             env = {
                 **os.environ,
-                **self.env,
+                **{k: _fill(v, prompt_file, workspace, attempt) for k, v in self.env.items()},
                 "REFERENCE_LOOP_ATTEMPT": str(attempt),
                 "REFERENCE_LOOP_SEED": str(self.seed),
                 "REFERENCE_LOOP_PROMPT_FILE": str(prompt_file),
@@ -143,6 +157,8 @@ class CmdAttempter:
                         stdin.close()
             duration = time.monotonic() - started
             stderr_tail = tail(visible(stderr_path.read_bytes().decode("utf-8", "replace")))
+            if not stderr_tail:  # some agents report on stdout only (claude -p: "API Error: …")
+                stderr_tail = tail(visible(stdout_path.read_bytes().decode("utf-8", "replace")))
         shown = " ".join(shlex.quote(a) for a in self.argv)
         if timed_out:
             error = f"timed out after {self.timeout:g}s; process group killed"
@@ -167,6 +183,29 @@ class CmdAttempter:
             f"ran {shown}: exit 0 in {duration:.1f}s",
             left_running=done.left_running or 0,
         )
+
+
+def _fill(template: str, prompt_file: Path, workspace: Path, attempt: int) -> str:
+    """``template`` with the placeholders replaced (the prompt file's folder is the private dir)."""
+    values = {
+        "{prompt_file}": str(prompt_file),
+        "{attempt_dir}": str(prompt_file.parent),
+        "{workspace}": str(workspace),
+        "{attempt}": str(attempt),
+    }
+    for key, value in values.items():
+        template = template.replace(key, value)
+    return template
+
+
+def _expand(folder: str) -> str:
+    """``$VAR`` or ``~`` in a state folder's name; ``$VAR|fallback`` takes the fallback when the
+    variable is unset or empty (``$CODEX_HOME|~/.codex``)."""
+    first, _, fallback = folder.partition("|")
+    variable = re.match(r"\$(\w+)", first)
+    if variable and not os.environ.get(variable[1]) and fallback:
+        first = fallback
+    return os.path.expanduser(os.path.expandvars(first))
 
 
 def parse_cmd_spec(command: str) -> list[str]:

@@ -1,10 +1,11 @@
-"""Making an attempter from its spec (``scripted:NAME``, ``cmd:COMMAND``, ``llm:MODEL``) and
-fitting the history budget to the attempters of a run."""
+"""Making an attempter from its spec (``scripted:NAME``, ``cmd:COMMAND``, ``llm:MODEL``, or an agent
+preset: ``claude``, ``codex``, ``gemini``, optionally ``claude:MODEL``) and fitting the history
+budget to the attempters of a run."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,18 +32,39 @@ def make_attempter(
     timeout: float | None = None,
     options: Mapping[str, str] | None = None,
     context_tokens: int | None = None,
+    model: str | None = None,
+    agent_args: Sequence[str] = (),
 ) -> Attempter:
-    """Resolve ``scripted:NAME``, ``cmd:COMMAND`` or ``llm:MODEL`` to an attempter.
+    """Resolve ``scripted:NAME``, ``cmd:COMMAND``, ``llm:MODEL`` or an agent preset (``claude``,
+    ``codex``, ``gemini``; ``claude:MODEL`` names the model) to an attempter.
 
     ``task`` is needed by the scripted attempters only (they draw their candidate fixes from the
     task folder); ``seed`` makes their choice among plausible fixes vary as a sampled model's would.
-    ``timeout`` bounds one attempt of a ``cmd:`` or ``llm:`` attempter; ``options`` (``-o KEY
-    VALUE``) and ``context_tokens`` are for ``llm:`` models only.
+    ``timeout`` bounds one attempt of a ``cmd:``, ``llm:`` or preset attempter; ``options`` (``-o
+    KEY VALUE``) and ``context_tokens`` are for ``llm:`` models only; ``model`` (``--model``) and
+    ``agent_args`` (``--agent-arg``) for presets only (a model in the spec wins over ``model``).
     """
+    from reference_loop._attempters.presets import PRESETS, is_preset, make_preset_attempter
+
     kind, sep, arg = spec.partition(":")
+    if is_preset(spec):
+        if options:
+            raise LoopUsageError(f"model options (-o) apply to llm: attempters only, not {spec!r}")
+        return make_preset_attempter(
+            kind,
+            model=arg or model,
+            agent_args=agent_args,
+            seed=seed,
+            **({"timeout": timeout} if timeout is not None else {}),
+        )
+    if model is not None or agent_args:
+        raise LoopUsageError(
+            f"--model and --agent-arg go with an agent preset ({', '.join(PRESETS)}), not {spec!r}"
+        )
     if not sep or not arg:
         raise LoopUsageError(
-            f"attempter {spec!r} must look like scripted:NAME, cmd:COMMAND or llm:MODEL"
+            f"attempter {spec!r} must look like scripted:NAME, cmd:COMMAND, llm:MODEL or "
+            f"an agent preset ({', '.join(PRESETS)})"
         )
     if kind == "scripted":
         if options:
@@ -67,8 +89,32 @@ def make_attempter(
             raise LoopUsageError(f"model options (-o) apply to llm: attempters only, not {spec!r}")
         return getattr(module, factory_name)(arg, **kwargs)
     raise LoopUsageError(
-        f"unknown attempter kind {kind!r} in {spec!r} (expected scripted:, cmd: or llm:)"
+        f"unknown attempter kind {kind!r} in {spec!r} (expected scripted:, cmd:, llm: or "
+        f"an agent preset: {', '.join(PRESETS)})"
     )
+
+
+def agent_settings(
+    specs: Sequence[str | None], model: str | None, agent_args: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """For each spec of a run, the ``--model`` and ``--agent-arg`` it takes: every agent preset
+    among them takes both; other kinds take none. Giving either with no preset in the run is a
+    usage error, not a flag dropped in silence.
+
+    Returns:
+        spec -> keyword arguments for :func:`make_attempter`.
+    """
+    from reference_loop._attempters.presets import PRESETS, is_preset
+
+    given = [s for s in specs if s]
+    if (model is not None or agent_args) and not any(is_preset(s) for s in given):
+        raise LoopUsageError(
+            f"--model and --agent-arg go with an agent preset ({', '.join(PRESETS)}), "
+            f"not {' or '.join(repr(s) for s in given)}"
+        )
+    return {
+        s: {"model": model, "agent_args": tuple(agent_args)} if is_preset(s) else {} for s in given
+    }
 
 
 def fit_to_task(

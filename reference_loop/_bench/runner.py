@@ -39,6 +39,7 @@ from typing import Any
 from reference_loop._attempters.base import AttemptOutcome
 from reference_loop._attempters.factory import fit_to_task, make_attempter
 from reference_loop._attempters.model_errors import FinalModelError
+from reference_loop._attempters.presets import is_preset
 from reference_loop._bench.shard import Shard, code_version, select
 from reference_loop._bench.stats import PairedComparison, paired_compare
 from reference_loop._core.history import DEFAULT_BUDGET
@@ -495,8 +496,11 @@ class AttempterSettings:
     context_tokens: int | None = None  # --context-tokens, llm: only
     prompts_dir: Path | None = None  # per run: <dir>/<arm>/<task>/seed-<n>/
     edit_format: str = "auto"  # the reply format taught to llm: models (edits.EDIT_FORMATS)
+    model: str | None = None  # --model, agent presets only
+    agent_args: tuple[str, ...] = ()  # --agent-arg, agent presets only
 
     def build(self, spec: str, seed: int, task: Task) -> Any:
+        preset = is_preset(spec)
         att = make_attempter(
             spec,
             seed=seed,
@@ -504,6 +508,8 @@ class AttempterSettings:
             timeout=self.attempt_timeout,
             options=self.options if spec.startswith("llm:") else None,
             context_tokens=self.context_tokens,
+            model=self.model if preset else None,
+            agent_args=self.agent_args if preset else (),
         )
         if hasattr(att, "edit_format"):
             att.edit_format = self.edit_format
@@ -816,6 +822,8 @@ def bench_settings(
         "model_options": dict(settings.options),
         "context_tokens": settings.context_tokens,
         "edit_format": settings.edit_format,
+        "model": settings.model,
+        "agent_args": list(settings.agent_args),
         "budgets": dict(sorted(budgets.items())),
     }
 

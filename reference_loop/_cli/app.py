@@ -12,8 +12,8 @@ import click
 from chimera_cards._cli.common import SECONDS, echo_json, reports_errors
 from chimera_cards._cli.group import AdvancedOption, ChimeraGroup, SectionedCommand
 from reference_loop import __version__
-from reference_loop._attempters.factory import fit_to_task, make_attempter
-from reference_loop._cli.options import model_options
+from reference_loop._attempters.factory import agent_settings, fit_to_task, make_attempter
+from reference_loop._cli.options import agent_options, model_options
 from reference_loop._core.cards import CARDS_IN, DEFAULT_CARDS_IN, DEFAULT_K, cards_from_options
 from reference_loop._core.cards import describe as describe_cards
 from reference_loop._core.events import Event, EventLog
@@ -178,7 +178,8 @@ def main() -> None:
     "--attempter",
     default="scripted:rederive",
     show_default=True,
-    help="scripted:NAME, cmd:COMMAND or llm:MODEL.",
+    help="scripted:NAME, cmd:COMMAND, llm:MODEL, or an agent CLI: claude, codex, gemini "
+    "(claude:MODEL names the model).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, cls=AdvancedOption)
 @click.option(
@@ -253,6 +254,7 @@ def main() -> None:
     cls=AdvancedOption,
 )
 @model_options
+@agent_options
 @click.option(
     "--protect",
     "protect",
@@ -332,6 +334,8 @@ def run_cmd(
     model_options: tuple[tuple[str, str], ...],
     context_tokens: int | None,
     edit_format: str,
+    model: str | None,
+    agent_args: tuple[str, ...],
     protect: tuple[str, ...],
     use_sandbox: bool,
     sandbox_net: bool,
@@ -358,12 +362,23 @@ def run_cmd(
             raise LoopUsageError("--verify, --task-text and --candidates go with --workspace")
         task = resolve_task(task_ref or "")
     options_given = dict(model_options)
+    agents = agent_settings([attempter, escalate_to], model, agent_args)
     main_attempter = make_attempter(
-        attempter, seed=seed, task=task, options=options_given, context_tokens=context_tokens
+        attempter,
+        seed=seed,
+        task=task,
+        options=options_given,
+        context_tokens=context_tokens,
+        **agents[attempter],
     )
     stronger = (
         make_attempter(
-            escalate_to, seed=seed, task=task, options=options_given, context_tokens=context_tokens
+            escalate_to,
+            seed=seed,
+            task=task,
+            options=options_given,
+            context_tokens=context_tokens,
+            **agents[escalate_to],
         )
         if escalate_to
         else None

@@ -20,6 +20,8 @@ from typing import TextIO
 import click
 
 from chimera_cards._cli.common import SECONDS, reports_errors
+from reference_loop._attempters.factory import agent_settings
+from reference_loop._attempters.presets import is_preset
 from reference_loop._bench.merge import merge_results
 from reference_loop._bench.runner import (
     ARMS,
@@ -36,7 +38,7 @@ from reference_loop._bench.runner import (
     write_plot,
 )
 from reference_loop._bench.shard import parse_shard, select
-from reference_loop._cli.options import model_options
+from reference_loop._cli.options import agent_options, model_options
 from reference_loop._process.stop import signals_raise_stopped
 from reference_loop._run.loop import DEFAULT_MAX_ATTEMPTS
 from reference_loop.errors import LoopError, LoopUsageError
@@ -47,8 +49,11 @@ def default_jobs(attempter: str) -> int:
 
     A local model already uses every core for one call, and a second concurrent model would only
     halve each call's speed while doubling memory; ``llm:`` therefore runs one at a time (pass
-    --jobs for a hosted model). Scripted and ``cmd:`` runs mostly wait on subprocesses: two."""
-    return 1 if attempter.startswith("llm:") else min(2, os.cpu_count() or 1)
+    --jobs for a hosted model). An agent preset's CLI is as heavy (and meters a hosted model):
+    one too. Scripted and ``cmd:`` runs mostly wait on subprocesses: two."""
+    if attempter.startswith("llm:") or is_preset(attempter):
+        return 1
+    return min(2, os.cpu_count() or 1)
 
 
 def owned_stream(stream: TextIO) -> TextIO:
@@ -133,7 +138,8 @@ def _show_run(outcome: RunOutcome | None) -> str:
     default=DEFAULT_ATTEMPTER,
     show_default=True,
     metavar="SPEC",
-    help="scripted:NAME, cmd:COMMAND or llm:MODEL.",
+    help="scripted:NAME, cmd:COMMAND, llm:MODEL, or an agent CLI: claude, codex, gemini "
+    "(claude:MODEL names the model).",
 )
 @click.option(
     "--escalate-to",
@@ -185,6 +191,7 @@ def _show_run(outcome: RunOutcome | None) -> str:
     "agent's process group or the model worker is killed and the attempt fails.",
 )
 @model_options
+@agent_options
 @click.option(
     "--prompts-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -239,6 +246,8 @@ def bench_cmd(
     model_options: tuple[tuple[str, str], ...],
     edit_format: str,
     context_tokens: int | None,
+    model: str | None,
+    agent_args: tuple[str, ...],
     prompts_dir: Path | None,
     ignore: tuple[str, ...],
     out_path: Path | None,
@@ -268,12 +277,15 @@ def bench_cmd(
             raise LoopUsageError(f"cannot write {path}: no such directory")
     if prompts_dir is not None:
         check_writable_dir(prompts_dir)
+    agent_settings([attempter, escalate_to], model, agent_args)  # refuses them without a preset
     settings = AttempterSettings(
         attempt_timeout=attempt_timeout,
         options=dict(model_options),
         context_tokens=context_tokens,
         prompts_dir=prompts_dir,
         edit_format=edit_format,
+        model=model,
+        agent_args=agent_args,
     )
     # A bad spec or a prompt that cannot fit the model is refused before the progress bar.
     budgets = check_attempters(tasks, attempter, escalate_to, settings)

@@ -1,7 +1,8 @@
 """The model options ``run`` and ``bench`` share: one definition, so the two cannot drift.
 
 ``-o KEY VALUE`` (repeatable, validated by the model's own ``Options`` as ``llm -o`` does),
-``--context-tokens N`` (the window, for a model that does not report it) and ``--edit-format``.
+``--context-tokens N`` (the window, for a model that does not report it) and ``--edit-format``;
+for the agent presets (``--attempter claude|codex|gemini``), ``--model`` and ``--agent-arg``.
 Only click is imported: ``--help`` of either command stays cheap.
 """
 
@@ -54,6 +55,33 @@ def model_options(function: F) -> F:
                 show_default=True,
                 cls=AdvancedOption,
                 help="The reply format an llm: model is taught (auto picks by task size).",
+            ),
+        )
+    ):
+        function = option(function)
+    return function
+
+
+def agent_options(function: F) -> F:
+    """Add ``--model`` and ``--agent-arg`` (the agent presets' model and extra CLI flags).
+
+    The command receives ``model`` (str or None) and ``agent_args`` (tuple of str).
+    """
+    for option in reversed(
+        (
+            click.option(
+                "--model",
+                default=None,
+                metavar="NAME",
+                help="The model an agent preset (claude, codex, gemini) runs, passed with the "
+                "CLI's own model flag.",
+            ),
+            click.option(
+                "--agent-arg",
+                "agent_args",
+                multiple=True,
+                metavar="ARG",
+                help="One more argument for an agent preset's CLI (repeatable, kept in order).",
             ),
         )
     ):

@@ -134,7 +134,7 @@ def cards_from_options(
         if store is not None:
             raise LoopUsageError("--store goes with --cards QUERY")
         return None
-    from chimera_cards._store.connection import default_store_path
+    from chimera_cards._store.location import default_store_path
 
     return load_cards(store if store is not None else default_store_path(), query, k=k)
 

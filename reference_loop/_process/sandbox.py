@@ -45,7 +45,12 @@ class Sandbox:
     net: bool = False
 
     def wrap(
-        self, argv: Sequence[str], *, workspace: Path, readable: Sequence[Path] = ()
+        self,
+        argv: Sequence[str],
+        *,
+        workspace: Path,
+        readable: Sequence[Path] = (),
+        scratch: Sequence[tuple[Path, Sequence[str]]] = (),
     ) -> list[str]:
         """``argv`` as a bwrap command: ``workspace`` writable and the working directory,
         ``readable`` paths visible read-only even where they sit under the private ``/tmp``.
@@ -54,6 +59,10 @@ class Sandbox:
             argv: the command to run.
             workspace: the one directory the command may write.
             readable: extra paths (files or directories) to show read-only.
+            scratch: (folder, files) pairs: the folder becomes an empty private one the command
+                may write (an agent's state folder) and gone when it ends, holding only the
+                named files of the real folder, read-only (its config and credentials). Nothing
+                written there reaches the real folder.
 
         Returns:
             The argv to start instead.
@@ -66,6 +75,13 @@ class Sandbox:
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for shown in _shown_read_only(argv, readable):
             args += ["--ro-bind", shown, shown]
+        for folder, files in scratch:
+            real = str(Path(folder).resolve())
+            args += ["--tmpfs", real]
+            for name in files:
+                path = Path(real) / name
+                if path.is_file():
+                    args += ["--ro-bind", str(path), str(path)]
         args += ["--bind", ws, ws]
         for dotgit in git_dirs(Path(ws)):
             args += ["--ro-bind", dotgit, dotgit]

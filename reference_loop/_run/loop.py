@@ -51,9 +51,10 @@ from reference_loop._process.sandbox import Sandbox
 from reference_loop._tasks.prompt import compose_prompt
 from reference_loop._tasks.task import Task, copy_project
 from reference_loop._verdict.evidence import FORMATS
+from reference_loop._verdict.hosthooks import configured_hook_dirs, host_hooks
 from reference_loop._verdict.integrity import Violation, describe
 from reference_loop._verdict.protect import check_patterns
-from reference_loop._verdict.session import Session, SessionSettings, outlived
+from reference_loop._verdict.session import Baseline, Session, SessionSettings, outlived
 from reference_loop._verdict.verifier import VerifyResult
 from reference_loop._workspace.core import Workspace
 from reference_loop._workspace.engines import engine_name
@@ -295,6 +296,7 @@ def _attempt_once(
     session: Session,
     options: LoopOptions,
     log: EventLog,
+    hook_dirs: Sequence[str] = (),
 ) -> AttemptRecord:
     """Let the attempter edit, refuse a change that games the check, verify, diff and revert.
 
@@ -309,6 +311,7 @@ def _attempt_once(
     outcome = attempter.attempt(prompt, ws.root, attempt=number)
     before = ws.diff()
     found = session.check(before)
+    found += host_hooks(before.every_change(), hook_dirs)
     left = getattr(outcome, "left_running", 0) or 0
     if left:
         found.append(outlived(left))
@@ -513,6 +516,63 @@ def _compose_for(
     return compose_prompt(task, history_text, state.plan, cards_text)
 
 
+def _session(task: Task, options: LoopOptions, root: Path, protected: tuple[str, ...]) -> Session:
+    """The verifier session for this run: the task's check, pinned and judged from outside."""
+    return Session(
+        SessionSettings(
+            command=task.verify_command(),
+            timeout=task.timeout,
+            protect=protected,
+            verify_format=options.verify_format,
+            must_pass=tuple(dict.fromkeys((*task.must_pass, *options.must_pass))),
+            sandbox=options.sandbox,
+            log_dir=Path(options.log_dir) if options.log_dir else None,
+        ),
+        root,
+    )
+
+
+def _finish(
+    task: Task,
+    solved: bool,
+    history: History,
+    prompts: list[str],
+    root: Path,
+    state: _RunState,
+    session: Session,
+    baseline: Baseline,
+    options: LoopOptions,
+    log: EventLog,
+) -> RunResult:
+    """The ``run_finished`` event, and the run's result."""
+    log.emit(
+        "run_finished",
+        solved=solved,
+        attempts=len(history),
+        injections=log.count("history_injected"),
+        replans=state.replans,
+        escalations=state.escalations,
+        protected_violations=sum(r.protected_violation for r in history),
+        integrity_violations=sum(bool(r.integrity) for r in history),
+        evidence=session.evidence,
+    )
+    return RunResult(
+        task=task.name,
+        solved=solved,
+        history_mode=options.history_mode,
+        attempts=list(history.records),
+        prompts=prompts,
+        injections=log.count("history_injected"),
+        workspace=str(root),
+        replans=state.replans,
+        escalations=state.escalations,
+        events=[e.to_dict() for e in log.events()],
+        evidence=session.evidence,
+        pinned=session.pinned.to_dict() if session.pinned else None,
+        containment=baseline.containment,
+    )
+
+
 def run_loop(
     task: Task,
     attempter: Attempter,
@@ -546,20 +606,9 @@ def run_loop(
     state = _RunState(current=attempter)
     solved = False
 
-    session = Session(
-        SessionSettings(
-            command=task.verify_command(),
-            timeout=task.timeout,
-            protect=protected,
-            verify_format=options.verify_format,
-            must_pass=tuple(dict.fromkeys((*task.must_pass, *options.must_pass))),
-            sandbox=options.sandbox,
-            log_dir=Path(options.log_dir) if options.log_dir else None,
-        ),
-        root,
-    )
-    ws = Workspace(root, ignore=options.ignore)
+    session = _session(task, options, root, protected)
     ws = Workspace(root, ignore=options.ignore, engine=options.workspace_engine)
+    hook_dirs = configured_hook_dirs(root)  # before any attempt could change the config
     dirty = False  # the workspace may differ from the snapshot and must be restored
     try:
         ws.snapshot()
@@ -589,7 +638,9 @@ def run_loop(
                 prompt_chars=len(prompt),
             )
             dirty = True
-            record = _attempt_once(state.current, prompt, number, ws, session, options, log)
+            record = _attempt_once(
+                state.current, prompt, number, ws, session, options, log, hook_dirs
+            )
             dirty = False  # a failed attempt was reverted; a passing change stays
             same = _keep_record(record, history, ledger, options, log, ws)
             solved = record.solved
@@ -612,32 +663,7 @@ def run_loop(
             ws.close()
             session.close()
 
-    log.emit(
-        "run_finished",
-        solved=solved,
-        attempts=len(history),
-        injections=log.count("history_injected"),
-        replans=state.replans,
-        escalations=state.escalations,
-        protected_violations=sum(r.protected_violation for r in history),
-        integrity_violations=sum(bool(r.integrity) for r in history),
-        evidence=session.evidence,
-    )
-    return RunResult(
-        task=task.name,
-        solved=solved,
-        history_mode=options.history_mode,
-        attempts=list(history.records),
-        prompts=prompts,
-        injections=log.count("history_injected"),
-        workspace=str(root),
-        replans=state.replans,
-        escalations=state.escalations,
-        events=[e.to_dict() for e in log.events()],
-        evidence=session.evidence,
-        pinned=session.pinned.to_dict() if session.pinned else None,
-        containment=baseline.containment,
-    )
+    return _finish(task, solved, history, prompts, root, state, session, baseline, options, log)
 
 
 def run_task(

@@ -57,6 +57,7 @@ CLASSES = (
     "outlived-attempt",
     "forged-exit",
     "runner-tampered",
+    "host-hook",
 )
 
 # What the next prompt says, after "attempt N ...".
@@ -71,6 +72,7 @@ _SAID = {
     "outlived-attempt": "left processes running after it ended",
     "forged-exit": "made the verifier exit 0 without its tests passing",
     "runner-tampered": "changed the test runner while it ran",
+    "host-hook": "added a file that runs on the host by itself later (direnv, editor, git hook)",
 }
 
 RUNNER_CONFIG_FILES = (

@@ -215,8 +215,12 @@ class Workspace(FastPaths):
         """
         self._check_seal()
         try:
+            # A new folder kept for a path of the patch may hold a repository of the attempt's
+            # (found before the tree's restore records the folders' times again).
+            planted = self._remove_planted_gits() if keep else []
             self._restore_tree(frozenset(keep))
-            self.last_restored = sorted({*self.last_restored, *self._gitdirs.restore()})
+            git_dirs = self._gitdirs.restore()
+            self.last_restored = sorted({*self.last_restored, *planted, *git_dirs})
         finally:
             self._seal()
 
@@ -241,17 +245,21 @@ class Workspace(FastPaths):
         nothing written there runs later); return the paths written or removed."""
         self._check_seal()
         try:
-            snap = self._require_snapshot()
-            _moved, new, _missing = self._dir_changes(snap)
-            planted = [d for d in new if d.rpartition("/")[2] == ".git"]
-            for d in new:  # a new folder is not listed by the look: search it
-                if d.rpartition("/")[2] != ".git":
-                    planted += self._gits_below(d)
-            for rel in planted:
-                self._remove_path(rel, snap)
-            return sorted({*planted, *self._gitdirs.restore()})
+            return sorted({*self._remove_planted_gits(), *self._gitdirs.restore()})
         finally:
             self._seal()
+
+    def _remove_planted_gits(self) -> list[str]:
+        """Remove every ``.git`` entry the snapshot did not have, also inside new folders."""
+        snap = self._require_snapshot()
+        _moved, new, _missing = self._dir_changes(snap)
+        planted = [d for d in new if d.rpartition("/")[2] == ".git"]
+        for d in new:  # a new folder is not listed by the look: search it
+            if d.rpartition("/")[2] != ".git":
+                planted += self._gits_below(d)
+        for rel in planted:
+            self._remove_path(rel, snap)
+        return planted
 
     def _gits_below(self, rel: str) -> list[str]:
         """The ``.git`` entries anywhere below the folder ``rel`` (relative paths)."""
@@ -312,7 +320,10 @@ class Workspace(FastPaths):
 
     def _restore_tree(self, keep: frozenset[str] = frozenset()) -> None:
         snap = self._require_snapshot()
-        # An attempt that removed the whole workspace gets it back, like any deleted directory.
+        # An attempt that removed the whole workspace gets it back, like any deleted directory;
+        # one that put a symlink (or a file) in its place loses it: nothing is written through.
+        if self.root.is_symlink() or (self.root.exists() and not self.root.is_dir()):
+            os.unlink(self.root)
         self.root.mkdir(parents=True, exist_ok=True)
         try:
             look = self._look(snap)

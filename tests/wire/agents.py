@@ -19,13 +19,18 @@ scripted model server (see ``model_server``) and returns the environment to run 
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import functools
 import json
 import os
+import re
+import shlex
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from wire.model_server import Request, Turn, call
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -211,3 +216,56 @@ def find_agent_cli(name: str) -> AgentCli | str:
     if shown.returncode != 0 or version not in shown.stdout:
         return f"{name} --version said {shown.stdout.strip()!r} {shown.stderr.strip()[-300:]!r}"
     return cli
+
+
+# -- scripting the model in each agent's own tool vocabulary -------------------------------------
+
+# Where each CLI tells the model its working directory (in the first request of a session).
+_CWD = {
+    "claude": re.compile(r"Primary working directory: (\S+)"),
+    "codex": re.compile(r"<cwd>([^<]+)</cwd>"),
+    "gemini": re.compile(r"Workspace Directories:\*\*\n\s*- (\S+)"),
+}
+
+# The headless command line each CLI runs with in the harness's own sessions (the loop presets
+# carry theirs in reference_loop): file edits and shell allowed, the prompt on stdin.
+HEADLESS = {
+    "claude": ["-p", "--permission-mode", "acceptEdits", "--allowedTools", "Bash,Edit,Write"],
+    "codex": ["exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-"],
+    "gemini": ["--approval-mode", "yolo", "--skip-trust"],
+}
+
+
+def workspace_of(agent: str, request: Request) -> Path:
+    """The working directory the CLI told the model about."""
+    found = _CWD[agent].search(request.strings)
+    if found is None:
+        raise LookupError(f"{agent}: no working directory in the request")
+    return Path(found[1])
+
+
+def write_file(agent: str, path: str, content: str, request: Request) -> Turn:
+    """The tool call that writes ``content`` to ``path`` (relative to the agent's working
+    directory) in the agent's own tools: Claude Code's Write, Gemini CLI's write_file, a shell
+    command for Codex (whose tools are shells)."""
+    target = workspace_of(agent, request) / path
+    if agent == "claude":
+        return call("Write", file_path=str(target), content=content)
+    if agent == "gemini":
+        return call("write_file", file_path=str(target), content=content)
+    encoded = base64.b64encode(content.encode()).decode()
+    command = f"printf %s {encoded} | base64 -d > {shlex.quote(str(target))}"
+    if "exec_command" in request.tool_names:
+        return call("exec_command", cmd=command)
+    return call("shell", command=["bash", "-lc", command])
+
+
+def run_shell(agent: str, command: str, request: Request) -> Turn:
+    """The tool call that runs a shell command in the agent's working directory."""
+    if agent == "claude":
+        return call("Bash", command=command, description="run a command")
+    if agent == "gemini":
+        return call("run_shell_command", command=command, description="run a command")
+    if "exec_command" in request.tool_names:
+        return call("exec_command", cmd=command)
+    return call("shell", command=["bash", "-lc", command])

@@ -61,6 +61,15 @@ class Turn:
     tool_calls: tuple[ToolCall, ...] = ()
 
 
+@dataclass(frozen=True)
+class Refuse:
+    """Instead of a reply, an HTTP error in the API's own error shape (an expired key, a bad
+    request, an overloaded server): what the agent does with it is part of its behaviour."""
+
+    status: int = 400
+    message: str = "scripted refusal"
+
+
 def say(text: str) -> Turn:
     """A turn of text only: the model ends its turn."""
     return Turn(text=text)
@@ -93,6 +102,11 @@ class Request:
         if self.json is not None:
             parts.extend(_strings(self.json))
         return "\n".join(parts)
+
+    @property
+    def strings(self) -> str:
+        """Every string of the JSON body, decoded, one per line (empty when not JSON)."""
+        return "\n".join(_strings(self.json)) if self.json is not None else ""
 
     def saw(self, marker: str) -> bool:
         return marker in self.text or marker.encode() in self.raw
@@ -173,7 +187,7 @@ def _tool_results(api: str, body: Any) -> Iterator[str]:
                     yield "\n".join(_strings(part["functionResponse"].get("response", {})))
 
 
-TurnSource = Turn | Callable[[Request], Turn]
+TurnSource = Turn | Refuse | Callable[[Request], Turn | Refuse]
 
 
 def _api_of(path: str) -> str:
@@ -311,7 +325,7 @@ class ScriptedModelServer:
         with self._lock:
             self.script.extend(turns)
 
-    def _record(self, request: Request) -> Turn | None:
+    def _record(self, request: Request) -> Turn | Refuse | None:
         """Record ``request``; for an agent request, the turn it gets."""
         with self._lock:
             self.requests.append(request)
@@ -322,7 +336,7 @@ class ScriptedModelServer:
             source = self.script[self._next]
             self._next += 1
             number = self._next
-        if isinstance(source, Turn):
+        if isinstance(source, Turn | Refuse):
             return source
         try:
             return source(request)
@@ -407,6 +421,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             schema = _schema_of(api, parsed)
             reply = self.owner.side_reply if schema is None else json.dumps(fitting(schema))
             turn = say(reply)
+        if isinstance(turn, Refuse):
+            self._send_json(_error_body(api, turn), status=turn.status)
+            return
         {"anthropic": _anthropic, "openai": _openai, "gemini": _gemini}[api](self, request, turn)
 
     def _answer_other(self, request: Request, path: str) -> None:
@@ -448,6 +465,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         text = (f"event: {event}\n" if event else "") + f"data: {json.dumps(data)}\n\n"
         self.wfile.write(text.encode())
         self.wfile.flush()
+
+
+def _error_body(api: str, refusal: Refuse) -> dict[str, Any]:
+    """An error as each API spells it."""
+    if api == "anthropic":
+        kinds = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error"}
+        kind = kinds.get(refusal.status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": refusal.message}}
+    if api == "gemini":
+        status = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED"}
+        return {
+            "error": {
+                "code": refusal.status,
+                "message": refusal.message,
+                "status": status.get(refusal.status, "INTERNAL"),
+            }
+        }
+    kinds = {400: "invalid_request_error", 401: "invalid_api_key"}
+    kind = kinds.get(refusal.status, "server_error")
+    return {"error": {"message": refusal.message, "type": kind, "code": kind}}
 
 
 def _usage_in(request: Request) -> int:

@@ -10,36 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from wire.agents import AgentCli
-from wire.model_server import Request, ScriptedModelServer, Turn, call, say
+from wire.agents import HEADLESS, AgentCli, write_file
+from wire.model_server import ScriptedModelServer, say
 
 pytestmark = pytest.mark.slow
 
-# The project skills folder each CLI reads (its own name first), and how it is run headless with
-# file edits allowed. Root may not use Claude Code's bypassPermissions mode; acceptEdits plus an
-# allow-list works for root and others alike.
+# The project skills folder each CLI reads under its own name.
 PROJECT_SKILLS = {"claude": ".claude/skills", "codex": ".agents/skills", "gemini": ".gemini/skills"}
-HEADLESS = {
-    "claude": ["-p", "--permission-mode", "acceptEdits", "--allowedTools", "Bash,Edit,Write"],
-    "codex": ["exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-"],
-    "gemini": ["--approval-mode", "yolo", "--skip-trust"],
-}
-
-
-def write_file_turn(agent: str, path: str, content: str) -> Turn | object:
-    """The tool call that writes ``path`` in each agent's own tool vocabulary."""
-    if agent == "claude":
-        return call("Write", file_path=path, content=content)
-    if agent == "gemini":
-        return call("write_file", file_path=path, content=content)
-
-    def codex(request: Request) -> Turn:  # Codex's shell tool differs by model family
-        command = f"printf %s '{content}' > '{path}'"
-        if "exec_command" in request.tool_names:
-            return call("exec_command", cmd=command)
-        return call("shell", command=["bash", "-lc", command])
-
-    return codex
 
 
 def make_skill(folder: Path, name: str, description: str, body: str) -> None:
@@ -61,8 +38,8 @@ def test_the_server_sees_a_project_skill_description_and_plays_a_tool_call(
         "BODY_MARK_91c2 is only in the body.",
     )
     target = project / "made-by-agent.txt"
-    turns = [write_file_turn(name, str(target), "WRITTEN_c0de"), say("finished")]
-    with ScriptedModelServer(turns) as server:  # type: ignore[arg-type]
+    turns = [lambda r: write_file(name, target.name, "WRITTEN_c0de", r), say("finished")]
+    with ScriptedModelServer(turns) as server:
         env = agent_cli.session(tmp_path / "home", server.url)
         done = agent_cli.run(HEADLESS[name], cwd=project, env=env, input="Write the file.")
     assert done.returncode == 0, done.stderr[-2000:]

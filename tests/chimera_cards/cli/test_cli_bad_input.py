@@ -73,6 +73,7 @@ BASE: dict[tuple[str, ...], list[str]] = {
     ("chimera-cards", "trust", "export"): ["{new}/team.trust"],
     ("chimera-cards", "serve"): ["--mcp"],
     ("chimera-cards", "prompt"): ["{dir}"],
+    ("chimera-cards", "exec"): ["--dry-run"],
     ("chimera-cards", "hook", "claude"): ["--install", "--settings", "{new}/claude.json"],
     ("chimera-cards", "hook", "gemini"): ["--install", "--settings", "{new}/gemini.json"],
     ("reference-loop", "bench"): ["--task", "stats-median", "--seeds", "1"],

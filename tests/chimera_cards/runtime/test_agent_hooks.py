@@ -232,7 +232,7 @@ def test_install_merges_into_settings_and_keeps_every_other_hook(world):
     assert data["hooks"]["PreToolUse"][0] == theirs["hooks"]["PreToolUse"][0]
     commands = hook_commands()
     assert data["hooks"]["PreToolUse"][1] == {
-        "matcher": "Skill|Read",
+        "matcher": "Skill|Read|Grep|Glob|Bash",
         "hooks": [{"type": "command", "command": commands["PreToolUse"], "timeout": 60}],
     }
     assert data["hooks"]["SessionStart"] == [
@@ -345,7 +345,10 @@ def test_gemini_install_writes_its_settings(world):
     data = json.loads(settings.read_text())
     assert data["general"] == {"vimMode": True}
     (entry,) = data["hooks"]["BeforeTool"]
-    assert entry["matcher"] == "activate_skill|read_file"
+    assert entry["matcher"] == (
+        "activate_skill|read_file|read_many_files|list_directory|glob|search_file_content"
+        "|grep_search|run_shell_command"
+    )
     assert entry["hooks"][0]["command"] == hook_commands("gemini")["BeforeTool"]
     assert entry["hooks"][0]["timeout"] == 60_000
     assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"].startswith(
@@ -376,6 +379,7 @@ def test_a_read_through_a_symlinked_skills_folder_is_still_checked(world, tmp_pa
             ["hook", "claude", "--event=auto", "--store=s.db"],
             ("claude", {"event": "auto", "store_path": "s.db"}),
         ),
+        (["hook", "claude", "--deadline", "2.5"], ("claude", {"deadline": "2.5"})),
         (["hook", "claude", "--install"], None),
         (["hook", "claude", "--help"], None),
         (["hook", "claude", "--event", "bogus"], None),
@@ -392,7 +396,13 @@ def test_the_console_entry_runs_plain_hook_calls_without_click(argv, expected):
     if expected is None:
         assert found is None
         return
-    base = {"store_path": None, "trust_file": None, "fail_open": False, "event": "auto"}
+    base = {
+        "store_path": None,
+        "trust_file": None,
+        "fail_open": False,
+        "event": "auto",
+        "deadline": None,
+    }
     agent, options = expected
     if "store_path" in options:
         options = {**options, "store_path": Path(options["store_path"])}

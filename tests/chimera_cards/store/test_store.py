@@ -19,8 +19,9 @@ from conftest import dump_store
 from chimera_cards._review.decisions import add_trust, remove_trust, set_threshold
 from chimera_cards._store import connection, verify
 from chimera_cards._store.audit import GENESIS_HASH, audit_hash, canonical_json
-from chimera_cards._store.connection import APPLICATION_ID, default_store_path
+from chimera_cards._store.connection import APPLICATION_ID
 from chimera_cards._store.facade import Store
+from chimera_cards._store.location import default_store_path
 from chimera_cards._store.schema import MIGRATIONS
 from chimera_cards._store.verify import Problem, check_audit_chain, verify_store
 from chimera_cards.errors import StoreError, UnknownVersionError, UsageError

@@ -184,3 +184,13 @@ def test_a_setsid_child_of_the_agent_cannot_edit_the_workspace_after_the_revert(
     time.sleep(1.5)
     assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
     assert result.attempts[0].verdict == "fail"
+
+
+def test_an_agent_that_reports_its_failure_on_stdout_only_is_heard(ws: Path) -> None:
+    att = make_cmd_attempter(
+        f"{PY} -c \"print('API Error: 400 model not found'); raise SystemExit(1)\""
+    )
+    out = att.attempt("go", ws, attempt=1)
+    (step,) = out.steps
+    assert not step.ok
+    assert step.error == "exit status 1\nAPI Error: 400 model not found"

@@ -159,3 +159,38 @@ def test_a_program_kept_under_tmp_still_runs_inside_the_private_tmp(tmp_path, sa
     finally:
         shutil.rmtree(tools)
         shutil.rmtree(secret.parent)
+
+
+@pytest.mark.slow
+def test_an_agent_state_folder_is_private_scratch_showing_only_the_named_files(
+    tmp_path, sandbox, monkeypatch
+):
+    """An attempt that plants a hook in its agent's config folder plants it in scratch: the real
+    folder is untouched, and only the files the preset names were visible inside."""
+    home = Path(tempfile.mkdtemp(prefix="sandbox-home-", dir="/var/tmp"))
+    try:
+        state = home / ".agent"
+        state.mkdir()
+        (state / "config.toml").write_text("model = 'x'\n")
+        (state / "history.jsonl").write_text("SECRET OLD SESSION\n")
+        monkeypatch.setenv("AGENT_HOME", str(state))
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        script = (
+            f"cat {state}/config.toml > seen.txt; ls -A {state} > listed.txt; "
+            f"echo hook > {state}/hooks.json && echo planted > planted.txt; "
+            f"echo edited >> {state}/config.toml || echo config-read-only > ro.txt"
+        )
+        att = CmdAttempter(
+            ["sh", "-c", script], scratch=(("$AGENT_HOME|~/.nowhere", ("config.toml",)),)
+        )
+        att.sandbox = sandbox
+        out = att.attempt("go", ws, attempt=1)
+        assert [s.ok for s in out.steps] == [True], out.steps
+        assert (ws / "seen.txt").read_text() == "model = 'x'\n"
+        assert (ws / "listed.txt").read_text().split() == ["config.toml"]
+        assert (ws / "planted.txt").exists() and (ws / "ro.txt").exists()
+        assert sorted(p.name for p in state.iterdir()) == ["config.toml", "history.jsonl"]
+        assert (state / "config.toml").read_text() == "model = 'x'\n"
+    finally:
+        shutil.rmtree(home)

@@ -278,3 +278,53 @@ def test_special_files_planted_in_git_are_removed(tmp_path):
         ws.restore()
     assert full_state(repo) == before
     assert not stat.S_ISFIFO(os.lstat(repo / ".git").st_mode)
+
+
+def test_a_workspace_swapped_for_a_symlink_is_put_back_without_writing_through_it(tmp_path):
+    """The attempt moves the workspace away and leaves a symlink to a folder of its own in its
+    place: restore removes the symlink and rebuilds the tree from the snapshot; nothing is
+    written into the folder the symlink named."""
+    repo = make_repo(tmp_path / "repo")
+    target = tmp_path / "target"
+    target.mkdir()
+    before = full_state(repo)
+    with Workspace(repo) as ws:
+        ws.snapshot()
+        repo.rename(tmp_path / "moved")
+        os.symlink(target, repo)
+        ws.restore()
+        assert not repo.is_symlink()
+    assert full_state(repo) == before
+    assert list(target.iterdir()) == []
+
+
+def test_a_kept_change_keeps_nothing_but_its_patch(tmp_path):
+    """``restore(keep=...)`` (a passing attempt's patch): the kept paths stay, also in a new
+    folder; a repository the attempt made inside that folder, a change an ignore rule hid (a
+    ``.pth`` in the ignored ``.venv``), runner caches and .git go back."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".venv" / "lib").mkdir(parents=True)
+    (repo / ".venv" / "lib" / "site.txt").write_text("the user's venv\n")
+    before = full_state(repo)
+    with Workspace(repo) as ws:
+        ws.snapshot()
+        (repo / "newpkg" / "sub").mkdir(parents=True)
+        (repo / "newpkg" / "sub" / "mod.py").write_text("x = 1\n")
+        (repo / "src" / "pkg" / "mod.py").write_text("def add(a, b):\n    return a + b\n")
+        planted = repo / "newpkg" / ".git"
+        (planted / "hooks").mkdir(parents=True)
+        (planted / "config").write_text("[core]\n\tfsmonitor = /bin/false\n")
+        (repo / ".venv" / "lib" / "evil.pth").write_text("import os\n")
+        (repo / "src" / "pkg" / "__pycache__").mkdir()
+        (repo / "src" / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\0" * 16)
+        (repo / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
+        diff = ws.diff()
+        keep = {c.path for c in diff.files}
+        assert keep == {"newpkg/sub/mod.py", "src/pkg/mod.py"}
+        ws.restore(keep=keep)
+    expected = dict(before)
+    expected["newpkg"] = ("dir",)
+    expected["newpkg/sub"] = ("dir",)
+    expected["newpkg/sub/mod.py"] = ("file", 0o644, b"x = 1\n")
+    expected["src/pkg/mod.py"] = ("file", 0o644, b"def add(a, b):\n    return a + b\n")
+    assert full_state(repo) == expected

@@ -1,0 +1,4 @@
+import socket
+import sys
+
+print(socket.gethostbyname(sys.argv[1]))

@@ -1,0 +1,5 @@
+const major = Number(process.versions.node.split(".")[0]);
+if (major < 18) {
+  console.error("Node 18 or later is required");
+  process.exit(1);
+}

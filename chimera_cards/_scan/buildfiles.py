@@ -1,0 +1,313 @@
+"""Files a build or an install obeys without anyone reading them: Makefile recipes, Dockerfile
+``RUN`` steps, ``package.json`` scripts (npm runs ``preinstall``, ``install``, ``postinstall`` and
+``prepare`` by itself), and where packages come from (``.npmrc``, ``.yarnrc``, ``pip.conf``,
+requirements files, ``pyproject.toml`` index tables, ``npm config set registry``).
+
+The commands of a build file are handed to the shell reader as one shell text whose lines keep
+their places in the file, so a finding names the file's own line. An index or registry other
+than the public ones, set for good, sends every later install to whoever runs it (a package of
+the same name as a private one wins: dependency confusion), so it is an error; a hosted
+registry service a company may run its own registry on is a warning for the reviewer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+
+from chimera_cards._scan.sensitive import host_of
+
+__all__ = [
+    "INDEX_RULE",
+    "IndexSetting",
+    "build_kind",
+    "hook_shell",
+    "index_settings",
+    "index_severity",
+]
+
+INDEX_RULE = "index-change"
+# Registries and indexes that are the public ones (or a project's own official wheel index).
+PUBLIC_INDEX_HOSTS = frozenset(
+    {
+        "pypi.org",
+        "pypi.python.org",
+        "files.pythonhosted.org",
+        "test.pypi.org",
+        "download.pytorch.org",
+        "pypi.nvidia.com",
+        "pypi.ngc.nvidia.com",
+        "data.pyg.org",
+        "registry.npmjs.org",
+        "registry.yarnpkg.com",
+        "registry.npmmirror.com",
+        "npm.pkg.github.com",
+        "crates.io",
+        "index.crates.io",
+        "rubygems.org",
+        "proxy.golang.org",
+        "localhost",
+        "127.0.0.1",
+    }
+)
+# Services a company hosts its own private registry on: the reviewer decides whose it is.
+HOSTED_REGISTRY_SUFFIXES = (
+    ".jfrog.io",
+    ".pkgs.visualstudio.com",
+    "pkgs.dev.azure.com",
+    ".pkg.dev",
+    "gitlab.com",
+    ".codeartifact.amazonaws.com",
+    ".cloudsmith.io",
+    ".fury.io",
+    ".packagecloud.io",
+    ".azurecr.io",
+)
+
+
+@dataclass(frozen=True)
+class IndexSetting:
+    """One place a build file sends installs: its line, what sets it and the URL."""
+
+    line: int
+    what: str  # e.g. "registry in .npmrc", "--extra-index-url"
+    url: str
+
+
+def build_kind(path: str) -> str | None:
+    """What kind of build or install file a path is, by its name.
+
+    Args:
+        path: the file's path in the bundle.
+    Returns:
+        "makefile", "dockerfile", "package-json", "npmrc", "pip-conf", "requirements",
+        "pyproject", or None.
+    """
+    name = path.rsplit("/", 1)[-1]
+    lower = name.lower()
+    if lower in ("makefile", "gnumakefile") or lower.endswith(".mk"):
+        return "makefile"
+    if lower.startswith(("dockerfile", "containerfile")) or lower.endswith(".dockerfile"):
+        return "dockerfile"
+    if lower == "package.json":
+        return "package-json"
+    if lower in (".npmrc", ".yarnrc", ".yarnrc.yml", "npmrc"):
+        return "npmrc"
+    if lower in ("pip.conf", "pip.ini", "uv.toml"):
+        return "pip-conf"
+    if lower.startswith(("requirements", "constraints")) and lower.endswith((".txt", ".in")):
+        return "requirements"
+    if lower.endswith(".toml") and ("pyproject" in lower or "poetry" in lower):
+        return "pyproject"
+    return None
+
+
+# --- commands of build files -------------------------------------------------------------------
+
+_MAKE_VAR_RE = re.compile(r"\$\((\w+)\)|\$\{(\w+)\}")
+_MAKE_ASSIGN_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?:::?|\?|\+|!)?=\s*(.*)$")
+_DOCKER_RE = re.compile(r"^\s*(RUN|ADD|ARG|ENV)\s+(.*)$", re.I)
+_DOCKER_FLAG_RE = re.compile(r"^(?:--[\w-]+(?:=\S+)?\s+)+")
+
+
+def _make_shell(text: str) -> list[str]:
+    out = []
+    recipe = False
+    for line in text.split("\n"):
+        if line.startswith("\t") or (recipe and line.startswith(" ") and line.strip()):
+            command = line.strip().lstrip("@+-").replace("$$", "\0")
+            command = command.replace("$(shell ", "$(")
+            command = _MAKE_VAR_RE.sub(lambda m: "${" + (m.group(1) or m.group(2)) + "}", command)
+            out.append(command.replace("\0", "$"))
+            continue
+        recipe = bool(line.strip()) and ":" in line and not line.lstrip().startswith("#")
+        assigned = _MAKE_ASSIGN_RE.match(line)
+        if assigned and "$(shell " in assigned.group(2):
+            value = assigned.group(2).replace("$(shell ", "$(")
+            out.append(f'{assigned.group(1)}="{value}"')
+        else:
+            out.append("")
+    return out
+
+
+def _docker_shell(text: str) -> list[str]:
+    out = []
+    going = False  # a RUN continued on the next line
+    for line in text.split("\n"):
+        if going:
+            out.append(line)
+            going = line.rstrip().endswith("\\")
+            continue
+        match = _DOCKER_RE.match(line)
+        if not match:
+            out.append("")
+            continue
+        word, rest = match.group(1).upper(), _DOCKER_FLAG_RE.sub("", match.group(2))
+        if word == "RUN":
+            if rest.startswith("["):
+                with contextlib.suppress(ValueError, TypeError):
+                    rest = " ".join(json.loads(rest))
+            out.append(rest)
+            going = rest.rstrip().endswith("\\")
+        elif word == "ADD":
+            parts = rest.split()
+            # ADD of a URL downloads it into the image: what a later RUN runs is unreviewed.
+            if len(parts) >= 2 and parts[0].startswith(("http://", "https://")):
+                out.append(f"curl -sSLo {parts[-1]} {parts[0]}")
+            else:
+                out.append("")
+        else:  # ARG NAME[=value], ENV NAME=value
+            parts = rest.split(None, 1)
+            name = parts[0].split("=", 1)[0] if parts else ""
+            value = parts[0].split("=", 1)[1] if parts and "=" in parts[0] else ""
+            if word == "ENV" and len(parts) == 2 and "=" not in parts[0]:
+                value = parts[1]
+            out.append(f"{name}={value}" if name.isidentifier() and value else "")
+    return out
+
+
+def _package_shell(text: str) -> list[str]:
+    out = [""] * (text.count("\n") + 1)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return out
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    if not isinstance(scripts, dict):
+        return out
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if '"scripts"' in line), 0)
+    for name, command in scripts.items():
+        if not isinstance(command, str):
+            continue
+        key = json.dumps(name)
+        at = next((i for i in range(start, len(lines)) if key in lines[i]), start)
+        out[at] = (out[at] + "; " if out[at] else "") + command.replace("\n", " ")
+    return out
+
+
+def hook_shell(kind: str, text: str) -> str | None:
+    """The shell a build file runs, as one text whose lines keep their places in the file.
+
+    Args:
+        kind: from ``build_kind``.
+        text: the file's text.
+    Returns:
+        The shell text, or None for a kind that runs no commands.
+    """
+    if kind == "makefile":
+        lines = _make_shell(text)
+    elif kind == "dockerfile":
+        lines = _docker_shell(text)
+    elif kind == "package-json":
+        lines = _package_shell(text)
+    else:
+        return None
+    return "\n".join(lines) if any(lines) else None
+
+
+# --- where packages come from ------------------------------------------------------------------
+
+_NPMRC_RE = re.compile(
+    r"^\s*(?:(@[\w.-]+:)?registry\s*=\s*|registry\s+|npmRegistryServer:\s*)[\"']?(\S+?)[\"']?\s*$",
+    re.M,
+)
+_PIP_CONF_RE = re.compile(
+    r"^\s*(index-url|extra-index-url|find-links|index_url|extra_index_url|url)\s*[=:]\s*"
+    r"[\"']?(\S+?)[\"']?\s*$",
+    re.M,
+)
+_REQUIREMENTS_RE = re.compile(
+    r"^\s*(-i|--index-url|--extra-index-url|-f|--find-links)[\s=]+(\S+)", re.M
+)
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _table(parent: dict, key: str) -> dict:
+    value = parent.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _pyproject(text: str) -> list[IndexSetting]:
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return []
+    tool = data.get("tool") if isinstance(data, dict) else None
+    if not isinstance(tool, dict):
+        return []
+    urls: list[tuple[str, str]] = []
+    uv = _table(tool, "uv")
+    for entry in uv.get("index", []) if isinstance(uv.get("index"), list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("url"), str):
+            urls.append(("[[tool.uv.index]]", entry["url"]))
+    for key in ("index-url", "extra-index-url"):
+        value = uv.get(key)
+        for url in value if isinstance(value, list) else [value]:
+            if isinstance(url, str):
+                urls.append((f"tool.uv {key}", url))
+    for family in ("poetry", "pdm"):
+        section = _table(tool, family)
+        for entry in section.get("source", []) if isinstance(section.get("source"), list) else []:
+            if isinstance(entry, dict) and isinstance(entry.get("url"), str):
+                urls.append((f"[[tool.{family}.source]]", entry["url"]))
+    found = []
+    for what, url in urls:
+        at = text.find(url)
+        found.append(IndexSetting(_line_of(text, at) if at >= 0 else 1, what, url))
+    return found
+
+
+def index_settings(kind: str, text: str) -> list[IndexSetting]:
+    """Every index or registry a build file points installs at.
+
+    Args:
+        kind: from ``build_kind``.
+        text: the file's text.
+    Returns:
+        The settings, in order.
+    """
+    if kind == "npmrc":
+        return [
+            IndexSetting(_line_of(text, m.start()), f"{m.group(1) or ''}registry", m.group(2))
+            for m in _NPMRC_RE.finditer(text)
+        ]
+    if kind == "pip-conf":
+        return [
+            IndexSetting(_line_of(text, m.start()), m.group(1), m.group(2))
+            for m in _PIP_CONF_RE.finditer(text)
+        ]
+    if kind == "requirements":
+        return [
+            IndexSetting(_line_of(text, m.start()), m.group(1), m.group(2))
+            for m in _REQUIREMENTS_RE.finditer(text)
+        ]
+    if kind == "pyproject":
+        return _pyproject(text)
+    return []
+
+
+def index_severity(url: str) -> tuple[str, str] | None:
+    """How a package index or registry URL is graded: None for a public one, ("warning", host)
+    for a hosted registry service, ("error", host) for anything else.
+
+    Args:
+        url: the index's URL as written.
+    Returns:
+        The severity and the host, or None.
+    """
+    host = host_of(url)
+    if host is None:
+        # A variable (${REGISTRY_URL}) or a path: the user's own choice at run time.
+        return None
+    if host in PUBLIC_INDEX_HOSTS or host.endswith(".localhost"):
+        return None
+    if host.endswith(HOSTED_REGISTRY_SUFFIXES) or host in HOSTED_REGISTRY_SUFFIXES:
+        return ("warning", host)
+    return ("error", host)

@@ -1,0 +1,23 @@
+"""Where the store lives by default: the one definition of the chimera-cards home.
+
+Apart from ``connection`` (which opens the file), so code that only needs the path — an agent's
+hook, the key files' folder — does not load SQLite and the schema to learn it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["default_store_path"]
+
+
+def default_store_path() -> Path:
+    """``$CHIMERA_CARDS_HOME/cards.db``, else ``$XDG_DATA_HOME/chimera-cards/cards.db``, else
+    ``~/.local/share/chimera-cards/cards.db``."""
+    home = os.environ.get("CHIMERA_CARDS_HOME")
+    if home:
+        return Path(home) / "cards.db"
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
+    return base / "chimera-cards" / "cards.db"

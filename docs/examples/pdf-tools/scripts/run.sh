@@ -1,0 +1,2 @@
+#!/bin/sh
+python3 "$(dirname "$0")/extract.py" "$@"
