@@ -230,7 +230,7 @@ def _sync_pins(store, lockfile: Path) -> dict[str, str]:
     "--global",
     "global_",
     is_flag=True,
-    help="The user-wide agent folders and npx's user-wide lock (~/.agents/.skill-lock.json).",
+    help="The user-wide agent folders and ~/.agents/.skill-lock.json.",
 )
 @store_option
 @json_option
@@ -238,11 +238,9 @@ def _sync_pins(store, lockfile: Path) -> dict[str, str]:
 def adopt_cmd(root, global_, store_path, as_json) -> None:
     """Import every skill a project's agent folders hold, as npx skills left them.
 
-    Each distinct folder (links resolved inside the project) becomes a version whose source is
-    what skills-lock.json records: update and outdated fetch from there, never from the
-    installed folder. A remote source is held for review. Prints what a reviewer must approve.
-    Exit 1 when something could not be adopted (a link leaving the project, a lock entry with
-    no folder, a refused folder, files that are not what npx recorded, a local edit).
+    Each folder becomes a version whose source is what npx's lock records (update fetches from
+    there, never from the folder); a remote one is held for review. Exit 1 when something could
+    not be adopted (a link out, a lock entry with no folder, files npx did not record).
     """
     from chimera_cards._install.adopt import adopt, plan_adopt
 
