@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -183,12 +184,9 @@ def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Prob
                     info.get("status"),
                     info.get("provenance"),
                     seq,
-                    {k: info[k] for k in ("origin", "final_url", "reason", "row") if k in info},
                 ]
             elif (name, sha) in state:
                 state[(name, sha)][1] = info.get("to")
-                if "reason" in info:
-                    state[(name, sha)][4]["reason"] = info.get("reason")
             else:
                 problems.append(
                     Problem(
@@ -215,13 +213,15 @@ def check_versions(
         )
     remaining = dict(state)
     count = 0
+    imports = _logged_rows(conn)
     for row in conn.execute(
         "SELECT id, name, sha256, status, provenance, origin, final_url, reason, imported_at, "
         "findings, digest, skill_sha256, source FROM versions ORDER BY id"
     ):
         vid, name, sha, status, provenance = row[:5]
         count += 1
-        problems += _row_problems(row, state.get((name, sha)))
+        if (name, sha) in state:  # a row the log does not know is reported as unrecorded
+            problems += _row_problems(row, imports.get((name, sha), {}))
         recorded = remaining.pop((name, sha), None)
         if recorded is None:
             problems.append(
@@ -264,7 +264,26 @@ def check_versions(
     return problems, count
 
 
-def _row_problems(row: tuple, recorded: list | None) -> list[Problem]:
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|\+00:00)")
+
+
+def _logged_rows(conn: sqlite3.Connection) -> dict[tuple[str, str], dict]:
+    """(name, sha256) -> what each version's import entry recorded of its row (origin, final
+    URL, and ``row``: the digest of its findings, digests and source)."""
+    out: dict[tuple[str, str], dict] = {}
+    for event, name, sha, detail in conn.execute(
+        "SELECT event, name, sha256, detail FROM audit WHERE event = 'import' ORDER BY seq"
+    ):
+        info = _detail_object(detail)
+        if not isinstance(info, dict):
+            continue
+        if event == "import":
+            keys = ("origin", "final_url", "row")
+            out[(name, sha)] = {k: info[k] for k in keys if k in info}
+    return out
+
+
+def _row_problems(row: tuple, logged: dict) -> list[Problem]:
     """A version row edited by hand: a column of the wrong type or shape (a command would read
     it as text, or its findings as unreadable), or a value the import's audit entry (and the
     status changes since) did not record."""
@@ -279,6 +298,13 @@ def _row_problems(row: tuple, recorded: list | None) -> list[Problem]:
             out.append(
                 Problem("version-malformed", f"{label}: {column} is not text", str(name), str(sha))
             )
+    if not (isinstance(row[8], str) and _TIME.fullmatch(row[8])):
+        out.append(
+            Problem(
+                "version-malformed", f"{label}: imported_at is not a UTC time",
+                str(name), str(sha),
+            )
+        )  # fmt: skip
     findings_text, source_text = row[9], row[12]
     if not _is_json(findings_text, list) or _shape_of_findings(findings_text):
         out.append(
@@ -294,10 +320,7 @@ def _row_problems(row: tuple, recorded: list | None) -> list[Problem]:
                 str(name), str(sha),
             )
         )  # fmt: skip
-    if recorded is None or len(recorded) < 5:
-        return out
-    logged = recorded[4]
-    for key, actual in (("origin", row[5]), ("final_url", row[6]), ("reason", row[7])):
+    for key, actual in (("origin", row[5]), ("final_url", row[6])):
         if key in logged and logged[key] != actual:
             out.append(
                 Problem(
@@ -307,11 +330,11 @@ def _row_problems(row: tuple, recorded: list | None) -> list[Problem]:
                     str(sha),
                 )
             )
-    if "row" in logged and logged["row"] != row_digest(row[8], row[9], row[10], row[11], row[12]):
+    if "row" in logged and logged["row"] != row_digest(row[9], row[10], row[11], row[12]):
         out.append(
             Problem(
                 "version-mismatch",
-                f"{label}: its import time, findings, digest or source differ from what its "
+                f"{label}: its findings, digests or source differ from what its "
                 "import recorded in the audit log (edited by hand?)",
                 str(name),
                 str(sha),

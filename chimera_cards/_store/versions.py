@@ -143,7 +143,7 @@ class VersionsMixin(BlobsMixin):
                 "status": status,
                 "reason": reason,
                 # What the row holds besides: ``verify`` finds any of it edited by hand.
-                "row": row_digest(imported_at, findings_text, digest, skill_sha, source_text),
+                "row": row_digest(findings_text, digest, skill_sha, source_text),
                 **(detail or {}),
             },
         )
@@ -423,13 +423,12 @@ class VersionsMixin(BlobsMixin):
         return [found[i] for i in ids if i in found], [text for _, text in problems]
 
 
-def row_digest(
-    imported_at: object, findings: object, digest: object, skill_sha256: object, source: object
-) -> str:
+def row_digest(findings: object, digest: object, skill_sha256: object, source: object) -> str:
     """SHA-256 of a version row's columns no later event changes, as stored (an import's audit
-    entry records it; ``verify`` compares)."""
+    entry records it; ``verify`` compares). Not the import time: two imports of the same bytes
+    record the same row whenever they ran."""
     import hashlib
 
-    parts = [imported_at, findings, digest, skill_sha256, source]
+    parts = [findings, digest, skill_sha256, source]
     text = json.dumps([p if isinstance(p, str) else repr(p) for p in parts], ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()

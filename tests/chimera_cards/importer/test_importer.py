@@ -175,7 +175,9 @@ def test_name_not_matching_its_directory_is_a_lint_error_that_does_not_hold(stor
     card = make_card(tmp_path, "real-name", dirname="other-dir")
     result = one(import_source(store, card))
     assert (result.status, result.reason) == ("active", "")
-    assert [(f["rule"], f["severity"]) for f in result.findings] == [("name-dirname", "error")]
+    # (The test card carries Chimera's version and triggers at the top: the spec profile says so.)
+    other = [f for f in result.findings if f["rule"] != "frontmatter-unknown-key"]
+    assert [(f["rule"], f["severity"]) for f in other] == [("name-dirname", "error")]
     assert store.version("real-name", result.sha256).status == "active"
 
 

