@@ -983,7 +983,7 @@ class SkillWorld:
         args = ["import", folder, "--json"] + (["--taint"] if taint else [])
         data = json.loads(self.cli(*args).stdout)
         if approve:
-            self.cli("approve", name, "--key", self.key, "--sha256", data["sha256"])
+            self.cli("approve", name, "--key", self.key, "--digest", data["digest"])
         return data["digest"]
 
     def files_of(self, name: str) -> dict[str, bytes]:

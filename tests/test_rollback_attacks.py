@@ -27,11 +27,11 @@ def jrun(*args, ok=True):
 
 def versions(db) -> dict[str, str]:
     """sha256 -> status of every stored version."""
-    return {v["sha256"]: v["status"] for v in jrun("list", "--store", db)}
+    return {v["digest"]: v["status"] for v in jrun("list", "--store", db)}
 
 
 def active(db, name="demo") -> str | None:
-    found = [v["sha256"] for v in jrun("list", "--store", db) if v["status"] == "active"]
+    found = [v["digest"] for v in jrun("list", "--store", db) if v["status"] == "active"]
     return found[0] if found else None
 
 
@@ -69,8 +69,8 @@ class Team:
             sha = done["upstream"]
         else:
             res = jrun("import", url, "--store", self.a)
-            sha = res["sha256"]
-        run("approve", "demo", "--key", self.key, "--sha256", sha, "--store", self.a)
+            sha = res["digest"]
+        run("approve", "demo", "--key", self.key, "--digest", sha, "--store", self.a)
         return sha
 
     def export(self, dirname: str) -> Path:
@@ -108,7 +108,7 @@ def test_rollback_by_replay_through_update_is_held_as_a_downgrade(team, tmp_path
     b = team.store_trusting_alice("b")
     team.serve(team.exp2, "/b/demo.skill")
     res = jrun("import", team.server.url("/b/demo.skill"), "--store", b)
-    assert (res["sha256"], res["status"]) == (team.sha2, "active")
+    assert (res["digest"], res["status"]) == (team.sha2, "active")
     b_skills = tmp_path / "b-skills"
     run("sync", "--to", b_skills, "--store", b)
     before = (b_skills / "demo" / "notes.md").read_bytes(), index(b_skills)
@@ -172,7 +172,7 @@ def test_moving_back_takes_an_approval_that_says_so_and_then_forward_is_a_fresh_
     run("import", team.exp1, "--store", c)
     before = dump_store(c)
     refused = run(
-        "approve", "demo", "--key", team.key, "--sha256", team.sha1, "--store", c, ok=False
+        "approve", "demo", "--key", team.key, "--digest", team.sha1, "--store", c, ok=False
     )
     assert refused.exit_code == 1 and "--allow-downgrade" in refused.stderr
     assert dump_store(c) == before
@@ -181,7 +181,7 @@ def test_moving_back_takes_an_approval_that_says_so_and_then_forward_is_a_fresh_
         "demo",
         "--key",
         team.key,
-        "--sha256",
+        "--digest",
         team.sha1,
         "--allow-downgrade",
         "--store",
@@ -290,7 +290,7 @@ def test_a_git_origin_reset_to_an_old_commit_is_a_downgrade(team, git_server):
     g = team.store_trusting_alice("g")
     res = jrun("import", git_server.url("skills.git"), "--ref", "main", "--store", g)
     res = res[0] if isinstance(res, list) else res
-    assert (res["sha256"], res["status"]) == (team.sha2, "active")
+    assert (res["digest"], res["status"]) == (team.sha2, "active")
 
     git(repo, "reset", "-q", "--hard", old_commit)
     result = run("update", "--store", g, "--json", ok=False)
@@ -328,7 +328,7 @@ def test_with_threshold_two_one_reviewer_alone_cannot_move_the_name_back(team, t
         res = jrun("import", folder, "--taint", "--store", h)
         res = res[0] if isinstance(res, list) else res
         for key in (team.key, bob_key):
-            approval = ["approve", "demo", "--key", key, "--sha256", res["sha256"]]
+            approval = ["approve", "demo", "--key", key, "--digest", res["digest"]]
             run(*approval, "--allow-downgrade", "--store", h)
     assert versions(h) == {team.sha1: "retired", team.sha2: "active"}
     run(
@@ -336,7 +336,7 @@ def test_with_threshold_two_one_reviewer_alone_cannot_move_the_name_back(team, t
         "demo",
         "--key",
         team.key,
-        "--sha256",
+        "--digest",
         team.sha1,
         "--allow-downgrade",
         "--store",
@@ -348,7 +348,7 @@ def test_with_threshold_two_one_reviewer_alone_cannot_move_the_name_back(team, t
         "demo",
         "--key",
         bob_key,
-        "--sha256",
+        "--digest",
         team.sha1,
         "--allow-downgrade",
         "--store",
@@ -384,7 +384,7 @@ def test_an_untrusted_key_claiming_a_huge_sequence_changes_nothing(team, tmp_pat
         "demo",
         "--key",
         team.key,
-        "--sha256",
+        "--digest",
         team.sha2,
         "--expires",
         "30d",

@@ -83,13 +83,13 @@ def test_reviewer_a_approves_b_installs_without_approving_and_ci_catches_changes
     cli("keys", "generate", "alice", "-o", machines / "a" / "alice.key", "--store", a_store)
     for name in ("pdf-tools", "release-notes"):
         url = card_server.serve(f"/{name}/SKILL.md", card_text(name))
-        sha = json.loads(cli("import", url, "--json", "--store", a_store).stdout)["sha256"]
+        sha = json.loads(cli("import", url, "--json", "--store", a_store).stdout)["digest"]
         cli(
             "approve",
             name,
             "--key",
             machines / "a" / "alice.key",
-            "--sha256",
+            "--digest",
             sha,
             "--store",
             a_store,
@@ -160,7 +160,7 @@ def test_reviewer_a_approves_b_installs_without_approving_and_ci_catches_changes
         "pdf-tools",
         "--key",
         machines / "a" / "alice.key",
-        "--sha256",
+        "--digest",
         done["upstream"],
         "--store",
         a_store,
@@ -203,9 +203,9 @@ def test_reviewer_a_approves_b_installs_without_approving_and_ci_catches_changes
     for store, held in ((b_store, "retired"), (c_store, "pending")):
         res = json.loads(cli("import", old, "--taint", "--store", store, "--json").stdout)
         res = res[0] if isinstance(res, list) else res
-        assert res["status"] == held and res["sha256"] != done["upstream"]
+        assert res["status"] == held and res["digest"] != done["upstream"]
         active = [
-            v["sha256"]
+            v["digest"]
             for v in json.loads(cli("list", "--json", "--store", store).stdout)
             if v["name"] == "pdf-tools" and v["status"] == "active"
         ]

@@ -78,7 +78,8 @@ def parse_digest(text: str, option: str = "--digest") -> DigestPin:
     """Tell which digest ``text`` is.
 
     Args:
-        text: ``bundle:HEX``, ``npx:HEX``, ``skill_digest:sha256-B64`` or a bare ``HEX`` (ours)
+        text: ``digest:HEX`` (or ``bundle:HEX``), ``npx:HEX``, ``skill_digest:sha256-B64`` or a
+            bare ``HEX`` (ours)
             or bare ``sha256-B64`` (a skill_digest); hex is case-insensitive.
         option: the option's name, for the error.
     Returns:
@@ -91,7 +92,8 @@ def parse_digest(text: str, option: str = "--digest") -> DigestPin:
     if not sep:
         kind, value = (SKILL_DIGEST if raw.startswith("sha256-") else BUNDLE), raw
     kind = kind.lower()
-    if kind == "sha256":  # "sha256:HEX" is how several tools spell a plain SHA-256: ours here
+    if kind in ("sha256", "digest"):  # "sha256:HEX" is how several tools spell a SHA-256;
+        # "digest:HEX" is how `hash` and `lock` print ours
         kind = BUNDLE
     if kind not in DIGEST_KINDS:
         raise UnknownDigestError(

@@ -64,6 +64,11 @@ def reports_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except (ChimeraError, sqlite3.Error, OSError, ValueError) as exc:
+            if isinstance(exc, BrokenPipeError):  # the reader went away (`| head`): stay quiet
+                from chimera_cards._cli.entry import quiet_streams
+
+                quiet_streams()
+                sys.exit(1)
             report = error_report(exc)
             if report is None:
                 raise
@@ -97,3 +102,28 @@ def runs_without_click(
         return command
 
     return mark
+
+
+def renamed(old: str, new: str, *, takes_value: bool = True) -> Callable[[Callable], Callable]:
+    """An old spelling of an option, kept only to say its new name: ``old`` is hidden from
+    ``--help`` and using it is a usage error naming ``new``.
+
+    Args:
+        old: the option as it was spelt (``--sha256``).
+        new: what to use instead, as the message shows it (``--digest``).
+        takes_value: whether the old option took a value (so ``--old VALUE`` reads as one).
+    """
+
+    def refuse(ctx: click.Context, param: click.Parameter, value: object) -> None:
+        if value not in (None, False, ()):
+            raise click.UsageError(f"{old} is now {new}", ctx)
+
+    return click.option(
+        old,
+        f"_renamed_{old.strip('-').replace('-', '_')}",
+        is_flag=not takes_value,
+        default=None,
+        hidden=True,
+        expose_value=False,
+        callback=refuse,
+    )

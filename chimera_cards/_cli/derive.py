@@ -131,9 +131,8 @@ def _fast_command(
 
 
 def _literal(text: str, indent: str) -> str:
-    """``text`` as implicitly joined string literals, one line of it per source line."""
-    lines = text.splitlines(keepends=True) or [""]
-    return "\n".join(indent + json.dumps(line, ensure_ascii=False) for line in lines)
+    """``text`` as one string literal (the readable copy of every screen is docs/cli.md)."""
+    return indent + json.dumps(text, ensure_ascii=False)
 
 
 def module_text(derived: Derived, generator: str) -> str:

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import NoReturn
 
-__all__ = ["answer", "read_call", "run"]
 
 PROG = "chimera-cards"
 # The width click lays help out at on a terminal of at least 80 columns, and on a pipe.
@@ -254,7 +253,13 @@ def _plain_streams() -> bool:
 
 
 def _write(text: str) -> NoReturn:
-    sys.stdout.write(text)
+    try:
+        sys.stdout.write(text)
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        quiet_streams()  # the reader went away: stay quiet, as click does
+        _leave(1)
     _leave(0)
 
 
@@ -282,12 +287,13 @@ def _run_body(body: Callable[..., object], kwargs: dict) -> object:
     except OSError as exc:
         if exc.errno != errno.EPIPE:
             raise
-        _quiet_streams()  # the reader went away: stay quiet, as click does
+        quiet_streams()  # the reader went away: stay quiet, as click does
         code = 1
     return code
 
 
-def _quiet_streams() -> None:
+def quiet_streams() -> None:
+    """Send what is still written to stdout and stderr nowhere (their reader went away)."""
     import contextlib
 
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -314,6 +320,6 @@ def _leave(code: object) -> NoReturn:
             if stream is not None:
                 stream.flush()
         except OSError as exc:
-            _quiet_streams()
+            quiet_streams()
             status = 1 if exc.errno == errno.EPIPE else 120  # 120: what Python exits with
     os._exit(status)

@@ -268,7 +268,7 @@ def adopt_cmd(root, global_, store_path, as_json) -> None:
             click.echo(f"{len(waiting)} to review and approve before agents may use them:")
             for s in waiting:
                 click.echo(f"  chimera-cards review {s.name}")
-                click.echo(f"  chimera-cards approve {s.name} --sha256 {s.digest} --key KEY")
+                click.echo(f"  chimera-cards approve {s.name} --digest {s.digest} --key KEY")
     if not report.ok:
         raise SystemExit(1)
 

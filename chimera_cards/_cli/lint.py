@@ -139,21 +139,22 @@ def lint(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["chimera", "bundle", "npx", "skill_digest", "all"]),
+    type=click.Choice(["chimera", "digest", "npx", "skill_digest", "all"]),
     default="chimera",
     show_default=True,
-    help="chimera: SKILL.md's SHA-256 (hex, SRI) and our bundle digest; bundle, npx (npx skills' "
+    help="chimera: the SKILL.md file's SHA-256 and our bundle digest; digest, npx (npx skills' "
     "computedHash), skill_digest (the Agent Skills proposal): that digest alone, prefixed; "
     "all: the three digests.",
 )
 @reports_errors
 def hash_(paths: tuple[str, ...], as_json: bool, fmt: str) -> None:
-    """Print each skill's SKILL.md SHA-256 (hex, SRI) and its bundle digest over every file.
+    """Print each skill's SKILL.md SHA-256 and its bundle digest over every file.
 
     PATHS: skill folders, collections, archives, SKILL.md files.
 
-    Pin SKILL.md alone with `import --sha256`, the whole skill with `import --digest` (which
-    takes any digest --format prints, with its prefix). docs/bundles.md defines each digest.
+    Each is printed as `import --digest` takes it, prefixed: `skill_md:HEX` pins SKILL.md
+    alone, `digest:HEX` the whole skill (and so do the other digests --format prints).
+    docs/bundles.md defines each digest.
     """
     results = hash_paths(list(paths))
     if as_json:
@@ -162,12 +163,12 @@ def hash_(paths: tuple[str, ...], as_json: bool, fmt: str) -> None:
         return
     for r in results:
         named = {
-            "bundle": f"bundle:{r.digest}",
+            "digest": f"digest:{r.digest}",
             "npx": f"npx:{r.npx}",
             "skill_digest": f"skill_digest:{r.skill_digest}",
         }
         if fmt == "chimera":
-            click.echo(f"{r.sha256}  {r.integrity}  digest:{r.digest}  {r.path}")
+            click.echo(f"skill_md:{r.sha256}  digest:{r.digest}  {r.path}")
         elif fmt == "all":
             click.echo(f"{'  '.join(named.values())}  {r.path}")
         else:

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import click
 
-from chimera_cards._cli.common import echo_json, json_option, reports_errors, store_option
+from chimera_cards._cli.common import (
+    echo_json,
+    json_option,
+    renamed,
+    reports_errors,
+    store_option,
+)
 from chimera_cards._cli.install import target_dir
 from chimera_cards._cli.plain import open_store
 from chimera_cards._install.available import available_skills, render_skills_xml
@@ -64,17 +70,21 @@ key_option = click.option(
 
 
 def digest_option(help_text: str, required: bool = True):
-    """``--digest`` (``--sha256`` is the same option): a bundle digest, a unique prefix of 12+
-    hex digits, or the SKILL.md SHA-256 of a one-file bundle."""
-    return click.option(
-        "--digest",
-        "--sha256",
-        "sha256",
-        required=required,
-        default=None,
-        metavar="HEX",
-        help=help_text,
-    )
+    """``--digest``: a version's bundle digest, a unique prefix of 12+ hex digits of it, or the
+    SKILL.md SHA-256 of a one-file bundle (``--sha256`` is its old spelling)."""
+
+    def add(fn):
+        fn = renamed("--sha256", "--digest")(fn)
+        return click.option(
+            "--digest",
+            "digest",
+            required=required,
+            default=None,
+            metavar="DIGEST",
+            help=help_text,
+        )(fn)
+
+    return add
 
 
 def _load_key(keyfile: str, passphrase_file: Path | None, store_path: Path | None = None):
@@ -142,12 +152,11 @@ def keys_list(store_path, as_json) -> None:
     Looked for as keys/NAME.key beside the store in use, then beside the default store (where
     `keys generate` writes them).
     """
-    from chimera_cards._store.location import default_store_path
+    from chimera_cards._store.location import default_store_path, existing_store_path
     from chimera_cards._trust.keys import list_private_keys
 
-    path = store_path or default_store_path()
-    if store_path is not None and not path.is_file():
-        raise UsageError(f"{path}: no store here (import a card first, or pass --store)")
+    # A named store must be there; without one, keys are listed even before the first import.
+    path = existing_store_path(store_path) if store_path is not None else default_store_path()
     found = list_private_keys(store_path)
     trusted: dict[str, str] = {}
     if path.is_file():
@@ -305,9 +314,9 @@ def trust_export(trust_file, store_path, as_json) -> None:
 @store_option
 @json_option
 @reports_errors
-def review_cmd(name, sha256, all_files, expiring, store_path, as_json) -> None:
+def review_cmd(name, digest, all_files, expiring, store_path, as_json) -> None:
     """The queue of pending versions, or (NAME) everything needed to decide on one."""
-    if sha256 and name is None:
+    if digest and name is None:
         raise UsageError("--digest picks a version of NAME; give the card's NAME too")
     if expiring is not None and name is not None:
         raise UsageError("--expiring lists the whole store; give no NAME")
@@ -339,7 +348,7 @@ def review_cmd(name, sha256, all_files, expiring, store_path, as_json) -> None:
             if not queue and not soon:
                 click.echo("nothing pending", err=True)
             return
-        view = review_view(store, name, sha256)
+        view = review_view(store, name, digest)
     if as_json:
         echo_json(view.to_dict())
         return
@@ -399,7 +408,7 @@ def _decision_output(d: Decision, as_json: bool) -> None:
 def approve_cmd(
     name,
     keyfile,
-    sha256,
+    digest,
     note,
     accept,
     allow_downgrade,
@@ -415,7 +424,7 @@ def approve_cmd(
         d = approve(
             store,
             name,
-            sha256,
+            digest,
             private,
             note,
             accept=accept,
@@ -445,11 +454,11 @@ def _expiry(text: str | None) -> str | None:
 @store_option
 @json_option
 @reports_errors
-def reject_cmd(name, keyfile, sha256, reason, passphrase_file, store_path, as_json) -> None:
+def reject_cmd(name, keyfile, digest, reason, passphrase_file, store_path, as_json) -> None:
     """Sign a rejection: the version (and any later import of the same bytes) stays rejected."""
     private = _load_key(keyfile, passphrase_file, store_path)
     with open_store(store_path) as store:
-        d = reject(store, name, sha256, private, reason)
+        d = reject(store, name, digest, private, reason)
     _decision_output(d, as_json)
 
 
@@ -460,10 +469,10 @@ def reject_cmd(name, keyfile, sha256, reason, passphrase_file, store_path, as_js
 @store_option
 @json_option
 @reports_errors
-def retire_cmd(name, sha256, reason, store_path, as_json) -> None:
+def retire_cmd(name, digest, reason, store_path, as_json) -> None:
     """Withdraw a version from use. Not a security verdict (that is reject)."""
     with open_store(store_path) as store:
-        change = retire(store, name, sha256, reason)
+        change = retire(store, name, digest, reason)
     if as_json:
         echo_json(change.to_dict())
         return

@@ -20,27 +20,6 @@ from chimera_cards._cli.common import (
 )
 from chimera_cards.errors import ChimeraError, UsageError
 
-
-def _policy(trust_file: Path | None):
-    from chimera_cards._install.policy import Policy
-
-    if trust_file is None:
-        return Policy()
-    from chimera_cards._review.trustfile import read_trust_file
-
-    trust = read_trust_file(trust_file)
-    return Policy(tuple(trust.trusted_keys()), trust.threshold)
-
-
-def _store_file(store_path: Path | None) -> Path:
-    from chimera_cards._store.location import default_store_path
-
-    path = store_path or default_store_path()
-    if not path.is_file():
-        raise UsageError(f"{path}: no store here (import a card first, or pass --store)")
-    return path
-
-
 _trust_file_option = click.option(
     "--trust-file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -95,8 +74,11 @@ def serve_cmd(
         from_dir = target_dir(None, agent, global_)
     elif global_:
         raise UsageError("--global goes with --agent")
-    store_file = _store_file(store_path)
-    policy = _policy(trust_file)
+    from chimera_cards._install.policy import trust_file_policy
+    from chimera_cards._store.location import existing_store_path
+
+    store_file = existing_store_path(store_path)
+    policy = trust_file_policy(trust_file)
     if from_dir is not None:
         if not from_dir.is_dir():
             raise UsageError(f"{from_dir}: no such folder")
@@ -134,6 +116,7 @@ def prompt_cmd(dirs, agent, global_, trust_file, store_path, as_json) -> None:
     revoked or unknown is left out and named in one `note:` line on stderr.
     """
     from chimera_cards._cli.plain import open_store, target_dir
+    from chimera_cards._install.policy import trust_file_policy
     from chimera_cards._runtime.to_prompt import available, render
 
     if agent is not None:
@@ -150,7 +133,7 @@ def prompt_cmd(dirs, agent, global_, trust_file, store_path, as_json) -> None:
                 raise UsageError(f"{d}: no such folder")
         directories = list(dirs)
     with open_store(store_path) as store:
-        shown, left_out = available(store, directories, _policy(trust_file))
+        shown, left_out = available(store, directories, trust_file_policy(trust_file))
     if not shown and not left_out:
         # As check: a folder holding no skill at all is more likely a wrong path than a choice.
         raise ChimeraError(f"no skill folders in {', '.join(str(d) for d in directories)}")
@@ -311,12 +294,13 @@ def list_installed(store_path: Path | None, as_json: bool) -> None:
     help="claude: also judge its --plugin-dir folders.",
 )
 @click.option("--dry-run", is_flag=True, help="Judge and print the view; start nothing.")
+@click.option("--keep-commands", is_flag=True, help="Show .claude/commands as they are.")
 @_trust_file_option
 @store_option
 @json_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
-def exec_cmd(agent, dry_run, trust_file, store_path, as_json, command) -> None:
+def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, command) -> None:
     """Run COMMAND seeing only the skills check calls ok: exec -- claude"""
     # Every skills folder an agent reads from here (project, above and nested; user; managed;
     # Claude Code plugins) is judged as check judges it; COMMAND then runs in a private mount
@@ -332,7 +316,9 @@ def exec_cmd(agent, dry_run, trust_file, store_path, as_json, command) -> None:
     if argv[:1] == ["--"]:
         argv = argv[1:]
     plugin_dirs = _plugin_dirs(argv) if agent in ("any", "claude") else []
-    policy = _policy(trust_file)
+    from chimera_cards._install.policy import trust_file_policy
+
+    policy = trust_file_policy(trust_file)
     store_file = store_path
     if store_file is None:
         from chimera_cards._store.location import default_store_path
@@ -347,6 +333,7 @@ def exec_cmd(agent, dry_run, trust_file, store_path, as_json, command) -> None:
                 env=os.environ,
                 cwd=os.getcwd(),
                 plugin_dirs=plugin_dirs,
+                keep_commands=keep_commands,
             )
     else:
         if store_path is not None:
@@ -358,6 +345,7 @@ def exec_cmd(agent, dry_run, trust_file, store_path, as_json, command) -> None:
             env=os.environ,
             cwd=os.getcwd(),
             plugin_dirs=plugin_dirs,
+            keep_commands=keep_commands,
         )
     view = prepared.view
     if dry_run:

@@ -14,7 +14,14 @@ import click
 from chimera_cards._bundles.bundle import IGNORED_NAMES, SKILL_FILE, find_bundle_dirs
 from chimera_cards._bundles.digests import parse_digest
 from chimera_cards._cards.card import CardReadError
-from chimera_cards._cli.common import SECONDS, echo_json, json_option, reports_errors, store_option
+from chimera_cards._cli.common import (
+    SECONDS,
+    echo_json,
+    json_option,
+    renamed,
+    reports_errors,
+    store_option,
+)
 from chimera_cards._cli.plain import open_store
 from chimera_cards._cli.scan import scanner_option, scanners_file_option, scanners_for
 from chimera_cards._importer.lockfile import read_lockfile, write_lockfile
@@ -74,32 +81,22 @@ def _error_line(result: ImportResult) -> str:
 @click.command("import")
 @click.argument("source")
 @click.option(
-    "--sha256",
-    "sha256",
-    default=None,
-    metavar="HEX",
-    help="The card's bytes must hash to this SHA-256, or nothing is stored.",
-)
-@click.option(
-    "--integrity",
-    default=None,
-    metavar="sha256-BASE64",
-    help="Same as --sha256, in Subresource-Integrity form.",
-)
-@click.option(
     "--lockfile",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Refuse any card whose name and hash are not pinned in this lockfile.",
+    help="Refuse any skill whose name and digest are not pinned in this lockfile.",
 )
 @click.option(
     "--digest",
     default=None,
     metavar="DIGEST",
-    help="The skill's digest must be this, or nothing is stored: our bundle digest (HEX or "
-    "bundle:HEX), npx's computedHash (npx:HEX) or a skill_digest (sha256-...), as `hash "
-    "--format` prints them.",
+    help="Pin the skill: it must have this digest, or nothing is stored. Our bundle digest "
+    "(HEX or digest:HEX), npx's computedHash (npx:HEX), a skill_digest (sha256-...), or the "
+    "SKILL.md file's own SHA-256 (skill_md:HEX, or skill_md:sha256-BASE64 as SRI writes it), "
+    "as `hash --format` prints them.",
 )
+@renamed("--sha256", "--digest skill_md:HEX")
+@renamed("--integrity", "--digest skill_md:sha256-BASE64")
 @click.option(
     "--ref",
     default=None,
@@ -140,8 +137,6 @@ def _error_line(result: ImportResult) -> str:
 @reports_errors
 def import_cmd(
     source,
-    sha256,
-    integrity,
     digest,
     ref,
     skill,
@@ -168,7 +163,7 @@ def import_cmd(
     (shown by `review`), and an error among them, or a scanner that fails, holds it pending.
     """
     # Usage errors first, so a bad invocation does not even create a store file.
-    expected_hex(sha256, integrity)
+    sha256, digest = _skill_md_pin(digest)
     scanners = scanners_for(scanner_names, scanners_file, store_path)
     if digest:
         parse_digest(digest, "--digest")
@@ -199,7 +194,6 @@ def import_cmd(
                 store,
                 source,
                 sha256=sha256,
-                integrity=integrity,
                 digest=digest,
                 lockfile=lockfile,
                 taint=taint,
@@ -232,6 +226,18 @@ def import_cmd(
     refused = [r.exit_code for r in results if not r.ok]
     if refused:
         raise SystemExit(max(1, *refused) if len(results) == 1 else 1)
+
+
+def _skill_md_pin(digest: str | None) -> tuple[str | None, str | None]:
+    """(the SKILL.md SHA-256 to pin, the other digest to pin) from ``--digest``: a
+    ``skill_md:`` value pins the SKILL.md file's bytes, any other one the skill's digest."""
+    kind, sep, value = (digest or "").partition(":")
+    if not sep or kind.strip().lower() != "skill_md":
+        return None, digest
+    value = value.strip()
+    if value.lower().startswith("sha256-"):
+        return expected_hex(None, value), None
+    return expected_hex(value, None), None
 
 
 def _list_source(source, *, ref, plugin, skill, timeout, as_json) -> None:
@@ -326,7 +332,7 @@ def _version_row(v: Version, width: int) -> str:
 @json_option
 @reports_errors
 def list_cmd(status, installed, store_path, as_json) -> None:
-    """List every stored version (name, status, provenance, hash, import time, origin).
+    """List every stored version (name, status, provenance, digest, import time, origin).
 
     With --installed: every skill folder of every agent, with agent, folder, version and state.
     """
@@ -356,12 +362,13 @@ def list_cmd(status, installed, store_path, as_json) -> None:
 @click.command("show")
 @click.argument("name")
 @click.option(
-    "--version",
+    "--digest",
     "sha_prefix",
     default=None,
-    metavar="SHA",
-    help="A version's SHA-256 (or its first 6+ hex digits); default the active one.",
+    metavar="DIGEST",
+    help="A version's digest (or its first 6+ hex digits); default the active one.",
 )
+@renamed("--version", "--digest")
 @store_option
 @json_option
 @reports_errors
@@ -392,15 +399,13 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
         return
     fields = [
         ("name", version.name),
-        ("sha256", version.sha256),
+        ("digest", version.digest),
         ("status", version.status),
         ("provenance", version.provenance),
         ("origin", version.origin),
     ]
     if version.final_url and version.final_url != version.origin:
         fields.append(("final url", version.final_url))
-    if version.digest != version.sha256:
-        fields.append(("digest", version.digest))
     fields += [
         ("imported", version.imported_at),
         ("size", f"{size} bytes in {len(files)} file{'s' if len(files) != 1 else ''}"),
@@ -454,12 +459,13 @@ def _show_scanners(runs: list[dict], accepted: list[str]) -> None:
     help="Directory; the skill's folder is written to DIR/NAME/.",
 )
 @click.option(
-    "--version",
+    "--digest",
     "sha_prefix",
     default=None,
-    metavar="SHA",
-    help="Export this version instead of the active one.",
+    metavar="DIGEST",
+    help="Export the version with this digest (or its first 6+ hex digits), not the active one.",
 )
+@renamed("--version", "--digest")
 @click.option(
     "--unapproved",
     is_flag=True,

@@ -5,7 +5,7 @@ failure refuses that card alone with nothing stored:
 
 1. read the exact bytes (local: regular file, no symlink out of its card directory; URL: the
    bounded fetch in ``fetch.py``);
-2. check them against ``--sha256``/``--integrity`` *before* parsing, then parse and check the
+2. check them against ``--digest skill_md:`` *before* parsing, then parse and check the
    lockfile pin;
 3. decide provenance from the **origin**, never from what the card says about itself: a URL is
    always tainted; a path is clean unless ``--taint`` or the card itself declares any provenance
@@ -197,9 +197,8 @@ class ImportResult:
     def to_dict(self) -> dict:
         return {
             "name": self.name,
-            "sha256": self.sha256,
-            "digest": self.digest,
-            "skill_sha256": self.skill_sha256,
+            "digest": self.digest or self.sha256,
+            "skill_md_sha256": self.skill_sha256,
             "files": self.files,
             "provenance": self.provenance,
             "status": self.status,
@@ -401,10 +400,10 @@ def prepare(
 ) -> Candidate:
     """Integrity, parse, pin, provenance and lint for a bundle already read.
 
-    ``expected`` pins the SKILL.md bytes (``--sha256``), ``expected_digest`` the whole bundle
-    (``--digest``); both are checked before anything is parsed. ``stored(digest)`` returns the
-    version already holding this bundle, if any: it was parsed and linted when it was stored and
-    its import is a no-op, so it is not parsed again (only its pins are checked).
+    ``expected`` pins the SKILL.md bytes (``--digest skill_md:HEX``), ``expected_digest`` the
+    whole bundle (``--digest``); both are checked before anything is parsed. ``stored(digest)``
+    returns the version already holding this bundle, if any: it was parsed and linted when it
+    was stored and its import is a no-op, so it is not parsed again (only its pins are checked).
     ``scan_cache`` lets the skills of one import share the scan of files they have in common.
     """
     checked = _check_bundle(bundle, expected, expected_digest, stored)
@@ -693,7 +692,7 @@ def import_source(
         )
     if (expected or expected_digest) and len(found) != 1:
         raise UsageError(
-            f"{source}: --sha256/--integrity/--digest pins one card but this holds "
+            f"{source}: --digest pins one card but this holds "
             f"{len(found)}; use --skill NAME or --lockfile"
         )
     # Each skill is read and checked (integrity, the stored-version lookup) in order; the pure

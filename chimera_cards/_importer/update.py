@@ -194,7 +194,7 @@ def _going_back(store: Store, name: str, identity: str) -> tuple[str, str] | Non
             return "expired", (
                 f"{version.sha256[:12]} is what the origin still serves, but {decision.reason}; "
                 f"a reviewer must approve it again (chimera-cards approve {name} "
-                f"--sha256 {version.sha256})"
+                f"--digest {version.sha256})"
             )
     return None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from chimera_cards._bundles.bundle import (
     Bundle,
@@ -47,6 +48,16 @@ class Policy:
     @property
     def from_file(self) -> bool:
         return self.trusted is not None
+
+
+def trust_file_policy(trust_file: Path | None) -> Policy:
+    """The store's own trust (no file), or a trust file's keys and threshold in its place."""
+    if trust_file is None:
+        return Policy()
+    from chimera_cards._review.trustfile import read_trust_file
+
+    trust = read_trust_file(trust_file)
+    return Policy(tuple(trust.trusted_keys()), trust.threshold)
 
 
 @dataclass(frozen=True)
@@ -265,7 +276,7 @@ def _why_not(skill: StoredSkill, versions: list[StoredSkill], store) -> tuple[st
         return "expired", (
             f"{label} is not approved for use: {skill.why}; it is not used until a reviewer "
             "approves it again "
-            f"(chimera-cards approve {skill.name} --sha256 {skill.sha256})"
+            f"(chimera-cards approve {skill.name} --digest {skill.sha256})"
         )
     if skill.kind == "unapproved":
         return "unapproved", (
@@ -282,7 +293,7 @@ def _why_not(skill: StoredSkill, versions: list[StoredSkill], store) -> tuple[st
             )
     return "pending", (
         f"{label} is pending review, not approved for use{why}; review it "
-        f"(chimera-cards review {skill.name} --sha256 {skill.sha256}) and approve it"
+        f"(chimera-cards review {skill.name} --digest {skill.sha256}) and approve it"
     )
 
 

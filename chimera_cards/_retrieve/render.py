@@ -36,7 +36,7 @@ class Match:
     def to_dict(self) -> dict:
         return {
             "name": self.name,
-            "sha256": self.sha256,
+            "digest": self.sha256,
             "provenance": self.provenance,
             "origin": self.origin,
             "basis": self.basis,
@@ -184,7 +184,7 @@ def render_one(m: Match) -> str:
         lines = "".join(f"- {path} ({size} bytes)\n" for path, size in m.files)
         listing = f"\nOther files in this skill:\n{defuse_envelope(lines)}"
     return (
-        f'<skill-card name="{_attr(m.name)}" sha256="{_attr(m.sha256)}" '
+        f'<skill-card name="{_attr(m.name)}" digest="{_attr(m.sha256)}" '
         f'provenance="{_attr(m.provenance)}" review="{_attr(review)}">\n'
         f"{defuse_envelope(m.text.rstrip())}\n"
         f"{listing}"

@@ -40,6 +40,7 @@ from chimera_cards._trust.policy import (
     sign_statement,
     trusted_keys,
 )
+from chimera_cards._util.integrity import digest_keys
 from chimera_cards.errors import (
     LintBlockedError,
     RejectedError,
@@ -149,7 +150,7 @@ class Change:
     def to_dict(self) -> dict:
         return {
             "name": self.name,
-            "sha256": self.sha256,
+            "digest": self.sha256,
             "from": self.old,
             "to": self.new,
             "reason": self.reason,
@@ -402,7 +403,7 @@ class Decision:
 
     def to_dict(self) -> dict:
         # Change renames old/new to from/to in JSON, so changes use its own to_dict.
-        return {**asdict(self), "changes": [c.to_dict() for c in self.changes]}
+        return digest_keys({**asdict(self), "changes": [c.to_dict() for c in self.changes]})
 
 
 def _decide(
@@ -619,7 +620,7 @@ def retire(store: Store, name: str, sha256: str | None = None, reason: str = "")
             version = store.active(name)
             if version is None:
                 raise UnknownVersionError(
-                    f"{name!r} has no active version to retire (give --sha256)"
+                    f"{name!r} has no active version to retire (give --digest)"
                 )
         else:
             sha = resolve_version(store, name, sha256, option="--digest", verb="retire").sha256

@@ -102,7 +102,7 @@ def format_screen(view, *, files: bool = False, after_findings: Sequence[str] = 
     out = [
         f"card:       {view.name}",
         f"digest:     {view.sha256}  (the bundle; approve/reject --digest)",
-        f"SKILL.md:   {skill_sha}  (sha256 of SKILL.md, as card pages publish it)",
+        f"skill_md:   {skill_sha}  (SKILL.md's own sha256, as card pages publish it)",
         f"status:     {view.status}" + (f" ({view.reason})" if view.reason else ""),
         f"provenance: {view.provenance}",
         f"origin:     {view.origin}"

@@ -25,7 +25,7 @@ from chimera_cards._trust.policy import (
     is_clean_path,
     trusted_keys,
 )
-from chimera_cards._util.integrity import sha256_hex
+from chimera_cards._util.integrity import digest_keys, sha256_hex
 from chimera_cards.errors import (
     TamperedBlobError,
     UnknownCardError,
@@ -66,7 +66,7 @@ class ReviewView:
         return reveal(self.prompt_text)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "revealed_prompt_text": self.revealed_prompt_text}
+        return digest_keys({**asdict(self), "revealed_prompt_text": self.revealed_prompt_text})
 
 
 @dataclass
@@ -83,7 +83,7 @@ class QueueItem:
     downgrade: str = ""  # why it is held as a downgrade ("" when it is not one)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return digest_keys(asdict(self))
 
 
 @dataclass
@@ -96,13 +96,13 @@ class ExpiringApproval:
     expired: bool
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return digest_keys(asdict(self))
 
     def line(self) -> str:
         if self.expired:
             return (
                 f"expired\t{self.name}\t{self.sha256}\tnot served until it is approved again "
-                f"(chimera-cards approve {self.name} --sha256 {self.sha256})"
+                f"(chimera-cards approve {self.name} --digest {self.sha256})"
             )
         return f"expires\t{self.name}\t{self.sha256}\t{self.expires}"
 

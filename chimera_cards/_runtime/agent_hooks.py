@@ -162,26 +162,6 @@ def _verdict(store, judge: Judge, policy: Policy) -> str | None:
     return None
 
 
-def _policy(trust_file: Path | None) -> Policy:
-    from chimera_cards._install.policy import Policy
-
-    if trust_file is None:
-        return Policy()
-    from chimera_cards._review.trustfile import read_trust_file
-
-    trust = read_trust_file(trust_file)
-    return Policy(tuple(trust.trusted_keys()), trust.threshold)
-
-
-def _store_file(store_path: Path | None) -> Path:
-    from chimera_cards._store.location import default_store_path
-
-    path = store_path or default_store_path()
-    if not path.is_file():
-        raise UsageError(f"no chimera-cards store at {path}")
-    return path
-
-
 def _pre_tool_use(
     agent: AgentHooks,
     payload: Mapping[str, object],
@@ -210,15 +190,17 @@ def _pre_tool_use(
     if not targets.judges:
         return None
     from chimera_cards._runtime import hook_memo
+    from chimera_cards._store.location import existing_store_path
 
-    store_file = _store_file(store_path)
+    store_file = existing_store_path(store_path)
     folders = _named_folders(targets.judges)
     if folders is not None and hook_memo.recall(folders, store_file, trust_file) is not None:
         return None  # every folder hashes now to a bundle check called ok under this store
     before = hook_memo.fingerprint(store_file, trust_file)
+    from chimera_cards._install.policy import trust_file_policy
     from chimera_cards._store.facade import Store
 
-    policy = _policy(trust_file)
+    policy = trust_file_policy(trust_file)
     with Store(store_file, create=False) as store:
         for judge in targets.judges:  # whichever one the agent reads must be approved
             why = _verdict(store, judge, policy)
@@ -262,15 +244,17 @@ def _session_start(
     store_path: Path | None,
     trust_file: Path | None,
 ) -> str:
+    from chimera_cards._install.policy import trust_file_policy
     from chimera_cards._install.verify import check
     from chimera_cards._store.facade import Store
+    from chimera_cards._store.location import existing_store_path
 
     root = _project_root(payload, env)
     directories = [d for d in _agent_dirs(agent, env, root) if d.is_dir()]
     if not directories:
         return ""
-    with Store(_store_file(store_path), create=False) as store:
-        report = check(store, directories, _policy(trust_file))
+    with Store(existing_store_path(store_path), create=False) as store:
+        report = check(store, directories, trust_file_policy(trust_file))
     bad = [s for s in report.states if not s.ok]
     if not bad:
         return ""

@@ -93,7 +93,7 @@ _MAGIC: tuple[tuple[bytes, int, str], ...] = (
     (b"\x00\x01\x00\x00", 0, "TrueType font"),
     (b"OTTO", 0, "OpenType font"),
 )
-_NATIVE = ("ELF executable", "Mach-O executable", "Mach-O universal binary", "PE/DOS executable")
+NATIVE = ("ELF executable", "Mach-O executable", "Mach-O universal binary", "PE/DOS executable")
 
 
 @dataclass
@@ -296,7 +296,7 @@ def scan_bundle(
                 )
             )
         if text is None:
-            native = report.type in _NATIVE
+            native = report.type in NATIVE
             findings.append(
                 Finding(
                     "binary-executable" if native else "binary-file",

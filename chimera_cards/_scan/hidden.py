@@ -175,7 +175,7 @@ _OVERRIDE_PATTERNS = [
     # on "<" followed by a megabyte of spaces. Spaces after the slash only when there is one.
     # A role tag opens a message: one that is a name's part (`<process>.<system>`) or a table
     # cell's placeholder (`| <SYSTEM> |`) opens nothing.
-    r"(?<![.\w>])<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>(?![ \t]*[|.<,;)\]])"
+    r"(?<![.\w>])<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>(?![^\S\n]*[|.<,;)\]])"
     r"|<\|im_start\|>|<\|system\|>",
     r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
     # what to tell the user to do, or which words to use, is advice, not something kept from them
@@ -244,9 +244,13 @@ _MD_COMMENT_RE = re.compile(
 # command or an address to reach. A marker (`GEN:x`), an attribution, a licence note or a
 # template's note to its author says none of these: listed (info), not held.
 _COMMENT_ADDRESSED_RE = re.compile(
-    r"(?:^|[\s(\[])(?:(?:a\s+)?(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?)?"
+    # the comment opens by calling the model ("assistant: ...", "Note to Claude, ..."), or
+    # anywhere a note or an instruction for it
+    r"^\s*(?:(?:a\s+)?(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?)?"
     r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|system|bot)"
     r"\s*(?::|,|>|-{1,2}\s)"
+    r"|\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?"
+    r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|bots?)\b"
     r"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|(?:language\s+)?model|assistant|agent|bot)\b"
     r"|\b(?:you|ai|agents?|assistants?|llms?|models?)\s+(?:reading|processing|parsing)\s+this\b",
     re.IGNORECASE,
@@ -258,10 +262,15 @@ _COMMENT_SECRECY_RE = re.compile(
     re.IGNORECASE,
 )
 _COMMENT_ACTION_RE = re.compile(
-    r"(?:https?|ftp)://|\b(?:curl|wget|sudo|powershell|iex|eval|exec|base64|chmod|rm\s+-\w+|"
-    r"nc|ncat|ssh|scp|pip3?\s+install|npm\s+(?:i|install)|npx|crontab)\b|~/|\$HOME\b|/etc/|"
-    r"\b(?:credentials?|passwords?|passphrases?|tokens?|api[ _-]?keys?|private[ _-]?keys?|"
-    r"secret[ _-]?keys?|seed\s+phrases?|mnemonics?|cookies|wallets?|keychains?)\b"
+    # a command (a link alone is an attribution: "adapted from https://...")
+    r"\b(?:curl|wget|sudo|powershell|iex|eval|exec|base64|chmod|rm\s+-\w+|ncat|scp|"
+    r"pip3?\s+install|npm\s+(?:i|install)|npx|crontab)\b"
+    # a secret named as what to act on ("copy the API token into the form"); its name alone
+    # is what API notes are made of
+    r"|\b(?:send|upload|e-?mail|post|read|cat|copy|print|include|paste|share|export|dump|collect|"
+    r"steal|grab|exfiltrate|attach|leak|log)\s+(?:\S+\s+){0,4}?(?:credentials?|passwords?|"
+    r"passphrases?|tokens?|api[ _-]?keys?|private[ _-]?keys?|secret[ _-]?keys?|secrets|"
+    r"seed\s+phrases?|mnemonics?|cookies|wallets?|keychains?|keys)\b"
     r"|\b(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
     r"(?:to|into|onto)\b"
     r"|\b(?:run|execute|source)\s+(?:\S+\s+){0,3}?(?:[\w./-]+\.(?:sh|py|js|ps1|rb|pl|exe)\b|script|command)",
@@ -386,7 +395,7 @@ _MENTION_RE = re.compile(
 )
 
 
-def _quoted_mention(match: re.Match) -> bool:
+def quoted_mention(match: re.Match) -> bool:
     """Whether a phrase stands inside quotation marks that the words before present as an
     example (what an attack says, what to avoid writing): a mention, not an instruction."""
     text, start, end = match.string, match.start(), match.end()
@@ -750,7 +759,7 @@ def _scan(
                 continue
             line = where(match.start())
             severity = default_severity
-            if rule == "override-phrase" and _quoted_mention(match):
+            if rule == "override-phrase" and quoted_mention(match):
                 severity = INFO  # listed: a quoted example of what an attack says
             if rule in _COMMENT_RULES:
                 # Shown verbatim in a code block: nothing there is hidden from a reader.
@@ -945,6 +954,11 @@ def _phrase_text(text: str, *, fast: bool = True, rare: str | None = None) -> st
     return _reader_text(text, fast=fast, rare=rare)[0]
 
 
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_MARKS_RE = re.compile(f"[{_MARKS}]")
+_MARKED_LATIN_RE = re.compile(f"([A-Za-z0-9~/.])[{_MARKS}]+")
+
+
 def _reader_text(text: str, *, fast: bool, rare: str | None) -> tuple[str, str | None]:
     """``_phrase_text`` and characters including every one of it past ASCII (None: unknown)."""
     if not text.isascii():
@@ -957,6 +971,10 @@ def _reader_text(text: str, *, fast: bool, rare: str | None) -> tuple[str, str |
             rare = text  # normalising may bring in characters the text did not have
         if _CONFUSABLE_RE.search(rare):
             text = text.translate(_CONFUSABLES)  # look-alikes become ASCII letters
+        if _MARKS_RE.search(rare):
+            # u̲p̲l̲o̲a̲d̲: marks NFKC cannot fold into a letter (underlines, overlays) read as the
+            # letter under them. Marks on other scripts' letters are their spelling: kept.
+            text = _MARKED_LATIN_RE.sub(r"\1", text)
     stripped = _drop_emphasis(text, fast=fast)
     # The same object when nothing changed. ``rare`` still holds every character past ASCII:
     # dropping code points and marks, and mapping look-alikes to ASCII, adds none.

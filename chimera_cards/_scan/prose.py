@@ -14,16 +14,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chimera_cards._scan.hidden import quoted_mention
+from chimera_cards._scan.intent import ADVICE_RE
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
 from chimera_cards._scan.textruns import literal_pattern
 
 # Sentences end at . ! ? followed by space, at blank lines, and at list items / headings.
-# A table's row starts a sentence and each cell is one: a row is data, its cells side by side,
-# not a sentence whose words act on each other.
 _SENTENCE_END_RE = re.compile(
-    r"(?<=[.!?])\s+(?=[A-Z\"'(*`])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#+)\s)|\n(?=[ \t]*\|)"
-    r"|[ \t]*(?<!\\)\|[ \t]*(?=[^\n]*\|[ \t]*(?:\n|$))"
+    r"(?<=[.!?])\s+(?=[A-Z\"'(*`])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#+)\s)"
 )
+# A table's row (a line that starts with a pipe) is cut into its cells, each a sentence: a row is
+# data, its cells side by side, not a sentence whose words act on each other.
+_TABLE_ROW_RE = re.compile(r"(?:^|\n)([ \t]*\|[^\n]*)")
+_CELL_RE = re.compile(r"(?<!\\)\|")
 MAX_SENTENCE = 600
 
 # Credential stores: naming one with a send is enough. Generic secret words (a token, an API key)
@@ -104,6 +107,13 @@ _CONCEAL_RE = re.compile(
     r"(?:send|upload|post|exfiltrate|transmit|forward|install|collect|harvest|beacon|copy|read)\b",
     re.I,
 )
+# The words every alternative of _CONCEAL_RE starts at (an optional "the" before "user" aside):
+# the long alternation is tried only where one of them starts a word (see _search_at).
+_CONCEAL_STARTS_RE = re.compile(
+    r"\b(?:do|don't|dont|never|without|hide|hid|conceal|keep|user|so|make|ensure|leave|if|lie|"
+    r"lying|deceiv|mislead|tell|secretly|covertly|stealthily|surreptitiously|silently)",
+    re.IGNORECASE,
+)
 _CONCEAL_BENIGN_RE = re.compile(
     r"\b(?:password|secret|token|api\s*key|credential|key)s?\b[^.]{0,40}\b(?:to|with)\s+the\s+user"
     r"|\b(?:never|do\s+not|don't)\s+(?:\w+\s+){0,2}?(?:reveal|show|print|log|display|echo)\w*\s+"
@@ -114,12 +124,16 @@ _PRECEDENCE_RE = re.compile(
     r"\b(?:take|takes|taking)\s+(?:\w+\s+){0,2}?(?:precedence|priority)\s+over\s+(?:\S+\s+){0,6}?"
     r"(?:the\s+)?(?:users?|user's|system|any\s+other|all\s+other|other|previous|prior|your|safety|operator)"
     r"|\b(?:override|overrides|overriding|supersede\w*|outrank\w*|trump\w*)\s+(?:\S+\s+){0,4}?(?:the\s+)?"
-    r"(?:system\s+prompt|safety|all\s+other|any\s+other|previous)\b"
+    r"(?:system\s+prompt|safety|(?:all|any)\s+other\s+(?:instructions?|rules|guidelines|directives|"
+    r"prompts?|guidance|directions|commands|skills?)|previous\s+(?:instructions?|rules|guidelines|"
+    r"directives|prompts?|guidance|directions|commands))\b"
     r"|\b(?:override|overrides|overriding|supersede\w*|outrank\w*|trump\w*|ignore|ignores|ignoring|"
     r"disregard\w*|overrul\w*|dismiss|dismisses|dismissing)\s+"
     r"(?:(?:\S+\s+){0,3}?(?:the\s+|any\s+|all\s+|every\s+)?(?:users?'?s?|human'?s?|operator'?s?)\s+(?:own\s+)?"
     r"(?:instructions?|requests?|wishes|objections?|preferences|commands?|questions?|concerns?|refusals?|"
     r"choices?|decisions?|consent)\b"
+    r"|(?:what(?:ever)?|anything)\s+(?:the\s+)?(?:users?|humans?|operators?)\s+(?:says?|said|wants?|"
+    r"asks?|asked|requests?|requested|tells?|told|prefers?)\b"
     r"|(?:\S+\s+){0,2}?(?:objections?|requests?|instructions?|wishes|refusals?|concerns?|commands?)\s+"
     r"(?:from|of|by)\s+(?:the\s+|your\s+)?(?:users?|humans?|operators?)\b"
     r"|(?:the\s+|any\s+|all\s+|every\s+)?(?:users?|humans?|operators?)\b(?!'|\s+(?:message|input|data|"
@@ -150,6 +164,27 @@ _PRECEDENCE_RE = re.compile(
 # flag does); a tool, safety, security or content needs a restriction word after it ("override
 # defaults for individual tools" sets none aside). A confirmation already given ("do not ask for
 # additional confirmation") is not one skipped.
+# The words every alternative of _PRECEDENCE_RE starts at.
+_PRECEDENCE_STARTS_RE = re.compile(
+    r"\b(?:tak|overrid|supersed|outrank|trump|ignor|disregard|overrul|dismiss|even|regardless|"
+    r"forget|discard|drop|rules|instructions|directives|operator|system|user|developer|treat|"
+    r"this|these|never|granted|given|in|enter|enable|activate|switch|turn|you|safety|content|"
+    r"security|ethical|priorit|obey|follow)",
+    re.IGNORECASE,
+)
+
+
+def _search_at(starts: re.Pattern, pattern: re.Pattern, sentence: str) -> re.Match | None:
+    """``pattern.search(sentence)`` for a pattern whose every match starts where ``starts``
+    matches: tried only there, in order (a long alternation costs a try of each of its
+    branches at every offset; the words its branches start with, one trie)."""
+    for start in starts.finditer(sentence):
+        match = pattern.match(sentence, start.start())
+        if match is not None:
+            return match
+    return None
+
+
 _TOOLS_RE = re.compile(
     r"\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
     r"work(?:ing)?\s+around|get(?:ting)?\s+around|evad(?:e|ing))\s+"
@@ -207,13 +242,32 @@ class ProseFinding:
     offset: int  # in the text given
 
 
-def _sentences(text: str) -> list[tuple[int, str]]:
-    out = []
+def _split(text: str, base: int, out: list[tuple[int, str]]) -> None:
     start = 0
     for match in _SENTENCE_END_RE.finditer(text):
-        out.append((start, text[start : match.start()]))
+        out.append((base + start, text[start : match.start()]))
         start = match.end()
-    out.append((start, text[start:]))
+    out.append((base + start, text[start:]))
+
+
+def _sentences(text: str) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    if "|" not in text:
+        _split(text, 0, out)
+    else:
+        pos = 0
+        for row in _TABLE_ROW_RE.finditer(text):
+            at = row.start(1)
+            if at > pos:
+                _split(text[pos:at], pos, out)
+            cells = row.group(1)
+            cell_at = 0
+            for bar in _CELL_RE.finditer(cells):
+                out.append((at + cell_at, cells[cell_at : bar.start()]))
+                cell_at = bar.end()
+            out.append((at + cell_at, cells[cell_at:]))
+            pos = row.end(1)
+        _split(text[pos:], pos, out)
     result = []
     for start, whole in out:
         # A very long "sentence" (a table, a minified line) is looked at in windows.
@@ -252,7 +306,7 @@ _GATES: dict[str, tuple[str, ...]] = {
                    "disabled", "lifted", "removed", "waived", "off", "paused", "obey", "follow"),
     "tools": ("ignor", "bypass", "disregard", "circumvent", "overrid", "work around",
               "get around", "evad", "permission", "confirmation", "approval", "consent",
-              "sandbox"),
+              "sandbox", "around"),
     "off": ("antivirus", "anti-virus", "firewall", "defender", "gatekeeper", "integrity", "sip",
             "selinux", "apparmor", "edr", "xprotect", "security", "real-time", "realtime",
             "endpoint", "av", "sandbox", "signing", "signature", "tls", "ssl", "certificate",
@@ -275,6 +329,7 @@ class _Seen:
         self.lower = lower_text
         self.cache: dict[tuple[str, ...], tuple[str, ...]] = {}
         self.found: list[tuple[int, str]] | None = None
+        self.present: set[str] | None = None
 
     def pieces(self) -> list[tuple[int, str]]:
         """Each offset of the text where a gate piece starts, with the longest piece there."""
@@ -285,35 +340,24 @@ class _Seen:
     def of(self, pieces: tuple[str, ...]) -> tuple[str, ...]:
         found = self.cache.get(pieces)
         if found is None:
-            found = self.cache[pieces] = tuple(p for p in pieces if p in self.lower)
+            if self.present is None:
+                # Every gate piece in the text, from the one pass that found them (with the
+                # shorter pieces each longest one starts with): a set look-up per piece, not a
+                # search of the whole text per piece.
+                self.present = {piece for _, piece in self.pieces()}
+                self.present.update(q for piece in list(self.present) for q in _PREFIXES[piece])
+            present = self.present
+            found = self.cache[pieces] = tuple(
+                p for p in pieces if (p in present if p in _PREFIXES else p in self.lower)
+            )
         return found
 
     def any(self, lower: str, pieces: tuple[str, ...]) -> bool:
         return any(map(lower.__contains__, self.of(pieces)))
 
 
-class _Present:
-    """The gate pieces inside one sentence, found for all sentences of a text in one pass (a
-    sentence then answers a gate by a set test instead of a substring search per piece)."""
-
-    def __init__(self, pieces: set[str], seen: _Seen) -> None:
-        self.pieces, self.seen = pieces, seen
-
-    def any(self, lower: str, pieces: tuple[str, ...]) -> bool:
-        as_set = _PIECE_SETS.get(id(pieces))
-        if as_set is None:  # a tuple not in the one-pass pattern
-            return self.seen.any(lower, pieces)
-        return not self.pieces.isdisjoint(as_set)  # iterates the smaller set
-
-
-def _may(rule: str, lower: str, seen: _Seen | _Present) -> bool:
+def _may(rule: str, lower: str, seen: _Seen) -> bool:
     return seen.any(lower, _GATES[rule])
-
-
-def _both(
-    lower: str, first: tuple[str, ...], second: tuple[str, ...], seen: _Seen | _Present
-) -> bool:
-    return seen.any(lower, first) and seen.any(lower, second)
 
 
 _WHO = ("user", "human", "operator", "anyone")
@@ -323,17 +367,6 @@ _LEAVING = ("leave", "keep")
 _SAYS = ("say", "tell", "claim", "pretend", "answer", "repl", "respond")
 _LIES = ("lie", "lying", "decei", "mislead", "misled", "between us", "locally", "secretly",
          "covertly", "stealthily", "surreptitiously", "silently")  # fmt: skip
-
-
-def _may_conceal(lower: str, seen: _Seen | _Present) -> bool:
-    """Every alternative of _CONCEAL_RE: a negation or hiding word with the user, something kept
-    out of a reply, an answer scripted for when they ask, or a word of lying or stealth."""
-    return (
-        _both(lower, _NEGATORS, _WHO, seen)
-        or ("out of" in lower and _both(lower, _LEAVING, _REPLIES, seen))
-        or (("ask" in lower or "question" in lower) and seen.any(lower, _SAYS))
-        or seen.any(lower, _LIES)
-    )
 
 
 _OBJECTS = ("guidance", "instruction", "rule", "guideline", "direction", "prompt", "context",
@@ -354,22 +387,45 @@ _OBEYING = ("obey", "follow")
 _OVER = (" over", "above", "before", "instead")
 
 
-def _may_precede(lower: str, seen: _Seen | _Present) -> bool:
-    """Every alternative of _PRECEDENCE_RE holds one of these combinations."""
-    return (
-        seen.any(lower, _PRECEDE_ALONE)
-        or _both(lower, _SETTING_ASIDE, _WHO_OR_OBJECT, seen)
-        or _both(lower, _STATES, _STATED, seen)
-        or _both(lower, _OBEYING, _OVER, seen)
-    )
-
-
 _DISABLING = ("disabl", "turn", "deactivat", "stop", "kill", "uninstall", "bypass", "switch",
-              "pause")  # fmt: skip
+              "paus")  # fmt: skip
 
 
-def _may_switch_off(lower: str, seen: _Seen | _Present) -> bool:
-    return "bypasspermissions" in lower or _both(lower, _DISABLING, _GATES["off"], seen)
+class _Gate:
+    """Which rules one sentence may match, all decided at once from the gate pieces it holds
+    (found for every sentence of the text in one pass; for a text whose lower case changes its
+    length, those of the text found in the sentence), a set test each."""
+
+    __slots__ = ("conceal", "cred", "credential_words", "destination", "gather", "lower", "off",
+                 "persist", "precede", "ship", "store_words", "sudo", "tools")  # fmt: skip
+
+    def __init__(self, lower: str, pieces: set[str] | frozenset[str] | None, seen: _Seen) -> None:
+        self.lower = lower
+        if pieces is None:
+            pieces = {p for p in seen.of(_ALL_PIECES) if p in lower}
+        off = pieces.isdisjoint  # each gate: not off(group) holds a piece of the group
+        self.ship = not off(_S_SHIP)
+        self.gather = not off(_S_GATHER)
+        self.cred = not off(_S_CRED)
+        self.destination = not off(_S_DESTINATION)
+        self.store_words = not off(_S_STORE)
+        self.credential_words = not off(_S_CREDENTIAL)
+        self.conceal = (
+            (not off(_S_NEGATORS) and not off(_S_WHO))
+            or ("out of" in lower and not off(_S_LEAVING) and not off(_S_REPLIES))
+            or (("ask" in lower or "question" in lower) and not off(_S_SAYS))
+            or not off(_S_LIES)
+        )
+        self.precede = (
+            not off(_S_PRECEDE_ALONE)
+            or (not off(_S_SETTING_ASIDE) and not off(_S_WHO_OR_OBJECT))
+            or (not off(_S_STATES) and not off(_S_STATED))
+            or (not off(_S_OBEYING) and not off(_S_OVER))
+        )
+        self.tools = not off(_S_TOOLS)
+        self.off = "bypasspermissions" in lower or (not off(_S_DISABLING) and not off(_S_OFF))
+        self.persist = not off(_S_PERSIST)
+        self.sudo = not off(_S_SUDO)
 
 
 def _has_store_word(text: str) -> bool:
@@ -396,6 +452,33 @@ def _before(negation: re.Match | _Lazy | None, match: re.Match) -> bool:
     return negation is not None and negation.start() <= match.end()
 
 
+# A send ordered, not described: the verb's base form ("send", not "sends", "is sent", "leaks")
+# with the secret after it, or "it"/"them" standing for one named before.
+_ORDER_VERB_RE = re.compile(
+    r"(?:send|upload|post|transmit|exfiltrate|forward|e-?mail|beacon|relay|leak|submit|ship|"
+    r"sync|back|backup|copy|paste|push|include|into|in|to)\b",
+    re.IGNORECASE,
+)
+_OBJECT_GAP_RE = re.compile(r"\s+(?:[\w'’./~-]+\s+){0,6}")
+_PRONOUN_RE = re.compile(r"\s+(?:it|them|this|these|those)\b", re.IGNORECASE)
+# A Markdown link's target: where the text points the reader, not where data goes.
+_LINK_TARGET_RE = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*\)")
+
+
+def _ordered(sentence: str, ship: re.Match, secret: re.Match) -> bool:
+    """Whether a generic secret (a token, a password) is what an order to send acts on."""
+    if not _ORDER_VERB_RE.match(ship.group(0)):
+        return False
+    verb_end = ship.start() + len(ship.group(0).split()[0])
+    if _PRONOUN_RE.match(sentence, verb_end):
+        return True
+    # the secret is the verb's object: words between them, no list ("Email, Password, Server")
+    return secret.start() >= verb_end and bool(
+        _OBJECT_GAP_RE.fullmatch(sentence, verb_end, secret.start())
+    )
+
+
+_MODAL_RE = re.compile(r"\b(?:can|could|may|might|would|able\s+to)\s+$", re.IGNORECASE)
 _ATTEMPTED_RE = re.compile(
     r"\b(?:attempts|attempted|attempting|tries|tried|trying|seeks|sought)\s+to\s+$",
     re.IGNORECASE,
@@ -420,18 +503,21 @@ _PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)|\n(?=[ \t]*\|)")
 _EXCLUDED_RE = re.compile(
     r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b[^;:]{0,60}$", re.I
 )
-_PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b", re.I)
+_PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys", re.I)
 
 
-def _store_named(sentence: str, seen: _Seen | _Present) -> re.Match | None:
+def _store_named(sentence: str, gate: _Gate) -> re.Match | None:
     """A credential store the sentence names as something to act on (not "without .env", not
     a public key, not after "never")."""
-    lower = sentence.lower()
-    # Both alternatives hold "pub" (no other letter folds to p, u or b under re.I).
-    if "pub" in lower and _PUBLIC_RE.search(sentence):
+    if not (gate.store_words or gate.credential_words):
         return None
-    patterns = [_STORE_RE] if seen.any(lower, _STORE_LITERALS) else []
-    if seen.any(lower, CREDENTIAL_LITERALS):
+    # Every alternative holds "pub", "-copy-" or "authorized" (no other letter folds to them).
+    if (
+        "pub" in gate.lower or "-copy-" in gate.lower or "authorized" in gate.lower
+    ) and _PUBLIC_RE.search(sentence):
+        return None
+    patterns = [_STORE_RE] if gate.store_words else []
+    if gate.credential_words:
         patterns.append(CREDENTIAL_PATH_RE)
     for pattern in patterns:
         for match in pattern.finditer(sentence):
@@ -454,6 +540,16 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
         at, start = start, (match.end() if match else len(text))
         if len(para) > 4 * MAX_SENTENCE or any(at <= o < end for o in have):
             continue
+        # A flow needs a store, a send and a destination in the paragraph: most paragraphs lack
+        # one, and are not cut into sentences at all.
+        lower = para.lower()
+        if not (
+            any(map(lower.__contains__, seen.of(_STORE_LITERALS)))
+            or any(map(lower.__contains__, seen.of(CREDENTIAL_LITERALS)))
+        ) or not any(map(lower.__contains__, seen.of(_GATES["ship"]))):
+            continue
+        if not _DESTINATION_RE.search(para):
+            continue
         paragraphs.append((at, para, _sentences(para)))
     present = (
         _pieces_by_sentence(
@@ -467,13 +563,13 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
     for at, para, sentences in paragraphs:
         store = ship = None
         for _, sentence in sentences:
-            gate: _Seen | _Present = seen if present is None else _Present(present[index], seen)
+            gate = _Gate(sentence.lower(), None if present is None else present[index], seen)
             index += 1
             store = store or _store_named(sentence, gate)
-            shipped = _SHIP_RE.search(sentence) if _may("ship", sentence.lower(), gate) else None
+            shipped = _SHIP_RE.search(sentence) if gate.ship else None
             if shipped and not _before(_NEGATION_RE.search(sentence), shipped):
                 ship = ship or shipped
-        if not (store and ship and _DESTINATION_RE.search(para)):
+        if not (store and ship):
             continue
         out.append(
             ProseFinding(
@@ -490,7 +586,22 @@ _GATE_TUPLES = (*_GATES.values(), _WHO, _NEGATORS, _REPLIES, _LEAVING, _SAYS, _L
                 _PRECEDE_ALONE, _SETTING_ASIDE, _WHO_OR_OBJECT, _STATES, _STATED, _OBEYING, _OVER,
                 _DISABLING, _STORE_LITERALS, CREDENTIAL_LITERALS)  # fmt: skip
 _PIECE_SETS = {id(pieces): frozenset(pieces) for pieces in _GATE_TUPLES}
-_ALL_PIECES = sorted({p for pieces in _GATE_TUPLES for p in pieces})
+(_S_SHIP, _S_GATHER, _S_CRED, _S_DESTINATION, _S_TOOLS, _S_OFF, _S_PERSIST, _S_SUDO) = (
+    frozenset(_GATES[rule])
+    for rule in ("ship", "gather", "cred", "destination", "tools", "off", "persist", "sudo")
+)
+_S_STORE, _S_CREDENTIAL = frozenset(_STORE_LITERALS), frozenset(CREDENTIAL_LITERALS)
+_S_NEGATORS, _S_WHO, _S_LEAVING, _S_REPLIES, _S_SAYS, _S_LIES = map(
+    frozenset, (_NEGATORS, _WHO, _LEAVING, _REPLIES, _SAYS, _LIES)
+)
+_S_PRECEDE_ALONE, _S_SETTING_ASIDE, _S_WHO_OR_OBJECT = map(
+    frozenset, (_PRECEDE_ALONE, _SETTING_ASIDE, _WHO_OR_OBJECT)
+)
+_S_STATES, _S_STATED, _S_OBEYING, _S_OVER, _S_DISABLING = map(
+    frozenset, (_STATES, _STATED, _OBEYING, _OVER, _DISABLING)
+)
+
+_ALL_PIECES = tuple(sorted({p for pieces in _GATE_TUPLES for p in pieces}))
 # The pieces that are a prefix of another: at one offset the pattern reports the longest piece.
 _PREFIXES = {p: tuple(q for q in _ALL_PIECES if q != p and p.startswith(q)) for p in _ALL_PIECES}
 
@@ -542,30 +653,31 @@ def prose_findings(text: str) -> list[ProseFinding]:
     for index, (at, sentence) in enumerate(sentences):
         if len(sentence) < 12 or (present is not None and not present[index]):
             continue  # every rule needs one gate piece at least
-        lower = sentence.lower()
-        seen: _Seen | _Present = (
-            text_seen if present is None else _Present(present[index], text_seen)
-        )
+        gate = _Gate(sentence.lower(), None if present is None else present[index], text_seen)
         negation = _Lazy(_NEGATION_RE, sentence)
-        credentials = _may("ship", lower, seen) or _may("gather", lower, seen)
-        store = _store_named(sentence, seen) if credentials else None
-        generic = (
-            _CRED_RE.search(sentence)
-            if credentials and not store and _may("cred", lower, seen)
-            else None
-        )
+        credentials = gate.ship or gate.gather
+        store = _store_named(sentence, gate) if credentials else None
+        generic = _CRED_RE.search(sentence) if credentials and not store and gate.cred else None
         cred = store or generic
-        ship = _SHIP_RE.search(sentence) if cred and _may("ship", lower, seen) else None
-        if cred and not _before(negation, ship or cred):
-            destination = (
-                _DESTINATION_RE.search(sentence) if _may("destination", lower, seen) else None
-            )
-            if generic is not None and (not destination or _AUTH_CONTEXT_RE.search(sentence)):
+        ship = _SHIP_RE.search(sentence) if cred and gate.ship else None
+        if cred and not _before(negation, ship or cred) and not ADVICE_RE.search(sentence):
+            destination = _DESTINATION_RE.search(sentence) if gate.destination else None
+            if generic is not None and (
+                not destination
+                or _AUTH_CONTEXT_RE.search(sentence)
+                or not (ship and _ordered(sentence, ship, generic))
+                or not _DESTINATION_RE.search(_LINK_TARGET_RE.sub("]", sentence))
+            ):
                 ship = None
             # Gathered and a destination named: a credential store ("read ~/.ssh/id_rsa ...
             # our server"). A secret's name alone is what API docs are made of ("retrieve a
             # webhook secret"): only a send of it counts.
-            if ship or (store and destination and _GATHER_RE.search(sentence)):
+            gathered = _GATHER_RE.search(sentence) if store and destination else None
+            if gathered and _MODAL_RE.search(
+                sentence, max(0, gathered.start() - 30), gathered.start()
+            ):
+                gathered = None  # what someone "can read": a risk described, not an order
+            if ship or gathered:
                 found.append(
                     ProseFinding(
                         "prose-credential-exfiltration",
@@ -575,7 +687,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                         at,
                     )
                 )
-        conceal = _CONCEAL_RE.search(sentence) if _may_conceal(lower, seen) else None
+        conceal = _search_at(_CONCEAL_STARTS_RE, _CONCEAL_RE, sentence) if gate.conceal else None
         if conceal and not _CONCEAL_BENIGN_RE.search(sentence):
             found.append(
                 ProseFinding(
@@ -585,10 +697,13 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        precedence = _PRECEDENCE_RE.search(sentence) if _may_precede(lower, seen) else None
+        precedence = (
+            _search_at(_PRECEDENCE_STARTS_RE, _PRECEDENCE_RE, sentence) if gate.precede else None
+        )
         if (
             precedence
             and not _attempted(sentence, precedence)
+            and not quoted_mention(precedence)
             and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I)
         ):
             found.append(
@@ -599,7 +714,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        tools = _TOOLS_RE.search(sentence) if _may("tools", lower, seen) else None
+        tools = _TOOLS_RE.search(sentence) if gate.tools else None
         if (
             tools
             and not _attempted(sentence, tools)
@@ -622,7 +737,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        off = _SECURITY_OFF_RE.search(sentence) if _may_switch_off(lower, seen) else None
+        off = _SECURITY_OFF_RE.search(sentence) if gate.off else None
         if off and not _before(negation, off):
             found.append(
                 ProseFinding(
@@ -632,7 +747,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        persist = _PERSIST_RE.search(sentence) if _may("persist", lower, seen) else None
+        persist = _PERSIST_RE.search(sentence) if gate.persist else None
         if persist and not _before(negation, persist):
             found.append(
                 ProseFinding(
@@ -642,7 +757,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        sudo = _SUDO_RE.search(sentence) if _may("sudo", lower, seen) else None
+        sudo = _SUDO_RE.search(sentence) if gate.sudo else None
         if sudo and not _before(negation, sudo):
             found.append(
                 ProseFinding(

@@ -81,6 +81,16 @@ def _service_words(name: str) -> list[str]:
     return [p for p in words if p.upper() not in _GENERIC_PARTS and len(p) >= 3]
 
 
+def service_name(name: str) -> str:
+    """The service a secret's variable is for, its short name spelt out (``GH_TOKEN`` and
+    ``GITHUB_TOKEN`` are both ``github``); the name's first word when it names none."""
+    words = _service_words(name)
+    if words:
+        return words[0]
+    parts = [p.lower() for p in re.split(r"[^A-Za-z0-9]+", name) if p]
+    return parts[0] if parts else name.lower()
+
+
 def self_hosted(token: str, host: str | None) -> bool:
     """Whether a host names a token's service as a label of its own outside its registrable
     domain (``github.example.com``, ``sentry.corp.io``): a self-hosted instance, or someone

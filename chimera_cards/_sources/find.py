@@ -610,7 +610,7 @@ class BundleHash:
     """What ``chimera-cards hash`` prints for one skill."""
 
     path: str  # the skill's folder (or archive:folder, or the bare card file)
-    sha256: str  # of SKILL.md: what --sha256 and Chimera's published hashes pin
+    sha256: str  # of SKILL.md: what --digest skill_md: and Chimera's published hashes pin
     integrity: str  # the same, as sha256-<base64>
     bytes: int  # SKILL.md's size
     digest: str  # the bundle digest: what --digest and the lockfile pin
@@ -621,10 +621,10 @@ class BundleHash:
     def to_dict(self) -> dict:
         return {
             "path": self.path,
-            "sha256": self.sha256,
-            "integrity": self.integrity,
-            "bytes": self.bytes,
             "digest": self.digest,
+            "skill_md_sha256": self.sha256,
+            "skill_md_integrity": self.integrity,
+            "skill_md_bytes": self.bytes,
             "npx": self.npx,
             "skill_digest": self.skill_digest,
             "manifest": self.files,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from chimera_cards.errors import UsageError
+
 __all__ = ["default_store_path"]
 
 
@@ -21,3 +23,12 @@ def default_store_path() -> Path:
     xdg = os.environ.get("XDG_DATA_HOME")
     base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
     return base / "chimera-cards" / "cards.db"
+
+
+def existing_store_path(store_path: Path | None) -> Path:
+    """``store_path`` (else the default store) when a store file is there; a command that only
+    reads a store refuses rather than create an empty one."""
+    path = store_path or default_store_path()
+    if not path.is_file():
+        raise UsageError(f"{path}: no store here (import a card first, or pass --store)")
+    return path

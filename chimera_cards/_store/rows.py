@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from chimera_cards._store.connection import _loads_or_raw
 from chimera_cards._store.schema import _TEXT_FIELDS
+from chimera_cards._util.integrity import digest_keys
 
 STATUSES = ("active", "pending", "rejected", "retired")
 # The status a previously active version keeps as history when another one becomes active.
@@ -34,7 +35,7 @@ class Version:
     source: dict = field(default_factory=dict)  # how it was fetched: kind, ref, commit, path
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return digest_keys(asdict(self))
 
     @classmethod
     def from_row(cls, row: Sequence) -> Version:

@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from chimera_cards._store.connection import utc_now
 from chimera_cards._store.facade import Store
 from chimera_cards._store.statements import THRESHOLD_SETTING
-from chimera_cards._store.verify import Problem
 from chimera_cards._trust.freshness import MAX_SEQUENCE, parse_time, rank_of
 from chimera_cards._trust.keys import (
     EnvelopeError,
@@ -36,6 +35,10 @@ from chimera_cards._trust.keys import (
 )
 from chimera_cards._util.urls import is_url
 from chimera_cards.errors import UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time: check starts up on this module
+if TYPE_CHECKING:
+    from chimera_cards._store.verify import Problem
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -588,6 +591,8 @@ def check_remembered_verdicts(store: Store, conn: object = None) -> list[Problem
     Returns:
         One Problem per remembered verdict that differs from a fresh evaluation.
     """
+    from chimera_cards._store.verify import Problem  # verify's: not on check's start-up path
+
     trusted, threshold = trusted_keys(store), get_threshold(store)
     signed = {sha for _, sha, _ in store.all_statements()}
     # Keyed exactly as check and install key them: every envelope stored about the bytes.

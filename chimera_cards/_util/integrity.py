@@ -33,7 +33,7 @@ def is_hex(value: str, length: int | None = None) -> bool:
     return all(ch in _HEX_DIGITS for ch in value)
 
 
-def parse_sha256(value: str, what: str = "--sha256") -> str:
+def parse_sha256(value: str, what: str = "--digest") -> str:
     """A full SHA-256 given as 64 hex digits (surrounding space and case ignored), lowercased.
 
     Raises:
@@ -82,7 +82,7 @@ def expected_hex(sha256: str | None, integrity: str | None) -> str | None:
     from_hex = _hex_from_any(sha256) if sha256 else None
     from_sri = _hex_from_any(integrity) if integrity else None
     if from_hex and from_sri and from_hex != from_sri:
-        raise UsageError(f"--sha256 {from_hex} and --integrity {integrity} name different bytes")
+        raise UsageError(f"{from_hex} and {integrity} name different bytes")
     return from_hex or from_sri
 
 
@@ -92,3 +92,20 @@ def check_integrity(data: bytes, expected: str) -> None:
     got = sha256_hex(data)
     if not hmac.compare_digest(want, got):
         raise IntegrityError(f"sha256 mismatch: expected {want}, got {got}")
+
+
+def digest_keys(data: dict) -> dict:
+    """``data`` with the names every ``--json`` output uses for a version's hashes: the bundle
+    digest is ``digest`` (an old ``sha256`` key beside it held the same value, so it goes) and
+    the SKILL.md file's own hash is ``skill_md_sha256``; the order of the keys is kept.
+    """
+    out: dict = {}
+    for key, value in data.items():
+        if key == "sha256":
+            if "digest" not in data:
+                out["digest"] = value
+        elif key == "skill_sha256":
+            out["skill_md_sha256"] = value
+        else:
+            out[key] = value
+    return out

@@ -11,7 +11,7 @@ Why these flags (each checked against the real CLI at the version in ``tested``)
   ``--dangerously-skip-permissions``) unless the CLI is told it is sandboxed, so the preset asks
   for ``acceptEdits`` plus an allow-list, which edits files as root and as anyone else.
 - Codex CLI: ``exec`` is headless; its own sandbox needs helper binaries it refuses to create
-  under a temporary home and nests badly inside the loop's ``--sandbox``, so approvals and its
+  when its home is under a temporary folder (every shell call then fails), so approvals and its
   sandbox are off and containment is the loop's job (``--sandbox``). ``-`` reads the prompt from
   stdin; the workspace need not be a git repository.
 - Gemini CLI: reads the prompt from stdin when it is not a terminal. ``yolo`` approves every

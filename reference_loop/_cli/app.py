@@ -67,6 +67,11 @@ def progress_line(event: Event, max_attempts: int) -> str | None:
             f"{', '.join(d['paths'])} — reverted before verifying"
         )
     if event.kind == "integrity_violation":
+        if d.get("stage") == "patch-review":
+            marks = d.get("marks") or []
+            shown = "; ".join(f"{m['rule']} {m['path']}:{m['line']}" for m in marks[:4])
+            more = f" and {len(marks) - 4} more" if len(marks) > 4 else ""
+            return f"attempt {d['attempt']}/{max_attempts}: patch review marked {shown}{more}"
         return (
             f"attempt {d['attempt']}/{max_attempts}: integrity violation "
             f"({', '.join(d['classes'])}) — "
@@ -122,10 +127,17 @@ def summary_lines(result: RunResult, max_attempts: int) -> list[str]:
         lines.insert(1, "verdict: judged by the verify command's exit status alone")
     elif result.pinned:
         pinned = result.pinned
+        grade = (
+            "; exit-status grade: the JUnit file carries no per-run nonce, so anything in the "
+            "run could have written it"
+            if result.evidence_grade == "exit-status"
+            else ""
+        )
         lines.insert(
             1,
             f"verdict: {result.evidence}, {pinned['tests']} pinned tests "
-            f"({pinned['fail_to_pass']} fail-to-pass, {pinned['pass_to_pass']} pass-to-pass)",
+            f"({pinned['fail_to_pass']} fail-to-pass, {pinned['pass_to_pass']} pass-to-pass)"
+            + grade,
         )
     lines += [f"  - {sig}" for sig in sorted(signatures)]
     return lines

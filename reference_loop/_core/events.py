@@ -20,6 +20,7 @@ EVENT_KINDS = (
     "run_started",
     "attempt_started",
     "attempt_finished",
+    "attempt_stopped",  # the attempter said the tests contradict the task; the run ends there
     "workspace_restored",
     "history_injected",
     "cards_injected",  # approved skill cards put in an attempt's prompt (reference_loop.cards)

@@ -21,7 +21,8 @@ DEFAULT_PATCH_LIMIT = 2000
 # A record keeps at most this many of the paths an attempt touched (and the total count): an
 # attempt that creates thousands of files must not make every later prompt and line that long.
 MAX_RECORD_FILES = 200
-VERDICTS = ("pass", "fail", "error", "timeout")
+# "integrity": the attempt gamed its check (or the review marked its patch); never solved.
+VERDICTS = ("pass", "fail", "error", "timeout", "integrity", "stopped")
 
 
 def describe_files(files: Sequence[str], total: int | None = None, limit: int = 20) -> str:
@@ -110,7 +111,7 @@ class FailedStep:
 @dataclass
 class AttemptRecord:
     number: int
-    verdict: str  # "pass" | "fail" | "error" | "timeout"
+    verdict: str  # "pass" | "fail" | "error" | "timeout" | "integrity" | "stopped"
     verifier_output: str = ""  # bounded by the verifier (head + tail)
     patch: str = ""  # bounded by bound_patch
     patch_truncated: bool = False
@@ -128,6 +129,10 @@ class AttemptRecord:
     protected_violation: bool = False  # it changed a protected path (reverted before verifying)
     # Integrity violation classes (shadowing, runner-config, bytecode, ...); never with a pass.
     integrity: list[str] = field(default_factory=list)
+    verifier_exit_code: int | None = None  # the judged run's exit status (None: timeout, none)
+    # Every integrity finding: class, path, why, stage (before-verify, verify, patch-review),
+    # severity (integrity fails the attempt; warning flags it), and the review's rule and line.
+    findings: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.files_total = max(self.files_total, len(self.files))
@@ -157,6 +162,9 @@ class AttemptRecord:
             parts.append(f"first failing step: {self.first_failing_step.name}")
         if self.integrity:
             parts.append("integrity: " + ", ".join(self.integrity))
+        flagged = [f for f in self.findings if f.get("severity") == "warning"]
+        if flagged:
+            parts.append("flagged: " + "; ".join(_flag(f) for f in flagged[:5]))
         if with_files and self.files:
             parts.append("touched: " + describe_files(self.files, self.files_total, limit=5))
         return "; ".join(parts)
@@ -171,6 +179,11 @@ class AttemptRecord:
         if step is not None:
             data["first_failing_step"] = FailedStep(**step)
         return cls(**data)
+
+
+def _flag(finding: dict[str, Any]) -> str:
+    where = f"{finding.get('path')}:{finding.get('line')}" if finding.get("line") else ""
+    return " ".join(p for p in (str(finding.get("rule") or finding.get("class")), where) if p)
 
 
 class History:

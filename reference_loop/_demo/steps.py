@@ -428,7 +428,7 @@ def _step_review_approve(step: Step, store: Store, work: Path, state: dict, **_:
         load_private_key(keyfile),
         note="reviewed in chimera-cards demo",
     )
-    step.lines.append(f"$ chimera-cards approve {URL_CARD} --key {keyfile} --sha256 {view.sha256}")
+    step.lines.append(f"$ chimera-cards approve {URL_CARD} --key {keyfile} --digest {view.sha256}")
     step.lines.append(
         f"  approved {decision.name} {_short(decision.sha256)} as {decision.reviewer}: "
         f"status {decision.status}"

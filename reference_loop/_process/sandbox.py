@@ -103,7 +103,8 @@ def git_dirs(root: Path) -> list[str]:
         with it:
             for entry in it:
                 if entry.name == ".git":
-                    found.append(entry.path)
+                    if not entry.is_symlink():  # a link's target is outside, or bound itself
+                        found.append(entry.path)
                 elif entry.is_dir(follow_symlinks=False):
                     todo.append(entry.path)
     return sorted(found)

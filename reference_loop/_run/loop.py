@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ from reference_loop._tasks.task import Task, copy_project
 from reference_loop._verdict.evidence import FORMATS
 from reference_loop._verdict.hosthooks import configured_hook_dirs, host_hooks
 from reference_loop._verdict.integrity import Violation, describe
+from reference_loop._verdict.patchreview import INTEGRITY, Mark, Rule
 from reference_loop._verdict.protect import check_patterns
 from reference_loop._verdict.session import Baseline, Session, SessionSettings, outlived
 from reference_loop._verdict.verifier import VerifyResult
@@ -85,23 +86,36 @@ class RunResult:
     evidence: str = "exit-status"
     pinned: dict[str, Any] | None = None  # the pinned tests (source, count, files, f2p/p2p)
     containment: str = ""  # how the verifier's processes were contained
+    # What the evidence is worth against code in the run: "exit-status" for a JUnit file
+    # without this run's nonce (anything in the run could have written it).
+    evidence_grade: str = "exit-status"
+    witnesses: dict[str, Any] | None = None  # what the report is cross-checked with
 
     @property
     def solved_at(self) -> int | None:
         """The number of the attempt that passed, or None."""
         return next((r.number for r in self.attempts if r.solved), None)
 
+    @property
+    def stopped(self) -> str | None:
+        """Why the attempter stopped the run (the tests contradict the task), or None."""
+        last = self.attempts[-1] if self.attempts else None
+        return last.description if last is not None and last.verdict == STOPPED else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "task": self.task,
             "solved": self.solved,
             "solved_at": self.solved_at,
+            "stopped": self.stopped,
             "history_mode": self.history_mode,
             "injections": self.injections,
             "replans": self.replans,
             "escalations": self.escalations,
             "workspace": self.workspace,
             "evidence": self.evidence,
+            "evidence_grade": self.evidence_grade,
+            "witnesses": self.witnesses,
             "judged_by_exit_status_alone": self.evidence == "exit-status",
             "pinned": self.pinned,
             "containment": self.containment,
@@ -123,6 +137,8 @@ class RunResult:
                     "signature": r.signature,
                     "protected_violation": r.protected_violation,
                     "integrity": list(r.integrity),
+                    "verifier_exit_code": r.verifier_exit_code,
+                    "integrity_findings": list(r.findings),
                     "prompt_chars": len(p),
                 }
                 for r, p in zip(self.attempts, self.prompts, strict=True)
@@ -160,6 +176,8 @@ class LoopOptions:
     must_pass: Sequence[str] = ()  # test ids that must pass (added to the task's must_pass)
     # The workspace engine (``git`` or ``fast``); None: $REFERENCE_LOOP_WORKSPACE, else the default.
     workspace_engine: str | None = None
+    # The patch review's rules (None: ``patchreview.default_rules()``; () reviews nothing).
+    review_rules: Sequence[Rule] | None = None
 
     def check(self) -> None:
         """Raise LoopUsageError for an option value or combination the loop cannot run."""
@@ -252,15 +270,19 @@ def _build_record(
     root: Path,
     started: float,
     found: Sequence[Violation] = (),
+    findings: Sequence[dict[str, Any]] = (),
 ) -> AttemptRecord:
     """The attempt's record: the verifier's verdict, the workspace's real diff, the first failure.
 
     A protected-path violation is the first failing step whatever the attempter reported, and it
-    can never be a pass (the verifier judged the reverted workspace, not the attempt).
+    can never be a pass (the verifier judged the reverted workspace, not the attempt). Any other
+    integrity violation makes the verdict ``integrity``: not solved, and not a plain failure.
     """
     tool_step = outcome.first_failure()
     failed = violation or (FailedStep(tool_step.name, tool_step.error) if tool_step else None)
     verdict = "fail" if violation is not None and result.verdict == "pass" else result.verdict
+    if any(v.kind != "protected-path" for v in found):
+        verdict = "integrity"
     patch, truncated = bound_patch(diff.text, patch_limit)
     return AttemptRecord(
         number=number,
@@ -285,6 +307,54 @@ def _build_record(
         duration=time.monotonic() - started,
         protected_violation=any(v.kind == "protected-path" for v in found),
         integrity=list(dict.fromkeys(v.kind for v in found)),
+        verifier_exit_code=result.exit_code,
+        findings=[dict(f) for f in findings],
+    )
+
+
+STOPPED = "stopped"
+# An attempter that finds the pinned tests contradict the task writes this file at the
+# workspace's root, its reason inside; the loop records it and stops retrying.
+STOP_FILE = "TESTS_CONTRADICT_TASK"
+MAX_STOP_REASON = 2000
+
+
+def stop_reason(root: Path) -> str | None:
+    """The reason in the workspace's stop file, or None when there is none (a link or a folder
+    in its place is no stop: only a regular file the attempt wrote)."""
+    path = root / STOP_FILE
+    try:
+        if not path.is_file() or path.is_symlink():
+            return None
+        with path.open("rb") as fh:
+            text = fh.read(MAX_STOP_REASON).decode("utf-8", "replace")
+    except OSError:
+        return None
+    return " ".join(text.split()) or "the tests contradict the task"
+
+
+def _stopped(
+    number: int,
+    outcome: AttemptOutcome,
+    reason: str,
+    ws: Workspace,
+    attempter: Attempter,
+    started: float,
+    log: EventLog,
+) -> AttemptRecord:
+    """The attempter says the tests contradict the task: nothing is verified, the workspace
+    goes back to the snapshot, and the run ends with that as its result."""
+    diff = ws.diff_and_restore()
+    log.emit("attempt_stopped", attempt=number, reason=reason)
+    return AttemptRecord(
+        number=number,
+        verdict=STOPPED,
+        verifier_output="",
+        patch="",
+        files=[f.path for f in diff.files if f.path != STOP_FILE],
+        attempter=attempter.name,
+        description=reason,
+        duration=time.monotonic() - started,
     )
 
 
@@ -296,7 +366,7 @@ def _attempt_once(
     session: Session,
     options: LoopOptions,
     log: EventLog,
-    hook_dirs: Sequence[str] = (),
+    known: tuple[Sequence[str], frozenset[str]] = ((), frozenset()),
 ) -> AttemptRecord:
     """Let the attempter edit, refuse a change that games the check, verify, diff and revert.
 
@@ -309,9 +379,18 @@ def _attempt_once(
     """
     started = time.monotonic()
     outcome = attempter.attempt(prompt, ws.root, attempt=number)
+    reason = stop_reason(ws.root)
+    if reason is not None:
+        return _stopped(number, outcome, reason, ws, attempter, started, log)
     before = ws.diff()
     found = session.check(before)
+    hook_dirs, outputs = known  # the tree's hook folders; where the verifier writes by itself
     found += host_hooks(before.every_change(), hook_dirs)
+    # The patch review reads the attempt's source before any of it runs.
+    marks = session.review(before, ws.original)
+    reached = [m.violation() for m in marks if m.severity == INTEGRITY]
+    if marks:
+        _emit_violations(log, number, reached, stage="patch-review", marks=marks)
     left = getattr(outcome, "left_running", 0) or 0
     if left:
         found.append(outlived(left))
@@ -329,11 +408,11 @@ def _attempt_once(
         now = ws.diff() if result.verdict == "pass" else ws.diff_and_restore()
         after = [
             *verified.violations,
-            *changed_while_verifying(before, now),
+            *changed_while_verifying(before, now, outputs),
             *session.check_after(before, now),
         ]
         if result.verdict == "pass":
-            if after:
+            if after or reached:
                 ws.restore()
             else:
                 # The change kept is the patch shown, nothing else: what an ignore rule hid,
@@ -342,7 +421,12 @@ def _attempt_once(
                 ws.restore(keep=_patch_paths(before))
         if after:
             _emit_violations(log, number, after, stage="verify")
-    every = [*found, *after]
+    every = [*found, *after, *reached]
+    findings = [
+        *(_finding(v, "before-verify") for v in found),
+        *(_finding(v, "verify") for v in after),
+        *(m.to_dict() | {"stage": "patch-review"} for m in marks),
+    ]
     return _build_record(
         number,
         outcome,
@@ -354,6 +438,7 @@ def _attempt_once(
         root=ws.root,
         started=started,
         found=every,
+        findings=findings,
     )
 
 
@@ -372,16 +457,20 @@ def _patch_paths(diff: Diff) -> set[str]:
     return {p for c in diff.files for p in (c.path, c.old_path) if p}
 
 
-def changed_while_verifying(before: Diff, now: Diff) -> list[Violation]:
+def changed_while_verifying(
+    before: Diff, now: Diff, outputs: Collection[str] = ()
+) -> list[Violation]:
     """Every path whose content, mode or existence differs between the tree the verifier was
-    given (``before``) and the tree it left (``now``), runner caches aside, and every path of
-    a ``.git`` that changed meanwhile: each one a ``changed-during-verify`` violation naming
-    what happened to it. The verdict of such a run judged code that is not on disk."""
+    given (``before``) and the tree it left (``now``), and every path of a ``.git`` that
+    changed meanwhile: each one a ``changed-during-verify`` violation naming what happened to
+    it. The verdict of such a run judged code that is not on disk. Runner caches and
+    ``outputs`` (the paths the verifier wrote on the untouched tree: a report, a coverage
+    file) are the verifier's own writes."""
     found: list[Violation] = []
     paths = sorted(before.state.keys() | now.state.keys())
     for path in paths:
         was, is_now = before.state.get(path), now.state.get(path)
-        if was == is_now or _runner_cache(path):
+        if was == is_now or _runner_cache(path) or path in outputs:
             continue
         if was is None:
             # Not changed by the attempt: it was the snapshot's before the verifier ran.
@@ -404,7 +493,18 @@ def changed_while_verifying(before: Diff, now: Diff) -> list[Violation]:
     return found
 
 
-def _emit_violations(log: EventLog, number: int, found: Sequence[Violation], *, stage: str) -> None:
+def _finding(v: Violation, stage: str) -> dict[str, Any]:
+    return {"class": v.kind, "path": v.path, "why": v.why, "stage": stage, "severity": INTEGRITY}
+
+
+def _emit_violations(
+    log: EventLog,
+    number: int,
+    found: Sequence[Violation],
+    *,
+    stage: str,
+    marks: Sequence[Mark] = (),
+) -> None:
     protected = [v for v in found if v.kind == "protected-path"]
     if protected:
         log.emit(
@@ -419,6 +519,7 @@ def _emit_violations(log: EventLog, number: int, found: Sequence[Violation], *, 
         stage=stage,
         classes=list(dict.fromkeys(v.kind for v in found)),
         violations=[{"class": v.kind, "path": v.path, "why": v.why} for v in found],
+        marks=[m.to_dict() for m in marks],
     )
 
 
@@ -486,6 +587,8 @@ def _keep_record(
         duration=round(record.duration, 3),
         protected_violation=record.protected_violation,
         integrity=list(record.integrity),
+        verifier_exit_code=record.verifier_exit_code,
+        integrity_findings=list(record.findings),
         step=(
             f"{record.first_failing_step.name}: {record.first_failing_step.error}"
             if record.first_failing_step and not record.solved
@@ -527,6 +630,7 @@ def _session(task: Task, options: LoopOptions, root: Path, protected: tuple[str,
             must_pass=tuple(dict.fromkeys((*task.must_pass, *options.must_pass))),
             sandbox=options.sandbox,
             log_dir=Path(options.log_dir) if options.log_dir else None,
+            review_rules=options.review_rules,
         ),
         root,
     )
@@ -570,6 +674,8 @@ def _finish(
         evidence=session.evidence,
         pinned=session.pinned.to_dict() if session.pinned else None,
         containment=baseline.containment,
+        evidence_grade=session.grade,
+        witnesses=session.witnesses.to_dict() if session.kind == "pytest" else None,
     )
 
 
@@ -623,7 +729,9 @@ def run_loop(
         )
         dirty = True
         baseline = session.start()
-        ws.restore()  # whatever the baseline run wrote
+        # Whatever the baseline run wrote is undone; where it wrote are the verifier's own
+        # outputs (a report file, a coverage file), which may change while it judges later.
+        outputs = frozenset(ws.diff_and_restore().state)
         dirty = False
         log.emit("verdict_baseline", **baseline.to_dict())
         for number in range(1, options.max_attempts + 1):
@@ -639,12 +747,12 @@ def run_loop(
             )
             dirty = True
             record = _attempt_once(
-                state.current, prompt, number, ws, session, options, log, hook_dirs
+                state.current, prompt, number, ws, session, options, log, (hook_dirs, outputs)
             )
             dirty = False  # a failed attempt was reverted; a passing change stays
             same = _keep_record(record, history, ledger, options, log, ws)
             solved = record.solved
-            if solved:
+            if solved or record.verdict == STOPPED:
                 break
             if same is not None:
                 _after_repeat(task, record, same, state, ledger, options, log)

@@ -11,6 +11,8 @@ SWE-bench's words). A pass needs a complete report in which every pinned test ra
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -48,6 +50,15 @@ class Report:
     problem: str = ""  # why it is incomplete
     tampered: list[str] = field(default_factory=list)  # runner parts replaced during the run
     inifile: str | None = None  # the configuration file the runner read (pytest)
+    # pytest: the plugins loaded from entry points (by name), how many runner parts the plugin
+    # fingerprinted, every plugin registration of the run, and the outcome counts pytest's
+    # own summary line gives for the same reports (passed, failed, errors, ...).
+    plugins: list[str] = field(default_factory=list)
+    identity: int | None = None
+    registered: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    # JUnit: the report carries this run's nonce (the command passed it to the runner).
+    nonce_seen: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         counts: dict[str, int] = {}
@@ -94,8 +105,24 @@ def _record(report: Report, rec: dict[str, Any], phases: dict[str, list[dict[str
         report.deselected.extend(str(i) for i in rec.get("ids", []))
     elif kind == "collecterror":
         report.collect_errors[str(rec.get("id", ""))] = str(rec.get("msg", ""))
+        report.counts["error"] = report.counts.get("error", 0) + 1
     elif kind == "test":
         phases.setdefault(str(rec.get("id", "")), []).append(rec)
+        word = _summary_word(rec)
+        if word:
+            report.counts[word] = report.counts.get(word, 0) + 1
+
+
+def _summary_word(rec: dict[str, Any]) -> str:
+    """The word pytest's summary line counts this phase report under (``""``: not counted)."""
+    when, outcome, xfail = rec.get("when"), rec.get("outcome"), bool(rec.get("xfail"))
+    if outcome == "failed":
+        return "failed" if when == "call" else "error"
+    if outcome == "skipped":
+        return "xfailed" if xfail else "skipped"
+    if outcome == "passed" and when == "call":
+        return "xpassed" if xfail else "passed"
+    return ""
 
 
 def _lines(raw: bytes) -> list[dict[str, Any]] | None:
@@ -110,33 +137,50 @@ def _lines(raw: bytes) -> list[dict[str, Any]] | None:
     return out
 
 
-def read_pytest_report(path: str | Path, nonce: str) -> Report:
+def _authentic(raw: bytes, nonce: str) -> bool:
+    """The finish line's MAC (keyed with the nonce, which the report never holds) is that of
+    every byte before it: nothing was added, removed or changed by anyone without the key."""
+    body, _, last = raw.rstrip(b"\n").rpartition(b"\n")
+    try:
+        tag = json.loads(last).get("mac")
+    except (ValueError, AttributeError):
+        return False
+    body = body + b"\n" if body else b""
+    expected = hmac.new(nonce.encode(), body, hashlib.sha256).hexdigest()
+    return isinstance(tag, str) and hmac.compare_digest(tag, expected)
+
+
+def read_pytest_report(source: str | Path | bytes, nonce: str) -> Report:
     """Read the loop's pytest plugin report (JSON lines).
 
     Args:
-        path: the report file the plugin wrote through its descriptor.
-        nonce: the value the loop gave this run; a report with another one is not this run's.
+        source: the report's bytes, or the file the plugin wrote through its descriptor.
+        nonce: the key the loop gave this run: the finish line's MAC must be of every line
+            before it, under this key.
 
     Returns:
-        The Report; ``complete`` only when the first line is the start and the last the finish
-        of this run (both carry ``nonce``).
+        The Report; ``complete`` only when the first line is the start, the last the finish,
+        and the finish authenticates everything before it.
     """
     report = Report(kind="pytest", complete=False)
     try:
-        recs = _lines(Path(path).read_bytes())
+        raw = source if isinstance(source, bytes) else Path(source).read_bytes()
     except OSError as exc:
         report.problem = f"no report was written ({exc.strerror or exc})"
         return report
+    recs = _lines(raw)
     if recs is None:
         report.problem = "the report holds a line that is not JSON"
         return report
     if not recs or recs[0].get("e") != "start":
         report.problem = "the runner never loaded the report plugin (no start line)"
         return report
-    if recs[0].get("nonce") != nonce or any(r.get("e") == "start" for r in recs[1:]):
-        report.problem = "the report was not started by this run's plugin"
+    if any(r.get("e") == "start" for r in recs[1:]):
+        report.problem = "the report was started twice"
         return report
     report.inifile = recs[0].get("inifile")
+    report.plugins = [str(p) for p in recs[0].get("plugins") or []]
+    started_identity = recs[0].get("identity")
     phases: dict[str, list[dict[str, Any]]] = {}
     for rec in recs[1:-1]:
         _record(report, rec, phases)
@@ -151,29 +195,45 @@ def read_pytest_report(path: str | Path, nonce: str) -> Report:
         report.problem = "the report goes on after its finish line"
     elif not finished:
         report.problem = "the run ended before pytest finished (no finish line)"
-    elif last.get("nonce") != nonce:
-        report.problem = "the report's finish line is not this run's"
+    elif not _authentic(raw, nonce):
+        report.problem = (
+            "the report's finish line does not authenticate its lines (written, or added to, "
+            "by something other than this run's plugin)"
+        )
     else:
         status = last.get("exitstatus")
         report.exitstatus = status if isinstance(status, int) else None
         report.tampered = [str(t) for t in last.get("tampered", [])]
+        report.registered = [str(r) for r in last.get("registered") or []]
+        identity = last.get("identity")
+        report.identity = identity if isinstance(identity, int) else None
+        if report.identity != started_identity:
+            report.tampered.append(
+                f"the plugin's fingerprint table changed size ({started_identity} at the start, "
+                f"{report.identity} at the end)"
+            )
         report.complete = True
     return report
 
 
-def read_junit(path: str | Path) -> Report:
+def read_junit(source: str | Path | bytes, nonce: str = "") -> Report:
     """Read a JUnit XML report (pytest --junitxml, node --test-reporter=junit, jest-junit,
     gotestsum, cargo nextest): each ``testcase`` is ``classname::name``.
 
     Args:
-        path: the XML file the runner wrote.
+        source: the XML the runner wrote, or its file.
+        nonce: when given, the report must carry it (in any attribute or text: a suite name,
+            a property): one without it was not written by this run's runner.
 
     Returns:
         The Report; ``complete`` when the file parsed and has a ``testsuites``/``testsuite`` root.
     """
     report = Report(kind="junit", complete=False)
     try:
-        root = ET.parse(Path(path)).getroot()
+        raw = source if isinstance(source, bytes) else Path(source).read_bytes()
+        if not raw:
+            raise OSError("the file is empty")
+        root = ET.fromstring(raw)
     except OSError as exc:
         report.problem = f"no JUnit report was written ({exc.strerror or exc})"
         return report
@@ -183,6 +243,14 @@ def read_junit(path: str | Path) -> Report:
     if root.tag not in ("testsuites", "testsuite"):
         report.problem = f"the JUnit report's root is <{root.tag}>, not <testsuites>"
         return report
+    if nonce:
+        report.nonce_seen = any(
+            nonce in (el.text or "") or any(nonce in v for v in el.attrib.values())
+            for el in root.iter()
+        )
+        if not report.nonce_seen:
+            report.problem = "the JUnit report does not carry this run's nonce"
+            return report
     seen: dict[str, int] = {}
     for case in root.iter("testcase"):
         name = case.get("name", "")
@@ -288,7 +356,9 @@ def _listed(lines: list[str]) -> list[str]:
     return lines
 
 
-def _passes(result: TestResult, may_skip: bool) -> bool:
+def passes(result: TestResult, may_skip: bool) -> bool:
+    """Whether a pinned test's outcome counts as passing (a skip only where it skipped at the
+    start)."""
     return result.outcome in (PASSED, "xpassed") or (may_skip and result.outcome in _NOT_PASSING_OK)
 
 
@@ -301,7 +371,7 @@ def _pinned_failures(report: Report, pinned: Pinned | None, wanted: Sequence[str
         if result is None:
             how = "deselected" if test_id in deselected else "did not run"
             failures.append(f"MISSING {test_id} - a pinned test {how}")
-        elif _passes(result, test_id in may_skip):
+        elif passes(result, test_id in may_skip):
             continue
         else:
             word = "FAILED" if result.outcome in ("failed", "error") else result.outcome.upper()

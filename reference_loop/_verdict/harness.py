@@ -34,15 +34,22 @@ from reference_loop._verdict.evidence import FORMATS, Report, read_junit, read_p
 from reference_loop.errors import LoopUsageError
 
 RESULT_FILE = "{result_file}"
+# A fresh value per run, for a JUnit runner to write into its report (a suite name, a
+# property): a report without it was not written by this run.
+NONCE = "{result_nonce}"
 PLUGIN_MODULE = "_reference_loop_report"
 HOOKS = (
     "pytest_configure",
+    "pytest_load_initial_conftests",
+    "pytest_plugin_registered",
+    "pytest_sessionstart",
     "pytest_ignore_collect",
+    "pytest_collection_modifyitems",
     "pytest_collectreport",
     "pytest_deselected",
     "pytest_collection_finish",
     "pytest_runtest_logreport",
-    "pytest_sessionfinish",
+    "pytest_unconfigure",
 )
 _SANDBOX_TMP = "/tmp/.reference-loop"  # inside bwrap, /tmp is the sandbox's own tmpfs
 _PYTEST_WORD = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
@@ -88,34 +95,48 @@ def _is_python_m_pytest(command: str) -> bool:
 
 @dataclass
 class EvidenceRun:
-    """One prepared run: the command, what to add to its environment, the descriptor to pass."""
+    """One prepared run: the command, what to add to its environment, the descriptors to pass."""
 
     command: str
     env: dict[str, str]
     pass_fds: tuple[int, ...]
-    report_path: Path | None
+    report_fd: int | None  # the loop's own read end of the report (its file has no name)
     nonce: str
     kind: str
     readable: tuple[Path, ...] = ()
-    _fd: int | None = field(default=None, repr=False)
+    # The JUnit report must carry the nonce: the command passes it to the runner ({nonce}).
+    nonce_required: bool = False
+    _fds: tuple[int, ...] = field(default=(), repr=False)
 
     def started(self) -> None:
-        """Close the loop's copy of the report descriptor once the command has started."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """Close the loop's copies of the descriptors once the command has started."""
+        for fd in self._fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds = ()
 
     def read(self) -> Report | None:
         """The report this run left (None for an exit-status verifier)."""
         self.started()
-        if self.report_path is None:
+        fd, self.report_fd = self.report_fd, None
+        if fd is None:
             return None
         try:
-            if self.kind == "pytest":
-                return read_pytest_report(self.report_path, self.nonce)
-            return read_junit(self.report_path)
+            data = _read_all(fd)
         finally:
-            self.report_path.unlink(missing_ok=True)
+            os.close(fd)
+        if self.kind == "pytest":
+            return read_pytest_report(data, self.nonce)
+        return read_junit(data, self.nonce if self.nonce_required else "")
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 class Harness:
@@ -154,11 +175,21 @@ class Harness:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def prepare(self, only: Sequence[str] | None = None) -> EvidenceRun:
+    def prepare(
+        self,
+        only: Sequence[str] | None = None,
+        plugins: Sequence[str] | None = None,
+        order: Sequence[str] | None = None,
+    ) -> EvidenceRun:
         """A run of the verify command that leaves a report.
 
         Args:
             only: pytest only: collect just these test files (None: what the command collects).
+            order: pytest only: run exactly these test ids, in this order (``only`` should
+                name their files).
+            plugins: pytest only: run with plugin autoload off, loading these entry-point
+                plugins by name (the ones the untouched tree's run loaded); None: autoload as
+                the user has it (the baseline run).
 
         Returns:
             The EvidenceRun to start (pass ``pass_fds``; call ``started()`` then ``read()``).
@@ -169,21 +200,40 @@ class Harness:
         self._count += 1
         path = self.private / f"report-{self._count}.{'jsonl' if self.kind == 'pytest' else 'xml'}"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        # The file loses its name at once: the run can reach it only through the descriptor
+        # it was given (a glob over the temp folder finds nothing); the loop reads its own end.
+        report_fd = os.open(path, os.O_RDONLY)
+        os.unlink(path)
         os.set_inheritable(fd, True)
-        nonce = secrets.token_hex(12)
+        nonce = secrets.token_hex(16)
         command = self.command
         if self.kind == "junit":
-            command = command.replace(RESULT_FILE, f"/dev/fd/{fd}")
-            return EvidenceRun(command, env, (fd,), path, nonce, self.kind, (), fd)
+            command = command.replace(RESULT_FILE, f"/dev/fd/{fd}").replace(NONCE, nonce)
+            required = NONCE in self.command
+            return EvidenceRun(
+                command, env, (fd,), report_fd, nonce, self.kind, (), required, (fd,)
+            )
+        # The nonce goes through a pipe the plugin reads once: an environment variable would
+        # stay readable in /proc/self/environ after the plugin removed it.
+        nonce_in, nonce_out = os.pipe()
+        os.write(nonce_out, nonce.encode("ascii"))
+        os.close(nonce_out)
+        os.set_inheritable(nonce_in, True)
         user_addopts = os.environ.get("PYTEST_ADDOPTS", "")
         ours = f"-p {PLUGIN_MODULE}"
+        if plugins is not None:
+            ours += "".join(f" -p {shlex.quote(name)}" for name in plugins)
+            env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+            env["REFERENCE_LOOP_USER_AUTOLOAD"] = os.environ.get(
+                "PYTEST_DISABLE_PLUGIN_AUTOLOAD", ""
+            )
         pythonpath = os.environ.get("PYTHONPATH", "")
         env.update(
             {
                 "PYTEST_ADDOPTS": f"{ours} {user_addopts}".strip(),
                 "REFERENCE_LOOP_USER_ADDOPTS": user_addopts,
                 "REFERENCE_LOOP_REPORT_FD": str(fd),
-                "REFERENCE_LOOP_REPORT_NONCE": nonce,
+                "REFERENCE_LOOP_NONCE_FD": str(nonce_in),
                 "REFERENCE_LOOP_CACHE_DIR": str(self.pytest_cache),
                 "REFERENCE_LOOP_NO_BYTECODE_FROM": str(self.root),
                 # A user site-packages (outside the workspace) is not the verifier's to import.
@@ -197,9 +247,13 @@ class Harness:
             env["REFERENCE_LOOP_APPEND_PATH"] = str(self.root)
         if only is not None:
             listing = self.private / f"collect-{self._count}.json"
-            listing.write_text(json.dumps({"only": sorted(set(only))}), encoding="utf-8")
+            listed: dict[str, list[str]] = {"only": sorted(set(only))}
+            if order is not None:
+                listed["order"] = list(order)
+            listing.write_text(json.dumps(listed), encoding="utf-8")
             env["REFERENCE_LOOP_COLLECT"] = str(listing)
             readable: tuple[Path, ...] = (self.plugin_dir, listing)
         else:
             readable = (self.plugin_dir,)
-        return EvidenceRun(command, env, (fd,), path, nonce, self.kind, readable, fd)
+        fds = (fd, nonce_in)
+        return EvidenceRun(command, env, fds, report_fd, nonce, self.kind, readable, True, fds)

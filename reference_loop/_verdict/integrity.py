@@ -21,7 +21,11 @@ whatever an ignore rule says) and names a violation by its class:
 - ``changed-during-verify``: a protected path that changed while the verifier ran;
 - ``outlived-attempt``: processes the attempt left running (they are killed);
 - ``forged-exit``: the verifier exited 0 but its report says the pinned tests did not pass;
-- ``runner-tampered``: code in the run replaced part of the test runner (its report is void).
+- ``runner-tampered``: code in the run replaced part of the test runner (its report is void);
+- ``evidence-disagrees``: the report, the process's exit status and pytest's summary line do
+  not agree (:mod:`reference_loop._verdict.crosscheck`);
+- ``reaches-verifier``: the patch review marked the attempt's code (it reaches into the
+  verifier: :mod:`reference_loop._verdict.reach`).
 
 The protected-path rules come from ``reference_loop._verdict.protect``; this module adds the
 classes the runner reads before any test runs.
@@ -57,6 +61,10 @@ CLASSES = (
     "outlived-attempt",
     "forged-exit",
     "runner-tampered",
+    "evidence-disagrees",
+    "reaches-verifier",
+    "games-tests",
+    "order-dependent",
     "host-hook",
 )
 
@@ -72,6 +80,10 @@ _SAID = {
     "outlived-attempt": "left processes running after it ended",
     "forged-exit": "made the verifier exit 0 without its tests passing",
     "runner-tampered": "changed the test runner while it ran",
+    "evidence-disagrees": "left a test report that the exit status or pytest's summary contradicts",
+    "reaches-verifier": "wrote code that reaches into the verifier or its evidence",
+    "games-tests": "wrote code that reads its caller or the tests to choose its answer",
+    "order-dependent": "passed only in the order the tests ran (reversed or alone they fail)",
     "host-hook": "added a file that runs on the host by itself later (direnv, editor, git hook)",
 }
 
@@ -294,11 +306,12 @@ def _startup_hook(rel: str) -> bool:
     return stem in STARTUP_NAMES or any(p in STARTUP_NAMES for p in parts[:-1])
 
 
-def _runner_section(name: str, data: bytes | None) -> Any:
-    """The part of a shared config file pytest reads (None when absent); raises ValueError
-    when the file cannot be read at all."""
+def _runner_sections(name: str, data: bytes | None) -> dict[str, Any]:
+    """The parts of a shared config file the runner reads, by section (the runner's own
+    options, and the entry points a plugin is registered by); raises ValueError when the file
+    cannot be read at all."""
     if data is None:
-        return None
+        return {}
     text = data.decode("utf-8", "replace")
     if name == "pyproject.toml":
         try:
@@ -306,14 +319,23 @@ def _runner_section(name: str, data: bytes | None) -> Any:
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(str(exc)) from None
         tool = doc.get("tool", {})
-        return tool.get("pytest") if isinstance(tool, dict) else tool
+        project = doc.get("project", {})
+        found = {
+            "[tool.pytest]": tool.get("pytest") if isinstance(tool, dict) else tool,
+            "[project.entry-points]": (
+                project.get("entry-points") if isinstance(project, dict) else project
+            ),
+        }
+        return {k: v for k, v in found.items() if v is not None}
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
     except configparser.Error as exc:
         raise ValueError(str(exc)) from None
-    wanted = ("tool:pytest", "pytest") if name == "setup.cfg" else ("pytest",)
-    return {s: dict(parser.items(s)) for s in wanted if parser.has_section(s)} or None
+    wanted = (
+        ("tool:pytest", "pytest", "options.entry_points") if name == "setup.cfg" else ("pytest",)
+    )
+    return {f"[{s}]": dict(parser.items(s)) for s in wanted if parser.has_section(s)}
 
 
 def _shared_config_changed(rel: str, root: Path, facts: StartFacts) -> str | None:
@@ -323,21 +345,28 @@ def _shared_config_changed(rel: str, root: Path, facts: StartFacts) -> str | Non
     except OSError:
         new = None
     try:
-        before = _runner_section(name, facts.shared.get(rel))
+        before = _runner_sections(name, facts.shared.get(rel))
     except ValueError:
-        before = "unreadable"
+        before = {"the whole file": "unreadable"}
     try:
-        after = _runner_section(name, new)
+        after = _runner_sections(name, new)
     except ValueError as exc:
         return f"the file no longer parses, so the runner's part of it cannot be checked: {exc}"
-    if before != after:
-        section = {
-            "pyproject.toml": "[tool.pytest]",
-            "setup.cfg": "[tool:pytest]",
-            "tox.ini": "[pytest]",
-        }[name]
-        return f"its {section} section, which the runner reads before any test, changed"
+    changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+    if changed:
+        return f"its {', '.join(changed)} section, which the runner reads before any test, changed"
     return None
+
+
+def _package_metadata(rel: str) -> bool:
+    """Installed-package metadata: ``importlib.metadata`` finds its entry points (a ``pytest11``
+    plugin) wherever the folder is on ``sys.path``."""
+    parts = rel.split("/")
+    return (
+        any(p.endswith((".dist-info", ".egg-info", ".egg")) for p in parts[:-1])
+        or parts[-1] in ("entry_points.txt", "PKG-INFO")
+        or parts[-1].endswith((".egg-link", ".egg-info"))
+    )
 
 
 def _pyc_problem(root: Path, rel: str, ctx: IntegrityContext) -> str | None:
@@ -447,6 +476,14 @@ def _check_path(rel: str, status: str, root: Path, ctx: IntegrityContext) -> lis
         why = _shared_config_changed(rel, root, ctx.facts)
         if why:
             found.append(("runner-config", why))
+    if _package_metadata(rel):
+        found.append(
+            (
+                "runner-config",
+                "package metadata: the entry points a runner loads plugins from "
+                f"({'new' if status == 'A' else 'changed'})",
+            )
+        )
     if _startup_hook(rel):
         found.append(("startup-hook", "the interpreter runs it when it starts"))
     if status != "D":

@@ -3,17 +3,30 @@
 The loop copies this file into a private directory, puts that directory on ``PYTHONPATH`` and
 loads it with ``-p`` (through ``PYTEST_ADDOPTS``), so it works with whatever interpreter the
 verify command starts. It writes one JSON object per line to a file descriptor the loop opened
-on a file outside the workspace (``REFERENCE_LOOP_REPORT_FD``): the collected test ids, every
-collection error, every setup/call/teardown outcome, and a closing ``finish`` line. A run that
-ends without that line (``os._exit(0)`` while importing the code under test) is incomplete.
+on a file outside the workspace: the start (the plugins loaded from entry
+points, how many runner parts it fingerprinted), the collected test ids, every collection
+error, every setup/call/teardown outcome, and a closing ``finish`` line written at
+``pytest_unconfigure`` — after pytest printed its summary — with pytest's final exit status,
+every plugin registration of the run and the runner parts found changed. A run that ends
+without that line (``os._exit(0)`` in the code under test) is incomplete.
+
+The code under test runs in this process, so nothing here is out of its reach; the plugin makes
+reaching it take the steps the loop's patch review marks. Its state lives in the cells of the
+hook functions, not on the module: the descriptor (moved to a random high number), the nonce
+(read once from a pipe, never in the environment, so not in ``/proc/self/environ``; a key that
+authenticates every line and is never written, so reading the report teaches nothing), the
+fingerprints of the runner taken once its plugins are loaded and just before the first conftest
+(the first code of the workspace) is imported. The loop checks the report from outside:
+against the process's exit status, pytest's own summary line, and the baseline run's plugins,
+registrations and fingerprint count.
 
 ``REFERENCE_LOOP_COLLECT`` names a JSON file ``{"only": [paths]}``: test files outside that list
 are not collected at all (not imported), so a module the attempt added cannot run beside the
 pinned tests and change their outcome.
 
-The variables are removed from the environment as soon as the plugin is imported: a test that
-starts pytest again (pytester, a subprocess) gets a plain pytest, and the report descriptor is
-not inherited by anything the tests start.
+The variables are removed from the environment as soon as the plugin is imported (the autoload
+switch at configure, after pytest read it): a test that starts pytest again (pytester, a
+subprocess) gets a plain pytest, and the descriptors are not inherited by anything it starts.
 
 PYTEST_DONT_REWRITE: pytest would otherwise rewrite this module's (absent) asserts on every run.
 """
@@ -21,21 +34,362 @@ PYTEST_DONT_REWRITE: pytest would otherwise rewrite this module's (absent) asser
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-_FD = "REFERENCE_LOOP_REPORT_FD"
-_NONCE = "REFERENCE_LOOP_REPORT_NONCE"
-_COLLECT = "REFERENCE_LOOP_COLLECT"
-_ADDOPTS = "REFERENCE_LOOP_USER_ADDOPTS"
-_APPEND = "REFERENCE_LOOP_APPEND_PATH"
-_NO_BYTECODE = "REFERENCE_LOOP_NO_BYTECODE_FROM"
+__all__: list[str] = []  # a pytest plugin: its hooks are found by name, nothing is imported
+
 _MAX_MSG = 600
+_RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy", "builtins")
+
+
+def _fingerprint(value: Any) -> tuple[Any, ...]:
+    """What a runner part is made of: the object, and for a function its code, defaults and
+    keyword defaults (swapping ``__code__`` keeps the function object)."""
+    if isinstance(value, type):
+        return (value,)
+    if isinstance(value, property):
+        return (value, value.fget)
+    func = getattr(value, "__func__", value)  # staticmethod, classmethod, bound method
+    return (
+        value,
+        getattr(func, "__code__", None),
+        getattr(func, "__defaults__", None),
+        getattr(func, "__kwdefaults__", None),
+    )
+
+
+# (key, holder, attribute, fingerprint): the holder is the module's namespace (a dict), the
+# class a member sits in, or None for the module itself (found again in sys.modules).
+Identity = tuple[tuple[str, Any, str, tuple[Any, ...]], ...]
+
+
+def _runner_identity(names: tuple[str, ...]) -> Identity:
+    """Every function and class (and every function a class holds) of the runner's loaded
+    modules, fingerprinted: code under test that patches the runner (a ``runtest`` that runs
+    nothing, a report that always passes, a swapped ``__code__``) changes one of them."""
+    found: list[tuple[str, Any, str, tuple[Any, ...]]] = []
+    for name, module in list(sys.modules.items()):
+        if module is None or name.split(".", 1)[0] not in names:
+            continue
+        found.append((name, None, name, (module,)))
+        namespace = vars(module)
+        for attr, value in list(namespace.items()):
+            if not callable(value):
+                continue
+            found.append((f"{name}.{attr}", namespace, attr, _fingerprint(value)))
+            if isinstance(value, type) and value.__module__ == name:
+                for key, member in list(vars(value).items()):
+                    if callable(member) or isinstance(
+                        member, (staticmethod, classmethod, property)
+                    ):
+                        found.append((f"{name}.{attr}.{key}", value, key, _fingerprint(member)))
+    return tuple(found)
+
+
+def _changed(identity: Identity) -> list[str]:
+    """The keys whose object is no longer where it was, or whose code, defaults or getter were
+    swapped (compared by identity: an object can say it equals anything)."""
+    modules = sys.modules
+    out = []
+    for key, holder, attr, mark in identity:
+        if holder is None:
+            value = modules.get(attr)
+        elif type(holder) is dict:
+            value = holder.get(attr)
+        else:
+            value = holder.__dict__.get(attr)
+        if value is not mark[0]:
+            out.append(key)
+        elif len(mark) > 1:
+            now = _fingerprint(value)
+            if any(a is not b for a, b in zip(now, mark, strict=True)):
+                out.append(key)
+    return out
+
+
+def _plugin() -> dict[str, Any]:
+    """The hooks, and everything they share held in their cells (see the module docstring)."""
+    import hashlib
+    import hmac
+    import json
+    from pathlib import Path
+
+    environ = os.environ
+    write, dumps, fstat = os.write, json.dumps, os.fstat
+    fd = _take_descriptor(environ.pop("REFERENCE_LOOP_REPORT_FD", None))
+    # The nonce is a key: every line is authenticated with it, and it is never written out, so
+    # a reader of the report (or of this process's environment) learns nothing to forge with.
+    mac = hmac.new(
+        _take_nonce(environ.pop("REFERENCE_LOOP_NONCE_FD", None)).encode(), digestmod=hashlib.sha256
+    )
+    collect = environ.pop("REFERENCE_LOOP_COLLECT", None)
+    user_addopts = environ.pop("REFERENCE_LOOP_USER_ADDOPTS", None)
+    workspace = environ.pop("REFERENCE_LOOP_NO_BYTECODE_FROM", None)
+    append = environ.pop("REFERENCE_LOOP_APPEND_PATH", None)
+    cache_dir = environ.pop("REFERENCE_LOOP_CACHE_DIR", None)
+    user_autoload = environ.pop("REFERENCE_LOOP_USER_AUTOLOAD", None)
+    if workspace:
+        _never_bytecode_from(workspace)
+    if append and append not in sys.path:
+        # `python -m pytest` started with a safe path: the workspace is importable, but after
+        # site-packages, so a module there cannot stand in for an installed one.
+        sys.path.append(append)
+    if user_addopts is not None:
+        # PYTEST_ADDOPTS carried our -p; a pytest the tests start gets only the user's value.
+        if user_addopts:
+            environ["PYTEST_ADDOPTS"] = user_addopts
+        else:
+            environ.pop("PYTEST_ADDOPTS", None)
+    only = _read_only(collect)
+    order = _read_order(collect)
+    # Every folder above a listed file is walked into, and no other.
+    only_dirs = {str(parent) for p in only or () for parent in Path(p).parents}
+    only_dirs.discard(".")
+    identity: tuple[Any, ...] = ()  # taken when conftests are about to load (see below)
+    registered: list[str] = []
+    held: list[Any] = []  # the session, once it starts
+    mine: list[Any] = []  # the plugin objects pytest registered with these hooks
+
+    def emit(record: dict[str, Any]) -> None:
+        if fd is None:
+            return
+        if record.get("e") == "finish":
+            record["mac"] = mac.hexdigest()  # of every line before this one
+        data = (dumps(record, separators=(",", ":")) + "\n").encode("utf-8", "replace")
+        mac.update(data)
+        try:
+            while data:
+                data = data[write(fd, data) :]
+        except OSError:
+            pass
+
+    def tampered(config: Any) -> list[str]:
+        changed = _changed(identity)
+        root = Path(str(config.rootpath)).resolve()
+        for plugin in config.pluginmanager.get_plugins():
+            path = getattr(plugin, "__file__", None)
+            if not path:
+                continue
+            try:
+                rel = Path(path).resolve().relative_to(root)
+            except ValueError:
+                continue
+            if rel.name != "conftest.py":
+                changed.append(f"plugin registered from {rel.as_posix()}")
+        for plugin in mine:
+            for caller in config.pluginmanager.get_hookcallers(plugin) or ():
+                for impl in caller.get_hookimpls():
+                    if impl.plugin is plugin and impl.function is not hooks.get(caller.name):
+                        changed.append(f"the report plugin's {caller.name} was replaced")
+        session = held[0] if held else None
+        for item in getattr(session, "items", None) or ():
+            own = getattr(item, "__dict__", {})
+            for name in ("runtest", "setup", "teardown", "repr_failure", "_getobj"):
+                if name in own:
+                    changed.append(f"{item.nodeid}: {name} replaced on the test item")
+        try:
+            moved = fd is not None and fstat(fd)[1:3] != where
+        except OSError:
+            moved = True
+        if moved:
+            changed.append("the report descriptor was pointed at another file")
+        return sorted(changed)
+
+    where = fstat(fd)[1:3] if fd is not None else None  # (inode, device) of the report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(config: Any) -> None:
+        nonlocal identity
+        if not identity:  # a pytest started without its initial conftests (in-process)
+            identity = _runner_identity(_RUNNER_PACKAGES)
+        if user_autoload is not None:
+            # pytest read the switch already; a pytest the tests start gets the user's value.
+            if user_autoload:
+                environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = user_autoload
+            else:
+                environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        if cache_dir:
+            # pytest's cache (--lf, --sw) lives outside the workspace, where an attempt cannot
+            # plant a "last failed" list; set before the cache plugin reads the ini value.
+            with contextlib.suppress(AttributeError, TypeError):
+                config._inicache["cache_dir"] = cache_dir
+        manager = config.pluginmanager
+        mine.extend(
+            p
+            for p in manager.get_plugins()
+            if getattr(p, "pytest_configure", None) is pytest_configure
+        )
+        emit(
+            {
+                "e": "start",
+                "pytest": pytest.__version__,
+                "rootdir": str(config.rootpath),
+                "inifile": str(config.inipath) if config.inipath else None,
+                "args": [str(a) for a in config.invocation_params.args],
+                "only": sorted(only) if only is not None else None,
+                "plugins": sorted(
+                    {str(manager.get_name(p)) for p, _dist in manager.list_plugin_distinfo()}
+                ),
+                "identity": len(identity),
+            }
+        )
+
+    def pytest_load_initial_conftests(early_config: Any) -> None:
+        # The runner as its plugins left it (pytest's legacy shims, a plugin's own patches),
+        # just before the first conftest — the first code of the workspace — is imported by
+        # pytest's own (trylast) implementation of this hook.
+        nonlocal identity
+        identity = _runner_identity(_RUNNER_PACKAGES)
+
+    def pytest_plugin_registered(plugin: Any, plugin_name: str, manager: Any) -> None:
+        registered.append(_describe(plugin, plugin_name))
+
+    def pytest_sessionstart(session: Any) -> None:
+        held.append(session)
+
+    def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
+        if only is None:
+            return None
+        rel = _rel(collection_path, config.rootpath)
+        if rel is None or rel == ".":
+            return None
+        if collection_path.is_dir():
+            return None if rel in only_dirs else True
+        return None if rel in only else True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+        # A run of named tests in a named order (the order cross-check): last, so no other
+        # plugin's reordering stands.
+        if order is None:
+            return
+        wanted = set(order)
+        by_id = {item.nodeid: item for item in items}
+        dropped = [item for item in items if item.nodeid not in wanted]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = [by_id[test_id] for test_id in order if test_id in by_id]
+
+    def pytest_collectreport(report: Any) -> None:
+        if report.failed:
+            emit({"e": "collecterror", "id": report.nodeid, "msg": _short(report.longrepr)})
+
+    def pytest_deselected(items: Any) -> None:
+        emit({"e": "deselected", "ids": [item.nodeid for item in items]})
+
+    def pytest_collection_finish(session: Any) -> None:
+        emit({"e": "items", "ids": [item.nodeid for item in session.items]})
+
+    def pytest_runtest_logreport(report: Any) -> None:
+        emit(
+            {
+                "e": "test",
+                "id": report.nodeid,
+                "when": report.when,
+                "outcome": report.outcome,
+                "xfail": hasattr(report, "wasxfail"),
+                "msg": _short(report.longrepr) if report.outcome != "passed" else "",
+            }
+        )
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(config: Any) -> None:
+        session = held[0] if held else None
+        status = getattr(session, "exitstatus", None)
+        emit(
+            {
+                "e": "finish",
+                "exitstatus": int(status) if status is not None else None,
+                "failed": int(getattr(session, "testsfailed", 0)),
+                "collected": int(getattr(session, "testscollected", 0)),
+                "identity": len(identity),
+                "registered": registered,
+                "tampered": tampered(config),
+            }
+        )
+
+    hooks: dict[str, Any] = {
+        name: value for name, value in locals().items() if name.startswith("pytest_")
+    }
+    return hooks
+
+
+def _describe(plugin: Any, name: str) -> str:
+    """A registration as the loop compares it with the baseline's: its name (an id-made name
+    as ``<object>``), and where its code comes from."""
+    shown = "<object>" if str(name).isdigit() else str(name)
+    origin = getattr(plugin, "__file__", None)
+    if origin is None:
+        kind = type(plugin) if not isinstance(plugin, type) else plugin
+        module = sys.modules.get(getattr(kind, "__module__", "") or "")
+        origin = f"{getattr(kind, '__qualname__', '?')} from {getattr(module, '__file__', None)}"
+    return f"{shown} = {origin}"
+
+
+def _take_descriptor(text: str | None) -> int | None:
+    if text is None or not text.isdigit():
+        return None
+    import fcntl
+    import random
+
+    fd = int(text)
+    try:
+        # A random high number: no guess of a small one finds it.
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, random.SystemRandom().randrange(64, 900))
+    except OSError:
+        try:
+            os.set_inheritable(fd, False)
+        except OSError:
+            return None
+        return fd
+    os.close(fd)
+    return moved
+
+
+def _take_nonce(text: str | None) -> str:
+    if text is None or not text.isdigit():
+        return ""
+    fd = int(text)
+    try:
+        data = os.read(fd, 256)
+    except OSError:
+        return ""
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    return data.decode("ascii", "replace").strip()
+
+
+def _read_order(collect: str | None) -> list[str] | None:
+    if not collect:
+        return None
+    import json
+
+    try:
+        with open(collect, encoding="utf-8") as fh:
+            listed = json.load(fh).get("order")
+    except (OSError, ValueError, AttributeError):
+        return []  # unreadable: run nothing rather than everything
+    return [str(t) for t in listed] if isinstance(listed, list) else None
+
+
+def _read_only(collect: str | None) -> set[str] | None:
+    if not collect:
+        return None
+    import json
+
+    try:
+        with open(collect, encoding="utf-8") as fh:
+            listed = json.load(fh).get("only")
+        if isinstance(listed, list):
+            return {str(p) for p in listed}
+    except (OSError, ValueError, AttributeError):
+        pass
+    return set()  # unreadable: collect nothing rather than everything
 
 
 def _never_bytecode_from(workspace: str) -> None:
@@ -87,108 +441,6 @@ def _never_bytecode_from(workspace: str) -> None:
     rewrite._read_pyc = read_pyc
 
 
-def _take_environment() -> tuple[int | None, str, set[str] | None]:
-    fd_text = os.environ.pop(_FD, None)
-    nonce = os.environ.pop(_NONCE, "")
-    collect = os.environ.pop(_COLLECT, None)
-    user_addopts = os.environ.pop(_ADDOPTS, None)
-    workspace = os.environ.pop(_NO_BYTECODE, None)
-    if workspace:
-        _never_bytecode_from(workspace)
-    append = os.environ.pop(_APPEND, None)
-    if append and append not in sys.path:
-        # `python -m pytest` started with a safe path: the workspace is importable, but after
-        # site-packages, so a module there cannot stand in for an installed one.
-        sys.path.append(append)
-    if user_addopts is not None:
-        # PYTEST_ADDOPTS carried our -p; a pytest the tests start gets only the user's value.
-        if user_addopts:
-            os.environ["PYTEST_ADDOPTS"] = user_addopts
-        else:
-            os.environ.pop("PYTEST_ADDOPTS", None)
-    fd = None
-    if fd_text is not None and fd_text.isdigit():
-        fd = int(fd_text)
-        try:
-            os.set_inheritable(fd, False)
-        except OSError:
-            fd = None
-    only = None
-    if collect:
-        try:
-            with open(collect, encoding="utf-8") as fh:
-                listed = json.load(fh).get("only")
-            if isinstance(listed, list):
-                only = {str(p) for p in listed}
-        except (OSError, ValueError, AttributeError):
-            only = set()  # unreadable: collect nothing rather than everything
-    return fd, nonce, only
-
-
-_fd, _nonce, _only = _take_environment()
-_only_dirs = {str(Path(p).parent) for p in _only or ()}
-for _p in list(_only_dirs):
-    while _p not in ("", "."):
-        _p = str(Path(_p).parent)
-        _only_dirs.add(_p)
-
-
-def _emit(
-    record: dict[str, Any], _fd: int | None = _fd, _write: Any = os.write, _dumps: Any = json.dumps
-) -> None:
-    # The descriptor and the writers are bound now: code the tests import cannot swap them.
-    if _fd is None:
-        return
-    data = (_dumps(record, separators=(",", ":")) + "\n").encode("utf-8", "replace")
-    try:
-        while data:
-            data = data[_write(_fd, data) :]
-    except OSError:
-        pass
-
-
-_RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy", __name__)
-
-
-def _runner_identity() -> dict[str, object]:
-    """``module.attr`` -> id() of every function and class (and every function a class holds)
-    of the runner's loaded modules and this plugin: a test's code that patches the runner (a
-    ``runtest`` that runs nothing, a report that always passes) changes one of them."""
-    found: dict[str, object] = {}
-    for name, module in list(sys.modules.items()):
-        if module is None or name.split(".", 1)[0] not in _RUNNER_PACKAGES:
-            continue
-        found[name] = module
-        for attr, value in list(vars(module).items()):
-            if callable(value):
-                found[f"{name}.{attr}"] = value
-                if isinstance(value, type) and value.__module__ == name:
-                    for key, member in list(vars(value).items()):
-                        if callable(member) or isinstance(member, (staticmethod, classmethod)):
-                            found[f"{name}.{attr}.{key}"] = member
-    return found
-
-
-_identity: dict[str, object] = {}
-
-
-def _tampered(config: Any, _runner_identity: Any = _runner_identity) -> list[str]:
-    now = _runner_identity()
-    changed = [k for k, v in _identity.items() if now.get(k) is not v]
-    root = Path(str(config.rootpath)).resolve()
-    for plugin in config.pluginmanager.get_plugins():
-        path = getattr(plugin, "__file__", None)
-        if not path:
-            continue
-        try:
-            rel = Path(path).resolve().relative_to(root)
-        except ValueError:
-            continue
-        if rel.name != "conftest.py":
-            changed.append(f"plugin registered from {rel.as_posix()}")
-    return sorted(changed)
-
-
 def _short(longrepr: Any) -> str:
     if longrepr is None:
         return ""
@@ -196,92 +448,14 @@ def _short(longrepr: Any) -> str:
     return text[-_MAX_MSG:]
 
 
-def _rel(path: Path, root: Path) -> str | None:
+def _rel(path: Any, root: Any) -> str | None:
+    from pathlib import Path
+
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
     except ValueError:
         return None
 
 
-_CACHE_DIR = os.environ.pop("REFERENCE_LOOP_CACHE_DIR", None)
-
-
-def _private_cache(config: Any) -> None:
-    """pytest's cache (``--lf``, ``--sw``) lives outside the workspace, where an attempt cannot
-    plant a "last failed" list; set before the cache plugin reads the ini value."""
-    if not _CACHE_DIR:
-        return
-    with contextlib.suppress(AttributeError, TypeError):
-        config._inicache["cache_dir"] = _CACHE_DIR
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_configure(config: Any) -> None:
-    _private_cache(config)
-    _identity.update(_runner_identity())
-
-    _emit(
-        {
-            "e": "start",
-            "nonce": _nonce,
-            "pytest": pytest.__version__,
-            "rootdir": str(config.rootpath),
-            "inifile": str(config.inipath) if config.inipath else None,
-            "args": [str(a) for a in config.invocation_params.args],
-            "only": sorted(_only) if _only is not None else None,
-        }
-    )
-
-
-def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
-    if _only is None:
-        return None
-    rel = _rel(collection_path, config.rootpath)
-    if rel is None or rel == ".":
-        return None
-    if collection_path.is_dir():
-        return None if rel in _only_dirs else True
-    return None if rel in _only else True
-
-
-# Each hook holds the writer it was defined with (a default argument, which pluggy does not
-# pass): code under test that replaces this module's ``_emit`` changes nothing they write.
-def pytest_collectreport(report: Any, _emit: Any = _emit) -> None:
-    if report.failed:
-        _emit({"e": "collecterror", "id": report.nodeid, "msg": _short(report.longrepr)})
-
-
-def pytest_deselected(items: Any, _emit: Any = _emit) -> None:
-    _emit({"e": "deselected", "ids": [item.nodeid for item in items]})
-
-
-def pytest_collection_finish(session: Any, _emit: Any = _emit) -> None:
-    _emit({"e": "items", "ids": [item.nodeid for item in session.items]})
-
-
-def pytest_runtest_logreport(report: Any, _emit: Any = _emit) -> None:
-    _emit(
-        {
-            "e": "test",
-            "id": report.nodeid,
-            "when": report.when,
-            "outcome": report.outcome,
-            "xfail": hasattr(report, "wasxfail"),
-            "msg": _short(report.longrepr) if report.outcome != "passed" else "",
-        }
-    )
-
-
-def pytest_sessionfinish(
-    session: Any, exitstatus: Any, _emit: Any = _emit, _tampered: Any = _tampered
-) -> None:
-    _emit(
-        {
-            "e": "finish",
-            "nonce": _nonce,
-            "exitstatus": int(exitstatus),
-            "failed": int(getattr(session, "testsfailed", 0)),
-            "collected": int(getattr(session, "testscollected", 0)),
-            "tampered": _tampered(session.config),
-        }
-    )
+globals().update(_plugin())
+del _plugin

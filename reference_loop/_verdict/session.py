@@ -17,19 +17,37 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from reference_loop._process.sandbox import Sandbox
 from reference_loop._verdict import integrity, pyenv
-from reference_loop._verdict.evidence import Judgement, Pinned, Report, judge, pin_from_baseline
-from reference_loop._verdict.harness import Harness, detect_format
+from reference_loop._verdict.crosscheck import (
+    Witnesses,
+    disagreements,
+    new_registrations,
+    witnesses,
+)
+from reference_loop._verdict.evidence import (
+    Judgement,
+    Pinned,
+    Report,
+    judge,
+    passes,
+    pin_from_baseline,
+)
+from reference_loop._verdict.harness import NONCE, Harness, detect_format
 from reference_loop._verdict.integrity import IntegrityContext, StartFacts, Violation
+from reference_loop._verdict.patchreview import Mark, ReviewContext, Rule, review_patch
+from reference_loop._verdict.rules import default_rules
 from reference_loop._verdict.verifier import VerifyResult, run_verifier
 from reference_loop._workspace.core import Diff
 from reference_loop.errors import LoopUsageError
+
+# The order cross-check runs each pinned test alone too when there are at most this many.
+MAX_ALONE = 6
 
 EVIDENCE_LABEL = {
     "pytest": "pytest-report",
@@ -49,6 +67,7 @@ class SessionSettings:
     must_pass: Sequence[str] = ()
     sandbox: Sandbox | None = None
     log_dir: Path | None = None
+    review_rules: Sequence[Rule] | None = None  # the patch review's rules (None: the defaults)
 
 
 @dataclass
@@ -59,12 +78,14 @@ class Baseline:
     pinned: Pinned | None
     result: VerifyResult | None  # None for an exit-status verifier (nothing to pin)
     containment: str = ""
+    witnesses: Witnesses | None = None  # what the report is cross-checked with
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "evidence": self.evidence,
             "pinned": self.pinned.to_dict() if self.pinned else None,
             "containment": self.containment,
+            "witnesses": self.witnesses.to_dict() if self.witnesses else None,
         }
 
 
@@ -94,10 +115,19 @@ class Session:
             root=self.root, protect=tuple(settings.protect), facts=StartFacts()
         )
         self._stats: dict[str, integrity.StatKey] = {}
+        self.witnesses = Witnesses(False, False)
 
     @property
     def evidence(self) -> str:
         return EVIDENCE_LABEL[self.kind]
+
+    @property
+    def grade(self) -> str:
+        """What the evidence is worth against code in the run: a JUnit file that need not carry
+        this run's nonce is worth the exit status (anything in the run could write it)."""
+        if self.kind == "junit" and NONCE not in self.settings.command:
+            return "exit-status"
+        return self.evidence
 
     def close(self) -> None:
         self.harness.close()
@@ -138,6 +168,7 @@ class Session:
         if self.kind != "exit-status":
             result, report = self._run(None, log_name="baseline")
             pinned = self._pin(report, result)
+            self.witnesses = witnesses(report, result.exit_code, result.summaries)
         self.pinned = pinned
         roots = {"", *extra_roots}
         if pinned is not None and self.kind == "pytest":
@@ -155,7 +186,7 @@ class Session:
             self.root, self.ctx.protect, self.ctx.import_roots
         )
         self.baseline = Baseline(
-            self.evidence, pinned, result, result.containment if result else ""
+            self.evidence, pinned, result, result.containment if result else "", self.witnesses
         )
         return self.baseline
 
@@ -188,6 +219,23 @@ class Session:
         """The integrity violations in the attempt's change set (ignore rules not applied)."""
         return integrity.check_changes(
             diff.every_change(), self.ctx, hidden={c.path for c in diff.hidden}
+        )
+
+    def review(
+        self, diff: Diff, original: Callable[[Sequence[str]], Mapping[str, bytes | None]]
+    ) -> list[Mark]:
+        """The patch review's marks on the attempt's change (every changed file, ignore rules
+        not applied), each compared with the file's version at the snapshot (``original``)."""
+        pinned = self.pinned
+        ctx = ReviewContext(
+            self.root,
+            test_files=pinned.collect_files if pinned is not None else (),
+            pinned=tuple(pinned.tests) if pinned is not None else (),
+        )
+        changed = [(c.path, c.status) for c in diff.every_change()]
+        rules = self.settings.review_rules
+        return review_patch(
+            self.root, changed, original, ctx, default_rules() if rules is None else rules
         )
 
     def added_tests(self, diff: Diff) -> list[str]:
@@ -227,8 +275,14 @@ class Session:
             return Verified(result, None, [], added)
         if result.verdict == "timeout":
             return Verified(result, None, [], added)
+        for run_report in (report, added_report):
+            if run_report is not None:
+                run_report.tampered = [
+                    t for t in run_report.tampered if t not in self.witnesses.tampered
+                ]
         verdict = judge(report, self.pinned, result.exit_code, added=added_report)
         violations = self._config_moved(report)
+        violations += self._witnessed(report, result)
         if verdict.tampered:
             violations.append(Violation("runner-tampered", "", verdict.reason))
         elif verdict.forged_exit:
@@ -239,6 +293,8 @@ class Session:
                     f"the verifier exited 0 but {verdict.reason}",
                 )
             )
+        if verdict.verdict == "pass" and not violations:
+            violations += self._order_checked(number)
         # The failing lines (and so the failure signature and every decision built on it) come
         # from the report, never from the runner's text, which pytest cuts to the terminal's width.
         lines = list(verdict.failures) if verdict.verdict != "pass" else []
@@ -249,6 +305,41 @@ class Session:
             failure_lines=lines,
         )
         return Verified(judged, verdict, violations, added)
+
+    def _order_checked(self, number: int) -> list[Violation]:
+        """A pass whose pinned tests fail in reverse order, or alone: the result depends on
+        what ran before (a counter answering 5 then 6), not on the code. Run only on a pass,
+        so it costs nothing on the failing attempts; each test alone only for small sets."""
+        if self.kind != "pytest" or self.pinned is None or len(self.pinned.tests) < 2:
+            return []
+        tests = list(self.pinned.tests)
+        runs = [("in reverse order", tests[::-1])]
+        if len(tests) <= MAX_ALONE:
+            runs += [("alone", [t]) for t in tests]
+        files = self.pinned.collect_files
+        for index, (how, ids) in enumerate(runs):
+            _, report = self._run(files, order=ids, log_name=f"attempt-{number}-order-{index}")
+            for test_id in ids:
+                result = report.results.get(test_id) if report is not None else None
+                if result is None or not passes(result, test_id in self.pinned.may_skip):
+                    why = f"passes with the others in their order, fails when they run {how}"
+                    return [Violation("order-dependent", test_id, why)]
+        return []
+
+    def _witnessed(self, report: Report | None, result: VerifyResult) -> list[Violation]:
+        """The report against the outside witnesses and the untouched tree's run: an exit
+        status or summary line that says otherwise, a plugin the baseline never registered."""
+        if report is None or not report.complete:
+            return []
+        found = [
+            Violation("evidence-disagrees", "", why)
+            for why in disagreements(report, result.exit_code, result.summaries, self.witnesses)
+        ]
+        found += [
+            Violation("runner-tampered", "", why)
+            for why in new_registrations(report, self.witnesses)
+        ]
+        return found
 
     def _config_moved(self, report: Report | None) -> list[Violation]:
         """The runner read its configuration from another file than at the start (one planted
@@ -292,9 +383,16 @@ class Session:
         return found
 
     def _run(
-        self, only: Sequence[str] | None, *, log_name: str
+        self,
+        only: Sequence[str] | None,
+        *,
+        log_name: str,
+        order: Sequence[str] | None = None,
     ) -> tuple[VerifyResult, Report | None]:
-        run = self.harness.prepare(only=only)
+        # After the baseline, pytest runs with plugin autoload off: the plugins the untouched
+        # tree's run loaded are named, so an entry point the attempt planted loads nothing.
+        plugins = self.witnesses.plugins if self.baseline is not None else None
+        run = self.harness.prepare(only=only, plugins=plugins, order=order)
         log_path = (
             Path(self.settings.log_dir) / f"{log_name}.log" if self.settings.log_dir else None
         )

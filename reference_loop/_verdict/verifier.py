@@ -65,6 +65,11 @@ _ERROR_LINE = re.compile(
     r"|: (command )?not found$|No such file or directory"
 )
 _SUMMARY_COUNT = re.compile(r"^(=+ )?(\d+ \w+(, )?)+ in [\d.]+s( \([\d:.]+\))?( =+)?$")
+# pytest's closing line: "=== 1 failed, 2 passed, 1 warning in 0.12s ===", "no tests ran in 0.01s"
+SUMMARY_LINE = re.compile(
+    r"^\s*=*\s*((no tests ran|\d+ \w+)(, \d+ \w+)*) in [\d.]+s( \([\d:.]+\))?\s*=*\s*$"
+)
+MAX_SUMMARIES = 8
 _PYTEST_OUTPUT = re.compile(
     r"test session starts|short test summary info|^(=+ )?(no tests ran|\d+ (passed|failed|errors?)"
     r"\b.* in [\d.]+s)|^ERROR: (usage|file or directory not found)"
@@ -84,6 +89,9 @@ class VerifyResult:
     reason: str = ""  # one line saying why this verdict (e.g. "pytest exit 5: ...")
     left_running: int | None = None  # processes the command left behind (killed)
     containment: str = ""  # how they were contained: pid-namespace, sandbox, shepherd
+    # The runner's own summary lines ("2 passed, 1 failed in 0.31s"), last ones kept: the
+    # loop compares them with the report.
+    summaries: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -172,7 +180,7 @@ def run_verifier(
             except OSError as exc:
                 raise LoopError(f"cannot start verify command {command!r}: {exc}") from exc
         duration = time.monotonic() - start
-        output, matched, last = _read_bounded(log_file, head_lines, tail_lines)
+        output, matched, last, summaries = _read_bounded(log_file, head_lines, tail_lines)
     finally:
         if not keep_log:
             log_file.unlink(missing_ok=True)
@@ -189,6 +197,7 @@ def run_verifier(
         reason=reason,
         left_running=done.left_running,
         containment=done.containment,
+        summaries=summaries,
     )
 
 
@@ -202,8 +211,9 @@ def _failure_lines(verdict: str, reason: str, matched: list[str], last: list[str
     return found
 
 
-def _read_bounded(path: Path, head: int, tail: int) -> tuple[str, list[str], list[str]]:
-    """(bounded text of the log, lines matching a failure pattern, last lines of output).
+def _read_bounded(path: Path, head: int, tail: int) -> tuple[str, list[str], list[str], list[str]]:
+    """(bounded text of the log, lines matching a failure pattern, last lines of output, the
+    last pytest summary lines).
 
     Memory stays bounded for huge logs: only the head, the tail and lines matching the failure
     patterns are kept.
@@ -212,6 +222,7 @@ def _read_bounded(path: Path, head: int, tail: int) -> tuple[str, list[str], lis
     tail_part: deque[str] = deque(maxlen=max(tail, 0))
     last: deque[str] = deque(maxlen=FALLBACK_FAILURE_LINES)
     interesting: list[str] = []
+    summaries: deque[str] = deque(maxlen=MAX_SUMMARIES)
     total = 0
     with open(path, "rb") as fh:
         for raw, skipped in _log_lines(fh):
@@ -231,12 +242,14 @@ def _read_bounded(path: Path, head: int, tail: int) -> tuple[str, list[str], lis
                 pattern.search(line) for pattern in (_TEST_FAILURE, _ERROR_LINE, _PYTEST_OUTPUT)
             ):
                 interesting.append(line)
+            if SUMMARY_LINE.match(line):
+                summaries.append(line.strip())
     omitted = total - len(head_part) - len(tail_part)
     parts = head_part[:]
     if omitted > 0:
         parts.append(f"… {omitted} lines omitted …")
     parts.extend(tail_part)
-    return "\n".join(parts), interesting, list(last)
+    return "\n".join(parts), interesting, list(last), list(summaries)
 
 
 def _log_lines(fh) -> Iterator[tuple[bytes, int]]:

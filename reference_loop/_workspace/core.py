@@ -47,6 +47,9 @@ from reference_loop._workspace.gitio import (
 from reference_loop._workspace.records import Diff, FileChange, _Entry, _Look, _Snapshot
 from reference_loop.errors import LoopError
 
+# Where the copies of the tree's .git entries go inside the private store.
+_GITDIRS = "gitdirs"
+
 # Files a verifier run creates on its own (pytest, Python, common tools); never diffed or restored.
 DEFAULT_IGNORE: tuple[str, ...] = (
     "__pycache__/",
@@ -140,12 +143,14 @@ class Workspace(FastPaths):
         # ``git diff-files`` and stored by hand too, and the index is never rewritten.
         self._model: gitindex.Index | None = None
         # Every .git of the tree, copied beside the snapshot and put back by every restore.
-        self._gitdirs = GitDirs(str(self.root), os.path.join(self._tmp, "gitdirs"))
+        self._gitdirs = GitDirs(str(self.root), os.path.join(self._tmp, _GITDIRS))
+        # The store as the workspace last left it (the copies of .git sealed apart).
         self._sealed: dict[bytes, tuple[int, int, int, int, int]] | None = None
+        self._sealed_copies: dict[bytes, tuple[int, int, int, int, int]] | None = None
         try:
             self._init_repo(gitdir)
             self.seeded = self._seed_from_user_repo(gitdir)
-            self._sealed = seal.seal(self._tmp)
+            self._seal()
         except BaseException:
             self.close()
             raise
@@ -202,6 +207,35 @@ class Workspace(FastPaths):
         finally:
             self._seal()
         return diff
+
+    def original(self, paths: Sequence[str]) -> dict[str, bytes | None]:
+        """The snapshot's contents of ``paths``, read from the private store (None: no file
+        was there). What the attempt left on disk plays no part."""
+        self._check_seal()
+        try:
+            snap = self._require_snapshot()
+            wanted = [p for p in dict.fromkeys(paths) if "\n" not in p]
+            out: dict[str, bytes | None] = dict.fromkeys(paths)
+            if not wanted:
+                return out
+            request = "".join(f"{snap.tree}:{p}\n" for p in wanted).encode(
+                "utf-8", "surrogateescape"
+            )
+            data = self._run("cat-file", "--batch", input=request).stdout
+        finally:
+            self._seal()
+        pos = 0
+        for path in wanted:
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            if len(header) != 3:  # "<name> missing"
+                pos = end + 1
+                continue
+            size = int(header[2])
+            if header[1] == b"blob":
+                out[path] = data[end + 1 : end + 1 + size]
+            pos = end + 2 + size
+        return out
 
     def restore(self, *, keep: Collection[str] = ()) -> None:
         """Put the workspace back byte-exactly as it was at the snapshot, ``.git`` included.
@@ -279,11 +313,15 @@ class Workspace(FastPaths):
         return [FileChange(c.path, c.status) for c in self._gitdirs.changes()]
 
     def _seal(self) -> None:
-        self._sealed = seal.seal(self._tmp)
+        # The copies too: git freshens (touches) an object of the alternate it would write.
+        self._sealed = seal.seal(self._tmp, skip=_GITDIRS)
+        self._sealed_copies = seal.seal(os.path.join(self._tmp, _GITDIRS))
 
     def _check_seal(self) -> None:
         if self._sealed is not None:
-            seal.check(self._tmp, self._sealed)
+            seal.check(self._tmp, self._sealed, skip=_GITDIRS)
+        if self._sealed_copies is not None:
+            seal.check(os.path.join(self._tmp, _GITDIRS), self._sealed_copies)
 
     def _snapshot_tree(self) -> str:
         started = time.time_ns()

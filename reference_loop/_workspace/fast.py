@@ -289,11 +289,13 @@ class FastPaths(Restorer):
         return self._write_tree(), scanned, None
 
     def _store_by_hand(self) -> str | None:
-        """First snapshot of a directory that is not a repository's top: every file is read
-        and hashed once into one pack, and the private index written with each file's stat
-        data (see :mod:`reference_loop.gitstore`). ``None`` when git has to do it (a name git
-        might refuse, a file changing while it is read)."""
-        if os.path.lexists(self.root / ".git"):
+        """First snapshot of a directory not seeded from a repository's index (a plain
+        directory, or a repository whose objects the snapshot cannot own: a gitfile, a linked
+        worktree, alternates, SHA-256): every file is read and hashed once into one pack,
+        and the private index written with each file's stat data (see :mod:`gitstore`).
+        ``None`` when git has to do it (a name git might refuse, a file changing while it is
+        read)."""
+        if self.seeded:
             return None
         pack_dir = os.path.join(self._env["GIT_DIR"], "objects", "pack")
         try:

@@ -91,9 +91,13 @@ class GitDirs:
         old = self._items
         items: dict[bytes, _Item] = {}
         names = sorted({os.fsencode(t) for t in tops})
-        for top in names:
-            for rel, st in self._walk(top):
-                items[rel] = self._record_one(rel, st, old.get(rel))
+        try:
+            for top in names:
+                for rel, st in self._walk(top):
+                    items[rel] = self._record_one(rel, st, old.get(rel))
+        except OSError as exc:
+            where = os.fsdecode(exc.filename if exc.filename is not None else self._root)
+            raise LoopError(f"snapshot failed at {where}: {exc.strerror or exc}") from exc
         # Copies of what is gone since an earlier record.
         for rel in sorted(set(old) - set(items), key=len, reverse=True):
             with contextlib.suppress(OSError):
@@ -118,9 +122,11 @@ class GitDirs:
         digest, now = _copy(src, dst, st)
         return _Item(kind, perm, digest, _key(now))
 
-    def _walk(self, top: bytes) -> Iterator[tuple[bytes, os.stat_result]]:
-        """(relative path, lstat) of ``top`` and everything below it, parents first; FIFOs,
-        sockets and devices are left out (restore removes them)."""
+    def _walk(self, top: bytes, *, special: bool = False) -> Iterator[tuple[bytes, os.stat_result]]:
+        """(relative path, lstat) of ``top`` and everything below it, parents first. FIFOs,
+        sockets and devices are left out unless ``special`` (to a restore they are additions
+        to remove); a folder that cannot be listed is skipped (its recorded entries count as
+        gone)."""
         try:
             st = os.lstat(self._root + b"/" + top)
         except (FileNotFoundError, NotADirectoryError):
@@ -129,13 +135,20 @@ class GitDirs:
         while todo:
             rel, st = todo.pop()
             kind = stat.S_IFMT(st.st_mode)
-            if kind not in (stat.S_IFREG, stat.S_IFLNK, stat.S_IFDIR):
+            if not special and kind not in (stat.S_IFREG, stat.S_IFLNK, stat.S_IFDIR):
                 continue
             yield rel, st
-            if kind == stat.S_IFDIR:
-                with os.scandir(self._root + b"/" + rel) as it:
-                    for entry in it:
-                        todo.append((rel + b"/" + entry.name, entry.stat(follow_symlinks=False)))
+            if kind != stat.S_IFDIR:
+                continue
+            try:
+                it = os.scandir(self._root + b"/" + rel)
+            except OSError:
+                if not special:
+                    raise
+                continue
+            with it:
+                for entry in it:
+                    todo.append((rel + b"/" + entry.name, entry.stat(follow_symlinks=False)))
 
     # -- comparing and restoring -------------------------------------------------------------
 
@@ -148,7 +161,7 @@ class GitDirs:
         found: list[tuple[bytes, str]] = []
         seen: set[bytes] = set()
         for top in self._tops:
-            for rel, st in self._walk_any(top):
+            for rel, st in self._walk(top, special=True):
                 seen.add(rel)
                 item = self._items.get(rel)
                 if item is None:
@@ -157,25 +170,6 @@ class GitDirs:
                     found.append((rel, "M"))
         found += [(rel, "D") for rel in self._items if rel not in seen]
         return sorted(found)
-
-    def _walk_any(self, top: bytes) -> Iterator[tuple[bytes, os.stat_result]]:
-        """Like :meth:`_walk`, special files included (they are additions to remove)."""
-        try:
-            st = os.lstat(self._root + b"/" + top)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        todo = [(top, st)]
-        while todo:
-            rel, st = todo.pop()
-            yield rel, st
-            if stat.S_ISDIR(st.st_mode):
-                try:
-                    it = os.scandir(self._root + b"/" + rel)
-                except OSError:
-                    continue  # unreadable: its recorded entries count as changed
-                with it:
-                    for entry in it:
-                        todo.append((rel + b"/" + entry.name, entry.stat(follow_symlinks=False)))
 
     def _same(self, item: _Item, rel: bytes, st: os.stat_result) -> bool:
         if stat.S_IFMT(st.st_mode) != item.kind or stat.S_IMODE(st.st_mode) != item.perm:

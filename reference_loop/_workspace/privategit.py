@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -108,21 +109,23 @@ class PrivateGit:
         the user's index (like ``git status``), not the whole tree.
 
         The objects read are never the user's live store, which an attempt can rewrite or
-        delete: ``.git`` is copied into the private store first (:mod:`gitdirs`, which also
-        restores it) and the alternate is that copy. So only a repository whose ``.git`` is a
-        directory of the tree, with no alternates of its own, is seeded; any other is hashed
-        file by file. Nothing is written to the user's repository: the index is copied (with
-        its mtime, which git's racy-entry check relies on).
+        delete: they are copied into the private store first and the alternate is that copy.
+        A ``.git`` directory of the tree is copied whole (:mod:`gitdirs`, which also restores
+        it); the objects of a git dir outside the tree (a gitfile, a linked worktree) are
+        copied alone (nothing outside the tree is restored). A repository with alternates of
+        its own is hashed file by file. Nothing is written to the user's repository: the index
+        is copied (with its mtime, which git's racy-entry check relies on).
         """
         dotgit = self.root / ".git"
-        if not dotgit.is_dir() or dotgit.is_symlink():
-            return False  # not the top of a repository, or its objects live outside the tree
+        if not os.path.lexists(dotgit) or dotgit.is_symlink():
+            return False  # not the top of a repository (a folder inside one is not seeded)
         found = _plain_layout(str(self.root)) or self._ask_git_for_dirs()
         if found is None:
             return False
         user_gitdir, common = found
-        if {os.path.realpath(user_gitdir), os.path.realpath(common)} != {str(dotgit)}:
-            return False  # a linked worktree or a moved git dir: objects outside the tree
+        inside = dotgit.is_dir() and {os.path.realpath(user_gitdir), os.path.realpath(common)} == {
+            str(dotgit)
+        }
         if os.path.lexists(os.path.join(common, "objects", "info", "alternates")):
             return False  # objects borrowed from outside the tree
         index = os.path.join(user_gitdir, "index")
@@ -143,12 +146,16 @@ class PrivateGit:
             with open(index, "rb") as fh:
                 data = fh.read()
                 st = os.fstat(fh.fileno())
-            # The copy of .git is taken after the index was read: every object the index names
-            # is in the copy (git writes objects before the index that names them).
-            self._gitdirs.record([".git"])
-            copy = self._gitdirs.copy_of(".git")
-            if copy is None:
-                return False
+            # The copy is taken after the index was read: every object the index names is in
+            # the copy (git writes objects before the index that names them).
+            if inside:
+                self._gitdirs.record([".git"])
+                copy = self._gitdirs.copy_of(".git")
+                if copy is None:
+                    return False
+            else:
+                copy = os.path.join(self._tmp, "outside")
+                _copy_objects(os.path.join(common, "objects"), os.path.join(copy, "objects"))
             # The fast engine shares the user's index as a split index's base (git's add then
             # writes only what it changed); the git engine copies it whole.
             split = gitindex.split_index_over(data) if self.engine == "fast" else None
@@ -394,3 +401,16 @@ class PrivateGit:
             blobs[sha] = out[end + 1 : end + 1 + size]
             pos = end + 2 + size
         return blobs
+
+
+def _copy_objects(src: str, dst: str) -> None:
+    """Copy a git objects folder (loose objects, packs) file by file, never through a link."""
+    for here, dirs, files in os.walk(src):
+        rel = os.path.relpath(here, src)
+        target = os.path.normpath(os.path.join(dst, rel))
+        os.makedirs(target, exist_ok=True)
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(here, d))]
+        for name in files:
+            path = os.path.join(here, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                shutil.copyfile(path, os.path.join(target, name))

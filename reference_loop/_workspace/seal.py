@@ -27,9 +27,11 @@ class StoreTampered(LoopError):
     """The private store changed while the workspace was not using it."""
 
 
-def seal(store: str) -> _Seal:
-    """(mode, inode, ctime, mtime, size) of every entry under ``store``, the store included."""
+def seal(store: str, *, skip: str = "") -> _Seal:
+    """(mode, inode, ctime, mtime, size) of every entry under ``store``, the store included;
+    ``skip`` names a top-level entry sealed apart (its contents left out)."""
     top = os.fsencode(store)
+    skipped = os.fsencode(skip) if skip else None
     st = os.lstat(top)
     out: _Seal = {b"": (st.st_mode, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size)}
     todo = [b""]
@@ -45,15 +47,15 @@ def seal(store: str) -> _Seal:
                     out[name] = (est.st_mode, est.st_ino, 0, 0, est.st_size)
                     continue
                 out[name] = (est.st_mode, est.st_ino, est.st_ctime_ns, est.st_mtime_ns, est.st_size)
-                if entry.is_dir(follow_symlinks=False):
+                if entry.is_dir(follow_symlinks=False) and name != skipped:
                     todo.append(name)
     return out
 
 
-def check(store: str, sealed: _Seal) -> None:
+def check(store: str, sealed: _Seal, *, skip: str = "") -> None:
     """Raise :class:`StoreTampered` naming the first entry that differs from ``sealed``."""
     try:
-        now = seal(store)
+        now = seal(store, skip=skip)
     except OSError as exc:
         raise StoreTampered(
             f"the workspace's private store {store} was changed by something else "

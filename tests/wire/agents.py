@@ -172,14 +172,15 @@ def install_agent_clis() -> str | None:
     root.mkdir(parents=True, exist_ok=True)
     with open(root / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        wanted = [f"{p}@{v}" for p, v in PINNED.values() if _installed_version(root, p) != v]
-        if not wanted:
+        if all(_installed_version(root, p) == v for p, v in PINNED.values()):
             return None
+        # All three in one install: npm prunes what the folder's package.json does not list.
+        wanted = [f"{p}@{v}" for p, v in PINNED.values()]
         command = [node, npm] if npm.endswith(".js") else [npm]
         env = dict(os.environ, PATH=str(Path(node).parent) + os.pathsep + os.environ["PATH"])
         try:
             subprocess.run(
-                [*command, "install", "--no-audit", "--no-fund", "--no-save", "--prefix",
+                [*command, "install", "--no-audit", "--no-fund", "--save-exact", "--prefix",
                  str(root), *wanted],
                 capture_output=True, text=True, timeout=600, check=True, env=env,
             )  # fmt: skip

@@ -10,15 +10,18 @@ fix is kept, and an unsolved run leaves the workspace as it found it.
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from wire.agents import AgentCli, write_file
+from wire.agents import AgentCli, run_shell, write_file
 from wire.model_server import Refuse, Request, ScriptedModelServer, Turn, say
 
 from reference_loop._core.history import HEADING
@@ -236,3 +239,84 @@ def test_a_model_api_error_fails_the_attempt_naming_it_and_leaves_the_workspace(
     assert step["error"].startswith("exit status ") and "REFUSED_MARK_0b7" in step["error"]
     assert server.agent_requests, "the CLI never reached the server"
     assert snapshot(workspace) == before
+
+
+def test_the_preset_lets_the_agent_edit_through_its_shell_tool(
+    agent_cli: AgentCli, workspace: Path, tmp_path: Path
+) -> None:
+    """The presets allow shell commands, not only file tools: an agent that fixes the code with
+    a shell command (and runs the tests the same way) is not stopped at a permission prompt."""
+    encoded = base64.b64encode(FIX.encode()).decode()
+    command = f"printf %s {encoded} | base64 -d > text.py && echo SHELL_RAN_OK"
+
+    def shell_fix(request: Request) -> Turn:
+        if request.tool_results:
+            return say("fixed with the shell")
+        return run_shell(agent_cli.name, command, request)
+
+    with ScriptedModelServer([shell_fix] * 4) as server:
+        env = agent_cli.session(tmp_path / "home", server.url)
+        done = loop(agent_cli, env, workspace, "--max-attempts", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "SHELL_RAN_OK" in server.agent_requests[1].tool_results[-1]
+    assert (workspace / "text.py").read_text() == FIX
+
+
+NOBODY = 65534
+
+
+def python_for_nobody() -> tuple[str, dict[str, str]] | str:
+    """An interpreter the user nobody can run with this project's packages importable: this one,
+    else the system's of the same version with our site-packages on its path; else why not."""
+    site = [p for p in sys.path if p.endswith("site-packages")]
+    minor = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    tries = [(sys.executable, {}), (f"/usr/bin/{minor}", {"PYTHONPATH": os.pathsep.join(site)})]
+    for python, extra in tries:
+        probe = subprocess.run(
+            ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", python,
+             "-c", "import click, yaml, pytest, sys; import os; os.stat(sys.executable)"],
+            env={**os.environ, **extra}, capture_output=True, timeout=60, check=False,
+        )  # fmt: skip
+        if probe.returncode == 0:
+            return python, extra
+    return f"no Python here that the user nobody can run with this project's packages ({tries})"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="not root: the tests above already ran as non-root")
+def test_the_claude_preset_edits_files_as_a_user_who_is_not_root(claude_cli: AgentCli) -> None:
+    """Claude Code treats root apart (it refuses bypassPermissions there): the same preset edits
+    files as root (the tests above, when run as root) and as anyone else (here, as nobody)."""
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    found = python_for_nobody()
+    if isinstance(found, str):
+        pytest.skip(found)
+    python, extra = found
+    reach = [str(claude_cli.program), str(REPO / "reference_loop" / "__init__.py")]
+    as_nobody = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    test = [*as_nobody, "test", "-r", reach[1], "-a", "-x", reach[0]]
+    if subprocess.run(test, check=False, timeout=60).returncode:
+        pytest.skip(f"the user nobody cannot reach {reach} (a checkout under a private home)")
+    root = Path(tempfile.mkdtemp(prefix="wire-nobody-", dir="/var/tmp"))  # not under root's tmp
+    try:
+        workspace = root / "title-slug"
+        shutil.copytree(TASK / "project", workspace)
+        with ScriptedModelServer([one_file_per_attempt("claude", [FIX])] * 4) as server:
+            env = claude_cli.session(root / "home", server.url)
+            paths = [str(REPO), *filter(None, [extra.get("PYTHONPATH")])]
+            env["PYTHONPATH"] = os.pathsep.join(paths)
+            for path in [root, *root.rglob("*")]:
+                os.chown(path, NOBODY, NOBODY)
+            command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+            command += [python, "-m", "reference_loop", "run", "--attempter", "claude"]
+            command += ["--workspace", str(workspace), "--verify", VERIFY]
+            command += ["--task-text", TASK_TEXT, "--max-attempts", "1", "--json"]
+            done = subprocess.run(
+                command, cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False
+            )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout)["solved_at"] == 1
+        assert (workspace / "text.py").read_text() == FIX
+        assert (workspace / "text.py").stat().st_uid == NOBODY  # the agent wrote it, as nobody
+    finally:
+        shutil.rmtree(root)

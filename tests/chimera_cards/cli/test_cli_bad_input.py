@@ -27,7 +27,7 @@ CLIS = {"chimera-cards": cards_main, "reference-loop": loop_main}
 
 # {placeholders} are filled from the ``world`` fixture.
 BASE: dict[tuple[str, ...], list[str]] = {
-    ("chimera-cards", "approve"): ["victim-card", "--key", "{key}", "--sha256", "{sha}"],
+    ("chimera-cards", "approve"): ["victim-card", "--key", "{key}", "--digest", "{sha}"],
     ("chimera-cards", "audit"): [],
     ("chimera-cards", "demo"): ["--keep", "{new}/demo"],
     ("chimera-cards", "export"): ["victim-card", "-o", "{new}/out"],
@@ -47,7 +47,7 @@ BASE: dict[tuple[str, ...], list[str]] = {
         "victim-card",
         "--key",
         "{key}",
-        "--sha256",
+        "--digest",
         "{sha}",
         "--reason",
         "r",
@@ -98,9 +98,8 @@ BAD_INTS = ["abc", "1.5", ""]
 BAD_STRINGS = {
     "source": ["http://[::1", "http://127.0.0.1:99999/x", "{new}/missing", "ftp://x/y"],
     "name": ["", "../../x"],
-    "sha256": ["zz"],
+    "digest": ["zz", "skill_md:zz", "skill_md:sha256-notbase64", "bundle:" + "0" * 63],
     "sha_prefix": ["zz"],
-    "integrity": ["sha256-notbase64"],
     "pubkey": ["not a key", "/missing/dir/x.pub"],
     "attempter": ["nope:x"],
     "escalate_to": ["nope:x"],

@@ -411,3 +411,25 @@ def test_the_hook_answers_the_same_with_or_without_click(project):
         outcomes.append((done.returncode, done.stdout, err, loaded.strip() == "True"))
     assert outcomes[0][:3] == outcomes[1][:3]
     assert not outcomes[0][3] and outcomes[1][3]
+
+
+@pytest.mark.parametrize("args", [["list"], ["show", "alpha"], ["audit"], ["--help"]])
+def test_a_reader_that_went_away_from_any_command_is_exit_1_and_quiet(project, args):
+    db = str(project / "cards.db")
+    store_args = [] if args == ["--help"] else ["--store", db]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `chimera-cards list | head -0`: nobody reads what it prints
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", ENTRY, *args, *store_args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            cwd=project,
+            env=_env(project),
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (1, "")

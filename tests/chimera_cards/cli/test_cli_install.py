@@ -58,14 +58,14 @@ def import_url(card_server, name, **kw) -> str:
     url = card_server.serve(f"/{name}/SKILL.md", card_text(name, **kw))
     data = json.loads(run("import", url, "--json").stdout)
     assert (data["provenance"], data["status"]) == ("tainted", "pending")
-    return data["sha256"]
+    return data["digest"]
 
 
 def approve(env, name, sha):
     key = env / "cc" / "keys" / "alice.key"
     if not key.exists():
         run("keys", "generate", "alice")
-    run("approve", name, "--key", key, "--sha256", sha)
+    run("approve", name, "--key", key, "--digest", sha)
 
 
 def states(result) -> dict[str, str]:
@@ -143,7 +143,7 @@ def test_rejected_or_retired_versions_are_not_installed(env, card_server, decisi
             "flaky",
             "--key",
             env / "cc" / "keys" / "alice.key",
-            "--sha256",
+            "--digest",
             sha,
             "--reason",
             "exfiltrates",
@@ -329,7 +329,7 @@ def test_the_multi_file_story(env, card_server):
     skills = env / "project" / ".claude" / "skills"
     assert "pending" in one_error_line(run("install", "pdf-kit", "--agent", "claude", ok=False))
     assert not skills.exists()
-    approve(env, "pdf-kit", data["sha256"])
+    approve(env, "pdf-kit", data["digest"])
     run("install", "pdf-kit", "--agent", "claude")
     installed = skills / "pdf-kit"
     diff = subprocess.run(
@@ -435,7 +435,7 @@ def test_a_rejected_or_retired_version_is_revoked_whatever_the_memo_says(
             "gone",
             "--key",
             env / "cc" / "keys" / "alice.key",
-            "--sha256",
+            "--digest",
             sha,
             "--reason",
             "leaks tokens",

@@ -139,25 +139,25 @@ def test_sarif_is_a_minimal_valid_2_1_0_log(tmp_path):
         assert res["message"]["text"]
 
 
-def test_hash_prints_hex_and_sri_of_exact_bytes(tmp_path):
+def test_hash_prints_the_skill_md_hash_and_the_digest_each_named(tmp_path):
     data = GOOD.replace(b"\n", b"\r\n")
     card = write(tmp_path, "good-card", data)
     digest = hashlib.sha256(data).digest()
     result = run("hash", card)
     assert result.exit_code == 0
-    # SKILL.md's hash (hex, SRI) as before, then the bundle digest over every file.
-    hex_, sri, digest_field, _path = result.output.split()
-    assert hex_ == digest.hex()
-    assert sri == "sha256-" + base64.b64encode(digest).decode()
+    # SKILL.md's own hash, then the bundle digest over every file, each as import --digest
+    # takes it.
+    skill_md_field, digest_field, _path = result.output.split()
+    assert skill_md_field == f"skill_md:{digest.hex()}"
     bundle = read_bundle_dir(card)
     assert digest_field == f"digest:{bundle.digest}"
     result = run("hash", "--json", card / "SKILL.md")
     assert json.loads(result.output) == {
         "path": str(card.resolve()),
-        "sha256": digest.hex(),
-        "integrity": "sha256-" + base64.b64encode(digest).decode(),
-        "bytes": len(data),
         "digest": bundle.digest,
+        "skill_md_sha256": digest.hex(),
+        "skill_md_integrity": "sha256-" + base64.b64encode(digest).decode(),
+        "skill_md_bytes": len(data),
         # npx's computedHash of a one-file skill: path then bytes; and the proposed skill_digest.
         "npx": hashlib.sha256(b"SKILL.md" + data).hexdigest(),
         "skill_digest": skill_digest([("SKILL.md", data)]),
@@ -169,7 +169,8 @@ def test_hash_hashes_even_a_card_that_does_not_parse(tmp_path):
     card = write(tmp_path, "bad", b"\xff\xfe not utf-8")
     result = run("hash", card)
     assert result.exit_code == 0
-    assert result.output.split()[0] == hashlib.sha256(b"\xff\xfe not utf-8").hexdigest()
+    skill_md = hashlib.sha256(b"\xff\xfe not utf-8").hexdigest()
+    assert result.output.split()[0] == f"skill_md:{skill_md}"
 
 
 def test_hash_of_missing_path_is_exit_2(tmp_path):

@@ -97,7 +97,7 @@ def test_approve_needs_the_key_and_hash_options(env):
 def test_approve_with_an_unreadable_key_is_one_line(env):
     run("keys", "generate", "alice")
     one_line_error(
-        run("approve", "demo", "--key", env / "missing.key", "--sha256", "0" * 64, ok=False), 2
+        run("approve", "demo", "--key", env / "missing.key", "--digest", "0" * 64, ok=False), 2
     )
 
 
@@ -107,9 +107,9 @@ def test_review_approve_reject_retire_match_through_the_cli(env, card_server):
     url = card_server.serve(
         "/flaky/SKILL.md", card_text("flaky-tests", description="Tame flaky tests.")
     )
-    sha = imported(run("import", url, "--json"))["sha256"]
+    sha = imported(run("import", url, "--json"))["digest"]
     queue = json.loads(run("review", "--json").stdout)
-    assert [(q["name"], q["sha256"]) for q in queue] == [("flaky-tests", sha)]
+    assert [(q["name"], q["digest"]) for q in queue] == [("flaky-tests", sha)]
     screen = run("review", "flaky-tests").stdout
     assert (
         '<skill-card name="flaky-tests"' in screen and url in screen and f"--digest {sha}" in screen
@@ -117,8 +117,8 @@ def test_review_approve_reject_retire_match_through_the_cli(env, card_server):
     pending = run("match", "flaky", ok=False)  # nothing approved matches: exit 1, like grep
     assert (pending.exit_code, pending.stdout) == (1, "")
     assert pending.stderr == "no approved card matches; pending review, not shown: flaky-tests\n"
-    one_line_error(run("approve", "flaky-tests", "--key", key, "--sha256", "1" * 64, ok=False))
-    out = run("approve", "flaky-tests", "--key", key, "--sha256", sha, "--note", "read it").stdout
+    one_line_error(run("approve", "flaky-tests", "--key", key, "--digest", "1" * 64, ok=False))
+    out = run("approve", "flaky-tests", "--key", key, "--digest", sha, "--note", "read it").stdout
     assert out.startswith(f"approved flaky-tests {sha[:12]} as alice (") and "status active" in out
     m = json.loads(run("match", "flaky", "--json").stdout)
     assert [x["name"] for x in m["matches"]] == ["flaky-tests"] and m["matches"][0][
@@ -136,7 +136,7 @@ def test_review_approve_reject_retire_match_through_the_cli(env, card_server):
             "flaky-tests",
             "--key",
             key,
-            "--sha256",
+            "--digest",
             sha,
             "--reason",
             "on second thought",
@@ -144,7 +144,7 @@ def test_review_approve_reject_retire_match_through_the_cli(env, card_server):
         ).stdout
     )
     assert rejected["status"] == "rejected"
-    one_line_error(run("retire", "flaky-tests", "--sha256", sha, ok=False))
+    one_line_error(run("retire", "flaky-tests", "--digest", sha, ok=False))
 
 
 def test_the_used_by_story(env, card_server):
@@ -164,7 +164,7 @@ def test_the_used_by_story(env, card_server):
     name, sha = queue.split("\t")[:2]
     assert name == "remote-card"
     run("review", "remote-card")
-    run("approve", "remote-card", "--key", env / "home" / "keys" / "me.key", "--sha256", sha)
+    run("approve", "remote-card", "--key", env / "home" / "keys" / "me.key", "--digest", sha)
     assert '<skill-card name="remote-card"' in run("match", "remote-card").stdout
     assert run("verify").exit_code == 0
     db = env / "home" / "cards.db"
@@ -186,8 +186,8 @@ def test_exported_approvals_make_the_card_active_in_a_teammates_store(env, card_
     mine, theirs = env / "mine.db", env / "theirs.db"
     run("keys", "generate", "alice", "-o", env / "alice.key", "--store", mine)
     url = card_server.serve("/c/SKILL.md", card_text("shared-card"))
-    sha = imported(run("import", url, "--store", mine, "--json"))["sha256"]
-    run("approve", "shared-card", "--key", env / "alice.key", "--sha256", sha, "--store", mine)
+    sha = imported(run("import", url, "--store", mine, "--json"))["digest"]
+    run("approve", "shared-card", "--key", env / "alice.key", "--digest", sha, "--store", mine)
     run("export", "shared-card", "-o", env / "repo", "--store", mine)
     folder = env / "repo" / "shared-card"
     assert (folder / "approvals.jsonl").is_file()

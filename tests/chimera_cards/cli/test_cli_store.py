@@ -49,7 +49,15 @@ def test_import_by_path_prints_one_line_and_exits_0(db, card_factory):
 def test_import_json_has_the_documented_fields(db, card_factory):
     result = run("import", card_factory("tidy-card"), "--store", db, "--json")
     data = json.loads(result.stdout)
-    assert {"name", "sha256", "provenance", "status", "origin", "findings"} <= set(data)
+    assert {
+        "name",
+        "digest",
+        "skill_md_sha256",
+        "provenance",
+        "status",
+        "origin",
+        "findings",
+    } <= set(data)
     assert (data["name"], data["status"], data["provenance"]) == ("tidy-card", "active", "clean")
 
 
@@ -76,7 +84,9 @@ def test_url_import_is_pending_and_says_why(db, card_server):
 def test_hash_mismatch_exits_1_with_one_line_and_stores_nothing(db, card_factory):
     run("import", card_factory("seed-card"), "--store", db)
     before = dump_store(db)
-    result = run("import", card_factory("pinned"), "--store", db, "--sha256", "0" * 64)
+    result = run(
+        "import", card_factory("pinned"), "--store", db, "--digest", "skill_md:" + "0" * 64
+    )
     assert result.exit_code == 1
     assert "sha256 mismatch" in one_error_line(result)
     assert result.stdout == ""
@@ -102,7 +112,9 @@ def test_folder_json_is_a_list_including_the_refusal(db, card_factory):
     assert data[1]["error"]
 
 
-@pytest.mark.parametrize("extra", [["--sha256", "xyz"], ["--integrity", "sha256-!!"]])
+@pytest.mark.parametrize(
+    "extra", [["--digest", "skill_md:xyz"], ["--digest", "skill_md:sha256-!!"]]
+)
 def test_malformed_pins_are_usage_errors(db, card_factory, extra):
     result = run("import", card_factory("x-card"), "--store", db, *extra)
     assert result.exit_code == 2
@@ -116,7 +128,7 @@ def test_missing_source_is_exit_2(db, tmp_path):
     assert not db.exists() or dump_store(db)["versions"] == []
 
 
-@pytest.mark.parametrize("extra", [["--sha256", "xyz"], ["--lockfile", "missing.lock"]])
+@pytest.mark.parametrize("extra", [["--digest", "skill_md:xyz"], ["--lockfile", "missing.lock"]])
 def test_a_usage_error_does_not_create_a_store(db, card_factory, extra):
     result = run("import", card_factory("x-card"), "--store", db, *extra)
     assert result.exit_code == 2
@@ -196,13 +208,13 @@ def test_show_gives_metadata_findings_and_history(db, card_factory):
     second = card_factory("shown", description="Second edition.", frontmatter={"x-extra": 1})
     run("import", second, "--store", db, "--taint")
     text = run("show", "shown", "--store", db).stdout
-    assert f"sha256:     {old_sha}" in text  # the active version by default
+    assert f"digest:     {old_sha}" in text  # the active version by default
     assert "frontmatter-unknown-key" in text
     assert "history:    2 versions" in text
     data = json.loads(
-        run("show", "shown", "--version", sha_of(second)[:8], "--json", "--store", db).stdout
+        run("show", "shown", "--digest", sha_of(second)[:8], "--json", "--store", db).stdout
     )
-    assert data["status"] == "pending" and data["sha256"] == sha_of(second)
+    assert data["status"] == "pending" and data["digest"] == sha_of(second)
     assert [h["status"] for h in data["history"]] == ["active", "pending"]
     assert data["findings"] and data["origin"].endswith("SKILL.md")
 
@@ -228,9 +240,7 @@ def test_export_refuses_a_card_with_no_active_version_unless_asked(db, tmp_path,
     assert result.exit_code == 1 and "no active version" in one_error_line(result)
     assert not (tmp_path / "out").exists()
     # A pending version is not approved: exporting it needs --unapproved as well.
-    refused = run(
-        "export", "held", "-o", tmp_path / "out", "--version", sha_of(card), "--store", db
-    )
+    refused = run("export", "held", "-o", tmp_path / "out", "--digest", sha_of(card), "--store", db)
     assert refused.exit_code == 1 and "not approved" in one_error_line(refused)
     assert not (tmp_path / "out" / "held").exists()
     ok = run(
@@ -238,7 +248,7 @@ def test_export_refuses_a_card_with_no_active_version_unless_asked(db, tmp_path,
         "held",
         "-o",
         tmp_path / "out",
-        "--version",
+        "--digest",
         sha_of(card),
         "--unapproved",
         "--store",

@@ -78,7 +78,7 @@ def test_adopt_imports_each_folder_once_with_its_source_and_holds_a_remote_one(p
 def test_adopt_prints_what_a_reviewer_must_approve(project):
     result = _run("adopt", str(project))
     assert "1 to review and approve" in result.output
-    assert "chimera-cards approve remote-one --sha256 " in result.output
+    assert "chimera-cards approve remote-one --digest " in result.output
 
 
 def test_a_link_out_of_the_project_and_a_lock_entry_without_a_folder_are_reported(

@@ -32,10 +32,10 @@ def run(*args, code=0):
 
 def _approved(env, card_server, name, **kw) -> str:
     url = card_server.serve(f"/{name}/SKILL.md", card_text(name, **kw))
-    sha = json.loads(run("import", url, "--json").stdout)["sha256"]
+    sha = json.loads(run("import", url, "--json").stdout)["digest"]
     if not (env / "cc" / "keys" / "alice.key").exists():
         run("keys", "generate", "alice")
-    run("approve", name, "--key", env / "cc" / "keys" / "alice.key", "--sha256", sha)
+    run("approve", name, "--key", env / "cc" / "keys" / "alice.key", "--digest", sha)
     return sha
 
 

@@ -19,7 +19,7 @@ run = run_cli
 def imported(db, server, name, text=None) -> str:
     url = server.serve(f"/{name}/SKILL.md", text or card_text(name))
     res = json.loads(run("import", url, "--json", "--store", db).stdout)
-    return res["sha256"]
+    return res["digest"]
 
 
 def index(skills: Path) -> dict:
@@ -34,14 +34,14 @@ def pins(tmp_path, card_server):
     shas = {}
     for name in ("good", "waiting", "bad", "old"):
         shas[name] = imported(db, card_server, name)
-    run("approve", "good", "--key", key, "--sha256", shas["good"], "--store", db)
-    run("approve", "old", "--key", key, "--sha256", shas["old"], "--store", db)
+    run("approve", "good", "--key", key, "--digest", shas["good"], "--store", db)
+    run("approve", "old", "--key", key, "--digest", shas["old"], "--store", db)
     run(
         "reject",
         "bad",
         "--key",
         key,
-        "--sha256",
+        "--digest",
         shas["bad"],
         "--reason",
         "phones home",
@@ -49,7 +49,7 @@ def pins(tmp_path, card_server):
         db,
     )
     newer = imported(db, card_server, "old", card_text("old", description="The newer one."))
-    run("approve", "old", "--key", key, "--sha256", newer, "--store", db)
+    run("approve", "old", "--key", key, "--digest", newer, "--store", db)
     shas["old-newer"] = newer
     lock = tmp_path / "skills.lock"
     lock.write_text(

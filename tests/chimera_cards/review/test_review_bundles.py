@@ -130,7 +130,7 @@ def test_accept_through_the_cli(store, alice, tmp_path):
     skill = make_skill(tmp_path / "src", "cli-accept", {"references/attacks.md": QUOTED_ATTACK})
     (res,) = import_source(store, skill)
     [finding] = errors(res)
-    args = ["approve", "cli-accept", "--key", str(tmp_path / "alice.key"), "--sha256", res.sha256]
+    args = ["approve", "cli-accept", "--key", str(tmp_path / "alice.key"), "--digest", res.sha256]
     args += ["--store", str(store.path)]
     refused = CliRunner().invoke(main, args)
     assert refused.exit_code == 1 and refused.stderr.startswith("error: ")

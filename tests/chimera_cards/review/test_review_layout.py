@@ -35,7 +35,7 @@ def run(*args, code=0):
 
 def _import(folder) -> str:
     data = json.loads(run("import", folder, "--taint", "--json").stdout)
-    return (data[0] if isinstance(data, list) else data)["sha256"]
+    return (data[0] if isinstance(data, list) else data)["digest"]
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def update(env):
         "pdf-tools",
         "--key",
         env / "home" / "keys" / "alice.key",
-        "--sha256",
+        "--digest",
         _import(v1),
     )
     v2 = make_skill(
@@ -97,7 +97,7 @@ def test_review_shows_both_hashes_labelled(env, update):
     screen = run("review", "pdf-tools").stdout
     digest = json.loads(run("review", "pdf-tools", "--json").stdout)["digest"]
     assert f"digest:     {digest}" in screen
-    assert "SKILL.md:   " in screen
+    assert "skill_md:   " in screen
     assert f"--digest {digest}" in screen
 
 

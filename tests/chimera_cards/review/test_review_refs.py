@@ -1,6 +1,6 @@
 """One hash story: the number a reviewer types names one version, or is refused saying why.
 
-approve/reject take ``--digest`` (``--sha256`` stays as an alias): the bundle digest, whole or a
+approve/reject take ``--digest`` (``--sha256`` fails naming it): the bundle digest, whole or a
 unique prefix of at least 12 hex digits; a one-file bundle also answers to its SKILL.md's SHA-256
 (the number a card page publishes) while the signed statement binds the bundle digest; a larger
 bundle's SKILL.md hash is refused naming the digest to pass; ``--key NAME`` finds the store's key.
@@ -55,10 +55,10 @@ def test_the_published_skill_md_sha256_approves_a_one_file_card(env):
     folder = make_card(env / "src", "flaky-tests")
     skill_sha = hashlib.sha256((folder / "SKILL.md").read_bytes()).hexdigest()
     version = _tainted_import(env, folder)
-    digest = version["sha256"]
+    digest = version["digest"]
     assert digest != skill_sha  # the bundle digest is not the file's hash
     run("keys", "generate", "alice")
-    r = run("approve", "flaky-tests", "--key", "alice", "--sha256", skill_sha)
+    r = run("approve", "flaky-tests", "--key", "alice", "--digest", skill_sha)
     assert r.stdout.startswith(f"approved flaky-tests {digest[:12]} as alice")
     # The statement binds the bundle digest, not the number typed.
     assert _statements(env) == [{"name": "flaky-tests", "sha256": digest}]
@@ -72,7 +72,7 @@ def test_a_larger_bundles_skill_md_hash_is_refused_saying_what_to_pass(env):
         {"SKILL.md": card_text("pdf-tools"), "scripts/run.py": "print(1)\n", "notes.txt": "n\n"},
     )
     skill_sha = hashlib.sha256((folder / "SKILL.md").read_bytes()).hexdigest()
-    digest = _tainted_import(env, folder)["sha256"]
+    digest = _tainted_import(env, folder)["digest"]
     run("keys", "generate", "alice")
     r = run("approve", "pdf-tools", "--key", "alice", "--digest", skill_sha, code=1)
     assert r.stderr == (
@@ -87,7 +87,7 @@ def test_a_larger_bundles_skill_md_hash_is_refused_saying_what_to_pass(env):
 
 
 def test_the_twelve_digits_list_prints_approve_and_fewer_are_refused(env):
-    digest = _tainted_import(env, make_card(env / "src", "flaky-tests"))["sha256"]
+    digest = _tainted_import(env, make_card(env / "src", "flaky-tests"))["digest"]
     listed = run("list").stdout
     assert digest[:12] in listed and digest not in listed
     run("keys", "generate", "alice")
@@ -100,7 +100,7 @@ def test_the_twelve_digits_list_prints_approve_and_fewer_are_refused(env):
 
 
 def test_review_and_reject_take_a_prefix_too(env):
-    digest = _tainted_import(env, make_card(env / "src", "flaky-tests"))["sha256"]
+    digest = _tainted_import(env, make_card(env / "src", "flaky-tests"))["digest"]
     screen = run("review", "flaky-tests", "--digest", digest[:14]).stdout
     assert f"digest:     {digest}" in screen
     run("keys", "generate", "alice")
@@ -146,7 +146,7 @@ def test_an_ambiguous_prefix_is_refused_listing_every_candidate(env):
 
 
 def test_key_name_finds_the_stores_own_key_and_a_missing_one_says_where_it_looked(env):
-    digest = _tainted_import(env, make_card(env / "src", "flaky-tests"))["sha256"]
+    digest = _tainted_import(env, make_card(env / "src", "flaky-tests"))["digest"]
     run("keys", "generate", "alice")
     r = run("approve", "flaky-tests", "--key", "bob", "--digest", digest, code=2)
     assert r.stderr.startswith("error: ") and "bob" in r.stderr and "keys" in r.stderr

@@ -160,8 +160,8 @@ def test_no_store_blocks_and_fail_open_warns_instead(world):
     payload = pre_tool_use(world.project, "Skill", {"skill": "pdf-tools"})
     line = blocked(hook(world, payload, env=env))
     assert line == (
-        f"chimera-cards hook: no chimera-cards store at {world.root / 'elsewhere' / 'cards.db'}; "
-        "blocked"
+        f"chimera-cards hook: {world.root / 'elsewhere' / 'cards.db'}: no store here "
+        "(import a card first, or pass --store); blocked"
     )
     assert not (world.root / "elsewhere").exists()
     warned = hook(world, payload, "--fail-open", env=env)

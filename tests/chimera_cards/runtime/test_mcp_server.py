@@ -161,7 +161,7 @@ def test_an_approval_shows_up_without_a_restart(world):
     async def session():
         async with Client(serve_params(world)) as client:
             assert "late-skill" not in {e["frontmatter"]["name"] for e in await skills_list(client)}
-            world.cli("approve", "late-skill", "--key", world.key, "--sha256", digest)
+            world.cli("approve", "late-skill", "--key", world.key, "--digest", digest)
             assert "late-skill" in {e["frontmatter"]["name"] for e in await skills_list(client)}
             assert await read_bytes(client, "skill://late-skill/references/x.md") == b"x\n"
 

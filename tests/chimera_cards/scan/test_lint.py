@@ -1120,6 +1120,9 @@ def test_comment_hidden_in_a_markdown_link_reference_definition_is_a_blocking_er
         "<!-- Copyright 2025 Example Corp. Licensed under the Apache License 2.0. -->",
         "<!-- List every tool the agent can call. Keep it architectural. -->",
         "<!-- prettier-ignore-start -->",
+        "<!-- Adapted from https://github.com/example/skills (MIT), with thanks -->",
+        "<!-- For coded agents, HITL is an escalation mechanism. Flag touchpoints. -->",
+        "<!-- Token counting lives in shared/tokens.md -->",
         "   [x]: #",
     ],
 )

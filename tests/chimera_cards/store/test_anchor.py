@@ -36,12 +36,12 @@ def approved(tmp_path, card_server):
         "flaky-tests",
         "--key",
         tmp_path / "alice.key",
-        "--sha256",
-        res["sha256"],
+        "--digest",
+        res["digest"],
         "--store",
         db,
     )
-    return db, res["sha256"], tmp_path / "alice.key"
+    return db, res["digest"], tmp_path / "alice.key"
 
 
 def cut_the_tail(db, keep_seq: int, trust_row: tuple, sha: str) -> None:

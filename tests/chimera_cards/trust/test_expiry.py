@@ -36,7 +36,7 @@ def predicate(db, sha) -> dict:
 def served(db, server, name) -> str:
     url = server.serve(f"/{name}/SKILL.md", card_text(name))
     res = json.loads(run("import", url, "--json", "--store", db).stdout)
-    return res["sha256"]
+    return res["digest"]
 
 
 @pytest.mark.slow
@@ -45,7 +45,7 @@ def test_a_frozen_channel_stops_at_the_approvals_expiry(tmp_path, card_server):
     key = tmp_path / "alice.key"
     run("keys", "generate", "alice", "-o", key, "--store", db)
     sha = served(db, card_server, "frozen")
-    run("approve", "frozen", "--key", key, "--sha256", sha, "--expires", "2s", "--store", db)
+    run("approve", "frozen", "--key", key, "--digest", sha, "--expires", "2s", "--store", db)
     skills = tmp_path / "skills"
     run("install", "frozen", "--to", skills, "--store", db)
     assert "frozen" in run("match", "frozen", "--store", db).stdout
@@ -67,7 +67,7 @@ def test_a_frozen_channel_stops_at_the_approvals_expiry(tmp_path, card_server):
     frozen = run("outdated", "--store", db, ok=False)
     assert frozen.exit_code == 1 and frozen.stdout.startswith("expired  frozen")
     # A fresh approval (no expiry this time) brings it back.
-    run("approve", "frozen", "--key", key, "--sha256", sha, "--expires", "never", "--store", db)
+    run("approve", "frozen", "--key", key, "--digest", sha, "--expires", "never", "--store", db)
     assert "frozen" in run("match", "frozen", "--store", db).stdout
     assert "expires" not in predicate(db, sha)
 
@@ -81,7 +81,7 @@ def test_the_trust_files_default_expiry_goes_into_each_new_approval(tmp_path, ca
     trust_file.write_text(trust_file.read_text() + "expires 90d\n")
     run("trust", "sync", trust_file, "--store", db)
     sha = served(db, card_server, "defaulted")
-    run("approve", "defaulted", "--key", key, "--sha256", sha, "--store", db)
+    run("approve", "defaulted", "--key", key, "--digest", sha, "--store", db)
     expires = predicate(db, sha)["expires"]
     assert expires[:10] == expiry_after(parse_duration("90d"))[:10]
     assert "defaulted" not in run("review", "--store", db).stdout  # 90 days away: not soon
@@ -150,7 +150,7 @@ def test_a_bad_duration_is_a_usage_error(tmp_path, card_server):
             "dur",
             "--key",
             key,
-            "--sha256",
+            "--digest",
             sha,
             "--expires",
             bad,
@@ -169,7 +169,7 @@ def test_an_expired_approval_stops_the_run_time_gate_too(tmp_path):
 
     world = SkillWorld(tmp_path)
     digest = world.add("lapsing", {"notes.md": "n\n"}, approve=False)
-    world.cli("approve", "lapsing", "--key", world.key, "--sha256", digest, "--expires", "2s")
+    world.cli("approve", "lapsing", "--key", world.key, "--digest", digest, "--expires", "2s")
     skills = world.install("lapsing")
     assert "<name>\nlapsing\n</name>" in world.cli("prompt", skills).stdout
     time.sleep(2.2)

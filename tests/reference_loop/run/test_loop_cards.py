@@ -72,7 +72,7 @@ def test_pending_url_card_never_reaches_the_prompt_until_approved_with_a_real_ke
     assert res.exit_code == 0, res.output
     entry = json.loads(res.stdout)
     assert (entry["provenance"], entry["status"]) == ("tainted", "pending")
-    sha = entry["sha256"]
+    sha = entry["digest"]
 
     res, prompts = _run_prompts(tmp_path, store, label="pending")
     assert res.exit_code == 1, res.output  # the tiny task is not solved in one attempt
@@ -84,13 +84,13 @@ def test_pending_url_card_never_reaches_the_prompt_until_approved_with_a_real_ke
     res = _cards("keys", "generate", "me", "-o", str(key), "--store", str(store))
     assert res.exit_code == 0, res.output
     res = _cards(
-        "approve", "deploy-rollback", "--key", str(key), "--sha256", sha, "--store", str(store)
+        "approve", "deploy-rollback", "--key", str(key), "--digest", sha, "--store", str(store)
     )
     assert res.exit_code == 0, res.output
 
     res, prompts = _run_prompts(tmp_path, store, label="approved")
     first = (prompts / "attempt-1.txt").read_text()
-    assert f'<skill-card name="deploy-rollback" sha256="{sha}" provenance="tainted"' in first
+    assert f'<skill-card name="deploy-rollback" digest="{sha}" provenance="tainted"' in first
     assert 'review="approved after arriving tainted (1 trusted reviewer(s))"' in first
     assert "roll back first and debug after" in first
     assert "1 approved card(s)" in res.stderr and "arrived tainted" in res.stderr

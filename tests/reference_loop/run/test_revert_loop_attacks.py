@@ -279,3 +279,19 @@ def test_a_fix_that_also_plants_a_host_hook_is_not_solved(tmp_path, sandbox, var
     result, _log = run(tmp_path, agent(tmp_path, body), sandbox, ws)
     not_solved(result, ws, before)
     assert "host-hook" in result.attempts[0].integrity
+
+
+def test_a_verifier_that_writes_its_own_report_in_the_tree_still_solves(tmp_path):
+    """Where the verifier writes on the untouched tree (a JUnit report beside the code) is its
+    own output, not a change during verification; the kept tree is the snapshot plus the fix."""
+    ws = calc_repo(tmp_path / "ws")
+    before = tree_state(ws)
+    attempter = agent(tmp_path, f"(ws / 'calc.py').write_text({FIXED!r})\n")
+    result = run_loop(
+        inline_task("Fix add() in calc.py.", PYTEST + " --junitxml=report.xml", timeout=60),
+        attempter,
+        workspace=ws,
+        options=LoopOptions(max_attempts=1),
+    )
+    assert result.solved, result.attempts[0].first_failing_step
+    assert tree_state(ws) == {**before, "calc.py": ("file", 0o644, FIXED.encode())}

@@ -190,7 +190,7 @@ def test_a_stale_or_foreign_report_is_not_this_runs(tmp_path):
         '{"e":"start","nonce":"other"}\n{"e":"finish","nonce":"other","exitstatus":0}\n'
     )
     report = read_pytest_report(path, "mine")
-    assert not report.complete and "not started by this run" in report.problem
+    assert not report.complete and "does not authenticate its lines" in report.problem
     assert judge(report, None, 0).verdict == "fail"
     assert not read_pytest_report(tmp_path / "missing", "x").complete
 

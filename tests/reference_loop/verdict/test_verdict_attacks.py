@@ -87,14 +87,19 @@ class EditAttempter:
         return AttemptOutcome([ToolStep("edit", True)], "attacked")
 
 
-@pytest.fixture(params=[False, True], ids=["plain", "sandbox"])
-def sandbox(request):
-    if not request.param:
+def sandbox_or_skip(wanted: bool):
+    """None (plain), or a sandbox (the test is skipped where none can run)."""
+    if not wanted:
         return None
     try:
         return make_sandbox()
     except SandboxUnavailable as exc:
         pytest.skip(f"--sandbox cannot run here: {exc}")
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "sandbox"])
+def sandbox(request):
+    return sandbox_or_skip(request.param)
 
 
 def attack(

@@ -656,9 +656,10 @@ def test_the_repository_layout_is_read_as_git_reads_it_or_left_to_git(tmp_path):
 
     before = tree_state(linked)
     with Workspace(linked) as ws:
-        # A linked worktree's objects live outside the tree, where the snapshot cannot own
-        # them: its files are hashed instead of read from the user's index.
-        assert not ws.seeded
+        # A linked worktree's objects live outside the tree: the snapshot reads its own copy.
+        assert ws.seeded
+        alternate = Path(ws._env["GIT_DIR"]) / "objects" / "info" / "alternates"
+        assert alternate.read_text().startswith(ws._tmp)
         ws.snapshot()
         (linked / "f").write_text("changed\n")
         assert [c.path for c in ws.diff_and_restore().files] == ["f"]
