@@ -376,6 +376,7 @@ _INSTRUCTION_EXTENSIONS = (".txt", ".json", ".yaml", ".yml", ".toml", ".cfg", ".
                            ".jinja", ".properties", ".adoc", ".org", ".instructions")  # fmt: skip
 _NOT_INSTRUCTIONS_RE = re.compile(r"(?:^|/)(?:LICEN[CS]E|COPYING|NOTICE|COPYRIGHT)[^/]*$", re.I)
 MAX_INSTRUCTION_FILE = 262_144
+MAX_FOLLOWED = 128
 
 
 def followed_files(files: list[DetectFile]) -> set[str]:
@@ -409,12 +410,14 @@ def followed_files(files: list[DetectFile]) -> set[str]:
     followed: set[str] = set()
     read: set[str] = {SKILL_FILE}
     queue = [SKILL_FILE]
-    while queue:
+    while queue and len(read) <= MAX_FOLLOWED:  # each text read costs a pass per candidate
         text = by_path[queue.pop()].text
         for path, name in [*candidates, *markdown]:
-            if path in read or name not in text:
+            folder = path.rsplit("/", 1)[0] + "/" if "/" in path else None
+            if path in read or (name not in text and (folder is None or folder not in text)):
                 continue
-            if path in text or re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
+            named = path in text or (folder is not None and folder in text)
+            if named or re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
                 read.add(path)
                 queue.append(path)
                 if not path.lower().endswith(_MARKDOWN):

@@ -621,7 +621,12 @@ class _Js(_JsFolding):
                     self.hosts[_text(target)] = host or ""
             if "headers" in opts:
                 header |= self.value(opts["headers"]).taint
-            if not header:
+            if args and args[0].type != "object":
+                body |= values[0].taint  # https.get(url + secret): the URL carries it
+            for key in ("path", "search"):
+                if key in opts:
+                    body |= self.value(opts[key]).taint
+            if not header and not body:
                 return
         elif short in _WRITE_METHODS and self._request_host(node) is not None:
             host = self._request_host(node) or None

@@ -171,9 +171,10 @@ _CRED_PARTS = (
     r"(?<![\w.-])\.env(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
     r"/etc/shadow\b",
-    # browsers: profile folders and the stores inside them
-    r"Login Data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bWeb Data\b|\bLocal "
-    r"State\b",
+    # browsers: profile folders and the stores inside them (Chrome's file names as it spells
+    # them: "local state" or "web data" in a sentence is no file)
+    r"(?-i:Login Data|\bWeb Data|\bLocal State)\b|\blogins\.json\b|\bkey[34]\.db\b|"
+    r"\bcookies\.sqlite\b",
     r"(?:Google[/\\ ]Chrome|Chromium|BraveSoftware|Microsoft[/\\ ]Edge)[/\\]|\.mozilla[/\\]firefox",
     r"[/\\]Cookies\b",
     # wallets
