@@ -665,8 +665,12 @@ def run_bench(
     budgets: dict[str, int] | None = None,
     shard: Shard | None = None,
     journal: Path | None = None,
+    executor: Executor | None = None,
 ) -> BenchResult:
     """Run every arm on every task x seed pair and summarise. ``progress`` is called per run.
+
+    ``executor``: run the cells there instead of in ``jobs`` local threads (``ray_executor``);
+    each cell is still ``run_one``.
 
     ``journal``: append each finished cell to that file (``journal.Journal``) and, when it
     already holds cells of this same bench, run only the others: the result is the one an
@@ -737,6 +741,7 @@ def run_bench(
                 shard=shard,
                 resumed=resumed,
                 record=(lambda o: book.append(o.to_dict())) if book is not None else None,
+                executor=executor,
             )
     finally:
         if book is not None:
@@ -810,6 +815,7 @@ def _run_all(
     shard: Shard | None = None,
     resumed: Sequence[RunOutcome] = (),
     record: Callable[[RunOutcome], None] | None = None,
+    executor: Executor | None = None,
 ) -> BenchResult:
     cells = select(grid(tasks, arms, seeds), shard)
     order = {(task.name, arm.name, seed): i for i, (task, arm, seed) in enumerate(cells)}
@@ -857,10 +863,7 @@ def _run_all(
                 final.append(out.stopped_by)
             done.put(out)
 
-    # Daemon threads: a run stuck in a call that ignores the stop cannot keep the process alive.
-    threads = [threading.Thread(target=worker, daemon=True) for _ in range(min(jobs, todo.qsize()))]
-    for t in threads:
-        t.start()
+    threads = _start(worker, min(jobs, todo.qsize()), executor, left, done)
     stopped = ""
     try:
         while len(outcomes) < planned:
@@ -896,6 +899,37 @@ def _run_all(
     )
     result.resumed = finished
     return result
+
+
+Cell = tuple[Task, Arm, int]
+# Runs cells elsewhere (a Ray cluster), handing each finished outcome to the callback.
+Executor = Callable[[Sequence[Cell], Callable[[RunOutcome], None]], None]
+
+
+def _start(
+    worker: Callable[[], None],
+    jobs: int,
+    executor: Executor | None,
+    cells: Sequence[Cell],
+    done: queue.Queue,
+) -> list[threading.Thread]:
+    """Start the threads that run the cells: ``jobs`` local workers, or one that drives the
+    executor. Daemon threads: a run stuck in a call that ignores the stop cannot keep the
+    process alive."""
+    if executor is None:
+        threads = [threading.Thread(target=worker, daemon=True) for _ in range(jobs)]
+    else:
+
+        def drive() -> None:
+            try:
+                executor(cells, done.put)
+            except BaseException as exc:  # reported by the main thread
+                done.put(exc)
+
+        threads = [threading.Thread(target=drive, daemon=True)] if cells else []
+    for t in threads:
+        t.start()
+    return threads
 
 
 def _resume(
