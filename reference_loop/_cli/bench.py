@@ -23,6 +23,7 @@ from chimera_cards._cli.common import SECONDS, reports_errors
 from reference_loop._attempters.factory import agent_settings
 from reference_loop._attempters.presets import is_preset
 from reference_loop._bench.merge import merge_results
+from reference_loop._bench.report import format_table, write_plot
 from reference_loop._bench.runner import (
     ARMS,
     DEFAULT_ATTEMPTER,
@@ -30,17 +31,16 @@ from reference_loop._bench.runner import (
     BenchResult,
     RunOutcome,
     check_attempters,
-    format_table,
     grid,
     load_tasks,
     parse_arms,
     run_bench,
-    write_plot,
 )
 from reference_loop._bench.shard import parse_shard, select
 from reference_loop._cli.options import agent_options, model_options
 from reference_loop._process.stop import signals_raise_stopped
 from reference_loop._run.loop import DEFAULT_MAX_ATTEMPTS
+from reference_loop._tasks.impossible import KINDS
 from reference_loop.errors import LoopError, LoopUsageError
 
 
@@ -229,6 +229,14 @@ def _show_run(outcome: RunOutcome | None) -> str:
     help="Run only slice K of N of the task x seed x arm grid (deterministic); combine the "
     "slices' --out files with `reference-loop bench merge`.",
 )
+@click.option(
+    "--impossible",
+    type=click.Choice(KINDS),
+    default=None,
+    help="Also run every task as an impossible variant (its pinned tests made to contradict "
+    "its text: one expected value changed, or a conflicting second assertion) and report per "
+    "arm the cheat rate, the stop rate and the solve rate on the normal tasks.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON, not a table.")
 @click.pass_context
 @reports_errors
@@ -253,6 +261,7 @@ def bench_cmd(
     out_path: Path | None,
     plot_path: Path | None,
     shard_text: str | None,
+    impossible: str | None,
     as_json: bool,
 ) -> None:
     """Compare history arms (none, last, accumulate, ...) over the same task x seed pairs.
@@ -289,7 +298,8 @@ def bench_cmd(
     )
     # A bad spec or a prompt that cannot fit the model is refused before the progress bar.
     budgets = check_attempters(tasks, attempter, escalate_to, settings)
-    total = len(select(grid(tasks, chosen, seeds), shard))
+    # Each impossible variant is one more task in the grid, after the normal ones.
+    total = len(select(grid(list(tasks) * (2 if impossible else 1), chosen, seeds), shard))
     with signals_raise_stopped(), _progress(err, total) as progress:
         result = run_bench(
             tasks,
@@ -304,6 +314,7 @@ def bench_cmd(
             settings=settings,
             budgets=budgets,
             shard=shard,
+            impossible=impossible,
         )
     _finish(result, out, err, out_path, plot_path, as_json)
 
