@@ -95,8 +95,8 @@ def _world(base: Path, skills: int) -> tuple[dict, Path]:
             f"---\nname: {name}\ndescription: Benchmark skill {i}.\n---\n" + "Step.\n" * 40
         )
         (folder / "scripts" / "run.sh").write_text("#!/bin/sh\necho run\n")
-        sha = json.loads(cli("import", str(folder), "--taint", "--json"))["sha256"]
-        cli("approve", name, "--key", str(base / "cc" / "keys" / "bench.key"), "--sha256", sha)
+        digest = json.loads(cli("import", str(folder), "--taint", "--json"))["digest"]
+        cli("approve", name, "--key", str(base / "cc" / "keys" / "bench.key"), "--digest", digest)
         names.append(name)
     cli("install", *names, "--to", str(project / ".claude" / "skills"))
     return env, project
@@ -156,10 +156,13 @@ def main(argv: list[str] | None = None) -> int:
         cpu: dict[str, list[float]] = {k: [] for k in cases}
         for round_ in range(args.warmup + args.runs):
             for label, (command, data) in cases.items():
+                memo = base / "cc" / "cards.db.hook-memo.json"
+                kept = memo.read_bytes() if memo.exists() else None
                 if label.endswith("memo cleared"):  # the first call of a session: check runs
-                    memo = base / "cc" / "cards.db.hook-memo.json"
                     memo.unlink(missing_ok=True)
                 elapsed, used = _run_once(command, data, env, project)
+                if label.endswith("memo cleared") and kept is not None:
+                    memo.write_bytes(kept)  # the other cases measure a session under way
                 if round_ >= args.warmup:
                     wall[label].append(elapsed)
                     cpu[label].append(used)

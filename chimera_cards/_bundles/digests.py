@@ -219,6 +219,33 @@ def spec_folder_files(folder: str | os.PathLike) -> list[tuple[str, bytes]]:
     return _walk_regular(folder, lambda _name, rel: rel == ".git")
 
 
+# What npx skills 1.7.4 leaves out when it copies a skill into an agent's folder, though its
+# computedHash covered the source with them (vercel-labs/skills#806): files of this name at any
+# depth, and folders of these names.
+NPX_COPY_SKIPPED_FILES = frozenset({"metadata.json"})
+NPX_COPY_SKIPPED_DIRS = frozenset({".git", "__pycache__", "__pypackages__"})
+
+
+def npx_copied(files: Iterable[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """The files of a skill's source that ``npx skills add`` writes into the installed copy.
+
+    Args:
+        files: (relative POSIX path, bytes) of the source folder, as npx hashes it.
+    Returns:
+        Those npx copies: a ``metadata.json`` anywhere and anything under ``.git``,
+        ``__pycache__`` or ``__pypackages__`` is left out.
+    """
+    out = []
+    for path, data in files:
+        parts = path.split("/")
+        if parts[-1] in NPX_COPY_SKIPPED_FILES or any(
+            p in NPX_COPY_SKIPPED_DIRS for p in parts[:-1]
+        ):
+            continue
+        out.append((path, data))
+    return out
+
+
 def npx_hash_folder(folder: str | os.PathLike, *, leave_out: Iterable[str] = ()) -> str:
     """``npx_hash`` of a folder as npx reads it (``npx_folder_files``), less the top-level
     files named in ``leave_out`` (install's receipt, which npx never saw)."""

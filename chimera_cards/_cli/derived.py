@@ -228,7 +228,7 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
     ),
     "adopt": (
         ('-h', '--help'),
-        "Usage: chimera-cards adopt [OPTIONS] [ROOT]\n\n  Import every skill a project's agent folders hold, as npx skills left them.\n\n  Each distinct folder (links resolved inside the project) becomes a version\n  with the source skills-lock.json records; a remote source is held for\n  review. Prints what a reviewer must approve. Exit 1 when something could not\n  be adopted (a link leaving the project, a lock entry with no folder, a\n  refused folder).\n\nOptions:\n  --store FILE  Store file (default: $CHIMERA_CARDS_HOME/cards.db, else the\n                XDG data dir).\n  --json        Print JSON.\n  -h, --help    Show this message and exit.\n",
+        "Usage: chimera-cards adopt [OPTIONS] [ROOT]\n\n  Import every skill a project's agent folders hold, as npx skills left them.\n\n  Each folder becomes a version whose source is what npx's lock records\n  (update fetches from there, never from the folder); a remote one is held for\n  review. Exit 1 when something could not be adopted (a link out, a lock entry\n  with no folder, files npx did not record).\n\nOptions:\n  --global      The user-wide agent folders and ~/.agents/.skill-lock.json.\n  --store FILE  Store file (default: $CHIMERA_CARDS_HOME/cards.db, else the\n                XDG data dir).\n  --json        Print JSON.\n  -h, --help    Show this message and exit.\n",
         False,
     ),
     "outdated": (
@@ -268,7 +268,7 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
     ),
     "exec": (
         ('-h', '--help'),
-        "Usage: chimera-cards exec [OPTIONS] [COMMAND]...\n\n  Run COMMAND seeing only the skills check calls ok: exec -- claude\n\nOptions:\n  --agent AGENT      claude: also judge its --plugin-dir folders.\n  --dry-run          Judge and print the view; start nothing.\n  --trust-file FILE  Judge approvals against this trust file's keys and\n                     threshold, not the store's.\n  --store FILE       Store file (default: $CHIMERA_CARDS_HOME/cards.db, else\n                     the XDG data dir).\n  --json             Print JSON.\n  -h, --help         Show this message and exit.\n",
+        "Usage: chimera-cards exec [OPTIONS] [COMMAND]...\n\n  Run COMMAND seeing only the skills check calls ok: exec -- claude\n\nOptions:\n  --agent AGENT      claude: also judge its --plugin-dir folders.\n  --dry-run          Judge and print the view; start nothing.\n  --keep-commands    Show .claude/commands as they are.\n  --trust-file FILE  Judge approvals against this trust file's keys and\n                     threshold, not the store's.\n  --store FILE       Store file (default: $CHIMERA_CARDS_HOME/cards.db, else\n                     the XDG data dir).\n  --json             Print JSON.\n  -h, --help         Show this message and exit.\n",
         False,
     ),
     "hook": (

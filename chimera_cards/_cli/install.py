@@ -226,24 +226,31 @@ def _sync_pins(store, lockfile: Path) -> dict[str, str]:
 @click.argument(
     "root", required=False, default=Path("."), type=click.Path(file_okay=False, path_type=Path)
 )
+@click.option(
+    "--global",
+    "global_",
+    is_flag=True,
+    help="The user-wide agent folders and ~/.agents/.skill-lock.json.",
+)
 @store_option
 @json_option
 @reports_errors
-def adopt_cmd(root, store_path, as_json) -> None:
+def adopt_cmd(root, global_, store_path, as_json) -> None:
     """Import every skill a project's agent folders hold, as npx skills left them.
 
-    Each distinct folder (links resolved inside the project) becomes a version with the source
-    skills-lock.json records; a remote source is held for review. Prints what a reviewer must
-    approve. Exit 1 when something could not be adopted (a link leaving the project, a lock
-    entry with no folder, a refused folder).
+    Each folder becomes a version whose source is what npx's lock records (update fetches from
+    there, never from the folder); a remote one is held for review. Exit 1 when something could
+    not be adopted (a link out, a lock entry with no folder, files npx did not record).
     """
     from chimera_cards._install.adopt import adopt, plan_adopt
 
+    if global_ and root != Path("."):
+        raise UsageError("--global adopts the user-wide folders; it takes no DIR")
     if not root.is_dir():
         raise UsageError(f"{root}: no such folder")
-    plan = plan_adopt(root)  # refuses before any store is made
+    plan = plan_adopt(root, global_=global_)  # refuses before any store is made
     with open_store(store_path, create=True) as store:
-        report = adopt(store, root, plan)
+        report = adopt(store, plan.root, plan)
     if as_json:
         echo_json(report.to_dict())
     else:
@@ -251,6 +258,8 @@ def adopt_cmd(root, store_path, as_json) -> None:
             digest = f" {s.digest[:12]}" if s.digest else ""
             status = f" {s.status}" if s.status else ""
             line = f"{s.outcome:<9} {s.name}{digest}{status}"
+            if s.quirk and s.quirk not in s.reason:
+                s.reason = f"{s.reason}; {s.quirk}" if s.reason else s.quirk
             if s.source:
                 line += f"  from {s.source.get('source')} ({s.source.get('sourceType')})"
             click.echo(f"{line}  {s.reason}" if s.reason else line)

@@ -294,12 +294,13 @@ def list_installed(store_path: Path | None, as_json: bool) -> None:
     help="claude: also judge its --plugin-dir folders.",
 )
 @click.option("--dry-run", is_flag=True, help="Judge and print the view; start nothing.")
+@click.option("--keep-commands", is_flag=True, help="Show .claude/commands as they are.")
 @_trust_file_option
 @store_option
 @json_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
-def exec_cmd(agent, dry_run, trust_file, store_path, as_json, command) -> None:
+def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, command) -> None:
     """Run COMMAND seeing only the skills check calls ok: exec -- claude"""
     # Every skills folder an agent reads from here (project, above and nested; user; managed;
     # Claude Code plugins) is judged as check judges it; COMMAND then runs in a private mount
@@ -332,6 +333,7 @@ def exec_cmd(agent, dry_run, trust_file, store_path, as_json, command) -> None:
                 env=os.environ,
                 cwd=os.getcwd(),
                 plugin_dirs=plugin_dirs,
+                keep_commands=keep_commands,
             )
     else:
         if store_path is not None:
@@ -343,6 +345,7 @@ def exec_cmd(agent, dry_run, trust_file, store_path, as_json, command) -> None:
             env=os.environ,
             cwd=os.getcwd(),
             plugin_dirs=plugin_dirs,
+            keep_commands=keep_commands,
         )
     view = prepared.view
     if dry_run:

@@ -171,7 +171,7 @@ def import_cmd(
         from chimera_cards._importer.npxlock import is_npx_lock, read_npx_lock
 
         read_npx_lock(lockfile) if is_npx_lock(lockfile) else read_lockfile(lockfile)
-    local = not is_url(source) and not is_git_source(source)
+    local = not is_url(source) and not is_git_source(source) and not source.startswith("npm:")
     if local and ref is None and locate(source) is None:
         if not Path(source).exists() and not Path(source).is_symlink():
             raise CardReadError(f"{source}: no such file or directory")
@@ -248,10 +248,24 @@ def _list_source(source, *, ref, plugin, skill, timeout, as_json) -> None:
         echo_json([e.to_dict() for e in entries])
         return
     width = max((len(e.name) for e in entries), default=0)
-    for e in entries:
-        where = f"{e.folder or '.'}" + (f"  (plugin {e.plugin})" if e.plugin else "")
+
+    def row(e, indent: str = "") -> str:
         state = f"error: {e.error}" if e.error else f"{(e.digest or '')[:12]}  {e.files} files"
-        click.echo(f"{e.name:<{width}}  {state}  {where}")
+        return f"{indent}{e.name:<{width}}  {state}  {e.folder or '.'}"
+
+    # A marketplace's skills under each plugin that exposes them, as Claude Code groups them
+    # (a skill two plugins list is shown under both); anything else, one line each.
+    groups: dict[str, list] = {}
+    for e in entries:
+        for name in e.plugins:
+            groups.setdefault(name, []).append(e)
+    for e in entries:
+        if not e.plugins:
+            click.echo(row(e))
+    for name, members in sorted(groups.items()):
+        click.echo(f"plugin {name}: {len(members)} skill(s)")
+        for e in members:
+            click.echo(row(e, "  "))
     remote = any(e.network for e in entries)
     note = " (from the network: they would arrive tainted, pending review)" if remote else ""
     click.echo(f"{len(entries)} skill(s) in {source}{note}")

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,12 @@ from chimera_cards.errors import UsageError
 
 NPX_LOCK_NAME = "skills-lock.json"
 NPX_LOCK_VERSION = 1
+# npx's user-wide lock (``npx skills add --global``): ``~/.agents/.skill-lock.json``, or
+# ``$XDG_STATE_HOME/skills/.skill-lock.json``; version 3, its hash is ``skillFolderHash`` (npx's
+# hash of the folder, or for a GitHub source the git tree SHA-1 of the skill's folder).
+GLOBAL_NPX_LOCK_NAME = ".skill-lock.json"
+GLOBAL_NPX_LOCK_VERSION = 3
+_HEX40 = re.compile(r"[0-9a-f]{40}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 # Source kinds whose bytes came from somewhere else than this machine: adopted versions of them
 # are held for review (tainted), as an import from the network is.
@@ -46,6 +53,7 @@ class NpxLockEntry:
     skill_path: str | None = None
     chimera_digest: str | None = None  # our bundle digest, where ``lock --format npx`` wrote it
     extra: dict = field(default_factory=dict, compare=False)  # keys we do not interpret
+    tree_sha: str | None = None  # the global lock's git tree SHA-1 of a GitHub skill's folder
 
     @property
     def remote(self) -> bool:
@@ -62,6 +70,39 @@ class NpxLockEntry:
         if self.computed_hash:
             data["computedHash"] = self.computed_hash
         return data
+
+    def upstream(self, root: str | os.PathLike | None) -> dict | None:
+        """Where npx fetched the skill from, as ``update`` fetches it again: ``source`` (what
+        ``import_source`` takes), ``ref``, ``path`` (the skill's folder inside the source, when
+        npx recorded it), ``skill`` (its name) and ``taint`` (it comes from elsewhere).
+
+        Args:
+            root: the folder the lock's relative paths start from (the project).
+        Returns:
+            That, or None when npx recorded nothing this can fetch again.
+        """
+        folder = posixpath.dirname(self.skill_path) if self.skill_path else None
+        base = Path(root) if root is not None else Path.cwd()
+        kind = self.source_type
+        if kind == "local":
+            where = Path(self.source)
+            where = where if where.is_absolute() else base / where
+            source, taint = os.path.normpath(where), False
+        elif kind == "node_modules":
+            # npx sync: a package installed in the project's node_modules (from a registry).
+            source, taint = os.path.normpath(base / "node_modules" / self.source), True
+        elif kind in ("github", "gitlab", "git", "well-known"):
+            source, taint = self.source_url or self.source, True
+        else:
+            return None
+        if kind in ("local", "node_modules") and folder:
+            source, folder = os.path.join(source, folder), None  # the skill's own folder
+        up = {"sourceType": kind, "source": source, "skill": self.name, "taint": taint}
+        if self.ref:
+            up["ref"] = self.ref
+        if folder:
+            up["path"] = folder
+        return up
 
     def to_json(self, digest: str | None = None) -> dict:
         data: dict = dict(self.extra)
@@ -89,8 +130,20 @@ def is_npx_lock(path: str | os.PathLike) -> bool:
     return isinstance(value, dict) and isinstance(value.get("skills"), dict) and "version" in value
 
 
+def global_npx_lock_path(env: Mapping[str, str] | None = None) -> Path:
+    """Where npx keeps its user-wide lock: ``$XDG_STATE_HOME/skills/.skill-lock.json`` when that
+    variable is set, else ``~/.agents/.skill-lock.json``."""
+    seen = os.environ if env is None else env
+    state = seen.get("XDG_STATE_HOME")
+    if state:
+        return Path(state) / "skills" / GLOBAL_NPX_LOCK_NAME
+    home = seen.get("HOME") or os.path.expanduser("~")
+    return Path(home) / ".agents" / GLOBAL_NPX_LOCK_NAME
+
+
 def read_npx_lock(path: str | os.PathLike) -> dict[str, NpxLockEntry]:
-    """The entries of a ``skills-lock.json``, by name.
+    """The entries of a ``skills-lock.json`` (version 1), or of npx's user-wide
+    ``.skill-lock.json`` (version 3, where the hash is ``skillFolderHash``), by name.
 
     Args:
         path: the lock file.
@@ -109,19 +162,27 @@ def read_npx_lock(path: str | os.PathLike) -> dict[str, NpxLockEntry]:
         raise NpxLockError(f"{where}: not JSON ({exc})") from None
     if not isinstance(value, dict) or not isinstance(value.get("skills"), dict):
         raise NpxLockError(f'{where}: not a skills-lock.json (no "skills" object)')
-    if value.get("version") != NPX_LOCK_VERSION:
+    version = value.get("version")
+    if version not in (NPX_LOCK_VERSION, GLOBAL_NPX_LOCK_VERSION) or isinstance(version, bool):
         raise NpxLockError(
-            f"{where}: skills-lock.json version {value.get('version')!r}; "
-            f"this reads version {NPX_LOCK_VERSION}"
+            f"{where}: npx lock version {version!r}; this reads version {NPX_LOCK_VERSION} "
+            f"(skills-lock.json) and {GLOBAL_NPX_LOCK_VERSION} (the user-wide .skill-lock.json)"
         )
+    hash_key = "computedHash" if version == NPX_LOCK_VERSION else "skillFolderHash"
     entries: dict[str, NpxLockEntry] = {}
     for name, raw in value["skills"].items():
         if not isinstance(raw, dict) or not isinstance(raw.get("source"), str):
             raise NpxLockError(f"{where}: skill {name!r} has no source")
-        computed = raw.get("computedHash")
+        computed = raw.get(hash_key)
+        tree = None
+        if version == GLOBAL_NPX_LOCK_VERSION and isinstance(computed, str):
+            # "" when npx could not hash it; 40 hex: a git tree SHA-1 (a GitHub source).
+            if _HEX40.fullmatch(computed.lower()):
+                tree = computed.lower()
+            computed = None if tree is not None or not computed else computed
         if computed is not None and not (isinstance(computed, str) and _HEX64.fullmatch(computed)):
-            raise NpxLockError(f"{where}: skill {name!r}: computedHash is not 64 hex digits")
-        known = {"source", "sourceType", "sourceUrl", "ref", "skillPath", "computedHash"}
+            raise NpxLockError(f"{where}: skill {name!r}: {hash_key} is not 64 hex digits")
+        known = {"source", "sourceType", "sourceUrl", "ref", "skillPath", hash_key}
         entries[name] = NpxLockEntry(
             name=name,
             source=raw["source"],
@@ -132,6 +193,7 @@ def read_npx_lock(path: str | os.PathLike) -> dict[str, NpxLockEntry]:
             skill_path=_text(raw.get("skillPath")),
             chimera_digest=_hex(raw.get("chimeraDigest")),
             extra={k: v for k, v in raw.items() if k not in known and k != "chimeraDigest"},
+            tree_sha=tree,
         )
     return entries
 

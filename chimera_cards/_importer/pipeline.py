@@ -26,6 +26,7 @@ does not stop the rest, and a killed process leaves either a whole batch or noth
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import sqlite3
 import time
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from chimera_cards._bundles.bundle import SKILL_FILE, Bundle, BundleFile
 from chimera_cards._bundles.digests import BUNDLE, NPX, npx_hash, parse_digest, skill_digest
+from chimera_cards._bundles.folderscan import read_receipt_bytes
 from chimera_cards._cards.card import Card, parse_card
 from chimera_cards._importer.lockfile import LockfileError, Pins, check_pin, read_lockfile
 from chimera_cards._scan.codescan import ScanCache, lint_bundle
@@ -333,7 +335,7 @@ def _candidate(
     from_url: bool,
     pins: Mapping[str, str] | None,
     pins_source: str,
-    taint: bool,
+    taint: bool | str,
     file: Path | None,
     source: dict | None,
     approvals: bytes | None,
@@ -361,7 +363,9 @@ def _candidate(
     reasons = []
     if from_url:
         reasons.append("imported from a URL")
-    if taint:
+    if isinstance(taint, str) and taint:
+        reasons.append(taint)
+    elif taint:
         reasons.append("--taint given")
     if analysis.declared_taint:
         reasons.append(analysis.declared_taint)
@@ -420,6 +424,55 @@ def prepare(
         source=source,
         approvals=approvals,
     )
+
+
+def _within(found: list[SkillSource], path: str | None, source: str) -> list[SkillSource]:
+    """The skills in folder ``path`` of an archive or repository (all of them for None).
+
+    Raises:
+        UsageError: none is.
+    """
+    if not path:
+        return found
+    inside = path.strip("/")
+    kept = [
+        s
+        for s in found
+        if str(s.info.get("path", "")) == inside
+        or str(s.info.get("path", "")).startswith(inside + "/")
+    ]
+    if not kept:
+        raise UsageError(f"{source}: no skill in {inside!r}")
+    return kept
+
+
+def _adopted_folders(store: Store, found: list[SkillSource]) -> Mapping[str, set[str]]:
+    """The installed copies ``adopt`` took (only asked when a local folder is imported)."""
+    if any(s.info.get("kind") == "folder" for s in found):
+        return store.adopted_folders()
+    return {}
+
+
+def _copy_edited(item: SkillSource, adopted: Mapping[str, set[str]]) -> str:
+    """Why a local folder is held though its path is local: it is an installed copy (our
+    receipt is in it, or ``adopt`` took it from npx) whose bytes changed since. An edit of a
+    copy an agent reads is drift, and must not become a version by being imported."""
+    if item.info.get("kind") != "folder" or item.bundle is None:
+        return ""
+    folder = str(item.info.get("path") or "")
+    digest = item.bundle.digest
+    known = adopted.get(folder)
+    if known and digest not in known:
+        return "an installed copy npx put there, edited since it was adopted"
+    receipt = read_receipt_bytes(folder)
+    if receipt is not None:
+        try:
+            installed = json.loads(receipt).get("digest")
+        except (ValueError, AttributeError):
+            installed = None
+        if isinstance(installed, str) and installed != digest:
+            return "an installed copy, edited since chimera-cards installed it"
+    return ""
 
 
 def _refused(source: str, exc: ChimeraError) -> ImportResult:
@@ -568,6 +621,7 @@ def import_source(
     ref: str | None = None,
     skill: str | None = None,
     plugin: str | None = None,
+    path: str | None = None,
     jobs: int | None = None,
     hosts: GitHosts | None = None,
     scanners: Sequence[ScannerConfig] = (),
@@ -587,6 +641,8 @@ def import_source(
         ref: a git branch, tag or commit.
         skill: import only the skill of this name (folder or frontmatter name).
         plugin: import only the skills of this plugin of a Claude Code marketplace.
+        path: only the skills in this folder of an archive or repository (as npx records a
+            skill's place in its source).
         hosts: what ``owner/repo`` and github.com / gitlab.com URLs clone from (default: the
             environment's ``CHIMERA_CARDS_GITHUB_URL`` / ``CHIMERA_CARDS_GITLAB_URL``).
         jobs: worker processes that parse and lint; None: one per CPU once there are
@@ -626,6 +682,7 @@ def import_source(
         return [_refused(source, exc)]
     if plugin is not None:
         found = pick_plugin(found, plugin, source=source)
+    found = _within(found, path, source)
     if skill is not None:
         found = pick(found, skill, source=source)
     if not found:
@@ -646,6 +703,7 @@ def import_source(
     checks = _Checks(
         iter(found), expected, expected_digest, _stored_by_digest(store), store.unknown_digests
     )
+    adopted = _adopted_folders(store, found)
     analyses = _analyses(checks.to_analyse(), jobs)
     results: list[ImportResult | None] = []
     batch = (
@@ -674,7 +732,7 @@ def import_source(
                     from_url=item.network,
                     pins=pins,
                     pins_source=pins_source,
-                    taint=taint,
+                    taint=taint or item.taint_reason or _copy_edited(item, adopted),
                     file=item.skill_file,
                     source=(
                         {**item.info, "recorded": dict(source_note)} if source_note else item.info

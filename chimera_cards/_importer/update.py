@@ -14,12 +14,16 @@ by their signed history), ``rejected`` when a trusted reviewer rejected them. Bo
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from chimera_cards._bundles.bundle import bundle_from_files
+from chimera_cards._bundles.digests import npx_copied
+from chimera_cards._bundles.folderscan import read_receipt_bytes
 from chimera_cards._importer.pipeline import ImportResult, import_source
 from chimera_cards._store.facade import Store
 from chimera_cards._store.rows import Version
@@ -30,6 +34,12 @@ class UnknownSkillError(ChimeraError):
     """``update``/``outdated`` named a skill the store does not hold."""
 
 
+class NoUpstreamError(ChimeraError):
+    """A version whose only known source is an installed copy of it (a folder ``adopt`` found
+    with no source recorded by npx, or one holding chimera-cards' install receipt): re-reading
+    it would take a local edit for an upstream change, so it has nothing to update from."""
+
+
 @dataclass
 class UpdateResult:
     """One name and what its origin holds now."""
@@ -37,6 +47,7 @@ class UpdateResult:
     name: str
     origin: str
     # "current" | "changed" | "imported" | "downgrade" | "rejected" | "expired" | "error"
+    # | "no-source" (its only known source is an installed copy: nothing to update from)
     state: str
     stored: str  # identity (bundle digest or SHA-256) of the version compared with
     upstream: str | None = None  # identity of what the origin holds now
@@ -106,8 +117,33 @@ def refetch_args(version: Version) -> tuple[str, dict[str, Any]]:
     Returns:
         (source, keyword arguments for ``import_source``).
     """
-    info = version.source or {}
+    info = version.source if isinstance(version.source, dict) else {}
+    recorded = info.get("recorded")
+    if isinstance(recorded, dict) and recorded.get("kind") == "npx-adopt":
+        # Adopted: the folder read was an installed copy; npx's source is where updates are.
+        up = recorded.get("upstream")
+        if not isinstance(up, dict) or not isinstance(up.get("source"), str):
+            raise NoUpstreamError(
+                f"adopted from the installed copy {info.get('path') or version.origin} with no "
+                "source recorded by npx; an edit there is drift (chimera-cards check shows it), "
+                "not an update"
+            )
+        extra: dict[str, Any] = {"skill": str(up.get("skill") or version.name)}
+        if up.get("ref"):
+            extra["ref"] = str(up["ref"])
+        if up.get("path"):
+            extra["path"] = str(up["path"])
+        if up.get("taint"):
+            extra["taint"] = True
+        return str(up["source"]), extra
     kind = info.get("kind")
+    if kind in ("folder", "file") and info.get("path"):
+        folder = str(info["path"]) if kind == "folder" else os.path.dirname(str(info["path"]))
+        if read_receipt_bytes(folder) is not None:
+            raise NoUpstreamError(
+                f"{folder} is a copy chimera-cards installed (it holds the install receipt); "
+                "an edit there is drift (chimera-cards check shows it), not an update"
+            )
     if kind == "git" and info.get("url"):
         return str(info["url"]), {"ref": info.get("ref"), "skill": version.name}
     if kind == "archive" and info.get("url"):
@@ -187,36 +223,81 @@ def _compare(
     return base
 
 
+def _adopted(version: Version) -> bool:
+    info = version.source if isinstance(version.source, dict) else {}
+    recorded = info.get("recorded")
+    return isinstance(recorded, dict) and recorded.get("kind") == "npx-adopt"
+
+
+def _as_npx_copies(scratch: Store, results: list[ImportResult]) -> list[ImportResult]:
+    """The results with each digest as npx installs those bytes: npx leaves ``metadata.json``
+    (and a few folders) out of the copy it writes (vercel-labs/skills#806), so an adopted
+    version is that copy, and the source holding the left-out files is no change."""
+    out = []
+    for result in results:
+        version = next(
+            (v for v in scratch.versions(name=result.name) if v.digest == result.digest), None
+        )
+        if version is None or not result.ok:
+            out.append(result)
+            continue
+        bundle = scratch.get_bundle(version)
+        files = [(f.path, bundle.contents[f.path]) for f in bundle.files]
+        kept = npx_copied(files)
+        if len(kept) == len(files):
+            out.append(result)
+            continue
+        executable = {f.path: f.executable for f in bundle.files}
+        try:
+            copy = bundle_from_files(
+                {p: (d, executable[p]) for p, d in kept}, where=str(result.name)
+            )
+        except ChimeraError:
+            out.append(result)
+            continue
+        out.append(replace(result, digest=copy.digest))
+    return out
+
+
+def _peek(
+    store: Store, name: str, version: Version, scratch_path: Path, options: dict[str, Any]
+) -> UpdateResult:
+    """What the origin of ``name`` holds now, compared with the store (nothing written)."""
+    try:
+        source, extra = refetch_args(version)
+    except NoUpstreamError as exc:
+        return UpdateResult(name, version.origin, "no-source", _identity(version), detail=str(exc))
+    with Store(scratch_path) as scratch:
+        try:
+            results = import_source(scratch, source, hooks=(), **extra, **options)
+        except ChimeraError as exc:
+            return UpdateResult(name, version.origin, "error", _identity(version), detail=str(exc))
+        if _adopted(version):
+            results = _as_npx_copies(scratch, results)
+    return _compare(store, name, version, results)
+
+
 def outdated(
     store: Store, names: Iterable[str] | None = None, *, timeout: float | None = None
 ) -> list[UpdateResult]:
     """Fetch every origin again and say which now hold bytes the store does not have.
 
-    Nothing is written to ``store``: each origin is imported into a throwaway store.
+    Nothing is written to ``store``: each origin is imported into a throwaway store. A skill
+    ``adopt`` took is fetched from the source npx recorded, never from its installed folder.
 
     Args:
         store: an open Store.
         names: only these (default: all).
         timeout: seconds per fetch (default: the importer's).
     Returns:
-        One UpdateResult per name; ``changed`` ones differ upstream.
+        One UpdateResult per name; ``changed`` ones differ upstream; ``no-source`` ones have
+        nothing but an installed copy to go by.
     """
     out = []
     options = _options(timeout)
     with tempfile.TemporaryDirectory(prefix="chimera-cards-outdated-") as tmp:
         for index, (name, version) in enumerate(origins(store, names)):
-            with Store(Path(tmp) / f"peek-{index}.db") as scratch:
-                source, extra = refetch_args(version)
-                try:
-                    results = import_source(scratch, source, hooks=(), **extra, **options)
-                except ChimeraError as exc:
-                    out.append(
-                        UpdateResult(
-                            name, version.origin, "error", _identity(version), detail=str(exc)
-                        )
-                    )
-                    continue
-            out.append(_compare(store, name, version, results))
+            out.append(_peek(store, name, version, Path(tmp) / f"peek-{index}.db", options))
     return out
 
 
@@ -225,44 +306,67 @@ def update(
 ) -> list[UpdateResult]:
     """Re-import every origin; new bytes become a new version, held as any import from there is.
 
+    A skill ``adopt`` took is fetched from the source npx recorded (held for review as an import
+    from there is), never re-read from its installed folder: an edit there is drift for
+    ``check``, not an update. Its source's files npx leaves out of an install are no change.
+
     Args:
         store: an open Store.
         names: only these (default: all).
         timeout: seconds per fetch (default: the importer's).
     Returns:
         One UpdateResult per name: ``imported`` with the new version's status, ``downgrade`` or
-        ``rejected`` when the origin went back (nothing changes then), else ``current``.
+        ``rejected`` when the origin went back (nothing changes then), ``no-source`` when the
+        only known source is an installed copy, else ``current``.
     """
     out = []
     options = _options(timeout)
-    for name, version in origins(store, names):
-        known = _stored_identities(store, name)
-        source, extra = refetch_args(version)
-        try:
-            results = import_source(store, source, **extra, **options)
-        except ChimeraError as exc:
-            out.append(
-                UpdateResult(name, version.origin, "error", _identity(version), detail=str(exc))
-            )
-            continue
-        res = UpdateResult(name, version.origin, "current", _identity(version))
-        res.results = [r.to_dict() for r in results]
-        mine = [r for r in results if r.name == name]
-        if not mine:
-            res.state = "error"
-            refused = [r for r in results if not r.ok]
-            res.detail = refused[0].error if refused and refused[0].error else f"{name} is gone"
-        else:
-            res.upstream = _identity(mine[0])
-            res.status = mine[0].status
-            back = _going_back(store, name, res.upstream)
-            if back is not None:
-                res.state, res.detail = back
-            elif res.upstream not in known:
-                res.state = "imported"
-                if mine[0].status == "pending":
-                    res.detail = f"review it: chimera-cards review {name}"
-            else:
-                res.status = None
-        out.append(res)
+    with tempfile.TemporaryDirectory(prefix="chimera-cards-update-") as tmp:
+        for index, (name, version) in enumerate(origins(store, names)):
+            if _adopted(version) or _installed_copy(version):
+                # Peek first: only what differs beyond npx's own copy is imported.
+                peeked = _peek(store, name, version, Path(tmp) / f"peek-{index}.db", options)
+                if peeked.state != "changed":
+                    out.append(peeked)
+                    continue
+            out.append(_update_one(store, name, version, options))
     return out
+
+
+def _installed_copy(version: Version) -> bool:
+    try:
+        refetch_args(version)
+    except NoUpstreamError:
+        return True
+    return False
+
+
+def _update_one(store: Store, name: str, version: Version, options: dict[str, Any]) -> UpdateResult:
+    known = _stored_identities(store, name)
+    try:
+        source, extra = refetch_args(version)
+        results = import_source(store, source, **extra, **options)
+    except NoUpstreamError as exc:
+        return UpdateResult(name, version.origin, "no-source", _identity(version), detail=str(exc))
+    except ChimeraError as exc:
+        return UpdateResult(name, version.origin, "error", _identity(version), detail=str(exc))
+    res = UpdateResult(name, version.origin, "current", _identity(version))
+    res.results = [r.to_dict() for r in results]
+    mine = [r for r in results if r.name == name]
+    if not mine:
+        res.state = "error"
+        refused = [r for r in results if not r.ok]
+        res.detail = refused[0].error if refused and refused[0].error else f"{name} is gone"
+        return res
+    res.upstream = _identity(mine[0])
+    res.status = mine[0].status
+    back = _going_back(store, name, res.upstream)
+    if back is not None:
+        res.state, res.detail = back
+    elif res.upstream not in known:
+        res.state = "imported"
+        if mine[0].status == "pending":
+            res.detail = f"review it: chimera-cards review {name}"
+    else:
+        res.status = None
+    return res

@@ -83,9 +83,13 @@ def install(
     chosen = [installable(skills, name) for name in names]
     bundles = load_bundles(store, chosen)
     on_disk: dict[str, str] = {}  # name -> digest of the installed folder, when scanned here
+    owned: set[str] = set()  # folders without our receipt whose bytes are an approved bundle
     for skill, bundle in zip(chosen, bundles, strict=True):
         if force:
             break
+        if approved_in_place(store, directory, skill.name):
+            owned.add(skill.name)
+            continue
         refuse_foreign(directory, skill.name)
         target = directory / skill.name
         if target.is_symlink() or not target.exists():
@@ -101,7 +105,7 @@ def install(
             )
         on_disk[skill.name] = digest
     jobs = list(zip(chosen, bundles, strict=True))
-    done = _write_jobs(directory, jobs, str(store.path), force, on_disk)
+    done = _write_jobs(directory, jobs, str(store.path), force, on_disk, frozenset(owned))
     return [
         InstallResult(skill.name, bundle.digest, str(directory / skill.name), done[index][0])
         for index, (skill, bundle) in enumerate(jobs)
@@ -115,6 +119,7 @@ def _write_jobs(
     store_path: str,
     force: bool,
     on_disk: dict[str, str] | None = None,
+    owned: frozenset[str] = frozenset(),
 ) -> dict[int, tuple[str, dict | None]]:
     """Write every chosen bundle and record them in the index, holding the folder's lock
     (taken only now: a refused install must not even create the folder)."""
@@ -124,11 +129,14 @@ def _write_jobs(
     child = None
     if len(jobs) >= _FORK_MIN_SKILLS and sys.platform.startswith("linux") and idle_core():
         half = len(jobs) // 2
-        child = _Writer(jobs, mine[half:], directory, store_path, force, hidden)
+        child = _Writer(jobs, mine[half:], directory, store_path, force, hidden, owned)
         mine = mine[:half]
     try:
         for index in mine:
-            done[index] = _install_one(directory, *jobs[index], store_path, force, hidden, on_disk)
+            mine_force = force or jobs[index][0].name in owned
+            done[index] = _install_one(
+                directory, *jobs[index], store_path, mine_force, hidden, on_disk
+            )
         if child is not None:
             done.update(child.collect())
             child = None
@@ -152,6 +160,28 @@ def _write_jobs(
 
 # From this many skills on, with an idle core, a forked child writes half of them.
 _FORK_MIN_SKILLS = 32
+
+
+def approved_in_place(store, directory: str | os.PathLike, name: str) -> bool:
+    """Whether ``directory/name`` is a folder without our receipt whose bytes are a stored
+    bundle of that name that passes the gate now, as ``check`` calls ``ok``: whoever put it
+    there (``npx skills``, adopted; a copy by hand), it is ours to replace. A link is not (it
+    is replaced only with ``--force``, or kept by ``sync`` when it leads to the approved bytes).
+
+    Args:
+        store: the open store.
+        directory: a skills directory.
+        name: the skill folder's name.
+    """
+    target = Path(directory) / name
+    if target.is_symlink() or not target.is_dir():
+        return False
+    if read_receipt(target) is not None:
+        return False  # ours already: the usual rules (local edits) apply
+    from chimera_cards._install.verify import check  # only for a folder in the way
+
+    states = [s for s in check(store, [directory]).states if s.name == name]
+    return len(states) == 1 and states[0].ok and not states[0].installed
 
 
 def local_edits(store, target: Path, receipt: Receipt, wanted: str) -> tuple[str, str]:
@@ -227,6 +257,7 @@ class _Writer:
         store: str,
         force: bool,
         hidden: list,
+        owned: frozenset[str] = frozenset(),
     ) -> None:
         import marshal  # a format for this pipe between two copies of one program
 
@@ -236,7 +267,8 @@ class _Writer:
             try:
                 os.close(read_end)
                 for index in indices:
-                    found = _install_one(directory, *jobs[index], store, force, hidden)
+                    forced = force or jobs[index][0].name in owned
+                    found = _install_one(directory, *jobs[index], store, forced, hidden)
                     frame = marshal.dumps((index, *found))
                     _write_all(write_end, len(frame).to_bytes(4, "little") + frame)
             finally:

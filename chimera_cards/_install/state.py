@@ -46,7 +46,9 @@ class SkillState:
     diff: BundleDiff | None = None
     problems: list[str] = field(default_factory=list)
     link: str | None = None  # the folder is a link: where it leads (inside: relative to it)
-    npx_hash: str | None = None  # "matches" | "differs": against skills-lock.json's computedHash
+    # "matches" | "differs" | "explained" (by npx's own quirk, as adopt found): against
+    # skills-lock.json's computedHash
+    npx_hash: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -16,6 +16,7 @@ from chimera_cards._install.disk import (
     write_skill,
 )
 from chimera_cards._install.folderlock import serialized
+from chimera_cards._install.installer import approved_in_place
 from chimera_cards._install.policy import NotApprovedError, installable, load_bundle, stored_skills
 from chimera_cards._install.receipt import ForeignFolderError, record_installs
 from chimera_cards._install.state import SkillState
@@ -127,7 +128,13 @@ def _plan_one(
             return SyncAction(name, "skip", obstacle)
         return SyncAction(name, "install", "", skill.digest)
     if not state.installed:
-        return SyncAction(name, "skip", "folder was not installed by chimera-cards")
+        if state.state != "ok":
+            return SyncAction(name, "skip", "folder was not installed by chimera-cards")
+        # Its bytes are an approved bundle (adopted, or copied by hand): ours to keep or
+        # replace, however it got there.
+        if state.digest == skill.digest:
+            return SyncAction(name, "keep", "an approved bundle already", skill.digest)
+        return SyncAction(name, "replace", "upgraded (an approved bundle before)", skill.digest)
     if state.state == "ok" and state.digest == skill.digest:
         return SyncAction(name, "keep", "", skill.digest)
     why = "upgraded" if state.state in ("ok", "revoked") else state.state
@@ -224,6 +231,10 @@ def apply_sync(store, directory: str | os.PathLike, plan: Iterable[SyncAction]) 
                     bundle,
                     name=action.name,
                     store=str(store.path),
+                    # Planned over a folder without our receipt only when its bytes were an
+                    # approved bundle: ours then, and checked again just before it is replaced.
+                    force=action.action == "replace"
+                    and approved_in_place(store, directory, action.name),
                     record=False,
                     rehash=False,  # load_bundle re-hashed every file
                     hidden=hidden,

@@ -130,8 +130,27 @@ def check(
             for entry, _, _, info in rows
             if info is None or info.target is not None
         }
-        states += _against_npx_lock(states, npx_lock, targets)
+        explained = _npx_explained(store, npx_lock) if store is not None else {}
+        states += _against_npx_lock(states, npx_lock, targets, explained)
     return CheckReport(states)
+
+
+def _npx_explained(store, lock: Mapping[str, object]) -> dict[str, str]:
+    """bundle digest -> the computedHash npx recorded for it, for each version ``adopt`` found
+    to differ from that hash only by what npx leaves out of its copy (vercel-labs/skills#806),
+    having read the source npx hashed."""
+    out: dict[str, str] = {}
+    for name in lock:
+        for version in store.versions(name=name):
+            source = version.source if isinstance(version.source, dict) else {}
+            recorded = source.get("recorded")
+            if not isinstance(recorded, dict) or recorded.get("kind") != "npx-adopt":
+                continue
+            locked = recorded.get("lock")
+            computed = locked.get("computedHash") if isinstance(locked, dict) else None
+            if recorded.get("quirk") and isinstance(computed, str) and version.digest:
+                out[version.digest] = computed
+    return out
 
 
 def _against_pins(states: list[SkillState], pins: Mapping[str, str]) -> list[SkillState]:
@@ -155,7 +174,10 @@ def _against_pins(states: list[SkillState], pins: Mapping[str, str]) -> list[Ski
 
 
 def _against_npx_lock(
-    states: list[SkillState], lock: Mapping[str, object], targets: Mapping[str, Path]
+    states: list[SkillState],
+    lock: Mapping[str, object],
+    targets: Mapping[str, Path],
+    explained: Mapping[str, str] | None = None,
 ) -> list[SkillState]:
     """Compare each folder named in npx's lock with its computedHash; the entries of the lock
     that have no folder, as missing states."""
@@ -177,6 +199,14 @@ def _against_npx_lock(
         except OSError:
             actual = None
         state.npx_hash = "matches" if actual == expected else "differs"
+        if (
+            actual != expected
+            and state.ok
+            and (explained or {}).get(state.digest or "") == expected
+        ):
+            state.npx_hash = "explained"  # npx's own copy of what it hashed, less what it drops
+            state.detail = "npx left files out of its copy (vercel-labs/skills#806), as adopted"
+            continue
         if actual != expected and state.state == "ok":
             state.state = "modified"
             state.detail = "files differ from the computedHash in skills-lock.json"

@@ -48,6 +48,8 @@ OTHER_READ_PATHS = frozenset(
         # every file of a bundle, re-hashed; callers listed
         "chimera_cards._store.blobs.BlobsMixin.get_bundle",
         "chimera_cards._store.blobs.BlobsMixin.get_bundles",  # get_bundle of many; callers listed
+        # update: the digest of npx's copy of what a source serves (a hash, never shown)
+        "chimera_cards._importer.update._as_npx_copies",
         # the files' bytes for get_bundle(s) to check
         "chimera_cards._store.blobs.BlobsMixin._blobs_of",
         # SKILL.md alone, re-hashed; callers listed

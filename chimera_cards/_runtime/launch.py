@@ -138,13 +138,16 @@ def _inside_any(path: Path, others: Sequence[Path]) -> bool:
     return any(path != o and path.is_relative_to(o) for o in others)
 
 
-def plan_view(store, places: SkillPlaces, policy: Policy) -> View:
+def plan_view(store, places: SkillPlaces, policy: Policy, *, keep_commands: bool = False) -> View:
     """Judge every place and read the approved copies the view will show.
 
     Args:
         store: an open Store (None: no store yet, so nothing is approved).
         places: from ``skill_places``.
         policy: whose approvals count.
+        keep_commands: show Claude Code's command folders as they are (by default each is an
+            empty folder in the view: a command is listed to the model like a skill, and none
+            can be approved).
     Returns:
         The view: one mount per skills directory and per plugin skill folder (resolved, each
         once; one inside another's tmpfs is left to that one), what each shows and hides.
@@ -179,7 +182,19 @@ def plan_view(store, places: SkillPlaces, policy: Policy) -> View:
         else:
             _judge(mount, view, found, folder.name)
         view.mounts.append(mount)
+    if not keep_commands:
+        for folder in places.commands:
+            real = Path(os.path.realpath(folder))
+            if _inside_any(real, targets) or any(m.target == real for m in view.mounts):
+                continue
+            entries = sorted(p.name for p in real.iterdir()) if real.is_dir() else []
+            if entries:
+                view.mounts.append(Mount(real))
+                view.hidden.append(HiddenSkill(str(folder), "commands", _COMMANDS_NOTE))
     return view
+
+
+_COMMANDS_NOTE = "Claude Code commands, listed like skills and never approved; --keep-commands"
 
 
 def _judge(mount: Mount, view: View, state, name: str) -> None:
@@ -287,6 +302,7 @@ def prepare(
     env: Mapping[str, str],
     cwd: str | os.PathLike,
     plugin_dirs: Sequence[str] = (),
+    keep_commands: bool = False,
 ) -> Launch:
     """Judge every skills folder and build the command that starts ``argv`` inside the view.
 
@@ -297,6 +313,7 @@ def prepare(
         env: the environment the agent gets.
         cwd: where it starts.
         plugin_dirs: extra plugin folders (Claude Code's ``--plugin-dir`` values).
+        keep_commands: leave Claude Code's command folders as they are.
     Returns:
         The launch; ``wrapped`` False only when bubblewrap cannot run and nothing is hidden.
     Raises:
@@ -307,7 +324,7 @@ def prepare(
 
     program = _program(argv, env)
     places = skill_places(env, cwd, plugin_dirs=plugin_dirs)
-    view = plan_view(store, places, policy)
+    view = plan_view(store, places, policy, keep_commands=keep_commands)
     bwrap = find_bwrap(env)
     if bwrap is None:
         if view.hidden:

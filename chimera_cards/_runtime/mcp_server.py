@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import mimetypes
+import re
 import socket
 import sys
 from collections.abc import Callable
@@ -32,6 +33,7 @@ EXTENSION_ID = "io.modelcontextprotocol/skills"
 PROTOCOLS = frozenset({"2026-07-28"})
 PAGE_SIZE = 100
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 
 class MissingMcpError(UsageError):
@@ -120,18 +122,24 @@ def _cursor(offset: int) -> str:
     return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
 
 
-def _offset(cursor: str | None) -> int | None:
+# A cursor is ours only as we write it: "offset:" and up to this many ASCII digits.
+_CURSOR = re.compile(r"offset:([0-9]{1,12})")
+
+
+def _offset(cursor: object) -> int | None:
     if cursor is None:
         return 0
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode()).decode()
-    except (ValueError, UnicodeDecodeError):
+    if not isinstance(cursor, str) or len(cursor) > 64:
         return None
-    kind, _, number = text.partition(":")
-    return int(number) if kind == "offset" and number.isdigit() else None
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode("ascii", "strict")).decode("ascii")
+    except (ValueError, UnicodeError):
+        return None
+    m = _CURSOR.fullmatch(text)
+    return int(m.group(1)) if m is not None else None
 
 
-def list_page(entries: list[dict[str, Any]], cursor: str | None) -> dict[str, Any] | None:
+def list_page(entries: list[dict[str, Any]], cursor: object) -> dict[str, Any] | None:
     """One ``skills/list`` result page from the cursor on (None: the cursor is not ours)."""
     offset = _offset(cursor)
     if offset is None:
@@ -145,6 +153,54 @@ def list_page(entries: list[dict[str, Any]], cursor: str | None) -> dict[str, An
     if offset + PAGE_SIZE < len(entries):
         result["nextCursor"] = _cursor(offset + PAGE_SIZE)
     return result
+
+
+def _one_line_errors(errors: TextIO | None, mcp_error: Any, validation_error: Any) -> Any:
+    """Server middleware: every refused request is one ``error:`` line on ``errors`` (stderr);
+    a malformed parameter is -32602 and any other failure -32603, never a traceback (the SDK
+    would log one)."""
+
+    def say(method: str, text: str) -> None:
+        line = f"error: {_one_line(method)}: {_one_line(text)}"
+        print(line, file=errors or sys.stderr, flush=True)
+
+    async def middleware(ctx: Any, call_next: Any) -> Any:
+        method = str(getattr(ctx, "method", "?"))
+        try:
+            return await call_next(ctx)
+        except mcp_error as exc:
+            if exc.error.code in (INVALID_PARAMS, INTERNAL_ERROR):
+                say(method, exc.error.message)
+            raise
+        except validation_error as exc:
+            where = ", ".join(".".join(str(p) for p in e["loc"]) or "params" for e in exc.errors())
+            say(method, f"invalid parameters ({where})")
+            raise mcp_error(INVALID_PARAMS, "Invalid request parameters") from None
+        except Exception as exc:  # a fault of ours: said in one line, internal on the wire
+            say(method, f"internal error ({type(exc).__name__})")
+            raise mcp_error(INTERNAL_ERROR, "Internal server error") from None
+
+    return middleware
+
+
+def _skill_at(one: Callable[[str], ServedSkill | None], uri: object) -> ServedSkill | None:
+    """The served skill whose ``SKILL.md`` is ``uri`` exactly, or None (for anything else,
+    a URI that is no string included)."""
+    if not isinstance(uri, str):
+        return None
+    parsed = parse_uri(uri)
+    skill = one(parsed[0]) if parsed is not None and parsed[1] == "SKILL.md" else None
+    return skill if skill is not None and uri == file_uri(skill.name, "SKILL.md") else None
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def _one_line(text: str) -> str:
+    """``text`` with control characters escaped (a request cannot add lines), shortened."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in _shorten(text))
+    return shown
 
 
 def served_file(catalog: Catalog, uri: str) -> ServedFile | None:
@@ -162,6 +218,7 @@ def build_server(
     *,
     name: str = "chimera-cards",
     log: Callable[[str], None] | None = None,
+    errors: TextIO | None = None,
 ) -> Any:
     """An ``MCPServer`` serving ``catalog`` through the Skills extension (and plain resources).
 
@@ -169,6 +226,8 @@ def build_server(
         catalog: where skills come from; asked afresh on every request.
         name: the server's display name.
         log: called with one line per skill left out (why), e.g. a stderr writer.
+        errors: where a refused request is said in one ``error:`` line (default stderr); the
+            client gets -32602 for any malformed parameter, never a traceback anywhere.
     Returns:
         The server (``mcp.server.MCPServer``); run it with ``run_stdio`` or ``run_http``.
     Raises:
@@ -183,7 +242,7 @@ def build_server(
     from mcp.server.mcpserver.exceptions import ResourceNotFoundError
     from mcp.types import RequestParams
     from mcp.types import Resource as MCPResource
-    from pydantic import StrictStr
+    from pydantic import ValidationError
 
     def flush_notes() -> None:
         notes, catalog.notes[:] = list(catalog.notes), []
@@ -204,10 +263,10 @@ def build_server(
             flush_notes()
 
     class ListParams(RequestParams):
-        cursor: StrictStr | None = None
+        cursor: Any = None  # checked by list_page: anything not ours is -32602
 
     class GetParams(RequestParams):
-        uri: StrictStr
+        uri: Any = None  # checked below, so every malformed one gets the same answer
 
     class SkillsExtension(Extension):
         identifier = EXTENSION_ID
@@ -225,10 +284,9 @@ def build_server(
             return result
 
         async def get_skill(self, context: Any, params: GetParams) -> dict[str, Any]:
-            parsed = parse_uri(params.uri)
-            skill = one(parsed[0]) if parsed is not None and parsed[1] == "SKILL.md" else None
-            if skill is None or params.uri != file_uri(skill.name, "SKILL.md"):
-                raise MCPError(INVALID_PARAMS, "Unknown skill URI")
+            skill = _skill_at(one, params.uri)
+            if skill is None:
+                raise MCPError(INVALID_PARAMS, f"Unknown skill URI: {_shorten(repr(params.uri))}")
             return {
                 "resultType": "complete",
                 "skill": skill_entry(skill),
@@ -258,7 +316,7 @@ def build_server(
             skill = one(parsed[0]) if parsed is not None else None
             file = skill.file(parsed[1]) if skill is not None and parsed is not None else None
             if skill is None or file is None or text != file_uri(skill.name, file.path):
-                raise ResourceNotFoundError(f"Unknown skill resource: {text}")
+                raise ResourceNotFoundError(f"Unknown skill resource: {_shorten(text)}")
             return [
                 ReadResourceContents(content=content_of(file.data), mime_type=mime_type_of(file))
             ]
@@ -271,6 +329,10 @@ def build_server(
             "every read."
         ),
         extensions=[SkillsExtension()],
+        middleware=[_one_line_errors(errors, MCPError, ValidationError)],
+        # The SDK's own log would print a multi-line record (a traceback, even) for a refused
+        # read; the middleware above says each refusal in one line instead.
+        log_level="CRITICAL",
         cache_hints={"resources/list": fresh, "resources/read": fresh},
     )
 

@@ -48,6 +48,11 @@ __all__ = [
 # Project folders the agents read besides the table's one (Gemini CLI reads both its own and
 # .agents/skills; the table names the shared one).
 EXTRA_PROJECT_DIRS = (".gemini/skills", ".codex/skills")
+# Claude Code's older custom commands: one Markdown file each, listed to the model beside the
+# skills (name and description, or the first line) and loaded by the Skill tool. No command can
+# be an approved bundle, so exec keeps these folders empty unless asked to keep them.
+COMMAND_DIR = ".claude/commands"
+MANAGED_COMMAND_DIR = Path("/etc/claude-code/.claude/commands")
 MANAGED_DIRS = (Path("/etc/claude-code/.claude/skills"), Path("/etc/codex/skills"))
 # Folders Claude Code and Gemini CLI extensions keep beside skills that hold no skill.
 _PLUGIN_SKIP = frozenset({".git", "node_modules", ".claude-plugin", "hooks", "commands"})
@@ -160,6 +165,8 @@ class SkillPlaces:
     folders: list[Path] = field(default_factory=list)
     # plugin name -> its skill folders, for the Skill tool's ``plugin:skill``
     plugins: dict[str, list[Path]] = field(default_factory=dict)
+    # Claude Code command folders (project here, above and nested; user; managed; plugins')
+    commands: list[Path] = field(default_factory=list)
     walk_stopped: bool = False
     _seen: set[str] = field(default_factory=set, repr=False)
 
@@ -254,20 +261,27 @@ def skill_places(
         for pattern in plain:
             places.add_dir(root / pattern)
             places.add_dir(start / pattern)
+    commands = [folder / COMMAND_DIR for start in starts for folder in (start, *start.parents)]
     if nested:
         for root in dict.fromkeys(roots):
-            found, stopped = _nested(root, dotted, walk_limit)
+            found, stopped = _nested(root, (*dotted, COMMAND_DIR), walk_limit)
             for folder in found:
-                places.add_dir(folder)
+                if folder.as_posix().endswith(COMMAND_DIR):
+                    commands.append(folder)
+                else:
+                    places.add_dir(folder)
             places.walk_stopped = places.walk_stopped or stopped
+    commands += [claude_home(env) / "commands", MANAGED_COMMAND_DIR]
     for folder in [*_user_dirs(env), *MANAGED_DIRS]:
         places.add_dir(folder)
     places.dirs = [d for d in places.dirs if os.path.isdir(d)]
     installs = plugin_installs(env)
     installs += [PluginInstall(Path(p).name, str(p), Path(p)) for p in plugin_dirs]
     for install in installs:
+        commands.append(install.root / "commands")
         for folder in install.skill_folders():
             if folder not in places.folders:
                 places.folders.append(folder)
             places.plugins.setdefault(install.name, []).append(folder)
+    places.commands = [c for c in dict.fromkeys(commands) if os.path.isdir(c)]
     return places

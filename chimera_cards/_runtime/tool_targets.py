@@ -90,6 +90,10 @@ _OPERATORS = frozenset({"|", "||", "&", "&&", ";", ";;", "(", ")", "|&", "\n"})
 _GLOB = re.compile(r"[*?\[]")
 _VAR = re.compile(r"\$(\w+)|\$\{(\w+)\}")
 MAX_GLOB_PATHS = 10_000
+# A path-like run inside a longer word that names a skills folder or a skill file.
+_EMBEDDED = re.compile(
+    r"""(?:~|\$\{?\w+\}?|\.{1,2}|/)?[\w./~$*?{}-]*(?:skills|SKILL\.md)[\w./*?-]*""", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -276,6 +280,11 @@ def _segment(words: list[str], env: Mapping[str, str], cwd: Path) -> tuple[list[
     program = os.path.basename(words[i])
     args = words[i + 1 :]
     paths = [p for word in args for p in _expand(word, env, cwd)]
+    # A path inside a word: code run by an interpreter (python -c "open('.claude/skills/…')"),
+    # a command substitution or a quoted script (sh -c 'cat …').
+    paths += [
+        p for word in args for inner in _EMBEDDED.findall(word) for p in _expand(inner, env, cwd)
+    ]
     flags = [a for a in args if a.startswith("-")]
     reads_tree = program in _RECURSIVE
     if program in _RECURSIVE_WITH_FLAG:

@@ -30,12 +30,13 @@ from chimera_cards._scan.commands import command_findings, path_persistence
 from chimera_cards._scan.findings import Finding
 from chimera_cards._scan.generic import GenericFacts, generic_facts
 from chimera_cards._scan.hidden import CONFUSABLES, PIPE_TO_SHELL_RE, phrase_text
+from chimera_cards._scan.intent import intent_findings
 from chimera_cards._scan.jsflow import JsFacts, analyse_javascript, parse_javascript
-from chimera_cards._scan.mdcode import CodeUnit, code_units, embedded_shell
+from chimera_cards._scan.mdcode import CodeUnit, code_units, command_line, embedded_shell
 from chimera_cards._scan.prose import prose_findings
 from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
 from chimera_cards._scan.pyshapes import parse_python
-from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity
+from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity, service_name
 from chimera_cards._scan.shell import Out, ShellFacts, analyse_shell
 
 DETECT_RULES: dict[str, str] = {
@@ -248,6 +249,36 @@ class _Detector:
         self.prose(unit, text, units)
         unit.findings += _confusables(path, text, 1)
 
+    def instructions(self, path: str, text: str) -> None:
+        """A plain file SKILL.md tells the agent to read, follow or run (``steps.txt``,
+        ``workflow.json``, ``config.yaml``, ``INSTALL``): its words are instructions and its
+        command-like lines are commands, as in SKILL.md itself."""
+        unit = _Unit(path, False)
+        self.units.append(unit)
+        embed = self.embed_for(unit)
+        variables: dict[str, Out] = {}
+        units = code_units(text)
+        for code in units:
+            self.code(unit, code, variables, embed)
+        fenced = {
+            n for c in units if not c.inline for n in range(c.line, c.line + c.text.count("\n") + 2)
+        }
+        commands = [
+            "" if number in fenced else (command_line(line) or "")
+            for number, line in enumerate(text.split("\n"), 1)
+        ]
+        if any(commands):
+            analyse_shell(
+                "\n".join(commands),
+                variables=variables,
+                tainted_files=unit.shell.tainted_files,
+                embed=embed,
+                facts=unit.shell,
+            )
+        # Comment markers of config formats are not headings: a note to the assistant in a
+        # "# …" line reads on into the next line.
+        self.prose(unit, _COMMENT_MARK_RE.sub("", text), units)
+
     def code(self, unit: _Unit, code: CodeUnit, variables: dict[str, Out], embed) -> None:
         if code.language == "shell":
             analyse_shell(
@@ -299,12 +330,19 @@ class _Detector:
                 lines[index] = ""
         plain = phrase_text("\n".join(lines))
         newlines = [m.start() for m in re.finditer("\n", plain)]
+        lines_flagged: set[int] = set()
         for finding in prose_findings(plain):
             line = bisect.bisect_left(newlines, finding.offset) + 1
             severity = finding.severity
             if unit.documentation and severity == "warning":
                 severity = "info"  # a reference page explaining a setting, not an instruction
             unit.findings.append(Finding(finding.rule, severity, finding.message, line, unit.path))
+            if finding.rule == "prose-credential-exfiltration":
+                lines_flagged.update(range(line - 4, line + 5))
+        for intent in intent_findings(plain):
+            line = bisect.bisect_left(newlines, intent.offset) + 1
+            if line not in lines_flagged:
+                unit.findings.append(Finding(intent.rule, "error", intent.message, line, unit.path))
 
     def script(
         self, path: str, text: str, language: str, trees: dict[str, ast.Module | None]
@@ -329,6 +367,62 @@ class _Detector:
         else:
             unit.generic.append(generic_facts(text, powershell=language == "powershell"))
         unit.findings += _confusables(path, text, 1)
+
+
+_COMMENT_MARK_RE = re.compile(r"(?m)^[ \t]*(?:#+|;+|//)[ \t]?")
+# Plain files an agent may be told to read or follow; code and build files are read as such.
+_INSTRUCTION_EXTENSIONS = (".txt", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf",
+                           ".xml", ".prompt", ".rst", ".text", ".tmpl", ".template", ".j2",
+                           ".jinja", ".properties", ".adoc", ".org", ".instructions")  # fmt: skip
+_NOT_INSTRUCTIONS_RE = re.compile(r"(?:^|/)(?:LICEN[CS]E|COPYING|NOTICE|COPYRIGHT)[^/]*$", re.I)
+MAX_INSTRUCTION_FILE = 262_144
+MAX_FOLLOWED = 128
+
+
+def followed_files(files: list[DetectFile]) -> set[str]:
+    """The plain files SKILL.md names (or a file it names names, and so on): what the agent is
+    sent to read or follow, whatever their extension.
+
+    Args:
+        files: the bundle's text files.
+    Returns:
+        Their paths.
+    """
+    by_path = {f.path: f for f in files}
+    candidates = []
+    for f in files:
+        name = f.path.rsplit("/", 1)[-1]
+        lower = name.lower()
+        plain = lower.endswith(_INSTRUCTION_EXTENSIONS) or "." not in name.lstrip(".")
+        if (
+            plain
+            and f.language is None
+            and build_kind(f.path) is None
+            and not _NOT_INSTRUCTIONS_RE.search(f.path)
+            and len(f.text) <= MAX_INSTRUCTION_FILE
+        ):
+            candidates.append((f.path, name))
+    if not candidates or SKILL_FILE not in by_path:
+        return set()
+    markdown = [
+        (f.path, f.path.rsplit("/", 1)[-1]) for f in files if f.path.lower().endswith(_MARKDOWN)
+    ]
+    followed: set[str] = set()
+    read: set[str] = {SKILL_FILE}
+    queue = [SKILL_FILE]
+    while queue and len(read) <= MAX_FOLLOWED:  # each text read costs a pass per candidate
+        text = by_path[queue.pop()].text
+        for path, name in [*candidates, *markdown]:
+            folder = path.rsplit("/", 1)[0] + "/" if "/" in path else None
+            if path in read or (name not in text and (folder is None or folder not in text)):
+                continue
+            named = path in text or (folder is not None and folder in text)
+            if named or re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
+                read.add(path)
+                queue.append(path)
+                if not path.lower().endswith(_MARKDOWN):
+                    followed.add(path)
+    return followed
 
 
 _EXAMPLE_RE = re.compile(
@@ -396,11 +490,6 @@ def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
                     )
                 )
     return found
-
-
-def _service(name: str) -> str:
-    words = [w for w in re.split(r"[^A-Za-z0-9]+", name.upper()) if w]
-    return words[0] if words else name
 
 
 def _names(taints: set[Taint]) -> str:
@@ -473,7 +562,7 @@ def _grade(unit: _Unit) -> list[Finding]:
                 )
             )
     secrets = [(line, name) for facts in unit.python for line, name in facts.env_reads]
-    services = {_service(name) for _, name in secrets}
+    services = {service_name(name) for _, name in secrets}
     if len(services) >= 2 and not shipped:
         # Secrets of several services gathered in one place: what a harvester does first.
         names = ", ".join(sorted({name for _, name in secrets}))[:120]
@@ -646,8 +735,11 @@ def detect_files(
             detector.js_trees[f.path] = parse_javascript(f.text)
             analyse_javascript(f.text, returns=detector.js_returns, tree=detector.js_trees[f.path])
     built: list[Finding] = []
+    followed = followed_files(files)
     for f in files:
         lower = f.path.lower()
+        if f.path in followed:
+            detector.instructions(f.path, f.text.replace("\r\n", "\n"))
         kind = build_kind(f.path)
         if kind is not None:
             built += _index_findings(f.path, kind, f.text)

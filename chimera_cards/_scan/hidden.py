@@ -395,7 +395,7 @@ _MENTION_RE = re.compile(
 )
 
 
-def _quoted_mention(match: re.Match) -> bool:
+def quoted_mention(match: re.Match) -> bool:
     """Whether a phrase stands inside quotation marks that the words before present as an
     example (what an attack says, what to avoid writing): a mention, not an instruction."""
     text, start, end = match.string, match.start(), match.end()
@@ -759,7 +759,7 @@ def _scan(
                 continue
             line = where(match.start())
             severity = default_severity
-            if rule == "override-phrase" and _quoted_mention(match):
+            if rule == "override-phrase" and quoted_mention(match):
                 severity = INFO  # listed: a quoted example of what an attack says
             if rule in _COMMENT_RULES:
                 # Shown verbatim in a code block: nothing there is hidden from a reader.
@@ -954,6 +954,11 @@ def _phrase_text(text: str, *, fast: bool = True, rare: str | None = None) -> st
     return _reader_text(text, fast=fast, rare=rare)[0]
 
 
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_MARKS_RE = re.compile(f"[{_MARKS}]")
+_MARKED_LATIN_RE = re.compile(f"([A-Za-z0-9~/.])[{_MARKS}]+")
+
+
 def _reader_text(text: str, *, fast: bool, rare: str | None) -> tuple[str, str | None]:
     """``_phrase_text`` and characters including every one of it past ASCII (None: unknown)."""
     if not text.isascii():
@@ -966,6 +971,10 @@ def _reader_text(text: str, *, fast: bool, rare: str | None) -> tuple[str, str |
             rare = text  # normalising may bring in characters the text did not have
         if _CONFUSABLE_RE.search(rare):
             text = text.translate(_CONFUSABLES)  # look-alikes become ASCII letters
+        if _MARKS_RE.search(rare):
+            # u̲p̲l̲o̲a̲d̲: marks NFKC cannot fold into a letter (underlines, overlays) read as the
+            # letter under them. Marks on other scripts' letters are their spelling: kept.
+            text = _MARKED_LATIN_RE.sub(r"\1", text)
     stripped = _drop_emphasis(text, fast=fast)
     # The same object when nothing changed. ``rare`` still holds every character past ASCII:
     # dropping code points and marks, and mapping look-alikes to ASCII, adds none.

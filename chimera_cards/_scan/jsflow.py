@@ -230,7 +230,14 @@ class _JsFolding:
             items = list(args.named_children) if args is not None else []
             if name in ("os.homedir", "homedir") or name.endswith(".homedir"):
                 return "~"
-            if name.endswith(("path.join", "path.resolve")) or name in ("join", "resolve"):
+            func = node.child_by_field_name("function")
+            on_array = func is not None and func.type == "member_expression"
+            on_array = (
+                on_array and getattr(func.child_by_field_name("object"), "type", "") == "array"
+            )
+            if not on_array and (
+                name.endswith(("path.join", "path.resolve")) or name in ("join", "resolve")
+            ):
                 return "/".join(self.fold(a, depth + 1) or "*" for a in items)
             if name == "atob" and items:
                 raw = self.fold(items[0], depth + 1)
@@ -614,7 +621,12 @@ class _Js(_JsFolding):
                     self.hosts[_text(target)] = host or ""
             if "headers" in opts:
                 header |= self.value(opts["headers"]).taint
-            if not header:
+            if args and args[0].type != "object":
+                body |= values[0].taint  # https.get(url + secret): the URL carries it
+            for key in ("path", "search"):
+                if key in opts:
+                    body |= self.value(opts[key]).taint
+            if not header and not body:
                 return
         elif short in _WRITE_METHODS and self._request_host(node) is not None:
             host = self._request_host(node) or None

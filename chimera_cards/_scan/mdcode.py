@@ -133,6 +133,34 @@ def _is_command(text: str) -> bool:
     return first not in _NOT_COMMAND_WORDS and bool(_COMMAND_LIKE_RE.match(text))
 
 
+_MARKER_RE = re.compile(r"^\s*(?:\d+[.)]|[-*+]|step\s*\d+\s*[:.)-])\s+", re.I)
+_QUOTED_RE = re.compile(r""""((?:[^"\\]|\\.){4,})"|'([^']{4,})'""")
+_PATH_RUN_RE = re.compile(r"^(?:~|\.{0,2})/[\w./-]+(?:\s|$)")
+
+
+def command_line(line: str) -> str | None:
+    """The shell command a line of a plain instruction file holds, if it reads as one: a list
+    item, a quoted value (``"run": "…"``), a ``key = value`` entry, a ``$`` prompt, a program
+    run by its path, or the line itself.
+
+    Args:
+        line: one line of a text, JSON, YAML or INI file.
+    Returns:
+        The command, or None.
+    """
+    text = _MARKER_RE.sub("", line).strip().removeprefix("$ ")
+    candidates = [text]
+    for match in _QUOTED_RE.finditer(text):
+        candidates.append((match.group(1) or "").replace('\\"', '"') or match.group(2))
+    key, sep, value = text.partition("=") if "=" in text else text.partition(": ")
+    if sep and key.strip().replace("-", "").replace("_", "").replace(".", "").isalnum():
+        candidates.append(value.strip().strip("'\""))
+    for candidate in candidates:
+        if len(candidate) > 3 and (_is_command(candidate) or _PATH_RUN_RE.match(candidate)):
+            return candidate
+    return None
+
+
 _EMBEDDED_SHELL_RE = re.compile(
     r"^\s*(?:\$\s+)?(?:node|nodejs|python[0-9.]*|bash|sh|curl|wget|npm|npx|pip3?|perl|ruby|deno)\s"
 )

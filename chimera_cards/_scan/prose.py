@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chimera_cards._scan.hidden import quoted_mention
+from chimera_cards._scan.intent import ADVICE_RE
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
 from chimera_cards._scan.textruns import literal_pattern
 
@@ -130,6 +132,8 @@ _PRECEDENCE_RE = re.compile(
     r"(?:(?:\S+\s+){0,3}?(?:the\s+|any\s+|all\s+|every\s+)?(?:users?'?s?|human'?s?|operator'?s?)\s+(?:own\s+)?"
     r"(?:instructions?|requests?|wishes|objections?|preferences|commands?|questions?|concerns?|refusals?|"
     r"choices?|decisions?|consent)\b"
+    r"|(?:what(?:ever)?|anything)\s+(?:the\s+)?(?:users?|humans?|operators?)\s+(?:says?|said|wants?|"
+    r"asks?|asked|requests?|requested|tells?|told|prefers?)\b"
     r"|(?:\S+\s+){0,2}?(?:objections?|requests?|instructions?|wishes|refusals?|concerns?|commands?)\s+"
     r"(?:from|of|by)\s+(?:the\s+|your\s+)?(?:users?|humans?|operators?)\b"
     r"|(?:the\s+|any\s+|all\s+|every\s+)?(?:users?|humans?|operators?)\b(?!'|\s+(?:message|input|data|"
@@ -499,7 +503,7 @@ _PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)|\n(?=[ \t]*\|)")
 _EXCLUDED_RE = re.compile(
     r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b[^;:]{0,60}$", re.I
 )
-_PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b", re.I)
+_PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys", re.I)
 
 
 def _store_named(sentence: str, gate: _Gate) -> re.Match | None:
@@ -507,8 +511,10 @@ def _store_named(sentence: str, gate: _Gate) -> re.Match | None:
     a public key, not after "never")."""
     if not (gate.store_words or gate.credential_words):
         return None
-    # Both alternatives hold "pub" (no other letter folds to p, u or b under re.I).
-    if "pub" in gate.lower and _PUBLIC_RE.search(sentence):
+    # Every alternative holds "pub", "-copy-" or "authorized" (no other letter folds to them).
+    if (
+        "pub" in gate.lower or "-copy-" in gate.lower or "authorized" in gate.lower
+    ) and _PUBLIC_RE.search(sentence):
         return None
     patterns = [_STORE_RE] if gate.store_words else []
     if gate.credential_words:
@@ -654,7 +660,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
         generic = _CRED_RE.search(sentence) if credentials and not store and gate.cred else None
         cred = store or generic
         ship = _SHIP_RE.search(sentence) if cred and gate.ship else None
-        if cred and not _before(negation, ship or cred):
+        if cred and not _before(negation, ship or cred) and not ADVICE_RE.search(sentence):
             destination = _DESTINATION_RE.search(sentence) if gate.destination else None
             if generic is not None and (
                 not destination
@@ -697,6 +703,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
         if (
             precedence
             and not _attempted(sentence, precedence)
+            and not quoted_mention(precedence)
             and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I)
         ):
             found.append(

@@ -13,7 +13,6 @@ sending in a third is one flow. Shell run from Python (``subprocess``, ``os.syst
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -23,7 +22,11 @@ from chimera_cards._scan.pyshapes import (
     decode_constant,
     endless,
     formatted,
+    hidden_or_scratch,
+    imports_saved_module,
+    outside_skill,
     parse_python,
+    shell_quote,
     statements,
 )
 from chimera_cards._scan.sensitive import (
@@ -277,6 +280,7 @@ class _PyFolding:
         self.embed = embed
         self.aliases: dict[str, str] = {}
         self.consts: dict[str, str] = {}
+        self.sequences: dict[str, ast.List | ast.Tuple] = {}  # module-level literal lists
         self.attrs: dict[str, Out] = {}
         self.env: dict[str, Out] = {}
         self.handles: dict[str, str] = {}
@@ -328,8 +332,22 @@ class _PyFolding:
                     break
                 return None
             elif isinstance(node, ast.Name):
-                parts.append(self.aliases.get(node.id, node.id))
+                name = "builtins" if node.id == "__builtins__" else node.id
+                parts.append(self.aliases.get(name, name))
                 break
+            elif isinstance(node, ast.Subscript):
+                # __builtins__.__dict__["ev" + "al"], globals()[name]: a name looked up by string.
+                key = self.fold(node.slice)
+                if not key or not key.isidentifier():
+                    return None
+                parts.append(key)
+                node = node.value
+                if isinstance(node, ast.Attribute) and self.dotted(node) == "sys.modules":
+                    break  # sys.modules["os"] is the module os
+                if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+                    node = node.value
+                if isinstance(node, ast.Call) and self.dotted(node.func) in ("globals", "locals"):
+                    break
             else:
                 return None
         return ".".join(reversed(parts))
@@ -454,6 +472,8 @@ class _PyFolding:
         return None
 
     def fold_items(self, node: ast.AST, depth: int) -> list[str] | None:
+        if isinstance(node, ast.Name) and node.id in self.sequences:  # codes = [101, 120, …]
+            node = self.sequences[node.id]
         if isinstance(node, (ast.List, ast.Tuple)):
             items = []
             for elt in node.elts:
@@ -502,6 +522,8 @@ class _PyFolding:
                         if isinstance(target, ast.Name)
                         else (target.attr if isinstance(target, ast.Attribute) else None)
                     )
+                    if isinstance(node.value, (ast.List, ast.Tuple)) and key is not None:
+                        self.sequences.setdefault(key, node.value)
                     if key is not None and key not in self.consts:
                         folded = self.fold(node.value)
                         if folded is not None:
@@ -700,7 +722,7 @@ class _Analyser(_PyFolding):
                     taint = Taint("credential", found)
                     self.facts.reads.append((line, taint))
                     result.taint.add(taint)
-                elif name in ("open", "io.open") and folded and _hidden_or_scratch(folded):
+                elif name in ("open", "io.open") and folded and hidden_or_scratch(folded):
                     # A file nobody shipped or reviewed (/tmp/.cache, ~/.x): code read from it
                     # and run is code from elsewhere.
                     result.downloaded = True
@@ -805,7 +827,7 @@ class _Analyser(_PyFolding):
                 folded = self.fold(elt)
                 out = self.value(elt)
                 if folded is not None and "*" not in folded:
-                    words.append(_quote(folded))
+                    words.append(shell_quote(folded))
                 else:
                     var = f"__py{index}"
                     variables[var] = out
@@ -928,7 +950,7 @@ class _Analyser(_PyFolding):
         if persisted:
             severity = "error" if "authorized_keys" in persisted else "warning"
             self.facts.persistence.append((line, f"writes {persisted}", severity))
-        if _outside(path) and content.taint:
+        if outside_skill(path) and content.taint:
             self.add_send(Send(line, path, name or short, body=set(content.taint), sink="file"))
 
     def add_send(self, send: Send) -> None:
@@ -1123,20 +1145,6 @@ class _Analyser(_PyFolding):
         self.env, self.function, self.returned = saved_env, saved_fn, saved_ret
 
 
-def _hidden_or_scratch(path: str) -> bool:
-    return path.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", "~/.")) or "/." in path
-
-
-def _quote(word: str) -> str:
-    return "'" + word.replace("'", "'\\''") + "'"
-
-
-def _outside(path: str) -> bool:
-    return path.startswith(("/", "~", "\\\\", "../", "*")) and not path.startswith(
-        ("/dev/null", "/dev/std")
-    )
-
-
 def analyse_python(
     text: str,
     *,
@@ -1187,14 +1195,5 @@ def _imported_downloads(facts: PyFacts, text: str) -> None:
     """A download saved as a module and imported (on this run or the next: the import may come
     first, guarded by a check that the file exists) is downloaded code run."""
     for path, line in facts.saved_downloads.items():
-        base = path.replace("\\", "/").rsplit("/", 1)[-1]
-        stem, dot, ext = base.rpartition(".")
-        if not dot or ext not in ("py", "pyc", "so", "pyd") or not stem.isidentifier():
-            continue
-        imported = re.search(
-            rf"(?:^|\n)\s*(?:import|from)\s+{stem}\b|import_module\(\s*['\"]{stem}['\"]|"
-            rf"__import__\(\s*['\"]{stem}['\"]|run_path\(|spec_from_file_location\(",
-            text,
-        )
-        if imported:
+        if imports_saved_module(text, path):
             facts.download_exec.append((line, f"saved as {path} and imported"))

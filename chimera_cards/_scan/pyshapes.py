@@ -118,3 +118,44 @@ def parse_python(text: str) -> ast.Module | None:
             return ast.parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
+
+
+def imports_saved_module(text: str, path: str) -> bool:
+    """Whether a script imports the module a file at ``path`` is (``import ext``,
+    ``import_module("ext")``, ``__import__("ext")``) or loads a file as a module by path.
+
+    Args:
+        text: the script.
+        path: the file's path as the script writes it.
+    Returns:
+        True when it does.
+    """
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    stem, dot, ext = base.rpartition(".")
+    if not dot or ext not in ("py", "pyc", "so", "pyd") or not stem.isidentifier():
+        return False
+    return bool(
+        re.search(
+            rf"(?:^|\n)\s*(?:import|from)\s+{stem}\b|import_module\(\s*['\"]{stem}['\"]|"
+            rf"__import__\(\s*['\"]{stem}['\"]|run_path\(|spec_from_file_location\(",
+            text,
+        )
+    )
+
+
+def hidden_or_scratch(path: str) -> bool:
+    """A file nobody shipped or reviewed (/tmp/.cache, ~/.x): code read from it is from
+    elsewhere."""
+    return path.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", "~/.")) or "/." in path
+
+
+def shell_quote(word: str) -> str:
+    """A word quoted for the shell reader."""
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def outside_skill(path: str) -> bool:
+    """Whether a path written in a script lies outside the skill's folder."""
+    return path.startswith(("/", "~", "\\\\", "../", "*")) and not path.startswith(
+        ("/dev/null", "/dev/std")
+    )

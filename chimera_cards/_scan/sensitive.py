@@ -81,6 +81,16 @@ def _service_words(name: str) -> list[str]:
     return [p for p in words if p.upper() not in _GENERIC_PARTS and len(p) >= 3]
 
 
+def service_name(name: str) -> str:
+    """The service a secret's variable is for, its short name spelt out (``GH_TOKEN`` and
+    ``GITHUB_TOKEN`` are both ``github``); the name's first word when it names none."""
+    words = _service_words(name)
+    if words:
+        return words[0]
+    parts = [p.lower() for p in re.split(r"[^A-Za-z0-9]+", name) if p]
+    return parts[0] if parts else name.lower()
+
+
 def self_hosted(token: str, host: str | None) -> bool:
     """Whether a host names a token's service as a label of its own outside its registrable
     domain (``github.example.com``, ``sentry.corp.io``): a self-hosted instance, or someone
@@ -161,9 +171,10 @@ _CRED_PARTS = (
     r"(?<![\w.-])\.env(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
     r"/etc/shadow\b",
-    # browsers: profile folders and the stores inside them
-    r"Login Data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bWeb Data\b|\bLocal "
-    r"State\b",
+    # browsers: profile folders and the stores inside them (Chrome's file names as it spells
+    # them: "local state" or "web data" in a sentence is no file)
+    r"(?-i:Login Data|\bWeb Data|\bLocal State)\b|\blogins\.json\b|\bkey[34]\.db\b|"
+    r"\bcookies\.sqlite\b",
     r"(?:Google[/\\ ]Chrome|Chromium|BraveSoftware|Microsoft[/\\ ]Edge)[/\\]|\.mozilla[/\\]firefox",
     r"[/\\]Cookies\b",
     # wallets

@@ -61,6 +61,9 @@ class SkillSource:
     skill_file: Path | None = None  # SKILL.md on disk (a folder import), for approvals beside it
     approvals: bytes | None = None  # approvals.jsonl shipped inside an archive or repository
     info: dict = field(default_factory=dict)  # kind, url, ref, commit, path: for `update`
+    # Why it is held for review though it was read from this disk ("" = nothing): an npm
+    # package's skills came from a registry.
+    taint_reason: str = ""
     # (folder, folder named) of a local skill find_skills(read=False) left for read_skill.
     unread: tuple[Path, Path | None] | None = field(default=None, repr=False, compare=False)
 
@@ -81,12 +84,14 @@ def _in_marketplace(
     plugins = read_plugins(read, where)
     if plugins is None:
         return skills
-    owner = assign((s.info.get("path", "") for s in skills), plugins)
+    owners = assign((s.info.get("path", "") for s in skills), plugins)
     kept = []
     for skill in skills:
-        plugin = owner.get(skill.info.get("path", ""))
-        if plugin is not None:
-            skill.info["plugin"] = plugin
+        names = owners.get(skill.info.get("path", ""))
+        if names:
+            skill.info["plugin"] = names[0]
+            if len(names) > 1:
+                skill.info["plugins"] = names
             kept.append(skill)
     return kept
 
@@ -178,6 +183,8 @@ def _local(source: str, read: bool = True) -> list[SkillSource]:
         return _local_marketplace(skills, path, resolved_root)
     if path.name == SKILL_FILE:
         return [_folder_skill(path.parent, read=read)]
+    if path.name == "package.json":
+        return _package_json(path, read)
     with open(path, "rb") as handle:
         head = handle.read(8)
     # Archive and network code is loaded only for what needs it: a folder import starts faster.
@@ -210,6 +217,44 @@ def _local(source: str, read: bool = True) -> list[SkillSource]:
     except BundleError as exc:
         skill.error = exc
     return [skill]
+
+
+def _npm_skills(found, read: bool) -> list[SkillSource]:
+    out = []
+    for package_skill in found:
+        skill = _folder_skill(package_skill.folder, read=read)
+        skill.taint_reason = f"from the npm package {package_skill.package}"
+        skill.info["npm"] = {
+            "package": package_skill.package,
+            "skillPath": package_skill.skill_path,
+        }
+        out.append(skill)
+    return out
+
+
+def _package_json(path: Path, read: bool) -> list[SkillSource]:
+    """What ``npx skills experimental_sync`` syncs for this package.json: its dependencies'
+    skills, its ``skills`` array's ``npm:`` packages and git sources (see ``npmpkg``)."""
+    from chimera_cards._sources.npmpkg import package_json
+
+    synced = package_json(path)
+    out = _npm_skills(synced.skills, read)
+    for request in synced.git:
+        found = find_skills(request.source, ref=request.ref)
+        for name in request.skills:
+            pick(found, name, source=request.source)  # each name must be there
+        out += [
+            s for s in found if not request.skills or any(_has_name(s, n) for n in request.skills)
+        ]
+    return out
+
+
+def _has_name(skill: SkillSource, name: str) -> bool:
+    try:
+        pick([skill], name, source=skill.label)
+    except UsageError:
+        return False
+    return True
 
 
 def _local_marketplace(
@@ -279,12 +324,15 @@ def _git(source: str, ref: str | None, timeout: float) -> list[SkillSource]:
 
 
 def _git_skills(source: str, ref: str | None, snap) -> list[SkillSource]:
-    network = (is_url(source) and not source.startswith("file://")) or _scp_like(source)
+    local_url = source.lower().startswith(("file://", "git+file://"))
+    network = (is_url(source) and not local_url) or _scp_like(source)
     if network:
         url = source
         if _scp_like(source):
             user_host, _, path = source.partition(":")
             url = f"ssh://{user_host}/{path}"
+    elif local_url:
+        url = source  # a repository on this machine, named as git names it
     else:
         url = str(Path(source).resolve())
     info = {"kind": "git", "url": url, "ref": ref, "commit": snap.commit}
@@ -404,6 +452,10 @@ def find_skills(
             archive, git error); nothing was found then.
     """
     text = str(source)
+    if text.startswith("npm:"):
+        from chimera_cards._sources.npmpkg import npm_package
+
+        return _npm_skills(npm_package(text), read)
     if is_url(text) or not os.path.lexists(text):
         # owner/repo[@skill], github:…, and code hosts' web URLs name a repository.
         where = locate(text, hosts or GitHosts.from_env())
@@ -456,13 +508,24 @@ def pick_plugin(skills: list[SkillSource], plugin: str, *, source: str) -> list[
     Raises:
         UsageError: the source is no marketplace, or has no plugin of that name.
     """
-    plugins = sorted({str(s.info["plugin"]) for s in skills if s.info.get("plugin")})
+    plugins = sorted({name for s in skills for name in plugins_of(s)})
     if not plugins:
         raise UsageError(f"{source}: not a plugin marketplace (no .claude-plugin/marketplace.json)")
-    chosen = [s for s in skills if s.info.get("plugin") == plugin]
+    chosen = [s for s in skills if plugin in plugins_of(s)]
     if not chosen:
         raise UsageError(f"{source}: no plugin named {plugin!r} (found: {', '.join(plugins)})")
+    for skill in chosen:
+        skill.info["plugin"] = plugin  # the plugin it was taken for is the one recorded
     return chosen
+
+
+def plugins_of(skill: SkillSource) -> list[str]:
+    """Every marketplace plugin that exposes ``skill`` (none outside a marketplace)."""
+    many = skill.info.get("plugins")
+    if isinstance(many, list):
+        return [str(n) for n in many]
+    one = skill.info.get("plugin")
+    return [str(one)] if one else []
 
 
 @dataclass
@@ -471,18 +534,20 @@ class SourceEntry:
 
     name: str  # the SKILL.md's name, else the folder's
     folder: str  # the folder inside the source ("" for its top)
-    plugin: str | None  # the marketplace plugin that lists it
+    plugin: str | None  # the (first) marketplace plugin that exposes it
     digest: str | None  # the bundle digest; None when the skill was refused
     files: int
     network: bool
     origin: str
     error: str | None = None
+    plugins: list[str] = field(default_factory=list)  # every plugin that exposes it
 
     def to_dict(self) -> dict:
         return {
             "name": self.name,
             "folder": self.folder,
             "plugin": self.plugin,
+            "plugins": self.plugins,
             "digest": self.digest,
             "files": self.files,
             "network": self.network,
@@ -529,6 +594,7 @@ def list_source(
                 name=name,
                 folder=str(found.info.get("path", found.folder)),
                 plugin=found.info.get("plugin"),
+                plugins=[plugin] if plugin is not None else plugins_of(found),
                 digest=found.bundle.digest if found.bundle is not None else None,
                 files=len(found.bundle.files) if found.bundle is not None else 0,
                 network=found.network,

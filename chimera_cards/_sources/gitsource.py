@@ -71,8 +71,8 @@ def is_git_source(source: str) -> bool:
         Whether to read it with git.
     """
     text = str(source)
-    if text.startswith(_GIT_URL_SCHEMES):
-        return True
+    if text.startswith(_GIT_URL_SCHEMES) or text.lower().startswith("file://"):
+        return True  # file:// is how npx (and git) name a repository on this machine
     if is_url(text):
         return text.split("?", 1)[0].rstrip("/").endswith(".git")
     if re.match(r"^[\w.-]+@[\w.-]+:", text):
@@ -126,10 +126,20 @@ def _run(
         proc.wait()
         raise
     if proc.returncode != 0:
-        lines = [ln for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()]
-        reason = lines[-1].strip() if lines else f"exit {proc.returncode}"
-        raise GitError(f"git {args[0]} failed: {reason}")
+        raise GitError(f"git {args[0]} failed: {_git_message(err, proc.returncode)}")
     return out
+
+
+def _git_message(err: bytes, code: int) -> str:
+    """git's own message, every line of it (ssh's reason comes before git's "fatal:"), as one
+    line: a failed clone says why, not only that it failed."""
+    lines = []
+    for line in err.decode("utf-8", "replace").splitlines():
+        text = "".join(c if c.isprintable() else " " for c in line).strip()
+        if text and text not in lines:
+            lines.append(text)
+    message = "; ".join(lines) or f"exit {code}"
+    return message if len(message) <= 600 else message[:600] + " …"
 
 
 def _clone_source(source: str) -> str:

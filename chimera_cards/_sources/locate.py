@@ -96,6 +96,8 @@ def _web(url: str, hosts: GitHosts, source: str) -> Located | None:
         base = hosts.gitlab
     else:
         base = f"{parts.scheme}://{parts.netloc}"
+    if "_git" in segs[:-1]:  # Azure Repos: ORG/PROJECT/_git/REPO?path=/P&version=GBref
+        return _azure(parts, segs, source)
     if "-" in segs:  # GitLab (any host): GROUP/…/REPO/-/tree|blob/REF/PATH
         cut = segs.index("-")
         group, tail = segs[:cut], segs[cut + 1 :]
@@ -122,6 +124,21 @@ def _web(url: str, hosts: GitHosts, source: str) -> Located | None:
     if rest[0] == "src" and len(rest) >= 2 and host.endswith("bitbucket.org"):
         return Located(clone, rest[1], _clean_path("/".join(rest[2:]), source))
     return None
+
+
+def _azure(parts, segs: list[str], source: str) -> Located:
+    """An Azure Repos URL as npx reads it: clone ``…/_git/REPO``; ``version=GB<branch>`` or
+    ``GT<tag>`` is the ref, ``path=`` the folder."""
+    from urllib.parse import parse_qs, quote
+
+    cut = segs.index("_git")
+    repo = segs[cut + 1].removesuffix(".git")
+    clone_path = "/".join(quote(unquote(s), safe="") for s in [*segs[:cut], "_git", repo])
+    query = parse_qs(parts.query)
+    version = (query.get("version") or [""])[0]
+    ref = version[2:] if version[:2].upper() in ("GB", "GT") and len(version) > 2 else None
+    path = _clean_path((query.get("path") or [""])[0], source)
+    return Located(f"{parts.scheme}://{parts.netloc}/{clone_path}", ref, path)
 
 
 def locate(text: str, hosts: GitHosts | None = None) -> Located | None:

@@ -1,12 +1,28 @@
-"""Claude Code plugin marketplaces: which skills of a repository belong to which plugin.
+"""Claude Code plugin marketplaces: which skills of a repository each plugin exposes.
 
 A marketplace repository has ``.claude-plugin/marketplace.json`` at its top, listing plugins by
 ``name`` and ``source`` (a ``./`` path inside the repository, below ``metadata.pluginRoot`` when
-that is set); a plugin folder may carry its own ``.claude-plugin/plugin.json``. As Claude Code
-loads them, a plugin's skills are the folders below its ``skills/`` plus any folder its
-``skills`` list names (in marketplace.json or plugin.json). A repository that is one plugin has
-only ``.claude-plugin/plugin.json`` at its top. Skills that no plugin lists (templates,
-examples) are not part of the marketplace and are not imported from it.
+that is set); a plugin folder may carry its own ``.claude-plugin/plugin.json``. A repository
+that is one plugin has only ``.claude-plugin/plugin.json`` at its top.
+
+Which skills a plugin exposes is what Claude Code (2.1) loads for it, read from its plugin
+loader and checked by installing plugins from local marketplaces with the real CLI
+(``tests/chimera_cards/_sources/test_claude_plugins.py``):
+
+- the plugin's ``skills/`` folder: each sub-folder holding ``SKILL.md`` (one level only);
+- plus each path a ``skills`` list names (the marketplace entry's and, for a strict plugin, its
+  plugin.json's): a folder holding ``SKILL.md`` is one skill, any other folder gives each of its
+  sub-folders holding ``SKILL.md``; a file, a missing path or one leaving the plugin is skipped;
+- except for a plugin whose source is the marketplace's own top (``./``): when its entry lists
+  skills, it exposes only those, not the whole ``skills/`` folder it shares with the other
+  plugins there (anthropics/skills: ``document-skills`` is its four, not all seventeen);
+- a plugin with neither a ``skills/`` folder nor a list, whose own top holds ``SKILL.md``, is
+  that one skill;
+- a plugin marked ``"strict": false`` whose plugin.json and marketplace entry both name
+  components is refused by Claude Code as conflicting: it exposes nothing.
+
+A skill may belong to several plugins (two entries listing it); skills no plugin exposes
+(templates, examples) are not part of the marketplace and are not imported from it.
 
 Pure: the manifests come in as bytes, so a folder, an archive and a git commit are read alike.
 """
@@ -22,6 +38,8 @@ from chimera_cards.errors import ChimeraError
 
 MARKETPLACE_FILE = ".claude-plugin/marketplace.json"
 PLUGIN_FILE = ".claude-plugin/plugin.json"
+# Keys of a marketplace entry that name components (Claude Code's conflict test).
+_COMPONENT_KEYS = ("commands", "agents", "skills", "hooks", "outputStyles", "themes")
 
 
 class MarketplaceError(ChimeraError):
@@ -30,18 +48,38 @@ class MarketplaceError(ChimeraError):
 
 @dataclass(frozen=True)
 class Plugin:
-    """One plugin: its name, its folder inside the repository, the skill folders it lists."""
+    """One plugin: its name, its folder inside the repository, and how Claude Code finds its
+    skills there."""
 
     name: str
     folder: str  # "" = the repository's top
-    listed: tuple[str, ...] = ()  # skill folders named by a `skills` list
+    listed: tuple[str, ...] = ()  # folders named by a `skills` list (repository paths)
+    default: bool = True  # whether its `skills/` folder is read
+    refused: str = ""  # why Claude Code does not load the plugin at all ("" = it does)
 
-    def owns(self, root: str) -> bool:
-        """Whether the skill folder ``root`` belongs to this plugin."""
-        if root in self.listed:
-            return True
-        skills = posixpath.join(self.folder, "skills") if self.folder else "skills"
-        return root.startswith(skills + "/")
+    @property
+    def skills_dir(self) -> str:
+        return posixpath.join(self.folder, "skills") if self.folder else "skills"
+
+    def exposes(self, roots: Iterable[str]) -> list[str]:
+        """The skill folders, among ``roots`` (every folder of the tree holding ``SKILL.md``),
+        that Claude Code loads for this plugin, in the order of ``roots``."""
+        roots = list(roots)
+        if self.refused:
+            return []
+        have = set(roots)
+        places = list(self.listed)
+        if self.default:
+            places.append(self.skills_dir)
+        if not self.listed and self.folder in have:
+            places.append(self.folder)  # no list, and its top holds SKILL.md: it is one skill
+        chosen: set[str] = set()
+        for place in places:
+            if place in have:
+                chosen.add(place)
+            else:
+                chosen.update(r for r in roots if posixpath.dirname(r) == place)
+        return [r for r in roots if r in chosen]
 
 
 def _relative(path: object) -> str | None:
@@ -55,6 +93,14 @@ def _relative(path: object) -> str | None:
     if clean.startswith(("..", "/")):
         return None
     return clean
+
+
+def _is_top(source: object) -> bool:
+    """Whether a plugin's source is the marketplace's own top (``./``, ``.``), as Claude Code
+    tests it: every segment empty or ``.``."""
+    if not isinstance(source, str):
+        return False
+    return all(part in ("", ".") for part in source.replace("\\", "/").split("/"))
 
 
 def _load(data: bytes, where: str) -> dict:
@@ -77,7 +123,7 @@ def _listed(base: str, skills: object) -> tuple[str, ...]:
         rel = _relative(item)
         if rel is not None:
             out.append(posixpath.normpath(posixpath.join(base, rel)) if base else rel)
-    return tuple(out)
+    return tuple(dict.fromkeys(out))
 
 
 def manifest_paths(paths: Iterable[str]) -> list[str]:
@@ -91,6 +137,31 @@ def manifest_paths(paths: Iterable[str]) -> list[str]:
     return [
         p for p in paths if p in (MARKETPLACE_FILE, PLUGIN_FILE) or p.endswith("/" + PLUGIN_FILE)
     ]
+
+
+def _entry_plugin(raw: dict, folder: str, own: dict | None, where: str) -> Plugin:
+    """One marketplace entry as Claude Code loads it (``own``: the plugin's plugin.json)."""
+    name = raw["name"]
+    entry_listed = _listed(folder, raw.get("skills")) if raw.get("skills") else ()
+    own_listed = _listed(folder, own.get("skills")) if own is not None and own.get("skills") else ()
+    if own is not None and raw.get("strict") is False and any(raw.get(k) for k in _COMPONENT_KEYS):
+        return Plugin(
+            name,
+            folder,
+            refused=(
+                f"{where}: plugin {name!r} is not strict and both its plugin.json and its "
+                "marketplace entry name components: Claude Code refuses it as conflicting"
+            ),
+        )
+    skills_dir = posixpath.join(folder, "skills") if folder else "skills"
+    if _is_top(raw.get("source", "./")) and entry_listed:
+        # The entry's list replaces the shared skills/ folder, unless it names that folder (or
+        # the plugin's top) itself.
+        default = any(p in (skills_dir, folder) for p in entry_listed)
+        kept = tuple(p for p in entry_listed if p not in (skills_dir, folder))
+        return Plugin(name, folder, kept, default)
+    listed = tuple(dict.fromkeys(p for p in own_listed + entry_listed if p != skills_dir))
+    return Plugin(name, folder, listed, True)
 
 
 def read_plugins(read: Callable[[str], bytes | None], where: str = "") -> list[Plugin] | None:
@@ -121,23 +192,22 @@ def read_plugins(read: Callable[[str], bytes | None], where: str = "") -> list[P
         for raw in raw_plugins:
             if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
                 raise MarketplaceError(f"{label}{MARKETPLACE_FILE}: a plugin without a name")
-            source = raw.get("source", "./")
-            rel = _relative(source)
+            rel = _relative(raw.get("source", "./"))
             if rel is None:
                 continue  # a plugin hosted elsewhere (a git or npm source): not in this tree
             folder = posixpath.normpath(posixpath.join(root, rel)) if root else rel
             folder = "" if folder == "." else folder
-            listed = _listed(folder, raw.get("skills"))
-            own = read(posixpath.join(folder, PLUGIN_FILE) if folder else PLUGIN_FILE)
-            if own is not None:
-                doc_own = _load(own, f"{label}{folder}/{PLUGIN_FILE}")
-                listed += _listed(folder, doc_own.get("skills"))
-            plugins.append(Plugin(raw["name"], folder, listed))
+            own_bytes = read(posixpath.join(folder, PLUGIN_FILE) if folder else PLUGIN_FILE)
+            own = None
+            if own_bytes is not None:
+                own = _load(own_bytes, f"{label}{folder or '.'}/{PLUGIN_FILE}")
+            plugins.append(_entry_plugin(raw, folder, own, f"{label}{MARKETPLACE_FILE}"))
     elif (single := read(PLUGIN_FILE)) is not None:
         doc = _load(single, f"{label}{PLUGIN_FILE}")
         if not isinstance(doc.get("name"), str):
             raise MarketplaceError(f"{label}{PLUGIN_FILE}: a plugin without a name")
-        plugins.append(Plugin(doc["name"], "", _listed("", doc.get("skills"))))
+        listed = tuple(p for p in _listed("", doc.get("skills")) if p != "skills")
+        plugins.append(Plugin(doc["name"], "", listed))
     else:
         return None
     names = [p.name for p in plugins]
@@ -147,19 +217,18 @@ def read_plugins(read: Callable[[str], bytes | None], where: str = "") -> list[P
     return plugins
 
 
-def assign(roots: Iterable[str], plugins: list[Plugin]) -> dict[str, str]:
-    """Which plugin each skill folder belongs to; folders no plugin owns are left out.
+def assign(roots: Iterable[str], plugins: list[Plugin]) -> dict[str, list[str]]:
+    """Which plugins expose each skill folder; folders no plugin exposes are left out.
 
     Args:
-        roots: skill folder paths inside the repository.
+        roots: every skill folder path inside the repository (folders holding ``SKILL.md``).
         plugins: from ``read_plugins``.
     Returns:
-        folder -> plugin name (the first plugin, in marketplace order, that owns it).
+        folder -> the names of the plugins that expose it, in marketplace order.
     """
-    out: dict[str, str] = {}
-    for root in roots:
-        for plugin in plugins:
-            if plugin.owns(root):
-                out[root] = plugin.name
-                break
-    return out
+    roots = list(roots)
+    out: dict[str, list[str]] = {}
+    for plugin in plugins:
+        for root in plugin.exposes(roots):
+            out.setdefault(root, []).append(plugin.name)
+    return {r: out[r] for r in roots if r in out}

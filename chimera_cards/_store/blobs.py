@@ -99,7 +99,7 @@ class BlobsMixin(AuditMixin):
         rows = self._conn.execute(
             "SELECT path, executable, size, sha256 FROM bundle_files WHERE digest = ?", (digest,)
         ).fetchall()
-        files = [BundleFile(p, bool(x), size, sha) for p, x, size, sha in rows]
+        files = [_file_row(p, x, size, sha) for p, x, size, sha in rows]
         return sorted(files, key=lambda f: f.path.encode())
 
     def get_bundle(self, version: Version | int) -> Bundle:
@@ -200,7 +200,7 @@ class BlobsMixin(AuditMixin):
                 f"WHERE digest IN ({marks})",
                 chunk,
             ):
-                out.setdefault(digest, []).append(BundleFile(path, bool(executable), size, sha))
+                out.setdefault(digest, []).append(_file_row(path, executable, size, sha))
         for files in out.values():
             files.sort(key=lambda f: f.path.encode())
         return out
@@ -215,6 +215,23 @@ class BlobsMixin(AuditMixin):
             "UNION SELECT digest FROM bundle_files WHERE digest IN ({marks})",
             uses=3,
         )
+
+    def adopted_folders(self) -> dict[str, set[str]]:
+        """folder -> the bundle digests ``adopt`` took from it: the installed copies this store
+        knows are copies (a change to one is a local edit, never a new version to trust)."""
+        out: dict[str, set[str]] = {}
+        try:
+            rows = self._conn.execute(
+                "SELECT json_extract(source, '$.path'), digest FROM versions "
+                "WHERE json_valid(source) "
+                "AND json_extract(source, '$.recorded.kind') = 'npx-adopt'"
+            ).fetchall()
+        except sqlite3.Error:  # a hand-edited column: no folder is known then
+            return out
+        for path, digest in rows:
+            if isinstance(path, str) and isinstance(digest, str):
+                out.setdefault(path, set()).add(digest)
+        return out
 
     def unknown_names(self, names: Iterable[str]) -> set[str]:
         """Which of these names no version has: a few queries for any number."""
@@ -239,3 +256,19 @@ class BlobsMixin(AuditMixin):
         return self._present(
             digests, "SELECT DISTINCT digest FROM bundle_files WHERE digest IN ({marks})"
         )
+
+
+def _file_row(path: object, executable: object, size: object, sha: object) -> BundleFile:
+    """A ``bundle_files`` row as a BundleFile, whatever a hand edit left in its columns: a value
+    of the wrong type is read as text (or size -1), so the manifest no longer hashes to the
+    digest and the bundle is refused as tampered, not a crash."""
+
+    def text(value: object) -> str:
+        if type(value) is str:
+            return value
+        if isinstance(value, bytes):
+            return value.decode("utf-8", "replace")
+        return str(value)
+
+    number = size if type(size) is int else -1
+    return BundleFile(text(path), bool(executable), number, text(sha))

@@ -39,21 +39,40 @@ class Version:
 
     @classmethod
     def from_row(cls, row: Sequence) -> Version:
+        # SQLite lets any column hold any type: a row edited by hand is read as text (and
+        # ``verify`` reports it), so no command fails on it.
+        sha = _text(row[2])
         return cls(
             id=row[0],
-            name=row[1],
-            sha256=row[2],
-            origin=row[3],
-            final_url=row[4],
-            imported_at=row[5],
-            provenance=row[6],
-            status=row[7],
-            reason=row[8],
+            name=_text(row[1]),
+            sha256=sha,
+            origin=_text(row[3]),
+            final_url=None if row[4] is None else _text(row[4]),
+            imported_at=_text(row[5]),
+            provenance=_text(row[6]),
+            status=_text(row[7]),
+            reason=_text(row[8]),
             findings=_findings(row[9]),
-            digest=row[10] or row[2],
-            skill_sha256=row[11] or row[2],
-            source=_loads_or_raw(row[12]) if row[12] else {},
+            digest=_text(row[10]) or sha,
+            skill_sha256=_text(row[11]) or sha,
+            source=_source(row[12]),
         )
+
+
+def _text(value: object) -> str:
+    if type(value) is str:
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
+def _source(value: object) -> dict:
+    if not value:
+        return {}
+    if not isinstance(value, (str, bytes)):
+        return {"value": value}
+    return _loads_or_raw(value)  # type: ignore[arg-type]
 
 
 def _checked_version(row: Sequence) -> Version:
@@ -68,21 +87,35 @@ def _checked_version(row: Sequence) -> Version:
     return version
 
 
-def _findings(text: str | None) -> list[dict]:
+_UNREADABLE = {
+    "rule": "unreadable-findings",
+    "severity": "error",
+    "message": "stored lint findings are not readable",
+}
+
+
+def _findings(text: object) -> list[dict]:
     # Unreadable findings count as an error finding: a version must never look clean by accident.
     try:
-        value = json.loads(text or "[]")
-    except ValueError:
+        value = json.loads(text or "[]") if isinstance(text, (str, bytes, type(None))) else None
+    except (ValueError, TypeError):
         value = None
-    if isinstance(value, list):
+    if not isinstance(value, list):
+        return [dict(_UNREADABLE)]
+    if all(_is_finding(item) for item in value):
         return value
-    return [
-        {
-            "rule": "unreadable-findings",
-            "severity": "error",
-            "message": "stored lint findings are not readable",
-        }
-    ]
+    # Any item that is no finding (a number, null, a field of the wrong type) is unreadable.
+    return [item if _is_finding(item) else dict(_UNREADABLE) for item in value]
+
+
+def _is_finding(item: object) -> bool:
+    if not isinstance(item, dict):
+        return False
+    if not all(isinstance(item.get(k), str) for k in ("rule", "severity", "message")):
+        return False
+    line, path = item.get("line"), item.get("path")
+    line_ok = line is None or (isinstance(line, int) and not isinstance(line, bool))
+    return line_ok and (path is None or isinstance(path, str))
 
 
 _VERSION_COLUMNS = (

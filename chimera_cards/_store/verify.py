@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -16,6 +17,7 @@ from chimera_cards._bundles.bundle import (
 )
 from chimera_cards._store.anchor import expected_head_problem
 from chimera_cards._store.audit import GENESIS_HASH, audit_hash
+from chimera_cards._store.blobs import _file_row
 from chimera_cards._store.facade import Store
 from chimera_cards._store.statements import EXPIRES_SETTING, THRESHOLD_SETTING, TRUST_EVENTS
 from chimera_cards._util.integrity import is_hex
@@ -211,10 +213,15 @@ def check_versions(
         )
     remaining = dict(state)
     count = 0
-    for vid, name, sha, status, provenance in conn.execute(
-        "SELECT id, name, sha256, status, provenance FROM versions ORDER BY id"
+    imports = _logged_rows(conn)
+    for row in conn.execute(
+        "SELECT id, name, sha256, status, provenance, origin, final_url, reason, imported_at, "
+        "findings, digest, skill_sha256, source FROM versions ORDER BY id"
     ):
+        vid, name, sha, status, provenance = row[:5]
         count += 1
+        if (name, sha) in state:  # a row the log does not know is reported as unrecorded
+            problems += _row_problems(row, imports.get((name, sha), {}))
         recorded = remaining.pop((name, sha), None)
         if recorded is None:
             problems.append(
@@ -257,6 +264,101 @@ def check_versions(
     return problems, count
 
 
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|\+00:00)")
+
+
+def _logged_rows(conn: sqlite3.Connection) -> dict[tuple[str, str], dict]:
+    """(name, sha256) -> what each version's import entry recorded of its row (origin, final
+    URL, and ``row``: the digest of its findings, digests and source)."""
+    out: dict[tuple[str, str], dict] = {}
+    for event, name, sha, detail in conn.execute(
+        "SELECT event, name, sha256, detail FROM audit WHERE event = 'import' ORDER BY seq"
+    ):
+        info = _detail_object(detail)
+        if not isinstance(info, dict):
+            continue
+        if event == "import":
+            keys = ("origin", "final_url", "row")
+            out[(name, sha)] = {k: info[k] for k in keys if k in info}
+    return out
+
+
+def _row_problems(row: tuple, logged: dict) -> list[Problem]:
+    """A version row edited by hand: a column of the wrong type or shape (a command would read
+    it as text, or its findings as unreadable), or a value the import's audit entry (and the
+    status changes since) did not record."""
+    from chimera_cards._store.versions import row_digest
+
+    name, sha = row[1], row[2]
+    label = f"version {name!s} {str(sha)[:12]}"
+    out: list[Problem] = []
+    columns = ("name", "sha256", "status", "provenance", "origin", "final_url", "reason")
+    for column, value in zip(columns, row[1:8], strict=True):
+        if not (type(value) is str or (column == "final_url" and value is None)):
+            out.append(
+                Problem("version-malformed", f"{label}: {column} is not text", str(name), str(sha))
+            )
+    if not (isinstance(row[8], str) and _TIME.fullmatch(row[8])):
+        out.append(
+            Problem(
+                "version-malformed", f"{label}: imported_at is not a UTC time",
+                str(name), str(sha),
+            )
+        )  # fmt: skip
+    findings_text, source_text = row[9], row[12]
+    if not _is_json(findings_text, list) or _shape_of_findings(findings_text):
+        out.append(
+            Problem(
+                "version-malformed", f"{label}: its findings are not a list of findings",
+                str(name), str(sha),
+            )
+        )  # fmt: skip
+    if source_text not in (None, "") and not _is_json(source_text, dict):
+        out.append(
+            Problem(
+                "version-malformed", f"{label}: its source is not a JSON object",
+                str(name), str(sha),
+            )
+        )  # fmt: skip
+    for key, actual in (("origin", row[5]), ("final_url", row[6])):
+        if key in logged and logged[key] != actual:
+            out.append(
+                Problem(
+                    "version-mismatch",
+                    f"{label}: {key} is {actual!r} but the audit log says {logged[key]!r}",
+                    str(name),
+                    str(sha),
+                )
+            )
+    if "row" in logged and logged["row"] != row_digest(row[9], row[10], row[11], row[12]):
+        out.append(
+            Problem(
+                "version-mismatch",
+                f"{label}: its findings, digests or source differ from what its "
+                "import recorded in the audit log (edited by hand?)",
+                str(name),
+                str(sha),
+            )
+        )
+    return out
+
+
+def _is_json(text: object, kind: type) -> bool:
+    if not isinstance(text, str):
+        return False
+    try:
+        return isinstance(json.loads(text), kind)
+    except ValueError:
+        return False
+
+
+def _shape_of_findings(text: str) -> bool:
+    """Whether the stored findings hold an item that is no finding (True: malformed)."""
+    from chimera_cards._store.rows import _is_finding
+
+    return not all(_is_finding(item) for item in json.loads(text))
+
+
 def check_bundles(store: Store, conn: sqlite3.Connection) -> list[Problem]:
     """Every version's bundle: its file rows must hash to its digest, the stored manifest must be
     those rows' manifest, and every file's blob must be there with its recorded size (the blobs'
@@ -267,7 +369,7 @@ def check_bundles(store: Store, conn: sqlite3.Connection) -> list[Problem]:
     for digest, path, executable, size, sha in conn.execute(
         "SELECT digest, path, executable, size, sha256 FROM bundle_files"
     ):
-        files.setdefault(digest, []).append(BundleFile(path, bool(executable), size, sha))
+        files.setdefault(digest, []).append(_file_row(path, executable, size, sha))
     for name, sha, digest in conn.execute(
         "SELECT name, sha256, digest FROM versions ORDER BY id"
     ).fetchall():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -93,6 +94,8 @@ class VersionsMixin(BlobsMixin):
             digest, skill_sha = sha256, skill_sha256
         else:
             digest, skill_sha = self._bundle_of(conn, sha256)
+        findings_text = canonical_json(list(findings)) if findings_json is None else findings_json
+        source_text = canonical_json(source or {})
         cursor = conn.execute(
             "INSERT INTO versions (name, sha256, origin, final_url, imported_at, provenance, "
             "status, reason, findings, digest, skill_sha256, source) "
@@ -106,10 +109,10 @@ class VersionsMixin(BlobsMixin):
                 provenance,
                 status,
                 reason,
-                canonical_json(list(findings)) if findings_json is None else findings_json,
+                findings_text,
                 digest,
                 skill_sha,
-                canonical_json(source or {}),
+                source_text,
             ),
         )
         version = Version(
@@ -139,6 +142,8 @@ class VersionsMixin(BlobsMixin):
                 "provenance": provenance,
                 "status": status,
                 "reason": reason,
+                # What the row holds besides: ``verify`` finds any of it edited by hand.
+                "row": row_digest(findings_text, digest, skill_sha, source_text),
                 **(detail or {}),
             },
         )
@@ -416,3 +421,14 @@ class VersionsMixin(BlobsMixin):
         ids = [row[0] for row in self._conn.execute(sql + " ORDER BY id", args)]
         found, problems = self.versions_by_id(ids)
         return [found[i] for i in ids if i in found], [text for _, text in problems]
+
+
+def row_digest(findings: object, digest: object, skill_sha256: object, source: object) -> str:
+    """SHA-256 of a version row's columns no later event changes, as stored (an import's audit
+    entry records it; ``verify`` compares). Not the import time: two imports of the same bytes
+    record the same row whenever they ran."""
+    import hashlib
+
+    parts = [findings, digest, skill_sha256, source]
+    text = json.dumps([p if isinstance(p, str) else repr(p) for p in parts], ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()

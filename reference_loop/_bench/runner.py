@@ -30,13 +30,11 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reference_loop._attempters.base import AttemptOutcome
 from reference_loop._attempters.factory import fit_to_task, make_attempter
 from reference_loop._attempters.model_errors import FinalModelError
 from reference_loop._attempters.presets import is_preset
@@ -45,11 +43,18 @@ from reference_loop._bench.impossible import (
     paired_impossible,
     summarise_impossible,
 )
+from reference_loop._bench.journal import Journal, JournalRefused
+from reference_loop._bench.live import (
+    Guarded,
+    Live,
+    close_attempter,
+    private_tempdir,
+    stop_runs,
+)
 from reference_loop._bench.shard import Shard, code_version, select
 from reference_loop._bench.stats import PairedComparison, paired_compare
 from reference_loop._core.history import DEFAULT_BUDGET
 from reference_loop._core.planner import make_planner
-from reference_loop._process.stop import kill_child_processes
 from reference_loop._run.loop import DEFAULT_MAX_ATTEMPTS, LoopOptions, RunResult, run_task
 from reference_loop._tasks.impossible import Mutation, check_kind, is_variant, make_variant
 from reference_loop._tasks.task import (
@@ -65,7 +70,6 @@ from reference_loop._verdict.patchreview import WARNING
 from reference_loop.errors import LoopError, LoopUsageError
 
 MODEL_STEPS = ("model", "context")  # first failing steps that mean the model never answered
-STOP_GRACE = 1.5  # seconds the runs in flight get to wind down after Ctrl-C or SIGTERM
 
 
 @dataclass(frozen=True)
@@ -471,6 +475,7 @@ class BenchResult:
     impossible_arms: list[ImpossibleSummary] = field(default_factory=list)
     cheat_vs_baseline: list[PairedComparison] = field(default_factory=list)
     stop_vs_baseline: list[PairedComparison] = field(default_factory=list)
+    resumed: int = 0  # runs read back from the journal of an earlier, stopped run
 
     @property
     def partial(self) -> bool:
@@ -514,6 +519,7 @@ class BenchResult:
                 "cells": len(self.tasks) * len(self.seeds) * len(self.arms),
             },
             "runs_finished": len(self.runs),
+            "runs_resumed": self.resumed,
             "wall_time": self.wall_time,
             "machine": self.machine,
             "arms": [a.to_dict() for a in self.arms],
@@ -576,70 +582,6 @@ class AttempterSettings:
         return att
 
 
-class BenchStopped(Exception):
-    """Raised inside a run's thread when the bench is stopping: the loop unwinds and restores."""
-
-
-@dataclass
-class _Guarded:
-    """An attempter that refuses to start an attempt once the bench is stopping."""
-
-    inner: Any
-    stop: threading.Event
-    name: str = ""
-
-    def __post_init__(self) -> None:
-        self.name = self.inner.name
-
-    def attempt(self, prompt: str, workspace: Path, *, attempt: int) -> AttemptOutcome:
-        if self.stop.is_set():
-            raise BenchStopped
-        outcome = self.inner.attempt(prompt, workspace, attempt=attempt)
-        if self.stop.is_set():
-            raise BenchStopped
-        return outcome
-
-
-@dataclass
-class _Live:
-    """What the running bench must be able to stop or clean up from the main thread."""
-
-    stop: threading.Event = field(default_factory=threading.Event)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    objects: dict[int, Any] = field(default_factory=dict)
-    tmpdirs: set[str] = field(default_factory=set)
-
-    def add(self, att: Any) -> None:
-        with self.lock:
-            self.objects[id(att)] = att
-
-    def discard(self, att: Any) -> None:
-        with self.lock:
-            self.objects.pop(id(att), None)
-
-    def stop_all(self) -> None:
-        self.stop.set()
-        with self.lock:
-            live = list(self.objects.values())
-        for att in live:
-            stopper = getattr(att, "stop", None)
-            if callable(stopper):
-                stopper()
-        kill_child_processes()
-
-    def remove_tmpdirs(self) -> None:
-        with self.lock:
-            dirs = list(self.tmpdirs)
-        for d in dirs:
-            shutil.rmtree(d, ignore_errors=True)
-
-
-def _close(att: Any) -> None:
-    closer = getattr(att, "close", None)
-    if callable(closer):
-        closer()
-
-
 def stopped_outcome(arm: str, task: str, seed: int, reason: str, wall: float = 0.0) -> RunOutcome:
     """The outcome of a run that an error no retry changes ended in its first attempt."""
     return RunOutcome(
@@ -675,12 +617,12 @@ def run_one(
     settings: AttempterSettings | None = None,
     ignore: Sequence[str] = (),
     budget: int = DEFAULT_BUDGET,
-    live: _Live | None = None,
+    live: Live | None = None,
 ) -> RunOutcome:
     """One loop run on a fresh temporary copy of the task; attempters are built per run so a
     scripted or sampled attempter starts from its seed every time."""
     settings = settings or AttempterSettings()
-    live = live or _Live()
+    live = live or Live()
     built = [settings.build(attempter, seed, task)]
     if arm.on_repeat == "escalate":
         built.append(settings.build(escalate_to or "", seed, task))
@@ -699,7 +641,7 @@ def run_one(
     if arm.on_repeat == "replan":
         options.planner = make_planner("scripted")
     if arm.on_repeat == "escalate":
-        options.escalate_to = _Guarded(built[1], live.stop)
+        options.escalate_to = Guarded(built[1], live.stop)
     tmp = tempfile.mkdtemp(prefix=f"reference-loop-{task.name}-")
     with live.lock:
         live.tmpdirs.add(tmp)
@@ -709,7 +651,7 @@ def run_one(
         started = time.monotonic()
         copy = copy_project(task, Path(tmp) / task.name)
         try:
-            result = run_task(task, _Guarded(built[0], live.stop), workspace=copy, options=options)
+            result = run_task(task, Guarded(built[0], live.stop), workspace=copy, options=options)
         except FinalModelError as exc:
             return stopped_outcome(arm.name, task.name, seed, str(exc), time.monotonic() - started)
         calls = [c.to_dict() for att in built for c in getattr(att, "calls", [])]
@@ -727,7 +669,7 @@ def run_one(
     finally:
         for att in built:
             live.discard(att)
-            _close(att)
+            close_attempter(att)
         shutil.rmtree(tmp, ignore_errors=True)
         with live.lock:
             live.tmpdirs.discard(tmp)
@@ -755,7 +697,7 @@ def check_attempters(
             for t in tasks:
                 budgets[t.name] = fit_to_task(t, budgets[t.name], att)
         finally:
-            _close(att)
+            close_attempter(att)
     return budgets
 
 
@@ -784,11 +726,16 @@ def run_bench(
     budgets: dict[str, int] | None = None,
     shard: Shard | None = None,
     impossible: str | None = None,
+    journal: Path | None = None,
 ) -> BenchResult:
     """Run every arm on every task x seed pair and summarise. ``progress`` is called per run.
 
     ``impossible``: ``one-off`` or ``conflicting``: every task also runs as its impossible
     variant (``with_variants``), and the result reports cheat, stop and solve rates per arm.
+
+    ``journal``: append each finished cell to that file (``journal.Journal``) and, when it
+    already holds cells of this same bench, run only the others: the result is the one an
+    uninterrupted run gives. ``progress`` is called for the resumed cells first.
 
     ``shard``: run only that deterministic slice of the task x seed x arm grid (``bench merge``
     combines the slices' result files into one result).
@@ -801,7 +748,7 @@ def run_bench(
 
     Runs go to worker threads; this thread only waits, so Ctrl-C or SIGTERM (``stop.Stopped``,
     or KeyboardInterrupt) is handled at once: no new attempt starts, every child process is
-    killed, the runs in flight get ``STOP_GRACE`` seconds to unwind, temporary workspaces are
+    killed, the runs in flight get ``live.STOP_GRACE`` seconds to unwind, temporary workspaces are
     removed, and the runs that finished come back as a result marked partial."""
     arms = list(arms) if arms is not None else parse_arms(None, escalate_to=escalate_to)
     settings = settings or AttempterSettings(attempt_timeout=attempt_timeout)
@@ -821,10 +768,11 @@ def run_bench(
         budgets = check_attempters(tasks, attempter, escalate_to, settings)
     if impossible:
         check_kind(impossible)
-    with _private_tempdir():
-        mutations: list[Mutation] = []
+    mutations: list[Mutation] = []
+    variants_dir = tempfile.mkdtemp(prefix="reference-loop-impossible-") if impossible else ""
+    try:
         if impossible:
-            tasks, mutations = with_variants(tasks, impossible, Path(tempfile.mkdtemp()))
+            tasks, mutations = with_variants(tasks, impossible, Path(variants_dir))
             budgets = {**budgets, **{m.variant: budgets[m.task] for m in mutations}}
         fixed = bench_settings(
             tasks,
@@ -840,21 +788,39 @@ def run_bench(
         if impossible:
             fixed["impossible"] = impossible
             fixed["mutations"] = [m.to_dict() for m in mutations]
-        result = _run_all(
-            tasks,
-            arms,
-            attempter=attempter,
-            escalate_to=escalate_to,
-            seeds=seeds,
-            max_attempts=max_attempts,
-            jobs=jobs,
-            ignore=ignore,
-            progress=progress,
-            settings=settings,
-            budgets=budgets,
-            shard=shard,
-            impossible=impossible or "",
-        )
+        book = Journal.open(journal, fixed, code_version(), shard) if journal is not None else None
+        resumed: list[RunOutcome] = []
+        if book is not None:
+            try:
+                resumed = [RunOutcome(**run) for run in book.finished.values()]
+            except (TypeError, LoopError) as exc:
+                book.close()
+                raise JournalRefused(f"refusing to resume from {journal}: {exc}") from None
+        try:
+            with private_tempdir():
+                result = _run_all(
+                    tasks,
+                    arms,
+                    attempter=attempter,
+                    escalate_to=escalate_to,
+                    seeds=seeds,
+                    max_attempts=max_attempts,
+                    jobs=jobs,
+                    ignore=ignore,
+                    progress=progress,
+                    settings=settings,
+                    budgets=budgets,
+                    shard=shard,
+                    resumed=resumed,
+                    record=(lambda o: book.append(o.to_dict())) if book is not None else None,
+                    impossible=impossible or "",
+                )
+        finally:
+            if book is not None:
+                book.close()
+    finally:
+        if variants_dir:
+            shutil.rmtree(variants_dir, ignore_errors=True)
     result.mutations = [m.to_dict() for m in mutations]
     result.settings = fixed
     result.code_version = code_version()
@@ -921,22 +887,6 @@ def grid(tasks: Sequence[Task], arms: Sequence[Arm], seeds: int) -> list[tuple[T
     return [(task, arm, seed) for task in tasks for seed in range(seeds) for arm in arms]
 
 
-@contextmanager
-def _private_tempdir() -> Iterator[None]:
-    """Every temporary file and folder of the runs (workspaces, git indexes, verifier logs, model
-    worker logs) goes under one folder that is removed at the end, so a stop that cannot wait for
-    a run to unwind still leaves nothing behind. The runs' threads share the process, so the
-    setting is process-wide for the duration of the bench."""
-    root = tempfile.mkdtemp(prefix="reference-loop-bench-")
-    saved = tempfile.tempdir
-    tempfile.tempdir = root
-    try:
-        yield
-    finally:
-        tempfile.tempdir = saved
-        shutil.rmtree(root, ignore_errors=True)
-
-
 def _run_all(
     tasks: Sequence[Task],
     arms: Sequence[Arm],
@@ -951,14 +901,24 @@ def _run_all(
     settings: AttempterSettings,
     budgets: dict[str, int],
     shard: Shard | None = None,
+    resumed: Sequence[RunOutcome] = (),
+    record: Callable[[RunOutcome], None] | None = None,
     impossible: str = "",
 ) -> BenchResult:
+    cells = select(grid(tasks, arms, seeds), shard)
+    order = {(task.name, arm.name, seed): i for i, (task, arm, seed) in enumerate(cells)}
+    outcomes, left = _resume(cells, order, resumed)
     todo: queue.Queue = queue.Queue()
-    for item in select(grid(tasks, arms, seeds), shard):
+    for item in left:
         todo.put(item)
-    planned = todo.qsize()
+    planned = len(cells)
+    finished = len(outcomes)
+    record = record or (lambda _: None)
+    progress = progress or (lambda _: None)
+    for o in outcomes:
+        progress(o)
     done: queue.Queue = queue.Queue()
-    live = _Live()
+    live = Live()
     started = time.monotonic()
 
     final: list[str] = []  # an error no retry changes: every later run would meet it too
@@ -992,10 +952,9 @@ def _run_all(
             done.put(out)
 
     # Daemon threads: a run stuck in a call that ignores the stop cannot keep the process alive.
-    threads = [threading.Thread(target=worker, daemon=True) for _ in range(min(jobs, planned))]
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(min(jobs, todo.qsize()))]
     for t in threads:
         t.start()
-    outcomes: list[RunOutcome] = []
     stopped = ""
     try:
         while len(outcomes) < planned:
@@ -1005,17 +964,19 @@ def _run_all(
                 continue
             if isinstance(out, BaseException):
                 raise out
+            record(out)
             outcomes.append(out)
-            if progress:
-                progress(out)
+            progress(out)
     except KeyboardInterrupt as exc:
         stopped = "SIGTERM" if getattr(exc, "signum", None) == signal.SIGTERM else "SIGINT"
-        outcomes.extend(_stop_runs(live, threads, done))
+        outcomes.extend(stop_runs(live, threads, done, record))
     except BaseException:
         live.stop_all()
         live.remove_tmpdirs()
         raise
-    return summarise_bench(
+    # Grid order, not finishing order: a resumed bench lists its runs as an uninterrupted one.
+    outcomes.sort(key=lambda o: order[(o.task, o.arm, o.seed)])
+    result = summarise_bench(
         outcomes,
         arms,
         attempter=attempter,
@@ -1028,25 +989,22 @@ def _run_all(
         stopped=stopped,
         impossible=impossible,
     )
+    result.resumed = finished
+    return result
 
 
-def _stop_runs(live: _Live, threads: Sequence[threading.Thread], done: queue.Queue) -> list:
-    """Stop now: no new attempt, every child killed, ``STOP_GRACE`` for the runs in flight to
-    unwind, their workspaces removed. Returns the runs that finished meanwhile."""
-    live.stop_all()
-    deadline = time.monotonic() + STOP_GRACE
-    for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
-    finished = []
-    while True:
-        try:
-            out = done.get_nowait()
-        except queue.Empty:
-            break
-        if isinstance(out, RunOutcome):
-            finished.append(out)
-    live.remove_tmpdirs()
-    return finished
+def _resume(
+    cells: Sequence[tuple[Task, Arm, int]],
+    order: Mapping[tuple[str, str, int], int],
+    resumed: Sequence[RunOutcome],
+) -> tuple[list[RunOutcome], list[tuple[Task, Arm, int]]]:
+    """The resumed outcomes that are cells of this grid (in grid order), and the cells left."""
+    outcomes = sorted(
+        (o for o in resumed if (o.task, o.arm, o.seed) in order),
+        key=lambda o: order[(o.task, o.arm, o.seed)],
+    )
+    finished = {(o.task, o.arm, o.seed) for o in outcomes}
+    return outcomes, [c for c in cells if (c[0].name, c[1].name, c[2]) not in finished]
 
 
 def summarise_bench(

@@ -22,6 +22,7 @@ import click
 from chimera_cards._cli.common import SECONDS, reports_errors
 from reference_loop._attempters.factory import agent_settings
 from reference_loop._attempters.presets import is_preset
+from reference_loop._bench.journal import journal_path
 from reference_loop._bench.merge import merge_results
 from reference_loop._bench.report import format_table, write_plot
 from reference_loop._bench.runner import (
@@ -211,7 +212,8 @@ def _show_run(outcome: RunOutcome | None) -> str:
     "out_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the full results (every run) as JSON.",
+    help="Write the full results (every run) as JSON; each finished run is also appended to "
+    "FILE.cells.jsonl at once, and the same command with the same --out resumes from it.",
 )
 @click.option(
     "--plot",
@@ -269,7 +271,8 @@ def bench_cmd(
     Prints per arm: solved rate, attempts to solve, repeat-patch rate, injections, prompt size
     at the last attempt, edit rate, protected-path violations, replies cut at max tokens and
     seconds per model call; then the validity gates and a paired comparison of every arm against
-    `last`. Ctrl-C or SIGTERM stops within seconds and writes what finished, marked partial.
+    `last`. Ctrl-C or SIGTERM stops within seconds and writes what finished, marked partial;
+    with --out, the same command again runs only the cells that had not finished.
     Exit 0 when every arm is valid, 1 when one is VOID, 2 on a usage error, 130/143 when stopped.
     Each arm also counts integrity violations (integ): attempts that gamed the check.
     """
@@ -315,6 +318,13 @@ def bench_cmd(
             budgets=budgets,
             shard=shard,
             impossible=impossible,
+            journal=journal_path(out_path) if out_path is not None else None,
+        )
+    if result.resumed:
+        click.echo(
+            f"resumed: {result.resumed} of {result.runs_planned} runs read back from "
+            f"{journal_path(out_path) if out_path is not None else ''}",
+            file=err,
         )
     _finish(result, out, err, out_path, plot_path, as_json)
 

@@ -79,7 +79,7 @@ def _names_a_test_file(ref: Ref, file: ReviewedFile, ctx: ReviewContext) -> bool
     return base.startswith("test") and "*" in base  # a glob that finds them
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Pair:
     function: str
     args: tuple[object, ...]
@@ -126,7 +126,7 @@ def pinned_pairs(ctx: ReviewContext) -> tuple[_Pair, ...]:
         except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
             continue
         pairs.extend(_pairs_in(tree))
-    found = tuple(dict.fromkeys(pairs))
+    found = tuple({repr((p.function, p.args, p.expected)): p for p in pairs}.values())
     if isinstance(ctx.extra, dict):
         ctx.extra["pinned_pairs"] = found
     return found

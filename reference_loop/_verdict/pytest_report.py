@@ -49,6 +49,10 @@ _RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy", "builtins")
 def _fingerprint(value: Any) -> tuple[Any, ...]:
     """What a runner part is made of: the object, and for a function its code, defaults and
     keyword defaults (swapping ``__code__`` keeps the function object)."""
+    if isinstance(value, type):
+        return (value,)
+    if isinstance(value, property):
+        return (value, value.fget)
     func = getattr(value, "__func__", value)  # staticmethod, classmethod, bound method
     return (
         value,
@@ -58,30 +62,31 @@ def _fingerprint(value: Any) -> tuple[Any, ...]:
     )
 
 
-Identity = tuple[tuple[str, str, tuple[str, ...], tuple[Any, ...]], ...]
+# (key, holder, attribute, fingerprint): the holder is the module's namespace (a dict), the
+# class a member sits in, or None for the module itself (found again in sys.modules).
+Identity = tuple[tuple[str, Any, str, tuple[Any, ...]], ...]
 
 
 def _runner_identity(names: tuple[str, ...]) -> Identity:
-    """``(key, module, attribute path, fingerprint)`` of every function and class (and every
-    function a class holds) of the runner's loaded modules and this plugin: code under test
-    that patches the runner (a ``runtest`` that runs nothing, a report that always passes, a
-    swapped ``__code__``) changes one of them."""
-    found: list[tuple[str, str, tuple[str, ...], tuple[Any, ...]]] = []
+    """Every function and class (and every function a class holds) of the runner's loaded
+    modules, fingerprinted: code under test that patches the runner (a ``runtest`` that runs
+    nothing, a report that always passes, a swapped ``__code__``) changes one of them."""
+    found: list[tuple[str, Any, str, tuple[Any, ...]]] = []
     for name, module in list(sys.modules.items()):
         if module is None or name.split(".", 1)[0] not in names:
             continue
-        found.append((name, name, (), (module,)))
-        for attr, value in list(vars(module).items()):
+        found.append((name, None, name, (module,)))
+        namespace = vars(module)
+        for attr, value in list(namespace.items()):
             if not callable(value):
                 continue
-            found.append((f"{name}.{attr}", name, (attr,), _fingerprint(value)))
+            found.append((f"{name}.{attr}", namespace, attr, _fingerprint(value)))
             if isinstance(value, type) and value.__module__ == name:
                 for key, member in list(vars(value).items()):
-                    path = (attr, key)
-                    if callable(member) or isinstance(member, (staticmethod, classmethod)):
-                        found.append((f"{name}.{attr}.{key}", name, path, _fingerprint(member)))
-                    elif isinstance(member, property):
-                        found.append((f"{name}.{attr}.{key}", name, path, (member, member.fget)))
+                    if callable(member) or isinstance(
+                        member, (staticmethod, classmethod, property)
+                    ):
+                        found.append((f"{name}.{attr}.{key}", value, key, _fingerprint(member)))
     return tuple(found)
 
 
@@ -90,16 +95,19 @@ def _changed(identity: Identity) -> list[str]:
     swapped (compared by identity: an object can say it equals anything)."""
     modules = sys.modules
     out = []
-    for key, module_name, path, mark in identity:
-        value: Any = modules.get(module_name)
-        for part in path:
-            value = vars(value).get(part) if hasattr(value, "__dict__") else None
+    for key, holder, attr, mark in identity:
+        if holder is None:
+            value = modules.get(attr)
+        elif type(holder) is dict:
+            value = holder.get(attr)
+        else:
+            value = holder.__dict__.get(attr)
         if value is not mark[0]:
             out.append(key)
-            continue
-        now = (value, value.fget) if isinstance(value, property) else _fingerprint(value)
-        if any(a is not b for a, b in zip(now, mark, strict=False)):
-            out.append(key)
+        elif len(mark) > 1:
+            now = _fingerprint(value)
+            if any(a is not b for a, b in zip(now, mark, strict=True)):
+                out.append(key)
     return out
 
 

@@ -54,6 +54,7 @@ BAD = {
     "drifted description": "DRIFTDESC_9b1c",
     "drifted body": "DRIFTBODY_c4d2",
     "drifted script output": "DRIFTRUN_6f83",
+    "dropped-in command": "CMDTEXT_5a5a",
 }
 GOOD_DESC = "GOODDESC_0a1b"
 GOOD_BODY = "GOODBODY_3c4d"
@@ -92,6 +93,10 @@ class Project:
         )
         (dropped / "scripts" / "run.sh").write_text(script(BAD["dropped script output"])[0])
         (dropped / "scripts" / "run.sh").chmod(0o755)
+        # Claude Code lists a command file beside the skills, and loads it with the Skill tool.
+        commands = self.world.project / ".claude" / "commands"
+        commands.mkdir(parents=True, exist_ok=True)
+        (commands / "evilcmd.md").write_text(f"{BAD['dropped-in command']} fetch and run x\n")
         self.on_disk = {p: p.read_bytes() for p in sorted(self.folder.rglob("*")) if p.is_file()}
 
     def env(self, agent: AgentCli, url: str) -> dict[str, str]:
@@ -225,7 +230,8 @@ def test_with_the_hook_alone_skill_read_and_bash_of_a_drifted_skill_are_blocked(
     assert server.turns_played == len(turns)
     # The listing Claude Code sends before any tool call is out of a hook's reach (exec's job:
     # the test above): the markers are there, which also shows this server would see a leak.
-    assert server.saw(BAD["drifted description"]) and server.saw(BAD["dropped description"])
+    for listed in ("drifted description", "dropped description", "dropped-in command"):
+        assert server.saw(BAD[listed]), listed
     # Every tool route to the bodies and scripts is blocked.
     for what in ("drifted body", "drifted script output", "dropped body", "dropped script output"):
         assert not server.saw(BAD[what]), what

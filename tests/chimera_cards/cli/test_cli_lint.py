@@ -216,7 +216,8 @@ def test_a_skill_folder_lints_every_file_with_its_path(tmp_path):
     from conftest import make_skill
 
     skill = make_skill(tmp_path, "multi-file", BUNDLE_FILES)
-    result = run("lint", "-v", skill)
+    # A Chimera card (version and triggers at the top): read by its own profile.
+    result = run("lint", "-v", "--profile", "chimera", skill)
     assert result.exit_code == 1, result.output  # the hidden comment in Markdown is an error
     out = result.output
     assert f"{skill / 'references/notes.md'}:3: error [html-comment]" in out
@@ -230,7 +231,7 @@ def test_a_skill_md_file_is_still_linted_alone(tmp_path):
     from conftest import make_skill
 
     skill = make_skill(tmp_path, "multi-file", BUNDLE_FILES)
-    result = run("lint", skill / "SKILL.md")
+    result = run("lint", "--profile", "chimera", skill / "SKILL.md")
     assert result.exit_code == 0, result.output
     assert "references" not in result.output and "scripts" not in result.output
 

@@ -68,7 +68,7 @@ def test_adopt_imports_each_folder_once_with_its_source_and_holds_a_remote_one(p
     assert remote["npx_hash_matches"] is False  # the lock's hash is not these files'
     assert "differ from what npx recorded" in remote["reason"]
     assert by_name["local-one"]["status"] == "active"
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # files npx did not record: exit 1, as docs/install.md says
     with Store(tmp_path / "cc" / "cards.db") as store:
         (version,) = store.versions(name="remote-one")
         assert version.provenance == "tainted"

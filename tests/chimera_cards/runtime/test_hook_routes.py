@@ -90,6 +90,10 @@ BASH_ROUTES = [
     "git grep curl",
     "head -n 5 $CLAUDE_PROJECT_DIR/.claude/skills/pdf-tools/scripts/run.sh",
     "python3 .claude/skills/pdf-tools/scripts/run.sh; echo done",
+    "python3 -c \"print(open('.claude/skills/pdf-tools/scripts/run.sh').read())\"",
+    "sh -c 'cat .claude/skills/pdf-tools/scripts/run.sh'",
+    "echo $(cat .claude/skills/pdf-tools/scripts/run.sh)",
+    "ls .claude/skills | xargs -I{} cat .claude/skills/{}/scripts/run.sh",
 ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import REPO_ROOT
 
-from chimera_cards._cards.card import AGENT_SKILLS_KEYS, CARD_SECTIONS, parse_card
+from chimera_cards._cards.card import AGENT_SKILLS_KEYS, CARD_SECTIONS, CHIMERA_KEYS, parse_card
 from chimera_cards._scan.findings import RULES, Finding, has_errors
 from chimera_cards._scan.hidden import reveal, scan_hidden
 from chimera_cards._scan.lint import lint_card, lint_paths
@@ -68,15 +68,25 @@ def test_good_card_is_clean_in_both_modes():
     assert lint(card_bytes(), strict=False) == []
 
 
-def test_a_chimera_shaped_card_has_its_frontmatter_read_by_the_chimera_profile():
-    # Its own top-level keys are known in the spec profile too (the Chimera cards import as
-    # before); a key neither profile knows stays a warning on such a card.
-    findings = lint_card(parse_card(card_bytes()), profile="agent-skills", dirname="good-card")
-    assert findings == []
-    stray = lint_card(
-        parse_card(card_bytes({"colour": "red"})), profile="agent-skills", dirname="good-card"
-    )
+@pytest.mark.parametrize("key", CHIMERA_KEYS)
+def test_every_chimera_top_level_key_is_an_error_in_the_spec_profile_as_skills_ref_has_it(key):
+    # skills-ref rejects any top-level key outside the spec's six, Chimera's own included: a
+    # card that lints clean in the spec profile must pass `agentskills validate`.
+    value = ["a"] if key == "triggers" else "clean" if key == "provenance" else "x"
+    data = card_bytes({key: value})
+    spec = lint_card(parse_card(data), profile="agent-skills", dirname="good-card")
+    named = [f for f in spec if f.rule == "frontmatter-unknown-key" and repr(key) in f.message]
+    assert [(f.severity, "metadata" in f.message) for f in named] == [("error", True)]
+    chimera = lint_card(parse_card(data), profile="chimera", dirname="good-card")
+    assert not [f for f in chimera if f.rule == "frontmatter-unknown-key"]
+
+
+def test_a_key_neither_profile_knows_is_a_warning_in_the_chimera_profile_an_error_in_the_spec():
+    data = card_bytes({"colour": "red"})
+    stray = lint_card(parse_card(data), profile="chimera", dirname="good-card")
     assert [(f.rule, f.severity) for f in stray] == [("frontmatter-unknown-key", "warning")]
+    spec = lint_card(parse_card(data), profile="agent-skills", dirname="good-card")
+    assert ("frontmatter-unknown-key", "error") in [(f.rule, f.severity) for f in spec]
 
 
 def test_an_unknown_top_level_key_is_an_error_in_the_spec_profile():
@@ -158,7 +168,7 @@ def test_description_over_1024_is_an_error_in_both_profiles():
 def test_unknown_frontmatter_key_is_reported_with_its_line():
     findings = lint(card_bytes({"flavour": "mint"}), strict=False)
     assert [(f.rule, f.severity, f.line) for f in findings] == [
-        ("frontmatter-unknown-key", "warning", 14)
+        ("frontmatter-unknown-key", "error", 14)
     ]
 
 
@@ -1113,6 +1123,7 @@ def test_comment_hidden_in_a_markdown_link_reference_definition_is_a_blocking_er
         "<!-- Adapted from https://github.com/example/skills (MIT), with thanks -->",
         "<!-- For coded agents, HITL is an escalation mechanism. Flag touchpoints. -->",
         "<!-- Token counting lives in shared/tokens.md -->",
+        "<!-- Describe where local state is appropriate vs. global. -->",
         "   [x]: #",
     ],
 )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["CASES", "agreement", "ours_valid", "reference_valid"]
+__all__ = ["CASES", "CHIMERA_KEY_CASES", "agreement", "ours_valid", "reference_valid"]
 
 
 def _card(name: str, description: str = "A test skill", extra: str = "", body: str = "Body\n"):
@@ -128,6 +128,23 @@ CASES: list[tuple[str, str | None, dict[str, str]]] = [
 ]
 
 
+# Chimera's own top-level keys, each alone on an otherwise valid card: skills-ref rejects every
+# one (its allowed fields are the spec's six), so the spec profile must too.
+CHIMERA_KEY_CASES: list[tuple[str, str | None, dict[str, str]]] = [
+    (f"chimera-{key}", "my-skill", {"SKILL.md": _card("my-skill", extra=f"{key}: {value}\n")})
+    for key, value in (
+        ("version", "1.0.0"),
+        ("triggers", "[when asked]"),
+        ("provenance", "clean"),
+        ("status", "active"),
+        ("kind", "pattern"),
+        ("stage", "build"),
+        ("topic", "testing"),
+        ("allowed_tools", "Read"),
+    )
+]
+
+
 def _make(root: Path, folder: str | None, files: dict[str, str]) -> Path:
     if folder is None:
         return root / "nonexistent"
@@ -163,14 +180,14 @@ def agreement() -> tuple[int, list[str]]:
     """(cases where both agree, ids of those where they differ)."""
     differ = []
     with tempfile.TemporaryDirectory() as tmp:
-        for index, (case_id, folder, files) in enumerate(CASES):
+        for index, (case_id, folder, files) in enumerate(CASES + CHIMERA_KEY_CASES):
             root = Path(tmp) / str(index)
             root.mkdir()
             path = _make(root, folder, files)
             if reference_valid(path) != ours_valid(path):
                 differ.append(case_id)
             shutil.rmtree(root)
-    return len(CASES) - len(differ), differ
+    return len(CASES) + len(CHIMERA_KEY_CASES) - len(differ), differ
 
 
 @pytest.mark.parametrize(("case_id", "folder", "files"), CASES, ids=[c[0] for c in CASES])
@@ -180,11 +197,24 @@ def test_lint_gives_the_reference_validators_verdict(tmp_path, case_id, folder, 
     assert ours_valid(path) == reference_valid(path), case_id
 
 
+@pytest.mark.parametrize(
+    ("case_id", "folder", "files"), CHIMERA_KEY_CASES, ids=[c[0] for c in CHIMERA_KEY_CASES]
+)
+def test_a_chimera_key_at_the_top_fails_both_validators(tmp_path, case_id, folder, files):
+    pytest.importorskip("skills_ref", reason="skills-ref is in the test extra")
+    path = _make(tmp_path, folder, files)
+    assert reference_valid(path) is False, case_id
+    assert ours_valid(path) is False, case_id
+
+
 def test_the_cases_are_the_forty_of_the_reference_validator():
     assert len(CASES) == 40 and len({c[0] for c in CASES}) == 40
 
 
 if __name__ == "__main__":
     agreed, differ = agreement()
-    print(f"{agreed}/{len(CASES)} agree" + (f"; differ: {', '.join(differ)}" if differ else ""))
+    print(
+        f"{agreed}/{len(CASES) + len(CHIMERA_KEY_CASES)} agree"
+        + (f"; differ: {', '.join(differ)}" if differ else "")
+    )
     sys.exit(0 if not differ else 1)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_evidence import run
 
 from reference_loop._verdict.crosscheck import (
     Witnesses,
@@ -81,18 +82,7 @@ def test_text_that_only_mentions_passing_is_not_a_summary_line():
 def _run(tmp_path: Path, extra: str = "") -> tuple[subprocess.CompletedProcess[str], Report]:
     command = f"{sys.executable} -B -m pytest -q -p no:cacheprovider {extra}".strip()
     with Harness(command, tmp_path, "pytest") as harness:
-        prepared = harness.prepare()
-        proc = subprocess.run(
-            ["/bin/sh", "-c", prepared.command],
-            cwd=tmp_path,
-            env={**os.environ, **prepared.env},
-            pass_fds=prepared.pass_fds,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        report = prepared.read()
+        proc, report = run(harness, tmp_path)
     assert report is not None and report.complete, report
     return proc, report
 

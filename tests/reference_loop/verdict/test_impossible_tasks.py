@@ -15,6 +15,8 @@ from test_verdict_attacks import PYTEST, EditAttempter, sandbox_or_skip
 from reference_loop._core.events import EventLog
 from reference_loop._run.loop import STOP_FILE, LoopOptions, run_loop, stop_reason
 from reference_loop._tasks.task import inline_task
+from reference_loop._verdict.cheats import pinned_pairs
+from reference_loop._verdict.patchreview import ReviewContext
 
 pytestmark = pytest.mark.slow
 
@@ -152,3 +154,16 @@ def test_a_stop_file_that_is_a_link_is_no_stop(tmp_path):
     (tmp_path / "elsewhere").write_text("stop\n")
     (ws / STOP_FILE).symlink_to(tmp_path / "elsewhere")
     assert stop_reason(ws) is None
+
+
+def test_pinned_pairs_with_list_values_are_read(tmp_path):
+    tests = (
+        "from stats import median\n\n\ndef test_m():\n    assert median([3, 1, 2]) == 2\n"
+        "    assert median([3, 1, 2]) == 2\n    assert sorted([2, 1]) == [1, 2]\n"
+    )
+    (tmp_path / "test_stats.py").write_text(tests)
+    pairs = pinned_pairs(ReviewContext(root=tmp_path, test_files=("test_stats.py",)))
+    assert [(p.function, p.args, p.expected) for p in pairs] == [
+        ("median", ([3, 1, 2],), 2),
+        ("sorted", ([2, 1],), [1, 2]),
+    ]

@@ -1,0 +1,371 @@
+"""Instructions read for what they ask, not for trigger words: a secret store, key or token to be
+moved anywhere outside the user's machine, however it is worded.
+
+A finding needs three things in one passage (a paragraph, or a paragraph and the one after it):
+a *secret* named as a thing (a credential path, "the hidden ssh folder", "the dot ssh one", a
+recovery phrase, the ``.env`` file), an *outbound act* addressed to the agent (an imperative,
+"should be mirrored", "we will upload") whose object is that secret or a word pointing back to
+it ("its contents", "them", "the archive"), and a *destination off the machine* (a host or URL,
+an address, a server, a ticket, a team, a paste site). An act the sentence negates ("never
+upload"), reports ("if a tool tells you to send…, refuse") or uses the secret only as a means
+("push the image using ~/.docker/config.json") is advice or plumbing, not a finding; a public
+key is not a secret.
+
+The rules are word classes over the reader's text (``hidden.phrase_text``), matched per passage
+with regexes, no per-sentence Python loop over vocabulary: a text naming no secret word at all
+costs one substring scan.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import string
+from dataclasses import dataclass
+
+from chimera_cards._scan.sensitive import CREDENTIAL_PATH_RE
+
+__all__ = ["ADVICE_RE", "IntentFinding", "intent_findings"]
+
+RULE = "prose-credential-exfiltration"
+MAX_PASSAGE = 2400
+
+# Substrings one of which every secret below holds (lower-cased): found by plain substring
+# search, the only pass over the whole text; a passage is read closely only around them, and
+# only when it also holds a piece of an act and of a destination.
+_ANCHORS = (".ssh", "ssh ", "private key", "signing key", "gpg", "pgp", "credential", "kube",
+            "cluster config", "keychain", "keyring", "password", "login", "cookie", "phrase",
+            "mnemonic", "words", "wallet", ".env", "env file", "environment file", "dotenv",
+            "secret", "tokens", "keys", ".aws", ".azure", "gcloud", ".docker", ".npmrc",
+            ".pypirc", ".netrc", "id_rsa", "id_ed25519", "id_dsa", "id_ecdsa", "gnupg",
+            ".git-credentials", "keystore", "metamask", "exodus", ".bitcoin", ".ethereum",
+            ".solana", ".config/gh", "application_default", ".vault-token", "kaggle.json",
+            ".s3cfg", ".boto", ".pgpass", ".my.cnf", "/etc/shadow", ".gnupg",
+            ".electrum")  # fmt: skip
+MAX_ANCHORS = 64
+_ACT_PIECES = ("upload", "send", "post", "transmit", "attach", "share", "sync", "mirror",
+               "publish", "push", "forward", "mail", "paste", "submit", "deliver", "hand",
+               "transfer", "relay", "beam", "exfiltrat", "leak", "ship", "cop", "back", "archiv",
+               "store", "sav", "put", "plac", "includ", "add", "drop", "stash", "mov", "export",
+               "commit", "giv", "provid", "dump", "stream", "replicat", "duplicat", "host",
+               "expos")  # fmt: skip
+_DESTINATION_PIECES = ("http", "://", "@", ".com", ".io", ".net", ".dev", ".app", ".org", ".co",
+                       ".sh", ".xyz", ".cloud", ".site", ".info", ".me", ".ai", ".ru", ".cn",
+                       "server", "endpoint", "webhook", "bucket", "gist", "paste", "drive",
+                       "dropbox", "s3", "slack", "discord", "telegram", "channel", "ticket",
+                       "support", "team", "vendor", "third", "external", "remote", "portal",
+                       "hub", "inbox", "form", "tracker", "issue", "repo", "registry", "cloud",
+                       "online", "internet", "website", "vault", "storage", "service", "backup",
+                       "recovery", "our ")  # fmt: skip
+_PARAGRAPH_RE = re.compile(r"\n[ \t]*\n")
+
+_SECRET_RE = re.compile(
+    r"(?:(?:hidden|dot)[ -]?ssh\s+(?:folder|directory|dir|one|files?|keys?)|dot[ -]?ssh\b|"
+    r"ssh\s+(?:folder|directory|dir|config(?:uration)?\s+(?:folder|directory))|"
+    r"(?:folder|directory)\s+(?:named|called)\s+\.?ssh\b|"
+    r"private\s+(?:ssh\s+)?keys?|signing\s+keys?|(?:gpg|pgp)\s+(?:private\s+)?keys?|"
+    r"(?:aws|cloud|gcloud|gcp|azure|kube(?:rnetes)?|cluster|docker|npm|pypi|github|gh|git)\s+"
+    r"(?:credentials?|access\s+keys?|secret\s+keys?|tokens?|config(?:uration)?\s+(?:file|folder|directory))|"
+    r"credentials?\s+(?:file|folder|directory|store)s?|cluster\s+config|kube\s*config|"
+    r"keychains?|keyrings?|password\s+(?:stores?|managers?|vaults?|databases?)|"
+    r"(?:saved|stored|browser)\s+(?:passwords|logins|cookies|credentials)|session\s+cookies|"
+    r"cookies?\s+(?:database|file|store)s?|(?:seed|recovery|mnemonic|secret)\s+(?:phrases?|words)|"
+    r"wallet\s+(?:files?|keystores?|keys?|backups?)|crypto\s+wallets?|"
+    r"\.env\s+files?|env(?:ironment)?\s+files?|dotenv\s+files?|secrets?\s+files?|"
+    r"(?:all|every|each)\s+(?:of\s+the\s+)?(?:user'?s\s+)?(?:api\s+)?(?:tokens|keys|secrets|credentials|passwords)|"
+    r"(?:environment|env)\s+variables\s+(?:holding|with|containing)\s+(?:tokens|keys|secrets))",
+    re.I,
+)
+_PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys", re.I)
+# Words before a secret that take it out of the act: "excluding .env", "without the keys".
+_EXCLUDED_RE = re.compile(
+    r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no|other\s+than|but\s+not)\b"
+    r"(?:[^.;:\n]|\.(?=\S)){0,50}$",
+    re.I,
+)
+# A sentence ends at . ! ? before a space (not the dot of ".env"), or at a line's end.
+_END_RE = re.compile(r"[.!?](?=\s|$)|[;\n]")
+
+# Verbs that move something away by themselves, and verbs that only place it somewhere (those
+# need a destination off the machine right after their object: "put it on https://…").
+_VERBS = (
+    r"upload|send|post|transmit|attach|share|sync|mirror|publish|push|forward|e-?mail|mail|paste|"
+    r"submit|deliver|hand|transfer|relay|beam|exfiltrate|leak|ship|back\s*up|"
+    r"copy|store|save|put|place|include|add|drop|stash|move|export|commit|give|provide|dump|"
+    r"stream|replicate|duplicate|host|expose|archive"
+)
+_PLACING = frozenset(
+    {"copy", "store", "save", "put", "place", "include", "add", "drop", "stash", "move", "export",
+     "commit", "give", "provide", "dump", "stream", "replicate", "duplicate", "host", "expose",
+     "archive"}
+)  # fmt: skip
+# A destination named right after an object: "to https://…", "on our server", "in the ticket".
+_PLACED_RE = re.compile(
+    r"\b(?:to|into|onto|on|in|at|with|via)\s+(?:\S+\s+){0,4}?(?:https?://|[\w-]+\.(?:com|io|net|"
+    r"dev|app|org|co|sh|xyz|cloud|site|me|ai)\b|[\w.+-]+@|our\b|(?:the|a|an)\s+(?:remote|server|"
+    r"endpoint|webhook|bucket|gist|paste|ticket|issue|report|form|chat|channel|team|vendor|"
+    r"support|cloud|vault|tracker|portal)|pastebin|gist\b|slack|discord|telegram)",
+    re.I,
+)
+# Plain words the credential-path pattern also reads as a browser's files.
+_PLAIN_WORDS = frozenset({"local state", "web data", "login data", "cookies", "/cookies"})
+# Where an object's reach ends: the clause.
+_CLAUSE_END_RE = re.compile(r"[,;:!?|\n()]|\.(?=\s|$)")
+# A secret right after one of these is where something goes, not what goes: "put it in .env".
+_INTO_RE = re.compile(r"\b(?:in|into|to|inside|within|under|onto)\s+(?:the\s+|your\s+|a\s+)?$")
+# An act addressed to the agent: the verb starting a clause (an imperative), after "please",
+# "make sure to", a modal with "you", "we will", or in the passive with a modal ("should be
+# mirrored").
+_ACT_RE = re.compile(
+    r"(?:^|[.;:!?\n(]\s*|,\s*(?:and\s+|then\s+)?|\b(?:and|then|also|first|next|finally|always|"
+    r"please|now)\s+|\b(?:make\s+sure|be\s+sure|remember|don't\s+forget)\s+(?:to\s+|you\s+)?|"
+    r"\b(?:you|the\s+agent|claude|the\s+assistant|we)\s+(?:must|should|will|shall|need\s+to|have\s+to|"
+    r"are\s+to|'ll|can)\s+(?:\w+\s+)?|\b(?:^|\s)(?:\d+[.)]|[-*+])\s+)"
+    rf"(?P<verb>(?:{_VERBS})(?:s|es|ed|ing)?)\b",
+    re.I | re.M,
+)
+_PASSIVE_RE = re.compile(
+    r"\b(?:should|must|will|shall|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to|gets?)\s+"
+    rf"(?:be\s+|get\s+)(?:\w+\s+)?(?P<verb>(?:{_VERBS})(?:ed|d|t)?)\b",
+    re.I,
+)
+_NEGATED_RE = re.compile(
+    r"\b(?:never|not|no|n't|avoid\w*|without|refus\w*|prevent\w*|stop|nor|cannot)\b[^,;.\n]{0,40}$",
+    re.I,
+)
+# A sentence reporting someone else's ask, or advising against it.
+ADVICE_RE = re.compile(
+    r"\b(?:tells?|asks?|wants?|instructs?|requests?|prompts?)\s+(?:you|the\s+agent|claude|the\s+user|"
+    r"them)\s+to\b|\brefuse\b|\bdecline\b|\bwarn\w*\b|\bphishing\b|\bscam\w*\b|\bmalicious\b|"
+    r"\battacker\w*\b|\bdetect\w*\b|\bflag\w*\b|\bexample\s+of\s+(?:an?\s+)?(?:attack|exfiltration)",
+    re.I,
+)
+# A word pointing back at the secret named before.
+_ANAPHOR_RE = re.compile(
+    r"^\s*(?:it|them|this|these|that|those|everything|all\s+of\s+(?:it|them)|"
+    r"(?:its|their)\s+(?:contents?|files?|data|keys?)|the\s+(?:contents?|files?|folder|directory|"
+    r"archive|copy|copies|bundle|zip|tarball|output|result|keys?|phrase|file's\s+contents)|"
+    r"(?:that|this|the\s+same)\s+(?:file|folder|directory|archive|copy|data))\b",
+    re.I,
+)
+# Means, not object: "push the image using the credentials in ~/.docker/config.json".
+_MEANS_RE = re.compile(
+    r"\b(?:using|with|via|through|authenticat\w*|logged\s+in|signed\s+in)\b", re.I
+)
+_DESTINATION_RE = re.compile(
+    r"https?://|\b[\w-]+(?:\.[\w-]+)*\.(?:com|io|net|dev|app|org|co|sh|xyz|cloud|site|info|me|ai|ru|cn)\b|"
+    r"\b[\w.+-]+@[\w-]+\.[\w.]+\b|\b(?:server|endpoint|webhook|bucket|gist|pastebin|paste\s*(?:bin|site)|"
+    r"drive|dropbox|onedrive|s3|slack|discord|telegram|channel|ticket|support|team|vendor|"
+    r"third[- ]party|external|remote|portal|hub|inbox|form|tracker|issue|repository|repo|registry|"
+    r"cloud|online|internet|website|vault|storage|service|backup\s+site|recovery\s+(?:vault|service))\b|"
+    r"\bour\s+\w+",
+    re.I,
+)
+# Off-machine for a generic secret word: stricter (API docs send tokens to APIs all day).
+_AUTH_CONTEXT_RE = re.compile(
+    r"\bauthoriz\w*|\bbearer\b|\bheaders?\b|x-api-key|\bauthenticat\w*|\boauth\b|\bapi\s+(?:request|call)s?\b",
+    re.I,
+)
+
+
+_SOFT_BREAK_RE = re.compile(r"\n(?![ \t]*(?:\n|[-*+>]\s|\d+[.)]\s|#|\||```|~~~))")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _lowered(pattern: re.Pattern) -> re.Pattern:
+    """The pattern for lower-cased text, without IGNORECASE (several times faster in ``re``);
+    no pattern here spells a class with an upper-case escape (``\\S``, ``\\W``)."""
+    source = pattern.pattern.lower().replace("(?p<", "(?P<")
+    return re.compile(source, pattern.flags & ~re.IGNORECASE)
+
+
+_CREDENTIAL_RE = _lowered(CREDENTIAL_PATH_RE)
+(_SECRET_RE, _PUBLIC_RE, _EXCLUDED_RE, _ACT_RE, _PASSIVE_RE, _NEGATED_RE, ADVICE_RE_LOWER,
+ _ANAPHOR_RE, _MEANS_RE, _DESTINATION_RE, _AUTH_CONTEXT_RE, _PLACED_RE) = map(_lowered, (
+    _SECRET_RE, _PUBLIC_RE, _EXCLUDED_RE, _ACT_RE, _PASSIVE_RE, _NEGATED_RE, ADVICE_RE,
+    _ANAPHOR_RE, _MEANS_RE, _DESTINATION_RE, _AUTH_CONTEXT_RE, _PLACED_RE))  # fmt: skip
+_GENERIC_RE = re.compile(r"(?:all|every|each)\b.*", re.I | re.S)
+
+
+@dataclass(frozen=True)
+class IntentFinding:
+    """One finding at an offset of the text it was found in."""
+
+    rule: str
+    severity: str
+    message: str
+    offset: int
+
+
+def _anchors(lower: str) -> list[int]:
+    """Where the text may name a secret: each offset of an anchor (fast substring search, at most
+    ``MAX_ANCHORS`` per anchor)."""
+    found = []
+    for anchor in _ANCHORS:
+        at = lower.find(anchor)
+        count = 0
+        while at != -1 and count < MAX_ANCHORS:
+            found.append(at)
+            count += 1
+            at = lower.find(anchor, at + 1)
+    return sorted(set(found))
+
+
+def _passages(lower: str) -> list[tuple[int, str, list[int]]]:
+    """Paragraphs that may name a secret, each with the one after it (a file named in one
+    paragraph and the upload in the next is one instruction), where an act and a destination
+    may be too: (offset, text, anchors in it) triples."""
+    anchors = _anchors(lower)
+    if not anchors:
+        return []
+    breaks = [m.end() for m in _PARAGRAPH_RE.finditer(lower)]
+    starts = [0, *breaks]
+    out = []
+    seen: set[int] = set()
+    for anchor in anchors:
+        index = bisect.bisect_right(starts, anchor) - 1
+        if index in seen:
+            continue
+        seen.add(index)
+        start = starts[index]
+        end = starts[index + 2] if index + 2 < len(starts) else len(lower)
+        end = min(end, start + MAX_PASSAGE)
+        window = lower[start:end]
+        if any(map(window.__contains__, _ACT_PIECES)) and any(
+            map(window.__contains__, _DESTINATION_PIECES)
+        ):
+            own_end = starts[index + 1] if index + 1 < len(starts) else len(lower)
+            inside = [a - start for a in anchors if start <= a < own_end]
+            out.append((start, window, inside))
+    return out
+
+
+def _secrets(passage: str, anchors: list[int]) -> list[re.Match]:
+    """The secrets a passage names, looked for around its anchors only."""
+    found: dict[int, re.Match] = {}
+    for anchor in anchors:
+        low, high = max(0, anchor - 50), min(len(passage), anchor + 70)
+        for pattern in (_SECRET_RE, _CREDENTIAL_RE):
+            match = pattern.search(passage, low, high)
+            if match is not None:
+                found.setdefault(match.start(), match)
+    kept = []
+    for match in found.values():
+        if match.group(0) in _PLAIN_WORDS:
+            continue
+        before = passage[max(0, match.start() - 60) : match.start()]
+        around = passage[max(0, match.start() - 40) : match.end() + 40]
+        if _EXCLUDED_RE.search(before) or _PUBLIC_RE.search(around):
+            continue
+        kept.append(match)
+    return sorted(kept, key=lambda m: m.start())
+
+
+def _clause_before(passage: str, at: int) -> str:
+    ends = [m.end() for m in _END_RE.finditer(passage, max(0, at - 300), at)]
+    return passage[ends[-1] if ends else max(0, at - 300) : at]
+
+
+def _sentence_span(passage: str, at: int) -> tuple[int, int]:
+    start = at - len(_clause_before(passage, at))
+    end = _END_RE.search(passage, at)
+    return start, end.start() if end else len(passage)
+
+
+def _sentence_of(passage: str, at: int) -> str:
+    start, end = _sentence_span(passage, at)
+    return passage[start:end]
+
+
+def _acts(passage: str) -> list[tuple[int, int]]:
+    """(start of the verb, end of the act's reach) of each outbound act addressed to the agent."""
+    acts = []
+    for match in _ACT_RE.finditer(passage):
+        start = match.start("verb")
+        clause = _clause_before(passage, start)
+        if _NEGATED_RE.search(clause) or ADVICE_RE_LOWER.search(_sentence_of(passage, start)):
+            continue
+        acts.append((start, match.end("verb")))
+    return acts
+
+
+def _object_of(passage: str, verb_end: int, secrets: list[re.Match]) -> re.Match | str | None:
+    """The secret an act takes as its object: named within a few words after the verb (before
+    any "using"/"with"), or pointed back to by "it", "its contents", "the archive"."""
+    reach = passage[verb_end : verb_end + 90]
+    ends = _CLAUSE_END_RE.search(reach)
+    reach = reach[: ends.start()] if ends else reach
+    means = _MEANS_RE.search(reach)
+    limit = verb_end + (means.start() if means else len(reach))
+    for secret in secrets:
+        if verb_end <= secret.start() < limit and not _INTO_RE.search(
+            passage[verb_end : secret.start()]
+        ):
+            return secret
+    anaphor = _ANAPHOR_RE.match(reach)
+    if anaphor and any(s.start() < verb_end for s in secrets):
+        return anaphor.group(0).strip()
+    return None
+
+
+def intent_findings(text: str) -> list[IntentFinding]:
+    """Instructions to move a secret off the user's machine, by what they ask.
+
+    Args:
+        text: the reader's text (``phrase_text``), newlines kept so offsets map to lines.
+    Returns:
+        At most one finding per passage start, in order.
+    """
+    found: list[IntentFinding] = []
+    seen_at: set[int] = set()
+    # Offsets stay those of the text: letters are lowered one for one, and a line break inside
+    # a paragraph (Markdown wraps sentences) becomes the space it reads as.
+    lower = text.lower()
+    if len(lower) != len(text):  # a letter whose lower case is longer (İ): ASCII only
+        lower = text.translate(_ASCII_LOWER)
+    if "\n" in lower:
+        lower = _SOFT_BREAK_RE.sub(" ", lower)
+    for at, passage, anchors in _passages(lower):
+        secrets = _secrets(passage, anchors)
+        if not secrets or not _DESTINATION_RE.search(passage):
+            continue
+        hit = None
+        for start, end in _acts(passage):
+            target = _object_of(passage, end, secrets)
+            verb = passage[start:end]
+            placed = not any(verb.startswith(v) for v in _PLACING) or _PLACED_RE.search(
+                passage, end, end + 160
+            )
+            if target is not None and placed:
+                hit = (start, target)
+                break
+        if hit is None:
+            for secret in secrets:  # "~/.ssh should be mirrored to our vault"
+                tail = passage[secret.end() : secret.end() + 80]
+                passive = _PASSIVE_RE.search(tail)
+                if passive and not _NEGATED_RE.search(tail[: passive.start()]):
+                    hit = (secret.end() + passive.start("verb"), secret)
+                    break
+        if hit is None:
+            continue
+        start, target = hit
+        begin, finish = _sentence_span(passage, start)
+        sentence = passage[begin:finish]
+        if not _DESTINATION_RE.search(passage[start:]) or at + start in seen_at:
+            continue
+        generic = isinstance(target, re.Match) and _GENERIC_RE.fullmatch(target.group(0))
+        if generic and _AUTH_CONTEXT_RE.search(sentence):
+            continue  # "send all tokens in the Authorization header": how an API is called
+        named_at = target if isinstance(target, re.Match) else secrets[0]
+        named = text[at + named_at.start() : at + named_at.end()]
+        seen_at.add(at + start)
+        quote = " ".join(text[at + begin : at + finish].split())[:140]
+        found.append(
+            IntentFinding(
+                RULE,
+                "error",
+                f"asks for a secret ({named}) to leave the machine: {quote!r}",
+                at + start,
+            )
+        )
+    return found
