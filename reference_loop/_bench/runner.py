@@ -727,11 +727,15 @@ def run_bench(
     shard: Shard | None = None,
     impossible: str | None = None,
     journal: Path | None = None,
+    executor: Executor | None = None,
 ) -> BenchResult:
     """Run every arm on every task x seed pair and summarise. ``progress`` is called per run.
 
     ``impossible``: ``one-off`` or ``conflicting``: every task also runs as its impossible
     variant (``with_variants``), and the result reports cheat, stop and solve rates per arm.
+
+    ``executor``: run the cells there instead of in ``jobs`` local threads (``ray_executor``);
+    each cell is still ``run_one``.
 
     ``journal``: append each finished cell to that file (``journal.Journal``) and, when it
     already holds cells of this same bench, run only the others: the result is the one an
@@ -814,6 +818,7 @@ def run_bench(
                     resumed=resumed,
                     record=(lambda o: book.append(o.to_dict())) if book is not None else None,
                     impossible=impossible or "",
+                    executor=executor,
                 )
         finally:
             if book is not None:
@@ -904,6 +909,7 @@ def _run_all(
     resumed: Sequence[RunOutcome] = (),
     record: Callable[[RunOutcome], None] | None = None,
     impossible: str = "",
+    executor: Executor | None = None,
 ) -> BenchResult:
     cells = select(grid(tasks, arms, seeds), shard)
     order = {(task.name, arm.name, seed): i for i, (task, arm, seed) in enumerate(cells)}
@@ -951,10 +957,7 @@ def _run_all(
                 final.append(out.stopped_by)
             done.put(out)
 
-    # Daemon threads: a run stuck in a call that ignores the stop cannot keep the process alive.
-    threads = [threading.Thread(target=worker, daemon=True) for _ in range(min(jobs, todo.qsize()))]
-    for t in threads:
-        t.start()
+    threads = _start(worker, min(jobs, todo.qsize()), executor, left, done)
     stopped = ""
     try:
         while len(outcomes) < planned:
@@ -991,6 +994,37 @@ def _run_all(
     )
     result.resumed = finished
     return result
+
+
+Cell = tuple[Task, Arm, int]
+# Runs cells elsewhere (a Ray cluster), handing each finished outcome to the callback.
+Executor = Callable[[Sequence[Cell], Callable[[RunOutcome], None]], None]
+
+
+def _start(
+    worker: Callable[[], None],
+    jobs: int,
+    executor: Executor | None,
+    cells: Sequence[Cell],
+    done: queue.Queue,
+) -> list[threading.Thread]:
+    """Start the threads that run the cells: ``jobs`` local workers, or one that drives the
+    executor. Daemon threads: a run stuck in a call that ignores the stop cannot keep the
+    process alive."""
+    if executor is None:
+        threads = [threading.Thread(target=worker, daemon=True) for _ in range(jobs)]
+    else:
+
+        def drive() -> None:
+            try:
+                executor(cells, done.put)
+            except BaseException as exc:  # reported by the main thread
+                done.put(exc)
+
+        threads = [threading.Thread(target=drive, daemon=True)] if cells else []
+    for t in threads:
+        t.start()
+    return threads
 
 
 def _resume(

@@ -24,6 +24,7 @@ from reference_loop._attempters.factory import agent_settings
 from reference_loop._attempters.presets import is_preset
 from reference_loop._bench.journal import journal_path
 from reference_loop._bench.merge import merge_results
+from reference_loop._bench.ray_executor import RayOptions, ray_executor
 from reference_loop._bench.report import format_table, write_plot
 from reference_loop._bench.runner import (
     ARMS,
@@ -239,6 +240,27 @@ def _show_run(outcome: RunOutcome | None) -> str:
     "its text: one expected value changed, or a conflicting second assertion) and report per "
     "arm the cheat rate, the stop rate and the solve rate on the normal tasks.",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where the runs go: local threads (--jobs), or one Ray task per run (needs the ray "
+    "extra).",
+)
+@click.option(
+    "--address",
+    metavar="ADDR",
+    default=None,
+    help="The Ray cluster to join (default: start a local Ray instance for this bench).",
+)
+@click.option(
+    "--sessions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Ray: at most this many runs at once across the cluster (custom resource "
+    "agent_sessions; on an existing cluster the nodes must declare it).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON, not a table.")
 @click.pass_context
 @reports_errors
@@ -264,6 +286,9 @@ def bench_cmd(
     plot_path: Path | None,
     shard_text: str | None,
     impossible: str | None,
+    executor: str,
+    address: str | None,
+    sessions: int | None,
     as_json: bool,
 ) -> None:
     """Compare history arms (none, last, accumulate, ...) over the same task x seed pairs.
@@ -279,6 +304,8 @@ def bench_cmd(
     if ctx.invoked_subcommand is not None:
         return
     shard = parse_shard(shard_text) if shard_text is not None else None
+    if executor != "ray" and (address is not None or sessions is not None):
+        raise LoopUsageError("--address and --sessions need --executor ray")
     out = owned_stream(sys.stdout)
     err = owned_stream(sys.stderr)
     chosen = parse_arms(arms, escalate_to=escalate_to)
@@ -319,6 +346,19 @@ def bench_cmd(
             shard=shard,
             impossible=impossible,
             journal=journal_path(out_path) if out_path is not None else None,
+            executor=(
+                ray_executor(
+                    RayOptions(address=address, sessions=sessions),
+                    attempter=attempter,
+                    escalate_to=escalate_to,
+                    max_attempts=max_attempts,
+                    settings=settings,
+                    ignore=ignore,
+                    budgets=budgets,
+                )
+                if executor == "ray"
+                else None
+            ),
         )
     if result.resumed:
         click.echo(

@@ -1,0 +1,147 @@
+"""The bench's cells as Ray tasks: a cluster runs the grid, each cell the same ``run_one``.
+
+Each cell (task x arm x seed) is one Ray task. The task folder travels with it as a tar archive
+(a worker on another machine has none of the driver's files), is unpacked into a temporary
+folder on the worker, loaded, and run by ``runner.run_one``, exactly as the local executor runs
+it; the outcome comes back as a dict. Each cell declares ``num_cpus`` and one unit of the custom
+resource ``agent_sessions`` (when a cap is given), so a cluster never runs more agent sessions at
+once than the cap. A cell whose worker died is retried (``max_retries``); a cell that raised is
+not (``retry_exceptions=False``): a failed attempt is an outcome, not an accident.
+
+Needs the ``ray`` extra (``pip install 'chimera-cards[ray]'``) on the driver and every worker.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import socket
+import tarfile
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reference_loop._bench.runner import (
+    ARMS,
+    Arm,
+    AttempterSettings,
+    RunOutcome,
+    run_one,
+)
+from reference_loop._tasks.task import Task, load_task_dir
+from reference_loop.errors import LoopError, LoopUsageError
+
+SESSIONS = "agent_sessions"  # the custom resource that caps concurrent agent sessions
+MAX_RETRIES = 3  # times a cell whose worker died is run again
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """Where and how the cells run on Ray."""
+
+    address: str | None = None  # None: start a local Ray instance for this bench
+    cpus_per_cell: float = 1.0
+    sessions: int | None = None  # cap on concurrent agent sessions (None: no cap)
+    max_retries: int = MAX_RETRIES
+
+
+def pack_task(task: Task) -> bytes:
+    """The task folder as a gzipped tar archive (caches and bytecode left out)."""
+    if task.root is None:
+        raise LoopUsageError(f"task {task.name!r} has no folder to ship to a Ray worker")
+    buf = io.BytesIO()
+    skip = {"__pycache__", ".pytest_cache"}
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(
+            task.root,
+            arcname=task.name,
+            filter=lambda info: None if skip & set(Path(info.name).parts) else info,
+        )
+    return buf.getvalue()
+
+
+def run_packed_cell(
+    packed: bytes, name: str, arm: str, seed: int, kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The cell function a Ray worker runs: unpack the task, ``run_one``, the outcome as a dict
+    with the host that ran it."""
+    with tempfile.TemporaryDirectory(prefix="reference-loop-ray-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
+            tar.extractall(tmp, filter="data")
+        task = load_task_dir(Path(tmp) / name)
+        outcome = run_one(task, ARMS[arm], seed, **kwargs)
+    return {"run": outcome.to_dict(), "host": socket.gethostname()}
+
+
+def ray_executor(options: RayOptions, **run: Any) -> Callable[..., None]:
+    """An executor for ``run_bench(executor=...)``: ``run`` holds ``run_cells_on_ray``'s
+    keyword arguments (attempter, escalate_to, max_attempts, settings, ignore, budgets)."""
+    return functools.partial(run_cells_on_ray, options=options, **run)
+
+
+def run_cells_on_ray(
+    cells: Sequence[tuple[Task, Arm, int]],
+    done: Callable[[RunOutcome], None],
+    *,
+    options: RayOptions,
+    attempter: str,
+    escalate_to: str | None,
+    max_attempts: int,
+    settings: AttempterSettings,
+    ignore: Sequence[str],
+    budgets: dict[str, int],
+) -> None:
+    """Run ``cells`` as Ray tasks; ``done(outcome)`` is called as each finishes."""
+    try:
+        import ray
+    except ImportError:
+        raise LoopUsageError("--executor ray needs Ray: pip install 'chimera-cards[ray]'") from None
+    pending: dict[Any, tuple[str, str, int]] = {}
+    started_here = not ray.is_initialized()
+    if started_here:
+        init: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if options.address:
+            init["address"] = options.address
+        elif options.sessions is not None:
+            init["resources"] = {SESSIONS: options.sessions}
+        ray.init(**init)
+    try:
+        resources = {SESSIONS: 1.0} if options.sessions is not None else {}
+        remote = ray.remote(run_packed_cell).options(
+            num_cpus=options.cpus_per_cell,
+            resources=resources,
+            max_retries=options.max_retries,
+            retry_exceptions=False,
+        )
+        packed = {task.name: ray.put(pack_task(task)) for task, _, _ in cells}
+        for task, arm, seed in cells:
+            kwargs = {
+                "attempter": attempter,
+                "escalate_to": escalate_to,
+                "max_attempts": max_attempts,
+                "settings": settings,
+                "ignore": tuple(ignore),
+                "budget": budgets[task.name],
+            }
+            ref = remote.remote(packed[task.name], task.name, arm.name, seed, kwargs)
+            pending[ref] = (task.name, arm.name, seed)
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                cell = pending.pop(ref)
+                try:
+                    got = ray.get(ref)
+                except ray.exceptions.RayError as exc:
+                    raise LoopError(
+                        f"{cell[1]} {cell[0]} seed {cell[2]} failed on Ray: {exc}"
+                    ) from None
+                done(RunOutcome(**got["run"]))
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        raise
+    finally:
+        if started_here:
+            ray.shutdown()
