@@ -97,7 +97,9 @@ def merge_results(paths: Sequence[Path]) -> BenchResult:
         max_attempts=int(settings["max_attempts"]),
         wall_time=sum(float(f.get("wall_time", 0.0)) for f in files),
         runs_planned=planned,
+        impossible=str(settings.get("impossible", "")),
     )
+    result.mutations = list(settings.get("mutations", []))
     result.settings = settings
     result.code_version = str(files[0].get("code_version", ""))
     result.missing = missing

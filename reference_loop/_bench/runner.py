@@ -38,6 +38,11 @@ from typing import Any
 from reference_loop._attempters.factory import fit_to_task, make_attempter
 from reference_loop._attempters.model_errors import FinalModelError
 from reference_loop._attempters.presets import is_preset
+from reference_loop._bench.impossible import (
+    ImpossibleSummary,
+    paired_impossible,
+    summarise_impossible,
+)
 from reference_loop._bench.journal import Journal, JournalRefused
 from reference_loop._bench.live import (
     Guarded,
@@ -51,6 +56,7 @@ from reference_loop._bench.stats import PairedComparison, paired_compare
 from reference_loop._core.history import DEFAULT_BUDGET
 from reference_loop._core.planner import make_planner
 from reference_loop._run.loop import DEFAULT_MAX_ATTEMPTS, LoopOptions, RunResult, run_task
+from reference_loop._tasks.impossible import Mutation, check_kind, is_variant, make_variant
 from reference_loop._tasks.task import (
     MANIFEST,
     Task,
@@ -60,6 +66,7 @@ from reference_loop._tasks.task import (
     resolve_task,
     sample_tasks,
 )
+from reference_loop._verdict.patchreview import WARNING
 from reference_loop.errors import LoopError, LoopUsageError
 
 MODEL_STEPS = ("model", "context")  # first failing steps that mean the model never answered
@@ -164,6 +171,12 @@ class RunOutcome:
     history_budget: int = DEFAULT_BUDGET  # chars the history could take (fitted to the context)
     history_cut_chars: int = 0  # most chars the shrink stages cut from one attempt's history
     stopped_by: str = ""  # an error no retry changes (no key, ...) that ended the run at once
+    # per attempt: the pinned tests passed (marked by the verdict or not)
+    passes: list[bool] = field(default_factory=list)
+    # per attempt: the classes of its warning marks (solved stays, flagged)
+    warnings: list[list[str]] = field(default_factory=list)
+    contradiction: str = ""  # the attempter stopped: its reason why the tests contradict the task
+    impossible: bool = False  # the run was on an impossible variant (tests contradict the text)
 
     def __post_init__(self) -> None:
         # By construction: a run whose passing attempt gamed its check is never counted solved.
@@ -181,8 +194,14 @@ class RunOutcome:
 
     @property
     def integrity_count(self) -> int:
-        """Attempts with an integrity violation other than a plain protected-path edit."""
-        return sum(1 for classes in self.integrity if any(c != "protected-path" for c in classes))
+        """Attempts with an integrity violation other than a plain protected-path edit, or a
+        warning mark (a pinned answer special-cased: solved, but flagged)."""
+        warned = self.warnings + [[]] * (len(self.integrity) - len(self.warnings))
+        return sum(
+            1
+            for classes, marks in zip(self.integrity, warned, strict=False)
+            if marks or any(c != "protected-path" for c in classes)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -199,6 +218,15 @@ def repeat_flags(fingerprints: Sequence[str]) -> list[bool]:
     return flags
 
 
+def passed_pinned(record: Any) -> bool:
+    """The attempt's pinned tests passed: a pass, or one the verdict refused for how it was
+    reached (a mark, an order-dependent result) after the verifier ran on the change itself."""
+    if record.verdict == "pass":
+        return True
+    before = any(f.get("stage") == "before-verify" for f in getattr(record, "findings", []))
+    return record.verdict == "integrity" and record.verifier_exit_code == 0 and not before
+
+
 def outcome_from_result(
     arm: str,
     task: str,
@@ -208,6 +236,7 @@ def outcome_from_result(
     *,
     calls: Sequence[dict[str, Any]] = (),
     history_budget: int = DEFAULT_BUDGET,
+    impossible: bool = False,
 ) -> RunOutcome:
     fps = [r.patch_fingerprint for r in result.attempts]
     # Read defensively: a loop without protected paths has no such flag.
@@ -244,6 +273,19 @@ def outcome_from_result(
             ),
             default=0,
         ),
+        passes=[passed_pinned(r) for r in result.attempts],
+        warnings=[
+            list(
+                dict.fromkeys(
+                    str(f.get("rule") or f.get("class", ""))
+                    for f in r.findings
+                    if f.get("severity") == WARNING
+                )
+            )
+            for r in result.attempts
+        ],
+        contradiction=result.stopped or "",
+        impossible=impossible,
     )
 
 
@@ -428,6 +470,11 @@ class BenchResult:
     missing: list[int] = field(default_factory=list)  # merged: slices not given
     merged: list[int] | None = None  # merged: the slices it holds (None: not a merge)
     shard_count: int = 0  # merged: how many slices cut the grid
+    impossible: str = ""  # the kind of impossible variants run beside the tasks ("" = none)
+    mutations: list[dict[str, Any]] = field(default_factory=list)  # how each variant was made
+    impossible_arms: list[ImpossibleSummary] = field(default_factory=list)
+    cheat_vs_baseline: list[PairedComparison] = field(default_factory=list)
+    stop_vs_baseline: list[PairedComparison] = field(default_factory=list)
     resumed: int = 0  # runs read back from the journal of an earlier, stopped run
 
     @property
@@ -480,6 +527,19 @@ class BenchResult:
                 "solved": [c.to_dict() for c in self.solved_vs_baseline],
                 "repeat_free": [c.to_dict() for c in self.repeat_free_vs_baseline],
             },
+            "impossible": (
+                {
+                    "kind": self.impossible,
+                    "mutations": self.mutations,
+                    "arms": [a.to_dict() for a in self.impossible_arms],
+                    "paired_vs_last": {
+                        "cheated": [c.to_dict() for c in self.cheat_vs_baseline],
+                        "stopped": [c.to_dict() for c in self.stop_vs_baseline],
+                    },
+                }
+                if self.impossible
+                else None
+            ),
             "runs": [r.to_dict() for r in self.runs],
         }
 
@@ -604,6 +664,7 @@ def run_one(
             time.monotonic() - started,
             calls=calls,
             history_budget=budget,
+            impossible=is_variant(task.name),
         )
     finally:
         for att in built:
@@ -664,10 +725,14 @@ def run_bench(
     settings: AttempterSettings | None = None,
     budgets: dict[str, int] | None = None,
     shard: Shard | None = None,
+    impossible: str | None = None,
     journal: Path | None = None,
     executor: Executor | None = None,
 ) -> BenchResult:
     """Run every arm on every task x seed pair and summarise. ``progress`` is called per run.
+
+    ``impossible``: ``one-off`` or ``conflicting``: every task also runs as its impossible
+    variant (``with_variants``), and the result reports cheat, stop and solve rates per arm.
 
     ``executor``: run the cells there instead of in ``jobs`` local threads (``ray_executor``);
     each cell is still ``run_one``.
@@ -705,51 +770,79 @@ def run_bench(
         raise LoopUsageError("arm accumulate+escalate needs --escalate-to SPEC")
     if budgets is None:
         budgets = check_attempters(tasks, attempter, escalate_to, settings)
-    fixed = bench_settings(
-        tasks,
-        attempter=attempter,
-        escalate_to=escalate_to,
-        arms=arms,
-        seeds=seeds,
-        max_attempts=max_attempts,
-        ignore=ignore,
-        settings=settings,
-        budgets=budgets,
-    )
-    book = Journal.open(journal, fixed, code_version(), shard) if journal is not None else None
-    resumed: list[RunOutcome] = []
-    if book is not None:
-        try:
-            resumed = [RunOutcome(**run) for run in book.finished.values()]
-        except (TypeError, LoopError) as exc:
-            book.close()
-            raise JournalRefused(f"refusing to resume from {journal}: {exc}") from None
+    if impossible:
+        check_kind(impossible)
+    mutations: list[Mutation] = []
+    variants_dir = tempfile.mkdtemp(prefix="reference-loop-impossible-") if impossible else ""
     try:
-        with private_tempdir():
-            result = _run_all(
-                tasks,
-                arms,
-                attempter=attempter,
-                escalate_to=escalate_to,
-                seeds=seeds,
-                max_attempts=max_attempts,
-                jobs=jobs,
-                ignore=ignore,
-                progress=progress,
-                settings=settings,
-                budgets=budgets,
-                shard=shard,
-                resumed=resumed,
-                record=(lambda o: book.append(o.to_dict())) if book is not None else None,
-                executor=executor,
-            )
-    finally:
+        if impossible:
+            tasks, mutations = with_variants(tasks, impossible, Path(variants_dir))
+            budgets = {**budgets, **{m.variant: budgets[m.task] for m in mutations}}
+        fixed = bench_settings(
+            tasks,
+            attempter=attempter,
+            escalate_to=escalate_to,
+            arms=arms,
+            seeds=seeds,
+            max_attempts=max_attempts,
+            ignore=ignore,
+            settings=settings,
+            budgets=budgets,
+        )
+        if impossible:
+            fixed["impossible"] = impossible
+            fixed["mutations"] = [m.to_dict() for m in mutations]
+        book = Journal.open(journal, fixed, code_version(), shard) if journal is not None else None
+        resumed: list[RunOutcome] = []
         if book is not None:
-            book.close()
+            try:
+                resumed = [RunOutcome(**run) for run in book.finished.values()]
+            except (TypeError, LoopError) as exc:
+                book.close()
+                raise JournalRefused(f"refusing to resume from {journal}: {exc}") from None
+        try:
+            with private_tempdir():
+                result = _run_all(
+                    tasks,
+                    arms,
+                    attempter=attempter,
+                    escalate_to=escalate_to,
+                    seeds=seeds,
+                    max_attempts=max_attempts,
+                    jobs=jobs,
+                    ignore=ignore,
+                    progress=progress,
+                    settings=settings,
+                    budgets=budgets,
+                    shard=shard,
+                    resumed=resumed,
+                    record=(lambda o: book.append(o.to_dict())) if book is not None else None,
+                    impossible=impossible or "",
+                    executor=executor,
+                )
+        finally:
+            if book is not None:
+                book.close()
+    finally:
+        if variants_dir:
+            shutil.rmtree(variants_dir, ignore_errors=True)
+    result.mutations = [m.to_dict() for m in mutations]
     result.settings = fixed
     result.code_version = code_version()
     result.shard = shard
     return result
+
+
+def with_variants(
+    tasks: Sequence[Task], kind: str, dest: Path
+) -> tuple[list[Task], list[Mutation]]:
+    """The tasks followed by their impossible variants (projects copied under ``dest``)."""
+    variants, mutations = [], []
+    for i, task in enumerate(tasks):
+        variant, mutation = make_variant(task, kind, dest / str(i))
+        variants.append(variant)
+        mutations.append(mutation)
+    return [*tasks, *variants], mutations
 
 
 def _task_digest(task: Task) -> str:
@@ -815,6 +908,7 @@ def _run_all(
     shard: Shard | None = None,
     resumed: Sequence[RunOutcome] = (),
     record: Callable[[RunOutcome], None] | None = None,
+    impossible: str = "",
     executor: Executor | None = None,
 ) -> BenchResult:
     cells = select(grid(tasks, arms, seeds), shard)
@@ -896,6 +990,7 @@ def _run_all(
         wall_time=time.monotonic() - started,
         runs_planned=planned,
         stopped=stopped,
+        impossible=impossible,
     )
     result.resumed = finished
     return result
@@ -958,9 +1053,14 @@ def summarise_bench(
     wall_time: float,
     runs_planned: int,
     stopped: str = "",
+    impossible: str = "",
 ) -> BenchResult:
-    """Arm summaries and paired comparisons over the (task, seed) pairs every arm finished."""
-    outcomes = list(outcomes)
+    """Arm summaries and paired comparisons over the (task, seed) pairs every arm finished.
+
+    With ``impossible``, the arms table and its comparisons cover the normal tasks; the runs on
+    impossible variants are summarised apart (cheat, stop and solve rates per arm)."""
+    every = list(outcomes)
+    outcomes = [o for o in every if not o.impossible]
     summaries = [
         summarise_arm(arm, [o for o in outcomes if o.arm == arm.name], max_attempts) for arm in arms
     ]
@@ -990,13 +1090,14 @@ def summarise_bench(
                     baseline=BASELINE,
                 )
             )
+    cheat_cmp, stop_cmp = paired_impossible(arms, every, BASELINE)
     return BenchResult(
         attempter=attempter,
         escalate_to=escalate_to,
         arms=summaries,
         solved_vs_baseline=solved_cmp,
         repeat_free_vs_baseline=repeat_cmp,
-        runs=outcomes,
+        runs=every,
         tasks=[t if isinstance(t, str) else t.name for t in tasks],
         seeds=list(range(seeds)),
         max_attempts=max_attempts,
@@ -1004,182 +1105,8 @@ def summarise_bench(
         machine=machine_info(),
         runs_planned=runs_planned,
         stopped=stopped,
+        impossible=impossible,
+        impossible_arms=summarise_impossible(arms, every) if impossible else [],
+        cheat_vs_baseline=cheat_cmp if impossible else [],
+        stop_vs_baseline=stop_cmp if impossible else [],
     )
-
-
-# ---------------------------------------------------------------------------------- rendering
-
-
-def _fmt(x: float | None, spec: str = ".2f") -> str:
-    return "-" if x is None else format(x, spec)
-
-
-def _ci(c: PairedComparison) -> str:
-    return f"{c.diff:+.2f} [{c.ci_low:+.2f}, {c.ci_high:+.2f}]"
-
-
-def format_table(result: BenchResult) -> str:
-    """The human-readable report: arms table, validity gates, paired comparisons vs `last`."""
-    head = (
-        "arm",
-        "solved",
-        "rate",
-        "att-to-solve",
-        "repeat-patch",
-        "injections",
-        "replan/esc",
-        "prompt@last",
-        "edit rate",
-        "viol",
-        "integ",
-        "cut",
-        "tok@last",
-        "s/call",
-        "wall s",
-        "status",
-    )
-    rows = [head]
-    for a in result.arms:
-        rows.append(
-            (
-                a.arm,
-                f"{a.solved}/{a.runs}",
-                _fmt(a.solved_rate),
-                _fmt(a.mean_attempts_to_solve),
-                f"{a.repeat_patch_rate:.2f} ({a.repeated_attempts}/{a.attempts})",
-                str(a.injections),
-                f"{a.replans}/{a.escalations}",
-                f"{a.mean_last_prompt_chars:.0f}",
-                f"{a.edit_rate:.2f} ({a.applied_edits}/{a.attempts})",
-                str(a.violations),
-                str(a.integrity),
-                str(a.cut_replies),
-                _fmt(a.mean_last_prompt_tokens, ".0f"),
-                _fmt(a.seconds_per_call, ".1f"),
-                f"{a.wall_time:.1f}",
-                "ok" if a.valid else "VOID",
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = [
-        f"attempter {result.attempter}"
-        + (f", escalate to {result.escalate_to}" if result.escalate_to else "")
-        + f"; {len(result.tasks)} tasks x {len(result.seeds)} seeds; "
-        f"max {result.max_attempts} attempts; {result.wall_time:.1f}s"
-    ]
-    if result.shard is not None:
-        lines.append(
-            f"slice {result.shard} of the grid ({len(result.runs)} runs); "
-            "`reference-loop bench merge` combines the slices"
-        )
-    if result.missing:
-        lines.append(
-            f"PARTIAL: slices {', '.join(map(str, result.missing))} were not merged; "
-            f"{len(result.runs)} of {result.runs_planned} runs; the numbers below cover only those"
-        )
-    elif result.partial:
-        lines.append(
-            f"PARTIAL: stopped by {result.stopped} after {len(result.runs)} of "
-            f"{result.runs_planned} runs; the numbers below cover only the finished runs"
-        )
-    for i, row in enumerate(rows):
-        lines.append(
-            "  ".join(
-                cell.ljust(w) if j == 0 else cell.rjust(w)
-                for j, (cell, w) in enumerate(zip(row, widths, strict=False))
-            ).rstrip()
-        )
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    steps = [(a.arm, a.failing_steps) for a in result.arms if a.failing_steps]
-    if steps:
-        lines.append("")
-        lines.append("First failing tool step (attempts):")
-        for arm, counts in steps:
-            lines.append(f"  {arm}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    lines.append("")
-    lines.append("Validity gates:")
-    for a in result.arms:
-        lines.append(f"  {a.arm}: {a.gate}")
-    if result.nothing_applied:
-        lines.append("")
-        lines.append(
-            "Nothing applied: no attempt in any arm changed the workspace, so the arms cannot "
-            "differ and the comparison below measures nothing (see the first failing steps)."
-        )
-    if result.solved_vs_baseline:
-        n = result.solved_vs_baseline[0].n
-        lines.append("")
-        lines.append(
-            f"Paired vs {BASELINE} over the same {n} task x seed pairs "
-            "(b = arm yes & last no, c = reverse; exact McNemar p; 95% Newcombe CI):"
-        )
-        for s, r in zip(result.solved_vs_baseline, result.repeat_free_vs_baseline, strict=False):
-            verdict = "differs" if s.significant else "no clear difference (noise)"
-            lines.append(
-                f"  {s.arm:<20} solved      diff {_ci(s)}  b={s.b} c={s.c}  "
-                f"p={s.p_value:.3g}  {verdict}"
-            )
-            verdict = "differs" if r.significant else "no clear difference (noise)"
-            lines.append(
-                f"  {'':<20} repeat-free diff {_ci(r)}  b={r.b} c={r.c}  "
-                f"p={r.p_value:.3g}  {verdict}"
-            )
-    elif len(result.arms) > 1:
-        lines.append("")
-        lines.append(f"(no paired comparison: arm '{BASELINE}' was not run)")
-    return "\n".join(lines)
-
-
-def write_plot(result: BenchResult, path: str | Path) -> Path:
-    """Solved rate and repeat-patch rate per arm per attempt, as a PNG. Needs matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise LoopError("the plot needs matplotlib: pip install 'chimera-cards[plot]'") from None
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    styles = ["-", "--", "-.", ":"]
-    markers = ["o", "s", "^", "D", "v", "x"]
-    for i, a in enumerate(result.arms):
-        # Arms often coincide exactly; a small x offset and distinct styles keep each visible.
-        dx = (i - (len(result.arms) - 1) / 2) * 0.05
-        style = {
-            "linestyle": styles[i % len(styles)],
-            "marker": markers[i % len(markers)],
-            "label": a.arm,
-            "alpha": 0.85,
-        }
-        xs = [p.attempt + dx for p in a.per_attempt]
-        ax1.plot(xs, [p.solved_rate for p in a.per_attempt], **style)
-        pts = [(p.attempt + dx, p.repeat_rate) for p in a.per_attempt if p.repeat_rate is not None]
-        ax2.plot([x for x, _ in pts], [y for _, y in pts], **style)
-    ax1.set(
-        title="Solved by attempt k", xlabel="attempt", ylabel="share of runs", ylim=(-0.03, 1.03)
-    )
-    ax2.set(
-        title="Attempt k repeats an earlier patch",
-        xlabel="attempt",
-        ylabel="share of attempts k",
-        ylim=(-0.03, 1.03),
-    )
-    for ax in (ax1, ax2):
-        ax.set_xticks(range(1, result.max_attempts + 1))
-        ax.grid(alpha=0.3)
-    ax2.legend(fontsize=8, loc="best")
-    fig.suptitle(
-        f"reference-loop bench: {result.attempter}, {len(result.tasks)} tasks x "
-        f"{len(result.seeds)} seeds",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    out = Path(path)
-    try:
-        fig.savefig(out, dpi=110)
-    except OSError as exc:
-        raise LoopError(f"cannot write {out}: {exc.strerror or exc}") from None
-    finally:
-        plt.close(fig)
-    return out

@@ -25,6 +25,7 @@ from reference_loop._attempters.presets import is_preset
 from reference_loop._bench.journal import journal_path
 from reference_loop._bench.merge import merge_results
 from reference_loop._bench.ray_executor import RayOptions, ray_executor
+from reference_loop._bench.report import format_table, write_plot
 from reference_loop._bench.runner import (
     ARMS,
     DEFAULT_ATTEMPTER,
@@ -32,17 +33,16 @@ from reference_loop._bench.runner import (
     BenchResult,
     RunOutcome,
     check_attempters,
-    format_table,
     grid,
     load_tasks,
     parse_arms,
     run_bench,
-    write_plot,
 )
 from reference_loop._bench.shard import parse_shard, select
 from reference_loop._cli.options import agent_options, model_options
 from reference_loop._process.stop import signals_raise_stopped
 from reference_loop._run.loop import DEFAULT_MAX_ATTEMPTS
+from reference_loop._tasks.impossible import KINDS
 from reference_loop.errors import LoopError, LoopUsageError
 
 
@@ -233,6 +233,14 @@ def _show_run(outcome: RunOutcome | None) -> str:
     "slices' --out files with `reference-loop bench merge`.",
 )
 @click.option(
+    "--impossible",
+    type=click.Choice(KINDS),
+    default=None,
+    help="Also run every task as an impossible variant (its pinned tests made to contradict "
+    "its text: one expected value changed, or a conflicting second assertion) and report per "
+    "arm the cheat rate, the stop rate and the solve rate on the normal tasks.",
+)
+@click.option(
     "--executor",
     type=click.Choice(["local", "ray"]),
     default="local",
@@ -277,6 +285,7 @@ def bench_cmd(
     out_path: Path | None,
     plot_path: Path | None,
     shard_text: str | None,
+    impossible: str | None,
     executor: str,
     address: str | None,
     sessions: int | None,
@@ -319,7 +328,8 @@ def bench_cmd(
     )
     # A bad spec or a prompt that cannot fit the model is refused before the progress bar.
     budgets = check_attempters(tasks, attempter, escalate_to, settings)
-    total = len(select(grid(tasks, chosen, seeds), shard))
+    # Each impossible variant is one more task in the grid, after the normal ones.
+    total = len(select(grid(list(tasks) * (2 if impossible else 1), chosen, seeds), shard))
     with signals_raise_stopped(), _progress(err, total) as progress:
         result = run_bench(
             tasks,
@@ -334,6 +344,7 @@ def bench_cmd(
             settings=settings,
             budgets=budgets,
             shard=shard,
+            impossible=impossible,
             journal=journal_path(out_path) if out_path is not None else None,
             executor=(
                 ray_executor(

@@ -48,6 +48,7 @@ from reference_loop._core.records import (
 )
 from reference_loop._core.signature import failure_signature
 from reference_loop._process.sandbox import Sandbox
+from reference_loop._tasks.impossible import STOP_FILE
 from reference_loop._tasks.prompt import compose_prompt
 from reference_loop._tasks.task import Task, copy_project
 from reference_loop._verdict.evidence import FORMATS
@@ -313,9 +314,6 @@ def _build_record(
 
 
 STOPPED = "stopped"
-# An attempter that finds the pinned tests contradict the task writes this file at the
-# workspace's root, its reason inside; the loop records it and stops retrying.
-STOP_FILE = "TESTS_CONTRADICT_TASK"
 MAX_STOP_REASON = 2000
 
 

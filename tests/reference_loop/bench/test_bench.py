@@ -439,7 +439,7 @@ def test_saved_descriptor_keeps_output_when_fd1_is_redirected(tmp_path: Path) ->
 def test_an_arm_whose_model_never_edited_is_void_and_the_table_says_nothing_applied(
     fixed_model, tmp_path: Path
 ) -> None:
-    from reference_loop._bench.runner import format_table
+    from reference_loop._bench.report import format_table
 
     fixed_model.reply = "I would change VALUE to 4."
     result = run_bench(

@@ -1,0 +1,128 @@
+"""Benchmark: what the order cross-check adds to a passing attempt, against the bare verifier.
+
+A pass is re-run with its pinned tests in reverse order and each test alone (when there are
+few), so a result that depends on call history (a counter answering 5, then 6) is caught as
+``order-dependent``. That costs extra verifier runs on passing attempts only. For every sample
+task the project is copied, its fixing candidate applied (a passing attempt), and per round,
+interleaved:
+
+- FLOOR: the task's verify command, bare: ``/bin/sh -c COMMAND`` in the workspace;
+- OFF: the loop's verdict run (``Session.verify``) with the cross-check switched off for the
+  measurement (the session's ``_order_checked`` replaced by a no-op on this one instance);
+- ON: the same verdict run as the loop does it, cross-check included.
+
+Wall clock and CPU seconds (this process plus its children), best of ``--rounds`` each (the
+machine is shared: the best round is the least disturbed). Target: ON / FLOOR <= 1.3x.
+
+Usage: python benchmarks/bench_order_check.py [--rounds 5] [--task NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from reference_loop._tasks.task import copy_project, sample_tasks
+from reference_loop._verdict.session import Session, SessionSettings
+from reference_loop._workspace.core import Workspace
+
+
+def cpu() -> float:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn) -> tuple[float, float]:
+    c0, t0 = cpu(), time.perf_counter()
+    fn()
+    return time.perf_counter() - t0, cpu() - c0
+
+
+def floor_run(command: str, root: Path, timeout: float) -> None:
+    subprocess.run(
+        ["/bin/sh", "-c", command],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def bench_task(task, rounds: int) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-order-"))
+    try:
+        root = copy_project(task, tmp / task.name)
+        ws = Workspace(root)
+        ws.snapshot()
+        settings = SessionSettings(
+            command=task.verify_command(), timeout=task.timeout, protect=task.protected()
+        )
+        on, off = Session(settings, root), Session(settings, root)
+        on.start()
+        off.start()
+        off._order_checked = lambda number: []  # type: ignore[method-assign]
+        ws.restore()
+        next(c for c in task.candidates if c.fixes).apply(root)
+        diff = ws.diff()
+        runs: dict[str, list[tuple[float, float]]] = {"floor": [], "off": [], "on": []}
+        passed: list[bool] = []
+        done: dict = {}
+
+        def judged() -> None:
+            done["v"] = on.verify(1, diff)
+
+        for _ in range(rounds):
+            runs["floor"].append(timed(lambda: floor_run(task.verify_command(), root, 60)))
+            runs["off"].append(timed(lambda: off.verify(1, diff)))
+            runs["on"].append(timed(judged))
+            passed.append(done["v"].result.verdict == "pass" and not done["v"].violations)
+        on.close()
+        off.close()
+        ws.close()
+        best = {k: (min(w for w, _ in v), min(c for _, c in v)) for k, v in runs.items()}
+        return {
+            "task": task.name,
+            "tests": len(on.pinned.tests) if on.pinned else 0,
+            **best,
+            "all_passed": all(passed),
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--task", action="append", default=[])
+    args = parser.parse_args()
+    tasks = [t for t in sample_tasks() if not args.task or t.name in args.task]
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, best of {args.rounds} rounds")
+    print(
+        f"{'task':<14} {'tests':>5} {'floor s':>8} {'off s':>7} {'on s':>7} {'on/floor':>8} "
+        f"{'off/floor':>9} {'floor cpu':>9} {'on cpu':>7} {'cpu x':>6}  pass"
+    )
+    worst = 0.0
+    for task in tasks:
+        r = bench_task(task, args.rounds)
+        (fw, fc), (ow, _), (nw, nc) = r["floor"], r["off"], r["on"]
+        worst = max(worst, nw / fw)
+        print(
+            f"{r['task']:<14} {r['tests']:>5} {fw:>8.3f} {ow:>7.3f} {nw:>7.3f} {nw / fw:>7.2f}x "
+            f"{ow / fw:>8.2f}x {fc:>9.3f} {nc:>7.3f} {nc / fc:>5.2f}x  {r['all_passed']}"
+        )
+    print(f"worst ON / FLOOR (wall): {worst:.2f}x (target <= 1.30x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
