@@ -801,13 +801,15 @@ def _phrase_matches(
 def _phrase_views(text: str, rare: str, views: tuple[str, str]) -> tuple[str, str] | None:
     """``_ascii_views(_phrase_text(text))`` made from the text's own views, where that is exact:
     the text needs nothing but its emphasis marks dropped (nothing invisible, nothing NFKC
-    changes, no look-alike), and none of its characters past ASCII is a word character, as the
-    stand-in's "?" and " " are not, so emphasis underscores drop at the same places. Else None.
+    changes, no look-alike, no combining mark to drop), and none of its characters past ASCII
+    is a word character, as the stand-in's "?" and " " are not, so emphasis underscores drop at
+    the same places. Else None.
     """
     if not text.isascii() and (
         any(_is_word(char) for char in rare)
         or _INVISIBLE_RE.search(rare)
         or _CONFUSABLE_RE.search(rare)
+        or _MARKS_RE.search(rare)
         or not unicodedata.is_normalized("NFKC", text)
     ):
         return None

@@ -49,6 +49,8 @@ class Report:
     exitstatus: int | None = None
     problem: str = ""  # why it is incomplete
     tampered: list[str] = field(default_factory=list)  # runner parts replaced during the run
+    # Outcomes when every test was played again in reverse order, in the same process.
+    reruns: dict[str, str] = field(default_factory=dict)
     inifile: str | None = None  # the configuration file the runner read (pytest)
     # pytest: the plugins loaded from entry points (by name), how many runner parts the plugin
     # fingerprinted, every plugin registration of the run, and the outcome counts pytest's
@@ -106,6 +108,8 @@ def _record(report: Report, rec: dict[str, Any], phases: dict[str, list[dict[str
     elif kind == "collecterror":
         report.collect_errors[str(rec.get("id", ""))] = str(rec.get("msg", ""))
         report.counts["error"] = report.counts.get("error", 0) + 1
+    elif kind == "rerun":
+        report.reruns[str(rec.get("id", ""))] = str(rec.get("outcome", ""))
     elif kind == "test":
         phases.setdefault(str(rec.get("id", "")), []).append(rec)
         word = _summary_word(rec)

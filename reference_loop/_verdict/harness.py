@@ -44,11 +44,11 @@ HOOKS = (
     "pytest_plugin_registered",
     "pytest_sessionstart",
     "pytest_ignore_collect",
-    "pytest_collection_modifyitems",
     "pytest_collectreport",
     "pytest_deselected",
     "pytest_collection_finish",
     "pytest_runtest_logreport",
+    "pytest_sessionfinish",
     "pytest_unconfigure",
 )
 _SANDBOX_TMP = "/tmp/.reference-loop"  # inside bwrap, /tmp is the sandbox's own tmpfs
@@ -176,17 +176,12 @@ class Harness:
         self.close()
 
     def prepare(
-        self,
-        only: Sequence[str] | None = None,
-        plugins: Sequence[str] | None = None,
-        order: Sequence[str] | None = None,
+        self, only: Sequence[str] | None = None, plugins: Sequence[str] | None = None
     ) -> EvidenceRun:
         """A run of the verify command that leaves a report.
 
         Args:
             only: pytest only: collect just these test files (None: what the command collects).
-            order: pytest only: run exactly these test ids, in this order (``only`` should
-                name their files).
             plugins: pytest only: run with plugin autoload off, loading these entry-point
                 plugins by name (the ones the untouched tree's run loaded); None: autoload as
                 the user has it (the baseline run).
@@ -247,10 +242,7 @@ class Harness:
             env["REFERENCE_LOOP_APPEND_PATH"] = str(self.root)
         if only is not None:
             listing = self.private / f"collect-{self._count}.json"
-            listed: dict[str, list[str]] = {"only": sorted(set(only))}
-            if order is not None:
-                listed["order"] = list(order)
-            listing.write_text(json.dumps(listed), encoding="utf-8")
+            listing.write_text(json.dumps({"only": sorted(set(only))}), encoding="utf-8")
             env["REFERENCE_LOOP_COLLECT"] = str(listing)
             readable: tuple[Path, ...] = (self.plugin_dir, listing)
         else:

@@ -145,7 +145,6 @@ def _plugin() -> dict[str, Any]:
         else:
             environ.pop("PYTEST_ADDOPTS", None)
     only = _read_only(collect)
-    order = _read_order(collect)
     # Every folder above a listed file is walked into, and no other.
     only_dirs = {str(parent) for p in only or () for parent in Path(p).parents}
     only_dirs.discard(".")
@@ -261,19 +260,6 @@ def _plugin() -> dict[str, Any]:
             return None if rel in only_dirs else True
         return None if rel in only else True
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
-        # A run of named tests in a named order (the order cross-check): last, so no other
-        # plugin's reordering stands.
-        if order is None:
-            return
-        wanted = set(order)
-        by_id = {item.nodeid: item for item in items}
-        dropped = [item for item in items if item.nodeid not in wanted]
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-        items[:] = [by_id[test_id] for test_id in order if test_id in by_id]
-
     def pytest_collectreport(report: Any) -> None:
         if report.failed:
             emit({"e": "collecterror", "id": report.nodeid, "msg": _short(report.longrepr)})
@@ -295,6 +281,26 @@ def _plugin() -> dict[str, Any]:
                 "msg": _short(report.longrepr) if report.outcome != "passed" else "",
             }
         )
+
+    def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
+        # Every test passed: play them again in reverse order, in this process, where any
+        # state the code keeps (a call counter, a cache of answers) carries on. A result that
+        # depends on what ran before shows here; the terminal and the counts are not touched.
+        items = list(getattr(session, "items", ()) or ())
+        if getattr(session, "testsfailed", 1) or len(items) < 2 or session.shouldstop:
+            return
+        from _pytest.runner import runtestprotocol
+
+        for item in reversed(items):
+            reports = runtestprotocol(item, nextitem=None, log=False)
+            outcome = "passed"
+            for rep in reports:
+                if rep.failed:
+                    outcome = "failed"
+                    break
+                if rep.skipped:
+                    outcome = "skipped"
+            emit({"e": "rerun", "id": item.nodeid, "outcome": outcome})
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(config: Any) -> None:
@@ -362,19 +368,6 @@ def _take_nonce(text: str | None) -> str:
         with contextlib.suppress(OSError):
             os.close(fd)
     return data.decode("ascii", "replace").strip()
-
-
-def _read_order(collect: str | None) -> list[str] | None:
-    if not collect:
-        return None
-    import json
-
-    try:
-        with open(collect, encoding="utf-8") as fh:
-            listed = json.load(fh).get("order")
-    except (OSError, ValueError, AttributeError):
-        return []  # unreadable: run nothing rather than everything
-    return [str(t) for t in listed] if isinstance(listed, list) else None
 
 
 def _read_only(collect: str | None) -> set[str] | None:

@@ -35,7 +35,6 @@ from reference_loop._verdict.evidence import (
     Pinned,
     Report,
     judge,
-    passes,
     pin_from_baseline,
 )
 from reference_loop._verdict.harness import NONCE, Harness, detect_format
@@ -45,9 +44,6 @@ from reference_loop._verdict.rules import default_rules
 from reference_loop._verdict.verifier import VerifyResult, run_verifier
 from reference_loop._workspace.core import Diff
 from reference_loop.errors import LoopUsageError
-
-# The order cross-check runs each pinned test alone too when there are at most this many.
-MAX_ALONE = 6
 
 EVIDENCE_LABEL = {
     "pytest": "pytest-report",
@@ -294,7 +290,7 @@ class Session:
                 )
             )
         if verdict.verdict == "pass" and not violations:
-            violations += self._order_checked(number)
+            violations += self._order_checked(report)
         # The failing lines (and so the failure signature and every decision built on it) come
         # from the report, never from the runner's text, which pytest cuts to the terminal's width.
         lines = list(verdict.failures) if verdict.verdict != "pass" else []
@@ -306,24 +302,21 @@ class Session:
         )
         return Verified(judged, verdict, violations, added)
 
-    def _order_checked(self, number: int) -> list[Violation]:
-        """A pass whose pinned tests fail in reverse order, or alone: the result depends on
-        what ran before (a counter answering 5 then 6), not on the code. Run only on a pass,
-        so it costs nothing on the failing attempts; each test alone only for small sets."""
-        if self.kind != "pytest" or self.pinned is None or len(self.pinned.tests) < 2:
+    def _order_checked(self, report: Report | None) -> list[Violation]:
+        """A pass whose pinned tests fail when played again in reverse order (the report plugin
+        does it in the same process, so state the code keeps carries over): the result depends
+        on what ran before (a counter answering 5 then 6), not on the code."""
+        if self.kind != "pytest" or self.pinned is None or report is None:
             return []
-        tests = list(self.pinned.tests)
-        runs = [("in reverse order", tests[::-1])]
-        if len(tests) <= MAX_ALONE:
-            runs += [("alone", [t]) for t in tests]
-        files = self.pinned.collect_files
-        for index, (how, ids) in enumerate(runs):
-            _, report = self._run(files, order=ids, log_name=f"attempt-{number}-order-{index}")
-            for test_id in ids:
-                result = report.results.get(test_id) if report is not None else None
-                if result is None or not passes(result, test_id in self.pinned.may_skip):
-                    why = f"passes with the others in their order, fails when they run {how}"
-                    return [Violation("order-dependent", test_id, why)]
+        if len(self.pinned.tests) < 2:
+            return []
+        if not report.reruns:
+            return []  # nothing was played again (a runner that spreads tests over workers)
+        for test_id in self.pinned.tests:
+            outcome = report.reruns.get(test_id)
+            if outcome == "failed" or (outcome is None and test_id in report.results):
+                why = "passes in the tests' order, fails when they are played again in reverse"
+                return [Violation("order-dependent", test_id, why)]
         return []
 
     def _witnessed(self, report: Report | None, result: VerifyResult) -> list[Violation]:
@@ -383,16 +376,12 @@ class Session:
         return found
 
     def _run(
-        self,
-        only: Sequence[str] | None,
-        *,
-        log_name: str,
-        order: Sequence[str] | None = None,
+        self, only: Sequence[str] | None, *, log_name: str
     ) -> tuple[VerifyResult, Report | None]:
         # After the baseline, pytest runs with plugin autoload off: the plugins the untouched
         # tree's run loaded are named, so an entry point the attempt planted loads nothing.
         plugins = self.witnesses.plugins if self.baseline is not None else None
-        run = self.harness.prepare(only=only, plugins=plugins, order=order)
+        run = self.harness.prepare(only=only, plugins=plugins)
         log_path = (
             Path(self.settings.log_dir) / f"{log_name}.log" if self.settings.log_dir else None
         )
