@@ -1,8 +1,9 @@
 """Benchmark: what the order cross-check adds to a passing attempt, against the bare verifier.
 
-A pass is re-run with its pinned tests in reverse order and each test alone (when there are
-few), so a result that depends on call history (a counter answering 5, then 6) is caught as
-``order-dependent``. That costs extra verifier runs on passing attempts only. For every sample
+A passing run's tests are played again in reverse order inside the same pytest process (the
+report plugin does it), so a result that depends on call history (a counter answering 5, then
+6) is caught as ``order-dependent``. That costs the tests' own time once more, on passing
+attempts only. For every sample
 task the project is copied, its fixing candidate applied (a passing attempt), and per round,
 interleaved:
 
@@ -70,7 +71,7 @@ def bench_task(task, rounds: int) -> dict:
         on, off = Session(settings, root), Session(settings, root)
         on.start()
         off.start()
-        off._order_checked = lambda number: []  # type: ignore[method-assign]
+        off._order_checked = lambda report: []  # type: ignore[method-assign]
         ws.restore()
         next(c for c in task.candidates if c.fixes).apply(root)
         diff = ws.diff()

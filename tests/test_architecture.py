@@ -350,3 +350,18 @@ def test_the_loop_itself_reads_in_one_sitting():
     tree = GRAPH["reference_loop._run.loop"].tree
     (run_loop,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run_loop"]
     assert run_loop.end_lineno - run_loop.lineno + 1 <= 110
+
+
+def test_no_private_module_declares_a_public_api():
+    # __all__ says "import this from here"; a private module has no such promise to make.
+    declared = [
+        name
+        for name, module in GRAPH.items()
+        if "." in name
+        and any(p.startswith("_") for p in name.split(".")[1:])
+        and any(
+            isinstance(n, ast.Assign) and [ast.unparse(t) for t in n.targets] == ["__all__"]
+            for n in module.tree.body
+        )
+    ]
+    assert not declared, f"private modules with __all__: {declared}"

@@ -45,16 +45,6 @@ from chimera_cards._importer.pipeline import import_source
 from chimera_cards._install.agents import AGENTS, find_agent, project_dir, user_dir
 from chimera_cards.errors import ChimeraError, UsageError
 
-__all__ = [
-    "AdoptPlan",
-    "AdoptReport",
-    "AdoptedSkill",
-    "NothingToAdoptError",
-    "adopt",
-    "is_eve_rewrite",
-    "plan_adopt",
-]
-
 ISSUE_806 = "vercel-labs/skills#806"
 # The frontmatter keys npx keeps when it rewrites SKILL.md for Eve (stripIgnoredEveFrontmatter).
 _EVE_KEYS = ("name", "description", "license", "compatibility", "version", "metadata")

@@ -25,8 +25,6 @@ import time
 
 from chimera_cards._bundles.folderscan import hash_folder, records_digest
 
-__all__ = ["TTL", "digest_of", "memo_path", "recall", "remember"]
-
 TTL = 300.0
 _SUFFIX = ".hook-memo.json"
 _MAX_ENTRIES = 512

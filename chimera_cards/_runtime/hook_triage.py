@@ -20,8 +20,6 @@ import json
 import os
 import re
 
-__all__ = ["needs_full_hook", "quick_exit"]
-
 _READS = {
     "claude": ("Read", ("file_path",)),
     "gemini": ("read_file", ("file_path", "absolute_path", "path")),

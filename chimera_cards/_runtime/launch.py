@@ -36,18 +36,6 @@ if TYPE_CHECKING:
     from chimera_cards._install.policy import Policy
     from chimera_cards._runtime.skill_places import SkillPlaces
 
-__all__ = [
-    "CommandNotFoundError",
-    "HiddenSkill",
-    "Mount",
-    "ShownSkill",
-    "View",
-    "ViewUnavailableError",
-    "bwrap_args",
-    "exec_agent",
-    "plan_view",
-]
-
 
 class ViewUnavailableError(ChimeraError):
     """A skills folder holds bytes that are not approved and no private view can be made here

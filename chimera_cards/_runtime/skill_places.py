@@ -34,17 +34,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = [
-    "MANAGED_DIRS",
-    "PluginInstall",
-    "SkillPlaces",
-    "claude_home",
-    "nested_patterns",
-    "plugin_installs",
-    "project_root",
-    "skill_places",
-]
-
 # Project folders the agents read besides the table's one (Gemini CLI reads both its own and
 # .agents/skills; the table names the shared one).
 EXTRA_PROJECT_DIRS = (".gemini/skills", ".codex/skills")

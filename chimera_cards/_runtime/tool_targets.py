@@ -39,12 +39,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from chimera_cards._runtime.skill_places import SkillPlaces
 
-__all__ = [
-    "Judge",
-    "ToolTargets",
-    "bash_paths",
-    "tool_targets",
-]
 
 # Per agent: tool -> (kind, input keys that may hold its argument).
 SKILL, READ, SEARCH, SHELL = "skill", "read", "search", "shell"

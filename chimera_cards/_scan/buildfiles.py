@@ -20,15 +20,6 @@ from dataclasses import dataclass
 
 from chimera_cards._scan.sensitive import host_of
 
-__all__ = [
-    "INDEX_RULE",
-    "IndexSetting",
-    "build_kind",
-    "hook_shell",
-    "index_settings",
-    "index_severity",
-]
-
 INDEX_RULE = "index-change"
 # Registries and indexes that are the public ones (or a project's own official wheel index).
 PUBLIC_INDEX_HOSTS = frozenset(

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 
 from chimera_cards._scan.sensitive import CREDENTIAL_PATH_RE
 
-__all__ = ["ADVICE_RE", "IntentFinding", "intent_findings"]
-
 RULE = "prose-credential-exfiltration"
 MAX_PASSAGE = 2400
 

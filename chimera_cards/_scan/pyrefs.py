@@ -21,8 +21,6 @@ from fnmatch import fnmatchcase
 from chimera_cards._scan.pyflow import PyFacts, Summaries, _PyFolding
 from chimera_cards._scan.pyshapes import parse_python
 
-__all__ = ["KINDS", "PyRefs", "Ref", "python_refs"]
-
 KINDS = ("import", "call", "name", "store", "delete", "subscript", "string", "dynamic", "define")
 MAX_NESTED = 3  # exec of exec of exec: deeper text is a dynamic reference
 _DYNAMIC_CODE = frozenset({"exec", "eval", "compile", "builtins.exec", "builtins.eval"})

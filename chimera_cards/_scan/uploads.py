@@ -11,8 +11,6 @@ from collections.abc import Callable, Iterable
 
 from chimera_cards._scan.sensitive import Send, Taint, host_of
 
-__all__ = ["CLOUD_CLIS", "REMOTE_RE", "cloud_upload", "git_push"]
-
 # user@host:path, host:path (scp, rsync, git over ssh).
 REMOTE_RE = re.compile(
     r"^(?:[\w.+-]+@)?([A-Za-z0-9][\w.-]*\.[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}):"

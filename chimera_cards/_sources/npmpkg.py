@@ -24,15 +24,6 @@ from pathlib import Path
 
 from chimera_cards.errors import UsageError
 
-__all__ = [
-    "NPM_PREFIX",
-    "GitRequest",
-    "PackageSkill",
-    "PackageSkills",
-    "npm_package",
-    "package_json",
-]
-
 NPM_PREFIX = "npm:"
 _DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
 _PACKAGE_NAME = re.compile(r"(?:@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*", re.IGNORECASE)

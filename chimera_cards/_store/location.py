@@ -11,8 +11,6 @@ from pathlib import Path
 
 from chimera_cards.errors import UsageError
 
-__all__ = ["default_store_path"]
-
 
 def default_store_path() -> Path:
     """``$CHIMERA_CARDS_HOME/cards.db``, else ``$XDG_DATA_HOME/chimera-cards/cards.db``, else

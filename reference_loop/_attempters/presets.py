@@ -34,8 +34,6 @@ from typing import Any
 from reference_loop._attempters.cmd import DEFAULT_TIMEOUT, CmdAttempter
 from reference_loop.errors import LoopUsageError
 
-__all__ = ["PRESETS", "AgentPreset", "is_preset", "make_preset_attempter"]
-
 
 @dataclass(frozen=True)
 class AgentPreset:

@@ -22,8 +22,6 @@ from typing import Any
 
 from reference_loop._verdict.evidence import PASSED, Report
 
-__all__ = ["Witnesses", "disagreements", "new_registrations", "parse_summary", "witnesses"]
-
 _COUNT = re.compile(r"(\d+) (\w+)")
 _PLURAL = {"errors": "error", "warnings": "warning"}
 # The words whose counts must agree (warnings, deselected, reruns and the like do not decide).

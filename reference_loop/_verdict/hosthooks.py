@@ -18,8 +18,6 @@ from pathlib import Path
 
 from reference_loop._verdict.integrity import Change, Violation
 
-__all__ = ["HOST_HOOK_DIRS", "HOST_HOOK_FILES", "configured_hook_dirs", "host_hooks"]
-
 HOST_HOOK_FILES = (
     ".envrc",
     ".vscode/tasks.json",

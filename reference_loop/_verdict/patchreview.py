@@ -35,17 +35,6 @@ from chimera_cards._scan.codescan import NATIVE, binary_type
 from chimera_cards._scan.pyrefs import PyRefs, Ref, python_refs
 from reference_loop._verdict.integrity import Violation, is_test_module
 
-__all__ = [
-    "INTEGRITY",
-    "WARNING",
-    "Mark",
-    "RefRule",
-    "ReviewContext",
-    "ReviewedFile",
-    "Rule",
-    "review_patch",
-]
-
 INTEGRITY = "integrity"
 WARNING = "warning"
 MAX_FILE_BYTES = 1_000_000  # a larger "source file" is read only by the runner, not by us

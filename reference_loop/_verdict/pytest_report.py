@@ -40,8 +40,6 @@ from typing import Any
 
 import pytest
 
-__all__: list[str] = []  # a pytest plugin: its hooks are found by name, nothing is imported
-
 _MAX_MSG = 600
 _RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy", "builtins")
 

@@ -46,8 +46,6 @@ from reference_loop._verdict.patchreview import (
     matches,
 )
 
-__all__ = ["KIND", "RULES"]
-
 KIND = "reaches-verifier"
 
 # -- the runner's internals ------------------------------------------------------------------

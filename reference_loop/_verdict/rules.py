@@ -11,8 +11,6 @@ from __future__ import annotations
 from reference_loop._verdict import cheats, reach
 from reference_loop._verdict.patchreview import Rule
 
-__all__ = ["default_rules"]
-
 
 def default_rules() -> tuple[Rule, ...]:
     """The rules every patch is read with."""

@@ -27,8 +27,6 @@ from dataclasses import dataclass
 
 from reference_loop.errors import LoopError
 
-__all__ = ["GitDirChange", "GitDirs"]
-
 _CHUNK = 1 << 20
 
 

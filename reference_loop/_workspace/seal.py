@@ -17,8 +17,6 @@ import os
 
 from reference_loop.errors import LoopError
 
-__all__ = ["StoreTampered", "check", "seal"]
-
 _Seal = dict[bytes, tuple[int, int, int, int, int]]
 _SHARED = b"sharedindex."
 
