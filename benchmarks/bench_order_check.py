@@ -22,41 +22,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from bench_verdict import floor_run, timed  # the same timing as the verdict benchmark
 
 from reference_loop._tasks.task import copy_project, sample_tasks
 from reference_loop._verdict.session import Session, SessionSettings
 from reference_loop._workspace.core import Workspace
-
-
-def cpu() -> float:
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def timed(fn) -> tuple[float, float]:
-    c0, t0 = cpu(), time.perf_counter()
-    fn()
-    return time.perf_counter() - t0, cpu() - c0
-
-
-def floor_run(command: str, root: Path, timeout: float) -> None:
-    subprocess.run(
-        ["/bin/sh", "-c", command],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def bench_task(task, rounds: int) -> dict:
