@@ -464,7 +464,13 @@ def test_attempt_that_edits_the_tests_cannot_solve_the_task(tmp_path, cheat):
         events=log,
     )
     assert not result.solved
-    assert all(r.protected_violation and r.verdict == "fail" for r in result.attempts)
+    # A protected-path edit alone fails the attempt; one that is also another integrity class
+    # (a conftest is runner config too) gives the verdict `integrity`.
+    assert all(
+        r.protected_violation
+        and r.verdict == ("integrity" if set(r.integrity) - {"protected-path"} else "fail")
+        for r in result.attempts
+    )
     step = result.attempts[0].first_failing_step
     assert step is not None and step.name == PROTECTED_STEP
     assert "protected path" in step.error and "reverted before the verifier ran" in step.error
