@@ -256,6 +256,7 @@ class ConsoleSession:
             key: value
             for key, value in os.environ.items()
             if not key.startswith(("CHIMERA_CARDS", "XDG_", "PYTEST", "GIT_", "LLM_"))
+            and key != "CI"  # a reader's terminal: pytest words its output as it does there
         }
         bindir = str(Path(sys.executable).parent)
         env.update(
