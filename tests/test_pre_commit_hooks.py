@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SkillWorld
+from conftest import SkillWorld, card_text
 
 ROOT = Path(__file__).resolve().parents[1]
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
@@ -67,7 +67,20 @@ def try_repo(clone: Path, world: SkillWorld, hook: str) -> subprocess.CompletedP
 
 def test_check_and_lint_hooks_pass_clean_skills_and_fail_drift(tmp_path, clone):
     world = SkillWorld(tmp_path)
-    world.add("pdf-tools", {"scripts/run.sh": ("#!/bin/sh\necho run\n", True)})
+    # The hook lints with the default (Agent Skills spec) profile, so the clean skill keeps its
+    # Chimera fields under metadata, as a spec-valid card does.
+    spec_card = card_text(
+        "pdf-tools",
+        frontmatter={
+            "version": None,
+            "triggers": None,
+            "metadata": {"version": "0.1.0", "triggers": "working on pdf-tools"},
+        },
+    )
+    world.add(
+        "pdf-tools",
+        {"SKILL.md": spec_card, "scripts/run.sh": ("#!/bin/sh\necho run\n", True)},
+    )
     world.install("pdf-tools")
     git(world.project, "init", "--quiet")
     git(world.project, "add", "-A")
