@@ -868,7 +868,7 @@ POOL_MIN_BUNDLES = 64
 CHUNK_BUNDLES = 32
 CHUNK_BYTES = 256 * 1024
 
-_Job = tuple[tuple[BundleFile, ...], dict[str, bytes], str, str | None]
+_Job = tuple[tuple[BundleFile, ...], dict[str, bytes], str, str | None, tuple[tuple[str, str], ...]]
 
 
 def _analyses(
@@ -896,7 +896,8 @@ def _analyses(
 def _job(item: SkillSource) -> _Job:
     assert item.bundle is not None
     # A Bundle's contents are a read-only mapping proxy, which does not pickle: send a dict.
-    return item.bundle.files, dict(item.bundle.contents), item.origin, item.folder or None
+    bundle = item.bundle
+    return bundle.files, dict(bundle.contents), item.origin, item.folder or None, bundle.links
 
 
 def _chunks(skills: Iterable[SkillSource]) -> Iterator[list[_Job]]:
@@ -914,8 +915,8 @@ def _chunks(skills: Iterable[SkillSource]) -> Iterator[list[_Job]]:
 
 
 def _analyse_one(job: _Job, cache: ScanCache) -> Analysis | ChimeraError:
-    files, contents, origin, dirname = job
-    bundle = Bundle(files, MappingProxyType(contents))
+    files, contents, origin, dirname, links = job
+    bundle = Bundle(files, MappingProxyType(contents), links)
     try:
         return analyse(bundle, origin=origin, dirname=dirname, scan_cache=cache)
     except ChimeraError as exc:
