@@ -329,19 +329,21 @@ def link_target(path: str, target: str) -> str:
         LinkError: the link leads out of the skill.
     """
     if not target or target.startswith("/") or "\\" in target or "\x00" in target:
-        raise LinkError(f"{path}: symlink to {target!r}, outside the skill folder")
+        raise LinkError(f"{path}: symlink in a skill folder leading out of it (to {target!r})")
     parts: list[str] = path.split("/")[:-1]
     for part in target.split("/"):
         if part in ("", "."):
             continue
         if part == "..":
             if not parts:
-                raise LinkError(f"{path}: symlink to {target!r}, outside the skill folder")
+                raise LinkError(
+                    f"{path}: symlink in a skill folder leading out of it (to {target!r})"
+                )
             parts.pop()
         else:
             parts.append(part)
     if not parts:
-        raise LinkError(f"{path}: symlink to {target!r}, the skill folder itself")
+        raise LinkError(f"{path}: symlink in a skill folder to the folder itself ({target!r})")
     return "/".join(parts)
 
 
@@ -370,7 +372,7 @@ def _bundle(
         target = link_target(path, written)
         if target not in kept:  # a folder, another link, an ignored file, nothing
             raise LinkError(
-                f"{path}: symlink to {written!r}, which is no regular file of the skill folder "
+                f"{path}: symlink in a skill folder to {written!r}, no regular file of it "
                 "(copy the file in instead)"
             )
         kept[path] = kept[target]

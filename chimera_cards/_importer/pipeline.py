@@ -65,7 +65,7 @@ from chimera_cards._util.integrity import (
 )
 from chimera_cards._util.urls import DEFAULT_TIMEOUT
 from chimera_cards._util.workers import parallel_map
-from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
+from chimera_cards.errors import ChimeraError, StoreWriteError, UnstorableNameError, UsageError
 
 if TYPE_CHECKING:
     import ssl  # annotations only: importing it costs a folder import's start-up
@@ -254,11 +254,38 @@ def analyse(
         CardParseError, UnstorableNameError: the card cannot be stored.
     """
     card = parse_card(bundle.skill_md, path=origin)
-    name = check_storable_name(card.name)
+    name, renamed = _stored_name(card.name, dirname)
     # Without a folder (a bare card URL) the name-matches-folder rule does not apply.
     findings = lint_bundle(card, bundle, dirname=dirname or name, cache=scan_cache)
+    if renamed is not None:
+        findings.append(renamed)
     stored = [f.to_dict() for f in findings]
     return Analysis(name, declared_taint(card), findings, stored, canonical_json(stored))
+
+
+def _stored_name(name: object, dirname: str | None) -> tuple[str, Finding | None]:
+    """The name a card is stored under: its own, or, for a title with spaces published in the
+    folder that title names ("Uploadcare Automation" in ``uploadcare-automation/``), the folder's
+    (what agents call the skill by), with a finding saying so. Anything else a folder name cannot
+    hold (separators, control or invisible characters) is refused.
+
+    Raises:
+        UnstorableNameError: the name cannot be stored and is not its folder's title.
+    """
+    try:
+        return check_storable_name(name if isinstance(name, str) else None), None
+    except UnstorableNameError:
+        if not (isinstance(name, str) and dirname and name.isascii() and " " in name):
+            raise
+        if "-".join(name.lower().split()) != dirname or check_storable_name(dirname) != dirname:
+            raise
+    return dirname, Finding(
+        "name-from-folder",
+        "info",
+        f"name {name!r} cannot be a folder name; stored as {dirname!r}, its folder's",
+        None,
+        SKILL_FILE,
+    )
 
 
 @dataclass
