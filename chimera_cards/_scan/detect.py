@@ -613,7 +613,10 @@ def _grade(unit: _Unit) -> list[Finding]:
         out.append(Finding("reverse-shell", "error", f"reverse shell: {how}", line, path))
     for facts in unit.python:
         for line, what in facts.sql:
-            out.append(Finding("sql-from-input", "warning", what, line, path))
+            # In Markdown an example for the reader (often the "bad" one of a pair): no
+            # program of the skill's runs it.
+            shown = path.lower().endswith(_MARKDOWN)
+            out.append(Finding("sql-from-input", "info" if shown else "warning", what, line, path))
         for line, what in facts.exhaustion:
             out.append(Finding("resource-exhaustion", "warning", what, line, path))
     for line, what in unit.shell.fork_bombs:

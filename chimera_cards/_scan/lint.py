@@ -32,6 +32,7 @@ from chimera_cards._cards.card import (
     find_card_files,
     load_card,
 )
+from chimera_cards._scan.buildfiles import build_kind
 from chimera_cards._scan.findings import (
     AGENT_SKILLS,
     CHIMERA,
@@ -438,8 +439,13 @@ def lint_text(text: str, path: str, *, markdown: bool | None = None) -> list[Fin
     out = _Collector()
     _scan(text, _Lines(text, 1), out, comments=ERROR if markdown else INFO, code=code)
     findings = out.result()
+    container = not markdown and build_kind(path) == "dockerfile"
     for finding in findings:
         finding.path = path
+        if container and finding.rule == "pipe-to-shell" and finding.severity == ERROR:
+            # A Dockerfile's RUN runs inside the image build: what it downloads and runs stays
+            # in the image (as download-exec grades it there); what it sends out does not.
+            finding.severity = WARNING
     return sorted(findings, key=lambda f: (f.line or 0, SEVERITIES.index(f.severity), f.rule))
 
 

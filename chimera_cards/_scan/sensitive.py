@@ -155,9 +155,10 @@ def _domain_label(host: str) -> str | None:
 # Credential files and stores, matched in a path as written (``~``, ``$HOME`` or an absolute home;
 # Windows separators too). Public keys are not secrets.
 _CRED_PARTS = (
-    r"\.ssh(?:[/\\](?![^\s'\"]*\.pub\b)|\b(?![-/\\]))",
+    # ".SSH" after a word is an identifier's member (CommunicationType.SSH), no folder
+    r"(?<!\w)\.ssh(?:[/\\](?![^\s'\"]*\.pub\b)|\b(?![-/\\]))",
     r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)",
-    r"\.aws[/\\](?:credentials|config)\b|\.aws\b(?![\w.-])",
+    r"(?<!\w)\.aws[/\\](?:credentials|config)\b|(?<!\w)\.aws\b(?![\w.-])",
     r"\.azure[/\\]",
     r"\.config[/\\]gcloud\b|application_default_credentials\.json",
     r"\.kube[/\\]config\b|\bkubeconfig\b",
