@@ -13,6 +13,7 @@ sending in a third is one flow. Shell run from Python (``subprocess``, ``os.syst
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -567,6 +568,19 @@ class _PyFolding:
     # --- values -----------------------------------------------------------------------------
 
 
+# A line of a pattern list (a .gitignore's ".env.local", ".env.*.local"): a name, no path.
+_LISTED_NAME_RE = re.compile(r"[ \t]*!?[\w.*?\[\]-]+/?[ \t]*(?:#.*)?")
+
+
+def _names_listed(text: str) -> bool:
+    """Whether a text of several lines names credential files only as entries of a list (each
+    such line one bare name: a .gitignore written by the skill): the names, not the files'
+    contents and not paths to read. A home path (``~/.ssh/id_rsa``) is still one."""
+    if "\n" not in text.strip():
+        return False
+    return all(_LISTED_NAME_RE.fullmatch(line) for line in text.split("\n") if credential_in(line))
+
+
 class _Analyser(_PyFolding):
     """The walk over a Python unit: values, calls, sinks, functions and statements."""
 
@@ -579,7 +593,7 @@ class _Analyser(_PyFolding):
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str) and self.literals and len(node.value) < 4096:
                 found = credential_in(node.value)
-                if found:
+                if found and not _names_listed(node.value):
                     return Out({Taint("credential", found)})
             return Out()
         if isinstance(node, ast.Attribute):

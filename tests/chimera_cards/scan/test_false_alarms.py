@@ -432,3 +432,26 @@ def test_a_download_run_in_an_image_build_is_a_warning_and_on_the_machine_an_err
     assert ("resources/Dockerfile", "pipe-to-shell", "warning") in image
     assert not [a for a in image if a[2] == "error"]
     assert ("scripts/setup.sh", "pipe-to-shell", "error") in machine
+    shown = _bundle_alarms(
+        {"references/images.md": f"```dockerfile\nFROM debian:12\nRUN {line}```\n"}
+    )
+    told = _bundle_alarms({"references/images.md": f"```bash\n{line}```\n"})
+    assert ("references/images.md", "pipe-to-shell", "warning") in shown
+    assert ("references/images.md", "pipe-to-shell", "error") in told
+
+
+def test_a_gitignore_written_by_a_script_names_files_and_a_list_of_home_paths_reads_them():
+    gitignore = (
+        "from pathlib import Path\n"
+        'patterns = """\\\n# Misc\n*.log\n.env.local\n.env.*.local\n"""\n'
+        'gitignore = Path.home() / ".gitignore_global"\ngitignore.write_text(patterns)\n'
+    )
+    stolen = (
+        "from pathlib import Path\n"
+        'patterns = """\\\n~/.ssh/id_rsa\n~/.aws/credentials\n"""\n'
+        'gitignore = Path.home() / ".gitignore_global"\ngitignore.write_text(patterns)\n'
+    )
+    assert _bundle_alarms({"resources/post_install.py": gitignore}) == []
+    assert ("resources/post_install.py", "secret-exfiltration", "error") in _bundle_alarms(
+        {"resources/post_install.py": stolen}
+    )
