@@ -455,3 +455,22 @@ def test_a_gitignore_written_by_a_script_names_files_and_a_list_of_home_paths_re
     assert ("resources/post_install.py", "secret-exfiltration", "error") in _bundle_alarms(
         {"resources/post_install.py": stolen}
     )
+
+
+def test_a_packer_provisioner_runs_on_the_image_and_a_local_one_on_the_users_machine():
+    commands = (
+        '      "Set-ExecutionPolicy Bypass -Scope Process -Force",\n'
+        '      "iex ((New-Object System.Net.WebClient).DownloadString('
+        "'https://community.chocolatey.org/install.ps1'))\"\n"
+    )
+
+    def block(provisioner: str) -> str:
+        return (
+            f'```hcl\nbuild {{\n  provisioner "{provisioner}" {{\n    inline = [\n'
+            f"{commands}    ]\n  }}\n}}\n```\n"
+        )
+
+    image = alarms(findings(block("powershell")))
+    local = alarms(findings(block("windows-shell-local")))
+    assert ("decode-exec", "warning") in image and not [a for a in image if a[1] == "error"]
+    assert ("decode-exec", "error") in local
