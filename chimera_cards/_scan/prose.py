@@ -537,6 +537,15 @@ _CARRIES_RE = re.compile(
 )
 
 
+# A question ("Does the script send data to external URLs?") asks what a reviewer should check;
+# it orders nothing.
+_QUESTION_RE = re.compile(
+    r"(?:^|[:;.]\s|\*\*\s|^\W+)\s*(?:does|do|did|is|are|was|were|can|could|will|would|should|"
+    r"has|have|what|which|who|why|how|where|when)\b[^?]*\?[\s*_`)\]]*$",
+    re.IGNORECASE,
+)
+
+
 def _verb_end(ship: re.Match) -> int:
     return ship.start() + len(ship.group(0).split()[0])
 
@@ -632,6 +641,7 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
             for shipped in _SHIP_RE.finditer(sentence) if gate.ship and not ship else ():
                 if (
                     not _before(_NEGATION_RE.search(sentence), shipped)
+                    and not _QUESTION_RE.search(sentence)
                     and not _names_other_cargo(sentence, shipped, None)
                     and _CARRIES_RE.match(sentence, _verb_end(shipped))
                 ):
@@ -727,8 +737,9 @@ def prose_findings(text: str) -> list[ProseFinding]:
         store = _store_named(sentence, gate) if credentials else None
         generic = _CRED_RE.search(sentence) if credentials and not store and gate.cred else None
         cred = store or generic
-        ship = (
-            next(
+        ship = None
+        if cred and gate.ship and not _QUESTION_RE.search(sentence):
+            ship = next(
                 (
                     m
                     for m in _SHIP_RE.finditer(sentence)
@@ -736,9 +747,6 @@ def prose_findings(text: str) -> list[ProseFinding]:
                 ),
                 None,
             )
-            if cred and gate.ship
-            else None
-        )
         if cred and not _before(negation, ship or cred) and not ADVICE_RE.search(sentence):
             destination = _DESTINATION_RE.search(sentence) if gate.destination else None
             if generic is not None and (
