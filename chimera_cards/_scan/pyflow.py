@@ -13,7 +13,6 @@ sending in a third is one flow. Shell run from Python (``subprocess``, ``os.syst
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -38,6 +37,7 @@ from chimera_cards._scan.sensitive import (
     credential_in,
     host_of,
     is_secret_name,
+    names_listed,
 )
 from chimera_cards._scan.shell import Out, ShellFacts, analyse_shell
 
@@ -568,19 +568,6 @@ class _PyFolding:
     # --- values -----------------------------------------------------------------------------
 
 
-# A line of a pattern list (a .gitignore's ".env.local", ".env.*.local"): a name, no path.
-_LISTED_NAME_RE = re.compile(r"[ \t]*!?[\w.*?\[\]-]+/?[ \t]*(?:#.*)?")
-
-
-def _names_listed(text: str) -> bool:
-    """Whether a text of several lines names credential files only as entries of a list (each
-    such line one bare name: a .gitignore written by the skill): the names, not the files'
-    contents and not paths to read. A home path (``~/.ssh/id_rsa``) is still one."""
-    if "\n" not in text.strip():
-        return False
-    return all(_LISTED_NAME_RE.fullmatch(line) for line in text.split("\n") if credential_in(line))
-
-
 class _Analyser(_PyFolding):
     """The walk over a Python unit: values, calls, sinks, functions and statements."""
 
@@ -593,7 +580,7 @@ class _Analyser(_PyFolding):
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str) and self.literals and len(node.value) < 4096:
                 found = credential_in(node.value)
-                if found and not _names_listed(node.value):
+                if found and not names_listed(node.value):
                     return Out({Taint("credential", found)})
             return Out()
         if isinstance(node, ast.Attribute):

@@ -291,6 +291,25 @@ def credential_in(text: str) -> str | None:
     return match.group(0) if match else None
 
 
+# A line of a pattern list (a .gitignore's ".env.local", ".env.*.local"): a name, no path.
+_LISTED_NAME_RE = re.compile(r"[ \t]*!?[\w.*?\[\]-]+/?[ \t]*(?:#.*)?")
+
+
+def names_listed(text: str) -> bool:
+    """Whether a text of several lines names credential files only as entries of a list (each
+    such line one bare name: a .gitignore written by the skill): the names, not the files'
+    contents and not paths to read. A home path (``~/.ssh/id_rsa``) is still one.
+
+    Args:
+        text: a string constant of a script.
+    Returns:
+        True when every line naming a credential file is a bare name.
+    """
+    if "\n" not in text.strip():
+        return False
+    return all(_LISTED_NAME_RE.fullmatch(line) for line in text.split("\n") if credential_in(line))
+
+
 _HOST_RE = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^@/?#\s]*@)?(\[[^\]]*\]|[^:/?#\s'\"]+)", re.I)
 
 
