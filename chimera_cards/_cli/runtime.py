@@ -222,8 +222,9 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
     ) -> None:
         from chimera_cards._runtime import agent_hooks
 
-        if (global_ or managed) and (not install_ or settings_path is not None):
-            raise UsageError("--global and --managed go with --install, instead of --settings")
+        for flag, given in (("--global", global_), ("--managed", managed)):
+            if given and (not install_ or settings_path is not None):
+                raise UsageError(f"{flag} goes with --install, instead of --settings")
         if global_ and managed:
             raise UsageError("--global or --managed, not both")
         if install_:
