@@ -32,7 +32,7 @@ from chimera_cards._sources.gitsource import is_git_source
 from chimera_cards._sources.locate import locate
 from chimera_cards._store.rows import STATUSES, Version
 from chimera_cards._store.verify import verify_store
-from chimera_cards._util.integrity import expected_hex
+from chimera_cards._util.integrity import digest_keys, expected_hex
 from chimera_cards._util.urls import DEFAULT_TIMEOUT, is_url
 from chimera_cards.errors import UsageError
 
@@ -529,7 +529,7 @@ def audit_cmd(what, reset, store_path, as_json) -> None:
     with open_store(store_path) as store:
         entries = store.audit_entries()
     if as_json:
-        echo_json([e.to_dict() for e in entries])
+        echo_json([digest_keys(e.to_dict()) for e in entries])
         return
     for e in entries:
         subject = (

@@ -4,7 +4,11 @@ nothing stored), on the real commands in this process."""
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import stat
+import threading
 
 import click
 import pytest
@@ -97,3 +101,56 @@ def test_a_git_source_nobody_answers_is_named_at_the_start_of_its_error_line(hom
     result = run_cli("import", source, ok=False)
     assert _one_error_line(result, 1).startswith(f"error: {source}: ")
     assert run_cli("list", "--json").stdout.strip() == "[]"
+
+
+def _named(value, key: str) -> list:
+    """Every value stored under ``key`` anywhere in a JSON document."""
+    if isinstance(value, dict):
+        found = [v for k, v in value.items() if k == key]
+        return found + [x for v in value.values() for x in _named(v, key)]
+    if isinstance(value, list):
+        return [x for v in value for x in _named(v, key)]
+    return []
+
+
+def test_no_json_output_calls_the_bundle_digest_sha256(pending):
+    # One name per thing: the bundle digest is `digest`; a `sha256` is one file's own hash.
+    def out(*args: object):
+        return json.loads(run_cli(*args, "--json").stdout)
+
+    outputs = {"review": out("review"), "review NAME": out("review", "flaky")}
+    digest = outputs["review NAME"]["digest"]
+    outputs["approve"] = out("approve", "flaky", "--key", "alice", "--digest", digest)
+    for args in (["list"], ["show", "flaky"], ["audit"], ["match", "flaky"], ["import", "flaky"]):
+        outputs[" ".join(args)] = out(*args)
+    misnamed = {
+        command: [key for key in ("sha256", "skill_sha256") if digest in _named(o, key)]
+        for command, o in outputs.items()
+    }
+    assert misnamed == {command: [] for command in outputs}
+    assert all(digest in _named(o, "digest") for o in outputs.values() if o)
+
+
+def test_a_trust_file_exported_into_a_named_pipe_reaches_its_reader_and_the_pipe_stays(pending):
+    fifo = pending.parent / "trust.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    result = run_cli("trust", "export", fifo, ok=False)
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # not renamed over by a regular file
+    assert b"alice ed25519 " in got[0]
+
+
+def test_a_lockfile_written_to_dev_fd_lands_after_what_the_descriptor_already_holds(pending):
+    out = pending.parent / "out.txt"
+    out.write_text("kept\n")
+    fd = os.open(out, os.O_WRONLY | os.O_APPEND)
+    try:
+        run_cli("lock", "-o", f"/dev/fd/{fd}")
+    finally:
+        os.close(fd)
+    lines = out.read_text().splitlines()
+    assert lines[0] == "kept" and lines[1].startswith("# chimera-cards lockfile")
