@@ -154,3 +154,14 @@ def test_a_lockfile_written_to_dev_fd_lands_after_what_the_descriptor_already_ho
         os.close(fd)
     lines = out.read_text().splitlines()
     assert lines[0] == "kept" and lines[1].startswith("# chimera-cards lockfile")
+
+
+def test_check_in_a_subfolder_of_the_project_names_the_agent_folder_above_it(home, monkeypatch):
+    make_card(home / ".claude" / "skills", "flaky")
+    (home / "docs").mkdir()
+    monkeypatch.chdir(home / "docs")
+    result = run_cli("check", "--agent", "claude", ok=False)
+    line = _one_error_line(result, 1)
+    assert f"no skill folders in {home}/docs/.claude/skills" in line
+    assert f"{home}/.claude/skills has some: run check from {home}" in line
+    assert not (home / "docs" / ".claude").exists()
