@@ -19,14 +19,6 @@ from reference_loop._cli.app import main as loop_main
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHIMERA_CARDS_HOME", str(tmp_path / "cc"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-@pytest.fixture
 def pending(home):
     """A store holding one tainted, pending card and a trusted key named alice."""
     make_card(home, "flaky")
