@@ -180,8 +180,14 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
         help="With --install: the user-wide settings file (every project of this user).",
     )
     @click.option(
+        "--managed",
+        is_flag=True,
+        help="With --install: the administrator's settings file, which no project can turn "
+        "off (/etc/...).",
+    )
+    @click.option(
         "--event",
-        type=click.Choice(["auto", "pre-tool-use", "session-start"]),
+        type=click.Choice(["auto", "pre-tool-use", "session-start", "user-prompt"]),
         default="auto",
         help="Which hook event the input is (default: its hook_event_name).",
     )
@@ -206,6 +212,7 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
         install_,
         settings_path,
         global_,
+        managed,
         event,
         fail_open,
         deadline,
@@ -215,11 +222,18 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
     ) -> None:
         from chimera_cards._runtime import agent_hooks
 
-        if global_ and (not install_ or settings_path is not None):
-            raise UsageError("--global goes with --install, instead of --settings")
+        for flag, given in (("--global", global_), ("--managed", managed)):
+            if given and (not install_ or settings_path is not None):
+                raise UsageError(f"{flag} goes with --install, instead of --settings")
+        if global_ and managed:
+            raise UsageError("--global or --managed, not both")
         if install_:
             path = settings_path or (
-                agent_hooks.user_settings(agent) if global_ else Path(settings)
+                agent_hooks.user_settings(agent)
+                if global_
+                else agent_hooks.MANAGED_SETTINGS[agent]
+                if managed
+                else Path(settings)
             )
             added = agent_hooks.install_hooks(
                 path, agent, store=store_path, trust_file=trust_file, fail_open=fail_open
@@ -246,7 +260,7 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
     )
     from chimera_cards._cli.plain import hook_body
 
-    only = ("install_", "settings_path", "global_", "as_json")
+    only = ("install_", "settings_path", "global_", "managed", "as_json")
     return runs_without_click(hook_body, click_only=only, agent=agent)(command)
 
 
