@@ -44,6 +44,7 @@ from reference_loop.errors import LoopError, LoopUsageError
 SESSIONS = "agent_sessions"  # the custom resource that caps concurrent agent sessions
 MAX_RETRIES = 3  # times a cell whose worker died is run again
 STOP_GRACE = 3.0  # seconds cancelled cells get to unwind before their workers are killed
+REACH_TIMEOUT = 10.0  # seconds to wait for --address to accept a connection
 POLL = 0.25  # seconds between looks at the stop event while cells run
 
 
@@ -114,6 +115,8 @@ def run_cells_on_ray(
     except ImportError:
         raise LoopUsageError("--executor ray needs Ray: pip install 'chimera-cards[ray]'") from None
     pending: dict[Any, tuple[str, str, int]] = {}
+    if options.address:
+        _check_reachable(options.address)
     started_here = not ray.is_initialized()
     if started_here:
         # Ray's own notes (connecting, no SIGTERM handler off the main thread) would mix with
@@ -173,6 +176,18 @@ def run_cells_on_ray(
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a ``HOST:PORT`` no Ray head listens on at once (Ray itself retries for minutes,
+    printing a warning every five seconds). Other forms (``auto``, ``ray://``) go to Ray."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "/" in host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT).close()
+    except OSError as exc:
+        raise LoopError(f"cannot reach a Ray head at {address}: {exc.strerror or exc}") from None
 
 
 def _cancel(ray: Any, refs: list[Any]) -> None:

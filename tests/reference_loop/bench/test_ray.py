@@ -12,6 +12,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -291,3 +292,24 @@ def test_address_without_ray_executor_is_a_usage_error(tmp_path: Path) -> None:
     code, _, err = _bench(["--address", "127.0.0.1:1", "--seeds", "1"])
     assert code == 2
     assert err.strip() == "error: --address and --sessions need --executor ray"
+
+
+@pytest.mark.slow
+def test_an_address_no_ray_head_listens_on_is_one_error_line_at_once(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # free, and nothing listens on it once closed
+    out = tmp_path / "r.json"
+    started = time.monotonic()
+    where = ["--executor", "ray", "--address", f"127.0.0.1:{port}"]
+    code, _, err = _bench(
+        [*where, "--seeds", "1", "--arms", "none", "--task", "money-format", "--out", str(out)]
+    )
+    assert code != 0 and time.monotonic() - started < 60
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .startswith(f"error: cannot reach a Ray head at 127.0.0.1:{port}")
+    )
+    assert "Traceback" not in err
+    assert not out.exists()
