@@ -450,9 +450,16 @@ def _reference_replay(conn: sqlite3.Connection) -> tuple[list[tuple], dict]:
         if not isinstance(info, dict):
             problems.append(("audit-detail", seq))
         elif event == "import":
-            state[(name, sha)] = [info.get("id"), info.get("status"), info.get("provenance"), seq]
+            state[(name, sha)] = [
+                info.get("id"),
+                info.get("status"),
+                info.get("provenance"),
+                seq,
+                info.get("reason"),
+            ]
         elif (name, sha) in state:
             state[(name, sha)][1] = info.get("to")
+            state[(name, sha)][4] = info.get("reason")
         else:
             problems.append(("audit-orphan", seq))
     return problems, state
