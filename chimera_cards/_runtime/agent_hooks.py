@@ -224,13 +224,7 @@ def _pre_tool_use(
             if why is not None:
                 return why
     if folders is not None:
-        digests = [hook_memo.digest_of(folder) for folder, _ in folders]
-        hook_memo.remember(
-            [(f, n, d) for (f, n), d in zip(folders, digests, strict=True) if d is not None],
-            store_file,
-            trust_file,
-            before,
-        )
+        hook_memo.remember_folders(folders, store_file, trust_file, before)
     return None
 
 
@@ -327,13 +321,7 @@ def _session_start(
     good = [
         (s.path, Path(s.path).name) for s in report.states if s.ok and s.link is None and s.path
     ]
-    digests = [hook_memo.digest_of(path) for path, _ in good]
-    hook_memo.remember(
-        [(p, n, d) for (p, n), d in zip(good, digests, strict=True) if d is not None],
-        store_file,
-        trust_file,
-        before,
-    )
+    hook_memo.remember_folders(good, store_file, trust_file, before)
     bad = [s for s in report.states if not s.ok]
     if not bad:
         return ""

@@ -108,6 +108,19 @@ def recall(
     return digests
 
 
+def remember_folders(
+    folders: list[tuple[str, str]],
+    store_file: str | os.PathLike,
+    trust_file: str | os.PathLike | None,
+    fingerprint_before: str,
+) -> None:
+    """``remember`` each (folder, name) that ``check`` just called ok, with its digest hashed
+    now (a folder that is no plain folder of plain files is left out)."""
+    digests = [digest_of(folder) for folder, _ in folders]
+    ok = [(f, n, d) for (f, n), d in zip(folders, digests, strict=True) if d is not None]
+    remember(ok, store_file, trust_file, fingerprint_before)
+
+
 def remember(
     folders: list[tuple[str, str, str]],
     store_file: str | os.PathLike,
