@@ -13,6 +13,8 @@ import click
 
 from chimera_cards._cli.common import (
     echo_json,
+    file_option,
+    folder_option,
     json_option,
     reports_errors,
     runs_without_click,
@@ -20,21 +22,17 @@ from chimera_cards._cli.common import (
 )
 from chimera_cards.errors import ChimeraError, UsageError
 
-_trust_file_option = click.option(
+_trust_file_option = file_option(
     "--trust-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Judge approvals against this trust file's keys and threshold, not the store's.",
 )
 
 
 @click.command("serve")
 @click.option("--mcp", "mcp_", is_flag=True, help="Serve the MCP Skills extension.")
-@click.option(
+@folder_option(
     "--from",
     "from_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="Serve the skills in this agent folder that check calls ok (default: the store).",
 )
 @click.option("--agent", default=None, help="Like --from, that agent's skills folder.")
@@ -166,11 +164,9 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
         is_flag=True,
         help=f"Write the hooks into {settings} (merged; other hooks are kept).",
     )
-    @click.option(
+    @file_option(
         "--settings",
         "settings_path",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
         help=f"With --install: this settings file (default: ./{settings}).",
     )
     @click.option(
@@ -337,22 +333,13 @@ def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, com
         from chimera_cards._store.location import default_store_path
 
         store_file = default_store_path()
-    if store_file.is_file():
-        with open_store(store_file) as store:
-            prepared = launch.prepare(
-                argv if argv or not dry_run else ["true"],
-                store=store,
-                policy=policy,
-                env=os.environ,
-                cwd=os.getcwd(),
-                keep_commands=keep_commands,
-            )
-    else:
-        if store_path is not None:
-            raise UsageError(f"--store {store_path}: no store there")
+    if not store_file.is_file() and store_path is not None:
+        raise UsageError(f"--store {store_path}: no store there")
+    with contextlib.ExitStack() as stack:
+        store = stack.enter_context(open_store(store_file)) if store_file.is_file() else None
         prepared = launch.prepare(
             argv if argv or not dry_run else ["true"],
-            store=None,
+            store=store,
             policy=policy,
             env=os.environ,
             cwd=os.getcwd(),

@@ -19,7 +19,7 @@ from typing import TextIO
 
 import click
 
-from chimera_cards._cli.common import SECONDS, reports_errors
+from chimera_cards._cli.common import SECONDS, file_option, folder_option, reports_errors
 from reference_loop._attempters.factory import agent_settings
 from reference_loop._attempters.presets import is_preset
 from reference_loop._bench.journal import journal_path
@@ -155,11 +155,9 @@ def _show_run(outcome: RunOutcome | None) -> str:
     default=None,
     help=f"Arms to run (default: all that apply). Known: {', '.join(ARMS)}.",
 )
-@click.option(
+@folder_option(
     "--tasks",
     "tasks_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="A folder of task folders (or one task folder).",
 )
 @click.option(
@@ -194,10 +192,8 @@ def _show_run(outcome: RunOutcome | None) -> str:
 )
 @model_options
 @agent_options
-@click.option(
+@folder_option(
     "--prompts-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="Save what each model attempt sent and got: DIR/ARM/TASK/seed-N/attempt-K.prompt.txt "
     "and attempt-K.reply.txt.",
 )
@@ -208,19 +204,15 @@ def _show_run(outcome: RunOutcome | None) -> str:
     metavar="GLOB",
     help="Extra workspace ignore pattern (repeatable), e.g. an agent's history files.",
 )
-@click.option(
+@file_option(
     "--out",
     "out_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Write the full results (every run) as JSON; each finished run is also appended to "
     "FILE.cells.jsonl at once, and the same command with the same --out resumes from it.",
 )
-@click.option(
+@file_option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Write a PNG of solved and repeat-patch rate per attempt "
     "(needs matplotlib: pip install 'chimera-cards[plot]').",
 )
@@ -412,18 +404,14 @@ def _finish(
 
 @bench_cmd.command("merge")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
+@file_option(
     "--out",
     "out_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Write the merged results as JSON.",
 )
-@click.option(
+@file_option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Write the PNG of the merged results (needs matplotlib).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON, not a table.")
