@@ -224,13 +224,7 @@ def _pre_tool_use(
             if why is not None:
                 return why
     if folders is not None:
-        digests = [hook_memo.digest_of(folder) for folder, _ in folders]
-        hook_memo.remember(
-            [(f, n, d) for (f, n), d in zip(folders, digests, strict=True) if d is not None],
-            store_file,
-            trust_file,
-            before,
-        )
+        hook_memo.remember_folders(folders, store_file, trust_file, before)
     return None
 
 
@@ -310,6 +304,7 @@ def _session_start(
 ) -> str:
     from chimera_cards._install.policy import trust_file_policy
     from chimera_cards._install.verify import check
+    from chimera_cards._runtime import hook_memo
     from chimera_cards._store.facade import Store
     from chimera_cards._store.location import existing_store_path
 
@@ -317,8 +312,16 @@ def _session_start(
     directories = [d for d in _agent_dirs(agent, env, root) if d.is_dir()]
     if not directories:
         return ""
-    with Store(existing_store_path(store_path), create=False) as store:
+    store_file = existing_store_path(store_path)
+    before = hook_memo.fingerprint(store_file, trust_file)
+    with Store(store_file, create=False) as store:
         report = check(store, directories, trust_file_policy(trust_file))
+    # The session's first skill call then finds its folder remembered (under the same rules as
+    # a tool call's own answer: re-hashed on every call, any store write or TTL forgets it).
+    good = [
+        (s.path, Path(s.path).name) for s in report.states if s.ok and s.link is None and s.path
+    ]
+    hook_memo.remember_folders(good, store_file, trust_file, before)
     bad = [s for s in report.states if not s.ok]
     if not bad:
         return ""
