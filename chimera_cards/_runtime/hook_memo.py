@@ -6,6 +6,8 @@ folder ok, the hook writes one line here: the folder, its name and its bundle di
 *fingerprint* of everything the answer depended on — the store file and its write-ahead log
 (device, inode, size, modification time), the trust file given (the same), and the clock
 (an entry is trusted for ``TTL`` seconds, so an approval that expires is looked at again).
+The SessionStart hook writes the folders its check calls ok the same way, so the first skill
+call of a session finds them.
 
 A later call re-hashes the folder (always: the bytes are judged on every call) and passes
 without the store only when the folder's digest, name and problems-free scan match an entry
@@ -104,6 +106,19 @@ def recall(
             return None
         digests.append(digest)
     return digests
+
+
+def remember_folders(
+    folders: list[tuple[str, str]],
+    store_file: str | os.PathLike,
+    trust_file: str | os.PathLike | None,
+    fingerprint_before: str,
+) -> None:
+    """``remember`` each (folder, name) that ``check`` just called ok, with its digest hashed
+    now (a folder that is no plain folder of plain files is left out)."""
+    digests = [digest_of(folder) for folder, _ in folders]
+    ok = [(f, n, d) for (f, n), d in zip(folders, digests, strict=True) if d is not None]
+    remember(ok, store_file, trust_file, fingerprint_before)
 
 
 def remember(

@@ -575,6 +575,7 @@ def test_verify_still_reports_when_it_cannot_record_its_outcome(filled):
     assert report.ok and not report.recorded and report.versions == 3
 
 
+@pytest.mark.slow
 def test_verify_of_an_empty_file_is_an_error_not_ok(tmp_path):
     empty = tmp_path / "cards.db"
     empty.touch()
