@@ -264,10 +264,11 @@ def analyse(
 
 
 def _stored_name(name: object, dirname: str | None) -> tuple[str, Finding | None]:
-    """The name a card is stored under: its own, or, for a title with spaces published in the
-    folder that title names ("Uploadcare Automation" in ``uploadcare-automation/``), the folder's
-    (what agents call the skill by), with a finding saying so. Anything else a folder name cannot
-    hold (separators, control or invisible characters) is refused.
+    """The name a card is stored under: its own, or, for a name a folder cannot hold that names
+    the folder it is published in (a title with spaces, "Uploadcare Automation" in
+    ``uploadcare-automation/``; an owner's prefix, "r-lib/cli" in ``cli/``), the folder's (what
+    agents call the skill by), with a finding saying so. Anything else a folder name cannot hold
+    (control or invisible characters, a path) is refused.
 
     Raises:
         UnstorableNameError: the name cannot be stored and is not its folder's title.
@@ -275,9 +276,12 @@ def _stored_name(name: object, dirname: str | None) -> tuple[str, Finding | None
     try:
         return check_storable_name(name if isinstance(name, str) else None), None
     except UnstorableNameError:
-        if not (isinstance(name, str) and dirname and name.isascii() and " " in name):
+        if not (isinstance(name, str) and dirname and name.isascii() and name.isprintable()):
             raise
-        if "-".join(name.lower().split()) != dirname or check_storable_name(dirname) != dirname:
+        owner, _, last = name.rpartition("/")
+        titled = " " in name and "/" not in name and "-".join(name.lower().split()) == dirname
+        prefixed = bool(owner) and last == dirname and "/" not in owner and owner not in (".", "..")
+        if not (titled or prefixed) or check_storable_name(dirname) != dirname:
             raise
     return dirname, Finding(
         "name-from-folder",

@@ -857,13 +857,25 @@ def _scan(
                 # Shown verbatim in a code block: nothing there is hidden from a reader.
                 # Elsewhere nobody sees it, which matters when it says something to act on.
                 body = match.group(1) if rule == "html-comment" else match.group(0)
-                hides = not _in_code(line, code) and _comment_instructs(body[:_COMMENT_READ])
+                hides = (
+                    not _in_code(line, code)
+                    and not _in_span(match)
+                    and _comment_instructs(body[:_COMMENT_READ])
+                )
                 severity = comments if hides else INFO
             if out.full(rule):
                 out.omit(rule, severity, line)
             else:
                 out.add(Finding(rule, severity, describe(match), line))
     _scan_split_base64(text, lines, out, fast=fast)
+
+
+def _in_span(match: re.Match) -> bool:
+    """Whether a comment is the whole of an inline code span (`` `<!-- AGENT: notes -->` ``):
+    rendered as the text it is, so nothing of it is hidden."""
+    text, start, end = match.string, match.start(), match.end()
+    run = len(text[:start]) - len(text[:start].rstrip("`"))
+    return run > 0 and text[end : end + run] == "`" * run and text[end + run : end + run + 1] != "`"
 
 
 def _phrase_matches(

@@ -553,6 +553,23 @@ _QUESTION_RE = re.compile(
 )
 
 
+_READER_RE = re.compile(
+    r"\b(?:the|a|this|your|its)\s+(?:local\s+|dev\s+|mcp\s+)?(?:server|endpoint|backend)\s*$",
+    re.IGNORECASE,
+)
+
+
+def _reader_not_place(sentence: str, gathered: re.Match) -> bool:
+    """Whether the only destination is the reading verb's subject ("The server reads .env once
+    at boot": the program that reads, on this machine), not where what it reads goes; "our
+    server", a URL, or a place after the verb still are one."""
+    reader = _READER_RE.search(sentence, 0, gathered.start())
+    if reader is None:
+        return False
+    before = sentence[: reader.start()]
+    return not (_DESTINATION_RE.search(before) or _DESTINATION_RE.search(sentence, gathered.end()))
+
+
 def _verb_end(ship: re.Match) -> int:
     return ship.start() + len(ship.group(0).split()[0])
 
@@ -767,10 +784,12 @@ def prose_findings(text: str) -> list[ProseFinding]:
             # our server"). A secret's name alone is what API docs are made of ("retrieve a
             # webhook secret"): only a send of it counts.
             gathered = _GATHER_RE.search(sentence) if store and destination else None
-            if gathered and _MODAL_RE.search(
-                sentence, max(0, gathered.start() - 30), gathered.start()
+            if gathered and (
+                # what someone "can read": a risk described, not an order
+                _MODAL_RE.search(sentence, max(0, gathered.start() - 30), gathered.start())
+                or _reader_not_place(sentence, gathered)
             ):
-                gathered = None  # what someone "can read": a risk described, not an order
+                gathered = None
             if ship or gathered:
                 found.append(
                     ProseFinding(

@@ -487,18 +487,18 @@ def test_a_name_that_is_unsafe_as_a_path_or_lockfile_field_is_refused(seeded, ca
     assert_refused_and_unchanged(seeded, card_factory("unsafe", raw=raw), "cannot be stored")
 
 
-def test_a_title_with_spaces_in_the_folder_it_names_is_stored_under_the_folder_name(
-    store, tmp_path
+@pytest.mark.parametrize(
+    ("name", "folder"),
+    [("Uploadcare Automation", "uploadcare-automation"), ("r-lib/uploadcare", "uploadcare")],
+)
+def test_a_name_naming_the_folder_it_is_published_in_is_stored_under_the_folder_name(
+    store, tmp_path, name, folder
 ):
-    raw = card_text("x").replace("name: x", "name: Uploadcare Automation").encode()
-    card_dir = make_card(tmp_path / "cards", "uploadcare-automation", raw=raw)
+    raw = card_text("x").replace("name: x", f"name: {name}").encode()
+    card_dir = make_card(tmp_path / "cards", folder, raw=raw)
     result = one(import_source(store, card_dir))
-    assert (result.outcome, result.name, result.status) == (
-        "imported",
-        "uploadcare-automation",
-        "active",
-    )
-    assert store.active("uploadcare-automation").sha256 == result.sha256
+    assert (result.outcome, result.name, result.status) == ("imported", folder, "active")
+    assert store.active(folder).sha256 == result.sha256
     assert [f["rule"] for f in result.findings if f["rule"] == "name-from-folder"] == [
         "name-from-folder"
     ]
@@ -510,6 +510,9 @@ def test_a_title_with_spaces_in_the_folder_it_names_is_stored_under_the_folder_n
         ("Uploadcare Automation", "github-helper"),  # a title that is not its folder's
         ("Upload\u200bcare Automation", "uploadcare-automation"),  # an invisible character
         ("Uploadcare/Automation x", "uploadcare-automation"),
+        ("a/b/uploadcare", "uploadcare"),  # a path, not an owner's prefix
+        ("../uploadcare", "uploadcare"),
+        ("r-lib/cli", "uploadcare"),  # another folder's name
         ("Uploadcare\tAutomation", "uploadcare-automation"),
     ],
 )
