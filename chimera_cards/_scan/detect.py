@@ -404,8 +404,13 @@ def followed_files(files: list[DetectFile]) -> set[str]:
             candidates.append((f.path, name))
     if not candidates or SKILL_FILE not in by_path:
         return set()
+    # Markdown pages and scripts are read for the files they name (a runner script loading
+    # tasks.json runs what that file lists), but are not instructions themselves.
     markdown = [
-        (f.path, f.path.rsplit("/", 1)[-1]) for f in files if f.path.lower().endswith(_MARKDOWN)
+        (f.path, f.path.rsplit("/", 1)[-1])
+        for f in files
+        if f.path.lower().endswith(_MARKDOWN)
+        or (f.language in ("python", "shell", "javascript") and len(f.text) <= MAX_INSTRUCTION_FILE)
     ]
     followed: set[str] = set()
     read: set[str] = {SKILL_FILE}
@@ -647,6 +652,53 @@ _CALLS_OUT_RE = re.compile(
 )
 
 
+# Programs that run (or install, which runs) the file they are given.
+_RUNNERS_RE = re.compile(
+    r"^(?:python[0-9.]*|py|node|nodejs|deno|bun|bash|sh|zsh|dash|ksh|ruby|perl|php|pwsh|"
+    r"powershell|pip[0-9.]*|npm|pnpm|yarn|gem|uv|pipx)$"
+)
+
+
+def _home(path: str) -> str:
+    for home in ("${HOME}/", "$HOME/", "%USERPROFILE%\\", "$env:USERPROFILE\\"):
+        if path.startswith(home):
+            return "~/" + path[len(home) :]
+    return path.removeprefix("./")
+
+
+def _runs_of_other_files_downloads(units: list[_Unit]) -> None:
+    """A file one script fills from the network and a command of another file runs (``python
+    fetch.py`` saves ``~/.cache/job.py``, SKILL.md then says ``python ~/.cache/job.py``): the
+    download-then-run, split over two files, is run code nobody reviewed."""
+    saved: dict[str, str] = {}
+    for unit in units:
+        facts = [unit.shell, *(p.shell for p in unit.python), *(j.shell for j in unit.js)]
+        for shell in facts:
+            for path, content in shell.tainted_files.items():
+                if (
+                    (content.downloaded or content.decoded)
+                    and not path.endswith("/")
+                    and not path.startswith("/dev/")
+                ):
+                    saved.setdefault(_home(path), unit.path)
+    if not saved:
+        return
+    for unit in units:
+        if unit.container:
+            continue
+        for cmd in unit.shell.commands:
+            if not (_RUNNERS_RE.match(cmd.name) or cmd.name in ("source", ".")):
+                continue
+            script = next((a for a in cmd.argv if not a.startswith("-")), "")
+            if script == "install":  # pip install ~/.cache/x.whl
+                script = next((a for a in cmd.argv[1:] if not a.startswith("-")), "")
+            where = saved.get(_home(script))
+            if where is not None and where != unit.path:
+                unit.shell.download_exec.append(
+                    (cmd.line, f"{script}, which {where} saves from the network")
+                )
+
+
 def _cross_files(findings: list[Finding]) -> list[Finding]:
     """A credential store read in one file and data sent out in another: the bundle ships it.
     Two reference pages (a command shown in each) are two examples, not one flow."""
@@ -756,6 +808,7 @@ def detect_files(
         elif f.language is not None or lower.endswith(_OTHER_CODE):
             detector.script(f.path, f.text, f.language or "other", trees)
     detector.reread_python(trees)
+    _runs_of_other_files_downloads(detector.units)
     findings: list[Finding] = list(built)
     for unit in detector.units:
         findings += _grade(unit)

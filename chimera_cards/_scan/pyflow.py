@@ -13,6 +13,7 @@ sending in a third is one flow. Shell run from Python (``subprocess``, ``os.syst
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -197,6 +198,35 @@ _DNS = frozenset(
     }
 )
 _CLIPBOARD = frozenset({"pyperclip.copy", "clipboard.copy", "clipboard_append", "setClipboardText"})
+
+
+def _constant_int(node: ast.AST | None) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return None
+
+
+def _constant_slice(node: ast.Slice) -> slice | None:
+    """A slice whose bounds are written-out integers (or left out), else None."""
+    bounds = []
+    for part in (node.lower, node.upper, node.step):
+        value = None if part is None else _constant_int(part)
+        if part is not None and value is None:
+            return None
+        bounds.append(value)
+    if bounds[2] == 0:
+        return None
+    return slice(*bounds)
+
+
+_SERVICE_NAME_RE = re.compile(r"[A-Za-z][\w.-]{1,40}")
 _CRED_CALLS = frozenset(
     {
         "keyring.get_password",
@@ -390,14 +420,16 @@ class _PyFolding:
             return None
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
             inner = self.fold(node.value, depth + 1)
-            step = node.slice.step
-            if (
-                inner is not None
-                and isinstance(step, ast.UnaryOp)
-                and isinstance(step.operand, ast.Constant)
-                and step.operand.value == 1
-            ):
-                return inner[::-1]
+            cut = _constant_slice(node.slice)
+            if inner is not None and cut is not None and "*" not in inner:
+                return inner[cut]  # "hss."[::-1], ".aws/x"[:4]
+            return None
+        if isinstance(node, ast.Subscript):
+            # parts[1] of a list of constants held in a variable
+            items = self.fold_items(node.value, depth + 1)
+            index = _constant_int(node.slice)
+            if items is not None and index is not None and -len(items) <= index < len(items):
+                return items[index]
             return None
         if isinstance(node, ast.Call):
             return self.fold_call(node, depth)
@@ -472,8 +504,21 @@ class _PyFolding:
         return None
 
     def fold_items(self, node: ast.AST, depth: int) -> list[str] | None:
+        if depth > 12:
+            return None
         if isinstance(node, ast.Name) and node.id in self.sequences:  # codes = [101, 120, …]
             node = self.sequences[node.id]
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            items = self.fold_items(node.value, depth + 1)  # parts[:2], parts[::-1]
+            cut = _constant_slice(node.slice)
+            return items[cut] if items is not None and cut is not None else None
+        if (
+            isinstance(node, ast.Call)
+            and self.dotted(node.func) == "reversed"
+            and len(node.args) == 1
+        ):
+            items = self.fold_items(node.args[0], depth + 1)
+            return items[::-1] if items is not None else None
         if isinstance(node, (ast.List, ast.Tuple)):
             items = []
             for elt in node.elts:
@@ -712,7 +757,14 @@ class _Analyser(_PyFolding):
         # credential stores read
         if name in _CRED_CALLS or short in ("CryptUnprotectData", "get_password"):
             taint = Taint("credential", name or short)
-            self.facts.reads.append((line, taint))
+            service = self.fold(node.args[0]) if node.args and short == "get_password" else None
+            if service and _SERVICE_NAME_RE.fullmatch(service):
+                # keyring.get_password("openai", user): that service's token, the user's to send
+                # to that service's API (and to no one else).
+                token = re.sub(r"[^A-Za-z0-9]+", "_", service).upper() + "_TOKEN"
+                taint = Taint("env", token)
+            else:
+                self.facts.reads.append((line, taint))
             result.taint.add(taint)
         elif name not in _NOT_READING and short not in _NOT_READING:
             for arg in node.args[:2]:
