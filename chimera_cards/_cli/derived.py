@@ -268,7 +268,7 @@ HELP: dict[str, tuple[tuple[str, ...], str, bool]] = {
     ),
     "exec": (
         ('-h', '--help'),
-        "Usage: chimera-cards exec [OPTIONS] [COMMAND]...\n\n  Run COMMAND seeing only the skills check calls ok: exec -- claude\n\nOptions:\n  --agent AGENT      claude: also judge its --plugin-dir folders.\n  --dry-run          Judge and print the view; start nothing.\n  --keep-commands    Show .claude/commands as they are.\n  --trust-file FILE  Judge approvals against this trust file's keys and\n                     threshold, not the store's.\n  --store FILE       Store file (default: $CHIMERA_CARDS_HOME/cards.db, else\n                     the XDG data dir).\n  --json             Print JSON.\n  -h, --help         Show this message and exit.\n",
+        "Usage: chimera-cards exec [OPTIONS] [COMMAND]...\n\n  Run COMMAND seeing only the skills check calls ok: exec -- claude\n\nOptions:\n  --agent AGENT      The agent started: any, claude, codex, gemini (all\n                     agents' folders are judged).\n  --dry-run          Judge and print the view; start nothing.\n  --keep-commands    Show .claude/commands as they are.\n  --trust-file FILE  Judge approvals against this trust file's keys and\n                     threshold, not the store's.\n  --store FILE       Store file (default: $CHIMERA_CARDS_HOME/cards.db, else\n                     the XDG data dir).\n  --json             Print JSON.\n  -h, --help         Show this message and exit.\n",
         False,
     ),
     "hook": (

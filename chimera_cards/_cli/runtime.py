@@ -291,7 +291,7 @@ def list_installed(store_path: Path | None, as_json: bool) -> None:
     "--agent",
     default="any",
     metavar="AGENT",
-    help="claude: also judge its --plugin-dir folders.",
+    help="The agent started: any, claude, codex, gemini (all agents' folders are judged).",
 )
 @click.option("--dry-run", is_flag=True, help="Judge and print the view; start nothing.")
 @click.option("--keep-commands", is_flag=True, help="Show .claude/commands as they are.")
@@ -315,7 +315,6 @@ def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, com
     argv = list(command)
     if argv[:1] == ["--"]:
         argv = argv[1:]
-    plugin_dirs = _plugin_dirs(argv) if agent in ("any", "claude") else []
     from chimera_cards._install.policy import trust_file_policy
 
     policy = trust_file_policy(trust_file)
@@ -332,7 +331,6 @@ def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, com
                 policy=policy,
                 env=os.environ,
                 cwd=os.getcwd(),
-                plugin_dirs=plugin_dirs,
                 keep_commands=keep_commands,
             )
     else:
@@ -344,7 +342,6 @@ def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, com
             policy=policy,
             env=os.environ,
             cwd=os.getcwd(),
-            plugin_dirs=plugin_dirs,
             keep_commands=keep_commands,
         )
     view = prepared.view
@@ -363,22 +360,9 @@ def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, com
 def _view_lines(prepared) -> list[str]:
     view = prepared.view
     lines = [f"hidden {h.line()}" for h in view.hidden]
-    if view.walk_stopped:
-        lines.append("note: the search for nested skills folders stopped early (a large tree)")
     if not prepared.wrapped:
         lines.append("note: no private view (bubblewrap cannot run here); every folder is ok now")
     if not lines or prepared.wrapped:
         shown = sum(len(m.shown) for m in view.mounts)
         lines.append(f"view: {shown} approved skill(s) shown, {len(view.hidden)} hidden")
     return lines
-
-
-def _plugin_dirs(argv: list[str]) -> list[str]:
-    """Claude Code's ``--plugin-dir DIR`` (or ``--plugin-dir=DIR``) values in its command line."""
-    found = []
-    for i, arg in enumerate(argv):
-        if arg == "--plugin-dir" and i + 1 < len(argv):
-            found.append(argv[i + 1])
-        elif arg.startswith("--plugin-dir="):
-            found.append(arg.split("=", 1)[1])
-    return found
