@@ -82,8 +82,8 @@ def build_kind(path: str) -> str | None:
         path: the file's path in the bundle.
     Returns:
         "makefile" (make, just), "dockerfile", "package-json", "envrc", "rakefile",
-        "compose", "npmrc", "pip-conf", "requirements", "pyproject", "condarc", "tool-toml",
-        or None.
+        "compose", "tox", "workflow", "npmrc", "pip-conf", "requirements", "pyproject",
+        "condarc", "tool-toml", or None.
     """
     name = path.rsplit("/", 1)[-1]
     lower = name.lower()
@@ -97,6 +97,10 @@ def build_kind(path: str) -> str | None:
         return "rakefile"
     if _COMPOSE_RE.match(lower):
         return "compose"
+    if lower == "tox.ini":
+        return "tox"
+    if "/.github/workflows/" in f"/{path}" and lower.endswith((".yml", ".yaml")):
+        return "workflow"
     if lower in (".condarc", "condarc"):
         return "condarc"
     if lower.endswith(".toml") and "pyproject" not in lower and "poetry" not in lower:
@@ -135,6 +139,65 @@ def _rake_shell(text: str) -> list[str]:
             for m in _RUBY_SHELL_RE.finditer(line)
         ]
         out.append(_RUBY_INTERPOLATION_RE.sub(r"${\1}", "; ".join(c for c in commands if c)))
+    return out
+
+
+_TOX_COMMANDS_RE = re.compile(r"^(commands(?:_pre|_post)?)\s*=\s*(.*)$")
+_TOX_SUBSTITUTION_RE = re.compile(r"\{env:(\w+)(?::[^}]*)?\}|\{(?:posargs|toxinidir|envdir)[^}]*\}")
+
+
+def _tox_shell(text: str) -> list[str]:
+    """tox.ini's ``commands`` (each line of the value one command), ``{env:HOME}`` as
+    ``${HOME}``."""
+    out = []
+    inside = False
+    for line in text.split("\n"):
+        match = _TOX_COMMANDS_RE.match(line)
+        if match:
+            inside, command = True, match.group(2)
+        elif inside and line[:1] in (" ", "\t") and line.strip():
+            command = line.strip()
+        else:
+            inside, command = False, ""
+        out.append(
+            _TOX_SUBSTITUTION_RE.sub(lambda m: f"${{{m.group(1)}}}" if m.group(1) else "", command)
+        )
+    return out
+
+
+_SECRETS_EXPRESSION_RE = re.compile(r"\$\{\{\s*(?:secrets|env)\.(\w+)\s*\}\}")
+
+
+def _workflow_shell(text: str) -> list[str]:
+    """A GitHub Actions workflow's ``run`` steps (what the runner's shell runs, with the
+    repository's secrets in ``${{ secrets.NAME }}`` read as the variable ``$NAME``)."""
+    import yaml
+
+    out = [""] * (text.count("\n") + 1)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return out
+    jobs = data.get("jobs") if isinstance(data, dict) else None
+    if not isinstance(jobs, dict):
+        return out
+    lines = text.split("\n")
+    at = 0
+    for job in jobs.values():
+        steps = job.get("steps") if isinstance(job, dict) else None
+        for step in steps if isinstance(steps, list) else []:
+            run = step.get("run") if isinstance(step, dict) else None
+            if not isinstance(run, str):
+                continue
+            at = next((i for i in range(at, len(lines)) if "run:" in lines[i]), at)
+            block = lines[at].rstrip().endswith(("|", ">", "|-", ">-"))
+            for offset, written in enumerate(run.split("\n"), 1 if block else 0):
+                if at + offset < len(out):
+                    command = _SECRETS_EXPRESSION_RE.sub(r"${\1}", written)
+                    out[at + offset] = (
+                        out[at + offset] + "; " if out[at + offset] else ""
+                    ) + command
+            at += 1
     return out
 
 
@@ -278,6 +341,10 @@ def hook_shell(kind: str, text: str) -> str | None:
         lines = _rake_shell(text)
     elif kind == "compose":
         lines = _compose_shell(text)
+    elif kind == "tox":
+        lines = _tox_shell(text)
+    elif kind == "workflow":
+        lines = _workflow_shell(text)
     else:
         return None
     return "\n".join(lines) if any(lines) else None

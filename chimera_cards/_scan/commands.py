@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from chimera_cards._scan.sensitive import host_of
-from chimera_cards._scan.shell import Command
+from chimera_cards._scan.shellfacts import Command
 
 # Package indexes and mirrors that are the registries themselves (or their official CDNs).
 KNOWN_INDEX_HOSTS = frozenset(
@@ -71,6 +71,8 @@ def _unknown_host(url: str) -> str | None:
 
 def _pip(cmd: Command, argv: list[str]) -> list[CommandFinding]:
     out = []
+    from chimera_cards._scan.buildfiles import INDEX_RULE, index_severity
+
     for url in _value(argv, ("--index-url", "-i", "--extra-index-url", "--find-links", "-f")):
         host = _unknown_host(url)
         if host:
@@ -82,6 +84,17 @@ def _pip(cmd: Command, argv: list[str]) -> list[CommandFinding]:
                     cmd.line,
                 )
             )
+            graded = index_severity(url)
+            if graded is not None and graded[0] == "error":
+                # A package of any name from an index nobody knows: its build code runs here.
+                out.append(
+                    CommandFinding(
+                        INDEX_RULE,
+                        "error",
+                        f"installs from {graded[1]}, not a public index: {_shown(cmd)}",
+                        cmd.line,
+                    )
+                )
     for host in _value(argv, ("--trusted-host",)):
         out.append(
             CommandFinding(

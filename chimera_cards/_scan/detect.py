@@ -37,7 +37,8 @@ from chimera_cards._scan.prose import prose_findings
 from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
 from chimera_cards._scan.pyshapes import parse_python
 from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity, service_name
-from chimera_cards._scan.shell import Out, ShellFacts, analyse_shell
+from chimera_cards._scan.shell import analyse_shell
+from chimera_cards._scan.shellfacts import Out, ShellFacts
 
 DETECT_RULES: dict[str, str] = {
     "secret-exfiltration": (
@@ -412,6 +413,7 @@ def followed_files(files: list[DetectFile]) -> set[str]:
         if f.path.lower().endswith(_MARKDOWN)
         or (f.language in ("python", "shell", "javascript") and len(f.text) <= MAX_INSTRUCTION_FILE)
     ]
+    readers = {path for path, _ in markdown}
     followed: set[str] = set()
     read: set[str] = {SKILL_FILE}
     queue = [SKILL_FILE]
@@ -425,7 +427,7 @@ def followed_files(files: list[DetectFile]) -> set[str]:
             if named or re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
                 read.add(path)
                 queue.append(path)
-                if not path.lower().endswith(_MARKDOWN):
+                if path not in readers:
                     followed.add(path)
     return followed
 
@@ -541,6 +543,7 @@ def _grade(unit: _Unit) -> list[Finding]:
         shipped = shipped or rule == "secret-exfiltration"
         out.append(Finding(rule, severity, message, send.line, path))
     for line, where, content, text in writes:
+        out += _written_index(path, line, where, text)
         persisted = path_persistence(where)
         if persisted:
             # What starts by itself and talks to the network (or is a key for someone else)
@@ -657,6 +660,22 @@ _RUNNERS_RE = re.compile(
     r"^(?:python[0-9.]*|py|node|nodejs|deno|bun|bash|sh|zsh|dash|ksh|ruby|perl|php|pwsh|"
     r"powershell|pip[0-9.]*|npm|pnpm|yarn|gem|uv|pipx)$"
 )
+
+
+_ECHOED_RE = re.compile(r"^\s*(?:echo|printf)\s+(?:-[neE]+\s+)?")
+
+
+def _written_index(path: str, line: int, where: str, text: str) -> list[Finding]:
+    """An index or registry written into a config file by a command (``echo registry=… >>
+    ~/.npmrc``, a heredoc into ``pip.conf``): installs sent elsewhere for good."""
+    kind = build_kind(where)
+    if kind not in ("npmrc", "pip-conf", "condarc", "tool-toml") or not text:
+        return []
+    body = "\n".join(_ECHOED_RE.sub("", t).strip("'\"") for t in text.split("\n"))
+    return [
+        Finding(f.rule, f.severity, f"{f.message} (written to {where})", line, path)
+        for f in _index_findings(path, kind, body)
+    ]
 
 
 def _home(path: str) -> str:

@@ -135,7 +135,7 @@ _INTO_RE = re.compile(r"\b(?:in|into|to|inside|within|under|onto)\s+(?:the\s+|yo
 # "make sure to", a modal with "you", "we will", or in the passive with a modal ("should be
 # mirrored").
 _ACT_RE = re.compile(
-    r"(?:^|[.;:!?\n(]\s*|,\s*(?:and\s+|then\s+)?|\b(?:and|then|also|first|next|finally|always|"
+    r"(?:^|[.;:!?\n(|]\s*|,\s*(?:and\s+|then\s+)?|\b(?:and|then|also|first|next|finally|always|"
     r"please|now)\s+|\b(?:make\s+sure|be\s+sure|remember|don't\s+forget)\s+(?:to\s+|you\s+)?|"
     r"\b(?:you|the\s+agent|claude|the\s+assistant|we)\s+(?:must|should|will|shall|need\s+to|have\s+to|"
     r"are\s+to|'ll|can)\s+(?:\w+\s+)?|\b(?:^|\s)(?:\d+[.)]|[-*+])\s+)"

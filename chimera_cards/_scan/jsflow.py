@@ -23,7 +23,8 @@ from chimera_cards._scan.sensitive import (
     host_of,
     is_secret_name,
 )
-from chimera_cards._scan.shell import Out, ShellFacts, analyse_shell
+from chimera_cards._scan.shell import analyse_shell
+from chimera_cards._scan.shellfacts import Out, ShellFacts
 
 MAX_NODES = 1_000_000
 _INERT = frozenset({"number", "true", "false", "null", "undefined", "regex", "comment", "this"})

@@ -171,6 +171,8 @@ _CRED_PARTS = (
     r"(?<![\w.-])\.env(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
     r"/etc/shadow\b",
+    # shell histories: every token typed on a command line
+    r"\.(?:bash|zsh|sh|psql|mysql|python)_history\b|\bConsoleHost_history\.txt\b",
     # browsers: profile folders and the stores inside them (Chrome's file names as it spells
     # them: "local state" or "web data" in a sentence is no file)
     r"(?-i:Login Data|\bWeb Data|\bLocal State)\b|\blogins\.json\b|\bkey[34]\.db\b|"
@@ -231,6 +233,8 @@ CREDENTIAL_LITERALS = (
     ".gnupg",
     ".password-store",
     "/etc/shadow",
+    "_history",
+    "consolehost_history",
     "login data",
     "logins.json",
     "key3.db",
@@ -374,6 +378,18 @@ def helper_secret(name: str, argv: list[str]) -> Taint | None:
     if name == "kubectl" and head.startswith("config view") and "--raw" in argv:
         return Taint("credential", "kubeconfig (kubectl config view --raw)")
     return None
+
+
+_SERVICE_NAME_RE = re.compile(r"[A-Za-z][\w.-]{1,40}")
+
+
+def keyring_secret(service: str | None) -> Taint | None:
+    """What ``keyring.get_password("openai", user)`` returns: that service's token (the user's
+    to send to that service's API, and to no one else), or None when the service is not a name
+    written out."""
+    if not service or not _SERVICE_NAME_RE.fullmatch(service):
+        return None
+    return Taint("env", re.sub(r"[^A-Za-z0-9]+", "_", service).upper() + "_TOKEN")
 
 
 # Cloud instance metadata services' credential paths: the machine's own role keys.

@@ -15,88 +15,32 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from chimera_cards._scan.sensitive import (
-    CodeFacts,
     Send,
     Taint,
     credential_in,
     helper_secret,
     host_of,
     is_secret_name,
-    metadata_secret,
 )
+from chimera_cards._scan.shellfacts import (
+    MAX_COMMANDS,
+    Command,
+    Out,
+    ShellFacts,
+    Word,
+    basename,
+)
+from chimera_cards._scan.shellsteps import IFS_RE, Relays, option_value
 from chimera_cards._scan.uploads import CLOUD_CLIS, REMOTE_RE, cloud_upload, git_push
 
 # Deepest nesting of one-liners read (``bash -c "eval \"$(…)\""``): each level is a new parse.
 MAX_DEPTH = 4
-# Past this many commands in one unit the rest are not looked at one by one (the findings of
-# the first ones are enough, and a megabyte of ``curl`` words stays linear and small).
-MAX_COMMANDS = 200_000
 # Sizes of the pieces a long text is parsed in (see _chunks).
 CHUNK = 32_768
 LONG_LINE = 2_048
-
-
-@dataclass
-class Out:
-    """What a stage, word or variable holds: sensitive data, and whether it is decoded or
-    downloaded content (run later, either is code nobody reviewed)."""
-
-    taint: set[Taint] = field(default_factory=set)
-    decoded: bool = False
-    downloaded: bool = False
-
-    def merge(self, other: Out | None) -> Out:
-        if other is not None:
-            self.taint |= other.taint
-            self.decoded = self.decoded or other.decoded
-            self.downloaded = self.downloaded or other.downloaded
-        return self
-
-    def copy(self) -> Out:
-        return Out(set(self.taint), self.decoded, self.downloaded)
-
-
-@dataclass
-class Word:
-    """One word of a command: its text with quotes removed (expansions kept as written) and what
-    it holds."""
-
-    text: str
-    out: Out
-
-
-@dataclass
-class Command:
-    """One command as run: its name (wrappers such as ``sudo`` and ``env`` taken off), arguments,
-    line, and leading variable assignments (``FOO=1 cmd``)."""
-
-    name: str
-    args: list[Word]
-    line: int
-    assigns: list[str] = field(default_factory=list)
-    stdin: Out = field(default_factory=Out)
-
-    @property
-    def argv(self) -> list[str]:
-        return [w.text for w in self.args]
-
-
-@dataclass
-class ShellFacts(CodeFacts):
-    """What a shell unit does, for the rules to grade."""
-
-    commands: list[Command] = field(default_factory=list)
-    writes: list[tuple[int, str, Out, str]] = field(
-        default_factory=list
-    )  # (line, path, content, text)
-    tainted_files: dict[str, Out] = field(default_factory=dict)
-    embedded: list[tuple[str, str, int]] = field(default_factory=list)  # (language, code, line)
-    output: Out = field(default_factory=Out)
-    fork_bombs: list[tuple[int, str]] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=1)
@@ -289,10 +233,6 @@ _HOSTISH_RE = re.compile(
 _DEV_TCP_RE = re.compile(r"/dev/(?:tcp|udp)/([^/\s]+)/")
 _HEX_ESCAPES_RE = re.compile(r"(?:\\x[0-9a-fA-F]{2}|\\[0-7]{3}){8,}")
 _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def _basename(word: str) -> str:
-    return word.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
 
 
 def _interpreter(name: str) -> str | None:
@@ -578,7 +518,7 @@ class _WalkerBase:
     # --- commands --------------------------------------------------------------------------
 
 
-class _Walker(_WalkerBase):
+class _Walker(Relays, _WalkerBase):
     """The walk over a shell unit: each command, what it runs and where its data goes."""
 
     def command(self, node: Any, stdin: Out) -> Out:
@@ -604,40 +544,26 @@ class _Walker(_WalkerBase):
             self.facts.tainted_files.get(words[0].text)
             or self.facts.tainted_files.get(words[0].text.removeprefix("./"))
             or self._extracted(words[0].text)
+            or self._on_path(words[0].text)
         )
         if known is not None and (known.decoded or known.downloaded):
             # curl -o /tmp/x URL && chmod +x /tmp/x && /tmp/x: a downloaded program run.
-            hidden = _basename(words[0].text).startswith(".")
+            hidden = basename(words[0].text).startswith(".")
             self._ran_line(
                 self.line(node), known, ("piped into " if hidden else "") + words[0].text
             )
-        name = _basename(words[0].text)
+        name = basename(words[0].text)
         cmd = Command(name, words[1:], self.line(node), assigns, stdin)
         if len(self.facts.commands) < MAX_COMMANDS:
             self.facts.commands.append(cmd)
         return self.run(cmd, stdin)
-
-    def realias(self, words: list[Word]) -> list[Word]:
-        # alias get='curl -s -T'; get ~/.ssh/id_rsa URL: the alias is the command it names.
-        if not words:
-            return words
-        if words[0].text == "alias":
-            for word in words[1:]:
-                name, sep, value = word.text.partition("=")
-                if sep and value.split():
-                    self.aliases[name] = value.split()
-            return words
-        expanded = self.aliases.get(words[0].text)
-        if expanded is None:
-            return words
-        return [*(Word(w, Out()) for w in expanded), *words[1:]]
 
     def unwrap(self, words: list[Word], assigns: list[str]) -> list[Word]:
         # sudo -E -u user env A=1 nohup curl ...: the command is curl.
         for _ in range(8):
             if not words:
                 return words
-            head = _basename(words[0].text)
+            head = basename(words[0].text)
             if head not in _WRAPPERS or len(words) == 1:
                 return words
             rest = words[1:]
@@ -694,50 +620,14 @@ class _Walker(_WalkerBase):
             out.taint.add(helper)
             if helper.kind == "credential":  # a token for one service reads like its variable
                 self.facts.reads.append((cmd.line, helper))
-            saved = self._output_file(cmd) or _option_value(cmd.argv, ("--outfile",))
+            saved = self._output_file(cmd) or option_value(cmd.argv, ("--outfile",))
             if saved:  # bw export --output /tmp/v.json: the vault is in that file now
                 self.write(saved, Out(taint={helper}), cmd.line)
         if name == "git":
             self._git_forced(cmd.argv, cmd.line)
             files = [out.taint for out in self.facts.tainted_files.values()]
             self.facts.sends += git_push(cmd.argv, cmd.line, self.remotes, files)
-        if name == "gh":
-            self._gh_upload(cmd, stdin)
-        self._extracts(cmd)
-        self._windows_download(cmd)
-        if name in ("curl", "wget", "Invoke-RestMethod", "iwr", "irm"):
-            for given in cmd.argv:
-                secret = metadata_secret(given)
-                if secret is not None:
-                    out.taint.add(secret)
-                    self.facts.reads.append((cmd.line, secret))
-        if name == "openssl" and cmd.argv[:1] == ["s_client"]:
-            # openssl s_client -connect host:443 < file: the file goes to the host.
-            target = _option_value(cmd.argv, ("-connect",))
-            if target and stdin.taint:
-                host = target.rsplit(":", 1)[0]
-                self.facts.sends.append(
-                    Send(cmd.line, host, "openssl s_client", body=set(stdin.taint))
-                )
-        if (
-            name in ("pip", "pip3", "uv", "npm", "pnpm", "yarn", "gem", "pipx")
-            and "install" in cmd.argv
-        ):
-            # curl -o x.whl URL; pip install x.whl: installing a package runs its code.
-            for given in cmd.argv:
-                known = self.facts.tainted_files.get(given) or self._extracted(given)
-                if known is not None and known.downloaded:
-                    self._ran(cmd, known, f"{name} install {given}")
-                    break
-        if name == "printf" and len(cmd.argv) >= 3 and cmd.argv[0] == "-v":
-            self._printf_assign(cmd.argv[1], cmd.argv[2], cmd.argv[3:], out)
-        if (
-            name in ("deno", "bun", "pipx", "uv", "uvx")
-            and any(a.startswith(("http://", "https://")) for a in cmd.argv)
-            and (name == "uvx" or "run" in cmd.argv[:3])
-        ):
-            # deno run https://…: code from the network run as it arrives, like curl | sh.
-            self._ran(cmd, Out(downloaded=True), f"{name} run of a URL")
+        self.relays(cmd, stdin, out)
         self.decoders(cmd, out)
         self.interpreters(cmd, stdin, out)
         self.network(cmd, stdin, out)
@@ -867,15 +757,16 @@ class _Walker(_WalkerBase):
                 if arg.text == "-c" and index + 1 < len(args):
                     code_word, language = args[index + 1], "shell"
         elif name == "xargs":
+            self._xargs_command(cmd, stdin)
             # xargs sh -c '...': the shell runs its input.
             rest = [a for a in args if not a.text.startswith("-")]
-            if rest and stdin.decoded and not _interpreter(_basename(rest[0].text)):
+            if rest and stdin.decoded and not _interpreter(basename(rest[0].text)):
                 # decoded text handed to a command as its arguments: what it runs is hidden
                 self._ran(cmd, stdin, f"xargs {rest[0].text}")
                 return
             if (
                 rest
-                and _interpreter(_basename(rest[0].text))
+                and _interpreter(basename(rest[0].text))
                 and (stdin.decoded or stdin.downloaded)
             ):
                 self._ran(cmd, stdin, f"xargs {rest[0].text}")
@@ -1020,96 +911,6 @@ class _Walker(_WalkerBase):
                 if not arg.text.startswith("-") and not credential_in(arg.text):
                     self.write(arg.text, out, cmd.line)
 
-    def _printf_assign(self, name: str, form: str, values: list[str], out: Out) -> None:
-        # printf -v p '%s/.%s/%s' "$HOME" ssh id_rsa: p holds the path the pieces make.
-        pieces = iter(values)
-        text = re.sub(r"%[-+ #0-9.]*[sbqdi]", lambda _: next(pieces, ""), form)
-        held = Out(taint=set(out.taint))
-        found = credential_in(text)
-        if found:
-            held.taint |= {Taint("credential", found), Taint("path", text)}
-        self.texts[name] = text
-        self.vars[name] = held
-
-    def _git_forced(self, argv: list[str], line: int) -> None:
-        # git add -f .env: a file git was told to ignore, forced into the next push.
-        if argv[:1] != ["add"] or not any(a in ("-f", "--force") for a in argv):
-            return
-        for path in argv[1:]:
-            if path.startswith("-"):
-                continue
-            found = credential_in(path) or (
-                path if path.rsplit("/", 1)[-1].startswith(".env") else None
-            )
-            if found:
-                taint = Taint("credential", f"{found} (forced past .gitignore)")
-                self.facts.tainted_files.setdefault(path, Out()).taint.add(taint)
-
-    def _gh_upload(self, cmd: Command, stdin: Out) -> None:
-        # gh gist create FILE…, gh release upload TAG FILE…, gh issue create --body-file F:
-        # the files go to GitHub, readable by whoever the gist, release or issue is public to.
-        argv = cmd.argv
-        words = [a for a in argv if not a.startswith("-")]
-        files: list[str] = []
-        if words[:2] in (["gist", "create"], ["gist", "edit"]):
-            files = words[2:]
-        elif words[:2] == ["release", "upload"]:
-            files = words[3:]
-        files += [
-            v for v in (_option_value(argv, ("--body-file", "-F", "--add", "-a")),) if v is not None
-        ]
-        body: set[Taint] = set()
-        for path in files:
-            body |= (
-                stdin.taint if path == "-" else self.read_path(Word(path, Out()), cmd.line).taint
-            )
-        if body:
-            self.facts.sends.append(Send(cmd.line, "gist.github.com", f"gh {words[0]}", body=body))
-
-    def _extracts(self, cmd: Command) -> None:
-        # tar -xzf dl.tgz -C /tmp, unzip dl.zip -d /tmp/x: what a download unpacks is downloaded.
-        argv = cmd.argv
-        if cmd.name == "tar" and any(
-            (a.startswith("-") and not a.startswith("--") and "x" in a)
-            or a == "--extract"
-            or (not a.startswith("-") and a.startswith("x") and len(a) < 6 and a.isalpha())
-            for a in argv
-        ):
-            archives = [a for a in argv if self.facts.tainted_files.get(a) is not None]
-            into = _option_value(argv, ("-C", "--directory")) or "./"
-        elif cmd.name == "unzip":
-            archives = [a for a in argv if self.facts.tainted_files.get(a) is not None]
-            into = _option_value(argv, ("-d",)) or "./"
-        else:
-            return
-        if any(self.facts.tainted_files[a].downloaded for a in archives):
-            self.facts.tainted_files.setdefault(into.rstrip("/") + "/", Out()).downloaded = True
-
-    def _extracted(self, path: str) -> Out | None:
-        for where, content in self.facts.tainted_files.items():
-            inside = (where == "./" and path.startswith("./")) or path.startswith(where)
-            if where.endswith("/") and content.downloaded and inside:
-                return content
-        return None
-
-    def _windows_download(self, cmd: Command) -> None:
-        # certutil -urlcache -f URL out.exe, bitsadmin /transfer job URL out.exe
-        argv = cmd.argv
-        if cmd.name.lower() in ("certutil", "certutil.exe") and any(
-            a.lower().lstrip("-/") == "urlcache" for a in argv
-        ):
-            plain = [a for a in argv if not a.startswith(("-", "/")) or a.count("/") > 1]
-            urls = [a for a in plain if a.startswith(("http://", "https://"))]
-            rest = [a for a in plain if a not in urls]
-            if urls and rest:
-                self.facts.tainted_files.setdefault(rest[-1], Out()).downloaded = True
-        elif (
-            cmd.name.lower() in ("bitsadmin", "bitsadmin.exe")
-            and "/transfer" in (a.lower() for a in argv)
-            and not argv[-1].startswith("/")
-        ):
-            self.facts.tainted_files.setdefault(argv[-1], Out()).downloaded = True
-
     @staticmethod
     def _output_file(cmd: Command) -> str | None:
         argv = cmd.argv
@@ -1241,20 +1042,6 @@ class _Walker(_WalkerBase):
             self.facts.sends.append(Send(cmd.line, host, "wget", body=body, header=header))
 
 
-_IFS_RE = re.compile(r"\$\{IFS\}|\$IFS\b")
-
-
-def _option_value(argv: list[str], names: tuple[str, ...]) -> str | None:
-    """The value of the first of these options (``-C dir``, ``--directory=dir``)."""
-    for index, arg in enumerate(argv):
-        if arg in names and index + 1 < len(argv):
-            return argv[index + 1]
-        for name in names:
-            if name.startswith("--") and arg.startswith(name + "="):
-                return arg.split("=", 1)[1]
-    return None
-
-
 def _strip_at(text: str) -> str:
     # curl -F f=@path, -d @path, name=<path: the path itself.
     if text.startswith("@"):
@@ -1309,7 +1096,7 @@ def analyse_shell(
     if "IFS" in text:
         # curl${IFS}-d${IFS}@file: unquoted, $IFS splits words as a space does (same width,
         # so lines and columns stay).
-        text = _IFS_RE.sub(lambda m: " " * len(m.group(0)), text)
+        text = IFS_RE.sub(lambda m: " " * len(m.group(0)), text)
     for offset, chunk in _chunks(text):
         walker.first_line = first_line + offset
         for node in parse_shell(chunk).root_node.named_children:
