@@ -466,7 +466,9 @@ _INDEX_VARIABLES = frozenset(
 )  # fmt: skip
 
 
-_NAMED_SOURCES = frozenset({"poetry source", "conda channel", "gem source", "bundle mirror"})
+_NAMED_SOURCES = frozenset(
+    {"poetry source", "conda channel", "gem source", "bundle mirror", "git url rewrite"}
+)
 
 
 def _index_change(cmd: Command) -> list[CommandFinding]:
@@ -496,6 +498,14 @@ def _index_change(cmd: Command) -> list[CommandFinding]:
     elif cmd.name in ("conda", "mamba", "micromamba") and argv[:1] == ["config"]:
         # conda config --add channels URL, --set channel_alias URL
         pairs += [("conda channel", a) for a in argv[1:] if "://" in a]
+    elif cmd.name == "git" and argv[:1] == ["config"]:
+        # git config --global url."https://mirror/".insteadOf https://github.com/: every clone
+        # and fetch of those repositories goes to the mirror.
+        pairs += [
+            ("git url rewrite", a.split(".", 1)[1].rsplit(".", 1)[0])
+            for a in argv[1:]
+            if a.lower().startswith("url.") and a.lower().endswith((".insteadof", ".pushinsteadof"))
+        ]
     elif cmd.name == "gem" and argv[:1] == ["sources"]:
         pairs += [("gem source", a) for a in cmd.argv if "://" in a and "--remove" not in cmd.argv]
     elif cmd.name == "bundle" and argv[:1] == ["config"] and len(argv) >= 3:

@@ -641,6 +641,12 @@ def _grade(unit: _Unit) -> list[Finding]:
         ):
             severity = "info"
         if (
+            (unit.documentation or found.line in unit.example_lines)
+            and found.rule == INDEX_RULE
+            and " for good" not in found.message
+        ):
+            severity = "info"  # a one-off install from an index, shown for the user to run
+        if (
             found.line in unit.inline_lines
             and found.rule == "security-disable"
             and severity == "warning"

@@ -189,6 +189,12 @@ _CARRIED_RE = re.compile(
     r"(?:(?:the\s+)?(?:full\s+)?(?:contents?|value|text|body|bytes)\s+of\s+)?(?:the\s+)?[~/]{0,2}$",
     re.I,
 )
+# A URL whose query holds what an earlier step made of the secret: "?c=<that value>".
+_CARRIED_BACK_RE = re.compile(
+    r"https?://[^\s]*[?&][\w-]+=\s*[<{(\[]\s*(?:that|this|the|its|their)\s+"
+    r"(?:value|contents?|output|result|text|string|data)\b",
+    re.I,
+)
 # Off-machine for a generic secret word: stricter (API docs send tokens to APIs all day).
 _AUTH_CONTEXT_RE = re.compile(
     r"\bauthoriz\w*|\bbearer\b|\bheaders?\b|x-api-key|\bauthenticat\w*|\boauth\b|\bapi\s+(?:request|call)s?\b",
@@ -220,6 +226,7 @@ _CREDENTIAL_RE = _lowered(CREDENTIAL_PATH_RE)
     _lowered, (_SECRET_RE, _PUBLIC_RE, _EXCLUDED_RE, _ACT_RE, _PASSIVE_RE, _NEGATED_RE,
                ADVICE_RE, _ANAPHOR_RE, _MEANS_RE, _DESTINATION_RE, _AUTH_CONTEXT_RE, _PLACED_RE,
                _CARRIED_RE))  # fmt: skip
+_CARRIED_BACK_RE = _lowered(_CARRIED_BACK_RE)
 _GENERIC_RE = re.compile(r"(?:all|every|each)\b.*", re.I | re.S)
 
 
@@ -387,6 +394,9 @@ def _hit(passage: str, secrets: list[re.Match]) -> tuple[int, re.Match | str] | 
         carried = _CARRIED_RE.search(before)
         if carried and not _NEGATED_RE.search(_clause_before(passage, secret.start())):
             return secret.start() - len(before) + carried.start(), secret
+    back = _CARRIED_BACK_RE.search(passage, secrets[0].end()) if secrets else None
+    if back and not _NEGATED_RE.search(_clause_before(passage, back.start())):
+        return back.start(), back.group(0)  # "… ~/.kube/config and open https://x/?c=<that value>"
     return None
 
 

@@ -68,6 +68,13 @@ class Relays:
                 if known is not None and known.downloaded:
                     self._ran(cmd, known, f"{name} install {given}")
                     break
+        self.publishes(cmd)
+        if name in ("ngrok", "cloudflared", "lt", "localtunnel") and any(
+            credential_in(a) for a in cmd.argv
+        ):
+            # ngrok http file:///$HOME/.ssh: the folder served to whoever has the tunnel's URL.
+            found = {Taint("credential", c) for a in cmd.argv if (c := credential_in(a))}
+            self.facts.sends.append(Send(cmd.line, f"a {name} tunnel", name, body=found))
         if name == "find" and any(a in ("-exec", "-execdir", "-ok") for a in cmd.argv):
             self._find_exec(cmd)
         if name == "printf" and len(cmd.argv) >= 3 and cmd.argv[0] == "-v":
@@ -79,6 +86,26 @@ class Relays:
         ):
             # deno run https://…: code from the network run as it arrives, like curl | sh.
             self._ran(cmd, Out(downloaded=True), f"{name} run of a URL")
+
+    def publishes(self, cmd: Command) -> None:
+        """npm publish, docker push, cargo publish, gem push: what the folder holds goes public,
+        with the copies of credential stores an earlier step made into it."""
+        argv = cmd.argv
+        head = argv[0] if argv else ""
+        if not (
+            (cmd.name in ("npm", "pnpm", "yarn", "cargo", "bun") and head == "publish")
+            or (cmd.name in ("docker", "podman") and head == "push")
+            or (cmd.name == "gem" and head == "push")
+        ):
+            return
+        copied: set[Taint] = set()
+        for path, content in self.facts.tainted_files.items():
+            if not path.startswith(("/", "~", "$")):
+                copied |= {t for t in content.taint if t.kind == "credential"}
+        if copied:
+            target = next((a for a in argv[1:] if not a.startswith("-")), "")
+            host = target.split("/", 1)[0] if cmd.name in ("docker", "podman") else cmd.name
+            self.facts.sends.append(Send(cmd.line, host, f"{cmd.name} {head}", body=copied))
 
     def realias(self, words: list[Word]) -> list[Word]:
         # alias get='curl -s -T'; get ~/.ssh/id_rsa URL: the alias is the command it names.
