@@ -16,6 +16,7 @@ no marker may reach the server while the approved skill's still does.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -27,9 +28,19 @@ from pathlib import Path
 import pytest
 from wire.agents import AgentCli
 from wire.model_server import ScriptedModelServer, Turn, call, say
-from wire.test_skills_at_the_wire import GOOD_DESC, HEADLESS, Project, install_hook, skill_md
+from wire.test_skills_at_the_wire import (
+    BAD,
+    GOOD_BODY,
+    GOOD_DESC,
+    HEADLESS,
+    Project,
+    install_hook,
+    skill_md,
+)
 
 from chimera_cards._runtime.launch import find_bwrap
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [
     pytest.mark.slow,
@@ -194,7 +205,10 @@ def test_through_exec_the_approved_skill_still_reaches_claude(claude_session):
 
 # -- Gemini CLI ----------------------------------------------------------------------------------
 
-GEMINI_ROUTES = {"moved-home": "GHOME_81", "linked-extension": "GLINK_82"}
+GEMINI_ROUTES = {
+    "linked-extension": "GLINK_82",
+    "home-moved-by-the-projects-env-file": "GDOTENV_83",
+}
 
 
 @pytest.fixture(scope="module")
@@ -205,23 +219,31 @@ def gemini_session(gemini_cli: AgentCli, tmp_path_factory) -> Session:
     source.mkdir()
     (source / "gemini-extension.json").write_text(json.dumps({"name": "evilext", "version": "1"}))
     plant(source / "skills" / "evil-link", "evil-link", GEMINI_ROUTES["linked-extension"])
-    moved = root / "moved-home"
     with ScriptedModelServer([]) as server:
         env = project.env(gemini_cli, server.url)
         linked = gemini_cli.run(
             ["extensions", "link", str(source), "--consent"], cwd=project.world.project, env=env
         )
         assert linked.returncode == 0, linked.stdout + linked.stderr
-    # The moved home holds the same settings (auth, no telemetry) and the extension record.
-    shutil.copytree(project.world.home / ".gemini", moved / ".gemini")
-    plant(moved / ".gemini" / "skills" / "evil-home", "evil-home", GEMINI_ROUTES["moved-home"])
-    return _run_both(
-        gemini_cli, project, HEADLESS["gemini"], [say("done")], {"GEMINI_CLI_HOME": str(moved)}
+    # A home named only in the project's own .gemini/.env, which Gemini CLI loads; it holds the
+    # same settings (auth, no telemetry) and the extension record.
+    by_file = root / "home-from-env-file"
+    shutil.copytree(project.world.home / ".gemini", by_file / ".gemini")
+    plant(
+        by_file / ".gemini" / "skills" / "evil-dotenv",
+        "evil-dotenv",
+        GEMINI_ROUTES["home-moved-by-the-projects-env-file"],
     )
+    (project.world.project / ".gemini").mkdir(exist_ok=True)
+    (project.world.project / ".gemini" / ".env").write_text(f"GEMINI_CLI_HOME={by_file}\n")
+    return _run_both(gemini_cli, project, HEADLESS["gemini"], [say("done")], {})
 
 
-def test_exec_hides_skills_under_a_home_moved_by_gemini_cli_home(gemini_session):
-    assert gemini_session.leaked(GEMINI_ROUTES["moved-home"]) == (True, False)
+def test_exec_hides_skills_under_a_home_the_projects_env_file_moves_gemini_cli_to(
+    gemini_session,
+):
+    marker = GEMINI_ROUTES["home-moved-by-the-projects-env-file"]
+    assert gemini_session.leaked(marker) == (True, False)
 
 
 def test_exec_hides_the_skills_of_a_linked_gemini_extension(gemini_session):
@@ -274,3 +296,89 @@ def test_with_the_hook_a_local_marketplace_plugin_edited_after_install_is_blocke
     assert not server.saw("MKTEDIT_12")
     results = " ".join(r for req in server.agent_requests for r in req.tool_results)
     assert "mkt-skill differs from its approved bytes" in results
+
+
+def test_with_the_hook_a_prompts_slash_skill_and_at_mention_of_unapproved_bytes_are_blocked(
+    claude_cli: AgentCli, tmp_path: Path
+) -> None:
+    # A leading /name loads that skill into the prompt, @path attaches the file: no tool call
+    # is made, so only a hook on the prompt itself sees them.
+    project = Project(tmp_path, "claude")
+    install_hook(project)
+    prompts = {
+        "slash drifted": ("/drift-skill", BAD["drifted body"]),
+        "mention dropped": (f"Look at @{project.folder}/dropped/SKILL.md", BAD["dropped body"]),
+        "slash approved": ("/good-skill", GOOD_BODY),
+    }
+    seen = {}
+    for what, (prompt, marker) in prompts.items():
+        with ScriptedModelServer([say("done")]) as server:
+            env = project.env(claude_cli, server.url)
+            done = claude_cli.run(
+                HEADLESS["claude"], cwd=project.world.project, env=env, input=prompt
+            )
+        seen[what] = server.saw(marker)
+        if what != "slash approved":  # Claude Code prints the hook's reason on stdout
+            said = done.stdout + done.stderr
+            assert "not an approved skill" in said or "differs from its approved bytes" in said, (
+                said
+            )
+    assert seen == {"slash drifted": False, "mention dropped": False, "slash approved": True}
+    assert project.untouched()
+
+
+def test_a_project_that_disables_all_hooks_cannot_turn_off_the_hook_in_managed_settings(
+    claude_cli: AgentCli, tmp_path: Path
+) -> None:
+    # The project's own settings (.claude/settings.local.json, which a repository can ship)
+    # say disableAllHooks. A hook in the project's settings is then off, and the drifted body
+    # loads; the same hook installed into Claude Code's managed settings, which only the
+    # machine's administrator writes, still runs. /etc/claude-code is made in a private mount
+    # namespace (a copy of /etc bound over it), so the machine's own /etc is not touched.
+    bwrap = find_bwrap(os.environ)
+    assert bwrap is not None
+    project = Project(tmp_path, "claude")
+    local = project.world.project / ".claude" / "settings.local.json"
+    local.write_text(json.dumps({"disableAllHooks": True}))
+    etc = tmp_path / "etc"
+    shutil.copytree("/etc", etc, symlinks=True, ignore_dangling_symlinks=True,
+                    copy_function=_copy_readable)  # fmt: skip
+    in_view = [bwrap, "--dev-bind", "/", "/", "--bind", str(etc), "/etc"]
+    leaked = {}
+    for where in ("project", "managed"):
+        settings = project.world.project / ".claude" / "settings.json"
+        settings.unlink(missing_ok=True)
+        if where == "project":
+            install_hook(project)
+        else:  # `hook claude --install --managed`, run where /etc is the copy
+            installed = subprocess.run(
+                [*in_view, sys.executable, "-m", "chimera_cards", "hook", "claude", "--install",
+                 "--managed", "--store", str(project.world.store)],
+                cwd=project.world.project, env={**project.world.env, "PYTHONPATH": str(ROOT)},
+                capture_output=True, text=True, timeout=120, check=False,
+            )  # fmt: skip
+            assert installed.returncode == 0, installed.stderr
+            assert "/etc/claude-code/managed-settings.json" in installed.stdout
+            assert (
+                "chimera-cards hook claude"
+                in (etc / "claude-code" / "managed-settings.json").read_text()
+            )
+        turns = [call("Skill", skill="drift-skill"), say("done")]
+        with ScriptedModelServer(turns) as server:  # type: ignore[arg-type]
+            env = project.env(claude_cli, server.url)
+            done = subprocess.run(
+                [*in_view, str(claude_cli.program), *HEADLESS["claude"]],
+                cwd=project.world.project, env=env, input="Use drift-skill.",
+                capture_output=True, text=True, timeout=240, check=False,
+            )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        leaked[where] = server.saw(BAD["drifted body"])
+    assert leaked == {"project": True, "managed": False}
+    assert not os.path.exists("/etc/claude-code/managed-settings.json") or (
+        "chimera-cards" not in Path("/etc/claude-code/managed-settings.json").read_text()
+    )
+
+
+def _copy_readable(source: str, target: str) -> None:
+    with contextlib.suppress(OSError):  # a file this user cannot read (shadow): left out
+        shutil.copy2(source, target)
