@@ -168,18 +168,27 @@ def _tox_shell(text: str) -> list[str]:
 _SECRETS_EXPRESSION_RE = re.compile(r"\$\{\{\s*(?:secrets|env)\.(\w+)\s*\}\}")
 
 
-def _workflow_shell(text: str) -> list[str]:
-    """A GitHub Actions workflow's ``run`` steps (what the runner's shell runs, with the
-    repository's secrets in ``${{ secrets.NAME }}`` read as the variable ``$NAME``)."""
+def _blank_lines(text: str) -> list[str]:
+    return [""] * (text.count("\n") + 1)
+
+
+def _yaml_mapping(text: str, key: str) -> dict | None:
+    """The mapping under a top-level key of a YAML file (``jobs``, ``services``), or None."""
     import yaml
 
-    out = [""] * (text.count("\n") + 1)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError:
-        return out
-    jobs = data.get("jobs") if isinstance(data, dict) else None
-    if not isinstance(jobs, dict):
+        return None
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def _workflow_shell(text: str) -> list[str]:
+    """A GitHub Actions workflow's ``run`` steps (what the runner's shell runs, with the
+    repository's secrets in ``${{ secrets.NAME }}`` read as the variable ``$NAME``)."""
+    out, jobs = _blank_lines(text), _yaml_mapping(text, "jobs")
+    if jobs is None:
         return out
     lines = text.split("\n")
     at = 0
@@ -205,15 +214,8 @@ def _compose_shell(text: str) -> list[str]:
     """A compose file's ``command``/``entrypoint`` lines, with each host folder a service
     mounts written in place of the path it is mounted at (``~/.ssh:/keys`` then ``tar /keys``
     reads ~/.ssh)."""
-    import yaml
-
-    out = [""] * (text.count("\n") + 1)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return out
-    services = data.get("services") if isinstance(data, dict) else None
-    if not isinstance(services, dict):
+    out, services = _blank_lines(text), _yaml_mapping(text, "services")
+    if services is None:
         return out
     lines = text.split("\n")
     for service in services.values():
