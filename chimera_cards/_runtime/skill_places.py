@@ -258,18 +258,63 @@ def _folders_named(value: str) -> list[Path]:
     return [Path(p.strip()) for p in parts if p.strip() and os.path.isdir(p.strip())]
 
 
-def _moved_homes(env: Mapping[str, str]) -> list[Path]:
-    """Folders an environment variable makes an agent's home or config folder."""
+def _env_file(path: Path) -> list[tuple[str, str]]:
+    """``KEY=VALUE`` lines of a dotenv file (``export`` and quotes allowed), none if unreadable.
+    Only candidate folders are taken from them, so a line read too generously costs a stat."""
+    try:
+        text = path.read_text("utf-8", "replace")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines()[:2000]:
+        key, sep, value = line.strip().removeprefix("export ").partition("=")
+        if sep and key.strip() and not key.startswith("#"):
+            found.append((key.strip(), value.strip().strip("'\"")))
+    return found
+
+
+def _settings_env(path: Path) -> list[tuple[str, str]]:
+    """The ``env`` object of an agent's JSON settings file (Claude Code sets these variables
+    for its session), none if unreadable."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return []
+    own = data.get("env") if isinstance(data, dict) else None
+    if not isinstance(own, dict):
+        return []
+    return [(str(k), v) for k, v in own.items() if isinstance(v, str)]
+
+
+def agent_variables(env: Mapping[str, str], starts: Iterable[Path]) -> list[tuple[str, str]]:
+    """Every variable the agents will have: the environment, plus what they load themselves
+    from files the project can write (Gemini CLI's ``.gemini/.env`` and ``.env`` here and in
+    every folder above, and in the home; Claude Code's settings ``env``)."""
+    home_value = env.get("HOME", "").strip()
+    home = Path(home_value) if home_value else Path.home()
+    found = list(env.items())
+    folders = [f for start in starts for f in (start, *start.parents)]
+    for folder in [*dict.fromkeys(folders), home]:
+        found += _env_file(folder / ".gemini" / ".env") + _env_file(folder / ".env")
+        for name in ("settings.json", "settings.local.json"):
+            found += _settings_env(folder / ".claude" / name)
+    found += _settings_env(claude_home(env) / "settings.json")
+    found += _settings_env(Path("/etc/claude-code/managed-settings.json"))
+    return found
+
+
+def _moved_homes(variables: Iterable[tuple[str, str]]) -> list[Path]:
+    """Folders a variable makes an agent's home or config folder."""
     homes: list[Path] = []
-    for name, value in env.items():
+    for name, value in variables:
         if name != "HOME" and name.upper().endswith(_HOME_VAR_ENDS) and value:
             homes += _folders_named(value)
     return list(dict.fromkeys(homes))
 
 
-def _env_plugin_roots(env: Mapping[str, str]) -> list[Path]:
+def _env_plugin_roots(variables: Iterable[tuple[str, str]]) -> list[Path]:
     roots: list[Path] = []
-    for name, value in env.items():
+    for name, value in variables:
         if any(word in name.upper() for word in _PLUGIN_VAR_WORDS) and value:
             roots += _folders_named(value)
     return list(dict.fromkeys(roots))
@@ -323,7 +368,7 @@ def skill_places(
     also: Iterable[str | os.PathLike] = (),
     nested: bool = True,
     plugin_dirs: Iterable[str | os.PathLike] = (),
-    walk_limit: int = MAX_NESTED_WALK,
+    walk_limit: int | None = None,
 ) -> SkillPlaces:
     """Every existing skills directory and plugin skill folder any agent reads from here.
 
@@ -334,13 +379,13 @@ def skill_places(
             the model moved to).
         nested: also walk below the project root for nested project folders.
         plugin_dirs: plugin folders given on the command line (Claude Code's ``--plugin-dir``).
-        walk_limit: folders the nested walk looks at, at most.
+        walk_limit: folders the nested walk looks at, at most (default ``MAX_NESTED_WALK``).
     Returns:
         The places, each directory once (as found, not resolved), existing ones only. Folders
         an environment variable names count too: a moved home (``*_HOME``, ``*_CONFIG_DIR``:
         every agent's user folders under it, its own ``skills``, its Claude Code plugins) and
         a plugin or skill folder (a name with PLUGIN, SKILL or EXTENSION: every SKILL.md folder
-        under it).
+        under it), whether set in ``env`` or in a file the agent loads (``agent_variables``).
     """
     dotted, plain = _table_patterns()
     places = SkillPlaces()
@@ -358,7 +403,8 @@ def skill_places(
     commands = [folder / COMMAND_DIR for start in starts for folder in (start, *start.parents)]
     if nested:
         for root in dict.fromkeys(roots):
-            found, stopped = _nested(root, (*dotted, COMMAND_DIR), walk_limit)
+            limit = MAX_NESTED_WALK if walk_limit is None else walk_limit
+            found, stopped = _nested(root, (*dotted, COMMAND_DIR), limit)
             for folder in found:
                 if folder.as_posix().endswith(COMMAND_DIR):
                     commands.append(folder)
@@ -366,7 +412,8 @@ def skill_places(
                     places.add_dir(folder)
             places.walk_stopped = places.walk_stopped or stopped
     commands += [claude_home(env) / "commands", MANAGED_COMMAND_DIR]
-    homes = _moved_homes(env)
+    variables = agent_variables(env, starts)
+    homes = _moved_homes(variables)
     user_dirs = _user_dirs(env)
     for home in homes:
         moved = {**env, "HOME": str(home), "CODEX_HOME": "", "CLAUDE_CONFIG_DIR": ""}
@@ -379,7 +426,7 @@ def skill_places(
     installs: list[PluginInstall] = []
     for config in dict.fromkeys(configs):
         installs += plugin_installs(env, config) + marketplace_roots(config)
-    named = [*plugin_dirs, *_env_plugin_roots(env)]
+    named = [*plugin_dirs, *_env_plugin_roots(variables)]
     installs += [PluginInstall(Path(p).name, str(p), Path(p)) for p in named]
     for install in installs:
         commands.append(install.root / "commands")

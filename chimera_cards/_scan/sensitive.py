@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from chimera_cards._scan.textruns import literal_pattern
+from chimera_cards._scan.textruns import Literals, literal_pattern
 
 # Parts of an environment variable's name (split on "_") that make it a secret.
 _SECRET_PARTS = frozenset(
@@ -171,6 +171,8 @@ _CRED_PARTS = (
     r"(?<![\w.-])\.env(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
     r"/etc/shadow\b",
+    # shell histories: every token typed on a command line
+    r"\.(?:bash|zsh|sh|psql|mysql|python)_history\b|\bConsoleHost_history\.txt\b",
     # browsers: profile folders and the stores inside them (Chrome's file names as it spells
     # them: "local state" or "web data" in a sentence is no file)
     r"(?-i:Login Data|\bWeb Data|\bLocal State)\b|\blogins\.json\b|\bkey[34]\.db\b|"
@@ -231,6 +233,8 @@ CREDENTIAL_LITERALS = (
     ".gnupg",
     ".password-store",
     "/etc/shadow",
+    "_history",
+    "consolehost_history",
     "login data",
     "logins.json",
     "key3.db",
@@ -284,10 +288,43 @@ def credential_in(text: str) -> str | None:
     if len(lower) < 256:
         if _CREDENTIAL_LITERAL_RE.search(lower) is None:
             return None
+        match = CREDENTIAL_PATH_RE.search(text)
     elif not any(map(lower.__contains__, CREDENTIAL_LITERALS)):
         return None
-    match = CREDENTIAL_PATH_RE.search(text) or _STORE_COMMAND_RE.search(text)
+    else:
+        match = _path_in_lines(text, lower)
+    match = match or _STORE_COMMAND_RE.search(text)
     return match.group(0) if match else None
+
+
+_CASE_ODD_RE = re.compile("[\u0131\u017f]")
+
+
+def _path_in_lines(text: str, lower: str) -> re.Match | None:
+    """``CREDENTIAL_PATH_RE.search(text)`` for a long text, tried only on the lines holding one
+    of the literals: the case-blind alternation costs about a microsecond a character, and most
+    lines of a page hold none. Exact: no alternative consumes a line break or looks past one
+    (a line's ends read as the ends of the text do), and each match holds a literal."""
+    if len(lower) != len(text) or _CASE_ODD_RE.search(text) is not None:
+        # A letter whose lower case is longer (İ: offsets differ), or one the case-blind
+        # pattern reads as an ASCII letter that lower() keeps apart (ſ as s, ı as i).
+        return CREDENTIAL_PATH_RE.search(text)
+    starts: set[int] = set()
+    for literal in CREDENTIAL_LITERALS:
+        at = lower.find(literal)
+        while at != -1:
+            start = lower.rfind("\n", 0, at) + 1
+            starts.add(start)
+            end = lower.find("\n", at)
+            if end == -1:
+                break
+            at = lower.find(literal, end)
+    for start in sorted(starts):
+        end = lower.find("\n", start)
+        match = CREDENTIAL_PATH_RE.search(text, start, len(text) if end == -1 else end)
+        if match is not None:
+            return match
+    return None
 
 
 _HOST_RE = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^@/?#\s]*@)?(\[[^\]]*\]|[^:/?#\s'\"]+)", re.I)
@@ -332,6 +369,18 @@ _HELPERS: tuple[tuple[str, tuple[str, ...], Taint], ...] = (
     ("gopass", ("show", "cat"), Taint("credential", "password store (gopass)")),
     ("vault", ("read", "kv get", "print token", "token lookup"), Taint("credential", "Vault")),
     ("secret-tool", ("lookup",), Taint("credential", "secret service (secret-tool)")),
+    ("bw", ("get", "export", "list items"), Taint("credential", "Bitwarden vault (bw)")),
+    ("rbw", ("get",), Taint("credential", "Bitwarden vault (rbw)")),
+    ("lpass", ("show", "export"), Taint("credential", "LastPass vault (lpass)")),
+    ("keepassxc-cli", ("show", "export"), Taint("credential", "KeePassXC database")),
+    ("op", ("item list", "export"), Taint("credential", "1Password (op)")),
+    ("doctl", ("auth token",), Taint("env", "DIGITALOCEAN_ACCESS_TOKEN")),
+    ("aws", ("secretsmanager get-secret-value", "ssm get-parameter"),
+     Taint("credential", "AWS secret store")),
+    ("gcloud", ("secrets versions access",), Taint("credential", "Google Secret Manager")),
+    ("az", ("keyvault secret show", "keyvault secret download"),
+     Taint("credential", "Azure Key Vault")),
+    ("kubectl", ("get secret", "get secrets"), Taint("credential", "Kubernetes secrets")),
 )  # fmt: skip
 
 
@@ -351,6 +400,8 @@ def helper_secret(name: str, argv: list[str]) -> Taint | None:
     for command, starts, taint in _HELPERS:
         if name == command and head.startswith(starts):
             return taint
+    if name == "gh" and head.startswith("auth status") and ("-t" in argv or "--show-token" in argv):
+        return Taint("env", "GITHUB_TOKEN")
     if name == "aws" and head.startswith("configure get") and len(words) > 2:
         return Taint("env", "AWS_SECRET_ACCESS_KEY") if is_secret_name(words[2]) else None
     if name == "npm" and head.startswith("config get") and "authtoken" in head.replace("_", ""):
@@ -359,6 +410,34 @@ def helper_secret(name: str, argv: list[str]) -> Taint | None:
         return Taint("credential", name)
     if name == "kubectl" and head.startswith("config view") and "--raw" in argv:
         return Taint("credential", "kubeconfig (kubectl config view --raw)")
+    return None
+
+
+_SERVICE_NAME_RE = re.compile(r"[A-Za-z][\w.-]{1,40}")
+
+
+def keyring_secret(service: str | None) -> Taint | None:
+    """What ``keyring.get_password("openai", user)`` returns: that service's token (the user's
+    to send to that service's API, and to no one else), or None when the service is not a name
+    written out."""
+    if not service or not _SERVICE_NAME_RE.fullmatch(service):
+        return None
+    return Taint("env", re.sub(r"[^A-Za-z0-9]+", "_", service).upper() + "_TOKEN")
+
+
+# Cloud instance metadata services' credential paths: the machine's own role keys.
+_METADATA_SECRET_RE = re.compile(
+    r"(?:169\.254\.169\.254|\[fd00:ec2::254\]|metadata\.google\.internal|100\.100\.100\.200)"
+    r"/[^\s'\"]*(?:security-credentials|service-accounts/[^\s'\"]*token|identity/oauth2/token|"
+    r"ram/security-credentials)|169\.254\.170\.2/|/metadata/identity/oauth2/token"
+)
+
+
+def metadata_secret(url: str) -> Taint | None:
+    """The credentials a cloud instance metadata URL answers with (AWS, GCP, Azure, Alibaba
+    role keys and tokens), or None for any other URL (the region, the instance id)."""
+    if _METADATA_SECRET_RE.search(url):
+        return Taint("credential", "cloud instance role credentials (metadata service)")
     return None
 
 
@@ -406,17 +485,18 @@ COLLECTOR_HOSTS = (
 )  # fmt: skip
 
 
+_COLLECTOR_LITERALS = Literals(COLLECTOR_HOSTS)
+
+
 def collector_in(text: str) -> str | None:
     """The catch-all collection or tunnel service a text names, if any."""
     lower = text.lower()
-    for host in COLLECTOR_HOSTS:
-        at = lower.find(host)
-        while at != -1:
-            # a host name of its own ("toast.visible" names no oast.* host)
-            if at == 0 or not (lower[at - 1].isalnum() or lower[at - 1] in "-_"):
-                return host
-            at = lower.find(host, at + 1)
-    return None
+    first = len(COLLECTOR_HOSTS)  # the first of the list named, wherever it stands
+    for index, at in _COLLECTOR_LITERALS.occurrences(lower):
+        # a host name of its own ("toast.visible" names no oast.* host)
+        if index < first and (at == 0 or not (lower[at - 1].isalnum() or lower[at - 1] in "-_")):
+            first = index
+    return COLLECTOR_HOSTS[first] if first < len(COLLECTOR_HOSTS) else None
 
 
 # Folders every local user can read: a secret copied there has left its owner.

@@ -205,7 +205,10 @@ def test_through_exec_the_approved_skill_still_reaches_claude(claude_session):
 
 # -- Gemini CLI ----------------------------------------------------------------------------------
 
-GEMINI_ROUTES = {"moved-home": "GHOME_81", "linked-extension": "GLINK_82"}
+GEMINI_ROUTES = {
+    "linked-extension": "GLINK_82",
+    "home-moved-by-the-projects-env-file": "GDOTENV_83",
+}
 
 
 @pytest.fixture(scope="module")
@@ -216,23 +219,31 @@ def gemini_session(gemini_cli: AgentCli, tmp_path_factory) -> Session:
     source.mkdir()
     (source / "gemini-extension.json").write_text(json.dumps({"name": "evilext", "version": "1"}))
     plant(source / "skills" / "evil-link", "evil-link", GEMINI_ROUTES["linked-extension"])
-    moved = root / "moved-home"
     with ScriptedModelServer([]) as server:
         env = project.env(gemini_cli, server.url)
         linked = gemini_cli.run(
             ["extensions", "link", str(source), "--consent"], cwd=project.world.project, env=env
         )
         assert linked.returncode == 0, linked.stdout + linked.stderr
-    # The moved home holds the same settings (auth, no telemetry) and the extension record.
-    shutil.copytree(project.world.home / ".gemini", moved / ".gemini")
-    plant(moved / ".gemini" / "skills" / "evil-home", "evil-home", GEMINI_ROUTES["moved-home"])
-    return _run_both(
-        gemini_cli, project, HEADLESS["gemini"], [say("done")], {"GEMINI_CLI_HOME": str(moved)}
+    # A home named only in the project's own .gemini/.env, which Gemini CLI loads; it holds the
+    # same settings (auth, no telemetry) and the extension record.
+    by_file = root / "home-from-env-file"
+    shutil.copytree(project.world.home / ".gemini", by_file / ".gemini")
+    plant(
+        by_file / ".gemini" / "skills" / "evil-dotenv",
+        "evil-dotenv",
+        GEMINI_ROUTES["home-moved-by-the-projects-env-file"],
     )
+    (project.world.project / ".gemini").mkdir(exist_ok=True)
+    (project.world.project / ".gemini" / ".env").write_text(f"GEMINI_CLI_HOME={by_file}\n")
+    return _run_both(gemini_cli, project, HEADLESS["gemini"], [say("done")], {})
 
 
-def test_exec_hides_skills_under_a_home_moved_by_gemini_cli_home(gemini_session):
-    assert gemini_session.leaked(GEMINI_ROUTES["moved-home"]) == (True, False)
+def test_exec_hides_skills_under_a_home_the_projects_env_file_moves_gemini_cli_to(
+    gemini_session,
+):
+    marker = GEMINI_ROUTES["home-moved-by-the-projects-env-file"]
+    assert gemini_session.leaked(marker) == (True, False)
 
 
 def test_exec_hides_the_skills_of_a_linked_gemini_extension(gemini_session):
