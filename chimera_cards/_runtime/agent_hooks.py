@@ -149,13 +149,14 @@ def _project_root(payload: Mapping[str, object], env: Mapping[str, str]) -> Path
     return Path(root) if isinstance(root, str) and root else Path.cwd()
 
 
-def _verdict(store, judge: Judge, policy: Policy) -> str | None:
+def _verdict(store, judge: Judge, policy: Policy, judged: dict[str, str | None]) -> str | None:
     """None when ``check`` calls every folder the judge covers ok, else the one line for the
-    model."""
+    model. ``judged`` gets the digest ``check`` read of each folder it called ok."""
     from chimera_cards._install.verify import check
 
     only = None if judge.name is None else [judge.name]
     states = [s for s in check(store, [judge.directory], policy, only=only).states]
+    judged.update((os.path.abspath(s.path), s.digest) for s in states if s.ok and s.path)
     if judge.name is not None:
         folder = judge.directory / judge.name
         state = next((s for s in states if Path(s.path).name == judge.name), None)
@@ -218,13 +219,14 @@ def _pre_tool_use(
     from chimera_cards._store.facade import Store
 
     policy = trust_file_policy(trust_file)
+    judged: dict[str, str | None] = {}
     with Store(store_file, create=False) as store:
         for judge in targets.judges:  # whichever one the agent reads must be approved
-            why = _verdict(store, judge, policy)
+            why = _verdict(store, judge, policy, judged)
             if why is not None:
                 return why
     if folders is not None:
-        hook_memo.remember_folders(folders, store_file, trust_file, before)
+        hook_memo.remember_folders(folders, judged, store_file, trust_file, before)
     return None
 
 
@@ -318,10 +320,10 @@ def _session_start(
         report = check(store, directories, trust_file_policy(trust_file))
     # The session's first skill call then finds its folder remembered (under the same rules as
     # a tool call's own answer: re-hashed on every call, any store write or TTL forgets it).
-    good = [
-        (s.path, Path(s.path).name) for s in report.states if s.ok and s.link is None and s.path
-    ]
-    hook_memo.remember_folders(good, store_file, trust_file, before)
+    ok = [s for s in report.states if s.ok and s.link is None and s.path]
+    judged = {os.path.abspath(s.path): s.digest for s in ok}
+    good = [(s.path, Path(s.path).name) for s in ok]
+    hook_memo.remember_folders(good, judged, store_file, trust_file, before)
     bad = [s for s in report.states if not s.ok]
     if not bad:
         return ""

@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Mapping
 
 from chimera_cards._bundles.folderscan import hash_folder, records_digest
 
@@ -110,14 +111,19 @@ def recall(
 
 def remember_folders(
     folders: list[tuple[str, str]],
+    judged: Mapping[str, str | None],
     store_file: str | os.PathLike,
     trust_file: str | os.PathLike | None,
     fingerprint_before: str,
 ) -> None:
-    """``remember`` each (folder, name) that ``check`` just called ok, with its digest hashed
-    now (a folder that is no plain folder of plain files is left out)."""
-    digests = [digest_of(folder) for folder, _ in folders]
-    ok = [(f, n, d) for (f, n), d in zip(folders, digests, strict=True) if d is not None]
+    """``remember`` each (folder, name) that ``check`` just called ok (``judged``: absolute
+    folder -> the digest check read), when the folder hashes now to that same digest: bytes
+    changed between check's read and this one are never remembered as ok."""
+    ok = []
+    for folder, name in folders:
+        digest = digest_of(folder)
+        if digest is not None and digest == judged.get(os.path.abspath(folder)):
+            ok.append((folder, name, digest))
     remember(ok, store_file, trust_file, fingerprint_before)
 
 

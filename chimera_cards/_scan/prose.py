@@ -574,6 +574,11 @@ def _verb_end(ship: re.Match) -> int:
     return ship.start() + len(ship.group(0).split()[0])
 
 
+_REPORTED_RE = re.compile(
+    r"\b(?:(?:can|could|may|might|would|must)\s+have(?:\s+been)?|(?:has|have|had)\s+been|"
+    r"was|were)\s+$",
+    re.IGNORECASE,
+)
 _MODAL_RE = re.compile(r"\b(?:can|could|may|might|would|able\s+to)\s+$", re.IGNORECASE)
 _ATTEMPTED_RE = re.compile(
     r"\b(?:attempts|attempted|attempting|tries|tried|trying|seeks|sought)\s+to\s+$",
@@ -733,6 +738,20 @@ def _pieces_by_sentence(seen: _Seen, spans: list[tuple[int, int]]) -> list[set[s
     return sets
 
 
+def _ship_of(sentence: str, store: re.Match | None) -> re.Match | None:
+    """The first send the sentence orders: not in a question, not a noun or an adjective whose
+    cargo is another thing, not what was reported to have happened."""
+    if _QUESTION_RE.search(sentence):
+        return None
+    for ship in _SHIP_RE.finditer(sentence):
+        if _names_other_cargo(sentence, ship, store):
+            continue
+        if _REPORTED_RE.search(sentence, max(0, ship.start() - 30), ship.start()):
+            return None  # "if the keys may have leaked": what happened, not an order
+        return ship
+    return None
+
+
 def prose_findings(text: str) -> list[ProseFinding]:
     """The prose findings of a text already in the reader's form.
 
@@ -761,16 +780,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
         store = _store_named(sentence, gate) if credentials else None
         generic = _CRED_RE.search(sentence) if credentials and not store and gate.cred else None
         cred = store or generic
-        ship = None
-        if cred and gate.ship and not _QUESTION_RE.search(sentence):
-            ship = next(
-                (
-                    m
-                    for m in _SHIP_RE.finditer(sentence)
-                    if not _names_other_cargo(sentence, m, store)
-                ),
-                None,
-            )
+        ship = _ship_of(sentence, store) if cred and gate.ship else None
         if cred and not _before(negation, ship or cred) and not ADVICE_RE.search(sentence):
             destination = _DESTINATION_RE.search(sentence) if gate.destination else None
             if generic is not None and (
