@@ -149,13 +149,14 @@ def _project_root(payload: Mapping[str, object], env: Mapping[str, str]) -> Path
     return Path(root) if isinstance(root, str) and root else Path.cwd()
 
 
-def _verdict(store, judge: Judge, policy: Policy) -> str | None:
+def _verdict(store, judge: Judge, policy: Policy, judged: dict[str, str | None]) -> str | None:
     """None when ``check`` calls every folder the judge covers ok, else the one line for the
-    model."""
+    model. ``judged`` gets the digest ``check`` read of each folder it called ok."""
     from chimera_cards._install.verify import check
 
     only = None if judge.name is None else [judge.name]
     states = [s for s in check(store, [judge.directory], policy, only=only).states]
+    judged.update((os.path.abspath(s.path), s.digest) for s in states if s.ok and s.path)
     if judge.name is not None:
         folder = judge.directory / judge.name
         state = next((s for s in states if Path(s.path).name == judge.name), None)
@@ -218,19 +219,14 @@ def _pre_tool_use(
     from chimera_cards._store.facade import Store
 
     policy = trust_file_policy(trust_file)
+    judged: dict[str, str | None] = {}
     with Store(store_file, create=False) as store:
         for judge in targets.judges:  # whichever one the agent reads must be approved
-            why = _verdict(store, judge, policy)
+            why = _verdict(store, judge, policy, judged)
             if why is not None:
                 return why
     if folders is not None:
-        digests = [hook_memo.digest_of(folder) for folder, _ in folders]
-        hook_memo.remember(
-            [(f, n, d) for (f, n), d in zip(folders, digests, strict=True) if d is not None],
-            store_file,
-            trust_file,
-            before,
-        )
+        hook_memo.remember_folders(folders, judged, store_file, trust_file, before)
     return None
 
 
@@ -310,6 +306,7 @@ def _session_start(
 ) -> str:
     from chimera_cards._install.policy import trust_file_policy
     from chimera_cards._install.verify import check
+    from chimera_cards._runtime import hook_memo
     from chimera_cards._store.facade import Store
     from chimera_cards._store.location import existing_store_path
 
@@ -317,8 +314,16 @@ def _session_start(
     directories = [d for d in _agent_dirs(agent, env, root) if d.is_dir()]
     if not directories:
         return ""
-    with Store(existing_store_path(store_path), create=False) as store:
+    store_file = existing_store_path(store_path)
+    before = hook_memo.fingerprint(store_file, trust_file)
+    with Store(store_file, create=False) as store:
         report = check(store, directories, trust_file_policy(trust_file))
+    # The session's first skill call then finds its folder remembered (under the same rules as
+    # a tool call's own answer: re-hashed on every call, any store write or TTL forgets it).
+    ok = [s for s in report.states if s.ok and s.link is None and s.path]
+    judged = {os.path.abspath(s.path): s.digest for s in ok}
+    good = [(s.path, Path(s.path).name) for s in ok]
+    hook_memo.remember_folders(good, judged, store_file, trust_file, before)
     bad = [s for s in report.states if not s.ok]
     if not bad:
         return ""

@@ -331,3 +331,26 @@ def test_a_folder_whose_skill_md_takes_an_approved_skills_name_blocks_that_name(
     (shadow / "SKILL.md").write_text("---\nname: pdf-tools\ndescription: x\n---\nbad\n")
     line = blocked(hook(world, payload(world, "Skill", skill="pdf-tools")))
     assert "aaa-shadow is not an approved skill" in line
+
+
+def test_bytes_changed_between_checks_read_and_the_memo_write_are_never_remembered(world):
+    """The memo keeps a folder only at the digest ``check`` read: a folder rewritten after
+    check called it ok (before the memo is written) is not remembered at that new digest."""
+    from chimera_cards._bundles.folderscan import RECEIPT_NAME
+    from chimera_cards._runtime import hook_memo
+
+    folder = str(world.project / ".claude" / "skills" / "pdf-tools")
+    (Path(folder) / RECEIPT_NAME).unlink()  # a folder with no receipt: any bytes hash to a digest
+    store = world.cc / "cards.db"
+    read_by_check = hook_memo.digest_of(folder)
+    before = hook_memo.fingerprint(store, None)
+    drift(world)  # between check's read and the write
+    hook_memo.remember_folders(
+        [(folder, "pdf-tools")], {folder: read_by_check}, store, None, before
+    )
+    assert not (world.cc / "cards.db.hook-memo.json").exists()
+    hook_memo.remember_folders(
+        [(folder, "pdf-tools")], {folder: hook_memo.digest_of(folder)}, store, None, before
+    )
+    (entry,) = json.loads((world.cc / "cards.db.hook-memo.json").read_text())["ok"]
+    assert entry.split("\0")[2] == hook_memo.digest_of(folder) != read_by_check
