@@ -93,6 +93,9 @@ def tree_for(base: Path, files: int, mb: float) -> tuple[Path, Path]:
     generate_tree(root, files, mb, seed=files)
     git(root, "init", "-q", f"--separate-git-dir={gitdir}")
     git(root, "add", "-A")
+    # No auto gc: it would pack the 20,000 loose objects in the background, mid-measurement,
+    # and the trees are measured as add and commit leave them.
+    git(root, "config", "gc.auto", "0")
     git(root, "commit", "-q", "-m", "base")
     done.write_text("1")
     print(f"generated {files} files / {mb:.0f} MB in {time.perf_counter() - t0:.0f}s ({root})")

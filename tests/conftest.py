@@ -21,7 +21,8 @@ Everything here is real (files, sockets, SQLite); nothing stands in for the code
   per-read socket timeout.
 - ``dump_store(path)`` returns every row of every table of an SQLite file, for "the store is
   exactly as before" assertions after a refused operation.
-- Fixture ``store`` is an open ``Store`` on a new file under ``tmp_path/store/``.
+- Fixture ``store`` is an open ``Store`` on a new file under ``tmp_path/store/``; ``home`` is a
+  fresh ``$HOME`` and default store under ``tmp_path``, the working folder.
 - Tampering, as an attacker holding the SQLite file would do it (a plain ``sqlite3`` connection,
   never the store's API): ``tamper(path, sql, params)`` runs one statement; ``edit_blob`` replaces
   text inside a blob (kept a BLOB); ``force_status`` sets a version's status; ``plant_statement``
@@ -166,6 +167,16 @@ def skill_archive(folder: Path) -> bytes:
         str(folder.parent / f"{folder.name}-pkg"), "zip", folder.parent, folder.name
     )
     return Path(made).read_bytes()
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A user's fresh start: ``$HOME`` and ``$CHIMERA_CARDS_HOME`` (so the default store) under
+    ``tmp_path``, which is also the working folder; returns ``tmp_path``."""
+    monkeypatch.setenv("CHIMERA_CARDS_HOME", str(tmp_path / "cc"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
 
 
 @pytest.fixture

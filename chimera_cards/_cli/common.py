@@ -19,14 +19,31 @@ import click
 from chimera_cards._cli.plain import error_report, json_text
 from chimera_cards.errors import ChimeraError
 
-store_option = click.option(
+
+def file_option(*decls: str, **attrs: Any) -> Callable:
+    """An option that names a file (never a folder), as a Path."""
+    return click.option(*decls, type=click.Path(dir_okay=False, path_type=Path), **attrs)
+
+
+def folder_option(*decls: str, **attrs: Any) -> Callable:
+    """An option that names a folder (never a file), as a Path."""
+    return click.option(*decls, type=click.Path(file_okay=False, path_type=Path), **attrs)
+
+
+store_option = file_option(
     "--store",
     "store_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Store file (default: $CHIMERA_CARDS_HOME/cards.db, else the XDG data dir).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+# What lint and scan print: lines for a reader, JSON, or SARIF 2.1.0 for code-scanning services.
+report_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif"]),
+    default="text",
+    show_default=True,
+)
 
 
 class Seconds(click.ParamType):

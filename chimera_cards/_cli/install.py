@@ -17,6 +17,8 @@ import click
 from chimera_cards._cli import plain
 from chimera_cards._cli.common import (
     echo_json,
+    file_option,
+    folder_option,
     json_option,
     reports_errors,
     runs_without_click,
@@ -40,10 +42,8 @@ def _target_options(fn):
         help="For this agent (see `chimera-cards agents`); repeat for several, '*' for every "
         "agent detected here.",
     )(fn)
-    return click.option(
+    return folder_option(
         "--to",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=None,
         help="The skills folder (each skill goes to DIR/NAME/).",
     )(fn)
 
@@ -109,16 +109,12 @@ def uninstall_cmd(names, to, agent, global_, force, as_json) -> None:
 )
 @click.option("--global", "global_", is_flag=True, help="With --agent: its user-wide folder.")
 @click.option("--all", "all_", is_flag=True, help="Every agent folder that exists here.")
-@click.option(
+@file_option(
     "--trust-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Judge approvals against this trust file's keys and threshold, not the store's.",
 )
-@click.option(
+@file_option(
     "--lockfile",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Also verify it: our lockfile's digests (a folder it does not pin is unpinned, a pin "
     "with no folder missing), or npx's skills-lock.json computedHash.",
 )
@@ -157,10 +153,8 @@ def check_cmd(dirs, agent, global_, all_, trust_file, lockfile, store_path, as_j
 @click.command("sync")
 @click.argument("names", nargs=-1)
 @_target_options
-@click.option(
+@file_option(
     "--lockfile",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Make the folder hold exactly the bundles this lockfile pins: what it does not pin "
     "is removed (a folder this tool did not install is named, and the sync fails).",
 )

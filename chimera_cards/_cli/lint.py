@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from chimera_cards._cli.common import echo_json, reports_errors
+from chimera_cards._cli.common import echo_json, report_format_option, reports_errors
 from chimera_cards._scan.codescan import lint_skill_paths
 from chimera_cards._scan.findings import DEFAULT_PROFILE, PROFILES
 from chimera_cards._scan.lint import LintReport
@@ -74,13 +74,7 @@ _LEGACY_PROFILE = {"strict": "chimera", "lenient": "agent-skills"}
 @click.option(
     "--lenient", "legacy", flag_value="lenient", help="Deprecated: same as --profile agent-skills."
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "sarif"]),
-    default="text",
-    show_default=True,
-)
+@report_format_option
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option(
     "--min-severity",

@@ -243,7 +243,7 @@ def check_body(
     if not report.states:
         # A CI job pointed at the wrong folder must not pass by finding nothing to check.
         where = ", ".join(str(d) for d in directories) or "any agent folder"
-        raise ChimeraError(f"no skill folders in {where}")
+        raise ChimeraError(f"no skill folders in {where}{_nearest_above(directories)}")
     if fmt == "json":
         echo(json_text(report.to_dict()))
     elif fmt == "sarif":
@@ -254,6 +254,21 @@ def check_body(
         echo("\n".join(state.line() for state in report.states))
     if not report.ok:
         raise SystemExit(1)
+
+
+def _nearest_above(directories: list[Path]) -> str:
+    """A hint when one of ``directories`` (below the current folder) holds nothing but the same
+    folder above it does: a user who ran ``check --agent claude`` in a subfolder of the project."""
+    here = Path(os.path.abspath("."))
+    for directory in directories:
+        below = Path(os.path.abspath(directory))
+        if here not in below.parents:
+            continue
+        for parent in here.parents:
+            candidate = parent / below.relative_to(here)
+            if candidate.is_dir() and any(candidate.iterdir()):
+                return f" (but {candidate} has some: run check from {parent}, or name that folder)"
+    return ""
 
 
 def _check_lockfile(lockfile: Path | None) -> tuple[dict | None, dict | None]:

@@ -12,6 +12,8 @@ import click
 
 from chimera_cards._cli.common import (
     echo_json,
+    file_option,
+    folder_option,
     json_option,
     renamed,
     reports_errors,
@@ -52,10 +54,8 @@ from chimera_cards.errors import UsageError
 
 MAX_THRESHOLD = 10_000
 
-passphrase_option = click.option(
+passphrase_option = file_option(
     "--passphrase-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="File holding the key's passphrase.",
 )
 
@@ -79,7 +79,6 @@ def digest_option(help_text: str, required: bool = True):
             "--digest",
             "digest",
             required=required,
-            default=None,
             metavar="DIGEST",
             help=help_text,
         )(fn)
@@ -107,12 +106,10 @@ def keys_group() -> None:
 
 @keys_group.command("generate")
 @click.argument("name")
-@click.option(
+@file_option(
     "-o",
     "--output",
     "keyfile",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Private key file (default: $CHIMERA_CARDS_HOME/keys/NAME.key).",
 )
 @passphrase_option
@@ -531,10 +528,8 @@ def _absent_notes(directory, absent: list[str], states: dict[str, str]) -> None:
     help="cards: <skill-card> text for the reference loop; skills-xml: the Agent Skills "
     "<available_skills> block pointing at the installed SKILL.md (needs --to or --agent).",
 )
-@click.option(
+@folder_option(
     "--to",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="With skills-xml: the skills folder they are installed in.",
 )
 @click.option("--agent", default=None, help="With skills-xml: the agent they are installed for.")

@@ -13,6 +13,8 @@ import click
 
 from chimera_cards._cli.common import (
     echo_json,
+    file_option,
+    folder_option,
     json_option,
     reports_errors,
     runs_without_click,
@@ -20,21 +22,17 @@ from chimera_cards._cli.common import (
 )
 from chimera_cards.errors import ChimeraError, UsageError
 
-_trust_file_option = click.option(
+_trust_file_option = file_option(
     "--trust-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Judge approvals against this trust file's keys and threshold, not the store's.",
 )
 
 
 @click.command("serve")
 @click.option("--mcp", "mcp_", is_flag=True, help="Serve the MCP Skills extension.")
-@click.option(
+@folder_option(
     "--from",
     "from_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="Serve the skills in this agent folder that check calls ok (default: the store).",
 )
 @click.option("--agent", default=None, help="Like --from, that agent's skills folder.")
@@ -166,11 +164,9 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
         is_flag=True,
         help=f"Write the hooks into {settings} (merged; other hooks are kept).",
     )
-    @click.option(
+    @file_option(
         "--settings",
         "settings_path",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
         help=f"With --install: this settings file (default: ./{settings}).",
     )
     @click.option(
@@ -180,8 +176,14 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
         help="With --install: the user-wide settings file (every project of this user).",
     )
     @click.option(
+        "--managed",
+        is_flag=True,
+        help="With --install: the administrator's settings file, which no project can turn "
+        "off (/etc/...).",
+    )
+    @click.option(
         "--event",
-        type=click.Choice(["auto", "pre-tool-use", "session-start"]),
+        type=click.Choice(["auto", "pre-tool-use", "session-start", "user-prompt"]),
         default="auto",
         help="Which hook event the input is (default: its hook_event_name).",
     )
@@ -206,6 +208,7 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
         install_,
         settings_path,
         global_,
+        managed,
         event,
         fail_open,
         deadline,
@@ -215,11 +218,18 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
     ) -> None:
         from chimera_cards._runtime import agent_hooks
 
-        if global_ and (not install_ or settings_path is not None):
-            raise UsageError("--global goes with --install, instead of --settings")
+        for flag, given in (("--global", global_), ("--managed", managed)):
+            if given and (not install_ or settings_path is not None):
+                raise UsageError(f"{flag} goes with --install, instead of --settings")
+        if global_ and managed:
+            raise UsageError("--global or --managed, not both")
         if install_:
             path = settings_path or (
-                agent_hooks.user_settings(agent) if global_ else Path(settings)
+                agent_hooks.user_settings(agent)
+                if global_
+                else agent_hooks.MANAGED_SETTINGS[agent]
+                if managed
+                else Path(settings)
             )
             added = agent_hooks.install_hooks(
                 path, agent, store=store_path, trust_file=trust_file, fail_open=fail_open
@@ -246,7 +256,7 @@ def _hook_command(agent: str, display: str, settings: str, event: str) -> click.
     )
     from chimera_cards._cli.plain import hook_body
 
-    only = ("install_", "settings_path", "global_", "as_json")
+    only = ("install_", "settings_path", "global_", "managed", "as_json")
     return runs_without_click(hook_body, click_only=only, agent=agent)(command)
 
 
@@ -291,7 +301,7 @@ def list_installed(store_path: Path | None, as_json: bool) -> None:
     "--agent",
     default="any",
     metavar="AGENT",
-    help="claude: also judge its --plugin-dir folders.",
+    help="The agent started: any, claude, codex, gemini (all agents' folders are judged).",
 )
 @click.option("--dry-run", is_flag=True, help="Judge and print the view; start nothing.")
 @click.option("--keep-commands", is_flag=True, help="Show .claude/commands as they are.")
@@ -315,7 +325,6 @@ def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, com
     argv = list(command)
     if argv[:1] == ["--"]:
         argv = argv[1:]
-    plugin_dirs = _plugin_dirs(argv) if agent in ("any", "claude") else []
     from chimera_cards._install.policy import trust_file_policy
 
     policy = trust_file_policy(trust_file)
@@ -324,27 +333,16 @@ def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, com
         from chimera_cards._store.location import default_store_path
 
         store_file = default_store_path()
-    if store_file.is_file():
-        with open_store(store_file) as store:
-            prepared = launch.prepare(
-                argv if argv or not dry_run else ["true"],
-                store=store,
-                policy=policy,
-                env=os.environ,
-                cwd=os.getcwd(),
-                plugin_dirs=plugin_dirs,
-                keep_commands=keep_commands,
-            )
-    else:
-        if store_path is not None:
-            raise UsageError(f"--store {store_path}: no store there")
+    if not store_file.is_file() and store_path is not None:
+        raise UsageError(f"--store {store_path}: no store there")
+    with contextlib.ExitStack() as stack:
+        store = stack.enter_context(open_store(store_file)) if store_file.is_file() else None
         prepared = launch.prepare(
             argv if argv or not dry_run else ["true"],
-            store=None,
+            store=store,
             policy=policy,
             env=os.environ,
             cwd=os.getcwd(),
-            plugin_dirs=plugin_dirs,
             keep_commands=keep_commands,
         )
     view = prepared.view
@@ -363,22 +361,9 @@ def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, com
 def _view_lines(prepared) -> list[str]:
     view = prepared.view
     lines = [f"hidden {h.line()}" for h in view.hidden]
-    if view.walk_stopped:
-        lines.append("note: the search for nested skills folders stopped early (a large tree)")
     if not prepared.wrapped:
         lines.append("note: no private view (bubblewrap cannot run here); every folder is ok now")
     if not lines or prepared.wrapped:
         shown = sum(len(m.shown) for m in view.mounts)
         lines.append(f"view: {shown} approved skill(s) shown, {len(view.hidden)} hidden")
     return lines
-
-
-def _plugin_dirs(argv: list[str]) -> list[str]:
-    """Claude Code's ``--plugin-dir DIR`` (or ``--plugin-dir=DIR``) values in its command line."""
-    found = []
-    for i, arg in enumerate(argv):
-        if arg == "--plugin-dir" and i + 1 < len(argv):
-            found.append(argv[i + 1])
-        elif arg.startswith("--plugin-dir="):
-            found.append(arg.split("=", 1)[1])
-    return found

@@ -7,10 +7,18 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from chimera_cards._cli.common import SECONDS, echo_json, json_option, reports_errors, store_option
+from chimera_cards._cli.common import (
+    SECONDS,
+    echo_json,
+    json_option,
+    report_format_option,
+    reports_errors,
+    store_option,
+)
 from chimera_cards._cli.plain import open_store
 from chimera_cards._scan.external import (
     ScannerConfig,
@@ -21,8 +29,10 @@ from chimera_cards._scan.external import (
     save_scanner,
 )
 from chimera_cards._scan.findings import DEFAULT_PROFILE, PROFILES, SEVERITIES
-from chimera_cards._scan.report import ScanReport, scan_paths
 from chimera_cards.errors import UsageError
+
+if TYPE_CHECKING:
+    from chimera_cards._scan.report import ScanReport
 
 SCANNERS_FILE_ENV = "CHIMERA_CARDS_SCANNERS_FILE"
 
@@ -99,13 +109,7 @@ def format_text(report: ScanReport) -> str:
     default=None,
     help=f"The card profile for our lint. [default: {DEFAULT_PROFILE}]",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "sarif"]),
-    default="text",
-    show_default=True,
-)
+@report_format_option
 @store_option
 @json_option
 @reports_errors
@@ -125,6 +129,8 @@ def scan_cmd(
     writes one SARIF 2.1.0 log with a run per tool. Exit 0 when no errors, 1 when errors were
     found, 2 on usage errors.
     """
+    from chimera_cards._scan.report import scan_paths  # the whole scan: only when one runs
+
     scanners = scanners_for(scanner_names, scanners_file, store_path, named_store_must_exist=True)
     report = scan_paths(paths, scanners=scanners, profile=profile)
     if as_json or fmt == "json":

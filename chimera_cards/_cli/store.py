@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +18,7 @@ from chimera_cards._cards.card import CardReadError
 from chimera_cards._cli.common import (
     SECONDS,
     echo_json,
+    file_option,
     json_option,
     renamed,
     reports_errors,
@@ -25,16 +27,17 @@ from chimera_cards._cli.common import (
 from chimera_cards._cli.plain import open_store
 from chimera_cards._cli.scan import scanner_option, scanners_file_option, scanners_for
 from chimera_cards._importer.lockfile import read_lockfile, write_lockfile
-from chimera_cards._importer.pipeline import ImportResult, import_source
 from chimera_cards._retrieve.export import export_card, select_version
-from chimera_cards._scan.codescan import finding_id
 from chimera_cards._sources.gitsource import is_git_source
 from chimera_cards._sources.locate import locate
 from chimera_cards._store.rows import STATUSES, Version
 from chimera_cards._store.verify import verify_store
-from chimera_cards._util.integrity import expected_hex
+from chimera_cards._util.integrity import digest_keys, expected_hex
 from chimera_cards._util.urls import DEFAULT_TIMEOUT, is_url
 from chimera_cards.errors import UsageError
+
+if TYPE_CHECKING:
+    from chimera_cards._importer.pipeline import ImportResult
 
 
 def _holds_a_skill(folder: str) -> bool:
@@ -75,15 +78,13 @@ def _result_line(result: ImportResult) -> str:
 
 def _error_line(result: ImportResult) -> str:
     message = result.error or "refused"
-    return message if result.source in message else f"{result.source}: {message}"
+    return message if message.startswith(result.source) else f"{result.source}: {message}"
 
 
 @click.command("import")
 @click.argument("source")
-@click.option(
+@file_option(
     "--lockfile",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Refuse any skill whose name and digest are not pinned in this lockfile.",
 )
 @click.option(
@@ -163,6 +164,7 @@ def import_cmd(
     (shown by `review`), and an error among them, or a scanner that fails, holds it pending.
     """
     # Usage errors first, so a bad invocation does not even create a store file.
+    _refuse_unreadable_source(source, ref)
     sha256, digest = _skill_md_pin(digest)
     scanners = scanners_for(scanner_names, scanners_file, store_path)
     if digest:
@@ -171,21 +173,14 @@ def import_cmd(
         from chimera_cards._importer.npxlock import is_npx_lock, read_npx_lock
 
         read_npx_lock(lockfile) if is_npx_lock(lockfile) else read_lockfile(lockfile)
-    local = not is_url(source) and not is_git_source(source) and not source.startswith("npm:")
-    if local and ref is None and locate(source) is None:
-        if not Path(source).exists() and not Path(source).is_symlink():
-            raise CardReadError(f"{source}: no such file or directory")
-        if Path(source).is_dir() and not _holds_a_skill(source):
-            raise UsageError(
-                f"{source}: no cards found (expected a SKILL.md, a skill folder, "
-                "or a folder of them)"
-            )
     if list_only:
         _list_source(source, ref=ref, plugin=plugin, skill=skill, timeout=timeout, as_json=as_json)
         return
     # A big import keeps many objects alive until it ends (bundles, candidates, results), which
     # the cycle collector would scan again and again for nearly no cycles (~50 ms of 2,000
     # cards): it is paused for the import (and its workers, forked meanwhile) and then resumed.
+    from chimera_cards._importer.pipeline import import_source  # the scan with it: only here
+
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -226,6 +221,21 @@ def import_cmd(
     refused = [r.exit_code for r in results if not r.ok]
     if refused:
         raise SystemExit(max(1, *refused) if len(results) == 1 else 1)
+
+
+def _refuse_unreadable_source(source: str, ref: str | None) -> None:
+    """A usage error for a SOURCE that cannot name anything to import, before a store exists."""
+    if not source.strip():  # Path("") is the current folder: never import that unasked
+        raise UsageError("SOURCE is empty: give a skill folder, a SKILL.md, an archive, a URL")
+    local = not is_url(source) and not is_git_source(source) and not source.startswith("npm:")
+    if local and ref is None and locate(source) is None:
+        if not Path(source).exists() and not Path(source).is_symlink():
+            raise CardReadError(f"{source}: no such file or directory")
+        if Path(source).is_dir() and not _holds_a_skill(source):
+            raise UsageError(
+                f"{source}: no cards found (expected a SKILL.md, a skill folder, "
+                "or a folder of them)"
+            )
 
 
 def _skill_md_pin(digest: str | None) -> tuple[str | None, str | None]:
@@ -272,11 +282,9 @@ def _list_source(source, *, ref, plugin, skill, timeout, as_json) -> None:
 
 
 @click.command("lock")
-@click.option(
+@file_option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Lockfile to write (default: cards.lock; skills-lock.json with --format npx).",
 )
 @click.option(
@@ -374,6 +382,8 @@ def list_cmd(status, installed, store_path, as_json) -> None:
 @reports_errors
 def show_cmd(name, sha_prefix, store_path, as_json) -> None:
     """Show one card version: metadata, origin, findings, and the history of its versions."""
+    from chimera_cards._scan.codescan import finding_id
+
     with open_store(store_path) as store:
         version = select_version(store, name, sha_prefix)
         history = store.versions(name=name)
@@ -434,6 +444,7 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
 
 
 def _show_scanners(runs: list[dict], accepted: list[str]) -> None:
+    from chimera_cards._scan.codescan import finding_id
     from chimera_cards._scan.hidden import reveal  # a scanner may quote the skill's hidden text
 
     for run in runs:
@@ -518,7 +529,7 @@ def audit_cmd(what, reset, store_path, as_json) -> None:
     with open_store(store_path) as store:
         entries = store.audit_entries()
     if as_json:
-        echo_json([e.to_dict() for e in entries])
+        echo_json([digest_keys(e.to_dict()) for e in entries])
         return
     for e in entries:
         subject = (

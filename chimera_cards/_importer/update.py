@@ -107,6 +107,27 @@ def _options(timeout: float | None) -> dict[str, Any]:
     return {} if timeout is None else {"timeout": timeout}
 
 
+def in_agent_folder(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` sits where agents load skills from: below a ``skills`` folder whose
+    parent is hidden (``.claude/skills/x``, ``~/.codex/skills/.system/x``), or one below
+    ``.config`` (``~/.config/agents/skills/x``) or below a hidden folder's ``extensions`` or
+    ``plugins`` (``.gemini/extensions/e/skills/x``, a Claude Code plugin cache), as written or
+    with links resolved. Bytes read there are an installed copy, whatever put them there, so
+    they are never an upstream; an authoring folder (``repo/skills/x``) is."""
+    for form in (os.path.abspath(folder), os.path.realpath(folder)):
+        parts = Path(form).parts
+        for i, part in enumerate(parts[:-1]):
+            if part != "skills" or i == 0:
+                continue
+            above = parts[:i]
+            if above[-1].startswith(".") or ".config" in above:
+                return True
+            hidden = [j for j, p in enumerate(above) if p.startswith(".") and p != "."]
+            if hidden and {"extensions", "plugins"} & set(above[hidden[0] :]):
+                return True
+    return False
+
+
 def refetch_args(version: Version) -> tuple[str, dict[str, Any]]:
     """Where and how to fetch ``version``'s skill again, from what its import recorded.
 
@@ -143,6 +164,12 @@ def refetch_args(version: Version) -> tuple[str, dict[str, Any]]:
             raise NoUpstreamError(
                 f"{folder} is a copy chimera-cards installed (it holds the install receipt); "
                 "an edit there is drift (chimera-cards check shows it), not an update"
+            )
+        if in_agent_folder(folder):
+            raise NoUpstreamError(
+                f"{folder} is in a folder agents load skills from (imported where it is "
+                "used); an edit there is drift (chimera-cards check shows it), not an update: "
+                "import it again to take the edit after reading it"
             )
     if kind == "git" and info.get("url"):
         return str(info["url"]), {"ref": info.get("ref"), "skill": version.name}

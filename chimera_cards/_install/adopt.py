@@ -432,8 +432,7 @@ def _same_value(a: object, b: object) -> bool:
 
 def is_eve_rewrite(canonical: Path, copy: Path) -> bool:
     """Whether ``copy`` is what npx writes for Eve from ``canonical``: every file the same but
-    ``SKILL.md``, whose frontmatter keeps only the keys Eve reads (same values, re-serialised)
-    and whose body is unchanged.
+    ``SKILL.md``, rewritten as ``eve_skill_md`` says.
 
     Args:
         canonical: the folder npx installed for the other agents.
@@ -451,7 +450,14 @@ def is_eve_rewrite(canonical: Path, copy: Path) -> bool:
         return False
     if any(ours[p] != theirs[p] for p in ours if p != skill):
         return False
-    before, after = _frontmatter(ours[skill]), _frontmatter(theirs[skill])
+    return eve_skill_md(ours[skill], theirs[skill])
+
+
+def eve_skill_md(original: bytes, copy: bytes) -> bool:
+    """Whether ``copy`` is npx's rewrite of ``original`` (a SKILL.md) for Eve: its frontmatter
+    keeps only the keys Eve reads, with the same values, re-serialised by npx's YAML writer
+    (which folds long lines), and the body is unchanged."""
+    before, after = _frontmatter(original), _frontmatter(copy)
     if before is None or after is None:
         return False
     kept = {k: before[0][k] for k in _EVE_KEYS if k in before[0]}

@@ -117,6 +117,7 @@ def check(
             for s in skills
         ]
         states = _classify_all(found, skills, wanted)
+        _name_eve_rewrites(store, states, skills)
     if store is None:
         for state in states:
             if state.state == "unknown" and state.detail == "not in the store":
@@ -133,6 +134,32 @@ def check(
         explained = _npx_explained(store, npx_lock) if store is not None else {}
         states += _against_npx_lock(states, npx_lock, targets, explained)
     return CheckReport(states)
+
+
+def _name_eve_rewrites(store, states: list[SkillState], skills: list[StoredSkill]) -> None:
+    """Say so where a modified folder differs from its approved bundle only by npx's rewrite of
+    SKILL.md for Eve: still modified (Eve reads bytes nobody approved), but named, not left to
+    look like an edit."""
+    bundles = {s.digest: s.files for s in skills}
+    for state in states:
+        diff = state.diff
+        if state.state != "modified" or diff is None or not state.expected:
+            continue
+        if diff.added or diff.removed or diff.mode_changed or list(diff.changed) != ["SKILL.md"]:
+            continue
+        approved = next((f for f in bundles.get(state.expected, ()) if f.path == "SKILL.md"), None)
+        try:
+            copy = (Path(state.path) / "SKILL.md").read_bytes()
+        except OSError:
+            continue
+        original = None if approved is None else store.get_blob(approved.sha256)
+        from chimera_cards._install.adopt import eve_skill_md  # only for such a folder
+
+        if original is not None and eve_skill_md(original, copy):
+            state.detail += (
+                " (npx's rewrite of SKILL.md for Eve: frontmatter re-serialised, keys Eve "
+                "ignores dropped; not the approved bytes)"
+            )
 
 
 def _npx_explained(store, lock: Mapping[str, object]) -> dict[str, str]:

@@ -48,6 +48,7 @@ from chimera_cards.errors import (
     StatusChangeError,
     TamperedBlobError,
     TrustConflictError,
+    UnknownCardError,
     UnknownVersionError,
     UntrustedKeyError,
     UsageError,
@@ -612,12 +613,15 @@ def retire(store: Store, name: str, sha256: str | None = None, reason: str = "")
         The status change.
 
     Raises:
+        UnknownCardError: no card of that name.
         UnknownVersionError: no such version (or no active one, when ``sha256`` is None).
         StatusChangeError: the version is rejected or already retired.
     """
     with store.transaction() as conn:
         if sha256 is None:
             version = store.active(name)
+            if version is None and not store.versions(name=name):
+                raise UnknownCardError(f"no card named {name!r} in the store")
             if version is None:
                 raise UnknownVersionError(
                     f"{name!r} has no active version to retire (give --digest)"

@@ -21,16 +21,20 @@ the store) is even imported.
 At ``SessionStart`` it checks the agent's project and user skills folders and reports what
 drifted (as context for the model; a session cannot be blocked).
 
-``install_hooks`` merges both hooks into the agent's settings file (``.claude/settings.json``,
-``.gemini/settings.json``) without touching any other setting or hook. Payload shapes: Claude
-Code's hooks reference (Claude Code 2.1) and Gemini CLI's; they are recorded in
-``tests/chimera_cards/runtime/test_agent_hooks.py``.
+At ``UserPromptSubmit`` (Claude Code) it judges a prompt's leading ``/skill`` and its
+``@path`` mentions as the Skill and Read calls they stand for.
+
+``install_hooks`` merges the hooks into the agent's settings file (``.claude/settings.json``,
+``.gemini/settings.json``, or the managed file: ``MANAGED_SETTINGS``) without touching any
+other setting or hook. Payload shapes: Claude Code's hooks reference (Claude Code 2.1) and
+Gemini CLI's; they are recorded in ``tests/chimera_cards/runtime/test_agent_hooks.py``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -96,6 +100,16 @@ AGENT_HOOKS = {
 }
 
 
+# The settings file only the machine's administrator writes. A project's own settings can
+# switch hooks off (Claude Code's ``disableAllHooks`` in ``.claude/settings.local.json``, which
+# a repository can ship) and can drop a hook written into ``.claude/settings.json``; neither
+# reaches a hook in managed settings (measured with Claude Code 2.1.332).
+MANAGED_SETTINGS = {
+    "claude": Path("/etc/claude-code/managed-settings.json"),
+    "gemini": Path("/etc/gemini-cli/settings.json"),
+}
+
+
 class SettingsError(UsageError):
     """``.claude/settings.json`` cannot be read or is not a JSON object: nothing is written."""
 
@@ -135,13 +149,14 @@ def _project_root(payload: Mapping[str, object], env: Mapping[str, str]) -> Path
     return Path(root) if isinstance(root, str) and root else Path.cwd()
 
 
-def _verdict(store, judge: Judge, policy: Policy) -> str | None:
+def _verdict(store, judge: Judge, policy: Policy, judged: dict[str, str | None]) -> str | None:
     """None when ``check`` calls every folder the judge covers ok, else the one line for the
-    model."""
+    model. ``judged`` gets the digest ``check`` read of each folder it called ok."""
     from chimera_cards._install.verify import check
 
     only = None if judge.name is None else [judge.name]
     states = [s for s in check(store, [judge.directory], policy, only=only).states]
+    judged.update((os.path.abspath(s.path), s.digest) for s in states if s.ok and s.path)
     if judge.name is not None:
         folder = judge.directory / judge.name
         state = next((s for s in states if Path(s.path).name == judge.name), None)
@@ -168,8 +183,11 @@ def _pre_tool_use(
     env: Mapping[str, str],
     store_path: Path | None,
     trust_file: Path | None,
+    *,
+    unknown_ok: bool = False,
 ) -> str | None:
-    """None when the call may go on, else why it may not (drift, or an unknown skill)."""
+    """None when the call may go on, else why it may not (drift, or an unknown skill).
+    ``unknown_ok``: a skill name that resolves to no folder and no command passes."""
     from chimera_cards._runtime.skill_places import nested_patterns, skill_places
     from chimera_cards._runtime.tool_targets import SKILL, TOOLS, tool_targets
 
@@ -184,7 +202,7 @@ def _pre_tool_use(
     # Only a Skill call by name needs the nested folders listed (a path names its own folder).
     places = skill_places(env, cwd, also=also, nested=kind == SKILL, walk_limit=20_000)
     targets = tool_targets(agent.name, payload, env, places, nested_patterns())
-    if targets.missing:
+    if targets.missing and not (unknown_ok and not _is_command(targets.missing[0], places)):
         name = targets.missing[0]
         return f"skill {name} is in no skills folder chimera-cards checks; it is not approved"
     if not targets.judges:
@@ -201,20 +219,62 @@ def _pre_tool_use(
     from chimera_cards._store.facade import Store
 
     policy = trust_file_policy(trust_file)
+    judged: dict[str, str | None] = {}
     with Store(store_file, create=False) as store:
         for judge in targets.judges:  # whichever one the agent reads must be approved
-            why = _verdict(store, judge, policy)
+            why = _verdict(store, judge, policy, judged)
             if why is not None:
                 return why
     if folders is not None:
-        digests = [hook_memo.digest_of(folder) for folder, _ in folders]
-        hook_memo.remember(
-            [(f, n, d) for (f, n), d in zip(folders, digests, strict=True) if d is not None],
-            store_file,
-            trust_file,
-            before,
-        )
+        hook_memo.remember_folders(folders, judged, store_file, trust_file, before)
     return None
+
+
+# Claude Code's prompt routes to a file or a skill that no tool call goes through: a leading
+# ``/name`` loads that skill (or command) into the prompt, and ``@path`` attaches the file.
+_SLASH = re.compile(r"\s*/([^\s/]+)")
+_MENTION = re.compile(r'(?:^|\s)@(?:"([^"]+)"|(\S+))')
+
+
+def _prompt_calls(prompt: str) -> list[tuple[dict, bool]]:
+    """The tool calls a prompt amounts to, each with whether a name that resolves to no skill
+    may pass (a leading ``/help`` is Claude Code's own command, not a skill)."""
+    calls: list[tuple[dict, bool]] = []
+    slash = _SLASH.match(prompt)
+    if slash:
+        calls.append(({"tool_name": "Skill", "tool_input": {"skill": slash.group(1)}}, True))
+    for quoted, plain in _MENTION.findall(prompt):
+        path = (quoted or plain).split("#", 1)[0].rstrip(".,;:!?)")
+        if path:
+            calls.append(({"tool_name": "Read", "tool_input": {"file_path": path}}, False))
+    return calls
+
+
+def _user_prompt(
+    agent: AgentHooks,
+    payload: Mapping[str, object],
+    env: Mapping[str, str],
+    store_path: Path | None,
+    trust_file: Path | None,
+) -> str | None:
+    """None when the prompt pulls in no skill bytes that are not approved, else why."""
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str):
+        raise UsageError("hook input has no prompt string")
+    for call, unknown_ok in _prompt_calls(prompt):
+        why = _pre_tool_use(
+            agent, {**payload, **call}, env, store_path, trust_file, unknown_ok=unknown_ok
+        )
+        if why is not None:
+            return why
+    return None
+
+
+def _is_command(name: str, places) -> bool:
+    """Whether ``name`` (``plugin:name`` too) is a Claude Code command file or a plugin's."""
+    return ":" in name or any(
+        os.path.exists(Path(folder) / f"{name}.md") for folder in places.commands
+    )
 
 
 def _named_folders(judges: list[Judge]) -> list[tuple[str, str]] | None:
@@ -246,6 +306,7 @@ def _session_start(
 ) -> str:
     from chimera_cards._install.policy import trust_file_policy
     from chimera_cards._install.verify import check
+    from chimera_cards._runtime import hook_memo
     from chimera_cards._store.facade import Store
     from chimera_cards._store.location import existing_store_path
 
@@ -253,8 +314,16 @@ def _session_start(
     directories = [d for d in _agent_dirs(agent, env, root) if d.is_dir()]
     if not directories:
         return ""
-    with Store(existing_store_path(store_path), create=False) as store:
+    store_file = existing_store_path(store_path)
+    before = hook_memo.fingerprint(store_file, trust_file)
+    with Store(store_file, create=False) as store:
         report = check(store, directories, trust_file_policy(trust_file))
+    # The session's first skill call then finds its folder remembered (under the same rules as
+    # a tool call's own answer: re-hashed on every call, any store write or TTL forgets it).
+    ok = [s for s in report.states if s.ok and s.link is None and s.path]
+    judged = {os.path.abspath(s.path): s.digest for s in ok}
+    good = [(s.path, Path(s.path).name) for s in ok]
+    hook_memo.remember_folders(good, judged, store_file, trust_file, before)
     bad = [s for s in report.states if not s.ok]
     if not bad:
         return ""
@@ -284,7 +353,9 @@ def run_hook(
         store_path: the store (default: the usual one).
         trust_file: judge approvals against this trust file instead of the store's trust list.
         fail_open: a failure of the hook itself warns (exit 1) instead of blocking (exit 2).
-        event: ``pre-tool-use`` (``BeforeTool`` for Gemini CLI) or ``session-start``; None: the
+        event: ``pre-tool-use`` (``BeforeTool`` for Gemini CLI), ``session-start`` or
+            ``user-prompt`` (Claude Code's UserPromptSubmit: a leading ``/skill`` and each
+            ``@path`` judged as the Skill and Read calls they stand for); None: the
             input's ``hook_event_name``.
         env: the environment (default ``os.environ``).
     Returns:
@@ -302,16 +373,21 @@ def run_hook(
             raise UsageError(f"hook input is not JSON ({exc.__class__.__name__})") from None
         if not isinstance(payload, dict):
             raise UsageError("hook input is not a JSON object")
-        kind = event or {hooks.pre_event: "pre-tool-use", "SessionStart": "session-start"}.get(
-            str(payload.get("hook_event_name")), "pre-tool-use"
-        )
+        kind = event or {
+            hooks.pre_event: "pre-tool-use",
+            "SessionStart": "session-start",
+            "UserPromptSubmit": "user-prompt",
+        }.get(str(payload.get("hook_event_name")), "pre-tool-use")
         if kind == "session-start":
             report = _session_start(hooks, payload, env, store_path, trust_file)
             if hooks.json_stdout:
                 answer = {"hookSpecificOutput": {"additionalContext": report}} if report else {}
                 return HookOutcome(0, stdout=json.dumps(answer) + "\n")
             return HookOutcome(0, stdout=report)
-        why = _pre_tool_use(hooks, payload, env, store_path, trust_file)
+        if kind == "user-prompt":
+            why = _user_prompt(hooks, payload, env, store_path, trust_file)
+        else:
+            why = _pre_tool_use(hooks, payload, env, store_path, trust_file)
     except ChimeraError as exc:
         return HookOutcome(failure, stderr=f"{prefix}: {exc}; {_verb(fail_open)}")
     except Exception as exc:  # fail closed: a crash must not let an unchecked skill through
@@ -345,12 +421,14 @@ def hook_commands(
         extra += f" --store {shlex.quote(str(Path(store).absolute()))}"
     if trust_file is not None:
         extra += f" --trust-file {shlex.quote(str(trust_file))}"
-    pre = f"{hooks.command} --event pre-tool-use{extra}"
-    pre += " --fail-open" if fail_open else " || exit 2"
-    return {
-        hooks.pre_event: pre,
+    tail = " --fail-open" if fail_open else " || exit 2"
+    commands = {
+        hooks.pre_event: f"{hooks.command} --event pre-tool-use{extra}{tail}",
         "SessionStart": f"{hooks.command} --event session-start{extra}",
     }
+    if agent == "claude":  # a prompt's /skill and @file load bytes with no tool call
+        commands["UserPromptSubmit"] = f"{hooks.command} --event user-prompt{extra}{tail}"
+    return commands
 
 
 def _ours(entry: object, command: str) -> bool:
@@ -385,7 +463,7 @@ def install_hooks(
     trust_file: Path | None = None,
     fail_open: bool = False,
 ) -> list[str]:
-    """Merge the tool hook and the SessionStart hook into an agent's settings file.
+    """Merge the tool, SessionStart (and Claude Code's prompt) hooks into a settings file.
 
     Every other key, event and hook is kept as it was; an entry of ours already there is
     replaced in place (so a re-run with other options updates it), never duplicated.

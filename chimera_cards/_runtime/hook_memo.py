@@ -6,6 +6,8 @@ folder ok, the hook writes one line here: the folder, its name and its bundle di
 *fingerprint* of everything the answer depended on — the store file and its write-ahead log
 (device, inode, size, modification time), the trust file given (the same), and the clock
 (an entry is trusted for ``TTL`` seconds, so an approval that expires is looked at again).
+The SessionStart hook writes the folders its check calls ok the same way, so the first skill
+call of a session finds them.
 
 A later call re-hashes the folder (always: the bytes are judged on every call) and passes
 without the store only when the folder's digest, name and problems-free scan match an entry
@@ -22,6 +24,7 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Mapping
 
 from chimera_cards._bundles.folderscan import hash_folder, records_digest
 
@@ -104,6 +107,24 @@ def recall(
             return None
         digests.append(digest)
     return digests
+
+
+def remember_folders(
+    folders: list[tuple[str, str]],
+    judged: Mapping[str, str | None],
+    store_file: str | os.PathLike,
+    trust_file: str | os.PathLike | None,
+    fingerprint_before: str,
+) -> None:
+    """``remember`` each (folder, name) that ``check`` just called ok (``judged``: absolute
+    folder -> the digest check read), when the folder hashes now to that same digest: bytes
+    changed between check's read and this one are never remembered as ok."""
+    ok = []
+    for folder, name in folders:
+        digest = digest_of(folder)
+        if digest is not None and digest == judged.get(os.path.abspath(folder)):
+            ok.append((folder, name, digest))
+    remember(ok, store_file, trust_file, fingerprint_before)
 
 
 def remember(

@@ -89,7 +89,6 @@ class View:
 
     mounts: list[Mount] = field(default_factory=list)
     hidden: list[HiddenSkill] = field(default_factory=list)
-    walk_stopped: bool = False
 
     @property
     def files(self) -> int:
@@ -142,7 +141,7 @@ def plan_view(store, places: SkillPlaces, policy: Policy, *, keep_commands: bool
     """
     from chimera_cards._install.verify import check
 
-    view = View(walk_stopped=places.walk_stopped)
+    view = View()
     dirs: dict[Path, Path] = {}
     for directory in places.dirs:
         dirs.setdefault(Path(os.path.realpath(directory)), directory)
@@ -282,6 +281,31 @@ class Launch:
     wrapped: bool
 
 
+def named_folders(argv: Sequence[str], cwd: str | os.PathLike) -> list[Path]:
+    """Every existing folder the command line names, in any argument (``DIR``, ``--opt=DIR``,
+    ``a,b``, ``a:b``), without knowing the agent's options.
+
+    An agent reads skills from folders it is given as much as from its working directory:
+    Claude Code from ``--add-dir DIR/.claude/skills`` and ``--plugin-dir DIR``, Codex CLI from
+    ``-C DIR/.agents/skills``, Gemini CLI from its ``--include-directories``. Each such folder
+    is judged as a working directory would be (and as a plugin, when it looks like one).
+    """
+    found: list[Path] = []
+    for arg in argv[1:]:
+        values = [arg]
+        if arg.startswith("-") and "=" in arg:
+            values.append(arg.split("=", 1)[1])
+        for value in values:
+            parts = [value, *value.split(","), *value.split(os.pathsep)]
+            for part in dict.fromkeys(p.strip() for p in parts):
+                if not part or part.startswith("-"):
+                    continue
+                folder = Path(cwd, os.path.expanduser(part))
+                if folder.is_dir():
+                    found.append(Path(os.path.abspath(folder)))
+    return list(dict.fromkeys(found))
+
+
 def prepare(
     argv: Sequence[str],
     *,
@@ -289,29 +313,38 @@ def prepare(
     policy: Policy,
     env: Mapping[str, str],
     cwd: str | os.PathLike,
-    plugin_dirs: Sequence[str] = (),
     keep_commands: bool = False,
 ) -> Launch:
     """Judge every skills folder and build the command that starts ``argv`` inside the view.
 
     Args:
-        argv: the agent's command line.
+        argv: the agent's command line (every folder it names is judged too:
+            ``named_folders``).
         store: an open Store, or None.
         policy: whose approvals count.
         env: the environment the agent gets.
         cwd: where it starts.
-        plugin_dirs: extra plugin folders (Claude Code's ``--plugin-dir`` values).
         keep_commands: leave Claude Code's command folders as they are.
     Returns:
         The launch; ``wrapped`` False only when bubblewrap cannot run and nothing is hidden.
     Raises:
         UsageError: no command. CommandNotFoundError: it is not on PATH.
-        ViewUnavailableError: something must be hidden and no view can be made here.
+        ViewUnavailableError: something must be hidden and no view can be made here, or a walk
+            for skills folders stopped before it was done (what it did not reach is unjudged).
     """
-    from chimera_cards._runtime.skill_places import skill_places
+    from chimera_cards._runtime import skill_places as sp
 
     program = _program(argv, env)
-    places = skill_places(env, cwd, plugin_dirs=plugin_dirs)
+    named = named_folders(argv, cwd)
+    places = sp.skill_places(
+        env, cwd, also=named, plugin_dirs=[f for f in named if sp.plugin_like(f)]
+    )
+    if places.walk_stopped:
+        raise ViewUnavailableError(
+            "the search for skills folders stopped before it was done (more than "
+            f"{sp.MAX_NESTED_WALK:,} folders below a project, or {sp.MAX_PLUGIN_WALK:,} in a "
+            "plugin); what it did not reach cannot be judged; not started"
+        )
     view = plan_view(store, places, policy, keep_commands=keep_commands)
     bwrap = find_bwrap(env)
     if bwrap is None:

@@ -43,13 +43,19 @@ EXTRA_PROJECT_DIRS = (".gemini/skills", ".codex/skills")
 COMMAND_DIR = ".claude/commands"
 MANAGED_COMMAND_DIR = Path("/etc/claude-code/.claude/commands")
 MANAGED_DIRS = (Path("/etc/claude-code/.claude/skills"), Path("/etc/codex/skills"))
-# Folders Claude Code and Gemini CLI extensions keep beside skills that hold no skill.
-_PLUGIN_SKIP = frozenset({".git", "node_modules", ".claude-plugin", "hooks", "commands"})
-# How deep under a plugin's root a skill folder is looked for (skills/<name> is depth 2).
-_PLUGIN_DEPTH = 3
-# How many folders the walk for nested skills folders looks at before it stops.
+# How many folders a walk (nested project folders, a plugin's tree) looks at before it stops.
+# Claude Code loads a plugin's listed skill folder at any depth, and a nested
+# ``.claude/skills`` under any folder a touched file sits in (``node_modules`` and ``.venv``
+# included, measured), so no folder name is skipped and a walk that stops is reported.
 MAX_NESTED_WALK = 200_000
-_WALK_SKIP = frozenset({".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv", "venv"})
+MAX_PLUGIN_WALK = 20_000
+# Environment variables whose value is a folder of plugins or skills the agent loads (Claude
+# Code's CLAUDE_CODE_PLUGIN_DIRS, CLAUDE_CODE_PLUGIN_SEED_DIR, ...): every folder under one
+# that holds a SKILL.md is judged, whatever the variable is called.
+_PLUGIN_VAR_WORDS = ("PLUGIN", "SKILL", "EXTENSION")
+# Environment variables that move an agent's home (GEMINI_CLI_HOME, CODEX_HOME,
+# CLAUDE_CONFIG_DIR, ...): every user folder of every agent is looked for under each.
+_HOME_VAR_ENDS = ("_HOME", "_CONFIG_DIR", "_HOME_DIR")
 
 
 @functools.cache
@@ -78,28 +84,46 @@ class PluginInstall:
     key: str  # NAME@MARKETPLACE
     root: Path  # installPath
 
-    def skill_folders(self) -> list[Path]:
+    def skill_folders(self, limit: int = MAX_PLUGIN_WALK) -> tuple[list[Path], bool]:
         """Every folder under the plugin's root that holds a SKILL.md (the root itself too),
-        whatever its manifest lists: a listed one is among them, and so is any the manifest
-        might list after an update."""
+        whatever its manifest lists and however deep (a listed path may sit anywhere, under
+        ``hooks/`` or ``node_modules/`` too): a listed one is among them, and so is any the
+        manifest might list after an update. Linked folders are followed (the agent follows
+        them), each real folder once.
+
+        Returns:
+            (the folders, whether the walk stopped at ``limit`` folders before it was done).
+        """
         found: list[Path] = []
         stack = [(self.root, 0)]
+        seen: set[str] = set()
         while stack:
             folder, depth = stack.pop()
+            real = os.path.realpath(folder)
+            if real in seen:
+                continue
+            seen.add(real)
+            if len(seen) > limit:
+                return sorted(found), True
             if os.path.isfile(folder / "SKILL.md") or os.path.isfile(folder / "skill.md"):
                 found.append(folder)
                 if depth:  # a skill's own sub-folders are its files; the root may hold skills/
                     continue
-            if depth >= _PLUGIN_DEPTH:
-                continue
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
             except OSError:
                 continue
             for entry in entries:
-                if entry.name not in _PLUGIN_SKIP and entry.is_dir(follow_symlinks=False):
+                if entry.name != ".git" and _is_dir(entry):
                     stack.append((Path(entry.path), depth + 1))
-        return sorted(found)
+        return sorted(found), False
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()  # follows a link: the agents do
+    except OSError:
+        return False
 
 
 def claude_home(env: Mapping[str, str]) -> Path:
@@ -111,16 +135,17 @@ def claude_home(env: Mapping[str, str]) -> Path:
     return (Path(home) if home else Path.home()) / ".claude"
 
 
-def plugin_installs(env: Mapping[str, str]) -> list[PluginInstall]:
+def plugin_installs(env: Mapping[str, str], config: Path | None = None) -> list[PluginInstall]:
     """Every plugin install Claude Code records, enabled or not (an enable is one settings line
     away, in a file the model can edit).
 
     Args:
         env: the environment (``CLAUDE_CONFIG_DIR``, ``HOME``).
+        config: read this config folder's record instead of ``claude_home(env)``'s.
     Returns:
         The installs whose folder exists; none when the record is missing or unreadable.
     """
-    record = claude_home(env) / "plugins" / "installed_plugins.json"
+    record = (config or claude_home(env)) / "plugins" / "installed_plugins.json"
     try:
         data = json.loads(record.read_bytes())
     except (OSError, ValueError):
@@ -136,6 +161,30 @@ def plugin_installs(env: Mapping[str, str]) -> list[PluginInstall]:
             if isinstance(key, str) and isinstance(path, str) and os.path.isdir(path):
                 found.append(PluginInstall(key.split("@")[0], key, Path(path)))
     return found
+
+
+def marketplace_roots(config: Path) -> list[PluginInstall]:
+    """Every marketplace Claude Code knows, as one plugin-like root each.
+
+    Claude Code loads an installed plugin's skills from its marketplace's folder, not from the
+    cache copy, when the marketplace is a local folder (measured with 2.1.332: a listed skill's
+    base directory is the marketplace's ``evilplugin/hooks/evil-skill``). Every folder under a
+    known marketplace's location (``known_marketplaces.json``'s ``installLocation``, and the
+    clones in ``plugins/marketplaces``) that holds a SKILL.md is therefore judged.
+    """
+    found: list[Path] = []
+    try:
+        data = json.loads((config / "plugins" / "known_marketplaces.json").read_bytes())
+    except (OSError, ValueError):
+        data = {}
+    for entry in data.values() if isinstance(data, dict) else ():
+        location = entry.get("installLocation") if isinstance(entry, dict) else None
+        if isinstance(location, str) and os.path.isdir(location):
+            found.append(Path(location))
+    with contextlib.suppress(OSError):
+        found += [Path(e.path) for e in os.scandir(config / "plugins" / "marketplaces")]
+    roots = [f for f in dict.fromkeys(found) if os.path.isdir(f)]
+    return [PluginInstall("@" + root.name, str(root), root) for root in roots]
 
 
 def project_root(cwd: Path) -> Path:
@@ -179,10 +228,101 @@ def _user_dirs(env: Mapping[str, str]) -> list[Path]:
     home = env.get("HOME", "").strip()
     home_path = Path(home) if home else Path.home()
     places.append((Path(codex) if codex else home_path / ".codex") / "skills")
-    extensions = home_path / ".gemini" / "extensions"
-    with contextlib.suppress(OSError):
-        places += [Path(e.path) / "skills" for e in os.scandir(extensions) if e.is_dir()]
+    places += _extension_skills(home_path / ".gemini" / "extensions")
     return places
+
+
+def _extension_skills(extensions: Path) -> list[Path]:
+    """Each Gemini CLI extension's ``skills`` folder: in the extension's folder, or, for a
+    linked one (``gemini extensions link``), in the folder its install record names."""
+    places: list[Path] = []
+    try:
+        found = [Path(e.path) for e in os.scandir(extensions) if _is_dir(e)]
+    except OSError:
+        return places
+    for extension in found:
+        places.append(extension / "skills")
+        try:
+            record = json.loads((extension / ".gemini-extension-install.json").read_bytes())
+        except (OSError, ValueError):
+            continue
+        source = record.get("source") if isinstance(record, dict) else None
+        if isinstance(source, str) and source:
+            places.append(Path(source) / "skills")
+    return places
+
+
+def _folders_named(value: str) -> list[Path]:
+    """The existing folders a value names: itself, or its ``:``/``,``-separated parts."""
+    parts = dict.fromkeys([value, *value.split(os.pathsep), *value.split(",")])
+    return [Path(p.strip()) for p in parts if p.strip() and os.path.isdir(p.strip())]
+
+
+def _env_file(path: Path) -> list[tuple[str, str]]:
+    """``KEY=VALUE`` lines of a dotenv file (``export`` and quotes allowed), none if unreadable.
+    Only candidate folders are taken from them, so a line read too generously costs a stat."""
+    try:
+        text = path.read_text("utf-8", "replace")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines()[:2000]:
+        key, sep, value = line.strip().removeprefix("export ").partition("=")
+        if sep and key.strip() and not key.startswith("#"):
+            found.append((key.strip(), value.strip().strip("'\"")))
+    return found
+
+
+def _settings_env(path: Path) -> list[tuple[str, str]]:
+    """The ``env`` object of an agent's JSON settings file (Claude Code sets these variables
+    for its session), none if unreadable."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return []
+    own = data.get("env") if isinstance(data, dict) else None
+    if not isinstance(own, dict):
+        return []
+    return [(str(k), v) for k, v in own.items() if isinstance(v, str)]
+
+
+def agent_variables(env: Mapping[str, str], starts: Iterable[Path]) -> list[tuple[str, str]]:
+    """Every variable the agents will have: the environment, plus what they load themselves
+    from files the project can write (Gemini CLI's ``.gemini/.env`` and ``.env`` here and in
+    every folder above, and in the home; Claude Code's settings ``env``)."""
+    home_value = env.get("HOME", "").strip()
+    home = Path(home_value) if home_value else Path.home()
+    found = list(env.items())
+    folders = [f for start in starts for f in (start, *start.parents)]
+    for folder in [*dict.fromkeys(folders), home]:
+        found += _env_file(folder / ".gemini" / ".env") + _env_file(folder / ".env")
+        for name in ("settings.json", "settings.local.json"):
+            found += _settings_env(folder / ".claude" / name)
+    found += _settings_env(claude_home(env) / "settings.json")
+    found += _settings_env(Path("/etc/claude-code/managed-settings.json"))
+    return found
+
+
+def _moved_homes(variables: Iterable[tuple[str, str]]) -> list[Path]:
+    """Folders a variable makes an agent's home or config folder."""
+    homes: list[Path] = []
+    for name, value in variables:
+        if name != "HOME" and name.upper().endswith(_HOME_VAR_ENDS) and value:
+            homes += _folders_named(value)
+    return list(dict.fromkeys(homes))
+
+
+def _env_plugin_roots(variables: Iterable[tuple[str, str]]) -> list[Path]:
+    roots: list[Path] = []
+    for name, value in variables:
+        if any(word in name.upper() for word in _PLUGIN_VAR_WORDS) and value:
+            roots += _folders_named(value)
+    return list(dict.fromkeys(roots))
+
+
+def plugin_like(folder: Path) -> bool:
+    """Whether an agent given ``folder`` as a plugin would load a skill from it."""
+    return any(os.path.exists(folder / name) for name in (".claude-plugin", "skills", "SKILL.md"))
 
 
 def _nested(root: Path, patterns: Iterable[str], limit: int) -> tuple[list[Path], bool]:
@@ -192,6 +332,7 @@ def _nested(root: Path, patterns: Iterable[str], limit: int) -> tuple[list[Path]
     firsts = {parts[0] for parts in wanted}
     found: list[Path] = []
     seen = 0
+    linked: set[str] = set()
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -203,8 +344,13 @@ def _nested(root: Path, patterns: Iterable[str], limit: int) -> tuple[list[Path]
         except OSError:
             continue
         for entry in entries:
-            if not entry.is_dir(follow_symlinks=False) or entry.name in _WALK_SKIP:
+            if entry.name == ".git" or not _is_dir(entry):
                 continue
+            if entry.is_symlink():  # followed, each real folder once
+                real = os.path.realpath(entry.path)
+                if real in linked:
+                    continue
+                linked.add(real)
             if entry.name in firsts:
                 for parts in wanted:
                     if parts[0] == entry.name:
@@ -222,7 +368,7 @@ def skill_places(
     also: Iterable[str | os.PathLike] = (),
     nested: bool = True,
     plugin_dirs: Iterable[str | os.PathLike] = (),
-    walk_limit: int = MAX_NESTED_WALK,
+    walk_limit: int | None = None,
 ) -> SkillPlaces:
     """Every existing skills directory and plugin skill folder any agent reads from here.
 
@@ -233,9 +379,13 @@ def skill_places(
             the model moved to).
         nested: also walk below the project root for nested project folders.
         plugin_dirs: plugin folders given on the command line (Claude Code's ``--plugin-dir``).
-        walk_limit: folders the nested walk looks at, at most.
+        walk_limit: folders the nested walk looks at, at most (default ``MAX_NESTED_WALK``).
     Returns:
-        The places, each directory once (as found, not resolved), existing ones only.
+        The places, each directory once (as found, not resolved), existing ones only. Folders
+        an environment variable names count too: a moved home (``*_HOME``, ``*_CONFIG_DIR``:
+        every agent's user folders under it, its own ``skills``, its Claude Code plugins) and
+        a plugin or skill folder (a name with PLUGIN, SKILL or EXTENSION: every SKILL.md folder
+        under it), whether set in ``env`` or in a file the agent loads (``agent_variables``).
     """
     dotted, plain = _table_patterns()
     places = SkillPlaces()
@@ -253,7 +403,8 @@ def skill_places(
     commands = [folder / COMMAND_DIR for start in starts for folder in (start, *start.parents)]
     if nested:
         for root in dict.fromkeys(roots):
-            found, stopped = _nested(root, (*dotted, COMMAND_DIR), walk_limit)
+            limit = MAX_NESTED_WALK if walk_limit is None else walk_limit
+            found, stopped = _nested(root, (*dotted, COMMAND_DIR), limit)
             for folder in found:
                 if folder.as_posix().endswith(COMMAND_DIR):
                     commands.append(folder)
@@ -261,14 +412,27 @@ def skill_places(
                     places.add_dir(folder)
             places.walk_stopped = places.walk_stopped or stopped
     commands += [claude_home(env) / "commands", MANAGED_COMMAND_DIR]
-    for folder in [*_user_dirs(env), *MANAGED_DIRS]:
+    variables = agent_variables(env, starts)
+    homes = _moved_homes(variables)
+    user_dirs = _user_dirs(env)
+    for home in homes:
+        moved = {**env, "HOME": str(home), "CODEX_HOME": "", "CLAUDE_CONFIG_DIR": ""}
+        user_dirs += [*_user_dirs(moved), home / "skills", *_extension_skills(home / "extensions")]
+        commands.append(home / "commands")
+    for folder in [*user_dirs, *MANAGED_DIRS]:
         places.add_dir(folder)
     places.dirs = [d for d in places.dirs if os.path.isdir(d)]
-    installs = plugin_installs(env)
-    installs += [PluginInstall(Path(p).name, str(p), Path(p)) for p in plugin_dirs]
+    configs = [claude_home(env), *homes, *(home / ".claude" for home in homes)]
+    installs: list[PluginInstall] = []
+    for config in dict.fromkeys(configs):
+        installs += plugin_installs(env, config) + marketplace_roots(config)
+    named = [*plugin_dirs, *_env_plugin_roots(variables)]
+    installs += [PluginInstall(Path(p).name, str(p), Path(p)) for p in named]
     for install in installs:
         commands.append(install.root / "commands")
-        for folder in install.skill_folders():
+        folders, stopped = install.skill_folders()
+        places.walk_stopped = places.walk_stopped or stopped
+        for folder in folders:
             if folder not in places.folders:
                 places.folders.append(folder)
             places.plugins.setdefault(install.name, []).append(folder)

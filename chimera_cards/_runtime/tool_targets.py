@@ -418,10 +418,14 @@ def _judges_for(lookup: _Places, base: Path, *, walk: bool) -> list[Judge]:
 def _skill_targets(tool: str, value: str, lookup: _Places) -> ToolTargets:
     plugin, short = _skill_name(tool, value)
     if plugin is not None:
-        folders = lookup.places.plugins.get(plugin, [])
+        own = lookup.places.plugins.get(plugin, [])
+        # A plugin from a local marketplace is loaded from the marketplace's folder, not the
+        # cache copy: every known marketplace's skill of that name is judged too.
+        markets = [f for k, fs in lookup.places.plugins.items() if k.startswith("@") for f in fs]
+        folders = list(dict.fromkeys([*own, *markets]))
         chosen = [f for f in folders if f.name == short]
         chosen += [f for f in folders if f not in chosen and _frontmatter_name(f) == short]
-        if not chosen:
+        if not [f for f in chosen if f in own]:
             return ToolTargets([], [f"{plugin}:{short}"])
         return ToolTargets([Judge(f.parent, f.name) for f in chosen], [])
     judges = [
@@ -429,6 +433,16 @@ def _skill_targets(tool: str, value: str, lookup: _Places) -> ToolTargets:
         for directory, _ in lookup.dirs
         if os.path.lexists(directory / short)
     ]
+    # A folder of another name whose SKILL.md says ``name: SHORT`` answers to it as well
+    # (which of the two an agent loads is its choice): each one is judged.
+    for directory, _ in lookup.dirs:
+        try:
+            entries = [e for e in os.scandir(directory) if e.name != short and e.is_dir()]
+        except OSError:
+            continue
+        judges += [
+            Judge(directory, e.name) for e in entries if _frontmatter_name(Path(e.path)) == short
+        ]
     return ToolTargets(judges, [] if judges else [short])
 
 

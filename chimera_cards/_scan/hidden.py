@@ -771,7 +771,7 @@ def _scan(
                 out.omit(rule, severity, line)
             else:
                 out.add(Finding(rule, severity, describe(match), line))
-    _scan_split_base64(text, lines, out, fast=fast, view=views[0] if views else None)
+    _scan_split_base64(text, lines, out, fast=fast)
 
 
 def _phrase_matches(
@@ -818,23 +818,39 @@ def _phrase_views(text: str, rare: str, views: tuple[str, str]) -> tuple[str, st
 
 
 _BASE64_PIECE_RE = re.compile(_BASE64_PIECE)
-# Both base64 alphabets (the standard and the URL-safe one), for _base64_runs; and a piece's.
+# Both base64 alphabets (the standard and the URL-safe one), for _base64_runs.
 _BASE64_CHARS = RunGate.of(string.ascii_letters + string.digits + "+/_-")
-_BASE64_PIECE_CHARS = RunGate.of(string.ascii_letters + string.digits + "+/")
+
+
+# A split run's shape in one byte per UTF-8 byte: "x" a piece's character; " " what may stand
+# between two pieces (whitespace, "=" padding, the ">" of a quote; every byte past ASCII, as a
+# space past ASCII is whitespace to the regex); "-" anything else. The regex needs a run of 16
+# "x", a gap and another 16: with a literal start, re finds it with a fast search.
+_SPLIT_MASK = bytes(
+    0x78
+    if chr(i) in string.ascii_letters + string.digits + "+/"
+    else 0x20
+    if i >= 0x80 or chr(i) in "=>" or chr(i).isspace()
+    else 0x2D
+    for i in range(256)
+)
+_SPLIT_SHAPE_RE = re.compile(b"x" * 16 + b" +" + b"x" * 16)
+
+
+def _split_mask(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass").translate(_SPLIT_MASK)
 
 
 def _has_both_cases(text: str) -> bool:
     return any(c.isupper() for c in text) and any(c.islower() for c in text)
 
 
-def _scan_split_base64(
-    text: str, lines: _Lines, out: _Collector, *, fast: bool = True, view: str | None = None
-) -> None:
-    # Cheap gates first: two runs of piece characters (bytes.translate, over the ASCII stand-in
-    # when given: no character past ASCII is a piece's), then at least two whole tokens that
-    # could be pieces (a C-speed split). Without them the regex cannot match.
+def _scan_split_base64(text: str, lines: _Lines, out: _Collector, *, fast: bool = True) -> None:
+    # Cheap gates first: two runs of piece characters with only what may part two pieces
+    # between them (one pass of bytes.translate and a literal search), then at least two whole
+    # tokens that could be pieces (a C-speed split). Without them the regex cannot match.
     if fast:
-        if _BASE64_PIECE_CHARS.count_runs(text if view is None else view, 16) < 2:
+        if _SPLIT_SHAPE_RE.search(_split_mask(text)) is None:
             return
         pieces = [t for t in text.split() if len(t) >= 16 and _BASE64_PIECE_RE.search(t)]
         if len(pieces) < 2 or sum(map(len, pieces)) < BASE64_MIN:

@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from chimera_cards._scan.hidden import quoted_mention
 from chimera_cards._scan.intent import ADVICE_RE
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
-from chimera_cards._scan.textruns import literal_pattern
+from chimera_cards._scan.textruns import Literals
 
-# Sentences end at . ! ? followed by space, at blank lines, and at list items / headings.
+# Sentences end at . ! ? followed by space, at blank lines, and at list items / headings. Every
+# alternative starts with a whitespace character, written first: re then skips to the next one
+# by its set instead of trying the pattern at every offset.
 _SENTENCE_END_RE = re.compile(
-    r"(?<=[.!?])\s+(?=[A-Z\"'(*`])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#+)\s)"
+    r"\s(?:(?<=[.!?]\s)\s*(?=[A-Z\"'(*`])|(?<=\n)\s*\n|(?<=\n)(?=\s*(?:[-*+]|\d+[.)]|#+)\s))"
 )
 # A table's row (a line that starts with a pipe) is cut into its cells, each a sentence: a row is
 # data, its cells side by side, not a sentence whose words act on each other.
@@ -334,7 +336,12 @@ class _Seen:
     def pieces(self) -> list[tuple[int, str]]:
         """Each offset of the text where a gate piece starts, with the longest piece there."""
         if self.found is None:
-            self.found = [(m.start(), m.group(1)) for m in _PIECES_RE.finditer(self.lower)]
+            longest: dict[int, str] = {}
+            for index, at in _PIECES.occurrences(self.lower):
+                piece = _ALL_PIECES[index]
+                if len(piece) > len(longest.get(at, "")):
+                    longest[at] = piece
+            self.found = sorted(longest.items())
         return self.found
 
     def of(self, pieces: tuple[str, ...]) -> tuple[str, ...]:
@@ -606,8 +613,8 @@ _ALL_PIECES = tuple(sorted({p for pieces in _GATE_TUPLES for p in pieces}))
 _PREFIXES = {p: tuple(q for q in _ALL_PIECES if q != p and p.startswith(q)) for p in _ALL_PIECES}
 
 
-# Lookahead: pieces overlap ("overrid" in "override", "our" in "your").
-_PIECES_RE = re.compile("(?=(" + literal_pattern(_ALL_PIECES) + "))")
+# Overlapping occurrences: pieces overlap ("overrid" in "override", "our" in "your").
+_PIECES = Literals(_ALL_PIECES)
 
 
 def _pieces_by_sentence(seen: _Seen, spans: list[tuple[int, int]]) -> list[set[str]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from chimera_cards._scan.textruns import literal_pattern
+from chimera_cards._scan.textruns import Literals, literal_pattern
 
 # Parts of an environment variable's name (split on "_") that make it a secret.
 _SECRET_PARTS = frozenset(
@@ -284,10 +284,43 @@ def credential_in(text: str) -> str | None:
     if len(lower) < 256:
         if _CREDENTIAL_LITERAL_RE.search(lower) is None:
             return None
+        match = CREDENTIAL_PATH_RE.search(text)
     elif not any(map(lower.__contains__, CREDENTIAL_LITERALS)):
         return None
-    match = CREDENTIAL_PATH_RE.search(text) or _STORE_COMMAND_RE.search(text)
+    else:
+        match = _path_in_lines(text, lower)
+    match = match or _STORE_COMMAND_RE.search(text)
     return match.group(0) if match else None
+
+
+_CASE_ODD_RE = re.compile("[\u0131\u017f]")
+
+
+def _path_in_lines(text: str, lower: str) -> re.Match | None:
+    """``CREDENTIAL_PATH_RE.search(text)`` for a long text, tried only on the lines holding one
+    of the literals: the case-blind alternation costs about a microsecond a character, and most
+    lines of a page hold none. Exact: no alternative consumes a line break or looks past one
+    (a line's ends read as the ends of the text do), and each match holds a literal."""
+    if len(lower) != len(text) or _CASE_ODD_RE.search(text) is not None:
+        # A letter whose lower case is longer (İ: offsets differ), or one the case-blind
+        # pattern reads as an ASCII letter that lower() keeps apart (ſ as s, ı as i).
+        return CREDENTIAL_PATH_RE.search(text)
+    starts: set[int] = set()
+    for literal in CREDENTIAL_LITERALS:
+        at = lower.find(literal)
+        while at != -1:
+            start = lower.rfind("\n", 0, at) + 1
+            starts.add(start)
+            end = lower.find("\n", at)
+            if end == -1:
+                break
+            at = lower.find(literal, end)
+    for start in sorted(starts):
+        end = lower.find("\n", start)
+        match = CREDENTIAL_PATH_RE.search(text, start, len(text) if end == -1 else end)
+        if match is not None:
+            return match
+    return None
 
 
 _HOST_RE = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^@/?#\s]*@)?(\[[^\]]*\]|[^:/?#\s'\"]+)", re.I)
@@ -406,17 +439,18 @@ COLLECTOR_HOSTS = (
 )  # fmt: skip
 
 
+_COLLECTOR_LITERALS = Literals(COLLECTOR_HOSTS)
+
+
 def collector_in(text: str) -> str | None:
     """The catch-all collection or tunnel service a text names, if any."""
     lower = text.lower()
-    for host in COLLECTOR_HOSTS:
-        at = lower.find(host)
-        while at != -1:
-            # a host name of its own ("toast.visible" names no oast.* host)
-            if at == 0 or not (lower[at - 1].isalnum() or lower[at - 1] in "-_"):
-                return host
-            at = lower.find(host, at + 1)
-    return None
+    first = len(COLLECTOR_HOSTS)  # the first of the list named, wherever it stands
+    for index, at in _COLLECTOR_LITERALS.occurrences(lower):
+        # a host name of its own ("toast.visible" names no oast.* host)
+        if index < first and (at == 0 or not (lower[at - 1].isalnum() or lower[at - 1] in "-_")):
+            first = index
+    return COLLECTOR_HOSTS[first] if first < len(COLLECTOR_HOSTS) else None
 
 
 # Folders every local user can read: a secret copied there has left its owner.

@@ -7,13 +7,17 @@ in a row answers whether one exists. When it answers no, the regex cannot match 
 
 ``literal_pattern`` is the other gate: one regex for "any of these literals", written as a trie
 (``re`` tries a flat alternation's branches one by one at every offset; a trie fails at the
-first character that leads nowhere).
+first character that leads nowhere). ``Literals`` finds every place each of many literals occurs
+in one Aho-Corasick pass (ahocorasick_rs): several times faster than the trie regex in a
+lookahead, or than a substring search per literal, once there are dozens of them.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ahocorasick_rs import AhoCorasick
 
 _IN = 0x78  # "x"
 _OUT = 0x20  # " "
@@ -92,3 +96,28 @@ def literal_pattern(words: list[str] | tuple[str, ...]) -> str:
         return f"(?:{body})?" if "" in node else body
 
     return emit(root)
+
+
+@dataclass(frozen=True)
+class Literals:
+    """A set of literals to find everywhere in a text, overlapping occurrences included."""
+
+    words: tuple[str, ...]
+    _automaton: AhoCorasick = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_automaton", AhoCorasick(list(self.words)))
+
+    def occurrences(self, text: str) -> list[tuple[int, int]]:
+        """Every (index in ``words``, start offset) of an occurrence in ``text``; offsets count
+        characters, as ``str`` indexes do.
+
+        Args:
+            text: the text.
+        Returns:
+            The occurrences, in the order of where they end.
+        """
+        return [
+            (index, start)
+            for index, start, _ in self._automaton.find_matches_as_indexes(text, overlapping=True)
+        ]

@@ -100,22 +100,29 @@ def _tree_reader(entries) -> Callable[[str], bytes | None]:
     return lambda path: entries[path][0] if path in entries else None
 
 
-def _from_tree(entries, *, where: str, origin: str, final_url, network: bool, info: dict):
-    out = []
-    for found in split_tree(entries, where=where):
-        out.append(
-            SkillSource(
-                label=f"{where}:{found.root}" if found.root else where,
-                origin=f"{origin}#{found.root}" if found.root else origin,
-                final_url=final_url,
-                network=network,
-                folder=found.root.rsplit("/", 1)[-1],
-                bundle=found.bundle,
-                error=found.error,
-                info={**info, "path": found.root},
-                approvals=found.sidecar,
-            )
+def _sources(found_skills, *, where: str, origin: str, final_url, network: bool, info: dict):
+    """A SkillSource per skill found below ``where``; a skill in a subfolder says which."""
+    return [
+        SkillSource(
+            label=f"{where}:{found.root}" if found.root else where,
+            origin=f"{origin}#{found.root}" if found.root else origin,
+            final_url=final_url,
+            network=network,
+            folder=found.root.rsplit("/", 1)[-1],
+            bundle=found.bundle,
+            error=found.error,
+            info={**info, "path": found.root},
+            approvals=found.sidecar,
         )
+        for found in found_skills
+    ]
+
+
+def _from_tree(entries, *, where: str, origin: str, final_url, network: bool, info: dict):
+    found = split_tree(entries, where=where)
+    out = _sources(
+        found, where=where, origin=origin, final_url=final_url, network=network, info=info
+    )
     return _in_marketplace(out, _tree_reader(entries), where)
 
 
@@ -337,22 +344,10 @@ def _git_skills(source: str, ref: str | None, snap) -> list[SkillSource]:
         url = str(Path(source).resolve())
     info = {"kind": "git", "url": url, "ref": ref, "commit": snap.commit}
     where = f"{source}@{snap.commit[:12]}"
-    out = []
-    for found in snap.skills:
-        out.append(
-            SkillSource(
-                label=f"{where}:{found.root}" if found.root else where,
-                origin=f"{url}@{snap.commit}" + (f"#{found.root}" if found.root else ""),
-                final_url=None,
-                network=network,
-                folder=found.root.rsplit("/", 1)[-1],
-                bundle=found.bundle,
-                error=found.error,
-                info={**info, "path": found.root},
-                approvals=found.sidecar,
-            )
-        )
-    return out
+    origin = f"{url}@{snap.commit}"
+    return _sources(
+        snap.skills, where=where, origin=origin, final_url=None, network=network, info=info
+    )
 
 
 def _located(text: str, where: Located, ref: str | None, timeout: float) -> list[SkillSource]:

@@ -125,7 +125,8 @@ def _detail_object(detail):
 def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Problem], int, dict]:
     """Walk the chain: contiguous seq from 1, each prev_hash the hash before it, each hash right.
     Returns the problems, the entry count, and, replaying the log, the state of every version it
-    records: {(name, sha256): [id, status, provenance, seq of its import entry]}."""
+    records: {(name, sha256): [id, status, provenance, seq of its import entry, reason]}: the
+    reason is what the import, then each status change, wrote (None when the entry has none)."""
     problems: list[Problem] = []
     state: dict[tuple[str, str], list] = {}
     prev = GENESIS_HASH
@@ -184,9 +185,11 @@ def check_audit_chain(store: Store, conn: sqlite3.Connection) -> tuple[list[Prob
                     info.get("status"),
                     info.get("provenance"),
                     seq,
+                    info.get("reason"),
                 ]
             elif (name, sha) in state:
                 state[(name, sha)][1] = info.get("to")
+                state[(name, sha)][4] = info.get("reason")
             else:
                 problems.append(
                     Problem(
@@ -250,6 +253,18 @@ def check_versions(
                             sha,
                         )
                     )
+        # The reason is shown as why a version may not be used: the import and every status
+        # change log it, so text edited into the row is found like any other column.
+        if recorded is not None and recorded[4] is not None and row[7] != recorded[4]:
+            problems.append(
+                Problem(
+                    "version-mismatch",
+                    f"version {name} {sha[:12]}: reason is {row[7]!r} but the audit log says "
+                    f"{recorded[4]!r}",
+                    name,
+                    sha,
+                )
+            )
     for (name, sha), recorded in remaining.items():
         problems.append(
             Problem(

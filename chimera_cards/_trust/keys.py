@@ -363,6 +363,11 @@ def read_public_key(arg: str) -> PublicKey:
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read public key file {arg}: {exc}") from None
         return parse_public_key(text)
+    if not looks_like_key and ("/" in arg or arg.endswith(".pub")):  # a path, not key text
+        raise UsageError(
+            f"{arg}: no such public key file (give a .pub file, or the key text "
+            f"'{PUBKEY_PREFIX} BASE64' as `keys generate` prints it)"
+        )
     return parse_public_key(arg)
 
 

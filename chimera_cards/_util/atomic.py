@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from chimera_cards.errors import ChimeraError
@@ -24,10 +25,24 @@ def write_atomic(target: Path, data: bytes) -> None:
         target: the file to create or replace.
         data: its new bytes.
 
+    A ``target`` under ``/dev`` or ``/proc`` (``/dev/stdout``, ``/dev/fd/3``) or that is a
+    character device or a named pipe is appended to instead: there is nothing to replace
+    atomically, and a rename would put a regular file where the device or link was.
+
     Raises:
-        WriteError: the folder is missing or not writable, or ``target`` cannot be replaced.
+        WriteError: the folder is missing or not writable, ``target`` cannot be replaced, or a
+            device or pipe refuses the bytes (``/dev/full``).
     """
     target = Path(target)
+    if _is_stream(target):
+        # /dev/stdout, a named pipe, /dev/null: appended to, as a shell's `>>` does, never
+        # renamed over (a rename would put a regular file where the device, pipe or link was).
+        try:
+            with open(target, "ab") as handle:
+                handle.write(data)
+        except OSError as exc:
+            raise WriteError(f"cannot write {target}: {exc.strerror or exc}") from None
+        return
     try:
         fd, tmp = _create_beside(target)
     except OSError as exc:
@@ -42,6 +57,16 @@ def write_atomic(target: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _is_stream(target: Path) -> bool:
+    if os.path.abspath(target).startswith(("/dev/", "/proc/")):
+        return True
+    try:
+        mode = os.stat(target).st_mode  # through links: /dev/stdout is one
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
 # As tempfile.mkstemp opens its file; importing tempfile would load shutil, random and the

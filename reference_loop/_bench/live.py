@@ -106,9 +106,20 @@ def stop_runs(
     threads: Sequence[threading.Thread],
     done: queue.Queue,
     record: Callable[[Any], None],
+    *,
+    unwind_first: float = 0.0,
 ) -> list:
     """Stop now: no new attempt, every child killed, ``STOP_GRACE`` for the runs in flight to
-    unwind, their workspaces removed. Returns the runs that finished meanwhile (each recorded)."""
+    unwind, their workspaces removed. Returns the runs that finished meanwhile (each recorded).
+
+    ``unwind_first``: seconds the threads get to stop their runs themselves before this
+    process's children are killed (an executor's threads, whose children may be the cluster
+    they started and must shut down)."""
+    if unwind_first > 0:
+        live.stop.set()
+        deadline = time.monotonic() + unwind_first
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
     live.stop_all()
     deadline = time.monotonic() + STOP_GRACE
     for t in threads:
@@ -120,7 +131,8 @@ def stop_runs(
         except queue.Empty:
             break
         if not isinstance(out, BaseException):
-            record(out)
-            finished.append(out)
+            outcome, _where = out
+            record(outcome)
+            finished.append(outcome)
     live.remove_tmpdirs()
     return finished

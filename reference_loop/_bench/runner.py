@@ -721,7 +721,7 @@ def run_bench(
     jobs: int = 1,
     attempt_timeout: float | None = None,
     ignore: Sequence[str] = (),
-    progress: Callable[[RunOutcome], None] | None = None,
+    progress: Progress | None = None,
     settings: AttempterSettings | None = None,
     budgets: dict[str, int] | None = None,
     shard: Shard | None = None,
@@ -729,7 +729,9 @@ def run_bench(
     journal: Path | None = None,
     executor: Executor | None = None,
 ) -> BenchResult:
-    """Run every arm on every task x seed pair and summarise. ``progress`` is called per run.
+    """Run every arm on every task x seed pair and summarise. ``progress(outcome, where)`` is
+    called per run; ``where`` names the machine an executor ran it on ("" in this process or
+    read back from the journal).
 
     ``impossible``: ``one-off`` or ``conflicting``: every task also runs as its impossible
     variant (``with_variants``), and the result reports cheat, stop and solve rates per arm.
@@ -902,7 +904,7 @@ def _run_all(
     max_attempts: int,
     jobs: int,
     ignore: Sequence[str],
-    progress: Callable[[RunOutcome], None] | None,
+    progress: Progress | None,
     settings: AttempterSettings,
     budgets: dict[str, int],
     shard: Shard | None = None,
@@ -920,9 +922,9 @@ def _run_all(
     planned = len(cells)
     finished = len(outcomes)
     record = record or (lambda _: None)
-    progress = progress or (lambda _: None)
+    progress = progress or (lambda _o, _w: None)
     for o in outcomes:
-        progress(o)
+        progress(o, "")
     done: queue.Queue = queue.Queue()
     live = Live()
     started = time.monotonic()
@@ -955,9 +957,9 @@ def _run_all(
                 out = exc
             if isinstance(out, RunOutcome) and out.stopped_by:
                 final.append(out.stopped_by)
-            done.put(out)
+            done.put((out, "") if isinstance(out, RunOutcome) else out)
 
-    threads = _start(worker, min(jobs, todo.qsize()), executor, left, done)
+    threads = _start(worker, min(jobs, todo.qsize()), executor, left, done, live)
     stopped = ""
     try:
         while len(outcomes) < planned:
@@ -967,12 +969,16 @@ def _run_all(
                 continue
             if isinstance(out, BaseException):
                 raise out
+            out, where = out
             record(out)
             outcomes.append(out)
-            progress(out)
+            progress(out, where)
     except KeyboardInterrupt as exc:
         stopped = "SIGTERM" if getattr(exc, "signum", None) == signal.SIGTERM else "SIGINT"
-        outcomes.extend(stop_runs(live, threads, done, record))
+        # An executor stops its own cells (and a Ray instance it started) before this
+        # process's children are killed: they may be that instance.
+        grace = EXECUTOR_STOP_GRACE if executor is not None else 0.0
+        outcomes.extend(stop_runs(live, threads, done, record, unwind_first=grace))
     except BaseException:
         live.stop_all()
         live.remove_tmpdirs()
@@ -997,8 +1003,12 @@ def _run_all(
 
 
 Cell = tuple[Task, Arm, int]
-# Runs cells elsewhere (a Ray cluster), handing each finished outcome to the callback.
-Executor = Callable[[Sequence[Cell], Callable[[RunOutcome], None]], None]
+EXECUTOR_STOP_GRACE = 30.0  # seconds an executor gets to stop its cells and shut down
+# Called per finished run with where it ran ("" here).
+Progress = Callable[[RunOutcome, str], None]
+# Runs cells elsewhere (a Ray cluster), handing each finished outcome and where it ran to the
+# callback; returns soon after the event is set (Ctrl-C, SIGTERM), its cells in flight stopped.
+Executor = Callable[[Sequence[Cell], Callable[[RunOutcome, str], None], threading.Event], None]
 
 
 def _start(
@@ -1007,6 +1017,7 @@ def _start(
     executor: Executor | None,
     cells: Sequence[Cell],
     done: queue.Queue,
+    live: Live,
 ) -> list[threading.Thread]:
     """Start the threads that run the cells: ``jobs`` local workers, or one that drives the
     executor. Daemon threads: a run stuck in a call that ignores the stop cannot keep the
@@ -1017,7 +1028,7 @@ def _start(
 
         def drive() -> None:
             try:
-                executor(cells, done.put)
+                executor(cells, lambda out, where: done.put((out, where)), live.stop)
             except BaseException as exc:  # reported by the main thread
                 done.put(exc)
 

@@ -13,13 +13,13 @@ import os
 import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
 import click
 
-from chimera_cards._cli.common import SECONDS, reports_errors
+from chimera_cards._cli.common import SECONDS, file_option, folder_option, reports_errors
 from reference_loop._attempters.factory import agent_settings
 from reference_loop._attempters.presets import is_preset
 from reference_loop._bench.journal import journal_path
@@ -31,6 +31,7 @@ from reference_loop._bench.runner import (
     DEFAULT_ATTEMPTER,
     AttempterSettings,
     BenchResult,
+    Progress,
     RunOutcome,
     check_attempters,
     grid,
@@ -92,8 +93,9 @@ def write_json_file(path: Path, data: dict) -> None:
         raise LoopUsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def run_line(outcome: RunOutcome, done: int, total: int) -> str:
-    """One line for a finished run, for a log or a pipe (no terminal to draw a bar on)."""
+def run_line(outcome: RunOutcome, done: int, total: int, where: str = "") -> str:
+    """One line for a finished run, for a log or a pipe (no terminal to draw a bar on);
+    ``where``: the machine an executor ran it on ("" here)."""
     if outcome.stopped_by:
         what = f"stopped: {outcome.stopped_by}"
     elif outcome.solved:
@@ -103,34 +105,38 @@ def run_line(outcome: RunOutcome, done: int, total: int) -> str:
     tries = f"{outcome.attempts} attempt{'s' if outcome.attempts != 1 else ''}"
     return (
         f"bench {done}/{total}: {outcome.arm} {outcome.task} seed {outcome.seed}: {what} "
-        f"({tries}, {outcome.wall:.1f} s)"
+        f"({tries}, {outcome.wall:.1f} s)" + (f" on {where}" if where else "")
     )
 
 
 @contextlib.contextmanager
-def _progress(err: TextIO, total: int) -> Iterator[Callable[[RunOutcome], None]]:
+def _progress(err: TextIO, total: int) -> Iterator[Progress]:
     """What to call per finished run: a progress bar on a terminal; on a pipe or a log file
     (where a bar prints nothing until the end) one line per run."""
     if err.isatty():
         with click.progressbar(
             length=max(total, 0), label="bench", file=err, show_pos=True, item_show_func=_show_run
         ) as bar:
-            yield lambda outcome: bar.update(1, outcome)
+            yield lambda outcome, where: bar.update(1, (outcome, where))
         return
     finished = 0
 
-    def line(outcome: RunOutcome) -> None:
+    def line(outcome: RunOutcome, where: str) -> None:
         nonlocal finished
         finished += 1
-        click.echo(run_line(outcome, finished, total), file=err)
+        click.echo(run_line(outcome, finished, total, where), file=err)
         err.flush()
 
     yield line
 
 
-def _show_run(outcome: RunOutcome | None) -> str:
-    """The progress bar's label for the run that just ended (typed, so the bar's items are too)."""
-    return f"{outcome.arm} {outcome.task} seed {outcome.seed}" if outcome else ""
+def _show_run(item: tuple[RunOutcome, str] | None) -> str:
+    """The progress bar's label for the run that just ended, and where it ran (typed, so the
+    bar's items are too)."""
+    if item is None:
+        return ""
+    outcome, where = item
+    return f"{outcome.arm} {outcome.task} seed {outcome.seed}" + (f" on {where}" if where else "")
 
 
 @click.group("bench", invoke_without_command=True)
@@ -155,11 +161,9 @@ def _show_run(outcome: RunOutcome | None) -> str:
     default=None,
     help=f"Arms to run (default: all that apply). Known: {', '.join(ARMS)}.",
 )
-@click.option(
+@folder_option(
     "--tasks",
     "tasks_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="A folder of task folders (or one task folder).",
 )
 @click.option(
@@ -194,10 +198,8 @@ def _show_run(outcome: RunOutcome | None) -> str:
 )
 @model_options
 @agent_options
-@click.option(
+@folder_option(
     "--prompts-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="Save what each model attempt sent and got: DIR/ARM/TASK/seed-N/attempt-K.prompt.txt "
     "and attempt-K.reply.txt.",
 )
@@ -208,19 +210,15 @@ def _show_run(outcome: RunOutcome | None) -> str:
     metavar="GLOB",
     help="Extra workspace ignore pattern (repeatable), e.g. an agent's history files.",
 )
-@click.option(
+@file_option(
     "--out",
     "out_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Write the full results (every run) as JSON; each finished run is also appended to "
     "FILE.cells.jsonl at once, and the same command with the same --out resumes from it.",
 )
-@click.option(
+@file_option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Write a PNG of solved and repeat-patch rate per attempt "
     "(needs matplotlib: pip install 'chimera-cards[plot]').",
 )
@@ -412,18 +410,14 @@ def _finish(
 
 @bench_cmd.command("merge")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
+@file_option(
     "--out",
     "out_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Write the merged results as JSON.",
 )
-@click.option(
+@file_option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     help="Write the PNG of the merged results (needs matplotlib).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON, not a table.")

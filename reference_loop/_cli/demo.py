@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from chimera_cards._cli.common import echo_json, json_option, reports_errors
+from chimera_cards._cli.common import echo_json, folder_option, json_option, reports_errors
 from chimera_cards.errors import UsageError
 from reference_loop._core.history import MODES as HISTORY_MODES
 from reference_loop._demo.steps import MAX_ATTEMPTS, TOTAL_STEPS, DemoResult, Step, demo_steps
@@ -46,10 +46,8 @@ def _workdir(keep: Path | None) -> Path:
 
 
 @click.command("demo")
-@click.option(
+@folder_option(
     "--keep",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="Run in this new or empty folder and keep it (store, key, prompts, workspace); "
     "default: a temporary folder, removed at the end.",
 )

@@ -78,37 +78,6 @@ class Finished:
     containment: str  # "pid-namespace", "sandbox", "shepherd" or "process-tree"
 
 
-def run_in_group(
-    argv: Sequence[str],
-    *,
-    cwd: Path,
-    env: Mapping[str, str],
-    stdin: int | IO | None,
-    stdout: int | IO | None,
-    stderr: int | IO | None,
-    timeout: float,
-    grace: float = 0.0,
-) -> tuple[int | None, bool]:
-    """Run ``argv`` in a new session and return (exit code, timed out).
-
-    On a timeout, Ctrl-C, SIGTERM (see :func:`sigterm_as_interrupt`) or any error the command
-    and every process it started are killed (``grace`` seconds after a SIGTERM to its group when
-    given); after a normal exit whatever it left running is killed too, including processes
-    that left its group with ``setsid``. Raises OSError when the command cannot start.
-    """
-    done = run_contained(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        timeout=timeout,
-        grace=grace,
-    )
-    return done.code, done.timed_out
-
-
 def run_contained(
     argv: Sequence[str],
     *,
@@ -130,7 +99,7 @@ def run_contained(
     fork, a clean environment). ``wrap`` (a sandbox's ``wrap``) puts it inside bubblewrap, whose
     namespace does the same. Where no namespace can be had, a shepherd process that the kernel
     makes the parent of every orphan of the command does the killing (``shepherd.py``). The
-    process-group and subreaper sweep of :func:`run_in_group` stays underneath all three.
+    process-group and subreaper sweep stays underneath all three.
 
     Args:
         argv: the command.

@@ -38,6 +38,7 @@ _RUNNERS = frozenset(
 )
 _TEST_RUNNERS = frozenset({"pytest", "py.test"})
 _SEPARATORS = frozenset({"&&", "||", ";", "|"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")  # VAR=value before a command word
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,8 @@ def _step(state: str, word: str) -> tuple[str, bool]:
     if word in _SEPARATORS:
         return "command", False
     if state == "command":
+        if _ASSIGNMENT.match(word):
+            return "command", False
         name = word.rsplit("/", 1)[-1]
         if word == "{python}" or name in _RUNNERS:
             return ("tests" if name in _TEST_RUNNERS else "runner"), False

@@ -146,6 +146,7 @@ _LINE = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=600,
     deadline=None,
@@ -185,6 +186,7 @@ _ITEM_LINE = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=600,
     deadline=None,

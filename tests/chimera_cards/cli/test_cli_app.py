@@ -45,6 +45,7 @@ def _loaded_after(code: str) -> set[str]:
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.slow
 def test_importing_every_chimera_cards_module_loads_no_reference_loop_module():
     loaded = _loaded_after(
         """

@@ -1,7 +1,10 @@
 """The console entry answers ``--version``, ``--help`` and plain ``check``/``install``/``hook``
 calls without click, from what ``tools/derive_cli.py`` read off the click commands, and to the
 user nothing differs: same output, error lines and exit codes as click, and anything it cannot
-read without doubt goes to click."""
+read without doubt goes to click.
+
+What the entry is for is start-up, so most tests here start fresh interpreters (0.2-1.3 s of CPU
+each, the click side loading every command): those are marked slow, and CI runs them."""
 
 from __future__ import annotations
 
@@ -83,6 +86,7 @@ def _same_as_click(args: list[str], project: Path) -> tuple[str, bool]:
     return stdout, loaded
 
 
+@pytest.mark.slow
 def test_the_derived_files_and_the_cli_reference_are_what_the_commands_say_now():
     done = subprocess.run(
         [sys.executable, str(REPO_ROOT / "tools" / "derive_cli.py"), "--check"],
@@ -230,6 +234,7 @@ def test_refusals_and_help_are_the_same_either_way(project, args, plain):
     assert loaded != plain
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "env",
     [
@@ -251,10 +256,12 @@ def test_every_data_class_has_a_docstring():
     import chimera_cards
 
     root = Path(chimera_cards.__file__).parent
+    sources = {module: module.read_text(encoding="utf-8") for module in sorted(root.rglob("*.py"))}
     missing = [
         f"{module.relative_to(root)}:{node.name}"
-        for module in sorted(root.rglob("*.py"))
-        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8")))
+        for module, text in sources.items()
+        if "dataclass" in text  # only these can hold one; parsing every module cost ~1 s CPU
+        for node in ast.walk(ast.parse(text))
         if isinstance(node, ast.ClassDef)
         and any("dataclass" in ast.unparse(d) for d in node.decorator_list)
         and not ast.get_docstring(node)
@@ -262,6 +269,7 @@ def test_every_data_class_has_a_docstring():
     assert missing == []
 
 
+@pytest.mark.slow
 def test_a_reader_that_went_away_is_exit_1_and_quiet_either_way(project):
     db = str(project / "cards.db")
     _cli(ENTRY, ["install", "alpha", "beta", "--to", "skills", "--store", db], project)
@@ -304,6 +312,7 @@ def _both(entry: str, click_code: str, args: list[str], **env: str) -> tuple:
     return runs[0], runs[1][:3]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("entry", "click_code", "args"),
     [
@@ -328,12 +337,14 @@ def test_help_and_version_are_clicks_own_text_without_loading_click(
     assert code == 0 and out and not loaded
 
 
+@pytest.mark.slow
 def test_a_terminal_narrower_than_the_derived_screens_gets_clicks_help():
     (code, out, err, loaded), expected = _both(ENTRY, CLICK, ["check", "--help"], COLUMNS="60")
     assert (code, out, err) == expected and loaded
     assert max(len(line) for line in out.splitlines()) <= 58
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("entry", "click_code", "args", "suggestion"),
     [
@@ -413,6 +424,7 @@ def test_the_hook_answers_the_same_with_or_without_click(project):
     assert not outcomes[0][3] and outcomes[1][3]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["list"], ["show", "alpha"], ["audit"], ["--help"]])
 def test_a_reader_that_went_away_from_any_command_is_exit_1_and_quiet(project, args):
     db = str(project / "cards.db")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from click.testing import CliRunner
 
 from chimera_cards._cli import derived
@@ -29,14 +28,6 @@ def _leaf_screens():
 def test_every_command_that_prints_a_result_takes_json():
     missing = {(prog, path) for prog, path, screen in _leaf_screens() if "  --json " not in screen}
     assert missing == WITHOUT_JSON
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHIMERA_CARDS_HOME", str(tmp_path / "cc"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def run(*args: object) -> dict | list:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from conftest import make_card
 
 # Run in a fresh interpreter: this test process has imported everything already.
@@ -22,6 +23,7 @@ print(" ".join(m for m in heavy if m in sys.modules))
 """
 
 
+@pytest.mark.slow
 def test_a_folder_import_without_approvals_loads_no_review_network_or_archive_code(tmp_path):
     for index in range(3):
         make_card(tmp_path / "cards", f"plain-{index}")

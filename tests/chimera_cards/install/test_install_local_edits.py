@@ -17,11 +17,8 @@ from chimera_cards._cli.app import main
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHIMERA_CARDS_HOME", str(tmp_path / "cc"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+def env(home):
+    return home
 
 
 def run(*args, code=0):

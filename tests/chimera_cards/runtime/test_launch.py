@@ -242,3 +242,60 @@ def test_a_plugin_skill_is_judged_by_the_plugin_folder_claude_code_installed(wor
 def test_view_unavailable_is_a_refusal_by_type():
     assert issubclass(ViewUnavailableError, Exception)
     assert ViewUnavailableError("x").exit_code == 1
+
+
+@needs_bwrap
+def test_folders_the_command_line_variables_and_env_files_point_the_agent_at_are_judged(world):
+    # An agent is pointed at more folders than its working directory: a folder named in its
+    # command line (--add-dir, -C, --include-directories=a,b), a home or plugin folder named
+    # in a variable, or in a .env / settings file the agent loads itself. None of their
+    # unapproved skills may be in the view.
+    root = world.root
+    named = plant(root / "named" / ".claude" / "skills" / "by-argv", "ARGV-MARKER").parent
+    joined = plant(root / "joined" / ".agents" / "skills" / "by-list", "LIST-MARKER").parent
+    home = plant(root / "gemini-home" / ".gemini" / "skills" / "by-var", "HOMEVAR-MARKER")
+    plugin = plant(root / "plug" / "a" / "b" / "c" / "d" / "by-plugin-var", "PLUGVAR-MARKER")
+    by_file = plant(root / "file-home" / ".gemini" / "skills" / "by-env-file", "ENVFILE-MARKER")
+    (world.project / ".gemini").mkdir(exist_ok=True)
+    (world.project / ".gemini" / ".env").write_text(
+        f"export GEMINI_CLI_HOME='{root / 'file-home'}'\n"
+    )
+    (root / "plug" / ".claude-plugin").mkdir(parents=True)
+    env = {
+        **world.env,
+        "GEMINI_CLI_HOME": str(root / "gemini-home"),
+        "CLAUDE_CODE_PLUGIN_DIRS": f"/nonexistent:{root / 'plug'}",
+    }
+    script = f"cat {named}/*/SKILL.md {joined}/*/SKILL.md {home}/SKILL.md {plugin}/SKILL.md "
+    script += f"{by_file}/SKILL.md 2>/dev/null; echo end"
+    done = run_exec(
+        world,
+        "sh",
+        "-c",
+        script,
+        "--add-dir",
+        str(root / "named"),
+        f"--include-directories=/nonexistent,{root / 'joined'}",
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "MARKER" not in done.stdout, done.stdout
+    for name in ("by-argv", "by-list", "by-var", "by-plugin-var", "by-env-file"):
+        assert f"{name}: unknown" in done.stderr, (name, done.stderr)
+    assert (by_file / "SKILL.md").read_text().endswith("ENVFILE-MARKER\n")  # nothing touched
+
+
+@needs_bwrap
+def test_a_walk_that_stops_at_its_cap_refuses_the_start(world, monkeypatch):
+    # What a stopped walk did not reach is unjudged: showing it would fail open.
+    from chimera_cards._install.policy import trust_file_policy
+    from chimera_cards._runtime import launch, skill_places
+
+    for i in range(5):
+        (world.project / f"d{i}" / "e").mkdir(parents=True)
+    monkeypatch.setattr(skill_places, "MAX_NESTED_WALK", 3)
+    with pytest.raises(ViewUnavailableError, match="stopped before it was done"):
+        launch.prepare(
+            ["true"], store=None, policy=trust_file_policy(None), env=world.env,
+            cwd=world.project,
+        )  # fmt: skip

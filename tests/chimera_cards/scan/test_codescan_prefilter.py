@@ -286,3 +286,28 @@ def test_cached_scan_of_repeated_files_equals_a_fresh_scan():
         fresh = [f.to_dict() for f in scan_bundle(b).findings]
         assert cached == fresh
     assert cache.hits >= len(bundles) - 1  # the licence at least was scanned once
+
+
+def test_credential_paths_in_a_long_text_are_found_as_a_search_of_the_whole_text_finds_them():
+    # Long texts are searched only on the lines that hold a literal: the same first match.
+    from chimera_cards._scan.sensitive import (
+        _STORE_COMMAND_RE,
+        CREDENTIAL_LITERALS,
+        CREDENTIAL_PATH_RE,
+        credential_in,
+    )
+
+    pieces = ["See the docs.", "knowledge edge", "cp ~/.ssh/id_rsa /tmp/x", "~/.ssh/id_rsa.pub",
+              "Login Data", "login data", "security find-generic-password", "security\nexport",
+              "x.env", "a .env file", "\u0130d_rsa", "~/.\u017fsh/config", "Google/Chrome/",
+              "keys", "|", "   ", "é"]  # fmt: skip
+    rng = random.Random(6)
+    found = 0
+    for _ in range(1500):
+        text = "padding " * 32 + "\n".join(rng.choice(pieces) for _ in range(rng.randint(1, 60)))
+        match = CREDENTIAL_PATH_RE.search(text) or _STORE_COMMAND_RE.search(text)
+        gate = any(literal in text.lower() for literal in CREDENTIAL_LITERALS)
+        expected = match.group(0) if match and gate else None
+        found += expected is not None
+        assert credential_in(text) == expected, text
+    assert found > 500

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from chimera_cards._scan.textruns import RunGate
+from chimera_cards._scan.textruns import Literals, RunGate
 
 ALPHABET = ["a", "F", "0", "9", "g", "+", "/", " ", "\n", "é", "ａ", "\u00a0", "\x00", "😀"]
 
@@ -36,3 +36,20 @@ def test_count_runs_counts_pieces_of_a_run():
 def test_a_gate_set_is_ascii():
     with pytest.raises(ValueError):
         RunGate.of("é")
+
+
+def test_literals_find_every_occurrence_a_substring_search_finds():
+    # Overlapping and nested words, offsets past characters outside ASCII and the BMP.
+    words = ("our", "you", "yo", "ab", "aba", "a", "é", "😀a")
+    literals = Literals(words)
+    alphabet = ["a", "b", "y", "o", "u", "r", "é", "😀", " ", "\n"]
+    rng = random.Random(5)
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25)))
+        expected = sorted(
+            (index, at)
+            for index, word in enumerate(words)
+            for at in range(len(text))
+            if text.startswith(word, at)
+        )
+        assert sorted(literals.occurrences(text)) == expected, text

@@ -44,15 +44,18 @@ def approved(tmp_path, card_server):
     return db, res["digest"], tmp_path / "alice.key"
 
 
-def cut_the_tail(db, keep_seq: int, trust_row: tuple, sha: str) -> None:
+def cut_the_tail(db, keep_seq: int, trust_row: tuple, sha: str, version_row: tuple) -> None:
     """Remove every audit entry after ``keep_seq`` and put back what they changed: the trust row
-    and the version's status (the append-only triggers dropped and re-created as they were)."""
+    and the version's status and reason as they were read before (``version_row``), the
+    append-only triggers dropped and re-created as they were."""
     with past_the_triggers(db) as conn:
         conn.execute("DELETE FROM audit WHERE seq > ?", (keep_seq,))
         conn.execute(
             "INSERT INTO trust (name, keyid, pubkey, added_at) VALUES (?, ?, ?, ?)", trust_row
         )
-        conn.execute("UPDATE versions SET status = 'active', reason = '' WHERE sha256 = ?", (sha,))
+        conn.execute(
+            "UPDATE versions SET status = ?, reason = ? WHERE sha256 = ?", (*version_row, sha)
+        )
         conn.execute("DELETE FROM verdict_memo")
 
 
@@ -81,12 +84,13 @@ def test_tail_truncation_of_a_trust_change_is_caught_by_the_head_file(approved):
     keep = json.loads(run("audit", "head", "--json", "--store", db).stdout)["seq"]
     with Store(db) as store:
         (trust_row,) = store._conn.execute("SELECT name, keyid, pubkey, added_at FROM trust")
+        (version_row,) = store._conn.execute("SELECT status, reason FROM versions")
     run("trust", "remove", "alice", "--store", db)
     assert run("match", "flaky", "--store", db, ok=False).stdout == ""
     after = head(db)
     assert read_anchor(head_path(db)).head == after != before
 
-    cut_the_tail(db, keep, trust_row, sha)
+    cut_the_tail(db, keep, trust_row, sha, version_row)
     assert head(db) == before  # the log alone looks like an older, honest store
     served = run("match", "flaky", "--store", db)  # the card is back, but not silently
     assert "flaky-tests" in served.stdout
@@ -108,10 +112,11 @@ def test_tail_truncation_with_the_head_file_also_rolled_back_is_caught_by_an_exp
     old_witness = head_path(db).read_bytes()
     with Store(db) as store:
         (trust_row,) = store._conn.execute("SELECT name, keyid, pubkey, added_at FROM trust")
+        (version_row,) = store._conn.execute("SELECT status, reason FROM versions")
     run("trust", "remove", "alice", "--store", db)
     kept_elsewhere = head(db)  # what CI logged, or the trust file committed to git
 
-    cut_the_tail(db, keep, trust_row, sha)
+    cut_the_tail(db, keep, trust_row, sha, version_row)
     head_path(db).write_bytes(old_witness)  # the attacker rolls the witness back too
     assert run("verify", "--store", db).exit_code == 0  # the limit of a chain in one file
     result = run("verify", "--expect-head", kept_elsewhere, "--store", db, "--json", ok=False)

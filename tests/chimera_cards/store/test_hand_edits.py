@@ -90,7 +90,35 @@ def test_a_hand_edited_version_row_crashes_no_command_and_verify_names_it(
         assert not crashed, (args, repr(result.exception))
         assert "Traceback" not in result.output
     verified = CliRunner().invoke(main, ["verify"], env=env)
-    if column == "reason" and isinstance(value, str | int):
-        return  # text a status change may write: verify does not compare it (only no crash)
     assert verified.exit_code == 1, verified.output
     assert "version" in verified.output
+
+
+def test_a_retire_reason_rewritten_with_sqlite3_is_a_version_mismatch_and_stays_on_disk(tmp_path):
+    """The reason is what users read as why a version may not be used ("retired: leaks
+    tokens"). An edit of that text outside the tool, on a row whose status the log agrees with,
+    is found: the import and each status change log the reason, and verify compares the row."""
+    from chimera_cards._store.facade import Store
+    from chimera_cards._store.verify import verify_store
+
+    skill = make_skill(tmp_path / "src", "demo")
+    env = {"CHIMERA_CARDS_HOME": str(tmp_path / "cc")}
+    assert CliRunner().invoke(main, ["import", str(skill)], env=env).exit_code == 0
+    retired = CliRunner().invoke(main, ["retire", "demo", "--reason", "leaks tokens"], env=env)
+    assert retired.exit_code == 0, retired.output
+    db = tmp_path / "cc" / "cards.db"
+    with Store(db, create=False) as store:
+        assert verify_store(store, record=False).ok  # the tool's own status change is no edit
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE versions SET reason = 'superseded by a newer release'")
+    with Store(db, create=False) as store:
+        report = verify_store(store, record=False)
+    assert not report.ok
+    kinds = [(p.kind, p.name) for p in report.problems]
+    assert kinds == [("version-mismatch", "demo")], report.problems
+    assert "'leaks tokens'" in report.problems[0].message
+    with sqlite3.connect(db) as conn:  # verify reports; it writes nothing back into the row
+        rows = conn.execute("SELECT status, reason FROM versions").fetchall()
+    assert rows == [("retired", "superseded by a newer release")]
+    done = CliRunner().invoke(main, ["verify"], env=env)
+    assert done.exit_code == 1 and "reason is 'superseded by a newer release'" in done.output

@@ -450,9 +450,16 @@ def _reference_replay(conn: sqlite3.Connection) -> tuple[list[tuple], dict]:
         if not isinstance(info, dict):
             problems.append(("audit-detail", seq))
         elif event == "import":
-            state[(name, sha)] = [info.get("id"), info.get("status"), info.get("provenance"), seq]
+            state[(name, sha)] = [
+                info.get("id"),
+                info.get("status"),
+                info.get("provenance"),
+                seq,
+                info.get("reason"),
+            ]
         elif (name, sha) in state:
             state[(name, sha)][1] = info.get("to")
+            state[(name, sha)][4] = info.get("reason")
         else:
             problems.append(("audit-orphan", seq))
     return problems, state
@@ -568,6 +575,7 @@ def test_verify_still_reports_when_it_cannot_record_its_outcome(filled):
     assert report.ok and not report.recorded and report.versions == 3
 
 
+@pytest.mark.slow
 def test_verify_of_an_empty_file_is_an_error_not_ok(tmp_path):
     empty = tmp_path / "cards.db"
     empty.touch()

@@ -420,6 +420,7 @@ def test_table_survives_a_model_that_swaps_stdout_from_two_threads(
     assert len(fixed_model.calls()) == 4  # the model really ran, and really swapped its stdout
 
 
+@pytest.mark.slow
 def test_saved_descriptor_keeps_output_when_fd1_is_redirected(tmp_path: Path) -> None:
     code = (
         "import os, sys\n"

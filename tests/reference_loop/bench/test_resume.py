@@ -227,6 +227,6 @@ def test_run_bench_resumes_from_its_journal_without_rerunning(tmp_path: Path) ->
     kw: dict[str, Any] = {"seeds": 1, "arms": parse_arms("none,accumulate"), "max_attempts": 2}
     first = run_bench(tasks, journal=journal, **kw)
     seen: list[str] = []
-    again = run_bench(tasks, journal=journal, progress=lambda o: seen.append(o.arm), **kw)
+    again = run_bench(tasks, journal=journal, progress=lambda o, _where: seen.append(o.arm), **kw)
     assert again.resumed == 2 and seen == ["none", "accumulate"]
     assert [r.to_dict() for r in again.runs] == [r.to_dict() for r in first.runs]

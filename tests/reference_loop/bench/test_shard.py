@@ -167,6 +167,7 @@ def _runs_outside_their_slice_or_the_grid_are_refused(tmp_path: Path, files: lis
         assert refused.returncode == 2 and expected[case] in refused.stderr, (case, refused.stderr)
 
 
+@pytest.mark.slow
 def test_merge_of_a_file_that_is_not_a_result_is_one_error_line(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text("[1, 2]")
     proc = _cli(["bench", "merge", str(tmp_path / "x.json")], tmp_path)

@@ -56,6 +56,7 @@ def test_a_piped_bench_prints_one_line_per_finished_run():
     assert all(pattern.match(ln) for ln in lines), lines
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_run_restores_the_workspace_and_exits_130(tmp_path):
     work = tmp_path / "work"
     work.mkdir()

@@ -1,4 +1,4 @@
-"""run_in_group: nothing a command starts outlives it, whether it stays in the command's process
+"""run_contained: nothing a command starts outlives it, whether it stays in the command's process
 group, leaves it with setsid, or double-forks into a daemon; SIGTERM unwinds like Ctrl-C."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import live_children, wait_none_in
 
-from reference_loop._process.run import run_in_group
+from reference_loop._process.run import run_contained
 
 PY = sys.executable
 
@@ -48,7 +48,7 @@ def zombie_children() -> set[int]:
 
 
 def run(argv: list[str], cwd: Path, timeout: float = 20.0) -> tuple[int | None, bool]:
-    return run_in_group(
+    done = run_contained(
         argv,
         cwd=cwd,
         env=os.environ,
@@ -57,6 +57,7 @@ def run(argv: list[str], cwd: Path, timeout: float = 20.0) -> tuple[int | None, 
         stderr=subprocess.DEVNULL,
         timeout=timeout,
     )
+    return done.code, done.timed_out
 
 
 def test_a_setsid_child_does_not_keep_writing_after_the_command_exits(tmp_path):

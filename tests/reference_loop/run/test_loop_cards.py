@@ -142,6 +142,7 @@ def test_the_prompt_shows_card_commands_as_written(tmp_path):
     assert "&amp;" not in first and "&gt;" not in first
 
 
+@pytest.mark.slow
 def test_cards_go_in_every_prompt_by_default_and_only_the_first_with_cards_in_first(tmp_path):
     store = tmp_path / "cards.db"
     with Store(store) as s:

@@ -56,6 +56,13 @@ def test_protected_changes_lists_each_covered_path_with_its_pattern():
     [
         ("{python} -B -m pytest -q -p no:cacheprovider", ()),
         ("{python} -B check.py", ("/check.py",)),
+        # Variables set for the command do not hide the file it runs.
+        (
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {python} -B -m pytest -q tests/test_a.py",
+            ("tests/test_a.py",),
+        ),
+        ("A=1 B=./x.py {python} check.py", ("/check.py",)),
+        ("CI=1 ./check.sh && X=y bash ci/run.sh", ("/check.sh", "ci/run.sh")),
         ("./check.sh", ("/check.sh",)),
         ("bash ci/run.sh && pytest tests/test_a.py::test_x -q", ("ci/run.sh", "tests/test_a.py")),
         ("python -m pytest -q tests/test_x.py", ("tests/test_x.py",)),

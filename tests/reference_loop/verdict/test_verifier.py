@@ -51,6 +51,7 @@ def test_passing_pytest_is_pass_with_no_failure_lines(tmp_path):
     assert "1 passed" in result.output
 
 
+@pytest.mark.slow
 def test_pytest_collection_error_is_error_not_fail(tmp_path):
     root = write_tests(tmp_path / "p", "def test_broken(:\n    pass\n")
     result = run_verifier(PYTEST, root, timeout=60)

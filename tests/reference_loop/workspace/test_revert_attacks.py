@@ -328,3 +328,68 @@ def test_a_kept_change_keeps_nothing_but_its_patch(tmp_path):
     expected["newpkg/sub/mod.py"] = ("file", 0o644, b"x = 1\n")
     expected["src/pkg/mod.py"] = ("file", 0o644, b"def add(a, b):\n    return a + b\n")
     assert full_state(repo) == expected
+
+
+def make_gitfile_repo(tmp_path: Path) -> tuple[Path, Path]:
+    """A committed project whose ``.git`` is a gitfile naming a git dir outside the tree, its
+    objects loose (as ``git add`` and ``commit`` leave them)."""
+    root = tmp_path / "repo"
+    make_project(root)
+    (root / "tests").mkdir()
+    (root / TEST_FILE).write_text(REAL_TEST)
+    gitdir = tmp_path / "outside.git"
+    git(root, "init", "-q", f"--separate-git-dir={gitdir}")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    assert not list((gitdir / "objects" / "pack").iterdir())  # every object loose
+    return root, gitdir
+
+
+def test_revert_through_a_gitfile_ignores_the_outside_object_rewritten_and_then_deleted(tmp_path):
+    """The objects of a git dir outside the tree are not restored, but the snapshot owns a
+    copy of them: an attempt that rewrites the object behind the test file there, weakens the
+    file, then deletes every outside object, is still put back from the copy, checked against
+    its id."""
+    repo, gitdir = make_gitfile_repo(tmp_path)
+    before = full_state(repo)
+    oid = blob_id(repo, TEST_FILE)
+    with Workspace(repo) as ws:
+        ws.snapshot()
+        copy = Path(ws._tmp) / "outside" / "objects" / oid[:2] / oid[2:]
+        assert copy.read_bytes() == (gitdir / "objects" / oid[:2] / oid[2:]).read_bytes()
+        path = gitdir / "objects" / oid[:2] / oid[2:]
+        path.chmod(0o644)
+        path.write_bytes(zlib.compress(b"blob %d\0" % len(WEAK_TEST) + WEAK_TEST.encode()))
+        (repo / TEST_FILE).write_text(WEAK_TEST)
+        for fan in (gitdir / "objects").iterdir():
+            if len(fan.name) == 2:
+                for obj in fan.iterdir():
+                    obj.chmod(0o644)
+                    obj.unlink()
+        diff = ws.diff_and_restore()
+        assert TEST_FILE in {c.path for c in diff.files}
+        assert (repo / TEST_FILE).read_text() == REAL_TEST
+        assert ws.diff().files == []
+    assert full_state(repo) == before
+
+
+def test_revert_through_a_gitfile_refuses_the_snapshots_object_copy_rewritten_behind_its_back(
+    tmp_path,
+):
+    """The copy of the outside objects is sealed like the rest of the store: rewriting the
+    copied object of the test file (same size, times set back) stops the restore, which
+    writes nothing."""
+    repo, _gitdir = make_gitfile_repo(tmp_path)
+    oid = blob_id(repo, TEST_FILE)
+    with Workspace(repo) as ws:
+        ws.snapshot()
+        copy = Path(ws._tmp) / "outside" / "objects" / oid[:2] / oid[2:]
+        st = copy.stat()
+        data = zlib.compress(b"blob %d\0" % len(WEAK_TEST) + WEAK_TEST.encode())
+        copy.chmod(0o644)
+        copy.write_bytes(data)
+        os.utime(copy, ns=(st.st_atime_ns, st.st_mtime_ns))
+        (repo / TEST_FILE).write_text(WEAK_TEST)
+        with pytest.raises(StoreTampered, match="changed by something else"):
+            ws.restore()
+    assert (repo / TEST_FILE).read_text() == WEAK_TEST  # nothing was written from that store
