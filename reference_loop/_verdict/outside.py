@@ -94,11 +94,14 @@ def outside_changes(
             continue
         seen.add(real)
         try:
+            # A folder whose own inode is older than the run had no entry added, removed or
+            # renamed since: only a .pth rewritten in place (no module to be loaded) can differ.
+            whole = os.stat(real).st_ctime_ns >= since_ns
             entries = list(os.scandir(real))
         except OSError:
             continue
         for entry in entries:
-            if not _importable(entry):
+            if not (entry.name.endswith(".pth") or (whole and _importable(entry))):
                 continue
             try:
                 ctime = entry.stat(follow_symlinks=False).st_ctime_ns
