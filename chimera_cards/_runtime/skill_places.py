@@ -187,6 +187,64 @@ def marketplace_roots(config: Path) -> list[PluginInstall]:
     return [PluginInstall("@" + root.name, str(root), root) for root in roots]
 
 
+def _plugin_roots(
+    env: Mapping[str, str], homes: list[Path], starts: list[Path], named: list
+) -> list[PluginInstall]:
+    """Every plugin-like root: Claude Code's installs and known marketplaces, the agents'
+    plugin stores, a repository's own marketplace's local plugins, and ``named`` folders."""
+    home_value = env.get("HOME", "").strip()
+    home_path = Path(home_value) if home_value else Path.home()
+    agent_homes = [claude_home(env), home_path / ".codex", home_path / ".gemini"]
+    configs = [*agent_homes, *homes, *(home / ".claude" for home in homes)]
+    installs: list[PluginInstall] = []
+    for config in dict.fromkeys(configs):
+        installs += plugin_installs(env, config) + marketplace_roots(config)
+        installs += _plugin_stores(config)
+    for start in starts:
+        installs += repo_marketplace_plugins(start)
+    installs += [PluginInstall(Path(p).name, str(p), Path(p)) for p in named]
+    return installs
+
+
+def _plugin_stores(config: Path) -> list[PluginInstall]:
+    """An agent home's plugin store as one plugin-like root each: ``plugins`` (Claude Code's
+    cache and marketplace clones, Codex CLI's ``plugins/cache``) and Codex CLI's
+    ``.tmp/plugins``. Every SKILL.md folder in them is judged, installed or left behind."""
+    stores = [config / "plugins", config / ".tmp" / "plugins"]
+    return [PluginInstall("@" + str(s), str(s), s) for s in stores if os.path.isdir(s)]
+
+
+def repo_marketplace_plugins(start: Path) -> list[PluginInstall]:
+    """Plugins a repository's own marketplace (``.agents/plugins/marketplace.json``, Codex
+    CLI; ``.claude-plugin/marketplace.json``, Claude Code) names by a local path, in the
+    start folder and every folder above it: each such path is a plugin root."""
+    found: list[PluginInstall] = []
+    for folder in (start, *start.parents):
+        for manifest in (
+            folder / ".agents" / "plugins" / "marketplace.json",
+            folder / ".claude-plugin" / "marketplace.json",
+        ):
+            try:
+                data = json.loads(manifest.read_bytes())
+            except (OSError, ValueError):
+                continue
+            for value in _strings(data):
+                if value.startswith(("./", "../")) and os.path.isdir(folder / value):
+                    root = Path(os.path.normpath(folder / value))
+                    found.append(PluginInstall("@" + str(root), str(root), root))
+    return found
+
+
+def _strings(data: object) -> list[str]:
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [s for v in data.values() for s in _strings(v)]
+    if isinstance(data, list):
+        return [s for v in data for s in _strings(v)]
+    return []
+
+
 def project_root(cwd: Path) -> Path:
     """The git work tree holding ``cwd`` (its top), else ``cwd`` itself."""
     for folder in (cwd, *cwd.parents):
@@ -422,13 +480,8 @@ def skill_places(
     for folder in [*user_dirs, *MANAGED_DIRS]:
         places.add_dir(folder)
     places.dirs = [d for d in places.dirs if os.path.isdir(d)]
-    configs = [claude_home(env), *homes, *(home / ".claude" for home in homes)]
-    installs: list[PluginInstall] = []
-    for config in dict.fromkeys(configs):
-        installs += plugin_installs(env, config) + marketplace_roots(config)
     named = [*plugin_dirs, *_env_plugin_roots(variables)]
-    installs += [PluginInstall(Path(p).name, str(p), Path(p)) for p in named]
-    for install in installs:
+    for install in _plugin_roots(env, homes, starts, named):
         commands.append(install.root / "commands")
         folders, stopped = install.skill_folders()
         places.walk_stopped = places.walk_stopped or stopped

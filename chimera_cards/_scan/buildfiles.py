@@ -40,6 +40,13 @@ PUBLIC_INDEX_HOSTS = frozenset(
         "index.crates.io",
         "rubygems.org",
         "proxy.golang.org",
+        "goproxy.io",
+        "goproxy.cn",
+        "conda.anaconda.org",
+        "repo.anaconda.com",
+        "conda-forge.org",
+        "index.rubygems.org",
+        "github.com",
         "localhost",
         "127.0.0.1",
     }
@@ -74,13 +81,30 @@ def build_kind(path: str) -> str | None:
     Args:
         path: the file's path in the bundle.
     Returns:
-        "makefile", "dockerfile", "package-json", "npmrc", "pip-conf", "requirements",
-        "pyproject", or None.
+        "makefile" (make, just), "dockerfile", "package-json", "envrc", "rakefile",
+        "compose", "tox", "workflow", "npmrc", "pip-conf", "requirements", "pyproject",
+        "condarc", "tool-toml", or None.
     """
     name = path.rsplit("/", 1)[-1]
     lower = name.lower()
-    if lower in ("makefile", "gnumakefile") or lower.endswith(".mk"):
-        return "makefile"
+    if lower in ("makefile", "gnumakefile", "justfile", ".justfile") or lower.endswith(
+        (".mk", ".just")
+    ):
+        return "makefile"  # just's recipes are indented under their name, as make's are
+    if lower in (".envrc", "envrc"):
+        return "envrc"  # direnv runs it on entering the folder
+    if lower == "rakefile" or lower.endswith(".rake"):
+        return "rakefile"
+    if _COMPOSE_RE.match(lower):
+        return "compose"
+    if lower == "tox.ini":
+        return "tox"
+    if "/.github/workflows/" in f"/{path}" and lower.endswith((".yml", ".yaml")):
+        return "workflow"
+    if lower in (".condarc", "condarc"):
+        return "condarc"
+    if lower.endswith(".toml") and "pyproject" not in lower and "poetry" not in lower:
+        return "tool-toml"  # bunfig.toml, Cargo's config.toml (or a copy of it, any name)
     if lower.startswith(("dockerfile", "containerfile")) or lower.endswith(".dockerfile"):
         return "dockerfile"
     if lower == "package.json":
@@ -96,7 +120,125 @@ def build_kind(path: str) -> str | None:
     return None
 
 
+_COMPOSE_RE = re.compile(r"^(?:docker-)?compose(?:\.[\w-]+)?\.ya?ml$")
+
 # --- commands of build files -------------------------------------------------------------------
+
+# Ruby's shell-outs in a Rakefile: sh "…", system("…"), `…`, %x(…).
+_RUBY_SHELL_RE = re.compile(
+    r"""\b(?:sh|system|exec|ruby)\s*\(?\s*(["'])(.*?)\1|`([^`\n]+)`|%x[({\[](.*?)[)}\]]"""
+)
+_RUBY_INTERPOLATION_RE = re.compile(r"#\{(\w+)\}")
+
+
+def _rake_shell(text: str) -> list[str]:
+    out = []
+    for line in text.split("\n"):
+        commands = [
+            m.group(2) if m.group(2) is not None else m.group(3) or m.group(4) or ""
+            for m in _RUBY_SHELL_RE.finditer(line)
+        ]
+        out.append(_RUBY_INTERPOLATION_RE.sub(r"${\1}", "; ".join(c for c in commands if c)))
+    return out
+
+
+_TOX_COMMANDS_RE = re.compile(r"^(commands(?:_pre|_post)?)\s*=\s*(.*)$")
+_TOX_SUBSTITUTION_RE = re.compile(r"\{env:(\w+)(?::[^}]*)?\}|\{(?:posargs|toxinidir|envdir)[^}]*\}")
+
+
+def _tox_shell(text: str) -> list[str]:
+    """tox.ini's ``commands`` (each line of the value one command), ``{env:HOME}`` as
+    ``${HOME}``."""
+    out = []
+    inside = False
+    for line in text.split("\n"):
+        match = _TOX_COMMANDS_RE.match(line)
+        if match:
+            inside, command = True, match.group(2)
+        elif inside and line[:1] in (" ", "\t") and line.strip():
+            command = line.strip()
+        else:
+            inside, command = False, ""
+        out.append(
+            _TOX_SUBSTITUTION_RE.sub(lambda m: f"${{{m.group(1)}}}" if m.group(1) else "", command)
+        )
+    return out
+
+
+_SECRETS_EXPRESSION_RE = re.compile(r"\$\{\{\s*(?:secrets|env)\.(\w+)\s*\}\}")
+
+
+def _blank_lines(text: str) -> list[str]:
+    return [""] * (text.count("\n") + 1)
+
+
+def _yaml_mapping(text: str, key: str) -> dict | None:
+    """The mapping under a top-level key of a YAML file (``jobs``, ``services``), or None."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def _workflow_shell(text: str) -> list[str]:
+    """A GitHub Actions workflow's ``run`` steps (what the runner's shell runs, with the
+    repository's secrets in ``${{ secrets.NAME }}`` read as the variable ``$NAME``)."""
+    out, jobs = _blank_lines(text), _yaml_mapping(text, "jobs")
+    if jobs is None:
+        return out
+    lines = text.split("\n")
+    at = 0
+    for job in jobs.values():
+        steps = job.get("steps") if isinstance(job, dict) else None
+        for step in steps if isinstance(steps, list) else []:
+            run = step.get("run") if isinstance(step, dict) else None
+            if not isinstance(run, str):
+                continue
+            at = next((i for i in range(at, len(lines)) if "run:" in lines[i]), at)
+            block = lines[at].rstrip().endswith(("|", ">", "|-", ">-"))
+            for offset, written in enumerate(run.split("\n"), 1 if block else 0):
+                if at + offset < len(out):
+                    command = _SECRETS_EXPRESSION_RE.sub(r"${\1}", written)
+                    out[at + offset] = (
+                        out[at + offset] + "; " if out[at + offset] else ""
+                    ) + command
+            at += 1
+    return out
+
+
+def _compose_shell(text: str) -> list[str]:
+    """A compose file's ``command``/``entrypoint`` lines, with each host folder a service
+    mounts written in place of the path it is mounted at (``~/.ssh:/keys`` then ``tar /keys``
+    reads ~/.ssh)."""
+    out, services = _blank_lines(text), _yaml_mapping(text, "services")
+    if services is None:
+        return out
+    lines = text.split("\n")
+    for service in services.values():
+        if not isinstance(service, dict):
+            continue
+        mounts: list[tuple[str, str]] = []
+        for volume in service.get("volumes") or []:
+            if isinstance(volume, str) and ":" in volume:
+                host, _, inside = volume.partition(":")
+                mounts.append((inside.split(":", 1)[0], host))
+        for key in ("command", "entrypoint"):
+            value = service.get(key)
+            if isinstance(value, list):
+                value = " ".join(str(v) for v in value)
+            if not isinstance(value, str):
+                continue
+            for inside, host in sorted(mounts, key=lambda m: -len(m[0])):
+                if inside.startswith("/") and len(inside) > 1:
+                    value = re.sub(re.escape(inside) + r"(?=[/\s\"']|$)", host, value)
+            at = next((i for i, line in enumerate(lines) if line.strip().startswith(f"{key}:")), 0)
+            out[at] = (out[at] + "; " if out[at] else "") + value.replace("\n", " ")
+    return out
+
 
 _MAKE_VAR_RE = re.compile(r"\$\((\w+)\)|\$\{(\w+)\}")
 _MAKE_ASSIGN_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?:::?|\?|\+|!)?=\s*(.*)$")
@@ -195,6 +337,16 @@ def hook_shell(kind: str, text: str) -> str | None:
         lines = _docker_shell(text)
     elif kind == "package-json":
         lines = _package_shell(text)
+    elif kind == "envrc":
+        lines = text.split("\n")
+    elif kind == "rakefile":
+        lines = _rake_shell(text)
+    elif kind == "compose":
+        lines = _compose_shell(text)
+    elif kind == "tox":
+        lines = _tox_shell(text)
+    elif kind == "workflow":
+        lines = _workflow_shell(text)
     else:
         return None
     return "\n".join(lines) if any(lines) else None
@@ -281,7 +433,46 @@ def index_settings(kind: str, text: str) -> list[IndexSetting]:
         ]
     if kind == "pyproject":
         return _pyproject(text)
+    if kind == "condarc":
+        return [
+            IndexSetting(_line_of(text, m.start()), "conda channel", m.group(1))
+            for m in _CONDA_URL_RE.finditer(text)
+        ]
+    if kind == "tool-toml":
+        return _tool_toml(text)
     return []
+
+
+def _tool_toml(text: str) -> list[IndexSetting]:
+    """bunfig.toml's ``[install] registry`` and scopes, Cargo's ``[source.*] registry`` (what
+    ``replace-with`` swaps crates.io for) and ``[registries.*] index``."""
+    if "[source" not in text and "[registries" not in text and "[install" not in text:
+        return []
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return []
+    urls: list[tuple[str, object]] = []
+    for family, key in (("source", "registry"), ("registries", "index")):
+        for entry in _table(data, family).values():
+            if isinstance(entry, dict):
+                urls.append((f"[{family}] {key}", entry.get(key)))
+    install = _table(data, "install")
+    urls.append(("[install] registry", install.get("registry")))
+    urls += [("[install.scopes]", v) for v in _table(install, "scopes").values()]
+    found = []
+    for what, value in urls:
+        url = value.get("url") if isinstance(value, dict) else value
+        if not isinstance(url, str):
+            continue
+        url = url.removeprefix("sparse+").removeprefix("registry+").removeprefix("git+")
+        at = text.find(url)
+        found.append(IndexSetting(_line_of(text, at) if at >= 0 else 1, what, url))
+    return found
+
+
+# .condarc: every URL under channels, default_channels, custom_channels or channel_alias.
+_CONDA_URL_RE = re.compile(r"""^[\s-]*(?:[\w-]+:\s*)?["']?(https?://[^\s"']+)""", re.M)
 
 
 def index_severity(url: str) -> tuple[str, str] | None:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from chimera_cards._scan.sensitive import host_of
-from chimera_cards._scan.shell import Command
+from chimera_cards._scan.shellfacts import Command
 
 # Package indexes and mirrors that are the registries themselves (or their official CDNs).
 KNOWN_INDEX_HOSTS = frozenset(
@@ -71,6 +71,8 @@ def _unknown_host(url: str) -> str | None:
 
 def _pip(cmd: Command, argv: list[str]) -> list[CommandFinding]:
     out = []
+    from chimera_cards._scan.buildfiles import INDEX_RULE, index_severity
+
     for url in _value(argv, ("--index-url", "-i", "--extra-index-url", "--find-links", "-f")):
         host = _unknown_host(url)
         if host:
@@ -82,6 +84,17 @@ def _pip(cmd: Command, argv: list[str]) -> list[CommandFinding]:
                     cmd.line,
                 )
             )
+            graded = index_severity(url)
+            if graded is not None and graded[0] == "error":
+                # A package of any name from an index nobody knows: its build code runs here.
+                out.append(
+                    CommandFinding(
+                        INDEX_RULE,
+                        "error",
+                        f"installs from {graded[1]}, not a public index: {_shown(cmd)}",
+                        cmd.line,
+                    )
+                )
     for host in _value(argv, ("--trusted-host",)):
         out.append(
             CommandFinding(
@@ -448,8 +461,14 @@ _INDEX_KEYS_RE = re.compile(
 _INDEX_VARIABLES = frozenset(
     {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL", "UV_INDEX",
      "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "NPM_CONFIG_REGISTRY", "YARN_NPM_REGISTRY_SERVER",
-     "YARN_REGISTRY", "POETRY_REPOSITORIES", "PNPM_REGISTRY"}
+     "YARN_REGISTRY", "POETRY_REPOSITORIES", "PNPM_REGISTRY", "GOPROXY", "BUN_CONFIG_REGISTRY",
+     "CONDA_CHANNEL_ALIAS", "CARGO_REGISTRIES_CRATES_IO_PROTOCOL"}
 )  # fmt: skip
+
+
+_NAMED_SOURCES = frozenset(
+    {"poetry source", "conda channel", "gem source", "bundle mirror", "git url rewrite"}
+)
 
 
 def _index_change(cmd: Command) -> list[CommandFinding]:
@@ -472,16 +491,36 @@ def _index_change(cmd: Command) -> list[CommandFinding]:
             pairs.append((key, value))
     elif cmd.name == "poetry" and argv[:2] == ["source", "add"] and len(argv) >= 4:
         pairs.append(("poetry source", argv[3]))
+    elif cmd.name == "go" and argv[:1] == ["env"] and "-w" in cmd.argv:
+        for arg in argv[1:]:  # go env -w GOPROXY=https://…,direct
+            key, _, value = arg.partition("=")
+            pairs += [(key, v) for v in re.split(r"[,|]", value) if key.upper() == "GOPROXY"]
+    elif cmd.name in ("conda", "mamba", "micromamba") and argv[:1] == ["config"]:
+        # conda config --add channels URL, --set channel_alias URL
+        pairs += [("conda channel", a) for a in argv[1:] if "://" in a]
+    elif cmd.name == "git" and argv[:1] == ["config"]:
+        # git config --global url."https://mirror/".insteadOf https://github.com/: every clone
+        # and fetch of those repositories goes to the mirror.
+        pairs += [
+            ("git url rewrite", a.split(".", 1)[1].rsplit(".", 1)[0])
+            for a in argv[1:]
+            if a.lower().startswith("url.") and a.lower().endswith((".insteadof", ".pushinsteadof"))
+        ]
+    elif cmd.name == "gem" and argv[:1] == ["sources"]:
+        pairs += [("gem source", a) for a in cmd.argv if "://" in a and "--remove" not in cmd.argv]
+    elif cmd.name == "bundle" and argv[:1] == ["config"] and len(argv) >= 3:
+        if argv[1].lower().startswith("mirror."):  # bundle config mirror.https://rubygems.org URL
+            pairs.append(("bundle mirror", argv[2]))
     elif cmd.name in ("export", "setx", "setenv"):
         for arg in argv:
             key, _, value = arg.partition("=")
             if key.upper() in _INDEX_VARIABLES and value:
-                pairs.append((key, value))
+                pairs += [(key, v) for v in re.split(r"[,|]", value) if v]
         if cmd.name == "setx" and len(argv) >= 2 and argv[0].upper() in _INDEX_VARIABLES:
             pairs.append((argv[0], argv[1]))
     out = []
     for key, url in pairs:
-        named = key == "poetry source" or key.upper() in _INDEX_VARIABLES
+        named = key in _NAMED_SOURCES or key.upper() in _INDEX_VARIABLES
         if not named and not _INDEX_KEYS_RE.search(key):
             continue
         graded = index_severity(url)

@@ -37,7 +37,8 @@ from chimera_cards._scan.prose import prose_findings
 from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
 from chimera_cards._scan.pyshapes import parse_python
 from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity, service_name
-from chimera_cards._scan.shell import Out, ShellFacts, analyse_shell
+from chimera_cards._scan.shell import analyse_shell
+from chimera_cards._scan.shellfacts import Out, ShellFacts
 
 DETECT_RULES: dict[str, str] = {
     "secret-exfiltration": (
@@ -404,9 +405,15 @@ def followed_files(files: list[DetectFile]) -> set[str]:
             candidates.append((f.path, name))
     if not candidates or SKILL_FILE not in by_path:
         return set()
+    # Markdown pages and scripts are read for the files they name (a runner script loading
+    # tasks.json runs what that file lists), but are not instructions themselves.
     markdown = [
-        (f.path, f.path.rsplit("/", 1)[-1]) for f in files if f.path.lower().endswith(_MARKDOWN)
+        (f.path, f.path.rsplit("/", 1)[-1])
+        for f in files
+        if f.path.lower().endswith(_MARKDOWN)
+        or (f.language in ("python", "shell", "javascript") and len(f.text) <= MAX_INSTRUCTION_FILE)
     ]
+    readers = {path for path, _ in markdown}
     followed: set[str] = set()
     read: set[str] = {SKILL_FILE}
     queue = [SKILL_FILE]
@@ -420,7 +427,7 @@ def followed_files(files: list[DetectFile]) -> set[str]:
             if named or re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
                 read.add(path)
                 queue.append(path)
-                if not path.lower().endswith(_MARKDOWN):
+                if path not in readers:
                     followed.add(path)
     return followed
 
@@ -536,6 +543,7 @@ def _grade(unit: _Unit) -> list[Finding]:
         shipped = shipped or rule == "secret-exfiltration"
         out.append(Finding(rule, severity, message, send.line, path))
     for line, where, content, text in writes:
+        out += _written_index(path, line, where, text)
         persisted = path_persistence(where)
         if persisted:
             # What starts by itself and talks to the network (or is a key for someone else)
@@ -633,6 +641,12 @@ def _grade(unit: _Unit) -> list[Finding]:
         ):
             severity = "info"
         if (
+            (unit.documentation or found.line in unit.example_lines)
+            and found.rule == INDEX_RULE
+            and " for good" not in found.message
+        ):
+            severity = "info"  # a one-off install from an index, shown for the user to run
+        if (
             found.line in unit.inline_lines
             and found.rule == "security-disable"
             and severity == "warning"
@@ -645,6 +659,69 @@ def _grade(unit: _Unit) -> list[Finding]:
 _CALLS_OUT_RE = re.compile(
     r"\b(?:curl|wget|nc|ncat|socat|ssh|scp|fetch|Invoke-WebRequest|iwr)\b|/dev/tcp/|https?://"
 )
+
+
+# Programs that run (or install, which runs) the file they are given.
+_RUNNERS_RE = re.compile(
+    r"^(?:python[0-9.]*|py|node|nodejs|deno|bun|bash|sh|zsh|dash|ksh|ruby|perl|php|pwsh|"
+    r"powershell|pip[0-9.]*|npm|pnpm|yarn|gem|uv|pipx)$"
+)
+
+
+_ECHOED_RE = re.compile(r"^\s*(?:echo|printf)\s+(?:-[neE]+\s+)?")
+
+
+def _written_index(path: str, line: int, where: str, text: str) -> list[Finding]:
+    """An index or registry written into a config file by a command (``echo registry=… >>
+    ~/.npmrc``, a heredoc into ``pip.conf``): installs sent elsewhere for good."""
+    kind = build_kind(where)
+    if kind not in ("npmrc", "pip-conf", "condarc", "tool-toml") or not text:
+        return []
+    body = "\n".join(_ECHOED_RE.sub("", t).strip("'\"") for t in text.split("\n"))
+    return [
+        Finding(f.rule, f.severity, f"{f.message} (written to {where})", line, path)
+        for f in _index_findings(path, kind, body)
+    ]
+
+
+def _home(path: str) -> str:
+    for home in ("${HOME}/", "$HOME/", "%USERPROFILE%\\", "$env:USERPROFILE\\"):
+        if path.startswith(home):
+            return "~/" + path[len(home) :]
+    return path.removeprefix("./")
+
+
+def _runs_of_other_files_downloads(units: list[_Unit]) -> None:
+    """A file one script fills from the network and a command of another file runs (``python
+    fetch.py`` saves ``~/.cache/job.py``, SKILL.md then says ``python ~/.cache/job.py``): the
+    download-then-run, split over two files, is run code nobody reviewed."""
+    saved: dict[str, str] = {}
+    for unit in units:
+        facts = [unit.shell, *(p.shell for p in unit.python), *(j.shell for j in unit.js)]
+        for shell in facts:
+            for path, content in shell.tainted_files.items():
+                if (
+                    (content.downloaded or content.decoded)
+                    and not path.endswith("/")
+                    and not path.startswith("/dev/")
+                ):
+                    saved.setdefault(_home(path), unit.path)
+    if not saved:
+        return
+    for unit in units:
+        if unit.container:
+            continue
+        for cmd in unit.shell.commands:
+            if not (_RUNNERS_RE.match(cmd.name) or cmd.name in ("source", ".")):
+                continue
+            script = next((a for a in cmd.argv if not a.startswith("-")), "")
+            if script == "install":  # pip install ~/.cache/x.whl
+                script = next((a for a in cmd.argv[1:] if not a.startswith("-")), "")
+            where = saved.get(_home(script))
+            if where is not None and where != unit.path:
+                unit.shell.download_exec.append(
+                    (cmd.line, f"{script}, which {where} saves from the network")
+                )
 
 
 def _cross_files(findings: list[Finding]) -> list[Finding]:
@@ -756,6 +833,7 @@ def detect_files(
         elif f.language is not None or lower.endswith(_OTHER_CODE):
             detector.script(f.path, f.text, f.language or "other", trees)
     detector.reread_python(trees)
+    _runs_of_other_files_downloads(detector.units)
     findings: list[Finding] = list(built)
     for unit in detector.units:
         findings += _grade(unit)

@@ -38,7 +38,9 @@ _SEND_RE = re.compile(
     r"\bcurl_exec\b|\bstream_socket_client\b|\bInvoke-RestMethod\b|\bInvoke-WebRequest\b|\biwr\b|\birm\b|"
     r"\bUpload(?:File|String|Data)\b|\bDownload(?:String|Data|File)\b|\bNet\.Sockets\b|\bSystem\.Net\.Http\b|"
     r"\bSend-MailMessage\b|\bHttpClient\b[^\n]*\.(?:Post|Get)|\bsocket\.(?:send|write)\b|"
-    r"\breqwest::|\bureq::|\bURLSession\b|\bHttpURLConnection\b",
+    r"\breqwest::|\bureq::|\bURLSession\b|\bHttpURLConnection\b|"
+    # a network tool run from code: `curl …`, %x(curl …), system("curl …"), Command::new("curl")
+    r"(?:[`\"']|%x[({\[]|\bsh\s)\s*(?:curl|wget|scp|rsync|nc|ncat|socat)\b",
     re.I,
 )
 # Name lookups: a secret spelled into a host name leaves by DNS, whatever answers.
@@ -54,7 +56,9 @@ _SAVE_RE = re.compile(
     r"-OutFile\s+(['\"]?)([^'\"\s;|)]+)\1|\.DownloadFile\([^,]+,\s*(['\"]?)([^'\")]+)\3|"
     r"\bgetstore\s*\(\s*[^,]+,\s*(['\"])([^'\"]+)\5|\bmirror\s*\(\s*[^,]+,\s*(['\"])([^'\"]+)\7|"
     r"\bFile\.write\(\s*(['\"])([^'\"]+)\9[^\n]*(?:URI\.open|Net::HTTP|HTTParty|RestClient)|"
-    r"\bos\.WriteFile\(\s*(['\"])([^'\"]+)\11",
+    r"\bos\.WriteFile\(\s*(['\"])([^'\"]+)\11|"
+    r"\b(?:certutil(?:\.exe)?\s[^\n]*-urlcache|bitsadmin(?:\.exe)?\s[^\n]*/transfer)\b[^\n]*\s(['\"]?)([^'\"\s]+)\13\s*$|"
+    r"\bStart-BitsTransfer\b[^\n]*-Destination\s+(['\"]?)([^'\"\s;|)]+)\15",
     re.I,
 )
 # What runs a file: a call operator, an interpreter, a loader.
@@ -78,7 +82,7 @@ _DOWNLOAD_RE = re.compile(
 _IEX_RE = re.compile(r"\b(?:IEX|Invoke-Expression|eval|instance_eval)\b", re.I)
 _POST_RE = re.compile(
     r"-Method\s+['\"]?(?:Post|Put|Patch)\b|-InFile\b|-Body\b|\bUpload(?:File|String|Data)\b|\bhttp\.Post|"
-    r"\.post\b|\bPOST\b|\bprint\s+\$\w+|\bsocket\b|\bIO::Socket\b|\bnet\.Dial\b|\bTCPSocket\b|\bSend-MailMessage\b",
+    r"\.post\b|\bPOST\b|\s(?:-F|-d|-T|--data(?:-binary)?|--upload-file|--post-file)\s|\bprint\s+\$\w+|\bsocket\b|\bIO::Socket\b|\bnet\.Dial\b|\bTCPSocket\b|\bSend-MailMessage\b",
     re.I,
 )
 _ENCODED_RE = re.compile(r"-(?:e|ec|enc|encodedcommand)\s+([A-Za-z0-9+/=]{16,})", re.I)
@@ -205,7 +209,7 @@ class _Walk:
             if ran:
                 facts.download_exec.append((at, f"${ran}, downloaded earlier, run"))
         for path, line_saved in self.saved.items():
-            if path in line and _RUNS_RE.search(line):
+            if path in line and (_RUNS_RE.search(line) or line.lstrip().startswith(path)):
                 facts.download_exec.append((line_saved, f"saved as {path}, then run"))
         saved_to = _SAVE_RE.search(line)
         if saved_to:

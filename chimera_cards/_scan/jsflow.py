@@ -23,7 +23,8 @@ from chimera_cards._scan.sensitive import (
     host_of,
     is_secret_name,
 )
-from chimera_cards._scan.shell import Out, ShellFacts, analyse_shell
+from chimera_cards._scan.shell import analyse_shell
+from chimera_cards._scan.shellfacts import Out, ShellFacts
 
 MAX_NODES = 1_000_000
 _INERT = frozenset({"number", "true", "false", "null", "undefined", "regex", "comment", "this"})
@@ -180,6 +181,14 @@ class _JsFolding:
             key = self.fold(index) if index is not None else None
             if base and key and "*" not in key:
                 return f"{base}.{key}"
+            if (
+                base is None
+                and key
+                and "*" not in key
+                and obj is not None
+                and obj.type in ("array", "object", "string", "subscript_expression")
+            ):
+                return key  # []["constructor"]: named by its key, as a member would be
             return None
         if kind == "call_expression":
             func = node.child_by_field_name("function")
@@ -242,6 +251,11 @@ class _JsFolding:
             if name == "atob" and items:
                 raw = self.fold(items[0], depth + 1)
                 return _b64(raw) if raw else None
+            if name == "String.fromCharCode" and items:  # String.fromCharCode(46, 115, 115, 104)
+                try:
+                    return "".join(chr(int(_text(a), 0)) for a in items if a.type == "number")
+                except (ValueError, OverflowError):
+                    return None
             func = node.child_by_field_name("function")
             if func is not None and func.type == "member_expression":
                 prop = func.child_by_field_name("property")
@@ -371,6 +385,8 @@ class _Js(_JsFolding):
             if name.startswith(scope):
                 name = name[len(scope) :]
                 break
+        if name == "constructor.constructor" or name.endswith(".constructor.constructor"):
+            name = "Function"  # [].constructor.constructor(code): the Function constructor
         short = name.rsplit(".", 1)[-1]
         line = self.line(node)
         receiver = Out()

@@ -155,10 +155,12 @@ def command_line(line: str) -> str | None:
     key, sep, value = text.partition("=") if "=" in text else text.partition(": ")
     if sep and key.strip().replace("-", "").replace("_", "").replace(".", "").isalnum():
         candidates.append(value.strip().strip("'\""))
-    for candidate in candidates:
-        if len(candidate) > 3 and (_is_command(candidate) or _PATH_RUN_RE.match(candidate)):
-            return candidate
-    return None
+    found = [c for c in candidates if len(c) > 3 and (_is_command(c) or _PATH_RUN_RE.match(c))]
+    if not found:
+        return None
+    if found[0] is text or len(found) == 1:
+        return found[0]
+    return "; ".join(dict.fromkeys(found))  # ["pip install x", "curl …"]: every one runs
 
 
 _EMBEDDED_SHELL_RE = re.compile(

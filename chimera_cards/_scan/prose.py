@@ -485,6 +485,11 @@ def _ordered(sentence: str, ship: re.Match, secret: re.Match) -> bool:
     )
 
 
+_REPORTED_RE = re.compile(
+    r"\b(?:(?:can|could|may|might|would|must)\s+have(?:\s+been)?|(?:has|have|had)\s+been|"
+    r"was|were)\s+$",
+    re.IGNORECASE,
+)
 _MODAL_RE = re.compile(r"\b(?:can|could|may|might|would|able\s+to)\s+$", re.IGNORECASE)
 _ATTEMPTED_RE = re.compile(
     r"\b(?:attempts|attempted|attempting|tries|tried|trying|seeks|sought)\s+to\s+$",
@@ -667,6 +672,8 @@ def prose_findings(text: str) -> list[ProseFinding]:
         generic = _CRED_RE.search(sentence) if credentials and not store and gate.cred else None
         cred = store or generic
         ship = _SHIP_RE.search(sentence) if cred and gate.ship else None
+        if ship and _REPORTED_RE.search(sentence, max(0, ship.start() - 30), ship.start()):
+            ship = None  # "if the keys may have leaked": what happened, not an order
         if cred and not _before(negation, ship or cred) and not ADVICE_RE.search(sentence):
             destination = _DESTINATION_RE.search(sentence) if gate.destination else None
             if generic is not None and (

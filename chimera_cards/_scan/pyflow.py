@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from chimera_cards._scan.commands import path_persistence
 from chimera_cards._scan.pyshapes import (
     SQL_RE,
+    constant_int,
+    constant_slice,
     decode_constant,
     endless,
     formatted,
@@ -37,8 +39,10 @@ from chimera_cards._scan.sensitive import (
     credential_in,
     host_of,
     is_secret_name,
+    keyring_secret,
 )
-from chimera_cards._scan.shell import Out, ShellFacts, analyse_shell
+from chimera_cards._scan.shell import analyse_shell
+from chimera_cards._scan.shellfacts import Out, ShellFacts
 
 MAX_DEPTH = 3
 _NOT_READING = frozenset(
@@ -186,43 +190,15 @@ _NET_ROOTS = frozenset(
         "webbrowser",
     }
 )
-_DNS = frozenset(
-    {
-        "socket.gethostbyname",
-        "socket.getaddrinfo",
-        "socket.gethostbyname_ex",
-        "dns.resolver.resolve",
-        "dns.resolver.query",
-        "resolver.resolve",
-    }
-)
+_DNS = frozenset({"socket.gethostbyname", "socket.getaddrinfo", "socket.gethostbyname_ex",
+                  "dns.resolver.resolve", "dns.resolver.query", "resolver.resolve"})  # fmt: skip
 _CLIPBOARD = frozenset({"pyperclip.copy", "clipboard.copy", "clipboard_append", "setClipboardText"})
-_CRED_CALLS = frozenset(
-    {
-        "keyring.get_password",
-        "browser_cookie3.chrome",
-        "browser_cookie3.firefox",
-        "browser_cookie3.load",
-        "win32crypt.CryptUnprotectData",
-        "CryptUnprotectData",
-        "keyring.get_credential",
-    }
-)
-_MUTATORS = frozenset(
-    {
-        "append",
-        "extend",
-        "update",
-        "add",
-        "insert",
-        "setdefault",
-        "appendleft",
-        "write",
-        "writelines",
-        "put",
-        "push",
-    }
-)
+_CRED_CALLS = frozenset({"keyring.get_password", "browser_cookie3.chrome",
+                         "browser_cookie3.firefox", "browser_cookie3.load",
+                         "win32crypt.CryptUnprotectData", "CryptUnprotectData",
+                         "keyring.get_credential"})  # fmt: skip
+_MUTATORS = frozenset({"append", "extend", "update", "add", "insert", "setdefault", "appendleft",
+                       "write", "writelines", "put", "push"})  # fmt: skip
 _HEADER_KWARGS = frozenset({"headers", "auth", "cookies"})
 
 
@@ -390,14 +366,16 @@ class _PyFolding:
             return None
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
             inner = self.fold(node.value, depth + 1)
-            step = node.slice.step
-            if (
-                inner is not None
-                and isinstance(step, ast.UnaryOp)
-                and isinstance(step.operand, ast.Constant)
-                and step.operand.value == 1
-            ):
-                return inner[::-1]
+            cut = constant_slice(node.slice)
+            if inner is not None and cut is not None and "*" not in inner:
+                return inner[cut]  # "hss."[::-1], ".aws/x"[:4]
+            return None
+        if isinstance(node, ast.Subscript):
+            # parts[1] of a list of constants held in a variable
+            items = self.fold_items(node.value, depth + 1)
+            index = constant_int(node.slice)
+            if items is not None and index is not None and -len(items) <= index < len(items):
+                return items[index]
             return None
         if isinstance(node, ast.Call):
             return self.fold_call(node, depth)
@@ -472,8 +450,21 @@ class _PyFolding:
         return None
 
     def fold_items(self, node: ast.AST, depth: int) -> list[str] | None:
+        if depth > 12:
+            return None
         if isinstance(node, ast.Name) and node.id in self.sequences:  # codes = [101, 120, …]
             node = self.sequences[node.id]
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            items = self.fold_items(node.value, depth + 1)  # parts[:2], parts[::-1]
+            cut = constant_slice(node.slice)
+            return items[cut] if items is not None and cut is not None else None
+        if (
+            isinstance(node, ast.Call)
+            and self.dotted(node.func) == "reversed"
+            and len(node.args) == 1
+        ):
+            items = self.fold_items(node.args[0], depth + 1)
+            return items[::-1] if items is not None else None
         if isinstance(node, (ast.List, ast.Tuple)):
             items = []
             for elt in node.elts:
@@ -711,8 +702,10 @@ class _Analyser(_PyFolding):
             self.facts.saw_taint = True
         # credential stores read
         if name in _CRED_CALLS or short in ("CryptUnprotectData", "get_password"):
-            taint = Taint("credential", name or short)
-            self.facts.reads.append((line, taint))
+            service = self.fold(node.args[0]) if node.args and short == "get_password" else None
+            taint = keyring_secret(service) or Taint("credential", name or short)
+            if taint.kind == "credential":
+                self.facts.reads.append((line, taint))
             result.taint.add(taint)
         elif name not in _NOT_READING and short not in _NOT_READING:
             for arg in node.args[:2]:
@@ -765,13 +758,16 @@ class _Analyser(_PyFolding):
                 .endswith(("sh", "bash", "cmd.exe", "powershell"))
             ):
                 self.spawned_shell = True
-        if short == "connect" and node.args:
+        if short in ("connect", "create_connection") and node.args:
             target = node.args[0]
             if isinstance(target, ast.Tuple) and target.elts:
                 host = self.fold(target.elts[0]) or "an address built at run time"
                 base = (
-                    self.dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None
+                    self.dotted(node.func.value)
+                    if isinstance(node.func, ast.Attribute) and short == "connect"
+                    else None
                 )
+                # socket.create_connection((host, port)) returns the socket: any name sends there
                 self.sockets[base or "*"] = host
         if short in ("urlretrieve", "download_file", "download_url", "hf_hub_download") and (
             len(node.args) >= 2 or node.keywords

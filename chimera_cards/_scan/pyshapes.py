@@ -159,3 +159,30 @@ def outside_skill(path: str) -> bool:
     return path.startswith(("/", "~", "\\\\", "../", "*")) and not path.startswith(
         ("/dev/null", "/dev/std")
     )
+
+
+def constant_int(node: ast.AST | None) -> int | None:
+    """A written-out integer (``3``, ``-1``), else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return None
+
+
+def constant_slice(node: ast.Slice) -> slice | None:
+    """A slice whose bounds are written-out integers (or left out), else None."""
+    bounds = []
+    for part in (node.lower, node.upper, node.step):
+        value = None if part is None else constant_int(part)
+        if part is not None and value is None:
+            return None
+        bounds.append(value)
+    if bounds[2] == 0:
+        return None
+    return slice(*bounds)

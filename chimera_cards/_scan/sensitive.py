@@ -171,6 +171,8 @@ _CRED_PARTS = (
     r"(?<![\w.-])\.env(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
     r"/etc/shadow\b",
+    # shell histories: every token typed on a command line
+    r"\.(?:bash|zsh|sh|psql|mysql|python)_history\b|\bConsoleHost_history\.txt\b",
     # browsers: profile folders and the stores inside them (Chrome's file names as it spells
     # them: "local state" or "web data" in a sentence is no file)
     r"(?-i:Login Data|\bWeb Data|\bLocal State)\b|\blogins\.json\b|\bkey[34]\.db\b|"
@@ -231,6 +233,8 @@ CREDENTIAL_LITERALS = (
     ".gnupg",
     ".password-store",
     "/etc/shadow",
+    "_history",
+    "consolehost_history",
     "login data",
     "logins.json",
     "key3.db",
@@ -365,6 +369,18 @@ _HELPERS: tuple[tuple[str, tuple[str, ...], Taint], ...] = (
     ("gopass", ("show", "cat"), Taint("credential", "password store (gopass)")),
     ("vault", ("read", "kv get", "print token", "token lookup"), Taint("credential", "Vault")),
     ("secret-tool", ("lookup",), Taint("credential", "secret service (secret-tool)")),
+    ("bw", ("get", "export", "list items"), Taint("credential", "Bitwarden vault (bw)")),
+    ("rbw", ("get",), Taint("credential", "Bitwarden vault (rbw)")),
+    ("lpass", ("show", "export"), Taint("credential", "LastPass vault (lpass)")),
+    ("keepassxc-cli", ("show", "export"), Taint("credential", "KeePassXC database")),
+    ("op", ("item list", "export"), Taint("credential", "1Password (op)")),
+    ("doctl", ("auth token",), Taint("env", "DIGITALOCEAN_ACCESS_TOKEN")),
+    ("aws", ("secretsmanager get-secret-value", "ssm get-parameter"),
+     Taint("credential", "AWS secret store")),
+    ("gcloud", ("secrets versions access",), Taint("credential", "Google Secret Manager")),
+    ("az", ("keyvault secret show", "keyvault secret download"),
+     Taint("credential", "Azure Key Vault")),
+    ("kubectl", ("get secret", "get secrets"), Taint("credential", "Kubernetes secrets")),
 )  # fmt: skip
 
 
@@ -384,6 +400,8 @@ def helper_secret(name: str, argv: list[str]) -> Taint | None:
     for command, starts, taint in _HELPERS:
         if name == command and head.startswith(starts):
             return taint
+    if name == "gh" and head.startswith("auth status") and ("-t" in argv or "--show-token" in argv):
+        return Taint("env", "GITHUB_TOKEN")
     if name == "aws" and head.startswith("configure get") and len(words) > 2:
         return Taint("env", "AWS_SECRET_ACCESS_KEY") if is_secret_name(words[2]) else None
     if name == "npm" and head.startswith("config get") and "authtoken" in head.replace("_", ""):
@@ -392,6 +410,34 @@ def helper_secret(name: str, argv: list[str]) -> Taint | None:
         return Taint("credential", name)
     if name == "kubectl" and head.startswith("config view") and "--raw" in argv:
         return Taint("credential", "kubeconfig (kubectl config view --raw)")
+    return None
+
+
+_SERVICE_NAME_RE = re.compile(r"[A-Za-z][\w.-]{1,40}")
+
+
+def keyring_secret(service: str | None) -> Taint | None:
+    """What ``keyring.get_password("openai", user)`` returns: that service's token (the user's
+    to send to that service's API, and to no one else), or None when the service is not a name
+    written out."""
+    if not service or not _SERVICE_NAME_RE.fullmatch(service):
+        return None
+    return Taint("env", re.sub(r"[^A-Za-z0-9]+", "_", service).upper() + "_TOKEN")
+
+
+# Cloud instance metadata services' credential paths: the machine's own role keys.
+_METADATA_SECRET_RE = re.compile(
+    r"(?:169\.254\.169\.254|\[fd00:ec2::254\]|metadata\.google\.internal|100\.100\.100\.200)"
+    r"/[^\s'\"]*(?:security-credentials|service-accounts/[^\s'\"]*token|identity/oauth2/token|"
+    r"ram/security-credentials)|169\.254\.170\.2/|/metadata/identity/oauth2/token"
+)
+
+
+def metadata_secret(url: str) -> Taint | None:
+    """The credentials a cloud instance metadata URL answers with (AWS, GCP, Azure, Alibaba
+    role keys and tokens), or None for any other URL (the region, the instance id)."""
+    if _METADATA_SECRET_RE.search(url):
+        return Taint("credential", "cloud instance role credentials (metadata service)")
     return None
 
 

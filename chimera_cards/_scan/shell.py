@@ -15,11 +15,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from chimera_cards._scan.sensitive import (
-    CodeFacts,
     Send,
     Taint,
     credential_in,
@@ -27,75 +25,22 @@ from chimera_cards._scan.sensitive import (
     host_of,
     is_secret_name,
 )
+from chimera_cards._scan.shellfacts import (
+    MAX_COMMANDS,
+    Command,
+    Out,
+    ShellFacts,
+    Word,
+    basename,
+)
+from chimera_cards._scan.shellsteps import IFS_RE, Relays, option_value
 from chimera_cards._scan.uploads import CLOUD_CLIS, REMOTE_RE, cloud_upload, git_push
 
 # Deepest nesting of one-liners read (``bash -c "eval \"$(…)\""``): each level is a new parse.
 MAX_DEPTH = 4
-# Past this many commands in one unit the rest are not looked at one by one (the findings of
-# the first ones are enough, and a megabyte of ``curl`` words stays linear and small).
-MAX_COMMANDS = 200_000
 # Sizes of the pieces a long text is parsed in (see _chunks).
 CHUNK = 32_768
 LONG_LINE = 2_048
-
-
-@dataclass
-class Out:
-    """What a stage, word or variable holds: sensitive data, and whether it is decoded or
-    downloaded content (run later, either is code nobody reviewed)."""
-
-    taint: set[Taint] = field(default_factory=set)
-    decoded: bool = False
-    downloaded: bool = False
-
-    def merge(self, other: Out | None) -> Out:
-        if other is not None:
-            self.taint |= other.taint
-            self.decoded = self.decoded or other.decoded
-            self.downloaded = self.downloaded or other.downloaded
-        return self
-
-    def copy(self) -> Out:
-        return Out(set(self.taint), self.decoded, self.downloaded)
-
-
-@dataclass
-class Word:
-    """One word of a command: its text with quotes removed (expansions kept as written) and what
-    it holds."""
-
-    text: str
-    out: Out
-
-
-@dataclass
-class Command:
-    """One command as run: its name (wrappers such as ``sudo`` and ``env`` taken off), arguments,
-    line, and leading variable assignments (``FOO=1 cmd``)."""
-
-    name: str
-    args: list[Word]
-    line: int
-    assigns: list[str] = field(default_factory=list)
-    stdin: Out = field(default_factory=Out)
-
-    @property
-    def argv(self) -> list[str]:
-        return [w.text for w in self.args]
-
-
-@dataclass
-class ShellFacts(CodeFacts):
-    """What a shell unit does, for the rules to grade."""
-
-    commands: list[Command] = field(default_factory=list)
-    writes: list[tuple[int, str, Out, str]] = field(
-        default_factory=list
-    )  # (line, path, content, text)
-    tainted_files: dict[str, Out] = field(default_factory=dict)
-    embedded: list[tuple[str, str, int]] = field(default_factory=list)  # (language, code, line)
-    output: Out = field(default_factory=Out)
-    fork_bombs: list[tuple[int, str]] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=1)
@@ -290,10 +235,6 @@ _HEX_ESCAPES_RE = re.compile(r"(?:\\x[0-9a-fA-F]{2}|\\[0-7]{3}){8,}")
 _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
-def _basename(word: str) -> str:
-    return word.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
-
-
 def _interpreter(name: str) -> str | None:
     if name in _SHELLS:
         return "shell"
@@ -329,6 +270,7 @@ class _WalkerBase:
         self.count = 0
         self.texts: dict[str, str] = {}  # a=".s"; b="sh": "$HOME/$a$b" reads as ~/.ssh
         self.remotes: dict[str, str] = {}  # git remotes this unit adds: name -> URL
+        self.aliases: dict[str, list[str]] = {}  # alias name='command words
 
     def line(self, node: Any) -> int:
         return self.first_line + node.start_point[0]
@@ -517,7 +459,7 @@ class _WalkerBase:
                     dest = redirect.child_by_field_name("destination")
                     if dest is not None:
                         feed.merge(self.read_path(self.word(dest), self.line(redirect)))
-                else:
+                elif not op.startswith("2"):  # 2>/dev/null, 2>&1: the error stream only
                     outputs.append(self.file_redirect(redirect, feed))
         if body is None:
             return feed
@@ -536,7 +478,7 @@ class _WalkerBase:
                     name = self.facts.commands[-1].name if self.facts.commands else ""
                     if _interpreter(name) is not None:
                         self.facts.reverse_shell.append((self.line(node), f"{name} to {path}"))
-        return Out() if outputs else out
+        return Out() if any(path for path, _ in outputs) else out
 
     pending_heredoc: tuple[str, int] | None = None
 
@@ -576,7 +518,7 @@ class _WalkerBase:
     # --- commands --------------------------------------------------------------------------
 
 
-class _Walker(_WalkerBase):
+class _Walker(Relays, _WalkerBase):
     """The walk over a shell unit: each command, what it runs and where its data goes."""
 
     def command(self, node: Any, stdin: Out) -> Out:
@@ -592,22 +534,25 @@ class _Walker(_WalkerBase):
                 continue
             else:
                 words.append(self.word(child))
-        words = self.unwrap(words, assigns)
+        words = self.unwrap(self.realias(words), assigns)
         if not words:
             return Out()
         if words[0].out.decoded or words[0].out.downloaded:
             # $(echo Y3VybA== | base64 -d) ...: the command itself is hidden.
             self._ran_line(self.line(node), words[0].out, "a command decoded at run time")
-        known = self.facts.tainted_files.get(words[0].text) or self.facts.tainted_files.get(
-            words[0].text.removeprefix("./")
+        known = (
+            self.facts.tainted_files.get(words[0].text)
+            or self.facts.tainted_files.get(words[0].text.removeprefix("./"))
+            or self._extracted(words[0].text)
+            or self._on_path(words[0].text)
         )
         if known is not None and (known.decoded or known.downloaded):
             # curl -o /tmp/x URL && chmod +x /tmp/x && /tmp/x: a downloaded program run.
-            hidden = _basename(words[0].text).startswith(".")
+            hidden = basename(words[0].text).startswith(".")
             self._ran_line(
                 self.line(node), known, ("piped into " if hidden else "") + words[0].text
             )
-        name = _basename(words[0].text)
+        name = basename(words[0].text)
         cmd = Command(name, words[1:], self.line(node), assigns, stdin)
         if len(self.facts.commands) < MAX_COMMANDS:
             self.facts.commands.append(cmd)
@@ -618,7 +563,7 @@ class _Walker(_WalkerBase):
         for _ in range(8):
             if not words:
                 return words
-            head = _basename(words[0].text)
+            head = basename(words[0].text)
             if head not in _WRAPPERS or len(words) == 1:
                 return words
             rest = words[1:]
@@ -675,9 +620,14 @@ class _Walker(_WalkerBase):
             out.taint.add(helper)
             if helper.kind == "credential":  # a token for one service reads like its variable
                 self.facts.reads.append((cmd.line, helper))
+            saved = self._output_file(cmd) or option_value(cmd.argv, ("--outfile",))
+            if saved:  # bw export --output /tmp/v.json: the vault is in that file now
+                self.write(saved, Out(taint={helper}), cmd.line)
         if name == "git":
+            self._git_forced(cmd.argv, cmd.line)
             files = [out.taint for out in self.facts.tainted_files.values()]
             self.facts.sends += git_push(cmd.argv, cmd.line, self.remotes, files)
+        self.relays(cmd, stdin, out)
         self.decoders(cmd, out)
         self.interpreters(cmd, stdin, out)
         self.network(cmd, stdin, out)
@@ -739,7 +689,8 @@ class _Walker(_WalkerBase):
             or (name == "openssl" and "-d" in argv)
             or (name in ("uudecode", "base32") and "-d" in argv)
             or (name in ("printf", "echo") and any(_HEX_ESCAPES_RE.search(a) for a in argv))
-            or (name == "rev" and cmd.stdin.decoded)
+            # A text reversed back to be read: only ever a way to hide what it says.
+            or name == "rev"
             or (name == "tr" and cmd.stdin.decoded)
         )
         if decoded:
@@ -806,15 +757,16 @@ class _Walker(_WalkerBase):
                 if arg.text == "-c" and index + 1 < len(args):
                     code_word, language = args[index + 1], "shell"
         elif name == "xargs":
+            self._xargs_command(cmd, stdin)
             # xargs sh -c '...': the shell runs its input.
             rest = [a for a in args if not a.text.startswith("-")]
-            if rest and stdin.decoded and not _interpreter(_basename(rest[0].text)):
+            if rest and stdin.decoded and not _interpreter(basename(rest[0].text)):
                 # decoded text handed to a command as its arguments: what it runs is hidden
                 self._ran(cmd, stdin, f"xargs {rest[0].text}")
                 return
             if (
                 rest
-                and _interpreter(_basename(rest[0].text))
+                and _interpreter(basename(rest[0].text))
                 and (stdin.decoded or stdin.downloaded)
             ):
                 self._ran(cmd, stdin, f"xargs {rest[0].text}")
@@ -840,8 +792,10 @@ class _Walker(_WalkerBase):
             return
         if script.out.decoded or script.out.downloaded:
             self._ran(cmd, script.out, name)
-        known = self.facts.tainted_files.get(script.text) or self.facts.tainted_files.get(
-            script.text.removeprefix("./")
+        known = (
+            self.facts.tainted_files.get(script.text)
+            or self.facts.tainted_files.get(script.text.removeprefix("./"))
+            or self._extracted(script.text)
         )
         if known is not None and (known.decoded or known.downloaded):
             self._ran(cmd, known, f"{name} {script.text}")
@@ -1139,6 +1093,10 @@ def analyse_shell(
         embed=embed,
     )
     out = Out()
+    if "IFS" in text:
+        # curl${IFS}-d${IFS}@file: unquoted, $IFS splits words as a space does (same width,
+        # so lines and columns stay).
+        text = IFS_RE.sub(lambda m: " " * len(m.group(0)), text)
     for offset, chunk in _chunks(text):
         walker.first_line = first_line + offset
         for node in parse_shell(chunk).root_node.named_children:

@@ -110,7 +110,12 @@ def git_push(
     for content in files:
         # Copies of credential stores (~/.ssh, ~/.aws) into the tree; a project's own .env
         # written in place is the project's (and usually ignored by git).
-        copied |= {t for t in content if t.kind == "credential" and ".env" not in t.what.lower()}
+        # A file forced past .gitignore (git add -f .env) is pushed on purpose.
+        copied |= {
+            t
+            for t in content
+            if t.kind == "credential" and (".env" not in t.what.lower() or "forced" in t.what)
+        }
     if url is None and not copied:
         return []
     match = REMOTE_RE.match(url) if url else None

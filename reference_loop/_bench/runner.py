@@ -938,7 +938,7 @@ def _run_all(
             except queue.Empty:
                 return
             if final:
-                done.put(stopped_outcome(arm.name, task.name, seed, final[0]))
+                done.put((stopped_outcome(arm.name, task.name, seed, final[0]), ""))
                 continue
             try:
                 out: RunOutcome | BaseException = run_one(

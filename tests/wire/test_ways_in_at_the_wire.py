@@ -278,7 +278,7 @@ def test_with_the_hook_a_local_marketplace_plugin_edited_after_install_is_blocke
     project.world.add("mkt-skill", {"SKILL.md": body})
     market = _marketplace(tmp_path, "okplugin", {"./skills/mkt-skill": "unused"})
     (market / "okplugin" / "skills" / "mkt-skill" / "SKILL.md").write_text(body)
-    with ScriptedModelServer([call("Skill", skill="okplugin:mkt-skill"), say("d")]) as server:
+    with ScriptedModelServer([]) as server:
         env = project.env(claude_cli, server.url)
         for args in (
             ["plugin", "marketplace", "add", str(market)],
@@ -286,6 +286,14 @@ def test_with_the_hook_a_local_marketplace_plugin_edited_after_install_is_blocke
         ):
             added = claude_cli.run(args, cwd=project.world.project, env=env)
             assert added.returncode == 0, added.stdout + added.stderr
+        # Untouched, the approved plugin skill loads (its cache and marketplace copies agree).
+        server.add(call("Skill", skill="okplugin:mkt-skill"), say("d"))
+        done = claude_cli.run(
+            HEADLESS["claude"], cwd=project.world.project, env=env, input="Use the plugin."
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert server.saw("MKTOK_11")
+        server.add(call("Skill", skill="okplugin:mkt-skill"), say("d"))
         (market / "okplugin" / "skills" / "mkt-skill" / "SKILL.md").write_text(
             body.replace("MKTOK_11", "MKTEDIT_12")
         )

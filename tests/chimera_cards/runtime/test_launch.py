@@ -299,3 +299,21 @@ def test_a_walk_that_stops_at_its_cap_refuses_the_start(world, monkeypatch):
             ["true"], store=None, policy=trust_file_policy(None), env=world.env,
             cwd=world.project,
         )  # fmt: skip
+
+
+@needs_bwrap
+def test_skills_in_an_agents_plugin_store_and_a_repositorys_own_marketplace_are_judged(world):
+    # Codex CLI keeps plugins under $CODEX_HOME/plugins/cache; a repository can carry its own
+    # marketplace (.agents/plugins/marketplace.json) naming plugin folders by a local path.
+    cached = world.home / ".codex" / "plugins" / "cache" / "m" / "p" / "1" / "skills" / "cached"
+    plant(cached, "CACHE-MARKER")
+    local = world.project / "tools" / "our-plugin"
+    plant(local / "skills" / "local", "LOCAL-MARKER")
+    market = world.project / ".agents" / "plugins" / "marketplace.json"
+    market.parent.mkdir(parents=True)
+    entry = {"name": "ours", "source": {"source": "local", "path": "./tools/our-plugin"}}
+    market.write_text(json.dumps({"name": "repo", "plugins": [entry]}))
+    done = run_exec(world, "sh", "-c", f"cat {cached}/SKILL.md {local}/skills/*/SKILL.md; true")
+    assert done.returncode == 0, done.stderr
+    assert "MARKER" not in done.stdout, done.stdout
+    assert "cached: unknown" in done.stderr and "local: unknown" in done.stderr

@@ -1,0 +1,1 @@
+int ext(void){return 0;}

