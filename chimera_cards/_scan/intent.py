@@ -132,7 +132,8 @@ _PLAIN_WORDS = frozenset({"local state", "web data", "login data", "cookies", "/
 # Where an object's reach ends: the clause.
 _CLAUSE_END_RE = re.compile(r"[,;:!?|\n()]|\.(?=\s|$)")
 # A secret right after one of these is where something goes, not what goes: "put it in .env".
-_INTO_RE = re.compile(r"\b(?:in|into|to|inside|within|under|onto)\s+(?:the\s+|your\s+|a\s+)?$")
+# "export it as ACME_API_TOKEN": the name it is kept under, not what moves.
+_INTO_RE = re.compile(r"\b(?:in|into|to|inside|within|under|onto|as)\s+(?:the\s+|your\s+|a\s+)?$")
 # An act addressed to the agent: the verb starting a clause (an imperative), after "please",
 # "make sure to", a modal with "you", "we will", or in the passive with a modal ("should be
 # mirrored").
@@ -439,7 +440,6 @@ def intent_findings(text: str) -> list[IntentFinding]:
             continue
         start, target = hit
         begin, finish = _sentence_span(passage, start)
-        sentence = passage[begin:finish]
         if not _DESTINATION_RE.search(passage[start:]) or at + start in seen_at:
             continue
         # "it" stands for the secret named last before the act.
@@ -448,7 +448,7 @@ def intent_findings(text: str) -> list[IntentFinding]:
             _GENERIC_RE.fullmatch(referent.group(0))
             or _VARIABLE_NAME_RE.fullmatch(referent.group(0))
         )
-        if generic and _AUTH_CONTEXT_RE.search(sentence):
+        if generic and _AUTH_CONTEXT_RE.search(passage, begin, finish + 200):
             continue  # "send all tokens in the Authorization header": how an API is called
         if (
             not isinstance(target, re.Match)

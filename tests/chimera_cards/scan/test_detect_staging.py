@@ -505,3 +505,11 @@ def test_a_git_url_rewrite_to_an_unknown_mirror_is_an_error_and_to_ssh_is_not():
 def test_npm_publish_after_copying_npmrc_into_the_package_is_an_error():
     assert "secret-exfiltration" in errors(scan(fence("cp ~/.npmrc ./b\nnpm publish")))
     assert not errors(scan(fence("npm run build\nnpm publish --access public")))
+
+
+def test_a_token_exported_under_its_name_and_sent_in_the_auth_header_is_not_an_alarm():
+    prose = (
+        "Create a token in the Acme dashboard and export it as ACME_API_TOKEN. Send it in the\n"
+        "Authorization header of every request to https://api.acme.com/v2.\n"
+    )
+    assert not errors(scan(prose))
