@@ -468,6 +468,9 @@ def _greek_affix(word: str) -> bool:
     return core.isascii()
 
 
+_LOOKALIKE_RE = re.compile("[" + re.escape("".join(map(chr, CONFUSABLES))) + "]")
+
+
 def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
     """Words of code that mix a look-alike letter from another script with Latin ones, or that
     are a command spelled in look-alikes (``сurl`` with a Cyrillic с)."""
@@ -475,7 +478,7 @@ def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
         return []
     # A word maps to ASCII only if each of its non-ASCII letters is a look-alike: a text
     # holding none of them has no such word.
-    if not any(ord(c) in CONFUSABLES for c in set(text)):
+    if _LOOKALIKE_RE.search(text) is None:
         return []
     found = []
     for number, line in enumerate(text.split("\n")):

@@ -1147,4 +1147,5 @@ def phrase_text(text: str) -> str:
     Returns:
         The reader's text.
     """
-    return _phrase_text(text)
+    # The characters past ASCII, once: the normalising steps look for theirs among those few.
+    return _phrase_text(text, rare=None if text.isascii() else _rare_chars(text))

@@ -23,7 +23,7 @@ import re
 import string
 from dataclasses import dataclass
 
-from chimera_cards._scan.sensitive import CREDENTIAL_PATH_RE
+from chimera_cards._scan.sensitive import CREDENTIAL_LITERAL_RE, CREDENTIAL_PATH_RE
 from chimera_cards._scan.textruns import Literals
 
 RULE = "prose-credential-exfiltration"
@@ -309,10 +309,16 @@ def _secrets(passage: str, anchors: list[int]) -> list[re.Match]:
     found: dict[int, re.Match] = {}
     for anchor in anchors:
         low, high = max(0, anchor - 50), min(len(passage), anchor + 70)
-        for pattern in (_SECRET_RE, _CREDENTIAL_RE):
-            match = pattern.search(passage, low, high)
-            if match is not None:
-                found.setdefault(match.start(), match)
+        match = _SECRET_RE.search(passage, low, high)
+        if match is not None:
+            found.setdefault(match.start(), match)
+        # Each match of the path pattern holds one of its literals: a window with none (one
+        # trie pass) is not searched with the long alternation.
+        if CREDENTIAL_LITERAL_RE.search(passage, low, high) is None:
+            continue
+        match = _CREDENTIAL_RE.search(passage, low, high)
+        if match is not None:
+            found.setdefault(match.start(), match)
     kept = []
     for match in found.values():
         if match.group(0) in _PLAIN_WORDS:

@@ -235,7 +235,7 @@ def code_units(text: str, first_line: int = 1, *, inline: bool = True) -> list[C
                 continue
             body.append(line[indent:] if line[:indent].isspace() else line.lstrip())
             continue
-        match = _FENCE_RE.match(line)
+        match = _FENCE_RE.match(line) if "`" in line or "~" in line else None
         if match and not (match.group(2)[0] == "`" and "`" in line[match.end(2) :]):
             fence, info, start, body = match.group(2), match.group(3), number, []
             indent = len(match.group(1))

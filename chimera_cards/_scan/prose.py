@@ -896,11 +896,10 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-    stores = _has_store_word(lower_text) or credential_in(text) is not None
     if not (
-        stores
-        and _may("ship", lower_text, text_seen)
+        _may("ship", lower_text, text_seen)
         and _may("destination", lower_text, text_seen)
+        and (_has_store_word(lower_text) or credential_in(text) is not None)  # the dearest
     ):
         return found
     return found + _paragraph_flows(text, found, text_seen)

@@ -270,7 +270,8 @@ CREDENTIAL_LITERALS = (
 )
 
 
-_CREDENTIAL_LITERAL_RE = re.compile(literal_pattern(CREDENTIAL_LITERALS))
+# Any of the literals (lower-cased text): one trie pass, for short texts and windows.
+CREDENTIAL_LITERAL_RE = re.compile(literal_pattern(CREDENTIAL_LITERALS))
 
 
 def credential_in(text: str) -> str | None:
@@ -287,7 +288,7 @@ def credential_in(text: str) -> str | None:
     # A short text (a string constant, a path): one trie pass beats ~70 substring searches;
     # a long one: the substring searches (C fast search) beat a regex tried at every offset.
     if len(lower) < 256:
-        if _CREDENTIAL_LITERAL_RE.search(lower) is None:
+        if CREDENTIAL_LITERAL_RE.search(lower) is None:
             return None
         match = CREDENTIAL_PATH_RE.search(text)
     elif not any(map(lower.__contains__, CREDENTIAL_LITERALS)):

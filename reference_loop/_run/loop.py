@@ -440,9 +440,10 @@ def _attempt_once(
     )
 
 
-# What a verifier writes on its own while it runs (bytecode caches, the runner's cache): a
-# change to these during verification is not the attempt's, and a restore removes it anyway.
-_RUNNER_CACHE_DIRS = ("__pycache__", ".pytest_cache")
+# What a verifier writes on its own while it runs (bytecode caches, the runner's cache,
+# hypothesis's cache of the code's constants, named by the source's hash): a change to these
+# during verification is not the attempt's, and a restore removes it anyway.
+_RUNNER_CACHE_DIRS = ("__pycache__", ".pytest_cache", ".hypothesis")
 
 
 def _runner_cache(path: str) -> bool:

@@ -49,9 +49,16 @@ class Report:
     exitstatus: int | None = None
     problem: str = ""  # why it is incomplete
     tampered: list[str] = field(default_factory=list)  # runner parts replaced during the run
-    # Outcomes when every test was played again in reverse order, in the same process.
+    # Outcomes when every test was played again in the same process (another order, some twice,
+    # each under another name and place); a test that failed once stays failed.
     reruns: dict[str, str] = field(default_factory=dict)
     inifile: str | None = None  # the configuration file the runner read (pytest)
+    # pytest: every module file the process loaded and its sys.path, at the end of the run.
+    files: list[str] = field(default_factory=list)
+    path: list[str] = field(default_factory=list)
+    # pytest: each test module's names after its import, and "file::name" rebound during a test.
+    namespaces: dict[str, list[str]] = field(default_factory=dict)
+    rebound: list[str] = field(default_factory=list)
     # pytest: the plugins loaded from entry points (by name), how many runner parts the plugin
     # fingerprinted, every plugin registration of the run, and the outcome counts pytest's
     # own summary line gives for the same reports (passed, failed, errors, ...).
@@ -108,8 +115,15 @@ def _record(report: Report, rec: dict[str, Any], phases: dict[str, list[dict[str
     elif kind == "collecterror":
         report.collect_errors[str(rec.get("id", ""))] = str(rec.get("msg", ""))
         report.counts["error"] = report.counts.get("error", 0) + 1
+    elif kind == "namespaces" and isinstance(rec.get("names"), dict):
+        report.namespaces = {str(k): [str(n) for n in v] for k, v in rec["names"].items()}
+    elif kind == "rebound":
+        report.rebound = [str(n) for n in rec.get("names") or []]
     elif kind == "rerun":
-        report.reruns[str(rec.get("id", ""))] = str(rec.get("outcome", ""))
+        # A test can be played again more than once: one failure is enough.
+        test_id = str(rec.get("id", ""))
+        if report.reruns.get(test_id) != "failed":
+            report.reruns[test_id] = str(rec.get("outcome", ""))
     elif kind == "test":
         phases.setdefault(str(rec.get("id", "")), []).append(rec)
         word = _summary_word(rec)
@@ -209,6 +223,8 @@ def read_pytest_report(source: str | Path | bytes, nonce: str) -> Report:
         report.exitstatus = status if isinstance(status, int) else None
         report.tampered = [str(t) for t in last.get("tampered", [])]
         report.registered = [str(r) for r in last.get("registered") or []]
+        report.files = [str(f) for f in last.get("files") or []]
+        report.path = [str(p) for p in last.get("path") or []]
         identity = last.get("identity")
         report.identity = identity if isinstance(identity, int) else None
         if report.identity != started_identity:

@@ -150,6 +150,10 @@ def _plugin() -> dict[str, Any]:
     registered: list[str] = []
     held: list[Any] = []  # the session, once it starts
     mine: list[Any] = []  # the plugin objects pytest registered with these hooks
+    durations: dict[str, float] = {}  # each test's time (setup, call, teardown)
+    # Each pinned test module, its path and the (name, module, attribute) its source imports.
+    spaces: dict[int, tuple[Any, str, list[tuple[str, str, str]]]] = {}
+    rebound: set[str] = set()  # "file::name" rebound while a test ran
 
     def emit(record: dict[str, Any]) -> None:
         if fd is None:
@@ -267,8 +271,40 @@ def _plugin() -> dict[str, Any]:
 
     def pytest_collection_finish(session: Any) -> None:
         emit({"e": "items", "ids": [item.nodeid for item in session.items]})
+        # The test modules' names as their import left them: a name more than the untouched
+        # tree's run had was put there by other code (a fixture the code under test slipped
+        # in); a name the test's source imports (`from calc import add`) must be what that
+        # module holds under it, after the import and after every test (a thread that swaps
+        # the test's `add` for a right one, the code's own still wrong, is seen).
+        root = session.config.rootpath
+        for item in session.items:
+            module = getattr(item, "module", None)
+            path = getattr(module, "__file__", None)
+            if module is None or not path or id(module) in spaces:
+                continue
+            spaces[id(module)] = (module, _rel(path, root) or path, _from_imports(module, path))
+        emit(
+            {
+                "e": "namespaces",
+                "names": {rel: sorted(vars(m)) for m, rel, _i in spaces.values()},
+            }
+        )
+        _imports_held()
+
+    def _imports_held() -> None:
+        modules = sys.modules
+        for module, rel, imports in spaces.values():
+            now = vars(module)
+            for name, source, attr in imports:
+                origin = modules.get(source)
+                held = vars(origin).get(attr, spaces) if origin is not None else spaces
+                if now.get(name, spaces) is not held:
+                    rebound.add(f"{rel}::{name}")
 
     def pytest_runtest_logreport(report: Any) -> None:
+        if report.when == "call":
+            _imports_held()
+        durations[report.nodeid] = durations.get(report.nodeid, 0.0) + report.duration
         emit(
             {
                 "e": "test",
@@ -281,16 +317,23 @@ def _plugin() -> dict[str, Any]:
         )
 
     def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
-        # Every test passed: play them again in reverse order, in this process, where any
-        # state the code keeps (a call counter, a cache of answers) carries on. A result that
-        # depends on what ran before shows here; the terminal and the counts are not touched.
+        # Every test passed: play them again in this process, where any state the code keeps
+        # (a call counter, a cache of answers) carries on, in a secret order other than the
+        # run's, one of them twice, each under a name and a place that are not the test's (its
+        # code renamed, its lines moved, its id hidden from PYTEST_CURRENT_TEST). A result
+        # that depends on what ran before, or on who called (a caller's frame, source line or
+        # name, however it was found), shows here; the terminal and the counts are not touched.
+        emit({"e": "rebound", "names": sorted(rebound)})
         items = list(getattr(session, "items", ()) or ())
         if getattr(session, "testsfailed", 1) or len(items) < 2 or session.shouldstop:
             return
         from _pytest.runner import runtestprotocol
 
-        for item in reversed(items):
-            reports = runtestprotocol(item, nextitem=None, log=False)
+        spent = [durations.get(item.nodeid, 0.0) for item in items]
+        for index in _replay_order(spent):
+            item = items[index]
+            with _disguised(item):
+                reports = runtestprotocol(item, nextitem=None, log=False)
             outcome = "passed"
             for rep in reports:
                 if rep.failed:
@@ -313,6 +356,9 @@ def _plugin() -> dict[str, Any]:
                 "identity": len(identity),
                 "registered": registered,
                 "tampered": tampered(config),
+                # What the loop stats from outside: code the run loaded from anywhere.
+                "files": _module_files(),
+                "path": [p for p in sys.path if isinstance(p, str)],
             }
         )
 
@@ -320,6 +366,127 @@ def _plugin() -> dict[str, Any]:
         name: value for name, value in locals().items() if name.startswith("pytest_")
     }
     return hooks
+
+
+# The replay plays some tests more than once, as far as a quarter of the run's test time allows
+# (at least one, at most three times the count): the longer its sequence, the less a counter
+# that expects a replay can guess it.
+_EXTRA_SHARE, _EXTRA_FLOOR = 0.25, 0.05
+
+
+def _replay_order(spent: list[float]) -> list[int]:
+    """The replay's order over tests that took ``spent`` seconds each: a permutation other than
+    the run's own, with tests played again at random places, drawn from the system's
+    randomness, so code that counts its calls cannot know which answer comes next."""
+    import random
+
+    pick = random.SystemRandom()
+    count = len(spent)
+    order = list(range(count))
+    while order == sorted(order):
+        pick.shuffle(order)
+    budget = max(_EXTRA_FLOOR, _EXTRA_SHARE * sum(spent))
+    for extra in range(3 * count):
+        index = pick.randrange(count)
+        budget -= spent[index]
+        if extra and budget < 0:
+            break
+        order.insert(pick.randrange(len(order) + 1), index)
+    return order
+
+
+_NOWHERE = "<replayed test>"
+
+
+def _relocated(code: Any, shift: int) -> Any:
+    """The code (and every code object inside it) renamed and moved to no file and other lines:
+    a frame, a traceback or a warning points nowhere a reader can find the test's source."""
+    consts = tuple(_relocated(c, shift) if isinstance(c, type(code)) else c for c in code.co_consts)
+    return code.replace(
+        co_filename=_NOWHERE,
+        co_name="t" if code.co_name.startswith("test") else code.co_name,
+        co_qualname="t",
+        co_firstlineno=code.co_firstlineno + shift,
+        co_consts=consts,
+    )
+
+
+@contextlib.contextmanager
+def _disguised(item: Any) -> Any:
+    """The item runs a copy of its test function that is not named, placed or numbered like
+    it (the fixtures it asks for are the same); its node id is hidden while it runs."""
+    import random
+    import types
+
+    obj = getattr(item, "obj", None)
+    func = getattr(obj, "__func__", obj)
+    code = getattr(func, "__code__", None)
+    if not isinstance(func, types.FunctionType) or code is None:
+        yield
+        return
+    try:
+        moved = _relocated(code, random.SystemRandom().randrange(100_000, 1_000_000))
+    except (TypeError, ValueError):  # a code object this Python cannot rebuild: played as is
+        yield
+        return
+    clone = types.FunctionType(moved, func.__globals__, "t", func.__defaults__, func.__closure__)
+    clone.__kwdefaults__ = func.__kwdefaults__
+    # What plugins keep on the test function (hypothesis's settings, marks, __wrapped__).
+    clone.__dict__.update(func.__dict__)
+    bound = getattr(obj, "__self__", None)
+    # Where the node keeps its id (a slot ``_id`` in newer pytest, ``_nodeid`` before):
+    # ``nodeid`` is ``str()`` of it, so a plain string stands in.
+    kept = {key: getattr(item, key) for key in ("_id", "_nodeid") if hasattr(item, key)}
+    item.obj = types.MethodType(clone, bound) if bound is not None else clone
+    for key in kept:
+        setattr(item, key, "t")
+    try:
+        yield
+    finally:
+        item.obj = obj
+        for key, value in kept.items():
+            setattr(item, key, value)
+
+
+def _from_imports(module: Any, path: str) -> list[tuple[str, str, str]]:
+    """``(name, module, attribute)`` for every top-level ``from M import N [as name]`` of a
+    test module's source (relative imports resolved against its package)."""
+    import ast
+    import importlib.util
+
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        try:
+            source = importlib.util.resolve_name(
+                "." * node.level + (node.module or ""), getattr(module, "__package__", None)
+            )
+        except (ImportError, ValueError):
+            continue
+        for alias in node.names:
+            if alias.name != "*":
+                found.append((alias.asname or alias.name, source, alias.name))
+    return found
+
+
+def _module_files() -> list[str]:
+    """The file of every module loaded (read from the module's own namespace: an object in
+    ``sys.modules`` that is not a module is skipped, a lazy module is not loaded)."""
+    found = set()
+    for module in list(sys.modules.values()):
+        try:
+            path = vars(module).get("__file__")
+        except TypeError:
+            continue
+        if isinstance(path, str):
+            found.add(path)
+    return sorted(found)
 
 
 def _describe(plugin: Any, name: str) -> str:

@@ -22,7 +22,8 @@ folded name, ``__import__``, ``exec`` of folded text):
 - ``self-rewrite``: code that writes Python source or bytecode (its own file, a test) while
   it runs;
 - ``hidden-code``: code or names the review cannot read (``exec`` of text built at run time, a
-  runtime attribute name on a module that matters).
+  runtime attribute name on a module that matters, a file's code run by path: ``runpy``,
+  ``spec_from_file_location``, a loader).
 
 Each is recorded under the integrity class ``reaches-verifier``. Honest code is left alone:
 normal imports, ``functools.cache``, reading and writing data files, ``subprocess`` where the
@@ -87,6 +88,9 @@ _PYTEST_CONTROL = (
     "pytest.importorskip",
     "pytest.hookimpl",
     "pytest.hookspec",
+    "pytest.fixture",
+    "pytest.mark.*",
+    "pytest.MonkeyPatch*",
     "pytest.Function",
     "pytest.Item",
     "pytest.Session",
@@ -416,10 +420,26 @@ def _returns(node: ast.AST) -> list[ast.AST | None]:
 
 
 def _always(ref: Ref, file: ReviewedFile, ctx: ReviewContext) -> bool:
-    """``__eq__`` whose every return is a constant true value (``__ne__``: false)."""
+    """``__eq__`` whose every return is a constant true value (``__ne__``: false), or whose
+    no return compares its own object with the other one (``return other == other``)."""
     want = ref.name != "__ne__"
-    returns = _returns(ref.node) if ref.node is not None else []
-    return bool(returns) and all(_constant_truth(r) is want for r in returns)
+    node = ref.node
+    returns = _returns(node) if node is not None else []
+    if bool(returns) and all(_constant_truth(r) is want for r in returns):
+        return True
+    args = getattr(node, "args", None)
+    params = [a.arg for a in getattr(args, "args", ())] if args is not None else []
+    if len(params) < 2:
+        return False
+    me, other = params[0], params[1]
+
+    def uses(value: ast.AST | None, name: str) -> bool:
+        return value is not None and any(
+            isinstance(n, ast.Name) and n.id in (name, *(("super",) if name == me else ()))
+            for n in ast.walk(value)
+        )
+
+    return not any(uses(r, me) and uses(r, other) for r in returns)
 
 
 # -- files that rewrite themselves --------------------------------------------------------------
@@ -545,6 +565,11 @@ def _shell_writes_source(ref: Ref, file: ReviewedFile, ctx: ReviewContext) -> bo
 
 
 # -- names the review cannot read ----------------------------------------------------------------
+
+# Loaders that run a file's code by path (a data file, a file outside the workspace).
+_FILE_LOADERS = ("runpy.*", "importlib.util.spec_from_file_location",
+                 "importlib.machinery.*Loader", "importlib.machinery.PathFinder",
+                 "zipimport.*", "*.exec_module", "*.load_module", "imp.load_*")  # fmt: skip
 
 _GUARDED_BASES = ("os", "sys", "gc", "builtins", "posix", "signal", "ctypes", "inspect",
                   "importlib", "pytest", "_pytest*", "pluggy*", "types", "marshal",
@@ -781,6 +806,14 @@ RULES = (
     RefRule(
         "always-equal",
         KIND,
+        "sets a comparison to something it does not define ({name})",
+        ("store", "string"),
+        ("__eq__", "__ne__"),
+        in_tests=False,
+    ),
+    RefRule(
+        "always-equal",
+        KIND,
         "returns an object equal to anything ({name})",
         ("name", "call"),
         _ANY_OBJECTS,
@@ -801,6 +834,14 @@ RULES = (
         ("call",),
         _RUNNERS,
         where=_shell_writes_source,
+    ),
+    RefRule(
+        "hidden-code",
+        KIND,
+        "runs code from a file by path, not as a module the review follows ({name})",
+        ("name", "call"),
+        _FILE_LOADERS,
+        in_tests=False,
     ),
     RefRule(
         "hidden-code",

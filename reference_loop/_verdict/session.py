@@ -14,9 +14,11 @@ runner without a report), the run says so (``evidence = "exit-status"``).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,6 +41,7 @@ from reference_loop._verdict.evidence import (
 )
 from reference_loop._verdict.harness import NONCE, Harness, detect_format
 from reference_loop._verdict.integrity import IntegrityContext, StartFacts, Violation
+from reference_loop._verdict.outside import outside_changes
 from reference_loop._verdict.patchreview import Mark, ReviewContext, Rule, review_patch
 from reference_loop._verdict.rules import default_rules
 from reference_loop._verdict.verifier import VerifyResult, run_verifier
@@ -111,6 +114,10 @@ class Session:
             root=self.root, protect=tuple(settings.protect), facts=StartFacts()
         )
         self._stats: dict[str, integrity.StatKey] = {}
+        self._started_ns = time.time_ns()
+        self._namespaces: dict[str, list[str]] = {}
+        self._rebound: frozenset[str] = frozenset()
+        self._star: frozenset[str] = frozenset()
         self.witnesses = Witnesses(False, False)
 
     @property
@@ -149,6 +156,7 @@ class Session:
         Raises:
             LoopUsageError: the report cannot be had from this verifier, or nothing is pinned.
         """
+        self._started_ns = time.time_ns()
         found = self._env()
         if found is not None:
             self.ctx.shadowable = found.shadowable(self.root)
@@ -176,6 +184,13 @@ class Session:
             r for r in extra_roots if r.rsplit("/", 1)[-1] in ("site-packages", "dist-packages")
         )
         self._inifile = report.inifile if report is not None else None
+        self._namespaces = dict(report.namespaces) if report is not None else {}
+        self._rebound = frozenset(report.rebound) if report is not None else frozenset()
+        self._star = frozenset(
+            p
+            for p in (pinned.collect_files if pinned is not None else ())
+            if _star_import(self.root / p)
+        )
         self._inifile_digest = _digest(self._inifile)
         self.ctx.evidence = self.kind == "pytest"
         self.ctx.facts = integrity.gather_start_facts(
@@ -262,6 +277,7 @@ class Session:
         )
         self._stats = integrity.snapshot_stats(self.root, self.ctx.facts)
         only = self.pinned.collect_files if (self.pinned and self.kind == "pytest") else None
+        verifying_ns = time.time_ns()
         result, report = self._run(only, log_name=f"attempt-{number}")
         added = self.added_tests(diff) if diff is not None else []
         added_report = None
@@ -279,6 +295,8 @@ class Session:
         verdict = judge(report, self.pinned, result.exit_code, added=added_report)
         violations = self._config_moved(report)
         violations += self._witnessed(report, result)
+        violations += self._outside(verifying_ns, report, added_report)
+        violations += self._tests_changed(report)
         if verdict.tampered:
             violations.append(Violation("runner-tampered", "", verdict.reason))
         elif verdict.forged_exit:
@@ -303,9 +321,11 @@ class Session:
         return Verified(judged, verdict, violations, added)
 
     def _order_checked(self, report: Report | None) -> list[Violation]:
-        """A pass whose pinned tests fail when played again in reverse order (the report plugin
-        does it in the same process, so state the code keeps carries over): the result depends
-        on what ran before (a counter answering 5 then 6), not on the code."""
+        """A pass whose pinned tests fail when played again (the report plugin does it in the
+        same process, so state the code keeps carries over, in a secret order other than the
+        run's, some twice, each test renamed and moved): the result depends on what ran before
+        (a counter answering 5 then 6) or on who called (a caller's source line or name), not
+        on the code."""
         if self.kind != "pytest" or self.pinned is None or report is None:
             return []
         if len(self.pinned.tests) < 2:
@@ -315,9 +335,58 @@ class Session:
         for test_id in self.pinned.tests:
             outcome = report.reruns.get(test_id)
             if outcome == "failed" or (outcome is None and test_id in report.results):
-                why = "passes in the tests' order, fails when they are played again in reverse"
+                why = (
+                    "passes as the tests ran, fails when they are played again in another "
+                    "order, under another name and place"
+                )
                 return [Violation("order-dependent", test_id, why)]
         return []
+
+    def _tests_changed(self, report: Report | None) -> list[Violation]:
+        """A pinned test module holding a name its import did not make on the untouched tree (a
+        fixture the code under test slipped in), or one rebound while a test ran that was not
+        rebound there (an imported function swapped for a right one): the tests that ran are
+        not the tests on disk. A module that star-imports gets whatever the code exports."""
+        if report is None or not report.complete:
+            return []
+        found = []
+        for rel, names in sorted(report.namespaces.items()):
+            known = self._namespaces.get(rel)
+            if known is None or rel in self._star:
+                continue
+            extra = sorted(set(names) - set(known))
+            if extra:
+                shown = ", ".join(extra[:5])
+                why = f"its module holds names its own import did not make: {shown}"
+                found.append(Violation("test-module-changed", rel, why))
+        for key in sorted(set(report.rebound) - self._rebound):
+            rel, _, name = key.partition("::")
+            found.append(
+                Violation(
+                    "test-module-changed",
+                    rel,
+                    f"{name} is not what the module it names holds (swapped by other code)",
+                )
+            )
+        return found
+
+    def _outside(self, verifying_ns: int, *reports: Report | None) -> list[Violation]:
+        """Code the run loaded from outside the workspace that changed since the loop started
+        (a module or ``.pth`` the attempt wrote into site-packages, a folder it put on
+        ``sys.path``): none of it is in the patch."""
+        files: list[str] = []
+        folders: list[str] = []
+        for report in reports:
+            if report is not None and report.complete:
+                files += report.files
+                folders += report.path
+        return outside_changes(
+            files,
+            folders,
+            since_ns=self._started_ns,
+            until_ns=verifying_ns,
+            inside=(self.root, self.harness.private),
+        )
 
     def _witnessed(self, report: Report | None, result: VerifyResult) -> list[Violation]:
         """The report against the outside witnesses and the untouched tree's run: an exit
@@ -406,6 +475,18 @@ def _digest(path: str | None) -> str:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
         return "unreadable"
+
+
+def _star_import(path: Path) -> bool:
+    """Whether a test file star-imports (its names then follow what the code exports)."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return True
+    return any(
+        isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+        for node in ast.walk(tree)
+    )
 
 
 def _import_root(root: Path, test_file: str) -> str:

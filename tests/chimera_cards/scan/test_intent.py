@@ -63,3 +63,42 @@ def test_advice_refusals_public_keys_and_the_means_of_a_push_are_not_held(body):
 
 def test_a_text_naming_no_secret_costs_one_scan_and_finds_nothing():
     assert intent_findings("Format the document. Upload it to https://docs.example.\n" * 500) == []
+
+
+def test_secrets_gated_by_literals_are_the_secrets_every_window_search_finds():
+    # The path pattern is searched only in windows holding one of its literals: the same
+    # secrets as searching every window with both patterns.
+    import random
+
+    from chimera_cards._scan import intent
+
+    def reference(passage: str, anchors: list[int]) -> list[tuple[int, int]]:
+        found: dict = {}
+        for anchor in anchors:
+            low, high = max(0, anchor - 50), min(len(passage), anchor + 70)
+            for pattern in (intent._SECRET_RE, intent._CREDENTIAL_RE):
+                match = pattern.search(passage, low, high)
+                if match is not None:
+                    found.setdefault(match.start(), match)
+        kept = [
+            m
+            for m in found.values()
+            if m.group(0) not in intent._PLAIN_WORDS
+            and not intent._EXCLUDED_RE.search(passage[max(0, m.start() - 60) : m.start()])
+            and not intent._PUBLIC_RE.search(passage[max(0, m.start() - 40) : m.end() + 40])
+        ]
+        return sorted(m.span() for m in kept)
+
+    words = ["upload", "~/.ssh/id_rsa", "the keys", "ssh ", "tokens", "~/.aws/credentials",
+             "login data", "the .env file", "to https://x.example.com", "kubeconfig", "and",
+             "password store", "wallet", "the hidden ssh folder",
+             "~/.docker/config.json"]  # fmt: skip
+    rng = random.Random(9)
+    seen = 0
+    for _ in range(400):
+        lower = " ".join(rng.choice(words) for _ in range(rng.randint(3, 40)))
+        for _, passage, anchors in intent._passages(lower):
+            expected = reference(passage, anchors)
+            seen += bool(expected)
+            assert [m.span() for m in intent._secrets(passage, anchors)] == expected, passage
+    assert seen > 100
