@@ -11,12 +11,19 @@ the SHA-256 (hex) of the manifest bytes. docs/bundles.md has the exact bytes and
 script that recomputes it.
 
 Reading a folder refuses, before anything is stored, whatever could make the bytes on disk differ
-from what was reviewed or escape the folder: symlinks, hard links, devices/FIFOs/sockets,
+from what was reviewed or escape the folder: symlinks leading out of the skill (or to a folder,
+another link, nothing), hard links, devices/FIFOs/sockets,
 absolute or ``..`` paths, names that are not UTF-8 or hold control characters or backslashes,
 names that differ only by case (they collapse on macOS/Windows), more than ``MAX_FILES`` files,
 more than ``MAX_TOTAL_BYTES`` in total or ``MAX_FILE_BYTES`` in one file, nesting deeper than
 ``MAX_DEPTH``. VCS metadata and OS litter (``IGNORED_NAMES``, any depth) and the signature
 sidecar at the top (``SIDECAR_FILES``) are left out by rule; nothing else is.
+
+A symlink to a regular file of the same skill (``CLAUDE.md -> AGENTS.md``, as published skills
+ship) is stored as a copy of that file, and the bundle lists it in ``links`` (the scan reports
+it): the bytes an agent reads through the link are the target's, which are in the bundle and
+reviewed, and an installed copy holds a regular file with those bytes, so nothing on disk can
+differ from what was reviewed.
 """
 
 from __future__ import annotations
@@ -132,6 +139,8 @@ class Bundle:
 
     files: tuple[BundleFile, ...]  # sorted by path bytes
     contents: Mapping[str, bytes] = field(repr=False, compare=False, hash=False)
+    # (path, target path) of each symlink of the source stored as a copy of its target
+    links: tuple[tuple[str, str], ...] = field(default=(), compare=False, hash=False)
 
     @cached_property
     def digest(self) -> str:
@@ -288,22 +297,63 @@ def _check_file_size(path: str, size: int) -> None:
 
 
 def bundle_from_files(
-    entries: Mapping[str, tuple[bytes, bool]], *, where: str = "bundle"
+    entries: Mapping[str, tuple[bytes, bool]],
+    *,
+    where: str = "bundle",
+    links: Mapping[str, str] | None = None,
 ) -> Bundle:
     """A bundle from in-memory files (an archive member list, a git tree), every rule applied.
 
     Args:
         entries: path -> (exact bytes, executable). Ignored names (``is_ignored``) are dropped.
         where: what to name in error messages (the folder, archive or URL).
+        links: symlink path -> its target as written in the link, for the links of the tree.
     Returns:
         The Bundle, files sorted by path bytes.
     Raises:
-        UnsafePathError, BundleLimitError, MissingSkillError.
+        UnsafePathError, LinkError, BundleLimitError, MissingSkillError.
     """
-    return _bundle(entries, where=where, checked=False)
+    return _bundle(entries, where=where, checked=False, links=links)
 
 
-def _bundle(entries: Mapping[str, tuple[bytes, bool]], *, where: str, checked: bool) -> Bundle:
+def link_target(path: str, target: str) -> str:
+    """The skill-relative path a symlink at ``path`` names, refusing one that leads anywhere
+    but into the same skill (absolute, climbing out with ``..``, empty).
+
+    Args:
+        path: the link's path inside the skill.
+        target: the link's target as written in it.
+    Returns:
+        The target's path inside the skill.
+    Raises:
+        LinkError: the link leads out of the skill.
+    """
+    if not target or target.startswith("/") or "\\" in target or "\x00" in target:
+        raise LinkError(f"{path}: symlink in a skill folder leading out of it (to {target!r})")
+    parts: list[str] = path.split("/")[:-1]
+    for part in target.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                raise LinkError(
+                    f"{path}: symlink in a skill folder leading out of it (to {target!r})"
+                )
+            parts.pop()
+        else:
+            parts.append(part)
+    if not parts:
+        raise LinkError(f"{path}: symlink in a skill folder to the folder itself ({target!r})")
+    return "/".join(parts)
+
+
+def _bundle(
+    entries: Mapping[str, tuple[bytes, bool]],
+    *,
+    where: str,
+    checked: bool,
+    links: Mapping[str, str] | None = None,
+) -> Bundle:
     kept: dict[str, tuple[bytes, bool]] = {}
     total = 0
     for path, (data, executable) in entries.items():
@@ -314,6 +364,20 @@ def _bundle(entries: Mapping[str, tuple[bytes, bool]], *, where: str, checked: b
         _check_file_size(path, len(data))
         total += len(data)
         kept[path] = (bytes(data), bool(executable))
+    copied: list[tuple[str, str]] = []
+    for path, written in sorted((links or {}).items()):
+        parts = check_path(path)
+        if is_ignored(parts):
+            continue
+        target = link_target(path, written)
+        if target not in kept:  # a folder, another link, an ignored file, nothing
+            raise LinkError(
+                f"{path}: symlink in a skill folder to {written!r}, no regular file of it "
+                "(copy the file in instead)"
+            )
+        kept[path] = kept[target]
+        total += len(kept[target][0])
+        copied.append((path, target))
     _check_counts(len(kept), total, where=where)
     _check_clashes(kept)
     if SKILL_FILE not in kept:
@@ -323,7 +387,7 @@ def _bundle(entries: Mapping[str, tuple[bytes, bool]], *, where: str, checked: b
         BundleFile(path, executable, len(data), sha(data).hexdigest())
         for path, (data, executable) in sorted(kept.items(), key=lambda kv: kv[0].encode())
     )
-    return Bundle(files, MappingProxyType({p: d for p, (d, _) in kept.items()}))
+    return Bundle(files, MappingProxyType({p: d for p, (d, _) in kept.items()}), tuple(copied))
 
 
 def skill_roots(paths: Iterable[str]) -> list[str]:
@@ -418,9 +482,10 @@ def _decode_name(raw: bytes, where: bytes) -> str:
         raise UnsafePathError(f"{shown!r}: file name is not valid UTF-8") from None
 
 
-def _walk(root: bytes) -> list[tuple[str, bytes, os.stat_result]]:
+def _walk(root: bytes, links: dict[str, str]) -> list[tuple[str, bytes, os.stat_result]]:
     """Every non-ignored entry under ``root`` as (relative POSIX path, absolute path, lstat),
-    refusing links and special files as they are met; directories are descended, not listed."""
+    refusing hard links and special files as they are met and putting each symlink's target
+    in ``links``; directories are descended, not listed."""
     out: list[tuple[str, bytes, os.stat_result]] = []
     stack: list[tuple[bytes, tuple[str, ...]]] = [(root, ())]
     total = 0
@@ -441,7 +506,13 @@ def _walk(root: bytes) -> list[tuple[str, bytes, os.stat_result]]:
             st = entry.stat(follow_symlinks=False)
             mode = st.st_mode
             if stat.S_ISLNK(mode):
-                raise LinkError(f"{rel}: symlink in a skill folder (copy the file in instead)")
+                try:
+                    links[rel] = os.fsdecode(os.readlink(entry.path))
+                except OSError as exc:
+                    raise LinkError(
+                        f"{rel}: symlink that cannot be read ({exc.strerror})"
+                    ) from None
+                continue
             if stat.S_ISDIR(mode):
                 stack.append((entry.path, parts))
                 continue
@@ -491,7 +562,7 @@ def read_bundle_dir(path: str | os.PathLike) -> Bundle:
 
     Args:
         path: the skill folder (holding ``SKILL.md``). The folder itself may be reached through
-            a symlink; nothing inside it may be one.
+            a symlink; inside it a symlink may only name a regular file of the same folder.
     Returns:
         The Bundle.
     Raises:
@@ -499,8 +570,9 @@ def read_bundle_dir(path: str | os.PathLike) -> Bundle:
         a top-level ``SKILL.md``.
     """
     root = Path(path)
+    links: dict[str, str] = {}
     try:
-        walked = _walk(os.fsencode(root))
+        walked = _walk(os.fsencode(root), links)
     except BundleError:
         # Asked only when listing failed: a skill of a big import costs one stat less.
         if not root.is_dir():
@@ -510,7 +582,7 @@ def read_bundle_dir(path: str | os.PathLike) -> Bundle:
     for rel, abs_path, st in walked:
         data = _read_regular(abs_path, rel, st)
         entries[rel] = (data, bool(st.st_mode & stat.S_IXUSR))
-    return _bundle(entries, where=str(root), checked=True)
+    return _bundle(entries, where=str(root), checked=True, links=links)
 
 
 def find_bundle_dirs(path: str | os.PathLike) -> list[Path]:

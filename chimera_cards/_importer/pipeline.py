@@ -65,7 +65,7 @@ from chimera_cards._util.integrity import (
 )
 from chimera_cards._util.urls import DEFAULT_TIMEOUT
 from chimera_cards._util.workers import parallel_map
-from chimera_cards.errors import ChimeraError, StoreWriteError, UsageError
+from chimera_cards.errors import ChimeraError, StoreWriteError, UnstorableNameError, UsageError
 
 if TYPE_CHECKING:
     import ssl  # annotations only: importing it costs a folder import's start-up
@@ -254,11 +254,42 @@ def analyse(
         CardParseError, UnstorableNameError: the card cannot be stored.
     """
     card = parse_card(bundle.skill_md, path=origin)
-    name = check_storable_name(card.name)
+    name, renamed = _stored_name(card.name, dirname)
     # Without a folder (a bare card URL) the name-matches-folder rule does not apply.
     findings = lint_bundle(card, bundle, dirname=dirname or name, cache=scan_cache)
+    if renamed is not None:
+        findings.append(renamed)
     stored = [f.to_dict() for f in findings]
     return Analysis(name, declared_taint(card), findings, stored, canonical_json(stored))
+
+
+def _stored_name(name: object, dirname: str | None) -> tuple[str, Finding | None]:
+    """The name a card is stored under: its own, or, for a name a folder cannot hold that names
+    the folder it is published in (a title with spaces, "Uploadcare Automation" in
+    ``uploadcare-automation/``; an owner's prefix, "r-lib/cli" in ``cli/``), the folder's (what
+    agents call the skill by), with a finding saying so. Anything else a folder name cannot hold
+    (control or invisible characters, a path) is refused.
+
+    Raises:
+        UnstorableNameError: the name cannot be stored and is not its folder's title.
+    """
+    try:
+        return check_storable_name(name if isinstance(name, str) else None), None
+    except UnstorableNameError:
+        if not (isinstance(name, str) and dirname and name.isascii() and name.isprintable()):
+            raise
+        owner, _, last = name.rpartition("/")
+        titled = " " in name and "/" not in name and "-".join(name.lower().split()) == dirname
+        prefixed = bool(owner) and last == dirname and "/" not in owner and owner not in (".", "..")
+        if not (titled or prefixed) or check_storable_name(dirname) != dirname:
+            raise
+    return dirname, Finding(
+        "name-from-folder",
+        "info",
+        f"name {name!r} cannot be a folder name; stored as {dirname!r}, its folder's",
+        None,
+        SKILL_FILE,
+    )
 
 
 @dataclass
@@ -868,7 +899,7 @@ POOL_MIN_BUNDLES = 64
 CHUNK_BUNDLES = 32
 CHUNK_BYTES = 256 * 1024
 
-_Job = tuple[tuple[BundleFile, ...], dict[str, bytes], str, str | None]
+_Job = tuple[tuple[BundleFile, ...], dict[str, bytes], str, str | None, tuple[tuple[str, str], ...]]
 
 
 def _analyses(
@@ -896,7 +927,8 @@ def _analyses(
 def _job(item: SkillSource) -> _Job:
     assert item.bundle is not None
     # A Bundle's contents are a read-only mapping proxy, which does not pickle: send a dict.
-    return item.bundle.files, dict(item.bundle.contents), item.origin, item.folder or None
+    bundle = item.bundle
+    return bundle.files, dict(bundle.contents), item.origin, item.folder or None, bundle.links
 
 
 def _chunks(skills: Iterable[SkillSource]) -> Iterator[list[_Job]]:
@@ -914,8 +946,8 @@ def _chunks(skills: Iterable[SkillSource]) -> Iterator[list[_Job]]:
 
 
 def _analyse_one(job: _Job, cache: ScanCache) -> Analysis | ChimeraError:
-    files, contents, origin, dirname = job
-    bundle = Bundle(files, MappingProxyType(contents))
+    files, contents, origin, dirname, links = job
+    bundle = Bundle(files, MappingProxyType(contents), links)
     try:
         return analyse(bundle, origin=origin, dirname=dirname, scan_cache=cache)
     except ChimeraError as exc:

@@ -333,6 +333,18 @@ def scan_bundle(
         findings.extend(replace(finding, path=f.path) for finding in known)
     # Code in Markdown, flows within and across files, prose: over the whole bundle at once.
     findings.extend(detect_files(texts, trees=trees))
+    # Stored as a copy of its target (read_bundle_dir): the reviewer should know the two
+    # paths are one file in the source.
+    findings.extend(
+        Finding(
+            "bundle-symlink",
+            INFO,
+            f"a symlink to {target} in the source: stored as a copy",
+            None,
+            path,
+        )
+        for path, target in bundle.links
+    )
     return BundleScan(reports, findings)
 
 

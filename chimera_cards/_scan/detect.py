@@ -180,6 +180,10 @@ class _Unit:
     inline_lines: set[int] = field(default_factory=set)  # lines of inline commands (mentions)
     # Lines of blocks the prose before them presents as examples for the user to run.
     example_lines: set[int] = field(default_factory=set)
+    # Lines of blocks that provision a machine image (a Packer or Terraform provisioner that
+    # runs on the machine being built): as in a Dockerfile, what they download and run, and
+    # the protections they relax, stay in that image.
+    image_lines: set[int] = field(default_factory=set)
 
 
 class _Detector:
@@ -312,6 +316,8 @@ class _Detector:
                     embed=embed,
                     facts=unit.shell,
                 )
+        if code.language == "unknown" and _provisions_image(code.text):
+            unit.image_lines.update(range(code.line, code.line + code.text.count("\n") + 1))
         if code.language in ("powershell", "other") or code.language == "unknown":
             unit.generic.append(
                 generic_facts(code.text, code.line, powershell=code.language == "powershell")
@@ -611,20 +617,24 @@ def _grade(unit: _Unit) -> list[Finding]:
             )
         )
     for line, how in decode:
-        out.append(Finding("decode-exec", "error", f"runs decoded data ({how})", line, path))
+        severity = "warning" if line in unit.image_lines else "error"
+        out.append(Finding("decode-exec", severity, f"runs decoded data ({how})", line, path))
     for line, how in download:
         # Saved first and run later is the same code nobody reviewed as a pipe into a shell; a
         # block the skill shows the user as an example to run is theirs to judge.
         shown = unit.documentation or line in unit.example_lines
         severity = "warning" if shown and not how.startswith("piped into") else "error"
-        if unit.container:
+        if unit.container or line in unit.image_lines:
             severity = "warning"
         out.append(Finding("download-exec", severity, f"runs downloaded code ({how})", line, path))
     for line, how in reverse:
         out.append(Finding("reverse-shell", "error", f"reverse shell: {how}", line, path))
     for facts in unit.python:
         for line, what in facts.sql:
-            out.append(Finding("sql-from-input", "warning", what, line, path))
+            # In Markdown an example for the reader (often the "bad" one of a pair): no
+            # program of the skill's runs it.
+            shown = path.lower().endswith(_MARKDOWN)
+            out.append(Finding("sql-from-input", "info" if shown else "warning", what, line, path))
         for line, what in facts.exhaustion:
             out.append(Finding("resource-exhaustion", "warning", what, line, path))
     for line, what in unit.shell.fork_bombs:
@@ -632,8 +642,9 @@ def _grade(unit: _Unit) -> list[Finding]:
     for line, what, severity in persistence:
         out.append(Finding("persistence", severity, what, line, path))
     for line, what in security_off:
+        severity = "warning" if line in unit.image_lines else "error"
         out.append(
-            Finding("security-disable", "error", f"switches a protection off: {what}", line, path)
+            Finding("security-disable", severity, f"switches a protection off: {what}", line, path)
         )
     for found in command_findings(commands):
         severity = found.severity
@@ -657,6 +668,19 @@ def _grade(unit: _Unit) -> list[Finding]:
             severity = "info"  # a flag named in a sentence ("`--no-verify` skips the hooks")
         out.append(Finding(found.rule, severity, found.message, found.line, path))
     return out
+
+
+# A provisioner that runs on the machine being built (Packer's powershell/shell, Terraform's
+# remote-exec); one that runs on the user's own machine (shell-local, local-exec) makes the whole
+# block the user's.
+_REMOTE_PROVISIONER_RE = re.compile(
+    r'^\s*provisioner\s+"(?:powershell|shell|windows-shell|remote-exec|ansible|file)"', re.M
+)
+_LOCAL_PROVISIONER_RE = re.compile(r'provisioner\s+"[\w-]*local[\w-]*"|local-exec|"local"')
+
+
+def _provisions_image(text: str) -> bool:
+    return bool(_REMOTE_PROVISIONER_RE.search(text)) and not _LOCAL_PROVISIONER_RE.search(text)
 
 
 _CALLS_OUT_RE = re.compile(

@@ -72,6 +72,8 @@ BASE64_MIN = 100
 RULES: dict[str, str] = {
     "parse-error": "The file is not a well-formed card (envelope, encoding, YAML, limits).",
     "read-refused": "The card file was refused (symlink outside its directory, too large).",
+    "name-from-folder": "A `name` naming its folder (a title, an owner's prefix), stored as it.",
+    "bundle-symlink": "A symlink to another file of the skill, stored as a copy of that file.",
     "name-missing": "Frontmatter has no string `name`.",
     "name-format": "`name` is 1-64 chars of [a-z0-9-] with no leading, trailing or double hyphen.",
     "name-dirname": "`name` equals the card directory's name.",

@@ -182,6 +182,7 @@ _OVERRIDE_PATTERNS = [
     r"the\s+user\b(?!\s*(?:to\s+[\w\"'\u201c\u2018]|[\"'\u201c\u2018]|where\b|whether\b|how\s+to\b))",
     r"\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b",
 ]
+_TELL_THE_USER_RE = re.compile(r"(?:do\s+not|don't|never)\s", re.IGNORECASE)
 _OVERRIDE_RE = re.compile("|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS), re.IGNORECASE)
 
 _FETCHERS = r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)"
@@ -256,9 +257,16 @@ _COMMENT_ADDRESSED_RE = re.compile(
     re.IGNORECASE,
 )
 _COMMENT_SECRECY_RE = re.compile(
-    r"\b(?:secret(?:ly)?|covert\w*|stealth\w*|silently|quietly|hidden|hide|conceal\w*|"
+    r"\b(?:secret(?:ly)?|covert\w*|stealth\w*|hidden|hide|conceal\w*|"
     r"without\s+(?:telling|saying|asking|mentioning|informing)|"
-    r"(?:do\s+not|don'?t|never)\s+(?:tell|mention|show|reveal|inform|let))\b",
+    # "never let one choice silently decide another" is a design note: silence and letting
+    # are secrecy when the agent acts unseen or the user is kept from knowing
+    r"(?:silently|quietly)\s+(?:\w+\s+)?(?:sen[dt]|upload|post|run|execut|install|download|"
+    r"fetch|read|cop(?:y|ie)|writ|append|add|insert|delet|remov|modif|chang|replac|collect|"
+    r"record|log|forward|transmit|includ|connect|call|invok|launch|load|push|commit|sav|stor)\w*|"
+    r"(?:do\s+not|don'?t|never)\s+(?:tell|mention|show|reveal|inform)|"
+    r"(?:do\s+not|don'?t|never)\s+let\s+(?:the\s+|any\s+)?(?:users?|humans?|them|anyone|"
+    r"reviewers?|people)\s+(?:\w+\s+)?(?:know|see|notice|find|learn))\b",
     re.IGNORECASE,
 )
 _COMMENT_ACTION_RE = re.compile(
@@ -276,6 +284,57 @@ _COMMENT_ACTION_RE = re.compile(
     r"|\b(?:run|execute|source)\s+(?:\S+\s+){0,3}?(?:[\w./-]+\.(?:sh|py|js|ps1|rb|pl|exe)\b|script|command)",
     re.IGNORECASE,
 )
+
+
+# What a sentence keeps from the user is hostile when it is something the agent does or touches
+# (a send, a run, a file, a key, the agent itself, "this"): "do not tell the user which strategy
+# the healing agent used" or "do not surface the translation to the user" is how to present a
+# product's internals, not an action kept secret. Nothing named ("Do not tell the user.") is a
+# secret about whatever came before, and stays one.
+_HIDDEN_ACTION_RE = re.compile(
+    r"\b(?:you|your|we|us|our|i|me|my|this|that|these|those|it|its|anything|everything|what|"
+    r"about|skill|instructions?|steps?|actions?|commands?|scripts?|tools?|files?|folders?|"
+    r"director(?:y|ies)|paths?|keys?|credentials?|tokens?|passwords?|secrets?|data|payloads?|"
+    r"network|requests?|connections?|traffic|telemetry|analytics|background|process(?:es)?|"
+    r"changes?|history|logs?|cookies|browser|emails?|messages?|accounts?|money|payments?|"
+    r"purchases?|costs?|charges?|fees?|errors?|failures?|warnings?|risks?)\b"
+    r"|\b(?:sen[dt]|upload|post|transmit|exfiltrat|forward|beacon|run|ran|execut|install|"
+    r"download|fetch|read|access|collect|harvest|record|track|monitor|delet|remov|modif|chang|"
+    r"edit|writ|wrote|cop(?:y|ie)|mov|connect|call|invok|launch|start|add|append|inject|"
+    r"disabl|enabl|bypass|spen[dt]|buy|bought|charg|shar|stor|sav|captur|scan|search|open)",
+    re.IGNORECASE,
+)
+_TELLING_RE = re.compile(
+    r"\s*\S+\s+(?:\S+\s+)?(?:tell|mention|inform|notify|reveal|disclose|report|alert|explain|"
+    r"surface|acknowledge|say)\w*",
+    re.IGNORECASE,
+)
+_TOLD_WHO_RE = re.compile(
+    r"\b(?:to\s+)?(?:the|your|any)\s+(?:users?|humans?|operators?)\b"
+    r"|\b(?:users?|humans?|operators?|anyone)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_TAIL_RE = re.compile(r"[^.!?\n]*(?:[.!?](?=\S)[^.!?\n]*)*")
+
+
+def hides_an_action(match: re.Match) -> bool:
+    """Whether the words a "do not tell the user" match and the rest of its sentence keep from
+    the user name something the agent does or touches, or name nothing (see _HIDDEN_ACTION_RE).
+
+    Args:
+        match: a match whose span is the verb through "the user" (its string the text).
+    Returns:
+        False only for a named thing that is no action: presentation advice.
+    """
+    text = match.string
+    words = match.group(0)
+    verb = _TELLING_RE.match(words)
+    between = words[verb.end() :] if verb else words
+    tail = _SENTENCE_TAIL_RE.match(text, match.end())
+    told = _TOLD_WHO_RE.sub(" ", between + " " + (tail.group(0) if tail else ""))
+    if not re.search(r"[A-Za-z]{2}", told):
+        return True
+    return bool(_HIDDEN_ACTION_RE.search(told))
 
 
 def _comment_instructs(body: str) -> bool:
@@ -383,6 +442,35 @@ def _always(_match: re.Match) -> bool:
     return True
 
 
+# A pipeline inside the quoted argument of a command that prints it (`echo "install uv: curl
+# ... | sh"`) is text shown to the user, run by nobody, unless what is printed goes on anywhere
+# but the terminal: piped (into a shell, into `crontab -`), written to a file (a profile), or
+# substituted into a command (`$(echo ...)`). A quoted string given to a shell (`sh -c "..."`,
+# `eval "..."`, `ssh host "..."`) still runs.
+_PRINTED_QUOTE_RE = re.compile(
+    r"\b(?:echo|printf|print|Write-Host|Write-Output|puts|console\.log\()\s+(?:[^\s;|&$`(]+\s+)*?([\"'])"
+    r"(?:(?!\1)[^\\\n]|\\.)*$",
+    re.IGNORECASE,
+)
+_GOES_ON_RE = re.compile(r"(?<!\|)\|(?!\|)|>")
+
+
+def _pipe_runs(match: re.Match) -> bool:
+    text = match.string
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    printed = _PRINTED_QUOTE_RE.search(text, line_start, match.start())
+    if printed is None:
+        return True
+    if "$(" in text[line_start : printed.start()] or "`" in text[line_start : printed.start()]:
+        return True
+    quote = printed.group(1)
+    line_end = text.find("\n", match.end())
+    rest = text[match.end() : line_end if line_end >= 0 else len(text)]
+    closing = rest.find(quote)
+    # no closing quote on the line, or the printed words sent on after it
+    return closing < 0 or bool(_GOES_ON_RE.search(rest, closing + 1))
+
+
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
 # Words that present a quoted phrase as an example of what to watch for, not as an instruction:
 # "a malicious issue may try to steer the triage (e.g. "ignore the rules ...")".
@@ -447,7 +535,7 @@ _PATTERN_RULES = (
         _PIPE_TO_SHELL_RE,
         "pipe-to-shell",
         ERROR,
-        _always,
+        _pipe_runs,
         lambda m: f"download piped into a shell: {_shown(m.group(0), 120)!r}",
     ),
     (
@@ -759,19 +847,35 @@ def _scan(
                 continue
             line = where(match.start())
             severity = default_severity
-            if rule == "override-phrase" and quoted_mention(match):
-                severity = INFO  # listed: a quoted example of what an attack says
+            if rule == "override-phrase" and (
+                quoted_mention(match)
+                or (_TELL_THE_USER_RE.match(match.group(0)) and not hides_an_action(match))
+            ):
+                # listed: a quoted example of what an attack says, or how to present internals
+                severity = INFO
             if rule in _COMMENT_RULES:
                 # Shown verbatim in a code block: nothing there is hidden from a reader.
                 # Elsewhere nobody sees it, which matters when it says something to act on.
                 body = match.group(1) if rule == "html-comment" else match.group(0)
-                hides = not _in_code(line, code) and _comment_instructs(body[:_COMMENT_READ])
+                hides = (
+                    not _in_code(line, code)
+                    and not _in_span(match)
+                    and _comment_instructs(body[:_COMMENT_READ])
+                )
                 severity = comments if hides else INFO
             if out.full(rule):
                 out.omit(rule, severity, line)
             else:
                 out.add(Finding(rule, severity, describe(match), line))
     _scan_split_base64(text, lines, out, fast=fast)
+
+
+def _in_span(match: re.Match) -> bool:
+    """Whether a comment is the whole of an inline code span (`` `<!-- AGENT: notes -->` ``):
+    rendered as the text it is, so nothing of it is hidden."""
+    text, start, end = match.string, match.start(), match.end()
+    run = len(text[:start]) - len(text[:start].rstrip("`"))
+    return run > 0 and text[end : end + run] == "`" * run and text[end + run : end + run + 1] != "`"
 
 
 def _phrase_matches(

@@ -32,6 +32,7 @@ from chimera_cards._cards.card import (
     find_card_files,
     load_card,
 )
+from chimera_cards._scan.buildfiles import build_kind
 from chimera_cards._scan.findings import (
     AGENT_SKILLS,
     CHIMERA,
@@ -415,6 +416,23 @@ def is_markdown_path(path: str | os.PathLike) -> bool:
     return str(path).lower().endswith(_MARKDOWN_SUFFIXES)
 
 
+_DOCKERFILE_FENCE_RE = re.compile(
+    r"^ {0,3}(`{3,}|~{3,})[ \t]*(?:dockerfile|containerfile|docker)\b[^\n]*$", re.I | re.M
+)
+
+
+def _dockerfile_block_lines(text: str) -> tuple[tuple[int, int], ...]:
+    """File lines [start, end) of a Markdown text's fenced Dockerfile blocks."""
+    out = []
+    for fence in _DOCKERFILE_FENCE_RE.finditer(text):
+        start = text.count("\n", 0, fence.start()) + 2
+        close = re.compile(rf"^ {{0,3}}{re.escape(fence.group(1))}[`~]*[ \t]*$", re.M)
+        end = close.search(text, fence.end())
+        stop = text.count("\n", 0, end.start()) + 1 if end else text.count("\n") + 2
+        out.append((start, stop))
+    return tuple(out)
+
+
 def lint_text(text: str, path: str, *, markdown: bool | None = None) -> list[Finding]:
     """The hidden-instruction scan over one text file of a skill other than its SKILL.md.
 
@@ -438,8 +456,15 @@ def lint_text(text: str, path: str, *, markdown: bool | None = None) -> list[Fin
     out = _Collector()
     _scan(text, _Lines(text, 1), out, comments=ERROR if markdown else INFO, code=code)
     findings = out.result()
+    container = not markdown and build_kind(path) == "dockerfile"
+    image_lines = _dockerfile_block_lines(text) if markdown and "ocker" in text else ()
     for finding in findings:
         finding.path = path
+        in_image = container or any(a <= (finding.line or 0) < b for a, b in image_lines)
+        if in_image and finding.rule == "pipe-to-shell" and finding.severity == ERROR:
+            # A Dockerfile's RUN runs inside the image build: what it downloads and runs stays
+            # in the image (as download-exec grades it there); what it sends out does not.
+            finding.severity = WARNING
     return sorted(findings, key=lambda f: (f.line or 0, SEVERITIES.index(f.severity), f.rule))
 
 

@@ -54,6 +54,12 @@ _LANGUAGES = {
         "javascript",
     ),
     **dict.fromkeys(("powershell", "ps1", "pwsh", "ps"), "powershell"),
+    # Detection rules and pattern lists: their strings are what a rule matches or a file
+    # ignores, never a path the block reads or a command it runs.
+    **dict.fromkeys(
+        ("yara", "yar", "regex", "regexp", "gitignore", "ignore", "sigma", "snort", "suricata"),
+        "pattern",
+    ),
 }
 _FENCE_RE = re.compile(r"^( {0,12})(`{3,}|~{3,})\s*([^`\s{]*)")
 # Words a shell line starts with often enough to read an unlabelled block as shell.
@@ -98,7 +104,7 @@ _SPAN_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 class CodeUnit:
     """A piece of code inside Markdown: its language, text and the file line it starts on."""
 
-    language: str  # "shell" | "python" | "javascript" | "powershell" | "unknown"
+    language: str  # "shell" | "python" | "javascript" | "powershell" | "pattern" | "unknown"
     text: str
     line: int
     inline: bool = False
@@ -111,11 +117,15 @@ def language_of(info: str, text: str) -> str:
         info: the info string's first word ("" for none).
         text: the block's text.
     Returns:
-        "shell", "python", "javascript", "powershell" or "unknown".
+        "shell", "python", "javascript", "powershell", "pattern" (a detection rule or a
+        pattern list: nothing in it is read or run) or "unknown".
     """
     word = info.strip().lower().lstrip(".")
     if word:
-        return _LANGUAGES.get(word, "unknown")
+        language = _LANGUAGES.get(word, "unknown")
+        if language == "pattern" and any(map(_SHELL_START_RE.match, text.split("\n"))):
+            return "shell"  # commands labelled as patterns are still commands to run
+        return language
     if _PY_HINT_RE.search(text):
         return "python"
     if _JS_HINT_RE.search(text):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chimera_cards._scan.hidden import quoted_mention
+from chimera_cards._scan.hidden import hides_an_action, quoted_mention
 from chimera_cards._scan.intent import ADVICE_RE
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
 from chimera_cards._scan.textruns import Literals
@@ -27,7 +27,7 @@ _SENTENCE_END_RE = re.compile(
 )
 # A table's row (a line that starts with a pipe) is cut into its cells, each a sentence: a row is
 # data, its cells side by side, not a sentence whose words act on each other.
-_TABLE_ROW_RE = re.compile(r"(?:^|\n)([ \t]*\|[^\n]*)")
+_TABLE_ROW_RE = re.compile(r"(?:^|\n)(?:[ \t]*>)*([ \t]*\|[^\n]*)")
 _CELL_RE = re.compile(r"(?<!\\)\|")
 MAX_SENTENCE = 600
 
@@ -55,7 +55,8 @@ _AUTH_CONTEXT_RE = re.compile(
 _SHIP_RE = re.compile(
     r"\b(?:send(?:s|ing)?\b|sent\b|upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)\b|transmit\w*|"
     r"exfiltrat\w*|forward\w*|e-?mail\w*|beacon\w*|relay\w*|leak\w*|submit\w*|"
-    r"ship\w*|sync\w*\s+(?:it|them|to)\b|back(?:ing|ed)?[ -]?up\b|backups?\s+(?:of|to)\b|"
+    r"ship\w*\s+(?:\S+\s+){0,6}?(?:to|off|over)\b|sync\w*\s+(?:it|them|to)\b|"
+    r"back(?:ing|ed)?[ -]?up\b|backups?\s+(?:of|to)\b|"
     r"cop(?:y|ies|ying)\s+(?:\S+\s+){0,6}?(?:to|into|onto)\s+(?:https?://|our|the\s+(?:remote|server|endpoint|webhook|request|payload|url|form)|a\s+(?:remote|server|webhook|request))|"
     r"paste\w*\s+(?:\S+\s+){0,6}?(?:into|to)\s+(?:https?://|the\s+(?:form|chat|webhook|server))|"
     r"push\w*\s+(?:\S+\s+){0,4}?to\s+(?:https?://|our|the\s+(?:remote|server))|"
@@ -70,7 +71,7 @@ _GATHER_RE = re.compile(
     re.I,
 )
 _DESTINATION_RE = re.compile(
-    r"https?://|\bwebhook\b|\bendpoint\b|\bserver\b|\bremote\b|\bpastebin\b|\bdiscord\b|"
+    r"https?://|\bwebhook\b|\bendpoint\b|\bserver\b(?!-side)|\bremote\b(?!-side)|\bpastebin\b|\bdiscord\b|"
     r"\btelegram\b|\bs3://|\bngrok\b|\bour\s+(?:api|service|backend|team|backup)\b|\bexternal\b|\bgist\b|"
     r"\b[\w.+-]+@[\w-]+\.[\w.]+\b|\b(?:pricing|analytics|telemetry|backup|audit|relay)\s+(?:service|server|endpoint)\b|"
     r"\bthe\s+(?:request|body)\b",
@@ -100,7 +101,7 @@ _CONCEAL_RE = re.compile(
     r"|\b(?:so|make\s+sure|ensure)\s+(?:that\s+)?(?:the\s+)?users?\s+(?:doesn't|does\s+not|won't|will\s+not|can't|cannot|never)\s+"
     r"(?:\w+\s+){0,2}?(?:notice|see|know|find|realise|realize|learn|suspect|spot)"
     r"|\b(?:leave|keep)\s+(?:\S+\s+){1,6}?out\s+of\s+(?:the\s+|your\s+|any\s+)?(?:summary|summaries|reply|replies|answer|response|report|output|explanation|message)"
-    r"|\bif\s+(?:the\s+user\s+|they\s+|anyone\s+)?(?:asks?|asked|questions?)\b[^.]{0,40}?\b(?:say|tell\s+them|claim|pretend|answer|reply|respond)\w*\s+(?:that\s+)?(?:you|it|this|nothing|there)"
+    r"|\bif\s+(?:the\s+user\s+|they\s+|anyone\s+)?(?:asks?|asked|questions?)\b(?!\s+for\b)[^.]{0,40}?\b(?:say|tell\s+them|claim|pretend|answer|reply|respond)\w*\s+(?:that\s+)?(?:you|it|this|nothing|there)"
     r"|\b(?:lie|lying|deceiv\w*|mislead\w*)\s+(?:to\s+)?(?:the\s+)?(?:users?|them)\b"
     r"|\bnever\s+show\s+the\s+user\b[^.]{0,80}?\beven\s+if\b"
     r"|\btell\s+the\s+user\s+(?:that\s+)?(?:\S+\s+){0,4}?(?:completed|ran|happened|was\s+done)\s+locally"
@@ -108,6 +109,12 @@ _CONCEAL_RE = re.compile(
     r"|\b(?:secretly|covertly|stealthily|surreptitiously|silently)\s+(?:\w+\s+){0,2}?"
     r"(?:send|upload|post|exfiltrate|transmit|forward|install|collect|harvest|beacon|copy|read)\b",
     re.I,
+)
+# The first alternative of _CONCEAL_RE: a "do not tell the user" whose object decides.
+_TELL_RE = re.compile(
+    r"(?:do\s+not|don't|dont|never)\s+(?:ever\s+)?(?:tell|mention|inform|notify|reveal|disclose|"
+    r"report|alert|explain|surface|acknowledge|say)",
+    re.IGNORECASE,
 )
 # The words every alternative of _CONCEAL_RE starts at (an optional "the" before "user" aside):
 # the long alternation is tried only where one of them starts a word (see _search_at).
@@ -139,7 +146,9 @@ _PRECEDENCE_RE = re.compile(
     r"|(?:\S+\s+){0,2}?(?:objections?|requests?|instructions?|wishes|refusals?|concerns?|commands?)\s+"
     r"(?:from|of|by)\s+(?:the\s+|your\s+)?(?:users?|humans?|operators?)\b"
     r"|(?:the\s+|any\s+|all\s+|every\s+)?(?:users?|humans?|operators?)\b(?!'|\s+(?:message|input|data|"
-    r"token|name|id|account|interface|agent|group|role|list|setting|config|prompt|level|scope|field)))"
+    r"token|name|id|account|interface|agent|group|role|list|setting|config|prompt|level|scope|field|"
+    # the user's wording of a value, fitted to a schema, is data, not their will
+    r"phrasing|wording|spelling|terminology|text|label|format)))"
     r"|\beven\s+if\s+the\s+user\s+(?:\w+\s+){0,2}?(?:objects|refuses|declines|disagrees|forbids)"
     r"|\beven\s+if\s+the\s+user\s+(?:\w+\s+){0,2}?(?:says|asks|tells|instructs|wants)\s+(?:\S+\s+){0,3}?"
     r"(?:not|no|n't|otherwise|stop|against|never|differently)\b"
@@ -485,6 +494,86 @@ def _ordered(sentence: str, ship: re.Match, secret: re.Match) -> bool:
     )
 
 
+# Words that stand before a verb or before a noun phrase's head, never as a noun modifying the
+# word after them: after one of these a ship word is the verb ("then upload") or a noun naming
+# no cargo ("the upload").
+_FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "your", "their", "its", "our", "my", "his", "her", "this", "that", "these",
+    "those", "to", "and", "or", "then", "please", "always", "must", "should", "will", "would",
+    "can", "could", "may", "might", "also", "now", "first", "just", "you", "we", "i", "it",
+    "they", "not", "never", "immediately", "automatically", "silently", "secretly", "quietly",
+    "of", "for", "with", "via", "after", "before", "on", "in", "into", "from", "by", "finally",
+    "next", "simply", "every", "each", "all", "any", "some", "no", "once", "so", "but", "if",
+    "when", "while", "do", "does", "did", "is", "are", "was", "were", "be", "been", "being",
+    "has", "have", "had",
+))  # fmt: skip
+_WORD_BEFORE_RE = re.compile(r"([\w'’.~/-]+)[ \t]+$")
+_PARTICIPLE_RE = re.compile(r"\w+ed$", re.IGNORECASE)
+_DETERMINER_BEFORE = frozenset((
+    "a", "an", "the", "your", "their", "its", "our", "my", "into", "to", "from", "of", "in", "on",
+    "for", "with", "via", "by", "any", "all", "some",
+))  # fmt: skip
+
+
+def _names_other_cargo(sentence: str, ship: re.Match, store: re.Match | None) -> bool:
+    """Whether a ship word is a noun or an adjective whose cargo is named and is not the store:
+    "source map upload configuration", "after notebook backup" (what is uploaded or backed up is
+    the word before it), "into forwarded subprocesses" (a participle before a noun, after a
+    preposition or an article). "ssh key upload", "then upload", "the keys are uploaded" stay."""
+    word = ship.group(0).split()[0]
+    before = _WORD_BEFORE_RE.search(sentence, max(0, ship.start() - 60), ship.start())
+    if before is None:
+        return False
+    previous = before.group(1).lower()
+    if store is not None and store.start() < ship.start() and store.end() > before.start():
+        return False  # the store itself modifies the word: "credentials backup"
+    if _PARTICIPLE_RE.match(word):
+        return previous in _DETERMINER_BEFORE
+    if word.lower() not in ("upload", "uploads", "backup", "backups", "sync", "syncs"):
+        return False
+    return previous not in _FUNCTION_WORDS and previous.isalpha()
+
+
+# In a paragraph, a send in a later sentence carries what an earlier one named when its object
+# points back ("upload the copies", "send them", "upload to ...", "upload keys.tgz to ..."); a
+# list's next item on another topic ("Backup verification: ...") carries nothing of it.
+_CARRIES_RE = re.compile(
+    r"[\w-]*\s+(?:it|them|this|these|those|everything|all|the|that|every|both|each)\b"
+    r"|[\w-]*\s+(?:\S+\s+){0,4}?(?:to|into|onto|at|via)\b",
+    re.IGNORECASE,
+)
+
+
+# A question ("Does the script send data to external URLs?") asks what a reviewer should check;
+# it orders nothing.
+_QUESTION_RE = re.compile(
+    r"(?:^|[:;.]\s|\*\*\s|^\W+)\s*(?:does|do|did|is|are|was|were|can|could|will|would|should|"
+    r"has|have|what|which|who|why|how|where|when)\b[^?]*\?[\s*_`)\]]*$",
+    re.IGNORECASE,
+)
+
+
+_READER_RE = re.compile(
+    r"\b(?:the|a|this|your|its)\s+(?:local\s+|dev\s+|mcp\s+)?(?:server|endpoint|backend)\s*$",
+    re.IGNORECASE,
+)
+
+
+def _reader_not_place(sentence: str, gathered: re.Match) -> bool:
+    """Whether the only destination is the reading verb's subject ("The server reads .env once
+    at boot": the program that reads, on this machine), not where what it reads goes; "our
+    server", a URL, or a place after the verb still are one."""
+    reader = _READER_RE.search(sentence, 0, gathered.start())
+    if reader is None:
+        return False
+    before = sentence[: reader.start()]
+    return not (_DESTINATION_RE.search(before) or _DESTINATION_RE.search(sentence, gathered.end()))
+
+
+def _verb_end(ship: re.Match) -> int:
+    return ship.start() + len(ship.group(0).split()[0])
+
+
 _REPORTED_RE = re.compile(
     r"\b(?:(?:can|could|may|might|would|must)\s+have(?:\s+been)?|(?:has|have|had)\s+been|"
     r"was|were)\s+$",
@@ -509,7 +598,7 @@ def _quote(sentence: str) -> str:
     return shown if len(shown) <= 140 else shown[:137] + "..."
 
 
-_PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)|\n(?=[ \t]*\|)")
+_PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)|\n(?=(?:[ \t]*>)*[ \t]*\|)")
 
 
 _EXCLUDED_RE = re.compile(
@@ -578,9 +667,15 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
             gate = _Gate(sentence.lower(), None if present is None else present[index], seen)
             index += 1
             store = store or _store_named(sentence, gate)
-            shipped = _SHIP_RE.search(sentence) if gate.ship else None
-            if shipped and not _before(_NEGATION_RE.search(sentence), shipped):
-                ship = ship or shipped
+            for shipped in _SHIP_RE.finditer(sentence) if gate.ship and not ship else ():
+                if (
+                    not _before(_NEGATION_RE.search(sentence), shipped)
+                    and not _QUESTION_RE.search(sentence)
+                    and not _names_other_cargo(sentence, shipped, None)
+                    and _CARRIES_RE.match(sentence, _verb_end(shipped))
+                ):
+                    ship = shipped
+                    break
         if not (store and ship):
             continue
         out.append(
@@ -643,6 +738,20 @@ def _pieces_by_sentence(seen: _Seen, spans: list[tuple[int, int]]) -> list[set[s
     return sets
 
 
+def _ship_of(sentence: str, store: re.Match | None) -> re.Match | None:
+    """The first send the sentence orders: not in a question, not a noun or an adjective whose
+    cargo is another thing, not what was reported to have happened."""
+    if _QUESTION_RE.search(sentence):
+        return None
+    for ship in _SHIP_RE.finditer(sentence):
+        if _names_other_cargo(sentence, ship, store):
+            continue
+        if _REPORTED_RE.search(sentence, max(0, ship.start() - 30), ship.start()):
+            return None  # "if the keys may have leaked": what happened, not an order
+        return ship
+    return None
+
+
 def prose_findings(text: str) -> list[ProseFinding]:
     """The prose findings of a text already in the reader's form.
 
@@ -671,9 +780,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
         store = _store_named(sentence, gate) if credentials else None
         generic = _CRED_RE.search(sentence) if credentials and not store and gate.cred else None
         cred = store or generic
-        ship = _SHIP_RE.search(sentence) if cred and gate.ship else None
-        if ship and _REPORTED_RE.search(sentence, max(0, ship.start() - 30), ship.start()):
-            ship = None  # "if the keys may have leaked": what happened, not an order
+        ship = _ship_of(sentence, store) if cred and gate.ship else None
         if cred and not _before(negation, ship or cred) and not ADVICE_RE.search(sentence):
             destination = _DESTINATION_RE.search(sentence) if gate.destination else None
             if generic is not None and (
@@ -687,10 +794,12 @@ def prose_findings(text: str) -> list[ProseFinding]:
             # our server"). A secret's name alone is what API docs are made of ("retrieve a
             # webhook secret"): only a send of it counts.
             gathered = _GATHER_RE.search(sentence) if store and destination else None
-            if gathered and _MODAL_RE.search(
-                sentence, max(0, gathered.start() - 30), gathered.start()
+            if gathered and (
+                # what someone "can read": a risk described, not an order
+                _MODAL_RE.search(sentence, max(0, gathered.start() - 30), gathered.start())
+                or _reader_not_place(sentence, gathered)
             ):
-                gathered = None  # what someone "can read": a risk described, not an order
+                gathered = None
             if ship or gathered:
                 found.append(
                     ProseFinding(
@@ -702,7 +811,12 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     )
                 )
         conceal = _search_at(_CONCEAL_STARTS_RE, _CONCEAL_RE, sentence) if gate.conceal else None
-        if conceal and not _CONCEAL_BENIGN_RE.search(sentence):
+        if (
+            conceal
+            and not _CONCEAL_BENIGN_RE.search(sentence)
+            # what is kept from the user must be something the agent does (see hides_an_action)
+            and (not _TELL_RE.match(conceal.group(0)) or hides_an_action(conceal))
+        ):
             found.append(
                 ProseFinding(
                     "prose-concealment",
@@ -732,6 +846,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
         if (
             tools
             and not _attempted(sentence, tools)
+            and not quoted_mention(tools)
             and not re.search(
                 r"\b(?:never|do\s+not|don't|must\s+not)\s+(?:\w+\s+){0,2}?(?:ignore|bypass|skip|override|circumvent)",
                 sentence,

@@ -40,6 +40,7 @@ from chimera_cards._scan.sensitive import (
     host_of,
     is_secret_name,
     keyring_secret,
+    names_listed,
 )
 from chimera_cards._scan.shell import analyse_shell
 from chimera_cards._scan.shellfacts import Out, ShellFacts
@@ -570,7 +571,7 @@ class _Analyser(_PyFolding):
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str) and self.literals and len(node.value) < 4096:
                 found = credential_in(node.value)
-                if found:
+                if found and not names_listed(node.value):
                     return Out({Taint("credential", found)})
             return Out()
         if isinstance(node, ast.Attribute):

@@ -155,9 +155,10 @@ def _domain_label(host: str) -> str | None:
 # Credential files and stores, matched in a path as written (``~``, ``$HOME`` or an absolute home;
 # Windows separators too). Public keys are not secrets.
 _CRED_PARTS = (
-    r"\.ssh(?:[/\\](?![^\s'\"]*\.pub\b)|\b(?![-/\\]))",
+    # ".SSH" after a word is an identifier's member (CommunicationType.SSH), no folder
+    r"(?<!\w)\.ssh(?:[/\\](?![^\s'\"]*\.pub\b)|\b(?![-/\\]))",
     r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)",
-    r"\.aws[/\\](?:credentials|config)\b|\.aws\b(?![\w.-])",
+    r"(?<!\w)\.aws[/\\](?:credentials|config)\b|(?<!\w)\.aws\b(?![\w.-])",
     r"\.azure[/\\]",
     r"\.config[/\\]gcloud\b|application_default_credentials\.json",
     r"\.kube[/\\]config\b|\bkubeconfig\b",
@@ -296,6 +297,25 @@ def credential_in(text: str) -> str | None:
         match = _path_in_lines(text, lower)
     match = match or _STORE_COMMAND_RE.search(text)
     return match.group(0) if match else None
+
+
+# A line of a pattern list (a .gitignore's ".env.local", ".env.*.local"): a name, no path.
+_LISTED_NAME_RE = re.compile(r"[ \t]*!?[\w.*?\[\]-]+/?[ \t]*(?:#.*)?")
+
+
+def names_listed(text: str) -> bool:
+    """Whether a text of several lines names credential files only as entries of a list (each
+    such line one bare name: a .gitignore written by the skill): the names, not the files'
+    contents and not paths to read. A home path (``~/.ssh/id_rsa``) is still one.
+
+    Args:
+        text: a string constant of a script.
+    Returns:
+        True when every line naming a credential file is a bare name.
+    """
+    if "\n" not in text.strip():
+        return False
+    return all(_LISTED_NAME_RE.fullmatch(line) for line in text.split("\n") if credential_in(line))
 
 
 _CASE_ODD_RE = re.compile("[\u0131\u017f]")

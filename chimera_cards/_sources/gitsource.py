@@ -5,7 +5,7 @@ nothing is checked out, so no hook, filter, attribute or config of the repositor
 the bytes are exactly the committed blobs (the executable bit from the tree's mode). ``--ref``
 may name a branch, a tag or a commit; the commit it resolves to is recorded as the origin, so a
 later ``update`` can tell what changed. Each skill folder of the commit is checked with the bundle
-rules on its own (symlinks and submodules in it refused, limits checked from the tree's sizes
+rules on its own (submodules and symlinks out of it refused, limits checked from the tree's sizes
 before any blob is read); files outside every skill are not read at all.
 """
 
@@ -201,20 +201,22 @@ def _cat_blobs(repo: str, oids: list[str], timeout: float) -> dict[str, bytes]:
     return blobs
 
 
+_LINK = "120000"
+_EXECUTABLE = "100755"
+
+
 def _skill_entries(
     root: str, rows: list[tuple[str, str, str, int, str]], where: str
-) -> list[tuple[str, str, bool]]:
-    """Check one skill's tree entries without reading a blob: (path inside, oid, executable)."""
+) -> list[tuple[str, str, str]]:
+    """Check one skill's tree entries without reading a blob: (path inside, oid, git mode)."""
     cut = len(root) + 1 if root else 0
-    picked: list[tuple[str, str, bool]] = []
+    picked: list[tuple[str, str, str]] = []
     total = 0
     for mode, kind, oid, size, path in rows:
         if root and not path.startswith(root + "/"):
             continue
         rel = path[cut:]
         check_path(rel)
-        if mode == "120000":
-            raise LinkError(f"{where}: {path} is a symlink")
         if kind == "commit":
             raise LinkError(f"{where}: {path} is a submodule (its files are not in this repo)")
         if size > MAX_FILE_BYTES:
@@ -222,7 +224,7 @@ def _skill_entries(
                 f"{path}: {size} bytes; one file may hold at most {MAX_FILE_BYTES}"
             )
         total += size
-        picked.append((rel, oid, mode == "100755"))
+        picked.append((rel, oid, mode))
     if len(picked) > MAX_FILES:
         raise BundleLimitError(f"{where}: more than {MAX_FILES} files")
     if total > MAX_TOTAL_BYTES:
@@ -274,7 +276,7 @@ def read_git(
             rows.append((mode, kind, oid, size, path))
         where = f"{source}@{commit[:12]}"
         found: list[FoundSkill] = []
-        wanted: dict[str, list[tuple[str, str, bool]]] = {}
+        wanted: dict[str, list[tuple[str, str, str]]] = {}
         for root in skill_roots(p for *_, p in rows):
             try:
                 wanted[root] = _skill_entries(root, rows, f"{where}:{root}" if root else where)
@@ -289,10 +291,12 @@ def read_git(
         manifests = {path: blobs[oid] for path, oid in manifest_oids.items()}
         for root, picked in wanted.items():
             label = f"{where}:{root}" if root else where
-            files = {rel: (blobs[oid], executable) for rel, oid, executable in picked}
+            # a symlink's blob is its target: stored as a copy of that file of the skill
+            links = {r: blobs[o].decode("utf-8", "replace") for r, o, m in picked if m == _LINK}
+            files = {r: (blobs[o], m == _EXECUTABLE) for r, o, m in picked if m != _LINK}
             sidecar = files.get(SIDECAR_FILES[0])
             try:
-                bundle = bundle_from_files(files, where=label)
+                bundle = bundle_from_files(files, where=label, links=links)
                 found.append(FoundSkill(root, bundle, sidecar=sidecar[0] if sidecar else None))
             except BundleError as exc:
                 found.append(FoundSkill(root, error=exc))

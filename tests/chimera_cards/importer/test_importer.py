@@ -487,6 +487,41 @@ def test_a_name_that_is_unsafe_as_a_path_or_lockfile_field_is_refused(seeded, ca
     assert_refused_and_unchanged(seeded, card_factory("unsafe", raw=raw), "cannot be stored")
 
 
+@pytest.mark.parametrize(
+    ("name", "folder"),
+    [("Uploadcare Automation", "uploadcare-automation"), ("r-lib/uploadcare", "uploadcare")],
+)
+def test_a_name_naming_the_folder_it_is_published_in_is_stored_under_the_folder_name(
+    store, tmp_path, name, folder
+):
+    raw = card_text("x").replace("name: x", f"name: {name}").encode()
+    card_dir = make_card(tmp_path / "cards", folder, raw=raw)
+    result = one(import_source(store, card_dir))
+    assert (result.outcome, result.name, result.status) == ("imported", folder, "active")
+    assert store.active(folder).sha256 == result.sha256
+    assert [f["rule"] for f in result.findings if f["rule"] == "name-from-folder"] == [
+        "name-from-folder"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "folder"),
+    [
+        ("Uploadcare Automation", "github-helper"),  # a title that is not its folder's
+        ("Upload\u200bcare Automation", "uploadcare-automation"),  # an invisible character
+        ("Uploadcare/Automation x", "uploadcare-automation"),
+        ("a/b/uploadcare", "uploadcare"),  # a path, not an owner's prefix
+        ("../uploadcare", "uploadcare"),
+        ("r-lib/cli", "uploadcare"),  # another folder's name
+        ("Uploadcare\tAutomation", "uploadcare-automation"),
+    ],
+)
+def test_a_name_that_is_not_its_folders_title_is_still_refused(seeded, tmp_path, name, folder):
+    raw = card_text("x").replace("name: x", f'name: "{name}"').encode()
+    card_dir = make_card(tmp_path / "cards", folder, raw=raw)
+    assert_refused_and_unchanged(seeded, card_dir, "cannot be stored")
+
+
 def test_card_without_a_name_is_refused(seeded, card_factory):
     raw = b"---\ndescription: nameless\n---\n\n## Trigger\n\nx\n"
     assert_refused_and_unchanged(seeded, card_factory("nameless", raw=raw), "no string 'name'")

@@ -168,6 +168,49 @@ def test_refused_a_zip_bomb(seeded, tmp_path):
     refused_unchanged(seeded, archive, "BundleLimitError")
 
 
+def _linked_skill(root: Path, name: str, target: str) -> Path:
+    skill = make_skill(root, name, {"AGENTS.md": "# Agents\nRun the tests first.\n"})
+    (skill / "CLAUDE.md").symlink_to(target)
+    return skill
+
+
+@pytest.mark.parametrize("via_git", [False, True])
+def test_a_symlink_to_a_file_of_the_skill_is_stored_as_a_copy_and_reported(
+    store, tmp_path, via_git
+):
+    skill = _linked_skill(tmp_path / "repo", "linked-docs", "AGENTS.md")
+    source = make_git_repo(tmp_path / "repo") if via_git else skill
+    [result] = import_source(store, source)
+    assert result.status == "active", result
+    version = store.version("linked-docs", result.sha256)
+    stored = store.get_bundle(version)
+    assert (
+        stored.contents["CLAUDE.md"]
+        == stored.contents["AGENTS.md"]
+        == b"# Agents\nRun the tests first.\n"
+    )
+    assert [
+        (f["rule"], f["severity"], f["path"])
+        for f in version.findings
+        if f["rule"] == "bundle-symlink"
+    ] == [("bundle-symlink", "info", "CLAUDE.md")]
+
+
+@pytest.mark.parametrize("via_git", [False, True])
+@pytest.mark.parametrize(
+    "target", ["../../outside.md", "/etc/passwd", "references", "LINK.md", "missing.md", "."]
+)
+def test_refused_a_symlink_leading_out_of_the_skill_or_to_no_file_of_it(
+    seeded, tmp_path, via_git, target
+):
+    (tmp_path / "outside.md").write_text("the user's notes\n")
+    skill = _linked_skill(tmp_path / "repo", "linked-out", target)
+    (skill / "references").mkdir()
+    (skill / "references" / "a.md").write_text("a\n")
+    (skill / "LINK.md").symlink_to("CLAUDE.md")  # a link to a link
+    refused_unchanged(seeded, make_git_repo(tmp_path / "repo") if via_git else skill, "LinkError")
+
+
 def test_refused_a_symlink_in_a_git_repository(seeded, tmp_path):
     skill = make_skill(tmp_path / "repo", "git-linked", FILES)
     (skill / "passwd").symlink_to("/etc/passwd")

@@ -556,8 +556,16 @@ RULE_FIXTURES = {
     "base64-blob": card_bytes(body=_FIVE + "QUJD" * 20 + "aB3dEf9h" * 5 + "\n"),
     "url": card_bytes(body=_FIVE + "https://e.example/\n"),
 }
-# Produced by lint_paths / lint_skill_paths, not by lint_card; tested on their own.
-ENVELOPE_RULES = {"parse-error", "read-refused", "skill-file-name"}
+# Produced by lint_paths / lint_skill_paths, by the bundle scan (a symlink stored as a copy) or
+# by the import (a title stored under its folder's name), not by lint_card; tested on their own
+# (tests/chimera_cards/importer).
+ENVELOPE_RULES = {
+    "parse-error",
+    "read-refused",
+    "skill-file-name",
+    "bundle-symlink",
+    "name-from-folder",
+}
 
 
 @pytest.mark.parametrize("rule", sorted(RULE_FIXTURES))
