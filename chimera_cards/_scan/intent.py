@@ -133,6 +133,8 @@ _PLAIN_WORDS = frozenset({"local state", "web data", "login data", "cookies", "/
 _CLAUSE_END_RE = re.compile(r"[,;:!?|\n()]|\.(?=\s|$)")
 # A secret right after one of these is where something goes, not what goes: "put it in .env".
 # "export it as ACME_API_TOKEN": the name it is kept under, not what moves.
+# The folders of a path written before its last part: "/.claude/channels/discord/" of ".env".
+_PATH_HEAD_RE = re.compile(r"[~.\w-]*(?:[/\\][~.\w-]*)*[/\\]$")
 _INTO_RE = re.compile(r"\b(?:in|into|to|inside|within|under|onto|as)\s+(?:the\s+|your\s+|a\s+)?$")
 # An act addressed to the agent: the verb starting a clause (an imperative), after "please",
 # "make sure to", a modal with "you", "we will", or in the passive with a modal ("should be
@@ -368,9 +370,9 @@ def _object_of(passage: str, verb_end: int, secrets: list[re.Match]) -> re.Match
     means = _MEANS_RE.search(reach)
     limit = verb_end + (means.start() if means else len(reach))
     for secret in secrets:
-        if verb_end <= secret.start() < limit and not _INTO_RE.search(
-            passage[verb_end : secret.start()]
-        ):
+        # A secret at the end of a path is where the path leads: "write it to a/b/.env".
+        before = _PATH_HEAD_RE.sub("", passage[verb_end : secret.start()])
+        if verb_end <= secret.start() < limit and not _INTO_RE.search(before):
             return secret
     anaphor = _ANAPHOR_RE.match(reach)
     if anaphor and any(s.start() < verb_end for s in secrets):
@@ -386,8 +388,10 @@ def _hit(passage: str, secrets: list[re.Match]) -> tuple[int, re.Match | str] | 
     for start, end in _acts(passage):
         target = _object_of(passage, end, secrets)
         verb = passage[start:end]
+        # The destination of a placing verb is named in its own sentence.
+        stop = _END_RE.search(passage, end)
         placed = not any(verb.startswith(v) for v in _PLACING) or _PLACED_RE.search(
-            passage, end, end + 160
+            passage, end, min(end + 160, stop.start() if stop else len(passage))
         )
         if target is not None and placed:
             return start, target
