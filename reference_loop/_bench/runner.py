@@ -55,6 +55,7 @@ from reference_loop._bench.shard import Shard, code_version, select
 from reference_loop._bench.stats import PairedComparison, paired_compare
 from reference_loop._core.history import DEFAULT_BUDGET
 from reference_loop._core.planner import make_planner
+from reference_loop._process.stop import signals_held
 from reference_loop._run.loop import DEFAULT_MAX_ATTEMPTS, LoopOptions, RunResult, run_task
 from reference_loop._tasks.impossible import Mutation, check_kind, is_variant, make_variant
 from reference_loop._tasks.task import (
@@ -970,8 +971,9 @@ def _run_all(
             if isinstance(out, BaseException):
                 raise out
             out, where = out
-            record(out)
-            outcomes.append(out)
+            with signals_held():  # journaled and counted together, or neither
+                record(out)
+                outcomes.append(out)
             progress(out, where)
     except KeyboardInterrupt as exc:
         stopped = "SIGTERM" if getattr(exc, "signum", None) == signal.SIGTERM else "SIGINT"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -86,3 +87,35 @@ def signals_raise_stopped() -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM wait; the first that came is delivered when it ends.
+
+    For a few steps that must happen together or not at all (a finished run written to the
+    journal *and* counted): a stop that lands between them would make the two disagree. In a
+    thread other than the main one (where no handler runs) this holds nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+
+    def hold(signum: int, _frame: object) -> None:
+        came.append(signum)
+
+    old_int = signal.signal(signal.SIGINT, hold)
+    try:
+        old_term = signal.signal(signal.SIGTERM, hold)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, old_term)
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+    if came:
+        old = old_int if came[0] == signal.SIGINT else old_term
+        if callable(old):
+            old(came[0], None)
+        else:
+            signal.raise_signal(came[0])
