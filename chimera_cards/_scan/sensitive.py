@@ -569,20 +569,12 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
     """
     where = send.host or "an address built at run time"
     tokens = send.body | send.header
-    if (
-        send.sink == "network"
-        and tokens
-        and all(t.kind == "env" for t in tokens)
-        and _loopback(send.host)
-    ):
-        # A named token given to a server on this machine (the user's dev server, a local
-        # webhook receiver) has not left the machine; a credential store read and sent is
-        # still graded below.
-        return (
-            "network-send",
-            "info",
-            f"calls {where} on this machine with {_names(tokens)} via {send.via}",
-        )
+    if send.sink == "network" and all(t.kind == "env" for t in tokens) and _loopback(send.host):
+        # Data or a named token given to a server on this machine (the user's dev server, a
+        # local webhook receiver) has not left the machine; a credential store read and sent
+        # is still graded below.
+        carried = f" with {_names(tokens)}" if tokens else ""
+        return ("network-send", "info", f"calls {where} on this machine{carried} via {send.via}")
     if send.sink == "network" and send.host and collector_in(send.host):
         # Nothing an ordinary skill needs is sent to a request bin or a tunnel.
         return (

@@ -647,3 +647,10 @@ def test_a_host_set_in_an_earlier_block_of_the_page_is_the_host_of_a_later_send(
     assert ("references/procedures.md", "secret-exfiltration", "error") in _bundle_alarms(
         {"references/procedures.md": dressed}
     )
+
+
+def test_data_posted_to_a_dev_server_on_this_machine_is_no_send_and_to_another_host_is():
+    post = '```bash\ncurl -X POST {}/api/users -d \'{{"name":"Test"}}\'\n```\n'
+    assert alarms(findings(post.format("http://localhost:8081"))) == []
+    assert alarms(findings(post.format("http://127.0.0.1:8081"))) == []
+    assert ("network-send", "warning") in alarms(findings(post.format("https://users.example.net")))
