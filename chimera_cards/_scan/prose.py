@@ -110,6 +110,12 @@ _CONCEAL_RE = re.compile(
     r"(?:send|upload|post|exfiltrate|transmit|forward|install|collect|harvest|beacon|copy|read)\b",
     re.I,
 )
+# Deceit refused ("avoid misleading the user", "never lie to the user", "it is vital to not
+# mislead users"): the words before a lie/mislead/deceive that say not to.
+_DECEIT_REFUSED_RE = re.compile(
+    r"\b(?:avoid|never|not|no|don't|do\s+not|without|stop|refuse\s+to)\s+(?:to\s+)?(?:ever\s+)?$",
+    re.IGNORECASE,
+)
 # The first alternative of _CONCEAL_RE: a "do not tell the user" whose object decides.
 _TELL_RE = re.compile(
     r"(?:do\s+not|don't|dont|never)\s+(?:ever\s+)?(?:tell|mention|inform|notify|reveal|disclose|"
@@ -548,7 +554,11 @@ _CARRIES_RE = re.compile(
 # it orders nothing.
 _QUESTION_RE = re.compile(
     r"(?:^|[:;.]\s|\*\*\s|^\W+)\s*(?:does|do|did|is|are|was|were|can|could|will|would|should|"
-    r"has|have|what|which|who|why|how|where|when)\b[^?]*\?[\s*_`)\]]*$",
+    r"has|have|what|which|who|why|how|where|when)\b[^?]*\?[\s*_`)\]]*$"
+    # after a condition: 'If "Yes" (...), does that document also contain private keys?' (not
+    # a polite order: "If it fails, can you upload ...?")
+    r"|^\W*if\b[^?]*,\s*(?:does|do|did|is|are|was|were|has|have|what|which|who|why|how|where|"
+    r"when)\b[^?]*\?[\s*_`)\]]*$",
     re.IGNORECASE,
 )
 
@@ -871,6 +881,9 @@ def prose_findings(text: str) -> list[ProseFinding]:
         if (
             conceal
             and not _CONCEAL_BENIGN_RE.search(sentence)
+            and not _DECEIT_REFUSED_RE.search(
+                sentence, max(0, conceal.start() - 30), conceal.start()
+            )
             # what is kept from the user must be something the agent does (see hides_an_action)
             and (not _TELL_RE.match(conceal.group(0)) or hides_an_action(conceal))
         ):
