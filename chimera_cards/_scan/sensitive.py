@@ -615,16 +615,6 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             "warning",
             f"sends {_names(tokens)} to {where} via {send.via}: is this the service it is for?",
         )
-    if not strong and send.body and all(not _service_words(t.what) for t in tokens):
-        # A token whose name names no service (API_TOKEN, BOT_TOKEN, REFRESH_TOKEN) in the URL
-        # or body of a call: how some APIs take their token (Telegram's /bot<token>/,
-        # ?api_key=, an OAuth refresh), as a header is for others. Nothing says whose host
-        # this is, so the reviewer looks; a token named for a service sent elsewhere is below.
-        return (
-            "network-send",
-            "warning",
-            f"sends {_names(tokens)} to {where} via {send.via}: is this the service it is for?",
-        )
     if send.body or strong:
         what = _names(send.body | send.header)
         return (
