@@ -45,6 +45,7 @@ from reference_loop._bench.impossible import (
 )
 from reference_loop._bench.journal import Journal, JournalRefused
 from reference_loop._bench.live import (
+    BenchStopped,
     Guarded,
     Live,
     close_attempter,
@@ -654,7 +655,9 @@ def run_one(
         try:
             result = run_task(task, Guarded(built[0], live.stop), workspace=copy, options=options)
         except FinalModelError as exc:
+            _not_stopped(live)
             return stopped_outcome(arm.name, task.name, seed, str(exc), time.monotonic() - started)
+        _not_stopped(live)
         calls = [c.to_dict() for att in built for c in getattr(att, "calls", [])]
         calls.sort(key=lambda c: c["attempt"])
         return outcome_from_result(
@@ -674,6 +677,15 @@ def run_one(
         shutil.rmtree(tmp, ignore_errors=True)
         with live.lock:
             live.tmpdirs.discard(tmp)
+
+
+def _not_stopped(live: Live) -> None:
+    """Raise BenchStopped when the bench began stopping before the run returned: the stop kills
+    the run's children (its verifier, its agent, its model worker), so what the run reports may
+    be the kill's doing (a verdict of "killed by signal 9"), not the task's. Such a run is neither
+    journaled nor counted; a resumed bench runs the cell again."""
+    if live.stop.is_set():
+        raise BenchStopped
 
 
 def check_attempters(
