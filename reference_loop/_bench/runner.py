@@ -976,16 +976,19 @@ def _run_all(
     stopped = ""
     try:
         while len(outcomes) < planned:
-            try:
-                out = done.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            if isinstance(out, BaseException):
-                raise out
-            out, where = out
-            with signals_held():  # journaled and counted together, or neither
-                record(out)
-                outcomes.append(out)
+            # Taken off the queue, journaled and counted together, or none of it: a stop between
+            # taking a finished run and journaling it would lose the run.
+            with signals_held():
+                try:
+                    got = done.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                if not isinstance(got, BaseException):
+                    out, where = got
+                    record(out)
+                    outcomes.append(out)
+            if isinstance(got, BaseException):
+                raise got
             progress(out, where)
     except KeyboardInterrupt as exc:
         stopped = "SIGTERM" if getattr(exc, "signum", None) == signal.SIGTERM else "SIGINT"
