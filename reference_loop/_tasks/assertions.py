@@ -26,8 +26,10 @@ is not skipped) and run by the task's ``verify`` command and ``must_pass`` list.
 from __future__ import annotations
 
 import ast
+import configparser
 import math
 import shlex
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +57,17 @@ OPPOSITE_METHODS = {
 }
 # Calls that end a test before a later line runs (or make it not count).
 _SKIPS = frozenset({"skip", "skipTest", "xfail", "importorskip", "fail", "exit"})
+# What in a conftest.py may change which tests run, or skip them.
+_CONFTEST_SELECTS = (
+    b"collection_modifyitems",
+    b"collect_ignore",
+    b"ignore_collect",
+    b"collect_file",
+    b"pycollect",
+    b"runtest_",
+    b"skip(",
+    b"xfail(",
+)
 _PYTEST_SELECT = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--lf", "--sw")
 
 
@@ -117,28 +130,79 @@ def code_modules(files: dict[str, bytes]) -> set[str]:
     return names
 
 
-def selected_files(verify: str, tests: list[str]) -> tuple[list[str], str]:
-    """The test files the verify command runs, or ([], why) when it cannot be told."""
+def _pytest_config(files: dict[str, bytes]) -> dict[str, str]:
+    """The pytest settings of the project's config files (all of them: a larger set is safer)."""
+    found: dict[str, str] = {}
+    for rel, section in (
+        ("setup.cfg", "tool:pytest"),
+        ("tox.ini", "pytest"),
+        ("pytest.ini", "pytest"),
+    ):
+        if rel in files:
+            parser = configparser.ConfigParser(interpolation=None)
+            try:
+                parser.read_string(files[rel].decode("utf-8", "replace"))
+            except configparser.Error:
+                found["unreadable"] = rel
+                continue
+            if parser.has_section(section):
+                found.update(dict(parser.items(section)))
+    if "pyproject.toml" in files:
+        try:
+            data = tomllib.loads(files["pyproject.toml"].decode("utf-8", "replace"))
+        except tomllib.TOMLDecodeError:
+            data = {}
+        options = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
+        for key, value in options.items() if isinstance(options, dict) else ():
+            found[key] = " ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return found
+
+
+def _under(test: str, path: str) -> bool:
+    path = path.strip("/")
+    if path.startswith("./"):
+        path = path[2:]
+    return path in ("", ".") or test == path or test.startswith(path + "/")
+
+
+def selected_files(
+    verify: str, tests: list[str], files: dict[str, bytes] | None = None
+) -> tuple[list[str], str, str]:
+    """The test files the verify command runs, why when it cannot be told, and the runner
+    (``pytest``, ``unittest`` or ``""`` when neither is named: every test file is assumed)."""
     try:
         argv = shlex.split(verify)
     except ValueError:
-        return [], "its verify command cannot be split into words"
+        return [], "its verify command cannot be split into words", ""
     if "unittest" in argv:
         # unittest's discovery runs test*.py only.
-        return [t for t in tests if t.rsplit("/", 1)[-1].startswith("test")], ""
+        return [t for t in tests if t.rsplit("/", 1)[-1].startswith("test")], "", "unittest"
     runner = [i for i, a in enumerate(argv) if a in ("pytest", "py.test") or a.endswith("/pytest")]
     if not runner:
-        return tests, ""
-    argv = argv[runner[0] + 1 :]
-    for a in argv:
+        return tests, "", ""
+    config = _pytest_config(files or {})
+    if "unreadable" in config:
+        return [], f"its {config['unreadable']} cannot be read", "pytest"
+    for key in ("python_files", "python_classes", "python_functions"):
+        if key in config:
+            return [], f"its pytest config sets {key}", "pytest"
+    words = argv[runner[0] + 1 :]
+    try:
+        words = shlex.split(config.get("addopts", "")) + words
+    except ValueError:
+        return [], "its pytest addopts cannot be split into words", "pytest"
+    for a in words:
         if a.split("=", 1)[0] in _PYTEST_SELECT or (a.startswith(("-k", "-m")) and len(a) > 2):
-            return [], f"its verify command deselects tests ({a})"
-    paths = [a.split("::", 1)[0].strip("./") for a in argv if a.endswith(".py") or "/" in a]
-    paths = [p for p in paths if not p.startswith("-") and "{" not in p and "=" not in p]
-    named = [p for p in paths if any(t == p or t.startswith(p.rstrip("/") + "/") for t in tests)]
+            return [], f"its verify command deselects tests ({a})", "pytest"
+    paths = [a.split("::", 1)[0] for a in words if not a.startswith("-") and "{" not in a]
+    named = [p for p in paths if any(_under(t, p) for t in tests)]
+    if not named and config.get("testpaths"):
+        named = [p for p in config["testpaths"].split() if any(_under(t, p) for t in tests)]
+        if not named:
+            return [], "its pytest testpaths hold none of its test files", "pytest"
     if not named:
-        return tests, ""
-    return [t for t in tests if any(t == p or t.startswith(p.rstrip("/") + "/") for p in named)], ""
+        return tests, "", "pytest"
+    return [t for t in tests if any(_under(t, p) for p in named)], "", "pytest"
 
 
 def _attr_chain(node: ast.AST) -> str:
@@ -444,6 +508,10 @@ def _offset(src: str, line: int, col: int) -> int:
     return sum(len(x) for x in lines[:line]) + col
 
 
+def _is_testcase(cls: ast.ClassDef) -> bool:
+    return any(_attr_chain(b).rsplit(".", 1)[-1].endswith("TestCase") for b in cls.bases)
+
+
 def _collected(
     tree: ast.Module,
 ) -> Iterator[tuple[str, ast.FunctionDef, ast.ClassDef | None]]:
@@ -457,7 +525,7 @@ def _collected(
     for stmt in tree.body:
         if not isinstance(stmt, ast.ClassDef) or stmt.decorator_list:
             continue
-        unit = any(_attr_chain(b).rsplit(".", 1)[-1].endswith("TestCase") for b in stmt.bases)
+        unit = _is_testcase(stmt)
         body_names = {s.name for s in stmt.body if isinstance(s, ast.FunctionDef)}
         plain = stmt.name.startswith("Test") and "__init__" not in body_names and not stmt.bases
         if not (unit or plain) or any("__test__" in _assigned(s) for s in stmt.body):
@@ -734,22 +802,14 @@ def find_targets(
     """Every sound target, in source order (value comparisons before the last-resort shapes),
     and, when there is none, why in a few words."""
     tests = test_files(files)
-    chosen, why = (
-        selected_files(verify, [rel for rel, _ in tests])
-        if verify
-        else (
-            [rel for rel, _ in tests],
-            "",
-        )
-    )
+    chosen, why, runner = selected_files(verify, [rel for rel, _ in tests], files)
     if why:
         return [], why
     modules = code_modules(files)
     hooks = [
         rel
         for rel, data in files.items()
-        if rel.rsplit("/", 1)[-1] == "conftest.py"
-        and any(h in data for h in (b"collection_modifyitems", b"collect_ignore", b"runtest_"))
+        if rel.rsplit("/", 1)[-1] == "conftest.py" and any(h in data for h in _CONFTEST_SELECTS)
     ]
     if hooks:
         return [], f"{hooks[0]} changes which tests run"
@@ -767,6 +827,8 @@ def find_targets(
     for last_resort in (False, True):
         for rel, src, tree, code, origin in parsed:
             for _, d, cls in _collected(tree):
+                if runner == "unittest" and (cls is None or not _is_testcase(cls)):
+                    continue  # unittest runs only TestCase methods
                 for t in _targets_in_function(src, rel, d, cls, code, origin, last_resort):
                     if must_pass and t.test not in must_pass:
                         continue

@@ -316,6 +316,35 @@ def test_verify_that_deselects_or_names_other_files_is_respected(tmp_path: Path)
     task = _task(tmp_path / "n", "two-files", verify="pytest -q tests/test_a_errors.py")
     with pytest.raises(LoopUsageError, match="no assertion compares"):
         find_target(task)
+    # A directory named without a slash selects what is under it.
+    task = _task(tmp_path / "d", "two-files", verify="pytest -q tests")
+    assert find_target(task).test == "tests/test_b_values.py::test_double"
+    # The project's pytest config: testpaths, addopts and renamed collection are read.
+    task = _task(tmp_path / "c", "setup")
+    config = task.project / "pyproject.toml"  # type: ignore[operator]
+    config.write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    with pytest.raises(LoopUsageError, match="testpaths hold none of its test files"):
+        find_target(task)
+    config.write_text('[tool.pytest.ini_options]\naddopts = "-q -k counts"\n')
+    with pytest.raises(LoopUsageError, match=r"deselects tests \(-k\)"):
+        find_target(task)
+    config.unlink()
+    (task.project / "setup.cfg").write_text("[tool:pytest]\npython_functions = check_*\n")  # type: ignore[operator]
+    with pytest.raises(LoopUsageError, match="sets python_functions"):
+        find_target(task)
+    # unittest runs TestCase methods only: a plain test function's assertion never runs there.
+    task = _task(tmp_path / "u", "setup", verify="python -m unittest")
+    with pytest.raises(LoopUsageError, match="no assertion compares"):
+        find_target(task)
+    task = _task(tmp_path / "u2", "unittest", verify="python -m unittest discover")
+    assert find_target(task).test == "test_unit.py::CartTest::test_total"
+    # A conftest.py that can skip or deselect tests is refused.
+    task = _task(tmp_path / "f", "reversed")
+    (task.project / "conftest.py").write_text(  # type: ignore[operator]
+        "def pytest_collection_modifyitems(items):\n    items[:] = []\n"
+    )
+    with pytest.raises(LoopUsageError, match=r"conftest\.py changes which tests run"):
+        find_target(task)
     # must_pass names the tests the verdict requires: a mutation elsewhere would not count.
     task = _task(tmp_path / "p", "setup", must_pass='must_pass = ["test_setup.py::test_x"]\n')
     with pytest.raises(LoopUsageError, match="no assertion compares"):
