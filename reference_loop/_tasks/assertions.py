@@ -598,6 +598,10 @@ def _targets_in_function(
         call = stmt.value if isinstance(stmt, ast.Expr) else None
         if isinstance(stmt, ast.Assert) and not last_resort:
             found = _compare(stmt.test)
+            named = _named_literal(stmt.test, d.body[:i]) if found is None else None
+            if named is not None and _reaches_code(named[0].actual, before, code):
+                yield _named_target(src, rel, test_id, stmt, named, code, origin)
+                continue
             if found is None and marks:
                 yield from _param_targets(src, rel, test_id, stmt, marks, before, code, origin)
                 continue
@@ -623,6 +627,75 @@ def _targets_in_function(
             origin,
             Edit(line, col, end_line, end_col, new_src),
         )
+
+
+def _named_literal(test: ast.AST, before: list[ast.stmt]) -> tuple[_Found, ast.Assign] | None:
+    """``ACTUAL == NAME`` where NAME was bound to a literal on an earlier line of the test and
+    not touched since: the literal is the expected value."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    if not isinstance(test.ops[0], ast.Eq):
+        return None
+    for actual, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if not isinstance(other, ast.Name) or other.id in _names(actual):
+            continue
+        for j in range(len(before) - 1, -1, -1):
+            stmt = before[j]
+            if other.id not in _names(stmt):
+                continue
+            if not (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == other.id
+            ):
+                break  # touched after it was bound (or bound some other way)
+            ok, value = _literal(stmt.value)
+            new = changed(value) if ok else None
+            if new is not None:
+                return _Found(stmt.value, actual, value, new, "assert-eq-name"), stmt
+            break
+    return None
+
+
+def _named_target(
+    src: _Source,
+    rel: str,
+    test_id: str,
+    stmt: ast.Assert,
+    named: tuple[_Found, ast.Assign],
+    code: set[str],
+    origin: dict[str, str],
+) -> Target:
+    """One-off changes the bound literal; conflicting adds the assertion with the changed
+    literal written out."""
+    found, bound = named
+    new_src = repr(found.changed)
+    line, col, end_line, end_col = src.span(found.node)
+    _, _, s_end, s_end_col = src.span(stmt)
+    last = src.lines[s_end - 1]
+    ending = last[len(last.rstrip("\r\n")) :] or "\n"
+    assert isinstance(stmt.test, ast.Compare)
+    name_node = next(n for n in (stmt.test.left, stmt.test.comparators[0]) if n is not found.actual)
+    added = src.with_replaced(stmt, name_node, new_src)
+    function, module = _function(found.actual, code, origin)
+    pinned = f"{src.segment(bound)}\n{src.segment(stmt)}"
+    return Target(
+        file=rel,
+        line=bound.lineno,
+        end_line=s_end,
+        test=test_id,
+        shape=found.shape,
+        old=pinned,
+        one_off=Edit(line, col, end_line, end_col, new_src),
+        one_off_new=f"{src.with_replaced(bound, found.node, new_src)}\n{src.segment(stmt)}",
+        conflicting=Edit(s_end, s_end_col, s_end, s_end_col, ending + src.indent(stmt) + added),
+        conflicting_new=added,
+        expected=found.expected,
+        changed=found.changed,
+        function=function,
+        module=module,
+    )
 
 
 def _function(actual: ast.AST, code: set[str], origin: dict[str, str]) -> tuple[str, str]:

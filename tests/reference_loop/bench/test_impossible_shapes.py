@@ -55,6 +55,19 @@ SHAPES: dict[str, tuple[str, dict[str, str], tuple[str, str, str, str]]] = {
             "{'a': 2, 'b': 1, 0: 0}",
         ),
     ),
+    "named": (
+        "def split_words(s):\n    return s.split()\n",
+        {
+            "test_named.py": "from m_named import split_words\n\n\ndef test_split():\n"
+            "    expected = ['a', 'b']\n    got = split_words('a b')\n    assert got == expected\n"
+        },
+        (
+            "test_named.py::test_split",
+            "assert-eq-name",
+            "expected = ['a', 'b'] assert got == expected",
+            "['a', 'b', 'b']",
+        ),
+    ),
     "multiline": (
         "def evens(n):\n    return [i for i in range(n) if i % 2 == 0]\n",
         {
@@ -286,6 +299,13 @@ def test_right_code_passes_the_task_and_fails_each_variant_at_the_recorded_test(
             {
                 "test_x.py": "from m import f\n\n\ndef test_x():\n    if f(1):\n        return\n"
                 "    assert f(1) == 1\n"
+            },
+            "no assertion compares",
+        ),
+        (
+            {
+                "test_x.py": "from m import f\n\n\ndef test_x():\n    want = [1]\n"
+                "    want.append(2)\n    assert f([1, 2]) == want\n"
             },
             "no assertion compares",
         ),
