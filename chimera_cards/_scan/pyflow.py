@@ -873,6 +873,14 @@ class _Analyser(_PyFolding):
             is_send = True
         if short == "emit" and root in ("self", "signal", "socketio") and root != "socketio":
             is_send = False
+        if (
+            short in ("put", "post", "patch")
+            and not node.args
+            and not any(kw.arg in (None, "url", "endpoint", "uri") for kw in node.keywords)
+        ):
+            # An HTTP client's put/post takes its URL first or as url=; a key-value store's
+            # `store.put(namespace=..., key=..., value=...)` names none: nothing is sent.
+            is_send = False
         dns = name in _DNS or short in ("gethostbyname", "getaddrinfo")
         clipboard = name in _CLIPBOARD or short in ("clipboard_append", "setClipboardText")
         if is_send:
