@@ -68,8 +68,8 @@ def _resolved(path: str, folders_real: dict[str, str]) -> tuple[str, int]:
     folder = folders_real.get(head)
     if folder is None:
         # "" is the current folder, a path without a separator; "/" the root, "/x" under it.
-        found = os.path.realpath(head or (os.sep if path.startswith(os.sep) else os.curdir))
-        folder = folders_real[head] = found.rstrip(os.sep)
+        resolved = os.path.realpath(head or (os.sep if path.startswith(os.sep) else os.curdir))
+        folder = folders_real[head] = resolved.rstrip(os.sep)
     real = folder + os.sep + name
     found = os.lstat(real)
     if statmod.S_ISLNK(found.st_mode):
