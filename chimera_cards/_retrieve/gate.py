@@ -66,6 +66,8 @@ OTHER_READ_PATHS = frozenset(
         # npx's computedHash of stored files, for skills-lock.json pins and lock --format npx
         "chimera_cards._importer.npxlock.npx_pins",
         "chimera_cards._importer.npxlock.npx_lock_entries",
+        # check: the approved SKILL.md against npx's rewrite of it for Eve (compared, never shown)
+        "chimera_cards._install.verify._name_eve_rewrites",
     }
 )
 
