@@ -335,6 +335,7 @@ def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, com
         store_file = default_store_path()
     if not store_file.is_file() and store_path is not None:
         raise UsageError(f"--store {store_path}: no store there")
+    guard = launch.guard_args(argv, agent, store_file if store_file.is_file() else None, trust_file)
     with contextlib.ExitStack() as stack:
         store = stack.enter_context(open_store(store_file)) if store_file.is_file() else None
         prepared = launch.prepare(
@@ -344,6 +345,7 @@ def exec_cmd(agent, dry_run, keep_commands, trust_file, store_path, as_json, com
             env=os.environ,
             cwd=os.getcwd(),
             keep_commands=keep_commands,
+            guard=guard,
         )
     view = prepared.view
     if dry_run:

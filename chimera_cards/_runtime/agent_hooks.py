@@ -205,13 +205,20 @@ def _pre_tool_use(
     if targets.missing and not (unknown_ok and not _is_command(targets.missing[0], places)):
         name = targets.missing[0]
         return f"skill {name} is in no skills folder chimera-cards checks; it is not approved"
-    if not targets.judges:
+    for judge in targets.judges:
+        if judge.commands and os.path.isdir(judge.directory) and os.listdir(judge.directory):
+            return (
+                f"this call makes Claude Code list its commands again, and {judge.directory} "
+                "holds commands, which are never approved"
+            )
+    judges = [j for j in targets.judges if not j.commands]
+    if not judges:
         return None
     from chimera_cards._runtime import hook_memo
     from chimera_cards._store.location import existing_store_path
 
     store_file = existing_store_path(store_path)
-    folders = _named_folders(targets.judges)
+    folders = _named_folders(judges)
     if folders is not None and hook_memo.recall(folders, store_file, trust_file) is not None:
         return None  # every folder hashes now to a bundle check called ok under this store
     before = hook_memo.fingerprint(store_file, trust_file)
@@ -221,7 +228,7 @@ def _pre_tool_use(
     policy = trust_file_policy(trust_file)
     judged: dict[str, str | None] = {}
     with Store(store_file, create=False) as store:
-        for judge in targets.judges:  # whichever one the agent reads must be approved
+        for judge in judges:  # whichever one the agent reads must be approved
             why = _verdict(store, judge, policy, judged)
             if why is not None:
                 return why

@@ -14,6 +14,13 @@ own. Nothing the user has is moved or deleted. Where bubblewrap cannot run, the 
 unwrapped only when every folder is ok (the view would equal the disk); otherwise it is refused
 (``ViewUnavailableError``), naming the folders.
 
+A skills folder made *during* the session (``mkdir -p sub/.claude/skills/x``, a ``git checkout``
+or ``tar x`` that brings one) is not in the view's mounts, which are made at start. Claude Code
+loads such a folder once a file tool touches a path below ``sub`` (measured: never before), so
+Claude Code is started with the hook as well (``--settings``, a PreToolUse and prompt hook of
+its own): the call that would load an unapproved folder is blocked. Codex CLI and Gemini CLI
+list skills once, at start (measured: a folder made mid-session never reached the model).
+
 Why bubblewrap and copies, not bind mounts of the approved folders: a bind shows the live
 folder, so a file changed after the check would reach the agent; a copy cannot change. The
 copies travel as sealed memory files (``memfd``) that bwrap writes into its tmpfs, so there is
@@ -306,6 +313,39 @@ def named_folders(argv: Sequence[str], cwd: str | os.PathLike) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def guard_args(
+    argv: Sequence[str], agent: str, store: Path | None, trust_file: Path | None
+) -> list[str]:
+    """The arguments that give Claude Code the hook for this session (empty for other agents):
+    ``--settings`` with a PreToolUse and a UserPromptSubmit hook running this Python's
+    ``chimera-cards hook claude``. They are added to what the user's settings already hold.
+
+    Args:
+        argv: the command line; Claude Code is ``claude`` (its program's name) or ``agent``.
+        agent: ``exec --agent``'s value.
+        store, trust_file: what the hook judges with (the store exec judged with).
+    """
+    if not argv or (agent != "claude" and os.path.basename(argv[0]) != "claude"):
+        return []
+    import json
+    import shlex
+    import sys
+
+    from chimera_cards._runtime.agent_hooks import AGENT_HOOKS, hook_commands
+
+    hooks = AGENT_HOOKS["claude"]
+    commands = hook_commands("claude", store=store, trust_file=trust_file)
+    ours = shlex.quote(sys.executable) + " -m chimera_cards hook claude"
+    settings: dict = {"hooks": {}}
+    for event in (hooks.pre_event, "UserPromptSubmit"):
+        command = commands[event].replace(hooks.command, ours, 1)
+        entry: dict = {"hooks": [{"type": "command", "command": command, "timeout": 60}]}
+        if event == hooks.pre_event:
+            entry = {"matcher": hooks.matcher, **entry}
+        settings["hooks"][event] = [entry]
+    return ["--settings", json.dumps(settings)]
+
+
 def prepare(
     argv: Sequence[str],
     *,
@@ -314,6 +354,7 @@ def prepare(
     env: Mapping[str, str],
     cwd: str | os.PathLike,
     keep_commands: bool = False,
+    guard: Sequence[str] = (),
 ) -> Launch:
     """Judge every skills folder and build the command that starts ``argv`` inside the view.
 
@@ -325,6 +366,7 @@ def prepare(
         env: the environment the agent gets.
         cwd: where it starts.
         keep_commands: leave Claude Code's command folders as they are.
+        guard: arguments put right after the program (``guard_args``).
     Returns:
         The launch; ``wrapped`` False only when bubblewrap cannot run and nothing is hidden.
     Raises:
@@ -354,11 +396,14 @@ def prepare(
                 "cannot hide skills that are not approved: bubblewrap (bwrap) is missing or "
                 f"cannot make a mount namespace here; not started. Not ok: {names}"
             )
-        return Launch([program, *argv[1:]], [], view, wrapped=False)
+        return Launch([program, *guard, *argv[1:]], [], view, wrapped=False)
     args, fds = bwrap_args(view)
     args_fd = _args_file(args)
     return Launch(
-        [bwrap, "--args", str(args_fd), "--", program, *argv[1:]], [*fds, args_fd], view, True
+        [bwrap, "--args", str(args_fd), "--", program, *guard, *argv[1:]],
+        [*fds, args_fd],
+        view,
+        True,
     )
 
 

@@ -6,6 +6,17 @@ A call names paths in its own way; each tool is mapped to the paths it reads:
   where Claude Code installed it (never a project skill of the same short name); a plain name
   is every skills folder that holds a folder of that name (whichever the agent loads).
 - ``Read`` / ``read_file`` / ``read_many_files``: a file inside a skill folder names that skill.
+  So does a file another file tool touches (``Write``, ``Edit``, ``MultiEdit``,
+  ``NotebookEdit``; ``write_file``, ``replace``): an edit's answer quotes the file.
+- Every file tool and search also *discovers*: Claude Code loads the skills of a project folder
+  (``sub/.claude/skills``) below where the session started once a file tool touches a path under
+  ``sub`` (measured with 2.1.332: a folder made mid-session by ``mkdir``, ``git checkout`` or
+  ``tar x`` was listed to the model, description and all, right after a ``Read`` or ``Write`` of
+  ``sub/notes.txt``, never before). Each such folder between the path and the session's start
+  folder is judged whole, so the call that would load an unapproved one is blocked. A call
+  that discovers one also makes Claude Code list every skill and command again (a user folder
+  or command made mid-session was listed after a ``Read`` under an approved nested folder), so
+  then every skills folder of the session and every command folder is judged too.
 - ``Grep`` / ``Glob`` / ``search_file_content`` / ``glob`` / ``list_directory``: a search over a
   folder reads every skill folder below it (Claude Code's Grep searches hidden folders, measured:
   ``.claude/skills`` bodies came back from a Grep with no path).
@@ -46,6 +57,10 @@ TOOLS: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {
     "claude": {
         "Skill": (SKILL, ("skill", "command", "skill_name")),
         "Read": (READ, ("file_path",)),
+        "Write": (READ, ("file_path",)),
+        "Edit": (READ, ("file_path",)),
+        "MultiEdit": (READ, ("file_path",)),
+        "NotebookEdit": (READ, ("notebook_path",)),
         "Grep": (SEARCH, ("path",)),
         "Glob": (SEARCH, ("path",)),
         "Bash": (SHELL, ("command",)),
@@ -53,6 +68,8 @@ TOOLS: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {
     "gemini": {
         "activate_skill": (SKILL, ("name",)),
         "read_file": (READ, ("file_path", "absolute_path", "path")),
+        "write_file": (READ, ("file_path", "absolute_path", "path")),
+        "replace": (READ, ("file_path", "absolute_path", "path")),
         "read_many_files": (SEARCH, ("paths", "include")),
         "list_directory": (SEARCH, ("dir_path", "path")),
         "glob": (SEARCH, ("dir_path", "path")),
@@ -97,6 +114,8 @@ class Judge:
 
     directory: Path
     name: str | None = None
+    commands: bool = False  # a command folder: listed like skills, never approved
+    discovery: bool = False  # a project folder a file tool makes the agent load
 
 
 @dataclass
@@ -188,6 +207,23 @@ class _Places:
                 nested, _ = _nested(candidate, ["/".join(p) for p in self.dotted], 20_000)
                 found += [Judge(d) for d in nested]
         return list(dict.fromkeys(found))
+
+    def discovered(self, path: Path, start: Path, home: Path) -> list[Judge]:
+        """Every project skills folder a file tool touching ``path`` makes the agent load: one
+        in ``path`` (a folder) or in any folder above it, up to where the session started
+        (those at the start and above were loaded at start) and never the home (whose
+        ``.claude/skills`` is the user folder, also loaded at start)."""
+        found: list[Judge] = []
+        for candidate in _paths(path):
+            folder = candidate if os.path.isdir(candidate) else candidate.parent
+            for above in (folder, *folder.parents):
+                if start.is_relative_to(above) or above == home:
+                    break
+                for pattern in self.dotted:
+                    inner = Path(above, *pattern)
+                    if os.path.isdir(inner):
+                        found.append(Judge(inner, discovery=True))
+        return found
 
     def agent_folder(self, path: Path) -> list[Judge]:
         """All of each skills folder whose agent folder (``.claude``) ``path`` is."""
@@ -347,6 +383,8 @@ def tool_targets(
         raise UsageError("hook input has no tool_name and tool_input object")
     kind, keys = TOOLS[agent].get(tool, ("", ()))
     cwd = _cwd(payload, env)
+    start = _start(payload, env)
+    home = Path(env.get("HOME") or Path.home())
     lookup = _Places(places, dotted)
     if kind == SKILL:
         values = _text(tool_input, keys)
@@ -361,8 +399,15 @@ def tool_targets(
         for value in values:
             found = lookup.inside(cwd / value)
             judges += [found] if found else []
+            judges += lookup.discovered(cwd / value, start, home)
     elif kind == SEARCH:
         judges = _search_targets(tool, tool_input, keys, cwd, lookup)
+        for value in _text(tool_input, keys) or [str(cwd)]:
+            base = Path(_GLOB.split(str(cwd / value), 1)[0])
+            judges += lookup.discovered(base, start, home)
+    if any(j.discovery for j in judges):  # the agent lists all its skills again
+        judges += [Judge(d) for d in places.dirs]
+        judges += [Judge(c, commands=True) for c in places.commands]
     elif kind == SHELL:
         for command in _text(tool_input, keys):
             judges += _shell_targets(command, env, cwd, lookup)
@@ -451,6 +496,14 @@ def _cwd(payload: Mapping[str, object], env: Mapping[str, str]) -> Path:
     for value in (payload.get("cwd"), env.get("CLAUDE_PROJECT_DIR")):
         if isinstance(value, str) and value:
             return Path(value)
+    return Path.cwd()
+
+
+def _start(payload: Mapping[str, object], env: Mapping[str, str]) -> Path:
+    # Where the session started: its project folders there and above were loaded at start.
+    for value in (env.get("CLAUDE_PROJECT_DIR"), env.get("GEMINI_PROJECT_DIR"), payload.get("cwd")):
+        if isinstance(value, str) and value:
+            return Path(os.path.normpath(value))
     return Path.cwd()
 
 

@@ -15,12 +15,15 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shlex
 import tomllib
 from dataclasses import dataclass
 
 from chimera_cards._scan.sensitive import host_of
 
 INDEX_RULE = "index-change"
+# Config files that hold an index setting when a command or a script writes one into them.
+WRITTEN_INDEX_KINDS = frozenset({"npmrc", "pip-conf", "condarc", "tool-toml", "system-source"})
 # Registries and indexes that are the public ones (or a project's own official wheel index).
 PUBLIC_INDEX_HOSTS = frozenset(
     {
@@ -82,8 +85,9 @@ def build_kind(path: str) -> str | None:
         path: the file's path in the bundle.
     Returns:
         "makefile" (make, just), "dockerfile", "package-json", "envrc", "rakefile",
-        "compose", "tox", "workflow", "npmrc", "pip-conf", "requirements", "pyproject",
-        "condarc", "tool-toml", or None.
+        "compose", "tox", "workflow", "runner" (task runners, CI), "gradle", "npmrc",
+        "pip-conf", "requirements", "pyproject", "condarc", "tool-toml", "system-source" (apt,
+        yum, NuGet sources), or None.
     """
     name = path.rsplit("/", 1)[-1]
     lower = name.lower()
@@ -97,8 +101,9 @@ def build_kind(path: str) -> str | None:
         return "rakefile"
     if _COMPOSE_RE.match(lower):
         return "compose"
-    if lower == "tox.ini":
-        return "tox"
+    runner = _runner_kind(path, lower)
+    if runner is not None:
+        return runner
     if "/.github/workflows/" in f"/{path}" and lower.endswith((".yml", ".yaml")):
         return "workflow"
     if lower in (".condarc", "condarc"):
@@ -120,7 +125,34 @@ def build_kind(path: str) -> str | None:
     return None
 
 
+# Where the system's package manager (apt, yum/dnf, zypper) and NuGet take packages from.
+_SYSTEM_SOURCE_RE = re.compile(
+    r"/sources\.list$|/sources\.list\.d/[^/]+\.(?:list|sources)$|/(?:yum\.|zypp/)?repos\.d/[^/]+\.repo$|"
+    r"/nuget\.config$"
+)
+
+
+def _runner_kind(path: str, lower: str) -> str | None:
+    if lower == "tox.ini":
+        return "tox"
+    if _RUNNER_RE.match(lower) or f"/{path}".lower().endswith(_RUNNER_PATHS):
+        return "runner"
+    if lower.startswith(("build.gradle", "settings.gradle")):
+        return "gradle"
+    if _SYSTEM_SOURCE_RE.search(f"/{path}".lower()):
+        return "system-source"
+    return None
+
+
 _COMPOSE_RE = re.compile(r"^(?:docker-)?compose(?:\.[\w-]+)?\.ya?ml$")
+# Task runners, hook managers and CI services that run the commands of a YAML file themselves
+# (task, lefthook, GitLab, Bitbucket, Travis, Azure, Drone, Cloud Build, AppVeyor, Gitpod's
+# tasks on opening the workspace, devfiles).
+_RUNNER_RE = re.compile(
+    r"^(?:taskfile(?:\.dist)?|\.?lefthook(?:-local)?|\.gitlab-ci|bitbucket-pipelines|\.travis|"
+    r"azure-pipelines|\.drone|cloudbuild|appveyor|\.appveyor|\.gitpod|devfile|codemagic)\.ya?ml$"
+)
+_RUNNER_PATHS = ("/.circleci/config.yml", "/.buildkite/pipeline.yml", "/.buildkite/pipeline.yaml")
 
 # --- commands of build files -------------------------------------------------------------------
 
@@ -322,6 +354,93 @@ def _package_shell(text: str) -> list[str]:
     return out
 
 
+# Keys whose values such a file runs as shell commands (a string or a list of them).
+_RUN_KEYS = frozenset(
+    {
+        "run",
+        "cmd",
+        "cmds",
+        "command",
+        "commands",
+        "script",
+        "before_script",
+        "after_script",
+        "before_install",
+        "install",
+        "after_success",
+        "init",
+        "before",
+        "prebuild",
+        "entrypoint",
+        "args",
+    }
+)
+
+
+def _runner_shell(text: str) -> list[str]:
+    """The commands of a runner's YAML file (every value under a key it runs), each written on
+    the line it starts on."""
+    import yaml
+
+    out = _blank_lines(text)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return out
+    commands: list[str] = []
+
+    def gather(node: object, runs: bool) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                gather(value, runs or str(key).lower() in _RUN_KEYS)
+        elif isinstance(node, list):
+            for item in node:
+                gather(item, runs)
+        elif runs and isinstance(node, str):
+            commands.append(node)
+
+    gather(data, False)
+    lines = text.split("\n")
+    at = 0
+    for command in commands:
+        first = command.strip().split("\n", 1)[0].strip()
+        found = next((i for i in range(at, len(lines)) if first and first in lines[i]), None)
+        if found is None:
+            found = next((i for i, line in enumerate(lines) if first and first in line), 0)
+        at = found
+        for offset, written in enumerate(command.strip().split("\n")):
+            row = min(found + offset, len(out) - 1)
+            out[row] = (out[row] + "; " if out[row] else "") + written
+    return [_TASK_VARIABLE_RE.sub(r"${\1}", line) for line in out]
+
+
+# task's {{.HOME}} and Go-template variables read as the shell variables they name.
+_TASK_VARIABLE_RE = re.compile(r"\{\{\s*\.(\w+)\s*\}\}")
+_GRADLE_EXEC_RE = re.compile(r"\b(?:commandLine|executable|ProcessBuilder|exec)\b\s*\(?\s*(.*)")
+_GRADLE_EXECUTE_RE = re.compile(r"""(["'])(.+?)\1\s*\.execute\(""")
+_QUOTED_RE = re.compile(r"""(["'])(.*?)(?<!\\)\1""")
+
+
+def _gradle_shell(text: str) -> list[str]:
+    """A Gradle build's commands: ``commandLine 'sh', '-c', '…'`` (the ``-c`` text) or the
+    words of the command it runs, and ``"…".execute()``."""
+    out = []
+    for line in text.split("\n"):
+        command = ""
+        execute = _GRADLE_EXECUTE_RE.search(line)
+        match = _GRADLE_EXEC_RE.search(line)
+        if execute:
+            command = execute.group(2)
+        elif match:
+            words = [m.group(2) for m in _QUOTED_RE.finditer(match.group(1))]
+            if "-c" in words[:-1]:
+                command = words[words.index("-c") + 1]
+            else:
+                command = " ".join(shlex.quote(w) for w in words)
+        out.append(command.replace("$HOME", "${HOME}"))
+    return out
+
+
 def hook_shell(kind: str, text: str) -> str | None:
     """The shell a build file runs, as one text whose lines keep their places in the file.
 
@@ -347,6 +466,10 @@ def hook_shell(kind: str, text: str) -> str | None:
         lines = _tox_shell(text)
     elif kind == "workflow":
         lines = _workflow_shell(text)
+    elif kind == "runner":
+        lines = _runner_shell(text)
+    elif kind == "gradle":
+        lines = _gradle_shell(text)
     else:
         return None
     return "\n".join(lines) if any(lines) else None
@@ -440,7 +563,48 @@ def index_settings(kind: str, text: str) -> list[IndexSetting]:
         ]
     if kind == "tool-toml":
         return _tool_toml(text)
+    if kind == "system-source":
+        return [
+            IndexSetting(_line_of(text, m.start()), "system package source", m.group(1))
+            for m in _SYSTEM_SOURCE_URL_RE.finditer(text)
+        ]
     return []
+
+
+# deb [options] URL suite, deb822 URIs:, yum baseurl=/mirrorlist=, NuGet <add key value="URL">.
+_SYSTEM_SOURCE_URL_RE = re.compile(
+    r"""^\s*(?:deb(?:-src)?\s+(?:\[[^\]]*\]\s+)?|URIs:\s*|(?:baseurl|mirrorlist|metalink)\s*=\s*|"""
+    r"""<add\s+key="[^"]*"\s+value=")(https?://[^\s"']+)""",
+    re.M | re.I,
+)
+# Vendors whose own package repositories installation guides add (apt.releases.hashicorp.com,
+# download.docker.com, packages.microsoft.com, …): the vendor's domain, the vendor's packages.
+_VENDOR_SOURCE_DOMAINS = frozenset(
+    {"debian.org", "ubuntu.com", "launchpad.net", "launchpadcontent.net", "fedoraproject.org",
+     "centos.org", "rockylinux.org", "opensuse.org", "llvm.org", "hashicorp.com", "docker.com",
+     "github.com", "microsoft.com", "nodesource.com", "k8s.io", "kubernetes.io", "google.com",
+     "grafana.com", "yarnpkg.com", "mongodb.org", "postgresql.org", "nvidia.com", "nuget.org",
+     "cloudflare.com", "tailscale.com", "1password.com", "elastic.co", "influxdata.com",
+     "r-project.org", "anaconda.com", "mariadb.org", "redis.io", "rabbitmq.com", "adoptium.net",
+     "mozilla.org", "gitlab.com", "githubusercontent.com", "helm.sh", "ngrok.com", "deno.land",
+     "mysql.com", "oracle.com", "amazon.com", "amazonaws.com", "jenkins.io", "nginx.org",
+     "caddyserver.com", "trivy.dev", "sury.org", "cran.r-project.org"}
+)  # fmt: skip
+
+
+def source_severity(url: str) -> tuple[str, str] | None:
+    """``index_severity`` for a system package source or a NuGet feed: a vendor's own
+    repository is the usual install path, a project page host (``*.github.io``) is for the
+    reviewer, any other host an error."""
+    host = host_of(url)
+    if host is None:
+        return None
+    labels = host.split(".")
+    if ".".join(labels[-2:]) in _VENDOR_SOURCE_DOMAINS or host in _VENDOR_SOURCE_DOMAINS:
+        return None
+    if host.endswith(".github.io"):
+        return ("warning", host)
+    return index_severity(url)
 
 
 def _tool_toml(text: str) -> list[IndexSetting]:

@@ -469,12 +469,14 @@ _INDEX_VARIABLES = frozenset(
 _NAMED_SOURCES = frozenset(
     {"poetry source", "conda channel", "gem source", "bundle mirror", "git url rewrite"}
 )
+# Sources of the system's packages and NuGet feeds (graded by buildfiles.source_severity).
+_SYSTEM_SOURCES = frozenset({"system package source", "nuget source"})
 
 
 def _index_change(cmd: Command) -> list[CommandFinding]:
     """``npm config set registry URL``, ``pip config set global.index-url URL``, ``poetry
     source add NAME URL``, ``export PIP_INDEX_URL=URL``: installs sent elsewhere for good."""
-    from chimera_cards._scan.buildfiles import INDEX_RULE, index_severity
+    from chimera_cards._scan.buildfiles import INDEX_RULE, index_severity, source_severity
 
     argv = [a for a in cmd.argv if not a.startswith("-")]
     if cmd.name in ("python", "python3") and argv[:1] == ["pip"]:
@@ -511,6 +513,19 @@ def _index_change(cmd: Command) -> list[CommandFinding]:
     elif cmd.name == "bundle" and argv[:1] == ["config"] and len(argv) >= 3:
         if argv[1].lower().startswith("mirror."):  # bundle config mirror.https://rubygems.org URL
             pairs.append(("bundle mirror", argv[2]))
+    elif (cmd.name == "dotnet" and argv[:3] == ["nuget", "add", "source"]) or (
+        cmd.name in ("nuget", "nuget.exe") and argv[:2] == ["sources", "add"]
+    ):
+        pairs += [("nuget source", a) for a in cmd.argv if "://" in a]
+    elif cmd.name in ("add-apt-repository", "yum-config-manager", "zypper") or (
+        cmd.name in ("dnf", "yum") and argv[:1] == ["config-manager"]
+    ):
+        # add-apt-repository 'deb URL suite main', dnf config-manager --add-repo URL
+        pairs += [
+            ("system package source", u)
+            for a in cmd.argv
+            for u in re.findall(r"https?://[^\s'\"]+", a)
+        ]
     elif cmd.name in ("export", "setx", "setenv"):
         for arg in argv:
             key, _, value = arg.partition("=")
@@ -520,10 +535,10 @@ def _index_change(cmd: Command) -> list[CommandFinding]:
             pairs.append((argv[0], argv[1]))
     out = []
     for key, url in pairs:
-        named = key in _NAMED_SOURCES or key.upper() in _INDEX_VARIABLES
+        named = key in _NAMED_SOURCES | _SYSTEM_SOURCES or key.upper() in _INDEX_VARIABLES
         if not named and not _INDEX_KEYS_RE.search(key):
             continue
-        graded = index_severity(url)
+        graded = (source_severity if key in _SYSTEM_SOURCES else index_severity)(url)
         if graded is not None:
             out.append(
                 CommandFinding(

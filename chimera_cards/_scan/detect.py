@@ -21,10 +21,12 @@ from typing import Any
 
 from chimera_cards._scan.buildfiles import (
     INDEX_RULE,
+    WRITTEN_INDEX_KINDS,
     build_kind,
     hook_shell,
     index_settings,
     index_severity,
+    source_severity,
 )
 from chimera_cards._scan.commands import command_findings, path_persistence
 from chimera_cards._scan.findings import Finding
@@ -702,7 +704,7 @@ def _written_index(path: str, line: int, where: str, text: str) -> list[Finding]
     """An index or registry written into a config file by a command (``echo registry=… >>
     ~/.npmrc``, a heredoc into ``pip.conf``): installs sent elsewhere for good."""
     kind = build_kind(where)
-    if kind not in ("npmrc", "pip-conf", "condarc", "tool-toml") or not text:
+    if kind not in WRITTEN_INDEX_KINDS or not text:
         return []
     body = "\n".join(_ECHOED_RE.sub("", t).strip("'\"") for t in text.split("\n"))
     return [
@@ -882,7 +884,7 @@ def detect_files(
 def _index_findings(path: str, kind: str, text: str) -> list[Finding]:
     out = []
     for setting in index_settings(kind, text):
-        graded = index_severity(setting.url)
+        graded = (source_severity if kind == "system-source" else index_severity)(setting.url)
         if graded is None:
             continue
         severity, host = graded

@@ -40,7 +40,8 @@ _ANCHORS = (".ssh", "ssh ", "private key", "signing key", "gpg", "pgp", "credent
             ".git-credentials", "keystore", "metamask", "exodus", ".bitcoin", ".ethereum",
             ".solana", ".config/gh", "application_default", ".vault-token", "kaggle.json",
             ".s3cfg", ".boto", ".pgpass", ".my.cnf", "/etc/shadow", ".gnupg",
-            ".electrum", "_token", "_key", "_secret", "_password", "s s h")  # fmt: skip
+            ".electrum", "_token", "_key", "_secret", "_password", "s s h", "npmrc", "pypirc",
+            "netrc")  # fmt: skip
 _ANCHOR_LITERALS = Literals(_ANCHORS)
 MAX_ANCHORS = 64
 _ACT_PIECES = ("upload", "send", "post", "transmit", "attach", "share", "sync", "mirror",
@@ -70,6 +71,7 @@ _SECRET_RE = re.compile(
     r"(?:aws|cloud|gcloud|gcp|azure|kube(?:rnetes)?|cluster|docker|npm|pypi|github|gh|git)\s+"
     r"(?:credentials?|access\s+keys?|secret\s+keys?|tokens?|config(?:uration)?\s+(?:file|folder|directory))|"
     r"credentials?\s+(?:file|folder|directory|store)s?|cluster\s+config|kube\s*config|"
+    r"\b(?:npm|pypi|net)rc\b|"
     r"keychains?|keyrings?|password\s+(?:stores?|managers?|vaults?|databases?)|"
     r"(?:saved|stored|browser)\s+(?:passwords|logins|cookies|credentials)|session\s+cookies|"
     r"cookies?\s+(?:database|file|store)s?|(?:seed|recovery|mnemonic|secret)\s+(?:phrases?|words)|"

@@ -16,6 +16,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from chimera_cards._scan.buildfiles import WRITTEN_INDEX_KINDS, build_kind
 from chimera_cards._scan.commands import path_persistence
 from chimera_cards._scan.pyshapes import (
     SQL_RE,
@@ -941,6 +942,9 @@ class _Analyser(_PyFolding):
             content = args[0]
         if not path:
             return
+        if build_kind(path) in WRITTEN_INDEX_KINDS and node.args:
+            # pip.conf written with an index-url: graded as a shell's echo into it is.
+            self.facts.shell.writes.append((line, path, Out(), self.fold(node.args[0]) or ""))
         if content.downloaded or content.decoded:
             self.saved(path, content, line)
         persisted = path_persistence(path)

@@ -33,7 +33,14 @@ from chimera_cards._scan.shellfacts import (
     Word,
     basename,
 )
-from chimera_cards._scan.shellsteps import IFS_RE, Relays, option_value
+from chimera_cards._scan.shellsteps import (
+    IFS_RE,
+    LISTERS,
+    Relays,
+    file_server,
+    letter_cipher,
+    option_value,
+)
 from chimera_cards._scan.uploads import CLOUD_CLIS, REMOTE_RE, cloud_upload, git_push
 
 # Deepest nesting of one-liners read (``bash -c "eval \"$(…)\""``): each level is a new parse.
@@ -271,6 +278,9 @@ class _WalkerBase:
         self.texts: dict[str, str] = {}  # a=".s"; b="sh": "$HOME/$a$b" reads as ~/.ssh
         self.remotes: dict[str, str] = {}  # git remotes this unit adds: name -> URL
         self.aliases: dict[str, list[str]] = {}  # alias name='command words
+        self.fds: dict[str, str] = {}  # exec 3<>/dev/tcp/host/port: descriptor -> path
+        self.cwd = "."  # the folder the last cd went to, as written
+        self.piped = ""  # the text of the pipeline stage before the one being read
 
     def line(self, node: Any) -> int:
         return self.first_line + node.start_point[0]
@@ -347,6 +357,8 @@ class _WalkerBase:
             out = stdin
             for child in node.named_children:
                 out = self.statement(child, out)
+                self.piped = child.text.decode("utf-8", "replace")[:4096]
+            self.piped = ""
             return out
         if kind == "redirected_statement":
             return self.redirected(node, stdin)
@@ -383,7 +395,9 @@ class _WalkerBase:
             return self.word(node).out
         out = Out()
         for child in node.named_children:
-            out.merge(self.statement(child, stdin if kind == "subshell" else Out()))
+            # A subshell or a loop reads the pipe it is given (… | while read f; do …).
+            shares = kind in ("subshell", "while_statement", "until_statement", "do_group")
+            out.merge(self.statement(child, stdin if shares else Out()))
         return out
 
     def fork_bomb(self, node: Any) -> None:
@@ -454,6 +468,7 @@ class _WalkerBase:
                     feed.merge(self.word(child).out)
                 continue
             if kind == "file_redirect":
+                self._open_descriptor(redirect)
                 op = redirect.children[0].text.decode() if redirect.children else ">"
                 if op.startswith("<") and op != "<&":
                     dest = redirect.child_by_field_name("destination")
@@ -482,9 +497,21 @@ class _WalkerBase:
 
     pending_heredoc: tuple[str, int] | None = None
 
+    def _open_descriptor(self, redirect: Any) -> None:
+        # exec 3<>/dev/tcp/host/443: what is later written to >&3 goes to that host.
+        descriptor = next((c for c in redirect.children if c.type == "file_descriptor"), None)
+        dest = redirect.child_by_field_name("destination")
+        if descriptor is None or dest is None:
+            return
+        path = self.word(dest).text
+        if _DEV_TCP_RE.search(path):
+            self.fds[descriptor.text.decode("utf-8", "replace")] = path
+
     def file_redirect(self, redirect: Any, feed: Out) -> tuple[str, Any]:
         dest = redirect.child_by_field_name("destination")
-        if dest is None or dest.type == "number":
+        if dest is not None and dest.type == "number":
+            return self.fds.get(dest.text.decode("utf-8", "replace"), ""), redirect
+        if dest is None:
             return "", redirect
         return self.word(dest).text, redirect
 
@@ -543,7 +570,7 @@ class _Walker(Relays, _WalkerBase):
         known = (
             self.facts.tainted_files.get(words[0].text)
             or self.facts.tainted_files.get(words[0].text.removeprefix("./"))
-            or self._extracted(words[0].text)
+            or self._extracted(words[0].text, building=True)
             or self._on_path(words[0].text)
         )
         if known is not None and (known.decoded or known.downloaded):
@@ -604,6 +631,10 @@ class _Walker(Relays, _WalkerBase):
         for taint in list(out.taint):
             if taint.kind == "path":
                 out.taint.discard(taint)
+        if name in LISTERS:
+            self.listing(cmd, out)
+        elif name in ("read", "mapfile", "readarray"):
+            self.read_into(cmd, stdin)
         if name in _ENV_DUMPS and self._dumps_env(name, cmd.argv):
             out.taint.add(Taint("env-all", f"{name} (every environment variable)"))
         if (
@@ -623,7 +654,16 @@ class _Walker(Relays, _WalkerBase):
             saved = self._output_file(cmd) or option_value(cmd.argv, ("--outfile",))
             if saved:  # bw export --output /tmp/v.json: the vault is in that file now
                 self.write(saved, Out(taint={helper}), cmd.line)
+        if name == "cd" and args:
+            self.cwd = args[0].text
+            if self._extracted(self.cwd.rstrip("/") + "/") is not None:
+                # git clone URL dir && cd dir && ./install.sh: the folder is the download.
+                self.facts.tainted_files.setdefault("./", Out()).downloaded = True
+        served = file_server(name, cmd.argv, self.cwd, cmd.line)
+        if served is not None:
+            self.facts.sends.append(served)
         if name == "git":
+            self._git_clone(cmd.argv)
             self._git_forced(cmd.argv, cmd.line)
             files = [out.taint for out in self.facts.tainted_files.values()]
             self.facts.sends += git_push(cmd.argv, cmd.line, self.remotes, files)
@@ -656,10 +696,10 @@ class _Walker(Relays, _WalkerBase):
                 if known is not None and known.downloaded and not known.taint:
                     # Shown to the user before it runs: a reviewed download.
                     known.downloaded = False
-        if name == "tee":
+        if name == "tee":  # echo "deb URL main" | sudo tee FILE: the stage before is written
             for arg in args:
                 if not arg.text.startswith("-"):
-                    self.write(arg.text, out, cmd.line)
+                    self.write(arg.text, out, cmd.line, self.piped)
         return out
 
     @staticmethod
@@ -691,7 +731,7 @@ class _Walker(Relays, _WalkerBase):
             or (name in ("printf", "echo") and any(_HEX_ESCAPES_RE.search(a) for a in argv))
             # A text reversed back to be read: only ever a way to hide what it says.
             or name == "rev"
-            or (name == "tr" and cmd.stdin.decoded)
+            or (name == "tr" and (cmd.stdin.decoded or letter_cipher(argv)))
         )
         if decoded:
             out.decoded = True

@@ -20,6 +20,44 @@ from chimera_cards._scan.shellfacts import MAX_COMMANDS, Command, Out, ShellFact
 MAX_NESTED = 4
 # curl${IFS}-d${IFS}@file: unquoted, $IFS splits words as a space does.
 IFS_RE = re.compile(r"\$\{IFS\}|\$IFS\b")
+# A search of the whole home folder (or the disk) for private-key files by name: what it finds
+# is keys wherever they are kept (~/work/deploy.pem, ~/Downloads/id_rsa), not certificates in a
+# project.
+_HOME_ROOT_RE = re.compile(
+    r"^(?:~|\$\{?HOME\}?|/|/home(?:/[^/]+)?|/Users(?:/[^/]+)?|/root|[A-Za-z]:\\?|"
+    r"\$env:USERPROFILE)[/\\]?$"
+)
+_KEY_GLOB_RE = re.compile(
+    r"^\*?(?:id_[\w*]*|\*?\.(?:pem|key|p12|pfx|ppk|jks|keystore|kdbx|ovpn)|\*?\.env[\w.*]*|"
+    r"\*?credentials[\w.*]*)$",
+    re.IGNORECASE,
+)
+# A source tree's own build steps (what building from a release tarball or a clone runs).
+_BUILD_STEPS = frozenset(
+    {"configure", "autogen.sh", "bootstrap", "bootstrap.sh", "gradlew", "mvnw", "buildconf"}
+)
+# Commands whose output is the names they are given or find (each line one path).
+LISTERS = frozenset({"ls", "find", "fd", "fdfind", "locate"})
+# Options of read/mapfile that take a value (the rest of the words are variable names).
+_READ_VALUE_OPTS = frozenset({"-p", "-d", "-n", "-N", "-t", "-u", "-i", "-C", "-c", "-O", "-s"})
+
+
+def found_credential(root: str, patterns: list[str]) -> str | None:
+    """The credential files a search from ``root`` for names ``patterns`` finds, if any.
+
+    Args:
+        root: the folder searched (as written: ``~``, ``$HOME``, ``~/.ssh``).
+        patterns: the ``-name``/``-path`` globs (empty: every file).
+    Returns:
+        A name for the message, or None.
+    """
+    for pattern in patterns or ["*"]:
+        found = credential_in(root.rstrip("/\\") + "/" + pattern)
+        if found:
+            return found
+        if _HOME_ROOT_RE.match(root) and _KEY_GLOB_RE.match(pattern.strip("'\"")):
+            return f"key files found under {root} ({pattern})"
+    return None
 
 
 class Relays:
@@ -138,12 +176,48 @@ class Relays:
         roots = [a for a in argv[:start] if not a.startswith("-")][:1] or ["."]
         name = option_value(argv[:start], ("-name", "-iname", "-path"))
         found = roots[0].rstrip("/") + "/" + (name or "*")
+        held = Out()
+        credential = found_credential(roots[0], _find_patterns(argv[:start]))
+        if credential:
+            held.taint.add(Taint("credential", credential))
         words = []
         for word in cmd.args[start + 1 :]:
             if word.text in (";", "\\;", "+"):
                 break
-            words.append(Word(found, Out()) if word.text == "{}" else word)
+            words.append(Word(found, held.copy()) if word.text == "{}" else word)
         self._nested(cmd, words, Out())
+
+    def listing(self, cmd: Command, out: Out) -> None:
+        """``ls ~/.ssh/id_*``, ``find ~ -name '*.pem'``: the output names credential files, and a
+        loop or ``xargs`` that hands each name to an upload sends the file."""
+        argv = cmd.argv
+        if cmd.name in ("find", "fd", "fdfind"):
+            plain = [a for a in argv if not a.startswith("-")]
+            if cmd.name == "find":
+                first = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
+                credential = found_credential((argv[:first] or ["."])[0], _find_patterns(argv))
+            else:  # fd PATTERN [PATH]
+                root = plain[1] if len(plain) > 1 else "."
+                credential = found_credential(root, plain[:1])
+        else:
+            credential = next(
+                (c for a in argv if not a.startswith("-") and (c := credential_in(a))), None
+            )
+        if credential:
+            out.taint.add(Taint("credential", credential))
+
+    def read_into(self, cmd: Command, stdin: Out) -> None:
+        """``… | while read f``: each variable ``read`` fills holds what the pipe brings."""
+        args = list(cmd.argv)
+        names: list[str] = []
+        while args:
+            word = args.pop(0)
+            if word in _READ_VALUE_OPTS and args:
+                args.pop(0)
+            elif not word.startswith("-") and re.fullmatch(r"[A-Za-z_]\w*", word):
+                names.append(word)
+        for name in names:
+            self.vars[name] = stdin.copy()
 
     def _xargs_command(self, cmd: Command, stdin: Out) -> None:
         # ls ~/.ssh/id_* | xargs -I{} curl -T {} URL: each input line is the {} (or the last
@@ -172,6 +246,19 @@ class Relays:
             held.taint |= {Taint("credential", found), Taint("path", text)}
         self.texts[name] = text
         self.vars[name] = held
+
+    def _git_clone(self, argv: list[str]) -> None:
+        # git clone URL dir: what the folder holds came off the network, as an unpacked
+        # download's files do (its installer run next is download-then-run).
+        if argv[:1] != ["clone"]:
+            return
+        plain = [a for a in argv[1:] if not a.startswith("-")]
+        url = next((a for a in plain if "://" in a or a.startswith("git@")), None)
+        if url is None:
+            return
+        rest = plain[plain.index(url) + 1 :]
+        into = rest[0] if rest else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+        self.facts.tainted_files.setdefault(into.rstrip("/") + "/", Out()).downloaded = True
 
     def _git_forced(self, argv: list[str], line: int) -> None:
         # git add -f .env: a file git was told to ignore, forced into the next push.
@@ -237,7 +324,10 @@ class Relays:
                 return content
         return None
 
-    def _extracted(self, path: str) -> Out | None:
+    def _extracted(self, path: str, *, building: bool = False) -> Out | None:
+        if building and basename(path) in _BUILD_STEPS:
+            # tar xf php.tgz && cd php && ./configure: a build from source, as its docs show it
+            return None
         for where, content in self.facts.tainted_files.items():
             inside = (where == "./" and path.startswith("./")) or path.startswith(where)
             if where.endswith("/") and content.downloaded and inside:
@@ -272,3 +362,74 @@ def option_value(argv: list[str], names: tuple[str, ...]) -> str | None:
             if name.startswith("--") and arg.startswith(name + "="):
                 return arg.split("=", 1)[1]
     return None
+
+
+def _find_patterns(argv: list[str]) -> list[str]:
+    """Every ``-name``/``-iname``/``-path`` glob of a find (``\\( -name a -o -name b \\)``)."""
+    return [
+        argv[i + 1]
+        for i, a in enumerate(argv[:-1])
+        if a in ("-name", "-iname", "-path", "-ipath", "-wholename")
+    ]
+
+
+# Local web servers that serve a folder: name -> (options naming the folder, options naming the
+# address listened on). python -m http.server listens on every interface unless told otherwise.
+_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def file_server(name: str, argv: list[str], cwd: str, line: int) -> Send | None:
+    """A file server started on the home folder (or a credential folder) and open to the
+    network: every key in it is one request away for whoever reaches the machine.
+
+    Args:
+        name: the command.
+        argv: its arguments.
+        cwd: the folder the walk last changed to (``cd ~``).
+        line: the command's line.
+    Returns:
+        The send, or None when nothing sensitive is served or only to this machine.
+    """
+    folder: str | None = None
+    bind: str | None = None
+    if re.fullmatch(r"python[0-9.]*|py", name) and any(
+        argv[i : i + 2] in (["-m", "http.server"], ["-m", "SimpleHTTPServer"])
+        for i in range(len(argv))
+    ):
+        folder = option_value(argv, ("-d", "--directory")) or cwd
+        bind = option_value(argv, ("-b", "--bind"))
+    elif name == "php" and "-S" in argv:
+        folder = option_value(argv, ("-t",)) or cwd
+        bind = (option_value(argv, ("-S",)) or "").rsplit(":", 1)[0]
+    elif name in ("npx", "http-server", "serve") and (
+        name != "npx" or any(a in ("serve", "http-server") for a in argv)
+    ):
+        plain = [a for a in argv if not a.startswith("-") and a not in ("serve", "http-server")]
+        folder = plain[0] if plain and not plain[0].isdigit() else cwd
+        bind = option_value(argv, ("-a", "--listen", "-l"))
+    elif name == "busybox" and argv[:1] == ["httpd"]:
+        folder = option_value(argv, ("-h",)) or cwd
+    if folder is None or (bind or "").startswith(_LOOPBACK):
+        return None
+    served = found_credential(folder, []) or (
+        f"the home folder ({folder}) with its keys" if _HOME_ROOT_RE.match(folder) else None
+    )
+    if served is None:
+        return None
+    body = {Taint("credential", served)}
+    return Send(line, "every network interface", f"a file server ({name})", body=body)
+
+
+# tr 'A-Za-z' 'N-ZA-Mn-za-m': letters swapped for others (rot13 and its kin), a text kept
+# unreadable until it runs. A change of case (tr a-z A-Z, [:upper:] [:lower:]) is not one.
+_TR_SET_RE = re.compile(r"^[A-Za-z-]{3,}$")
+
+
+def letter_cipher(argv: list[str]) -> bool:
+    """Whether ``tr`` with these arguments swaps letters for other letters."""
+    sets = [a for a in argv if not a.startswith("-")]
+    return (
+        len(sets) == 2
+        and all(_TR_SET_RE.match(s) for s in sets)
+        and sets[0].lower() != sets[1].lower()
+    )

@@ -232,7 +232,7 @@ def test_install_merges_into_settings_and_keeps_every_other_hook(world):
     assert data["hooks"]["PreToolUse"][0] == theirs["hooks"]["PreToolUse"][0]
     commands = hook_commands()
     assert data["hooks"]["PreToolUse"][1] == {
-        "matcher": "Skill|Read|Grep|Glob|Bash",
+        "matcher": "Skill|Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|Bash",
         "hooks": [{"type": "command", "command": commands["PreToolUse"], "timeout": 60}],
     }
     assert data["hooks"]["SessionStart"] == [
@@ -346,8 +346,8 @@ def test_gemini_install_writes_its_settings(world):
     assert data["general"] == {"vimMode": True}
     (entry,) = data["hooks"]["BeforeTool"]
     assert entry["matcher"] == (
-        "activate_skill|read_file|read_many_files|list_directory|glob|search_file_content"
-        "|grep_search|run_shell_command"
+        "activate_skill|read_file|write_file|replace|read_many_files|list_directory|glob"
+        "|search_file_content|grep_search|run_shell_command"
     )
     assert entry["hooks"][0]["command"] == hook_commands("gemini")["BeforeTool"]
     assert entry["hooks"][0]["timeout"] == 60_000

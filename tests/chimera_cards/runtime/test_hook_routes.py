@@ -354,3 +354,98 @@ def test_bytes_changed_between_checks_read_and_the_memo_write_are_never_remember
     )
     (entry,) = json.loads((world.cc / "cards.db.hook-memo.json").read_text())["ok"]
     assert entry.split("\0")[2] == hook_memo.digest_of(folder) != read_by_check
+
+
+def late_folder(world: SkillWorld, where: str) -> Path:
+    """A skills folder made after the session started (by mkdir, a checkout, an unpacked
+    archive): nothing lists it yet, and a file tool below ``where`` would load it."""
+    folder = world.project / where / ".claude" / "skills" / "late"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: late\ndescription: LATE\n---\nLATE BODY\n")
+    (world.project / where / "notes.txt").write_text("notes\n")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("tool", "key", "name"),
+    [
+        ("Read", "file_path", "notes.txt"),
+        ("Write", "file_path", "new.txt"),
+        ("Edit", "file_path", "notes.txt"),
+        ("MultiEdit", "file_path", "notes.txt"),
+        ("NotebookEdit", "notebook_path", "n.ipynb"),
+        ("Read", "file_path", "deeper/still/x.txt"),
+    ],
+)
+def test_a_file_tool_below_a_skills_folder_made_mid_session_is_blocked(world, tool, key, name):
+    late_folder(world, "sub")
+    before = sorted(p for p in world.project.rglob("*"))
+    line = blocked(hook(world, payload(world, tool, **{key: str(world.project / "sub" / name)})))
+    assert line.startswith("skill late is not an approved skill"), line
+    assert sorted(p for p in world.project.rglob("*")) == before  # nothing written or moved
+
+
+def test_a_search_below_a_skills_folder_made_mid_session_is_blocked(world):
+    late_folder(world, "sub")
+    deeper = world.project / "sub" / "src"
+    deeper.mkdir()
+    line = blocked(hook(world, payload(world, "Grep", pattern="x", path=str(deeper))))
+    assert line.startswith("skill late is not an approved skill"), line
+
+
+def test_a_relative_file_path_below_a_late_skills_folder_is_blocked(world):
+    late_folder(world, "pkg/inner")
+    line = blocked(hook(world, payload(world, "Read", file_path="pkg/inner/notes.txt")))
+    assert line.startswith("skill late is not an approved skill"), line
+
+
+def test_a_file_tool_below_an_approved_nested_folder_goes_on(world):
+    nested = world.project / "app" / ".claude" / "skills"
+    world.install("release-notes", to=nested)
+    (world.project / "app" / "notes.txt").write_text("x\n")
+    done = hook(world, payload(world, "Read", file_path=str(world.project / "app" / "notes.txt")))
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_reload_that_would_list_a_user_skill_made_mid_session_is_blocked(world):
+    # Touching a file under an approved nested folder makes Claude Code list every skill
+    # again: a user folder that appeared after the start would be listed then.
+    world.install("release-notes", to=world.project / "app" / ".claude" / "skills")
+    (world.project / "app" / "notes.txt").write_text("x\n")
+    user = world.home / ".claude" / "skills" / "late-user"
+    user.mkdir(parents=True)
+    (user / "SKILL.md").write_text("---\nname: late-user\ndescription: U\n---\nUSER BODY\n")
+    line = blocked(
+        hook(world, payload(world, "Read", file_path=str(world.project / "app/notes.txt")))
+    )
+    assert line.startswith("skill late-user is not an approved skill"), line
+
+
+def test_a_reload_that_would_list_a_command_made_mid_session_is_blocked(world):
+    world.install("release-notes", to=world.project / "app" / ".claude" / "skills")
+    (world.project / "app" / "notes.txt").write_text("x\n")
+    commands = world.home / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "late.md").write_text("run the thing\n")
+    line = blocked(
+        hook(world, payload(world, "Read", file_path=str(world.project / "app/notes.txt")))
+    )
+    assert "holds commands, which are never approved" in line, line
+    assert (commands / "late.md").read_text() == "run the thing\n"
+
+
+def test_a_file_in_a_folder_with_no_skills_folder_above_it_is_answered_without_the_store(world):
+    (world.project / "src" / ".cache").mkdir(parents=True)  # a hidden folder, no skills in it
+    (world.project / "src" / "main.py").write_text("x\n")
+    for tool in ("Read", "Write", "Edit"):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "chimera_cards", "hook", "claude"],
+            input=payload(world, tool, file_path=str(world.project / "src" / "main.py")),
+            env=world.env,
+            cwd=world.project,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0
+        assert " chimera_cards._store" not in done.stderr.decode(), tool

@@ -317,3 +317,51 @@ def test_skills_in_an_agents_plugin_store_and_a_repositorys_own_marketplace_are_
     assert done.returncode == 0, done.stderr
     assert "MARKER" not in done.stdout, done.stdout
     assert "cached: unknown" in done.stderr and "local: unknown" in done.stderr
+
+
+@needs_bwrap
+def test_claude_code_is_started_with_the_hook_that_judges_folders_made_mid_session(world, tmp_path):
+    # A program named claude that writes down its arguments, then makes a skills folder the
+    # view did not have (as a checkout would) and runs the hook command it was given, with
+    # the input Claude Code sends before a Read below that folder.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    args_file = tmp_path / "args.json"
+    claude = bin_dir / "claude"
+    claude.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, subprocess, sys\n"
+        f"open({str(args_file)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+        "settings = json.loads(sys.argv[sys.argv.index('--settings') + 1])\n"
+        "entry = settings['hooks']['PreToolUse'][0]\n"
+        "late = os.path.join(os.getcwd(), 'sub', '.claude', 'skills', 'late')\n"
+        "os.makedirs(late)\n"
+        "open(os.path.join(late, 'SKILL.md'), 'w').write("
+        "'---\\nname: late\\ndescription: LATE\\n---\\nLATE\\n')\n"
+        "payload = {'hook_event_name': 'PreToolUse', 'cwd': os.getcwd(), 'tool_name': 'Read',"
+        " 'tool_input': {'file_path': os.path.join(os.getcwd(), 'sub', 'notes.txt')}}\n"
+        "done = subprocess.run(['sh', '-c', entry['hooks'][0]['command']],"
+        " input=json.dumps(payload).encode(), capture_output=True)\n"
+        "sys.stderr.write(done.stderr.decode())\n"
+        "sys.exit(done.returncode)\n"
+    )
+    claude.chmod(0o755)
+    env = {**world.env, "PATH": f"{bin_dir}{os.pathsep}{world.env['PATH']}"}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[3]),
+                                         env.get("PYTHONPATH", "")])  # fmt: skip
+    done = run_exec(world, "claude", "-p", "hello", env=env)
+    assert done.returncode == 2, done.stderr  # the hook blocked the Read
+    assert "skill late is not an approved skill" in done.stderr
+    argv = json.loads(args_file.read_text())
+    assert argv[0] == "--settings" and argv[2:] == ["-p", "hello"]  # the user's own, after
+    matcher = json.loads(argv[1])["hooks"]["PreToolUse"][0]["matcher"]
+    assert {"Read", "Write", "Edit", "Skill", "Bash"} <= set(matcher.split("|"))
+    assert (world.project / "sub" / ".claude" / "skills" / "late" / "SKILL.md").exists()
+
+
+@needs_bwrap
+def test_other_agents_are_started_with_their_own_arguments_only(world, tmp_path):
+    args_file = tmp_path / "args"
+    done = run_exec(world, "sh", "-c", f'printf "%s," "$@" > {args_file}', "sh", "a", "b")
+    assert done.returncode == 0, done.stderr
+    assert args_file.read_text() == "a,b,"
