@@ -54,16 +54,8 @@ def _recase(rng: random.Random, word: str) -> str:
 
 def _lines(pattern: re.Pattern, count: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    words = _words(pattern) + [
-        "https://x.example/a",
-        "$",
-        "API_TOKEN'",
-        'HOME")',
-        "{",
-        "}",
-        "a",
-        "é",
-    ]
+    extra = ["https://x.example/a", "$", "API_TOKEN'", 'HOME")', "{", "}", "a", "é"]
+    words = [*_words(pattern), *extra]
     return [
         "".join(
             rng.choice(SEPARATORS) + _recase(rng, rng.choice(words))
