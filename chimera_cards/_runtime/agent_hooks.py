@@ -237,24 +237,87 @@ def _pre_tool_use(
     return None
 
 
-# Claude Code's prompt routes to a file or a skill that no tool call goes through: a leading
-# ``/name`` loads that skill (or command) into the prompt, and ``@path`` attaches the file.
+# A prompt's routes to a file or a skill that no tool call goes through. Claude Code: a leading
+# ``/name`` loads that skill (or command) into the prompt, and ``@path`` attaches the file (a
+# folder: what is in it). Gemini CLI: ``@path`` inlines the file, or every file of a folder or
+# glob, read by its read_many_files tool called directly, so no BeforeTool hook runs for it; its
+# BeforeAgent hook gets the prompt (measured with 0.61.0).
 _SLASH = re.compile(r"\s*/([^\s/]+)")
 _MENTION = re.compile(r'(?:^|\s)@(?:"([^"]+)"|(\S+))')
 
 
-def _prompt_calls(prompt: str) -> list[tuple[dict, bool]]:
+def _prompt_calls(prompt: str, agent: str, cwd: Path) -> list[tuple[dict, bool]]:
     """The tool calls a prompt amounts to, each with whether a name that resolves to no skill
     may pass (a leading ``/help`` is Claude Code's own command, not a skill)."""
     calls: list[tuple[dict, bool]] = []
     slash = _SLASH.match(prompt)
-    if slash:
+    if slash and agent == "claude":
         calls.append(({"tool_name": "Skill", "tool_input": {"skill": slash.group(1)}}, True))
     for quoted, plain in _MENTION.findall(prompt):
         path = (quoted or plain).split("#", 1)[0].rstrip(".,;:!?)")
-        if path:
-            calls.append(({"tool_name": "Read", "tool_input": {"file_path": path}}, False))
+        path = path.replace("\\ ", " ")
+        if not path:
+            continue
+        if agent == "gemini":
+            call = {"tool_name": "read_many_files", "tool_input": {"paths": [path]}}
+        elif os.path.isdir(cwd / os.path.expanduser(path)):
+            call = {"tool_name": "Grep", "tool_input": {"path": path, "pattern": "."}}
+        else:
+            call = {"tool_name": "Read", "tool_input": {"file_path": path}}
+        calls.append((call, False))
     return calls
+
+
+# Claude Code's memory files, read at the start of a session, and the ``@path`` imports in them
+# (relative to the importing file, recursive to five levels): an import of a skill file puts
+# its bytes in the first request with no tool call (measured with 2.1.332: a dropped skill's
+# body imported by the project's CLAUDE.md reached the model with the hook installed).
+_MEMORY_NAMES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
+_IMPORT = re.compile(r"(?:^|\s)@((?:~|\.{1,2}|/)?[^\s`]+)")
+_FENCE = re.compile(r"^\s*(```|~~~).*?^\s*\1", re.M | re.S)
+_MAX_IMPORT_DEPTH = 5
+
+
+def memory_imports(cwd: Path, env: Mapping[str, str]) -> list[Path]:
+    """Every file Claude Code's memory files import from here, however deep (to five levels):
+    the project's (``CLAUDE.md``, ``CLAUDE.local.md``, ``.claude/CLAUDE.md``, ``.claude/rules``)
+    here and in every folder above, the user's and the managed one."""
+    from chimera_cards._runtime.skill_places import claude_home
+
+    roots: list[Path] = []
+    for folder in (cwd, *cwd.parents):
+        roots += [folder / name for name in _MEMORY_NAMES]
+        roots += _rules(folder / ".claude" / "rules")
+    home = claude_home(env)
+    roots += [home / "CLAUDE.md", *_rules(home / "rules"), Path("/etc/claude-code/CLAUDE.md")]
+    found: list[Path] = []
+    seen: set[Path] = set()
+    level = [r for r in roots if r.is_file()]
+    for _ in range(_MAX_IMPORT_DEPTH):
+        following: list[Path] = []
+        for memory in level:
+            real = Path(os.path.realpath(memory))
+            if real in seen:
+                continue
+            seen.add(real)
+            try:
+                text = memory.read_bytes()[:1_000_000].decode("utf-8", "replace")
+            except OSError:
+                continue
+            for value in _IMPORT.findall(_FENCE.sub("", text)):
+                target = Path(memory.parent, os.path.expanduser(value.rstrip(".,;:!?)")))
+                found.append(target)
+                if target.is_file():
+                    following.append(target)
+        level = following
+    return list(dict.fromkeys(found))
+
+
+def _rules(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.rglob("*.md"))[:1000]
+    except OSError:
+        return []
 
 
 def _user_prompt(
@@ -268,12 +331,18 @@ def _user_prompt(
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise UsageError("hook input has no prompt string")
-    for call, unknown_ok in _prompt_calls(prompt):
+    cwd = _project_root(payload, env)
+    for call, unknown_ok in _prompt_calls(prompt, agent.name, cwd):
         why = _pre_tool_use(
             agent, {**payload, **call}, env, store_path, trust_file, unknown_ok=unknown_ok
         )
         if why is not None:
             return why
+    for path in memory_imports(cwd, env) if agent.name == "claude" else []:
+        call = {"tool_name": "Read", "tool_input": {"file_path": str(path)}}
+        why = _pre_tool_use(agent, {**payload, **call}, env, store_path, trust_file)
+        if why is not None:
+            return f"a CLAUDE.md memory file imports {path}: {why}"
     return None
 
 
@@ -361,9 +430,9 @@ def run_hook(
         trust_file: judge approvals against this trust file instead of the store's trust list.
         fail_open: a failure of the hook itself warns (exit 1) instead of blocking (exit 2).
         event: ``pre-tool-use`` (``BeforeTool`` for Gemini CLI), ``session-start`` or
-            ``user-prompt`` (Claude Code's UserPromptSubmit: a leading ``/skill`` and each
-            ``@path`` judged as the Skill and Read calls they stand for); None: the
-            input's ``hook_event_name``.
+            ``user-prompt`` (Claude Code's UserPromptSubmit, Gemini CLI's BeforeAgent: a
+            leading ``/skill`` and each ``@path`` judged as the Skill, Read or search calls
+            they stand for); None: the input's ``hook_event_name``.
         env: the environment (default ``os.environ``).
     Returns:
         Exit 0 (go on), 2 with one line for the model (blocked), or 1 (a warning, fail-open).
@@ -384,6 +453,7 @@ def run_hook(
             hooks.pre_event: "pre-tool-use",
             "SessionStart": "session-start",
             "UserPromptSubmit": "user-prompt",
+            "BeforeAgent": "user-prompt",
         }.get(str(payload.get("hook_event_name")), "pre-tool-use")
         if kind == "session-start":
             report = _session_start(hooks, payload, env, store_path, trust_file)
@@ -433,8 +503,9 @@ def hook_commands(
         hooks.pre_event: f"{hooks.command} --event pre-tool-use{extra}{tail}",
         "SessionStart": f"{hooks.command} --event session-start{extra}",
     }
-    if agent == "claude":  # a prompt's /skill and @file load bytes with no tool call
-        commands["UserPromptSubmit"] = f"{hooks.command} --event user-prompt{extra}{tail}"
+    # A prompt's /skill and @file load bytes with no tool call.
+    prompt_event = "UserPromptSubmit" if agent == "claude" else "BeforeAgent"
+    commands[prompt_event] = f"{hooks.command} --event user-prompt{extra}{tail}"
     return commands
 
 
