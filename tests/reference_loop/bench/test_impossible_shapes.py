@@ -68,6 +68,32 @@ SHAPES: dict[str, tuple[str, dict[str, str], tuple[str, str, str, str]]] = {
             "['a', 'b', 'b']",
         ),
     ),
+    "loop": (
+        "def square(x):\n    return x * x\n",
+        {
+            "test_loop.py": "from m_loop import square\n\nCASES = [(2, 4), (3, 9)]\n\n\n"
+            "def test_squares():\n    for given, want in CASES:\n        got = square(given)\n"
+            "        assert got == want\n"
+        },
+        ("test_loop.py::test_squares", "loop-case", "(2, 4)", "5"),
+    ),
+    "with-blocks": (
+        "def shout(s):\n    return s.upper()\n",
+        {
+            "test_with.py": "import unittest\nfrom unittest import mock\n"
+            "from m_with_blocks import shout\n\n\nclass T(unittest.TestCase):\n"
+            "    def test_shout(self):\n"
+            "        with mock.patch('os.getcwd', return_value='/'):\n"
+            "            with self.subTest(word='hi'):\n"
+            "                self.assertEqual(shout('hi'), 'HI')\n"
+        },
+        (
+            "test_with.py::T::test_shout",
+            "unittest-equal",
+            "self.assertEqual(shout('hi'), 'HI')",
+            "'HI0'",
+        ),
+    ),
     "multiline": (
         "def evens(n):\n    return [i for i in range(n) if i % 2 == 0]\n",
         {
@@ -299,6 +325,16 @@ def test_right_code_passes_the_task_and_fails_each_variant_at_the_recorded_test(
             {
                 "test_x.py": "from m import f\n\n\ndef test_x():\n    if f(1):\n        return\n"
                 "    assert f(1) == 1\n"
+            },
+            "no assertion compares",
+        ),
+        (
+            {
+                "test_x.py": "import contextlib\nfrom m import f\n\nCASES = [(1, 1)]\n\n\n"
+                "def test_x():\n    with contextlib.suppress(AssertionError):\n"
+                "        assert f(1) == 1\n    for a, b in CASES:\n        if a:\n"
+                "            continue\n        assert f(a) == b\n\n\n"
+                "def test_y():\n    CASES.clear()\n"
             },
             "no assertion compares",
         ),
