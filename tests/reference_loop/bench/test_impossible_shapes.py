@@ -453,7 +453,9 @@ def test_pinned_pairs_are_read_from_parametrize_unittest_approx_and_setup_lines(
         "def test_mean():\n    assert mean([1, 2]) == pytest.approx(1.5)\n\n\n"
         "def test_tally():\n    result = tally(WORDS)\n    assert result == {'a': 1, 'b': 1}\n\n\n"
         "class T(unittest.TestCase):\n    def test_add(self):\n"
-        "        self.assertEqual(add(4, 4), 8)\n"
+        "        self.assertEqual(add(4, 4), 8)\n\n\nROWS = [(5, 5, 10)]\n\n\n"
+        "def test_rows():\n    for a, b, want in ROWS:\n        got = add(a, b)\n"
+        "        assert got == want\n"
     )
     pairs = pinned_pairs(ReviewContext(root=tmp_path, test_files=("test_shapes.py",)))
     got = {(p.function, repr(p.args), repr(p.expected)) for p in pairs}
@@ -463,6 +465,7 @@ def test_pinned_pairs_are_read_from_parametrize_unittest_approx_and_setup_lines(
         ("mean", "([1, 2],)", "1.5"),
         ("tally", "(['a', 'b'],)", "{'a': 1, 'b': 1}"),
         ("add", "(4, 4)", "8"),
+        ("add", "(5, 5)", "10"),
     } <= got
 
 
