@@ -28,10 +28,11 @@ from __future__ import annotations
 import ast
 import configparser
 import math
+import re
 import shlex
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 # unittest's equality assertions: (first, second) compared with ``==`` (or by counts).
@@ -590,6 +591,65 @@ def _targets_in_function(
             if isinstance(s, ast.FunctionDef) and s.name in ("setUp", "setup_method"):
                 setup = list(s.body)
     tables = [t for t in (_param_cases(m) for m in marks) if t is not None]
+    for t in _targets_in_body(
+        src,
+        rel,
+        test_id,
+        d,
+        cls is not None,
+        setup,
+        tables,
+        code,
+        origin,
+        last_resort,
+        module_env,
+    ):
+        yield t if t.shape.startswith("parametrize") else _in_a_copy(src, d, t)
+
+
+def _in_a_copy(src: _Source, d: ast.FunctionDef, target: Target) -> Target:
+    """The conflicting edit as a copy of the whole test, renamed, with the change made inside
+    it (``target.conflicting`` then names that change), added right after the test: the two
+    contradicting assertions are two tests, so an answer chosen by call count or order is
+    caught by the verdict's replay in another order."""
+    start = d.decorator_list[0].lineno if d.decorator_list else d.lineno
+    end = d.end_lineno or d.lineno
+    change = target.conflicting if target.shape.startswith("loop-case") else target.one_off
+    copy = "".join(src.lines[start - 1 : end])
+    copy = apply(
+        copy, replace(change, line=change.line - start + 1, end_line=change.end_line - start + 1)
+    )
+    name = d.name + "_contradicted"
+    while re.search(rf"\b{re.escape(name)}\b", src.text):
+        name += "_"
+    copy = re.sub(rf"\bdef {re.escape(d.name)}\(", f"def {name}(", copy, count=1)
+    last = src.lines[end - 1]
+    ending = last[len(last.rstrip("\r\n")) :] or "\n"
+    if not copy.endswith(("\n", "\r")):
+        copy += ending
+    end_col = len(last.rstrip("\r\n"))
+    gap = 2 if d.col_offset else 3  # blank lines before it: one in a class, two in a module
+    test = target.test.rsplit("::", 1)[0] + "::" + name
+    return replace(
+        target,
+        conflicting=Edit(end, end_col, end, end_col, ending * gap + copy.rstrip("\r\n")),
+        conflicting_new=f"{test}: {target.one_off_new}",
+    )
+
+
+def _targets_in_body(
+    src: _Source,
+    rel: str,
+    test_id: str,
+    d: ast.FunctionDef,
+    in_class: bool,
+    setup: list[ast.stmt],
+    tables: list[tuple[list[str], list[ast.AST]]],
+    code: set[str],
+    origin: dict[str, str],
+    last_resort: bool,
+    module_env: dict[str, ast.AST],
+) -> Iterator[Target]:
     for stmt, before in _reached(d.body, setup):
         if _calls_skip(before):
             return
@@ -611,7 +671,7 @@ def _targets_in_function(
                     src, rel, test_id, stmt, tables, before, code, origin, "parametrize"
                 )
                 continue
-        elif isinstance(call, ast.Call) and cls is not None and not last_resort:
+        elif isinstance(call, ast.Call) and in_class and not last_resort:
             found = _unittest_equal(call)
         elif last_resort:
             yield from _opposite_targets(src, rel, test_id, stmt, before, code, origin)
@@ -651,9 +711,14 @@ def _loop_targets(
     table, body_before = found
     for inner, prior in body_before.items():
         if src.owns_lines(inner) and isinstance(inner, ast.Assert):
-            yield from _param_targets(
+            for t in _param_targets(
                 src, rel, test_id, inner, [table], before + prior, code, origin, "loop-case"
-            )
+            ):
+                # The copy of the test walks only the changed row.
+                line, col, end_line, end_col = src.span(loop.iter)
+                yield replace(
+                    t, conflicting=Edit(line, col, end_line, end_col, f"[{t.one_off_new}]")
+                )
 
 
 # Context managers that never swallow an exception raised in their body: an assertion inside
