@@ -95,7 +95,7 @@ class Target:
     old: str  # the assertion (or case) as pinned
     one_off: Edit  # changes the expected value in place
     one_off_new: str  # the assertion (or case) after that change
-    conflicting: Edit  # adds a second assertion (or case) demanding the changed value
+    conflicting: Edit  # adds a copy of the test (or a case) demanding the changed value
     conflicting_new: str  # what that adds
     expected: Any  # the pinned value (None for assert-is/truth shapes)
     changed: Any  # the value the variant demands instead
