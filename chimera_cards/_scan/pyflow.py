@@ -20,6 +20,7 @@ from chimera_cards._scan.buildfiles import WRITTEN_INDEX_KINDS, build_kind
 from chimera_cards._scan.commands import path_persistence
 from chimera_cards._scan.pyshapes import (
     SQL_RE,
+    ciphered,
     constant_int,
     constant_slice,
     decode_constant,
@@ -734,6 +735,12 @@ class _Analyser(_PyFolding):
                 self.nested(folded, line)
         if short in ("decode",) and args == [] and receiver.decoded:
             result.decoded = True
+        if (
+            (name in ("bytes", "bytearray") or short == "join")
+            and node.args
+            and ciphered(node.args[0])
+        ):
+            result.decoded = True  # bytes(b ^ 0x2A for b in BLOB): a text kept unreadable
         if name in _EXEC or short in ("system", "popen", "check_output", "getoutput"):
             result.merge(self.run_shell(node, name, line))
         if name in _EVAL or short in ("exec", "eval"):
@@ -940,6 +947,11 @@ class _Analyser(_PyFolding):
         ):
             path = self.fold(node.args[1])
             content = args[0]
+        if short in ("write", "write_text") and node.args and self.depth < MAX_DEPTH:
+            # Code kept in a string and written out to be run: read as the code it is.
+            written = self.fold(node.args[0])
+            if written and "*" not in written and "import " in written and "\n" in written:
+                self.nested(written, line)
         if not path:
             return
         if build_kind(path) in WRITTEN_INDEX_KINDS and node.args:

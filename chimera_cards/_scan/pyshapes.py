@@ -186,3 +186,14 @@ def constant_slice(node: ast.Slice) -> slice | None:
     if bounds[2] == 0:
         return None
     return slice(*bounds)
+
+
+def ciphered(node: ast.expr) -> bool:
+    """Whether an expression makes each item by arithmetic on another (``b ^ key for b in
+    blob``, ``chr(c - 3) for c in codes``): a cipher over character codes."""
+    if not isinstance(node, (ast.GeneratorExp, ast.ListComp)):
+        return False
+    return any(
+        isinstance(part, ast.BinOp) and isinstance(part.op, (ast.BitXor, ast.Add, ast.Sub, ast.Mod))
+        for part in ast.walk(node.elt)
+    )

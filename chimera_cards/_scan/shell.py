@@ -40,6 +40,7 @@ from chimera_cards._scan.shellsteps import (
     file_server,
     letter_cipher,
     option_value,
+    printed_text,
 )
 from chimera_cards._scan.uploads import CLOUD_CLIS, REMOTE_RE, cloud_upload, git_push
 
@@ -310,7 +311,8 @@ class _WalkerBase:
             out = Out()
             for child in node.named_children:
                 out.merge(self.statement(child, Out()))
-            return Word("$(…)", out)
+            printed = printed_text(node) if kind == "command_substitution" else None
+            return Word(printed if printed is not None else "$(…)", out)
         # string, concatenation, and anything else made of parts
         parts: list[str] = []
         out = Out()

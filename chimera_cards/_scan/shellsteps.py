@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from chimera_cards._scan.sensitive import Send, Taint, credential_in, metadata_secret
 from chimera_cards._scan.shellfacts import MAX_COMMANDS, Command, Out, ShellFacts, Word, basename
@@ -433,3 +434,35 @@ def letter_cipher(argv: list[str]) -> bool:
         and all(_TR_SET_RE.match(s) for s in sets)
         and sets[0].lower() != sets[1].lower()
     )
+
+
+_PRINTF_SPEC_RE = re.compile(r"%[-+ #0-9.]*[sbqdi]")
+
+
+def printed_text(node: Any) -> str | None:
+    """What ``$(printf '%s%s' .a ws)`` or ``$(echo .ssh)`` prints when every word is written
+    out (a path put together from pieces), or None."""
+    parts = node.named_children
+    if len(parts) != 1 or parts[0].type != "command":
+        return None
+    words: list[str] = []
+    for child in parts[0].named_children:
+        if child.type == "command_name":
+            words.append(child.text.decode("utf-8", "replace"))
+        elif child.type == "raw_string":
+            words.append(child.text.decode("utf-8", "replace")[1:-1])
+        elif child.type == "word" or (
+            child.type == "string"
+            and all(c.type in ('"', "string_content") for c in child.children)
+        ):
+            words.append(child.text.decode("utf-8", "replace").strip('"'))
+        else:
+            return None
+    if not words or words[0] not in ("printf", "echo"):
+        return None
+    if words[0] == "echo":
+        return " ".join(w for w in words[1:] if w not in ("-n", "-e", "-ne", "-en"))
+    if len(words) < 2:
+        return None
+    pieces = iter(words[2:])
+    return _PRINTF_SPEC_RE.sub(lambda _: next(pieces, ""), words[1])
