@@ -426,7 +426,7 @@ class _Js(_JsFolding):
                     taint = Taint("credential", found)
                     self.facts.reads.append((line, taint))
                     result.taint.add(taint)
-        if name == "atob" or (
+        if name in ("atob", "unescape", "decodeURIComponent", "decodeURI") or (
             name == "Buffer.from" and len(args) > 1 and self.fold(args[1]) in ("base64", "hex")
         ):
             result.decoded = True

@@ -34,6 +34,7 @@ from chimera_cards._scan.shellfacts import (
     basename,
 )
 from chimera_cards._scan.shellsteps import (
+    CREDENTIAL_PATH_VARIABLES,
     IFS_RE,
     LISTERS,
     Relays,
@@ -344,6 +345,8 @@ class _WalkerBase:
         simple = node.type == "simple_expansion" or len(node.named_children) == 1
         if name in self.texts and simple:
             return Word(self.texts[name], out)
+        if name in CREDENTIAL_PATH_VARIABLES and name not in self.vars and simple:
+            return Word(CREDENTIAL_PATH_VARIABLES[name], out)
         return Word(f"${{{name}}}" if name else node.text.decode("utf-8", "replace"), out)
 
     # --- statements ------------------------------------------------------------------------

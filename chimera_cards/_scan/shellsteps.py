@@ -118,6 +118,11 @@ class Relays:
             self._find_exec(cmd)
         if name == "printf" and len(cmd.argv) >= 3 and cmd.argv[0] == "-v":
             self._printf_assign(cmd.argv[1], cmd.argv[2], cmd.argv[3:], out)
+        package = _run_package(name, cmd.argv)
+        if package is not None and package.startswith(("http://", "https://")):
+            # npx https://…/tool.tgz: a package fetched from an address and run at once (a URL
+            # given to the package it runs, npx skills add URL, is that package's argument).
+            self._ran(cmd, Out(downloaded=True), f"{name} of a URL")
         if (
             name in ("deno", "bun", "pipx", "uv", "uvx")
             and any(a.startswith(("http://", "https://")) for a in cmd.argv)
@@ -436,6 +441,16 @@ def letter_cipher(argv: list[str]) -> bool:
     )
 
 
+# Variables that name a credential file (a tool reads its secrets from the file they name):
+# unset in the skill, they stand for the tool's default file.
+CREDENTIAL_PATH_VARIABLES = {
+    "KUBECONFIG": "~/.kube/config",
+    "AWS_SHARED_CREDENTIALS_FILE": "~/.aws/credentials",
+    "GOOGLE_APPLICATION_CREDENTIALS": "~/.config/gcloud/application_default_credentials.json",
+    "NPM_CONFIG_USERCONFIG": "~/.npmrc",
+    "NETRC": "~/.netrc",
+    "GIT_CREDENTIALS_FILE": "~/.git-credentials",
+}
 _PRINTF_SPEC_RE = re.compile(r"%[-+ #0-9.]*[sbqdi]")
 
 
@@ -458,6 +473,8 @@ def printed_text(node: Any) -> str | None:
             words.append(child.text.decode("utf-8", "replace").strip('"'))
         else:
             return None
+    if words[1:] == ["config", "get", "userconfig"] and words[0] in ("npm", "pnpm"):
+        return "~/.npmrc"  # the file npm keeps its registry tokens in
     if not words or words[0] not in ("printf", "echo"):
         return None
     if words[0] == "echo":
@@ -466,3 +483,16 @@ def printed_text(node: Any) -> str | None:
         return None
     pieces = iter(words[2:])
     return _PRINTF_SPEC_RE.sub(lambda _: next(pieces, ""), words[1])
+
+
+def _run_package(name: str, argv: list[str]) -> str | None:
+    """The package ``npx``/``bunx``/``pnpm dlx``/``yarn dlx`` fetches and runs (its first word
+    or its ``--package``), or None for another command."""
+    if name in ("pnpm", "yarn") and argv[:1] == ["dlx"]:
+        argv = argv[1:]
+    elif name not in ("npx", "bunx"):
+        return None
+    given = option_value(argv, ("-p", "--package"))
+    if given is not None:
+        return given
+    return next((a for a in argv if not a.startswith("-")), None)
