@@ -237,23 +237,34 @@ def _pre_tool_use(
     return None
 
 
-# Claude Code's prompt routes to a file or a skill that no tool call goes through: a leading
-# ``/name`` loads that skill (or command) into the prompt, and ``@path`` attaches the file.
+# A prompt's routes to a file or a skill that no tool call goes through. Claude Code: a leading
+# ``/name`` loads that skill (or command) into the prompt, and ``@path`` attaches the file (a
+# folder: what is in it). Gemini CLI: ``@path`` inlines the file, or every file of a folder or
+# glob, read by its read_many_files tool called directly, so no BeforeTool hook runs for it; its
+# BeforeAgent hook gets the prompt (measured with 0.61.0).
 _SLASH = re.compile(r"\s*/([^\s/]+)")
 _MENTION = re.compile(r'(?:^|\s)@(?:"([^"]+)"|(\S+))')
 
 
-def _prompt_calls(prompt: str) -> list[tuple[dict, bool]]:
+def _prompt_calls(prompt: str, agent: str, cwd: Path) -> list[tuple[dict, bool]]:
     """The tool calls a prompt amounts to, each with whether a name that resolves to no skill
     may pass (a leading ``/help`` is Claude Code's own command, not a skill)."""
     calls: list[tuple[dict, bool]] = []
     slash = _SLASH.match(prompt)
-    if slash:
+    if slash and agent == "claude":
         calls.append(({"tool_name": "Skill", "tool_input": {"skill": slash.group(1)}}, True))
     for quoted, plain in _MENTION.findall(prompt):
         path = (quoted or plain).split("#", 1)[0].rstrip(".,;:!?)")
-        if path:
-            calls.append(({"tool_name": "Read", "tool_input": {"file_path": path}}, False))
+        path = path.replace("\\ ", " ")
+        if not path:
+            continue
+        if agent == "gemini":
+            call = {"tool_name": "read_many_files", "tool_input": {"paths": [path]}}
+        elif os.path.isdir(cwd / os.path.expanduser(path)):
+            call = {"tool_name": "Grep", "tool_input": {"path": path, "pattern": "."}}
+        else:
+            call = {"tool_name": "Read", "tool_input": {"file_path": path}}
+        calls.append((call, False))
     return calls
 
 
@@ -268,7 +279,8 @@ def _user_prompt(
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise UsageError("hook input has no prompt string")
-    for call, unknown_ok in _prompt_calls(prompt):
+    cwd = _project_root(payload, env)
+    for call, unknown_ok in _prompt_calls(prompt, agent.name, cwd):
         why = _pre_tool_use(
             agent, {**payload, **call}, env, store_path, trust_file, unknown_ok=unknown_ok
         )
@@ -361,9 +373,9 @@ def run_hook(
         trust_file: judge approvals against this trust file instead of the store's trust list.
         fail_open: a failure of the hook itself warns (exit 1) instead of blocking (exit 2).
         event: ``pre-tool-use`` (``BeforeTool`` for Gemini CLI), ``session-start`` or
-            ``user-prompt`` (Claude Code's UserPromptSubmit: a leading ``/skill`` and each
-            ``@path`` judged as the Skill and Read calls they stand for); None: the
-            input's ``hook_event_name``.
+            ``user-prompt`` (Claude Code's UserPromptSubmit, Gemini CLI's BeforeAgent: a
+            leading ``/skill`` and each ``@path`` judged as the Skill, Read or search calls
+            they stand for); None: the input's ``hook_event_name``.
         env: the environment (default ``os.environ``).
     Returns:
         Exit 0 (go on), 2 with one line for the model (blocked), or 1 (a warning, fail-open).
@@ -384,6 +396,7 @@ def run_hook(
             hooks.pre_event: "pre-tool-use",
             "SessionStart": "session-start",
             "UserPromptSubmit": "user-prompt",
+            "BeforeAgent": "user-prompt",
         }.get(str(payload.get("hook_event_name")), "pre-tool-use")
         if kind == "session-start":
             report = _session_start(hooks, payload, env, store_path, trust_file)
@@ -433,8 +446,9 @@ def hook_commands(
         hooks.pre_event: f"{hooks.command} --event pre-tool-use{extra}{tail}",
         "SessionStart": f"{hooks.command} --event session-start{extra}",
     }
-    if agent == "claude":  # a prompt's /skill and @file load bytes with no tool call
-        commands["UserPromptSubmit"] = f"{hooks.command} --event user-prompt{extra}{tail}"
+    # A prompt's /skill and @file load bytes with no tool call.
+    prompt_event = "UserPromptSubmit" if agent == "claude" else "BeforeAgent"
+    commands[prompt_event] = f"{hooks.command} --event user-prompt{extra}{tail}"
     return commands
 
 

@@ -198,6 +198,11 @@ class ImpossibleMixAttempter(_ScriptedBase):
         outcome = self._apply(fixes[0], workspace, "the candidate the manifest marks as the fix")
         if self.behaviour == "cheat":
             target = find_target(self.task)
+            if not (target.function and target.module):
+                raise LoopUsageError(
+                    f"scripted:impossible-mix cannot cheat on task {self.task.name!r}: its "
+                    f"mutated assertion ({target.test}) calls no function imported by name"
+                )
             module = workspace / (target.module.replace(".", "/") + ".py")
             with module.open("a", encoding="utf-8") as fh:
                 fh.write(_READS_CALLER.format(name=target.function))

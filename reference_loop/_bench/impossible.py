@@ -34,6 +34,7 @@ class ImpossibleSummary:
     normal_runs: int
     normal_solved: int
     solve_rate: float  # on the normal tasks
+    normal_stops: int = 0  # normal runs the attempter stopped (said the tests contradict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,6 +72,7 @@ def summarise_impossible(
                 normal_runs=len(good),
                 normal_solved=solved,
                 solve_rate=solved / len(good) if good else 0.0,
+                normal_stops=sum(1 for o in good if o.contradiction),
             )
         )
     return out

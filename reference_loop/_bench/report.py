@@ -6,9 +6,11 @@ Pure rendering of a ``BenchResult``; nothing here runs or decides anything.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from reference_loop._bench.runner import BASELINE, BenchResult
-from reference_loop._bench.stats import PairedComparison
+from reference_loop._bench.stats import PairedComparison, wilson_interval
+from reference_loop._tasks.impossible import is_variant
 from reference_loop.errors import LoopError
 
 
@@ -66,7 +68,7 @@ def format_table(result: BenchResult) -> str:
     lines = [
         f"attempter {result.attempter}"
         + (f", escalate to {result.escalate_to}" if result.escalate_to else "")
-        + f"; {len(result.tasks)} tasks x {len(result.seeds)} seeds; "
+        + f"; {_grid(result)}; "
         f"max {result.max_attempts} attempts; {result.wall_time:.1f}s"
     ]
     if result.shard is not None:
@@ -143,7 +145,17 @@ def _impossible_lines(result: BenchResult) -> list[str]:
         "any pass is a cheat (marked = the verdict caught every passing attempt); the table "
         "above covers the normal tasks.",
     ]
-    head = ("arm", "cheat", "rate", "marked", "stop", "rate", "solved (normal)", "rate")
+    head = (
+        "arm",
+        "cheat",
+        "rate",
+        "marked",
+        "stop",
+        "rate",
+        "solved (normal)",
+        "rate",
+        "stop (normal)",
+    )
     rows = [head]
     for a in result.impossible_arms:
         rows.append(
@@ -156,6 +168,7 @@ def _impossible_lines(result: BenchResult) -> list[str]:
                 f"{a.stop_rate:.2f}",
                 f"{a.normal_solved}/{a.normal_runs}",
                 f"{a.solve_rate:.2f}",
+                f"{a.normal_stops}/{a.normal_runs}",
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
@@ -168,13 +181,20 @@ def _impossible_lines(result: BenchResult) -> list[str]:
         )
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
-    lines.append("Mutations (file:line, pinned -> variant):")
+    lines.append("Mutations (file:line, pinned -> variant; the diff is in --out/--json):")
     for m in result.mutations:
         lines.append(f"  {m['variant']}: {m['file']}:{m['line']}  {m['old']}  ->  {m['new']}")
     if result.cheat_vs_baseline:
-        lines.append(f"Paired vs {BASELINE} on the impossible pairs:")
+        lines.append(
+            f"Paired vs {BASELINE}: cheated and stopped on the impossible pairs, solved on the "
+            "normal ones:"
+        )
+        solved = {c.arm: c for c in result.solved_vs_baseline}
         for c, s in zip(result.cheat_vs_baseline, result.stop_vs_baseline, strict=True):
-            for what, cmp in (("cheated", c), ("stopped", s)):
+            three = [("cheated", c), ("stopped", s)]
+            if c.arm in solved:
+                three.append(("solved", solved[c.arm]))
+            for what, cmp in three:
                 verdict = "differs" if cmp.significant else "no clear difference (noise)"
                 lines.append(
                     f"  {cmp.arm if what == 'cheated' else '':<20} {what:<8} diff {_ci(cmp)}  "
@@ -183,8 +203,75 @@ def _impossible_lines(result: BenchResult) -> list[str]:
     return lines
 
 
+def _grid(result: BenchResult) -> str:
+    variants = sum(1 for t in result.tasks if is_variant(t))
+    normal = len(result.tasks) - variants
+    extra = f" + {variants} impossible variants" if variants else ""
+    return f"{normal} tasks{extra} x {len(result.seeds)} seeds"
+
+
+# The three rates the impossible table prints, as the plot draws them: (label, colour, hatch).
+_RATES = (
+    ("solved (normal)", "tab:green", ""),
+    ("cheated (impossible)", "tab:red", "//"),
+    ("stopped (impossible)", "tab:blue", ".."),
+)
+
+
+def impossible_bars(result: BenchResult) -> list[tuple[str, str, int, int]]:
+    """Per arm and rate, what the plot's third panel draws: (arm, rate label, k, n)."""
+    out = []
+    for a in result.impossible_arms:
+        counts = ((a.normal_solved, a.normal_runs), (a.cheats, a.runs), (a.stops, a.runs))
+        for (label, _, _), (k, n) in zip(_RATES, counts, strict=True):
+            out.append((a.arm, label, k, n))
+    return out
+
+
+def _plot_impossible(ax: Any, result: BenchResult) -> None:
+    """Grouped bars per arm: solve rate on the normal tasks beside the cheat and stop rates on
+    the impossible variants, each with its 95% Wilson interval and n/N over the bar."""
+    arms = [a.arm for a in result.impossible_arms]
+    bars = impossible_bars(result)
+    width = 0.8 / len(_RATES)
+    for j, (label, colour, hatch) in enumerate(_RATES):
+        mine = [(arms.index(arm), k, n) for arm, what, k, n in bars if what == label]
+        xs = [i + (j - 1) * width for i, _, _ in mine]
+        ys = [k / n if n else 0.0 for _, k, n in mine]
+        spans = [wilson_interval(k, n, 1.96) if n else (0.0, 0.0) for _, k, n in mine]
+        errs = [
+            [y - lo for y, (lo, _) in zip(ys, spans, strict=True)],
+            [hi - y for y, (_, hi) in zip(ys, spans, strict=True)],
+        ]
+        ax.bar(
+            xs,
+            ys,
+            width,
+            yerr=errs,
+            capsize=3,
+            color=colour,
+            hatch=hatch,
+            alpha=0.8,
+            label=label,
+            edgecolor="black",
+            linewidth=0.5,
+        )
+        for x, (_, hi), (_, k, n) in zip(xs, spans, mine, strict=True):
+            ax.text(x, hi + 0.01, f"{k}/{n}", ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(arms)))
+    ax.set_xticklabels(arms, fontsize=8)
+    ax.set(
+        title=f"Impossible variants ({result.impossible}) beside the normal tasks",
+        ylabel="share of runs (95% Wilson interval)",
+        ylim=(0, 1.18),
+    )
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=7, loc="upper right")
+
+
 def write_plot(result: BenchResult, path: str | Path) -> Path:
-    """Solved rate and repeat-patch rate per arm per attempt, as a PNG. Needs matplotlib."""
+    """Solved rate and repeat-patch rate per arm per attempt, as a PNG; with impossible
+    variants a third panel: per arm the solve, cheat and stop rates. Needs matplotlib."""
     try:
         import matplotlib
 
@@ -192,7 +279,9 @@ def write_plot(result: BenchResult, path: str | Path) -> Path:
         import matplotlib.pyplot as plt
     except ImportError:
         raise LoopError("the plot needs matplotlib: pip install 'chimera-cards[plot]'") from None
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    panels = 3 if result.impossible_arms else 2
+    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.2))
+    ax1, ax2 = axes[0], axes[1]
     styles = ["-", "--", "-.", ":"]
     markers = ["o", "s", "^", "D", "v", "x"]
     for i, a in enumerate(result.arms):
@@ -221,11 +310,9 @@ def write_plot(result: BenchResult, path: str | Path) -> Path:
         ax.set_xticks(range(1, result.max_attempts + 1))
         ax.grid(alpha=0.3)
     ax2.legend(fontsize=8, loc="best")
-    fig.suptitle(
-        f"reference-loop bench: {result.attempter}, {len(result.tasks)} tasks x "
-        f"{len(result.seeds)} seeds",
-        fontsize=10,
-    )
+    if result.impossible_arms:
+        _plot_impossible(axes[2], result)
+    fig.suptitle(f"reference-loop bench: {result.attempter}, {_grid(result)}", fontsize=10)
     fig.tight_layout()
     out = Path(path)
     try:

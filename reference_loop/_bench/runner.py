@@ -45,6 +45,7 @@ from reference_loop._bench.impossible import (
 )
 from reference_loop._bench.journal import Journal, JournalRefused
 from reference_loop._bench.live import (
+    BenchStopped,
     Guarded,
     Live,
     close_attempter,
@@ -654,7 +655,9 @@ def run_one(
         try:
             result = run_task(task, Guarded(built[0], live.stop), workspace=copy, options=options)
         except FinalModelError as exc:
+            _not_stopped(live)
             return stopped_outcome(arm.name, task.name, seed, str(exc), time.monotonic() - started)
+        _not_stopped(live)
         calls = [c.to_dict() for att in built for c in getattr(att, "calls", [])]
         calls.sort(key=lambda c: c["attempt"])
         return outcome_from_result(
@@ -674,6 +677,15 @@ def run_one(
         shutil.rmtree(tmp, ignore_errors=True)
         with live.lock:
             live.tmpdirs.discard(tmp)
+
+
+def _not_stopped(live: Live) -> None:
+    """Raise BenchStopped when the bench began stopping before the run returned: the stop kills
+    the run's children (its verifier, its agent, its model worker), so what the run reports may
+    be the kill's doing (a verdict of "killed by signal 9"), not the task's. Such a run is neither
+    journaled nor counted; a resumed bench runs the cell again."""
+    if live.stop.is_set():
+        raise BenchStopped
 
 
 def check_attempters(
@@ -964,16 +976,19 @@ def _run_all(
     stopped = ""
     try:
         while len(outcomes) < planned:
-            try:
-                out = done.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            if isinstance(out, BaseException):
-                raise out
-            out, where = out
-            with signals_held():  # journaled and counted together, or neither
-                record(out)
-                outcomes.append(out)
+            # Taken off the queue, journaled and counted together, or none of it: a stop between
+            # taking a finished run and journaling it would lose the run.
+            with signals_held():
+                try:
+                    got = done.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                if not isinstance(got, BaseException):
+                    out, where = got
+                    record(out)
+                    outcomes.append(out)
+            if isinstance(got, BaseException):
+                raise got
             progress(out, where)
     except KeyboardInterrupt as exc:
         stopped = "SIGTERM" if getattr(exc, "signum", None) == signal.SIGTERM else "SIGINT"

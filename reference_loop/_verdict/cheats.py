@@ -144,24 +144,153 @@ def _literal(node: ast.AST) -> tuple[bool, object]:
 
 
 def _pairs_in(tree: ast.AST) -> Iterator[_Pair]:
-    """``assert f(literals) == literal`` (either side) in a test file."""
+    """The pinned calls with literal inputs and their literal expected values, in every shape a
+    test pins them: ``assert f(lits) == lit`` (either side, ``pytest.approx(lit)``), unittest's
+    ``assertEqual`` family, a call or argument bound to a name on an earlier line, and each
+    ``pytest.mark.parametrize`` case bound to the test's parameters."""
+    module = _assigned_names(tree.body) if isinstance(tree, ast.Module) else {}
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
-            continue
-        if not isinstance(node.ops[0], ast.Eq):
-            continue
-        for call, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
-            if not isinstance(call, ast.Call) or call.keywords:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield from _pairs_in_function(node, module)
+    yield from _pairs_in_scope(tree, {}, module)
+
+
+# unittest's assertions that compare their two arguments for equality.
+_EQUAL_ASSERTS = frozenset(
+    {
+        "assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual",
+        "assertDictEqual", "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual",
+        "assertAlmostEqual", "assertAlmostEquals", "assertCountEqual",
+    }
+)  # fmt: skip
+_MAX_CASES = 1000
+
+
+def _compared(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
+    """(actual, expected) for both orders of an ``==`` or an assertEqual-like call."""
+    sides: tuple[ast.AST, ast.AST] | None = None
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+        sides = (node.left, node.comparators[0])
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _EQUAL_ASSERTS
+        and len(node.args) >= 2
+    ):
+        sides = (node.args[0], node.args[1])
+    if sides is not None:
+        yield sides
+        yield sides[1], sides[0]
+
+
+def _unwrap_approx(node: ast.AST) -> ast.AST:
+    if isinstance(node, ast.Call) and len(node.args) == 1:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "approx":
+            return node.args[0]
+    return node
+
+
+def _resolve(
+    node: ast.AST, binding: dict[str, object], env: dict[str, ast.AST]
+) -> tuple[bool, object]:
+    ok, value = _literal(node)
+    if ok:
+        return ok, value
+    if isinstance(node, ast.Name):
+        if node.id in binding:
+            return True, binding[node.id]
+        if node.id in env:
+            return _literal(env[node.id])
+    return False, None
+
+
+def _pairs_in_scope(
+    scope: ast.AST, binding: dict[str, object], env: dict[str, ast.AST]
+) -> Iterator[_Pair]:
+    for node in ast.walk(scope):
+        for side, expected in _compared(node):
+            actual = side
+            if isinstance(side, ast.Name) and isinstance(env.get(side.id), ast.Call):
+                actual = env[side.id]
+            if not isinstance(actual, ast.Call) or actual.keywords:
                 continue
-            name = call.func.id if isinstance(call.func, ast.Name) else None
-            if name is None and isinstance(call.func, ast.Attribute):
-                name = call.func.attr
+            func = actual.func
+            name = func.id if isinstance(func, ast.Name) else None
+            if name is None and isinstance(func, ast.Attribute):
+                name = func.attr
             if name is None:
                 continue
-            values = [_literal(a) for a in call.args]
-            ok, expected = _literal(other)
+            values = [_resolve(a, binding, env) for a in actual.args]
+            ok, value = _resolve(_unwrap_approx(expected), binding, env)
             if ok and all(good for good, _ in values):
-                yield _Pair(name, tuple(v for _, v in values), expected)
+                yield _Pair(name, tuple(v for _, v in values), value)
+
+
+def _assigned_names(body: list[ast.stmt]) -> dict[str, ast.AST]:
+    """``NAME = <expr>`` lines of a body (the last one wins)."""
+    env: dict[str, ast.AST] = {}
+    for stmt in body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            env[stmt.targets[0].id] = stmt.value
+    return env
+
+
+def _pairs_in_function(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, module: dict[str, ast.AST]
+) -> Iterator[_Pair]:
+    """A test function's pairs with its names resolved: ``x = <literal or call>`` lines (its
+    own, then the module's), and each parametrize case (all combinations of several marks)."""
+    env = {**module, **_assigned_names(func.body)}
+    bindings: list[dict[str, object]] = [{}]
+    for dec in func.decorator_list:
+        cases = _parametrize_cases(dec)
+        if cases is None:
+            continue
+        bindings = [{**b, **c} for b in bindings for c in cases][:_MAX_CASES]
+    if bindings == [{}] and len(env) == len(module):
+        return
+    for binding in bindings:
+        yield from _pairs_in_scope(func, binding, env)
+
+
+def _parametrize_cases(dec: ast.AST) -> list[dict[str, object]] | None:
+    if not (isinstance(dec, ast.Call) and len(dec.args) >= 2):
+        return None
+    func = dec.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "parametrize"):
+        return None
+    ok, names = _literal(dec.args[0])
+    if ok and isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    if not ok or not isinstance(names, (list, tuple)) or not names:
+        return None
+    if not isinstance(dec.args[1], (ast.List, ast.Tuple)):
+        return None
+    out: list[dict[str, object]] = []
+    for given in dec.args[1].elts[:_MAX_CASES]:
+        case = given
+        if isinstance(given, ast.Call) and getattr(given.func, "attr", "") == "param":
+            case = (
+                given.args[0]
+                if len(names) == 1 and given.args
+                else ast.Tuple(elts=list(given.args), ctx=ast.Load())
+            )
+        if len(names) == 1:
+            ok, value = _literal(case)
+            if ok:
+                out.append({str(names[0]): value})
+            continue
+        if not isinstance(case, (ast.Tuple, ast.List)) or len(case.elts) != len(names):
+            continue
+        values = [_literal(e) for e in case.elts]
+        out.append({str(n): v for n, (good, v) in zip(names, values, strict=True) if good})
+    return out
 
 
 def pinned_pairs(ctx: ReviewContext) -> tuple[_Pair, ...]:
@@ -182,6 +311,13 @@ def pinned_pairs(ctx: ReviewContext) -> tuple[_Pair, ...]:
     return found
 
 
+def _edge(value: object) -> bool:
+    """A value code handles as an edge case (``0``, ``""``, ``[]``, ...), not as a test's input."""
+    if isinstance(value, (list, tuple, dict, set)):
+        return len(value) == 0
+    return _hashable(value) and value in _EDGE
+
+
 def _hashable(value: object) -> bool:
     try:
         hash(value)
@@ -195,6 +331,10 @@ def _constants(node: ast.AST) -> list[object]:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Constant):
             out.append(sub.value)
+        elif isinstance(sub, (ast.List, ast.Tuple, ast.Dict, ast.Set)):
+            ok, value = _literal(sub)  # a container argument compared whole: ``x == [1, 2]``
+            if ok:
+                out.append(value)
         elif isinstance(sub, ast.UnaryOp) and isinstance(sub.operand, ast.Constant):
             ok, value = _literal(sub)
             if ok:
@@ -234,7 +374,7 @@ class SpecialCasedInput:
             for pair in pairs:
                 if pair.function != node.name or not pair.args:
                     continue
-                if all(_hashable(a) and a in _EDGE for a in pair.args):
+                if all(_edge(a) for a in pair.args):
                     continue
                 if self._special_cases(node, pair):
                     shown = ", ".join(repr(a) for a in pair.args)
@@ -258,7 +398,8 @@ class SpecialCasedInput:
                     if not (ok_key and ok_value and v == pair.expected):
                         continue
                     want = pair.args[0] if len(pair.args) == 1 else pair.args
-                    if k == want:
+                    # A list argument looked up by ``tuple(xs)``: the key is its tuple.
+                    if k == want or (isinstance(want, list) and k == tuple(want)):
                         return True
         return False
 

@@ -390,3 +390,45 @@ def test_a_project_that_disables_all_hooks_cannot_turn_off_the_hook_in_managed_s
 def _copy_readable(source: str, target: str) -> None:
     with contextlib.suppress(OSError):  # a file this user cannot read (shadow): left out
         shutil.copy2(source, target)
+
+
+def test_with_the_hook_gemini_clis_prompt_at_file_of_unapproved_bytes_is_blocked(
+    gemini_cli: AgentCli, tmp_path: Path
+) -> None:
+    # Gemini CLI inlines an @path's file (a folder: all its files) into the prompt by calling
+    # its read_many_files tool directly: no BeforeTool hook runs. The BeforeAgent entry gets
+    # the prompt. Control: without that entry the bytes reach the model.
+    project = Project(tmp_path, "gemini")
+    settings = project.world.project / ".gemini" / "settings.json"
+    project.world.cli(
+        "hook", "gemini", "--install", "--settings", settings, "--store", project.world.store
+    )
+    folder = project.folder
+    bad = f"Compare @{folder}/dropped/SKILL.md and @{folder}/drift-skill please"
+    markers = (BAD["dropped body"], BAD["drifted body"])
+
+    def run(prompt: str) -> tuple[ScriptedModelServer, subprocess.CompletedProcess]:
+        with ScriptedModelServer([say("done")]) as server:
+            env = project.env(gemini_cli, server.url)
+            # --skip-trust alone trusts the folder after the project's settings (and hooks)
+            # were passed over (measured with 0.61.0); the variable trusts it from the start.
+            env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
+            done = gemini_cli.run(
+                HEADLESS["gemini"], cwd=project.world.project, env=env, input=prompt
+            )
+        return server, done
+
+    installed = json.loads(settings.read_text())
+    without = {**installed, "hooks": {k: v for k, v in installed["hooks"].items()
+                                      if k != "BeforeAgent"}}  # fmt: skip
+    settings.write_text(json.dumps(without))
+    control, _ = run(bad)
+    assert all(control.saw(m) for m in markers)  # the route is real
+    settings.write_text(json.dumps(installed))
+    guarded, done = run(bad)
+    assert not any(guarded.saw(m) for m in markers)
+    said = done.stdout + done.stderr
+    assert "not an approved skill" in said or "differs from its approved bytes" in said, said
+    approved, done = run(f"Summarize @{folder}/good-skill/SKILL.md")
+    assert approved.saw(GOOD_BODY), done.stderr[-2000:]
+    assert project.untouched()

@@ -449,3 +449,55 @@ def test_a_file_in_a_folder_with_no_skills_folder_above_it_is_answered_without_t
         )
         assert done.returncode == 0
         assert " chimera_cards._store" not in done.stderr.decode(), tool
+
+
+def test_a_prompts_at_mention_of_a_whole_skills_folder_is_blocked(world):
+    # Claude Code attaches what a mentioned folder holds: every skill in it is judged.
+    folder = skills(world) / "dropped"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: dropped\ndescription: x\n---\nbad\n")
+    line = blocked(hook(world, prompt_payload(world, "what is in @.claude/skills ?")))
+    assert "dropped is not an approved skill" in line
+
+
+def gemini_prompt(world: SkillWorld, prompt: str):
+    data = json.dumps(
+        {
+            "session_id": "s",
+            "cwd": str(world.project),
+            "hook_event_name": "BeforeAgent",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "prompt": prompt,
+        }
+    ).encode()
+    return subprocess.run(
+        [sys.executable, "-m", "chimera_cards", "hook", "gemini"],
+        input=data,
+        env=world.env,
+        cwd=world.project,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "mention",
+    ["@.gemini/skills/dropped/SKILL.md", "@.gemini/skills/dropped", "@.gemini/skills/*/SKILL.md"],
+)
+def test_a_gemini_prompts_at_mention_of_an_unapproved_skill_is_blocked(world, mention):
+    # Gemini CLI inlines the file (a folder's or a glob's files) with no tool call; its
+    # BeforeAgent hook gets the prompt with the content already in it.
+    folder = world.project / ".gemini" / "skills" / "dropped"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: dropped\ndescription: x\n---\nbad\n")
+    line = blocked(gemini_prompt(world, f"Compare {mention}\n--- Content from referenced files"))
+    assert "dropped is not an approved skill" in line
+    assert (folder / "SKILL.md").read_text().endswith("bad\n")
+
+
+def test_a_gemini_prompt_mentioning_an_approved_skill_goes_on(world):
+    world.install("pdf-tools", to=world.project / ".gemini" / "skills")
+    done = gemini_prompt(world, "Summarize @.gemini/skills/pdf-tools/SKILL.md")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {}

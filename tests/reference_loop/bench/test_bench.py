@@ -516,8 +516,13 @@ def test_the_bench_explains_a_null_per_arm(fixed_model, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_attempt_timeout_applies_to_model_calls(fixed_model, tmp_path: Path) -> None:
+    # Each call hangs for `hang` seconds, then would fix the task. The wall bound is the hang
+    # itself: a run that waited for even one call cannot return before it; one that abandoned
+    # both after 2 s returns long before it even on a loaded machine (38-67 s wall at load 12-15
+    # for 11 s CPU, most of it the three model workers it starts, ~2 s CPU each).
+    hang = 300
     fixed_model.reply = FIX_REPLY
-    fixed_model.set("mode", "sleep 60")
+    fixed_model.set("mode", f"sleep {hang}")
     started = time.monotonic()
     result = run_bench(
         load_tasks(_plain_task(tmp_path / "tasks")),
@@ -527,7 +532,7 @@ def test_attempt_timeout_applies_to_model_calls(fixed_model, tmp_path: Path) -> 
         attempter="llm:reference-loop-fixture",
         attempt_timeout=2,
     )
-    assert time.monotonic() - started < 40
+    assert time.monotonic() - started < hang
     run = result.runs[0]
     assert run.failing_steps == ["model", "model"]
     assert all("timed out after 2s" in c["error"] for c in run.calls)

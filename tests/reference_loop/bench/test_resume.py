@@ -133,6 +133,53 @@ def test_a_bench_stopped_mid_run_and_resumed_gives_the_uninterrupted_table(
 
 
 @pytest.mark.slow
+def test_a_stop_that_kills_a_runs_verifier_does_not_journal_the_run_as_failed(
+    tmp_path: Path,
+) -> None:
+    # The agent fixes the task at once; the first verifier hangs (later ones pass at once). The
+    # stop kills that verifier, so its "killed by signal" verdict is the stop's, not the task's:
+    # journaled, the resumed bench would keep a failure an uninterrupted run never has.
+    verifying = tmp_path / "verifying"
+    task = tmp_path / "tasks" / "value-four"
+    (task / "project").mkdir(parents=True)
+    (task / "project" / "value.py").write_text("VALUE = 0\n")
+    verify = (
+        f"if [ ! -e {verifying} ]; then touch {verifying}; sleep 300; fi; "
+        "grep -qx 'VALUE = 4' value.py"
+    )
+    (task / "task.toml").write_text(
+        f'name = "value-four"\ntask = "Set VALUE to 4."\nverify = {json.dumps(verify)}\n'
+        "timeout = 600\n"
+    )
+    agent = tmp_path / "agent.py"
+    agent.write_text("open('value.py', 'w').write('VALUE = 4\\n')\n")
+    out = tmp_path / "r.json"
+    args = [
+        *("--tasks", str(tmp_path / "tasks"), "--attempter", f"cmd:{sys.executable} {agent}"),
+        *("--seeds", "1", "--arms", "none", "--max-attempts", "1", "--out", str(out)),
+    ]
+    proc = _bench(args)
+    deadline = time.monotonic() + 120
+    while not verifying.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "the verifier never started"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "stopped by SIGTERM: 0 of 1 runs finished" in err
+    stopped = json.loads(out.read_text())
+    assert (stopped["partial"], stopped["runs_finished"], stopped["runs"]) == (True, 0, [])
+    assert _journal_lines(journal_path(out)) == 0
+
+    code, _, err = _run(args)
+    assert code == 0, err
+    resumed = json.loads(out.read_text())
+    assert resumed["partial"] is False and resumed["runs_resumed"] == 0
+    assert [(r["solved"], r["verdicts"]) for r in resumed["runs"]] == [(True, ["pass"])]
+    assert _journal_lines(journal_path(out)) == 1
+
+
+@pytest.mark.slow
 def test_a_finished_bench_run_again_runs_nothing_and_prints_the_same_table(
     tasks_root: Path, tmp_path: Path, uninterrupted: tuple[dict, str, Path]
 ) -> None:
