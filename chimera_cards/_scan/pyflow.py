@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from chimera_cards._scan.buildfiles import WRITTEN_INDEX_KINDS, build_kind
 from chimera_cards._scan.commands import path_persistence
 from chimera_cards._scan.pyshapes import (
+    DECODERS,
     SQL_RE,
     ciphered,
     constant_int,
@@ -85,28 +86,6 @@ _ENV_GET = frozenset(
         "os.environ.setdefault",
         "os.environ.pop",
         "getenv",
-    }
-)
-_DECODERS = frozenset(
-    {
-        "base64.b64decode",
-        "base64.b32decode",
-        "base64.b16decode",
-        "base64.b85decode",
-        "base64.a85decode",
-        "base64.decodebytes",
-        "base64.urlsafe_b64decode",
-        "base64.standard_b64decode",
-        "codecs.decode",
-        "zlib.decompress",
-        "gzip.decompress",
-        "bz2.decompress",
-        "lzma.decompress",
-        "bytes.fromhex",
-        "binascii.unhexlify",
-        "binascii.a2b_base64",
-        "binascii.a2b_hex",
-        "marshal.loads",
     }
 )
 _EXEC = frozenset(
@@ -442,7 +421,7 @@ class _PyFolding:
                 return chr(args[0].value)
             except (ValueError, OverflowError):
                 return None
-        if name in _DECODERS and args:
+        if name in DECODERS and args:
             raw = self.fold(args[0], depth + 1)
             if raw is None or "*" in raw:
                 return None
@@ -722,7 +701,7 @@ class _Analyser(_PyFolding):
                     # A file nobody shipped or reviewed (/tmp/.cache, ~/.x): code read from it
                     # and run is code from elsewhere.
                     result.downloaded = True
-        if name in _DECODERS or short in (
+        if name in DECODERS or short in (
             "b64decode",
             "unhexlify",
             "fromhex",

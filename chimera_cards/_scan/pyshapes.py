@@ -197,3 +197,28 @@ def ciphered(node: ast.expr) -> bool:
         isinstance(part, ast.BinOp) and isinstance(part.op, (ast.BitXor, ast.Add, ast.Sub, ast.Mod))
         for part in ast.walk(node.elt)
     )
+
+
+# Calls that turn an encoded or compressed text back into what it says.
+DECODERS = frozenset(
+    {
+        "base64.b64decode",
+        "base64.b32decode",
+        "base64.b16decode",
+        "base64.b85decode",
+        "base64.a85decode",
+        "base64.decodebytes",
+        "base64.urlsafe_b64decode",
+        "base64.standard_b64decode",
+        "codecs.decode",
+        "zlib.decompress",
+        "gzip.decompress",
+        "bz2.decompress",
+        "lzma.decompress",
+        "bytes.fromhex",
+        "binascii.unhexlify",
+        "binascii.a2b_base64",
+        "binascii.a2b_hex",
+        "marshal.loads",
+    }
+)

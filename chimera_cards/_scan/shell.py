@@ -261,6 +261,7 @@ class _WalkerBase:
 
     # Defined by _Walker, which builds on this class (a loop's body holds commands).
     command: Callable[[Any, Out], Out]
+    _open_descriptor: Callable[[Any], None]
 
     def __init__(
         self,
@@ -501,16 +502,6 @@ class _WalkerBase:
         return Out() if any(path for path, _ in outputs) else out
 
     pending_heredoc: tuple[str, int] | None = None
-
-    def _open_descriptor(self, redirect: Any) -> None:
-        # exec 3<>/dev/tcp/host/443: what is later written to >&3 goes to that host.
-        descriptor = next((c for c in redirect.children if c.type == "file_descriptor"), None)
-        dest = redirect.child_by_field_name("destination")
-        if descriptor is None or dest is None:
-            return
-        path = self.word(dest).text
-        if _DEV_TCP_RE.search(path):
-            self.fds[descriptor.text.decode("utf-8", "replace")] = path
 
     def file_redirect(self, redirect: Any, feed: Out) -> tuple[str, Any]:
         dest = redirect.child_by_field_name("destination")

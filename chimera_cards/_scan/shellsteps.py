@@ -17,6 +17,7 @@ from typing import Any
 from chimera_cards._scan.sensitive import Send, Taint, credential_in, metadata_secret
 from chimera_cards._scan.shellfacts import MAX_COMMANDS, Command, Out, ShellFacts, Word, basename
 
+_DEV_TCP_RE = re.compile(r"/dev/(?:tcp|udp)/([^/\s]+)/")
 # Deepest nesting of one-liners and commands run for another (find -exec, xargs).
 MAX_NESTED = 4
 # curl${IFS}-d${IFS}@file: unquoted, $IFS splits words as a space does.
@@ -70,11 +71,23 @@ class Relays:
     texts: dict[str, str]
     vars: dict[str, Out]
     aliases: dict[str, list[str]]
+    fds: dict[str, str]
+    word: Callable[[Any], Word]
     read_path: Callable[[Word, int], Out]
     write: Callable[..., None]
     run: Callable[[Command, Out], Out]
     _ran: Callable[[Command, Out, str], None]
     _output_file: Callable[[Command], str | None]
+
+    def _open_descriptor(self, redirect: Any) -> None:
+        # exec 3<>/dev/tcp/host/443: what is later written to >&3 goes to that host.
+        descriptor = next((c for c in redirect.children if c.type == "file_descriptor"), None)
+        dest = redirect.child_by_field_name("destination")
+        if descriptor is None or dest is None:
+            return
+        path = self.word(dest).text
+        if _DEV_TCP_RE.search(path):
+            self.fds[descriptor.text.decode("utf-8", "replace")] = path
 
     def relays(self, cmd: Command, stdin: Out, out: Out) -> None:
         """The steps of one command (``out`` is what it writes to its output)."""
