@@ -602,6 +602,42 @@ def plant_statement(
     )
 
 
+# A test file whose every test is slow says so once, as ``pytestmark = pytest.mark.slow``.
+_ALL_SLOW = re.compile(r"^pytestmark = pytest\.mark\.slow$", re.MULTILINE)
+
+
+def _leaves_slow_out(config: pytest.Config) -> bool:
+    """Whether this run's ``-m`` expression deselects every test marked slow and no other mark
+    (``-m "not slow"``, the quick loop). Anything pytest's own reader cannot tell: False."""
+    expression = config.getoption("markexpr", "") or ""
+    if not expression:
+        return False
+    try:
+        from _pytest.mark.expression import Expression
+
+        compiled = Expression.compile(expression)
+        return not compiled.evaluate(lambda name, **_: name == "slow") and compiled.evaluate(
+            lambda name, **_: False
+        )
+    except Exception:  # another pytest's reader: collect as usual
+        return False
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A run that leaves slow tests out does not import a file all of whose tests are slow:
+    the quick loop would only deselect them, after paying for their imports (the MCP SDK,
+    ray: over a second of CPU each)."""
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    if not _leaves_slow_out(config):
+        return None
+    try:
+        text = collection_path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return True if _ALL_SLOW.search(text) else None
+
+
 def pytest_sessionfinish(session, exitstatus) -> None:
     import shutil
 

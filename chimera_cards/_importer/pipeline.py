@@ -37,9 +37,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from chimera_cards._bundles.bundle import SKILL_FILE, Bundle, BundleFile
+from chimera_cards._bundles.bundle import SKILL_FILE, Bundle
 from chimera_cards._bundles.digests import BUNDLE, NPX, npx_hash, parse_digest, skill_digest
 from chimera_cards._bundles.folderscan import read_receipt_bytes
+from chimera_cards._bundles.manifest import BundleFile
 from chimera_cards._cards.card import Card, parse_card
 from chimera_cards._importer.lockfile import LockfileError, Pins, check_pin, read_lockfile
 from chimera_cards._scan.codescan import ScanCache, lint_bundle

@@ -6,10 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from chimera_cards._bundles.bundle import (
-    Bundle,
-    BundleFile,
-)
+from chimera_cards._bundles.manifest import BundleFile
 from chimera_cards._install.receipt import InstallError
 from chimera_cards._install.state import Candidate
 from chimera_cards._trust.policy import (
@@ -19,6 +16,10 @@ from chimera_cards._trust.policy import (
     is_clean_path,
     trusted_keys,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: check starts up on this module
+if TYPE_CHECKING:
+    from chimera_cards._bundles.bundle import Bundle
 
 # -- against the store -------------------------------------------------------------------------
 

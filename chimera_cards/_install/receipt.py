@@ -9,10 +9,6 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 
-from chimera_cards._bundles.bundle import (
-    BundleFile,
-    bundle_digest,
-)
 from chimera_cards._bundles.folderscan import (
     FolderRecord,
     Scan,
@@ -20,6 +16,7 @@ from chimera_cards._bundles.folderscan import (
     read_receipt_bytes,
 )
 from chimera_cards._bundles.folderscan import find_skill_folders as _find_skill_folders
+from chimera_cards._bundles.manifest import BundleFile, bundle_digest
 from chimera_cards._install.folderlock import serialized
 from chimera_cards._util.atomic import write_atomic
 from chimera_cards.errors import ChimeraError, UsageError

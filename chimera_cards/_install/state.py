@@ -6,12 +6,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from chimera_cards._bundles.bundle import (
-    BundleDiff,
-    BundleFile,
-    diff_bundles,
-)
+from chimera_cards._bundles.manifest import BundleFile
 from chimera_cards._install.receipt import FolderScan, Receipt
+
+TYPE_CHECKING = False  # typing is not imported at run time: check starts up on this module
+if TYPE_CHECKING:
+    from chimera_cards._bundles.bundle import BundleDiff
 
 # -- what a folder's bytes mean ----------------------------------------------------------------
 
@@ -132,6 +132,8 @@ def classify(
     if reference is None:
         base.detail = "not in the store" if not scan.problems else "; ".join(scan.problems)
         return base
+    from chimera_cards._bundles.bundle import diff_bundles  # only for a folder that differs
+
     diff = diff_bundles(reference.files, scan.files)
     base.state, base.diff, base.expected = "modified", diff, reference.digest
     base.detail = describe_diff(diff, scan.problems) or "differs from the installed bundle"

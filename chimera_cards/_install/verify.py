@@ -11,7 +11,6 @@ from chimera_cards._bundles.folderscan import (
     Scan,
     start_scan,
 )
-from chimera_cards._bundles.links import LinkInfo
 from chimera_cards._install.policy import Policy, StoredSkill, stored_skills
 from chimera_cards._install.receipt import FolderScan, Receipt, _folder_scan, read_index
 from chimera_cards._install.state import (
@@ -22,6 +21,10 @@ from chimera_cards._install.state import (
     missing_state,
 )
 from chimera_cards.errors import UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time: check starts up on this module
+if TYPE_CHECKING:
+    from chimera_cards._bundles.links import LinkInfo  # loaded only where a folder is a link
 
 
 @dataclass

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from chimera_cards._bundles.bundle import SKILL_FILE, BundleFile
+from chimera_cards._bundles.folderscan import SKILL_FILE
+from chimera_cards._bundles.manifest import BundleFile
 from chimera_cards._store.facade import Store
 from chimera_cards._store.rows import Version
 from chimera_cards._trust.policy import (

@@ -268,6 +268,58 @@ def _prompt_calls(prompt: str, agent: str, cwd: Path) -> list[tuple[dict, bool]]
     return calls
 
 
+# Claude Code's memory files, read at the start of a session, and the ``@path`` imports in them
+# (relative to the importing file, recursive to five levels): an import of a skill file puts
+# its bytes in the first request with no tool call (measured with 2.1.332: a dropped skill's
+# body imported by the project's CLAUDE.md reached the model with the hook installed).
+_MEMORY_NAMES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
+_IMPORT = re.compile(r"(?:^|\s)@((?:~|\.{1,2}|/)?[^\s`]+)")
+_FENCE = re.compile(r"^\s*(```|~~~).*?^\s*\1", re.M | re.S)
+_MAX_IMPORT_DEPTH = 5
+
+
+def memory_imports(cwd: Path, env: Mapping[str, str]) -> list[Path]:
+    """Every file Claude Code's memory files import from here, however deep (to five levels):
+    the project's (``CLAUDE.md``, ``CLAUDE.local.md``, ``.claude/CLAUDE.md``, ``.claude/rules``)
+    here and in every folder above, the user's and the managed one."""
+    from chimera_cards._runtime.skill_places import claude_home
+
+    roots: list[Path] = []
+    for folder in (cwd, *cwd.parents):
+        roots += [folder / name for name in _MEMORY_NAMES]
+        roots += _rules(folder / ".claude" / "rules")
+    home = claude_home(env)
+    roots += [home / "CLAUDE.md", *_rules(home / "rules"), Path("/etc/claude-code/CLAUDE.md")]
+    found: list[Path] = []
+    seen: set[Path] = set()
+    level = [r for r in roots if r.is_file()]
+    for _ in range(_MAX_IMPORT_DEPTH):
+        following: list[Path] = []
+        for memory in level:
+            real = Path(os.path.realpath(memory))
+            if real in seen:
+                continue
+            seen.add(real)
+            try:
+                text = memory.read_bytes()[:1_000_000].decode("utf-8", "replace")
+            except OSError:
+                continue
+            for value in _IMPORT.findall(_FENCE.sub("", text)):
+                target = Path(memory.parent, os.path.expanduser(value.rstrip(".,;:!?)")))
+                found.append(target)
+                if target.is_file():
+                    following.append(target)
+        level = following
+    return list(dict.fromkeys(found))
+
+
+def _rules(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.rglob("*.md"))[:1000]
+    except OSError:
+        return []
+
+
 def _user_prompt(
     agent: AgentHooks,
     payload: Mapping[str, object],
@@ -286,6 +338,11 @@ def _user_prompt(
         )
         if why is not None:
             return why
+    for path in memory_imports(cwd, env) if agent.name == "claude" else []:
+        call = {"tool_name": "Read", "tool_input": {"file_path": str(path)}}
+        why = _pre_tool_use(agent, {**payload, **call}, env, store_path, trust_file)
+        if why is not None:
+            return f"a CLAUDE.md memory file imports {path}: {why}"
     return None
 
 

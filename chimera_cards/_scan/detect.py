@@ -187,6 +187,9 @@ class _Unit:
     # runs on the machine being built): as in a Dockerfile, what they download and run, and
     # the protections they relax, stay in that image.
     image_lines: set[int] = field(default_factory=set)
+    # Lines of JavaScript/TypeScript blocks in Markdown: app code the skill shows how to write
+    # (a component's fetch), not a command the agent runs; a plain data send there is listed.
+    app_lines: set[int] = field(default_factory=set)
 
 
 class _Detector:
@@ -254,6 +257,8 @@ class _Detector:
             self.code(unit, code, variables, embed)
             if not code.inline and _shown_as_example(lines, code.line - 1):
                 unit.example_lines.update(range(code.line, code.line + code.text.count("\n") + 1))
+            if not code.inline and code.language == "javascript":
+                unit.app_lines.update(range(code.line, code.line + code.text.count("\n") + 1))
         self.prose(unit, text, units)
         unit.findings += _confusables(path, text, 1)
 
@@ -554,7 +559,10 @@ def _grade(unit: _Unit) -> list[Finding]:
     shipped = False
     for send in sends:
         graded = send_severity(
-            send, documentation=unit.documentation or send.line in unit.example_lines
+            send,
+            documentation=unit.documentation
+            or send.line in unit.example_lines
+            or send.line in unit.app_lines,
         )
         if graded is None:
             continue

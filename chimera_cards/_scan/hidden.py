@@ -27,6 +27,7 @@ from chimera_cards._scan.findings import (
     _Collector,
     _Lines,
 )
+from chimera_cards._scan.installers import shown_installer
 from chimera_cards._scan.sensitive import credential_in
 from chimera_cards._scan.textruns import RunGate
 
@@ -831,6 +832,7 @@ def _scan(
     fast: bool = True,
     comments: str = ERROR,
     code: tuple[tuple[int, int], ...] = (),
+    markdown: bool = True,
 ) -> None:
     rare = _rare_chars(text) if fast else None
     _scan_characters(text, lines, out, fast=fast, rare=rare)
@@ -853,6 +855,8 @@ def _scan(
             ):
                 # listed: a quoted example of what an attack says, or how to present internals
                 severity = INFO
+            if rule == "pipe-to-shell" and shown_installer(match, markdown=markdown):
+                severity = WARNING
             if rule in _COMMENT_RULES:
                 # Shown verbatim in a code block: nothing there is hidden from a reader.
                 # Elsewhere nobody sees it, which matters when it says something to act on.

@@ -454,7 +454,14 @@ def lint_text(text: str, path: str, *, markdown: bool | None = None) -> list[Fin
     if markdown and ("<!--" in text or "]:" in text):
         code = code_block_lines(text, 1)
     out = _Collector()
-    _scan(text, _Lines(text, 1), out, comments=ERROR if markdown else INFO, code=code)
+    _scan(
+        text,
+        _Lines(text, 1),
+        out,
+        comments=ERROR if markdown else INFO,
+        code=code,
+        markdown=markdown,
+    )
     findings = out.result()
     container = not markdown and build_kind(path) == "dockerfile"
     image_lines = _dockerfile_block_lines(text) if markdown and "ocker" in text else ()

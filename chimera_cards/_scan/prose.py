@@ -110,6 +110,12 @@ _CONCEAL_RE = re.compile(
     r"(?:send|upload|post|exfiltrate|transmit|forward|install|collect|harvest|beacon|copy|read)\b",
     re.I,
 )
+# Deceit refused ("avoid misleading the user", "never lie to the user", "it is vital to not
+# mislead users"): the words before a lie/mislead/deceive that say not to.
+_DECEIT_REFUSED_RE = re.compile(
+    r"\b(?:avoid|never|not|no|don't|do\s+not|without|stop|refuse\s+to)\s+(?:to\s+)?(?:ever\s+)?$",
+    re.IGNORECASE,
+)
 # The first alternative of _CONCEAL_RE: a "do not tell the user" whose object decides.
 _TELL_RE = re.compile(
     r"(?:do\s+not|don't|dont|never)\s+(?:ever\s+)?(?:tell|mention|inform|notify|reveal|disclose|"
@@ -548,7 +554,11 @@ _CARRIES_RE = re.compile(
 # it orders nothing.
 _QUESTION_RE = re.compile(
     r"(?:^|[:;.]\s|\*\*\s|^\W+)\s*(?:does|do|did|is|are|was|were|can|could|will|would|should|"
-    r"has|have|what|which|who|why|how|where|when)\b[^?]*\?[\s*_`)\]]*$",
+    r"has|have|what|which|who|why|how|where|when)\b[^?]*\?[\s*_`)\]]*$"
+    # after a condition: 'If "Yes" (...), does that document also contain private keys?' (not
+    # a polite order: "If it fails, can you upload ...?")
+    r"|^\W*if\b[^?]*,\s*(?:does|do|did|is|are|was|were|has|have|what|which|who|why|how|where|"
+    r"when)\b[^?]*\?[\s*_`)\]]*$",
     re.IGNORECASE,
 )
 
@@ -556,6 +566,15 @@ _QUESTION_RE = re.compile(
 _READER_RE = re.compile(
     r"\b(?:the|a|this|your|its)\s+(?:local\s+|dev\s+|mcp\s+)?(?:server|endpoint|backend)\s*$",
     re.IGNORECASE,
+)
+
+
+# "Read this to configure the server via env vars": what is read is the page itself.
+_READ_THE_PAGE_RE = re.compile(
+    r"\s+(?:this|these|on|about|more|through|below|first|the\s+following)(?:\s+(?:page|section|"
+    r"guide|document|doc|reference|first|carefully))?\s+(?:to|when|if|before|for|and|first|"
+    r"carefully)\b",
+    re.I,
 )
 
 
@@ -593,6 +612,29 @@ def _attempted(sentence: str, match: re.Match) -> bool:
     return bool(_ATTEMPTED_RE.search(sentence[max(0, match.start() - 40) : match.start()]))
 
 
+# A reference table's row that names an option, a flag or a field in its first cell
+# (`--force`, `-f`, `sandboxOrigin`): the other cells say what that option does ("Override
+# safety checks"), they do not order the agent to do it. A row whose first cell is prose, a
+# step number or a command is read as any sentence.
+_OPTION_NAME = r"`?(?:-{1,2}\w[\w-]*|[a-z]+[A-Z]\w*|\w*[a-zA-Z]_\w+|\w+\.[\w.-]+)`?"
+_OPTION_CELL_RE = re.compile(
+    rf"[ \t]*{_OPTION_NAME}(?:[ \t]*[/,][ \t]*{_OPTION_NAME})*(?:[ \t]+<[\w-]+>)?[ \t]*"
+)
+
+
+def _describes_option(text: str, at: int) -> bool:
+    """Whether the sentence at ``at`` is a later cell of a table row naming an option."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start : end if end >= 0 else len(text)]
+    row = line.lstrip(" \t>")
+    if not row.startswith("|"):
+        return False
+    first_end = row.find("|", 1)
+    offset = at - start - (len(line) - len(row))  # the sentence's place in the row
+    return 0 < first_end < offset and bool(_OPTION_CELL_RE.fullmatch(row[1:first_end]))
+
+
 def _quote(sentence: str) -> str:
     shown = " ".join(sentence.split())
     return shown if len(shown) <= 140 else shown[:137] + "..."
@@ -605,6 +647,29 @@ _EXCLUDED_RE = re.compile(
     r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b[^;:]{0,60}$", re.I
 )
 _PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys", re.I)
+# A list of what is left out ("the upload archive excludes `.git`, `node_modules`, build output
+# (`dist`, `out`), `.env*`"): the store is one of its items however long the list, as long as
+# every item is a name (a word or three) and nothing between the word and the store adds to the
+# list or sends.
+_LEAVES_OUT_RE = re.compile(
+    r"\b(?:excluding|except|exclude[sd]?|omit(?:s|ted|ting)?|leav(?:es|ing)\s+out|ignor(?:es|ed|ing))\b",
+    re.I,
+)
+_CODE_SPAN_RE = re.compile(r"`[^`\n]{1,80}`")
+_ADDS_RE = re.compile(r"\b(?:includ\w*|plus|along|also|add\w*|with|but|then)\b", re.I)
+
+
+def _left_out(before: str) -> bool:
+    """Whether the text before a store ends in a list of what is left out (see above)."""
+    words = list(_LEAVES_OUT_RE.finditer(before, max(0, len(before) - 600)))
+    if not words:
+        return False
+    word = words[-1]
+    items = _CODE_SPAN_RE.sub("x", before[word.end() :])
+    if _ADDS_RE.search(items) or _SHIP_RE.search(items):
+        return False
+    # items of a word or three, between commas and brackets
+    return all(len(item.split()) <= 3 for item in re.split(r"[,()]", items))
 
 
 def _store_named(sentence: str, gate: _Gate) -> re.Match | None:
@@ -622,7 +687,8 @@ def _store_named(sentence: str, gate: _Gate) -> re.Match | None:
         patterns.append(CREDENTIAL_PATH_RE)
     for pattern in patterns:
         for match in pattern.finditer(sentence):
-            if _EXCLUDED_RE.search(sentence[: match.start()]):
+            before = sentence[: match.start()]
+            if _EXCLUDED_RE.search(before) or _left_out(before):
                 continue
             return match
     return None
@@ -798,6 +864,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                 # what someone "can read": a risk described, not an order
                 _MODAL_RE.search(sentence, max(0, gathered.start() - 30), gathered.start())
                 or _reader_not_place(sentence, gathered)
+                or _READ_THE_PAGE_RE.match(sentence, gathered.end())
             ):
                 gathered = None
             if ship or gathered:
@@ -814,6 +881,9 @@ def prose_findings(text: str) -> list[ProseFinding]:
         if (
             conceal
             and not _CONCEAL_BENIGN_RE.search(sentence)
+            and not _DECEIT_REFUSED_RE.search(
+                sentence, max(0, conceal.start() - 30), conceal.start()
+            )
             # what is kept from the user must be something the agent does (see hides_an_action)
             and (not _TELL_RE.match(conceal.group(0)) or hides_an_action(conceal))
         ):
@@ -831,6 +901,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
         if (
             precedence
             and not _attempted(sentence, precedence)
+            and not _describes_option(text, at)
             and not quoted_mention(precedence)
             and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I)
         ):
@@ -846,6 +917,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
         if (
             tools
             and not _attempted(sentence, tools)
+            and not _describes_option(text, at)
             and not quoted_mention(tools)
             and not re.search(
                 r"\b(?:never|do\s+not|don't|must\s+not)\s+(?:\w+\s+){0,2}?(?:ignore|bypass|skip|override|circumvent)",

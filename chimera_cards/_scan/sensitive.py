@@ -51,6 +51,15 @@ _ALWAYS_SECRET = re.compile(
 )
 # Words of a token's name that say nothing about which service it is for.
 _GENERIC_PARTS = _SECRET_PARTS | {"API", "ACCESS", "CLIENT", "APP", "USER", "PERSONAL", "BOT", "ID"}
+# Nor do the words that say whose it is, what it may do or where it is used
+# (PERSONAL_API_KEY_OF_ADMIN, PROD_DEPLOY_TOKEN): a role, a scope, an environment.
+_GENERIC_PARTS |= {
+    "ADMIN", "ADMINS", "ROOT", "MASTER", "OWNER", "ORG", "ORGANIZATION", "PROJECT", "TEAM",
+    "WORKSPACE", "ACCOUNT", "SERVICE", "PROD", "PRODUCTION", "DEV", "DEVELOPMENT", "TEST",
+    "TESTING", "STAGING", "STAGE", "LIVE", "SANDBOX", "LOCAL", "SHARED", "DEFAULT", "PRIMARY",
+    "READ", "WRITE", "READONLY", "REFRESH", "SIGNING", "DEPLOY", "THE", "YOUR", "FOR",
+    "OAUTH", "BASIC", "NEW", "OLD",
+}  # fmt: skip
 
 
 def is_secret_name(name: str) -> bool:
@@ -520,6 +529,18 @@ def collector_in(text: str) -> str | None:
     return COLLECTOR_HOSTS[first] if first < len(COLLECTOR_HOSTS) else None
 
 
+def _loopback(host: str | None) -> bool:
+    """Whether a host is this machine (a loopback name or address)."""
+    if not host:
+        return False
+    host = host.lower().strip("[]").rstrip(".")
+    return (
+        host in ("localhost", "::1", "0.0.0.0")
+        or host.endswith(".localhost")
+        or re.fullmatch(r"127(?:\.\d{1,3}){3}", host) is not None
+    )
+
+
 # Folders every local user can read: a secret copied there has left its owner.
 _SHARED_DIRS = (
     "/tmp",
@@ -547,6 +568,13 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
         The grade, or None.
     """
     where = send.host or "an address built at run time"
+    tokens = send.body | send.header
+    if send.sink == "network" and all(t.kind == "env" for t in tokens) and _loopback(send.host):
+        # Data or a named token given to a server on this machine (the user's dev server, a
+        # local webhook receiver) has not left the machine; a credential store read and sent
+        # is still graded below.
+        carried = f" with {_names(tokens)}" if tokens else ""
+        return ("network-send", "info", f"calls {where} on this machine{carried} via {send.via}")
     if send.sink == "network" and send.host and collector_in(send.host):
         # Nothing an ordinary skill needs is sent to a request bin or a tunnel.
         return (
@@ -572,7 +600,6 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
         )
         return ("secret-exfiltration", "error", f"sensitive data ({what}) copied to {target}")
     strong = {t for t in send.body | send.header if t.kind != "env"}
-    tokens = send.body | send.header
     if not strong and tokens and all(own_api(t.what, send.host) for t in tokens):
         # The user's token for this very API, in a header or the query string it asks for.
         return (

@@ -278,7 +278,7 @@ class _WalkerBase:
         self.vars = variables
         self.embed = embed
         self.count = 0
-        self.texts: dict[str, str] = {}  # a=".s"; b="sh": "$HOME/$a$b" reads as ~/.ssh
+        self.texts = facts.texts  # literal values of variables (see ShellFacts.texts)
         self.remotes: dict[str, str] = {}  # git remotes this unit adds: name -> URL
         self.aliases: dict[str, list[str]] = {}  # alias name='command words
         self.fds: dict[str, str] = {}  # exec 3<>/dev/tcp/host/port: descriptor -> path

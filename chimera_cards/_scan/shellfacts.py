@@ -69,6 +69,10 @@ class ShellFacts(CodeFacts):
     embedded: list[tuple[str, str, int]] = field(default_factory=list)  # (language, code, line)
     output: Out = field(default_factory=Out)
     fork_bombs: list[tuple[int, str]] = field(default_factory=list)
+    # Variables' literal values (a=".s"; b="sh": "$HOME/$a$b" reads as ~/.ssh), kept across the
+    # code blocks of one page as the variables themselves are: a page's blocks are run in turn,
+    # so `API_BASE=https://api.x.io` in one block is the host of `curl "$API_BASE/..."` in the next.
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 def basename(word: str) -> str:

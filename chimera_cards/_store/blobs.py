@@ -6,13 +6,8 @@ import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from chimera_cards._bundles.bundle import (
-    SKILL_FILE,
-    Bundle,
-    BundleFile,
-    bundle_digest,
-    bundle_from_files,
-)
+from chimera_cards._bundles.folderscan import SKILL_FILE
+from chimera_cards._bundles.manifest import BundleFile, bundle_digest
 from chimera_cards._store.audit import AuditMixin
 from chimera_cards._store.connection import _id_chunks
 from chimera_cards._store.rows import Version
@@ -20,6 +15,10 @@ from chimera_cards.errors import (
     TamperedBlobError,
     UnknownVersionError,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: check starts up on the store
+if TYPE_CHECKING:
+    from chimera_cards._bundles.bundle import Bundle
 
 
 def _tampered_file(label: str, path: str) -> TamperedBlobError:
@@ -83,6 +82,8 @@ class BlobsMixin(AuditMixin):
         data = self.get_blob(sha256)
         if data is None:
             raise TamperedBlobError(f"no stored bytes for {sha256[:12]}")
+        from chimera_cards._bundles.bundle import bundle_from_files
+
         return self.put_bundle(conn, bundle_from_files({"SKILL.md": (data, False)})), sha256
 
     # -- reading -----------------------------------------------------------------------------
@@ -162,6 +163,9 @@ class BlobsMixin(AuditMixin):
             if data is None or len(data) != f.size:
                 raise _tampered_file(label, f.path)
             contents[f.path] = (data, f.executable)
+        # Reading a bundle out loads the folder reader; a store that only compares digests not.
+        from chimera_cards._bundles.bundle import bundle_from_files
+
         bundle = bundle_from_files(contents, where=label)  # hashes every file, once
         hashed = {f.path: f.sha256 for f in bundle.files}
         for f in files:

@@ -10,11 +10,8 @@ import hashlib
 import sqlite3
 from collections.abc import Callable
 
-from chimera_cards._bundles.bundle import (
-    SKILL_FILE,
-    BundleFile,
-    manifest_bytes,
-)
+from chimera_cards._bundles.folderscan import SKILL_FILE
+from chimera_cards._bundles.manifest import BundleFile, manifest_bytes
 
 # A migration is SQL text (any number of statements) or a callable taking the connection; it runs
 # inside the migrating transaction. Append only: never edit or reorder an entry once released.

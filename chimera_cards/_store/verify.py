@@ -11,10 +11,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
-from chimera_cards._bundles.bundle import (
-    BundleFile,
-    manifest_bytes,
-)
+from chimera_cards._bundles.manifest import BundleFile, manifest_bytes
 from chimera_cards._store.anchor import expected_head_problem
 from chimera_cards._store.audit import GENESIS_HASH, audit_hash
 from chimera_cards._store.blobs import _file_row

@@ -21,6 +21,7 @@ is refused the same way: the verdict cannot tell who wrote it.
 from __future__ import annotations
 
 import os
+import stat as statmod
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -49,7 +50,32 @@ _MAX_NAMED = 5
 
 
 def _outside(path: str, roots: tuple[str, ...]) -> bool:
-    return not any(path == r or path.startswith(r + os.sep) for r in roots)
+    return path not in roots and not path.startswith(tuple(r + os.sep for r in roots))
+
+
+def _resolved(path: str, folders_real: dict[str, str]) -> tuple[str, int]:
+    """The real path of a module file and its ``ctime``. A run loads hundreds of files from a
+    few dozen folders: each folder is resolved once (``realpath`` costs a system call per path
+    component), the file itself with one ``lstat``, and followed only where it is a link.
+
+    Raises:
+        OSError: the file cannot be stat'ed (gone since the run).
+    """
+    head, _, name = path.rpartition(os.sep)
+    if name in ("", os.curdir, os.pardir):
+        real = os.path.realpath(path)
+        return real, os.stat(real).st_ctime_ns
+    folder = folders_real.get(head)
+    if folder is None:
+        # "" is the current folder, a path without a separator; "/" the root, "/x" under it.
+        resolved = os.path.realpath(head or (os.sep if path.startswith(os.sep) else os.curdir))
+        folder = folders_real[head] = resolved.rstrip(os.sep)
+    real = folder + os.sep + name
+    found = os.lstat(real)
+    if statmod.S_ISLNK(found.st_mode):
+        real = os.path.realpath(real)
+        found = os.stat(real)
+    return real, found.st_ctime_ns
 
 
 def outside_changes(
@@ -78,16 +104,17 @@ def outside_changes(
     roots = tuple(os.path.realpath(p) for p in inside)
     changed: list[tuple[str, str]] = []
     seen: set[str] = set()
+    folders_real: dict[str, str] = {}
     for path in files:
-        real = os.path.realpath(path)
+        try:
+            real, ctime = _resolved(path, folders_real)
+        except OSError:
+            continue
         if real in seen or not _outside(real, roots):
             continue
         seen.add(real)
-        try:
-            if since_ns <= os.stat(real).st_ctime_ns < until_ns:
-                changed.append((real, "a module the verifier loaded, changed during the run"))
-        except OSError:
-            continue
+        if since_ns <= ctime < until_ns:
+            changed.append((real, "a module the verifier loaded, changed during the run"))
     for folder in folders:
         real = os.path.realpath(folder or os.curdir)
         if real in seen or not _outside(real, roots) or not os.path.isdir(real):

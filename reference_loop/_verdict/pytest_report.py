@@ -60,53 +60,159 @@ def _fingerprint(value: Any) -> tuple[Any, ...]:
     )
 
 
-# (key, holder, attribute, fingerprint): the holder is the module's namespace (a dict), the
-# class a member sits in, or None for the module itself (found again in sys.modules).
-Identity = tuple[tuple[str, Any, str, tuple[Any, ...]], ...]
+# Runner parts whose fingerprint is the object alone: a class, a property (its getter cannot be
+# reassigned), and the built-in kinds of callable, which hold no code or defaults to swap.
+_FIXED = (
+    type,
+    property,
+    type(len),  # builtin_function_or_method
+    type(str.join),  # method_descriptor
+    type(object.__init__),  # wrapper_descriptor
+    type(object().__str__),  # method-wrapper
+    type(dict.__dict__["fromkeys"]),  # classmethod_descriptor
+)
+# Wrappers whose __func__ cannot be reassigned: a plain function inside one is tracked as a
+# function (its code and defaults).
+_WRAPPERS = (staticmethod, classmethod, type(_fingerprint.__get__(0)))
+_FUNCTION = type(_fingerprint)
+
+
+class Identity(tuple[Any, ...]):
+    """The runner's fingerprints: one ``(prefix, holder, names, objects, ids)`` group per place
+    parts sit in (``sys.modules`` itself, a module's namespace, a class), each part keyed
+    ``prefix + name``; beside them the plain functions among the parts (unwrapped from their
+    method wrappers, whose ``__func__`` cannot be reassigned) with the ids of their code,
+    defaults and keyword defaults, and the parts of any other kind with their whole fingerprint.
+    Its length is the count of parts the report gives.
+
+    A check compares ids a whole group at a time (an object can say it equals anything; an id
+    cannot), which is sound because the table holds every object whose id it keeps: no other
+    object can take one of those ids while it lives. Only a group that differs is looked at
+    part by part, to name what changed.
+    """
+
+    size: int
+    functions: tuple[Any, ...]
+    fields: tuple[tuple[int, ...], ...]
+    held: tuple[tuple[Any, ...], ...]  # the functions' code, defaults and keyword defaults
+    others: tuple[tuple[str, Any, str, tuple[Any, ...]], ...]
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def _fields(functions: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
+    from operator import attrgetter
+
+    return tuple(
+        tuple(map(attrgetter(name), functions))
+        for name in ("__code__", "__defaults__", "__kwdefaults__")
+    )
+
+
+def _unwrapped(value: Any) -> Any:
+    """The plain function a part runs, where its fingerprint is that function's; else None."""
+    kind = type(value)
+    if kind is _FUNCTION:
+        return value
+    if kind in _WRAPPERS and type(value.__func__) is _FUNCTION:
+        return value.__func__
+    return None
 
 
 def _runner_identity(names: tuple[str, ...]) -> Identity:
     """Every function and class (and every function a class holds) of the runner's loaded
     modules, fingerprinted: code under test that patches the runner (a ``runtest`` that runs
     nothing, a report that always passes, a swapped ``__code__``) changes one of them."""
-    found: list[tuple[str, Any, str, tuple[Any, ...]]] = []
-    for name, module in list(sys.modules.items()):
-        if module is None or name.split(".", 1)[0] not in names:
-            continue
-        found.append((name, None, name, (module,)))
+    loaded = [
+        (name, module)
+        for name, module in list(sys.modules.items())
+        if module is not None and name.split(".", 1)[0] in names
+    ]
+    groups: list[tuple[str, Any, tuple[str, ...], tuple[Any, ...]]] = [
+        ("", None, tuple(n for n, _m in loaded), tuple(m for _n, m in loaded))
+    ]
+    functions: dict[int, Any] = {}
+    others: list[tuple[str, Any, str, tuple[Any, ...]]] = []
+
+    def place(prefix: str, holder: Any, found: list[tuple[str, Any]]) -> None:
+        keys, values = zip(*found, strict=True) if found else ((), ())
+        groups.append((prefix, holder, keys, values))
+        for key, value in found:
+            kind = type(value)
+            if kind is _FUNCTION:
+                functions[id(value)] = value
+            elif kind in _WRAPPERS and type(value.__func__) is _FUNCTION:
+                functions[id(value.__func__)] = value.__func__
+            elif not isinstance(value, _FIXED):
+                others.append((prefix + key, holder, key, _fingerprint(value)))
+
+    for name, module in loaded:
         namespace = vars(module)
-        for attr, value in list(namespace.items()):
-            if not callable(value):
-                continue
-            found.append((f"{name}.{attr}", namespace, attr, _fingerprint(value)))
+        found = [(attr, value) for attr, value in list(namespace.items()) if callable(value)]
+        place(name + ".", namespace, found)
+        for attr, value in found:
             if isinstance(value, type) and value.__module__ == name:
-                for key, member in list(vars(value).items()):
-                    if callable(member) or isinstance(
-                        member, (staticmethod, classmethod, property)
-                    ):
-                        found.append((f"{name}.{attr}.{key}", value, key, _fingerprint(member)))
-    return tuple(found)
+                place(
+                    f"{name}.{attr}.",
+                    value,
+                    [
+                        (key, member)
+                        for key, member in list(vars(value).items())
+                        if callable(member)
+                        or isinstance(member, (staticmethod, classmethod, property))
+                    ],
+                )
+    table = Identity(
+        (prefix, holder, keys, values, tuple(map(id, values)))
+        for prefix, holder, keys, values in groups
+    )
+    table.size = sum(len(keys) for _p, _h, keys, _v in groups)
+    table.functions = tuple(functions.values())
+    table.held = _fields(table.functions)
+    table.fields = tuple(tuple(map(id, field)) for field in table.held)
+    table.others = tuple(others)
+    return table
 
 
-def _changed(identity: Identity) -> list[str]:
+def _getter(holder: Any) -> Any:
+    if holder is None:
+        return sys.modules.get
+    if type(holder) is dict:
+        return holder.get
+    return holder.__dict__.get
+
+
+def _changed(identity: tuple[Any, ...]) -> list[str]:
     """The keys whose object is no longer where it was, or whose code, defaults or getter were
     swapped (compared by identity: an object can say it equals anything)."""
-    modules = sys.modules
-    out = []
-    for key, holder, attr, mark in identity:
-        if holder is None:
-            value = modules.get(attr)
-        elif type(holder) is dict:
-            value = holder.get(attr)
-        else:
-            value = holder.__dict__.get(attr)
-        if value is not mark[0]:
+    out: list[str] = []
+    for prefix, holder, keys, _values, ids in identity:
+        get = _getter(holder)
+        if tuple(map(id, map(get, keys))) != ids:
+            out += [prefix + k for k, was in zip(keys, ids, strict=True) if id(get(k)) != was]
+    functions = getattr(identity, "functions", ())
+    fields = tuple(tuple(map(id, field)) for field in _fields(functions))
+    before = getattr(identity, "fields", fields)
+    if fields != before:
+        swapped = {
+            id(function)
+            for index, function in enumerate(functions)
+            if any(now[index] != was[index] for now, was in zip(fields, before, strict=True))
+        }
+        for prefix, _holder, keys, values, _ids in identity:
+            out += [
+                prefix + key
+                for key, value in zip(keys, values, strict=True)
+                if id(_unwrapped(value)) in swapped
+            ]
+    for key, holder, attr, mark in getattr(identity, "others", ()):
+        value = _getter(holder)(attr)
+        if value is not mark[0] or any(
+            a is not b for a, b in zip(_fingerprint(value), mark, strict=True)
+        ):
             out.append(key)
-        elif len(mark) > 1:
-            now = _fingerprint(value)
-            if any(a is not b for a, b in zip(now, mark, strict=True)):
-                out.append(key)
-    return out
+    return list(dict.fromkeys(out))
 
 
 def _plugin() -> dict[str, Any]:

@@ -432,3 +432,39 @@ def test_with_the_hook_gemini_clis_prompt_at_file_of_unapproved_bytes_is_blocked
     approved, done = run(f"Summarize @{folder}/good-skill/SKILL.md")
     assert approved.saw(GOOD_BODY), done.stderr[-2000:]
     assert project.untouched()
+
+
+def test_with_the_hook_a_claude_md_import_of_an_unapproved_skill_blocks_the_prompt(
+    claude_cli: AgentCli, tmp_path: Path
+) -> None:
+    # CLAUDE.md imports (``@path``) are read at the start of the session, with no tool call,
+    # into the first request. Control: without the prompt hook the imported body arrives.
+    project = Project(tmp_path, "claude")
+    install_hook(project)
+    settings = project.world.project / ".claude" / "settings.json"
+    installed = json.loads(settings.read_text())
+    rules = project.world.project / ".claude" / "rules"
+    rules.mkdir()
+    (project.world.project / "CLAUDE.md").write_text("Follow @.claude/rules/style.md\n")
+    (rules / "style.md").write_text("And these: @../skills/dropped/SKILL.md\n")  # two levels
+
+    def run() -> tuple[ScriptedModelServer, subprocess.CompletedProcess]:
+        with ScriptedModelServer([say("done")]) as server:
+            env = project.env(claude_cli, server.url)
+            done = claude_cli.run(
+                HEADLESS["claude"], cwd=project.world.project, env=env, input="hello"
+            )
+        return server, done
+
+    settings.write_text(json.dumps({"hooks": {k: v for k, v in installed["hooks"].items()
+                                              if k != "UserPromptSubmit"}}))  # fmt: skip
+    control, _ = run()
+    assert control.saw(BAD["dropped body"])  # the route is real
+    settings.write_text(json.dumps(installed))
+    guarded, done = run()
+    assert not guarded.saw(BAD["dropped body"])
+    assert "memory file imports" in done.stdout + done.stderr, done.stdout + done.stderr
+    (rules / "style.md").write_text("And these: @../skills/good-skill/SKILL.md\n")
+    approved, done = run()
+    assert approved.saw(GOOD_BODY), done.stdout + done.stderr
+    assert project.untouched()

@@ -15,19 +15,17 @@ from conftest import REPO_ROOT, corpus_dir, make_card, make_skill
 
 from chimera_cards._bundles import bundle as B
 from chimera_cards._bundles.bundle import (
-    BundleFile,
     BundleLimitError,
     LinkError,
     MissingSkillError,
     SpecialFileError,
     UnsafePathError,
-    bundle_digest,
     bundle_from_files,
     diff_bundles,
     find_bundle_dirs,
-    manifest_bytes,
     read_bundle_dir,
 )
+from chimera_cards._bundles.manifest import BundleFile, bundle_digest, manifest_bytes
 
 DOCS = REPO_ROOT / "docs" / "bundles.md"
 CORPUS = corpus_dir()

@@ -248,27 +248,6 @@ def test_streams_click_would_rewrap_and_completion_go_to_click(project, env):
     assert done.stderr.rstrip().endswith("click loaded: True")
 
 
-def test_every_data_class_has_a_docstring():
-    # Without one, @dataclass builds it from inspect.signature at import: ~0.5 ms a class,
-    # paid by every command's start-up (check and install load several such modules).
-    import ast
-
-    import chimera_cards
-
-    root = Path(chimera_cards.__file__).parent
-    sources = {module: module.read_text(encoding="utf-8") for module in sorted(root.rglob("*.py"))}
-    missing = [
-        f"{module.relative_to(root)}:{node.name}"
-        for module, text in sources.items()
-        if "dataclass" in text  # only these can hold one; parsing every module cost ~1 s CPU
-        for node in ast.walk(ast.parse(text))
-        if isinstance(node, ast.ClassDef)
-        and any("dataclass" in ast.unparse(d) for d in node.decorator_list)
-        and not ast.get_docstring(node)
-    ]
-    assert missing == []
-
-
 @pytest.mark.slow
 def test_a_reader_that_went_away_is_exit_1_and_quiet_either_way(project):
     db = str(project / "cards.db")

@@ -501,3 +501,29 @@ def test_a_gemini_prompt_mentioning_an_approved_skill_goes_on(world):
     done = gemini_prompt(world, "Summarize @.gemini/skills/pdf-tools/SKILL.md")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {}
+
+
+def test_a_claude_md_import_chain_reaching_a_dropped_in_skill_blocks_the_prompt(world):
+    folder = skills(world) / "dropped"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: dropped\ndescription: x\n---\nbad\n")
+    (world.project / "CLAUDE.md").write_text("See @docs/a.md\n")
+    (world.project / "docs").mkdir()
+    (world.project / "docs" / "a.md").write_text("@b.md and @a.md\n")  # a cycle ends
+    (world.project / "docs" / "b.md").write_text("@../.claude/skills/dropped/SKILL.md\n")
+    line = blocked(hook(world, prompt_payload(world, "hello")))
+    assert line.startswith("a CLAUDE.md memory file imports"), line
+    assert "dropped is not an approved skill" in line
+    assert (folder / "SKILL.md").read_text().endswith("bad\n")
+
+
+def test_an_import_in_a_code_block_or_of_an_approved_skill_lets_the_prompt_go_on(world):
+    folder = skills(world) / "dropped"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: dropped\ndescription: x\n---\nbad\n")
+    (world.project / "CLAUDE.md").write_text(
+        "Use @.claude/skills/pdf-tools/SKILL.md, mail me at a@b.c\n"
+        "```\n@.claude/skills/dropped/SKILL.md\n```\n"
+    )
+    done = hook(world, prompt_payload(world, "hello"))
+    assert done.returncode == 0, done.stderr

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import TESTS_DIR, dump_store, make_skill, tamper
 
-from chimera_cards._bundles.bundle import SKILL_FILE, BundleFile, bundle_digest, read_bundle_dir
+from chimera_cards._bundles.bundle import SKILL_FILE, read_bundle_dir
+from chimera_cards._bundles.manifest import BundleFile, bundle_digest
 from chimera_cards._importer.pipeline import import_source
 from chimera_cards._retrieve.export import approved_bundle, export_card
 from chimera_cards._retrieve.matching import match

@@ -27,6 +27,9 @@ from test_resume import _journal_lines, _table
 
 from reference_loop._bench.journal import journal_path
 
+# Every test here starts Ray nodes.
+pytestmark = pytest.mark.slow
+
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 from ray.cluster_utils import Cluster  # noqa: E402
 
@@ -140,7 +143,6 @@ def _cell_workers(running: str = "") -> list[int]:
     return [w for w in workers if w in busy]
 
 
-@pytest.mark.slow
 def test_the_scripted_bench_on_a_two_node_cluster_matches_the_local_executor_per_cell(
     cluster: Any, tasks_root: Path, local: tuple[Path, str], tmp_path: Path
 ) -> None:
@@ -161,7 +163,6 @@ def test_the_scripted_bench_on_a_two_node_cluster_matches_the_local_executor_per
     assert ran_on <= nodes, (ran_on, nodes)
 
 
-@pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_no_cell(cluster: Any, tmp_path: Path) -> None:
     # Each agent logs its start and takes two seconds; the Ray worker of the first cell seen
     # running its agent is killed (SIGKILL), so Ray must run that cell again, agent and all, and
@@ -212,7 +213,6 @@ def test_a_worker_killed_mid_run_loses_no_cell(cluster: Any, tmp_path: Path) -> 
     assert log.read_text().count("start") >= 7  # the killed cell's agent started again
 
 
-@pytest.mark.slow
 def test_a_ray_bench_stopped_mid_run_and_resumed_gives_the_local_table(
     cluster: Any, tasks_root: Path, local: tuple[Path, str], tmp_path: Path
 ) -> None:
@@ -245,7 +245,6 @@ def test_a_ray_bench_stopped_mid_run_and_resumed_gives_the_local_table(
     assert _table(table) == _table(local_table)
 
 
-@pytest.mark.slow
 def test_never_more_agent_sessions_at_once_than_the_cluster_declares(
     cluster: Any, tmp_path: Path
 ) -> None:
@@ -287,14 +286,12 @@ def test_never_more_agent_sessions_at_once_than_the_cluster_declares(
     assert most <= 2, spans
 
 
-@pytest.mark.slow
 def test_address_without_ray_executor_is_a_usage_error(tmp_path: Path) -> None:
     code, _, err = _bench(["--address", "127.0.0.1:1", "--seeds", "1"])
     assert code == 2
     assert err.strip() == "error: --address and --sessions need --executor ray"
 
 
-@pytest.mark.slow
 def test_an_address_no_ray_head_listens_on_is_one_error_line_at_once(tmp_path: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -121,16 +121,35 @@ def attempt_everything(root: Path) -> None:
     (root / "new_bin.dat").write_bytes(b"\x00\x01\x02" * 100)
 
 
+def fresh_copy(template: Path, root: Path) -> Path:
+    """A copy at ``root`` of a committed repository, as if committed there just now: every file
+    and folder new (``cp`` without ``-p``: new times and inodes, modes and links kept), then
+    the index refreshed to their stat data as ``git commit`` leaves it, racy entries included."""
+    subprocess.run(["cp", "-R", "--", str(template), str(root)], check=True)
+    git(root, "update-index", "-q", "--refresh")
+    return root
+
+
+@pytest.fixture(scope="session")
+def committed_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``make_project`` committed by git once per session (init, add, commit: about a third of
+    a test's CPU here); ``project`` takes a ``fresh_copy`` of it."""
+    root = make_project(tmp_path_factory.mktemp("committed") / "proj")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    return root
+
+
 @pytest.fixture(params=["plain", "repository", "dirty_repository"])
 def project(tmp_path, request):
     """The project as a plain directory, as the top of a clean repository, and of one whose
     work tree differs from its index (an edited file, an untracked one): a repository's
     first snapshot and every look after it are made by hand, the others through git."""
-    root = make_project(tmp_path / "proj")
-    if request.param != "plain":
-        git(root, "init", "-q")
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "-m", "start")
+    if request.param == "plain":
+        root = make_project(tmp_path / "proj")
+    else:
+        root = fresh_copy(request.getfixturevalue("committed_project"), tmp_path / "proj")
     if request.param == "dirty_repository":
         (root / "README.md").write_text("edited by the user, not added\n")
         (root / "notes.txt").write_text("not tracked\n")

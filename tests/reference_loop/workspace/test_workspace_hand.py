@@ -26,6 +26,7 @@ from test_workspace import (
     _repo_fingerprint,
     attempt_everything,
     dir_digest,
+    fresh_copy,
     git,
     make_project,
     tree_state,
@@ -48,8 +49,8 @@ def reference_workspace(root: Path, **options: object) -> Workspace:
     return ws
 
 
-def make_repo(root: Path) -> Path:
-    """The shared project, committed: a user's clean repository."""
+def build_repo(root: Path) -> Path:
+    """The shared project, committed: a user's clean repository (``make_repo`` copies it)."""
     make_project(root)
     (root / "empty_file").write_bytes(b"")
     (root / "same_a.txt").write_text("duplicate content\n")
@@ -58,6 +59,19 @@ def make_repo(root: Path) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
     return root
+
+
+@pytest.fixture(scope="session")
+def committed_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``build_repo`` once per session: git's init, add and commit are a third of a test here."""
+    return build_repo(tmp_path_factory.mktemp("committed") / "repo")
+
+
+@pytest.fixture()
+def make_repo(committed_repo: Path) -> Callable[[Path], Path]:
+    """``make_repo(root)``: a user's clean repository at ``root``, as if committed just now
+    (``fresh_copy`` of ``committed_repo``)."""
+    return functools.partial(fresh_copy, committed_repo)
 
 
 def user_dirty(repo: Path) -> None:
@@ -476,7 +490,9 @@ GIT_STAGES |= {"autocrlf_in_config", "filter_in_info_attributes", "gitattributes
 
 @pytest.mark.slow
 @pytest.mark.parametrize("state", list(USER_STATES))
-def test_a_users_odd_index_or_work_tree_snapshots_diffs_and_restores_as_git_does(tmp_path, state):
+def test_a_users_odd_index_or_work_tree_snapshots_diffs_and_restores_as_git_does(
+    tmp_path, make_repo, state
+):
     repo = make_repo(tmp_path / "repo")
     prepare = USER_STATES[state]
     if prepare is not None:
@@ -485,7 +501,7 @@ def test_a_users_odd_index_or_work_tree_snapshots_diffs_and_restores_as_git_does
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file anyway")
-def test_an_unreadable_modified_file_is_a_clear_error_and_nothing_changes(tmp_path):
+def test_an_unreadable_modified_file_is_a_clear_error_and_nothing_changes(tmp_path, make_repo):
     repo = make_repo(tmp_path / "repo")
     (repo / "plain.txt").write_text("edited, then made unreadable\n")
     os.chmod(repo / "plain.txt", 0)
@@ -499,7 +515,7 @@ def test_an_unreadable_modified_file_is_a_clear_error_and_nothing_changes(tmp_pa
 
 
 @pytest.mark.parametrize("name", [".GIT", "git~1", ".Git/x"])
-def test_an_untracked_name_git_refuses_is_refused_as_git_refuses_it(tmp_path, name):
+def test_an_untracked_name_git_refuses_is_refused_as_git_refuses_it(tmp_path, make_repo, name):
     """git's path checks refuse ``.git`` lookalikes, and ``update-index`` skips them with
     only a warning: a snapshot that left one out would never restore it. The hand path
     must refuse it as ``git add`` does, with nothing on disk changed."""
@@ -546,7 +562,7 @@ PLANTS["socket_where_a_file_was"] = lambda repo: _plant_socket(repo / "src" / "p
 @pytest.mark.parametrize("plant", list(PLANTS))
 @pytest.mark.parametrize("kind", ["repository", "dirty_repository", "plain"])
 def test_what_git_cannot_stage_planted_by_the_attempt_is_refused_then_undone_by_restore(
-    tmp_path, kind, plant
+    tmp_path, make_repo, kind, plant
 ):
     """git cannot stage a ``.git`` lookalike name, nor a FIFO or socket where the snapshot
     had a file, so no diff can describe the attempt: the diff is refused with a LoopError
@@ -738,7 +754,9 @@ ATTEMPTS = {
 }
 
 
-def test_a_directory_of_ignored_files_replaced_by_a_symlink_is_diffed_as_git_does(tmp_path):
+def test_a_directory_of_ignored_files_replaced_by_a_symlink_is_diffed_as_git_does(
+    tmp_path, make_repo
+):
     """check-ignore refuses a path beyond a symlink, and the diff of a directory an attempt
     replaced by one needed it for the snapshot's files below. Those files are in the patch
     (ignored or not: the symlink takes their directory's place, so a patch that kept them
@@ -764,7 +782,7 @@ def test_a_directory_of_ignored_files_replaced_by_a_symlink_is_diffed_as_git_doe
 @pytest.mark.slow
 @pytest.mark.parametrize("user", list(USERS))
 @pytest.mark.parametrize("attempt", list(ATTEMPTS))
-def test_a_nasty_attempt_is_found_as_git_finds_it_and_undone(tmp_path, attempt, user):
+def test_a_nasty_attempt_is_found_as_git_finds_it_and_undone(tmp_path, make_repo, attempt, user):
     repo = make_repo(tmp_path / "repo")
     prepare = USERS[user]
     if prepare is not None:
@@ -776,7 +794,7 @@ def test_a_nasty_attempt_is_found_as_git_finds_it_and_undone(tmp_path, attempt, 
         assert os.lstat(repo / "README.md").st_nlink == 1
 
 
-def test_a_nested_repositorys_git_dir_is_never_written(tmp_path):
+def test_a_nested_repositorys_git_dir_is_never_written(tmp_path, make_repo):
     repo = make_repo(tmp_path / "repo")
     untracked_nested_repository(repo)
     inner_git = dir_digest(repo / "vendor" / "inner" / ".git")
@@ -791,7 +809,7 @@ def test_a_nested_repositorys_git_dir_is_never_written(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("user", ["clean", "dirty"])
-def test_attempts_in_a_row_are_each_found_and_undone(tmp_path, user):
+def test_attempts_in_a_row_are_each_found_and_undone(tmp_path, make_repo, user):
     repo = make_repo(tmp_path / "repo")
     if user == "dirty":
         user_dirty(repo)
@@ -817,7 +835,7 @@ def test_attempts_in_a_row_are_each_found_and_undone(tmp_path, user):
     assert _repo_fingerprint(repo) == fingerprint
 
 
-def test_diff_then_restore_separately_then_again(tmp_path):
+def test_diff_then_restore_separately_then_again(tmp_path, make_repo):
     repo = make_repo(tmp_path / "repo")
     user_dirty(repo)
     before = tree_state(repo)
@@ -834,7 +852,9 @@ def test_diff_then_restore_separately_then_again(tmp_path):
         assert ws.diff().files == []
 
 
-def test_a_snapshot_after_an_attempt_drops_the_model_and_later_looks_stay_right(tmp_path):
+def test_a_snapshot_after_an_attempt_drops_the_model_and_later_looks_stay_right(
+    tmp_path, make_repo
+):
     repo = make_repo(tmp_path / "repo")
     user_dirty(repo)
     with Workspace(repo) as ws, reference_workspace(repo) as ref:
@@ -868,7 +888,7 @@ def run_git_in_the_users_repository(repo: Path) -> None:
 
 
 @pytest.mark.parametrize("user", ["clean", "dirty"])
-def test_an_attempt_that_runs_git_in_the_users_repository_is_undone(tmp_path, user):
+def test_an_attempt_that_runs_git_in_the_users_repository_is_undone(tmp_path, make_repo, user):
     """The work tree comes back whatever the attempt did to the user's repository (its own
     git commands are its business); the snapshot's blobs, some read from the user's objects,
     are still there."""
@@ -900,7 +920,7 @@ def _remove_the_users_git_dir(repo: Path) -> None:
 @pytest.mark.parametrize(
     "attack", [_prune_a_blob_only_the_users_index_held, _remove_the_users_git_dir]
 )
-def test_an_attempt_that_removes_the_users_objects_is_still_undone(tmp_path, attack):
+def test_an_attempt_that_removes_the_users_objects_is_still_undone(tmp_path, make_repo, attack):
     """The snapshot reads what it did not store from its own copy of .git, never from the
     user's objects: removing them (a pruned blob only the user's index held, the whole .git)
     leaves the restore all it needs, and .git comes back byte for byte."""
@@ -939,7 +959,7 @@ def test_a_sha256_repository_is_snapshotted_by_hashing_its_files(tmp_path):
     assert _repo_fingerprint(repo) == fingerprint
 
 
-def test_a_look_that_falls_back_to_git_midway_leaves_later_looks_right(tmp_path):
+def test_a_look_that_falls_back_to_git_midway_leaves_later_looks_right(tmp_path, make_repo):
     """A file the hand path leaves to git (a ``.gitmodules``, whose name git checks) makes
     that look stage through git and drops the model; the looks after it, through git, must
     still find every change against the snapshot and restore it."""
@@ -974,7 +994,7 @@ def test_a_look_that_falls_back_to_git_midway_leaves_later_looks_right(tmp_path)
     [{"ignore": ["*.txt", "new/"]}, {"default_ignore": False}],
     ids=["more_ignored", "no_default_ignore"],
 )
-def test_ignore_options_filter_the_hand_diff_as_they_filter_gits(tmp_path, options):
+def test_ignore_options_filter_the_hand_diff_as_they_filter_gits(tmp_path, make_repo, options):
     repo = make_repo(tmp_path / "repo")
     user_dirty(repo)
     before = tree_state(repo)
@@ -994,7 +1014,7 @@ def test_ignore_options_filter_the_hand_diff_as_they_filter_gits(tmp_path, optio
         assert "src/pkg/__pycache__/mod.cpython-311.pyc" in shown
 
 
-def test_a_crlf_file_git_normalizes_comes_back_as_git_checks_it_out(tmp_path):
+def test_a_crlf_file_git_normalizes_comes_back_as_git_checks_it_out(tmp_path, make_repo):
     """Under ``text=auto`` git stores a CRLF file with LF line ends and, until the file
     changes, trusts its index entry: so does the snapshot. An attempt that edits that file
     gets it back as ``git checkout`` would write it (the blob's LF ends): ``git diff`` shows
@@ -1064,7 +1084,7 @@ def test_attributes_that_make_a_files_bytes_differ_from_its_blob_are_recognised(
     ],
 )
 def test_config_that_converts_every_text_file_stops_the_seeding(
-    tmp_path, monkeypatch, config, converts
+    tmp_path, make_repo, monkeypatch, config, converts
 ):
     home = tmp_path / "home"
     home.mkdir()
@@ -1082,7 +1102,7 @@ def test_config_that_converts_every_text_file_stops_the_seeding(
 
 
 def test_files_rewritten_with_the_same_bytes_are_not_hashed_again_by_every_later_look(
-    tmp_path, workspace_engine
+    tmp_path, make_repo, workspace_engine
 ):
     """A formatter or a checkout that rewrites every file with the same bytes changes no file's
     content, only its stat data. The look after it is no change, and the looks after that must

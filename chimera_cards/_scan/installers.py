@@ -1,0 +1,63 @@
+"""Which downloads piped into a shell are a vendor's installer shown to the reader."""
+
+from __future__ import annotations
+
+import re
+
+from chimera_cards._scan.sensitive import COLLECTOR_HOSTS
+
+# A vendor's installer shown to the reader: the command a README-style install step gives
+# (`curl -fsSL https://cli.example.com/install.sh | bash` in a Markdown code block, or named in a
+# script's comment). The reader sees the host and runs it with the user's own rights, as they
+# would `pip install` the tool: a warning, listed for review, not a hold. Anything beyond that
+# shape stays an error: a root shell (sudo/doas/su), plain http or a bare host (whoever is on the
+# path picks the code), an IP address, a tunnel or paste drop, a link shortener (hides the host),
+# something sent with the request (`$…`, a data or upload option), a command in a script file
+# (run by the agent without being shown), or the pipeline inside another command (an echo into
+# crontab, os.system, a comment that hides it).
+_SHOWN_BEFORE_RE = re.compile(r"[ \t]*(?:(?:[-*+]|\d+\.)[ \t]+)?(?:`[ \t]*)?(?:[$%>][ \t]+)?")
+_INSTALLER_ARGS = r"(?:[ \t]+-[\w-]*)*(?:[ \t]+--(?:[ \t]+[\w.=/:-]+)*)?[ \t]*"
+_SHOWN_AFTER_RE = re.compile(_INSTALLER_ARGS + r"(?:#[^\n]*)?")
+_SPAN_AFTER_RE = re.compile(_INSTALLER_ARGS + r"`(?!`)")
+_HIDING_BEFORE_RE = re.compile(r"<!--|^\s*\[[^\]]*\]:")
+_ROOT_RE = re.compile(r"\b(?:sudo|doas|su|runas|pkexec)\b", re.IGNORECASE)
+_SENT_WITH_RE = re.compile(
+    r"[$`]|\s-(?:[a-zA-Z]*[dTFHbu]\b|-data|-upload|-form|-header|-cookie|-user\b|Body\b|InFile\b|Headers\b)"
+)
+_INSTALLER_URL_RE = re.compile(
+    r"(?<![\w.])(https?://)?([\w-]+(?:\.[\w-]+)+)(?::\d+)?(/[^\s'\"|)`]*)?"
+)
+_SHORTENERS = frozenset(
+    ("bit.ly", "tinyurl.com", "is.gd", "t.co", "goo.gl", "ow.ly", "rebrand.ly", "cutt.ly", "v.gd",
+     "t.ly", "shorturl.at")
+)  # fmt: skip
+
+
+def shown_installer(match: re.Match, *, markdown: bool) -> bool:
+    """Whether a pipe-to-shell match is a vendor's installer shown to the reader (see above).
+    ``markdown``: the text is Markdown (else only a comment line of a script is shown)."""
+    text = match.string
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    line_end = text.find("\n", match.end())
+    before = text[line_start : match.start()]
+    after = text[match.end() : line_end if line_end >= 0 else len(text)]
+    body = match.group(0)
+    comment = before.lstrip().startswith("#") and "<!--" not in before
+    # a command of its own in a code block, or an inline code span in a sentence
+    span = before.endswith("`") and before.count("`") == 1 and not _HIDING_BEFORE_RE.search(before)
+    if not comment and not (markdown and (span or _SHOWN_BEFORE_RE.fullmatch(before))):
+        return False
+    if not comment:
+        tail = _SPAN_AFTER_RE.match(after) if span else _SHOWN_AFTER_RE.fullmatch(after)
+        if tail is None:
+            return False
+    if _ROOT_RE.search(body) or _ROOT_RE.search(after) or _SENT_WITH_RE.search(body):
+        return False
+    url = _INSTALLER_URL_RE.search(body)
+    if url is None or (url.group(1) or "").lower() != "https://":
+        return False
+    host = url.group(2).lower()
+    if host.replace(".", "").isdigit() or host.endswith((".local", ".internal", ".localhost")):
+        return False
+    where = host + (url.group(3) or "")
+    return host not in _SHORTENERS and not any(c in where for c in COLLECTOR_HOSTS)
