@@ -41,12 +41,14 @@ _SEND_RE = re.compile(
     r"\bSend-MailMessage\b|\bHttpClient\b[^\n]*\.(?:Post|Get)|\bsocket\.(?:send|write)\b|"
     r"\breqwest::|\bureq::|\bURLSession\b|\bHttpURLConnection\b|"
     # a network tool run from code: `curl …`, %x(curl …), system("curl …"), Command::new("curl")
-    r"(?:[`\"']|%x[({\[]|\bsh\s)\s*(?:curl|wget|scp|rsync|nc|ncat|socat)\b",
+    r"(?:[`\"']|%x[({\[]|\bsh\s)\s*(?:curl|wget|scp|rsync|nc|ncat|socat)\b|"
+    # … | curl inside a string a shell runs (AppleScript's do shell script "tar … | curl …")
+    r"\bdo\s+shell\s+script\b[^\n]*\|\s*(?:curl|wget|nc|ncat|socat)\b",
     re.I,
 )
 # Name lookups: a secret spelled into a host name leaves by DNS, whatever answers.
 _DNS_RE = re.compile(
-    r"\bnet\.(?:Lookup(?:Host|IP|TXT|CNAME|MX|NS|Addr)|ResolveIPAddr)\b|\bResolver\)?\.Lookup\w*|"
+    r"\bnet\.(?:Lookup(?:Host|IP|TXT|CNAME|MX|NS|Addr)|ResolveIPAddr)\b|Resolver\)?\.Lookup\w*|"
     r"\bResolv(?:::DNS)?\b[^\n]*\.(?:getaddress|getresource|each_address)|\bResolv\.getaddress\b|"
     r"\bgethostbyname\b|\bgetaddrinfo\b|\bResolve-DnsName\b|\[System\.Net\.Dns\]::|\bDns\.GetHost\w*|"
     r"\bNet::DNS\b|\bInetAddress\.getByName\b|\bdns_get_record\b|\bnslookup\b",
@@ -92,7 +94,9 @@ _DECODE_RUN_RE = re.compile(
     r"Invoke-RestMethod|\birm\b)|(?:FromBase64String|DownloadString)[^\n]*\|\s*(?:IEX|Invoke-Expression)\b|"
     r"\beval\s*\(\s*(?:base64_decode|gzinflate|str_rot13|decode_base64|MIME::Base64)|"
     r"\beval\s*\(?\s*(?:Base64\.decode64|\[System\.Convert\]::FromBase64String)|"
-    r"\bunpack\(\s*['\"]m['\"]|\bexec\.Command\([^)]*base64",
+    r"\bunpack\(\s*['\"]m['\"]|\bexec\.Command\([^)]*base64|"
+    # Perl's eval of pack("H*", …) / unpack: a hex or uuencoded text run as code
+    r"\beval\s*\(?\s*(?:un)?pack\b",
     re.I,
 )
 _VAR_RE = re.compile(r"^\s*\$(\w+)\s*=\s*(.+)$")
