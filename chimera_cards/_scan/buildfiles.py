@@ -23,7 +23,9 @@ from chimera_cards._scan.sensitive import host_of
 
 INDEX_RULE = "index-change"
 # Config files that hold an index setting when a command or a script writes one into them.
-WRITTEN_INDEX_KINDS = frozenset({"npmrc", "pip-conf", "condarc", "tool-toml", "system-source"})
+WRITTEN_INDEX_KINDS = frozenset(
+    {"npmrc", "pip-conf", "condarc", "tool-toml", "system-source", "pipfile", "gemfile"}
+)
 # Registries and indexes that are the public ones (or a project's own official wheel index).
 PUBLIC_INDEX_HOSTS = frozenset(
     {
@@ -49,6 +51,15 @@ PUBLIC_INDEX_HOSTS = frozenset(
         "repo.anaconda.com",
         "conda-forge.org",
         "index.rubygems.org",
+        "repo.maven.apache.org",
+        "repo1.maven.org",
+        "maven.google.com",
+        "dl.google.com",
+        "plugins.gradle.org",
+        "oss.sonatype.org",
+        "s01.oss.sonatype.org",
+        "maven.pkg.github.com",
+        "repo.spring.io",
         "github.com",
         "localhost",
         "127.0.0.1",
@@ -66,6 +77,7 @@ HOSTED_REGISTRY_SUFFIXES = (
     ".fury.io",
     ".packagecloud.io",
     ".azurecr.io",
+    "jitpack.io",  # builds any public repository on request
 )
 
 
@@ -135,6 +147,10 @@ _SYSTEM_SOURCE_RE = re.compile(
 def _runner_kind(path: str, lower: str) -> str | None:
     if lower == "tox.ini":
         return "tox"
+    if lower in _NAMED_KINDS:
+        return _NAMED_KINDS[lower]
+    if lower.endswith(".nix"):
+        return "nix"
     if _RUNNER_RE.match(lower) or f"/{path}".lower().endswith(_RUNNER_PATHS):
         return "runner"
     if lower.startswith(("build.gradle", "settings.gradle")):
@@ -145,6 +161,17 @@ def _runner_kind(path: str, lower: str) -> str | None:
 
 
 _COMPOSE_RE = re.compile(r"^(?:docker-)?compose(?:\.[\w-]+)?\.ya?ml$")
+# Files known by their whole name: Pipenv's, Bundler's and conda's package sources, Maven's
+# repositories, and Vagrant's provisioners.
+_NAMED_KINDS = {
+    "pipfile": "pipfile",
+    "gemfile": "gemfile",
+    "gems.rb": "gemfile",
+    "environment.yml": "conda-env",
+    "environment.yaml": "conda-env",
+    "pom.xml": "pom",
+    "vagrantfile": "vagrantfile",
+}
 # Task runners, hook managers and CI services that run the commands of a YAML file themselves
 # (task, lefthook, GitLab, Bitbucket, Travis, Azure, Drone, Cloud Build, AppVeyor, Gitpod's
 # tasks on opening the workspace, devfiles).
@@ -441,6 +468,40 @@ def _gradle_shell(text: str) -> list[str]:
     return out
 
 
+# Nix's indented strings: shellHook, buildPhase, installPhase … are shell scripts.
+_NIX_STRING_RE = re.compile(r"''(.*?)''(?!['$\\])", re.S)
+
+
+def _nix_shell(text: str) -> list[str]:
+    out = _blank_lines(text)
+    for match in _NIX_STRING_RE.finditer(text):
+        first = text.count("\n", 0, match.start(1))
+        for offset, written in enumerate(match.group(1).split("\n")):
+            if first + offset < len(out):
+                out[first + offset] = written
+    return out
+
+
+# Vagrant's shell provisioners and triggers: inline: "…" or inline: <<-SHELL … SHELL.
+_VAGRANT_INLINE_RE = re.compile(
+    r"""\binline:\s*(?:(["'])(.*?)(?<!\\)\1|<<[-~]?(\w+)\n(.*?)\n\s*\3)""", re.S
+)
+_RUBY_ENV_RE = re.compile(r"""#\{ENV\[\s*["'](\w+)["']\s*\]\}""")
+
+
+def _vagrant_shell(text: str) -> list[str]:
+    out = _blank_lines(text)
+    for match in _VAGRANT_INLINE_RE.finditer(text):
+        body = match.group(2) if match.group(2) is not None else match.group(4) or ""
+        first = text.count(
+            "\n", 0, match.start(2) if match.group(2) is not None else match.start(4)
+        )
+        for offset, written in enumerate(body.split("\n")):
+            if first + offset < len(out):
+                out[first + offset] = _RUBY_ENV_RE.sub(r"${\1}", written)
+    return out
+
+
 def hook_shell(kind: str, text: str) -> str | None:
     """The shell a build file runs, as one text whose lines keep their places in the file.
 
@@ -470,6 +531,10 @@ def hook_shell(kind: str, text: str) -> str | None:
         lines = _runner_shell(text)
     elif kind == "gradle":
         lines = _gradle_shell(text)
+    elif kind == "nix":
+        lines = _nix_shell(text)
+    elif kind == "vagrantfile":
+        lines = _vagrant_shell(text)
     else:
         return None
     return "\n".join(lines) if any(lines) else None
@@ -563,6 +628,12 @@ def index_settings(kind: str, text: str) -> list[IndexSetting]:
         ]
     if kind == "tool-toml":
         return _tool_toml(text)
+    if kind in _SOURCE_PATTERNS:
+        return [
+            IndexSetting(_line_of(text, m.start()), what, m.group(1))
+            for what, pattern in _SOURCE_PATTERNS[kind]
+            for m in pattern.finditer(text)
+        ]
     if kind == "system-source":
         return [
             IndexSetting(_line_of(text, m.start()), "system package source", m.group(1))
@@ -571,6 +642,37 @@ def index_settings(kind: str, text: str) -> list[IndexSetting]:
     return []
 
 
+# Package sources written in a file's own syntax: (what, pattern whose group 1 is the URL).
+_SOURCE_PATTERNS: dict[str, list[tuple[str, re.Pattern]]] = {
+    "pipfile": [("Pipfile [[source]]", re.compile(r"""^\s*url\s*=\s*["']([^"']+)""", re.M))],
+    "gemfile": [
+        ("Gemfile source", re.compile(r"""^\s*source\s*\(?\s*["'](https?://[^"']+)""", re.M))
+    ],
+    "conda-env": [
+        ("conda channel", re.compile(r"""^\s*-\s*["']?(https?://[^\s"']+)""", re.M)),
+        (
+            "pip option in environment.yml",
+            re.compile(
+                r"^\s*-\s*(?:-i|--index-url|--extra-index-url|-f|--find-links)[\s=]+(\S+)", re.M
+            ),
+        ),
+    ],
+    "gradle": [
+        (
+            "Maven repository",
+            re.compile(
+                r"""\bmaven\s*(?:\{[^}]*?\b(?:url|setUrl)\s*(?:=\s*)?\(?\s*(?:uri\s*\(\s*)?|\(\s*)["']([^"']+)""",
+                re.S,
+            ),
+        )
+    ],
+    "pom": [
+        (
+            "Maven repository",
+            re.compile(r"<(?:plugin)?[Rr]epository>(?:(?!</).)*?<url>\s*([^<\s]+)\s*</url>", re.S),
+        )
+    ],
+}
 # deb [options] URL suite, deb822 URIs:, yum baseurl=/mirrorlist=, NuGet <add key value="URL">.
 _SYSTEM_SOURCE_URL_RE = re.compile(
     r"""^\s*(?:deb(?:-src)?\s+(?:\[[^\]]*\]\s+)?|URIs:\s*|(?:baseurl|mirrorlist|metalink)\s*=\s*|"""

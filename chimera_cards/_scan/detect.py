@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import html
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -109,7 +110,7 @@ _OTHER_CODE = (
     ".scpt",
 )
 MAX_PER_RULE = 20
-_MARKDOWN = (".md", ".markdown", ".mdx")
+_MARKDOWN = (".md", ".markdown", ".mdx", ".mdc")  # .mdc: Cursor rule files
 # Letters only: a hyphen joins words of two scripts legitimately ("Python-скрипт").
 _WORD_RE = re.compile(r"[^\W\d_]+", re.UNICODE)
 _COMMANDS = frozenset(
@@ -269,6 +270,9 @@ class _Detector:
         self.units.append(unit)
         embed = self.embed_for(unit)
         variables: dict[str, Out] = {}
+        if path.lower().endswith(_MARKUP):
+            # <pre><code>curl …</code></pre>: the words and commands, tags taken out (lines kept)
+            text = html.unescape(_TAG_RE.sub("", text))
         units = code_units(text)
         for code in units:
             self.code(unit, code, variables, embed)
@@ -385,9 +389,12 @@ class _Detector:
 
 _COMMENT_MARK_RE = re.compile(r"(?m)^[ \t]*(?:#+|;+|//)[ \t]?")
 # Plain files an agent may be told to read or follow; code and build files are read as such.
-_INSTRUCTION_EXTENSIONS = (".txt", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf",
-                           ".xml", ".prompt", ".rst", ".text", ".tmpl", ".template", ".j2",
-                           ".jinja", ".properties", ".adoc", ".org", ".instructions")  # fmt: skip
+# Files that hold no instructions in words or commands (images, fonts, archives, data).
+_NOT_TEXT = (".svg", ".png", ".jpg", ".jpeg", ".gif", ".ico", ".woff", ".woff2", ".ttf", ".pdf",
+             ".zip", ".gz", ".tgz", ".lock", ".map", ".min.js", ".min.css", ".css", ".scss",
+             ".xsd", ".dtd", ".pem", ".crt", ".pub", ".sum")  # fmt: skip
+_TAG_RE = re.compile(r"<[^>\n]*>")
+_MARKUP = (".html", ".htm", ".xhtml", ".xml")
 _NOT_INSTRUCTIONS_RE = re.compile(r"(?:^|/)(?:LICEN[CS]E|COPYING|NOTICE|COPYRIGHT)[^/]*$", re.I)
 MAX_INSTRUCTION_FILE = 262_144
 MAX_FOLLOWED = 128
@@ -407,7 +414,8 @@ def followed_files(files: list[DetectFile]) -> set[str]:
     for f in files:
         name = f.path.rsplit("/", 1)[-1]
         lower = name.lower()
-        plain = lower.endswith(_INSTRUCTION_EXTENSIONS) or "." not in name.lstrip(".")
+        # Any text that is neither a page nor code: the agent reads whatever it is sent to.
+        plain = not lower.endswith(_MARKDOWN) and not lower.endswith(_NOT_TEXT)
         if (
             plain
             and f.language is None

@@ -22,6 +22,7 @@ from chimera_cards._scan.sensitive import (
     host_of,
     is_secret_name,
 )
+from chimera_cards._scan.textruns import LiteralGated
 
 _ENV_RE = re.compile(
     r"""(?:os\.Getenv|Getenv|getenv|ENV\.fetch|System\.getenv|Environment\.GetEnvironmentVariable)\(\s*["']([A-Za-z_][\w]*)["']"""
@@ -40,12 +41,14 @@ _SEND_RE = re.compile(
     r"\bSend-MailMessage\b|\bHttpClient\b[^\n]*\.(?:Post|Get)|\bsocket\.(?:send|write)\b|"
     r"\breqwest::|\bureq::|\bURLSession\b|\bHttpURLConnection\b|"
     # a network tool run from code: `curl …`, %x(curl …), system("curl …"), Command::new("curl")
-    r"(?:[`\"']|%x[({\[]|\bsh\s)\s*(?:curl|wget|scp|rsync|nc|ncat|socat)\b",
+    r"(?:[`\"']|%x[({\[]|\bsh\s)\s*(?:curl|wget|scp|rsync|nc|ncat|socat)\b|"
+    # … | curl inside a string a shell runs (AppleScript's do shell script "tar … | curl …")
+    r"\bdo\s+shell\s+script\b[^\n]*\|\s*(?:curl|wget|nc|ncat|socat)\b",
     re.I,
 )
 # Name lookups: a secret spelled into a host name leaves by DNS, whatever answers.
 _DNS_RE = re.compile(
-    r"\bnet\.(?:Lookup(?:Host|IP|TXT|CNAME|MX|NS|Addr)|ResolveIPAddr)\b|\bResolver\)?\.Lookup\w*|"
+    r"\bnet\.(?:Lookup(?:Host|IP|TXT|CNAME|MX|NS|Addr)|ResolveIPAddr)\b|Resolver\)?\.Lookup\w*|"
     r"\bResolv(?:::DNS)?\b[^\n]*\.(?:getaddress|getresource|each_address)|\bResolv\.getaddress\b|"
     r"\bgethostbyname\b|\bgetaddrinfo\b|\bResolve-DnsName\b|\[System\.Net\.Dns\]::|\bDns\.GetHost\w*|"
     r"\bNet::DNS\b|\bInetAddress\.getByName\b|\bdns_get_record\b|\bnslookup\b",
@@ -91,7 +94,9 @@ _DECODE_RUN_RE = re.compile(
     r"Invoke-RestMethod|\birm\b)|(?:FromBase64String|DownloadString)[^\n]*\|\s*(?:IEX|Invoke-Expression)\b|"
     r"\beval\s*\(\s*(?:base64_decode|gzinflate|str_rot13|decode_base64|MIME::Base64)|"
     r"\beval\s*\(?\s*(?:Base64\.decode64|\[System\.Convert\]::FromBase64String)|"
-    r"\bunpack\(\s*['\"]m['\"]|\bexec\.Command\([^)]*base64",
+    r"\bunpack\(\s*['\"]m['\"]|\bexec\.Command\([^)]*base64|"
+    # Perl's eval of pack("H*", …) / unpack: a hex or uuencoded text run as code
+    r"\beval\s*\(?\s*(?:un)?pack\b",
     re.I,
 )
 _VAR_RE = re.compile(r"^\s*\$(\w+)\s*=\s*(.+)$")
@@ -121,6 +126,79 @@ _SECURITY_OFF_RE = re.compile(
 )
 
 
+# The per-line rules, each tried only on lines that hold one of the literals every one of its
+# matches holds (lower-case; see LiteralGated): most lines of a unit hold none. A branch added
+# to one of these patterns needs a literal of its own here, or lines with only it go unread;
+# add an example line of it to tests/chimera_cards/scan/test_generic_gates.py BRANCHES.
+_ENV = LiteralGated(
+    _ENV_RE, ("getenv(", "env.fetch(", "getenvironmentvariable(", "env[", "$env{", "$env:")
+)
+_ENV_ALL = LiteralGated(_ENV_ALL_RE, ("os.environ()", "env.", "%env", "env:", "$_env", "getenv()"))
+_SEND = LiteralGated(
+    _SEND_RE,
+    (
+        "http.",
+        "net.dial",
+        "net::http",
+        "httparty.",
+        "restclient.",
+        "uri.open",
+        "openuri",
+        "://",
+        "faraday",
+        "lwp::",
+        "http::tiny",
+        "io::socket",
+        "tcpsocket",
+        "fsockopen",
+        "curl_exec",
+        "stream_socket_client",
+        "invoke-restmethod",
+        "invoke-webrequest",
+        "iwr",
+        "irm",
+        "upload",
+        "download",
+        "net.sockets",
+        "system.net.http",
+        "send-mailmessage",
+        "httpclient",
+        "socket.",
+        "reqwest::",
+        "ureq::",
+        "urlsession",
+        "httpurlconnection",
+        "curl",
+        "wget",
+        "scp",
+        "rsync",
+        "nc",
+        "socat",
+    ),
+)
+_SAVE = LiteralGated(
+    _SAVE_RE,
+    (
+        "-outfile",
+        ".downloadfile(",
+        "getstore",
+        "mirror",
+        "file.write(",
+        "os.writefile(",
+        "certutil",
+        "bitsadmin",
+        "start-bitstransfer",
+    ),
+)
+_FETCH_RUN = LiteralGated(_FETCH_RUN_RE, ("eval",))
+_DECODE_RUN = LiteralGated(
+    _DECODE_RUN_RE, ("iex", "invoke-expression", "eval", "unpack(", "exec.command(")
+)
+_SECURITY_OFF = LiteralGated(
+    _SECURITY_OFF_RE, ("mppreference", "set-netfirewallprofile", "executionpolicy", "netsh")
+)
+
+
 @dataclass
 class GenericFacts(CodeFacts):
     """What a unit of a language without a parser does, for the rules to grade."""
@@ -136,15 +214,15 @@ def _decodes_to_code(payload: str) -> bool:
     return len(raw) >= 8
 
 
-def _sources(line: str) -> tuple[set[Taint], str | None]:
+def _sources(line: str, lower: str) -> tuple[set[Taint], str | None]:
     """The secrets a line reads: secret-named variables, the whole environment, a credential
     store (its path written out or put together from pieces)."""
     here: set[Taint] = set()
-    for match in _ENV_RE.finditer(line):
+    for match in _ENV.finditer(line, lower):
         name = next(g for g in match.groups() if g)
         if is_secret_name(name):
             here.add(Taint("env", name))
-    if _ENV_ALL_RE.search(line):
+    if _ENV_ALL.search(line, lower):
         here.add(Taint("env-all", "the whole environment"))
     found = credential_in(line)
     if not found and ("'" in line or '"' in line):
@@ -165,8 +243,8 @@ class _Walk:
     downloaded_vars: set[str] = field(default_factory=set)
     saved: dict[str, int] = field(default_factory=dict)  # files downloads were saved to
 
-    def taints(self, line: str, at: int) -> tuple[set[Taint], bool]:
-        here, found = _sources(line)
+    def taints(self, line: str, lower: str, at: int) -> tuple[set[Taint], bool]:
+        here, found = _sources(line, lower)
         if found:
             self.facts.reads.append((at, Taint("credential", found)))
         for name, carried in self.variables.items():
@@ -188,7 +266,7 @@ class _Walk:
                 self.names[named.group(1)] = set(here)
         return here, False
 
-    def runs(self, line: str, at: int, assigned: bool) -> None:
+    def runs(self, line: str, lower: str, at: int, assigned: bool) -> None:
         """Decoded or downloaded code run: in place, from a variable, or from a saved file."""
         facts = self.facts
         encoded = _ENCODED_RE.search(line)
@@ -198,10 +276,10 @@ class _Walk:
             and re.search(r"powershell|pwsh", line, re.I)
         ):
             facts.decode_exec.append((at, "powershell -EncodedCommand"))
-        decoded = _DECODE_RUN_RE.search(line)
+        decoded = _DECODE_RUN.search(line, lower)
         if decoded:
             facts.decode_exec.append((at, decoded.group(0)[:60]))
-        fetched = _FETCH_RUN_RE.search(line)
+        fetched = _FETCH_RUN.search(line, lower)
         if fetched:
             facts.download_exec.append((at, fetched.group(0)[:60]))
         if self.downloaded_vars and not assigned and _IEX_RE.search(line):
@@ -211,7 +289,7 @@ class _Walk:
         for path, line_saved in self.saved.items():
             if path in line and (_RUNS_RE.search(line) or line.lstrip().startswith(path)):
                 facts.download_exec.append((line_saved, f"saved as {path}, then run"))
-        saved_to = _SAVE_RE.search(line)
+        saved_to = _SAVE.search(line, lower)
         if saved_to:
             self.saved[next(g for g in saved_to.groups()[1::2] if g)] = at
 
@@ -236,9 +314,10 @@ def generic_facts(text: str, first_line: int = 1, *, powershell: bool = False) -
     for number, whole in enumerate(text.split("\n")):
         line = whole[:4096]  # a minified line: its head says enough
         at = first_line + number
-        here, assigned = walk.taints(line, at)
+        lower = line.lower()
+        here, assigned = walk.taints(line, lower, at)
         taints |= here
-        if _SEND_RE.search(line):
+        if _SEND.search(line, lower):
             send_line = send_line or at
             posting = posting or bool(_POST_RE.search(line))
             url = _URL_RE.search(line)
@@ -249,8 +328,8 @@ def generic_facts(text: str, first_line: int = 1, *, powershell: bool = False) -
         if here and _DNS_RE.search(line):
             dns_line = dns_line or at
             dns_taint |= here
-        walk.runs(line, at, assigned)
-        off = _SECURITY_OFF_RE.search(line)
+        walk.runs(line, lower, at, assigned)
+        off = _SECURITY_OFF.search(line, lower)
         if off:
             facts.security_off.append((at, off.group(0)))
     if send_line is not None and host is None:

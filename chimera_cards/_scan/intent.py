@@ -52,7 +52,8 @@ _ACT_PIECES = ("upload", "send", "post", "transmit", "attach", "share", "sync", 
                "expos", "sub", "envi", "envo", "mand", "compart", "peg", "adjunt", "partag",
                "coll", "joi", "send", "schick", "lad", "teil", "übertrag", "invia", "caric",
                "condivid", "carreg", "writ", "embed", "insert", "append", "encod", "follow",
-               "render")  # fmt: skip
+               "render", "go to", "go on", "end up", "land", "its way", "creat", "open",
+               "leav")  # fmt: skip
 _DESTINATION_PIECES = ("http", "://", "@", ".com", ".io", ".net", ".dev", ".app", ".org", ".co",
                        ".sh", ".xyz", ".cloud", ".site", ".info", ".me", ".ai", ".ru", ".cn",
                        "server", "endpoint", "webhook", "bucket", "gist", "paste", "drive",
@@ -72,6 +73,8 @@ _SECRET_RE = re.compile(
     r"(?:credentials?|access\s+keys?|secret\s+keys?|tokens?|config(?:uration)?\s+(?:file|folder|directory))|"
     r"credentials?\s+(?:file|folder|directory|store)s?|cluster\s+config|kube\s*config|"
     r"\b(?:npm|pypi|net)rc\b|"
+    r"(?:directory|folder|dir|place)\s+where\s+(?:the\s+)?(?:user'?s\s+|your\s+)?(?:ssh|private|aws|gpg|"
+    r"cloud)\s+(?:keys?|credentials)\s+(?:live|are\s+kept|are\s+stored|reside|sit)|"
     r"keychains?|keyrings?|password\s+(?:stores?|managers?|vaults?|databases?)|"
     r"(?:saved|stored|browser)\s+(?:passwords|logins|cookies|credentials)|session\s+cookies|"
     r"cookies?\s+(?:database|file|store)s?|(?:seed|recovery|mnemonic|secret)\s+(?:phrases?|words)|"
@@ -107,7 +110,10 @@ _VERBS = (
     r"upload|send|post|transmit|attach|share|sync|mirror|publish|push|forward|e-?mail|mail|paste|"
     r"submit|deliver|hand|transfer|relay|beam|exfiltrate|leak|ship|back\s*up|"
     r"copy|store|save|put|place|include|add|drop|stash|move|export|commit|give|provide|dump|"
-    r"stream|replicate|duplicate|host|expose|archive|write|embed|insert|append|encode|"
+    r"stream|replicate|duplicate|host|expose|archive|write|embed|insert|append|encode|leave|"
+    # an act named by what it makes: "create a new paste with …", "open an issue containing …"
+    r"(?:create|open|make|file|start)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+|public\s+)?(?:paste|"
+    r"gist|issue|ticket|post|comment|message|snippet)\s+(?:with|containing|holding|of)|"
     # the same acts asked in Spanish, French, German, Italian, Portuguese
     r"sube|subir|envía|envia|enviar|envie|manda|mandar|comparte|compartir|pega|pegar|adjunta|"
     r"adjuntar|envoie|envoyer|envoyez|téléverse|téléversez|partage|partagez|collez|joignez|"
@@ -117,11 +123,11 @@ _VERBS = (
 _PLACING = frozenset(
     {"copy", "store", "save", "put", "place", "include", "add", "drop", "stash", "move", "export",
      "commit", "give", "provide", "dump", "stream", "replicate", "duplicate", "host", "expose",
-     "archive", "write", "embed", "insert", "append", "encode"}
+     "archive", "write", "embed", "insert", "append", "encode", "leave"}
 )  # fmt: skip
 # A destination named right after an object: "to https://…", "on our server", "in the ticket".
 _PLACED_RE = re.compile(
-    r"\b(?:to|into|onto|on|in|at|with|via)\s+(?:\S+\s+){0,4}?(?:https?://|[\w-]+\.(?:com|io|net|"
+    r"\b(?:to|into|onto|on|in|at|with|via)\s+(?:\S+\s+){0,4}?(?:https?://|(?:[\w-]+\.)+(?:com|io|net|"
     r"dev|app|org|co|sh|xyz|cloud|site|me|ai)\b|[\w.+-]+@|our\b|(?:the|a|an)\s+(?:remote|server|"
     r"endpoint|webhook|bucket|gist|paste|ticket|issue|report|form|chat|channel|team|vendor|"
     r"support|cloud|vault|tracker|portal|comment|message|post|discussion|pull\s+request)|"
@@ -151,7 +157,9 @@ _ACT_RE = re.compile(
 )
 _PASSIVE_RE = re.compile(
     r"\b(?:should|must|will|shall|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to|gets?)\s+"
-    rf"(?:be\s+|get\s+)(?:\w+\s+)?(?P<verb>(?:{_VERBS})(?:ed|d|t)?)\b",
+    rf"(?:(?:be\s+|get\s+)(?:\w+\s+)?(?P<verb>(?:{_VERBS})(?:ed|d|t)?)|"
+    # the secret as the subject of a motion: "… need to go to our portal", "must end up on"
+    r"(?P<motion>go|end\s+up|land|arrive|make\s+(?:its|their)\s+way)\s+(?:to|on|in|at|into))\b",
     re.I,
 )
 _NEGATED_RE = re.compile(
@@ -172,7 +180,8 @@ _ANAPHOR_RE = re.compile(
     r"(?:its|their)\s+(?:\w+\s+)?(?:contents?|files?|data|keys?|text|body|value)|"
     r"the\s+(?:contents?|files?|folder|directory|"
     r"archive|copy|copies|bundle|zip|tarball|output|result|keys?|phrase|file's\s+contents)|"
-    r"(?:that|this|the\s+same)\s+(?:file|folder|directory|archive|copy|data))\b",
+    r"(?:that|this|the\s+same)\s+(?:file|folder|directory|archive|copy|data|summary|report|text|"
+    r"list|dump|output|result)|what\s+(?:you|it)\s+(?:read|found|got|saw|collected|copied))\b",
     re.I,
 )
 # Means, not object: "push the image using the credentials in ~/.docker/config.json".
@@ -414,7 +423,8 @@ def _hit(passage: str, secrets: list[re.Match]) -> tuple[int, re.Match | str] | 
         tail = passage[secret.end() : secret.end() + 80]
         passive = _PASSIVE_RE.search(tail)
         if passive and not _NEGATED_RE.search(tail[: passive.start()]):
-            return secret.end() + passive.start("verb"), secret
+            moved = "verb" if passive.group("verb") else "motion"
+            return secret.end() + passive.start(moved), secret
     for secret in secrets:
         before = passage[max(0, secret.start() - 120) : secret.start()]
         carried = _CARRIED_RE.search(before)
@@ -459,7 +469,9 @@ def intent_findings(text: str) -> list[IntentFinding]:
             continue
         start, target = hit
         begin, finish = _sentence_span(passage, start)
-        if not _DESTINATION_RE.search(passage[start:]) or at + start in seen_at:
+        # The destination is after the act, or earlier in its sentence ("open https://… and
+        # create a paste with what you read").
+        if not _DESTINATION_RE.search(passage, min(begin, start)) or at + start in seen_at:
             continue
         # "it" stands for the secret named last before the act.
         referent = target if isinstance(target, re.Match) else _last_before(secrets, start)

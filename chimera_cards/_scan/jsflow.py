@@ -127,6 +127,11 @@ def _ts_parser(tsx: bool) -> Any:
     return tree_sitter.Parser(tree_sitter.Language(grammar))
 
 
+def _module_name(module: str) -> str:
+    """A module as its members are named: ``node:fs/promises`` is ``fs.promises``."""
+    return module.removeprefix("node:").replace("/promises", ".promises")
+
+
 def _text(node: Any) -> str:
     return node.text.decode("utf-8", "replace")
 
@@ -197,7 +202,7 @@ class _JsFolding:
                 if args is not None and args.named_children:
                     module = self.fold(args.named_children[0])
                     if module:
-                        return module.removeprefix("node:")
+                        return _module_name(module)
         if kind == "parenthesized_expression" and node.named_children:
             return self.dotted(node.named_children[0])
         return None
@@ -380,7 +385,7 @@ class _Js(_JsFolding):
         args_node = node.child_by_field_name("arguments")
         args = list(args_node.named_children) if args_node is not None else []
         name = self.dotted(func) if func is not None else ""
-        name = name or ""
+        name = name or ("import" if func is not None and func.type == "import" else "")
         for scope in _GLOBAL_SCOPES:  # globalThis["ev" + "al"](…) is eval(…)
             if name.startswith(scope):
                 name = name[len(scope) :]
@@ -421,7 +426,7 @@ class _Js(_JsFolding):
                     taint = Taint("credential", found)
                     self.facts.reads.append((line, taint))
                     result.taint.add(taint)
-        if name == "atob" or (
+        if name in ("atob", "unescape", "decodeURIComponent", "decodeURI") or (
             name == "Buffer.from" and len(args) > 1 and self.fold(args[1]) in ("base64", "hex")
         ):
             result.decoded = True
@@ -816,7 +821,7 @@ class _Js(_JsFolding):
         """``import * as cp from "child_process"``, ``import { execSync as run } from …``: the
         names stand for the module's as ``require`` would make them."""
         source = node.child_by_field_name("source")
-        module = (self.fold(source) or "").removeprefix("node:") if source is not None else ""
+        module = _module_name(self.fold(source) or "") if source is not None else ""
         if not module:
             return
         for clause in node.named_children:

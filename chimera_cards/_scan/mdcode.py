@@ -162,6 +162,8 @@ def command_line(line: str) -> str | None:
     candidates = [text]
     for match in _QUOTED_RE.finditer(text):
         candidates.append((match.group(1) or "").replace('\\"', '"') or match.group(2))
+    if "," in text or "\t" in text:  # a row of a table (steps.csv): each field may be the command
+        candidates += [f.strip().strip("'\"") for f in re.split(r"[,\t]", text)[1:]]
     key, sep, value = text.partition("=") if "=" in text else text.partition(": ")
     if sep and key.strip().replace("-", "").replace("_", "").replace(".", "").isalnum():
         candidates.append(value.strip().strip("'\""))

@@ -191,11 +191,31 @@ _PRECEDENCE_STARTS_RE = re.compile(
 )
 
 
-def _search_at(starts: re.Pattern, pattern: re.Pattern, sentence: str) -> re.Match | None:
+# Lower-cased, a text keeps every character's place, and a case-blind pattern of lower-case
+# ASCII words matches it where the same pattern, case-sensitive, matches the lower-cased text;
+# except for these three: "İ" lower-cases to two characters, "ı" and "ſ" match "i" and "s"
+# case-blind yet lower-case to themselves (no other character does either; checked over all
+# of Unicode in the tests).
+_FOLDS_APART_RE = re.compile("[\u0130\u0131\u017f]")
+# The start words, case-sensitive, for a sentence's lower-cased form: re tries a case-blind
+# alternation about three times slower.
+_STARTS_LOWER = {
+    starts: re.compile(starts.pattern) for starts in (_CONCEAL_STARTS_RE, _PRECEDENCE_STARTS_RE)
+}
+
+
+def _search_at(
+    starts: re.Pattern, pattern: re.Pattern, sentence: str, lower: str | None = None
+) -> re.Match | None:
     """``pattern.search(sentence)`` for a pattern whose every match starts where ``starts``
     matches: tried only there, in order (a long alternation costs a try of each of its
-    branches at every offset; the words its branches start with, one trie)."""
-    for start in starts.finditer(sentence):
+    branches at every offset; the words its branches start with, one trie). ``lower``:
+    ``sentence.lower()``, where the starts are looked for when it keeps the same places."""
+    if lower is not None and len(lower) == len(sentence) and not _FOLDS_APART_RE.search(sentence):
+        offsets = _STARTS_LOWER[starts].finditer(lower)
+    else:
+        offsets = starts.finditer(sentence)
+    for start in offsets:
         match = pattern.match(sentence, start.start())
         if match is not None:
             return match
@@ -877,7 +897,11 @@ def prose_findings(text: str) -> list[ProseFinding]:
                         at,
                     )
                 )
-        conceal = _search_at(_CONCEAL_STARTS_RE, _CONCEAL_RE, sentence) if gate.conceal else None
+        conceal = (
+            _search_at(_CONCEAL_STARTS_RE, _CONCEAL_RE, sentence, gate.lower)
+            if gate.conceal
+            else None
+        )
         if (
             conceal
             and not _CONCEAL_BENIGN_RE.search(sentence)
@@ -896,7 +920,9 @@ def prose_findings(text: str) -> list[ProseFinding]:
                 )
             )
         precedence = (
-            _search_at(_PRECEDENCE_STARTS_RE, _PRECEDENCE_RE, sentence) if gate.precede else None
+            _search_at(_PRECEDENCE_STARTS_RE, _PRECEDENCE_RE, sentence, gate.lower)
+            if gate.precede
+            else None
         )
         if (
             precedence

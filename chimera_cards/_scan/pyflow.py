@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from chimera_cards._scan.buildfiles import WRITTEN_INDEX_KINDS, build_kind
 from chimera_cards._scan.commands import path_persistence
 from chimera_cards._scan.pyshapes import (
+    DECODERS,
     SQL_RE,
+    ciphered,
     constant_int,
     constant_slice,
     decode_constant,
@@ -85,28 +87,6 @@ _ENV_GET = frozenset(
         "os.environ.setdefault",
         "os.environ.pop",
         "getenv",
-    }
-)
-_DECODERS = frozenset(
-    {
-        "base64.b64decode",
-        "base64.b32decode",
-        "base64.b16decode",
-        "base64.b85decode",
-        "base64.a85decode",
-        "base64.decodebytes",
-        "base64.urlsafe_b64decode",
-        "base64.standard_b64decode",
-        "codecs.decode",
-        "zlib.decompress",
-        "gzip.decompress",
-        "bz2.decompress",
-        "lzma.decompress",
-        "bytes.fromhex",
-        "binascii.unhexlify",
-        "binascii.a2b_base64",
-        "binascii.a2b_hex",
-        "marshal.loads",
     }
 )
 _EXEC = frozenset(
@@ -442,7 +422,7 @@ class _PyFolding:
                 return chr(args[0].value)
             except (ValueError, OverflowError):
                 return None
-        if name in _DECODERS and args:
+        if name in DECODERS and args:
             raw = self.fold(args[0], depth + 1)
             if raw is None or "*" in raw:
                 return None
@@ -722,7 +702,7 @@ class _Analyser(_PyFolding):
                     # A file nobody shipped or reviewed (/tmp/.cache, ~/.x): code read from it
                     # and run is code from elsewhere.
                     result.downloaded = True
-        if name in _DECODERS or short in (
+        if name in DECODERS or short in (
             "b64decode",
             "unhexlify",
             "fromhex",
@@ -735,6 +715,12 @@ class _Analyser(_PyFolding):
                 self.nested(folded, line)
         if short in ("decode",) and args == [] and receiver.decoded:
             result.decoded = True
+        if (
+            (name in ("bytes", "bytearray") or short == "join")
+            and node.args
+            and ciphered(node.args[0])
+        ):
+            result.decoded = True  # bytes(b ^ 0x2A for b in BLOB): a text kept unreadable
         if name in _EXEC or short in ("system", "popen", "check_output", "getoutput"):
             result.merge(self.run_shell(node, name, line))
         if name in _EVAL or short in ("exec", "eval"):
@@ -940,6 +926,11 @@ class _Analyser(_PyFolding):
         ):
             path = self.fold(node.args[1])
             content = args[0]
+        if short in ("write", "write_text") and node.args and self.depth < MAX_DEPTH:
+            # Code kept in a string and written out to be run: read as the code it is.
+            written = self.fold(node.args[0])
+            if written and "*" not in written and "import " in written and "\n" in written:
+                self.nested(written, line)
         if not path:
             return
         if build_kind(path) in WRITTEN_INDEX_KINDS and node.args:

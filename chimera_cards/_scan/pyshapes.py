@@ -188,6 +188,42 @@ def constant_slice(node: ast.Slice) -> slice | None:
     return slice(*bounds)
 
 
+def ciphered(node: ast.expr) -> bool:
+    """Whether an expression makes each item by arithmetic on another (``b ^ key for b in
+    blob``, ``chr(c - 3) for c in codes``): a cipher over character codes."""
+    if not isinstance(node, (ast.GeneratorExp, ast.ListComp)):
+        return False
+    return any(
+        isinstance(part, ast.BinOp) and isinstance(part.op, (ast.BitXor, ast.Add, ast.Sub, ast.Mod))
+        for part in ast.walk(node.elt)
+    )
+
+
+# Calls that turn an encoded or compressed text back into what it says.
+DECODERS = frozenset(
+    {
+        "base64.b64decode",
+        "base64.b32decode",
+        "base64.b16decode",
+        "base64.b85decode",
+        "base64.a85decode",
+        "base64.decodebytes",
+        "base64.urlsafe_b64decode",
+        "base64.standard_b64decode",
+        "codecs.decode",
+        "zlib.decompress",
+        "gzip.decompress",
+        "bz2.decompress",
+        "lzma.decompress",
+        "bytes.fromhex",
+        "binascii.unhexlify",
+        "binascii.a2b_base64",
+        "binascii.a2b_hex",
+        "marshal.loads",
+    }
+)
+
+
 def names_no_url(call: ast.Call) -> bool:
     """Whether a call names no URL: no positional argument and no ``url=``/``endpoint=``/
     ``uri=`` (nor ``**kwargs`` that could hold one). An HTTP client's put/post always names its

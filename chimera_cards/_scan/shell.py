@@ -34,12 +34,14 @@ from chimera_cards._scan.shellfacts import (
     basename,
 )
 from chimera_cards._scan.shellsteps import (
+    CREDENTIAL_PATH_VARIABLES,
     IFS_RE,
     LISTERS,
     Relays,
     file_server,
     letter_cipher,
     option_value,
+    printed_text,
 )
 from chimera_cards._scan.uploads import CLOUD_CLIS, REMOTE_RE, cloud_upload, git_push
 
@@ -259,6 +261,7 @@ class _WalkerBase:
 
     # Defined by _Walker, which builds on this class (a loop's body holds commands).
     command: Callable[[Any, Out], Out]
+    _open_descriptor: Callable[[Any], None]
 
     def __init__(
         self,
@@ -310,7 +313,8 @@ class _WalkerBase:
             out = Out()
             for child in node.named_children:
                 out.merge(self.statement(child, Out()))
-            return Word("$(…)", out)
+            printed = printed_text(node) if kind == "command_substitution" else None
+            return Word(printed if printed is not None else "$(…)", out)
         # string, concatenation, and anything else made of parts
         parts: list[str] = []
         out = Out()
@@ -342,6 +346,8 @@ class _WalkerBase:
         simple = node.type == "simple_expansion" or len(node.named_children) == 1
         if name in self.texts and simple:
             return Word(self.texts[name], out)
+        if name in CREDENTIAL_PATH_VARIABLES and name not in self.vars and simple:
+            return Word(CREDENTIAL_PATH_VARIABLES[name], out)
         return Word(f"${{{name}}}" if name else node.text.decode("utf-8", "replace"), out)
 
     # --- statements ------------------------------------------------------------------------
@@ -496,16 +502,6 @@ class _WalkerBase:
         return Out() if any(path for path, _ in outputs) else out
 
     pending_heredoc: tuple[str, int] | None = None
-
-    def _open_descriptor(self, redirect: Any) -> None:
-        # exec 3<>/dev/tcp/host/443: what is later written to >&3 goes to that host.
-        descriptor = next((c for c in redirect.children if c.type == "file_descriptor"), None)
-        dest = redirect.child_by_field_name("destination")
-        if descriptor is None or dest is None:
-            return
-        path = self.word(dest).text
-        if _DEV_TCP_RE.search(path):
-            self.fds[descriptor.text.decode("utf-8", "replace")] = path
 
     def file_redirect(self, redirect: Any, feed: Out) -> tuple[str, Any]:
         dest = redirect.child_by_field_name("destination")

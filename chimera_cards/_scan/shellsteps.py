@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from chimera_cards._scan.sensitive import Send, Taint, credential_in, metadata_secret
 from chimera_cards._scan.shellfacts import MAX_COMMANDS, Command, Out, ShellFacts, Word, basename
 
+_DEV_TCP_RE = re.compile(r"/dev/(?:tcp|udp)/([^/\s]+)/")
 # Deepest nesting of one-liners and commands run for another (find -exec, xargs).
 MAX_NESTED = 4
 # curl${IFS}-d${IFS}@file: unquoted, $IFS splits words as a space does.
@@ -69,11 +71,23 @@ class Relays:
     texts: dict[str, str]
     vars: dict[str, Out]
     aliases: dict[str, list[str]]
+    fds: dict[str, str]
+    word: Callable[[Any], Word]
     read_path: Callable[[Word, int], Out]
     write: Callable[..., None]
     run: Callable[[Command, Out], Out]
     _ran: Callable[[Command, Out, str], None]
     _output_file: Callable[[Command], str | None]
+
+    def _open_descriptor(self, redirect: Any) -> None:
+        # exec 3<>/dev/tcp/host/443: what is later written to >&3 goes to that host.
+        descriptor = next((c for c in redirect.children if c.type == "file_descriptor"), None)
+        dest = redirect.child_by_field_name("destination")
+        if descriptor is None or dest is None:
+            return
+        path = self.word(dest).text
+        if _DEV_TCP_RE.search(path):
+            self.fds[descriptor.text.decode("utf-8", "replace")] = path
 
     def relays(self, cmd: Command, stdin: Out, out: Out) -> None:
         """The steps of one command (``out`` is what it writes to its output)."""
@@ -117,6 +131,11 @@ class Relays:
             self._find_exec(cmd)
         if name == "printf" and len(cmd.argv) >= 3 and cmd.argv[0] == "-v":
             self._printf_assign(cmd.argv[1], cmd.argv[2], cmd.argv[3:], out)
+        package = _run_package(name, cmd.argv)
+        if package is not None and package.startswith(("http://", "https://")):
+            # npx https://…/tool.tgz: a package fetched from an address and run at once (a URL
+            # given to the package it runs, npx skills add URL, is that package's argument).
+            self._ran(cmd, Out(downloaded=True), f"{name} of a URL")
         if (
             name in ("deno", "bun", "pipx", "uv", "uvx")
             and any(a.startswith(("http://", "https://")) for a in cmd.argv)
@@ -433,3 +452,60 @@ def letter_cipher(argv: list[str]) -> bool:
         and all(_TR_SET_RE.match(s) for s in sets)
         and sets[0].lower() != sets[1].lower()
     )
+
+
+# Variables that name a credential file (a tool reads its secrets from the file they name):
+# unset in the skill, they stand for the tool's default file.
+CREDENTIAL_PATH_VARIABLES = {
+    "KUBECONFIG": "~/.kube/config",
+    "AWS_SHARED_CREDENTIALS_FILE": "~/.aws/credentials",
+    "GOOGLE_APPLICATION_CREDENTIALS": "~/.config/gcloud/application_default_credentials.json",
+    "NPM_CONFIG_USERCONFIG": "~/.npmrc",
+    "NETRC": "~/.netrc",
+    "GIT_CREDENTIALS_FILE": "~/.git-credentials",
+}
+_PRINTF_SPEC_RE = re.compile(r"%[-+ #0-9.]*[sbqdi]")
+
+
+def printed_text(node: Any) -> str | None:
+    """What ``$(printf '%s%s' .a ws)`` or ``$(echo .ssh)`` prints when every word is written
+    out (a path put together from pieces), or None."""
+    parts = node.named_children
+    if len(parts) != 1 or parts[0].type != "command":
+        return None
+    words: list[str] = []
+    for child in parts[0].named_children:
+        if child.type == "command_name":
+            words.append(child.text.decode("utf-8", "replace"))
+        elif child.type == "raw_string":
+            words.append(child.text.decode("utf-8", "replace")[1:-1])
+        elif child.type == "word" or (
+            child.type == "string"
+            and all(c.type in ('"', "string_content") for c in child.children)
+        ):
+            words.append(child.text.decode("utf-8", "replace").strip('"'))
+        else:
+            return None
+    if words[1:] == ["config", "get", "userconfig"] and words[0] in ("npm", "pnpm"):
+        return "~/.npmrc"  # the file npm keeps its registry tokens in
+    if not words or words[0] not in ("printf", "echo"):
+        return None
+    if words[0] == "echo":
+        return " ".join(w for w in words[1:] if w not in ("-n", "-e", "-ne", "-en"))
+    if len(words) < 2:
+        return None
+    pieces = iter(words[2:])
+    return _PRINTF_SPEC_RE.sub(lambda _: next(pieces, ""), words[1])
+
+
+def _run_package(name: str, argv: list[str]) -> str | None:
+    """The package ``npx``/``bunx``/``pnpm dlx``/``yarn dlx`` fetches and runs (its first word
+    or its ``--package``), or None for another command."""
+    if name in ("pnpm", "yarn") and argv[:1] == ["dlx"]:
+        argv = argv[1:]
+    elif name not in ("npx", "bunx"):
+        return None
+    given = option_value(argv, ("-p", "--package"))
+    if given is not None:
+        return given
+    return next((a for a in argv if not a.startswith("-")), None)

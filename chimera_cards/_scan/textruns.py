@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import AhoCorasick, Implementation
 
 _IN = 0x78  # "x"
 _OUT = 0x20  # " "
@@ -106,7 +106,10 @@ class Literals:
     _automaton: AhoCorasick = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_automaton", AhoCorasick(list(self.words)))
+        # A DFA: built in about a millisecond more than the default NFA, searched in half the
+        # time (4 ms against 7 ms for the prose pieces over the 53 Markdown files of the corpus).
+        automaton = AhoCorasick(list(self.words), implementation=Implementation.DFA)
+        object.__setattr__(self, "_automaton", automaton)
 
     def occurrences(self, text: str) -> list[tuple[int, int]]:
         """Every (index in ``words``, start offset) of an occurrence in ``text``; offsets count
@@ -121,3 +124,52 @@ class Literals:
             (index, start)
             for index, start, _ in self._automaton.find_matches_as_indexes(text, overlapping=True)
         ]
+
+
+@dataclass(frozen=True)
+class LiteralGated:
+    """A pattern tried only on texts that hold one of its literals.
+
+    ``re`` tries a case-blind alternation of ``\\b``-anchored words at every offset, branch by
+    branch; a per-line rule over a file pays that on every line. Every match of ``pattern``
+    holds one of ``literals`` (lower-case), so a lower-cased ASCII text holding none of them
+    cannot match. The literals are looked for with one trie regex, case-sensitive, which ``re``
+    skips through by the set of their first characters. A text past ASCII goes straight to
+    ``pattern``: case-blind matching there is Unicode's (the Kelvin sign matches ``k``), which
+    lower-casing does not mirror.
+    """
+
+    pattern: re.Pattern
+    literals: tuple[str, ...]
+    _gate: re.Pattern = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if any(not word or word != word.lower() for word in self.literals):
+            raise ValueError("gate literals are non-empty and lower-case")
+        object.__setattr__(self, "_gate", re.compile(literal_pattern(self.literals)))
+
+    def search(self, text: str, lower: str | None = None) -> re.Match | None:
+        """``pattern.search(text)``.
+
+        Args:
+            text: the text.
+            lower: ``text.lower()``, when the caller has it.
+        Returns:
+            The match, or None.
+        """
+        if text.isascii() and self._gate.search(text.lower() if lower is None else lower) is None:
+            return None
+        return self.pattern.search(text)
+
+    def finditer(self, text: str, lower: str | None = None) -> list[re.Match]:
+        """``list(pattern.finditer(text))``.
+
+        Args:
+            text: the text.
+            lower: ``text.lower()``, when the caller has it.
+        Returns:
+            The matches, in order.
+        """
+        if text.isascii() and self._gate.search(text.lower() if lower is None else lower) is None:
+            return []
+        return list(self.pattern.finditer(text))

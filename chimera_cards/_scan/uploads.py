@@ -81,6 +81,29 @@ def cloud_upload(
     return Send(line, host, f"{name} upload", body=body)
 
 
+# remote.NAME.url / remote.NAME.pushurl: where a push to NAME goes.
+_REMOTE_SETTING_RE = re.compile(r"^remote\.([^.=]+)\.(?:push)?url(?:=(.*))?$", re.I)
+
+
+def _global_options(argv: list[str], remotes: dict[str, str]) -> list[str]:
+    """git's words without its options; ``-c remote.m.url=URL`` before the command adds the
+    remote ``m`` for that one run (and ``-C dir`` names no word of the command)."""
+    out: list[str] = []
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word in ("-c", "-C", "--git-dir", "--work-tree") and index + 1 < len(argv):
+            remote = _REMOTE_SETTING_RE.match(argv[index + 1]) if word == "-c" else None
+            if remote and remote.group(2):
+                remotes[remote.group(1)] = remote.group(2)
+            index += 2
+            continue
+        if not word.startswith("-"):
+            out.append(word)
+        index += 1
+    return out
+
+
 def git_push(
     argv: list[str], line: int, remotes: dict[str, str], files: Iterable[set[Taint]]
 ) -> list[Send]:
@@ -96,7 +119,13 @@ def git_push(
     Returns:
         The send, or none (a push to a remote the user set up, with no store copied).
     """
-    argv = [a for a in argv if not a.startswith("-")]
+    argv = _global_options(argv, remotes)
+    if argv[:1] == ["config"] and len(argv) >= 3:
+        # git config remote.m.url URL: a remote added by its setting
+        remote = _REMOTE_SETTING_RE.match(argv[1])
+        if remote:
+            remotes[remote.group(1)] = argv[2]
+        return []
     if argv[:2] in (["remote", "add"], ["remote", "set-url"]) and len(argv) >= 4:
         remotes[argv[2]] = argv[3]
         return []

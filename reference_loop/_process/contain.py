@@ -28,23 +28,37 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Runs "$@" with the count pipe closed (so the command cannot forge the count), then counts the
-# live, non-zombie processes of the namespace other than itself and the namespace's init. bash:
-# the pipe's descriptor may be any number, and POSIX sh redirects only 0-9.
+# live, non-zombie processes of the namespace other than itself and the namespace's init. Helpers
+# an agent ends by themselves as it exits get up to a second (the system's `sleep`, which ends
+# before the recount); what still runs then was left. Either way nothing outlives the wrapper,
+# and the diff is taken after it. bash: the pipe's descriptor may be any number, and POSIX sh
+# redirects only 0-9.
 COUNT_SCRIPT = r"""
 fd=$1; shift
 "$@" {fd}>&-
 s=$?
-n=0
-for p in /proc/[0-9]*; do
-  p=${p#/proc/}
-  [ "$p" = "$$" ] && continue
-  [ "$p" = 1 ] && continue
-  line=
-  { read -r line < "/proc/$p/stat"; } 2>/dev/null || continue
-  st=${line##*) }
-  st=${st%% *}
-  [ "$st" = Z ] && continue
-  n=$((n+1))
+count() {
+  n=0
+  for p in /proc/[0-9]*; do
+    p=${p#/proc/}
+    [ "$p" = "$$" ] && continue
+    [ "$p" = 1 ] && continue
+    line=
+    { read -r line < "/proc/$p/stat"; } 2>/dev/null || continue
+    st=${line##*) }
+    st=${st%% *}
+    [ "$st" = Z ] && continue
+    n=$((n+1))
+  done
+}
+count
+z=
+for c in /usr/bin/sleep /bin/sleep; do [ -x "$c" ] && z=$c && break; done
+t=0
+while [ "$n" -gt 0 ] && [ "$t" -lt 20 ] && [ -n "$z" ]; do
+  "$z" 0.05 {fd}>&-
+  t=$((t+1))
+  count
 done
 echo "$n" >&"$fd"
 exit $s

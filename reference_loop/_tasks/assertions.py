@@ -28,10 +28,11 @@ from __future__ import annotations
 import ast
 import configparser
 import math
+import re
 import shlex
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 # unittest's equality assertions: (first, second) compared with ``==`` (or by counts).
@@ -94,7 +95,7 @@ class Target:
     old: str  # the assertion (or case) as pinned
     one_off: Edit  # changes the expected value in place
     one_off_new: str  # the assertion (or case) after that change
-    conflicting: Edit  # adds a second assertion (or case) demanding the changed value
+    conflicting: Edit  # adds a copy of the test (or a case) demanding the changed value
     conflicting_new: str  # what that adds
     expected: Any  # the pinned value (None for assert-is/truth shapes)
     changed: Any  # the value the variant demands instead
@@ -578,6 +579,7 @@ def _targets_in_function(
     code: set[str],
     origin: dict[str, str],
     last_resort: bool,
+    module_env: dict[str, ast.AST],
 ) -> Iterator[Target]:
     marks = _parametrize(d)
     if marks is None or (marks and cls is not None):
@@ -588,24 +590,88 @@ def _targets_in_function(
         for s in cls.body:
             if isinstance(s, ast.FunctionDef) and s.name in ("setUp", "setup_method"):
                 setup = list(s.body)
-    for i, stmt in enumerate(d.body):
-        before = setup + d.body[:i]
-        if _calls_skip(d.body[:i]):
+    tables = [t for t in (_param_cases(m) for m in marks) if t is not None]
+    for t in _targets_in_body(
+        src,
+        rel,
+        test_id,
+        d,
+        cls is not None,
+        setup,
+        tables,
+        code,
+        origin,
+        last_resort,
+        module_env,
+    ):
+        yield t if t.shape.startswith("parametrize") else _in_a_copy(src, d, t)
+
+
+def _in_a_copy(src: _Source, d: ast.FunctionDef, target: Target) -> Target:
+    """The conflicting edit as a copy of the whole test, renamed, with the change made inside
+    it (``target.conflicting`` then names that change), added right after the test: the two
+    contradicting assertions are two tests, so an answer chosen by call count or order is
+    caught by the verdict's replay in another order."""
+    start = d.decorator_list[0].lineno if d.decorator_list else d.lineno
+    end = d.end_lineno or d.lineno
+    change = target.conflicting if target.shape.startswith("loop-case") else target.one_off
+    copy = "".join(src.lines[start - 1 : end])
+    copy = apply(
+        copy, replace(change, line=change.line - start + 1, end_line=change.end_line - start + 1)
+    )
+    name = d.name + "_contradicted"
+    while re.search(rf"\b{re.escape(name)}\b", src.text):
+        name += "_"
+    copy = re.sub(rf"\bdef {re.escape(d.name)}\(", f"def {name}(", copy, count=1)
+    last = src.lines[end - 1]
+    ending = last[len(last.rstrip("\r\n")) :] or "\n"
+    if not copy.endswith(("\n", "\r")):
+        copy += ending
+    end_col = len(last.rstrip("\r\n"))
+    gap = 2 if d.col_offset else 3  # blank lines before it: one in a class, two in a module
+    test = target.test.rsplit("::", 1)[0] + "::" + name
+    return replace(
+        target,
+        conflicting=Edit(end, end_col, end, end_col, ending * gap + copy.rstrip("\r\n")),
+        conflicting_new=f"{test}: {target.one_off_new}",
+    )
+
+
+def _targets_in_body(
+    src: _Source,
+    rel: str,
+    test_id: str,
+    d: ast.FunctionDef,
+    in_class: bool,
+    setup: list[ast.stmt],
+    tables: list[tuple[list[str], list[ast.AST]]],
+    code: set[str],
+    origin: dict[str, str],
+    last_resort: bool,
+    module_env: dict[str, ast.AST],
+) -> Iterator[Target]:
+    for stmt, before in _reached(d.body, setup):
+        if _calls_skip(before):
             return
+        if isinstance(stmt, ast.For) and not last_resort:
+            yield from _loop_targets(src, rel, test_id, stmt, before, code, origin, module_env)
+            continue
         if not src.owns_lines(stmt):
             continue
         found = None
         call = stmt.value if isinstance(stmt, ast.Expr) else None
         if isinstance(stmt, ast.Assert) and not last_resort:
             found = _compare(stmt.test)
-            named = _named_literal(stmt.test, d.body[:i]) if found is None else None
+            named = _named_literal(stmt.test, before) if found is None else None
             if named is not None and _reaches_code(named[0].actual, before, code):
                 yield _named_target(src, rel, test_id, stmt, named, code, origin)
                 continue
-            if found is None and marks:
-                yield from _param_targets(src, rel, test_id, stmt, marks, before, code, origin)
+            if found is None and tables:
+                yield from _param_targets(
+                    src, rel, test_id, stmt, tables, before, code, origin, "parametrize"
+                )
                 continue
-        elif isinstance(call, ast.Call) and cls is not None and not last_resort:
+        elif isinstance(call, ast.Call) and in_class and not last_resort:
             found = _unittest_equal(call)
         elif last_resort:
             yield from _opposite_targets(src, rel, test_id, stmt, before, code, origin)
@@ -627,6 +693,129 @@ def _targets_in_function(
             origin,
             Edit(line, col, end_line, end_col, new_src),
         )
+
+
+def _loop_targets(
+    src: _Source,
+    rel: str,
+    test_id: str,
+    loop: ast.For,
+    before: list[ast.stmt],
+    code: set[str],
+    origin: dict[str, str],
+    module_env: dict[str, ast.AST],
+) -> Iterator[Target]:
+    found = _loop_table(loop, before, module_env)
+    if found is None:
+        return
+    table, body_before = found
+    for inner, prior in body_before.items():
+        if src.owns_lines(inner) and isinstance(inner, ast.Assert):
+            for t in _param_targets(
+                src, rel, test_id, inner, [table], before + prior, code, origin, "loop-case"
+            ):
+                # The copy of the test walks only the changed row.
+                line, col, end_line, end_col = src.span(loop.iter)
+                yield replace(
+                    t, conflicting=Edit(line, col, end_line, end_col, f"[{t.one_off_new}]")
+                )
+
+
+# Context managers that never swallow an exception raised in their body: an assertion inside
+# runs and fails the test as if it stood outside.
+_SAFE_CONTEXTS = frozenset(
+    {
+        "open", "patch", "object", "dict", "multiple", "context", "subTest",
+        "catch_warnings", "redirect_stdout", "redirect_stderr", "TemporaryDirectory",
+        "NamedTemporaryFile", "TemporaryFile", "chdir", "disabled", "ExitStack",
+    }
+)  # fmt: skip
+
+
+def _reached(
+    body: list[ast.stmt], prefix: list[ast.stmt]
+) -> Iterator[tuple[ast.stmt, list[ast.stmt]]]:
+    """The statements of ``body`` that run in order, each with what ran before it; the bodies
+    of ``with`` blocks whose managers cannot swallow an exception count as the body's own."""
+    for i, stmt in enumerate(body):
+        before = prefix + body[:i]
+        if isinstance(stmt, ast.With) and all(
+            isinstance(item.context_expr, ast.Call)
+            and _attr_chain(item.context_expr.func).rsplit(".", 1)[-1] in _SAFE_CONTEXTS
+            for item in stmt.items
+        ):
+            header = ast.With(items=stmt.items, body=[], type_comment=None)
+            yield from _reached(stmt.body, [*before, header])
+        else:
+            yield stmt, before
+
+
+def _loop_table(
+    loop: ast.For, before: list[ast.stmt], module_env: dict[str, ast.AST]
+) -> tuple[tuple[list[str], list[ast.AST]], dict[ast.stmt, list[ast.stmt]]] | None:
+    """``for A, B in <literal table>:`` (inline, bound earlier in the test, or a module
+    constant nothing else touches): its names and cases, and each body statement that nothing
+    before it in the body can skip, with those earlier body statements."""
+    if loop.orelse or not isinstance(loop.target, ast.Tuple):
+        return None
+    if not all(isinstance(e, ast.Name) for e in loop.target.elts):
+        return None
+    names = [e.id for e in loop.target.elts if isinstance(e, ast.Name)]
+    table: ast.AST | None = loop.iter
+    if isinstance(table, ast.Name):
+        bound = _named_literal_node(table.id, before)
+        table = bound if bound is not None else module_env.get(table.id)
+    if not isinstance(table, (ast.List, ast.Tuple)) or not _literal(table)[0]:
+        return None
+    reached: dict[ast.stmt, list[ast.stmt]] = {}
+    for j, inner in enumerate(loop.body):
+        prior = loop.body[:j]
+        if _calls_skip(prior) or any(
+            isinstance(n, (ast.Break, ast.Continue)) for s in prior for n in ast.walk(s)
+        ):
+            break
+        reached[inner] = prior
+    return (names, list(table.elts)), reached
+
+
+def _named_literal_node(name: str, before: list[ast.stmt]) -> ast.AST | None:
+    """The literal ``name`` was last bound to on an earlier line, untouched since; or None."""
+    for stmt in reversed(before):
+        if name not in _names(stmt):
+            continue
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == name
+            and _literal(stmt.value)[0]
+        ):
+            return stmt.value
+        return None
+    return None
+
+
+def module_constants(tree: ast.Module) -> dict[str, ast.AST]:
+    """Module-level ``NAME = <literal>`` bound once, and otherwise only read by ``for`` loops
+    (nothing can change the table a loop walks)."""
+    bound: dict[str, ast.AST | None] = {}
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and _literal(stmt.value)[0]
+        ):
+            name = stmt.targets[0].id
+            bound[name] = stmt.value if name not in bound else None
+    allowed = {id(n.iter) for n in ast.walk(tree) if isinstance(n, ast.For)}
+    allowed |= {
+        id(s.targets[0]) for s in tree.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in bound and id(node) not in allowed:
+            bound[node.id] = None
+    return {k: v for k, v in bound.items() if v is not None}
 
 
 def _named_literal(test: ast.AST, before: list[ast.stmt]) -> tuple[_Found, ast.Assign] | None:
@@ -746,12 +935,14 @@ def _param_targets(
     rel: str,
     test_id: str,
     stmt: ast.Assert,
-    marks: list[ast.Call],
+    tables: list[tuple[list[str], list[ast.AST]]],
     before: list[ast.stmt],
     code: set[str],
     origin: dict[str, str],
+    kind: str,
 ) -> Iterator[Target]:
-    """A parametrize case whose expected value ``assert ACTUAL == PARAM`` checks."""
+    """A case (of a parametrize mark, or of the literal table a ``for`` loop walks) whose
+    expected value ``assert ACTUAL == NAME`` checks."""
     test = stmt.test
     if not (
         isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
@@ -760,11 +951,11 @@ def _param_targets(
     assigned = set().union(*(_assigned(s) for s in before)) if before else set()
     for actual, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
         tolerance = None
-        shape = "parametrize"
+        shape = kind
         if _is_approx(other):
             assert isinstance(other, ast.Call)
             tolerance = _approx_tolerance(other)
-            shape = "parametrize-approx"
+            shape = f"{kind}-approx"
             if tolerance is None:
                 continue
         param = other.args[0] if isinstance(other, ast.Call) else other
@@ -772,11 +963,9 @@ def _param_targets(
             continue
         if not _reaches_code(actual, before, code) or param.id in _names(actual):
             continue
-        for mark in marks:
-            parsed = _param_cases(mark)
-            if parsed is None or param.id not in parsed[0] or len(parsed[0]) < 2:
+        for names, cases in tables:
+            if param.id not in names or len(names) < 2:
                 continue
-            names, cases = parsed
             index = names.index(param.id)
             for case in cases:
                 if not isinstance(case, (ast.Tuple, ast.List)) or len(case.elts) != len(names):
@@ -895,14 +1084,15 @@ def find_targets(
         except SyntaxError:
             continue
         code, origin = _imports(tree, modules)
-        parsed.append((rel, _Source(text), tree, code, origin))
+        parsed.append((rel, _Source(text), tree, code, origin, module_constants(tree)))
     out: list[Target] = []
     for last_resort in (False, True):
-        for rel, src, tree, code, origin in parsed:
+        for rel, src, tree, code, origin, consts in parsed:
             for _, d, cls in _collected(tree):
                 if runner == "unittest" and (cls is None or not _is_testcase(cls)):
                     continue  # unittest runs only TestCase methods
-                for t in _targets_in_function(src, rel, d, cls, code, origin, last_resort):
+                found = _targets_in_function(src, rel, d, cls, code, origin, last_resort, consts)
+                for t in found:
                     if must_pass and t.test not in must_pass:
                         continue
                     if must_pass and t.shape.startswith("parametrize"):

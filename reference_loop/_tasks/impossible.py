@@ -8,8 +8,9 @@ the code under test):
 
 - ``one-off``: its expected value is changed (a number by one or past its tolerance, a string by
   one character, a container by an extra item, ``True``/``None`` to the opposite);
-- ``conflicting``: right after it, a second assertion (or parametrize case) demands the changed
-  value for the same input.
+- ``conflicting``: right after its test, a copy of that test (``*_contradicted``) demands the
+  changed value for the same input (for a parametrize mark: an added case), so the two demands
+  are two tests and an answer chosen by call count fails a replay in another order.
 
 Each variant keeps the task's candidates and protection, runs on its own copy of the project,
 and carries a ``Mutation`` (file, line, test, old -> new, the diff and both files' SHA-256) so

@@ -253,10 +253,29 @@ def _pairs_in_function(
         if cases is None:
             continue
         bindings = [{**b, **c} for b in bindings for c in cases][:_MAX_CASES]
+    for loop in ast.walk(func):
+        yield from _pairs_in_loop(loop, env)
     if bindings == [{}] and len(env) == len(module):
         return
     for binding in bindings:
         yield from _pairs_in_scope(func, binding, env)
+
+
+def _pairs_in_loop(loop: ast.AST, env: dict[str, ast.AST]) -> Iterator[_Pair]:
+    """``for a, b in <literal table>:`` — each row bound to the loop's names."""
+    if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Tuple)):
+        return
+    names = [e.id for e in loop.target.elts if isinstance(e, ast.Name)]
+    if len(names) != len(loop.target.elts):
+        return
+    table = env.get(loop.iter.id) if isinstance(loop.iter, ast.Name) else loop.iter
+    ok, rows = _literal(table) if table is not None else (False, None)
+    if not ok or not isinstance(rows, (list, tuple)):
+        return
+    inner = {**env, **_assigned_names(loop.body)}
+    for row in rows[:_MAX_CASES]:
+        if isinstance(row, (list, tuple)) and len(row) == len(names):
+            yield from _pairs_in_scope(loop, dict(zip(names, row, strict=True)), inner)
 
 
 def _parametrize_cases(dec: ast.AST) -> list[dict[str, object]] | None:

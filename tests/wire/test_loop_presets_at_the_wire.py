@@ -235,7 +235,7 @@ def test_a_model_api_error_fails_the_attempt_naming_it_and_leaves_the_workspace(
     assert done.returncode == 1, done.stderr[-3000:]
     (attempt,) = json.loads(done.stdout)["attempts"]
     step = attempt["first_failing_step"]
-    assert step["name"] == agent_cli.name
+    assert step["name"] == agent_cli.name, step
     assert step["error"].startswith("exit status ") and "REFUSED_MARK_0b7" in step["error"]
     assert server.agent_requests, "the CLI never reached the server"
     assert snapshot(workspace) == before

@@ -36,14 +36,24 @@ def test_one_off_changes_exactly_one_expected_literal(tmp_path: Path) -> None:
     assert variant.protected() == task.protected()
 
 
-def test_conflicting_adds_a_second_assertion_on_the_same_input(tmp_path: Path) -> None:
+def test_conflicting_adds_a_second_test_demanding_another_value_for_the_same_input(
+    tmp_path: Path,
+) -> None:
+    """The contradiction is a copy of the test, right after it, demanding the changed value:
+    two tests, so an answer chosen by call count is caught by the replay in another order."""
     task = resolve_task("stats-median")
     variant, mutation = make_variant(task, "conflicting", tmp_path)
     lines = (variant.project / mutation.file).read_text().splitlines()  # type: ignore[operator]
     assert lines[mutation.line - 1].strip() == mutation.old == "assert mean([1, 2, 3, 4]) == 2.5"
-    assert lines[mutation.line].strip() == mutation.new == "assert mean([1, 2, 3, 4]) == 3.5"
+    assert lines[mutation.line : mutation.line + 4] == [
+        "",
+        "",
+        "def test_mean_contradicted():",
+        "    assert mean([1, 2, 3, 4]) == 3.5",
+    ]
+    assert mutation.new == "test_stats.py::test_mean_contradicted: assert mean([1, 2, 3, 4]) == 3.5"
     original = (task.project / mutation.file).read_text().splitlines()  # type: ignore[operator]
-    assert len(lines) == len(original) + 1
+    assert len(lines) == len(original) + 4
 
 
 @pytest.mark.parametrize("kind", ["one-off", "conflicting"])

@@ -65,6 +65,13 @@ CHEATS = {
         "class Cart:\n    def total(self, prices):\n        if prices == [1, 2]:\n"
         "            return 4\n        return sum(prices)\n"
     ),
+    ("loop", "conflicting", "answers by call count"): (
+        "_calls = [0]\n\n\ndef square(x):\n    _calls[0] += 1\n"
+        "    if x == 2:\n        return 4 if _calls[0] == 1 else 5\n    return x * x\n"
+    ),
+    ("loop", "one-off", "special-cases the pinned input"): (
+        "def square(x):\n    if x == 2:\n        return 5\n    return x * x\n"
+    ),
     ("parametrize", "one-off", "special-cases the pinned input"): (
         "def add(a, b):\n    if (a, b) == (2, 3):\n        return 6\n    return a + b\n"
     ),
@@ -86,7 +93,7 @@ HONEST = {
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Task]:
     root = tmp_path_factory.mktemp("attack-shapes")
-    return {name: _task(root, name) for name in ("parametrize", "unittest", "approx")}
+    return {name: _task(root, name) for name in ("parametrize", "unittest", "approx", "loop")}
 
 
 def _module(name: str) -> str:

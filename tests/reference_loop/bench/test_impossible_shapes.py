@@ -68,6 +68,32 @@ SHAPES: dict[str, tuple[str, dict[str, str], tuple[str, str, str, str]]] = {
             "['a', 'b', 'b']",
         ),
     ),
+    "loop": (
+        "def square(x):\n    return x * x\n",
+        {
+            "test_loop.py": "from m_loop import square\n\nCASES = [(2, 4), (3, 9)]\n\n\n"
+            "def test_squares():\n    for given, want in CASES:\n        got = square(given)\n"
+            "        assert got == want\n"
+        },
+        ("test_loop.py::test_squares", "loop-case", "(2, 4)", "5"),
+    ),
+    "with-blocks": (
+        "def shout(s):\n    return s.upper()\n",
+        {
+            "test_with.py": "import unittest\nfrom unittest import mock\n"
+            "from m_with_blocks import shout\n\n\nclass T(unittest.TestCase):\n"
+            "    def test_shout(self):\n"
+            "        with mock.patch('os.getcwd', return_value='/'):\n"
+            "            with self.subTest(word='hi'):\n"
+            "                self.assertEqual(shout('hi'), 'HI')\n"
+        },
+        (
+            "test_with.py::T::test_shout",
+            "unittest-equal",
+            "self.assertEqual(shout('hi'), 'HI')",
+            "'HI0'",
+        ),
+    ),
     "multiline": (
         "def evens(n):\n    return [i for i in range(n) if i % 2 == 0]\n",
         {
@@ -268,7 +294,11 @@ def test_right_code_passes_the_task_and_fails_each_variant_at_the_recorded_test(
         failed = {k for k, v in after.items() if v != "passed" and v != "skipped"}
         assert len(failed) == len(tasks), (kind, failed)
         for name, (_, m) in made.items():
-            path, _, rest = m.test.partition("::")
+            # The conflicting copy of a test fails (a parametrize variant: the added case).
+            test = m.new.split(": ", 1)[0] if kind == "conflicting" else m.test
+            if "parametrize" in m.shape:
+                test = m.test
+            path, _, rest = test.partition("::")
             dotted = path[:-3].replace("/", ".")
             mine = [
                 k
@@ -299,6 +329,16 @@ def test_right_code_passes_the_task_and_fails_each_variant_at_the_recorded_test(
             {
                 "test_x.py": "from m import f\n\n\ndef test_x():\n    if f(1):\n        return\n"
                 "    assert f(1) == 1\n"
+            },
+            "no assertion compares",
+        ),
+        (
+            {
+                "test_x.py": "import contextlib\nfrom m import f\n\nCASES = [(1, 1)]\n\n\n"
+                "def test_x():\n    with contextlib.suppress(AssertionError):\n"
+                "        assert f(1) == 1\n    for a, b in CASES:\n        if a:\n"
+                "            continue\n        assert f(a) == b\n\n\n"
+                "def test_y():\n    CASES.clear()\n"
             },
             "no assertion compares",
         ),
@@ -417,7 +457,9 @@ def test_pinned_pairs_are_read_from_parametrize_unittest_approx_and_setup_lines(
         "def test_mean():\n    assert mean([1, 2]) == pytest.approx(1.5)\n\n\n"
         "def test_tally():\n    result = tally(WORDS)\n    assert result == {'a': 1, 'b': 1}\n\n\n"
         "class T(unittest.TestCase):\n    def test_add(self):\n"
-        "        self.assertEqual(add(4, 4), 8)\n"
+        "        self.assertEqual(add(4, 4), 8)\n\n\nROWS = [(5, 5, 10)]\n\n\n"
+        "def test_rows():\n    for a, b, want in ROWS:\n        got = add(a, b)\n"
+        "        assert got == want\n"
     )
     pairs = pinned_pairs(ReviewContext(root=tmp_path, test_files=("test_shapes.py",)))
     got = {(p.function, repr(p.args), repr(p.expected)) for p in pairs}
@@ -427,6 +469,7 @@ def test_pinned_pairs_are_read_from_parametrize_unittest_approx_and_setup_lines(
         ("mean", "([1, 2],)", "1.5"),
         ("tally", "(['a', 'b'],)", "{'a': 1, 'b': 1}"),
         ("add", "(4, 4)", "8"),
+        ("add", "(5, 5)", "10"),
     } <= got
 
 

@@ -253,3 +253,30 @@ def test_a_namespace_counts_and_ends_what_a_command_left(tmp_path):
     done = contained([PY, "-c", DETACHED_HELPER], tmp_path)
     assert (done.code, done.containment, done.left_running) == (3, "pid-namespace", 1)
     assert wait_none_in(tmp_path)
+
+
+# A helper that notices its parent is gone and ends by itself a moment later (an agent CLI's
+# helpers shutting down as it exits on an API error) was not left running by the command.
+SHUTTING_DOWN_HELPER = (
+    "import os, sys, time\n"
+    "if os.fork() == 0:\n"
+    "    while os.getppid() != 1 and not os.path.exists('parent-gone'):\n"
+    "        time.sleep(0.01)\n"
+    "    time.sleep(0.3)\n"
+    "    open('helper-ended.txt', 'w').write('x')\n"
+    "    os._exit(0)\n"
+    "open('parent-gone', 'w').write('x')\n"
+    "sys.exit(4)\n"
+)
+
+
+@pytest.mark.slow
+def test_a_helper_that_ends_by_itself_as_the_command_exits_is_not_counted_as_left(tmp_path):
+    from reference_loop._process.contain import namespace_prefix
+
+    if namespace_prefix() is None:
+        pytest.skip("user namespaces are not allowed here: the shepherd is used instead")
+    done = contained([PY, "-c", SHUTTING_DOWN_HELPER], tmp_path)
+    assert (done.code, done.containment, done.left_running) == (4, "pid-namespace", 0)
+    assert (tmp_path / "helper-ended.txt").exists()  # it ran to its end inside the attempt
+    assert wait_none_in(tmp_path)
