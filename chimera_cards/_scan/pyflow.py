@@ -29,6 +29,7 @@ from chimera_cards._scan.pyshapes import (
     formatted,
     hidden_or_scratch,
     imports_saved_module,
+    names_no_url,
     outside_skill,
     parse_python,
     shell_quote,
@@ -853,12 +854,11 @@ class _Analyser(_PyFolding):
     ) -> None:
         root = name.split(".", 1)[0] if name else ""
         is_send = short in _SEND_METHODS and (short != "send" or root not in ("gen", "generator"))
-        if short in _HTTP_GETTERS and (root in _NET_ROOTS or name in ("urllib.request.urlopen",)):
-            is_send = True
-        if name.endswith("urlopen"):
+        if name.endswith("urlopen") or (short in _HTTP_GETTERS and root in _NET_ROOTS):
             is_send = True
         if short == "emit" and root in ("self", "signal", "socketio") and root != "socketio":
             is_send = False
+        is_send = is_send and not (short in ("put", "post", "patch") and names_no_url(node))
         dns = name in _DNS or short in ("gethostbyname", "getaddrinfo")
         clipboard = name in _CLIPBOARD or short in ("clipboard_append", "setClipboardText")
         if is_send:

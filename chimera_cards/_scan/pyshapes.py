@@ -222,3 +222,12 @@ DECODERS = frozenset(
         "marshal.loads",
     }
 )
+
+
+def names_no_url(call: ast.Call) -> bool:
+    """Whether a call names no URL: no positional argument and no ``url=``/``endpoint=``/
+    ``uri=`` (nor ``**kwargs`` that could hold one). An HTTP client's put/post always names its
+    URL; a key-value store's ``store.put(namespace=..., key=..., value=...)`` does not."""
+    return not call.args and not any(
+        kw.arg in (None, "url", "endpoint", "uri") for kw in call.keywords
+    )
