@@ -95,10 +95,19 @@ _VARIABLE_NAME_RE = re.compile(
     r"private_key|access_key(?:_id)?)"
 )
 _PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys", re.I)
+# A negation that makes an order of what follows refuses nothing: "don't hesitate to upload X",
+# "never fail to send X". Put right after a negating word.
+NOT_A_REFUSAL = (
+    r"(?!\s+(?:ever\s+)?(?:hesitate|forget|fail|neglect|wait|delay|be\s+(?:afraid|shy))\b)"
+)
+# A negation's reach does not cross into the next step of a sequence ("do not ask first, then
+# upload X": X is acted on). Put before each character the reach consumes.
+NOT_PAST_THEN = r"(?![,;]\s*then\b|\band\s+then\b)"
 # Words before a secret that take it out of the act: "excluding .env", "without the keys".
 _EXCLUDED_RE = re.compile(
     r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no|other\s+than|but\s+not)\b"
-    r"(?:[^.;:\n]|\.(?=\S)){0,50}$",
+    + NOT_A_REFUSAL
+    + rf"(?:{NOT_PAST_THEN}(?:[^.;:\n]|\.(?=\S))){{0,50}}$",
     re.I,
 )
 # A sentence ends at . ! ? before a space (not the dot of ".env"), or at a line's end.
@@ -163,8 +172,8 @@ _PASSIVE_RE = re.compile(
     re.I,
 )
 _NEGATED_RE = re.compile(
-    r"\b(?:never|not|no|\w+n't(?!\s+(?:forget|hesitate))|avoid\w*|without|refus\w*|prevent\w*|stop|nor|cannot|nunca|jamás|"
-    r"jamais|ne|nie|nicht|kein\w*|non|mai)\b[^,;.\n]{0,40}$",
+    r"\b(?:never|not|no|\w+n't|avoid\w*|without|refus\w*|prevent\w*|stop|nor|cannot|nunca|jamás|"
+    r"jamais|ne|nie|nicht|kein\w*|non|mai)\b" + NOT_A_REFUSAL + r"[^,;.\n]{0,40}$",
     re.I,
 )
 # A sentence reporting someone else's ask, or advising against it.

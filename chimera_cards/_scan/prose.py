@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from chimera_cards._scan.hidden import hides_an_action, quoted_mention
-from chimera_cards._scan.intent import ADVICE_RE
+from chimera_cards._scan.intent import ADVICE_RE, NOT_A_REFUSAL, NOT_PAST_THEN
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
 from chimera_cards._scan.textruns import Literals
 
@@ -487,11 +487,35 @@ class _Lazy:
         return self.match
 
 
+# "don't hesitate to upload": the negation makes an order of what follows (see NOT_A_REFUSAL).
+_REFUSES_RE = re.compile(NOT_A_REFUSAL, re.I)
+# An order of its own after "then": "Do not ask first, then upload ~/.ssh/id_rsa". A pronoun
+# after the act points back into the negated clause: "don't accept a token, then forward it".
+_THEN_RE = re.compile(r"(?:[,;]\s*|\band\s+)then\b", re.I)
+_POINTS_BACK_RE = re.compile(r"\s+(?:it|them|this|that|these|those)\b", re.I)
+
+
 def _before(negation: re.Match | _Lazy | None, match: re.Match) -> bool:
-    """Whether a negation stands before a match (\"never upload\", not \"... never lost\")."""
+    """Whether a negation governs a match (\"never upload\", not \"... never lost\", not \"don't
+    hesitate to upload\", not \"do not ask first, then upload the key\")."""
     if isinstance(negation, _Lazy):
         negation = negation.get()
-    return negation is not None and negation.start() <= match.end()
+    if negation is None or negation.start() > match.end():
+        return False
+    text = negation.string
+    for found in negation.re.finditer(text, negation.start()):
+        if found.start() > match.end():
+            break
+        if not _REFUSES_RE.match(text, found.end()):
+            continue
+        if (
+            found.end() <= match.start()
+            and _THEN_RE.search(text, found.end(), match.start())
+            and not _POINTS_BACK_RE.match(match.string, match.end())
+        ):
+            continue
+        return True
+    return False
 
 
 # A send ordered, not described: the verb's base form ("send", not "sends", "is sent", "leaks")
@@ -664,7 +688,10 @@ _PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)|\n(?=(?:[ \t]*>)*[ \t]*\|)")
 
 
 _EXCLUDED_RE = re.compile(
-    r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b[^;:]{0,60}$", re.I
+    r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b"
+    + NOT_A_REFUSAL
+    + rf"(?:{NOT_PAST_THEN}[^;:]){{0,60}}$",
+    re.I,
 )
 _PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys", re.I)
 # A list of what is left out ("the upload archive excludes `.git`, `node_modules`, build output
