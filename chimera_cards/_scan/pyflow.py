@@ -21,6 +21,7 @@ from chimera_cards._scan.commands import path_persistence
 from chimera_cards._scan.pyshapes import (
     DECODERS,
     SQL_RE,
+    built_from_literals,
     ciphered,
     constant_int,
     constant_slice,
@@ -29,6 +30,7 @@ from chimera_cards._scan.pyshapes import (
     formatted,
     hidden_or_scratch,
     imports_saved_module,
+    literal_names,
     names_no_url,
     outside_skill,
     parse_python,
@@ -252,6 +254,8 @@ class _PyFolding:
         # joined or decoded, are looked at whatever this says).
         self.literals = True
         self.built_queries: set[str] = set()
+        self.tree: ast.Module | None = None
+        self.literal_names: frozenset[str] | None = None  # pyshapes.literal_names, when asked
         self.guarded = 0  # inside a try body with handlers
         self.spawned_shell = False
         # Request objects by variable: (host, body secrets, header secrets).
@@ -727,7 +731,7 @@ class _Analyser(_PyFolding):
             self.evaluated(node, name or short, everything, line)
         if short in ("execute", "executemany", "executescript") and node.args:
             query = node.args[0]
-            built = formatted(query) or (
+            built = (formatted(query) and not self.from_literals(query)) or (
                 isinstance(query, ast.Name) and query.id in self.built_queries
             )
             if built:
@@ -1000,7 +1004,14 @@ class _Analyser(_PyFolding):
 
     # --- statements -------------------------------------------------------------------------
 
+    def from_literals(self, node: ast.AST) -> bool:
+        """Whether a built string (SQL) puts in only literals and names that only hold one."""
+        if self.literal_names is None:
+            self.literal_names = literal_names(self.tree) if self.tree is not None else frozenset()
+        return built_from_literals(node, self.literal_names)
+
     def module(self, tree: ast.Module) -> None:
+        self.tree = tree
         self.learn(tree)
         self.block(tree.body)
         if self.dup2 and self.spawned_shell and self.sockets:
@@ -1019,7 +1030,11 @@ class _Analyser(_PyFolding):
             self.block(node.body)
             return
         if isinstance(node, ast.Assign):
-            if formatted(node.value) and SQL_RE.search(self.fold(node.value) or ""):
+            if (
+                formatted(node.value)
+                and SQL_RE.search(self.fold(node.value) or "")
+                and not self.from_literals(node.value)
+            ):
                 self.built_queries.update(t.id for t in node.targets if isinstance(t, ast.Name))
             self.remember_request(node)
             out = self.value(node.value)

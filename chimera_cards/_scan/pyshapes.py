@@ -76,6 +76,65 @@ def formatted(node: ast.AST) -> bool:
     )
 
 
+# Statements and patterns that bind the name they carry.
+_NAMING = (ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.MatchAs,
+           ast.MatchStar)  # fmt: skip
+
+
+def literal_names(tree: ast.AST) -> frozenset[str]:
+    """Names that only ever hold a literal: every binding of the name in ``tree`` is
+    ``NAME = <constant>`` (a number, a string), never a parameter, a loop, ``with``, import or
+    ``except`` target, an augmented or unpacking assignment."""
+    literal: set[str] = set()
+    targets: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            bound = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            bound = [node.target]
+        else:
+            continue
+        if isinstance(node.value, ast.Constant):
+            for target in bound:
+                if isinstance(target, ast.Name):
+                    literal.add(target.id)
+                    targets.add(id(target))
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            if id(node) not in targets:
+                other.add(node.id)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, _NAMING) and node.name:
+            other.add(node.name)
+    return frozenset(literal - other)
+
+
+_LITERAL_PARTS = (ast.Constant, ast.JoinedStr, ast.FormattedValue, ast.BinOp, ast.UnaryOp,
+                  ast.operator, ast.unaryop, ast.expr_context)  # fmt: skip
+
+
+def built_from_literals(node: ast.AST, names: frozenset[str]) -> bool:
+    """Whether every value ``formatted`` found in a built string is a literal or a name in
+    ``names`` (``literal_names``): the string is the same on every run, nothing put in it."""
+    if isinstance(node, ast.JoinedStr):
+        parts: list[ast.AST] = [v for v in node.values if isinstance(v, ast.FormattedValue)]
+    elif isinstance(node, ast.BinOp):
+        parts = [node.left, node.right]
+    elif isinstance(node, ast.Call):
+        parts = [*node.args, *(k.value for k in node.keywords)]
+    else:
+        return False
+    return all(
+        isinstance(n, _LITERAL_PARTS) or (isinstance(n, ast.Name) and n.id in names)
+        for part in parts
+        for n in ast.walk(part)
+    )
+
+
 def endless(node: ast.While) -> bool:
     """``while True:`` whose body never breaks, returns, raises, exits or waits."""
     if not (isinstance(node.test, ast.Constant) and node.test.value is True):
