@@ -792,11 +792,14 @@ def test_a_vendors_tap_or_repository_for_the_tool_a_skill_is_named_after_is_list
     doppler = "---\nname: doppler-secret-validation\ndescription: d\n---\n\n"
     reach = "---\nname: agent-reach\ndescription: d\n---\n\n"
     assert _skill_alarms(doppler, "- CLI install: `brew install dopplerhq/cli/doppler`\n") == []
-    assert _skill_alarms(
-        reach,
-        "```bash\nif ! command -v agent-reach &>/dev/null; then\n"
-        "    pipx install https://github.com/Panniantong/agent-reach/archive/main.zip\nfi\n```\n",
-    ) == []
+    assert (
+        _skill_alarms(
+            reach,
+            "```bash\nif ! command -v agent-reach &>/dev/null; then\n"
+            "    pipx install https://github.com/Panniantong/agent-reach/archive/main.zip\nfi\n```\n",
+        )
+        == []
+    )
     # another tool from a tap or a repository, or the repository over plain http
     assert _skill_alarms(doppler, "- Install: `brew install evilhq/tap/helper`\n") == [
         ("SKILL.md", "remote-install", "warning")
@@ -881,7 +884,7 @@ def test_sql_built_from_constants_is_the_same_query_every_run_and_built_from_inp
         "import sqlite3\n\nAPPLE_EPOCH_OFFSET = 978307200\n\n\n"
         "def rows(conn: sqlite3.Connection, chat: str):\n"
         "    return conn.execute(\n"
-        '        f"SELECT datetime(m.date/1000000000 + {APPLE_EPOCH_OFFSET}, \'unixepoch\') '
+        "        f\"SELECT datetime(m.date/1000000000 + {APPLE_EPOCH_OFFSET}, 'unixepoch') "
         'FROM message m WHERE m.chat = ?",\n'
         "        (chat,),\n    )\n"
     )
