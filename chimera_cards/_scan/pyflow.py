@@ -20,8 +20,9 @@ from chimera_cards._scan.buildfiles import WRITTEN_INDEX_KINDS, build_kind
 from chimera_cards._scan.commands import path_persistence
 from chimera_cards._scan.pyshapes import (
     DECODERS,
-    SQL_RE,
+    LiteralNames,
     built_from_literals,
+    built_sql,
     ciphered,
     constant_int,
     constant_slice,
@@ -30,10 +31,9 @@ from chimera_cards._scan.pyshapes import (
     formatted,
     hidden_or_scratch,
     imports_saved_module,
-    literal_names,
-    names_no_url,
     outside_skill,
     parse_python,
+    sends_nowhere,
     shell_quote,
     statements,
 )
@@ -254,8 +254,7 @@ class _PyFolding:
         # joined or decoded, are looked at whatever this says).
         self.literals = True
         self.built_queries: set[str] = set()
-        self.tree: ast.Module | None = None
-        self.literal_names: frozenset[str] | None = None  # pyshapes.literal_names, when asked
+        self.literal = LiteralNames()  # names that only hold a literal, read when asked
         self.guarded = 0  # inside a try body with handlers
         self.spawned_shell = False
         # Request objects by variable: (host, body secrets, header secrets).
@@ -731,7 +730,7 @@ class _Analyser(_PyFolding):
             self.evaluated(node, name or short, everything, line)
         if short in ("execute", "executemany", "executescript") and node.args:
             query = node.args[0]
-            built = (formatted(query) and not self.from_literals(query)) or (
+            built = (formatted(query) and not built_from_literals(query, self.literal)) or (
                 isinstance(query, ast.Name) and query.id in self.built_queries
             )
             if built:
@@ -862,7 +861,8 @@ class _Analyser(_PyFolding):
             is_send = True
         if short == "emit" and root in ("self", "signal", "socketio") and root != "socketio":
             is_send = False
-        is_send = is_send and not (short in ("put", "post", "patch") and names_no_url(node))
+        tainted = any(out.taint for out in [*args, *kwargs.values()])
+        is_send = is_send and not sends_nowhere(node, short, tainted=tainted)
         dns = name in _DNS or short in ("gethostbyname", "getaddrinfo")
         clipboard = name in _CLIPBOARD or short in ("clipboard_append", "setClipboardText")
         if is_send:
@@ -1004,14 +1004,8 @@ class _Analyser(_PyFolding):
 
     # --- statements -------------------------------------------------------------------------
 
-    def from_literals(self, node: ast.AST) -> bool:
-        """Whether a built string (SQL) puts in only literals and names that only hold one."""
-        if self.literal_names is None:
-            self.literal_names = literal_names(self.tree) if self.tree is not None else frozenset()
-        return built_from_literals(node, self.literal_names)
-
     def module(self, tree: ast.Module) -> None:
-        self.tree = tree
+        self.literal.tree = tree
         self.learn(tree)
         self.block(tree.body)
         if self.dup2 and self.spawned_shell and self.sockets:
@@ -1030,11 +1024,7 @@ class _Analyser(_PyFolding):
             self.block(node.body)
             return
         if isinstance(node, ast.Assign):
-            if (
-                formatted(node.value)
-                and SQL_RE.search(self.fold(node.value) or "")
-                and not self.from_literals(node.value)
-            ):
+            if built_sql(node.value, self.fold(node.value), self.literal):
                 self.built_queries.update(t.id for t in node.targets if isinstance(t, ast.Name))
             self.remember_request(node)
             out = self.value(node.value)

@@ -11,6 +11,7 @@ import binascii
 import codecs
 import re
 import warnings
+from collections.abc import Container
 
 
 def decode_constant(name: str, raw: str, extra: list[str | None]) -> str | None:
@@ -81,6 +82,30 @@ _NAMING = (ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDe
            ast.MatchStar)  # fmt: skip
 
 
+class LiteralNames:
+    """``literal_names`` of a tree, read the first time a name is asked about (most code builds
+    no query, and the walk costs a pass over the tree)."""
+
+    def __init__(self) -> None:
+        self.tree: ast.AST | None = None
+        self._names: frozenset[str] | None = None
+
+    def __contains__(self, name: object) -> bool:
+        if self._names is None:
+            self._names = literal_names(self.tree) if self.tree is not None else frozenset()
+        return name in self._names
+
+
+def built_sql(node: ast.AST, folded: str | None, literal: LiteralNames) -> bool:
+    """Whether an assigned value is SQL built from values put in at run time (``folded``: the
+    value as far as it is written out)."""
+    return (
+        formatted(node)
+        and SQL_RE.search(folded or "") is not None
+        and not built_from_literals(node, literal)
+    )
+
+
 def literal_names(tree: ast.AST) -> frozenset[str]:
     """Names that only ever hold a literal: every binding of the name in ``tree`` is
     ``NAME = <constant>`` (a number, a string), never a parameter, a loop, ``with``, import or
@@ -117,7 +142,7 @@ _LITERAL_PARTS = (ast.Constant, ast.JoinedStr, ast.FormattedValue, ast.BinOp, as
                   ast.operator, ast.unaryop, ast.expr_context)  # fmt: skip
 
 
-def built_from_literals(node: ast.AST, names: frozenset[str]) -> bool:
+def built_from_literals(node: ast.AST, names: Container[str]) -> bool:
     """Whether every value ``formatted`` found in a built string is a literal or a name in
     ``names`` (``literal_names``): the string is the same on every run, nothing put in it."""
     if isinstance(node, ast.JoinedStr):
@@ -284,9 +309,24 @@ DECODERS = frozenset(
 
 
 def names_no_url(call: ast.Call) -> bool:
-    """Whether a call names no URL: no positional argument and no ``url=``/``endpoint=``/
+    """Whether a call names no URL: its first positional argument (an HTTP client's URL) is
+    missing or a tuple, list, dict, set or number written out, and no ``url=``/``endpoint=``/
     ``uri=`` (nor ``**kwargs`` that could hold one). An HTTP client's put/post always names its
-    URL; a key-value store's ``store.put(namespace=..., key=..., value=...)`` does not."""
-    return not call.args and not any(
-        kw.arg in (None, "url", "endpoint", "uri") for kw in call.keywords
-    )
+    URL; a key-value store's ``store.put(namespace=..., key=..., value=...)`` or
+    ``store.put(("user-123", "facts"), "location", {...})`` does not."""
+    first = call.args[0] if call.args else None
+    return (
+        first is None
+        or isinstance(first, (ast.Tuple, ast.List, ast.Dict, ast.Set))
+        or (isinstance(first, ast.Constant) and not isinstance(first.value, (str, bytes)))
+    ) and not any(kw.arg in (None, "url", "endpoint", "uri") for kw in call.keywords)
+
+
+def sends_nowhere(call: ast.Call, short: str, *, tainted: bool) -> bool:
+    """Whether a put/post/patch or upload call sends nothing to an address: it names no URL
+    (``names_no_url``), and for an upload carries nothing sensitive either (an SDK's
+    ``client.music.upload(file=open("song.mp3"))`` goes to the vendor's own service; sensitive
+    data given to it is still a send)."""
+    if short in ("put", "post", "patch"):
+        return names_no_url(call)
+    return short == "upload" and not tainted and names_no_url(call)

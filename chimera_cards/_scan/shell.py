@@ -38,6 +38,7 @@ from chimera_cards._scan.shellsteps import (
     IFS_RE,
     LISTERS,
     Relays,
+    drop_discarded_lookup,
     file_server,
     letter_cipher,
     option_value,
@@ -491,7 +492,7 @@ class _WalkerBase:
         out = self.statement(body, feed)
         self.pending_heredoc = None
         if outputs and all(path == "/dev/null" for path, _ in outputs):
-            self._discarded_lookup(before, reads)
+            drop_discarded_lookup(self.facts, before, reads)
         written = heredoc or " ".join(
             " ".join([c.name, *c.argv]) for c in self.facts.commands[before:]
         )
@@ -505,19 +506,6 @@ class _WalkerBase:
         return Out() if any(path for path, _ in outputs) else out
 
     pending_heredoc: tuple[str, int] | None = None
-
-    def _discarded_lookup(self, commands: int, reads: int) -> None:
-        """A keychain lookup whose output goes to /dev/null (``security find-generic-password
-        -s x -w &>/dev/null`` in an ``if``) asks whether the item exists: the secret it prints
-        reaches nobody, so it is no read. (``-g`` prints it on the error stream: still a read.)"""
-        ran = self.facts.commands[commands:]
-        if len(ran) != 1 or ran[0].name != "security" or "-g" in ran[0].argv:
-            return
-        self.facts.reads[reads:] = [
-            (line, taint)
-            for line, taint in self.facts.reads[reads:]
-            if not taint.what.startswith("macOS keychain")
-        ]
 
     def file_redirect(self, redirect: Any, feed: Out) -> tuple[str, Any]:
         dest = redirect.child_by_field_name("destination")

