@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from chimera_cards._bundles.folderscan import find_skill_folders as _find_skill_
 from chimera_cards._bundles.manifest import BundleFile, bundle_digest
 from chimera_cards._install.folderlock import serialized
 from chimera_cards._util.atomic import write_atomic
+from chimera_cards._util.records import asdict, record
 from chimera_cards.errors import ChimeraError, UsageError
 
 INDEX_NAME = ".chimera-installed.json"
@@ -39,7 +39,7 @@ class NotInstalledError(InstallError):
     """Uninstall of a folder this tool did not install (or that is not there)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Receipt:
     """What ``install`` wrote into a skill folder, about itself."""
 
@@ -93,7 +93,7 @@ def read_receipt(folder: str | os.PathLike) -> Receipt | None:
 # -- reading a folder -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FolderScan:
     """What is on disk in one skill folder, as bundle files, and what cannot be a bundle file."""
 
