@@ -21,18 +21,18 @@ from chimera_cards._scan.commands import path_persistence
 from chimera_cards._scan.pyshapes import (
     DECODERS,
     LiteralNames,
-    built_from_literals,
+    built_query,
     built_sql,
     ciphered,
     constant_int,
     constant_slice,
     decode_constant,
     endless,
-    formatted,
     hidden_or_scratch,
     imports_saved_module,
     outside_skill,
     parse_python,
+    retrieved_to,
     sends_nowhere,
     shell_quote,
     statements,
@@ -332,6 +332,8 @@ class _PyFolding:
             and node.value.id in ("self", "cls")
         ):
             return self.consts.get(node.attr)
+        if isinstance(node, ast.Attribute) and self.dotted(node) == "sys.executable":
+            return "python3"  # the interpreter running the script, as a command
         if isinstance(node, ast.JoinedStr):
             parts = []
             for value in node.values:
@@ -499,6 +501,9 @@ class _PyFolding:
                         if isinstance(target, ast.Name)
                         else (target.attr if isinstance(target, ast.Attribute) else None)
                     )
+                    saved = retrieved_to(target, node.value)  # path, _ = urlretrieve(URL, P)
+                    if saved is not None and (folded := self.fold(saved[1])) is not None:
+                        self.consts.setdefault(saved[0], folded)
                     if isinstance(node.value, (ast.List, ast.Tuple)) and key is not None:
                         self.sequences.setdefault(key, node.value)
                     if key is not None and key not in self.consts:
@@ -730,10 +735,7 @@ class _Analyser(_PyFolding):
             self.evaluated(node, name or short, everything, line)
         if short in ("execute", "executemany", "executescript") and node.args:
             query = node.args[0]
-            built = (formatted(query) and not built_from_literals(query, self.literal)) or (
-                isinstance(query, ast.Name) and query.id in self.built_queries
-            )
-            if built:
+            if built_query(query, self.literal, self.built_queries):
                 self.facts.sql.append((line, f"{short}() of SQL built by string formatting"))
         if name == "os.dup2":
             self.dup2 = True
