@@ -471,6 +471,45 @@ def metadata_secret(url: str) -> Taint | None:
     return None
 
 
+# Words of a token's name that say it is a secret, not what kind of caller it is.
+_ROLE_SKIP = _SECRET_PARTS | {"API"}
+
+
+def address_credentials(address: str, taints: set[Taint]) -> set[Taint]:
+    """The named tokens an address (a URL as written in the source: ``https://api.telegram.org
+    /bot${BOT_TOKEN}/getMe``) takes as its caller's credential: the token stands in a path
+    segment right after a word of its own name that says what kind of caller it is (``bot``
+    before ``BOT_TOKEN``). The API's own address asks for that token there. A token anywhere
+    else in an address (``/log?key=$API_KEY``, ``/collect/$TOKEN``) is data the request carries
+    to its host, and stays so.
+
+    Args:
+        address: the address's source text, variables named as written.
+        taints: what the address carries.
+    Returns:
+        The subset of ``taints`` (named environment tokens only) taken as the credential.
+    """
+    found: set[Taint] = set()
+    for taint in taints:
+        if taint.kind != "env":
+            continue
+        roles = {p for p in re.split(r"[^A-Z0-9]+", taint.what.upper()) if p} - _ROLE_SKIP
+        at = address.find(taint.what)
+        while at != -1 and roles:
+            segment = address[address.rfind("/", 0, at) + 1 : at]
+            head = re.match(r"[A-Za-z]+", segment)
+            if (
+                head
+                and head.group(0).upper() in roles
+                and not re.search(r"[?&=#]", segment)
+                and segment[head.end() : head.end() + 1] in ("$", "{", "'", '"', "`")
+            ):
+                found.add(taint)
+                break
+            at = address.find(taint.what, at + 1)
+    return found
+
+
 @dataclass
 class Send:
     """One network send (or other sink) and what reaches it."""
@@ -478,9 +517,17 @@ class Send:
     line: int | None
     host: str | None
     via: str  # e.g. "curl -d", "requests.post", "fetch POST", "clipboard", "file"
-    body: set[Taint] = field(default_factory=set)  # sensitive data in the body, URL or upload
+    body: set[Taint] = field(default_factory=set)  # sensitive data in the body or upload
     header: set[Taint] = field(default_factory=set)  # secrets only in an auth header / -u
     sink: str = "network"  # "network" | "clipboard" | "file"
+    # Named tokens the request's address takes where its path names them (Telegram's
+    # /bot<token>/): the credential of the call, not data carried to the host (see
+    # ``address_credentials``); the rest of what an address carries is in ``body``.
+    url: set[Taint] = field(default_factory=set)
+
+    def carried(self) -> set[Taint]:
+        """Everything sensitive the send carries, wherever it sits."""
+        return self.body | self.header | self.url
 
 
 @dataclass
@@ -557,9 +604,12 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
 
     Sensitive data in the body (or any secret read from a credential store or the whole
     environment) is ``secret-exfiltration``, an error. A secret-named variable used only to
-    authenticate (a header, ``-u``) is the user's token for an API: info when the host is the
-    service it names, a warning otherwise. Anything else sent over the network is a warning
-    naming the host, info in documentation (a README showing the user a command).
+    authenticate (a header, ``-u``) or carried in the request's address is the user's token for
+    an API: info when the host is the service it names; a warning when its name names no
+    service and it rides in the address (some APIs take their token there, and a GET carries
+    data there alike), or when the host may be a self-hosted instance of the service; an
+    error when the host is another service's domain. Anything else sent over the network is a
+    warning naming the host, info in documentation (a README showing the user a command).
 
     Args:
         send: the send.
@@ -568,7 +618,7 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
         The grade, or None.
     """
     where = send.host or "an address built at run time"
-    tokens = send.body | send.header
+    tokens = send.carried()
     if send.sink == "network" and all(t.kind == "env" for t in tokens) and _loopback(send.host):
         # Data or a named token given to a server on this machine (the user's dev server, a
         # local webhook receiver) has not left the machine; a credential store read and sent
@@ -578,17 +628,17 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
     if send.sink == "network" and send.host and collector_in(send.host):
         # Nothing an ordinary skill needs is sent to a request bin or a tunnel.
         return (
-            "secret-exfiltration" if send.body or send.header else "network-send",
+            "secret-exfiltration" if tokens else "network-send",
             "error",
             f"sends data to {where}, a catch-all collection or tunnel service, via {send.via}",
         )
     if send.sink != "network":
-        if not send.body and not send.header:
+        if not tokens:
             return None
-        what = _names(send.body | send.header)
+        what = _names(tokens)
         if (
             send.sink == "file"
-            and all(t.kind == "env" for t in send.body | send.header)
+            and all(t.kind == "env" for t in tokens)
             and not (send.host or "").startswith(_SHARED_DIRS)
         ):
             # A named token (not a credential store, not the whole environment) kept in a
@@ -599,7 +649,7 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             "the clipboard" if send.sink == "clipboard" else f"a file outside the skill ({where})"
         )
         return ("secret-exfiltration", "error", f"sensitive data ({what}) copied to {target}")
-    strong = {t for t in send.body | send.header if t.kind != "env"}
+    strong = {t for t in tokens if t.kind != "env"}
     if not strong and tokens and all(own_api(t.what, send.host) for t in tokens):
         # The user's token for this very API, in a header or the query string it asks for.
         return (
@@ -607,7 +657,7 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             "info",
             f"calls {where} with {_names(tokens)} (the token for that API) via {send.via}",
         )
-    if not strong and send.body and send.host is None:
+    if not strong and (send.body or send.url) and send.host is None:
         # A token sent to an address the scan cannot read (built from a variable): the reviewer
         # must look, but it may well be the API's own.
         return (
@@ -616,38 +666,54 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             f"sends {_names(tokens)} to {where} via {send.via}: is this the service it is for?",
         )
     if send.body or strong:
-        what = _names(send.body | send.header)
         return (
             "secret-exfiltration",
             "error",
-            f"sensitive data ({what}) sent to {where} via {send.via}",
+            f"sensitive data ({_names(tokens)}) sent to {where} via {send.via}",
         )
-    if send.header:
-        generic = all(not _service_words(t.what) for t in send.header)
-        if generic or all(own_api(t.what, send.host) for t in send.header):
-            # The token is the user's for this API, or its name (API_TOKEN) names no other.
-            return (
-                "network-send",
-                "info",
-                f"calls {where} with {_names(send.header)} (the token for that API) via {send.via}",
-            )
-        if send.host is None or all(self_hosted(t.what, send.host) for t in send.header):
-            return (
-                "network-send",
-                "warning",
-                f"sends {_names(send.header)} to {where} via {send.via}: is this the service the "
-                f"token is for?",
-            )
+    if not tokens:
+        return (
+            "network-send",
+            "info" if documentation else "warning",
+            f"sends data to {where} via {send.via}",
+        )
+    # Named tokens that authenticate: in a header, or in the address where the API takes them.
+    grades = {_token_grade(t, send.host, in_url=t not in send.header) for t in tokens}
+    if "error" in grades:
         # A token named for one service sent to another's domain (GITHUB_TOKEN to
         # github-status.example.com): the host only looks like the service's.
         return (
             "secret-exfiltration",
             "error",
-            f"sends {_names(send.header)} to {where} via {send.via}, which is not the domain of "
+            f"sends {_names(tokens)} to {where} via {send.via}, which is not the domain of "
             f"the service the token is for",
         )
+    if "warning" in grades:
+        return (
+            "network-send",
+            "warning",
+            f"sends {_names(tokens)} to {where} via {send.via}: is this the service the token "
+            f"is for?",
+        )
+    # The token is the user's for this API, or its name (API_TOKEN) names no other.
     return (
         "network-send",
-        "info" if documentation else "warning",
-        f"sends data to {where} via {send.via}",
+        "info",
+        f"calls {where} with {_names(tokens)} (the token for that API) via {send.via}",
     )
+
+
+def _token_grade(token: Taint, host: str | None, *, in_url: bool) -> str:
+    """How a named token that authenticates a request to ``host`` grades: "info" for the
+    service's own API (or, in a header, a name that names no service), "warning" where the
+    reviewer must decide (an address the scan cannot read, a self-hosted instance, a name that
+    names no service in the request's address), "error" for another service's domain."""
+    if own_api(token.what, host):
+        return "info"
+    if not _service_words(token.what):
+        # API_TOKEN names no other service. In a header it is how every API is called; in the
+        # address it is how some are (Telegram's /bot<token>/) and how a GET carries data out.
+        return "warning" if in_url else "info"
+    if host is None or self_hosted(token.what, host):
+        return "warning"
+    return "error"

@@ -20,6 +20,7 @@ from typing import Any
 from chimera_cards._scan.sensitive import (
     Send,
     Taint,
+    address_credentials,
     credential_in,
     helper_secret,
     host_of,
@@ -1006,14 +1007,16 @@ class _Walker(Relays, _WalkerBase):
             index += 1
         url_taint: set[Taint] = set()
         for url in urls:
-            url_taint |= url.out.taint
-        if url_taint:
-            sends = True
-            body |= url_taint
+            taken = address_credentials(url.text, url.out.taint)
+            url_taint |= taken
+            body |= url.out.taint - taken
+            sends = sends or bool(url.out.taint)
         if not sends and not header:
             return
         host = next((h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None)
-        self.facts.sends.append(Send(cmd.line, host, "curl", body=body, header=header))
+        self.facts.sends.append(
+            Send(cmd.line, host, "curl", body=body, header=header, url=url_taint)
+        )
 
     def _data_file(self, value: str, stdin: Out, line: int) -> set[Taint]:
         # -d @file, -F name=@file, -F name=<file, -T file: the file's content is sent.
@@ -1067,15 +1070,19 @@ class _Walker(Relays, _WalkerBase):
             elif value is None and not word.text.startswith("-"):
                 urls.append(word)
             index += 1
+        url_taint: set[Taint] = set()
         for url in urls:
-            if url.out.taint:
-                sends = True
-                body |= url.out.taint
+            taken = address_credentials(url.text, url.out.taint)
+            url_taint |= taken
+            body |= url.out.taint - taken
+            sends = sends or bool(url.out.taint)
         if sends:
             host = next(
                 (h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None
             )
-            self.facts.sends.append(Send(cmd.line, host, "wget", body=body, header=header))
+            self.facts.sends.append(
+                Send(cmd.line, host, "wget", body=body, header=header, url=url_taint)
+            )
 
 
 def _strip_at(text: str) -> str:
