@@ -135,11 +135,14 @@ def own_api(token: str, host: str | None) -> bool:
     """
     if not host:
         return False
-    label = _domain_label(host.lower().rstrip("."))
+    host = host.lower().rstrip(".")
+    label = _domain_label(host)
     if not label or "-" in label:
         return False
+    # A service named after its whole domain spells it without the dot (CALCOM for cal.com).
+    glued = (_registrable(host) or "").replace(".", "")
     for word in _service_words(token):
-        if label == word or label.startswith(word) or label.endswith(word):
+        if label == word or label.startswith(word) or label.endswith(word) or word == glued:
             return True
         if len(label) >= 4 and word.startswith(label):
             return True
@@ -153,12 +156,19 @@ _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", 
 def _domain_label(host: str) -> str | None:
     """The label a host's owner registered: ``github`` of ``api.github.com``, ``bbc`` of
     ``www.bbc.co.uk``; None for an address or a single label."""
+    registrable = _registrable(host)
+    return registrable.split(".", 1)[0] if registrable else None
+
+
+def _registrable(host: str) -> str | None:
+    """The domain a host's owner registered: ``github.com`` of ``api.github.com``,
+    ``bbc.co.uk`` of ``www.bbc.co.uk``; None for an address or a single label."""
     labels = host.split(".")
     if len(labels) < 2 or labels[-1].isdigit() or host.startswith("["):
         return None
     if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL:
-        return labels[-3]
-    return labels[-2]
+        return ".".join(labels[-3:])
+    return ".".join(labels[-2:])
 
 
 # Credential files and stores, matched in a path as written (``~``, ``$HOME`` or an absolute home;
@@ -441,6 +451,71 @@ def helper_secret(name: str, argv: list[str]) -> Taint | None:
     if name == "kubectl" and head.startswith("config view") and "--raw" in argv:
         return Taint("credential", "kubeconfig (kubectl config view --raw)")
     return None
+
+
+# Credential helpers' reads of one named secret (not a list or an export of the store).
+_ONE_SECRET: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("op", ("read", "item get")),
+    ("pass", ("show", "cat")),
+    ("gopass", ("show", "cat")),
+    ("vault", ("read", "kv get")),
+    ("secret-tool", ("lookup",)),
+    ("bw", ("get",)),
+    ("rbw", ("get",)),
+    ("lpass", ("show",)),
+    ("keepassxc-cli", ("show",)),
+    ("aws", ("secretsmanager get-secret-value", "ssm get-parameter")),
+    ("gcloud", ("secrets versions access",)),
+    ("az", ("keyvault secret show",)),
+)
+_REFERENCE_OPTIONS = frozenset({"--secret-id", "--secret", "--name", "--id", "--item"})
+_SUBSTITUTION_RE = re.compile(r"\s*\"?(?:\$\(|`)\s*(?P<command>[^()`;|&<>]*?)\s*(?:\)|`)\"?\s*")
+
+
+def named_helper_secret(variable: str, value: str) -> Taint | None:
+    """The token a variable holds when it is assigned one secret read from a credential helper
+    by a reference that names the variable's own service (``CALCOM_API_KEY=$(op item get
+    "$CALCOM_OP_UUID" --fields password)``, ``OPENAI_API_KEY=$(pass show openai/key)``): that
+    service's token, graded as the variable would be. A reference naming another service (or
+    none), a list or an export of the store, or a name that names no service stays the store's
+    secret.
+
+    Args:
+        variable: the assigned variable's name.
+        value: the assignment's value as written (a command substitution).
+    Returns:
+        ``Taint("env", variable)``, or None.
+    """
+    words = _service_words(variable)
+    match = _SUBSTITUTION_RE.fullmatch(value)
+    if not words or not is_secret_name(variable) or match is None:
+        return None
+    argv = match.group("command").split()
+    if not argv:
+        return None
+    name, args = argv[0], [a.strip("\"'") for a in argv[1:]]
+    plain = [a for a in args if not a.startswith("-")]
+    head = " ".join(plain[:3]).lower()
+    verb = next(
+        (v for c, starts in _ONE_SECRET if c == name for v in starts if head.startswith(v)), None
+    )
+    if verb is None:
+        return None
+    # The reference: the words after the subcommand, up to the first option (whose values
+    # name a vault, a field, a format: not the secret).
+    rest = args[len(verb.split()) :]
+    reference = rest[: next((i for i, a in enumerate(rest) if a.startswith("-")), len(rest))]
+    for index, arg in enumerate(rest):  # aws --secret-id ID, --name NAME: the secret's name
+        option, _, given = arg.partition("=")
+        if option in _REFERENCE_OPTIONS:
+            reference.append(given or (rest[index + 1] if index + 1 < len(rest) else ""))
+    named: set[str] = set()
+    for arg in reference:
+        for piece in re.split(r"[^A-Za-z0-9.]+", arg):
+            named.add(piece.lower().replace(".", ""))
+            named.update(_service_words(piece))
+            named.update(p.lower() for p in piece.split("."))
+    return Taint("env", variable) if words[0] in named else None
 
 
 _SERVICE_NAME_RE = re.compile(r"[A-Za-z][\w.-]{1,40}")

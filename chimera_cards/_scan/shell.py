@@ -25,6 +25,7 @@ from chimera_cards._scan.sensitive import (
     helper_secret,
     host_of,
     is_secret_name,
+    named_helper_secret,
 )
 from chimera_cards._scan.shellfacts import (
     MAX_COMMANDS,
@@ -429,6 +430,14 @@ class _WalkerBase:
         self.texts.pop(name, None)
         if word is not None:
             text = word.text
+            named = None
+            if out.taint and value is not None:
+                named = named_helper_secret(name, value.text.decode("utf-8", "replace"))
+            if named is not None:
+                # One secret of a vault, fetched by a reference naming the variable's service:
+                # that service's token, as the variable's name says.
+                kept = {t for t in out.taint if t.kind != "credential"}
+                out = Out(kept | {named}, out.decoded, out.downloaded)
             if credential_in(text):
                 out.taint.add(Taint("credential", credential_in(text) or text))
                 out.taint.add(Taint("path", text))
