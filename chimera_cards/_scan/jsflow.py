@@ -19,7 +19,6 @@ from chimera_cards._scan.sensitive import (
     CodeFacts,
     Send,
     Taint,
-    address_credentials,
     credential_in,
     host_of,
     is_secret_name,
@@ -584,21 +583,18 @@ class _Js(_JsFolding):
     ) -> None:
         body: set[Taint] = set()
         header: set[Taint] = set()
-        url: set[Taint] = set()
         host = None
         via = name or short
         if name == "fetch" or name.endswith(".fetch"):
             host = host_of(self.fold(args[0])) if args else None
-            if values:
-                url |= address_credentials(_text(args[0]), values[0].taint)
-                body |= values[0].taint - url
+            body |= values[0].taint if values else set()
             opts = self.options(args[1]) if len(args) > 1 else {}
             method = self.fold(opts["method"]) if "method" in opts else None
             if "body" in opts:
                 body |= self.value(opts["body"]).taint
             if "headers" in opts:
                 header |= self.value(opts["headers"]).taint
-            if not (body or header or url or (method or "").upper() in ("POST", "PUT", "PATCH")):
+            if not (body or header or (method or "").upper() in ("POST", "PUT", "PATCH")):
                 return
             via = f"fetch {method or ''}".strip()
         elif name in _SEND_CALLS or name in _GETTERS:
@@ -624,14 +620,9 @@ class _Js(_JsFolding):
                             (header if key in ("headers", "auth") else body).update(
                                 self.value(item).taint
                             )
-                    elif index == 0 and value.taint:
-                        # axios.post(url, data): the address comes first
-                        taken = address_credentials(_text(args[0]), value.taint)
-                        url |= taken
-                        body |= value.taint - taken
                     else:
                         body |= value.taint
-            if name in _GETTERS and not body and not header and not url:
+            if name in _GETTERS and not body and not header:
                 return
         elif short in ("request", "get") and name.split(".")[0] in ("http", "https"):
             opts = self.options(args[0]) if args else {}
@@ -652,13 +643,11 @@ class _Js(_JsFolding):
             if "headers" in opts:
                 header |= self.value(opts["headers"]).taint
             if args and args[0].type != "object":
-                # https.get(url + secret): the URL carries it
-                url |= address_credentials(_text(args[0]), values[0].taint)
-                body |= values[0].taint - url
+                body |= values[0].taint  # https.get(url + secret): the URL carries it
             for key in ("path", "search"):
                 if key in opts:
                     body |= self.value(opts[key]).taint
-            if not header and not body and not url:
+            if not header and not body:
                 return
         elif short in _WRITE_METHODS and self._request_host(node) is not None:
             host = self._request_host(node) or None
@@ -722,7 +711,7 @@ class _Js(_JsFolding):
         else:
             return
         result.downloaded = True
-        self.facts.sends.append(Send(line, host, via, body=body, header=header, url=url))
+        self.facts.sends.append(Send(line, host, via, body, header, text=_text(node)))
 
     # --- statements -------------------------------------------------------------------------
 

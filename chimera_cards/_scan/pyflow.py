@@ -40,7 +40,6 @@ from chimera_cards._scan.sensitive import (
     CodeFacts,
     Send,
     Taint,
-    address_credentials,
     credential_in,
     host_of,
     is_secret_name,
@@ -184,9 +183,6 @@ _CRED_CALLS = frozenset({"keyring.get_password", "browser_cookie3.chrome",
 _MUTATORS = frozenset({"append", "extend", "update", "add", "insert", "setdefault", "appendleft",
                        "write", "writelines", "put", "push"})  # fmt: skip
 _HEADER_KWARGS = frozenset({"headers", "auth", "cookies"})
-# The calls whose first argument is a request's address.
-_URL_FIRST = frozenset({"post", "put", "patch", "urlopen"}) | _HTTP_GETTERS
-_HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 
 
 @dataclass
@@ -872,19 +868,10 @@ class _Analyser(_PyFolding):
             return
         body: set[Taint] = set()
         header: set[Taint] = set()
-        url: set[Taint] = set()
-        at = self.url_index(node, short) if is_send else None
-        for index, out in enumerate(args):
-            taken = set()
-            if index == at and out.taint:
-                taken = address_credentials(ast.unparse(node.args[index]), out.taint)
-            url |= taken
-            body |= out.taint - taken
+        for out in args:
+            body |= out.taint
         for key, out in kwargs.items():
-            if key in _HEADER_KWARGS:
-                header |= out.taint
-            else:
-                body |= out.taint
+            (header if key in _HEADER_KWARGS else body).update(out.taint)
         host = self.host_in(node, short)
         first = node.args[0] if node.args else None
         if short == "urlopen" and isinstance(first, ast.Name) and first.id in self.requests:
@@ -900,24 +887,11 @@ class _Analyser(_PyFolding):
             return
         if dns:
             host = "a DNS lookup"
-        plain_get = short in _HTTP_GETTERS and not body and not header and not url
-        if plain_get or (short == "urlopen" and not body and not header and not url):
+        plain_get = short in _HTTP_GETTERS and not body and not header
+        if plain_get or (short == "urlopen" and not body and not header):
             return
-        self.add_send(Send(line, host, name or short, body=body, header=header, url=url))
-
-    def url_index(self, node: ast.Call, short: str) -> int | None:
-        """Which positional argument of an HTTP call is its address (``requests.post(url, …)``,
-        ``session.request("GET", url)``), or None. A ``Request`` object given to ``urlopen``
-        carries its body too, so it is no address."""
-        if short == "request":
-            method = self.fold(node.args[0]) if len(node.args) > 1 else None
-            return 1 if method and method.upper() in _HTTP_METHODS else None
-        if short not in _URL_FIRST or not node.args or isinstance(node.args[0], ast.Starred):
-            return None
-        first = node.args[0]
-        if short == "urlopen" and not isinstance(first, (ast.Constant, ast.JoinedStr, ast.BinOp)):
-            return None
-        return 0
+        written = ast.unparse(node) if any(t.kind == "env" for t in body) else ""
+        self.add_send(Send(line, host, name or short, body, header, text=written))
 
     def host_in(self, node: ast.Call, short: str) -> str | None:
         candidates = list(node.args[:2])
@@ -973,7 +947,7 @@ class _Analyser(_PyFolding):
             self.add_send(Send(line, path, name or short, body=set(content.taint), sink="file"))
 
     def add_send(self, send: Send) -> None:
-        params = {t for t in send.carried() if _is_param(t)}
+        params = {t for t in send.body | send.header if _is_param(t)}
         if params and self.function:
             self.summaries.sends.setdefault(self.function, []).append(send)
         real = Send(
@@ -983,9 +957,9 @@ class _Analyser(_PyFolding):
             body={t for t in send.body if not _is_param(t)},
             header={t for t in send.header if not _is_param(t)},
             sink=send.sink,
-            url={t for t in send.url if not _is_param(t)},
+            text=send.text,
         )
-        if not params or real.carried() or not self.function:
+        if not params or real.body or real.header or not self.function:
             self.facts.sends.append(real)
 
     def summary_call(
@@ -999,8 +973,7 @@ class _Analyser(_PyFolding):
         for template in self.summaries.sends.get(short, ()):
             body = self.substitute(Out(set(template.body)), short, args).taint
             header = self.substitute(Out(set(template.header)), short, args).taint
-            url = self.substitute(Out(set(template.url)), short, args).taint
-            if body or header or url:
+            if body or header:
                 self.add_send(
                     Send(
                         line,
@@ -1009,7 +982,6 @@ class _Analyser(_PyFolding):
                         body=body,
                         header=header,
                         sink=template.sink,
-                        url=url,
                     )
                 )
 

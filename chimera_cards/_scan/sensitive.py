@@ -548,41 +548,61 @@ def metadata_secret(url: str) -> Taint | None:
 
 # Words of a token's name that say it is a secret, not what kind of caller it is.
 _ROLE_SKIP = _SECRET_PARTS | {"API"}
+# What reads a variable in the languages read (``$``, ``${``, ``process.env.``,
+# ``os.environ["``, ``{os.getenv('``), up to its name.
+_ACCESSOR = r"\$?\{?[\w.\[\]'\"(]{0,40}"
+# An OAuth token request's parameters that carry the caller's credential (RFC 6749's
+# refresh_token and client_secret, RFC 7523's assertions, RFC 8693's exchanged tokens).
+_GRANT_KEY_RE = re.compile(
+    r"(?:^|[\s,{&?(\"'])[\"']?(?:refresh_token|client_secret|client_assertion|assertion|"
+    r"subject_token|actor_token)[\"']?\s*[:=]\s*" + _ACCESSOR + "$"
+)
 
 
-def address_credentials(address: str, taints: set[Taint]) -> set[Taint]:
-    """The named tokens an address (a URL as written in the source: ``https://api.telegram.org
-    /bot${BOT_TOKEN}/getMe``) takes as its caller's credential: the token stands in a path
-    segment right after a word of its own name that says what kind of caller it is (``bot``
-    before ``BOT_TOKEN``). The API's own address asks for that token there. A token anywhere
-    else in an address (``/log?key=$API_KEY``, ``/collect/$TOKEN``) is data the request carries
-    to its host, and stays so.
+def placed_tokens(written: str, taints: set[Taint]) -> set[Taint]:
+    """The named tokens a request takes where its protocol asks for the caller's credential,
+    outside a header: in a path segment right after a word of the token's own name saying what
+    kind of caller it is (Telegram's ``/bot${BOT_TOKEN}/getMe``), or as an OAuth token
+    request's credential parameter (``refresh_token: process.env.REFRESH_TOKEN``). A token
+    counts only when every mention of its name in the call stands in such a place; anywhere
+    else (``/log?key=$API_KEY``, ``/collect/$TOKEN``, a body's ``data``) it is data carried to
+    the host.
 
     Args:
-        address: the address's source text, variables named as written.
-        taints: what the address carries.
+        written: the call as written in the source, variables named as written.
+        taints: what the call carries in its address and body.
     Returns:
-        The subset of ``taints`` (named environment tokens only) taken as the credential.
+        The subset of ``taints`` (named environment tokens only) the call takes as credentials.
     """
     found: set[Taint] = set()
     for taint in taints:
-        if taint.kind != "env":
+        at = written.find(taint.what) if taint.kind == "env" else -1
+        if at == -1:
             continue
         roles = {p for p in re.split(r"[^A-Z0-9]+", taint.what.upper()) if p} - _ROLE_SKIP
-        at = address.find(taint.what)
-        while at != -1 and roles:
-            segment = address[address.rfind("/", 0, at) + 1 : at]
-            head = re.match(r"[A-Za-z]+", segment)
-            if (
-                head
-                and head.group(0).upper() in roles
-                and not re.search(r"[?&=#]", segment)
-                and segment[head.end() : head.end() + 1] in ("$", "{", "'", '"', "`")
-            ):
-                found.add(taint)
+        while at != -1:
+            if not (_after_role(written[:at], roles) or _GRANT_KEY_RE.search(written[:at][-80:])):
                 break
-            at = address.find(taint.what, at + 1)
+            at = written.find(taint.what, at + len(taint.what))
+        else:
+            found.add(taint)
     return found
+
+
+_JOINED_RE = re.compile(r"(?:['\"`]\s*\+\s*)?" + _ACCESSOR)
+
+
+def _after_role(before: str, roles: set[str]) -> bool:
+    """Whether a mention stands in a path segment right after one of the role words
+    (``…/bot${`` before ``BOT_TOKEN``)."""
+    segment = before[before.rfind("/") + 1 :]
+    head = re.match(r"[A-Za-z]+", segment)
+    # the word, then straight into the variable: an interpolation or a string joined to it
+    return (
+        head is not None
+        and head.group(0).upper() in roles
+        and _JOINED_RE.fullmatch(segment, head.end()) is not None
+    )
 
 
 @dataclass
@@ -595,14 +615,9 @@ class Send:
     body: set[Taint] = field(default_factory=set)  # sensitive data in the body or upload
     header: set[Taint] = field(default_factory=set)  # secrets only in an auth header / -u
     sink: str = "network"  # "network" | "clipboard" | "file"
-    # Named tokens the request's address takes where its path names them (Telegram's
-    # /bot<token>/): the credential of the call, not data carried to the host (see
-    # ``address_credentials``); the rest of what an address carries is in ``body``.
-    url: set[Taint] = field(default_factory=set)
-
-    def carried(self) -> set[Taint]:
-        """Everything sensitive the send carries, wherever it sits."""
-        return self.body | self.header | self.url
+    # The call as written (variables named as written), where known: where each token stands
+    # in it tells a credential the protocol asks for from data (``placed_tokens``).
+    text: str = ""
 
 
 @dataclass
@@ -679,11 +694,11 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
 
     Sensitive data in the body (or any secret read from a credential store or the whole
     environment) is ``secret-exfiltration``, an error. A secret-named variable used only to
-    authenticate (a header, ``-u``) or carried in the request's address is the user's token for
-    an API: info when the host is the service it names; a warning when its name names no
-    service and it rides in the address (some APIs take their token there, and a GET carries
-    data there alike), or when the host may be a self-hosted instance of the service; an
-    error when the host is another service's domain. Anything else sent over the network is a
+    authenticate (a header, ``-u``, or where the protocol asks for it: ``placed_tokens``) is the
+    user's token for an API: info when the host is the service it names; a warning when the
+    host may be a self-hosted instance of the service, or when a name that names no service
+    stands outside a header (a reviewer decides whether the host is its API); an error when the
+    host is another service's domain. Anything else sent over the network is a
     warning naming the host, info in documentation (a README showing the user a command).
 
     Args:
@@ -693,7 +708,9 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
         The grade, or None.
     """
     where = send.host or "an address built at run time"
-    tokens = send.carried()
+    tokens = send.body | send.header
+    placed = placed_tokens(send.text, send.body) if send.text and send.sink == "network" else set()
+    body = send.body - placed
     if send.sink == "network" and all(t.kind == "env" for t in tokens) and _loopback(send.host):
         # Data or a named token given to a server on this machine (the user's dev server, a
         # local webhook receiver) has not left the machine; a credential store read and sent
@@ -732,7 +749,7 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             "info",
             f"calls {where} with {_names(tokens)} (the token for that API) via {send.via}",
         )
-    if not strong and (send.body or send.url) and send.host is None:
+    if not strong and send.body and send.host is None:
         # A token sent to an address the scan cannot read (built from a variable): the reviewer
         # must look, but it may well be the API's own.
         return (
@@ -740,7 +757,7 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             "warning",
             f"sends {_names(tokens)} to {where} via {send.via}: is this the service it is for?",
         )
-    if send.body or strong:
+    if body or strong:
         return (
             "secret-exfiltration",
             "error",
@@ -753,7 +770,7 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             f"sends data to {where} via {send.via}",
         )
     # Named tokens that authenticate: in a header, or in the address where the API takes them.
-    grades = {_token_grade(t, send.host, in_url=t not in send.header) for t in tokens}
+    grades = {_token_grade(t, send.host, in_header=t in send.header) for t in tokens}
     if "error" in grades:
         # A token named for one service sent to another's domain (GITHUB_TOKEN to
         # github-status.example.com): the host only looks like the service's.
@@ -778,17 +795,18 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
     )
 
 
-def _token_grade(token: Taint, host: str | None, *, in_url: bool) -> str:
+def _token_grade(token: Taint, host: str | None, *, in_header: bool) -> str:
     """How a named token that authenticates a request to ``host`` grades: "info" for the
     service's own API (or, in a header, a name that names no service), "warning" where the
     reviewer must decide (an address the scan cannot read, a self-hosted instance, a name that
-    names no service in the request's address), "error" for another service's domain."""
+    names no service outside a header), "error" for another service's domain."""
     if own_api(token.what, host):
         return "info"
     if not _service_words(token.what):
-        # API_TOKEN names no other service. In a header it is how every API is called; in the
-        # address it is how some are (Telegram's /bot<token>/) and how a GET carries data out.
-        return "warning" if in_url else "info"
+        # API_TOKEN names no other service. In a header it is how every API is called; in a
+        # path or a token request's body it is how some are (Telegram's /bot<token>/, an OAuth
+        # refresh), and the same places carry data out for a hand-made API.
+        return "info" if in_header else "warning"
     if host is None or self_hosted(token.what, host):
         return "warning"
     return "error"

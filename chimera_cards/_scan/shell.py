@@ -20,7 +20,6 @@ from typing import Any
 from chimera_cards._scan.sensitive import (
     Send,
     Taint,
-    address_credentials,
     credential_in,
     helper_secret,
     host_of,
@@ -430,14 +429,11 @@ class _WalkerBase:
         self.texts.pop(name, None)
         if word is not None:
             text = word.text
-            named = None
             if out.taint and value is not None:
+                # One vault secret read by a reference naming the variable's service: its token.
                 named = named_helper_secret(name, value.text.decode("utf-8", "replace"))
-            if named is not None:
-                # One secret of a vault, fetched by a reference naming the variable's service:
-                # that service's token, as the variable's name says.
-                kept = {t for t in out.taint if t.kind != "credential"}
-                out = Out(kept | {named}, out.decoded, out.downloaded)
+                if named is not None:
+                    out = Out({t for t in out.taint if t.kind != "credential"} | {named})
             if credential_in(text):
                 out.taint.add(Taint("credential", credential_in(text) or text))
                 out.taint.add(Taint("path", text))
@@ -1016,16 +1012,14 @@ class _Walker(Relays, _WalkerBase):
             index += 1
         url_taint: set[Taint] = set()
         for url in urls:
-            taken = address_credentials(url.text, url.out.taint)
-            url_taint |= taken
-            body |= url.out.taint - taken
-            sends = sends or bool(url.out.taint)
+            url_taint |= url.out.taint
+        if url_taint:
+            sends = True
+            body |= url_taint
         if not sends and not header:
             return
         host = next((h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None)
-        self.facts.sends.append(
-            Send(cmd.line, host, "curl", body=body, header=header, url=url_taint)
-        )
+        self.facts.sends.append(Send(cmd.line, host, "curl", body, header, text=cmd.written))
 
     def _data_file(self, value: str, stdin: Out, line: int) -> set[Taint]:
         # -d @file, -F name=@file, -F name=<file, -T file: the file's content is sent.
@@ -1079,19 +1073,15 @@ class _Walker(Relays, _WalkerBase):
             elif value is None and not word.text.startswith("-"):
                 urls.append(word)
             index += 1
-        url_taint: set[Taint] = set()
         for url in urls:
-            taken = address_credentials(url.text, url.out.taint)
-            url_taint |= taken
-            body |= url.out.taint - taken
-            sends = sends or bool(url.out.taint)
+            if url.out.taint:
+                sends = True
+                body |= url.out.taint
         if sends:
             host = next(
                 (h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None
             )
-            self.facts.sends.append(
-                Send(cmd.line, host, "wget", body=body, header=header, url=url_taint)
-            )
+            self.facts.sends.append(Send(cmd.line, host, "wget", body, header, text=cmd.written))
 
 
 def _strip_at(text: str) -> str:
