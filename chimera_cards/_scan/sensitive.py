@@ -487,6 +487,13 @@ _REFERENCE_OPTIONS = frozenset({"--secret-id", "--secret", "--name", "--id", "--
 _SUBSTITUTION_RE = re.compile(r"\s*\"?(?:\$\(|`)\s*(?P<command>[^()`;|&<>]*?)\s*(?:\)|`)\"?\s*")
 
 
+def vault_token(variable: str, value: str, taints: set[Taint]) -> set[Taint]:
+    """What a variable assigned ``value`` holds: ``taints``, with the vault's taint replaced by
+    the variable's own token when ``named_helper_secret`` says the value is that token."""
+    named = named_helper_secret(variable, value)
+    return taints if named is None else {t for t in taints if t.kind != "credential"} | {named}
+
+
 def named_helper_secret(variable: str, value: str) -> Taint | None:
     """The token a variable holds when it is assigned one secret read from a credential helper
     by a reference that names the variable's own service (``CALCOM_API_KEY=$(op item get

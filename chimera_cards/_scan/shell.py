@@ -24,7 +24,7 @@ from chimera_cards._scan.sensitive import (
     helper_secret,
     host_of,
     is_secret_name,
-    named_helper_secret,
+    vault_token,
 )
 from chimera_cards._scan.shellfacts import (
     MAX_COMMANDS,
@@ -431,11 +431,8 @@ class _WalkerBase:
         self.texts.pop(name, None)
         if word is not None:
             text = word.text
-            if out.taint and value is not None:
-                # One vault secret read by a reference naming the variable's service: its token.
-                named = named_helper_secret(name, value.text.decode("utf-8", "replace"))
-                if named is not None:
-                    out = Out({t for t in out.taint if t.kind != "credential"} | {named})
+            if out.taint and value is not None:  # one vault secret named for its service
+                out.taint = vault_token(name, value.text.decode("utf-8", "replace"), out.taint)
             if credential_in(text):
                 out.taint.add(Taint("credential", credential_in(text) or text))
                 out.taint.add(Taint("path", text))
