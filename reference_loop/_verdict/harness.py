@@ -47,6 +47,7 @@ HOOKS = (
     "pytest_collectreport",
     "pytest_deselected",
     "pytest_collection_finish",
+    "pytest_assertion_pass",
     "pytest_runtest_logreport",
     "pytest_sessionfinish",
     "pytest_unconfigure",

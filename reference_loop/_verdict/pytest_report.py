@@ -41,7 +41,9 @@ from typing import Any
 import pytest
 
 _MAX_MSG = 600
-_RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy", "builtins")
+# Packages whose every loaded module is fingerprinted, and single modules: unittest's TestCase
+# (its assertEqual is the check a unittest-style test runs).
+_RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy", "builtins", "unittest.case")
 
 
 def _fingerprint(value: Any) -> tuple[Any, ...]:
@@ -127,7 +129,7 @@ def _runner_identity(names: tuple[str, ...]) -> Identity:
     loaded = [
         (name, module)
         for name, module in list(sys.modules.items())
-        if module is not None and name.split(".", 1)[0] in names
+        if module is not None and (name.split(".", 1)[0] in names or name in names)
     ]
     groups: list[tuple[str, Any, tuple[str, ...], tuple[Any, ...]]] = [
         ("", None, tuple(n for n, _m in loaded), tuple(m for _n, m in loaded))
@@ -252,6 +254,44 @@ def _plugin() -> dict[str, Any]:
     # Every folder above a listed file is walked into, and no other.
     only_dirs = {str(parent) for p in only or () for parent in Path(p).parents}
     only_dirs.discard(".")
+    # The pinned test files by (device, inode), and where code of the workspace other than a
+    # test module or conftest opened one of them while the run ran (a hard link or another
+    # name for the file is the same inode).
+    watched: dict[tuple[int, int], str] = {}
+    reads: dict[str, str] = {}
+    lies: list[str] = []  # unittest equalities that held between different values, this test
+    checked_base_equal: list[Any] = []  # the wrapper put on unittest's _baseAssertEqual
+    inside = os.path.realpath(workspace) + os.sep if workspace else ""
+    tests = frozenset(only or ())
+    getframe, stat = sys._getframe, os.stat
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        # An audit hook cannot be removed: it sees every open of the run, however the code
+        # under test found the file (a walk, a glob, an ast parse of every .py).
+        if event != "open" or not watched:
+            return
+        try:
+            path = args[0]
+            if isinstance(path, int):
+                return
+            found = stat(path)
+            test = watched.get((found.st_dev, found.st_ino))
+            if test is None:
+                return
+            frame: Any = getframe(1)
+            while frame is not None and not frame.f_code.co_filename.startswith(inside):
+                frame = frame.f_back
+            if frame is None:
+                return  # the runner itself (collection, a failure's source lines)
+            who = frame.f_code.co_filename[len(inside) :]
+            if who in tests or who.rsplit("/", 1)[-1] == "conftest.py":
+                return  # a test reading its own files
+            reads.setdefault(test, who)
+        except Exception:  # a hook must never break the run it watches
+            return
+
+    if inside and tests:
+        sys.addaudithook(audit)
     identity: tuple[Any, ...] = ()  # taken when conftests are about to load (see below)
     registered: list[str] = []
     held: list[Any] = []  # the session, once it starts
@@ -312,6 +352,7 @@ def _plugin() -> dict[str, Any]:
     def pytest_configure(config: Any) -> None:
         nonlocal identity
         if not identity:  # a pytest started without its initial conftests (in-process)
+            watch_unittest_equality()
             identity = _runner_identity(_RUNNER_PACKAGES)
         if user_autoload is not None:
             # pytest read the switch already; a pytest the tests start gets the user's value.
@@ -319,6 +360,16 @@ def _plugin() -> dict[str, Any]:
                 environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = user_autoload
             else:
                 environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        # Every passing assertion is reported to this plugin (pytest_assertion_pass), so an
+        # `==` between values whose printed forms differ (an object equal to anything) is seen.
+        with contextlib.suppress(AttributeError, TypeError):
+            config._inicache["enable_assertion_pass_hook"] = True
+        if inside and tests:
+            root = str(config.rootpath)
+            for rel in tests:
+                with contextlib.suppress(OSError):
+                    found = stat(os.path.join(root, rel))
+                    watched[(found.st_dev, found.st_ino)] = rel
         if cache_dir:
             # pytest's cache (--lf, --sw) lives outside the workspace, where an attempt cannot
             # plant a "last failed" list; set before the cache plugin reads the ini value.
@@ -345,11 +396,35 @@ def _plugin() -> dict[str, Any]:
             }
         )
 
+    def watch_unittest_equality() -> None:
+        # unittest's assertEqual between values of two types (a returned int subclass against
+        # the test's int) ends in _baseAssertEqual: a pass there between values that print as
+        # different literals is the same lie as a passing `assert 5 == 6`.
+        import unittest.case
+
+        case: Any = unittest.case.TestCase
+        base = case._baseAssertEqual
+        if base in checked_base_equal:
+            return
+
+        def _baseAssertEqual(self: Any, first: Any, second: Any, msg: Any = None) -> None:
+            base(self, first, second, msg)
+            try:
+                shown = f"{first!r} == {second!r}"
+            except Exception:  # a repr that fails is not judged
+                return
+            if len(shown) <= _MAX_MSG * 4 and _equal_by_value(shown) is False:
+                lies.append(shown)
+
+        checked_base_equal.append(_baseAssertEqual)
+        case._baseAssertEqual = _baseAssertEqual
+
     def pytest_load_initial_conftests(early_config: Any) -> None:
         # The runner as its plugins left it (pytest's legacy shims, a plugin's own patches),
         # just before the first conftest — the first code of the workspace — is imported by
         # pytest's own (trylast) implementation of this hook.
         nonlocal identity
+        watch_unittest_equality()
         identity = _runner_identity(_RUNNER_PACKAGES)
 
     def pytest_plugin_registered(plugin: Any, plugin_name: str, manager: Any) -> None:
@@ -407,9 +482,17 @@ def _plugin() -> dict[str, Any]:
                 if now.get(name, spaces) is not held:
                     rebound.add(f"{rel}::{name}")
 
+    def pytest_assertion_pass(item: Any, lineno: int, orig: str, expl: str) -> None:
+        if _equal_by_value(expl) is False:
+            shown = expl.split("\n", 1)[0][:_MAX_MSG]
+            emit({"e": "falseequal", "id": item.nodeid, "line": lineno, "expl": shown})
+
     def pytest_runtest_logreport(report: Any) -> None:
         if report.when == "call":
             _imports_held()
+            for shown in lies:
+                emit({"e": "falseequal", "id": report.nodeid, "line": 0, "expl": shown[:_MAX_MSG]})
+            lies.clear()
         durations[report.nodeid] = durations.get(report.nodeid, 0.0) + report.duration
         emit(
             {
@@ -453,6 +536,8 @@ def _plugin() -> dict[str, Any]:
     def pytest_unconfigure(config: Any) -> None:
         session = held[0] if held else None
         status = getattr(session, "exitstatus", None)
+        if reads:  # the replay has run too
+            emit({"e": "readtests", "reads": dict(sorted(reads.items()))})
         emit(
             {
                 "e": "finish",
@@ -552,6 +637,36 @@ def _disguised(item: Any) -> Any:
         item.obj = obj
         for key, value in kept.items():
             setattr(item, key, value)
+
+
+def _equal_by_value(expl: str) -> bool | None:
+    """Whether the values an assertion's explanation prints (its first line, ``5 == 6``) are
+    equal as plain Python literals: False for a passing ``==`` between different values (the
+    object said it equals something it is not); None where the line is not a chain of ``==`` /
+    ``!=`` between literals (a repr cut short, an object, another operator)."""
+    import ast
+
+    line = expl.split("\n", 1)[0]
+    try:
+        tree = ast.parse(line, mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if not isinstance(tree, ast.Compare):
+        return None
+    try:
+        values = [ast.literal_eval(node) for node in (tree.left, *tree.comparators)]
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    for op, left, right in zip(tree.ops, values, values[1:], strict=False):
+        if isinstance(op, ast.Eq):
+            if left != right:
+                return False
+        elif isinstance(op, ast.NotEq):
+            if left == right:
+                return False
+        else:
+            return None
+    return True
 
 
 def _from_imports(module: Any, path: str) -> list[tuple[str, str, str]]:

@@ -38,6 +38,7 @@ from reference_loop._verdict.evidence import (
     Report,
     judge,
     pin_from_baseline,
+    test_file,
 )
 from reference_loop._verdict.harness import NONCE, Harness, detect_format
 from reference_loop._verdict.integrity import IntegrityContext, StartFacts, Violation
@@ -297,6 +298,7 @@ class Session:
         violations += self._witnessed(report, result)
         violations += self._outside(verifying_ns, report, added_report)
         violations += self._tests_changed(report)
+        violations += self._gamed(report)
         if verdict.tampered:
             violations.append(Violation("runner-tampered", "", verdict.reason))
         elif verdict.forged_exit:
@@ -341,6 +343,26 @@ class Session:
                 )
                 return [Violation("order-dependent", test_id, why)]
         return []
+
+    def _gamed(self, report: Report | None) -> list[Violation]:
+        """What the run saw the code do to pass instead of computing: a passing ``==`` between
+        values that print differently (an object that says it equals what it is not), a pinned
+        test file opened by code of the workspace other than the tests."""
+        if report is None or not report.complete:
+            return []
+        found = [
+            Violation(
+                "false-equality",
+                test_file(line.split(": ", 1)[0]),
+                f"an assertion passed comparing values that differ ({line})",
+            )
+            for line in report.false_equal[:5]
+        ]
+        found += [
+            Violation("games-tests", who, f"opened the pinned test file {test} while the tests ran")
+            for test, who in sorted(report.reads.items())
+        ]
+        return found
 
     def _tests_changed(self, report: Report | None) -> list[Violation]:
         """A pinned test module holding a name its import did not make on the untouched tree (a
