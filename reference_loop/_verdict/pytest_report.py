@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from operator import is_
 from typing import Any
 
 import pytest
@@ -80,22 +81,19 @@ _FUNCTION = type(_fingerprint)
 
 
 class Identity(tuple[Any, ...]):
-    """The runner's fingerprints: one ``(prefix, holder, names, objects, ids)`` group per place
-    parts sit in (``sys.modules`` itself, a module's namespace, a class), each part keyed
+    """The runner's fingerprints: one ``(prefix, holder, names, objects)`` group per place parts
+    sit in (``sys.modules`` itself, a module's namespace, a class), each part keyed
     ``prefix + name``; beside them the plain functions among the parts (unwrapped from their
-    method wrappers, whose ``__func__`` cannot be reassigned) with the ids of their code,
-    defaults and keyword defaults, and the parts of any other kind with their whole fingerprint.
-    Its length is the count of parts the report gives.
+    method wrappers, whose ``__func__`` cannot be reassigned) with their code, defaults and
+    keyword defaults, and the parts of any other kind with their whole fingerprint. Its length
+    is the count of parts the report gives.
 
-    A check compares ids a whole group at a time (an object can say it equals anything; an id
-    cannot), which is sound because the table holds every object whose id it keeps: no other
-    object can take one of those ids while it lives. Only a group that differs is looked at
-    part by part, to name what changed.
+    A check compares by identity (``is``; an object can say it equals anything) a whole group
+    at a time, and looks part by part only where a group differs, to name what changed.
     """
 
     size: int
     functions: tuple[Any, ...]
-    fields: tuple[tuple[int, ...], ...]
     held: tuple[tuple[Any, ...], ...]  # the functions' code, defaults and keyword defaults
     others: tuple[tuple[str, Any, str, tuple[Any, ...]], ...]
 
@@ -165,14 +163,10 @@ def _runner_identity(names: tuple[str, ...]) -> Identity:
                         or isinstance(member, (staticmethod, classmethod, property))
                     ],
                 )
-    table = Identity(
-        (prefix, holder, keys, values, tuple(map(id, values)))
-        for prefix, holder, keys, values in groups
-    )
+    table = Identity(groups)
     table.size = sum(len(keys) for _p, _h, keys, _v in groups)
     table.functions = tuple(functions.values())
     table.held = _fields(table.functions)
-    table.fields = tuple(tuple(map(id, field)) for field in table.held)
     table.others = tuple(others)
     return table
 
@@ -187,26 +181,28 @@ def _getter(holder: Any) -> Any:
 
 def _changed(identity: tuple[Any, ...]) -> list[str]:
     """The keys whose object is no longer where it was, or whose code, defaults or getter were
-    swapped (compared by identity: an object can say it equals anything)."""
+    swapped (compared by identity: an object can say it equals anything). Compared with ``is``
+    in C loops, never through ``id()``: with the run's audit hook installed, every ``id()``
+    call is an audit event."""
     out: list[str] = []
-    for prefix, holder, keys, _values, ids in identity:
-        get = _getter(holder)
-        if tuple(map(id, map(get, keys))) != ids:
-            out += [prefix + k for k, was in zip(keys, ids, strict=True) if id(get(k)) != was]
+    for prefix, holder, keys, values in identity:
+        now = tuple(map(_getter(holder), keys))
+        if not all(map(is_, now, values)):
+            out += [prefix + k for k, a, b in zip(keys, now, values, strict=True) if a is not b]
     functions = getattr(identity, "functions", ())
-    fields = tuple(tuple(map(id, field)) for field in _fields(functions))
-    before = getattr(identity, "fields", fields)
-    if fields != before:
+    held = getattr(identity, "held", None)
+    fields = _fields(functions)
+    if held is not None and not all(all(map(is_, n, w)) for n, w in zip(fields, held, strict=True)):
         swapped = {
-            id(function)
+            function
             for index, function in enumerate(functions)
-            if any(now[index] != was[index] for now, was in zip(fields, before, strict=True))
+            if any(n[index] is not w[index] for n, w in zip(fields, held, strict=True))
         }
-        for prefix, _holder, keys, values, _ids in identity:
+        for prefix, _holder, keys, values in identity:
             out += [
                 prefix + key
                 for key, value in zip(keys, values, strict=True)
-                if id(_unwrapped(value)) in swapped
+                if _unwrapped(value) in swapped
             ]
     for key, holder, attr, mark in getattr(identity, "others", ()):
         value = _getter(holder)(attr)
@@ -259,7 +255,7 @@ def _plugin() -> dict[str, Any]:
     # name for the file is the same inode).
     watched: dict[tuple[int, int], str] = {}
     reads: dict[str, str] = {}
-    lies: list[str] = []  # unittest equalities that held between different values, this test
+    lies: list[str] = []  # equalities that held between different values, this test
     checked_base_equal: list[Any] = []  # the wrapper put on unittest's _baseAssertEqual
     inside = os.path.realpath(workspace) + os.sep if workspace else ""
     tests = frozenset(only or ())
@@ -290,8 +286,18 @@ def _plugin() -> dict[str, Any]:
         except Exception:  # a hook must never break the run it watches
             return
 
-    if inside and tests:
-        sys.addaudithook(audit)
+    def watch_test_files(rootpath: Any) -> None:
+        # Installed once collection starts: every audit event after costs a Python call (and
+        # every id() is one).
+        if not inside or not tests or watched:
+            return
+        for rel in tests:
+            with contextlib.suppress(OSError):
+                found = stat(os.path.join(str(rootpath), rel))
+                watched[(found.st_dev, found.st_ino)] = rel
+        if watched:
+            sys.addaudithook(audit)
+
     identity: tuple[Any, ...] = ()  # taken when conftests are about to load (see below)
     registered: list[str] = []
     held: list[Any] = []  # the session, once it starts
@@ -360,16 +366,10 @@ def _plugin() -> dict[str, Any]:
                 environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = user_autoload
             else:
                 environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-        # Every passing assertion is reported to this plugin (pytest_assertion_pass), so an
-        # `==` between values whose printed forms differ (an object equal to anything) is seen.
+        # Test modules are rewritten so that a passing assertion can be reported (pytest's
+        # assertion-pass hook); the replay listens (see pytest_sessionfinish).
         with contextlib.suppress(AttributeError, TypeError):
             config._inicache["enable_assertion_pass_hook"] = True
-        if inside and tests:
-            root = str(config.rootpath)
-            for rel in tests:
-                with contextlib.suppress(OSError):
-                    found = stat(os.path.join(root, rel))
-                    watched[(found.st_dev, found.st_ino)] = rel
         if cache_dir:
             # pytest's cache (--lf, --sw) lives outside the workspace, where an attempt cannot
             # plant a "last failed" list; set before the cache plugin reads the ini value.
@@ -433,6 +433,11 @@ def _plugin() -> dict[str, Any]:
     def pytest_sessionstart(session: Any) -> None:
         held.append(session)
 
+    def pytest_collection(session: Any) -> None:
+        # From here the test modules and the code they import are loaded (the events before,
+        # pytest's own configuration, are half of a run's and need no watching).
+        watch_test_files(session.config.rootpath)
+
     def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
         if only is None:
             return None
@@ -482,16 +487,15 @@ def _plugin() -> dict[str, Any]:
                 if now.get(name, spaces) is not held:
                     rebound.add(f"{rel}::{name}")
 
-    def pytest_assertion_pass(item: Any, lineno: int, orig: str, expl: str) -> None:
+    def assertion_passed(lineno: int, orig: str, expl: str) -> None:
         if _equal_by_value(expl) is False:
-            shown = expl.split("\n", 1)[0][:_MAX_MSG]
-            emit({"e": "falseequal", "id": item.nodeid, "line": lineno, "expl": shown})
+            lies.append(expl.split("\n", 1)[0])
 
     def pytest_runtest_logreport(report: Any) -> None:
         if report.when == "call":
             _imports_held()
             for shown in lies:
-                emit({"e": "falseequal", "id": report.nodeid, "line": 0, "expl": shown[:_MAX_MSG]})
+                emit({"e": "falseequal", "id": report.nodeid, "expl": shown[:_MAX_MSG]})
             lies.clear()
         durations[report.nodeid] = durations.get(report.nodeid, 0.0) + report.duration
         emit(
@@ -513,16 +517,30 @@ def _plugin() -> dict[str, Any]:
         # that depends on what ran before, or on who called (a caller's frame, source line or
         # name, however it was found), shows here; the terminal and the counts are not touched.
         emit({"e": "rebound", "names": sorted(rebound)})
+        #
+        # While it plays, every passing `assert` is reported here (pytest's assertion-pass
+        # hook, without its comparison diffs): an `==` that held between values printed as
+        # different literals (`5 == 6`: an object that says it equals anything) is recorded.
+        # A lone test is played once for that alone.
         items = list(getattr(session, "items", ()) or ())
-        if getattr(session, "testsfailed", 1) or len(items) < 2 or session.shouldstop:
+        if getattr(session, "testsfailed", 1) or not items or session.shouldstop:
             return
+        from _pytest.assertion import util as assertion
         from _pytest.runner import runtestprotocol
 
         spent = [durations.get(item.nodeid, 0.0) for item in items]
-        for index in _replay_order(spent):
+        for index in _replay_order(spent) if len(items) > 1 else [0]:
             item = items[index]
-            with _disguised(item):
-                reports = runtestprotocol(item, nextitem=None, log=False)
+            lies.clear()
+            assertion._assertion_pass = assertion_passed
+            try:
+                with _disguised(item):
+                    reports = runtestprotocol(item, nextitem=None, log=False)
+            finally:
+                assertion._assertion_pass = None
+            for shown in lies:
+                emit({"e": "falseequal", "id": item.nodeid, "expl": shown[:_MAX_MSG]})
+            lies.clear()
             outcome = "passed"
             for rep in reports:
                 if rep.failed:

@@ -356,7 +356,7 @@ class Session:
                 test_file(line.split(": ", 1)[0]),
                 f"an assertion passed comparing values that differ ({line})",
             )
-            for line in report.false_equal[:5]
+            for line in list(dict.fromkeys(report.false_equal))[:5]
         ]
         found += [
             Violation("games-tests", who, f"opened the pinned test file {test} while the tests ran")
