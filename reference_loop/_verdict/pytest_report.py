@@ -78,6 +78,7 @@ _FIXED = (
 # function (its code and defaults).
 _WRAPPERS = (staticmethod, classmethod, type(_fingerprint.__get__(0)))
 _FUNCTION = type(_fingerprint)
+_FIELDS = frozenset(("__code__", "__defaults__", "__kwdefaults__"))
 
 
 class Identity(tuple[Any, ...]):
@@ -179,25 +180,35 @@ def _getter(holder: Any) -> Any:
     return holder.__dict__.get
 
 
-def _changed(identity: tuple[Any, ...]) -> list[str]:
+def _swapped(identity: tuple[Any, ...]) -> set[Any]:
+    """The table's functions whose code, defaults or keyword defaults are no longer the ones it
+    took. Each read of those is an audit event: with the run's hook installed, it watches the
+    writes instead (``object.__setattr__``)."""
+    functions = getattr(identity, "functions", ())
+    held = getattr(identity, "held", None)
+    fields = _fields(functions)
+    if held is None or all(all(map(is_, n, w)) for n, w in zip(fields, held, strict=True)):
+        return set()
+    return {
+        function
+        for index, function in enumerate(functions)
+        if any(n[index] is not w[index] for n, w in zip(fields, held, strict=True))
+    }
+
+
+def _changed(identity: tuple[Any, ...], swapped: set[Any] | None = None) -> list[str]:
     """The keys whose object is no longer where it was, or whose code, defaults or getter were
-    swapped (compared by identity: an object can say it equals anything). Compared with ``is``
-    in C loops, never through ``id()``: with the run's audit hook installed, every ``id()``
-    call is an audit event."""
+    swapped (compared by identity, ``is`` in C loops: an object can say it equals anything, and
+    with the run's audit hook installed every ``id()`` call is an audit event). ``swapped``:
+    the functions whose fields changed, when known already (None: read them now)."""
     out: list[str] = []
     for prefix, holder, keys, values in identity:
         now = tuple(map(_getter(holder), keys))
         if not all(map(is_, now, values)):
             out += [prefix + k for k, a, b in zip(keys, now, values, strict=True) if a is not b]
-    functions = getattr(identity, "functions", ())
-    held = getattr(identity, "held", None)
-    fields = _fields(functions)
-    if held is not None and not all(all(map(is_, n, w)) for n, w in zip(fields, held, strict=True)):
-        swapped = {
-            function
-            for index, function in enumerate(functions)
-            if any(n[index] is not w[index] for n, w in zip(fields, held, strict=True))
-        }
+    if swapped is None:
+        swapped = _swapped(identity)
+    if swapped:
         for prefix, _holder, keys, values in identity:
             out += [
                 prefix + key
@@ -255,6 +266,9 @@ def _plugin() -> dict[str, Any]:
     # name for the file is the same inode).
     watched: dict[tuple[int, int], str] = {}
     reads: dict[str, str] = {}
+    tracked: set[Any] = set()  # the fingerprinted functions, once the hook watches them
+    swapped: set[Any] = set()  # those whose code or defaults were written after the table
+    hooked: list[bool] = []
     lies: list[str] = []  # equalities that held between different values, this test
     checked_base_equal: list[Any] = []  # the wrapper put on unittest's _baseAssertEqual
     inside = os.path.realpath(workspace) + os.sep if workspace else ""
@@ -263,7 +277,13 @@ def _plugin() -> dict[str, Any]:
 
     def audit(event: str, args: tuple[Any, ...]) -> None:
         # An audit hook cannot be removed: it sees every open of the run, however the code
-        # under test found the file (a walk, a glob, an ast parse of every .py).
+        # under test found the file (a walk, a glob, an ast parse of every .py), and every
+        # write of a function's code or defaults (the runner's are fingerprinted).
+        if event == "object.__setattr__":
+            target = args[0]
+            if type(target) is _FUNCTION and target in tracked and args[1] in _FIELDS:
+                swapped.add(target)
+            return
         if event != "open" or not watched:
             return
         try:
@@ -286,17 +306,21 @@ def _plugin() -> dict[str, Any]:
         except Exception:  # a hook must never break the run it watches
             return
 
-    def watch_test_files(rootpath: Any) -> None:
-        # Installed once collection starts: every audit event after costs a Python call (and
-        # every id() is one).
-        if not inside or not tests or watched:
+    def watch(rootpath: Any) -> None:
+        # Installed once collection starts (every audit event after costs a Python call, and
+        # half a run's come before: pytest's own configuration). The runner's functions are
+        # read once here, with no hook yet; from here the hook sees every write to them.
+        if hooked:
             return
-        for rel in tests:
-            with contextlib.suppress(OSError):
-                found = stat(os.path.join(str(rootpath), rel))
-                watched[(found.st_dev, found.st_ino)] = rel
-        if watched:
-            sys.addaudithook(audit)
+        swapped.update(_swapped(identity))
+        tracked.update(getattr(identity, "functions", ()))
+        if inside and tests:
+            for rel in tests:
+                with contextlib.suppress(OSError):
+                    found = stat(os.path.join(str(rootpath), rel))
+                    watched[(found.st_dev, found.st_ino)] = rel
+        hooked.append(True)
+        sys.addaudithook(audit)
 
     identity: tuple[Any, ...] = ()  # taken when conftests are about to load (see below)
     registered: list[str] = []
@@ -321,7 +345,7 @@ def _plugin() -> dict[str, Any]:
             pass
 
     def tampered(config: Any) -> list[str]:
-        changed = _changed(identity)
+        changed = _changed(identity, swapped if hooked else None)
         root = Path(str(config.rootpath)).resolve()
         for plugin in config.pluginmanager.get_plugins():
             path = getattr(plugin, "__file__", None)
@@ -436,7 +460,7 @@ def _plugin() -> dict[str, Any]:
     def pytest_collection(session: Any) -> None:
         # From here the test modules and the code they import are loaded (the events before,
         # pytest's own configuration, are half of a run's and need no watching).
-        watch_test_files(session.config.rootpath)
+        watch(session.config.rootpath)
 
     def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
         if only is None:
