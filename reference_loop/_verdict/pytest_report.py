@@ -271,7 +271,12 @@ def _plugin() -> dict[str, Any]:
     hooked: list[bool] = []
     lies: list[str] = []  # equalities that held between different values, this test
     checked_base_equal: list[Any] = []  # the wrapper put on unittest's _baseAssertEqual
-    inside = os.path.realpath(workspace) + os.sep if workspace else ""
+    # The workspace as its modules' code objects may name it (resolved, or as given).
+    inside = (
+        tuple({os.path.realpath(workspace) + os.sep, os.path.abspath(workspace) + os.sep})
+        if workspace
+        else ()
+    )
     tests = frozenset(only or ())
     getframe, stat = sys._getframe, os.stat
 
@@ -299,7 +304,8 @@ def _plugin() -> dict[str, Any]:
                 frame = frame.f_back
             if frame is None:
                 return  # the runner itself (collection, a failure's source lines)
-            who = frame.f_code.co_filename[len(inside) :]
+            name = frame.f_code.co_filename
+            who = name[len(next(p for p in inside if name.startswith(p))) :]
             if who in tests or who.rsplit("/", 1)[-1] == "conftest.py":
                 return  # a test reading its own files
             reads.setdefault(test, who)
