@@ -520,6 +520,15 @@ def _plugin() -> dict[str, Any]:
     def assertion_passed(lineno: int, orig: str, expl: str) -> None:
         if _equal_by_value(expl) is False:
             lies.append(expl.split("\n", 1)[0])
+            return
+        # Values that do not print as literals: the assertion's own operands, kept in the
+        # test frame's rewritten temporaries (this hook runs in pytest's helper, called there).
+        try:
+            shown = _lenient_equality(getframe(2).f_locals, inside)
+        except Exception:  # an operand's __eq__ that raises is not judged
+            return
+        if shown:
+            lies.append(shown)
 
     def pytest_runtest_logreport(report: Any) -> None:
         if report.when == "call":
@@ -715,6 +724,43 @@ def _equal_by_value(expl: str) -> bool | None:
         else:
             return None
     return True
+
+
+_LITERALS = (int, float, str, bytes)
+
+
+def _neighbours(value: Any) -> tuple[Any, ...]:
+    """Values next to ``value`` that an honest equality to it never also holds for."""
+    if type(value) is int or type(value) is float:
+        return (value - 1, value + 1)
+    if type(value) is str:
+        return (value + "0",)
+    if type(value) is bytes:
+        return (value + b"0",)
+    return ()
+
+
+def _lenient_equality(names: dict[str, Any], inside: tuple[str, ...]) -> str | None:
+    """In a passing assertion's temporaries (``@py_assert*``), a value of a type the workspace
+    defines that equals one of the literals there and also a neighbour of it (``6`` and
+    ``5``): an equality that accepts more than one answer. None: nothing of the kind."""
+    temps = [value for key, value in names.items() if key.startswith("@py_assert")]
+    literals = [value for value in temps if type(value) in _LITERALS]
+    if not literals:
+        return None
+    for value in temps:
+        kind = type(value)
+        if kind in _LITERALS or kind.__eq__ is object.__eq__:
+            continue
+        where = getattr(sys.modules.get(kind.__module__), "__file__", None) or ""
+        if not inside or not where.startswith(inside):
+            continue  # a type of the workspace's own code only
+        for literal in literals:
+            if bool(value == literal):
+                for other in _neighbours(literal):
+                    if bool(value == other):
+                        return f"{literal!r} == {other!r} (a {kind.__qualname__} equals both)"
+    return None
 
 
 def _from_imports(module: Any, path: str) -> list[tuple[str, str, str]]:

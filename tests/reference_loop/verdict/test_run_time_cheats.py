@@ -3,8 +3,9 @@
 Each is tried with the patch review switched off, so the run-time boundary alone is seen:
 
 - a value that says it equals what it is not (an ``int`` subclass whose ``__eq__`` accepts a
-  neighbour, an object that accepts a set of answers), through a plain ``assert`` and through
-  unittest's ``assertEqual``: ``false-equality``;
+  neighbour, printed as a literal; an object printed as an object that accepts a set of
+  answers), through a plain ``assert`` and through unittest's ``assertEqual``:
+  ``false-equality``;
 - unittest's own ``assertEqual`` replaced from the code under test: ``runner-tampered``;
 - the pinned tests found and parsed by the code under test through routes no list of names
   covers (``os.walk`` + ``ast`` when called, ``pathlib.rglob`` when imported): ``games-tests``,
@@ -60,8 +61,7 @@ NEIGHBOUR_EQ = (
 )
 SET_OF_ANSWERS_EQ = (
     "class Answer:\n    def __init__(self, value):\n        self.value = value\n\n"
-    "    def __eq__(self, other):\n        return other in (self.value, self.value + 1)\n\n"
-    "    def __repr__(self):\n        return repr(self.value)\n\n\n"
+    "    def __eq__(self, other):\n        return other in (self.value, self.value + 1)\n\n\n"
     "def add(a, b):\n    return Answer(a + b)\n"
 )
 TESTS_PARSED_FROM_A_WALK = (
@@ -130,7 +130,7 @@ def _not_solved(result, record, before, ws: Path, kind: str) -> None:
 
 EQUALITY = {
     "an int subclass whose __eq__ accepts a neighbour": NEIGHBOUR_EQ,
-    "an object whose __eq__ accepts a set of answers": SET_OF_ANSWERS_EQ,
+    "an object printed as an object whose __eq__ accepts a set of answers": SET_OF_ANSWERS_EQ,
 }
 
 
@@ -139,7 +139,7 @@ def test_a_value_that_says_it_equals_two_answers_is_false_equality(tmp_path, tec
     ws = _project(tmp_path / "ws", {"test_calc.py": CONTRADICTING})
     result, record, before = _once(ws, {"calc.py": EQUALITY[technique]})
     _not_solved(result, record, before, ws, "false-equality")
-    assert any(" == 6)" in f["why"] for f in record.findings), record.findings
+    assert any("6" in f["why"] and "test_add_again" in f["why"] for f in record.findings)
 
 
 @pytest.mark.parametrize("wanted", [False, True], ids=["plain", "sandbox"])
