@@ -298,7 +298,6 @@ class Session:
         violations += self._witnessed(report, result)
         violations += self._outside(verifying_ns, report, added_report)
         violations += self._tests_changed(report)
-        violations += self._gamed(report)
         if verdict.tampered:
             violations.append(Violation("runner-tampered", "", verdict.reason))
         elif verdict.forged_exit:
@@ -311,6 +310,8 @@ class Session:
             )
         if verdict.verdict == "pass" and not violations:
             violations += self._order_checked(report)
+        # After the replay's verdict: a caller reader that opens the test file is seen by both.
+        violations += self._gamed(report)
         # The failing lines (and so the failure signature and every decision built on it) come
         # from the report, never from the runner's text, which pytest cuts to the terminal's width.
         lines = list(verdict.failures) if verdict.verdict != "pass" else []
