@@ -10,6 +10,7 @@ uses to grade a send by what reaches it and where it goes.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -293,6 +294,20 @@ def credential_in(text: str) -> str | None:
     """
     if not text:
         return None
+    if len(text) < 256:
+        return _short_credential_in(text)
+    return _credential_in(text)
+
+
+# The flow walkers ask about the same short strings again and again (a constant read, folded,
+# then passed on; a script read again for a late summary): two thirds of some 5,000 calls an
+# import of 35 skills are repeats.
+@functools.lru_cache(maxsize=4096)
+def _short_credential_in(text: str) -> str | None:
+    return _credential_in(text)
+
+
+def _credential_in(text: str) -> str | None:
     lower = text.lower()
     # A short text (a string constant, a path): one trie pass beats ~70 substring searches;
     # a long one: the substring searches (C fast search) beat a regex tried at every offset.
