@@ -352,17 +352,14 @@ def _plugin() -> dict[str, Any]:
 
     def tampered(config: Any) -> list[str]:
         changed = _changed(identity, swapped if hooked else None)
-        root = Path(str(config.rootpath)).resolve()
+        folders: dict[str, str] = {}  # resolved now, once each: the run may have moved links
         for plugin in config.pluginmanager.get_plugins():
             path = getattr(plugin, "__file__", None)
             if not path:
                 continue
-            try:
-                rel = Path(path).resolve().relative_to(root)
-            except ValueError:
-                continue
-            if rel.name != "conftest.py":
-                changed.append(f"plugin registered from {rel.as_posix()}")
+            rel = _rel(path, config.rootpath, folders)
+            if rel is not None and rel.rsplit("/", 1)[-1] != "conftest.py":
+                changed.append(f"plugin registered from {rel}")
         for plugin in mine:
             for caller in config.pluginmanager.get_hookcallers(plugin) or ():
                 for impl in caller.get_hookimpls():
@@ -493,12 +490,14 @@ def _plugin() -> dict[str, Any]:
         # module holds under it, after the import and after every test (a thread that swaps
         # the test's `add` for a right one, the code's own still wrong, is seen).
         root = session.config.rootpath
+        folders: dict[str, str] = {}
         for item in session.items:
             module = getattr(item, "module", None)
             path = getattr(module, "__file__", None)
             if module is None or not path or id(module) in spaces:
                 continue
-            spaces[id(module)] = (module, _rel(path, root) or path, _from_imports(module, path))
+            rel = _rel(path, root, folders) or path
+            spaces[id(module)] = (module, rel, _from_imports(module, path))
         emit(
             {
                 "e": "namespaces",
@@ -921,13 +920,37 @@ def _short(longrepr: Any) -> str:
     return text[-_MAX_MSG:]
 
 
-def _rel(path: Any, root: Any) -> str | None:
-    from pathlib import Path
+def _real(path: Any, folders: dict[str, str]) -> str:
+    """``os.path.realpath(path)``, each folder resolved once in ``folders``: ``realpath`` costs
+    a system call per path component, and a run asks about dozens of files in a few folders.
+    The file itself costs one ``lstat`` and is followed where it is a link."""
+    import stat
 
+    text = os.fspath(path)
+    head, _, name = text.rpartition(os.sep)
+    if name in ("", os.curdir, os.pardir) or not text.startswith(os.sep):
+        return os.path.realpath(text)
+    folder = folders.get(head)
+    if folder is None:
+        folder = folders[head] = os.path.realpath(head or os.sep).rstrip(os.sep)
+    real = folder + os.sep + name
     try:
-        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
-    except ValueError:
-        return None
+        if stat.S_ISLNK(os.lstat(real).st_mode):
+            return os.path.realpath(real)
+    except OSError:
+        pass
+    return real
+
+
+def _rel(path: Any, root: Any, folders: dict[str, str] | None = None) -> str | None:
+    """``path`` relative to ``root``, both resolved (None: not under it; ``.``: the root)."""
+    folders = {} if folders is None else folders
+    real, base = _real(path, folders), _real(root, folders).rstrip(os.sep)
+    if real == base or (not base and real == os.sep):
+        return "."
+    if real.startswith(base + os.sep):
+        return real[len(base) + 1 :]
+    return None
 
 
 globals().update(_plugin())
