@@ -10,7 +10,7 @@ author, as an unflagged `npm i -g <tool>` asks. Only warnings already graded as 
 shapes shown to the reader over https are listed (info); every hostile shape (root, plain http,
 an address, a tunnel, data sent with the request, the pipeline inside another command, a
 script's own command) was graded an error before this and is not touched. Why, and what it
-leaves an attacker: docs/decisions/scan-published-false-alarms.md, "Round 4".
+leaves an attacker: docs/decisions/scan-published-false-alarms.md, "Round 4, warnings".
 """
 
 from __future__ import annotations

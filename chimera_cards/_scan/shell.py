@@ -24,6 +24,7 @@ from chimera_cards._scan.sensitive import (
     helper_secret,
     host_of,
     is_secret_name,
+    vault_token,
 )
 from chimera_cards._scan.shellfacts import (
     MAX_COMMANDS,
@@ -431,6 +432,8 @@ class _WalkerBase:
         self.texts.pop(name, None)
         if word is not None:
             text = word.text
+            if out.taint and value is not None:  # one vault secret named for its service
+                out.taint = vault_token(name, value.text.decode("utf-8", "replace"), out.taint)
             if credential_in(text):
                 out.taint.add(Taint("credential", credential_in(text) or text))
                 out.taint.add(Taint("path", text))
@@ -489,12 +492,10 @@ class _WalkerBase:
             return feed
         if heredoc is not None and body.type == "command":
             self.pending_heredoc = (heredoc, heredoc_line)
-        before = len(self.facts.commands)
-        reads = len(self.facts.reads)
+        before, reads = len(self.facts.commands), len(self.facts.reads)
         out = self.statement(body, feed)
         self.pending_heredoc = None
-        if outputs and all(path == "/dev/null" for path, _ in outputs):
-            drop_discarded_lookup(self.facts, before, reads)
+        drop_discarded_lookup(self.facts, before, reads, [path for path, _ in outputs])
         written = heredoc or " ".join(
             " ".join([c.name, *c.argv]) for c in self.facts.commands[before:]
         )
@@ -1019,7 +1020,7 @@ class _Walker(Relays, _WalkerBase):
         if not sends and not header:
             return
         host = next((h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None)
-        self.facts.sends.append(Send(cmd.line, host, "curl", body=body, header=header))
+        self.facts.sends.append(Send(cmd.line, host, "curl", body, header, text=cmd.written))
 
     def _data_file(self, value: str, stdin: Out, line: int) -> set[Taint]:
         # -d @file, -F name=@file, -F name=<file, -T file: the file's content is sent.
@@ -1081,7 +1082,7 @@ class _Walker(Relays, _WalkerBase):
             host = next(
                 (h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None
             )
-            self.facts.sends.append(Send(cmd.line, host, "wget", body=body, header=header))
+            self.facts.sends.append(Send(cmd.line, host, "wget", body, header, text=cmd.written))
 
 
 def _strip_at(text: str) -> str:

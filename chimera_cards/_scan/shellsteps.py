@@ -538,7 +538,9 @@ def _run_package(name: str, argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
-def drop_discarded_lookup(facts: ShellFacts, commands: int, reads: int) -> None:
+def drop_discarded_lookup(
+    facts: ShellFacts, commands: int, reads: int, outputs: list[str]
+) -> None:
     """A keychain lookup whose output goes to /dev/null (``security find-generic-password -s x
     -w &>/dev/null`` in an ``if``) asks whether the item exists: the secret it prints reaches
     nobody, so it is no read (``-g`` prints it on the error stream: still a read).
@@ -547,7 +549,10 @@ def drop_discarded_lookup(facts: ShellFacts, commands: int, reads: int) -> None:
         facts: the unit's facts; its reads from index ``reads`` on are the redirected body's.
         commands: how many commands the unit had run before that body.
         reads: how many reads it had before that body.
+        outputs: where the body's output is redirected (all to /dev/null, or nothing is done).
     """
+    if not outputs or any(path != "/dev/null" for path in outputs):
+        return
     ran = facts.commands[commands:]
     if len(ran) != 1 or ran[0].name != "security" or "-g" in ran[0].argv:
         return
