@@ -730,8 +730,8 @@ def _skill_alarms(card_head: str, body: str, files: dict[str, str] | None = None
 # The tool a skill is for, installed when missing: the vendor's installer under the words that
 # name the tool the skill's allowed-tools runs, the vendor's Homebrew tap or the tool's own
 # repository for the tool the skill is named after (docs/decisions/scan-published-false-
-# alarms.md, "Round 4, warnings"). Listed, not flagged; the same step for another tool stays a warning and
-# every hostile shape an error.
+# alarms.md, "Round 4, warnings"). Listed, not flagged; the same step for another tool stays a
+# warning and every hostile shape an error.
 OO_HEAD = (
     "---\nname: oo-7-shifts\ndescription: 7shifts through the oo CLI.\n"
     "allowed-tools: [Bash(oo *)]\n---\n\n"
