@@ -538,9 +538,7 @@ def _run_package(name: str, argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
-def drop_discarded_lookup(
-    facts: ShellFacts, commands: int, reads: int, outputs: list[str]
-) -> None:
+def drop_discarded_lookup(facts: ShellFacts, commands: int, reads: int, outputs: list[str]) -> None:
     """A keychain lookup whose output goes to /dev/null (``security find-generic-password -s x
     -w &>/dev/null`` in an ``if``) asks whether the item exists: the secret it prints reaches
     nobody, so it is no read (``-g`` prints it on the error stream: still a read).
