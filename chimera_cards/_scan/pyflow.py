@@ -214,6 +214,11 @@ def _is_param(taint: Taint) -> bool:
     return taint.kind == "param"
 
 
+def _same_send(a: Send, b: Send) -> bool:
+    """The same send but for the call chain it was reached by."""
+    return (a.host, a.body, a.header, a.sink) == (b.host, b.body, b.header, b.sink)
+
+
 def _strip_params(out: Out) -> Out:
     return Out({t for t in out.taint if not _is_param(t)}, out.decoded, out.downloaded)
 
@@ -948,7 +953,12 @@ class _Analyser(_PyFolding):
     def add_send(self, send: Send) -> None:
         params = {t for t in send.body | send.header if _is_param(t)}
         if params and self.function:
-            self.summaries.sends.setdefault(self.function, []).append(send)
+            templates = self.summaries.sends.setdefault(self.function, [])
+            # A call of a function by its own name (recursion, or `self.send(m)` calling
+            # another object's `send(m)`) hands its templates back to the same list: keep one
+            # of each, or every such call doubles the list.
+            if not any(_same_send(send, known) for known in templates):
+                templates.append(send)
         real = Send(
             send.line,
             send.host,
@@ -968,7 +978,7 @@ class _Analyser(_PyFolding):
         returned = self.summaries.returns.get(short)
         if returned is not None:
             result.merge(self.substitute(returned, short, args))
-        for template in self.summaries.sends.get(short, ()):
+        for template in tuple(self.summaries.sends.get(short, ())):
             body = self.substitute(Out(set(template.body)), short, args).taint
             header = self.substitute(Out(set(template.header)), short, args).taint
             if body or header:
