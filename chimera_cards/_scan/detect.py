@@ -510,7 +510,11 @@ def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
             # look-alike inside a Latin word (``gοogle``), or another script's, is a disguise,
             # as is any word that reads as a command.
             mixed = any(c.isascii() and c.isalpha() for c in word) and not _greek_affix(word)
-            if mixed or mapped.lower() in _COMMANDS:
+            # A Greek letter with a one-letter Latin subscript is a variable of a formula
+            # (``σs``: a scattering coefficient, ``ρs``: a density), whatever two-letter command
+            # it resembles; a longer word (``κill``) reads as the command.
+            subscript = len(word) == 2 and word[1].isascii() and _greek_affix(word)
+            if mixed or (mapped.lower() in _COMMANDS and not subscript):
                 found.append(
                     Finding(
                         "confusable-command",
