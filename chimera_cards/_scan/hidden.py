@@ -305,7 +305,11 @@ _COMMENT_ACTION_RE = re.compile(
     r"steal|grab|exfiltrate|attach|leak|log)\s+(?:\S+\s+){0,4}?(?:credentials?|passwords?|"
     r"passphrases?|tokens?|api[ _-]?keys?|private[ _-]?keys?|secret[ _-]?keys?|secrets|"
     r"seed\s+phrases?|mnemonics?|cookies|wallets?|keychains?|keys)\b"
-    r"|\b(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
+    # (pasting the page itself into an assistant or an editor is how a prompt file is used)
+    r"|\b(?!paste\s+(?:it|this(?:\s+(?:file|page|prompt|document))?|the\s+(?:prompt|file|page))\s+"
+    r"into\s+(?:any\s+|an?\s+|the\s+|your\s+)?(?:\w+\s+){0,2}?(?:assistants?|agents?|chats?|"
+    r"editors?|ides?|tools?|models?|llms?|terminals?)\b)"
+    r"(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
     r"(?:to|into|onto)\b"
     r"|\b(?:run|execute|source)\s+(?:\S+\s+){0,3}?(?:[\w./-]+\.(?:sh|py|js|ps1|rb|pl|exe)\b|script|command)",
     re.IGNORECASE,
