@@ -803,7 +803,9 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
         for _, sentence in sentences:
             gate = _Gate(sentence.lower(), None if present is None else present[index], seen)
             index += 1
-            store = store or _store_named(sentence, gate)
+            named = _store_named(sentence, gate) if store is None else None
+            if named is not None and not _before(_NEGATION_RE.search(sentence), named):
+                store = named  # not one kept out ("don't mix work browser cookies in ...")
             for shipped in _SHIP_RE.finditer(sentence) if gate.ship and not ship else ():
                 if (
                     not _before(_NEGATION_RE.search(sentence), shipped)
