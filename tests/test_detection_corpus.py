@@ -46,6 +46,17 @@ TECHNIQUES = {
             "plain-prose",
         }
     ),
+    # Classes from other scanners' public samples: two attacks and a look-alike each at least.
+    *(
+        PEER_CLASSES := {
+            "reply-disclosure",
+            "runaway-tool",
+            "code-in-data",
+            "path-traversal",
+            "opaque-binary",
+            "memory-plant",
+        }
+    ),
 }
 
 
@@ -84,8 +95,10 @@ def test_labels_use_the_known_vocabularies_and_each_technique_has_variants_and_l
         assert r["note"].strip(), r
         counts = seen.setdefault(r["technique"], {"malicious": 0, "benign": 0})
         counts[r["label"]] += 1
-    for technique in TECHNIQUES - {"hidden-instruction"}:
+    for technique in TECHNIQUES - {"hidden-instruction"} - PEER_CLASSES:
         assert seen[technique]["malicious"] >= 4, technique
+    for technique in PEER_CLASSES:
+        assert seen[technique]["malicious"] >= 2 and seen[technique]["benign"] >= 1, technique
     for technique in CHANNELS:  # each with the benign file it must leave alone
         assert seen[technique]["benign"] >= 1, technique
     assert sum(c["benign"] for c in seen.values()) >= 25

@@ -17,6 +17,7 @@ import json
 import re
 import shlex
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from chimera_cards._scan.sensitive import host_of
@@ -511,33 +512,28 @@ def hook_shell(kind: str, text: str) -> str | None:
     Returns:
         The shell text, or None for a kind that runs no commands.
     """
-    if kind == "makefile":
-        lines = _make_shell(text)
-    elif kind == "dockerfile":
-        lines = _docker_shell(text)
-    elif kind == "package-json":
-        lines = _package_shell(text)
-    elif kind == "envrc":
-        lines = text.split("\n")
-    elif kind == "rakefile":
-        lines = _rake_shell(text)
-    elif kind == "compose":
-        lines = _compose_shell(text)
-    elif kind == "tox":
-        lines = _tox_shell(text)
-    elif kind == "workflow":
-        lines = _workflow_shell(text)
-    elif kind == "runner":
-        lines = _runner_shell(text)
-    elif kind == "gradle":
-        lines = _gradle_shell(text)
-    elif kind == "nix":
-        lines = _nix_shell(text)
-    elif kind == "vagrantfile":
-        lines = _vagrant_shell(text)
-    else:
+    reader = _SHELL_READERS.get(kind)
+    if reader is None:
         return None
+    lines = reader(text)
     return "\n".join(lines) if any(lines) else None
+
+
+# Each build kind's reader of the commands it runs, line for line with the file.
+_SHELL_READERS: dict[str, Callable[[str], list[str]]] = {
+    "makefile": _make_shell,
+    "dockerfile": _docker_shell,
+    "package-json": _package_shell,
+    "envrc": lambda text: text.split("\n"),
+    "rakefile": _rake_shell,
+    "compose": _compose_shell,
+    "tox": _tox_shell,
+    "workflow": _workflow_shell,
+    "runner": _runner_shell,
+    "gradle": _gradle_shell,
+    "nix": _nix_shell,
+    "vagrantfile": _vagrant_shell,
+}
 
 
 # --- where packages come from ------------------------------------------------------------------

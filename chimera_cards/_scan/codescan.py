@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import gc
+import math
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,6 +35,9 @@ CODE_RULES: dict[str, str] = {
     "code-write-outside": "A script writes or deletes outside the skill folder.",
     "code-obfuscation": "A long base64/hex blob or a decode-then-run pattern in a script.",
     "binary-file": "A binary file, listed with its size, type and SHA-256.",
+    "binary-opaque": (
+        "A binary of no known format whose bytes read as random (encrypted or packed)."
+    ),
     "binary-executable": "A native executable (ELF, Mach-O, PE) shipped inside the skill.",
     "malware-signature": "A file carrying the antivirus test signature (EICAR).",
 }
@@ -297,10 +302,11 @@ def scan_bundle(
             )
         if text is None:
             native = report.type in NATIVE
+            opaque = report.type == "data" and _random_looking(data)
             findings.append(
                 Finding(
-                    "binary-executable" if native else "binary-file",
-                    WARNING if native else INFO,
+                    "binary-executable" if native else "binary-opaque" if opaque else "binary-file",
+                    WARNING if native or opaque else INFO,
                     f"binary, {report.size} bytes, {report.type}, sha256 {f.sha256}",
                     None,
                     f.path,
@@ -358,6 +364,17 @@ def _parse_quietly(text: str) -> ast.Module | None:
     finally:
         if paused:
             gc.enable()
+
+
+def _random_looking(data: bytes) -> bool:
+    """Bytes of no known format that read as random (encrypted or packed): nobody can review
+    what they hold. Judged on the first 64 KiB: over 7.2 bits of entropy a byte."""
+    sample = data[:65536]
+    if len(sample) < 256:
+        return False
+    counts = Counter(sample)
+    total = len(sample)
+    return -sum(n / total * math.log2(n / total) for n in counts.values()) > 7.2
 
 
 # Every antivirus flags a file holding this (the industry's test string); no skill needs it.

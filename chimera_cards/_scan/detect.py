@@ -31,6 +31,7 @@ from chimera_cards._scan.buildfiles import (
     source_severity,
 )
 from chimera_cards._scan.commands import command_findings, path_persistence
+from chimera_cards._scan.disclosure import disclosure_findings
 from chimera_cards._scan.findings import Finding
 from chimera_cards._scan.generic import GenericFacts, generic_facts
 from chimera_cards._scan.hidden import CONFUSABLES, PIPE_TO_SHELL_RE, phrase_text
@@ -39,7 +40,7 @@ from chimera_cards._scan.jsflow import JsFacts, analyse_javascript, parse_javasc
 from chimera_cards._scan.mdcode import CodeUnit, code_units, command_line, embedded_shell
 from chimera_cards._scan.prose import prose_findings
 from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
-from chimera_cards._scan.pyshapes import parse_python
+from chimera_cards._scan.pyshapes import parse_python, traversals
 from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity, service_name
 from chimera_cards._scan.shell import analyse_shell
 from chimera_cards._scan.shellfacts import Out, ShellFacts
@@ -87,6 +88,16 @@ DETECT_RULES: dict[str, str] = {
     ),
     "prose-security-disable": "Instructions to switch a security control off.",
     "prose-persistence": "Instructions to install something that starts by itself.",
+    "prose-secret-disclosure": "Instructions to repeat a secret of the user's into the reply.",
+    "prose-runaway-tool": "Instructions to call a tool without end until a secret turns up.",
+    "code-in-data": (
+        "A JSON or YAML value holding code that starts processes (a payload for whatever "
+        "evaluates the value)."
+    ),
+    "path-from-input": (
+        "A file opened at a path a caller's argument extends, with nothing keeping it inside "
+        "its folder (path traversal)."
+    ),
 }
 SKILL_FILE = "SKILL.md"
 # Source files of languages without a parser here, read by ``scan.generic``.
@@ -343,7 +354,7 @@ class _Detector:
         # Code is read by the code rules; its lines are blanked so prose lines keep their places.
         lines = text.split("\n")
         for block in code:
-            if block.inline:
+            if block.inline or _planted(block, lines):
                 continue
             for index in range(
                 block.line - 1, min(len(lines), block.line - 1 + block.text.count("\n") + 1)
@@ -360,6 +371,9 @@ class _Detector:
             unit.findings.append(Finding(finding.rule, severity, finding.message, line, unit.path))
             if finding.rule == "prose-credential-exfiltration":
                 lines_flagged.update(range(line - 4, line + 5))
+        for said in disclosure_findings(plain):
+            line = bisect.bisect_left(newlines, said.offset) + 1
+            unit.findings.append(Finding(said.rule, said.severity, said.message, line, unit.path))
         for intent in intent_findings(plain):
             line = bisect.bisect_left(newlines, intent.offset) + 1
             if line not in lines_flagged:
@@ -377,6 +391,9 @@ class _Detector:
                 analyse_python(text, summaries=self.summaries, embed=embed, tree=trees.get(path))
             )
             self.python_scripts.append((unit, text, known))
+            tree = trees.get(path)
+            for line, what in traversals(tree) if tree is not None else ():
+                unit.findings.append(Finding("path-from-input", "warning", what, line, path))
         elif language == "shell":
             analyse_shell(text, embed=embed, facts=unit.shell)
         elif language == "javascript":
@@ -388,6 +405,28 @@ class _Detector:
         else:
             unit.generic.append(generic_facts(text, powershell=language == "powershell"))
         unit.findings += _confusables(path, text, 1)
+
+
+# The agent's own standing instructions and memory: text written there is obeyed in every
+# later session, so a block a skill has the agent put there is read as instructions.
+_AGENT_FILE_RE = re.compile(
+    r"\b(?:CLAUDE|AGENTS|GEMINI|MEMORY|SOUL|HEARTBEAT|IDENTITY|BOOTSTRAP)\.md\b|\.cursorrules\b|"
+    r"\.windsurfrules\b|copilot-instructions\.md|\.claude/(?:settings[\w.-]*\.json|commands|agents)|"
+    r"\.openclaw/workspace/|\bsystem\s+prompt\b",
+    re.I,
+)
+_PLANT_VERB_RE = re.compile(
+    r"\b(?:add|append|prepend|insert|write|paste|put|save|store|place)\b", re.I
+)
+
+
+def _planted(block: CodeUnit, lines: list[str]) -> bool:
+    """A plain text block the lines just above tell the agent to write into its own
+    instruction or memory files ("Open ~/.openclaw/workspace/SOUL.md and prepend:")."""
+    if block.language != "unknown":
+        return False
+    above = " ".join(lines[max(0, block.line - 4) : max(0, block.line - 1)])
+    return bool(_AGENT_FILE_RE.search(above) and _PLANT_VERB_RE.search(above))
 
 
 _COMMENT_MARK_RE = re.compile(r"(?m)^[ \t]*(?:#+|;+|//)[ \t]?")
@@ -858,6 +897,28 @@ def _capped(findings: list[Finding]) -> list[Finding]:
     return kept
 
 
+# A value of a JSON or YAML mapping (quoted) that holds code starting processes: a payload for
+# whatever host evaluates the value (a flow engine's "function" field, a template), not data.
+_CODE_VALUE_RE = re.compile(
+    r"""[:=]\s*(["'])(?:(?!\1)[^\\\n]|\\.){0,400}?(?:require\(\\?["']child_process|"""
+    r"""process\.mainModule|__import__\(\\?["'](?:os|subprocess)\b|Runtime\.getRuntime\(\)\.exec|"""
+    r"""\.constructor\(\\?["']return\s+process)"""
+)
+_CODE_VALUE_GATE = ("child_process", "mainModule", "__import__", "getRuntime", "constructor")
+
+
+def _code_in_values(text: str) -> list[tuple[int, str]]:
+    if not any(piece in text for piece in _CODE_VALUE_GATE):
+        return []
+    return [
+        (
+            text.count("\n", 0, hit.start()) + 1,
+            f"a data value holds code that starts processes: {hit.group(0)[-60:]!r}",
+        )
+        for hit in _CODE_VALUE_RE.finditer(text)
+    ]
+
+
 def detect_files(
     files: Iterable[DetectFile], *, trees: dict[str, ast.Module | None] | None = None
 ) -> list[Finding]:
@@ -919,6 +980,8 @@ def detect_files(
             line = f.text.lower()[: f.text.lower().find(found)].count("\n") + 1
             message = f"names {found}, a catch-all collection or tunnel service"
             findings.append(Finding("network-send", "warning", message, line, f.path))
+        for line, what in _code_in_values(f.text):
+            findings.append(Finding("code-in-data", "error", what, line, f.path))
     texts = {f.path: f.text for f in files}
     return _capped([f for f in findings if not _reported_as_pipe_to_shell(f, texts)])
 

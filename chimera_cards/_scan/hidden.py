@@ -217,7 +217,11 @@ _INTERPRETERS = r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|I
 # fast scan finds them by those words: keep _FINDERS["pipe-to-shell"] in step).
 # An interpreter given its program (``python -m json.tool``, ``python3 -c "…"``, ``node -e``)
 # reads the download as data, not as code.
-_PIPE_TAIL = rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:/[\w/]*/)?{_INTERPRETERS}\b(?![ \t]+-[mce]\b)"
+# The user's shell by its variable ($SHELL, a Makefile's $(SHELL)) is a shell too.
+_PIPE_TAIL = (
+    rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/[\w/]*/)?{_INTERPRETERS}\b(?![ \t]+-[mce]\b)|"
+    r"\$(?:SHELL\b|\{SHELL\}|\(SHELL\)))"
+)
 _PIPE_TO_SHELL_RE = re.compile(
     rf"\b{_FETCHERS}\b[^\n|]*{_PIPE_TAIL}"
     rf"|\b{_INTERPRETERS}\b[^\n]{{0,40}}?[<$]\(\s*{_FETCHERS}\b",

@@ -32,6 +32,7 @@ from chimera_cards._scan.pyshapes import (
     names_no_url,
     outside_skill,
     parse_python,
+    retrieved_to,
     shell_quote,
     statements,
 )
@@ -334,6 +335,8 @@ class _PyFolding:
             and node.value.id in ("self", "cls")
         ):
             return self.consts.get(node.attr)
+        if isinstance(node, ast.Attribute) and self.dotted(node) == "sys.executable":
+            return "python3"  # the interpreter running the script, as a command
         if isinstance(node, ast.JoinedStr):
             parts = []
             for value in node.values:
@@ -501,6 +504,9 @@ class _PyFolding:
                         if isinstance(target, ast.Name)
                         else (target.attr if isinstance(target, ast.Attribute) else None)
                     )
+                    saved = retrieved_to(target, node.value)  # path, _ = urlretrieve(URL, P)
+                    if saved is not None and (folded := self.fold(saved[1])) is not None:
+                        self.consts.setdefault(saved[0], folded)
                     if isinstance(node.value, (ast.List, ast.Tuple)) and key is not None:
                         self.sequences.setdefault(key, node.value)
                     if key is not None and key not in self.consts:

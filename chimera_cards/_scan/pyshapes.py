@@ -231,3 +231,114 @@ def names_no_url(call: ast.Call) -> bool:
     return not call.args and not any(
         kw.arg in (None, "url", "endpoint", "uri") for kw in call.keywords
     )
+
+
+# Calls that keep a path inside its folder (or reduce it to a bare name) when a function makes
+# any of them: its joins are checked, not traversals.
+_CONFINING = frozenset(
+    {"realpath", "abspath", "normpath", "resolve", "basename", "commonpath", "is_relative_to",
+     "relative_to", "secure_filename", "safe_join", "name"}
+)  # fmt: skip
+
+
+def _fixed_root(node: ast.AST, roots: dict[str, str]) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value if node.value.startswith(("/", "~")) else None
+    if isinstance(node, ast.Name):
+        return roots.get(node.id)
+    return None
+
+
+def _extends(node: ast.AST, params: set[str], roots: dict[str, str]) -> str | None:
+    """The fixed folder a path expression puts a parameter under: ``os.path.join(BASE, name)``,
+    ``f"/etc/app/{name}"``, ``BASE + name``."""
+    if isinstance(node, ast.Call) and node.args:
+        func = node.func
+        short = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if short == "join" and len(node.args) >= 2:
+            root = _fixed_root(node.args[0], roots)
+            tail = node.args[-1]
+            if root and isinstance(tail, ast.Name) and tail.id in params:
+                return root
+    if isinstance(node, ast.JoinedStr) and len(node.values) >= 2:
+        head, *rest = node.values
+        root = _fixed_root(head, roots)
+        if root and any(
+            isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name)
+            and v.value.id in params
+            for v in rest
+        ):  # fmt: skip
+            return root
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
+        root = _fixed_root(node.left, roots)
+        if root and isinstance(node.right, ast.Name) and node.right.id in params:
+            return root
+    return None
+
+
+def traversals(tree: ast.Module) -> list[tuple[int, str]]:
+    """Files opened at a fixed folder extended by a function's argument, in functions that
+    make no call keeping the path inside that folder: what ``../../etc/passwd`` escapes.
+
+    Args:
+        tree: the module.
+    Returns:
+        (line, what) per such open.
+    """
+    roots = {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str) and node.value.value.startswith(("/", "~"))
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }  # fmt: skip
+    found: list[tuple[int, str]] = []
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        params = {a.arg for a in [*func.args.args, *func.args.kwonlyargs]} - {"self", "cls"}
+        if not params:
+            continue
+        calls = [n for n in ast.walk(func) if isinstance(n, ast.Call)]
+        if any(
+            (c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
+            in _CONFINING
+            for c in calls
+        ) or any(isinstance(n, ast.Constant) and n.value == ".." for n in ast.walk(func)):
+            continue
+        local = dict(roots)
+        paths: dict[str, str] = {}
+        for node in ast.walk(func):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name):
+                    root = _fixed_root(node.value, local)
+                    if root:
+                        local[target.id] = root
+                    built = _extends(node.value, params, local)
+                    if built:
+                        paths[target.id] = built
+        for call in calls:
+            if not (isinstance(call.func, ast.Name) and call.func.id == "open" and call.args):
+                continue
+            arg = call.args[0]
+            root = paths.get(arg.id) if isinstance(arg, ast.Name) else _extends(arg, params, local)
+            if root:
+                found.append(
+                    (call.lineno, f"opens a path under {root} that an argument of "
+                     f"{func.name}() extends, unchecked")
+                )  # fmt: skip
+    return found
+
+
+def retrieved_to(target: ast.expr, value: ast.expr) -> tuple[str, ast.expr] | None:
+    """``path, _ = urlretrieve(URL, "/tmp/x.whl")``: the name bound to the saved file's path,
+    and the expression of that path."""
+    if not (isinstance(target, ast.Tuple) and target.elts and isinstance(value, ast.Call)):
+        return None
+    first, func = target.elts[0], value.func
+    short = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if isinstance(first, ast.Name) and short == "urlretrieve" and len(value.args) >= 2:
+        return first.id, value.args[1]
+    return None

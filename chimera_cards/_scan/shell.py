@@ -65,7 +65,9 @@ def parse_shell(text: str) -> Any:
     return _parser().parse(text.encode("utf-8", "surrogatepass"))
 
 
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh", "busybox"})
+# The user's shell named by its variable (a Makefile's $(SHELL) reads as ${SHELL}) is a shell.
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh", "busybox",
+                     "$SHELL", "${SHELL}", "$BASH", "${BASH}"})  # fmt: skip
 _PYTHONS = re.compile(r"^(?:python[0-9.]*|pypy[0-9.]*|py)$")
 _NODES = frozenset({"node", "nodejs", "deno", "bun"})
 _OTHER_INTERPRETERS = frozenset({"perl", "ruby", "php", "pwsh", "powershell", "lua", "osascript"})
@@ -567,7 +569,7 @@ class _Walker(Relays, _WalkerBase):
             self.facts.tainted_files.get(words[0].text)
             or self.facts.tainted_files.get(words[0].text.removeprefix("./"))
             or self._extracted(words[0].text, building=True)
-            or self._on_path(words[0].text)
+            or self._on_path(words[0].text, self.line(node))
         )
         if known is not None and (known.decoded or known.downloaded):
             # curl -o /tmp/x URL && chmod +x /tmp/x && /tmp/x: a downloaded program run.

@@ -73,6 +73,9 @@ class ShellFacts(CodeFacts):
     # code blocks of one page as the variables themselves are: a page's blocks are run in turn,
     # so `API_BASE=https://api.x.io` in one block is the host of `curl "$API_BASE/..."` in the next.
     texts: dict[str, str] = field(default_factory=dict)
+    # Programs a download unpacked onto the PATH (folder/name, or folder/* when no member was
+    # named) -> the line: a name run in the steps right after is the download run.
+    unpacked_on_path: dict[str, int] = field(default_factory=dict)
 
 
 def basename(word: str) -> str:

@@ -110,17 +110,19 @@ class Relays:
                 self.facts.sends.append(
                     Send(cmd.line, host, "openssl s_client", body=set(stdin.taint))
                 )
+        as_module = name.startswith("python") and cmd.argv[:2] in (["-m", "pip"], ["-m", "pip3"])
         if (
-            name in ("pip", "pip3", "uv", "npm", "pnpm", "yarn", "gem", "pipx")
-            and "install" in cmd.argv
-        ):
+            name in ("pip", "pip3", "uv", "npm", "pnpm", "yarn", "gem", "pipx") or as_module
+        ) and "install" in cmd.argv:
             # curl -o x.whl URL; pip install x.whl: installing a package runs its code.
             for given in cmd.argv:
                 known = self.facts.tainted_files.get(given) or self._extracted(given)
                 if known is not None and known.downloaded:
-                    self._ran(cmd, known, f"{name} install {given}")
+                    how = f"{name} -m pip" if as_module else name
+                    self._ran(cmd, known, f"{how} install {given}")
                     break
         self.publishes(cmd)
+        self.mounts(cmd)
         if name in ("ngrok", "cloudflared", "lt", "localtunnel") and any(
             credential_in(a) for a in cmd.argv
         ):
@@ -143,6 +145,16 @@ class Relays:
         ):
             # deno run https://…: code from the network run as it arrives, like curl | sh.
             self._ran(cmd, Out(downloaded=True), f"{name} run of a URL")
+
+    def mounts(self, cmd: Command) -> None:
+        """docker run -v ~/.ssh:/root/.ssh IMAGE: the image's code holds the keys and may send
+        them anywhere; only the credential's own vendor image is its tool."""
+        mounted = container_mounts(cmd.name, cmd.argv)
+        if mounted is not None:
+            image, found = mounted
+            self.facts.sends.append(
+                Send(cmd.line, image, f"{cmd.name} run with it mounted", body=found)
+            )
 
     def publishes(self, cmd: Command) -> None:
         """npm publish, docker push, cargo publish, gem push: what the folder holds goes public,
@@ -330,13 +342,28 @@ class Relays:
             into = option_value(argv, ("-d",)) or "./"
         else:
             return
-        if any(self.facts.tainted_files[a].downloaded for a in archives):
-            self.facts.tainted_files.setdefault(into.rstrip("/") + "/", Out()).downloaded = True
+        piped = cmd.name == "tar" and cmd.stdin.downloaded and not archives
+        if piped or any(self.facts.tainted_files[a].downloaded for a in archives):
+            folder = into.rstrip("/") + "/"
+            self.facts.tainted_files.setdefault(folder, Out()).downloaded = True
+            if folder.endswith("/bin/"):
+                # curl URL | tar xz -C ~/.local/bin [NAME…]: the members named (or, none named,
+                # whatever the archive holds) are programs on the PATH, run later by name.
+                members = [a for a in argv[1:] if _member(a, argv)] or ["*"]
+                for member in members:
+                    self.facts.unpacked_on_path[folder + member] = cmd.line
 
-    def _on_path(self, name: str) -> Out | None:
+    def _on_path(self, name: str, line: int) -> Out | None:
         # wget -O ~/.local/bin/agent URL; agent: a program saved into a bin folder runs by name.
         if "/" in name or not name:
             return None
+        for where, at in self.facts.unpacked_on_path.items():
+            # curl URL | tar xz -C ~/.local/bin; tool --fix: the steps of one recipe. A name run
+            # pages later is the user's installed tool (a CLI's reference page), not this step's.
+            base = where.rpartition("/")[2]
+            near = 0 <= line - at <= NEXT_STEPS
+            if near and (base == name or (base == "*" and name not in COMMON_COMMANDS)):
+                return Out(downloaded=True)
         for where, content in self.facts.tainted_files.items():
             folder, _, base = where.rpartition("/")
             if base == name and folder.endswith("/bin") and content.downloaded:
@@ -509,3 +536,105 @@ def _run_package(name: str, argv: list[str]) -> str | None:
     if given is not None:
         return given
     return next((a for a in argv if not a.startswith("-")), None)
+
+
+_RUNTIMES = frozenset({"docker", "podman", "nerdctl", "finch"})
+# Options of `docker run` that take a value (the image is the first word after the options).
+_RUN_VALUE_OPTS = frozenset(
+    {"-e", "--env", "-p", "--publish", "-w", "--workdir", "--name", "--network", "--net", "-u",
+     "--user", "--entrypoint", "-l", "--label", "--platform", "--env-file", "--mount", "-v",
+     "--volume", "--cpus", "-m", "--memory", "--restart", "--pull", "-h", "--hostname",
+     "--add-host", "--device", "--log-driver", "--cap-add", "--cap-drop", "--security-opt",
+     "--tmpfs", "--ulimit", "--gpus", "--volumes-from", "--ipc", "--pid", "--shm-size",
+     "--runtime", "--dns", "--expose", "--link", "--stop-signal", "-a", "--attach", "--cidfile"}
+)  # fmt: skip
+# A credential's own vendor image: the documented way to run that CLI with its own store.
+_VENDOR_IMAGES = (
+    ("aws", ("amazon/aws-cli", "public.ecr.aws/aws-cli/")),
+    ("gcloud", ("google/cloud-sdk", "gcr.io/google.com/cloudsdktool/")),
+    ("azure", ("mcr.microsoft.com/azure-cli",)),
+    ("kube", ("bitnami/kubectl", "registry.k8s.io/kubectl")),
+)
+
+
+def container_mounts(name: str, argv: list[str]) -> tuple[str, set[Taint]] | None:
+    """The image a ``docker run`` (``podman``, ``nerdctl``) hands credential stores to through
+    ``-v``/``--volume``/``--mount``, and those stores; None when none is mounted or the image is
+    the credential's own vendor CLI (``amazon/aws-cli`` with ``~/.aws``)."""
+    if name not in _RUNTIMES:
+        return None
+    words = argv[1:] if argv[:1] == ["container"] else argv
+    if words[:1] not in (["run"], ["create"]):
+        return None
+    sources: list[str] = []
+    image = ""
+    index = 1
+    while index < len(words):
+        word = words[index]
+        option, eq, value = word.partition("=")
+        if option in ("-v", "--volume", "--mount") or (word.startswith("-v") and len(word) > 2):
+            if not eq and option == word and word in ("-v", "--volume", "--mount"):
+                index += 1
+                value = words[index] if index < len(words) else ""
+            elif not eq:
+                value = word[2:]
+            if option == "--mount":
+                fields = dict(f.partition("=")[::2] for f in value.split(","))
+                sources.append(fields.get("source") or fields.get("src") or "")
+            else:
+                sources.append(value.split(":", 1)[0])
+        elif word.startswith("-"):
+            if word in _RUN_VALUE_OPTS and not eq:
+                index += 1
+        else:
+            image = word
+            break
+        index += 1
+    # A folder mounted whole gives the image every file in it (~/.kube holds config).
+    found = {
+        Taint("credential", c)
+        for s in sources
+        for inside in ("/", "/config", "/credentials")
+        if (c := credential_in(s.rstrip("/") + inside))
+    }
+    if any(_HOME_ROOT_RE.match(s) and s not in ("/", "") for s in sources):
+        found.add(Taint("credential", "the home folder (its .ssh, .aws and the rest)"))
+    if not found or not image:
+        return None
+    lowered = image.lower()
+    for needle, vendors in _VENDOR_IMAGES:
+        if all(needle in t.what.lower() for t in found) and lowered.startswith(vendors):
+            return None
+    return image, found
+
+
+# How many lines after an unpacking onto the PATH a name run counts as the same recipe's step.
+NEXT_STEPS = 4
+# Commands every system has: an archive unpacked onto the PATH with no member named is taken to
+# hold the unknown programs run after it, not these.
+COMMON_COMMANDS = frozenset(
+    {"cd", "ls", "cp", "mv", "rm", "mkdir", "chmod", "chown", "ln", "cat", "echo", "printf",
+     "export", "source", ".", "test", "[", "true", "false", "set", "unset", "sudo", "env",
+     "which", "command", "type", "hash", "tar", "unzip", "gzip", "curl", "wget", "git", "ssh",
+     "grep", "sed", "awk", "find", "xargs", "sort", "head", "tail", "tr", "cut", "wc", "tee",
+     "touch", "install", "bash", "sh", "zsh", "python", "python3", "pip", "pip3", "node", "npm",
+     "npx", "uv", "go", "cargo", "make", "apt", "apt-get", "brew", "dnf", "yum", "apk", "docker",
+     "uname", "id", "whoami", "date", "sleep", "exit", "return", "read", "eval", "exec", "if",
+     "for", "while", "do", "done", "then", "fi", "xattr", "rustup", "gem", "ruby", "perl",
+     "sha256sum", "shasum", "file", "readlink", "realpath", "dirname", "basename", "mktemp",
+     "rmdir", "du", "df"}
+)  # fmt: skip
+
+
+def _member(word: str, argv: list[str]) -> bool:
+    """A word of a tar command that names a member to extract (not an option or its value)."""
+    if word.startswith("-") or "=" in word:
+        return False
+    at = argv.index(word)
+    before = argv[at - 1] if at else ""
+    if before in ("-C", "--directory", "-f", "--file", "--strip-components", "--exclude", "-T"):
+        return False
+    # A bundled option word ending in f or C takes this word as its value (tar -xzf FILE).
+    if before.startswith("-") and not before.startswith("--") and before[-1:] in ("f", "C"):
+        return False
+    return not (at == 0 and word.isalpha() and word.startswith("x") and len(word) < 6)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from reference_loop._attempters.base import AttemptOutcome, ToolStep
 from reference_loop._process.run import run_contained
-from reference_loop._process.sandbox import Sandbox
+from reference_loop._process.sandbox import Sandbox, program_folders
 from reference_loop._process.textsafe import visible
 from reference_loop.errors import LoopUsageError
 
@@ -103,7 +103,7 @@ class CmdAttempter:
             argv = self.command_for(prompt_file, workspace, attempt)
             # The agent's own program stays visible in the sandbox even under /tmp, though the
             # counting wrapper now comes first on the command line.
-            visible_paths = [tmpdir, *([Path(argv[0]).parent] if os.path.isabs(argv[0]) else [])]
+            visible_paths = [tmpdir, *program_folders(argv[0])]
             wrap = (
                 functools.partial(
                     self.sandbox.wrap,

@@ -125,14 +125,23 @@ def stop_runs(
     for t in threads:
         t.join(max(0.0, deadline - time.monotonic()))
     finished = []
-    while True:
-        try:
-            out = done.get_nowait()
-        except queue.Empty:
-            break
-        if not isinstance(out, BaseException):
-            outcome, _where = out
-            record(outcome)
-            finished.append(outcome)
+    while (got := take_finished(done, record, wait=0.0)) is not None:
+        if not isinstance(got, BaseException):
+            finished.append(got[0])
     live.remove_tmpdirs()
     return finished
+
+
+def take_finished(
+    done: queue.Queue, record: Callable[[Any], None], *, wait: float
+) -> tuple[Any, str] | BaseException | None:
+    """One finished run off ``done``, recorded before it is returned as ``(outcome, where)``;
+    a worker's exception as it was raised; None when nothing finished within ``wait`` seconds.
+    A caller that must not lose a run to a signal holds signals around this and its count."""
+    try:
+        got = done.get(timeout=wait) if wait > 0 else done.get_nowait()
+    except queue.Empty:
+        return None
+    if not isinstance(got, BaseException):
+        record(got[0])
+    return got

@@ -51,6 +51,7 @@ from reference_loop._bench.live import (
     close_attempter,
     private_tempdir,
     stop_runs,
+    take_finished,
 )
 from reference_loop._bench.shard import Shard, code_version, select
 from reference_loop._bench.stats import PairedComparison, paired_compare
@@ -979,13 +980,11 @@ def _run_all(
             # Taken off the queue, journaled and counted together, or none of it: a stop between
             # taking a finished run and journaling it would lose the run.
             with signals_held():
-                try:
-                    got = done.get(timeout=0.2)
-                except queue.Empty:
+                got = take_finished(done, record, wait=0.2)
+                if got is None:
                     continue
                 if not isinstance(got, BaseException):
                     out, where = got
-                    record(out)
                     outcomes.append(out)
             if isinstance(got, BaseException):
                 raise got

@@ -110,12 +110,53 @@ def git_dirs(root: Path) -> list[str]:
     return sorted(found)
 
 
+def program_folders(program: str) -> list[Path]:
+    """The folders a command's program needs to start: the one it is found in (by ``PATH`` for a
+    bare name), the install root of what it links to (an npm package's ``.bin`` entry points
+    into ``node_modules``), and the same for the interpreter its ``#!`` line names. A program
+    that cannot be found gives nothing: it fails inside the sandbox as it would outside."""
+    folders: list[Path] = []
+    todo = [program]
+    while todo and len(folders) < 8:
+        name = todo.pop()
+        found = name if os.path.isabs(name) else shutil.which(name)
+        if found is None or not os.path.isfile(found):
+            continue
+        real = os.path.realpath(found)
+        folders.append(Path(found).parent)
+        parts = Path(real).parts
+        if "node_modules" in parts:  # the package needs its whole tree (its own dependencies)
+            folders.append(Path(*parts[: parts.index("node_modules")]))
+        else:
+            folders.append(Path(real).parent)
+        todo.extend(_interpreter(real))
+    return folders
+
+
+def _interpreter(path: str) -> list[str]:
+    """The program a script's ``#!`` line runs (``/usr/bin/env node`` gives ``node``)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return []
+    if not first.startswith(b"#!"):
+        return []
+    words = first[2:].decode("utf-8", "replace").split()
+    if not words:
+        return []
+    if os.path.basename(words[0]) == "env":
+        rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        return rest[:1]
+    return words[:1]
+
+
 def _shown_read_only(argv: Sequence[str], readable: Sequence[Path]) -> list[str]:
     """``readable`` plus the Python environment running us and the command's own program, where
     they sit under ``/tmp``: the private ``/tmp`` would otherwise hide a venv made there."""
     candidates = [Path(p) for p in readable] + [Path(sys.prefix), Path(sys.exec_prefix)]
-    if argv and os.path.isabs(argv[0]):
-        candidates.append(Path(argv[0]).parent)
+    if argv:
+        candidates += program_folders(argv[0])
     shown: list[str] = []
     for path in candidates:
         resolved = str(path.resolve())

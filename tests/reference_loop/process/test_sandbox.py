@@ -161,6 +161,44 @@ def test_a_program_kept_under_tmp_still_runs_inside_the_private_tmp(tmp_path, sa
         shutil.rmtree(secret.parent)
 
 
+def test_an_agent_found_on_path_under_tmp_runs_with_its_package_and_interpreter(
+    tmp_path, sandbox, monkeypatch
+):
+    # An npm-installed agent under /tmp: a bare name found on PATH, a link from node_modules/.bin
+    # into its package (which reads a file of its own package), run by an interpreter that
+    # lives under /tmp too. The sandbox shows each of them; the rest of /tmp stays hidden.
+    tools = Path(tempfile.mkdtemp(prefix="sandbox-npm-", dir="/tmp"))
+    secret = Path(tempfile.mkdtemp(prefix="sandbox-secret-", dir="/tmp")) / "secret.txt"
+    secret.write_text("hidden\n")
+    try:
+        interp = tools / "runtime" / "bin" / "tinysh"
+        interp.parent.mkdir(parents=True)
+        interp.write_text('#!/bin/sh\nexec /bin/sh "$@"\n')
+        interp.chmod(0o755)
+        package = tools / "prefix" / "node_modules" / "agent-pkg"
+        package.mkdir(parents=True)
+        (package / "banner.txt").write_text("from-package\n")
+        cli = package / "cli.sh"
+        cli.write_text(
+            "#!/usr/bin/env tinysh\n"
+            'cat "$(dirname "$(readlink -f "$0")")/banner.txt"\n'
+            f"cat {secret} 2>/dev/null || echo no-secret\n"
+        )
+        cli.chmod(0o755)
+        bin_dir = tools / "prefix" / "node_modules" / ".bin"
+        bin_dir.mkdir()
+        (bin_dir / "agent").symlink_to("../agent-pkg/cli.sh")
+        monkeypatch.setenv("PATH", f"{bin_dir}:{interp.parent}:{os.environ['PATH']}")
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        argv = sandbox.wrap(["agent"], workspace=ws)
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        assert out.stdout.split() == ["from-package", "no-secret"], out.stderr
+    finally:
+        shutil.rmtree(tools)
+        shutil.rmtree(secret.parent)
+
+
 @pytest.mark.slow
 def test_an_agent_state_folder_is_private_scratch_showing_only_the_named_files(
     tmp_path, sandbox, monkeypatch
