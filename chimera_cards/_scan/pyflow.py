@@ -215,11 +215,6 @@ def _is_param(taint: Taint) -> bool:
     return taint.kind == "param"
 
 
-def _same_send(a: Send, b: Send) -> bool:
-    """The same send but for the call chain it was reached by."""
-    return (a.host, a.body, a.header, a.sink) == (b.host, b.body, b.header, b.sink)
-
-
 def _strip_params(out: Out) -> Out:
     return Out({t for t in out.taint if not _is_param(t)}, out.decoded, out.downloaded)
 
@@ -960,10 +955,8 @@ class _Analyser(_PyFolding):
         params = {t for t in send.body | send.header if _is_param(t)}
         if params and self.function:
             templates = self.summaries.sends.setdefault(self.function, [])
-            # A call of a function by its own name (recursion, or `self.send(m)` calling
-            # another object's `send(m)`) hands its templates back to the same list: keep one
-            # of each, or every such call doubles the list.
-            if not any(_same_send(send, known) for known in templates):
+            key = (send.host, send.body, send.header, send.sink)  # once: recursion would double it
+            if all((t.host, t.body, t.header, t.sink) != key for t in templates):
                 templates.append(send)
         real = Send(
             send.line,
