@@ -711,7 +711,7 @@ class _Js(_JsFolding):
         else:
             return
         result.downloaded = True
-        self.facts.sends.append(Send(line, host, via, body=body, header=header))
+        self.facts.sends.append(Send(line, host, via, body, header, text=_text(node)))
 
     # --- statements -------------------------------------------------------------------------
 

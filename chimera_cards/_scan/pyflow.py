@@ -896,7 +896,8 @@ class _Analyser(_PyFolding):
         plain_get = short in _HTTP_GETTERS and not body and not header
         if plain_get or (short == "urlopen" and not body and not header):
             return
-        self.add_send(Send(line, host, name or short, body=body, header=header))
+        written = ast.unparse(node) if any(t.kind == "env" for t in body) else ""
+        self.add_send(Send(line, host, name or short, body, header, text=written))
 
     def host_in(self, node: ast.Call, short: str) -> str | None:
         candidates = list(node.args[:2])
@@ -953,11 +954,9 @@ class _Analyser(_PyFolding):
 
     def add_send(self, send: Send) -> None:
         params = {t for t in send.body | send.header if _is_param(t)}
-        if params and self.function:
-            templates = self.summaries.sends.setdefault(self.function, [])
-            key = (send.host, send.body, send.header, send.sink)  # once: recursion would double it
-            if all((t.host, t.body, t.header, t.sink) != key for t in templates):
-                templates.append(send)
+        # a call by its own name hands back templates the list has (each such call doubled it)
+        if params and self.function and not send.via.startswith(f"{self.function}() -> "):
+            self.summaries.sends.setdefault(self.function, []).append(send)
         real = Send(
             send.line,
             send.host,
@@ -965,6 +964,7 @@ class _Analyser(_PyFolding):
             body={t for t in send.body if not _is_param(t)},
             header={t for t in send.header if not _is_param(t)},
             sink=send.sink,
+            text=send.text,
         )
         if not params or real.body or real.header or not self.function:
             self.facts.sends.append(real)
