@@ -954,7 +954,8 @@ class _Analyser(_PyFolding):
 
     def add_send(self, send: Send) -> None:
         params = {t for t in send.body | send.header if _is_param(t)}
-        if params and self.function:
+        # a call by its own name hands back templates the list has (each such call doubled it)
+        if params and self.function and not send.via.startswith(f"{self.function}() -> "):
             self.summaries.sends.setdefault(self.function, []).append(send)
         real = Send(
             send.line,
@@ -976,7 +977,7 @@ class _Analyser(_PyFolding):
         returned = self.summaries.returns.get(short)
         if returned is not None:
             result.merge(self.substitute(returned, short, args))
-        for template in self.summaries.sends.get(short, ()):
+        for template in tuple(self.summaries.sends.get(short, ())):
             body = self.substitute(Out(set(template.body)), short, args).taint
             header = self.substitute(Out(set(template.header)), short, args).taint
             if body or header:
