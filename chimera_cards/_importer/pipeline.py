@@ -281,7 +281,7 @@ def _stored_name(name: object, dirname: str | None) -> tuple[str, Finding | None
         if not (isinstance(name, str) and dirname and name.isascii() and name.isprintable()):
             raise
         owner, _, last = name.rpartition("/")
-        titled = " " in name and "/" not in name and "-".join(name.lower().split()) == dirname
+        titled = " " in name and "/" not in name and _titles(name, dirname)
         prefixed = bool(owner) and last == dirname and "/" not in owner and owner not in (".", "..")
         if not (titled or prefixed) or check_storable_name(dirname) != dirname:
             raise
@@ -292,6 +292,33 @@ def _stored_name(name: object, dirname: str | None) -> tuple[str, Finding | None
         None,
         SKILL_FILE,
     )
+
+
+# Words a folder name drops from its title ("API Fuzzing for Bug Bounty" in
+# ``api-fuzzing-bug-bounty/``).
+_LINKING_WORDS = frozenset({"a", "an", "and", "the", "for", "of", "to", "with", "in", "on", "by"})
+
+
+def _titles(name: str, dirname: str) -> bool:
+    """Whether a title with spaces names the folder: the folder's words are the title's, in
+    order, each a whole word or a CamelCase word's capitals ("PocketBase SDK" in ``pb-sdk/``),
+    leaving out only linking words."""
+    words = name.split()
+    parts = dirname.lower().split("-")
+    if len(parts) > len(words):
+        return False
+    at = 0
+    for word in words:
+        if at < len(parts) and parts[at] in (word.lower(), _capitals(word)):
+            at += 1
+        elif word.lower() not in _LINKING_WORDS:
+            return False
+    return at == len(parts)
+
+
+def _capitals(word: str) -> str:
+    capitals = "".join(c for c in word if c.isupper()).lower()
+    return capitals if len(capitals) > 1 and not word.isupper() else ""
 
 
 @dataclass

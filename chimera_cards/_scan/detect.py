@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import csv
 import html
 import re
 from collections.abc import Iterable
@@ -303,6 +304,8 @@ class _Detector:
                 embed=embed,
                 facts=unit.shell,
             )
+        if path.lower().endswith(_RECORDS):
+            text = _records_as_rows(text, "\t" if path.lower().endswith(".tsv") else ",")
         # Comment markers of config formats are not headings: a note to the assistant in a
         # "# …" line reads on into the next line.
         self.prose(unit, _COMMENT_MARK_RE.sub("", text), units)
@@ -435,6 +438,25 @@ _NOT_TEXT = (".svg", ".png", ".jpg", ".jpeg", ".gif", ".ico", ".woff", ".woff2",
              ".xsd", ".dtd", ".pem", ".crt", ".pub", ".sum")  # fmt: skip
 _TAG_RE = re.compile(r"<[^>\n]*>")
 _MARKUP = (".html", ".htm", ".xhtml", ".xml")
+_RECORDS = (".csv", ".tsv")
+
+
+def _records_as_rows(text: str, delimiter: str) -> str:
+    """A CSV/TSV file's lines as table rows (``| a | b |``), one per line: each record, and each
+    field of it, is read as its own sentence, as a Markdown table's are, not run on into the
+    next record's fields. A line the csv module cannot read alone is left as it is."""
+    rows = []
+    for line in text.split("\n"):
+        try:
+            fields = next(csv.reader([line], delimiter=delimiter, strict=True), [])
+        except csv.Error:
+            rows.append(line)
+            continue
+        cells = [field.replace("|", "\\|").strip() for field in fields]
+        rows.append("| " + " | ".join(cells) + " |" if len(cells) > 1 else line)
+    return "\n".join(rows)
+
+
 _NOT_INSTRUCTIONS_RE = re.compile(r"(?:^|/)(?:LICEN[CS]E|COPYING|NOTICE|COPYRIGHT)[^/]*$", re.I)
 MAX_INSTRUCTION_FILE = 262_144
 MAX_FOLLOWED = 128
@@ -550,7 +572,11 @@ def _confusables(path: str, text: str, first_line: int) -> list[Finding]:
             # look-alike inside a Latin word (``gοogle``), or another script's, is a disguise,
             # as is any word that reads as a command.
             mixed = any(c.isascii() and c.isalpha() for c in word) and not _greek_affix(word)
-            if mixed or mapped.lower() in _COMMANDS:
+            # A Greek letter with a one-letter Latin subscript is a variable of a formula
+            # (``σs``: a scattering coefficient, ``ρs``: a density), whatever two-letter command
+            # it resembles; a longer word (``κill``) reads as the command.
+            subscript = len(word) == 2 and word[1].isascii() and _greek_affix(word)
+            if mixed or (mapped.lower() in _COMMANDS and not subscript):
                 found.append(
                     Finding(
                         "confusable-command",

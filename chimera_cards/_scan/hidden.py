@@ -105,7 +105,8 @@ def reveal(text: str) -> str:
     """Make hidden characters visible: ``<U+202E>`` for each, Tag runs decoded as ``<TAG:text>``.
 
     A lone U+FE0E/U+FE0F right after a visible character (the emoji presentation selector in
-    "⚠️") is left alone; it is ordinary text.
+    "⚠️") and a U+200D joining two pictographs (an emoji ZWJ sequence) are left alone; they are
+    ordinary text.
     """
     out: list[str] = []
     i = 0
@@ -119,7 +120,9 @@ def reveal(text: str) -> str:
             out.append(f"<TAG:{_decode_tags(text[i:j])}>")
             i = j
             continue
-        if kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i):
+        if (kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i)) or (
+            kind == "hidden-zero-width" and _is_emoji_joiner(text, i)
+        ):
             out.append(ch)
         elif kind is not None:
             out.append(f"<U+{ord(ch):04X}>")
@@ -141,6 +144,28 @@ def _is_lone_emoji_selector(text: str, i: int) -> bool:
     )
     after = text[i + 1] if i + 1 < len(text) else ""
     return before_ok and not (after and _hidden_class(after) == "hidden-variation-selector")
+
+
+# Blocks of pictographs (Miscellaneous Symbols, Dingbats, arrows and shapes, the emoji planes):
+# the characters emoji ZWJ sequences join. No letter of any script is in them.
+_PICTOGRAPH_BLOCKS = ((0x2600, 0x27BF), (0x2B00, 0x2BFF), (0x1F000, 0x1FAFF))
+
+
+def _is_pictograph(ch: str) -> bool:
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in _PICTOGRAPH_BLOCKS)
+
+
+def _is_emoji_joiner(text: str, i: int) -> bool:
+    """Whether the U+200D at ``i`` joins two pictographs, as emoji ZWJ sequences are spelled
+    (eye + ZWJ + speech bubble, woman + ZWJ + laptop; a presentation selector or a skin tone may
+    end the first). Between letters, or two in a row, it splits a word or carries bits."""
+    if text[i] != "\u200d" or i == 0 or i + 1 >= len(text) or not _is_pictograph(text[i + 1]):
+        return False
+    before = i - 1
+    if ord(text[before]) == 0xFE0F or 0x1F3FB <= ord(text[before]) <= 0x1F3FF:
+        before -= 1
+    return before >= 0 and _is_pictograph(text[before])
 
 
 def _snippet(text: str, start: int, end: int, width: int = 40) -> str:
@@ -284,7 +309,11 @@ _COMMENT_ACTION_RE = re.compile(
     r"steal|grab|exfiltrate|attach|leak|log)\s+(?:\S+\s+){0,4}?(?:credentials?|passwords?|"
     r"passphrases?|tokens?|api[ _-]?keys?|private[ _-]?keys?|secret[ _-]?keys?|secrets|"
     r"seed\s+phrases?|mnemonics?|cookies|wallets?|keychains?|keys)\b"
-    r"|\b(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
+    # (pasting the page itself into an assistant or an editor is how a prompt file is used)
+    r"|\b(?!paste\s+(?:it|this(?:\s+(?:file|page|prompt|document))?|the\s+(?:prompt|file|page))\s+"
+    r"into\s+(?:any\s+|an?\s+|the\s+|your\s+)?(?:\w+\s+){0,2}?(?:assistants?|agents?|chats?|"
+    r"editors?|ides?|tools?|models?|llms?|terminals?)\b)"
+    r"(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
     r"(?:to|into|onto)\b"
     r"|\b(?:run|execute|source)\s+(?:\S+\s+){0,3}?(?:[\w./-]+\.(?:sh|py|js|ps1|rb|pl|exe)\b|script|command)",
     re.IGNORECASE,
@@ -382,8 +411,10 @@ def _scan_characters(
         elif i >= len(text):
             break
         kind = _hidden_class(text[i])
-        if kind is None or (
-            kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i)
+        if (
+            kind is None
+            or (kind == "hidden-variation-selector" and _is_lone_emoji_selector(text, i))
+            or (kind == "hidden-zero-width" and _is_emoji_joiner(text, i))
         ):
             i += 1
             continue

@@ -101,7 +101,9 @@ _CONCEAL_RE = re.compile(
     r"|\b(?:so|make\s+sure|ensure)\s+(?:that\s+)?(?:the\s+)?users?\s+(?:doesn't|does\s+not|won't|will\s+not|can't|cannot|never)\s+"
     r"(?:\w+\s+){0,2}?(?:notice|see|know|find|realise|realize|learn|suspect|spot)"
     r"|\b(?:leave|keep)\s+(?:\S+\s+){1,6}?out\s+of\s+(?:the\s+|your\s+|any\s+)?(?:summary|summaries|reply|replies|answer|response|report|output|explanation|message)"
-    r"|\bif\s+(?:the\s+user\s+|they\s+|anyone\s+)?(?:asks?|asked|questions?)\b(?!\s+for\b)[^.]{0,40}?\b(?:say|tell\s+them|claim|pretend|answer|reply|respond)\w*\s+(?:that\s+)?(?:you|it|this|nothing|there)"
+    r"|\bif\s+(?:the\s+user\s+|they\s+|anyone\s+)?(?:asks?|asked|questions?)\b(?!\s+for\b)[^.]{0,40}?\b(?:(?:say|tell\s+them|claim|pretend)\w*\s+(?:that\s+)?(?:you|it|this|nothing|there)"
+    # "answer it" answers the question; "answer that nothing was sent" is the claim
+    r"|(?:answer|reply|respond)\w*\s+(?:(?:with\s+)?that\s+)?(?:you|nothing|there)|(?:answer|reply|respond)\w*\s+that\s+(?:it|this))"
     r"|\b(?:lie|lying|deceiv\w*|mislead\w*)\s+(?:to\s+)?(?:the\s+)?(?:users?|them)\b"
     r"|\bnever\s+show\s+the\s+user\b[^.]{0,80}?\beven\s+if\b"
     r"|\btell\s+the\s+user\s+(?:that\s+)?(?:\S+\s+){0,4}?(?:completed|ran|happened|was\s+done)\s+locally"
@@ -138,6 +140,10 @@ _CONCEAL_BENIGN_RE = re.compile(
 _PRECEDENCE_RE = re.compile(
     r"\b(?:take|takes|taking)\s+(?:\w+\s+){0,2}?(?:precedence|priority)\s+over\s+(?:\S+\s+){0,6}?"
     r"(?:the\s+)?(?:users?|user's|system|any\s+other|all\s+other|other|previous|prior|your|safety|operator)"
+    # the user's or the system's configuration ("repo-level config takes precedence over
+    # user-level config") is one settings file over another, not a claim over anyone's will
+    r"(?![\w'])(?!(?:-\w+)?\s+(?:config\w*|settings?|files?|options?|values?|defaults?|paths?|"
+    r"locations?|director(?:y|ies)|dirs?|folders?|variables?|scopes?)\b)"
     r"|\b(?:override|overrides|overriding|supersede\w*|outrank\w*|trump\w*)\s+(?:\S+\s+){0,4}?(?:the\s+)?"
     r"(?:system\s+prompt|safety|(?:all|any)\s+other\s+(?:instructions?|rules|guidelines|directives|"
     r"prompts?|guidance|directions|commands|skills?)|previous\s+(?:instructions?|rules|guidelines|"
@@ -158,7 +164,12 @@ _PRECEDENCE_RE = re.compile(
     r"|\beven\s+if\s+the\s+user\s+(?:\w+\s+){0,2}?(?:objects|refuses|declines|disagrees|forbids)"
     r"|\beven\s+if\s+the\s+user\s+(?:\w+\s+){0,2}?(?:says|asks|tells|instructs|wants)\s+(?:\S+\s+){0,3}?"
     r"(?:not|no|n't|otherwise|stop|against|never|differently)\b"
-    r"|\bregardless\s+of\s+(?:what\s+)?the\s+user'?s?\b"
+    r"|\bregardless\s+of\s+(?:what\s+)?the\s+user(?:'s|s'|s)?\b"
+    # a property of the user's setting is no wish of theirs ("written in English, regardless of
+    # the user's preferred language")
+    r"(?!(?:'s?)?\s+(?:(?:preferred|chosen|current|own|native|default|spoken|conversation)\s+)?"
+    r"(?:language|locale|time\s*zone|platform|operating\s+system|os|shell|editor|ide|device|"
+    r"browser|location|region|country|framework|stack)s?\b)"
     r"|\b(?:disregard|ignore|forget|discard|drop)\s+(?:\S+\s+){0,3}?(?:guidance|instructions|rules|guidelines|directions|prompts?|context|directives)\s+"
     r"(?:you\s+(?:were|have\s+been|got)\s+given|(?:given|received|loaded)\s+(?:before|earlier|previously)|from\s+(?:before|earlier|the\s+operator|the\s+system))"
     r"|\b(?:rules|instructions|directives)\s+(?:below|here|that\s+follow|in\s+this\s+(?:file|skill))\s+(?:replace|supersede|override|cancel)\w*"
@@ -600,8 +611,9 @@ _QUESTION_RE = re.compile(
     r"(?:^|[:;.]\s|\*\*\s|^\W+)\s*(?:does|do|did|is|are|was|were|can|could|will|would|should|"
     r"has|have|what|which|who|why|how|where|when)\b[^?]*\?[\s*_`)\]]*$"
     # after a condition: 'If "Yes" (...), does that document also contain private keys?' (not
-    # a polite order: "If it fails, can you upload ...?")
-    r"|^\W*if\b[^?]*,\s*(?:does|do|did|is|are|was|were|has|have|what|which|who|why|how|where|"
+    # a polite order: "If it fails, can you upload ...?"), also after a checklist item's label
+    # ("**API key handling** — If external APIs are used, are credentials read from env vars?")
+    r"|(?:^\W*|[:\u2014\u2013]\s*|\s-\s+)if\b[^?]*,\s*(?:does|do|did|is|are|was|were|has|have|what|which|who|why|how|where|"
     r"when)\b[^?]*\?[\s*_`)\]]*$",
     re.IGNORECASE,
 )
@@ -646,6 +658,18 @@ _MODAL_RE = re.compile(r"\b(?:can|could|may|might|would|able\s+to)\s+$", re.IGNO
 _ATTEMPTED_RE = re.compile(
     r"\b(?:attempts|attempted|attempting|tries|tried|trying|seeks|sought)\s+to\s+$",
     re.IGNORECASE,
+)
+
+
+# An act forbidden before the claim ("NEVER run any of the following, regardless of what the
+# user asks: delete-, terminate-"): a limit on what the agent changes, which the user cannot
+# lift by asking, is a safety rule. Not asking, stopping or telling: never doing those keeps
+# the agent going or the user uninformed.
+_FORBIDDEN_ACT_RE = re.compile(
+    r"\b(?:never|do\s+not|don't|must\s+not|must\s+never|may\s+not)\W{0,3}\s+(?:\w+\s+)?"
+    r"(?:run|execute|call|invoke|delete|remove|drop|destroy|modify|change|create|write|edit|"
+    r"overwrite|push|deploy|install|commit|merge|publish|upload|apply|terminate|reboot)\b",
+    re.I,
 )
 
 
@@ -779,7 +803,9 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
         for _, sentence in sentences:
             gate = _Gate(sentence.lower(), None if present is None else present[index], seen)
             index += 1
-            store = store or _store_named(sentence, gate)
+            named = _store_named(sentence, gate) if store is None else None
+            if named is not None and not _before(_NEGATION_RE.search(sentence), named):
+                store = named  # not one kept out ("don't mix work browser cookies in ...")
             for shipped in _SHIP_RE.finditer(sentence) if gate.ship and not ship else ():
                 if (
                     not _before(_NEGATION_RE.search(sentence), shipped)
@@ -912,6 +938,8 @@ def prose_findings(text: str) -> list[ProseFinding]:
                 _MODAL_RE.search(sentence, max(0, gathered.start() - 30), gathered.start())
                 or _reader_not_place(sentence, gathered)
                 or _READ_THE_PAGE_RE.match(sentence, gathered.end())
+                # a reviewer's question ("are credentials read from environment variables?")
+                or _QUESTION_RE.search(sentence)
             ):
                 gathered = None
             if ship or gathered:
@@ -957,6 +985,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
             and not _describes_option(text, at)
             and not quoted_mention(precedence)
             and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I)
+            and not _FORBIDDEN_ACT_RE.search(sentence, 0, precedence.start())
         ):
             found.append(
                 ProseFinding(

@@ -863,8 +863,7 @@ class _Analyser(_PyFolding):
             is_send = True
         if short == "emit" and root in ("self", "signal", "socketio") and root != "socketio":
             is_send = False
-        tainted = any(out.taint for out in [*args, *kwargs.values()])
-        is_send = is_send and not sends_nowhere(node, short, tainted=tainted)
+        is_send = is_send and not sends_nowhere(node, short, [*args, *kwargs.values()])
         dns = name in _DNS or short in ("gethostbyname", "getaddrinfo")
         clipboard = name in _CLIPBOARD or short in ("clipboard_append", "setClipboardText")
         if is_send:
@@ -954,7 +953,8 @@ class _Analyser(_PyFolding):
 
     def add_send(self, send: Send) -> None:
         params = {t for t in send.body | send.header if _is_param(t)}
-        if params and self.function:
+        # a call by its own name hands back templates the list has (each such call doubled it)
+        if params and self.function and not send.via.startswith(f"{self.function}() -> "):
             self.summaries.sends.setdefault(self.function, []).append(send)
         real = Send(
             send.line,
@@ -976,7 +976,7 @@ class _Analyser(_PyFolding):
         returned = self.summaries.returns.get(short)
         if returned is not None:
             result.merge(self.substitute(returned, short, args))
-        for template in self.summaries.sends.get(short, ()):
+        for template in tuple(self.summaries.sends.get(short, ())):
             body = self.substitute(Out(set(template.body)), short, args).taint
             header = self.substitute(Out(set(template.header)), short, args).taint
             if body or header:

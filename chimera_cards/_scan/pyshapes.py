@@ -11,7 +11,8 @@ import binascii
 import codecs
 import re
 import warnings
-from collections.abc import Container
+from collections.abc import Container, Iterable
+from typing import Any
 
 
 def decode_constant(name: str, raw: str, extra: list[str | None]) -> str | None:
@@ -330,14 +331,14 @@ def names_no_url(call: ast.Call) -> bool:
     ) and not any(kw.arg in (None, "url", "endpoint", "uri") for kw in call.keywords)
 
 
-def sends_nowhere(call: ast.Call, short: str, *, tainted: bool) -> bool:
+def sends_nowhere(call: ast.Call, short: str, given: Iterable[Any]) -> bool:
     """Whether a put/post/patch or upload call sends nothing to an address: it names no URL
     (``names_no_url``), and for an upload carries nothing sensitive either (an SDK's
     ``client.music.upload(file=open("song.mp3"))`` goes to the vendor's own service; sensitive
-    data given to it is still a send)."""
+    data given to it is still a send). ``given``: what the call's arguments hold (their taint)."""
     if short in ("put", "post", "patch"):
         return names_no_url(call)
-    return short == "upload" and not tainted and names_no_url(call)
+    return short == "upload" and names_no_url(call) and not any(out.taint for out in given)
 
 
 # Calls that keep a path inside its folder (or reduce it to a bare name) when a function makes

@@ -489,7 +489,12 @@ def test_a_name_that_is_unsafe_as_a_path_or_lockfile_field_is_refused(seeded, ca
 
 @pytest.mark.parametrize(
     ("name", "folder"),
-    [("Uploadcare Automation", "uploadcare-automation"), ("r-lib/uploadcare", "uploadcare")],
+    [
+        ("Uploadcare Automation", "uploadcare-automation"),
+        ("r-lib/uploadcare", "uploadcare"),
+        ("API Fuzzing for Bug Bounty", "api-fuzzing-bug-bounty"),  # a linking word left out
+        ("PocketBase SDK", "pb-sdk"),  # a CamelCase word by its capitals
+    ],
 )
 def test_a_name_naming_the_folder_it_is_published_in_is_stored_under_the_folder_name(
     store, tmp_path, name, folder
@@ -514,6 +519,9 @@ def test_a_name_naming_the_folder_it_is_published_in_is_stored_under_the_folder_
         ("../uploadcare", "uploadcare"),
         ("r-lib/cli", "uploadcare"),  # another folder's name
         ("Uploadcare\tAutomation", "uploadcare-automation"),
+        ("Uploadcare Automation for Bug Bounty", "uploadcare-bounty"),  # words left out
+        ("PocketBase SDK", "pbx-sdk"),
+        ("GitHub Helper", "helper-gh"),  # out of order
     ],
 )
 def test_a_name_that_is_not_its_folders_title_is_still_refused(seeded, tmp_path, name, folder):
