@@ -13,7 +13,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from chimera_cards._bundles.bundle import SKILL_FILE, Bundle, BundleError, read_bundle_dir
-from chimera_cards._cards.card import Card, CardReadError, find_card_files
+from chimera_cards._cards.card import (
+    Card,
+    CardParseError,
+    CardReadError,
+    find_card_files,
+    parse_card,
+)
 from chimera_cards._scan.detect import DetectFile, detect_files
 from chimera_cards._scan.findings import ERROR, INFO, WARNING, Finding
 from chimera_cards._scan.linerules import _GENERIC_RULES, _SHELL_RULES, _scan_lines
@@ -25,6 +31,7 @@ from chimera_cards._scan.lint import (
     lint_text,
     resolve_profile,
 )
+from chimera_cards._scan.owntools import list_own_tool_installs
 from chimera_cards._scan.pyscan import scan_python
 from chimera_cards._scan.pyshapes import parse_python
 
@@ -417,7 +424,21 @@ def lint_bundle(
     findings = lint_card(card, dirname=dirname)
     for f in findings:
         f.path = SKILL_FILE
-    return findings + scan_bundle(bundle, cache=cache).findings
+    findings += scan_bundle(bundle, cache=cache).findings
+    list_own_tool_installs(card, lambda path: _bundle_text(bundle, path), findings)
+    return findings
+
+
+def _bundle_text(bundle: Bundle, path: str) -> str | None:
+    """A file of the bundle as the hidden-instruction scan read it (its line numbers), or None."""
+    data = bundle.contents.get(path)
+    if data is None:
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def lint_skill_paths(
@@ -459,7 +480,7 @@ def lint_skill_paths(
             files += report.files
             findings += report.findings
             if card_file.name == SKILL_FILE:
-                findings += _other_files(card_file.parent)
+                findings += _other_files(card_file.parent, report.findings)
             else:  # a lone skill.md: no bundle to read the other files as
                 findings.append(
                     Finding(
@@ -473,15 +494,28 @@ def lint_skill_paths(
     return LintReport(files=files, findings=findings)
 
 
-def _other_files(folder: Path) -> list[Finding]:
+def _other_files(folder: Path, card_findings: list[Finding]) -> list[Finding]:
+    """The bundle's findings but SKILL.md's, each with its path under ``folder``; the card's own
+    (``card_findings``, paths under ``folder`` too) and these are then graded for the card as
+    ``lint_bundle`` grades them."""
     try:
         bundle = read_bundle_dir(folder)
     except BundleError as exc:
         return [Finding("read-refused", ERROR, str(exc), None, str(folder))]
-    return [
-        replace(finding, path=str(folder / (finding.path or "")))
-        for finding in scan_bundle(bundle).findings
-    ]
+    found = scan_bundle(bundle).findings
+    try:
+        card = parse_card(bundle.contents[SKILL_FILE])
+    except (CardParseError, KeyError):
+        card = None  # lint_paths reported it
+    if card is not None:
+        list_own_tool_installs(card, lambda path: _bundle_text(bundle, path), found)
+        prefix = str(folder) + os.sep
+        list_own_tool_installs(
+            card,
+            lambda path: _bundle_text(bundle, path.removeprefix(prefix)),
+            card_findings,
+        )
+    return [replace(finding, path=str(folder / (finding.path or ""))) for finding in found]
 
 
 def finding_id(finding: Finding | dict) -> str:

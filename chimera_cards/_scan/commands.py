@@ -178,10 +178,37 @@ def _npm(cmd: Command, argv: list[str]) -> list[CommandFinding]:
     return out
 
 
-def _npx(cmd: Command, argv: list[str]) -> list[CommandFinding]:
-    package = next((a for a in argv if not a.startswith("-")), None)
-    if package is None:
+# npx options that take the next argument as their value.
+_NPX_VALUED = frozenset(("-p", "--package", "-c", "--call", "--cache", "--userconfig", "--shell",
+                         "-n", "--node-arg"))  # fmt: skip
+
+
+def _first_positional(argv: list[str]) -> int:
+    """Where npx stops reading its own options: the first argument that is neither an option nor
+    an option's value (or a ``--``)."""
+    valued = False
+    for index, arg in enumerate(argv):
+        if arg == "--" or not (arg.startswith("-") or valued):
+            return index
+        valued = arg in _NPX_VALUED
+    return len(argv)
+
+
+def _dashdash(argv: list[str], at: int) -> int:
+    """How many arguments after ``argv[at]`` come before a ``--`` (all of them if none)."""
+    rest = argv[at + 1 :]
+    return rest.index("--") if "--" in rest else len(rest)
+
+
+def _npx(cmd: Command, argv: list[str], *, flags_first: bool = False) -> list[CommandFinding]:
+    """``flags_first``: the npx (or bunx) binary, which reads its own options only before the
+    package; what follows is the package's (`npx skills update … --yes` answers the tool's
+    prompt, not npx's). ``npm exec`` reads its options anywhere before a ``--``."""
+    at = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
+    if at is None:
         return []
+    package = argv[at]
+    own = argv[: _first_positional(argv)] if flags_first else argv[: at + 1 + _dashdash(argv, at)]
     if _NPM_REMOTE.match(package) and not package.startswith("@"):
         return [
             CommandFinding(
@@ -194,7 +221,7 @@ def _npx(cmd: Command, argv: list[str]) -> list[CommandFinding]:
     bare = package[1:] if package.startswith("@") else package
     if "@" not in bare:
         # -y installs it without the prompt that would show the user what is fetched.
-        severity = "warning" if any(a in ("-y", "--yes") for a in argv) else "info"
+        severity = "warning" if any(a in ("-y", "--yes") for a in own) else "info"
         return [
             CommandFinding(
                 "remote-install",
@@ -244,7 +271,9 @@ def _installs(cmd: Command) -> list[CommandFinding]:
         if sub in ("exec", "dlx", "x"):
             return _npx(cmd, argv[1:])
         return []
-    if name in ("npx", "bunx", "pnpx"):
+    if name in ("npx", "bunx"):
+        return _npx(cmd, argv, flags_first=True)
+    if name == "pnpx":
         return _npx(cmd, argv)
     if name == "cargo" and sub == "install":
         for url in _value(argv, ("--git", "--registry", "--index")):

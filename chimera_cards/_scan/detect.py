@@ -30,6 +30,7 @@ from chimera_cards._scan.buildfiles import (
     index_severity,
     source_severity,
 )
+from chimera_cards._scan.collectors import concrete_collector
 from chimera_cards._scan.commands import command_findings, path_persistence
 from chimera_cards._scan.disclosure import disclosure_findings
 from chimera_cards._scan.findings import Finding
@@ -643,6 +644,14 @@ def _grade(unit: _Unit) -> list[Finding]:
             calls_out = _CALLS_OUT_RE.search(text)
             severity = "error" if "authorized_keys" in persisted or calls_out else "warning"
             extra = f", and what it adds calls out ({calls_out.group(0)})" if calls_out else ""
+            if (
+                severity == "warning"
+                and _RC_FILE_RE.search(where)
+                and _PATH_APPEND_RE.fullmatch(text)
+            ):
+                # A folder added at the end of PATH: commands of its own are found there, no
+                # command the user has is shadowed (a folder put first would shadow them).
+                severity, extra = "info", ", a folder added at the end of PATH"
             out.append(
                 Finding("persistence", severity, f"writes {persisted} ({where}){extra}", line, path)
             )
@@ -766,6 +775,15 @@ def _provisions_image(text: str) -> bool:
     return bool(_REMOTE_PROVISIONER_RE.search(text)) and not _LOCAL_PROVISIONER_RE.search(text)
 
 
+# `echo 'export PATH="$PATH:$HOME/development/flutter/bin"'` (quotes removed as the shell reads
+# them): only folders, named by literal paths and $HOME, after the current PATH.
+_PATH_APPEND_RE = re.compile(
+    r"(?:echo|printf)(?:\s+-[neE]+)?\s+(?:export\s+)?PATH=([\"']?)\$(?:PATH|\{PATH\})"
+    r"(?::(?:\$HOME|\$\{HOME\}|~)?[\w./+-]*)+\1\s*"
+)
+_RC_FILE_RE = re.compile(
+    r"(?:^|[/~])\.(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin|kshrc)$"
+)
 _CALLS_OUT_RE = re.compile(
     r"\b(?:curl|wget|nc|ncat|socat|ssh|scp|fetch|Invoke-WebRequest|iwr)\b|/dev/tcp/|https?://"
 )
@@ -977,9 +995,21 @@ def detect_files(
         if found and not any(
             x.path == f.path and "collection or tunnel" in x.message for x in findings
         ):
-            line = f.text.lower()[: f.text.lower().find(found)].count("\n") + 1
-            message = f"names {found}, a catch-all collection or tunnel service"
-            findings.append(Finding("network-send", "warning", message, line, f.path))
+            # Named at an address someone receives at: a warning; by name alone or with a
+            # placeholder (`https://<id>.ngrok.app`, `bot<TOKEN>`): listed (collectors.py).
+            receiving = concrete_collector(f.text)
+            if receiving is not None:
+                found, at = receiving
+                message = f"names {found}, a catch-all collection or tunnel service"
+            else:
+                at = f.text.lower().find(found)
+                message = (
+                    f"names {found}, a catch-all collection or tunnel service, by name or at a "
+                    f"placeholder address"
+                )
+            line = f.text[:at].count("\n") + 1
+            severity = "warning" if receiving is not None else "info"
+            findings.append(Finding("network-send", severity, message, line, f.path))
         for line, what in _code_in_values(f.text):
             findings.append(Finding("code-in-data", "error", what, line, f.path))
     texts = {f.path: f.text for f in files}

@@ -24,7 +24,7 @@ _ROOT_RE = re.compile(r"\b(?:sudo|doas|su|runas|pkexec)\b", re.IGNORECASE)
 _SENT_WITH_RE = re.compile(
     r"[$`]|\s-(?:[a-zA-Z]*[dTFHbu]\b|-data|-upload|-form|-header|-cookie|-user\b|Body\b|InFile\b|Headers\b)"
 )
-_INSTALLER_URL_RE = re.compile(
+INSTALLER_URL_RE = re.compile(
     r"(?<![\w.])(https?://)?([\w-]+(?:\.[\w-]+)+)(?::\d+)?(/[^\s'\"|)`]*)?"
 )
 _SHORTENERS = frozenset(
@@ -53,7 +53,7 @@ def shown_installer(match: re.Match, *, markdown: bool) -> bool:
             return False
     if _ROOT_RE.search(body) or _ROOT_RE.search(after) or _SENT_WITH_RE.search(body):
         return False
-    url = _INSTALLER_URL_RE.search(body)
+    url = INSTALLER_URL_RE.search(body)
     if url is None or (url.group(1) or "").lower() != "https://":
         return False
     host = url.group(2).lower()

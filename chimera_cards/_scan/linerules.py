@@ -66,7 +66,9 @@ _SHELL_RULES: tuple[_Rule, ...] = (
         re.compile(
             r"\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b|\b(?:bash|sh|zsh)\s+-c\b|\bsource\s+<\(|"
             + _SH_COMMAND_START
-            + r"(?:eval|exec)\b"
+            # exec runs the command after it as any line does: built code only when that
+            # command is a variable's or a substitution's value (`exec "$CMD"`, `exec $(…)`)
+            + r"(?:eval\b|exec[ \t]+(?:-a[ \t]+\S+[ \t]+|-\w+[ \t]+)*[\"']?[$`])"
         ),
         "code-eval",
         WARNING,
@@ -146,6 +148,18 @@ _GENERIC_RULES: tuple[_Rule, ...] = (
 )
 
 
+# A line that only prints a hint to the terminal (`echo "   curl -LsSf https://… | sh"`): one
+# quoted argument, no command substitution in it, nothing after it (no pipe, no redirect).
+_PRINTED_RE = re.compile(
+    r"[ \t]*(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:\"[^\"`$\\]*\"|'[^']*')[ \t]*;?[ \t]*"
+)
+
+
+def _printed(line: str) -> bool:
+    """Whether a line only prints (so a shell rule's match on it is inside the printed text)."""
+    return ("echo" in line or "printf" in line) and _PRINTED_RE.fullmatch(line) is not None
+
+
 def _scan_lines(
     path: str, text: str, rules: Iterable[_Rule], *, comment: str | None = None
 ) -> list[Finding]:
@@ -161,6 +175,8 @@ def _scan_lines(
                     continue
             for regex, rule, severity, describe in live:
                 for m in regex.finditer(line):
+                    if comment is not None and severity == WARNING and _printed(line):
+                        continue  # printed for the user to read, not run
                     findings.append(Finding(rule, severity, describe(m)[:200], number, path))
     _blob_findings(text, path, 1, findings)
     return sorted(findings, key=lambda f: f.line or 0)

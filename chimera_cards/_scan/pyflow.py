@@ -20,19 +20,20 @@ from chimera_cards._scan.buildfiles import WRITTEN_INDEX_KINDS, build_kind
 from chimera_cards._scan.commands import path_persistence
 from chimera_cards._scan.pyshapes import (
     DECODERS,
-    SQL_RE,
+    LiteralNames,
+    built_query,
+    built_sql,
     ciphered,
     constant_int,
     constant_slice,
     decode_constant,
     endless,
-    formatted,
     hidden_or_scratch,
     imports_saved_module,
-    names_no_url,
     outside_skill,
     parse_python,
     retrieved_to,
+    sends_nowhere,
     shell_quote,
     statements,
 )
@@ -253,6 +254,7 @@ class _PyFolding:
         # joined or decoded, are looked at whatever this says).
         self.literals = True
         self.built_queries: set[str] = set()
+        self.literal = LiteralNames()  # names that only hold a literal, read when asked
         self.guarded = 0  # inside a try body with handlers
         self.spawned_shell = False
         # Request objects by variable: (host, body secrets, header secrets).
@@ -733,10 +735,7 @@ class _Analyser(_PyFolding):
             self.evaluated(node, name or short, everything, line)
         if short in ("execute", "executemany", "executescript") and node.args:
             query = node.args[0]
-            built = formatted(query) or (
-                isinstance(query, ast.Name) and query.id in self.built_queries
-            )
-            if built:
+            if built_query(query, self.literal, self.built_queries):
                 self.facts.sql.append((line, f"{short}() of SQL built by string formatting"))
         if name == "os.dup2":
             self.dup2 = True
@@ -864,7 +863,7 @@ class _Analyser(_PyFolding):
             is_send = True
         if short == "emit" and root in ("self", "signal", "socketio") and root != "socketio":
             is_send = False
-        is_send = is_send and not (short in ("put", "post", "patch") and names_no_url(node))
+        is_send = is_send and not sends_nowhere(node, short, [*args, *kwargs.values()])
         dns = name in _DNS or short in ("gethostbyname", "getaddrinfo")
         clipboard = name in _CLIPBOARD or short in ("clipboard_append", "setClipboardText")
         if is_send:
@@ -1010,6 +1009,7 @@ class _Analyser(_PyFolding):
     # --- statements -------------------------------------------------------------------------
 
     def module(self, tree: ast.Module) -> None:
+        self.literal.tree = tree
         self.learn(tree)
         self.block(tree.body)
         if self.dup2 and self.spawned_shell and self.sockets:
@@ -1028,7 +1028,7 @@ class _Analyser(_PyFolding):
             self.block(node.body)
             return
         if isinstance(node, ast.Assign):
-            if formatted(node.value) and SQL_RE.search(self.fold(node.value) or ""):
+            if built_sql(node.value, self.fold(node.value), self.literal):
                 self.built_queries.update(t.id for t in node.targets if isinstance(t, ast.Name))
             self.remember_request(node)
             out = self.value(node.value)

@@ -11,6 +11,8 @@ import binascii
 import codecs
 import re
 import warnings
+from collections.abc import Container, Iterable
+from typing import Any
 
 
 def decode_constant(name: str, raw: str, extra: list[str | None]) -> str | None:
@@ -73,6 +75,97 @@ def formatted(node: ast.AST) -> bool:
         and node.func.attr == "format"
         and isinstance(node.func.value, ast.Constant)
         and bool(node.args or node.keywords)
+    )
+
+
+# Statements and patterns that bind the name they carry.
+_NAMING = (ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.MatchAs,
+           ast.MatchStar)  # fmt: skip
+
+
+class LiteralNames:
+    """``literal_names`` of a tree, read the first time a name is asked about (most code builds
+    no query, and the walk costs a pass over the tree)."""
+
+    def __init__(self) -> None:
+        self.tree: ast.AST | None = None
+        self._names: frozenset[str] | None = None
+
+    def __contains__(self, name: object) -> bool:
+        if self._names is None:
+            self._names = literal_names(self.tree) if self.tree is not None else frozenset()
+        return name in self._names
+
+
+def built_sql(node: ast.AST, folded: str | None, literal: LiteralNames) -> bool:
+    """Whether an assigned value is SQL built from values put in at run time (``folded``: the
+    value as far as it is written out)."""
+    return (
+        formatted(node)
+        and SQL_RE.search(folded or "") is not None
+        and not built_from_literals(node, literal)
+    )
+
+
+def built_query(query: ast.AST, literal: LiteralNames, built_queries: Container[str]) -> bool:
+    """Whether an ``execute()``'s query is SQL built from values put in at run time: formatted
+    from more than literals, or a variable an earlier ``built_sql`` assignment holds."""
+    return bool(formatted(query) and not built_from_literals(query, literal)) or (
+        isinstance(query, ast.Name) and query.id in built_queries
+    )
+
+
+def literal_names(tree: ast.AST) -> frozenset[str]:
+    """Names that only ever hold a literal: every binding of the name in ``tree`` is
+    ``NAME = <constant>`` (a number, a string), never a parameter, a loop, ``with``, import or
+    ``except`` target, an augmented or unpacking assignment."""
+    literal: set[str] = set()
+    targets: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            bound = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            bound = [node.target]
+        else:
+            continue
+        if isinstance(node.value, ast.Constant):
+            for target in bound:
+                if isinstance(target, ast.Name):
+                    literal.add(target.id)
+                    targets.add(id(target))
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            if id(node) not in targets:
+                other.add(node.id)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, _NAMING) and node.name:
+            other.add(node.name)
+    return frozenset(literal - other)
+
+
+_LITERAL_PARTS = (ast.Constant, ast.JoinedStr, ast.FormattedValue, ast.BinOp, ast.UnaryOp,
+                  ast.operator, ast.unaryop, ast.expr_context)  # fmt: skip
+
+
+def built_from_literals(node: ast.AST, names: Container[str]) -> bool:
+    """Whether every value ``formatted`` found in a built string is a literal or a name in
+    ``names`` (``literal_names``): the string is the same on every run, nothing put in it."""
+    if isinstance(node, ast.JoinedStr):
+        parts: list[ast.AST] = [v for v in node.values if isinstance(v, ast.FormattedValue)]
+    elif isinstance(node, ast.BinOp):
+        parts = [node.left, node.right]
+    elif isinstance(node, ast.Call):
+        parts = [*node.args, *(k.value for k in node.keywords)]
+    else:
+        return False
+    return all(
+        isinstance(n, _LITERAL_PARTS) or (isinstance(n, ast.Name) and n.id in names)
+        for part in parts
+        for n in ast.walk(part)
     )
 
 
@@ -225,12 +318,27 @@ DECODERS = frozenset(
 
 
 def names_no_url(call: ast.Call) -> bool:
-    """Whether a call names no URL: no positional argument and no ``url=``/``endpoint=``/
+    """Whether a call names no URL: its first positional argument (an HTTP client's URL) is
+    missing or a tuple, list, dict, set or number written out, and no ``url=``/``endpoint=``/
     ``uri=`` (nor ``**kwargs`` that could hold one). An HTTP client's put/post always names its
-    URL; a key-value store's ``store.put(namespace=..., key=..., value=...)`` does not."""
-    return not call.args and not any(
-        kw.arg in (None, "url", "endpoint", "uri") for kw in call.keywords
-    )
+    URL; a key-value store's ``store.put(namespace=..., key=..., value=...)`` or
+    ``store.put(("user-123", "facts"), "location", {...})`` does not."""
+    first = call.args[0] if call.args else None
+    return (
+        first is None
+        or isinstance(first, (ast.Tuple, ast.List, ast.Dict, ast.Set))
+        or (isinstance(first, ast.Constant) and not isinstance(first.value, (str, bytes)))
+    ) and not any(kw.arg in (None, "url", "endpoint", "uri") for kw in call.keywords)
+
+
+def sends_nowhere(call: ast.Call, short: str, given: Iterable[Any]) -> bool:
+    """Whether a put/post/patch or upload call sends nothing to an address: it names no URL
+    (``names_no_url``), and for an upload carries nothing sensitive either (an SDK's
+    ``client.music.upload(file=open("song.mp3"))`` goes to the vendor's own service; sensitive
+    data given to it is still a send). ``given``: what the call's arguments hold (their taint)."""
+    if short in ("put", "post", "patch"):
+        return names_no_url(call)
+    return short == "upload" and names_no_url(call) and not any(out.taint for out in given)
 
 
 # Calls that keep a path inside its folder (or reduce it to a bare name) when a function makes

@@ -39,6 +39,7 @@ from chimera_cards._scan.shellsteps import (
     IFS_RE,
     LISTERS,
     Relays,
+    drop_discarded_lookup,
     file_server,
     letter_cipher,
     option_value,
@@ -491,9 +492,10 @@ class _WalkerBase:
             return feed
         if heredoc is not None and body.type == "command":
             self.pending_heredoc = (heredoc, heredoc_line)
-        before = len(self.facts.commands)
+        before, reads = len(self.facts.commands), len(self.facts.reads)
         out = self.statement(body, feed)
         self.pending_heredoc = None
+        drop_discarded_lookup(self.facts, before, reads, [path for path, _ in outputs])
         written = heredoc or " ".join(
             " ".join([c.name, *c.argv]) for c in self.facts.commands[before:]
         )

@@ -538,6 +538,29 @@ def _run_package(name: str, argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+def drop_discarded_lookup(facts: ShellFacts, commands: int, reads: int, outputs: list[str]) -> None:
+    """A keychain lookup whose output goes to /dev/null (``security find-generic-password -s x
+    -w &>/dev/null`` in an ``if``) asks whether the item exists: the secret it prints reaches
+    nobody, so it is no read (``-g`` prints it on the error stream: still a read).
+
+    Args:
+        facts: the unit's facts; its reads from index ``reads`` on are the redirected body's.
+        commands: how many commands the unit had run before that body.
+        reads: how many reads it had before that body.
+        outputs: where the body's output is redirected (all to /dev/null, or nothing is done).
+    """
+    if not outputs or any(path != "/dev/null" for path in outputs):
+        return
+    ran = facts.commands[commands:]
+    if len(ran) != 1 or ran[0].name != "security" or "-g" in ran[0].argv:
+        return
+    facts.reads[reads:] = [
+        (line, taint)
+        for line, taint in facts.reads[reads:]
+        if not taint.what.startswith("macOS keychain")
+    ]
+
+
 _RUNTIMES = frozenset({"docker", "podman", "nerdctl", "finch"})
 # Options of `docker run` that take a value (the image is the first word after the options).
 _RUN_VALUE_OPTS = frozenset(
