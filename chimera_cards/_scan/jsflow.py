@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -465,13 +466,17 @@ class _Js(_JsFolding):
         ):
             result.merge(self.run_shell(node, args, values, short, line))
         self.sink(node, name, short, args, values, receiver, line, result)
-        for arg in args:
-            if arg.type in ("arrow_function", "function_expression"):
-                self.function(arg, result if short != "then" else receiver)
         if name in ("fetch", "axios.get") or (
             short in ("get", "request") and name.split(".")[0] in ("http", "https", "axios")
         ):
+            # Marked before its callbacks are read: https.get(URL, res => …) hands them the
+            # response, and res.on("data", chunk => …) its downloaded chunks.
             result.downloaded = True
+        if short == "on" and receiver.downloaded:
+            result.downloaded = True
+        for arg in args:
+            if arg.type in ("arrow_function", "function_expression"):
+                self.function(arg, result if short != "then" else receiver)
         returned = self.returns.get(short)
         if returned is not None:
             result.merge(returned)
@@ -718,6 +723,7 @@ class _Js(_JsFolding):
     def function(self, node: Any, params_out: Out) -> None:
         saved = dict(self.env)
         params = node.child_by_field_name("parameters") or node.child_by_field_name("parameter")
+        bound: set[str] = set()
         if params is not None:
             names = [params] if params.type == "identifier" else params.named_children
             for param in names:
@@ -727,14 +733,27 @@ class _Js(_JsFolding):
                     else next((c for c in param.named_children if c.type == "identifier"), None)
                 )
                 if ident is not None:
+                    bound.add(_text(ident))
                     self.env[_text(ident)] = params_out.copy()
         body = node.child_by_field_name("body")
         returned = Out()
-        if body is not None:
+        if body is not None and body.type in (
+            "assignment_expression",
+            "augmented_assignment_expression",
+        ):
+            self.assign(body)  # chunk => body += chunk
+        elif body is not None:
             returned = self.block(body) if body.type == "statement_block" else self.value(body)
         name_node = node.child_by_field_name("name")
         if name_node is not None and (returned.taint or returned.decoded):
             self.returns.setdefault(_text(name_node), Out()).merge(returned)
+        for key, value in self.env.items():
+            # A closure's write to an outer variable (chunks += data) outlives the call.
+            fresh = value is not saved.get(key) and (value.downloaded or value.decoded)
+            if key in saved and key not in bound and fresh:
+                kept = saved[key].copy()
+                kept.merge(value)
+                saved[key] = kept
         self.env = saved
         self.last_returned = returned
 
@@ -763,7 +782,7 @@ class _Js(_JsFolding):
             return Out()
         if kind == "expression_statement":
             for child in node.named_children:
-                if child.type == "assignment_expression":
+                if child.type in ("assignment_expression", "augmented_assignment_expression"):
                     self.assign(child)
                 else:
                     self.value(child)
@@ -880,7 +899,12 @@ class _Js(_JsFolding):
             prop = left.child_by_field_name("property")
             if prop is not None:
                 self.named_function(right, _text(prop))
-        if left.type == "identifier":
+        if left.type == "identifier" and node.type == "augmented_assignment_expression":
+            # body += chunk: what the variable held and what is added.
+            kept = self.env.get(_text(left), Out()).copy()
+            kept.merge(out)
+            self.env[_text(left)] = kept
+        elif left.type == "identifier":
             self.env[_text(left)] = out
         elif left.type in ("member_expression", "subscript_expression"):
             root = left
@@ -958,3 +982,37 @@ def analyse_javascript(
     if walker.sockets and walker.shell_spawn:
         own.reverse_shell.append((first_line, "a socket wired to a spawned shell"))
     return own
+
+
+# fs.readFileSync(path.join("/srv/data", name)) where name comes from the request or the command
+# line, in a file that never checks the result stays inside the folder.
+_JS_OPEN_RE = re.compile(
+    r"\b(?:readFileSync|readFile|createReadStream|sendFile|openSync|open)\(\s*"
+    r"path\.(?:join|resolve)\(\s*(?:(['\"])/[^'\"]*\1|__dirname|[A-Z_][A-Z0-9_]*)\s*,\s*"
+    r"([A-Za-z_$][\w$]*)\s*\)"
+)
+_JS_INPUT_RE = (
+    r"(?:const|let|var)\s+{name}\s*=\s*[^;\n]*(?:\breq\b|\brequest\b|searchParams|\.query\b|"
+    r"\.params\b|process\.argv|\.body\b)"
+)
+_JS_CONFINED_RE = re.compile(r"\.normalize\(|\.startsWith\(|path\.relative\(|basename\(|realpath")
+
+
+def traversals(text: str) -> list[tuple[int, str]]:
+    """Files read at a fixed folder joined with a request's or the command line's value, in a
+    file that makes no check keeping the path inside the folder (path traversal).
+
+    Args:
+        text: JavaScript source.
+    Returns:
+        (line, what) per such read.
+    """
+    if "path." not in text or _JS_CONFINED_RE.search(text):
+        return []
+    found = []
+    for hit in _JS_OPEN_RE.finditer(text):
+        name = hit.group(2)
+        if re.search(_JS_INPUT_RE.format(name=re.escape(name)), text):
+            line = text.count("\n", 0, hit.start()) + 1
+            found.append((line, f"reads a path the request's {name} extends, unchecked"))
+    return found
