@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from chimera_cards._bundles.folderscan import manifest_line
+from chimera_cards._util.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BundleFile:
     """One file of a bundle, as its manifest line says it."""
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from chimera_cards._bundles.manifest import BundleFile
@@ -16,6 +15,7 @@ from chimera_cards._trust.policy import (
     is_clean_path,
     trusted_keys,
 )
+from chimera_cards._util.records import record
 
 TYPE_CHECKING = False  # typing is not imported at run time: check starts up on this module
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class NotApprovedError(InstallError):
         self.kind = kind
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Policy:
     """Whose approvals count when deciding what may be installed and what ``check`` calls ok.
 
@@ -61,7 +61,7 @@ def trust_file_policy(trust_file: Path | None) -> Policy:
     return Policy(tuple(trust.trusted_keys()), trust.threshold)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StoredSkill:
     """A stored version seen as a bundle, and whether it may be used now."""
 

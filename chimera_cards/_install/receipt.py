@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -17,8 +16,8 @@ from chimera_cards._bundles.folderscan import (
 )
 from chimera_cards._bundles.folderscan import find_skill_folders as _find_skill_folders
 from chimera_cards._bundles.manifest import BundleFile, bundle_digest
-from chimera_cards._install.folderlock import serialized
 from chimera_cards._util.atomic import write_atomic
+from chimera_cards._util.records import asdict, record
 from chimera_cards.errors import ChimeraError, UsageError
 
 INDEX_NAME = ".chimera-installed.json"
@@ -39,7 +38,7 @@ class NotInstalledError(InstallError):
     """Uninstall of a folder this tool did not install (or that is not there)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Receipt:
     """What ``install`` wrote into a skill folder, about itself."""
 
@@ -93,7 +92,7 @@ def read_receipt(folder: str | os.PathLike) -> Receipt | None:
 # -- reading a folder -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FolderScan:
     """What is on disk in one skill folder, as bundle files, and what cannot be a bundle file."""
 
@@ -185,11 +184,20 @@ def _write_index(directory: Path, skills: Mapping[str, dict]) -> None:
     write_atomic(directory / INDEX_NAME, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
 
 
-@serialized()
 def record_installs(directory: str | os.PathLike, changes: Mapping[str, dict | None]) -> None:
     """Update the index of ``directory``: ``{name: entry}`` records an install, ``{name: None}``
-    forgets one. Callers writing many skills record them once at the end."""
-    directory = Path(directory)
+    forgets one. Callers writing many skills record them once at the end.
+
+    Done holding the folder's lock, as ``folderlock.serialized`` would; loaded here, since
+    ``check`` (which only reads receipts) starts up on this module.
+    """
+    from chimera_cards._install.folderlock import folder_lock
+
+    with folder_lock(directory):
+        _record_installs(Path(directory), changes)
+
+
+def _record_installs(directory: Path, changes: Mapping[str, dict | None]) -> None:
     skills = read_index(directory)
     before = dict(skills)
     for name, entry in changes.items():

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from chimera_cards._bundles.manifest import BundleFile
 from chimera_cards._install.receipt import FolderScan, Receipt
+from chimera_cards._util.records import asdict, field, record
 
 TYPE_CHECKING = False  # typing is not imported at run time: check starts up on this module
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 # -- what a folder's bytes mean ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Candidate:
     """A stored version whose bundle a folder may be compared with, and whether it is usable now.
 
@@ -32,7 +32,7 @@ class Candidate:
     files: tuple[BundleFile, ...] = ()
 
 
-@dataclass
+@record
 class SkillState:
     """One line of ``check``: a skill folder and what its bytes are."""
 

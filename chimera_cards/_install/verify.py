@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from chimera_cards._bundles.folderscan import (
@@ -20,6 +19,7 @@ from chimera_cards._install.state import (
     link_state,
     missing_state,
 )
+from chimera_cards._util.records import record, replace
 from chimera_cards.errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: check starts up on this module
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from chimera_cards._bundles.links import LinkInfo  # loaded only where a folder is a link
 
 
-@dataclass
+@record
 class CheckReport:
     """``check``'s answer: one state per skill folder (and per missing install)."""
 

@@ -20,17 +20,17 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
 from chimera_cards._util.atomic import WriteError, write_atomic
 from chimera_cards._util.integrity import is_hex
+from chimera_cards._util.records import record
 
 HEAD_SUFFIX = ".head"
 _HEADER = "chimera-cards audit head"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Anchor:
     """An entry of the audit log by its place and hash."""
 

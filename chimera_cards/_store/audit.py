@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from dataclasses import asdict, dataclass
 
 from chimera_cards._store.anchor import (
     Anchor,
@@ -15,6 +14,7 @@ from chimera_cards._store.anchor import (
     write_anchor,
 )
 from chimera_cards._store.connection import StoreConnection, _loads_or_raw, utc_now
+from chimera_cards._util.records import asdict, record
 
 _encode_str = json.encoder.encode_basestring
 _sha256 = hashlib.sha256
@@ -88,7 +88,7 @@ def audit_hash(
     return _sha256(text.encode()).hexdigest()
 
 
-@dataclass
+@record
 class AuditEntry:
     """One entry of the audit log, chained to the one before by its hash."""
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 
 from chimera_cards._store.connection import _loads_or_raw
 from chimera_cards._store.schema import _TEXT_FIELDS
 from chimera_cards._util.integrity import digest_keys
+from chimera_cards._util.records import asdict, field, record
 
 STATUSES = ("active", "pending", "rejected", "retired")
 # The status a previously active version keeps as history when another one becomes active.
@@ -16,7 +16,7 @@ SUPERSEDED = "retired"
 PROVENANCES = ("clean", "tainted")
 
 
-@dataclass
+@record
 class Version:
     """One stored version of a card: its bytes, origin, status and findings."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import unicodedata
 from collections.abc import Iterable, Sequence
 
 from chimera_cards._store.audit import canonical_json
@@ -29,6 +28,14 @@ from chimera_cards.errors import (
 _BAD_NAME_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs")
 
 
+def _bad_chars(name: str) -> bool:
+    """Whether ``name`` holds whitespace, a control or an invisible character (the Unicode
+    tables load only for a name that is not plain ASCII: ``check`` opens the store)."""
+    import unicodedata
+
+    return any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)
+
+
 def check_storable_name(name: str | None) -> str:
     """Refuse names that cannot safely be a directory name or a lockfile field."""
     if not name:
@@ -40,10 +47,7 @@ def check_storable_name(name: str | None) -> str:
         or "\\" in name
         # Printable ASCII other than the space is in none of those categories: look closer only
         # at a name with anything else in it.
-        or (
-            not (name.isascii() and name.isprintable() and " " not in name)
-            and any(unicodedata.category(ch) in _BAD_NAME_CATEGORIES for ch in name)
-        )
+        or (not (name.isascii() and name.isprintable() and " " not in name) and _bad_chars(name))
     ):
         raise UnstorableNameError(
             f"card name {name!r} cannot be stored (whitespace, path separators, "

@@ -22,9 +22,9 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from chimera_cards._util.records import record
 from chimera_cards.errors import ChimeraError, KeyExistsError, KeyWriteError, UsageError
 
 PUBKEY_PREFIX = "ed25519"
@@ -89,7 +89,7 @@ def find_private_key(spec: str | os.PathLike, store_path: str | os.PathLike | No
     )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KeyFile:
     """A private key file ``--key NAME`` finds, with the public key written beside it."""
 
@@ -145,7 +145,7 @@ def check_key_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PublicKey:
     """A reviewer's Ed25519 public key."""
 
@@ -176,7 +176,7 @@ class PublicKey:
         return True
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GeneratedKey:
     """A key pair just written: its files and public key."""
 
@@ -391,7 +391,7 @@ def sign_envelope(private: Ed25519PrivateKey, payload_type: str, payload: bytes)
     }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class VerifiedEnvelope:
     """A signed statement whose signature a trusted key verified."""
 

@@ -18,7 +18,6 @@ import binascii
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from chimera_cards._store.connection import utc_now
@@ -33,6 +32,7 @@ from chimera_cards._trust.keys import (
     sign_envelope,
     verify_envelope,
 )
+from chimera_cards._util.records import asdict, field, record
 from chimera_cards._util.urls import is_url
 from chimera_cards.errors import UsageError
 
@@ -51,7 +51,7 @@ MAX_NOTE_CHARS = 4000
 # --- the statement ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Statement:
     """One reviewer's decision about one card's exact bytes (an in-toto Statement v1)."""
 
@@ -230,7 +230,7 @@ def peek_statement(envelope: dict | str) -> Statement | None:
 # --- the policy -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TrustedKey:
     """A reviewer's public key under the name it has in this store's trust list."""
 
@@ -274,7 +274,7 @@ def _expired(approval: dict, now: datetime) -> bool:
     return when is not None and when <= now
 
 
-@dataclass
+@record
 class Verdict:
     """What the trusted statements say about one (name, sha256), at one moment.
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import hmac
 
 from chimera_cards.errors import ChimeraError, UsageError
 
@@ -88,6 +87,8 @@ def expected_hex(sha256: str | None, integrity: str | None) -> str | None:
 
 def check_integrity(data: bytes, expected: str) -> None:
     """Raise IntegrityError unless ``data`` hashes to ``expected`` (hex or SRI form)."""
+    import hmac  # only where bytes are checked: check's start-up loads this module
+
     want = _hex_from_any(expected)
     got = sha256_hex(data)
     if not hmac.compare_digest(want, got):

