@@ -466,13 +466,11 @@ class _Js(_JsFolding):
         ):
             result.merge(self.run_shell(node, args, values, short, line))
         self.sink(node, name, short, args, values, receiver, line, result)
-        if name in ("fetch", "axios.get") or (
-            short in ("get", "request") and name.split(".")[0] in ("http", "https", "axios")
-        ):
-            # Marked before its callbacks are read: https.get(URL, res => …) hands them the
-            # response, and res.on("data", chunk => …) its downloaded chunks.
-            result.downloaded = True
-        if short == "on" and receiver.downloaded:
+        if (
+            name in ("fetch", "axios.get")
+            or (short in ("get", "request") and name.split(".")[0] in ("http", "https", "axios"))
+            or (short == "on" and receiver.downloaded)
+        ):  # before its callbacks are read: they get the response (res.on: its chunks)
             result.downloaded = True
         for arg in args:
             if arg.type in ("arrow_function", "function_expression"):
@@ -737,24 +735,14 @@ class _Js(_JsFolding):
                     self.env[_text(ident)] = params_out.copy()
         body = node.child_by_field_name("body")
         returned = Out()
-        if body is not None and body.type in (
-            "assignment_expression",
-            "augmented_assignment_expression",
-        ):
+        if body is not None and body.type.endswith("assignment_expression"):
             self.assign(body)  # chunk => body += chunk
         elif body is not None:
             returned = self.block(body) if body.type == "statement_block" else self.value(body)
         name_node = node.child_by_field_name("name")
         if name_node is not None and (returned.taint or returned.decoded):
             self.returns.setdefault(_text(name_node), Out()).merge(returned)
-        for key, value in self.env.items():
-            # A closure's write to an outer variable (chunks += data) outlives the call.
-            fresh = value is not saved.get(key) and (value.downloaded or value.decoded)
-            if key in saved and key not in bound and fresh:
-                kept = saved[key].copy()
-                kept.merge(value)
-                saved[key] = kept
-        self.env = saved
+        self.env = _outlived(saved, self.env, bound)
         self.last_returned = returned
 
     last_returned: Out = Out()
@@ -899,13 +887,9 @@ class _Js(_JsFolding):
             prop = left.child_by_field_name("property")
             if prop is not None:
                 self.named_function(right, _text(prop))
-        if left.type == "identifier" and node.type == "augmented_assignment_expression":
-            # body += chunk: what the variable held and what is added.
-            kept = self.env.get(_text(left), Out()).copy()
-            kept.merge(out)
-            self.env[_text(left)] = kept
-        elif left.type == "identifier":
-            self.env[_text(left)] = out
+        if left.type == "identifier":
+            augmented = node.type == "augmented_assignment_expression"  # body += chunk
+            self.env[_text(left)] = _joined(self.env.get(_text(left)), out) if augmented else out
         elif left.type in ("member_expression", "subscript_expression"):
             root = left
             while root.type in ("member_expression", "subscript_expression"):
@@ -982,6 +966,22 @@ def analyse_javascript(
     if walker.sockets and walker.shell_spawn:
         own.reverse_shell.append((first_line, "a socket wired to a spawned shell"))
     return own
+
+
+def _joined(before: Out | None, added: Out) -> Out:
+    joined = before.copy() if before is not None else Out()
+    joined.merge(added)
+    return joined
+
+
+def _outlived(saved: dict[str, Out], inner: dict[str, Out], bound: set[str]) -> dict[str, Out]:
+    """The variables after a function's call: a closure's write of downloaded or decoded data
+    to an outer variable (``chunks += data``) outlives the call; its parameters do not."""
+    for key, value in inner.items():
+        fresh = value is not saved.get(key) and (value.downloaded or value.decoded)
+        if key in saved and key not in bound and fresh:
+            saved[key] = _joined(saved[key], value)
+    return saved
 
 
 # fs.readFileSync(path.join("/srv/data", name)) where name comes from the request or the command
