@@ -36,8 +36,9 @@ from reference_loop._verdict.harness import PLUGIN_MODULE
 from reference_loop._verdict.session import Session, SessionSettings
 from reference_loop._workspace.core import Workspace
 
-# The replay's guard in the report plugin: a measurement copy turned into "never replay".
-_REPLAY_GUARD = "or len(items) < 2 or session.shouldstop:"
+# The replay's guard in the report plugin (this tree's, an older tree's): a measurement copy
+# turned into "never replay".
+_REPLAY_GUARDS = ("or not items or session.shouldstop:", "or len(items) < 2 or session.shouldstop:")
 
 
 def _without_replay(session: Session) -> None:
@@ -45,9 +46,10 @@ def _without_replay(session: Session) -> None:
     tests again (measurement only: the copy lives in the session's own temporary folder)."""
     impl = session.harness.plugin_dir / f"{PLUGIN_MODULE}_impl.py"
     source = impl.read_text(encoding="utf-8")
-    if _REPLAY_GUARD not in source:
+    guard = next((g for g in _REPLAY_GUARDS if g in source), None)
+    if guard is None:
         raise SystemExit("error: the report plugin's replay guard moved; update this benchmark")
-    impl.write_text(source.replace(_REPLAY_GUARD, "or True:"), encoding="utf-8")
+    impl.write_text(source.replace(guard, "or True:"), encoding="utf-8")
     py_compile.compile(str(impl), doraise=True)
 
 

@@ -542,11 +542,11 @@ def _sections(body: str, body_line: int) -> tuple[list[Section], tuple[tuple[int
 
 
 # The line scanner below reads the Markdown shapes real cards use (ATX headings at the margin,
-# paragraphs, simple lists, fences at the margin) without markdown-it, which costs about half of a
-# card's parse. Anything that could make its answer differ from markdown-it's -- a tab or NUL, an
-# indented fence, a blockquote, HTML, a link definition, a setext underline or thematic break, an
-# empty or deeply nested list item, an indented line that could open a code block -- returns None,
-# and the caller parses the card with markdown-it instead.
+# paragraphs, simple lists, fences at the margin, links) without markdown-it, which costs about half
+# of a card's parse. Anything that could make its answer differ from markdown-it's -- a tab or NUL,
+# an indented fence, a blockquote, HTML, a possible link definition, a setext underline or thematic
+# break, an empty or deeply nested list item, an indented line that could open a code block --
+# returns None, and the caller parses the card with markdown-it instead.
 _ATX_RE = re.compile(r"(#{1,6})(?: |$)")
 _FENCE_OPEN_RE = re.compile(r"(`{3,}|~{3,})(.*)")
 _LIST_MARKER_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])( +|$)")
@@ -554,7 +554,7 @@ _LIST_MARKER_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])( +|$)")
 # thematic break that follows no paragraph, which only ends what came before.
 _RULE_RE = re.compile(r"(?:=+|-+|(?:\* *){3,}|(?:- *){3,}|(?:_ *){3,}) *")
 _BREAK_RE = re.compile(r"(?:(?:\* *){3,}|(?:- *){3,}|(?:_ *){3,})")
-_HANDOFF_STARTS = ("#", ">", "<", "[", "```", "~~~")
+_HANDOFF_STARTS = ("#", ">", "<", "```", "~~~")
 # Deepest list nesting (indentation plus markers on one line) the scanner reads itself; markdown-it
 # stops parsing at its nesting limit, so deep lists go to it.
 _MAX_SCANNED_DEPTH = 12
@@ -591,6 +591,8 @@ def _item_content(stripped: str, indent: int) -> tuple[str, int] | None:
         depth += 1
     if depth >= _MAX_SCANNED_DEPTH:
         return None
+    if content[:1] == "[" and _may_define_link(content):
+        return None
     if content is stripped:
         # A '#' at the margin that is not a heading ("#tag", "#######") is paragraph text.
         if content.startswith(_HANDOFF_STARTS) and not (indent == 0 and content[0] == "#"):
@@ -598,6 +600,24 @@ def _item_content(stripped: str, indent: int) -> tuple[str, int] | None:
     elif content.startswith(_HANDOFF_STARTS) or _RULE_RE.fullmatch(content):
         return None
     return content, indent + len(stripped) - len(content)
+
+
+def _may_define_link(content: str) -> bool:
+    """Whether a line starting with "[" may open a link reference definition, read as
+    markdown-it's reference rule reads a label: up to the first "]" (a backslash escapes the
+    next character), holding no "[", and followed by ":". A link or a task box (``[text](url)``,
+    ``[ ] todo``) settles it on its own line and is paragraph text; a label that runs on past
+    the line is markdown-it's to read.
+    """
+    at = 1
+    while at < len(content):
+        char = content[at]
+        if char == "[":
+            return False
+        if char == "]":
+            return content[at + 1 : at + 2] == ":"
+        at += 2 if char == "\\" else 1
+    return True
 
 
 _THEMATIC_BREAK = -1

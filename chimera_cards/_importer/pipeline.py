@@ -25,6 +25,7 @@ does not stop the rest, and a killed process leaves either a whole batch or noth
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import os
@@ -949,10 +950,19 @@ def _chunks(skills: Iterable[SkillSource]) -> Iterator[list[_Job]]:
 def _analyse_one(job: _Job, cache: ScanCache) -> Analysis | ChimeraError:
     files, contents, origin, dirname, links = job
     bundle = Bundle(files, MappingProxyType(contents), links)
+    # The cyclic collector is paused while one bundle is analysed: its trees, tokens and flow
+    # records are freed by their reference counts when it returns (the few cycles wait for the
+    # next collection), yet their number alone starts some 45 collections in an import of the
+    # benchmark's 35 skills (20 ms of 0.5 s CPU; 3 ms paused). Resumed after each bundle.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return analyse(bundle, origin=origin, dirname=dirname, scan_cache=cache)
     except ChimeraError as exc:
         return exc
+    finally:
+        if collecting:
+            gc.enable()
 
 
 _Wire = tuple[str, str | None, list[dict], str] | ChimeraError

@@ -189,7 +189,7 @@ def _pre_tool_use(
     """None when the call may go on, else why it may not (drift, or an unknown skill).
     ``unknown_ok``: a skill name that resolves to no folder and no command passes."""
     from chimera_cards._runtime.skill_places import nested_patterns, skill_places
-    from chimera_cards._runtime.tool_targets import SKILL, TOOLS, tool_targets
+    from chimera_cards._runtime.tool_targets import AGENT, SKILL, TOOLS, tool_targets
 
     tool = payload.get("tool_name")
     if not isinstance(tool, str) or not isinstance(payload.get("tool_input"), dict):
@@ -199,8 +199,9 @@ def _pre_tool_use(
         return None
     cwd = _project_root(payload, env)
     also = [env["CLAUDE_PROJECT_DIR"]] if env.get("CLAUDE_PROJECT_DIR") else []
-    # Only a Skill call by name needs the nested folders listed (a path names its own folder).
-    places = skill_places(env, cwd, also=also, nested=kind == SKILL, walk_limit=20_000)
+    # Only a call by skill name (Skill, or a subagent's preloaded skills) needs the nested
+    # folders listed (a path names its own folder).
+    places = skill_places(env, cwd, also=also, nested=kind in (SKILL, AGENT), walk_limit=20_000)
     targets = tool_targets(agent.name, payload, env, places, nested_patterns())
     if targets.missing and not (unknown_ok and not _is_command(targets.missing[0], places)):
         name = targets.missing[0]

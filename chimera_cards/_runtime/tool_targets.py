@@ -17,6 +17,11 @@ A call names paths in its own way; each tool is mapped to the paths it reads:
   that discovers one also makes Claude Code list every skill and command again (a user folder
   or command made mid-session was listed after a ``Read`` under an approved nested folder), so
   then every skills folder of the session and every command folder is judged too.
+- ``Agent`` / ``Task`` (Claude Code starting a subagent): a subagent's definition
+  (``.claude/agents/NAME.md``, a user's or a plugin's ``agents/``) may list ``skills:`` that
+  Claude Code injects whole into the subagent's first request, with no Skill call for a hook to
+  see (measured with 2.1.332: a dropped-in and a drifted skill's bodies reached the model that
+  way with the hook installed). Each listed skill is judged as a Skill call of that name.
 - ``Grep`` / ``Glob`` / ``search_file_content`` / ``glob`` / ``list_directory``: a search over a
   folder reads every skill folder below it (Claude Code's Grep searches hidden folders, measured:
   ``.claude/skills`` bodies came back from a Grep with no path).
@@ -52,7 +57,7 @@ if TYPE_CHECKING:
 
 
 # Per agent: tool -> (kind, input keys that may hold its argument).
-SKILL, READ, SEARCH, SHELL = "skill", "read", "search", "shell"
+SKILL, READ, SEARCH, SHELL, AGENT = "skill", "read", "search", "shell", "agent"
 TOOLS: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {
     "claude": {
         "Skill": (SKILL, ("skill", "command", "skill_name")),
@@ -64,6 +69,8 @@ TOOLS: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {
         "Grep": (SEARCH, ("path",)),
         "Glob": (SEARCH, ("path",)),
         "Bash": (SHELL, ("command",)),
+        "Agent": (AGENT, ("subagent_type",)),
+        "Task": (AGENT, ("subagent_type",)),
     },
     "gemini": {
         "activate_skill": (SKILL, ("name",)),
@@ -348,8 +355,13 @@ def _skill_name(tool: str, value: str) -> tuple[str | None, str]:
 
 
 def _frontmatter_name(folder: Path) -> str | None:
+    return _name_in(folder / "SKILL.md")
+
+
+def _name_in(markdown: Path) -> str | None:
+    """The ``name:`` a Markdown file's frontmatter gives, as the agent spells names."""
     try:
-        with open(folder / "SKILL.md", "rb") as handle:
+        with open(markdown, "rb") as handle:
             head = handle.read(4096).decode("utf-8", "replace")
     except OSError:
         return None
@@ -391,6 +403,13 @@ def tool_targets(
         if not values:
             raise UsageError(f"{tool} call without a skill name in tool_input")
         return _skill_targets(tool, values[0], lookup)
+    if kind == AGENT:
+        from chimera_cards._runtime.skill_places import claude_home
+
+        # The project's folder and every one above it, and the user's (which may be moved).
+        own = [above / ".claude" / "agents" for above in (start, *start.parents)]
+        own.append(claude_home(env) / "agents")
+        return _subagent_targets(tool, _text(tool_input, keys), lookup, own)
     judges: list[Judge] = []
     if kind == READ:
         values = _text(tool_input, keys)
@@ -489,6 +508,84 @@ def _skill_targets(tool: str, value: str, lookup: _Places) -> ToolTargets:
             Judge(directory, e.name) for e in entries if _frontmatter_name(Path(e.path)) == short
         ]
     return ToolTargets(judges, [] if judges else [short])
+
+
+def _subagent_targets(
+    tool: str, values: list[str], lookup: _Places, own: list[Path]
+) -> ToolTargets:
+    """Every skill the named subagent's definitions preload, each judged as a Skill call. A
+    built-in subagent (no definition file) preloads none."""
+    if not values:
+        return ToolTargets([], [])  # Claude Code's default subagent: no definition, no skills
+    judges: list[Judge] = []
+    missing: list[str] = []
+    for definition in _subagent_files(tool, values[0], lookup, own):
+        for name in _preloaded_skills(definition):
+            found = _skill_targets(tool, name, lookup)
+            judges += found.judges
+            missing += found.missing
+    return ToolTargets(list(dict.fromkeys(judges)), list(dict.fromkeys(missing)))
+
+
+def _agent_folders(lookup: _Places, plugin: str | None, own: list[Path]) -> list[Path]:
+    """Where Claude Code keeps subagent definitions: ``own`` (the project's, those above it,
+    the user's), ``agents`` beside each ``.claude/skills`` and ``.claude/commands`` it reads
+    (nested ones too), and a plugin's own ``agents`` folder for ``plugin:name``."""
+    if plugin is not None:
+        roots = [
+            f.parent.parent if f.parent.name == "skills" else f.parent
+            for f in lookup.places.plugins.get(plugin, [])
+        ]
+        roots += [c.parent for c in lookup.places.commands if c.parent.name == plugin]
+        return list(dict.fromkeys(r / "agents" for r in roots))
+    folders = [*own]
+    folders += [d.parent / "agents" for d, _ in lookup.dirs if d.parent.name == ".claude"]
+    folders += [c.parent / "agents" for c in lookup.places.commands if c.parent.name == ".claude"]
+    return list(dict.fromkeys(folders))
+
+
+def _subagent_files(tool: str, value: str, lookup: _Places, own: list[Path]) -> list[Path]:
+    """Every definition that answers to ``value`` (``name`` or ``plugin:name``): a file
+    ``NAME.md``, or any ``.md`` whose frontmatter says ``name: NAME`` (which one Claude Code
+    picks is its choice, so each is read)."""
+    plugin, _, short = value.strip().rpartition(":")
+    if not short or "/" in short or short.startswith("."):
+        raise UsageError(f"{tool} call names {value!r}, which is no subagent name")
+    found: list[Path] = []
+    for folder in _agent_folders(lookup, plugin or None, own):
+        try:
+            entries = sorted(e.path for e in os.scandir(folder) if e.name.endswith(".md"))
+        except OSError:
+            continue
+        for path in entries:
+            if Path(path).stem == short or _name_in(Path(path)) == short:
+                found.append(Path(path))
+    return found
+
+
+def _preloaded_skills(definition: Path) -> list[str]:
+    """The ``skills:`` a subagent definition lists (a YAML list, or names split by commas)."""
+    try:
+        text = definition.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    if not text.startswith("---"):
+        return []
+    head, _, _ = text[3:].partition("\n---")
+    import yaml
+
+    try:
+        data = yaml.safe_load(head)
+    except yaml.YAMLError:
+        # Unreadable frontmatter: each ``skills`` line's words still name skills, judged as such.
+        match = re.search(r"^skills:\s*(.*(?:\n[ \t]+-.*)*)", head, re.M)
+        return re.findall(r"[\w:.-]+", match.group(1)) if match else []
+    skills = data.get("skills") if isinstance(data, dict) else None
+    if isinstance(skills, str):
+        return [s.strip() for s in skills.split(",") if s.strip()]
+    if isinstance(skills, list):
+        return [str(s).strip() for s in skills if str(s).strip()]
+    return []
 
 
 def _cwd(payload: Mapping[str, object], env: Mapping[str, str]) -> Path:

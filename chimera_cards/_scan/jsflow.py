@@ -714,7 +714,7 @@ class _Js(_JsFolding):
         else:
             return
         result.downloaded = True
-        self.facts.sends.append(Send(line, host, via, body=body, header=header))
+        self.facts.sends.append(Send(line, host, via, body, header, text=_text(node)))
 
     # --- statements -------------------------------------------------------------------------
 

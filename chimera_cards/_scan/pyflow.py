@@ -896,7 +896,8 @@ class _Analyser(_PyFolding):
         plain_get = short in _HTTP_GETTERS and not body and not header
         if plain_get or (short == "urlopen" and not body and not header):
             return
-        self.add_send(Send(line, host, name or short, body=body, header=header))
+        written = ast.unparse(node) if any(t.kind == "env" for t in body) else ""
+        self.add_send(Send(line, host, name or short, body, header, text=written))
 
     def host_in(self, node: ast.Call, short: str) -> str | None:
         candidates = list(node.args[:2])
@@ -962,6 +963,7 @@ class _Analyser(_PyFolding):
             body={t for t in send.body if not _is_param(t)},
             header={t for t in send.header if not _is_param(t)},
             sink=send.sink,
+            text=send.text,
         )
         if not params or real.body or real.header or not self.function:
             self.facts.sends.append(real)

@@ -10,6 +10,7 @@ uses to grade a send by what reaches it and where it goes.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -135,11 +136,14 @@ def own_api(token: str, host: str | None) -> bool:
     """
     if not host:
         return False
-    label = _domain_label(host.lower().rstrip("."))
+    host = host.lower().rstrip(".")
+    label = _domain_label(host)
     if not label or "-" in label:
         return False
+    # A service named after its whole domain spells it without the dot (CALCOM for cal.com).
+    glued = (_registrable(host) or "").replace(".", "")
     for word in _service_words(token):
-        if label == word or label.startswith(word) or label.endswith(word):
+        if label == word or label.startswith(word) or label.endswith(word) or word == glued:
             return True
         if len(label) >= 4 and word.startswith(label):
             return True
@@ -153,12 +157,19 @@ _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", 
 def _domain_label(host: str) -> str | None:
     """The label a host's owner registered: ``github`` of ``api.github.com``, ``bbc`` of
     ``www.bbc.co.uk``; None for an address or a single label."""
+    registrable = _registrable(host)
+    return registrable.split(".", 1)[0] if registrable else None
+
+
+def _registrable(host: str) -> str | None:
+    """The domain a host's owner registered: ``github.com`` of ``api.github.com``,
+    ``bbc.co.uk`` of ``www.bbc.co.uk``; None for an address or a single label."""
     labels = host.split(".")
     if len(labels) < 2 or labels[-1].isdigit() or host.startswith("["):
         return None
     if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL:
-        return labels[-3]
-    return labels[-2]
+        return ".".join(labels[-3:])
+    return ".".join(labels[-2:])
 
 
 # Credential files and stores, matched in a path as written (``~``, ``$HOME`` or an absolute home;
@@ -293,6 +304,20 @@ def credential_in(text: str) -> str | None:
     """
     if not text:
         return None
+    if len(text) < 256:
+        return _short_credential_in(text)
+    return _credential_in(text)
+
+
+# The flow walkers ask about the same short strings again and again (a constant read, folded,
+# then passed on; a script read again for a late summary): two thirds of some 5,000 calls an
+# import of 35 skills are repeats.
+@functools.lru_cache(maxsize=4096)
+def _short_credential_in(text: str) -> str | None:
+    return _credential_in(text)
+
+
+def _credential_in(text: str) -> str | None:
     lower = text.lower()
     # A short text (a string constant, a path): one trie pass beats ~70 substring searches;
     # a long one: the substring searches (C fast search) beat a regex tried at every offset.
@@ -443,6 +468,78 @@ def helper_secret(name: str, argv: list[str]) -> Taint | None:
     return None
 
 
+# Credential helpers' reads of one named secret (not a list or an export of the store).
+_ONE_SECRET: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("op", ("read", "item get")),
+    ("pass", ("show", "cat")),
+    ("gopass", ("show", "cat")),
+    ("vault", ("read", "kv get")),
+    ("secret-tool", ("lookup",)),
+    ("bw", ("get",)),
+    ("rbw", ("get",)),
+    ("lpass", ("show",)),
+    ("keepassxc-cli", ("show",)),
+    ("aws", ("secretsmanager get-secret-value", "ssm get-parameter")),
+    ("gcloud", ("secrets versions access",)),
+    ("az", ("keyvault secret show",)),
+)
+_REFERENCE_OPTIONS = frozenset({"--secret-id", "--secret", "--name", "--id", "--item"})
+_SUBSTITUTION_RE = re.compile(r"\s*\"?(?:\$\(|`)\s*(?P<command>[^()`;|&<>]*?)\s*(?:\)|`)\"?\s*")
+
+
+def vault_token(variable: str, value: str, taints: set[Taint]) -> set[Taint]:
+    """What a variable assigned ``value`` holds: ``taints``, with the vault's taint replaced by
+    the variable's own token when ``named_helper_secret`` says the value is that token."""
+    named = named_helper_secret(variable, value)
+    return taints if named is None else {t for t in taints if t.kind != "credential"} | {named}
+
+
+def named_helper_secret(variable: str, value: str) -> Taint | None:
+    """The token a variable holds when it is assigned one secret read from a credential helper
+    by a reference that names the variable's own service (``CALCOM_API_KEY=$(op item get
+    "$CALCOM_OP_UUID" --fields password)``, ``OPENAI_API_KEY=$(pass show openai/key)``): that
+    service's token, graded as the variable would be. A reference naming another service (or
+    none), a list or an export of the store, or a name that names no service stays the store's
+    secret.
+
+    Args:
+        variable: the assigned variable's name.
+        value: the assignment's value as written (a command substitution).
+    Returns:
+        ``Taint("env", variable)``, or None.
+    """
+    words = _service_words(variable)
+    match = _SUBSTITUTION_RE.fullmatch(value)
+    if not words or not is_secret_name(variable) or match is None:
+        return None
+    argv = match.group("command").split()
+    if not argv:
+        return None
+    name, args = argv[0], [a.strip("\"'") for a in argv[1:]]
+    plain = [a for a in args if not a.startswith("-")]
+    head = " ".join(plain[:3]).lower()
+    verb = next(
+        (v for c, starts in _ONE_SECRET if c == name for v in starts if head.startswith(v)), None
+    )
+    if verb is None:
+        return None
+    # The reference: the words after the subcommand, up to the first option (whose values
+    # name a vault, a field, a format: not the secret).
+    rest = args[len(verb.split()) :]
+    reference = rest[: next((i for i, a in enumerate(rest) if a.startswith("-")), len(rest))]
+    for index, arg in enumerate(rest):  # aws --secret-id ID, --name NAME: the secret's name
+        option, _, given = arg.partition("=")
+        if option in _REFERENCE_OPTIONS:
+            reference.append(given or (rest[index + 1] if index + 1 < len(rest) else ""))
+    named: set[str] = set()
+    for arg in reference:
+        for piece in re.split(r"[^A-Za-z0-9.]+", arg):
+            named.add(piece.lower().replace(".", ""))
+            named.update(_service_words(piece))
+            named.update(p.lower() for p in piece.split("."))
+    return Taint("env", variable) if words[0] in named else None
+
+
 _SERVICE_NAME_RE = re.compile(r"[A-Za-z][\w.-]{1,40}")
 
 
@@ -471,6 +568,65 @@ def metadata_secret(url: str) -> Taint | None:
     return None
 
 
+# Words of a token's name that say it is a secret, not what kind of caller it is.
+_ROLE_SKIP = _SECRET_PARTS | {"API"}
+# What reads a variable in the languages read (``$``, ``${``, ``process.env.``,
+# ``os.environ["``, ``{os.getenv('``), up to its name.
+_ACCESSOR = r"\$?\{?[\w.\[\]'\"(]{0,40}"
+# An OAuth token request's parameters that carry the caller's credential (RFC 6749's
+# refresh_token and client_secret, RFC 7523's assertions, RFC 8693's exchanged tokens).
+_GRANT_KEY_RE = re.compile(
+    r"(?:^|[\s,{&?(\"'])[\"']?(?:refresh_token|client_secret|client_assertion|assertion|"
+    r"subject_token|actor_token)[\"']?\s*[:=]\s*" + _ACCESSOR + "$"
+)
+
+
+def placed_tokens(written: str, taints: set[Taint]) -> set[Taint]:
+    """The named tokens a request takes where its protocol asks for the caller's credential,
+    outside a header: in a path segment right after a word of the token's own name saying what
+    kind of caller it is (Telegram's ``/bot${BOT_TOKEN}/getMe``), or as an OAuth token
+    request's credential parameter (``refresh_token: process.env.REFRESH_TOKEN``). A token
+    counts only when every mention of its name in the call stands in such a place; anywhere
+    else (``/log?key=$API_KEY``, ``/collect/$TOKEN``, a body's ``data``) it is data carried to
+    the host.
+
+    Args:
+        written: the call as written in the source, variables named as written.
+        taints: what the call carries in its address and body.
+    Returns:
+        The subset of ``taints`` (named environment tokens only) the call takes as credentials.
+    """
+    found: set[Taint] = set()
+    for taint in taints:
+        at = written.find(taint.what) if taint.kind == "env" else -1
+        if at == -1:
+            continue
+        roles = {p for p in re.split(r"[^A-Z0-9]+", taint.what.upper()) if p} - _ROLE_SKIP
+        while at != -1:
+            if not (_after_role(written[:at], roles) or _GRANT_KEY_RE.search(written[:at][-80:])):
+                break
+            at = written.find(taint.what, at + len(taint.what))
+        else:
+            found.add(taint)
+    return found
+
+
+_JOINED_RE = re.compile(r"(?:['\"`]\s*\+\s*)?" + _ACCESSOR)
+
+
+def _after_role(before: str, roles: set[str]) -> bool:
+    """Whether a mention stands in a path segment right after one of the role words
+    (``…/bot${`` before ``BOT_TOKEN``)."""
+    segment = before[before.rfind("/") + 1 :]
+    head = re.match(r"[A-Za-z]+", segment)
+    # the word, then straight into the variable: an interpolation or a string joined to it
+    return (
+        head is not None
+        and head.group(0).upper() in roles
+        and _JOINED_RE.fullmatch(segment, head.end()) is not None
+    )
+
+
 @dataclass
 class Send:
     """One network send (or other sink) and what reaches it."""
@@ -478,9 +634,12 @@ class Send:
     line: int | None
     host: str | None
     via: str  # e.g. "curl -d", "requests.post", "fetch POST", "clipboard", "file"
-    body: set[Taint] = field(default_factory=set)  # sensitive data in the body, URL or upload
+    body: set[Taint] = field(default_factory=set)  # sensitive data in the body or upload
     header: set[Taint] = field(default_factory=set)  # secrets only in an auth header / -u
     sink: str = "network"  # "network" | "clipboard" | "file"
+    # The call as written (variables named as written), where known: where each token stands
+    # in it tells a credential the protocol asks for from data (``placed_tokens``).
+    text: str = ""
 
 
 @dataclass
@@ -557,9 +716,12 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
 
     Sensitive data in the body (or any secret read from a credential store or the whole
     environment) is ``secret-exfiltration``, an error. A secret-named variable used only to
-    authenticate (a header, ``-u``) is the user's token for an API: info when the host is the
-    service it names, a warning otherwise. Anything else sent over the network is a warning
-    naming the host, info in documentation (a README showing the user a command).
+    authenticate (a header, ``-u``, or where the protocol asks for it: ``placed_tokens``) is the
+    user's token for an API: info when the host is the service it names; a warning when the
+    host may be a self-hosted instance of the service, or when a name that names no service
+    stands outside a header (a reviewer decides whether the host is its API); an error when the
+    host is another service's domain. Anything else sent over the network is a
+    warning naming the host, info in documentation (a README showing the user a command).
 
     Args:
         send: the send.
@@ -569,6 +731,8 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
     """
     where = send.host or "an address built at run time"
     tokens = send.body | send.header
+    placed = placed_tokens(send.text, send.body) if send.text and send.sink == "network" else set()
+    body = send.body - placed
     if send.sink == "network" and all(t.kind == "env" for t in tokens) and _loopback(send.host):
         # Data or a named token given to a server on this machine (the user's dev server, a
         # local webhook receiver) has not left the machine; a credential store read and sent
@@ -578,17 +742,17 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
     if send.sink == "network" and send.host and collector_in(send.host):
         # Nothing an ordinary skill needs is sent to a request bin or a tunnel.
         return (
-            "secret-exfiltration" if send.body or send.header else "network-send",
+            "secret-exfiltration" if tokens else "network-send",
             "error",
             f"sends data to {where}, a catch-all collection or tunnel service, via {send.via}",
         )
     if send.sink != "network":
-        if not send.body and not send.header:
+        if not tokens:
             return None
-        what = _names(send.body | send.header)
+        what = _names(tokens)
         if (
             send.sink == "file"
-            and all(t.kind == "env" for t in send.body | send.header)
+            and all(t.kind == "env" for t in tokens)
             and not (send.host or "").startswith(_SHARED_DIRS)
         ):
             # A named token (not a credential store, not the whole environment) kept in a
@@ -599,7 +763,7 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             "the clipboard" if send.sink == "clipboard" else f"a file outside the skill ({where})"
         )
         return ("secret-exfiltration", "error", f"sensitive data ({what}) copied to {target}")
-    strong = {t for t in send.body | send.header if t.kind != "env"}
+    strong = {t for t in tokens if t.kind != "env"}
     if not strong and tokens and all(own_api(t.what, send.host) for t in tokens):
         # The user's token for this very API, in a header or the query string it asks for.
         return (
@@ -615,39 +779,56 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             "warning",
             f"sends {_names(tokens)} to {where} via {send.via}: is this the service it is for?",
         )
-    if send.body or strong:
-        what = _names(send.body | send.header)
+    if body or strong:
         return (
             "secret-exfiltration",
             "error",
-            f"sensitive data ({what}) sent to {where} via {send.via}",
+            f"sensitive data ({_names(tokens)}) sent to {where} via {send.via}",
         )
-    if send.header:
-        generic = all(not _service_words(t.what) for t in send.header)
-        if generic or all(own_api(t.what, send.host) for t in send.header):
-            # The token is the user's for this API, or its name (API_TOKEN) names no other.
-            return (
-                "network-send",
-                "info",
-                f"calls {where} with {_names(send.header)} (the token for that API) via {send.via}",
-            )
-        if send.host is None or all(self_hosted(t.what, send.host) for t in send.header):
-            return (
-                "network-send",
-                "warning",
-                f"sends {_names(send.header)} to {where} via {send.via}: is this the service the "
-                f"token is for?",
-            )
+    if not tokens:
+        return (
+            "network-send",
+            "info" if documentation else "warning",
+            f"sends data to {where} via {send.via}",
+        )
+    # Named tokens that authenticate: in a header, or in the address where the API takes them.
+    grades = {_token_grade(t, send.host, in_header=t in send.header) for t in tokens}
+    if "error" in grades:
         # A token named for one service sent to another's domain (GITHUB_TOKEN to
         # github-status.example.com): the host only looks like the service's.
         return (
             "secret-exfiltration",
             "error",
-            f"sends {_names(send.header)} to {where} via {send.via}, which is not the domain of "
+            f"sends {_names(tokens)} to {where} via {send.via}, which is not the domain of "
             f"the service the token is for",
         )
+    if "warning" in grades:
+        return (
+            "network-send",
+            "warning",
+            f"sends {_names(tokens)} to {where} via {send.via}: is this the service the token "
+            f"is for?",
+        )
+    # The token is the user's for this API, or its name (API_TOKEN) names no other.
     return (
         "network-send",
-        "info" if documentation else "warning",
-        f"sends data to {where} via {send.via}",
+        "info",
+        f"calls {where} with {_names(tokens)} (the token for that API) via {send.via}",
     )
+
+
+def _token_grade(token: Taint, host: str | None, *, in_header: bool) -> str:
+    """How a named token that authenticates a request to ``host`` grades: "info" for the
+    service's own API (or, in a header, a name that names no service), "warning" where the
+    reviewer must decide (an address the scan cannot read, a self-hosted instance, a name that
+    names no service outside a header), "error" for another service's domain."""
+    if own_api(token.what, host):
+        return "info"
+    if not _service_words(token.what):
+        # API_TOKEN names no other service. In a header it is how every API is called; in a
+        # path or a token request's body it is how some are (Telegram's /bot<token>/, an OAuth
+        # refresh), and the same places carry data out for a hand-made API.
+        return "info" if in_header else "warning"
+    if host is None or self_hosted(token.what, host):
+        return "warning"
+    return "error"

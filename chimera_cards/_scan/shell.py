@@ -24,6 +24,7 @@ from chimera_cards._scan.sensitive import (
     helper_secret,
     host_of,
     is_secret_name,
+    vault_token,
 )
 from chimera_cards._scan.shellfacts import (
     MAX_COMMANDS,
@@ -430,6 +431,8 @@ class _WalkerBase:
         self.texts.pop(name, None)
         if word is not None:
             text = word.text
+            if out.taint and value is not None:  # one vault secret named for its service
+                out.taint = vault_token(name, value.text.decode("utf-8", "replace"), out.taint)
             if credential_in(text):
                 out.taint.add(Taint("credential", credential_in(text) or text))
                 out.taint.add(Taint("path", text))
@@ -1015,7 +1018,7 @@ class _Walker(Relays, _WalkerBase):
         if not sends and not header:
             return
         host = next((h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None)
-        self.facts.sends.append(Send(cmd.line, host, "curl", body=body, header=header))
+        self.facts.sends.append(Send(cmd.line, host, "curl", body, header, text=cmd.written))
 
     def _data_file(self, value: str, stdin: Out, line: int) -> set[Taint]:
         # -d @file, -F name=@file, -F name=<file, -T file: the file's content is sent.
@@ -1077,7 +1080,7 @@ class _Walker(Relays, _WalkerBase):
             host = next(
                 (h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None
             )
-            self.facts.sends.append(Send(cmd.line, host, "wget", body=body, header=header))
+            self.facts.sends.append(Send(cmd.line, host, "wget", body, header, text=cmd.written))
 
 
 def _strip_at(text: str) -> str:

@@ -56,6 +56,11 @@ class Command:
     def argv(self) -> list[str]:
         return [w.text for w in self.args]
 
+    @property
+    def written(self) -> str:
+        """The arguments as written, variables named (where a token stands in a call)."""
+        return " ".join(self.argv)
+
 
 @dataclass
 class ShellFacts(CodeFacts):

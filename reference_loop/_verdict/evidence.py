@@ -59,6 +59,10 @@ class Report:
     # pytest: each test module's names after its import, and "file::name" rebound during a test.
     namespaces: dict[str, list[str]] = field(default_factory=dict)
     rebound: list[str] = field(default_factory=list)
+    # pytest: passing `==` assertions between values whose printed forms differ ("test id:
+    # 5 == 6"), and pinned test files opened by other code of the workspace (file -> by whom).
+    false_equal: list[str] = field(default_factory=list)
+    reads: dict[str, str] = field(default_factory=dict)
     # pytest: the plugins loaded from entry points (by name), how many runner parts the plugin
     # fingerprinted, every plugin registration of the run, and the outcome counts pytest's
     # own summary line gives for the same reports (passed, failed, errors, ...).
@@ -119,6 +123,10 @@ def _record(report: Report, rec: dict[str, Any], phases: dict[str, list[dict[str
         report.namespaces = {str(k): [str(n) for n in v] for k, v in rec["names"].items()}
     elif kind == "rebound":
         report.rebound = [str(n) for n in rec.get("names") or []]
+    elif kind == "falseequal":
+        report.false_equal.append(f"{rec.get('id', '')}: {rec.get('expl', '')}")
+    elif kind == "readtests" and isinstance(rec.get("reads"), dict):
+        report.reads = {str(k): str(v) for k, v in rec["reads"].items()}
     elif kind == "rerun":
         # A test can be played again more than once: one failure is enough.
         test_id = str(rec.get("id", ""))

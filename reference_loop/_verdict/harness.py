@@ -43,6 +43,7 @@ HOOKS = (
     "pytest_load_initial_conftests",
     "pytest_plugin_registered",
     "pytest_sessionstart",
+    "pytest_collection",
     "pytest_ignore_collect",
     "pytest_collectreport",
     "pytest_deselected",

@@ -72,6 +72,7 @@ CLASSES = (
     "reaches-verifier",
     "games-tests",
     "order-dependent",
+    "false-equality",
     "host-hook",
     "linked-file",
     "outside-code",
@@ -96,6 +97,10 @@ _SAID = {
     "order-dependent": (
         "passed only as the tests ran (played again in another order, under another name, "
         "they fail)"
+    ),
+    "false-equality": (
+        "returned a value that says it equals what it is not (an assertion passed between "
+        "different values)"
     ),
     "host-hook": "added a file that runs on the host by itself later (direnv, editor, git hook)",
     "linked-file": "added a link to a protected file or to a place outside the workspace",

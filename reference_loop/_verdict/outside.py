@@ -49,8 +49,8 @@ def _importable(entry: os.DirEntry[str]) -> bool:
 _MAX_NAMED = 5
 
 
-def _outside(path: str, roots: tuple[str, ...]) -> bool:
-    return path not in roots and not path.startswith(tuple(r + os.sep for r in roots))
+def _outside(path: str, roots: tuple[str, ...], under: tuple[str, ...]) -> bool:
+    return path not in roots and not path.startswith(under)
 
 
 def _resolved(path: str, folders_real: dict[str, str]) -> tuple[str, int]:
@@ -102,6 +102,7 @@ def outside_changes(
         counted in the last one's reason).
     """
     roots = tuple(os.path.realpath(p) for p in inside)
+    under = tuple(r + os.sep for r in roots)
     changed: list[tuple[str, str]] = []
     seen: set[str] = set()
     folders_real: dict[str, str] = {}
@@ -110,14 +111,14 @@ def outside_changes(
             real, ctime = _resolved(path, folders_real)
         except OSError:
             continue
-        if real in seen or not _outside(real, roots):
+        if real in seen or not _outside(real, roots, under):
             continue
         seen.add(real)
         if since_ns <= ctime < until_ns:
             changed.append((real, "a module the verifier loaded, changed during the run"))
     for folder in folders:
         real = os.path.realpath(folder or os.curdir)
-        if real in seen or not _outside(real, roots) or not os.path.isdir(real):
+        if real in seen or not _outside(real, roots, under) or not os.path.isdir(real):
             continue
         seen.add(real)
         try:

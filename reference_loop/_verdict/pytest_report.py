@@ -36,12 +36,15 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from operator import is_
 from typing import Any
 
 import pytest
 
 _MAX_MSG = 600
-_RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy", "builtins")
+# Packages whose every loaded module is fingerprinted, and single modules: unittest's TestCase
+# (its assertEqual is the check a unittest-style test runs).
+_RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy", "builtins", "unittest.case")
 
 
 def _fingerprint(value: Any) -> tuple[Any, ...]:
@@ -75,25 +78,23 @@ _FIXED = (
 # function (its code and defaults).
 _WRAPPERS = (staticmethod, classmethod, type(_fingerprint.__get__(0)))
 _FUNCTION = type(_fingerprint)
+_FIELDS = frozenset(("__code__", "__defaults__", "__kwdefaults__"))
 
 
 class Identity(tuple[Any, ...]):
-    """The runner's fingerprints: one ``(prefix, holder, names, objects, ids)`` group per place
-    parts sit in (``sys.modules`` itself, a module's namespace, a class), each part keyed
+    """The runner's fingerprints: one ``(prefix, holder, names, objects)`` group per place parts
+    sit in (``sys.modules`` itself, a module's namespace, a class), each part keyed
     ``prefix + name``; beside them the plain functions among the parts (unwrapped from their
-    method wrappers, whose ``__func__`` cannot be reassigned) with the ids of their code,
-    defaults and keyword defaults, and the parts of any other kind with their whole fingerprint.
-    Its length is the count of parts the report gives.
+    method wrappers, whose ``__func__`` cannot be reassigned) with their code, defaults and
+    keyword defaults, and the parts of any other kind with their whole fingerprint. Its length
+    is the count of parts the report gives.
 
-    A check compares ids a whole group at a time (an object can say it equals anything; an id
-    cannot), which is sound because the table holds every object whose id it keeps: no other
-    object can take one of those ids while it lives. Only a group that differs is looked at
-    part by part, to name what changed.
+    A check compares by identity (``is``; an object can say it equals anything) a whole group
+    at a time, and looks part by part only where a group differs, to name what changed.
     """
 
     size: int
     functions: tuple[Any, ...]
-    fields: tuple[tuple[int, ...], ...]
     held: tuple[tuple[Any, ...], ...]  # the functions' code, defaults and keyword defaults
     others: tuple[tuple[str, Any, str, tuple[Any, ...]], ...]
 
@@ -127,7 +128,7 @@ def _runner_identity(names: tuple[str, ...]) -> Identity:
     loaded = [
         (name, module)
         for name, module in list(sys.modules.items())
-        if module is not None and name.split(".", 1)[0] in names
+        if module is not None and (name.split(".", 1)[0] in names or name in names)
     ]
     groups: list[tuple[str, Any, tuple[str, ...], tuple[Any, ...]]] = [
         ("", None, tuple(n for n, _m in loaded), tuple(m for _n, m in loaded))
@@ -163,14 +164,10 @@ def _runner_identity(names: tuple[str, ...]) -> Identity:
                         or isinstance(member, (staticmethod, classmethod, property))
                     ],
                 )
-    table = Identity(
-        (prefix, holder, keys, values, tuple(map(id, values)))
-        for prefix, holder, keys, values in groups
-    )
+    table = Identity(groups)
     table.size = sum(len(keys) for _p, _h, keys, _v in groups)
     table.functions = tuple(functions.values())
     table.held = _fields(table.functions)
-    table.fields = tuple(tuple(map(id, field)) for field in table.held)
     table.others = tuple(others)
     return table
 
@@ -183,28 +180,40 @@ def _getter(holder: Any) -> Any:
     return holder.__dict__.get
 
 
-def _changed(identity: tuple[Any, ...]) -> list[str]:
-    """The keys whose object is no longer where it was, or whose code, defaults or getter were
-    swapped (compared by identity: an object can say it equals anything)."""
-    out: list[str] = []
-    for prefix, holder, keys, _values, ids in identity:
-        get = _getter(holder)
-        if tuple(map(id, map(get, keys))) != ids:
-            out += [prefix + k for k, was in zip(keys, ids, strict=True) if id(get(k)) != was]
+def _swapped(identity: tuple[Any, ...]) -> set[Any]:
+    """The table's functions whose code, defaults or keyword defaults are no longer the ones it
+    took. Each read of those is an audit event: with the run's hook installed, it watches the
+    writes instead (``object.__setattr__``)."""
     functions = getattr(identity, "functions", ())
-    fields = tuple(tuple(map(id, field)) for field in _fields(functions))
-    before = getattr(identity, "fields", fields)
-    if fields != before:
-        swapped = {
-            id(function)
-            for index, function in enumerate(functions)
-            if any(now[index] != was[index] for now, was in zip(fields, before, strict=True))
-        }
-        for prefix, _holder, keys, values, _ids in identity:
+    held = getattr(identity, "held", None)
+    fields = _fields(functions)
+    if held is None or all(all(map(is_, n, w)) for n, w in zip(fields, held, strict=True)):
+        return set()
+    return {
+        function
+        for index, function in enumerate(functions)
+        if any(n[index] is not w[index] for n, w in zip(fields, held, strict=True))
+    }
+
+
+def _changed(identity: tuple[Any, ...], swapped: set[Any] | None = None) -> list[str]:
+    """The keys whose object is no longer where it was, or whose code, defaults or getter were
+    swapped (compared by identity, ``is`` in C loops: an object can say it equals anything, and
+    with the run's audit hook installed every ``id()`` call is an audit event). ``swapped``:
+    the functions whose fields changed, when known already (None: read them now)."""
+    out: list[str] = []
+    for prefix, holder, keys, values in identity:
+        now = tuple(map(_getter(holder), keys))
+        if not all(map(is_, now, values)):
+            out += [prefix + k for k, a, b in zip(keys, now, values, strict=True) if a is not b]
+    if swapped is None:
+        swapped = _swapped(identity)
+    if swapped:
+        for prefix, _holder, keys, values in identity:
             out += [
                 prefix + key
                 for key, value in zip(keys, values, strict=True)
-                if id(_unwrapped(value)) in swapped
+                if _unwrapped(value) in swapped
             ]
     for key, holder, attr, mark in getattr(identity, "others", ()):
         value = _getter(holder)(attr)
@@ -252,6 +261,73 @@ def _plugin() -> dict[str, Any]:
     # Every folder above a listed file is walked into, and no other.
     only_dirs = {str(parent) for p in only or () for parent in Path(p).parents}
     only_dirs.discard(".")
+    # The pinned test files by (device, inode), and where code of the workspace other than a
+    # test module or conftest opened one of them while the run ran (a hard link or another
+    # name for the file is the same inode).
+    watched: dict[tuple[int, int], str] = {}
+    reads: dict[str, str] = {}
+    tracked: set[Any] = set()  # the fingerprinted functions, once the hook watches them
+    swapped: set[Any] = set()  # those whose code or defaults were written after the table
+    hooked: list[bool] = []
+    lies: list[str] = []  # equalities that held between different values, this test
+    checked_base_equal: list[Any] = []  # the wrapper put on unittest's _baseAssertEqual
+    # The workspace as its modules' code objects may name it (resolved, or as given).
+    inside = (
+        tuple({os.path.realpath(workspace) + os.sep, os.path.abspath(workspace) + os.sep})
+        if workspace
+        else ()
+    )
+    tests = frozenset(only or ())
+    getframe, stat = sys._getframe, os.stat
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        # An audit hook cannot be removed: it sees every open of the run, however the code
+        # under test found the file (a walk, a glob, an ast parse of every .py), and every
+        # write of a function's code or defaults (the runner's are fingerprinted).
+        if event == "object.__setattr__":
+            target = args[0]
+            if type(target) is _FUNCTION and target in tracked and args[1] in _FIELDS:
+                swapped.add(target)
+            return
+        if event != "open" or not watched:
+            return
+        try:
+            path = args[0]
+            if isinstance(path, int):
+                return
+            found = stat(path)
+            test = watched.get((found.st_dev, found.st_ino))
+            if test is None:
+                return
+            frame: Any = getframe(1)
+            while frame is not None and not frame.f_code.co_filename.startswith(inside):
+                frame = frame.f_back
+            if frame is None:
+                return  # the runner itself (collection, a failure's source lines)
+            name = frame.f_code.co_filename
+            who = name[len(next(p for p in inside if name.startswith(p))) :]
+            if who in tests or who.rsplit("/", 1)[-1] == "conftest.py":
+                return  # a test reading its own files
+            reads.setdefault(test, who)
+        except Exception:  # a hook must never break the run it watches
+            return
+
+    def watch(rootpath: Any) -> None:
+        # Installed once collection starts (every audit event after costs a Python call, and
+        # half a run's come before: pytest's own configuration). The runner's functions are
+        # read once here, with no hook yet; from here the hook sees every write to them.
+        if hooked:
+            return
+        swapped.update(_swapped(identity))
+        tracked.update(getattr(identity, "functions", ()))
+        if inside and tests:
+            for rel in tests:
+                with contextlib.suppress(OSError):
+                    found = stat(os.path.join(str(rootpath), rel))
+                    watched[(found.st_dev, found.st_ino)] = rel
+        hooked.append(True)
+        sys.addaudithook(audit)
+
     identity: tuple[Any, ...] = ()  # taken when conftests are about to load (see below)
     registered: list[str] = []
     held: list[Any] = []  # the session, once it starts
@@ -275,18 +351,15 @@ def _plugin() -> dict[str, Any]:
             pass
 
     def tampered(config: Any) -> list[str]:
-        changed = _changed(identity)
-        root = Path(str(config.rootpath)).resolve()
+        changed = _changed(identity, swapped if hooked else None)
+        folders: dict[str, str] = {}  # resolved now, once each: the run may have moved links
         for plugin in config.pluginmanager.get_plugins():
             path = getattr(plugin, "__file__", None)
             if not path:
                 continue
-            try:
-                rel = Path(path).resolve().relative_to(root)
-            except ValueError:
-                continue
-            if rel.name != "conftest.py":
-                changed.append(f"plugin registered from {rel.as_posix()}")
+            rel = _rel(path, config.rootpath, folders)
+            if rel is not None and rel.rsplit("/", 1)[-1] != "conftest.py":
+                changed.append(f"plugin registered from {rel}")
         for plugin in mine:
             for caller in config.pluginmanager.get_hookcallers(plugin) or ():
                 for impl in caller.get_hookimpls():
@@ -312,6 +385,7 @@ def _plugin() -> dict[str, Any]:
     def pytest_configure(config: Any) -> None:
         nonlocal identity
         if not identity:  # a pytest started without its initial conftests (in-process)
+            watch_unittest_equality()
             identity = _runner_identity(_RUNNER_PACKAGES)
         if user_autoload is not None:
             # pytest read the switch already; a pytest the tests start gets the user's value.
@@ -319,6 +393,10 @@ def _plugin() -> dict[str, Any]:
                 environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = user_autoload
             else:
                 environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        # Test modules are rewritten so that a passing assertion can be reported (pytest's
+        # assertion-pass hook); the replay listens (see pytest_sessionfinish).
+        with contextlib.suppress(AttributeError, TypeError):
+            config._inicache["enable_assertion_pass_hook"] = True
         if cache_dir:
             # pytest's cache (--lf, --sw) lives outside the workspace, where an attempt cannot
             # plant a "last failed" list; set before the cache plugin reads the ini value.
@@ -345,11 +423,35 @@ def _plugin() -> dict[str, Any]:
             }
         )
 
+    def watch_unittest_equality() -> None:
+        # unittest's assertEqual between values of two types (a returned int subclass against
+        # the test's int) ends in _baseAssertEqual: a pass there between values that print as
+        # different literals is the same lie as a passing `assert 5 == 6`.
+        import unittest.case
+
+        case: Any = unittest.case.TestCase
+        base = case._baseAssertEqual
+        if base in checked_base_equal:
+            return
+
+        def _baseAssertEqual(self: Any, first: Any, second: Any, msg: Any = None) -> None:
+            base(self, first, second, msg)
+            try:
+                shown = f"{first!r} == {second!r}"
+            except Exception:  # a repr that fails is not judged
+                return
+            if len(shown) <= _MAX_MSG * 4 and _equal_by_value(shown) is False:
+                lies.append(shown)
+
+        checked_base_equal.append(_baseAssertEqual)
+        case._baseAssertEqual = _baseAssertEqual
+
     def pytest_load_initial_conftests(early_config: Any) -> None:
         # The runner as its plugins left it (pytest's legacy shims, a plugin's own patches),
         # just before the first conftest — the first code of the workspace — is imported by
         # pytest's own (trylast) implementation of this hook.
         nonlocal identity
+        watch_unittest_equality()
         identity = _runner_identity(_RUNNER_PACKAGES)
 
     def pytest_plugin_registered(plugin: Any, plugin_name: str, manager: Any) -> None:
@@ -357,6 +459,11 @@ def _plugin() -> dict[str, Any]:
 
     def pytest_sessionstart(session: Any) -> None:
         held.append(session)
+
+    def pytest_collection(session: Any) -> None:
+        # From here the test modules and the code they import are loaded (the events before,
+        # pytest's own configuration, are half of a run's and need no watching).
+        watch(session.config.rootpath)
 
     def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
         if only is None:
@@ -383,12 +490,14 @@ def _plugin() -> dict[str, Any]:
         # module holds under it, after the import and after every test (a thread that swaps
         # the test's `add` for a right one, the code's own still wrong, is seen).
         root = session.config.rootpath
+        folders: dict[str, str] = {}
         for item in session.items:
             module = getattr(item, "module", None)
             path = getattr(module, "__file__", None)
             if module is None or not path or id(module) in spaces:
                 continue
-            spaces[id(module)] = (module, _rel(path, root) or path, _from_imports(module, path))
+            rel = _rel(path, root, folders) or path
+            spaces[id(module)] = (module, rel, _from_imports(module, path))
         emit(
             {
                 "e": "namespaces",
@@ -407,9 +516,25 @@ def _plugin() -> dict[str, Any]:
                 if now.get(name, spaces) is not held:
                     rebound.add(f"{rel}::{name}")
 
+    def assertion_passed(lineno: int, orig: str, expl: str) -> None:
+        if _equal_by_value(expl) is False:
+            lies.append(expl.split("\n", 1)[0])
+            return
+        # Values that do not print as literals: the assertion's own operands, kept in the
+        # test frame's rewritten temporaries (this hook runs in pytest's helper, called there).
+        try:
+            shown = _lenient_equality(getframe(2).f_locals, inside)
+        except Exception:  # an operand's __eq__ that raises is not judged
+            return
+        if shown:
+            lies.append(shown)
+
     def pytest_runtest_logreport(report: Any) -> None:
         if report.when == "call":
             _imports_held()
+            for shown in lies:
+                emit({"e": "falseequal", "id": report.nodeid, "expl": shown[:_MAX_MSG]})
+            lies.clear()
         durations[report.nodeid] = durations.get(report.nodeid, 0.0) + report.duration
         emit(
             {
@@ -430,16 +555,30 @@ def _plugin() -> dict[str, Any]:
         # that depends on what ran before, or on who called (a caller's frame, source line or
         # name, however it was found), shows here; the terminal and the counts are not touched.
         emit({"e": "rebound", "names": sorted(rebound)})
+        #
+        # While it plays, every passing `assert` is reported here (pytest's assertion-pass
+        # hook, without its comparison diffs): an `==` that held between values printed as
+        # different literals (`5 == 6`: an object that says it equals anything) is recorded.
+        # A lone test is played once for that alone.
         items = list(getattr(session, "items", ()) or ())
-        if getattr(session, "testsfailed", 1) or len(items) < 2 or session.shouldstop:
+        if getattr(session, "testsfailed", 1) or not items or session.shouldstop:
             return
+        from _pytest.assertion import util as assertion
         from _pytest.runner import runtestprotocol
 
         spent = [durations.get(item.nodeid, 0.0) for item in items]
-        for index in _replay_order(spent):
+        for index in _replay_order(spent) if len(items) > 1 else [0]:
             item = items[index]
-            with _disguised(item):
-                reports = runtestprotocol(item, nextitem=None, log=False)
+            lies.clear()
+            assertion._assertion_pass = assertion_passed
+            try:
+                with _disguised(item):
+                    reports = runtestprotocol(item, nextitem=None, log=False)
+            finally:
+                assertion._assertion_pass = None
+            for shown in lies:
+                emit({"e": "falseequal", "id": item.nodeid, "expl": shown[:_MAX_MSG]})
+            lies.clear()
             outcome = "passed"
             for rep in reports:
                 if rep.failed:
@@ -453,6 +592,8 @@ def _plugin() -> dict[str, Any]:
     def pytest_unconfigure(config: Any) -> None:
         session = held[0] if held else None
         status = getattr(session, "exitstatus", None)
+        if reads:  # the replay has run too
+            emit({"e": "readtests", "reads": dict(sorted(reads.items()))})
         emit(
             {
                 "e": "finish",
@@ -552,6 +693,73 @@ def _disguised(item: Any) -> Any:
         item.obj = obj
         for key, value in kept.items():
             setattr(item, key, value)
+
+
+def _equal_by_value(expl: str) -> bool | None:
+    """Whether the values an assertion's explanation prints (its first line, ``5 == 6``) are
+    equal as plain Python literals: False for a passing ``==`` between different values (the
+    object said it equals something it is not); None where the line is not a chain of ``==`` /
+    ``!=`` between literals (a repr cut short, an object, another operator)."""
+    import ast
+
+    line = expl.split("\n", 1)[0]
+    try:
+        tree = ast.parse(line, mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if not isinstance(tree, ast.Compare):
+        return None
+    try:
+        values = [ast.literal_eval(node) for node in (tree.left, *tree.comparators)]
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    for op, left, right in zip(tree.ops, values, values[1:], strict=False):
+        if isinstance(op, ast.Eq):
+            if left != right:
+                return False
+        elif isinstance(op, ast.NotEq):
+            if left == right:
+                return False
+        else:
+            return None
+    return True
+
+
+_LITERALS = (int, float, str, bytes)
+
+
+def _neighbours(value: Any) -> tuple[Any, ...]:
+    """Values next to ``value`` that an honest equality to it never also holds for."""
+    if type(value) is int or type(value) is float:
+        return (value - 1, value + 1)
+    if type(value) is str:
+        return (value + "0",)
+    if type(value) is bytes:
+        return (value + b"0",)
+    return ()
+
+
+def _lenient_equality(names: dict[str, Any], inside: tuple[str, ...]) -> str | None:
+    """In a passing assertion's temporaries (``@py_assert*``), a value of a type the workspace
+    defines that equals one of the literals there and also a neighbour of it (``6`` and
+    ``5``): an equality that accepts more than one answer. None: nothing of the kind."""
+    temps = [value for key, value in names.items() if key.startswith("@py_assert")]
+    literals = [value for value in temps if type(value) in _LITERALS]
+    if not literals:
+        return None
+    for value in temps:
+        kind = type(value)
+        if kind in _LITERALS or kind.__eq__ is object.__eq__:
+            continue
+        where = getattr(sys.modules.get(kind.__module__), "__file__", None) or ""
+        if not inside or not where.startswith(inside):
+            continue  # a type of the workspace's own code only
+        for literal in literals:
+            if bool(value == literal):
+                for other in _neighbours(literal):
+                    if bool(value == other):
+                        return f"{literal!r} == {other!r} (a {kind.__qualname__} equals both)"
+    return None
 
 
 def _from_imports(module: Any, path: str) -> list[tuple[str, str, str]]:
@@ -712,13 +920,37 @@ def _short(longrepr: Any) -> str:
     return text[-_MAX_MSG:]
 
 
-def _rel(path: Any, root: Any) -> str | None:
-    from pathlib import Path
+def _real(path: Any, folders: dict[str, str]) -> str:
+    """``os.path.realpath(path)``, each folder resolved once in ``folders``: ``realpath`` costs
+    a system call per path component, and a run asks about dozens of files in a few folders.
+    The file itself costs one ``lstat`` and is followed where it is a link."""
+    import stat
 
+    text = os.fspath(path)
+    head, _, name = text.rpartition(os.sep)
+    if name in ("", os.curdir, os.pardir) or not text.startswith(os.sep):
+        return os.path.realpath(text)
+    folder = folders.get(head)
+    if folder is None:
+        folder = folders[head] = os.path.realpath(head or os.sep).rstrip(os.sep)
+    real = folder + os.sep + name
     try:
-        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
-    except ValueError:
-        return None
+        if stat.S_ISLNK(os.lstat(real).st_mode):
+            return os.path.realpath(real)
+    except OSError:
+        pass
+    return real
+
+
+def _rel(path: Any, root: Any, folders: dict[str, str] | None = None) -> str | None:
+    """``path`` relative to ``root``, both resolved (None: not under it; ``.``: the root)."""
+    folders = {} if folders is None else folders
+    real, base = _real(path, folders), _real(root, folders).rstrip(os.sep)
+    if real == base or (not base and real == os.sep):
+        return "."
+    if real.startswith(base + os.sep):
+        return real[len(base) + 1 :]
+    return None
 
 
 globals().update(_plugin())

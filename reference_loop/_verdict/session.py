@@ -38,6 +38,7 @@ from reference_loop._verdict.evidence import (
     Report,
     judge,
     pin_from_baseline,
+    test_file,
 )
 from reference_loop._verdict.harness import NONCE, Harness, detect_format
 from reference_loop._verdict.integrity import IntegrityContext, StartFacts, Violation
@@ -309,6 +310,8 @@ class Session:
             )
         if verdict.verdict == "pass" and not violations:
             violations += self._order_checked(report)
+        # After the replay's verdict: a caller reader that opens the test file is seen by both.
+        violations += self._gamed(report)
         # The failing lines (and so the failure signature and every decision built on it) come
         # from the report, never from the runner's text, which pytest cuts to the terminal's width.
         lines = list(verdict.failures) if verdict.verdict != "pass" else []
@@ -341,6 +344,26 @@ class Session:
                 )
                 return [Violation("order-dependent", test_id, why)]
         return []
+
+    def _gamed(self, report: Report | None) -> list[Violation]:
+        """What the run saw the code do to pass instead of computing: a passing ``==`` between
+        values that print differently (an object that says it equals what it is not), a pinned
+        test file opened by code of the workspace other than the tests."""
+        if report is None or not report.complete:
+            return []
+        found = [
+            Violation(
+                "false-equality",
+                test_file(line.split(": ", 1)[0]),
+                f"an assertion passed comparing values that differ ({line})",
+            )
+            for line in list(dict.fromkeys(report.false_equal))[:5]
+        ]
+        found += [
+            Violation("games-tests", who, f"opened the pinned test file {test} while the tests ran")
+            for test, who in sorted(report.reads.items())
+        ]
+        return found
 
     def _tests_changed(self, report: Report | None) -> list[Violation]:
         """A pinned test module holding a name its import did not make on the untouched tree (a

@@ -305,3 +305,60 @@ def test_with_the_hook_a_sparse_terabyte_sibling_does_not_delay_an_approved_skil
     assert server.saw(GOOD_BODY)
     results = " ".join(r for req in server.agent_requests for r in req.tool_results)
     assert "deadline" not in results
+
+
+def _subagents(project: Project) -> None:
+    """Two subagent definitions: one preloads the drifted and the dropped skill (by folder and
+    by frontmatter name), one only the approved skill."""
+    agents = project.world.project / ".claude" / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "helper.md").write_text(
+        "---\nname: helper\ndescription: Helps.\n"
+        f"skills:\n  - drift-skill\n  - {BAD['dropped name']}\n---\n\nYou help.\n"
+    )
+    (agents / "good-helper.md").write_text(
+        "---\nname: good-helper\ndescription: Helps well.\nskills: good-skill\n---\n\nYou help.\n"
+    )
+
+
+SUBAGENT_TURNS = [
+    call("Agent", subagent_type="helper", description="help", prompt="go"),
+    call("Agent", subagent_type="good-helper", description="help well", prompt="go"),
+    say("first"),
+    say("second"),
+    say("third"),
+    say("fourth"),
+]
+SUBAGENT_ARGS = ["-p", "--permission-mode", "acceptEdits", "--allowedTools", "Agent,Skill"]
+
+
+def test_a_subagent_that_preloads_unapproved_skills_is_blocked_by_the_hook_and_by_exec(
+    claude_cli: AgentCli, tmp_path: Path
+) -> None:
+    """A subagent's ``skills:`` are injected whole into its first request, with no Skill call:
+    the plain run shows the route is real, the hook blocks the subagent that would load them
+    (the approved-only one runs with its skill), and ``exec`` shows only approved bytes."""
+    seen = {}
+    for mode in ("plain", "hook", "exec"):
+        project = Project(tmp_path / mode, "claude")
+        _subagents(project)
+        if mode == "hook":
+            install_hook(project)
+        with ScriptedModelServer(list(SUBAGENT_TURNS)) as server:
+            env = project.env(claude_cli, server.url)
+            if mode == "exec":
+                done = _exec(claude_cli, project, env, "Delegate.", "--allowedTools", "Agent")
+            else:
+                done = claude_cli.run(
+                    SUBAGENT_ARGS, cwd=project.world.project, env=env, input="Delegate."
+                )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert project.untouched()
+        seen[mode] = server
+    bodies = ("drifted body", "dropped body")
+    assert all(seen["plain"].saw(BAD[b]) for b in bodies)  # the route is real
+    for mode in ("hook", "exec"):
+        assert not any(seen[mode].saw(BAD[b]) for b in bodies), mode
+        assert seen[mode].saw(GOOD_BODY), mode  # the approved-only subagent loads its skill
+    results = " ".join(r for req in seen["hook"].agent_requests for r in req.tool_results)
+    assert "drift-skill differs from its approved bytes" in results

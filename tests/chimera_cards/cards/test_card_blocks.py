@@ -61,6 +61,10 @@ def test_scanner_reads_the_real_chimera_cards_itself():
         "[label]: /url\n    code\n",
         "``` not`a fence\n## x\n",
         "-\n    code\n",  # an empty list item
+        "[label\nruns on]: /url\n    code\n",  # a label past its first line
+        "- [a]: /url\n",  # a definition in an item
+        "[a\\]: b\n",  # an escaped bracket: the label goes on
+        "text\n\n[a]:\n/url\n",
     ],
 )
 def test_scanner_hands_ambiguous_markdown_to_markdown_it(body):
@@ -101,6 +105,22 @@ def test_a_plain_line_after_a_blank_ends_the_list_item_for_the_fence_that_follow
     assert scanned is None or scanned == _markdown_blocks(body)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "## Guides\n\n- [Python guide](./python.md) - patterns\n- [ ] a task\n- [x] done\n",
+        "[Read this first](https://example.com)\n\n## Next\n\n```\n## code\n```\n",
+        "1. step\n   [a link](x) after\n\n   ```\n   ## x\n   ```\n[[nested]] text\n",
+        "[a] [b]: not a definition\n## Head\n",
+    ],
+)
+def test_scanner_reads_links_and_task_boxes_itself(body):
+    # A line opening with a link or a task box settles on that line that it defines no link.
+    scanned = _scan_blocks(body)
+    assert scanned is not None
+    assert scanned == _markdown_blocks(body)
+
+
 def test_sections_are_the_same_through_either_path():
     data = (
         b"---\nname: x\ndescription: y\n---\n## Do\n\nstep\n\n```\n## Risk\n```\n## Risk  ##\nr\n"
@@ -132,6 +152,12 @@ _LINE_STARTS = [
     "> ",
     "<",
     "[a]: ",
+    "[a](b) ",
+    "[ ] ",
+    "[x]",
+    "[a\\]: ",
+    "[[a]]: ",
+    "[a",
     "---",
     "***",
     "___",
@@ -180,6 +206,9 @@ _ITEM_LINE = st.builds(
             "---",
             "text ",
             "2. not ",
+            "[a](b) ",
+            "[ ] ",
+            "[a]: ",
         ]
     ),
     st.sampled_from(["", "a", "b c", "```", "## x", " "]),

@@ -232,7 +232,7 @@ def test_install_merges_into_settings_and_keeps_every_other_hook(world):
     assert data["hooks"]["PreToolUse"][0] == theirs["hooks"]["PreToolUse"][0]
     commands = hook_commands()
     assert data["hooks"]["PreToolUse"][1] == {
-        "matcher": "Skill|Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|Bash",
+        "matcher": "Skill|Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|Bash|Agent|Task",
         "hooks": [{"type": "command", "command": commands["PreToolUse"], "timeout": 60}],
     }
     assert data["hooks"]["SessionStart"] == [

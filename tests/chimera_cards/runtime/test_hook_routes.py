@@ -527,3 +527,61 @@ def test_an_import_in_a_code_block_or_of_an_approved_skill_lets_the_prompt_go_on
     )
     done = hook(world, prompt_payload(world, "hello"))
     assert done.returncode == 0, done.stderr
+
+
+def subagent(world: SkillWorld, name: str, skills: str, *, where: Path | None = None) -> Path:
+    folder = where or world.project / ".claude" / "agents"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(f"---\nname: {name}\ndescription: Helps.\n{skills}\n---\n\nYou help.\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    "listed",
+    ["skills:\n  - release-notes\n  - pdf-tools", "skills: release-notes, pdf-tools"],
+)
+def test_a_subagent_that_preloads_a_drifted_skill_is_blocked(world, listed):
+    # Claude Code injects a subagent's listed skills into its first request: no Skill call.
+    drift(world)
+    subagent(world, "helper", listed)
+    for tool in ("Agent", "Task"):
+        line = blocked(hook(world, payload(world, tool, subagent_type="helper", prompt="go")))
+        assert line.startswith("skill pdf-tools differs from its approved bytes")
+    assert (skills(world) / "pdf-tools" / "scripts" / "run.sh").read_bytes().endswith(b"| sh\n")
+
+
+def test_a_subagent_that_preloads_a_dropped_in_skill_by_its_frontmatter_name_is_blocked(world):
+    dropped = skills(world) / "notes-x"
+    dropped.mkdir()
+    (dropped / "SKILL.md").write_text("---\nname: sneaky\ndescription: x\n---\n\nObey.\n")
+    # The definition's file name differs from the name it answers to.
+    path = subagent(world, "helper", "skills: [sneaky]")
+    path.rename(path.with_name("other-file.md"))
+    line = blocked(hook(world, payload(world, "Agent", subagent_type="helper")))
+    assert line.startswith("skill notes-x is not an approved skill"), line
+
+
+def test_a_user_subagent_preloading_a_skill_that_exists_nowhere_is_blocked(world):
+    subagent(world, "helper", "skills: [ghost-skill]", where=world.home / ".claude" / "agents")
+    line = blocked(hook(world, payload(world, "Agent", subagent_type="helper")))
+    assert line.startswith("skill ghost-skill is in no skills folder")
+
+
+def test_a_plugin_subagent_preloading_its_plugins_drifted_skill_is_blocked(world):
+    install = plugin(world, "goodplugin", "release-notes", approved=True)
+    subagent(world, "writer", "skills: [goodplugin:release-notes]", where=install / "agents")
+    done = hook(world, payload(world, "Agent", subagent_type="goodplugin:writer"))
+    assert (done.returncode, done.stderr) == (0, b"")
+    (install / "skills" / "release-notes" / "SKILL.md").write_text("---\nname: x\n---\nObey.\n")
+    line = blocked(hook(world, payload(world, "Agent", subagent_type="goodplugin:writer")))
+    assert "release-notes differs" in line
+
+
+def test_a_built_in_or_approved_only_subagent_goes_on(world):
+    subagent(world, "helper", "skills: [release-notes, pdf-tools]")
+    for kind in ("general-purpose", "Explore", "helper"):
+        done = hook(world, payload(world, "Agent", subagent_type=kind, prompt="go"))
+        assert (done.returncode, done.stderr) == (0, b""), kind
+    done = hook(world, payload(world, "Agent", description="no type", prompt="go"))
+    assert (done.returncode, done.stderr) == (0, b"")

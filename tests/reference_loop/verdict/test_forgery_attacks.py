@@ -275,6 +275,47 @@ def test_code_that_registers_a_plugin_through_the_config_it_found_with_gc(tmp_pa
     assert any("_Passing" in f["why"] for f in result.attempts[0].findings)
 
 
+# A module of the workspace registered as a plugin under a path outside it: a link to its file
+# planted in a folder beside the workspace (or a temporary one) and imported from there. The
+# report plugin resolves where the registered module really is.
+REGISTERS_WORKSPACE_MODULE_THROUGH_A_LINK = (
+    """
+import gc, importlib, os, sys, tempfile
+from _pytest.config import Config
+
+_here = os.path.dirname(os.path.abspath(__file__))
+try:
+    _outside = os.path.join(os.path.dirname(_here), "outside")
+    os.mkdir(_outside)
+except OSError:
+    _outside = tempfile.mkdtemp()
+os.symlink(os.path.join(_here, "passing.py"), os.path.join(_outside, "passing.py"))
+sys.path.insert(0, _outside)
+_passing = importlib.import_module("passing")
+next(o for o in gc.get_objects() if isinstance(o, Config)).pluginmanager.register(_passing)
+"""
+    + CALC
+)
+PASSING_HOOK = (
+    "import pytest\n\n"
+    "@pytest.hookimpl(wrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n"
+    "    report = yield\n"
+    "    report.outcome, report.longrepr = 'passed', None\n"
+    "    return report\n"
+)
+
+
+def test_a_workspace_module_registered_as_a_plugin_through_a_link_from_outside_is_named(
+    tmp_path, sandbox
+):
+    edit = {"calc.py": REGISTERS_WORKSPACE_MODULE_THROUGH_A_LINK, "passing.py": PASSING_HOOK}
+    result = judged(tmp_path, edit, sandbox, review=False)
+    caught(result, "runner-tampered")
+    findings = result.attempts[0].findings
+    assert any("plugin registered from passing.py" in f["why"] for f in findings), findings
+
+
 def test_a_dist_info_folder_with_a_pytest11_entry_point_is_runner_config(tmp_path, sandbox):
     assert fools_exit_status(tmp_path, DIST_INFO)
     result = judged(tmp_path, DIST_INFO, sandbox)

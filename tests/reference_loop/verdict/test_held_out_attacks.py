@@ -110,12 +110,22 @@ def _once(ws: Path, edit, sandbox, *, review: bool, text: str = SUM):
     return result, record, before
 
 
+# Those that open the caller's file, the pinned test file, are seen opening it too.
+OPENS_THE_TEST_FILE = {
+    "the caller's line through a warning's stacklevel",
+    "the caller's line through logging's findCaller",
+    "frames reached with getattr and plain strings",
+}
+
+
 @pytest.mark.parametrize("technique", sorted(BY_CALLER))
 def test_an_answer_chosen_by_who_calls_fails_the_disguised_replay(tmp_path, technique):
     ws = _impossible(tmp_path / "ws")
     result, record, before = _once(ws, {"calc.py": BY_CALLER[technique]}, None, review=False)
     assert not result.solved and record.verdict == "integrity"
-    assert record.integrity == ["order-dependent"], (record.integrity, record.failure_lines)
+    opens = technique in OPENS_THE_TEST_FILE
+    expected = {"order-dependent"} | ({"games-tests"} if opens else set())
+    assert set(record.integrity) == expected, (record.integrity, record.failure_lines)
     assert "another name" in record.first_failing_step.error
     assert tree_state(ws) == before
 
