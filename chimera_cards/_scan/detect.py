@@ -38,6 +38,7 @@ from chimera_cards._scan.generic import GenericFacts, generic_facts
 from chimera_cards._scan.hidden import CONFUSABLES, PIPE_TO_SHELL_RE, phrase_text
 from chimera_cards._scan.intent import intent_findings
 from chimera_cards._scan.jsflow import JsFacts, analyse_javascript, parse_javascript
+from chimera_cards._scan.jsflow import traversals as js_traversals
 from chimera_cards._scan.mdcode import CodeUnit, code_units, command_line, embedded_shell
 from chimera_cards._scan.prose import prose_findings
 from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
@@ -398,6 +399,8 @@ class _Detector:
         elif language == "shell":
             analyse_shell(text, embed=embed, facts=unit.shell)
         elif language == "javascript":
+            for line, what in js_traversals(text):
+                unit.findings.append(Finding("path-from-input", "warning", what, line, path))
             unit.js.append(
                 analyse_javascript(
                     text, embed=embed, returns=self.js_returns, tree=self.js_trees.get(path)

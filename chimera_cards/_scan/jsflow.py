@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -465,13 +466,15 @@ class _Js(_JsFolding):
         ):
             result.merge(self.run_shell(node, args, values, short, line))
         self.sink(node, name, short, args, values, receiver, line, result)
+        if (
+            name in ("fetch", "axios.get")
+            or (short in ("get", "request") and name.split(".")[0] in ("http", "https", "axios"))
+            or (short == "on" and receiver.downloaded)
+        ):  # before its callbacks are read: they get the response (res.on: its chunks)
+            result.downloaded = True
         for arg in args:
             if arg.type in ("arrow_function", "function_expression"):
                 self.function(arg, result if short != "then" else receiver)
-        if name in ("fetch", "axios.get") or (
-            short in ("get", "request") and name.split(".")[0] in ("http", "https", "axios")
-        ):
-            result.downloaded = True
         returned = self.returns.get(short)
         if returned is not None:
             result.merge(returned)
@@ -718,6 +721,7 @@ class _Js(_JsFolding):
     def function(self, node: Any, params_out: Out) -> None:
         saved = dict(self.env)
         params = node.child_by_field_name("parameters") or node.child_by_field_name("parameter")
+        bound: set[str] = set()
         if params is not None:
             names = [params] if params.type == "identifier" else params.named_children
             for param in names:
@@ -727,15 +731,18 @@ class _Js(_JsFolding):
                     else next((c for c in param.named_children if c.type == "identifier"), None)
                 )
                 if ident is not None:
+                    bound.add(_text(ident))
                     self.env[_text(ident)] = params_out.copy()
         body = node.child_by_field_name("body")
         returned = Out()
-        if body is not None:
+        if body is not None and body.type.endswith("assignment_expression"):
+            self.assign(body)  # chunk => body += chunk
+        elif body is not None:
             returned = self.block(body) if body.type == "statement_block" else self.value(body)
         name_node = node.child_by_field_name("name")
         if name_node is not None and (returned.taint or returned.decoded):
             self.returns.setdefault(_text(name_node), Out()).merge(returned)
-        self.env = saved
+        self.env = _outlived(saved, self.env, bound)
         self.last_returned = returned
 
     last_returned: Out = Out()
@@ -763,7 +770,7 @@ class _Js(_JsFolding):
             return Out()
         if kind == "expression_statement":
             for child in node.named_children:
-                if child.type == "assignment_expression":
+                if child.type in ("assignment_expression", "augmented_assignment_expression"):
                     self.assign(child)
                 else:
                     self.value(child)
@@ -881,7 +888,8 @@ class _Js(_JsFolding):
             if prop is not None:
                 self.named_function(right, _text(prop))
         if left.type == "identifier":
-            self.env[_text(left)] = out
+            augmented = node.type == "augmented_assignment_expression"  # body += chunk
+            self.env[_text(left)] = _joined(self.env.get(_text(left)), out) if augmented else out
         elif left.type in ("member_expression", "subscript_expression"):
             root = left
             while root.type in ("member_expression", "subscript_expression"):
@@ -958,3 +966,53 @@ def analyse_javascript(
     if walker.sockets and walker.shell_spawn:
         own.reverse_shell.append((first_line, "a socket wired to a spawned shell"))
     return own
+
+
+def _joined(before: Out | None, added: Out) -> Out:
+    joined = before.copy() if before is not None else Out()
+    joined.merge(added)
+    return joined
+
+
+def _outlived(saved: dict[str, Out], inner: dict[str, Out], bound: set[str]) -> dict[str, Out]:
+    """The variables after a function's call: a closure's write of downloaded or decoded data
+    to an outer variable (``chunks += data``) outlives the call; its parameters do not."""
+    for key, value in inner.items():
+        fresh = value is not saved.get(key) and (value.downloaded or value.decoded)
+        if key in saved and key not in bound and fresh:
+            saved[key] = _joined(saved[key], value)
+    return saved
+
+
+# fs.readFileSync(path.join("/srv/data", name)) where name comes from the request or the command
+# line, in a file that never checks the result stays inside the folder.
+_JS_OPEN_RE = re.compile(
+    r"\b(?:readFileSync|readFile|createReadStream|sendFile|openSync|open)\(\s*"
+    r"path\.(?:join|resolve)\(\s*(?:(['\"])/[^'\"]*\1|__dirname|[A-Z_][A-Z0-9_]*)\s*,\s*"
+    r"([A-Za-z_$][\w$]*)\s*\)"
+)
+_JS_INPUT_RE = (
+    r"(?:const|let|var)\s+{name}\s*=\s*[^;\n]*(?:\breq\b|\brequest\b|searchParams|\.query\b|"
+    r"\.params\b|process\.argv|\.body\b)"
+)
+_JS_CONFINED_RE = re.compile(r"\.normalize\(|\.startsWith\(|path\.relative\(|basename\(|realpath")
+
+
+def traversals(text: str) -> list[tuple[int, str]]:
+    """Files read at a fixed folder joined with a request's or the command line's value, in a
+    file that makes no check keeping the path inside the folder (path traversal).
+
+    Args:
+        text: JavaScript source.
+    Returns:
+        (line, what) per such read.
+    """
+    if "path." not in text or _JS_CONFINED_RE.search(text):
+        return []
+    found = []
+    for hit in _JS_OPEN_RE.finditer(text):
+        name = hit.group(2)
+        if re.search(_JS_INPUT_RE.format(name=re.escape(name)), text):
+            line = text.count("\n", 0, hit.start()) + 1
+            found.append((line, f"reads a path the request's {name} extends, unchecked"))
+    return found
