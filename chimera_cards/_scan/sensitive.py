@@ -189,7 +189,8 @@ _CRED_PARTS = (
     r"\.terraform\.d[/\\]credentials|\.databrickscfg\b|\.s3cfg\b|\.boto\b|(?:huggingface|\.hf)[/\\]token\b|"
     r"\.m2[/\\]settings\.xml|\.gradle[/\\]gradle\.properties|\.composer[/\\]auth\.json|\.config[/\\]rclone|"
     r"\.docker[/\\]config|\.config[/\\]gh\b|\.netlify[/\\]|\.heroku\b|\bcredentials\.tfrc\.json",
-    r"(?<![\w.-])\.env(?:\.[\w-]+)?(?![\w/\\-])",
+    # a dotenv file; its committed templates (.env.example, .env.sample) hold names, not secrets
+    r"(?<![\w.-])\.env(?!\.(?:example|sample|template|dist|defaults?)(?![\w.-]))(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
     r"/etc/shadow\b",
     # shell histories: every token typed on a command line
