@@ -13,7 +13,8 @@ so the gate, the approve command, import and ``verify`` all decide the same way.
 
 from __future__ import annotations
 
-import base64
+# base64's b64encode/b64decode(validate=True) are these binascii calls; base64 itself (and the
+# struct it loads) would cost check's start-up.
 import binascii
 import hashlib
 import json
@@ -222,7 +223,7 @@ def peek_statement(envelope: dict | str) -> Statement | None:
     """The statement an envelope *claims*, unverified: for indexing and messages, never trust."""
     try:
         env = parse_envelope(envelope)
-        return parse_payload(base64.b64decode(env["payload"], validate=True))
+        return parse_payload(binascii.a2b_base64(env["payload"], strict_mode=True))
     except (EnvelopeError, binascii.Error, ValueError):
         return None
 

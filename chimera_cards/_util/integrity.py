@@ -7,7 +7,8 @@ normalised to lowercase hex before comparing.
 
 from __future__ import annotations
 
-import base64
+# base64's b64encode/b64decode(validate=True) are these binascii calls; base64 itself (and the
+# struct it loads) would cost check's start-up.
 import binascii
 import hashlib
 
@@ -46,7 +47,8 @@ def parse_sha256(value: str, what: str = "--digest") -> str:
 
 def sri(data: bytes) -> str:
     """The Subresource-Integrity form, ``sha256-<standard base64 of the digest>``."""
-    return "sha256-" + base64.b64encode(hashlib.sha256(data).digest()).decode("ascii")
+    digest = hashlib.sha256(data).digest()
+    return "sha256-" + binascii.b2a_base64(digest, newline=False).decode("ascii")
 
 
 def _hex_from_sri(value: str) -> str:
@@ -54,7 +56,7 @@ def _hex_from_sri(value: str) -> str:
     if algo.lower() != "sha256" or not encoded:
         raise UsageError(f"integrity {value!r} is not of the form sha256-<base64>")
     try:
-        digest = base64.b64decode(encoded, validate=True)
+        digest = binascii.a2b_base64(encoded, strict_mode=True)
     except (binascii.Error, ValueError):
         raise UsageError(f"integrity {value!r} has invalid base64") from None
     if len(digest) != 32:
