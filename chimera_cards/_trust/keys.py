@@ -19,12 +19,12 @@ from __future__ import annotations
 # struct it loads) would cost check's start-up.
 import binascii
 import functools
-import hashlib
 import json
 import os
 import re
 from pathlib import Path
 
+from chimera_cards._util.integrity import sha256_of
 from chimera_cards._util.records import record
 from chimera_cards.errors import ChimeraError, KeyExistsError, KeyWriteError, UsageError
 
@@ -155,7 +155,7 @@ class PublicKey:
 
     @functools.cached_property  # read per statement on every match; the key never changes
     def keyid(self) -> str:
-        return hashlib.sha256(self.raw).hexdigest()[:16]
+        return sha256_of(self.raw).hexdigest()[:16]
 
     def text(self, comment: str = "") -> str:
         line = f"{PUBKEY_PREFIX} {binascii.b2a_base64(self.raw, newline=False).decode('ascii')}"
@@ -474,7 +474,7 @@ def verify_envelope(
 def _verify(key: PublicKey, sig: bytes, message: bytes, memo: dict[bytes, bool] | None) -> bool:
     if memo is None:
         return key.verify(sig, message)
-    ident = hashlib.sha256(key.raw + b"\0" + sig + b"\0" + message).digest()
+    ident = sha256_of(key.raw + b"\0" + sig + b"\0" + message).digest()
     found = memo.get(ident)
     if found is None:
         found = memo[ident] = key.verify(sig, message)

@@ -16,7 +16,6 @@ from __future__ import annotations
 # base64's b64encode/b64decode(validate=True) are these binascii calls; base64 itself (and the
 # struct it loads) would cost check's start-up.
 import binascii
-import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -33,6 +32,7 @@ from chimera_cards._trust.keys import (
     sign_envelope,
     verify_envelope,
 )
+from chimera_cards._util.integrity import sha256_of
 from chimera_cards._util.records import asdict, field, record
 from chimera_cards._util.urls import is_url
 from chimera_cards.errors import UsageError
@@ -519,7 +519,7 @@ def verdict_key(
         ensure_ascii=False,
         default=repr,
     )
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return sha256_of(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def evaluate_remembered(
