@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chimera_cards._scan.textruns import LiteralGated
+
 # A secret the user already holds, named as such.
 _SECRET = (
     r"(?:authori[sz]ation\s+header|bearer\s+token|(?:api|access|secret|private|session|auth)"
@@ -37,12 +39,18 @@ _RUNAWAY_RE = re.compile(
     r"(?:once|when|after)|only\s+stop\s+(?:once|when))\b[^.!?\n]{0,80}?" + _SECRET,
     re.I,
 )
+# Each tried on a sentence only where its lower case holds a word every match ends with.
+_DISCLOSE = LiteralGated(
+    _DISCLOSE_RE, ("response", "reply", "answer", "message", "output", "summary", "chat")
+)
+_RUNAWAY = LiteralGated(_RUNAWAY_RE, ("until", "till", "stop"))
 _NEGATED_RE = re.compile(
     r"\b(?:never|not|don'?t|do\s+not|avoid|without|no|refuse|must\s+not|shouldn'?t)\b", re.I
 )
 # A sentence ends at . ! ? before a space, or at a blank line; a single line break inside a
 # paragraph (Markdown wraps sentences) reads as a space.
-_SENTENCE_RE = re.compile(r"(?:[^.!?\n]|[.!?](?!\s)|\n(?![ \t]*\n))+")
+# (Runs of the first branch taken whole: the same sentences, without a try per character.)
+_SENTENCE_RE = re.compile(r"(?:[^.!?\n]+|[.!?](?!\s)|\n(?![ \t]*\n))+")
 _SOFT_BREAK_RE = re.compile(r"(?<!\n)\n(?![ \t]*\n)")
 _GATE = (
     "response",
@@ -82,13 +90,14 @@ def disclosure_findings(text: str) -> list[DisclosureFinding]:
     found: list[DisclosureFinding] = []
     for sentence in _SENTENCE_RE.finditer(_SOFT_BREAK_RE.sub(" ", text)):
         body = sentence.group(0)
+        lower = body.lower()
         for pattern, rule, what in (
-            (_DISCLOSE_RE, "prose-secret-disclosure", "asks for a secret to be repeated into "
+            (_DISCLOSE, "prose-secret-disclosure", "asks for a secret to be repeated into "
              "the reply"),
-            (_RUNAWAY_RE, "prose-runaway-tool", "asks for a tool to be called without end "
+            (_RUNAWAY, "prose-runaway-tool", "asks for a tool to be called without end "
              "until a secret turns up"),
         ):  # fmt: skip
-            hit = pattern.search(body)
+            hit = pattern.search(body, lower)
             if hit is None or _NEGATED_RE.search(body, 0, hit.start()):
                 continue
             quote = " ".join(body.split())[:140]

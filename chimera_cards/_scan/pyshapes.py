@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import ast
 import base64
-import bisect
 import binascii
+import bisect
 import codecs
 import re
 import warnings
@@ -412,10 +412,14 @@ def traversals(tree: ast.Module, text: str) -> list[tuple[int, str]]:
             c for c in func.calls
             if isinstance(c.func, ast.Name) and c.func.id == "open" and c.args
         ]  # fmt: skip
-        if not opens or func.dotdot or any(
-            (c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
-            in _CONFINING
-            for c in func.calls
+        if (
+            not opens
+            or func.dotdot
+            or any(
+                (c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
+                in _CONFINING
+                for c in func.calls
+            )
         ):
             continue
         params, local = func.params, dict(roots)
@@ -444,7 +448,7 @@ class _Function:
     """A function with parameters, and what its subtree holds in ``ast.walk`` order: its calls,
     its single-target assignments, whether a ``".."`` appears."""
 
-    __slots__ = ("node", "params", "calls", "assigns", "dotdot")
+    __slots__ = ("assigns", "calls", "dotdot", "node", "params")
 
     def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]) -> None:
         self.node, self.params = node, params
