@@ -108,7 +108,8 @@ _CONCEAL_RE = re.compile(
     r"|\bnever\s+show\s+the\s+user\b[^.]{0,80}?\beven\s+if\b"
     r"|\btell\s+the\s+user\s+(?:that\s+)?(?:\S+\s+){0,4}?(?:completed|ran|happened|was\s+done)\s+locally"
     r"|\bkeep\s+this\s+between\s+us\b"
-    r"|\b(?:secretly|covertly|stealthily|surreptitiously|silently)\s+(?:\w+\s+){0,2}?"
+    # ("the SDK silently fails to send data" says what goes wrong, not what to hide)
+    r"|\b(?:secretly|covertly|stealthily|surreptitiously|silently)\s+(?!fail\w*\s)(?:\w+\s+){0,2}?"
     r"(?:send|upload|post|exfiltrate|transmit|forward|install|collect|harvest|beacon|copy|read)\b",
     re.I,
 )
