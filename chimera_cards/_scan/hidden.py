@@ -17,6 +17,7 @@ import yaml
 from chimera_cards._cards.card import (
     Card,
 )
+from chimera_cards._scan.base64runs import encodes_media, is_base64_payload
 from chimera_cards._scan.findings import (
     BASE64_MIN,
     ERROR,
@@ -215,11 +216,17 @@ _FETCHERS = r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)"
 _INTERPRETERS = r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
 # Each alternative starts with a literal word so the scan stays linear on large cards (and the
 # fast scan finds them by those words: keep _FINDERS["pipe-to-shell"] in step).
-# An interpreter given its program (``python -m json.tool``, ``python3 -c "…"``, ``node -e``)
-# reads the download as data, not as code.
+# An interpreter given its program (``python -m json.tool``, ``python3 -c "…"``, ``node -e``,
+# a script file: ``node scripts/extract-tags.js``, ``bash scripts/x.sh "$tag"``) reads the
+# download as data, not as code.
 # The user's shell by its variable ($SHELL, a Makefile's $(SHELL)) is a shell too.
+_SCRIPT_FILE = (
+    r"[\"']?(?!-)(?:\$\([^)\n]*\)|\$\{[^}\n]*\}|[\w./~-])*?\w\.(?:js|mjs|cjs|ts|py|sh|bash|zsh|rb|pl)"
+    r"[\"']?(?![\w.-])"
+)
 _PIPE_TAIL = (
-    rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/[\w/]*/)?{_INTERPRETERS}\b(?![ \t]+-[mce]\b)|"
+    rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/[\w/]*/)?{_INTERPRETERS}\b"
+    rf"(?![ \t]+(?:-[mce]\b|{_SCRIPT_FILE}))|"
     r"\$(?:SHELL\b|\{SHELL\}|\(SHELL\)))"
 )
 _PIPE_TO_SHELL_RE = re.compile(
@@ -440,16 +447,6 @@ def _scan_characters(
         i = j
 
 
-def _is_base64_payload(run: str) -> bool:
-    body = run.rstrip("=")
-    # Require a real mix; long identifiers or hex digests are not base64 payloads.
-    return (
-        any(c.isupper() for c in body)
-        and any(c.islower() for c in body)
-        and any(c.isdigit() for c in body)
-    )
-
-
 def _url_shown(url: str) -> str:
     # reveal never shortens, so revealing a prefix a little longer than the limit is enough.
     url = reveal(url.rstrip(".,;:!?*_")[: MESSAGE_QUOTE_MAX + 1])
@@ -578,7 +575,7 @@ _PATTERN_RULES = (
         _BASE64_RE,
         "base64-blob",
         WARNING,
-        lambda m: _is_base64_payload(m.group(0)),
+        lambda m: is_base64_payload(m.group(0)),
         lambda m: f"{len(m.group(0))}-character base64 run: {m.group(0)[:24]}...{m.group(0)[-8:]}",
     ),
     (_URL_RE, "url", INFO, _always, lambda m: f"links to {_url_shown(m.group(0))}"),
@@ -892,6 +889,8 @@ def _scan(
                 severity = INFO
             if rule == "pipe-to-shell" and shown_installer(match, markdown=markdown):
                 severity = WARNING
+            if rule == "base64-blob" and encodes_media(match.group(0)):
+                severity = INFO  # an embedded icon or font: listed, nothing to decode and follow
             if rule in _COMMENT_RULES:
                 # Shown verbatim in a code block: nothing there is hidden from a reader.
                 # Elsewhere nobody sees it, which matters when it says something to act on.
@@ -1005,7 +1004,7 @@ def _scan_split_base64(text: str, lines: _Lines, out: _Collector, *, fast: bool 
         if (
             len(joined) < BASE64_MIN
             or any(len(piece) >= BASE64_MIN for piece in pieces)  # the base64 rule saw it
-            or not _is_base64_payload(joined)
+            or not is_base64_payload(joined)
             # Random base64 has both cases in every 16+ piece; words in a row of long words,
             # or hex digests, do not.
             or not all(_has_both_cases(piece) for piece in pieces[:-1])
