@@ -891,7 +891,7 @@ def _assertion_text_unread(untold: list[Any]) -> None:
             return _NoText()
         return found(src)
 
-    rewrite._get_assertion_exprs = _get_assertion_exprs
+    rewrite._get_assertion_exprs = _get_assertion_exprs  # type: ignore[assignment]
 
 
 def _never_bytecode_from(workspace: str) -> None:
