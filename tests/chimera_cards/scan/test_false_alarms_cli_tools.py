@@ -327,7 +327,10 @@ def test_a_token_the_user_pastes_here_is_given_to_the_agent():
         "Check for `PRISMA_SERVICE_TOKEN` in the environment or `.env` file.\n\n"
         "If no token is available, instruct the user:\n\n"
         "> Create a service token in Prisma Console → Workspace Settings → Service Tokens.\n"
-        "> Copy the token and paste it here.\n"
+        "> Copy the token and paste it here.\n\n"
+        "Read `references/auth.md` for details on service token creation.\n\n"
+        "Once you have a token, store it in a shell variable (`PRISMA_SERVICE_TOKEN`) and use "
+        "it for all subsequent API calls.\n"
     )
     assert "prose-credential-exfiltration" not in {r for r, _ in markdown_rules_detect(page)}
 
