@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from chimera_cards._scan.hidden import hides_an_action, quoted_mention
 from chimera_cards._scan.intent import ADVICE_RE, NOT_A_REFUSAL, NOT_PAST_THEN
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
-from chimera_cards._scan.textruns import Literals
+from chimera_cards._scan.textruns import FOLDS_APART_RE, Literals
 
 # Sentences end at . ! ? followed by space, at blank lines, and at list items / headings. Every
 # alternative starts with a whitespace character, written first: re then skips to the next one
@@ -203,12 +203,6 @@ _PRECEDENCE_STARTS_RE = re.compile(
 )
 
 
-# Lower-cased, a text keeps every character's place, and a case-blind pattern of lower-case
-# ASCII words matches it where the same pattern, case-sensitive, matches the lower-cased text;
-# except for these three: "İ" lower-cases to two characters, "ı" and "ſ" match "i" and "s"
-# case-blind yet lower-case to themselves (no other character does either; checked over all
-# of Unicode in the tests).
-_FOLDS_APART_RE = re.compile("[\u0130\u0131\u017f]")
 # The start words, case-sensitive, for a sentence's lower-cased form: re tries a case-blind
 # alternation about three times slower.
 _STARTS_LOWER = {
@@ -223,7 +217,7 @@ def _search_at(
     matches: tried only there, in order (a long alternation costs a try of each of its
     branches at every offset; the words its branches start with, one trie). ``lower``:
     ``sentence.lower()``, where the starts are looked for when it keeps the same places."""
-    if lower is not None and len(lower) == len(sentence) and not _FOLDS_APART_RE.search(sentence):
+    if lower is not None and len(lower) == len(sentence) and not FOLDS_APART_RE.search(sentence):
         offsets = _STARTS_LOWER[starts].finditer(lower)
     else:
         offsets = starts.finditer(sentence)
@@ -666,6 +660,33 @@ _ATTEMPTED_RE = re.compile(
 # user asks: delete-, terminate-"): a limit on what the agent changes, which the user cannot
 # lift by asking, is a safety rule. Not asking, stopping or telling: never doing those keeps
 # the agent going or the user uninformed.
+# "never ignore …", "do not let it override …" (its object not the user: "never let the user
+# override" is the claim).
+_FORBIDS_OVERRIDE_RE = re.compile(
+    r"\b(?:never|do\s+not|don't)\s+(?:let\s+(?!(?:the\s+|any\s+)?(?:users?|humans?|operators?|anyone)"
+    r"\b)\w+\s+)?(?:ignore|override)",
+    re.I,
+)
+# What a claim of precedence can be over: someone's will or the rules the agent runs under.
+_WILL_RE = re.compile(
+    r"\b(?:users?|humans?|operators?|system|instructions?|requests?|prompts?|polic\w*|safety|"
+    r"rules?|guidance|directions?|directives?|you|your|any\w*|every\w*|others?)\b",
+    re.I,
+)
+_OWN_GUIDANCE_RE = re.compile(r"\b(?:this|these)\s+(?:file|skill|document)'s\s+\w+", re.I)
+
+
+def _wins_over_material(sentence: str, match: re.Match) -> bool:
+    """Whether "this file wins" is said of a conflict with material, not with anyone's will
+    ("When this file's guidance conflicts with a downloaded skill's structure, this file wins":
+    one document over another). The rest of the sentence must say what conflicts and name no
+    user, system, instructions, rules or the like."""
+    if not match.group(0).lower().startswith(("this", "these")):
+        return False
+    rest = _OWN_GUIDANCE_RE.sub(" ", sentence[: match.start()] + " " + sentence[match.end() :])
+    return "conflict" in rest.lower() and _WILL_RE.search(rest) is None
+
+
 _FORBIDDEN_ACT_RE = re.compile(
     r"\b(?:never|do\s+not|don't|must\s+not|must\s+never|may\s+not)\W{0,3}\s+(?:\w+\s+)?"
     r"(?:run|execute|call|invoke|delete|remove|drop|destroy|modify|change|create|write|edit|"
@@ -985,7 +1006,8 @@ def prose_findings(text: str) -> list[ProseFinding]:
             and not _attempted(sentence, precedence)
             and not _describes_option(text, at)
             and not quoted_mention(precedence)
-            and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I)
+            and not _FORBIDS_OVERRIDE_RE.search(sentence)
+            and not _wins_over_material(sentence, precedence)
             and not _FORBIDDEN_ACT_RE.search(sentence, 0, precedence.start())
         ):
             found.append(
