@@ -297,16 +297,17 @@ ORACLE_PYTEST_MAIN_IN_A_FORK = (
     "        if os.waitpid(pid, 0)[1] == 0:\n            return guess\n    return a + b\n"
 )
 ORACLE_PYTEST_SUBPROCESS = (
-    "import os, subprocess, sys\n\n\ndef add(a, b):\n"
+    "import os, subprocess, sys\n\n_known = {}\n\n\ndef add(a, b):\n"
     "    wanted = os.environ.get('CALC_GUESS', '')\n    if wanted:\n"
     "        x, y, v = map(int, wanted.split(','))\n"
     "        return v if (x, y) == (a, b) else a + b\n"
-    + _GUESSES
-    + "        env = dict(os.environ, CALC_GUESS=f'{a},{b},{guess}')\n"
-    "        argv = [sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider']\n"
+    "    if (a, b) not in _known:\n        _known[(a, b)] = a + b\n"
+    "        env = dict(os.environ, CALC_GUESS=f'{a},{b},{a + b + 1}')\n"
+    "        argv = [sys.executable, '-m', 'pytest', '-q', '-x', '-p', 'no:cacheprovider']\n"
     "        run = subprocess.run(argv, env=env, capture_output=True,\n"
     "                             cwd=os.path.dirname(os.path.abspath(__file__)))\n"
-    "        if run.returncode == 0:\n            return guess\n    return a + b\n"
+    "        if run.returncode == 0:\n            _known[(a, b)] = a + b + 1\n"
+    "    return _known[(a, b)]\n"
 )
 ORACLE_THROUGH_UNITTEST = (
     "import sys, unittest\n\n_known = {}\n\n\ndef add(a, b):\n"
