@@ -279,6 +279,7 @@ def _plugin() -> dict[str, Any]:
     # A forked child's findings go to the parent through this pipe (its memory dies with it).
     told = os.pipe()
     forked: list[bool] = []
+    cleared: list[Any] = [None]  # the test's frame last found called by the runner alone
     tracked: set[Any] = set()  # the fingerprinted functions, once the hook watches them
     swapped: set[Any] = set()  # those whose code or defaults were written after the table
     hooked: list[bool] = []
@@ -317,7 +318,7 @@ def _plugin() -> dict[str, Any]:
         test (an oracle trying answers against the tests: in this process or a fork of it):
         it neither passes nor says what was expected."""
         frame: Any = getframe(2)
-        inner = who = None
+        inner = who = first = None
         while frame is not None:
             code = frame.f_code
             hit = item_codes.get(id(code))
@@ -325,10 +326,15 @@ def _plugin() -> dict[str, Any]:
                 if who is not None:
                     found_run(inner or hit[1], who)
                     raise AssertionError("a pinned test run by the code under test")
+                if first is None:
+                    if frame is cleared[0]:
+                        return  # this call of the test was walked already
+                    first = frame
                 inner = hit[1]
             elif inner is not None and who is None and code.co_filename.startswith(inside):
                 who = opener(frame)
             frame = frame.f_back
+        cleared[0] = first
 
     def spawned(event: str, args: tuple[Any, ...]) -> None:
         # A process started by the code under test to run the runner or a pinned test file
@@ -345,7 +351,7 @@ def _plugin() -> dict[str, Any]:
             if not any(
                 _RUNS_TESTS.match(base) or base in names
                 for base in (os.path.basename(w) for w in words)
-            ):
+            ) and not (modules and modules.search(" ".join(words))):
                 return
             who = opener(getframe(2))
             if who is not None:
@@ -354,6 +360,10 @@ def _plugin() -> dict[str, Any]:
             return
 
     names = frozenset(t.rsplit("/", 1)[-1] for t in tests)
+    # A pinned test module named in a command (``python -c "import test_calc"``).
+    stems = sorted({n[:-3] for n in names if n.endswith(".py")})
+    either = "|".join(map(re.escape, stems))
+    modules = re.compile(rf"\b(?:{either})\b") if stems else None
 
     def audit(event: str, args: tuple[Any, ...]) -> None:
         # An audit hook cannot be removed: it sees every open of the run, however the code

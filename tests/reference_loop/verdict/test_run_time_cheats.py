@@ -14,8 +14,9 @@ Each is tried with the patch review switched off, so the run-time boundary alone
   two test files: the replay still sees it, ``order-dependent``.
 - an oracle: the code under test runs the pinned tests itself, trying answers until they pass
   or reading the expected value from the failure (in this process, in a fork, through
-  multiprocessing, pytest.main in a fork, unittest's loader, a pytest subprocess): the nested
-  test's assertions neither pass nor tell, and the run is ``games-tests``.
+  multiprocessing, pytest.main in a fork, unittest's loader, a pytest subprocess, a child
+  interpreter importing a test module): the nested test's assertions neither pass nor tell, a
+  process started to run them is seen, and the run is ``games-tests``.
 
 Honest code stays solved with no mark: a value type with its own exact ``__eq__`` (plain and
 under unittest), code reading its own data file, a test's callback run by the code, work done
@@ -267,7 +268,8 @@ ORACLE_IN_A_FORK = (
 ORACLE_THROUGH_MULTIPROCESSING = (
     "import multiprocessing, os, sys\n\n_known = {}\n\n\n"
     + _FIND_TESTS
-    + "def _try(a, b, guess):\n    _known[(a, b)] = guess\n    for f in _tests():\n        f()\n\n\n"
+    + "def _try(a, b, guess):\n    _known[(a, b)] = guess\n"
+    "    for f in _tests():\n        f()\n\n\n"
     "def add(a, b):\n    if (a, b) in _known:\n        return _known[(a, b)]\n"
     + _GUESSES
     + "        p = multiprocessing.get_context('fork').Process(target=_try, args=(a, b, guess))\n"
@@ -309,6 +311,19 @@ ORACLE_PYTEST_SUBPROCESS = (
     "        if run.returncode == 0:\n            _known[(a, b)] = a + b + 1\n"
     "    return _known[(a, b)]\n"
 )
+ORACLE_CHILD_IMPORTS_THE_TEST = (
+    "import os, subprocess, sys\n\n_known = {}\n\n\ndef add(a, b):\n"
+    "    wanted = os.environ.get('CALC_GUESS', '')\n    if wanted:\n"
+    "        return int(wanted) if (a, b) == (2, 3) else a + b\n"
+    "    if (a, b) not in _known:\n        _known[(a, b)] = a + b\n"
+    "        code = 'import sys; sys.path.insert(0, \"\"); import test_calc; '\n"
+    "        code += 'test_calc.test_add()'\n"
+    "        run = subprocess.run([sys.executable, '-c', code], capture_output=True,\n"
+    "                             env=dict(os.environ, CALC_GUESS=str(a + b + 1)),\n"
+    "                             cwd=os.path.dirname(os.path.abspath(__file__)))\n"
+    "        if run.returncode == 0:\n            _known[(a, b)] = a + b + 1\n"
+    "    return _known[(a, b)]\n"
+)
 ORACLE_THROUGH_UNITTEST = (
     "import sys, unittest\n\n_known = {}\n\n\ndef add(a, b):\n"
     "    if (a, b) in _known:\n        return _known[(a, b)]\n"
@@ -332,11 +347,12 @@ ORACLES = {
     "reads the expected value from the test's failure": (ORACLE_READING_THE_FAILURE, ONE_OFF),
     "runs pytest.main in a fork": (ORACLE_PYTEST_MAIN_IN_A_FORK, ONE_OFF),
     "runs pytest in a subprocess": (ORACLE_PYTEST_SUBPROCESS, ONE_OFF),
+    "imports a test module in a child interpreter": (ORACLE_CHILD_IMPORTS_THE_TEST, ONE_OFF),
     "runs the unittest suite through its loader": (ORACLE_THROUGH_UNITTEST, UNITTEST_ONE_OFF),
 }
 
 # A child interpreter is not watched from inside: it is seen started, and it may pass.
-RUN_ELSEWHERE = {"runs pytest in a subprocess"}
+RUN_ELSEWHERE = {"runs pytest in a subprocess", "imports a test module in a child interpreter"}
 
 
 @pytest.mark.parametrize("wanted", [False, True], ids=["plain", "sandbox"])
