@@ -654,6 +654,7 @@ def _plugin() -> dict[str, Any]:
 
     def pytest_runtest_logreport(report: Any) -> None:
         if report.when == "call":
+            cleared[0] = None  # the test's frame (its locals) is not kept past it
             _imports_held()
             for shown in lies:
                 emit({"e": "falseequal", "id": report.nodeid, "expl": shown[:_MAX_MSG]})
