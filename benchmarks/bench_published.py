@@ -35,6 +35,7 @@ from chimera_cards._importer.pipeline import import_source
 from chimera_cards._scan.codescan import lint_skill_paths
 from chimera_cards._scan.findings import SHAPE_RULES
 from chimera_cards._store.facade import Store
+from chimera_cards.errors import UsageError
 
 FLAG_SEVERITIES = ("error", "warning")
 
@@ -79,7 +80,15 @@ def measure(skills: list[tuple[str, Path]]) -> list[Result]:
                     if f.rule not in SHAPE_RULES and f.severity in FLAG_SEVERITIES
                 }
             )
-            imported = import_source(store, folder, jobs=1)
+            try:
+                imported = import_source(store, folder, jobs=1)
+            except (
+                UsageError
+            ) as exc:  # the folder is not read as a skill at all: the user sees this
+                results.append(
+                    Result(author, folder.name, True, bool(flags), str(exc), ["no-skill"], flags)
+                )
+                continue
             held = [r for r in imported if r.outcome == "refused" or r.status != "active"]
             holds = sorted(
                 {

@@ -16,7 +16,10 @@ PYTHONDONTWRITEBYTECODE says here.
 
 Targets: ``--version`` and ``--help`` of both CLIs <= 1.5x ``python -c pass``; ``check`` of ten
 installed skills <= 1.8x (CPU).
-Usage: python benchmarks/bench_startup.py [--runs N] [--warmup N]
+
+``--against DIR`` adds the same ``check`` run with ``PYTHONPATH=DIR`` (another checkout, e.g. a
+``git worktree`` of main) to every round, so a change is judged against its base in one run.
+Usage: python benchmarks/bench_startup.py [--runs N] [--warmup N] [--against DIR]
 """
 
 from __future__ import annotations
@@ -73,14 +76,19 @@ def _time_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def measure(
-    commands: dict[str, list[str]], env: dict[str, str], runs: int, warmup: int
+    commands: dict[str, list[str]],
+    env: dict[str, str],
+    runs: int,
+    warmup: int,
+    envs: dict[str, dict[str, str]] | None = None,
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
-    """Wall and CPU times of each command, ``runs`` rounds interleaved, after ``warmup``."""
+    """Wall and CPU times of each command, ``runs`` rounds interleaved, after ``warmup``;
+    ``envs`` gives a command an environment of its own."""
     wall: dict[str, list[float]] = {label: [] for label in commands}
     cpu: dict[str, list[float]] = {label: [] for label in commands}
     for round_ in range(warmup + runs):
         for label, argv in commands.items():
-            elapsed, used = _time_once(argv, env)
+            elapsed, used = _time_once(argv, (envs or {}).get(label, env))
             if round_ >= warmup:
                 wall[label].append(elapsed)
                 cpu[label].append(used)
@@ -106,6 +114,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument(
+        "--against", type=Path, help="also time check with this checkout's code (PYTHONPATH)"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-startup-"))
     try:
@@ -128,7 +139,12 @@ def main() -> int:
                 str(store),
             ],
         }
-        times, cpu = measure(commands, env, args.runs, args.warmup)
+        envs = {}
+        if args.against is not None:
+            label = f"check (10 skills) @{args.against.name}"
+            commands[label] = commands["chimera-cards check (10 skills)"]
+            envs[label] = env | {"PYTHONPATH": str(args.against.resolve())}
+        times, cpu = measure(commands, env, args.runs, args.warmup, envs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     base = statistics.median(times["python -c pass"])

@@ -39,6 +39,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import ssl
 import subprocess
@@ -51,6 +52,12 @@ import pytest
 
 # A stray OSError or ValueError must fail the test that caused it, not become a tidy line.
 os.environ.setdefault("CHIMERA_CARDS_DEBUG", "1")
+
+# A suite started as a background job of a non-interactive shell (`cmd &` in a script) gets SIGINT
+# ignored, and every process it starts inherits that through exec. The Ctrl-C tests need what a
+# terminal gives; a Python handler here is reset to the default in each child at exec.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The tests folder and the checkout: test files sit in package folders below TESTS_DIR.
 TESTS_DIR = Path(__file__).resolve().parent

@@ -2,20 +2,21 @@
 skills directory are skills, and each folder's files hashed as the bundle manifest lists them.
 
 ``check`` hashes every installed file on every run. This module imports only ``os``, ``stat``
-and ``hashlib``, so the console entry can start hashing (``start_scan``) before it loads the
-store and the rest; ``bundle`` and ``install`` build their types on what is found here. Nothing
-here refuses: links, special files and unreadable files become *problems* (the folder is then
-``modified``), and listing errors wait until the result is asked for.
+and ``integrity.sha256_of``, so the console entry can start hashing (``start_scan``) before it
+loads the store and the rest; ``bundle`` and ``install`` build their types on what is found
+here. Nothing here refuses: links, special files and unreadable files become *problems* (the
+folder is then ``modified``), and listing errors wait until the result is asked for.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from chimera_cards._util.integrity import sha256_of
 
 # typing.TYPE_CHECKING, without importing typing: this module is on check's start-up path.
 TYPE_CHECKING = False
@@ -271,7 +272,7 @@ def manifest_line(path: str, executable: bool, size: int, sha256: str) -> bytes:
 def records_digest(files: Sequence[FileRecord]) -> str:
     """The bundle digest of ``hash_folder``'s files (sorted by path bytes, as it returns them):
     SHA-256 of their manifest, the same digest ``bundle.bundle_digest`` gives."""
-    return hashlib.sha256(b"".join(manifest_line(*record) for record in files)).hexdigest()
+    return sha256_of(b"".join(manifest_line(*record) for record in files)).hexdigest()
 
 
 def _path_bytes(record: FileRecord) -> bytes:
@@ -303,7 +304,7 @@ def _hash_file(path: str) -> tuple[bool, int, str | None] | None:
         # early, the digest would differ and the folder be reported modified, never ok).
         want = min(st.st_size + 1, _ONE_READ)
         data = os.read(fd, want)
-        digest = hashlib.sha256(data)
+        digest = sha256_of(data)
         size = len(data)
         if size == want:
             # It grew since fstat: read on, never past the limit.

@@ -6,10 +6,10 @@ digests — the store, an install receipt, ``check`` — loads no more than this
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 
 from chimera_cards._bundles.folderscan import manifest_line
+from chimera_cards._util.integrity import sha256_of
 from chimera_cards._util.records import record
 
 
@@ -57,4 +57,4 @@ def bundle_digest(files: Iterable[BundleFile]) -> str:
     Returns:
         The bundle digest, 64 lowercase hex digits.
     """
-    return hashlib.sha256(manifest_bytes(files)).hexdigest()
+    return sha256_of(manifest_bytes(files)).hexdigest()

@@ -29,7 +29,8 @@ CHECK_FORMATS = ("text", "json", "sarif")
 Echo = Callable[..., object]  # echo(text, err=False), as click.echo is called
 
 # click.echo strips ANSI escape sequences from text not written to a terminal (click._compat).
-_ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
+# A pattern, compiled on first use (re keeps it): check's lines hold no escape.
+_ANSI = r"\033\[[0-?]*[ -/]*[@-~]"
 
 
 def echo(text: str, err: bool = False) -> None:
@@ -42,7 +43,9 @@ def echo(text: str, err: bool = False) -> None:
         terminal = stream.isatty()
     except Exception:  # click treats any failure here as "not a terminal"
         terminal = False
-    stream.write((text if terminal else _ANSI.sub("", text)) + "\n")
+    if not terminal and "\033" in text:
+        text = re.sub(_ANSI, "", text)
+    stream.write(text + "\n")
     stream.flush()
 
 

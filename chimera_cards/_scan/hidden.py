@@ -215,11 +215,17 @@ _FETCHERS = r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)"
 _INTERPRETERS = r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
 # Each alternative starts with a literal word so the scan stays linear on large cards (and the
 # fast scan finds them by those words: keep _FINDERS["pipe-to-shell"] in step).
-# An interpreter given its program (``python -m json.tool``, ``python3 -c "…"``, ``node -e``)
-# reads the download as data, not as code.
+# An interpreter given its program (``python -m json.tool``, ``python3 -c "…"``, ``node -e``,
+# a script file: ``node scripts/extract-tags.js``, ``bash scripts/x.sh "$tag"``) reads the
+# download as data, not as code.
 # The user's shell by its variable ($SHELL, a Makefile's $(SHELL)) is a shell too.
+_SCRIPT_FILE = (
+    r"[\"']?(?!-)(?:\$\([^)\n]*\)|\$\{[^}\n]*\}|[\w./~-])*?\w\.(?:js|mjs|cjs|ts|py|sh|bash|zsh|rb|pl)"
+    r"[\"']?(?![\w.-])"
+)
 _PIPE_TAIL = (
-    rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/[\w/]*/)?{_INTERPRETERS}\b(?![ \t]+-[mce]\b)|"
+    rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/[\w/]*/)?{_INTERPRETERS}\b"
+    rf"(?![ \t]+(?:-[mce]\b|{_SCRIPT_FILE}))|"
     r"\$(?:SHELL\b|\{SHELL\}|\(SHELL\)))"
 )
 _PIPE_TO_SHELL_RE = re.compile(

@@ -24,8 +24,9 @@ _ROOT_RE = re.compile(r"\b(?:sudo|doas|su|runas|pkexec)\b", re.IGNORECASE)
 _SENT_WITH_RE = re.compile(
     r"[$`]|\s-(?:[a-zA-Z]*[dTFHbu]\b|-data|-upload|-form|-header|-cookie|-user\b|Body\b|InFile\b|Headers\b)"
 )
+# The address: an option's dotted value (curl's --tlsv1.2) is no host.
 INSTALLER_URL_RE = re.compile(
-    r"(?<![\w.])(https?://)?([\w-]+(?:\.[\w-]+)+)(?::\d+)?(/[^\s'\"|)`]*)?"
+    r"(?<![\w.-])(https?://)?(\w[\w-]*(?:\.[\w-]+)+)(?::\d+)?(/[^\s'\"|)`]*)?"
 )
 _SHORTENERS = frozenset(
     ("bit.ly", "tinyurl.com", "is.gd", "t.co", "goo.gl", "ow.ly", "rebrand.ly", "cutt.ly", "v.gd",
@@ -44,7 +45,9 @@ def shown_installer(match: re.Match, *, markdown: bool) -> bool:
     body = match.group(0)
     comment = before.lstrip().startswith("#") and "<!--" not in before
     # a command of its own in a code block, or an inline code span in a sentence
-    span = before.endswith("`") and before.count("`") == 1 and not _HIDING_BEFORE_RE.search(before)
+    # (an odd count of backticks before it: earlier spans on the line, a table's cells, closed)
+    span = before.endswith("`") and before.count("`") % 2 == 1
+    span = span and not _HIDING_BEFORE_RE.search(before)
     if not comment and not (markdown and (span or _SHOWN_BEFORE_RE.fullmatch(before))):
         return False
     if not comment:

@@ -4,10 +4,9 @@ outside the skill; decoded or downloaded data followed to ``exec``.
 
 Values are folded where they are written out (``"~/.s" + "sh"``, ``"".join([...])``,
 ``base64.b64decode("…")``, ``getattr(os, "sys" + "tem")``), so obfuscation counts as what it
-hides. Functions are summarised (what they return, which of their parameters they send), by
-name and across the files of a bundle, so collecting in one file, encoding in another and
-sending in a third is one flow. Shell run from Python (``subprocess``, ``os.system``) goes through
-:mod:`chimera_cards._scan.shell` with the Python values it is given.
+hides. Functions are summarised (what they return, which parameters they send) by name across
+a bundle's files: collecting, encoding and sending in three files is one flow. Shell run from
+Python goes through :mod:`chimera_cards._scan.shell` with the Python values it is given.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from chimera_cards._scan.pyshapes import (
     hidden_or_scratch,
     imports_saved_module,
     outside_skill,
+    own_emit,
     parse_python,
     retrieved_to,
     sends_nowhere,
@@ -189,11 +189,11 @@ _HEADER_KWARGS = frozenset({"headers", "auth", "cookies"})
 
 @dataclass
 class Summaries:
-    """What the functions of a bundle do, by name: their return (with ``param`` taints standing
-    for their arguments) and the sends their parameters reach."""
+    """What a bundle's functions do, by name: their return (``param`` taints for arguments)."""
 
     returns: dict[str, Out] = field(default_factory=dict)
-    sends: dict[str, list[Send]] = field(default_factory=dict)
+    sends: dict[str, list[Send]] = field(default_factory=dict)  # the sends parameters reach
+    methods: frozenset[str] = frozenset()  # the names of the bundle's classes' methods
 
 
 @dataclass
@@ -571,7 +571,7 @@ class _Analyser(_PyFolding):
             if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
                 known = self.attrs.get(node.attr)
                 return known.copy() if known is not None else Out()
-            return self.value(node.value)
+            return self.value(node.value).attribute(node.attr)
         if isinstance(node, ast.Subscript):
             base = self.dotted(node.value)
             if base in ("os.environ", "environ"):
@@ -861,9 +861,9 @@ class _Analyser(_PyFolding):
         is_send = short in _SEND_METHODS and (short != "send" or root not in ("gen", "generator"))
         if name.endswith("urlopen") or (short in _HTTP_GETTERS and root in _NET_ROOTS):
             is_send = True
-        if short == "emit" and root in ("self", "signal", "socketio") and root != "socketio":
+        if short == "emit" and own_emit(self.summaries.methods, root, self.aliases):
             is_send = False
-        is_send = is_send and not sends_nowhere(node, short, [*args, *kwargs.values()])
+        is_send = is_send and not sends_nowhere(node, name, short, [*args, *kwargs.values()])
         dns = name in _DNS or short in ("gethostbyname", "getaddrinfo")
         clipboard = name in _CLIPBOARD or short in ("clipboard_append", "setClipboardText")
         if is_send:

@@ -331,14 +331,50 @@ def names_no_url(call: ast.Call) -> bool:
     ) and not any(kw.arg in (None, "url", "endpoint", "uri") for kw in call.keywords)
 
 
-def sends_nowhere(call: ast.Call, short: str, given: Iterable[Any]) -> bool:
-    """Whether a put/post/patch or upload call sends nothing to an address: it names no URL
-    (``names_no_url``), and for an upload carries nothing sensitive either (an SDK's
+def sends_nowhere(call: ast.Call, name: str, short: str, given: Iterable[Any]) -> bool:
+    """Whether a put/post/patch or upload call sends nothing to an address: a test's
+    ``unittest.mock.patch`` (it replaces a name), or a call that names no URL
+    (``names_no_url``) and, for an upload, carries nothing sensitive either (an SDK's
     ``client.music.upload(file=open("song.mp3"))`` goes to the vendor's own service; sensitive
     data given to it is still a send). ``given``: what the call's arguments hold (their taint)."""
+    if name.split(".")[0] in ("unittest", "mock", "mocker") and ".patch" in f".{name}":
+        return True
     if short in ("put", "post", "patch"):
         return names_no_url(call)
     return short == "upload" and names_no_url(call) and not any(out.taint for out in given)
+
+
+# Libraries whose objects deliver an ``emit()`` to another machine (Socket.IO and the like).
+_EVENT_SENDERS = frozenset(
+    {"socketio", "flask_socketio", "engineio", "websocket", "websockets", "pusher", "ably",
+     "pysher", "nats", "paho", "zmq", "aiohttp", "tornado"}
+)  # fmt: skip
+
+
+def class_methods(trees: Iterable[ast.Module | None]) -> frozenset[str]:
+    """The names of the methods the classes of a bundle's Python files define."""
+    return frozenset(
+        item.name
+        for tree in trees
+        if tree is not None
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for item in node.body
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+
+
+def own_emit(methods: Container[str], root: str, aliases: dict[str, str]) -> bool:
+    """Whether ``root.emit(…)`` stays on this machine: a Qt signal (``self.x.emit``,
+    ``signal.emit``), or the bundle's own ``emit`` (a CLI's output writer) rather than a
+    socket's: the bundle defines one, ``root`` is no imported name, and the module imports no
+    library whose objects emit to another machine. What the bundle's ``emit`` sends is
+    summarised and counted at the call as any function's."""
+    return root in ("self", "signal") or (
+        "emit" in methods
+        and root not in aliases
+        and not any(module.split(".")[0] in _EVENT_SENDERS for module in aliases.values())
+    )
 
 
 # Calls that keep a path inside its folder (or reduce it to a bare name) when a function makes

@@ -46,6 +46,12 @@ _SECRET_PARTS = frozenset(
 )
 # Parts that, with one of the above, still name no secret (SSH_AUTH_SOCK, KEY_PATH is a path).
 _NOT_SECRET_PARTS = frozenset({"SOCK", "PATH", "FILE", "DIR", "URL", "ID", "NAME", "TYPE"})
+# Parts that say the value is published to every client (Stripe's and Clerk's publishable keys,
+# the NEXT_PUBLIC_/EXPO_PUBLIC_/PLASMO_PUBLIC_ variables a framework builds into the browser
+# bundle): no secret, unless a part says it is one (NEXT_PUBLIC_SECRET is misnamed, not public).
+_PUBLIC_PARTS = frozenset({"PUBLIC", "PUBLISHABLE"})
+_SAYS_SECRET = frozenset({"SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASSPHRASE", "PRIVATE",
+                          "MNEMONIC", "SEED", "CREDENTIAL", "CREDENTIALS"})  # fmt: skip
 _ALWAYS_SECRET = re.compile(
     r"^(?:AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GH_TOKEN|GITHUB_TOKEN|NPM_TOKEN|PYPI_TOKEN|"
     r"OPENAI_API_KEY|ANTHROPIC_API_KEY|DATABASE_URL|.*_DSN|.*CONNECTION_STRING)$"
@@ -76,6 +82,8 @@ def is_secret_name(name: str) -> bool:
         return True
     parts = [p for p in re.split(r"[^A-Z0-9]+", upper) if p]
     if not parts or parts[-1] in _NOT_SECRET_PARTS:
+        return False
+    if not _PUBLIC_PARTS.isdisjoint(parts) and _SAYS_SECRET.isdisjoint(parts):
         return False
     return any(p in _SECRET_PARTS for p in parts) or upper.endswith(("APIKEY", "TOKEN", "SECRET"))
 
@@ -189,7 +197,8 @@ _CRED_PARTS = (
     r"\.terraform\.d[/\\]credentials|\.databrickscfg\b|\.s3cfg\b|\.boto\b|(?:huggingface|\.hf)[/\\]token\b|"
     r"\.m2[/\\]settings\.xml|\.gradle[/\\]gradle\.properties|\.composer[/\\]auth\.json|\.config[/\\]rclone|"
     r"\.docker[/\\]config|\.config[/\\]gh\b|\.netlify[/\\]|\.heroku\b|\bcredentials\.tfrc\.json",
-    r"(?<![\w.-])\.env(?:\.[\w-]+)?(?![\w/\\-])",
+    # a dotenv file; its committed templates (.env.example, .env.sample) hold names, not secrets
+    r"(?<![\w.-])\.env(?!\.(?:example|sample|template|dist|defaults?)(?![\w.-]))(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
     r"/etc/shadow\b",
     # shell histories: every token typed on a command line

@@ -3,9 +3,12 @@ decoded or downloaded), each command as run, and a unit's facts for the rules to
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from chimera_cards._scan.sensitive import CodeFacts, Taint
+
+_DOTENV = re.compile(r"\.env(?:\.[\w-]+)?")
 
 # Past this many commands in one unit the rest are not looked at one by one (the findings of
 # the first ones are enough, and a megabyte of ``curl`` words stays linear and small).
@@ -30,6 +33,15 @@ class Out:
 
     def copy(self) -> Out:
         return Out(set(self.taint), self.decoded, self.downloaded)
+
+    def attribute(self, name: str) -> Out:
+        """What ``value.name`` holds. A path's ``parent`` is the folder it is in: a dotenv file's
+        folder is the project it configures, so that store's taint stays with the file (the
+        folder of any other store, ``~/.ssh``, keeps it)."""
+        if name not in ("parent", "parents"):
+            return self
+        kept = {t for t in self.taint if t.kind != "credential" or not _DOTENV.fullmatch(t.what)}
+        return Out(kept, self.decoded, self.downloaded)
 
 
 @dataclass

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 
@@ -14,10 +13,11 @@ from chimera_cards._store.anchor import (
     write_anchor,
 )
 from chimera_cards._store.connection import StoreConnection, _loads_or_raw, utc_now
+from chimera_cards._util.integrity import sha256_of
 from chimera_cards._util.records import asdict, record
 
 _encode_str = json.encoder.encode_basestring
-_sha256 = hashlib.sha256
+_sha256 = sha256_of
 GENESIS_HASH = "0" * 64
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -11,6 +10,7 @@ from chimera_cards._bundles.manifest import BundleFile, bundle_digest
 from chimera_cards._store.audit import AuditMixin
 from chimera_cards._store.connection import _id_chunks
 from chimera_cards._store.rows import Version
+from chimera_cards._util.integrity import sha256_of
 from chimera_cards.errors import (
     TamperedBlobError,
     UnknownVersionError,
@@ -39,7 +39,7 @@ class BlobsMixin(AuditMixin):
     def put_blob(self, conn: sqlite3.Connection, data: bytes, sha256: str | None = None) -> str:
         """Store ``data`` under its SHA-256 (no-op if present) and return the hex digest.
         ``sha256``: that digest, when the caller has just computed it from these bytes."""
-        sha = hashlib.sha256(data).hexdigest() if sha256 is None else sha256
+        sha = sha256_of(data).hexdigest() if sha256 is None else sha256
         conn.execute(
             "INSERT OR IGNORE INTO blobs (sha256, data, size) VALUES (?, ?, ?)",
             (sha, sqlite3.Binary(data), len(data)),
@@ -187,7 +187,7 @@ class BlobsMixin(AuditMixin):
     def skill_bytes(self, version: Version) -> bytes:
         """The exact SKILL.md bytes of a version, re-hashed (TamperedBlobError if they differ)."""
         data = self.get_blob(version.skill_sha256)
-        if data is None or hashlib.sha256(data).hexdigest() != version.skill_sha256:
+        if data is None or sha256_of(data).hexdigest() != version.skill_sha256:
             raise TamperedBlobError(
                 f"{version.name} {version.sha256[:12]}: stored SKILL.md bytes are missing or do "
                 "not match their hash; run `chimera-cards verify`"

@@ -6,7 +6,6 @@ chimera-cards (more migrations than this one knows) is refused rather than guess
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Callable
 
@@ -120,6 +119,8 @@ CREATE INDEX versions_digest ON versions(digest);
 
 def _migrate_bundles(conn: sqlite3.Connection) -> None:
     """Migration 4: the bundle tables, and each existing version recorded as a one-file bundle."""
+    import hashlib  # only when migrating: every opening of a store loads this module
+
     for statement in _split_sql(_SCHEMA_4_BUNDLES):
         conn.execute(statement)
     rows = conn.execute(

@@ -17,7 +17,8 @@ from chimera_cards.errors import UsageError
 
 # JSON numbers above this lose precision in some readers; no name gets that many approvals.
 MAX_SEQUENCE = 2**53 - 1
-_DURATION = re.compile(r"\s*(\d{1,6})\s*([smhdw])\s*")
+# A pattern, compiled on first use (re keeps it): check loads this module and reads no duration.
+_DURATION = r"\s*(\d{1,6})\s*([smhdw])\s*"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 # A hundred years: anything longer is a typo, not a policy.
 _MAX_SECONDS = 100 * 365 * 86400
@@ -36,7 +37,7 @@ def parse_duration(text: str) -> timedelta:
     Raises:
         UsageError: anything else.
     """
-    match = _DURATION.fullmatch(text or "")
+    match = re.fullmatch(_DURATION, text or "")
     if match is None:
         raise UsageError(
             f"{text!r} is not a duration: give a whole number and s, m, h, d or w (e.g. 90d)"

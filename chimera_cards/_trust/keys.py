@@ -15,20 +15,22 @@ verifies bytes.
 
 from __future__ import annotations
 
-import base64
+# base64's b64encode/b64decode(validate=True) are these binascii calls; base64 itself (and the
+# struct it loads) would cost check's start-up.
 import binascii
 import functools
-import hashlib
 import json
 import os
 import re
 from pathlib import Path
 
+from chimera_cards._util.integrity import sha256_of
 from chimera_cards._util.records import record
 from chimera_cards.errors import ChimeraError, KeyExistsError, KeyWriteError, UsageError
 
 PUBKEY_PREFIX = "ed25519"
-KEY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# A pattern, compiled on first use (re keeps it): check loads this module and matches no name.
+_KEY_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 MAX_ENVELOPE_BYTES = 64 * 1024
 
 # ``cryptography`` is imported where a key is made, loaded or checked, not with this module: a
@@ -72,7 +74,7 @@ def find_private_key(spec: str | os.PathLike, store_path: str | os.PathLike | No
     """
     path = Path(spec).expanduser()
     text = str(spec)
-    if path.exists() or os.sep in text or "/" in text or not KEY_NAME_RE.match(text):
+    if path.exists() or os.sep in text or "/" in text or not re.match(_KEY_NAME, text):
         return path
     places = []
     if store_path is not None:
@@ -123,7 +125,7 @@ def list_private_keys(store_path: str | os.PathLike | None = None) -> list[KeyFi
         for entry in names:
             name = entry[: -len(".key")]
             path = folder / entry
-            if not entry.endswith(".key") or name in found or not KEY_NAME_RE.match(name):
+            if not entry.endswith(".key") or name in found or not re.match(_KEY_NAME, name):
                 continue
             if not path.is_file():
                 continue
@@ -137,7 +139,7 @@ def list_private_keys(store_path: str | os.PathLike | None = None) -> list[KeyFi
 
 def check_key_name(name: str) -> str:
     # The name becomes a file name and a trust-list entry: keep it to a safe, printable alphabet.
-    if not KEY_NAME_RE.match(name):
+    if not re.match(_KEY_NAME, name):
         raise UsageError(
             f"bad key name {name!r}: use letters, digits, '.', '_' or '-' "
             "(at most 64, not starting with a dot)"
@@ -153,10 +155,10 @@ class PublicKey:
 
     @functools.cached_property  # read per statement on every match; the key never changes
     def keyid(self) -> str:
-        return hashlib.sha256(self.raw).hexdigest()[:16]
+        return sha256_of(self.raw).hexdigest()[:16]
 
     def text(self, comment: str = "") -> str:
-        line = f"{PUBKEY_PREFIX} {base64.b64encode(self.raw).decode('ascii')}"
+        line = f"{PUBKEY_PREFIX} {binascii.b2a_base64(self.raw, newline=False).decode('ascii')}"
         return f"{line} {comment}" if comment else line
 
     @functools.cached_property
@@ -345,7 +347,7 @@ def parse_public_key(text: str) -> PublicKey:
     else:
         raise KeyFileError("not a public key: expected 'ed25519 <base64>' (a .pub file's text)")
     try:
-        raw = base64.b64decode(b64, validate=True)
+        raw = binascii.a2b_base64(b64, strict_mode=True)
     except (binascii.Error, ValueError):
         raise KeyFileError("public key is not valid base64") from None
     if len(raw) != 32:
@@ -384,9 +386,12 @@ def sign_envelope(private: Ed25519PrivateKey, payload_type: str, payload: bytes)
     sig = private.sign(pae(payload_type, payload))
     return {
         "payloadType": payload_type,
-        "payload": base64.b64encode(payload).decode("ascii"),
+        "payload": binascii.b2a_base64(payload, newline=False).decode("ascii"),
         "signatures": [
-            {"keyid": public_of(private).keyid, "sig": base64.b64encode(sig).decode("ascii")}
+            {
+                "keyid": public_of(private).keyid,
+                "sig": binascii.b2a_base64(sig, newline=False).decode("ascii"),
+            }
         ],
     }
 
@@ -443,14 +448,14 @@ def verify_envelope(
     """
     env = parse_envelope(env)
     try:
-        payload = base64.b64decode(env["payload"], validate=True)
+        payload = binascii.a2b_base64(env["payload"], strict_mode=True)
     except (binascii.Error, ValueError):
         return None
     message = pae(env["payloadType"], payload)
     ok: list[str] = []
     for s in env["signatures"]:
         try:
-            sig = base64.b64decode(s["sig"], validate=True)
+            sig = binascii.a2b_base64(s["sig"], strict_mode=True)
         except (binascii.Error, ValueError):
             continue
         hint = s.get("keyid")
@@ -469,7 +474,7 @@ def verify_envelope(
 def _verify(key: PublicKey, sig: bytes, message: bytes, memo: dict[bytes, bool] | None) -> bool:
     if memo is None:
         return key.verify(sig, message)
-    ident = hashlib.sha256(key.raw + b"\0" + sig + b"\0" + message).digest()
+    ident = sha256_of(key.raw + b"\0" + sig + b"\0" + message).digest()
     found = memo.get(ident)
     if found is None:
         found = memo[ident] = key.verify(sig, message)

@@ -13,9 +13,9 @@ so the gate, the approve command, import and ``verify`` all decide the same way.
 
 from __future__ import annotations
 
-import base64
+# base64's b64encode/b64decode(validate=True) are these binascii calls; base64 itself (and the
+# struct it loads) would cost check's start-up.
 import binascii
-import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -32,6 +32,7 @@ from chimera_cards._trust.keys import (
     sign_envelope,
     verify_envelope,
 )
+from chimera_cards._util.integrity import sha256_of
 from chimera_cards._util.records import asdict, field, record
 from chimera_cards._util.urls import is_url
 from chimera_cards.errors import UsageError
@@ -222,7 +223,7 @@ def peek_statement(envelope: dict | str) -> Statement | None:
     """The statement an envelope *claims*, unverified: for indexing and messages, never trust."""
     try:
         env = parse_envelope(envelope)
-        return parse_payload(base64.b64decode(env["payload"], validate=True))
+        return parse_payload(binascii.a2b_base64(env["payload"], strict_mode=True))
     except (EnvelopeError, binascii.Error, ValueError):
         return None
 
@@ -518,7 +519,7 @@ def verdict_key(
         ensure_ascii=False,
         default=repr,
     )
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return sha256_of(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def evaluate_remembered(

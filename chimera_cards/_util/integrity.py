@@ -7,22 +7,54 @@ normalised to lowercase hex before comparing.
 
 from __future__ import annotations
 
-import base64
+# base64's b64encode/b64decode(validate=True) are these binascii calls; base64 itself (and the
+# struct it loads) would cost check's start-up.
 import binascii
-import hashlib
+import sys
 
 from chimera_cards.errors import ChimeraError, UsageError
 
+TYPE_CHECKING = False  # typing is not imported at run time: check starts up on this module
+if TYPE_CHECKING:
+    from hashlib import _Hash
+
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+# SHA-256 is SHA-256 whichever code computes it. OpenSSL's (hashlib) hashes ~5x faster per byte
+# than CPython's own, but loading it costs about as much as hashing 1 MiB with CPython's: a
+# process hashes with CPython's own until it has hashed this much, then loads OpenSSL's, so it
+# never spends more than twice what the better choice made up front would have.
+OPENSSL_AFTER_BYTES = 1 << 20
+_left = [OPENSSL_AFTER_BYTES]  # what this process may still hash with CPython's own
+try:
+    if sys.version_info >= (3, 12):
+        from _sha2 import sha256 as _own_sha256
+    else:
+        from _sha256 import sha256 as _own_sha256  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # built without its own hashes: OpenSSL's from the start
+    _own_sha256 = None
 
 
 class IntegrityError(ChimeraError):
     """The bytes do not hash to what the user pinned: refuse them."""
 
 
+def sha256_of(data: bytes = b"") -> _Hash:
+    """A SHA-256 hash object of ``data`` (as ``hashlib.sha256``'s): CPython's own while this
+    process has hashed less than ``OPENSSL_AFTER_BYTES``, then OpenSSL's."""
+    size = len(data)
+    if _own_sha256 is not None and size <= _left[0]:
+        _left[0] -= size
+        return _own_sha256(data)
+    _left[0] = 0
+    import hashlib
+
+    return hashlib.sha256(data)
+
+
 def sha256_hex(data: bytes) -> str:
     """The lowercase hex SHA-256 of ``data``."""
-    return hashlib.sha256(data).hexdigest()
+    return sha256_of(data).hexdigest()
 
 
 def is_hex(value: str, length: int | None = None) -> bool:
@@ -46,7 +78,8 @@ def parse_sha256(value: str, what: str = "--digest") -> str:
 
 def sri(data: bytes) -> str:
     """The Subresource-Integrity form, ``sha256-<standard base64 of the digest>``."""
-    return "sha256-" + base64.b64encode(hashlib.sha256(data).digest()).decode("ascii")
+    digest = sha256_of(data).digest()
+    return "sha256-" + binascii.b2a_base64(digest, newline=False).decode("ascii")
 
 
 def _hex_from_sri(value: str) -> str:
@@ -54,7 +87,7 @@ def _hex_from_sri(value: str) -> str:
     if algo.lower() != "sha256" or not encoded:
         raise UsageError(f"integrity {value!r} is not of the form sha256-<base64>")
     try:
-        digest = base64.b64decode(encoded, validate=True)
+        digest = binascii.a2b_base64(encoded, strict_mode=True)
     except (binascii.Error, ValueError):
         raise UsageError(f"integrity {value!r} has invalid base64") from None
     if len(digest) != 32:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import subprocess
+import sys
 
 import pytest
 
@@ -68,3 +71,28 @@ def test_check_integrity_accepts_match_and_refuses_mismatch():
     with pytest.raises(IntegrityError, match="mismatch") as exc:
         check_integrity(DATA + b"tampered", HEX)
     assert exc.value.exit_code == 1
+
+
+def test_sha256_of_gives_sha256_before_and_after_openssl_takes_over():
+    # A fresh process: CPython's own SHA-256 until OPENSSL_AFTER_BYTES were hashed, then
+    # OpenSSL's (hashlib); the digests are SHA-256's either way, including across the switch.
+    probe = (
+        "import sys, json\n"
+        "from chimera_cards._util.integrity import OPENSSL_AFTER_BYTES, sha256_of\n"
+        "out = []\n"
+        "for size in (0, 1, 64, 1000, OPENSSL_AFTER_BYTES - 1067, 2, 3 * OPENSSL_AFTER_BYTES):\n"
+        "    data = bytes(i % 251 for i in range(size))\n"
+        "    h = sha256_of(data)\n"
+        "    h.update(b'more')\n"
+        "    out.append([size, h.hexdigest(), '_hashlib' in sys.modules])\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    rows = json.loads(done.stdout)
+    for size, hexdigest, _ in rows:
+        data = bytes(i % 251 for i in range(size))
+        assert hexdigest == hashlib.sha256(data + b"more").hexdigest(), size
+    # Exactly OPENSSL_AFTER_BYTES hashed load no OpenSSL; the hash that would pass it does.
+    assert [openssl for *_, openssl in rows] == [False] * 6 + [True]
