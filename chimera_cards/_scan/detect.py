@@ -394,7 +394,7 @@ class _Detector:
             )
             self.python_scripts.append((unit, text, known))
             tree = trees.get(path)
-            for line, what in traversals(tree) if tree is not None else ():
+            for line, what in traversals(tree, text) if tree is not None else ():
                 unit.findings.append(Finding("path-from-input", "warning", what, line, path))
         elif language == "shell":
             analyse_shell(text, embed=embed, facts=unit.shell)

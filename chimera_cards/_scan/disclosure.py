@@ -10,8 +10,11 @@ a private key, a secret's variable name), not a value the skill itself makes and
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
+
+from chimera_cards._scan.textruns import FOLDS_APART_RE
 
 # A secret the user already holds, named as such.
 _SECRET = (
@@ -37,13 +40,21 @@ _RUNAWAY_RE = re.compile(
     r"(?:once|when|after)|only\s+stop\s+(?:once|when))\b[^.!?\n]{0,80}?" + _SECRET,
     re.I,
 )
+# Words every match of each rule ends with, and words every secret of ``_SECRET`` holds
+# (lower-case): a sentence whose lower case holds none of either cannot match the rule.
+_DISCLOSE_WORDS = ("response", "reply", "answer", "message", "output", "summary", "chat")
+_RUNAWAY_WORDS = ("until", "till", "stop")
+_SECRET_WORDS = ("header", "token", "key", "password", "passphrase", "credential", "cookie",
+                 "secret", ".env", ".ssh", ".aws", ".netrc", ".npmrc", ".pypirc")  # fmt: skip
 _NEGATED_RE = re.compile(
     r"\b(?:never|not|don'?t|do\s+not|avoid|without|no|refuse|must\s+not|shouldn'?t)\b", re.I
 )
 # A sentence ends at . ! ? before a space, or at a blank line; a single line break inside a
 # paragraph (Markdown wraps sentences) reads as a space.
-_SENTENCE_RE = re.compile(r"(?:[^.!?\n]|[.!?](?!\s)|\n(?![ \t]*\n))+")
-_SOFT_BREAK_RE = re.compile(r"(?<!\n)\n(?![ \t]*\n)")
+# (Runs of the first branch taken whole: the same sentences, without a try per character.)
+_SENTENCE_RE = re.compile(r"(?:[^.!?\n]+|[.!?](?!\s)|\n(?![ \t]*\n))+")
+# (The look-behind after the line break: re then skips from one line break to the next.)
+_SOFT_BREAK_RE = re.compile(r"\n(?<!\n\n)(?![ \t]*\n)")
 _GATE = (
     "response",
     "reply",
@@ -79,18 +90,51 @@ def disclosure_findings(text: str) -> list[DisclosureFinding]:
     lower = text.lower()
     if not any(piece in lower for piece in _GATE):
         return []
+    # Where each rule's words are written: only the sentences holding one are tried. Lower
+    # case keeps the text's places and mirrors case-blind matching but for the characters of
+    # FOLDS_APART_RE; a text holding one has every sentence tried.
+    exact = text.isascii() or FOLDS_APART_RE.search(text) is None
+    rules = [
+        (pattern, _where(lower, words) if exact else None, rule, what)
+        for pattern, words, rule, what in _RULES
+    ]
     found: list[DisclosureFinding] = []
     for sentence in _SENTENCE_RE.finditer(_SOFT_BREAK_RE.sub(" ", text)):
-        body = sentence.group(0)
-        for pattern, rule, what in (
-            (_DISCLOSE_RE, "prose-secret-disclosure", "asks for a secret to be repeated into "
-             "the reply"),
-            (_RUNAWAY_RE, "prose-runaway-tool", "asks for a tool to be called without end "
-             "until a secret turns up"),
-        ):  # fmt: skip
+        start, end = sentence.span()
+        secret: bool | None = None
+        for pattern, starts, rule, what in rules:
+            if starts is not None:
+                at = bisect.bisect_left(starts, start)
+                if at == len(starts) or starts[at] >= end:
+                    continue
+                if secret is None:
+                    held = lower[start:end]
+                    secret = any(word in held for word in _SECRET_WORDS)
+                if not secret:
+                    continue
+            body = sentence.group(0)
             hit = pattern.search(body)
             if hit is None or _NEGATED_RE.search(body, 0, hit.start()):
                 continue
             quote = " ".join(body.split())[:140]
-            found.append(DisclosureFinding(rule, "warning", f"{what}: {quote!r}", sentence.start()))
+            found.append(DisclosureFinding(rule, "warning", f"{what}: {quote!r}", start))
     return found
+
+
+def _where(lower: str, words: tuple[str, ...]) -> list[int]:
+    """Sorted offsets where any of ``words`` starts in ``lower``."""
+    starts: list[int] = []
+    for word in words:
+        at = lower.find(word)
+        while at != -1:
+            starts.append(at)
+            at = lower.find(word, at + 1)
+    return sorted(starts)
+
+
+_RULES = (
+    (_DISCLOSE_RE, _DISCLOSE_WORDS, "prose-secret-disclosure",
+     "asks for a secret to be repeated into the reply"),
+    (_RUNAWAY_RE, _RUNAWAY_WORDS, "prose-runaway-tool",
+     "asks for a tool to be called without end until a secret turns up"),
+)  # fmt: skip

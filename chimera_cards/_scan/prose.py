@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from chimera_cards._scan.hidden import hides_an_action, quoted_mention
 from chimera_cards._scan.intent import ADVICE_RE, NOT_A_REFUSAL, NOT_PAST_THEN
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
-from chimera_cards._scan.textruns import Literals
+from chimera_cards._scan.textruns import FOLDS_APART_RE, Literals
 
 # Sentences end at . ! ? followed by space, at blank lines, and at list items / headings. Every
 # alternative starts with a whitespace character, written first: re then skips to the next one
@@ -203,12 +203,6 @@ _PRECEDENCE_STARTS_RE = re.compile(
 )
 
 
-# Lower-cased, a text keeps every character's place, and a case-blind pattern of lower-case
-# ASCII words matches it where the same pattern, case-sensitive, matches the lower-cased text;
-# except for these three: "İ" lower-cases to two characters, "ı" and "ſ" match "i" and "s"
-# case-blind yet lower-case to themselves (no other character does either; checked over all
-# of Unicode in the tests).
-_FOLDS_APART_RE = re.compile("[\u0130\u0131\u017f]")
 # The start words, case-sensitive, for a sentence's lower-cased form: re tries a case-blind
 # alternation about three times slower.
 _STARTS_LOWER = {
@@ -223,7 +217,7 @@ def _search_at(
     matches: tried only there, in order (a long alternation costs a try of each of its
     branches at every offset; the words its branches start with, one trie). ``lower``:
     ``sentence.lower()``, where the starts are looked for when it keeps the same places."""
-    if lower is not None and len(lower) == len(sentence) and not _FOLDS_APART_RE.search(sentence):
+    if lower is not None and len(lower) == len(sentence) and not FOLDS_APART_RE.search(sentence):
         offsets = _STARTS_LOWER[starts].finditer(lower)
     else:
         offsets = starts.finditer(sentence)

@@ -8,11 +8,15 @@ from __future__ import annotations
 import ast
 import base64
 import binascii
+import bisect
 import codecs
 import re
 import warnings
+from collections import deque
 from collections.abc import Container, Iterable
 from typing import Any
+
+from chimera_cards._scan.pystatements import first_line
 
 
 def decode_constant(name: str, raw: str, extra: list[str | None]) -> str | None:
@@ -420,12 +424,13 @@ def _extends(node: ast.AST, params: set[str], roots: dict[str, str]) -> str | No
     return None
 
 
-def traversals(tree: ast.Module) -> list[tuple[int, str]]:
+def traversals(tree: ast.Module, text: str) -> list[tuple[int, str]]:
     """Files opened at a fixed folder extended by a function's argument, in functions that
     make no call keeping the path inside that folder: what ``../../etc/passwd`` escapes.
 
     Args:
         tree: the module.
+        text: its source (``tree`` is its parse).
     Returns:
         (line, what) per such open.
     """
@@ -438,42 +443,111 @@ def traversals(tree: ast.Module) -> list[tuple[int, str]]:
         if isinstance(target, ast.Name)
     }  # fmt: skip
     found: list[tuple[int, str]] = []
-    for func in ast.walk(tree):
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    for func in _functions(_opening(tree.body, text)):
+        opens = [
+            c for c in func.calls
+            if isinstance(c.func, ast.Name) and c.func.id == "open" and c.args
+        ]  # fmt: skip
+        if (
+            not opens
+            or func.dotdot
+            or any(
+                (c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
+                in _CONFINING
+                for c in func.calls
+            )
+        ):
             continue
-        params = {a.arg for a in [*func.args.args, *func.args.kwonlyargs]} - {"self", "cls"}
-        if not params:
-            continue
-        calls = [n for n in ast.walk(func) if isinstance(n, ast.Call)]
-        if any(
-            (c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
-            in _CONFINING
-            for c in calls
-        ) or any(isinstance(n, ast.Constant) and n.value == ".." for n in ast.walk(func)):
-            continue
-        local = dict(roots)
+        params, local = func.params, dict(roots)
         paths: dict[str, str] = {}
-        for node in ast.walk(func):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target = node.targets[0]
-                if isinstance(target, ast.Name):
-                    root = _fixed_root(node.value, local)
-                    if root:
-                        local[target.id] = root
-                    built = _extends(node.value, params, local)
-                    if built:
-                        paths[target.id] = built
-        for call in calls:
-            if not (isinstance(call.func, ast.Name) and call.func.id == "open" and call.args):
-                continue
+        for node in func.assigns:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                root = _fixed_root(node.value, local)
+                if root:
+                    local[target.id] = root
+                built = _extends(node.value, params, local)
+                if built:
+                    paths[target.id] = built
+        for call in opens:
             arg = call.args[0]
             root = paths.get(arg.id) if isinstance(arg, ast.Name) else _extends(arg, params, local)
             if root:
                 found.append(
                     (call.lineno, f"opens a path under {root} that an argument of "
-                     f"{func.name}() extends, unchecked")
+                     f"{func.node.name}() extends, unchecked")
                 )  # fmt: skip
     return found
+
+
+class _Function:
+    """A function with parameters, and what its subtree holds in ``ast.walk`` order: its calls,
+    its single-target assignments, whether a ``".."`` appears."""
+
+    __slots__ = ("assigns", "calls", "dotdot", "node", "params")
+
+    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]) -> None:
+        self.node, self.params = node, params
+        self.calls: list[ast.Call] = []
+        self.assigns: list[ast.Assign] = []
+        self.dotdot = False
+
+
+def _opening(body: list[ast.stmt], text: str) -> list[ast.stmt]:
+    """The top-level statements that can hold a call of ``open``: in ASCII text with ``\\n``
+    line ends (the lines ``ast`` counts), those spanning a line where ``open`` is written;
+    else all (Python reads identifiers NFKC-normalised: ``ｏｐｅｎ`` is ``open``)."""
+    if not text.isascii() or "\r" in text:
+        return body
+    lines: list[int] = []
+    newlines = last = 0
+    at = text.find("open")
+    while at != -1:
+        newlines += text.count("\n", last, at)
+        last = at
+        lines.append(newlines + 1)
+        at = text.find("open", at + 4)
+    return [
+        st
+        for st in body
+        if (i := bisect.bisect_left(lines, first_line(st))) < len(lines)
+        and lines[i] <= (st.end_lineno or st.lineno)
+    ]
+
+
+def _functions(body: list[ast.stmt]) -> list[_Function]:
+    """Every function with parameters (``self``/``cls`` aside) in ``body``, in ``ast.walk``
+    order, from one breadth-first walk: a node is noted in each function enclosing it, so
+    nested functions cost no walk of their own. Breadth-first order within a subtree is the
+    whole walk's order restricted to it, so each list is what ``ast.walk`` of the function
+    gives, and leaving out whole statements leaves the others' order as it was."""
+    out: list[_Function] = []
+    queue: deque[tuple[ast.AST, tuple[_Function, ...]]] = deque((st, ()) for st in body)
+    while queue:
+        node, inside = queue.popleft()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            params = {a.arg for a in [*node.args.args, *node.args.kwonlyargs]} - {"self", "cls"}
+            if params:
+                out.append(_Function(node, params))
+                inside = (*inside, out[-1])
+        elif inside:
+            if isinstance(node, ast.Call):
+                for func in inside:
+                    func.calls.append(node)
+            elif isinstance(node, ast.Assign):
+                if len(node.targets) == 1:
+                    for func in inside:
+                        func.assigns.append(node)
+            elif isinstance(node, ast.Constant) and node.value == "..":
+                for func in inside:
+                    func.dotdot = True
+        for name in node._fields:
+            child = getattr(node, name, None)
+            if isinstance(child, ast.AST):
+                queue.append((child, inside))
+            elif isinstance(child, list):
+                queue.extend((item, inside) for item in child if isinstance(item, ast.AST))
+    return out
 
 
 def retrieved_to(target: ast.expr, value: ast.expr) -> tuple[str, ast.expr] | None:

@@ -211,14 +211,28 @@ def test_the_gated_rules_find_on_the_labelled_corpus_what_their_patterns_find():
             assert bool(gate.search(line)) == bool(gate.pattern.search(line)), line
 
 
-def test_a_line_past_ascii_goes_to_the_pattern_itself():
+def test_a_line_with_a_long_s_goes_to_the_pattern_itself():
     # Case-blind, "s" matches a long s, which lower-cases to itself: a lower-cased line without
-    # "send" may still match, so past ASCII only the pattern decides.
+    # "send" may still match, so there only the pattern decides.
     gate = LiteralGated(re.compile(r"\bsend\b", re.I), ("send",))
     assert gate.search("\u017fend it") is not None
     assert gate.search("\u017fen it") is None
     assert gate.search("SEND it").span() == (0, 4)
     assert gate.search("resend it") is None
+
+
+def test_a_line_past_ascii_is_gated_by_its_lower_case_and_finds_what_the_pattern_finds():
+    gate = LiteralGated(re.compile(r"\bsend\b", re.I), ("send",))
+    for line in [
+        "caf\u00e9: SEND it \u2192 there",
+        "\u00e9 resend",
+        "\u212aeys: send",
+        "S\u00c9ND",
+    ]:
+        expected = gate.pattern.search(line)
+        found = gate.search(line)
+        assert (found and found.span()) == (expected and expected.span()), line
+    assert gate.search("caf\u00e9: SEND it").span() == (6, 10)
 
 
 def test_gate_literals_are_lower_case():

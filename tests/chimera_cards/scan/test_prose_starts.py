@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import random
 import re
-import sys
-
-import pytest
 
 from chimera_cards._scan import prose
 
@@ -37,22 +34,6 @@ def _reference(starts: re.Pattern, pattern: re.Pattern, sentence: str) -> re.Mat
 def test_the_start_words_are_lower_case_ascii():
     for starts, _ in RULES:
         assert starts.pattern.isascii() and starts.pattern == starts.pattern.lower()
-
-
-@pytest.mark.slow
-def test_only_the_three_listed_characters_lower_case_apart_from_case_blind_matching():
-    # A character matches an ASCII letter case-blind exactly when it lower-cases to it, and
-    # keeps one character lower-cased, for every code point but İ, ı and ſ.
-    letter = re.compile("[a-z']", re.IGNORECASE)
-    points = "".join(chr(p) for p in range(0x80, sys.maxunicode + 1) if not 0xD800 <= p < 0xE000)
-    apart = {m.group() for m in letter.finditer(points)}  # none lower-cases to ASCII
-    for char in points:
-        lower = char.lower()
-        if len(lower) != 1 or (lower.isascii() and letter.fullmatch(lower) is not None):
-            apart.add(char)
-    apart.discard("\u212a")  # the Kelvin sign: matches "k" case-blind, lower-cases to "k"
-    assert apart == {"\u0130", "\u0131", "\u017f"}
-    assert all(prose._FOLDS_APART_RE.search(char) for char in apart)
 
 
 def test_a_lower_cased_search_finds_the_first_match_the_case_blind_search_finds():

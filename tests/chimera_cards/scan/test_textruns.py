@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 
 import pytest
 
-from chimera_cards._scan.textruns import Literals, RunGate
+from chimera_cards._scan.textruns import FOLDS_APART_RE, Literals, RunGate
 
 ALPHABET = ["a", "F", "0", "9", "g", "+", "/", " ", "\n", "é", "ａ", "\u00a0", "\x00", "😀"]
 
@@ -53,3 +54,20 @@ def test_literals_find_every_occurrence_a_substring_search_finds():
             if text.startswith(word, at)
         )
         assert sorted(literals.occurrences(text)) == expected, text
+
+
+@pytest.mark.slow
+def test_only_the_three_listed_characters_lower_case_apart_from_case_blind_matching():
+    # A character matches a printable ASCII character (a letter, or the digits and punctuation
+    # gate literals hold) case-blind exactly when it lower-cases to it, and keeps one character
+    # lower-cased, for every code point but İ, ı and ſ.
+    letter = re.compile("[ -~]", re.IGNORECASE)
+    points = "".join(chr(p) for p in range(0x80, sys.maxunicode + 1) if not 0xD800 <= p < 0xE000)
+    apart = {m.group() for m in letter.finditer(points)}  # none lower-cases to ASCII
+    for char in points:
+        lower = char.lower()
+        if len(lower) != 1 or (lower.isascii() and letter.fullmatch(lower) is not None):
+            apart.add(char)
+    apart.discard("\u212a")  # the Kelvin sign: matches "k" case-blind, lower-cases to "k"
+    assert apart == {"\u0130", "\u0131", "\u017f"}
+    assert all(FOLDS_APART_RE.search(char) for char in apart)
