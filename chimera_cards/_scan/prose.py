@@ -987,6 +987,8 @@ def prose_findings(text: str) -> list[ProseFinding]:
             )
             # what is kept from the user must be something the agent does (see hides_an_action)
             and (not _TELL_RE.match(conceal.group(0)) or hides_an_action(conceal))
+            # a table row naming an option says what it does (`suppressOutput` | hide output)
+            and not _describes_option(text, at)
         ):
             found.append(
                 ProseFinding(
