@@ -1,6 +1,7 @@
-"""False alarms of published CLI tools shipped as skills (a Python package with its own output
-writer, a dotenv onboarding step, unit tests with mocks), each beside a hostile twin of the same
-shape that must stay an error: the rule is fixed where it misread the code, not for the tool."""
+"""False alarms of published skills that ship tools and scripts (a Python CLI with its own output
+writer, a dotenv onboarding step, unit tests with mocks, installers, heredocs, npm exec) and of
+their reference pages (option tables, pasted tokens), each beside a hostile twin of the same
+shape that must stay an error: the rule is fixed where it misread, not for the skill."""
 
 from __future__ import annotations
 
