@@ -209,6 +209,8 @@ def _npx(cmd: Command, argv: list[str], *, flags_first: bool = False) -> list[Co
         return []
     package = argv[at]
     own = argv[: _first_positional(argv)] if flags_first else argv[: at + 1 + _dashdash(argv, at)]
+    # `--package=pkg@1.2 -- bin`: the package fetched is the option's, the word after is its bin
+    package = next((a[10:] for a in argv[:at] if a.startswith("--package=")), package)
     if _NPM_REMOTE.match(package) and not package.startswith("@"):
         return [
             CommandFinding(

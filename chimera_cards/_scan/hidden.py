@@ -17,6 +17,7 @@ import yaml
 from chimera_cards._cards.card import (
     Card,
 )
+from chimera_cards._scan.base64runs import encodes_media, is_base64_payload
 from chimera_cards._scan.findings import (
     BASE64_MIN,
     ERROR,
@@ -446,16 +447,6 @@ def _scan_characters(
         i = j
 
 
-def _is_base64_payload(run: str) -> bool:
-    body = run.rstrip("=")
-    # Require a real mix; long identifiers or hex digests are not base64 payloads.
-    return (
-        any(c.isupper() for c in body)
-        and any(c.islower() for c in body)
-        and any(c.isdigit() for c in body)
-    )
-
-
 def _url_shown(url: str) -> str:
     # reveal never shortens, so revealing a prefix a little longer than the limit is enough.
     url = reveal(url.rstrip(".,;:!?*_")[: MESSAGE_QUOTE_MAX + 1])
@@ -584,7 +575,7 @@ _PATTERN_RULES = (
         _BASE64_RE,
         "base64-blob",
         WARNING,
-        lambda m: _is_base64_payload(m.group(0)),
+        lambda m: is_base64_payload(m.group(0)),
         lambda m: f"{len(m.group(0))}-character base64 run: {m.group(0)[:24]}...{m.group(0)[-8:]}",
     ),
     (_URL_RE, "url", INFO, _always, lambda m: f"links to {_url_shown(m.group(0))}"),
@@ -898,6 +889,8 @@ def _scan(
                 severity = INFO
             if rule == "pipe-to-shell" and shown_installer(match, markdown=markdown):
                 severity = WARNING
+            if rule == "base64-blob" and encodes_media(match.group(0)):
+                severity = INFO  # an embedded icon or font: listed, nothing to decode and follow
             if rule in _COMMENT_RULES:
                 # Shown verbatim in a code block: nothing there is hidden from a reader.
                 # Elsewhere nobody sees it, which matters when it says something to act on.
@@ -1011,7 +1004,7 @@ def _scan_split_base64(text: str, lines: _Lines, out: _Collector, *, fast: bool 
         if (
             len(joined) < BASE64_MIN
             or any(len(piece) >= BASE64_MIN for piece in pieces)  # the base64 rule saw it
-            or not _is_base64_payload(joined)
+            or not is_base64_payload(joined)
             # Random base64 has both cases in every 16+ piece; words in a row of long words,
             # or hex digests, do not.
             or not all(_has_both_cases(piece) for piece in pieces[:-1])

@@ -64,7 +64,10 @@ _SHELL_RULES: tuple[_Rule, ...] = (
     ),
     (
         re.compile(
-            r"\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b|\b(?:bash|sh|zsh)\s+-c\b|\bsource\s+<\(|"
+            # `bash -c '…'` given a single-quoted text (only the -c script's own positional
+            # parameters in it) runs the code written there, shown; any other -c is built code
+            r"\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b|\b(?:bash|sh|zsh)\s+-c\b"
+            r"(?![ \t]+'(?:[^'$`]|\$[0-9@*#])*'(?![^\s;&|)]))|\bsource\s+<\(|"
             + _SH_COMMAND_START
             # exec runs the command after it as any line does: built code only when that
             # command is a variable's or a substitution's value (`exec "$CMD"`, `exec $(…)`)
@@ -160,6 +163,26 @@ def _printed(line: str) -> bool:
     return ("echo" in line or "printf" in line) and _PRINTED_RE.fullmatch(line) is not None
 
 
+# A shell heredoc's start (`cat > "$F" << EOF`, `<<-'EOF'`), and what on that line would run its
+# body as code (an interpreter given it, or a pipe on to one): any other command reads it as data.
+_HEREDOC_RE = re.compile(r"<<-?[ \t]*([\"']?)([A-Za-z_][\w-]*)\1")
+_RUNS_BODY_RE = re.compile(
+    r"(?<![\w.-])(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|deno|bun|php|osascript|"
+    r"pwsh|powershell|eval|source|exec|xargs|sudo|ssh|su|env|sqlite3|psql|mysql)(?![\w.-])"
+)
+
+
+def _data_heredoc(line: str) -> str | None:
+    """The delimiter of a heredoc the line starts whose body is data (written to a file, given
+    to a reader), or None: a body an interpreter on that line runs is read as code."""
+    start = _HEREDOC_RE.search(line) if "<<" in line else None
+    if start is None or "<<<" in line:
+        return None
+    if _RUNS_BODY_RE.search(line[: start.start()] + line[start.end() :]):
+        return None
+    return start.group(2)
+
+
 def _scan_lines(
     path: str, text: str, rules: Iterable[_Rule], *, comment: str | None = None
 ) -> list[Finding]:
@@ -168,8 +191,13 @@ def _scan_lines(
     live = [rule for rule in rules if _may_match(rule[0], text)]
     findings: list[Finding] = []
     if live:
+        body_end: str | None = None  # the delimiter of the data heredoc being read, if any
         for number, line in enumerate(text.splitlines(), 1):
             if comment is not None:
+                if body_end is not None:
+                    body_end = None if line.strip() == body_end else body_end
+                    continue  # a line of a file's text the script writes, not a command
+                body_end = _data_heredoc(line)
                 stripped = line.lstrip()
                 if stripped.startswith(comment) and not stripped.startswith("#!"):
                     continue

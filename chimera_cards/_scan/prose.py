@@ -661,6 +661,33 @@ _ATTEMPTED_RE = re.compile(
 # user asks: delete-, terminate-"): a limit on what the agent changes, which the user cannot
 # lift by asking, is a safety rule. Not asking, stopping or telling: never doing those keeps
 # the agent going or the user uninformed.
+# "never ignore …", "do not let it override …" (its object not the user: "never let the user
+# override" is the claim).
+_FORBIDS_OVERRIDE_RE = re.compile(
+    r"\b(?:never|do\s+not|don't)\s+(?:let\s+(?!(?:the\s+|any\s+)?(?:users?|humans?|operators?|anyone)"
+    r"\b)\w+\s+)?(?:ignore|override)",
+    re.I,
+)
+# What a claim of precedence can be over: someone's will or the rules the agent runs under.
+_WILL_RE = re.compile(
+    r"\b(?:users?|humans?|operators?|system|instructions?|requests?|prompts?|polic\w*|safety|"
+    r"rules?|guidance|directions?|directives?|you|your|any\w*|every\w*|others?)\b",
+    re.I,
+)
+_OWN_GUIDANCE_RE = re.compile(r"\b(?:this|these)\s+(?:file|skill|document)'s\s+\w+", re.I)
+
+
+def _wins_over_material(sentence: str, match: re.Match) -> bool:
+    """Whether "this file wins" is said of a conflict with material, not with anyone's will
+    ("When this file's guidance conflicts with a downloaded skill's structure, this file wins":
+    one document over another). The rest of the sentence must say what conflicts and name no
+    user, system, instructions, rules or the like."""
+    if not match.group(0).lower().startswith(("this", "these")):
+        return False
+    rest = _OWN_GUIDANCE_RE.sub(" ", sentence[: match.start()] + " " + sentence[match.end() :])
+    return "conflict" in rest.lower() and _WILL_RE.search(rest) is None
+
+
 _FORBIDDEN_ACT_RE = re.compile(
     r"\b(?:never|do\s+not|don't|must\s+not|must\s+never|may\s+not)\W{0,3}\s+(?:\w+\s+)?"
     r"(?:run|execute|call|invoke|delete|remove|drop|destroy|modify|change|create|write|edit|"
@@ -980,7 +1007,8 @@ def prose_findings(text: str) -> list[ProseFinding]:
             and not _attempted(sentence, precedence)
             and not _describes_option(text, at)
             and not quoted_mention(precedence)
-            and not re.search(r"\b(?:never|do\s+not|don't)\s+(?:ignore|override)", sentence, re.I)
+            and not _FORBIDS_OVERRIDE_RE.search(sentence)
+            and not _wins_over_material(sentence, precedence)
             and not _FORBIDDEN_ACT_RE.search(sentence, 0, precedence.start())
         ):
             found.append(

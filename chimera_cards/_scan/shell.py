@@ -997,9 +997,9 @@ class _Walker(Relays, _WalkerBase):
                 value = args[index + 1]
                 index += 1
             if flag in _CURL_DATA and value is not None:
-                sends = True
-                body |= value.out.taint
-                body |= self._data_file(value.text, stdin, cmd.line)
+                data = value.out.taint | self._data_file(value.text, stdin, cmd.line)
+                sends = sends or bool(data) or not any(a.text in ("-G", "--get") for a in args)
+                body |= data  # with -G the data is the URL's query: a send only when sensitive
             elif flag in _CURL_HEADER and value is not None:
                 header |= value.out.taint
                 if value.text.startswith("@"):
