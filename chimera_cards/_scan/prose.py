@@ -476,8 +476,9 @@ class _Gate:
         self.sudo = not off(_S_SUDO)
 
 
-def _has_store_word(text: str) -> bool:
-    return any(map(text.lower().__contains__, _STORE_LITERALS))
+def _has_store_word(lower: str) -> bool:
+    """Whether a lower-cased text holds one of ``_STORE_LITERALS``."""
+    return any(map(lower.__contains__, _STORE_LITERALS))
 
 
 class _Lazy:
