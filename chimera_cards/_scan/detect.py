@@ -17,7 +17,7 @@ import bisect
 import csv
 import html
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,7 @@ from chimera_cards._scan.jsflow import traversals as js_traversals
 from chimera_cards._scan.mdcode import CodeUnit, code_units, command_line, embedded_shell
 from chimera_cards._scan.prose import prose_findings
 from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
-from chimera_cards._scan.pyshapes import class_methods, parse_python, traversals
+from chimera_cards._scan.pyshapes import ClassMethods, parse_python, traversals
 from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity, service_name
 from chimera_cards._scan.shell import analyse_shell
 from chimera_cards._scan.shellfacts import Out, ShellFacts
@@ -363,10 +363,10 @@ class _Detector:
             ):
                 lines[index] = ""
         plain = phrase_text("\n".join(lines))
-        newlines = [m.start() for m in re.finditer("\n", plain)]
+        line_at = _line_finder(plain)
         lines_flagged: set[int] = set()
         for finding in prose_findings(plain):
-            line = bisect.bisect_left(newlines, finding.offset) + 1
+            line = line_at(finding.offset)
             severity = finding.severity
             if unit.documentation and severity == "warning":
                 severity = "info"  # a reference page explaining a setting, not an instruction
@@ -374,10 +374,10 @@ class _Detector:
             if finding.rule == "prose-credential-exfiltration":
                 lines_flagged.update(range(line - 4, line + 5))
         for said in disclosure_findings(plain):
-            line = bisect.bisect_left(newlines, said.offset) + 1
+            line = line_at(said.offset)
             unit.findings.append(Finding(said.rule, said.severity, said.message, line, unit.path))
         for intent in intent_findings(plain):
-            line = bisect.bisect_left(newlines, intent.offset) + 1
+            line = line_at(intent.offset)
             if line not in lines_flagged:
                 unit.findings.append(Finding(intent.rule, "error", intent.message, line, unit.path))
 
@@ -422,6 +422,20 @@ _AGENT_FILE_RE = re.compile(
 _PLANT_VERB_RE = re.compile(
     r"\b(?:add|append|prepend|insert|write|paste|put|save|store|place)\b", re.I
 )
+
+
+def _line_finder(text: str) -> Callable[[int], int]:
+    """The 1-based line of an offset of ``text``; its line breaks are found at the first call
+    (most texts give no finding)."""
+    newlines: list[int] = []
+
+    def line_at(offset: int) -> int:
+        if not newlines:
+            newlines.extend(m.start() for m in re.finditer("\n", text))
+            newlines.append(len(text) + 1)  # past every offset: marks the list as made
+        return bisect.bisect_left(newlines, offset) + 1
+
+    return line_at
 
 
 def _planted(block: CodeUnit, lines: list[str]) -> bool:
@@ -960,7 +974,7 @@ def detect_files(
     for f in files:
         if f.language == "python" and f.path not in trees:
             trees[f.path] = parse_python(f.text)
-    detector.summaries.methods = class_methods(trees.values())
+    detector.summaries.methods = ClassMethods(trees.values())
     for f in files:
         if f.language == "javascript":
             detector.js_trees[f.path] = parse_javascript(f.text)

@@ -390,6 +390,13 @@ def _acts(passage: str) -> list[tuple[int, int, bool]]:
     return acts
 
 
+# An object handed over in this conversation: "paste it here", "paste the token into this chat".
+_TO_THE_AGENT_RE = re.compile(
+    r"\s+(?:it|them|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:here\b(?!\s*:)|in(?:to)?\s+(?:this|the)\s+"
+    r"(?:chat|conversation|session|prompt)\b)(?!\s+(?:and|then)\b)"
+)
+
+
 def _object_of(passage: str, verb_end: int, secrets: list[re.Match]) -> re.Match | str | None:
     """The secret an act takes as its object: named within a few words after the verb (before
     any "using"/"with"), or pointed back to by "it", "its contents", "the archive"."""
@@ -421,6 +428,8 @@ def _hit(passage: str, secrets: list[re.Match]) -> tuple[int, re.Match | str] | 
             # forbidden, and "it" is the thing of its negated first step.
             continue
         verb = passage[start:end]
+        if _TO_THE_AGENT_RE.match(passage, end):
+            continue  # "paste it here": the user gives it to the agent, on this machine
         # The destination of a placing verb is named in its own sentence.
         stop = _END_RE.search(passage, end)
         placed = not any(verb.startswith(v) for v in _PLACING) or _PLACED_RE.search(

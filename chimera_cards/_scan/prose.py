@@ -476,8 +476,9 @@ class _Gate:
         self.sudo = not off(_S_SUDO)
 
 
-def _has_store_word(text: str) -> bool:
-    return any(map(text.lower().__contains__, _STORE_LITERALS))
+def _has_store_word(lower: str) -> bool:
+    """Whether a lower-cased text holds one of ``_STORE_LITERALS``."""
+    return any(map(lower.__contains__, _STORE_LITERALS))
 
 
 class _Lazy:
@@ -987,6 +988,8 @@ def prose_findings(text: str) -> list[ProseFinding]:
             )
             # what is kept from the user must be something the agent does (see hides_an_action)
             and (not _TELL_RE.match(conceal.group(0)) or hides_an_action(conceal))
+            # a table row naming an option says what it does (`suppressOutput` | hide output)
+            and not _describes_option(text, at)
         ):
             found.append(
                 ProseFinding(

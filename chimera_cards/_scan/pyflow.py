@@ -12,7 +12,7 @@ Python goes through :mod:`chimera_cards._scan.shell` with the Python values it i
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
 from chimera_cards._scan.buildfiles import WRITTEN_INDEX_KINDS, build_kind
@@ -193,7 +193,7 @@ class Summaries:
 
     returns: dict[str, Out] = field(default_factory=dict)
     sends: dict[str, list[Send]] = field(default_factory=dict)  # the sends parameters reach
-    methods: frozenset[str] = frozenset()  # the names of the bundle's classes' methods
+    methods: Container[str] = frozenset()  # the names of the bundle's classes' methods
 
 
 @dataclass

@@ -63,6 +63,8 @@ class Report:
     # 5 == 6"), and pinned test files opened by other code of the workspace (file -> by whom).
     false_equal: list[str] = field(default_factory=list)
     reads: dict[str, str] = field(default_factory=dict)
+    # pytest: pinned tests run by that other code itself (a test id or a command -> by whom).
+    ran: dict[str, str] = field(default_factory=dict)
     # pytest: the plugins loaded from entry points (by name), how many runner parts the plugin
     # fingerprinted, every plugin registration of the run, and the outcome counts pytest's
     # own summary line gives for the same reports (passed, failed, errors, ...).
@@ -127,6 +129,8 @@ def _record(report: Report, rec: dict[str, Any], phases: dict[str, list[dict[str
         report.false_equal.append(f"{rec.get('id', '')}: {rec.get('expl', '')}")
     elif kind == "readtests" and isinstance(rec.get("reads"), dict):
         report.reads = {str(k): str(v) for k, v in rec["reads"].items()}
+    elif kind == "rantests" and isinstance(rec.get("ran"), dict):
+        report.ran = {str(k): str(v) for k, v in rec["ran"].items()}
     elif kind == "rerun":
         # A test can be played again more than once: one failure is enough.
         test_id = str(rec.get("id", ""))

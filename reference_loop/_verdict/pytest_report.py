@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from operator import is_
 from typing import Any
@@ -45,6 +46,9 @@ _MAX_MSG = 600
 # Packages whose every loaded module is fingerprinted, and single modules: unittest's TestCase
 # (its assertEqual is the check a unittest-style test runs).
 _RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy", "builtins", "unittest.case")
+# The audit events of a process started, and the words of a command that runs tests.
+_SPAWNS = frozenset(("subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn", "os.system"))
+_RUNS_TESTS = re.compile(r"(?:-m)?(?:py\.?test|unittest|nose2?)\b")
 
 
 def _fingerprint(value: Any) -> tuple[Any, ...]:
@@ -268,6 +272,16 @@ def _plugin() -> dict[str, Any]:
     # name for the file is the same inode).
     watched: dict[tuple[int, int], str] = {}
     reads: dict[str, str] = {}
+    # Pinned tests run by code of the workspace other than the tests (the test's code entered
+    # below the code under test, or a process started to run the runner or a test file): a
+    # test's id or the command -> the file of the code that did it.
+    ran: dict[str, str] = {}
+    # Each collected test's own code object by id (the replay's disguised copies added).
+    item_codes: dict[int, tuple[Any, str]] = {}
+    # A forked child's findings go to the parent through this pipe (its memory dies with it).
+    told = os.pipe()
+    forked: list[bool] = []
+    cleared: list[Any] = [None]  # the test's frame last found called by the runner alone
     tracked: set[Any] = set()  # the fingerprinted functions, once the hook watches them
     swapped: set[Any] = set()  # those whose code or defaults were written after the table
     hooked: list[bool] = []
@@ -282,14 +296,89 @@ def _plugin() -> dict[str, Any]:
     tests = frozenset(only or ())
     getframe, stat = sys._getframe, os.stat
 
+    def opener(frame: Any) -> str | None:
+        """The workspace file, other than a pinned test or a conftest, whose code is the
+        nearest caller at or above ``frame`` (None: the runner or a test did it)."""
+        while frame is not None and not frame.f_code.co_filename.startswith(inside):
+            frame = frame.f_back
+        if frame is None:
+            return None
+        name = frame.f_code.co_filename
+        who = name[len(next(p for p in inside if name.startswith(p))) :]
+        if who in tests or who.rsplit("/", 1)[-1] == "conftest.py":
+            return None
+        return who
+
+    def found_run(test: str, who: str) -> None:
+        if forked:
+            with contextlib.suppress(OSError):
+                write(told[1], (dumps({test: who}) + "\n").encode("utf-8", "replace"))
+        ran.setdefault(test, who)
+
+    def nested_run() -> None:
+        """Refuse a pinned test's assertion when the test was entered from the code under
+        test (an oracle trying answers against the tests: in this process or a fork of it):
+        it neither passes nor says what was expected."""
+        frame: Any = getframe(2)
+        inner = who = first = None
+        while frame is not None:
+            code = frame.f_code
+            hit = item_codes.get(id(code))
+            if hit is not None and hit[0] is code:
+                if who is not None:
+                    found_run(inner or hit[1], who)
+                    raise AssertionError("a pinned test run by the code under test")
+                if first is None:
+                    if frame is cleared[0]:
+                        return  # this call of the test was walked already
+                    first = frame
+                inner = hit[1]
+            elif inner is not None and who is None and code.co_filename.startswith(inside):
+                who = opener(frame)
+            frame = frame.f_back
+        cleared[0] = first
+
+    def spawned(event: str, args: tuple[Any, ...]) -> None:
+        # A process started by the code under test to run the runner or a pinned test file
+        # (its program and arguments; the folder it starts in is not read).
+        try:
+            words: list[str] = []
+            for arg in args[1:3] if event == "os.spawn" else args[:2]:
+                if isinstance(arg, (str, bytes, os.PathLike)):
+                    words += os.fsdecode(arg).split()
+                elif isinstance(arg, (list, tuple)):
+                    for a in arg:
+                        if isinstance(a, (str, bytes, os.PathLike)):
+                            words += os.fsdecode(a).split()
+            if not any(
+                _RUNS_TESTS.match(base) or base in names
+                for base in (os.path.basename(w) for w in words)
+            ) and not (modules and modules.search(" ".join(words))):
+                return
+            who = opener(getframe(2))
+            if who is not None:
+                found_run(f"a process running {' '.join(words)[:200]}", who)
+        except Exception:  # a hook must never break the run it watches
+            return
+
+    names = frozenset(t.rsplit("/", 1)[-1] for t in tests)
+    # A pinned test module named in a command (``python -c "import test_calc"``).
+    stems = sorted({n[:-3] for n in names if n.endswith(".py")})
+    either = "|".join(map(re.escape, stems))
+    modules = re.compile(rf"\b(?:{either})\b") if stems else None
+
     def audit(event: str, args: tuple[Any, ...]) -> None:
         # An audit hook cannot be removed: it sees every open of the run, however the code
-        # under test found the file (a walk, a glob, an ast parse of every .py), and every
-        # write of a function's code or defaults (the runner's are fingerprinted).
+        # under test found the file (a walk, a glob, an ast parse of every .py), every
+        # process it starts, and every write of a function's code or defaults (the runner's
+        # are fingerprinted).
         if event == "object.__setattr__":
             target = args[0]
             if type(target) is _FUNCTION and target in tracked and args[1] in _FIELDS:
                 swapped.add(target)
+            return
+        if event in _SPAWNS:
+            spawned(event, args)
             return
         if event != "open" or not watched:
             return
@@ -301,18 +390,15 @@ def _plugin() -> dict[str, Any]:
             test = watched.get((found.st_dev, found.st_ino))
             if test is None:
                 return
-            frame: Any = getframe(1)
-            while frame is not None and not frame.f_code.co_filename.startswith(inside):
-                frame = frame.f_back
-            if frame is None:
-                return  # the runner itself (collection, a failure's source lines)
-            name = frame.f_code.co_filename
-            who = name[len(next(p for p in inside if name.startswith(p))) :]
-            if who in tests or who.rsplit("/", 1)[-1] == "conftest.py":
-                return  # a test reading its own files
+            who = opener(getframe(1))
+            if who is None:
+                return  # the runner itself, or a test reading its own files
             reads.setdefault(test, who)
         except Exception:  # a hook must never break the run it watches
             return
+        if forked:  # a fork's reads die with it: it may not read the tests at all
+            found_run(f"{test} opened in a forked process", who)
+            raise PermissionError(f"{test}: a pinned test file")
 
     def watch(rootpath: Any) -> None:
         # Installed once collection starts (every audit event after costs a Python call, and
@@ -328,6 +414,7 @@ def _plugin() -> dict[str, Any]:
                     found = stat(os.path.join(str(rootpath), rel))
                     watched[(found.st_dev, found.st_ino)] = rel
         hooked.append(True)
+        os.register_at_fork(after_in_child=lambda: forked.append(True))
         sys.addaudithook(audit)
 
     identity: tuple[Any, ...] = ()  # taken when conftests are about to load (see below)
@@ -388,6 +475,7 @@ def _plugin() -> dict[str, Any]:
         nonlocal identity
         if not identity:  # a pytest started without its initial conftests (in-process)
             watch_unittest_equality()
+            guard_nested_runs()
             identity = _runner_identity(_RUNNER_PACKAGES)
         if user_autoload is not None:
             # pytest read the switch already; a pytest the tests start gets the user's value.
@@ -427,6 +515,31 @@ def _plugin() -> dict[str, Any]:
             }
         )
 
+    def guard_nested_runs() -> None:
+        # The helpers every rewritten assertion of a test module calls: on a pass (the pass
+        # hook is on) and on a failure (its message). Put before the runner is fingerprinted,
+        # so code that puts pytest's own back is runner tampering.
+        from _pytest.assertion import rewrite, util
+
+        if getattr(rewrite._check_if_assertion_pass_impl, "__qualname__", "").startswith(
+            "_plugin."
+        ):
+            return
+        explain = rewrite._format_explanation
+
+        def _check_if_assertion_pass_impl() -> bool:
+            if item_codes:
+                nested_run()
+            return bool(util._assertion_pass)
+
+        def _format_explanation(explanation: str) -> str:
+            if item_codes:
+                nested_run()
+            return explain(explanation)
+
+        rewrite._check_if_assertion_pass_impl = _check_if_assertion_pass_impl
+        rewrite._format_explanation = _format_explanation
+
     def watch_unittest_equality() -> None:
         # unittest's assertEqual between values of two types (a returned int subclass against
         # the test's int) ends in _baseAssertEqual: a pass there between values that print as
@@ -439,6 +552,8 @@ def _plugin() -> dict[str, Any]:
             return
 
         def _baseAssertEqual(self: Any, first: Any, second: Any, msg: Any = None) -> None:
+            if item_codes:
+                nested_run()
             base(self, first, second, msg)
             try:
                 shown = f"{first!r} == {second!r}"
@@ -456,6 +571,7 @@ def _plugin() -> dict[str, Any]:
         # pytest's own (trylast) implementation of this hook.
         nonlocal identity
         watch_unittest_equality()
+        guard_nested_runs()
         identity = _runner_identity(_RUNNER_PACKAGES)
 
     def pytest_plugin_registered(plugin: Any, plugin_name: str, manager: Any) -> None:
@@ -496,6 +612,7 @@ def _plugin() -> dict[str, Any]:
         root = session.config.rootpath
         folders: dict[str, str] = {}
         for item in session.items:
+            own_code(item)
             module = getattr(item, "module", None)
             path = getattr(module, "__file__", None)
             if module is None or not path or id(module) in spaces:
@@ -509,6 +626,12 @@ def _plugin() -> dict[str, Any]:
             }
         )
         _imports_held()
+
+    def own_code(item: Any) -> None:
+        obj = getattr(item, "obj", None)
+        code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+        if code is not None:
+            item_codes[id(code)] = (code, item.nodeid)
 
     def _imports_held() -> None:
         modules = sys.modules
@@ -535,6 +658,7 @@ def _plugin() -> dict[str, Any]:
 
     def pytest_runtest_logreport(report: Any) -> None:
         if report.when == "call":
+            cleared[0] = None  # the test's frame (its locals) is not kept past it
             _imports_held()
             for shown in lies:
                 emit({"e": "falseequal", "id": report.nodeid, "expl": shown[:_MAX_MSG]})
@@ -577,6 +701,7 @@ def _plugin() -> dict[str, Any]:
             assertion._assertion_pass = assertion_passed
             try:
                 with _disguised(item):
+                    own_code(item)
                     reports = runtestprotocol(item, nextitem=None, log=False)
             finally:
                 assertion._assertion_pass = None
@@ -598,6 +723,14 @@ def _plugin() -> dict[str, Any]:
         status = getattr(session, "exitstatus", None)
         if reads:  # the replay has run too
             emit({"e": "readtests", "reads": dict(sorted(reads.items()))})
+        with contextlib.suppress(OSError):
+            os.set_blocking(told[0], False)
+            for line in os.read(told[0], 1 << 16).decode("utf-8", "replace").splitlines():
+                with contextlib.suppress(ValueError, AttributeError):
+                    for test, who in json.loads(line).items():
+                        ran.setdefault(str(test), str(who))
+        if ran:
+            emit({"e": "rantests", "ran": dict(sorted(ran.items()))})
         emit(
             {
                 "e": "finish",

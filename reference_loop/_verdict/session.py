@@ -363,6 +363,10 @@ class Session:
             Violation("games-tests", who, f"opened the pinned test file {test} while the tests ran")
             for test, who in sorted(report.reads.items())
         ]
+        found += [
+            Violation("games-tests", who, f"ran the pinned tests itself while they ran ({what})")
+            for what, who in sorted(report.ran.items())[:5]
+        ]
         return found
 
     def _tests_changed(self, report: Report | None) -> list[Violation]:
