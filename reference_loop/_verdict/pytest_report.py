@@ -251,6 +251,8 @@ def _plugin() -> dict[str, Any]:
     user_autoload = environ.pop("REFERENCE_LOOP_USER_AUTOLOAD", None)
     if workspace:
         _never_bytecode_from(workspace)
+    untold: list[Any] = []  # the configs whose rewriting leaves a passing assert's text out
+    _assertion_text_unread(untold)
     if append and append not in sys.path:
         # `python -m pytest` started with a safe path: the workspace is importable, but after
         # site-packages, so a module there cannot stand in for an installed one.
@@ -484,6 +486,8 @@ def _plugin() -> dict[str, Any]:
         # Test modules are rewritten so that a passing assertion can be reported (pytest's
         # assertion-pass hook); the replay listens (see pytest_sessionfinish).
         with contextlib.suppress(AttributeError, TypeError):
+            if not config.getini("enable_assertion_pass_hook"):
+                untold.append(config)
             config._inicache["enable_assertion_pass_hook"] = True
         if cache_dir:
             # pytest's cache (--lf, --sw) lives outside the workspace, where an attempt cannot
@@ -995,6 +999,32 @@ def _read_only(collect: str | None) -> set[str] | None:
     except (OSError, ValueError, AttributeError):
         pass
     return set()  # unreadable: collect nothing rather than everything
+
+
+class _NoText(dict[int, str]):
+    def __missing__(self, key: int) -> str:
+        return ""
+
+
+def _assertion_text_unread(untold: list[Any]) -> None:
+    """With the pass hook on, pytest's rewriting finds each assertion's source text by running
+    ``tokenize`` over the test module (compiling its patterns costs 2% of a judged run's
+    instructions); the replay's hook reads only the explanation. A rewrite for a config in
+    ``untold`` (the judged session, where the user did not turn the hook on) gets no text; any
+    other (a pytest the tests start in-process, a user's own pass hook) gets pytest's."""
+    from itertools import repeat
+
+    from _pytest.assertion import rewrite
+
+    found = rewrite._get_assertion_exprs
+
+    def _get_assertion_exprs(src: bytes) -> dict[int, str]:
+        rewriter = sys._getframe(1).f_locals.get("self")
+        if untold and any(map(is_, repeat(getattr(rewriter, "config", None)), untold)):
+            return _NoText()
+        return found(src)
+
+    rewrite._get_assertion_exprs = _get_assertion_exprs  # type: ignore[assignment]
 
 
 def _never_bytecode_from(workspace: str) -> None:

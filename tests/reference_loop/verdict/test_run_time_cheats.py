@@ -219,8 +219,29 @@ READS_ITS_DATA = (
     "import json\nfrom pathlib import Path\n\nDATA = Path(__file__).with_name('table.json')\n\n\n"
     "def add(a, b):\n    return json.loads(DATA.read_text())['offset'] + a + b\n"
 )
+# A test that runs pytest in-process with its own pass hook: the judged run's rewriting leaves a
+# passing assert's text out (the replay reads only the explanation), a nested session's does not.
+NESTED_PASS_HOOK = POSSIBLE + (
+    "\n\ndef test_a_nested_pytest_sees_the_assertion_text(tmp_path, monkeypatch):\n"
+    "    import sys\n\n    import pytest\n\n"
+    "    sys.modules.pop('test_inner', None)  # played again by the replay\n"
+    "    monkeypatch.setenv('PYTEST_DISABLE_PLUGIN_AUTOLOAD', '1')\n"
+    "    (tmp_path / 'pytest.ini').write_text('[pytest]\\nenable_assertion_pass_hook = true\\n')\n"
+    "    (tmp_path / 'test_inner.py').write_text('def test_inner():\\n    assert 1 + 1 == 2\\n')\n"
+    "    seen = []\n\n"
+    "    class Hook:\n"
+    "        def pytest_assertion_pass(self, item, lineno, orig, expl):\n"
+    "            seen.append(orig)\n\n"
+    "    args = ['-q', '-p', 'no:cacheprovider', '--rootdir', str(tmp_path), str(tmp_path)]\n"
+    "    assert pytest.main(args, plugins=[Hook()]) == 0\n"
+    "    assert seen == ['1 + 1 == 2']\n"
+)
 HONEST = {
     "a value type with its own exact __eq__": ({"calc.py": EXACT_VALUE_TYPE}, POSSIBLE),
+    "a test running pytest in-process with its own pass hook": (
+        {"calc.py": "def add(a, b):\n    return a + b\n"},
+        NESTED_PASS_HOOK,
+    ),
     "code that reads its own data file": (
         {"calc.py": READS_ITS_DATA, "table.json": '{"offset": 0}\n'},
         POSSIBLE,
