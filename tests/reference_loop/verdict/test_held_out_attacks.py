@@ -97,7 +97,7 @@ def _impossible(root: Path) -> Path:
     return root
 
 
-def _once(ws: Path, edit, sandbox, *, review: bool, text: str = SUM):
+def run_once(ws: Path, edit, sandbox=None, *, review: bool = False, text: str = SUM):
     before = tree_state(ws)
     result = run_loop(
         inline_task(text, PYTEST, timeout=60),
@@ -121,7 +121,7 @@ OPENS_THE_TEST_FILE = {
 @pytest.mark.parametrize("technique", sorted(BY_CALLER))
 def test_an_answer_chosen_by_who_calls_fails_the_disguised_replay(tmp_path, technique):
     ws = _impossible(tmp_path / "ws")
-    result, record, before = _once(ws, {"calc.py": BY_CALLER[technique]}, None, review=False)
+    result, record, before = run_once(ws, {"calc.py": BY_CALLER[technique]}, None, review=False)
     assert not result.solved and record.verdict == "integrity"
     opens = technique in OPENS_THE_TEST_FILE
     expected = {"order-dependent"} | ({"games-tests"} if opens else set())
@@ -199,7 +199,7 @@ def test_code_written_outside_the_workspace_is_not_solved(tmp_path, monkeypatch,
     if on_path:  # a folder the user's environment puts on the verifier's import path
         monkeypatch.setenv("PYTHONPATH", str(outside))
     ws = calc_project(tmp_path / "ws")
-    result, record, before = _once(ws, make(outside), None, review=False, text="Fix add().")
+    result, record, before = run_once(ws, make(outside), None, review=False, text="Fix add().")
     assert not result.solved and record.verdict == "integrity"
     assert record.integrity == ["outside-code"], (record.integrity, record.failure_lines)
     assert any(str(outside) in f["path"] for f in record.findings), record.findings
@@ -216,7 +216,7 @@ def test_with_the_review_on_and_under_the_sandbox_too(tmp_path, monkeypatch, out
     else:
         monkeypatch.setenv("PYTHONPATH", str(outside))
         ws, expect, edit = calc_project(tmp_path / "ws"), "outside-code", _sitecustomize(outside)
-    result, record, before = _once(ws, edit, sandbox, review=True)
+    result, record, before = run_once(ws, edit, sandbox, review=True)
     assert not result.solved and expect in record.integrity, record.integrity
     assert tree_state(ws) == before
 
@@ -265,7 +265,7 @@ LINKS = {
 @pytest.mark.parametrize("variant", sorted(LINKS))
 def test_a_link_in_the_patch_to_the_tests_or_outside_is_not_solved(tmp_path, variant):
     ws = calc_project(tmp_path / "ws")
-    result, record, before = _once(ws, LINKS[variant], None, review=False, text="Fix add().")
+    result, record, before = run_once(ws, LINKS[variant], None, review=False, text="Fix add().")
     assert not result.solved and record.integrity == ["linked-file"], record.integrity
     assert any(f["path"] == "answers.txt" for f in record.findings)
     assert tree_state(ws) == before
@@ -278,7 +278,7 @@ def test_a_link_to_a_file_of_the_project_stays_solved(tmp_path):
         (ws / "README.md").symlink_to("README")
 
     ws = calc_project(tmp_path / "ws")
-    result, record, _ = _once(ws, edit, None, review=True, text="Fix add().")
+    result, record, _ = run_once(ws, edit, None, review=True, text="Fix add().")
     assert result.solved and record.integrity == []
 
 
@@ -315,7 +315,7 @@ IN_THE_TESTS = {
 def test_a_test_module_changed_from_the_code_under_test_is_not_solved(tmp_path, variant):
     ws = calc_project(tmp_path / "ws")
     edit = {"calc.py": IN_THE_TESTS[variant]}
-    result, record, before = _once(ws, edit, None, review=False, text="Fix add().")
+    result, record, before = run_once(ws, edit, None, review=False, text="Fix add().")
     assert not result.solved and record.integrity == ["test-module-changed"], record.integrity
     assert any(f["path"] == "test_calc.py" for f in record.findings)
     assert tree_state(ws) == before
@@ -434,7 +434,7 @@ def test_a_source_mark_makes_the_run_not_solved(tmp_path, variant, impossible, k
         ws, code = _impossible(tmp_path / "ws"), text + "\n\ndef add(a, b):\n    return R(0)\n"
     else:
         ws, code = calc_project(tmp_path / "ws"), text
-    result, record, before = _once(ws, {"calc.py": code}, None, review=True)
+    result, record, before = run_once(ws, {"calc.py": code}, None, review=True)
     assert not result.solved and kind in record.integrity, (record.integrity, record.findings)
     assert tree_state(ws) == before
 
@@ -461,5 +461,5 @@ def test_an_honest_fix_of_such_a_project_stays_solved(tmp_path, project):
     for name, text in HONEST_PROJECTS[project].items():
         (ws / name).write_text(text)
     fixed = {"calc.py": "def add(a, b):\n    return a + b\n"}
-    result, record, _ = _once(ws, fixed, None, review=True, text="Fix add().")
+    result, record, _ = run_once(ws, fixed, None, review=True, text="Fix add().")
     assert result.solved and record.integrity == [], (record.integrity, record.findings)
