@@ -457,7 +457,7 @@ def traversals(tree: ast.Module, text: str) -> list[tuple[int, str]]:
         if isinstance(target, ast.Name)
     }  # fmt: skip
     found: list[tuple[int, str]] = []
-    for func in _functions(_opening(tree.body, text)):
+    for func in _functions(tree.body, _open_lines(text)):
         opens = [
             c for c in func.calls
             if isinstance(c.func, ast.Name) and c.func.id == "open" and c.args
@@ -507,12 +507,12 @@ class _Function:
         self.dotdot = False
 
 
-def _opening(body: list[ast.stmt], text: str) -> list[ast.stmt]:
-    """The top-level statements that can hold a call of ``open``: in ASCII text with ``\\n``
-    line ends (the lines ``ast`` counts), those spanning a line where ``open`` is written;
-    else all (Python reads identifiers NFKC-normalised: ``ｏｐｅｎ`` is ``open``)."""
+def _open_lines(text: str) -> list[int] | None:
+    """The lines where ``open`` is written, in order, in ASCII text with ``\\n`` line ends
+    (the lines ``ast`` counts); None for other text (Python reads identifiers
+    NFKC-normalised: ``ｏｐｅｎ`` is ``open``)."""
     if not text.isascii() or "\r" in text:
-        return body
+        return None
     lines: list[int] = []
     newlines = last = 0
     at = text.find("open")
@@ -521,24 +521,33 @@ def _opening(body: list[ast.stmt], text: str) -> list[ast.stmt]:
         last = at
         lines.append(newlines + 1)
         at = text.find("open", at + 4)
-    return [
-        st
-        for st in body
-        if (i := bisect.bisect_left(lines, first_line(st))) < len(lines)
-        and lines[i] <= (st.end_lineno or st.lineno)
-    ]
+    return lines
 
 
-def _functions(body: list[ast.stmt]) -> list[_Function]:
-    """Every function with parameters (``self``/``cls`` aside) in ``body``, in ``ast.walk``
-    order, from one breadth-first walk: a node is noted in each function enclosing it, so
-    nested functions cost no walk of their own. Breadth-first order within a subtree is the
-    whole walk's order restricted to it, so each list is what ``ast.walk`` of the function
-    gives, and leaving out whole statements leaves the others' order as it was."""
+def _functions(body: list[ast.stmt], lines: list[int] | None) -> list[_Function]:
+    """Every function with parameters (``self``/``cls`` aside) in ``body`` that can call
+    ``open``, in ``ast.walk`` order, from one breadth-first walk: a node is noted in each
+    function enclosing it, so nested functions cost no walk of their own. Breadth-first order
+    within a subtree is the whole walk's order restricted to it, so each list is what
+    ``ast.walk`` of the function gives. Outside every such function, a statement spanning no
+    line of ``lines`` is left out (no function in it can call ``open``), and so is an
+    expression (it holds no ``def``)."""
     out: list[_Function] = []
     queue: deque[tuple[ast.AST, tuple[_Function, ...]]] = deque((st, ()) for st in body)
     while queue:
         node, inside = queue.popleft()
+        if not inside:
+            if isinstance(node, ast.expr):
+                continue
+            if (
+                lines is not None
+                and isinstance(node, ast.stmt)
+                and not (
+                    (i := bisect.bisect_left(lines, first_line(node))) < len(lines)
+                    and lines[i] <= (node.end_lineno or node.lineno)
+                )
+            ):
+                continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             params = {a.arg for a in [*node.args.args, *node.args.kwonlyargs]} - {"self", "cls"}
             if params:
