@@ -30,7 +30,7 @@ from chimera_cards._scan.findings import (
 )
 from chimera_cards._scan.installers import shown_installer
 from chimera_cards._scan.sensitive import credential_in
-from chimera_cards._scan.textruns import RunGate
+from chimera_cards._scan.textruns import RunGate, led
 
 # --- the hidden-instruction scan -------------------------------------------------------------
 
@@ -210,7 +210,7 @@ _OVERRIDE_PATTERNS = [
     r"\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b",
 ]
 _TELL_THE_USER_RE = re.compile(r"(?:do\s+not|don't|never)\s", re.IGNORECASE)
-_OVERRIDE_RE = re.compile("|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS), re.IGNORECASE)
+_OVERRIDE_RE = led(re.compile("|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS), re.IGNORECASE))
 
 _FETCHERS = r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)"
 _INTERPRETERS = r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
@@ -229,10 +229,12 @@ _PIPE_TAIL = (
     rf"(?![ \t]+(?:-[mce]\b|{_SCRIPT_FILE}))|"
     r"\$(?:SHELL\b|\{SHELL\}|\(SHELL\)))"
 )
-_PIPE_TO_SHELL_RE = re.compile(
-    rf"\b{_FETCHERS}\b[^\n|]*{_PIPE_TAIL}"
-    rf"|\b{_INTERPRETERS}\b[^\n]{{0,40}}?[<$]\(\s*{_FETCHERS}\b",
-    re.IGNORECASE,
+_PIPE_TO_SHELL_RE = led(
+    re.compile(
+        rf"\b{_FETCHERS}\b[^\n|]*{_PIPE_TAIL}"
+        rf"|\b{_INTERPRETERS}\b[^\n]{{0,40}}?[<$]\(\s*{_FETCHERS}\b",
+        re.IGNORECASE,
+    )
 )
 # The fast scan matches the first alternative in two steps: every fetcher before the same pipe
 # shares what follows that pipe, so it is looked at once per pipe, not once per fetcher (which
@@ -265,9 +267,11 @@ def _rare_chars(text: str) -> str:
     return "".join(set(rest.decode("utf-8", "surrogatepass")))
 
 
-_URL_RE = re.compile(
-    r"\b(?:(?:https?|ftp|file)://[^\s<>()\[\]{}\"'`]*|(?:data|javascript):[^\s<>()\[\]{}\"'`]+)",
-    re.IGNORECASE,
+_URL_RE = led(
+    re.compile(
+        r"\b(?:(?:https?|ftp|file)://[^\s<>()\[\]{}\"'`]*|(?:data|javascript):[^\s<>()\[\]{}\"'`]+)",
+        re.IGNORECASE,
+    )
 )
 _HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|\Z)", re.DOTALL)
 # A link-reference definition renders as nothing: with a dummy destination (`#`, `<>`) or a
@@ -281,49 +285,55 @@ _MD_COMMENT_RE = re.compile(
 # speaks to the model, asks for secrecy, names a secret or a credential store, or holds a
 # command or an address to reach. A marker (`GEN:x`), an attribution, a licence note or a
 # template's note to its author says none of these: listed (info), not held.
-_COMMENT_ADDRESSED_RE = re.compile(
-    # the comment opens by calling the model ("assistant: ...", "Note to Claude, ..."), or
-    # anywhere a note or an instruction for it
-    r"^\s*(?:(?:a\s+)?(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?)?"
-    r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|system|bot)"
-    r"\s*(?::|,|>|-{1,2}\s)"
-    r"|\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?"
-    r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|bots?)\b"
-    r"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|(?:language\s+)?model|assistant|agent|bot)\b"
-    r"|\b(?:you|ai|agents?|assistants?|llms?|models?)\s+(?:reading|processing|parsing)\s+this\b",
-    re.IGNORECASE,
+_COMMENT_ADDRESSED_RE = led(
+    re.compile(
+        # the comment opens by calling the model ("assistant: ...", "Note to Claude, ..."), or
+        # anywhere a note or an instruction for it
+        r"^\s*(?:(?:a\s+)?(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?)?"
+        r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|system|bot)"
+        r"\s*(?::|,|>|-{1,2}\s)"
+        r"|\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?"
+        r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|bots?)\b"
+        r"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|(?:language\s+)?model|assistant|agent|bot)\b"
+        r"|\b(?:you|ai|agents?|assistants?|llms?|models?)\s+(?:reading|processing|parsing)\s+this\b",
+        re.IGNORECASE,
+    )
 )
-_COMMENT_SECRECY_RE = re.compile(
-    r"\b(?:secret(?:ly)?|covert\w*|stealth\w*|hidden|hide|conceal\w*|"
-    r"without\s+(?:telling|saying|asking|mentioning|informing)|"
-    # "never let one choice silently decide another" is a design note: silence and letting
-    # are secrecy when the agent acts unseen or the user is kept from knowing
-    r"(?:silently|quietly)\s+(?:\w+\s+)?(?:sen[dt]|upload|post|run|execut|install|download|"
-    r"fetch|read|cop(?:y|ie)|writ|append|add|insert|delet|remov|modif|chang|replac|collect|"
-    r"record|log|forward|transmit|includ|connect|call|invok|launch|load|push|commit|sav|stor)\w*|"
-    r"(?:do\s+not|don'?t|never)\s+(?:tell|mention|show|reveal|inform)|"
-    r"(?:do\s+not|don'?t|never)\s+let\s+(?:the\s+|any\s+)?(?:users?|humans?|them|anyone|"
-    r"reviewers?|people)\s+(?:\w+\s+)?(?:know|see|notice|find|learn))\b",
-    re.IGNORECASE,
+_COMMENT_SECRECY_RE = led(
+    re.compile(
+        r"\b(?:secret(?:ly)?|covert\w*|stealth\w*|hidden|hide|conceal\w*|"
+        r"without\s+(?:telling|saying|asking|mentioning|informing)|"
+        # "never let one choice silently decide another" is a design note: silence and letting
+        # are secrecy when the agent acts unseen or the user is kept from knowing
+        r"(?:silently|quietly)\s+(?:\w+\s+)?(?:sen[dt]|upload|post|run|execut|install|download|"
+        r"fetch|read|cop(?:y|ie)|writ|append|add|insert|delet|remov|modif|chang|replac|collect|"
+        r"record|log|forward|transmit|includ|connect|call|invok|launch|load|push|commit|sav|stor)\w*|"
+        r"(?:do\s+not|don'?t|never)\s+(?:tell|mention|show|reveal|inform)|"
+        r"(?:do\s+not|don'?t|never)\s+let\s+(?:the\s+|any\s+)?(?:users?|humans?|them|anyone|"
+        r"reviewers?|people)\s+(?:\w+\s+)?(?:know|see|notice|find|learn))\b",
+        re.IGNORECASE,
+    )
 )
-_COMMENT_ACTION_RE = re.compile(
-    # a command (a link alone is an attribution: "adapted from https://...")
-    r"\b(?:curl|wget|sudo|powershell|iex|eval|exec|base64|chmod|rm\s+-\w+|ncat|scp|"
-    r"pip3?\s+install|npm\s+(?:i|install)|npx|crontab)\b"
-    # a secret named as what to act on ("copy the API token into the form"); its name alone
-    # is what API notes are made of
-    r"|\b(?:send|upload|e-?mail|post|read|cat|copy|print|include|paste|share|export|dump|collect|"
-    r"steal|grab|exfiltrate|attach|leak|log)\s+(?:\S+\s+){0,4}?(?:credentials?|passwords?|"
-    r"passphrases?|tokens?|api[ _-]?keys?|private[ _-]?keys?|secret[ _-]?keys?|secrets|"
-    r"seed\s+phrases?|mnemonics?|cookies|wallets?|keychains?|keys)\b"
-    # (pasting the page itself into an assistant or an editor is how a prompt file is used)
-    r"|\b(?!paste\s+(?:it|this(?:\s+(?:file|page|prompt|document))?|the\s+(?:prompt|file|page))\s+"
-    r"into\s+(?:any\s+|an?\s+|the\s+|your\s+)?(?:\w+\s+){0,2}?(?:assistants?|agents?|chats?|"
-    r"editors?|ides?|tools?|models?|llms?|terminals?)\b)"
-    r"(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
-    r"(?:to|into|onto)\b"
-    r"|\b(?:run|execute|source)\s+(?:\S+\s+){0,3}?(?:[\w./-]+\.(?:sh|py|js|ps1|rb|pl|exe)\b|script|command)",
-    re.IGNORECASE,
+_COMMENT_ACTION_RE = led(
+    re.compile(
+        # a command (a link alone is an attribution: "adapted from https://...")
+        r"\b(?:curl|wget|sudo|powershell|iex|eval|exec|base64|chmod|rm\s+-\w+|ncat|scp|"
+        r"pip3?\s+install|npm\s+(?:i|install)|npx|crontab)\b"
+        # a secret named as what to act on ("copy the API token into the form"); its name alone
+        # is what API notes are made of
+        r"|\b(?:send|upload|e-?mail|post|read|cat|copy|print|include|paste|share|export|dump|collect|"
+        r"steal|grab|exfiltrate|attach|leak|log)\s+(?:\S+\s+){0,4}?(?:credentials?|passwords?|"
+        r"passphrases?|tokens?|api[ _-]?keys?|private[ _-]?keys?|secret[ _-]?keys?|secrets|"
+        r"seed\s+phrases?|mnemonics?|cookies|wallets?|keychains?|keys)\b"
+        # (pasting the page itself into an assistant or an editor is how a prompt file is used)
+        r"|\b(?!paste\s+(?:it|this(?:\s+(?:file|page|prompt|document))?|the\s+(?:prompt|file|page))\s+"
+        r"into\s+(?:any\s+|an?\s+|the\s+|your\s+)?(?:\w+\s+){0,2}?(?:assistants?|agents?|chats?|"
+        r"editors?|ides?|tools?|models?|llms?|terminals?)\b)"
+        r"(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
+        r"(?:to|into|onto)\b"
+        r"|\b(?:run|execute|source)\s+(?:\S+\s+){0,3}?(?:[\w./-]+\.(?:sh|py|js|ps1|rb|pl|exe)\b|script|command)",
+        re.IGNORECASE,
+    )
 )
 
 
@@ -332,18 +342,20 @@ _COMMENT_ACTION_RE = re.compile(
 # the healing agent used" or "do not surface the translation to the user" is how to present a
 # product's internals, not an action kept secret. Nothing named ("Do not tell the user.") is a
 # secret about whatever came before, and stays one.
-_HIDDEN_ACTION_RE = re.compile(
-    r"\b(?:you|your|we|us|our|i|me|my|this|that|these|those|it|its|anything|everything|what|"
-    r"about|skill|instructions?|steps?|actions?|commands?|scripts?|tools?|files?|folders?|"
-    r"director(?:y|ies)|paths?|keys?|credentials?|tokens?|passwords?|secrets?|data|payloads?|"
-    r"network|requests?|connections?|traffic|telemetry|analytics|background|process(?:es)?|"
-    r"changes?|history|logs?|cookies|browser|emails?|messages?|accounts?|money|payments?|"
-    r"purchases?|costs?|charges?|fees?|errors?|failures?|warnings?|risks?)\b"
-    r"|\b(?:sen[dt]|upload|post|transmit|exfiltrat|forward|beacon|run|ran|execut|install|"
-    r"download|fetch|read|access|collect|harvest|record|track|monitor|delet|remov|modif|chang|"
-    r"edit|writ|wrote|cop(?:y|ie)|mov|connect|call|invok|launch|start|add|append|inject|"
-    r"disabl|enabl|bypass|spen[dt]|buy|bought|charg|shar|stor|sav|captur|scan|search|open)",
-    re.IGNORECASE,
+_HIDDEN_ACTION_RE = led(
+    re.compile(
+        r"\b(?:you|your|we|us|our|i|me|my|this|that|these|those|it|its|anything|everything|what|"
+        r"about|skill|instructions?|steps?|actions?|commands?|scripts?|tools?|files?|folders?|"
+        r"director(?:y|ies)|paths?|keys?|credentials?|tokens?|passwords?|secrets?|data|payloads?|"
+        r"network|requests?|connections?|traffic|telemetry|analytics|background|process(?:es)?|"
+        r"changes?|history|logs?|cookies|browser|emails?|messages?|accounts?|money|payments?|"
+        r"purchases?|costs?|charges?|fees?|errors?|failures?|warnings?|risks?)\b"
+        r"|\b(?:sen[dt]|upload|post|transmit|exfiltrat|forward|beacon|run|ran|execut|install|"
+        r"download|fetch|read|access|collect|harvest|record|track|monitor|delet|remov|modif|chang|"
+        r"edit|writ|wrote|cop(?:y|ie)|mov|connect|call|invok|launch|start|add|append|inject|"
+        r"disabl|enabl|bypass|spen[dt]|buy|bought|charg|shar|stor|sav|captur|scan|search|open)",
+        re.IGNORECASE,
+    )
 )
 _TELLING_RE = re.compile(
     r"\s*\S+\s+(?:\S+\s+)?(?:tell|mention|inform|notify|reveal|disclose|report|alert|explain|"
@@ -480,12 +492,14 @@ def _always(_match: re.Match) -> bool:
 # but the terminal: piped (into a shell, into `crontab -`), written to a file (a profile), or
 # substituted into a command (`$(echo ...)`). A quoted string given to a shell (`sh -c "..."`,
 # `eval "..."`, `ssh host "..."`) still runs.
-_PRINTED_QUOTE_RE = re.compile(
-    r"\b(?:echo|printf|print|Write-Host|Write-Output|puts|console\.log\()\s+(?:[^\s;|&$`(]+\s+)*?([\"'])"
-    r"(?:(?!\1)[^\\\n]|\\.)*$",
-    re.IGNORECASE,
+_PRINTED_QUOTE_RE = led(
+    re.compile(
+        r"\b(?:echo|printf|print|Write-Host|Write-Output|puts|console\.log\()\s+(?:[^\s;|&$`(]+\s+)*?([\"'])"
+        r"(?:(?!\1)[^\\\n]|\\.)*$",
+        re.IGNORECASE,
+    )
 )
-_GOES_ON_RE = re.compile(r"(?<!\|)\|(?!\|)|>")
+_GOES_ON_RE = led(re.compile(r"(?<!\|)\|(?!\|)|>"))
 
 
 def _pipe_runs(match: re.Match) -> bool:
@@ -507,12 +521,14 @@ def _pipe_runs(match: re.Match) -> bool:
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
 # Words that present a quoted phrase as an example of what to watch for, not as an instruction:
 # "a malicious issue may try to steer the triage (e.g. "ignore the rules ...")".
-_MENTION_RE = re.compile(
-    r"\b(?:e\.g|i\.e|such\s+as|like|for\s+(?:example|instance)|says|saying|said|tries|trying|try\s+to|"
-    r"attempts?|phrases?|patterns?|markers?|strings?|wording|language|injection\w*|injected|"
-    r"malicious|attack\w*|untrusted|adversarial|jailbreak\w*|detect\w*|flag\w*|scan\w*|avoid\w*|"
-    r"watch\s+for|look\s+for|red\s+flags?)\b",
-    re.IGNORECASE,
+_MENTION_RE = led(
+    re.compile(
+        r"\b(?:e\.g|i\.e|such\s+as|like|for\s+(?:example|instance)|says|saying|said|tries|trying|try\s+to|"
+        r"attempts?|phrases?|patterns?|markers?|strings?|wording|language|injection\w*|injected|"
+        r"malicious|attack\w*|untrusted|adversarial|jailbreak\w*|detect\w*|flag\w*|scan\w*|avoid\w*|"
+        r"watch\s+for|look\s+for|red\s+flags?)\b",
+        re.IGNORECASE,
+    )
 )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Container, Iterable
 from typing import Any
 
 from chimera_cards._scan.pystatements import first_line
+from chimera_cards._scan.textruns import led
 
 
 def decode_constant(name: str, raw: str, extra: list[str | None]) -> str | None:
@@ -58,7 +59,9 @@ def decode_constant(name: str, raw: str, extra: list[str | None]) -> str | None:
 
 
 _BODIES = ("body", "orelse", "finalbody")
-SQL_RE = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|REPLACE)\b", re.IGNORECASE)
+SQL_RE = led(
+    re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|REPLACE)\b", re.IGNORECASE)
+)
 # Calls that make a loop wait for the world (a server, a poller, a prompt): not a busy loop.
 _WAITS = frozenset({"sleep", "wait", "recv", "accept", "input", "get", "poll", "select", "read",
                     "readline", "join", "serve_forever", "listen", "result"})  # fmt: skip
@@ -524,6 +527,26 @@ def _open_lines(text: str) -> list[int] | None:
     return lines
 
 
+def _spans(st: ast.stmt, lines: list[int]) -> bool:
+    """Whether a statement spans one of ``lines`` (in order)."""
+    i = bisect.bisect_left(lines, first_line(st))
+    return i < len(lines) and lines[i] <= (st.end_lineno or st.lineno)
+
+
+def _note(node: ast.AST, inside: tuple[_Function, ...]) -> None:
+    """Note a node in each function enclosing it."""
+    if isinstance(node, ast.Call):
+        for func in inside:
+            func.calls.append(node)
+    elif isinstance(node, ast.Assign):
+        if len(node.targets) == 1:
+            for func in inside:
+                func.assigns.append(node)
+    elif isinstance(node, ast.Constant) and node.value == "..":
+        for func in inside:
+            func.dotdot = True
+
+
 def _functions(body: list[ast.stmt], lines: list[int] | None) -> list[_Function]:
     """Every function with parameters (``self``/``cls`` aside) in ``body`` that can call
     ``open``, in ``ast.walk`` order, from one breadth-first walk: a node is noted in each
@@ -536,34 +559,18 @@ def _functions(body: list[ast.stmt], lines: list[int] | None) -> list[_Function]
     queue: deque[tuple[ast.AST, tuple[_Function, ...]]] = deque((st, ()) for st in body)
     while queue:
         node, inside = queue.popleft()
-        if not inside:
-            if isinstance(node, ast.expr):
-                continue
-            if (
-                lines is not None
-                and isinstance(node, ast.stmt)
-                and not (
-                    (i := bisect.bisect_left(lines, first_line(node))) < len(lines)
-                    and lines[i] <= (node.end_lineno or node.lineno)
-                )
-            ):
-                continue
+        if not inside and (
+            isinstance(node, ast.expr)
+            or (lines is not None and isinstance(node, ast.stmt) and not _spans(node, lines))
+        ):
+            continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             params = {a.arg for a in [*node.args.args, *node.args.kwonlyargs]} - {"self", "cls"}
             if params:
                 out.append(_Function(node, params))
                 inside = (*inside, out[-1])
         elif inside:
-            if isinstance(node, ast.Call):
-                for func in inside:
-                    func.calls.append(node)
-            elif isinstance(node, ast.Assign):
-                if len(node.targets) == 1:
-                    for func in inside:
-                        func.assigns.append(node)
-            elif isinstance(node, ast.Constant) and node.value == "..":
-                for func in inside:
-                    func.dotdot = True
+            _note(node, inside)
         for name in node._fields:
             child = getattr(node, name, None)
             if isinstance(child, ast.AST):

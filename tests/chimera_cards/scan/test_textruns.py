@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from chimera_cards._scan.textruns import FOLDS_APART_RE, Literals, RunGate
+from chimera_cards._scan.textruns import FOLDS_APART_RE, Literals, RunGate, led
 
 ALPHABET = ["a", "F", "0", "9", "g", "+", "/", " ", "\n", "é", "ａ", "\u00a0", "\x00", "😀"]
 
@@ -71,3 +71,60 @@ def test_only_the_three_listed_characters_lower_case_apart_from_case_blind_match
     apart.discard("\u212a")  # the Kelvin sign: matches "k" case-blind, lower-cases to "k"
     assert apart == {"\u0130", "\u0131", "\u017f"}
     assert all(FOLDS_APART_RE.search(char) for char in apart)
+
+
+# Patterns of the shapes the scan's rules have: case-blind word alternations after \\b, a
+# lookbehind first, optional and repeated first parts, groups and a back-reference, a class.
+LED_PATTERNS = [
+    (r"\b(?:send|sent|upload(?:s|ed)?|post)\b\s+(\w+)", re.I),
+    (r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", 0),
+    (r"\b(?:sk|kube)\w*|\bSELECT\b", re.I),
+    (r"(?:don't\s+|never\s+)?(?:tell|hide)\b", re.I),
+    (r"(?:a|b)*c|d+e", 0),
+    (r"[a-cX]{2,}|\.env\b", re.I),
+    (r"(?>ab|a)c|(?:x)", 0),
+]
+LED_ALPHABET = ["a", "b", "c", "d", "e", "x", "X", "K", "\u212a", "s", "S", "\u017f", "k", "u",
+                "\u0130", "\u0131", "i", "`", ".", " ", "\n", "é", "send", "SENT", "Upload",
+                "post", "tell", "hide", "don't ", "never ", "env", "select", "kube",
+                "sk"]  # fmt: skip
+
+
+def _spans(pattern: re.Pattern[str], text: str, pos: int) -> list:
+    return [(m.span(), m.groups()) for m in pattern.finditer(text, pos)]
+
+
+def test_a_led_pattern_finds_what_the_pattern_finds():
+    rng = random.Random(11)
+    for source, flags in LED_PATTERNS:
+        pattern = re.compile(source, flags)
+        fast = led(pattern)
+        assert fast is not pattern, source
+        assert fast.flags == pattern.flags
+        for _ in range(1500):
+            text = "".join(rng.choice(LED_ALPHABET) for _ in range(rng.randint(0, 14)))
+            pos = rng.randint(0, len(text))
+            assert _spans(fast, text, 0) == _spans(pattern, text, 0), (source, text)
+            assert _spans(fast, text, pos) == _spans(pattern, text, pos), (source, text, pos)
+            match, got = pattern.match(text, pos), fast.match(text, pos)
+            assert (match and (match.span(), match.groups())) == (
+                got and (got.span(), got.groups())
+            )
+
+
+def test_a_pattern_whose_match_can_start_anywhere_is_left_as_it_is():
+    for source, flags in [(r"\w+@\w+", 0), (r"a*", 0), (r"(?i)abc", 0), (r"[^a]b", 0),
+                          (r".x", 0), (r"(?i:a)b", 0), (r"\bab|\d", 0)]:  # fmt: skip
+        pattern = re.compile(source, flags)
+        assert led(pattern) is pattern, source
+
+
+@pytest.mark.slow
+def test_a_case_blind_class_of_one_character_matches_what_the_character_matches():
+    # The lookahead lists the first characters as a class under the pattern's own flags: case-
+    # blind, a class must take every character the literal takes, all of Unicode over.
+    points = "".join(chr(p) for p in range(sys.maxunicode + 1) if not 0xD800 <= p < 0xE000)
+    for code in range(0x21, 0x7F):
+        char = re.escape(chr(code))
+        literal = [m.start() for m in re.finditer(char, points, re.I)]
+        assert [m.start() for m in re.finditer(f"[{char}]", points, re.I)] == literal, char
