@@ -101,6 +101,8 @@ def _names_destination(text: str, pos: int = 0) -> bool:
     return _DESTINATION_WORDS_RE.search(text, pos) is not None or (
         "@" in text and _ADDRESS_RE.search(text, pos) is not None
     )
+
+
 _NEGATION_RE = led(
     re.compile(
         r"\b(?:never|do\s+not|don't|dont|must\s+not|mustn't|should\s+not|shouldn't|avoid\w*|"
