@@ -148,17 +148,20 @@ class LiteralGated:
     cannot match. The literals are looked for with one trie regex, case-sensitive, which ``re``
     skips through by the set of their first characters. Past ASCII the same holds (the Kelvin
     sign matches ``k`` case-blind and lower-cases to it) but for the three characters of
-    ``FOLDS_APART_RE``: a text holding one goes straight to ``pattern``.
+    ``FOLDS_APART_RE``: a text holding one goes straight to ``pattern``. Where it runs, the
+    pattern runs ``led``.
     """
 
     pattern: re.Pattern
     literals: tuple[str, ...]
     _gate: re.Pattern = field(init=False, repr=False, compare=False)
+    _led: re.Pattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if any(not word or word != word.lower() for word in self.literals):
             raise ValueError("gate literals are non-empty and lower-case")
         object.__setattr__(self, "_gate", re.compile(literal_pattern(self.literals)))
+        object.__setattr__(self, "_led", led(self.pattern))
 
     def search(self, text: str, lower: str | None = None) -> re.Match | None:
         """``pattern.search(text)``.
@@ -171,7 +174,7 @@ class LiteralGated:
         """
         if self._gated(text) and self._gate.search(lower or text.lower()) is None:
             return None
-        return self.pattern.search(text)
+        return self._led.search(text)
 
     def finditer(self, text: str, lower: str | None = None) -> list[re.Match]:
         """``list(pattern.finditer(text))``.
@@ -184,7 +187,7 @@ class LiteralGated:
         """
         if self._gated(text) and self._gate.search(lower or text.lower()) is None:
             return []
-        return list(self.pattern.finditer(text))
+        return list(self._led.finditer(text))
 
     @staticmethod
     def _gated(text: str) -> bool:
