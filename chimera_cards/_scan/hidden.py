@@ -169,6 +169,25 @@ def _is_emoji_joiner(text: str, i: int) -> bool:
     return before >= 0 and _is_pictograph(text[before])
 
 
+# Zero-width characters a text may hold when each is alone on its line (a spacer paragraph or
+# two); more are read as a message, one bit a line.
+_LONE_ZERO_WIDTH_MAX = 2
+
+
+def _is_blank_paragraph(text: str, i: int, j: int) -> bool:
+    """Whether the zero-width run ``text[i:j]`` is one character alone on its line (an empty
+    paragraph kept by an HTML-to-Markdown conversion): it splits no word, and one character
+    carries no message. Two or more in a row can carry bits; next to text they split a word."""
+    if j - i != 1:
+        return False
+    line_start = text.rfind("\n", 0, i) + 1
+    line_end = text.find("\n", j)
+    return (
+        not text[line_start:i].strip()
+        and not text[j : len(text) if line_end < 0 else line_end].strip()
+    )
+
+
 def _snippet(text: str, start: int, end: int, width: int = 40) -> str:
     # Look for the line's ends only within the window, so a long line costs no more.
     line_start = text.rfind("\n", max(0, start - width), start) + 1
@@ -286,7 +305,10 @@ _COMMENT_ADDRESSED_RE = re.compile(
     # anywhere a note or an instruction for it
     r"^\s*(?:(?:a\s+)?(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?)?"
     r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|system|bot)"
-    r"\s*(?::|,|>|-{1,2}\s)"
+    # ... unless it is a label naming the document a section is merged from ("system:
+    # agent-context/forms/system.md — human-owned"): a generator's marker, spoken to nobody
+    r"\s*(?::(?![ \t]*[\w.-]+(?:/[\w.-]+)*\.(?:md|mdx|txt|rst|json|ya?ml|toml)(?![\w/]))"
+    r"|,|>|-{1,2}\s)"
     r"|\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?"
     r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|bots?)\b"
     r"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|(?:language\s+)?model|assistant|agent|bot)\b"
@@ -385,8 +407,13 @@ def _comment_instructs(body: str) -> bool:
         or _OVERRIDE_RE.search(body)
         or _COMMENT_SECRECY_RE.search(body)
         or _COMMENT_ACTION_RE.search(body)
-        or credential_in(body)
+        or credential_in(_PAGE_URL_RE.sub(" ", body))
     )
+
+
+# A link's path names a page of that site ("https://nextjs.org/docs/…/functions/cookies"), no
+# file on this machine; a URL with a query may carry one, and is read whole.
+_PAGE_URL_RE = re.compile(r"https?://[^\s?#'\"()<>]+(?![^\s'\"()<>])")
 
 
 _HIDDEN_MESSAGES = {
@@ -409,6 +436,7 @@ def _scan_characters(
         if not any(_hidden_class(char) for char in rare):
             return  # no candidate is hidden (cards have a few dashes and arrows): nothing to report
     i = 0
+    lone: int | None = None
     while True:
         if fast:
             match = _CANDIDATE_RE.search(text, i)
@@ -431,8 +459,13 @@ def _scan_characters(
             j += 1
         run = text[i:j]
         line = lines(i)
+        severity = ERROR
+        if kind == "hidden-zero-width" and _is_blank_paragraph(text, i, j):
+            if lone is None:  # many such lines can spell bits by where they are
+                lone = sum(text.count(chr(cp)) for cp in _ZERO_WIDTH)
+            severity = INFO if lone <= _LONE_ZERO_WIDTH_MAX else ERROR
         if out.full(kind):
-            out.omit(kind, ERROR, line)
+            out.omit(kind, severity, line)
             i = j
             continue
         if kind == "hidden-tag":
@@ -443,7 +476,7 @@ def _scan_characters(
             labels += f", ... ({len(kinds)} different)" if len(kinds) > 8 else ""
             count = f"{len(run)} x " if len(run) > 1 else ""
             message = f"{_HIDDEN_MESSAGES[kind]} {count}{labels} in: {_snippet(text, i, j)}"
-        out.add(Finding(kind, ERROR, message, line))
+        out.add(Finding(kind, severity, message, line))
         i = j
 
 
@@ -481,19 +514,55 @@ def _always(_match: re.Match) -> bool:
 # substituted into a command (`$(echo ...)`). A quoted string given to a shell (`sh -c "..."`,
 # `eval "..."`, `ssh host "..."`) still runs.
 _PRINTED_QUOTE_RE = re.compile(
-    r"\b(?:echo|printf|print|Write-Host|Write-Output|puts|console\.log\()\s+(?:[^\s;|&$`(]+\s+)*?([\"'])"
+    r"(?:\b(?:echo|printf|print|Write-Host|Write-Output|puts)\s+|"
+    r"\b(?:console\.(?:log|error|warn|info)|print)\(\s*)(?:[^\s;|&$`(]+\s+)*?([\"'])"
     r"(?:(?!\1)[^\\\n]|\\.)*$",
     re.IGNORECASE,
 )
 _GOES_ON_RE = re.compile(r"(?<!\|)\|(?!\|)|>")
+# A message printed from several string literals, one a line (`console.error(` then
+# `"  Linux: curl … | sh\n" +`): a line that is one literal joined to the next, inside the
+# parentheses of a print call opened a few lines up, every line between a literal too.
+_LITERAL_LINE_RE = re.compile(
+    r"[ \t]*(?:\+[ \t]*)?([\"'])(?:(?!\1)[^\\\n]|\\.)*\1[ \t]*(?:[+,][ \t]*|\)[ \t]*;?[ \t]*)?"
+)
+_PRINT_OPENS_RE = re.compile(
+    r"(?:^|[\s;{(=])(?:console\.(?:log|error|warn|info)|print)\([ \t]*"
+    r"(?:([\"'])(?:(?!\1)[^\\\n]|\\.)*\1[ \t]*\+[ \t]*)?$"
+)
+
+
+def _in_printed_literals(text: str, line_start: int) -> bool:
+    """Whether the line at ``line_start`` is one string literal of a print call's message."""
+    line_end = text.find("\n", line_start)
+    if not _LITERAL_LINE_RE.fullmatch(text, line_start, line_end if line_end >= 0 else len(text)):
+        return False
+    end = line_start - 1
+    for _ in range(20):
+        if end < 0:
+            return False
+        start = text.rfind("\n", 0, end) + 1
+        if _PRINT_OPENS_RE.search(text, start, end):
+            return True
+        if not _LITERAL_LINE_RE.fullmatch(text, start, end) or text[start:end].rstrip()[-1:] != "+":
+            return False
+        end = start - 1
+    return False
+
+
+# `curl … | bash` in a sentence: a fetcher given only an ellipsis downloads nothing; it names
+# the shape of a command ("do not install by piping remote scripts to a shell").
+_ELIDED_PIPE_RE = re.compile(r"\w+[ \t]+(?:\u2026|\.{3})[ \t]*\|", re.IGNORECASE)
 
 
 def _pipe_runs(match: re.Match) -> bool:
     text = match.string
+    if _ELIDED_PIPE_RE.match(match.group(0)):
+        return False
     line_start = text.rfind("\n", 0, match.start()) + 1
     printed = _PRINTED_QUOTE_RE.search(text, line_start, match.start())
     if printed is None:
-        return True
+        return not _in_printed_literals(text, line_start)
     if "$(" in text[line_start : printed.start()] or "`" in text[line_start : printed.start()]:
         return True
     quote = printed.group(1)
@@ -883,6 +952,7 @@ def _scan(
             severity = default_severity
             if rule == "override-phrase" and (
                 quoted_mention(match)
+                or _option_sets_prompt(match)
                 or (_TELL_THE_USER_RE.match(match.group(0)) and not hides_an_action(match))
             ):
                 # listed: a quoted example of what an attack says, or how to present internals
@@ -906,6 +976,22 @@ def _scan(
             else:
                 out.add(Finding(rule, severity, describe(match), line))
     _scan_split_base64(text, lines, out, fast=fast)
+
+
+# A command-line option's help text saying the option sets the prompt of the tool's own model
+# calls (`help="Override system prompt for all examples"`): what the option does, said to
+# whoever runs the tool. Any other phrase there ("ignore previous instructions") is read as ever.
+_HELP_OPENS_RE = re.compile(r"\bhelp\s*=\s*[rRuU]?([\"'])(?:(?!\1)[^\\\n]|\\.)*$")
+_SETS_PROMPT_RE = re.compile(r"(?:override|replace)\s+(?:the\s+)?system\s+prompt\b", re.IGNORECASE)
+
+
+def _option_sets_prompt(match: re.Match) -> bool:
+    text = match.string
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    return bool(
+        _SETS_PROMPT_RE.fullmatch(match.group(0))
+        and _HELP_OPENS_RE.search(text, line_start, match.start())
+    )
 
 
 def _in_span(match: re.Match) -> bool:
