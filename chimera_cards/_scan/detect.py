@@ -42,7 +42,8 @@ from chimera_cards._scan.jsflow import traversals as js_traversals
 from chimera_cards._scan.mdcode import CodeUnit, code_units, command_line, embedded_shell
 from chimera_cards._scan.prose import prose_findings
 from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
-from chimera_cards._scan.pyshapes import ClassMethods, parse_python, traversals
+from chimera_cards._scan.pyreceivers import Definitions
+from chimera_cards._scan.pyshapes import parse_python, traversals
 from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity, service_name
 from chimera_cards._scan.shell import analyse_shell
 from chimera_cards._scan.shellfacts import Out, ShellFacts
@@ -974,7 +975,7 @@ def detect_files(
     for f in files:
         if f.language == "python" and f.path not in trees:
             trees[f.path] = parse_python(f.text)
-    detector.summaries.methods = ClassMethods(trees.values())
+    detector.summaries.methods = Definitions(trees.values())
     for f in files:
         if f.language == "javascript":
             detector.js_trees[f.path] = parse_javascript(f.text)
