@@ -1070,18 +1070,8 @@ class _Analyser(_PyFolding):
                 return
             self.value(value)
             return
-        if isinstance(
-            node,
-            (
-                ast.Import,
-                ast.ImportFrom,
-                ast.Pass,
-                ast.Break,
-                ast.Continue,
-                ast.Global,
-                ast.Nonlocal,
-            ),
-        ):
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue,
+                             ast.Global, ast.Nonlocal)):  # fmt: skip
             return
         for name in ("test", "subject", "exc"):
             child = getattr(node, name, None)

@@ -149,7 +149,7 @@ def own_api(token: str, host: str | None) -> bool:
     if not label or "-" in label:
         return False
     # A service named after its whole domain spells it without the dot (CALCOM for cal.com).
-    glued = (_registrable(host) or "").replace(".", "")
+    glued = (registrable_domain(host) or "").replace(".", "")
     for word in _service_words(token):
         if label == word or label.startswith(word) or label.endswith(word) or word == glued:
             return True
@@ -165,11 +165,11 @@ _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", 
 def _domain_label(host: str) -> str | None:
     """The label a host's owner registered: ``github`` of ``api.github.com``, ``bbc`` of
     ``www.bbc.co.uk``; None for an address or a single label."""
-    registrable = _registrable(host)
+    registrable = registrable_domain(host)
     return registrable.split(".", 1)[0] if registrable else None
 
 
-def _registrable(host: str) -> str | None:
+def registrable_domain(host: str) -> str | None:
     """The domain a host's owner registered: ``github.com`` of ``api.github.com``,
     ``bbc.co.uk`` of ``www.bbc.co.uk``; None for an address or a single label."""
     labels = host.split(".")
