@@ -33,6 +33,7 @@ from chimera_cards._scan.buildfiles import (
 from chimera_cards._scan.collectors import concrete_collector
 from chimera_cards._scan.commands import command_findings, path_persistence
 from chimera_cards._scan.disclosure import disclosure_findings
+from chimera_cards._scan.endpoints import DocumentedEndpoints
 from chimera_cards._scan.findings import Finding
 from chimera_cards._scan.generic import GenericFacts, generic_facts
 from chimera_cards._scan.hidden import CONFUSABLES, PIPE_TO_SHELL_RE, phrase_text
@@ -611,7 +612,7 @@ def _names(taints: set[Taint]) -> str:
     return ", ".join(sorted({t.what for t in taints}))[:120]
 
 
-def _grade(unit: _Unit) -> list[Finding]:
+def _grade(unit: _Unit, documented: DocumentedEndpoints) -> list[Finding]:
     out = list(unit.findings)
     sends: list[Send] = list(unit.shell.sends)
     reads = list(unit.shell.reads)
@@ -647,6 +648,7 @@ def _grade(unit: _Unit) -> list[Finding]:
             documentation=unit.documentation
             or send.line in unit.example_lines
             or send.line in unit.app_lines,
+            documented=documented,
         )
         if graded is None:
             continue
@@ -1004,8 +1006,9 @@ def detect_files(
     detector.reread_python(trees)
     _runs_of_other_files_downloads(detector.units)
     findings: list[Finding] = list(built)
+    documented = DocumentedEndpoints(f.text for f in files)
     for unit in detector.units:
-        findings += _grade(unit)
+        findings += _grade(unit, documented)
     findings += _cross_files(findings)
     for f in files:
         # A collection or tunnel service named anywhere (a config file, a comment): listed

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards._scan.textruns import Literals, literal_pattern
@@ -720,7 +721,12 @@ _SHARED_DIRS = (
 )
 
 
-def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str, str] | None:
+def send_severity(
+    send: Send,
+    *,
+    documentation: bool = False,
+    documented: Callable[[str, str | None], bool] | None = None,
+) -> tuple[str, str, str] | None:
     """Grade a send: (rule, severity, message), or None when it is not worth a finding.
 
     Sensitive data in the body (or any secret read from a credential store or the whole
@@ -735,6 +741,8 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
     Args:
         send: the send.
         documentation: the send is in a Markdown file other than SKILL.md.
+        documented: (token, host) -> whether the skill names the host's domain as an endpoint
+            of the token's service (``endpoints.DocumentedEndpoints``): a warning, not an error.
     Returns:
         The grade, or None.
     """
@@ -801,7 +809,10 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             f"sends data to {where} via {send.via}",
         )
     # Named tokens that authenticate: in a header, or in the address where the API takes them.
-    grades = {_token_grade(t, send.host, in_header=t in send.header) for t in tokens}
+    grades = {
+        _token_grade(t, send.host, in_header=t in send.header, documented=documented)
+        for t in tokens
+    }
     if "error" in grades:
         # A token named for one service sent to another's domain (GITHUB_TOKEN to
         # github-status.example.com): the host only looks like the service's.
@@ -826,7 +837,13 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
     )
 
 
-def _token_grade(token: Taint, host: str | None, *, in_header: bool) -> str:
+def _token_grade(
+    token: Taint,
+    host: str | None,
+    *,
+    in_header: bool,
+    documented: Callable[[str, str | None], bool] | None = None,
+) -> str:
     """How a named token that authenticates a request to ``host`` grades: "info" for the
     service's own API (or, in a header, a name that names no service), "warning" where the
     reviewer must decide (an address the scan cannot read, a self-hosted instance, a name that
@@ -840,4 +857,6 @@ def _token_grade(token: Taint, host: str | None, *, in_header: bool) -> str:
         return "info" if in_header else "warning"
     if host is None or self_hosted(token.what, host):
         return "warning"
+    if documented is not None and documented(token.what, host):
+        return "warning"  # a domain the skill names as the service's endpoint
     return "error"

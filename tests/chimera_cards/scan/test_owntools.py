@@ -27,14 +27,14 @@ metadata:
   if [[ "$(uname)" == "Darwin" ]]; then
     brew tap datadog-labs/pack && brew install pup
   else
-    PUP_VERSION=$(curl -s https://api.github.com/repos/datadog-labs/pup/releases/latest | cut -d'"' -f4)
+    V=$(curl -s https://api.github.com/repos/datadog-labs/pup/releases/latest | cut -d'"' -f4)
     curl -L "{url}" | tar xz -C /usr/local/bin {member}
     chmod +x /usr/local/bin/{member}
   fi
   {member} --version
   ```
 """
-OWN = "https://github.com/datadog-labs/pup/releases/download/${PUP_VERSION}/pup_linux_amd64.tar.gz"
+OWN = "https://github.com/datadog-labs/pup/releases/download/${V}/pup_linux_amd64.tar.gz"
 
 
 def alarms(text: str, tmp_path: Path) -> list[tuple[str, str]]:
