@@ -18,6 +18,7 @@ from chimera_cards._cards.card import (
     Card,
 )
 from chimera_cards._scan.base64runs import encodes_media, is_base64_payload
+from chimera_cards._scan.described import option_sets_prompt, pipe_runs
 from chimera_cards._scan.findings import (
     BASE64_MIN,
     ERROR,
@@ -508,71 +509,6 @@ def _always(_match: re.Match) -> bool:
     return True
 
 
-# A pipeline inside the quoted argument of a command that prints it (`echo "install uv: curl
-# ... | sh"`) is text shown to the user, run by nobody, unless what is printed goes on anywhere
-# but the terminal: piped (into a shell, into `crontab -`), written to a file (a profile), or
-# substituted into a command (`$(echo ...)`). A quoted string given to a shell (`sh -c "..."`,
-# `eval "..."`, `ssh host "..."`) still runs.
-_PRINTED_QUOTE_RE = re.compile(
-    r"(?:\b(?:echo|printf|print|Write-Host|Write-Output|puts)\s+|"
-    r"\b(?:console\.(?:log|error|warn|info)|print)\(\s*)(?:[^\s;|&$`(]+\s+)*?([\"'])"
-    r"(?:(?!\1)[^\\\n]|\\.)*$",
-    re.IGNORECASE,
-)
-_GOES_ON_RE = re.compile(r"(?<!\|)\|(?!\|)|>")
-# A message printed from several string literals, one a line (`console.error(` then
-# `"  Linux: curl … | sh\n" +`): a line that is one literal joined to the next, inside the
-# parentheses of a print call opened a few lines up, every line between a literal too.
-_LITERAL_LINE_RE = re.compile(
-    r"[ \t]*(?:\+[ \t]*)?([\"'])(?:(?!\1)[^\\\n]|\\.)*\1[ \t]*(?:[+,][ \t]*|\)[ \t]*;?[ \t]*)?"
-)
-_PRINT_OPENS_RE = re.compile(
-    r"(?:^|[\s;{(=])(?:console\.(?:log|error|warn|info)|print)\([ \t]*"
-    r"(?:([\"'])(?:(?!\1)[^\\\n]|\\.)*\1[ \t]*\+[ \t]*)?$"
-)
-
-
-def _in_printed_literals(text: str, line_start: int) -> bool:
-    """Whether the line at ``line_start`` is one string literal of a print call's message."""
-    line_end = text.find("\n", line_start)
-    if not _LITERAL_LINE_RE.fullmatch(text, line_start, line_end if line_end >= 0 else len(text)):
-        return False
-    end = line_start - 1
-    for _ in range(20):
-        if end < 0:
-            return False
-        start = text.rfind("\n", 0, end) + 1
-        if _PRINT_OPENS_RE.search(text, start, end):
-            return True
-        if not _LITERAL_LINE_RE.fullmatch(text, start, end) or text[start:end].rstrip()[-1:] != "+":
-            return False
-        end = start - 1
-    return False
-
-
-# `curl … | bash` in a sentence: a fetcher given only an ellipsis downloads nothing; it names
-# the shape of a command ("do not install by piping remote scripts to a shell").
-_ELIDED_PIPE_RE = re.compile(r"\w+[ \t]+(?:\u2026|\.{3})[ \t]*\|", re.IGNORECASE)
-
-
-def _pipe_runs(match: re.Match) -> bool:
-    text = match.string
-    if _ELIDED_PIPE_RE.match(match.group(0)):
-        return False
-    line_start = text.rfind("\n", 0, match.start()) + 1
-    printed = _PRINTED_QUOTE_RE.search(text, line_start, match.start())
-    if printed is None:
-        return not _in_printed_literals(text, line_start)
-    if "$(" in text[line_start : printed.start()] or "`" in text[line_start : printed.start()]:
-        return True
-    quote = printed.group(1)
-    line_end = text.find("\n", match.end())
-    rest = text[match.end() : line_end if line_end >= 0 else len(text)]
-    closing = rest.find(quote)
-    # no closing quote on the line, or the printed words sent on after it
-    return closing < 0 or bool(_GOES_ON_RE.search(rest, closing + 1))
-
-
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
 # Words that present a quoted phrase as an example of what to watch for, not as an instruction:
 # "a malicious issue may try to steer the triage (e.g. "ignore the rules ...")".
@@ -637,7 +573,7 @@ _PATTERN_RULES = (
         _PIPE_TO_SHELL_RE,
         "pipe-to-shell",
         ERROR,
-        _pipe_runs,
+        pipe_runs,
         lambda m: f"download piped into a shell: {_shown(m.group(0), 120)!r}",
     ),
     (
@@ -952,7 +888,7 @@ def _scan(
             severity = default_severity
             if rule == "override-phrase" and (
                 quoted_mention(match)
-                or _option_sets_prompt(match)
+                or option_sets_prompt(match)
                 or (_TELL_THE_USER_RE.match(match.group(0)) and not hides_an_action(match))
             ):
                 # listed: a quoted example of what an attack says, or how to present internals
@@ -976,22 +912,6 @@ def _scan(
             else:
                 out.add(Finding(rule, severity, describe(match), line))
     _scan_split_base64(text, lines, out, fast=fast)
-
-
-# A command-line option's help text saying the option sets the prompt of the tool's own model
-# calls (`help="Override system prompt for all examples"`): what the option does, said to
-# whoever runs the tool. Any other phrase there ("ignore previous instructions") is read as ever.
-_HELP_OPENS_RE = re.compile(r"\bhelp\s*=\s*[rRuU]?([\"'])(?:(?!\1)[^\\\n]|\\.)*$")
-_SETS_PROMPT_RE = re.compile(r"(?:override|replace)\s+(?:the\s+)?system\s+prompt\b", re.IGNORECASE)
-
-
-def _option_sets_prompt(match: re.Match) -> bool:
-    text = match.string
-    line_start = text.rfind("\n", 0, match.start()) + 1
-    return bool(
-        _SETS_PROMPT_RE.fullmatch(match.group(0))
-        and _HELP_OPENS_RE.search(text, line_start, match.start())
-    )
 
 
 def _in_span(match: re.Match) -> bool:
