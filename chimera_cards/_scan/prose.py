@@ -866,7 +866,7 @@ def _cookie_channel(sentence: str, store: re.Match | None, ship: re.Match | None
         and "cookie" in store.group(0).lower()
         and ship.group(0).lower() in ("send", "sent")
         and bool(_COOKIE_CHANNEL_RE.match(sentence, ship.end()))
-        and not _DESTINATION_RE.search(sentence)
+        and not _names_destination(sentence)
     )
 
 
