@@ -416,16 +416,17 @@ class _Detector:
 
 # The agent's own standing instructions and memory: text written there is obeyed in every
 # later session, so a block a skill has the agent put there is read as instructions.
-_AGENT_FILE_RE = led(
-    re.compile(
+_AGENT_FILE_RE = re.compile(
+    led(
+        "\\.ABCGHIMScs",
         r"\b(?:CLAUDE|AGENTS|GEMINI|MEMORY|SOUL|HEARTBEAT|IDENTITY|BOOTSTRAP)\.md\b|\.cursorrules\b|"
         r"\.windsurfrules\b|copilot-instructions\.md|\.claude/(?:settings[\w.-]*\.json|commands|agents)|"
         r"\.openclaw/workspace/|\bsystem\s+prompt\b",
-        re.I,
-    )
+    ),
+    re.I,
 )
-_PLANT_VERB_RE = led(
-    re.compile(r"\b(?:add|append|prepend|insert|write|paste|put|save|store|place)\b", re.I)
+_PLANT_VERB_RE = re.compile(
+    led("aipsw", r"\b(?:add|append|prepend|insert|write|paste|put|save|store|place)\b"), re.I
 )
 
 
@@ -537,13 +538,14 @@ def followed_files(files: list[DetectFile]) -> set[str]:
     return followed
 
 
-_EXAMPLE_RE = led(
-    re.compile(
+_EXAMPLE_RE = re.compile(
+    led(
+        "cefrsty",
         r"\b(?:examples?|e\.g\.|for\s+instance|show\s+(?:the\s+user|them|you)\s+how|"
         r"(?:the\s+user|they|you)\s+(?:can|could|may|might)\s+run|run\s+(?:it\s+|them\s+)?themselves|"
         r"for\s+the\s+user\s+to\s+run|cheat\s*sheet|reference)\b",
-        re.IGNORECASE,
-    )
+    ),
+    re.IGNORECASE,
 )
 
 
@@ -790,10 +792,8 @@ def _grade(unit: _Unit, documented: DocumentedEndpoints) -> list[Finding]:
 # A provisioner that runs on the machine being built (Packer's powershell/shell, Terraform's
 # remote-exec); one that runs on the user's own machine (shell-local, local-exec) makes the whole
 # block the user's.
-_REMOTE_PROVISIONER_RE = led(
-    re.compile(
-        r'^\s*provisioner\s+"(?:powershell|shell|windows-shell|remote-exec|ansible|file)"', re.M
-    )
+_REMOTE_PROVISIONER_RE = re.compile(
+    r'^\s*provisioner\s+"(?:powershell|shell|windows-shell|remote-exec|ansible|file)"', re.M
 )
 _LOCAL_PROVISIONER_RE = re.compile(r'provisioner\s+"[\w-]*local[\w-]*"|local-exec|"local"')
 
@@ -811,9 +811,10 @@ _PATH_APPEND_RE = re.compile(
 _RC_FILE_RE = re.compile(
     r"(?:^|[/~])\.(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin|kshrc)$"
 )
-_CALLS_OUT_RE = led(
-    re.compile(
-        r"\b(?:curl|wget|nc|ncat|socat|ssh|scp|fetch|Invoke-WebRequest|iwr)\b|/dev/tcp/|https?://"
+_CALLS_OUT_RE = re.compile(
+    led(
+        "/Icfhinsw",
+        r"\b(?:curl|wget|nc|ncat|socat|ssh|scp|fetch|Invoke-WebRequest|iwr)\b|/dev/tcp/|https?://",
     )
 )
 

@@ -230,7 +230,9 @@ _OVERRIDE_PATTERNS = [
     r"\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b",
 ]
 _TELL_THE_USER_RE = re.compile(r"(?:do\s+not|don't|never)\s", re.IGNORECASE)
-_OVERRIDE_RE = led(re.compile("|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS), re.IGNORECASE))
+_OVERRIDE_RE = re.compile(
+    led("<abdfilnoprsuwy", "|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS)), re.IGNORECASE
+)
 
 _FETCHERS = r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)"
 _INTERPRETERS = r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
@@ -249,12 +251,13 @@ _PIPE_TAIL = (
     rf"(?![ \t]+(?:-[mce]\b|{_SCRIPT_FILE}))|"
     r"\$(?:SHELL\b|\{SHELL\}|\(SHELL\)))"
 )
-_PIPE_TO_SHELL_RE = led(
-    re.compile(
+_PIPE_TO_SHELL_RE = re.compile(
+    led(
+        "Ibcdfiknprstwz",
         rf"\b{_FETCHERS}\b[^\n|]*{_PIPE_TAIL}"
         rf"|\b{_INTERPRETERS}\b[^\n]{{0,40}}?[<$]\(\s*{_FETCHERS}\b",
-        re.IGNORECASE,
-    )
+    ),
+    re.IGNORECASE,
 )
 # The fast scan matches the first alternative in two steps: every fetcher before the same pipe
 # shares what follows that pipe, so it is looked at once per pipe, not once per fetcher (which
@@ -287,11 +290,12 @@ def _rare_chars(text: str) -> str:
     return "".join(set(rest.decode("utf-8", "surrogatepass")))
 
 
-_URL_RE = led(
-    re.compile(
+_URL_RE = re.compile(
+    led(
+        "dfhj",
         r"\b(?:(?:https?|ftp|file)://[^\s<>()\[\]{}\"'`]*|(?:data|javascript):[^\s<>()\[\]{}\"'`]+)",
-        re.IGNORECASE,
-    )
+    ),
+    re.IGNORECASE,
 )
 _HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|\Z)", re.DOTALL)
 # A link-reference definition renders as nothing: with a dummy destination (`#`, `<>`) or a
@@ -320,8 +324,9 @@ _COMMENT_ADDRESSED_RE = re.compile(
     r"|\b(?:you|ai|agents?|assistants?|llms?|models?)\s+(?:reading|processing|parsing)\s+this\b",
     re.IGNORECASE,
 )
-_COMMENT_SECRECY_RE = led(
-    re.compile(
+_COMMENT_SECRECY_RE = re.compile(
+    led(
+        "cdhnqsw",
         r"\b(?:secret(?:ly)?|covert\w*|stealth\w*|hidden|hide|conceal\w*|"
         r"without\s+(?:telling|saying|asking|mentioning|informing)|"
         # "never let one choice silently decide another" is a design note: silence and letting
@@ -332,12 +337,12 @@ _COMMENT_SECRECY_RE = led(
         r"(?:do\s+not|don'?t|never)\s+(?:tell|mention|show|reveal|inform)|"
         r"(?:do\s+not|don'?t|never)\s+let\s+(?:the\s+|any\s+)?(?:users?|humans?|them|anyone|"
         r"reviewers?|people)\s+(?:\w+\s+)?(?:know|see|notice|find|learn))\b",
-        re.IGNORECASE,
-    )
+    ),
+    re.IGNORECASE,
 )
-_COMMENT_ACTION_RE = led(
-    re.compile(
-        # a command (a link alone is an attribution: "adapted from https://...")
+_COMMENT_ACTION_RE = re.compile(
+    led(
+        "abcdefgilnprstuw",
         r"\b(?:curl|wget|sudo|powershell|iex|eval|exec|base64|chmod|rm\s+-\w+|ncat|scp|"
         r"pip3?\s+install|npm\s+(?:i|install)|npx|crontab)\b"
         # a secret named as what to act on ("copy the API token into the form"); its name alone
@@ -353,8 +358,8 @@ _COMMENT_ACTION_RE = led(
         r"(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
         r"(?:to|into|onto)\b"
         r"|\b(?:run|execute|source)\s+(?:\S+\s+){0,3}?(?:[\w./-]+\.(?:sh|py|js|ps1|rb|pl|exe)\b|script|command)",
-        re.IGNORECASE,
-    )
+    ),
+    re.IGNORECASE,
 )
 
 
@@ -363,8 +368,9 @@ _COMMENT_ACTION_RE = led(
 # the healing agent used" or "do not surface the translation to the user" is how to present a
 # product's internals, not an action kept secret. Nothing named ("Do not tell the user.") is a
 # secret about whatever came before, and stays one.
-_HIDDEN_ACTION_RE = led(
-    re.compile(
+_HIDDEN_ACTION_RE = re.compile(
+    led(
+        "abcdefhiklmnoprstuwy",
         r"\b(?:you|your|we|us|our|i|me|my|this|that|these|those|it|its|anything|everything|what|"
         r"about|skill|instructions?|steps?|actions?|commands?|scripts?|tools?|files?|folders?|"
         r"director(?:y|ies)|paths?|keys?|credentials?|tokens?|passwords?|secrets?|data|payloads?|"
@@ -375,8 +381,8 @@ _HIDDEN_ACTION_RE = led(
         r"download|fetch|read|access|collect|harvest|record|track|monitor|delet|remov|modif|chang|"
         r"edit|writ|wrote|cop(?:y|ie)|mov|connect|call|invok|launch|start|add|append|inject|"
         r"disabl|enabl|bypass|spen[dt]|buy|bought|charg|shar|stor|sav|captur|scan|search|open)",
-        re.IGNORECASE,
-    )
+    ),
+    re.IGNORECASE,
 )
 _TELLING_RE = re.compile(
     r"\s*\S+\s+(?:\S+\s+)?(?:tell|mention|inform|notify|reveal|disclose|report|alert|explain|"
@@ -522,14 +528,15 @@ def _always(_match: re.Match) -> bool:
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
 # Words that present a quoted phrase as an example of what to watch for, not as an instruction:
 # "a malicious issue may try to steer the triage (e.g. "ignore the rules ...")".
-_MENTION_RE = led(
-    re.compile(
+_MENTION_RE = re.compile(
+    led(
+        "adefijlmprstuw",
         r"\b(?:e\.g|i\.e|such\s+as|like|for\s+(?:example|instance)|says|saying|said|tries|trying|try\s+to|"
         r"attempts?|phrases?|patterns?|markers?|strings?|wording|language|injection\w*|injected|"
         r"malicious|attack\w*|untrusted|adversarial|jailbreak\w*|detect\w*|flag\w*|scan\w*|avoid\w*|"
         r"watch\s+for|look\s+for|red\s+flags?)\b",
-        re.IGNORECASE,
-    )
+    ),
+    re.IGNORECASE,
 )
 
 

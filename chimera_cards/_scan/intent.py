@@ -24,7 +24,7 @@ import string
 from dataclasses import dataclass
 
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERAL_RE, CREDENTIAL_PATH_RE
-from chimera_cards._scan.textruns import Literals, led
+from chimera_cards._scan.textruns import Literals
 
 RULE = "prose-credential-exfiltration"
 MAX_PASSAGE = 2400
@@ -242,7 +242,7 @@ def _lowered(pattern: re.Pattern) -> re.Pattern:
         lambda m: m.group(0) if m.group(0) in _UPPER_ESCAPES else m.group(0).lower(),
         pattern.pattern,
     ).replace("(?p<", "(?P<")
-    return led(re.compile(source, pattern.flags & ~re.IGNORECASE))
+    return re.compile(source, pattern.flags & ~re.IGNORECASE)
 
 
 _CREDENTIAL_RE = _lowered(CREDENTIAL_PATH_RE)

@@ -99,7 +99,7 @@ _NOT_COMMAND_WORDS = frozenset(
     }
 )
 # An inline code span: one backtick run, the same run closing it on the line.
-_SPAN_RE = led(re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)"))
+_SPAN_RE = re.compile(led("`", r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)"))
 
 
 @dataclass(frozen=True)

@@ -43,24 +43,26 @@ _STORE_WORDS = (
     r"\.aws\b|\.ssh\b|\.npmrc|\.pypirc|\.netrc|\.git-credentials|kube ?config|login data|"
     r"aws\s+credentials|cloud\s+credentials|session\s+cookies)"
 )
-_STORE_RE = led(re.compile(_STORE_WORDS, re.I))
-_CRED_RE = led(
-    re.compile(
+_STORE_RE = re.compile(led("\\.abceiklmprsw", _STORE_WORDS), re.I)
+_CRED_RE = re.compile(
+    led(
+        "acpst",
         r"\b(?:credentials?|passwords?|passphrases?|secrets?|api[ -]?keys?|access[ -]?keys?|"
         r"tokens?)\b",
-        re.I,
-    )
+    ),
+    re.I,
 )
-_AUTH_CONTEXT_RE = led(
-    re.compile(
+_AUTH_CONTEXT_RE = re.compile(
+    led(
+        "abhlosx",
         r"\bauthoriz\w*|\bbearer\b|\bheaders?\b|x-api-key|\bauthenticat\w*|\bsign\s+in\b|\blog\s*in\b|"
         r"\boauth\b|\bapi\s+(?:request|call)s?\b",
-        re.I,
-    )
+    ),
+    re.I,
 )
-_SHIP_RE = led(
-    re.compile(
-        # (a path's segment, "/img/:key to /.netlify/images?url=/uploads/:key", names a folder)
+_SHIP_RE = re.compile(
+    led(
+        "bcefilprstu",
         r"\b(?:send(?:s|ing)?\b|sent\b|(?!(?<=/)upload\w*/)upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)\b|transmit\w*|"
         r"exfiltrat\w*|forward\w*|e-?mail\w*|beacon\w*|relay\w*|leak\w*|submit\w*|"
         r"ship\w*\s+(?:\S+\s+){0,6}?(?:to|off|over)\b|sync\w*\s+(?:it|them|to)\b|"
@@ -71,29 +73,30 @@ _SHIP_RE = led(
         r"include\w*\s+(?:\S+\s+){0,6}?in\s+(?:the|your|every)\s+(?:request|payload|report|telemetry|url|query)|"
         r"paste\w*\s+(?:\S+\s+){0,6}?(?:into|in|to|on)\s+(?:a|an|the)\s+(?:gist|pastebin|paste|issue|comment|form|chat|channel|webhook|ticket)|"
         r"(?:into|in|to)\s+(?:the\s+body\s+of\s+)?(?:the|a)\s+request\b)",
-        re.I,
-    )
+    ),
+    re.I,
 )
-_GATHER_RE = led(
-    re.compile(
+_GATHER_RE = re.compile(
+    led(
+        "cdefghlrs",
         r"\b(?:collect\w*|harvest\w*|gather\w*|extract\w*|dump\w*|grab\w*|steal\w*|scrape\w*|"
         r"read\w*|cat|retrieve\w*|enumerat\w*|locate|find)\b",
-        re.I,
-    )
+    ),
+    re.I,
 )
 # Where a send goes. Only whether a text names one is asked: the words are led by their first
 # letters, and the address (whose match can start at any word character) is tried only
 # where "@" is written.
-_DESTINATION_WORDS_RE = led(
-    re.compile(
-        # ("server-only values", "server-side code": where code runs, no place anything goes)
+_DESTINATION_WORDS_RE = re.compile(
+    led(
+        "abdeghnoprstw",
         r"https?://|\bwebhook\b|\bendpoint\b|\bserver\b(?!-)|\bremote\b(?!-)|\bpastebin\b|"
         r"\bdiscord\b|\btelegram\b|\bs3://|\bngrok\b|\bour\s+(?:api|service|backend|team|backup)\b|"
         r"\bexternal\b|\bgist\b|"
         r"\b(?:pricing|analytics|telemetry|backup|audit|relay)\s+(?:service|server|endpoint)\b|"
         r"\bthe\s+(?:request|body)\b",
-        re.I,
-    )
+    ),
+    re.I,
 )
 _ADDRESS_RE = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b", re.I)
 
@@ -105,15 +108,16 @@ def _names_destination(text: str, pos: int = 0) -> bool:
     )
 
 
-_NEGATION_RE = led(
-    re.compile(
+_NEGATION_RE = re.compile(
+    led(
+        "abdeflmnprstw",
         r"\b(?:never|do\s+not|don't|dont|must\s+not|mustn't|should\s+not|shouldn't|avoid\w*|"
         r"not\s+to|no\s+(?:longer|need)|without\s+(?:ever\s+)?(?:sending|uploading)|prevent\w*|"
         r"warn\w*|detect\w*|flag\w*|block\w*|refuse\w*|protect\w*|malicious|attack\w*|threat\w*|"
         r"exfiltration\s+(?:attempts?|risks?|patterns?)|scan\w*\s+for|let\s+(?:them|the\s+user)|themselves|"
         r"the\s+user\s+(?:can|may|should|will)\s+(?:add|install|run|paste|choose))\b",
-        re.I,
-    )
+    ),
+    re.I,
 )
 
 _CONCEAL_RE = re.compile(
@@ -158,17 +162,21 @@ _TELL_RE = re.compile(
 # The words every alternative of _CONCEAL_RE starts at (an optional "the" before "user" aside):
 # the long alternation is tried only where one of them starts a word (see _search_at).
 _CONCEAL_STARTS_RE = re.compile(
-    r"\b(?:do|don't|dont|never|without|hide|hid|conceal|keep|user|so|make|ensure|leave|if|lie|"
-    r"lying|deceiv|mislead|tell|secretly|covertly|stealthily|surreptitiously|silently)",
+    led(
+        "cdehiklmnstuw",
+        r"\b(?:do|don't|dont|never|without|hide|hid|conceal|keep|user|so|make|ensure|leave|if|lie|"
+        r"lying|deceiv|mislead|tell|secretly|covertly|stealthily|surreptitiously|silently)",
+    ),
     re.IGNORECASE,
 )
-_CONCEAL_BENIGN_RE = led(
-    re.compile(
+_CONCEAL_BENIGN_RE = re.compile(
+    led(
+        "acdknpst",
         r"\b(?:password|secret|token|api\s*key|credential|key)s?\b[^.]{0,40}\b(?:to|with)\s+the\s+user"
         r"|\b(?:never|do\s+not|don't)\s+(?:\w+\s+){0,2}?(?:reveal|show|print|log|display|echo)\w*\s+"
         r"(?:\S+\s+){0,4}?(?:the\s+|any\s+|their\s+|your\s+)?(?:password|secret|token|api\s*key|credential|key)s?\b",
-        re.I,
-    )
+    ),
+    re.I,
 )
 _PRECEDENCE_RE = re.compile(
     r"\b(?:take|takes|taking)\s+(?:\w+\s+){0,2}?(?:precedence|priority)\s+over\s+(?:\S+\s+){0,6}?"
@@ -227,10 +235,13 @@ _PRECEDENCE_RE = re.compile(
 # additional confirmation") is not one skipped.
 # The words every alternative of _PRECEDENCE_RE starts at.
 _PRECEDENCE_STARTS_RE = re.compile(
-    r"\b(?:tak|overrid|supersed|outrank|trump|ignor|disregard|overrul|dismiss|even|regardless|"
-    r"forget|discard|drop|rules|instructions|directives|operator|system|user|developer|treat|"
-    r"this|these|never|granted|given|in|enter|enable|activate|switch|turn|you|safety|content|"
-    r"security|ethical|priorit|obey|follow)",
+    led(
+        "acdefginoprstuy",
+        r"\b(?:tak|overrid|supersed|outrank|trump|ignor|disregard|overrul|dismiss|even|regardless|"
+        r"forget|discard|drop|rules|instructions|directives|operator|system|user|developer|treat|"
+        r"this|these|never|granted|given|in|enter|enable|activate|switch|turn|you|safety|content|"
+        r"security|ethical|priorit|obey|follow)",
+    ),
     re.IGNORECASE,
 )
 
@@ -238,8 +249,7 @@ _PRECEDENCE_STARTS_RE = re.compile(
 # The start words, case-sensitive, for a sentence's lower-cased form: re tries a case-blind
 # alternation about three times slower.
 _STARTS_LOWER = {
-    starts: led(re.compile(starts.pattern))
-    for starts in (_CONCEAL_STARTS_RE, _PRECEDENCE_STARTS_RE)
+    starts: re.compile(starts.pattern) for starts in (_CONCEAL_STARTS_RE, _PRECEDENCE_STARTS_RE)
 }
 
 
@@ -261,8 +271,9 @@ def _search_at(
     return None
 
 
-_TOOLS_RE = led(
-    re.compile(
+_TOOLS_RE = re.compile(
+    led(
+        "bcdegilnorstw",
         r"\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
         r"work(?:ing)?\s+around|get(?:ting)?\s+around|evad(?:e|ing))\s+"
         r"(?:\S+\s+){0,3}?(?:(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
@@ -279,11 +290,12 @@ _TOOLS_RE = led(
         r"(?:\w+\s+){0,3}?(?:permission|confirmation|approval|consent)\b"
         r"|\bno\s+confirmation\s+(?:is\s+)?needed|\b(?:there\s+is\s+)?no\s+need\s+to\s+ask\s+(?:\S+\s+){0,2}?(?:for\s+)?(?:permission|confirmation|approval|consent)"
         r"|\b(?:run|start|launch|execut)\w*\s+(?:\S+\s+){0,3}?(?:outside|without)\s+(?:of\s+)?(?:the|its|a)\s+sandbox",
-        re.I,
-    )
+    ),
+    re.I,
 )
-_SECURITY_OFF_RE = led(
-    re.compile(
+_SECURITY_OFF_RE = re.compile(
+    led(
+        "bdkpstu",
         r"\b(?:disabl(?:e|ing)|turn(?:ing)?\s+off|deactivat(?:e|ing)|stop(?:ping)?|kill(?:ing)?|"
         r"uninstall(?:ing)?|bypass(?:ing)?|switch(?:ing)?\s+off|paus(?:e|ing))\s+"
         r"(?:\S+\s+){0,3}?(?:the\s+)?(?:antivirus|anti-virus|firewall|windows\s+defender|defender|"
@@ -293,11 +305,12 @@ _SECURITY_OFF_RE = led(
         r"tls\s+verification|ssl\s+verification|certificate\s+(?:checks?|verification)|audit\s+log\w*|"
         r"pre-commit\s+hooks?|git\s+hooks?)"
         r"|\bbypassPermissions\b",
-        re.I,
-    )
+    ),
+    re.I,
 )
-_PERSIST_RE = led(
-    re.compile(
+_PERSIST_RE = re.compile(
+    led(
+        "aciprsw",
         r"\b(?:add|append|write|insert|put|install|create|register|set\s+up)\w*\s+"
         r"(?:\S+\s+){0,6}?(?:to|in|into|as|a|an)\s+(?:\S+\s+){0,3}?(?:~?/)?"
         r"(?:\.bashrc|\.zshrc|\.bash_profile|\.profile|\.zprofile|crontab|cron\s*jobs?|cron\s+entry|"
@@ -305,15 +318,16 @@ _PERSIST_RE = led(
         r"systemd\s+(?:services?|units?|timers?)|scheduled\s+tasks?|git\s+hooks?|"
         r"(?:pre|post)-(?:commit|push|merge|checkout)\s+hooks?|shell\s+(?:profile|rc|startup)|"
         r"authorized_keys|registry\s+run\s+keys?)",
-        re.I,
-    )
+    ),
+    re.I,
 )
-_SUDO_RE = led(
-    re.compile(
+_SUDO_RE = re.compile(
+    led(
+        "aeru",
         r"\b(?:always\s+)?(?:run|use|execute)\s+(?:\S+\s+){0,3}?(?:with|as|using)\s+(?:sudo|root|administrator)"
         r"\s+(?:\S+\s+){0,4}?(?:even|whenever|every|all|always|regardless)",
-        re.I,
-    )
+    ),
+    re.I,
 )
 
 
@@ -645,25 +659,24 @@ _CARRIES_RE = re.compile(
 
 # A question ("Does the script send data to external URLs?") asks what a reviewer should check;
 # it orders nothing.
-_QUESTION_RE = led(
-    re.compile(
-        r"(?:^|[:;.]\s|\*\*\s|^\W+)\s*(?:does|do|did|is|are|was|were|can|could|will|would|should|"
-        r"has|have|what|which|who|why|how|where|when)\b[^?]*\?[\s*_`)\]]*$"
-        # after a condition: 'If "Yes" (...), does that document also contain private keys?' (not
-        # a polite order: "If it fails, can you upload ...?"), also after a checklist item's label
-        # ("**API key handling** — If external APIs are used, are credentials read from env vars?")
-        r"|(?:^\W*|[:\u2014\u2013]\s*|\s-\s+)if\b[^?]*,\s*(?:does|do|did|is|are|was|were|has|have|what|which|who|why|how|where|"
-        r"when)\b[^?]*\?[\s*_`)\]]*$",
-        re.IGNORECASE,
-    )
+_QUESTION_RE = re.compile(
+    r"(?:^|[:;.]\s|\*\*\s|^\W+)\s*(?:does|do|did|is|are|was|were|can|could|will|would|should|"
+    r"has|have|what|which|who|why|how|where|when)\b[^?]*\?[\s*_`)\]]*$"
+    # after a condition: 'If "Yes" (...), does that document also contain private keys?' (not
+    # a polite order: "If it fails, can you upload ...?"), also after a checklist item's label
+    # ("**API key handling** — If external APIs are used, are credentials read from env vars?")
+    r"|(?:^\W*|[:\u2014\u2013]\s*|\s-\s+)if\b[^?]*,\s*(?:does|do|did|is|are|was|were|has|have|what|which|who|why|how|where|"
+    r"when)\b[^?]*\?[\s*_`)\]]*$",
+    re.IGNORECASE,
 )
 
 
-_READER_RE = led(
-    re.compile(
+_READER_RE = re.compile(
+    led(
+        "aity",
         r"\b(?:the|a|this|your|its)\s+(?:local\s+|dev\s+|mcp\s+)?(?:server|endpoint|backend)\s*$",
-        re.IGNORECASE,
-    )
+    ),
+    re.IGNORECASE,
 )
 
 
@@ -697,11 +710,9 @@ _REPORTED_RE = re.compile(
     re.IGNORECASE,
 )
 _MODAL_RE = re.compile(r"\b(?:can|could|may|might|would|able\s+to)\s+$", re.IGNORECASE)
-_ATTEMPTED_RE = led(
-    re.compile(
-        r"\b(?:attempts|attempted|attempting|tries|tried|trying|seeks|sought)\s+to\s+$",
-        re.IGNORECASE,
-    )
+_ATTEMPTED_RE = re.compile(
+    led("ast", r"\b(?:attempts|attempted|attempting|tries|tried|trying|seeks|sought)\s+to\s+$"),
+    re.IGNORECASE,
 )
 
 
@@ -711,20 +722,22 @@ _ATTEMPTED_RE = led(
 # the agent going or the user uninformed.
 # "never ignore …", "do not let it override …" (its object not the user: "never let the user
 # override" is the claim).
-_FORBIDS_OVERRIDE_RE = led(
-    re.compile(
+_FORBIDS_OVERRIDE_RE = re.compile(
+    led(
+        "dn",
         r"\b(?:never|do\s+not|don't)\s+(?:let\s+(?!(?:the\s+|any\s+)?(?:users?|humans?|operators?|anyone)"
         r"\b)\w+\s+)?(?:ignore|override)",
-        re.I,
-    )
+    ),
+    re.I,
 )
 # What a claim of precedence can be over: someone's will or the rules the agent runs under.
-_WILL_RE = led(
-    re.compile(
+_WILL_RE = re.compile(
+    led(
+        "adeghioprsuy",
         r"\b(?:users?|humans?|operators?|system|instructions?|requests?|prompts?|polic\w*|safety|"
         r"rules?|guidance|directions?|directives?|you|your|any\w*|every\w*|others?)\b",
-        re.I,
-    )
+    ),
+    re.I,
 )
 _OWN_GUIDANCE_RE = re.compile(r"\b(?:this|these)\s+(?:file|skill|document)'s\s+\w+", re.I)
 
@@ -740,13 +753,14 @@ def _wins_over_material(sentence: str, match: re.Match) -> bool:
     return "conflict" in rest.lower() and _WILL_RE.search(rest) is None
 
 
-_FORBIDDEN_ACT_RE = led(
-    re.compile(
+_FORBIDDEN_ACT_RE = re.compile(
+    led(
+        "dmn",
         r"\b(?:never|do\s+not|don't|must\s+not|must\s+never|may\s+not)\W{0,3}\s+(?:\w+\s+)?"
         r"(?:run|execute|call|invoke|delete|remove|drop|destroy|modify|change|create|write|edit|"
         r"overwrite|push|deploy|install|commit|merge|publish|upload|apply|terminate|reboot)\b",
-        re.I,
-    )
+    ),
+    re.I,
 )
 
 
@@ -788,15 +802,16 @@ def _quote(sentence: str) -> str:
 _PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)|\n(?=(?:[ \t]*>)*[ \t]*\|)")
 
 
-_EXCLUDED_RE = led(
-    re.compile(
+_EXCLUDED_RE = re.compile(
+    led(
+        "ensw",
         r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b"
         + NOT_A_REFUSAL
         + rf"(?:{NOT_PAST_THEN}[^;:]){{0,60}}$",
-        re.I,
-    )
+    ),
+    re.I,
 )
-_PUBLIC_RE = led(re.compile(r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys", re.I))
+_PUBLIC_RE = re.compile(led("\\.aps", r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys"), re.I)
 # A list of what is left out ("the upload archive excludes `.git`, `node_modules`, build output
 # (`dist`, `out`), `.env*`"): the store is one of its items however long the list, as long as
 # every item is a name (a word or three) and nothing between the word and the store adds to the
@@ -806,7 +821,9 @@ _LEAVES_OUT_RE = re.compile(
     re.I,
 )
 _CODE_SPAN_RE = re.compile(r"`[^`\n]{1,80}`")
-_ADDS_RE = led(re.compile(r"\b(?:includ\w*|plus|along|also|add\w*|with|but|then)\b", re.I))
+_ADDS_RE = re.compile(
+    led("abiptw", r"\b(?:includ\w*|plus|along|also|add\w*|with|but|then)\b"), re.I
+)
 
 
 def _left_out(before: str) -> bool:

@@ -59,8 +59,8 @@ def decode_constant(name: str, raw: str, extra: list[str | None]) -> str | None:
 
 
 _BODIES = ("body", "orelse", "finalbody")
-SQL_RE = led(
-    re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|REPLACE)\b", re.IGNORECASE)
+SQL_RE = re.compile(
+    led("ACDIRSU", r"\b(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|REPLACE)\b"), re.IGNORECASE
 )
 # Calls that make a loop wait for the world (a server, a poller, a prompt): not a busy loop.
 _WAITS = frozenset({"sleep", "wait", "recv", "accept", "input", "get", "poll", "select", "read",

@@ -11,15 +11,14 @@ first character that leads nowhere). ``Literals`` finds every place each of many
 in one Aho-Corasick pass (ahocorasick_rs): several times faster than the trie regex in a
 lookahead, or than a substring search per literal, once there are dozens of them.
 
-``led`` puts the set of characters every match starts with in front of a pattern: ``re`` tries
-a case-blind alternation of words branch by branch at every offset, but one set test there.
+``led`` puts the set of characters every match starts with in front of a pattern's source:
+``re`` tries a case-blind alternation of words branch by branch at every offset, but one set
+test there.
 """
 
 from __future__ import annotations
 
 import re
-import re._constants as sre
-import re._parser as sre_parse
 from dataclasses import dataclass, field
 
 from ahocorasick_rs import AhoCorasick, Implementation
@@ -148,20 +147,17 @@ class LiteralGated:
     cannot match. The literals are looked for with one trie regex, case-sensitive, which ``re``
     skips through by the set of their first characters. Past ASCII the same holds (the Kelvin
     sign matches ``k`` case-blind and lower-cases to it) but for the three characters of
-    ``FOLDS_APART_RE``: a text holding one goes straight to ``pattern``. Where it runs, the
-    pattern runs ``led``.
+    ``FOLDS_APART_RE``: a text holding one goes straight to ``pattern``.
     """
 
     pattern: re.Pattern
     literals: tuple[str, ...]
     _gate: re.Pattern = field(init=False, repr=False, compare=False)
-    _led: re.Pattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if any(not word or word != word.lower() for word in self.literals):
             raise ValueError("gate literals are non-empty and lower-case")
         object.__setattr__(self, "_gate", re.compile(literal_pattern(self.literals)))
-        object.__setattr__(self, "_led", led(self.pattern))
 
     def search(self, text: str, lower: str | None = None) -> re.Match | None:
         """``pattern.search(text)``.
@@ -174,7 +170,7 @@ class LiteralGated:
         """
         if self._gated(text) and self._gate.search(lower or text.lower()) is None:
             return None
-        return self._led.search(text)
+        return self.pattern.search(text)
 
     def finditer(self, text: str, lower: str | None = None) -> list[re.Match]:
         """``list(pattern.finditer(text))``.
@@ -187,86 +183,25 @@ class LiteralGated:
         """
         if self._gated(text) and self._gate.search(lower or text.lower()) is None:
             return []
-        return list(self._led.finditer(text))
+        return list(self.pattern.finditer(text))
 
     @staticmethod
     def _gated(text: str) -> bool:
         return text.isascii() or FOLDS_APART_RE.search(text) is None
 
 
-_ZERO_WIDTH = (sre.AT, sre.ASSERT, sre.ASSERT_NOT)
-_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
-
-
-def _class_chars(items: list) -> set[int] | None:
-    """The characters of a parsed class, when it lists them (no negation, no category)."""
-    chars: set[int] = set()
-    for kind, value in items:
-        if kind is sre.LITERAL:
-            chars.add(value)
-        elif kind is sre.RANGE and value[1] - value[0] < 64:
-            chars.update(range(value[0], value[1] + 1))
-        else:
-            return None  # a negation, a category (\\w), a wide range
-    return chars
-
-
-def _item_first(op, arg) -> tuple[set[int], bool] | None:
-    """What ``_first_chars`` gives for one parsed item."""
-    if op is sre.LITERAL:
-        return {arg}, False
-    if op is sre.IN:
-        chars = _class_chars(arg)
-        return None if chars is None else (chars, False)
-    if op is sre.BRANCH:
-        firsts = [_first_chars(list(alternative)) for alternative in arg[1]]
-        if any(got is None for got in firsts):
-            return None
-        return set().union(*(got[0] for got in firsts)), any(got[1] for got in firsts)  # type: ignore[index]
-    if op is sre.SUBPATTERN:
-        # flags set or cleared inside change what a character matches
-        return None if arg[1] or arg[2] else _first_chars(list(arg[3]))
-    if op is sre.ATOMIC_GROUP:
-        return _first_chars(list(arg))
-    if op in _REPEATS:
-        got = _first_chars(list(arg[2]))
-        return None if got is None else (got[0], got[1] or arg[0] == 0)
-    return None  # any character, a back-reference, a category
-
-
-def _first_chars(items: list) -> tuple[set[int], bool] | None:
-    """The characters a match of ``items`` (a parsed sequence) can start with, and whether it
-    can match the empty string; None when that set is not a small list of characters."""
-    chars: set[int] = set()
-    for op, arg in items:
-        if op in _ZERO_WIDTH:
-            continue  # consumes nothing: the next item's character is the first
-        got = _item_first(op, arg)
-        if got is None:
-            return None
-        chars |= got[0]
-        if not got[1]:
-            return chars, False
-    return chars, True
-
-
-def led(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """``pattern`` with a lookahead for the characters every match of it starts with: the same
-    matches, found by one set test at each offset instead of every branch's first step. A
-    pattern whose matches can start anywhere (a category, an empty match) is returned as it is.
+def led(first: str, source: str) -> str:
+    """``source`` behind a lookahead for ``first``, the characters every match of it starts
+    with: the same matches, found by one set test at each offset instead of a try of every
+    branch's first step (``re`` tries a case-blind alternation of ``\\b``-words branch by
+    branch). Compiled with the source's own flags, the set folds case as its literals do.
+    ``test_led_patterns.py`` checks each led pattern of the scan: a branch starting with a
+    character not in ``first`` fails it.
 
     Args:
-        pattern: the compiled pattern (a ``str`` one).
+        first: the characters (class syntax: escape ``\\``, ``]``, ``^`` and ``-``).
+        source: the pattern's source.
     Returns:
-        The led pattern, compiled with the same flags, or ``pattern``.
+        The led source.
     """
-    source = pattern.pattern
-    parsed = sre_parse.parse(source, pattern.flags)
-    if parsed.state.flags != pattern.flags or (source.startswith("(?") and source[2:3].isalpha()):
-        return pattern  # global flags written inline must stay first
-    got = _first_chars(list(parsed))
-    if got is None or got[1] or not got[0]:
-        return pattern
-    chars = "".join(re.escape(chr(c)) for c in sorted(got[0]))
-    tail = "\n)" if pattern.flags & re.VERBOSE else ")"
-    return re.compile(f"(?=[{chars}])(?:{source}{tail}", pattern.flags)
+    return f"(?=[{first}])(?:{source})"
