@@ -291,10 +291,7 @@ def _rare_chars(text: str) -> str:
 
 
 _URL_RE = re.compile(
-    led(
-        "dfhj",
-        r"\b(?:(?:https?|ftp|file)://[^\s<>()\[\]{}\"'`]*|(?:data|javascript):[^\s<>()\[\]{}\"'`]+)",
-    ),
+    r"\b(?:(?:https?|ftp|file)://[^\s<>()\[\]{}\"'`]*|(?:data|javascript):[^\s<>()\[\]{}\"'`]+)",
     re.IGNORECASE,
 )
 _HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|\Z)", re.DOTALL)
@@ -325,40 +322,35 @@ _COMMENT_ADDRESSED_RE = re.compile(
     re.IGNORECASE,
 )
 _COMMENT_SECRECY_RE = re.compile(
-    led(
-        "cdhnqsw",
-        r"\b(?:secret(?:ly)?|covert\w*|stealth\w*|hidden|hide|conceal\w*|"
-        r"without\s+(?:telling|saying|asking|mentioning|informing)|"
-        # "never let one choice silently decide another" is a design note: silence and letting
-        # are secrecy when the agent acts unseen or the user is kept from knowing
-        r"(?:silently|quietly)\s+(?:\w+\s+)?(?:sen[dt]|upload|post|run|execut|install|download|"
-        r"fetch|read|cop(?:y|ie)|writ|append|add|insert|delet|remov|modif|chang|replac|collect|"
-        r"record|log|forward|transmit|includ|connect|call|invok|launch|load|push|commit|sav|stor)\w*|"
-        r"(?:do\s+not|don'?t|never)\s+(?:tell|mention|show|reveal|inform)|"
-        r"(?:do\s+not|don'?t|never)\s+let\s+(?:the\s+|any\s+)?(?:users?|humans?|them|anyone|"
-        r"reviewers?|people)\s+(?:\w+\s+)?(?:know|see|notice|find|learn))\b",
-    ),
+    r"\b(?:secret(?:ly)?|covert\w*|stealth\w*|hidden|hide|conceal\w*|"
+    r"without\s+(?:telling|saying|asking|mentioning|informing)|"
+    # "never let one choice silently decide another" is a design note: silence and letting
+    # are secrecy when the agent acts unseen or the user is kept from knowing
+    r"(?:silently|quietly)\s+(?:\w+\s+)?(?:sen[dt]|upload|post|run|execut|install|download|"
+    r"fetch|read|cop(?:y|ie)|writ|append|add|insert|delet|remov|modif|chang|replac|collect|"
+    r"record|log|forward|transmit|includ|connect|call|invok|launch|load|push|commit|sav|stor)\w*|"
+    r"(?:do\s+not|don'?t|never)\s+(?:tell|mention|show|reveal|inform)|"
+    r"(?:do\s+not|don'?t|never)\s+let\s+(?:the\s+|any\s+)?(?:users?|humans?|them|anyone|"
+    r"reviewers?|people)\s+(?:\w+\s+)?(?:know|see|notice|find|learn))\b",
     re.IGNORECASE,
 )
 _COMMENT_ACTION_RE = re.compile(
-    led(
-        "abcdefgilnprstuw",
-        r"\b(?:curl|wget|sudo|powershell|iex|eval|exec|base64|chmod|rm\s+-\w+|ncat|scp|"
-        r"pip3?\s+install|npm\s+(?:i|install)|npx|crontab)\b"
-        # a secret named as what to act on ("copy the API token into the form"); its name alone
-        # is what API notes are made of
-        r"|\b(?:send|upload|e-?mail|post|read|cat|copy|print|include|paste|share|export|dump|collect|"
-        r"steal|grab|exfiltrate|attach|leak|log)\s+(?:\S+\s+){0,4}?(?:credentials?|passwords?|"
-        r"passphrases?|tokens?|api[ _-]?keys?|private[ _-]?keys?|secret[ _-]?keys?|secrets|"
-        r"seed\s+phrases?|mnemonics?|cookies|wallets?|keychains?|keys)\b"
-        # (pasting the page itself into an assistant or an editor is how a prompt file is used)
-        r"|\b(?!paste\s+(?:it|this(?:\s+(?:file|page|prompt|document))?|the\s+(?:prompt|file|page))\s+"
-        r"into\s+(?:any\s+|an?\s+|the\s+|your\s+)?(?:\w+\s+){0,2}?(?:assistants?|agents?|chats?|"
-        r"editors?|ides?|tools?|models?|llms?|terminals?)\b)"
-        r"(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
-        r"(?:to|into|onto)\b"
-        r"|\b(?:run|execute|source)\s+(?:\S+\s+){0,3}?(?:[\w./-]+\.(?:sh|py|js|ps1|rb|pl|exe)\b|script|command)",
-    ),
+    # a command (a link alone is an attribution: "adapted from https://...")
+    r"\b(?:curl|wget|sudo|powershell|iex|eval|exec|base64|chmod|rm\s+-\w+|ncat|scp|"
+    r"pip3?\s+install|npm\s+(?:i|install)|npx|crontab)\b"
+    # a secret named as what to act on ("copy the API token into the form"); its name alone
+    # is what API notes are made of
+    r"|\b(?:send|upload|e-?mail|post|read|cat|copy|print|include|paste|share|export|dump|collect|"
+    r"steal|grab|exfiltrate|attach|leak|log)\s+(?:\S+\s+){0,4}?(?:credentials?|passwords?|"
+    r"passphrases?|tokens?|api[ _-]?keys?|private[ _-]?keys?|secret[ _-]?keys?|secrets|"
+    r"seed\s+phrases?|mnemonics?|cookies|wallets?|keychains?|keys)\b"
+    # (pasting the page itself into an assistant or an editor is how a prompt file is used)
+    r"|\b(?!paste\s+(?:it|this(?:\s+(?:file|page|prompt|document))?|the\s+(?:prompt|file|page))\s+"
+    r"into\s+(?:any\s+|an?\s+|the\s+|your\s+)?(?:\w+\s+){0,2}?(?:assistants?|agents?|chats?|"
+    r"editors?|ides?|tools?|models?|llms?|terminals?)\b)"
+    r"(?:send|upload|e-?mail|post|forward|transmit|exfiltrat|leak|paste|push)\w*\s+(?:\S+\s+){0,6}?"
+    r"(?:to|into|onto)\b"
+    r"|\b(?:run|execute|source)\s+(?:\S+\s+){0,3}?(?:[\w./-]+\.(?:sh|py|js|ps1|rb|pl|exe)\b|script|command)",
     re.IGNORECASE,
 )
 
@@ -369,19 +361,16 @@ _COMMENT_ACTION_RE = re.compile(
 # product's internals, not an action kept secret. Nothing named ("Do not tell the user.") is a
 # secret about whatever came before, and stays one.
 _HIDDEN_ACTION_RE = re.compile(
-    led(
-        "abcdefhiklmnoprstuwy",
-        r"\b(?:you|your|we|us|our|i|me|my|this|that|these|those|it|its|anything|everything|what|"
-        r"about|skill|instructions?|steps?|actions?|commands?|scripts?|tools?|files?|folders?|"
-        r"director(?:y|ies)|paths?|keys?|credentials?|tokens?|passwords?|secrets?|data|payloads?|"
-        r"network|requests?|connections?|traffic|telemetry|analytics|background|process(?:es)?|"
-        r"changes?|history|logs?|cookies|browser|emails?|messages?|accounts?|money|payments?|"
-        r"purchases?|costs?|charges?|fees?|errors?|failures?|warnings?|risks?)\b"
-        r"|\b(?:sen[dt]|upload|post|transmit|exfiltrat|forward|beacon|run|ran|execut|install|"
-        r"download|fetch|read|access|collect|harvest|record|track|monitor|delet|remov|modif|chang|"
-        r"edit|writ|wrote|cop(?:y|ie)|mov|connect|call|invok|launch|start|add|append|inject|"
-        r"disabl|enabl|bypass|spen[dt]|buy|bought|charg|shar|stor|sav|captur|scan|search|open)",
-    ),
+    r"\b(?:you|your|we|us|our|i|me|my|this|that|these|those|it|its|anything|everything|what|"
+    r"about|skill|instructions?|steps?|actions?|commands?|scripts?|tools?|files?|folders?|"
+    r"director(?:y|ies)|paths?|keys?|credentials?|tokens?|passwords?|secrets?|data|payloads?|"
+    r"network|requests?|connections?|traffic|telemetry|analytics|background|process(?:es)?|"
+    r"changes?|history|logs?|cookies|browser|emails?|messages?|accounts?|money|payments?|"
+    r"purchases?|costs?|charges?|fees?|errors?|failures?|warnings?|risks?)\b"
+    r"|\b(?:sen[dt]|upload|post|transmit|exfiltrat|forward|beacon|run|ran|execut|install|"
+    r"download|fetch|read|access|collect|harvest|record|track|monitor|delet|remov|modif|chang|"
+    r"edit|writ|wrote|cop(?:y|ie)|mov|connect|call|invok|launch|start|add|append|inject|"
+    r"disabl|enabl|bypass|spen[dt]|buy|bought|charg|shar|stor|sav|captur|scan|search|open)",
     re.IGNORECASE,
 )
 _TELLING_RE = re.compile(
@@ -529,13 +518,10 @@ _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
 # Words that present a quoted phrase as an example of what to watch for, not as an instruction:
 # "a malicious issue may try to steer the triage (e.g. "ignore the rules ...")".
 _MENTION_RE = re.compile(
-    led(
-        "adefijlmprstuw",
-        r"\b(?:e\.g|i\.e|such\s+as|like|for\s+(?:example|instance)|says|saying|said|tries|trying|try\s+to|"
-        r"attempts?|phrases?|patterns?|markers?|strings?|wording|language|injection\w*|injected|"
-        r"malicious|attack\w*|untrusted|adversarial|jailbreak\w*|detect\w*|flag\w*|scan\w*|avoid\w*|"
-        r"watch\s+for|look\s+for|red\s+flags?)\b",
-    ),
+    r"\b(?:e\.g|i\.e|such\s+as|like|for\s+(?:example|instance)|says|saying|said|tries|trying|try\s+to|"
+    r"attempts?|phrases?|patterns?|markers?|strings?|wording|language|injection\w*|injected|"
+    r"malicious|attack\w*|untrusted|adversarial|jailbreak\w*|detect\w*|flag\w*|scan\w*|avoid\w*|"
+    r"watch\s+for|look\s+for|red\s+flags?)\b",
     re.IGNORECASE,
 )
 
