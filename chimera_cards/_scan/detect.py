@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chimera_cards._scan.agentconfig import config_findings, config_shell, read_agent_config
 from chimera_cards._scan.buildfiles import (
     INDEX_RULE,
     WRITTEN_INDEX_KINDS,
@@ -986,6 +987,14 @@ def detect_files(
         if f.path in followed:
             detector.instructions(f.path, f.text.replace("\r\n", "\n"))
         kind = build_kind(f.path)
+        config = read_agent_config(f.path, f.text) if kind is None else None
+        if config is not None:
+            # MCP servers, hooks, tasks: what the agent or editor runs and where it connects.
+            built += config_findings(f.path, config, f.text)
+            shell = config_shell(config, f.text)
+            if shell is not None:
+                detector.script(f.path, shell, "shell", trees)
+            continue
         if kind is not None:
             built += _index_findings(f.path, kind, f.text)
             shell = hook_shell(kind, f.text)
