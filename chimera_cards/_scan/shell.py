@@ -24,6 +24,7 @@ from chimera_cards._scan.sensitive import (
     helper_secret,
     host_of,
     is_secret_name,
+    source_taint,
     vault_token,
 )
 from chimera_cards._scan.shellfacts import (
@@ -450,7 +451,7 @@ class _WalkerBase:
             values.merge(word.out)
             found = credential_in(word.text)
             if found:
-                values.taint.add(Taint("credential", found))
+                values.taint.add(source_taint(found))
         if variable is not None:
             self.vars[variable.text.decode("utf-8", "replace")] = values
         body = node.child_by_field_name("body")
@@ -524,7 +525,7 @@ class _WalkerBase:
         path = word.text
         found = credential_in(path)
         if found:
-            taint = Taint("credential", found)
+            taint = source_taint(found)
             out.taint.add(taint)
             self.facts.reads.append((line, taint))
         known = self.facts.tainted_files.get(path)
