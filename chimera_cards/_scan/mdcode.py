@@ -148,7 +148,7 @@ _QUOTED_RE = re.compile(r""""((?:[^"\\]|\\.){4,})"|'([^']{4,})'""")
 _PATH_RUN_RE = re.compile(r"^(?:~|\.{0,2})/[\w./-]+(?:\s|$)")
 
 
-_SPACED_KEY_RE = re.compile(r"^[\w.-]+\s+=\s+")
+_SPACED_KEY_RE = re.compile(r"^[\w.-]+\s+=\s+[\"']")
 
 
 def command_line(line: str) -> str | None:

@@ -331,10 +331,13 @@ def _short_credential_in(text: str) -> str | None:
 
 
 def _credential_in(text: str) -> str | None:
-    if text[:1] in "~$%/" and ("*" in text or "?" in text or "[" in text):
-        globbed = _globbed_credential(text)
-        if globbed is not None:
-            return globbed
+    found = _named_credential(text)
+    if found is None and text[:1] in "~$%/" and ("*" in text or "?" in text or "[" in text):
+        return _globbed_credential(text)
+    return found
+
+
+def _named_credential(text: str) -> str | None:
     lower = text.lower()
     # A short text (a string constant, a path): one trie pass beats ~70 substring searches;
     # a long one: the substring searches (C fast search) beat a regex tried at every offset.
