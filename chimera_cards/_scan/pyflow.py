@@ -604,8 +604,8 @@ class _Analyser(_PyFolding):
         if isinstance(node, ast.JoinedStr):
             out = Out()
             for child in node.values:
-                part = child.value if isinstance(child, ast.FormattedValue) else child
-                out.merge(self.value(part))
+                piece = child.value if isinstance(child, ast.FormattedValue) else child
+                out.merge(self.value(piece))
             folded = self.fold(node)
             if folded and credential_in(folded):
                 out.taint.add(source_taint(credential_in(folded) or folded))
