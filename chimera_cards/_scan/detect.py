@@ -34,6 +34,7 @@ from chimera_cards._scan.buildfiles import (
 from chimera_cards._scan.collectors import concrete_collector
 from chimera_cards._scan.commands import command_findings, path_persistence
 from chimera_cards._scan.disclosure import disclosure_findings
+from chimera_cards._scan.endpoints import DocumentedEndpoints
 from chimera_cards._scan.findings import Finding
 from chimera_cards._scan.generic import GenericFacts, generic_facts
 from chimera_cards._scan.hidden import CONFUSABLES, PIPE_TO_SHELL_RE, phrase_text
@@ -43,7 +44,8 @@ from chimera_cards._scan.jsflow import traversals as js_traversals
 from chimera_cards._scan.mdcode import CodeUnit, code_units, command_line, embedded_shell
 from chimera_cards._scan.prose import prose_findings
 from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
-from chimera_cards._scan.pyshapes import ClassMethods, parse_python, traversals
+from chimera_cards._scan.pyreceivers import Definitions
+from chimera_cards._scan.pyshapes import parse_python, traversals
 from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity, service_name
 from chimera_cards._scan.shell import analyse_shell
 from chimera_cards._scan.shellfacts import Out, ShellFacts
@@ -613,7 +615,7 @@ def _names(taints: set[Taint]) -> str:
     return ", ".join(sorted({t.what for t in taints}))[:120]
 
 
-def _grade(unit: _Unit) -> list[Finding]:
+def _grade(unit: _Unit, documented: DocumentedEndpoints) -> list[Finding]:
     out = list(unit.findings)
     sends: list[Send] = list(unit.shell.sends)
     reads = list(unit.shell.reads)
@@ -649,6 +651,7 @@ def _grade(unit: _Unit) -> list[Finding]:
             documentation=unit.documentation
             or send.line in unit.example_lines
             or send.line in unit.app_lines,
+            documented=documented,
         )
         if graded is None:
             continue
@@ -978,7 +981,7 @@ def detect_files(
     for f in files:
         if f.language == "python" and f.path not in trees:
             trees[f.path] = parse_python(f.text)
-    detector.summaries.methods = ClassMethods(trees.values())
+    detector.summaries.methods = Definitions(trees.values())
     for f in files:
         if f.language == "javascript":
             detector.js_trees[f.path] = parse_javascript(f.text)
@@ -1015,8 +1018,9 @@ def detect_files(
     detector.reread_python(trees)
     _runs_of_other_files_downloads(detector.units)
     findings: list[Finding] = list(built)
+    documented = DocumentedEndpoints(f.text for f in files)
     for unit in detector.units:
-        findings += _grade(unit)
+        findings += _grade(unit, documented)
     findings += _cross_files(findings)
     for f in files:
         # A collection or tunnel service named anywhere (a config file, a comment): listed

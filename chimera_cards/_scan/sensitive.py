@@ -13,6 +13,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards._scan.textruns import Literals, literal_pattern
@@ -150,7 +151,7 @@ def own_api(token: str, host: str | None) -> bool:
     if not label or "-" in label:
         return False
     # A service named after its whole domain spells it without the dot (CALCOM for cal.com).
-    glued = (_registrable(host) or "").replace(".", "")
+    glued = (registrable_domain(host) or "").replace(".", "")
     for word in _service_words(token):
         if label == word or label.startswith(word) or label.endswith(word) or word == glued:
             return True
@@ -166,11 +167,11 @@ _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", 
 def _domain_label(host: str) -> str | None:
     """The label a host's owner registered: ``github`` of ``api.github.com``, ``bbc`` of
     ``www.bbc.co.uk``; None for an address or a single label."""
-    registrable = _registrable(host)
+    registrable = registrable_domain(host)
     return registrable.split(".", 1)[0] if registrable else None
 
 
-def _registrable(host: str) -> str | None:
+def registrable_domain(host: str) -> str | None:
     """The domain a host's owner registered: ``github.com`` of ``api.github.com``,
     ``bbc.co.uk`` of ``www.bbc.co.uk``; None for an address or a single label."""
     labels = host.split(".")
@@ -768,7 +769,12 @@ _SHARED_DIRS = (
 )
 
 
-def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str, str] | None:
+def send_severity(
+    send: Send,
+    *,
+    documentation: bool = False,
+    documented: Callable[[str, str | None], bool] | None = None,
+) -> tuple[str, str, str] | None:
     """Grade a send: (rule, severity, message), or None when it is not worth a finding.
 
     Sensitive data in the body (or any secret read from a credential store or the whole
@@ -783,6 +789,8 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
     Args:
         send: the send.
         documentation: the send is in a Markdown file other than SKILL.md.
+        documented: (token, host) -> whether the skill names the host's domain as an endpoint
+            of the token's service (``endpoints.DocumentedEndpoints``): a warning, not an error.
     Returns:
         The grade, or None.
     """
@@ -849,7 +857,10 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             f"sends data to {where} via {send.via}",
         )
     # Named tokens that authenticate: in a header, or in the address where the API takes them.
-    grades = {_token_grade(t, send.host, in_header=t in send.header) for t in tokens}
+    grades = {
+        _token_grade(t, send.host, in_header=t in send.header, documented=documented)
+        for t in tokens
+    }
     if "error" in grades:
         # A token named for one service sent to another's domain (GITHUB_TOKEN to
         # github-status.example.com): the host only looks like the service's.
@@ -874,7 +885,13 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
     )
 
 
-def _token_grade(token: Taint, host: str | None, *, in_header: bool) -> str:
+def _token_grade(
+    token: Taint,
+    host: str | None,
+    *,
+    in_header: bool,
+    documented: Callable[[str, str | None], bool] | None = None,
+) -> str:
     """How a named token that authenticates a request to ``host`` grades: "info" for the
     service's own API (or, in a header, a name that names no service), "warning" where the
     reviewer must decide (an address the scan cannot read, a self-hosted instance, a name that
@@ -888,4 +905,6 @@ def _token_grade(token: Taint, host: str | None, *, in_header: bool) -> str:
         return "info" if in_header else "warning"
     if host is None or self_hosted(token.what, host):
         return "warning"
+    if documented is not None and documented(token.what, host):
+        return "warning"  # a domain the skill names as the service's endpoint
     return "error"
