@@ -24,6 +24,7 @@ from chimera_cards._scan.sensitive import (
     helper_secret,
     host_of,
     is_secret_name,
+    source_taint,
     vault_token,
 )
 from chimera_cards._scan.shellfacts import (
@@ -40,6 +41,7 @@ from chimera_cards._scan.shellsteps import (
     LISTERS,
     Relays,
     drop_discarded_lookup,
+    file_argument,
     file_server,
     letter_cipher,
     option_value,
@@ -449,7 +451,7 @@ class _WalkerBase:
             values.merge(word.out)
             found = credential_in(word.text)
             if found:
-                values.taint.add(Taint("credential", found))
+                values.taint.add(source_taint(found))
         if variable is not None:
             self.vars[variable.text.decode("utf-8", "replace")] = values
         body = node.child_by_field_name("body")
@@ -523,7 +525,7 @@ class _WalkerBase:
         path = word.text
         found = credential_in(path)
         if found:
-            taint = Taint("credential", found)
+            taint = source_taint(found)
             out.taint.add(taint)
             self.facts.reads.append((line, taint))
         known = self.facts.tainted_files.get(path)
@@ -630,7 +632,7 @@ class _Walker(Relays, _WalkerBase):
                     and not arg.text.startswith("@")
                 ):
                     continue
-                out.merge(self.read_path(Word(_strip_at(arg.text), Out()), cmd.line))
+                out.merge(self.read_path(Word(file_argument(arg.text), Out()), cmd.line))
         for taint in list(out.taint):
             if taint.kind == "path":
                 out.taint.discard(taint)
@@ -795,6 +797,9 @@ class _Walker(Relays, _WalkerBase):
                     if index + 1 < len(args):
                         code_word = args[index + 1]
                     break
+        elif name == "git":
+            self.git_runs(cmd, stdin, out)
+            return
         elif name == "su":
             for index, arg in enumerate(args):
                 if arg.text == "-c" and index + 1 < len(args):
@@ -1083,17 +1088,6 @@ class _Walker(Relays, _WalkerBase):
                 (h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None
             )
             self.facts.sends.append(Send(cmd.line, host, "wget", body, header, text=cmd.written))
-
-
-def _strip_at(text: str) -> str:
-    # curl -F f=@path, -d @path, name=<path: the path itself.
-    if text.startswith("@"):
-        return text[1:]
-    for mark in ("=@", "=<"):
-        at = text.find(mark)
-        if at > 0:
-            return text[at + 2 :].split(";", 1)[0]
-    return text
 
 
 def _bare_host(text: str) -> str | None:
