@@ -5,9 +5,10 @@ outside the workspace and put on ``PYTHONPATH``. ``python -m pytest`` and a stan
 console script become ``python -P -m`` the launcher beside it (``pytest_launch.py``), which
 registers the plugin as an object: pytest's lookup of a ``-p`` name among every installed
 distribution's entry points costs 4% of a short run. Any other command loads it with ``-p``
-through ``PYTEST_ADDOPTS``. The plugin writes its report through a file descriptor the loop opened on a fresh file in that folder,
-so under ``--sandbox`` (where the folder is not even visible) nothing in the run can write the
-file by name, and no stale or planted report can stand in for this run's. For ``--result-file
+through ``PYTEST_ADDOPTS``. The plugin writes its report through a file descriptor the loop
+opened on a fresh file in that folder, so under ``--sandbox`` (where the folder is not even
+visible) nothing in the run can write the file by name, and no stale or planted report can
+stand in for this run's. For ``--result-file
 junit`` the command's ``{result_file}`` becomes ``/dev/fd/N`` of such a file.
 
 In a pytest run the plugin makes every module under the workspace compile from its source
