@@ -121,8 +121,12 @@ _HOSTPORT_RE = re.compile(
 )
 _SECURITY_OFF_RE = re.compile(
     r"Set-MpPreference\s+-Disable\w+|Add-MpPreference\s+-Exclusion\w+|Set-NetFirewallProfile\b[^\n]*-Enabled\s+False|"
-    r"Set-ExecutionPolicy\s+(?:Unrestricted|Bypass)|-ExecutionPolicy\s+Bypass|netsh\s+advfirewall\s+set\s+\w+\s+state\s+off",
-    re.I,
+    r"Set-ExecutionPolicy\s+(?:Unrestricted|Bypass)|netsh\s+advfirewall\s+set\s+\w+\s+state\s+off|"
+    # one process let to run a named script file (`powershell -ExecutionPolicy Bypass -File
+    # scripts/x.ps1`: a local script runs under the default policy anyway); a bypass for a
+    # command, a download or the session is one
+    r"-ExecutionPolicy\s+Bypass(?!\s+-File\s+[\"']?[^\s\"'|;&]+\.ps1[\"']?(?=[ \t]*(?:-\w|$)))",
+    re.I | re.M,
 )
 
 
