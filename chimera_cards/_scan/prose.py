@@ -944,8 +944,18 @@ def _ship_of(sentence: str, store: re.Match | None) -> re.Match | None:
             continue
         if _REPORTED_RE.search(sentence, max(0, ship.start() - 30), ship.start()):
             return None  # "if the keys may have leaked": what happened, not an order
-        return ship
+        return None if _cookie_channel(sentence, store, ship) else ship
     return None
+
+
+def _security_off(text: str, at: int, sentence: str) -> re.Match | None:
+    """The security control the sentence at ``at`` turns off; not an option's row saying what
+    the option does (`allowInsecureSsl` | Whether to bypass TLS certificate verification), nor
+    a setting named both ways ("enable or disable audit logging")."""
+    off = _SECURITY_OFF_RE.search(sentence)
+    if off is None or _describes_option(text, at) or _BOTH_WAYS_RE.search(sentence, 0, off.start()):
+        return None
+    return off
 
 
 def prose_findings(text: str) -> list[ProseFinding]:
@@ -977,8 +987,6 @@ def prose_findings(text: str) -> list[ProseFinding]:
         generic = _CRED_RE.search(sentence) if credentials and not store and gate.cred else None
         cred = store or generic
         ship = _ship_of(sentence, store) if cred and gate.ship else None
-        if _cookie_channel(sentence, store, ship):
-            ship = None
         if cred and not _before(negation, ship or cred) and not ADVICE_RE.search(sentence):
             destination = _DESTINATION_RE.search(sentence) if gate.destination else None
             if generic is not None and (
@@ -1082,11 +1090,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        off = _SECURITY_OFF_RE.search(sentence) if gate.off else None
-        # an option's row says what the option does (`allowInsecureSsl` | Whether to bypass TLS
-        # certificate verification); "enable or disable audit logging" names a setting both ways
-        if off and (_describes_option(text, at) or _BOTH_WAYS_RE.search(sentence, 0, off.start())):
-            off = None
+        off = _security_off(text, at, sentence) if gate.off else None
         if off and not _before(negation, off):
             found.append(
                 ProseFinding(

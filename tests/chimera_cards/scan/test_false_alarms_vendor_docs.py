@@ -311,7 +311,8 @@ def prose_flags(text: str, tmp_path: Path) -> set[str]:
 def test_an_option_row_or_a_setting_named_both_ways_turns_nothing_off(tmp_path):
     for benign in (
         "| Option | Type | Default | Description |\n|---|---|---|---|\n"
-        "| `allowInsecureSsl` | boolean | `false` | Whether to bypass TLS certificate verification |\n",
+        "| `allowInsecureSsl` | boolean | `false` | Whether to bypass TLS certificate "
+        "verification |\n",
         "- Enable or disable Kibana audit logging\n",
     ):
         assert "prose-security-disable" not in prose_flags(benign, tmp_path), benign
@@ -329,7 +330,8 @@ def test_an_order_to_turn_a_control_off_stays_a_warning(tmp_path):
 
 def test_a_sites_netlify_path_in_a_redirect_or_an_image_url_reads_no_cli_folder(tmp_path):
     shown = (
-        '```toml\n[[redirects]]\n  from = "/api/*"\n  to = "/.netlify/functions/api/:splat"\n```\n\n'
+        '```toml\n[[redirects]]\n  from = "/api/*"\n'
+        '  to = "/.netlify/functions/api/:splat"\n```\n\n'
         "```bash\ncurl -vs 'https://mysite.netlify.app/.netlify/images?url=/owl.jpeg&w=50'\n```\n"
     )
     found = lint_rules({"SKILL.md": CARD + shown}, tmp_path)
