@@ -218,10 +218,17 @@ def _decodes_to_code(payload: str) -> bool:
     return len(raw) >= 8
 
 
+# An entry of a drawn folder tree (`├── .azure/` under `project-root/`): a file the layout has,
+# read by nobody.
+_TREE_ENTRY_RE = re.compile(r"[ \t]*(?:[│|][ \t]*)*[├└`|][─-]{2}")
+
+
 def _sources(line: str, lower: str) -> tuple[set[Taint], str | None]:
     """The secrets a line reads: secret-named variables, the whole environment, a credential
     store (its path written out or put together from pieces)."""
     here: set[Taint] = set()
+    if _TREE_ENTRY_RE.match(line):
+        return here, None
     for match in _ENV.finditer(line, lower):
         name = next(g for g in match.groups() if g)
         if is_secret_name(name):
