@@ -353,7 +353,8 @@ def test_the_netlify_cli_folder_read_or_sent_stays_flagged(tmp_path):
 
 VENDOR_CARD = (
     "---\nname: auth0-angular\ndescription: Add Auth0 login to an Angular app.\n"
-    "metadata:\n  homepage: https://github.com/auth0/agent-skills\n---\n\nSee references/setup.md.\n"
+    "metadata:\n  homepage: https://github.com/auth0/agent-skills\n---\n\n"
+    "See references/setup.md.\n"
 )
 
 
