@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chimera_cards._scan.agentconfig import config_findings, config_shell, read_agent_config
 from chimera_cards._scan.buildfiles import (
     INDEX_RULE,
     WRITTEN_INDEX_KINDS,
@@ -456,11 +457,12 @@ def _planted(block: CodeUnit, lines: list[str]) -> bool:
 _COMMENT_MARK_RE = re.compile(r"(?m)^[ \t]*(?:#+|;+|//)[ \t]?")
 # Plain files an agent may be told to read or follow; code and build files are read as such.
 # Files that hold no instructions in words or commands (images, fonts, archives, data).
-_NOT_TEXT = (".svg", ".png", ".jpg", ".jpeg", ".gif", ".ico", ".woff", ".woff2", ".ttf", ".pdf",
+_NOT_TEXT = (".png", ".jpg", ".jpeg", ".gif", ".ico", ".woff", ".woff2", ".ttf", ".pdf",
              ".zip", ".gz", ".tgz", ".lock", ".map", ".min.js", ".min.css", ".css", ".scss",
              ".xsd", ".dtd", ".pem", ".crt", ".pub", ".sum")  # fmt: skip
 _TAG_RE = re.compile(r"<[^>\n]*>")
-_MARKUP = (".html", ".htm", ".xhtml", ".xml")
+# An SVG's <title>, <desc> and <text> are words an agent told to read the image reads.
+_MARKUP = (".html", ".htm", ".xhtml", ".xml", ".svg")
 _RECORDS = (".csv", ".tsv")
 
 
@@ -504,7 +506,8 @@ def followed_files(files: list[DetectFile]) -> set[str]:
         if (
             plain
             and f.language is None
-            and build_kind(f.path) is None
+            # a TOML file may be a tool's settings and the agent's steps at once
+            and build_kind(f.path) in (None, "tool-toml")
             and not _NOT_INSTRUCTIONS_RE.search(f.path)
             and len(f.text) <= MAX_INSTRUCTION_FILE
         ):
@@ -714,7 +717,8 @@ def _grade(unit: _Unit, documented: DocumentedEndpoints) -> list[Finding]:
     if not shipped:
         for line, taint in reads:
             # A project's own .env read in place (a checker, a loader) is listed, not warned.
-            local = taint.what.lower().startswith(".env")
+            # So is a process's own environment read in place.
+            local = taint.what.lower().startswith(".env") or taint.kind == "env-all"
             out.append(
                 Finding(
                     "credential-access",
@@ -999,6 +1003,14 @@ def detect_files(
         if f.path in followed:
             detector.instructions(f.path, f.text.replace("\r\n", "\n"))
         kind = build_kind(f.path)
+        config = read_agent_config(f.path, f.text) if kind is None else None
+        if config is not None:
+            # MCP servers, hooks, tasks: what the agent or editor runs and where it connects.
+            built += config_findings(f.path, config, f.text)
+            shell = config_shell(config, f.text)
+            if shell is not None:
+                detector.script(f.path, shell, "shell", trees)
+            continue
         if kind is not None:
             built += _index_findings(f.path, kind, f.text)
             shell = hook_shell(kind, f.text)

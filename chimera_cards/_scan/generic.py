@@ -21,6 +21,7 @@ from chimera_cards._scan.sensitive import (
     credential_in,
     host_of,
     is_secret_name,
+    source_taint,
 )
 from chimera_cards._scan.textruns import LiteralGated
 
@@ -40,6 +41,8 @@ _SEND_RE = re.compile(
     r"\bUpload(?:File|String|Data)\b|\bDownload(?:String|Data|File)\b|\bNet\.Sockets\b|\bSystem\.Net\.Http\b|"
     r"\bSend-MailMessage\b|\bHttpClient\b[^\n]*\.(?:Post|Get)|\bsocket\.(?:send|write)\b|"
     r"\breqwest::|\bureq::|\bURLSession\b|\bHttpURLConnection\b|"
+    # Java's java.net.http and OkHttp, Lua's LuaSocket (http.request{url = …, source = …})
+    r"\bHttpRequest\.newBuilder\b|\bBodyPublishers\b|\bOkHttpClient\b|\bhttp\.request\b|"
     # a network tool run from code: `curl …`, %x(curl …), system("curl …"), Command::new("curl")
     r"(?:[`\"']|%x[({\[]|\bsh\s)\s*(?:curl|wget|scp|rsync|nc|ncat|socat)\b|"
     # … | curl inside a string a shell runs (AppleScript's do shell script "tar … | curl …")
@@ -121,8 +124,12 @@ _HOSTPORT_RE = re.compile(
 )
 _SECURITY_OFF_RE = re.compile(
     r"Set-MpPreference\s+-Disable\w+|Add-MpPreference\s+-Exclusion\w+|Set-NetFirewallProfile\b[^\n]*-Enabled\s+False|"
-    r"Set-ExecutionPolicy\s+(?:Unrestricted|Bypass)|-ExecutionPolicy\s+Bypass|netsh\s+advfirewall\s+set\s+\w+\s+state\s+off",
-    re.I,
+    r"Set-ExecutionPolicy\s+(?:Unrestricted|Bypass)|netsh\s+advfirewall\s+set\s+\w+\s+state\s+off|"
+    # one process let to run a named script file (`powershell -ExecutionPolicy Bypass -File
+    # scripts/x.ps1`: a local script runs under the default policy anyway); a bypass for a
+    # command, a download or the session is one
+    r"-ExecutionPolicy\s+Bypass(?!\s+-File\s+[\"']?[^\s\"'|;&]+\.ps1[\"']?(?=[ \t]*(?:-\w|$)))",
+    re.I | re.M,
 )
 
 
@@ -168,6 +175,9 @@ _SEND = LiteralGated(
         "ureq::",
         "urlsession",
         "httpurlconnection",
+        "httprequest.newbuilder",
+        "bodypublishers",
+        "okhttpclient",
         "curl",
         "wget",
         "scp",
@@ -214,10 +224,17 @@ def _decodes_to_code(payload: str) -> bool:
     return len(raw) >= 8
 
 
+# An entry of a drawn folder tree (`├── .azure/` under `project-root/`): a file the layout has,
+# read by nobody.
+_TREE_ENTRY_RE = re.compile(r"[ \t]*(?:[│|][ \t]*)*[├└`|][─-]{2}")
+
+
 def _sources(line: str, lower: str) -> tuple[set[Taint], str | None]:
     """The secrets a line reads: secret-named variables, the whole environment, a credential
     store (its path written out or put together from pieces)."""
     here: set[Taint] = set()
+    if _TREE_ENTRY_RE.match(line):
+        return here, None
     for match in _ENV.finditer(line, lower):
         name = next(g for g in match.groups() if g)
         if is_secret_name(name):
@@ -228,7 +245,7 @@ def _sources(line: str, lower: str) -> tuple[set[Taint], str | None]:
     if not found and ("'" in line or '"' in line):
         found = credential_in(_assembled(line))
     if found:
-        here.add(Taint("credential", found))
+        here.add(source_taint(found))
     return here, found
 
 
@@ -246,7 +263,7 @@ class _Walk:
     def taints(self, line: str, lower: str, at: int) -> tuple[set[Taint], bool]:
         here, found = _sources(line, lower)
         if found:
-            self.facts.reads.append((at, Taint("credential", found)))
+            self.facts.reads.append((at, source_taint(found)))
         for name, carried in self.variables.items():
             if f"${name}" in line:
                 here |= carried

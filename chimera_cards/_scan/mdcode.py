@@ -150,6 +150,9 @@ _QUOTED_RE = re.compile(r""""((?:[^"\\]|\\.){4,})"|'([^']{4,})'""")
 _PATH_RUN_RE = re.compile(r"^(?:~|\.{0,2})/[\w./-]+(?:\s|$)")
 
 
+_SPACED_KEY_RE = re.compile(r"^[\w.-]+\s+=\s+[\"']")
+
+
 def command_line(line: str) -> str | None:
     """The shell command a line of a plain instruction file holds, if it reads as one: a list
     item, a quoted value (``"run": "…"``), a ``key = value`` entry, a ``$`` prompt, a program
@@ -172,6 +175,8 @@ def command_line(line: str) -> str | None:
     found = [c for c in candidates if len(c) > 3 and (_is_command(c) or _PATH_RUN_RE.match(c))]
     if not found:
         return None
+    if len(found) > 1 and found[0] is text and _SPACED_KEY_RE.match(text):
+        found.pop(0)  # TOML/INI `run = "curl …"`: the value runs, not a program named `run`
     if found[0] is text or len(found) == 1:
         return found[0]
     return "; ".join(dict.fromkeys(found))  # ["pip install x", "curl …"]: every one runs

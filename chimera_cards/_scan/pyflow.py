@@ -48,6 +48,7 @@ from chimera_cards._scan.sensitive import (
     is_secret_name,
     keyring_secret,
     names_listed,
+    source_taint,
 )
 from chimera_cards._scan.shell import analyse_shell
 from chimera_cards._scan.shellfacts import Out, ShellFacts
@@ -542,7 +543,7 @@ class _Analyser(_PyFolding):
             if isinstance(node.value, str) and self.literals and len(node.value) < 4096:
                 found = credential_in(node.value)
                 if found and not names_listed(node.value):
-                    return Out({Taint("credential", found)})
+                    return Out({source_taint(found)})
             return Out()
         if isinstance(node, ast.Attribute):
             name = self.dotted(node)
@@ -578,17 +579,16 @@ class _Analyser(_PyFolding):
             out = self.value(node.left).merge(self.value(node.right))
             folded = self.fold(node)
             if folded and credential_in(folded):
-                out.taint.add(Taint("credential", credential_in(folded) or folded))
+                out.taint.add(source_taint(credential_in(folded) or folded))
             return out
         if isinstance(node, ast.JoinedStr):
             out = Out()
             for child in node.values:
-                out.merge(
-                    self.value(child.value if isinstance(child, ast.FormattedValue) else child)
-                )
+                piece = child.value if isinstance(child, ast.FormattedValue) else child
+                out.merge(self.value(piece))
             folded = self.fold(node)
             if folded and credential_in(folded):
-                out.taint.add(Taint("credential", credential_in(folded) or folded))
+                out.taint.add(source_taint(credential_in(folded) or folded))
             return out
         out = Out()
         for part in ast.iter_child_nodes(node):
@@ -684,7 +684,7 @@ class _Analyser(_PyFolding):
                 folded = self.fold(arg)
                 found = credential_in(folded) if folded else None
                 if found:
-                    taint = Taint("credential", found)
+                    taint = source_taint(found)
                     self.facts.reads.append((line, taint))
                     result.taint.add(taint)
                 elif name in ("open", "io.open") and folded and hidden_or_scratch(folded):

@@ -10,6 +10,7 @@ uses to grade a send by what reaches it and where it goes.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 from collections.abc import Callable
@@ -197,11 +198,16 @@ _CRED_PARTS = (
     r"\.cargo[/\\]credentials|\.gem[/\\]credentials|\.kaggle[/\\]kaggle\.json|\.vault-token\b|"
     r"\.terraform\.d[/\\]credentials|\.databrickscfg\b|\.s3cfg\b|\.boto\b|(?:huggingface|\.hf)[/\\]token\b|"
     r"\.m2[/\\]settings\.xml|\.gradle[/\\]gradle\.properties|\.composer[/\\]auth\.json|\.config[/\\]rclone|"
-    r"\.docker[/\\]config|\.config[/\\]gh\b|\.netlify[/\\]|\.heroku\b|\bcredentials\.tfrc\.json",
+    r"\.docker[/\\]config|\.config[/\\]gh\b|\.heroku\b|\bcredentials\.tfrc\.json",
+    # the CLI's folder at home or in a project; "/.netlify/functions/…" after a host or a site's
+    # root is a path the site serves
+    r"(?:(?<![^\s'\"=(:])|(?<=~/)|(?<=HOME/)|(?<=HOME}/)|(?<=\./)|(?<=\\))\.netlify[/\\]",
     # a dotenv file; its committed templates (.env.example, .env.sample) hold names, not secrets
     r"(?<![\w.-])\.env(?!\.(?:example|sample|template|dist|defaults?)(?![\w.-]))(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
     r"/etc/shadow\b",
+    # a process's whole environment, every token it was started with
+    r"/proc/(?:self|thread-self|\d+|\$\$|\$\{?\w+\}?)/environ\b",
     # shell histories: every token typed on a command line
     r"\.(?:bash|zsh|sh|psql|mysql|python)_history\b|\bConsoleHost_history\.txt\b",
     # browsers: profile folders and the stores inside them (Chrome's file names as it spells
@@ -264,6 +270,7 @@ CREDENTIAL_LITERALS = (
     ".gnupg",
     ".password-store",
     "/etc/shadow",
+    "/environ",
     "_history",
     "consolehost_history",
     "login data",
@@ -328,6 +335,13 @@ def _short_credential_in(text: str) -> str | None:
 
 
 def _credential_in(text: str) -> str | None:
+    found = _named_credential(text)
+    if found is None and text[:1] in "~$%/" and ("*" in text or "?" in text or "[" in text):
+        return _globbed_credential(text)
+    return found
+
+
+def _named_credential(text: str) -> str | None:
     lower = text.lower()
     # A short text (a string constant, a path): one trie pass beats ~70 substring searches;
     # a long one: the substring searches (C fast search) beat a regex tried at every offset.
@@ -341,6 +355,43 @@ def _credential_in(text: str) -> str | None:
         match = _path_in_lines(text, lower)
     match = match or _STORE_COMMAND_RE.search(text)
     return match.group(0) if match else None
+
+
+# Where the credential files sit under a home folder: a home-rooted glob pattern that matches one
+# of them (``~/.s*/id_*``, ``$HOME/.a?s/cred*``) reads it as surely as its name would.
+_HOME_CREDENTIALS = (".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/id_ecdsa", ".aws/credentials",
+                     ".kube/config", ".netrc", ".npmrc", ".pypirc", ".git-credentials",
+                     ".docker/config.json", ".config/gh/hosts.yml", ".config/gcloud/credentials.db",
+                     ".gnupg/private-keys-v1.d", ".env")  # fmt: skip
+_HOME_PREFIX_RE = re.compile(
+    r"^(?:~|\$HOME|\$\{HOME\}|%USERPROFILE%|/home/[^/]+|/Users/[^/]+|/root)[/\\]"
+)
+
+
+def _globbed_credential(text: str) -> str | None:
+    prefix = _HOME_PREFIX_RE.match(text)
+    if prefix is None:
+        return None
+    parts = re.split(r"[/\\]", text[prefix.end() :].split()[0] if text[prefix.end() :] else "")
+    if not parts or not any(c in "".join(parts) for c in "*?["):
+        return None
+    for known in _HOME_CREDENTIALS:
+        names = known.split("/")
+        # glob's rule: a name starting with "." is matched only by a pattern part that does
+        if len(names) == len(parts) and all(
+            fnmatch.fnmatchcase(n, p) and (not n.startswith(".") or p.startswith("."))
+            for n, p in zip(names, parts, strict=True)
+        ):
+            return text
+    return None
+
+
+def source_taint(found: str) -> Taint:
+    """What reading a credential path (as ``credential_in`` found it) yields: a process's
+    environment is the whole environment, anything else a credential store."""
+    if "/environ" in found and "/proc/" in found:
+        return Taint("env-all", found)
+    return Taint("credential", found)
 
 
 # A line of a pattern list (a .gitignore's ".env.local", ".env.*.local"): a name, no path.
