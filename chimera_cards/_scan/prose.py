@@ -170,17 +170,14 @@ _CONCEAL_STARTS_RE = re.compile(
     re.IGNORECASE,
 )
 _CONCEAL_BENIGN_RE = re.compile(
-    led(
-        "acdefknoprst",
-        r"\b(?:password|secret|token|api\s*key|credential|key)s?\b[^.]{0,40}\b(?:to|with)\s+the\s+user"
-        r"|\b(?:never|do\s+not|don't)\s+(?:\w+\s+){0,2}?(?:reveal|show|print|log|display|echo)\w*\s+"
-        r"(?:\S+\s+){0,4}?(?:the\s+|any\s+|their\s+|your\s+)?(?:password|secret|token|api\s*key|credential|key)s?\b"
-        # what a user's access leaves out ("rows the restricted user should NOT see": row-level
-        # security described), not something the agent keeps from them
-        r"|\b(?:rows?|records?|columns?|fields?|data|documents?|results?|entries|tables?|objects?)\s+"
-        r"(?:that\s+|which\s+)?(?:the\s+|a\s+|an\s+)?(?:\w+\s+)?users?\s+(?:should|must|may)\s+not\s+"
-        r"(?:be\s+able\s+to\s+)?(?:see|access|read|view)\b",
-    ),
+    r"\b(?:password|secret|token|api\s*key|credential|key)s?\b[^.]{0,40}\b(?:to|with)\s+the\s+user"
+    r"|\b(?:never|do\s+not|don't)\s+(?:\w+\s+){0,2}?(?:reveal|show|print|log|display|echo)\w*\s+"
+    r"(?:\S+\s+){0,4}?(?:the\s+|any\s+|their\s+|your\s+)?(?:password|secret|token|api\s*key|credential|key)s?\b"
+    # what a user's access leaves out ("rows the restricted user should NOT see": row-level
+    # security described), not something the agent keeps from them
+    r"|\b(?:rows?|records?|columns?|fields?|data|documents?|results?|entries|tables?|objects?)\s+"
+    r"(?:that\s+|which\s+)?(?:the\s+|a\s+|an\s+)?(?:\w+\s+)?users?\s+(?:should|must|may)\s+not\s+"
+    r"(?:be\s+able\s+to\s+)?(?:see|access|read|view)\b",
     re.I,
 )
 _PRECEDENCE_RE = re.compile(
@@ -678,10 +675,7 @@ _QUESTION_RE = re.compile(
 
 
 _READER_RE = re.compile(
-    led(
-        "aity",
-        r"\b(?:the|a|this|your|its)\s+(?:local\s+|dev\s+|mcp\s+)?(?:server|endpoint|backend)\s*$",
-    ),
+    r"\b(?:the|a|this|your|its)\s+(?:local\s+|dev\s+|mcp\s+)?(?:server|endpoint|backend)\s*$",
     re.IGNORECASE,
 )
 
@@ -717,7 +711,7 @@ _REPORTED_RE = re.compile(
 )
 _MODAL_RE = re.compile(r"\b(?:can|could|may|might|would|able\s+to)\s+$", re.IGNORECASE)
 _ATTEMPTED_RE = re.compile(
-    led("ast", r"\b(?:attempts|attempted|attempting|tries|tried|trying|seeks|sought)\s+to\s+$"),
+    r"\b(?:attempts|attempted|attempting|tries|tried|trying|seeks|sought)\s+to\s+$",
     re.IGNORECASE,
 )
 
@@ -729,20 +723,14 @@ _ATTEMPTED_RE = re.compile(
 # "never ignore …", "do not let it override …" (its object not the user: "never let the user
 # override" is the claim).
 _FORBIDS_OVERRIDE_RE = re.compile(
-    led(
-        "dn",
-        r"\b(?:never|do\s+not|don't)\s+(?:let\s+(?!(?:the\s+|any\s+)?(?:users?|humans?|operators?|anyone)"
-        r"\b)\w+\s+)?(?:ignore|override)",
-    ),
+    r"\b(?:never|do\s+not|don't)\s+(?:let\s+(?!(?:the\s+|any\s+)?(?:users?|humans?|operators?|anyone)"
+    r"\b)\w+\s+)?(?:ignore|override)",
     re.I,
 )
 # What a claim of precedence can be over: someone's will or the rules the agent runs under.
 _WILL_RE = re.compile(
-    led(
-        "adeghioprsuy",
-        r"\b(?:users?|humans?|operators?|system|instructions?|requests?|prompts?|polic\w*|safety|"
-        r"rules?|guidance|directions?|directives?|you|your|any\w*|every\w*|others?)\b",
-    ),
+    r"\b(?:users?|humans?|operators?|system|instructions?|requests?|prompts?|polic\w*|safety|"
+    r"rules?|guidance|directions?|directives?|you|your|any\w*|every\w*|others?)\b",
     re.I,
 )
 _OWN_GUIDANCE_RE = re.compile(r"\b(?:this|these)\s+(?:file|skill|document)'s\s+\w+", re.I)
@@ -760,12 +748,9 @@ def _wins_over_material(sentence: str, match: re.Match) -> bool:
 
 
 _FORBIDDEN_ACT_RE = re.compile(
-    led(
-        "dmn",
-        r"\b(?:never|do\s+not|don't|must\s+not|must\s+never|may\s+not)\W{0,3}\s+(?:\w+\s+)?"
-        r"(?:run|execute|call|invoke|delete|remove|drop|destroy|modify|change|create|write|edit|"
-        r"overwrite|push|deploy|install|commit|merge|publish|upload|apply|terminate|reboot)\b",
-    ),
+    r"\b(?:never|do\s+not|don't|must\s+not|must\s+never|may\s+not)\W{0,3}\s+(?:\w+\s+)?"
+    r"(?:run|execute|call|invoke|delete|remove|drop|destroy|modify|change|create|write|edit|"
+    r"overwrite|push|deploy|install|commit|merge|publish|upload|apply|terminate|reboot)\b",
     re.I,
 )
 
@@ -809,15 +794,12 @@ _PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)|\n(?=(?:[ \t]*>)*[ \t]*\|)")
 
 
 _EXCLUDED_RE = re.compile(
-    led(
-        "ensw",
-        r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b"
-        + NOT_A_REFUSAL
-        + rf"(?:{NOT_PAST_THEN}[^;:]){{0,60}}$",
-    ),
+    r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b"
+    + NOT_A_REFUSAL
+    + rf"(?:{NOT_PAST_THEN}[^;:]){{0,60}}$",
     re.I,
 )
-_PUBLIC_RE = re.compile(led("\\.aps", r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys"), re.I)
+_PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys", re.I)
 # A list of what is left out ("the upload archive excludes `.git`, `node_modules`, build output
 # (`dist`, `out`), `.env*`"): the store is one of its items however long the list, as long as
 # every item is a name (a word or three) and nothing between the word and the store adds to the
@@ -827,9 +809,7 @@ _LEAVES_OUT_RE = re.compile(
     re.I,
 )
 _CODE_SPAN_RE = re.compile(r"`[^`\n]{1,80}`")
-_ADDS_RE = re.compile(
-    led("abiptw", r"\b(?:includ\w*|plus|along|also|add\w*|with|but|then)\b"), re.I
-)
+_ADDS_RE = re.compile(r"\b(?:includ\w*|plus|along|also|add\w*|with|but|then)\b", re.I)
 
 
 def _left_out(before: str) -> bool:
