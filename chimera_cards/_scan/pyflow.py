@@ -20,6 +20,8 @@ from chimera_cards._scan.commands import path_persistence
 from chimera_cards._scan.pyreceivers import Definitions, Receivers
 from chimera_cards._scan.pyshapes import (
     DECODERS,
+    LOG_CALLS,
+    LOG_HANDLERS,
     LiteralNames,
     built_query,
     built_sql,
@@ -30,6 +32,7 @@ from chimera_cards._scan.pyshapes import (
     endless,
     hidden_or_scratch,
     imports_saved_module,
+    log_handler_host,
     outside_skill,
     own_emit,
     parse_python,
@@ -37,6 +40,7 @@ from chimera_cards._scan.pyshapes import (
     sends_nowhere,
     shell_quote,
     statements,
+    wrapped_stream,
 )
 from chimera_cards._scan.sensitive import (
     CREDENTIAL_LITERALS,
@@ -226,6 +230,8 @@ class _PyFolding:
         self.attrs: dict[str, Out] = {}
         self.env: dict[str, Out] = {}
         self.handles: dict[str, str] = {}
+        self.wraps: dict[str, str] = {}  # ZipFile(buf) as z: what z is given lands in buf
+        self.log_sink: tuple[str | None] | None = None  # (host,) of a logging handler added
         self.function: str | None = None
         self.returned = Out()
         self.sockets: dict[str, str] = {}
@@ -637,6 +643,9 @@ class _Analyser(_PyFolding):
             return
         if isinstance(node, ast.Name):
             self.env.setdefault(node.id, Out()).merge(out)
+            if (inner := self.wraps.pop(node.id, None)) is not None:  # popped: no cycle
+                self.mutate(ast.Name(inner), out)
+                self.wraps[node.id] = inner
         elif (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
@@ -845,6 +854,13 @@ class _Analyser(_PyFolding):
         if short == "emit" and own_emit(self.summaries.methods, root, self.aliases):
             is_send = False
         is_send = is_send and not sends_nowhere(node, name, short, [*args, *kwargs.values()])
+        if short in LOG_HANDLERS:
+            self.log_sink = (log_handler_host(node, self.fold),)
+        if short in LOG_CALLS and self.log_sink is not None:
+            # a record logged once such a handler is added leaves with its arguments
+            if logged := {t for out in [*args, *kwargs.values()] for t in out.taint}:
+                self.add_send(Send(line, self.log_sink[0], f"logging {short}", logged))
+            return
         dns = name in _DNS or short in ("gethostbyname", "getaddrinfo")
         clipboard = name in _CLIPBOARD or short in ("clipboard_append", "setClipboardText")
         if is_send:
@@ -1019,6 +1035,7 @@ class _Analyser(_PyFolding):
             for target in node.targets:
                 self.bind(target, out)
                 self.receivers.bind(target, node.value)
+                self.track_handle(node.value, target)
             return
         if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
             out = self.value(node.value)
@@ -1090,6 +1107,9 @@ class _Analyser(_PyFolding):
         if not (isinstance(expr, ast.Call) and isinstance(target, ast.Name)):
             return
         name = self.dotted(expr.func) or ""
+        inner = wrapped_stream(name, expr)
+        if inner is not None:
+            self.wraps[target.id] = inner
         if name in ("open", "io.open", "codecs.open") and expr.args:
             mode = self.fold(expr.args[1]) if len(expr.args) > 1 else None
             for kw in expr.keywords:
