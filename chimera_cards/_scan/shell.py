@@ -34,6 +34,7 @@ from chimera_cards._scan.shellfacts import (
     ShellFacts,
     Word,
     basename,
+    copy_destination,
 )
 from chimera_cards._scan.shellsteps import (
     CREDENTIAL_PATH_VARIABLES,
@@ -624,13 +625,14 @@ class _Walker(Relays, _WalkerBase):
             out.merge(arg.out)
         # What it reads: credential files and files an earlier step filled with secrets.
         if name not in _NOT_READING:
+            written = copy_destination(cmd)
             for arg in args:
                 # Flags name no file to read, except curl's @file forms (-d @f, -F x=@f).
                 if (
                     arg.text.startswith("-")
                     and "=@" not in arg.text
                     and not arg.text.startswith("@")
-                ):
+                ) or arg is written:
                     continue
                 out.merge(self.read_path(Word(file_argument(arg.text), Out()), cmd.line))
         for taint in list(out.taint):
@@ -939,22 +941,8 @@ class _Walker(Relays, _WalkerBase):
 
     def copies(self, cmd: Command, out: Out) -> None:
         # cp/tar/zip of a credential store: the copy holds the secrets too.
-        if (
-            cmd.name
-            in (
-                "cp",
-                "tar",
-                "zip",
-                "7z",
-                "gzip",
-                "rsync",
-                "ditto",
-                "install",
-                "gpg",
-                "openssl",
-            )
-            and out.taint
-        ):
+        copiers = ("cp", "tar", "zip", "7z", "gzip", "rsync", "ditto", "install", "gpg", "openssl")
+        if cmd.name in copiers and out.taint:
             for arg in cmd.args:
                 if not arg.text.startswith("-") and not credential_in(arg.text):
                     self.write(arg.text, out, cmd.line)
