@@ -41,6 +41,7 @@ from chimera_cards._scan.pyshapes import (
     shell_quote,
     statements,
     wrapped_stream,
+    written_handle,
 )
 from chimera_cards._scan.sensitive import (
     CREDENTIAL_LITERALS,
@@ -1104,25 +1105,11 @@ class _Analyser(_PyFolding):
             self.block(case.body)
 
     def track_handle(self, expr: ast.expr, target: ast.expr) -> None:
-        if not (isinstance(expr, ast.Call) and isinstance(target, ast.Name)):
-            return
-        name = self.dotted(expr.func) or ""
-        inner = wrapped_stream(name, expr)
-        if inner is not None:
-            self.wraps[target.id] = inner
-        if name in ("open", "io.open", "codecs.open") and expr.args:
-            mode = self.fold(expr.args[1]) if len(expr.args) > 1 else None
-            for kw in expr.keywords:
-                if kw.arg == "mode":
-                    mode = self.fold(kw.value)
-            if mode and any(c in mode for c in "wax+"):
-                path = self.fold(expr.args[0])
-                if path:
-                    self.handles[target.id] = path
-        elif isinstance(expr.func, ast.Attribute) and expr.func.attr == "open":
-            path = self.fold(expr.func.value)
-            mode = self.fold(expr.args[0]) if expr.args else None
-            if path and mode and any(c in mode for c in "wax+"):
+        if isinstance(expr, ast.Call) and isinstance(target, ast.Name):
+            name = self.dotted(expr.func) or ""
+            if (inner := wrapped_stream(name, expr)) is not None:
+                self.wraps[target.id] = inner
+            if (path := written_handle(name, expr, self.fold)) is not None:
                 self.handles[target.id] = path
 
     def define(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:

@@ -549,6 +549,21 @@ def retrieved_to(target: ast.expr, value: ast.expr) -> tuple[str, ast.expr] | No
     return None
 
 
+def written_handle(name: str, call: ast.Call, fold: Callable[[ast.AST], str | None]) -> str | None:
+    """The path a call opens for writing (``open(p, "w")``, ``Path(p).open("a")``), or None."""
+    if name in ("open", "io.open", "codecs.open") and call.args:
+        mode = fold(call.args[1]) if len(call.args) > 1 else None
+        for kw in call.keywords:
+            if kw.arg == "mode":
+                mode = fold(kw.value)
+        return fold(call.args[0]) or None if mode and any(c in mode for c in "wax+") else None
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "open":
+        path = fold(call.func.value)
+        mode = fold(call.args[0]) if call.args else None
+        return path or None if path and mode and any(c in mode for c in "wax+") else None
+    return None
+
+
 # Stream wrappers: what is written to the wrapper is written into the stream it wraps.
 _WRAPPERS = frozenset({"ZipFile", "TarFile", "GzipFile", "BZ2File", "LZMAFile", "TextIOWrapper",
                        "BufferedWriter", "writer", "DictWriter"})  # fmt: skip
