@@ -23,6 +23,7 @@ optional predicate). The loop's rule set is :func:`reference_loop._verdict.rules
 from __future__ import annotations
 
 import ast
+import importlib.util
 import pickletools
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -191,9 +192,15 @@ def pickle_calls(data: bytes) -> str | None:
 
 
 def _decode(data: bytes | None) -> str | None:
-    if data is None or len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
+    """The text the interpreter compiles from ``data`` (its coding cookie honoured: a file
+    declared ``utf-7`` holds code a UTF-8 reading shows as one comment); None when the review
+    cannot read it (too large, a NUL byte)."""
+    if data is None or len(data) > MAX_FILE_BYTES or b"\0" in data:
         return None
-    return data.decode("utf-8", "replace")
+    try:
+        return importlib.util.decode_source(data)
+    except (SyntaxError, LookupError, UnicodeError, ValueError):
+        return data.decode("utf-8", "replace")  # the interpreter refuses it too
 
 
 def _holds_code(data: bytes) -> str:
@@ -211,6 +218,9 @@ def _marks(file: ReviewedFile, rules: Sequence[Rule], ctx: ReviewContext) -> lis
         found.append(
             Mark("unreadable", "reaches-verifier", "nested past what the review reads", file.path)
         )
+    if file.holds == "unread source":
+        why = f"Python source over {MAX_FILE_BYTES} bytes or with a NUL byte: the review cannot read it"
+        found.append(Mark("unreadable", "reaches-verifier", why, file.path))
     return found
 
 
@@ -256,7 +266,9 @@ def review_patch(
                 files.append(ReviewedFile(path, refs, False, status, holds=holds))
             continue
         text = _decode(data)
-        if text is None:
+        if text is None:  # a file the runner may import but the review cannot read: marked
+            refs = python_refs(path, "")
+            files.append(ReviewedFile(path, refs, is_test, status, holds="unread source"))
             continue
         files.append(ReviewedFile(path, python_refs(path, text), is_test, status))
     found: dict[str, list[Mark]] = {}
@@ -273,6 +285,8 @@ def review_patch(
             continue
         old_data = before.get(file.path)
         old_text = _decode(old_data) if not file.holds else None
+        if file.holds == "unread source":
+            old_text = None  # the attempt's version is what cannot be read, whatever was there
         if file.holds == "pickle" and old_data is not None:
             old_text = pickle_calls(old_data)
         if old_text is not None:
