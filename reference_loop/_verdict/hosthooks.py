@@ -16,8 +16,8 @@ is never part of a patch (the workspace puts it back after every attempt).
 
 from __future__ import annotations
 
-import re
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
