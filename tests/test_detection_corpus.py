@@ -44,6 +44,7 @@ TECHNIQUES = {
             "obfuscation",
             "cloud-cli-exfil",
             "plain-prose",
+            "agent-config",
         }
     ),
     # Classes from other scanners' public samples: two attacks and a look-alike each at least.

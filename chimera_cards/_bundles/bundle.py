@@ -237,11 +237,35 @@ def _check_clashes(paths: Iterable[str]) -> None:
         raise UnsafePathError(f"{sorted(both)[0]!r} is both a file and a folder")
 
 
-def _check_counts(count: int, total: int, *, where: str) -> None:
+def _check_counts(count: int, total: int, *, where: str, paths: Iterable[str] = ()) -> None:
+    if count > MAX_FILES or total > MAX_TOTAL_BYTES:
+        raise BundleLimitError(_over_limits(where, count, total, paths))
+
+
+# How far a walk over the limits goes on counting, so the refusal says how large the skill is.
+_COUNTED = 10 * MAX_FILES
+_SCRIPTS = (".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".ps1", ".go")
+
+
+def _over_limits(where: str, count: int, total: int, paths: Iterable[str]) -> str:
+    """Why a skill over the bundle limits is refused, with what it holds: a reviewer sees how
+    large it is, of what, and that nothing of it was imported."""
+    over = []
     if count > MAX_FILES:
-        raise BundleLimitError(f"{where}: more than {MAX_FILES} files")
+        over.append(f"more than {MAX_FILES} files")
     if total > MAX_TOTAL_BYTES:
-        raise BundleLimitError(f"{where}: more than {MAX_TOTAL_BYTES} bytes in total")
+        over.append(f"more than {MAX_TOTAL_BYTES} bytes in total")
+    shown = f"{count:,}+" if count > _COUNTED else f"{count:,}"
+    held = f"{shown} files, {total / 2**20:.1f} MiB"
+    listed = list(paths)
+    if listed:
+        scripts = sum(p.lower().endswith(_SCRIPTS) for p in listed)
+        held += f" ({scripts:,} scripts, {len(listed) - scripts:,} other files)"
+    return (
+        f"{where}: {' and '.join(over)} ({held}; the limits are {MAX_FILES:,} files and "
+        f"{MAX_TOTAL_BYTES // 2**20} MiB): a skill is imported whole or not at all, since the "
+        f"agent may read any of its files, so none of it was imported"
+    )
 
 
 def _check_file_size(path: str, size: int) -> None:
@@ -331,7 +355,7 @@ def _bundle(
         kept[path] = kept[target]
         total += len(kept[target][0])
         copied.append((path, target))
-    _check_counts(len(kept), total, where=where)
+    _check_counts(len(kept), total, where=where, paths=kept)
     _check_clashes(kept)
     if SKILL_FILE not in kept:
         raise MissingSkillError(f"{where}: no {SKILL_FILE} at the top of the skill folder")
@@ -476,7 +500,10 @@ def _walk(root: bytes, links: dict[str, str]) -> list[tuple[str, bytes, os.stat_
             _check_file_size(rel, st.st_size)
             total += st.st_size
             out.append((rel, entry.path, st))
-            _check_counts(len(out), total, where=os.fsdecode(root))
+            if len(out) > _COUNTED:  # counted far enough: say how large, not exactly
+                stack.clear()
+                break
+    _check_counts(len(out), total, where=os.fsdecode(root), paths=(e[0] for e in out))
     return out
 
 

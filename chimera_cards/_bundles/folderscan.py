@@ -2,7 +2,7 @@
 skills directory are skills, and each folder's files hashed as the bundle manifest lists them.
 
 ``check`` hashes every installed file on every run. This module imports only ``os``, ``stat``
-and ``integrity.sha256_of``, so the console entry can start hashing (``start_scan``) before it
+and ``integrity``'s hashing, so the console entry can start hashing (``start_scan``) before it
 loads the store and the rest; ``bundle`` and ``install`` build their types on what is found
 here. Nothing here refuses: links, special files and unreadable files become *problems* (the
 folder is then ``modified``), and listing errors wait until the result is asked for.
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from chimera_cards._util.integrity import sha256_of
+from chimera_cards._util.integrity import HashBudget, sha256_of
 
 # typing.TYPE_CHECKING, without importing typing: this module is on check's start-up path.
 TYPE_CHECKING = False
@@ -134,7 +134,7 @@ def read_receipt_bytes(folder: str | os.PathLike) -> bytes | None:
     return None if len(data) > MAX_RECEIPT_BYTES else data
 
 
-def hash_folder(folder: str | os.PathLike) -> FolderRecord:
+def hash_folder(folder: str | os.PathLike, budget: HashBudget | None = None) -> FolderRecord:
     """Every file of a skill folder as the bundle manifest lists it, what cannot be one, and
     the folder's receipt.
 
@@ -149,6 +149,7 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
 
     Args:
         folder: the skill folder.
+        budget: the hashing budget of the job this folder is part of (default: its own).
     Returns:
         (files sorted by path bytes, problems, the receipt's bytes or None).
     """
@@ -158,6 +159,7 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
     receipt = None
     total = 0
     seen = 0
+    budget = HashBudget() if budget is None else budget
     stack: list[tuple[str, str, int]] = [(os.fspath(folder), "", 0)]
     while stack:
         directory, prefix, depth = stack.pop()
@@ -192,7 +194,7 @@ def hash_folder(folder: str | os.PathLike) -> FolderRecord:
                     else:
                         stack.append((entry.path, rel + "/", depth + 1))
                 elif entry.is_file(follow_symlinks=False):
-                    record, problem = _file_record(entry.path, rel)
+                    record, problem = _file_record(entry.path, rel, budget)
                     if record is None:
                         problems.append(problem)
                     else:
@@ -235,9 +237,9 @@ def _sidecar(folder: str | os.PathLike, entry: os.DirEntry) -> tuple[bytes | Non
     return None, f"{entry.name}: not part of the reviewed bundle"
 
 
-def _file_record(path: str, rel: str) -> tuple[FileRecord | None, str]:
+def _file_record(path: str, rel: str, budget: HashBudget) -> tuple[FileRecord | None, str]:
     """(the file's record, "") or (None, why it cannot be a bundle file)."""
-    found = _hash_file(path)
+    found = _hash_file(path, budget)
     if found is None:
         return None, f"{rel}: not a regular file"
     executable, size, sha = found
@@ -287,7 +289,7 @@ def _is_utf8(name: str) -> bool:
     return True
 
 
-def _hash_file(path: str) -> tuple[bool, int, str | None] | None:
+def _hash_file(path: str, budget: HashBudget) -> tuple[bool, int, str | None] | None:
     """(executable, size, SHA-256) of a regular file, read through one descriptor; None when it
     is not a regular file (it changed since it was listed). A file over ``MAX_FILE_BYTES`` is
     not read: its SHA-256 is None (its size is what ``fstat`` says, or what was read)."""
@@ -304,7 +306,7 @@ def _hash_file(path: str) -> tuple[bool, int, str | None] | None:
         # early, the digest would differ and the folder be reported modified, never ok).
         want = min(st.st_size + 1, _ONE_READ)
         data = os.read(fd, want)
-        digest = sha256_of(data)
+        digest = sha256_of(data, budget)
         size = len(data)
         if size == want:
             # It grew since fstat: read on, never past the limit.
@@ -358,6 +360,8 @@ class Scan:
         # For start_scan: the entries that are links, each with its links.LinkInfo.
         self.links: dict[Path, LinkInfo] = {}
         self._found: list[FolderRecord | None] = [None] * len(self.folders)
+        # One budget for every folder of the scan (each process of a forked scan spends its own).
+        self._budget = HashBudget()
         self._pid = 0
         self._pipe = -1
         if parallel is None:
@@ -387,7 +391,7 @@ class Scan:
                     self._set(0, mine)
                     if mine < self._get(8):  # the parent took it meanwhile
                         break
-                    done[mine] = hash_folder(self.folders[mine])
+                    done[mine] = hash_folder(self.folders[mine], self._budget)
                 data = memoryview(marshal.dumps(done))
                 while data:
                     data = data[os.write(write_end, data) :]
@@ -411,11 +415,11 @@ class Scan:
                 self._set(8, index + 1)
                 if index >= self._get(0):  # the child took it meanwhile
                     break
-                self._found[index] = hash_folder(self.folders[index])
+                self._found[index] = hash_folder(self.folders[index], self._budget)
                 index += 1
             self._collect()
         return [
-            found if found is not None else hash_folder(folder)
+            found if found is not None else hash_folder(folder, self._budget)
             for folder, found in zip(self.folders, self._found, strict=True)
         ]
 

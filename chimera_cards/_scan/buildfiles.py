@@ -148,6 +148,8 @@ _SYSTEM_SOURCE_RE = re.compile(
 def _runner_kind(path: str, lower: str) -> str | None:
     if lower == "tox.ini":
         return "tox"
+    if lower in (".gitconfig", "gitconfig") or lower.endswith(".gitconfig"):
+        return "gitconfig"  # included with include.path, or copied to ~/.gitconfig
     if lower in _NAMED_KINDS:
         return _NAMED_KINDS[lower]
     if lower.endswith(".nix"):
@@ -519,6 +521,49 @@ def hook_shell(kind: str, text: str) -> str | None:
     return "\n".join(lines) if any(lines) else None
 
 
+_GIT_SECTION_RE = re.compile(r'^\s*\[\s*([\w.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
+_GIT_ENTRY_RE = re.compile(r"^\s*([A-Za-z][\w-]*)\s*=\s*(.*?)\s*$")
+
+
+def _git_value(raw: str) -> str:
+    # git's values: double quotes group, backslash escapes; ; or # outside quotes start a comment.
+    out, quoted, at = [], False, 0
+    while at < len(raw):
+        char = raw[at]
+        if char == "\\" and at + 1 < len(raw):
+            out.append({"n": "\n", "t": "\t"}.get(raw[at + 1], raw[at + 1]))
+            at += 2
+            continue
+        if char == '"':
+            quoted = not quoted
+        elif char in ";#" and not quoted:
+            break
+        else:
+            out.append(char)
+        at += 1
+    return "".join(out).strip()
+
+
+def _gitconfig_shell(text: str) -> list[str]:
+    """A git config file's settings as the ``git config`` commands that would set them, so a
+    value git runs (a credential helper, an fsmonitor, a ``!`` alias) is read as code."""
+    out, section = [], ""
+    for line in text.split("\n"):
+        header = _GIT_SECTION_RE.match(line)
+        entry = None if header else _GIT_ENTRY_RE.match(line)
+        if header:
+            section = header.group(1) + (f".{header.group(2)}" if header.group(2) else "")
+            out.append("")
+        elif entry and section:
+            key = f"{section}.{entry.group(1)}"
+            out.append(
+                f"git config --global {shlex.quote(key)} {shlex.quote(_git_value(entry.group(2)))}"
+            )
+        else:
+            out.append("")
+    return out
+
+
 # Each build kind's reader of the commands it runs, line for line with the file.
 _SHELL_READERS: dict[str, Callable[[str], list[str]]] = {
     "makefile": _make_shell,
@@ -533,6 +578,7 @@ _SHELL_READERS: dict[str, Callable[[str], list[str]]] = {
     "gradle": _gradle_shell,
     "nix": _nix_shell,
     "vagrantfile": _vagrant_shell,
+    "gitconfig": _gitconfig_shell,
 }
 
 

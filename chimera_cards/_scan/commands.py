@@ -597,3 +597,49 @@ def command_findings(commands: list[Command]) -> list[CommandFinding]:
         out += _persistence(cmd)
         out += _security_off(cmd)
     return out
+
+
+# git settings whose value git runs as a command (on `git status`, on a push, for a password):
+# set to a download or a send, every later git command runs it.
+_GIT_RUN_KEYS_RE = re.compile(
+    r"^(?:core\.(?:fsmonitor|sshcommand|pager|editor|askpass)|credential\.(?:[^\s]+\.)?helper|"
+    r"diff\.external|sequence\.editor|gpg\.(?:ssh\.)?program|alias\.[\w-]+|pager\.[\w-]+|"
+    r"filter\.[^\s]+\.(?:clean|smudge|process)|merge\.[^\s]+\.driver|diff\.[^\s]+\.(?:textconv|command)|"
+    r"uploadpack\.packobjectshook|remote\.[^\s]+\.(?:receivepack|uploadpack))$",
+    re.IGNORECASE,
+)
+# Keys whose command is handed the user's credentials on its input.
+GIT_SECRET_KEYS_RE = re.compile(r"^(?:credential\.(?:[^\s]+\.)?helper|core\.askpass)$", re.I)
+_GIT_CONFIG_VALUE_FLAGS = ("--file", "-f", "--blob", "--type", "--default", "--comment")
+
+
+def git_config_command(argv: list[str]) -> tuple[str, str] | None:
+    """``git config [options] KEY VALUE`` setting a key whose value git runs: (key, the shell
+    code it runs), or None. A credential helper named bare (``cache``, ``osxkeychain``) is git's
+    own program and a boolean ``core.fsmonitor`` its built-in daemon; neither is code."""
+    if "config" not in argv[:3]:
+        return None
+    words: list[str] = []
+    rest = argv[argv.index("config") + 1 :]
+    skip = False
+    for word in rest:
+        if skip:
+            skip = False
+        elif word in _GIT_CONFIG_VALUE_FLAGS:
+            skip = True
+        elif word.startswith("--unset") or word in ("--get", "--get-all", "-l", "--list"):
+            return None
+        elif not word.startswith("-"):
+            words.append(word)
+    if len(words) < 2 or not _GIT_RUN_KEYS_RE.match(words[0]):
+        return None
+    key, value = words[0].lower(), words[1].strip()
+    if value.startswith("!"):
+        return key, value[1:]
+    if key.startswith("alias."):
+        return None  # an alias without "!" is a git subcommand
+    if key.startswith("credential.") and not value.startswith(("/", "~", "$")) and " " not in value:
+        return None
+    if key == "core.fsmonitor" and value.lower() in ("true", "false", "0", "1", ""):
+        return None
+    return key, value

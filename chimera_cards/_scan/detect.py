@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chimera_cards._scan.agentconfig import config_findings, config_shell, read_agent_config
 from chimera_cards._scan.buildfiles import (
     INDEX_RULE,
     WRITTEN_INDEX_KINDS,
@@ -33,6 +34,7 @@ from chimera_cards._scan.buildfiles import (
 from chimera_cards._scan.collectors import concrete_collector
 from chimera_cards._scan.commands import command_findings, path_persistence
 from chimera_cards._scan.disclosure import disclosure_findings
+from chimera_cards._scan.endpoints import DocumentedEndpoints
 from chimera_cards._scan.findings import Finding
 from chimera_cards._scan.generic import GenericFacts, generic_facts
 from chimera_cards._scan.hidden import CONFUSABLES, PIPE_TO_SHELL_RE, phrase_text
@@ -42,7 +44,8 @@ from chimera_cards._scan.jsflow import traversals as js_traversals
 from chimera_cards._scan.mdcode import CodeUnit, code_units, command_line, embedded_shell
 from chimera_cards._scan.prose import prose_findings
 from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
-from chimera_cards._scan.pyshapes import ClassMethods, parse_python, traversals
+from chimera_cards._scan.pyreceivers import Definitions
+from chimera_cards._scan.pyshapes import parse_python, traversals
 from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity, service_name
 from chimera_cards._scan.shell import analyse_shell
 from chimera_cards._scan.shellfacts import Out, ShellFacts
@@ -450,11 +453,12 @@ def _planted(block: CodeUnit, lines: list[str]) -> bool:
 _COMMENT_MARK_RE = re.compile(r"(?m)^[ \t]*(?:#+|;+|//)[ \t]?")
 # Plain files an agent may be told to read or follow; code and build files are read as such.
 # Files that hold no instructions in words or commands (images, fonts, archives, data).
-_NOT_TEXT = (".svg", ".png", ".jpg", ".jpeg", ".gif", ".ico", ".woff", ".woff2", ".ttf", ".pdf",
+_NOT_TEXT = (".png", ".jpg", ".jpeg", ".gif", ".ico", ".woff", ".woff2", ".ttf", ".pdf",
              ".zip", ".gz", ".tgz", ".lock", ".map", ".min.js", ".min.css", ".css", ".scss",
              ".xsd", ".dtd", ".pem", ".crt", ".pub", ".sum")  # fmt: skip
 _TAG_RE = re.compile(r"<[^>\n]*>")
-_MARKUP = (".html", ".htm", ".xhtml", ".xml")
+# An SVG's <title>, <desc> and <text> are words an agent told to read the image reads.
+_MARKUP = (".html", ".htm", ".xhtml", ".xml", ".svg")
 _RECORDS = (".csv", ".tsv")
 
 
@@ -498,7 +502,8 @@ def followed_files(files: list[DetectFile]) -> set[str]:
         if (
             plain
             and f.language is None
-            and build_kind(f.path) is None
+            # a TOML file may be a tool's settings and the agent's steps at once
+            and build_kind(f.path) in (None, "tool-toml")
             and not _NOT_INSTRUCTIONS_RE.search(f.path)
             and len(f.text) <= MAX_INSTRUCTION_FILE
         ):
@@ -610,7 +615,7 @@ def _names(taints: set[Taint]) -> str:
     return ", ".join(sorted({t.what for t in taints}))[:120]
 
 
-def _grade(unit: _Unit) -> list[Finding]:
+def _grade(unit: _Unit, documented: DocumentedEndpoints) -> list[Finding]:
     out = list(unit.findings)
     sends: list[Send] = list(unit.shell.sends)
     reads = list(unit.shell.reads)
@@ -646,6 +651,7 @@ def _grade(unit: _Unit) -> list[Finding]:
             documentation=unit.documentation
             or send.line in unit.example_lines
             or send.line in unit.app_lines,
+            documented=documented,
         )
         if graded is None:
             continue
@@ -704,7 +710,8 @@ def _grade(unit: _Unit) -> list[Finding]:
     if not shipped:
         for line, taint in reads:
             # A project's own .env read in place (a checker, a loader) is listed, not warned.
-            local = taint.what.lower().startswith(".env")
+            # So is a process's own environment read in place.
+            local = taint.what.lower().startswith(".env") or taint.kind == "env-all"
             out.append(
                 Finding(
                     "credential-access",
@@ -974,7 +981,7 @@ def detect_files(
     for f in files:
         if f.language == "python" and f.path not in trees:
             trees[f.path] = parse_python(f.text)
-    detector.summaries.methods = ClassMethods(trees.values())
+    detector.summaries.methods = Definitions(trees.values())
     for f in files:
         if f.language == "javascript":
             detector.js_trees[f.path] = parse_javascript(f.text)
@@ -986,6 +993,14 @@ def detect_files(
         if f.path in followed:
             detector.instructions(f.path, f.text.replace("\r\n", "\n"))
         kind = build_kind(f.path)
+        config = read_agent_config(f.path, f.text) if kind is None else None
+        if config is not None:
+            # MCP servers, hooks, tasks: what the agent or editor runs and where it connects.
+            built += config_findings(f.path, config, f.text)
+            shell = config_shell(config, f.text)
+            if shell is not None:
+                detector.script(f.path, shell, "shell", trees)
+            continue
         if kind is not None:
             built += _index_findings(f.path, kind, f.text)
             shell = hook_shell(kind, f.text)
@@ -1003,8 +1018,9 @@ def detect_files(
     detector.reread_python(trees)
     _runs_of_other_files_downloads(detector.units)
     findings: list[Finding] = list(built)
+    documented = DocumentedEndpoints(f.text for f in files)
     for unit in detector.units:
-        findings += _grade(unit)
+        findings += _grade(unit, documented)
     findings += _cross_files(findings)
     for f in files:
         # A collection or tunnel service named anywhere (a config file, a comment): listed

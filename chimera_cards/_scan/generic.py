@@ -21,6 +21,7 @@ from chimera_cards._scan.sensitive import (
     credential_in,
     host_of,
     is_secret_name,
+    source_taint,
 )
 from chimera_cards._scan.textruns import LiteralGated
 
@@ -40,6 +41,8 @@ _SEND_RE = re.compile(
     r"\bUpload(?:File|String|Data)\b|\bDownload(?:String|Data|File)\b|\bNet\.Sockets\b|\bSystem\.Net\.Http\b|"
     r"\bSend-MailMessage\b|\bHttpClient\b[^\n]*\.(?:Post|Get)|\bsocket\.(?:send|write)\b|"
     r"\breqwest::|\bureq::|\bURLSession\b|\bHttpURLConnection\b|"
+    # Java's java.net.http and OkHttp, Lua's LuaSocket (http.request{url = …, source = …})
+    r"\bHttpRequest\.newBuilder\b|\bBodyPublishers\b|\bOkHttpClient\b|\bhttp\.request\b|"
     # a network tool run from code: `curl …`, %x(curl …), system("curl …"), Command::new("curl")
     r"(?:[`\"']|%x[({\[]|\bsh\s)\s*(?:curl|wget|scp|rsync|nc|ncat|socat)\b|"
     # … | curl inside a string a shell runs (AppleScript's do shell script "tar … | curl …")
@@ -168,6 +171,9 @@ _SEND = LiteralGated(
         "ureq::",
         "urlsession",
         "httpurlconnection",
+        "httprequest.newbuilder",
+        "bodypublishers",
+        "okhttpclient",
         "curl",
         "wget",
         "scp",
@@ -228,7 +234,7 @@ def _sources(line: str, lower: str) -> tuple[set[Taint], str | None]:
     if not found and ("'" in line or '"' in line):
         found = credential_in(_assembled(line))
     if found:
-        here.add(Taint("credential", found))
+        here.add(source_taint(found))
     return here, found
 
 
@@ -246,7 +252,7 @@ class _Walk:
     def taints(self, line: str, lower: str, at: int) -> tuple[set[Taint], bool]:
         here, found = _sources(line, lower)
         if found:
-            self.facts.reads.append((at, Taint("credential", found)))
+            self.facts.reads.append((at, source_taint(found)))
         for name, carried in self.variables.items():
             if f"${name}" in line:
                 here |= carried

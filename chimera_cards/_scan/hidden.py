@@ -18,6 +18,7 @@ from chimera_cards._cards.card import (
     Card,
 )
 from chimera_cards._scan.base64runs import encodes_media, is_base64_payload
+from chimera_cards._scan.described import option_sets_prompt, pipe_runs
 from chimera_cards._scan.findings import (
     BASE64_MIN,
     ERROR,
@@ -169,6 +170,25 @@ def _is_emoji_joiner(text: str, i: int) -> bool:
     return before >= 0 and _is_pictograph(text[before])
 
 
+# Zero-width characters a text may hold when each is alone on its line (a spacer paragraph or
+# two); more are read as a message, one bit a line.
+_LONE_ZERO_WIDTH_MAX = 2
+
+
+def _is_blank_paragraph(text: str, i: int, j: int) -> bool:
+    """Whether the zero-width run ``text[i:j]`` is one character alone on its line (an empty
+    paragraph kept by an HTML-to-Markdown conversion): it splits no word, and one character
+    carries no message. Two or more in a row can carry bits; next to text they split a word."""
+    if j - i != 1:
+        return False
+    line_start = text.rfind("\n", 0, i) + 1
+    line_end = text.find("\n", j)
+    return (
+        not text[line_start:i].strip()
+        and not text[j : len(text) if line_end < 0 else line_end].strip()
+    )
+
+
 def _snippet(text: str, start: int, end: int, width: int = 40) -> str:
     # Look for the line's ends only within the window, so a long line costs no more.
     line_start = text.rfind("\n", max(0, start - width), start) + 1
@@ -286,7 +306,10 @@ _COMMENT_ADDRESSED_RE = re.compile(
     # anywhere a note or an instruction for it
     r"^\s*(?:(?:a\s+)?(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?)?"
     r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|system|bot)"
-    r"\s*(?::|,|>|-{1,2}\s)"
+    # ... unless it is a label naming the document a section is merged from ("system:
+    # agent-context/forms/system.md — human-owned"): a generator's marker, spoken to nobody
+    r"\s*(?::(?![ \t]*[\w.-]+(?:/[\w.-]+)*\.(?:md|mdx|txt|rst|json|ya?ml|toml)(?![\w/]))"
+    r"|,|>|-{1,2}\s)"
     r"|\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?"
     r"(?:ai|assistants?|agents?|models?|llms?|claude|gpt|chatgpt|copilot|codex|gemini|bots?)\b"
     r"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|(?:language\s+)?model|assistant|agent|bot)\b"
@@ -385,8 +408,13 @@ def _comment_instructs(body: str) -> bool:
         or _OVERRIDE_RE.search(body)
         or _COMMENT_SECRECY_RE.search(body)
         or _COMMENT_ACTION_RE.search(body)
-        or credential_in(body)
+        or credential_in(_PAGE_URL_RE.sub(" ", body))
     )
+
+
+# A link's path names a page of that site ("https://nextjs.org/docs/…/functions/cookies"), no
+# file on this machine; a URL with a query may carry one, and is read whole.
+_PAGE_URL_RE = re.compile(r"https?://[^\s?#'\"()<>]+(?![^\s'\"()<>])")
 
 
 _HIDDEN_MESSAGES = {
@@ -409,6 +437,7 @@ def _scan_characters(
         if not any(_hidden_class(char) for char in rare):
             return  # no candidate is hidden (cards have a few dashes and arrows): nothing to report
     i = 0
+    lone: int | None = None
     while True:
         if fast:
             match = _CANDIDATE_RE.search(text, i)
@@ -431,8 +460,13 @@ def _scan_characters(
             j += 1
         run = text[i:j]
         line = lines(i)
+        severity = ERROR
+        if kind == "hidden-zero-width" and _is_blank_paragraph(text, i, j):
+            if lone is None:  # many such lines can spell bits by where they are
+                lone = sum(text.count(chr(cp)) for cp in _ZERO_WIDTH)
+            severity = INFO if lone <= _LONE_ZERO_WIDTH_MAX else ERROR
         if out.full(kind):
-            out.omit(kind, ERROR, line)
+            out.omit(kind, severity, line)
             i = j
             continue
         if kind == "hidden-tag":
@@ -443,7 +477,7 @@ def _scan_characters(
             labels += f", ... ({len(kinds)} different)" if len(kinds) > 8 else ""
             count = f"{len(run)} x " if len(run) > 1 else ""
             message = f"{_HIDDEN_MESSAGES[kind]} {count}{labels} in: {_snippet(text, i, j)}"
-        out.add(Finding(kind, ERROR, message, line))
+        out.add(Finding(kind, severity, message, line))
         i = j
 
 
@@ -473,35 +507,6 @@ def _shown(text: str, limit: int = 80) -> str:
 
 def _always(_match: re.Match) -> bool:
     return True
-
-
-# A pipeline inside the quoted argument of a command that prints it (`echo "install uv: curl
-# ... | sh"`) is text shown to the user, run by nobody, unless what is printed goes on anywhere
-# but the terminal: piped (into a shell, into `crontab -`), written to a file (a profile), or
-# substituted into a command (`$(echo ...)`). A quoted string given to a shell (`sh -c "..."`,
-# `eval "..."`, `ssh host "..."`) still runs.
-_PRINTED_QUOTE_RE = re.compile(
-    r"\b(?:echo|printf|print|Write-Host|Write-Output|puts|console\.log\()\s+(?:[^\s;|&$`(]+\s+)*?([\"'])"
-    r"(?:(?!\1)[^\\\n]|\\.)*$",
-    re.IGNORECASE,
-)
-_GOES_ON_RE = re.compile(r"(?<!\|)\|(?!\|)|>")
-
-
-def _pipe_runs(match: re.Match) -> bool:
-    text = match.string
-    line_start = text.rfind("\n", 0, match.start()) + 1
-    printed = _PRINTED_QUOTE_RE.search(text, line_start, match.start())
-    if printed is None:
-        return True
-    if "$(" in text[line_start : printed.start()] or "`" in text[line_start : printed.start()]:
-        return True
-    quote = printed.group(1)
-    line_end = text.find("\n", match.end())
-    rest = text[match.end() : line_end if line_end >= 0 else len(text)]
-    closing = rest.find(quote)
-    # no closing quote on the line, or the printed words sent on after it
-    return closing < 0 or bool(_GOES_ON_RE.search(rest, closing + 1))
 
 
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
@@ -568,7 +573,7 @@ _PATTERN_RULES = (
         _PIPE_TO_SHELL_RE,
         "pipe-to-shell",
         ERROR,
-        _pipe_runs,
+        pipe_runs,
         lambda m: f"download piped into a shell: {_shown(m.group(0), 120)!r}",
     ),
     (
@@ -883,6 +888,7 @@ def _scan(
             severity = default_severity
             if rule == "override-phrase" and (
                 quoted_mention(match)
+                or option_sets_prompt(match)
                 or (_TELL_THE_USER_RE.match(match.group(0)) and not hides_an_action(match))
             ):
                 # listed: a quoted example of what an attack says, or how to present internals

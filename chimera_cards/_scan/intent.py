@@ -61,7 +61,8 @@ _DESTINATION_PIECES = ("http", "://", "@", ".com", ".io", ".net", ".dev", ".app"
                        "support", "team", "vendor", "third", "external", "remote", "portal",
                        "hub", "inbox", "form", "tracker", "issue", "repo", "registry", "cloud",
                        "online", "internet", "website", "vault", "storage", "service", "backup",
-                       "recovery", "our ", "comment", "message")  # fmt: skip
+                       "recovery", "our ", "comment", "message", "public/", "static/", "www/",
+                       "_site/", "htdocs/", "published", "deployed")  # fmt: skip
 _PARAGRAPH_RE = re.compile(r"\n[ \t]*\n")
 
 _SECRET_RE = re.compile(
@@ -141,7 +142,9 @@ _PLACED_RE = re.compile(
     r"endpoint|webhook|bucket|gist|paste|ticket|issue|report|form|chat|channel|team|vendor|"
     r"support|cloud|vault|tracker|portal|comment|message|post|discussion|pull\s+request)|"
     r"pastebin|gist\b|slack|discord|telegram|"
-    r"public\s+(?:\w+\s+)?(?:registry|repo\w*|gist|page|site|channel|package))",
+    r"public\s+(?:\w+\s+)?(?:registry|repo\w*|gist|page|site|channel|package)|"
+    # a folder a site deploy publishes: what is put there is served to anyone
+    r"`?(?:\./)?(?:public|static|www|_site|htdocs)/|(?:published|deployed)\s+(?:folder|directory|site))",
     re.I,
 )
 # Plain words the credential-path pattern also reads as a browser's files.
@@ -157,7 +160,7 @@ _INTO_RE = re.compile(r"\b(?:in|into|to|inside|within|under|onto|as)\s+(?:the\s+
 # "make sure to", a modal with "you", "we will", or in the passive with a modal ("should be
 # mirrored").
 _ACT_RE = re.compile(
-    r"(?:^|[.;:!?\n(|]\s*|,\s*(?:and\s+|then\s+)?|\b(?:and|then|also|first|next|finally|always|"
+    r"(?:^|[.;:!?\n(|]\s*|,\s*(?:and\s+|then\s+|so\s+)?|\b(?:and|then|also|first|next|finally|always|"
     r"please|now)\s+|\b(?:make\s+sure|be\s+sure|remember|don't\s+forget)\s+(?:to\s+|you\s+)?|"
     r"\b(?:you|the\s+agent|claude|the\s+assistant|we)\s+(?:must|should|will|shall|need\s+to|have\s+to|"
     r"are\s+to|'ll|can)\s+(?:\w+\s+)?|\b(?:^|\s)(?:\d+[.)]|[-*+])\s+)"
@@ -204,7 +207,8 @@ _DESTINATION_RE = re.compile(
     r"third[- ]party|external|remote|portal|hub|inbox|form|tracker|issue|repository|repo|registry|"
     r"cloud|online|internet|website|vault|storage|service|backup\s+site|recovery\s+(?:vault|service)|"
     r"comment\s+body|pull\s+request|discussion|formulario|formulaire|serveur|servidor)\b|"
-    r"\bour\s+\w+",
+    r"\bour\s+\w+|(?<![\w/.-])(?:public|static|www|_site|htdocs)/|"
+    r"\b(?:published|deployed)\s+(?:folder|directory|site)\b",
     re.I,
 )
 # A secret put into a URL the agent is to load: after the URL ("followed by the contents of"),

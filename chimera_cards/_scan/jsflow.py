@@ -23,6 +23,7 @@ from chimera_cards._scan.sensitive import (
     credential_in,
     host_of,
     is_secret_name,
+    source_taint,
 )
 from chimera_cards._scan.shell import analyse_shell
 from chimera_cards._scan.shellfacts import Out, ShellFacts
@@ -337,7 +338,7 @@ class _Js(_JsFolding):
             folded = self.fold(node)
             found = credential_in(folded) if folded and len(folded) < 4096 else None
             if found:
-                out.taint.add(Taint("credential", found))
+                out.taint.add(source_taint(found))
             return out
         if kind == "call_expression":
             return self.call(node)
@@ -424,7 +425,7 @@ class _Js(_JsFolding):
                 folded = self.fold(arg)
                 found = credential_in(folded) if folded else None
                 if found:
-                    taint = Taint("credential", found)
+                    taint = source_taint(found)
                     self.facts.reads.append((line, taint))
                     result.taint.add(taint)
         if name in ("atob", "unescape", "decodeURIComponent", "decodeURI") or (
@@ -691,7 +692,7 @@ class _Js(_JsFolding):
             target = self.fold(args[1]) if len(args) > 1 else None
             found = credential_in(source) if source else None
             if found and target:
-                copied = Out({Taint("credential", found)})
+                copied = Out({source_taint(found)})
                 self.facts.shell.tainted_files.setdefault(target, Out()).merge(copied)
             return
         elif name in _FILE_WRITES or short in ("writeFileSync", "appendFileSync"):

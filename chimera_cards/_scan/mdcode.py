@@ -148,6 +148,9 @@ _QUOTED_RE = re.compile(r""""((?:[^"\\]|\\.){4,})"|'([^']{4,})'""")
 _PATH_RUN_RE = re.compile(r"^(?:~|\.{0,2})/[\w./-]+(?:\s|$)")
 
 
+_SPACED_KEY_RE = re.compile(r"^[\w.-]+\s+=\s+[\"']")
+
+
 def command_line(line: str) -> str | None:
     """The shell command a line of a plain instruction file holds, if it reads as one: a list
     item, a quoted value (``"run": "…"``), a ``key = value`` entry, a ``$`` prompt, a program
@@ -170,6 +173,8 @@ def command_line(line: str) -> str | None:
     found = [c for c in candidates if len(c) > 3 and (_is_command(c) or _PATH_RUN_RE.match(c))]
     if not found:
         return None
+    if len(found) > 1 and found[0] is text and _SPACED_KEY_RE.match(text):
+        found.pop(0)  # TOML/INI `run = "curl …"`: the value runs, not a program named `run`
     if found[0] is text or len(found) == 1:
         return found[0]
     return "; ".join(dict.fromkeys(found))  # ["pip install x", "curl …"]: every one runs
@@ -245,25 +250,38 @@ def code_units(text: str, first_line: int = 1, *, inline: bool = True) -> list[C
         if line.startswith(("    ", "\t")) and line.strip() and _is_command(line.strip()):
             # An indented line: a code block, or a paragraph's lazy continuation that an agent
             # reads as a command all the same.
-            units.append(CodeUnit("shell", line.strip().removeprefix("$ "), first_line + number))
+            units.append(
+                CodeUnit("shell", _filled(line.strip().removeprefix("$ ")), first_line + number)
+            )
             continue
         if inline and "`" in line:
             for span in _SPAN_RE.finditer(line):
                 code = span.group(2).strip()
                 if len(code) > 6 and " " in code and _is_command(code):
                     units.append(
-                        CodeUnit("shell", code.removeprefix("$ "), first_line + number, True)
+                        CodeUnit(
+                            "shell", _filled(code.removeprefix("$ ")), first_line + number, True
+                        )
                     )
     if fence:
         units.append(_unit(info, body, first_line + start + 1))
     return units
 
 
+# A placeholder for the reader to fill in (`<KIBANA_URL>/api/slos`, `curl … <auth_flags>`) is a
+# word in docs, not a redirect from one file into another: read as a word of the same length.
+_PLACEHOLDER_RE = re.compile(r"<([A-Za-z][\w-]*)>")
+
+
+def _filled(text: str) -> str:
+    return _PLACEHOLDER_RE.sub(lambda m: f"_{m.group(1)}_", text) if "<" in text else text
+
+
 def _unit(info: str, body: list[str], line: int) -> CodeUnit:
     text = "\n".join(body)
     language = language_of(info, text)
     if language == "shell":
-        text = _session_commands(text)
+        text = _filled(_session_commands(text))
     elif language == "python" and info.lower() in ("pycon", "python-repl", "ipython"):
         text = "\n".join(l[4:] if l.startswith((">>> ", "... ")) else "" for l in body)  # noqa: E741
     return CodeUnit(language, text, line)

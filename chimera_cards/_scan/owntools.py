@@ -11,6 +11,12 @@ shapes shown to the reader over https are listed (info); every hostile shape (ro
 an address, a tunnel, data sent with the request, the pipeline inside another command, a
 script's own command) was graded an error before this and is not touched. Why, and what it
 leaves an attacker: docs/decisions/scan-published-false-alarms.md, "Round 4, warnings".
+
+The vendor's release archive of the tool, unpacked onto the PATH and run by name (`curl -L
+https://github.com/datadog-labs/pup/releases/download/… | tar xz -C /usr/local/bin pup`, then
+`pup --version`), is the same install: listed when every address of the recipe is https at the
+skill's own GitHub organisation or domain (its `repository`/`homepage`) and one names the tool.
+An archive from another host, over http, or of another program stays `download-exec`.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from chimera_cards._cards.card import Card, code_block_lines
-from chimera_cards._scan.findings import INFO, WARNING, Finding
+from chimera_cards._scan.findings import ERROR, INFO, WARNING, Finding
 from chimera_cards._scan.hidden import PIPE_TO_SHELL_RE
 from chimera_cards._scan.installers import INSTALLER_URL_RE
+from chimera_cards._scan.sensitive import registrable_domain
+from chimera_cards._scan.shellsteps import NEXT_STEPS
 
 _MARKDOWN = (".md", ".markdown", ".mdx", ".mdc")
 
@@ -66,6 +74,11 @@ def own_tools(card: Card) -> OwnTools:
         if isinstance(entry, str)
         for m in _BASH_TOOL_RE.finditer(entry)
     }
+    # metadata.tools ("helm,kubectl,pup"): the commands the skill says it drives
+    listed = _metadata(card).get("tools")
+    words = listed if isinstance(listed, list) else [listed] if isinstance(listed, str) else []
+    declared |= {w.lower() for entry in words if isinstance(entry, str)
+                 for w in re.split(r"[\s,]+", entry) if re.fullmatch(r"[\w.+-]+", w)}  # fmt: skip
     name = card.name.lower() if isinstance(card.name, str) else ""
     named = {name, *_NAME_WORD_RE.findall(name)} if name else set()
     return OwnTools(
@@ -74,6 +87,68 @@ def own_tools(card: Card) -> OwnTools:
             w for w in named - _RUN_ANYTHING - _SERVING_WORDS if len(w) >= 2 and not w.isdigit()
         ),
     )
+
+
+def _metadata(card: Card) -> dict[str, object]:
+    metadata = card.frontmatter.get("metadata")
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def vendor_places(card: Card) -> tuple[frozenset[str], frozenset[str]]:
+    """The skill's own GitHub (or GitLab) organisations and other registrable domains, from its
+    ``repository``/``homepage`` (top level or under ``metadata``)."""
+    orgs: set[str] = set()
+    domains: set[str] = set()
+    for fields in (card.frontmatter, _metadata(card)):
+        for key in ("repository", "homepage", "source", "url", "repo"):
+            value = fields.get(key)
+            match = _URL_RE.match(value) if isinstance(value, str) else None
+            if match is None or match.group(1).lower() != "https":
+                continue
+            host, _, path = match.group(2).lower().partition("/")
+            if host in _CODE_HOSTS:
+                orgs.update(path.split("/")[:1])
+            elif (domain := registrable_domain(host)) is not None:
+                domains.add(domain)
+    return frozenset(orgs - {""}), frozenset(domains)
+
+
+_URL_RE = re.compile(r"(\w+)://([^\s\"'`)|;<>]+)")
+_CODE_HOSTS = ("github.com", "www.github.com", "gitlab.com")
+# Hosts that serve a GitHub organisation's releases and files: the organisation is the path's first
+# segment (after repos/ on the API).
+_GITHUB_SERVING = ("github.com", "api.github.com", "raw.githubusercontent.com", "gitlab.com")
+_RUN_RELEASE_RE = re.compile(r"runs downloaded code \(([\w.+-]+)\)")
+_UNPACK_RE = re.compile(r"\b(?:tar|unzip)\b")
+
+
+def _runs_own_release(
+    finding: Finding, text: str, tools: OwnTools, places: tuple[frozenset[str], frozenset[str]]
+) -> str | None:
+    """The own tool an error run of an unpacked release is (see the module's last paragraph)."""
+    match = _RUN_RELEASE_RE.fullmatch(finding.message)
+    tool = match.group(1).lower() if match else ""
+    if tool not in tools.declared | tools.named or not finding.line:
+        return None
+    window = text.split("\n")[max(0, finding.line - 2 - NEXT_STEPS) : finding.line - 1]
+    urls = [m for line in window for m in _URL_RE.finditer(line)]
+    if not urls or not any(_UNPACK_RE.search(line) for line in window):
+        return None
+    orgs, domains = places
+    names_tool = False
+    for url in urls:
+        host, _, path = url.group(2).lower().partition("/")
+        segments = path.split("/")
+        if host == "api.github.com" and segments[0] == "repos":
+            segments = segments[1:]
+        own = (
+            segments[0] in orgs if host in _GITHUB_SERVING else registrable_domain(host) in domains
+        )
+        if url.group(1).lower() != "https" or not own:
+            return None
+        names_tool = names_tool or any(s == tool or s.startswith((f"{tool}_", f"{tool}-"))
+                                       for s in segments[1:])  # fmt: skip
+    return tool if names_tool else None
 
 
 def _address_words(url: str) -> set[str]:
@@ -128,12 +203,16 @@ def _introduction(text: str, line: int, *, markdown: bool) -> str:
 
 
 _BREW_TAP_RE = re.compile(r"\bbrew\s+install\s+(?:-\S+\s+)*([\w.-]+)/([\w.-]+)/([\w.@+-]+)")
+_BREW_ADD_TAP_RE = re.compile(r"\bbrew\s+tap\s+([\w.-]+)/[\w.-]+")
+_BREW_INSTALL_RE = re.compile(r"\bbrew\s+install\s+(?:-\S+\s+)*([\w.@+-]+)(?![\w./@+-])")
 _REPO_URL_RE = re.compile(
     r"(?:git\+)?(\w+)://(?:www\.)?(github\.com|gitlab\.com)/[\w.-]+/([\w.-]+)"
 )
 
 
-def _installs_own_tool(finding: Finding, text: str, tools: OwnTools) -> str | None:
+def _installs_own_tool(
+    finding: Finding, text: str, tools: OwnTools, places: tuple[frozenset[str], frozenset[str]]
+) -> str | None:
     """The own tool a shown installer's warning installs, or None (see the section above)."""
     lines = text.split("\n")
     if not finding.line or finding.line > len(lines):
@@ -151,6 +230,12 @@ def _installs_own_tool(finding: Finding, text: str, tools: OwnTools) -> str | No
                 return tool
         intro = _introduction(text, finding.line, markdown=markdown)
         return next((t for t in sorted(tools.declared) if _names_word(intro, t)), None)
+    if "Homebrew tap" in finding.message and (tap := _BREW_ADD_TAP_RE.search(code)):
+        # brew tap datadog-labs/pack && brew install pup: the skill's own organisation's tap
+        formulas = [m.group(1).lower() for m in _BREW_INSTALL_RE.finditer(code)]
+        owned = [f for f in formulas if f in tools.declared | tools.named]
+        own_org = tap.group(1).lower() in places[0]
+        return owned[0] if own_org and formulas and len(owned) == len(formulas) else None
     if "Homebrew tap" in finding.message:
         formulas = [m.group(3).split("@")[0].lower() for m in _BREW_TAP_RE.finditer(code)]
         owned = [f for f in formulas if f in tools.declared | tools.named]
@@ -178,11 +263,19 @@ def list_own_tool_installs(
     tools = own_tools(card)
     if not tools:
         return
+    places = vendor_places(card)
     for finding in findings:
+        if finding.rule == "download-exec" and finding.severity == ERROR and any(places):
+            text = text_of(finding.path or "")
+            tool = _runs_own_release(finding, text, tools, places) if text is not None else None
+            if tool is not None:
+                finding.severity = INFO
+                finding.message = f"installs {tool}, the tool this skill is for: {finding.message}"
+            continue
         if finding.severity != WARNING or finding.rule not in ("pipe-to-shell", "remote-install"):
             continue
         text = text_of(finding.path or "")
-        tool = _installs_own_tool(finding, text, tools) if text is not None else None
+        tool = _installs_own_tool(finding, text, tools, places) if text is not None else None
         if tool is not None:
             finding.severity = INFO
             finding.message = f"installs {tool}, the tool this skill is for: {finding.message}"

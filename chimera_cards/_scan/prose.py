@@ -53,7 +53,8 @@ _AUTH_CONTEXT_RE = re.compile(
     re.I,
 )
 _SHIP_RE = re.compile(
-    r"\b(?:send(?:s|ing)?\b|sent\b|upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)\b|transmit\w*|"
+    # (a path's segment, "/img/:key to /.netlify/images?url=/uploads/:key", names a folder)
+    r"\b(?:send(?:s|ing)?\b|sent\b|(?!(?<=/)upload\w*/)upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)\b|transmit\w*|"
     r"exfiltrat\w*|forward\w*|e-?mail\w*|beacon\w*|relay\w*|leak\w*|submit\w*|"
     r"ship\w*\s+(?:\S+\s+){0,6}?(?:to|off|over)\b|sync\w*\s+(?:it|them|to)\b|"
     r"back(?:ing|ed)?[ -]?up\b|backups?\s+(?:of|to)\b|"
@@ -71,7 +72,8 @@ _GATHER_RE = re.compile(
     re.I,
 )
 _DESTINATION_RE = re.compile(
-    r"https?://|\bwebhook\b|\bendpoint\b|\bserver\b(?!-side)|\bremote\b(?!-side)|\bpastebin\b|\bdiscord\b|"
+    # ("server-only values", "server-side code": where code runs, no place anything goes)
+    r"https?://|\bwebhook\b|\bendpoint\b|\bserver\b(?!-)|\bremote\b(?!-)|\bpastebin\b|\bdiscord\b|"
     r"\btelegram\b|\bs3://|\bngrok\b|\bour\s+(?:api|service|backend|team|backup)\b|\bexternal\b|\bgist\b|"
     r"\b[\w.+-]+@[\w-]+\.[\w.]+\b|\b(?:pricing|analytics|telemetry|backup|audit|relay)\s+(?:service|server|endpoint)\b|"
     r"\bthe\s+(?:request|body)\b",
@@ -782,10 +784,36 @@ def _store_named(sentence: str, gate: _Gate) -> re.Match | None:
     for pattern in patterns:
         for match in pattern.finditer(sentence):
             before = sentence[: match.start()]
-            if _EXCLUDED_RE.search(before) or _left_out(before):
+            if _EXCLUDED_RE.search(before) or _left_out(before) or _KEPT_IN_RE.search(before):
                 continue
             return match
     return None
+
+
+# An aside saying where a key is kept ("adds the header with your API key (stored in
+# environment variables)"): the store is its home, not what is sent.
+_KEPT_IN_RE = re.compile(
+    r"\(\s*(?:stored|kept|held|saved|set)\s+(?:in|as)\s+(?:the\s+|your\s+|an?\s+)?$", re.I
+)
+# How a cookie travels, not where to ("allows session cookies to be sent over unencrypted
+# connections", "sent automatically"): a browser sends a cookie to the site that set it.
+_COOKIE_CHANNEL_RE = re.compile(
+    r"\s+(?:only\s+)?(?:over|via)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}?(?:connections?|https?|"
+    r"tls|ssl)\b|\s+automatically\b",
+    re.I,
+)
+
+
+def _cookie_channel(sentence: str, store: re.Match | None, ship: re.Match | None) -> bool:
+    """Whether a cookie's send names only the channel it travels on, and no destination."""
+    return (
+        store is not None
+        and ship is not None
+        and "cookie" in store.group(0).lower()
+        and ship.group(0).lower() in ("send", "sent")
+        and bool(_COOKIE_CHANNEL_RE.match(sentence, ship.end()))
+        and not _DESTINATION_RE.search(sentence)
+    )
 
 
 def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[ProseFinding]:
@@ -943,6 +971,8 @@ def prose_findings(text: str) -> list[ProseFinding]:
         generic = _CRED_RE.search(sentence) if credentials and not store and gate.cred else None
         cred = store or generic
         ship = _ship_of(sentence, store) if cred and gate.ship else None
+        if _cookie_channel(sentence, store, ship):
+            ship = None
         if cred and not _before(negation, ship or cred) and not ADVICE_RE.search(sentence):
             destination = _DESTINATION_RE.search(sentence) if gate.destination else None
             if generic is not None and (

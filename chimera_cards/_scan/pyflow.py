@@ -12,11 +12,12 @@ Python goes through :mod:`chimera_cards._scan.shell` with the Python values it i
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Container
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards._scan.buildfiles import WRITTEN_INDEX_KINDS, build_kind
 from chimera_cards._scan.commands import path_persistence
+from chimera_cards._scan.pyreceivers import Definitions, Receivers
 from chimera_cards._scan.pyshapes import (
     DECODERS,
     LiteralNames,
@@ -47,40 +48,18 @@ from chimera_cards._scan.sensitive import (
     is_secret_name,
     keyring_secret,
     names_listed,
+    source_taint,
 )
 from chimera_cards._scan.shell import analyse_shell
 from chimera_cards._scan.shellfacts import Out, ShellFacts
 
 MAX_DEPTH = 3
 _NOT_READING = frozenset(
-    {
-        "os.chmod",
-        "os.chown",
-        "os.makedirs",
-        "os.mkdir",
-        "os.path.exists",
-        "os.path.isfile",
-        "os.path.isdir",
-        "os.path.join",
-        "os.path.expanduser",
-        "Path",
-        "pathlib.Path",
-        "print",
-        "os.path.basename",
-        "os.path.dirname",
-        "str",
-        "os.remove",
-        "os.unlink",
-        "exists",
-        "is_file",
-        "mkdir",
-        "chmod",
-        "logging.info",
-        "logging.warning",
-        "logging.debug",
-        "logger.info",
-    }
-)
+    {"os.chmod", "os.chown", "os.makedirs", "os.mkdir", "os.path.exists", "os.path.isfile",
+     "os.path.isdir", "os.path.join", "os.path.expanduser", "Path", "pathlib.Path", "print",
+     "os.path.basename", "os.path.dirname", "str", "os.remove", "os.unlink", "exists", "is_file",
+     "mkdir", "chmod", "logging.info", "logging.warning", "logging.debug", "logger.info"}
+)  # fmt: skip
 _ENV_GET = frozenset(
     {
         "os.environ.get",
@@ -193,7 +172,8 @@ class Summaries:
 
     returns: dict[str, Out] = field(default_factory=dict)
     sends: dict[str, list[Send]] = field(default_factory=dict)  # the sends parameters reach
-    methods: Container[str] = frozenset()  # the names of the bundle's classes' methods
+    # Where the bundle defines each function (which of them a method call can run).
+    methods: Definitions = field(default_factory=lambda: Definitions(()))
 
 
 @dataclass
@@ -240,6 +220,7 @@ class _PyFolding:
         self.depth = depth
         self.embed = embed
         self.aliases: dict[str, str] = {}
+        self.receivers = Receivers(summaries.methods, self.aliases)
         self.consts: dict[str, str] = {}
         self.sequences: dict[str, ast.List | ast.Tuple] = {}  # module-level literal lists
         self.attrs: dict[str, Out] = {}
@@ -562,7 +543,7 @@ class _Analyser(_PyFolding):
             if isinstance(node.value, str) and self.literals and len(node.value) < 4096:
                 found = credential_in(node.value)
                 if found and not names_listed(node.value):
-                    return Out({Taint("credential", found)})
+                    return Out({source_taint(found)})
             return Out()
         if isinstance(node, ast.Attribute):
             name = self.dotted(node)
@@ -598,17 +579,16 @@ class _Analyser(_PyFolding):
             out = self.value(node.left).merge(self.value(node.right))
             folded = self.fold(node)
             if folded and credential_in(folded):
-                out.taint.add(Taint("credential", credential_in(folded) or folded))
+                out.taint.add(source_taint(credential_in(folded) or folded))
             return out
         if isinstance(node, ast.JoinedStr):
             out = Out()
             for child in node.values:
-                out.merge(
-                    self.value(child.value if isinstance(child, ast.FormattedValue) else child)
-                )
+                piece = child.value if isinstance(child, ast.FormattedValue) else child
+                out.merge(self.value(piece))
             folded = self.fold(node)
             if folded and credential_in(folded):
-                out.taint.add(Taint("credential", credential_in(folded) or folded))
+                out.taint.add(source_taint(credential_in(folded) or folded))
             return out
         out = Out()
         for part in ast.iter_child_nodes(node):
@@ -638,6 +618,7 @@ class _Analyser(_PyFolding):
     def bind(self, target: ast.AST, out: Out) -> None:
         if isinstance(target, ast.Name):
             self.env[target.id] = out.copy()
+            self.receivers.names.pop(target.id, None)  # unknown unless its assignment says
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self.bind(elt, out)
@@ -703,7 +684,7 @@ class _Analyser(_PyFolding):
                 folded = self.fold(arg)
                 found = credential_in(folded) if folded else None
                 if found:
-                    taint = Taint("credential", found)
+                    taint = source_taint(found)
                     self.facts.reads.append((line, taint))
                     result.taint.add(taint)
                 elif name in ("open", "io.open") and folded and hidden_or_scratch(folded):
@@ -792,7 +773,7 @@ class _Analyser(_PyFolding):
         sub = _Analyser(
             self.facts, self.summaries, first_line=line, depth=self.depth + 1, embed=self.embed
         )
-        sub.aliases = dict(self.aliases)
+        sub.aliases = sub.receivers.aliases = dict(self.aliases)
         sub.offset = line - 1
         sub.module(inner)
 
@@ -971,7 +952,8 @@ class _Analyser(_PyFolding):
     def summary_call(
         self, short: str, node: ast.Call, args: list[Out], line: int, result: Out
     ) -> None:
-        if not short:
+        attr = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if not short or (attr is not None and not self.receivers.may_run(attr, short)):
             return
         returned = self.summaries.returns.get(short)
         if returned is not None:
@@ -1025,7 +1007,9 @@ class _Analyser(_PyFolding):
             self.define(node)
             return
         if isinstance(node, ast.ClassDef):
+            outer, self.receivers.cls = self.receivers.cls, node.name
             self.block(node.body)
+            self.receivers.cls = outer
             return
         if isinstance(node, ast.Assign):
             if built_sql(node.value, self.fold(node.value), self.literal):
@@ -1034,12 +1018,15 @@ class _Analyser(_PyFolding):
             out = self.value(node.value)
             for target in node.targets:
                 self.bind(target, out)
+                self.receivers.bind(target, node.value)
             return
         if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
             out = self.value(node.value)
             if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
                 out.merge(self.env.get(node.target.id))
             self.bind(node.target, out)
+            if isinstance(node, ast.AnnAssign):
+                self.receivers.bind(node.target, node.value, node.annotation)
             return
         if isinstance(node, (ast.Try, ast.TryStar)) and node.handlers:
             # A loop in here may end by the exception a handler waits for (img.seek -> EOFError).
@@ -1083,18 +1070,8 @@ class _Analyser(_PyFolding):
                 return
             self.value(value)
             return
-        if isinstance(
-            node,
-            (
-                ast.Import,
-                ast.ImportFrom,
-                ast.Pass,
-                ast.Break,
-                ast.Continue,
-                ast.Global,
-                ast.Nonlocal,
-            ),
-        ):
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue,
+                             ast.Global, ast.Nonlocal)):  # fmt: skip
             return
         for name in ("test", "subject", "exc"):
             child = getattr(node, name, None)
@@ -1130,7 +1107,7 @@ class _Analyser(_PyFolding):
 
     def define(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         saved_env, saved_fn, saved_ret = self.env, self.function, self.returned
-        self.env = dict(saved_env)
+        self.env, saved_names = dict(saved_env), self.receivers.enter(node)
         self.function = node.name
         self.returned = Out()
         params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
@@ -1144,6 +1121,7 @@ class _Analyser(_PyFolding):
         if self.returned.taint or self.returned.decoded or self.returned.downloaded:
             self.summaries.returns.setdefault(node.name, Out()).merge(self.returned)
         self.env, self.function, self.returned = saved_env, saved_fn, saved_ret
+        self.receivers.names = saved_names
 
 
 def analyse_python(
@@ -1177,7 +1155,7 @@ def analyse_python(
         return facts
     analyser = _Analyser(
         facts,
-        summaries if summaries is not None else Summaries(),
+        summaries if summaries is not None else Summaries(methods=Definitions([tree])),
         first_line=first_line,
         depth=depth,
         embed=embed,

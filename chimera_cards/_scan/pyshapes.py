@@ -355,33 +355,6 @@ _EVENT_SENDERS = frozenset(
 )  # fmt: skip
 
 
-def class_methods(trees: Iterable[ast.Module | None]) -> frozenset[str]:
-    """The names of the methods the classes of a bundle's Python files define."""
-    return frozenset(
-        item.name
-        for tree in trees
-        if tree is not None
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ClassDef)
-        for item in node.body
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-    )
-
-
-class ClassMethods:
-    """``class_methods`` of a bundle's trees, walked the first time a name is asked about (few
-    bundles call an ``emit`` the question is for, and the walk costs a pass over every tree)."""
-
-    def __init__(self, trees: Iterable[ast.Module | None]) -> None:
-        self._trees: list[ast.Module | None] | None = list(trees)
-        self._names: frozenset[str] = frozenset()
-
-    def __contains__(self, name: object) -> bool:
-        if self._trees is not None:
-            self._names, self._trees = class_methods(self._trees), None
-        return name in self._names
-
-
 def own_emit(methods: Container[str], root: str, aliases: dict[str, str]) -> bool:
     """Whether ``root.emit(…)`` stays on this machine: a Qt signal (``self.x.emit``,
     ``signal.emit``), or the bundle's own ``emit`` (a CLI's output writer) rather than a

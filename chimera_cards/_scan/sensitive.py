@@ -10,8 +10,10 @@ uses to grade a send by what reaches it and where it goes.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards._scan.textruns import Literals, literal_pattern
@@ -149,7 +151,7 @@ def own_api(token: str, host: str | None) -> bool:
     if not label or "-" in label:
         return False
     # A service named after its whole domain spells it without the dot (CALCOM for cal.com).
-    glued = (_registrable(host) or "").replace(".", "")
+    glued = (registrable_domain(host) or "").replace(".", "")
     for word in _service_words(token):
         if label == word or label.startswith(word) or label.endswith(word) or word == glued:
             return True
@@ -165,11 +167,11 @@ _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", 
 def _domain_label(host: str) -> str | None:
     """The label a host's owner registered: ``github`` of ``api.github.com``, ``bbc`` of
     ``www.bbc.co.uk``; None for an address or a single label."""
-    registrable = _registrable(host)
+    registrable = registrable_domain(host)
     return registrable.split(".", 1)[0] if registrable else None
 
 
-def _registrable(host: str) -> str | None:
+def registrable_domain(host: str) -> str | None:
     """The domain a host's owner registered: ``github.com`` of ``api.github.com``,
     ``bbc.co.uk`` of ``www.bbc.co.uk``; None for an address or a single label."""
     labels = host.split(".")
@@ -201,6 +203,8 @@ _CRED_PARTS = (
     r"(?<![\w.-])\.env(?!\.(?:example|sample|template|dist|defaults?)(?![\w.-]))(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
     r"/etc/shadow\b",
+    # a process's whole environment, every token it was started with
+    r"/proc/(?:self|thread-self|\d+|\$\$|\$\{?\w+\}?)/environ\b",
     # shell histories: every token typed on a command line
     r"\.(?:bash|zsh|sh|psql|mysql|python)_history\b|\bConsoleHost_history\.txt\b",
     # browsers: profile folders and the stores inside them (Chrome's file names as it spells
@@ -263,6 +267,7 @@ CREDENTIAL_LITERALS = (
     ".gnupg",
     ".password-store",
     "/etc/shadow",
+    "/environ",
     "_history",
     "consolehost_history",
     "login data",
@@ -327,6 +332,13 @@ def _short_credential_in(text: str) -> str | None:
 
 
 def _credential_in(text: str) -> str | None:
+    found = _named_credential(text)
+    if found is None and text[:1] in "~$%/" and ("*" in text or "?" in text or "[" in text):
+        return _globbed_credential(text)
+    return found
+
+
+def _named_credential(text: str) -> str | None:
     lower = text.lower()
     # A short text (a string constant, a path): one trie pass beats ~70 substring searches;
     # a long one: the substring searches (C fast search) beat a regex tried at every offset.
@@ -340,6 +352,43 @@ def _credential_in(text: str) -> str | None:
         match = _path_in_lines(text, lower)
     match = match or _STORE_COMMAND_RE.search(text)
     return match.group(0) if match else None
+
+
+# Where the credential files sit under a home folder: a home-rooted glob pattern that matches one
+# of them (``~/.s*/id_*``, ``$HOME/.a?s/cred*``) reads it as surely as its name would.
+_HOME_CREDENTIALS = (".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/id_ecdsa", ".aws/credentials",
+                     ".kube/config", ".netrc", ".npmrc", ".pypirc", ".git-credentials",
+                     ".docker/config.json", ".config/gh/hosts.yml", ".config/gcloud/credentials.db",
+                     ".gnupg/private-keys-v1.d", ".env")  # fmt: skip
+_HOME_PREFIX_RE = re.compile(
+    r"^(?:~|\$HOME|\$\{HOME\}|%USERPROFILE%|/home/[^/]+|/Users/[^/]+|/root)[/\\]"
+)
+
+
+def _globbed_credential(text: str) -> str | None:
+    prefix = _HOME_PREFIX_RE.match(text)
+    if prefix is None:
+        return None
+    parts = re.split(r"[/\\]", text[prefix.end() :].split()[0] if text[prefix.end() :] else "")
+    if not parts or not any(c in "".join(parts) for c in "*?["):
+        return None
+    for known in _HOME_CREDENTIALS:
+        names = known.split("/")
+        # glob's rule: a name starting with "." is matched only by a pattern part that does
+        if len(names) == len(parts) and all(
+            fnmatch.fnmatchcase(n, p) and (not n.startswith(".") or p.startswith("."))
+            for n, p in zip(names, parts, strict=True)
+        ):
+            return text
+    return None
+
+
+def source_taint(found: str) -> Taint:
+    """What reading a credential path (as ``credential_in`` found it) yields: a process's
+    environment is the whole environment, anything else a credential store."""
+    if "/environ" in found and "/proc/" in found:
+        return Taint("env-all", found)
+    return Taint("credential", found)
 
 
 # A line of a pattern list (a .gitignore's ".env.local", ".env.*.local"): a name, no path.
@@ -720,7 +769,12 @@ _SHARED_DIRS = (
 )
 
 
-def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str, str] | None:
+def send_severity(
+    send: Send,
+    *,
+    documentation: bool = False,
+    documented: Callable[[str, str | None], bool] | None = None,
+) -> tuple[str, str, str] | None:
     """Grade a send: (rule, severity, message), or None when it is not worth a finding.
 
     Sensitive data in the body (or any secret read from a credential store or the whole
@@ -735,6 +789,8 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
     Args:
         send: the send.
         documentation: the send is in a Markdown file other than SKILL.md.
+        documented: (token, host) -> whether the skill names the host's domain as an endpoint
+            of the token's service (``endpoints.DocumentedEndpoints``): a warning, not an error.
     Returns:
         The grade, or None.
     """
@@ -801,7 +857,10 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
             f"sends data to {where} via {send.via}",
         )
     # Named tokens that authenticate: in a header, or in the address where the API takes them.
-    grades = {_token_grade(t, send.host, in_header=t in send.header) for t in tokens}
+    grades = {
+        _token_grade(t, send.host, in_header=t in send.header, documented=documented)
+        for t in tokens
+    }
     if "error" in grades:
         # A token named for one service sent to another's domain (GITHUB_TOKEN to
         # github-status.example.com): the host only looks like the service's.
@@ -826,7 +885,13 @@ def send_severity(send: Send, *, documentation: bool = False) -> tuple[str, str,
     )
 
 
-def _token_grade(token: Taint, host: str | None, *, in_header: bool) -> str:
+def _token_grade(
+    token: Taint,
+    host: str | None,
+    *,
+    in_header: bool,
+    documented: Callable[[str, str | None], bool] | None = None,
+) -> str:
     """How a named token that authenticates a request to ``host`` grades: "info" for the
     service's own API (or, in a header, a name that names no service), "warning" where the
     reviewer must decide (an address the scan cannot read, a self-hosted instance, a name that
@@ -840,4 +905,6 @@ def _token_grade(token: Taint, host: str | None, *, in_header: bool) -> str:
         return "info" if in_header else "warning"
     if host is None or self_hosted(token.what, host):
         return "warning"
+    if documented is not None and documented(token.what, host):
+        return "warning"  # a domain the skill names as the service's endpoint
     return "error"

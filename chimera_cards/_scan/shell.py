@@ -24,6 +24,7 @@ from chimera_cards._scan.sensitive import (
     helper_secret,
     host_of,
     is_secret_name,
+    source_taint,
     vault_token,
 )
 from chimera_cards._scan.shellfacts import (
@@ -33,6 +34,7 @@ from chimera_cards._scan.shellfacts import (
     ShellFacts,
     Word,
     basename,
+    copy_destination,
 )
 from chimera_cards._scan.shellsteps import (
     CREDENTIAL_PATH_VARIABLES,
@@ -40,6 +42,7 @@ from chimera_cards._scan.shellsteps import (
     LISTERS,
     Relays,
     drop_discarded_lookup,
+    file_argument,
     file_server,
     letter_cipher,
     option_value,
@@ -449,7 +452,7 @@ class _WalkerBase:
             values.merge(word.out)
             found = credential_in(word.text)
             if found:
-                values.taint.add(Taint("credential", found))
+                values.taint.add(source_taint(found))
         if variable is not None:
             self.vars[variable.text.decode("utf-8", "replace")] = values
         body = node.child_by_field_name("body")
@@ -523,7 +526,7 @@ class _WalkerBase:
         path = word.text
         found = credential_in(path)
         if found:
-            taint = Taint("credential", found)
+            taint = source_taint(found)
             out.taint.add(taint)
             self.facts.reads.append((line, taint))
         known = self.facts.tainted_files.get(path)
@@ -622,15 +625,16 @@ class _Walker(Relays, _WalkerBase):
             out.merge(arg.out)
         # What it reads: credential files and files an earlier step filled with secrets.
         if name not in _NOT_READING:
+            written = copy_destination(cmd)
             for arg in args:
                 # Flags name no file to read, except curl's @file forms (-d @f, -F x=@f).
                 if (
                     arg.text.startswith("-")
                     and "=@" not in arg.text
                     and not arg.text.startswith("@")
-                ):
+                ) or arg is written:
                     continue
-                out.merge(self.read_path(Word(_strip_at(arg.text), Out()), cmd.line))
+                out.merge(self.read_path(Word(file_argument(arg.text), Out()), cmd.line))
         for taint in list(out.taint):
             if taint.kind == "path":
                 out.taint.discard(taint)
@@ -795,6 +799,9 @@ class _Walker(Relays, _WalkerBase):
                     if index + 1 < len(args):
                         code_word = args[index + 1]
                     break
+        elif name == "git":
+            self.git_runs(cmd, stdin, out)
+            return
         elif name == "su":
             for index, arg in enumerate(args):
                 if arg.text == "-c" and index + 1 < len(args):
@@ -934,22 +941,8 @@ class _Walker(Relays, _WalkerBase):
 
     def copies(self, cmd: Command, out: Out) -> None:
         # cp/tar/zip of a credential store: the copy holds the secrets too.
-        if (
-            cmd.name
-            in (
-                "cp",
-                "tar",
-                "zip",
-                "7z",
-                "gzip",
-                "rsync",
-                "ditto",
-                "install",
-                "gpg",
-                "openssl",
-            )
-            and out.taint
-        ):
+        copiers = ("cp", "tar", "zip", "7z", "gzip", "rsync", "ditto", "install", "gpg", "openssl")
+        if cmd.name in copiers and out.taint:
             for arg in cmd.args:
                 if not arg.text.startswith("-") and not credential_in(arg.text):
                     self.write(arg.text, out, cmd.line)
@@ -1083,17 +1076,6 @@ class _Walker(Relays, _WalkerBase):
                 (h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None
             )
             self.facts.sends.append(Send(cmd.line, host, "wget", body, header, text=cmd.written))
-
-
-def _strip_at(text: str) -> str:
-    # curl -F f=@path, -d @path, name=<path: the path itself.
-    if text.startswith("@"):
-        return text[1:]
-    for mark in ("=@", "=<"):
-        at = text.find(mark)
-        if at > 0:
-            return text[at + 2 :].split(";", 1)[0]
-    return text
 
 
 def _bare_host(text: str) -> str | None:

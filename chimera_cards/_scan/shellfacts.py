@@ -98,3 +98,14 @@ class ShellFacts(CodeFacts):
 def basename(word: str) -> str:
     """A command word's program name (``/usr/bin/curl`` and ``C:\\x\\curl`` are ``curl``)."""
     return word.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+
+
+def copy_destination(cmd: Command) -> Word | None:
+    """The file ``cp``/``mv``/``install`` writes (``cp .env.example .env``): written, not read."""
+    if cmd.name not in ("cp", "mv", "install") or any(
+        a.text in ("-t", "--target-directory") or a.text.startswith("--target-directory=")
+        for a in cmd.args
+    ):
+        return None
+    files = [a for a in cmd.args if not a.text.startswith("-")]
+    return files[-1] if len(files) >= 2 else None

@@ -2,7 +2,8 @@
 programs saved into a bin folder, Windows downloaders (``certutil``, ``bitsadmin``), ``find
 -exec`` and ``xargs`` running a command per input, uploads through ``gh`` and pushes of a file
 forced past ``.gitignore``, an installer given a downloaded package, instance-metadata
-credentials, ``openssl s_client`` as a sender, ``printf -v`` and aliases building a command.
+credentials, ``openssl s_client`` as a sender, ``printf -v`` and aliases building a command,
+``git config`` of a setting git runs later (a credential helper, ``core.fsmonitor``, a ``!`` alias).
 
 A mixin of the shell walk (:mod:`chimera_cards._scan.shell`): each step reads and writes the
 walk's state (files, variables, facts) as the walk itself does.
@@ -14,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from chimera_cards._scan.commands import GIT_SECRET_KEYS_RE, git_config_command
 from chimera_cards._scan.sensitive import Send, Taint, credential_in, metadata_secret
 from chimera_cards._scan.shellfacts import MAX_COMMANDS, Command, Out, ShellFacts, Word, basename
 
@@ -62,6 +64,17 @@ def found_credential(root: str, patterns: list[str]) -> str | None:
     return None
 
 
+def file_argument(text: str) -> str:
+    """The file an argument names: curl's ``-F f=@path``, ``-d @path``, ``name=<path``."""
+    if text.startswith("@"):
+        return text[1:]
+    for mark in ("=@", "=<"):
+        at = text.find(mark)
+        if at > 0:
+            return text[at + 2 :].split(";", 1)[0]
+    return text
+
+
 class Relays:
     """The steps above, as methods of the shell walk."""
 
@@ -77,6 +90,7 @@ class Relays:
     write: Callable[..., None]
     run: Callable[[Command, Out], Out]
     _ran: Callable[[Command, Out, str], None]
+    _run_code: Callable[[str, str, int, Out, str], Out]
     _output_file: Callable[[Command], str | None]
 
     def _open_descriptor(self, redirect: Any) -> None:
@@ -397,6 +411,21 @@ class Relays:
             and not argv[-1].startswith("/")
         ):
             self.facts.tainted_files.setdefault(argv[-1], Out()).downloaded = True
+
+    def git_runs(self, cmd: Command, stdin: Out, out: Out) -> None:
+        """``git config`` of a setting whose value git runs (a credential helper, an fsmonitor,
+        a ``!`` alias): the value read as shell; for a credential helper or askpass program,
+        whatever it sends carries the credentials git hands it."""
+        setting = git_config_command(cmd.argv)
+        if setting is None:
+            return
+        key, code = setting
+        before = len(self.facts.sends)
+        out.merge(self._run_code("shell", code, cmd.line, stdin, f"git {key}"))
+        if GIT_SECRET_KEYS_RE.match(key):
+            for send in self.facts.sends[before:]:
+                if send.sink == "network":
+                    send.body.add(Taint("credential", f"the credentials git hands its {key}"))
 
 
 def option_value(argv: list[str], names: tuple[str, ...]) -> str | None:

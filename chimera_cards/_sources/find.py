@@ -279,7 +279,10 @@ def _local_marketplace(
         return file.read_bytes()
 
     for skill in skills:
-        skill.info["path"] = os.path.relpath(skill.info["path"], resolved_root).replace(os.sep, "/")
+        rel = os.path.relpath(skill.info["path"], resolved_root).replace(os.sep, "/")
+        # The folder's own SKILL.md is the tree's top (""), as in an archive or a commit: a
+        # plugin with no skills/ folder and no list is that one skill.
+        skill.info["path"] = "" if rel == "." else rel
     kept = _in_marketplace(skills, read, str(root))
     for skill in skills:
         skill.info["path"] = os.path.join(resolved_root, skill.info["path"])

@@ -21,11 +21,10 @@ if TYPE_CHECKING:
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 # SHA-256 is SHA-256 whichever code computes it. OpenSSL's (hashlib) hashes ~5x faster per byte
-# than CPython's own, but loading it costs about as much as hashing 1 MiB with CPython's: a
-# process hashes with CPython's own until it has hashed this much, then loads OpenSSL's, so it
-# never spends more than twice what the better choice made up front would have.
+# than CPython's own, but loading it costs about as much as hashing 1 MiB with CPython's own: a
+# job hashes with CPython's own until it has hashed this much, then loads OpenSSL's, so it never
+# spends more than twice what the better choice made up front would have.
 OPENSSL_AFTER_BYTES = 1 << 20
-_left = [OPENSSL_AFTER_BYTES]  # what this process may still hash with CPython's own
 try:
     if sys.version_info >= (3, 12):
         from _sha2 import sha256 as _own_sha256
@@ -39,14 +38,29 @@ class IntegrityError(ChimeraError):
     """The bytes do not hash to what the user pinned: refuse them."""
 
 
-def sha256_of(data: bytes = b"") -> _Hash:
-    """A SHA-256 hash object of ``data`` (as ``hashlib.sha256``'s): CPython's own while this
-    process has hashed less than ``OPENSSL_AFTER_BYTES``, then OpenSSL's."""
+class HashBudget:
+    """What one job that hashes many things (check's scan of skill folders) may still hash with
+    CPython's own SHA-256 before it loads OpenSSL's. The job owns it: one budget per scan, so
+    nothing about earlier work in the process decides how the next job hashes."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, left: int = OPENSSL_AFTER_BYTES) -> None:
+        self.left = left
+
+
+def sha256_of(data: bytes = b"", budget: HashBudget | None = None) -> _Hash:
+    """A SHA-256 hash object of ``data`` (as ``hashlib.sha256``'s): OpenSSL's once the process
+    has loaded it; before that CPython's own while ``data`` fits the job's ``budget`` (without
+    one, while ``data`` alone is at most ``OPENSSL_AFTER_BYTES``), which it then draws down."""
     size = len(data)
-    if _own_sha256 is not None and size <= _left[0]:
-        _left[0] -= size
+    left = OPENSSL_AFTER_BYTES if budget is None else budget.left
+    if _own_sha256 is not None and size <= left and "_hashlib" not in sys.modules:
+        if budget is not None:
+            budget.left = left - size
         return _own_sha256(data)
-    _left[0] = 0
+    if budget is not None:
+        budget.left = 0
     import hashlib
 
     return hashlib.sha256(data)

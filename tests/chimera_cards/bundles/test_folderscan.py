@@ -69,10 +69,10 @@ def test_a_slow_child_leaves_the_work_to_this_process(skills, monkeypatch):
     expected = _serial(skills)
     parent, real = os.getpid(), folderscan.hash_folder
 
-    def slow_in_the_child(folder):
+    def slow_in_the_child(folder, budget=None):
         if os.getpid() != parent:
             time.sleep(0.5)  # it has taken one folder and is stuck on it
-        return real(folder)
+        return real(folder, budget)
 
     monkeypatch.setattr(folderscan, "hash_folder", slow_in_the_child)
     scan = Scan(find_skill_folders(skills), parallel=True)
@@ -85,10 +85,10 @@ def test_a_scan_whose_result_is_not_wanted_stops_its_child(skills, monkeypatch):
 
     parent, real = os.getpid(), folderscan.hash_folder
 
-    def slow_in_the_child(folder):
+    def slow_in_the_child(folder, budget=None):
         if os.getpid() != parent:
             time.sleep(30)  # still at work when the caller gives up
-        return real(folder)
+        return real(folder, budget)
 
     monkeypatch.setattr(folderscan, "hash_folder", slow_in_the_child)
     before = live_children()

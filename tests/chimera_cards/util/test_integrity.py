@@ -73,26 +73,55 @@ def test_check_integrity_accepts_match_and_refuses_mismatch():
     assert exc.value.exit_code == 1
 
 
-def test_sha256_of_gives_sha256_before_and_after_openssl_takes_over():
-    # A fresh process: CPython's own SHA-256 until OPENSSL_AFTER_BYTES were hashed, then
-    # OpenSSL's (hashlib); the digests are SHA-256's either way, including across the switch.
-    probe = (
+def _probe(body: str) -> list:
+    """Run ``body`` in a fresh process (no OpenSSL loaded yet) and return what it printed as JSON:
+    ``row(size, h)`` records a hash of its data plus ``b'more'`` and whether OpenSSL's made it."""
+    prelude = (
         "import sys, json\n"
-        "from chimera_cards._util.integrity import OPENSSL_AFTER_BYTES, sha256_of\n"
+        "from chimera_cards._util.integrity import OPENSSL_AFTER_BYTES, HashBudget, sha256_of\n"
         "out = []\n"
-        "for size in (0, 1, 64, 1000, OPENSSL_AFTER_BYTES - 1067, 2, 3 * OPENSSL_AFTER_BYTES):\n"
-        "    data = bytes(i % 251 for i in range(size))\n"
-        "    h = sha256_of(data)\n"
+        "def data(size): return bytes(i % 251 for i in range(size))\n"
+        "def row(size, h):\n"
         "    h.update(b'more')\n"
-        "    out.append([size, h.hexdigest(), '_hashlib' in sys.modules])\n"
-        "print(json.dumps(out))\n"
+        "    out.append([size, h.hexdigest(), type(h).__module__ == '_hashlib'])\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", prelude + body + "print(json.dumps(out))\n"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     rows = json.loads(done.stdout)
     for size, hexdigest, _ in rows:
         data = bytes(i % 251 for i in range(size))
         assert hexdigest == hashlib.sha256(data + b"more").hexdigest(), size
-    # Exactly OPENSSL_AFTER_BYTES hashed load no OpenSSL; the hash that would pass it does.
+    return rows
+
+
+def test_a_job_hashes_with_cpythons_sha256_until_its_budget_is_spent_then_with_openssl():
+    # The digests are SHA-256's either way, including across the switch.
+    rows = _probe(
+        "budget = HashBudget()\n"
+        "for size in (0, 1, 64, 1000, OPENSSL_AFTER_BYTES - 1067, 2, 3 * OPENSSL_AFTER_BYTES):\n"
+        "    row(size, sha256_of(data(size), budget))\n"
+    )
+    # Exactly OPENSSL_AFTER_BYTES hashed use CPython's own; the hash that would pass it OpenSSL's.
     assert [openssl for *_, openssl in rows] == [False] * 6 + [True]
+
+
+def test_one_jobs_hashing_does_not_decide_how_the_next_job_hashes():
+    # Two scans of 0.9 MiB each: each has its own budget, so neither loads OpenSSL; a lone hash
+    # without a budget is judged by its own size.
+    rows = _probe(
+        "for job in range(2):\n"
+        "    budget = HashBudget()\n"
+        "    tenth = OPENSSL_AFTER_BYTES // 10\n"
+        "    for _ in range(9):\n"
+        "        row(tenth, sha256_of(data(tenth), budget))\n"
+        "row(OPENSSL_AFTER_BYTES, sha256_of(data(OPENSSL_AFTER_BYTES)))\n"
+        "row(OPENSSL_AFTER_BYTES + 1, sha256_of(data(OPENSSL_AFTER_BYTES + 1)))\n"
+        "row(5, sha256_of(data(5), HashBudget()))\n"
+    )
+    # Once OpenSSL's is loaded it is used for everything, budget or not.
+    assert [openssl for *_, openssl in rows] == [False] * 19 + [True, True]
