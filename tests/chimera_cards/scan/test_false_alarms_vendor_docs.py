@@ -435,3 +435,25 @@ def test_another_vendors_installer_in_the_skill_stays_a_warning(tmp_path):
     )
     found = lint_rules({"SKILL.md": RENDER_CARD + line}, tmp_path)
     assert ("pipe-to-shell", "warning") in found
+
+
+PINECONE_CARD = "---\nname: pinecone-cli\ndescription: Use the Pinecone CLI.\n---\n\n"
+
+
+def test_the_vendors_tap_added_for_the_skills_own_tool_is_listed(tmp_path):
+    for shown in (
+        "```bash\nbrew tap pinecone-io/tap\nbrew install pinecone-io/tap/pinecone\n```\n",
+        "| CLI | `brew tap pinecone-io/tap && brew install pinecone-io/tap/pinecone` |\n",
+    ):
+        found = lint_rules({"SKILL.md": PINECONE_CARD + shown}, tmp_path)
+        assert ("remote-install", "warning") not in found, shown
+
+
+def test_a_tap_added_for_another_formula_or_left_unused_stays_a_warning(tmp_path):
+    for hostile in (
+        "```bash\nbrew tap pinecone-io/tap\nbrew install pinecone-io/tap/helper\n```\n",
+        "```bash\nbrew tap evil-io/tap\nbrew install pinecone-io/tap/pinecone\n```\n",
+        "```bash\nbrew tap pinecone-io/tap\n```\n",
+    ):
+        found = lint_rules({"SKILL.md": PINECONE_CARD + hostile}, tmp_path)
+        assert ("remote-install", "warning") in found, hostile
