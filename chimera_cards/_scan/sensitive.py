@@ -198,7 +198,10 @@ _CRED_PARTS = (
     r"\.cargo[/\\]credentials|\.gem[/\\]credentials|\.kaggle[/\\]kaggle\.json|\.vault-token\b|"
     r"\.terraform\.d[/\\]credentials|\.databrickscfg\b|\.s3cfg\b|\.boto\b|(?:huggingface|\.hf)[/\\]token\b|"
     r"\.m2[/\\]settings\.xml|\.gradle[/\\]gradle\.properties|\.composer[/\\]auth\.json|\.config[/\\]rclone|"
-    r"\.docker[/\\]config|\.config[/\\]gh\b|\.netlify[/\\]|\.heroku\b|\bcredentials\.tfrc\.json",
+    r"\.docker[/\\]config|\.config[/\\]gh\b|\.heroku\b|\bcredentials\.tfrc\.json",
+    # the CLI's folder at home or in a project; "/.netlify/functions/…" after a host or a site's
+    # root is a path the site serves
+    r"(?:(?<![^\s'\"=(:])|(?<=~/)|(?<=HOME/)|(?<=HOME}/)|(?<=\./)|(?<=\\))\.netlify[/\\]",
     # a dotenv file; its committed templates (.env.example, .env.sample) hold names, not secrets
     r"(?<![\w.-])\.env(?!\.(?:example|sample|template|dist|defaults?)(?![\w.-]))(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",
