@@ -96,10 +96,13 @@ def _metadata(card: Card) -> dict[str, object]:
 
 def vendor_places(card: Card) -> tuple[frozenset[str], frozenset[str]]:
     """The skill's own GitHub (or GitLab) organisations and other registrable domains, from its
-    ``repository``/``homepage`` (top level or under ``metadata``)."""
+    ``repository``/``homepage`` (top level, under ``metadata``, or under a registry's table in
+    it: ``metadata.openclaw.homepage``)."""
     orgs: set[str] = set()
     domains: set[str] = set()
-    for fields in (card.frontmatter, _metadata(card)):
+    metadata = _metadata(card)
+    tables = [v for v in metadata.values() if isinstance(v, dict)]
+    for fields in (card.frontmatter, metadata, *tables):
         for key in ("repository", "homepage", "source", "url", "repo"):
             value = fields.get(key)
             match = _URL_RE.match(value) if isinstance(value, str) else None
