@@ -96,10 +96,13 @@ def _metadata(card: Card) -> dict[str, object]:
 
 def vendor_places(card: Card) -> tuple[frozenset[str], frozenset[str]]:
     """The skill's own GitHub (or GitLab) organisations and other registrable domains, from its
-    ``repository``/``homepage`` (top level or under ``metadata``)."""
+    ``repository``/``homepage`` (top level, under ``metadata``, or under a registry's table in
+    it: ``metadata.openclaw.homepage``)."""
     orgs: set[str] = set()
     domains: set[str] = set()
-    for fields in (card.frontmatter, _metadata(card)):
+    metadata = _metadata(card)
+    tables = [v for v in metadata.values() if isinstance(v, dict)]
+    for fields in (card.frontmatter, metadata, *tables):
         for key in ("repository", "homepage", "source", "url", "repo"):
             value = fields.get(key)
             match = _URL_RE.match(value) if isinstance(value, str) else None
@@ -266,6 +269,16 @@ def _installs_own_tool(
         intro = _introduction(text, finding.line, markdown=markdown)
         return next((t for t in sorted(tools.declared) if _names_word(intro, t)), None)
     if "Homebrew tap" in finding.message and (tap := _BREW_ADD_TAP_RE.search(code)):
+        # brew tap pinecone-io/tap, then brew install pinecone-io/tap/pinecone: the tap is the
+        # one the own tool is installed from, as `brew install org/tap/tool` alone is
+        after = "\n".join(lines[finding.line - 1 : finding.line + NEXT_STEPS])
+        from_tap = [
+            m.group(3).split("@")[0].lower()
+            for m in _BREW_TAP_RE.finditer(after)
+            if f"{m.group(1)}/{m.group(2)}".lower() == tap.group(0).split()[-1].lower()
+        ]
+        if from_tap and all(f in tools.declared | tools.named for f in from_tap):
+            return from_tap[0]
         # brew tap datadog-labs/pack && brew install pup: the skill's own organisation's tap
         formulas = [m.group(1).lower() for m in _BREW_INSTALL_RE.finditer(code)]
         owned = [f for f in formulas if f in tools.declared | tools.named]

@@ -189,7 +189,8 @@ _CRED_PARTS = (
     r"(?<!\w)\.ssh(?:[/\\](?![^\s'\"]*\.pub\b)|\b(?![-/\\]))",
     r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)",
     r"(?<!\w)\.aws[/\\](?:credentials|config)\b|(?<!\w)\.aws\b(?![\w.-])",
-    r"\.azure[/\\]",
+    # (a document under it is a project's: azd keeps `.azure/deployment-plan.md` there)
+    r"\.azure[/\\](?![\w.-]+\.(?:md|markdown|txt)\b)",
     r"\.config[/\\]gcloud\b|application_default_credentials\.json",
     r"\.kube[/\\]config\b|\bkubeconfig\b",
     r"\.docker[/\\]config\.json",
