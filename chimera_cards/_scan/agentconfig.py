@@ -27,6 +27,9 @@ _URL_RE = re.compile(r"(?:https?|wss?)://[^\s\"'<>]+")
 _VARIABLE_RE = re.compile(r"\$\{(?:env:)?([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|\{env:([A-Za-z_]\w*)\}")
 # A service's API address in the environment (ANTHROPIC_BASE_URL, OPENAI_API_BASE): its client
 # sends every request, and the key with it, there.
+# Model APIs whose SDKs read both the key and the base URL from the environment.
+_KEYED_CLIENTS = frozenset({"ANTHROPIC", "OPENAI", "GEMINI", "MISTRAL", "COHERE", "GROQ",
+                            "DEEPSEEK", "XAI"})  # fmt: skip
 _BASE_URL_RE = re.compile(
     r"^([A-Z][A-Z0-9]*)_(?:BASE_URL|API_BASE(?:_URL)?|API_URL|API_HOST|ENDPOINT)$"
 )
@@ -210,6 +213,8 @@ def redirect(key: str, value: str, keys: list[str]) -> str | None:
     if match is None or host is None or _loopback(host):
         return None
     service = match.group(1)
+    if service not in _KEYED_CLIENTS:
+        return None  # a tool's own address setting (DEEPAGENTS_BASE_URL) carries no user key
     # A gateway given its own key in the same block is the user's choice of provider.
     if own_api(f"{service}_API_KEY", host) or any(
         k.startswith(service + "_") and is_secret_name(k) for k in keys
