@@ -210,7 +210,9 @@ class _Unit:
 
 
 # A file spelling one of these may run downloaded content a late summary returns.
-_RUNS_CODE = ("exec(", "eval(", "compile(", "import_module(", "pickle.loads(", "marshal.loads(")
+_RUNS_CODE = re.compile(
+    r"(?<![\w.])(?:exec|eval|compile)\(|import_module\(|(?:pickle|marshal)\.loads\("
+)
 
 
 class _Detector:
@@ -245,7 +247,7 @@ class _Detector:
             late = returns - known
             if unit.python[0].saw_taint:
                 late |= sends - known
-            if downloads and any(run in text for run in _RUNS_CODE):
+            if downloads and _RUNS_CODE.search(text):
                 late |= downloads
             if any(f"{name}(" in text for name in late):
                 unit.python[0] = analyse_python(
