@@ -32,6 +32,7 @@ from chimera_cards._scan.lint import (
     resolve_profile,
 )
 from chimera_cards._scan.owntools import list_own_tool_installs
+from chimera_cards._scan.pdfwords import pdf_words
 from chimera_cards._scan.pyscan import scan_python
 from chimera_cards._scan.pyshapes import parse_python
 
@@ -291,7 +292,10 @@ def scan_bundle(
         data = bundle.contents[f.path]
         report, text = classify(f.path, data, f.executable, f.sha256)
         reports.append(report)
-        if text is not None:
+        if f.path.lower().endswith(".pdf") and (words := pdf_words(data)) is not None:
+            # an agent told to read a PDF reads its words, not its bytes
+            texts.append(DetectFile(f.path, words, None))
+        elif text is not None:
             texts.append(DetectFile(f.path, text, report.language))
             if report.language == "python":
                 trees[f.path] = _parse_quietly(text)

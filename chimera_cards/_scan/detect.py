@@ -463,7 +463,7 @@ def _planted(block: CodeUnit, lines: list[str]) -> bool:
 _COMMENT_MARK_RE = re.compile(r"(?m)^[ \t]*(?:#+|;+|//)[ \t]?")
 # Plain files an agent may be told to read or follow; code and build files are read as such.
 # Files that hold no instructions in words or commands (images, fonts, archives, data).
-_NOT_TEXT = (".png", ".jpg", ".jpeg", ".gif", ".ico", ".woff", ".woff2", ".ttf", ".pdf",
+_NOT_TEXT = (".png", ".jpg", ".jpeg", ".gif", ".ico", ".woff", ".woff2", ".ttf",
              ".zip", ".gz", ".tgz", ".lock", ".map", ".min.js", ".min.css", ".css", ".scss",
              ".xsd", ".dtd", ".pem", ".crt", ".pub", ".sum")  # fmt: skip
 _TAG_RE = re.compile(r"<[^>\n]*>")

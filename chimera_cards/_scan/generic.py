@@ -124,8 +124,12 @@ _HOSTPORT_RE = re.compile(
 )
 _SECURITY_OFF_RE = re.compile(
     r"Set-MpPreference\s+-Disable\w+|Add-MpPreference\s+-Exclusion\w+|Set-NetFirewallProfile\b[^\n]*-Enabled\s+False|"
-    r"Set-ExecutionPolicy\s+(?:Unrestricted|Bypass)|-ExecutionPolicy\s+Bypass|netsh\s+advfirewall\s+set\s+\w+\s+state\s+off",
-    re.I,
+    r"Set-ExecutionPolicy\s+(?:Unrestricted|Bypass)|netsh\s+advfirewall\s+set\s+\w+\s+state\s+off|"
+    # one process let to run a named script file (`powershell -ExecutionPolicy Bypass -File
+    # scripts/x.ps1`: a local script runs under the default policy anyway); a bypass for a
+    # command, a download or the session is one
+    r"-ExecutionPolicy\s+Bypass(?!\s+-File\s+[\"']?[^\s\"'|;&]+\.ps1[\"']?(?=[ \t]*(?:-\w|$)))",
+    re.I | re.M,
 )
 
 
@@ -220,10 +224,17 @@ def _decodes_to_code(payload: str) -> bool:
     return len(raw) >= 8
 
 
+# An entry of a drawn folder tree (`├── .azure/` under `project-root/`): a file the layout has,
+# read by nobody.
+_TREE_ENTRY_RE = re.compile(r"[ \t]*(?:[│|][ \t]*)*[├└`|][─-]{2}")
+
+
 def _sources(line: str, lower: str) -> tuple[set[Taint], str | None]:
     """The secrets a line reads: secret-named variables, the whole environment, a credential
     store (its path written out or put together from pieces)."""
     here: set[Taint] = set()
+    if _TREE_ENTRY_RE.match(line):
+        return here, None
     for match in _ENV.finditer(line, lower):
         name = next(g for g in match.groups() if g)
         if is_secret_name(name):

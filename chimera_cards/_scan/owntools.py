@@ -96,10 +96,13 @@ def _metadata(card: Card) -> dict[str, object]:
 
 def vendor_places(card: Card) -> tuple[frozenset[str], frozenset[str]]:
     """The skill's own GitHub (or GitLab) organisations and other registrable domains, from its
-    ``repository``/``homepage`` (top level or under ``metadata``)."""
+    ``repository``/``homepage`` (top level, under ``metadata``, or under a registry's table in
+    it: ``metadata.openclaw.homepage``)."""
     orgs: set[str] = set()
     domains: set[str] = set()
-    for fields in (card.frontmatter, _metadata(card)):
+    metadata = _metadata(card)
+    tables = [v for v in metadata.values() if isinstance(v, dict)]
+    for fields in (card.frontmatter, metadata, *tables):
         for key in ("repository", "homepage", "source", "url", "repo"):
             value = fields.get(key)
             match = _URL_RE.match(value) if isinstance(value, str) else None
@@ -134,6 +137,14 @@ def _runs_own_release(
     urls = [m for line in window for m in _URL_RE.finditer(line)]
     if not urls or not any(_UNPACK_RE.search(line) for line in window):
         return None
+    return tool if _own_addresses(urls, places, tool) else None
+
+
+def _own_addresses(
+    urls: list[re.Match], places: tuple[frozenset[str], frozenset[str]], tool: str
+) -> bool:
+    """Whether every address is https at the skill's own organisation or domain, one naming
+    ``tool`` in its path."""
     orgs, domains = places
     names_tool = False
     for url in urls:
@@ -145,10 +156,36 @@ def _runs_own_release(
             segments[0] in orgs if host in _GITHUB_SERVING else registrable_domain(host) in domains
         )
         if url.group(1).lower() != "https" or not own:
-            return None
+            return False
         names_tool = names_tool or any(s == tool or s.startswith((f"{tool}_", f"{tool}-"))
                                        for s in segments[1:])  # fmt: skip
-    return tool if names_tool else None
+    return names_tool
+
+
+# The vendor's installer saved, then run by a shell as the user (`curl … install.sh -o
+# /tmp/x.sh`, `sh /tmp/x.sh -b /usr/local/bin`), shown in Markdown: the two-step form of the
+# piped installer, listed on the same terms as the release above (a root shell stays flagged).
+_RUN_SAVED_RE = re.compile(r"runs downloaded code \((?:ba|z|da|k)?sh [^)]+\)")
+_ROOT_RE = re.compile(r"\b(?:sudo|doas|su|pkexec)\b")
+
+
+def _runs_own_installer(
+    finding: Finding, text: str, tools: OwnTools, places: tuple[frozenset[str], frozenset[str]]
+) -> str | None:
+    """The own tool a shown two-step installer's warning installs, or None (see above)."""
+    if not finding.line or not (finding.path or "").lower().endswith(_MARKDOWN):
+        return None
+    if not _RUN_SAVED_RE.fullmatch(finding.message):
+        return None
+    window = text.split("\n")[max(0, finding.line - 1 - NEXT_STEPS) : finding.line]
+    if any(_ROOT_RE.search(line) for line in window):
+        return None
+    urls = [m for line in window for m in _URL_RE.finditer(line)]
+    if not urls:
+        return None
+    return next(
+        (t for t in sorted(tools.declared | tools.named) if _own_addresses(urls, places, t)), None
+    )
 
 
 def _address_words(url: str) -> set[str]:
@@ -226,11 +263,22 @@ def _installs_own_tool(
             return None
         words = _address_words(url.group(0))
         for tool in sorted(tools.declared | tools.named):
-            if tool in words:
+            # the tool's name, or the vendor's name for it (render-oss/cli for render)
+            if tool in words or any(w.startswith(f"{tool}-") for w in words):
                 return tool
         intro = _introduction(text, finding.line, markdown=markdown)
         return next((t for t in sorted(tools.declared) if _names_word(intro, t)), None)
     if "Homebrew tap" in finding.message and (tap := _BREW_ADD_TAP_RE.search(code)):
+        # brew tap pinecone-io/tap, then brew install pinecone-io/tap/pinecone: the tap is the
+        # one the own tool is installed from, as `brew install org/tap/tool` alone is
+        after = "\n".join(lines[finding.line - 1 : finding.line + NEXT_STEPS])
+        from_tap = [
+            m.group(3).split("@")[0].lower()
+            for m in _BREW_TAP_RE.finditer(after)
+            if f"{m.group(1)}/{m.group(2)}".lower() == tap.group(0).split()[-1].lower()
+        ]
+        if from_tap and all(f in tools.declared | tools.named for f in from_tap):
+            return from_tap[0]
         # brew tap datadog-labs/pack && brew install pup: the skill's own organisation's tap
         formulas = [m.group(1).lower() for m in _BREW_INSTALL_RE.finditer(code)]
         owned = [f for f in formulas if f in tools.declared | tools.named]
@@ -268,6 +316,13 @@ def list_own_tool_installs(
         if finding.rule == "download-exec" and finding.severity == ERROR and any(places):
             text = text_of(finding.path or "")
             tool = _runs_own_release(finding, text, tools, places) if text is not None else None
+            if tool is not None:
+                finding.severity = INFO
+                finding.message = f"installs {tool}, the tool this skill is for: {finding.message}"
+            continue
+        if finding.rule == "download-exec" and finding.severity == WARNING and any(places):
+            text = text_of(finding.path or "")
+            tool = _runs_own_installer(finding, text, tools, places) if text is not None else None
             if tool is not None:
                 finding.severity = INFO
                 finding.message = f"installs {tool}, the tool this skill is for: {finding.message}"

@@ -137,7 +137,12 @@ _CONCEAL_STARTS_RE = re.compile(
 _CONCEAL_BENIGN_RE = re.compile(
     r"\b(?:password|secret|token|api\s*key|credential|key)s?\b[^.]{0,40}\b(?:to|with)\s+the\s+user"
     r"|\b(?:never|do\s+not|don't)\s+(?:\w+\s+){0,2}?(?:reveal|show|print|log|display|echo)\w*\s+"
-    r"(?:\S+\s+){0,4}?(?:the\s+|any\s+|their\s+|your\s+)?(?:password|secret|token|api\s*key|credential|key)s?\b",
+    r"(?:\S+\s+){0,4}?(?:the\s+|any\s+|their\s+|your\s+)?(?:password|secret|token|api\s*key|credential|key)s?\b"
+    # what a user's access leaves out ("rows the restricted user should NOT see": row-level
+    # security described), not something the agent keeps from them
+    r"|\b(?:rows?|records?|columns?|fields?|data|documents?|results?|entries|tables?|objects?)\s+"
+    r"(?:that\s+|which\s+)?(?:the\s+|a\s+|an\s+)?(?:\w+\s+)?users?\s+(?:should|must|may)\s+not\s+"
+    r"(?:be\s+able\s+to\s+)?(?:see|access|read|view)\b",
     re.I,
 )
 _PRECEDENCE_RE = re.compile(
@@ -169,10 +174,10 @@ _PRECEDENCE_RE = re.compile(
     r"(?:not|no|n't|otherwise|stop|against|never|differently)\b"
     r"|\bregardless\s+of\s+(?:what\s+)?the\s+user(?:'s|s'|s)?\b"
     # a property of the user's setting is no wish of theirs ("written in English, regardless of
-    # the user's preferred language")
+    # the user's preferred language", "the route renders regardless of the user's role")
     r"(?!(?:'s?)?\s+(?:(?:preferred|chosen|current|own|native|default|spoken|conversation)\s+)?"
     r"(?:language|locale|time\s*zone|platform|operating\s+system|os|shell|editor|ide|device|"
-    r"browser|location|region|country|framework|stack)s?\b)"
+    r"browser|location|region|country|framework|stack|role|plan|tier|subscription)s?\b)"
     r"|\b(?:disregard|ignore|forget|discard|drop)\s+(?:\S+\s+){0,3}?(?:guidance|instructions|rules|guidelines|directions|prompts?|context|directives)\s+"
     r"(?:you\s+(?:were|have\s+been|got)\s+given|(?:given|received|loaded)\s+(?:before|earlier|previously)|from\s+(?:before|earlier|the\s+operator|the\s+system))"
     r"|\b(?:rules|instructions|directives)\s+(?:below|here|that\s+follow|in\s+this\s+(?:file|skill))\s+(?:replace|supersede|override|cancel)\w*"
@@ -260,6 +265,7 @@ _SECURITY_OFF_RE = re.compile(
     r"|\bbypassPermissions\b",
     re.I,
 )
+_BOTH_WAYS_RE = re.compile(r"\b(?:enabl\w*|turn\w*\s+on)\s*(?:or|/|and)\s*$", re.I)
 _PERSIST_RE = re.compile(
     r"\b(?:add|append|write|insert|put|install|create|register|set\s+up)\w*\s+"
     r"(?:\S+\s+){0,6}?(?:to|in|into|as|a|an)\s+(?:\S+\s+){0,3}?(?:~?/)?"
@@ -938,8 +944,18 @@ def _ship_of(sentence: str, store: re.Match | None) -> re.Match | None:
             continue
         if _REPORTED_RE.search(sentence, max(0, ship.start() - 30), ship.start()):
             return None  # "if the keys may have leaked": what happened, not an order
-        return ship
+        return None if _cookie_channel(sentence, store, ship) else ship
     return None
+
+
+def _security_off(text: str, at: int, sentence: str) -> re.Match | None:
+    """The security control the sentence at ``at`` turns off; not an option's row saying what
+    the option does (`allowInsecureSsl` | Whether to bypass TLS certificate verification), nor
+    a setting named both ways ("enable or disable audit logging")."""
+    off = _SECURITY_OFF_RE.search(sentence)
+    if off is None or _describes_option(text, at) or _BOTH_WAYS_RE.search(sentence, 0, off.start()):
+        return None
+    return off
 
 
 def prose_findings(text: str) -> list[ProseFinding]:
@@ -971,8 +987,6 @@ def prose_findings(text: str) -> list[ProseFinding]:
         generic = _CRED_RE.search(sentence) if credentials and not store and gate.cred else None
         cred = store or generic
         ship = _ship_of(sentence, store) if cred and gate.ship else None
-        if _cookie_channel(sentence, store, ship):
-            ship = None
         if cred and not _before(negation, ship or cred) and not ADVICE_RE.search(sentence):
             destination = _DESTINATION_RE.search(sentence) if gate.destination else None
             if generic is not None and (
@@ -1076,7 +1090,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                     at,
                 )
             )
-        off = _SECURITY_OFF_RE.search(sentence) if gate.off else None
+        off = _security_off(text, at, sentence) if gate.off else None
         if off and not _before(negation, off):
             found.append(
                 ProseFinding(

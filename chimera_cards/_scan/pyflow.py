@@ -20,6 +20,8 @@ from chimera_cards._scan.commands import path_persistence
 from chimera_cards._scan.pyreceivers import Definitions, Receivers
 from chimera_cards._scan.pyshapes import (
     DECODERS,
+    LOG_CALLS,
+    LOG_HANDLERS,
     LiteralNames,
     built_query,
     built_sql,
@@ -30,6 +32,7 @@ from chimera_cards._scan.pyshapes import (
     endless,
     hidden_or_scratch,
     imports_saved_module,
+    log_handler_host,
     outside_skill,
     own_emit,
     parse_python,
@@ -37,6 +40,8 @@ from chimera_cards._scan.pyshapes import (
     sends_nowhere,
     shell_quote,
     statements,
+    wrapped_stream,
+    written_handle,
 )
 from chimera_cards._scan.sensitive import (
     CREDENTIAL_LITERALS,
@@ -226,6 +231,8 @@ class _PyFolding:
         self.attrs: dict[str, Out] = {}
         self.env: dict[str, Out] = {}
         self.handles: dict[str, str] = {}
+        self.wraps: dict[str, str] = {}  # ZipFile(buf) as z: what z is given lands in buf
+        self.log_sink: tuple[str | None] | None = None  # (host,) of a logging handler added
         self.function: str | None = None
         self.returned = Out()
         self.sockets: dict[str, str] = {}
@@ -637,6 +644,9 @@ class _Analyser(_PyFolding):
             return
         if isinstance(node, ast.Name):
             self.env.setdefault(node.id, Out()).merge(out)
+            if (inner := self.wraps.pop(node.id, None)) is not None:  # popped: no cycle
+                self.mutate(ast.Name(inner), out)
+                self.wraps[node.id] = inner
         elif (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
@@ -845,6 +855,13 @@ class _Analyser(_PyFolding):
         if short == "emit" and own_emit(self.summaries.methods, root, self.aliases):
             is_send = False
         is_send = is_send and not sends_nowhere(node, name, short, [*args, *kwargs.values()])
+        if short in LOG_HANDLERS:
+            self.log_sink = (log_handler_host(node, self.fold),)
+        if short in LOG_CALLS and self.log_sink is not None:
+            # a record logged once such a handler is added leaves with its arguments
+            if logged := {t for out in [*args, *kwargs.values()] for t in out.taint}:
+                self.add_send(Send(line, self.log_sink[0], f"logging {short}", logged))
+            return
         dns = name in _DNS or short in ("gethostbyname", "getaddrinfo")
         clipboard = name in _CLIPBOARD or short in ("clipboard_append", "setClipboardText")
         if is_send:
@@ -1021,6 +1038,7 @@ class _Analyser(_PyFolding):
             for target in node.targets:
                 self.bind(target, out)
                 self.receivers.bind(target, node.value)
+                self.track_handle(node.value, target)
             return
         if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
             out = self.value(node.value)
@@ -1089,22 +1107,11 @@ class _Analyser(_PyFolding):
             self.block(case.body)
 
     def track_handle(self, expr: ast.expr, target: ast.expr) -> None:
-        if not (isinstance(expr, ast.Call) and isinstance(target, ast.Name)):
-            return
-        name = self.dotted(expr.func) or ""
-        if name in ("open", "io.open", "codecs.open") and expr.args:
-            mode = self.fold(expr.args[1]) if len(expr.args) > 1 else None
-            for kw in expr.keywords:
-                if kw.arg == "mode":
-                    mode = self.fold(kw.value)
-            if mode and any(c in mode for c in "wax+"):
-                path = self.fold(expr.args[0])
-                if path:
-                    self.handles[target.id] = path
-        elif isinstance(expr.func, ast.Attribute) and expr.func.attr == "open":
-            path = self.fold(expr.func.value)
-            mode = self.fold(expr.args[0]) if expr.args else None
-            if path and mode and any(c in mode for c in "wax+"):
+        if isinstance(expr, ast.Call) and isinstance(target, ast.Name):
+            name = self.dotted(expr.func) or ""
+            if (inner := wrapped_stream(name, expr)) is not None:
+                self.wraps[target.id] = inner
+            if (path := written_handle(name, expr, self.fold)) is not None:
                 self.handles[target.id] = path
 
     def define(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:

@@ -13,7 +13,7 @@ import codecs
 import re
 import warnings
 from collections import deque
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import Any
 
 from chimera_cards._scan.pystatements import first_line
@@ -547,3 +547,56 @@ def retrieved_to(target: ast.expr, value: ast.expr) -> tuple[str, ast.expr] | No
     if isinstance(first, ast.Name) and short == "urlretrieve" and len(value.args) >= 2:
         return first.id, value.args[1]
     return None
+
+
+def written_handle(name: str, call: ast.Call, fold: Callable[[ast.AST], str | None]) -> str | None:
+    """The path a call opens for writing (``open(p, "w")``, ``Path(p).open("a")``), or None."""
+    if name in ("open", "io.open", "codecs.open") and call.args:
+        mode = fold(call.args[1]) if len(call.args) > 1 else None
+        for kw in call.keywords:
+            if kw.arg == "mode":
+                mode = fold(kw.value)
+        return fold(call.args[0]) or None if mode and any(c in mode for c in "wax+") else None
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "open":
+        path = fold(call.func.value)
+        mode = fold(call.args[0]) if call.args else None
+        return path or None if path and mode and any(c in mode for c in "wax+") else None
+    return None
+
+
+# Stream wrappers: what is written to the wrapper is written into the stream it wraps.
+_WRAPPERS = frozenset({"ZipFile", "TarFile", "GzipFile", "BZ2File", "LZMAFile", "TextIOWrapper",
+                       "BufferedWriter", "writer", "DictWriter"})  # fmt: skip
+
+
+def wrapped_stream(name: str, call: ast.Call) -> str | None:
+    """The variable a wrapper call writes through (``zipfile.ZipFile(buf, "w")``,
+    ``tarfile.open(fileobj=buf, mode="w")``, ``csv.writer(buf)``), or None."""
+    short = name.rsplit(".", 1)[-1]
+    if not (short in _WRAPPERS or name in ("tarfile.open", "gzip.open", "bz2.open", "lzma.open")):
+        return None
+    for kw in call.keywords:
+        if kw.arg in ("fileobj", "file", "buffer") and isinstance(kw.value, ast.Name):
+            return kw.value.id
+    first = call.args[0] if call.args else None
+    return first.id if isinstance(first, ast.Name) else None
+
+
+# logging's handlers that ship each record off the machine, and where their host is given.
+LOG_HANDLERS = frozenset({"HTTPHandler", "SocketHandler", "DatagramHandler", "SysLogHandler",
+                          "SMTPHandler"})  # fmt: skip
+LOG_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log"})
+
+
+def log_handler_host(call: ast.Call, fold: Callable[[ast.AST], str | None]) -> str | None:
+    """The host a network logging handler sends to, where it is written out."""
+    given: ast.AST | None = call.args[0] if call.args else None
+    for kw in call.keywords:
+        if kw.arg in ("host", "address", "mailhost"):
+            given = kw.value
+    if isinstance(given, ast.Tuple) and given.elts:
+        given = given.elts[0]
+    text = fold(given) if given is not None else None
+    if not text:
+        return None
+    return text.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0].lower() or None

@@ -189,7 +189,8 @@ _CRED_PARTS = (
     r"(?<!\w)\.ssh(?:[/\\](?![^\s'\"]*\.pub\b)|\b(?![-/\\]))",
     r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)",
     r"(?<!\w)\.aws[/\\](?:credentials|config)\b|(?<!\w)\.aws\b(?![\w.-])",
-    r"\.azure[/\\]",
+    # (a document under it is a project's: azd keeps `.azure/deployment-plan.md` there)
+    r"\.azure[/\\](?![\w.-]+\.(?:md|markdown|txt)\b)",
     r"\.config[/\\]gcloud\b|application_default_credentials\.json",
     r"\.kube[/\\]config\b|\bkubeconfig\b",
     r"\.docker[/\\]config\.json",
@@ -198,7 +199,10 @@ _CRED_PARTS = (
     r"\.cargo[/\\]credentials|\.gem[/\\]credentials|\.kaggle[/\\]kaggle\.json|\.vault-token\b|"
     r"\.terraform\.d[/\\]credentials|\.databrickscfg\b|\.s3cfg\b|\.boto\b|(?:huggingface|\.hf)[/\\]token\b|"
     r"\.m2[/\\]settings\.xml|\.gradle[/\\]gradle\.properties|\.composer[/\\]auth\.json|\.config[/\\]rclone|"
-    r"\.docker[/\\]config|\.config[/\\]gh\b|\.netlify[/\\]|\.heroku\b|\bcredentials\.tfrc\.json",
+    r"\.docker[/\\]config|\.config[/\\]gh\b|\.heroku\b|\bcredentials\.tfrc\.json",
+    # the CLI's folder at home or in a project; "/.netlify/functions/…" after a host or a site's
+    # root is a path the site serves
+    r"(?:(?<![^\s'\"=(:])|(?<=~/)|(?<=HOME/)|(?<=HOME}/)|(?<=\./)|(?<=\\))\.netlify[/\\]",
     # a dotenv file; its committed templates (.env.example, .env.sample) hold names, not secrets
     r"(?<![\w.-])\.env(?!\.(?:example|sample|template|dist|defaults?)(?![\w.-]))(?:\.[\w-]+)?(?![\w/\\-])",
     r"\.gnupg\b|\.password-store\b|\.config[/\\]op\b",

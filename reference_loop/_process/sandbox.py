@@ -12,7 +12,10 @@ Linux coding agents do it:
   read-only too: what is written there (a hook, ``core.fsmonitor``) would run later on the host
   and appears in no patch;
 - no capability at all, even for root: a read-only mount cannot be made writable again;
-- no network (a private loopback only) unless ``net`` is set (``--sandbox-net``).
+- no network (a private loopback only) unless ``net`` is set (``--sandbox-net``), and no
+  service of the host reached through its socket file: a read-only mount does not stop a
+  ``connect`` to a Unix socket (a container daemon's, a session bus), so every socket the host
+  listens on is covered by an empty device.
 
 Where ``bwrap`` is missing or cannot create namespaces, :func:`make_sandbox` refuses with one
 line instead of running the commands unconfined.
@@ -82,11 +85,38 @@ class Sandbox:
                 path = Path(real) / name
                 if path.is_file():
                     args += ["--ro-bind", str(path), str(path)]
+        for sock in host_sockets(ws):
+            args += ["--ro-bind-try", "/dev/null", sock]
         args += ["--bind", ws, ws]
         for dotgit in git_dirs(Path(ws)):
             args += ["--ro-bind", dotgit, dotgit]
         args += ["--chdir", ws, "--", *argv]
         return args
+
+
+_PRIVATE = ("/tmp/", "/dev/", "/proc/")
+
+
+def host_sockets(workspace: str, table: str = "/proc/net/unix") -> list[str]:
+    """The socket files of this network namespace's Unix sockets outside the workspace and the
+    sandbox's private folders (the kernel's own list: one read, no walk)."""
+    try:
+        with open(table, "rb") as fh:
+            lines = fh.read().splitlines()[1:]
+    except OSError:
+        return []
+    inside = workspace.rstrip("/") + "/"
+    found: set[str] = set()
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) < 8 or not fields[7].startswith(b"/"):
+            continue  # unnamed, or abstract (a private network namespace has none of the host's)
+        path = os.fsdecode(fields[7])
+        if path.startswith(_PRIVATE) or path.startswith(inside):
+            continue
+        if os.path.exists(path):
+            found.add(path)
+    return sorted(found)
 
 
 def git_dirs(root: Path) -> list[str]:

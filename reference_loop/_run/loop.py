@@ -383,7 +383,7 @@ def _attempt_once(
     before = ws.diff()
     found = session.check(before)
     hook_dirs, outputs = known  # the tree's hook folders; where the verifier writes by itself
-    found += host_hooks(before.every_change(), hook_dirs)
+    found += host_hooks(before.every_change(), hook_dirs, root=ws.root, original=ws.original)
     # The patch review reads the attempt's source before any of it runs.
     marks = session.review(before, ws.original)
     reached = [m.violation() for m in marks if m.severity == INTEGRITY]

@@ -23,6 +23,7 @@ optional predicate). The loop's rule set is :func:`reference_loop._verdict.rules
 from __future__ import annotations
 
 import ast
+import importlib.util
 import pickletools
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,7 +38,8 @@ from reference_loop._verdict.integrity import Violation, is_test_module
 
 INTEGRITY = "integrity"
 WARNING = "warning"
-MAX_FILE_BYTES = 1_000_000  # a larger "source file" is read only by the runner, not by us
+MAX_FILE_BYTES = 1_000_000  # a larger source file is marked unread, not read
+UNREAD = "unread source"  # ReviewedFile.holds of Python source the review cannot read
 _PYTHON_SUFFIXES = (".py", ".pyw", ".pyi")
 
 
@@ -191,9 +193,15 @@ def pickle_calls(data: bytes) -> str | None:
 
 
 def _decode(data: bytes | None) -> str | None:
-    if data is None or len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
+    """The text the interpreter compiles from ``data`` (its coding cookie honoured: a file
+    declared ``utf-7`` holds code a UTF-8 reading shows as one comment); None when the review
+    cannot read it (too large, a NUL byte)."""
+    if data is None or len(data) > MAX_FILE_BYTES or b"\0" in data:
         return None
-    return data.decode("utf-8", "replace")
+    try:
+        return importlib.util.decode_source(data)
+    except (SyntaxError, LookupError, UnicodeError, ValueError):
+        return data.decode("utf-8", "replace")  # the interpreter refuses it too
 
 
 def _holds_code(data: bytes) -> str:
@@ -211,11 +219,36 @@ def _marks(file: ReviewedFile, rules: Sequence[Rule], ctx: ReviewContext) -> lis
         found.append(
             Mark("unreadable", "reaches-verifier", "nested past what the review reads", file.path)
         )
+    if file.holds == UNREAD:
+        why = f"source over {MAX_FILE_BYTES} bytes or with a NUL byte: the review cannot read it"
+        found.append(Mark("unreadable", "reaches-verifier", why, file.path))
     return found
 
 
 def _key(mark: Mark) -> tuple[str, str, str]:
     return (mark.rule, mark.kind, mark.why)
+
+
+def _read(root: Path, path: str, status: str) -> ReviewedFile | None:
+    """One changed path as the rules read it; None for a deleted path, a folder, a data file."""
+    if status == "D":
+        return None
+    try:
+        data = (root / path).read_bytes()
+    except OSError:
+        return None  # a folder, a dangling link, gone: the integrity checks cover those
+    name = path.rsplit("/", 1)[-1]
+    is_test = is_test_module(path) or name == "conftest.py"
+    if not _is_python(path, data):
+        holds = _holds_code(data)
+        if not holds:
+            return None
+        text = pickle_calls(data) if holds == "pickle" else ""
+        return ReviewedFile(path, python_refs(path, text or ""), False, status, holds=holds)
+    text = _decode(data)
+    if text is None:  # a file the runner may import but the review cannot read: marked
+        return ReviewedFile(path, python_refs(path, ""), is_test, status, holds=UNREAD)
+    return ReviewedFile(path, python_refs(path, text), is_test, status)
 
 
 def review_patch(
@@ -238,27 +271,7 @@ def review_patch(
     Returns:
         The marks new in the attempt's version, in path and line order.
     """
-    files: list[ReviewedFile] = []
-    for path, status in changed:
-        if status == "D":
-            continue
-        try:
-            data = (root / path).read_bytes()
-        except OSError:
-            continue  # a folder, a dangling link, gone: the integrity checks cover those
-        name = path.rsplit("/", 1)[-1]
-        is_test = is_test_module(path) or name == "conftest.py"
-        if not _is_python(path, data):
-            holds = _holds_code(data)
-            if holds:
-                text = pickle_calls(data) if holds == "pickle" else ""
-                refs = python_refs(path, text or "")
-                files.append(ReviewedFile(path, refs, False, status, holds=holds))
-            continue
-        text = _decode(data)
-        if text is None:
-            continue
-        files.append(ReviewedFile(path, python_refs(path, text), is_test, status))
+    files = [f for path, status in changed if (f := _read(root, path, status)) is not None]
     found: dict[str, list[Mark]] = {}
     for file in files:
         marks = _marks(file, rules, ctx)
@@ -273,6 +286,8 @@ def review_patch(
             continue
         old_data = before.get(file.path)
         old_text = _decode(old_data) if not file.holds else None
+        if file.holds == UNREAD:
+            old_text = None  # the attempt's version is what cannot be read, whatever was there
         if file.holds == "pickle" and old_data is not None:
             old_text = pickle_calls(old_data)
         if old_text is not None:

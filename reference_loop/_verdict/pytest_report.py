@@ -37,6 +37,7 @@ import contextlib
 import os
 import re
 import sys
+import types
 from operator import is_
 from typing import Any
 
@@ -286,6 +287,7 @@ def _plugin() -> dict[str, Any]:
     swapped: set[Any] = set()  # those whose code or defaults were written after the table
     hooked: list[bool] = []
     lies: list[str] = []  # equalities that held between different values, this test
+    comparators: dict[int, frozenset[str]] = {}  # a test module's globals: what it brought in
     checked_base_equal: list[Any] = []  # the wrapper put on unittest's _baseAssertEqual
     # The workspace as its modules' code objects may name it (resolved, or as given).
     inside = (
@@ -650,7 +652,12 @@ def _plugin() -> dict[str, Any]:
         # Values that do not print as literals: the assertion's own operands, kept in the
         # test frame's rewritten temporaries (this hook runs in pytest's helper, called there).
         try:
-            shown = _lenient_equality(getframe(2).f_locals, inside)
+            frame = getframe(2)
+            space = frame.f_globals
+            brought = comparators.get(id(space))
+            if brought is None:
+                brought = comparators[id(space)] = _brought_by(space)
+            shown = _lenient_equality(frame.f_locals, inside, brought)
         except Exception:  # an operand's __eq__ that raises is not judged
             return
         if shown:
@@ -800,7 +807,6 @@ def _disguised(item: Any) -> Any:
     """The item runs a copy of its test function that is not named, placed or numbered like
     it (the fixtures it asks for are the same); its node id is hidden while it runs."""
     import random
-    import types
 
     obj = getattr(item, "obj", None)
     func = getattr(obj, "__func__", obj)
@@ -876,27 +882,65 @@ def _neighbours(value: Any) -> tuple[Any, ...]:
     return ()
 
 
-def _lenient_equality(names: dict[str, Any], inside: tuple[str, ...]) -> str | None:
-    """In a passing assertion's temporaries (``@py_assert*``), a value of a type the workspace
-    defines that equals one of the literals there and also a neighbour of it (``6`` and
-    ``5``): an equality that accepts more than one answer. None: nothing of the kind."""
+_HONEST_EQ = (list, tuple, dict, set, frozenset, bool, complex, type(None))
+
+
+def _lenient_equality(
+    names: dict[str, Any], inside: tuple[str, ...], brought: frozenset[str] = frozenset()
+) -> str | None:
+    """In a passing assertion's temporaries (``@py_assert*``), a value that equals one of the
+    literals there and also a neighbour of it (``6`` and ``5``): an equality that accepts more
+    than one answer. Judged: a type the workspace defines, and any installed one (a mock told
+    to equal anything) but the types of a module the test module itself brought in
+    (``brought``: its own ``ANY`` or ``approx``, lenient by the test's choice). None: nothing
+    of the kind."""
     temps = [value for key, value in names.items() if key.startswith("@py_assert")]
     literals = [value for value in temps if type(value) in _LITERALS]
     if not literals:
         return None
     for value in temps:
         kind = type(value)
-        if kind in _LITERALS or kind.__eq__ is object.__eq__:
+        if kind in _LITERALS or kind in _HONEST_EQ or kind.__eq__ is object.__eq__:
             continue
-        where = getattr(sys.modules.get(kind.__module__), "__file__", None) or ""
-        if not inside or not where.startswith(inside):
-            continue  # a type of the workspace's own code only
-        for literal in literals:
-            if bool(value == literal):
-                for other in _neighbours(literal):
-                    if bool(value == other):
-                        return f"{literal!r} == {other!r} (a {kind.__qualname__} equals both)"
+        module = getattr(kind, "__module__", None) or ""
+        where = getattr(sys.modules.get(module), "__file__", None) or ""
+        if not (inside and where.startswith(inside)) and _brought(module, brought):
+            continue  # the test's own comparator: lenient as the test asked
+        try:
+            for literal in literals:
+                if bool(value == literal):
+                    for other in _neighbours(literal):
+                        if bool(value == other):
+                            name = kind.__qualname__
+                            return f"{literal!r} == {other!r} (a {name} equals both)"
+        except Exception:  # an operand whose == raises (an array) is not judged
+            continue
     return None
+
+
+def _brought(module: str, brought: frozenset[str]) -> bool:
+    """Whether a type's module is the runner's or one the test module brought in (a package
+    the test imports whole brings its submodules, but a standard-library one only itself:
+    ``import unittest`` for ``TestCase`` does not bring ``unittest.mock``)."""
+    top = module.partition(".")[0]
+    if top in ("_pytest", "pytest", "pluggy") or module in brought:
+        return True
+    return top not in sys.stdlib_module_names and top in brought
+
+
+def _brought_by(space: dict[str, Any]) -> frozenset[str]:
+    """The modules a test module's names come from: its imported modules, and the defining
+    module of each class, function or object it holds."""
+    found = set()
+    for value in list(space.values()):
+        if isinstance(value, types.ModuleType):
+            found.add(getattr(value, "__name__", ""))
+        else:
+            found.add(getattr(type(value), "__module__", "") or "")
+            own = getattr(value, "__module__", None)
+            if isinstance(own, str):
+                found.add(own)
+    return frozenset(found)
 
 
 def _from_imports(module: Any, path: str) -> list[tuple[str, str, str]]:

@@ -40,6 +40,7 @@ from typing import Any
 
 from chimera_cards._scan.pyrefs import Ref
 from reference_loop._verdict.patchreview import (
+    UNREAD,
     Mark,
     RefRule,
     ReviewContext,
@@ -649,7 +650,7 @@ class NativeCode:
     name = "hidden-code"
 
     def check(self, file: ReviewedFile, ctx: ReviewContext) -> list[Mark]:
-        if not file.holds or file.holds == "pickle":
+        if file.holds in ("", "pickle", UNREAD):
             return []
         return [
             Mark(self.name, KIND, f"native code the review cannot read ({file.holds})", file.path)

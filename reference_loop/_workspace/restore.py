@@ -23,7 +23,7 @@ from reference_loop._workspace.gitio import (
     _feed,
     _write_all,
 )
-from reference_loop._workspace.records import _Entry, _Snapshot
+from reference_loop._workspace.records import _RACY_FINE_NS, _Entry, _Snapshot
 from reference_loop._workspace.staging import GitStaging
 from reference_loop.errors import LoopError
 
@@ -271,8 +271,33 @@ class Restorer(GitStaging):
                 continue
             _clear(os.fsencode(self.root / d))
             touched.append(d + "/")
+        touched += self._remove_new_special(snap, moved)
         snap.dirs.update(self._stat_dirs(moved))
         return touched
+
+    def _remove_new_special(self, snap: _Snapshot, moved: list[str]) -> list[str]:
+        """Remove the FIFOs, sockets and devices made since the snapshot in the directories
+        whose ctime moved: no snapshot holds them, so no diff entry names them (one the
+        user had is older than the snapshot, and stays)."""
+        born_after = snap.started - _RACY_FINE_NS  # the coarse clock may lag the snapshot's
+        removed: list[str] = []
+        for d in moved:
+            base = f"{self.root}/{d}" if d else str(self.root)
+            try:
+                it = os.scandir(base)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            with it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False) or entry.is_symlink():
+                        continue
+                    if entry.is_file(follow_symlinks=False):
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                    if st.st_ctime_ns >= born_after:
+                        os.unlink(entry.path)
+                        removed.append(f"{d}/{entry.name}" if d else entry.name)
+        return removed
 
 
 def _blob_id(data: bytes) -> str:
