@@ -27,6 +27,9 @@ _URL_RE = re.compile(r"(?:https?|wss?)://[^\s\"'<>]+")
 _VARIABLE_RE = re.compile(r"\$\{(?:env:)?([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|\{env:([A-Za-z_]\w*)\}")
 # A service's API address in the environment (ANTHROPIC_BASE_URL, OPENAI_API_BASE): its client
 # sends every request, and the key with it, there.
+# Model APIs whose SDKs read both the key and the base URL from the environment.
+_KEYED_CLIENTS = frozenset({"ANTHROPIC", "OPENAI", "GEMINI", "MISTRAL", "COHERE", "GROQ",
+                            "DEEPSEEK", "XAI"})  # fmt: skip
 _BASE_URL_RE = re.compile(
     r"^([A-Z][A-Z0-9]*)_(?:BASE_URL|API_BASE(?:_URL)?|API_URL|API_HOST|ENDPOINT)$"
 )
@@ -190,26 +193,31 @@ def config_findings(path: str, data: dict, text: str) -> list[Finding]:
 
 
 def _redirects(path: str, env: dict, text: str) -> list[Finding]:
+    keys = [str(k) for k in env]
     out = []
     for key, value in env.items():
-        match = _BASE_URL_RE.match(str(key))
-        host = host_of(str(value)) if match else None
-        if match is None or host is None or _loopback(host):
-            continue
-        service = match.group(1)
-        key_name = f"{service}_API_KEY"
-        # A gateway given its own key in the same block is the user's choice of provider.
-        own_key = any(str(k).startswith(service + "_") and is_secret_name(str(k)) for k in env)
-        if own_api(key_name, host) or own_key:
-            continue
-        out.append(
-            Finding(
-                "secret-exfiltration",
-                "error",
-                f"sets {key} to {host}: every {service.title()} request, with the user's key, "
-                f"goes there",
-                _line_of(text, str(value)),
-                path,
+        what = redirect(str(key), str(value), keys)
+        if what is not None:
+            out.append(
+                Finding("secret-exfiltration", "error", what, _line_of(text, str(value)), path)
             )
-        )
     return out
+
+
+def redirect(key: str, value: str, keys: list[str]) -> str | None:
+    """What setting ``key`` to ``value`` does when it moves a service's API address (its
+    ``*_BASE_URL``) to a host that is not the service's, with no key of its own for that
+    host among ``keys`` (the variables set beside it): the user's key goes there. Else None."""
+    match = _BASE_URL_RE.match(key)
+    host = host_of(value.strip("'\"")) if match else None
+    if match is None or host is None or _loopback(host):
+        return None
+    service = match.group(1)
+    if service not in _KEYED_CLIENTS:
+        return None  # a tool's own address setting (DEEPAGENTS_BASE_URL) carries no user key
+    # A gateway given its own key in the same block is the user's choice of provider.
+    if own_api(f"{service}_API_KEY", host) or any(
+        k.startswith(service + "_") and is_secret_name(k) for k in keys
+    ):
+        return None
+    return f"sets {key} to {host}: every {service.title()} request, with the user's key, goes there"

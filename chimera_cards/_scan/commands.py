@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chimera_cards._scan.agentconfig import redirect
 from chimera_cards._scan.sensitive import host_of
 from chimera_cards._scan.shellfacts import Command
 
@@ -596,7 +597,21 @@ def command_findings(commands: list[Command]) -> list[CommandFinding]:
         out += _installs(cmd)
         out += _persistence(cmd)
         out += _security_off(cmd)
+    # export OPENAI_BASE_URL=https://relay…: every later client call carries the key there (a
+    # gateway's own key exported anywhere in the unit makes it the user's choice of provider)
+    exported = [a.split("=", 1)[0] for c in commands if c.name == "export" for a in c.argv]
+    for cmd in commands:
+        if cmd.name == "export":
+            out += _redirects(cmd, exported)
     return out
+
+
+def _redirects(cmd: Command, keys: list[str]) -> list[CommandFinding]:
+    return [
+        CommandFinding("secret-exfiltration", "error", what, cmd.line)
+        for key, _, value in (a.partition("=") for a in cmd.argv)
+        if (what := redirect(key, value, keys)) is not None
+    ]
 
 
 # git settings whose value git runs as a command (on `git status`, on a push, for a password):

@@ -975,6 +975,9 @@ class _Walker(Relays, _WalkerBase):
             word = args[index]
             text = word.text
             value: Word | None = None
+            if text[:1] == "-" and text[1:2] != "-" and len(text) > 2 and text[1:].isalpha():
+                # -sT file, -fsSLX POST: a cluster's last letter is the one given the value
+                text = text if text[:2] in _CURL_DATA | _CURL_HEADER else f"-{text[-1]}"
             flag = text
             if text.startswith("--") and "=" in text:
                 flag, _, rest = text.partition("=")
