@@ -210,6 +210,12 @@ class _Unit:
     app_lines: set[int] = field(default_factory=set)
 
 
+# A file spelling one of these may run downloaded content a late summary returns.
+_RUNS_CODE = re.compile(
+    r"(?<![\w.])(?:exec|eval|compile)\(|import_module\(|(?:pickle|marshal)\.loads\("
+)
+
+
 class _Detector:
     def __init__(self) -> None:
         self.summaries = Summaries()
@@ -235,11 +241,15 @@ class _Detector:
             if out.decoded or any(t.kind != "param" for t in out.taint)
         }
         sends = set(self.summaries.sends)
+        downloads = {n for n, out in self.summaries.returns.items() if out.downloaded} - returns
         for unit, text, known in self.python_scripts:
-            # A late summary matters when it brings secrets in, or sends what this file holds.
+            # A late summary matters when it brings secrets in, or sends what this file holds,
+            # or hands downloaded content to a file that runs code (exec(fetch())).
             late = returns - known
             if unit.python[0].saw_taint:
                 late |= sends - known
+            if downloads and _RUNS_CODE.search(text):
+                late |= downloads
             if any(f"{name}(" in text for name in late):
                 unit.python[0] = analyse_python(
                     text,

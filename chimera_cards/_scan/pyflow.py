@@ -969,10 +969,12 @@ class _Analyser(_PyFolding):
     def summary_call(
         self, short: str, node: ast.Call, args: list[Out], line: int, result: Out
     ) -> None:
+        returned = self.summaries.returns.get(short)
+        if returned is None and short not in self.summaries.sends:
+            return
         attr = node.func.value if isinstance(node.func, ast.Attribute) else None
         if not short or (attr is not None and not self.receivers.may_run(attr, short)):
             return
-        returned = self.summaries.returns.get(short)
         if returned is not None:
             result.merge(self.substitute(returned, short, args))
         for template in tuple(self.summaries.sends.get(short, ())):

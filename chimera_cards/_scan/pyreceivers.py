@@ -60,22 +60,29 @@ class Definitions:
         if self._trees is None:
             return
         trees, self._trees = self._trees, None
-        for tree in trees:
-            if tree is None:
+        # Statements only (a definition is never inside an expression): a fraction of the nodes.
+        stack: list[tuple[ast.stmt, str]] = [
+            (node, "") for tree in trees if tree is not None for node in tree.body
+        ]
+        while stack:
+            node, owner = stack.pop()
+            if isinstance(node, ast.ClassDef):
+                self._bases[node.name] = [_last(b) for b in node.bases]
+                stack.extend((child, node.name) for child in node.body)
                 continue
-            methods: set[int] = set()
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ClassDef):
-                    self._bases[node.name] = [_last(b) for b in node.bases]
-                    for item in node.body:
-                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                            self._owners.setdefault(item.name, set()).add(node.name)
-                            methods.add(id(item))
-            for node in ast.walk(tree):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
-                    id(node) not in methods
-                ):
-                    self._owners.setdefault(node.name, set()).add("")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._owners.setdefault(node.name, set()).add(owner)
+                stack.extend((child, "") for child in node.body)  # a nested function is free
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                for child in getattr(node, field, None) or ():
+                    if isinstance(child, ast.stmt):
+                        stack.append((child, owner))
+            for part in (
+                *(getattr(node, "handlers", None) or ()),
+                *(getattr(node, "cases", None) or ()),
+            ):
+                stack.extend((child, owner) for child in part.body)
 
     def __contains__(self, name: object) -> bool:
         """Whether a class of the bundle defines a method of this name."""
@@ -160,7 +167,7 @@ class Receivers:
     def kind(self, node: ast.expr) -> str | None:
         """What an expression is, or None when the syntax does not say."""
         if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.DictComp)):
-            return HOLDER if any(isinstance(n, ast.Call) for n in ast.walk(node)) else BUILTIN
+            return HOLDER if _holds_calls(node) else BUILTIN
         if isinstance(node, ast.Subscript):  # an item of plain data is plain data
             return BUILTIN if self.kind(node.value) == BUILTIN else None
         if isinstance(
@@ -282,3 +289,20 @@ class Receivers:
 
 def _none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _holds_calls(node: ast.expr) -> bool:
+    """Whether a container literal has a call among its items (nested literals included)."""
+    items: list[ast.expr | None] = []
+    if isinstance(node, ast.Dict):
+        items = list(node.values)
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = list(node.elts)
+    else:
+        return True  # a comprehension builds its items
+    for item in items:
+        if isinstance(item, ast.Call) or (
+            isinstance(item, (ast.Dict, ast.List, ast.Tuple, ast.Set)) and _holds_calls(item)
+        ):
+            return True
+    return False

@@ -116,6 +116,8 @@ RUNNER_CONFIG_FILES = (
     "pytest.toml",
     ".pytest.toml",
     "conftest.py",
+    # A virtual environment's own: its home decides whose standard library the interpreter runs.
+    "pyvenv.cfg",
     # Other runners' own config files: read before any test, never the code under test.
     ".mocharc.*",
     "jest.config.*",
