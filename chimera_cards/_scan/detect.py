@@ -49,6 +49,7 @@ from chimera_cards._scan.pyshapes import parse_python, traversals
 from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity, service_name
 from chimera_cards._scan.shell import analyse_shell
 from chimera_cards._scan.shellfacts import Out, ShellFacts
+from chimera_cards._scan.textruns import led
 
 DETECT_RULES: dict[str, str] = {
     "secret-exfiltration": (
@@ -427,13 +428,16 @@ class _Detector:
 # The agent's own standing instructions and memory: text written there is obeyed in every
 # later session, so a block a skill has the agent put there is read as instructions.
 _AGENT_FILE_RE = re.compile(
-    r"\b(?:CLAUDE|AGENTS|GEMINI|MEMORY|SOUL|HEARTBEAT|IDENTITY|BOOTSTRAP)\.md\b|\.cursorrules\b|"
-    r"\.windsurfrules\b|copilot-instructions\.md|\.claude/(?:settings[\w.-]*\.json|commands|agents)|"
-    r"\.openclaw/workspace/|\bsystem\s+prompt\b",
+    led(
+        "\\.ABCGHIMScs",
+        r"\b(?:CLAUDE|AGENTS|GEMINI|MEMORY|SOUL|HEARTBEAT|IDENTITY|BOOTSTRAP)\.md\b|\.cursorrules\b|"
+        r"\.windsurfrules\b|copilot-instructions\.md|\.claude/(?:settings[\w.-]*\.json|commands|agents)|"
+        r"\.openclaw/workspace/|\bsystem\s+prompt\b",
+    ),
     re.I,
 )
 _PLANT_VERB_RE = re.compile(
-    r"\b(?:add|append|prepend|insert|write|paste|put|save|store|place)\b", re.I
+    led("aipsw", r"\b(?:add|append|prepend|insert|write|paste|put|save|store|place)\b"), re.I
 )
 
 
@@ -548,9 +552,12 @@ def followed_files(files: list[DetectFile]) -> set[str]:
 
 
 _EXAMPLE_RE = re.compile(
-    r"\b(?:examples?|e\.g\.|for\s+instance|show\s+(?:the\s+user|them|you)\s+how|"
-    r"(?:the\s+user|they|you)\s+(?:can|could|may|might)\s+run|run\s+(?:it\s+|them\s+)?themselves|"
-    r"for\s+the\s+user\s+to\s+run|cheat\s*sheet|reference)\b",
+    led(
+        "cefrsty",
+        r"\b(?:examples?|e\.g\.|for\s+instance|show\s+(?:the\s+user|them|you)\s+how|"
+        r"(?:the\s+user|they|you)\s+(?:can|could|may|might)\s+run|run\s+(?:it\s+|them\s+)?themselves|"
+        r"for\s+the\s+user\s+to\s+run|cheat\s*sheet|reference)\b",
+    ),
     re.IGNORECASE,
 )
 
@@ -819,7 +826,10 @@ _RC_FILE_RE = re.compile(
     r"(?:^|[/~])\.(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin|kshrc)$"
 )
 _CALLS_OUT_RE = re.compile(
-    r"\b(?:curl|wget|nc|ncat|socat|ssh|scp|fetch|Invoke-WebRequest|iwr)\b|/dev/tcp/|https?://"
+    led(
+        "/Icfhinsw",
+        r"\b(?:curl|wget|nc|ncat|socat|ssh|scp|fetch|Invoke-WebRequest|iwr)\b|/dev/tcp/|https?://",
+    )
 )
 
 

@@ -14,7 +14,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from chimera_cards._scan.textruns import FOLDS_APART_RE
+from chimera_cards._scan.textruns import FOLDS_APART_RE, led
 
 # A secret the user already holds, named as such.
 _SECRET = (
@@ -25,19 +25,25 @@ _SECRET = (
 )
 # Repeated, shown or put into what the agent writes back.
 _DISCLOSE_RE = re.compile(
-    r"\b(?:echo|print|repeat|reveal|output|include|show|display|quote|paste|write|return|"
-    r"recite|spell|state|tell\s+me)\b[^.!?\n]{0,80}?" + _SECRET + r"[^.!?\n]{0,60}?"
-    r"\b(?:in|into|as\s+part\s+of|at\s+the\s+(?:start|end)\s+of)\s+(?:your|the|each|every)\s+"
-    r"(?:next\s+|final\s+|first\s+)?(?:response|reply|answer|message|output|summary|chat)",
+    led(
+        "deiopqrstw",
+        r"\b(?:echo|print|repeat|reveal|output|include|show|display|quote|paste|write|return|"
+        r"recite|spell|state|tell\s+me)\b[^.!?\n]{0,80}?" + _SECRET + r"[^.!?\n]{0,60}?"
+        r"\b(?:in|into|as\s+part\s+of|at\s+the\s+(?:start|end)\s+of)\s+(?:your|the|each|every)\s+"
+        r"(?:next\s+|final\s+|first\s+)?(?:response|reply|answer|message|output|summary|chat)",
+    ),
     re.I,
 )
 # A tool called again and again, with no end but a secret showing up.
 _RUNAWAY_RE = re.compile(
-    r"\b(?:retry|re-?run|call|invoke|repeat|loop|query|poll|keep\s+(?:calling|trying|retrying|"
-    r"invoking|polling))\b[^.!?\n]{0,60}?\b(?:indefinitely|forever|endlessly|again\s+and\s+again|"
-    r"over\s+and\s+over|without\s+(?:a\s+|any\s+)?(?:limit|end|stopping)|no\s+matter\s+how\s+"
-    r"(?:often|many))\b[^.!?\n]{0,40}?\b(?:until|till|(?:and\s+)?stop(?:ping)?\s+only\s+"
-    r"(?:once|when|after)|only\s+stop\s+(?:once|when))\b[^.!?\n]{0,80}?" + _SECRET,
+    led(
+        "ciklpqr",
+        r"\b(?:retry|re-?run|call|invoke|repeat|loop|query|poll|keep\s+(?:calling|trying|retrying|"
+        r"invoking|polling))\b[^.!?\n]{0,60}?\b(?:indefinitely|forever|endlessly|again\s+and\s+again|"
+        r"over\s+and\s+over|without\s+(?:a\s+|any\s+)?(?:limit|end|stopping)|no\s+matter\s+how\s+"
+        r"(?:often|many))\b[^.!?\n]{0,40}?\b(?:until|till|(?:and\s+)?stop(?:ping)?\s+only\s+"
+        r"(?:once|when|after)|only\s+stop\s+(?:once|when))\b[^.!?\n]{0,80}?" + _SECRET,
+    ),
     re.I,
 )
 # Words every match of each rule ends with, and words every secret of ``_SECRET`` holds
@@ -47,7 +53,11 @@ _RUNAWAY_WORDS = ("until", "till", "stop")
 _SECRET_WORDS = ("header", "token", "key", "password", "passphrase", "credential", "cookie",
                  "secret", ".env", ".ssh", ".aws", ".netrc", ".npmrc", ".pypirc")  # fmt: skip
 _NEGATED_RE = re.compile(
-    r"\b(?:never|not|don'?t|do\s+not|avoid|without|no|refuse|must\s+not|shouldn'?t)\b", re.I
+    led(
+        "admnrsw",
+        r"\b(?:never|not|don'?t|do\s+not|avoid|without|no|refuse|must\s+not|shouldn'?t)\b",
+    ),
+    re.I,
 )
 # A sentence ends at . ! ? before a space, or at a blank line; a single line break inside a
 # paragraph (Markdown wraps sentences) reads as a space.

@@ -31,7 +31,7 @@ from chimera_cards._scan.findings import (
 )
 from chimera_cards._scan.installers import shown_installer
 from chimera_cards._scan.sensitive import credential_in
-from chimera_cards._scan.textruns import RunGate
+from chimera_cards._scan.textruns import RunGate, led
 
 # --- the hidden-instruction scan -------------------------------------------------------------
 
@@ -230,7 +230,9 @@ _OVERRIDE_PATTERNS = [
     r"\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b",
 ]
 _TELL_THE_USER_RE = re.compile(r"(?:do\s+not|don't|never)\s", re.IGNORECASE)
-_OVERRIDE_RE = re.compile("|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS), re.IGNORECASE)
+_OVERRIDE_RE = re.compile(
+    led("<abdfilnoprsuwy", "|".join(f"(?:{p})" for p in _OVERRIDE_PATTERNS)), re.IGNORECASE
+)
 
 _FETCHERS = r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)"
 _INTERPRETERS = r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|iex|Invoke-Expression)"
@@ -250,8 +252,11 @@ _PIPE_TAIL = (
     r"\$(?:SHELL\b|\{SHELL\}|\(SHELL\)))"
 )
 _PIPE_TO_SHELL_RE = re.compile(
-    rf"\b{_FETCHERS}\b[^\n|]*{_PIPE_TAIL}"
-    rf"|\b{_INTERPRETERS}\b[^\n]{{0,40}}?[<$]\(\s*{_FETCHERS}\b",
+    led(
+        "Ibcdfiknprstwz",
+        rf"\b{_FETCHERS}\b[^\n|]*{_PIPE_TAIL}"
+        rf"|\b{_INTERPRETERS}\b[^\n]{{0,40}}?[<$]\(\s*{_FETCHERS}\b",
+    ),
     re.IGNORECASE,
 )
 # The fast scan matches the first alternative in two steps: every fetcher before the same pipe

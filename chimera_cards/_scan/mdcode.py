@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chimera_cards._scan.textruns import led
+
 _LANGUAGES = {
     **dict.fromkeys(
         (
@@ -97,7 +99,7 @@ _NOT_COMMAND_WORDS = frozenset(
     }
 )
 # An inline code span: one backtick run, the same run closing it on the line.
-_SPAN_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_SPAN_RE = re.compile(led("`", r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)"))
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,13 @@ phrase does not get past it. A sentence that says *not* to do the thing ("never 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from chimera_cards._scan.hidden import hides_an_action, quoted_mention
 from chimera_cards._scan.intent import ADVICE_RE, NOT_A_REFUSAL, NOT_PAST_THEN
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
-from chimera_cards._scan.textruns import FOLDS_APART_RE, Literals
+from chimera_cards._scan.textruns import FOLDS_APART_RE, Literals, led
 
 # Sentences end at . ! ? followed by space, at blank lines, and at list items / headings. Every
 # alternative starts with a whitespace character, written first: re then skips to the next one
@@ -42,49 +43,80 @@ _STORE_WORDS = (
     r"\.aws\b|\.ssh\b|\.npmrc|\.pypirc|\.netrc|\.git-credentials|kube ?config|login data|"
     r"aws\s+credentials|cloud\s+credentials|session\s+cookies)"
 )
-_STORE_RE = re.compile(_STORE_WORDS, re.I)
+_STORE_RE = re.compile(led("\\.abceiklmprsw", _STORE_WORDS), re.I)
 _CRED_RE = re.compile(
-    r"\b(?:credentials?|passwords?|passphrases?|secrets?|api[ -]?keys?|access[ -]?keys?|tokens?)\b",
+    led(
+        "acpst",
+        r"\b(?:credentials?|passwords?|passphrases?|secrets?|api[ -]?keys?|access[ -]?keys?|"
+        r"tokens?)\b",
+    ),
     re.I,
 )
 _AUTH_CONTEXT_RE = re.compile(
-    r"\bauthoriz\w*|\bbearer\b|\bheaders?\b|x-api-key|\bauthenticat\w*|\bsign\s+in\b|\blog\s*in\b|"
-    r"\boauth\b|\bapi\s+(?:request|call)s?\b",
+    led(
+        "abhlosx",
+        r"\bauthoriz\w*|\bbearer\b|\bheaders?\b|x-api-key|\bauthenticat\w*|\bsign\s+in\b|\blog\s*in\b|"
+        r"\boauth\b|\bapi\s+(?:request|call)s?\b",
+    ),
     re.I,
 )
 _SHIP_RE = re.compile(
-    # (a path's segment, "/img/:key to /.netlify/images?url=/uploads/:key", names a folder)
-    r"\b(?:send(?:s|ing)?\b|sent\b|(?!(?<=/)upload\w*/)upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)\b|transmit\w*|"
-    r"exfiltrat\w*|forward\w*|e-?mail\w*|beacon\w*|relay\w*|leak\w*|submit\w*|"
-    r"ship\w*\s+(?:\S+\s+){0,6}?(?:to|off|over)\b|sync\w*\s+(?:it|them|to)\b|"
-    r"back(?:ing|ed)?[ -]?up\b|backups?\s+(?:of|to)\b|"
-    r"cop(?:y|ies|ying)\s+(?:\S+\s+){0,6}?(?:to|into|onto)\s+(?:https?://|our|the\s+(?:remote|server|endpoint|webhook|request|payload|url|form)|a\s+(?:remote|server|webhook|request))|"
-    r"paste\w*\s+(?:\S+\s+){0,6}?(?:into|to)\s+(?:https?://|the\s+(?:form|chat|webhook|server))|"
-    r"push\w*\s+(?:\S+\s+){0,4}?to\s+(?:https?://|our|the\s+(?:remote|server))|"
-    r"include\w*\s+(?:\S+\s+){0,6}?in\s+(?:the|your|every)\s+(?:request|payload|report|telemetry|url|query)|"
-    r"paste\w*\s+(?:\S+\s+){0,6}?(?:into|in|to|on)\s+(?:a|an|the)\s+(?:gist|pastebin|paste|issue|comment|form|chat|channel|webhook|ticket)|"
-    r"(?:into|in|to)\s+(?:the\s+body\s+of\s+)?(?:the|a)\s+request\b)",
+    led(
+        "bcefilprstu",
+        r"\b(?:send(?:s|ing)?\b|sent\b|(?!(?<=/)upload\w*/)upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)\b|transmit\w*|"
+        r"exfiltrat\w*|forward\w*|e-?mail\w*|beacon\w*|relay\w*|leak\w*|submit\w*|"
+        r"ship\w*\s+(?:\S+\s+){0,6}?(?:to|off|over)\b|sync\w*\s+(?:it|them|to)\b|"
+        r"back(?:ing|ed)?[ -]?up\b|backups?\s+(?:of|to)\b|"
+        r"cop(?:y|ies|ying)\s+(?:\S+\s+){0,6}?(?:to|into|onto)\s+(?:https?://|our|the\s+(?:remote|server|endpoint|webhook|request|payload|url|form)|a\s+(?:remote|server|webhook|request))|"
+        r"paste\w*\s+(?:\S+\s+){0,6}?(?:into|to)\s+(?:https?://|the\s+(?:form|chat|webhook|server))|"
+        r"push\w*\s+(?:\S+\s+){0,4}?to\s+(?:https?://|our|the\s+(?:remote|server))|"
+        r"include\w*\s+(?:\S+\s+){0,6}?in\s+(?:the|your|every)\s+(?:request|payload|report|telemetry|url|query)|"
+        r"paste\w*\s+(?:\S+\s+){0,6}?(?:into|in|to|on)\s+(?:a|an|the)\s+(?:gist|pastebin|paste|issue|comment|form|chat|channel|webhook|ticket)|"
+        r"(?:into|in|to)\s+(?:the\s+body\s+of\s+)?(?:the|a)\s+request\b)",
+    ),
     re.I,
 )
 _GATHER_RE = re.compile(
-    r"\b(?:collect\w*|harvest\w*|gather\w*|extract\w*|dump\w*|grab\w*|steal\w*|scrape\w*|"
-    r"read\w*|cat|retrieve\w*|enumerat\w*|locate|find)\b",
+    led(
+        "cdefghlrs",
+        r"\b(?:collect\w*|harvest\w*|gather\w*|extract\w*|dump\w*|grab\w*|steal\w*|scrape\w*|"
+        r"read\w*|cat|retrieve\w*|enumerat\w*|locate|find)\b",
+    ),
     re.I,
 )
-_DESTINATION_RE = re.compile(
-    # ("server-only values", "server-side code": where code runs, no place anything goes)
-    r"https?://|\bwebhook\b|\bendpoint\b|\bserver\b(?!-)|\bremote\b(?!-)|\bpastebin\b|\bdiscord\b|"
-    r"\btelegram\b|\bs3://|\bngrok\b|\bour\s+(?:api|service|backend|team|backup)\b|\bexternal\b|\bgist\b|"
-    r"\b[\w.+-]+@[\w-]+\.[\w.]+\b|\b(?:pricing|analytics|telemetry|backup|audit|relay)\s+(?:service|server|endpoint)\b|"
-    r"\bthe\s+(?:request|body)\b",
+# Where a send goes. Only whether a text names one is asked: the words are led by their first
+# letters, and the address (whose match can start at any word character) is tried only
+# where "@" is written.
+_DESTINATION_WORDS_RE = re.compile(
+    led(
+        "abdeghnoprstw",
+        r"https?://|\bwebhook\b|\bendpoint\b|\bserver\b(?!-)|\bremote\b(?!-)|\bpastebin\b|"
+        r"\bdiscord\b|\btelegram\b|\bs3://|\bngrok\b|\bour\s+(?:api|service|backend|team|backup)\b|"
+        r"\bexternal\b|\bgist\b|"
+        r"\b(?:pricing|analytics|telemetry|backup|audit|relay)\s+(?:service|server|endpoint)\b|"
+        r"\bthe\s+(?:request|body)\b",
+    ),
     re.I,
 )
+_ADDRESS_RE = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b", re.I)
+
+
+def _names_destination(text: str, pos: int = 0) -> bool:
+    """Whether ``text`` from ``pos`` on names a destination (a URL, a server, an address)."""
+    return _DESTINATION_WORDS_RE.search(text, pos) is not None or (
+        "@" in text and _ADDRESS_RE.search(text, pos) is not None
+    )
+
+
 _NEGATION_RE = re.compile(
-    r"\b(?:never|do\s+not|don't|dont|must\s+not|mustn't|should\s+not|shouldn't|avoid\w*|"
-    r"not\s+to|no\s+(?:longer|need)|without\s+(?:ever\s+)?(?:sending|uploading)|prevent\w*|"
-    r"warn\w*|detect\w*|flag\w*|block\w*|refuse\w*|protect\w*|malicious|attack\w*|threat\w*|"
-    r"exfiltration\s+(?:attempts?|risks?|patterns?)|scan\w*\s+for|let\s+(?:them|the\s+user)|themselves|"
-    r"the\s+user\s+(?:can|may|should|will)\s+(?:add|install|run|paste|choose))\b",
+    led(
+        "abdeflmnprstw",
+        r"\b(?:never|do\s+not|don't|dont|must\s+not|mustn't|should\s+not|shouldn't|avoid\w*|"
+        r"not\s+to|no\s+(?:longer|need)|without\s+(?:ever\s+)?(?:sending|uploading)|prevent\w*|"
+        r"warn\w*|detect\w*|flag\w*|block\w*|refuse\w*|protect\w*|malicious|attack\w*|threat\w*|"
+        r"exfiltration\s+(?:attempts?|risks?|patterns?)|scan\w*\s+for|let\s+(?:them|the\s+user)|themselves|"
+        r"the\s+user\s+(?:can|may|should|will)\s+(?:add|install|run|paste|choose))\b",
+    ),
     re.I,
 )
 
@@ -130,8 +162,11 @@ _TELL_RE = re.compile(
 # The words every alternative of _CONCEAL_RE starts at (an optional "the" before "user" aside):
 # the long alternation is tried only where one of them starts a word (see _search_at).
 _CONCEAL_STARTS_RE = re.compile(
-    r"\b(?:do|don't|dont|never|without|hide|hid|conceal|keep|user|so|make|ensure|leave|if|lie|"
-    r"lying|deceiv|mislead|tell|secretly|covertly|stealthily|surreptitiously|silently)",
+    led(
+        "cdehiklmnstuw",
+        r"\b(?:do|don't|dont|never|without|hide|hid|conceal|keep|user|so|make|ensure|leave|if|lie|"
+        r"lying|deceiv|mislead|tell|secretly|covertly|stealthily|surreptitiously|silently)",
+    ),
     re.IGNORECASE,
 )
 _CONCEAL_BENIGN_RE = re.compile(
@@ -202,10 +237,13 @@ _PRECEDENCE_RE = re.compile(
 # additional confirmation") is not one skipped.
 # The words every alternative of _PRECEDENCE_RE starts at.
 _PRECEDENCE_STARTS_RE = re.compile(
-    r"\b(?:tak|overrid|supersed|outrank|trump|ignor|disregard|overrul|dismiss|even|regardless|"
-    r"forget|discard|drop|rules|instructions|directives|operator|system|user|developer|treat|"
-    r"this|these|never|granted|given|in|enter|enable|activate|switch|turn|you|safety|content|"
-    r"security|ethical|priorit|obey|follow)",
+    led(
+        "acdefginoprstuy",
+        r"\b(?:tak|overrid|supersed|outrank|trump|ignor|disregard|overrul|dismiss|even|regardless|"
+        r"forget|discard|drop|rules|instructions|directives|operator|system|user|developer|treat|"
+        r"this|these|never|granted|given|in|enter|enable|activate|switch|turn|you|safety|content|"
+        r"security|ethical|priorit|obey|follow)",
+    ),
     re.IGNORECASE,
 )
 
@@ -236,49 +274,62 @@ def _search_at(
 
 
 _TOOLS_RE = re.compile(
-    r"\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
-    r"work(?:ing)?\s+around|get(?:ting)?\s+around|evad(?:e|ing))\s+"
-    r"(?:\S+\s+){0,3}?(?:(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
-    r"confirmations?|guardrails?)\b\s*"
-    r"|(?:tool|tool[- ]call|tool[- ]use|safety|security|content)s?\s+)"
-    r"(?:restrictions?|limits?|limitations?|policies|policy|rules|checks?|allow-?lists?|prompts?|"
-    r"filters?|guidelines|settings|requirements?)"
-    r"|\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
-    r"evad(?:e|ing))\s+(?:\S+\s+){0,3}?(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
-    r"confirmations?|guardrails?)\b"
-    r"|\b(?:without|don't|do\s+not|never)\s+(?:asking|ask|requesting|request|seeking|waiting\s+for)\s+"
-    r"(?!(?:\w+\s+){0,2}?(?:additional|separate|further|another|extra|repeated|more|second)\b)"
-    r"(?:\w+\s+){0,3}?(?:permission|confirmation|approval|consent)\b"
-    r"|\bno\s+confirmation\s+(?:is\s+)?needed|\b(?:there\s+is\s+)?no\s+need\s+to\s+ask\s+(?:\S+\s+){0,2}?(?:for\s+)?(?:permission|confirmation|approval|consent)"
-    r"|\b(?:run|start|launch|execut)\w*\s+(?:\S+\s+){0,3}?(?:outside|without)\s+(?:of\s+)?(?:the|its|a)\s+sandbox",
+    led(
+        "bcdegilnorstw",
+        r"\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
+        r"work(?:ing)?\s+around|get(?:ting)?\s+around|evad(?:e|ing))\s+"
+        r"(?:\S+\s+){0,3}?(?:(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
+        r"confirmations?|guardrails?)\b\s*"
+        r"|(?:tool|tool[- ]call|tool[- ]use|safety|security|content)s?\s+)"
+        r"(?:restrictions?|limits?|limitations?|policies|policy|rules|checks?|allow-?lists?|prompts?|"
+        r"filters?|guidelines|settings|requirements?)"
+        r"|\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
+        r"evad(?:e|ing))\s+(?:\S+\s+){0,3}?"
+        r"(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
+        r"confirmations?|guardrails?)\b"
+        r"|\b(?:without|don't|do\s+not|never)\s+(?:asking|ask|requesting|request|seeking|waiting\s+for)\s+"
+        r"(?!(?:\w+\s+){0,2}?(?:additional|separate|further|another|extra|repeated|more|second)\b)"
+        r"(?:\w+\s+){0,3}?(?:permission|confirmation|approval|consent)\b"
+        r"|\bno\s+confirmation\s+(?:is\s+)?needed|\b(?:there\s+is\s+)?no\s+need\s+to\s+ask\s+(?:\S+\s+){0,2}?(?:for\s+)?(?:permission|confirmation|approval|consent)"
+        r"|\b(?:run|start|launch|execut)\w*\s+(?:\S+\s+){0,3}?(?:outside|without)\s+(?:of\s+)?(?:the|its|a)\s+sandbox",
+    ),
     re.I,
 )
 _SECURITY_OFF_RE = re.compile(
-    r"\b(?:disabl(?:e|ing)|turn(?:ing)?\s+off|deactivat(?:e|ing)|stop(?:ping)?|kill(?:ing)?|"
-    r"uninstall(?:ing)?|bypass(?:ing)?|switch(?:ing)?\s+off|paus(?:e|ing))\s+"
-    r"(?:\S+\s+){0,3}?(?:the\s+)?(?:antivirus|anti-virus|firewall|windows\s+defender|defender|"
-    r"gatekeeper|system\s+integrity\s+protection|SIP|selinux|apparmor|edr|xprotect|"
-    r"security\s+(?:software|tools?|scanners?|monitoring|checks?|features?)|real-?time\s+protection|"
-    r"endpoint\s+protection|av\b|sandbox\w*|code\s+signing|signature\s+(?:checks?|verification)|"
-    r"tls\s+verification|ssl\s+verification|certificate\s+(?:checks?|verification)|audit\s+log\w*|"
-    r"pre-commit\s+hooks?|git\s+hooks?)"
-    r"|\bbypassPermissions\b",
+    led(
+        "bdkpstu",
+        r"\b(?:disabl(?:e|ing)|turn(?:ing)?\s+off|deactivat(?:e|ing)|stop(?:ping)?|kill(?:ing)?|"
+        r"uninstall(?:ing)?|bypass(?:ing)?|switch(?:ing)?\s+off|paus(?:e|ing))\s+"
+        r"(?:\S+\s+){0,3}?(?:the\s+)?(?:antivirus|anti-virus|firewall|windows\s+defender|defender|"
+        r"gatekeeper|system\s+integrity\s+protection|SIP|selinux|apparmor|edr|xprotect|"
+        r"security\s+(?:software|tools?|scanners?|monitoring|checks?|features?)|real-?time\s+protection|"
+        r"endpoint\s+protection|av\b|sandbox\w*|code\s+signing|signature\s+(?:checks?|verification)|"
+        r"tls\s+verification|ssl\s+verification|certificate\s+(?:checks?|verification)|audit\s+log\w*|"
+        r"pre-commit\s+hooks?|git\s+hooks?)"
+        r"|\bbypassPermissions\b",
+    ),
     re.I,
 )
 _BOTH_WAYS_RE = re.compile(r"\b(?:enabl\w*|turn\w*\s+on)\s*(?:or|/|and)\s*$", re.I)
 _PERSIST_RE = re.compile(
-    r"\b(?:add|append|write|insert|put|install|create|register|set\s+up)\w*\s+"
-    r"(?:\S+\s+){0,6}?(?:to|in|into|as|a|an)\s+(?:\S+\s+){0,3}?(?:~?/)?"
-    r"(?:\.bashrc|\.zshrc|\.bash_profile|\.profile|\.zprofile|crontab|cron\s*jobs?|cron\s+entry|"
-    r"launch\s*agents?|launch\s*daemons?|launchd|login\s+items?|startup\s+(?:items?|folder|scripts?)|"
-    r"systemd\s+(?:services?|units?|timers?)|scheduled\s+tasks?|git\s+hooks?|"
-    r"(?:pre|post)-(?:commit|push|merge|checkout)\s+hooks?|shell\s+(?:profile|rc|startup)|"
-    r"authorized_keys|registry\s+run\s+keys?)",
+    led(
+        "aciprsw",
+        r"\b(?:add|append|write|insert|put|install|create|register|set\s+up)\w*\s+"
+        r"(?:\S+\s+){0,6}?(?:to|in|into|as|a|an)\s+(?:\S+\s+){0,3}?(?:~?/)?"
+        r"(?:\.bashrc|\.zshrc|\.bash_profile|\.profile|\.zprofile|crontab|cron\s*jobs?|cron\s+entry|"
+        r"launch\s*agents?|launch\s*daemons?|launchd|login\s+items?|startup\s+(?:items?|folder|scripts?)|"
+        r"systemd\s+(?:services?|units?|timers?)|scheduled\s+tasks?|git\s+hooks?|"
+        r"(?:pre|post)-(?:commit|push|merge|checkout)\s+hooks?|shell\s+(?:profile|rc|startup)|"
+        r"authorized_keys|registry\s+run\s+keys?)",
+    ),
     re.I,
 )
 _SUDO_RE = re.compile(
-    r"\b(?:always\s+)?(?:run|use|execute)\s+(?:\S+\s+){0,3}?(?:with|as|using)\s+(?:sudo|root|administrator)"
-    r"\s+(?:\S+\s+){0,4}?(?:even|whenever|every|all|always|regardless)",
+    led(
+        "aeru",
+        r"\b(?:always\s+)?(?:run|use|execute)\s+(?:\S+\s+){0,3}?(?:with|as|using)\s+(?:sudo|root|administrator)"
+        r"\s+(?:\S+\s+){0,4}?(?:even|whenever|every|all|always|regardless)",
+    ),
     re.I,
 )
 
@@ -450,38 +501,38 @@ _DISABLING = ("disabl", "turn", "deactivat", "stop", "kill", "uninstall", "bypas
 class _Gate:
     """Which rules one sentence may match, all decided at once from the gate pieces it holds
     (found for every sentence of the text in one pass; for a text whose lower case changes its
-    length, those of the text found in the sentence), a set test each."""
+    length, those of the text found in the sentence), as a mask of the groups they are in: a
+    bit test each."""
 
     __slots__ = ("conceal", "cred", "credential_words", "destination", "gather", "lower", "off",
                  "persist", "precede", "ship", "store_words", "sudo", "tools")  # fmt: skip
 
-    def __init__(self, lower: str, pieces: set[str] | frozenset[str] | None, seen: _Seen) -> None:
+    def __init__(self, lower: str, mask: int | None, seen: _Seen) -> None:
         self.lower = lower
-        if pieces is None:
-            pieces = {p for p in seen.of(_ALL_PIECES) if p in lower}
-        off = pieces.isdisjoint  # each gate: not off(group) holds a piece of the group
-        self.ship = not off(_S_SHIP)
-        self.gather = not off(_S_GATHER)
-        self.cred = not off(_S_CRED)
-        self.destination = not off(_S_DESTINATION)
-        self.store_words = not off(_S_STORE)
-        self.credential_words = not off(_S_CREDENTIAL)
+        if mask is None:
+            mask = _mask_of(p for p in seen.of(_ALL_PIECES) if p in lower)
+        self.ship = bool(mask & _M_SHIP)
+        self.gather = bool(mask & _M_GATHER)
+        self.cred = bool(mask & _M_CRED)
+        self.destination = bool(mask & _M_DESTINATION)
+        self.store_words = bool(mask & _M_STORE)
+        self.credential_words = bool(mask & _M_CREDENTIAL)
         self.conceal = (
-            (not off(_S_NEGATORS) and not off(_S_WHO))
-            or ("out of" in lower and not off(_S_LEAVING) and not off(_S_REPLIES))
-            or (("ask" in lower or "question" in lower) and not off(_S_SAYS))
-            or not off(_S_LIES)
-        )
+            (mask & _M_NEGATORS and mask & _M_WHO)
+            or ("out of" in lower and mask & _M_LEAVING and mask & _M_REPLIES)
+            or (("ask" in lower or "question" in lower) and mask & _M_SAYS)
+            or mask & _M_LIES
+        ) > 0
         self.precede = (
-            not off(_S_PRECEDE_ALONE)
-            or (not off(_S_SETTING_ASIDE) and not off(_S_WHO_OR_OBJECT))
-            or (not off(_S_STATES) and not off(_S_STATED))
-            or (not off(_S_OBEYING) and not off(_S_OVER))
-        )
-        self.tools = not off(_S_TOOLS)
-        self.off = "bypasspermissions" in lower or (not off(_S_DISABLING) and not off(_S_OFF))
-        self.persist = not off(_S_PERSIST)
-        self.sudo = not off(_S_SUDO)
+            mask & _M_PRECEDE_ALONE
+            or (mask & _M_SETTING_ASIDE and mask & _M_WHO_OR_OBJECT)
+            or (mask & _M_STATES and mask & _M_STATED)
+            or (mask & _M_OBEYING and mask & _M_OVER)
+        ) > 0
+        self.tools = bool(mask & _M_TOOLS)
+        self.off = "bypasspermissions" in lower or bool(mask & _M_DISABLING and mask & _M_OFF)
+        self.persist = bool(mask & _M_PERSIST)
+        self.sudo = bool(mask & _M_SUDO)
 
 
 def _has_store_word(lower: str) -> bool:
@@ -646,7 +697,7 @@ def _reader_not_place(sentence: str, gathered: re.Match) -> bool:
     if reader is None:
         return False
     before = sentence[: reader.start()]
-    return not (_DESTINATION_RE.search(before) or _DESTINATION_RE.search(sentence, gathered.end()))
+    return not (_names_destination(before) or _names_destination(sentence, gathered.end()))
 
 
 def _verb_end(ship: re.Match) -> int:
@@ -818,7 +869,7 @@ def _cookie_channel(sentence: str, store: re.Match | None, ship: re.Match | None
         and "cookie" in store.group(0).lower()
         and ship.group(0).lower() in ("send", "sent")
         and bool(_COOKIE_CHANNEL_RE.match(sentence, ship.end()))
-        and not _DESTINATION_RE.search(sentence)
+        and not _names_destination(sentence)
     )
 
 
@@ -843,7 +894,7 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
             or any(map(lower.__contains__, seen.of(CREDENTIAL_LITERALS)))
         ) or not any(map(lower.__contains__, seen.of(_GATES["ship"]))):
             continue
-        if not _DESTINATION_RE.search(para):
+        if not _names_destination(para):
             continue
         paragraphs.append((at, para, _sentences(para)))
     present = (
@@ -888,34 +939,46 @@ def _paragraph_flows(text: str, found: list[ProseFinding], seen: _Seen) -> list[
 _GATE_TUPLES = (*_GATES.values(), _WHO, _NEGATORS, _REPLIES, _LEAVING, _SAYS, _LIES,
                 _PRECEDE_ALONE, _SETTING_ASIDE, _WHO_OR_OBJECT, _STATES, _STATED, _OBEYING, _OVER,
                 _DISABLING, _STORE_LITERALS, CREDENTIAL_LITERALS)  # fmt: skip
-_PIECE_SETS = {id(pieces): frozenset(pieces) for pieces in _GATE_TUPLES}
-(_S_SHIP, _S_GATHER, _S_CRED, _S_DESTINATION, _S_TOOLS, _S_OFF, _S_PERSIST, _S_SUDO) = (
-    frozenset(_GATES[rule])
-    for rule in ("ship", "gather", "cred", "destination", "tools", "off", "persist", "sudo")
-)
-_S_STORE, _S_CREDENTIAL = frozenset(_STORE_LITERALS), frozenset(CREDENTIAL_LITERALS)
-_S_NEGATORS, _S_WHO, _S_LEAVING, _S_REPLIES, _S_SAYS, _S_LIES = map(
-    frozenset, (_NEGATORS, _WHO, _LEAVING, _REPLIES, _SAYS, _LIES)
-)
-_S_PRECEDE_ALONE, _S_SETTING_ASIDE, _S_WHO_OR_OBJECT = map(
-    frozenset, (_PRECEDE_ALONE, _SETTING_ASIDE, _WHO_OR_OBJECT)
-)
-_S_STATES, _S_STATED, _S_OBEYING, _S_OVER, _S_DISABLING = map(
-    frozenset, (_STATES, _STATED, _OBEYING, _OVER, _DISABLING)
-)
+
+
+def _mask_of(pieces: Iterable[str]) -> int:
+    mask = 0
+    for piece in pieces:
+        mask |= _MASK[piece]
+    return mask
+
+
+# One bit per group of pieces a gate tests; ``_M_ANY`` is set by every piece.
+_GROUPS = (_GATES["ship"], _GATES["gather"], _GATES["cred"], _GATES["destination"],
+           _STORE_LITERALS, CREDENTIAL_LITERALS, _NEGATORS, _WHO, _LEAVING, _REPLIES, _SAYS,
+           _LIES, _PRECEDE_ALONE, _SETTING_ASIDE, _WHO_OR_OBJECT, _STATES, _STATED, _OBEYING,
+           _OVER, _GATES["tools"], _DISABLING, _GATES["off"], _GATES["persist"],
+           _GATES["sudo"])  # fmt: skip
+(_M_SHIP, _M_GATHER, _M_CRED, _M_DESTINATION, _M_STORE, _M_CREDENTIAL, _M_NEGATORS, _M_WHO,
+ _M_LEAVING, _M_REPLIES, _M_SAYS, _M_LIES, _M_PRECEDE_ALONE, _M_SETTING_ASIDE, _M_WHO_OR_OBJECT,
+ _M_STATES, _M_STATED, _M_OBEYING, _M_OVER, _M_TOOLS, _M_DISABLING, _M_OFF, _M_PERSIST,
+ _M_SUDO) = (1 << bit for bit in range(len(_GROUPS)))  # fmt: skip
+_M_ANY = 1 << len(_GROUPS)
 
 _ALL_PIECES = tuple(sorted({p for pieces in _GATE_TUPLES for p in pieces}))
 # The pieces that are a prefix of another: at one offset the pattern reports the longest piece.
 _PREFIXES = {p: tuple(q for q in _ALL_PIECES if q != p and p.startswith(q)) for p in _ALL_PIECES}
+# Each piece's groups, and with those of the shorter pieces it starts with.
+_MASK = {
+    p: _M_ANY | sum(1 << bit for bit, group in enumerate(_GROUPS) if p in group)
+    for p in _ALL_PIECES
+}
+_MASK_WITH_PREFIXES = {p: _MASK[p] | _mask_of(_PREFIXES[p]) for p in _ALL_PIECES}
 
 
 # Overlapping occurrences: pieces overlap ("overrid" in "override", "our" in "your").
 _PIECES = Literals(_ALL_PIECES)
 
 
-def _pieces_by_sentence(seen: _Seen, spans: list[tuple[int, int]]) -> list[set[str]]:
-    """The gate pieces lying wholly inside each span (spans in order, not overlapping)."""
-    sets: list[set[str]] = [set() for _ in spans]
+def _pieces_by_sentence(seen: _Seen, spans: list[tuple[int, int]]) -> list[int]:
+    """The mask of the gate pieces lying wholly inside each span (spans in order, not
+    overlapping); 0 where none does."""
+    masks = [0] * len(spans)
     k, n = 0, len(spans)
     for at, piece in seen.pieces():
         while k < n and spans[k][1] <= at:
@@ -925,13 +988,13 @@ def _pieces_by_sentence(seen: _Seen, spans: list[tuple[int, int]]) -> list[set[s
         start, end = spans[k]
         if at < start:
             continue
-        found = sets[k]
         if at + len(piece) <= end:
-            found.add(piece)
-        for prefix in _PREFIXES[piece]:
-            if at + len(prefix) <= end:
-                found.add(prefix)
-    return sets
+            masks[k] |= _MASK_WITH_PREFIXES[piece]
+        else:
+            for prefix in _PREFIXES[piece]:
+                if at + len(prefix) <= end:
+                    masks[k] |= _MASK[prefix]
+    return masks
 
 
 def _ship_of(sentence: str, store: re.Match | None) -> re.Match | None:
@@ -988,12 +1051,12 @@ def prose_findings(text: str) -> list[ProseFinding]:
         cred = store or generic
         ship = _ship_of(sentence, store) if cred and gate.ship else None
         if cred and not _before(negation, ship or cred) and not ADVICE_RE.search(sentence):
-            destination = _DESTINATION_RE.search(sentence) if gate.destination else None
+            destination = gate.destination and _names_destination(sentence)
             if generic is not None and (
                 not destination
                 or _AUTH_CONTEXT_RE.search(sentence)
                 or not (ship and _ordered(sentence, ship, generic))
-                or not _DESTINATION_RE.search(_LINK_TARGET_RE.sub("]", sentence))
+                or not _names_destination(_LINK_TARGET_RE.sub("]", sentence))
             ):
                 ship = None
             # Gathered and a destination named: a credential store ("read ~/.ssh/id_rsa ...

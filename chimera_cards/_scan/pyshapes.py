@@ -17,6 +17,7 @@ from collections.abc import Callable, Container, Iterable
 from typing import Any
 
 from chimera_cards._scan.pystatements import first_line
+from chimera_cards._scan.textruns import led
 
 
 def decode_constant(name: str, raw: str, extra: list[str | None]) -> str | None:
@@ -58,7 +59,9 @@ def decode_constant(name: str, raw: str, extra: list[str | None]) -> str | None:
 
 
 _BODIES = ("body", "orelse", "finalbody")
-SQL_RE = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|REPLACE)\b", re.IGNORECASE)
+SQL_RE = re.compile(
+    led("ACDIRSU", r"\b(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|REPLACE)\b"), re.IGNORECASE
+)
 # Calls that make a loop wait for the world (a server, a poller, a prompt): not a busy loop.
 _WAITS = frozenset({"sleep", "wait", "recv", "accept", "input", "get", "poll", "select", "read",
                     "readline", "join", "serve_forever", "listen", "result"})  # fmt: skip
@@ -430,7 +433,7 @@ def traversals(tree: ast.Module, text: str) -> list[tuple[int, str]]:
         if isinstance(target, ast.Name)
     }  # fmt: skip
     found: list[tuple[int, str]] = []
-    for func in _functions(_opening(tree.body, text)):
+    for func in _functions(tree.body, _open_lines(text)):
         opens = [
             c for c in func.calls
             if isinstance(c.func, ast.Name) and c.func.id == "open" and c.args
@@ -480,12 +483,12 @@ class _Function:
         self.dotdot = False
 
 
-def _opening(body: list[ast.stmt], text: str) -> list[ast.stmt]:
-    """The top-level statements that can hold a call of ``open``: in ASCII text with ``\\n``
-    line ends (the lines ``ast`` counts), those spanning a line where ``open`` is written;
-    else all (Python reads identifiers NFKC-normalised: ``ｏｐｅｎ`` is ``open``)."""
+def _open_lines(text: str) -> list[int] | None:
+    """The lines where ``open`` is written, in order, in ASCII text with ``\\n`` line ends
+    (the lines ``ast`` counts); None for other text (Python reads identifiers
+    NFKC-normalised: ``ｏｐｅｎ`` is ``open``)."""
     if not text.isascii() or "\r" in text:
-        return body
+        return None
     lines: list[int] = []
     newlines = last = 0
     at = text.find("open")
@@ -494,40 +497,53 @@ def _opening(body: list[ast.stmt], text: str) -> list[ast.stmt]:
         last = at
         lines.append(newlines + 1)
         at = text.find("open", at + 4)
-    return [
-        st
-        for st in body
-        if (i := bisect.bisect_left(lines, first_line(st))) < len(lines)
-        and lines[i] <= (st.end_lineno or st.lineno)
-    ]
+    return lines
 
 
-def _functions(body: list[ast.stmt]) -> list[_Function]:
-    """Every function with parameters (``self``/``cls`` aside) in ``body``, in ``ast.walk``
-    order, from one breadth-first walk: a node is noted in each function enclosing it, so
-    nested functions cost no walk of their own. Breadth-first order within a subtree is the
-    whole walk's order restricted to it, so each list is what ``ast.walk`` of the function
-    gives, and leaving out whole statements leaves the others' order as it was."""
+def _spans(st: ast.stmt, lines: list[int]) -> bool:
+    """Whether a statement spans one of ``lines`` (in order)."""
+    i = bisect.bisect_left(lines, first_line(st))
+    return i < len(lines) and lines[i] <= (st.end_lineno or st.lineno)
+
+
+def _note(node: ast.AST, inside: tuple[_Function, ...]) -> None:
+    """Note a node in each function enclosing it."""
+    if isinstance(node, ast.Call):
+        for func in inside:
+            func.calls.append(node)
+    elif isinstance(node, ast.Assign):
+        if len(node.targets) == 1:
+            for func in inside:
+                func.assigns.append(node)
+    elif isinstance(node, ast.Constant) and node.value == "..":
+        for func in inside:
+            func.dotdot = True
+
+
+def _functions(body: list[ast.stmt], lines: list[int] | None) -> list[_Function]:
+    """Every function with parameters (``self``/``cls`` aside) in ``body`` that can call
+    ``open``, in ``ast.walk`` order, from one breadth-first walk: a node is noted in each
+    function enclosing it, so nested functions cost no walk of their own. Breadth-first order
+    within a subtree is the whole walk's order restricted to it, so each list is what
+    ``ast.walk`` of the function gives. Outside every such function, a statement spanning no
+    line of ``lines`` is left out (no function in it can call ``open``), and so is an
+    expression (it holds no ``def``)."""
     out: list[_Function] = []
     queue: deque[tuple[ast.AST, tuple[_Function, ...]]] = deque((st, ()) for st in body)
     while queue:
         node, inside = queue.popleft()
+        if not inside and (
+            isinstance(node, ast.expr)
+            or (lines is not None and isinstance(node, ast.stmt) and not _spans(node, lines))
+        ):
+            continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             params = {a.arg for a in [*node.args.args, *node.args.kwonlyargs]} - {"self", "cls"}
             if params:
                 out.append(_Function(node, params))
                 inside = (*inside, out[-1])
         elif inside:
-            if isinstance(node, ast.Call):
-                for func in inside:
-                    func.calls.append(node)
-            elif isinstance(node, ast.Assign):
-                if len(node.targets) == 1:
-                    for func in inside:
-                        func.assigns.append(node)
-            elif isinstance(node, ast.Constant) and node.value == "..":
-                for func in inside:
-                    func.dotdot = True
+            _note(node, inside)
         for name in node._fields:
             child = getattr(node, name, None)
             if isinstance(child, ast.AST):
