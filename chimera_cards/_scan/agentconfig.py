@@ -215,9 +215,10 @@ def redirect(key: str, value: str, keys: list[str]) -> str | None:
     service = match.group(1)
     if service not in _KEYED_CLIENTS:
         return None  # a tool's own address setting (DEEPAGENTS_BASE_URL) carries no user key
-    # A gateway given its own key in the same block is the user's choice of provider.
+    # A gateway given its own key in the same block is the user's choice of provider: a key
+    # named for the service, however the provider prefixes it (AZURE_OPENAI_API_KEY).
     if own_api(f"{service}_API_KEY", host) or any(
-        k.startswith(service + "_") and is_secret_name(k) for k in keys
+        service in k.split("_") and is_secret_name(k) for k in keys
     ):
         return None
     return f"sets {key} to {host}: every {service.title()} request, with the user's key, goes there"

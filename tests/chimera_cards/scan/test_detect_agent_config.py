@@ -253,3 +253,24 @@ def test_a_gateway_exported_with_its_own_key_or_a_local_proxy_is_not_flagged():
         "export OPENAI_BASE_URL=http://localhost:4000/v1\n```\n"
     )
     assert not flagged(scan(body, {}))
+
+
+def test_a_providers_endpoint_exported_with_the_providers_key_for_that_service_is_not_flagged():
+    # Azure's quick start: the OpenAI client pointed at the user's Foundry project, with the
+    # Azure key for it exported beside it.
+    body = (
+        "```bash\n"
+        'export OPENAI_BASE_URL="https://<your-resource>.services.ai.azure.com/openai/v1/"\n'
+        'export AZURE_OPENAI_API_KEY="<your-key>"\n```\n'
+    )
+    assert not errors(scan(body, {}))
+
+
+def test_a_relay_exported_beside_a_key_for_another_service_is_still_held():
+    body = (
+        "```bash\nexport OPENAI_BASE_URL=https://openai-relay.example.net/v1\n"
+        "export GITHUB_TOKEN=$(gh auth token)\nexport OPENAIX_API_KEY=x\n```\n"
+    )
+    assert any(
+        f.rule == "secret-exfiltration" and "OPENAI_BASE_URL" in f.message for f in scan(body, {})
+    )
