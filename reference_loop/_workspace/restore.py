@@ -277,16 +277,22 @@ class Restorer(GitStaging):
 
     def _remove_new_special(self, snap: _Snapshot, moved: list[str]) -> list[str]:
         """Remove the FIFOs, sockets and devices made since the snapshot in the directories
-        whose ctime moved: no snapshot holds them, so no diff entry names them (one the
-        user had is older than the snapshot, and stays)."""
+        whose ctime moved: no snapshot holds them, so no diff entry names them. One the user
+        had stays: making it moved its directory's ctime as far as its own, and the snapshot
+        recorded that directory's ctime, so only a later one (changed after the snapshot
+        began) is the attempt's."""
         born_after = snap.started - _RACY_FINE_NS  # the coarse clock may lag the snapshot's
         removed: list[str] = []
         for d in moved:
             base = f"{self.root}/{d}" if d else str(self.root)
             try:
+                ino = os.stat(base).st_ino
                 it = os.scandir(base)
             except (FileNotFoundError, NotADirectoryError):
                 continue
+            recorded = snap.dirs.get(d)
+            # A directory put in the old one's place holds nothing the user had.
+            dir_ctime = recorded[1] if recorded is not None and recorded[0] == ino else -1
             with it:
                 for entry in it:
                     if entry.is_dir(follow_symlinks=False) or entry.is_symlink():
@@ -294,7 +300,7 @@ class Restorer(GitStaging):
                     if entry.is_file(follow_symlinks=False):
                         continue
                     st = entry.stat(follow_symlinks=False)
-                    if st.st_ctime_ns >= born_after:
+                    if st.st_ctime_ns > dir_ctime and st.st_ctime_ns >= born_after:
                         os.unlink(entry.path)
                         removed.append(f"{d}/{entry.name}" if d else entry.name)
         return removed
