@@ -11,7 +11,6 @@ import base64
 import binascii
 import functools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +25,7 @@ from chimera_cards._scan.sensitive import (
     source_taint,
 )
 from chimera_cards._scan.shell import analyse_shell
-from chimera_cards._scan.shellfacts import Out, ShellFacts
+from chimera_cards._scan.shellfacts import Embed, Out, ShellFacts
 
 MAX_NODES = 1_000_000
 _INERT = frozenset({"number", "true", "false", "null", "undefined", "regex", "comment", "this"})
@@ -145,7 +144,7 @@ class _JsFolding:
         self,
         facts: JsFacts,
         first_line: int,
-        embed: Callable[[str, str, int], Out] | None,
+        embed: Embed | None,
         returns: dict[str, Out] | None = None,
     ) -> None:
         self.facts = facts
@@ -938,7 +937,7 @@ def analyse_javascript(
     text: str,
     *,
     first_line: int = 1,
-    embed: Callable[[str, str, int], Out] | None = None,
+    embed: Embed | None = None,
     facts: JsFacts | None = None,
     returns: dict[str, Out] | None = None,
     tree: Any = None,

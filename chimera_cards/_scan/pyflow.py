@@ -56,7 +56,7 @@ from chimera_cards._scan.sensitive import (
     source_taint,
 )
 from chimera_cards._scan.shell import analyse_shell
-from chimera_cards._scan.shellfacts import Out, ShellFacts
+from chimera_cards._scan.shellfacts import Embed, Out, ShellFacts
 
 MAX_DEPTH = 3
 _NOT_READING = frozenset(
@@ -217,13 +217,14 @@ class _PyFolding:
         *,
         first_line: int,
         depth: int,
-        embed: Callable[[str, str, int], Out] | None,
+        embed: Embed | None,
     ) -> None:
         self.facts = facts
         self.summaries = summaries
         self.offset = first_line - 1
         self.depth = depth
         self.embed = embed
+        self.argv = Out()  # what sys.argv holds: a one-liner's arguments, when known
         self.aliases: dict[str, str] = {}
         self.receivers = Receivers(summaries.methods, self.aliases)
         self.consts: dict[str, str] = {}
@@ -537,6 +538,13 @@ class _PyFolding:
     # --- values -----------------------------------------------------------------------------
 
 
+# SDK clients of keyed services, by class name: the key they read when none is given.
+_SDK_CLIENTS = {
+    "OpenAI": "OPENAI", "AsyncOpenAI": "OPENAI", "Anthropic": "ANTHROPIC",
+    "AsyncAnthropic": "ANTHROPIC", "Groq": "GROQ", "AsyncGroq": "GROQ", "Mistral": "MISTRAL",
+}  # fmt: skip
+
+
 class _Analyser(_PyFolding):
     """The walk over a Python unit: values, calls, sinks, functions and statements."""
 
@@ -556,6 +564,8 @@ class _Analyser(_PyFolding):
             name = self.dotted(node)
             if name in ("os.environ", "environ", "os.environb"):
                 return Out({Taint("env-all", "os.environ")})
+            if name == "sys.argv":
+                return self.argv.copy()
             if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
                 known = self.attrs.get(node.attr)
                 return known.copy() if known is not None else Out()
@@ -658,6 +668,19 @@ class _Analyser(_PyFolding):
 
     # --- calls ------------------------------------------------------------------------------
 
+    def sdk_client(self, node: ast.Call, service: str, key: Out | None, line: int) -> None:
+        """``OpenAI(base_url=URL)``: every request of the client carries the user's key for the
+        service (given, or read by the SDK from the environment) to URL. A key of another name
+        (``OPENROUTER_API_KEY``, a literal for a local server) is the gateway's own."""
+        url = next((self.fold(kw.value) for kw in node.keywords if kw.arg == "base_url"), None)
+        host = host_of(url) if url else None
+        own = f"{service}_API_KEY"
+        given = {t.what for t in key.taint if t.kind == "env"} if key is not None else {own}
+        if host is not None and own in given:
+            self.facts.sends.append(
+                Send(line, host, "an SDK client's base_url", header={Taint("env", own)})
+            )
+
     def call(self, node: ast.Call) -> Out:
         name = self.dotted(node.func) or ""
         short = (
@@ -730,6 +753,8 @@ class _Analyser(_PyFolding):
                 self.facts.sql.append((line, f"{short}() of SQL built by string formatting"))
         if name == "os.dup2":
             self.dup2 = True
+        if short in _SDK_CLIENTS:
+            self.sdk_client(node, _SDK_CLIENTS[short], kwargs.get("api_key"), line)
         if name == "pty.spawn" or (
             name.startswith(("subprocess", "os.exec", "os.spawn")) and node.args
         ):
@@ -1138,9 +1163,10 @@ def analyse_python(
     *,
     first_line: int = 1,
     summaries: Summaries | None = None,
-    embed: Callable[[str, str, int], Out] | None = None,
+    embed: Embed | None = None,
     depth: int = 0,
     tree: ast.Module | None = None,
+    argv: Out | None = None,
 ) -> PyFacts:
     """What a Python unit does with data.
 
@@ -1153,6 +1179,7 @@ def analyse_python(
             the shell it runs).
         depth: how many one-liners deep this text is.
         tree: the parsed text, when the caller has it.
+        argv: what its arguments carry (``python3 -c CODE ~/.ssh/id_rsa``), when run with some.
     Returns:
         The facts; ``parsed`` is False when the text is not Python this interpreter reads.
     """
@@ -1169,6 +1196,8 @@ def analyse_python(
         depth=depth,
         embed=embed,
     )
+    if argv is not None:
+        analyser.argv = argv
     lower = text.lower()
     analyser.literals = any(map(lower.__contains__, CREDENTIAL_LITERALS))
     try:

@@ -337,8 +337,17 @@ class Relays:
             body |= (
                 stdin.taint if path == "-" else self.read_path(Word(path, Out()), cmd.line).taint
             )
+        if words[:1] and words[0] in _GH_PUBLISHED:
+            # gh pr create --body "$(printenv)", gh api … -f body="$(cat …)": text put into a
+            # pull request, issue, release or gist is published; a header is the request's own.
+            header = False
+            for arg in cmd.args:
+                if not header:
+                    body |= {t for t in arg.out.taint if t.kind != "path"}
+                header = arg.text in ("-H", "--header")
         if body:
-            self.facts.sends.append(Send(cmd.line, "gist.github.com", f"gh {words[0]}", body=body))
+            host = {"gist": "gist.github.com", "api": "api.github.com"}.get(words[0], "github.com")
+            self.facts.sends.append(Send(cmd.line, host, f"gh {words[0]}", body=body))
 
     def _extracts(self, cmd: Command) -> None:
         # tar -xzf dl.tgz -C /tmp, unzip dl.zip -d /tmp/x: what a download unpacks is downloaded.
@@ -426,6 +435,10 @@ class Relays:
             for send in self.facts.sends[before:]:
                 if send.sink == "network":
                     send.body.add(Taint("credential", f"the credentials git hands its {key}"))
+
+
+# gh commands whose text arguments end up in something others read.
+_GH_PUBLISHED = frozenset({"pr", "issue", "release", "gist", "api", "discussion"})
 
 
 def option_value(argv: list[str], names: tuple[str, ...]) -> str | None:
