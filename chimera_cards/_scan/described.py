@@ -12,9 +12,19 @@ import re
 # but the terminal: piped (into a shell, into `crontab -`), written to a file (a profile), or
 # substituted into a command (`$(echo ...)`). A quoted string given to a shell (`sh -c "..."`,
 # `eval "..."`, `ssh host "..."`) still runs.
+# Calls that only show their message: printing, logging, and Python's own exceptions raised
+# with it (a class of the skill's own could run what it is given, so only the built-in ones).
+_SHOWS = (
+    r"console\.(?:log|error|warn|info)|print|(?:click\.)?s?echo|sys\.(?:exit|std(?:err|out)\.write)"
+    r"|(?:(?:self\.)?(?:_?logger|_?log)|logging)\.(?:debug|info|warning|error|critical)"
+    r"|warnings\.warn"
+    r"|(?:Runtime|Value|OS|Environment|Import|ModuleNotFound|FileNotFound|NotImplemented|Type"
+    r"|Key|Assertion|Lookup|Connection|Permission)Error|Exception|SystemExit"
+    r"|click\.(?:ClickException|UsageError|BadParameter)"
+)
 _PRINTED_QUOTE_RE = re.compile(
     r"(?:\b(?:echo|printf|print|Write-Host|Write-Output|puts)\s+|"
-    r"\b(?:console\.(?:log|error|warn|info)|print)\(\s*)(?:[^\s;|&$`(]+\s+)*?([\"'])"
+    rf"(?:\b(?:console\.(?:log|error|warn|info)|print)|(?<![\w.])(?:{_SHOWS}))\(\s*)(?:[^\s;|&$`(]+\s+)*?([\"'])"
     r"(?:(?!\1)[^\\\n]|\\.)*$",
     re.IGNORECASE,
 )
@@ -22,11 +32,14 @@ _GOES_ON_RE = re.compile(r"(?<!\|)\|(?!\|)|>")
 # A message printed from several string literals, one a line (`console.error(` then
 # `"  Linux: curl … | sh\n" +`): a line that is one literal joined to the next, inside the
 # parentheses of a print call opened a few lines up, every line between a literal too.
+# (Python's form: literals side by side, joined without a `+`, and plain keyword arguments after
+# the last one: `"Install with: curl … | sh", err=True`.)
 _LITERAL_LINE_RE = re.compile(
-    r"[ \t]*(?:\+[ \t]*)?([\"'])(?:(?!\1)[^\\\n]|\\.)*\1[ \t]*(?:[+,][ \t]*|\)[ \t]*;?[ \t]*)?"
+    r"[ \t]*(?:\+[ \t]*)?([\"'])(?:(?!\1)[^\\\n]|\\.)*\1[ \t]*"
+    r"(?:,[ \t]*\w+[ \t]*=[ \t]*[\w.]+[ \t]*)*(?:[+,][ \t]*|\)[ \t]*;?[ \t]*)?"
 )
 _PRINT_OPENS_RE = re.compile(
-    r"(?:^|[\s;{(=])(?:console\.(?:log|error|warn|info)|print)\([ \t]*"
+    rf"(?:^|[\s;{{(=])(?:{_SHOWS})\([ \t]*"
     r"(?:([\"'])(?:(?!\1)[^\\\n]|\\.)*\1[ \t]*\+[ \t]*)?$"
 )
 
@@ -43,15 +56,17 @@ def _in_printed_literals(text: str, line_start: int) -> bool:
         start = text.rfind("\n", 0, end) + 1
         if _PRINT_OPENS_RE.search(text, start, end):
             return True
-        if not _LITERAL_LINE_RE.fullmatch(text, start, end) or text[start:end].rstrip()[-1:] != "+":
+        if not _LITERAL_LINE_RE.fullmatch(text, start, end) or text[start:end].rstrip()[
+            -1:
+        ] not in ("+", '"', "'"):
             return False
         end = start - 1
     return False
 
 
-# `curl … | bash` in a sentence: a fetcher given only an ellipsis downloads nothing; it names
-# the shape of a command ("do not install by piping remote scripts to a shell").
-_ELIDED_PIPE_RE = re.compile(r"\w+[ \t]+(?:\u2026|\.{3})[ \t]*\|", re.IGNORECASE)
+# `curl … | bash` or `curl | bash` in a sentence: a fetcher given only an ellipsis, or nothing,
+# downloads nothing; it names the shape of a command ("replace `curl | bash` with links").
+_ELIDED_PIPE_RE = re.compile(r"\w+[ \t]*(?:(?:\u2026|\.{3})[ \t]*)?\|", re.IGNORECASE)
 
 
 def pipe_runs(match: re.Match) -> bool:
