@@ -200,7 +200,10 @@ _PRECEDENCE_RE = re.compile(
     r"asks?|asked|requests?|requested|tells?|told|prefers?)\b"
     r"|(?:\S+\s+){0,2}?(?:objections?|requests?|instructions?|wishes|refusals?|concerns?|commands?)\s+"
     r"(?:from|of|by)\s+(?:the\s+|your\s+)?(?:users?|humans?|operators?)\b"
-    r"|(?:the\s+|any\s+|all\s+|every\s+)?(?:users?|humans?|operators?)\b(?!'|\s+(?:message|input|data|"
+    # ("it overrides user-level settings": one settings scope over another)
+    r"|(?:the\s+|any\s+|all\s+|every\s+)?(?:users?|humans?|operators?)\b"
+    r"(?!-(?:level|scope|wide)\s+(?:config\w*|settings?|files?|options?|values?|defaults?)\b)"
+    r"(?!'|\s+(?:message|input|data|"
     r"token|name|id|account|interface|agent|group|role|list|setting|config|prompt|level|scope|field|"
     # the user's wording of a value, fitted to a schema, is data, not their will
     r"phrasing|wording|spelling|terminology|text|label|format)))"
@@ -273,18 +276,21 @@ def _search_at(
     return None
 
 
+# The words between the verb and what it sets aside: not across "but", "no" or "not" ("exposes a
+# model override but no per-dispatch tool restriction" names a restriction that is missing).
+_OBJECT_GAP = r"(?:(?!(?:but|no|not|nor|without)\s)\S+\s+){0,3}?"
 _TOOLS_RE = re.compile(
     led(
         "bcdegilnorstw",
         r"\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
         r"work(?:ing)?\s+around|get(?:ting)?\s+around|evad(?:e|ing))\s+"
-        r"(?:\S+\s+){0,3}?(?:(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
+        rf"{_OBJECT_GAP}(?:(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
         r"confirmations?|guardrails?)\b\s*"
         r"|(?:tool|tool[- ]call|tool[- ]use|safety|security|content)s?\s+)"
         r"(?:restrictions?|limits?|limitations?|policies|policy|rules|checks?|allow-?lists?|prompts?|"
         r"filters?|guidelines|settings|requirements?)"
         r"|\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
-        r"evad(?:e|ing))\s+(?:\S+\s+){0,3}?"
+        rf"evad(?:e|ing))\s+{_OBJECT_GAP}"
         r"(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
         r"confirmations?|guardrails?)\b"
         r"|\b(?:without|don't|do\s+not|never)\s+(?:asking|ask|requesting|request|seeking|waiting\s+for)\s+"
@@ -785,6 +791,39 @@ def _describes_option(text: str, at: int) -> bool:
     return 0 < first_end < offset and bool(_OPTION_CELL_RE.fullmatch(row[1:first_end]))
 
 
+# "Do not hardcode md in the note — that misleads users": the deceit is the reason a ban gives
+# (said of the banned act, after a negation), not an order to deceive.
+_BANNED_BEFORE_RE = re.compile(r"\b(?:do\s+not|don't|never|must\s+not|avoid)\b", re.I)
+_REASON_RE = re.compile(r"\b(?:that|which|it|this)\s+(?:would\s+|will\s+)?$", re.I)
+
+
+def _reason_for_a_ban(sentence: str, conceal: re.Match) -> bool:
+    """Whether a lie/mislead/deceive match is said of an act the sentence bans before it."""
+    words = conceal.group(0)
+    if not re.match(r"(?:mislead|deceiv|lie)", words, re.I):
+        return False
+    before = sentence[: conceal.start()]
+    return bool(_REASON_RE.search(before) and _BANNED_BEFORE_RE.search(before))
+
+
+# A mode's name ("### Bypass Permissions Mode", the SDK's `bypassPermissions`) names a setting
+# the documentation describes; entering it is still an order ("switch to bypass permissions mode").
+_MODE_AFTER_RE = re.compile(r"\s*(?:mode|modes)\b", re.I)
+_ENTERS_RE = re.compile(
+    r"\b(?:use|using|switch\w*|enter\w*|enabl\w*|activat\w*|turn\w*\s+on|run\w*|start\w*|"
+    r"set\w*|put|always|default)\b",
+    re.I,
+)
+
+
+def _names_a_mode(sentence: str, match: re.Match) -> bool:
+    """Whether a setting-aside match is the name of a mode nothing orders entering (a warning)."""
+    return bool(
+        _MODE_AFTER_RE.match(sentence, match.end())
+        and not _ENTERS_RE.search(sentence, 0, match.start())
+    )
+
+
 def _quote(sentence: str) -> str:
     shown = " ".join(sentence.split())
     return shown if len(shown) <= 140 else shown[:137] + "..."
@@ -1097,6 +1136,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
             and (not _TELL_RE.match(conceal.group(0)) or hides_an_action(conceal))
             # a table row naming an option says what it does (`suppressOutput` | hide output)
             and not _describes_option(text, at)
+            and not _reason_for_a_ban(sentence, conceal)
         ):
             found.append(
                 ProseFinding(
@@ -1144,7 +1184,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                 r"ignore|bypass|circumvent|evade|disregard|override|work\s+around|get\s+around|dangerously",
                 tools.group(0),
                 re.I,
-            )
+            ) and not _names_a_mode(sentence, tools)
             found.append(
                 ProseFinding(
                     "prose-tool-restrictions",
