@@ -1,7 +1,8 @@
 """Text that describes a command or an option instead of acting: a download piped into a shell
 printed for the reader (an install hint in an ``echo`` or a script's ``console.error``) or
 elided to its shape (``curl … | bash`` in a sentence) runs nothing; an option's help saying it
-sets the tool's own system prompt overrides no one's."""
+sets the tool's own system prompt overrides no one's; a deceit given as the reason for a ban
+orders none, and a mode's name is no order to enter it."""
 
 from __future__ import annotations
 
@@ -103,4 +104,37 @@ def option_sets_prompt(match: re.Match) -> bool:
     return bool(
         _SETS_PROMPT_RE.fullmatch(match.group(0))
         and _HELP_OPENS_RE.search(text, line_start, match.start())
+    )
+
+
+# "Do not hardcode md in the note — that misleads users": the deceit is the reason a ban gives
+# (said of the banned act, after a negation), not an order to deceive.
+_BANNED_BEFORE_RE = re.compile(r"\b(?:do\s+not|don't|never|must\s+not|avoid)\b", re.I)
+_REASON_RE = re.compile(r"\b(?:that|which|it|this)\s+(?:would\s+|will\s+)?$", re.I)
+
+
+def reason_for_a_ban(sentence: str, conceal: re.Match) -> bool:
+    """Whether a lie/mislead/deceive match is said of an act the sentence bans before it."""
+    words = conceal.group(0)
+    if not re.match(r"(?:mislead|deceiv|lie)", words, re.I):
+        return False
+    before = sentence[: conceal.start()]
+    return bool(_REASON_RE.search(before) and _BANNED_BEFORE_RE.search(before))
+
+
+# A mode's name ("### Bypass Permissions Mode", the SDK's `bypassPermissions`) names a setting
+# the documentation describes; entering it is still an order ("switch to bypass permissions mode").
+_MODE_AFTER_RE = re.compile(r"\s*(?:mode|modes)\b", re.I)
+_ENTERS_RE = re.compile(
+    r"\b(?:use|using|switch\w*|enter\w*|enabl\w*|activat\w*|turn\w*\s+on|run\w*|start\w*|"
+    r"set\w*|put|always|default)\b",
+    re.I,
+)
+
+
+def names_a_mode(sentence: str, match: re.Match) -> bool:
+    """Whether a setting-aside match is the name of a mode nothing orders entering (a warning)."""
+    return bool(
+        _MODE_AFTER_RE.match(sentence, match.end())
+        and not _ENTERS_RE.search(sentence, 0, match.start())
     )

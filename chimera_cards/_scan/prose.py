@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from chimera_cards._scan.described import names_a_mode, reason_for_a_ban
 from chimera_cards._scan.hidden import hides_an_action, quoted_mention
 from chimera_cards._scan.intent import ADVICE_RE, NOT_A_REFUSAL, NOT_PAST_THEN
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
@@ -791,39 +792,6 @@ def _describes_option(text: str, at: int) -> bool:
     return 0 < first_end < offset and bool(_OPTION_CELL_RE.fullmatch(row[1:first_end]))
 
 
-# "Do not hardcode md in the note — that misleads users": the deceit is the reason a ban gives
-# (said of the banned act, after a negation), not an order to deceive.
-_BANNED_BEFORE_RE = re.compile(r"\b(?:do\s+not|don't|never|must\s+not|avoid)\b", re.I)
-_REASON_RE = re.compile(r"\b(?:that|which|it|this)\s+(?:would\s+|will\s+)?$", re.I)
-
-
-def _reason_for_a_ban(sentence: str, conceal: re.Match) -> bool:
-    """Whether a lie/mislead/deceive match is said of an act the sentence bans before it."""
-    words = conceal.group(0)
-    if not re.match(r"(?:mislead|deceiv|lie)", words, re.I):
-        return False
-    before = sentence[: conceal.start()]
-    return bool(_REASON_RE.search(before) and _BANNED_BEFORE_RE.search(before))
-
-
-# A mode's name ("### Bypass Permissions Mode", the SDK's `bypassPermissions`) names a setting
-# the documentation describes; entering it is still an order ("switch to bypass permissions mode").
-_MODE_AFTER_RE = re.compile(r"\s*(?:mode|modes)\b", re.I)
-_ENTERS_RE = re.compile(
-    r"\b(?:use|using|switch\w*|enter\w*|enabl\w*|activat\w*|turn\w*\s+on|run\w*|start\w*|"
-    r"set\w*|put|always|default)\b",
-    re.I,
-)
-
-
-def _names_a_mode(sentence: str, match: re.Match) -> bool:
-    """Whether a setting-aside match is the name of a mode nothing orders entering (a warning)."""
-    return bool(
-        _MODE_AFTER_RE.match(sentence, match.end())
-        and not _ENTERS_RE.search(sentence, 0, match.start())
-    )
-
-
 def _quote(sentence: str) -> str:
     shown = " ".join(sentence.split())
     return shown if len(shown) <= 140 else shown[:137] + "..."
@@ -1136,7 +1104,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
             and (not _TELL_RE.match(conceal.group(0)) or hides_an_action(conceal))
             # a table row naming an option says what it does (`suppressOutput` | hide output)
             and not _describes_option(text, at)
-            and not _reason_for_a_ban(sentence, conceal)
+            and not reason_for_a_ban(sentence, conceal)
         ):
             found.append(
                 ProseFinding(
@@ -1184,7 +1152,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                 r"ignore|bypass|circumvent|evade|disregard|override|work\s+around|get\s+around|dangerously",
                 tools.group(0),
                 re.I,
-            ) and not _names_a_mode(sentence, tools)
+            ) and not names_a_mode(sentence, tools)
             found.append(
                 ProseFinding(
                     "prose-tool-restrictions",
