@@ -267,7 +267,9 @@ class _Detector:
                 unit.python.append(facts)
                 return facts.output.merge(facts.shell.output)
             if language == "javascript":
-                js = analyse_javascript(code, first_line=line, embed=embed, returns=self.js_returns)
+                js = analyse_javascript(
+                    code, first_line=line, embed=embed, returns=self.js_returns, argv=argv
+                )
                 unit.js.append(js)
                 return js.output
             unit.generic.append(generic_facts(code, line))

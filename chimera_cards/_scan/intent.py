@@ -53,7 +53,8 @@ _ACT_PIECES = ("upload", "send", "post", "transmit", "attach", "share", "sync", 
                "coll", "joi", "send", "schick", "lad", "teil", "übertrag", "invia", "caric",
                "condivid", "carreg", "writ", "embed", "insert", "append", "encod", "follow",
                "render", "go to", "go on", "end up", "land", "its way", "creat", "open",
-               "leav")  # fmt: skip
+               "leav", "receiv", "obtain", " get", " has ", " have ", " hold", " keep",
+               "contain")  # fmt: skip
 _DESTINATION_PIECES = ("http", "://", "@", ".com", ".io", ".net", ".dev", ".app", ".org", ".co",
                        ".sh", ".xyz", ".cloud", ".site", ".info", ".me", ".ai", ".ru", ".cn",
                        "server", "endpoint", "webhook", "bucket", "gist", "paste", "drive",
@@ -235,8 +236,9 @@ _CARRIED_BACK_RE = re.compile(
 # copy of ~/.kube/config", "the portal must receive a backup of".
 _HOLDER_RE = re.compile(
     r"\b(?:has|have|gets?|receives?|holds?|keeps?|contains?|obtains?)\s+(?:a\s+|an\s+)?"
-    r"(?:full\s+|fresh\s+|current\s+|complete\s+|working\s+)?(?:copy|copies|backup|mirror|"
-    r"duplicate|replica)\s+of\s+(?:the\s+)?(?:user'?s\s+|your\s+)?(?:contents?\s+of\s+)?$",
+    r"(?:the\s+)?(?:full\s+|fresh\s+|current\s+|complete\s+|working\s+)?(?:copy|copies|backup|"
+    r"mirror|duplicate|replica|contents?|text)\s+of\s+(?:the\s+)?(?:user'?s\s+|your\s+)?"
+    r"(?:contents?\s+of\s+)?[`'\"]?~?$",
     re.I,
 )
 # Off-machine for a generic secret word: stricter (API docs send tokens to APIs all day).

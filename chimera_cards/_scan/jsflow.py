@@ -150,6 +150,7 @@ class _JsFolding:
         self.facts = facts
         self.first_line = first_line
         self.embed = embed
+        self.argv = Out()  # what process.argv holds: a one-liner's arguments, when known
         self.env: dict[str, Out] = {}
         self.consts: dict[str, str] = {}
         self.aliases: dict[
@@ -325,6 +326,8 @@ class _Js(_JsFolding):
             obj = node.child_by_field_name("object")
             if obj is not None and self.dotted(obj) == "process.env":
                 return Out({Taint("env-all", "process.env[…]")})
+            if name == "process.argv" or (obj is not None and self.dotted(obj) == "process.argv"):
+                return self.argv.copy()
             return self.value(obj)
         if kind in ("string", "template_string", "binary_expression"):
             out = Out()
@@ -941,6 +944,7 @@ def analyse_javascript(
     facts: JsFacts | None = None,
     returns: dict[str, Out] | None = None,
     tree: Any = None,
+    argv: Out | None = None,
 ) -> JsFacts:
     """What a JavaScript unit does with data.
 
@@ -952,6 +956,7 @@ def analyse_javascript(
         returns: what the bundle's functions return, by name (read and extended).
         tree: ``parse_javascript(text)``, when the caller has it (a bundle's scripts are read
             twice: once for what their functions return, then for their flows).
+        argv: what its arguments carry (``node -e CODE ~/.aws/credentials``), when run with some.
     Returns:
         The facts.
     """
@@ -959,6 +964,7 @@ def analyse_javascript(
     if tree is None:
         tree = parse_javascript(text)
     walker = _Js(own, first_line, embed, returns)
+    walker.argv = argv or Out()
     try:
         walker.block(tree.root_node)
     except RecursionError:

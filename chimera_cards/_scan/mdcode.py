@@ -156,7 +156,7 @@ _QUOTED_RE = re.compile(r""""((?:[^"\\]|\\.){4,})"|'([^']{4,})'""")
 _PATH_RUN_RE = re.compile(r"^(?:~|\.{0,2})/[\w./-]+(?:\s|$)")
 
 
-_SPACED_KEY_RE = re.compile(r"^[\w.-]+\s+=\s+[\"']")
+_SPACED_KEY_RE = re.compile(r"^[\w.-]+\s+=\s+\S")
 
 
 def command_line(line: str) -> str | None:
@@ -182,7 +182,7 @@ def command_line(line: str) -> str | None:
     if not found:
         return None
     if len(found) > 1 and found[0] is text and _SPACED_KEY_RE.match(text):
-        found.pop(0)  # TOML/INI `run = "curl …"`: the value runs, not a program named `run`
+        found.pop(0)  # TOML/INI `run = "curl …"`, `cmd = curl …`: the value runs, not `cmd`
     if found[0] is text or len(found) == 1:
         return found[0]
     return "; ".join(dict.fromkeys(found))  # ["pip install x", "curl …"]: every one runs

@@ -43,6 +43,7 @@ from chimera_cards._scan.pyshapes import (
     wrapped_stream,
     written_handle,
 )
+from chimera_cards._scan.sdkclients import SDK_CLIENTS, call_sends, module_sends
 from chimera_cards._scan.sensitive import (
     CREDENTIAL_LITERALS,
     CodeFacts,
@@ -538,13 +539,6 @@ class _PyFolding:
     # --- values -----------------------------------------------------------------------------
 
 
-# SDK clients of keyed services, by class name: the key they read when none is given.
-_SDK_CLIENTS = {
-    "OpenAI": "OPENAI", "AsyncOpenAI": "OPENAI", "Anthropic": "ANTHROPIC",
-    "AsyncAnthropic": "ANTHROPIC", "Groq": "GROQ", "AsyncGroq": "GROQ", "Mistral": "MISTRAL",
-}  # fmt: skip
-
-
 class _Analyser(_PyFolding):
     """The walk over a Python unit: values, calls, sinks, functions and statements."""
 
@@ -668,19 +662,6 @@ class _Analyser(_PyFolding):
 
     # --- calls ------------------------------------------------------------------------------
 
-    def sdk_client(self, node: ast.Call, service: str, key: Out | None, line: int) -> None:
-        """``OpenAI(base_url=URL)``: every request of the client carries the user's key for the
-        service (given, or read by the SDK from the environment) to URL. A key of another name
-        (``OPENROUTER_API_KEY``, a literal for a local server) is the gateway's own."""
-        url = next((self.fold(kw.value) for kw in node.keywords if kw.arg == "base_url"), None)
-        host = host_of(url) if url else None
-        own = f"{service}_API_KEY"
-        given = {t.what for t in key.taint if t.kind == "env"} if key is not None else {own}
-        if host is not None and own in given:
-            self.facts.sends.append(
-                Send(line, host, "an SDK client's base_url", header={Taint("env", own)})
-            )
-
     def call(self, node: ast.Call) -> Out:
         name = self.dotted(node.func) or ""
         short = (
@@ -753,8 +734,10 @@ class _Analyser(_PyFolding):
                 self.facts.sql.append((line, f"{short}() of SQL built by string formatting"))
         if name == "os.dup2":
             self.dup2 = True
-        if short in _SDK_CLIENTS:
-            self.sdk_client(node, _SDK_CLIENTS[short], kwargs.get("api_key"), line)
+        if short in SDK_CLIENTS:
+            self.facts.sends += call_sends(
+                node, SDK_CLIENTS[short], self.fold, kwargs.get("api_key"), line
+            )
         if name == "pty.spawn" or (
             name.startswith(("subprocess", "os.exec", "os.spawn")) and node.args
         ):
@@ -1196,21 +1179,17 @@ def analyse_python(
         depth=depth,
         embed=embed,
     )
-    if argv is not None:
-        analyser.argv = argv
+    analyser.argv = argv or Out()
     lower = text.lower()
     analyser.literals = any(map(lower.__contains__, CREDENTIAL_LITERALS))
     try:
         analyser.module(tree)
     except RecursionError:
         facts.too_deep = True
-    _imported_downloads(facts, text)
-    return facts
-
-
-def _imported_downloads(facts: PyFacts, text: str) -> None:
-    """A download saved as a module and imported (on this run or the next: the import may come
-    first, guarded by a check that the file exists) is downloaded code run."""
+    facts.sends += module_sends(tree, analyser.fold, first_line - 1)
+    # A download saved as a module and imported (on this run or the next: the import may come
+    # first, guarded by a check that the file exists) is downloaded code run.
     for path, line in facts.saved_downloads.items():
         if imports_saved_module(text, path):
             facts.download_exec.append((line, f"saved as {path} and imported"))
+    return facts

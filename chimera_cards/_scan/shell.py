@@ -42,7 +42,9 @@ from chimera_cards._scan.shellsteps import (
     IFS_RE,
     LISTERS,
     Relays,
+    arguments_after,
     drop_discarded_lookup,
+    dumps_env,
     file_argument,
     file_server,
     letter_cipher,
@@ -162,7 +164,6 @@ _NOT_READING = frozenset(
         "read",
     }
 )
-_ENV_DUMPS = frozenset({"env", "printenv", "set", "export", "declare", "compgen", "typeset"})
 _CLIPBOARD = frozenset(
     {"pbcopy", "xclip", "xsel", "wl-copy", "clip", "clip.exe", "termux-clipboard-set"}
 )
@@ -649,7 +650,7 @@ class _Walker(Relays, _WalkerBase):
             self.listing(cmd, out)
         elif name in ("read", "mapfile", "readarray"):
             self.read_into(cmd, stdin)
-        if name in _ENV_DUMPS and self._dumps_env(name, cmd.argv):
+        if dumps_env(name, cmd.argv):
             out.taint.add(Taint("env-all", f"{name} (every environment variable)"))
         if (
             name == "security"
@@ -722,18 +723,6 @@ class _Walker(Relays, _WalkerBase):
                 if not arg.text.startswith("-"):
                     self.write(arg.text, out, cmd.line, self.piped)
         return out
-
-    @staticmethod
-    def _dumps_env(name: str, argv: list[str]) -> bool:
-        if name == "printenv":
-            return not argv or any(is_secret_name(a) for a in argv)
-        if name == "env":
-            return not argv
-        if name in ("export", "declare", "typeset"):
-            return argv in (["-p"], ["-x"], ["-px"])
-        if name == "set":
-            return not argv
-        return name == "compgen" and argv[:1] in (["-e"], ["-v"])
 
     def decoders(self, cmd: Command, out: Out) -> None:
         name, argv = cmd.name, cmd.argv
@@ -847,12 +836,7 @@ class _Walker(Relays, _WalkerBase):
         if code_word is not None:
             if code_word.out.decoded or code_word.out.downloaded:
                 self._ran(cmd, code_word.out, name)
-            # What follows the code is its arguments (find … -exec python3 -c CODE {} \;).
-            argv = Out()
-            for arg in args[args.index(code_word) + 1 :] if code_word in args else []:
-                argv.merge(arg.out)
-                if credential_in(arg.text):
-                    argv.taint.add(source_taint(credential_in(arg.text) or arg.text))
+            argv = arguments_after(args, code_word)
             out.merge(self._run_code(language, code_word.text, cmd.line, stdin, name, argv))
             return
         heredoc = self.pending_heredoc
