@@ -75,7 +75,6 @@ def file_argument(text: str) -> str:
     return text
 
 
-
 # Options of `uv run`/`deno run`/`uvx` that take no value: the word after one is the program.
 _RUN_FLAGS_RE = re.compile(
     r"-A|-q|--quiet|-v|--verbose|--no-project|--isolated|--frozen|--locked|--no-sync|--offline|"
@@ -99,6 +98,7 @@ def _runs_a_url(args: list[str]) -> bool:
             return False  # the program: what follows is its arguments
         after_option = False
     return False
+
 
 class Relays:
     """The steps above, as methods of the shell walk."""
