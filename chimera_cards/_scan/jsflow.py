@@ -153,9 +153,8 @@ class _JsFolding:
         self.argv = Out()  # what process.argv holds: a one-liner's arguments, when known
         self.env: dict[str, Out] = {}
         self.consts: dict[str, str] = {}
-        self.aliases: dict[
-            str, str
-        ] = {}  # const cp = require('child_process') -> cp: child_process
+        # const cp = require('child_process') -> cp: child_process
+        self.aliases: dict[str, str] = {}
         # What functions return, by name: shared by the files of a bundle (exports.f = ...).
         self.returns: dict[str, Out] = returns if returns is not None else {}
         self.hosts: dict[str, str] = {}  # request variables -> the host their options name
@@ -298,6 +297,16 @@ class _JsFolding:
                         return sep.join(p for p in folded if p is not None)
         return None
 
+    def process_value(self, name: str | None) -> Out | None:
+        """What ``process.env`` (every variable), ``process.env.NAME`` and ``process.argv`` (a
+        one-liner's arguments; ``process.argv[1]`` reads it through its object) hold."""
+        if name == "process.env":
+            return Out({Taint("env-all", "process.env")})
+        if name and name.startswith("process.env."):
+            key = name.split(".", 2)[2]
+            return Out({Taint("env", key)}) if is_secret_name(key) else Out()
+        return self.argv.copy() if name == "process.argv" else None
+
     # --- values -----------------------------------------------------------------------------
 
 
@@ -318,16 +327,12 @@ class _Js(_JsFolding):
             return known.copy() if known is not None else Out()
         if kind in ("member_expression", "subscript_expression"):
             name = self.dotted(node)
-            if name == "process.env":
-                return Out({Taint("env-all", "process.env")})
-            if name and name.startswith("process.env."):
-                key = name.split(".", 2)[2]
-                return Out({Taint("env", key)}) if is_secret_name(key) else Out()
+            held = self.process_value(name)
+            if held is not None:
+                return held
             obj = node.child_by_field_name("object")
             if obj is not None and self.dotted(obj) == "process.env":
                 return Out({Taint("env-all", "process.env[…]")})
-            if name == "process.argv" or (obj is not None and self.dotted(obj) == "process.argv"):
-                return self.argv.copy()
             return self.value(obj)
         if kind in ("string", "template_string", "binary_expression"):
             out = Out()
