@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import platform
 import struct
+from typing import Any
 
 # Per architecture: the audit arch seccomp sees, and the numbers of the calls it refuses
 # (ptrace, process_vm_readv, process_vm_writev, pidfd_getfd), and of seccomp itself.
@@ -80,7 +81,7 @@ def install() -> tuple[str, ...]:
     return tuple(missing)
 
 
-def _landlock(libc) -> bool:  # type: ignore[no-untyped-def]
+def _landlock(libc: Any) -> bool:
     """Writes refused under ``/proc``, allowed beneath every other top-level entry."""
     import ctypes
 
