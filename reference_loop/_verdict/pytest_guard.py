@@ -20,7 +20,6 @@ returns, and the report says so: the run goes on without it, visibly.
 from __future__ import annotations
 
 import os
-import platform
 import struct
 from typing import Any
 
@@ -58,7 +57,7 @@ def install() -> tuple[str, ...]:
     """Install the guards in this process; the names of those the kernel could not take."""
     import ctypes
 
-    known = _ARCHES.get(platform.machine())
+    known = _ARCHES.get(os.uname().machine)
     if known is None:
         return ("seccomp", "landlock")
     arch, refused, seccomp_nr = known
