@@ -250,6 +250,9 @@ _OBJECT_WALKS = (
     # for it, so no list of its dangerous parts is complete.
     "ctypes",
     "ctypes.*",
+    "*.ctypes",  # the same module re-exported (multiprocessing.sharedctypes.ctypes), numpy's
+    "*.ctypes.*",  # array.ctypes (a pointer to the array's memory)
+    "*.ctypeslib*",
     "_ctypes",
     "_ctypes.*",
     "cffi",

@@ -66,6 +66,13 @@ MEMORY_FORGERIES = {
     "def _words(obj):\n    box = c_void_p(id(obj))\n    _keep.append(box)\n"
     "    return _P.from_buffer(box)\n\n\n"
     f"_words(add)[{_CODE_WORD}] = _words(_right)[{_CODE_WORD}]\n",
+    "ctypes re-exported by multiprocessing.sharedctypes": CALC
+    + _RIGHT
+    + "from multiprocessing import sharedctypes\n\n_c = sharedctypes.ctypes\n\n\n"
+    "class _Word(_c.Union):\n"
+    '    _fields_ = [("at", _c.c_void_p), ("words", _c.POINTER(_c.c_void_p))]\n\n\n'
+    "def _words(obj):\n    w = _Word()\n    w.at = id(obj)\n    return w.words\n\n\n"
+    f"_words(add)[{_CODE_WORD}] = _words(_right)[{_CODE_WORD}]\n",
     "/proc/self/mem opened by a path built at run time": CALC
     + _RIGHT
     + "import os\n\n\ndef _swap():\n"
