@@ -188,7 +188,9 @@ ADVICE_RE = re.compile(
 )
 # A word pointing back at the secret named before.
 _ANAPHOR_RE = re.compile(
-    r"^\s*(?:it|them|this|these|that|those|everything|all\s+of\s+(?:it|them)|"
+    # ("share that they can create one": "that" opening what is said, not the thing shared)
+    r"^\s*(?:it|them|this|these|that(?!\s+(?:they|you|we|he|she|there|the\s+user|users?)\s)|"
+    r"those|everything|all\s+of\s+(?:it|them)|"
     r"(?:its|their)\s+(?:\w+\s+)?(?:contents?|files?|data|keys?|text|body|value)|"
     r"the\s+(?:contents?|files?|folder|directory|"
     r"archive|copy|copies|bundle|zip|tarball|output|result|keys?|phrase|file's\s+contents)|"
