@@ -52,14 +52,16 @@ STARTUP_FILES = frozenset(
     | {"jupyter_notebook_config.py", "jupyter_server_config.py", "jupyter_lab_config.py"}
     | {"jupyter_nbconvert_config.py", "jupyter_console_config.py", "jupyter_qtconsole_config.py"}
     | {".mise.toml", "mise.toml", ".mise.local.toml", "mise.local.toml", ".rtx.toml", "rtx.toml"}
+    | {".bazelrc", "gradle-wrapper.properties"}  # --run_under; the wrapper's distributionUrl
 )
 HOST_HOOK_DIRS = (".husky", ".githooks", ".devcontainer", ".lefthook")
 # Folders, at any depth, every file of which a tool may run: an editor's settings, IPython's
 # and Jupyter's profiles, rope's project config, mise's config folder, a Mercurial or Sapling
-# repository (its hgrc hooks run at the next `hg status`).
+# repository (its hgrc hooks run at the next `hg status`), cargo's and maven's per-project
+# config (a rustc wrapper, a build extension run at the next build).
 EDITOR_DIRS = frozenset(
     {".vscode", ".idea", ".zed", ".fleet", ".theia", ".nova", ".ipython", ".jupyter"}
-    | {".ropeproject", ".mise", ".hg", ".sl"}
+    | {".ropeproject", ".mise", ".hg", ".sl", ".cargo", ".mvn"}  # build wrappers, extensions
 )
 # Config files a developer tool reads from the folder it starts in, and the keys in them that
 # make it load code (a linter's init-hook, a plugin module): a new or changed one is a host hook.

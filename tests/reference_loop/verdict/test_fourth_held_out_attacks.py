@@ -210,6 +210,8 @@ TOOL_HOOKS = {
         ".venv/pyvenv.cfg": "home = /usr/bin\n",
         ".venv/bin/python": "#!/bin/sh\ntouch /tmp/pwned\n",
     },
+    "cargo's rustc wrapper": {".cargo/config.toml": '[build]\nrustc-wrapper = "./x.sh"\n'},
+    "maven's build extensions": {".mvn/extensions.xml": "<extensions></extensions>\n"},
     "a pylintrc init-hook written with a colon": {".pylintrc": f"[MAIN]\ninit-hook: {_RUNS}\n"},
     "a quoted init-hook key in pyproject": {
         "pyproject.toml": '[project]\nname = "calc"\nversion = "0.1"\ndependencies = []\n\n'
