@@ -2,7 +2,8 @@
 printed for the reader (an install hint in an ``echo`` or a script's ``console.error``) or
 elided to its shape (``curl … | bash`` in a sentence) runs nothing; an option's help saying it
 sets the tool's own system prompt overrides no one's; a deceit given as the reason for a ban
-orders none, and a mode's name is no order to enter it."""
+orders none, a mode's name is no order to enter it, and a format character quoted in code
+beside its own escape names it."""
 
 from __future__ import annotations
 
@@ -138,3 +139,16 @@ def names_a_mode(sentence: str, match: re.Match) -> bool:
         _MODE_AFTER_RE.match(sentence, match.end())
         and not _ENTERS_RE.search(sentence, 0, match.start())
     )
+
+
+def names_the_character(text: str, i: int, j: int) -> bool:
+    """Whether the format character at ``text[i:j]`` is alone in a quoted literal whose line also
+    writes its escape (``s.replace("\u2028", "\\u2028")`` in a JSON escaper): code naming the
+    character it handles, hiding nothing between words. Two or more in a row, one beside
+    letters, or one with no escape of it on its line stay hidden characters."""
+    if j != i + 1 or i == 0 or text[i - 1] not in "'\"" or text[j : j + 1] != text[i - 1]:
+        return False
+    start, end = text.rfind("\n", 0, i) + 1, text.find("\n", j)
+    line = text[start : end if end >= 0 else len(text)].lower()
+    cp = ord(text[i])
+    return any(e in line for e in (f"\\u{cp:04x}", f"\\u{{{cp:x}}}", f"&#x{cp:x};", f"&#{cp};"))

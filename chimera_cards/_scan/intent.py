@@ -72,7 +72,7 @@ _SECRET_RE = re.compile(
     r"private\s+(?:ssh\s+)?keys?|signing\s+keys?|(?:gpg|pgp)\s+(?:private\s+)?keys?|"
     r"(?:aws|cloud|gcloud|gcp|azure|kube(?:rnetes)?|cluster|docker|npm|pypi|github|gh|git)\s+"
     r"(?:credentials?|access\s+keys?|secret\s+keys?|tokens?|config(?:uration)?\s+(?:file|folder|directory))|"
-    r"credentials?\s+(?:file|folder|directory|store)s?|cluster\s+config|kube\s*config|"
+    r"credentials?\s+(?:file|folder|directory|store)s?(?!\w)|cluster\s+config|kube\s*config|"
     r"\b(?:npm|pypi|net)rc\b|"
     r"(?:directory|folder|dir|place)\s+where\s+(?:the\s+)?(?:user'?s\s+|your\s+)?(?:ssh|private|aws|gpg|"
     r"cloud)\s+(?:keys?|credentials)\s+(?:live|are\s+kept|are\s+stored|reside|sit)|"

@@ -65,7 +65,7 @@ _SHIP_RE = re.compile(
     led(
         "bcefilprstu",
         r"\b(?:send(?:s|ing)?\b|sent\b|(?!(?<=/)upload\w*/)upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)\b|transmit\w*|"
-        r"exfiltrat\w*|forward\w*|e-?mail\w*|beacon\w*|relay\w*|leak\w*|submit\w*|"
+        r"exfiltrat\w*|forward\w*|e-?mail\w*|beacon\w*|relay\w*|leak\w*|(?<![-/])submit\w*|"
         r"ship\w*\s+(?:\S+\s+){0,6}?(?:to|off|over)\b|sync\w*\s+(?:it|them|to)\b|"
         r"back(?:ing|ed)?[ -]?up\b|backups?\s+(?:of|to)\b|"
         r"cop(?:y|ies|ying)\s+(?:\S+\s+){0,6}?(?:to|into|onto)\s+(?:https?://|our|the\s+(?:remote|server|endpoint|webhook|request|payload|url|form)|a\s+(?:remote|server|webhook|request))|"
@@ -801,7 +801,7 @@ _PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)|\n(?=(?:[ \t]*>)*[ \t]*\|)")
 
 
 _EXCLUDED_RE = re.compile(
-    r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b"
+    r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no|unset\w*)\b"
     + NOT_A_REFUSAL
     + rf"(?:{NOT_PAST_THEN}[^;:]){{0,60}}$",
     re.I,
@@ -834,7 +834,7 @@ def _left_out(before: str) -> bool:
 
 def _store_named(sentence: str, gate: _Gate) -> re.Match | None:
     """A credential store the sentence names as something to act on (not "without .env", not
-    a public key, not after "never")."""
+    a public key, not after "never", not the env vars a step unsets)."""
     if not (gate.store_words or gate.credential_words):
         return None
     # Every alternative holds "pub", "-copy-" or "authorized" (no other letter folds to them).
