@@ -302,14 +302,18 @@ _LINKING_WORDS = frozenset({"a", "an", "and", "the", "for", "of", "to", "with", 
 def _titles(name: str, dirname: str) -> bool:
     """Whether a title with spaces names the folder: the folder's words are the title's, in
     order, each a whole word or a CamelCase word's capitals ("PocketBase SDK" in ``pb-sdk/``),
-    leaving out only linking words."""
-    words = name.split()
+    leaving out only linking words, or the title's first words with a qualifier after them
+    ("Cloudflare D1 Database" in ``cloudflare-d1/``). A hyphen joins words in a title as in a
+    folder name ("Collision-Zone Thinking" in ``collision-zone-thinking/``)."""
+    words = [part for word in name.split() for part in word.split("-") if part]
     parts = dirname.lower().split("-")
     if len(parts) > len(words):
         return False
     at = 0
     for word in words:
-        if at < len(parts) and parts[at] in (word.lower(), _capitals(word)):
+        if at == len(parts):
+            break  # the folder is the title's head; the rest qualifies it
+        if parts[at] in (word.lower(), _capitals(word)):
             at += 1
         elif word.lower() not in _LINKING_WORDS:
             return False

@@ -384,6 +384,10 @@ class _Detector:
             severity = finding.severity
             if unit.documentation and severity == "warning":
                 severity = "info"  # a reference page explaining a setting, not an instruction
+            if finding.rule == "prose-tool-restrictions" and _captions_forced_command(
+                lines, line, code
+            ):
+                severity = "warning"
             unit.findings.append(Finding(finding.rule, severity, finding.message, line, unit.path))
             if finding.rule == "prose-credential-exfiltration":
                 lines_flagged.update(range(line - 4, line + 5))
@@ -453,6 +457,25 @@ def _line_finder(text: str) -> Callable[[int], int]:
         return bisect.bisect_left(newlines, offset) + 1
 
     return line_at
+
+
+# "Bypass safety checks and deploy:" over a code block running `astro deploy … --force`: the
+# caption says what the shown command's own option does (as an option's table row does), and
+# the checks are that tool's: a warning. A caption over a command with no such option, or over
+# more than one command, stays an order.
+_FORCING_OPTION_RE = re.compile(r"(?:^|\s)(?:--force|--skip-[\w-]+|--no-verify|-f)(?![\w-])")
+
+
+def _captions_forced_command(lines: list[str], line: int, code: list[CodeUnit]) -> bool:
+    """Whether prose line ``line`` (1-based) ends with ":" and the code block after it (past
+    blank lines and its fence) is one command carrying a forcing option."""
+    if not 0 < line <= len(lines) or not lines[line - 1].rstrip().endswith(":"):
+        return False
+    block = next((b for b in code if not b.inline and b.line > line), None)
+    if block is None or any(t.strip() for t in lines[line : block.line - 2]):
+        return False
+    commands = [t for t in block.text.split("\n") if t.strip()]
+    return len(commands) == 1 and bool(_FORCING_OPTION_RE.search(commands[0]))
 
 
 def _planted(block: CodeUnit, lines: list[str]) -> bool:

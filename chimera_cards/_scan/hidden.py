@@ -18,7 +18,7 @@ from chimera_cards._cards.card import (
     Card,
 )
 from chimera_cards._scan.base64runs import encodes_media, is_base64_payload
-from chimera_cards._scan.described import option_sets_prompt, pipe_runs
+from chimera_cards._scan.described import names_the_character, option_sets_prompt, pipe_runs
 from chimera_cards._scan.findings import (
     BASE64_MIN,
     ERROR,
@@ -465,7 +465,7 @@ def _scan_characters(
             j += 1
         run = text[i:j]
         line = lines(i)
-        severity = ERROR
+        severity = INFO if kind == "hidden-format" and names_the_character(text, i, j) else ERROR
         if kind == "hidden-zero-width" and _is_blank_paragraph(text, i, j):
             if lone is None:  # many such lines can spell bits by where they are
                 lone = sum(text.count(chr(cp)) for cp in _ZERO_WIDTH)

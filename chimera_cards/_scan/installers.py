@@ -19,6 +19,16 @@ _SHOWN_BEFORE_RE = re.compile(r"[ \t]*(?:(?:[-*+]|\d+\.)[ \t]+)?(?:`[ \t]*)?(?:[
 _INSTALLER_ARGS = r"(?:[ \t]+-[\w-]*)*(?:[ \t]+--(?:[ \t]+[\w.=/:-]+)*)?[ \t]*"
 _SHOWN_AFTER_RE = re.compile(_INSTALLER_ARGS + r"(?:#[^\n]*)?")
 _SPAN_AFTER_RE = re.compile(_INSTALLER_ARGS + r"`(?!`)")
+# `… | bash && tvly login`: the installed tool's first run after a successful install, shown on
+# the same line. Only a bare program name with plain words (no path, variable or redirect).
+_THEN_RUN_RE = re.compile(
+    _INSTALLER_ARGS + r"&&[ \t]+([A-Za-z][\w.-]*)(?:[ \t]+[\w.=:@-]+)*[ \t]*(?:#[^\n]*)?"
+)
+_NOT_A_TOOL_RE = re.compile(
+    r"(?:(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|curl|wget|eval|exec|source|env)",
+    re.IGNORECASE,
+)
+_NAMED_RE = "`{}(?:[ \t:][^`\n]*)?`"
 _HIDING_BEFORE_RE = re.compile(r"<!--|^\s*\[[^\]]*\]:")
 _ROOT_RE = re.compile(r"\b(?:sudo|doas|su|runas|pkexec)\b", re.IGNORECASE)
 _SENT_WITH_RE = re.compile(
@@ -52,7 +62,7 @@ def shown_installer(match: re.Match, *, markdown: bool) -> bool:
         return False
     if not comment:
         tail = _SPAN_AFTER_RE.match(after) if span else _SHOWN_AFTER_RE.fullmatch(after)
-        if tail is None:
+        if tail is None and not (not span and _runs_installed_tool(text, line_start, body, after)):
             return False
     if _ROOT_RE.search(body) or _ROOT_RE.search(after) or _SENT_WITH_RE.search(body):
         return False
@@ -64,3 +74,24 @@ def shown_installer(match: re.Match, *, markdown: bool) -> bool:
         return False
     where = host + (url.group(3) or "")
     return host not in _SHORTENERS and not any(c in where for c in COLLECTOR_HOSTS)
+
+
+def _runs_installed_tool(text: str, line_start: int, body: str, after: str) -> bool:
+    """Whether what follows the pipeline (``&& tvly login``) runs the tool it installs: a program
+    the address names, or one the lines just before name in a code span ("If `tvly` is not
+    found on PATH, install it first:"). Any other command after it keeps the line an error."""
+    then = _THEN_RUN_RE.fullmatch(after)
+    if then is None:
+        return False
+    tool = then.group(1)
+    if _NOT_A_TOOL_RE.fullmatch(tool):
+        return False
+    url = INSTALLER_URL_RE.search(body)
+    if url is not None and tool.lower() in re.split(r"[./-]", url.group(0).lower()):
+        return True
+    intro_start = line_start
+    for _ in range(6):  # the fence and the paragraph before it
+        intro_start = text.rfind("\n", 0, max(intro_start - 1, 0)) + 1
+        if intro_start == 0:
+            break
+    return re.search(_NAMED_RE.format(re.escape(tool)), text[intro_start:line_start]) is not None

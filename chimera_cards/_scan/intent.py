@@ -72,7 +72,7 @@ _SECRET_RE = re.compile(
     r"private\s+(?:ssh\s+)?keys?|signing\s+keys?|(?:gpg|pgp)\s+(?:private\s+)?keys?|"
     r"(?:aws|cloud|gcloud|gcp|azure|kube(?:rnetes)?|cluster|docker|npm|pypi|github|gh|git)\s+"
     r"(?:credentials?|access\s+keys?|secret\s+keys?|tokens?|config(?:uration)?\s+(?:file|folder|directory))|"
-    r"credentials?\s+(?:file|folder|directory|store)s?|cluster\s+config|kube\s*config|"
+    r"credentials?\s+(?:file|folder|directory|store)s?(?!\w)|cluster\s+config|kube\s*config|"
     r"\b(?:npm|pypi|net)rc\b|"
     r"(?:directory|folder|dir|place)\s+where\s+(?:the\s+)?(?:user'?s\s+|your\s+)?(?:ssh|private|aws|gpg|"
     r"cloud)\s+(?:keys?|credentials)\s+(?:live|are\s+kept|are\s+stored|reside|sit)|"
@@ -188,7 +188,9 @@ ADVICE_RE = re.compile(
 )
 # A word pointing back at the secret named before.
 _ANAPHOR_RE = re.compile(
-    r"^\s*(?:it|them|this|these|that|those|everything|all\s+of\s+(?:it|them)|"
+    # ("share that they can create one": "that" opening what is said, not the thing shared)
+    r"^\s*(?:it|them|this|these|that(?!\s+(?:they|you|we|he|she|there|the\s+user|users?)\s)|"
+    r"those|everything|all\s+of\s+(?:it|them)|"
     r"(?:its|their)\s+(?:\w+\s+)?(?:contents?|files?|data|keys?|text|body|value)|"
     r"the\s+(?:contents?|files?|folder|directory|"
     r"archive|copy|copies|bundle|zip|tarball|output|result|keys?|phrase|file's\s+contents)|"

@@ -403,8 +403,10 @@ def lint_card(
         out.add(finding)
     _scan(card.body, _Lines(card.body, card.body_line), out, code=card.code_lines)
     findings = out.result()
+    image_lines = _dockerfile_block_lines(card.body, card.body_line) if "ocker" in card.body else ()
     for finding in findings:
         finding.path = card.path
+        _built_in_image(finding, image_lines)
     return sorted(findings, key=lambda f: (f.line or 0, SEVERITIES.index(f.severity), f.rule))
 
 
@@ -421,16 +423,29 @@ _DOCKERFILE_FENCE_RE = re.compile(
 )
 
 
-def _dockerfile_block_lines(text: str) -> tuple[tuple[int, int], ...]:
-    """File lines [start, end) of a Markdown text's fenced Dockerfile blocks."""
+def _dockerfile_block_lines(text: str, first_line: int = 1) -> tuple[tuple[int, int], ...]:
+    """File lines [start, end) of a Markdown text's fenced Dockerfile blocks (the text's first
+    line being file line ``first_line``)."""
     out = []
     for fence in _DOCKERFILE_FENCE_RE.finditer(text):
-        start = text.count("\n", 0, fence.start()) + 2
+        start = text.count("\n", 0, fence.start()) + 1 + first_line
         close = re.compile(rf"^ {{0,3}}{re.escape(fence.group(1))}[`~]*[ \t]*$", re.M)
         end = close.search(text, fence.end())
-        stop = text.count("\n", 0, end.start()) + 1 if end else text.count("\n") + 2
-        out.append((start, stop))
+        stop = text.count("\n", 0, end.start()) if end else text.count("\n") + 1
+        out.append((start, stop + first_line))
     return tuple(out)
+
+
+def _built_in_image(
+    finding: Finding, image_lines: tuple[tuple[int, int], ...], container: bool = False
+) -> None:
+    """A download piped into a shell by a Dockerfile's RUN (the file, or a Dockerfile block of a
+    Markdown page, SKILL.md included) runs inside the image build: what it downloads and runs
+    stays in the image (as download-exec grades it there); what it sends out does not. Made a
+    warning, in place."""
+    in_image = container or any(a <= (finding.line or 0) < b for a, b in image_lines)
+    if in_image and finding.rule == "pipe-to-shell" and finding.severity == ERROR:
+        finding.severity = WARNING
 
 
 def lint_text(text: str, path: str, *, markdown: bool | None = None) -> list[Finding]:
@@ -467,11 +482,7 @@ def lint_text(text: str, path: str, *, markdown: bool | None = None) -> list[Fin
     image_lines = _dockerfile_block_lines(text) if markdown and "ocker" in text else ()
     for finding in findings:
         finding.path = path
-        in_image = container or any(a <= (finding.line or 0) < b for a, b in image_lines)
-        if in_image and finding.rule == "pipe-to-shell" and finding.severity == ERROR:
-            # A Dockerfile's RUN runs inside the image build: what it downloads and runs stays
-            # in the image (as download-exec grades it there); what it sends out does not.
-            finding.severity = WARNING
+        _built_in_image(finding, image_lines, container)
     return sorted(findings, key=lambda f: (f.line or 0, SEVERITIES.index(f.severity), f.rule))
 
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from chimera_cards._scan.described import names_a_mode, reason_for_a_ban
 from chimera_cards._scan.hidden import hides_an_action, quoted_mention
 from chimera_cards._scan.intent import ADVICE_RE, NOT_A_REFUSAL, NOT_PAST_THEN
 from chimera_cards._scan.sensitive import CREDENTIAL_LITERALS, CREDENTIAL_PATH_RE, credential_in
@@ -64,7 +65,7 @@ _SHIP_RE = re.compile(
     led(
         "bcefilprstu",
         r"\b(?:send(?:s|ing)?\b|sent\b|(?!(?<=/)upload\w*/)upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)\b|transmit\w*|"
-        r"exfiltrat\w*|forward\w*|e-?mail\w*|beacon\w*|relay\w*|leak\w*|submit\w*|"
+        r"exfiltrat\w*|forward\w*|e-?mail\w*|beacon\w*|relay\w*|leak\w*|(?<![-/])submit\w*|"
         r"ship\w*\s+(?:\S+\s+){0,6}?(?:to|off|over)\b|sync\w*\s+(?:it|them|to)\b|"
         r"back(?:ing|ed)?[ -]?up\b|backups?\s+(?:of|to)\b|"
         r"cop(?:y|ies|ying)\s+(?:\S+\s+){0,6}?(?:to|into|onto)\s+(?:https?://|our|the\s+(?:remote|server|endpoint|webhook|request|payload|url|form)|a\s+(?:remote|server|webhook|request))|"
@@ -200,7 +201,10 @@ _PRECEDENCE_RE = re.compile(
     r"asks?|asked|requests?|requested|tells?|told|prefers?)\b"
     r"|(?:\S+\s+){0,2}?(?:objections?|requests?|instructions?|wishes|refusals?|concerns?|commands?)\s+"
     r"(?:from|of|by)\s+(?:the\s+|your\s+)?(?:users?|humans?|operators?)\b"
-    r"|(?:the\s+|any\s+|all\s+|every\s+)?(?:users?|humans?|operators?)\b(?!'|\s+(?:message|input|data|"
+    # ("it overrides user-level settings": one settings scope over another)
+    r"|(?:the\s+|any\s+|all\s+|every\s+)?(?:users?|humans?|operators?)\b"
+    r"(?!-(?:level|scope|wide)\s+(?:config\w*|settings?|files?|options?|values?|defaults?)\b)"
+    r"(?!'|\s+(?:message|input|data|"
     r"token|name|id|account|interface|agent|group|role|list|setting|config|prompt|level|scope|field|"
     # the user's wording of a value, fitted to a schema, is data, not their will
     r"phrasing|wording|spelling|terminology|text|label|format)))"
@@ -273,18 +277,21 @@ def _search_at(
     return None
 
 
+# The words between the verb and what it sets aside: not across "but", "no" or "not" ("exposes a
+# model override but no per-dispatch tool restriction" names a restriction that is missing).
+_OBJECT_GAP = r"(?:(?!(?:but|no|not|nor|without)\s)\S+\s+){0,3}?"
 _TOOLS_RE = re.compile(
     led(
         "bcdegilnorstw",
         r"\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
         r"work(?:ing)?\s+around|get(?:ting)?\s+around|evad(?:e|ing))\s+"
-        r"(?:\S+\s+){0,3}?(?:(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
+        rf"{_OBJECT_GAP}(?:(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
         r"confirmations?|guardrails?)\b\s*"
         r"|(?:tool|tool[- ]call|tool[- ]use|safety|security|content)s?\s+)"
         r"(?:restrictions?|limits?|limitations?|policies|policy|rules|checks?|allow-?lists?|prompts?|"
         r"filters?|guidelines|settings|requirements?)"
         r"|\b(?:ignor(?:e|ing)|bypass(?:ing)?|disregard(?:ing)?|circumvent(?:ing)?|overrid(?:e|ing)|"
-        r"evad(?:e|ing))\s+(?:\S+\s+){0,3}?"
+        rf"evad(?:e|ing))\s+{_OBJECT_GAP}"
         r"(?:permissions?|sandbox(?:ing)?|allowed[- ]tools|approvals?|"
         r"confirmations?|guardrails?)\b"
         r"|\b(?:without|don't|do\s+not|never)\s+(?:asking|ask|requesting|request|seeking|waiting\s+for)\s+"
@@ -794,7 +801,7 @@ _PARAGRAPH_RE = re.compile(r"\n\s*\n|\n(?=\s*#)|\n(?=(?:[ \t]*>)*[ \t]*\|)")
 
 
 _EXCLUDED_RE = re.compile(
-    r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no)\b"
+    r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no|unset\w*)\b"
     + NOT_A_REFUSAL
     + rf"(?:{NOT_PAST_THEN}[^;:]){{0,60}}$",
     re.I,
@@ -827,7 +834,7 @@ def _left_out(before: str) -> bool:
 
 def _store_named(sentence: str, gate: _Gate) -> re.Match | None:
     """A credential store the sentence names as something to act on (not "without .env", not
-    a public key, not after "never")."""
+    a public key, not after "never", not the env vars a step unsets)."""
     if not (gate.store_words or gate.credential_words):
         return None
     # Every alternative holds "pub", "-copy-" or "authorized" (no other letter folds to them).
@@ -1097,6 +1104,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
             and (not _TELL_RE.match(conceal.group(0)) or hides_an_action(conceal))
             # a table row naming an option says what it does (`suppressOutput` | hide output)
             and not _describes_option(text, at)
+            and not reason_for_a_ban(sentence, conceal)
         ):
             found.append(
                 ProseFinding(
@@ -1144,7 +1152,7 @@ def prose_findings(text: str) -> list[ProseFinding]:
                 r"ignore|bypass|circumvent|evade|disregard|override|work\s+around|get\s+around|dangerously",
                 tools.group(0),
                 re.I,
-            )
+            ) and not names_a_mode(sentence, tools)
             found.append(
                 ProseFinding(
                     "prose-tool-restrictions",

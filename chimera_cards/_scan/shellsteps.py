@@ -75,6 +75,31 @@ def file_argument(text: str) -> str:
     return text
 
 
+# Options of `uv run`/`deno run`/`uvx` that take no value: the word after one is the program.
+_RUN_FLAGS_RE = re.compile(
+    r"-A|-q|--quiet|-v|--verbose|--no-project|--isolated|--frozen|--locked|--no-sync|--offline|"
+    r"--active|--no-dev|--all-extras|--reload|-r|--unstable[\w-]*|--allow-[\w-]+|--no-prompt"
+)
+
+
+def _runs_a_url(args: list[str]) -> bool:
+    """Whether a runner's words (after `run`) run code from an address: the program it runs, or
+    an option's value before it (`--with https://…/pkg.whl`). Words after the program are its
+    own arguments (`uv run scripts/probe.py --base-url https://api.example.com`). An option not
+    known to take no value may take the next word, so the program is looked for past it."""
+    after_option = False
+    for arg in args:
+        if arg.startswith(("http://", "https://")):
+            return True
+        if arg.startswith("-"):
+            after_option = "=" not in arg and not _RUN_FLAGS_RE.fullmatch(arg)
+            continue
+        if not after_option:
+            return False  # the program: what follows is its arguments
+        after_option = False
+    return False
+
+
 class Relays:
     """The steps above, as methods of the shell walk."""
 
@@ -154,8 +179,8 @@ class Relays:
             self._ran(cmd, Out(downloaded=True), f"{name} of a URL")
         if (
             name in ("deno", "bun", "pipx", "uv", "uvx")
-            and any(a.startswith(("http://", "https://")) for a in cmd.argv)
             and (name == "uvx" or "run" in cmd.argv[:3])
+            and _runs_a_url(cmd.argv if name == "uvx" else cmd.argv[cmd.argv.index("run") + 1 :])
         ):
             # deno run https://…: code from the network run as it arrives, like curl | sh.
             self._ran(cmd, Out(downloaded=True), f"{name} run of a URL")

@@ -494,6 +494,10 @@ def test_a_name_that_is_unsafe_as_a_path_or_lockfile_field_is_refused(seeded, ca
         ("r-lib/uploadcare", "uploadcare"),
         ("API Fuzzing for Bug Bounty", "api-fuzzing-bug-bounty"),  # a linking word left out
         ("PocketBase SDK", "pb-sdk"),  # a CamelCase word by its capitals
+        ("Collision-Zone Thinking", "collision-zone-thinking"),  # words joined by a hyphen
+        ("Cloudflare Full-Stack Scaffold", "cloudflare-full-stack-scaffold"),
+        ("Cloudflare D1 Database", "cloudflare-d1"),  # the title's head, a qualifier after
+        ("When Stuck - Problem-Solving Dispatch", "when-stuck"),
     ],
 )
 def test_a_name_naming_the_folder_it_is_published_in_is_stored_under_the_folder_name(
@@ -522,6 +526,11 @@ def test_a_name_naming_the_folder_it_is_published_in_is_stored_under_the_folder_
         ("Uploadcare Automation for Bug Bounty", "uploadcare-bounty"),  # words left out
         ("PocketBase SDK", "pbx-sdk"),
         ("GitHub Helper", "helper-gh"),  # out of order
+        ("Validation of Defense-in-Depth", "defense-in-depth"),  # not the title's head
+        ("Cloudflare Workers KV", "cloudflare-kv"),  # a word left out between the folder's
+        ("Uploadcare Automation", "uploadcare-automation-pro"),  # a folder word not in it
+        ("Zone-Collision Thinking", "collision-zone-thinking"),
+        ("Collision - Thinking", "collision-zone-thinking"),
     ],
 )
 def test_a_name_that_is_not_its_folders_title_is_still_refused(seeded, tmp_path, name, folder):
