@@ -133,6 +133,9 @@ def summary_lines(result: RunResult, max_attempts: int) -> list[str]:
             if result.evidence_grade == "exit-status"
             else ""
         )
+        unguarded = (result.witnesses or {}).get("unguarded") or []
+        if unguarded:
+            grade += f"; the kernel lacks {' and '.join(unguarded)}: the run was not guarded by it"
         lines.insert(
             1,
             f"verdict: {result.evidence}, {pinned['tests']} pinned tests "

@@ -51,12 +51,16 @@ class Witnesses:
     # Runner parts the untouched tree's run changed itself (pytest's own legacy shims, the
     # project's conftest): not the attempt's doing.
     tampered: frozenset[str] = field(default_factory=frozenset)
+    # The kernel guards the judged process ran without (pytest_guard.py): "seccomp",
+    # "landlock"; empty where the kernel took both.
+    unguarded: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "exit_status": self.exit_follows,
             "summary_line": self.summary,
             "plugins": list(self.plugins),
+            "unguarded": list(self.unguarded),
         }
 
 
@@ -109,6 +113,7 @@ def witnesses(report: Report | None, exit_code: int | None, summaries: Sequence[
         identity=report.identity,
         registered=frozenset(report.registered),
         tampered=frozenset(report.tampered),
+        unguarded=tuple(report.unguarded),
     )
 
 

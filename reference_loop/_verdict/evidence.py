@@ -72,6 +72,8 @@ class Report:
     identity: int | None = None
     registered: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    # pytest: the kernel guards the process ran without (pytest_guard.py).
+    unguarded: list[str] = field(default_factory=list)
     # JUnit: the report carries this run's nonce (the command passed it to the runner).
     nonce_seen: bool = False
 
@@ -210,6 +212,7 @@ def read_pytest_report(source: str | Path | bytes, nonce: str) -> Report:
         return report
     report.inifile = recs[0].get("inifile")
     report.plugins = [str(p) for p in recs[0].get("plugins") or []]
+    report.unguarded = [str(g) for g in recs[0].get("unguarded") or []]
     started_identity = recs[0].get("identity")
     phases: dict[str, list[dict[str, Any]]] = {}
     for rec in recs[1:-1]:

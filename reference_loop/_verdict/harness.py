@@ -46,6 +46,7 @@ RESULT_FILE = "{result_file}"
 NONCE = "{result_nonce}"
 PLUGIN_MODULE = "_reference_loop_report"
 LAUNCH_MODULE = "_reference_loop_launch"
+GUARD_MODULE = "_reference_loop_guard"
 HOOKS = (
     "pytest_configure",
     "pytest_load_initial_conftests",
@@ -275,9 +276,11 @@ class Harness:
             # the module it loads is a two-line shim, the plugin itself is compiled once here.
             impl = self.plugin_dir / f"{PLUGIN_MODULE}_impl.py"
             launcher = self.plugin_dir / f"{LAUNCH_MODULE}.py"
+            guard = self.plugin_dir / f"{GUARD_MODULE}.py"
             shutil.copyfile(source, impl)
             shutil.copyfile(source.with_name("pytest_launch.py"), launcher)
-            for module in (impl, launcher):
+            shutil.copyfile(source.with_name("pytest_guard.py"), guard)
+            for module in (impl, launcher, guard):
                 with contextlib.suppress(OSError, py_compile.PyCompileError):
                     py_compile.compile(str(module), doraise=True)
             (self.plugin_dir / f"{PLUGIN_MODULE}.py").write_text(
@@ -365,6 +368,7 @@ class Harness:
         env.update(
             {
                 "REFERENCE_LOOP_REPORT_FD": str(fd),
+                "REFERENCE_LOOP_GUARD": GUARD_MODULE,
                 "REFERENCE_LOOP_NONCE_FD": str(nonce_in),
                 "REFERENCE_LOOP_CACHE_DIR": str(self.pytest_cache),
                 "REFERENCE_LOOP_NO_BYTECODE_FROM": str(self.root),

@@ -250,6 +250,10 @@ def _plugin() -> dict[str, Any]:
     append = environ.pop("REFERENCE_LOOP_APPEND_PATH", None)
     cache_dir = environ.pop("REFERENCE_LOOP_CACHE_DIR", None)
     user_autoload = environ.pop("REFERENCE_LOOP_USER_AUTOLOAD", None)
+    # The kernel's guards (pytest_guard.py), before any code of the workspace is imported: no
+    # debugging calls into a process, no writing under /proc. What the kernel lacks is reported.
+    guard = environ.pop("REFERENCE_LOOP_GUARD", None)
+    unguarded = list(__import__(guard).install()) if guard else []
     if workspace:
         _never_bytecode_from(workspace)
     untold: list[Any] = []  # the configs whose rewriting leaves a passing assert's text out
@@ -514,6 +518,7 @@ def _plugin() -> dict[str, Any]:
                     {str(manager.get_name(p)) for p, _dist in manager.list_plugin_distinfo()}
                 ),
                 "identity": len(identity),
+                "unguarded": unguarded,
             }
         )
 

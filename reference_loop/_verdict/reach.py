@@ -12,7 +12,8 @@ folded name, ``__import__``, ``exec`` of folded text):
   signal to itself, ``pytest.exit``), so pytest never reports;
 - ``descriptors``: another process file's descriptors (``/proc/self/fd``, ``/dev/fd/N``) or a
   descriptor by number (``os.write(7, …)``, a loop over ``range``);
-- ``object-walk``: the garbage collector's lists of live objects, raw memory (``ctypes``);
+- ``object-walk``: the garbage collector's lists of live objects, raw memory (any use of
+  ``ctypes``, ``_ctypes`` or ``cffi``);
 - ``function-internals``: a function's hidden state read or swapped (``__closure__``,
   ``cell_contents``, ``__defaults__``, ``__globals__``, storing ``__code__``, building code);
 - ``import-surgery``: ``sys.modules``, the import hooks, ``builtins`` or the interpreter's
@@ -245,25 +246,19 @@ _OBJECT_WALKS = (
     "gc.get_referents",
     "gc.garbage",
     "gc.callbacks",
-    "ctypes.pythonapi",
-    "ctypes.pythonapi.*",
-    "ctypes.CDLL",
-    "ctypes.cdll*",
-    "ctypes.PyDLL",
-    "ctypes.pydll*",
-    "ctypes.LibraryLoader",
-    "ctypes.cast",
-    "ctypes.memmove",
-    "ctypes.memset",
-    "ctypes.string_at",
-    "ctypes.py_object",
-    "ctypes.addressof",
-    "ctypes.c_*.from_address",
+    # Any use of ctypes: a union of an address and a pointer writes memory with no call named
+    # for it, so no list of its dangerous parts is complete.
+    "ctypes",
+    "ctypes.*",
+    "*.ctypes",  # the same module re-exported (multiprocessing.sharedctypes.ctypes), numpy's
+    "*.ctypes.*",  # array.ctypes (a pointer to the array's memory)
+    "*.ctypeslib*",
     "_ctypes",
     "_ctypes.*",
     "cffi",
     "cffi.*",
     "_cffi_backend",
+    "_cffi_backend.*",
 )
 _HIDDEN_STATE = (
     "*.__closure__",
