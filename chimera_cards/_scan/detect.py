@@ -259,13 +259,17 @@ class _Detector:
                 )
 
     def embed_for(self, unit: _Unit):
-        def embed(language: str, code: str, line: int) -> Out:
+        def embed(language: str, code: str, line: int, argv: Out) -> Out:
             if language == "python":
-                facts = analyse_python(code, first_line=line, summaries=self.summaries, embed=embed)
+                facts = analyse_python(
+                    code, first_line=line, summaries=self.summaries, embed=embed, argv=argv
+                )
                 unit.python.append(facts)
                 return facts.output.merge(facts.shell.output)
             if language == "javascript":
-                js = analyse_javascript(code, first_line=line, embed=embed, returns=self.js_returns)
+                js = analyse_javascript(
+                    code, first_line=line, embed=embed, returns=self.js_returns, argv=argv
+                )
                 unit.js.append(js)
                 return js.output
             unit.generic.append(generic_facts(code, line))
