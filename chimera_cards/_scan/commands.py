@@ -543,8 +543,10 @@ def _index_change(cmd: Command) -> list[CommandFinding]:
     elif cmd.name == "gem" and argv[:1] == ["sources"]:
         pairs += [("gem source", a) for a in cmd.argv if "://" in a and "--remove" not in cmd.argv]
     elif cmd.name == "bundle" and argv[:1] == ["config"] and len(argv) >= 3:
-        if argv[1].lower().startswith("mirror."):  # bundle config mirror.https://rubygems.org URL
-            pairs.append(("bundle mirror", argv[2]))
+        # bundle config [set] mirror.https://rubygems.org URL
+        setting = argv[2:] if argv[1] == "set" else argv[1:]
+        if len(setting) >= 2 and setting[0].lower().startswith("mirror."):
+            pairs.append(("bundle mirror", setting[1]))
     elif (cmd.name == "dotnet" and argv[:3] == ["nuget", "add", "source"]) or (
         cmd.name in ("nuget", "nuget.exe") and argv[:2] == ["sources", "add"]
     ):

@@ -16,7 +16,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from chimera_cards._scan.sensitive import is_secret_name, registrable_domain, service_name
+from chimera_cards._scan.sensitive import (
+    is_secret_name,
+    own_api,
+    registrable_domain,
+    service_name,
+)
 
 # SERVICE_ENDPOINT=https://host, "SERVICE_BASE_URL": "https://host", SERVICE_HOST: https://host
 _VARIABLE_RE = re.compile(
@@ -59,7 +64,12 @@ class DocumentedEndpoints:
                             self._add(key.group(1), url.group(1))
 
     def _add(self, name: str, host: str) -> None:
-        domain = registrable_domain(host.lower().rstrip("."))
+        host = host.lower().rstrip(".")
+        domain = registrable_domain(host)
+        # api.openai.com.relay-cdn.net: the service's own host worn as a prefix documents
+        # nothing but a disguise.
+        if domain is not None and host != domain and own_api(name, host[: -len(domain) - 1]):
+            return
         if domain is not None:
             self._domains.setdefault(service_name(name), set()).add(domain)
 

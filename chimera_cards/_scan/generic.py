@@ -41,6 +41,11 @@ _SEND_RE = re.compile(
     r"\bUpload(?:File|String|Data)\b|\bDownload(?:String|Data|File)\b|\bNet\.Sockets\b|\bSystem\.Net\.Http\b|"
     r"\bSend-MailMessage\b|\bHttpClient\b[^\n]*\.(?:Post|Get)|\bsocket\.(?:send|write)\b|"
     r"\breqwest::|\bureq::|\bURLSession\b|\bHttpURLConnection\b|"
+    # the other well-kept HTTP and mail clients: Perl's Mojo, Furl, Mechanize, Net::SMTP; Ruby's
+    # Excon, Typhoeus, HTTPX, http.rb; PHP's Guzzle and WordPress; Go's resty
+    r"\bMojo::UserAgent\b|\bFurl\b|\bWWW::Mechanize\b|\bNet::SMTP\b|\bExcon\.(?:post|put|get|new)\b|"
+    r"\bTyphoeus\b|\bHTTPX?\.(?:post|put|patch|get)\b|\bGuzzleHttp\b|\bwp_remote_(?:post|get|request)\b|"
+    r"\bresty\.New\b|"
     # Java's java.net.http and OkHttp, Lua's LuaSocket (http.request{url = …, source = …})
     r"\bHttpRequest\.newBuilder\b|\bBodyPublishers\b|\bOkHttpClient\b|\bhttp\.request\b|"
     # a network tool run from code: `curl …`, %x(curl …), system("curl …"), Command::new("curl")
@@ -88,7 +93,7 @@ _DOWNLOAD_RE = re.compile(
 _IEX_RE = re.compile(r"\b(?:IEX|Invoke-Expression|eval|instance_eval)\b", re.I)
 _POST_RE = re.compile(
     r"-Method\s+['\"]?(?:Post|Put|Patch)\b|-InFile\b|-Body\b|\bUpload(?:File|String|Data)\b|\bhttp\.Post|"
-    r"\.post\b|\bPOST\b|\s(?:-F|-d|-T|--data(?:-binary)?|--upload-file|--post-file)\s|\bprint\s+\$\w+|\bsocket\b|\bIO::Socket\b|\bnet\.Dial\b|\bTCPSocket\b|\bSend-MailMessage\b",
+    r"(?:\.|->|::)(?:post|put|patch)\b|\bPOST\b|\s(?:-F|-d|-T|--data(?:-binary)?|--upload-file|--post-file)\s|\bprint\s+\$\w+|\bsocket\b|\bIO::Socket\b|\bnet\.Dial\b|\bTCPSocket\b|\bSend-MailMessage\b",
     re.I,
 )
 _ENCODED_RE = re.compile(r"-(?:e|ec|enc|encodedcommand)\s+([A-Za-z0-9+/=]{16,})", re.I)
@@ -178,6 +183,16 @@ _SEND = LiteralGated(
         "httprequest.newbuilder",
         "bodypublishers",
         "okhttpclient",
+        "mojo::useragent",
+        "furl",
+        "www::mechanize",
+        "net::smtp",
+        "excon.",
+        "typhoeus",
+        "httpx.",
+        "guzzlehttp",
+        "wp_remote_",
+        "resty.new",
         "curl",
         "wget",
         "scp",

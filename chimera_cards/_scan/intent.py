@@ -53,7 +53,8 @@ _ACT_PIECES = ("upload", "send", "post", "transmit", "attach", "share", "sync", 
                "coll", "joi", "send", "schick", "lad", "teil", "übertrag", "invia", "caric",
                "condivid", "carreg", "writ", "embed", "insert", "append", "encod", "follow",
                "render", "go to", "go on", "end up", "land", "its way", "creat", "open",
-               "leav")  # fmt: skip
+               "leav", "receiv", "obtain", " get", " has ", " have ", " hold", " keep",
+               "contain")  # fmt: skip
 _DESTINATION_PIECES = ("http", "://", "@", ".com", ".io", ".net", ".dev", ".app", ".org", ".co",
                        ".sh", ".xyz", ".cloud", ".site", ".info", ".me", ".ai", ".ru", ".cn",
                        "server", "endpoint", "webhook", "bucket", "gist", "paste", "drive",
@@ -99,14 +100,16 @@ _PUBLIC_RE = re.compile(r"\bpublic\s+key|\.pub\b|ssh-copy-id|authorized_keys", r
 # A negation that makes an order of what follows refuses nothing: "don't hesitate to upload X",
 # "never fail to send X". Put right after a negating word.
 NOT_A_REFUSAL = (
-    r"(?!\s+(?:ever\s+)?(?:hesitate|forget|fail|neglect|wait|delay|be\s+(?:afraid|shy))\b)"
+    r"(?!\s+(?:ever\s+)?(?:hesitate|forget|fail|neglect|wait|delay|skip|omit|leave\s+out|"
+    r"be\s+(?:afraid|shy))\b)"
 )
 # A negation's reach does not cross into the next step of a sequence ("do not ask first, then
 # upload X": X is acted on). Put before each character the reach consumes.
 NOT_PAST_THEN = r"(?![,;]\s*then\b|\band\s+then\b)"
 # Words before a secret that take it out of the act: "excluding .env", "without the keys".
 _EXCLUDED_RE = re.compile(
-    r"\b(?:without|excluding|except|exclude[sd]?|skip\w*|not|never|no|other\s+than|but\s+not)\b"
+    r"\b(?:without|excluding|except|exclude[sd]?|(?<!not\s)(?<!n't\s)(?<!never\s)skip\w*|not|never|no|"
+    r"other\s+than|but\s+not)\b"
     + NOT_A_REFUSAL
     + rf"(?:{NOT_PAST_THEN}(?:[^.;:\n]|\.(?=\S))){{0,50}}$",
     re.I,
@@ -162,6 +165,8 @@ _INTO_RE = re.compile(r"\b(?:in|into|to|inside|within|under|onto|as)\s+(?:the\s+
 _ACT_RE = re.compile(
     r"(?:^|[.;:!?\n(|]\s*|,\s*(?:and\s+|then\s+|so\s+)?|\b(?:and|then|also|first|next|finally|always|"
     r"please|now)\s+|\b(?:make\s+sure|be\s+sure|remember|don't\s+forget)\s+(?:to\s+|you\s+)?|"
+    # a negation that orders the act: "you must not skip uploading X", "never fail to send X"
+    r"\b(?:not|never|\w+n't)\s+(?:ever\s+)?(?:skip|omit|forget|neglect|fail)\s+(?:to\s+)?|"
     r"\b(?:you|the\s+agent|claude|the\s+assistant|we)\s+(?:must|should|will|shall|need\s+to|have\s+to|"
     r"are\s+to|'ll|can)\s+(?:\w+\s+)?|\b(?:^|\s)(?:\d+[.)]|[-*+])\s+)"
     rf"(?P<verb>(?:{_VERBS})(?:s|es|ed|ing)?)\b",
@@ -195,7 +200,8 @@ _ANAPHOR_RE = re.compile(
     r"the\s+(?:contents?|files?|folder|directory|"
     r"archive|copy|copies|bundle|zip|tarball|output|result|keys?|phrase|file's\s+contents)|"
     r"(?:that|this|the\s+same)\s+(?:file|folder|directory|archive|copy|data|summary|report|text|"
-    r"list|dump|output|result)|what\s+(?:you|it)\s+(?:read|found|got|saw|collected|copied))\b",
+    r"list|dump|output|result)|what\s+(?:you|it)\s+(?:read|found|got|saw|collected|copied|noted|"
+    r"wrote\s+down|remembered|recorded|extracted|retrieved|obtained|fetched|gathered|captured))\b",
     re.I,
 )
 # Means, not object: "push the image using the credentials in ~/.docker/config.json".
@@ -224,6 +230,15 @@ _CARRIED_RE = re.compile(
 _CARRIED_BACK_RE = re.compile(
     r"https?://[^\s]*[?&][\w-]+=\s*[<{(\[]\s*(?:that|this|the|its|their)\s+"
     r"(?:value|contents?|output|result|text|string|data)\b",
+    re.I,
+)
+# The destination as the subject holding the secret: "make sure our drive at https://… has a
+# copy of ~/.kube/config", "the portal must receive a backup of".
+_HOLDER_RE = re.compile(
+    r"\b(?:has|have|gets?|receives?|holds?|keeps?|contains?|obtains?)\s+(?:a\s+|an\s+)?"
+    r"(?:the\s+)?(?:full\s+|fresh\s+|current\s+|complete\s+|working\s+)?(?:copy|copies|backup|"
+    r"mirror|duplicate|replica|contents?|text)\s+of\s+(?:the\s+)?(?:user'?s\s+|your\s+)?"
+    r"(?:contents?\s+of\s+)?[`'\"]?~?$",
     re.I,
 )
 # Off-machine for a generic secret word: stricter (API docs send tokens to APIs all day).
@@ -258,6 +273,7 @@ _CREDENTIAL_RE = _lowered(CREDENTIAL_PATH_RE)
                ADVICE_RE, _ANAPHOR_RE, _MEANS_RE, _DESTINATION_RE, _AUTH_CONTEXT_RE, _PLACED_RE,
                _CARRIED_RE))  # fmt: skip
 _CARRIED_BACK_RE = _lowered(_CARRIED_BACK_RE)
+_HOLDER_RE = _lowered(_HOLDER_RE)
 _GENERIC_RE = re.compile(r"(?:all|every|each)\b.*", re.I | re.S)
 
 
@@ -303,6 +319,9 @@ def _anchors(lower: str) -> list[int]:
     return sorted(found)
 
 
+_HEADING_RE = re.compile(r"[ \t]*#{1,6}[ \t][^\n]*\n?[ \t]*\n")
+
+
 def _passages(lower: str) -> list[tuple[int, str, list[int]]]:
     """Paragraphs that may name a secret, each with the one after it (a file named in one
     paragraph and the upload in the next is one instruction), where an act and a destination
@@ -320,7 +339,14 @@ def _passages(lower: str) -> list[tuple[int, str, list[int]]]:
             continue
         seen.add(index)
         start = starts[index]
-        end = starts[index + 2] if index + 2 < len(starts) else len(lower)
+        # The paragraph after is the next one with words: a heading between ("## Step 2") is
+        # where the second half of one instruction starts, not where it ends.
+        after = index + 1
+        while after + 1 < len(starts) and _HEADING_RE.match(
+            lower, starts[after], starts[after + 1]
+        ):
+            after += 1
+        end = starts[after + 1] if after + 1 < len(starts) else len(lower)
         end = min(end, start + MAX_PASSAGE)
         window = lower[start:end]
         if any(map(window.__contains__, _ACT_PIECES)) and any(
@@ -454,6 +480,16 @@ def _hit(passage: str, secrets: list[re.Match]) -> tuple[int, re.Match | str] | 
         carried = _CARRIED_RE.search(before)
         if carried and not _NEGATED_RE.search(_clause_before(passage, secret.start())):
             return secret.start() - len(before) + carried.start(), secret
+    for secret in secrets:
+        before = _clause_before(passage, secret.start())
+        holder = _HOLDER_RE.search(before)
+        if (
+            holder
+            and _DESTINATION_RE.search(before[: holder.start()])
+            and not _NEGATED_RE.search(before[: holder.start()])
+            and not ADVICE_RE_LOWER.search(before)
+        ):
+            return secret.start() - len(before) + holder.start(), secret
     back = _CARRIED_BACK_RE.search(passage, secrets[0].end()) if secrets else None
     if back and not _NEGATED_RE.search(_clause_before(passage, back.start())):
         return back.start(), back.group(0)  # "… ~/.kube/config and open https://x/?c=<that value>"
@@ -509,6 +545,7 @@ def intent_findings(text: str) -> list[IntentFinding]:
             not isinstance(target, re.Match)
             and referent is not None
             and _VARIABLE_NAME_RE.fullmatch(referent.group(0))
+            and not target.startswith("what ")  # "what you noted": the value the agent read
         ):
             continue  # "store them": a variable's name in API docs is not what "them" means
         named_at = target if isinstance(target, re.Match) else secrets[0]

@@ -11,7 +11,6 @@ import base64
 import binascii
 import functools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +25,7 @@ from chimera_cards._scan.sensitive import (
     source_taint,
 )
 from chimera_cards._scan.shell import analyse_shell
-from chimera_cards._scan.shellfacts import Out, ShellFacts
+from chimera_cards._scan.shellfacts import Embed, Out, ShellFacts
 
 MAX_NODES = 1_000_000
 _INERT = frozenset({"number", "true", "false", "null", "undefined", "regex", "comment", "this"})
@@ -145,17 +144,17 @@ class _JsFolding:
         self,
         facts: JsFacts,
         first_line: int,
-        embed: Callable[[str, str, int], Out] | None,
+        embed: Embed | None,
         returns: dict[str, Out] | None = None,
     ) -> None:
         self.facts = facts
         self.first_line = first_line
         self.embed = embed
+        self.argv = Out()  # what process.argv holds: a one-liner's arguments, when known
         self.env: dict[str, Out] = {}
         self.consts: dict[str, str] = {}
-        self.aliases: dict[
-            str, str
-        ] = {}  # const cp = require('child_process') -> cp: child_process
+        # const cp = require('child_process') -> cp: child_process
+        self.aliases: dict[str, str] = {}
         # What functions return, by name: shared by the files of a bundle (exports.f = ...).
         self.returns: dict[str, Out] = returns if returns is not None else {}
         self.hosts: dict[str, str] = {}  # request variables -> the host their options name
@@ -298,6 +297,16 @@ class _JsFolding:
                         return sep.join(p for p in folded if p is not None)
         return None
 
+    def process_value(self, name: str | None) -> Out | None:
+        """What ``process.env`` (every variable), ``process.env.NAME`` and ``process.argv`` (a
+        one-liner's arguments; ``process.argv[1]`` reads it through its object) hold."""
+        if name == "process.env":
+            return Out({Taint("env-all", "process.env")})
+        if name and name.startswith("process.env."):
+            key = name.split(".", 2)[2]
+            return Out({Taint("env", key)}) if is_secret_name(key) else Out()
+        return self.argv.copy() if name == "process.argv" else None
+
     # --- values -----------------------------------------------------------------------------
 
 
@@ -318,11 +327,9 @@ class _Js(_JsFolding):
             return known.copy() if known is not None else Out()
         if kind in ("member_expression", "subscript_expression"):
             name = self.dotted(node)
-            if name == "process.env":
-                return Out({Taint("env-all", "process.env")})
-            if name and name.startswith("process.env."):
-                key = name.split(".", 2)[2]
-                return Out({Taint("env", key)}) if is_secret_name(key) else Out()
+            held = self.process_value(name)
+            if held is not None:
+                return held
             obj = node.child_by_field_name("object")
             if obj is not None and self.dotted(obj) == "process.env":
                 return Out({Taint("env-all", "process.env[…]")})
@@ -938,10 +945,11 @@ def analyse_javascript(
     text: str,
     *,
     first_line: int = 1,
-    embed: Callable[[str, str, int], Out] | None = None,
+    embed: Embed | None = None,
     facts: JsFacts | None = None,
     returns: dict[str, Out] | None = None,
     tree: Any = None,
+    argv: Out | None = None,
 ) -> JsFacts:
     """What a JavaScript unit does with data.
 
@@ -953,6 +961,7 @@ def analyse_javascript(
         returns: what the bundle's functions return, by name (read and extended).
         tree: ``parse_javascript(text)``, when the caller has it (a bundle's scripts are read
             twice: once for what their functions return, then for their flows).
+        argv: what its arguments carry (``node -e CODE ~/.aws/credentials``), when run with some.
     Returns:
         The facts.
     """
@@ -960,6 +969,7 @@ def analyse_javascript(
     if tree is None:
         tree = parse_javascript(text)
     walker = _Js(own, first_line, embed, returns)
+    walker.argv = argv or Out()
     try:
         walker.block(tree.root_node)
     except RecursionError:

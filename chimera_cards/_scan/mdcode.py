@@ -145,12 +145,18 @@ def _is_command(text: str) -> bool:
     return first not in _NOT_COMMAND_WORDS and bool(_COMMAND_LIKE_RE.match(text))
 
 
-_MARKER_RE = re.compile(r"^\s*(?:\d+[.)]|[-*+]|step\s*\d+\s*[:.)-])\s+", re.I)
+# A step's label before its command: "1.", "- ", "Step 2:", "[step 1]", "(3)", "#4", a log
+# line's time and level ("2024-05-01 10:00:01 INFO").
+_MARKER_RE = re.compile(
+    r"^\s*(?:\d+[.)]|[-*+]|step\s*\d+\s*[:.)-]|\[[\w .:#/-]{1,24}\]:?|\(\d+\)|#\d+[:.)]?"
+    r"|\d{4}-\d\d-\d\d[T ][\d:.,]+Z?(?:\s+[A-Z]{3,8}:?)?)\s+",
+    re.I,
+)
 _QUOTED_RE = re.compile(r""""((?:[^"\\]|\\.){4,})"|'([^']{4,})'""")
 _PATH_RUN_RE = re.compile(r"^(?:~|\.{0,2})/[\w./-]+(?:\s|$)")
 
 
-_SPACED_KEY_RE = re.compile(r"^[\w.-]+\s+=\s+[\"']")
+_SPACED_KEY_RE = re.compile(r"^[\w.-]+\s+=\s+\S")
 
 
 def command_line(line: str) -> str | None:
@@ -176,7 +182,7 @@ def command_line(line: str) -> str | None:
     if not found:
         return None
     if len(found) > 1 and found[0] is text and _SPACED_KEY_RE.match(text):
-        found.pop(0)  # TOML/INI `run = "curl …"`: the value runs, not a program named `run`
+        found.pop(0)  # TOML/INI `run = "curl …"`, `cmd = curl …`: the value runs, not `cmd`
     if found[0] is text or len(found) == 1:
         return found[0]
     return "; ".join(dict.fromkeys(found))  # ["pip install x", "curl …"]: every one runs

@@ -43,6 +43,7 @@ from chimera_cards._scan.pyshapes import (
     wrapped_stream,
     written_handle,
 )
+from chimera_cards._scan.sdkclients import SDK_CLIENTS, call_sends, module_sends
 from chimera_cards._scan.sensitive import (
     CREDENTIAL_LITERALS,
     CodeFacts,
@@ -56,7 +57,7 @@ from chimera_cards._scan.sensitive import (
     source_taint,
 )
 from chimera_cards._scan.shell import analyse_shell
-from chimera_cards._scan.shellfacts import Out, ShellFacts
+from chimera_cards._scan.shellfacts import Embed, Out, ShellFacts
 
 MAX_DEPTH = 3
 _NOT_READING = frozenset(
@@ -217,13 +218,14 @@ class _PyFolding:
         *,
         first_line: int,
         depth: int,
-        embed: Callable[[str, str, int], Out] | None,
+        embed: Embed | None,
     ) -> None:
         self.facts = facts
         self.summaries = summaries
         self.offset = first_line - 1
         self.depth = depth
         self.embed = embed
+        self.argv = Out()  # what sys.argv holds: a one-liner's arguments, when known
         self.aliases: dict[str, str] = {}
         self.receivers = Receivers(summaries.methods, self.aliases)
         self.consts: dict[str, str] = {}
@@ -556,6 +558,8 @@ class _Analyser(_PyFolding):
             name = self.dotted(node)
             if name in ("os.environ", "environ", "os.environb"):
                 return Out({Taint("env-all", "os.environ")})
+            if name == "sys.argv":
+                return self.argv.copy()
             if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
                 known = self.attrs.get(node.attr)
                 return known.copy() if known is not None else Out()
@@ -730,6 +734,10 @@ class _Analyser(_PyFolding):
                 self.facts.sql.append((line, f"{short}() of SQL built by string formatting"))
         if name == "os.dup2":
             self.dup2 = True
+        if short in SDK_CLIENTS:
+            self.facts.sends += call_sends(
+                node, SDK_CLIENTS[short], self.fold, kwargs.get("api_key"), line
+            )
         if name == "pty.spawn" or (
             name.startswith(("subprocess", "os.exec", "os.spawn")) and node.args
         ):
@@ -1138,9 +1146,10 @@ def analyse_python(
     *,
     first_line: int = 1,
     summaries: Summaries | None = None,
-    embed: Callable[[str, str, int], Out] | None = None,
+    embed: Embed | None = None,
     depth: int = 0,
     tree: ast.Module | None = None,
+    argv: Out | None = None,
 ) -> PyFacts:
     """What a Python unit does with data.
 
@@ -1153,6 +1162,7 @@ def analyse_python(
             the shell it runs).
         depth: how many one-liners deep this text is.
         tree: the parsed text, when the caller has it.
+        argv: what its arguments carry (``python3 -c CODE ~/.ssh/id_rsa``), when run with some.
     Returns:
         The facts; ``parsed`` is False when the text is not Python this interpreter reads.
     """
@@ -1169,19 +1179,17 @@ def analyse_python(
         depth=depth,
         embed=embed,
     )
+    analyser.argv = argv or Out()
     lower = text.lower()
     analyser.literals = any(map(lower.__contains__, CREDENTIAL_LITERALS))
     try:
         analyser.module(tree)
     except RecursionError:
         facts.too_deep = True
-    _imported_downloads(facts, text)
-    return facts
-
-
-def _imported_downloads(facts: PyFacts, text: str) -> None:
-    """A download saved as a module and imported (on this run or the next: the import may come
-    first, guarded by a check that the file exists) is downloaded code run."""
+    facts.sends += module_sends(tree, analyser.fold, first_line - 1)
+    # A download saved as a module and imported (on this run or the next: the import may come
+    # first, guarded by a check that the file exists) is downloaded code run.
     for path, line in facts.saved_downloads.items():
         if imports_saved_module(text, path):
             facts.download_exec.append((line, f"saved as {path} and imported"))
+    return facts

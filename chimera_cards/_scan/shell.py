@@ -30,6 +30,7 @@ from chimera_cards._scan.sensitive import (
 from chimera_cards._scan.shellfacts import (
     MAX_COMMANDS,
     Command,
+    Embed,
     Out,
     ShellFacts,
     Word,
@@ -41,7 +42,9 @@ from chimera_cards._scan.shellsteps import (
     IFS_RE,
     LISTERS,
     Relays,
+    arguments_after,
     drop_discarded_lookup,
+    dumps_env,
     file_argument,
     file_server,
     letter_cipher,
@@ -161,7 +164,6 @@ _NOT_READING = frozenset(
         "read",
     }
 )
-_ENV_DUMPS = frozenset({"env", "printenv", "set", "export", "declare", "compgen", "typeset"})
 _CLIPBOARD = frozenset(
     {"pbcopy", "xclip", "xsel", "wl-copy", "clip", "clip.exe", "termux-clipboard-set"}
 )
@@ -277,7 +279,7 @@ class _WalkerBase:
         first_line: int,
         depth: int,
         variables: dict[str, Out],
-        embed: Callable[[str, str, int], Out] | None,
+        embed: Embed | None,
     ) -> None:
         self.facts = facts
         self.first_line = first_line
@@ -287,6 +289,7 @@ class _WalkerBase:
         self.count = 0
         self.texts = facts.texts  # literal values of variables (see ShellFacts.texts)
         self.remotes: dict[str, str] = {}  # git remotes this unit adds: name -> URL
+        self.committed: set[Taint] = set()  # secrets written into commit messages
         self.aliases: dict[str, list[str]] = {}  # alias name='command words
         self.fds: dict[str, str] = {}  # exec 3<>/dev/tcp/host/port: descriptor -> path
         self.cwd = "."  # the folder the last cd went to, as written
@@ -563,7 +566,12 @@ class _Walker(Relays, _WalkerBase):
                 self.assign(child)
             elif child.type == "command_name":
                 words.extend(self.word(c) for c in child.named_children)
-            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+            elif child.type == "herestring_redirect":
+                # source /dev/stdin <<< "$(curl …)": the here-string is what the command reads.
+                stdin = stdin.copy()
+                for part in child.named_children:
+                    stdin.merge(self.word(part).out)
+            elif child.type in ("file_redirect", "heredoc_redirect"):
                 continue
             else:
                 words.append(self.word(child))
@@ -642,7 +650,7 @@ class _Walker(Relays, _WalkerBase):
             self.listing(cmd, out)
         elif name in ("read", "mapfile", "readarray"):
             self.read_into(cmd, stdin)
-        if name in _ENV_DUMPS and self._dumps_env(name, cmd.argv):
+        if dumps_env(name, cmd.argv):
             out.taint.add(Taint("env-all", f"{name} (every environment variable)"))
         if (
             name == "security"
@@ -673,7 +681,14 @@ class _Walker(Relays, _WalkerBase):
             self._git_clone(cmd.argv)
             self._git_forced(cmd.argv, cmd.line)
             files = [out.taint for out in self.facts.tainted_files.values()]
-            self.facts.sends += git_push(cmd.argv, cmd.line, self.remotes, files)
+            if "commit" in cmd.argv[:3]:
+                # git commit -m "$(cat ~/.netrc)": the message travels with every push.
+                for arg in args:
+                    self.committed |= arg.out.taint
+            pushes = git_push(cmd.argv, cmd.line, self.remotes, files)
+            for push in pushes:
+                push.body |= {t for t in self.committed if t.kind != "path"}
+            self.facts.sends += pushes
         self.relays(cmd, stdin, out)
         self.decoders(cmd, out)
         self.interpreters(cmd, stdin, out)
@@ -709,18 +724,6 @@ class _Walker(Relays, _WalkerBase):
                     self.write(arg.text, out, cmd.line, self.piped)
         return out
 
-    @staticmethod
-    def _dumps_env(name: str, argv: list[str]) -> bool:
-        if name == "printenv":
-            return not argv or any(is_secret_name(a) for a in argv)
-        if name == "env":
-            return not argv
-        if name in ("export", "declare", "typeset"):
-            return argv in (["-p"], ["-x"], ["-px"])
-        if name == "set":
-            return not argv
-        return name == "compgen" and argv[:1] in (["-e"], ["-v"])
-
     def decoders(self, cmd: Command, out: Out) -> None:
         name, argv = cmd.name, cmd.argv
         decoded = (
@@ -743,21 +746,28 @@ class _Walker(Relays, _WalkerBase):
         if decoded:
             out.decoded = True
 
-    def _run_code(self, language: str, code: str, line: int, stdin: Out, how: str) -> Out:
+    def _run_code(
+        self, language: str, code: str, line: int, stdin: Out, how: str, argv: Out | None = None
+    ) -> Out:
         self.facts.embedded.append((language, code, line))
         if language == "shell" and self.depth < MAX_DEPTH:
+            variables = self.vars
+            if argv is not None and argv.taint:
+                # sh -c 'curl -T "$1" URL' _ {}: the positional parameters hold the arguments.
+                variables = {**self.vars, **{str(n): argv for n in range(10)}, "@": argv}
+                variables["*"] = argv
             inner = analyse_shell(
                 code,
                 first_line=line,
                 depth=self.depth + 1,
-                variables=self.vars,
+                variables=variables,
                 tainted_files=self.facts.tainted_files,
                 embed=self.embed,
                 facts=self.facts,
             )
             return inner
         if self.embed is not None and language in ("python", "javascript", "other"):
-            return self.embed(language, code, line)
+            return self.embed(language, code, line, argv if argv is not None else Out())
         return Out()
 
     def interpreters(self, cmd: Command, stdin: Out, out: Out) -> None:
@@ -826,7 +836,8 @@ class _Walker(Relays, _WalkerBase):
         if code_word is not None:
             if code_word.out.decoded or code_word.out.downloaded:
                 self._ran(cmd, code_word.out, name)
-            out.merge(self._run_code(language, code_word.text, cmd.line, stdin, name))
+            argv = arguments_after(args, code_word)
+            out.merge(self._run_code(language, code_word.text, cmd.line, stdin, name, argv))
             return
         heredoc = self.pending_heredoc
         if heredoc is not None:
@@ -1093,7 +1104,7 @@ def analyse_shell(
     depth: int = 0,
     variables: dict[str, Out] | None = None,
     tainted_files: dict[str, Out] | None = None,
-    embed: Callable[[str, str, int], Out] | None = None,
+    embed: Embed | None = None,
     facts: ShellFacts | None = None,
 ) -> Out:
     """Walk a shell text; what it does is added to ``facts`` (a new one if None).
@@ -1175,7 +1186,7 @@ def shell_facts(
     *,
     first_line: int = 1,
     tainted_files: dict[str, Out] | None = None,
-    embed: Callable[[str, str, int], Out] | None = None,
+    embed: Embed | None = None,
 ) -> ShellFacts:
     """The facts of one shell unit (a script, a code block, a one-liner)."""
     facts = ShellFacts()

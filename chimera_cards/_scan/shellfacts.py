@@ -4,6 +4,7 @@ decoded or downloaded), each command as run, and a unit's facts for the rules to
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera_cards._scan.sensitive import CodeFacts, Taint
@@ -42,6 +43,11 @@ class Out:
             return self
         kept = {t for t in self.taint if t.kind != "credential" or not _DOTENV.fullmatch(t.what)}
         return Out(kept, self.decoded, self.downloaded)
+
+
+# Reads code of another language a unit runs: its language, text, first line and what its
+# arguments carry (``python -c CODE {}``: ``sys.argv``), returning what the code prints.
+Embed = Callable[[str, str, int, Out], Out]
 
 
 @dataclass

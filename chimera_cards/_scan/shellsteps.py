@@ -16,7 +16,14 @@ from collections.abc import Callable
 from typing import Any
 
 from chimera_cards._scan.commands import GIT_SECRET_KEYS_RE, git_config_command
-from chimera_cards._scan.sensitive import Send, Taint, credential_in, metadata_secret
+from chimera_cards._scan.sensitive import (
+    Send,
+    Taint,
+    credential_in,
+    is_secret_name,
+    metadata_secret,
+    source_taint,
+)
 from chimera_cards._scan.shellfacts import MAX_COMMANDS, Command, Out, ShellFacts, Word, basename
 
 _DEV_TCP_RE = re.compile(r"/dev/(?:tcp|udp)/([^/\s]+)/")
@@ -131,7 +138,7 @@ class Relays:
     def relays(self, cmd: Command, stdin: Out, out: Out) -> None:
         """The steps of one command (``out`` is what it writes to its output)."""
         name = cmd.name
-        if name == "gh":
+        if name in ("gh", "glab"):
             self._gh_upload(cmd, stdin)
         self._extracts(cmd)
         self._windows_download(cmd)
@@ -362,8 +369,18 @@ class Relays:
             body |= (
                 stdin.taint if path == "-" else self.read_path(Word(path, Out()), cmd.line).taint
             )
+        if words[:1] and words[0] in _GH_PUBLISHED:
+            # gh pr create --body "$(printenv)", gh api … -f body="$(cat …)": text put into a
+            # pull request, issue, release or gist is published; a header is the request's own.
+            header = False
+            for arg in cmd.args:
+                if not header:
+                    body |= {t for t in arg.out.taint if t.kind != "path"}
+                header = arg.text in ("-H", "--header")
         if body:
-            self.facts.sends.append(Send(cmd.line, "gist.github.com", f"gh {words[0]}", body=body))
+            host = {"gist": "gist.github.com", "api": "api.github.com"}.get(words[0], "github.com")
+            host = "gitlab.com" if cmd.name == "glab" else host
+            self.facts.sends.append(Send(cmd.line, host, f"{cmd.name} {words[0]}", body=body))
 
     def _extracts(self, cmd: Command) -> None:
         # tar -xzf dl.tgz -C /tmp, unzip dl.zip -d /tmp/x: what a download unpacks is downloaded.
@@ -451,6 +468,38 @@ class Relays:
             for send in self.facts.sends[before:]:
                 if send.sink == "network":
                     send.body.add(Taint("credential", f"the credentials git hands its {key}"))
+
+
+_ENV_DUMPS = frozenset({"env", "printenv", "set", "export", "declare", "compgen", "typeset"})
+
+
+def dumps_env(name: str, argv: list[str]) -> bool:
+    """Whether a command prints every environment variable (or a secret one)."""
+    if name not in _ENV_DUMPS:
+        return False
+    if name == "printenv":
+        return not argv or any(is_secret_name(a) for a in argv)
+    if name in ("env", "set"):
+        return not argv
+    if name in ("export", "declare", "typeset"):
+        return argv in (["-p"], ["-x"], ["-px"])
+    return argv[:1] in (["-e"], ["-v"])  # compgen
+
+
+def arguments_after(args: list[Word], code: Word) -> Out:
+    r"""What the words after a one-liner's code carry (``find … -exec python3 -c CODE {} \;``):
+    its ``sys.argv``, its ``$1``."""
+    out = Out()
+    for arg in args[args.index(code) + 1 :] if code in args else []:
+        out.merge(arg.out)
+        found = credential_in(arg.text)
+        if found:
+            out.taint.add(source_taint(found))
+    return out
+
+
+# gh and glab commands whose text arguments end up in something others read.
+_GH_PUBLISHED = frozenset({"pr", "mr", "issue", "release", "gist", "snippet", "api", "discussion"})
 
 
 def option_value(argv: list[str], names: tuple[str, ...]) -> str | None:

@@ -120,6 +120,9 @@ class Session:
         self._rebound: frozenset[str] = frozenset()
         self._star: frozenset[str] = frozenset()
         self.witnesses = Witnesses(False, False)
+        # The pinned test files' literal pairs by their bytes' SHA-256, for the patch review
+        # (the same files are read at every attempt).
+        self._pairs_by_digest: dict[bytes, tuple[Any, ...]] = {}
 
     @property
     def evidence(self) -> str:
@@ -243,6 +246,7 @@ class Session:
             self.root,
             test_files=pinned.collect_files if pinned is not None else (),
             pinned=tuple(pinned.tests) if pinned is not None else (),
+            extra={"pairs_by_digest": self._pairs_by_digest},
         )
         changed = [(c.path, c.status) for c in diff.every_change()]
         rules = self.settings.review_rules
