@@ -231,10 +231,13 @@ class Session:
     # -- around each attempt -----------------------------------------------------------------
 
     def check(self, diff: Diff) -> list[Violation]:
-        """The integrity violations in the attempt's change set (ignore rules not applied)."""
-        return integrity.check_changes(
+        """The integrity violations in the attempt's change set (ignore rules not applied),
+        and the files the look refused to read."""
+        found = integrity.check_changes(
             diff.every_change(), self.ctx, hidden={c.path for c in diff.hidden}
         )
+        refused = [Violation("oversized-file", r.path, r.why) for r in diff.oversized]
+        return [*found, *refused] if refused else found
 
     def review(
         self, diff: Diff, original: Callable[[Sequence[str]], Mapping[str, bytes | None]]
