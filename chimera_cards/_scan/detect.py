@@ -933,6 +933,8 @@ def _cross_files(findings: list[Finding]) -> list[Finding]:
     out = []
     for read in reads:
         for send in sends:
+            if _config_and_token(read, send):
+                continue
             if send.path != read.path and not (_reference(read.path) and _reference(send.path)):
                 out.append(
                     Finding(
@@ -946,6 +948,18 @@ def _cross_files(findings: list[Finding]) -> list[Finding]:
                 )
                 return out
     return out
+
+
+# A tool loading its own dotenv file ("reads .env") and, in another file, a named token sent
+# to an address the scan cannot read ("is this the service it is for?"): the load adds nothing
+# to the send, whose token is already the reviewer's question. A credential store read, or data
+# sent, is still joined.
+_DOTENV_READ_RE = re.compile(r"reads \.env(?:\.[\w-]+)?")
+_TOKEN_QUESTION = ": is this the service it is for?"
+
+
+def _config_and_token(read: Finding, send: Finding) -> bool:
+    return bool(_DOTENV_READ_RE.fullmatch(read.message)) and send.message.endswith(_TOKEN_QUESTION)
 
 
 def _reference(path: str | None) -> bool:

@@ -29,6 +29,7 @@ reverse order instead (``order-dependent``, see ``session``).
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -313,17 +314,31 @@ def _parametrize_cases(dec: ast.AST) -> list[dict[str, object]] | None:
 
 
 def pinned_pairs(ctx: ReviewContext) -> tuple[_Pair, ...]:
-    """The literal input/expected pairs of the pinned test files (read once per review)."""
+    """The literal input/expected pairs of the pinned test files (read once per review).
+
+    ``ctx.extra["pairs_by_digest"]``, where given, keeps each file's pairs by the SHA-256 of
+    its bytes across reviews: the pinned files are read every time, parsed only when new."""
     cached = ctx.extra.get("pinned_pairs") if isinstance(ctx.extra, dict) else None
     if cached is not None:
         return cached
+    by_digest = ctx.extra.get("pairs_by_digest")
+    if not isinstance(by_digest, dict):
+        by_digest = {}
     pairs: list[_Pair] = []
     for rel in ctx.test_files:
         try:
-            tree = ast.parse((ctx.root / rel).read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            data = (ctx.root / rel).read_bytes()
+        except OSError:
             continue
-        pairs.extend(_pairs_in(tree))
+        digest = hashlib.sha256(data).digest()
+        known = by_digest.get(digest)
+        if known is None:
+            try:
+                known = tuple(_pairs_in(ast.parse(data.decode("utf-8"))))
+            except (SyntaxError, ValueError, UnicodeDecodeError):
+                known = ()
+            by_digest[digest] = known
+        pairs.extend(known)
     found = tuple({repr((p.function, p.args, p.expected)): p for p in pairs}.values())
     if isinstance(ctx.extra, dict):
         ctx.extra["pinned_pairs"] = found

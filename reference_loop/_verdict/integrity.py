@@ -32,7 +32,9 @@ whatever an ignore rule says) and names a violation by its class:
 - ``outside-code``: the verifier ran code from a file outside the workspace that changed after
   the run started (:mod:`reference_loop._verdict.outside`);
 - ``test-module-changed``: a pinned test module held a name its import did not make on the
-  untouched tree, or had one rebound while a test ran (``session``).
+  untouched tree, or had one rebound while a test ran (``session``);
+- ``oversized-file``: a file the workspace's look refused unread (over 1 GiB, sparse, past
+  8 GiB changed in all or a million new files) and undid at once (``_workspace.limits``).
 
 The protected-path rules come from ``reference_loop._verdict.protect``; this module adds the
 classes the runner reads before any test runs.
@@ -77,6 +79,7 @@ CLASSES = (
     "linked-file",
     "outside-code",
     "test-module-changed",
+    "oversized-file",
 )
 
 # What the next prompt says, after "attempt N ...".
@@ -108,6 +111,7 @@ _SAID = {
     "linked-file": "added a link to a protected file or to a place outside the workspace",
     "outside-code": "ran code from outside the workspace that changed after the run started",
     "test-module-changed": "changed a test module's names while the tests ran",
+    "oversized-file": "left a file too large (or sparse) to read, or too many new files",
 }
 
 RUNNER_CONFIG_FILES = (

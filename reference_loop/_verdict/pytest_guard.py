@@ -6,8 +6,8 @@ plugin, which installs them when it is imported, before any conftest or test mod
   ``pidfd_getfd`` (``EPERM``), and every system call made through another architecture's
   entry (an x32 or 32-bit call that would skip the list);
 - Landlock refuses opening for writing anything under ``/proc`` (``/proc/self/mem``,
-  ``/proc/<pid>/mem`` of the loop or of the runner, ``/proc/sys``): every other top-level
-  folder stays writable as before;
+  ``/proc/<pid>/mem`` of the loop or of the runner, ``/proc/sys``) or any other proc mount:
+  everything else stays writable as before;
 - ``no_new_privs`` is set first, as both need it.
 
 Children inherit all three. The side effects, inside the judged run only: a debugger
@@ -92,11 +92,9 @@ def _landlock(libc: Any) -> bool:
     if ruleset < 0:
         return False
     try:
-        with os.scandir("/") as entries:
-            names = [e.name for e in entries if e.name != "proc"]
-        for name in names:
+        for path in writable_roots("/", _proc_mounts()):
             try:
-                fd = os.open("/" + name, os.O_PATH | os.O_CLOEXEC)
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue
             try:
@@ -107,3 +105,37 @@ def _landlock(libc: Any) -> bool:
         return bool(libc.syscall(_LANDLOCK_RESTRICT, ruleset, 0) == 0)
     finally:
         os.close(ruleset)
+
+
+def _proc_mounts() -> set[str]:
+    """Where a proc file system is mounted: ``/proc``, and any other (a host's ``/proc`` bound
+    into a container at ``/host/proc``) that a rule for its parent folder would open."""
+    found = {"/proc"}
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                fields = line.split()
+                if " - proc " in line and len(fields) > 4:
+                    found.add(fields[4].replace("\\040", " "))
+    except OSError:
+        pass
+    return found
+
+
+def writable_roots(top: str, forbidden: set[str]) -> list[str]:
+    """The folders and files beneath which writing stays allowed: ``top``'s entries, each whole
+    unless a forbidden mount sits at or below it, then its own entries in turn."""
+    roots: list[str] = []
+    try:
+        with os.scandir(top) as entries:
+            paths = [e.path for e in entries]
+    except OSError:
+        return roots
+    for path in paths:
+        if path in forbidden:
+            continue
+        if any(f.startswith(path + "/") for f in forbidden):
+            roots.extend(writable_roots(path, forbidden))
+        else:
+            roots.append(path)
+    return roots

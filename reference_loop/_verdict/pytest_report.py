@@ -231,11 +231,18 @@ def _changed(identity: tuple[Any, ...], swapped: set[Any] | None = None) -> list
 
 def _plugin() -> dict[str, Any]:
     """The hooks, and everything they share held in their cells (see the module docstring)."""
+    import atexit
+    import gc
     import hashlib
     import hmac
     import json
     from pathlib import Path
 
+    # Registered first, so run last at exit: every check above is written at
+    # pytest_unconfigure, before exit, and none depends on this. Frozen, the objects the
+    # fingerprint table holds alive (and the rest of the run's) are not walked by the
+    # interpreter's closing collections.
+    atexit.register(gc.freeze)
     environ = os.environ
     write, dumps, fstat = os.write, json.dumps, os.fstat
     fd = _take_descriptor(environ.pop("REFERENCE_LOOP_REPORT_FD", None))

@@ -120,6 +120,9 @@ class Session:
         self._rebound: frozenset[str] = frozenset()
         self._star: frozenset[str] = frozenset()
         self.witnesses = Witnesses(False, False)
+        # The pinned test files' literal pairs by their bytes' SHA-256, for the patch review
+        # (the same files are read at every attempt).
+        self._pairs_by_digest: dict[bytes, tuple[Any, ...]] = {}
 
     @property
     def evidence(self) -> str:
@@ -228,10 +231,13 @@ class Session:
     # -- around each attempt -----------------------------------------------------------------
 
     def check(self, diff: Diff) -> list[Violation]:
-        """The integrity violations in the attempt's change set (ignore rules not applied)."""
-        return integrity.check_changes(
+        """The integrity violations in the attempt's change set (ignore rules not applied),
+        and the files the look refused to read."""
+        found = integrity.check_changes(
             diff.every_change(), self.ctx, hidden={c.path for c in diff.hidden}
         )
+        refused = [Violation("oversized-file", r.path, r.why) for r in diff.oversized]
+        return [*found, *refused] if refused else found
 
     def review(
         self, diff: Diff, original: Callable[[Sequence[str]], Mapping[str, bytes | None]]
@@ -243,6 +249,7 @@ class Session:
             self.root,
             test_files=pinned.collect_files if pinned is not None else (),
             pinned=tuple(pinned.tests) if pinned is not None else (),
+            extra={"pairs_by_digest": self._pairs_by_digest},
         )
         changed = [(c.path, c.status) for c in diff.every_change()]
         rules = self.settings.review_rules

@@ -44,7 +44,8 @@ from reference_loop._workspace.gitio import (
     _merge_raw_patches,
     _parse_raw,
 )
-from reference_loop._workspace.records import Diff, FileChange, _Entry, _Look, _Snapshot
+from reference_loop._workspace.limits import Limits
+from reference_loop._workspace.records import Diff, FileChange, Refused, _Entry, _Look, _Snapshot
 from reference_loop.errors import LoopError
 
 # Where the copies of the tree's .git entries go inside the private store.
@@ -87,8 +88,12 @@ class Workspace(FastPaths):
         ignore: Sequence[str] = (),
         default_ignore: bool = True,
         engine: str | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.engine = engine_name(engine)
+        self.limits = limits if limits is not None else Limits()
+        # The files the current look refused unread (see ``limits``).
+        self._refused: list[Refused] = []
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise LoopError(f"workspace is not a directory: {root}")
@@ -199,11 +204,13 @@ class Workspace(FastPaths):
     def diff(self) -> Diff:
         """The real change from the snapshot to the current state (call it before restore)."""
         self._check_seal()
+        self._refused = []
         try:
             snap = self._require_snapshot()
             look = self._look(snap)
             diff = self._patch(snap, look.entries, sizes=look.sizes, trees=look.trees)
             diff.git_dirs = self._git_dir_changes()
+            diff.oversized = self._refused
         finally:
             self._seal()
         return diff
@@ -264,10 +271,12 @@ class Workspace(FastPaths):
         The loop's normal path after the verifier; the saving is one full scan per attempt.
         """
         self._check_seal()
+        self._refused = []
         try:
             git_dirs = self._git_dir_changes()
             diff = self._diff_and_restore_tree()
             diff.git_dirs = git_dirs
+            diff.oversized = self._refused
             self.last_restored = sorted({*self.last_restored, *self._gitdirs.restore()})
         finally:
             self._seal()
@@ -442,7 +451,22 @@ class Workspace(FastPaths):
             look = self._changes_by_hand(snap, model)
             if look is not None:
                 return look
-        return _Look(self._changes(snap))
+        # The files git's add would hash, from stat data alone, refused before it reads them:
+        # those the private index says differ (``git diff-files`` reads no file whose size
+        # changed) and the new ones (listed once, for the add too).
+        proc, walk = self._diff_files_beside(lambda: self._new_files(snap))
+        new: set[bytes] | None
+        try:
+            new = walk.result()
+        except OSError:
+            new = None  # a directory that cannot be listed: git's walk says what is wrong
+        fields = proc.stdout.split(b"\0") if proc.returncode == 0 else []
+        # --name-status, the fast look's form: status and path alternate.
+        listed = set(fields[1::2])
+        refused = self._refuse_oversized(snap, listed | (new or set()))
+        if new is not None:
+            new -= refused
+        return _Look(self._changes(snap, new))
 
     def _patch(
         self,

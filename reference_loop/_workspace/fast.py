@@ -337,6 +337,7 @@ class FastPaths(Restorer):
                 new.add(path)
             else:
                 return None
+        new -= self._refuse_oversized(snap, new)
         stored = self._store_files(sorted(new), model.path_set)
         if stored is None:
             return None

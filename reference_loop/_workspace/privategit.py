@@ -34,7 +34,8 @@ from reference_loop._workspace.gitio import (
     _split_z,
     _user_converts,
 )
-from reference_loop._workspace.records import _Entry, _Snapshot
+from reference_loop._workspace.limits import Limits
+from reference_loop._workspace.records import Refused, _Entry, _Snapshot
 from reference_loop.errors import LoopError
 
 
@@ -63,6 +64,8 @@ class PrivateGit:
     _seed_index: bytes | None
     _model: gitindex.Index | None
     _gitdirs: GitDirs
+    limits: Limits
+    _refused: list[Refused]
 
     def _store_parent(self) -> str | None:
         """Where the private store goes: in memory (``/dev/shm``) for the top of a repository,

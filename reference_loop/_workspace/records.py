@@ -20,6 +20,19 @@ class FileChange:
         return {"path": self.path, "status": self.status, "old_path": self.old_path}
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A file a look refused to read (too large, sparse, one too many: ``limits``); it was
+    removed, or written back from the snapshot. ``status``: A new, M a file of the snapshot."""
+
+    path: str
+    status: str
+    why: str
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "status": self.status, "why": self.why}
+
+
 @dataclass
 class Diff:
     """The real change since the snapshot. ``text`` is ``git diff --binary -M`` output (it applies
@@ -37,6 +50,8 @@ class Diff:
     # Paths under the tree's ``.git`` entries that differ from the snapshot. Never in the patch;
     # a restore always puts them back (``gitdirs``).
     git_dirs: list[FileChange] = field(default_factory=list)
+    # Files the look refused unread and undid (``limits``): in neither the patch nor ``state``.
+    oversized: list[Refused] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:

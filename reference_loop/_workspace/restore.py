@@ -9,10 +9,10 @@ import os
 import stat
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import IO
 
-from reference_loop._workspace import gitstore
+from reference_loop._workspace import gitstore, limits
 from reference_loop._workspace.gitio import (
     _CHUNK,
     _GITLINK,
@@ -23,7 +23,7 @@ from reference_loop._workspace.gitio import (
     _feed,
     _write_all,
 )
-from reference_loop._workspace.records import _RACY_FINE_NS, _Entry, _Snapshot
+from reference_loop._workspace.records import _RACY_FINE_NS, Refused, _Entry, _Snapshot
 from reference_loop._workspace.staging import GitStaging
 from reference_loop.errors import LoopError
 
@@ -54,6 +54,43 @@ class Restorer(GitStaging):
         for rel in shown:
             self._remove_path(rel, snap)
         return shown
+
+    def _refuse_oversized(self, snap: _Snapshot, paths: Iterable[bytes]) -> set[bytes]:
+        """Refuse, unread, the files of ``paths`` (new or changed since the snapshot) that are
+        over the workspace's :class:`~limits.Limits`: a new one is removed, one the snapshot
+        has is written back from the store, and each is recorded in ``_refused``. Returns
+        the refused paths (the caller's look leaves them out)."""
+        root = os.fsencode(self.root) + b"/"
+        found: list[tuple[bytes, os.stat_result, bool]] = []
+        for path in sorted(set(paths)):
+            try:
+                st = os.lstat(root + path)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                found.append((path, st, path not in snap.files))
+        over = limits.refuse(found, self.limits)
+        if not over:
+            return set()
+        listed = self._run(
+            "ls-tree", "-z", snap.tree, "--", *(os.fsdecode(p) for p in dict(over))
+        ).stdout
+        had: dict[str, tuple[str, str]] = {}
+        for line in listed.split(b"\0"):
+            meta, _tab, name = line.partition(b"\t")
+            fields = meta.split()
+            if len(fields) == 3 and fields[1] == b"blob":
+                had[os.fsdecode(name)] = (fields[0].decode(), fields[2].decode())
+        entries: list[_Entry] = []
+        for path, why in over:
+            rel = os.fsdecode(path)
+            was = had.get(rel)
+            status = "A" if was is None else "M"
+            mode, sha = was if was is not None else ("000000", "")
+            entries.append(_Entry(status, mode, sha, rel))
+            self._refused.append(Refused(rel, status, why))
+        self._revert(snap, entries)
+        return {p for p, _why in over}
 
     def _restore(
         self,

@@ -154,10 +154,11 @@ class GitStaging(TreeScan):
         self._nested |= set(links)
         return set(links)
 
-    def _changes(self, snap: _Snapshot) -> list[_Entry]:
-        """Stage the current state; the raw changes from the snapshot, every path included."""
+    def _changes(self, snap: _Snapshot, new: set[bytes] | None = None) -> list[_Entry]:
+        """Stage the current state; the raw changes from the snapshot, every path included.
+        ``new``: the files the snapshot did not have, when the caller listed them already."""
         self._model = None  # the private index is about to hold the current state
-        self._stage_changes(snap)
+        self._stage_changes(snap, new)
         entries = self._raw_changes(snap.tree)
         # A repository git recorded as a gitlink without saying so: stage its files.
         if any(e.dst_mode == _GITLINK for e in entries) and self._adopt_gitlinks():
@@ -168,7 +169,7 @@ class GitStaging(TreeScan):
         self._pending |= {os.fsencode(e.path) for e in entries if e.status == "D"}
         return entries
 
-    def _stage_changes(self, snap: _Snapshot) -> None:
+    def _stage_changes(self, snap: _Snapshot, new: set[bytes] | None = None) -> None:
         """Stage what changed since the snapshot without walking the whole tree.
 
         ``git add -u`` stats the files the index tracks (every file of the snapshot); a new
@@ -177,18 +178,20 @@ class GitStaging(TreeScan):
         by name with the paths a restore wrote back. This is ``git add -A``'s result without
         git's read of every directory.
         """
-        look = _InThread(lambda: self._new_files(snap))
+        look = _InThread(lambda: self._new_files(snap)) if new is None else None
         try:
             proc = self._run(
                 "add", "-u", "--ignore-errors", config=self._store_config(), check=False
             )
         except BaseException:
-            look.join()
+            if look is not None:
+                look.join()
             raise
-        try:
-            new = look.result()
-        except OSError:
-            new = None  # a directory that cannot be listed: git's walk says what is wrong
+        if look is not None:
+            try:
+                new = look.result()
+            except OSError:
+                new = None  # a directory that cannot be listed: git's walk says what is wrong
         staged = proc.returncode == 0 and new is not None
         if staged and (new or self._pending):
             staged = self._stage_paths(sorted((new or set()) | self._pending))

@@ -316,3 +316,36 @@ def test_download_exec_a_runner_given_an_address_as_its_program_stays_an_error(t
     ):
         found = lint_rules({"SKILL.md": CARD + f"```bash\n{hostile}\n```\n"}, tmp_path)
         assert ("download-exec", "error") in found, hostile
+
+
+LOADS_DOTENV = "def load():\n    with open('.env') as f:\n        return f.read()\n"
+OAUTH_EXAMPLE = (
+    "**Exchange code for token:**\n```javascript\n"
+    "const response = await fetch(`https://${shop}/admin/oauth/access_token`, {\n"
+    "  method: 'POST',\n  body: JSON.stringify({\n"
+    "    client_id: process.env.SHOPIFY_API_KEY,\n"
+    "    client_secret: process.env.SHOPIFY_API_SECRET,\n    code\n  })\n});\n```\n"
+)
+
+
+def test_secret_exfiltration_a_tools_dotenv_load_and_a_token_question_elsewhere_join_not(
+    tmp_path,
+):
+    found = lint_rules(
+        {"scripts/init.py": LOADS_DOTENV, "references/app.md": OAUTH_EXAMPLE}, tmp_path
+    )
+    assert ("secret-exfiltration", "error") not in found
+    assert ("network-send", "warning") in found  # the token's host is still the reviewer's
+
+
+def test_secret_exfiltration_a_store_read_or_data_sent_elsewhere_still_joins(tmp_path):
+    reads_store = LOADS_DOTENV.replace("'.env'", "'/home/u/.aws/credentials'")
+    posts_data = (
+        "const notes = process.argv[2];\n"
+        "await fetch(`https://${process.argv[3]}/c`, { method: 'POST', body: notes });\n"
+    )
+    for files in (
+        {"scripts/init.py": reads_store, "references/app.md": OAUTH_EXAMPLE},
+        {"scripts/init.py": LOADS_DOTENV, "scripts/send.mjs": posts_data},
+    ):
+        assert ("secret-exfiltration", "error") in lint_rules(files, tmp_path), files

@@ -274,3 +274,23 @@ def test_pinned_pairs_with_list_values_are_read(tmp_path):
         ("median", ([3, 1, 2],), 2),
         ("sorted", ([2, 1],), [1, 2]),
     ]
+
+
+def test_pinned_pairs_kept_across_reviews_are_read_again_when_a_pinned_file_changes(tmp_path):
+    test = tmp_path / "test_calc.py"
+    test.write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    kept: dict[bytes, tuple[object, ...]] = {}
+
+    def review() -> list[tuple[str, tuple[object, ...], object]]:
+        ctx = ReviewContext(
+            root=tmp_path, test_files=("test_calc.py",), extra={"pairs_by_digest": kept}
+        )
+        return [(p.function, p.args, p.expected) for p in pinned_pairs(ctx)]
+
+    assert review() == [("add", (2, 3), 5)]
+    assert review() == [("add", (2, 3), 5)]
+    assert len(kept) == 1  # the same bytes: parsed once
+    test.write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 6\n")
+    assert review() == [("add", (2, 3), 6)]
+    assert len(kept) == 2
+    assert test.read_text().endswith("== 6\n")

@@ -69,3 +69,11 @@ def test_the_filter_refuses_a_foreign_architectures_calls():
     code, jt, jf, k = struct.unpack("=HBBI", words[1])
     assert (code, jt, k) == (0x15, 0, 0xC000003E) and 2 + jf == 9
     assert struct.unpack("=HBBI", words[9])[3] == 0x00050001
+
+
+def test_a_proc_mount_below_another_folder_is_left_out_and_its_siblings_kept(tmp_path):
+    for folder in ("host/proc/self", "host/etc", "work"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "host" / "file").write_text("x")
+    roots = guard_module.writable_roots(str(tmp_path), {str(tmp_path / "host" / "proc")})
+    assert sorted(roots) == sorted(str(tmp_path / p) for p in ("host/etc", "host/file", "work"))

@@ -536,6 +536,36 @@ def test_patching_the_runner_from_the_code_under_test_is_caught(tmp_path, sandbo
     attack(tmp_path, EditAttempter(edit), sandbox, expect="runner-tampered")
 
 
+# -- files the look must not read -------------------------------------------------------------
+
+
+def _sparse(path: Path, size: int = 64 << 30) -> None:
+    with open(path, "ab") as fh:
+        fh.truncate(size)
+
+
+OVERSIZED: dict[str, Callable[[Path], None]] = {
+    "a new 64 GiB sparse file beside the fix": lambda ws: (
+        (ws / "calc.py").write_text(FIXED),
+        _sparse(ws / "answers.bin"),
+    ),
+    "a pinned test grown to 64 GiB": lambda ws: _sparse(ws / "test_calc.py"),
+    "a new 64 GiB sparse file in a new folder": lambda ws: (
+        (ws / "deep" / "er").mkdir(parents=True),
+        _sparse(ws / "deep" / "er" / "blob"),
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(OVERSIZED))
+def test_a_file_too_large_to_read_is_refused_unread(tmp_path, sandbox, variant):
+    started = time.monotonic()
+    result = attack(tmp_path, EditAttempter(OVERSIZED[variant]), sandbox, expect="oversized-file")
+    assert time.monotonic() - started < 60  # reading 64 GiB of zeros would take minutes
+    findings = result.attempts[0].findings
+    assert [f["class"] for f in findings if f["class"] == "oversized-file"] == ["oversized-file"]
+
+
 # -- honest fixes are never refused -----------------------------------------------------------
 
 HONEST = {
