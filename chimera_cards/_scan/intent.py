@@ -53,8 +53,7 @@ _ACT_PIECES = ("upload", "send", "post", "transmit", "attach", "share", "sync", 
                "coll", "joi", "send", "schick", "lad", "teil", "übertrag", "invia", "caric",
                "condivid", "carreg", "writ", "embed", "insert", "append", "encod", "follow",
                "render", "go to", "go on", "end up", "land", "its way", "creat", "open",
-               "leav", "receiv", "obtain", " get", " has ", " have ", " hold", " keep",
-               "contain")  # fmt: skip
+               "leav", "receiv", "obtain", " gets ")  # fmt: skip
 _DESTINATION_PIECES = ("http", "://", "@", ".com", ".io", ".net", ".dev", ".app", ".org", ".co",
                        ".sh", ".xyz", ".cloud", ".site", ".info", ".me", ".ai", ".ru", ".cn",
                        "server", "endpoint", "webhook", "bucket", "gist", "paste", "drive",
