@@ -183,6 +183,46 @@ def _data_heredoc(line: str) -> str | None:
     return start.group(2)
 
 
+# Comment leaders of the languages the generic rules read, by extension: a comment runs
+# nothing ("// CRITICAL: Required for Workers (eval() not supported)").
+_SLASH_COMMENTS = ("//", "/*", "*")
+_HASH_COMMENTS = ("#",)
+_COMMENTS_BY_EXTENSION = {
+    **dict.fromkeys((".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".go", ".java",
+                     ".kt", ".swift", ".rs", ".c", ".cc", ".cpp", ".h", ".cs", ".scala", ".dart"),
+                    _SLASH_COMMENTS),
+    **dict.fromkeys((".rb", ".pl", ".pm", ".ps1", ".psm1", ".r", ".R", ".tcl"), _HASH_COMMENTS),
+}  # fmt: skip
+# Calls that run a string they are given as code: an `eval(` quoted in their argument runs.
+_RUNS_STRING_RE = re.compile(
+    r"\b(?:setTimeout|setInterval|Function|exec\w*|spawn\w*|evaluate\w*|runIn\w*|system|"
+    r"Invoke-Expression|iex|popen)\b"
+)
+
+
+def _quoted(line: str, at: int) -> bool:
+    """Whether offset ``at`` of a line of code is inside a string literal opened on that line
+    (`it('should block eval( injection', …)`), given to nothing that runs a string."""
+    quote = None
+    index = 0
+    while index < at:
+        char = line[index]
+        if char == "\\":
+            index += 2
+            continue
+        if quote is None and char in "'\"`":
+            quote = char
+        elif char == quote:
+            quote = None
+        index += 1
+    return quote is not None and _RUNS_STRING_RE.search(line[:at]) is None
+
+
+def _generic_comment(path: str, line: str) -> bool:
+    leaders = _COMMENTS_BY_EXTENSION.get(path[path.rfind(".") :] if "." in path else "")
+    return leaders is not None and line.lstrip().startswith(leaders)
+
+
 def _scan_lines(
     path: str, text: str, rules: Iterable[_Rule], *, comment: str | None = None
 ) -> list[Finding]:
@@ -201,10 +241,14 @@ def _scan_lines(
                 stripped = line.lstrip()
                 if stripped.startswith(comment) and not stripped.startswith("#!"):
                     continue
+            elif _generic_comment(path, line):
+                continue
             for regex, rule, severity, describe in live:
                 for m in regex.finditer(line):
                     if comment is not None and severity == WARNING and _printed(line):
                         continue  # printed for the user to read, not run
+                    if comment is None and rule == "code-eval" and _quoted(line, m.start()):
+                        continue  # a string's words, run by nothing on the line
                     findings.append(Finding(rule, severity, describe(m)[:200], number, path))
     _blob_findings(text, path, 1, findings)
     return sorted(findings, key=lambda f: f.line or 0)

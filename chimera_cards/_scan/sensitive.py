@@ -101,10 +101,18 @@ def _service_words(name: str) -> list[str]:
     return [p for p in words if p.upper() not in _GENERIC_PARTS and len(p) >= 3]
 
 
+_ALIASED = frozenset(_SERVICE_ALIASES.values())
+
+
 def service_name(name: str) -> str:
     """The service a secret's variable is for, its short name spelt out (``GH_TOKEN`` and
-    ``GITHUB_TOKEN`` are both ``github``); the name's first word when it names none."""
+    ``GITHUB_TOKEN`` are both ``github``), a name written in words glued as its short name
+    spells it (``HUGGING_FACE_HUB_TOKEN`` and ``HF_TOKEN`` are both ``huggingface``); the
+    name's first word when it names none."""
     words = _service_words(name)
+    for end in range(2, len(words) + 1):
+        if "".join(words[:end]) in _ALIASED:
+            return "".join(words[:end])
     if words:
         return words[0]
     parts = [p.lower() for p in re.split(r"[^A-Za-z0-9]+", name) if p]
