@@ -781,6 +781,29 @@ _SHARED_DIRS = (
 )
 
 
+_CLI_SENDERS = frozenset({"curl", "wget"})
+# A word that may name where a call goes: a URL, a host (`api.x.com/v1`), or a path alone.
+_ADDRESS_RE = re.compile(
+    r"\S*://\S*|/[^\s\"',]*|[\w-]+(?:\.[\w-]+)+(?::\d+)?(?:/\S*)?|[\w-]+(?::\d+)?/\S*"
+)
+_CONFIGURED_RE = re.compile(r"(?:^|\s)(?:-K|--config|--url|-:|--next)\b|[$`]|\{\{")
+
+
+def _path_only(send: Send) -> str | None:
+    """The address of a curl or wget call written as a path alone (`curl -X POST
+    /api/v2/dags/x/dagRuns -d '{…}'`, an API's path shown without the user's host), or None: a
+    variable, a substitution, a config file or a template anywhere in the call may supply a
+    host."""
+    if send.via.split()[0] not in _CLI_SENDERS or not send.text:
+        return None
+    if _CONFIGURED_RE.search(send.text):
+        return None
+    addresses = [w for w in send.text.split() if _ADDRESS_RE.fullmatch(w)]
+    if not addresses or not all(w.startswith("/") and not w.startswith("//") for w in addresses):
+        return None
+    return addresses[0]
+
+
 def send_severity(
     send: Send,
     *,
@@ -861,6 +884,14 @@ def send_severity(
             "secret-exfiltration",
             "error",
             f"sensitive data ({_names(tokens)}) sent to {where} via {send.via}",
+        )
+    path = _path_only(send) if not tokens and send.host is None else None
+    if path is not None:
+        # An API's path shown without the user's host: as written it reaches no server.
+        return (
+            "network-send",
+            "info",
+            f"sends data to a path given without a host ({path}) via {send.via}",
         )
     if not tokens:
         return (
