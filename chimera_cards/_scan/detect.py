@@ -43,7 +43,8 @@ from chimera_cards._scan.jsflow import JsFacts, analyse_javascript, parse_javasc
 from chimera_cards._scan.jsflow import traversals as js_traversals
 from chimera_cards._scan.mdcode import CodeUnit, code_units, command_line, embedded_shell
 from chimera_cards._scan.prose import prose_findings
-from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
+from chimera_cards._scan.pyfacts import PyFacts, Summaries
+from chimera_cards._scan.pyflow import analyse_python
 from chimera_cards._scan.pyreceivers import Definitions
 from chimera_cards._scan.pyshapes import parse_python, traversals
 from chimera_cards._scan.readertext import CONFUSABLES, phrase_text
