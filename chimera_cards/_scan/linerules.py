@@ -239,9 +239,24 @@ def _decodes_input(match: re.Match) -> bool:
     )
 
 
-def _generic_comment(path: str, line: str) -> bool:
+def generic_comment(path: str, line: str) -> bool:
+    """Whether a line of a script in a language the generic rules read is a comment."""
     leaders = _COMMENTS_BY_EXTENSION.get(path[path.rfind(".") :] if "." in path else "")
     return leaders is not None and line.lstrip().startswith(leaders)
+
+
+def judge_match(
+    match: re.Match, rule: str, severity: str, describe: Callable[[re.Match], str], *, shell: bool
+) -> tuple[str, str, str] | None:
+    """(rule, severity, message) of one line rule's match on a line, or None when it is no
+    finding: in the generic languages an `eval(` inside a string given to nothing that runs
+    strings, and a decode of base64 the code receives (an API's image, a data URL: it hides
+    nothing the skill ships; a literal decoded, or a decode run, stays flagged)."""
+    if not shell and rule == "code-eval" and _quoted(match.string, match.start()):
+        return None
+    if not shell and rule == "code-obfuscation" and _decodes_input(match):
+        return (rule, INFO, f"decodes data it receives at run time: {match.group(0)}"[:200])
+    return (rule, severity, describe(match)[:200])
 
 
 def _scan_lines(
@@ -262,21 +277,15 @@ def _scan_lines(
                 stripped = line.lstrip()
                 if stripped.startswith(comment) and not stripped.startswith("#!"):
                     continue
-            elif _generic_comment(path, line):
+            elif generic_comment(path, line):
                 continue
             for regex, rule, severity, describe in live:
                 for m in regex.finditer(line):
                     if comment is not None and severity == WARNING and _printed(line):
                         continue  # printed for the user to read, not run
-                    if comment is None and rule == "code-eval" and _quoted(line, m.start()):
-                        continue  # a string's words, run by nothing on the line
-                    if comment is None and rule == "code-obfuscation" and _decodes_input(m):
-                        # base64 the code receives (an API's image, a data URL) hides nothing
-                        # the skill ships; a literal decoded, or a decode run, stays flagged
-                        message = f"decodes data it receives at run time: {m.group(0)}"
-                        findings.append(Finding(rule, INFO, message[:200], number, path))
-                        continue
-                    findings.append(Finding(rule, severity, describe(m)[:200], number, path))
+                    judged = judge_match(m, rule, severity, describe, shell=comment is not None)
+                    if judged is not None:
+                        findings.append(Finding(judged[0], judged[1], judged[2], number, path))
     _blob_findings(text, path, 1, findings)
     return sorted(findings, key=lambda f: f.line or 0)
 

@@ -273,13 +273,19 @@ _REPO_URL_RE = re.compile(
 def _repository_tool(match: re.Match, tools: OwnTools) -> str | None:
     """The own tool a repository is: named as the tool, as a declared command's companion
     (`dbt-labs/dbt-autofix` in a skill that runs `dbt`), or as the skill itself by its owner
-    and name (`google/adk-python` for the skill google-adk-python)."""
+    and name (`google/adk-python` for the skill google-adk-python) or by its name's words run
+    together (`TransformerLens` for transformer-lens-interpretability)."""
     owner, repo = match.group(3).lower(), match.group(4).lower().removesuffix(".git")
     if repo in tools.declared | tools.named:
         return repo
     if any(repo.startswith(f"{tool}-") for tool in tools.declared):
         return repo
-    return repo if f"{owner}-{repo}" in tools.named else None
+    if f"{owner}-{repo}" in tools.named:
+        return repo
+    # TransformerLens for transformer-lens-…: the repository's name is name words run together
+    words = _NAME_WORD_RE.findall(max(tools.named, key=len)) if tools.named else []
+    glued = {"".join(words[i:j]) for i in range(len(words)) for j in range(i + 2, len(words) + 1)}
+    return repo if repo in glued else None
 
 
 def _installs_own_tool(
