@@ -117,9 +117,32 @@ def built_sql(node: ast.AST, folded: str | None, literal: LiteralNames) -> bool:
 def built_query(query: ast.AST, literal: LiteralNames, built_queries: Container[str]) -> bool:
     """Whether an ``execute()``'s query is SQL built from values put in at run time: formatted
     from more than literals, or a variable an earlier ``built_sql`` assignment holds."""
-    return bool(formatted(query) and not built_from_literals(query, literal)) or (
-        isinstance(query, ast.Name) and query.id in built_queries
+    return bool(
+        formatted(query) and not built_from_literals(query, literal) and _may_be_sql(query)
+    ) or (isinstance(query, ast.Name) and query.id in built_queries)
+
+
+# What a query's written text keeps of SQL: a statement's verb (SQL_RE), or a clause's keyword
+# in capitals ("WHERE id = {x}").
+_SQL_CLAUSE_RE = re.compile(
+    r"\b(?:FROM|WHERE|WITH|VALUES|INTO|SET|TABLE|UNION|ORDER|GROUP|LIMIT|JOIN|MERGE|TRUNCATE|"
+    r"GRANT|PRAGMA|CALL|EXEC|BEGIN|COMMIT|ATTACH|COPY|SHOW|DESCRIBE|USE|AND|OR)\b"
+)
+_PLACEHOLDER_RE = re.compile(r"%[-+ #0-9.]*[sdifr]|\{[^{}]*\}|[^A-Za-z]+")
+
+
+def _may_be_sql(query: ast.AST) -> bool:
+    """Whether a formatted ``execute()`` argument may be SQL: its written text holds an SQL word,
+    or nothing but placeholders (``"%s" % q`` is whatever ``q`` is). Code sent to a Jupyter
+    kernel's ``execute`` ("import threading, time …") is no query."""
+    text = " ".join(
+        node.value
+        for node in ast.walk(query)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
     )
+    if not _PLACEHOLDER_RE.sub("", text):
+        return True
+    return SQL_RE.search(text) is not None or _SQL_CLAUSE_RE.search(text) is not None
 
 
 def literal_names(tree: ast.AST) -> frozenset[str]:
