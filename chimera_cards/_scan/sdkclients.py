@@ -58,8 +58,8 @@ _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 def _assignments(tree: ast.Module) -> list[ast.Assign]:
     """The tree's assignments in ``ast.walk`` order (breadth first, fields in order), walking
     statements only: an order among assignments to one name decides which address counts."""
-    found = []
-    todo = deque([tree])
+    found: list[ast.Assign] = []
+    todo: deque[ast.AST] = deque([tree])
     while todo:
         node = todo.popleft()
         if isinstance(node, ast.Assign):
