@@ -506,20 +506,25 @@ class _Function:
         self.dotdot = False
 
 
+# ``open`` written as a name of its own: not part of a longer name (``urlopen``, ``opened``)
+# nor an attribute right after a dot (``Image.open``). A superset of where the name is. The
+# literal comes first, so re finds each "open" by a fast search and then looks around it.
+_OPEN_NAME_RE = re.compile(r"open(?<![\w.]open)(?!\w)")
+
+
 def _open_lines(text: str) -> list[int] | None:
-    """The lines where ``open`` is written, in order, in ASCII text with ``\\n`` line ends
-    (the lines ``ast`` counts); None for other text (Python reads identifiers
+    """The lines where ``open`` is written as a name, in order, in ASCII text with ``\\n``
+    line ends (the lines ``ast`` counts); None for other text (Python reads identifiers
     NFKC-normalised: ``ｏｐｅｎ`` is ``open``)."""
     if not text.isascii() or "\r" in text:
         return None
     lines: list[int] = []
     newlines = last = 0
-    at = text.find("open")
-    while at != -1:
+    for match in _OPEN_NAME_RE.finditer(text):
+        at = match.start()
         newlines += text.count("\n", last, at)
         last = at
         lines.append(newlines + 1)
-        at = text.find("open", at + 4)
     return lines
 
 
