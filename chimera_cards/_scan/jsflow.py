@@ -94,6 +94,9 @@ _READS = frozenset(
         "readdir",
         "openSync",
         "existsSync",
+        # Deno's own file reads (Bun's is Bun.file, matched by its whole name)
+        "readTextFile",
+        "readTextFileSync",
     }
 )
 
@@ -300,9 +303,10 @@ class _JsFolding:
     def process_value(self, name: str | None) -> Out | None:
         """What ``process.env`` (every variable), ``process.env.NAME`` and ``process.argv`` (a
         one-liner's arguments; ``process.argv[1]`` reads it through its object) hold."""
-        if name == "process.env":
-            return Out({Taint("env-all", "process.env")})
-        if name and name.startswith("process.env."):
+        # Bun's environment is an object as Node's is (Deno's is read by its calls).
+        if name in ("process.env", "Bun.env"):
+            return Out({Taint("env-all", name)})
+        if name and name.startswith(("process.env.", "Bun.env.")):
             key = name.split(".", 2)[2]
             return Out({Taint("env", key)}) if is_secret_name(key) else Out()
         return self.argv.copy() if name == "process.argv" else None
@@ -427,7 +431,12 @@ class _Js(_JsFolding):
             return Out()
         if name in ("require", "import"):
             return Out()
-        if short in _READS or name.endswith(tuple(f".{r}" for r in _READS)):
+        if name == "Deno.env.toObject":
+            return Out({Taint("env-all", "Deno.env.toObject()")})
+        if name == "Deno.env.get" and args:
+            key = self.fold(args[0]) or ""
+            return Out({Taint("env", key)}) if is_secret_name(key) else Out()
+        if short in _READS or name == "Bun.file" or name.endswith(tuple(f".{r}" for r in _READS)):
             for arg in args[:1]:
                 folded = self.fold(arg)
                 found = credential_in(folded) if folded else None
