@@ -445,7 +445,9 @@ def show_cmd(name, sha_prefix, store_path, as_json) -> None:
 
 def _show_scanners(runs: list[dict], accepted: list[str]) -> None:
     from chimera_cards._scan.codescan import finding_id
-    from chimera_cards._scan.hidden import reveal  # a scanner may quote the skill's hidden text
+    from chimera_cards._scan.hiddenchars import (
+        reveal,  # a scanner may quote the skill's hidden text
+    )
 
     for run in runs:
         held = [f for f in run["findings"] if f.get("severity") in ("error", "warning")]

@@ -15,7 +15,7 @@ from chimera_cards._review.refs import resolve_version
 from chimera_cards._review.screen import format_screen, unified_diff
 from chimera_cards._review.supersession import standing
 from chimera_cards._scan.codescan import BundleScan, finding_id, lint_bundle, scan_bundle
-from chimera_cards._scan.hidden import reveal
+from chimera_cards._scan.hiddenchars import reveal
 from chimera_cards._store.facade import Store
 from chimera_cards._trust.freshness import parse_time
 from chimera_cards._trust.policy import (

@@ -37,7 +37,7 @@ from chimera_cards._scan.disclosure import disclosure_findings
 from chimera_cards._scan.endpoints import DocumentedEndpoints
 from chimera_cards._scan.findings import Finding
 from chimera_cards._scan.generic import GenericFacts, generic_facts
-from chimera_cards._scan.hidden import CONFUSABLES, PIPE_TO_SHELL_RE, phrase_text
+from chimera_cards._scan.hidden import PIPE_TO_SHELL_RE
 from chimera_cards._scan.intent import intent_findings
 from chimera_cards._scan.jsflow import JsFacts, analyse_javascript, parse_javascript
 from chimera_cards._scan.jsflow import traversals as js_traversals
@@ -46,6 +46,7 @@ from chimera_cards._scan.prose import prose_findings
 from chimera_cards._scan.pyflow import PyFacts, Summaries, analyse_python
 from chimera_cards._scan.pyreceivers import Definitions
 from chimera_cards._scan.pyshapes import parse_python, traversals
+from chimera_cards._scan.readertext import CONFUSABLES, phrase_text
 from chimera_cards._scan.sensitive import Send, Taint, collector_in, send_severity, service_name
 from chimera_cards._scan.shell import analyse_shell
 from chimera_cards._scan.shellfacts import Out, ShellFacts

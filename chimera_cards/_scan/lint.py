@@ -52,7 +52,8 @@ from chimera_cards._scan.findings import (
     _Collector,
     _Lines,
 )
-from chimera_cards._scan.hidden import _escaped_scalar_findings, _scan, reveal
+from chimera_cards._scan.hidden import _escaped_scalar_findings, _scan
+from chimera_cards._scan.hiddenchars import reveal
 from chimera_cards.errors import ChimeraError
 
 # --- shape rules -----------------------------------------------------------------------------

@@ -7,7 +7,8 @@ from conftest import REPO_ROOT
 
 from chimera_cards._cards.card import AGENT_SKILLS_KEYS, CARD_SECTIONS, CHIMERA_KEYS, parse_card
 from chimera_cards._scan.findings import RULES, Finding, has_errors
-from chimera_cards._scan.hidden import reveal, scan_hidden
+from chimera_cards._scan.hidden import scan_hidden
+from chimera_cards._scan.hiddenchars import reveal
 from chimera_cards._scan.lint import lint_card, lint_paths
 from chimera_cards.errors import ChimeraError
 
@@ -837,7 +838,7 @@ def test_fast_scan_agrees_with_the_plain_scan_on_phrases_among_dashes_ellipses_a
 
 
 def test_fast_scan_agrees_on_every_hidden_character_class_alone_and_in_runs():
-    from chimera_cards._scan.hidden import _hidden_class
+    from chimera_cards._scan.hiddenchars import _hidden_class
 
     samples = [
         chr(cp)
@@ -883,7 +884,7 @@ def test_the_case_fold_covers_every_character_ignorecase_matches_to_an_ascii_let
     text = "x\u0130y" + "IGNORE"
     assert _fold(text) == "xiyignore"
     # And the fast scan skips offsets between two word characters: the same \w as re's.
-    from chimera_cards._scan.hidden import _is_word
+    from chimera_cards._scan.hiddenchars import _is_word
 
     assert re.findall(r"\w", everything) == [char for char in everything if _is_word(char)]
 
@@ -914,7 +915,8 @@ def test_the_ascii_stand_in_keeps_every_ascii_word_and_every_space_where_it_was(
 
 
 def test_no_invisible_code_point_is_ascii_so_the_phrase_text_looks_only_past_ascii():
-    from chimera_cards._scan.hidden import DEFAULT_IGNORABLE, _phrase_text
+    from chimera_cards._scan.hiddenchars import DEFAULT_IGNORABLE
+    from chimera_cards._scan.readertext import _phrase_text
 
     assert min(lo for lo, _ in DEFAULT_IGNORABLE) > 0x7F
     # An invisible character among mostly-ASCII text (and other non-ASCII) is still dropped.
@@ -1106,7 +1108,7 @@ def test_every_default_ignorable_code_point_named_in_the_attack_is_hidden(cp):
 
 def test_the_default_ignorable_table_is_the_unicode_property():
     regex = pytest.importorskip("regex", reason="the regex module names Unicode properties")
-    from chimera_cards._scan.hidden import _IGNORABLE
+    from chimera_cards._scan.hiddenchars import _IGNORABLE
 
     prop = regex.compile(r"\p{Default_Ignorable_Code_Point}")
     expected = {cp for cp in range(0x110000) if prop.match(chr(cp))}
@@ -1114,7 +1116,7 @@ def test_the_default_ignorable_table_is_the_unicode_property():
 
 
 def test_every_default_ignorable_code_point_is_hidden_unless_an_emoji_selector():
-    from chimera_cards._scan.hidden import _IGNORABLE, _hidden_class
+    from chimera_cards._scan.hiddenchars import _IGNORABLE, _hidden_class
 
     assert all(_hidden_class(chr(cp)) for cp in _IGNORABLE)
 

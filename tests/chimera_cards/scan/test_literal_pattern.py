@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import re
 
-from chimera_cards._scan.prose import _ALL_PIECES
+from chimera_cards._scan.prosesentences import _ALL_PIECES
 from chimera_cards._scan.sensitive import (
     _STORE_COMMAND_RE,
     CREDENTIAL_LITERALS,
