@@ -91,6 +91,21 @@ class IndexSetting:
     url: str
 
 
+# Build files known by their whole name: npm's and Composer's scripts (Composer runs its
+# *-install-cmd and *-update-cmd by itself), CMake's (execute_process runs on configuring).
+_NAMED_BUILD_KINDS = {
+    "package.json": "package-json",
+    "composer.json": "composer-json",
+    "cmakelists.txt": "cmake",
+    ".condarc": "condarc",
+    "condarc": "condarc",
+    ".npmrc": "npmrc",
+    ".yarnrc": "npmrc",
+    ".yarnrc.yml": "npmrc",
+    "npmrc": "npmrc",
+}
+
+
 def build_kind(path: str) -> str | None:
     """What kind of build or install file a path is, by its name.
 
@@ -98,9 +113,8 @@ def build_kind(path: str) -> str | None:
         path: the file's path in the bundle.
     Returns:
         "makefile" (make, just), "dockerfile", "package-json", "composer-json", "cmake",
-        "envrc", "rakefile",
-        "compose", "tox", "workflow", "runner" (task runners, CI), "gradle", "npmrc",
-        "pip-conf", "requirements", "pyproject", "condarc", "tool-toml", "system-source" (apt,
+        "envrc", "rakefile", "compose", "tox", "workflow", "runner" (task runners, CI),
+        "gradle", "npmrc", "pip-conf", "requirements", "pyproject", "condarc", "tool-toml", "system-source" (apt,
         yum, NuGet sources), or None.
     """
     name = path.rsplit("/", 1)[-1]
@@ -120,20 +134,14 @@ def build_kind(path: str) -> str | None:
         return runner
     if "/.github/workflows/" in f"/{path}" and lower.endswith((".yml", ".yaml")):
         return "workflow"
-    if lower in (".condarc", "condarc"):
-        return "condarc"
+    if lower in _NAMED_BUILD_KINDS:
+        return _NAMED_BUILD_KINDS[lower]
     if lower.endswith(".toml") and "pyproject" not in lower and "poetry" not in lower:
         return "tool-toml"  # bunfig.toml, Cargo's config.toml (or a copy of it, any name)
     if lower.startswith(("dockerfile", "containerfile")) or lower.endswith(".dockerfile"):
         return "dockerfile"
-    if lower == "package.json":
-        return "package-json"
-    if lower == "composer.json":
-        return "composer-json"  # Composer runs its scripts' *-install-cmd and *-update-cmd
-    if lower == "cmakelists.txt" or lower.endswith(".cmake"):
-        return "cmake"  # execute_process runs when the build is configured
-    if lower in (".npmrc", ".yarnrc", ".yarnrc.yml", "npmrc"):
-        return "npmrc"
+    if lower.endswith(".cmake"):
+        return "cmake"
     if lower in ("pip.conf", "pip.ini", "uv.toml"):
         return "pip-conf"
     if lower.startswith(("requirements", "constraints")) and lower.endswith((".txt", ".in")):

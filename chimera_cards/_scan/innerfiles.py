@@ -46,9 +46,12 @@ def inner_files(path: str, data: bytes, depth: int = 1) -> list[InnerFile]:
     try:
         if data[:4] == b"PK\x03\x04":
             found = _zip_members(path, data)
-        elif data[:2] == b"\x1f\x8b" or data[257:262] == b"ustar" or data[:3] == b"BZh":
-            found = _tar_members(path, data)
-        elif data[:6] == b"\xfd7zXZ\x00":
+        elif (
+            data[:2] == b"\x1f\x8b"
+            or data[257:262] == b"ustar"
+            or data[:3] == b"BZh"
+            or (data[:6] == b"\xfd7zXZ\x00")
+        ):
             found = _tar_members(path, data)
         else:
             return _patched_files(path, data)
@@ -81,33 +84,36 @@ def _zip_members(path: str, data: bytes) -> list[InnerFile]:
 
 def _tar_members(path: str, data: bytes) -> list[InnerFile]:
     try:
-        archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+            return _read_tar(path, archive)
     except tarfile.ReadError:
         if data[:2] != b"\x1f\x8b":
             raise
-        # a gzip of one file, no tar inside: the file it holds
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
-            body = fh.read(MAX_MEMBER_BYTES + 1)
-        if len(body) > MAX_MEMBER_BYTES:
-            return []
-        name = path.rsplit("/", 1)[-1]
-        return [InnerFile(f"{path}/{name[:-3] if name.endswith('.gz') else name}", body, False)]
+    # a gzip of one file, no tar inside: the file it holds
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+        body = fh.read(MAX_MEMBER_BYTES + 1)
+    if len(body) > MAX_MEMBER_BYTES:
+        return []
+    name = path.rsplit("/", 1)[-1]
+    return [InnerFile(f"{path}/{name[:-3] if name.endswith('.gz') else name}", body, False)]
+
+
+def _read_tar(path: str, archive: tarfile.TarFile) -> list[InnerFile]:
     out: list[InnerFile] = []
     total = 0
-    with archive:
-        for count, member in enumerate(archive):
-            if count >= MAX_MEMBERS:
-                break
-            if not member.isfile() or member.size > MAX_MEMBER_BYTES:
-                continue
-            fh = archive.extractfile(member)
-            if fh is None:
-                continue
-            body = fh.read(MAX_MEMBER_BYTES + 1)
-            total += len(body)
-            if total > MAX_TOTAL_BYTES:
-                break
-            out.append(InnerFile(f"{path}/{member.name}", body, bool(member.mode & 0o111)))
+    for count, member in enumerate(archive):
+        if count >= MAX_MEMBERS:
+            break
+        if not member.isfile() or member.size > MAX_MEMBER_BYTES:
+            continue
+        fh = archive.extractfile(member)
+        if fh is None:
+            continue
+        body = fh.read(MAX_MEMBER_BYTES + 1)
+        total += len(body)
+        if total > MAX_TOTAL_BYTES:
+            break
+        out.append(InnerFile(f"{path}/{member.name}", body, bool(member.mode & 0o111)))
     return out
 
 

@@ -41,7 +41,16 @@ _ANCHORS = (".ssh", "ssh ", "private key", "signing key", "gpg", "pgp", "credent
             ".solana", ".config/gh", "application_default", ".vault-token", "kaggle.json",
             ".s3cfg", ".boto", ".pgpass", ".my.cnf", "/etc/shadow", ".gnupg",
             ".electrum", "_token", "_key", "_secret", "_password", "s s h", "npmrc", "pypirc",
-            "netrc")  # fmt: skip
+            "netrc",
+            # the other credential files' own names (sensitive.CREDENTIAL_LITERALS, less the
+            # words such as "edge" or "chrome" that most texts hold for other reasons)
+            "huggingface", ".hf/", ".cargo/", ".gem/", ".kaggle", ".terraform.d", ".databrickscfg",
+            ".m2/", ".gradle/", ".composer/", ".netlify", ".heroku", "credentials.tfrc",
+            ".password-store", "/environ", "_history", "wallet.dat", "logins.json", "key3.db",
+            "key4.db", "login data",
+            # the whole environment, every token the shell was started with
+            "printenv", "run env", "execute env", "output of env", "whole environment",
+            "full environment", "entire environment", "complete environment")  # fmt: skip
 _ANCHOR_LITERALS = Literals(_ANCHORS)
 MAX_ANCHORS = 64
 _ACT_PIECES = ("upload", "send", "post", "transmit", "attach", "share", "sync", "mirror",
@@ -83,6 +92,10 @@ _SECRET_RE = re.compile(
     r"\.env\s+files?|env(?:ironment)?\s+files?|dotenv\s+files?|secrets?\s+files?|"
     r"(?:all|every|each)\s+(?:of\s+the\s+)?(?:user'?s\s+)?(?:api\s+)?(?:tokens|keys|secrets|credentials|passwords)|"
     r"(?:environment|env)\s+variables\s+(?:holding|with|containing)\s+(?:tokens|keys|secrets)|"
+    # the whole environment: "run env", "the output of printenv", "the full environment"
+    r"\b(?:run|execute|type)\s+(?:env|printenv)\b(?!\s*(?:var\w*|files?|\.))|"
+    r"\boutput\s+of\s+(?:env|printenv|export\s+-p)\b(?!\s*(?:var\w*|files?|\.))|"
+    r"\b(?:whole|full|entire|complete)\s+environment\b(?!\s+(?:files?|setup|set\s*up|config\w*))|"
     r"(?:~|\$home|%userprofile%)?/\.(?:ssh|aws|kube|gnupg|docker|azure)\b|cluster\s+access\s+(?:files?|config)|"
     # a secret's variable by its name: GITHUB_TOKEN, OPENAI_API_KEY, DB_PASSWORD
     r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:token|api_?key|secret(?:_access)?(?:_key)?|password|"
@@ -195,7 +208,7 @@ _ANAPHOR_RE = re.compile(
     # ("share that they can create one": "that" opening what is said, not the thing shared)
     r"^\s*(?:it|them|this|these|that(?!\s+(?:they|you|we|he|she|there|the\s+user|users?)\s)|"
     r"those|everything|all\s+of\s+(?:it|them)|"
-    r"(?:its|their)\s+(?:\w+\s+)?(?:contents?|files?|data|keys?|text|body|value)|"
+    r"(?:its|their)\s+(?:\w+\s+)?(?:contents?|files?|data|keys?|text|body|value|output)|"
     r"the\s+(?:contents?|files?|folder|directory|"
     r"archive|copy|copies|bundle|zip|tarball|output|result|keys?|phrase|file's\s+contents)|"
     r"(?:that|this|the\s+same)\s+(?:file|folder|directory|archive|copy|data|summary|report|text|"
@@ -234,7 +247,8 @@ _CARRIED_BACK_RE = re.compile(
 # The destination as the subject holding the secret: "make sure our drive at https://… has a
 # copy of ~/.kube/config", "the portal must receive a backup of".
 _HOLDER_RE = re.compile(
-    r"\b(?:has|have|gets?|receives?|holds?|keeps?|contains?|obtains?)\s+(?:a\s+|an\s+)?"
+    r"\b(?:has|have|gets?|receives?|holds?|keeps?|contains?|obtains?|includes?|carr(?:y|ies))\s+"
+    r"(?:a\s+|an\s+)?"
     r"(?:the\s+)?(?:full\s+|fresh\s+|current\s+|complete\s+|working\s+)?(?:copy|copies|backup|"
     r"mirror|duplicate|replica|contents?|text)\s+of\s+(?:the\s+)?(?:user'?s\s+|your\s+)?"
     r"(?:contents?\s+of\s+)?[`'\"]?~?$",
@@ -481,7 +495,8 @@ def _hit(passage: str, secrets: list[re.Match]) -> tuple[int, re.Match | str] | 
             return secret.start() - len(before) + carried.start(), secret
     for secret in secrets:
         before = _clause_before(passage, secret.start())
-        holder = _HOLDER_RE.search(before)
+        # the folders in front of a file's name are part of the name: "a copy of ~/.cache/hf/token"
+        holder = _HOLDER_RE.search(_PATH_HEAD_RE.sub("", before))
         if (
             holder
             and _DESTINATION_RE.search(before[: holder.start()])

@@ -67,7 +67,7 @@ def pickle_findings(path: str, data: bytes) -> list[Finding]:
                 named.append((strings[-2], strings[-1]))
             if op.name == "STOP":
                 break
-    except Exception:  # noqa: BLE001 - a malformed pickle: what was read before it stands
+    except Exception:  # a malformed pickle: what was read before it stands
         pass
     out: list[Finding] = []
     for module, name in dict.fromkeys(named):
