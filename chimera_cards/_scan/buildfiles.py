@@ -114,8 +114,8 @@ def build_kind(path: str) -> str | None:
     Returns:
         "makefile" (make, just), "dockerfile", "package-json", "composer-json", "cmake",
         "envrc", "rakefile", "compose", "tox", "workflow", "runner" (task runners, CI),
-        "gradle", "npmrc", "pip-conf", "requirements", "pyproject", "condarc", "tool-toml", "system-source" (apt,
-        yum, NuGet sources), or None.
+        "gradle", "npmrc", "pip-conf", "requirements", "pyproject", "condarc", "tool-toml",
+        "system-source" (apt, yum, NuGet sources), or None.
     """
     name = path.rsplit("/", 1)[-1]
     lower = name.lower()
