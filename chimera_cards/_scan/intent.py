@@ -62,7 +62,8 @@ _ACT_PIECES = ("upload", "send", "post", "transmit", "attach", "share", "sync", 
                "coll", "joi", "send", "schick", "lad", "teil", "übertrag", "invia", "caric",
                "condivid", "carreg", "writ", "embed", "insert", "append", "encod", "follow",
                "render", "go to", "go on", "end up", "land", "its way", "creat", "open",
-               "leav", "receiv", "obtain", " gets ")  # fmt: skip
+               "leav", "receiv", "obtain", " gets ", "отправ", "загруз", "перешл", "пересл",
+               "пришл", "присл", "выгруз", "переда")  # fmt: skip
 _DESTINATION_PIECES = ("http", "://", "@", ".com", ".io", ".net", ".dev", ".app", ".org", ".co",
                        ".sh", ".xyz", ".cloud", ".site", ".info", ".me", ".ai", ".ru", ".cn",
                        "server", "endpoint", "webhook", "bucket", "gist", "paste", "drive",
@@ -129,6 +130,8 @@ _EXCLUDED_RE = re.compile(
 # A sentence ends at . ! ? before a space (not the dot of ".env"), or at a line's end.
 _END_RE = re.compile(r"[.!?](?=\s|$)|[;\n]")
 
+# Russian verbs of sending, uploading, forwarding, handing over (stems: any person or aspect).
+_RU_SENDS = r"(?:отправ|загруз|перешл|пересл|пришл|присл|выгруз|переда)\w*"
 # Verbs that move something away by themselves, and verbs that only place it somewhere (those
 # need a destination off the machine right after their object: "put it on https://…").
 _VERBS = (
@@ -143,7 +146,8 @@ _VERBS = (
     r"sube|subir|envía|envia|enviar|envie|manda|mandar|comparte|compartir|pega|pegar|adjunta|"
     r"adjuntar|envoie|envoyer|envoyez|téléverse|téléversez|partage|partagez|collez|joignez|"
     r"sende|senden|schicke|schicken|lade|hochladen|teile|teilen|übertrage|invia|inviare|carica|"
-    r"caricare|condividi|carregue|compartilhe"
+    r"caricare|condividi|carregue|compartilhe|"
+    rf"{_RU_SENDS}"
 )
 _PLACING = frozenset(
     {"copy", "store", "save", "put", "place", "include", "add", "drop", "stash", "move", "export",
@@ -180,7 +184,9 @@ _ACT_RE = re.compile(
     # a negation that orders the act: "you must not skip uploading X", "never fail to send X"
     r"\b(?:not|never|\w+n't)\s+(?:ever\s+)?(?:skip|omit|forget|neglect|fail)\s+(?:to\s+)?|"
     r"\b(?:you|the\s+agent|claude|the\s+assistant|we)\s+(?:must|should|will|shall|need\s+to|have\s+to|"
-    r"are\s+to|'ll|can)\s+(?:\w+\s+)?|\b(?:^|\s)(?:\d+[.)]|[-*+])\s+)"
+    r"are\s+to|'ll|can)\s+(?:\w+\s+)?|\b(?:^|\s)(?:\d+[.)]|[-*+])\s+|"
+    # a Russian imperative wherever it stands: its ending says who is addressed
+    rf"(?<=\s)(?={_RU_SENDS}(?:(?<=те)|(?<=[ьий]))\b))"
     rf"(?P<verb>(?:{_VERBS})(?:s|es|ed|ing)?)\b",
     re.I | re.M,
 )
@@ -193,7 +199,7 @@ _PASSIVE_RE = re.compile(
 )
 _NEGATED_RE = re.compile(
     r"\b(?:never|not|no|\w+n't|avoid\w*|without|refus\w*|prevent\w*|stop|nor|cannot|nunca|jamás|"
-    r"jamais|ne|nie|nicht|kein\w*|non|mai)\b" + NOT_A_REFUSAL + r"[^,;.\n]{0,40}$",
+    r"jamais|ne|nie|nicht|kein\w*|non|mai|не|никогда)\b" + NOT_A_REFUSAL + r"[^,;.\n]{0,40}$",
     re.I,
 )
 # A sentence reporting someone else's ask, or advising against it.

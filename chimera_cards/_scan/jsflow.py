@@ -303,8 +303,7 @@ class _JsFolding:
     def process_value(self, name: str | None) -> Out | None:
         """What ``process.env`` (every variable), ``process.env.NAME`` and ``process.argv`` (a
         one-liner's arguments; ``process.argv[1]`` reads it through its object) hold."""
-        # Bun's environment is an object as Node's is (Deno's is read by its calls).
-        if name in ("process.env", "Bun.env"):
+        if name in ("process.env", "Bun.env"):  # Bun's is an object as Node's is
             return Out({Taint("env-all", name)})
         if name and name.startswith(("process.env.", "Bun.env.")):
             key = name.split(".", 2)[2]
@@ -312,6 +311,14 @@ class _JsFolding:
         return self.argv.copy() if name == "process.argv" else None
 
     # --- values -----------------------------------------------------------------------------
+
+
+def _deno_env(name: str, key: str | None) -> Out:
+    """What Deno's environment calls return: ``Deno.env.toObject()`` every variable,
+    ``Deno.env.get(NAME)`` one (a secret when its name says so)."""
+    if name == "Deno.env.toObject":
+        return Out({Taint("env-all", "Deno.env.toObject()")})
+    return Out({Taint("env", key)}) if key and is_secret_name(key) else Out()
 
 
 class _Js(_JsFolding):
@@ -431,11 +438,8 @@ class _Js(_JsFolding):
             return Out()
         if name in ("require", "import"):
             return Out()
-        if name == "Deno.env.toObject":
-            return Out({Taint("env-all", "Deno.env.toObject()")})
-        if name == "Deno.env.get" and args:
-            key = self.fold(args[0]) or ""
-            return Out({Taint("env", key)}) if is_secret_name(key) else Out()
+        if name in ("Deno.env.toObject", "Deno.env.get"):
+            return _deno_env(name, self.fold(args[0]) if args else None)
         if short in _READS or name == "Bun.file" or name.endswith(tuple(f".{r}" for r in _READS)):
             for arg in args[:1]:
                 folded = self.fold(arg)

@@ -42,8 +42,8 @@ _AUTH_CONTEXT_RE = re.compile(
 )
 _SHIP_RE = re.compile(
     led(
-        "bcefilprstuозпв",
-        r"\b(?:(?:отправ|загруз|перешл|пересл|пришл|присл|выгруз|переда)\w*|send(?:s|ing)?\b|sent\b|(?!(?<=/)upload\w*/)upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)\b|transmit\w*|"
+        "bcefilprstu",
+        r"\b(?:send(?:s|ing)?\b|sent\b|(?!(?<=/)upload\w*/)upload\w*|post(?:s|ing)?\s+(?:it|them|the|to)\b|transmit\w*|"
         r"exfiltrat\w*|forward\w*|e-?mail\w*|beacon\w*|relay\w*|leak\w*|(?<![-/])submit\w*|"
         r"ship\w*\s+(?:\S+\s+){0,6}?(?:to|off|over)\b|sync\w*\s+(?:it|them|to)\b|"
         r"back(?:ing|ed)?[ -]?up\b|backups?\s+(?:of|to)\b|"

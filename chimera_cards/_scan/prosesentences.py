@@ -26,8 +26,8 @@ MAX_SENTENCE = 600
 
 _NEGATION_RE = re.compile(
     led(
-        "abdeflmnprstwн",
-        r"\b(?:не|никогда|never|do\s+not|don't|dont|must\s+not|mustn't|should\s+not|shouldn't|avoid\w*|"
+        "abdeflmnprstw",
+        r"\b(?:never|do\s+not|don't|dont|must\s+not|mustn't|should\s+not|shouldn't|avoid\w*|"
         r"not\s+to|no\s+(?:longer|need)|without\s+(?:ever\s+)?(?:sending|uploading)|prevent\w*|"
         r"warn\w*|detect\w*|flag\w*|block\w*|refuse\w*|protect\w*|malicious|attack\w*|threat\w*|"
         r"exfiltration\s+(?:attempts?|risks?|patterns?)|scan\w*\s+for|let\s+(?:them|the\s+user)|themselves|"
@@ -87,9 +87,7 @@ _GATES: dict[str, tuple[str, ...]] = {
     "cred": ("credential", "password", "passphrase", "secret", "api", "access", "token"),
     "ship": ("send", "sent", "upload", "post", "transmit", "exfiltrat", "forward", "mail",
              "beacon", "relay", "leak", "submit", "ship", "sync", "back", "cop", "paste", "push",
-             "include", "request",
-             # Russian: send, upload, forward, hand over (their stems, any person or aspect)
-             "отправ", "загруз", "перешл", "пересл", "пришл", "присл", "выгруз", "переда"),
+             "include", "request"),
     "gather": ("collect", "harvest", "gather", "extract", "dump", "grab", "steal", "scrape", "read",
                "cat", "retriev", "enumerat", "locate", "find"),
     "conceal": ("not", "n't", "dont", "never", "without", "hid", "conceal", "keep", "leave", "if",
