@@ -69,6 +69,10 @@ class _EventScanRefusal(CardParseError):
     """An anchor, alias or nesting refused on libyaml's event stream (before composing)."""
 
 
+class _YamlSyntaxError(CardParseError):
+    """YAML's scanner or parser refused the frontmatter (not one of the card's own limits)."""
+
+
 class CardReadError(ChimeraError):
     """The card cannot be read (missing, not a regular file, permissions): unreadable input."""
 
@@ -100,6 +104,11 @@ class Card:
     # File lines [start, end) of every fenced or indented code block, at any depth: text there is
     # shown verbatim when the card is rendered.
     code_lines: tuple[tuple[int, int], ...] = ()
+    # Set when strict YAML refuses the frontmatter and it was read as Claude Code repairs it (see
+    # _repaired_frontmatter): the card loads in that agent, so it is scanned, and lint says why
+    # other readers refuse it.
+    strict_yaml_error: str | None = None
+    strict_yaml_line: int | None = None
 
     @property
     def sha256(self) -> str:
@@ -181,7 +190,9 @@ class _CardYamlLoader(yaml.SafeLoader):
         event = self.peek_event()
         line = event.start_mark.line + self._first_line
         if isinstance(event, yaml.AliasEvent):
-            raise CardParseError(
+            # Every anchor is refused before its alias, so an alias met here names no anchor:
+            # invalid YAML for every reader, not only refused by this one.
+            raise _YamlSyntaxError(
                 f"YAML alias '*{event.anchor}' in frontmatter is not allowed", line=line
             )
         if getattr(event, "anchor", None) is not None:
@@ -207,7 +218,13 @@ def _yaml_error(exc: yaml.YAMLError, text: str, first_line: int) -> CardParseErr
     if isinstance(exc, yaml.reader.ReaderError):
         # The reader refuses control characters; it reports a character offset, not a line.
         line = text.count("\n", 0, exc.position) + first_line
-    return CardParseError(f"invalid YAML in frontmatter: {problem}", line=line)
+    # What no YAML reader accepts, so an agent's repair of it cannot disagree with a strict read;
+    # a redefined anchor is not among them (YAML 1.2 readers take it).
+    syntax = isinstance(exc, (yaml.scanner.ScannerError, yaml.parser.ParserError)) or (
+        isinstance(exc, yaml.composer.ComposerError) and problem == "found undefined alias"
+    )
+    error = _YamlSyntaxError if syntax else CardParseError
+    return error(f"invalid YAML in frontmatter: {problem}", line=line)
 
 
 def _key_lines(node: yaml.Node | None, first_line: int) -> dict[str, int]:
@@ -815,6 +832,7 @@ def _parse(data: bytes, path: str | None) -> Card:
     if len(data) > MAX_CARD_BYTES:
         raise CardParseError(f"card is {len(data)} bytes; the limit is {MAX_CARD_BYTES}")
     text = _decode(data[len(BOM) :] if data.startswith(BOM) else data)
+    raw_text = text
     # One line model for everything (fences, YAML marks, markdown-it maps): CRLF and lone CR are
     # line breaks, as CommonMark treats them.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -831,7 +849,24 @@ def _parse(data: bytes, path: str | None) -> Card:
     frontmatter_text = "\n".join(lines[1:close])
     if frontmatter_text:
         frontmatter_text += "\n"
-    frontmatter, key_lines = _load_frontmatter(frontmatter_text, first_line=2)
+    strict_yaml_error = strict_yaml_line = None
+    try:
+        frontmatter, key_lines = _load_frontmatter(frontmatter_text, first_line=2)
+    except CardParseError as refused:
+        # An anchor refused on the way may sit in text no reader accepts: then it is a syntax error.
+        exc = refused if isinstance(refused, _YamlSyntaxError) else _syntax_error(frontmatter_text)
+        # Claude Code repairs only frontmatter with LF line ends (measured at the wire).
+        crlf = "\r" in raw_text[: len(frontmatter_text) + 8]
+        if exc is None or crlf:
+            raise
+        repaired = _repaired_frontmatter(frontmatter_text)
+        if repaired == frontmatter_text:
+            raise
+        try:
+            frontmatter, key_lines = _load_frontmatter(repaired, first_line=2)
+        except CardParseError:
+            raise exc from None
+        strict_yaml_error, strict_yaml_line = exc.reason, exc.line
     body_line = close + 2
     body = "\n".join(lines[close + 1 :])
     sections, code_lines = _sections(body, body_line)
@@ -846,7 +881,46 @@ def _parse(data: bytes, path: str | None) -> Card:
         frontmatter_line=2,
         key_lines=key_lines,
         code_lines=code_lines,
+        strict_yaml_error=strict_yaml_error,
+        strict_yaml_line=strict_yaml_line,
     )
+
+
+# Claude Code reads frontmatter that strict YAML refuses by turning leading tabs into two spaces
+# and double-quoting each top-level value that holds a ": " or a YAML indicator character (block
+# headers included) and is not already wrapped in quotes; nested values are left as they are. A
+# card so repaired loads in that agent, so it must be read, scanned and reviewed as it loads
+# there, not refused unread. The rule was measured on the pinned CLI (tests/wire).
+_TOP_LEVEL_VALUE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.-]*):[ \t]+(\S.*?)[ \t]*")
+_NEEDS_QUOTES_RE = re.compile(r": |[{}\[\]*&#!|>%@`]")
+
+
+def _syntax_error(text: str) -> CardParseError | None:
+    """The scanner's or parser's refusal of ``text``, if any (events only: nothing is composed)."""
+    try:
+        for _event in yaml.parse(text, Loader=yaml.SafeLoader):
+            pass
+    except (yaml.scanner.ScannerError, yaml.parser.ParserError) as exc:
+        return _yaml_error(exc, text, first_line=2)
+    except yaml.YAMLError:
+        pass
+    return None
+
+
+def _repaired_frontmatter(text: str) -> str:
+    lines = []
+    for raw in text.split("\n"):
+        tabs = len(raw) - len(raw.lstrip("\t"))
+        line = "  " * tabs + raw[tabs:]
+        match = _TOP_LEVEL_VALUE_RE.fullmatch(line)
+        if match is not None:
+            key, value = match.groups()
+            wrapped = len(value) > 1 and value[0] == value[-1] and value[0] in "\"'"
+            if not wrapped and _NEEDS_QUOTES_RE.search(value):
+                escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+                line = f'{key}: "{escaped}"'
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _card_file(path: Path) -> Path:

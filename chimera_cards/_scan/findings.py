@@ -36,6 +36,7 @@ SHAPE_RULES = frozenset(
         "description-length",
         "field-type",
         "frontmatter-unknown-key",
+        "frontmatter-strict-yaml",
         "skill-file-name",
         "chimera-field-missing",
         "kind-value",
@@ -81,6 +82,10 @@ RULES: dict[str, str] = {
     "description-length": "`description` is at most 1024 characters.",
     "field-type": "A known frontmatter field has the wrong type.",
     "frontmatter-unknown-key": "Top-level frontmatter key outside the profile's fields.",
+    "frontmatter-strict-yaml": (
+        "Strict YAML refuses the frontmatter; read as Claude Code repairs it (values quoted), "
+        "which strict readers (Gemini CLI, validators) do not do."
+    ),
     "skill-file-name": (
         "The folder has a lone skill.md: linted as the reference validator reads it, but import "
         "and most agents need SKILL.md."

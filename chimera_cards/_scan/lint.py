@@ -297,6 +297,17 @@ def _plain_or_revealed(text: str) -> str:
 
 def _frontmatter_findings(card: Card, chimera: bool) -> list[Finding]:
     findings: list[Finding] = []
+    if card.strict_yaml_error is not None:
+        findings.append(
+            Finding(
+                "frontmatter-strict-yaml",
+                ERROR,
+                f"{card.strict_yaml_error}; read with its values quoted, as Claude Code repairs it "
+                "(strict readers such as Gemini CLI and `agentskills validate` refuse it): "
+                "quote the value",
+                card.strict_yaml_line or card.frontmatter_line,
+            )
+        )
     # The spec profile reports every top-level key outside the spec's six as an error, as
     # skills-ref rejects it, Chimera's own keys (version, triggers, ...) included: a card that
     # lints clean here passes `agentskills validate`. The Chimera profile knows its keys, and a

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from fnmatch import translate
 
-from chimera_cards._scan.pyflow import PyFacts, Summaries, _PyFolding
+from chimera_cards._scan.pyfacts import PyFacts, Summaries, _PyFolding
 from chimera_cards._scan.pyshapes import parse_python
 
 KINDS = ("import", "call", "name", "store", "delete", "subscript", "string", "dynamic", "define")

@@ -209,7 +209,7 @@ def to_sarif(
         from chimera_cards import __version__ as version
     if rules is None:
         from chimera_cards._scan.codescan import CODE_RULES
-        from chimera_cards._scan.detect import DETECT_RULES
+        from chimera_cards._scan.detectgrade import DETECT_RULES
 
         rules = {**RULES, **CODE_RULES, **DETECT_RULES}
     base_dir = os.fspath(base) if base is not None else None

@@ -183,9 +183,13 @@ def test_alias_bomb_is_refused_before_it_expands():
     assert exc.value.line == 2
 
 
-def test_a_lone_alias_is_refused():
+def test_a_lone_alias_is_text_as_claude_code_reads_it_never_an_expansion():
+    # An alias naming no anchor is invalid YAML for every reader; Claude Code quotes the value.
+    card = parse_card(b"---\nname: x\ndescription: *undefined\n---\n")
+    assert card.description == "*undefined"
+    assert card.strict_yaml_error is not None and "alias" in card.strict_yaml_error
     with pytest.raises(CardParseError, match="alias"):
-        parse_card(b"---\nname: x\ndescription: *undefined\n---\n")
+        parse_card(b"---\nname: x\nmetadata:\n  note: *undefined\ndescription: d\n---\n")
 
 
 def test_merge_key_with_anchor_is_refused():
@@ -219,7 +223,7 @@ def test_empty_frontmatter_is_refused():
 
 def test_invalid_yaml_names_the_file_line():
     with pytest.raises(CardParseError) as exc:
-        parse_card(b"---\nname: x\ndescription: [unclosed\nother: 1\n---\n")
+        parse_card(b"---\nname: x\ndescription: [unclosed\n  more\nother: 1\n---\n")
     assert exc.value.line is not None and exc.value.line >= 3
 
 
@@ -368,12 +372,12 @@ def test_block_only_markdown_pass_gives_the_sections_a_full_parse_gives():
 
 REFUSED_FRONTMATTER = [
     "a: &x [1]\nb: *x\n",  # anchor first
-    "name: x\ndescription: *undefined\n",  # lone alias
+    "name: x\nmetadata:\n  note: *undefined\n",  # lone alias (below the top: not repaired)
     "base: &b {name: x}\ncard:\n  <<: *b\n",  # merge key
     "name: x\nlist:\n- ok\n- &deep {a: 1}\n",  # anchor below the top level
     "x: " + "[" * 40 + "]" * 40 + "\n",  # nesting
     "x: " + "{a: " * 33 + "1" + "}" * 33 + "\n",
-    "name: x\ndescription: [unclosed\nother: 1\n",  # syntax errors, worded by PyYAML
+    "name: x\ndescription: [unclosed\n  more\nother: 1\n",  # syntax errors, worded by PyYAML
     "name: x\n  bad: indent\n",
     "name: x\ndescription: a\x07b\n",  # reader error
     "name: !!python/object/apply:os.system ['true']\n",

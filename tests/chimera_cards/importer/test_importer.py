@@ -401,7 +401,7 @@ def test_folders_larger_than_a_batch_import_completely(store, tmp_path, monkeypa
     monkeypatch.setattr(importer_mod, "BATCH_CARDS", 3)
     for index in range(8):
         make_card(tmp_path / "many", f"card-{index}")
-    make_card(tmp_path / "many", "card-broken", raw=b"---\nname: [\n---\n")
+    make_card(tmp_path / "many", "card-broken", raw=b"---\nname: [\n  x\n---\n")
     results = import_source(store, tmp_path / "many")
     assert [r.outcome for r in results].count("imported") == 8
     assert [r.source.split(os.sep)[-2] for r in results] == sorted(

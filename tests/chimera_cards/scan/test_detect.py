@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from chimera_cards._scan.detect import DETECT_RULES, DetectFile, detect_files
+from chimera_cards._scan.detect import DetectFile, detect_files
+from chimera_cards._scan.detectgrade import DETECT_RULES
 
 SKILL_HEAD = "---\nname: s\ndescription: d\n---\n\n"
 

@@ -544,6 +544,9 @@ RULE_FIXTURES = {
     "description-length": card_bytes({"description": "x" * 2000}),
     "field-type": card_bytes({"triggers": "one string"}),
     "frontmatter-unknown-key": card_bytes({"colour": "red"}),
+    "frontmatter-strict-yaml": card_bytes().replace(
+        b"description: ", b"description: Use when: ", 1
+    ),
     "chimera-field-missing": card_bytes(drop=("kind",)),
     "kind-value": card_bytes({"kind": "recipe"}),
     "stage-value": card_bytes({"stage": "deploy"}),
@@ -588,6 +591,18 @@ ENVELOPE_RULES = {
 def test_each_rule_fixture_triggers_its_rule(rule):
     findings = lint(RULE_FIXTURES[rule])
     assert rule in rules(findings)
+
+
+def test_a_card_read_as_claude_code_repairs_it_is_an_error_lint_points_at():
+    # Strict readers (other agents, `agentskills validate`) refuse this card; Claude Code quotes
+    # the value. Lint says so, and the description read is the one Claude Code lists.
+    data = card_bytes().replace(b"description: ", b"description: Use when: x [y] ", 1)
+    card = parse_card(data)
+    assert card.description.startswith("Use when: x [y] ")
+    found = [f for f in lint(data) if f.rule == "frontmatter-strict-yaml"]
+    line = next(n for n, x in enumerate(data.split(b"\n"), 1) if x.startswith(b"description:"))
+    assert [(f.severity, f.line) for f in found] == [("error", line)]
+    assert "quote the value" in found[0].message
 
 
 def test_every_documented_rule_has_a_fixture():
