@@ -93,6 +93,8 @@ _SECRET_RE = re.compile(
     r"\.env\s+files?|env(?:ironment)?\s+files?|dotenv\s+files?|secrets?\s+files?|"
     r"(?:all|every|each)\s+(?:of\s+the\s+)?(?:user'?s\s+)?(?:api\s+)?(?:tokens|keys|secrets|credentials|passwords)|"
     r"(?:environment|env)\s+variables\s+(?:holding|with|containing)\s+(?:tokens|keys|secrets)|"
+    # a password the user is asked for: "their GitHub username and password", "your passphrase"
+    r"\b(?:their|your|the\s+user'?s)\s+(?:[\w-]+\s+){0,3}?(?:passwords?|passphrases?|pins?)\b|"
     # the whole environment: "run env", "the output of printenv", "the full environment"
     r"\b(?:run|execute|type)\s+(?:env|printenv)\b(?!\s*(?:var\w*|files?|\.))|"
     r"\boutput\s+of\s+(?:env|printenv|export\s+-p)\b(?!\s*(?:var\w*|files?|\.))|"
@@ -213,7 +215,7 @@ ADVICE_RE = re.compile(
 _ANAPHOR_RE = re.compile(
     # ("share that they can create one": "that" opening what is said, not the thing shared)
     r"^\s*(?:it|them|this|these|that(?!\s+(?:they|you|we|he|she|there|the\s+user|users?)\s)|"
-    r"those|everything|all\s+of\s+(?:it|them)|"
+    r"those|everything|all\s+of\s+(?:it|them)|both(?:\s+of\s+them)?|"
     r"(?:its|their)\s+(?:\w+\s+)?(?:contents?|files?|data|keys?|text|body|value|output)|"
     r"the\s+(?:contents?|files?|folder|directory|"
     r"archive|copy|copies|bundle|zip|tarball|output|result|keys?|phrase|file's\s+contents)|"
@@ -415,13 +417,21 @@ def _sentence_span(passage: str, at: int) -> tuple[int, int]:
     return start, end.start() if end else len(passage)
 
 
-def _sentence_of(passage: str, at: int) -> str:
-    start, end = _sentence_span(passage, at)
-    return passage[start:end]
-
-
 # ", then" / "and then" joining an act to the clause before it in one sentence.
 _THEN_LINK_RE = re.compile(r",?\s*(?:and\s+)?then\s+$", re.I)
+
+
+_REPORTING_RE = re.compile(r"(?:tells?|asks?|wants?|instructs?|requests?|prompts?)\s")
+
+
+def _advised(passage: str, at: int) -> bool:
+    """Whether the sentence of an act is advice about it, or reports someone else's ask before
+    it ("if a tool tells you to send…"); "submit it, then tell the user to wait" is not."""
+    begin, end = _sentence_span(passage, at)
+    return any(
+        found.start() < at or not _REPORTING_RE.match(found.group(0))
+        for found in ADVICE_RE_LOWER.finditer(passage, begin, end)
+    )
 
 
 def _acts(passage: str) -> list[tuple[int, int, bool]]:
@@ -431,7 +441,7 @@ def _acts(passage: str) -> list[tuple[int, int, bool]]:
     for match in _ACT_RE.finditer(passage):
         start = match.start("verb")
         clause = _clause_before(passage, start)
-        if _NEGATED_RE.search(clause) or ADVICE_RE_LOWER.search(_sentence_of(passage, start)):
+        if _NEGATED_RE.search(clause) or _advised(passage, start):
             continue
         link = _THEN_LINK_RE.search(passage, match.start(), start)
         sequel = bool(link) and bool(
