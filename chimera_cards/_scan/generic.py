@@ -49,7 +49,7 @@ _SEND_RE = re.compile(
     # raw sockets and requests: Rust's std::net, .NET's WebRequest stream, LuaSocket's tcp and
     # gawk's /inet special files (print … |& "/inet/tcp/0/host/port")
     r"\b(?:TcpStream|UdpSocket)::connect\b|\bWebRequest\]?(?:::|\.)Create\b|\bGetRequestStream\b|"
-    r"\bsocket\.(?:tcp|udp|connect)\b|/inet[46]?/(?:tcp|udp)/|"
+    r"\bsocket\.(?:tcp|udp|connect)\b|/inet[46]?/(?:tcp|udp)/|\bSocket\([^)]*\)\.getOutputStream\b|"
     # Java's java.net.http and OkHttp, Lua's LuaSocket (http.request{url = …, source = …})
     r"\bHttpRequest\.newBuilder\b|\bBodyPublishers\b|\bOkHttpClient\b|\bhttp\.request\b|"
     # a network tool run from code: `curl …`, %x(curl …), system("curl …"), Command::new("curl")
@@ -202,6 +202,7 @@ _SEND = LiteralGated(
         "webrequest",
         "getrequeststream",
         "/inet",
+        "getoutputstream",
         "curl",
         "wget",
         "scp",

@@ -421,6 +421,7 @@ def _sentence_span(passage: str, at: int) -> tuple[int, int]:
 _THEN_LINK_RE = re.compile(r",?\s*(?:and\s+)?then\s+$", re.I)
 
 
+_POLITE_RE = re.compile(r",\s*(?:please|пожалуйста|bitte|por\s+favor|per\s+favore),\s*")
 _REPORTING_RE = re.compile(r"(?:tells?|asks?|wants?|instructs?|requests?|prompts?)\s")
 
 
@@ -447,7 +448,9 @@ def _acts(passage: str) -> list[tuple[int, int, bool]]:
         sequel = bool(link) and bool(
             _NEGATED_RE.search(_clause_before(passage, match.start()).rstrip(", "))
         )
-        acts.append((start, match.end("verb"), sequel))
+        # "send, please, the file …": the object after a word of politeness between commas
+        polite = _POLITE_RE.match(passage, match.end("verb"))
+        acts.append((start, polite.end() if polite else match.end("verb"), sequel))
     return acts
 
 

@@ -474,7 +474,22 @@ class _Walker(Relays, _WalkerBase):
                 entry = _CRON_ENTRY_RE.match(arg.text)
                 if entry is not None:
                     self._run_code("shell", entry.group(1), cmd.line, stdin, "a cron entry")
-        for assign in cmd.assigns:
+        elif name == "crontab":
+            # crontab FILE: a table this unit wrote, each line's command
+            tables = {a.text for a in args if not a.text.startswith("-")}
+            for line, where, _content, text in list(self.facts.writes):
+                for entry in (_CRON_ENTRY_RE.match(row) for row in text.split("\n")):
+                    if where in tables and entry is not None:
+                        self._run_code("shell", entry.group(1), line, stdin, "a cron entry")
+        assigns = list(cmd.assigns)
+        # export PYTHONPATH=… earlier in the unit: in force for the interpreters run after it
+        assigns += [
+            f"{variable}={value}"
+            for variable, value in self.texts.items()
+            if variable in _LOADER_PATHS
+            and (_interpreter(name) is not None or variable.startswith(("LD_", "DYLD_")))
+        ]
+        for assign in assigns:
             variable, _, value = assign.partition("=")
             if variable not in _LOADER_PATHS:
                 continue
