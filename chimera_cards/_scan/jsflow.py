@@ -313,12 +313,15 @@ class _JsFolding:
     # --- values -----------------------------------------------------------------------------
 
 
-def _deno_env(name: str, key: str | None) -> Out:
-    """What Deno's environment calls return: ``Deno.env.toObject()`` every variable,
-    ``Deno.env.get(NAME)`` one (a secret when its name says so)."""
+def _known_call(name: str, first: str | None) -> Out:
+    """What a call returns that is known by its name: a module loaded holds nothing of the
+    unit's; Deno's ``Deno.env.toObject()`` every variable, ``Deno.env.get(NAME)`` one (a
+    secret when its name says so)."""
     if name == "Deno.env.toObject":
         return Out({Taint("env-all", "Deno.env.toObject()")})
-    return Out({Taint("env", key)}) if key and is_secret_name(key) else Out()
+    if name == "Deno.env.get" and first and is_secret_name(first):
+        return Out({Taint("env", first)})
+    return Out()
 
 
 class _Js(_JsFolding):
@@ -436,10 +439,8 @@ class _Js(_JsFolding):
             if saved is not None:
                 self.ran(node, saved, f"{name} of a saved download")
             return Out()
-        if name in ("require", "import"):
-            return Out()
-        if name in ("Deno.env.toObject", "Deno.env.get"):
-            return _deno_env(name, self.fold(args[0]) if args else None)
+        if name in ("require", "import", "Deno.env.toObject", "Deno.env.get"):
+            return _known_call(name, self.fold(args[0]) if args else None)
         if short in _READS or name == "Bun.file" or name.endswith(tuple(f".{r}" for r in _READS)):
             for arg in args[:1]:
                 folded = self.fold(arg)
