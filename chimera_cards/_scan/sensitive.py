@@ -67,7 +67,7 @@ _GENERIC_PARTS |= {
     "WORKSPACE", "ACCOUNT", "SERVICE", "PROD", "PRODUCTION", "DEV", "DEVELOPMENT", "TEST",
     "TESTING", "STAGING", "STAGE", "LIVE", "SANDBOX", "LOCAL", "SHARED", "DEFAULT", "PRIMARY",
     "READ", "WRITE", "READONLY", "REFRESH", "SIGNING", "DEPLOY", "THE", "YOUR", "FOR",
-    "OAUTH", "BASIC", "NEW", "OLD", "APPLICATION",
+    "OAUTH", "BASIC", "NEW", "OLD", "APPLICATION", "DEVICE",
 }  # fmt: skip
 
 
@@ -148,8 +148,19 @@ def own_api(token: str, host: str | None) -> bool:
         return False
     host = host.lower().rstrip(".")
     label = _domain_label(host)
-    if not label or "-" in label:
+    if not label:
         return False
+    if "-" in label:
+        # A hyphenated domain is the service only when the name spells all of it, word for
+        # word (BROWSER_USE_API_KEY and browser-use.com); a prefix (github-proxy.com) is not,
+        # nor words that name no service (MY_API_KEY and api-key.com).
+        parts = [p.lower() for p in re.split(r"[^A-Za-z0-9]+", token) if p]
+        wanted = label.split("-")
+        if any(not w or w.upper() in _GENERIC_PARTS for w in wanted):
+            return False
+        return any(
+            parts[i : i + len(wanted)] == wanted for i in range(len(parts) - len(wanted) + 1)
+        )
     # A service named after its whole domain spells it without the dot (CALCOM for cal.com).
     glued = (registrable_domain(host) or "").replace(".", "")
     for word in _service_words(token):
@@ -679,14 +690,19 @@ _JOINED_RE = re.compile(r"(?:['\"`]\s*\+\s*)?" + _ACCESSOR)
 def _after_role(before: str, roles: set[str]) -> bool:
     """Whether a mention stands in a path segment right after one of the role words
     (``…/bot${`` before ``BOT_TOKEN``)."""
-    segment = before[before.rfind("/") + 1 :]
+    cut = before.rfind("/")
+    segment = before[cut + 1 :]
     head = re.match(r"[A-Za-z]+", segment)
     # the word, then straight into the variable: an interpolation or a string joined to it
-    return (
+    if (
         head is not None
         and head.group(0).upper() in roles
         and _JOINED_RE.fullmatch(segment, head.end()) is not None
-    )
+    ):
+        return True
+    # or the word as the segment before the variable's own (APNs' /3/device/$DEVICE_TOKEN)
+    previous = before[before.rfind("/", 0, cut) + 1 : cut] if cut > 0 else ""
+    return previous.upper() in roles and _JOINED_RE.fullmatch(segment) is not None
 
 
 @dataclass
