@@ -789,6 +789,20 @@ _SHARED_DIRS = (
 )
 
 
+# How an SDK client pointed at another address sends its key (``sdkclients``).
+SDK_BASE_URL = "an SDK client's base_url"
+# Names reserved for documentation and tests (RFC 2606, RFC 6761): no one else can hold them.
+_RESERVED_DOMAINS = ("example.com", "example.net", "example.org")
+_RESERVED_TOP_LEVEL = (".example", ".test", ".invalid")
+
+
+def _reserved_for_documentation(host: str | None) -> bool:
+    host = (host or "").lower().rstrip(".")
+    return host.endswith(_RESERVED_TOP_LEVEL) or any(
+        host == d or host.endswith("." + d) for d in _RESERVED_DOMAINS
+    )
+
+
 def send_severity(
     send: Send,
     *,
@@ -875,6 +889,22 @@ def send_severity(
             "network-send",
             "info" if documentation else "warning",
             f"sends data to {where} via {send.via}",
+        )
+    if (
+        documentation
+        and send.via == SDK_BASE_URL
+        and _reserved_for_documentation(send.host)
+        # a name dressed as the service's (api.anthropic.com.relay.example.net) stays an error
+        and not any(w in where.lower() for t in tokens for w in _service_words(t.what))
+    ):
+        # A page showing the SDK's option to point the client elsewhere, at a name reserved
+        # for documentation (base_url="http://my.test.server.example.com:8083"): the reader's
+        # own server goes there. A script's client runs as written and stays graded below.
+        return (
+            "network-send",
+            "warning",
+            f"points an SDK client at {where}, a name reserved for documentation, with "
+            f"{_names(tokens)}: is the reader's own server the service the token is for?",
         )
     # Named tokens that authenticate: in a header, or in the address where the API takes them.
     grades = {
