@@ -31,10 +31,12 @@ from chimera_cards._scan.lint import (
     lint_text,
     resolve_profile,
 )
+from chimera_cards._scan.ownservice import list_own_service_sends
 from chimera_cards._scan.owntools import list_own_tool_installs
 from chimera_cards._scan.pdfwords import pdf_words
 from chimera_cards._scan.pyscan import scan_python
 from chimera_cards._scan.pyshapes import parse_python
+from chimera_cards._scan.testfiles import list_unrun_tests
 
 CODE_RULES: dict[str, str] = {
     "code-network": "A script opens network connections or downloads (info for the reviewer).",
@@ -430,6 +432,8 @@ def lint_bundle(
         f.path = SKILL_FILE
     findings += scan_bundle(bundle, cache=cache).findings
     list_own_tool_installs(card, lambda path: _bundle_text(bundle, path), findings)
+    list_own_service_sends(card, findings, dirname=dirname)
+    list_unrun_tests(bundle.contents, findings)
     return findings
 
 
@@ -507,11 +511,14 @@ def _other_files(folder: Path, card_findings: list[Finding]) -> list[Finding]:
     except BundleError as exc:
         return [Finding("read-refused", ERROR, str(exc), None, str(folder))]
     found = scan_bundle(bundle).findings
+    list_unrun_tests(bundle.contents, found)
     try:
         card = parse_card(bundle.contents[SKILL_FILE])
     except (CardParseError, KeyError):
         card = None  # lint_paths reported it
     if card is not None:
+        list_own_service_sends(card, found, dirname=folder.name)
+        list_own_service_sends(card, card_findings, dirname=folder.name)
         list_own_tool_installs(card, lambda path: _bundle_text(bundle, path), found)
         prefix = str(folder) + os.sep
         list_own_tool_installs(

@@ -5,9 +5,9 @@ A request bin, a tunnel or a chat webhook receives at an address of its own: a s
 `api.telegram.org/bot<token>/`). Named with that part concrete, it is the likely far end of a
 flow the scan did not follow (a config file's endpoint), and listed as a warning. Named by the
 service alone (`webhook.site inspection`) or with that part a placeholder (`<TOKEN>`,
-`your-ngrok-domain`, `abc123`, `T00/B00/xxx`, `$URL`), it reaches nobody: a reference page
-telling the user how to expose their own server or inspect a vendor's deliveries. A paste or file
-drop receives at the bare host (`curl -F f=@x https://0x0.st`): always an address.
+`your-ngrok-domain`, `myagent`, `abc123`, `abc`, `T00/B00/xxx`, `$URL`), it reaches nobody: a
+reference page telling the user how to expose their own server or inspect a vendor's deliveries.
+A paste or file drop receives at the bare host (`curl -F f=@x https://0x0.st`): always an address.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ _BY_SUBDOMAIN = frozenset(
 _DROPS = frozenset(("pastebin.com", "transfer.sh", "file.io", "ptpb.pw", "0x0.st", "termbin.com"))
 _ADDRESS_CHARS = r"[^\s'\"`()\[\],;|]"
 _PLACEHOLDER_RE = re.compile(
-    r"(?:<[^>]*>?|\{[^}]*\}?|\$\{?\w*\}?|[xX]{3,}|\.{3}|…|\*+|example\w*|your[\w-]*|my-[\w-]*|"
-    r"abc-?123[\w-]*|(?:\w+[-_])?id|token|foo|bar|placeholder|sample|demo|subdomain|random|"
+    r"(?:<[^>]*>?|\{[^}]*\}?|\$\{?\w*\}?|[xX]{3,}|\.{3}|…|\*+|example\w*|your[\w-]*|my-?[\w-]*|"
+    r"abc(?:-?123)?[\w-]*|xyz\d*|(?:\w+[-_])?id|token|foo|bar|placeholder|sample|demo|subdomain|random|"
     r"[A-Z]?0+)",
     re.IGNORECASE,
 )
@@ -65,7 +65,8 @@ def _receives(text: str, at: int, host: str) -> bool:
             left -= 1
         labels = text[left:at].split("://")[-1].rstrip(".").split(".")
         sub = labels[-1] if labels else ""
-        return not _placeholder(sub.split("@")[-1])
+        # an option's value (`--domain=myagent.ngrok.io`) or a login (`u@x.ngrok.io`) before it
+        return not _placeholder(re.split(r"[@=]", sub)[-1])
     rest = re.match(rf"{_ADDRESS_CHARS}*", text[end:])
     tail = rest.group(0) if rest else ""
     # The bot's token follows "/bot" directly; elsewhere the first path segment is the key,

@@ -236,6 +236,35 @@ def _npx(cmd: Command, argv: list[str], *, flags_first: bool = False) -> list[Co
     return []
 
 
+# Options of `uv run`/`deno run`/`uvx` that take no value: the word after one is the program.
+_RUN_FLAGS_RE = re.compile(
+    r"-A|-q|--quiet|-v|--verbose|--no-project|--isolated|--frozen|--locked|--no-sync|--offline|"
+    r"--active|--no-dev|--all-extras|--reload|-r|--unstable[\w-]*|--allow-[\w-]+|--no-prompt"
+)
+
+
+def runner_words(args: list[str]) -> list[str]:
+    """A runner's words (after `run`) up to the program it runs, that one included: the words
+    after it are the program's own arguments (`uv run scripts/probe.py --base-url
+    https://api.example.com`). An option not known to take no value may take the next word, so
+    the program is looked for past it."""
+    after_option = False
+    for index, arg in enumerate(args):
+        if arg.startswith("-"):
+            after_option = "=" not in arg and not _RUN_FLAGS_RE.fullmatch(arg)
+            continue
+        if not after_option:
+            return args[: index + 1]
+        after_option = False
+    return args
+
+
+def runs_a_url(args: list[str]) -> bool:
+    """Whether a runner's words (after `run`) run code from an address: the program it runs, or
+    an option's value before it (`--with https://…/pkg.whl`)."""
+    return any(arg.startswith(("http://", "https://")) for arg in runner_words(args))
+
+
 def _installs(cmd: Command) -> list[CommandFinding]:
     name, argv = cmd.name, cmd.argv
     sub = argv[0] if argv else ""
@@ -244,9 +273,12 @@ def _installs(cmd: Command) -> list[CommandFinding]:
     if name in ("python", "python3") and argv[:2] == ["-m", "pip"]:
         return _pip(cmd, argv[2:]) if argv[2:3] == ["install"] else []
     if name in ("uvx", "pipx") or (name == "uv" and sub in ("tool", "run")):
-        specs = _value(argv, ("--from", "--spec", "--with"))
+        # uvx and uv run: what the program is given is its own (an address it reads, a page)
+        runs = name == "uvx" or sub == "run"
+        words = runner_words(argv if name == "uvx" else argv[1:]) if runs else argv
+        specs = _value(words, ("--from", "--spec", "--with"))
         out = []
-        for spec in specs + [a for a in argv if a.startswith(("git+", "https://", "http://"))]:
+        for spec in specs + [a for a in words if a.startswith(("git+", "https://", "http://"))]:
             if (
                 spec.startswith(("git+", "http://", "https://"))
                 and host_of(spec.removeprefix("git+")) not in KNOWN_INDEX_HOSTS

@@ -104,6 +104,8 @@ def disclosure_findings(text: str) -> list[DisclosureFinding]:
     # case keeps the text's places and mirrors case-blind matching but for the characters of
     # FOLDS_APART_RE; a text holding one has every sentence tried.
     exact = text.isascii() or FOLDS_APART_RE.search(text) is None
+    if exact and not any(word in lower for word in _SECRET_WORDS):
+        return []  # every sentence tried must hold a secret's word (below)
     rules = [
         (pattern, _where(lower, words) if exact else None, rule, what)
         for pattern, words, rule, what in _RULES

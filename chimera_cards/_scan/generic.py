@@ -326,6 +326,18 @@ class _Walk:
             self.saved[next(g for g in saved_to.groups()[1::2] if g)] = at
 
 
+# A whole-line comment (`# .npmrc (pnpm)` over the file a block shows, `// see ~/.aws/config`),
+# or one string literal handed to a call that prints it (R's `cli_warn("File {.file
+# ~/.ssh/config} has insecure permissions")`, `puts`, `Write-Host`): a path named there is
+# text for the reader.
+_INERT_RE = re.compile(
+    r"\s*(?:#(?![!{\[])|//).*"
+    r"|\s*(?:[\w.]+::)?(?:cli_\w+|message|warning|stop|warn|print|println|puts|say|"
+    r"Write-(?:Host|Output|Warning|Error|Verbose)|fmt\.Print\w*)[ \t]*\(?[ \t]*"
+    r"(?:\"[^\"\\$`]*\"|'[^'\\]*')[ \t]*\)?[ \t]*;?[ \t]*"
+)
+
+
 def generic_facts(text: str, first_line: int = 1, *, powershell: bool = False) -> GenericFacts:
     """Sources, sends and decode-then-run in a unit of a language without a parser.
 
@@ -346,6 +358,8 @@ def generic_facts(text: str, first_line: int = 1, *, powershell: bool = False) -
     for number, whole in enumerate(text.split("\n")):
         line = whole[:4096]  # a minified line: its head says enough
         at = first_line + number
+        if _INERT_RE.fullmatch(line):
+            continue  # a comment, or a message printed for the reader: it reads and runs nothing
         lower = line.lower()
         here, assigned = walk.taints(line, lower, at)
         taints |= here

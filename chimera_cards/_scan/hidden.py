@@ -15,7 +15,11 @@ from dataclasses import dataclass
 import yaml
 
 from chimera_cards._cards.card import Card
-from chimera_cards._scan.base64runs import encodes_media, is_base64_payload
+from chimera_cards._scan.base64runs import (
+    armoured_certificate,
+    encodes_media,
+    is_base64_payload,
+)
 from chimera_cards._scan.described import option_sets_prompt, pipe_runs
 from chimera_cards._scan.findings import (
     BASE64_MIN,
@@ -794,13 +798,18 @@ def _scan_split_base64(text: str, lines: _Lines, out: _Collector, *, fast: bool 
         ):
             continue
         line = lines(match.start())
+        # an icon, a font or a PEM certificate's lines: listed, nothing to decode and follow
+        media = encodes_media(joined) or armoured_certificate(
+            text[max(0, match.start() - 80) : match.start()], joined
+        )
+        severity = INFO if media else WARNING
         if out.full("base64-blob"):
-            out.omit("base64-blob", WARNING, line)
+            out.omit("base64-blob", severity, line)
             continue
         out.add(
             Finding(
                 "base64-blob",
-                WARNING,
+                severity,
                 f"{len(joined)}-character base64 run split into {len(pieces)} pieces: "
                 f"{joined[:24]}...{joined[-8:]}",
                 line,

@@ -722,6 +722,9 @@ class _Js(_JsFolding):
         else:
             return
         result.downloaded = True
+        # The response is what the server sends back: the token or data the request carried is
+        # not in it (`fetch(data.data[0].url)` of an image URL an API returned sends no key).
+        result.taint = set()
         self.facts.sends.append(Send(line, host, via, body, header, text=_text(node)))
 
     # --- statements -------------------------------------------------------------------------

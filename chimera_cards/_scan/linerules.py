@@ -183,6 +183,82 @@ def _data_heredoc(line: str) -> str | None:
     return start.group(2)
 
 
+# Comment leaders of the languages the generic rules read, by extension: a comment runs
+# nothing ("// CRITICAL: Required for Workers (eval() not supported)").
+_SLASH_COMMENTS = ("//", "/*", "*")
+_HASH_COMMENTS = ("#",)
+_COMMENTS_BY_EXTENSION = {
+    **dict.fromkeys((".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".go", ".java",
+                     ".kt", ".swift", ".rs", ".c", ".cc", ".cpp", ".h", ".cs", ".scala", ".dart"),
+                    _SLASH_COMMENTS),
+    **dict.fromkeys((".rb", ".pl", ".pm", ".ps1", ".psm1", ".r", ".R", ".tcl"), _HASH_COMMENTS),
+}  # fmt: skip
+# Calls that run a string they are given as code: an `eval(` quoted in their argument runs.
+_RUNS_STRING_RE = re.compile(
+    r"\b(?:setTimeout|setInterval|Function|exec\w*|spawn\w*|evaluate\w*|runIn\w*|system|"
+    r"Invoke-Expression|iex|popen)\b"
+)
+
+
+def _quoted(line: str, at: int) -> bool:
+    """Whether offset ``at`` of a line of code is inside a string literal opened on that line
+    (`it('should block eval( injection', …)`), given to nothing that runs a string."""
+    quote = None
+    index = 0
+    while index < at:
+        char = line[index]
+        if char == "\\":
+            index += 2
+            continue
+        if quote is None and char in "'\"`":
+            quote = char
+        elif char == quote:
+            quote = None
+        index += 1
+    return quote is not None and _RUNS_STRING_RE.search(line[:at]) is None
+
+
+_DECODER_CALL_RE = re.compile(r"\b(?:atob|Buffer\.from)\s*\(\s*")
+_RUNS_RE = re.compile(r"\b(?:eval|exec\w*|Function|spawn\w*|import|require|setTimeout|"
+                      r"setInterval|runIn\w*|Invoke-Expression|iex)\b")  # fmt: skip
+
+
+def _decodes_input(match: re.Match) -> bool:
+    """Whether a JavaScript decode (`atob(x)`, `Buffer.from(x, 'base64')`) is given a value the
+    code holds at run time rather than a literal, on a line that runs nothing."""
+    line = match.string
+    call = _DECODER_CALL_RE.match(line, match.start())
+    if call is None:
+        return False
+    argument = line[call.end() :]
+    return (
+        bool(argument)
+        and argument[0] not in "'\"`"
+        and not argument.startswith(("0x", "[", "\\"))
+        and _RUNS_RE.search(line) is None
+    )
+
+
+def generic_comment(path: str, line: str) -> bool:
+    """Whether a line of a script in a language the generic rules read is a comment."""
+    leaders = _COMMENTS_BY_EXTENSION.get(path[path.rfind(".") :] if "." in path else "")
+    return leaders is not None and line.lstrip().startswith(leaders)
+
+
+def judge_match(
+    match: re.Match, rule: str, severity: str, describe: Callable[[re.Match], str], *, shell: bool
+) -> tuple[str, str, str] | None:
+    """(rule, severity, message) of one line rule's match on a line, or None when it is no
+    finding: in the generic languages an `eval(` inside a string given to nothing that runs
+    strings, and a decode of base64 the code receives (an API's image, a data URL: it hides
+    nothing the skill ships; a literal decoded, or a decode run, stays flagged)."""
+    if not shell and rule == "code-eval" and _quoted(match.string, match.start()):
+        return None
+    if not shell and rule == "code-obfuscation" and _decodes_input(match):
+        return (rule, INFO, f"decodes data it receives at run time: {match.group(0)}"[:200])
+    return (rule, severity, describe(match)[:200])
+
+
 def _scan_lines(
     path: str, text: str, rules: Iterable[_Rule], *, comment: str | None = None
 ) -> list[Finding]:
@@ -201,11 +277,15 @@ def _scan_lines(
                 stripped = line.lstrip()
                 if stripped.startswith(comment) and not stripped.startswith("#!"):
                     continue
+            elif generic_comment(path, line):
+                continue
             for regex, rule, severity, describe in live:
                 for m in regex.finditer(line):
                     if comment is not None and severity == WARNING and _printed(line):
                         continue  # printed for the user to read, not run
-                    findings.append(Finding(rule, severity, describe(m)[:200], number, path))
+                    judged = judge_match(m, rule, severity, describe, shell=comment is not None)
+                    if judged is not None:
+                        findings.append(Finding(judged[0], judged[1], judged[2], number, path))
     _blob_findings(text, path, 1, findings)
     return sorted(findings, key=lambda f: f.line or 0)
 

@@ -141,8 +141,9 @@ def language_of(info: str, text: str) -> str:
 def _is_command(text: str) -> bool:
     if _SHELL_START_RE.match(text):
         return True
-    first = text.split(None, 1)[0].lower() if text.split() else ""
-    return first not in _NOT_COMMAND_WORDS and bool(_COMMAND_LIKE_RE.match(text))
+    if not _COMMAND_LIKE_RE.match(text):  # fails at the first character for most lines
+        return False
+    return text.split(None, 1)[0].lower() not in _NOT_COMMAND_WORDS
 
 
 # A step's label before its command: "1.", "- ", "Step 2:", "[step 1]", "(3)", "#4", a log
@@ -157,6 +158,7 @@ _PATH_RUN_RE = re.compile(r"^(?:~|\.{0,2})/[\w./-]+(?:\s|$)")
 
 
 _SPACED_KEY_RE = re.compile(r"^[\w.-]+\s+=\s+\S")
+_FIELD_RE = re.compile(r"[,\t]")
 
 
 def command_line(line: str) -> str | None:
@@ -169,12 +171,14 @@ def command_line(line: str) -> str | None:
     Returns:
         The command, or None.
     """
-    text = _MARKER_RE.sub("", line).strip().removeprefix("$ ")
+    marker = _MARKER_RE.match(line)  # anchored at the start: at most one, there
+    text = (line[marker.end() :] if marker else line).strip().removeprefix("$ ")
     candidates = [text]
-    for match in _QUOTED_RE.finditer(text):
-        candidates.append((match.group(1) or "").replace('\\"', '"') or match.group(2))
+    if '"' in text or "'" in text:
+        for match in _QUOTED_RE.finditer(text):
+            candidates.append((match.group(1) or "").replace('\\"', '"') or match.group(2))
     if "," in text or "\t" in text:  # a row of a table (steps.csv): each field may be the command
-        candidates += [f.strip().strip("'\"") for f in re.split(r"[,\t]", text)[1:]]
+        candidates += [f.strip().strip("'\"") for f in _FIELD_RE.split(text)[1:]]
     key, sep, value = text.partition("=") if "=" in text else text.partition(": ")
     if sep and key.strip().replace("-", "").replace("_", "").replace(".", "").isalnum():
         candidates.append(value.strip().strip("'\""))

@@ -49,6 +49,23 @@ _SERVING_WORDS = frozenset(
 )  # fmt: skip
 _BASH_TOOL_RE = re.compile(r"\bBash\(\s*([A-Za-z0-9][\w.+-]*)")
 _NAME_WORD_RE = re.compile(r"[a-z0-9]+")
+# A presence check: after a code span's backtick, `&&`, `||`, `;`, `if`, `!` or `$(`; or at a
+# code block line's start (a sentence's "which" checks for nothing)
+_CHECK = r"(?:which|command[ \t]+-v|type[ \t]+-[pP])[ \t]+([A-Za-z][\w.+-]*)(?![\w.+-])"
+_PRESENCE_RE = re.compile(r"(?:`|(?:&&|\|\||;|\bif|!|\$\()[ \t]*)" + _CHECK)
+_PRESENCE_LINE_RE = re.compile(r"[ \t]*(?:\$[ \t]+)?" + _CHECK)
+
+
+def _checked_programs(body: str) -> set[str]:
+    """The programs whose presence a card's body checks (`which clickhousectl`, `command -v
+    oo`): a command, not a sentence quoting an error message."""
+    found = {m.group(1).lower() for m in _PRESENCE_RE.finditer(body)}
+    lines = body.split("\n")
+    for start, end in code_block_lines(body, 1):
+        for line in lines[start - 1 : end - 1]:
+            if match := _PRESENCE_LINE_RE.match(line):
+                found.add(match.group(1).lower())
+    return found
 
 
 @dataclass(frozen=True)
@@ -79,6 +96,9 @@ def own_tools(card: Card) -> OwnTools:
     words = listed if isinstance(listed, list) else [listed] if isinstance(listed, str) else []
     declared |= {w.lower() for entry in words if isinstance(entry, str)
                  for w in re.split(r"[\s,]+", entry) if re.fullmatch(r"[\w.+-]+", w)}  # fmt: skip
+    # a program whose presence SKILL.md checks (`which clickhousectl`, `command -v oo`) is one
+    # the skill drives
+    declared |= _checked_programs(card.body)
     name = card.name.lower() if isinstance(card.name, str) else ""
     named = {name, *_NAME_WORD_RE.findall(name)} if name else set()
     return OwnTools(
@@ -193,7 +213,10 @@ def _address_words(url: str) -> set[str]:
     rest = url.split("://", 1)[-1]
     host, _, path = rest.partition("/")
     labels = host.lower().split(":")[0].split(".")[:-1]
-    words = set(labels)
+    # a host named "get" + the tool (getdbt.com, get.docker.com's one-word form)
+    words = set(labels) | {
+        label[3:] for label in labels if label.startswith("get") and len(label) > 5
+    }
     for part in path.lower().split("/"):
         segment = part.split("?")[0].split("#")[0]
         words.update((segment, segment.rsplit(".", 1)[0]))
@@ -243,8 +266,26 @@ _BREW_TAP_RE = re.compile(r"\bbrew\s+install\s+(?:-\S+\s+)*([\w.-]+)/([\w.-]+)/(
 _BREW_ADD_TAP_RE = re.compile(r"\bbrew\s+tap\s+([\w.-]+)/[\w.-]+")
 _BREW_INSTALL_RE = re.compile(r"\bbrew\s+install\s+(?:-\S+\s+)*([\w.@+-]+)(?![\w./@+-])")
 _REPO_URL_RE = re.compile(
-    r"(?:git\+)?(\w+)://(?:www\.)?(github\.com|gitlab\.com)/[\w.-]+/([\w.-]+)"
+    r"(?:git\+)?(\w+)://(?:www\.)?(github\.com|gitlab\.com)/([\w.-]+)/([\w.-]+)"
 )
+
+
+def _repository_tool(match: re.Match, tools: OwnTools) -> str | None:
+    """The own tool a repository is: named as the tool, as a declared command's companion
+    (`dbt-labs/dbt-autofix` in a skill that runs `dbt`), or as the skill itself by its owner
+    and name (`google/adk-python` for the skill google-adk-python) or by its name's words run
+    together (`TransformerLens` for transformer-lens-interpretability)."""
+    owner, repo = match.group(3).lower(), match.group(4).lower().removesuffix(".git")
+    if repo in tools.declared | tools.named:
+        return repo
+    if any(repo.startswith(f"{tool}-") for tool in tools.declared):
+        return repo
+    if f"{owner}-{repo}" in tools.named:
+        return repo
+    # TransformerLens for transformer-lens-…: the repository's name is name words run together
+    words = _NAME_WORD_RE.findall(max(tools.named, key=len)) if tools.named else []
+    glued = {"".join(words[i:j]) for i in range(len(words)) for j in range(i + 2, len(words) + 1)}
+    return repo if repo in glued else None
 
 
 def _installs_own_tool(
@@ -263,8 +304,13 @@ def _installs_own_tool(
             return None
         words = _address_words(url.group(0))
         for tool in sorted(tools.declared | tools.named):
-            # the tool's name, or the vendor's name for it (render-oss/cli for render)
-            if tool in words or any(w.startswith(f"{tool}-") for w in words):
+            # the tool's name, the vendor's name for it (render-oss/cli for render), or the
+            # vendor whose control tool it is (clickhousectl from clickhouse.com/cli)
+            if (
+                tool in words
+                or any(w.startswith(f"{tool}-") for w in words)
+                or any(tool in (f"{w}ctl", f"{w}cli", f"{w}-cli") for w in words if len(w) >= 4)
+            ):
                 return tool
         intro = _introduction(text, finding.line, markdown=markdown)
         return next((t for t in sorted(tools.declared) if _names_word(intro, t)), None)
@@ -292,9 +338,49 @@ def _installs_own_tool(
         repos = list(_REPO_URL_RE.finditer(code))
         if not repos or any(m.group(1).lower() != "https" for m in repos):
             return None
-        names = [m.group(3).lower().removesuffix(".git") for m in repos]
-        owned = [n for n in names if n in tools.declared | tools.named]
-        return owned[0] if len(owned) == len(names) else None
+        owned = [own for m in repos if (own := _repository_tool(m, tools))]
+        return owned[0] if len(owned) == len(repos) else None
+    return None
+
+
+_COMMAND_WORD_RE = re.compile(r"\s*(?:\$\s+)?([\w.+-]+)")
+
+
+def _installs_from_its_domain(finding: Finding, text: str) -> str | None:
+    """The program a reference page's shown installer installs from that program's own domain
+    (`curl https://get.flashlight.dev | bash`, then `flashlight measure`), or None.
+
+    Not SKILL.md (what the agent follows as it reads it): a page other than it, where the
+    installer is shown for the reader. The host's registrable domain (less a "get" in front)
+    must be the name of the program the same code block runs next: the trust asked is then
+    the trust in that tool's publisher, as `npm i -g flashlight` asks with no finding at all.
+    """
+    path = (finding.path or "").replace("\\", "/")
+    if not path.lower().endswith(_MARKDOWN) or path.rsplit("/", 1)[-1] == "SKILL.md":
+        return None
+    lines = text.split("\n")
+    at = finding.line
+    if not at or at > len(lines):
+        return None
+    match = PIPE_TO_SHELL_RE.search(lines[at - 1])
+    url = INSTALLER_URL_RE.search(match.group(0)) if match else None
+    if url is None or (url.group(1) or "").lower() != "https://":
+        return None
+    host = url.group(0).split("://", 1)[-1].split("/", 1)[0].split(":")[0].lower()
+    label = (registrable_domain(host) or "").split(".")[0]
+    label = label[3:] if label.startswith("get") and len(label) > 5 else label
+    if len(label) < 3:
+        return None
+    above = lines[max(0, at - 3) : at - 1]
+    if any(x.lstrip().startswith("#") and _names_word(x, label) for x in above[-1:]):
+        return label  # the block's comment over it says what it installs ("# Install Flashlight")
+    for line in lines[at : at + NEXT_STEPS]:
+        if line.lstrip().startswith("```"):
+            break
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        word = _COMMAND_WORD_RE.match(line)
+        return label if word and word.group(1).lower() == label else None
     return None
 
 
@@ -309,8 +395,6 @@ def list_own_tool_installs(
         findings: the skill's findings.
     """
     tools = own_tools(card)
-    if not tools:
-        return
     places = vendor_places(card)
     for finding in findings:
         if finding.rule == "download-exec" and finding.severity == ERROR and any(places):
@@ -330,7 +414,17 @@ def list_own_tool_installs(
         if finding.severity != WARNING or finding.rule not in ("pipe-to-shell", "remote-install"):
             continue
         text = text_of(finding.path or "")
-        tool = _installs_own_tool(finding, text, tools, places) if text is not None else None
+        tool = (
+            _installs_own_tool(finding, text, tools, places) if text is not None and tools else None
+        )
         if tool is not None:
             finding.severity = INFO
             finding.message = f"installs {tool}, the tool this skill is for: {finding.message}"
+        elif text is not None and finding.rule == "pipe-to-shell":
+            tool = _installs_from_its_domain(finding, text)
+            if tool is not None:
+                finding.severity = INFO
+                finding.message = (
+                    f"installs {tool} from its own domain, shown in a reference page: "
+                    f"{finding.message}"
+                )

@@ -6,11 +6,14 @@ of a file SKILL.md sends the agent to. Compressed streams are not inflated (cost
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 MAX_PDF = 8 * 1024 * 1024
 MAX_WORDS = 262_144
-# A literal string: (…) with \-escapes and one level of balanced parentheses inside.
-_LITERAL_RE = re.compile(rb"\(((?:\\.|[^\\()]|\((?:\\.|[^\\()])*\))*)\)", re.S)
+# A literal string: (…) with \-escapes and one level of balanced parentheses inside. Runs of
+# plain bytes are taken whole and never given back: no shorter reading of them ends at ")",
+# so backtracking could not find another match (compressed streams are long runs of these).
+_LITERAL_RE = re.compile(rb"\(((?:[^\\()]++|\\.|\((?:[^\\()]++|\\.)*+\))*+)\)", re.S)
 _HEX_INFO_RE = re.compile(
     rb"/(?:Title|Subject|Keywords|Author|Creator|Producer)\s*<([0-9A-Fa-f\s]+)>"
 )
@@ -55,6 +58,7 @@ def pdf_words(data: bytes) -> str | None:
     found = [_literal(m.group(1)) for m in _LITERAL_RE.finditer(data)]
     found += [_hex(m.group(1)) for m in _HEX_INFO_RE.finditer(data)]
     found += [m.group(1).decode("utf-8", "replace") for m in _XMP_RE.finditer(data)]
-    words = [w.strip() for w in found if sum(c.isalpha() for c in w) >= 3]
+    # three letters or more; counting stops at the third
+    words = [w.strip() for w in found if len(list(islice(filter(str.isalpha, w), 3))) == 3]
     text = "\n\n".join(w for w in words if w)[:MAX_WORDS]
     return text or None

@@ -117,9 +117,32 @@ def built_sql(node: ast.AST, folded: str | None, literal: LiteralNames) -> bool:
 def built_query(query: ast.AST, literal: LiteralNames, built_queries: Container[str]) -> bool:
     """Whether an ``execute()``'s query is SQL built from values put in at run time: formatted
     from more than literals, or a variable an earlier ``built_sql`` assignment holds."""
-    return bool(formatted(query) and not built_from_literals(query, literal)) or (
-        isinstance(query, ast.Name) and query.id in built_queries
+    return bool(
+        formatted(query) and not built_from_literals(query, literal) and _may_be_sql(query)
+    ) or (isinstance(query, ast.Name) and query.id in built_queries)
+
+
+# What a query's written text keeps of SQL: a statement's verb (SQL_RE), or a clause's keyword
+# in capitals ("WHERE id = {x}").
+_SQL_CLAUSE_RE = re.compile(
+    r"\b(?:FROM|WHERE|WITH|VALUES|INTO|SET|TABLE|UNION|ORDER|GROUP|LIMIT|JOIN|MERGE|TRUNCATE|"
+    r"GRANT|PRAGMA|CALL|EXEC|BEGIN|COMMIT|ATTACH|COPY|SHOW|DESCRIBE|USE|AND|OR)\b"
+)
+_PLACEHOLDER_RE = re.compile(r"%[-+ #0-9.]*[sdifr]|\{[^{}]*\}|[^A-Za-z]+")
+
+
+def _may_be_sql(query: ast.AST) -> bool:
+    """Whether a formatted ``execute()`` argument may be SQL: its written text holds an SQL word,
+    or nothing but placeholders (``"%s" % q`` is whatever ``q`` is). Code sent to a Jupyter
+    kernel's ``execute`` ("import threading, time …") is no query."""
+    text = " ".join(
+        node.value
+        for node in ast.walk(query)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
     )
+    if not _PLACEHOLDER_RE.sub("", text):
+        return True
+    return SQL_RE.search(text) is not None or _SQL_CLAUSE_RE.search(text) is not None
 
 
 def literal_names(tree: ast.AST) -> frozenset[str]:
@@ -483,20 +506,25 @@ class _Function:
         self.dotdot = False
 
 
+# ``open`` written as a name of its own: not part of a longer name (``urlopen``, ``opened``)
+# nor an attribute right after a dot (``Image.open``). A superset of where the name is. The
+# literal comes first, so re finds each "open" by a fast search and then looks around it.
+_OPEN_NAME_RE = re.compile(r"open(?<![\w.]open)(?!\w)")
+
+
 def _open_lines(text: str) -> list[int] | None:
-    """The lines where ``open`` is written, in order, in ASCII text with ``\\n`` line ends
-    (the lines ``ast`` counts); None for other text (Python reads identifiers
+    """The lines where ``open`` is written as a name, in order, in ASCII text with ``\\n``
+    line ends (the lines ``ast`` counts); None for other text (Python reads identifiers
     NFKC-normalised: ``ｏｐｅｎ`` is ``open``)."""
     if not text.isascii() or "\r" in text:
         return None
     lines: list[int] = []
     newlines = last = 0
-    at = text.find("open")
-    while at != -1:
+    for match in _OPEN_NAME_RE.finditer(text):
+        at = match.start()
         newlines += text.count("\n", last, at)
         last = at
         lines.append(newlines + 1)
-        at = text.find("open", at + 4)
     return lines
 
 

@@ -7,6 +7,7 @@ the address is the user's choice of provider."""
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Callable
 
 from chimera_cards._scan.sensitive import SDK_BASE_URL, Send, Taint, host_of
@@ -49,6 +50,26 @@ def call_sends(
     return client_send(service, url, names, line)
 
 
+# The fields that hold statements (and handlers and match cases, which hold statements): no
+# expression holds a statement, so a walk of these alone meets every assignment.
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _assignments(tree: ast.Module) -> list[ast.Assign]:
+    """The tree's assignments in ``ast.walk`` order (breadth first, fields in order), walking
+    statements only: an order among assignments to one name decides which address counts."""
+    found: list[ast.Assign] = []
+    todo: deque[ast.AST] = deque([tree])
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, ast.Assign):
+            found.append(node)
+        for name in node._fields:
+            if name in _BLOCK_FIELDS:
+                todo.extend(getattr(node, name))
+    return found
+
+
 def module_sends(
     tree: ast.Module, fold: Callable[[ast.AST], str | None], offset: int
 ) -> list[Send]:
@@ -56,9 +77,7 @@ def module_sends(
     module's default client sends; ``offset`` is added to the tree's line numbers."""
     urls: dict[str, tuple[str | None, int]] = {}
     keys: dict[str, set[str]] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Assign):
-            continue
+    for node in _assignments(tree):
         for target in node.targets:
             if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
                 continue

@@ -101,10 +101,18 @@ def _service_words(name: str) -> list[str]:
     return [p for p in words if p.upper() not in _GENERIC_PARTS and len(p) >= 3]
 
 
+_ALIASED = frozenset(_SERVICE_ALIASES.values())
+
+
 def service_name(name: str) -> str:
     """The service a secret's variable is for, its short name spelt out (``GH_TOKEN`` and
-    ``GITHUB_TOKEN`` are both ``github``); the name's first word when it names none."""
+    ``GITHUB_TOKEN`` are both ``github``), a name written in words glued as its short name
+    spells it (``HUGGING_FACE_HUB_TOKEN`` and ``HF_TOKEN`` are both ``huggingface``); the
+    name's first word when it names none."""
     words = _service_words(name)
+    for end in range(2, len(words) + 1):
+        if "".join(words[:end]) in _ALIASED:
+            return "".join(words[:end])
     if words:
         return words[0]
     parts = [p.lower() for p in re.split(r"[^A-Za-z0-9]+", name) if p]
@@ -803,6 +811,29 @@ def _reserved_for_documentation(host: str | None) -> bool:
     )
 
 
+_CLI_SENDERS = frozenset({"curl", "wget"})
+# A word that may name where a call goes: a URL, a host (`api.x.com/v1`), or a path alone.
+_ADDRESS_RE = re.compile(
+    r"\S*://\S*|/[^\s\"',]*|[\w-]+(?:\.[\w-]+)+(?::\d+)?(?:/\S*)?|[\w-]+(?::\d+)?/\S*"
+)
+_CONFIGURED_RE = re.compile(r"(?:^|\s)(?:-K|--config|--url|-:|--next)\b|[$`]|\{\{")
+
+
+def _path_only(send: Send) -> str | None:
+    """The address of a curl or wget call written as a path alone (`curl -X POST
+    /api/v2/dags/x/dagRuns -d '{…}'`, an API's path shown without the user's host), or None: a
+    variable, a substitution, a config file or a template anywhere in the call may supply a
+    host."""
+    if send.via.split()[0] not in _CLI_SENDERS or not send.text:
+        return None
+    if _CONFIGURED_RE.search(send.text):
+        return None
+    addresses = [w for w in send.text.split() if _ADDRESS_RE.fullmatch(w)]
+    if not addresses or not all(w.startswith("/") and not w.startswith("//") for w in addresses):
+        return None
+    return addresses[0]
+
+
 def send_severity(
     send: Send,
     *,
@@ -883,6 +914,14 @@ def send_severity(
             "secret-exfiltration",
             "error",
             f"sensitive data ({_names(tokens)}) sent to {where} via {send.via}",
+        )
+    path = _path_only(send) if not tokens and send.host is None else None
+    if path is not None:
+        # An API's path shown without the user's host: as written it reaches no server.
+        return (
+            "network-send",
+            "info",
+            f"sends data to a path given without a host ({path}) via {send.via}",
         )
     if not tokens:
         return (

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from chimera_cards._scan.commands import GIT_SECRET_KEYS_RE, git_config_command
+from chimera_cards._scan.commands import GIT_SECRET_KEYS_RE, git_config_command, runs_a_url
 from chimera_cards._scan.sensitive import (
     Send,
     Taint,
@@ -80,31 +80,6 @@ def file_argument(text: str) -> str:
         if at > 0:
             return text[at + 2 :].split(";", 1)[0]
     return text
-
-
-# Options of `uv run`/`deno run`/`uvx` that take no value: the word after one is the program.
-_RUN_FLAGS_RE = re.compile(
-    r"-A|-q|--quiet|-v|--verbose|--no-project|--isolated|--frozen|--locked|--no-sync|--offline|"
-    r"--active|--no-dev|--all-extras|--reload|-r|--unstable[\w-]*|--allow-[\w-]+|--no-prompt"
-)
-
-
-def _runs_a_url(args: list[str]) -> bool:
-    """Whether a runner's words (after `run`) run code from an address: the program it runs, or
-    an option's value before it (`--with https://…/pkg.whl`). Words after the program are its
-    own arguments (`uv run scripts/probe.py --base-url https://api.example.com`). An option not
-    known to take no value may take the next word, so the program is looked for past it."""
-    after_option = False
-    for arg in args:
-        if arg.startswith(("http://", "https://")):
-            return True
-        if arg.startswith("-"):
-            after_option = "=" not in arg and not _RUN_FLAGS_RE.fullmatch(arg)
-            continue
-        if not after_option:
-            return False  # the program: what follows is its arguments
-        after_option = False
-    return False
 
 
 class Relays:
@@ -187,7 +162,7 @@ class Relays:
         if (
             name in ("deno", "bun", "pipx", "uv", "uvx")
             and (name == "uvx" or "run" in cmd.argv[:3])
-            and _runs_a_url(cmd.argv if name == "uvx" else cmd.argv[cmd.argv.index("run") + 1 :])
+            and runs_a_url(cmd.argv if name == "uvx" else cmd.argv[cmd.argv.index("run") + 1 :])
         ):
             # deno run https://…: code from the network run as it arrives, like curl | sh.
             self._ran(cmd, Out(downloaded=True), f"{name} run of a URL")

@@ -20,6 +20,8 @@ _UPLOAD_VERBS = frozenset(
     {"cp", "sync", "mv", "upload", "upload-batch", "copy", "copyto", "move", "moveto", "put",
      "rsync"}
 )  # fmt: skip
+# Verbs whose last path is the destination (`cp SRC… DST`).
+_COPY_VERBS = frozenset({"cp", "sync", "mv", "copy", "copyto", "move", "moveto", "rsync"})
 _BUCKETS = ("s3://", "gs://", "az://", "https://", "http://", "r2://")
 _RCLONE_REMOTE_RE = re.compile(r"^[A-Za-z][\w-]*:(?!//)\S*$")
 _SOURCE_FLAGS = ("--file", "-f", "--source", "-s", "--local-path")
@@ -66,6 +68,11 @@ def cloud_upload(
     sources, endpoint = _sources(argv)
     remote = [a for a in sources if a.startswith(_BUCKETS) or _RCLONE_REMOTE_RE.match(a)]
     if name in ("aws", "gsutil", "gcloud", "rclone", "azcopy") and not remote:
+        return None
+    verb = next((v for v in argv[:8] if v in _UPLOAD_VERBS), "")
+    if verb in _COPY_VERBS and len(sources) >= 2 and sources[-1] not in remote:
+        # `gsutil -m cp -r gs://openpi-assets/x /local/cache/`: a copy's last path is where it
+        # writes; from a bucket to this machine is a download, and uploads nothing.
         return None
     body: set[Taint] = set(stdin)
     for source in sources:

@@ -12,7 +12,14 @@ import pytest
 
 from chimera_cards._bundles.bundle import bundle_from_files
 from chimera_cards._scan.codescan import ScanCache, scan_bundle, scan_script
-from chimera_cards._scan.linerules import _GENERIC_RULES, _RULE_LITERALS, _SHELL_RULES, _anywhere
+from chimera_cards._scan.linerules import (
+    _GENERIC_RULES,
+    _RULE_LITERALS,
+    _SHELL_RULES,
+    _anywhere,
+    generic_comment,
+    judge_match,
+)
 from chimera_cards._scan.pyscan import _parse_and_scan_python, _python_may_flag, scan_python
 
 SKILL = (
@@ -254,10 +261,13 @@ def test_line_rules_with_gates_find_what_every_regex_finds():
                     language == "shell"
                     and stripped.startswith("#")
                     and not stripped.startswith("#!")
-                ):
+                ) or (language != "shell" and generic_comment(path, line)):
                     continue
-                for regex, rule, _severity, describe in rules:
-                    plain += [(rule, number, describe(m)[:200]) for m in regex.finditer(line)]
+                for regex, rule, severity, describe in rules:
+                    for m in regex.finditer(line):
+                        judged = judge_match(m, rule, severity, describe, shell=language == "shell")
+                        if judged is not None:
+                            plain.append((judged[0], number, judged[2]))
             assert sorted(
                 (f["rule"], f["line"], f["message"])
                 for f in fast

@@ -20,10 +20,8 @@ fix beside each class stays solved.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from test_third_held_out_attacks import exact_state, project, run_once, stays_solved
+from test_third_held_out_attacks import not_solved, project, run_once, stays_solved
 from test_verdict_attacks import CALC, FIXED, sandbox_or_skip
 
 pytestmark = pytest.mark.slow
@@ -32,18 +30,6 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(params=[False, True], ids=["plain", "sandbox"])
 def sandbox(request):
     return sandbox_or_skip(request.param)
-
-
-def not_solved(tmp_path: Path, edit, sandbox, kind: str | None = None):
-    """The attack is not solved (its class recorded when given) and the tree is what it was."""
-    ws = project(tmp_path)
-    before = exact_state(ws)
-    result, record = run_once(ws, edit, sandbox)
-    assert not result.solved and record.verdict != "pass", (record.verdict, record.integrity)
-    if kind is not None:
-        assert kind in record.integrity, (record.integrity, record.findings)
-    assert exact_state(ws) == before
-    return record
 
 
 # -- interpreter memory: add's code object swapped for a right one -----------------------------

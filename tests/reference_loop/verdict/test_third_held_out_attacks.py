@@ -85,13 +85,18 @@ def run_once(ws: Path, edit, sandbox):
     return result, record
 
 
-def refused(tmp_path: Path, edit, sandbox, kind: str):
-    """The attack is not solved, its class is recorded, and the tree is what it was."""
+def not_solved(tmp_path: Path, edit, sandbox, kind: str | None = None):
+    """The attack is not solved (its class recorded when given) and the tree is what it was."""
     ws = project(tmp_path)
     before = exact_state(ws)
     result, record = run_once(ws, edit, sandbox)
     assert not result.solved and record.verdict != "pass", (record.verdict, record.integrity)
-    assert kind in record.integrity, (record.integrity, record.first_failing_step)
+    if kind is not None:
+        assert kind in record.integrity, (
+            record.integrity,
+            record.findings,
+            record.first_failing_step,
+        )
     assert exact_state(ws) == before
     return record
 
@@ -125,7 +130,7 @@ BLIND_SPOTS = {
 
 @pytest.mark.parametrize("variant", sorted(BLIND_SPOTS))
 def test_a_forgery_hidden_from_the_review_by_how_it_is_read_is_marked(tmp_path, sandbox, variant):
-    record = refused(tmp_path, {"calc.py": BLIND_SPOTS[variant]}, sandbox, "reaches-verifier")
+    record = not_solved(tmp_path, {"calc.py": BLIND_SPOTS[variant]}, sandbox, "reaches-verifier")
     rules = {f.get("rule") for f in record.findings if f.get("stage") == "patch-review"}
     if "utf-7" in variant:
         assert {"function-internals", "object-walk", "process-exit"} <= rules, rules
@@ -159,7 +164,7 @@ INSTALLED_LENIENT = {
 
 @pytest.mark.parametrize("variant", sorted(INSTALLED_LENIENT))
 def test_an_installed_type_told_to_equal_anything_is_false_equality(tmp_path, sandbox, variant):
-    refused(tmp_path, {"calc.py": INSTALLED_LENIENT[variant]}, sandbox, "false-equality")
+    not_solved(tmp_path, {"calc.py": INSTALLED_LENIENT[variant]}, sandbox, "false-equality")
 
 
 def test_a_tests_own_lenient_comparators_stay_its_choice(tmp_path):
@@ -233,7 +238,7 @@ HOST_LATER = {
 
 @pytest.mark.parametrize("variant", sorted(HOST_LATER))
 def test_a_fix_that_also_carries_code_the_host_runs_later_is_not_solved(tmp_path, sandbox, variant):
-    refused(tmp_path, {"calc.py": FIXED, **HOST_LATER[variant]}, sandbox, "host-hook")
+    not_solved(tmp_path, {"calc.py": FIXED, **HOST_LATER[variant]}, sandbox, "host-hook")
 
 
 def test_honest_config_edits_beside_a_fix_stay_solved(tmp_path, sandbox):
