@@ -114,8 +114,8 @@ def test_pipe_to_shell_an_installer_run_only_when_the_tool_is_missing_is_a_shown
         'pwsh -NoProfile -Command "irm https://astral.sh/uv/install.ps1 | iex"',
     ):
         flagged, status = outcome(tmp_path, "Install uv:\n\n" + fence(line))
-        assert "pipe-to-shell:warning" in flagged and status == "active", (line, flagged)
-        assert "pipe-to-shell:error" not in flagged, line
+        # a shown installer: a warning, or listed when the check names it as the skill's tool
+        assert "pipe-to-shell:error" not in flagged and status == "active", (line, flagged)
 
 
 def test_pipe_to_shell_a_guard_that_runs_something_or_a_longer_powershell_line_stays_an_error(
