@@ -74,9 +74,13 @@ _OVERRIDE_PATTERNS = [
     # One optional slash between two optional spaces would be two \s* back to back: quadratic
     # on "<" followed by a megabyte of spaces. Spaces after the slash only when there is one.
     # A role tag opens a message: one that is a name's part (`<process>.<system>`) or a table
-    # cell's placeholder (`| <SYSTEM> |`) opens nothing.
-    r"(?<![.\w>])<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>(?![^\S\n]*[|.<,;)\]])"
-    r"|<\|im_start\|>|<\|system\|>",
+    # cell's placeholder (`| <SYSTEM> |`) opens nothing, nor does a noun's placeholder after an
+    # article ("When <trigger>, the <system> shall <response>").
+    r"(?<![.\w>])(?:(?<!\bthe )(?<!\ba )(?<!\ban )<\s*(?:/\s*)?(?:system|im_start|im_end)\s*>"
+    r"|<\s*(?:system|im_start|im_end)\s*>(?![ \t]+(?-i:[a-z])))(?![^\S\n]*[|.<,;)\]])"
+    # ChatML's start token opens a message; named beside its end token ("delimiters (<|im_start|>
+    # and <|im_end|>)") or before a comma or a closing parenthesis it opens none
+    r"|<\|im_start\|>(?![^\S\n]*(?:(?:and|or|/)[^\S\n]*<\|im_end\|>|[,)]))|<\|system\|>",
     r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+"
     # what to tell the user to do, or which words to use, is advice, not something kept from them
     r"the\s+user\b(?!\s*(?:to\s+[\w\"'\u201c\u2018]|[\"'\u201c\u2018]|where\b|whether\b|how\s+to\b))",

@@ -173,6 +173,16 @@ def _is_blank_paragraph(text: str, i: int, j: int) -> bool:
     )
 
 
+def _escapes_a_fence(text: str, i: int, j: int) -> bool:
+    """Whether the zero-width run ``text[i:j]`` is one character opening its line right before a
+    code fence (three backticks or tildes): the way a page shows a fence inside a fenced block
+    without closing it. It splits no word, and one character carries no message."""
+    if j - i != 1 or text[i] != "\u200b":
+        return False
+    line_start = text.rfind("\n", 0, i) + 1
+    return not text[line_start:i].strip() and text.startswith(("```", "~~~"), j)
+
+
 def _snippet(text: str, start: int, end: int, width: int = 40) -> str:
     # Look for the line's ends only within the window, so a long line costs no more.
     line_start = text.rfind("\n", max(0, start - width), start) + 1
@@ -242,7 +252,9 @@ def _scan_characters(
         run = text[i:j]
         line = lines(i)
         severity = INFO if kind == "hidden-format" and names_the_character(text, i, j) else ERROR
-        if kind == "hidden-zero-width" and _is_blank_paragraph(text, i, j):
+        if kind == "hidden-zero-width" and (
+            _is_blank_paragraph(text, i, j) or _escapes_a_fence(text, i, j)
+        ):
             if lone is None:  # many such lines can spell bits by where they are
                 lone = sum(text.count(chr(cp)) for cp in _ZERO_WIDTH)
             severity = INFO if lone <= _LONE_ZERO_WIDTH_MAX else ERROR

@@ -15,7 +15,16 @@ from chimera_cards._scan.sensitive import COLLECTOR_HOSTS
 # something sent with the request (`$…`, a data or upload option), a command in a script file
 # (run by the agent without being shown), or the pipeline inside another command (an echo into
 # crontab, os.system, a comment that hides it).
-_SHOWN_BEFORE_RE = re.compile(r"[ \t]*(?:(?:[-*+]|\d+\.)[ \t]+)?(?:`[ \t]*)?(?:[$%>][ \t]+)?")
+_SHOWN_BEFORE_RE = re.compile(
+    r"[ \t]*(?:(?:[-*+]|\d+\.)[ \t]+)?(?:`[ \t]*)?(?:[$%>][ \t]+)?"
+    # `command -v uv || curl … | sh`: a check that the tool is missing, which runs nothing
+    r"(?:(?:command[ \t]+-v|which|type|hash)[ \t]+[\w.-]+(?:[ \t]*(?:&>|2?>)[ \t]*/dev/null)*"
+    r"(?:[ \t]*2>&1)?[ \t]*\|\|[ \t]*)?"
+    # PowerShell's own form: `powershell -ExecutionPolicy ByPass -c "irm https://… | iex"` (the
+    # user's shell given the pipeline as its command line; the closing quote ends it)
+    r"(?P<ps>(?:powershell|pwsh)(?:\.exe)?(?:[ \t]+-(?:ExecutionPolicy[ \t]+\w+|NoProfile|"
+    r"NonInteractive|NoLogo))*[ \t]+-(?:c|Command)[ \t]+\")?"
+)
 _INSTALLER_ARGS = r"(?:[ \t]+-[\w-]*)*(?:[ \t]+--(?:[ \t]+[\w.=/:-]+)*)?[ \t]*"
 _SHOWN_AFTER_RE = re.compile(_INSTALLER_ARGS + r"(?:#[^\n]*)?")
 _SPAN_AFTER_RE = re.compile(_INSTALLER_ARGS + r"`(?!`)")
@@ -58,8 +67,13 @@ def shown_installer(match: re.Match, *, markdown: bool) -> bool:
     # (an odd count of backticks before it: earlier spans on the line, a table's cells, closed)
     span = before.endswith("`") and before.count("`") % 2 == 1
     span = span and not _HIDING_BEFORE_RE.search(before)
-    if not comment and not (markdown and (span or _SHOWN_BEFORE_RE.fullmatch(before))):
+    shown = _SHOWN_BEFORE_RE.fullmatch(before)
+    if not comment and not (markdown and (span or shown)):
         return False
+    if shown and shown.group("ps") and not span:
+        if not after.startswith('"'):
+            return False
+        after = after[1:]
     if not comment:
         tail = _SPAN_AFTER_RE.match(after) if span else _SHOWN_AFTER_RE.fullmatch(after)
         if tail is None and not (not span and _runs_installed_tool(text, line_start, body, after)):

@@ -134,10 +134,14 @@ _PRECEDENCE_RE = re.compile(
     r"asks?|asked|requests?|requested|tells?|told|prefers?)\b"
     r"|(?:\S+\s+){0,2}?(?:objections?|requests?|instructions?|wishes|refusals?|concerns?|commands?)\s+"
     r"(?:from|of|by)\s+(?:the\s+|your\s+)?(?:users?|humans?|operators?)\b"
-    # ("it overrides user-level settings": one settings scope over another)
+    # ("it overrides user-level settings", "project-level agents override user-level when names
+    # conflict": one settings scope over another; "user-level instructions" are the user's will)
     r"|(?:the\s+|any\s+|all\s+|every\s+)?(?:users?|humans?|operators?)\b"
-    r"(?!-(?:level|scope|wide)\s+(?:config\w*|settings?|files?|options?|values?|defaults?)\b)"
+    r"(?!-(?:level|scope|wide)\b(?!\s+(?:instructions?|requests?|wishes|commands?|preferences|"
+    r"choices?|decisions?|consent|objections?|refusals?)\b))"
     r"(?!'|\s+(?:message|input|data|"
+    # the user's experience (UX) is a field of design, not their will
+    r"experience|ux|journeys?|stor(?:y|ies)|personas?|research|onboarding|"
     r"token|name|id|account|interface|agent|group|role|list|setting|config|prompt|level|scope|field|"
     # the user's wording of a value, fitted to a schema, is data, not their will
     r"phrasing|wording|spelling|terminology|text|label|format)))"

@@ -287,12 +287,21 @@ _OPTION_CELL_RE = re.compile(
 )
 
 
+# A reference list's item that names an option or a field (as a table's first cell does) before
+# a colon or a dash (- `permissionDecision`: Override permission system): the rest of the item
+# says what it does, as a table row's later cells do.
+_OPTION_ITEM_RE = re.compile(rf"[-*+][ \t]+{_OPTION_NAME}[ \t]*(?::|[-\u2013\u2014][ \t])")
+
+
 def _describes_option(text: str, at: int) -> bool:
-    """Whether the sentence at ``at`` is a later cell of a table row naming an option."""
+    """Whether the sentence at ``at`` is a later cell of a table row naming an option, or the
+    description in a list item naming one."""
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at)
     line = text[start : end if end >= 0 else len(text)]
     row = line.lstrip(" \t>")
+    if _OPTION_ITEM_RE.match(row):
+        return True
     if not row.startswith("|"):
         return False
     first_end = row.find("|", 1)

@@ -12,6 +12,7 @@ Python goes through :mod:`chimera_cards._scan.shell` with the Python values it i
 from __future__ import annotations
 
 import ast
+import re
 
 from chimera_cards._scan.buildfiles import WRITTEN_INDEX_KINDS, build_kind
 from chimera_cards._scan.commands import path_persistence
@@ -162,6 +163,56 @@ _CRED_CALLS = frozenset({"keyring.get_password", "browser_cookie3.chrome",
 _MUTATORS = frozenset({"append", "extend", "update", "add", "insert", "setdefault", "appendleft",
                        "write", "writelines", "put", "push"})  # fmt: skip
 _HEADER_KWARGS = frozenset({"headers", "auth", "cookies"})
+
+
+# A dotenv line's start naming one variable: ``OPENROUTER_API_KEY=``.
+_KEY_LINE_RE = re.compile(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
+
+
+def _key_line_test(test: ast.expr) -> tuple[str, str] | None:
+    """(line variable, secret name) of ``line.startswith("NAME=")`` (``line.strip()`` too)."""
+    if not (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Attribute)
+        and test.func.attr == "startswith"
+        and len(test.args) == 1
+        and isinstance(test.args[0], ast.Constant)
+        and isinstance(test.args[0].value, str)
+    ):
+        return None
+    line = test.func.value
+    while (
+        isinstance(line, ast.Call)
+        and isinstance(line.func, ast.Attribute)
+        and not line.args
+        and line.func.attr in ("strip", "lstrip")
+    ):
+        line = line.func.value
+    key = _KEY_LINE_RE.fullmatch(test.args[0].value)
+    if not isinstance(line, ast.Name) or key is None or not is_secret_name(key.group(1)):
+        return None
+    return line.id, key.group(1)
+
+
+def _one_key_branch(walk: _Analyser, node: ast.stmt) -> bool:
+    """``if line.startswith("OPENROUTER_API_KEY="):`` over the lines of a dotenv file: in the
+    branch the line is that one variable's, graded as the variable is (its own API's host, or
+    another's), not the whole file. Returns whether the branch was walked."""
+    if not isinstance(node, ast.If):
+        return False
+    found = _key_line_test(node.test)
+    held = walk.env.get(found[0]) if found else None
+    dotenv = {t for t in held.taint if t.what.lower().startswith(".env")} if held else set()
+    if found is None or held is None or not dotenv:
+        return False
+    walk.value(node.test)
+    narrowed = held.copy()
+    narrowed.taint = (held.taint - dotenv) | {Taint("env", found[1])}
+    walk.env[found[0]] = narrowed
+    walk.block(node.body)
+    walk.env[found[0]] = held
+    walk.block(node.orelse)
+    return True
 
 
 def _is_param(taint: Taint) -> bool:
@@ -734,7 +785,7 @@ class _Analyser(_PyFolding):
             self.value(value)
             return
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue,
-                             ast.Global, ast.Nonlocal)):  # fmt: skip
+                             ast.Global, ast.Nonlocal)) or _one_key_branch(self, node):  # fmt: skip
             return
         for name in ("test", "subject", "exc"):
             child = getattr(node, name, None)

@@ -10,7 +10,7 @@ import ast
 from collections import deque
 from collections.abc import Callable
 
-from chimera_cards._scan.sensitive import Send, Taint, host_of
+from chimera_cards._scan.sensitive import SDK_BASE_URL, Send, Taint, host_of
 from chimera_cards._scan.shellfacts import Out
 
 # The clients by class name, and the modules that hold a default client, with the service whose
@@ -38,7 +38,7 @@ def client_send(service: str, url: str | None, key: set[str] | None, line: int) 
     own = f"{service}_API_KEY"
     if host is None or own not in (key if key is not None else {own}):
         return []
-    return [Send(line, host, "an SDK client's base_url", header={Taint("env", own)})]
+    return [Send(line, host, SDK_BASE_URL, header={Taint("env", own)})]
 
 
 def call_sends(

@@ -67,7 +67,7 @@ _GENERIC_PARTS |= {
     "WORKSPACE", "ACCOUNT", "SERVICE", "PROD", "PRODUCTION", "DEV", "DEVELOPMENT", "TEST",
     "TESTING", "STAGING", "STAGE", "LIVE", "SANDBOX", "LOCAL", "SHARED", "DEFAULT", "PRIMARY",
     "READ", "WRITE", "READONLY", "REFRESH", "SIGNING", "DEPLOY", "THE", "YOUR", "FOR",
-    "OAUTH", "BASIC", "NEW", "OLD", "APPLICATION",
+    "OAUTH", "BASIC", "NEW", "OLD", "APPLICATION", "DEVICE",
 }  # fmt: skip
 
 
@@ -156,8 +156,19 @@ def own_api(token: str, host: str | None) -> bool:
         return False
     host = host.lower().rstrip(".")
     label = _domain_label(host)
-    if not label or "-" in label:
+    if not label:
         return False
+    if "-" in label:
+        # A hyphenated domain is the service only when the name spells all of it, word for
+        # word (BROWSER_USE_API_KEY and browser-use.com); a prefix (github-proxy.com) is not,
+        # nor words that name no service (MY_API_KEY and api-key.com).
+        parts = [p.lower() for p in re.split(r"[^A-Za-z0-9]+", token) if p]
+        wanted = label.split("-")
+        if any(not w or w.upper() in _GENERIC_PARTS for w in wanted):
+            return False
+        return any(
+            parts[i : i + len(wanted)] == wanted for i in range(len(parts) - len(wanted) + 1)
+        )
     # A service named after its whole domain spells it without the dot (CALCOM for cal.com).
     glued = (registrable_domain(host) or "").replace(".", "")
     for word in _service_words(token):
@@ -690,14 +701,19 @@ _JOINED_RE = re.compile(r"(?:['\"`]\s*\+\s*)?" + _ACCESSOR)
 def _after_role(before: str, roles: set[str]) -> bool:
     """Whether a mention stands in a path segment right after one of the role words
     (``…/bot${`` before ``BOT_TOKEN``)."""
-    segment = before[before.rfind("/") + 1 :]
+    cut = before.rfind("/")
+    segment = before[cut + 1 :]
     head = re.match(r"[A-Za-z]+", segment)
     # the word, then straight into the variable: an interpolation or a string joined to it
-    return (
+    if (
         head is not None
         and head.group(0).upper() in roles
         and _JOINED_RE.fullmatch(segment, head.end()) is not None
-    )
+    ):
+        return True
+    # or the word as the segment before the variable's own (APNs' /3/device/$DEVICE_TOKEN)
+    previous = before[before.rfind("/", 0, cut) + 1 : cut] if cut > 0 else ""
+    return previous.upper() in roles and _JOINED_RE.fullmatch(segment) is not None
 
 
 @dataclass
@@ -782,6 +798,20 @@ _SHARED_DIRS = (
     "/Users/Shared",
     "C:\\Users\\Public",
 )
+
+
+# How an SDK client pointed at another address sends its key (``sdkclients``).
+SDK_BASE_URL = "an SDK client's base_url"
+# Names reserved for documentation and tests (RFC 2606, RFC 6761): no one else can hold them.
+_RESERVED_DOMAINS = ("example.com", "example.net", "example.org")
+_RESERVED_TOP_LEVEL = (".example", ".test", ".invalid")
+
+
+def _reserved_for_documentation(host: str | None) -> bool:
+    host = (host or "").lower().rstrip(".")
+    return host.endswith(_RESERVED_TOP_LEVEL) or any(
+        host == d or host.endswith("." + d) for d in _RESERVED_DOMAINS
+    )
 
 
 _CLI_SENDERS = frozenset({"curl", "wget"})
@@ -901,6 +931,22 @@ def send_severity(
             "network-send",
             "info" if documentation else "warning",
             f"sends data to {where} via {send.via}",
+        )
+    if (
+        documentation
+        and send.via == SDK_BASE_URL
+        and _reserved_for_documentation(send.host)
+        # a name dressed as the service's (api.anthropic.com.relay.example.net) stays an error
+        and not any(w in where.lower() for t in tokens for w in _service_words(t.what))
+    ):
+        # A page showing the SDK's option to point the client elsewhere, at a name reserved
+        # for documentation (base_url="http://my.test.server.example.com:8083"): the reader's
+        # own server goes there. A script's client runs as written and stays graded below.
+        return (
+            "network-send",
+            "warning",
+            f"points an SDK client at {where}, a name reserved for documentation, with "
+            f"{_names(tokens)}: is the reader's own server the service the token is for?",
         )
     # Named tokens that authenticate: in a header, or in the address where the API takes them.
     grades = {

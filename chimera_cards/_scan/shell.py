@@ -242,6 +242,16 @@ _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # --- commands --------------------------------------------------------------------------
 
 
+def _builds(name: str, argv: list[str]) -> bool:
+    """Whether a command builds the source tree it runs in (make, ninja, cmake --build, cargo
+    build, go build)."""
+    if name in ("make", "gmake", "ninja"):
+        return True
+    if name == "cmake":
+        return "--build" in argv
+    return name in ("cargo", "go") and argv[:1] == ["build"]
+
+
 class _Walker(Relays, _WalkerBase):
     """The walk over a shell unit: each command, what it runs and where its data goes."""
 
@@ -270,8 +280,7 @@ class _Walker(Relays, _WalkerBase):
             # $(echo Y3VybA== | base64 -d) ...: the command itself is hidden.
             self._ran_line(self.line(node), words[0].out, "a command decoded at run time")
         known = (
-            self.facts.tainted_files.get(words[0].text)
-            or self.facts.tainted_files.get(words[0].text.removeprefix("./"))
+            self.saved(words[0].text)
             or self._extracted(words[0].text, building=True)
             or self._on_path(words[0].text, self.line(node))
         )
@@ -362,6 +371,13 @@ class _Walker(Relays, _WalkerBase):
             if self._extracted(self.cwd.rstrip("/") + "/") is not None:
                 # git clone URL dir && cd dir && ./install.sh: the folder is the download.
                 self.facts.tainted_files.setdefault("./", Out()).downloaded = True
+        if _builds(name, cmd.argv):
+            here = self.facts.tainted_files.get("./")
+            if here is not None and here.downloaded:
+                # git clone URL && cd dir && make: the build already runs the tree's own code
+                # (its Makefile), as a shown build from source; a program it made, run next,
+                # is no first run of code nobody reviewed.
+                here.downloaded = False
         served = file_server(name, cmd.argv, self.cwd, cmd.line)
         if served is not None:
             self.facts.sends.append(served)
@@ -541,11 +557,7 @@ class _Walker(Relays, _WalkerBase):
             return
         if script.out.decoded or script.out.downloaded:
             self._ran(cmd, script.out, name)
-        known = (
-            self.facts.tainted_files.get(script.text)
-            or self.facts.tainted_files.get(script.text.removeprefix("./"))
-            or self._extracted(script.text)
-        )
+        known = self.saved(script.text) or self._extracted(script.text)
         if known is not None and (known.decoded or known.downloaded):
             self._ran(cmd, known, f"{name} {script.text}")
 

@@ -334,10 +334,24 @@ class _WalkerBase:
     def read_taint(self, path: str, line: int) -> set[Taint]:
         return self.read_path(Word(path, Out()), line).taint
 
+    def saved(self, path: str) -> Out | None:
+        """What the file at ``path`` holds, as far as earlier steps wrote it (``./x`` and ``x``
+        are one file)."""
+        files = self.facts.tainted_files
+        first = files.get(path)
+        second = files.get(path[2:] if path.startswith("./") else "./" + path)
+        if first is None or second is None:
+            return first or second
+        return first.copy().merge(second)
+
     def write(self, path: str, content: Out, line: int, text: str = "") -> None:
         self.facts.writes.append((line, path, content, text))
         if content.taint or content.decoded or content.downloaded:
             self.facts.tainted_files.setdefault(path, Out()).merge(content)
+        elif path not in self.facts.tainted_files and not path.endswith("/"):
+            # A file the page writes itself (cat > ./afl++ <<'EOF'), in a folder that came off
+            # the network: what runs is the text written here, not the download.
+            self.facts.tainted_files[path] = Out()
         tcp = _DEV_TCP_RE.search(path)
         if tcp:
             self.facts.sends.append(Send(line, tcp.group(1), "/dev/tcp", body=set(content.taint)))
