@@ -91,16 +91,31 @@ class IndexSetting:
     url: str
 
 
+# Build files known by their whole name: npm's and Composer's scripts (Composer runs its
+# *-install-cmd and *-update-cmd by itself), CMake's (execute_process runs on configuring).
+_NAMED_BUILD_KINDS = {
+    "package.json": "package-json",
+    "composer.json": "composer-json",
+    "cmakelists.txt": "cmake",
+    ".condarc": "condarc",
+    "condarc": "condarc",
+    ".npmrc": "npmrc",
+    ".yarnrc": "npmrc",
+    ".yarnrc.yml": "npmrc",
+    "npmrc": "npmrc",
+}
+
+
 def build_kind(path: str) -> str | None:
     """What kind of build or install file a path is, by its name.
 
     Args:
         path: the file's path in the bundle.
     Returns:
-        "makefile" (make, just), "dockerfile", "package-json", "envrc", "rakefile",
-        "compose", "tox", "workflow", "runner" (task runners, CI), "gradle", "npmrc",
-        "pip-conf", "requirements", "pyproject", "condarc", "tool-toml", "system-source" (apt,
-        yum, NuGet sources), or None.
+        "makefile" (make, just), "dockerfile", "package-json", "composer-json", "cmake",
+        "envrc", "rakefile", "compose", "tox", "workflow", "runner" (task runners, CI),
+        "gradle", "npmrc", "pip-conf", "requirements", "pyproject", "condarc", "tool-toml",
+        "system-source" (apt, yum, NuGet sources), or None.
     """
     name = path.rsplit("/", 1)[-1]
     lower = name.lower()
@@ -119,16 +134,14 @@ def build_kind(path: str) -> str | None:
         return runner
     if "/.github/workflows/" in f"/{path}" and lower.endswith((".yml", ".yaml")):
         return "workflow"
-    if lower in (".condarc", "condarc"):
-        return "condarc"
+    if lower in _NAMED_BUILD_KINDS:
+        return _NAMED_BUILD_KINDS[lower]
     if lower.endswith(".toml") and "pyproject" not in lower and "poetry" not in lower:
         return "tool-toml"  # bunfig.toml, Cargo's config.toml (or a copy of it, any name)
     if lower.startswith(("dockerfile", "containerfile")) or lower.endswith(".dockerfile"):
         return "dockerfile"
-    if lower == "package.json":
-        return "package-json"
-    if lower in (".npmrc", ".yarnrc", ".yarnrc.yml", "npmrc"):
-        return "npmrc"
+    if lower.endswith(".cmake"):
+        return "cmake"
     if lower in ("pip.conf", "pip.ini", "uv.toml"):
         return "pip-conf"
     if lower.startswith(("requirements", "constraints")) and lower.endswith((".txt", ".in")):
@@ -384,6 +397,51 @@ def _package_shell(text: str) -> list[str]:
     return out
 
 
+def _composer_shell(text: str) -> list[str]:
+    """Composer's scripts: a command or a list of them per event; ``@name`` calls another
+    script and ``Class::method`` a PHP callback (read where its class is)."""
+    out = [""] * (text.count("\n") + 1)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return out
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    if not isinstance(scripts, dict):
+        return out
+    lines = text.split("\n")
+    for commands in scripts.values():
+        for command in commands if isinstance(commands, list) else [commands]:
+            if not isinstance(command, str) or command.startswith("@") or "::" in command:
+                continue
+            head = command.split("\n", 1)[0]
+            at = next((i for i, line in enumerate(lines) if json.dumps(head)[1:-1] in line), 0)
+            out[at] = (out[at] + "; " if out[at] else "") + command.replace("\n", " ")
+    return out
+
+
+# A CMake COMMAND's words run until the next keyword of the call or its end.
+_CMAKE_COMMAND_RE = re.compile(
+    r"\bCOMMAND\s+((?:\"(?:[^\"\\]|\\.)*\"|[^\s)]+|\s+)*?)(?=\s+(?:COMMAND|WORKING_DIRECTORY|"
+    r"OUTPUT_\w+|ERROR_\w+|RESULT_\w+|RESULTS_VARIABLE|INPUT_FILE|TIMEOUT|DEPENDS|BYPRODUCTS|"
+    r"COMMENT|VERBATIM|USES_TERMINAL|ECHO_\w+|COMMAND_\w+|ENCODING|MAIN_DEPENDENCY|"
+    r"IMPLICIT_DEPENDS|JOB_POOL|APPEND|SOURCES|ALL)\b|\s*\))",
+    re.S,
+)
+_CMAKE_ENV_RE = re.compile(r"\$ENV\{(\w+)\}")
+
+
+def _cmake_shell(text: str) -> list[str]:
+    """The commands of ``execute_process`` (run when the build is configured) and of custom
+    commands and targets (run by the build), at their lines; ``$ENV{X}`` is the shell's."""
+    out = _blank_lines(text)
+    for match in _CMAKE_COMMAND_RE.finditer(text):
+        at = text.count("\n", 0, match.start(1))
+        words = " ".join(match.group(1).split())
+        if at < len(out) and words:
+            out[at] = (out[at] + "; " if out[at] else "") + _CMAKE_ENV_RE.sub(r"${\1}", words)
+    return out
+
+
 # Keys whose values such a file runs as shell commands (a string or a list of them).
 _RUN_KEYS = frozenset(
     {
@@ -569,6 +627,8 @@ _SHELL_READERS: dict[str, Callable[[str], list[str]]] = {
     "makefile": _make_shell,
     "dockerfile": _docker_shell,
     "package-json": _package_shell,
+    "composer-json": _composer_shell,
+    "cmake": _cmake_shell,
     "envrc": lambda text: text.split("\n"),
     "rakefile": _rake_shell,
     "compose": _compose_shell,

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import ast
 import gc
+import hashlib
 import math
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from chimera_cards._bundles.bundle import SKILL_FILE, Bundle, BundleError, read_bundle_dir
+from chimera_cards._bundles.manifest import BundleFile
 from chimera_cards._cards.card import (
     Card,
     CardParseError,
@@ -22,6 +24,7 @@ from chimera_cards._cards.card import (
 )
 from chimera_cards._scan.detect import DetectFile, detect_files
 from chimera_cards._scan.findings import ERROR, INFO, WARNING, Finding
+from chimera_cards._scan.innerfiles import inner_files
 from chimera_cards._scan.linerules import _GENERIC_RULES, _SHELL_RULES, _scan_lines
 from chimera_cards._scan.lint import (
     LintReport,
@@ -30,6 +33,12 @@ from chimera_cards._scan.lint import (
     lint_paths,
     lint_text,
     resolve_profile,
+)
+from chimera_cards._scan.opaquecode import (
+    bytecode_findings,
+    is_bytecode,
+    is_pickle_path,
+    pickle_findings,
 )
 from chimera_cards._scan.ownservice import list_own_service_sends
 from chimera_cards._scan.owntools import list_own_tool_installs
@@ -49,6 +58,10 @@ CODE_RULES: dict[str, str] = {
         "A binary of no known format whose bytes read as random (encrypted or packed)."
     ),
     "binary-executable": "A native executable (ELF, Mach-O, PE) shipped inside the skill.",
+    "pickle-code": (
+        "A pickle that names a callable able to run commands, code or network calls: loading it"
+        " calls that."
+    ),
     "malware-signature": "A file carrying the antivirus test signature (EICAR).",
 }
 
@@ -290,10 +303,14 @@ def scan_bundle(
     findings: list[Finding] = []
     texts: list[DetectFile] = []
     trees: dict[str, ast.Module | None] = {}
-    for f in bundle.files:
-        data = bundle.contents[f.path]
+    for f, data, carried in _files_to_scan(bundle):
         report, text = classify(f.path, data, f.executable, f.sha256)
-        reports.append(report)
+        if not carried:  # the listing is the bundle's own files; what they carry is scanned
+            reports.append(report)
+        if text is None or is_pickle_path(f.path):
+            findings.extend(pickle_findings(f.path, data))
+        if is_bytecode(f.path, data):
+            findings.extend(bytecode_findings(f.path, data))
         if f.path.lower().endswith(".pdf") and (words := pdf_words(data)) is not None:
             # an agent told to read a PDF reads its words, not its bytes
             texts.append(DetectFile(f.path, words, None))
@@ -365,6 +382,19 @@ def scan_bundle(
         for path, target in bundle.links
     )
     return BundleScan(reports, findings)
+
+
+def _files_to_scan(bundle: Bundle) -> Iterator[tuple[BundleFile, bytes, bool]]:
+    """Each file of the bundle, then the files it carries (archive members, a patch's result),
+    each with its bytes and whether it is carried."""
+    for f in bundle.files:
+        data = bundle.contents[f.path]
+        yield f, data, False
+        if f.path == SKILL_FILE:
+            continue
+        for inner in inner_files(f.path, data):
+            sha = hashlib.sha256(inner.data).hexdigest()
+            yield BundleFile(inner.path, inner.executable, len(inner.data), sha), inner.data, True
 
 
 def _parse_quietly(text: str) -> ast.Module | None:

@@ -573,7 +573,8 @@ def _index_change(cmd: Command) -> list[CommandFinding]:
             if a.lower().startswith("url.") and a.lower().endswith((".insteadof", ".pushinsteadof"))
         ]
     elif cmd.name == "gem" and argv[:1] == ["sources"]:
-        pairs += [("gem source", a) for a in cmd.argv if "://" in a and "--remove" not in cmd.argv]
+        # gem sources --add URL (a --remove beside it takes another URL away, not this one)
+        pairs += [("gem source", u) for u in _gem_added(cmd.argv)]
     elif cmd.name == "bundle" and argv[:1] == ["config"] and len(argv) >= 3:
         # bundle config [set] mirror.https://rubygems.org URL
         setting = argv[2:] if argv[1] == "set" else argv[1:]
@@ -615,6 +616,17 @@ def _index_change(cmd: Command) -> list[CommandFinding]:
                 )
             )
     return out
+
+
+def _gem_added(argv: list[str]) -> list[str]:
+    added = [
+        a.split("=", 1)[1] if "=" in a else argv[i + 1] if i + 1 < len(argv) else ""
+        for i, a in enumerate(argv)
+        if a in ("-a", "--add") or a.startswith("--add=")
+    ]
+    if not added and not any(a in ("-r", "--remove") or a.startswith("--remove") for a in argv):
+        added = list(argv)
+    return [a for a in added if "://" in a]
 
 
 def command_findings(commands: list[Command]) -> list[CommandFinding]:

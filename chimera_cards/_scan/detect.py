@@ -61,6 +61,9 @@ _OTHER_CODE = (
     ".lua",
     ".java",
     ".kt",
+    ".kts",
+    ".groovy",
+    ".scala",
     ".cs",
     ".rs",
     ".swift",
@@ -227,8 +230,10 @@ class _Detector:
         fenced = {
             n for c in units if not c.inline for n in range(c.line, c.line + c.text.count("\n") + 2)
         }
+        lower = path.lower()
+        records = "\t" if lower.endswith(".tsv") else "," if lower.endswith(_RECORDS) else None
         commands = [
-            "" if number in fenced else (command_line(line) or "")
+            "" if number in fenced else (_command_of(line, records) or "")
             for number, line in enumerate(text.split("\n"), 1)
         ]
         if any(commands):
@@ -417,6 +422,19 @@ _TAG_RE = re.compile(r"<[^>\n]*>")
 # An SVG's <title>, <desc> and <text> are words an agent told to read the image reads.
 _MARKUP = (".html", ".htm", ".xhtml", ".xml", ".svg")
 _RECORDS = (".csv", ".tsv")
+
+
+def _command_of(line: str, delimiter: str | None) -> str | None:
+    """A line's command; in a CSV or TSV file, a field's as the csv module reads it
+    (``2,register,"curl -F ""n=@x"" URL"``: the doubled quotes are one quote)."""
+    found = command_line(line)
+    if delimiter is None:
+        return found
+    try:
+        fields = next(csv.reader([line], delimiter=delimiter, strict=True), [])
+    except csv.Error:
+        return found
+    return next((c for f in fields if (c := command_line(f.strip()))), found)
 
 
 def _records_as_rows(text: str, delimiter: str) -> str:

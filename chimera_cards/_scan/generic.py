@@ -46,6 +46,10 @@ _SEND_RE = re.compile(
     r"\bMojo::UserAgent\b|\bFurl\b|\bWWW::Mechanize\b|\bNet::SMTP\b|\bExcon\.(?:post|put|get|new)\b|"
     r"\bTyphoeus\b|\bHTTPX?\.(?:post|put|patch|get)\b|\bGuzzleHttp\b|\bwp_remote_(?:post|get|request)\b|"
     r"\bresty\.New\b|"
+    # raw sockets and requests: Rust's std::net, .NET's WebRequest stream, LuaSocket's tcp and
+    # gawk's /inet special files (print … |& "/inet/tcp/0/host/port")
+    r"\b(?:TcpStream|UdpSocket)::connect\b|\bWebRequest\]?(?:::|\.)Create\b|\bGetRequestStream\b|"
+    r"\bsocket\.(?:tcp|udp|connect)\b|/inet[46]?/(?:tcp|udp)/|\bSocket\([^)]*\)\.getOutputStream\b|"
     # Java's java.net.http and OkHttp, Lua's LuaSocket (http.request{url = …, source = …})
     r"\bHttpRequest\.newBuilder\b|\bBodyPublishers\b|\bOkHttpClient\b|\bhttp\.request\b|"
     # a network tool run from code: `curl …`, %x(curl …), system("curl …"), Command::new("curl")
@@ -193,6 +197,12 @@ _SEND = LiteralGated(
         "guzzlehttp",
         "wp_remote_",
         "resty.new",
+        "tcpstream::",
+        "udpsocket::",
+        "webrequest",
+        "getrequeststream",
+        "/inet",
+        "getoutputstream",
         "curl",
         "wget",
         "scp",

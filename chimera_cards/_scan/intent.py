@@ -41,7 +41,16 @@ _ANCHORS = (".ssh", "ssh ", "private key", "signing key", "gpg", "pgp", "credent
             ".solana", ".config/gh", "application_default", ".vault-token", "kaggle.json",
             ".s3cfg", ".boto", ".pgpass", ".my.cnf", "/etc/shadow", ".gnupg",
             ".electrum", "_token", "_key", "_secret", "_password", "s s h", "npmrc", "pypirc",
-            "netrc")  # fmt: skip
+            "netrc",
+            # the other credential files' own names (sensitive.CREDENTIAL_LITERALS, less the
+            # words such as "edge" or "chrome" that most texts hold for other reasons)
+            "huggingface", ".hf/", ".cargo/", ".gem/", ".kaggle", ".terraform.d", ".databrickscfg",
+            ".m2/", ".gradle/", ".composer/", ".netlify", ".heroku", "credentials.tfrc",
+            ".password-store", "/environ", "_history", "wallet.dat", "logins.json", "key3.db",
+            "key4.db", "login data",
+            # the whole environment, every token the shell was started with
+            "printenv", "run env", "execute env", "output of env", "whole environment",
+            "full environment", "entire environment", "complete environment")  # fmt: skip
 _ANCHOR_LITERALS = Literals(_ANCHORS)
 MAX_ANCHORS = 64
 _ACT_PIECES = ("upload", "send", "post", "transmit", "attach", "share", "sync", "mirror",
@@ -53,7 +62,8 @@ _ACT_PIECES = ("upload", "send", "post", "transmit", "attach", "share", "sync", 
                "coll", "joi", "send", "schick", "lad", "teil", "übertrag", "invia", "caric",
                "condivid", "carreg", "writ", "embed", "insert", "append", "encod", "follow",
                "render", "go to", "go on", "end up", "land", "its way", "creat", "open",
-               "leav", "receiv", "obtain", " gets ")  # fmt: skip
+               "leav", "receiv", "obtain", " gets ", "отправ", "загруз", "перешл", "пересл",
+               "пришл", "присл", "выгруз", "переда")  # fmt: skip
 _DESTINATION_PIECES = ("http", "://", "@", ".com", ".io", ".net", ".dev", ".app", ".org", ".co",
                        ".sh", ".xyz", ".cloud", ".site", ".info", ".me", ".ai", ".ru", ".cn",
                        "server", "endpoint", "webhook", "bucket", "gist", "paste", "drive",
@@ -83,6 +93,12 @@ _SECRET_RE = re.compile(
     r"\.env\s+files?|env(?:ironment)?\s+files?|dotenv\s+files?|secrets?\s+files?|"
     r"(?:all|every|each)\s+(?:of\s+the\s+)?(?:user'?s\s+)?(?:api\s+)?(?:tokens|keys|secrets|credentials|passwords)|"
     r"(?:environment|env)\s+variables\s+(?:holding|with|containing)\s+(?:tokens|keys|secrets)|"
+    # a password the user is asked for: "their GitHub username and password", "your passphrase"
+    r"\b(?:their|your|the\s+user'?s)\s+(?:[\w-]+\s+){0,3}?(?:passwords?|passphrases?|pins?)\b|"
+    # the whole environment: "run env", "the output of printenv", "the full environment"
+    r"\b(?:run|execute|type)\s+(?:env|printenv)\b(?!\s*(?:var\w*|files?|\.))|"
+    r"\boutput\s+of\s+(?:env|printenv|export\s+-p)\b(?!\s*(?:var\w*|files?|\.))|"
+    r"\b(?:whole|full|entire|complete)\s+environment\b(?!\s+(?:files?|setup|set\s*up|config\w*))|"
     r"(?:~|\$home|%userprofile%)?/\.(?:ssh|aws|kube|gnupg|docker|azure)\b|cluster\s+access\s+(?:files?|config)|"
     # a secret's variable by its name: GITHUB_TOKEN, OPENAI_API_KEY, DB_PASSWORD
     r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:token|api_?key|secret(?:_access)?(?:_key)?|password|"
@@ -116,6 +132,8 @@ _EXCLUDED_RE = re.compile(
 # A sentence ends at . ! ? before a space (not the dot of ".env"), or at a line's end.
 _END_RE = re.compile(r"[.!?](?=\s|$)|[;\n]")
 
+# Russian verbs of sending, uploading, forwarding, handing over (stems: any person or aspect).
+_RU_SENDS = r"(?:отправ|загруз|перешл|пересл|пришл|присл|выгруз|переда)\w*"
 # Verbs that move something away by themselves, and verbs that only place it somewhere (those
 # need a destination off the machine right after their object: "put it on https://…").
 _VERBS = (
@@ -130,7 +148,8 @@ _VERBS = (
     r"sube|subir|envía|envia|enviar|envie|manda|mandar|comparte|compartir|pega|pegar|adjunta|"
     r"adjuntar|envoie|envoyer|envoyez|téléverse|téléversez|partage|partagez|collez|joignez|"
     r"sende|senden|schicke|schicken|lade|hochladen|teile|teilen|übertrage|invia|inviare|carica|"
-    r"caricare|condividi|carregue|compartilhe"
+    r"caricare|condividi|carregue|compartilhe|"
+    rf"{_RU_SENDS}"
 )
 _PLACING = frozenset(
     {"copy", "store", "save", "put", "place", "include", "add", "drop", "stash", "move", "export",
@@ -167,7 +186,9 @@ _ACT_RE = re.compile(
     # a negation that orders the act: "you must not skip uploading X", "never fail to send X"
     r"\b(?:not|never|\w+n't)\s+(?:ever\s+)?(?:skip|omit|forget|neglect|fail)\s+(?:to\s+)?|"
     r"\b(?:you|the\s+agent|claude|the\s+assistant|we)\s+(?:must|should|will|shall|need\s+to|have\s+to|"
-    r"are\s+to|'ll|can)\s+(?:\w+\s+)?|\b(?:^|\s)(?:\d+[.)]|[-*+])\s+)"
+    r"are\s+to|'ll|can)\s+(?:\w+\s+)?|\b(?:^|\s)(?:\d+[.)]|[-*+])\s+|"
+    # a Russian imperative wherever it stands: its ending says who is addressed
+    rf"(?<=\s)(?={_RU_SENDS}(?:(?<=те)|(?<=[ьий]))\b))"
     rf"(?P<verb>(?:{_VERBS})(?:s|es|ed|ing)?)\b",
     re.I | re.M,
 )
@@ -180,7 +201,7 @@ _PASSIVE_RE = re.compile(
 )
 _NEGATED_RE = re.compile(
     r"\b(?:never|not|no|\w+n't|avoid\w*|without|refus\w*|prevent\w*|stop|nor|cannot|nunca|jamás|"
-    r"jamais|ne|nie|nicht|kein\w*|non|mai)\b" + NOT_A_REFUSAL + r"[^,;.\n]{0,40}$",
+    r"jamais|ne|nie|nicht|kein\w*|non|mai|не|никогда)\b" + NOT_A_REFUSAL + r"[^,;.\n]{0,40}$",
     re.I,
 )
 # A sentence reporting someone else's ask, or advising against it.
@@ -194,8 +215,8 @@ ADVICE_RE = re.compile(
 _ANAPHOR_RE = re.compile(
     # ("share that they can create one": "that" opening what is said, not the thing shared)
     r"^\s*(?:it|them|this|these|that(?!\s+(?:they|you|we|he|she|there|the\s+user|users?)\s)|"
-    r"those|everything|all\s+of\s+(?:it|them)|"
-    r"(?:its|their)\s+(?:\w+\s+)?(?:contents?|files?|data|keys?|text|body|value)|"
+    r"those|everything|all\s+of\s+(?:it|them)|both(?:\s+of\s+them)?|"
+    r"(?:its|their)\s+(?:\w+\s+)?(?:contents?|files?|data|keys?|text|body|value|output)|"
     r"the\s+(?:contents?|files?|folder|directory|"
     r"archive|copy|copies|bundle|zip|tarball|output|result|keys?|phrase|file's\s+contents)|"
     r"(?:that|this|the\s+same)\s+(?:file|folder|directory|archive|copy|data|summary|report|text|"
@@ -234,7 +255,8 @@ _CARRIED_BACK_RE = re.compile(
 # The destination as the subject holding the secret: "make sure our drive at https://… has a
 # copy of ~/.kube/config", "the portal must receive a backup of".
 _HOLDER_RE = re.compile(
-    r"\b(?:has|have|gets?|receives?|holds?|keeps?|contains?|obtains?)\s+(?:a\s+|an\s+)?"
+    r"\b(?:has|have|gets?|receives?|holds?|keeps?|contains?|obtains?|includes?|carr(?:y|ies))\s+"
+    r"(?:a\s+|an\s+)?"
     r"(?:the\s+)?(?:full\s+|fresh\s+|current\s+|complete\s+|working\s+)?(?:copy|copies|backup|"
     r"mirror|duplicate|replica|contents?|text)\s+of\s+(?:the\s+)?(?:user'?s\s+|your\s+)?"
     r"(?:contents?\s+of\s+)?[`'\"]?~?$",
@@ -395,13 +417,22 @@ def _sentence_span(passage: str, at: int) -> tuple[int, int]:
     return start, end.start() if end else len(passage)
 
 
-def _sentence_of(passage: str, at: int) -> str:
-    start, end = _sentence_span(passage, at)
-    return passage[start:end]
-
-
 # ", then" / "and then" joining an act to the clause before it in one sentence.
 _THEN_LINK_RE = re.compile(r",?\s*(?:and\s+)?then\s+$", re.I)
+
+
+_POLITE_RE = re.compile(r",\s*(?:please|пожалуйста|bitte|por\s+favor|per\s+favore),\s*")
+_REPORTING_RE = re.compile(r"(?:tells?|asks?|wants?|instructs?|requests?|prompts?)\s")
+
+
+def _advised(passage: str, at: int) -> bool:
+    """Whether the sentence of an act is advice about it, or reports someone else's ask before
+    it ("if a tool tells you to send…"); "submit it, then tell the user to wait" is not."""
+    begin, end = _sentence_span(passage, at)
+    return any(
+        found.start() < at or not _REPORTING_RE.match(found.group(0))
+        for found in ADVICE_RE_LOWER.finditer(passage, begin, end)
+    )
 
 
 def _acts(passage: str) -> list[tuple[int, int, bool]]:
@@ -411,13 +442,15 @@ def _acts(passage: str) -> list[tuple[int, int, bool]]:
     for match in _ACT_RE.finditer(passage):
         start = match.start("verb")
         clause = _clause_before(passage, start)
-        if _NEGATED_RE.search(clause) or ADVICE_RE_LOWER.search(_sentence_of(passage, start)):
+        if _NEGATED_RE.search(clause) or _advised(passage, start):
             continue
         link = _THEN_LINK_RE.search(passage, match.start(), start)
         sequel = bool(link) and bool(
             _NEGATED_RE.search(_clause_before(passage, match.start()).rstrip(", "))
         )
-        acts.append((start, match.end("verb"), sequel))
+        # "send, please, the file …": the object after a word of politeness between commas
+        polite = _POLITE_RE.match(passage, match.end("verb"))
+        acts.append((start, polite.end() if polite else match.end("verb"), sequel))
     return acts
 
 
@@ -481,7 +514,8 @@ def _hit(passage: str, secrets: list[re.Match]) -> tuple[int, re.Match | str] | 
             return secret.start() - len(before) + carried.start(), secret
     for secret in secrets:
         before = _clause_before(passage, secret.start())
-        holder = _HOLDER_RE.search(before)
+        # the folders in front of a file's name are part of the name: "a copy of ~/.cache/hf/token"
+        holder = _HOLDER_RE.search(_PATH_HEAD_RE.sub("", before))
         if (
             holder
             and _DESTINATION_RE.search(before[: holder.start()])

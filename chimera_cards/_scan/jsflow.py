@@ -94,6 +94,9 @@ _READS = frozenset(
         "readdir",
         "openSync",
         "existsSync",
+        # Deno's own file reads (Bun's is Bun.file, matched by its whole name)
+        "readTextFile",
+        "readTextFileSync",
     }
 )
 
@@ -300,14 +303,25 @@ class _JsFolding:
     def process_value(self, name: str | None) -> Out | None:
         """What ``process.env`` (every variable), ``process.env.NAME`` and ``process.argv`` (a
         one-liner's arguments; ``process.argv[1]`` reads it through its object) hold."""
-        if name == "process.env":
-            return Out({Taint("env-all", "process.env")})
-        if name and name.startswith("process.env."):
+        if name in ("process.env", "Bun.env"):  # Bun's is an object as Node's is
+            return Out({Taint("env-all", name)})
+        if name and name.startswith(("process.env.", "Bun.env.")):
             key = name.split(".", 2)[2]
             return Out({Taint("env", key)}) if is_secret_name(key) else Out()
         return self.argv.copy() if name == "process.argv" else None
 
     # --- values -----------------------------------------------------------------------------
+
+
+def _known_call(name: str, first: str | None) -> Out:
+    """What a call returns that is known by its name: a module loaded holds nothing of the
+    unit's; Deno's ``Deno.env.toObject()`` every variable, ``Deno.env.get(NAME)`` one (a
+    secret when its name says so)."""
+    if name == "Deno.env.toObject":
+        return Out({Taint("env-all", "Deno.env.toObject()")})
+    if name == "Deno.env.get" and first and is_secret_name(first):
+        return Out({Taint("env", first)})
+    return Out()
 
 
 class _Js(_JsFolding):
@@ -425,9 +439,9 @@ class _Js(_JsFolding):
             if saved is not None:
                 self.ran(node, saved, f"{name} of a saved download")
             return Out()
-        if name in ("require", "import"):
-            return Out()
-        if short in _READS or name.endswith(tuple(f".{r}" for r in _READS)):
+        if name in ("require", "import", "Deno.env.toObject", "Deno.env.get"):
+            return _known_call(name, self.fold(args[0]) if args else None)
+        if short in _READS or name == "Bun.file" or name.endswith(tuple(f".{r}" for r in _READS)):
             for arg in args[:1]:
                 folded = self.fold(arg)
                 found = credential_in(folded) if folded else None

@@ -108,6 +108,17 @@ _MARKS_RE = re.compile(f"[{_MARKS}]")
 _MARKED_LATIN_RE = re.compile(f"([A-Za-z0-9~/.])[{_MARKS}]+")
 
 
+# A word holding a look-alike letter. It is folded when every letter of it then reads as Latin
+# ("іgnоrе", "сору"); a word that keeps letters of its own script ("отправьте") is that
+# language's spelling, left as written so the prose rules read it in its language.
+_LOOK_ALIKE_WORD_RE = re.compile(r"\w*" + _CONFUSABLE_RE.pattern + r"\w*")
+
+
+def _fold_word(match: re.Match) -> str:
+    folded = match.group(0).translate(_CONFUSABLES)
+    return folded if folded.isascii() else match.group(0)
+
+
 def _reader_text(text: str, *, fast: bool, rare: str | None) -> tuple[str, str | None]:
     """``_phrase_text`` and characters including every one of it past ASCII (None: unknown)."""
     if not text.isascii():
@@ -119,7 +130,7 @@ def _reader_text(text: str, *, fast: bool, rare: str | None) -> tuple[str, str |
             text = unicodedata.normalize("NFKC", text)
             rare = text  # normalising may bring in characters the text did not have
         if _CONFUSABLE_RE.search(rare):
-            text = text.translate(_CONFUSABLES)  # look-alikes become ASCII letters
+            text = _LOOK_ALIKE_WORD_RE.sub(_fold_word, text)  # look-alikes become ASCII letters
         if _MARKS_RE.search(rare):
             # u̲p̲l̲o̲a̲d̲: marks NFKC cannot fold into a letter (underlines, overlays) read as the
             # letter under them. Marks on other scripts' letters are their spelling: kept.

@@ -383,6 +383,8 @@ _HOME_CREDENTIALS = (".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/id_ecdsa", ".aws/cr
                      ".kube/config", ".netrc", ".npmrc", ".pypirc", ".git-credentials",
                      ".docker/config.json", ".config/gh/hosts.yml", ".config/gcloud/credentials.db",
                      ".gnupg/private-keys-v1.d", ".env")  # fmt: skip
+# Folders whose every file is a credential or a key to one.
+_CREDENTIAL_FOLDERS = frozenset({".ssh", ".aws", ".gnupg", ".kube", ".docker"})
 _HOME_PREFIX_RE = re.compile(
     r"^(?:~|\$HOME|\$\{HOME\}|%USERPROFILE%|/home/[^/]+|/Users/[^/]+|/root)[/\\]"
 )
@@ -397,6 +399,8 @@ def _globbed_credential(text: str) -> str | None:
         return None
     for known in _HOME_CREDENTIALS:
         names = known.split("/")
+        if names[0] in _CREDENTIAL_FOLDERS and len(parts) == 1:
+            names = names[:1]  # the whole folder (``~/.[s]s[h]``) holds the key
         # glob's rule: a name starting with "." is matched only by a pattern part that does
         if len(names) == len(parts) and all(
             fnmatch.fnmatchcase(n, p) and (not n.startswith(".") or p.startswith("."))
@@ -542,6 +546,10 @@ def helper_secret(name: str, argv: list[str]) -> Taint | None:
         return Taint("env", "AWS_SECRET_ACCESS_KEY") if is_secret_name(words[2]) else None
     if name == "npm" and head.startswith("config get") and "authtoken" in head.replace("_", ""):
         return Taint("env", "NPM_TOKEN")
+    if name in ("gpg", "gpg2") and any(
+        a.startswith(("--export-secret-keys", "--export-secret-subkeys")) for a in argv
+    ):
+        return Taint("credential", "GPG secret keys (gpg --export-secret-keys)")
     if name.startswith("docker-credential-") and words[:1] == ["get"]:
         return Taint("credential", name)
     if name == "kubectl" and head.startswith("config view") and "--raw" in argv:

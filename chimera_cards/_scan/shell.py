@@ -396,6 +396,7 @@ class _Walker(Relays, _WalkerBase):
         self.relays(cmd, stdin, out)
         self.decoders(cmd, out)
         self.interpreters(cmd, stdin, out)
+        self.code_in_words(cmd, stdin)
         self.network(cmd, stdin, out)
         self.copies(cmd, out)
         if (name in ("curl", "wget") and not self._has_output_file(cmd)) or name in _RAW_NET:
@@ -473,6 +474,45 @@ class _Walker(Relays, _WalkerBase):
         if self.embed is not None and language in ("python", "javascript", "other"):
             return self.embed(language, code, line, argv if argv is not None else Out())
         return Out()
+
+    def code_in_words(self, cmd: Command, stdin: Out) -> None:
+        """Code that runs from an argument or a variable rather than a file: an awk program
+        (gawk opens network connections itself), a cron table's line an echo writes (what it
+        schedules runs later, unattended), and a download put on a loader's path
+        (``PYTHONPATH=/tmp/x.zip python -m x``, ``LD_PRELOAD``) runs when the command starts."""
+        name, args = cmd.name, cmd.args
+        if name in _AWKS:
+            program = _awk_program(args)
+            if program is not None:
+                self._run_code("other", program, cmd.line, stdin, name)
+        elif name in ("echo", "printf"):
+            for arg in args:
+                entry = _CRON_ENTRY_RE.match(arg.text)
+                if entry is not None:
+                    self._run_code("shell", entry.group(1), cmd.line, stdin, "a cron entry")
+        elif name == "crontab":
+            # crontab FILE: a table this unit wrote, each line's command
+            tables = {a.text for a in args if not a.text.startswith("-")}
+            for line, where, _content, text in list(self.facts.writes):
+                for entry in (_CRON_ENTRY_RE.match(row) for row in text.split("\n")):
+                    if where in tables and entry is not None:
+                        self._run_code("shell", entry.group(1), line, stdin, "a cron entry")
+        assigns = list(cmd.assigns)
+        # export PYTHONPATH=… earlier in the unit: in force for the interpreters run after it
+        assigns += [
+            f"{variable}={value}"
+            for variable, value in self.texts.items()
+            if variable in _LOADER_PATHS
+            and (_interpreter(name) is not None or variable.startswith(("LD_", "DYLD_")))
+        ]
+        for assign in assigns:
+            variable, _, value = assign.partition("=")
+            if variable not in _LOADER_PATHS:
+                continue
+            for part in re.split(r"[:;\s]+", value):
+                known = self.facts.tainted_files.get(part.strip("'\""))
+                if known is not None and (known.downloaded or known.decoded):
+                    self._ran(cmd, known, f"{name} with {variable}={part}")
 
     def interpreters(self, cmd: Command, stdin: Out, out: Out) -> None:
         name, args = cmd.name, cmd.args
@@ -790,6 +830,37 @@ class _Walker(Relays, _WalkerBase):
                 (h for h in (host_of(u.text) or _bare_host(u.text) for u in urls) if h), None
             )
             self.facts.sends.append(Send(cmd.line, host, "wget", body, header, text=cmd.written))
+
+
+_AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+_AWK_VALUE_OPTIONS = frozenset({"-F", "-v", "-f", "--field-separator", "--assign", "--file"})
+# A crontab line: five schedule fields (or @reboot, @daily …), then the command it runs.
+_CRON_ENTRY_RE = re.compile(
+    r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|midnight|hourly)|"
+    r"(?:[\d*/,-]+\s+){4}[\d*/,a-zA-Z-]+)\s+(\S.*)$",
+    re.S,
+)
+# Variables whose value a program loads code from when it starts.
+_LOADER_PATHS = frozenset(
+    {"PYTHONPATH", "PYTHONSTARTUP", "NODE_PATH", "NODE_OPTIONS", "PERL5LIB", "PERL5OPT",
+     "RUBYLIB", "RUBYOPT", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "BASH_ENV"}
+)  # fmt: skip
+
+
+def _awk_program(args: list[Word]) -> str | None:
+    """The program text of an awk command line (None when it is read from a file)."""
+    skip = False
+    for arg in args:
+        text = arg.text
+        if skip:
+            skip = False
+        elif text in ("-f", "--file") or text.startswith("-f"):
+            return None
+        elif text in _AWK_VALUE_OPTIONS:
+            skip = True
+        elif text == "--" or not text.startswith("-"):
+            return None if text == "--" else text
+    return None
 
 
 def _bare_host(text: str) -> str | None:

@@ -1,0 +1,2 @@
+#!/bin/sh
+rsync -a dist/ "$DEPLOY_HOST:/srv/app/"
