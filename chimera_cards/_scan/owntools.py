@@ -31,6 +31,7 @@ from chimera_cards._scan.hidden import PIPE_TO_SHELL_RE
 from chimera_cards._scan.installers import INSTALLER_URL_RE
 from chimera_cards._scan.sensitive import registrable_domain
 from chimera_cards._scan.shellsteps import NEXT_STEPS
+from chimera_cards._scan.textruns import led
 
 _MARKDOWN = (".md", ".markdown", ".mdx", ".mdc")
 
@@ -52,14 +53,18 @@ _NAME_WORD_RE = re.compile(r"[a-z0-9]+")
 # A presence check: after a code span's backtick, `&&`, `||`, `;`, `if`, `!` or `$(`; or at a
 # code block line's start (a sentence's "which" checks for nothing)
 _CHECK = r"(?:which|command[ \t]+-v|type[ \t]+-[pP])[ \t]+([A-Za-z][\w.+-]*)(?![\w.+-])"
-_PRESENCE_RE = re.compile(r"(?:`|(?:&&|\|\||;|\bif|!|\$\()[ \t]*)" + _CHECK)
+_PRESENCE_RE = re.compile(led("`&|;i!$", r"(?:`|(?:&&|\|\||;|\bif|!|\$\()[ \t]*)" + _CHECK))
 _PRESENCE_LINE_RE = re.compile(r"[ \t]*(?:\$[ \t]+)?" + _CHECK)
+# The same at the start of any line of a text: where none is, no code block line holds one.
+_PRESENCE_ANY_LINE_RE = re.compile(r"^[ \t]*(?:\$[ \t]+)?" + _CHECK, re.M)
 
 
 def _checked_programs(body: str) -> set[str]:
     """The programs whose presence a card's body checks (`which clickhousectl`, `command -v
     oo`): a command, not a sentence quoting an error message."""
     found = {m.group(1).lower() for m in _PRESENCE_RE.finditer(body)}
+    if _PRESENCE_ANY_LINE_RE.search(body) is None:
+        return found  # the body's code blocks need not be found
     lines = body.split("\n")
     for start, end in code_block_lines(body, 1):
         for line in lines[start - 1 : end - 1]:

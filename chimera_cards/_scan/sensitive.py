@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from chimera_cards._scan.textruns import Literals, literal_pattern
+from chimera_cards._scan.textruns import Literals, led, literal_pattern
 
 # Parts of an environment variable's name (split on "_") that make it a secret.
 _SECRET_PARTS = frozenset(
@@ -245,9 +245,12 @@ _CRED_PARTS = (
 CREDENTIAL_PATH_RE = re.compile("|".join(f"(?:{p})" for p in _CRED_PARTS), re.IGNORECASE)
 # Commands (and tools) that read a keychain or password store themselves.
 _STORE_COMMAND_RE = re.compile(
-    r"\bsecurity\s+(?:find-(?:generic|internet)-password|dump-keychain|export)\b|"
-    r"\bsecret-tool\s+lookup\b|\bcmdkey\s+/list\b|\bvaultcmd\b|"
-    r"\bCryptUnprotectData\b|\bbrowser_cookie3\b|\bkeyring\.get_password\b"
+    led(
+        "Cbcksv",
+        r"\bsecurity\s+(?:find-(?:generic|internet)-password|dump-keychain|export)\b|"
+        r"\bsecret-tool\s+lookup\b|\bcmdkey\s+/list\b|\bvaultcmd\b|"
+        r"\bCryptUnprotectData\b|\bbrowser_cookie3\b|\bkeyring\.get_password\b",
+    )
 )
 
 
