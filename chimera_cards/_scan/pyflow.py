@@ -194,6 +194,27 @@ def _key_line_test(test: ast.expr) -> tuple[str, str] | None:
     return line.id, key.group(1)
 
 
+def _run_shell_text(walk: _Analyser, text: str, line: int, variables: dict[str, Out]) -> Out:
+    """What the command line ``text`` a Python call runs does (its sends kept with the file's)."""
+    before = len(walk.facts.shell.sends)
+    out = analyse_shell(
+        text,
+        first_line=line,
+        depth=walk.depth + 1,
+        variables=variables,
+        tainted_files=walk.facts.shell.tainted_files,
+        embed=walk.embed,
+        facts=walk.facts.shell,
+    )
+    # A function's command sends its parameters as any of its sends does: a template for its
+    # callers' arguments, not data of its own (gh api -F owner={owner}).
+    made = walk.facts.shell.sends[before:]
+    del walk.facts.shell.sends[before:]
+    for send in made:
+        walk.add_send(send)
+    return out
+
+
 def _one_key_branch(walk: _Analyser, node: ast.stmt) -> bool:
     """``if line.startswith("OPENROUTER_API_KEY="):`` over the lines of a dotenv file: in the
     branch the line is that one variable's, graded as the variable is (its own API's host, or
@@ -521,15 +542,7 @@ class _Analyser(_PyFolding):
             variables["__py"] = out
         if self.depth >= MAX_DEPTH:
             return Out()
-        return analyse_shell(
-            text,
-            first_line=line,
-            depth=self.depth + 1,
-            variables=variables,
-            tainted_files=self.facts.shell.tainted_files,
-            embed=self.embed,
-            facts=self.facts.shell,
-        )
+        return _run_shell_text(self, text, line, variables)
 
     def sink(
         self,
