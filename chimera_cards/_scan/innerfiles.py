@@ -11,12 +11,13 @@ is opened to one more level only.
 
 from __future__ import annotations
 
-import gzip
 import io
 import re
-import tarfile
-import zipfile
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tarfile
 
 MAX_MEMBERS = 500
 MAX_MEMBER_BYTES = 2 * 1024 * 1024
@@ -43,18 +44,21 @@ def inner_files(path: str, data: bytes, depth: int = 1) -> list[InnerFile]:
     Returns:
         Each inner file (an inner archive's own members after it), or [] for any other file.
     """
+    is_zip = data[:4] == b"PK\x03\x04"
+    is_tar = (
+        data[:2] == b"\x1f\x8b"
+        or data[257:262] == b"ustar"
+        or data[:3] == b"BZh"
+        or (data[:6] == b"\xfd7zXZ\x00")
+    )
+    if not (is_zip or is_tar):
+        return _patched_files(path, data)
+    # Imported here: most bundles carry no archive, and a folder import loads no archive code.
+    import tarfile
+    import zipfile
+
     try:
-        if data[:4] == b"PK\x03\x04":
-            found = _zip_members(path, data)
-        elif (
-            data[:2] == b"\x1f\x8b"
-            or data[257:262] == b"ustar"
-            or data[:3] == b"BZh"
-            or (data[:6] == b"\xfd7zXZ\x00")
-        ):
-            found = _tar_members(path, data)
-        else:
-            return _patched_files(path, data)
+        found = _zip_members(path, data) if is_zip else _tar_members(path, data)
     except (OSError, EOFError, ValueError, zipfile.BadZipFile, tarfile.TarError, RuntimeError):
         return []  # a damaged archive carries nothing a reader could run either
     out = list(found)
@@ -65,6 +69,8 @@ def inner_files(path: str, data: bytes, depth: int = 1) -> list[InnerFile]:
 
 
 def _zip_members(path: str, data: bytes) -> list[InnerFile]:
+    import zipfile
+
     out: list[InnerFile] = []
     total = 0
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -83,6 +89,9 @@ def _zip_members(path: str, data: bytes) -> list[InnerFile]:
 
 
 def _tar_members(path: str, data: bytes) -> list[InnerFile]:
+    import gzip
+    import tarfile
+
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
             return _read_tar(path, archive)
