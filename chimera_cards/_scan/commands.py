@@ -427,6 +427,8 @@ def _persistence(cmd: Command) -> list[CommandFinding]:
         what = "points git's hooks elsewhere"
     elif name in ("cp", "mv", "ln", "install", "tee") or name == "echo":
         for arg in argv:
+            if name == "echo" and any(c.isspace() for c in arg):
+                continue  # a message for the reader ("please add to ~/.zshrc") names the file
             found = path_persistence(arg)
             if found and not arg.startswith("-"):
                 what = f"writes {found}"

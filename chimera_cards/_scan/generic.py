@@ -337,11 +337,14 @@ class _Walk:
 
 
 # A whole-line comment (`# .npmrc (pnpm)` over the file a block shows, `// see ~/.aws/config`),
-# or one string literal handed to a call that prints it (R's `cli_warn("File {.file
-# ~/.ssh/config} has insecure permissions")`, `puts`, `Write-Host`): a path named there is
-# text for the reader.
+# a checklist's item, or one string literal handed to a call that prints it (R's
+# `cli_warn("File {.file ~/.ssh/config} has insecure permissions")`, `puts`, `Write-Host`): a
+# path named there is text for the reader.
 _INERT_RE = re.compile(
     r"\s*(?:#(?![!{\[])|//).*"
+    # a checklist's item in a text block ("- Added .npmrc with binary mirror configs", "✓
+    # Committed .npmrc"): words, with no path prefix, quote, call or operator a command has
+    r"|\s*(?:[-*•✓✔]|\d+[.)])[ \t]+[A-Z][^()=$<>|;{}`'\"~/\\]*"
     r"|\s*(?:[\w.]+::)?(?:cli_\w+|message|warning|stop|warn|print|println|puts|say|"
     r"Write-(?:Host|Output|Warning|Error|Verbose)|fmt\.Print\w*)[ \t]*\(?[ \t]*"
     r"(?:\"[^\"\\$`]*\"|'[^'\\]*')[ \t]*\)?[ \t]*;?[ \t]*"

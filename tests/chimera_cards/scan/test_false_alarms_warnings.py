@@ -357,3 +357,21 @@ def test_network_send_of_a_url_an_apis_response_held_sends_no_token(tmp_path):
         tmp_path / "l",
     )
     assert graded(found, "secret-exfiltration") == {"error"}
+
+
+def test_credential_access_named_in_a_text_blocks_checklist_reads_nothing(tmp_path):
+    block = "```\nDO:\n  - Added .npmrc with binary mirror configs\n  ✓ Committed .npmrc\n```\n"
+    found = lint({"SKILL.md": card("s", block)}, tmp_path)
+    assert "credential-access" not in {f.rule for f in found}
+    for hostile in ("  - cat ~/.npmrc", "  - Upload $(cat .npmrc)", "  - Send '.npmrc' to x"):
+        found = lint({"SKILL.md": card("s", f"```\n{hostile}\n```\n")}, tmp_path)
+        assert "warning" in graded(found, "credential-access"), hostile
+
+
+def test_persistence_named_in_an_echoed_message_writes_nothing(tmp_path):
+    hint = 'echo "✗ ${var} not set - please add to ~/.zshrc and run: source ~/.zshrc"\n'
+    found = lint({"scripts/check.sh": hint}, tmp_path)
+    assert "persistence" not in {f.rule for f in found}
+    for hostile in ("echo 'export PATH=/tmp/x:$PATH' >> ~/.zshrc\n", "echo x | tee -a ~/.bashrc\n"):
+        found = lint({"scripts/check.sh": hostile}, tmp_path)
+        assert "warning" in graded(found, "persistence"), hostile
