@@ -24,7 +24,7 @@ from chimera_cards._cards.card import (
 )
 from chimera_cards._scan.detect import DetectFile, detect_files
 from chimera_cards._scan.findings import ERROR, INFO, WARNING, Finding
-from chimera_cards._scan.innerfiles import inner_files
+from chimera_cards._scan.innerfiles import carried_files
 from chimera_cards._scan.linerules import _GENERIC_RULES, _SHELL_RULES, _scan_lines
 from chimera_cards._scan.lint import (
     LintReport,
@@ -58,6 +58,10 @@ CODE_RULES: dict[str, str] = {
         "A binary of no known format whose bytes read as random (encrypted or packed)."
     ),
     "binary-executable": "A native executable (ELF, Mach-O, PE) shipped inside the skill.",
+    "archive-unread": (
+        "Part of an archive the skill ships was not read (past a member, size or inflation "
+        "limit, encrypted, nested too deep): nobody has reviewed those bytes."
+    ),
     "pickle-code": (
         "A pickle that names a callable able to run commands, code or network calls: loading it"
         " calls that."
@@ -303,7 +307,8 @@ def scan_bundle(
     findings: list[Finding] = []
     texts: list[DetectFile] = []
     trees: dict[str, ast.Module | None] = {}
-    for f, data, carried in _files_to_scan(bundle):
+    unread: list[tuple[str, str]] = []
+    for f, data, carried in _files_to_scan(bundle, unread):
         report, text = classify(f.path, data, f.executable, f.sha256)
         if not carried:  # the listing is the bundle's own files; what they carry is scanned
             reports.append(report)
@@ -367,6 +372,9 @@ def scan_bundle(
         else:
             cache.hits += 1
         findings.extend(replace(finding, path=f.path) for finding in known)
+    findings.extend(
+        Finding("archive-unread", WARNING, f"not read: {why}", None, path) for path, why in unread
+    )
     # Code in Markdown, flows within and across files, prose: over the whole bundle at once.
     findings.extend(detect_files(texts, trees=trees))
     # Stored as a copy of its target (read_bundle_dir): the reviewer should know the two
@@ -384,15 +392,20 @@ def scan_bundle(
     return BundleScan(reports, findings)
 
 
-def _files_to_scan(bundle: Bundle) -> Iterator[tuple[BundleFile, bytes, bool]]:
+def _files_to_scan(
+    bundle: Bundle, unread: list[tuple[str, str]]
+) -> Iterator[tuple[BundleFile, bytes, bool]]:
     """Each file of the bundle, then the files it carries (archive members, a patch's result),
-    each with its bytes and whether it is carried."""
+    each with its bytes and whether it is carried; what a limit left unread goes to ``unread``
+    as (carrier path, why)."""
     for f in bundle.files:
         data = bundle.contents[f.path]
         yield f, data, False
         if f.path == SKILL_FILE:
             continue
-        for inner in inner_files(f.path, data):
+        carried = carried_files(f.path, data)
+        unread.extend((f.path, why) for why in carried.unread)
+        for inner in carried.files:
             sha = hashlib.sha256(inner.data).hexdigest()
             yield BundleFile(inner.path, inner.executable, len(inner.data), sha), inner.data, True
 
