@@ -377,16 +377,20 @@ def _docker_shell(text: str) -> list[str]:
     return out
 
 
-def _package_shell(text: str) -> list[str]:
+def _json_scripts(text: str) -> tuple[list[str], dict, list[str]]:
+    """A JSON manifest's ``scripts`` map (empty when the text or the map is not JSON's), with
+    an empty command line per line of the file and the file's lines."""
     out = [""] * (text.count("\n") + 1)
     try:
         data = json.loads(text)
     except ValueError:
-        return out
+        return out, {}, []
     scripts = data.get("scripts") if isinstance(data, dict) else None
-    if not isinstance(scripts, dict):
-        return out
-    lines = text.split("\n")
+    return out, scripts if isinstance(scripts, dict) else {}, text.split("\n")
+
+
+def _package_shell(text: str) -> list[str]:
+    out, scripts, lines = _json_scripts(text)
     start = next((i for i, line in enumerate(lines) if '"scripts"' in line), 0)
     for name, command in scripts.items():
         if not isinstance(command, str):
@@ -400,15 +404,7 @@ def _package_shell(text: str) -> list[str]:
 def _composer_shell(text: str) -> list[str]:
     """Composer's scripts: a command or a list of them per event; ``@name`` calls another
     script and ``Class::method`` a PHP callback (read where its class is)."""
-    out = [""] * (text.count("\n") + 1)
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return out
-    scripts = data.get("scripts") if isinstance(data, dict) else None
-    if not isinstance(scripts, dict):
-        return out
-    lines = text.split("\n")
+    out, scripts, lines = _json_scripts(text)
     for commands in scripts.values():
         for command in commands if isinstance(commands, list) else [commands]:
             if not isinstance(command, str) or command.startswith("@") or "::" in command:

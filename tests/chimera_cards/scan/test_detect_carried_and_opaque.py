@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import io
 import pickle
-import sqlite3
 import tarfile
 import zipfile
 from pathlib import Path
 
-from chimera_cards._importer.pipeline import import_source
-from chimera_cards._scan.codescan import lint_skill_paths
-from chimera_cards._scan.findings import SHAPE_RULES
-from chimera_cards._store.facade import Store
+from test_detect_argument_relays import fence, outcome
 
 
 def skill(root: Path, name: str, body: str, files: dict[str, str | bytes] | None = None) -> Path:
@@ -34,26 +30,6 @@ def skill(root: Path, name: str, body: str, files: dict[str, str | bytes] | None
     return folder
 
 
-def outcome(tmp_path: Path, folder: Path) -> tuple[set[str], str, str]:
-    """The security rules lint flags (error or warning) and the stored version's status and
-    reason after an import from the local path (read from the store's own row)."""
-    found = lint_skill_paths([folder]).findings
-    flagged = {
-        f"{f.rule}:{f.severity}"
-        for f in found
-        if f.rule not in SHAPE_RULES and f.severity in ("error", "warning")
-    }
-    db = tmp_path / "store.db"
-    with Store(db) as store:
-        (result,) = import_source(store, str(folder), jobs=1)
-        assert result.outcome == "imported"
-    with sqlite3.connect(db) as conn:
-        ((status, reason),) = conn.execute(
-            "SELECT status, reason FROM versions WHERE name = ?", (folder.name,)
-        ).fetchall()
-    return flagged, status, reason
-
-
 def held(tmp_path: Path, folder: Path, rule: str) -> None:
     flagged, status, reason = outcome(tmp_path, folder)
     assert f"{rule}:error" in flagged, flagged
@@ -63,10 +39,6 @@ def held(tmp_path: Path, folder: Path, rule: str) -> None:
 def active(tmp_path: Path, folder: Path) -> None:
     flagged, status, reason = outcome(tmp_path, folder)
     assert status == "active", (flagged, status, reason)
-
-
-def fence(code: str) -> str:
-    return f"```bash\n{code}\n```\n"
 
 
 # --- files carried inside other files ---------------------------------------------------------
